@@ -80,6 +80,6 @@ CREATE TABLE IF NOT EXISTS runs (
   prompt_cost REAL,
   completion_cost REAL,
   first_token_time INTEGER
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS runs_by_session_time ON runs (session_id, start_time, id);
 `;
