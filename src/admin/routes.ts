@@ -1,0 +1,128 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { Limits } from '../config.ts';
+import { limitsPatch } from '../config.ts';
+import { exportRunFaultRequest, validationFaultRequest, type BulkExportFaults } from '../bulk-exports/faults.ts';
+import type { Fixtures } from '../fixtures/files.ts';
+import type { Objstore } from '../objstore/types.ts';
+import type { ClockControl } from '../shared/clock-control.ts';
+import { notFound } from '../shared/errors.ts';
+import { formatNullableTimestamp, formatTimestamp } from '../shared/time.ts';
+import { jsonBody, pathParams } from '../shared/validation.ts';
+import { requestTimestamp } from '../bulk-exports/schemas.ts';
+import type { TracingStore } from '../tracing/store.ts';
+import { TIERS, type WorkspaceStore } from '../workspaces/store.ts';
+
+export interface AdminDeps {
+  fixtures: Fixtures;
+  workspaces: WorkspaceStore;
+  tracing: TracingStore;
+  objstore: Objstore;
+  clock: ClockControl;
+  faults: BulkExportFaults;
+  limits: { get(): Limits; set(limits: Limits): void };
+  pendingTasks: () => { due_at: string; label: string }[];
+  reset: () => Promise<void>;
+  startedAt: number;
+}
+
+const clockSet = z.object({ time: requestTimestamp });
+const clockAdvance = z.object({ seconds: z.number().min(0) });
+const tierChange = z.object({ tier: z.enum(TIERS) });
+const workspaceParams = z.object({ workspace_id: z.guid() });
+
+/** The harness knobs under /_localplane/: no auth, as in other local emulators. */
+export function adminRoutes(deps: AdminDeps) {
+  const app = new Hono();
+  const clockState = () => ({ now: formatTimestamp(deps.clock.now()), frozen: deps.clock.frozen });
+
+  app.get('/health', (c) =>
+    c.json({ status: 'ok', objstore_url: deps.objstore.url, uptime_seconds: (Date.now() - deps.startedAt) / 1000 }),
+  );
+
+  app.get('/fixtures', (c) =>
+    c.json({
+      workspaces: deps.workspaces.list().map((workspace) => ({
+        id: workspace.id,
+        name: workspace.name,
+        tier: workspace.tier,
+        api_key: workspace.api_key,
+        sessions: deps.tracing.sessionsOf(workspace.id).map((session) => {
+          const stats = deps.tracing.stats(session.id);
+          return {
+            id: session.id,
+            name: session.name,
+            run_count: stats.run_count,
+            first_run_start_time: formatNullableTimestamp(stats.first_run_start_time),
+            last_run_start_time: formatNullableTimestamp(stats.last_run_start_time),
+          };
+        }),
+      })),
+      unknown_api_key: deps.fixtures.workspaces.unknown_api_key,
+      objstore: {
+        endpoint_url: deps.objstore.url,
+        buckets: deps.fixtures.objstore.buckets,
+        keys: deps.fixtures.objstore.keys,
+      },
+    }),
+  );
+
+  app.post('/reset', async (c) => {
+    await deps.reset();
+    return c.json({ status: 'reset' });
+  });
+
+  app.get('/clock', (c) => c.json(clockState()));
+  app.post('/clock/freeze', (c) => {
+    deps.clock.freeze();
+    return c.json(clockState());
+  });
+  app.post('/clock/unfreeze', (c) => {
+    deps.clock.unfreeze();
+    return c.json(clockState());
+  });
+  app.post('/clock/set', async (c) => {
+    const { time } = await jsonBody(c, clockSet);
+    await deps.clock.set(time);
+    return c.json(clockState());
+  });
+  app.post('/clock/advance', async (c) => {
+    const { seconds } = await jsonBody(c, clockAdvance);
+    await deps.clock.advance(seconds);
+    return c.json(clockState());
+  });
+
+  app.get('/tasks', (c) => c.json(deps.pendingTasks()));
+
+  app.get('/config', (c) => c.json(deps.limits.get()));
+  app.patch('/config', async (c) => {
+    const changes = await jsonBody(c, limitsPatch);
+    deps.limits.set({ ...deps.limits.get(), ...changes });
+    return c.json(deps.limits.get());
+  });
+
+  app.get('/faults', (c) => c.json(deps.faults.describe()));
+  app.delete('/faults', (c) => {
+    deps.faults.clear();
+    return c.json(deps.faults.describe());
+  });
+  app.post('/faults/destination-validations', async (c) => {
+    deps.faults.armValidation(await jsonBody(c, validationFaultRequest));
+    return c.json(deps.faults.describe());
+  });
+  app.post('/faults/export-runs', async (c) => {
+    deps.faults.armExportRuns(await jsonBody(c, exportRunFaultRequest));
+    return c.json(deps.faults.describe());
+  });
+
+  app.put('/workspaces/:workspace_id/tier', async (c) => {
+    const { workspace_id } = pathParams(c, workspaceParams);
+    const { tier } = await jsonBody(c, tierChange);
+    if (!deps.workspaces.setTier(workspace_id, tier)) throw notFound(`Workspace ${workspace_id} not found`);
+    return c.json({ id: workspace_id, tier });
+  });
+
+  app.get('/objstore/journal', (c) => c.json(deps.objstore.journal()));
+
+  return app;
+}

@@ -1,0 +1,77 @@
+import type { IdGenerator } from '../shared/ids.ts';
+import { deleteObject, ObjstoreError, putObject, type ObjstoreTarget } from '../objstore/client.ts';
+import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../objstore/errors.ts';
+import { HttpError } from '../shared/errors.ts';
+import type { BulkExportFaults, ValidationFailure } from './faults.ts';
+import type { DestinationConfig, DestinationCredentials } from './schemas.ts';
+
+export interface DestinationCheckDeps {
+  ids: IdGenerator;
+  faults: BulkExportFaults;
+  resolveEndpoint: (endpointUrl: string | null | undefined) => string;
+}
+
+const NO_SUCH_BUCKET = 'An error occurred (NoSuchBucket) when calling the PutObject operation: The specified bucket does not exist';
+
+/** The words the storage side would have used, for a failure forced by a knob. */
+function forcedFailure(failure: ValidationFailure, endpointUrl: string): string {
+  switch (failure) {
+    case 'access_denied':
+      return `An error occurred (AccessDenied) when calling the PutObject operation: ${ACCESS_DENIED_MESSAGE}`;
+    case 'unknown_key_id':
+      return `An error occurred (InvalidAccessKeyId) when calling the PutObject operation: ${INVALID_ACCESS_KEY_ID_MESSAGE}`;
+    case 'invalid_endpoint':
+      return `Invalid endpoint: ${endpointUrl}`;
+    case 'invalid_bucket':
+      return `Bucket is not valid: ${NO_SUCH_BUCKET}`;
+  }
+}
+
+function validationFailed(message: string): HttpError {
+  return new HttpError(400, `Failed to validate objstore destination: ${message}`);
+}
+
+const trimSlashes = (text: string) => text.replace(/^\/+|\/+$/g, '');
+
+/**
+ * Validates a destination the way the real service does: writes a temporary `.txt` under
+ * `<prefix>/tmp/` with the given key pair, then deletes it best-effort (a key pair without
+ * delete permission leaves it behind). Throws a 400 carrying the storage side's own words.
+ */
+export async function checkDestination(
+  deps: DestinationCheckDeps,
+  workspaceId: string,
+  config: DestinationConfig,
+  credentials: DestinationCredentials | null | undefined,
+): Promise<void> {
+  const endpointUrl = config.endpoint_url ?? '';
+  const forced = deps.faults.takeValidation(workspaceId, config.endpoint_url ?? null);
+  if (forced) throw validationFailed(forcedFailure(forced, endpointUrl));
+  if (!credentials) {
+    throw validationFailed('credentials are required: localplane cannot assume role_arn roles');
+  }
+  if (!config.bucket_name) throw validationFailed('Bucket is not valid: bucket_name is required');
+  let target: ObjstoreTarget;
+  try {
+    target = {
+      endpoint: deps.resolveEndpoint(config.endpoint_url),
+      region: config.region ?? 'us-east-1',
+      credentials: {
+        accessKeyId: credentials.access_key_id,
+        secretAccessKey: credentials.secret_access_key,
+        ...(credentials.session_token ? { sessionToken: credentials.session_token } : {}),
+      },
+    };
+  } catch (error) {
+    throw validationFailed((error as Error).message);
+  }
+  const prefix = trimSlashes(config.prefix);
+  const key = `${prefix ? `${prefix}/` : ''}tmp/${deps.ids.uuid()}.txt`;
+  try {
+    await putObject(target, config.bucket_name, key, 'localplane destination validation\n', 'text/plain');
+  } catch (error) {
+    const failure = error as ObjstoreError;
+    throw validationFailed(failure.code === 'NoSuchBucket' ? `Bucket is not valid: ${failure.message}` : failure.message);
+  }
+  await deleteObject(target, config.bucket_name, key).catch(() => undefined);
+}

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { customIssue } from '../shared/errors.ts';
+import { parseTimestamp } from '../shared/time.ts';
+
+/** An ISO 8601 date-time in a request, read as microseconds (naive times are UTC). */
+export const requestTimestamp = z.string().transform((text, ctx) => {
+  const micros = parseTimestamp(text);
+  if (micros === null) {
+    ctx.addIssue(customIssue('datetime_parsing', 'Input should be a valid datetime'));
+    return z.NEVER;
+  }
+  return micros;
+});
+
+export const DESTINATION_TYPES = ['objstore'] as const;
+export const FORMATS = ['Parquet'] as const;
+export const FORMAT_VERSIONS = ['v1', 'v2_beta'] as const;
+export const COMPRESSIONS = ['none', 'gzip', 'snappy', 'zstandard'] as const;
+export const EXPORT_STATUSES = ['Cancelled', 'Completed', 'Created', 'IntervalScheduled', 'Failed', 'TimedOut', 'Running'] as const;
+export const RUN_STATUSES = ['Cancelled', 'Completed', 'Created', 'Failed', 'TimedOut', 'Running'] as const;
+export type ExportStatus = (typeof EXPORT_STATUSES)[number];
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type FormatVersion = (typeof FORMAT_VERSIONS)[number];
+export type Compression = (typeof COMPRESSIONS)[number];
+
+export const TERMINAL_STATUSES: readonly string[] = ['Cancelled', 'Completed', 'Failed', 'TimedOut'];
+
+const nullable = <S extends z.ZodType>(schema: S) => schema.nullable().optional();
+
+export const objstoreClientConfig = z.object({
+  addressing_style: nullable(z.enum(['auto', 'virtual', 'path'])),
+  use_accelerate_endpoint: nullable(z.boolean()),
+  payload_signing_enabled: nullable(z.boolean()),
+  us_east_1_regional_endpoint: nullable(z.enum(['regional', 'legacy'])),
+});
+
+export const destinationConfig = z.object({
+  endpoint_url: nullable(z.string().max(2048)),
+  prefix: z.string().max(2048).default(''),
+  bucket_name: nullable(z.string().min(3).max(63)),
+  region: nullable(z.string().min(1)),
+  objstore_additional_kwargs: nullable(z.record(z.string(), z.unknown())),
+  config_kwargs_objstore: nullable(objstoreClientConfig),
+  include_bucket_in_prefix: z.boolean().default(true),
+  role_arn: nullable(z.string()),
+});
+export type DestinationConfig = z.output<typeof destinationConfig>;
+
+export const destinationCredentials = z.object({
+  access_key_id: z.string().min(1).max(255),
+  secret_access_key: z.string().min(1).max(2048),
+  session_token: nullable(z.string().max(2048)),
+});
+export type DestinationCredentials = z.output<typeof destinationCredentials>;
+
+export const displayName = z.string().min(1).regex(/^[a-zA-Z0-9\-_ ']+$/);
+
+export const destinationCreate = z.object({
+  destination_type: z.enum(DESTINATION_TYPES).default('objstore'),
+  display_name: displayName,
+  config: destinationConfig,
+  credentials: nullable(destinationCredentials),
+});
+
+export const destinationUpdate = z.object({ credentials: destinationCredentials });
+
+export const exportCreate = z
+  .object({
+    bulk_export_destination_id: z.guid(),
+    session_id: z.guid(),
+    start_time: requestTimestamp,
+    end_time: nullable(requestTimestamp),
+    filter: nullable(z.string()),
+    format: z.enum(FORMATS).default('Parquet'),
+    format_version: z.enum(FORMAT_VERSIONS).default('v1'),
+    compression: z.enum(COMPRESSIONS).default('gzip'),
+    interval_hours: nullable(z.int().min(1).max(168)),
+    export_fields: nullable(z.array(z.string())),
+  })
+  .superRefine((body, ctx) => {
+    const oneTime = body.end_time !== null && body.end_time !== undefined;
+    const recurring = body.interval_hours !== null && body.interval_hours !== undefined;
+    if (oneTime === recurring) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'Exactly one of end_time (one-time export) or interval_hours (recurring export) must be set',
+        path: [],
+      });
+    } else if (oneTime && body.end_time! <= body.start_time) {
+      ctx.addIssue({ code: 'custom', message: 'start_time must be before end_time', path: [] });
+    }
+  });
+export type ExportCreate = z.output<typeof exportCreate>;
+
+export const exportUpdate = z.object({ status: z.enum(['Cancelled']).default('Cancelled') });
+
+export const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const runsFilterQuery = z.object({ source_bulk_export_id: z.guid() });
+
+export const exportIdParams = z.object({ bulk_export_id: z.guid() });
+export const runIdParams = z.object({ bulk_export_id: z.guid(), run_id: z.guid() });
+export const destinationIdParams = z.object({ destination_id: z.guid() });
+
+// Response shapes, as reference-openapi.json declares them.
+const timestamp = z.string();
+
+export const destinationResponse = z.object({
+  destination_type: z.enum(DESTINATION_TYPES),
+  display_name: z.string(),
+  config: destinationConfig,
+  id: z.guid(),
+  tenant_id: z.guid(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  credentials_keys: z.array(z.string()),
+});
+export type DestinationResponse = z.infer<typeof destinationResponse>;
+
+export const exportResponse = z.object({
+  bulk_export_destination_id: z.guid(),
+  session_id: z.guid(),
+  start_time: timestamp,
+  end_time: timestamp.nullable(),
+  filter: z.string().nullable(),
+  format: z.enum(FORMATS),
+  format_version: z.enum(FORMAT_VERSIONS),
+  compression: z.enum(COMPRESSIONS),
+  interval_hours: z.int().nullable(),
+  export_fields: z.array(z.string()).nullable(),
+  id: z.guid(),
+  tenant_id: z.guid(),
+  status: z.enum(EXPORT_STATUSES),
+  created_at: timestamp,
+  updated_at: timestamp,
+  finished_at: timestamp.nullable(),
+  source_bulk_export_id: z.guid().nullable(),
+});
+export type ExportResponse = z.infer<typeof exportResponse>;
+
+export const runProgress = z.object({
+  rows_written: z.int(),
+  exported_files: z.array(z.string()),
+  export_path: z.string(),
+  latest_cursor: z.string().nullable(),
+  pending_upload: z.object({ target_cursor: z.string().nullable(), file_path: z.string(), rows_count: z.int() }).nullable(),
+});
+
+export const runResponse = z.object({
+  bulk_export_id: z.guid(),
+  metadata: z.object({
+    prefix: z.string(),
+    start_time: timestamp,
+    end_time: timestamp,
+    result: runProgress.nullable(),
+  }),
+  id: z.guid(),
+  status: z.enum(RUN_STATUSES),
+  retry_number: z.int(),
+  errors: z.record(z.string(), z.string()).nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  finished_at: timestamp.nullable(),
+  start_time: timestamp,
+  end_time: timestamp,
+});
+export type RunResponse = z.infer<typeof runResponse>;

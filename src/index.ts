@@ -1,0 +1,3 @@
+export { start, type Localplane, type StartOptions } from './localplane.ts';
+export type { ClockControl } from './shared/clock-control.ts';
+export type { Limits } from './config.ts';

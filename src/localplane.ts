@@ -1,0 +1,175 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import { adminRoutes } from './admin/routes.ts';
+import { BulkExportFaults } from './bulk-exports/faults.ts';
+import { bulkExportRoutes } from './bulk-exports/routes.ts';
+import { ExportRunner } from './bulk-exports/runner.ts';
+import { BulkExportStore, bulkExportTables } from './bulk-exports/store.ts';
+import { defaultLimits, limitsSchema, type Limits } from './config.ts';
+import { loadFixtures } from './fixtures/files.ts';
+import { ensureTemplate } from './fixtures/template.ts';
+import { closeObjstoreClients } from './objstore/client.ts';
+import { createEndpointResolver } from './objstore/endpoints.ts';
+import { ObjstoreKeyStore, objstoreTables } from './objstore/key-store.ts';
+import { startObjstore } from './objstore/server.ts';
+import { createClock } from './shared/clock.ts';
+import { createClockControl, type ClockControl } from './shared/clock-control.ts';
+import { hasState, openInstanceDb, resetInstanceDb, type TableSet } from './shared/db.ts';
+import { errorResponse } from './shared/errors.ts';
+import { createIdGenerator } from './shared/ids.ts';
+import { Scheduler } from './shared/scheduler.ts';
+import { formatTimestamp } from './shared/time.ts';
+import { TracingStore, tracingTables } from './tracing/store.ts';
+import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
+
+export const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../fixtures', import.meta.url));
+
+export interface StartOptions {
+  host?: string;
+  /** 0 picks any free port. Default 9400. */
+  port?: number;
+  /** 0 picks any free port. Default 9401. */
+  objstorePort?: number;
+  /** Keeps the SQLite database and the objstore there across restarts; default a fresh temp dir removed on stop. */
+  dataDir?: string;
+  fixturesDir?: string;
+  seed?: number;
+  limits?: Partial<Limits>;
+  /** Where fixture templates are cached (default $LOCALPLANE_CACHE_DIR or <tmp>/localplane-cache). */
+  cacheDir?: string;
+  /** Diagnostic lines (never secrets); default stderr. */
+  log?: (line: string) => void;
+}
+
+export interface Localplane {
+  apiUrl: string;
+  objstoreUrl: string;
+  dataDir: string;
+  clock: ClockControl;
+  reset(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const TABLES: readonly TableSet[] = [workspaceTables, tracingTables, objstoreTables, bulkExportTables];
+
+/** Builds (once) the cached fixture template that instances with these options start from. */
+export function prepareFixtures(options: Pick<StartOptions, 'fixturesDir' | 'seed' | 'cacheDir'> = {}): string {
+  const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
+  return ensureTemplate({ fixtures, seed: options.seed ?? 1, tables: TABLES, cacheDir: options.cacheDir });
+}
+
+function listen(app: Hono, host: string, port: number): Promise<ServerType> {
+  return new Promise((resolveServer, reject) => {
+    const server = serve({ fetch: app.fetch, hostname: host, port }, () => resolveServer(server));
+    server.once('error', reject);
+  });
+}
+
+const closeServer = (server: ServerType) =>
+  new Promise<void>((done) => {
+    server.close(() => done());
+    (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+  });
+
+export async function start(options: StartOptions = {}): Promise<Localplane> {
+  const startedAt = Date.now();
+  const log = options.log ?? ((line: string) => process.stderr.write(`localplane: ${line}\n`));
+  const host = options.host ?? '127.0.0.1';
+  const seed = options.seed ?? 1;
+  const ownsDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'localplane-'));
+  mkdirSync(dataDir, { recursive: true });
+  const initialLimits = limitsSchema.parse(options.limits ?? {});
+  let limits: Limits = { ...initialLimits };
+
+  const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
+  const templatePath = ensureTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir });
+  const db = openInstanceDb(join(dataDir, 'localplane.sqlite'), templatePath, TABLES);
+  if (!hasState(db, 'workspaces')) resetInstanceDb(db, TABLES);
+
+  const clock = createClock();
+  const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${error instanceof Error ? error.stack : String(error)}`));
+  const clockControl = createClockControl(clock, scheduler);
+  const ids = createIdGenerator(seed);
+  const workspaces = new WorkspaceStore(db);
+  const tracing = new TracingStore(db);
+  const keyStore = new ObjstoreKeyStore(db);
+  const objstore = await startObjstore({
+    host,
+    port: options.objstorePort ?? 9401,
+    directory: join(dataDir, 'objstore'),
+    keys: keyStore,
+    buckets: keyStore.buckets(),
+  });
+  const faults = new BulkExportFaults();
+  const resolveEndpoint = createEndpointResolver(() => objstore.url);
+  const store = new BulkExportStore(db);
+  const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, resolveEndpoint });
+
+  const reset = async () => {
+    scheduler.clear();
+    await scheduler.settle();
+    resetInstanceDb(db, TABLES);
+    faults.clear();
+    ids.reset();
+    clock.reset();
+    limits = { ...initialLimits };
+    await objstore.reset();
+  };
+
+  const app = new Hono();
+  app.onError((error, c) => errorResponse(c, error, log));
+  app.notFound((c) => c.json({ detail: 'Not Found' }, 404));
+  app.route(
+    '/_localplane',
+    adminRoutes({
+      fixtures,
+      workspaces,
+      tracing,
+      objstore,
+      clock: clockControl,
+      faults,
+      limits: { get: () => limits, set: (next) => (limits = limitsSchema.parse(next)) },
+      pendingTasks: () => scheduler.pending().map((task) => ({ due_at: formatTimestamp(task.dueAt), label: task.label })),
+      reset,
+      startedAt,
+    }),
+  );
+  app.route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint }));
+
+  let server: ServerType;
+  try {
+    server = await listen(app, host, options.port ?? 9400);
+  } catch (error) {
+    await objstore.close();
+    db.close();
+    throw error;
+  }
+  runner.recover();
+  const { port } = server.address() as AddressInfo;
+
+  let stopping: Promise<void> | null = null;
+  return {
+    apiUrl: `http://${host}:${port}`,
+    objstoreUrl: objstore.url,
+    dataDir,
+    clock: clockControl,
+    reset,
+    stop: () =>
+      (stopping ??= (async () => {
+        await scheduler.stop();
+        await closeServer(server);
+        await objstore.close();
+        closeObjstoreClients();
+        db.close();
+        if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+      })()),
+  };
+}
+
+export { defaultLimits };

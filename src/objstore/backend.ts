@@ -1,0 +1,139 @@
+/**
+ * s3rver wiring. s3rver 3.7.1 is a CommonJS Koa application without type declarations, so it
+ * is loaded with createRequire and described by the minimal interfaces below.
+ *
+ * s3rver never binds a port here: the gateway's own http.Server calls its Koa request handler.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+import { exchangeOf } from './exchange.ts';
+
+/** The parts of s3rver's FilesystemStore (lib/stores/filesystem.js) the objstore uses. */
+export interface S3rverStore {
+  readonly rootDirectory: string;
+  /** Synchronously deletes everything under the root directory. */
+  reset(): void;
+  putBucket(bucket: string): Promise<unknown>;
+  getBucket(bucket: string): Promise<unknown>;
+  /** `<root>/<bucket>/<key dirs>/<last key part>._S3rver_<resource>` */
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  putObjectMultipart(
+    bucket: string,
+    uploadId: string,
+    parts: readonly { number: number; etag: string }[],
+  ): Promise<{ md5: string; size: number }>;
+}
+
+interface KoaContext {
+  req: IncomingMessage;
+  state: Record<string, unknown>;
+}
+type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => unknown;
+
+interface S3rverApp {
+  store: S3rverStore;
+  middleware: KoaMiddleware[];
+  logger: { close(): void };
+  on(event: 'error', listener: (err: unknown, ctx?: KoaContext) => void): unknown;
+  callback(): (req: IncomingMessage, res: ServerResponse) => Promise<unknown> | unknown;
+}
+
+type S3rverConstructor = new (options: Record<string, unknown>) => S3rverApp;
+
+const requireCjs = createRequire(import.meta.url);
+const S3rver = requireCjs('s3rver') as S3rverConstructor;
+const S3Error = requireCjs('s3rver/lib/models/error.js') as new (...args: never[]) => Error & { code: string };
+const { DUMMY_ACCOUNT } = requireCjs('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: unknown };
+
+export interface S3rverBackend {
+  readonly store: S3rverStore;
+  /** Hands a request the gateway has authorised (and stripped of authentication) to s3rver. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Uploads in progress live in `<root>/<bucket>/._S3rver_uploads/<uploadId>/`. */
+  uploadDirectory(bucket: string, uploadId: string): string;
+  /** Creates missing buckets; existing ones keep their contents. */
+  ensureBuckets(buckets: readonly string[]): Promise<void>;
+  /** Deletes every bucket and object, then recreates `buckets` empty. */
+  reset(buckets: readonly string[]): Promise<void>;
+  close(): void;
+}
+
+/** The S3 error code s3rver answered with, for the journal. */
+function errorCodeOf(err: unknown): string {
+  return err instanceof S3Error ? err.code : 'InternalError';
+}
+
+export function createS3rverBackend(directory: string): S3rverBackend {
+  const app = new S3rver({
+    directory,
+    silent: true,
+    // Path-style only. s3rver would otherwise treat any Host that is not an IP address or
+    // 'localhost' as a virtual-host bucket, and Hosts matching '<bucket>.s3.<serviceEndpoint>' as
+    // well; an unguessable endpoint keeps it from rewriting paths behind the gateway's back.
+    vhostBuckets: false,
+    serviceEndpoint: `${randomUUID()}.invalid`,
+    configureBuckets: [],
+    resetOnClose: false,
+    allowMismatchedSignatures: false,
+  });
+
+  // Registering a listener also keeps Koa from installing its default console error logger.
+  app.on('error', (err, ctx) => {
+    const exchange = ctx?.req ? exchangeOf(ctx.req) : undefined;
+    if (exchange) exchange.errorCode = errorCodeOf(err);
+  });
+
+  // Runs before all of s3rver's own middleware. Requests reach s3rver without authentication
+  // (s3rver only knows its built-in S3RVER key), so mark the ones the gateway authorised as
+  // authenticated; otherwise s3rver refuses response-* overrides ("anonymous GET requests").
+  app.middleware.unshift((ctx, next) => {
+    if (exchangeOf(ctx.req)?.authenticated) ctx.state['account'] = DUMMY_ACCOUNT;
+    return next();
+  });
+
+  const callback = app.callback();
+  const store = app.store;
+
+  return {
+    store,
+    handle(req, res) {
+      try {
+        Promise.resolve(callback(req, res)).catch(() => {
+          if (!res.headersSent) {
+            res.statusCode = 500;
+            res.end();
+          } else {
+            res.destroy();
+          }
+        });
+      } catch {
+        if (!res.headersSent) {
+          res.statusCode = 500;
+          res.end();
+        } else {
+          res.destroy();
+        }
+      }
+    },
+    uploadDirectory(bucket, uploadId) {
+      return path.join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId);
+    },
+    async ensureBuckets(buckets) {
+      for (const bucket of buckets) await store.putBucket(bucket);
+    },
+    async reset(buckets) {
+      store.reset();
+      for (const bucket of buckets) await store.putBucket(bucket);
+    },
+    close() {
+      try {
+        app.logger.close();
+      } catch {
+        // nothing to release
+      }
+    },
+  };
+}

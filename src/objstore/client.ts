@@ -1,0 +1,159 @@
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+
+export interface ObjstoreCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+export interface ObjstoreTarget {
+  endpoint: string;
+  region: string;
+  credentials: ObjstoreCredentials;
+}
+
+/** A storage failure worded the way the real service's storage client words it. */
+export class ObjstoreError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+export function invalidEndpoint(endpoint: string): ObjstoreError {
+  return new ObjstoreError(`Invalid endpoint: ${endpoint}`, 'InvalidEndpoint');
+}
+
+/** Malformed endpoints are refused before any request, as the real service's storage client does. */
+export function checkEndpoint(endpoint: string): void {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw invalidEndpoint(endpoint);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname || /\s/.test(endpoint)) {
+    throw invalidEndpoint(endpoint);
+  }
+}
+
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'TimeoutError']);
+
+/** Rewords an S3 client failure as `An error occurred (<Code>) when calling the <Operation> operation: <message>`. */
+export function describeFailure(error: unknown, operation: string, endpoint: string): ObjstoreError {
+  if (error instanceof ObjstoreError) return error;
+  if (error instanceof S3ServiceException) {
+    const code = error.name || `HTTP ${error.$metadata.httpStatusCode}`;
+    const message = error.message && error.message !== 'UnknownError' ? error.message : code;
+    return new ObjstoreError(`An error occurred (${code}) when calling the ${operation} operation: ${message}`, code);
+  }
+  const code = (error as { code?: string; name?: string }).code ?? (error as { name?: string }).name ?? '';
+  if (CONNECTION_ERRORS.has(code)) {
+    return new ObjstoreError(`Invalid endpoint: Could not connect to the endpoint URL: "${endpoint}"`, 'InvalidEndpoint');
+  }
+  return new ObjstoreError(`An error occurred when calling the ${operation} operation: ${String((error as Error).message ?? error)}`, 'Unknown');
+}
+
+const clients = new Map<string, S3Client>();
+
+/** Clients are kept per endpoint and key pair, so connections are reused across files. */
+export function objstoreClient(target: ObjstoreTarget): S3Client {
+  const cacheKey = JSON.stringify([target.endpoint, target.region, target.credentials.accessKeyId, target.credentials.secretAccessKey]);
+  let client = clients.get(cacheKey);
+  if (!client) {
+    client = new S3Client({
+      endpoint: target.endpoint,
+      region: target.region,
+      credentials: target.credentials,
+      forcePathStyle: true,
+      maxAttempts: 1,
+      // A plain body with a checksum header, not aws-chunked framing.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    clients.set(cacheKey, client);
+  }
+  return client;
+}
+
+export function closeObjstoreClients(): void {
+  for (const client of clients.values()) client.destroy();
+  clients.clear();
+}
+
+async function call<T>(target: ObjstoreTarget, operation: string, send: (client: S3Client) => Promise<T>): Promise<T> {
+  try {
+    return await send(objstoreClient(target));
+  } catch (error) {
+    throw describeFailure(error, operation, target.endpoint);
+  }
+}
+
+export function putObject(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array | string, contentType: string) {
+  return call(target, 'PutObject', (client) =>
+    client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType })),
+  );
+}
+
+export function deleteObject(target: ObjstoreTarget, bucket: string, key: string) {
+  return call(target, 'DeleteObject', (client) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+}
+
+/** Size of a stored object, or null when the key pair may not read it (get permission is optional). */
+export async function objectSize(target: ObjstoreTarget, bucket: string, key: string): Promise<number | null> {
+  try {
+    const head = await objstoreClient(target).send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    return head.ContentLength ?? null;
+  } catch (error) {
+    if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 403) return null;
+    throw describeFailure(error, 'HeadObject', target.endpoint);
+  }
+}
+
+/**
+ * Uploads a file: multipart above `partSize`, falling back to one PutObject when the key
+ * pair may not use multipart uploads (that permission is optional for a destination).
+ */
+export async function uploadFile(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array, partSize: number): Promise<void> {
+  const contentType = 'application/octet-stream';
+  if (body.byteLength <= partSize) {
+    await putObject(target, bucket, key, body, contentType);
+    return;
+  }
+  const client = objstoreClient(target);
+  let uploadId: string | undefined;
+  try {
+    uploadId = (await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType }))).UploadId;
+  } catch (error) {
+    if (error instanceof S3ServiceException && error.name === 'AccessDenied') {
+      await putObject(target, bucket, key, body, contentType);
+      return;
+    }
+    throw describeFailure(error, 'CreateMultipartUpload', target.endpoint);
+  }
+  try {
+    const parts = [];
+    for (let offset = 0, partNumber = 1; offset < body.byteLength; offset += partSize, partNumber++) {
+      const part = await client.send(
+        new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body.subarray(offset, offset + partSize) }),
+      );
+      parts.push({ ETag: part.ETag, PartNumber: partNumber });
+    }
+    await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+  } catch (error) {
+    await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+    throw describeFailure(error, 'UploadPart', target.endpoint);
+  }
+}

@@ -1,0 +1,139 @@
+import type { ServerResponse } from 'node:http';
+
+/** An S3 error the gateway answers with itself (s3rver renders its own errors). */
+export interface S3ErrorSpec {
+  status: number;
+  code: string;
+  message: string;
+}
+
+function s3Error(status: number, code: string, message: string): S3ErrorSpec {
+  return { status, code, message };
+}
+
+export const ACCESS_DENIED_MESSAGE = 'Access denied.';
+export const INVALID_ACCESS_KEY_ID_MESSAGE = 'The Key ID you provided does not exist in our records.';
+
+export const errors = {
+  accessDenied: (message = ACCESS_DENIED_MESSAGE) => s3Error(403, 'AccessDenied', message),
+  invalidAccessKeyId: () => s3Error(403, 'InvalidAccessKeyId', INVALID_ACCESS_KEY_ID_MESSAGE),
+  signatureDoesNotMatch: () =>
+    s3Error(
+      403,
+      'SignatureDoesNotMatch',
+      'The request signature we calculated does not match the signature you provided. ' +
+        'Check your key and signing method.',
+    ),
+  authorizationHeaderMalformed: (detail: string) =>
+    s3Error(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; ${detail}`),
+  authorizationQueryParametersError: (message: string) =>
+    s3Error(400, 'AuthorizationQueryParametersError', message),
+  unsupportedAuthorizationType: () => s3Error(400, 'InvalidArgument', 'Unsupported Authorization Type'),
+  multipleAuthMechanisms: () =>
+    s3Error(
+      400,
+      'InvalidArgument',
+      'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query ' +
+        'string parameter or the Authorization header should be specified',
+    ),
+  invalidArgument: (message: string) => s3Error(400, 'InvalidArgument', message),
+  invalidRequest: (message: string) => s3Error(400, 'InvalidRequest', message),
+  invalidUri: () => s3Error(400, 'InvalidURI', "Couldn't parse the specified URI."),
+  invalidBucketName: () => s3Error(400, 'InvalidBucketName', 'The specified bucket is not valid.'),
+  keyTooLong: () => s3Error(400, 'KeyTooLongError', 'Your key is too long'),
+  methodNotAllowed: () =>
+    s3Error(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.'),
+  noSuchUpload: () =>
+    s3Error(
+      404,
+      'NoSuchUpload',
+      'The specified upload does not exist. The upload ID may be invalid, or the upload may have ' +
+        'been aborted or completed.',
+    ),
+  invalidPart: () =>
+    s3Error(
+      400,
+      'InvalidPart',
+      'One or more of the specified parts could not be found.  The part may not have been uploaded, ' +
+        "or the specified entity tag may not have matched the part's entity tag.",
+    ),
+  invalidPartOrder: () =>
+    s3Error(
+      400,
+      'InvalidPartOrder',
+      'The list of parts was not in ascending order. Parts must be ordered by part number.',
+    ),
+  malformedXml: () =>
+    s3Error(
+      400,
+      'MalformedXML',
+      'The XML you provided was not well-formed or did not validate against our published schema',
+    ),
+  entityTooLarge: () =>
+    s3Error(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed object size.'),
+  maxMessageLengthExceeded: () => s3Error(400, 'MaxMessageLengthExceeded', 'Your request was too big.'),
+  internalError: () => s3Error(500, 'InternalError', 'We encountered an internal error. Please try again.'),
+} as const;
+
+/** Thrown inside the gateway to answer the request with an S3 error. */
+export class GatewayError extends Error {
+  readonly spec: S3ErrorSpec;
+
+  constructor(spec: S3ErrorSpec) {
+    super(`${spec.code}: ${spec.message}`);
+    this.name = 'GatewayError';
+    this.spec = spec;
+  }
+}
+
+export function escapeXml(text: string): string {
+  return text.replace(/[<>&"']/g, (ch) => {
+    switch (ch) {
+      case '<':
+        return '&lt;';
+      case '>':
+        return '&gt;';
+      case '&':
+        return '&amp;';
+      case '"':
+        return '&quot;';
+      default:
+        return '&apos;';
+    }
+  });
+}
+
+export function renderErrorXml(error: S3ErrorSpec, resource: string, requestId: string): string {
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>' +
+    '<Error>' +
+    `<Code>${escapeXml(error.code)}</Code>` +
+    `<Message>${escapeXml(error.message)}</Message>` +
+    `<Resource>${escapeXml(resource)}</Resource>` +
+    `<RequestId>${escapeXml(requestId)}</RequestId>` +
+    '</Error>'
+  );
+}
+
+/**
+ * Writes an S3 XML error response. HEAD requests get the status and headers only, like S3.
+ * Does nothing if a response has already been started.
+ */
+export function sendError(
+  res: ServerResponse,
+  method: string,
+  error: S3ErrorSpec,
+  resource: string,
+  requestId: string,
+): void {
+  if (res.headersSent || res.writableEnded) return;
+  res.statusCode = error.status;
+  res.setHeader('Content-Type', 'application/xml');
+  if (method === 'HEAD') {
+    res.end();
+    return;
+  }
+  const body = renderErrorXml(error, resource, requestId);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { sendError, type S3ErrorSpec } from './errors.ts';
+import type { RequestJournal } from './journal.ts';
+
+/** Per-request state shared by the gateway, the s3rver backend and the journal. */
+export interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly method: string;
+  readonly requestId: string;
+  /** ISO time the request arrived. */
+  readonly time: string;
+  /** The client sent `Expect: 100-continue` and is waiting before it sends the body. */
+  readonly expectContinue: boolean;
+  continueSent: boolean;
+  operation: string;
+  /** `Resource` of gateway error responses. */
+  resource: string;
+  bucket: string | null;
+  key: string | null;
+  accessKeyId: string | null;
+  errorCode: string | null;
+  /** Set once the gateway has authenticated and authorised the request. */
+  authenticated: boolean;
+}
+
+const exchanges = new WeakMap<IncomingMessage, Exchange>();
+
+export function exchangeOf(req: IncomingMessage): Exchange | undefined {
+  return exchanges.get(req);
+}
+
+function newRequestId(): string {
+  return randomBytes(8).toString('hex').toUpperCase();
+}
+
+/** Status journalled for requests whose client went away before a response was sent. */
+export const ABORTED_STATUS = 499;
+
+/**
+ * Starts tracking a request: assigns the request id headers and journals the request when its
+ * response ends (or the connection closes first).
+ */
+export function beginExchange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  expectContinue: boolean,
+  journal: RequestJournal,
+): Exchange {
+  const method = (req.method ?? 'GET').toUpperCase();
+  const exchange: Exchange = {
+    req,
+    res,
+    method,
+    requestId: newRequestId(),
+    time: new Date().toISOString(),
+    expectContinue,
+    continueSent: false,
+    operation: 'Unknown',
+    resource: '/',
+    bucket: null,
+    key: null,
+    accessKeyId: null,
+    errorCode: null,
+    authenticated: false,
+  };
+  exchanges.set(req, exchange);
+
+  res.setHeader('x-amz-request-id', exchange.requestId);
+  res.setHeader('x-amz-id-2', randomBytes(24).toString('base64'));
+
+  let recorded = false;
+  const record = (status: number, errorCode: string | null): void => {
+    if (recorded) return;
+    recorded = true;
+    journal.push({
+      time: exchange.time,
+      method: exchange.method,
+      operation: exchange.operation,
+      bucket: exchange.bucket,
+      key: exchange.key,
+      accessKeyId: exchange.accessKeyId,
+      status,
+      errorCode,
+    });
+  };
+
+  // Journal when the response is ended rather than on 'finish', so the record exists before
+  // the client can possibly have read the complete response.
+  const originalEnd = res.end;
+  res.end = function end(this: ServerResponse, ...args: unknown[]) {
+    record(res.statusCode, exchange.errorCode);
+    return (originalEnd as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as ServerResponse['end'];
+  res.once('close', () => {
+    if (!recorded) record(res.headersSent ? res.statusCode : ABORTED_STATUS, exchange.errorCode ?? 'RequestAborted');
+  });
+
+  return exchange;
+}
+
+/** Answers with an S3 error from the gateway (no-op if a response was already started). */
+export function failExchange(exchange: Exchange, error: S3ErrorSpec): void {
+  const { res } = exchange;
+  if (res.headersSent || res.writableEnded) {
+    // Too late for an error document; cut the connection so the client sees a failure.
+    exchange.errorCode ??= error.code;
+    if (!res.writableEnded) res.destroy();
+    return;
+  }
+  exchange.errorCode = error.code;
+  sendError(res, exchange.method, error, exchange.resource, exchange.requestId);
+}
+
+/** Tells a client that sent `Expect: 100-continue` to go ahead with the body. */
+export function sendContinue(exchange: Exchange): void {
+  if (!exchange.expectContinue || exchange.continueSent || exchange.res.headersSent) return;
+  exchange.continueSent = true;
+  exchange.res.writeContinue();
+}

@@ -1,0 +1,66 @@
+import type { Db, TableSet } from '../shared/db.ts';
+import type { ObjstoreKey, ObjstoreKeyLookup, ObjstorePermission } from './types.ts';
+
+export const objstoreTables: TableSet = {
+  ddl: `
+CREATE TABLE IF NOT EXISTS objstore_keys (
+  access_key_id TEXT PRIMARY KEY,
+  secret_access_key TEXT NOT NULL,
+  permissions TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS objstore_buckets (
+  name TEXT PRIMARY KEY
+);`,
+  seeded: ['objstore_keys', 'objstore_buckets'],
+  runtime: [],
+};
+
+interface KeyRow {
+  access_key_id: string;
+  secret_access_key: string;
+  permissions: string;
+}
+
+const toKey = (row: KeyRow): ObjstoreKey => ({
+  accessKeyId: row.access_key_id,
+  secretAccessKey: row.secret_access_key,
+  permissions: JSON.parse(row.permissions) as ObjstorePermission[],
+});
+
+/** The objstore's key pairs and buckets, kept in the instance database so reset restores them. */
+export class ObjstoreKeyStore implements ObjstoreKeyLookup {
+  private readonly findStatement;
+  private readonly listStatement;
+  private readonly bucketsStatement;
+
+  constructor(db: Db) {
+    this.findStatement = db.prepare<[string], KeyRow>('SELECT * FROM objstore_keys WHERE access_key_id = ?');
+    this.listStatement = db.prepare<[], KeyRow>('SELECT * FROM objstore_keys ORDER BY rowid');
+    this.bucketsStatement = db.prepare<[], { name: string }>('SELECT name FROM objstore_buckets ORDER BY rowid');
+  }
+
+  static insertKey(db: Db, key: ObjstoreKey): void {
+    db.prepare('INSERT INTO objstore_keys (access_key_id, secret_access_key, permissions) VALUES (?, ?, ?)').run(
+      key.accessKeyId,
+      key.secretAccessKey,
+      JSON.stringify(key.permissions),
+    );
+  }
+
+  static insertBucket(db: Db, name: string): void {
+    db.prepare('INSERT INTO objstore_buckets (name) VALUES (?)').run(name);
+  }
+
+  find(accessKeyId: string): ObjstoreKey | undefined {
+    const row = this.findStatement.get(accessKeyId);
+    return row && toKey(row);
+  }
+
+  list(): ObjstoreKey[] {
+    return this.listStatement.all().map(toKey);
+  }
+
+  buckets(): string[] {
+    return this.bucketsStatement.all().map((row) => row.name);
+  }
+}

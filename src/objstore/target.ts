@@ -1,0 +1,192 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import querystring from 'node:querystring';
+
+import { errors, GatewayError } from './errors.ts';
+
+/** Decoded query, parsed exactly like Koa (and therefore s3rver) parses it. */
+export type ParsedQuery = Readonly<Record<string, string | string[] | undefined>>;
+
+/** A path-style S3 request target: `/<bucket>/<key>?<query>`. */
+export interface RequestTarget {
+  /** Path as received (still percent-encoded), always starting with '/'. */
+  rawPath: string;
+  /** Query string as received, without the '?'; '' when there is none. */
+  rawQuery: string;
+  query: ParsedQuery;
+  /** Decoded bucket name; null for service-level requests (`/`). */
+  bucket: string | null;
+  /** Decoded object key; null for bucket- and service-level requests. */
+  key: string | null;
+  /** `/bucket/key` (decoded), the `Resource` of error responses. */
+  resource: string;
+}
+
+/** Query parameters that carry authentication; removed before a request reaches s3rver. */
+const AUTH_QUERY_PARAMS_CASE_INSENSITIVE = new Set([
+  'x-amz-algorithm',
+  'x-amz-credential',
+  'x-amz-date',
+  'x-amz-expires',
+  'x-amz-signedheaders',
+  'x-amz-signature',
+  'x-amz-security-token',
+]);
+/** Signature V2 query authentication; S3 treats these names case-sensitively. */
+const AUTH_QUERY_PARAMS_CASE_SENSITIVE = new Set(['AWSAccessKeyId', 'Signature', 'Expires']);
+
+export function isAuthQueryParam(name: string): boolean {
+  return AUTH_QUERY_PARAMS_CASE_SENSITIVE.has(name) || AUTH_QUERY_PARAMS_CASE_INSENSITIVE.has(name.toLowerCase());
+}
+
+function decodePathPart(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new GatewayError(errors.invalidUri());
+  }
+}
+
+/** Parses `req.url` (origin-form, or absolute-form as sent to proxies). */
+export function parseTarget(url: string | undefined): RequestTarget {
+  let pathAndQuery = url ?? '';
+  if (!pathAndQuery.startsWith('/')) {
+    const absolute = /^https?:\/\/[^/?#]*(.*)$/i.exec(pathAndQuery);
+    if (!absolute) throw new GatewayError(errors.invalidUri());
+    pathAndQuery = absolute[1] || '/';
+    if (!pathAndQuery.startsWith('/')) pathAndQuery = `/${pathAndQuery}`;
+  }
+  const hash = pathAndQuery.indexOf('#');
+  if (hash !== -1) pathAndQuery = pathAndQuery.slice(0, hash);
+  const questionMark = pathAndQuery.indexOf('?');
+  const rawPath = questionMark === -1 ? pathAndQuery : pathAndQuery.slice(0, questionMark);
+  const rawQuery = questionMark === -1 ? '' : pathAndQuery.slice(questionMark + 1);
+
+  const rest = rawPath.slice(1);
+  const slash = rest.indexOf('/');
+  const rawBucket = slash === -1 ? rest : rest.slice(0, slash);
+  const rawKey = slash === -1 ? '' : rest.slice(slash + 1);
+  if (rawBucket === '' && rawPath !== '/') throw new GatewayError(errors.invalidUri());
+
+  const bucket = rawBucket === '' ? null : decodePathPart(rawBucket);
+  const key = rawKey === '' ? null : decodePathPart(rawKey);
+  const resource = bucket === null ? '/' : key === null ? `/${bucket}` : `/${bucket}/${key}`;
+
+  return {
+    rawPath,
+    rawQuery,
+    query: querystring.parse(rawQuery),
+    bucket,
+    key,
+    resource,
+  };
+}
+
+export function hasParam(query: ParsedQuery, name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(query, name);
+}
+
+/** The single value of a query parameter; a repeated parameter is a client error. */
+export function singleParam(query: ParsedQuery, name: string): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) {
+    throw new GatewayError(errors.invalidArgument(`Query parameter ${name} must not be repeated.`));
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------
+// Names s3rver's filesystem store can hold safely. s3rver maps buckets and keys straight onto
+// paths (path.join), so '.'/'..' segments would escape the store directory.
+
+const BUCKET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
+const MAX_KEY_BYTES = 1024;
+
+export function isValidBucketName(name: string): boolean {
+  return BUCKET_NAME.test(name);
+}
+
+export function validateBucketName(name: string): void {
+  if (!isValidBucketName(name)) throw new GatewayError(errors.invalidBucketName());
+}
+
+export function validateObjectKey(key: string): void {
+  if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new GatewayError(errors.keyTooLong());
+  if (key.includes('\0')) {
+    throw new GatewayError(errors.invalidArgument('Object keys must not contain NUL characters.'));
+  }
+  const segments = key.split('/');
+  segments.forEach((segment, index) => {
+    const trailing = index === segments.length - 1;
+    if (segment === '.' || segment === '..' || (segment === '' && !trailing)) {
+      throw new GatewayError(
+        errors.invalidArgument(
+          "Object keys with empty, '.' or '..' path segments are not supported by this object store.",
+        ),
+      );
+    }
+  });
+}
+
+const UPLOAD_ID = /^[A-Za-z0-9_-]{1,256}$/;
+
+/** Upload ids become directory names in s3rver's store; anything unexpected cannot exist. */
+export function validateUploadId(uploadId: string | undefined): string {
+  if (uploadId === undefined || !UPLOAD_ID.test(uploadId)) throw new GatewayError(errors.noSuchUpload());
+  return uploadId;
+}
+
+export function validatePartNumber(partNumber: string | undefined): number {
+  const value = partNumber !== undefined && /^\d{1,5}$/.test(partNumber) ? Number(partNumber) : NaN;
+  if (!(value >= 1 && value <= 10000)) {
+    throw new GatewayError(errors.invalidArgument('Part number must be an integer between 1 and 10000, inclusive'));
+  }
+  return value;
+}
+
+/**
+ * The source of CopyObject / UploadPartCopy, interpreted the way s3rver interprets it
+ * (decodeURI, optional leading '/', bucket up to the first '/').
+ */
+export function parseCopySource(headers: IncomingHttpHeaders): { bucket: string; key: string } | null {
+  const header = headers['x-amz-copy-source'];
+  if (header === undefined) return null;
+  const value = Array.isArray(header) ? header.join(',') : header;
+  let decoded: string;
+  try {
+    decoded = decodeURI(value);
+  } catch {
+    throw new GatewayError(errors.invalidArgument('Invalid copy source encoding.'));
+  }
+  const withoutSlash = decoded.startsWith('/') ? decoded.slice(1) : decoded;
+  const slash = withoutSlash.indexOf('/');
+  const bucket = slash === -1 ? withoutSlash : withoutSlash.slice(0, slash);
+  const key = slash === -1 ? '' : withoutSlash.slice(slash + 1);
+  if (!isValidBucketName(bucket)) {
+    throw new GatewayError(errors.invalidArgument('Invalid copy source bucket name.'));
+  }
+  if (key === '') throw new GatewayError(errors.invalidArgument('Invalid copy source object key.'));
+  validateObjectKey(key);
+  return { bucket, key };
+}
+
+/**
+ * Removes the request's authentication (Authorization header, signing query parameters) and
+ * rewrites `req.url` to origin-form, so s3rver handles it as an anonymous request for exactly
+ * the target the gateway authorised. Other query parameters keep their original encoding.
+ */
+export function stripAuthentication(req: IncomingMessage, target: RequestTarget): void {
+  delete req.headers.authorization;
+  const kept = target.rawQuery.split('&').filter((part) => {
+    if (part === '') return false;
+    const equals = part.indexOf('=');
+    const rawName = equals === -1 ? part : part.slice(0, equals);
+    let name: string;
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+    } catch {
+      name = rawName;
+    }
+    return !isAuthQueryParam(name);
+  });
+  req.url = kept.length === 0 ? target.rawPath : `${target.rawPath}?${kept.join('&')}`;
+}

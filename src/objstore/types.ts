@@ -1,0 +1,62 @@
+/**
+ * Public types of the embedded S3-compatible object store ("objstore").
+ *
+ * The objstore is an HTTP gateway in front of s3rver: the gateway authenticates and
+ * authorises every request against the configured access keys, and only then hands it
+ * to s3rver (which itself runs with authentication effectively disabled).
+ */
+
+export type ObjstorePermission = 'create' | 'delete' | 'get' | 'multipart';
+
+export const OBJSTORE_PERMISSIONS: readonly ObjstorePermission[] = ['create', 'delete', 'get', 'multipart'];
+
+export interface ObjstoreKey {
+  accessKeyId: string;
+  secretAccessKey: string;
+  permissions: readonly ObjstorePermission[];
+}
+
+/** Consulted on every request, so keys can be added and revoked while the server runs. */
+export interface ObjstoreKeyLookup {
+  find(accessKeyId: string): ObjstoreKey | undefined;
+}
+
+export interface ObjstoreOptions {
+  host: string;
+  /** 0 picks any free port; the chosen one is in `Objstore.url`. */
+  port: number;
+  /** Root directory of s3rver's filesystem store (created if missing). */
+  directory: string;
+  keys: ObjstoreKeyLookup;
+  /** Buckets that exist; clients cannot create or delete buckets. */
+  buckets: readonly string[];
+}
+
+export interface ObjstoreRequestRecord {
+  /** ISO 8601 time the request arrived. */
+  time: string;
+  method: string;
+  /** S3 operation name, e.g. `PutObject`; `Unknown` when the request could not be parsed. */
+  operation: string;
+  bucket: string | null;
+  key: string | null;
+  /** The access key id the request claimed (also when unknown); null for anonymous requests. */
+  accessKeyId: string | null;
+  /**
+   * Final HTTP status. When the client went away before a response was sent this is 499
+   * and `errorCode` is `RequestAborted`.
+   */
+  status: number;
+  /** S3 error code of an error response (from the gateway or from s3rver), else null. */
+  errorCode: string | null;
+}
+
+export interface Objstore {
+  /** http://host:port */
+  url: string;
+  /** The most recent requests (bounded), oldest first, newest last. */
+  journal(): readonly ObjstoreRequestRecord[];
+  /** Drops every object and bucket, recreates the configured buckets empty, clears the journal. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { useLocalplane } from './support/instance.ts';
+
+const ctx = useLocalplane();
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+describe('harness endpoints', () => {
+  it('reports health once ready', async () => {
+    const response = await ctx.admin.request('GET', '/health');
+    expect(response.status).toBe(200);
+    expect(response.body.status).toBe('ok');
+    expect(response.body.objstore_url).toBe(ctx.instance.objstoreUrl);
+  });
+
+  it('lists the seeded identities', async () => {
+    const { workspaces, unknown_api_key, objstore } = ctx.fixtures;
+    expect(workspaces.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(workspaces.map((workspace) => workspace.tier))).toEqual(new Set(['plus', 'enterprise', 'developer']));
+    expect(workspaces.map((workspace) => workspace.api_key)).not.toContain(unknown_api_key);
+    const big = workspaces.flatMap((workspace) => workspace.sessions).find((session) => session.run_count >= 50_000);
+    expect(big, 'a project of 50,000 runs or more').toBeDefined();
+    const firstDay = Date.parse(big!.first_run_start_time);
+    const lastDay = Date.parse(big!.last_run_start_time);
+    expect(lastDay - firstDay).toBeGreaterThan(2 * 86_400_000);
+    expect(objstore.endpoint_url).toBe(ctx.instance.objstoreUrl);
+    expect(objstore.buckets.length).toBeGreaterThan(0);
+    for (const key of objstore.keys) {
+      expect(key.permissions.every((permission) => ['create', 'delete', 'get', 'multipart'].includes(permission))).toBe(true);
+    }
+  });
+
+  it('answers unknown paths with a detail 404', async () => {
+    const response = await ctx.api.request('GET', '/nope');
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ detail: 'Not Found' });
+  });
+
+  it('resets to the seeded state', async () => {
+    const workspace = ctx.fixtures.workspaces.find((candidate) => candidate.tier === 'plus')!;
+    await ctx.admin.request('PUT', `/workspaces/${workspace.id}/tier`, { body: { tier: 'developer' } });
+    const changed = (await ctx.admin.request('GET', '/fixtures')).body.workspaces.find((w: { id: string }) => w.id === workspace.id);
+    expect(changed.tier).toBe('developer');
+    await ctx.admin.request('POST', '/clock/freeze');
+    expect((await ctx.admin.request('POST', '/reset')).status).toBe(200);
+    const restored = (await ctx.admin.request('GET', '/fixtures')).body.workspaces.find((w: { id: string }) => w.id === workspace.id);
+    expect(restored.tier).toBe('plus');
+    expect((await ctx.admin.request('GET', '/clock')).body.frozen).toBe(false);
+  });
+});
+
+describe('the clock knob', () => {
+  it('freezes, sets and advances', async () => {
+    await ctx.admin.request('POST', '/clock/freeze');
+    const set = await ctx.admin.request('POST', '/clock/set', { body: { time: '2026-10-05T12:00:00Z' } });
+    expect(set.body).toEqual({ now: '2026-10-05T12:00:00.000000+00:00', frozen: true });
+    const advanced = await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 90.5 } });
+    expect(advanced.body.now).toBe('2026-10-05T12:01:30.500000+00:00');
+    const bad = await ctx.admin.request('POST', '/clock/set', { body: { time: 'yesterday' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ loc: ['body', 'time'], type: 'datetime_parsing' });
+    await ctx.admin.request('POST', '/reset');
+  });
+});
+
+describe('the CLI', () => {
+  it('prints one ready line, serves, and exits cleanly on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['bin/localplane.js', 'start', '--port', '0', '--objstore-port', '0'], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+        if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    });
+    const match = /^localplane ready api=(http:\/\/127\.0\.0\.1:\d+) objstore=(http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
+    expect(match, line).not.toBeNull();
+    const health = await fetch(`${match![1]}/_localplane/health`);
+    expect(health.status).toBe(200);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stdout.trim().split('\n')).toHaveLength(1);
+  });
+});
