@@ -11,8 +11,8 @@ export const limitsSchema = z.object({
   export_time_limit_seconds: z.number().positive().default(72 * 3600),
   /** Emulator-clock delay between a recurring window's end and the start of its child export. */
   recurring_start_delay_seconds: z.number().min(0).default(600),
-  export_rows_per_file: z.int().min(1).default(10_000),
-  export_row_group_size: z.int().min(1).default(10_000),
+  export_rows_per_file: z.int().min(1).default(5_000),
+  export_row_group_size: z.int().min(1).default(2_500),
   multipart_part_size_bytes: z.int().min(5 * 1024 * 1024).default(8 * 1024 * 1024),
 });
 export type Limits = z.output<typeof limitsSchema>;

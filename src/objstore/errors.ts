@@ -69,8 +69,6 @@ export const errors = {
       'MalformedXML',
       'The XML you provided was not well-formed or did not validate against our published schema',
     ),
-  entityTooLarge: () =>
-    s3Error(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed object size.'),
   maxMessageLengthExceeded: () => s3Error(400, 'MaxMessageLengthExceeded', 'Your request was too big.'),
   internalError: () => s3Error(500, 'InternalError', 'We encountered an internal error. Please try again.'),
 } as const;

@@ -104,6 +104,10 @@ export function beginExchange(
 /** Answers with an S3 error from the gateway (no-op if a response was already started). */
 export function failExchange(exchange: Exchange, error: S3ErrorSpec): void {
   const { res } = exchange;
+  if (res.destroyed) {
+    // The client is gone; the 'close' handler journals the request as aborted.
+    return;
+  }
   if (res.headersSent || res.writableEnded) {
     // Too late for an error document; cut the connection so the client sees a failure.
     exchange.errorCode ??= error.code;

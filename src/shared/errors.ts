@@ -83,7 +83,7 @@ export function toValidationDetails(error: z.ZodError, part: RequestPart, input:
       case 'invalid_value':
         return entry('enum', `Input should be ${quoteList(issue.values)}`, { expected: quoteList(issue.values) });
       case 'invalid_format':
-        if (issue.format === 'uuid') return entry('uuid_parsing', 'Input should be a valid UUID');
+        if (issue.format === 'uuid' || issue.format === 'guid') return entry('uuid_parsing', 'Input should be a valid UUID');
         if (issue.format === 'regex') {
           const pattern = (issue as { pattern?: string }).pattern ?? '';
           return entry('string_pattern_mismatch', `String should match pattern '${pattern}'`, { pattern });

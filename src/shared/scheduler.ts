@@ -111,22 +111,23 @@ export class Scheduler {
   }
 
   private drain(): Promise<void> {
-    this.draining ??= (async () => {
-      try {
-        for (let task = this.nextDue(); task && !this.stopped; task = this.nextDue()) {
-          this.queue.shift();
-          try {
-            await task.run();
-          } catch (error) {
-            this.onError(task.label, error);
-          }
-        }
-      } finally {
-        this.draining = null;
-        this.arm();
-      }
-    })();
+    // The promise is stored before its completion handler can clear it, even when nothing is due.
+    this.draining ??= this.runDueTasks().finally(() => {
+      this.draining = null;
+      this.arm();
+    });
     return this.draining;
+  }
+
+  private async runDueTasks(): Promise<void> {
+    for (let task = this.nextDue(); task && !this.stopped; task = this.nextDue()) {
+      this.queue.shift();
+      try {
+        await task.run();
+      } catch (error) {
+        this.onError(task.label, error);
+      }
+    }
   }
 
   private arm(): void {

@@ -1,0 +1,10 @@
+export { startObjstore } from './server.ts';
+export { OBJSTORE_PERMISSIONS } from './types.ts';
+export type {
+  Objstore,
+  ObjstoreKey,
+  ObjstoreKeyLookup,
+  ObjstoreOptions,
+  ObjstorePermission,
+  ObjstoreRequestRecord,
+} from './types.ts';

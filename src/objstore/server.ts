@@ -1,0 +1,81 @@
+import { mkdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { createS3rverBackend } from './backend.ts';
+import { createGateway } from './gateway.ts';
+import { RequestJournal } from './journal.ts';
+import { isValidBucketName } from './target.ts';
+import type { Objstore, ObjstoreOptions } from './types.ts';
+
+function validateOptions(options: ObjstoreOptions): void {
+  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
+    throw new RangeError(`objstore: invalid port ${options.port}`);
+  }
+  if (!options.directory) throw new TypeError('objstore: directory is required');
+  for (const bucket of options.buckets) {
+    if (!isValidBucketName(bucket)) throw new TypeError(`objstore: invalid bucket name ${JSON.stringify(bucket)}`);
+  }
+}
+
+function formatUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * Starts the object store: an http.Server on host:port whose gateway authenticates and
+ * authorises every request before handing it to an embedded s3rver (which binds no port).
+ */
+export async function startObjstore(options: ObjstoreOptions): Promise<Objstore> {
+  validateOptions(options);
+  const buckets = [...options.buckets];
+  mkdirSync(options.directory, { recursive: true });
+
+  const backend = createS3rverBackend(options.directory);
+  await backend.ensureBuckets(buckets);
+
+  const journal = new RequestJournal();
+  const handle = createGateway({ keys: options.keys, backend, journal });
+
+  const server = http.createServer();
+  server.on('request', (req, res) => handle(req, res, false));
+  // Answer `Expect: 100-continue` requests ourselves, so refused uploads are refused before the
+  // client sends the body (Node would otherwise send 100 Continue straight away).
+  server.on('checkContinue', (req, res) => handle(req, res, true));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    backend.close();
+    throw err;
+  }
+  // Errors after startup (e.g. on accepted sockets) must not take the process down.
+  server.on('error', () => {});
+
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | null = null;
+
+  return {
+    url: formatUrl(options.host, port),
+    journal: () => journal.snapshot(),
+    async reset() {
+      await backend.reset(buckets);
+      journal.clear();
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => {
+          backend.close();
+          resolve();
+        });
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
