@@ -18,5 +18,3 @@ export const limitsSchema = z.object({
 export type Limits = z.output<typeof limitsSchema>;
 
 export const limitsPatch = limitsSchema.partial();
-
-export const defaultLimits = (): Limits => limitsSchema.parse({});

@@ -10,7 +10,7 @@ import { BulkExportFaults } from './bulk-exports/faults.ts';
 import { bulkExportRoutes } from './bulk-exports/routes.ts';
 import { ExportRunner } from './bulk-exports/runner.ts';
 import { BulkExportStore, bulkExportTables } from './bulk-exports/store.ts';
-import { defaultLimits, limitsSchema, type Limits } from './config.ts';
+import { limitsSchema, type Limits } from './config.ts';
 import { loadFixtures } from './fixtures/files.ts';
 import { ensureTemplate } from './fixtures/template.ts';
 import { closeObjstoreClients } from './objstore/client.ts';
@@ -172,4 +172,3 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   };
 }
 
-export { defaultLimits };

@@ -3,6 +3,7 @@ import { deleteObject, ObjstoreError, putObject, type ObjstoreTarget } from '../
 import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../objstore/errors.ts';
 import { HttpError } from '../shared/errors.ts';
 import type { BulkExportFaults, ValidationFailure } from './faults.ts';
+import { probeKey } from './paths.ts';
 import type { DestinationConfig, DestinationCredentials } from './schemas.ts';
 
 export interface DestinationCheckDeps {
@@ -30,8 +31,6 @@ function forcedFailure(failure: ValidationFailure, endpointUrl: string): string 
 function validationFailed(message: string): HttpError {
   return new HttpError(400, `Failed to validate objstore destination: ${message}`);
 }
-
-const trimSlashes = (text: string) => text.replace(/^\/+|\/+$/g, '');
 
 /**
  * Validates a destination the way the real service does: writes a temporary `.txt` under
@@ -65,8 +64,7 @@ export async function checkDestination(
   } catch (error) {
     throw validationFailed((error as Error).message);
   }
-  const prefix = trimSlashes(config.prefix);
-  const key = `${prefix ? `${prefix}/` : ''}tmp/${deps.ids.uuid()}.txt`;
+  const key = probeKey(config.prefix, deps.ids.uuid());
   try {
     await putObject(target, config.bucket_name, key, 'localplane destination validation\n', 'text/plain');
   } catch (error) {

@@ -1,7 +1,7 @@
 import { formatNullableTimestamp, formatTimestamp } from '../shared/time.ts';
 import type { DestinationResponse, ExportResponse, RunResponse } from './schemas.ts';
 import { parseConfig, type DestinationRow, type ExportRow, type ExportRunRow } from './store.ts';
-import { runFolder } from './runner.ts';
+import { runFolder } from './paths.ts';
 
 export function destinationResponse(row: DestinationRow): DestinationResponse {
   return {

@@ -10,6 +10,7 @@ import { objectSize, uploadFile, type ObjstoreTarget } from '../objstore/client.
 import type { BulkExportFaults } from './faults.ts';
 import { encodeRunsParquet } from './parquet.ts';
 import { TERMINAL_STATUSES, type ExportStatus } from './schemas.ts';
+import { runFolder } from './paths.ts';
 import { parseConfig, type BulkExportStore, type ExportRow, type ExportRunRow } from './store.ts';
 
 export interface RunnerDeps {
@@ -42,24 +43,6 @@ export function dayPartitions(start: Micros, end: Micros): [Micros, Micros][] {
     partitions.push([Math.max(start, day), Math.min(end, day + MICROS_PER_DAY)]);
   }
   return partitions;
-}
-
-const trimSlashes = (text: string) => text.replace(/^\/+|\/+$/g, '');
-
-/** `<prefix>/export_id=…/…/day=<d>`: the Hive-partitioned folder of one export run. */
-export function runFolder(prefix: string, exportRow: ExportRow, runStart: Micros): string {
-  const date = new Date(runStart / 1000);
-  const partitions = [
-    `export_id=${exportRow.id}`,
-    `tenant_id=${exportRow.tenant_id}`,
-    `session_id=${exportRow.session_id}`,
-    'resource=runs',
-    `year=${date.getUTCFullYear()}`,
-    `month=${date.getUTCMonth() + 1}`,
-    `day=${date.getUTCDate()}`,
-  ].join('/');
-  const cleanPrefix = trimSlashes(prefix);
-  return cleanPrefix ? `${cleanPrefix}/${partitions}` : partitions;
 }
 
 /**
