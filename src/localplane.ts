@@ -132,6 +132,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       workspaces,
       tracing,
       objstore,
+      objstoreKeys: keyStore,
       clock: clockControl,
       faults,
       limits: { get: () => limits, set: (next) => (limits = limitsSchema.parse(next)) },

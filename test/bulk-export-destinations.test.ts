@@ -186,3 +186,24 @@ describe('reading, rotating and deleting destinations', () => {
     for (const line of ctx.logs) for (const secret of secrets) expect(line).not.toContain(secret);
   });
 });
+
+describe('objstore keys added at run time', () => {
+  it('are real for the store: usable at once, refused once revoked, listed without secrets', async () => {
+    const created = await ctx.admin.request('POST', '/objstore/keys', {
+      body: { access_key_id: 'LPRUNTIMEKEY0000001', secret_access_key: 'runtime-secret-1', permissions: ['create', 'delete'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ access_key_id: 'LPRUNTIMEKEY0000001', permissions: ['create', 'delete'] });
+    const listed = await ctx.admin.request('GET', '/objstore/keys');
+    expect(listed.body).toContainEqual({ access_key_id: 'LPRUNTIMEKEY0000001', permissions: ['create', 'delete'] });
+    expect(listed.text).not.toContain('secret');
+    const runtimeKey = { access_key_id: 'LPRUNTIMEKEY0000001', secret_access_key: 'runtime-secret-1', permissions: [] };
+    expect((await plus().post('/api/v1/bulk-exports/destinations', destination(runtimeKey, { prefix: 'runtime' }))).status).toBe(200);
+    expect((await ctx.admin.request('POST', '/objstore/keys', { body: { ...runtimeKey, permissions: ['get'] } })).status).toBe(409);
+    expect((await ctx.admin.request('DELETE', '/objstore/keys/LPRUNTIMEKEY0000001')).status).toBe(204);
+    const revoked = await plus().post('/api/v1/bulk-exports/destinations', destination(runtimeKey, { prefix: 'runtime' }));
+    expect(revoked.status).toBe(400);
+    expect(revoked.body.detail).toMatch(/Key ID you provided does not exist/);
+    expect((await ctx.admin.request('DELETE', '/objstore/keys/LPRUNTIMEKEY0000001')).status).toBe(404);
+  });
+});

@@ -4,9 +4,10 @@ import type { Limits } from '../config.ts';
 import { limitsPatch } from '../config.ts';
 import { exportRunFaultRequest, validationFaultRequest, type BulkExportFaults } from '../bulk-exports/faults.ts';
 import type { Fixtures } from '../fixtures/files.ts';
-import type { Objstore } from '../objstore/types.ts';
+import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
+import { OBJSTORE_PERMISSIONS, type Objstore } from '../objstore/types.ts';
 import type { ClockControl } from '../shared/clock-control.ts';
-import { notFound } from '../shared/errors.ts';
+import { conflict, notFound } from '../shared/errors.ts';
 import { formatNullableTimestamp, formatTimestamp } from '../shared/time.ts';
 import { jsonBody, pathParams } from '../shared/validation.ts';
 import { requestTimestamp } from '../bulk-exports/schemas.ts';
@@ -18,6 +19,7 @@ export interface AdminDeps {
   workspaces: WorkspaceStore;
   tracing: TracingStore;
   objstore: Objstore;
+  objstoreKeys: ObjstoreKeyStore;
   clock: ClockControl;
   faults: BulkExportFaults;
   limits: { get(): Limits; set(limits: Limits): void };
@@ -30,6 +32,11 @@ const clockSet = z.object({ time: requestTimestamp });
 const clockAdvance = z.object({ seconds: z.number().min(0) });
 const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
+const keyCreate = z.object({
+  access_key_id: z.string().min(1).max(255),
+  secret_access_key: z.string().min(1).max(2048),
+  permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)),
+});
 
 /** The harness knobs under /_localplane/: no auth, as in other local emulators. */
 export function adminRoutes(deps: AdminDeps) {
@@ -123,6 +130,21 @@ export function adminRoutes(deps: AdminDeps) {
   });
 
   app.get('/objstore/journal', (c) => c.json(deps.objstore.journal()));
+
+  // Key pairs without their secrets: the caller chose the secret and keeps it.
+  const keyView = (key: { accessKeyId: string; permissions: readonly string[] }) => ({ access_key_id: key.accessKeyId, permissions: key.permissions });
+  app.get('/objstore/keys', (c) => c.json(deps.objstoreKeys.list().map(keyView)));
+  app.post('/objstore/keys', async (c) => {
+    const body = await jsonBody(c, keyCreate);
+    const key = { accessKeyId: body.access_key_id, secretAccessKey: body.secret_access_key, permissions: body.permissions };
+    if (!deps.objstoreKeys.add(key)) throw conflict(`Objstore key ${body.access_key_id} already exists`);
+    return c.json(keyView(key), 201);
+  });
+  app.delete('/objstore/keys/:access_key_id', (c) => {
+    const accessKeyId = c.req.param('access_key_id');
+    if (!deps.objstoreKeys.revoke(accessKeyId)) throw notFound(`Objstore key ${accessKeyId} not found`);
+    return c.body(null, 204);
+  });
 
   return app;
 }

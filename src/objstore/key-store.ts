@@ -32,11 +32,13 @@ export class ObjstoreKeyStore implements ObjstoreKeyLookup {
   private readonly findStatement;
   private readonly listStatement;
   private readonly bucketsStatement;
+  private readonly deleteStatement;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.findStatement = db.prepare<[string], KeyRow>('SELECT * FROM objstore_keys WHERE access_key_id = ?');
     this.listStatement = db.prepare<[], KeyRow>('SELECT * FROM objstore_keys ORDER BY rowid');
     this.bucketsStatement = db.prepare<[], { name: string }>('SELECT name FROM objstore_buckets ORDER BY rowid');
+    this.deleteStatement = db.prepare<[string]>('DELETE FROM objstore_keys WHERE access_key_id = ?');
   }
 
   static insertKey(db: Db, key: ObjstoreKey): void {
@@ -49,6 +51,17 @@ export class ObjstoreKeyStore implements ObjstoreKeyLookup {
 
   static insertBucket(db: Db, name: string): void {
     db.prepare('INSERT INTO objstore_buckets (name) VALUES (?)').run(name);
+  }
+
+  /** Adds a key pair at run time; false when the id is taken. */
+  add(key: ObjstoreKey): boolean {
+    if (this.find(key.accessKeyId)) return false;
+    ObjstoreKeyStore.insertKey(this.db, key);
+    return true;
+  }
+
+  revoke(accessKeyId: string): boolean {
+    return this.deleteStatement.run(accessKeyId).changes > 0;
   }
 
   find(accessKeyId: string): ObjstoreKey | undefined {

@@ -6,9 +6,9 @@
  * to s3rver (which itself runs with authentication effectively disabled).
  */
 
-export type ObjstorePermission = 'create' | 'delete' | 'get' | 'multipart';
+export const OBJSTORE_PERMISSIONS = ['create', 'delete', 'get', 'multipart'] as const;
 
-export const OBJSTORE_PERMISSIONS: readonly ObjstorePermission[] = ['create', 'delete', 'get', 'multipart'];
+export type ObjstorePermission = (typeof OBJSTORE_PERMISSIONS)[number];
 
 export interface ObjstoreKey {
   accessKeyId: string;
