@@ -47,10 +47,23 @@ export function dayPartitions(start: Micros, end: Micros): [Micros, Micros][] {
 
 /**
  * Executes exports on the emulator clock. An export is split into one run per UTC day;
- * runs go one after another, each run writes one Parquet file per scheduler step, so
- * slow runs, retries, time-outs and cancellation all happen between steps.
+ * runs go one after another, each run encodes one Parquet file per scheduler step (while
+ * the previous file uploads), so slow runs, retries, time-outs and cancellation all happen
+ * between steps.
  */
+interface PendingFile {
+  /** `<bucket>/<key>` as exported_files lists it. */
+  file: string;
+  rows: number;
+  /** The cursor after this file's last row. */
+  cursor: string;
+  upload: () => Promise<void>;
+  done?: Promise<void>;
+}
+
 export class ExportRunner {
+  private readonly uploads = new Map<string, PendingFile & { done: Promise<void> }>();
+
   constructor(private readonly deps: RunnerDeps) {}
 
   /** Starts a newly created export: plans its runs, or schedules a recurring export's first child. */
@@ -208,28 +221,37 @@ export class ExportRunner {
     return true;
   }
 
-  /** One scheduler step of a running run: writes its next file, or completes it. */
+  /**
+   * One scheduler step of a running run: encodes its next file while the previous one is
+   * still uploading, then records the previous upload once the store confirmed it. A run
+   * completes when no rows are left and its last upload is recorded.
+   */
   private async step(runId: string): Promise<void> {
     const run = this.deps.store.runById(runId);
-    if (!run || run.status !== 'Running') return;
-    if (this.enforceTimeLimits(runId)) return;
+    if (!run || run.status !== 'Running') return this.abandonUpload(runId);
+    if (this.enforceTimeLimits(runId)) return this.abandonUpload(runId);
     const exportRow = this.deps.store.exportById(run.bulk_export_id)!;
-    if (TERMINAL_STATUSES.includes(exportRow.status)) return;
-    let finished: boolean;
+    if (TERMINAL_STATUSES.includes(exportRow.status)) return this.abandonUpload(runId);
+    let more: boolean;
     try {
       if (run.failing_attempts !== 0) {
         if (run.failing_attempts > 0) this.deps.store.updateRun(runId, { failing_attempts: run.failing_attempts - 1 });
         throw new Error(this.deps.faults.failureMessage(runId));
       }
-      finished = await this.writeNextFile(run, exportRow);
+      const inFlight = this.uploads.get(runId);
+      const next = this.encodeNextFile(run, exportRow, inFlight);
+      await this.recordUpload(runId);
+      if (next) this.uploads.set(runId, { ...next, done: next.upload() });
+      more = next !== null;
     } catch (error) {
+      await this.abandonUpload(runId);
       this.failAttempt(runId, error instanceof Error ? error.message : String(error));
       return;
     }
     const current = this.deps.store.runById(runId)!;
-    if (current.status !== 'Running') return;
+    if (current.status !== 'Running') return this.abandonUpload(runId);
     const now = this.deps.clock.now();
-    if (!finished) {
+    if (more) {
       this.scheduleStep(runId, now + current.step_delay);
       return;
     }
@@ -237,18 +259,20 @@ export class ExportRunner {
     this.scheduleAdvance(exportRow.id, now);
   }
 
-  /** Returns true when the run has no rows left to write. */
-  private async writeNextFile(run: ExportRunRow, exportRow: ExportRow): Promise<boolean> {
+  /** Reads and encodes the run's next file after what was written or is uploading; null when no rows are left. */
+  private encodeNextFile(run: ExportRunRow, exportRow: ExportRow, inFlight: PendingFile | undefined): PendingFile | null {
     const limits = this.deps.limits();
+    const written = JSON.parse(run.exported_files) as string[];
+    if (inFlight && inFlight.rows < limits.export_rows_per_file) return null;
     const rows = this.deps.tracing.runsPage({
       sessionId: exportRow.session_id,
       from: run.start_time,
       to: run.end_time,
-      after: decodeCursor(run.latest_cursor),
+      after: decodeCursor(inFlight?.cursor ?? run.latest_cursor),
       limit: limits.export_rows_per_file,
       filter: exportRow.filter ? compileFilter(exportRow.filter) : null,
     });
-    if (rows.length === 0) return true;
+    if (rows.length === 0) return null;
     const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
     if (!destination) throw new Error('The bulk export destination no longer exists');
     const config = parseConfig(destination);
@@ -259,8 +283,8 @@ export class ExportRunner {
       columns,
       rowGroupSize: limits.export_row_group_size,
     });
-    const files = JSON.parse(run.exported_files) as string[];
-    const key = `${runFolder(config.prefix, exportRow, run.start_time)}/${run.id}_${files.length}.parquet`;
+    const sequence = written.length + (inFlight ? 1 : 0);
+    const key = `${runFolder(config.prefix, exportRow, run.start_time)}/${run.id}_${sequence}.parquet`;
     const target: ObjstoreTarget = {
       endpoint: this.deps.resolveEndpoint(config.endpoint_url),
       region: config.region ?? 'us-east-1',
@@ -271,20 +295,41 @@ export class ExportRunner {
       },
     };
     const bucket = config.bucket_name!;
-    await uploadFile(target, bucket, key, body, limits.multipart_part_size_bytes);
-    const size = await objectSize(target, bucket, key);
-    if (size !== null && size !== body.byteLength) {
-      throw new Error(`Uploaded file ${key} has ${size} bytes, expected ${body.byteLength}`);
-    }
     const last = rows.at(-1)!;
-    files.push(config.include_bucket_in_prefix ? `${bucket}/${key}` : key);
-    this.deps.store.updateRun(run.id, {
-      rows_written: run.rows_written + rows.length,
-      exported_files: JSON.stringify(files),
-      latest_cursor: encodeCursor({ startTime: last.start_time, id: last.id }),
+    return {
+      file: config.include_bucket_in_prefix ? `${bucket}/${key}` : key,
+      rows: rows.length,
+      cursor: encodeCursor({ startTime: last.start_time, id: last.id }),
+      upload: async () => {
+        await uploadFile(target, bucket, key, body, limits.multipart_part_size_bytes);
+        const size = await objectSize(target, bucket, key);
+        if (size !== null && size !== body.byteLength) {
+          throw new Error(`Uploaded file ${key} has ${size} bytes, expected ${body.byteLength}`);
+        }
+      },
+    };
+  }
+
+  /** Waits for the run's in-flight upload and records it: rows, file, cursor. Throws its failure. */
+  private async recordUpload(runId: string): Promise<void> {
+    const pending = this.uploads.get(runId);
+    if (!pending) return;
+    this.uploads.delete(runId);
+    await pending.done;
+    const run = this.deps.store.runById(runId)!;
+    this.deps.store.updateRun(runId, {
+      rows_written: run.rows_written + pending.rows,
+      exported_files: JSON.stringify([...(JSON.parse(run.exported_files) as string[]), pending.file]),
+      latest_cursor: pending.cursor,
       updated_at: this.deps.clock.now(),
     });
-    return rows.length < limits.export_rows_per_file;
+  }
+
+  /** Lets an upload the run no longer needs settle, so its failure is neither recorded nor unhandled. */
+  private async abandonUpload(runId: string): Promise<void> {
+    const pending = this.uploads.get(runId);
+    this.uploads.delete(runId);
+    await pending?.done.catch(() => undefined);
   }
 
   /** Records an attempt's error under retry_N, then retries later or fails the run and its export. */

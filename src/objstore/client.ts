@@ -79,6 +79,8 @@ export function objstoreClient(target: ObjstoreTarget): S3Client {
       credentials: target.credentials,
       forcePathStyle: true,
       maxAttempts: 1,
+      // An endpoint that accepts connections but never answers fails as unreachable instead of hanging.
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
       // A plain body with a checksum header, not aws-chunked framing.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',

@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { Db, TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { RUNS_DDL, type RunRow } from './schema.ts';
@@ -38,6 +39,7 @@ export class TracingStore {
   private readonly sessionStatement;
   private readonly sessionsOfTenantStatement;
   private readonly statsStatement;
+  private readonly pageStatementCache = new Map<string | null, [Statement<unknown[], RunRow>, Statement<unknown[], RunRow>]>();
 
   constructor(private readonly db: Db) {
     this.sessionStatement = db.prepare<[string, string], TracingSession>('SELECT * FROM sessions WHERE id = ? AND tenant_id = ?');
@@ -64,8 +66,10 @@ export class TracingStore {
   }
 
   /**
-   * The next page of a session's runs in [from, to) after the cursor, with an optional
-   * compiled filter (SQL over the run columns with `?` parameters).
+   * The next page of a session's runs in [from, to) after the cursor, in (start_time, id)
+   * order, with an optional compiled filter (SQL over the run columns with `?` parameters).
+   * Seeded and runtime runs are each read in index order and merged here: a SQL ORDER BY
+   * over their UNION would copy every full row through a temporary B-tree.
    */
   runsPage(query: {
     sessionId: string;
@@ -75,21 +79,34 @@ export class TracingStore {
     limit: number;
     filter: { sql: string; params: (string | number)[] } | null;
   }): RunRow[] {
-    const clauses = ['session_id = ?', 'start_time >= ?', 'start_time < ?'];
-    const params: (string | number)[] = [query.sessionId, query.from, query.to];
-    if (query.after) {
-      clauses.push('(start_time > ? OR (start_time = ? AND id > ?))');
-      params.push(query.after.startTime, query.after.startTime, query.after.id);
-    }
-    if (query.filter) {
-      clauses.push(`(${query.filter.sql})`);
-      params.push(...query.filter.params);
-    }
-    const where = clauses.join(' AND ');
-    // Each source is read in index order and merged, so SQLite never sorts the window.
-    const sql = `SELECT * FROM (SELECT * FROM seed.runs WHERE ${where} ORDER BY start_time, id LIMIT ?)
-      UNION ALL SELECT * FROM (SELECT * FROM main.runs WHERE ${where} ORDER BY start_time, id LIMIT ?)
-      ORDER BY start_time, id LIMIT ?`;
-    return this.db.prepare(sql).all(...params, query.limit, ...params, query.limit, query.limit) as RunRow[];
+    const after = query.after ?? { startTime: query.from, id: '' };
+    const params = [query.sessionId, query.from, query.to, after.startTime, after.id, ...(query.filter?.params ?? []), query.limit];
+    const [seeded, runtime] = this.pageStatements(query.filter?.sql ?? null).map((statement) => statement.all(...params));
+    return runtime!.length === 0 ? seeded! : mergeByCursor(seeded!, runtime!, query.limit);
   }
+
+  private pageStatements(filterSql: string | null): [Statement<unknown[], RunRow>, Statement<unknown[], RunRow>] {
+    let statements = this.pageStatementCache.get(filterSql);
+    if (!statements) {
+      const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
+      const page = (schema: string) => this.db.prepare<unknown[], RunRow>(`SELECT * FROM ${schema}.runs WHERE ${where} ORDER BY start_time, id LIMIT ?`);
+      statements = [page('seed'), page('main')];
+      if (this.pageStatementCache.size > 100) this.pageStatementCache.clear();
+      this.pageStatementCache.set(filterSql, statements);
+    }
+    return statements;
+  }
+}
+
+function mergeByCursor(left: RunRow[], right: RunRow[], limit: number): RunRow[] {
+  const merged: RunRow[] = [];
+  let i = 0;
+  let j = 0;
+  while (merged.length < limit && (i < left.length || j < right.length)) {
+    const a = left[i];
+    const b = right[j];
+    const takeLeft = b === undefined || (a !== undefined && (a.start_time < b.start_time || (a.start_time === b.start_time && a.id < b.id)));
+    merged.push(takeLeft ? left[i++]! : right[j++]!);
+  }
+  return merged;
 }
