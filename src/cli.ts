@@ -22,6 +22,9 @@ function integer(name: string, text: string | undefined): number | undefined {
   return Number(text);
 }
 
+// The embedded objstore client's notice about future Node versions is not localplane's to print.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 async function main(argv: string[]) {
   const { values, positionals } = parseArgs({
     args: argv,
