@@ -44,7 +44,7 @@ async function main(argv: string[]) {
     process.exit(values.help ? 0 : 2);
   }
   const env = process.env;
-  const instance = await start({
+  const starting = start({
     host: values.host ?? env.LOCALPLANE_HOST,
     port: integer('--port', values.port ?? env.LOCALPLANE_PORT),
     objstorePort: integer('--objstore-port', values['objstore-port'] ?? env.LOCALPLANE_OBJSTORE_PORT),
@@ -52,18 +52,22 @@ async function main(argv: string[]) {
     fixturesDir: values.fixtures ?? env.LOCALPLANE_FIXTURES,
     seed: integer('--seed', values.seed ?? env.LOCALPLANE_SEED),
   });
-  process.stdout.write(`localplane ready api=${instance.apiUrl} objstore=${instance.objstoreUrl}\n`);
+  // Installed before anything is printed, so a signal right after the ready line still cleans up.
   const shutdown = () => {
-    instance.stop().then(
-      () => process.exit(0),
-      (error) => {
-        process.stderr.write(`localplane: stop failed: ${String(error)}\n`);
-        process.exit(1);
-      },
-    );
+    starting
+      .then((instance) => instance.stop())
+      .then(
+        () => process.exit(0),
+        (error) => {
+          process.stderr.write(`localplane: stop failed: ${String(error)}\n`);
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
+  const instance = await starting;
+  process.stdout.write(`localplane ready api=${instance.apiUrl} objstore=${instance.objstoreUrl}\n`);
 }
 
 main(process.argv.slice(2)).catch((error) => {
