@@ -11,6 +11,8 @@ import { bulkExportRoutes } from './bulk-exports/routes.ts';
 import { ExportRunner } from './bulk-exports/runner.ts';
 import { BulkExportStore, bulkExportTables } from './bulk-exports/store.ts';
 import { limitsSchema, type Limits } from './config.ts';
+import { codehostRoutes, deploymentRoutes, oauthProviderRoutes } from './deployments/routes.ts';
+import { DeploymentStore, deploymentTables } from './deployments/store.ts';
 import { loadFixtures } from './fixtures/files.ts';
 import { ensureTemplate } from './fixtures/template.ts';
 import { closeObjstoreClients } from './objstore/client.ts';
@@ -55,7 +57,7 @@ export interface Localplane {
   stop(): Promise<void>;
 }
 
-const TABLES: readonly TableSet[] = [workspaceTables, tracingTables, objstoreTables, bulkExportTables];
+const TABLES: readonly TableSet[] = [workspaceTables, tracingTables, objstoreTables, bulkExportTables, deploymentTables];
 
 /** Builds (once) the cached fixture template that instances with these options start from. */
 export function prepareFixtures(options: Pick<StartOptions, 'fixturesDir' | 'seed' | 'cacheDir'> = {}): string {
@@ -109,6 +111,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const faults = new BulkExportFaults();
   const resolveEndpoint = createEndpointResolver(() => objstore.url);
   const store = new BulkExportStore(db);
+  const deployments = new DeploymentStore(db);
   const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, resolveEndpoint });
 
   const reset = async () => {
@@ -131,6 +134,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       fixtures,
       workspaces,
       tracing,
+      deployments,
       objstore,
       objstoreKeys: keyStore,
       clock: clockControl,
@@ -142,6 +146,9 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     }),
   );
   app.route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint }));
+  app.route('/v2/deployments', deploymentRoutes({ store: deployments, workspaces }));
+  app.route('/v2/auth/providers', oauthProviderRoutes({ store: deployments, workspaces }));
+  app.route('/v1/integrations/forge/codehost', codehostRoutes({ store: deployments, workspaces }));
 
   let server: ServerType;
   try {

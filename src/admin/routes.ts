@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Limits } from '../config.ts';
 import { limitsPatch } from '../config.ts';
 import { exportRunFaultRequest, validationFaultRequest, type BulkExportFaults } from '../bulk-exports/faults.ts';
+import type { DeploymentStore } from '../deployments/store.ts';
 import type { Fixtures } from '../fixtures/files.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
 import { OBJSTORE_PERMISSIONS, type Objstore } from '../objstore/types.ts';
@@ -18,6 +19,7 @@ export interface AdminDeps {
   fixtures: Fixtures;
   workspaces: WorkspaceStore;
   tracing: TracingStore;
+  deployments: DeploymentStore;
   objstore: Objstore;
   objstoreKeys: ObjstoreKeyStore;
   clock: ClockControl;
@@ -64,6 +66,13 @@ export function adminRoutes(deps: AdminDeps) {
             last_run_start_time: formatNullableTimestamp(stats.last_run_start_time),
           };
         }),
+        self_hosted: deps.deployments.isSelfHosted(workspace.id),
+        integrations: deps.deployments.integrations(workspace.id).map((integration) => ({
+          id: integration.id,
+          repos: deps.deployments.repos(integration.id).map(({ id, url, default_branch }) => ({ id, url, default_branch })),
+        })),
+        listeners: deps.deployments.listeners(workspace.id).map((listener) => listener.id),
+        deployments: deps.deployments.deploymentsOf(workspace.id).map(({ id, name, source }) => ({ id, name, source })),
       })),
       unknown_api_key: deps.fixtures.workspaces.unknown_api_key,
       objstore: {

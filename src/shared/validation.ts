@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { ValidationFailed, toValidationDetails, type RequestPart } from './errors.ts';
+import { customIssue, ValidationFailed, toValidationDetails, type RequestPart } from './errors.ts';
 
 function parse<S extends z.ZodType>(schema: S, part: RequestPart, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
@@ -31,8 +31,17 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   return parse(schema, 'body', input);
 }
 
-export function queryParams<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
-  return parse(schema, 'query', c.req.query());
+/**
+ * Query parameters. Those named in `lists` arrive as arrays: each may be comma-separated,
+ * sent several times, or both (`?ids=a,b&ids=c` is `["a", "b", "c"]`).
+ */
+export function queryParams<S extends z.ZodType>(c: Context, schema: S, lists: readonly string[] = []): z.output<S> {
+  const input: Record<string, string | string[]> = c.req.query();
+  for (const name of lists) {
+    const values = c.req.queries(name);
+    if (values) input[name] = values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '');
+  }
+  return parse(schema, 'query', input);
 }
 
 export function pathParams<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
@@ -41,3 +50,15 @@ export function pathParams<S extends z.ZodType>(c: Context, schema: S): z.output
 
 /** A path or query uuid, 422 `uuid_parsing` when malformed. */
 export const uuidString = z.guid();
+
+const TRUE_WORDS = ['1', 'on', 't', 'true', 'y', 'yes'];
+const FALSE_WORDS = ['0', 'off', 'f', 'false', 'n', 'no'];
+
+/** A boolean query parameter, read the way pydantic reads one (`true`/`false`, `1`/`0`, `yes`/`no` ...). */
+export const queryBoolean = z.string().transform((text, ctx) => {
+  const word = text.trim().toLowerCase();
+  if (TRUE_WORDS.includes(word)) return true;
+  if (FALSE_WORDS.includes(word)) return false;
+  ctx.addIssue(customIssue('bool_parsing', 'Input should be a valid boolean, unable to interpret input'));
+  return z.NEVER;
+});

@@ -7,6 +7,10 @@ export interface FixtureWorkspace {
   tier: string;
   api_key: string;
   sessions: { id: string; name: string; run_count: number; first_run_start_time: string; last_run_start_time: string }[];
+  self_hosted: boolean;
+  integrations: { id: string; repos: { id: number; url: string; default_branch: string }[] }[];
+  listeners: string[];
+  deployments: { id: string; name: string; source: string }[];
 }
 
 export interface FixtureKey {

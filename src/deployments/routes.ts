@@ -1,0 +1,108 @@
+import { Hono } from 'hono';
+import { requireWorkspace, type AuthVariables } from '../shared/auth.ts';
+import { notFound } from '../shared/errors.ts';
+import { pathParams, queryParams } from '../shared/validation.ts';
+import type { WorkspaceStore } from '../workspaces/store.ts';
+import {
+  codehostIntegrationResponse,
+  codehostRepositoryResponse,
+  deploymentResponse,
+  oauthProviderResponse,
+  revisionResponse,
+} from './responses.ts';
+import {
+  deploymentIdParams,
+  deploymentsQuery,
+  integrationIdParams,
+  DEPLOYMENTS_QUERY_LISTS,
+  revisionIdParams,
+  revisionsQuery,
+  REVISIONS_QUERY_LISTS,
+  type DeploymentsList,
+  type RevisionsList,
+} from './schemas.ts';
+import type { DeploymentStore } from './store.ts';
+
+export interface DeploymentRouteDeps {
+  store: DeploymentStore;
+  workspaces: WorkspaceStore;
+}
+
+function workspaceApp(deps: DeploymentRouteDeps) {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  app.use('*', requireWorkspace(deps.workspaces));
+  return app;
+}
+
+/** /v2/deployments: deployments and their revisions. */
+export function deploymentRoutes(deps: DeploymentRouteDeps) {
+  const { store } = deps;
+  const app = workspaceApp(deps);
+
+  const findDeployment = (tenantId: string, id: string) => {
+    const deployment = store.deployment(tenantId, id);
+    if (!deployment) throw notFound(`Deployment ID ${id} not found.`);
+    return deployment;
+  };
+
+  app.get('/', (c) => {
+    const query = queryParams(c, deploymentsQuery, DEPLOYMENTS_QUERY_LISTS);
+    const resources = store.deployments(c.get('workspace').id, query).map(deploymentResponse);
+    return c.json({ resources, offset: query.offset + resources.length } satisfies DeploymentsList);
+  });
+
+  app.get('/:deployment_id', (c) => {
+    const { deployment_id } = pathParams(c, deploymentIdParams);
+    return c.json(deploymentResponse(findDeployment(c.get('workspace').id, deployment_id)));
+  });
+
+  app.get('/:deployment_id/revisions', (c) => {
+    const { deployment_id } = pathParams(c, deploymentIdParams);
+    const query = queryParams(c, revisionsQuery, REVISIONS_QUERY_LISTS);
+    const deployment = findDeployment(c.get('workspace').id, deployment_id);
+    const resources = store.revisions(deployment.id, query).map(revisionResponse);
+    return c.json({ resources, offset: query.offset + resources.length } satisfies RevisionsList);
+  });
+
+  app.get('/:deployment_id/revisions/:revision_id', (c) => {
+    const { deployment_id, revision_id } = pathParams(c, revisionIdParams);
+    const deployment = findDeployment(c.get('workspace').id, deployment_id);
+    const revision = store.revision(deployment.id, revision_id);
+    if (!revision) throw notFound(`Revision ID ${revision_id} not found.`);
+    return c.json(revisionResponse(revision));
+  });
+
+  return app;
+}
+
+/** /v2/auth/providers: the workspace's OAuth providers (E5). */
+export function oauthProviderRoutes(deps: DeploymentRouteDeps) {
+  const app = workspaceApp(deps);
+
+  app.get('/', (c) => c.json(deps.store.providers(c.get('workspace').id).map(oauthProviderResponse)));
+
+  app.get('/:provider_id', (c) => {
+    const providerId = c.req.param('provider_id');
+    const provider = deps.store.provider(c.get('workspace').id, providerId);
+    if (!provider) throw notFound(`OAuth provider ${providerId} not found.`);
+    return c.json(oauthProviderResponse(provider));
+  });
+
+  return app;
+}
+
+/** /v1/integrations/forge/codehost: the workspace's codehost integrations and their repositories (E6). */
+export function codehostRoutes(deps: DeploymentRouteDeps) {
+  const app = workspaceApp(deps);
+
+  app.get('/install', (c) => c.json(deps.store.integrations(c.get('workspace').id).map(codehostIntegrationResponse)));
+
+  app.get('/:integration_id/repos', (c) => {
+    const { integration_id } = pathParams(c, integrationIdParams);
+    const integration = deps.store.integration(c.get('workspace').id, integration_id);
+    if (!integration) throw notFound(`Codehost integration ID ${integration_id} not found.`);
+    return c.json(deps.store.repos(integration.id).map(codehostRepositoryResponse));
+  });
+
+  return app;
+}

@@ -1,0 +1,209 @@
+import { z } from 'zod';
+import { queryBoolean } from '../shared/validation.ts';
+
+export const DEPLOYMENT_SOURCES = ['codehost', 'external_container', 'internal_container', 'internal_source', 'internal_template'] as const;
+export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod'] as const;
+export const DEPLOYMENT_STATUSES = ['AWAITING_DATABASE', 'READY', 'UNUSED', 'AWAITING_DELETE', 'UNKNOWN'] as const;
+export const REVISION_STATUSES = [
+  'CREATING',
+  'QUEUED',
+  'AWAITING_BUILD',
+  'BUILDING',
+  'AWAITING_DEPLOY',
+  'DEPLOYING',
+  'CREATE_FAILED',
+  'BUILD_FAILED',
+  'DEPLOY_FAILED',
+  'DEPLOYED',
+  'SKIPPED',
+  'INTERRUPTED',
+  'UNKNOWN',
+] as const;
+export type DeploymentSource = (typeof DEPLOYMENT_SOURCES)[number];
+export type DeploymentType = (typeof DEPLOYMENT_TYPES)[number];
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+export type RevisionStatus = (typeof REVISION_STATUSES)[number];
+
+/** What an OAuth provider record says when it was stored without these fields. */
+export const DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD = 'client_secret_post';
+/** Secret values are stored but never returned: every response shows this instead. */
+export const MASKED_SECRET_VALUE = '********';
+
+/** A nullable field that reads as null when absent, as the service's responses show every field. */
+const optionalNull = <S extends z.ZodType>(schema: S) => schema.nullable().default(null);
+
+const namedObject = z.looseObject({ name: z.string() });
+
+export const resourceSpec = z.object({
+  min_scale: optionalNull(z.int()),
+  max_scale: optionalNull(z.int()),
+  cpu: optionalNull(z.number()),
+  cpu_limit: optionalNull(z.number()),
+  memory_mb: optionalNull(z.int()),
+  memory_limit_mb: optionalNull(z.int()),
+  queue_min_scale: optionalNull(z.int()),
+  queue_max_scale: optionalNull(z.int()),
+  queue_cpu: optionalNull(z.number()),
+  queue_cpu_limit: optionalNull(z.number()),
+  queue_memory_mb: optionalNull(z.int()),
+  queue_memory_limit_mb: optionalNull(z.int()),
+  orchestrator_cpu: optionalNull(z.number()),
+  orchestrator_cpu_limit: optionalNull(z.number()),
+  orchestrator_memory_mb: optionalNull(z.int()),
+  orchestrator_memory_limit_mb: optionalNull(z.int()),
+  orchestrator_min_scale: optionalNull(z.int()),
+  orchestrator_max_scale: optionalNull(z.int()),
+  executor_cpu: optionalNull(z.number()),
+  executor_cpu_limit: optionalNull(z.number()),
+  executor_memory_mb: optionalNull(z.int()),
+  executor_memory_limit_mb: optionalNull(z.int()),
+  cache_cpu: optionalNull(z.number()),
+  cache_cpu_limit: optionalNull(z.number()),
+  cache_memory_mb: optionalNull(z.int()),
+  cache_memory_limit_mb: optionalNull(z.int()),
+  labels: optionalNull(z.record(z.string(), z.string())),
+  annotations: optionalNull(z.record(z.string(), z.string())),
+  service_account_name: optionalNull(z.string()),
+  image_pull_secrets: optionalNull(z.array(namedObject)),
+  volumes: optionalNull(z.array(namedObject)),
+  volume_mounts: optionalNull(z.array(namedObject)),
+  init_containers: optionalNull(z.array(namedObject)),
+  sidecars: optionalNull(z.array(namedObject)),
+  db_cpu: optionalNull(z.number()),
+  db_cpu_limit: optionalNull(z.number()),
+  db_memory_mb: optionalNull(z.int()),
+  db_memory_limit_mb: optionalNull(z.int()),
+  db_storage_gi: optionalNull(z.int()),
+  db_max_connections: optionalNull(z.int()),
+});
+export type ResourceSpec = z.input<typeof resourceSpec>;
+
+export const sourceConfig = z.object({
+  integration_id: optionalNull(z.guid()),
+  repo_url: optionalNull(z.string()),
+  deployment_type: optionalNull(z.enum(DEPLOYMENT_TYPES)),
+  build_on_push: optionalNull(z.boolean()),
+  custom_url: optionalNull(z.string()),
+  resource_spec: optionalNull(resourceSpec),
+  listener_id: optionalNull(z.guid()),
+  listener_config: optionalNull(z.object({ k8s_namespace: optionalNull(z.string()) })),
+  install_command: optionalNull(z.string()),
+  build_command: optionalNull(z.string()),
+});
+/** Stored without deployment_type, which is a column of its own. */
+export type StoredSourceConfig = Omit<z.input<typeof sourceConfig>, 'deployment_type'>;
+
+export const sourceRevisionConfig = z.object({
+  repo_ref: optionalNull(z.string()),
+  graph_config_path: optionalNull(z.string()),
+  image_uri: optionalNull(z.string()),
+  source_tarball_path: optionalNull(z.string()),
+  repo_commit_sha: optionalNull(z.string()),
+});
+export type SourceRevisionConfig = z.input<typeof sourceRevisionConfig>;
+
+export const secret = z.object({ name: z.string(), value: z.string() });
+export type Secret = z.infer<typeof secret>;
+export const secretReference = z.object({ name: z.string(), secret_name: z.string(), secret_key: z.string() });
+export type SecretReference = z.infer<typeof secretReference>;
+
+// Queries and paths.
+const pageQuery = {
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+};
+
+export const deploymentsQuery = z.object({
+  ...pageQuery,
+  name_contains: z.string().optional(),
+  status: z.string().optional(),
+  remote_reconciled: queryBoolean.optional(),
+  tag_value_ids: z.array(z.guid()).optional(),
+  image_version: z.string().optional(),
+  deployment_type: z.enum(DEPLOYMENT_TYPES).optional(),
+  deployment_ids: z.array(z.guid()).optional(),
+});
+export type DeploymentsQuery = z.output<typeof deploymentsQuery>;
+/** List parameters of deploymentsQuery (see queryParams). */
+export const DEPLOYMENTS_QUERY_LISTS = ['tag_value_ids', 'deployment_ids'];
+
+export const revisionsQuery = z.object({
+  ...pageQuery,
+  status: z.array(z.enum(REVISION_STATUSES)).optional(),
+});
+/** List parameters of revisionsQuery (see queryParams). */
+export const REVISIONS_QUERY_LISTS = ['status'];
+export type RevisionsQuery = z.output<typeof revisionsQuery>;
+
+export const deploymentIdParams = z.object({ deployment_id: z.guid() });
+export const revisionIdParams = z.object({ deployment_id: z.guid(), revision_id: z.guid() });
+export const integrationIdParams = z.object({ integration_id: z.guid() });
+
+// Response shapes, as reference-openapi.json declares them.
+const timestamp = z.string();
+
+export const deploymentResponse = z.object({
+  name: z.string(),
+  source: z.enum(DEPLOYMENT_SOURCES),
+  source_config: sourceConfig,
+  source_revision_config: sourceRevisionConfig,
+  secrets: z.array(secret),
+  secret_references: z.array(secretReference).nullable(),
+  id: z.guid(),
+  tenant_id: z.guid(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  status: z.enum(DEPLOYMENT_STATUSES),
+  latest_revision_id: z.guid().nullable(),
+  active_revision_id: z.guid().nullable(),
+  image_version: z.string().nullable(),
+});
+export type DeploymentResponse = z.infer<typeof deploymentResponse>;
+
+export const revisionResponse = z.object({
+  id: z.guid(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  status: z.enum(REVISION_STATUSES),
+  source: z.enum(DEPLOYMENT_SOURCES),
+  source_revision_config: sourceRevisionConfig,
+});
+export type RevisionResponse = z.infer<typeof revisionResponse>;
+
+const listPage = <S extends z.ZodType>(resource: S) => z.object({ resources: z.array(resource), offset: z.int() });
+export const deploymentsList = listPage(deploymentResponse);
+export type DeploymentsList = z.infer<typeof deploymentsList>;
+export const revisionsList = listPage(revisionResponse);
+export type RevisionsList = z.infer<typeof revisionsList>;
+
+export const oauthProviderResponse = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  provider_id: z.string(),
+  name: z.string(),
+  client_id: z.string(),
+  auth_url: z.string(),
+  token_url: z.string(),
+  uses_pkce: z.boolean(),
+  code_challenge_method: z.string().nullable(),
+  provider_type: z.string().nullable(),
+  mcp_server_url: z.string().nullable(),
+  token_endpoint_auth_method: z.string(),
+  is_dynamic_client: z.boolean(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type OAuthProviderResponse = z.infer<typeof oauthProviderResponse>;
+
+export const codehostIntegration = z.object({ id: z.guid(), installation_id: z.int(), name: z.string() });
+export type CodehostIntegration = z.infer<typeof codehostIntegration>;
+
+export const codehostRepository = z.object({
+  host_integration_id: z.guid(),
+  id: z.int(),
+  name: z.string(),
+  owner: z.string(),
+  url: z.string(),
+  default_branch: z.string(),
+});
+export type CodehostRepository = z.infer<typeof codehostRepository>;

@@ -1,0 +1,305 @@
+import type { Db, TableSet } from '../shared/db.ts';
+import type { Micros } from '../shared/time.ts';
+import type { DeploymentSource, DeploymentsQuery, DeploymentStatus, DeploymentType, RevisionsQuery, RevisionStatus } from './schemas.ts';
+
+export const deploymentTables: TableSet = {
+  ddl: `
+CREATE TABLE IF NOT EXISTS deployment_tenants (
+  tenant_id TEXT PRIMARY KEY,
+  self_hosted INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_providers (
+  id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  organization_id TEXT NOT NULL,
+  provider_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  client_id TEXT NOT NULL,
+  auth_url TEXT NOT NULL,
+  token_url TEXT NOT NULL,
+  uses_pkce INTEGER NOT NULL,
+  code_challenge_method TEXT,
+  provider_type TEXT,
+  mcp_server_url TEXT,
+  token_endpoint_auth_method TEXT,
+  is_dynamic_client INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (tenant_id, provider_id)
+);
+CREATE TABLE IF NOT EXISTS codehost_integrations (
+  id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  installation_id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  position INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS codehost_repos (
+  integration_id TEXT NOT NULL,
+  id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  url TEXT NOT NULL,
+  default_branch TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  PRIMARY KEY (integration_id, id)
+);
+CREATE TABLE IF NOT EXISTS listeners (
+  id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  compute_type TEXT NOT NULL,
+  compute_id TEXT NOT NULL,
+  compute_config TEXT NOT NULL,
+  version TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS deployments (
+  id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  source TEXT NOT NULL,
+  deployment_type TEXT,
+  status TEXT NOT NULL,
+  source_config TEXT NOT NULL,
+  secrets TEXT NOT NULL,
+  secret_references TEXT,
+  image_version TEXT,
+  tag_value_ids TEXT NOT NULL,
+  remote_reconciled INTEGER NOT NULL,
+  latest_revision_id TEXT,
+  active_revision_id TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS deployments_by_tenant ON deployments (tenant_id, created_at);
+CREATE TABLE IF NOT EXISTS deployment_revisions (
+  id TEXT PRIMARY KEY,
+  deployment_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  source TEXT NOT NULL,
+  source_revision_config TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS deployment_revisions_by_deployment ON deployment_revisions (deployment_id, created_at);`,
+  seeded: ['deployment_tenants', 'oauth_providers', 'codehost_integrations', 'codehost_repos', 'listeners', 'deployments', 'deployment_revisions'],
+  runtime: [],
+};
+
+/** SQLite has no boolean: 0 or 1. */
+type Flag = 0 | 1;
+
+export interface DeploymentTenantRow {
+  tenant_id: string;
+  self_hosted: Flag;
+}
+
+export interface OAuthProviderRow {
+  id: string;
+  tenant_id: string;
+  organization_id: string;
+  provider_id: string;
+  name: string;
+  client_id: string;
+  auth_url: string;
+  token_url: string;
+  uses_pkce: Flag;
+  code_challenge_method: string | null;
+  provider_type: string | null;
+  mcp_server_url: string | null;
+  /** null: the default applies. */
+  token_endpoint_auth_method: string | null;
+  /** null: the default (false) applies. */
+  is_dynamic_client: Flag | null;
+  created_at: Micros;
+  updated_at: Micros;
+}
+
+export interface CodehostIntegrationRow {
+  id: string;
+  tenant_id: string;
+  installation_id: number;
+  name: string;
+  /** Listing order. */
+  position: number;
+}
+
+export interface CodehostRepoRow {
+  integration_id: string;
+  id: number;
+  name: string;
+  owner: string;
+  url: string;
+  default_branch: string;
+  /** Listing order within the integration. */
+  position: number;
+}
+
+export interface ListenerRow {
+  id: string;
+  tenant_id: string;
+  compute_type: 'k8s';
+  compute_id: string;
+  /** JSON of {k8s_namespaces}. */
+  compute_config: string;
+  version: string | null;
+  created_at: Micros;
+  updated_at: Micros;
+}
+
+export interface DeploymentRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  source: DeploymentSource;
+  deployment_type: DeploymentType | null;
+  status: DeploymentStatus;
+  /** JSON of StoredSourceConfig. */
+  source_config: string;
+  /** JSON array of {name, value}; values are never returned. */
+  secrets: string;
+  /** JSON array of SecretReference, or null. */
+  secret_references: string | null;
+  image_version: string | null;
+  /** JSON array of tag value ids. */
+  tag_value_ids: string;
+  remote_reconciled: Flag;
+  latest_revision_id: string | null;
+  active_revision_id: string | null;
+  created_at: Micros;
+  updated_at: Micros;
+}
+
+/** A deployment with its latest revision's source_revision_config (JSON), as responses show it. */
+export interface DeploymentView extends DeploymentRow {
+  latest_source_revision_config: string | null;
+}
+
+export interface RevisionRow {
+  id: string;
+  deployment_id: string;
+  status: RevisionStatus;
+  source: DeploymentSource;
+  /** JSON of SourceRevisionConfig, repo_commit_sha included. */
+  source_revision_config: string;
+  created_at: Micros;
+  updated_at: Micros;
+}
+
+const insertSql = (table: string, columns: readonly string[]) =>
+  `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((column) => `@${column}`).join(', ')})`;
+
+const insertRow = (db: Db, table: string, row: object) => db.prepare(insertSql(table, Object.keys(row))).run(row);
+
+const DEPLOYMENT_VIEW = `SELECT d.*, r.source_revision_config AS latest_source_revision_config
+  FROM deployments d LEFT JOIN deployment_revisions r ON r.id = d.latest_revision_id`;
+const DEPLOYMENT_ORDER = 'ORDER BY d.created_at DESC, d.id DESC';
+const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(', ');
+
+export class DeploymentStore {
+  private readonly statements;
+
+  constructor(private readonly db: Db) {
+    const prepare = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
+    this.statements = {
+      tenant: prepare<[string], DeploymentTenantRow>('SELECT * FROM deployment_tenants WHERE tenant_id = ?'),
+      providers: prepare<[string], OAuthProviderRow>('SELECT * FROM oauth_providers WHERE tenant_id = ? ORDER BY created_at, id'),
+      provider: prepare<[string, string], OAuthProviderRow>('SELECT * FROM oauth_providers WHERE tenant_id = ? AND provider_id = ?'),
+      integrations: prepare<[string], CodehostIntegrationRow>('SELECT * FROM codehost_integrations WHERE tenant_id = ? ORDER BY position'),
+      integration: prepare<[string, string], CodehostIntegrationRow>('SELECT * FROM codehost_integrations WHERE tenant_id = ? AND id = ?'),
+      repos: prepare<[string], CodehostRepoRow>('SELECT * FROM codehost_repos WHERE integration_id = ? ORDER BY position'),
+      listeners: prepare<[string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? ORDER BY created_at, id'),
+      deployment: prepare<[string, string], DeploymentView>(`${DEPLOYMENT_VIEW} WHERE d.tenant_id = ? AND d.id = ?`),
+      deploymentsOf: prepare<[string], DeploymentRow>(`SELECT * FROM deployments d WHERE d.tenant_id = ? ${DEPLOYMENT_ORDER}`),
+      revision: prepare<[string, string], RevisionRow>('SELECT * FROM deployment_revisions WHERE deployment_id = ? AND id = ?'),
+    };
+  }
+
+  static insertTenant(db: Db, row: DeploymentTenantRow) {
+    insertRow(db, 'deployment_tenants', row);
+  }
+  static insertProvider(db: Db, row: OAuthProviderRow) {
+    insertRow(db, 'oauth_providers', row);
+  }
+  static insertIntegration(db: Db, row: CodehostIntegrationRow) {
+    insertRow(db, 'codehost_integrations', row);
+  }
+  static insertRepo(db: Db, row: CodehostRepoRow) {
+    insertRow(db, 'codehost_repos', row);
+  }
+  static insertListener(db: Db, row: ListenerRow) {
+    insertRow(db, 'listeners', row);
+  }
+  static insertDeployment(db: Db, row: DeploymentRow) {
+    insertRow(db, 'deployments', row);
+  }
+  static insertRevision(db: Db, row: RevisionRow) {
+    insertRow(db, 'deployment_revisions', row);
+  }
+
+  /** Whether deployments of the workspace run on its own infrastructure (the only home of `external_container`). */
+  isSelfHosted(tenantId: string): boolean {
+    return this.statements.tenant.get(tenantId)?.self_hosted === 1;
+  }
+
+  providers(tenantId: string) {
+    return this.statements.providers.all(tenantId);
+  }
+  provider(tenantId: string, providerId: string) {
+    return this.statements.provider.get(tenantId, providerId);
+  }
+
+  integrations(tenantId: string) {
+    return this.statements.integrations.all(tenantId);
+  }
+  integration(tenantId: string, id: string) {
+    return this.statements.integration.get(tenantId, id);
+  }
+  repos(integrationId: string) {
+    return this.statements.repos.all(integrationId);
+  }
+  listeners(tenantId: string) {
+    return this.statements.listeners.all(tenantId);
+  }
+
+  deployment(tenantId: string, id: string) {
+    return this.statements.deployment.get(tenantId, id);
+  }
+  /** Every deployment of the workspace, in listing order. */
+  deploymentsOf(tenantId: string) {
+    return this.statements.deploymentsOf.all(tenantId);
+  }
+
+  /** One page of the workspace's deployments matching the E8 filters, newest first. */
+  deployments(tenantId: string, query: DeploymentsQuery): DeploymentView[] {
+    const conditions = ['d.tenant_id = ?'];
+    const params: (string | number)[] = [tenantId];
+    const where = (condition: string, ...values: (string | number)[]) => {
+      conditions.push(condition);
+      params.push(...values);
+    };
+    if (query.name_contains !== undefined) where('instr(lower(d.name), lower(?)) > 0', query.name_contains);
+    if (query.status !== undefined) where('d.status = ?', query.status);
+    if (query.remote_reconciled !== undefined) where('d.remote_reconciled = ?', query.remote_reconciled ? 1 : 0);
+    if (query.tag_value_ids?.length) {
+      where(`EXISTS (SELECT 1 FROM json_each(d.tag_value_ids) WHERE value IN (${placeholders(query.tag_value_ids)}))`, ...query.tag_value_ids);
+    }
+    if (query.image_version !== undefined) where('d.image_version = ?', query.image_version);
+    if (query.deployment_type !== undefined) where('d.deployment_type = ?', query.deployment_type);
+    if (query.deployment_ids?.length) where(`d.id IN (${placeholders(query.deployment_ids)})`, ...query.deployment_ids);
+    const sql = `${DEPLOYMENT_VIEW} WHERE ${conditions.join(' AND ')} ${DEPLOYMENT_ORDER} LIMIT ? OFFSET ?`;
+    return this.db.prepare<unknown[], DeploymentView>(sql).all(...params, query.limit, query.offset);
+  }
+
+  revision(deploymentId: string, id: string) {
+    return this.statements.revision.get(deploymentId, id);
+  }
+  /** One page of a deployment's revisions, newest first, optionally of some statuses only. */
+  revisions(deploymentId: string, query: RevisionsQuery): RevisionRow[] {
+    const statuses = query.status?.length ? query.status : null;
+    const sql = `SELECT * FROM deployment_revisions WHERE deployment_id = ?${statuses ? ` AND status IN (${placeholders(statuses)})` : ''}
+      ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`;
+    return this.db.prepare<unknown[], RevisionRow>(sql).all(deploymentId, ...(statuses ?? []), query.limit, query.offset);
+  }
+}
