@@ -32,6 +32,7 @@ const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 function benchFixtures(): string {
   const dir = mkdtempSync(join(tmpdir(), 'localplane-bench-fixtures-'));
   copyFileSync(join(DEFAULT_FIXTURES_DIR, 'objstore.json'), join(dir, 'objstore.json'));
+  writeFileSync(join(dir, 'deployments.json'), JSON.stringify({ workspaces: [] }));
   writeFileSync(
     join(dir, 'workspaces.json'),
     JSON.stringify({
