@@ -2,8 +2,8 @@
  * npm run bench:export [-- --runs 1000000 --compression snappy]
  *
  * Exports a generated project of N runs (default 1,000,000, over 4 days) to Parquet in the
- * embedded objstore, and prints runs/s, MB/s and peak RSS of the localplane process, then
- * DuckDB's own Parquet write speed over the same rows as the yardstick.
+ * embedded objstore, and prints runs/s, peak RSS and the API's latency during the export,
+ * then DuckDB's own Parquet write speed over the same rows as the yardstick.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -113,9 +113,12 @@ async function main() {
       compression,
     });
     let status = created.status;
+    const pollLatencies: number[] = [];
     while (!['Completed', 'Failed', 'Cancelled', 'TimedOut'].includes(status)) {
       await new Promise((resolve) => setTimeout(resolve, 100));
+      const asked = performance.now();
       status = (await api(instance.apiUrl, 'GET', `/api/v1/bulk-exports/${created.id}`)).status;
+      pollLatencies.push(performance.now() - asked);
     }
     const seconds = (performance.now() - began) / 1000;
     clearInterval(sampler);
@@ -125,6 +128,9 @@ async function main() {
     const files: string[] = runs.flatMap((run: any) => run.metadata.result.exported_files);
     console.log(`localplane: ${rows.toLocaleString('en')} runs in ${files.length} ${compression} files, ${seconds.toFixed(1)} s = ${Math.round(rows / seconds).toLocaleString('en')} runs/s`);
     console.log(`localplane: RSS ${mb(rssBefore)} MB before the export, peak ${mb(peakRss)} MB during it`);
+    pollLatencies.sort((a, b) => a - b);
+    const percentile = (p: number) => pollLatencies[Math.min(pollLatencies.length - 1, Math.floor(p * pollLatencies.length))]!.toFixed(1);
+    console.log(`localplane: GET /api/v1/bulk-exports/{id} during the export: median ${percentile(0.5)} ms, p99 ${percentile(0.99)} ms (${pollLatencies.length} polls)`);
 
     const s3 = new S3Client({
       endpoint: instance.objstoreUrl,
