@@ -146,7 +146,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     }),
   );
   app.route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint }));
-  app.route('/v2/deployments', deploymentRoutes({ store: deployments, workspaces }));
+  app.route('/v2/deployments', deploymentRoutes({ store: deployments, workspaces, tracing, clock, ids }));
   app.route('/v2/auth/providers', oauthProviderRoutes({ store: deployments, workspaces }));
   app.route('/v1/integrations/forge/codehost', codehostRoutes({ store: deployments, workspaces }));
 

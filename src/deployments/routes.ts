@@ -1,7 +1,10 @@
 import { Hono } from 'hono';
 import { requireWorkspace, type AuthVariables } from '../shared/auth.ts';
-import { notFound } from '../shared/errors.ts';
-import { pathParams, queryParams } from '../shared/validation.ts';
+import type { Clock } from '../shared/clock.ts';
+import { conflict, notFound } from '../shared/errors.ts';
+import type { IdGenerator } from '../shared/ids.ts';
+import { jsonBody, pathParams, queryParams } from '../shared/validation.ts';
+import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
 import {
   codehostIntegrationResponse,
@@ -10,7 +13,9 @@ import {
   oauthProviderResponse,
   revisionResponse,
 } from './responses.ts';
+import { newDeployment } from './creation.ts';
 import {
+  deploymentCreate,
   deploymentIdParams,
   deploymentsQuery,
   integrationIdParams,
@@ -21,11 +26,18 @@ import {
   type DeploymentsList,
   type RevisionsList,
 } from './schemas.ts';
+import { checkCreateSource } from './source-rules.ts';
 import type { DeploymentStore } from './store.ts';
 
 export interface DeploymentRouteDeps {
   store: DeploymentStore;
   workspaces: WorkspaceStore;
+}
+
+export interface DeploymentWriteDeps extends DeploymentRouteDeps {
+  tracing: TracingStore;
+  clock: Clock;
+  ids: IdGenerator;
 }
 
 function workspaceApp(deps: DeploymentRouteDeps) {
@@ -35,7 +47,7 @@ function workspaceApp(deps: DeploymentRouteDeps) {
 }
 
 /** /v2/deployments: deployments and their revisions. */
-export function deploymentRoutes(deps: DeploymentRouteDeps) {
+export function deploymentRoutes(deps: DeploymentWriteDeps) {
   const { store } = deps;
   const app = workspaceApp(deps);
 
@@ -49,6 +61,18 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
     const query = queryParams(c, deploymentsQuery, DEPLOYMENTS_QUERY_LISTS);
     const resources = store.deployments(c.get('workspace').id, query).map(deploymentResponse);
     return c.json({ resources, offset: query.offset + resources.length } satisfies DeploymentsList);
+  });
+
+  app.post('/', async (c) => {
+    const body = await jsonBody(c, deploymentCreate);
+    const tenantId = c.get('workspace').id;
+    checkCreateSource(store, tenantId, body);
+    if (deps.tracing.sessionsOf(tenantId).some((project) => project.name === body.name)) {
+      throw conflict(`A tracing project named ${body.name} already exists in this workspace.`);
+    }
+    const { deployment, revision, project } = newDeployment(body, { tenantId, now: deps.clock.now(), ids: deps.ids });
+    store.create(deployment, revision, project);
+    return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)), 201);
   });
 
   app.get('/:deployment_id', (c) => {

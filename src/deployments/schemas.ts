@@ -107,6 +107,19 @@ export type Secret = z.infer<typeof secret>;
 export const secretReference = z.object({ name: z.string(), secret_name: z.string(), secret_key: z.string() });
 export type SecretReference = z.infer<typeof secretReference>;
 
+// Request bodies.
+export const sourceRevisionConfigRequest = sourceRevisionConfig.omit({ repo_commit_sha: true });
+
+export const deploymentCreate = z.object({
+  name: z.string().min(1),
+  source: z.enum(DEPLOYMENT_SOURCES),
+  source_config: sourceConfig,
+  source_revision_config: sourceRevisionConfigRequest,
+  secrets: z.array(secret),
+  secret_references: z.array(secretReference).nullish(),
+});
+export type DeploymentCreate = z.output<typeof deploymentCreate>;
+
 // Queries and paths.
 const pageQuery = {
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -1,5 +1,6 @@
 import type { Db, TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
+import { TracingStore, type TracingSession } from '../tracing/store.ts';
 import type { DeploymentSource, DeploymentsQuery, DeploymentStatus, DeploymentType, RevisionsQuery, RevisionStatus } from './schemas.ts';
 
 export const deploymentTables: TableSet = {
@@ -236,6 +237,15 @@ export class DeploymentStore {
   }
   static insertRevision(db: Db, row: RevisionRow) {
     insertRow(db, 'deployment_revisions', row);
+  }
+
+  /** A new deployment with its first revision and its tracing project, all or nothing. */
+  create(deployment: DeploymentRow, revision: RevisionRow, project: TracingSession): void {
+    this.db.transaction(() => {
+      DeploymentStore.insertDeployment(this.db, deployment);
+      DeploymentStore.insertRevision(this.db, revision);
+      TracingStore.insertSession(this.db, project);
+    })();
   }
 
   /** Whether deployments of the workspace run on its own infrastructure (the only home of `external_container`). */

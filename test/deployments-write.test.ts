@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from './support/instance.ts';
+import { expectSchema } from './support/openapi.ts';
+
+const ctx = useLocalplane();
+const acme = () => workspaceByTier(ctx.fixtures, 'plus');
+const globex = () => workspaceByTier(ctx.fixtures, 'enterprise');
+const client = (workspace: FixtureWorkspace) => ctx.api.as(workspace);
+const SECRET_VALUE = 'lp-write-test-secret-value';
+
+/** A valid codehost create body for the workspace's first integration and repository. */
+function codehostBody(workspace: FixtureWorkspace, name: string, overrides: Record<string, any> = {}) {
+  const integration = workspace.integrations[0]!;
+  const repo = integration.repos[0]!;
+  return {
+    name,
+    source: 'codehost',
+    source_config: { integration_id: integration.id, repo_url: repo.url, deployment_type: 'dev', build_on_push: true, ...overrides.source_config },
+    source_revision_config: { repo_ref: repo.default_branch, graph_config_path: 'graph.json', ...overrides.source_revision_config },
+    secrets: [{ name: 'OPENAI_API_KEY', value: SECRET_VALUE }],
+    ...overrides.top,
+  };
+}
+
+function containerBody(workspace: FixtureWorkspace, name: string, revisionConfig: Record<string, unknown> = { image_uri: 'registry.example/agent:1' }) {
+  return {
+    name,
+    source: 'external_container',
+    source_config: { listener_id: workspace.listeners[0], listener_config: { k8s_namespace: 'default' } },
+    source_revision_config: revisionConfig,
+    secrets: [],
+    secret_references: [{ name: 'DB_URL', secret_name: 'db', secret_key: 'url' }],
+  };
+}
+
+async function expectSourceError(workspace: FixtureWorkspace, body: unknown, words: string) {
+  const response = await client(workspace).post('/v2/deployments', body);
+  expect(response.status).toBe(400);
+  expect(response.body.detail).toMatch(/^Source configuration error: /);
+  expect(response.body.detail).toContain(words);
+}
+
+describe('E9 POST /v2/deployments', () => {
+  it('creates a codehost deployment with revision 1 and a tracing project of the same name (201)', async () => {
+    const api = client(acme());
+    const created = await api.post('/v2/deployments', codehostBody(acme(), 'write-codehost'));
+    expect(created.status).toBe(201);
+    expectSchema(created.body, 'Deployment');
+    expect(created.body).toMatchObject({ name: 'write-codehost', source: 'codehost', tenant_id: acme().id, status: 'AWAITING_DATABASE', active_revision_id: null });
+    expect(created.body.secrets).toEqual([{ name: 'OPENAI_API_KEY', value: '********' }]);
+    expect(created.body.source_config.deployment_type).toBe('dev');
+    expect(created.body.source_revision_config.repo_commit_sha).toMatch(/^[0-9a-f]{40}$/);
+    expect(created.text).not.toContain(SECRET_VALUE);
+    expect(ctx.logs.join('\n')).not.toContain(SECRET_VALUE);
+
+    const revisions = await api.get(`/v2/deployments/${created.body.id}/revisions`);
+    expectSchema(revisions.body, 'RevisionsList');
+    expect(revisions.body.resources.map((revision: { id: string }) => revision.id)).toEqual([created.body.latest_revision_id]);
+    expect(revisions.body.resources[0].source_revision_config).toEqual(created.body.source_revision_config);
+
+    const fetched = await api.get(`/v2/deployments/${created.body.id}`);
+    expect(fetched.body).toEqual(created.body);
+  });
+
+  it('gives the bulk-export family its tracing project: an export of it is accepted and completes with 0 rows', async () => {
+    const api = client(acme());
+    expect((await api.post('/v2/deployments', codehostBody(acme(), 'write-exported'))).status).toBe(201);
+    const fixtures = (await ctx.admin.request<{ workspaces: { id: string; sessions: { id: string; name: string }[] }[] }>('GET', '/fixtures')).body;
+    const project = fixtures.workspaces.find((workspace) => workspace.id === acme().id)!.sessions.find((session) => session.name === 'write-exported')!;
+    const destination = await api.post('/api/v1/bulk-exports/destinations', {
+      display_name: 'deployment project',
+      config: { bucket_name: ctx.fixtures.objstore.buckets[0], prefix: 'deployment-project', endpoint_url: ctx.fixtures.objstore.endpoint_url },
+      credentials: credentialsOf(fullKey(ctx.fixtures)),
+    });
+    expect(destination.status).toBe(200);
+    await ctx.admin.request('POST', '/clock/freeze');
+    const created = await api.post('/api/v1/bulk-exports', {
+      bulk_export_destination_id: destination.body.id,
+      session_id: project.id,
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-02T00:00:00Z',
+      format_version: 'v2_beta',
+      compression: 'snappy',
+    });
+    expect(created.status).toBe(200);
+    await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
+    expect((await api.get(`/api/v1/bulk-exports/${created.body.id}`)).body.status).toBe('Completed');
+    const runs = (await api.get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body;
+    expect(runs.map((run: any) => run.metadata.result.rows_written)).toEqual([0]);
+    await ctx.admin.request('POST', '/clock/unfreeze');
+  });
+
+  it('creates an external_container deployment in the self-hosted workspace, with secret_references', async () => {
+    const created = await client(globex()).post('/v2/deployments', containerBody(globex(), 'write-container'));
+    expect(created.status).toBe(201);
+    expectSchema(created.body, 'Deployment');
+    expect(created.body.source_config.deployment_type).toBeNull();
+    expect(created.body.source_revision_config).toMatchObject({ image_uri: 'registry.example/agent:1', repo_commit_sha: null });
+    expect(created.body.secret_references).toEqual([{ name: 'DB_URL', secret_name: 'db', secret_key: 'url' }]);
+  });
+
+  it('refuses a name taken by a tracing project of the workspace with 409', async () => {
+    const response = await client(acme()).post('/v2/deployments', codehostBody(acme(), 'support-bot-production'));
+    expect(response.status).toBe(409);
+    expect(response.body.detail).toBe('A tracing project named support-bot-production already exists in this workspace.');
+    expect((await client(globex()).post('/v2/deployments', containerBody(globex(), 'write-codehost'))).status).toBe(201);
+  });
+
+  it('answers schema errors with 422 detail arrays', async () => {
+    const missing = await client(acme()).post('/v2/deployments', { name: 'x', source: 'codehost' });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toEqual(
+      expect.arrayContaining(['source_config', 'source_revision_config', 'secrets'].map((field) => expect.objectContaining({ type: 'missing', loc: ['body', field] }))),
+    );
+    const badSource = await client(acme()).post('/v2/deployments', { ...codehostBody(acme(), 'x'), source: 'ftp' });
+    expect(badSource.body.detail).toEqual([expect.objectContaining({ type: 'enum', loc: ['body', 'source'] })]);
+    const badIntegration = await client(acme()).post('/v2/deployments', codehostBody(acme(), 'x', { source_config: { integration_id: 'nope' } }));
+    expect(badIntegration.body.detail).toEqual([expect.objectContaining({ type: 'uuid_parsing', loc: ['body', 'source_config', 'integration_id'] })]);
+  });
+
+  it('enforces the source rules with 400 Source configuration error', async () => {
+    const other = globex().integrations[0]!;
+    await expectSourceError(acme(), codehostBody(acme(), 'r1', { source_config: { integration_id: null } }), 'integration_id is required');
+    await expectSourceError(acme(), codehostBody(acme(), 'r2', { source_config: { integration_id: other.id } }), 'is not a codehost integration of this workspace');
+    await expectSourceError(acme(), codehostBody(acme(), 'r3', { source_config: { repo_url: null } }), 'repo_url is required');
+    await expectSourceError(acme(), codehostBody(acme(), 'r4', { source_config: { repo_url: other.repos[0]!.url } }), 'is not a repository of integration');
+    await expectSourceError(acme(), codehostBody(acme(), 'r5', { source_revision_config: { repo_ref: null } }), 'repo_ref is required');
+    await expectSourceError(acme(), codehostBody(acme(), 'r6', { source_revision_config: { graph_config_path: null } }), 'graph_config_path is required');
+    await expectSourceError(acme(), codehostBody(acme(), 'r7', { source_revision_config: { repo_ref: 'refs/tags/v1.0.0' } }), 'build_on_push');
+    await expectSourceError(
+      acme(),
+      codehostBody(acme(), 'r8', { top: { secret_references: [{ name: 'A', secret_name: 'a', secret_key: 'k' }] } }),
+      'secret_references are only applicable',
+    );
+    await expectSourceError(acme(), containerBody(acme(), 'r9'), 'only available for self-hosted');
+    await expectSourceError(globex(), containerBody(globex(), 'r10', {}), 'image_uri is required');
+    await expectSourceError(globex(), { ...codehostBody(globex(), 'r11'), source: 'internal_source' }, 'not available for self-hosted');
+    const tagWithoutPush = await client(acme()).post(
+      '/v2/deployments',
+      codehostBody(acme(), 'r12', { source_config: { build_on_push: false }, source_revision_config: { repo_ref: 'refs/tags/v1.0.0' } }),
+    );
+    expect(tagWithoutPush.status).toBe(201);
+  });
+});
