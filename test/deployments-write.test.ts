@@ -142,3 +142,53 @@ describe('E9 POST /v2/deployments', () => {
     expect(tagWithoutPush.status).toBe(201);
   });
 });
+
+const projectNames = async (workspace: FixtureWorkspace) => {
+  const fixtures = (await ctx.admin.request<{ workspaces: { id: string; sessions: { name: string }[] }[] }>('GET', '/fixtures')).body;
+  return fixtures.workspaces.find((candidate) => candidate.id === workspace.id)!.sessions.map((session) => session.name);
+};
+
+describe('DELETE /v2/deployments', () => {
+  it('deletes one deployment with 204 and an empty body, keeping its tracing project by default', async () => {
+    const api = client(acme());
+    const created = (await api.post('/v2/deployments', codehostBody(acme(), 'delete-keep'))).body;
+    const deleted = await api.delete(`/v2/deployments/${created.id}`);
+    expect(deleted.status).toBe(204);
+    expect(deleted.text).toBe('');
+    expect((await api.get(`/v2/deployments/${created.id}`)).body).toEqual({ detail: `Deployment ID ${created.id} not found.` });
+    expect((await api.get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`)).status).toBe(404);
+    expect(await projectNames(acme())).toContain('delete-keep');
+    expect((await api.delete(`/v2/deployments/${created.id}`)).status).toBe(404);
+    expect((await api.delete('/v2/deployments/not-a-uuid')).body.detail[0].type).toBe('uuid_parsing');
+  });
+
+  it('deletes the tracing project with delete_tracing_project=true', async () => {
+    const api = client(acme());
+    const created = (await api.post('/v2/deployments', codehostBody(acme(), 'delete-project'))).body;
+    expect((await api.delete(`/v2/deployments/${created.id}?delete_tracing_project=true`)).status).toBe(204);
+    expect(await projectNames(acme())).not.toContain('delete-project');
+    expect((await api.post('/v2/deployments', codehostBody(acme(), 'delete-project'))).status).toBe(201);
+  });
+
+  it('deletes in bulk: 200 when all are deleted (repeated or comma-separated ids), 207 with per-id results otherwise', async () => {
+    const api = client(acme());
+    const ids = [];
+    for (const name of ['bulk-a', 'bulk-b', 'bulk-c']) ids.push((await api.post('/v2/deployments', codehostBody(acme(), name))).body.id);
+    const all = await api.delete(`/v2/deployments?deployment_ids=${ids[0]}&deployment_ids=${ids[1]}`);
+    expect(all.status).toBe(200);
+    expect(all.body.results).toEqual([
+      { deployment_id: ids[0], deleted: true },
+      { deployment_id: ids[1], deleted: true },
+    ]);
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const some = await api.delete(`/v2/deployments?deployment_ids=${ids[2]},${missing}`);
+    expect(some.status).toBe(207);
+    expect(some.body.results).toEqual([
+      { deployment_id: ids[2], deleted: true },
+      { deployment_id: missing, deleted: false, detail: `Deployment ID ${missing} not found.` },
+    ]);
+    const tooMany = Array.from({ length: 101 }, () => missing).join(',');
+    expect((await api.delete(`/v2/deployments?deployment_ids=${tooMany}`)).status).toBe(422);
+    expect((await api.delete('/v2/deployments')).status).toBe(422);
+  });
+});

@@ -15,6 +15,9 @@ import {
 } from './responses.ts';
 import { newDeployment } from './creation.ts';
 import {
+  deleteDeploymentQuery,
+  deleteDeploymentsQuery,
+  DELETE_DEPLOYMENTS_QUERY_LISTS,
   deploymentCreate,
   deploymentIdParams,
   deploymentsQuery,
@@ -23,6 +26,7 @@ import {
   revisionIdParams,
   revisionsQuery,
   REVISIONS_QUERY_LISTS,
+  type DeletionResult,
   type DeploymentsList,
   type RevisionsList,
 } from './schemas.ts';
@@ -73,6 +77,25 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     const { deployment, revision, project } = newDeployment(body, { tenantId, now: deps.clock.now(), ids: deps.ids });
     store.create(deployment, revision, project);
     return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)), 201);
+  });
+
+  app.delete('/', (c) => {
+    const { deployment_ids } = queryParams(c, deleteDeploymentsQuery, DELETE_DEPLOYMENTS_QUERY_LISTS);
+    const tenantId = c.get('workspace').id;
+    const results = deployment_ids.map((id): DeletionResult => {
+      const deployment = store.deployment(tenantId, id);
+      if (!deployment) return { deployment_id: id, deleted: false, detail: `Deployment ID ${id} not found.` };
+      store.delete(deployment, { deleteTracingProject: false });
+      return { deployment_id: id, deleted: true };
+    });
+    return c.json({ results }, results.every((result) => result.deleted) ? 200 : 207);
+  });
+
+  app.delete('/:deployment_id', (c) => {
+    const { deployment_id } = pathParams(c, deploymentIdParams);
+    const { delete_tracing_project } = queryParams(c, deleteDeploymentQuery);
+    store.delete(findDeployment(c.get('workspace').id, deployment_id), { deleteTracingProject: delete_tracing_project });
+    return c.body(null, 204);
   });
 
   app.get('/:deployment_id', (c) => {

@@ -148,6 +148,17 @@ export const revisionsQuery = z.object({
 export const REVISIONS_QUERY_LISTS = ['status'];
 export type RevisionsQuery = z.output<typeof revisionsQuery>;
 
+export const deleteDeploymentQuery = z.object({ delete_tracing_project: queryBoolean.default(false) });
+export const deleteDeploymentsQuery = z.object({ deployment_ids: z.array(z.guid()).min(1).max(100) });
+/** List parameters of deleteDeploymentsQuery (see queryParams). */
+export const DELETE_DEPLOYMENTS_QUERY_LISTS = ['deployment_ids'];
+/** One entry of the bulk DELETE body (the service publishes no shape for it). */
+export interface DeletionResult {
+  deployment_id: string;
+  deleted: boolean;
+  detail?: string;
+}
+
 export const deploymentIdParams = z.object({ deployment_id: z.guid() });
 export const revisionIdParams = z.object({ deployment_id: z.guid(), revision_id: z.guid() });
 export const integrationIdParams = z.object({ integration_id: z.guid() });

@@ -248,6 +248,15 @@ export class DeploymentStore {
     })();
   }
 
+  /** Removes a deployment with its revisions and, when asked, its tracing project (the session of the same name). */
+  delete(deployment: DeploymentRow, options: { deleteTracingProject: boolean }): void {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM deployment_revisions WHERE deployment_id = ?').run(deployment.id);
+      this.db.prepare('DELETE FROM deployments WHERE id = ?').run(deployment.id);
+      if (options.deleteTracingProject) this.db.prepare('DELETE FROM sessions WHERE tenant_id = ? AND name = ?').run(deployment.tenant_id, deployment.name);
+    })();
+  }
+
   /** Whether deployments of the workspace run on its own infrastructure (the only home of `external_container`). */
   isSelfHosted(tenantId: string): boolean {
     return this.statements.tenant.get(tenantId)?.self_hosted === 1;
