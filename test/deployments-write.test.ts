@@ -192,3 +192,66 @@ describe('DELETE /v2/deployments', () => {
     expect((await api.delete('/v2/deployments')).status).toBe(422);
   });
 });
+
+describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
+  const revisionIds = async (id: string) => (await client(acme()).get(`/v2/deployments/${id}/revisions`)).body.resources.map((r: { id: string }) => r.id);
+
+  it('changes in-place fields without a new revision', async () => {
+    const api = client(acme());
+    const created = (await api.post('/v2/deployments', codehostBody(acme(), 'patch-in-place'))).body;
+    const patched = await api.patch(`/v2/deployments/${created.id}`, { source_config: { build_on_push: false, custom_url: 'https://x.test', build_command: 'make' } });
+    expect(patched.status).toBe(200);
+    expectSchema(patched.body, 'Deployment');
+    expect(patched.body.source_config).toMatchObject({ build_on_push: false, custom_url: 'https://x.test', build_command: 'make', repo_url: created.source_config.repo_url });
+    expect(patched.body.latest_revision_id).toBe(created.latest_revision_id);
+    expect(await revisionIds(created.id)).toEqual([created.latest_revision_id]);
+  });
+
+  it('makes a new revision for revision config, secrets or a changed resource_spec, honouring revision_source', async () => {
+    const api = client(acme());
+    const created = (await api.post('/v2/deployments', codehostBody(acme(), 'patch-revision'))).body;
+    const byRef = (await api.patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'feature/x' } })).body;
+    expect(byRef.latest_revision_id).not.toBe(created.latest_revision_id);
+    expect(byRef.source_revision_config).toMatchObject({ repo_ref: 'feature/x', graph_config_path: 'graph.json' });
+    const bySecrets = (await api.patch(`/v2/deployments/${created.id}`, { secrets: [{ name: 'K', value: SECRET_VALUE }], revision_source: 'internal_source' })).body;
+    expect(bySecrets.secrets).toEqual([{ name: 'K', value: '********' }]);
+    const latest = (await api.get(`/v2/deployments/${created.id}/revisions/${bySecrets.latest_revision_id}`)).body;
+    expectSchema(latest, 'Revision');
+    expect(latest.source).toBe('internal_source');
+    const bySpec = (await api.patch(`/v2/deployments/${created.id}`, { source_config: { resource_spec: { min_scale: 2 } } })).body;
+    expect(bySpec.source_config.resource_spec.min_scale).toBe(2);
+    const sameSpec = (await api.patch(`/v2/deployments/${created.id}`, { source_config: { resource_spec: bySpec.source_config.resource_spec } })).body;
+    expect(sameSpec.latest_revision_id).toBe(bySpec.latest_revision_id);
+    expect(await revisionIds(created.id)).toHaveLength(4);
+  });
+
+  it('refuses changes of immutable fields with 400', async () => {
+    const api = client(acme());
+    const created = (await api.post('/v2/deployments', codehostBody(acme(), 'patch-immutable'))).body;
+    for (const [body, field] of [
+      [{ name: 'other' }, 'name'],
+      [{ source: 'internal_source' }, 'source'],
+      [{ source_config: { deployment_type: 'prod' } }, 'deployment_type'],
+      [{ source_config: { repo_url: 'https://elsewhere.test/r' } }, 'repo_url'],
+      [{ source_config: { integration_id: globex().integrations[0]!.id } }, 'integration_id'],
+      [{ source_config: { listener_id: '00000000-0000-4000-8000-000000000000' } }, 'listener_id'],
+    ] as const) {
+      const response = await api.patch(`/v2/deployments/${created.id}`, body);
+      expect(response.status).toBe(400);
+      expect(response.body.detail).toBe(`${field} cannot be changed once the deployment is created.`);
+    }
+    expect((await api.patch(`/v2/deployments/${created.id}`, { name: 'patch-immutable', source_config: { repo_url: created.source_config.repo_url } })).status).toBe(200);
+  });
+
+  it('redeploys a revision as a new one with its config (200 Deployment)', async () => {
+    const api = client(acme());
+    const created = (await api.post('/v2/deployments', codehostBody(acme(), 'redeploy'))).body;
+    await api.patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'feature/y' } });
+    const redeployed = await api.post(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}/redeploy`);
+    expect(redeployed.status).toBe(200);
+    expectSchema(redeployed.body, 'Deployment');
+    expect(redeployed.body.source_revision_config).toEqual(created.source_revision_config);
+    expect(await revisionIds(created.id)).toHaveLength(3);
+    expect((await api.post(`/v2/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/redeploy`)).status).toBe(404);
+  });
+});

@@ -59,3 +59,8 @@ export function newDeployment(body: DeploymentCreate, context: { tenantId: strin
   const project: TracingSession = { id: ids.uuid(), tenant_id: tenantId, name: body.name, created_at: now };
   return { deployment, revision, project };
 }
+
+/** A new revision with the source and config of an earlier one (its commit included). */
+export function redeployedRevision(ids: IdGenerator, revision: RevisionRow, now: Micros): RevisionRow {
+  return { ...revision, id: ids.uuid(), status: 'CREATING', created_at: now, updated_at: now };
+}

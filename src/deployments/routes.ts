@@ -13,12 +13,14 @@ import {
   oauthProviderResponse,
   revisionResponse,
 } from './responses.ts';
-import { newDeployment } from './creation.ts';
+import { newDeployment, redeployedRevision } from './creation.ts';
+import { applyPatch } from './patching.ts';
 import {
   deleteDeploymentQuery,
   deleteDeploymentsQuery,
   DELETE_DEPLOYMENTS_QUERY_LISTS,
   deploymentCreate,
+  deploymentPatch,
   deploymentIdParams,
   deploymentsQuery,
   integrationIdParams,
@@ -101,6 +103,27 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
   app.get('/:deployment_id', (c) => {
     const { deployment_id } = pathParams(c, deploymentIdParams);
     return c.json(deploymentResponse(findDeployment(c.get('workspace').id, deployment_id)));
+  });
+
+  app.patch('/:deployment_id', async (c) => {
+    const { deployment_id } = pathParams(c, deploymentIdParams);
+    const body = await jsonBody(c, deploymentPatch);
+    const tenantId = c.get('workspace').id;
+    const { deployment, revision } = applyPatch(findDeployment(tenantId, deployment_id), body, { ids: deps.ids, now: deps.clock.now() });
+    store.update(deployment, revision);
+    return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
+  });
+
+  app.post('/:deployment_id/revisions/:revision_id/redeploy', (c) => {
+    const { deployment_id, revision_id } = pathParams(c, revisionIdParams);
+    const tenantId = c.get('workspace').id;
+    const deployment = findDeployment(tenantId, deployment_id);
+    const revision = store.revision(deployment.id, revision_id);
+    if (!revision) throw notFound(`Revision ID ${revision_id} not found.`);
+    const now = deps.clock.now();
+    const copy = redeployedRevision(deps.ids, revision, now);
+    store.update({ ...deployment, latest_revision_id: copy.id, updated_at: now }, copy);
+    return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
   });
 
   app.get('/:deployment_id/revisions', (c) => {

@@ -120,6 +120,20 @@ export const deploymentCreate = z.object({
 });
 export type DeploymentCreate = z.output<typeof deploymentCreate>;
 
+export const REVISION_SOURCES = ['codehost', 'internal_container', 'internal_source'] as const;
+
+/** E7: null or absent leaves a field as it is. `name` and `source` are read only to refuse a change. */
+export const deploymentPatch = z.object({
+  name: z.string().nullish(),
+  source: z.enum(DEPLOYMENT_SOURCES).nullish(),
+  revision_source: z.enum(REVISION_SOURCES).nullish(),
+  source_config: sourceConfig.nullish(),
+  source_revision_config: sourceRevisionConfigRequest.nullish(),
+  secrets: z.array(secret).nullish(),
+  secret_references: z.array(secretReference).nullish(),
+});
+export type DeploymentPatch = z.output<typeof deploymentPatch>;
+
 // Queries and paths.
 const pageQuery = {
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -248,6 +248,19 @@ export class DeploymentStore {
     })();
   }
 
+  /** Saves a patched deployment and, when the patch made one, its new revision. */
+  update(deployment: DeploymentRow, revision: RevisionRow | null): void {
+    this.db.transaction(() => {
+      if (revision) DeploymentStore.insertRevision(this.db, revision);
+      this.db
+        .prepare(
+          `UPDATE deployments SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references,
+             latest_revision_id = @latest_revision_id, updated_at = @updated_at WHERE id = @id`,
+        )
+        .run(deployment);
+    })();
+  }
+
   /** Removes a deployment with its revisions and, when asked, its tracing project (the session of the same name). */
   delete(deployment: DeploymentRow, options: { deleteTracingProject: boolean }): void {
     this.db.transaction(() => {
