@@ -213,7 +213,13 @@ describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
     const byRef = (await api.patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'feature/x' } })).body;
     expect(byRef.latest_revision_id).not.toBe(created.latest_revision_id);
     expect(byRef.source_revision_config).toMatchObject({ repo_ref: 'feature/x', graph_config_path: 'graph.json' });
-    const bySecrets = (await api.patch(`/v2/deployments/${created.id}`, { secrets: [{ name: 'K', value: SECRET_VALUE }], revision_source: 'internal_source' })).body;
+    const bySecrets = (
+      await api.patch(`/v2/deployments/${created.id}`, {
+        secrets: [{ name: 'K', value: SECRET_VALUE }],
+        revision_source: 'internal_source',
+        source_revision_config: { source_tarball_path: 'uploads/patch-revision.tar.gz' },
+      })
+    ).body;
     expect(bySecrets.secrets).toEqual([{ name: 'K', value: '********' }]);
     const latest = (await api.get(`/v2/deployments/${created.id}/revisions/${bySecrets.latest_revision_id}`)).body;
     expectSchema(latest, 'Revision');
@@ -241,6 +247,36 @@ describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
       expect(response.body.detail).toBe(`${field} cannot be changed once the deployment is created.`);
     }
     expect((await api.patch(`/v2/deployments/${created.id}`, { name: 'patch-immutable', source_config: { repo_url: created.source_config.repo_url } })).status).toBe(200);
+  });
+
+  it('refuses a revision_source the deployment or the revision cannot build from (400 Source configuration error)', async () => {
+    const api = client(acme());
+    const codehost = (await api.post('/v2/deployments', codehostBody(acme(), 'patch-revision-source'))).body;
+    const internal = (
+      await api.post('/v2/deployments', {
+        name: 'patch-revision-source-internal',
+        source: 'internal_container',
+        source_config: {},
+        source_revision_config: { image_uri: 'registry.example/agent:1' },
+        secrets: [],
+      })
+    ).body;
+    const external = (await client(globex()).post('/v2/deployments', containerBody(globex(), 'patch-revision-source-external'))).body;
+    for (const [api_, deployment, body, words] of [
+      [api, codehost, { revision_source: 'internal_source', secrets: [] }, 'source_tarball_path is required for revision_source internal_source'],
+      [api, codehost, { revision_source: 'internal_container', source_revision_config: { repo_ref: 'main' } }, 'image_uri is required'],
+      [api, internal, { revision_source: 'codehost', source_revision_config: { repo_ref: 'main', graph_config_path: 'g.json' } }, 'integration_id and repo_url'],
+      [client(globex()), external, { revision_source: 'internal_container', source_revision_config: { image_uri: 'x' } }, 'not applicable to source external_container'],
+    ] as const) {
+      const response = await api_.patch(`/v2/deployments/${deployment.id}`, body);
+      expect(response.status).toBe(400);
+      expect(response.body.detail).toMatch(/^Source configuration error: /);
+      expect(response.body.detail).toContain(words);
+    }
+    expect(await revisionIds(codehost.id)).toEqual([codehost.latest_revision_id]);
+    const toContainer = await api.patch(`/v2/deployments/${codehost.id}`, { revision_source: 'internal_container', source_revision_config: { image_uri: 'registry.example/agent:2' } });
+    expect(toContainer.status).toBe(200);
+    expect((await api.get(`/v2/deployments/${codehost.id}/revisions/${toContainer.body.latest_revision_id}`)).body.source).toBe('internal_container');
   });
 
   it('redeploys a revision as a new one with its config (200 Deployment)', async () => {

@@ -2,6 +2,7 @@ import { badRequest } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';
 import type { Micros } from '../shared/time.ts';
 import { newRevision } from './creation.ts';
+import { checkRevisionSource } from './source-rules.ts';
 import type { DeploymentPatch, SourceRevisionConfig, StoredSourceConfig } from './schemas.ts';
 import type { DeploymentRow, DeploymentView, RevisionRow } from './store.ts';
 
@@ -37,6 +38,7 @@ export function applyPatch(current: DeploymentView, patch: DeploymentPatch, cont
   if (config.build_on_push && revisionConfig.repo_ref?.startsWith('refs/tags/')) {
     throw badRequest('Source configuration error: build_on_push cannot be enabled when repo_ref is a tag (refs/tags/...).');
   }
+  if (patch.revision_source) checkRevisionSource({ source: current.source, config }, patch.revision_source, revisionConfig);
   const revision: RevisionRow | null = needsRevision
     ? newRevision(context.ids, current.id, patch.revision_source ?? current.source, revisionConfig, context.now)
     : null;

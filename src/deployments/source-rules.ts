@@ -1,5 +1,5 @@
 import { badRequest } from '../shared/errors.ts';
-import type { DeploymentCreate } from './schemas.ts';
+import type { DeploymentCreate, DeploymentSource, RevisionSource, SourceRevisionConfig, StoredSourceConfig } from './schemas.ts';
 import type { DeploymentStore } from './store.ts';
 
 const INTERNAL_SOURCES = ['internal_container', 'internal_source', 'internal_template'];
@@ -30,4 +30,31 @@ function checkCodehost(store: DeploymentStore, tenantId: string, { source_config
   }
   if (!revisionConfig.repo_ref) throw sourceError('repo_ref is required for source codehost.');
   if (!revisionConfig.graph_config_path) throw sourceError('graph_config_path is required for source codehost.');
+}
+
+/** What a revision of each source builds from. */
+type RevisionRequestConfig = Omit<SourceRevisionConfig, 'repo_commit_sha'>;
+const REVISION_SOURCE_NEEDS: Record<RevisionSource, readonly (keyof RevisionRequestConfig)[]> = {
+  codehost: ['repo_ref', 'graph_config_path'],
+  internal_container: ['image_uri'],
+  internal_source: ['source_tarball_path'],
+};
+
+/**
+ * E7's revision_source: a self-hosted (external_container) deployment has no other source;
+ * a codehost revision needs the deployment's repository; the revision needs what its source
+ * builds from, taken from the patch or else from the latest revision.
+ */
+export function checkRevisionSource(
+  deployment: { source: DeploymentSource; config: StoredSourceConfig },
+  revisionSource: RevisionSource,
+  revisionConfig: RevisionRequestConfig,
+): void {
+  if (deployment.source === 'external_container') throw sourceError('revision_source is not applicable to source external_container.');
+  if (revisionSource === 'codehost' && !(deployment.config.integration_id && deployment.config.repo_url)) {
+    throw sourceError('revision_source codehost needs a deployment connected to a codehost repository (integration_id and repo_url).');
+  }
+  for (const field of REVISION_SOURCE_NEEDS[revisionSource]) {
+    if (!revisionConfig[field]) throw sourceError(`${field} is required for revision_source ${revisionSource}.`);
+  }
 }
