@@ -11,6 +11,7 @@ Options (environment variable in brackets):
                            (default a fresh temp dir removed on exit)
   --fixtures <dir>         fixture directory [LOCALPLANE_FIXTURES] (default the shipped fixtures/)
   --seed <n>               seed for generated data and ids [LOCALPLANE_SEED] (default 1)
+  --freeze-clock           start with the emulator clock frozen [LOCALPLANE_FREEZE_CLOCK=1]
 `;
 
 function integer(name: string, text: string | undefined): number | undefined {
@@ -36,6 +37,7 @@ async function main(argv: string[]) {
       'data-dir': { type: 'string' },
       fixtures: { type: 'string' },
       seed: { type: 'string' },
+      'freeze-clock': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -51,6 +53,7 @@ async function main(argv: string[]) {
     dataDir: values['data-dir'] ?? env.LOCALPLANE_DATA_DIR,
     fixturesDir: values.fixtures ?? env.LOCALPLANE_FIXTURES,
     seed: integer('--seed', values.seed ?? env.LOCALPLANE_SEED),
+    freezeClock: values['freeze-clock'] ?? env.LOCALPLANE_FREEZE_CLOCK === '1',
   });
   // Installed before anything is printed, so a signal right after the ready line still cleans up.
   const shutdown = () => {

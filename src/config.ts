@@ -1,20 +1,57 @@
 import { z } from 'zod';
+import { REVISION_STEP_STATUSES, type RevisionStepStatus } from './deployments/schemas.ts';
+
+const seconds = z.number().min(0);
+
+/** Emulator-clock seconds a new revision spends in each in-progress status. */
+export type RevisionStepSeconds = Record<RevisionStepStatus, number>;
+const revisionStepSeconds = z.strictObject(
+  Object.fromEntries(REVISION_STEP_STATUSES.map((status) => [status, seconds])) as Record<RevisionStepStatus, typeof seconds>,
+);
 
 /**
  * Operational limits of the hosted service. They have changed over time there, so here
  * they are configuration (start options, and PATCH /_localplane/config at run time).
+ * A patch names only what it changes; `revision_step_seconds` takes one number for
+ * every step or an object of some steps.
  */
-export const limitsSchema = z.object({
-  export_run_max_retries: z.int().min(0).default(20),
-  export_run_retry_delay_seconds: z.number().min(0).default(30),
-  export_run_time_limit_seconds: z.number().positive().default(4 * 3600),
-  export_time_limit_seconds: z.number().positive().default(72 * 3600),
+export const limitsPatch = z.strictObject({
+  export_run_max_retries: z.int().min(0),
+  export_run_retry_delay_seconds: seconds,
+  export_run_time_limit_seconds: z.number().positive(),
+  export_time_limit_seconds: z.number().positive(),
   /** Emulator-clock delay between a recurring window's end and the start of its child export. */
-  recurring_start_delay_seconds: z.number().min(0).default(600),
-  export_rows_per_file: z.int().min(1).default(5_000),
-  export_row_group_size: z.int().min(1).default(2_500),
-  multipart_part_size_bytes: z.int().min(5 * 1024 * 1024).default(8 * 1024 * 1024),
-});
-export type Limits = z.output<typeof limitsSchema>;
+  recurring_start_delay_seconds: seconds,
+  export_rows_per_file: z.int().min(1),
+  export_row_group_size: z.int().min(1),
+  multipart_part_size_bytes: z.int().min(5 * 1024 * 1024),
+  revision_step_seconds: z.union([seconds, revisionStepSeconds.partial()]),
+}).partial();
+export type LimitsPatch = z.input<typeof limitsPatch>;
 
-export const limitsPatch = limitsSchema.partial();
+export interface Limits extends Required<Omit<z.output<typeof limitsPatch>, 'revision_step_seconds'>> {
+  revision_step_seconds: RevisionStepSeconds;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  export_run_max_retries: 20,
+  export_run_retry_delay_seconds: 30,
+  export_run_time_limit_seconds: 4 * 3600,
+  export_time_limit_seconds: 72 * 3600,
+  recurring_start_delay_seconds: 600,
+  export_rows_per_file: 5_000,
+  export_row_group_size: 2_500,
+  multipart_part_size_bytes: 8 * 1024 * 1024,
+  // A few seconds in all, so that a polling client sees every status go by.
+  revision_step_seconds: { CREATING: 1, QUEUED: 1, AWAITING_BUILD: 1, BUILDING: 3, AWAITING_DEPLOY: 1, DEPLOYING: 3 },
+};
+
+/** `current` with the patch's fields changed (the patch is validated here). */
+export function applyLimitsPatch(current: Limits, patch: LimitsPatch = {}): Limits {
+  const { revision_step_seconds: steps, ...changes } = limitsPatch.parse(patch);
+  const stepSeconds =
+    typeof steps === 'number'
+      ? (Object.fromEntries(REVISION_STEP_STATUSES.map((status) => [status, steps])) as RevisionStepSeconds)
+      : { ...current.revision_step_seconds, ...steps };
+  return { ...current, ...changes, revision_step_seconds: stepSeconds };
+}

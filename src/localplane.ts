@@ -10,8 +10,10 @@ import { BulkExportFaults } from './bulk-exports/faults.ts';
 import { bulkExportRoutes } from './bulk-exports/routes.ts';
 import { ExportRunner } from './bulk-exports/runner.ts';
 import { BulkExportStore, bulkExportTables } from './bulk-exports/store.ts';
-import { limitsSchema, type Limits } from './config.ts';
+import { applyLimitsPatch, DEFAULT_LIMITS, type Limits, type LimitsPatch } from './config.ts';
 import { codehostRoutes, deploymentRoutes, oauthProviderRoutes } from './deployments/routes.ts';
+import { RevisionFaults } from './deployments/faults.ts';
+import { RevisionLifecycle } from './deployments/lifecycle.ts';
 import { DeploymentStore, deploymentTables } from './deployments/store.ts';
 import { loadFixtures } from './fixtures/files.ts';
 import { ensureTemplate } from './fixtures/template.ts';
@@ -41,7 +43,9 @@ export interface StartOptions {
   dataDir?: string;
   fixturesDir?: string;
   seed?: number;
-  limits?: Partial<Limits>;
+  limits?: LimitsPatch;
+  /** Starts the clock frozen at the wall time (and freezes it again on reset); default a running clock. */
+  freezeClock?: boolean;
   /** Where fixture templates are cached (default $LOCALPLANE_CACHE_DIR or <tmp>/localplane-cache). */
   cacheDir?: string;
   /** Diagnostic lines (never secrets); default stderr. */
@@ -86,8 +90,8 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'localplane-'));
   mkdirSync(dataDir, { recursive: true });
-  const initialLimits = limitsSchema.parse(options.limits ?? {});
-  let limits: Limits = { ...initialLimits };
+  const initialLimits = applyLimitsPatch(DEFAULT_LIMITS, options.limits);
+  let limits: Limits = initialLimits;
 
   const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
   const templatePath = ensureTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir });
@@ -95,6 +99,11 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   if (!hasState(db, 'workspaces')) resetInstanceDb(db, TABLES);
 
   const clock = createClock();
+  const restartClock = () => {
+    clock.reset();
+    if (options.freezeClock) clock.freeze();
+  };
+  restartClock();
   const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${error instanceof Error ? error.stack : String(error)}`));
   const clockControl = createClockControl(clock, scheduler);
   const ids = createIdGenerator(seed);
@@ -112,6 +121,8 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const resolveEndpoint = createEndpointResolver(() => objstore.url);
   const store = new BulkExportStore(db);
   const deployments = new DeploymentStore(db);
+  const revisionFaults = new RevisionFaults();
+  const lifecycle = new RevisionLifecycle({ store: deployments, scheduler, clock, limits: () => limits, faults: revisionFaults });
   const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, resolveEndpoint });
 
   const reset = async () => {
@@ -119,9 +130,11 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     await scheduler.settle();
     resetInstanceDb(db, TABLES);
     faults.clear();
+    revisionFaults.clear();
     ids.reset();
-    clock.reset();
-    limits = { ...initialLimits };
+    restartClock();
+    limits = initialLimits;
+    lifecycle.resume();
     await objstore.reset();
   };
 
@@ -139,14 +152,17 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       objstoreKeys: keyStore,
       clock: clockControl,
       faults,
-      limits: { get: () => limits, set: (next) => (limits = limitsSchema.parse(next)) },
+      revisionFaults,
+      lifecycle,
+      limits: { get: () => limits, patch: (changes) => (limits = applyLimitsPatch(limits, changes)) },
       pendingTasks: () => scheduler.pending().map((task) => ({ due_at: formatTimestamp(task.dueAt), label: task.label })),
       reset,
       startedAt,
+      seed,
     }),
   );
   app.route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint }));
-  app.route('/v2/deployments', deploymentRoutes({ store: deployments, workspaces, tracing, clock, ids }));
+  app.route('/v2/deployments', deploymentRoutes({ store: deployments, workspaces, tracing, clock, ids, lifecycle }));
   app.route('/v2/auth/providers', oauthProviderRoutes({ store: deployments, workspaces }));
   app.route('/v1/integrations/forge/codehost', codehostRoutes({ store: deployments, workspaces }));
 
@@ -159,6 +175,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     throw error;
   }
   runner.recover();
+  lifecycle.resume();
   const { port } = server.address() as AddressInfo;
 
   let stopping: Promise<void> | null = null;

@@ -5,7 +5,7 @@ import { deploymentFixtures, seededFamilies } from './support/deployments.ts';
 import { useLocalplane, workspaceByTier, type FixtureWorkspace, type WorkspaceApi } from './support/instance.ts';
 import { expectSchema } from './support/openapi.ts';
 
-const ctx = useLocalplane();
+const ctx = useLocalplane({ freezeClock: true });
 const families = seededFamilies();
 const acme = () => workspaceByTier(ctx.fixtures, 'plus');
 const globex = () => workspaceByTier(ctx.fixtures, 'enterprise');

@@ -1,15 +1,18 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { Limits } from '../config.ts';
-import { limitsPatch } from '../config.ts';
+import { limitsPatch, type Limits, type LimitsPatch } from '../config.ts';
 import { exportRunFaultRequest, validationFaultRequest, type BulkExportFaults } from '../bulk-exports/faults.ts';
+import { revisionFaultRequest, type RevisionFaults } from '../deployments/faults.ts';
+import type { RevisionLifecycle } from '../deployments/lifecycle.ts';
 import type { DeploymentStore } from '../deployments/store.ts';
 import type { Fixtures } from '../fixtures/files.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
 import { OBJSTORE_PERMISSIONS, type Objstore } from '../objstore/types.ts';
 import type { ClockControl } from '../shared/clock-control.ts';
 import { conflict, notFound } from '../shared/errors.ts';
-import { formatNullableTimestamp, formatTimestamp } from '../shared/time.ts';
+import { deploymentKnobRoutes } from './deployment-knobs.ts';
+import { sessionView, tracingKnobRoutes } from './tracing-knobs.ts';
+import { formatTimestamp } from '../shared/time.ts';
 import { jsonBody, pathParams } from '../shared/validation.ts';
 import { requestTimestamp } from '../bulk-exports/schemas.ts';
 import type { TracingStore } from '../tracing/store.ts';
@@ -24,10 +27,13 @@ export interface AdminDeps {
   objstoreKeys: ObjstoreKeyStore;
   clock: ClockControl;
   faults: BulkExportFaults;
-  limits: { get(): Limits; set(limits: Limits): void };
+  revisionFaults: RevisionFaults;
+  lifecycle: RevisionLifecycle;
+  limits: { get(): Limits; patch(changes: LimitsPatch): void };
   pendingTasks: () => { due_at: string; label: string }[];
   reset: () => Promise<void>;
   startedAt: number;
+  seed: number;
 }
 
 const clockSet = z.object({ time: requestTimestamp });
@@ -56,16 +62,7 @@ export function adminRoutes(deps: AdminDeps) {
         name: workspace.name,
         tier: workspace.tier,
         api_key: workspace.api_key,
-        sessions: deps.tracing.sessionsOf(workspace.id).map((session) => {
-          const stats = deps.tracing.stats(session.id);
-          return {
-            id: session.id,
-            name: session.name,
-            run_count: stats.run_count,
-            first_run_start_time: formatNullableTimestamp(stats.first_run_start_time),
-            last_run_start_time: formatNullableTimestamp(stats.last_run_start_time),
-          };
-        }),
+        sessions: deps.tracing.sessionsOf(workspace.id).map((session) => sessionView(deps.tracing, session)),
         self_hosted: deps.deployments.isSelfHosted(workspace.id),
         integrations: deps.deployments.integrations(workspace.id).map((integration) => ({
           id: integration.id,
@@ -112,24 +109,32 @@ export function adminRoutes(deps: AdminDeps) {
 
   app.get('/config', (c) => c.json(deps.limits.get()));
   app.patch('/config', async (c) => {
-    const changes = await jsonBody(c, limitsPatch);
-    deps.limits.set({ ...deps.limits.get(), ...changes });
+    deps.limits.patch(await jsonBody(c, limitsPatch));
     return c.json(deps.limits.get());
   });
 
-  app.get('/faults', (c) => c.json(deps.faults.describe()));
+  const faultsState = () => ({ ...deps.faults.describe(), revisions: deps.revisionFaults.describe() });
+  app.get('/faults', (c) => c.json(faultsState()));
   app.delete('/faults', (c) => {
     deps.faults.clear();
-    return c.json(deps.faults.describe());
+    deps.revisionFaults.clear();
+    return c.json(faultsState());
   });
   app.post('/faults/destination-validations', async (c) => {
     deps.faults.armValidation(await jsonBody(c, validationFaultRequest));
-    return c.json(deps.faults.describe());
+    return c.json(faultsState());
   });
   app.post('/faults/export-runs', async (c) => {
     deps.faults.armExportRuns(await jsonBody(c, exportRunFaultRequest));
-    return c.json(deps.faults.describe());
+    return c.json(faultsState());
   });
+  app.post('/faults/revisions', async (c) => {
+    deps.revisionFaults.arm(await jsonBody(c, revisionFaultRequest));
+    return c.json(faultsState());
+  });
+
+  app.route('/sessions', tracingKnobRoutes({ tracing: deps.tracing, clock: deps.clock, seed: deps.seed }));
+  app.route('/deployments', deploymentKnobRoutes({ deployments: deps.deployments, lifecycle: deps.lifecycle, clock: deps.clock }));
 
   app.put('/workspaces/:workspace_id/tier', async (c) => {
     const { workspace_id } = pathParams(c, workspaceParams);

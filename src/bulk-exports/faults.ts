@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CountedRules } from '../shared/counted-rules.ts';
 import { MICROS_PER_SECOND } from '../shared/time.ts';
 
 export const VALIDATION_FAILURES = ['access_denied', 'unknown_key_id', 'invalid_endpoint', 'invalid_bucket'] as const;
@@ -36,12 +37,12 @@ export interface RunFaultEffect {
 
 /** The bulk-export knobs: armed by the admin API, consumed by validations and export runs. */
 export class BulkExportFaults {
-  private validation: (ValidationFaultRequest & { remaining: number })[] = [];
+  private readonly validation = new CountedRules<ValidationFaultRequest>();
   private runs: (ExportRunFaultRequest & { remaining: number })[] = [];
   private readonly failureMessages = new Map<string, string>();
 
   armValidation(request: ValidationFaultRequest) {
-    this.validation.push({ ...request, remaining: request.count });
+    this.validation.arm(request);
   }
 
   armExportRuns(request: ExportRunFaultRequest) {
@@ -50,14 +51,12 @@ export class BulkExportFaults {
 
   /** The failure to report for this validation, if a matching knob is armed. */
   takeValidation(workspaceId: string, endpointUrl: string | null): ValidationFailure | null {
-    const rule = this.validation.find(
+    const rule = this.validation.take(
       (candidate) =>
         (!candidate.workspace_id || candidate.workspace_id === workspaceId) &&
         (!candidate.endpoint_url || candidate.endpoint_url === endpointUrl),
     );
-    if (!rule) return null;
-    if (--rule.remaining === 0) this.validation = this.validation.filter((other) => other !== rule);
-    return rule.error;
+    return rule?.error ?? null;
   }
 
   /** What the knobs do to a run that is starting now. */
@@ -82,13 +81,13 @@ export class BulkExportFaults {
 
   describe() {
     return {
-      destination_validations: this.validation.map(({ remaining, ...rule }) => ({ ...rule, remaining })),
+      destination_validations: this.validation.describe(),
       export_runs: this.runs.map(({ remaining, ...rule }) => ({ ...rule, remaining })),
     };
   }
 
   clear() {
-    this.validation = [];
+    this.validation.clear();
     this.runs = [];
     this.failureMessages.clear();
   }

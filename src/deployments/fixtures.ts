@@ -4,6 +4,7 @@ import { createRandom, pick, randomInt, seedFrom, type Random } from '../shared/
 import { MICROS_PER_DAY, MICROS_PER_SECOND, parseTimestamp } from '../shared/time.ts';
 import {
   DEPLOYMENT_TYPES,
+  REVISION_STEP_STATUSES,
   type DeploymentSource,
   type DeploymentStatus,
   type DeploymentType,
@@ -42,7 +43,7 @@ export interface SeededDeploymentFamily {
 
 // Cycle lengths coprime to the source and type counts, so combinations vary.
 const STATUS_CYCLE: readonly DeploymentStatus[] = ['READY', 'AWAITING_DATABASE', 'READY', 'UNUSED', 'READY', 'AWAITING_DELETE', 'UNKNOWN'];
-const IN_PROGRESS: readonly RevisionStatus[] = ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING'];
+const IN_PROGRESS: readonly RevisionStatus[] = REVISION_STEP_STATUSES;
 const ENDED_UNDEPLOYED: readonly RevisionStatus[] = ['CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'SKIPPED'];
 const SUPERSEDED: readonly RevisionStatus[] = ['DEPLOYED', 'DEPLOYED', 'INTERRUPTED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'SKIPPED', 'UNKNOWN'];
 const SECRET_NAMES = ['OPENAI_API_KEY', 'DATABASE_URL', 'SLACK_BOT_TOKEN', 'SEARCH_API_KEY'];

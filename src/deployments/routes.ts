@@ -14,6 +14,7 @@ import {
   revisionResponse,
 } from './responses.ts';
 import { newDeployment, redeployedRevision } from './creation.ts';
+import type { RevisionLifecycle } from './lifecycle.ts';
 import { applyPatch } from './patching.ts';
 import {
   deleteDeploymentQuery,
@@ -44,6 +45,7 @@ export interface DeploymentWriteDeps extends DeploymentRouteDeps {
   tracing: TracingStore;
   clock: Clock;
   ids: IdGenerator;
+  lifecycle: RevisionLifecycle;
 }
 
 function workspaceApp(deps: DeploymentRouteDeps) {
@@ -54,7 +56,7 @@ function workspaceApp(deps: DeploymentRouteDeps) {
 
 /** /v2/deployments: deployments and their revisions. */
 export function deploymentRoutes(deps: DeploymentWriteDeps) {
-  const { store } = deps;
+  const { store, lifecycle } = deps;
   const app = workspaceApp(deps);
 
   const findDeployment = (tenantId: string, id: string) => {
@@ -78,6 +80,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     }
     const { deployment, revision, project } = newDeployment(body, { tenantId, now: deps.clock.now(), ids: deps.ids });
     store.create(deployment, revision, project);
+    lifecycle.started(revision);
     return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)), 201);
   });
 
@@ -88,6 +91,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
       const deployment = store.deployment(tenantId, id);
       if (!deployment) return { deployment_id: id, deleted: false, detail: `Deployment ID ${id} not found.` };
       store.delete(deployment, { deleteTracingProject: false });
+      lifecycle.stop(deployment.id);
       return { deployment_id: id, deleted: true };
     });
     return c.json({ results }, results.every((result) => result.deleted) ? 200 : 207);
@@ -97,6 +101,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     const { deployment_id } = pathParams(c, deploymentIdParams);
     const { delete_tracing_project } = queryParams(c, deleteDeploymentQuery);
     store.delete(findDeployment(c.get('workspace').id, deployment_id), { deleteTracingProject: delete_tracing_project });
+    lifecycle.stop(deployment_id);
     return c.body(null, 204);
   });
 
@@ -111,6 +116,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     const tenantId = c.get('workspace').id;
     const { deployment, revision } = applyPatch(findDeployment(tenantId, deployment_id), body, { ids: deps.ids, now: deps.clock.now() });
     store.update(deployment, revision);
+    if (revision) lifecycle.started(revision);
     return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
   });
 
@@ -123,6 +129,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     const now = deps.clock.now();
     const copy = redeployedRevision(deps.ids, revision, now);
     store.update({ ...deployment, latest_revision_id: copy.id, updated_at: now }, copy);
+    lifecycle.started(copy);
     return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
   });
 

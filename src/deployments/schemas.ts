@@ -4,13 +4,10 @@ import { queryBoolean } from '../shared/validation.ts';
 export const DEPLOYMENT_SOURCES = ['codehost', 'external_container', 'internal_container', 'internal_source', 'internal_template'] as const;
 export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod'] as const;
 export const DEPLOYMENT_STATUSES = ['AWAITING_DATABASE', 'READY', 'UNUSED', 'AWAITING_DELETE', 'UNKNOWN'] as const;
+/** The statuses a revision passes through on its way to DEPLOYED, in order. */
+export const REVISION_STEP_STATUSES = ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING'] as const;
 export const REVISION_STATUSES = [
-  'CREATING',
-  'QUEUED',
-  'AWAITING_BUILD',
-  'BUILDING',
-  'AWAITING_DEPLOY',
-  'DEPLOYING',
+  ...REVISION_STEP_STATUSES,
   'CREATE_FAILED',
   'BUILD_FAILED',
   'DEPLOY_FAILED',
@@ -23,6 +20,7 @@ export type DeploymentSource = (typeof DEPLOYMENT_SOURCES)[number];
 export type DeploymentType = (typeof DEPLOYMENT_TYPES)[number];
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 export type RevisionStatus = (typeof REVISION_STATUSES)[number];
+export type RevisionStepStatus = (typeof REVISION_STEP_STATUSES)[number];
 
 /** What an OAuth provider record says when it was stored without these fields. */
 export const DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD = 'client_secret_post';
@@ -121,6 +119,7 @@ export const deploymentCreate = z.object({
 export type DeploymentCreate = z.output<typeof deploymentCreate>;
 
 export const REVISION_SOURCES = ['codehost', 'internal_container', 'internal_source'] as const;
+export type RevisionSource = (typeof REVISION_SOURCES)[number];
 
 /** E7: null or absent leaves a field as it is. `name` and `source` are read only to refuse a change. */
 export const deploymentPatch = z.object({

@@ -1,7 +1,15 @@
 import type { Db, TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { TracingStore, type TracingSession } from '../tracing/store.ts';
-import type { DeploymentSource, DeploymentsQuery, DeploymentStatus, DeploymentType, RevisionsQuery, RevisionStatus } from './schemas.ts';
+import {
+  REVISION_STEP_STATUSES,
+  type DeploymentSource,
+  type DeploymentsQuery,
+  type DeploymentStatus,
+  type DeploymentType,
+  type RevisionsQuery,
+  type RevisionStatus,
+} from './schemas.ts';
 
 export const deploymentTables: TableSet = {
   ddl: `
@@ -214,6 +222,10 @@ export class DeploymentStore {
       deployment: prepare<[string, string], DeploymentView>(`${DEPLOYMENT_VIEW} WHERE d.tenant_id = ? AND d.id = ?`),
       deploymentsOf: prepare<[string], DeploymentRow>(`SELECT * FROM deployments d WHERE d.tenant_id = ? ${DEPLOYMENT_ORDER}`),
       revision: prepare<[string, string], RevisionRow>('SELECT * FROM deployment_revisions WHERE deployment_id = ? AND id = ?'),
+      revisionsInProgress: prepare<string[], RevisionRow>(
+        `SELECT * FROM deployment_revisions WHERE status IN (${placeholders(REVISION_STEP_STATUSES)}) ORDER BY created_at, id`,
+      ),
+      deploymentById: prepare<[string], DeploymentView>(`${DEPLOYMENT_VIEW} WHERE d.id = ?`),
     };
   }
 
@@ -248,10 +260,18 @@ export class DeploymentStore {
     })();
   }
 
-  /** Saves a patched deployment and, when the patch made one, its new revision. */
+  /**
+   * Saves a patched deployment and, when the patch made one, its new revision, which
+   * supersedes the deployment's revisions still in progress: they end INTERRUPTED.
+   */
   update(deployment: DeploymentRow, revision: RevisionRow | null): void {
     this.db.transaction(() => {
-      if (revision) DeploymentStore.insertRevision(this.db, revision);
+      if (revision) {
+        this.db
+          .prepare(`UPDATE deployment_revisions SET status = 'INTERRUPTED', updated_at = ? WHERE deployment_id = ? AND status IN (${placeholders(REVISION_STEP_STATUSES)})`)
+          .run(revision.created_at, deployment.id, ...REVISION_STEP_STATUSES);
+        DeploymentStore.insertRevision(this.db, revision);
+      }
       this.db
         .prepare(
           `UPDATE deployments SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references,
@@ -268,6 +288,34 @@ export class DeploymentStore {
       this.db.prepare('DELETE FROM deployments WHERE id = ?').run(deployment.id);
       if (options.deleteTracingProject) this.db.prepare('DELETE FROM sessions WHERE tenant_id = ? AND name = ?').run(deployment.tenant_id, deployment.name);
     })();
+  }
+
+  /** A revision's new status; reaching DEPLOYED makes it the active one and its deployment READY if it awaited its database. */
+  setRevisionStatus(revision: RevisionRow, status: RevisionStatus, now: Micros): void {
+    this.db.transaction(() => {
+      this.db.prepare('UPDATE deployment_revisions SET status = ?, updated_at = ? WHERE id = ?').run(status, now, revision.id);
+      if (status !== 'DEPLOYED') return;
+      this.db
+        .prepare(
+          `UPDATE deployments SET active_revision_id = ?, updated_at = ?,
+             status = CASE status WHEN 'AWAITING_DATABASE' THEN 'READY' ELSE status END WHERE id = ?`,
+        )
+        .run(revision.id, now, revision.deployment_id);
+    })();
+  }
+
+  setDeploymentStatus(id: string, status: DeploymentStatus, now: Micros): void {
+    this.db.prepare('UPDATE deployments SET status = ?, updated_at = ? WHERE id = ?').run(status, now, id);
+  }
+
+  /** Every revision, of any workspace, that is on its way to DEPLOYED. */
+  revisionsInProgress(): RevisionRow[] {
+    return this.statements.revisionsInProgress.all(...REVISION_STEP_STATUSES);
+  }
+
+  /** A deployment of any workspace, for the admin knobs. */
+  deploymentById(id: string) {
+    return this.statements.deploymentById.get(id);
   }
 
   /** Whether deployments of the workspace run on its own infrastructure (the only home of `external_container`). */

@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db, TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
+import { insertRuns } from './generator.ts';
 import { RUNS_DDL, type RunRow } from './schema.ts';
 
 export interface TracingSession {
@@ -37,12 +38,14 @@ export interface RunCursor {
 
 export class TracingStore {
   private readonly sessionStatement;
+  private readonly sessionByIdStatement;
   private readonly sessionsOfTenantStatement;
   private readonly statsStatement;
   private readonly pageStatementCache = new Map<string | null, [Statement<unknown[], RunRow>, Statement<unknown[], RunRow>]>();
 
   constructor(private readonly db: Db) {
     this.sessionStatement = db.prepare<[string, string], TracingSession>('SELECT * FROM sessions WHERE id = ? AND tenant_id = ?');
+    this.sessionByIdStatement = db.prepare<[string], TracingSession>('SELECT * FROM sessions WHERE id = ?');
     this.sessionsOfTenantStatement = db.prepare<[string], TracingSession>('SELECT * FROM sessions WHERE tenant_id = ? ORDER BY rowid');
     this.statsStatement = db.prepare<[string], SessionRunStats>(
       'SELECT count(*) AS run_count, min(start_time) AS first_run_start_time, max(start_time) AS last_run_start_time FROM all_runs WHERE session_id = ?',
@@ -55,6 +58,16 @@ export class TracingStore {
 
   findSession(tenantId: string, id: string): TracingSession | undefined {
     return this.sessionStatement.get(id, tenantId);
+  }
+
+  /** A session of any workspace, for the admin knobs. */
+  sessionById(id: string): TracingSession | undefined {
+    return this.sessionByIdStatement.get(id);
+  }
+
+  /** Stores runs traced after the seed (the runtime table); returns how many. */
+  addRuns(rows: Iterable<RunRow>): number {
+    return insertRuns(this.db, rows);
   }
 
   sessionsOf(tenantId: string): TracingSession[] {

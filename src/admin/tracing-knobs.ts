@@ -1,0 +1,66 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { requestTimestamp } from '../bulk-exports/schemas.ts';
+import type { Clock } from '../shared/clock.ts';
+import { notFound } from '../shared/errors.ts';
+import { seedFrom } from '../shared/prng.ts';
+import { formatNullableTimestamp, MICROS_PER_DAY } from '../shared/time.ts';
+import { jsonBody, pathParams } from '../shared/validation.ts';
+import { generateRuns } from '../tracing/generator.ts';
+import type { TracingSession, TracingStore } from '../tracing/store.ts';
+
+export interface TracingKnobDeps {
+  tracing: TracingStore;
+  clock: Pick<Clock, 'now'>;
+  seed: number;
+}
+
+/** One call adds at most this many runs, so that the server is never busy for long. */
+const MAX_RUNS_PER_CALL = 100_000;
+
+const sessionParams = z.object({ session_id: z.guid() });
+const runsAddition = z.object({
+  count: z.int().min(1).max(MAX_RUNS_PER_CALL).default(100),
+  /** Where the runs' root start times begin; default `days` before the emulator clock's now. */
+  start_time: requestTimestamp.optional(),
+  days: z.number().positive().max(366).default(1),
+});
+
+/** A tracing project as GET /_localplane/fixtures lists it. */
+export function sessionView(tracing: TracingStore, session: TracingSession) {
+  const stats = tracing.stats(session.id);
+  return {
+    id: session.id,
+    name: session.name,
+    run_count: stats.run_count,
+    first_run_start_time: formatNullableTimestamp(stats.first_run_start_time),
+    last_run_start_time: formatNullableTimestamp(stats.last_run_start_time),
+  };
+}
+
+/** /_localplane/sessions: traces arriving in a tracing project, as the generator makes them. */
+export function tracingKnobRoutes({ tracing, clock, seed }: TracingKnobDeps) {
+  const app = new Hono();
+
+  app.post('/:session_id/runs', async (c) => {
+    const { session_id } = pathParams(c, sessionParams);
+    const { count, start_time, days } = await jsonBody(c, runsAddition);
+    const session = tracing.sessionById(session_id);
+    if (!session) throw notFound(`Session ${session_id} not found`);
+    const before = tracing.stats(session.id).run_count;
+    const added = tracing.addRuns(
+      generateRuns({
+        tenantId: session.tenant_id,
+        sessionId: session.id,
+        count,
+        startMicros: start_time ?? clock.now() - Math.round(days * MICROS_PER_DAY),
+        days,
+        // Each addition to a project draws other run ids than the ones before it.
+        seed: seedFrom(seed, session.id, before),
+      }),
+    );
+    return c.json({ added, session: sessionView(tracing, session) }, 201);
+  });
+
+  return app;
+}

@@ -1,0 +1,98 @@
+import type { Limits } from '../config.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { ScheduledTask, Scheduler } from '../shared/scheduler.ts';
+import { MICROS_PER_SECOND, type Micros } from '../shared/time.ts';
+import type { RevisionFailureStage, RevisionFaults } from './faults.ts';
+import { REVISION_STEP_STATUSES, type RevisionStatus, type RevisionStepStatus } from './schemas.ts';
+import type { DeploymentStore, RevisionRow } from './store.ts';
+
+export interface RevisionLifecycleDeps {
+  store: DeploymentStore;
+  scheduler: Scheduler;
+  clock: Clock;
+  limits: () => Limits;
+  faults: RevisionFaults;
+}
+
+/** The step at whose end a revision fails when the knob names that stage, and the status it fails with. */
+const FAILING_STEPS: Record<RevisionFailureStage, { step: RevisionStepStatus; status: RevisionStatus }> = {
+  create: { step: 'CREATING', status: 'CREATE_FAILED' },
+  build: { step: 'BUILDING', status: 'BUILD_FAILED' },
+  deploy: { step: 'DEPLOYING', status: 'DEPLOY_FAILED' },
+};
+
+const isStep = (status: RevisionStatus): status is RevisionStepStatus => (REVISION_STEP_STATUSES as readonly string[]).includes(status);
+
+function statusAfter(step: RevisionStepStatus): RevisionStatus {
+  return REVISION_STEP_STATUSES[REVISION_STEP_STATUSES.indexOf(step) + 1] ?? 'DEPLOYED';
+}
+
+/**
+ * Moves revisions through CREATING → … → DEPLOYING → DEPLOYED on the emulator clock, one
+ * scheduled step per status, each lasting `revision_step_seconds` of that status. A step
+ * re-reads its revision and does nothing if the status moved meanwhile (a knob, a newer
+ * revision that interrupted it, a deletion).
+ */
+export class RevisionLifecycle {
+  /** The next step of each revision in progress. */
+  private readonly steps = new Map<string, { deploymentId: string; task: ScheduledTask }>();
+  /** Revisions the knob made to fail, and at which stage. */
+  private readonly failures = new Map<string, RevisionFailureStage>();
+
+  constructor(private readonly deps: RevisionLifecycleDeps) {}
+
+  /** A revision was just created (E9, E7, redeploy); the store has already interrupted the ones it supersedes. */
+  started(revision: RevisionRow): void {
+    this.stop(revision.deployment_id);
+    const stage = this.deps.faults.take(revision.deployment_id);
+    if (stage) this.failures.set(revision.id, stage);
+    this.scheduleStep(revision);
+  }
+
+  /** Drops the pending steps of a deployment's revisions (deleted, or superseded). */
+  stop(deploymentId: string): void {
+    for (const [revisionId, step] of this.steps) {
+      if (step.deploymentId !== deploymentId) continue;
+      step.task.cancel();
+      this.steps.delete(revisionId);
+    }
+  }
+
+  /** The knob: puts a revision in any status, with what reaching it implies; an in-progress status goes on from there. */
+  setStatus(revision: RevisionRow, status: RevisionStatus): void {
+    this.steps.get(revision.id)?.task.cancel();
+    this.steps.delete(revision.id);
+    this.moveTo(revision, status);
+  }
+
+  /** After a start or a reset: every revision in progress (seeded ones included) goes on from its status now. */
+  resume(): void {
+    this.steps.clear();
+    this.failures.clear();
+    for (const revision of this.deps.store.revisionsInProgress()) this.scheduleStep(revision);
+  }
+
+  private scheduleStep(revision: RevisionRow): void {
+    const { status } = revision;
+    if (!isStep(status)) return;
+    const dueAt: Micros = this.deps.clock.now() + Math.round(this.deps.limits().revision_step_seconds[status] * MICROS_PER_SECOND);
+    const task = this.deps.scheduler.schedule(dueAt, `revision ${revision.id} ${status}`, () => this.step(revision, status));
+    this.steps.set(revision.id, { deploymentId: revision.deployment_id, task });
+  }
+
+  private step({ deployment_id: deploymentId, id }: RevisionRow, expected: RevisionStepStatus): void {
+    this.steps.delete(id);
+    const revision = this.deps.store.revision(deploymentId, id);
+    if (revision?.status !== expected) return;
+    const stage = this.failures.get(id);
+    const failure = stage && FAILING_STEPS[stage].step === expected ? FAILING_STEPS[stage] : null;
+    if (failure) this.failures.delete(id);
+    this.moveTo(revision, failure?.status ?? statusAfter(expected));
+  }
+
+  private moveTo(revision: RevisionRow, status: RevisionStatus): void {
+    this.deps.store.setRevisionStatus(revision, status, this.deps.clock.now());
+    if (!isStep(status)) this.failures.delete(revision.id);
+    this.scheduleStep({ ...revision, status });
+  }
+}
