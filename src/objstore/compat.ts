@@ -12,6 +12,7 @@ import path from 'node:path';
 
 import type { S3rverBackend } from './backend.ts';
 import { errors, escapeXml, GatewayError } from './errors.ts';
+import type { ChunkSignatures } from './signature.ts';
 import type { Exchange } from './exchange.ts';
 import { singleParam, validateUploadId, type RequestTarget } from './target.ts';
 
@@ -19,6 +20,8 @@ export interface OperationContext {
   readonly exchange: Exchange;
   readonly target: RequestTarget;
   readonly backend: S3rverBackend;
+  /** The chunk signatures of an aws-chunked body with signed chunks, to check while decoding it. */
+  readonly chunkSignatures: ChunkSignatures;
   /** Hands the request to s3rver (first sending 100 Continue if the client is waiting for it). */
   delegate(): void;
   /** Reads the whole body (first sending 100 Continue); MaxMessageLengthExceeded beyond `limit`. */

@@ -131,8 +131,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const key = keys.find(credential.accessKeyId);
     if (key === undefined) throw new GatewayError(errors.invalidAccessKeyId());
 
-    const signatureError = verifySignature({ req, target, credential, key, now: new Date() });
-    if (signatureError !== null) throw new GatewayError(signatureError);
+    const verdict = verifySignature({ req, target, credential, key, now: new Date() });
+    if (verdict.error !== null) throw new GatewayError(verdict.error);
 
     authorize(classified.access, key);
     validateRequest(classified, target, req);
@@ -144,6 +144,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       exchange,
       target,
       backend,
+      chunkSignatures: verdict.chunks,
       delegate: () => {
         sendContinue(exchange);
         backend.handle(req, exchange.res);
