@@ -23,9 +23,10 @@ import { ObjstoreKeyStore, objstoreTables } from './objstore/key-store.ts';
 import { startObjstore } from './objstore/server.ts';
 import { createClock } from './shared/clock.ts';
 import { createClockControl, type ClockControl } from './shared/clock-control.ts';
-import { hasState, openInstanceDb, resetInstanceDb, type TableSet } from './shared/db.ts';
+import { hasState, openInstanceDb, resetInstanceDb, writeCounter, type TableSet } from './shared/db.ts';
 import { errorResponse } from './shared/errors.ts';
 import { createIdGenerator } from './shared/ids.ts';
+import { ResponseCache } from './shared/response-cache.ts';
 import { Scheduler } from './shared/scheduler.ts';
 import { formatTimestamp } from './shared/time.ts';
 import { TracingStore, tracingTables } from './tracing/store.ts';
@@ -162,7 +163,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     }),
   );
   app.route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint }));
-  app.route('/v2/deployments', deploymentRoutes({ store: deployments, workspaces, tracing, clock, ids, lifecycle }));
+  app.route('/v2/deployments', deploymentRoutes({ store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new ResponseCache(writeCounter(db)) }));
   app.route('/v2/auth/providers', oauthProviderRoutes({ store: deployments, workspaces }));
   app.route('/v1/integrations/forge/codehost', codehostRoutes({ store: deployments, workspaces }));
 

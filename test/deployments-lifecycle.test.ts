@@ -232,12 +232,13 @@ describe('revision knobs', () => {
 
   it("sets a deployment's status, which the status filter then sees", async () => {
     const created = await create('lifecycle-deployment-status');
+    const awaitingDelete = async () => (await api().get('/v2/deployments?status=AWAITING_DELETE&limit=100')).body.resources.map((found: { id: string }) => found.id);
+    expect(await awaitingDelete()).not.toContain(created.id);
     const set = await admin('PUT', `/deployments/${created.id}/status`, { status: 'AWAITING_DELETE' });
     expect(set.status).toBe(200);
     expectSchema(set.body, 'Deployment');
     expect(set.body.status).toBe('AWAITING_DELETE');
-    const listed = (await api().get('/v2/deployments?status=AWAITING_DELETE&limit=100')).body.resources.map((found: { id: string }) => found.id);
-    expect(listed).toContain(created.id);
+    expect(await awaitingDelete()).toContain(created.id);
     expect((await admin('PUT', `/deployments/${created.id}/status`, { status: 'GONE' })).status).toBe(422);
     expect((await admin('PUT', '/deployments/00000000-0000-4000-8000-000000000000/status', { status: 'READY' })).status).toBe(404);
   });

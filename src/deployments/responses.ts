@@ -1,4 +1,5 @@
 import { formatTimestamp } from '../shared/time.ts';
+import { nullFiller } from '../shared/validation.ts';
 import {
   DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD,
   MASKED_SECRET_VALUE,
@@ -14,15 +15,18 @@ import {
 } from './schemas.ts';
 import type { CodehostIntegrationRow, CodehostRepoRow, DeploymentView, OAuthProviderRow, RevisionRow } from './store.ts';
 
+const fillSourceConfig = nullFiller(sourceConfig);
+const fillRevisionConfig = nullFiller(sourceRevisionConfig);
+
 /** Every field of a source revision config, null where the stored JSON has none. */
-const revisionConfigOf = (json: string | null) => sourceRevisionConfig.parse(json === null ? {} : JSON.parse(json));
+const revisionConfigOf = (json: string | null) => fillRevisionConfig(json === null ? {} : JSON.parse(json));
 
 export function deploymentResponse(row: DeploymentView): DeploymentResponse {
   const secrets = JSON.parse(row.secrets) as Secret[];
   return {
     name: row.name,
     source: row.source,
-    source_config: sourceConfig.parse({ ...JSON.parse(row.source_config), deployment_type: row.deployment_type }),
+    source_config: fillSourceConfig({ ...JSON.parse(row.source_config), deployment_type: row.deployment_type }),
     source_revision_config: revisionConfigOf(row.latest_source_revision_config),
     secrets: secrets.map(({ name }) => ({ name, value: MASKED_SECRET_VALUE })),
     secret_references: row.secret_references === null ? null : (JSON.parse(row.secret_references) as SecretReference[]),

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { requireWorkspace, type AuthVariables } from '../shared/auth.ts';
 import type { Clock } from '../shared/clock.ts';
+import type { ResponseCache } from '../shared/response-cache.ts';
 import { conflict, notFound } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';
 import { jsonBody, pathParams, queryParams } from '../shared/validation.ts';
@@ -46,6 +47,7 @@ export interface DeploymentWriteDeps extends DeploymentRouteDeps {
   clock: Clock;
   ids: IdGenerator;
   lifecycle: RevisionLifecycle;
+  responseCache: ResponseCache;
 }
 
 function workspaceApp(deps: DeploymentRouteDeps) {
@@ -65,10 +67,18 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     return deployment;
   };
 
+  // The hottest read of the API (clients poll it): answered from the cache until the next write.
   app.get('/', (c) => {
-    const query = queryParams(c, deploymentsQuery, DEPLOYMENTS_QUERY_LISTS);
-    const resources = store.deployments(c.get('workspace').id, query).map(deploymentResponse);
-    return c.json({ resources, offset: query.offset + resources.length } satisfies DeploymentsList);
+    const queryStart = c.req.url.indexOf('?');
+    const cacheKey = c.get('workspace').id + (queryStart === -1 ? '' : c.req.url.slice(queryStart));
+    let body = deps.responseCache.get(cacheKey);
+    if (body === undefined) {
+      const query = queryParams(c, deploymentsQuery, DEPLOYMENTS_QUERY_LISTS);
+      const resources = store.deployments(c.get('workspace').id, query).map(deploymentResponse);
+      body = JSON.stringify({ resources, offset: query.offset + resources.length } satisfies DeploymentsList);
+      deps.responseCache.set(cacheKey, body);
+    }
+    return c.body(body, 200, { 'content-type': 'application/json' });
   });
 
   app.post('/', async (c) => {

@@ -1,4 +1,4 @@
-import type { Db, TableSet } from '../shared/db.ts';
+import { statementCache, type Db, type TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { TracingStore, type TracingSession } from '../tracing/store.ts';
 import {
@@ -81,7 +81,7 @@ CREATE TABLE IF NOT EXISTS deployments (
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS deployments_by_tenant ON deployments (tenant_id, created_at);
+CREATE INDEX IF NOT EXISTS deployments_by_tenant ON deployments (tenant_id, created_at, id);
 CREATE TABLE IF NOT EXISTS deployment_revisions (
   id TEXT PRIMARY KEY,
   deployment_id TEXT NOT NULL,
@@ -91,7 +91,7 @@ CREATE TABLE IF NOT EXISTS deployment_revisions (
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS deployment_revisions_by_deployment ON deployment_revisions (deployment_id, created_at);`,
+CREATE INDEX IF NOT EXISTS deployment_revisions_by_deployment ON deployment_revisions (deployment_id, created_at, id);`,
   seeded: ['deployment_tenants', 'oauth_providers', 'codehost_integrations', 'codehost_repos', 'listeners', 'deployments', 'deployment_revisions'],
   runtime: [],
 };
@@ -208,8 +208,10 @@ const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(
 
 export class DeploymentStore {
   private readonly statements;
+  private readonly prepared;
 
   constructor(private readonly db: Db) {
+    this.prepared = statementCache(db);
     const prepare = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
     this.statements = {
       tenant: prepare<[string], DeploymentTenantRow>('SELECT * FROM deployment_tenants WHERE tenant_id = ?'),
@@ -369,7 +371,7 @@ export class DeploymentStore {
     if (query.deployment_type !== undefined) where('d.deployment_type = ?', query.deployment_type);
     if (query.deployment_ids?.length) where(`d.id IN (${placeholders(query.deployment_ids)})`, ...query.deployment_ids);
     const sql = `${DEPLOYMENT_VIEW} WHERE ${conditions.join(' AND ')} ${DEPLOYMENT_ORDER} LIMIT ? OFFSET ?`;
-    return this.db.prepare<unknown[], DeploymentView>(sql).all(...params, query.limit, query.offset);
+    return this.prepared<unknown[], DeploymentView>(sql).all(...params, query.limit, query.offset);
   }
 
   revision(deploymentId: string, id: string) {
@@ -380,6 +382,6 @@ export class DeploymentStore {
     const statuses = query.status?.length ? query.status : null;
     const sql = `SELECT * FROM deployment_revisions WHERE deployment_id = ?${statuses ? ` AND status IN (${placeholders(statuses)})` : ''}
       ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`;
-    return this.db.prepare<unknown[], RevisionRow>(sql).all(deploymentId, ...(statuses ?? []), query.limit, query.offset);
+    return this.prepared<unknown[], RevisionRow>(sql).all(deploymentId, ...(statuses ?? []), query.limit, query.offset);
   }
 }

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import Database, { type Statement } from 'better-sqlite3';
 
 export type Db = Database.Database;
 
@@ -44,4 +44,30 @@ export function resetInstanceDb(db: Db, tables: readonly TableSet[]): void {
 /** Whether the instance already holds state (a persisted --data-dir), so start must not reset it. */
 export function hasState(db: Db, table: string): boolean {
   return db.prepare(`SELECT 1 FROM main.${table} LIMIT 1`).get() !== undefined;
+}
+
+/**
+ * Prepared statements by SQL text, for queries assembled per request from a small set of
+ * shapes (which filters are present): each shape is prepared once.
+ */
+export function statementCache(db: Db, capacity = 256) {
+  const statements = new Map<string, Statement>();
+  return <P extends unknown[], R>(sql: string): Statement<P, R> => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= capacity) statements.clear();
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement as Statement<P, R>;
+  };
+}
+
+/**
+ * A number that changes whenever anything was written through this connection (SQLite's
+ * total_changes()): what a cache of query results compares to know it is still right.
+ */
+export function writeCounter(db: Db): () => number {
+  const statement = db.prepare<[], number>('SELECT total_changes()').pluck();
+  return () => statement.get()!;
 }

@@ -16,7 +16,8 @@ export function microsFromMillis(millis: number): Micros {
 export function formatTimestamp(micros: Micros): string {
   const millis = Math.floor(micros / 1000);
   const fraction = String(micros - millis * 1000).padStart(3, '0');
-  return new Date(millis).toISOString().replace(/\.(\d{3})Z$/, `.$1${fraction}+00:00`);
+  // toISOString() is `YYYY-MM-DDTHH:MM:SS.mmmZ`: keep the milliseconds, add the microseconds and the offset.
+  return `${new Date(millis).toISOString().slice(0, 23)}${fraction}+00:00`;
 }
 
 export function formatNullableTimestamp(micros: Micros | null): string | null {

@@ -62,3 +62,32 @@ export const queryBoolean = z.string().transform((text, ctx) => {
   ctx.addIssue(customIssue('bool_parsing', 'Input should be a valid boolean, unable to interpret input'));
   return z.NEVER;
 });
+
+/** The object schema inside default / nullable / optional wrappers, if the field holds one. */
+function objectSchemaOf(field: z.ZodType): z.ZodObject | null {
+  if (field instanceof z.ZodObject) return field;
+  if (field instanceof z.ZodDefault || field instanceof z.ZodNullable || field instanceof z.ZodOptional) {
+    return objectSchemaOf(field.unwrap() as z.ZodType);
+  }
+  return null;
+}
+
+/**
+ * Gives stored data every field of an object schema, null where it has none (nested objects
+ * likewise), as parsing with null defaults would, without validating again what was
+ * validated when it was written: responses built from stored rows stay cheap.
+ */
+export function nullFiller<S extends z.ZodObject>(schema: S): (value: Record<string, unknown>) => z.output<S> {
+  const fields = Object.entries(schema.shape).map(([key, field]) => {
+    const nested = objectSchemaOf(field as z.ZodType);
+    return [key, nested ? nullFiller(nested) : null] as const;
+  });
+  return (value) => {
+    const filled: Record<string, unknown> = {};
+    for (const [key, fillNested] of fields) {
+      const given = value[key];
+      filled[key] = given === undefined || given === null ? null : fillNested ? fillNested(given as Record<string, unknown>) : given;
+    }
+    return filled as z.output<S>;
+  };
+}
