@@ -8,7 +8,7 @@ import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
 import type { RunCursor, TracingStore } from '../tracing/store.ts';
 import { objectSize, uploadFile, type ObjstoreTarget } from '../objstore/client.ts';
 import type { BulkExportFaults } from './faults.ts';
-import { encodeRunsParquet } from './parquet.ts';
+import type { encodeRunsParquet } from './parquet.ts';
 import { TERMINAL_STATUSES, type ExportStatus } from './schemas.ts';
 import { runFolder } from './paths.ts';
 import { parseConfig, type BulkExportStore, type ExportRow, type ExportRunRow } from './store.ts';
@@ -25,6 +25,13 @@ export interface RunnerDeps {
 }
 
 const seconds = (value: number): Micros => Math.round(value * MICROS_PER_SECOND);
+
+let parquetEncoder: Promise<typeof encodeRunsParquet> | null = null;
+
+/** apache-arrow and parquet-wasm take a tenth of a second to load: only once an export runs, not at start. */
+function loadParquetEncoder(): Promise<typeof encodeRunsParquet> {
+  return (parquetEncoder ??= import('./parquet.ts').then((module) => module.encodeRunsParquet));
+}
 
 export function encodeCursor(cursor: RunCursor): string {
   return `${cursor.startTime}:${cursor.id}`;
@@ -239,7 +246,7 @@ export class ExportRunner {
         throw new Error(this.deps.faults.failureMessage(runId));
       }
       const inFlight = this.uploads.get(runId);
-      const next = this.encodeNextFile(run, exportRow, inFlight);
+      const next = this.encodeNextFile(run, exportRow, inFlight, await loadParquetEncoder());
       await this.recordUpload(runId);
       if (next) this.uploads.set(runId, { ...next, done: next.upload() });
       more = next !== null;
@@ -260,7 +267,7 @@ export class ExportRunner {
   }
 
   /** Reads and encodes the run's next file after what was written or is uploading; null when no rows are left. */
-  private encodeNextFile(run: ExportRunRow, exportRow: ExportRow, inFlight: PendingFile | undefined): PendingFile | null {
+  private encodeNextFile(run: ExportRunRow, exportRow: ExportRow, inFlight: PendingFile | undefined, encode: typeof encodeRunsParquet): PendingFile | null {
     const limits = this.deps.limits();
     const written = JSON.parse(run.exported_files) as string[];
     if (inFlight && inFlight.rows < limits.export_rows_per_file) return null;
@@ -277,7 +284,7 @@ export class ExportRunner {
     if (!destination) throw new Error('The bulk export destination no longer exists');
     const config = parseConfig(destination);
     const columns = exportRow.export_fields ? (JSON.parse(exportRow.export_fields) as RunColumn[]) : RUN_COLUMNS;
-    const body = encodeRunsParquet(rows, {
+    const body = encode(rows, {
       formatVersion: exportRow.format_version,
       compression: exportRow.compression,
       columns,
