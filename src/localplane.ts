@@ -18,7 +18,7 @@ import { DeploymentStore, deploymentTables } from './deployments/store.ts';
 import { loadFixtures } from './fixtures/files.ts';
 import { ensureTemplate } from './fixtures/template.ts';
 import { closeObjstoreClients } from './objstore/client.ts';
-import { createEndpointResolver } from './objstore/endpoints.ts';
+import { createEndpointResolver, DEFAULT_ENDPOINT_ALIASES } from './objstore/endpoints.ts';
 import { ObjstoreKeyStore, objstoreTables } from './objstore/key-store.ts';
 import { startObjstore } from './objstore/server.ts';
 import { createClock } from './shared/clock.ts';
@@ -51,12 +51,19 @@ export interface StartOptions {
   cacheDir?: string;
   /** Diagnostic lines (never secrets); default stderr. */
   log?: (line: string) => void;
+  /**
+   * Production endpoints served by the embedded objstore (`https://<host>[:<port>]`, `*` for one
+   * host label); replaces DEFAULT_ENDPOINT_ALIASES, so spread those in to add to them.
+   */
+  endpointAliases?: readonly string[];
 }
 
 export interface Localplane {
   apiUrl: string;
   objstoreUrl: string;
   dataDir: string;
+  /** Every object as a plain file: `<filesDir>/<bucket>/<key>`. */
+  filesDir: string;
   clock: ClockControl;
   reset(): Promise<void>;
   stop(): Promise<void>;
@@ -88,6 +95,8 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const log = options.log ?? ((line: string) => process.stderr.write(`localplane: ${line}\n`));
   const host = options.host ?? '127.0.0.1';
   const seed = options.seed ?? 1;
+  const endpointAliases = options.endpointAliases ?? DEFAULT_ENDPOINT_ALIASES;
+  const resolveEndpoint = createEndpointResolver(() => objstore.url, endpointAliases);
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'localplane-'));
   mkdirSync(dataDir, { recursive: true });
@@ -111,15 +120,17 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const workspaces = new WorkspaceStore(db);
   const tracing = new TracingStore(db);
   const keyStore = new ObjstoreKeyStore(db);
+  const filesDir = join(dataDir, 'files');
   const objstore = await startObjstore({
     host,
     port: options.objstorePort ?? 9401,
     directory: join(dataDir, 'objstore'),
     keys: keyStore,
     buckets: keyStore.buckets(),
+    filesDirectory: filesDir,
+    log,
   });
   const faults = new BulkExportFaults();
-  const resolveEndpoint = createEndpointResolver(() => objstore.url);
   const store = new BulkExportStore(db);
   const deployments = new DeploymentStore(db);
   const revisionFaults = new RevisionFaults();
@@ -151,6 +162,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       deployments,
       objstore,
       objstoreKeys: keyStore,
+      endpointAliases,
       clock: clockControl,
       faults,
       revisionFaults,
@@ -184,6 +196,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     apiUrl: `http://${host}:${port}`,
     objstoreUrl: objstore.url,
     dataDir,
+    filesDir,
     clock: clockControl,
     reset,
     stop: () =>

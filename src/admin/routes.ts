@@ -25,6 +25,7 @@ export interface AdminDeps {
   deployments: DeploymentStore;
   objstore: Objstore;
   objstoreKeys: ObjstoreKeyStore;
+  endpointAliases: readonly string[];
   clock: ClockControl;
   faults: BulkExportFaults;
   revisionFaults: RevisionFaults;
@@ -76,6 +77,8 @@ export function adminRoutes(deps: AdminDeps) {
         endpoint_url: deps.objstore.url,
         buckets: deps.fixtures.objstore.buckets,
         keys: deps.fixtures.objstore.keys,
+        files_dir: deps.objstore.filesDir,
+        endpoint_aliases: deps.endpointAliases,
       },
     }),
   );

@@ -14,6 +14,7 @@ import { operationOverrides, type OperationContext, type OperationOverride } fro
 import { extractCredential } from './credentials.ts';
 import { errors, GatewayError } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
+import { followWrites, type FileView } from './file-view.ts';
 import type { RequestJournal } from './journal.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './operations.ts';
 import { verifySignature } from './signature.ts';
@@ -36,6 +37,8 @@ export interface GatewayOptions {
   backend: S3rverBackend;
   journal: RequestJournal;
   overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
+  /** Kept in step with every write before its response completes. */
+  fileView?: FileView;
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
@@ -163,6 +166,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     let exchange: Exchange;
     try {
       exchange = beginExchange(req, res, expectContinue, journal);
+      if (options.fileView) followWrites(exchange, options.fileView);
     } catch {
       res.statusCode = 500;
       res.end();

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { createS3rverBackend } from './backend.ts';
+import { FileView } from './file-view.ts';
 import { createGateway } from './gateway.ts';
 import { RequestJournal } from './journal.ts';
 import { isValidBucketName } from './target.ts';
@@ -33,9 +34,13 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
 
   const backend = createS3rverBackend(options.directory);
   await backend.ensureBuckets(buckets);
+  const fileView = options.filesDirectory
+    ? new FileView({ directory: options.filesDirectory, store: backend.store, buckets, log: options.log ?? (() => {}) })
+    : undefined;
+  await fileView?.rebuild();
 
   const journal = new RequestJournal();
-  const handle = createGateway({ keys: options.keys, backend, journal });
+  const handle = createGateway({ keys: options.keys, backend, journal, fileView });
 
   const server = http.createServer();
   server.on('request', (req, res) => handle(req, res, false));
@@ -62,9 +67,11 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
 
   return {
     url: formatUrl(options.host, port),
+    filesDir: fileView?.directory ?? null,
     journal: () => journal.snapshot(),
     async reset() {
       await backend.reset(buckets);
+      await fileView?.reset();
       journal.clear();
     },
     close() {

@@ -30,6 +30,10 @@ export interface ObjstoreOptions {
   keys: ObjstoreKeyLookup;
   /** Buckets that exist; clients cannot create or delete buckets. */
   buckets: readonly string[];
+  /** Where every object is also a plain file `<bucket>/<key>` (see file-view.ts); no such view when omitted. */
+  filesDirectory?: string;
+  /** Diagnostic lines (never secrets); default none. */
+  log?: (line: string) => void;
 }
 
 export interface ObjstoreRequestRecord {
@@ -54,6 +58,8 @@ export interface ObjstoreRequestRecord {
 export interface Objstore {
   /** http://host:port */
   url: string;
+  /** The plain-file view, `<filesDir>/<bucket>/<key>`; null without one. */
+  filesDir: string | null;
   /** The most recent requests (bounded), oldest first, newest last. */
   journal(): readonly ObjstoreRequestRecord[];
   /** Drops every object and bucket, recreates the configured buckets empty, clears the journal. */
