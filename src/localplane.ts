@@ -110,12 +110,15 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const workspaces = new WorkspaceStore(db);
   const tracing = new TracingStore(db);
   const keyStore = new ObjstoreKeyStore(db);
+  const buckets = keyStore.buckets();
   const objstore = await startObjstore({
     host,
     port: options.objstorePort ?? 9401,
     directory: join(dataDir, 'objstore'),
     keys: keyStore,
-    buckets: keyStore.buckets(),
+    buckets,
+    // A --data-dir kept from before a bucket joined the fixtures does not have it.
+    publicBuckets: fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
   });
   const faults = new BulkExportFaults();
   const resolveEndpoint = createEndpointResolver(() => objstore.url);

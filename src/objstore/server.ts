@@ -16,6 +16,9 @@ function validateOptions(options: ObjstoreOptions): void {
   for (const bucket of options.buckets) {
     if (!isValidBucketName(bucket)) throw new TypeError(`objstore: invalid bucket name ${JSON.stringify(bucket)}`);
   }
+  for (const bucket of options.publicBuckets ?? []) {
+    if (!options.buckets.includes(bucket)) throw new TypeError(`objstore: public bucket ${JSON.stringify(bucket)} is not a bucket`);
+  }
 }
 
 function formatUrl(host: string, port: number): string {
@@ -35,7 +38,13 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
   await backend.ensureBuckets(buckets);
 
   const journal = new RequestJournal();
-  const handle = createGateway({ keys: options.keys, backend, journal });
+  const handle = createGateway({
+    keys: options.keys,
+    backend,
+    journal,
+    publicBuckets: new Set(options.publicBuckets),
+    now: options.now,
+  });
 
   const server = http.createServer();
   server.on('request', (req, res) => handle(req, res, false));
