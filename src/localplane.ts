@@ -121,12 +121,15 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const tracing = new TracingStore(db);
   const keyStore = new ObjstoreKeyStore(db);
   const filesDir = join(dataDir, 'files');
+  const buckets = keyStore.buckets();
   const objstore = await startObjstore({
     host,
     port: options.objstorePort ?? 9401,
     directory: join(dataDir, 'objstore'),
     keys: keyStore,
-    buckets: keyStore.buckets(),
+    buckets,
+    // A --data-dir kept from before a bucket joined the fixtures does not have it.
+    publicBuckets: fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
     filesDirectory: filesDir,
     log,
   });

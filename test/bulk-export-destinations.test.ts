@@ -1,3 +1,4 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { createOnlyKey, credentialsOf, fullKey, noCreateKey, useLocalplane, workspaceByTier, type FixtureKey } from './support/instance.ts';
 import { listKeys, s3For } from './support/objstore.ts';
@@ -68,6 +69,30 @@ describe('POST /api/v1/bulk-exports/destinations', () => {
     expect(response.body.detail).toMatch(/^Failed to validate objstore destination: .*Key ID you provided does not exist/);
     expect(response.body.detail).toContain('InvalidAccessKeyId');
     expect(response.text).not.toContain('whatever-secret');
+  });
+
+  it('is 400 SignatureDoesNotMatch for a known access key id with a wrong secret (a real store refusal)', async () => {
+    const wrongSecret = { ...fullKey(ctx.fixtures), secret_access_key: 'lp-test-secret-not-the-right-one' };
+    const response = await plus().post('/api/v1/bulk-exports/destinations', destination(wrongSecret));
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
+      detail:
+        `${DETAIL_PREFIX}An error occurred (SignatureDoesNotMatch) when calling the PutObject operation: ` +
+        'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+    });
+    expect(response.text).not.toContain(wrongSecret.secret_access_key);
+  });
+
+  it('validates with the store checking signatures on wall time, whatever the emulator clock says', async () => {
+    await ctx.admin.request('POST', '/clock/freeze');
+    await ctx.admin.request('POST', '/clock/set', { body: { time: '2031-01-01T00:00:00Z' } });
+    try {
+      const response = await plus().post('/api/v1/bulk-exports/destinations', destination(fullKey(ctx.fixtures), { prefix: 'far-future' }));
+      expect(response.status).toBe(200);
+    } finally {
+      await ctx.admin.request('POST', '/clock/set', { body: { time: new Date().toISOString() } });
+      await ctx.admin.request('POST', '/clock/unfreeze');
+    }
   });
 
   it.each([
@@ -205,5 +230,24 @@ describe('objstore keys added at run time', () => {
     expect(revoked.status).toBe(400);
     expect(revoked.body.detail).toMatch(/Key ID you provided does not exist/);
     expect((await ctx.admin.request('DELETE', '/objstore/keys/LPRUNTIMEKEY0000001')).status).toBe(404);
+  });
+});
+
+describe('public buckets of the objstore', () => {
+  it('are listed with the fixtures and readable without signing; other buckets are not', async () => {
+    const { objstore } = ctx.fixtures;
+    expect(objstore.public_buckets).toEqual(['public-datasets']);
+    expect(objstore.buckets).toContain('public-datasets');
+    const writer = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+    await writer.send(new PutObjectCommand({ Bucket: 'public-datasets', Key: 'open/data.csv', Body: 'a,b\n' }));
+
+    const read = await fetch(`${ctx.instance.objstoreUrl}/public-datasets/open/data.csv`);
+    expect([read.status, await read.text()]).toEqual([200, 'a,b\n']);
+    const listing = await fetch(`${ctx.instance.objstoreUrl}/public-datasets?list-type=2`);
+    expect(await listing.text()).toContain('<Key>open/data.csv</Key>');
+    const write = await fetch(`${ctx.instance.objstoreUrl}/public-datasets/open/vandal.csv`, { method: 'PUT', body: 'x' });
+    expect(write.status).toBe(403);
+    const privateRead = await fetch(`${ctx.instance.objstoreUrl}/${bucket()}?list-type=2`);
+    expect([privateRead.status, await privateRead.text()]).toEqual([403, expect.stringContaining('<Code>AccessDenied</Code>')]);
   });
 });

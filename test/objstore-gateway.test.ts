@@ -99,16 +99,18 @@ interface SignInput {
   query?: [string, string][];
   key: Pick<ObjstoreKey, 'accessKeyId' | 'secretAccessKey'>;
   presign?: boolean;
+  /** More headers (lower-case names), signed too. */
+  headers?: Record<string, string>;
 }
 
-function sign({ method, path: rawPath, query = [], key, presign = false }: SignInput): {
+function sign({ method, path: rawPath, query = [], key, presign = false, headers: extra = {} }: SignInput): {
   url: string;
   headers: Record<string, string>;
 } {
   const host = new URL(objstore.url).host;
   const amzDate = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
   const scope = `${amzDate.slice(0, 8)}/us-east-1/s3/aws4_request`;
-  const headers: Record<string, string> = { host };
+  const headers: Record<string, string> = { host, ...extra };
   const params = [...query];
   if (presign) {
     params.push(
@@ -176,8 +178,8 @@ function raw(method: string, url: string, headers: Record<string, string> = {}, 
 }
 
 function signedRaw(input: SignInput, body?: string | Buffer, extraHeaders: Record<string, string> = {}) {
-  const { url, headers } = sign(input);
-  return raw(input.method, url, { ...headers, ...extraHeaders }, body);
+  const { url, headers } = sign({ ...input, headers: extraHeaders });
+  return raw(input.method, url, headers, body);
 }
 
 const codeOf = (xml: string) => /<Code>([^<]*)<\/Code>/.exec(xml)?.[1];

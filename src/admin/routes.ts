@@ -76,6 +76,7 @@ export function adminRoutes(deps: AdminDeps) {
       objstore: {
         endpoint_url: deps.objstore.url,
         buckets: deps.fixtures.objstore.buckets,
+        public_buckets: deps.fixtures.objstore.public_buckets,
         keys: deps.fixtures.objstore.keys,
         files_dir: deps.objstore.filesDir,
         endpoint_aliases: deps.endpointAliases,

@@ -14,6 +14,8 @@ export interface CredentialScope {
   date: string;
   region: string;
   service: string;
+  /** `aws4_request` in a well-formed scope; checked with the signature. */
+  terminator: string;
 }
 
 /**
@@ -41,10 +43,8 @@ function parseV4Credential(credential: string): { accessKeyId: string; scope: Cr
   const parts = credential.split('/');
   if (parts.length !== 5) return null;
   const [accessKeyId, date, region, service, terminator] = parts as [string, string, string, string, string];
-  if (accessKeyId === '' || date === '' || region === '' || service === '' || terminator !== 'aws4_request') {
-    return null;
-  }
-  return { accessKeyId, scope: { date, region, service } };
+  if (accessKeyId === '' || date === '' || region === '' || service === '' || terminator === '') return null;
+  return { accessKeyId, scope: { date, region, service, terminator } };
 }
 
 function parseAuthorizationHeader(value: string): RequestCredential {
@@ -94,7 +94,7 @@ function parseAuthorizationHeader(value: string): RequestCredential {
 }
 
 /** Case-insensitive lookup of an X-Amz-* query parameter; repeated parameters are malformed. */
-function amzQueryParam(query: ParsedQuery, name: string): string | undefined {
+export function amzQueryParam(query: ParsedQuery, name: string): string | undefined {
   const lower = name.toLowerCase();
   let found: string | undefined;
   for (const [key, value] of Object.entries(query)) {
@@ -124,7 +124,7 @@ function parseQueryV4(query: ParsedQuery): RequestCredential {
   }
   if (algorithm !== V4_ALGORITHM) {
     throw new GatewayError(
-      errors.authorizationQueryParametersError(`X-Amz-Algorithm only supports "${V4_ALGORITHM}"`),
+      errors.authorizationQueryParametersError(`X-Amz-Algorithm only supports "${V4_ALGORITHM} and AWS4-ECDSA-P256-SHA256"`),
     );
   }
   const parsed = parseV4Credential(credential);

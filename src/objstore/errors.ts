@@ -5,10 +5,15 @@ export interface S3ErrorSpec {
   status: number;
   code: string;
   message: string;
+  /** Further elements of the error document, after `Message`, as S3 adds to some errors. */
+  details?: readonly ErrorDetail[];
 }
 
-function s3Error(status: number, code: string, message: string): S3ErrorSpec {
-  return { status, code, message };
+/** One extra element of an error document: its name and its text. */
+export type ErrorDetail = readonly [element: string, text: string];
+
+export function s3Error(status: number, code: string, message: string, details?: readonly ErrorDetail[]): S3ErrorSpec {
+  return details === undefined ? { status, code, message } : { status, code, message, details };
 }
 
 export const ACCESS_DENIED_MESSAGE = 'Access denied.';
@@ -17,12 +22,13 @@ export const INVALID_ACCESS_KEY_ID_MESSAGE = 'The Key ID you provided does not e
 export const errors = {
   accessDenied: (message = ACCESS_DENIED_MESSAGE) => s3Error(403, 'AccessDenied', message),
   invalidAccessKeyId: () => s3Error(403, 'InvalidAccessKeyId', INVALID_ACCESS_KEY_ID_MESSAGE),
-  signatureDoesNotMatch: () =>
+  signatureDoesNotMatch: (details?: readonly ErrorDetail[]) =>
     s3Error(
       403,
       'SignatureDoesNotMatch',
       'The request signature we calculated does not match the signature you provided. ' +
         'Check your key and signing method.',
+      details,
     ),
   authorizationHeaderMalformed: (detail: string) =>
     s3Error(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; ${detail}`),
@@ -107,6 +113,7 @@ export function renderErrorXml(error: S3ErrorSpec, resource: string, requestId: 
     '<Error>' +
     `<Code>${escapeXml(error.code)}</Code>` +
     `<Message>${escapeXml(error.message)}</Message>` +
+    (error.details ?? []).map(([element, text]) => `<${element}>${escapeXml(text)}</${element}>`).join('') +
     `<Resource>${escapeXml(resource)}</Resource>` +
     `<RequestId>${escapeXml(requestId)}</RequestId>` +
     '</Error>'

@@ -2,7 +2,7 @@
  * The request pipeline in front of s3rver:
  *
  *   parse target -> classify operation -> extract credential -> look up key
- *   -> verify signature (slot) -> check permission -> validate names
+ *   -> verify signature -> check permission (or: unsigned read of a public bucket) -> validate names
  *   -> strip authentication -> operation override or s3rver
  *
  * Every step that refuses a request throws a GatewayError, answered as an S3 XML error.
@@ -17,7 +17,7 @@ import { beginExchange, failExchange, sendContinue, type Exchange } from './exch
 import { followWrites, type FileView } from './file-view.ts';
 import type { RequestJournal } from './journal.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './operations.ts';
-import { verifySignature } from './signature.ts';
+import { NO_CHUNK_SIGNATURES, verifySignature, type ChunkSignatures } from './signature.ts';
 import {
   hasParam,
   parseCopySource,
@@ -39,6 +39,10 @@ export interface GatewayOptions {
   overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
   /** Kept in step with every write before its response completes. */
   fileView?: FileView;
+  /** Buckets anyone may read without signing. */
+  publicBuckets?: ReadonlySet<string>;
+  /** Wall-clock epoch milliseconds, for the request-time checks of signatures. */
+  now?: () => number;
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
@@ -55,6 +59,15 @@ export function authorize(access: OperationAccess, key: ObjstoreKey): void {
         if (!key.permissions.includes(permission)) throw new GatewayError(errors.accessDenied());
       }
   }
+}
+
+/** The reads an unsigned request may make, and only in a public bucket. */
+const ANONYMOUS_READS = new Set(['GetObject', 'HeadObject', 'ListObjects', 'ListObjectsV2', 'HeadBucket']);
+
+/** Throws AccessDenied unless an unsigned request reads a public bucket. */
+export function authorizeAnonymous(classified: ClassifiedOperation, target: RequestTarget, publicBuckets: ReadonlySet<string>): void {
+  const bucketIsPublic = target.bucket !== null && publicBuckets.has(target.bucket);
+  if (!bucketIsPublic || !ANONYMOUS_READS.has(classified.operation)) throw new GatewayError(errors.accessDenied());
 }
 
 /**
@@ -115,6 +128,30 @@ function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
 export function createGateway(options: GatewayOptions): GatewayHandler {
   const { keys, backend, journal } = options;
   const overrides = options.overrides ?? operationOverrides;
+  const publicBuckets = options.publicBuckets ?? new Set<string>();
+  const now = options.now ?? Date.now;
+
+  /** Authenticates and authorises the request; answers the chunk signatures of its body. */
+  async function admit(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation): Promise<ChunkSignatures> {
+    const { req } = exchange;
+    const credential = extractCredential(req.headers, target.query);
+    if (credential === null) {
+      // Stays unauthenticated for s3rver, which refuses anonymous reads response-* overrides as S3 does.
+      authorizeAnonymous(classified, target, publicBuckets);
+      return NO_CHUNK_SIGNATURES;
+    }
+    exchange.accessKeyId = credential.accessKeyId;
+
+    const key = keys.find(credential.accessKeyId);
+    if (key === undefined) throw new GatewayError(errors.invalidAccessKeyId());
+
+    const verdict = await verifySignature({ req, target, credential, key, now: new Date(now()) });
+    if (verdict.error !== null) throw new GatewayError(verdict.error);
+
+    authorize(classified.access, key);
+    exchange.authenticated = true;
+    return verdict.chunks;
+  }
 
   async function handleExchange(exchange: Exchange): Promise<void> {
     const { req } = exchange;
@@ -127,27 +164,16 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const classified = classifyOperation(exchange.method, target, req.headers);
     exchange.operation = classified.operation;
 
-    const credential = extractCredential(req.headers, target.query);
-    if (credential === null) throw new GatewayError(errors.accessDenied());
-    exchange.accessKeyId = credential.accessKeyId;
-
-    const key = keys.find(credential.accessKeyId);
-    if (key === undefined) throw new GatewayError(errors.invalidAccessKeyId());
-
-    const verdict = verifySignature({ req, target, credential, key, now: new Date() });
-    if (verdict.error !== null) throw new GatewayError(verdict.error);
-
-    authorize(classified.access, key);
+    const chunkSignatures = await admit(exchange, target, classified);
     validateRequest(classified, target, req);
 
     stripAuthentication(req, target);
-    exchange.authenticated = true;
 
     const context: OperationContext = {
       exchange,
       target,
       backend,
-      chunkSignatures: verdict.chunks,
+      chunkSignatures,
       delegate: () => {
         sendContinue(exchange);
         backend.handle(req, exchange.res);

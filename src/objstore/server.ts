@@ -17,6 +17,9 @@ function validateOptions(options: ObjstoreOptions): void {
   for (const bucket of options.buckets) {
     if (!isValidBucketName(bucket)) throw new TypeError(`objstore: invalid bucket name ${JSON.stringify(bucket)}`);
   }
+  for (const bucket of options.publicBuckets ?? []) {
+    if (!options.buckets.includes(bucket)) throw new TypeError(`objstore: public bucket ${JSON.stringify(bucket)} is not a bucket`);
+  }
 }
 
 function formatUrl(host: string, port: number): string {
@@ -40,7 +43,14 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
   await fileView?.rebuild();
 
   const journal = new RequestJournal();
-  const handle = createGateway({ keys: options.keys, backend, journal, fileView });
+  const handle = createGateway({
+    keys: options.keys,
+    backend,
+    journal,
+    publicBuckets: new Set(options.publicBuckets),
+    now: options.now,
+    fileView,
+  });
 
   const server = http.createServer();
   server.on('request', (req, res) => handle(req, res, false));

@@ -34,6 +34,17 @@ export interface ObjstoreOptions {
   filesDirectory?: string;
   /** Diagnostic lines (never secrets); default none. */
   log?: (line: string) => void;
+  /**
+   * Buckets (each also in `buckets`) anyone may read without signing: GetObject, HeadObject,
+   * ListObjects(V2) and HeadBucket. Unsigned writes are refused everywhere.
+   */
+  publicBuckets?: readonly string[];
+  /**
+   * The store's clock in epoch milliseconds, for the SigV4 request-time checks (15 minutes of
+   * skew, presigned expiry); default `Date.now`. Wall time, not the emulator's test clock: SDK
+   * clients sign with wall time even while a test has frozen or moved the emulator clock.
+   */
+  now?: () => number;
 }
 
 export interface ObjstoreRequestRecord {

@@ -22,7 +22,7 @@ export interface FixtureKey {
 export interface FixturesView {
   workspaces: FixtureWorkspace[];
   unknown_api_key: string;
-  objstore: { endpoint_url: string; buckets: string[]; keys: FixtureKey[]; files_dir: string; endpoint_aliases: string[] };
+  objstore: { endpoint_url: string; buckets: string[]; public_buckets: string[]; keys: FixtureKey[]; files_dir: string; endpoint_aliases: string[] };
 }
 
 export interface ApiResponse<T = any> {
