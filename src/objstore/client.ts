@@ -1,14 +1,17 @@
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+
+type Sdk = typeof import('@aws-sdk/client-s3');
+let sdk: Promise<Sdk> | null = null;
+
+/** The AWS SDK takes a tenth of a second to load: only when the first S3 call is made, not at start. */
+function loadSdk(): Promise<Sdk> {
+  return (sdk ??= import('@aws-sdk/client-s3'));
+}
+
+/** An error answered by the store (the SDK's S3ServiceException), told apart without loading the SDK. */
+function isServiceError(error: unknown): error is Error & { $metadata: { httpStatusCode?: number } } {
+  return error instanceof Error && '$metadata' in error && '$fault' in error;
+}
 
 export interface ObjstoreCredentials {
   accessKeyId: string;
@@ -54,7 +57,7 @@ const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EC
 /** Rewords an S3 client failure as `An error occurred (<Code>) when calling the <Operation> operation: <message>`. */
 export function describeFailure(error: unknown, operation: string, endpoint: string): ObjstoreError {
   if (error instanceof ObjstoreError) return error;
-  if (error instanceof S3ServiceException) {
+  if (isServiceError(error)) {
     const code = error.name || `HTTP ${error.$metadata.httpStatusCode}`;
     const message = error.message && error.message !== 'UnknownError' ? error.message : code;
     return new ObjstoreError(`An error occurred (${code}) when calling the ${operation} operation: ${message}`, code);
@@ -69,7 +72,8 @@ export function describeFailure(error: unknown, operation: string, endpoint: str
 const clients = new Map<string, S3Client>();
 
 /** Clients are kept per endpoint and key pair, so connections are reused across files. */
-export function objstoreClient(target: ObjstoreTarget): S3Client {
+async function objstoreClient(target: ObjstoreTarget): Promise<S3Client> {
+  const { S3Client } = await loadSdk();
   const cacheKey = JSON.stringify([target.endpoint, target.region, target.credentials.accessKeyId, target.credentials.secretAccessKey]);
   let client = clients.get(cacheKey);
   if (!client) {
@@ -95,31 +99,32 @@ export function closeObjstoreClients(): void {
   clients.clear();
 }
 
-async function call<T>(target: ObjstoreTarget, operation: string, send: (client: S3Client) => Promise<T>): Promise<T> {
+async function call<T>(target: ObjstoreTarget, operation: string, send: (client: S3Client, sdk: Sdk) => Promise<T>): Promise<T> {
   try {
-    return await send(objstoreClient(target));
+    return await send(await objstoreClient(target), await loadSdk());
   } catch (error) {
     throw describeFailure(error, operation, target.endpoint);
   }
 }
 
 export function putObject(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array | string, contentType: string) {
-  return call(target, 'PutObject', (client) =>
+  return call(target, 'PutObject', (client, { PutObjectCommand }) =>
     client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType })),
   );
 }
 
 export function deleteObject(target: ObjstoreTarget, bucket: string, key: string) {
-  return call(target, 'DeleteObject', (client) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+  return call(target, 'DeleteObject', (client, { DeleteObjectCommand }) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
 }
 
 /** Size of a stored object, or null when the key pair may not read it (get permission is optional). */
 export async function objectSize(target: ObjstoreTarget, bucket: string, key: string): Promise<number | null> {
   try {
-    const head = await objstoreClient(target).send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    const { HeadObjectCommand } = await loadSdk();
+    const head = await (await objstoreClient(target)).send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
     return head.ContentLength ?? null;
   } catch (error) {
-    if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 403) return null;
+    if (isServiceError(error) && error.$metadata.httpStatusCode === 403) return null;
     throw describeFailure(error, 'HeadObject', target.endpoint);
   }
 }
@@ -134,12 +139,13 @@ export async function uploadFile(target: ObjstoreTarget, bucket: string, key: st
     await putObject(target, bucket, key, body, contentType);
     return;
   }
-  const client = objstoreClient(target);
+  const client = await objstoreClient(target);
+  const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } = await loadSdk();
   let uploadId: string | undefined;
   try {
     uploadId = (await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType }))).UploadId;
   } catch (error) {
-    if (error instanceof S3ServiceException && error.name === 'AccessDenied') {
+    if (isServiceError(error) && error.name === 'AccessDenied') {
       await putObject(target, bucket, key, body, contentType);
       return;
     }
