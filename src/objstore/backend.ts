@@ -18,8 +18,16 @@ export interface S3rverStore {
   reset(): void;
   putBucket(bucket: string): Promise<unknown>;
   getBucket(bucket: string): Promise<unknown>;
+  /** `<root>/<bucket>` */
+  getBucketPath(bucket: string): string;
   /** `<root>/<bucket>/<key dirs>/<last key part>._S3rver_<resource>` */
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  /**
+   * What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date),
+   * `content-length` and the stored headers (e.g. `x-amz-storage-class`). Rejects with ENOENT
+   * when there is no such object.
+   */
+  getMetadata(bucket: string, key: string): Promise<Record<string, string | number | undefined>>;
   putObjectMultipart(
     bucket: string,
     uploadId: string,

@@ -4,8 +4,8 @@
  * and runs only after the request has been authenticated, authorised and validated; an
  * operation without an entry goes straight to s3rver.
  *
- * This is where further fixes belong (e.g. AbortMultipartUpload, which s3rver answers with
- * 405, and truncated ListObjectsV2, which s3rver answers with 500 on Node >= 17).
+ * This is where further fixes belong; the listings are in listing.ts, the other multipart
+ * operations in multipart.ts.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,6 +14,15 @@ import type { S3rverBackend } from './backend.ts';
 import { errors, escapeXml, GatewayError } from './errors.ts';
 import type { ChunkSignatures } from './signature.ts';
 import type { Exchange } from './exchange.ts';
+import { listObjects, listObjectsV2 } from './listing.ts';
+import {
+  abortMultipartUpload,
+  listMultipartUploads,
+  listParts,
+  multipartEtag,
+  recordEtag,
+  requireMinimumPartSizes,
+} from './multipart.ts';
 import { singleParam, validateUploadId, type RequestTarget } from './target.ts';
 
 export interface OperationContext {
@@ -31,12 +40,12 @@ export interface OperationContext {
 /** Handles an operation; throw a GatewayError to answer with an S3 error. */
 export type OperationOverride = (ctx: OperationContext) => Promise<void>;
 
-function isMissingFile(err: unknown): boolean {
+export function isMissingFile(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-async function readOptional(file: string): Promise<string | null> {
+export async function readOptional(file: string): Promise<string | null> {
   try {
     return await readFile(file, 'utf8');
   } catch (err) {
@@ -50,7 +59,7 @@ async function readOptional(file: string): Promise<string | null> {
  * (s3rver itself would create the upload directory on UploadPart, and complete an upload under
  * the key it was started with whatever key the request names).
  */
-async function requireUpload(ctx: OperationContext): Promise<{ uploadId: string; directory: string }> {
+export async function requireUpload(ctx: OperationContext): Promise<{ uploadId: string; directory: string }> {
   const { bucket, key, query } = ctx.target;
   const uploadId = validateUploadId(singleParam(query, 'uploadId'));
   const directory = ctx.backend.uploadDirectory(bucket!, uploadId);
@@ -60,7 +69,7 @@ async function requireUpload(ctx: OperationContext): Promise<{ uploadId: string;
 }
 
 /** s3rver answers NoSuchBucket itself; leave those requests to it unchanged. */
-async function bucketExists(ctx: OperationContext): Promise<boolean> {
+export async function bucketExists(ctx: OperationContext): Promise<boolean> {
   return Boolean(await ctx.backend.store.getBucket(ctx.target.bucket!));
 }
 
@@ -127,9 +136,12 @@ const completeMultipartUpload: OperationOverride = async (ctx) => {
       throw new GatewayError(errors.invalidPart());
     }
   }
+  await requireMinimumPartSizes(directory, parts);
 
   const { bucket, key } = ctx.target;
-  const { md5 } = await ctx.backend.store.putObjectMultipart(bucket!, uploadId, parts);
+  await ctx.backend.store.putObjectMultipart(bucket!, uploadId, parts);
+  const etag = multipartEtag(parts);
+  await recordEtag(ctx.backend.store, bucket!, key!, etag);
   const { req, res } = ctx.exchange;
   const location = `http://${req.headers.host ?? 'localhost'}${ctx.target.rawPath}`;
   const body =
@@ -138,7 +150,7 @@ const completeMultipartUpload: OperationOverride = async (ctx) => {
     `<Location>${escapeXml(location)}</Location>` +
     `<Bucket>${escapeXml(bucket!)}</Bucket>` +
     `<Key>${escapeXml(key!)}</Key>` +
-    `<ETag>${escapeXml(JSON.stringify(md5))}</ETag>` +
+    `<ETag>${escapeXml(JSON.stringify(etag))}</ETag>` +
     '</CompleteMultipartUploadResult>';
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/xml');
@@ -149,4 +161,9 @@ const completeMultipartUpload: OperationOverride = async (ctx) => {
 export const operationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
   UploadPart: uploadPart,
   CompleteMultipartUpload: completeMultipartUpload,
+  AbortMultipartUpload: abortMultipartUpload,
+  ListParts: listParts,
+  ListMultipartUploads: listMultipartUploads,
+  ListObjects: listObjects,
+  ListObjectsV2: listObjectsV2,
 };

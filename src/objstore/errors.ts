@@ -76,6 +76,8 @@ export const errors = {
       'The XML you provided was not well-formed or did not validate against our published schema',
     ),
   maxMessageLengthExceeded: () => s3Error(400, 'MaxMessageLengthExceeded', 'Your request was too big.'),
+  entityTooSmall: () =>
+    s3Error(400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.'),
   internalError: () => s3Error(500, 'InternalError', 'We encountered an internal error. Please try again.'),
 } as const;
 
