@@ -28,6 +28,8 @@ export interface S3rverStore {
    * when there is no such object.
    */
   getMetadata(bucket: string, key: string): Promise<Record<string, string | number | undefined>>;
+  existsObject(bucket: string, key: string): Promise<boolean>;
+  deleteObject(bucket: string, key: string): Promise<unknown>;
   putObjectMultipart(
     bucket: string,
     uploadId: string,

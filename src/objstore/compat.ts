@@ -14,6 +14,7 @@ import type { S3rverBackend } from './backend.ts';
 import { errors, escapeXml, GatewayError } from './errors.ts';
 import type { ChunkSignatures } from './signature.ts';
 import type { Exchange } from './exchange.ts';
+import { deleteObjects } from './delete-objects.ts';
 import { listObjects, listObjectsV2 } from './listing.ts';
 import {
   abortMultipartUpload,
@@ -24,6 +25,7 @@ import {
   requireMinimumPartSizes,
 } from './multipart.ts';
 import { singleParam, validateUploadId, type RequestTarget } from './target.ts';
+import { decodeXmlText } from './xml-text.ts';
 
 export interface OperationContext {
   readonly exchange: Exchange;
@@ -77,16 +79,6 @@ const uploadPart: OperationOverride = async (ctx) => {
   if (await bucketExists(ctx)) await requireUpload(ctx);
   ctx.delegate();
 };
-
-const XML_ENTITIES: Readonly<Record<string, string>> = { quot: '"', apos: "'", lt: '<', gt: '>', amp: '&' };
-
-function decodeXmlText(text: string): string {
-  return text.replace(/&(#x[0-9a-fA-F]+|#\d+|quot|apos|lt|gt|amp);/g, (_, entity: string) => {
-    if (entity.startsWith('#x')) return String.fromCodePoint(parseInt(entity.slice(2), 16));
-    if (entity.startsWith('#')) return String.fromCodePoint(parseInt(entity.slice(1), 10));
-    return XML_ENTITIES[entity]!;
-  });
-}
 
 export interface CompletedPart {
   number: number;
@@ -166,4 +158,5 @@ export const operationOverrides: Readonly<Partial<Record<string, OperationOverri
   ListMultipartUploads: listMultipartUploads,
   ListObjects: listObjects,
   ListObjectsV2: listObjectsV2,
+  DeleteObjects: deleteObjects,
 };

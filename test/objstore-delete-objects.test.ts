@@ -1,0 +1,82 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { startObjstore, type Objstore, type ObjstoreKey } from '../src/objstore/index.ts';
+
+const FULL: ObjstoreKey = { accessKeyId: 'LPDELFULL0000001', secretAccessKey: 'delete-full-secret-0123456789abcdef', permissions: ['create', 'delete', 'get', 'multipart'] };
+const NO_DELETE: ObjstoreKey = { accessKeyId: 'LPDELNODELETE001', secretAccessKey: 'delete-none-secret-0123456789abcdef', permissions: ['create', 'get'] };
+
+let objstore: Objstore;
+let directory: string;
+let full: S3Client;
+let noDelete: S3Client;
+
+const clientFor = (key: ObjstoreKey) =>
+  new S3Client({
+    endpoint: objstore.url,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey },
+    maxAttempts: 1,
+  });
+
+const put = (bucket: string, key: string) => full.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `body of ${key}` }));
+const keysOf = async (bucket: string) => ((await full.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((object) => object.Key);
+const deleteKeys = (client: S3Client, bucket: string, keys: string[], quiet?: boolean) =>
+  client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: quiet } }));
+
+beforeAll(async () => {
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'objstore-delete-objects-'));
+  const keys = new Map([FULL, NO_DELETE].map((key) => [key.accessKeyId, key]));
+  objstore = await startObjstore({ host: '127.0.0.1', port: 0, directory, keys: { find: (id) => keys.get(id) }, buckets: ['exports', 'other'] });
+  full = clientFor(FULL);
+  noDelete = clientFor(NO_DELETE);
+});
+
+afterAll(async () => {
+  full?.destroy();
+  noDelete?.destroy();
+  await objstore?.close();
+  if (directory) fs.rmSync(directory, { recursive: true, force: true });
+});
+
+describe('DeleteObjects', () => {
+  it('deletes the listed keys, reports missing ones as deleted, and never leaves the bucket', async () => {
+    await put('exports', 'a.txt');
+    await put('exports', 'dir/b & c.txt');
+    await put('exports', 'kept.txt');
+    await put('other', 'secret.txt');
+    const result = await deleteKeys(full, 'exports', ['a.txt', 'dir/b & c.txt', 'missing.txt', '../other/secret.txt']);
+    expect(result.Deleted?.map((entry) => entry.Key)).toEqual(['a.txt', 'dir/b & c.txt', 'missing.txt', '../other/secret.txt']);
+    expect(result.Errors ?? []).toEqual([]);
+    expect(await keysOf('exports')).toEqual(['kept.txt']);
+    const secret = await full.send(new GetObjectCommand({ Bucket: 'other', Key: 'secret.txt' }));
+    expect(await secret.Body!.transformToString()).toBe('body of secret.txt');
+  });
+
+  it('answers nothing per key in quiet mode', async () => {
+    await put('exports', 'quiet.txt');
+    const result = await deleteKeys(full, 'exports', ['quiet.txt'], true);
+    expect(result.Deleted ?? []).toEqual([]);
+    expect(await keysOf('exports')).not.toContain('quiet.txt');
+  });
+
+  it('refuses a key pair without the delete permission, and more than 1,000 keys', async () => {
+    await put('exports', 'protected.txt');
+    const refused = await deleteKeys(noDelete, 'exports', ['protected.txt']).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(S3ServiceException);
+    expect((refused as S3ServiceException).name).toBe('AccessDenied');
+    const tooMany = await deleteKeys(full, 'exports', Array.from({ length: 1001 }, (_, index) => `k${index}`)).catch((error: unknown) => error);
+    expect((tooMany as S3ServiceException).name).toBe('MalformedXML');
+    expect(await keysOf('exports')).toContain('protected.txt');
+  });
+
+  it('leaves a missing bucket to NoSuchBucket', async () => {
+    const missing = await deleteKeys(full, 'no-such-bucket', ['x']).catch((error: unknown) => error);
+    expect((missing as S3ServiceException).name).toBe('NoSuchBucket');
+  });
+});
