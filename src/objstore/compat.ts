@@ -14,7 +14,8 @@ import type { S3rverBackend } from './backend.ts';
 import { errors, escapeXml, GatewayError } from './errors.ts';
 import type { ChunkSignatures } from './signature.ts';
 import type { Exchange } from './exchange.ts';
-import { singleParam, validateUploadId, type RequestTarget } from './target.ts';
+import { singleParam, validatePartNumber, validateUploadId, type RequestTarget } from './target.ts';
+import { storeObject, storePart } from './uploads.ts';
 
 export interface OperationContext {
   readonly exchange: Exchange;
@@ -65,8 +66,15 @@ async function bucketExists(ctx: OperationContext): Promise<boolean> {
 }
 
 const uploadPart: OperationOverride = async (ctx) => {
-  if (await bucketExists(ctx)) await requireUpload(ctx);
-  ctx.delegate();
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  const { directory } = await requireUpload(ctx);
+  await storePart(ctx, directory, validatePartNumber(singleParam(ctx.target.query, 'partNumber')));
+};
+
+/** s3rver stores the body as sent (aws-chunked framing included) and checks none of its digests. */
+const putObject: OperationOverride = async (ctx) => {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  await storeObject(ctx);
 };
 
 const XML_ENTITIES: Readonly<Record<string, string>> = { quot: '"', apos: "'", lt: '<', gt: '>', amp: '&' };
@@ -147,6 +155,7 @@ const completeMultipartUpload: OperationOverride = async (ctx) => {
 };
 
 export const operationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
+  PutObject: putObject,
   UploadPart: uploadPart,
   CompleteMultipartUpload: completeMultipartUpload,
 };
