@@ -9,6 +9,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
+import { answersStoredChecksum, pickChecksumHeaders } from './checksums.ts';
+import { GatewayError } from './errors.ts';
 import { exchangeOf } from './exchange.ts';
 
 /** The parts of s3rver's FilesystemStore (lib/stores/filesystem.js) the objstore uses. */
@@ -39,6 +41,7 @@ export interface S3rverStore {
 
 interface KoaContext {
   req: IncomingMessage;
+  res: ServerResponse;
   state: Record<string, unknown>;
 }
 type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => unknown;
@@ -55,7 +58,16 @@ type S3rverConstructor = new (options: Record<string, unknown>) => S3rverApp;
 
 const requireCjs = createRequire(import.meta.url);
 const S3rver = requireCjs('s3rver') as S3rverConstructor;
-const S3Error = requireCjs('s3rver/lib/models/error.js') as new (...args: never[]) => Error & { code: string };
+const S3Error = requireCjs('s3rver/lib/models/error.js') as new (...args: never[]) => Error & {
+  code: string;
+  status: number;
+};
+const S3Object = requireCjs('s3rver/lib/models/object.js') as new (
+  bucket: string,
+  key: string,
+  content: null,
+  headers: Readonly<Record<string, unknown>>,
+) => { metadata: Record<string, string> };
 const { DUMMY_ACCOUNT } = requireCjs('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: unknown };
 
 export interface S3rverBackend {
@@ -74,6 +86,40 @@ export interface S3rverBackend {
 /** The S3 error code s3rver answered with, for the journal. */
 function errorCodeOf(err: unknown): string {
   return err instanceof S3Error ? err.code : 'InternalError';
+}
+
+/**
+ * The metadata s3rver keeps for an object put with these request headers (its own selection);
+ * an invalid one (e.g. InvalidStorageClass) is thrown as the S3 error s3rver would answer.
+ */
+export function objectMetadata(
+  bucket: string,
+  key: string,
+  headers: Readonly<Record<string, unknown>>,
+): Record<string, string> {
+  try {
+    return new S3Object(bucket, key, null, headers).metadata;
+  } catch (err) {
+    if (err instanceof S3Error) throw new GatewayError({ status: err.status, code: err.code, message: err.message });
+    throw err;
+  }
+}
+
+const OBJECT_READS = new Set(['GetObject', 'HeadObject']);
+
+/** The stored checksum of an object, if it still has the content (ETag) s3rver is answering with. */
+async function storedChecksumHeaders(
+  store: S3rverStore,
+  bucket: string,
+  key: string,
+  etag: unknown,
+): Promise<Record<string, string>> {
+  try {
+    const metadata = await store.getMetadata(bucket, key);
+    return metadata['etag'] === etag ? pickChecksumHeaders(metadata) : {};
+  } catch {
+    return {};
+  }
 }
 
 export function createS3rverBackend(directory: string): S3rverBackend {
@@ -102,6 +148,18 @@ export function createS3rverBackend(directory: string): S3rverBackend {
   app.middleware.unshift((ctx, next) => {
     if (exchangeOf(ctx.req)?.authenticated) ctx.state['account'] = DUMMY_ACCOUNT;
     return next();
+  });
+
+  // Objects keep the checksum they were uploaded with in their metadata, which s3rver never
+  // answers (it only answers the metadata it knows).
+  app.middleware.unshift(async (ctx, next) => {
+    await next();
+    const exchange = exchangeOf(ctx.req);
+    const wanted = exchange && OBJECT_READS.has(exchange.operation) && answersStoredChecksum(ctx.req.headers);
+    if (!wanted || ctx.res.statusCode !== 200) return;
+    const etag = ctx.res.getHeader('etag');
+    const headers = await storedChecksumHeaders(app.store, exchange.bucket!, exchange.key!, etag);
+    for (const [name, value] of Object.entries(headers)) ctx.res.setHeader(name, value);
   });
 
   const callback = app.callback();

@@ -24,7 +24,8 @@ import {
   recordEtag,
   requireMinimumPartSizes,
 } from './multipart.ts';
-import { singleParam, validateUploadId, type RequestTarget } from './target.ts';
+import { singleParam, validatePartNumber, validateUploadId, type RequestTarget } from './target.ts';
+import { storeObject, storePart } from './uploads.ts';
 import { decodeXmlText } from './xml-text.ts';
 
 export interface OperationContext {
@@ -76,8 +77,15 @@ export async function bucketExists(ctx: OperationContext): Promise<boolean> {
 }
 
 const uploadPart: OperationOverride = async (ctx) => {
-  if (await bucketExists(ctx)) await requireUpload(ctx);
-  ctx.delegate();
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  const { directory } = await requireUpload(ctx);
+  await storePart(ctx, directory, validatePartNumber(singleParam(ctx.target.query, 'partNumber')));
+};
+
+/** s3rver stores the body as sent (aws-chunked framing included) and checks none of its digests. */
+const putObject: OperationOverride = async (ctx) => {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  await storeObject(ctx);
 };
 
 export interface CompletedPart {
@@ -151,6 +159,7 @@ const completeMultipartUpload: OperationOverride = async (ctx) => {
 };
 
 export const operationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
+  PutObject: putObject,
   UploadPart: uploadPart,
   CompleteMultipartUpload: completeMultipartUpload,
   AbortMultipartUpload: abortMultipartUpload,

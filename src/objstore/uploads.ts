@@ -1,0 +1,85 @@
+/**
+ * PutObject and UploadPart, stored the way s3rver's filesystem store lays them out, but only
+ * after the body has been received and verified in full (see body.ts): the object (or part)
+ * file is replaced in one rename, so it is never visible with bytes that failed a check.
+ *
+ * An object's checksum is kept in its s3rver metadata file (`x-amz-checksum-<algorithm>`,
+ * `x-amz-checksum-type`). s3rver itself never answers it; the backend adds it to GetObject /
+ * HeadObject responses that ask for it. Copies keep it along with the bytes; every other write
+ * of s3rver's rewrites the metadata without it.
+ */
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import { objectMetadata } from './backend.ts';
+import { incomingFile, planBody, receiveBody, storedContentEncoding, type ReceivedBody } from './body.ts';
+import { checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, objectChecksumHeaders } from './checksums.ts';
+import type { OperationContext } from './compat.ts';
+
+/** Writes `contents` to a temporary file beside the store, to be renamed into place. */
+async function stage(root: string, contents: string): Promise<string> {
+  const file = incomingFile(root);
+  await writeFile(file, contents);
+  return file;
+}
+
+/**
+ * Renames the received body to `destination`, then each sidecar file (path -> contents), each
+ * written beside the store first so no reader sees a half-written file. Nothing is moved unless
+ * every file is ready; whatever was not moved is removed.
+ */
+async function placeWithSidecars(
+  ctx: OperationContext,
+  body: ReceivedBody,
+  destination: string,
+  sidecars: Record<string, string>,
+): Promise<void> {
+  const files = [{ from: body.file, to: destination }];
+  try {
+    for (const [to, contents] of Object.entries(sidecars)) {
+      files.push({ from: await stage(ctx.backend.store.rootDirectory, contents), to });
+    }
+    await mkdir(path.dirname(destination), { recursive: true });
+    for (const { from, to } of files) await rename(from, to);
+  } finally {
+    await Promise.all(files.map(({ from }) => rm(from, { force: true })));
+  }
+}
+
+
+function respondStored(ctx: OperationContext, md5: string, headers: Record<string, string>): void {
+  const { res } = ctx.exchange;
+  res.statusCode = 200;
+  res.setHeader('ETag', JSON.stringify(md5));
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Length', 0);
+  res.end();
+}
+
+/** PutObject into an existing bucket. */
+export async function storeObject(ctx: OperationContext): Promise<void> {
+  const { bucket, key } = ctx.target;
+  const { req } = ctx.exchange;
+  const plan = planBody(req.headers);
+  const metadata = objectMetadata(bucket!, key!, {
+    ...req.headers,
+    'content-encoding': storedContentEncoding(req.headers['content-encoding']),
+  });
+  const body = await receiveBody(ctx, plan, DEFAULT_CHECKSUM_ALGORITHM);
+  const checksum = body.checksum ? objectChecksumHeaders(body.checksum.algorithm, body.checksum.value) : {};
+  const store = ctx.backend.store;
+  await placeWithSidecars(ctx, body, store.getResourcePath(bucket!, key!, 'object'), {
+    [store.getResourcePath(bucket!, key!, 'object.md5')]: body.md5,
+    [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify({ ...metadata, ...checksum }, null, 2),
+  });
+  respondStored(ctx, body.md5, checksum);
+}
+
+/** UploadPart into an upload in progress, whose directory is `uploadDirectory`. */
+export async function storePart(ctx: OperationContext, uploadDirectory: string, partNumber: number): Promise<void> {
+  const plan = planBody(ctx.exchange.req.headers);
+  const body = await receiveBody(ctx, plan, null);
+  const part = path.join(uploadDirectory, String(partNumber));
+  await placeWithSidecars(ctx, body, part, { [`${part}.md5`]: body.md5 });
+  respondStored(ctx, body.md5, body.checksum ? { [checksumHeaderName(body.checksum.algorithm)]: body.checksum.value } : {});
+}
