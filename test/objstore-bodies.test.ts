@@ -1,7 +1,5 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
@@ -12,15 +10,16 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
-  S3Client,
+  type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 
 import { AwsChunkedDecoder } from '../src/objstore/aws-chunked.ts';
-import { startObjstore, type Objstore, type ObjstoreKey } from '../src/objstore/index.ts';
+import type { ObjstoreKey } from '../src/objstore/index.ts';
+import { CHECKSUMS_WHEN_REQUIRED, failure, NodeSha256, rawRequest, useObjstore, type RawResponse } from './support/objstore-server.ts';
 
 const BUCKET = 'exports';
 const REGION = 'us-east-1';
@@ -30,37 +29,13 @@ const KEY: ObjstoreKey = {
   permissions: ['create', 'delete', 'get', 'multipart'],
 };
 
-let objstore: Objstore;
-let directory: string;
-const clients: S3Client[] = [];
+const ctx = useObjstore({ directoryPrefix: 'objstore-bodies-', keys: [KEY], buckets: [BUCKET] });
 
 /** A client at the SDK's default settings: streamed bodies go aws-chunked with a CRC32 trailer. */
-function defaultClient(): S3Client {
-  const client = new S3Client({
-    endpoint: objstore.url,
-    forcePathStyle: true,
-    region: REGION,
-    credentials: KEY,
-    maxAttempts: 1,
-  });
-  clients.push(client);
-  return client;
-}
+const defaultClient = () => ctx.client(KEY);
 
 /** A client that sends checksums only when told to, as the app's own client does. */
-function plainClient(): S3Client {
-  const client = new S3Client({
-    endpoint: objstore.url,
-    forcePathStyle: true,
-    region: REGION,
-    credentials: KEY,
-    maxAttempts: 1,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-  clients.push(client);
-  return client;
-}
+const plainClient = () => ctx.client(KEY, CHECKSUMS_WHEN_REQUIRED);
 
 /** Records the headers of the requests the client sends, as they go on the wire. */
 function recordSentHeaders(client: S3Client): Record<string, string>[] {
@@ -99,71 +74,20 @@ async function bodyOf(client: S3Client, key: string): Promise<Buffer> {
   return Buffer.from(await response.Body!.transformToByteArray());
 }
 
-/** Resolves to the error a command failed with (fails the test if it succeeded). */
-async function failure(promise: Promise<unknown>): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected the request to fail');
-}
-
 function incomingFiles(): string[] {
-  return fs.readdirSync(directory).filter((name) => name.startsWith('.incoming-'));
+  return fs.readdirSync(ctx.directory).filter((name) => name.startsWith('.incoming-'));
 }
 
 // --- Raw requests signed with @smithy/signature-v4 ------------------------------------------
 
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytesOf = (data: SourceData) =>
-  typeof data === 'string' ? data : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
-
-/** node:crypto's SHA-256 / HMAC-SHA-256, for the signer. */
-class NodeSha256 {
-  private readonly hash;
-  constructor(secret?: SourceData) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(secret));
-  }
-  update(data: SourceData): void {
-    this.hash.update(bytesOf(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.hash.digest();
-  }
-}
-
 function signer(): SignatureV4 {
   return new SignatureV4({ credentials: KEY, region: REGION, service: 's3', sha256: NodeSha256, uriEscapePath: false });
-}
-
-interface RawResponse {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
 }
 
 const codeOf = (xml: string) => /<Code>([^<]*)<\/Code>/.exec(xml)?.[1];
 const XML_ENTITIES: Record<string, string> = { apos: "'", quot: '"', lt: '<', gt: '>', amp: '&' };
 const messageOf = (xml: string) =>
   /<Message>([^<]*)<\/Message>/.exec(xml)?.[1]?.replace(/&(apos|quot|lt|gt|amp);/g, (_, name: string) => XML_ENTITIES[name]!);
-
-function send(method: string, pathAndQuery: string, headers: Record<string, string>, body: Buffer | Buffer[]): Promise<RawResponse> {
-  const { hostname, port } = new URL(objstore.url);
-  return new Promise((resolve, reject) => {
-    const request = http.request({ hostname, port, method, path: pathAndQuery, headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') }),
-      );
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    for (const piece of Array.isArray(body) ? body : [body]) request.write(piece);
-    request.end();
-  });
-}
 
 interface SignedPut {
   key: string;
@@ -174,7 +98,7 @@ interface SignedPut {
 
 /** Signs a PUT the way the SDK does; answers its headers and the seed signature of its chunks. */
 async function signPut({ key, query = {}, headers }: SignedPut, signingDate: Date) {
-  const host = new URL(objstore.url).host;
+  const host = new URL(ctx.objstore.url).host;
   const signed = await signer().sign(
     { method: 'PUT', protocol: 'http:', hostname: host.split(':')[0]!, path: `/${BUCKET}/${key}`, query, headers: { host, ...headers } },
     { signingDate },
@@ -187,7 +111,7 @@ async function signPut({ key, query = {}, headers }: SignedPut, signingDate: Dat
 /** PutObject with a plain body; `x-amz-content-sha256` defaults to the body's hash. */
 async function rawPut(key: string, body: Buffer, headers: Record<string, string> = {}): Promise<RawResponse> {
   const signed = await signPut({ key, headers: { 'x-amz-content-sha256': sha256Hex(body), ...headers } }, new Date());
-  return send('PUT', signed.url, { ...signed.headers, 'content-length': String(body.length) }, body);
+  return rawRequest(ctx.objstore.url, 'PUT', signed.url, { ...signed.headers, 'content-length': String(body.length) }, body);
 }
 
 const EMPTY_SHA256 = sha256Hex('');
@@ -272,30 +196,13 @@ async function chunkedPut({
   );
   const signing = payload.startsWith('STREAMING-AWS4') ? { date, seedSignature: signed.seedSignature } : undefined;
   const body = edit(await awsChunked(data, { chunkSize, trailer: trailer ? [`${trailer[0]}:${trailer[1]}`] : [], signing }));
-  return send('PUT', signed.url, { ...signed.headers, 'content-length': String(body.length) }, body);
+  return rawRequest(ctx.objstore.url, 'PUT', signed.url, { ...signed.headers, 'content-length': String(body.length) }, body);
 }
 
 // ---------------------------------------------------------------------------------------------
 
-beforeAll(async () => {
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'objstore-bodies-'));
-  objstore = await startObjstore({
-    host: '127.0.0.1',
-    port: 0,
-    directory,
-    keys: { find: (accessKeyId) => (accessKeyId === KEY.accessKeyId ? KEY : undefined) },
-    buckets: [BUCKET],
-  });
-});
-
-afterAll(async () => {
-  for (const client of clients) client.destroy();
-  await objstore?.close();
-  if (directory) fs.rmSync(directory, { recursive: true, force: true });
-});
-
 beforeEach(async () => {
-  await objstore.reset();
+  await ctx.objstore.reset();
 });
 
 describe('streamed uploads from the SDK at its default settings', () => {
@@ -326,7 +233,7 @@ describe('streamed uploads from the SDK at its default settings', () => {
 
   it('PutObject from a file stream without ContentLength round-trips', async () => {
     const data = patterned(3 * 1024 * 1024 + 5, 7);
-    const file = path.join(directory, '..', `${path.basename(directory)}-source.bin`);
+    const file = path.join(ctx.directory, '..', `${path.basename(ctx.directory)}-source.bin`);
     fs.writeFileSync(file, data);
     try {
       const client = defaultClient();
@@ -528,7 +435,7 @@ describe('checksums', () => {
     const client = defaultClient();
     const data = patterned(10_000, 37);
     await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'damaged', Body: data, ChecksumAlgorithm: 'CRC32C' }));
-    const file = path.join(directory, BUCKET, 'damaged._S3rver_object');
+    const file = path.join(ctx.directory, BUCKET, 'damaged._S3rver_object');
     const damaged = Buffer.from(data);
     damaged[5000] ^= 0xff;
     fs.writeFileSync(file, damaged);
@@ -742,11 +649,11 @@ describe('aws-chunked framing', () => {
       date,
     );
     const body = await awsChunked(DATA);
-    const missing = await send('PUT', noLength.url, { ...noLength.headers, 'content-length': String(body.length) }, body);
+    const missing = await rawRequest(ctx.objstore.url, 'PUT', noLength.url, { ...noLength.headers, 'content-length': String(body.length) }, body);
     expect([missing.status, codeOf(missing.body)]).toEqual([411, 'MissingContentLength']);
 
     const plain = await signPut({ key: 'framed', headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } }, date);
-    const chunkedTransfer = await send('PUT', plain.url, { ...plain.headers, 'transfer-encoding': 'chunked' }, [DATA.subarray(0, 10), DATA.subarray(10)]);
+    const chunkedTransfer = await rawRequest(ctx.objstore.url, 'PUT', plain.url, { ...plain.headers, 'transfer-encoding': 'chunked' }, [DATA.subarray(0, 10), DATA.subarray(10)]);
     expect([chunkedTransfer.status, codeOf(chunkedTransfer.body)]).toEqual([501, 'NotImplemented']);
     await expectPrevious();
   });

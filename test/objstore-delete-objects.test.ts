@@ -1,47 +1,24 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { beforeAll, describe, expect, it } from 'vitest';
 
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-import { startObjstore, type Objstore, type ObjstoreKey } from '../src/objstore/index.ts';
+import type { ObjstoreKey } from '../src/objstore/index.ts';
+import { useObjstore } from './support/objstore-server.ts';
 
 const FULL: ObjstoreKey = { accessKeyId: 'LPDELFULL0000001', secretAccessKey: 'delete-full-secret-0123456789abcdef', permissions: ['create', 'delete', 'get', 'multipart'] };
 const NO_DELETE: ObjstoreKey = { accessKeyId: 'LPDELNODELETE001', secretAccessKey: 'delete-none-secret-0123456789abcdef', permissions: ['create', 'get'] };
 
-let objstore: Objstore;
-let directory: string;
+const ctx = useObjstore({ directoryPrefix: 'objstore-delete-objects-', keys: [FULL, NO_DELETE], buckets: ['exports', 'other'] });
 let full: S3Client;
 let noDelete: S3Client;
-
-const clientFor = (key: ObjstoreKey) =>
-  new S3Client({
-    endpoint: objstore.url,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey },
-    maxAttempts: 1,
-  });
 
 const put = (bucket: string, key: string) => full.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `body of ${key}` }));
 const keysOf = async (bucket: string) => ((await full.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((object) => object.Key);
 const deleteKeys = (client: S3Client, bucket: string, keys: string[], quiet?: boolean) =>
   client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: quiet } }));
 
-beforeAll(async () => {
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'objstore-delete-objects-'));
-  const keys = new Map([FULL, NO_DELETE].map((key) => [key.accessKeyId, key]));
-  objstore = await startObjstore({ host: '127.0.0.1', port: 0, directory, keys: { find: (id) => keys.get(id) }, buckets: ['exports', 'other'] });
-  full = clientFor(FULL);
-  noDelete = clientFor(NO_DELETE);
-});
-
-afterAll(async () => {
-  full?.destroy();
-  noDelete?.destroy();
-  await objstore?.close();
-  if (directory) fs.rmSync(directory, { recursive: true, force: true });
+beforeAll(() => {
+  full = ctx.client(FULL);
+  noDelete = ctx.client(NO_DELETE);
 });
 
 describe('DeleteObjects', () => {

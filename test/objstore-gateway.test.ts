@@ -1,7 +1,5 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 
 import {
@@ -18,12 +16,13 @@ import {
   ListBucketsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  S3Client,
+  type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { startObjstore, type Objstore, type ObjstoreKey, type ObjstoreRequestRecord } from '../src/objstore/index.ts';
+import type { ObjstoreKey, ObjstoreRequestRecord } from '../src/objstore/index.ts';
+import { CHECKSUMS_WHEN_REQUIRED, failure, rawRequest, useObjstore } from './support/objstore-server.ts';
 
 const BUCKET = 'exports';
 
@@ -43,24 +42,12 @@ const NO_CREATE: ObjstoreKey = {
   permissions: ['get', 'delete'],
 };
 
-const keys = new Map<string, ObjstoreKey>();
-let objstore: Objstore;
-let directory: string;
-const clients: S3Client[] = [];
-
-function clientFor(key: Pick<ObjstoreKey, 'accessKeyId' | 'secretAccessKey'>): S3Client {
-  const client = new S3Client({
-    endpoint: objstore.url,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
-  });
-  clients.push(client);
-  return client;
-}
+const ctx = useObjstore({
+  directoryPrefix: 'objstore-gateway-',
+  keys: [FULL, CREATE_ONLY, NO_CREATE],
+  buckets: [BUCKET],
+  clientConfig: CHECKSUMS_WHEN_REQUIRED,
+});
 
 async function bodyOf(client: S3Client, key: string, bucket = BUCKET): Promise<Buffer> {
   const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
@@ -72,18 +59,8 @@ async function listKeys(client: S3Client, bucket = BUCKET): Promise<string[]> {
   return (response.Contents ?? []).map((object) => object.Key!).sort();
 }
 
-/** Resolves to the error a command failed with (fails the test if it succeeded). */
-async function failure(promise: Promise<unknown>): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected the request to fail');
-}
-
 function lastRecord(predicate: (record: ObjstoreRequestRecord) => boolean): ObjstoreRequestRecord | undefined {
-  return [...objstore.journal()].reverse().find(predicate);
+  return [...ctx.objstore.journal()].reverse().find(predicate);
 }
 
 // --- Minimal SigV4 signing for raw HTTP requests (header and presigned) ----------------------
@@ -107,7 +84,7 @@ function sign({ method, path: rawPath, query = [], key, presign = false, headers
   url: string;
   headers: Record<string, string>;
 } {
-  const host = new URL(objstore.url).host;
+  const host = new URL(ctx.objstore.url).host;
   const amzDate = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
   const scope = `${amzDate.slice(0, 8)}/us-east-1/s3/aws4_request`;
   const headers: Record<string, string> = { host, ...extra };
@@ -155,54 +132,14 @@ function sign({ method, path: rawPath, query = [], key, presign = false, headers
   return { url: canonicalQuery ? `${rawPath}?${canonicalQuery}` : rawPath, headers };
 }
 
-interface RawResponse {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-function raw(method: string, url: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<RawResponse> {
-  const { hostname, port } = new URL(objstore.url);
-  return new Promise((resolve, reject) => {
-    const request = http.request({ hostname, port, method, path: url, headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') }),
-      );
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
-}
-
 function signedRaw(input: SignInput, body?: string | Buffer, extraHeaders: Record<string, string> = {}) {
   const { url, headers } = sign({ ...input, headers: extraHeaders });
-  return raw(input.method, url, headers, body);
+  return rawRequest(ctx.objstore.url, input.method, url, headers, body);
 }
 
 const codeOf = (xml: string) => /<Code>([^<]*)<\/Code>/.exec(xml)?.[1];
 
 // ---------------------------------------------------------------------------------------------
-
-beforeAll(async () => {
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'objstore-gateway-'));
-  for (const key of [FULL, CREATE_ONLY, NO_CREATE]) keys.set(key.accessKeyId, key);
-  objstore = await startObjstore({
-    host: '127.0.0.1',
-    port: 0,
-    directory,
-    keys: { find: (accessKeyId) => keys.get(accessKeyId) },
-    buckets: [BUCKET],
-  });
-});
-
-afterAll(async () => {
-  for (const client of clients) client.destroy();
-  await objstore?.close();
-  if (directory) fs.rmSync(directory, { recursive: true, force: true });
-});
 
 describe('objstore gateway', () => {
   let full: S3Client;
@@ -210,17 +147,17 @@ describe('objstore gateway', () => {
   let noCreate: S3Client;
 
   beforeAll(() => {
-    full = clientFor(FULL);
-    createOnly = clientFor(CREATE_ONLY);
-    noCreate = clientFor(NO_CREATE);
+    full = ctx.client(FULL);
+    createOnly = ctx.client(CREATE_ONLY);
+    noCreate = ctx.client(NO_CREATE);
   });
 
   beforeEach(async () => {
-    await objstore.reset();
+    await ctx.objstore.reset();
   });
 
   it('listens on the requested host with an http URL', () => {
-    expect(objstore.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(ctx.objstore.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
   it('puts, gets, heads, lists and deletes objects with a full key', async () => {
@@ -258,7 +195,7 @@ describe('objstore gateway', () => {
   });
 
   it('rejects an unknown access key id with InvalidAccessKeyId', async () => {
-    const stranger = clientFor({ accessKeyId: 'LPUNKNOWN0000001', secretAccessKey: 'whatever-secret' });
+    const stranger = ctx.client({ accessKeyId: 'LPUNKNOWN0000001', secretAccessKey: 'whatever-secret' });
     const error = await failure(stranger.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'x', Body: 'x' })));
     expect(error.name).toBe('InvalidAccessKeyId');
     expect(error.message).toBe('The Key ID you provided does not exist in our records.');
@@ -448,21 +385,21 @@ describe('objstore gateway', () => {
       secretAccessKey: 'late-secret-0123456789abcdefghijklmn',
       permissions: ['create', 'get'],
     };
-    const client = clientFor(late);
+    const client = ctx.client(late);
     expect((await failure(client.send(new ListObjectsV2Command({ Bucket: BUCKET })))).name).toBe('InvalidAccessKeyId');
 
-    keys.set(late.accessKeyId, late);
+    ctx.keys.set(late.accessKeyId, late);
     try {
       await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'late.txt', Body: 'late' }));
       expect((await bodyOf(client, 'late.txt')).toString()).toBe('late');
 
       // Permissions are read per request too.
-      keys.set(late.accessKeyId, { ...late, permissions: ['get'] });
+      ctx.keys.set(late.accessKeyId, { ...late, permissions: ['get'] });
       expect(
         (await failure(client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'late2.txt', Body: 'x' })))).name,
       ).toBe('AccessDenied');
     } finally {
-      keys.delete(late.accessKeyId);
+      ctx.keys.delete(late.accessKeyId);
     }
     const revoked = await failure(client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'late.txt' })));
     expect(revoked.name).toBe('InvalidAccessKeyId');
@@ -475,7 +412,7 @@ describe('objstore gateway', () => {
     await listKeys(full);
     await failure(full.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'j/missing.txt' })));
 
-    const journal = objstore.journal();
+    const journal = ctx.objstore.journal();
     expect(journal.map((r) => r.operation)).toEqual([
       'PutObject',
       'PutObject',
@@ -509,24 +446,24 @@ describe('objstore gateway', () => {
     expect(serialized).not.toContain('Signature');
 
     // Snapshots do not change under the caller.
-    const before = objstore.journal().length;
+    const before = ctx.objstore.journal().length;
     await listKeys(full);
     expect(journal.length).toBe(before);
-    expect(objstore.journal().length).toBe(before + 1);
+    expect(ctx.objstore.journal().length).toBe(before + 1);
   });
 
   it('reset empties the buckets, keeps the configured ones and clears the journal', async () => {
     await full.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'a/b/c.txt', Body: 'c' }));
     await full.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'pending.bin' }));
     expect(await listKeys(full)).toEqual(['a/b/c.txt']);
-    expect(objstore.journal().length).toBeGreaterThan(0);
+    expect(ctx.objstore.journal().length).toBeGreaterThan(0);
 
-    await objstore.reset();
-    expect(objstore.journal()).toEqual([]);
+    await ctx.objstore.reset();
+    expect(ctx.objstore.journal()).toEqual([]);
     expect(await listKeys(full)).toEqual([]);
     const buckets = await full.send(new ListBucketsCommand({}));
     expect(buckets.Buckets?.map((b) => b.Name)).toEqual([BUCKET]);
-    expect(fs.readdirSync(path.join(directory, BUCKET))).toEqual([]);
+    expect(fs.readdirSync(path.join(ctx.directory, BUCKET))).toEqual([]);
   });
 
   it('passes NoSuchBucket through from s3rver', async () => {
@@ -547,7 +484,7 @@ describe('objstore gateway', () => {
 
   it('answers anonymous requests with AccessDenied XML', async () => {
     await full.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'public?.txt', Body: 'secret' }));
-    const response = await raw('GET', `/${BUCKET}/public%3F.txt`);
+    const response = await rawRequest(ctx.objstore.url, 'GET', `/${BUCKET}/public%3F.txt`);
     expect(response.status).toBe(403);
     expect(response.headers['content-type']).toBe('application/xml');
     expect(response.body).toMatch(
@@ -556,11 +493,11 @@ describe('objstore gateway', () => {
     expect(response.body).toContain(`<RequestId>${response.headers['x-amz-request-id']}</RequestId>`);
     expect(lastRecord(() => true)).toMatchObject({ operation: 'GetObject', accessKeyId: null, status: 403 });
 
-    const head = await raw('HEAD', `/${BUCKET}/public%3F.txt`);
+    const head = await rawRequest(ctx.objstore.url, 'HEAD', `/${BUCKET}/public%3F.txt`);
     expect(head.status).toBe(403);
     expect(head.body).toBe('');
 
-    const putAnonymously = await raw('PUT', `/${BUCKET}/anon.txt`, { 'content-type': 'text/plain' }, 'anon');
+    const putAnonymously = await rawRequest(ctx.objstore.url, 'PUT', `/${BUCKET}/anon.txt`, { 'content-type': 'text/plain' }, 'anon');
     expect(codeOf(putAnonymously.body)).toBe('AccessDenied');
     expect(await listKeys(full)).toEqual(['public?.txt']);
   });
@@ -610,15 +547,15 @@ describe('objstore gateway', () => {
   });
 
   it('never crashes on malformed requests', async () => {
-    const malformedHeader = await raw('GET', `/${BUCKET}`, { authorization: 'AWS4-HMAC-SHA256 Credential=oops' });
+    const malformedHeader = await rawRequest(ctx.objstore.url, 'GET', `/${BUCKET}`, { authorization: 'AWS4-HMAC-SHA256 Credential=oops' });
     expect(malformedHeader.status).toBe(400);
     expect(codeOf(malformedHeader.body)).toBe('AuthorizationHeaderMalformed');
 
-    const unsupported = await raw('GET', `/${BUCKET}`, { authorization: 'Bearer abc' });
+    const unsupported = await rawRequest(ctx.objstore.url, 'GET', `/${BUCKET}`, { authorization: 'Bearer abc' });
     expect(unsupported.status).toBe(400);
     expect(codeOf(unsupported.body)).toBe('InvalidArgument');
 
-    const badQuery = await raw('GET', `/${BUCKET}?X-Amz-Credential=abc`);
+    const badQuery = await rawRequest(ctx.objstore.url, 'GET', `/${BUCKET}?X-Amz-Credential=abc`);
     expect(codeOf(badQuery.body)).toBe('AuthorizationQueryParametersError');
 
     const badEncoding = await signedRaw({ method: 'GET', path: `/${BUCKET}/%E0%A4%A`, key: FULL });
@@ -627,7 +564,7 @@ describe('objstore gateway', () => {
 
     const traversal = await signedRaw({ method: 'PUT', path: `/${BUCKET}/a/..%2F..%2F..%2Fescaped`, key: FULL }, 'x');
     expect(traversal.status).toBe(400);
-    expect(fs.existsSync(path.join(directory, '..', 'escaped._S3rver_object'))).toBe(false);
+    expect(fs.existsSync(path.join(ctx.directory, '..', 'escaped._S3rver_object'))).toBe(false);
 
     const badBucket = await signedRaw({ method: 'GET', path: '/..', key: FULL });
     expect(badBucket.status).toBe(400);

@@ -1,7 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { createHash } from 'node:crypto';
 
 import {
   CreateMultipartUploadCommand,
@@ -10,16 +7,17 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   PutObjectTaggingCommand,
-  S3Client,
+  type S3Client,
   UploadPartCommand,
   paginateListObjectsV2,
   type ListObjectsV2CommandInput,
   type ListObjectsV2CommandOutput,
 } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
-import { startObjstore, type Objstore, type ObjstoreKey } from '../src/objstore/index.ts';
+import type { ObjstoreKey } from '../src/objstore/index.ts';
+import { CHECKSUMS_WHEN_REQUIRED, failure, NodeSha256, useObjstore } from './support/objstore-server.ts';
 
 const BUCKET = 'exports';
 const OTHER_BUCKET = 'other';
@@ -77,8 +75,12 @@ const ALL_KEYS = ['README.md', ...HIVE_KEYS, ...ODD_KEYS, ...RUN_KEYS];
 const utf8Order = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 const SORTED_KEYS = [...ALL_KEYS].sort(utf8Order);
 
-let objstore: Objstore;
-let directory: string;
+const ctx = useObjstore({
+  directoryPrefix: 'objstore-listing-',
+  keys: [FULL],
+  buckets: [BUCKET, OTHER_BUCKET],
+  clientConfig: CHECKSUMS_WHEN_REQUIRED,
+});
 let client: S3Client;
 
 async function putAll(keys: readonly string[], concurrency = 16): Promise<void> {
@@ -103,43 +105,14 @@ const keysOf = (pages: readonly { Contents?: { Key?: string }[] }[]) =>
 const prefixesOf = (pages: readonly { CommonPrefixes?: { Prefix?: string }[] }[]) =>
   pages.flatMap((page) => (page.CommonPrefixes ?? []).map((prefix) => prefix.Prefix!));
 
-/** Resolves to the error a command failed with (fails the test if it succeeded). */
-async function failure(promise: Promise<unknown>): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected the request to fail');
-}
-
 // --- Raw requests signed by the SDK's own SigV4 signer, for what the SDK hides -----------------
-
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytesOf = (data: SourceData) =>
-  typeof data === 'string' || data instanceof ArrayBuffer
-    ? Buffer.from(data as string)
-    : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-
-class NodeSha256 {
-  private readonly hash;
-  constructor(secret?: SourceData) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(secret));
-  }
-  update(data: SourceData): void {
-    this.hash.update(bytesOf(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-}
 
 const rfc3986 = (text: string) =>
   encodeURIComponent(text).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** GET /<bucket>?<query>, signed with the full key; answers the status and the body text. */
 async function rawList(query: Record<string, string>, bucket = BUCKET): Promise<{ status: number; body: string }> {
-  const url = new URL(objstore.url);
+  const url = new URL(ctx.objstore.url);
   const signer = new SignatureV4({
     credentials: { accessKeyId: FULL.accessKeyId, secretAccessKey: FULL.secretAccessKey },
     region: 'us-east-1',
@@ -159,7 +132,7 @@ async function rawList(query: Record<string, string>, bucket = BUCKET): Promise<
   const search = Object.entries(query)
     .map(([name, value]) => `${rfc3986(name)}=${rfc3986(value)}`)
     .join('&');
-  const response = await fetch(`${objstore.url}/${bucket}?${search}`, { headers: signed.headers });
+  const response = await fetch(`${ctx.objstore.url}/${bucket}?${search}`, { headers: signed.headers });
   return { status: response.status, body: await response.text() };
 }
 
@@ -169,23 +142,7 @@ const errorMessageOf = (xml: string) => /<Message>([^<]*)<\/Message>/.exec(xml)?
 // -------------------------------------------------------------------------------------------
 
 beforeAll(async () => {
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'objstore-listing-'));
-  objstore = await startObjstore({
-    host: '127.0.0.1',
-    port: 0,
-    directory,
-    keys: { find: (accessKeyId) => (accessKeyId === FULL.accessKeyId ? FULL : undefined) },
-    buckets: [BUCKET, OTHER_BUCKET],
-  });
-  client = new S3Client({
-    endpoint: objstore.url,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: FULL.accessKeyId, secretAccessKey: FULL.secretAccessKey },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
-  });
+  client = ctx.client(FULL);
   await putAll(ALL_KEYS);
   // Neither an upload in progress nor s3rver's sidecar files (metadata, MD5, tags) are objects.
   const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'pending/upload.bin' }));
@@ -195,12 +152,6 @@ beforeAll(async () => {
   await client.send(
     new PutObjectTaggingCommand({ Bucket: BUCKET, Key: 'README.md', Tagging: { TagSet: [{ Key: 'k', Value: 'v' }] } }),
   );
-});
-
-afterAll(async () => {
-  client?.destroy();
-  await objstore?.close();
-  if (directory) fs.rmSync(directory, { recursive: true, force: true });
 });
 
 describe('ListObjectsV2', () => {

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 import {
@@ -13,14 +12,15 @@ import {
   ListObjectsCommand,
   ListObjectsV2Command,
   ListPartsCommand,
-  S3Client,
+  type S3Client,
   UploadPartCommand,
   type ListMultipartUploadsCommandOutput,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { startObjstore, type Objstore, type ObjstoreKey } from '../src/objstore/index.ts';
+import type { ObjstoreKey } from '../src/objstore/index.ts';
+import { CHECKSUMS_WHEN_REQUIRED, failure, useObjstore } from './support/objstore-server.ts';
 
 const BUCKET = 'exports';
 const MiB = 1024 * 1024;
@@ -36,22 +36,14 @@ const NO_MULTIPART: ObjstoreKey = {
   permissions: ['create', 'delete', 'get'],
 };
 
-let objstore: Objstore;
-let directory: string;
+const ctx = useObjstore({
+  directoryPrefix: 'objstore-multipart-',
+  keys: [FULL, NO_MULTIPART],
+  buckets: [BUCKET],
+  clientConfig: CHECKSUMS_WHEN_REQUIRED,
+});
 let full: S3Client;
 let noMultipart: S3Client;
-
-function clientFor(key: ObjstoreKey): S3Client {
-  return new S3Client({
-    endpoint: objstore.url,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
-  });
-}
 
 const md5 = (data: Buffer | string) => createHash('md5').update(data).digest();
 
@@ -64,16 +56,6 @@ function splitIntoParts(body: Buffer, partSize: number): Buffer[] {
   const parts: Buffer[] = [];
   for (let offset = 0; offset < body.length; offset += partSize) parts.push(body.subarray(offset, offset + partSize));
   return parts;
-}
-
-/** Resolves to the error a command failed with (fails the test if it succeeded). */
-async function failure(promise: Promise<unknown>): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected the request to fail');
 }
 
 async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
@@ -101,29 +83,13 @@ async function uploadsInProgress(): Promise<{ key: string; uploadId: string }[]>
   return uploadsOf(await full.send(new ListMultipartUploadsCommand({ Bucket: BUCKET })));
 }
 
-beforeAll(async () => {
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'objstore-multipart-'));
-  const keys = new Map([FULL, NO_MULTIPART].map((key) => [key.accessKeyId, key]));
-  objstore = await startObjstore({
-    host: '127.0.0.1',
-    port: 0,
-    directory,
-    keys: { find: (accessKeyId) => keys.get(accessKeyId) },
-    buckets: [BUCKET],
-  });
-  full = clientFor(FULL);
-  noMultipart = clientFor(NO_MULTIPART);
-});
-
-afterAll(async () => {
-  full?.destroy();
-  noMultipart?.destroy();
-  await objstore?.close();
-  if (directory) fs.rmSync(directory, { recursive: true, force: true });
+beforeAll(() => {
+  full = ctx.client(FULL);
+  noMultipart = ctx.client(NO_MULTIPART);
 });
 
 beforeEach(async () => {
-  await objstore.reset();
+  await ctx.objstore.reset();
 });
 
 describe('CompleteMultipartUpload', () => {
@@ -196,8 +162,8 @@ describe('AbortMultipartUpload', () => {
 
     const aborted = await full.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'aborted.bin', UploadId: uploadId }));
     expect(aborted.$metadata.httpStatusCode).toBe(204);
-    expect(fs.existsSync(path.join(directory, BUCKET, '._S3rver_uploads', uploadId))).toBe(false);
-    expect(objstore.journal().at(-1)).toMatchObject({ operation: 'AbortMultipartUpload', status: 204, errorCode: null });
+    expect(fs.existsSync(path.join(ctx.directory, BUCKET, '._S3rver_uploads', uploadId))).toBe(false);
+    expect(ctx.objstore.journal().at(-1)).toMatchObject({ operation: 'AbortMultipartUpload', status: 204, errorCode: null });
 
     const refusals: (() => Promise<unknown>)[] = [
       () => full.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'aborted.bin', UploadId: uploadId })),
@@ -236,7 +202,7 @@ describe('AbortMultipartUpload', () => {
     expect(error.name).toBe('AbortError');
 
     const abort = await eventually(
-      async () => objstore.journal().find((record) => record.operation === 'AbortMultipartUpload'),
+      async () => ctx.objstore.journal().find((record) => record.operation === 'AbortMultipartUpload'),
       'the uploader to abort its upload',
     );
     expect(abort).toMatchObject({ key: 'cancelled.bin', status: 204 });
@@ -406,7 +372,7 @@ describe('permissions', () => {
       expect(error.name).toBe('AccessDenied');
       expect(error.$metadata?.httpStatusCode).toBe(403);
     }
-    const operations = objstore
+    const operations = ctx.objstore
       .journal()
       .filter((record) => record.accessKeyId === NO_MULTIPART.accessKeyId)
       .map((record) => [record.operation, record.status]);

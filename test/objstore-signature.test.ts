@@ -1,8 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 
 import {
   CopyObjectCommand,
@@ -13,19 +10,19 @@ import {
   ListBucketsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { HttpRequest } from '@smithy/types';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { extractCredential } from '../src/objstore/credentials.ts';
-import { startObjstore, type Objstore, type ObjstoreKey } from '../src/objstore/index.ts';
+import type { ObjstoreKey } from '../src/objstore/index.ts';
 import { verifySignature, type SignatureVerdict } from '../src/objstore/signature.ts';
 import { chunkSignatureChain } from '../src/objstore/sigv4.ts';
 import { parseTarget } from '../src/objstore/target.ts';
+import { CHECKSUMS_WHEN_REQUIRED, failure, rawRequest, useObjstore, type Credentials } from './support/objstore-server.ts';
 
 const PRIVATE = 'exports';
 const PUBLIC = 'public-datasets';
@@ -39,40 +36,20 @@ const MINUTE = 60_000;
 const MISMATCH_MESSAGE =
   'The request signature we calculated does not match the signature you provided. Check your key and signing method.';
 
-let objstore: Objstore;
-let directory: string;
 /** Moves the store's clock away from wall time. */
 let storeClockOffset = 0;
-const clients: S3Client[] = [];
 
-type Credentials = Pick<ObjstoreKey, 'accessKeyId' | 'secretAccessKey'>;
-
-function s3(credentials: Credentials, config: Partial<S3ClientConfig> = {}): S3Client {
-  const client = new S3Client({
-    endpoint: objstore.url,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
-    ...config,
-  });
-  clients.push(client);
-  return client;
-}
+const ctx = useObjstore({
+  directoryPrefix: 'objstore-signature-',
+  keys: [WRITER],
+  buckets: [PRIVATE, PUBLIC],
+  publicBuckets: [PUBLIC],
+  now: () => Date.now() + storeClockOffset,
+  clientConfig: CHECKSUMS_WHEN_REQUIRED,
+});
 
 /** The stock client, sending its requests unsigned. */
-const anonymous = () => s3({ accessKeyId: 'unused', secretAccessKey: 'unused' }, { signer: { sign: async (request) => request } });
-
-async function failure(promise: Promise<unknown>): Promise<Error & { $metadata: { httpStatusCode?: number } }> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error & { $metadata: { httpStatusCode?: number } };
-  }
-  throw new Error('expected the request to fail');
-}
+const anonymous = () => ctx.client({ accessKeyId: 'unused', secretAccessKey: 'unused' }, { signer: { sign: async (request) => request } });
 
 async function text(client: S3Client, bucket: string, key: string): Promise<string> {
   return (await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
@@ -105,7 +82,7 @@ function signer({ credentials = WRITER, region = 'us-east-1', service = 's3' }: 
 }
 
 function httpRequest({ method, bucket, key, query = {}, headers = {}, body }: Unsigned): HttpRequest {
-  const { host, hostname, port } = new URL(objstore.url);
+  const { host, hostname, port } = new URL(ctx.objstore.url);
   return { method, protocol: 'http:', hostname, port: Number(port), path: encodePath(bucket, key), query, headers: { host, ...headers }, body };
 }
 
@@ -129,30 +106,15 @@ interface Answer {
 const unescapeXml = (value: string) =>
   value.replace(/&(lt|gt|quot|apos|amp);/g, (_, name: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[name]!);
 
-function send(request: HttpRequest): Promise<Answer> {
+async function send(request: HttpRequest): Promise<Answer> {
   const query = Object.entries(request.query ?? {})
     .map(([name, value]) => `${uriEncode(name)}=${uriEncode(String(value))}`)
     .join('&');
   const target = query ? `${request.path}?${query}` : request.path;
-  return new Promise((resolve, reject) => {
-    const outgoing = http.request(
-      { hostname: request.hostname, port: request.port, method: request.method, path: target, headers: request.headers, agent: false },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const body = Buffer.concat(chunks).toString('utf8');
-          const error = Object.fromEntries(
-            [...body.matchAll(/<([\w-]+)>([^<]*)<\/\1>/g)].map(([, name, value]) => [name!, unescapeXml(value!)]),
-          );
-          resolve({ status: response.statusCode!, body, error });
-        });
-        response.on('error', reject);
-      },
-    );
-    outgoing.on('error', reject);
-    outgoing.end(request.body as string | undefined);
-  });
+  const origin = `${request.protocol}//${request.hostname}:${request.port}`;
+  const { status, body } = await rawRequest(origin, request.method, target, request.headers, request.body as string | undefined);
+  const error = Object.fromEntries([...body.matchAll(/<([\w-]+)>([^<]*)<\/\1>/g)].map(([, name, value]) => [name!, unescapeXml(value!)]));
+  return { status, body, error };
 }
 
 const isoSeconds = (time: Date) => time.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -160,26 +122,7 @@ const amzDate = (time: Date) => isoSeconds(time).replace(/[-:]/g, '');
 
 // ---------------------------------------------------------------------------------------------
 
-beforeAll(async () => {
-  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'objstore-signature-'));
-  objstore = await startObjstore({
-    host: '127.0.0.1',
-    port: 0,
-    directory,
-    keys: { find: (accessKeyId) => (accessKeyId === WRITER.accessKeyId ? WRITER : undefined) },
-    buckets: [PRIVATE, PUBLIC],
-    publicBuckets: [PUBLIC],
-    now: () => Date.now() + storeClockOffset,
-  });
-});
-
-afterAll(async () => {
-  for (const client of clients) client.destroy();
-  await objstore?.close();
-  if (directory) fs.rmSync(directory, { recursive: true, force: true });
-});
-
-beforeEach(() => objstore.reset());
+beforeEach(() => ctx.objstore.reset());
 afterEach(() => {
   storeClockOffset = 0;
 });
@@ -188,7 +131,7 @@ describe('requests signed correctly', () => {
   const keys = ['dir/a b.txt', 'ünïcödé/中文 файл.txt', 'k=v+w.txt', "odd !'()*~@$&,;:.txt", 'trailing/'];
 
   it('pass for the stock S3Client, with spaces, unicode, = and + in keys and prefixes', async () => {
-    const client = s3(WRITER);
+    const client = ctx.client(WRITER);
     for (const key of keys) await client.send(new PutObjectCommand({ Bucket: PRIVATE, Key: key, Body: `body of ${key}` }));
     for (const key of keys) {
       expect(await text(client, PRIVATE, key)).toBe(`body of ${key}`);
@@ -208,9 +151,9 @@ describe('requests signed correctly', () => {
   });
 
   it('pass for the stock S3Client with its default checksums, signed in any region', async () => {
-    const defaults = s3(WRITER, { requestChecksumCalculation: 'WHEN_SUPPORTED', region: 'eu-central-1' });
+    const defaults = ctx.client(WRITER, { requestChecksumCalculation: 'WHEN_SUPPORTED', region: 'eu-central-1' });
     await defaults.send(new PutObjectCommand({ Bucket: PRIVATE, Key: 'checksummed.txt', Body: 'with a crc32 header' }));
-    expect(await text(s3(WRITER, { region: 'auto' }), PRIVATE, 'checksummed.txt')).toBe('with a crc32 header');
+    expect(await text(ctx.client(WRITER, { region: 'auto' }), PRIVATE, 'checksummed.txt')).toBe('with a crc32 header');
   });
 
   it('pass presigned for GET, PUT and HEAD, with the response-* parameters signed', async () => {
@@ -224,9 +167,9 @@ describe('requests signed correctly', () => {
   });
 
   it('pass with the Date header in place of X-Amz-Date', async () => {
-    await s3(WRITER).send(new PutObjectCommand({ Bucket: PRIVATE, Key: 'dated.txt', Body: 'dated' }));
+    await ctx.client(WRITER).send(new PutObjectCommand({ Bucket: PRIVATE, Key: 'dated.txt', Body: 'dated' }));
     const time = new Date(Math.floor(Date.now() / 1000) * 1000);
-    const host = new URL(objstore.url).host;
+    const host = new URL(ctx.objstore.url).host;
     const unsignedPayload = 'UNSIGNED-PAYLOAD';
     // Signed here by hand: the SDK's signer always adds X-Amz-Date itself.
     const canonical = ['GET', `/${PRIVATE}/dated.txt`, '', `date:${time.toUTCString()}`, `host:${host}`, `x-amz-content-sha256:${unsignedPayload}`, '', 'date;host;x-amz-content-sha256', unsignedPayload].join('\n');
@@ -247,7 +190,7 @@ describe('requests signed correctly', () => {
 
 describe('requests refused', () => {
   it('with a wrong secret: SignatureDoesNotMatch, showing what the store signed and never a secret', async () => {
-    const error = await failure(s3(WRONG_SECRET).send(new PutObjectCommand({ Bucket: PRIVATE, Key: 'x.txt', Body: 'x' })));
+    const error = await failure(ctx.client(WRONG_SECRET).send(new PutObjectCommand({ Bucket: PRIVATE, Key: 'x.txt', Body: 'x' })));
     expect(error.name).toBe('SignatureDoesNotMatch');
     expect(error.message).toBe(MISMATCH_MESSAGE);
     expect(error.$metadata.httpStatusCode).toBe(403);
@@ -259,7 +202,7 @@ describe('requests refused', () => {
     expect(answer.error['StringToSign']).toMatch(/^AWS4-HMAC-SHA256\n\d{8}T\d{6}Z\n\d{8}\/us-east-1\/s3\/aws4_request\n[0-9a-f]{64}$/);
     expect(answer.error['StringToSignBytes']).toBe(Buffer.from(answer.error['StringToSign']!).toString('hex').match(/../g)!.join(' '));
     for (const secret of [WRITER.secretAccessKey, WRONG_SECRET.secretAccessKey]) expect(answer.body).not.toContain(secret);
-    expect(objstore.journal().at(-1)).toMatchObject({ operation: 'ListObjects', status: 403, errorCode: 'SignatureDoesNotMatch' });
+    expect(ctx.objstore.journal().at(-1)).toMatchObject({ operation: 'ListObjects', status: 403, errorCode: 'SignatureDoesNotMatch' });
 
     const presignedAnswer = await send(await presigned({ method: 'GET', bucket: PRIVATE, key: 'x.txt' }, { credentials: WRONG_SECRET }));
     expect(presignedAnswer.error['Code']).toBe('SignatureDoesNotMatch');
@@ -267,14 +210,14 @@ describe('requests refused', () => {
 
   it('with an unknown access key id: InvalidAccessKeyId', async () => {
     const stranger = { accessKeyId: 'LPNOSUCHKEY00001', secretAccessKey: WRITER.secretAccessKey };
-    const error = await failure(s3(stranger).send(new ListObjectsV2Command({ Bucket: PRIVATE })));
+    const error = await failure(ctx.client(stranger).send(new ListObjectsV2Command({ Bucket: PRIVATE })));
     expect([error.name, error.$metadata.httpStatusCode]).toEqual(['InvalidAccessKeyId', 403]);
     const answer = await send(await presigned({ method: 'GET', bucket: PRIVATE, key: 'x' }, { credentials: stranger }));
     expect([answer.status, answer.error['Code']]).toEqual([403, 'InvalidAccessKeyId']);
   });
 
   it('when unsigned: AccessDenied, except reads of a public bucket', async () => {
-    const writer = s3(WRITER);
+    const writer = ctx.client(WRITER);
     await writer.send(new PutObjectCommand({ Bucket: PRIVATE, Key: 'private.txt', Body: 'private' }));
     await writer.send(new PutObjectCommand({ Bucket: PUBLIC, Key: 'data/open.csv', Body: 'a,b' }));
     const anon = anonymous();
@@ -283,7 +226,7 @@ describe('requests refused', () => {
     expect((await anon.send(new HeadObjectCommand({ Bucket: PUBLIC, Key: 'data/open.csv' }))).ContentLength).toBe(3);
     expect((await anon.send(new ListObjectsV2Command({ Bucket: PUBLIC }))).Contents?.map((object) => object.Key)).toEqual(['data/open.csv']);
     await anon.send(new HeadBucketCommand({ Bucket: PUBLIC }));
-    expect(objstore.journal().at(-1)).toMatchObject({ operation: 'HeadBucket', accessKeyId: null, status: 200 });
+    expect(ctx.objstore.journal().at(-1)).toMatchObject({ operation: 'HeadBucket', accessKeyId: null, status: 200 });
 
     const refusals = [
       () => anon.send(new GetObjectCommand({ Bucket: PRIVATE, Key: 'private.txt' })),
@@ -320,7 +263,7 @@ describe('requests refused', () => {
 
   it('on the store clock (the injectable now), not on the time the client signed with', async () => {
     storeClockOffset = 20 * MINUTE;
-    const error = await failure(s3(WRITER).send(new ListObjectsV2Command({ Bucket: PRIVATE })));
+    const error = await failure(ctx.client(WRITER).send(new ListObjectsV2Command({ Bucket: PRIVATE })));
     expect([error.name, error.$metadata.httpStatusCode]).toEqual(['RequestTimeTooSkewed', 403]);
 
     storeClockOffset = 0;

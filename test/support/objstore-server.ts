@@ -1,0 +1,146 @@
+/**
+ * Helpers for the tests that start the objstore by itself (test/objstore-*.test.ts); tests
+ * against a whole localplane use ./objstore.ts.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll } from 'vitest';
+
+import { startObjstore, type Objstore, type ObjstoreKey, type ObjstoreOptions } from '../../src/objstore/index.ts';
+
+export type Credentials = Pick<ObjstoreKey, 'accessKeyId' | 'secretAccessKey'>;
+
+/** Checksums only where an operation requires them, as the app's own client sends them. */
+export const CHECKSUMS_WHEN_REQUIRED = {
+  requestChecksumCalculation: 'WHEN_REQUIRED',
+  responseChecksumValidation: 'WHEN_REQUIRED',
+} as const satisfies Partial<S3ClientConfig>;
+
+/** A path-style client for the key that tries each request once; the SDK's defaults otherwise, unless overridden. */
+export function s3ClientFor(url: string, key: Credentials, overrides: Partial<S3ClientConfig> = {}): S3Client {
+  return new S3Client({
+    endpoint: url,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey },
+    maxAttempts: 1,
+    ...overrides,
+  });
+}
+
+export interface ObjstoreTestOptions extends Omit<ObjstoreOptions, 'host' | 'port' | 'directory' | 'keys'> {
+  /** How the name of the store's temp directory starts. */
+  directoryPrefix: string;
+  keys: readonly ObjstoreKey[];
+  /** Settings of every client from `client(key)`, over those of `s3ClientFor`. */
+  clientConfig?: Partial<S3ClientConfig>;
+}
+
+export interface ObjstoreTestContext {
+  objstore: Objstore;
+  directory: string;
+  /** The keys the store knows, by access key id; a test may add, change or remove keys while it runs. */
+  keys: Map<string, ObjstoreKey>;
+  /** A new client for the key (destroyed after the file's tests), with these settings over the file's. */
+  client(key: Credentials, config?: Partial<S3ClientConfig>): S3Client;
+}
+
+/** Starts one objstore for the calling test file, on 127.0.0.1 (any port) in its own temp directory, and stops it afterwards. */
+export function useObjstore({ directoryPrefix, keys, clientConfig = {}, ...options }: ObjstoreTestOptions): ObjstoreTestContext {
+  const clients: S3Client[] = [];
+  const context = {
+    keys: new Map(keys.map((key) => [key.accessKeyId, key])),
+    client(key: Credentials, config: Partial<S3ClientConfig> = {}): S3Client {
+      const client = s3ClientFor(context.objstore.url, key, { ...clientConfig, ...config });
+      clients.push(client);
+      return client;
+    },
+  } as ObjstoreTestContext;
+  beforeAll(async () => {
+    context.directory = fs.mkdtempSync(path.join(os.tmpdir(), directoryPrefix));
+    context.objstore = await startObjstore({
+      host: '127.0.0.1',
+      port: 0,
+      directory: context.directory,
+      keys: { find: (accessKeyId) => context.keys.get(accessKeyId) },
+      ...options,
+    });
+  });
+  afterAll(async () => {
+    for (const client of clients) client.destroy();
+    await context.objstore?.close();
+    if (context.directory) fs.rmSync(context.directory, { recursive: true, force: true });
+  });
+  return context;
+}
+
+/** Resolves to the error a command failed with (fails the test if it succeeded). */
+export async function failure(promise: Promise<unknown>): Promise<Error & { $metadata: { httpStatusCode?: number } }> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error & { $metadata: { httpStatusCode?: number } };
+  }
+  throw new Error('expected the request to fail');
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * Sends an HTTP request as given, unsigned, to the server at `url` (Node adds only the host,
+ * connection and framing headers it needs). A single body goes in one piece with its length; the
+ * pieces of an array body are written one by one (as chunked transfer unless the headers give a length).
+ */
+export function rawRequest(
+  url: string,
+  method: string,
+  pathAndQuery: string,
+  headers: Record<string, string> = {},
+  body?: Buffer | Buffer[] | string,
+): Promise<RawResponse> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const request = http.request({ hostname, port, method, path: pathAndQuery, headers, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    if (Array.isArray(body)) {
+      for (const piece of body) request.write(piece);
+      request.end();
+    } else {
+      request.end(body);
+    }
+  });
+}
+
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+const bytesOf = (data: SourceData) =>
+  typeof data === 'string' ? data : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
+
+/** node:crypto's SHA-256 / HMAC-SHA-256, for @smithy/signature-v4's signer. */
+export class NodeSha256 {
+  private readonly hash;
+  constructor(secret?: SourceData) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(secret));
+  }
+  update(data: SourceData): void {
+    this.hash.update(bytesOf(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return this.hash.digest();
+  }
+}
