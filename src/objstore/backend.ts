@@ -48,6 +48,8 @@ type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => unknown;
 
 interface S3rverApp {
   store: S3rverStore;
+  /** Koa's prototype of every request context: s3rver's controllers read `ctx.store` from it. */
+  context: { store: S3rverStore };
   middleware: KoaMiddleware[];
   logger: { close(): void };
   on(event: 'error', listener: (err: unknown, ctx?: KoaContext) => void): unknown;
@@ -57,18 +59,25 @@ interface S3rverApp {
 type S3rverConstructor = new (options: Record<string, unknown>) => S3rverApp;
 
 const requireCjs = createRequire(import.meta.url);
-const S3rver = requireCjs('s3rver') as S3rverConstructor;
-const S3Error = requireCjs('s3rver/lib/models/error.js') as new (...args: never[]) => Error & {
-  code: string;
-  status: number;
-};
-const S3Object = requireCjs('s3rver/lib/models/object.js') as new (
-  bucket: string,
-  key: string,
-  content: null,
-  headers: Readonly<Record<string, unknown>>,
-) => { metadata: Record<string, string> };
-const { DUMMY_ACCOUNT } = requireCjs('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: unknown };
+const FilesystemStore = requireCjs('s3rver/lib/stores/filesystem.js') as new (directory: string) => S3rverStore;
+
+interface S3rverModules {
+  S3rver: S3rverConstructor;
+  S3Error: new (...args: never[]) => Error & { code: string; status: number };
+  S3Object: new (bucket: string, key: string, content: null, headers: Readonly<Record<string, unknown>>) => { metadata: Record<string, string> };
+  DUMMY_ACCOUNT: unknown;
+}
+let modules: S3rverModules | null = null;
+
+/** s3rver's Koa application and models take a tenth of a second to load: only once a request needs them, not at start. */
+function s3rverModules(): S3rverModules {
+  return (modules ??= {
+    S3rver: requireCjs('s3rver'),
+    S3Error: requireCjs('s3rver/lib/models/error.js'),
+    S3Object: requireCjs('s3rver/lib/models/object.js'),
+    DUMMY_ACCOUNT: (requireCjs('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: unknown }).DUMMY_ACCOUNT,
+  });
+}
 
 export interface S3rverBackend {
   readonly store: S3rverStore;
@@ -85,7 +94,7 @@ export interface S3rverBackend {
 
 /** The S3 error code s3rver answered with, for the journal. */
 function errorCodeOf(err: unknown): string {
-  return err instanceof S3Error ? err.code : 'InternalError';
+  return err instanceof s3rverModules().S3Error ? err.code : 'InternalError';
 }
 
 /**
@@ -97,6 +106,7 @@ export function objectMetadata(
   key: string,
   headers: Readonly<Record<string, unknown>>,
 ): Record<string, string> {
+  const { S3Object, S3Error } = s3rverModules();
   try {
     return new S3Object(bucket, key, null, headers).metadata;
   } catch (err) {
@@ -122,7 +132,9 @@ async function storedChecksumHeaders(
   }
 }
 
-export function createS3rverBackend(directory: string): S3rverBackend {
+/** s3rver's application over the given store, with the gateway's middleware in front of its own. */
+function createS3rverApp(directory: string, store: S3rverStore): S3rverApp {
+  const { S3rver, DUMMY_ACCOUNT } = s3rverModules();
   const app = new S3rver({
     directory,
     silent: true,
@@ -135,6 +147,7 @@ export function createS3rverBackend(directory: string): S3rverBackend {
     resetOnClose: false,
     allowMismatchedSignatures: false,
   });
+  app.store = app.context.store = store;
 
   // Registering a listener also keeps Koa from installing its default console error logger.
   app.on('error', (err, ctx) => {
@@ -158,18 +171,26 @@ export function createS3rverBackend(directory: string): S3rverBackend {
     const wanted = exchange && OBJECT_READS.has(exchange.operation) && answersStoredChecksum(ctx.req.headers);
     if (!wanted || ctx.res.statusCode !== 200) return;
     const etag = ctx.res.getHeader('etag');
-    const headers = await storedChecksumHeaders(app.store, exchange.bucket!, exchange.key!, etag);
+    const headers = await storedChecksumHeaders(store, exchange.bucket!, exchange.key!, etag);
     for (const [name, value] of Object.entries(headers)) ctx.res.setHeader(name, value);
   });
+  return app;
+}
 
-  const callback = app.callback();
-  const store = app.store;
+export function createS3rverBackend(directory: string): S3rverBackend {
+  const store = new FilesystemStore(directory);
+  let app: S3rverApp | null = null;
+  let callback: ReturnType<S3rverApp['callback']> | null = null;
+  const handler = () => {
+    app ??= createS3rverApp(directory, store);
+    return (callback ??= app.callback());
+  };
 
   return {
     store,
     handle(req, res) {
       try {
-        Promise.resolve(callback(req, res)).catch(() => {
+        Promise.resolve(handler()(req, res)).catch(() => {
           if (!res.headersSent) {
             res.statusCode = 500;
             res.end();
@@ -198,7 +219,7 @@ export function createS3rverBackend(directory: string): S3rverBackend {
     },
     close() {
       try {
-        app.logger.close();
+        app?.logger.close();
       } catch {
         // nothing to release
       }
