@@ -269,45 +269,42 @@ export class DeploymentStore {
   update(deployment: DeploymentRow, revision: RevisionRow | null): void {
     this.db.transaction(() => {
       if (revision) {
-        this.db
-          .prepare(`UPDATE deployment_revisions SET status = 'INTERRUPTED', updated_at = ? WHERE deployment_id = ? AND status IN (${placeholders(REVISION_STEP_STATUSES)})`)
-          .run(revision.created_at, deployment.id, ...REVISION_STEP_STATUSES);
+        this.prepared(
+          `UPDATE deployment_revisions SET status = 'INTERRUPTED', updated_at = ?
+           WHERE deployment_id = ? AND status IN (${placeholders(REVISION_STEP_STATUSES)})`,
+        ).run(revision.created_at, deployment.id, ...REVISION_STEP_STATUSES);
         DeploymentStore.insertRevision(this.db, revision);
       }
-      this.db
-        .prepare(
-          `UPDATE deployments SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references,
-             latest_revision_id = @latest_revision_id, updated_at = @updated_at WHERE id = @id`,
-        )
-        .run(deployment);
+      this.prepared(
+        `UPDATE deployments SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references,
+           latest_revision_id = @latest_revision_id, updated_at = @updated_at WHERE id = @id`,
+      ).run(deployment);
     })();
   }
 
   /** Removes a deployment with its revisions and, when asked, its tracing project (the session of the same name). */
   delete(deployment: DeploymentRow, options: { deleteTracingProject: boolean }): void {
     this.db.transaction(() => {
-      this.db.prepare('DELETE FROM deployment_revisions WHERE deployment_id = ?').run(deployment.id);
-      this.db.prepare('DELETE FROM deployments WHERE id = ?').run(deployment.id);
-      if (options.deleteTracingProject) this.db.prepare('DELETE FROM sessions WHERE tenant_id = ? AND name = ?').run(deployment.tenant_id, deployment.name);
+      this.prepared('DELETE FROM deployment_revisions WHERE deployment_id = ?').run(deployment.id);
+      this.prepared('DELETE FROM deployments WHERE id = ?').run(deployment.id);
+      if (options.deleteTracingProject) this.prepared('DELETE FROM sessions WHERE tenant_id = ? AND name = ?').run(deployment.tenant_id, deployment.name);
     })();
   }
 
   /** A revision's new status; reaching DEPLOYED makes it the active one and its deployment READY if it awaited its database. */
   setRevisionStatus(revision: RevisionRow, status: RevisionStatus, now: Micros): void {
     this.db.transaction(() => {
-      this.db.prepare('UPDATE deployment_revisions SET status = ?, updated_at = ? WHERE id = ?').run(status, now, revision.id);
+      this.prepared('UPDATE deployment_revisions SET status = ?, updated_at = ? WHERE id = ?').run(status, now, revision.id);
       if (status !== 'DEPLOYED') return;
-      this.db
-        .prepare(
-          `UPDATE deployments SET active_revision_id = ?, updated_at = ?,
-             status = CASE status WHEN 'AWAITING_DATABASE' THEN 'READY' ELSE status END WHERE id = ?`,
-        )
-        .run(revision.id, now, revision.deployment_id);
+      this.prepared(
+        `UPDATE deployments SET active_revision_id = ?, updated_at = ?,
+           status = CASE status WHEN 'AWAITING_DATABASE' THEN 'READY' ELSE status END WHERE id = ?`,
+      ).run(revision.id, now, revision.deployment_id);
     })();
   }
 
   setDeploymentStatus(id: string, status: DeploymentStatus, now: Micros): void {
-    this.db.prepare('UPDATE deployments SET status = ?, updated_at = ? WHERE id = ?').run(status, now, id);
+    this.prepared('UPDATE deployments SET status = ?, updated_at = ? WHERE id = ?').run(status, now, id);
   }
 
   /** Every revision, of any workspace, that is on its way to DEPLOYED. */

@@ -1,7 +1,7 @@
 /**
- * The multipart operations s3rver lacks (AbortMultipartUpload is a 405 there, ListParts and
- * ListMultipartUploads are not implemented), and what CompleteMultipartUpload needs to behave as
- * S3 does: the minimum part size and S3's multipart ETag.
+ * The multipart operations s3rver lacks (AbortMultipartUpload is a 405 there; it has no
+ * ListParts or ListMultipartUploads), and what CompleteMultipartUpload needs to behave as S3
+ * does: the minimum part size and S3's multipart ETag.
  *
  * s3rver keeps an upload in progress in `<bucket>/._S3rver_uploads/<uploadId>/`: a `key` file
  * (the key it was started for), a `metadata` file (the CreateMultipartUpload headers, as JSON),

@@ -1,5 +1,4 @@
-import type { Statement } from 'better-sqlite3';
-import type { Db, TableSet } from '../shared/db.ts';
+import { statementCache, type Db, type TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { insertRuns } from './generator.ts';
 import { RUNS_DDL, type RunRow } from './schema.ts';
@@ -41,9 +40,10 @@ export class TracingStore {
   private readonly sessionByIdStatement;
   private readonly sessionsOfTenantStatement;
   private readonly statsStatement;
-  private readonly pageStatementCache = new Map<string | null, [Statement<unknown[], RunRow>, Statement<unknown[], RunRow>]>();
+  private readonly prepared;
 
   constructor(private readonly db: Db) {
+    this.prepared = statementCache(db);
     this.sessionStatement = db.prepare<[string, string], TracingSession>('SELECT * FROM sessions WHERE id = ? AND tenant_id = ?');
     this.sessionByIdStatement = db.prepare<[string], TracingSession>('SELECT * FROM sessions WHERE id = ?');
     this.sessionsOfTenantStatement = db.prepare<[string], TracingSession>('SELECT * FROM sessions WHERE tenant_id = ? ORDER BY rowid');
@@ -94,20 +94,12 @@ export class TracingStore {
   }): RunRow[] {
     const after = query.after ?? { startTime: query.from, id: '' };
     const params = [query.sessionId, query.from, query.to, after.startTime, after.id, ...(query.filter?.params ?? []), query.limit];
-    const [seeded, runtime] = this.pageStatements(query.filter?.sql ?? null).map((statement) => statement.all(...params));
+    const filterSql = query.filter?.sql;
+    const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
+    const [seeded, runtime] = ['seed', 'main'].map((schema) =>
+      this.prepared<unknown[], RunRow>(`SELECT * FROM ${schema}.runs WHERE ${where} ORDER BY start_time, id LIMIT ?`).all(...params),
+    );
     return runtime!.length === 0 ? seeded! : mergeByCursor(seeded!, runtime!, query.limit);
-  }
-
-  private pageStatements(filterSql: string | null): [Statement<unknown[], RunRow>, Statement<unknown[], RunRow>] {
-    let statements = this.pageStatementCache.get(filterSql);
-    if (!statements) {
-      const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
-      const page = (schema: string) => this.db.prepare<unknown[], RunRow>(`SELECT * FROM ${schema}.runs WHERE ${where} ORDER BY start_time, id LIMIT ?`);
-      statements = [page('seed'), page('main')];
-      if (this.pageStatementCache.size > 100) this.pageStatementCache.clear();
-      this.pageStatementCache.set(filterSql, statements);
-    }
-    return statements;
   }
 }
 
