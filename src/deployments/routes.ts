@@ -67,6 +67,12 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     return deployment;
   };
 
+  const findRevision = (deploymentId: string, id: string) => {
+    const revision = store.revision(deploymentId, id);
+    if (!revision) throw notFound(`Revision ID ${id} not found.`);
+    return revision;
+  };
+
   // The hottest read of the API (clients poll it): answered from the cache until the next write.
   app.get('/', (c) => {
     const queryStart = c.req.url.indexOf('?');
@@ -134,8 +140,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     const { deployment_id, revision_id } = pathParams(c, revisionIdParams);
     const tenantId = c.get('workspace').id;
     const deployment = findDeployment(tenantId, deployment_id);
-    const revision = store.revision(deployment.id, revision_id);
-    if (!revision) throw notFound(`Revision ID ${revision_id} not found.`);
+    const revision = findRevision(deployment.id, revision_id);
     const now = deps.clock.now();
     const copy = redeployedRevision(deps.ids, revision, now);
     store.update({ ...deployment, latest_revision_id: copy.id, updated_at: now }, copy);
@@ -154,9 +159,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
   app.get('/:deployment_id/revisions/:revision_id', (c) => {
     const { deployment_id, revision_id } = pathParams(c, revisionIdParams);
     const deployment = findDeployment(c.get('workspace').id, deployment_id);
-    const revision = store.revision(deployment.id, revision_id);
-    if (!revision) throw notFound(`Revision ID ${revision_id} not found.`);
-    return c.json(revisionResponse(revision));
+    return c.json(revisionResponse(findRevision(deployment.id, revision_id)));
   });
 
   return app;
