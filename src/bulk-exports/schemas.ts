@@ -106,9 +106,9 @@ export const runIdParams = z.object({ bulk_export_id: z.guid(), run_id: z.guid()
 export const destinationIdParams = z.object({ destination_id: z.guid() });
 
 // Response shapes, as reference-openapi.json declares them.
-const timestamp = z.string();
+const timestamp = z.iso.datetime({ offset: true });
 
-export const destinationResponse = z.object({
+export const destinationResponseSchema = z.object({
   destination_type: z.enum(DESTINATION_TYPES),
   display_name: z.string(),
   config: destinationConfig,
@@ -118,9 +118,9 @@ export const destinationResponse = z.object({
   updated_at: timestamp,
   credentials_keys: z.array(z.string()),
 });
-export type DestinationResponse = z.infer<typeof destinationResponse>;
+export type DestinationResponse = z.infer<typeof destinationResponseSchema>;
 
-export const exportResponse = z.object({
+export const exportResponseSchema = z.object({
   bulk_export_destination_id: z.guid(),
   session_id: z.guid(),
   start_time: timestamp,
@@ -139,9 +139,9 @@ export const exportResponse = z.object({
   finished_at: timestamp.nullable(),
   source_bulk_export_id: z.guid().nullable(),
 });
-export type ExportResponse = z.infer<typeof exportResponse>;
+export type ExportResponse = z.infer<typeof exportResponseSchema>;
 
-export const runProgress = z.object({
+export const runProgressSchema = z.object({
   rows_written: z.int(),
   exported_files: z.array(z.string()),
   export_path: z.string(),
@@ -149,13 +149,13 @@ export const runProgress = z.object({
   pending_upload: z.object({ target_cursor: z.string().nullable(), file_path: z.string(), rows_count: z.int() }).nullable(),
 });
 
-export const runResponse = z.object({
+export const runResponseSchema = z.object({
   bulk_export_id: z.guid(),
   metadata: z.object({
     prefix: z.string(),
     start_time: timestamp,
     end_time: timestamp,
-    result: runProgress.nullable(),
+    result: runProgressSchema.nullable(),
   }),
   id: z.guid(),
   status: z.enum(RUN_STATUSES),
@@ -167,4 +167,4 @@ export const runResponse = z.object({
   start_time: timestamp,
   end_time: timestamp,
 });
-export type RunResponse = z.infer<typeof runResponse>;
+export type RunResponse = z.infer<typeof runResponseSchema>;

@@ -177,9 +177,9 @@ export const revisionIdParams = z.object({ deployment_id: z.guid(), revision_id:
 export const integrationIdParams = z.object({ integration_id: z.guid() });
 
 // Response shapes, as reference-openapi.json declares them.
-const timestamp = z.string();
+const timestamp = z.iso.datetime({ offset: true });
 
-export const deploymentResponse = z.object({
+export const deploymentResponseSchema = z.object({
   name: z.string(),
   source: z.enum(DEPLOYMENT_SOURCES),
   source_config: sourceConfig,
@@ -195,9 +195,9 @@ export const deploymentResponse = z.object({
   active_revision_id: z.guid().nullable(),
   image_version: z.string().nullable(),
 });
-export type DeploymentResponse = z.infer<typeof deploymentResponse>;
+export type DeploymentResponse = z.infer<typeof deploymentResponseSchema>;
 
-export const revisionResponse = z.object({
+export const revisionResponseSchema = z.object({
   id: z.guid(),
   created_at: timestamp,
   updated_at: timestamp,
@@ -205,15 +205,15 @@ export const revisionResponse = z.object({
   source: z.enum(DEPLOYMENT_SOURCES),
   source_revision_config: sourceRevisionConfig,
 });
-export type RevisionResponse = z.infer<typeof revisionResponse>;
+export type RevisionResponse = z.infer<typeof revisionResponseSchema>;
 
 const listPage = <S extends z.ZodType>(resource: S) => z.object({ resources: z.array(resource), offset: z.int() });
-export const deploymentsList = listPage(deploymentResponse);
-export type DeploymentsList = z.infer<typeof deploymentsList>;
-export const revisionsList = listPage(revisionResponse);
-export type RevisionsList = z.infer<typeof revisionsList>;
+export const deploymentsListSchema = listPage(deploymentResponseSchema);
+export type DeploymentsList = z.infer<typeof deploymentsListSchema>;
+export const revisionsListSchema = listPage(revisionResponseSchema);
+export type RevisionsList = z.infer<typeof revisionsListSchema>;
 
-export const oauthProviderResponse = z.object({
+export const oauthProviderResponseSchema = z.object({
   id: z.string(),
   organization_id: z.string(),
   provider_id: z.string(),
@@ -230,12 +230,12 @@ export const oauthProviderResponse = z.object({
   created_at: timestamp,
   updated_at: timestamp,
 });
-export type OAuthProviderResponse = z.infer<typeof oauthProviderResponse>;
+export type OAuthProviderResponse = z.infer<typeof oauthProviderResponseSchema>;
 
-export const codehostIntegration = z.object({ id: z.guid(), installation_id: z.int(), name: z.string() });
-export type CodehostIntegration = z.infer<typeof codehostIntegration>;
+export const codehostIntegrationSchema = z.object({ id: z.guid(), installation_id: z.int(), name: z.string() });
+export type CodehostIntegration = z.infer<typeof codehostIntegrationSchema>;
 
-export const codehostRepository = z.object({
+export const codehostRepositorySchema = z.object({
   host_integration_id: z.guid(),
   id: z.int(),
   name: z.string(),
@@ -243,4 +243,4 @@ export const codehostRepository = z.object({
   url: z.string(),
   default_branch: z.string(),
 });
-export type CodehostRepository = z.infer<typeof codehostRepository>;
+export type CodehostRepository = z.infer<typeof codehostRepositorySchema>;
