@@ -6,12 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { adminRoutes } from './admin/routes.ts';
+import { apiRoutes } from './api.ts';
 import { BulkExportFaults } from './bulk-exports/faults.ts';
-import { bulkExportRoutes } from './bulk-exports/routes.ts';
 import { ExportRunner } from './bulk-exports/runner.ts';
 import { BulkExportStore, bulkExportTables } from './bulk-exports/store.ts';
 import { applyLimitsPatch, DEFAULT_LIMITS, type Limits, type LimitsPatch } from './config.ts';
-import { codehostRoutes, deploymentRoutes, oauthProviderRoutes } from './deployments/routes.ts';
 import { RevisionFaults } from './deployments/faults.ts';
 import { RevisionLifecycle } from './deployments/lifecycle.ts';
 import { DeploymentStore, deploymentTables } from './deployments/store.ts';
@@ -177,10 +176,13 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       seed,
     }),
   );
-  app.route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint }));
-  app.route('/v2/deployments', deploymentRoutes({ store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new ResponseCache(writeCounter(db)) }));
-  app.route('/v2/auth/providers', oauthProviderRoutes({ store: deployments, workspaces }));
-  app.route('/v1/integrations/forge/codehost', codehostRoutes({ store: deployments, workspaces }));
+  app.route(
+    '/',
+    apiRoutes({
+      bulkExports: { store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint },
+      deployments: { store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new ResponseCache(writeCounter(db)) },
+    }),
+  );
 
   let server: ServerType;
   try {

@@ -13,6 +13,9 @@ export function checkCreateSource(store: DeploymentStore, tenantId: string, body
   if (source === 'external_container' && !selfHosted) throw sourceError('source external_container is only available for self-hosted deployments.');
   if (INTERNAL_SOURCES.includes(source) && selfHosted) throw sourceError(`source ${source} is not available for self-hosted deployments.`);
   if (source === 'codehost') checkCodehost(store, tenantId, body);
+  if (config.listener_id && !store.listener(tenantId, config.listener_id)) {
+    throw sourceError(`listener_id ${config.listener_id} is not a listener of this workspace.`);
+  }
   if (source === 'external_container' && !revisionConfig.image_uri) throw sourceError('image_uri is required for source external_container.');
   if (config.build_on_push && revisionConfig.repo_ref?.startsWith('refs/tags/')) {
     throw sourceError('build_on_push cannot be enabled when repo_ref is a tag (refs/tags/...).');

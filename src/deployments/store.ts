@@ -221,6 +221,7 @@ export class DeploymentStore {
       integration: prepare<[string, string], CodehostIntegrationRow>('SELECT * FROM codehost_integrations WHERE tenant_id = ? AND id = ?'),
       repos: prepare<[string], CodehostRepoRow>('SELECT * FROM codehost_repos WHERE integration_id = ? ORDER BY position'),
       listeners: prepare<[string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? ORDER BY created_at, id'),
+      listener: prepare<[string, string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? AND id = ?'),
       deployment: prepare<[string, string], DeploymentView>(`${DEPLOYMENT_VIEW} WHERE d.tenant_id = ? AND d.id = ?`),
       deploymentsOf: prepare<[string], DeploymentRow>(`SELECT * FROM deployments d WHERE d.tenant_id = ? ${DEPLOYMENT_ORDER}`),
       revision: prepare<[string, string], RevisionRow>('SELECT * FROM deployment_revisions WHERE deployment_id = ? AND id = ?'),
@@ -340,6 +341,9 @@ export class DeploymentStore {
   }
   listeners(tenantId: string) {
     return this.statements.listeners.all(tenantId);
+  }
+  listener(tenantId: string, id: string) {
+    return this.statements.listener.get(tenantId, id);
   }
 
   deployment(tenantId: string, id: string) {

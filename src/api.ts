@@ -1,0 +1,17 @@
+import { Hono } from 'hono';
+import { bulkExportRoutes, type BulkExportRouteDeps } from './bulk-exports/routes.ts';
+import { codehostRoutes, deploymentRoutes, oauthProviderRoutes, type DeploymentWriteDeps } from './deployments/routes.ts';
+
+export interface ApiDeps {
+  bulkExports: BulkExportRouteDeps;
+  deployments: DeploymentWriteDeps;
+}
+
+/** The public API: every family at its prefix (the harness knobs under /_localplane are mounted apart). */
+export function apiRoutes(deps: ApiDeps) {
+  return new Hono()
+    .route('/api/v1/bulk-exports', bulkExportRoutes(deps.bulkExports))
+    .route('/v2/deployments', deploymentRoutes(deps.deployments))
+    .route('/v2/auth/providers', oauthProviderRoutes(deps.deployments))
+    .route('/v1/integrations/forge/codehost', codehostRoutes(deps.deployments));
+}
