@@ -40,8 +40,8 @@ function parserErrorReply(code: string | undefined): [status: number, detail: st
  * Serves a fetch handler over HTTP/1.1 so that every reply is JSON with a `detail`, also
  * for requests refused below the app: by Node's parser (a head over 16 KiB, a malformed
  * request line, an unknown method, a duplicate Content-Length ...), by @hono/node-server
- * (targets it cannot turn into a URL: `*`, a backslash, a bad Host), a missing Host and
- * CONNECT. Those replies close the connection, as the request's framing is not to be trusted.
+ * (targets it cannot turn into a URL: `*`, a backslash, a bad Host), a missing Host,
+ * CONNECT, an unknown Expect. Those replies close the connection, as the request's framing is not to be trusted.
  */
 export function listenHttp(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -76,6 +76,8 @@ export function listenHttp(
     replyOnSocket(socket, ...parserErrorReply(error.code));
   });
   server.on('connect', (_request, socket: Duplex) => replyOnSocket(socket, 400, `${UNPARSABLE_REQUEST} CONNECT is not supported.`));
+  // Node answers an Expect header other than 100-continue itself, with an empty 417.
+  server.on('checkExpectation', (_request, response: ServerResponse) => replyOnResponse(response, 417, 'Expectation Failed'));
   return new Promise((resolveServer, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

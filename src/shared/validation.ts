@@ -22,23 +22,30 @@ function parse<S extends z.ZodType>(schema: S, part: RequestPart, input: unknown
 /** Request bodies larger than this are refused with 413 before they are read. */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
+const BODY_UNREADABLE = 'There was an error parsing the body';
 const tooLarge = () => new HttpError(413, `Request body too large: the limit is ${MAX_REQUEST_BODY_BYTES} bytes (1 MiB)`);
 
-/** The body's bytes, refused past MAX_REQUEST_BODY_BYTES: by its Content-Length, or counted as it streams in. */
+/**
+ * The body's bytes, refused past MAX_REQUEST_BODY_BYTES: by its Content-Length, or counted
+ * as it streams in. A body that cannot be read (the client went away) is FastAPI's 400.
+ */
 async function readBody(c: Context): Promise<Uint8Array> {
   const declared = c.req.header('content-length');
-  if (declared !== undefined) {
-    if (Number(declared) > MAX_REQUEST_BODY_BYTES) throw tooLarge();
-    return new Uint8Array(await c.req.arrayBuffer());
+  if (declared !== undefined && Number(declared) > MAX_REQUEST_BODY_BYTES) throw tooLarge();
+  try {
+    if (declared !== undefined) return new Uint8Array(await c.req.arrayBuffer());
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of c.req.raw.body ?? []) {
+      size += chunk.byteLength;
+      if (size > MAX_REQUEST_BODY_BYTES) throw tooLarge();
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks);
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    throw badRequest(BODY_UNREADABLE);
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of c.req.raw.body ?? []) {
-    size += chunk.byteLength;
-    if (size > MAX_REQUEST_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 /** FastAPI reads a body as JSON without a content type, or with `application/json` or `application/*+json`. */
@@ -108,7 +115,7 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   try {
     text = utf8.decode(bytes);
   } catch {
-    throw badRequest('There was an error parsing the body');
+    throw badRequest(BODY_UNREADABLE);
   }
   const syntaxError = findJsonSyntaxError(text);
   if (syntaxError) {
