@@ -19,7 +19,8 @@ function parseJson(text: string): unknown {
 }
 
 export interface SendOptions {
-  headers?: Record<string, string>;
+  /** An array value is sent as that many header lines. */
+  headers?: Record<string, string | string[]>;
   /** Sent as is: no content type is added. */
   body?: string | Uint8Array;
   /** Streams the body in pieces without a Content-Length (Transfer-Encoding: chunked). */
@@ -61,6 +62,16 @@ export function send(baseUrl: string, method: string, target: string, options: S
   });
 }
 
+/** Where the final reply's head ends in what was read, past any interim (1xx) replies. */
+function finalHeadEnd(received: Buffer): { start: number; end: number } | null {
+  for (let start = 0; ; ) {
+    const end = received.indexOf('\r\n\r\n', start);
+    if (end === -1) return null;
+    if (!/^HTTP\/\d\.\d 1\d\d/.test(received.subarray(start, end).toString('latin1'))) return { start, end };
+    start = end + 4;
+  }
+}
+
 /**
  * Writes raw bytes on a fresh TCP connection, ends its side, and reads one HTTP reply: for
  * requests no HTTP client would send (malformed request lines, oversized heads, bad targets).
@@ -77,24 +88,24 @@ export function sendRaw(baseUrl: string, bytes: string | Uint8Array, timeoutMs =
       socket.destroy();
       clearTimeout(timer);
       if (error) return reject(error);
-      const text = received.toString('latin1');
-      const headEnd = text.indexOf('\r\n\r\n');
-      if (headEnd === -1) return reject(new Error(`no complete reply, got ${JSON.stringify(text.slice(0, 200))}`));
-      const [statusLine, ...headerLines] = text.slice(0, headEnd).split('\r\n');
+      const head = finalHeadEnd(received);
+      if (!head) return reject(new Error(`no complete reply, got ${JSON.stringify(received.toString('latin1').slice(0, 200))}`));
+      const [statusLine, ...headerLines] = received.subarray(head.start, head.end).toString('latin1').split('\r\n');
       const headers: Record<string, string> = {};
       for (const line of headerLines) {
         const colon = line.indexOf(':');
         headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
       }
-      const body = received.subarray(headEnd + 4).toString('utf8');
+      const body = received.subarray(head.end + 4).toString('utf8');
       resolve({ status: Number(statusLine!.split(' ')[1]), headers, text: body, json: parseJson(body) });
     };
     const timer = setTimeout(() => finish(new Error(`no reply within ${timeoutMs} ms`)), timeoutMs);
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
-      const headEnd = received.indexOf('\r\n\r\n');
-      const length = /\r\ncontent-length: *(\d+)/i.exec(received.subarray(0, headEnd).toString('latin1'))?.[1];
-      if (headEnd !== -1 && length !== undefined && received.length >= headEnd + 4 + Number(length)) finish();
+      const head = finalHeadEnd(received);
+      if (!head) return;
+      const length = /\r\ncontent-length: *(\d+)/i.exec(received.subarray(head.start, head.end).toString('latin1'))?.[1];
+      if (length !== undefined && received.length >= head.end + 4 + Number(length)) finish();
     });
     socket.on('end', () => finish());
     socket.on('close', () => finish());
