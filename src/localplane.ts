@@ -28,7 +28,7 @@ import { errorResponse } from './shared/errors.ts';
 import { listenHttp } from './shared/http-server.ts';
 import { createIdGenerator } from './shared/ids.ts';
 import { ResponseCache } from './shared/response-cache.ts';
-import { starletteRouting } from './shared/routing.ts';
+import { handlerRoutes, starletteRouting } from './shared/routing.ts';
 import { Scheduler } from './shared/scheduler.ts';
 import { formatTimestamp } from './shared/time.ts';
 import { TracingStore, tracingTables } from './tracing/store.ts';
@@ -199,7 +199,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     dataDir,
     filesDir,
     clock: clockControl,
-    routes: app.routes.filter((route) => route.method !== 'ALL').map(({ method, path }) => ({ method, path })),
+    routes: handlerRoutes(app),
     reset,
     stop: () =>
       (stopping ??= (async () => {

@@ -1,6 +1,9 @@
 import type { Hono, MiddlewareHandler } from 'hono';
 import { TrieRouter } from 'hono/router/trie-router';
 
+/** The routes of an app's handlers (`:name` a path parameter); middleware is mounted for 'ALL' methods and makes no path exist. */
+export const handlerRoutes = (app: Hono<any>) => app.routes.filter((route) => route.method !== 'ALL').map(({ method, path }) => ({ method, path }));
+
 const otherSlashForm = (path: string) => (path.endsWith('/') ? path.replace(/\/+$/, '') : `${path}/`);
 
 /**
@@ -15,10 +18,7 @@ export function starletteRouting(app: Hono<any>): MiddlewareHandler {
   const methodsAt = (path: string) => {
     if (!routes) {
       routes = new TrieRouter<string>();
-      for (const route of app.routes) {
-        // Middleware is mounted for every method ('ALL'); only handlers make a path exist.
-        if (route.method !== 'ALL') routes.add('ALL', route.path, route.method);
-      }
+      for (const route of handlerRoutes(app)) routes.add('ALL', route.path, route.method);
     }
     const methods = new Set(routes.match('GET', path)[0].map(([method]) => method));
     if (methods.has('GET')) methods.add('HEAD');

@@ -23,6 +23,7 @@ function parse<S extends z.ZodType>(schema: S, part: RequestPart, input: unknown
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
 const BODY_UNREADABLE = 'There was an error parsing the body';
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 const tooLarge = () => new HttpError(413, `Request body too large: the limit is ${MAX_REQUEST_BODY_BYTES} bytes (1 MiB)`);
 
 /**
@@ -55,18 +56,21 @@ function isJsonContentType(header: string | undefined): boolean {
   return main === 'application' && (subtype === 'json' || subtype.endsWith('+json'));
 }
 
+/** Whether a JSON Schema declares a property with a secret name anywhere. */
+function declaresSecret(node: unknown): boolean {
+  if (node === null || typeof node !== 'object') return false;
+  const { properties } = node as { properties?: object };
+  if (properties && Object.keys(properties).some((name) => SECRET_FIELDS.has(name))) return true;
+  return Object.values(node).some(declaresSecret);
+}
+
 const bodyHasSecrets = new WeakMap<z.ZodType, boolean>();
 
 /** Whether a body schema has a secret field anywhere (so that its raw text is never echoed). */
 function carriesSecrets(schema: z.ZodType): boolean {
   let answer = bodyHasSecrets.get(schema);
   if (answer === undefined) {
-    const names: string[] = [];
-    JSON.stringify(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }), (key, value) => {
-      if (key === 'properties') names.push(...Object.keys(value as object));
-      return value;
-    });
-    answer = names.some((name) => SECRET_FIELDS.has(name));
+    answer = declaresSecret(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
     bodyHasSecrets.set(schema, answer);
   }
   return answer;
@@ -128,8 +132,6 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   if (unicodeErrors.length > 0) throw new ValidationFailed(unicodeErrors);
   return parse(schema, 'body', input);
 }
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Query parameters. Those named in `lists` arrive as arrays: each may be comma-separated,
