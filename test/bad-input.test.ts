@@ -1,4 +1,6 @@
+import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { starletteRouting } from '../src/shared/routing.ts';
 import { concretePath, prepareKnownIds, type KnownIds } from './support/endpoints.ts';
 import { send, sendRaw, type Reply } from './support/http-client.ts';
 import { useLocalplane, type FixtureWorkspace } from './support/instance.ts';
@@ -268,6 +270,15 @@ describe('FastAPI parity', () => {
     expect([many.status, many.headers.location]).toEqual([307, `${ctx.instance.apiUrl}/_localplane/clock/freeze`]);
     const neither = await send(ctx.instance.apiUrl, 'GET', '/v2/nothing/');
     expect([neither.status, neither.json]).toEqual([404, { detail: 'Not Found' }]);
+  });
+
+  it('redirects the other way too, to a route that ends with a slash', async () => {
+    const app = new Hono();
+    app.use('*', starletteRouting(app));
+    app.get('/items/', (c) => c.json([]));
+    const reply = await app.request('http://localhost/items?page=2');
+    expect([reply.status, reply.headers.get('location')]).toEqual([307, 'http://localhost/items/?page=2']);
+    expect((await app.request('http://localhost/items/')).status).toBe(200);
   });
 
   it('refuses lone surrogates with 422 string_unicode, in values and keys', async () => {
