@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { REVISION_STEP_STATUSES, type RevisionStepStatus } from './deployments/schemas.ts';
+import { MAX_SPAN_SECONDS } from './shared/time.ts';
 
-const seconds = z.number().min(0);
+const seconds = z.number().min(0).max(MAX_SPAN_SECONDS);
 
 /** Emulator-clock seconds a new revision spends in each in-progress status. */
 export type RevisionStepSeconds = Record<RevisionStepStatus, number>;
@@ -18,8 +19,8 @@ const revisionStepSeconds = z.strictObject(
 export const limitsPatch = z.strictObject({
   export_run_max_retries: z.int().min(0),
   export_run_retry_delay_seconds: seconds,
-  export_run_time_limit_seconds: z.number().positive(),
-  export_time_limit_seconds: z.number().positive(),
+  export_run_time_limit_seconds: seconds.positive(),
+  export_time_limit_seconds: seconds.positive(),
   /** Emulator-clock delay between a recurring window's end and the start of its child export. */
   recurring_start_delay_seconds: seconds,
   export_rows_per_file: z.int().min(1),

@@ -1,9 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { adminRoutes } from './admin/routes.ts';
 import { apiRoutes } from './api.ts';
@@ -24,8 +24,10 @@ import { createClock } from './shared/clock.ts';
 import { createClockControl, type ClockControl } from './shared/clock-control.ts';
 import { hasState, openInstanceDb, resetInstanceDb, writeCounter, type TableSet } from './shared/db.ts';
 import { errorResponse } from './shared/errors.ts';
+import { listenHttp } from './shared/http-server.ts';
 import { createIdGenerator } from './shared/ids.ts';
 import { ResponseCache } from './shared/response-cache.ts';
+import { handlerRoutes, starletteRouting } from './shared/routing.ts';
 import { Scheduler } from './shared/scheduler.ts';
 import { formatTimestamp } from './shared/time.ts';
 import { TracingStore, tracingTables } from './tracing/store.ts';
@@ -64,6 +66,8 @@ export interface Localplane {
   /** Every object as a plain file: `<filesDir>/<bucket>/<key>`. */
   filesDir: string;
   clock: ClockControl;
+  /** The API's routes (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
+  routes: readonly { method: string; path: string }[];
   reset(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -76,17 +80,10 @@ export function prepareFixtures(options: Pick<StartOptions, 'fixturesDir' | 'see
   return ensureTemplate({ fixtures, seed: options.seed ?? 1, tables: TABLES, cacheDir: options.cacheDir });
 }
 
-function listen(app: Hono, host: string, port: number): Promise<ServerType> {
-  return new Promise((resolveServer, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: host, port }, () => resolveServer(server));
-    server.once('error', reject);
-  });
-}
-
-const closeServer = (server: ServerType) =>
+const closeServer = (server: Server) =>
   new Promise<void>((done) => {
     server.close(() => done());
-    (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+    server.closeAllConnections();
   });
 
 export async function start(options: StartOptions = {}): Promise<Localplane> {
@@ -155,6 +152,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error, log));
   app.notFound((c) => c.json({ detail: 'Not Found' }, 404));
+  app.use('*', starletteRouting(app));
   app.route(
     '/_localplane',
     adminRoutes({
@@ -184,9 +182,9 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     }),
   );
 
-  let server: ServerType;
+  let server: Server;
   try {
-    server = await listen(app, host, options.port ?? 9400);
+    server = await listenHttp(app.fetch, { host, port: options.port ?? 9400, log });
   } catch (error) {
     await objstore.close();
     db.close();
@@ -203,6 +201,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     dataDir,
     filesDir,
     clock: clockControl,
+    routes: handlerRoutes(app),
     reset,
     stop: () =>
       (stopping ??= (async () => {

@@ -9,10 +9,10 @@ import type { Fixtures } from '../fixtures/files.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
 import { OBJSTORE_PERMISSIONS, type Objstore } from '../objstore/types.ts';
 import type { ClockControl } from '../shared/clock-control.ts';
-import { conflict, notFound } from '../shared/errors.ts';
+import { badRequest, conflict, notFound } from '../shared/errors.ts';
 import { deploymentKnobRoutes } from './deployment-knobs.ts';
 import { sessionView, tracingKnobRoutes } from './tracing-knobs.ts';
-import { formatTimestamp } from '../shared/time.ts';
+import { formatTimestamp, MICROS_PER_SECOND } from '../shared/time.ts';
 import { jsonBody, pathParams } from '../shared/validation.ts';
 import { requestTimestamp } from '../bulk-exports/schemas.ts';
 import type { TracingStore } from '../tracing/store.ts';
@@ -37,6 +37,8 @@ export interface AdminDeps {
   seed: number;
 }
 
+/** The clock goes no further than its microseconds stay exact (2255-06-05). */
+const LATEST_TIME = Number.MAX_SAFE_INTEGER;
 const clockSet = z.object({ time: requestTimestamp });
 const clockAdvance = z.object({ seconds: z.number().min(0) });
 const tierChange = z.object({ tier: z.enum(TIERS) });
@@ -105,6 +107,9 @@ export function adminRoutes(deps: AdminDeps) {
   });
   app.post('/clock/advance', async (c) => {
     const { seconds } = await jsonBody(c, clockAdvance);
+    if (deps.clock.now() + seconds * MICROS_PER_SECOND > LATEST_TIME) {
+      throw badRequest(`The clock cannot go past ${formatTimestamp(LATEST_TIME)}`);
+    }
     await deps.clock.advance(seconds);
     return c.json(clockState());
   });

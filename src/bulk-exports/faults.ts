@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CountedRules } from '../shared/counted-rules.ts';
-import { MICROS_PER_SECOND } from '../shared/time.ts';
+import { MAX_SPAN_SECONDS, MICROS_PER_SECOND } from '../shared/time.ts';
 
 export const VALIDATION_FAILURES = ['access_denied', 'unknown_key_id', 'invalid_endpoint', 'invalid_bucket'] as const;
 export type ValidationFailure = (typeof VALIDATION_FAILURES)[number];
@@ -25,7 +25,7 @@ export const exportRunFaultRequest = z.discriminatedUnion('mode', [
     mode: z.literal('slow'),
     count: z.int().min(1).default(1),
     /** Emulator-clock seconds before each file of an affected run is written. */
-    delay_seconds: z.number().positive().default(60),
+    delay_seconds: z.number().positive().max(MAX_SPAN_SECONDS).default(60),
   }),
 ]);
 export type ExportRunFaultRequest = z.output<typeof exportRunFaultRequest>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { customIssue } from '../shared/errors.ts';
 import { parseTimestamp } from '../shared/time.ts';
+import { queryInteger } from '../shared/validation.ts';
 
 /** An ISO 8601 date-time in a request, read as microseconds (naive times are UTC). */
 export const requestTimestamp = z.string().transform((text, ctx) => {
@@ -95,8 +96,8 @@ export type ExportCreate = z.output<typeof exportCreate>;
 export const exportUpdate = z.object({ status: z.enum(['Cancelled']).default('Cancelled') });
 
 export const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: queryInteger({ min: 1, max: 1000 }).default(100),
+  offset: queryInteger({ min: 0 }).default(0),
 });
 
 export const runsFilterQuery = z.object({ source_bulk_export_id: z.guid() });

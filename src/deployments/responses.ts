@@ -1,8 +1,8 @@
+import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
 import { formatTimestamp } from '../shared/time.ts';
 import { nullFiller } from '../shared/validation.ts';
 import {
   DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD,
-  MASKED_SECRET_VALUE,
   sourceConfig,
   sourceRevisionConfig,
   type CodehostIntegration,

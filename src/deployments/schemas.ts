@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queryBoolean } from '../shared/validation.ts';
+import { queryBoolean, queryInteger } from '../shared/validation.ts';
 
 export const DEPLOYMENT_SOURCES = ['codehost', 'external_container', 'internal_container', 'internal_source', 'internal_template'] as const;
 export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod'] as const;
@@ -24,8 +24,6 @@ export type RevisionStepStatus = (typeof REVISION_STEP_STATUSES)[number];
 
 /** What an OAuth provider record says when it was stored without these fields. */
 export const DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD = 'client_secret_post';
-/** Secret values are stored but never returned: every response shows this instead. */
-export const MASKED_SECRET_VALUE = '********';
 
 /** A nullable field that reads as null when absent, as the service's responses show every field. */
 const optionalNull = <S extends z.ZodType>(schema: S) => schema.nullable().default(null);
@@ -135,8 +133,8 @@ export type DeploymentPatch = z.output<typeof deploymentPatch>;
 
 // Queries and paths.
 const pageQuery = {
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: queryInteger({ min: 1, max: 100 }).default(20),
+  offset: queryInteger({ min: 0 }).default(0),
 };
 
 export const deploymentsQuery = z.object({

@@ -25,6 +25,29 @@ export interface ValidationDetail {
   ctx?: Record<string, unknown>;
 }
 
+/**
+ * Request fields whose values are secret: a 422 never echoes them, nor anything under
+ * them, whatever their type (a string sent where an object belongs is masked too).
+ */
+export const SECRET_FIELDS: ReadonlySet<string> = new Set(['credentials', 'secrets', 'secret_access_key', 'session_token', 'client_secret']);
+/** What a response shows instead of a secret value. */
+export const MASKED_SECRET_VALUE = '********';
+
+/** A copy of a request value with the value of every secret field masked, at any depth. */
+function maskSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskSecrets);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, field]) => [key, SECRET_FIELDS.has(key) ? MASKED_SECRET_VALUE : maskSecrets(field)]),
+  );
+}
+
+function withoutSecrets(detail: ValidationDetail): ValidationDetail {
+  if (detail.input === undefined || detail.input === null) return detail;
+  const isSecret = detail.loc.some((key) => typeof key === 'string' && SECRET_FIELDS.has(key));
+  return { ...detail, input: isSecret ? MASKED_SECRET_VALUE : maskSecrets(detail.input) };
+}
+
 export class ValidationFailed extends Error {
   constructor(readonly details: ValidationDetail[]) {
     super('Request validation failed');
@@ -119,7 +142,7 @@ export function toValidationDetails(error: z.ZodError, part: RequestPart, input:
 
 export function errorResponse(c: Context, error: unknown, log: (message: string) => void): Response {
   if (error instanceof HttpError) return c.json({ detail: error.detail }, error.status);
-  if (error instanceof ValidationFailed) return c.json({ detail: error.details }, 422);
+  if (error instanceof ValidationFailed) return c.json({ detail: error.details.map(withoutSecrets) }, 422);
   log(`internal error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`);
   return c.json({ detail: 'Internal Server Error' }, 500);
 }

@@ -8,6 +8,8 @@ export type Micros = number;
 export const MICROS_PER_SECOND = 1_000_000;
 export const MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND;
 export const MICROS_PER_DAY = 24 * MICROS_PER_HOUR;
+/** The longest span a request may give in seconds (a limit, a delay): 100 years, so that the times computed from it stay valid. */
+export const MAX_SPAN_SECONDS = 100 * 365 * 24 * 3600;
 
 export function microsFromMillis(millis: number): Micros {
   return Math.round(millis * 1000);
@@ -29,14 +31,18 @@ const ISO_PATTERN =
 
 /**
  * Parses an ISO 8601 date-time to microseconds. A value without an offset is read as
- * UTC, as the real service does. Returns null when the text is not a valid date-time.
+ * UTC, as the real service does. Returns null when the text is not a valid date-time, or
+ * one that microseconds in a JavaScript number cannot hold exactly (before 1684-07-28 or
+ * after 2255-06-05), rather than keep it altered.
  */
 export function parseTimestamp(text: string): Micros | null {
   const match = ISO_PATTERN.exec(text.trim());
   if (!match) return null;
   const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', offset] = match;
-  const millis = Date.UTC(+year!, +month! - 1, +day!, +hour, +minute, +second);
-  const check = new Date(millis);
+  const check = new Date(Date.UTC(2000, 0, 1, +hour, +minute, +second));
+  // Set the year apart: Date.UTC reads years 0–99 as 1900–1999.
+  check.setUTCFullYear(+year!, +month! - 1, +day!);
+  const millis = check.getTime();
   if (check.getUTCMonth() !== +month! - 1 || check.getUTCDate() !== +day! || +hour > 23 || +minute > 59 || +second > 59) {
     return null;
   }
@@ -45,8 +51,8 @@ export function parseTimestamp(text: string): Micros | null {
     const digits = offset.replace(':', '');
     offsetMinutes = (digits[0] === '-' ? -1 : 1) * (+digits.slice(1, 3) * 60 + +digits.slice(3, 5));
   }
-  const micros = Number(fraction.padEnd(6, '0').slice(0, 6));
-  return (millis - offsetMinutes * 60_000) * 1000 + micros;
+  const micros = (millis - offsetMinutes * 60_000) * 1000 + Number(fraction.padEnd(6, '0').slice(0, 6));
+  return Number.isSafeInteger(micros) ? micros : null;
 }
 
 /** Start of the UTC day that contains the instant. */

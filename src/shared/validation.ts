@@ -1,6 +1,17 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { customIssue, ValidationFailed, toValidationDetails, type RequestPart } from './errors.ts';
+import {
+  badRequest,
+  customIssue,
+  HttpError,
+  MASKED_SECRET_VALUE,
+  SECRET_FIELDS,
+  toValidationDetails,
+  ValidationFailed,
+  type RequestPart,
+  type ValidationDetail,
+} from './errors.ts';
+import { findJsonSyntaxError } from './json-text.ts';
 
 function parse<S extends z.ZodType>(schema: S, part: RequestPart, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
@@ -8,26 +19,117 @@ function parse<S extends z.ZodType>(schema: S, part: RequestPart, input: unknown
   return result.data;
 }
 
-/** Reads and validates a JSON body; malformed JSON is a 422 `json_invalid`, as in FastAPI. */
-export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  const text = await c.req.text();
-  let input: unknown;
+/** Request bodies larger than this are refused with 413 before they are read. */
+export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+
+const BODY_UNREADABLE = 'There was an error parsing the body';
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const tooLarge = () => new HttpError(413, `Request body too large: the limit is ${MAX_REQUEST_BODY_BYTES} bytes (1 MiB)`);
+
+/**
+ * The body's bytes, refused past MAX_REQUEST_BODY_BYTES: by its Content-Length, or counted
+ * as it streams in. A body that cannot be read (the client went away) is FastAPI's 400.
+ */
+async function readBody(c: Context): Promise<Uint8Array> {
+  const declared = c.req.header('content-length');
+  if (declared !== undefined && Number(declared) > MAX_REQUEST_BODY_BYTES) throw tooLarge();
   try {
-    input = text === '' ? undefined : JSON.parse(text);
+    if (declared !== undefined) return new Uint8Array(await c.req.arrayBuffer());
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of c.req.raw.body ?? []) {
+      size += chunk.byteLength;
+      if (size > MAX_REQUEST_BODY_BYTES) throw tooLarge();
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks);
   } catch (error) {
-    throw new ValidationFailed([
-      {
-        type: 'json_invalid',
-        loc: ['body', 0],
-        msg: 'JSON decode error',
-        input: {},
-        ctx: { error: error instanceof Error ? error.message : String(error) },
-      },
-    ]);
+    if (error instanceof HttpError) throw error;
+    throw badRequest(BODY_UNREADABLE);
   }
-  if (input === undefined) {
+}
+
+/** FastAPI reads a body as JSON without a content type, or with `application/json` or `application/*+json`. */
+function isJsonContentType(header: string | undefined): boolean {
+  if (!header) return true;
+  const [main, subtype = ''] = header.split(';', 1)[0]!.trim().toLowerCase().split('/');
+  return main === 'application' && (subtype === 'json' || subtype.endsWith('+json'));
+}
+
+/** Whether a JSON Schema declares a property with a secret name anywhere. */
+function declaresSecret(node: unknown): boolean {
+  if (node === null || typeof node !== 'object') return false;
+  const { properties } = node as { properties?: object };
+  if (properties && Object.keys(properties).some((name) => SECRET_FIELDS.has(name))) return true;
+  return Object.values(node).some(declaresSecret);
+}
+
+const bodyHasSecrets = new WeakMap<z.ZodType, boolean>();
+
+/** Whether a body schema has a secret field anywhere (so that its raw text is never echoed). */
+function carriesSecrets(schema: z.ZodType): boolean {
+  let answer = bodyHasSecrets.get(schema);
+  if (answer === undefined) {
+    answer = declaresSecret(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
+    bodyHasSecrets.set(schema, answer);
+  }
+  return answer;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** 422 entries for strings (and keys) holding a lone surrogate, which no store could keep as sent. */
+function loneSurrogates(root: unknown): ValidationDetail[] {
+  const found: ValidationDetail[] = [];
+  const pending: { value: unknown; loc: (string | number)[] }[] = [{ value: root, loc: ['body'] }];
+  for (let next = 0; next < pending.length; next++) {
+    const { value, loc } = pending[next]!;
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) found.push({ type: 'string_unicode', loc, msg: 'Input should be a valid string, unable to parse raw data as a unicode string', input: value });
+    } else if (Array.isArray(value)) {
+      value.forEach((element, index) => pending.push({ value: element, loc: [...loc, index] }));
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, field] of Object.entries(value)) {
+        pending.push({ value: LONE_SURROGATE.test(key) ? key : field, loc: [...loc, key] });
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Reads and validates a JSON body as FastAPI does: an empty body is `missing`, another
+ * content type is `model_attributes_type` with the raw text as input, bytes that are not
+ * UTF-8 are 400, malformed JSON is `json_invalid` (Python's message and position).
+ * Beyond FastAPI, and before anything is parsed: over MAX_REQUEST_BODY_BYTES is 413,
+ * nesting deeper than MAX_JSON_DEPTH is `json_invalid`; lone surrogates are `string_unicode`.
+ */
+export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const bytes = await readBody(c);
+  if (bytes.byteLength === 0) {
     throw new ValidationFailed([{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
   }
+  if (!isJsonContentType(c.req.header('content-type'))) {
+    const input = carriesSecrets(schema) ? MASKED_SECRET_VALUE : new TextDecoder().decode(bytes);
+    throw new ValidationFailed([
+      { type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input },
+    ]);
+  }
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw badRequest(BODY_UNREADABLE);
+  }
+  const syntaxError = findJsonSyntaxError(text);
+  if (syntaxError) {
+    throw new ValidationFailed([
+      { type: 'json_invalid', loc: ['body', syntaxError.position], msg: 'JSON decode error', input: {}, ctx: { error: syntaxError.message } },
+    ]);
+  }
+  const input: unknown = JSON.parse(text);
+  const unicodeErrors = loneSurrogates(input);
+  if (unicodeErrors.length > 0) throw new ValidationFailed(unicodeErrors);
   return parse(schema, 'body', input);
 }
 
@@ -36,10 +138,12 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
  * sent several times, or both (`?ids=a,b&ids=c` is `["a", "b", "c"]`).
  */
 export function queryParams<S extends z.ZodType>(c: Context, schema: S, lists: readonly string[] = []): z.output<S> {
-  const input: Record<string, string | string[]> = c.req.query();
-  for (const name of lists) {
-    const values = c.req.queries(name);
-    if (values) input[name] = values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '');
+  const input: Record<string, string | string[]> = {};
+  for (const [name, values] of Object.entries(c.req.queries())) {
+    // A parameter sent twice takes its last value, as Starlette reads it.
+    input[name] = lists.includes(name)
+      ? values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '')
+      : values.at(-1)!;
   }
   return parse(schema, 'query', input);
 }
@@ -50,6 +154,27 @@ export function pathParams<S extends z.ZodType>(c: Context, schema: S): z.output
 
 /** A path or query uuid, 422 `uuid_parsing` when malformed. */
 export const uuidString = z.guid();
+
+const INTEGER_TEXT = /^\s*([+-]?\d+)(?:\.0*)?\s*$/;
+
+/**
+ * An integer query parameter, read the way pydantic reads one from text (`5`, ` +5 `, `5.00`):
+ * other text is 422 `int_parsing`, a value out of bounds `greater_than_equal` / `less_than_equal`
+ * (at most 2^53 - 1 without a bound: what a JavaScript number holds exactly).
+ */
+export function queryInteger({ min, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number }) {
+  return z.string().transform((text, ctx) => {
+    const digits = INTEGER_TEXT.exec(text)?.[1];
+    if (digits === undefined) {
+      ctx.addIssue(customIssue('int_parsing', 'Input should be a valid integer, unable to parse string as an integer'));
+      return z.NEVER;
+    }
+    const value = Number(digits);
+    if (min !== undefined && value < min) ctx.addIssue({ code: 'too_small', origin: 'number', minimum: min, inclusive: true, input: text });
+    if (value > max) ctx.addIssue({ code: 'too_big', origin: 'number', maximum: max, inclusive: true, input: text });
+    return value;
+  });
+}
 
 const TRUE_WORDS = ['1', 'on', 't', 'true', 'y', 'yes'];
 const FALSE_WORDS = ['0', 'off', 'f', 'false', 'n', 'no'];

@@ -1,0 +1,88 @@
+import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { getRequestListener, RequestError } from '@hono/node-server';
+
+/** What the real service's server (uvicorn) says of a request it cannot parse. */
+const UNPARSABLE_REQUEST = 'Invalid HTTP request received.';
+
+function jsonReply(detail: string) {
+  const body = JSON.stringify({ detail });
+  return { body, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), connection: 'close' } };
+}
+
+/** Answers on a socket that no request object owns (the request could not be parsed), then closes it. */
+function replyOnSocket(socket: Duplex, status: number, detail: string): void {
+  const { body, headers } = jsonReply(detail);
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`, () => socket.destroy());
+}
+
+function replyOnResponse(response: ServerResponse, status: number, detail: string): void {
+  const { body, headers } = jsonReply(detail);
+  response.writeHead(status, headers).end(body);
+}
+
+/** The status and detail for an error of Node's HTTP parser (the codes its own default answer tells apart). */
+function parserErrorReply(code: string | undefined): [status: number, detail: string] {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'Request Header Fields Too Large'];
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return [413, 'Content Too Large'];
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'Request Timeout'];
+    default:
+      return [400, UNPARSABLE_REQUEST];
+  }
+}
+
+/**
+ * Serves a fetch handler over HTTP/1.1 so that every reply is JSON with a `detail`, also
+ * for requests refused below the app: by Node's parser (a head over 16 KiB, a malformed
+ * request line, an unknown method, a duplicate Content-Length ...), by @hono/node-server
+ * (targets it cannot turn into a URL: `*`, a backslash, a bad Host), a missing Host,
+ * CONNECT, an unknown Expect. Those replies close the connection, as the request's framing is not to be trusted.
+ */
+export function listenHttp(
+  fetch: (request: Request) => Response | Promise<Response>,
+  { host, port, log }: { host: string; port: number; log: (line: string) => void },
+): Promise<Server> {
+  const listener = getRequestListener(fetch, {
+    hostname: host,
+    errorHandler: (error) => {
+      if (error instanceof RequestError) {
+        const { body, headers } = jsonReply(`${UNPARSABLE_REQUEST} ${error.message}.`);
+        return new Response(body, { status: 400, headers });
+      }
+      log(`internal error: ${error instanceof Error ? error.stack : String(error)}`);
+      const { body, headers } = jsonReply('Internal Server Error');
+      return new Response(body, { status: 500, headers });
+    },
+  });
+  // Node's own check of Host answers an empty 400; this one answers in JSON (HTTP/1.0 needs no Host).
+  const server = createServer({ requireHostHeader: false }, (request, response) => {
+    if (request.headers.host === undefined && request.httpVersion !== '1.0') {
+      return replyOnResponse(response, 400, `${UNPARSABLE_REQUEST} Missing host header.`);
+    }
+    return listener(request, response);
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // As Node's default handler: no answer once a response is under way on this connection.
+    const inFlight = (socket as { _httpMessage?: ServerResponse })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    replyOnSocket(socket, ...parserErrorReply(error.code));
+  });
+  server.on('connect', (_request, socket: Duplex) => replyOnSocket(socket, 400, `${UNPARSABLE_REQUEST} CONNECT is not supported.`));
+  // Node answers an Expect header other than 100-continue itself, with an empty 417.
+  server.on('checkExpectation', (_request, response: ServerResponse) => replyOnResponse(response, 417, 'Expectation Failed'));
+  return new Promise((resolveServer, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolveServer(server);
+    });
+  });
+}
