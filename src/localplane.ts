@@ -141,8 +141,8 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, resolveEndpoint });
 
   const reset = async () => {
-    scheduler.clear();
-    await scheduler.settle();
+    await scheduler.cancelAll();
+    runner.reset();
     resetInstanceDb(db, TABLES);
     faults.clear();
     revisionFaults.clear();
@@ -177,7 +177,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       seed,
     }),
   );
-  app.route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint }));
+  app.route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint, limits: () => limits }));
   app.route('/v2/deployments', deploymentRoutes({ store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new ResponseCache(writeCounter(db)) }));
   app.route('/v2/auth/providers', oauthProviderRoutes({ store: deployments, workspaces }));
   app.route('/v1/integrations/forge/codehost', codehostRoutes({ store: deployments, workspaces }));
