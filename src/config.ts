@@ -27,6 +27,14 @@ export const limitsPatch = z.strictObject({
   export_row_group_size: z.int().min(1),
   multipart_part_size_bytes: z.int().min(5 * 1024 * 1024),
   revision_step_seconds: z.union([seconds, revisionStepSeconds.partial()]),
+  /** Exports a workspace may create in a rolling hour of the emulator clock (recurring children not counted). */
+  export_creates_per_hour: z.int().min(0),
+  /** Recurring exports (IntervalScheduled) a workspace may have at once. */
+  recurring_exports_per_workspace: z.int().min(0),
+  /** Runs of one export that execute at once. */
+  concurrent_runs_per_export: z.int().min(1),
+  /** Exports of one workspace that execute at once; the others wait in Created. */
+  concurrent_exports_per_workspace: z.int().min(1),
 }).partial();
 export type LimitsPatch = z.input<typeof limitsPatch>;
 
@@ -45,6 +53,10 @@ export const DEFAULT_LIMITS: Limits = {
   multipart_part_size_bytes: 8 * 1024 * 1024,
   // A few seconds in all, so that a polling client sees every status go by.
   revision_step_seconds: { CREATING: 1, QUEUED: 1, AWAITING_BUILD: 1, BUILDING: 3, AWAITING_DEPLOY: 1, DEPLOYING: 3 },
+  export_creates_per_hour: 250,
+  recurring_exports_per_workspace: 200,
+  concurrent_runs_per_export: 45,
+  concurrent_exports_per_workspace: 15,
 };
 
 /** `current` with the patch's fields changed (the patch is validated here). */

@@ -137,8 +137,8 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, resolveEndpoint });
 
   const reset = async () => {
-    scheduler.clear();
-    await scheduler.settle();
+    await scheduler.cancelAll();
+    runner.reset();
     resetInstanceDb(db, TABLES);
     faults.clear();
     revisionFaults.clear();
@@ -177,7 +177,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   app.route(
     '/',
     apiRoutes({
-      bulkExports: { store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint },
+      bulkExports: { store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint, limits: () => limits },
       deployments: { store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new ResponseCache(writeCounter(db)) },
     }),
   );

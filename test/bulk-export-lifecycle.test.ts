@@ -45,6 +45,7 @@ beforeEach(async () => {
 
 describe('cancelling', () => {
   it('cancels a running export and its unfinished runs', async () => {
+    await admin('PATCH', '/config', { concurrent_runs_per_export: 1 });
     await admin('POST', '/faults/export-runs', { mode: 'slow', delay_seconds: 300 });
     const destinationId = await createDestination(plus(), 'cancel');
     const created = await createExport(destinationId, { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-03T00:00:00Z' });
@@ -173,7 +174,7 @@ describe('recurring exports', () => {
 describe('credential rotation while an export runs', () => {
   it('lets the in-flight run finish with its pair and starts later runs with the new one', async () => {
     const oldKey = fullKey(ctx.fixtures);
-    await admin('PATCH', '/config', { export_rows_per_file: 150 });
+    await admin('PATCH', '/config', { export_rows_per_file: 150, concurrent_runs_per_export: 1 });
     await admin('POST', '/faults/export-runs', { mode: 'slow', delay_seconds: 60 });
     const destinationId = await createDestination(plus(), 'rotation');
     const created = await createExport(destinationId, { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-03T00:00:00Z' });

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { Limits } from '../config.ts';
 import type { Clock } from '../shared/clock.ts';
 import { requireWorkspace, type AuthVariables } from '../shared/auth.ts';
 import { badRequest, conflict, HttpError, notFound } from '../shared/errors.ts';
@@ -9,6 +10,7 @@ import { RUN_COLUMNS } from '../tracing/schema.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
 import { checkDestination, type DestinationCheckDeps } from './destination-check.ts';
+import { checkCreateQuota } from './quotas.ts';
 import { destinationResponse, exportResponse, runResponse } from './responses.ts';
 import type { ExportRunner } from './runner.ts';
 import {
@@ -33,6 +35,7 @@ export interface BulkExportRouteDeps extends DestinationCheckDeps {
   runner: ExportRunner;
   clock: Clock;
   ids: IdGenerator;
+  limits: () => Limits;
 }
 
 const BULK_EXPORT_TIERS = ['plus', 'enterprise'];
@@ -161,6 +164,7 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
     }
     const now = clock.now();
     const recurring = body.interval_hours !== null && body.interval_hours !== undefined;
+    checkCreateQuota(store, deps.limits(), workspace.id, recurring, now);
     const row: ExportRow = {
       id: ids.uuid(),
       tenant_id: workspace.id,

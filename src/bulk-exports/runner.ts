@@ -6,10 +6,10 @@ import { MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_SECOND, startOfUtcDay, type
 import { compileFilter } from '../tracing/filter.ts';
 import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
 import type { RunCursor, TracingStore } from '../tracing/store.ts';
-import { objectSize, uploadFile, type ObjstoreTarget } from '../objstore/client.ts';
+import { objectSize, ObjstoreError, uploadFile, type ObjstoreTarget } from '../objstore/client.ts';
 import type { BulkExportFaults } from './faults.ts';
 import type { encodeRunsParquet } from './parquet.ts';
-import { TERMINAL_STATUSES, type ExportStatus } from './schemas.ts';
+import type { ExportStatus } from './schemas.ts';
 import { runFolder } from './paths.ts';
 import { parseConfig, type BulkExportStore, type ExportRow, type ExportRunRow } from './store.ts';
 
@@ -52,12 +52,6 @@ export function dayPartitions(start: Micros, end: Micros): [Micros, Micros][] {
   return partitions;
 }
 
-/**
- * Executes exports on the emulator clock. An export is split into one run per UTC day;
- * runs go one after another, each run encodes one Parquet file per scheduler step (while
- * the previous file uploads), so slow runs, retries, time-outs and cancellation all happen
- * between steps.
- */
 interface PendingFile {
   /** `<bucket>/<key>` as exported_files lists it. */
   file: string;
@@ -65,11 +59,30 @@ interface PendingFile {
   /** The cursor after this file's last row. */
   cursor: string;
   upload: () => Promise<void>;
-  done?: Promise<void>;
 }
 
+interface UploadingFile extends PendingFile {
+  /** Settles when the upload ends, with its failure or null: it never rejects, so a failure cannot go unhandled while the run waits. */
+  outcome: Promise<unknown>;
+}
+
+/** A failure the run records: the store's own words for a storage failure. */
+const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+const runLane = (runId: string) => `run ${runId}`;
+const exportLane = (exportId: string) => `export ${exportId}`;
+
+/**
+ * Executes exports on the emulator clock. An export is split into one run per UTC day.
+ * A workspace executes up to `concurrent_exports_per_workspace` exports at once (the
+ * others wait in Created, oldest first) and each export up to `concurrent_runs_per_export`
+ * runs at once, in day order. A run encodes one Parquet file per scheduler step while the
+ * previous file uploads, so slow runs, retries, time-outs and cancellation happen between
+ * steps. Each run has its own scheduler lane (its steps and its time limit), each export
+ * too (its time limit, a recurring export's spawns), so runs progress side by side.
+ */
 export class ExportRunner {
-  private readonly uploads = new Map<string, PendingFile & { done: Promise<void> }>();
+  private readonly uploads = new Map<string, UploadingFile>();
 
   constructor(private readonly deps: RunnerDeps) {}
 
@@ -105,38 +118,52 @@ export class ExportRunner {
         });
       }
     });
-    this.scheduleAdvance(exportRow.id, now);
+    this.scheduleDispatch(exportRow.tenant_id, now);
   }
 
   /** Cancels an export; a recurring export's future children are not spawned, running ones go on. */
   cancel(exportRow: ExportRow): void {
     const now = this.deps.clock.now();
-    this.deps.store.transaction(() => {
-      this.finishExport(exportRow.id, 'Cancelled', now);
-    });
+    this.deps.store.transaction(() => this.finishExport(exportRow.id, 'Cancelled', now));
+    this.scheduleDispatch(exportRow.tenant_id, now);
   }
 
   /** Re-schedules the work implied by persisted state, after a restart on a kept --data-dir. */
   recover(): void {
     const now = this.deps.clock.now();
+    const tenants = new Set<string>();
     for (const exportRow of this.deps.store.activeExports()) {
-      if (exportRow.status === 'IntervalScheduled') this.scheduleSpawn(exportRow, exportRow.next_child_index);
-      else this.scheduleAdvance(exportRow.id, now);
+      if (exportRow.status === 'IntervalScheduled') {
+        this.scheduleSpawn(exportRow, exportRow.next_child_index);
+        continue;
+      }
+      tenants.add(exportRow.tenant_id);
+      if (exportRow.status !== 'Running') continue;
+      this.scheduleExportTimeLimit(exportRow);
+      for (const run of this.deps.store.runsOf(exportRow.id)) {
+        if (run.status === 'Running') this.scheduleRun(run, now);
+      }
     }
+    for (const tenantId of tenants) this.scheduleDispatch(tenantId, now);
   }
 
-  private scheduleAdvance(exportId: string, at: Micros): void {
-    this.deps.scheduler.schedule(at, `advance export ${exportId}`, () => this.advance(exportId));
+  /** Forgets uploads in flight, after a reset. */
+  reset(): void {
+    this.uploads.clear();
+  }
+
+  private scheduleDispatch(tenantId: string, at: Micros): void {
+    this.deps.scheduler.schedule(at, `workspace ${tenantId}`, `dispatch exports of workspace ${tenantId}`, () => this.dispatch(tenantId));
   }
 
   private scheduleStep(runId: string, at: Micros): void {
-    this.deps.scheduler.schedule(at, `export run step ${runId}`, () => this.step(runId));
+    this.deps.scheduler.schedule(at, runLane(runId), `export run step ${runId}`, () => this.step(runId));
   }
 
   private scheduleSpawn(parent: ExportRow, index: number): void {
     const interval = parent.interval_hours! * MICROS_PER_HOUR;
     const dueAt = parent.start_time + (index + 1) * interval + seconds(this.deps.limits().recurring_start_delay_seconds);
-    this.deps.scheduler.schedule(dueAt, `spawn child ${index} of ${parent.id}`, () => this.spawn(parent.id, index));
+    this.deps.scheduler.schedule(dueAt, exportLane(parent.id), `spawn child ${index} of ${parent.id}`, () => this.spawn(parent.id, index));
   }
 
   private spawn(parentId: string, index: number): void {
@@ -166,104 +193,123 @@ export class ExportRunner {
     this.scheduleSpawn({ ...parent, next_child_index: index + 1 }, index + 1);
   }
 
-  /** Moves an export to its next run, or finishes it when every run is done. */
-  private advance(exportId: string): void {
-    const exportRow = this.deps.store.exportById(exportId);
-    if (!exportRow || TERMINAL_STATUSES.includes(exportRow.status)) return;
+  /**
+   * Starts what the concurrency limits allow in a workspace, oldest export first: runs of
+   * the exports already running, then exports waiting for a slot; completes the exports
+   * whose runs are all done.
+   */
+  private dispatch(tenantId: string): void {
+    const limits = this.deps.limits();
     const now = this.deps.clock.now();
-    const next = this.deps.store.runsOf(exportId).find((run) => run.status === 'Created' || run.status === 'Running');
-    if (!next) {
-      this.deps.store.updateExport(exportId, { status: 'Completed', finished_at: now, updated_at: now });
-      return;
-    }
-    if (next.status === 'Running') {
-      this.scheduleStep(next.id, now);
-      this.scheduleTimeLimits(exportRow, next);
-      return;
-    }
-    const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
-    const effect = this.deps.faults.takeRun(next.id);
-    const started: Partial<ExportRunRow> = {
-      status: 'Running',
-      started_at: now,
-      updated_at: now,
-      access_key_id: destination?.access_key_id ?? null,
-      secret_access_key: destination?.secret_access_key ?? null,
-      session_token: destination?.session_token ?? null,
-      failing_attempts: effect.failingAttempts,
-      step_delay: effect.stepDelay,
-    };
-    this.deps.store.transaction(() => {
-      this.deps.store.updateRun(next.id, started);
+    const exports = this.deps.store.unfinishedExports(tenantId);
+    let running = exports.filter((exportRow) => exportRow.status === 'Running').length;
+    for (const exportRow of exports) {
       if (exportRow.status === 'Created') {
-        this.deps.store.updateExport(exportId, { status: 'Running', started_at: now, updated_at: now });
+        if (running >= limits.concurrent_exports_per_workspace) continue;
+        running++;
+      }
+      this.startRuns(exportRow, limits, now);
+    }
+  }
+
+  private startRuns(exportRow: ExportRow, limits: Limits, now: Micros): void {
+    const runs = this.deps.store.runsOf(exportRow.id);
+    const runningCount = runs.filter((run) => run.status === 'Running').length;
+    const waiting = runs.filter((run) => run.status === 'Created');
+    if (runningCount === 0 && waiting.length === 0) {
+      this.deps.store.updateExport(exportRow.id, { status: 'Completed', finished_at: now, updated_at: now });
+      this.deps.scheduler.cancelLane(exportLane(exportRow.id));
+      return;
+    }
+    const starting = waiting.slice(0, Math.max(0, limits.concurrent_runs_per_export - runningCount));
+    if (starting.length === 0) return;
+    const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
+    const started = starting.map((run): ExportRunRow => {
+      const effect = this.deps.faults.takeRun(run.id);
+      return {
+        ...run,
+        status: 'Running',
+        started_at: now,
+        updated_at: now,
+        access_key_id: destination?.access_key_id ?? null,
+        secret_access_key: destination?.secret_access_key ?? null,
+        session_token: destination?.session_token ?? null,
+        failing_attempts: effect.failingAttempts,
+        step_delay: effect.stepDelay,
+      };
+    });
+    this.deps.store.transaction(() => {
+      for (const run of started) this.deps.store.updateRun(run.id, run);
+      if (exportRow.status === 'Created') {
+        this.deps.store.updateExport(exportRow.id, { status: 'Running', started_at: now, updated_at: now });
       }
     });
-    const running = { ...next, ...started } as ExportRunRow;
-    this.scheduleTimeLimits({ ...exportRow, started_at: exportRow.started_at ?? now }, running);
-    this.scheduleStep(next.id, now + running.step_delay);
+    if (exportRow.status === 'Created') this.scheduleExportTimeLimit({ ...exportRow, started_at: now });
+    for (const run of started) this.scheduleRun(run, now + run.step_delay);
   }
 
-  private scheduleTimeLimits(exportRow: ExportRow, run: ExportRunRow): void {
-    const limits = this.deps.limits();
-    const enforce = () => void this.enforceTimeLimits(run.id);
-    this.deps.scheduler.schedule(run.started_at! + seconds(limits.export_run_time_limit_seconds), `time limit of run ${run.id}`, enforce);
-    this.deps.scheduler.schedule(exportRow.started_at! + seconds(limits.export_time_limit_seconds), `time limit of export ${exportRow.id}`, enforce);
+  /** A running run's next step and its time limit, both in the run's lane. */
+  private scheduleRun(run: ExportRunRow, firstStepAt: Micros): void {
+    const limit = run.started_at! + seconds(this.deps.limits().export_run_time_limit_seconds);
+    this.deps.scheduler.schedule(limit, runLane(run.id), `time limit of run ${run.id}`, () => this.timeOutRun(run.id));
+    this.scheduleStep(run.id, firstStepAt);
   }
 
-  /** TimedOut when the run or its export has been running longer than the configured limit. */
-  private enforceTimeLimits(runId: string): boolean {
+  private scheduleExportTimeLimit(exportRow: ExportRow): void {
+    const limit = exportRow.started_at! + seconds(this.deps.limits().export_time_limit_seconds);
+    this.deps.scheduler.schedule(limit, exportLane(exportRow.id), `time limit of export ${exportRow.id}`, () => this.timeOutExport(exportRow.id));
+  }
+
+  /** The run has been running for the configured limit: it and its export end TimedOut. */
+  private timeOutRun(runId: string): void {
     const run = this.deps.store.runById(runId);
-    if (!run || run.status !== 'Running') return false;
-    const exportRow = this.deps.store.exportById(run.bulk_export_id)!;
-    const limits = this.deps.limits();
+    if (!run || run.status !== 'Running') return;
     const now = this.deps.clock.now();
-    const runExpired = now >= run.started_at! + seconds(limits.export_run_time_limit_seconds);
-    const exportExpired = now >= exportRow.started_at! + seconds(limits.export_time_limit_seconds);
-    if (!runExpired && !exportExpired) return false;
-    this.deps.store.transaction(() => {
-      this.deps.store.updateRun(runId, { status: 'TimedOut', finished_at: now, updated_at: now });
-      this.finishExport(exportRow.id, 'TimedOut', now);
-    });
-    return true;
+    this.endRun(run, { status: 'TimedOut' }, now);
+  }
+
+  /** The export has been running for the configured limit: it and its running runs end TimedOut. */
+  private timeOutExport(exportId: string): void {
+    const exportRow = this.deps.store.exportById(exportId);
+    if (!exportRow || exportRow.status !== 'Running') return;
+    const now = this.deps.clock.now();
+    this.deps.store.transaction(() => this.finishExport(exportId, 'TimedOut', now, 'TimedOut'));
+    this.dispatch(exportRow.tenant_id);
   }
 
   /**
    * One scheduler step of a running run: encodes its next file while the previous one is
    * still uploading, then records the previous upload once the store confirmed it. A run
-   * completes when no rows are left and its last upload is recorded.
+   * completes when no rows are left and its last upload is recorded. Whatever fails in a
+   * step is an attempt's error.
    */
   private async step(runId: string): Promise<void> {
     const run = this.deps.store.runById(runId);
-    if (!run || run.status !== 'Running') return this.abandonUpload(runId);
-    if (this.enforceTimeLimits(runId)) return this.abandonUpload(runId);
+    if (!run || run.status !== 'Running') return;
     const exportRow = this.deps.store.exportById(run.bulk_export_id)!;
-    if (TERMINAL_STATUSES.includes(exportRow.status)) return this.abandonUpload(runId);
-    let more: boolean;
+    let next: PendingFile | null;
     try {
       if (run.failing_attempts !== 0) {
         if (run.failing_attempts > 0) this.deps.store.updateRun(runId, { failing_attempts: run.failing_attempts - 1 });
         throw new Error(this.deps.faults.failureMessage(runId));
       }
-      const inFlight = this.uploads.get(runId);
-      const next = this.encodeNextFile(run, exportRow, inFlight, await loadParquetEncoder());
+      next = this.encodeNextFile(run, exportRow, this.uploads.get(runId), await loadParquetEncoder());
       await this.recordUpload(runId);
-      if (next) this.uploads.set(runId, { ...next, done: next.upload() });
-      more = next !== null;
     } catch (error) {
       await this.abandonUpload(runId);
-      this.failAttempt(runId, error instanceof Error ? error.message : String(error));
+      this.failAttempt(runId, error);
       return;
     }
-    const current = this.deps.store.runById(runId)!;
-    if (current.status !== 'Running') return this.abandonUpload(runId);
+    // The run may have ended (cancelled, its export failed) while its upload finished.
+    const current = this.deps.store.runById(runId);
+    if (current?.status !== 'Running') return;
     const now = this.deps.clock.now();
-    if (more) {
-      this.scheduleStep(runId, now + current.step_delay);
+    if (!next) {
+      this.endRun(current, { status: 'Completed' }, now);
       return;
     }
-    this.deps.store.updateRun(runId, { status: 'Completed', finished_at: now, updated_at: now });
-    this.scheduleAdvance(exportRow.id, now);
+    this.uploads.set(runId, { ...next, outcome: next.upload().then(() => null, (error: unknown) => error) });
+    this.scheduleStep(runId, now + current.step_delay);
   }
 
   /** Reads and encodes the run's next file after what was written or is uploading; null when no rows are left. */
@@ -322,7 +368,8 @@ export class ExportRunner {
     const pending = this.uploads.get(runId);
     if (!pending) return;
     this.uploads.delete(runId);
-    await pending.done;
+    const failure = await pending.outcome;
+    if (failure !== null) throw failure;
     const run = this.deps.store.runById(runId)!;
     this.deps.store.updateRun(runId, {
       rows_written: run.rows_written + pending.rows,
@@ -332,37 +379,63 @@ export class ExportRunner {
     });
   }
 
-  /** Lets an upload the run no longer needs settle, so its failure is neither recorded nor unhandled. */
+  /** Lets an upload the run no longer needs end (a retry writes its file again); its outcome is not recorded. */
   private async abandonUpload(runId: string): Promise<void> {
     const pending = this.uploads.get(runId);
     this.uploads.delete(runId);
-    await pending?.done.catch(() => undefined);
+    await pending?.outcome;
   }
 
-  /** Records an attempt's error under retry_N, then retries later or fails the run and its export. */
-  private failAttempt(runId: string, message: string): void {
-    const run = this.deps.store.runById(runId)!;
+  /**
+   * Records an attempt's error under retry_N, then retries later, or fails the run and its
+   * export when the retries are used up or the store's answer is one no retry can change.
+   */
+  private failAttempt(runId: string, error: unknown): void {
+    const run = this.deps.store.runById(runId);
+    if (!run || run.status !== 'Running') return;
     const now = this.deps.clock.now();
-    const errors = { ...(run.errors ? (JSON.parse(run.errors) as Record<string, string>) : {}), [`retry_${run.retry_number}`]: message };
+    const errors = { ...(run.errors ? (JSON.parse(run.errors) as Record<string, string>) : {}), [`retry_${run.retry_number}`]: describeError(error) };
     const limits = this.deps.limits();
-    if (run.retry_number >= limits.export_run_max_retries) {
-      this.deps.store.transaction(() => {
-        this.deps.store.updateRun(runId, { status: 'Failed', errors: JSON.stringify(errors), finished_at: now, updated_at: now });
-        this.finishExport(run.bulk_export_id, 'Failed', now);
-      });
+    const permanent = error instanceof ObjstoreError && error.permanent;
+    if (permanent || run.retry_number >= limits.export_run_max_retries) {
+      this.endRun(run, { status: 'Failed', errors: JSON.stringify(errors) }, now);
       return;
     }
     this.deps.store.updateRun(runId, { errors: JSON.stringify(errors), retry_number: run.retry_number + 1, updated_at: now });
     this.scheduleStep(runId, now + seconds(limits.export_run_retry_delay_seconds));
   }
 
-  /** Ends an export; its runs that had not finished end Cancelled. */
-  private finishExport(exportId: string, status: ExportStatus, now: Micros): void {
+  /**
+   * Ends a run. A completed run frees its slot; a run that failed or timed out ends its
+   * export the same way. Either way the workspace's waiting work may start.
+   */
+  private endRun(run: ExportRunRow, end: { status: 'Completed' | 'Failed' | 'TimedOut'; errors?: string }, now: Micros): void {
+    this.deps.store.transaction(() => {
+      this.deps.store.updateRun(run.id, { ...end, finished_at: now, updated_at: now });
+      if (end.status !== 'Completed') this.finishExport(run.bulk_export_id, end.status, now);
+    });
+    this.stopRun(run.id);
+    this.dispatch(this.deps.store.exportById(run.bulk_export_id)!.tenant_id);
+  }
+
+  /** Drops a run's pending steps and time limit, and forgets its upload in flight (whose outcome never rejects). */
+  private stopRun(runId: string): void {
+    this.deps.scheduler.cancelLane(runLane(runId));
+    this.uploads.delete(runId);
+  }
+
+  /**
+   * Ends an export and cancels its pending work (time limits, steps, spawns). Its runs
+   * that had not finished end Cancelled, or `runningRunsEnd` for those running.
+   */
+  private finishExport(exportId: string, status: ExportStatus, now: Micros, runningRunsEnd: 'Cancelled' | 'TimedOut' = 'Cancelled'): void {
     this.deps.store.updateExport(exportId, { status, finished_at: now, updated_at: now });
+    this.deps.scheduler.cancelLane(exportLane(exportId));
     for (const run of this.deps.store.runsOf(exportId)) {
-      if (run.status === 'Created' || run.status === 'Running') {
-        this.deps.store.updateRun(run.id, { status: 'Cancelled', finished_at: now, updated_at: now });
-      }
+      if (run.status !== 'Created' && run.status !== 'Running') continue;
+      const runStatus = run.status === 'Running' ? runningRunsEnd : 'Cancelled';
+      this.deps.store.updateRun(run.id, { status: runStatus, finished_at: now, updated_at: now });
+      this.stopRun(run.id);
     }
   }
 }

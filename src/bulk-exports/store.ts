@@ -162,6 +162,16 @@ export class BulkExportStore {
         'SELECT * FROM bulk_exports WHERE tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?',
       ),
       activeExports: prepare<[], ExportRow>(`SELECT * FROM bulk_exports WHERE status IN ${ACTIVE_EXPORT_STATUSES} ORDER BY created_at, rowid`),
+      unfinishedExports: prepare<[string], ExportRow>(
+        "SELECT * FROM bulk_exports WHERE tenant_id = ? AND status IN ('Created', 'Running') ORDER BY created_at, rowid",
+      ),
+      createdBetween: prepare<[string, Micros, Micros], number>(
+        `SELECT count(*) FROM bulk_exports
+          WHERE tenant_id = ? AND source_bulk_export_id IS NULL AND created_at > ? AND created_at <= ?`,
+      ).pluck(),
+      recurringCount: prepare<[string], number>(
+        "SELECT count(*) FROM bulk_exports WHERE tenant_id = ? AND status = 'IntervalScheduled'",
+      ).pluck(),
       insertExport: prepare<[ExportRow]>(
         `INSERT INTO bulk_exports VALUES (@id, @tenant_id, @bulk_export_destination_id, @session_id, @start_time, @end_time,
           @interval_hours, @filter, @format, @format_version, @compression, @export_fields, @status, @created_at, @updated_at,
@@ -215,6 +225,17 @@ export class BulkExportStore {
   }
   activeExports() {
     return this.statements.activeExports.all();
+  }
+  /** The workspace's one-time exports (children included) waiting or running, oldest first. */
+  unfinishedExports(tenantId: string) {
+    return this.statements.unfinishedExports.all(tenantId);
+  }
+  /** Exports the workspace created itself (not recurring children) in (from, to]. */
+  createdBetween(tenantId: string, from: Micros, to: Micros): number {
+    return this.statements.createdBetween.get(tenantId, from, to)!;
+  }
+  activeRecurringCount(tenantId: string): number {
+    return this.statements.recurringCount.get(tenantId)!;
   }
   insertExport(row: ExportRow) {
     this.statements.insertExport.run(row);

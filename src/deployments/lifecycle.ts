@@ -76,7 +76,9 @@ export class RevisionLifecycle {
     const { status } = revision;
     if (!isStep(status)) return;
     const dueAt: Micros = this.deps.clock.now() + Math.round(this.deps.limits().revision_step_seconds[status] * MICROS_PER_SECOND);
-    const task = this.deps.scheduler.schedule(dueAt, `revision ${revision.id} ${status}`, () => this.step(revision, status));
+    const task = this.deps.scheduler.schedule(dueAt, `deployment ${revision.deployment_id}`, `revision ${revision.id} ${status}`, () =>
+      this.step(revision, status),
+    );
     this.steps.set(revision.id, { deploymentId: revision.deployment_id, task });
   }
 

@@ -25,6 +25,24 @@ export interface ObjstoreTarget {
   credentials: ObjstoreCredentials;
 }
 
+/**
+ * Failures that retrying with the same key pair, bucket and endpoint cannot fix: refused
+ * credentials or signatures, a missing or invalid bucket, a malformed endpoint. Anything
+ * else (connection failures, time-outs, 5xx, SlowDown) may pass on a later attempt.
+ */
+const PERMANENT_CODES = new Set([
+  'AccessDenied',
+  'AccountProblem',
+  'AllAccessDisabled',
+  'ExpiredToken',
+  'InvalidAccessKeyId',
+  'InvalidBucketName',
+  'InvalidEndpoint',
+  'InvalidToken',
+  'NoSuchBucket',
+  'SignatureDoesNotMatch',
+]);
+
 /** A storage failure worded the way the real service's storage client words it. */
 export class ObjstoreError extends Error {
   constructor(
@@ -32,6 +50,10 @@ export class ObjstoreError extends Error {
     readonly code: string,
   ) {
     super(message);
+  }
+
+  get permanent(): boolean {
+    return PERMANENT_CODES.has(this.code);
   }
 }
 
@@ -64,14 +86,14 @@ export function describeFailure(error: unknown, operation: string, endpoint: str
   }
   const code = (error as { code?: string; name?: string }).code ?? (error as { name?: string }).name ?? '';
   if (CONNECTION_ERRORS.has(code)) {
-    return new ObjstoreError(`Invalid endpoint: Could not connect to the endpoint URL: "${endpoint}"`, 'InvalidEndpoint');
+    return new ObjstoreError(`Invalid endpoint: Could not connect to the endpoint URL: "${endpoint}"`, 'EndpointConnectionError');
   }
   return new ObjstoreError(`An error occurred when calling the ${operation} operation: ${String((error as Error).message ?? error)}`, 'Unknown');
 }
 
 const clients = new Map<string, S3Client>();
 
-/** Clients are kept per endpoint and key pair, so connections are reused across files. */
+/** Clients are kept per endpoint and key pair (an SDK client is costly to set up). */
 async function objstoreClient(target: ObjstoreTarget): Promise<S3Client> {
   const { S3Client } = await loadSdk();
   const cacheKey = JSON.stringify([target.endpoint, target.region, target.credentials.accessKeyId, target.credentials.secretAccessKey]);
@@ -84,7 +106,10 @@ async function objstoreClient(target: ObjstoreTarget): Promise<S3Client> {
       forcePathStyle: true,
       maxAttempts: 1,
       // An endpoint that accepts connections but never answers fails as unreachable instead of hanging.
-      requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+      // One connection per request: a pooled connection that sat idle while a run waited (the slow
+      // knob) could be one the store had dropped, failing the next upload with ECONNRESET; the
+      // embedded objstore is on loopback, where a new connection costs next to nothing.
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000, httpAgent: { keepAlive: false } },
       // A plain body with a checksum header, not aws-chunked framing.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',

@@ -4,7 +4,8 @@ import { MICROS_PER_SECOND, type Micros } from './time.ts';
 
 /**
  * The clock as tests drive it: changing the time runs whatever became due, and the
- * returned promise settles once that work is done.
+ * returned promise settles once that work is done. With a frozen clock nothing scheduled
+ * starts by itself: `advance(0)` runs what is due now without moving the clock.
  */
 export interface ClockControl {
   now(): Micros;
@@ -14,7 +15,7 @@ export interface ClockControl {
   /** Jumps to a time: forward runs everything due on the way, backward runs nothing. */
   set(time: Micros | Date | string): Promise<void>;
   advance(seconds: number): Promise<void>;
-  /** Waits until no scheduled work is due or running. */
+  /** Waits until no scheduled work is running and, unless the clock is frozen, none is due. */
   settle(): Promise<void>;
 }
 

@@ -3,6 +3,8 @@ import type { Micros } from './time.ts';
 
 export interface ScheduledTask {
   readonly dueAt: Micros;
+  /** Tasks of one lane run one at a time, in due order; tasks of different lanes run side by side. */
+  readonly lane: string;
   readonly label: string;
   cancel(): void;
 }
@@ -16,27 +18,43 @@ interface QueuedTask extends ScheduledTask {
 /** Longest timer Node accepts; a task further out is re-armed when the timer fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | undefined)?.then === 'function';
+
 /**
- * Runs work when the emulator clock reaches it. Tasks run one at a time, in due order,
- * so that state changes are deterministic. With a running clock a timer wakes the queue;
- * with a frozen clock only due work runs, and `advanceTo` steps the clock from one due
- * task to the next so every task sees the time it was due at.
+ * Runs work when the emulator clock reaches it. Each task belongs to a lane: a lane runs
+ * its tasks one at a time in due order (ties in scheduling order), while different lanes
+ * run side by side, so one slow task holds back only its own lane. Due tasks start in due
+ * order, synchronously one after another, so what they decide before their first await is
+ * deterministic. A task's failure is reported and never escapes.
+ *
+ * With a running clock a timer wakes the queue. With a frozen clock nothing starts by
+ * itself: `advanceTo` steps the clock from one due time to the next, runs every task due
+ * at that time (and what they schedule for it) to the end before moving on, so every task
+ * sees the time it was due at.
  */
 export class Scheduler {
   private queue: QueuedTask[] = [];
   private sequence = 0;
-  private draining: Promise<void> | null = null;
+  /** The task in flight per lane, as a promise that never rejects. */
+  private readonly running = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
+  private wakeQueued = false;
   private stopped = false;
+  /** Set while `cancelAll` waits for the tasks in flight: nothing new starts meanwhile. */
+  private cancelling = false;
+  /** Set while `advanceTo` releases due work, which a frozen clock otherwise holds. */
+  private releasing = false;
+  private advancing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly clock: Clock,
     private readonly onError: (label: string, error: unknown) => void,
   ) {}
 
-  schedule(dueAt: Micros, label: string, run: () => Promise<void> | void): ScheduledTask {
+  schedule(dueAt: Micros, lane: string, label: string, run: () => Promise<void> | void): ScheduledTask {
     const task: QueuedTask = {
       dueAt,
+      lane,
       label,
       run,
       sequence: this.sequence++,
@@ -47,31 +65,57 @@ export class Scheduler {
     };
     const index = this.queue.findIndex((other) => other.dueAt > dueAt);
     this.queue.splice(index === -1 ? this.queue.length : index, 0, task);
-    this.wake();
+    // Never from inside the caller: what schedules a task finishes before the task starts.
+    if (!this.wakeQueued) {
+      this.wakeQueued = true;
+      setImmediate(() => {
+        this.wakeQueued = false;
+        this.wake();
+      });
+    }
     return task;
+  }
+
+  /** Cancels the lane's tasks that have not started (its task in flight, if any, runs to its end). */
+  cancelLane(lane: string): void {
+    for (const task of this.queue) if (task.lane === lane) task.cancelled = true;
   }
 
   pending(): readonly ScheduledTask[] {
     return this.queue.filter((task) => !task.cancelled);
   }
 
-  /** Resolves once no task is running and none is due. */
+  /** Resolves once no task is running and, unless the clock is frozen, none is due. */
   async settle(): Promise<void> {
-    while (this.draining || this.nextDue()) {
-      await (this.draining ?? this.drain());
+    for (;;) {
+      this.startDueTasks();
+      if (this.running.size === 0) return;
+      await Promise.all(this.running.values());
     }
   }
 
-  /** Moves the clock forward to `target`, running every task that falls due on the way at its own time. */
-  async advanceTo(target: Micros): Promise<void> {
-    await this.settle();
-    for (let next = this.peek(); next && next.dueAt <= target; next = this.peek()) {
-      if (next.dueAt > this.clock.now()) this.clock.set(next.dueAt);
-      await this.settle();
-    }
-    if (target > this.clock.now()) this.clock.set(target);
-    await this.settle();
-    this.wake();
+  /**
+   * Moves the clock forward to `target`, running every task that falls due on the way at
+   * its own time; `target` may be now, which runs what is due now. Calls run one after another.
+   */
+  advanceTo(target: Micros): Promise<void> {
+    const advance = this.advancing.then(async () => {
+      this.releasing = true;
+      try {
+        await this.settle();
+        for (let next = this.peek(); next && next.dueAt <= target; next = this.peek()) {
+          if (next.dueAt > this.clock.now()) this.clock.set(next.dueAt);
+          await this.settle();
+        }
+        if (target > this.clock.now()) this.clock.set(target);
+        await this.settle();
+      } finally {
+        this.releasing = false;
+        this.wake();
+      }
+    });
+    this.advancing = advance.catch(() => undefined);
+    return advance;
   }
 
   /** Called after the clock was changed from outside (set, unfreeze). */
@@ -79,16 +123,28 @@ export class Scheduler {
     this.wake();
   }
 
+  /** Cancels every task that has not started. */
   clear(): void {
     for (const task of this.queue) task.cancelled = true;
     this.queue = [];
     this.disarm();
   }
 
+  /** Cancels everything, waits for the tasks in flight, and cancels what they scheduled meanwhile. */
+  async cancelAll(): Promise<void> {
+    this.cancelling = true;
+    try {
+      this.clear();
+      while (this.running.size > 0) await Promise.all(this.running.values());
+      this.clear();
+    } finally {
+      this.cancelling = false;
+    }
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
-    this.clear();
-    await this.draining;
+    await this.cancelAll();
   }
 
   private peek(): QueuedTask | undefined {
@@ -96,45 +152,53 @@ export class Scheduler {
     return this.queue[0];
   }
 
-  private nextDue(): QueuedTask | undefined {
-    const next = this.peek();
-    return next && next.dueAt <= this.clock.now() ? next : undefined;
+  private mayStart(): boolean {
+    return !this.stopped && !this.cancelling && (this.releasing || !this.clock.frozen);
+  }
+
+  /** Starts, in due order, every due task whose lane is free. */
+  private startDueTasks(): void {
+    if (!this.mayStart()) return;
+    for (;;) {
+      const now = this.clock.now();
+      const index = this.queue.findIndex((task) => !task.cancelled && task.dueAt <= now && !this.running.has(task.lane));
+      if (index === -1) return;
+      const [task] = this.queue.splice(index, 1);
+      this.start(task!);
+    }
+  }
+
+  private start(task: QueuedTask): void {
+    let result: Promise<void> | void;
+    try {
+      result = task.run();
+    } catch (error) {
+      this.onError(task.label, error);
+      return;
+    }
+    if (!isPromise(result)) return;
+    const done = result
+      .then(undefined, (error: unknown) => this.onError(task.label, error))
+      .finally(() => {
+        this.running.delete(task.lane);
+        this.wake();
+      });
+    this.running.set(task.lane, done);
   }
 
   private wake(): void {
-    if (this.stopped) return;
-    if (this.nextDue()) {
-      if (!this.draining) setImmediate(() => void this.drain());
-      return;
-    }
+    this.startDueTasks();
     this.arm();
   }
 
-  private drain(): Promise<void> {
-    // The promise is stored before its completion handler can clear it, even when nothing is due.
-    this.draining ??= this.runDueTasks().finally(() => {
-      this.draining = null;
-      this.arm();
-    });
-    return this.draining;
-  }
-
-  private async runDueTasks(): Promise<void> {
-    for (let task = this.nextDue(); task && !this.stopped; task = this.nextDue()) {
-      this.queue.shift();
-      try {
-        await task.run();
-      } catch (error) {
-        this.onError(task.label, error);
-      }
-    }
-  }
-
+  /** A timer for the next task not yet due, while the clock runs. */
   private arm(): void {
     this.disarm();
-    const next = this.peek();
-    if (!next || this.clock.frozen || this.stopped) return;
-    const delayMs = Math.min(MAX_TIMER_MS, Math.max(0, (next.dueAt - this.clock.now()) / 1000));
+    if (this.clock.frozen || this.stopped) return;
+    const now = this.clock.now();
+    const next = this.queue.find((task) => !task.cancelled && task.dueAt > now);
+    if (!next) return;
+    const delayMs = Math.min(MAX_TIMER_MS, Math.max(0, (next.dueAt - now) / 1000));
     this.timer = setTimeout(() => this.wake(), delayMs);
     this.timer.unref();
   }

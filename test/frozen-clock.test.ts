@@ -1,0 +1,87 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { exportClient, harness, statuses } from './support/exports.ts';
+import { useLocalplane, workspaceByTier } from './support/instance.ts';
+
+const ctx = useLocalplane({ freezeClock: true });
+const acme = exportClient(ctx, () => workspaceByTier(ctx.fixtures, 'plus'));
+const { admin, advance, tasks } = harness(ctx);
+
+beforeEach(async () => {
+  await admin('POST', '/reset');
+});
+
+function codehostDeployment(name: string) {
+  const workspace = workspaceByTier(ctx.fixtures, 'plus');
+  const repo = workspace.integrations[0]!.repos[0]!;
+  return {
+    name,
+    source: 'codehost',
+    source_config: { integration_id: workspace.integrations[0]!.id, repo_url: repo.url, deployment_type: 'dev' },
+    source_revision_config: { repo_ref: repo.default_branch, graph_config_path: 'langgraph.json' },
+    secrets: [],
+  };
+}
+
+async function createRevision(name: string) {
+  const created = await acme.client().post('/v2/deployments', codehostDeployment(name));
+  expect(created.status).toBe(201);
+  const status = async () => (await acme.client().get(`/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body.status;
+  return { status };
+}
+
+describe('start({freezeClock: true})', () => {
+  it('holds a new export until the test advances the clock; advance(0) runs what is due now', async () => {
+    const frozenAt = (await admin('GET', '/clock')).body;
+    expect(frozenAt.frozen).toBe(true);
+    const exportId = await acme.startExport(await acme.createDestination('held'), 'support-bot-staging', {
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-03T00:00:00Z',
+    });
+    // Whatever is running has ended, and nothing due has started.
+    await ctx.instance.clock.settle();
+    expect((await acme.getExport(exportId)).status).toBe('Created');
+    expect(statuses(await acme.getRuns(exportId))).toEqual(['Created', 'Created']);
+    expect((await tasks()).map((task) => task.label)).toContain(`dispatch exports of workspace ${workspaceByTier(ctx.fixtures, 'plus').id}`);
+
+    await advance(0);
+    expect((await admin('GET', '/clock')).body).toEqual(frozenAt);
+    const finished = await acme.getExport(exportId);
+    expect(finished.status).toBe('Completed');
+    expect(finished.finished_at).toBe(frozenAt.now);
+    expect(statuses(await acme.getRuns(exportId))).toEqual(['Completed', 'Completed']);
+  });
+
+  it('holds a revision in each step until the clock passes its duration', async () => {
+    const revision = await createRevision('frozen-steps');
+    await ctx.instance.clock.settle();
+    expect(await revision.status()).toBe('CREATING');
+    await advance(0);
+    expect(await revision.status()).toBe('CREATING');
+    await advance(1);
+    expect(await revision.status()).toBe('QUEUED');
+    await advance(9);
+    expect(await revision.status()).toBe('DEPLOYED');
+  });
+
+  it('holds even instant revision steps until advance(0)', async () => {
+    await admin('PATCH', '/config', { revision_step_seconds: 0 });
+    const revision = await createRevision('frozen-instant');
+    await ctx.instance.clock.settle();
+    expect(await revision.status()).toBe('CREATING');
+    await advance(0);
+    expect(await revision.status()).toBe('DEPLOYED');
+  });
+
+  it('lets scheduled work move by itself again once the clock is unfrozen', async () => {
+    await admin('PATCH', '/config', { revision_step_seconds: 0 });
+    const exportId = await acme.startExport(await acme.createDestination('unfrozen'), 'support-bot-staging', {
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-02T00:00:00Z',
+    });
+    const revision = await createRevision('unfrozen');
+    await admin('POST', '/clock/unfreeze');
+    await ctx.instance.clock.settle();
+    expect((await acme.getExport(exportId)).status).toBe('Completed');
+    expect(await revision.status()).toBe('DEPLOYED');
+  });
+});
