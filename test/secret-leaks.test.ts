@@ -271,8 +271,11 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView) {
   const session = acmeWorkspace.sessions.find((candidate) => candidate.run_count < 50_000)!;
   const exportOn = (destinationId: string, window: Record<string, unknown>) =>
     expectStatus(acme('POST', '/api/v1/bulk-exports', { bulk_export_destination_id: destinationId, session_id: session.id, format_version: 'v2_beta', ...window }), 200);
+  // The clock is frozen, so nothing starts by itself: each poll runs what is due now.
+  const runDue = () => expectStatus(admin('POST', '/clock/advance', { seconds: 0 }), 200);
   const finished = (id: string) =>
     eventually(async () => {
+      await runDue();
       const current = await acme('GET', `/api/v1/bulk-exports/${id}`);
       return ['Completed', 'Failed', 'Cancelled', 'TimedOut'].includes(current.body.status) ? current.body : undefined;
     }, `export ${id}`);
@@ -283,6 +286,7 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView) {
   await expectStatus(acme('GET', `/api/v1/bulk-exports/${oneTime.id}/runs/${runs[0].id}`), 200);
   const recurring = await exportOn(destination.id, { start_time: '2026-10-03T00:00:00Z', interval_hours: 24 });
   const children = await eventually(async () => {
+    await runDue();
     const listed = (await acme('GET', '/api/v1/bulk-exports')).body as { id: string; status: string; source_bulk_export_id: string | null }[];
     const child = listed.find((item) => item.source_bulk_export_id === recurring.id);
     return child && child.status === 'Completed' ? [child] : undefined;
