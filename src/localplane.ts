@@ -91,6 +91,14 @@ const closeServer = (server: ServerType) =>
     (server as { closeAllConnections?: () => void }).closeAllConnections?.();
   });
 
+/** A listen failure in words that name the server and the port. */
+function listenFailure(server: string, host: string, port: number, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRINUSE') return new Error(`the ${server} port ${port} on ${host} is already in use`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new Error(`cannot listen on ${host}: it is not an address of this machine`);
+  return error;
+}
+
 /** Ports are checked before anything is created, so a bad one leaves nothing behind. */
 function validPort(name: string, port: number): number {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`${name} must be a whole number from 0 to 65535, got ${port}`);
@@ -163,7 +171,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     });
     undo.push(() => objstore.close());
   } catch (error) {
-    return failed(error);
+    return failed(listenFailure('objstore', host, objstorePort, error));
   }
   const faults = new BulkExportFaults();
   const store = new BulkExportStore(db);
@@ -218,7 +226,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   try {
     server = await listen(app, host, apiPort);
   } catch (error) {
-    return failed(error);
+    return failed(listenFailure('API', host, apiPort, error));
   }
   runner.recover();
   lifecycle.resume();
