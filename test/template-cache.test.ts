@@ -48,6 +48,16 @@ describe('the template cache', () => {
     expect(templatesIn(cacheDir)).toEqual([basename(second), basename(otherSeed)].sort());
   });
 
+  it('serves a template to any fixtures dir of the same content (a second checkout, a temp copy)', () => {
+    const cacheDir = newCache();
+    const fixturesDir = smallFixtures();
+    const built = prepareFixtures({ fixturesDir, cacheDir });
+    const copy = join(scratch, `fixtures-copy-${++made}`);
+    cpSync(fixturesDir, copy, { recursive: true });
+    expect(prepareFixtures({ fixturesDir: copy, cacheDir })).toBe(built);
+    expect(templatesIn(cacheDir)).toHaveLength(1);
+  });
+
   it('prunes templates unused for a week and abandoned builds when it builds one', () => {
     const cacheDir = newCache();
     mkdirSync(cacheDir, { recursive: true });
