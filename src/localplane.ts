@@ -26,7 +26,7 @@ import { createClock } from './shared/clock.ts';
 import { createClockControl, type ClockControl } from './shared/clock-control.ts';
 import { hasState, openInstanceDb, resetInstanceDb, writeCounter, type Db, type TableSet } from './shared/db.ts';
 import { errorResponse } from './shared/errors.ts';
-import { createIdGenerator, idReservationsFile } from './shared/ids.ts';
+import { createIdGenerator, idReservationsFile, type IdGenerator } from './shared/ids.ts';
 import { ResponseCache } from './shared/response-cache.ts';
 import { Scheduler } from './shared/scheduler.ts';
 import { formatTimestamp } from './shared/time.ts';
@@ -130,9 +130,11 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   };
 
   let db: Db;
+  let ids: IdGenerator;
   let objstore: Objstore;
   try {
     mkdirSync(dataDir, { recursive: true });
+    ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
     // The data dir's own fixture template (see installTemplate): it never needs the cache again.
     const seedDb = join(dataDir, 'seed.sqlite');
     if (!existsSync(seedDb)) installTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir, destination: seedDb });
@@ -151,7 +153,6 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   restartClock();
   const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${error instanceof Error ? error.stack : String(error)}`));
   const clockControl = createClockControl(clock, scheduler);
-  const ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
   const workspaces = new WorkspaceStore(db);
   const tracing = new TracingStore(db);
   const keyStore = new ObjstoreKeyStore(db);
