@@ -26,7 +26,7 @@ function freshDataDir(): string {
 }
 
 interface Running {
-  process: Launched;
+  cli: Launched;
   admin: Api;
   fixtures: FixturesView;
   /** The plus workspace, whose project has 50,000 runs. */
@@ -35,11 +35,11 @@ interface Running {
 }
 
 async function open(dataDir: string, flags: string[] = []): Promise<Running> {
-  const process = await startCli(['--data-dir', dataDir, ...flags]);
-  const admin = new Api(`${process.apiUrl}/_localplane`);
+  const cli = await startCli(['--data-dir', dataDir, ...flags]);
+  const admin = new Api(`${cli.apiUrl}/_localplane`);
   const fixtures = (await admin.request<FixturesView>('GET', '/fixtures')).body;
-  const client = new Api(process.apiUrl).as(workspaceByTier(fixtures, 'plus'));
-  return { process, admin, fixtures, client, bucket: fixtures.objstore.buckets[0]! };
+  const client = new Api(cli.apiUrl).as(workspaceByTier(fixtures, 'plus'));
+  return { cli, admin, fixtures, client, bucket: fixtures.objstore.buckets[0]! };
 }
 
 const bigSession = (running: Running) => workspaceByTier(running.fixtures, 'plus').sessions.find((session) => session.run_count >= 50_000)!;
@@ -63,7 +63,7 @@ function storedObjects(folder: string): string[] {
 
 /** SIGKILL, then what must hold on disk before any restart. */
 async function crash(running: Running, dataDir: string): Promise<void> {
-  expect((await running.process.kill('SIGKILL')).signal).toBe('SIGKILL');
+  expect((await running.cli.kill('SIGKILL')).signal).toBe('SIGKILL');
   expect(integrityOf(dataDir)).toBe('ok');
   const parquet = storedObjects(join(dataDir, 'objstore', running.bucket)).filter((file) => file.endsWith('.parquet._S3rver_object'));
   if (parquet.length > 0) {
@@ -142,7 +142,7 @@ async function expectExactlyOnce(running: Running, dataDir: string, exportId: st
 }
 
 async function stop(running: Running, dataDir: string) {
-  expect((await running.process.kill('SIGTERM')).code).toBe(0);
+  expect((await running.cli.kill('SIGTERM')).code).toBe(0);
   expect(integrityOf(dataDir)).toBe('ok');
   expect(readdirSync(join(dataDir, 'objstore')).filter((name) => name.startsWith('.incoming-')), 'no temp files left').toEqual([]);
 }
