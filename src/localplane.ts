@@ -137,7 +137,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
     // The data dir's own fixture template (see installTemplate): it never needs the cache again.
     const seedDb = join(dataDir, 'seed.sqlite');
-    if (!existsSync(seedDb)) installTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir, destination: seedDb });
+    if (!existsSync(seedDb)) await installTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir, destination: seedDb });
     db = openInstanceDb(join(dataDir, 'localplane.sqlite'), seedDb, TABLES);
     undo.push(() => db.close());
     if (!hasState(db, 'workspaces')) resetInstanceDb(db, TABLES);
