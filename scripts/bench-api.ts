@@ -6,11 +6,10 @@
  * throughput of an authenticated GET (default /v2/deployments) from a second process over
  * keep-alive connections with pipelined requests, with its latency percentiles.
  */
-import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { prepareFixtures } from '../src/localplane.ts';
+import { spawnLocalplane } from './spawn-localplane.ts';
 
 const { values } = parseArgs({
   options: {
@@ -21,25 +20,9 @@ const { values } = parseArgs({
     resets: { type: 'string', default: '200' },
   },
 });
-const BIN = fileURLToPath(new URL('../bin/localplane.js', import.meta.url));
-
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 const ms = (value: number) => value.toFixed(2);
-
-/** Spawns `localplane start` on free ports and resolves once it prints its ready line. */
-function spawnLocalplane(): Promise<{ apiUrl: string; readyMs: number; stop: () => void }> {
-  const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), BIN, 'start', '--port', '0', '--objstore-port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const ready = /localplane ready api=(\S+)/.exec(output);
-      if (ready) resolve({ apiUrl: ready[1]!, readyMs: performance.now() - spawnedAt, stop: () => child.kill('SIGTERM') });
-    });
-    child.once('exit', (code) => reject(new Error(`localplane exited with ${code} before it was ready`)));
-  });
-}
+const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
 
 async function measureResets(apiUrl: string, count: number): Promise<number[]> {
   const timings: number[] = [];
@@ -116,13 +99,13 @@ async function main() {
 
   const readyTimes: number[] = [];
   for (let i = 0; i < 5; i++) {
-    const instance = await spawnLocalplane();
+    const instance = await spawnLocalplane(nodeFlags);
     readyTimes.push(instance.readyMs);
-    instance.stop();
+    await instance.stop();
   }
   console.log(`ready line after spawn: ${readyTimes.map(ms).join(', ')} ms`);
 
-  const instance = await spawnLocalplane();
+  const instance = await spawnLocalplane(nodeFlags);
   try {
     const fixtures = (await (await fetch(`${instance.apiUrl}/_localplane/fixtures`)).json()) as { workspaces: { id: string; api_key: string; tier: string }[] };
     const workspace = fixtures.workspaces.find((candidate) => candidate.tier === 'plus')!;
@@ -141,7 +124,7 @@ async function main() {
         `latency median ${ms(percentile(result.latencies, 50))} ms, p99 ${ms(percentile(result.latencies, 99))} ms`,
     );
   } finally {
-    instance.stop();
+    await instance.stop();
   }
 }
 

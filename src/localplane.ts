@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,17 +15,18 @@ import { RevisionFaults } from './deployments/faults.ts';
 import { RevisionLifecycle } from './deployments/lifecycle.ts';
 import { DeploymentStore, deploymentTables } from './deployments/store.ts';
 import { loadFixtures } from './fixtures/files.ts';
-import { ensureTemplate } from './fixtures/template.ts';
+import { ensureTemplate, installTemplate } from './fixtures/template.ts';
 import { closeObjstoreClients } from './objstore/client.ts';
 import { createEndpointResolver, DEFAULT_ENDPOINT_ALIASES } from './objstore/endpoints.ts';
 import { ObjstoreKeyStore, objstoreTables } from './objstore/key-store.ts';
 import { startObjstore } from './objstore/server.ts';
+import type { Objstore } from './objstore/types.ts';
 import { createClock } from './shared/clock.ts';
 import { createClockControl, type ClockControl } from './shared/clock-control.ts';
-import { hasState, openInstanceDb, resetInstanceDb, writeCounter, type TableSet } from './shared/db.ts';
+import { hasState, openInstanceDb, resetInstanceDb, writeCounter, type Db, type TableSet } from './shared/db.ts';
 import { errorResponse } from './shared/errors.ts';
 import { listenHttp } from './shared/http-server.ts';
-import { createIdGenerator } from './shared/ids.ts';
+import { createIdGenerator, idReservationsFile, type IdGenerator } from './shared/ids.ts';
 import { ResponseCache } from './shared/response-cache.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
 import { Scheduler } from './shared/scheduler.ts';
@@ -86,23 +87,59 @@ const closeServer = (server: Server) =>
     server.closeAllConnections();
   });
 
+/** A listen failure in words that name the server and the port. */
+function listenFailure(server: string, host: string, port: number, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRINUSE') return new Error(`the ${server} port ${port} on ${host} is already in use`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new Error(`cannot listen on ${host}: it is not an address of this machine`);
+  return error;
+}
+
+/** Ports are checked before anything is created, so a bad one leaves nothing behind. */
+function validPort(name: string, port: number): number {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`${name} must be a whole number from 0 to 65535, got ${port}`);
+  return port;
+}
+
 export async function start(options: StartOptions = {}): Promise<Localplane> {
   const startedAt = Date.now();
+  // The embedded objstore client's notice about future Node versions is not localplane's to print.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const log = options.log ?? ((line: string) => process.stderr.write(`localplane: ${line}\n`));
   const host = options.host ?? '127.0.0.1';
+  const apiPort = validPort('port', options.port ?? 9400);
+  const objstorePort = validPort('objstorePort', options.objstorePort ?? 9401);
   const seed = options.seed ?? 1;
   const endpointAliases = options.endpointAliases ?? DEFAULT_ENDPOINT_ALIASES;
   const resolveEndpoint = createEndpointResolver(() => objstore.url, endpointAliases);
-  const ownsDataDir = options.dataDir === undefined;
-  const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'localplane-'));
-  mkdirSync(dataDir, { recursive: true });
   const initialLimits = applyLimitsPatch(DEFAULT_LIMITS, options.limits);
   let limits: Limits = initialLimits;
-
   const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
-  const templatePath = ensureTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir });
-  const db = openInstanceDb(join(dataDir, 'localplane.sqlite'), templatePath, TABLES);
-  if (!hasState(db, 'workspaces')) resetInstanceDb(db, TABLES);
+
+  const ownsDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'localplane-'));
+  /** What a start that fails half-way must undo, last first. */
+  const undo: (() => unknown)[] = [() => ownsDataDir && rmSync(dataDir, { recursive: true, force: true })];
+  const failed = async (error: unknown): Promise<never> => {
+    for (const step of undo.reverse()) await step();
+    throw error;
+  };
+
+  let db: Db;
+  let ids: IdGenerator;
+  let objstore: Objstore;
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
+    // The data dir's own fixture template (see installTemplate): it never needs the cache again.
+    const seedDb = join(dataDir, 'seed.sqlite');
+    if (!existsSync(seedDb)) await installTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir, destination: seedDb });
+    db = openInstanceDb(join(dataDir, 'localplane.sqlite'), seedDb, TABLES);
+    undo.push(() => db.close());
+    if (!hasState(db, 'workspaces')) resetInstanceDb(db, TABLES);
+  } catch (error) {
+    return failed(error);
+  }
 
   const clock = createClock();
   const restartClock = () => {
@@ -112,23 +149,27 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   restartClock();
   const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${error instanceof Error ? error.stack : String(error)}`));
   const clockControl = createClockControl(clock, scheduler);
-  const ids = createIdGenerator(seed);
   const workspaces = new WorkspaceStore(db);
   const tracing = new TracingStore(db);
   const keyStore = new ObjstoreKeyStore(db);
   const filesDir = join(dataDir, 'files');
   const buckets = keyStore.buckets();
-  const objstore = await startObjstore({
-    host,
-    port: options.objstorePort ?? 9401,
-    directory: join(dataDir, 'objstore'),
-    keys: keyStore,
-    buckets,
-    // A --data-dir kept from before a bucket joined the fixtures does not have it.
-    publicBuckets: fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
-    filesDirectory: filesDir,
-    log,
-  });
+  try {
+    objstore = await startObjstore({
+      host,
+      port: objstorePort,
+      directory: join(dataDir, 'objstore'),
+      keys: keyStore,
+      buckets,
+      // A --data-dir kept from before a bucket joined the fixtures does not have it.
+      publicBuckets: fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
+      filesDirectory: filesDir,
+      log,
+    });
+    undo.push(() => objstore.close());
+  } catch (error) {
+    return failed(listenFailure('objstore', host, objstorePort, error));
+  }
   const faults = new BulkExportFaults();
   const store = new BulkExportStore(db);
   const deployments = new DeploymentStore(db);
@@ -184,11 +225,9 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
 
   let server: Server;
   try {
-    server = await listenHttp(app.fetch, { host, port: options.port ?? 9400, log });
+    server = await listenHttp(app.fetch, { host, port: apiPort, log });
   } catch (error) {
-    await objstore.close();
-    db.close();
-    throw error;
+    return failed(listenFailure('API', host, apiPort, error));
   }
   runner.recover();
   lifecycle.resume();

@@ -1,10 +1,7 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { useLocalplane } from './support/instance.ts';
 
 const ctx = useLocalplane();
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 describe('harness endpoints', () => {
   it('reports health once ready', async () => {
@@ -61,32 +58,5 @@ describe('the clock knob', () => {
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ loc: ['body', 'time'], type: 'datetime_parsing' });
     await ctx.admin.request('POST', '/reset');
-  });
-});
-
-describe('the CLI', () => {
-  it('prints one ready line, serves, and exits cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['bin/localplane.js', 'start', '--port', '0', '--objstore-port', '0'], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const line = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk;
-        if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-    });
-    const match = /^localplane ready api=(http:\/\/127\.0\.0\.1:\d+) objstore=(http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
-    expect(match, line).not.toBeNull();
-    const health = await fetch(`${match![1]}/_localplane/health`);
-    expect(health.status).toBe(200);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(stdout.trim().split('\n')).toHaveLength(1);
   });
 });

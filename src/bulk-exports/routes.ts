@@ -186,8 +186,11 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       source_bulk_export_id: null,
       next_child_index: 0,
     };
-    store.insertExport(row);
-    deps.runner.launch(row);
+    // One transaction: a crash never leaves an export without its runs (it would complete empty).
+    store.transaction(() => {
+      store.insertExport(row);
+      deps.runner.launch(row);
+    });
     return c.json(exportResponse(row));
   });
 

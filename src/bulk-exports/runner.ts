@@ -188,8 +188,8 @@ export class ExportRunner {
     this.deps.store.transaction(() => {
       this.deps.store.insertExport(child);
       this.deps.store.updateExport(parent.id, { next_child_index: index + 1, updated_at: now });
+      this.launch(child);
     });
-    this.launch(child);
     this.scheduleSpawn({ ...parent, next_child_index: index + 1 }, index + 1);
   }
 

@@ -32,11 +32,6 @@ export interface S3rverStore {
   getMetadata(bucket: string, key: string): Promise<Record<string, string | number | undefined>>;
   existsObject(bucket: string, key: string): Promise<boolean>;
   deleteObject(bucket: string, key: string): Promise<unknown>;
-  putObjectMultipart(
-    bucket: string,
-    uploadId: string,
-    parts: readonly { number: number; etag: string }[],
-  ): Promise<{ md5: string; size: number }>;
 }
 
 interface KoaContext {

@@ -6,6 +6,7 @@
  * passed before the caller may make the bytes visible.
  */
 import { createHash, randomUUID, type Hash } from 'node:crypto';
+import { readdirSync, rmSync } from 'node:fs';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,12 +26,21 @@ import type { OperationContext } from './compat.ts';
 import { GatewayError } from './errors.ts';
 import { sendContinue, type Exchange } from './exchange.ts';
 
+const INCOMING_PREFIX = '.incoming-';
+
 /**
  * A new temporary file beside the store: a plain file in its root, which s3rver never takes for a
  * bucket (only directories are), on the same filesystem as the objects so a rename puts it in place.
  */
 export function incomingFile(root: string): string {
-  return path.join(root, `.incoming-${randomUUID()}`);
+  return path.join(root, `${INCOMING_PREFIX}${randomUUID()}`);
+}
+
+/** Removes the temporary files of uploads that a killed process left unfinished. */
+export function removeAbandonedIncoming(root: string): void {
+  for (const name of readdirSync(root)) {
+    if (name.startsWith(INCOMING_PREFIX)) rmSync(path.join(root, name), { force: true });
+  }
 }
 
 /** S3's limit for one PutObject or one part. */

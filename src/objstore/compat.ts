@@ -21,11 +21,10 @@ import {
   listMultipartUploads,
   listParts,
   multipartEtag,
-  recordEtag,
   requireMinimumPartSizes,
 } from './multipart.ts';
 import { singleParam, validatePartNumber, validateUploadId, type RequestTarget } from './target.ts';
-import { storeObject, storePart } from './uploads.ts';
+import { storeMultipartObject, storeObject, storePart } from './uploads.ts';
 import { decodeXmlText } from './xml-text.ts';
 
 export interface OperationContext {
@@ -113,13 +112,14 @@ export function parseCompleteMultipartUpload(xml: string): CompletedPart[] {
 const MAX_COMPLETE_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
- * s3rver streams the listed parts without checking they exist: a missing part crashes the
- * whole process (unhandled 'error' on a fs.ReadStream). Check the upload, the part order and
- * every part's ETag first, then let s3rver's store assemble the object.
+ * s3rver streams the listed parts without checking they exist (a missing part crashes the
+ * whole process: unhandled 'error' on a fs.ReadStream), and straight into the object file.
+ * Check the upload, the part order and every part's ETag first, then assemble the object
+ * beside the store and rename it into place (uploads.ts).
  */
 const completeMultipartUpload: OperationOverride = async (ctx) => {
   if (!(await bucketExists(ctx))) return ctx.delegate();
-  const { uploadId, directory } = await requireUpload(ctx);
+  const { directory } = await requireUpload(ctx);
   const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
 
   let previous = 0;
@@ -139,9 +139,8 @@ const completeMultipartUpload: OperationOverride = async (ctx) => {
   await requireMinimumPartSizes(directory, parts);
 
   const { bucket, key } = ctx.target;
-  await ctx.backend.store.putObjectMultipart(bucket!, uploadId, parts);
   const etag = multipartEtag(parts);
-  await recordEtag(ctx.backend.store, bucket!, key!, etag);
+  await storeMultipartObject(ctx, directory, parts, etag);
   const { req, res } = ctx.exchange;
   const location = `http://${req.headers.host ?? 'localhost'}${ctx.target.rawPath}`;
   const body =

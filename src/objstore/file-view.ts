@@ -4,25 +4,23 @@
  * read s3rver's own layout (`<key>._S3rver_object` beside sidecar files).
  *
  * View files are hard links to s3rver's object files, or copies where the file system refuses a
- * link. s3rver rewrites an object in place on PutObject and CompleteMultipartUpload (the link
- * follows), but CopyObject unlinks the destination and creates a new file, so after every write
- * the view links again whenever the two files differ.
+ * link. Writes replace an object's file with a new one (PutObject and CompleteMultipartUpload
+ * rename a new file into place, CopyObject unlinks and creates), so after every write the view
+ * links again whenever the two files differ.
  *
  * Keys that cannot be files are left out (and logged): a key ending in '/', and a key whose path
  * clashes with another object's (`a` beside `a/b`: whichever was placed first stays).
  */
-import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { copyFile, link, lstat, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 
+import { placeFile } from '../shared/place-file.ts';
 import type { S3rverStore } from './backend.ts';
 import type { Exchange } from './exchange.ts';
 
 const OBJECT_SUFFIX = '._S3rver_object';
-/** link() failures that mean "no hard links between these two places": copy instead. */
-const LINK_UNSUPPORTED = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK']);
 /** Failures of placing a file where another object's file or folder is in the way. */
 const PATH_CLASHES = new Set(['ENOTDIR', 'EEXIST', 'EISDIR']);
 
@@ -58,22 +56,6 @@ async function filesUnder(root: string): Promise<string[]> {
   return entries
     .filter((entry) => entry.isFile())
     .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
-}
-
-/** Puts `source` at `destination` (a hard link, else a copy), replacing a file already there in one step. */
-async function placeFile(source: string, destination: string): Promise<void> {
-  const staging = path.join(path.dirname(destination), `.lp-staging-${randomBytes(6).toString('hex')}`);
-  try {
-    await link(source, staging);
-  } catch (error) {
-    if (!LINK_UNSUPPORTED.has(errorCode(error) ?? '')) throw error;
-    await copyFile(source, staging);
-  }
-  try {
-    await rename(staging, destination);
-  } finally {
-    await rm(staging, { force: true });
-  }
 }
 
 export class FileView {

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { S3rverStore } from './backend.ts';
@@ -259,12 +259,4 @@ export async function requireMinimumPartSizes(directory: string, parts: readonly
 export function multipartEtag(parts: readonly CompletedPart[]): string {
   const digests = Buffer.concat(parts.map((part) => Buffer.from(part.etag, 'hex')));
   return `${createHash('md5').update(digests).digest('hex')}-${parts.length}`;
-}
-
-/**
- * Makes s3rver report `etag` for the object (in HeadObject, GetObject and the listings): it takes
- * an object's ETag from its `.md5` sidecar.
- */
-export async function recordEtag(store: S3rverStore, bucket: string, key: string, etag: string): Promise<void> {
-  await writeFile(store.getResourcePath(bucket, key, 'object.md5'), etag);
 }

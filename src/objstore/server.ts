@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { createS3rverBackend } from './backend.ts';
+import { removeAbandonedIncoming } from './body.ts';
 import { FileView } from './file-view.ts';
 import { createGateway } from './gateway.ts';
 import { RequestJournal } from './journal.ts';
@@ -35,6 +36,7 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
   const buckets = [...options.buckets];
   mkdirSync(options.directory, { recursive: true });
 
+  removeAbandonedIncoming(options.directory);
   const backend = createS3rverBackend(options.directory);
   await backend.ensureBuckets(buckets);
   const fileView = options.filesDirectory

@@ -1,20 +1,24 @@
 /**
- * PutObject and UploadPart, stored the way s3rver's filesystem store lays them out, but only
- * after the body has been received and verified in full (see body.ts): the object (or part)
- * file is replaced in one rename, so it is never visible with bytes that failed a check.
+ * PutObject, UploadPart and the object of CompleteMultipartUpload, stored the way s3rver's
+ * filesystem store lays them out, but only after the body has been received and verified in
+ * full (see body.ts): the object (or part) file is put in place by one rename, so it is never
+ * visible with bytes that failed a check, nor half-written (s3rver itself writes straight into
+ * the object file, which a crash would leave truncated and listed).
  *
  * An object's checksum is kept in its s3rver metadata file (`x-amz-checksum-<algorithm>`,
  * `x-amz-checksum-type`). s3rver itself never answers it; the backend adds it to GetObject /
  * HeadObject responses that ask for it. Copies keep it along with the bytes; every other write
  * of s3rver's rewrites the metadata without it.
  */
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 
 import { objectMetadata } from './backend.ts';
-import { incomingFile, planBody, receiveBody, storedContentEncoding, type ReceivedBody } from './body.ts';
+import { incomingFile, planBody, receiveBody, storedContentEncoding } from './body.ts';
 import { checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, objectChecksumHeaders } from './checksums.ts';
-import type { OperationContext } from './compat.ts';
+import type { CompletedPart, OperationContext } from './compat.ts';
 
 /** Writes `contents` to a temporary file beside the store, to be renamed into place. */
 async function stage(root: string, contents: string): Promise<string> {
@@ -24,28 +28,30 @@ async function stage(root: string, contents: string): Promise<string> {
 }
 
 /**
- * Renames the received body to `destination`, then each sidecar file (path -> contents), each
- * written beside the store first so no reader sees a half-written file. Nothing is moved unless
- * every file is ready; whatever was not moved is removed.
+ * Renames each sidecar file (path -> contents) into place, then `file` to `destination`: the
+ * sidecars are written beside the store first so no reader sees a half-written one, and the
+ * body comes last, so a new object appears whole with its ETag and metadata even if the
+ * process dies in between. Nothing is moved unless every file is ready; whatever was not moved
+ * is removed.
  */
 async function placeWithSidecars(
   ctx: OperationContext,
-  body: ReceivedBody,
+  file: string,
   destination: string,
   sidecars: Record<string, string>,
 ): Promise<void> {
-  const files = [{ from: body.file, to: destination }];
+  const files: { from: string; to: string }[] = [];
   try {
     for (const [to, contents] of Object.entries(sidecars)) {
       files.push({ from: await stage(ctx.backend.store.rootDirectory, contents), to });
     }
+    files.push({ from: file, to: destination });
     await mkdir(path.dirname(destination), { recursive: true });
     for (const { from, to } of files) await rename(from, to);
   } finally {
-    await Promise.all(files.map(({ from }) => rm(from, { force: true })));
+    await Promise.all([file, ...files.map(({ from }) => from)].map((from) => rm(from, { force: true })));
   }
 }
-
 
 function respondStored(ctx: OperationContext, md5: string, headers: Record<string, string>): void {
   const { res } = ctx.exchange;
@@ -68,7 +74,7 @@ export async function storeObject(ctx: OperationContext): Promise<void> {
   const body = await receiveBody(ctx, plan, DEFAULT_CHECKSUM_ALGORITHM);
   const checksum = body.checksum ? objectChecksumHeaders(body.checksum.algorithm, body.checksum.value) : {};
   const store = ctx.backend.store;
-  await placeWithSidecars(ctx, body, store.getResourcePath(bucket!, key!, 'object'), {
+  await placeWithSidecars(ctx, body.file, store.getResourcePath(bucket!, key!, 'object'), {
     [store.getResourcePath(bucket!, key!, 'object.md5')]: body.md5,
     [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify({ ...metadata, ...checksum }, null, 2),
   });
@@ -80,6 +86,37 @@ export async function storePart(ctx: OperationContext, uploadDirectory: string, 
   const plan = planBody(ctx.exchange.req.headers);
   const body = await receiveBody(ctx, plan, null);
   const part = path.join(uploadDirectory, String(partNumber));
-  await placeWithSidecars(ctx, body, part, { [`${part}.md5`]: body.md5 });
+  await placeWithSidecars(ctx, body.file, part, { [`${part}.md5`]: body.md5 });
   respondStored(ctx, body.md5, body.checksum ? { [checksumHeaderName(body.checksum.algorithm)]: body.checksum.value } : {});
+}
+
+/**
+ * The object of CompleteMultipartUpload (whose parts have been checked): the parts joined into
+ * a temporary file, put in place with S3's multipart ETag and the metadata given when the
+ * upload was created; then the upload is gone.
+ */
+export async function storeMultipartObject(
+  ctx: OperationContext,
+  uploadDirectory: string,
+  parts: readonly CompletedPart[],
+  etag: string,
+): Promise<void> {
+  const { bucket, key } = ctx.target;
+  const store = ctx.backend.store;
+  const createHeaders = JSON.parse(await readFile(path.join(uploadDirectory, 'metadata'), 'utf8')) as Record<string, unknown>;
+  const metadata = objectMetadata(bucket!, key!, createHeaders);
+  const file = incomingFile(store.rootDirectory);
+  try {
+    for (const part of parts) {
+      await pipeline(createReadStream(path.join(uploadDirectory, String(part.number))), createWriteStream(file, { flags: 'a' }));
+    }
+  } catch (error) {
+    await rm(file, { force: true });
+    throw error;
+  }
+  await placeWithSidecars(ctx, file, store.getResourcePath(bucket!, key!, 'object'), {
+    [store.getResourcePath(bucket!, key!, 'object.md5')]: etag,
+    [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify(metadata, null, 2),
+  });
+  await rm(uploadDirectory, { recursive: true, force: true });
 }

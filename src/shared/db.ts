@@ -14,9 +14,10 @@ export interface TableSet {
 }
 
 /**
- * Opens an instance database: `main` holds the instance's state, the cached fixture
- * template is attached as `seed` and never written (several instances share it). Seeded traced runs stay in the template and
- * are read through the `all_runs` view, so a reset never copies them.
+ * Opens an instance database: `main` holds the instance's state, the fixture template is
+ * attached as `seed` and never written (it may be a hard link to the cached template, which
+ * other instances share). Seeded traced runs stay in the template and are read through the
+ * `all_runs` view, so a reset never copies them.
  */
 export function openInstanceDb(path: string, templatePath: string, tables: readonly TableSet[]): Db {
   const db = new Database(path);

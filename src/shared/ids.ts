@@ -1,3 +1,4 @@
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRandom, type Random } from './prng.ts';
 
 export interface IdGenerator {
@@ -5,6 +6,9 @@ export interface IdGenerator {
   /** Restarts the sequence, so ids after a reset repeat those after start. */
   reset(): void;
 }
+
+/** How many PRNG draws one UUID takes: 16 bytes, 4 a draw. */
+const DRAWS_PER_UUID = 4;
 
 /** A random-looking RFC 4122 version-4 UUID drawn from the given PRNG. */
 export function uuidFrom(random: Random): string {
@@ -22,12 +26,67 @@ export function uuidFrom(random: Random): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export function createIdGenerator(seed: number): IdGenerator {
-  let random = createRandom(seed);
+/**
+ * Where a generator records how far into its sequence ids have been handed out, so that an
+ * instance restarted on the same state goes on after them instead of repeating them.
+ */
+export interface IdReservations {
+  /** How many ids of the sequence are taken (0 when none are). */
+  load(): number;
+  /** Records that the first `count` ids are taken; called before any of them is handed out. */
+  save(count: number): void;
+}
+
+/** Ids are reserved this many at a time: a restart skips the rest of a reservation, used or not. */
+const RESERVATION_SIZE = 1024;
+
+/**
+ * The seeded id sequence. With `reservations`, it starts after the ids reserved before (none
+ * for fresh state, so a fresh instance of a given seed draws the same ids every time).
+ */
+export function createIdGenerator(seed: number, reservations?: IdReservations): IdGenerator {
+  let drawn = reservations?.load() ?? 0;
+  let reserved = drawn;
+  let random = createRandom(seed, drawn * DRAWS_PER_UUID);
   return {
-    uuid: () => uuidFrom(random),
+    uuid: () => {
+      if (reservations && drawn >= reserved) {
+        reserved = drawn + RESERVATION_SIZE;
+        reservations.save(reserved);
+      }
+      drawn++;
+      return uuidFrom(random);
+    },
     reset: () => {
+      drawn = reserved = 0;
+      reservations?.save(0);
       random = createRandom(seed);
+    },
+  };
+}
+
+/**
+ * Reservations kept in a small file, replaced in one rename. Not a table of the instance
+ * database on purpose: a reservation made inside a transaction that is then rolled back would
+ * vanish with it while the ids it covered are handed out anyway.
+ */
+export function idReservationsFile(path: string): IdReservations {
+  return {
+    load() {
+      let text: string;
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+        throw error;
+      }
+      const count = Number(text);
+      if (!Number.isSafeInteger(count) || count < 0) throw new Error(`${path} does not hold a count of ids: ${JSON.stringify(text)}`);
+      return count;
+    },
+    save(count) {
+      writeFileSync(`${path}.next`, String(count));
+      renameSync(`${path}.next`, path);
     },
   };
 }

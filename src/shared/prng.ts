@@ -1,10 +1,16 @@
 /** mulberry32: a tiny, fast, seedable PRNG. Deterministic across platforms. */
 export type Random = () => number;
 
-export function createRandom(seed: number): Random {
-  let state = seed >>> 0;
+const STEP = 0x6d2b79f5;
+
+/**
+ * The sequence of `seed`, from its `skip`-th draw on. mulberry32's state only ever grows by a
+ * constant, so skipping ahead costs nothing.
+ */
+export function createRandom(seed: number, skip = 0): Random {
+  let state = ((seed >>> 0) + Math.imul(skip >>> 0, STEP)) >>> 0;
   return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
+    state = (state + STEP) >>> 0;
     let t = state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);

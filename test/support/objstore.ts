@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { onTestFinished } from 'vitest';
 import type { FixtureKey } from './instance.ts';
 
 export function s3For(endpoint: string, key: FixtureKey): S3Client {
@@ -33,9 +34,13 @@ export async function getBytes(s3: S3Client, bucket: string, key: string): Promi
   return object.Body!.transformToByteArray();
 }
 
-/** Downloads the given keys through the S3 API into a fresh local folder, keeping their paths. */
+/**
+ * Downloads the given keys through the S3 API into a fresh local folder, keeping their paths.
+ * The folder is removed when the calling test finishes.
+ */
 export async function download(s3: S3Client, bucket: string, keys: readonly string[]): Promise<string> {
   const root = mkdtempSync(join(tmpdir(), 'localplane-test-download-'));
+  onTestFinished(() => rmSync(root, { recursive: true, force: true }));
   for (const key of keys) {
     const path = join(root, key);
     mkdirSync(dirname(path), { recursive: true });
