@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { REVISION_STEP_STATUSES } from '../src/deployments/schemas.ts';
-import { seededFamilies } from './support/deployments.ts';
-import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from './support/instance.ts';
+import { codehostDeploymentBody, seededFamilies } from './support/deployments.ts';
+import { credentialsOf, fullKey, useLocalplane, workspaceByTier } from './support/instance.ts';
 import { expectSchema } from './support/openapi.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
@@ -18,19 +18,8 @@ beforeEach(async () => {
   await admin('POST', '/reset');
 });
 
-function codehostBody(workspace: FixtureWorkspace, name: string) {
-  const repo = workspace.integrations[0]!.repos[0]!;
-  return {
-    name,
-    source: 'codehost',
-    source_config: { integration_id: workspace.integrations[0]!.id, repo_url: repo.url, deployment_type: 'dev' },
-    source_revision_config: { repo_ref: repo.default_branch, graph_config_path: 'langgraph.json' },
-    secrets: [],
-  };
-}
-
 async function create(name: string) {
-  const response = await api().post('/v2/deployments', codehostBody(acme(), name));
+  const response = await api().post('/v2/deployments', codehostDeploymentBody(acme(), name));
   expect(response.status).toBe(201);
   return response.body;
 }
@@ -75,7 +64,7 @@ describe('revision lifecycle on the emulator clock', () => {
 
   it('replays the documented client flow: create, poll to DEPLOYED, patch, poll again, delete; the CLI finds it by name_contains', async () => {
     const name = 'documented-flow-agent';
-    const created = await api().post('/v2/deployments', codehostBody(acme(), name));
+    const created = await api().post('/v2/deployments', codehostDeploymentBody(acme(), name));
     expect(created.status).toBe(201);
 
     const lookup = await api().get(`/v2/deployments?name_contains=${name}`);

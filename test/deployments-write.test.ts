@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from './support/instance.ts';
+import { codehostDeploymentBody, type CodehostBodyOverrides } from './support/deployments.ts';
 import { expectSchema } from './support/openapi.ts';
 
 const ctx = useLocalplane();
@@ -8,19 +9,13 @@ const globex = () => workspaceByTier(ctx.fixtures, 'enterprise');
 const client = (workspace: FixtureWorkspace) => ctx.api.as(workspace);
 const SECRET_VALUE = 'lp-write-test-secret-value';
 
-/** A valid codehost create body for the workspace's first integration and repository. */
-function codehostBody(workspace: FixtureWorkspace, name: string, overrides: Record<string, any> = {}) {
-  const integration = workspace.integrations[0]!;
-  const repo = integration.repos[0]!;
-  return {
-    name,
-    source: 'codehost',
-    source_config: { integration_id: integration.id, repo_url: repo.url, deployment_type: 'dev', build_on_push: true, ...overrides.source_config },
-    source_revision_config: { repo_ref: repo.default_branch, graph_config_path: 'graph.json', ...overrides.source_revision_config },
+/** The codehost create body these tests start from: builds on push, with one secret. */
+const codehostBody = (workspace: FixtureWorkspace, name: string, overrides: CodehostBodyOverrides = {}) =>
+  codehostDeploymentBody(workspace, name, {
     secrets: [{ name: 'OPENAI_API_KEY', value: SECRET_VALUE }],
-    ...overrides.top,
-  };
-}
+    ...overrides,
+    source_config: { build_on_push: true, ...overrides.source_config },
+  });
 
 function containerBody(workspace: FixtureWorkspace, name: string, revisionConfig: Record<string, unknown> = { image_uri: 'registry.example/agent:1' }) {
   return {

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { codehostDeploymentBody } from './support/deployments.ts';
 import { exportClient, harness, statuses } from './support/exports.ts';
 import { useLocalplane, workspaceByTier } from './support/instance.ts';
 
@@ -10,20 +11,8 @@ beforeEach(async () => {
   await admin('POST', '/reset');
 });
 
-function codehostDeployment(name: string) {
-  const workspace = workspaceByTier(ctx.fixtures, 'plus');
-  const repo = workspace.integrations[0]!.repos[0]!;
-  return {
-    name,
-    source: 'codehost',
-    source_config: { integration_id: workspace.integrations[0]!.id, repo_url: repo.url, deployment_type: 'dev' },
-    source_revision_config: { repo_ref: repo.default_branch, graph_config_path: 'langgraph.json' },
-    secrets: [],
-  };
-}
-
 async function createRevision(name: string) {
-  const created = await acme.client().post('/v2/deployments', codehostDeployment(name));
+  const created = await acme.client().post('/v2/deployments', codehostDeploymentBody(workspaceByTier(ctx.fixtures, 'plus'), name));
   expect(created.status).toBe(201);
   const status = async () => (await acme.client().get(`/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body.status;
   return { status };

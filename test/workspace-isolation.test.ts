@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { apiRoutes } from '../src/api.ts';
+import { codehostDeploymentBody } from './support/deployments.ts';
 import { credentialsOf, eventually, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace, type WorkspaceApi } from './support/instance.ts';
 
 /**
@@ -52,17 +53,8 @@ function destinationBody(world: { slug: string }) {
   };
 }
 
-function codehostBody(world: { workspace: FixtureWorkspace }, name: string) {
-  const integration = world.workspace.integrations[0]!;
-  const repo = integration.repos[0]!;
-  return {
-    name,
-    source: 'codehost',
-    source_config: { integration_id: integration.id, repo_url: repo.url, deployment_type: 'dev' },
-    source_revision_config: { repo_ref: repo.default_branch, graph_config_path: 'graph.json' },
-    secrets: [{ name: 'API_TOKEN', value: 'isolation-test-secret' }],
-  };
-}
+const codehostBody = (world: { workspace: FixtureWorkspace }, name: string) =>
+  codehostDeploymentBody(world.workspace, name, { secrets: [{ name: 'API_TOKEN', value: 'isolation-test-secret' }] });
 
 const isTerminal = (status: string) => ['Completed', 'Failed', 'Cancelled', 'TimedOut'].includes(status);
 
