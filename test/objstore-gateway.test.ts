@@ -602,3 +602,15 @@ describe('objstore gateway', () => {
     expect((await bodyOf(full, 'alive.txt')).toString()).toBe('alive');
   });
 });
+
+describe('idle connections', () => {
+  // Connection idle time is wall time, so this test has to wait on it.
+  it('stay open longer than Node\'s 5 s default: a client without retries reuses its connection after 6 s idle', async () => {
+    const client = ctx.client(FULL, { maxAttempts: 1 });
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'idle/first', Body: 'first' }));
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'idle/second', Body: 'second' }));
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'idle/' }));
+    expect(listed.Contents?.map((object) => object.Key)).toEqual(['idle/first', 'idle/second']);
+  }, 20_000);
+});

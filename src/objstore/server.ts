@@ -28,6 +28,14 @@ function formatUrl(host: string, port: number): string {
 }
 
 /**
+ * How long an idle client connection stays open. Node's default of 5 s is shorter than the
+ * pauses S3 clients commonly leave between requests (a test between its steps, a slowed
+ * export run): a client that reuses a connection the store has just dropped fails with
+ * "socket hang up" on its next request.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 20_000;
+
+/**
  * Starts the object store: an http.Server on host:port whose gateway authenticates and
  * authorises every request before handing it to an embedded s3rver (which binds no port).
  */
@@ -55,6 +63,7 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
   });
 
   const server = http.createServer();
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('request', (req, res) => handle(req, res, false));
   // Answer `Expect: 100-continue` requests ourselves, so refused uploads are refused before the
   // client sends the body (Node would otherwise send 100 Continue straight away).

@@ -124,7 +124,7 @@ export class Scheduler {
   }
 
   /** Cancels every task that has not started. */
-  clear(): void {
+  private clear(): void {
     for (const task of this.queue) task.cancelled = true;
     this.queue = [];
     this.disarm();
