@@ -11,7 +11,7 @@
  * Keys that cannot be files are left out (and logged): a key ending in '/', and a key whose path
  * clashes with another object's (`a` beside `a/b`: whichever was placed first stays).
  */
-import type { Stats } from 'node:fs';
+import { mkdirSync, rmSync, type Stats } from 'node:fs';
 import { lstat, mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
@@ -87,9 +87,10 @@ export class FileView {
 
   /** Back to empty bucket folders, after the store was reset. */
   reset(): Promise<void> {
+    // Synchronous, as the store's own reset is: faster than a round trip through libuv's pool per folder.
     return this.enqueue(async () => {
-      await rm(this.options.directory, { recursive: true, force: true });
-      for (const bucket of this.options.buckets) await mkdir(this.bucketFolder(bucket), { recursive: true });
+      rmSync(this.options.directory, { recursive: true, force: true });
+      for (const bucket of this.options.buckets) mkdirSync(this.bucketFolder(bucket), { recursive: true });
     });
   }
 
