@@ -79,7 +79,7 @@ async function main() {
   const integration = workspace.integrations[0]!;
   const seeded = workspace.deployments.map((deployment) => deployment.id);
 
-  const counts = new Map<string, number>();
+  const latenciesByKind = new Map<string, number[]>();
   const errors: string[] = [];
   const latencies: number[] = [];
   let requests = 0;
@@ -92,8 +92,9 @@ async function main() {
     const began = performance.now();
     try {
       const response = await request(apiUrl, method, path, auth, body);
-      latencies.push(performance.now() - began);
-      counts.set(kind, (counts.get(kind) ?? 0) + 1);
+      const latency = performance.now() - began;
+      latencies.push(latency);
+      latenciesByKind.set(kind, [...(latenciesByKind.get(kind) ?? []), latency]);
       if (response.status !== expected) errors.push(`${kind}: ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
       return response.body;
     } catch (error) {
@@ -161,8 +162,12 @@ async function main() {
 
   latencies.sort((a, b) => a - b);
   console.log(`soak: ${requests} requests in ${elapsed.toFixed(1)} s over ${connections} connections = ${Math.round(requests / elapsed)} requests/s; ${exportsDone} exports completed`);
-  for (const [kind, count] of [...counts].sort((a, b) => b[1] - a[1])) console.log(`  ${kind}: ${count}`);
-  console.log(`latency: median ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${(latencies.at(-1) ?? NaN).toFixed(1)} ms`);
+  const summary = (values: number[]) =>
+    `median ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms, max ${(values.at(-1) ?? NaN).toFixed(1)} ms`;
+  for (const [kind, values] of [...latenciesByKind].sort((a, b) => b[1].length - a[1].length)) {
+    console.log(`  ${kind}: ${values.length}; ${summary(values.sort((a, b) => a - b))}`);
+  }
+  console.log(`latency: ${summary(latencies)}`);
   console.log(`server RSS (MB) every ${sampleSeconds} s: ${rss.map((value) => value.toFixed(0)).join(' ')}`);
   console.log(`errors: ${errors.length}`);
   for (const error of errors.slice(0, 20)) console.log(`  ${error}`);
