@@ -23,6 +23,18 @@ describe('localplane start', () => {
     expect(cli.stdout().trim().split('\n')).toHaveLength(1);
   });
 
+  it.each([
+    ['npx', ['localplane', 'start']],
+    ['npm', ['start', '--silent', '--']],
+  ])('the documented command %s %j prints the ready line first, on a line of its own', async (command, args) => {
+    const cli = await launch(command, [...args, '--port', '0', '--objstore-port', '0'], terminalEnv());
+    try {
+      expect(cli.stdout()).toMatch(/^localplane ready api=\S+ objstore=\S+\n$/);
+    } finally {
+      await cli.kill('SIGTERM');
+    }
+  });
+
   it.each(['true', 'yes', '1'])('starts with the clock frozen for LOCALPLANE_FREEZE_CLOCK=%s', async (value) => {
     const cli = await startCli([], { ...process.env, LOCALPLANE_FREEZE_CLOCK: value });
     try {
@@ -92,6 +104,16 @@ describe('bad flags and failed starts', () => {
       ['the API port is in use', () => ['--port', String(busyPort), '--objstore-port', '0'], /^localplane: the API port \d+ on 127\.0\.0\.1 is already in use$/],
       ['the objstore port is in use', () => ['--port', '0', '--objstore-port', String(busyPort)], /^localplane: the objstore port \d+ on 127\.0\.0\.1 is already in use$/],
       ['the fixtures dir is missing', () => ['--port', '0', '--objstore-port', '0', '--fixtures', join(scratch, 'none')], /^localplane: --fixtures: directory .* does not exist \(see localplane --help\)$/],
+      [
+        'a fixture file is invalid',
+        () => {
+          const dir = smallFixtures(join(scratch, 'invalid-fixtures'), 1);
+          writeFileSync(join(dir, 'workspaces.json'), JSON.stringify({ workspaces: [], unknown_api_key: '' }));
+          return ['--port', '0', '--objstore-port', '0', '--fixtures', dir];
+        },
+        /^localplane: invalid fixture file .*workspaces\.json: .*at workspaces; .*at unknown_api_key$/,
+      ],
+      ['the host is not an address of this machine', () => ['--host', '192.0.2.1', '--port', '0', '--objstore-port', '0'], /^localplane: cannot listen on 192\.0\.2\.1: it is not an address of this machine$/],
       ['the data dir cannot be made', () => ['--port', '0', '--objstore-port', '0', '--data-dir', join(BIN, 'data')], /^localplane: ENOTDIR: not a directory, mkdir '.*'$/],
     ])('when %s: one line, exit code 2', async (_, flags, words) => {
       busy ??= await new Promise<Server>((resolve) => {
@@ -331,6 +353,38 @@ describe('config file', () => {
 
     const seedOne = await launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', '--fixtures', join(project, 'fx')], cleanEnv(), scratch);
     expect((await deploymentIds(seedOne)).ids).not.toEqual(seven.ids);
+  });
+
+  it.each([
+    ['flags', (fixtures: string, dataDir: string, port: number) => ({
+      args: ['--host', '127.0.0.2', '--port', String(port), '--objstore-port', '0', '--data-dir', dataDir, '--seed', '7', '--fixtures', fixtures],
+      env: {},
+    })],
+    ['environment variables', (fixtures: string, dataDir: string, port: number) => ({
+      args: [],
+      env: {
+        LOCALPLANE_HOST: '127.0.0.2', LOCALPLANE_PORT: String(port), LOCALPLANE_OBJSTORE_PORT: '0',
+        LOCALPLANE_DATA_DIR: dataDir, LOCALPLANE_SEED: '7', LOCALPLANE_FIXTURES: fixtures,
+      },
+    })],
+  ])('--host, --port, --objstore-port, --data-dir, --seed and --fixtures apply as %s', async (how, settings) => {
+    const fixtures = smallFixtures(join(scratch, 'apply-fixtures'), 20);
+    const dataDir = join(scratch, `apply-data-${how.replace(/\W/g, '-')}`);
+    const port = await freePort();
+    const { args, env } = settings(fixtures, dataDir, port);
+    const cli = await launch(process.execPath, [BIN, 'start', ...args], cleanEnv(env), scratch);
+    expect(cli.apiUrl).toBe(`http://127.0.0.2:${port}`);
+    expect(cli.objstoreUrl).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+    const view = (await new Api(`${cli.apiUrl}/_localplane`).request('GET', '/fixtures')).body as FixturesView;
+    expect(view.workspaces[0]!.sessions[0]!.run_count, 'the small fixtures').toBe(20);
+    expect(view.objstore.files_dir).toBe(join(dataDir, 'files'));
+    await cli.kill('SIGTERM');
+    expect(existsSync(join(dataDir, 'localplane.sqlite')), 'a data dir of its own is kept').toBe(true);
+    const ids = view.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id));
+    const seedOne = await launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', '--fixtures', fixtures], cleanEnv(), scratch);
+    const seedOneView = (await new Api(`${seedOne.apiUrl}/_localplane`).request('GET', '/fixtures')).body as FixturesView;
+    await seedOne.kill('SIGTERM');
+    expect(seedOneView.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id)), 'seed 7 draws other ids than seed 1').not.toEqual(ids);
   });
 
   it.each([
