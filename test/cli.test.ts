@@ -267,6 +267,16 @@ describe('help', () => {
     expect(result.stdout).toContain('Precedence: flag, then environment variable, then config file, then default.');
   });
 
+  it('docs/cli.md has a row for every flag of the help, with its env var', async () => {
+    const helpText = (await runCli(['--help'])).stdout;
+    const doc = readFileSync(join(REPO_ROOT, 'docs', 'cli.md'), 'utf8');
+    const flags = [...helpText.matchAll(/^  (?:-\w, )?(--[\w-]+)(?: <\w+>)?  .*(?:\n +\(env (\w+))?/gm)];
+    expect(flags.length).toBeGreaterThanOrEqual(START_FLAGS.length);
+    for (const [, flag, env] of flags) {
+      expect(doc, flag).toMatch(new RegExp(`^\\| \`(-h\`, \`)?${flag}[ \`].*\\|${env ? ` \`${env}\`` : ' \\|'}`, 'm'));
+    }
+  });
+
   it('localplane --help names the commands; start --help the ready line', async () => {
     expect((await runCli(['--help'])).stdout).toMatch(/^Usage: localplane <command> \[options\]\n\nCommands:\n  start /);
     expect((await runCli(['start', '--help'])).stdout).toMatch(/^Usage: localplane start \[options\]\n[^]*localplane ready api=<url> objstore=<url>/);
