@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ProgressLine } from './cli-progress.ts';
 import { launcherChain, watchLaunchers } from './launcher-watch.ts';
-import { start, type Localplane } from './localplane.ts';
+import type { Localplane } from './localplane.ts';
 
 /** How an option's value is read, and what it becomes. */
 type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch';
@@ -259,6 +259,8 @@ async function main(argv: readonly string[]) {
     throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start' : `unknown command "${positionals.join(' ')}"`);
   }
   const settings = settingsFrom(values, process.env);
+  // Loaded only to start: help, version and bad flags answer without loading the emulator.
+  const { start } = await import('./localplane.ts');
   const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
   const starting = start({
     host: settings.host,
