@@ -1,78 +1,243 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { ProgressLine } from './cli-progress.ts';
 import { launcherChain, watchLaunchers } from './launcher-watch.ts';
-import { start, type Localplane } from './localplane.ts';
+import type { Localplane } from './localplane.ts';
 
-const USAGE = `Usage: localplane start [options]
+/** How an option's value is read, and what it becomes. */
+type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch';
 
-Options (environment variable in brackets):
-  --host <host>            address to bind [LOCALPLANE_HOST] (default 127.0.0.1)
-  --port <n>               API port, 0 = any free port [LOCALPLANE_PORT] (default 9400)
-  --objstore-port <n>      objstore port, 0 = any free port [LOCALPLANE_OBJSTORE_PORT] (default 9401)
-  --data-dir <dir>         keep SQLite and objstore data there [LOCALPLANE_DATA_DIR]
-                           (default a fresh temp dir removed on exit)
-  --fixtures <dir>         fixture directory [LOCALPLANE_FIXTURES] (default the shipped fixtures/)
-  --seed <n>               seed for generated data and ids [LOCALPLANE_SEED] (default 1)
-  --freeze-clock           start with the emulator clock frozen [LOCALPLANE_FREEZE_CLOCK=1|true|yes]
-  --version                print the version
-  -h, --help               print this help
-`;
+interface OptionSpec {
+  /** The flag without `--`; its camelCase form is the config-file key. */
+  flag: string;
+  value: ValueKind;
+  /** The value's name in the help, e.g. `<n>`. */
+  placeholder?: string;
+  env?: string;
+  /** The default as the help shows it. */
+  default?: string;
+  help: string;
+  /** Global options (help, version) are not `start` settings: no config-file key. */
+  global?: boolean;
+  short?: string;
+}
 
-/** Bad flags or values: one line on stderr and exit code 2. */
-class UsageError extends Error {}
+/**
+ * Every flag, once: the parser, the help, the environment variables and the config-file keys
+ * are all derived from this table. Adding a flag is one entry (and using its setting in main).
+ */
+const OPTIONS = [
+  { flag: 'host', value: 'text', placeholder: '<host>', env: 'LOCALPLANE_HOST', default: '127.0.0.1', help: 'address both servers bind' },
+  { flag: 'port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_PORT', default: '9400', help: 'API port; 0 = any free port' },
+  { flag: 'objstore-port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_OBJSTORE_PORT', default: '9401', help: 'objstore port; 0 = any free port' },
+  {
+    flag: 'data-dir',
+    value: 'path',
+    placeholder: '<dir>',
+    env: 'LOCALPLANE_DATA_DIR',
+    default: 'a fresh temp dir, removed on exit',
+    help: 'keep SQLite and the objstore there across restarts',
+  },
+  { flag: 'fixtures', value: 'directory', placeholder: '<dir>', env: 'LOCALPLANE_FIXTURES', default: 'the shipped fixtures/', help: 'fixture directory' },
+  { flag: 'seed', value: 'count', placeholder: '<n>', env: 'LOCALPLANE_SEED', default: '1', help: 'seed of generated runs and of ids' },
+  { flag: 'freeze-clock', value: 'switch', env: 'LOCALPLANE_FREEZE_CLOCK', default: 'a running clock', help: 'start (and reset) with the emulator clock frozen' },
+  {
+    flag: 'config',
+    value: 'path',
+    placeholder: '<file>',
+    env: 'LOCALPLANE_CONFIG',
+    default: './localplane.config.json if there is one',
+    help: 'JSON file of settings, keys as the flags in camelCase',
+    global: true,
+  },
+  { flag: 'version', value: 'switch', help: 'print the version', global: true },
+  { flag: 'help', value: 'switch', short: 'h', help: 'print this help', global: true },
+] as const satisfies readonly OptionSpec[];
 
-const OPTIONS = {
-  host: { type: 'string' },
-  port: { type: 'string' },
-  'objstore-port': { type: 'string' },
-  'data-dir': { type: 'string' },
-  fixtures: { type: 'string' },
-  seed: { type: 'string' },
-  'freeze-clock': { type: 'boolean' },
-  version: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+type CamelCase<Name extends string> = Name extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : Name;
+type ValueOf<Kind extends ValueKind> = Kind extends 'port' | 'count' ? number : Kind extends 'switch' ? boolean : string;
+type StartOption = Exclude<(typeof OPTIONS)[number], { global: true }>;
+/** The `start` settings after flags, environment and config file are merged; a missing one takes start()'s default. */
+type Settings = { [Option in StartOption as CamelCase<Option['flag']>]?: ValueOf<Option['value']> };
 
-function wholeNumber(name: string, text: string | undefined, max?: number): number | undefined {
-  if (text === undefined) return undefined;
+const CONFIG_FILE = 'localplane.config.json';
+
+const camelCase = (flag: string) => flag.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
+const startOptions: readonly OptionSpec[] = OPTIONS.filter((option: OptionSpec) => !option.global);
+
+/** Bad flags, values or config, or a start they make fail: one line on stderr and exit code 2. */
+class UsageError extends Error {
+  constructor(
+    message: string,
+    /** Whether the help could tell what is wrong (not for a port in use). */
+    readonly pointsToHelp = true,
+  ) {
+    super(message);
+  }
+}
+
+/** Where a value came from, in the words of an error about it. */
+type Source = { kind: 'flag' | 'env'; name: string } | { kind: 'config'; file: string; key: string };
+const describe = (source: Source) => (source.kind === 'config' ? `${source.file}: "${source.key}"` : source.name);
+
+function wholeNumber(text: string, max: number | undefined, source: Source): number {
   const value = /^\d+$/.test(text) ? Number(text) : NaN;
   if (!(value <= (max ?? Number.MAX_SAFE_INTEGER))) {
-    throw new UsageError(`${name} must be a whole number${max === undefined ? '' : ` from 0 to ${max}`}, got "${text}"`);
+    throw new UsageError(`${describe(source)} must be a whole number${max === undefined ? '' : ` from 0 to ${max}`}, got "${text}"`);
   }
   return value;
 }
 
-const port = (name: string, text: string | undefined) => wholeNumber(name, text, 65535);
-
-function yesOrNo(name: string, text: string | undefined): boolean | undefined {
-  if (text === undefined || text === '') return undefined;
+function yesOrNo(text: string, source: Source): boolean {
   if (/^(1|true|yes|on)$/i.test(text)) return true;
   if (/^(0|false|no|off)$/i.test(text)) return false;
-  throw new UsageError(`${name} must be 1, true, yes, 0, false or no, got "${text}"`);
+  throw new UsageError(`${describe(source)} must be 1, true, yes, 0, false or no, got "${text}"`);
+}
+
+function existingDirectory(path: string, source: Source): string {
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new UsageError(`${describe(source)}: directory ${path} does not exist`);
+  return path;
+}
+
+/** Reads a value given as text (a flag, an environment variable). */
+function fromText(option: OptionSpec, text: string, source: Source): string | number | boolean {
+  switch (option.value) {
+    case 'port':
+      return wholeNumber(text, 65535, source);
+    case 'count':
+      return wholeNumber(text, undefined, source);
+    case 'switch':
+      return yesOrNo(text, source);
+    case 'directory':
+      return existingDirectory(text, source);
+    case 'text':
+    case 'path':
+      if (text === '') throw new UsageError(`${describe(source)} must not be empty`);
+      return text;
+  }
+}
+
+/** Reads a config-file value: JSON numbers, booleans and strings; paths relative to the file. */
+function fromConfig(option: OptionSpec, value: unknown, source: Source & { kind: 'config' }): string | number | boolean {
+  const expected = { port: 'number', count: 'number', switch: 'boolean', text: 'string', path: 'string', directory: 'string' }[option.value];
+  if (typeof value !== expected) throw new UsageError(`${describe(source)} must be a ${expected}, got ${JSON.stringify(value)}`);
+  const text = String(value);
+  const relative = option.value === 'path' || option.value === 'directory';
+  return fromText(option, relative && text !== '' ? resolve(dirname(source.file), text) : text, source);
+}
+
+function parse(argv: readonly string[]) {
+  const parserOptions = Object.fromEntries(
+    OPTIONS.map((option: OptionSpec) => [option.flag, { type: option.value === 'switch' ? 'boolean' : 'string', ...(option.short ? { short: option.short } : {}) }]),
+  ) as Record<string, { type: 'string' | 'boolean'; short?: string }>;
+  try {
+    return parseArgs({ args: joinNegativeValues(argv, parserOptions), allowPositionals: true, options: parserOptions });
+  } catch (error) {
+    // parseArgs' own words (unknown option, missing value), their first sentence.
+    throw new UsageError(String((error as Error).message).split(/\.\s|\n/)[0]);
+  }
 }
 
 /**
  * parseArgs reads `--port -1` as a flag without its value; a value that looks like a negative
  * number is joined to its flag, so it gets the same clear error as any other bad number.
  */
-function joinNegativeValues(argv: readonly string[]): string[] {
+function joinNegativeValues(argv: readonly string[], parserOptions: Record<string, { type: string }>): string[] {
   const joined: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const name = argv[i]!.replace(/^--/, '');
-    const takesValue = argv[i]!.startsWith('--') && (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string';
+    const takesValue = argv[i]!.startsWith('--') && parserOptions[argv[i]!.slice(2)]?.type === 'string';
     if (takesValue && /^-\d/.test(argv[i + 1] ?? '')) joined.push(`${argv[i]}=${argv[++i]}`);
     else joined.push(argv[i]!);
   }
   return joined;
 }
 
-function parse(argv: readonly string[]) {
+/** The config file named by --config or LOCALPLANE_CONFIG (which must exist), else ./localplane.config.json if present. */
+function readConfigFile(flagValue: string | undefined, env: NodeJS.ProcessEnv): { file: string; values: Record<string, unknown> } | null {
+  const named = flagValue ?? (env.LOCALPLANE_CONFIG || undefined);
+  if (named === undefined && !existsSync(CONFIG_FILE)) return null;
+  const file = named ?? CONFIG_FILE;
+  let text: string;
   try {
-    return parseArgs({ args: joinNegativeValues(argv), allowPositionals: true, options: OPTIONS });
+    text = readFileSync(file, 'utf8');
   } catch (error) {
-    // parseArgs' own words (unknown option, missing value), their first sentence.
-    throw new UsageError(String((error as Error).message).split(/\.\s|\n/)[0]);
+    throw new UsageError(`${file}: cannot read the config file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
+  let values: unknown;
+  try {
+    values = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${file}: not valid JSON (${(error as Error).message.split('\n')[0]})`);
+  }
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new UsageError(`${file}: must hold a JSON object of settings`);
+  return { file, values: values as Record<string, unknown> };
+}
+
+/** Each setting from its flag, else its environment variable, else the config file; none means start()'s default. */
+function settingsFrom(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): Settings {
+  const config = readConfigFile(values.config as string | undefined, env);
+  const byKey = new Map(startOptions.map((option) => [camelCase(option.flag), option]));
+  if (config) {
+    const unknown = Object.keys(config.values).find((key) => !byKey.has(key));
+    if (unknown !== undefined) throw new UsageError(`${config.file}: unknown key "${unknown}" (known keys: ${[...byKey.keys()].join(', ')})`);
+  }
+  const settings: Record<string, string | number | boolean> = {};
+  for (const [key, option] of byKey) {
+    const flagValue = values[option.flag];
+    const envValue = option.env === undefined ? undefined : env[option.env];
+    if (flagValue !== undefined) {
+      settings[key] = typeof flagValue === 'boolean' ? flagValue : fromText(option, flagValue, { kind: 'flag', name: `--${option.flag}` });
+    } else if (envValue !== undefined && envValue !== '') {
+      settings[key] = fromText(option, envValue, { kind: 'env', name: option.env! });
+    } else if (config && config.values[key] !== undefined) {
+      settings[key] = fromConfig(option, config.values[key], { kind: 'config', file: config.file, key });
+    }
+  }
+  return settings as Settings;
+}
+
+function optionLines(options: readonly OptionSpec[]): string {
+  const left = options.map((option) => `${option.short ? `-${option.short}, ` : ''}--${option.flag}${option.placeholder ? ` ${option.placeholder}` : ''}`);
+  const width = Math.max(...left.map((text) => text.length)) + 2;
+  return options
+    .map((option, index) => {
+      const details = [option.env && `env ${option.env}`, option.default && `default ${option.default}`].filter(Boolean).join('; ');
+      const lines = [`  ${left[index]!.padEnd(width)}${option.help}`];
+      if (details) lines.push(`  ${' '.repeat(width)}(${details})`);
+      return lines.join('\n');
+    })
+    .join('\n');
+}
+
+const CONFIG_HELP = `Precedence: flag, then environment variable, then config file, then default.
+The config file holds the start options by their camelCase names, e.g.
+  {"port": 0, "objstorePort": 0, "seed": 7, "freezeClock": true, "fixtures": "./fixtures"}
+(paths in it are relative to the file).`;
+
+function help(command: 'localplane' | 'start'): string {
+  if (command === 'start') {
+    return `Usage: localplane start [options]
+
+Starts the API and the objstore and prints one line once both listen:
+  localplane ready api=<url> objstore=<url>
+
+Options:
+${optionLines(OPTIONS.filter((option: OptionSpec) => option.flag !== 'version'))}
+
+${CONFIG_HELP}
+`;
+  }
+  return `Usage: localplane <command> [options]
+
+Commands:
+  start   start the emulator (localplane start --help for its options)
+
+Options:
+${optionLines(OPTIONS)}
+
+${CONFIG_HELP}
+`;
 }
 
 function version(): string {
@@ -87,23 +252,26 @@ async function main(argv: readonly string[]) {
     return;
   }
   if (values.help) {
-    process.stdout.write(USAGE);
+    process.stdout.write(help(positionals[0] === 'start' ? 'start' : 'localplane'));
     return;
   }
   if (positionals[0] !== 'start' || positionals.length > 1) {
     throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start' : `unknown command "${positionals.join(' ')}"`);
   }
-  const env = process.env;
-  const options = {
-    host: values.host ?? env.LOCALPLANE_HOST,
-    port: port('--port', values.port ?? env.LOCALPLANE_PORT),
-    objstorePort: port('--objstore-port', values['objstore-port'] ?? env.LOCALPLANE_OBJSTORE_PORT),
-    dataDir: values['data-dir'] ?? env.LOCALPLANE_DATA_DIR,
-    fixturesDir: values.fixtures ?? env.LOCALPLANE_FIXTURES,
-    seed: wholeNumber('--seed', values.seed ?? env.LOCALPLANE_SEED),
-    freezeClock: values['freeze-clock'] ?? yesOrNo('LOCALPLANE_FREEZE_CLOCK', env.LOCALPLANE_FREEZE_CLOCK),
-  };
-  const starting = start(options);
+  const settings = settingsFrom(values, process.env);
+  // Loaded only to start: help, version and bad flags answer without loading the emulator.
+  const { start } = await import('./localplane.ts');
+  const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
+  const starting = start({
+    host: settings.host,
+    port: settings.port,
+    objstorePort: settings.objstorePort,
+    dataDir: settings.dataDir,
+    fixturesDir: settings.fixtures,
+    seed: settings.seed,
+    freezeClock: settings.freezeClock,
+    ...(progress ? { progress: progress.show, log: progress.log } : {}),
+  });
   // Installed before anything is printed, so a signal right after the ready line still cleans up.
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
@@ -119,13 +287,26 @@ async function main(argv: readonly string[]) {
     process.stderr.write('localplane: the process that launched it has exited; stopping\n');
     shutdown();
   });
-  const instance = await starting;
+  const instance = await starting.catch((error: unknown) => {
+    progress?.clear();
+    throw couldNotStart(error);
+  });
   process.stdout.write(`localplane ready api=${instance.apiUrl} objstore=${instance.objstoreUrl}\n`);
 }
 
+/**
+ * A start that fails on what it was given (a port in use, an address not of this machine, a
+ * fixtures file or data dir it cannot use: plain Errors and system errors) is a usage error;
+ * anything else is a bug, reported with its stack.
+ */
+function couldNotStart(error: unknown): unknown {
+  if (error instanceof Error && error.constructor === Error) return new UsageError(error.message.split('\n').filter(Boolean).join('; '), false);
+  return error;
+}
+
 function fail(error: unknown, code: number): never {
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`localplane: ${message}${error instanceof UsageError ? ' (see localplane --help)' : ''}\n`);
+  const message = error instanceof UsageError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`localplane: ${message}${error instanceof UsageError && error.pointsToHelp ? ' (see localplane --help)' : ''}\n`);
   process.exit(code);
 }
 

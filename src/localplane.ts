@@ -31,6 +31,7 @@ import { ResponseCache } from './shared/response-cache.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
 import { Scheduler } from './shared/scheduler.ts';
 import { formatTimestamp } from './shared/time.ts';
+import type { ProgressListener } from './progress.ts';
 import { TracingStore, tracingTables } from './tracing/store.ts';
 import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
 
@@ -58,6 +59,8 @@ export interface StartOptions {
    * host label); replaces DEFAULT_ENDPOINT_ALIASES, so spread those in to add to them.
    */
   endpointAliases?: readonly string[];
+  /** Told how far long work has got: a fixture template being built, exports running (the CLI's terminal display). */
+  progress?: ProgressListener;
 }
 
 export interface Localplane {
@@ -133,7 +136,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
     // The data dir's own fixture template (see installTemplate): it never needs the cache again.
     const seedDb = join(dataDir, 'seed.sqlite');
-    if (!existsSync(seedDb)) await installTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir, destination: seedDb });
+    if (!existsSync(seedDb)) await installTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir, destination: seedDb, progress: options.progress });
     db = openInstanceDb(join(dataDir, 'localplane.sqlite'), seedDb, TABLES);
     undo.push(() => db.close());
     if (!hasState(db, 'workspaces')) resetInstanceDb(db, TABLES);
@@ -175,7 +178,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const deployments = new DeploymentStore(db);
   const revisionFaults = new RevisionFaults();
   const lifecycle = new RevisionLifecycle({ store: deployments, scheduler, clock, limits: () => limits, faults: revisionFaults });
-  const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, resolveEndpoint });
+  const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, resolveEndpoint, progress: options.progress });
 
   const reset = async () => {
     await scheduler.cancelAll();

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultCacheDir } from '../src/fixtures/template.ts';
 import { BIN, launch, REPO_ROOT, runCli, startCli, type Launched } from './support/cli.ts';
-import { Api, eventually } from './support/instance.ts';
+import { Api, eventually, type FixturesView } from './support/instance.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'localplane-cli-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -21,6 +21,18 @@ describe('localplane start', () => {
     expect((await fetch(`${cli.apiUrl}/_localplane/health`)).status).toBe(200);
     expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(cli.stdout().trim().split('\n')).toHaveLength(1);
+  });
+
+  it.each([
+    ['npx', ['localplane', 'start']],
+    ['npm', ['start', '--silent', '--']],
+  ])('the documented command %s %j prints the ready line first, on a line of its own', async (command, args) => {
+    const cli = await launch(command, [...args, '--port', '0', '--objstore-port', '0'], terminalEnv());
+    try {
+      expect(cli.stdout()).toMatch(/^localplane ready api=\S+ objstore=\S+\n$/);
+    } finally {
+      await cli.kill('SIGTERM');
+    }
   });
 
   it.each(['true', 'yes', '1'])('starts with the clock frozen for LOCALPLANE_FREEZE_CLOCK=%s', async (value) => {
@@ -39,7 +51,9 @@ describe('bad flags and failed starts', () => {
     [['start', '--port', '-1'], /^localplane: --port must be a whole number from 0 to 65535, got "-1"/],
     [['start', '--objstore-port', '65536'], /^localplane: --objstore-port must be a whole number from 0 to 65535/],
     [['start', '--seed', 'one'], /^localplane: --seed must be a whole number, got "one"/],
+    [['start', '--port', 'abc'], /^localplane: --port must be a whole number from 0 to 65535, got "abc"/],
     [['start', '--port'], /^localplane: Option '--port <value>' argument missing/],
+    [['start', '--host', ''], /^localplane: --host must not be empty/],
     [['start', '--verbose'], /^localplane: Unknown option '--verbose'/],
     [['stop'], /^localplane: unknown command "stop"/],
     [[], /^localplane: a command is required/],
@@ -49,6 +63,17 @@ describe('bad flags and failed starts', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(words);
     expect(result.stderr.trim().split('\n'), 'one line, no stack trace').toHaveLength(1);
+  });
+
+  it.each([
+    ['LOCALPLANE_PORT', 'abc', /^localplane: LOCALPLANE_PORT must be a whole number from 0 to 65535, got "abc"/],
+    ['LOCALPLANE_SEED', '-3', /^localplane: LOCALPLANE_SEED must be a whole number, got "-3"/],
+    ['LOCALPLANE_FIXTURES', '/no/such/fixtures', /^localplane: LOCALPLANE_FIXTURES: directory \/no\/such\/fixtures does not exist/],
+  ])('rejects %s=%s with one line naming the variable, exit code 2', async (name, value, words) => {
+    const result = await runCli(['start'], { ...process.env, [name]: value });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(words);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   it('rejects a LOCALPLANE_FREEZE_CLOCK it cannot read', async () => {
@@ -78,14 +103,25 @@ describe('bad flags and failed starts', () => {
     it.each([
       ['the API port is in use', () => ['--port', String(busyPort), '--objstore-port', '0'], /^localplane: the API port \d+ on 127\.0\.0\.1 is already in use$/],
       ['the objstore port is in use', () => ['--port', '0', '--objstore-port', String(busyPort)], /^localplane: the objstore port \d+ on 127\.0\.0\.1 is already in use$/],
-      ['the fixtures dir is missing', () => ['--port', '0', '--objstore-port', '0', '--fixtures', join(scratch, 'none')], /^localplane: fixtures directory .* does not exist$/],
-    ])('when %s', async (_, flags, words) => {
+      ['the fixtures dir is missing', () => ['--port', '0', '--objstore-port', '0', '--fixtures', join(scratch, 'none')], /^localplane: --fixtures: directory .* does not exist \(see localplane --help\)$/],
+      [
+        'a fixture file is invalid',
+        () => {
+          const dir = smallFixtures(join(scratch, 'invalid-fixtures'), 1);
+          writeFileSync(join(dir, 'workspaces.json'), JSON.stringify({ workspaces: [], unknown_api_key: '' }));
+          return ['--port', '0', '--objstore-port', '0', '--fixtures', dir];
+        },
+        /^localplane: invalid fixture file .*workspaces\.json: .*at workspaces; .*at unknown_api_key$/,
+      ],
+      ['the host is not an address of this machine', () => ['--host', '192.0.2.1', '--port', '0', '--objstore-port', '0'], /^localplane: cannot listen on 192\.0\.2\.1: it is not an address of this machine$/],
+      ['the data dir cannot be made', () => ['--port', '0', '--objstore-port', '0', '--data-dir', join(BIN, 'data')], /^localplane: ENOTDIR: not a directory, mkdir '.*'$/],
+    ])('when %s: one line, exit code 2', async (_, flags, words) => {
       busy ??= await new Promise<Server>((resolve) => {
         const server = createServer().listen(0, '127.0.0.1', () => resolve(server));
       });
       busyPort = (busy.address() as { port: number }).port;
       const result = await failedStart(flags());
-      expect(result.code).toBe(1);
+      expect(result.code).toBe(2);
       expect(result.stderr.trim()).toMatch(words);
       expect(result.leftovers).toEqual([]);
     });
@@ -205,5 +241,241 @@ describe('used as a package', () => {
     // The same environment without localplane: the SDK does print it on the Node versions it warns about.
     expect(control.stdout.trim()).toBe('created');
     expect(control.stderr.includes('NodeVersionSupportWarning')).toBe(Number(process.versions.node.split('.')[0]) < 22);
+  });
+});
+
+describe('help', () => {
+  /** Every flag of `start`, with its environment variable and default as the help shows them. */
+  const START_FLAGS: [flag: string, env: string, defaultValue: string][] = [
+    ['--host <host>', 'LOCALPLANE_HOST', '127.0.0.1'],
+    ['--port <n>', 'LOCALPLANE_PORT', '9400'],
+    ['--objstore-port <n>', 'LOCALPLANE_OBJSTORE_PORT', '9401'],
+    ['--data-dir <dir>', 'LOCALPLANE_DATA_DIR', 'a fresh temp dir, removed on exit'],
+    ['--fixtures <dir>', 'LOCALPLANE_FIXTURES', 'the shipped fixtures/'],
+    ['--seed <n>', 'LOCALPLANE_SEED', '1'],
+    ['--freeze-clock', 'LOCALPLANE_FREEZE_CLOCK', 'a running clock'],
+    ['--config <file>', 'LOCALPLANE_CONFIG', './localplane.config.json if there is one'],
+  ];
+
+  it.each([[['--help']], [['-h']], [['start', '--help']]])('%j lists every flag with its env var and default', async (args) => {
+    const result = await runCli(args);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    for (const [flag, env, defaultValue] of START_FLAGS) {
+      expect(result.stdout).toMatch(new RegExp(`^  ${escape(flag)} +\\S.*\\n +\\(env ${env}; default ${escape(defaultValue)}\\)$`, 'm'));
+    }
+    expect(result.stdout).toContain('-h, --help');
+    expect(result.stdout).toContain('Precedence: flag, then environment variable, then config file, then default.');
+  });
+
+  it('docs/cli.md has a row for every flag of the help, with its env var', async () => {
+    const helpText = (await runCli(['--help'])).stdout;
+    const doc = readFileSync(join(REPO_ROOT, 'docs', 'cli.md'), 'utf8');
+    const flags = [...helpText.matchAll(/^  (?:-\w, )?(--[\w-]+)(?: <\w+>)?  .*(?:\n +\(env (\w+))?/gm)];
+    expect(flags.length).toBeGreaterThanOrEqual(START_FLAGS.length);
+    for (const [, flag, env] of flags) {
+      expect(doc, flag).toMatch(new RegExp(`^\\| \`(-h\`, \`)?${flag}[ \`].*\\|${env ? ` \`${env}\`` : ' \\|'}`, 'm'));
+    }
+  });
+
+  it('localplane --help names the commands; start --help the ready line', async () => {
+    expect((await runCli(['--help'])).stdout).toMatch(/^Usage: localplane <command> \[options\]\n\nCommands:\n  start /);
+    expect((await runCli(['start', '--help'])).stdout).toMatch(/^Usage: localplane start \[options\]\n[^]*localplane ready api=<url> objstore=<url>/);
+  });
+});
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/<>]/g, '\\$&');
+
+/** A port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A copy of the shipped fixtures with few runs: its template builds in a moment, in its own cache. */
+function smallFixtures(dir: string, runsPerSession: number): string {
+  mkdirSync(dir, { recursive: true });
+  for (const name of readdirSync(join(REPO_ROOT, 'fixtures'))) copyFileSync(join(REPO_ROOT, 'fixtures', name), join(dir, name));
+  const file = join(dir, 'workspaces.json');
+  const workspaces = JSON.parse(readFileSync(file, 'utf8')) as { workspaces: { sessions: { runs: { count: number } }[] }[] };
+  for (const session of workspaces.workspaces.flatMap((workspace) => workspace.sessions)) session.runs.count = runsPerSession;
+  writeFileSync(file, JSON.stringify(workspaces));
+  return dir;
+}
+
+const portOf = (url: string) => Number(new URL(url).port);
+
+describe('config file', () => {
+  const folder = (name: string, config?: unknown) => {
+    const dir = join(scratch, name);
+    mkdirSync(dir, { recursive: true });
+    if (config !== undefined) writeFileSync(join(dir, 'localplane.config.json'), typeof config === 'string' ? config : JSON.stringify(config));
+    return dir;
+  };
+  const frozen = async (cli: Launched) => (await new Api(`${cli.apiUrl}/_localplane`).request('GET', '/clock')).body.frozen as boolean;
+  /** The environment without any LOCALPLANE_ setting of the test run. */
+  const cleanEnv = (extra: Record<string, string> = {}) => ({
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LOCALPLANE_') || name === 'LOCALPLANE_CACHE_DIR')),
+    ...extra,
+  });
+
+  it('localplane.config.json in the working directory is read; flag beats env beats file', async () => {
+    const [filePort, envPort, flagPort] = [await freePort(), await freePort(), await freePort()];
+    const cwd = folder('precedence', { port: filePort, objstorePort: 0, freezeClock: true });
+    const run = (flags: string[], env: Record<string, string>) => launch(process.execPath, [BIN, 'start', ...flags], cleanEnv(env), cwd);
+
+    const fromFile = await run([], {});
+    expect(portOf(fromFile.apiUrl)).toBe(filePort);
+    expect(await frozen(fromFile)).toBe(true);
+    await fromFile.kill('SIGTERM');
+
+    const fromEnv = await run([], { LOCALPLANE_PORT: String(envPort), LOCALPLANE_FREEZE_CLOCK: 'no' });
+    expect(portOf(fromEnv.apiUrl)).toBe(envPort);
+    expect(await frozen(fromEnv)).toBe(false);
+    await fromEnv.kill('SIGTERM');
+
+    const fromFlag = await run(['--port', String(flagPort), '--freeze-clock'], { LOCALPLANE_PORT: String(envPort), LOCALPLANE_FREEZE_CLOCK: 'no' });
+    expect(portOf(fromFlag.apiUrl)).toBe(flagPort);
+    expect(await frozen(fromFlag)).toBe(true);
+    await fromFlag.kill('SIGTERM');
+  });
+
+  it('--config and LOCALPLANE_CONFIG name a file elsewhere; its paths are relative to it; seed and fixtures apply', async () => {
+    const project = folder('named');
+    smallFixtures(join(project, 'fx'), 20);
+    writeFileSync(join(project, 'settings.json'), JSON.stringify({ port: 0, objstorePort: 0, seed: 7, fixtures: './fx', dataDir: 'data' }));
+    const deploymentIds = async (cli: Launched) => {
+      const fixtures = (await new Api(`${cli.apiUrl}/_localplane`).request('GET', '/fixtures')).body as FixturesView;
+      await cli.kill('SIGTERM');
+      return { ids: fixtures.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id)), runs: fixtures.workspaces[0]!.sessions[0]!.run_count };
+    };
+    const viaFlag = await launch(process.execPath, [BIN, 'start', '--config', join(project, 'settings.json')], cleanEnv(), scratch);
+    const dataDir = join(project, 'data');
+    expect(existsSync(join(dataDir, 'localplane.sqlite')), 'dataDir relative to the config file').toBe(true);
+    const seven = await deploymentIds(viaFlag);
+    expect(seven.runs, 'fixtures relative to the config file').toBe(20);
+
+    rmSync(dataDir, { recursive: true });
+    const viaEnv = await launch(process.execPath, [BIN, 'start'], cleanEnv({ LOCALPLANE_CONFIG: join(project, 'settings.json') }), scratch);
+    expect(await deploymentIds(viaEnv)).toEqual(seven);
+
+    const seedOne = await launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', '--fixtures', join(project, 'fx')], cleanEnv(), scratch);
+    expect((await deploymentIds(seedOne)).ids).not.toEqual(seven.ids);
+  });
+
+  it.each([
+    ['flags', (fixtures: string, dataDir: string, port: number) => ({
+      args: ['--host', '127.0.0.2', '--port', String(port), '--objstore-port', '0', '--data-dir', dataDir, '--seed', '7', '--fixtures', fixtures],
+      env: {},
+    })],
+    ['environment variables', (fixtures: string, dataDir: string, port: number) => ({
+      args: [],
+      env: {
+        LOCALPLANE_HOST: '127.0.0.2', LOCALPLANE_PORT: String(port), LOCALPLANE_OBJSTORE_PORT: '0',
+        LOCALPLANE_DATA_DIR: dataDir, LOCALPLANE_SEED: '7', LOCALPLANE_FIXTURES: fixtures,
+      },
+    })],
+  ])('--host, --port, --objstore-port, --data-dir, --seed and --fixtures apply as %s', async (how, settings) => {
+    const fixtures = smallFixtures(join(scratch, 'apply-fixtures'), 20);
+    const dataDir = join(scratch, `apply-data-${how.replace(/\W/g, '-')}`);
+    const port = await freePort();
+    const { args, env } = settings(fixtures, dataDir, port);
+    const cli = await launch(process.execPath, [BIN, 'start', ...args], cleanEnv(env), scratch);
+    expect(cli.apiUrl).toBe(`http://127.0.0.2:${port}`);
+    expect(cli.objstoreUrl).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+    const view = (await new Api(`${cli.apiUrl}/_localplane`).request('GET', '/fixtures')).body as FixturesView;
+    expect(view.workspaces[0]!.sessions[0]!.run_count, 'the small fixtures').toBe(20);
+    expect(view.objstore.files_dir).toBe(join(dataDir, 'files'));
+    await cli.kill('SIGTERM');
+    expect(existsSync(join(dataDir, 'localplane.sqlite')), 'a data dir of its own is kept').toBe(true);
+    const ids = view.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id));
+    const seedOne = await launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', '--fixtures', fixtures], cleanEnv(), scratch);
+    const seedOneView = (await new Api(`${seedOne.apiUrl}/_localplane`).request('GET', '/fixtures')).body as FixturesView;
+    await seedOne.kill('SIGTERM');
+    expect(seedOneView.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id)), 'seed 7 draws other ids than seed 1').not.toEqual(ids);
+  });
+
+  it.each([
+    ['unknown key', { port: 0, prot: 1 }, /^localplane: .*localplane\.config\.json: unknown key "prot" \(known keys: host, port, objstorePort, /],
+    ['flag spelling', { 'objstore-port': 0 }, /^localplane: .*localplane\.config\.json: unknown key "objstore-port"/],
+    ['bad JSON', '{"port": 0,', /^localplane: .*localplane\.config\.json: not valid JSON \(/],
+    ['not an object', '[1, 2]', /^localplane: .*localplane\.config\.json: must hold a JSON object of settings/],
+    ['a bad port', { port: 70000 }, /^localplane: .*localplane\.config\.json: "port" must be a whole number from 0 to 65535, got "70000"/],
+    ['a port as text', { port: 'abc' }, /^localplane: .*localplane\.config\.json: "port" must be a number, got "abc"/],
+    ['a switch as text', { freezeClock: 'yes' }, /^localplane: .*localplane\.config\.json: "freezeClock" must be a boolean, got "yes"/],
+    ['a missing fixtures dir', { fixtures: 'nowhere' }, /^localplane: .*localplane\.config\.json: "fixtures": directory .*nowhere does not exist/],
+  ])('%s: one line naming the file and key, exit code 2', async (name, config, words) => {
+    const result = await runCli(['start'], cleanEnv(), folder(`bad-${name.replace(/\W/g, '-')}`, config));
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(words);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it.each([
+    ['--config', (file: string) => [['start', '--config', file], cleanEnv()] as const],
+    ['LOCALPLANE_CONFIG', (file: string) => [['start'], cleanEnv({ LOCALPLANE_CONFIG: file })] as const],
+  ])('a config file named by %s that cannot be read: one line, exit code 2', async (_, how) => {
+    for (const [file, reason] of [[join(scratch, 'absent.json'), 'ENOENT'], [scratch, 'EISDIR']] as const) {
+      const [args, env] = how(file);
+      const result = await runCli(args, env, folder('unreadable'));
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`localplane: ${file}: cannot read the config file (${reason}) (see localplane --help)\n`);
+    }
+  });
+});
+
+describe('progress display', () => {
+  it('in a terminal: a status line while a fixture template builds and while an export runs; the export\'s end stays', async () => {
+    const fixtures = smallFixtures(join(scratch, 'progress-fixtures'), 3000);
+    const env = { ...terminalEnv(), LOCALPLANE_CACHE_DIR: join(scratch, 'progress-cache'), COLUMNS: '200' };
+    const command = `"${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 --fixtures "${fixtures}"`;
+    // script(1) runs the CLI in a pseudo-terminal: its stdout and stderr are a TTY.
+    const terminal = spawn('script', ['-qfec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    terminal.stdout.on('data', (chunk) => (screen += chunk));
+    const exited = new Promise((resolve) => terminal.once('exit', resolve));
+    try {
+      const apiUrl = await eventually(async () => /localplane ready api=(\S+)/.exec(screen)?.[1], 'the ready line');
+      expect(screen).toMatch(/\r\x1b\[2Kbuilding fixtures: \d{1,3}(,\d{3})*\/15,000 runs \(\d+%\)/);
+      expect(screen, 'the finished build leaves no status behind').toMatch(/\r\x1b\[2Klocalplane ready/);
+
+      const admin = new Api(`${apiUrl}/_localplane`);
+      const view = (await admin.request<FixturesView>('GET', '/fixtures')).body;
+      const workspace = view.workspaces.find((candidate) => candidate.tier === 'plus')!;
+      const client = new Api(apiUrl).as(workspace);
+      const destination = await client.post('/api/v1/bulk-exports/destinations', {
+        display_name: 'progress',
+        config: { bucket_name: view.objstore.buckets[0], prefix: 'progress' },
+        credentials: { access_key_id: view.objstore.keys[0]!.access_key_id, secret_access_key: view.objstore.keys[0]!.secret_access_key },
+      });
+      expect(destination.status, destination.text).toBe(200);
+      const session = workspace.sessions[0]!;
+      const created = await client.post('/api/v1/bulk-exports', {
+        bulk_export_destination_id: destination.body.id,
+        session_id: session.id,
+        start_time: session.first_run_start_time,
+        end_time: new Date(Date.parse(session.last_run_start_time) + 1000).toISOString(),
+        format_version: 'v2_beta',
+        compression: 'snappy',
+      });
+      expect(created.status, created.text).toBe(200);
+      const id = created.body.id as string;
+      await eventually(async () => screen.includes(`localplane: export ${id} Completed`), 'the export\'s last line', 30_000);
+      expect(screen).toMatch(new RegExp(`localplane: export ${id} Completed: runs (\\d+)/\\1, 3,000 rows written\\r?\\n`));
+    } finally {
+      terminal.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('not in a terminal: nothing but the ready line and log lines', async () => {
+    const fixtures = smallFixtures(join(scratch, 'quiet-fixtures'), 3000);
+    const cli = await startCli(['--fixtures', fixtures], { ...process.env, LOCALPLANE_CACHE_DIR: join(scratch, 'quiet-cache') });
+    await cli.kill('SIGTERM');
+    expect(cli.stdout()).toMatch(/^localplane ready [^\n]*\n$/);
+    expect(cli.stderr()).not.toMatch(/building fixtures|\x1b/);
   });
 });

@@ -1,4 +1,5 @@
 import type { Limits } from '../config.ts';
+import type { ProgressListener } from '../progress.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { IdGenerator } from '../shared/ids.ts';
 import type { Scheduler } from '../shared/scheduler.ts';
@@ -22,6 +23,8 @@ export interface RunnerDeps {
   limits: () => Limits;
   faults: BulkExportFaults;
   resolveEndpoint: (endpointUrl: string | null | undefined) => string;
+  /** Told of each export's progress: every file recorded, every run ended. */
+  progress?: ProgressListener;
 }
 
 const seconds = (value: number): Micros => Math.round(value * MICROS_PER_SECOND);
@@ -219,6 +222,7 @@ export class ExportRunner {
     if (runningCount === 0 && waiting.length === 0) {
       this.deps.store.updateExport(exportRow.id, { status: 'Completed', finished_at: now, updated_at: now });
       this.deps.scheduler.cancelLane(exportLane(exportRow.id));
+      this.reportProgress(exportRow.id);
       return;
     }
     const starting = waiting.slice(0, Math.max(0, limits.concurrent_runs_per_export - runningCount));
@@ -377,6 +381,22 @@ export class ExportRunner {
       latest_cursor: pending.cursor,
       updated_at: this.deps.clock.now(),
     });
+    this.reportProgress(run.bulk_export_id);
+  }
+
+  private reportProgress(exportId: string): void {
+    if (!this.deps.progress) return;
+    const exportRow = this.deps.store.exportById(exportId);
+    if (!exportRow) return;
+    const runs = this.deps.store.runsOf(exportId);
+    this.deps.progress({
+      kind: 'export',
+      exportId,
+      status: exportRow.status,
+      runsDone: runs.filter((run) => run.status !== 'Created' && run.status !== 'Running').length,
+      runsTotal: runs.length,
+      rowsWritten: runs.reduce((sum, run) => sum + run.rows_written, 0),
+    });
   }
 
   /** Lets an upload the run no longer needs end (a retry writes its file again); its outcome is not recorded. */
@@ -415,6 +435,7 @@ export class ExportRunner {
       if (end.status !== 'Completed') this.finishExport(run.bulk_export_id, end.status, now);
     });
     this.stopRun(run.id);
+    this.reportProgress(run.bulk_export_id);
     this.dispatch(this.deps.store.exportById(run.bulk_export_id)!.tenant_id);
   }
 

@@ -24,8 +24,8 @@ export interface Launched {
 const READY = /^localplane ready api=(\S+) objstore=(\S+)$/m;
 
 /** Spawns a command that starts localplane, and resolves once it has printed its ready line. */
-export function launch(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Launched> {
-  const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function launch(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = REPO_ROOT): Promise<Launched> {
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
@@ -54,13 +54,13 @@ export function launch(command: string, args: readonly string[], env: NodeJS.Pro
 }
 
 /** `localplane start` from the compiled executable on free ports, with more flags. */
-export function startCli(flags: readonly string[] = [], env?: NodeJS.ProcessEnv): Promise<Launched> {
-  return launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', ...flags], env);
+export function startCli(flags: readonly string[] = [], env?: NodeJS.ProcessEnv, cwd?: string): Promise<Launched> {
+  return launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', ...flags], env, cwd);
 }
 
 /** Runs the compiled executable to its end. */
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Exit & { stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = REPO_ROOT): Promise<Exit & { stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));

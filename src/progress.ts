@@ -1,0 +1,10 @@
+import type { ExportStatus } from './bulk-exports/schemas.ts';
+
+/** What a long piece of work has done so far, for a display (the CLI's status line in a terminal). */
+export type ProgressEvent =
+  /** Runs generated into a fixture template being built (only on a cache miss). */
+  | { kind: 'fixtures'; runsDone: number; runsTotal: number }
+  /** An export after one of its files was recorded or one of its runs ended. */
+  | { kind: 'export'; exportId: string; status: ExportStatus; runsDone: number; runsTotal: number; rowsWritten: number };
+
+export type ProgressListener = (event: ProgressEvent) => void;

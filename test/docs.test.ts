@@ -1,0 +1,47 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../src/config.ts';
+import { REPO_ROOT } from './support/cli.ts';
+
+/** Written on the other branches of issue 9; linked from here already. */
+const WRITTEN_ELSEWHERE = new Set(['docs/harness.md', 'docs/journal-and-faults.md', 'docs/openapi.md']);
+const DOCS = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).map((name) => `docs/${name}`)];
+const read = (file: string) => readFileSync(join(REPO_ROOT, file), 'utf8');
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes. */
+const anchor = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .trim()
+    .replace(/\s/g, '-');
+
+function anchorsOf(file: string): Set<string> {
+  const withoutCode = read(file).replace(/^```[^]*?^```/gm, '');
+  return new Set([...withoutCode.matchAll(/^#+ (.+)$/gm)].map((match) => anchor(match[1]!)));
+}
+
+describe('the docs', () => {
+  it.each(DOCS)('%s: every relative link names a file that exists, and a heading in it', (file) => {
+    const text = read(file).replace(/^```[^]*?^```/gm, '');
+    const links = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!).filter((link) => !/^[a-z]+:/.test(link));
+    for (const link of links) {
+      const [path, hash] = link.split('#') as [string, string | undefined];
+      const target = path === '' ? file : join(dirname(file), path);
+      const exists = existsSync(resolve(REPO_ROOT, target));
+      expect(exists || WRITTEN_ELSEWHERE.has(target), `${file} links to ${link}`).toBe(true);
+      if (exists && hash !== undefined && target.endsWith('.md')) expect(anchorsOf(target), `${file} links to ${link}`).toContain(hash);
+    }
+  });
+
+  it('docs/limits.md gives the defaults the code has', () => {
+    // The default column: a number (of MiB where it says so), or a JSON value in backticks.
+    const rows = new Map([...read('docs/limits.md').matchAll(/^\| `(\w+)` \| (?:`([^`]+)`|([\d.]+)( MiB)?)/gm)].map((match) => {
+      const shown = match[2] !== undefined ? JSON.parse(match[2]) : Number(match[3]) * (match[4] ? 1024 * 1024 : 1);
+      return [match[1]!, shown];
+    }));
+    expect([...rows.keys()].sort()).toEqual(Object.keys(DEFAULT_LIMITS).sort());
+    for (const [name, shown] of rows) expect(shown, name).toEqual(DEFAULT_LIMITS[name as keyof typeof DEFAULT_LIMITS]);
+  });
+});

@@ -1,0 +1,103 @@
+import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from './support/cli.ts';
+
+const bin = (name: string) => join(REPO_ROOT, 'node_modules', '.bin', name);
+const recipe = (name: string) => join(REPO_ROOT, 'examples', 'recipes', name);
+
+interface Recipe {
+  name: string;
+  command: string;
+  args: string[];
+  /** The runner's words for the recipe's two tests passing. */
+  passed: RegExp;
+  /** A test file that fails an assertion against the recipe's instance, and its file name. */
+  failing: { file: string; source: string };
+}
+
+const RECIPES: Recipe[] = [
+  {
+    name: 'vitest-global-setup',
+    command: bin('vitest'),
+    args: ['run', '--config', join(recipe('vitest-global-setup'), 'vitest.config.ts')],
+    passed: /Tests\s+2 passed \(2\)/,
+    failing: {
+      file: 'failing.test.ts',
+      source: `import { expect, inject, it } from 'vitest';
+        it('fails', async () => expect((await fetch(inject('localplaneUrl') + '/_localplane/health')).status).toBe(418));`,
+    },
+  },
+  {
+    name: 'vitest-per-file',
+    command: bin('vitest'),
+    args: ['run', '--config', join(recipe('vitest-per-file'), 'vitest.config.ts')],
+    passed: /Tests\s+2 passed \(2\)/,
+    failing: {
+      file: 'failing.test.ts',
+      source: `import { start } from 'localplane';
+        import { expect, it } from 'vitest';
+        it('fails', async () => {
+          const lp = await start({ port: 0, objstorePort: 0 });
+          try { expect((await fetch(lp.apiUrl + '/_localplane/health')).status).toBe(418); } finally { await lp.stop(); }
+        });`,
+    },
+  },
+  {
+    name: 'jest-global-setup',
+    command: bin('jest'),
+    args: ['--config', join(recipe('jest-global-setup'), 'jest.config.mjs')],
+    passed: /Tests:\s+2 passed, 2 total/,
+    failing: {
+      file: 'failing.test.cjs',
+      source: `test('fails', async () => expect((await fetch(process.env.LOCALPLANE_URL + '/_localplane/health')).status).toBe(418));`,
+    },
+  },
+  {
+    name: 'node-test',
+    command: process.execPath,
+    args: ['--test', recipe('node-test')],
+    passed: /^# pass 2\n# fail 0$/m,
+    failing: {
+      file: 'failing.test.mjs',
+      source: `import assert from 'node:assert/strict';
+        import { test } from 'node:test';
+        import { start } from 'localplane';
+        test('fails', async () => {
+          const lp = await start({ port: 0, objstorePort: 0 });
+          try { assert.equal((await fetch(lp.apiUrl + '/_localplane/health')).status, 418); } finally { await lp.stop(); }
+        });`,
+    },
+  },
+];
+
+/** The recipe's runner as a user runs it, outside this vitest run (none of its variables). */
+function run({ command, args }: Recipe) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(VITEST|NODE_OPTIONS$|TEST$)/.test(name)));
+  const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...env, CI: 'true', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  return new Promise<{ code: number | null; output: string }>((resolve) => child.once('close', (code) => resolve({ code, output })));
+}
+
+describe.each(RECIPES)('recipe $name', (entry) => {
+  it('passes, importing localplane as a user does', async () => {
+    const result = await run(entry);
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(entry.passed);
+  });
+
+  it('reports a failing assertion with a non-zero exit', async () => {
+    const file = join(recipe(entry.name), entry.failing.file);
+    writeFileSync(file, entry.failing.source);
+    try {
+      const result = await run(entry);
+      expect(result.code, result.output).not.toBe(0);
+      expect(result.output).toMatch(/418/);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+});
