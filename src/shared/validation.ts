@@ -22,9 +22,11 @@ function parse<S extends z.ZodType>(schema: S, part: RequestPart, input: unknown
 /** Request bodies larger than this are refused with 413 before they are read. */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
-const BODY_UNREADABLE = 'There was an error parsing the body';
+/** FastAPI's 400 for a body that cannot be read, or is not UTF-8. */
+export const BODY_UNREADABLE = 'There was an error parsing the body';
+export const BODY_TOO_LARGE = `Request body too large: the limit is ${MAX_REQUEST_BODY_BYTES} bytes (1 MiB)`;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const tooLarge = () => new HttpError(413, `Request body too large: the limit is ${MAX_REQUEST_BODY_BYTES} bytes (1 MiB)`);
+const tooLarge = () => new HttpError(413, BODY_TOO_LARGE);
 
 /**
  * The body's bytes, refused past MAX_REQUEST_BODY_BYTES: by its Content-Length, or counted
