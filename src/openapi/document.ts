@@ -76,13 +76,20 @@ function convert(schemas: readonly z.ZodType[], io: 'input' | 'output') {
     const { $schema: _dialect, $id: _id, ...rest } = schema as JsonSchema;
     byId[id] = rest;
   }
-  const leaked = Object.keys(byId).find((id) => INLINE_ID.test(id) && JSON.stringify(byId).includes(`"${componentRef(id)}"`));
-  if (leaked) throw new Error('a route schema is nested in another declared schema: declare the outer one only, or make the inner one a component');
+  // A route's schema used inside another route's is inlined there too.
+  const inlined = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inlined);
+    if (node === null || typeof node !== 'object') return node;
+    const ref = (node as JsonSchema).$ref;
+    const id = typeof ref === 'string' ? ref.slice(componentRef('').length) : '';
+    if (INLINE_ID.test(id)) return inlined(byId[id]);
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlined(value)]));
+  };
   const jsonSchemaOf = (schema: z.ZodType): JsonSchema => {
     const id = ids.get(schema)!;
-    return INLINE_ID.test(id) ? byId[id]! : { $ref: componentRef(id) };
+    return INLINE_ID.test(id) ? (inlined(byId[id]) as JsonSchema) : { $ref: componentRef(id) };
   };
-  return { jsonSchemaOf, components: Object.fromEntries(Object.entries(byId).filter(([id]) => !INLINE_ID.test(id))) };
+  return { jsonSchemaOf, components: inlined(Object.fromEntries(Object.entries(byId).filter(([id]) => !INLINE_ID.test(id)))) as Record<string, JsonSchema> };
 }
 
 const successesOf = (declaration: RouteDeclaration): readonly SuccessResponse[] =>
