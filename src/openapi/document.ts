@@ -139,11 +139,11 @@ function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, ou
   const { declaration } = route;
   const responses: Record<string, JsonSchema> = {};
   for (const success of successesOf(declaration)) {
-    const contentType = success.contentType ?? 'application/json';
-    responses[success.status] = {
-      description: success.description,
-      ...(success.schema ? { content: { [contentType]: { schema: output.jsonSchemaOf(success.schema) } } } : {}),
-    };
+    // A body other than JSON (the /docs page and its files) is described by its content type alone.
+    const content = success.schema
+      ? { [success.contentType ?? 'application/json']: { schema: output.jsonSchemaOf(success.schema) } }
+      : success.contentType && { [success.contentType]: {} };
+    responses[success.status] = { description: success.description, ...(content ? { content } : {}) };
   }
   for (const error of errorsByStatus([...route.errors, preferRefusal(route.errors)])) {
     const schema = { $ref: componentRef(error.status === 422 ? 'HTTPValidationError' : 'HTTPError') };

@@ -1,5 +1,6 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { checkServedResponse } from './openapi.ts';
 
 export interface Reply {
   status: number;
@@ -46,7 +47,9 @@ export function send(baseUrl: string, method: string, target: string, options: S
         const text = Buffer.concat(chunks).toString('utf8');
         const replyHeaders: Record<string, string> = {};
         for (const [name, value] of Object.entries(response.headers)) replyHeaders[name] = Array.isArray(value) ? value.join(', ') : String(value);
-        resolve({ status: response.statusCode!, headers: replyHeaders, text, json: parseJson(text) });
+        const reply = { status: response.statusCode!, headers: replyHeaders, text, json: parseJson(text) };
+        // The served OpenAPI document describes every response of the API (the objstore has none).
+        checkServedResponse(`${new URL(baseUrl).origin}${target}`, method, reply.status, replyHeaders['content-type'] ?? '', text).then(() => resolve(reply), reject);
       });
       response.on('error', reject);
     });
