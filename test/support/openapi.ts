@@ -137,6 +137,18 @@ function decodedPath(pathname: string): string {
   }
 }
 
+/** The checker of the API at `origin` (null for another server), loaded once: fetched before a request goes out, it is ready when the reply comes. */
+export function servedChecker(origin: string): Promise<ResponseChecker | null> {
+  let checker = checkers.get(origin);
+  if (!checker) {
+    checker = checkerFor(origin);
+    checkers.set(origin, checker);
+    // Unreachable (the instance is stopped or restarting): tried again with the next response.
+    checker.catch(() => checkers.delete(origin));
+  }
+  return checker.catch(() => null);
+}
+
 /**
  * Throws (failing the test) when a response of a localplane API is not what its served
  * /openapi.json declares for the operation's method, path and status: a status it does not
@@ -150,13 +162,5 @@ export async function checkServedResponse(url: string, method: string, status: n
   } catch {
     return; // A target no URL holds: answered below the app, by no operation.
   }
-  let checker = checkers.get(origin);
-  if (!checker) {
-    checker = checkerFor(origin);
-    checkers.set(origin, checker);
-    // Unreachable (the instance is stopped or restarting): tried again with the next response.
-    checker.catch(() => checkers.delete(origin));
-  }
-  const loaded = await checker.catch(() => null);
-  loaded?.check(method, decodedPath(pathname), status, contentType, text);
+  (await servedChecker(origin))?.check(method, decodedPath(pathname), status, contentType, text);
 }
