@@ -175,7 +175,9 @@ export function queryInteger({ min, max = Number.MAX_SAFE_INTEGER }: { min?: num
     if (min !== undefined && value < min) ctx.addIssue({ code: 'too_small', origin: 'number', minimum: min, inclusive: true, input: text });
     if (value > max) ctx.addIssue({ code: 'too_big', origin: 'number', maximum: max, inclusive: true, input: text });
     return value;
-  });
+  })
+    // What the OpenAPI document shows of the parameter: the integer it is read as.
+    .meta({ type: 'integer', ...(min === undefined ? {} : { minimum: min }), maximum: max });
 }
 
 const TRUE_WORDS = ['1', 'on', 't', 'true', 'y', 'yes'];
@@ -188,7 +190,7 @@ export const queryBoolean = z.string().transform((text, ctx) => {
   if (FALSE_WORDS.includes(word)) return false;
   ctx.addIssue(customIssue('bool_parsing', 'Input should be a valid boolean, unable to interpret input'));
   return z.NEVER;
-});
+}).meta({ type: 'boolean' });
 
 /** The object schema inside default / nullable / optional wrappers, if the field holds one. */
 function objectSchemaOf(field: z.ZodType): z.ZodObject | null {
