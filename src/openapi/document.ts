@@ -13,7 +13,7 @@ import {
 import { HttpError } from '../shared/errors.ts';
 import { errorsByStatus } from './errors.ts';
 import { forcedResponse, PREFER_DESCRIPTION } from './prefer.ts';
-import type { DocumentedRoute, ErrorResponse, RouteDeclaration, SuccessResponse } from './routes.ts';
+import type { DocumentedRoute, ErrorResponse, RouteDeclaration, SuccessResponse } from './declarations.ts';
 
 const errorBodySchema = z.object({ detail: z.string() });
 

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { INVALID_API_KEY, MISSING_API_KEY, WRONG_TENANT } from '../shared/auth.ts';
 import { BODY_TOO_LARGE, BODY_UNREADABLE } from '../shared/validation.ts';
-import type { ErrorResponse, RouteDeclaration } from './routes.ts';
+import type { ErrorResponse, RouteDeclaration } from './declarations.ts';
 
 /** The id that error examples name. */
 export const EXAMPLE_ID = '3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b';

@@ -1,6 +1,6 @@
 import { badRequest } from '../shared/errors.ts';
 import { errorsByStatus } from './errors.ts';
-import type { ErrorResponse } from './routes.ts';
+import type { ErrorResponse } from './declarations.ts';
 
 /** What the served document says of the Prefer header on every endpoint. */
 export const PREFER_DESCRIPTION =

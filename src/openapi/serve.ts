@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { notFound } from '../shared/errors.ts';
 import { openapiDocument } from './document.ts';
 import { notFoundError } from './errors.ts';
-import { OpenApiHono, type DocumentedRoute } from './routes.ts';
+import type { DocumentedRoute } from './declarations.ts';
+import { OpenApiHono } from './routes.ts';
 
 /** Swagger UI's files, from the swagger-ui-dist package: nothing is fetched from elsewhere. */
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
