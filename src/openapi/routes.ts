@@ -20,7 +20,7 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
     super();
   }
 
-  /** Middleware for every request of this app, and the error responses it can give (documented on each route). */
+  /** Middleware for every request of this app, and the error responses it can give, documented on each route declared after it. */
   guard(errors: readonly ErrorResponse[], ...middleware: MiddlewareHandler<E>[]): this {
     this.guardErrors.push(...errors);
     for (const handler of middleware) this.use('*', handler);

@@ -129,9 +129,10 @@ async function checkerFor(origin: string): Promise<ResponseChecker | null> {
   return document?.paths ? new ResponseChecker(document) : null;
 }
 
+/** The path as the router reads it: percent-decoded, but an encoded slash stays inside its segment. */
 function decodedPath(pathname: string): string {
   try {
-    return decodeURIComponent(pathname);
+    return decodeURIComponent(pathname.replace(/%2f/gi, '%252F'));
   } catch {
     return pathname;
   }
