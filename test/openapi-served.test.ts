@@ -117,6 +117,24 @@ describe('Prefer: code= and example=', () => {
     expect((await ctx.admin.request('GET', '/objstore/journal')).body.length).toBe(journal);
   });
 
+  it('forces every documented error of every endpoint, each answer its example, with nothing changed', async () => {
+    const before = state.dump();
+    let forced = 0;
+    for (const { method, path } of ctx.instance.routes) {
+      const target = concretePath(path, { ...ids, asset: 'swagger-ui.css' });
+      for (const [status, response] of Object.entries<any>(operationOf(method, path).responses)) {
+        const examples = Object.entries<any>(response.content?.['application/json']?.examples ?? {}).filter(([name]) => name !== 'prefer_refused');
+        if (Number(status) < 400 || examples.length === 0) continue;
+        const reply = await send(ctx.instance.apiUrl, method, target, { headers: { ...auth(), prefer: `code=${status}` } });
+        expect(reply.status, `${method} ${target} Prefer: code=${status}`).toBe(Number(status));
+        expect(reply.json, `${method} ${target} Prefer: code=${status}`).toEqual(examples[0]![1].value);
+        forced++;
+      }
+    }
+    expect(forced).toBeGreaterThan(100);
+    expect(state.dump()).toBe(before);
+  });
+
   it('selects the named destination-validation failures on POST and PATCH destinations, without a probe write', async () => {
     const journal = (await ctx.admin.request('GET', '/objstore/journal')).body.length;
     const body = JSON.stringify({ display_name: 'preferred', config: { bucket_name: 'exports', endpoint_url: ctx.fixtures.objstore.endpoint_url }, credentials: credentialsOf(fullKey(ctx.fixtures)) });
