@@ -1,5 +1,5 @@
-import { Hono } from 'hono';
 import { bulkExportRoutes, type BulkExportRouteDeps } from './bulk-exports/routes.ts';
+import { OpenApiHono } from './openapi/routes.ts';
 import { codehostRoutes, deploymentRoutes, oauthProviderRoutes, type DeploymentWriteDeps } from './deployments/routes.ts';
 
 export interface ApiDeps {
@@ -9,7 +9,7 @@ export interface ApiDeps {
 
 /** The public API: every family at its prefix (the harness knobs under /_localplane are mounted apart). */
 export function apiRoutes(deps: ApiDeps) {
-  return new Hono()
+  return new OpenApiHono()
     .route('/api/v1/bulk-exports', bulkExportRoutes(deps.bulkExports))
     .route('/v2/deployments', deploymentRoutes(deps.deployments))
     .route('/v2/auth/providers', oauthProviderRoutes(deps.deployments))

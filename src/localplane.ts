@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Hono } from 'hono';
 import { adminRoutes } from './admin/routes.ts';
 import { apiRoutes } from './api.ts';
 import { BulkExportFaults } from './bulk-exports/faults.ts';
@@ -17,6 +16,8 @@ import { DeploymentStore, deploymentTables } from './deployments/store.ts';
 import { loadFixtures } from './fixtures/files.ts';
 import { ensureTemplate, installTemplate } from './fixtures/template.ts';
 import { closeObjstoreClients } from './objstore/client.ts';
+import { OpenApiHono } from './openapi/routes.ts';
+import { openapiRoutes } from './openapi/serve.ts';
 import { createEndpointResolver, DEFAULT_ENDPOINT_ALIASES } from './objstore/endpoints.ts';
 import { ObjstoreKeyStore, objstoreTables } from './objstore/key-store.ts';
 import { startObjstore } from './objstore/server.ts';
@@ -193,7 +194,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     await objstore.reset();
   };
 
-  const app = new Hono();
+  const app = new OpenApiHono();
   app.onError((error, c) => errorResponse(c, error, log));
   app.notFound((c) => c.json({ detail: 'Not Found' }, 404));
   app.use('*', starletteRouting(app));
@@ -225,6 +226,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       deployments: { store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new ResponseCache(writeCounter(db)) },
     }),
   );
+  app.route('/', openapiRoutes(() => app.documented));
 
   let server: Server;
   try {

@@ -55,6 +55,9 @@ let otherWorkspaceIds: Record<string, string>;
 const pageQuery: Record<string, QueryKind> = { limit: 'int', offset: 'int' };
 
 const SPECS: Record<string, EndpointSpec> = {
+  'GET /openapi.json': {},
+  'GET /docs': {},
+  'GET /docs/:asset': { params: () => ({ asset: 'swagger-ui.css' }) },
   'GET /_localplane/health': {},
   'GET /_localplane/fixtures': {},
   'POST /_localplane/reset': { wrongMethodsOnly: true },
@@ -479,6 +482,18 @@ function firstDifference(before: string, after: string): string {
   return `line ${at}: ${JSON.stringify(beforeLines[at]?.slice(0, 300))} became ${JSON.stringify(afterLines[at]?.slice(0, 300))}`;
 }
 
+/** Whether a target (percent-encoded as it may be) is the reference page or one of its files. */
+function isDocsPage(target: string): boolean {
+  const path = target.split('?')[0]!;
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // Not valid percent-encoding: taken as it is.
+  }
+  return /^\/docs(\/|$)/.test(decoded);
+}
+
 /** Whatever the request: not a 5xx, the body its status calls for, no secret; refused, nothing changed. */
 async function checkReply(request: { method: string; target: string }, reply: Reply): Promise<void> {
   counts.requests++;
@@ -492,6 +507,9 @@ async function checkReply(request: { method: string; target: string }, reply: Re
       else if (reply.status === 307) {
         expect(reply.headers.location, what).toMatch(/^http:\/\//);
         expect(reply.text, what).toBe('');
+      } else if (reply.status === 200 && isDocsPage(request.target)) {
+        // The reference page and its files, the only replies that are not JSON.
+        expect(reply.headers['content-type'], what).toMatch(/^(text\/(html|css|javascript)|image\/png)/);
       } else {
         expect(reply.headers['content-type'], what).toMatch(/^application\/json/);
         expect(reply.json, what).not.toBeUndefined();

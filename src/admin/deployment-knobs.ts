@@ -1,12 +1,19 @@
-import { Hono } from 'hono';
 import { z } from 'zod';
 import type { RevisionLifecycle } from '../deployments/lifecycle.ts';
 import { deploymentResponse, revisionResponse } from '../deployments/responses.ts';
-import { DEPLOYMENT_STATUSES, REVISION_STATUSES, deploymentIdParams, revisionIdParams } from '../deployments/schemas.ts';
+import {
+  DEPLOYMENT_STATUSES,
+  deploymentIdParams,
+  deploymentResponseSchema,
+  REVISION_STATUSES,
+  revisionIdParams,
+  revisionResponseSchema,
+} from '../deployments/schemas.ts';
 import type { DeploymentStore } from '../deployments/store.ts';
 import type { Clock } from '../shared/clock.ts';
 import { notFound } from '../shared/errors.ts';
-import { jsonBody, pathParams } from '../shared/validation.ts';
+import { EXAMPLE_ID, httpError, notFoundError } from '../openapi/errors.ts';
+import { OpenApiHono } from '../openapi/routes.ts';
 
 export interface DeploymentKnobDeps {
   deployments: DeploymentStore;
@@ -19,7 +26,7 @@ const revisionStatusChange = z.object({ status: z.enum(REVISION_STATUSES) });
 
 /** /_localplane/deployments: force a deployment's or a revision's status, whatever workspace it is in. */
 export function deploymentKnobRoutes({ deployments, lifecycle, clock }: DeploymentKnobDeps) {
-  const app = new Hono();
+  const app = new OpenApiHono('admin');
 
   const findDeployment = (id: string) => {
     const deployment = deployments.deploymentById(id);
@@ -27,22 +34,45 @@ export function deploymentKnobRoutes({ deployments, lifecycle, clock }: Deployme
     return deployment;
   };
 
-  app.put('/:deployment_id/status', async (c) => {
-    const { deployment_id } = pathParams(c, deploymentIdParams);
-    const { status } = await jsonBody(c, deploymentStatusChange);
-    deployments.setDeploymentStatus(findDeployment(deployment_id).id, status, clock.now());
-    return c.json(deploymentResponse(findDeployment(deployment_id)));
-  });
+  app.openapi(
+    {
+      method: 'put',
+      path: '/:deployment_id/status',
+      summary: "Force a deployment's status, in any workspace",
+      params: deploymentIdParams,
+      body: deploymentStatusChange,
+      response: { status: 200, description: 'The deployment', schema: deploymentResponseSchema },
+      errors: [notFoundError('Deployment', `Deployment ID ${EXAMPLE_ID} not found.`)],
+    },
+    (c, { params: { deployment_id }, body: { status } }) => {
+      deployments.setDeploymentStatus(findDeployment(deployment_id).id, status, clock.now());
+      return c.json(deploymentResponse(findDeployment(deployment_id)));
+    },
+  );
 
-  app.put('/:deployment_id/revisions/:revision_id/status', async (c) => {
-    const { deployment_id, revision_id } = pathParams(c, revisionIdParams);
-    const { status } = await jsonBody(c, revisionStatusChange);
-    const deployment = findDeployment(deployment_id);
-    const revision = deployments.revision(deployment.id, revision_id);
-    if (!revision) throw notFound(`Revision ID ${revision_id} not found.`);
-    lifecycle.setStatus(revision, status);
-    return c.json(revisionResponse(deployments.revision(deployment.id, revision_id)!));
-  });
+  app.openapi(
+    {
+      method: 'put',
+      path: '/:deployment_id/revisions/:revision_id/status',
+      summary: "Force a revision's status, in any workspace (the lifecycle goes on from there)",
+      params: revisionIdParams,
+      body: revisionStatusChange,
+      response: { status: 200, description: 'The revision', schema: revisionResponseSchema },
+      errors: [
+        httpError(404, 'The deployment or the revision does not exist', {
+          deployment_not_found: `Deployment ID ${EXAMPLE_ID} not found.`,
+          revision_not_found: `Revision ID ${EXAMPLE_ID} not found.`,
+        }),
+      ],
+    },
+    (c, { params: { deployment_id, revision_id }, body: { status } }) => {
+      const deployment = findDeployment(deployment_id);
+      const revision = deployments.revision(deployment.id, revision_id);
+      if (!revision) throw notFound(`Revision ID ${revision_id} not found.`);
+      lifecycle.setStatus(revision, status);
+      return c.json(revisionResponse(deployments.revision(deployment.id, revision_id)!));
+    },
+  );
 
   return app;
 }

@@ -1,4 +1,3 @@
-import { Hono } from 'hono';
 import { z } from 'zod';
 import { limitsPatch, type Limits, type LimitsPatch } from '../config.ts';
 import { exportRunFaultRequest, validationFaultRequest, type BulkExportFaults } from '../bulk-exports/faults.ts';
@@ -8,12 +7,25 @@ import type { DeploymentStore } from '../deployments/store.ts';
 import type { Fixtures } from '../fixtures/files.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
 import { OBJSTORE_PERMISSIONS, type Objstore } from '../objstore/types.ts';
+import {
+  clockStateSchema,
+  faultsStateSchema,
+  fixturesViewSchema,
+  healthSchema,
+  limitsSchema,
+  objstoreJournalSchema,
+  objstoreKeySchema,
+  resetSchema,
+  tasksSchema,
+  tierChangeSchema,
+} from './schemas.ts';
 import type { ClockControl } from '../shared/clock-control.ts';
 import { badRequest, conflict, notFound } from '../shared/errors.ts';
+import { httpError, notFoundError } from '../openapi/errors.ts';
+import { OpenApiHono } from '../openapi/routes.ts';
 import { deploymentKnobRoutes } from './deployment-knobs.ts';
 import { sessionView, tracingKnobRoutes } from './tracing-knobs.ts';
 import { formatTimestamp, MICROS_PER_SECOND } from '../shared/time.ts';
-import { jsonBody, pathParams } from '../shared/validation.ts';
 import { requestTimestamp } from '../bulk-exports/schemas.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import { TIERS, type WorkspaceStore } from '../workspaces/store.ts';
@@ -49,125 +61,196 @@ const keyCreate = z.object({
   permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)),
 });
 
+const WORKSPACE_ID_EXAMPLE = '00000000-0000-4000-8000-000000000001';
+const CLOCK_LIMIT = `The clock cannot go past ${formatTimestamp(LATEST_TIME)}`;
+
 /** The harness knobs under /_localplane/: no auth, as in other local emulators. */
 export function adminRoutes(deps: AdminDeps) {
-  const app = new Hono();
+  const app = new OpenApiHono('admin');
   const clockState = () => ({ now: formatTimestamp(deps.clock.now()), frozen: deps.clock.frozen });
+  const clockResponse = { status: 200, description: "The emulator clock's time and whether it is frozen", schema: clockStateSchema };
+  const faultsResponse = { status: 200, description: 'Every armed knob, with the uses it has left', schema: faultsStateSchema };
 
-  app.get('/health', (c) =>
-    c.json({ status: 'ok', objstore_url: deps.objstore.url, uptime_seconds: (Date.now() - deps.startedAt) / 1000 }),
+  app.openapi(
+    { method: 'get', path: '/health', summary: 'Health, the objstore URL and the uptime', response: { status: 200, description: 'Up', schema: healthSchema } },
+    (c) => c.json({ status: 'ok', objstore_url: deps.objstore.url, uptime_seconds: (Date.now() - deps.startedAt) / 1000 }),
   );
 
-  app.get('/fixtures', (c) =>
-    c.json({
-      workspaces: deps.workspaces.list().map((workspace) => ({
-        id: workspace.id,
-        name: workspace.name,
-        tier: workspace.tier,
-        api_key: workspace.api_key,
-        sessions: deps.tracing.sessionsOf(workspace.id).map((session) => sessionView(deps.tracing, session)),
-        self_hosted: deps.deployments.isSelfHosted(workspace.id),
-        integrations: deps.deployments.integrations(workspace.id).map((integration) => ({
-          id: integration.id,
-          repos: deps.deployments.repos(integration.id).map(({ id, url, default_branch }) => ({ id, url, default_branch })),
+  app.openapi(
+    {
+      method: 'get',
+      path: '/fixtures',
+      summary: 'The fixture workspaces, their API keys, projects, integrations and deployments, and the objstore with its keys',
+      response: { status: 200, description: 'The fixtures', schema: fixturesViewSchema },
+    },
+    (c) =>
+      c.json({
+        workspaces: deps.workspaces.list().map((workspace) => ({
+          id: workspace.id,
+          name: workspace.name,
+          tier: workspace.tier,
+          api_key: workspace.api_key,
+          sessions: deps.tracing.sessionsOf(workspace.id).map((session) => sessionView(deps.tracing, session)),
+          self_hosted: deps.deployments.isSelfHosted(workspace.id),
+          integrations: deps.deployments.integrations(workspace.id).map((integration) => ({
+            id: integration.id,
+            repos: deps.deployments.repos(integration.id).map(({ id, url, default_branch }) => ({ id, url, default_branch })),
+          })),
+          listeners: deps.deployments.listeners(workspace.id).map((listener) => listener.id),
+          deployments: deps.deployments.deploymentsOf(workspace.id).map(({ id, name, source }) => ({ id, name, source })),
         })),
-        listeners: deps.deployments.listeners(workspace.id).map((listener) => listener.id),
-        deployments: deps.deployments.deploymentsOf(workspace.id).map(({ id, name, source }) => ({ id, name, source })),
-      })),
-      unknown_api_key: deps.fixtures.workspaces.unknown_api_key,
-      objstore: {
-        endpoint_url: deps.objstore.url,
-        buckets: deps.fixtures.objstore.buckets,
-        public_buckets: deps.fixtures.objstore.public_buckets,
-        keys: deps.fixtures.objstore.keys,
-        files_dir: deps.objstore.filesDir,
-        endpoint_aliases: deps.endpointAliases,
-      },
-    }),
+        unknown_api_key: deps.fixtures.workspaces.unknown_api_key,
+        objstore: {
+          endpoint_url: deps.objstore.url,
+          buckets: deps.fixtures.objstore.buckets,
+          public_buckets: deps.fixtures.objstore.public_buckets,
+          keys: deps.fixtures.objstore.keys,
+          files_dir: deps.objstore.filesDir,
+          endpoint_aliases: deps.endpointAliases,
+        },
+      }),
   );
 
-  app.post('/reset', async (c) => {
-    await deps.reset();
-    return c.json({ status: 'reset' });
-  });
+  app.openapi(
+    { method: 'post', path: '/reset', summary: 'Back to the fixtures: state, objstore, knobs, limits, ids and clock', response: { status: 200, description: 'Reset', schema: resetSchema } },
+    async (c) => {
+      await deps.reset();
+      return c.json({ status: 'reset' });
+    },
+  );
 
-  app.get('/clock', (c) => c.json(clockState()));
-  app.post('/clock/freeze', (c) => {
+  app.openapi({ method: 'get', path: '/clock', summary: 'The emulator clock', response: clockResponse }, (c) => c.json(clockState()));
+  app.openapi({ method: 'post', path: '/clock/freeze', summary: 'Freeze the emulator clock', response: clockResponse }, (c) => {
     deps.clock.freeze();
     return c.json(clockState());
   });
-  app.post('/clock/unfreeze', (c) => {
+  app.openapi({ method: 'post', path: '/clock/unfreeze', summary: 'Let the emulator clock run again', response: clockResponse }, (c) => {
     deps.clock.unfreeze();
     return c.json(clockState());
   });
-  app.post('/clock/set', async (c) => {
-    const { time } = await jsonBody(c, clockSet);
-    await deps.clock.set(time);
-    return c.json(clockState());
-  });
-  app.post('/clock/advance', async (c) => {
-    const { seconds } = await jsonBody(c, clockAdvance);
-    if (deps.clock.now() + seconds * MICROS_PER_SECOND > LATEST_TIME) {
-      throw badRequest(`The clock cannot go past ${formatTimestamp(LATEST_TIME)}`);
-    }
-    await deps.clock.advance(seconds);
-    return c.json(clockState());
-  });
+  app.openapi(
+    { method: 'post', path: '/clock/set', summary: 'Set the emulator clock (what falls due runs)', body: clockSet, response: clockResponse },
+    async (c, { body }) => {
+      await deps.clock.set(body.time);
+      return c.json(clockState());
+    },
+  );
+  app.openapi(
+    {
+      method: 'post',
+      path: '/clock/advance',
+      summary: 'Advance the emulator clock by some seconds (what falls due runs)',
+      body: clockAdvance,
+      response: clockResponse,
+      errors: [httpError(400, 'The clock would go past what its microseconds hold exactly', { too_late: CLOCK_LIMIT })],
+    },
+    async (c, { body: { seconds } }) => {
+      if (deps.clock.now() + seconds * MICROS_PER_SECOND > LATEST_TIME) throw badRequest(CLOCK_LIMIT);
+      await deps.clock.advance(seconds);
+      return c.json(clockState());
+    },
+  );
 
-  app.get('/tasks', (c) => c.json(deps.pendingTasks()));
+  app.openapi(
+    { method: 'get', path: '/tasks', summary: 'The scheduled tasks, soonest first', response: { status: 200, description: 'The tasks', schema: tasksSchema } },
+    (c) => c.json(deps.pendingTasks()),
+  );
 
-  app.get('/config', (c) => c.json(deps.limits.get()));
-  app.patch('/config', async (c) => {
-    deps.limits.patch(await jsonBody(c, limitsPatch));
+  const limitsResponse = { status: 200, description: 'The limits in force', schema: limitsSchema };
+  app.openapi({ method: 'get', path: '/config', summary: 'The limits in force', response: limitsResponse }, (c) => c.json(deps.limits.get()));
+  app.openapi({ method: 'patch', path: '/config', summary: 'Change some limits (until reset)', body: limitsPatch, response: limitsResponse }, (c, { body }) => {
+    deps.limits.patch(body);
     return c.json(deps.limits.get());
   });
 
   const faultsState = () => ({ ...deps.faults.describe(), revisions: deps.revisionFaults.describe() });
-  app.get('/faults', (c) => c.json(faultsState()));
-  app.delete('/faults', (c) => {
+  app.openapi({ method: 'get', path: '/faults', summary: 'The armed knobs', response: faultsResponse }, (c) => c.json(faultsState()));
+  app.openapi({ method: 'delete', path: '/faults', summary: 'Disarm every knob', response: faultsResponse }, (c) => {
     deps.faults.clear();
     deps.revisionFaults.clear();
     return c.json(faultsState());
   });
-  app.post('/faults/destination-validations', async (c) => {
-    deps.faults.armValidation(await jsonBody(c, validationFaultRequest));
-    return c.json(faultsState());
-  });
-  app.post('/faults/export-runs', async (c) => {
-    deps.faults.armExportRuns(await jsonBody(c, exportRunFaultRequest));
-    return c.json(faultsState());
-  });
-  app.post('/faults/revisions', async (c) => {
-    deps.revisionFaults.arm(await jsonBody(c, revisionFaultRequest));
-    return c.json(faultsState());
-  });
+  app.openapi(
+    { method: 'post', path: '/faults/destination-validations', summary: 'Make the next destination validations fail, by name', body: validationFaultRequest, response: faultsResponse },
+    (c, { body }) => {
+      deps.faults.armValidation(body);
+      return c.json(faultsState());
+    },
+  );
+  app.openapi(
+    { method: 'post', path: '/faults/export-runs', summary: 'Make the next export runs fail or slow', body: exportRunFaultRequest, response: faultsResponse },
+    (c, { body }) => {
+      deps.faults.armExportRuns(body);
+      return c.json(faultsState());
+    },
+  );
+  app.openapi(
+    { method: 'post', path: '/faults/revisions', summary: 'Make the next revisions fail at a stage', body: revisionFaultRequest, response: faultsResponse },
+    (c, { body }) => {
+      deps.revisionFaults.arm(body);
+      return c.json(faultsState());
+    },
+  );
 
   app.route('/sessions', tracingKnobRoutes({ tracing: deps.tracing, clock: deps.clock, seed: deps.seed }));
   app.route('/deployments', deploymentKnobRoutes({ deployments: deps.deployments, lifecycle: deps.lifecycle, clock: deps.clock }));
 
-  app.put('/workspaces/:workspace_id/tier', async (c) => {
-    const { workspace_id } = pathParams(c, workspaceParams);
-    const { tier } = await jsonBody(c, tierChange);
-    if (!deps.workspaces.setTier(workspace_id, tier)) throw notFound(`Workspace ${workspace_id} not found`);
-    return c.json({ id: workspace_id, tier });
-  });
+  app.openapi(
+    {
+      method: 'put',
+      path: '/workspaces/:workspace_id/tier',
+      summary: "Change a workspace's plan",
+      params: workspaceParams,
+      body: tierChange,
+      response: { status: 200, description: 'The workspace and its plan', schema: tierChangeSchema },
+      errors: [notFoundError('Workspace', `Workspace ${WORKSPACE_ID_EXAMPLE} not found`)],
+    },
+    (c, { params: { workspace_id }, body: { tier } }) => {
+      if (!deps.workspaces.setTier(workspace_id, tier)) throw notFound(`Workspace ${workspace_id} not found`);
+      return c.json({ id: workspace_id, tier });
+    },
+  );
 
-  app.get('/objstore/journal', (c) => c.json(deps.objstore.journal()));
+  app.openapi(
+    { method: 'get', path: '/objstore/journal', summary: "The objstore's most recent requests, oldest first", response: { status: 200, description: 'The journal', schema: objstoreJournalSchema } },
+    (c) => c.json(deps.objstore.journal()),
+  );
 
   // Key pairs without their secrets: the caller chose the secret and keeps it.
   const keyView = (key: { accessKeyId: string; permissions: readonly string[] }) => ({ access_key_id: key.accessKeyId, permissions: key.permissions });
-  app.get('/objstore/keys', (c) => c.json(deps.objstoreKeys.list().map(keyView)));
-  app.post('/objstore/keys', async (c) => {
-    const body = await jsonBody(c, keyCreate);
-    const key = { accessKeyId: body.access_key_id, secretAccessKey: body.secret_access_key, permissions: body.permissions };
-    if (!deps.objstoreKeys.add(key)) throw conflict(`Objstore key ${body.access_key_id} already exists`);
-    return c.json(keyView(key), 201);
-  });
-  app.delete('/objstore/keys/:access_key_id', (c) => {
-    const accessKeyId = c.req.param('access_key_id');
-    if (!deps.objstoreKeys.revoke(accessKeyId)) throw notFound(`Objstore key ${accessKeyId} not found`);
-    return c.body(null, 204);
-  });
+  app.openapi(
+    { method: 'get', path: '/objstore/keys', summary: "The objstore's key pairs, without their secrets", response: { status: 200, description: 'The keys', schema: z.array(objstoreKeySchema) } },
+    (c) => c.json(deps.objstoreKeys.list().map(keyView)),
+  );
+  app.openapi(
+    {
+      method: 'post',
+      path: '/objstore/keys',
+      summary: 'Add an objstore key pair',
+      body: keyCreate,
+      response: { status: 201, description: 'The key, without its secret', schema: objstoreKeySchema },
+      errors: [httpError(409, 'A key of that id exists', { exists: 'Objstore key AKIAEXAMPLE already exists' })],
+    },
+    (c, { body }) => {
+      const key = { accessKeyId: body.access_key_id, secretAccessKey: body.secret_access_key, permissions: body.permissions };
+      if (!deps.objstoreKeys.add(key)) throw conflict(`Objstore key ${body.access_key_id} already exists`);
+      return c.json(keyView(key), 201);
+    },
+  );
+  app.openapi(
+    {
+      method: 'delete',
+      path: '/objstore/keys/:access_key_id',
+      summary: 'Revoke an objstore key pair',
+      response: { status: 204, description: 'Revoked' },
+      errors: [notFoundError('Objstore key', 'Objstore key AKIAEXAMPLE not found')],
+    },
+    (c) => {
+      const accessKeyId = c.req.param('access_key_id')!;
+      if (!deps.objstoreKeys.revoke(accessKeyId)) throw notFound(`Objstore key ${accessKeyId} not found`);
+      return c.body(null, 204);
+    },
+  );
 
   return app;
 }

@@ -1,11 +1,12 @@
-import { Hono } from 'hono';
 import { z } from 'zod';
 import { requestTimestamp } from '../bulk-exports/schemas.ts';
 import type { Clock } from '../shared/clock.ts';
 import { notFound } from '../shared/errors.ts';
 import { seedFrom } from '../shared/prng.ts';
 import { formatNullableTimestamp, MICROS_PER_DAY } from '../shared/time.ts';
-import { jsonBody, pathParams } from '../shared/validation.ts';
+import { EXAMPLE_ID, notFoundError } from '../openapi/errors.ts';
+import { OpenApiHono } from '../openapi/routes.ts';
+import { runsAddedSchema } from './schemas.ts';
 import { generateRuns } from '../tracing/generator.ts';
 import type { TracingSession, TracingStore } from '../tracing/store.ts';
 
@@ -40,27 +41,36 @@ export function sessionView(tracing: TracingStore, session: TracingSession) {
 
 /** /_localplane/sessions: traces arriving in a tracing project, as the generator makes them. */
 export function tracingKnobRoutes({ tracing, clock, seed }: TracingKnobDeps) {
-  const app = new Hono();
+  const app = new OpenApiHono('admin');
 
-  app.post('/:session_id/runs', async (c) => {
-    const { session_id } = pathParams(c, sessionParams);
-    const { count, start_time, days } = await jsonBody(c, runsAddition);
-    const session = tracing.sessionById(session_id);
-    if (!session) throw notFound(`Session ${session_id} not found`);
-    const before = tracing.stats(session.id).run_count;
-    const added = tracing.addRuns(
-      generateRuns({
-        tenantId: session.tenant_id,
-        sessionId: session.id,
-        count,
-        startMicros: start_time ?? clock.now() - Math.round(days * MICROS_PER_DAY),
-        days,
-        // Each addition to a project draws other run ids than the ones before it.
-        seed: seedFrom(seed, session.id, before),
-      }),
-    );
-    return c.json({ added, session: sessionView(tracing, session) }, 201);
-  });
+  app.openapi(
+    {
+      method: 'post',
+      path: '/:session_id/runs',
+      summary: 'Add generated runs to a tracing project',
+      params: sessionParams,
+      body: runsAddition,
+      response: { status: 201, description: 'How many runs were added, and the project now', schema: runsAddedSchema },
+      errors: [notFoundError('Session', `Session ${EXAMPLE_ID} not found`)],
+    },
+    (c, { params: { session_id }, body: { count, start_time, days } }) => {
+      const session = tracing.sessionById(session_id);
+      if (!session) throw notFound(`Session ${session_id} not found`);
+      const before = tracing.stats(session.id).run_count;
+      const added = tracing.addRuns(
+        generateRuns({
+          tenantId: session.tenant_id,
+          sessionId: session.id,
+          count,
+          startMicros: start_time ?? clock.now() - Math.round(days * MICROS_PER_DAY),
+          days,
+          // Each addition to a project draws other run ids than the ones before it.
+          seed: seedFrom(seed, session.id, before),
+        }),
+      );
+      return c.json({ added, session: sessionView(tracing, session) }, 201);
+    },
+  );
 
   return app;
 }

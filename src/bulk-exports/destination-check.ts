@@ -2,7 +2,7 @@ import type { IdGenerator } from '../shared/ids.ts';
 import { deleteObject, ObjstoreError, putObject, type ObjstoreTarget } from '../objstore/client.ts';
 import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../objstore/errors.ts';
 import { HttpError } from '../shared/errors.ts';
-import type { BulkExportFaults, ValidationFailure } from './faults.ts';
+import { VALIDATION_FAILURES, type BulkExportFaults, type ValidationFailure } from './faults.ts';
 import { probeKey } from './paths.ts';
 import type { DestinationConfig, DestinationCredentials } from './schemas.ts';
 
@@ -28,8 +28,15 @@ function forcedFailure(failure: ValidationFailure, endpointUrl: string): string 
   }
 }
 
+const validationFailedDetail = (message: string) => `Failed to validate objstore destination: ${message}`;
+
 function validationFailed(message: string): HttpError {
-  return new HttpError(400, `Failed to validate objstore destination: ${message}`);
+  return new HttpError(400, validationFailedDetail(message));
+}
+
+/** The detail of each failure the validation knob (or `Prefer: example=<name>`) forces, for a destination at this endpoint. */
+export function forcedFailureDetails(endpointUrl: string): Record<ValidationFailure, string> {
+  return Object.fromEntries(VALIDATION_FAILURES.map((failure) => [failure, validationFailedDetail(forcedFailure(failure, endpointUrl))])) as Record<ValidationFailure, string>;
 }
 
 /**

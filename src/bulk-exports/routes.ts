@@ -1,30 +1,32 @@
-import { Hono } from 'hono';
-import type { Limits } from '../config.ts';
-import type { Clock } from '../shared/clock.ts';
+import { z } from 'zod';
+import { DEFAULT_LIMITS, type Limits } from '../config.ts';
+import { EXAMPLE_ID, httpError, notFoundError, WORKSPACE_AUTH_ERRORS } from '../openapi/errors.ts';
+import { OpenApiHono } from '../openapi/routes.ts';
 import { requireWorkspace, type AuthVariables } from '../shared/auth.ts';
-import { badRequest, conflict, HttpError, notFound } from '../shared/errors.ts';
+import type { Clock } from '../shared/clock.ts';
+import { conflict, HttpError, notFound } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';
-import { jsonBody, pathParams, queryParams } from '../shared/validation.ts';
-import { compileFilter, FilterSyntaxError } from '../tracing/filter.ts';
-import { RUN_COLUMNS } from '../tracing/schema.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
-import { checkDestination, type DestinationCheckDeps } from './destination-check.ts';
-import { checkCreateQuota } from './quotas.ts';
+import { credentialKeys, newDestination, newExport, storedCredentials, unknownExportFields } from './creation.ts';
+import { checkDestination, forcedFailureDetails, type DestinationCheckDeps } from './destination-check.ts';
+import { hourlyCreatesExceeded, recurringExportsExceeded } from './quotas.ts';
 import { destinationResponse, exportResponse, runResponse } from './responses.ts';
 import type { ExportRunner } from './runner.ts';
 import {
   destinationCreate,
   destinationIdParams,
+  destinationResponseSchema,
   destinationUpdate,
   exportCreate,
   exportIdParams,
+  exportResponseSchema,
   exportUpdate,
   listQuery,
   runIdParams,
+  runResponseSchema,
   runsFilterQuery,
   TERMINAL_STATUSES,
-  type DestinationCredentials,
 } from './schemas.ts';
 import type { BulkExportStore, ExportRow } from './store.ts';
 
@@ -39,31 +41,40 @@ export interface BulkExportRouteDeps extends DestinationCheckDeps {
 }
 
 const BULK_EXPORT_TIERS = ['plus', 'enterprise'];
+const TIER_REFUSAL = 'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.';
 
-function credentialKeys(credentials: DestinationCredentials | null | undefined): string[] {
-  if (!credentials) return [];
-  return ['access_key_id', 'secret_access_key', ...(credentials.session_token ? ['session_token'] : [])];
-}
+const destinationNotFound = (id: string) => `Bulk export destination ${id} not found`;
+const exportNotFound = (id: string) => `Bulk export ${id} not found`;
+const runNotFound = (id: string) => `Bulk export run ${id} not found`;
+
+const DESTINATION_NOT_FOUND = notFoundError('Destination', destinationNotFound(EXAMPLE_ID));
+const EXPORT_NOT_FOUND = notFoundError('Bulk export', exportNotFound(EXAMPLE_ID));
+const DESTINATION_VALIDATION_FAILED = httpError(
+  400,
+  'The destination failed validation: a probe object written with its key pair was refused (the validation knob forces these by name)',
+  forcedFailureDetails('https://objstore.example.com'),
+);
+const destinations = z.array(destinationResponseSchema);
+const exports = z.array(exportResponseSchema);
+const runs = z.array(runResponseSchema);
 
 export function bulkExportRoutes(deps: BulkExportRouteDeps) {
   const { store, clock, ids } = deps;
-  const app = new Hono<{ Variables: AuthVariables }>();
+  const app = new OpenApiHono<{ Variables: AuthVariables }>('bulk-exports');
 
-  app.use('*', requireWorkspace(deps.workspaces), async (c, next) => {
-    if (!BULK_EXPORT_TIERS.includes(c.get('workspace').tier)) {
-      throw new HttpError(403, 'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.');
-    }
+  app.guard([...WORKSPACE_AUTH_ERRORS, httpError(403, 'The workspace is not on a plan with bulk exports', { plan: TIER_REFUSAL })], requireWorkspace(deps.workspaces), async (c, next) => {
+    if (!BULK_EXPORT_TIERS.includes(c.get('workspace').tier)) throw new HttpError(403, TIER_REFUSAL);
     await next();
   });
 
   const findDestination = (tenantId: string, id: string) => {
     const destination = store.destination(tenantId, id);
-    if (!destination) throw notFound(`Bulk export destination ${id} not found`);
+    if (!destination) throw notFound(destinationNotFound(id));
     return destination;
   };
   const findExport = (tenantId: string, id: string) => {
     const exportRow = store.export(tenantId, id);
-    if (!exportRow) throw notFound(`Bulk export ${id} not found`);
+    if (!exportRow) throw notFound(exportNotFound(id));
     return exportRow;
   };
   const toRunResponses = (exportRow: ExportRow) => {
@@ -71,159 +82,204 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
     return store.runsOf(exportRow.id).map((run) => runResponse(run, exportRow, destination));
   };
 
-  app.get('/destinations', (c) => c.json(store.destinations(c.get('workspace').id).map(destinationResponse)));
+  app.openapi(
+    { method: 'get', path: '/destinations', summary: "List the workspace's destinations", response: { status: 200, description: 'The destinations', schema: destinations } },
+    (c) => c.json(store.destinations(c.get('workspace').id).map(destinationResponse)),
+  );
 
-  app.post('/destinations', async (c) => {
-    const body = await jsonBody(c, destinationCreate);
-    const workspace = c.get('workspace');
-    await checkDestination(deps, workspace.id, body.config, body.credentials);
-    const now = clock.now();
-    const row = {
-      id: ids.uuid(),
-      tenant_id: workspace.id,
-      destination_type: body.destination_type,
-      display_name: body.display_name,
-      config: JSON.stringify(body.config),
-      credentials_keys: JSON.stringify(credentialKeys(body.credentials)),
-      access_key_id: body.credentials?.access_key_id ?? null,
-      secret_access_key: body.credentials?.secret_access_key ?? null,
-      session_token: body.credentials?.session_token ?? null,
-      created_at: now,
-      updated_at: now,
-    };
-    store.insertDestination(row);
-    return c.json(destinationResponse(row));
-  });
+  app.openapi(
+    {
+      method: 'post',
+      path: '/destinations',
+      summary: 'Create a destination, validated by writing a probe object with its key pair',
+      body: destinationCreate,
+      response: { status: 200, description: 'The destination', schema: destinationResponseSchema },
+      errors: [DESTINATION_VALIDATION_FAILED],
+    },
+    async (c, { body }) => {
+      const workspace = c.get('workspace');
+      await checkDestination(deps, workspace.id, body.config, body.credentials);
+      const row = newDestination(body, { ids, tenantId: workspace.id, now: clock.now() });
+      store.insertDestination(row);
+      return c.json(destinationResponse(row));
+    },
+  );
 
-  app.get('/destinations/:destination_id', (c) => {
-    const { destination_id } = pathParams(c, destinationIdParams);
-    return c.json(destinationResponse(findDestination(c.get('workspace').id, destination_id)));
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/destinations/:destination_id',
+      summary: 'Get a destination',
+      params: destinationIdParams,
+      response: { status: 200, description: 'The destination', schema: destinationResponseSchema },
+      errors: [DESTINATION_NOT_FOUND],
+    },
+    (c, { params }) => c.json(destinationResponse(findDestination(c.get('workspace').id, params.destination_id))),
+  );
 
-  app.patch('/destinations/:destination_id', async (c) => {
-    const { destination_id } = pathParams(c, destinationIdParams);
-    const workspace = c.get('workspace');
-    const destination = findDestination(workspace.id, destination_id);
-    const { credentials } = await jsonBody(c, destinationUpdate);
-    const config = JSON.parse(destination.config);
-    await checkDestination(deps, workspace.id, config, credentials);
-    const stored = {
-      access_key_id: credentials.access_key_id,
-      secret_access_key: credentials.secret_access_key,
-      session_token: credentials.session_token ?? null,
-    };
-    store.updateCredentials(destination.id, stored, credentialKeys(credentials), clock.now());
-    return c.json(destinationResponse(store.destinationById(destination.id)!));
-  });
+  app.openapi(
+    {
+      method: 'patch',
+      path: '/destinations/:destination_id',
+      summary: "Replace a destination's key pair, validated as on creation",
+      params: destinationIdParams,
+      body: destinationUpdate,
+      response: { status: 200, description: 'The destination', schema: destinationResponseSchema },
+      errors: [DESTINATION_VALIDATION_FAILED, DESTINATION_NOT_FOUND],
+    },
+    async (c, { params, body: { credentials } }) => {
+      const workspace = c.get('workspace');
+      const destination = findDestination(workspace.id, params.destination_id);
+      await checkDestination(deps, workspace.id, JSON.parse(destination.config), credentials);
+      store.updateCredentials(destination.id, storedCredentials(credentials), credentialKeys(credentials), clock.now());
+      return c.json(destinationResponse(store.destinationById(destination.id)!));
+    },
+  );
 
-  app.delete('/destinations/:destination_id', (c) => {
-    const { destination_id } = pathParams(c, destinationIdParams);
-    const destination = findDestination(c.get('workspace').id, destination_id);
-    const users = store.activeExportsUsing(destination.id);
-    if (users.length > 0) {
-      throw conflict(`Bulk export destination ${destination.id} is in use by bulk export(s) ${users.join(', ')}; cancel them first`);
-    }
-    store.deleteDestination(destination.id);
-    return c.body(null, 204);
-  });
-
-  app.get('/runs', (c) => {
-    const { source_bulk_export_id } = queryParams(c, runsFilterQuery);
-    const source = findExport(c.get('workspace').id, source_bulk_export_id);
-    const destination = store.destinationById(source.bulk_export_destination_id);
-    return c.json(
-      store.runsOfChildren(source.id).map((run) => runResponse(run, store.exportById(run.bulk_export_id)!, destination)),
-    );
-  });
-
-  app.get('/', (c) => {
-    const { limit, offset } = queryParams(c, listQuery);
-    return c.json(store.exports(c.get('workspace').id, limit, offset).map(exportResponse));
-  });
-
-  app.post('/', async (c) => {
-    const body = await jsonBody(c, exportCreate);
-    const workspace = c.get('workspace');
-    if (!store.destination(workspace.id, body.bulk_export_destination_id)) {
-      throw notFound(`Bulk export destination ${body.bulk_export_destination_id} not found`);
-    }
-    if (!deps.tracing.findSession(workspace.id, body.session_id)) {
-      throw notFound(`Session ${body.session_id} not found`);
-    }
-    if (body.filter) {
-      try {
-        compileFilter(body.filter);
-      } catch (error) {
-        if (error instanceof FilterSyntaxError) throw badRequest(`Invalid filter: ${error.message}`);
-        throw error;
+  app.openapi(
+    {
+      method: 'delete',
+      path: '/destinations/:destination_id',
+      summary: 'Delete a destination that no active export uses',
+      params: destinationIdParams,
+      response: { status: 204, description: 'Deleted' },
+      errors: [
+        DESTINATION_NOT_FOUND,
+        httpError(409, 'An active export uses the destination', {
+          in_use: `Bulk export destination ${EXAMPLE_ID} is in use by bulk export(s) ${EXAMPLE_ID}; cancel them first`,
+        }),
+      ],
+    },
+    (c, { params }) => {
+      const destination = findDestination(c.get('workspace').id, params.destination_id);
+      const users = store.activeExportsUsing(destination.id);
+      if (users.length > 0) {
+        throw conflict(`Bulk export destination ${destination.id} is in use by bulk export(s) ${users.join(', ')}; cancel them first`);
       }
-    }
-    const unknownFields = (body.export_fields ?? []).filter((field) => !(RUN_COLUMNS as readonly string[]).includes(field));
-    if (unknownFields.length > 0) {
-      throw badRequest(`Invalid export_fields: ${unknownFields.join(', ')}. Valid fields are: ${RUN_COLUMNS.join(', ')}`);
-    }
-    const now = clock.now();
-    const recurring = body.interval_hours !== null && body.interval_hours !== undefined;
-    checkCreateQuota(store, deps.limits(), workspace.id, recurring, now);
-    const row: ExportRow = {
-      id: ids.uuid(),
-      tenant_id: workspace.id,
-      bulk_export_destination_id: body.bulk_export_destination_id,
-      session_id: body.session_id,
-      start_time: body.start_time,
-      end_time: body.end_time ?? null,
-      interval_hours: body.interval_hours ?? null,
-      filter: body.filter ?? null,
-      format: body.format,
-      format_version: body.format_version,
-      compression: body.compression,
-      export_fields: body.export_fields ? JSON.stringify(RUN_COLUMNS.filter((column) => body.export_fields!.includes(column))) : null,
-      status: recurring ? 'IntervalScheduled' : 'Created',
-      created_at: now,
-      updated_at: now,
-      finished_at: null,
-      started_at: null,
-      source_bulk_export_id: null,
-      next_child_index: 0,
-    };
-    // One transaction: a crash never leaves an export without its runs (it would complete empty).
-    store.transaction(() => {
-      store.insertExport(row);
-      deps.runner.launch(row);
-    });
-    return c.json(exportResponse(row));
-  });
+      store.deleteDestination(destination.id);
+      return c.body(null, 204);
+    },
+  );
 
-  app.get('/:bulk_export_id', (c) => {
-    const { bulk_export_id } = pathParams(c, exportIdParams);
-    return c.json(exportResponse(findExport(c.get('workspace').id, bulk_export_id)));
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/runs',
+      summary: 'List the runs of the exports a recurring export spawned',
+      query: runsFilterQuery,
+      response: { status: 200, description: 'The runs', schema: runs },
+      errors: [EXPORT_NOT_FOUND],
+    },
+    (c, { query }) => {
+      const source = findExport(c.get('workspace').id, query.source_bulk_export_id);
+      const destination = store.destinationById(source.bulk_export_destination_id);
+      return c.json(store.runsOfChildren(source.id).map((run) => runResponse(run, store.exportById(run.bulk_export_id)!, destination)));
+    },
+  );
 
-  app.patch('/:bulk_export_id', async (c) => {
-    const { bulk_export_id } = pathParams(c, exportIdParams);
-    const exportRow = findExport(c.get('workspace').id, bulk_export_id);
-    await jsonBody(c, exportUpdate);
-    if (exportRow.status !== 'Cancelled') {
-      if (TERMINAL_STATUSES.includes(exportRow.status)) {
-        throw badRequest(`Bulk export ${exportRow.id} is already ${exportRow.status} and cannot be cancelled`);
+  app.openapi(
+    { method: 'get', path: '/', summary: "List the workspace's exports", query: listQuery, response: { status: 200, description: 'The exports', schema: exports } },
+    (c, { query }) => c.json(store.exports(c.get('workspace').id, query.limit, query.offset).map(exportResponse)),
+  );
+
+  app.openapi(
+    {
+      method: 'post',
+      path: '/',
+      summary: 'Create a one-time or recurring export',
+      body: exportCreate,
+      response: { status: 200, description: 'The export', schema: exportResponseSchema },
+      errors: [
+        httpError(400, 'The filter does not parse, or an export field does not exist', {
+          invalid_filter: 'Invalid filter: Expected an expression but found end of input at position 9',
+          invalid_export_fields: unknownExportFields(['colour']),
+        }),
+        httpError(404, 'The destination or the session does not exist in the workspace', {
+          destination_not_found: destinationNotFound(EXAMPLE_ID),
+          session_not_found: `Session ${EXAMPLE_ID} not found`,
+        }),
+        httpError(429, 'A create quota is used up (see GET /_localplane/config)', {
+          hourly_creates: hourlyCreatesExceeded(DEFAULT_LIMITS),
+          recurring_exports: recurringExportsExceeded(DEFAULT_LIMITS),
+        }),
+      ],
+    },
+    (c, { body }) => {
+      const row = newExport(body, { store, tracing: deps.tracing, limits: deps.limits(), ids, tenantId: c.get('workspace').id, now: clock.now() });
+      // One transaction: a crash never leaves an export without its runs (it would complete empty).
+      store.transaction(() => {
+        store.insertExport(row);
+        deps.runner.launch(row);
+      });
+      return c.json(exportResponse(row));
+    },
+  );
+
+  app.openapi(
+    {
+      method: 'get',
+      path: '/:bulk_export_id',
+      summary: 'Get an export',
+      params: exportIdParams,
+      response: { status: 200, description: 'The export', schema: exportResponseSchema },
+      errors: [EXPORT_NOT_FOUND],
+    },
+    (c, { params }) => c.json(exportResponse(findExport(c.get('workspace').id, params.bulk_export_id))),
+  );
+
+  app.openapi(
+    {
+      method: 'patch',
+      path: '/:bulk_export_id',
+      summary: 'Cancel an export (cancelling a cancelled one changes nothing)',
+      params: exportIdParams,
+      body: exportUpdate,
+      response: { status: 200, description: 'The export', schema: exportResponseSchema },
+      errors: [
+        httpError(400, 'The export has already ended', { already_ended: `Bulk export ${EXAMPLE_ID} is already Completed and cannot be cancelled` }),
+        EXPORT_NOT_FOUND,
+      ],
+    },
+    (c, { params }) => {
+      const exportRow = findExport(c.get('workspace').id, params.bulk_export_id);
+      if (exportRow.status !== 'Cancelled') {
+        if (TERMINAL_STATUSES.includes(exportRow.status)) {
+          throw new HttpError(400, `Bulk export ${exportRow.id} is already ${exportRow.status} and cannot be cancelled`);
+        }
+        deps.runner.cancel(exportRow);
       }
-      deps.runner.cancel(exportRow);
-    }
-    return c.json(exportResponse(store.exportById(exportRow.id)!));
-  });
+      return c.json(exportResponse(store.exportById(exportRow.id)!));
+    },
+  );
 
-  app.get('/:bulk_export_id/runs', (c) => {
-    const { bulk_export_id } = pathParams(c, exportIdParams);
-    return c.json(toRunResponses(findExport(c.get('workspace').id, bulk_export_id)));
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/:bulk_export_id/runs',
+      summary: "List an export's runs",
+      params: exportIdParams,
+      response: { status: 200, description: 'The runs', schema: runs },
+      errors: [EXPORT_NOT_FOUND],
+    },
+    (c, { params }) => c.json(toRunResponses(findExport(c.get('workspace').id, params.bulk_export_id))),
+  );
 
-  app.get('/:bulk_export_id/runs/:run_id', (c) => {
-    const { bulk_export_id, run_id } = pathParams(c, runIdParams);
-    const exportRow = findExport(c.get('workspace').id, bulk_export_id);
-    const run = store.run(exportRow.id, run_id);
-    if (!run) throw notFound(`Bulk export run ${run_id} not found`);
-    return c.json(runResponse(run, exportRow, store.destinationById(exportRow.bulk_export_destination_id)));
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/:bulk_export_id/runs/:run_id',
+      summary: 'Get a run of an export',
+      params: runIdParams,
+      response: { status: 200, description: 'The run', schema: runResponseSchema },
+      errors: [httpError(404, 'The export or the run does not exist', { export_not_found: exportNotFound(EXAMPLE_ID), run_not_found: runNotFound(EXAMPLE_ID) })],
+    },
+    (c, { params }) => {
+      const exportRow = findExport(c.get('workspace').id, params.bulk_export_id);
+      const run = store.run(exportRow.id, params.run_id);
+      if (!run) throw notFound(runNotFound(params.run_id));
+      return c.json(runResponse(run, exportRow, store.destinationById(exportRow.bulk_export_destination_id)));
+    },
+  );
 
   return app;
 }

@@ -11,7 +11,7 @@ export const requestTimestamp = z.string().transform((text, ctx) => {
     return z.NEVER;
   }
   return micros;
-});
+}).meta({ format: 'date-time' });
 
 export const DESTINATION_TYPES = ['objstore'] as const;
 export const FORMATS = ['Parquet'] as const;

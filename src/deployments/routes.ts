@@ -1,10 +1,11 @@
-import { Hono } from 'hono';
+import { z } from 'zod';
+import { EXAMPLE_ID, httpError, notFoundError, WORKSPACE_AUTH_ERRORS } from '../openapi/errors.ts';
+import { OpenApiHono } from '../openapi/routes.ts';
 import { requireWorkspace, type AuthVariables } from '../shared/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { ResponseCache } from '../shared/response-cache.ts';
 import { conflict, notFound } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';
-import { jsonBody, pathParams, queryParams } from '../shared/validation.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
 import {
@@ -21,18 +22,25 @@ import {
   deleteDeploymentQuery,
   deleteDeploymentsQuery,
   DELETE_DEPLOYMENTS_QUERY_LISTS,
+  deletionResultsSchema,
   deploymentCreate,
   deploymentPatch,
   deploymentIdParams,
+  deploymentResponseSchema,
+  deploymentsListSchema,
   deploymentsQuery,
+  codehostIntegrationSchema,
+  codehostRepositorySchema,
   integrationIdParams,
   DEPLOYMENTS_QUERY_LISTS,
+  oauthProviderResponseSchema,
   revisionIdParams,
+  revisionResponseSchema,
+  revisionsListSchema,
   revisionsQuery,
   REVISIONS_QUERY_LISTS,
   type DeletionResult,
   type DeploymentsList,
-  type RevisionsList,
 } from './schemas.ts';
 import { checkCreateSource } from './source-rules.ts';
 import type { DeploymentStore } from './store.ts';
@@ -50,149 +58,272 @@ export interface DeploymentWriteDeps extends DeploymentRouteDeps {
   responseCache: ResponseCache;
 }
 
-function workspaceApp(deps: DeploymentRouteDeps) {
-  const app = new Hono<{ Variables: AuthVariables }>();
-  app.use('*', requireWorkspace(deps.workspaces));
-  return app;
+const deploymentNotFound = (id: string) => `Deployment ID ${id} not found.`;
+const revisionNotFound = (id: string) => `Revision ID ${id} not found.`;
+const DEPLOYMENT_NOT_FOUND = notFoundError('Deployment', deploymentNotFound(EXAMPLE_ID));
+const REVISION_NOT_FOUND = httpError(404, 'The deployment or the revision does not exist', {
+  deployment_not_found: deploymentNotFound(EXAMPLE_ID),
+  revision_not_found: revisionNotFound(EXAMPLE_ID),
+});
+const SOURCE_CONFIGURATION_ERROR = 'Source configuration error: image_uri is required for source external_container.';
+
+function workspaceApp(tag: string, deps: DeploymentRouteDeps) {
+  return new OpenApiHono<{ Variables: AuthVariables }>(tag).guard(WORKSPACE_AUTH_ERRORS, requireWorkspace(deps.workspaces));
 }
 
 /** /v2/deployments: deployments and their revisions. */
 export function deploymentRoutes(deps: DeploymentWriteDeps) {
   const { store, lifecycle } = deps;
-  const app = workspaceApp(deps);
+  const app = workspaceApp('deployments', deps);
 
   const findDeployment = (tenantId: string, id: string) => {
     const deployment = store.deployment(tenantId, id);
-    if (!deployment) throw notFound(`Deployment ID ${id} not found.`);
+    if (!deployment) throw notFound(deploymentNotFound(id));
     return deployment;
   };
 
   const findRevision = (deploymentId: string, id: string) => {
     const revision = store.revision(deploymentId, id);
-    if (!revision) throw notFound(`Revision ID ${id} not found.`);
+    if (!revision) throw notFound(revisionNotFound(id));
     return revision;
   };
 
   // The hottest read of the API (clients poll it): answered from the cache until the next write.
-  app.get('/', (c) => {
-    const queryStart = c.req.url.indexOf('?');
-    const cacheKey = c.get('workspace').id + (queryStart === -1 ? '' : c.req.url.slice(queryStart));
-    let body = deps.responseCache.get(cacheKey);
-    if (body === undefined) {
-      const query = queryParams(c, deploymentsQuery, DEPLOYMENTS_QUERY_LISTS);
-      const resources = store.deployments(c.get('workspace').id, query).map(deploymentResponse);
-      body = JSON.stringify({ resources, offset: query.offset + resources.length } satisfies DeploymentsList);
-      deps.responseCache.set(cacheKey, body);
-    }
-    return c.body(body, 200, { 'content-type': 'application/json' });
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/',
+      summary: "List the workspace's deployments",
+      query: deploymentsQuery,
+      queryLists: DEPLOYMENTS_QUERY_LISTS,
+      response: { status: 200, description: 'A page of deployments', schema: deploymentsListSchema },
+    },
+    (c, { query }) => {
+      const queryStart = c.req.url.indexOf('?');
+      const cacheKey = c.get('workspace').id + (queryStart === -1 ? '' : c.req.url.slice(queryStart));
+      let body = deps.responseCache.get(cacheKey);
+      if (body === undefined) {
+        const resources = store.deployments(c.get('workspace').id, query).map(deploymentResponse);
+        body = JSON.stringify({ resources, offset: query.offset + resources.length } satisfies DeploymentsList);
+        deps.responseCache.set(cacheKey, body);
+      }
+      return c.body(body, 200, { 'content-type': 'application/json' });
+    },
+  );
 
-  app.post('/', async (c) => {
-    const body = await jsonBody(c, deploymentCreate);
-    const tenantId = c.get('workspace').id;
-    checkCreateSource(store, tenantId, body);
-    if (deps.tracing.sessionsOf(tenantId).some((project) => project.name === body.name)) {
-      throw conflict(`A tracing project named ${body.name} already exists in this workspace.`);
-    }
-    const { deployment, revision, project } = newDeployment(body, { tenantId, now: deps.clock.now(), ids: deps.ids });
-    store.create(deployment, revision, project);
-    lifecycle.started(revision);
-    return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)), 201);
-  });
+  app.openapi(
+    {
+      method: 'post',
+      path: '/',
+      summary: 'Create a deployment, its first revision and its tracing project',
+      body: deploymentCreate,
+      response: { status: 201, description: 'The deployment', schema: deploymentResponseSchema },
+      errors: [
+        httpError(400, "The source's rules are broken", { source_configuration: SOURCE_CONFIGURATION_ERROR }),
+        httpError(409, 'A tracing project of that name exists', { project_exists: 'A tracing project named my-graph already exists in this workspace.' }),
+      ],
+    },
+    (c, { body }) => {
+      const tenantId = c.get('workspace').id;
+      checkCreateSource(store, tenantId, body);
+      if (deps.tracing.sessionsOf(tenantId).some((project) => project.name === body.name)) {
+        throw conflict(`A tracing project named ${body.name} already exists in this workspace.`);
+      }
+      const { deployment, revision, project } = newDeployment(body, { tenantId, now: deps.clock.now(), ids: deps.ids });
+      store.create(deployment, revision, project);
+      lifecycle.started(revision);
+      return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)), 201);
+    },
+  );
 
-  app.delete('/', (c) => {
-    const { deployment_ids } = queryParams(c, deleteDeploymentsQuery, DELETE_DEPLOYMENTS_QUERY_LISTS);
-    const tenantId = c.get('workspace').id;
-    const results = deployment_ids.map((id): DeletionResult => {
-      const deployment = store.deployment(tenantId, id);
-      if (!deployment) return { deployment_id: id, deleted: false, detail: `Deployment ID ${id} not found.` };
-      store.delete(deployment, { deleteTracingProject: false });
-      lifecycle.stop(deployment.id);
-      return { deployment_id: id, deleted: true };
-    });
-    return c.json({ results }, results.every((result) => result.deleted) ? 200 : 207);
-  });
+  app.openapi(
+    {
+      method: 'delete',
+      path: '/',
+      summary: 'Delete deployments by id (their tracing projects stay)',
+      query: deleteDeploymentsQuery,
+      queryLists: DELETE_DEPLOYMENTS_QUERY_LISTS,
+      response: [
+        { status: 200, description: 'Every deployment was deleted', schema: deletionResultsSchema },
+        { status: 207, description: 'Some ids named no deployment of the workspace', schema: deletionResultsSchema },
+      ],
+    },
+    (c, { query }) => {
+      const tenantId = c.get('workspace').id;
+      const results = query.deployment_ids.map((id): DeletionResult => {
+        const deployment = store.deployment(tenantId, id);
+        if (!deployment) return { deployment_id: id, deleted: false, detail: deploymentNotFound(id) };
+        store.delete(deployment, { deleteTracingProject: false });
+        lifecycle.stop(deployment.id);
+        return { deployment_id: id, deleted: true };
+      });
+      return c.json({ results }, results.every((result) => result.deleted) ? 200 : 207);
+    },
+  );
 
-  app.delete('/:deployment_id', (c) => {
-    const { deployment_id } = pathParams(c, deploymentIdParams);
-    const { delete_tracing_project } = queryParams(c, deleteDeploymentQuery);
-    store.delete(findDeployment(c.get('workspace').id, deployment_id), { deleteTracingProject: delete_tracing_project });
-    lifecycle.stop(deployment_id);
-    return c.body(null, 204);
-  });
+  app.openapi(
+    {
+      method: 'delete',
+      path: '/:deployment_id',
+      summary: 'Delete a deployment (and, if asked, its tracing project)',
+      params: deploymentIdParams,
+      query: deleteDeploymentQuery,
+      response: { status: 204, description: 'Deleted' },
+      errors: [DEPLOYMENT_NOT_FOUND],
+    },
+    (c, { params, query }) => {
+      store.delete(findDeployment(c.get('workspace').id, params.deployment_id), { deleteTracingProject: query.delete_tracing_project });
+      lifecycle.stop(params.deployment_id);
+      return c.body(null, 204);
+    },
+  );
 
-  app.get('/:deployment_id', (c) => {
-    const { deployment_id } = pathParams(c, deploymentIdParams);
-    return c.json(deploymentResponse(findDeployment(c.get('workspace').id, deployment_id)));
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/:deployment_id',
+      summary: 'Get a deployment',
+      params: deploymentIdParams,
+      response: { status: 200, description: 'The deployment', schema: deploymentResponseSchema },
+      errors: [DEPLOYMENT_NOT_FOUND],
+    },
+    (c, { params }) => c.json(deploymentResponse(findDeployment(c.get('workspace').id, params.deployment_id))),
+  );
 
-  app.patch('/:deployment_id', async (c) => {
-    const { deployment_id } = pathParams(c, deploymentIdParams);
-    const body = await jsonBody(c, deploymentPatch);
-    const tenantId = c.get('workspace').id;
-    const { deployment, revision } = applyPatch(findDeployment(tenantId, deployment_id), body, { ids: deps.ids, now: deps.clock.now() });
-    store.update(deployment, revision);
-    if (revision) lifecycle.started(revision);
-    return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
-  });
+  app.openapi(
+    {
+      method: 'patch',
+      path: '/:deployment_id',
+      summary: 'Change a deployment: in place, or with a new revision',
+      params: deploymentIdParams,
+      body: deploymentPatch,
+      response: { status: 200, description: 'The deployment', schema: deploymentResponseSchema },
+      errors: [
+        httpError(400, 'A fixed field changes, or a source rule is broken', {
+          fixed_field: 'name cannot be changed once the deployment is created.',
+          source_configuration: 'Source configuration error: secret_references are only applicable to source external_container.',
+        }),
+        DEPLOYMENT_NOT_FOUND,
+      ],
+    },
+    (c, { params, body }) => {
+      const tenantId = c.get('workspace').id;
+      const { deployment, revision } = applyPatch(findDeployment(tenantId, params.deployment_id), body, { ids: deps.ids, now: deps.clock.now() });
+      store.update(deployment, revision);
+      if (revision) lifecycle.started(revision);
+      return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
+    },
+  );
 
-  app.post('/:deployment_id/revisions/:revision_id/redeploy', (c) => {
-    const { deployment_id, revision_id } = pathParams(c, revisionIdParams);
-    const tenantId = c.get('workspace').id;
-    const deployment = findDeployment(tenantId, deployment_id);
-    const revision = findRevision(deployment.id, revision_id);
-    const now = deps.clock.now();
-    const copy = redeployedRevision(deps.ids, revision, now);
-    store.update({ ...deployment, latest_revision_id: copy.id, updated_at: now }, copy);
-    lifecycle.started(copy);
-    return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
-  });
+  app.openapi(
+    {
+      method: 'post',
+      path: '/:deployment_id/revisions/:revision_id/redeploy',
+      summary: 'Deploy an earlier revision again, as a new revision',
+      params: revisionIdParams,
+      response: { status: 200, description: 'The deployment', schema: deploymentResponseSchema },
+      errors: [REVISION_NOT_FOUND],
+    },
+    (c, { params }) => {
+      const tenantId = c.get('workspace').id;
+      const deployment = findDeployment(tenantId, params.deployment_id);
+      const revision = findRevision(deployment.id, params.revision_id);
+      const now = deps.clock.now();
+      const copy = redeployedRevision(deps.ids, revision, now);
+      store.update({ ...deployment, latest_revision_id: copy.id, updated_at: now }, copy);
+      lifecycle.started(copy);
+      return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
+    },
+  );
 
-  app.get('/:deployment_id/revisions', (c) => {
-    const { deployment_id } = pathParams(c, deploymentIdParams);
-    const query = queryParams(c, revisionsQuery, REVISIONS_QUERY_LISTS);
-    const deployment = findDeployment(c.get('workspace').id, deployment_id);
-    const resources = store.revisions(deployment.id, query).map(revisionResponse);
-    return c.json({ resources, offset: query.offset + resources.length } satisfies RevisionsList);
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/:deployment_id/revisions',
+      summary: "List a deployment's revisions",
+      params: deploymentIdParams,
+      query: revisionsQuery,
+      queryLists: REVISIONS_QUERY_LISTS,
+      response: { status: 200, description: 'A page of revisions', schema: revisionsListSchema },
+      errors: [DEPLOYMENT_NOT_FOUND],
+    },
+    (c, { params, query }) => {
+      const deployment = findDeployment(c.get('workspace').id, params.deployment_id);
+      const resources = store.revisions(deployment.id, query).map(revisionResponse);
+      return c.json({ resources, offset: query.offset + resources.length });
+    },
+  );
 
-  app.get('/:deployment_id/revisions/:revision_id', (c) => {
-    const { deployment_id, revision_id } = pathParams(c, revisionIdParams);
-    const deployment = findDeployment(c.get('workspace').id, deployment_id);
-    return c.json(revisionResponse(findRevision(deployment.id, revision_id)));
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/:deployment_id/revisions/:revision_id',
+      summary: 'Get a revision',
+      params: revisionIdParams,
+      response: { status: 200, description: 'The revision', schema: revisionResponseSchema },
+      errors: [REVISION_NOT_FOUND],
+    },
+    (c, { params }) => {
+      const deployment = findDeployment(c.get('workspace').id, params.deployment_id);
+      return c.json(revisionResponse(findRevision(deployment.id, params.revision_id)));
+    },
+  );
 
   return app;
 }
 
 /** /v2/auth/providers: the workspace's OAuth providers (E5). */
 export function oauthProviderRoutes(deps: DeploymentRouteDeps) {
-  const app = workspaceApp(deps);
+  const app = workspaceApp('oauth-providers', deps);
 
-  app.get('/', (c) => c.json(deps.store.providers(c.get('workspace').id).map(oauthProviderResponse)));
+  app.openapi(
+    { method: 'get', path: '/', summary: "List the workspace's OAuth providers", response: { status: 200, description: 'The providers', schema: z.array(oauthProviderResponseSchema) } },
+    (c) => c.json(deps.store.providers(c.get('workspace').id).map(oauthProviderResponse)),
+  );
 
-  app.get('/:provider_id', (c) => {
-    const providerId = c.req.param('provider_id');
-    const provider = deps.store.provider(c.get('workspace').id, providerId);
-    if (!provider) throw notFound(`OAuth provider ${providerId} not found.`);
-    return c.json(oauthProviderResponse(provider));
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/:provider_id',
+      summary: 'Get an OAuth provider',
+      response: { status: 200, description: 'The provider', schema: oauthProviderResponseSchema },
+      errors: [notFoundError('OAuth provider', 'OAuth provider github not found.')],
+    },
+    (c) => {
+      const providerId = c.req.param('provider_id')!;
+      const provider = deps.store.provider(c.get('workspace').id, providerId);
+      if (!provider) throw notFound(`OAuth provider ${providerId} not found.`);
+      return c.json(oauthProviderResponse(provider));
+    },
+  );
 
   return app;
 }
 
 /** /v1/integrations/forge/codehost: the workspace's codehost integrations and their repositories (E6). */
 export function codehostRoutes(deps: DeploymentRouteDeps) {
-  const app = workspaceApp(deps);
+  const app = workspaceApp('codehost', deps);
 
-  app.get('/install', (c) => c.json(deps.store.integrations(c.get('workspace').id).map(codehostIntegrationResponse)));
+  app.openapi(
+    { method: 'get', path: '/install', summary: "List the workspace's codehost integrations", response: { status: 200, description: 'The integrations', schema: z.array(codehostIntegrationSchema) } },
+    (c) => c.json(deps.store.integrations(c.get('workspace').id).map(codehostIntegrationResponse)),
+  );
 
-  app.get('/:integration_id/repos', (c) => {
-    const { integration_id } = pathParams(c, integrationIdParams);
-    const integration = deps.store.integration(c.get('workspace').id, integration_id);
-    if (!integration) throw notFound(`Codehost integration ID ${integration_id} not found.`);
-    return c.json(deps.store.repos(integration.id).map(codehostRepositoryResponse));
-  });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/:integration_id/repos',
+      summary: "List a codehost integration's repositories",
+      params: integrationIdParams,
+      response: { status: 200, description: 'The repositories', schema: z.array(codehostRepositorySchema) },
+      errors: [notFoundError('Codehost integration', `Codehost integration ID ${EXAMPLE_ID} not found.`)],
+    },
+    (c, { params }) => {
+      const integration = deps.store.integration(c.get('workspace').id, params.integration_id);
+      if (!integration) throw notFound(`Codehost integration ID ${params.integration_id} not found.`);
+      return c.json(deps.store.repos(integration.id).map(codehostRepositoryResponse));
+    },
+  );
 
   return app;
 }

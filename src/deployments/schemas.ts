@@ -163,12 +163,11 @@ export const deleteDeploymentQuery = z.object({ delete_tracing_project: queryBoo
 export const deleteDeploymentsQuery = z.object({ deployment_ids: z.array(z.guid()).min(1).max(100) });
 /** List parameters of deleteDeploymentsQuery (see queryParams). */
 export const DELETE_DEPLOYMENTS_QUERY_LISTS = ['deployment_ids'];
-/** One entry of the bulk DELETE body (the service publishes no shape for it). */
-export interface DeletionResult {
-  deployment_id: string;
-  deleted: boolean;
-  detail?: string;
-}
+/** The bulk DELETE body (the service publishes no shape for it): one entry per id asked for. */
+export const deletionResultsSchema = z.object({
+  results: z.array(z.object({ deployment_id: z.string(), deleted: z.boolean(), detail: z.string().optional() })),
+});
+export type DeletionResult = z.infer<typeof deletionResultsSchema>['results'][number];
 
 export const deploymentIdParams = z.object({ deployment_id: z.guid() });
 export const revisionIdParams = z.object({ deployment_id: z.guid(), revision_id: z.guid() });

@@ -10,6 +10,10 @@ import {
   revisionResponseSchema,
   revisionsListSchema,
 } from '../deployments/schemas.ts';
+import { HttpError } from '../shared/errors.ts';
+import { errorsByStatus } from './errors.ts';
+import { forcedResponse, PREFER_DESCRIPTION } from './prefer.ts';
+import type { DocumentedRoute, ErrorResponse, RouteDeclaration, SuccessResponse } from './declarations.ts';
 
 const errorBodySchema = z.object({ detail: z.string() });
 
@@ -44,30 +48,137 @@ export type JsonSchema = Record<string, unknown>;
 
 export interface OpenApiDocument {
   openapi: string;
-  info: { title: string; version: string };
-  paths: Record<string, unknown>;
+  info: { title: string; version: string; description?: string };
+  paths: Record<string, Record<string, JsonSchema>>;
   components: { schemas: Record<string, JsonSchema> };
 }
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-let built: OpenApiDocument | null = null;
+const componentRef = (id: string) => `#/components/schemas/${id}`;
+/** Ids of the schemas inlined into operations; never a component's name. */
+const INLINE_ID = /^~(\d+)$/;
 
 /**
- * localplane's OpenAPI document, generated from the zod schemas its responses are typed
- * with: what its own tests validate responses against.
+ * JSON Schemas for zod schemas: those of COMPONENTS become `$ref`s to their component, the
+ * others are inlined where they are used. `io` is 'input' for requests, 'output' for responses.
  */
-export function openapiDocument(): OpenApiDocument {
-  if (built) return built;
+function convert(schemas: readonly z.ZodType[], io: 'input' | 'output') {
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { uri: (id) => `#/components/schemas/${id}`, io: 'output' });
-  const components: Record<string, JsonSchema> = {};
-  for (const [id, schema] of Object.entries(schemas)) {
-    // Each generated schema names itself as a standalone document; inside components it is not one.
-    const { $schema: _dialect, $id: _id, ...component } = schema as JsonSchema;
-    components[id] = component;
+  const ids = new Map<z.ZodType, string>();
+  if (io === 'output') for (const [id, schema] of Object.entries(COMPONENTS)) ids.set(schema, id);
+  for (const schema of schemas) if (!ids.has(schema)) ids.set(schema, `~${ids.size}`);
+  for (const [schema, id] of ids) registry.add(schema, { id });
+  const converted = z.toJSONSchema(registry, { uri: componentRef, io, unrepresentable: 'any' }).schemas;
+  const byId: Record<string, JsonSchema> = {};
+  for (const [id, schema] of Object.entries(converted)) {
+    // Each generated schema names itself as a standalone document; inside an OpenAPI document it is not one.
+    const { $schema: _dialect, $id: _id, ...rest } = schema as JsonSchema;
+    byId[id] = rest;
   }
-  built = { openapi: '3.1.0', info: { title: 'localplane', version }, paths: {}, components: { schemas: components } };
-  return built;
+  // A route's schema used inside another route's is inlined there too.
+  const inlined = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inlined);
+    if (node === null || typeof node !== 'object') return node;
+    const ref = (node as JsonSchema).$ref;
+    const id = typeof ref === 'string' ? ref.slice(componentRef('').length) : '';
+    if (INLINE_ID.test(id)) return inlined(byId[id]);
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlined(value)]));
+  };
+  const jsonSchemaOf = (schema: z.ZodType): JsonSchema => {
+    const id = ids.get(schema)!;
+    return INLINE_ID.test(id) ? (inlined(byId[id]) as JsonSchema) : { $ref: componentRef(id) };
+  };
+  return { jsonSchemaOf, components: inlined(Object.fromEntries(Object.entries(byId).filter(([id]) => !INLINE_ID.test(id)))) as Record<string, JsonSchema> };
+}
+
+const successesOf = (declaration: RouteDeclaration): readonly SuccessResponse[] =>
+  Array.isArray(declaration.response) ? declaration.response : [declaration.response as SuccessResponse];
+
+/** `/a/:id` as OpenAPI writes it: `/a/{id}`. */
+export const openapiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+
+function preferRefusal(errors: readonly ErrorResponse[]): ErrorResponse {
+  try {
+    forcedResponse('code=418', errors);
+  } catch (error) {
+    return { status: 400, description: 'The Prefer header names an error this endpoint does not document', examples: { prefer_refused: { detail: (error as HttpError).detail } } };
+  }
+  throw new Error('code=418 is documented');
+}
+
+function parametersOf(route: DocumentedRoute, input: ReturnType<typeof convert>): JsonSchema[] {
+  const { params, query } = route.declaration;
+  const pathSchema = params ? input.jsonSchemaOf(params) : {};
+  const pathProperties = (pathSchema.properties ?? {}) as Record<string, JsonSchema>;
+  const parameters: JsonSchema[] = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: pathProperties[name!] ?? { type: 'string' },
+  }));
+  if (query) {
+    const querySchema = input.jsonSchemaOf(query);
+    const required = (querySchema.required ?? []) as string[];
+    for (const [name, schema] of Object.entries((querySchema.properties ?? {}) as Record<string, JsonSchema>)) {
+      const list = route.declaration.queryLists?.includes(name);
+      parameters.push({
+        name,
+        in: 'query',
+        required: required.includes(name),
+        schema,
+        ...(list ? { description: 'Comma-separated, sent several times, or both', style: 'form', explode: true } : {}),
+      });
+    }
+  }
+  parameters.push({ name: 'Prefer', in: 'header', required: false, description: PREFER_DESCRIPTION, schema: { type: 'string', examples: ['code=404'] } });
+  return parameters;
+}
+
+function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, output: ReturnType<typeof convert>): JsonSchema {
+  const { declaration } = route;
+  const responses: Record<string, JsonSchema> = {};
+  for (const success of successesOf(declaration)) {
+    // A body other than JSON (the /docs page and its files) is described by its content type alone.
+    const content = success.schema
+      ? { [success.contentType ?? 'application/json']: { schema: output.jsonSchemaOf(success.schema) } }
+      : success.contentType && { [success.contentType]: {} };
+    responses[success.status] = { description: success.description, ...(content ? { content } : {}) };
+  }
+  for (const error of errorsByStatus([...route.errors, preferRefusal(route.errors)])) {
+    const schema = { $ref: componentRef(error.status === 422 ? 'HTTPValidationError' : 'HTTPError') };
+    const examples = Object.fromEntries(Object.entries(error.examples).map(([name, value]) => [name, { value }]));
+    responses[error.status] = { description: error.description, content: { 'application/json': { schema, examples } } };
+  }
+  return {
+    tags: [route.tag],
+    summary: declaration.summary,
+    ...(declaration.description ? { description: declaration.description } : {}),
+    operationId: `${declaration.method}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_match, next: string | undefined) => next?.toUpperCase() ?? '')}`,
+    parameters: parametersOf(route, input),
+    ...(declaration.body ? { requestBody: { required: true, content: { 'application/json': { schema: input.jsonSchemaOf(declaration.body) } } } } : {}),
+    responses,
+  };
+}
+
+/**
+ * localplane's OpenAPI document, generated from the zod schemas its routes declare (see
+ * OpenApiHono); without routes, the component schemas alone (what response bodies are
+ * validated against, and what `npm run check:reference` compares).
+ */
+export function openapiDocument(routes: readonly DocumentedRoute[] = []): OpenApiDocument {
+  const requestSchemas = routes.flatMap(({ declaration: { params, query, body } }) => [params, query, body].filter((schema) => schema !== undefined));
+  const responseSchemas = routes.flatMap(({ declaration }) => successesOf(declaration).flatMap((success) => (success.schema ? [success.schema] : [])));
+  const input = convert(requestSchemas, 'input');
+  const output = convert(responseSchemas, 'output');
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of routes) {
+    (paths[openapiPath(route.path)] ??= {})[route.declaration.method] = operation(route, input, output);
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'localplane', version, description: 'A local emulator of the bulk trace export and deployment API, and its harness knobs under /_localplane.' },
+    paths,
+    components: { schemas: output.components },
+  };
 }

@@ -2,6 +2,10 @@ import type { MiddlewareHandler } from 'hono';
 import { HttpError } from './errors.ts';
 import type { Workspace, WorkspaceStore } from '../workspaces/store.ts';
 
+export const MISSING_API_KEY = 'Not authenticated: send an API key in the X-API-Key header';
+export const INVALID_API_KEY = 'Invalid token';
+export const WRONG_TENANT = 'Forbidden: the API key does not belong to the workspace in X-Tenant-Id';
+
 export interface AuthVariables {
   workspace: Workspace;
 }
@@ -13,12 +17,12 @@ export interface AuthVariables {
 export function requireWorkspace(workspaces: WorkspaceStore): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async (c, next) => {
     const apiKey = c.req.header('x-api-key');
-    if (!apiKey) throw new HttpError(401, 'Not authenticated: send an API key in the X-API-Key header');
+    if (!apiKey) throw new HttpError(401, MISSING_API_KEY);
     const workspace = workspaces.findByApiKey(apiKey);
-    if (!workspace) throw new HttpError(401, 'Invalid token');
+    if (!workspace) throw new HttpError(401, INVALID_API_KEY);
     const tenantId = c.req.header('x-tenant-id');
     if (tenantId !== undefined && tenantId.toLowerCase() !== workspace.id) {
-      throw new HttpError(403, 'Forbidden: the API key does not belong to the workspace in X-Tenant-Id');
+      throw new HttpError(403, WRONG_TENANT);
     }
     c.set('workspace', workspace);
     await next();

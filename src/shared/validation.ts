@@ -22,9 +22,11 @@ function parse<S extends z.ZodType>(schema: S, part: RequestPart, input: unknown
 /** Request bodies larger than this are refused with 413 before they are read. */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
-const BODY_UNREADABLE = 'There was an error parsing the body';
+/** FastAPI's 400 for a body that cannot be read, or is not UTF-8. */
+export const BODY_UNREADABLE = 'There was an error parsing the body';
+export const BODY_TOO_LARGE = `Request body too large: the limit is ${MAX_REQUEST_BODY_BYTES} bytes (1 MiB)`;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const tooLarge = () => new HttpError(413, `Request body too large: the limit is ${MAX_REQUEST_BODY_BYTES} bytes (1 MiB)`);
+const tooLarge = () => new HttpError(413, BODY_TOO_LARGE);
 
 /**
  * The body's bytes, refused past MAX_REQUEST_BODY_BYTES: by its Content-Length, or counted
@@ -173,7 +175,9 @@ export function queryInteger({ min, max = Number.MAX_SAFE_INTEGER }: { min?: num
     if (min !== undefined && value < min) ctx.addIssue({ code: 'too_small', origin: 'number', minimum: min, inclusive: true, input: text });
     if (value > max) ctx.addIssue({ code: 'too_big', origin: 'number', maximum: max, inclusive: true, input: text });
     return value;
-  });
+  })
+    // What the OpenAPI document shows of the parameter: the integer it is read as.
+    .meta({ type: 'integer', ...(min === undefined ? {} : { minimum: min }), maximum: max });
 }
 
 const TRUE_WORDS = ['1', 'on', 't', 'true', 'y', 'yes'];
@@ -186,7 +190,7 @@ export const queryBoolean = z.string().transform((text, ctx) => {
   if (FALSE_WORDS.includes(word)) return false;
   ctx.addIssue(customIssue('bool_parsing', 'Input should be a valid boolean, unable to interpret input'));
   return z.NEVER;
-});
+}).meta({ type: 'boolean' });
 
 /** The object schema inside default / nullable / optional wrappers, if the field holds one. */
 function objectSchemaOf(field: z.ZodType): z.ZodObject | null {

@@ -1,5 +1,6 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { checkServedResponse, servedChecker } from './openapi.ts';
 
 export interface Reply {
   status: number;
@@ -33,8 +34,9 @@ export interface SendOptions {
  * One request through node:http, which sends the method, target and body exactly as given
  * (fetch would normalise the path and add a content type). Rejects when no reply comes in time.
  */
-export function send(baseUrl: string, method: string, target: string, options: SendOptions = {}): Promise<Reply> {
-  const { hostname, port } = new URL(baseUrl);
+export async function send(baseUrl: string, method: string, target: string, options: SendOptions = {}): Promise<Reply> {
+  const { hostname, port, origin } = new URL(baseUrl);
+  await servedChecker(origin);
   const timeoutMs = options.timeoutMs ?? 10_000;
   return new Promise((resolve, reject) => {
     const headers = { ...options.headers };
@@ -43,10 +45,14 @@ export function send(baseUrl: string, method: string, target: string, options: S
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
+        // Answered before the whole body went out (a 413 while streaming): the rest would only meet a closed socket (EPIPE).
+        if (!request.writableFinished) request.destroy();
         const text = Buffer.concat(chunks).toString('utf8');
         const replyHeaders: Record<string, string> = {};
         for (const [name, value] of Object.entries(response.headers)) replyHeaders[name] = Array.isArray(value) ? value.join(', ') : String(value);
-        resolve({ status: response.statusCode!, headers: replyHeaders, text, json: parseJson(text) });
+        const reply = { status: response.statusCode!, headers: replyHeaders, text, json: parseJson(text) };
+        // The served OpenAPI document describes every response of the API (the objstore has none).
+        checkServedResponse(`${new URL(baseUrl).origin}${target}`, method, reply.status, replyHeaders['content-type'] ?? '', text).then(() => resolve(reply), reject);
       });
       response.on('error', reject);
     });

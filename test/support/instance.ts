@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import { start, type Localplane, type StartOptions } from '../../src/index.ts';
+import { checkServedResponse } from './openapi.ts';
 
 export interface FixtureWorkspace {
   id: string;
@@ -44,6 +45,8 @@ export class Api {
     }
     const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
+    // The served OpenAPI document describes every response the suite sees (redirects followed).
+    await checkServedResponse(response.url, method, response.status, response.headers.get('content-type') ?? '', text);
     let parsed: unknown = undefined;
     if (text) {
       try {

@@ -13,8 +13,12 @@ const documents: Record<string, unknown> = { localplane: openapiDocument() };
 const referencePath = process.env.LOCALPLANE_REFERENCE_OPENAPI;
 if (referencePath) documents.reference = JSON.parse(readFileSync(referencePath, 'utf8'));
 
-const ajv = new (Ajv2020 as unknown as typeof Ajv2020.default)({ strict: false, allErrors: true });
-(addFormats as unknown as typeof addFormats.default)(ajv);
+const newAjv = () => {
+  const ajv = new (Ajv2020 as unknown as typeof Ajv2020.default)({ strict: false, allErrors: true });
+  (addFormats as unknown as typeof addFormats.default)(ajv);
+  return ajv;
+};
+const ajv = newAjv();
 for (const [name, document] of Object.entries(documents)) ajv.addSchema(document as object, name);
 
 const validators = new Map<string, ReturnType<typeof ajv.compile>>();
@@ -39,4 +43,125 @@ export function expectSchema(body: unknown, name: string): void {
     const problems = valid ? '' : `: ${ajv.errorsText(validate.errors)}`;
     expect(valid ? [] : validate.errors, `response matches ${name} of the ${document} OpenAPI document${problems}`).toEqual([]);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every response the suite sees, checked against the document the instance serves.
+
+interface Operation {
+  responses: Record<string, { content?: Record<string, { schema?: object }> }>;
+}
+
+interface ServedDocument {
+  paths: Record<string, Record<string, Operation>>;
+}
+
+/** A JSON pointer's segment inside a URI fragment. */
+const pointerSegment = (segment: string) => encodeURIComponent(segment.replaceAll('~', '~0').replaceAll('/', '~1'));
+
+/**
+ * Replies given below the app, whatever the route (see src/shared/http-server.ts): the
+ * request could not be parsed, so no operation answered it.
+ */
+const SERVER_LEVEL_DETAILS = /^(Invalid HTTP request received\.|Request Header Fields Too Large|Content Too Large|Request Timeout|Expectation Failed)/;
+
+class ResponseChecker {
+  private readonly ajv = newAjv();
+  private readonly validators = new Map<string, ReturnType<ReturnType<typeof newAjv>['compile']>>();
+  private readonly templates: { template: string; pattern: RegExp; params: number }[];
+
+  constructor(private readonly document: ServedDocument) {
+    this.ajv.addSchema(document as object, 'served');
+    this.templates = Object.keys(document.paths)
+      .map((template) => ({
+        template,
+        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+')}$`),
+        params: (template.match(/\{/g) ?? []).length,
+      }))
+      // A literal segment wins over a parameter: /destinations before /{bulk_export_id}.
+      .sort((a, b) => a.params - b.params);
+  }
+
+  check(method: string, path: string, status: number, contentType: string, text: string): void {
+    const template = this.templates.find((candidate) => candidate.pattern.test(path))?.template;
+    const operation = template && this.document.paths[template]![method.toLowerCase()];
+    // No operation answered: an unknown path (404), another method (405), a redirect (307).
+    if (!operation) return;
+    const what = `${method} ${path} -> ${status} ${text.slice(0, 300)}`;
+    const declared = operation.responses[String(status)];
+    if (!declared) {
+      if (status >= 400 && SERVER_LEVEL_DETAILS.test(parseJson(text)?.detail ?? '')) return;
+      throw new Error(`${what}: status ${status} is not in the served OpenAPI document for ${method} ${template} (it declares ${Object.keys(operation.responses).join(', ')})`);
+    }
+    const schema = declared.content?.['application/json']?.schema;
+    if (!schema) {
+      if (!declared.content && text !== '') throw new Error(`${what}: the served OpenAPI document declares no body for ${method} ${template} ${status}`);
+      return;
+    }
+    if (method === 'HEAD') return;
+    if (!contentType.startsWith('application/json')) throw new Error(`${what}: content type ${contentType}, not JSON as the served OpenAPI document declares`);
+    const ref = `served#/paths/${pointerSegment(template)}/${method.toLowerCase()}/responses/${status}/content/${pointerSegment('application/json')}/schema`;
+    let validate = this.validators.get(ref);
+    if (!validate) {
+      validate = this.ajv.compile({ $ref: ref });
+      this.validators.set(ref, validate);
+    }
+    if (!validate(JSON.parse(text))) {
+      throw new Error(`${what}: does not match the served OpenAPI document's schema for ${method} ${template} ${status}: ${this.ajv.errorsText(validate.errors)}`);
+    }
+  }
+}
+
+function parseJson(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const checkers = new Map<string, Promise<ResponseChecker | null>>();
+
+async function checkerFor(origin: string): Promise<ResponseChecker | null> {
+  const response = await fetch(`${origin}/openapi.json`);
+  const document = response.ok && response.headers.get('content-type')?.startsWith('application/json') ? ((await response.json()) as ServedDocument) : null;
+  // Not a localplane API (the objstore answers there): nothing to check against.
+  return document?.paths ? new ResponseChecker(document) : null;
+}
+
+/** The path as the router reads it: percent-decoded, but an encoded slash stays inside its segment. */
+function decodedPath(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname.replace(/%2f/gi, '%252F'));
+  } catch {
+    return pathname;
+  }
+}
+
+/** The checker of the API at `origin` (null for another server), loaded once: fetched before a request goes out, it is ready when the reply comes. */
+export function servedChecker(origin: string): Promise<ResponseChecker | null> {
+  let checker = checkers.get(origin);
+  if (!checker) {
+    checker = checkerFor(origin);
+    checkers.set(origin, checker);
+    // Unreachable (the instance is stopped or restarting): tried again with the next response.
+    checker.catch(() => checkers.delete(origin));
+  }
+  return checker.catch(() => null);
+}
+
+/**
+ * Throws (failing the test) when a response of a localplane API is not what its served
+ * /openapi.json declares for the operation's method, path and status: a status it does not
+ * declare, or a body that does not match the declared schema.
+ */
+export async function checkServedResponse(url: string, method: string, status: number, contentType: string, text: string): Promise<void> {
+  let origin: string;
+  let pathname: string;
+  try {
+    ({ origin, pathname } = new URL(url));
+  } catch {
+    return; // A target no URL holds: answered below the app, by no operation.
+  }
+  (await servedChecker(origin))?.check(method, decodedPath(pathname), status, contentType, text);
 }

@@ -1,0 +1,58 @@
+import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
+import { mergePath } from 'hono/utils/url';
+import { jsonBody, pathParams, queryParams } from '../shared/validation.ts';
+import { requestErrors } from './errors.ts';
+import type { DocumentedRoute, ErrorResponse, RouteDeclaration, RouteInput, Schema } from './declarations.ts';
+import { forcedResponse } from './prefer.ts';
+
+/**
+ * A hono app whose routes declare their input and answers once (in the spirit of
+ * @hono/zod-openapi's `app.openapi(route, handler)`): the declared schemas are validated with
+ * the FastAPI-faithful helpers, the handler gets the typed input, `Prefer: code=` forces a
+ * documented error, and the declarations, joined through `route()`, make the served OpenAPI document.
+ */
+export class OpenApiHono<E extends Env = Env> extends Hono<E> {
+  readonly documented: DocumentedRoute[] = [];
+  private readonly guardErrors: ErrorResponse[] = [];
+
+  /** `tag` groups the app's own routes in the document (mounted apps keep theirs). */
+  constructor(private readonly tag = 'localplane') {
+    super();
+  }
+
+  /** Middleware for every request of this app, and the error responses it can give, documented on each route declared after it. */
+  guard(errors: readonly ErrorResponse[], ...middleware: MiddlewareHandler<E>[]): this {
+    this.guardErrors.push(...errors);
+    for (const handler of middleware) this.use('*', handler);
+    return this;
+  }
+
+  openapi<P extends Schema, Q extends Schema, B extends Schema>(
+    declaration: RouteDeclaration<P, Q, B>,
+    handler: (c: Context<E>, input: RouteInput<P, Q, B>) => Response | Promise<Response>,
+  ): this {
+    // The route's own errors first: `Prefer: code=400` answers the first example of that status.
+    const errors = [...(declaration.errors ?? []), ...this.guardErrors, ...requestErrors(declaration)];
+    this.documented.push({ declaration: declaration as RouteDeclaration, path: declaration.path, tag: this.tag, errors });
+    this.on(declaration.method.toUpperCase(), declaration.path, async (c) => {
+      const forced = forcedResponse(c.req.header('prefer'), errors);
+      if (forced) return c.json(forced.body as object, forced.status as 400);
+      const input = {
+        params: declaration.params && pathParams(c, declaration.params),
+        query: declaration.query && queryParams(c, declaration.query, declaration.queryLists),
+        body: declaration.body && (await jsonBody(c, declaration.body)),
+      } as RouteInput<P, Q, B>;
+      return handler(c as Context<E>, input);
+    });
+    return this;
+  }
+
+  /** Mounts a sub-app as hono does; an OpenApiHono's declarations join this app's under the prefix. */
+  override route(path: string, app: Hono<any, any, any>): this {
+    if (app instanceof OpenApiHono) {
+      for (const route of app.documented) this.documented.push({ ...route, path: mergePath(path, route.path) });
+    }
+    super.route(path, app);
+    return this;
+  }
+}
