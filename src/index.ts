@@ -1,4 +1,13 @@
-export { start, type Localplane, type StartOptions } from './localplane.ts';
+export {
+  createLocalplane,
+  start,
+  type CreateOptions,
+  type InProcessLocalplane,
+  type Localplane,
+  type ResetScope,
+  type StartOptions,
+} from './localplane.ts';
 export { DEFAULT_ENDPOINT_ALIASES } from './objstore/endpoints.ts';
+export { SnapshotFileError } from './snapshots/format.ts';
 export type { ClockControl } from './shared/clock-control.ts';
 export type { Limits, LimitsPatch } from './config.ts';

@@ -7,13 +7,13 @@ import type { RevisionLifecycle } from '../deployments/lifecycle.ts';
 import type { DeploymentStore } from '../deployments/store.ts';
 import type { Fixtures } from '../fixtures/files.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
-import { OBJSTORE_PERMISSIONS, type Objstore } from '../objstore/types.ts';
+import { OBJSTORE_PERMISSIONS, type EmbeddedObjstore } from '../objstore/types.ts';
 import type { ClockControl } from '../shared/clock-control.ts';
 import { badRequest, conflict, notFound } from '../shared/errors.ts';
 import { deploymentKnobRoutes } from './deployment-knobs.ts';
 import { sessionView, tracingKnobRoutes } from './tracing-knobs.ts';
 import { formatTimestamp, MICROS_PER_SECOND } from '../shared/time.ts';
-import { jsonBody, pathParams } from '../shared/validation.ts';
+import { jsonBody, optionalJsonBody, pathParams } from '../shared/validation.ts';
 import { requestTimestamp } from '../bulk-exports/schemas.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import { TIERS, type WorkspaceStore } from '../workspaces/store.ts';
@@ -23,7 +23,9 @@ export interface AdminDeps {
   workspaces: WorkspaceStore;
   tracing: TracingStore;
   deployments: DeploymentStore;
-  objstore: Objstore;
+  objstore: EmbeddedObjstore;
+  /** Binds the objstore if it is not yet listening, and gives its URL. */
+  objstoreEndpoint: () => Promise<string>;
   objstoreKeys: ObjstoreKeyStore;
   endpointAliases: readonly string[];
   clock: ClockControl;
@@ -32,7 +34,7 @@ export interface AdminDeps {
   lifecycle: RevisionLifecycle;
   limits: { get(): Limits; patch(changes: LimitsPatch): void };
   pendingTasks: () => { due_at: string; label: string }[];
-  reset: () => Promise<void>;
+  reset: (scope?: { workspaceId?: string }) => Promise<void>;
   startedAt: number;
   seed: number;
 }
@@ -43,6 +45,8 @@ const clockSet = z.object({ time: requestTimestamp });
 const clockAdvance = z.object({ seconds: z.number().min(0) });
 const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
+/** An empty body (or none) resets everything; a workspace id, that workspace's resources alone. */
+export const resetRequest = z.strictObject({ workspace_id: z.guid().optional() });
 const keyCreate = z.object({
   access_key_id: z.string().min(1).max(255),
   secret_access_key: z.string().min(1).max(2048),
@@ -58,7 +62,7 @@ export function adminRoutes(deps: AdminDeps) {
     c.json({ status: 'ok', objstore_url: deps.objstore.url, uptime_seconds: (Date.now() - deps.startedAt) / 1000 }),
   );
 
-  app.get('/fixtures', (c) =>
+  app.get('/fixtures', async (c) =>
     c.json({
       workspaces: deps.workspaces.list().map((workspace) => ({
         id: workspace.id,
@@ -76,7 +80,8 @@ export function adminRoutes(deps: AdminDeps) {
       })),
       unknown_api_key: deps.fixtures.workspaces.unknown_api_key,
       objstore: {
-        endpoint_url: deps.objstore.url,
+        // Handing out the endpoint is what binds an in-process instance's objstore.
+        endpoint_url: await deps.objstoreEndpoint(),
         buckets: deps.fixtures.objstore.buckets,
         public_buckets: deps.fixtures.objstore.public_buckets,
         keys: deps.fixtures.objstore.keys,
@@ -87,8 +92,9 @@ export function adminRoutes(deps: AdminDeps) {
   );
 
   app.post('/reset', async (c) => {
-    await deps.reset();
-    return c.json({ status: 'reset' });
+    const workspaceId = (await optionalJsonBody(c, resetRequest))?.workspace_id;
+    await deps.reset({ workspaceId });
+    return c.json(workspaceId === undefined ? { status: 'reset' } : { status: 'reset', workspace_id: workspaceId });
   });
 
   app.get('/clock', (c) => c.json(clockState()));

@@ -6,7 +6,7 @@ import { MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_SECOND, startOfUtcDay, type
 import { compileFilter } from '../tracing/filter.ts';
 import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
 import type { RunCursor, TracingStore } from '../tracing/store.ts';
-import { objectSize, ObjstoreError, uploadFile, type ObjstoreTarget } from '../objstore/client.ts';
+import { ObjstoreError, type ObjstoreClients, type ObjstoreTarget } from '../objstore/client.ts';
 import type { BulkExportFaults } from './faults.ts';
 import type { encodeRunsParquet } from './parquet.ts';
 import type { ExportStatus } from './schemas.ts';
@@ -21,7 +21,8 @@ export interface RunnerDeps {
   ids: IdGenerator;
   limits: () => Limits;
   faults: BulkExportFaults;
-  resolveEndpoint: (endpointUrl: string | null | undefined) => string;
+  objstoreClients: ObjstoreClients;
+  resolveEndpoint: (endpointUrl: string | null | undefined) => Promise<string>;
 }
 
 const seconds = (value: number): Micros => Math.round(value * MICROS_PER_SECOND);
@@ -69,6 +70,7 @@ interface UploadingFile extends PendingFile {
 /** A failure the run records: the store's own words for a storage failure. */
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+const workspaceLane = (tenantId: string) => `workspace ${tenantId}`;
 const runLane = (runId: string) => `run ${runId}`;
 const exportLane = (exportId: string) => `export ${exportId}`;
 
@@ -152,8 +154,20 @@ export class ExportRunner {
     this.uploads.clear();
   }
 
+  /** Cancels every scheduled step of the workspace's exports, waits for those in flight, and forgets their uploads. */
+  async stopWorkspace(tenantId: string): Promise<void> {
+    const lanes = () => {
+      const exports = this.deps.store.exports(tenantId, -1, 0);
+      const runs = exports.flatMap((exportRow) => this.deps.store.runsOf(exportRow.id));
+      for (const run of runs) this.uploads.delete(run.id);
+      return new Set([workspaceLane(tenantId), ...exports.map((row) => exportLane(row.id)), ...runs.map((run) => runLane(run.id))]);
+    };
+    await this.deps.scheduler.cancelLanes(lanes());
+    lanes();
+  }
+
   private scheduleDispatch(tenantId: string, at: Micros): void {
-    this.deps.scheduler.schedule(at, `workspace ${tenantId}`, `dispatch exports of workspace ${tenantId}`, () => this.dispatch(tenantId));
+    this.deps.scheduler.schedule(at, workspaceLane(tenantId), `dispatch exports of workspace ${tenantId}`, () => this.dispatch(tenantId));
   }
 
   private scheduleStep(runId: string, at: Micros): void {
@@ -293,7 +307,8 @@ export class ExportRunner {
         if (run.failing_attempts > 0) this.deps.store.updateRun(runId, { failing_attempts: run.failing_attempts - 1 });
         throw new Error(this.deps.faults.failureMessage(runId));
       }
-      next = this.encodeNextFile(run, exportRow, this.uploads.get(runId), await loadParquetEncoder());
+      const encode = await loadParquetEncoder();
+      next = this.encodeNextFile(run, exportRow, this.uploads.get(runId), encode, await this.endpointOf(exportRow));
       await this.recordUpload(runId);
     } catch (error) {
       await this.abandonUpload(runId);
@@ -312,8 +327,20 @@ export class ExportRunner {
     this.scheduleStep(runId, now + current.step_delay);
   }
 
+  /** The endpoint the export's destination is served from (null when the destination is gone). */
+  private async endpointOf(exportRow: ExportRow): Promise<string | null> {
+    const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
+    return destination ? this.deps.resolveEndpoint(parseConfig(destination).endpoint_url) : null;
+  }
+
   /** Reads and encodes the run's next file after what was written or is uploading; null when no rows are left. */
-  private encodeNextFile(run: ExportRunRow, exportRow: ExportRow, inFlight: PendingFile | undefined, encode: typeof encodeRunsParquet): PendingFile | null {
+  private encodeNextFile(
+    run: ExportRunRow,
+    exportRow: ExportRow,
+    inFlight: PendingFile | undefined,
+    encode: typeof encodeRunsParquet,
+    endpoint: string | null,
+  ): PendingFile | null {
     const limits = this.deps.limits();
     const written = JSON.parse(run.exported_files) as string[];
     if (inFlight && inFlight.rows < limits.export_rows_per_file) return null;
@@ -327,7 +354,7 @@ export class ExportRunner {
     });
     if (rows.length === 0) return null;
     const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
-    if (!destination) throw new Error('The bulk export destination no longer exists');
+    if (!destination || endpoint === null) throw new Error('The bulk export destination no longer exists');
     const config = parseConfig(destination);
     const columns = exportRow.export_fields ? (JSON.parse(exportRow.export_fields) as RunColumn[]) : RUN_COLUMNS;
     const body = encode(rows, {
@@ -339,7 +366,7 @@ export class ExportRunner {
     const sequence = written.length + (inFlight ? 1 : 0);
     const key = `${runFolder(config.prefix, exportRow, run.start_time)}/${run.id}_${sequence}.parquet`;
     const target: ObjstoreTarget = {
-      endpoint: this.deps.resolveEndpoint(config.endpoint_url),
+      endpoint,
       region: config.region ?? 'us-east-1',
       credentials: {
         accessKeyId: run.access_key_id ?? '',
@@ -354,8 +381,8 @@ export class ExportRunner {
       rows: rows.length,
       cursor: encodeCursor({ startTime: last.start_time, id: last.id }),
       upload: async () => {
-        await uploadFile(target, bucket, key, body, limits.multipart_part_size_bytes);
-        const size = await objectSize(target, bucket, key);
+        await this.deps.objstoreClients.uploadFile(target, bucket, key, body, limits.multipart_part_size_bytes);
+        const size = await this.deps.objstoreClients.objectSize(target, bucket, key);
         if (size !== null && size !== body.byteLength) {
           throw new Error(`Uploaded file ${key} has ${size} bytes, expected ${body.byteLength}`);
         }

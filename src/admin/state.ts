@@ -1,0 +1,102 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { Limits } from '../config.ts';
+import type { BulkExportFaults } from '../bulk-exports/faults.ts';
+import { destinationResponse, exportResponse, runResponse } from '../bulk-exports/responses.ts';
+import type { BulkExportStore } from '../bulk-exports/store.ts';
+import type { RevisionFaults } from '../deployments/faults.ts';
+import { codehostIntegrationResponse, codehostRepositoryResponse, deploymentResponse, oauthProviderResponse, revisionResponse } from '../deployments/responses.ts';
+import type { DeploymentStore } from '../deployments/store.ts';
+import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
+import type { EmbeddedObjstore } from '../objstore/types.ts';
+import type { ClockControl } from '../shared/clock-control.ts';
+import { MASKED_SECRET_VALUE, maskSecrets, notFound } from '../shared/errors.ts';
+import { formatTimestamp } from '../shared/time.ts';
+import { queryParams } from '../shared/validation.ts';
+import type { TracingStore } from '../tracing/store.ts';
+import type { Workspace, WorkspaceStore } from '../workspaces/store.ts';
+import { sessionView } from './tracing-knobs.ts';
+
+export interface StateDeps {
+  workspaces: WorkspaceStore;
+  tracing: TracingStore;
+  bulkExports: BulkExportStore;
+  deployments: DeploymentStore;
+  objstore: EmbeddedObjstore;
+  objstoreKeys: ObjstoreKeyStore;
+  clock: ClockControl;
+  limits: () => Limits;
+  faults: BulkExportFaults;
+  revisionFaults: RevisionFaults;
+  pendingTasks: () => { due_at: string; label: string }[];
+}
+
+export const stateQuery = z.object({ workspace_id: z.guid().optional() });
+
+/** Every resource of one workspace, in the API's own shapes where it has one. */
+function workspaceState(deps: StateDeps, workspace: Workspace) {
+  const { bulkExports, deployments } = deps;
+  const destinations = bulkExports.destinations(workspace.id);
+  return {
+    id: workspace.id,
+    name: workspace.name,
+    tier: workspace.tier,
+    api_key: MASKED_SECRET_VALUE,
+    self_hosted: deployments.isSelfHosted(workspace.id),
+    sessions: deps.tracing.sessionsOf(workspace.id).map((session) => sessionView(deps.tracing, session)),
+    destinations: destinations.map(destinationResponse),
+    bulk_exports: bulkExports.exports(workspace.id, -1, 0).map((exportRow) => {
+      const destination = destinations.find((candidate) => candidate.id === exportRow.bulk_export_destination_id);
+      return { ...exportResponse(exportRow), runs: bulkExports.runsOf(exportRow.id).map((run) => runResponse(run, exportRow, destination)) };
+    }),
+    deployments: deployments.deploymentsOf(workspace.id).map((row) => ({
+      ...deploymentResponse(deployments.deploymentById(row.id)!),
+      revisions: deployments.revisionsOf(row.id).map(revisionResponse),
+    })),
+    listeners: deployments.listeners(workspace.id).map((listener) => ({
+      id: listener.id,
+      compute_type: listener.compute_type,
+      compute_id: listener.compute_id,
+      compute_config: JSON.parse(listener.compute_config) as unknown,
+      version: listener.version,
+      created_at: formatTimestamp(listener.created_at),
+      updated_at: formatTimestamp(listener.updated_at),
+    })),
+    oauth_providers: deployments.providers(workspace.id).map(oauthProviderResponse),
+    codehost_integrations: deployments.integrations(workspace.id).map((integration) => ({
+      ...codehostIntegrationResponse(integration),
+      repos: deployments.repos(integration.id).map(codehostRepositoryResponse),
+    })),
+  };
+}
+
+/** GET /_localplane/state: a dump of every resource, for reading after a failed test. Secrets are masked. */
+export function stateRoutes(deps: StateDeps) {
+  const app = new Hono();
+  app.get('/state', (c) => {
+    const { workspace_id: workspaceId } = queryParams(c, stateQuery);
+    let workspaces: Workspace[];
+    if (workspaceId === undefined) workspaces = deps.workspaces.list();
+    else {
+      const workspace = deps.workspaces.find(workspaceId);
+      if (!workspace) throw notFound(`Workspace ${workspaceId} not found`);
+      workspaces = [workspace];
+    }
+    const state = {
+      clock: { now: formatTimestamp(deps.clock.now()), frozen: deps.clock.frozen },
+      limits: deps.limits(),
+      workspaces: workspaces.map((workspace) => workspaceState(deps, workspace)),
+      objstore: {
+        url: deps.objstore.url,
+        files_dir: deps.objstore.filesDir,
+        buckets: deps.objstore.buckets(),
+        keys: deps.objstoreKeys.list().map((key) => ({ access_key_id: key.accessKeyId, permissions: key.permissions })),
+      },
+      faults: { ...deps.faults.describe(), revisions: deps.revisionFaults.describe() },
+      pending_tasks: deps.pendingTasks(),
+    };
+    // Whatever a resource's shape, a field with a secret's name shows masked.
+    return c.json(maskSecrets(state) as typeof state);
+  });
+  return app;
+}

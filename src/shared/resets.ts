@@ -1,0 +1,57 @@
+/**
+ * What a component does when the instance is reset, in three phases run in turn over every
+ * component (each phase in registration order): `stop` ends work in flight, `reset` puts the
+ * state back to the seed, `resume` starts again the work that state implies. The `*Workspace`
+ * hooks do the same for one workspace's resources; a component without them has no
+ * per-workspace state and is left as it is.
+ */
+export interface ResetPart {
+  stop?(): void | Promise<void>;
+  reset?(): void | Promise<void>;
+  resume?(): void | Promise<void>;
+  stopWorkspace?(workspaceId: string): void | Promise<void>;
+  resetWorkspace?(workspaceId: string): void | Promise<void>;
+  resumeWorkspace?(workspaceId: string): void | Promise<void>;
+}
+
+/** The instance's resets: every component registers its own where it is built. */
+export class ResetRegistry {
+  private readonly parts: { name: string; part: ResetPart }[] = [];
+
+  register(name: string, part: ResetPart): void {
+    this.parts.push({ name, part });
+  }
+
+  /** Names of the registered components, in the order their resets run. */
+  names(): string[] {
+    return this.parts.map(({ name }) => name);
+  }
+
+  /** Starts the work the current state implies (after a start, on fresh or kept state). */
+  async resume(): Promise<void> {
+    for (const { part } of this.parts) await part.resume?.();
+  }
+
+  /** Everything back to the seed. */
+  async resetAll(): Promise<void> {
+    await this.replaceState(() => undefined);
+  }
+
+  /**
+   * Stops all work and resets every component, then lets `apply` put another state in place
+   * (a restored snapshot) before work resumes from it.
+   */
+  async replaceState(apply: () => void | Promise<void>): Promise<void> {
+    for (const { part } of this.parts) await part.stop?.();
+    for (const { part } of this.parts) await part.reset?.();
+    await apply();
+    await this.resume();
+  }
+
+  /** One workspace's resources back to the seed; everything else stays as it is. */
+  async resetWorkspace(workspaceId: string): Promise<void> {
+    for (const { part } of this.parts) await part.stopWorkspace?.(workspaceId);
+    for (const { part } of this.parts) await part.resetWorkspace?.(workspaceId);
+    for (const { part } of this.parts) await part.resumeWorkspace?.(workspaceId);
+  }
+}
