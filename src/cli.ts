@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { launcherChain, watchLaunchers } from './launcher-watch.ts';
 import { start, type Localplane } from './localplane.ts';
+import { SnapshotFileError } from './snapshots/format.ts';
 
 const USAGE = `Usage: localplane start [options]
 
@@ -14,6 +15,8 @@ Options (environment variable in brackets):
   --fixtures <dir>         fixture directory [LOCALPLANE_FIXTURES] (default the shipped fixtures/)
   --seed <n>               seed for generated data and ids [LOCALPLANE_SEED] (default 1)
   --freeze-clock           start with the emulator clock frozen [LOCALPLANE_FREEZE_CLOCK=1|true|yes]
+  --import <file>          start from a snapshot file [LOCALPLANE_IMPORT]
+  --export-on-exit <file>  write a snapshot there on SIGINT/SIGTERM/SIGHUP [LOCALPLANE_EXPORT_ON_EXIT]
   --version                print the version
   -h, --help               print this help
 `;
@@ -29,6 +32,8 @@ const OPTIONS = {
   fixtures: { type: 'string' },
   seed: { type: 'string' },
   'freeze-clock': { type: 'boolean' },
+  import: { type: 'string' },
+  'export-on-exit': { type: 'string' },
   version: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -102,13 +107,21 @@ async function main(argv: readonly string[]) {
     fixturesDir: values.fixtures ?? env.LOCALPLANE_FIXTURES,
     seed: wholeNumber('--seed', values.seed ?? env.LOCALPLANE_SEED),
     freezeClock: values['freeze-clock'] ?? yesOrNo('LOCALPLANE_FREEZE_CLOCK', env.LOCALPLANE_FREEZE_CLOCK),
+    importFrom: values.import ?? (env.LOCALPLANE_IMPORT || undefined),
   };
+  const exportOnExit = values['export-on-exit'] ?? (env.LOCALPLANE_EXPORT_ON_EXIT || undefined);
   const starting = start(options);
   // Installed before anything is printed, so a signal right after the ready line still cleans up.
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
     stopping ??= starting
-      .then((instance: Localplane) => instance.stop())
+      .then(async (instance: Localplane) => {
+        // A snapshot that cannot be written is reported, and the instance still cleans up.
+        const exported = exportOnExit === undefined ? null : instance.snapshot(exportOnExit).then(() => null, (error: unknown) => error);
+        const failure = await exported;
+        await instance.stop();
+        if (failure) throw failure;
+      })
       .then(
         () => process.exit(0),
         (error: unknown) => fail(error, 1),
@@ -129,4 +142,4 @@ function fail(error: unknown, code: number): never {
   process.exit(code);
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => fail(error, error instanceof UsageError ? 2 : 1));
+main(process.argv.slice(2)).catch((error: unknown) => fail(error, error instanceof UsageError || error instanceof SnapshotFileError ? 2 : 1));

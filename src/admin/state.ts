@@ -10,7 +10,7 @@ import type { DeploymentStore } from '../deployments/store.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
 import type { EmbeddedObjstore } from '../objstore/types.ts';
 import type { ClockControl } from '../shared/clock-control.ts';
-import { MASKED_SECRET_VALUE, maskSecrets, notFound } from '../shared/errors.ts';
+import { MASKED_SECRET_VALUE, notFound, SECRET_FIELDS } from '../shared/errors.ts';
 import { formatTimestamp } from '../shared/time.ts';
 import { queryParams } from '../shared/validation.ts';
 import type { TracingStore } from '../tracing/store.ts';
@@ -32,6 +32,18 @@ export interface StateDeps {
 }
 
 export const stateQuery = z.object({ workspace_id: z.guid().optional() });
+
+/**
+ * A safety net under the API's own shapes (which already mask): a text under a field with a
+ * secret's name shows masked, at any depth; lists and objects under one keep their shape (a
+ * deployment's `secrets` keep their names).
+ */
+function maskSecretTexts(value: unknown, key = ''): unknown {
+  if (typeof value === 'string') return SECRET_FIELDS.has(key) ? MASKED_SECRET_VALUE : value;
+  if (Array.isArray(value)) return value.map((item) => maskSecretTexts(item, key));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([name, field]) => [name, maskSecretTexts(field, name)]));
+}
 
 /** Every resource of one workspace, in the API's own shapes where it has one. */
 function workspaceState(deps: StateDeps, workspace: Workspace) {
@@ -95,8 +107,7 @@ export function stateRoutes(deps: StateDeps) {
       faults: { ...deps.faults.describe(), revisions: deps.revisionFaults.describe() },
       pending_tasks: deps.pendingTasks(),
     };
-    // Whatever a resource's shape, a field with a secret's name shows masked.
-    return c.json(maskSecrets(state) as typeof state);
+    return c.json(maskSecretTexts(state) as typeof state);
   });
   return app;
 }
