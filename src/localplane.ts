@@ -251,6 +251,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     resumeWorkspace: (workspaceId) => lifecycle.resumeWorkspace(workspaceId),
   });
   resets.register('database', {
+    inSnapshots: true,
     reset: () => resetInstanceDb(db, TABLES),
     resetWorkspace: (workspaceId) => resetWorkspaceRows(db, TABLES, workspaceId),
   });
@@ -259,14 +260,15 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     reset: () => revisionFaults.clear(),
     stopWorkspace: (workspaceId) => revisionFaults.clearDeployments(new Set(deployments.deploymentsOf(workspaceId).map((deployment) => deployment.id))),
   });
-  resets.register('ids', { reset: () => ids.reset() });
-  resets.register('clock', { reset: restartClock });
+  resets.register('ids', { inSnapshots: true, reset: () => ids.reset() });
+  resets.register('clock', { inSnapshots: true, reset: restartClock });
   resets.register('limits', {
+    inSnapshots: true,
     reset: () => {
       limits = initialLimits;
     },
   });
-  resets.register('objstore', { reset: () => objstore.reset() });
+  resets.register('objstore', { inSnapshots: true, reset: () => objstore.reset() });
 
   const snapshots = new Snapshots({
     db,

@@ -69,3 +69,12 @@ export function listBucketObjects(root: string, bucket: string): { key: string; 
   walk(path.join(root, bucket), '');
   return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
+
+/** The objects among readTree's entries: `<bucket>/<key>._S3rver_object`, outside uploads in progress. */
+export function objectsOf(entries: readonly ObjstoreTreeEntry[]): { bucket: string; key: string }[] {
+  return entries.flatMap(({ path: entryPath, data }) => {
+    const [bucket, ...rest] = entryPath.split('/');
+    if (data === null || rest.length === 0 || rest[0] === UPLOADS_FOLDER || !entryPath.endsWith(OBJECT_SUFFIX)) return [];
+    return [{ bucket: bucket!, key: rest.join('/').slice(0, -OBJECT_SUFFIX.length) }];
+  });
+}

@@ -8,7 +8,7 @@ import { FileView } from './file-view.ts';
 import { createGateway } from './gateway.ts';
 import { RequestJournal } from './journal.ts';
 import { isValidBucketName } from './target.ts';
-import { listBucketObjects, readTree, writeTree } from './contents.ts';
+import { listBucketObjects, objectsOf, readTree, writeTree } from './contents.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
 
 function validateOptions(options: ObjstoreOptions): void {
@@ -110,11 +110,9 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
     buckets: () => buckets.map((name) => ({ name, objects: listBucketObjects(options.directory, name) })),
     contents: () => readTree(options.directory),
     async replaceContents(entries) {
-      await backend.reset([]);
+      await backend.reset(buckets);
       writeTree(options.directory, entries);
-      await backend.ensureBuckets(buckets);
-      await fileView?.reset();
-      await fileView?.rebuild();
+      await fileView?.replace(objectsOf(entries));
       journal.clear();
     },
     close() {

@@ -6,6 +6,8 @@
  * per-workspace state and is left as it is.
  */
 export interface ResetPart {
+  /** A restored snapshot replaces this component's whole state, so a restore skips its reset. */
+  inSnapshots?: boolean;
   stop?(): void | Promise<void>;
   reset?(): void | Promise<void>;
   resume?(): void | Promise<void>;
@@ -34,16 +36,18 @@ export class ResetRegistry {
 
   /** Everything back to the seed. */
   async resetAll(): Promise<void> {
-    await this.replaceState(() => undefined);
+    for (const { part } of this.parts) await part.stop?.();
+    for (const { part } of this.parts) await part.reset?.();
+    await this.resume();
   }
 
   /**
-   * Stops all work and resets every component, then lets `apply` put another state in place
-   * (a restored snapshot) before work resumes from it.
+   * Stops all work and resets every component a snapshot does not hold (armed faults, say),
+   * then lets `apply` put the snapshot's state in place before work resumes from it.
    */
-  async replaceState(apply: () => void | Promise<void>): Promise<void> {
+  async restore(apply: () => void | Promise<void>): Promise<void> {
     for (const { part } of this.parts) await part.stop?.();
-    for (const { part } of this.parts) await part.reset?.();
+    for (const { part } of this.parts) if (!part.inSnapshots) await part.reset?.();
     await apply();
     await this.resume();
   }

@@ -81,7 +81,7 @@ export class Snapshots {
       throw refuse((error as Error).message);
     }
     try {
-      await resets.replaceState(async () => {
+      await resets.restore(async () => {
         replaceStateFromSnapshot(db, tables);
         detach();
         await objstore.replaceContents(snapshot.objstore);
