@@ -106,21 +106,18 @@ export function serializeState(db: Db): Buffer {
 
 /**
  * Attaches the database file `path` as schema `snapshot` once it is known to hold every table
- * of `tables` with main's columns; returns how to detach it. Throws a sentence saying what is
+ * of `tables` as main defines it; returns how to detach it. Throws a sentence saying what is
  * wrong (and leaves nothing attached) otherwise.
  */
 export function attachStateImage(db: Db, path: string, tables: readonly TableSet[]): () => void {
-  db.prepare("ATTACH DATABASE ? AS snapshot").run(path);
+  db.prepare('ATTACH DATABASE ? AS snapshot').run(path);
   const detach = () => db.exec('DETACH DATABASE snapshot');
   try {
-    const columns = (schema: string, table: string) =>
-      db
-        .prepare<[], { name: string }>(`PRAGMA ${schema}.table_info(${table})`)
-        .all()
-        .map((column) => column.name)
-        .join(',');
+    const definitions = (schema: string) =>
+      new Map(db.prepare<[], { name: string; sql: string }>(`SELECT name, sql FROM ${schema}.sqlite_schema WHERE type = 'table'`).all().map((row) => [row.name, row.sql]));
+    const [expected, found] = [definitions('main'), definitions('snapshot')];
     for (const table of tablesOf(tables)) {
-      if (columns('snapshot', table) !== columns('main', table)) throw new Error(`its table ${table} is missing or has other columns`);
+      if (found.get(table) !== expected.get(table)) throw new Error(`its table ${table} is missing or defined otherwise`);
     }
   } catch (error) {
     detach();
