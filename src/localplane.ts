@@ -241,7 +241,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, objstoreClients, resolveEndpoint });
 
   resets.register('export runner', {
-    stop: () => runner.reset(),
+    stop: () => runner.stop(),
     resume: () => runner.recover(),
     stopWorkspace: (workspaceId) => runner.stopWorkspace(workspaceId),
   });

@@ -149,21 +149,25 @@ export class ExportRunner {
     for (const tenantId of tenants) this.scheduleDispatch(tenantId, now);
   }
 
-  /** Forgets uploads in flight, after a reset. */
-  reset(): void {
-    this.uploads.clear();
+  /**
+   * After the scheduler stopped every step (a reset, a restore): waits for the uploads still in
+   * flight and forgets them, so that no object lands in the objstore once its state is replaced.
+   */
+  async stop(): Promise<void> {
+    await this.settleUploads([...this.uploads.keys()]);
   }
 
-  /** Cancels every scheduled step of the workspace's exports, waits for those in flight, and forgets their uploads. */
+  /** Cancels every scheduled step of the workspace's exports, waits for those in flight and for their uploads, and forgets them. */
   async stopWorkspace(tenantId: string): Promise<void> {
-    const lanes = () => {
-      const exports = this.deps.store.exports(tenantId, -1, 0);
-      const runs = exports.flatMap((exportRow) => this.deps.store.runsOf(exportRow.id));
-      for (const run of runs) this.uploads.delete(run.id);
-      return new Set([workspaceLane(tenantId), ...exports.map((row) => exportLane(row.id)), ...runs.map((run) => runLane(run.id))]);
-    };
-    await this.deps.scheduler.cancelLanes(lanes());
-    lanes();
+    const exports = this.deps.store.exports(tenantId, -1, 0);
+    const runIds = exports.flatMap((exportRow) => this.deps.store.runsOf(exportRow.id).map((run) => run.id));
+    await this.deps.scheduler.cancelLanes(new Set([workspaceLane(tenantId), ...exports.map((row) => exportLane(row.id)), ...runIds.map(runLane)]));
+    await this.settleUploads(runIds);
+  }
+
+  private async settleUploads(runIds: readonly string[]): Promise<void> {
+    await Promise.all(runIds.map((runId) => this.uploads.get(runId)?.outcome));
+    for (const runId of runIds) this.uploads.delete(runId);
   }
 
   private scheduleDispatch(tenantId: string, at: Micros): void {

@@ -24,20 +24,15 @@ export class ResetRegistry {
     this.parts.push({ name, part });
   }
 
-  /** Names of the registered components, in the order their resets run. */
-  names(): string[] {
-    return this.parts.map(({ name }) => name);
-  }
-
   /** Starts the work the current state implies (after a start, on fresh or kept state). */
-  async resume(): Promise<void> {
-    for (const { part } of this.parts) await part.resume?.();
+  resume(): Promise<void> {
+    return this.each((part) => part.resume?.());
   }
 
   /** Everything back to the seed. */
   async resetAll(): Promise<void> {
-    for (const { part } of this.parts) await part.stop?.();
-    for (const { part } of this.parts) await part.reset?.();
+    await this.each((part) => part.stop?.());
+    await this.each((part) => part.reset?.());
     await this.resume();
   }
 
@@ -46,16 +41,27 @@ export class ResetRegistry {
    * then lets `apply` put the snapshot's state in place before work resumes from it.
    */
   async restore(apply: () => void | Promise<void>): Promise<void> {
-    for (const { part } of this.parts) await part.stop?.();
-    for (const { part } of this.parts) if (!part.inSnapshots) await part.reset?.();
+    await this.each((part) => part.stop?.());
+    await this.each((part) => (part.inSnapshots ? undefined : part.reset?.()));
     await apply();
     await this.resume();
   }
 
   /** One workspace's resources back to the seed; everything else stays as it is. */
   async resetWorkspace(workspaceId: string): Promise<void> {
-    for (const { part } of this.parts) await part.stopWorkspace?.(workspaceId);
-    for (const { part } of this.parts) await part.resetWorkspace?.(workspaceId);
-    for (const { part } of this.parts) await part.resumeWorkspace?.(workspaceId);
+    await this.each((part) => part.stopWorkspace?.(workspaceId));
+    await this.each((part) => part.resetWorkspace?.(workspaceId));
+    await this.each((part) => part.resumeWorkspace?.(workspaceId));
+  }
+
+  /** One phase over every component in turn; a failure names the component. */
+  private async each(phase: (part: ResetPart) => unknown): Promise<void> {
+    for (const { name, part } of this.parts) {
+      try {
+        await phase(part);
+      } catch (error) {
+        throw new Error(`resetting the ${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+    }
   }
 }
