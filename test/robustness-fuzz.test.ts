@@ -58,6 +58,10 @@ const SPECS: Record<string, EndpointSpec> = {
   'GET /_localplane/health': {},
   'GET /_localplane/fixtures': {},
   'POST /_localplane/reset': { wrongMethodsOnly: true },
+  // A snapshot writes a file wherever its body says; a restore replaces the whole state.
+  'POST /_localplane/snapshot': { wrongMethodsOnly: true },
+  'POST /_localplane/restore': { wrongMethodsOnly: true },
+  'GET /_localplane/state': { query: { workspace_id: 'uuid' } },
   'GET /_localplane/clock': {},
   'POST /_localplane/clock/freeze': {},
   'POST /_localplane/clock/unfreeze': { wrongMethodsOnly: true },
