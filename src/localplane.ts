@@ -354,6 +354,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
         for (const close of onStop.reverse()) await close();
         await objstore.close();
         objstoreClients.close();
+        snapshots.discard();
         db.close();
         if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
       })()),

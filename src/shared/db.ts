@@ -104,14 +104,14 @@ export function serializeState(db: Db): Buffer {
   return db.serialize({ attached: 'main' });
 }
 
-/**
- * Attaches the database file `path` as schema `snapshot` once it is known to hold every table
- * of `tables` as main defines it; returns how to detach it. Throws a sentence saying what is
- * wrong (and leaves nothing attached) otherwise.
- */
-export function attachStateImage(db: Db, path: string, tables: readonly TableSet[]): () => void {
+/** Attaches the database file `path` as schema `snapshot`; returns how to detach it. */
+export function attachSnapshotImage(db: Db, path: string): () => void {
   db.prepare('ATTACH DATABASE ? AS snapshot').run(path);
-  const detach = () => db.exec('DETACH DATABASE snapshot');
+  return () => db.exec('DETACH DATABASE snapshot');
+}
+
+/** Throws a sentence saying what is wrong unless the attached `snapshot` holds every table of `tables` as main defines it. */
+export function checkSnapshotImage(db: Db, tables: readonly TableSet[]): void {
   try {
     const definitions = (schema: string) =>
       new Map(db.prepare<[], { name: string; sql: string }>(`SELECT name, sql FROM ${schema}.sqlite_schema WHERE type = 'table'`).all().map((row) => [row.name, row.sql]));
@@ -120,11 +120,9 @@ export function attachStateImage(db: Db, path: string, tables: readonly TableSet
       if (found.get(table) !== expected.get(table)) throw new Error(`its table ${table} is missing or defined otherwise`);
     }
   } catch (error) {
-    detach();
     const message = (error as Error).message;
     throw new Error(/not a database|malformed/i.test(message) ? 'its database is damaged' : message);
   }
-  return detach;
 }
 
 /** Replaces every table of main with the attached snapshot's rows, in one transaction. */

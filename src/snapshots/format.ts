@@ -10,7 +10,7 @@
  * file is refused before anything is restored.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 
 import type { ObjstoreTreeEntry } from '../objstore/types.ts';
@@ -84,6 +84,17 @@ export function writeSnapshotFile(path: string, content: SnapshotContent): numbe
     throw new SnapshotFileError(`cannot write the snapshot file ${path}: ${(error as Error).message}`);
   }
   return file.byteLength;
+}
+
+/** What tells one version of a file from another (a new snapshot is a new file renamed into place); throws as readSnapshotFile for a missing file. */
+export function snapshotFileIdentity(path: string): string {
+  try {
+    const { dev, ino, size, mtimeMs } = statSync(path);
+    return `${dev}:${ino}:${size}:${mtimeMs}`;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SnapshotFileError(`the snapshot file ${path} does not exist`, true);
+    throw new SnapshotFileError(`cannot read the snapshot file ${path}: ${(error as Error).message}`);
+  }
 }
 
 /** Reads and checks a snapshot file; throws SnapshotFileError for a missing, foreign, other-version or damaged one. */

@@ -5,10 +5,10 @@ import { applyLimitsPatch, DEFAULT_LIMITS, type Limits, type LimitsPatch } from 
 import { isSafeTreePath } from '../objstore/contents.ts';
 import type { EmbeddedObjstore } from '../objstore/types.ts';
 import type { Clock } from '../shared/clock.ts';
-import { attachStateImage, replaceStateFromSnapshot, serializeState, type Db, type TableSet } from '../shared/db.ts';
+import { attachSnapshotImage, checkSnapshotImage, replaceStateFromSnapshot, serializeState, type Db, type TableSet } from '../shared/db.ts';
 import type { IdGenerator } from '../shared/ids.ts';
 import type { ResetRegistry } from '../shared/resets.ts';
-import { readSnapshotFile, SnapshotFileError, writeSnapshotFile } from './format.ts';
+import { readSnapshotFile, SnapshotFileError, snapshotFileIdentity, writeSnapshotFile, type SnapshotContent } from './format.ts';
 
 export interface SnapshotDeps {
   db: Db;
@@ -21,12 +21,23 @@ export interface SnapshotDeps {
   /** The content key of the instance's fixture template: a snapshot restores only onto the same one. */
   template: string;
   seed: number;
-  /** Where the database image is unpacked while it is restored. */
+  /** Where the database of the last snapshot restored is unpacked. */
   scratchDir: string;
+}
+
+/** A snapshot file read, checked, and its database unpacked where SQLite can attach it. */
+interface PreparedSnapshot {
+  identity: string;
+  snapshot: SnapshotContent;
+  limits: Limits;
+  image: string;
 }
 
 /** Saves the whole state to a file and puts a saved state back in place. */
 export class Snapshots {
+  /** The last file restored, kept ready: tests restoring one snapshot before each test read and check it once. */
+  private prepared: PreparedSnapshot | null = null;
+
   constructor(private readonly deps: SnapshotDeps) {}
 
   /** Writes the state as it is now; returns the file's size. Synchronous up to the write, so the database and the objstore agree. */
@@ -50,7 +61,38 @@ export class Snapshots {
    * restored state's work goes on as after a restart on a kept data dir.
    */
   async restore(path: string): Promise<void> {
-    const { db, tables, objstore, ids, clock, resets, scratchDir } = this.deps;
+    const { db, tables, objstore, ids, clock, resets } = this.deps;
+    const { snapshot, limits, image } = this.prepare(path);
+    const detach = attachSnapshotImage(db, image);
+    let attached = true;
+    try {
+      await resets.restore(async () => {
+        replaceStateFromSnapshot(db, tables);
+        detach();
+        attached = false;
+        await objstore.replaceContents(snapshot.objstore);
+        ids.continueFrom(snapshot.idsDrawn);
+        clock.reset();
+        if (snapshot.clock.frozen) clock.freeze();
+        clock.set(snapshot.clock.now);
+        this.deps.limits.set(limits);
+      });
+    } finally {
+      if (attached) detach();
+    }
+  }
+
+  /** Removes the unpacked database of the last restore. */
+  discard(): void {
+    if (!this.prepared) return;
+    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${this.prepared.image}${suffix}`, { force: true });
+    this.prepared = null;
+  }
+
+  private prepare(path: string): PreparedSnapshot {
+    const identity = snapshotFileIdentity(path);
+    if (this.prepared?.identity === identity) return this.prepared;
+    this.discard();
     const snapshot = readSnapshotFile(path);
     const refuse = (why: string) => new SnapshotFileError(`${path} cannot be restored here: ${why}`);
     if (snapshot.template !== this.deps.template) {
@@ -68,32 +110,20 @@ export class Snapshots {
     } catch {
       throw refuse('its limits are not valid');
     }
-    const image = join(scratchDir, 'restoring.sqlite');
-    const removeImage = () => {
-      for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${image}${suffix}`, { force: true });
-    };
-    writeFileSync(image, snapshot.database);
-    let detach: () => void;
+    const prepared = { identity, snapshot, limits, image: join(this.deps.scratchDir, 'restoring.sqlite') };
+    this.prepared = prepared;
+    writeFileSync(prepared.image, snapshot.database);
     try {
-      detach = attachStateImage(db, image, tables);
+      const detach = attachSnapshotImage(this.deps.db, prepared.image);
+      try {
+        checkSnapshotImage(this.deps.db, this.deps.tables);
+      } finally {
+        detach();
+      }
     } catch (error) {
-      removeImage();
+      this.discard();
       throw refuse((error as Error).message);
     }
-    try {
-      await resets.restore(async () => {
-        replaceStateFromSnapshot(db, tables);
-        detach();
-        await objstore.replaceContents(snapshot.objstore);
-        ids.continueFrom(snapshot.idsDrawn);
-        clock.reset();
-        if (snapshot.clock.frozen) clock.freeze();
-        clock.set(snapshot.clock.now);
-        this.deps.limits.set(limits);
-      });
-    } finally {
-      if (db.prepare("SELECT 1 FROM pragma_database_list WHERE name = 'snapshot'").get()) detach();
-      removeImage();
-    }
+    return prepared;
   }
 }
