@@ -241,6 +241,21 @@ describe('snapshots', () => {
     for (const exportedFile of files) expect(onDisk).toContain(exportedFile);
   });
 
+  it('restores a file written again at the same path with its new content, not the one read before', async () => {
+    await lp.reset();
+    const client = exporter(lp, fixtures);
+    const file = join(scratch, 'rewritten.snapshot');
+    const first = await client.destination('first');
+    await lp.snapshot(file);
+    await lp.restore(file);
+    const second = await client.destination('second');
+    await lp.snapshot(file);
+    await lp.reset();
+    await lp.restore(file);
+    const ids = ((await client.api.get('/api/v1/bulk-exports/destinations')).body as { id: string }[]).map((destination) => destination.id);
+    expect(ids.sort()).toEqual([first.id, second.id].sort());
+  });
+
   it('refuses a missing, damaged, other-version or other-seed file with a clear 4xx, and changes nothing', async () => {
     await lp.reset();
     const client = exporter(lp, fixtures);
