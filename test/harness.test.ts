@@ -8,7 +8,7 @@ import { loadFixtures } from '../src/fixtures/files.ts';
 import { DEFAULT_FIXTURES_DIR } from '../src/localplane.ts';
 import { codehostDeploymentBody } from './support/deployments.ts';
 import { fixturesOf, inProcessApi } from './support/in-process.ts';
-import { credentialsOf, eventually, fullKey, workspaceByTier, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
+import { credentialsOf, fullKey, workspaceByTier, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
 import { duckdb } from './support/objstore.ts';
 
 /** After the staging project's last run, so an export of its three days is all in the past. */
@@ -108,7 +108,7 @@ describe('an in-process instance', () => {
   });
 
   it('lives beside another one: stopping one leaves the other exporting, with its own S3 clients', async () => {
-    const [first, second] = await Promise.all([create({ limits: LIMITS }), create({ limits: LIMITS })]);
+    const [first, second] = await Promise.all([frozenInstance(), frozenInstance()]);
     const [firstFixtures, secondFixtures] = await Promise.all([fixturesOf(first), fixturesOf(second)]);
     expect(firstFixtures.objstore.endpoint_url).not.toBe(secondFixtures.objstore.endpoint_url);
     const one = exporter(first, firstFixtures);
@@ -116,19 +116,21 @@ describe('an in-process instance', () => {
     await one.export((await one.destination('first')).id);
     const exported = await two.export((await two.destination('second')).id);
 
+    // Both export; the first stops (its objstore and its S3 clients closed) while the second goes on.
+    const firstExporting = first.clock.advance(0);
+    const secondExporting = second.clock.advance(0);
     await first.stop();
-    const done = await eventually(async () => {
-      const body = (await two.api.get(`/api/v1/bulk-exports/${exported.id}`)).body;
-      return ['Completed', 'Failed'].includes(body.status) ? body : undefined;
-    }, 'the second instance export');
-    expect(done.status).toBe('Completed');
+    await firstExporting;
+    await secondExporting;
+    expect((await two.api.get(`/api/v1/bulk-exports/${exported.id}`)).body.status).toBe('Completed');
     const runs = await two.runs(exported.id);
-    const rows = runs.reduce((sum, run) => sum + run.metadata.result!.rows_written, 0);
-    expect(rows).toBe(1500);
+    expect(runs.reduce((sum, run) => sum + run.metadata.result!.rows_written, 0)).toBe(1500);
     const [{ count }] = await duckdb<{ count: number }>(
       `SELECT count(*)::INTEGER AS count FROM read_parquet('${second.filesDir}/${secondFixtures.objstore.buckets[0]}/second/**/*.parquet')`,
     );
     expect(count).toBe(1500);
+    // Its S3 clients still work after the other instance destroyed its own.
+    expect((await two.destination('after the other stopped')).id).toBeTruthy();
   });
 });
 
