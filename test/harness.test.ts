@@ -2,14 +2,15 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createLocalplane, type CreateOptions, type InProcessLocalplane } from '../src/index.ts';
 import { loadFixtures } from '../src/fixtures/files.ts';
 import { DEFAULT_FIXTURES_DIR } from '../src/localplane.ts';
 import { codehostDeploymentBody } from './support/deployments.ts';
 import { fixturesOf, inProcessApi } from './support/in-process.ts';
-import { credentialsOf, fullKey, workspaceByTier, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
+import { credentialsOf, eventually, fullKey, workspaceByTier, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
 import { duckdb } from './support/objstore.ts';
+import { parquetUpload, startObjstoreProxy } from './support/objstore-proxy.ts';
 
 /** After the staging project's last run, so an export of its three days is all in the past. */
 const FIXED_TIME = '2026-11-01T00:00:00Z';
@@ -57,10 +58,10 @@ function exporter(lp: InProcessLocalplane, fixtures: FixturesView) {
   return {
     api,
     workspace,
-    async destination(prefix: string) {
+    async destination(prefix: string, endpointUrl?: string) {
       const response = await api.post('/api/v1/bulk-exports/destinations', {
         display_name: prefix,
-        config: { bucket_name: fixtures.objstore.buckets[0], prefix },
+        config: { bucket_name: fixtures.objstore.buckets[0], prefix, ...(endpointUrl ? { endpoint_url: endpointUrl } : {}) },
         credentials: credentialsOf(fullKey(fixtures)),
       });
       expect(response.status, response.text).toBe(200);
@@ -77,7 +78,7 @@ function exporter(lp: InProcessLocalplane, fixtures: FixturesView) {
       expect(response.status, response.text).toBe(200);
       return response.body as { id: string; status: string };
     },
-    runs: async (exportId: string) => (await api.get(`/api/v1/bulk-exports/${exportId}/runs`)).body as { status: string; metadata: { result: { rows_written: number; exported_files: string[] } | null } }[],
+    runs: async (exportId: string) => (await api.get(`/api/v1/bulk-exports/${exportId}/runs`)).body as { status: string; retry_number: number; metadata: { result: { rows_written: number; exported_files: string[] } | null } }[],
   };
 }
 
@@ -107,30 +108,36 @@ describe('an in-process instance', () => {
     expect((await admin.get('/_localplane/health')).body.objstore_url).toBe(endpoint);
   });
 
-  it('lives beside another one: stopping one leaves the other exporting, with its own S3 clients', async () => {
+  it('lives beside another one: stopping one leaves the other exporting, its S3 requests in flight untouched', async () => {
     const [first, second] = await Promise.all([frozenInstance(), frozenInstance()]);
     const [firstFixtures, secondFixtures] = await Promise.all([fixturesOf(first), fixturesOf(second)]);
     expect(firstFixtures.objstore.endpoint_url).not.toBe(secondFixtures.objstore.endpoint_url);
+    // The second instance uploads through a proxy that holds its first Parquet upload, so that
+    // one of its S3 requests is surely in flight while the first instance stops.
+    const proxy = await startObjstoreProxy(secondFixtures.objstore.endpoint_url);
+    onTestFinished(() => proxy.close());
     const one = exporter(first, firstFixtures);
     const two = exporter(second, secondFixtures);
     await one.export((await one.destination('first')).id);
-    const exported = await two.export((await two.destination('second')).id);
+    const exported = await two.export((await two.destination('second', proxy.url)).id);
 
-    // Both export; the first stops (its objstore and its S3 clients closed) while the second goes on.
+    proxy.arm({ kind: 'hold' }, parquetUpload, 1);
     const firstExporting = first.clock.advance(0);
     const secondExporting = second.clock.advance(0);
+    await eventually(async () => proxy.held().length === 1, 'the second instance upload in flight');
     await first.stop();
     await firstExporting;
+    proxy.release();
     await secondExporting;
+
     expect((await two.api.get(`/api/v1/bulk-exports/${exported.id}`)).body.status).toBe('Completed');
     const runs = await two.runs(exported.id);
+    expect(runs.map((run) => [run.status, run.retry_number])).toEqual(runs.map(() => ['Completed', 0]));
     expect(runs.reduce((sum, run) => sum + run.metadata.result!.rows_written, 0)).toBe(1500);
     const [{ count }] = await duckdb<{ count: number }>(
       `SELECT count(*)::INTEGER AS count FROM read_parquet('${second.filesDir}/${secondFixtures.objstore.buckets[0]}/second/**/*.parquet')`,
     );
     expect(count).toBe(1500);
-    // Its S3 clients still work after the other instance destroyed its own.
-    expect((await two.destination('after the other stopped')).id).toBeTruthy();
   });
 });
 
