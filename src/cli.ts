@@ -42,6 +42,15 @@ const OPTIONS = [
   { flag: 'fixtures', value: 'directory', placeholder: '<dir>', env: 'LOCALPLANE_FIXTURES', default: 'the shipped fixtures/', help: 'fixture directory' },
   { flag: 'seed', value: 'count', placeholder: '<n>', env: 'LOCALPLANE_SEED', default: '1', help: 'seed of generated runs and of ids' },
   { flag: 'freeze-clock', value: 'switch', env: 'LOCALPLANE_FREEZE_CLOCK', default: 'a running clock', help: 'start (and reset) with the emulator clock frozen' },
+  { flag: 'import', value: 'path', placeholder: '<file>', env: 'LOCALPLANE_IMPORT', default: 'the seeded fixtures', help: 'start from a snapshot file' },
+  {
+    flag: 'export-on-exit',
+    value: 'path',
+    placeholder: '<file>',
+    env: 'LOCALPLANE_EXPORT_ON_EXIT',
+    default: 'none',
+    help: 'write a snapshot there on SIGINT, SIGTERM or SIGHUP before stopping',
+  },
   {
     flag: 'config',
     value: 'path',
@@ -260,7 +269,7 @@ async function main(argv: readonly string[]) {
   }
   const settings = settingsFrom(values, process.env);
   // Loaded only to start: help, version and bad flags answer without loading the emulator.
-  const { start } = await import('./localplane.ts');
+  const { start, SnapshotFileError } = await import('./index.ts');
   const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
   const starting = start({
     host: settings.host,
@@ -270,13 +279,20 @@ async function main(argv: readonly string[]) {
     fixturesDir: settings.fixtures,
     seed: settings.seed,
     freezeClock: settings.freezeClock,
+    importFrom: settings.import,
     ...(progress ? { progress: progress.show, log: progress.log } : {}),
   });
   // Installed before anything is printed, so a signal right after the ready line still cleans up.
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
     stopping ??= starting
-      .then((instance: Localplane) => instance.stop())
+      .then(async (instance: Localplane) => {
+        // A snapshot that cannot be written is reported, and the instance still cleans up.
+        const exported = settings.exportOnExit === undefined ? null : instance.snapshot(settings.exportOnExit).then(() => null, (error: unknown) => error);
+        const failure = await exported;
+        await instance.stop();
+        if (failure) throw failure;
+      })
       .then(
         () => process.exit(0),
         (error: unknown) => fail(error, 1),
@@ -289,7 +305,7 @@ async function main(argv: readonly string[]) {
   });
   const instance = await starting.catch((error: unknown) => {
     progress?.clear();
-    throw couldNotStart(error);
+    throw error instanceof SnapshotFileError ? new UsageError(error.message, false) : couldNotStart(error);
   });
   process.stdout.write(`localplane ready api=${instance.apiUrl} objstore=${instance.objstoreUrl}\n`);
 }

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { adminRoutes } from './admin/routes.ts';
+import { snapshotRoutes } from './admin/snapshots.ts';
+import { stateRoutes } from './admin/state.ts';
 import { apiRoutes } from './api.ts';
 import { BulkExportFaults } from './bulk-exports/faults.ts';
 import { ExportRunner } from './bulk-exports/runner.ts';
@@ -14,35 +16,36 @@ import { RevisionFaults } from './deployments/faults.ts';
 import { RevisionLifecycle } from './deployments/lifecycle.ts';
 import { DeploymentStore, deploymentTables } from './deployments/store.ts';
 import { loadFixtures } from './fixtures/files.ts';
-import { ensureTemplate, installTemplate } from './fixtures/template.ts';
-import { closeObjstoreClients } from './objstore/client.ts';
+import { ensureTemplate, installTemplate, templateContentKey } from './fixtures/template.ts';
+import { ObjstoreClients } from './objstore/client.ts';
 import { OpenApiHono } from './openapi/routes.ts';
 import { openapiRoutes } from './openapi/serve.ts';
 import { createEndpointResolver, DEFAULT_ENDPOINT_ALIASES } from './objstore/endpoints.ts';
 import { ObjstoreKeyStore, objstoreTables } from './objstore/key-store.ts';
-import { startObjstore } from './objstore/server.ts';
-import type { Objstore } from './objstore/types.ts';
+import { createObjstore } from './objstore/server.ts';
+import type { EmbeddedObjstore } from './objstore/types.ts';
 import { createClock } from './shared/clock.ts';
 import { createClockControl, type ClockControl } from './shared/clock-control.ts';
-import { hasState, openInstanceDb, resetInstanceDb, writeCounter, type Db, type TableSet } from './shared/db.ts';
-import { errorResponse } from './shared/errors.ts';
+import { hasState, openInstanceDb, resetInstanceDb, resetWorkspaceRows, writeCounter, type Db, type TableSet } from './shared/db.ts';
+import { errorResponse, notFound } from './shared/errors.ts';
 import { listenHttp } from './shared/http-server.ts';
 import { createIdGenerator, idReservationsFile, type IdGenerator } from './shared/ids.ts';
+import { ResetRegistry } from './shared/resets.ts';
 import { ResponseCache } from './shared/response-cache.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
 import { Scheduler } from './shared/scheduler.ts';
 import { formatTimestamp } from './shared/time.ts';
 import type { ProgressListener } from './progress.ts';
+import { Snapshots } from './snapshots/snapshots.ts';
 import { TracingStore, tracingTables } from './tracing/store.ts';
 import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
 
 export const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../fixtures', import.meta.url));
 
-export interface StartOptions {
+export interface CreateOptions {
+  /** Where the objstore binds once something uses it. Default 127.0.0.1. */
   host?: string;
-  /** 0 picks any free port. Default 9400. */
-  port?: number;
-  /** 0 picks any free port. Default 9401. */
+  /** The objstore's port once something uses it; 0 picks any free port. Default 0. */
   objstorePort?: number;
   /** Keeps the SQLite database and the objstore there across restarts; default a fresh temp dir removed on stop. */
   dataDir?: string;
@@ -62,19 +65,47 @@ export interface StartOptions {
   endpointAliases?: readonly string[];
   /** Told how far long work has got: a fixture template being built, exports running (the CLI's terminal display). */
   progress?: ProgressListener;
+  /** A snapshot file (see `snapshot()`) the instance starts from instead of the seed. */
+  importFrom?: string;
 }
 
-export interface Localplane {
-  apiUrl: string;
-  objstoreUrl: string;
+export interface StartOptions extends CreateOptions {
+  /** 0 picks any free port. Default 9400. */
+  port?: number;
+  /** 0 picks any free port. Default 9401. */
+  objstorePort?: number;
+}
+
+/** Which state a reset puts back to the seed: everything, or one workspace's resources. */
+export interface ResetScope {
+  workspaceId?: string;
+}
+
+/** An instance that answers in process: no API port, and the objstore binds one only once something uses it. */
+export interface InProcessLocalplane {
   dataDir: string;
   /** Every object as a plain file: `<filesDir>/<bucket>/<key>`. */
   filesDir: string;
   clock: ClockControl;
   /** The API's routes (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
   routes: readonly { method: string; path: string }[];
-  reset(): Promise<void>;
+  /** A request to the API (the admin API included), as hono's `app.request()`: a path such as `/v2/deployments`, a URL, or a Request. */
+  request(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  fetch(request: Request): Promise<Response>;
+  /** The objstore's `http://host:port`; binds it on the first call. */
+  objstoreEndpoint(): Promise<string>;
+  /** Back to the seed: everything, or `{ workspaceId }` alone (see docs/harness.md). */
+  reset(scope?: ResetScope): Promise<void>;
+  /** Writes the whole state (database and objstore) to one file. */
+  snapshot(file: string): Promise<{ path: string; bytes: number }>;
+  /** Replaces the whole state with a snapshot file's; a bad file throws SnapshotFileError and changes nothing. */
+  restore(file: string): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface Localplane extends InProcessLocalplane {
+  apiUrl: string;
+  objstoreUrl: string;
 }
 
 const TABLES: readonly TableSet[] = [workspaceTables, tracingTables, objstoreTables, bulkExportTables, deploymentTables];
@@ -105,33 +136,49 @@ function validPort(name: string, port: number): number {
   return port;
 }
 
-export async function start(options: StartOptions = {}): Promise<Localplane> {
+/** An instance built and running its work, with what start() needs to serve it and to undo a failed start. */
+interface Built {
+  lp: InProcessLocalplane;
+  app: OpenApiHono;
+  objstore: EmbeddedObjstore;
+  host: string;
+  objstorePort: number;
+  log: (line: string) => void;
+  /** Undoes the build (a start that fails to listen): no data dir left behind. */
+  discard(): Promise<void>;
+  /** Things to close on stop before the objstore and the database, last added first (start's API server). */
+  onStop: (() => Promise<void>)[];
+}
+
+async function build(options: CreateOptions, defaultObjstorePort: number): Promise<Built> {
   const startedAt = Date.now();
   // The embedded objstore client's notice about future Node versions is not localplane's to print.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const log = options.log ?? ((line: string) => process.stderr.write(`localplane: ${line}\n`));
   const host = options.host ?? '127.0.0.1';
-  const apiPort = validPort('port', options.port ?? 9400);
-  const objstorePort = validPort('objstorePort', options.objstorePort ?? 9401);
+  const objstorePort = validPort('objstorePort', options.objstorePort ?? defaultObjstorePort);
   const seed = options.seed ?? 1;
   const endpointAliases = options.endpointAliases ?? DEFAULT_ENDPOINT_ALIASES;
-  const resolveEndpoint = createEndpointResolver(() => objstore.url, endpointAliases);
   const initialLimits = applyLimitsPatch(DEFAULT_LIMITS, options.limits);
   let limits: Limits = initialLimits;
   const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
 
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'localplane-'));
-  /** What a start that fails half-way must undo, last first. */
+  /** What a build that fails half-way must undo, last first. */
   const undo: (() => unknown)[] = [() => ownsDataDir && rmSync(dataDir, { recursive: true, force: true })];
-  const failed = async (error: unknown): Promise<never> => {
+  const discard = async () => {
     for (const step of undo.reverse()) await step();
+  };
+  const failed = async (error: unknown): Promise<never> => {
+    await discard();
     throw error;
   };
 
+  const resets = new ResetRegistry();
   let db: Db;
   let ids: IdGenerator;
-  let objstore: Objstore;
+  let objstore: EmbeddedObjstore;
   try {
     mkdirSync(dataDir, { recursive: true });
     ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
@@ -152,6 +199,8 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   };
   restartClock();
   const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${error instanceof Error ? error.stack : String(error)}`));
+  undo.push(() => scheduler.stop());
+  resets.register('scheduler', { stop: () => scheduler.cancelAll() });
   const clockControl = createClockControl(clock, scheduler);
   const workspaces = new WorkspaceStore(db);
   const tracing = new TracingStore(db);
@@ -159,7 +208,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const filesDir = join(dataDir, 'files');
   const buckets = keyStore.buckets();
   try {
-    objstore = await startObjstore({
+    objstore = await createObjstore({
       host,
       port: objstorePort,
       directory: join(dataDir, 'objstore'),
@@ -172,32 +221,82 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     });
     undo.push(() => objstore.close());
   } catch (error) {
-    return failed(listenFailure('objstore', host, objstorePort, error));
+    return failed(error);
   }
+  const objstoreClients = new ObjstoreClients();
+  const embeddedEndpoint = createEndpointResolver(() => objstore.url!, endpointAliases);
+  const bindObjstore = async () => {
+    try {
+      return await objstore.listen();
+    } catch (error) {
+      throw listenFailure('objstore', host, objstorePort, error);
+    }
+  };
+  // A destination check or an export is what first needs the objstore's port.
+  const resolveEndpoint = async (endpointUrl: string | null | undefined) => {
+    await bindObjstore();
+    return embeddedEndpoint(endpointUrl);
+  };
   const faults = new BulkExportFaults();
   const store = new BulkExportStore(db);
   const deployments = new DeploymentStore(db);
   const revisionFaults = new RevisionFaults();
   const lifecycle = new RevisionLifecycle({ store: deployments, scheduler, clock, limits: () => limits, faults: revisionFaults });
-  const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, resolveEndpoint, progress: options.progress });
+  const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, objstoreClients, resolveEndpoint, progress: options.progress });
 
-  const reset = async () => {
-    await scheduler.cancelAll();
-    runner.reset();
-    resetInstanceDb(db, TABLES);
-    faults.clear();
-    revisionFaults.clear();
-    ids.reset();
-    restartClock();
-    limits = initialLimits;
-    lifecycle.resume();
-    await objstore.reset();
+  resets.register('export runner', {
+    stop: () => runner.stop(),
+    resume: () => runner.recover(),
+    stopWorkspace: (workspaceId) => runner.stopWorkspace(workspaceId),
+  });
+  resets.register('revision lifecycle', {
+    resume: () => lifecycle.resume(),
+    stopWorkspace: (workspaceId) => lifecycle.stopWorkspace(workspaceId),
+    resumeWorkspace: (workspaceId) => lifecycle.resumeWorkspace(workspaceId),
+  });
+  resets.register('database', {
+    inSnapshots: true,
+    reset: () => resetInstanceDb(db, TABLES),
+    resetWorkspace: (workspaceId) => resetWorkspaceRows(db, TABLES, workspaceId),
+  });
+  resets.register('bulk-export faults', { reset: () => faults.clear(), resetWorkspace: (workspaceId) => faults.clearWorkspace(workspaceId) });
+  resets.register('revision faults', {
+    reset: () => revisionFaults.clear(),
+    stopWorkspace: (workspaceId) => revisionFaults.clearDeployments(new Set(deployments.deploymentsOf(workspaceId).map((deployment) => deployment.id))),
+  });
+  resets.register('ids', { inSnapshots: true, reset: () => ids.reset() });
+  resets.register('clock', { inSnapshots: true, reset: restartClock });
+  resets.register('limits', {
+    inSnapshots: true,
+    reset: () => {
+      limits = initialLimits;
+    },
+  });
+  resets.register('objstore', { inSnapshots: true, reset: () => objstore.reset() });
+
+  const snapshots = new Snapshots({
+    db,
+    tables: TABLES,
+    objstore,
+    ids,
+    clock,
+    limits: { get: () => limits, set: (restored) => (limits = restored) },
+    resets,
+    template: templateContentKey(fixtures, seed, TABLES),
+    seed,
+    scratchDir: dataDir,
+  });
+  const reset = async (scope: ResetScope = {}) => {
+    if (scope.workspaceId === undefined) return resets.resetAll();
+    if (!workspaces.find(scope.workspaceId)) throw notFound(`Workspace ${scope.workspaceId} not found`);
+    return resets.resetWorkspace(scope.workspaceId);
   };
 
   const app = new OpenApiHono();
   app.onError((error, c) => errorResponse(c, error, log));
   app.notFound((c) => c.json({ detail: 'Not Found' }, 404));
   app.use('*', starletteRouting(app));
+  const pendingTasks = () => scheduler.pending().map((task) => ({ due_at: formatTimestamp(task.dueAt), label: task.label }));
   app.route(
     '/_localplane',
     adminRoutes({
@@ -206,6 +305,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       tracing,
       deployments,
       objstore,
+      objstoreEndpoint: bindObjstore,
       objstoreKeys: keyStore,
       endpointAliases,
       clock: clockControl,
@@ -213,49 +313,89 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       revisionFaults,
       lifecycle,
       limits: { get: () => limits, patch: (changes) => (limits = applyLimitsPatch(limits, changes)) },
-      pendingTasks: () => scheduler.pending().map((task) => ({ due_at: formatTimestamp(task.dueAt), label: task.label })),
+      pendingTasks,
       reset,
       startedAt,
       seed,
     }),
   );
+  app.route('/_localplane', snapshotRoutes({ save: (path) => snapshots.save(path), restore: (path) => snapshots.restore(path) }));
+  app.route(
+    '/_localplane',
+    stateRoutes({ workspaces, tracing, bulkExports: store, deployments, objstore, objstoreKeys: keyStore, clock: clockControl, limits: () => limits, faults, revisionFaults, pendingTasks }),
+  );
   app.route(
     '/',
     apiRoutes({
-      bulkExports: { store, tracing, workspaces, runner, clock, ids, faults, resolveEndpoint, limits: () => limits },
+      bulkExports: { store, tracing, workspaces, runner, clock, ids, faults, objstoreClients, resolveEndpoint, limits: () => limits },
       deployments: { store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new ResponseCache(writeCounter(db)) },
     }),
   );
   app.route('/', openapiRoutes(() => app.documented));
 
-  let server: Server;
   try {
-    server = await listenHttp(app.fetch, { host, port: apiPort, log });
+    if (options.importFrom !== undefined) await snapshots.restore(options.importFrom);
+    else await resets.resume();
   } catch (error) {
-    return failed(listenFailure('API', host, apiPort, error));
+    return failed(error);
   }
-  runner.recover();
-  lifecycle.resume();
-  const { port } = server.address() as AddressInfo;
 
+  const onStop: (() => Promise<void>)[] = [];
   let stopping: Promise<void> | null = null;
-  return {
-    apiUrl: `http://${host}:${port}`,
-    objstoreUrl: objstore.url,
+  const lp: InProcessLocalplane = {
     dataDir,
     filesDir,
     clock: clockControl,
     routes: handlerRoutes(app),
+    request: async (input, init) => app.request(input, init),
+    fetch: async (request) => app.fetch(request),
+    objstoreEndpoint: bindObjstore,
     reset,
+    snapshot: async (file) => snapshots.save(file),
+    restore: (file) => snapshots.restore(file),
     stop: () =>
       (stopping ??= (async () => {
         await scheduler.stop();
-        await closeServer(server);
+        for (const close of onStop.reverse()) await close();
         await objstore.close();
-        closeObjstoreClients();
+        objstoreClients.close();
+        snapshots.discard();
         db.close();
         if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
       })()),
   };
+  return { lp, app, objstore, host, objstorePort, log, discard, onStop };
 }
 
+/**
+ * An instance without an API port, driven with `request()`/`fetch()` (as hono's `app.request()`).
+ * Its objstore binds a port only once something uses it: a destination check, an export, or
+ * `objstoreEndpoint()` (including `GET /_localplane/fixtures`, which hands the endpoint out).
+ */
+export async function createLocalplane(options: CreateOptions = {}): Promise<InProcessLocalplane> {
+  return (await build(options, 0)).lp;
+}
+
+/** An instance listening on its API port, with its objstore listening too. */
+export async function start(options: StartOptions = {}): Promise<Localplane> {
+  const apiPort = validPort('port', options.port ?? 9400);
+  const built = await build(options, 9401);
+  const { lp, app, objstore, host, objstorePort, log } = built;
+  let objstoreUrl: string;
+  try {
+    objstoreUrl = await objstore.listen();
+  } catch (error) {
+    await built.discard();
+    throw listenFailure('objstore', host, objstorePort, error);
+  }
+  let server: Server;
+  try {
+    server = await listenHttp(app.fetch, { host, port: apiPort, log });
+  } catch (error) {
+    await built.discard();
+    throw listenFailure('API', host, apiPort, error);
+  }
+  built.onStop.push(() => closeServer(server));
+  const { port } = server.address() as AddressInfo;
+  return { ...lp, apiUrl: `http://${host}:${port}`, objstoreUrl };
+}

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRoutes } from '../src/admin/routes.ts';
+import { stateRoutes } from '../src/admin/state.ts';
 import { start } from '../src/index.ts';
 import { eventually, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
 
@@ -397,10 +398,11 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView) {
   // Every admin endpoint that reads state, found in the routes the admin app registers.
   recorder.phase = 'admin';
   for (const path of adminReadPaths()) await expectStatus(admin('GET', path), 200);
+  await expectStatus(admin('GET', `/state?workspace_id=${acmeWorkspace.id}`), 200);
 }
 
 function adminReadPaths(): string[] {
-  const routes = adminRoutes({} as never).routes.filter((route) => route.method === 'GET' && !route.path.includes(':'));
+  const routes = [...adminRoutes({} as never).routes, ...stateRoutes({} as never).routes].filter((route) => route.method === 'GET' && !route.path.includes(':'));
   return routes.map((route) => route.path);
 }
 
@@ -461,7 +463,7 @@ describe.each(TARGETS)('no secret shows anywhere after a full scenario, on %s', 
   it('in any admin endpoint, the objstore journal and its keys included', () => {
     const read = phase('admin');
     expect(read.map((exchange) => exchange.request)).toEqual(
-      expect.arrayContaining(['/health', '/fixtures', '/tasks', '/faults', '/config', '/objstore/journal', '/objstore/keys'].map((path) => `GET /_localplane${path}`)),
+      expect.arrayContaining(['/health', '/fixtures', '/tasks', '/faults', '/config', '/objstore/journal', '/objstore/keys', '/state'].map((path) => `GET /_localplane${path}`)),
     );
     expect(exchangeLeaks(read)).toEqual([]);
     const journal = JSON.parse(read.find((exchange) => exchange.request === 'GET /_localplane/objstore/journal')!.body) as { accessKeyId: string | null }[];

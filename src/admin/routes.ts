@@ -6,7 +6,7 @@ import type { RevisionLifecycle } from '../deployments/lifecycle.ts';
 import type { DeploymentStore } from '../deployments/store.ts';
 import type { Fixtures } from '../fixtures/files.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
-import { OBJSTORE_PERMISSIONS, type Objstore } from '../objstore/types.ts';
+import { OBJSTORE_PERMISSIONS, type EmbeddedObjstore } from '../objstore/types.ts';
 import {
   clockStateSchema,
   faultsStateSchema,
@@ -35,7 +35,9 @@ export interface AdminDeps {
   workspaces: WorkspaceStore;
   tracing: TracingStore;
   deployments: DeploymentStore;
-  objstore: Objstore;
+  objstore: EmbeddedObjstore;
+  /** Binds the objstore if it is not yet listening, and gives its URL. */
+  objstoreEndpoint: () => Promise<string>;
   objstoreKeys: ObjstoreKeyStore;
   endpointAliases: readonly string[];
   clock: ClockControl;
@@ -44,7 +46,7 @@ export interface AdminDeps {
   lifecycle: RevisionLifecycle;
   limits: { get(): Limits; patch(changes: LimitsPatch): void };
   pendingTasks: () => { due_at: string; label: string }[];
-  reset: () => Promise<void>;
+  reset: (scope?: { workspaceId?: string }) => Promise<void>;
   startedAt: number;
   seed: number;
 }
@@ -55,6 +57,8 @@ const clockSet = z.object({ time: requestTimestamp });
 const clockAdvance = z.object({ seconds: z.number().min(0) });
 const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
+/** An empty body (or none) resets everything; a workspace id, that workspace's resources alone. */
+const resetRequest = z.strictObject({ workspace_id: z.guid().optional() });
 const keyCreate = z.object({
   access_key_id: z.string().min(1).max(255),
   secret_access_key: z.string().min(1).max(2048),
@@ -83,7 +87,7 @@ export function adminRoutes(deps: AdminDeps) {
       summary: 'The fixture workspaces, their API keys, projects, integrations and deployments, and the objstore with its keys',
       response: { status: 200, description: 'The fixtures', schema: fixturesViewSchema },
     },
-    (c) =>
+    async (c) =>
       c.json({
         workspaces: deps.workspaces.list().map((workspace) => ({
           id: workspace.id,
@@ -101,7 +105,8 @@ export function adminRoutes(deps: AdminDeps) {
         })),
         unknown_api_key: deps.fixtures.workspaces.unknown_api_key,
         objstore: {
-          endpoint_url: deps.objstore.url,
+          // Handing out the endpoint is what binds an in-process instance's objstore.
+          endpoint_url: await deps.objstoreEndpoint(),
           buckets: deps.fixtures.objstore.buckets,
           public_buckets: deps.fixtures.objstore.public_buckets,
           keys: deps.fixtures.objstore.keys,
@@ -112,10 +117,19 @@ export function adminRoutes(deps: AdminDeps) {
   );
 
   app.openapi(
-    { method: 'post', path: '/reset', summary: 'Back to the fixtures: state, objstore, knobs, limits, ids and clock', response: { status: 200, description: 'Reset', schema: resetSchema } },
-    async (c) => {
-      await deps.reset();
-      return c.json({ status: 'reset' });
+    {
+      method: 'post',
+      path: '/reset',
+      summary: 'Back to the fixtures: everything (state, objstore, knobs, limits, ids and clock), or one workspace\'s resources',
+      body: resetRequest,
+      bodyOptional: true,
+      response: { status: 200, description: 'Reset', schema: resetSchema },
+      errors: [notFoundError('Workspace', `Workspace ${WORKSPACE_ID_EXAMPLE} not found`)],
+    },
+    async (c, { body }) => {
+      const workspaceId = body?.workspace_id;
+      await deps.reset({ workspaceId });
+      return c.json(workspaceId === undefined ? { status: 'reset' } : { status: 'reset', workspace_id: workspaceId });
     },
   );
 

@@ -1,8 +1,16 @@
 import { z } from 'zod';
 import { exportRunFaultRequest, validationFaultRequest } from '../bulk-exports/faults.ts';
+import { destinationResponseSchema, exportResponseSchema, runResponseSchema } from '../bulk-exports/schemas.ts';
 import { limitsPatch } from '../config.ts';
 import { revisionFaultRequest } from '../deployments/faults.ts';
-import { REVISION_STEP_STATUSES } from '../deployments/schemas.ts';
+import {
+  codehostIntegrationSchema,
+  codehostRepositorySchema,
+  deploymentResponseSchema,
+  oauthProviderResponseSchema,
+  REVISION_STEP_STATUSES,
+  revisionResponseSchema,
+} from '../deployments/schemas.ts';
 import { OBJSTORE_PERMISSIONS } from '../objstore/types.ts';
 import { TIERS } from '../workspaces/store.ts';
 
@@ -10,7 +18,7 @@ import { TIERS } from '../workspaces/store.ts';
 
 const timestamp = z.iso.datetime({ offset: true });
 
-export const healthSchema = z.object({ status: z.literal('ok'), objstore_url: z.string(), uptime_seconds: z.number() });
+export const healthSchema = z.object({ status: z.literal('ok'), objstore_url: z.string().nullable(), uptime_seconds: z.number() });
 
 export const sessionViewSchema = z.object({
   id: z.guid(),
@@ -52,7 +60,7 @@ export const fixturesViewSchema = z.object({
   }),
 });
 
-export const resetSchema = z.object({ status: z.literal('reset') });
+export const resetSchema = z.object({ status: z.literal('reset'), workspace_id: z.guid().optional() });
 
 export const clockStateSchema = z.object({ now: timestamp, frozen: z.boolean() });
 
@@ -87,3 +95,46 @@ export const objstoreJournalSchema = z.array(
 export const objstoreKeySchema = z.object({ access_key_id: z.string(), permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)) });
 
 export const runsAddedSchema = z.object({ added: z.int(), session: sessionViewSchema });
+
+export const snapshotSchema = z.object({ path: z.string(), bytes: z.int() });
+export const restoredSchema = z.object({ status: z.literal('restored'), path: z.string() });
+
+const listenerStateSchema = z.object({
+  id: z.guid(),
+  compute_type: z.string(),
+  compute_id: z.string(),
+  compute_config: z.unknown(),
+  version: z.string().nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+/** GET /_localplane/state: every resource in the API's own shapes, secrets masked. */
+export const stateSchema = z.object({
+  clock: clockStateSchema,
+  limits: limitsSchema,
+  workspaces: z.array(
+    z.object({
+      id: z.guid(),
+      name: z.string(),
+      tier: z.enum(TIERS),
+      api_key: z.string(),
+      self_hosted: z.boolean(),
+      sessions: z.array(sessionViewSchema),
+      destinations: z.array(destinationResponseSchema),
+      bulk_exports: z.array(exportResponseSchema.extend({ runs: z.array(runResponseSchema) })),
+      deployments: z.array(deploymentResponseSchema.extend({ revisions: z.array(revisionResponseSchema) })),
+      listeners: z.array(listenerStateSchema),
+      oauth_providers: z.array(oauthProviderResponseSchema),
+      codehost_integrations: z.array(codehostIntegrationSchema.extend({ repos: z.array(codehostRepositorySchema) })),
+    }),
+  ),
+  objstore: z.object({
+    url: z.string().nullable(),
+    files_dir: z.string().nullable(),
+    buckets: z.array(z.object({ name: z.string(), objects: z.array(z.object({ key: z.string(), size: z.int() })) })),
+    keys: z.array(objstoreKeySchema),
+  }),
+  faults: faultsStateSchema,
+  pending_tasks: tasksSchema,
+});

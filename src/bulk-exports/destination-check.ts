@@ -1,5 +1,5 @@
 import type { IdGenerator } from '../shared/ids.ts';
-import { deleteObject, ObjstoreError, putObject, type ObjstoreTarget } from '../objstore/client.ts';
+import type { ObjstoreClients, ObjstoreError, ObjstoreTarget } from '../objstore/client.ts';
 import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../objstore/errors.ts';
 import { HttpError } from '../shared/errors.ts';
 import { VALIDATION_FAILURES, type BulkExportFaults, type ValidationFailure } from './faults.ts';
@@ -9,7 +9,9 @@ import type { DestinationConfig, DestinationCredentials } from './schemas.ts';
 export interface DestinationCheckDeps {
   ids: IdGenerator;
   faults: BulkExportFaults;
-  resolveEndpoint: (endpointUrl: string | null | undefined) => string;
+  objstoreClients: ObjstoreClients;
+  /** Where a destination's endpoint_url is served from; the embedded objstore binds its port on first use. */
+  resolveEndpoint: (endpointUrl: string | null | undefined) => Promise<string>;
 }
 
 const NO_SUCH_BUCKET = 'An error occurred (NoSuchBucket) when calling the PutObject operation: The specified bucket does not exist';
@@ -60,7 +62,7 @@ export async function checkDestination(
   let target: ObjstoreTarget;
   try {
     target = {
-      endpoint: deps.resolveEndpoint(config.endpoint_url),
+      endpoint: await deps.resolveEndpoint(config.endpoint_url),
       region: config.region ?? 'us-east-1',
       credentials: {
         accessKeyId: credentials.access_key_id,
@@ -73,10 +75,10 @@ export async function checkDestination(
   }
   const key = probeKey(config.prefix, deps.ids.uuid());
   try {
-    await putObject(target, config.bucket_name, key, 'localplane destination validation\n', 'text/plain');
+    await deps.objstoreClients.putObject(target, config.bucket_name, key, 'localplane destination validation\n', 'text/plain');
   } catch (error) {
     const failure = error as ObjstoreError;
     throw validationFailed(failure.code === 'NoSuchBucket' ? `Bucket is not valid: ${failure.message}` : failure.message);
   }
-  await deleteObject(target, config.bucket_name, key).catch(() => undefined);
+  await deps.objstoreClients.deleteObject(target, config.bucket_name, key).catch(() => undefined);
 }

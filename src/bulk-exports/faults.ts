@@ -86,6 +86,11 @@ export class BulkExportFaults {
     };
   }
 
+  /** Disarms the validation knobs aimed at this workspace (export-run knobs name no workspace). */
+  clearWorkspace(workspaceId: string) {
+    this.validation.remove((rule) => rule.workspace_id === workspaceId);
+  }
+
   clear() {
     this.validation.clear();
     this.runs = [];

@@ -7,7 +7,7 @@ import { MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_SECOND, startOfUtcDay, type
 import { compileFilter } from '../tracing/filter.ts';
 import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
 import type { RunCursor, TracingStore } from '../tracing/store.ts';
-import { objectSize, ObjstoreError, uploadFile, type ObjstoreTarget } from '../objstore/client.ts';
+import { ObjstoreError, type ObjstoreClients, type ObjstoreTarget } from '../objstore/client.ts';
 import type { BulkExportFaults } from './faults.ts';
 import type { encodeRunsParquet } from './parquet.ts';
 import type { ExportStatus } from './schemas.ts';
@@ -22,7 +22,8 @@ export interface RunnerDeps {
   ids: IdGenerator;
   limits: () => Limits;
   faults: BulkExportFaults;
-  resolveEndpoint: (endpointUrl: string | null | undefined) => string;
+  objstoreClients: ObjstoreClients;
+  resolveEndpoint: (endpointUrl: string | null | undefined) => Promise<string>;
   /** Told of each export's progress: every file recorded, every run ended. */
   progress?: ProgressListener;
 }
@@ -72,6 +73,7 @@ interface UploadingFile extends PendingFile {
 /** A failure the run records: the store's own words for a storage failure. */
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+const workspaceLane = (tenantId: string) => `workspace ${tenantId}`;
 const runLane = (runId: string) => `run ${runId}`;
 const exportLane = (exportId: string) => `export ${exportId}`;
 
@@ -150,13 +152,29 @@ export class ExportRunner {
     for (const tenantId of tenants) this.scheduleDispatch(tenantId, now);
   }
 
-  /** Forgets uploads in flight, after a reset. */
-  reset(): void {
-    this.uploads.clear();
+  /**
+   * After the scheduler stopped every step (a reset, a restore): waits for the uploads still in
+   * flight and forgets them, so that no object lands in the objstore once its state is replaced.
+   */
+  async stop(): Promise<void> {
+    await this.settleUploads([...this.uploads.keys()]);
+  }
+
+  /** Cancels every scheduled step of the workspace's exports, waits for those in flight and for their uploads, and forgets them. */
+  async stopWorkspace(tenantId: string): Promise<void> {
+    const exports = this.deps.store.exports(tenantId, -1, 0);
+    const runIds = exports.flatMap((exportRow) => this.deps.store.runsOf(exportRow.id).map((run) => run.id));
+    await this.deps.scheduler.cancelLanes(new Set([workspaceLane(tenantId), ...exports.map((row) => exportLane(row.id)), ...runIds.map(runLane)]));
+    await this.settleUploads(runIds);
+  }
+
+  private async settleUploads(runIds: readonly string[]): Promise<void> {
+    await Promise.all(runIds.map((runId) => this.uploads.get(runId)?.outcome));
+    for (const runId of runIds) this.uploads.delete(runId);
   }
 
   private scheduleDispatch(tenantId: string, at: Micros): void {
-    this.deps.scheduler.schedule(at, `workspace ${tenantId}`, `dispatch exports of workspace ${tenantId}`, () => this.dispatch(tenantId));
+    this.deps.scheduler.schedule(at, workspaceLane(tenantId), `dispatch exports of workspace ${tenantId}`, () => this.dispatch(tenantId));
   }
 
   private scheduleStep(runId: string, at: Micros): void {
@@ -297,7 +315,8 @@ export class ExportRunner {
         if (run.failing_attempts > 0) this.deps.store.updateRun(runId, { failing_attempts: run.failing_attempts - 1 });
         throw new Error(this.deps.faults.failureMessage(runId));
       }
-      next = this.encodeNextFile(run, exportRow, this.uploads.get(runId), await loadParquetEncoder());
+      const encode = await loadParquetEncoder();
+      next = this.encodeNextFile(run, exportRow, this.uploads.get(runId), encode, await this.endpointOf(exportRow));
       await this.recordUpload(runId);
     } catch (error) {
       await this.abandonUpload(runId);
@@ -316,8 +335,20 @@ export class ExportRunner {
     this.scheduleStep(runId, now + current.step_delay);
   }
 
+  /** The endpoint the export's destination is served from (null when the destination is gone). */
+  private async endpointOf(exportRow: ExportRow): Promise<string | null> {
+    const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
+    return destination ? this.deps.resolveEndpoint(parseConfig(destination).endpoint_url) : null;
+  }
+
   /** Reads and encodes the run's next file after what was written or is uploading; null when no rows are left. */
-  private encodeNextFile(run: ExportRunRow, exportRow: ExportRow, inFlight: PendingFile | undefined, encode: typeof encodeRunsParquet): PendingFile | null {
+  private encodeNextFile(
+    run: ExportRunRow,
+    exportRow: ExportRow,
+    inFlight: PendingFile | undefined,
+    encode: typeof encodeRunsParquet,
+    endpoint: string | null,
+  ): PendingFile | null {
     const limits = this.deps.limits();
     const written = JSON.parse(run.exported_files) as string[];
     if (inFlight && inFlight.rows < limits.export_rows_per_file) return null;
@@ -331,7 +362,7 @@ export class ExportRunner {
     });
     if (rows.length === 0) return null;
     const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
-    if (!destination) throw new Error('The bulk export destination no longer exists');
+    if (!destination || endpoint === null) throw new Error('The bulk export destination no longer exists');
     const config = parseConfig(destination);
     const columns = exportRow.export_fields ? (JSON.parse(exportRow.export_fields) as RunColumn[]) : RUN_COLUMNS;
     const body = encode(rows, {
@@ -343,7 +374,7 @@ export class ExportRunner {
     const sequence = written.length + (inFlight ? 1 : 0);
     const key = `${runFolder(config.prefix, exportRow, run.start_time)}/${run.id}_${sequence}.parquet`;
     const target: ObjstoreTarget = {
-      endpoint: this.deps.resolveEndpoint(config.endpoint_url),
+      endpoint,
       region: config.region ?? 'us-east-1',
       credentials: {
         accessKeyId: run.access_key_id ?? '',
@@ -358,8 +389,8 @@ export class ExportRunner {
       rows: rows.length,
       cursor: encodeCursor({ startTime: last.start_time, id: last.id }),
       upload: async () => {
-        await uploadFile(target, bucket, key, body, limits.multipart_part_size_bytes);
-        const size = await objectSize(target, bucket, key);
+        await this.deps.objstoreClients.uploadFile(target, bucket, key, body, limits.multipart_part_size_bytes);
+        const size = await this.deps.objstoreClients.objectSize(target, bucket, key);
         if (size !== null && size !== body.byteLength) {
           throw new Error(`Uploaded file ${key} has ${size} bytes, expected ${body.byteLength}`);
         }

@@ -64,6 +64,11 @@ CREATE TABLE IF NOT EXISTS bulk_export_runs (
 CREATE INDEX IF NOT EXISTS bulk_export_runs_by_export ON bulk_export_runs (bulk_export_id, start_time);`,
   seeded: [],
   runtime: ['bulk_export_destinations', 'bulk_exports', 'bulk_export_runs'],
+  workspaceRows: {
+    bulk_export_destinations: 'tenant_id = ?',
+    bulk_exports: 'tenant_id = ?',
+    bulk_export_runs: 'bulk_export_id IN (SELECT id FROM {schema}.bulk_exports WHERE tenant_id = ?)',
+  },
 };
 
 export interface StoredCredentials {

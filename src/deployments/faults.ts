@@ -32,4 +32,9 @@ export class RevisionFaults {
   clear(): void {
     this.rules.clear();
   }
+
+  /** Disarms the knobs aimed at these deployments. */
+  clearDeployments(deploymentIds: ReadonlySet<string>): void {
+    this.rules.remove((rule) => !!rule.deployment_id && deploymentIds.has(rule.deployment_id));
+  }
 }

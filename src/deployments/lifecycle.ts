@@ -72,6 +72,19 @@ export class RevisionLifecycle {
     for (const revision of this.deps.store.revisionsInProgress()) this.scheduleStep(revision);
   }
 
+  /** Drops the pending steps of the workspace's deployments. */
+  stopWorkspace(tenantId: string): void {
+    for (const deployment of this.deps.store.deploymentsOf(tenantId)) this.stop(deployment.id);
+  }
+
+  /** After a workspace reset: its revisions in progress (seeded ones included) go on from their status now. */
+  resumeWorkspace(tenantId: string): void {
+    const deployments = new Set(this.deps.store.deploymentsOf(tenantId).map((deployment) => deployment.id));
+    for (const revision of this.deps.store.revisionsInProgress()) {
+      if (deployments.has(revision.deployment_id)) this.scheduleStep(revision);
+    }
+  }
+
   private scheduleStep(revision: RevisionRow): void {
     const { status } = revision;
     if (!isStep(status)) return;

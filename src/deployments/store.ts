@@ -94,6 +94,15 @@ CREATE TABLE IF NOT EXISTS deployment_revisions (
 CREATE INDEX IF NOT EXISTS deployment_revisions_by_deployment ON deployment_revisions (deployment_id, created_at, id);`,
   seeded: ['deployment_tenants', 'oauth_providers', 'codehost_integrations', 'codehost_repos', 'listeners', 'deployments', 'deployment_revisions'],
   runtime: [],
+  workspaceRows: {
+    deployment_tenants: 'tenant_id = ?',
+    oauth_providers: 'tenant_id = ?',
+    codehost_integrations: 'tenant_id = ?',
+    codehost_repos: 'integration_id IN (SELECT id FROM {schema}.codehost_integrations WHERE tenant_id = ?)',
+    listeners: 'tenant_id = ?',
+    deployments: 'tenant_id = ?',
+    deployment_revisions: 'deployment_id IN (SELECT id FROM {schema}.deployments WHERE tenant_id = ?)',
+  },
 };
 
 /** SQLite has no boolean: 0 or 1. */
@@ -378,6 +387,11 @@ export class DeploymentStore {
   revision(deploymentId: string, id: string) {
     return this.statements.revision.get(deploymentId, id);
   }
+  /** Every revision of a deployment, newest first. */
+  revisionsOf(deploymentId: string): RevisionRow[] {
+    return this.revisions(deploymentId, { limit: -1, offset: 0 });
+  }
+
   /** One page of a deployment's revisions, newest first, optionally of some statuses only. */
   revisions(deploymentId: string, query: RevisionsQuery): RevisionRow[] {
     const statuses = query.status?.length ? query.status : null;

@@ -26,7 +26,7 @@ import type { OperationContext } from './compat.ts';
 import { GatewayError } from './errors.ts';
 import { sendContinue, type Exchange } from './exchange.ts';
 
-const INCOMING_PREFIX = '.incoming-';
+export const INCOMING_PREFIX = '.incoming-';
 
 /**
  * A new temporary file beside the store: a plain file in its root, which s3rver never takes for a

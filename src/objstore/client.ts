@@ -91,102 +91,107 @@ export function describeFailure(error: unknown, operation: string, endpoint: str
   return new ObjstoreError(`An error occurred when calling the ${operation} operation: ${String((error as Error).message ?? error)}`, 'Unknown');
 }
 
-const clients = new Map<string, S3Client>();
-
-/** Clients are kept per endpoint and key pair (an SDK client is costly to set up). */
-async function objstoreClient(target: ObjstoreTarget): Promise<S3Client> {
-  const { S3Client } = await loadSdk();
-  const cacheKey = JSON.stringify([target.endpoint, target.region, target.credentials.accessKeyId, target.credentials.secretAccessKey]);
-  let client = clients.get(cacheKey);
-  if (!client) {
-    client = new S3Client({
-      endpoint: target.endpoint,
-      region: target.region,
-      credentials: target.credentials,
-      forcePathStyle: true,
-      maxAttempts: 1,
-      // An endpoint that accepts connections but never answers fails as unreachable instead of hanging.
-      // One connection per request: a pooled connection that sat idle while a run waited (the slow
-      // knob) could be one the store had dropped, failing the next upload with ECONNRESET; the
-      // embedded objstore is on loopback, where a new connection costs next to nothing.
-      requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000, httpAgent: { keepAlive: false } },
-      // A plain body with a checksum header, not aws-chunked framing.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
-    clients.set(cacheKey, client);
-  }
-  return client;
-}
-
-export function closeObjstoreClients(): void {
-  for (const client of clients.values()) client.destroy();
-  clients.clear();
-}
-
-async function call<T>(target: ObjstoreTarget, operation: string, send: (client: S3Client, sdk: Sdk) => Promise<T>): Promise<T> {
-  try {
-    return await send(await objstoreClient(target), await loadSdk());
-  } catch (error) {
-    throw describeFailure(error, operation, target.endpoint);
-  }
-}
-
-export function putObject(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array | string, contentType: string) {
-  return call(target, 'PutObject', (client, { PutObjectCommand }) =>
-    client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType })),
-  );
-}
-
-export function deleteObject(target: ObjstoreTarget, bucket: string, key: string) {
-  return call(target, 'DeleteObject', (client, { DeleteObjectCommand }) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
-}
-
-/** Size of a stored object, or null when the key pair may not read it (get permission is optional). */
-export async function objectSize(target: ObjstoreTarget, bucket: string, key: string): Promise<number | null> {
-  try {
-    const { HeadObjectCommand } = await loadSdk();
-    const head = await (await objstoreClient(target)).send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-    return head.ContentLength ?? null;
-  } catch (error) {
-    if (isServiceError(error) && error.$metadata.httpStatusCode === 403) return null;
-    throw describeFailure(error, 'HeadObject', target.endpoint);
-  }
-}
-
 /**
- * Uploads a file: multipart above `partSize`, falling back to one PutObject when the key
- * pair may not use multipart uploads (that permission is optional for a destination).
+ * The S3 clients of one localplane instance, kept per endpoint and key pair (an SDK client is
+ * costly to set up). Each instance has its own, so stopping one never touches another's.
  */
-export async function uploadFile(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array, partSize: number): Promise<void> {
-  const contentType = 'application/octet-stream';
-  if (body.byteLength <= partSize) {
-    await putObject(target, bucket, key, body, contentType);
-    return;
+export class ObjstoreClients {
+  private readonly clients = new Map<string, S3Client>();
+
+  private async client(target: ObjstoreTarget): Promise<S3Client> {
+    const { S3Client } = await loadSdk();
+    const cacheKey = JSON.stringify([target.endpoint, target.region, target.credentials.accessKeyId, target.credentials.secretAccessKey]);
+    let client = this.clients.get(cacheKey);
+    if (!client) {
+      client = new S3Client({
+        endpoint: target.endpoint,
+        region: target.region,
+        credentials: target.credentials,
+        forcePathStyle: true,
+        maxAttempts: 1,
+        // An endpoint that accepts connections but never answers fails as unreachable instead of hanging.
+        // One connection per request: a pooled connection that sat idle while a run waited (the slow
+        // knob) could be one the store had dropped, failing the next upload with ECONNRESET; the
+        // embedded objstore is on loopback, where a new connection costs next to nothing.
+        requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000, httpAgent: { keepAlive: false } },
+        // A plain body with a checksum header, not aws-chunked framing.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+      });
+      this.clients.set(cacheKey, client);
+    }
+    return client;
   }
-  const client = await objstoreClient(target);
-  const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } = await loadSdk();
-  let uploadId: string | undefined;
-  try {
-    uploadId = (await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType }))).UploadId;
-  } catch (error) {
-    if (isServiceError(error) && error.name === 'AccessDenied') {
-      await putObject(target, bucket, key, body, contentType);
+
+  close(): void {
+    for (const client of this.clients.values()) client.destroy();
+    this.clients.clear();
+  }
+
+  private async call<T>(target: ObjstoreTarget, operation: string, send: (client: S3Client, sdk: Sdk) => Promise<T>): Promise<T> {
+    try {
+      return await send(await this.client(target), await loadSdk());
+    } catch (error) {
+      throw describeFailure(error, operation, target.endpoint);
+    }
+  }
+
+  putObject(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array | string, contentType: string) {
+    return this.call(target, 'PutObject', (client, { PutObjectCommand }) =>
+      client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType })),
+    );
+  }
+
+  deleteObject(target: ObjstoreTarget, bucket: string, key: string) {
+    return this.call(target, 'DeleteObject', (client, { DeleteObjectCommand }) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+  }
+
+  /** Size of a stored object, or null when the key pair may not read it (get permission is optional). */
+  async objectSize(target: ObjstoreTarget, bucket: string, key: string): Promise<number | null> {
+    try {
+      const { HeadObjectCommand } = await loadSdk();
+      const head = await (await this.client(target)).send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      return head.ContentLength ?? null;
+    } catch (error) {
+      if (isServiceError(error) && error.$metadata.httpStatusCode === 403) return null;
+      throw describeFailure(error, 'HeadObject', target.endpoint);
+    }
+  }
+
+  /**
+   * Uploads a file: multipart above `partSize`, falling back to one PutObject when the key
+   * pair may not use multipart uploads (that permission is optional for a destination).
+   */
+  async uploadFile(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array, partSize: number): Promise<void> {
+    const contentType = 'application/octet-stream';
+    if (body.byteLength <= partSize) {
+      await this.putObject(target, bucket, key, body, contentType);
       return;
     }
-    throw describeFailure(error, 'CreateMultipartUpload', target.endpoint);
-  }
-  try {
-    const parts = [];
-    for (let offset = 0, partNumber = 1; offset < body.byteLength; offset += partSize, partNumber++) {
-      const part = await client.send(
-        new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body.subarray(offset, offset + partSize) }),
-      );
-      parts.push({ ETag: part.ETag, PartNumber: partNumber });
+    const client = await this.client(target);
+    const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } = await loadSdk();
+    let uploadId: string | undefined;
+    try {
+      uploadId = (await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType }))).UploadId;
+    } catch (error) {
+      if (isServiceError(error) && error.name === 'AccessDenied') {
+        await this.putObject(target, bucket, key, body, contentType);
+        return;
+      }
+      throw describeFailure(error, 'CreateMultipartUpload', target.endpoint);
     }
-    await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
-  } catch (error) {
-    await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
-    throw describeFailure(error, 'UploadPart', target.endpoint);
+    try {
+      const parts = [];
+      for (let offset = 0, partNumber = 1; offset < body.byteLength; offset += partSize, partNumber++) {
+        const part = await client.send(
+          new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body.subarray(offset, offset + partSize) }),
+        );
+        parts.push({ ETag: part.ETag, PartNumber: partNumber });
+      }
+      await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+    } catch (error) {
+      await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      throw describeFailure(error, 'UploadPart', target.endpoint);
+    }
   }
 }

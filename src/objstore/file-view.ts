@@ -87,11 +87,21 @@ export class FileView {
 
   /** Back to empty bucket folders, after the store was reset. */
   reset(): Promise<void> {
-    // Synchronous, as the store's own reset is: faster than a round trip through libuv's pool per folder.
+    return this.enqueue(async () => this.emptyFolders());
+  }
+
+  /** After the store's contents were replaced wholesale (a restored snapshot): empty folders, then these objects' files. */
+  replace(objects: readonly { bucket: string; key: string }[]): Promise<void> {
     return this.enqueue(async () => {
-      rmSync(this.options.directory, { recursive: true, force: true });
-      for (const bucket of this.options.buckets) mkdirSync(this.bucketFolder(bucket), { recursive: true });
+      this.emptyFolders();
+      for (const { bucket, key } of objects) await this.mirror(bucket, key);
     });
+  }
+
+  /** Synchronous, as the store's own reset is: faster than a round trip through libuv's pool per folder. */
+  private emptyFolders(): void {
+    rmSync(this.options.directory, { recursive: true, force: true });
+    for (const bucket of this.options.buckets) mkdirSync(this.bucketFolder(bucket), { recursive: true });
   }
 
   /** Never rejects: a view that cannot follow is logged, and must not fail the S3 request. */

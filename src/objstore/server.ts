@@ -8,7 +8,8 @@ import { FileView } from './file-view.ts';
 import { createGateway } from './gateway.ts';
 import { RequestJournal } from './journal.ts';
 import { isValidBucketName } from './target.ts';
-import type { Objstore, ObjstoreOptions } from './types.ts';
+import { listBucketObjects, objectsOf, readTree, writeTree } from './contents.ts';
+import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
 
 function validateOptions(options: ObjstoreOptions): void {
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
@@ -36,10 +37,11 @@ function formatUrl(host: string, port: number): string {
 const KEEP_ALIVE_TIMEOUT_MS = 20_000;
 
 /**
- * Starts the object store: an http.Server on host:port whose gateway authenticates and
- * authorises every request before handing it to an embedded s3rver (which binds no port).
+ * Creates the object store without binding a port: the backend, the file view and the gateway
+ * are ready, and `listen()` binds host:port on first use (an in-process instance whose tests
+ * never touch the objstore binds nothing).
  */
-export async function startObjstore(options: ObjstoreOptions): Promise<Objstore> {
+export async function createObjstore(options: ObjstoreOptions): Promise<EmbeddedObjstore> {
   validateOptions(options);
   const buckets = [...options.buckets];
   mkdirSync(options.directory, { recursive: true });
@@ -68,7 +70,11 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
   // Answer `Expect: 100-continue` requests ourselves, so refused uploads are refused before the
   // client sends the body (Node would otherwise send 100 Continue straight away).
   server.on('checkContinue', (req, res) => handle(req, res, true));
-  try {
+
+  let url: string | null = null;
+  let listening: Promise<string> | null = null;
+  let closing: Promise<void> | null = null;
+  const bind = async (): Promise<string> => {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host, () => {
@@ -76,18 +82,24 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
         resolve();
       });
     });
-  } catch (err) {
-    backend.close();
-    throw err;
-  }
-  // Errors after startup (e.g. on accepted sockets) must not take the process down.
-  server.on('error', () => {});
-
-  const { port } = server.address() as AddressInfo;
-  let closing: Promise<void> | null = null;
+    // Errors after startup (e.g. on accepted sockets) must not take the process down.
+    server.on('error', () => {});
+    const { port } = server.address() as AddressInfo;
+    return (url = formatUrl(options.host, port));
+  };
 
   return {
-    url: formatUrl(options.host, port),
+    get url() {
+      return url;
+    },
+    listen() {
+      if (closing) return Promise.reject(new Error('objstore: closed'));
+      // A failed bind (a port in use) may be tried again.
+      return (listening ??= bind().catch((error: unknown) => {
+        listening = null;
+        throw error;
+      }));
+    },
     filesDir: fileView?.directory ?? null,
     journal: () => journal.snapshot(),
     async reset() {
@@ -95,8 +107,20 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
       await fileView?.reset();
       journal.clear();
     },
+    buckets: () => buckets.map((name) => ({ name, objects: listBucketObjects(options.directory, name) })),
+    contents: () => readTree(options.directory),
+    async replaceContents(entries) {
+      await backend.reset(buckets);
+      writeTree(options.directory, entries);
+      await fileView?.replace(objectsOf(entries));
+      journal.clear();
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
+        if (!server.listening) {
+          backend.close();
+          return resolve();
+        }
         server.close(() => {
           backend.close();
           resolve();
@@ -106,4 +130,17 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
       return closing;
     },
   };
+}
+
+/** Starts the object store listening on host:port at once. */
+export async function startObjstore(options: ObjstoreOptions): Promise<Objstore> {
+  const objstore = await createObjstore(options);
+  let url: string;
+  try {
+    url = await objstore.listen();
+  } catch (error) {
+    await objstore.close();
+    throw error;
+  }
+  return { url, filesDir: objstore.filesDir, journal: objstore.journal, reset: objstore.reset, close: objstore.close };
 }

@@ -77,3 +77,24 @@ export interface Objstore {
   reset(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** One file or folder of the store's own directory, for snapshots: `data` is null for a folder. */
+export interface ObjstoreTreeEntry {
+  /** Relative to the store's directory, '/'-separated. */
+  path: string;
+  data: Uint8Array | null;
+}
+
+/** The instance's objstore: created without a port, bound on first use. */
+export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
+  /** http://host:port once listening; null before. */
+  readonly url: string | null;
+  /** Binds host:port (once) and gives the URL. */
+  listen(): Promise<string>;
+  /** The buckets, each with its objects' keys and sizes, in key order. */
+  buckets(): { name: string; objects: { key: string; size: number }[] }[];
+  /** Every bucket, object, metadata sidecar and upload in progress, as stored. */
+  contents(): ObjstoreTreeEntry[];
+  /** Replaces the whole store with `contents()` taken before; the file view is rebuilt and the journal cleared. */
+  replaceContents(entries: readonly ObjstoreTreeEntry[]): Promise<void>;
+}

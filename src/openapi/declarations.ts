@@ -32,6 +32,8 @@ export interface RouteDeclaration<P extends Schema = Schema, Q extends Schema = 
   /** Query parameters read as lists (see queryParams). */
   queryLists?: readonly string[];
   body?: B;
+  /** The body may be left out (FastAPI's `body: Model | None = None`): the handler then gets undefined. */
+  bodyOptional?: boolean;
   response: SuccessResponse | readonly SuccessResponse[];
   /** Beyond those the app's guards and the request's parts give (401/403, 400/413/422). */
   errors?: readonly ErrorResponse[];

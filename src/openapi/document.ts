@@ -156,7 +156,7 @@ function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, ou
     ...(declaration.description ? { description: declaration.description } : {}),
     operationId: `${declaration.method}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_match, next: string | undefined) => next?.toUpperCase() ?? '')}`,
     parameters: parametersOf(route, input),
-    ...(declaration.body ? { requestBody: { required: true, content: { 'application/json': { schema: input.jsonSchemaOf(declaration.body) } } } } : {}),
+    ...(declaration.body ? { requestBody: { required: !declaration.bodyOptional, content: { 'application/json': { schema: input.jsonSchemaOf(declaration.body) } } } } : {}),
     responses,
   };
 }

@@ -1,6 +1,6 @@
 import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
 import { mergePath } from 'hono/utils/url';
-import { jsonBody, pathParams, queryParams } from '../shared/validation.ts';
+import { jsonBody, optionalJsonBody, pathParams, queryParams } from '../shared/validation.ts';
 import { requestErrors } from './errors.ts';
 import type { DocumentedRoute, ErrorResponse, RouteDeclaration, RouteInput, Schema } from './declarations.ts';
 import { forcedResponse } from './prefer.ts';
@@ -40,7 +40,7 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
       const input = {
         params: declaration.params && pathParams(c, declaration.params),
         query: declaration.query && queryParams(c, declaration.query, declaration.queryLists),
-        body: declaration.body && (await jsonBody(c, declaration.body)),
+        body: declaration.body && (await (declaration.bodyOptional ? optionalJsonBody : jsonBody)(c, declaration.body)),
       } as RouteInput<P, Q, B>;
       return handler(c as Context<E>, input);
     });

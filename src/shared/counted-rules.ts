@@ -21,4 +21,9 @@ export class CountedRules<Rule extends { count: number }> {
   clear(): void {
     this.rules = [];
   }
+
+  /** Disarms the rules that match. */
+  remove(matches: (rule: Rule) => boolean): void {
+    this.rules = this.rules.filter((rule) => !matches(rule));
+  }
 }

@@ -11,6 +11,12 @@ export interface TableSet {
   ddl: string;
   seeded: readonly string[];
   runtime: readonly string[];
+  /**
+   * How to find one workspace's rows, per table: a condition with one `?` for the workspace id
+   * and `{schema}` for the schema whose tables it reads (`main` or `seed`). Tables left out
+   * belong to no workspace (e.g. the objstore's keys) and a workspace reset leaves them alone.
+   */
+  workspaceRows?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -42,6 +48,26 @@ export function resetInstanceDb(db: Db, tables: readonly TableSet[]): void {
   })();
 }
 
+/**
+ * Restores one workspace's rows to the seed and leaves every other row alone: its rows are
+ * deleted children first (a condition may read a parent table), then its seeded rows copied back.
+ */
+export function resetWorkspaceRows(db: Db, tables: readonly TableSet[], workspaceId: string): void {
+  const scoped = tables.flatMap((set) =>
+    Object.entries(set.workspaceRows ?? {}).map(([table, condition]) => ({ table, condition, seeded: set.seeded.includes(table) })),
+  );
+  const where = (condition: string, schema: string) => condition.replaceAll('{schema}', schema);
+  db.transaction(() => {
+    for (const { table, condition } of [...scoped].reverse()) db.prepare(`DELETE FROM main.${table} WHERE ${where(condition, 'main')}`).run(workspaceId);
+    for (const { table, condition, seeded } of scoped) {
+      if (seeded) db.prepare(`INSERT INTO main.${table} SELECT * FROM seed.${table} WHERE ${where(condition, 'seed')}`).run(workspaceId);
+    }
+  })();
+}
+
+/** Every table of these sets, in their order. */
+export const tablesOf = (tables: readonly TableSet[]): string[] => tables.flatMap((set) => [...set.seeded, ...set.runtime]);
+
 /** Whether the instance already holds state (a persisted --data-dir), so start must not reset it. */
 export function hasState(db: Db, table: string): boolean {
   return db.prepare(`SELECT 1 FROM main.${table} LIMIT 1`).get() !== undefined;
@@ -71,4 +97,40 @@ export function statementCache(db: Db, capacity = 256) {
 export function writeCounter(db: Db): () => number {
   const statement = db.prepare<[], number>('SELECT total_changes()').pluck();
   return () => statement.get()!;
+}
+
+/** The instance's own state (the `main` schema, not the seed it reads through) as one SQLite file image. */
+export function serializeState(db: Db): Buffer {
+  return db.serialize({ attached: 'main' });
+}
+
+/** Attaches the database file `path` as schema `snapshot`; returns how to detach it. */
+export function attachSnapshotImage(db: Db, path: string): () => void {
+  db.prepare('ATTACH DATABASE ? AS snapshot').run(path);
+  return () => db.exec('DETACH DATABASE snapshot');
+}
+
+/** Throws a sentence saying what is wrong unless the attached `snapshot` holds every table of `tables` as main defines it. */
+export function checkSnapshotImage(db: Db, tables: readonly TableSet[]): void {
+  try {
+    const definitions = (schema: string) =>
+      new Map(db.prepare<[], { name: string; sql: string }>(`SELECT name, sql FROM ${schema}.sqlite_schema WHERE type = 'table'`).all().map((row) => [row.name, row.sql]));
+    const [expected, found] = [definitions('main'), definitions('snapshot')];
+    for (const table of tablesOf(tables)) {
+      if (found.get(table) !== expected.get(table)) throw new Error(`its table ${table} is missing or defined otherwise`);
+    }
+  } catch (error) {
+    const message = (error as Error).message;
+    throw new Error(/not a database|malformed/i.test(message) ? 'its database is damaged' : message);
+  }
+}
+
+/** Replaces every table of main with the attached snapshot's rows, in one transaction. */
+export function replaceStateFromSnapshot(db: Db, tables: readonly TableSet[]): void {
+  db.transaction(() => {
+    for (const table of tablesOf(tables)) {
+      db.exec(`DELETE FROM main.${table}`);
+      db.exec(`INSERT INTO main.${table} SELECT * FROM snapshot.${table}`);
+    }
+  })();
 }

@@ -5,6 +5,10 @@ export interface IdGenerator {
   uuid(): string;
   /** Restarts the sequence, so ids after a reset repeat those after start. */
   reset(): void;
+  /** How many ids of the sequence were handed out. */
+  drawn(): number;
+  /** Goes on after the first `count` ids of the sequence (a restored snapshot's). */
+  continueFrom(count: number): void;
 }
 
 /** How many PRNG draws one UUID takes: 16 bytes, 4 a draw. */
@@ -61,6 +65,12 @@ export function createIdGenerator(seed: number, reservations?: IdReservations): 
       drawn = reserved = 0;
       reservations?.save(0);
       random = createRandom(seed);
+    },
+    drawn: () => drawn,
+    continueFrom: (count) => {
+      drawn = reserved = count;
+      reservations?.save(count);
+      random = createRandom(seed, count * DRAWS_PER_UUID);
     },
   };
 }

@@ -81,6 +81,23 @@ export class Scheduler {
     for (const task of this.queue) if (task.lane === lane) task.cancelled = true;
   }
 
+  /**
+   * Cancels the tasks of these lanes, waits for their tasks in flight, and cancels what those
+   * scheduled meanwhile in the same lanes; other lanes go on all along.
+   */
+  async cancelLanes(lanes: ReadonlySet<string>): Promise<void> {
+    const cancel = () => {
+      for (const task of this.queue) if (lanes.has(task.lane)) task.cancelled = true;
+    };
+    cancel();
+    for (;;) {
+      const inFlight = [...lanes].flatMap((lane) => this.running.get(lane) ?? []);
+      if (inFlight.length === 0) return;
+      await Promise.all(inFlight);
+      cancel();
+    }
+  }
+
   pending(): readonly ScheduledTask[] {
     return this.queue.filter((task) => !task.cancelled);
   }

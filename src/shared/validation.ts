@@ -111,6 +111,16 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   if (bytes.byteLength === 0) {
     throw new ValidationFailed([{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
   }
+  return parseJsonBody(c, schema, bytes);
+}
+
+/** A body the endpoint may do without (FastAPI's `body: Model | None = None`): undefined when empty, else as jsonBody. */
+export async function optionalJsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S> | undefined> {
+  const bytes = await readBody(c);
+  return bytes.byteLength === 0 ? undefined : parseJsonBody(c, schema, bytes);
+}
+
+function parseJsonBody<S extends z.ZodType>(c: Context, schema: S, bytes: Uint8Array): z.output<S> {
   if (!isJsonContentType(c.req.header('content-type'))) {
     const input = carriesSecrets(schema) ? MASKED_SECRET_VALUE : new TextDecoder().decode(bytes);
     throw new ValidationFailed([

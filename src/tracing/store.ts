@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 ${RUNS_DDL}`,
   seeded: ['sessions'],
   runtime: ['runs'],
+  workspaceRows: { sessions: 'tenant_id = ?', runs: 'session_id IN (SELECT id FROM {schema}.sessions WHERE tenant_id = ?)' },
 };
 
 /** Traced runs ordered for export: (start_time, id) is the export cursor. */

@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS workspaces (
 );`,
   seeded: ['workspaces'],
   runtime: [],
+  workspaceRows: { workspaces: 'id = ?' },
 };
 
 export class WorkspaceStore {

@@ -1,0 +1,32 @@
+import type { InProcessLocalplane } from '../../src/index.ts';
+import type { FixturesView, FixtureWorkspace } from './instance.ts';
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  text: string;
+}
+
+/** JSON calls to an in-process instance through `lp.request()`, optionally as one workspace. */
+export function inProcessApi(lp: InProcessLocalplane, workspace?: Pick<FixtureWorkspace, 'id' | 'api_key'>) {
+  const auth: Record<string, string> = workspace ? { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id } : {};
+  async function call<T = any>(method: string, path: string, body?: unknown): Promise<Reply<T>> {
+    const headers: Record<string, string> = { ...auth };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await lp.request(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, text };
+  }
+  return {
+    call,
+    get: <T = any>(path: string) => call<T>('GET', path),
+    post: <T = any>(path: string, body?: unknown) => call<T>('POST', path, body),
+    patch: <T = any>(path: string, body?: unknown) => call<T>('PATCH', path, body),
+    delete: <T = any>(path: string) => call<T>('DELETE', path),
+  };
+}
+
+/** The fixtures view of an in-process instance (asking for it binds the objstore: it hands out the endpoint). */
+export async function fixturesOf(lp: InProcessLocalplane): Promise<FixturesView> {
+  return (await inProcessApi(lp).get<FixturesView>('/_localplane/fixtures')).body;
+}
