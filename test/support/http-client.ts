@@ -34,6 +34,8 @@ export interface SendOptions {
  * One request through node:http, which sends the method, target and body exactly as given
  * (fetch would normalise the path and add a content type). Rejects when no reply comes in time.
  */
+const ignoreSocketError = () => {};
+
 export async function send(baseUrl: string, method: string, target: string, options: SendOptions = {}): Promise<Reply> {
   const { hostname, port, origin } = new URL(baseUrl);
   await servedChecker(origin);
@@ -61,7 +63,11 @@ export async function send(baseUrl: string, method: string, target: string, opti
     // A server that refuses a body before reading it (413) closes while the rest is still being
     // written: that write fails (EPIPE, ECONNRESET) after the reply came, possibly once the
     // socket is no longer the request's. The reply is what the test reads.
-    request.on('socket', (socket) => socket.on('error', () => {}));
+    request.on('socket', (socket) => {
+      // Once per socket: a kept-alive socket serves many requests.
+      if (socket.listeners('error').includes(ignoreSocketError)) return;
+      socket.on('error', ignoreSocketError);
+    });
     if (options.body !== undefined && options.chunked) {
       const bytes = Buffer.from(options.body);
       for (let offset = 0; offset < bytes.length; offset += 64 * 1024) request.write(bytes.subarray(offset, offset + 64 * 1024));
