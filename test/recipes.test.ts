@@ -33,7 +33,7 @@ const RECIPES: Recipe[] = [
     name: 'vitest-per-file',
     command: bin('vitest'),
     args: ['run', '--config', join(recipe('vitest-per-file'), 'vitest.config.ts')],
-    passed: /Tests\s+2 passed \(2\)/,
+    passed: /Test Files\s+2 passed \(2\)[\s\S]*Tests\s+3 passed \(3\)/,
     failing: {
       file: 'failing.test.ts',
       source: `import { start } from 'localplane';
