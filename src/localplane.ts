@@ -15,6 +15,11 @@ import { RevisionFaults } from './deployments/faults.ts';
 import { RevisionLifecycle } from './deployments/lifecycle.ts';
 import { DeploymentStore, deploymentTables } from './deployments/store.ts';
 import { loadFixtures } from './fixtures/files.ts';
+import { FaultRules } from './journal/fault-rules.ts';
+import { DEFAULT_JOURNAL_CAPACITY, RequestJournal } from './journal/journal.ts';
+import { RequestObserver } from './journal/observe.ts';
+import { faultRulesApi, requestsApi, type FaultRulesApi, type RequestsApi } from './journal/programmatic.ts';
+import { journalRoutes } from './journal/routes.ts';
 import { ensureTemplate, installTemplate } from './fixtures/template.ts';
 import { closeObjstoreClients } from './objstore/client.ts';
 import { createEndpointResolver, DEFAULT_ENDPOINT_ALIASES } from './objstore/endpoints.ts';
@@ -58,6 +63,10 @@ export interface StartOptions {
    * host label); replaces DEFAULT_ENDPOINT_ALIASES, so spread those in to add to them.
    */
   endpointAliases?: readonly string[];
+  /** One line per API and objstore request on the log (method, path, status, ms); default off (the CLI turns it on unless --quiet). */
+  requestLog?: boolean;
+  /** How many requests the request journal keeps (the oldest go first); default 10,000. */
+  journalCapacity?: number;
 }
 
 export interface Localplane {
@@ -69,6 +78,10 @@ export interface Localplane {
   clock: ClockControl;
   /** The API's routes (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
   routes: readonly { method: string; path: string }[];
+  /** The request journal of the API and the objstore (GET /_localplane/requests). */
+  requests: RequestsApi;
+  /** Generic fault rules (POST /_localplane/fault-rules). */
+  faultRules: FaultRulesApi;
   reset(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -150,6 +163,16 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
   const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${error instanceof Error ? error.stack : String(error)}`));
   const clockControl = createClockControl(clock, scheduler);
   const workspaces = new WorkspaceStore(db);
+  const journal = new RequestJournal(options.journalCapacity ?? DEFAULT_JOURNAL_CAPACITY);
+  const faultRules = new FaultRules(seed);
+  const observer = new RequestObserver({
+    journal,
+    faultRules,
+    clock,
+    workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null,
+    requestLog: options.requestLog ? log : null,
+    colour: options.log === undefined && process.stderr.isTTY && !process.env.NO_COLOR,
+  });
   const tracing = new TracingStore(db);
   const keyStore = new ObjstoreKeyStore(db);
   const filesDir = join(dataDir, 'files');
@@ -165,6 +188,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       publicBuckets: fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
       filesDirectory: filesDir,
       log,
+      observer: observer.objstore(),
     });
     undo.push(() => objstore.close());
   } catch (error) {
@@ -188,11 +212,14 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     limits = initialLimits;
     lifecycle.resume();
     await objstore.reset();
+    journal.reset();
+    faultRules.reset();
   };
 
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error, log));
   app.notFound((c) => c.json({ detail: 'Not Found' }, 404));
+  app.use('*', observer.api());
   app.use('*', starletteRouting(app));
   app.route(
     '/_localplane',
@@ -215,6 +242,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
       seed,
     }),
   );
+  app.route('/_localplane', journalRoutes({ journal, faultRules }));
   app.route(
     '/',
     apiRoutes({
@@ -241,6 +269,8 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     filesDir,
     clock: clockControl,
     routes: handlerRoutes(app),
+    requests: requestsApi(journal),
+    faultRules: faultRulesApi(faultRules),
     reset,
     stop: () =>
       (stopping ??= (async () => {

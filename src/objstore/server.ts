@@ -59,6 +59,7 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
     journal,
     publicBuckets: new Set(options.publicBuckets),
     now: options.now,
+    observer: options.observer,
     fileView,
   });
 

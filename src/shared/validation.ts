@@ -97,6 +97,16 @@ function loneSurrogates(root: unknown): ValidationDetail[] {
   return found;
 }
 
+/** The body jsonBody read of a request, and whether its schema has secret fields: for the request journal. */
+export interface BodyRead {
+  bytes: Uint8Array;
+  carriesSecrets: boolean;
+}
+
+const bodiesRead = new WeakMap<Request, BodyRead>();
+
+export const bodyReadOf = (request: Request): BodyRead | undefined => bodiesRead.get(request);
+
 /**
  * Reads and validates a JSON body as FastAPI does: an empty body is `missing`, another
  * content type is `model_attributes_type` with the raw text as input, bytes that are not
@@ -106,6 +116,7 @@ function loneSurrogates(root: unknown): ValidationDetail[] {
  */
 export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
   const bytes = await readBody(c);
+  bodiesRead.set(c.req.raw, { bytes, carriesSecrets: carriesSecrets(schema) });
   if (bytes.byteLength === 0) {
     throw new ValidationFailed([{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
   }

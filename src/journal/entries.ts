@@ -1,0 +1,113 @@
+import { MASKED_SECRET_VALUE, maskSecrets, SECRET_FIELDS } from '../shared/errors.ts';
+import type { RequestSource } from './matching.ts';
+
+/** A body kept in an entry: its text (bounded; null for binary bodies and bodies not copied), size and type. */
+export interface JournalBody {
+  text: string | null;
+  /** Bytes, when known. */
+  size: number | null;
+  content_type: string | null;
+  /** The text is the first JOURNAL_BODY_CHARS characters only. */
+  truncated: boolean;
+}
+
+export interface JournalEntry {
+  /** Sequence number, from 1 after each reset. */
+  id: number;
+  /** When the request arrived, on the emulator clock. */
+  time: string;
+  /** When the request arrived, on the wall clock. */
+  wall_time: string;
+  source: RequestSource;
+  method: string;
+  path: string;
+  query: Record<string, string | string[]>;
+  status: number;
+  duration_ms: number;
+  workspace_id: string | null;
+  request: { headers: Record<string, string>; body: JournalBody };
+  response: { body: JournalBody };
+  /** The fault rule that acted on the request, if one did. */
+  fault_rule_id: string | null;
+  objstore: { operation: string; bucket: string | null; key: string | null; access_key_id: string | null; error_code: string | null } | null;
+}
+
+export const JOURNAL_BODY_CHARS = 8 * 1024;
+
+/** Headers whose whole value is secret. */
+const SECRET_HEADERS = new Set(['x-api-key', 'proxy-authorization', 'cookie', 'x-amz-security-token']);
+/** Query parameters whose value is secret (presigned URLs), beside SECRET_FIELDS. */
+const SECRET_QUERY_PARAMETERS = new Set(['x-amz-signature', 'x-amz-security-token', 'signature', 'api_key']);
+
+/** A SigV4 Authorization header keeps its credential scope and signed headers; any other scheme is masked whole. */
+function maskAuthorization(value: string): string {
+  return value.startsWith('AWS4-') ? value.replace(/Signature=[^,\s]*/g, `Signature=${MASKED_SECRET_VALUE}`) : MASKED_SECRET_VALUE;
+}
+
+export function maskedHeaders(headers: Iterable<[string, string]>): Record<string, string> {
+  const masked: Record<string, string> = {};
+  for (const [rawName, value] of headers) {
+    const name = rawName.toLowerCase();
+    masked[name] = SECRET_HEADERS.has(name) ? MASKED_SECRET_VALUE : name === 'authorization' ? maskAuthorization(value) : value;
+  }
+  return masked;
+}
+
+const isSecretParameter = (name: string) => SECRET_QUERY_PARAMETERS.has(name.toLowerCase()) || SECRET_FIELDS.has(name);
+
+/** Query parameters (repeated ones as lists) with presigned signatures and other secrets masked. */
+export function maskedQuery(search: string): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const [name, rawValue] of new URLSearchParams(search)) {
+    const value = isSecretParameter(name) ? MASKED_SECRET_VALUE : rawValue;
+    const earlier = query[name];
+    query[name] = earlier === undefined ? value : [...(Array.isArray(earlier) ? earlier : [earlier]), value];
+  }
+  return query;
+}
+
+const TEXT_TYPE = /^(text\/|application\/(json|xml|x-www-form-urlencoded|problem\+json)\b|[^;]*\+(json|xml)\b)/i;
+const JSON_TYPE = /^application\/([^;]*\+)?json\b/i;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function decodeText(bytes: Uint8Array, contentType: string | null): string | null {
+  if (contentType !== null && !TEXT_TYPE.test(contentType)) return null;
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+function parsedJson(text: string): { value: unknown } | null {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return null;
+  }
+}
+
+export interface BodyCapture {
+  /** The body's bytes, or its first bytes (`size` is then larger); null when not copied. */
+  bytes: Uint8Array | null;
+  size: number | null;
+  contentType: string | null;
+  /**
+   * Whether text that is not JSON may hold a secret (a malformed body sent to an endpoint with
+   * secret fields): it is then masked whole. JSON has the values of SECRET_FIELDS masked.
+   */
+  mayHoldSecrets: boolean;
+}
+
+/** A body as the journal keeps it: JSON with its secret fields masked, text bounded, binary as size and type. */
+export function journalBody({ bytes, size, contentType, mayHoldSecrets }: BodyCapture): JournalBody {
+  const summary = { text: null, size, content_type: contentType, truncated: false };
+  if (bytes === null || bytes.byteLength === 0) return summary;
+  const decoded = decodeText(bytes, contentType);
+  if (decoded === null) return summary;
+  const whole = size === null || bytes.byteLength >= size;
+  const json = whole && (contentType === null || JSON_TYPE.test(contentType)) ? parsedJson(decoded) : null;
+  const text = json ? JSON.stringify(maskSecrets(json.value)) : mayHoldSecrets ? MASKED_SECRET_VALUE : decoded;
+  const truncated = !whole || text.length > JOURNAL_BODY_CHARS;
+  return { text: text.slice(0, JOURNAL_BODY_CHARS), size, content_type: contentType, truncated };
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { customIssue } from '../shared/errors.ts';
+
+export const REQUEST_SOURCES = ['api', 'objstore'] as const;
+export type RequestSource = (typeof REQUEST_SOURCES)[number];
+
+/** What the journal's filters and the fault rules match a request on. */
+export interface MatchableRequest {
+  source: RequestSource;
+  method: string;
+  path: string;
+  workspaceId: string | null;
+  /** A request header by its name (any case); undefined when not sent. */
+  header(name: string): string | undefined;
+}
+
+/** `*` stands for one path segment (no `/`), `**` for any run of characters, `/` included. */
+export function globPattern(glob: string): RegExp {
+  const source = glob
+    .split('**')
+    .map((part) => part.split('*').map((text) => text.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*'))
+    .join('.*');
+  return new RegExp(`^${source}$`);
+}
+
+export const pathGlob = z.string().min(1).refine((glob) => glob.startsWith('/') || glob.startsWith('*'), {
+  message: 'A path glob starts with / (or a wildcard)',
+});
+
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/);
+
+/** A request header: its name, and the exact value it must have (any value when omitted). */
+export const headerMatch = z.strictObject({ name: headerName, value: z.string().optional() });
+export type HeaderMatch = z.output<typeof headerMatch>;
+
+/** `Name:value` (or `Name` for any value), as a query parameter gives it. */
+export const headerMatchText = z.string().transform((text, ctx): HeaderMatch => {
+  const colon = text.indexOf(':');
+  const name = (colon === -1 ? text : text.slice(0, colon)).trim();
+  if (!headerName.safeParse(name).success) {
+    ctx.addIssue(customIssue('value_error', 'a header match is Name:value (or Name alone for any value)'));
+    return z.NEVER;
+  }
+  return colon === -1 ? { name } : { name, value: text.slice(colon + 1).trim() };
+});
+
+/** The request fields the journal's filters and the fault rules have in common. */
+export const requestMatchFields = {
+  method: z.string().min(1).max(32).optional(),
+  path: pathGlob.optional(),
+  workspace_id: z.guid().optional(),
+  header: headerMatch.optional(),
+  source: z.enum(REQUEST_SOURCES).optional(),
+};
+export type RequestMatch = { method?: string; path?: string; workspace_id?: string; header?: HeaderMatch; source?: RequestSource };
+
+/** A compiled test of a request against a match (all given fields must hold). */
+export function requestMatcher(match: RequestMatch): (request: MatchableRequest) => boolean {
+  const method = match.method?.toUpperCase();
+  const path = match.path === undefined ? null : globPattern(match.path);
+  const workspaceId = match.workspace_id?.toLowerCase();
+  const { header, source } = match;
+  return (request) =>
+    (method === undefined || request.method === method) &&
+    (path === null || path.test(request.path)) &&
+    (workspaceId === undefined || request.workspaceId === workspaceId) &&
+    (source === undefined || request.source === source) &&
+    (header === undefined || headerHolds(header, request.header(header.name)));
+}
+
+function headerHolds(match: HeaderMatch, value: string | undefined): boolean {
+  return value !== undefined && (match.value === undefined || match.value === value);
+}

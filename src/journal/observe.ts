@@ -1,0 +1,207 @@
+import type { IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { HttpBindings } from '@hono/node-server';
+import type { MiddlewareHandler } from 'hono';
+import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
+import type { AuthVariables } from '../shared/auth.ts';
+import type { Clock } from '../shared/clock.ts';
+import { formatTimestamp } from '../shared/time.ts';
+import { bodyReadOf } from '../shared/validation.ts';
+import { journalBody, maskedHeaders, maskedQuery, type JournalEntry } from './entries.ts';
+import type { FaultEffect, FaultRules } from './fault-rules.ts';
+import type { RequestJournal } from './journal.ts';
+import type { MatchableRequest } from './matching.ts';
+
+/** Status journalled for a request that got no reply (a dropped connection, or its client went away). */
+export const NO_REPLY_STATUS = 499;
+
+export interface ObserverDeps {
+  journal: RequestJournal;
+  faultRules: FaultRules;
+  clock: Pick<Clock, 'now'>;
+  /** The workspace an API key belongs to, for fault rules matched before authentication. */
+  workspaceOfApiKey(apiKey: string): string | null;
+  /** Where the request log goes (one line per request); null for none. */
+  requestLog: ((line: string) => void) | null;
+  /** Colours the status in the request log (a terminal). */
+  colour: boolean;
+}
+
+interface Arrival {
+  micros: number;
+  wallTime: string;
+  startedAt: number;
+  faultRuleId: string | null;
+}
+
+const arrivalNow = (clock: Pick<Clock, 'now'>): Arrival => ({
+  micros: clock.now(),
+  wallTime: new Date().toISOString(),
+  startedAt: performance.now(),
+  faultRuleId: null,
+});
+
+const STATUS_COLOURS: Readonly<Record<number, number>> = { 2: 32, 3: 36, 4: 33, 5: 31 };
+
+/** `[objstore ]METHOD /path STATUS Nms`: the path without its query, which may hold presigned signatures. */
+export function requestLogLine(entry: JournalEntry, colour: boolean): string {
+  const status = colour ? `\u001b[${STATUS_COLOURS[Math.floor(entry.status / 100)] ?? 0}m${entry.status}\u001b[0m` : String(entry.status);
+  return `${entry.source === 'objstore' ? 'objstore ' : ''}${entry.method} ${entry.path} ${status} ${Math.round(entry.duration_ms)}ms`;
+}
+
+const isAdminPath = (path: string) => path === '/_localplane' || path.startsWith('/_localplane/');
+
+const delay = (ms: number) => sleep(ms, undefined, { ref: false });
+
+const splitTarget = (target: string) => {
+  const mark = target.indexOf('?');
+  return mark === -1 ? { path: target, search: '' } : { path: target.slice(0, mark), search: target.slice(mark) };
+};
+
+const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value);
+
+/** Journals every API and objstore request, logs it, and lets the fault rules act on it. */
+export class RequestObserver {
+  constructor(private readonly deps: ObserverDeps) {}
+
+  private record(arrival: Arrival, request: Pick<JournalEntry, 'source' | 'method' | 'path' | 'query' | 'status' | 'workspace_id' | 'request' | 'response' | 'objstore'>): void {
+    const { source, method, path, query, status, workspace_id, objstore } = request;
+    const journalled = this.deps.journal.record(
+      {
+        time: formatTimestamp(arrival.micros),
+        wall_time: arrival.wallTime,
+        source,
+        method,
+        path,
+        query,
+        status,
+        duration_ms: Math.round((performance.now() - arrival.startedAt) * 1000) / 1000,
+        workspace_id,
+        request: request.request,
+        response: request.response,
+        fault_rule_id: arrival.faultRuleId,
+        objstore,
+      },
+      arrival.micros,
+    );
+    this.deps.requestLog?.(requestLogLine(journalled, this.deps.colour));
+  }
+
+  private fire(arrival: Arrival, request: MatchableRequest): FaultEffect | null {
+    const fired = this.deps.faultRules.fire(request);
+    arrival.faultRuleId = fired?.ruleId ?? null;
+    return fired?.effect ?? null;
+  }
+
+  /** Hono middleware for the API (the admin API under /_localplane is neither journalled nor faulted). */
+  api(): MiddlewareHandler<{ Variables: Partial<AuthVariables>; Bindings: Partial<HttpBindings> }> {
+    return async (c, next) => {
+      const url = new URL(c.req.url);
+      if (isAdminPath(url.pathname)) return next();
+      const arrival = arrivalNow(this.deps.clock);
+      const headers = c.req.raw.headers;
+      const apiKey = headers.get('x-api-key');
+      const workspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? headers.get('x-tenant-id')?.toLowerCase() ?? null;
+      const effect = this.fire(arrival, {
+        source: 'api',
+        method: c.req.method,
+        path: url.pathname,
+        workspaceId,
+        header: (name) => headers.get(name) ?? undefined,
+      });
+
+      if (effect?.kind === 'delay') await delay(effect.ms);
+      if (effect?.kind === 'error') c.res = c.json({ detail: effect.detail }, effect.status as 400);
+      else if (effect?.kind === 'reset' || effect?.kind === 'close') c.res = cutConnection(c.env?.incoming, effect.kind);
+      else await next();
+
+      const bodyRead = bodyReadOf(c.req.raw);
+      const cut = effect?.kind === 'reset' || effect?.kind === 'close';
+      const responseBytes = cut || c.res.body === null ? null : new Uint8Array(await c.res.clone().arrayBuffer());
+      this.record(arrival, {
+        source: 'api',
+        method: c.req.method,
+        path: url.pathname,
+        query: maskedQuery(url.search),
+        status: cut ? NO_REPLY_STATUS : c.res.status,
+        workspace_id: c.get('workspace')?.id ?? workspaceId,
+        request: {
+          headers: maskedHeaders(headers),
+          body: journalBody({
+            bytes: bodyRead?.bytes ?? null,
+            size: bodyRead?.bytes.byteLength ?? declaredSize(headers.get('content-length'), headers.has('transfer-encoding')),
+            contentType: headers.get('content-type'),
+            mayHoldSecrets: bodyRead?.carriesSecrets ?? true,
+          }),
+        },
+        response: {
+          body: journalBody({ bytes: responseBytes, size: responseBytes?.byteLength ?? 0, contentType: cut ? null : c.res.headers.get('content-type'), mayHoldSecrets: true }),
+        },
+        objstore: null,
+      });
+    };
+  }
+
+  /** The objstore's observer: the same journal, log and fault rules. */
+  objstore(): ObjstoreObserver {
+    const arrivals = new WeakMap<IncomingMessage, Arrival>();
+    return {
+      arrive: (req) => {
+        const arrival = arrivalNow(this.deps.clock);
+        arrivals.set(req, arrival);
+        const effect = this.fire(arrival, {
+          source: 'objstore',
+          method: (req.method ?? 'GET').toUpperCase(),
+          path: splitTarget(req.url ?? '/').path,
+          workspaceId: null,
+          header: (name) => headerText(req.headers[name.toLowerCase()]),
+        });
+        return effect?.kind === 'delay' ? delay(effect.ms).then(() => null) : objstoreFault(effect);
+      },
+      complete: ({ req, record, requestBody, responseBody }) => {
+        const { path, search } = splitTarget(req.url ?? '/');
+        const headers = Object.entries(req.headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, headerText(value)!] as [string, string]]));
+        this.record(arrivals.get(req) ?? arrivalNow(this.deps.clock), {
+          source: 'objstore',
+          method: record.method,
+          path,
+          query: maskedQuery(search),
+          status: record.status,
+          workspace_id: null,
+          request: { headers: maskedHeaders(headers), body: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, mayHoldSecrets: false }) },
+          response: { body: journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, mayHoldSecrets: false }) },
+          objstore: { operation: record.operation, bucket: record.bucket, key: record.key, access_key_id: record.accessKeyId, error_code: record.errorCode },
+        });
+      },
+    };
+  }
+}
+
+function declaredSize(contentLength: string | null, chunked: boolean): number | null {
+  if (contentLength !== null) return Number(contentLength);
+  return chunked ? null : 0;
+}
+
+function objstoreFault(effect: FaultEffect | null): ObjstoreFault | null {
+  if (effect === null || effect.kind === 'delay') return null;
+  if (effect.kind === 'error') return { kind: 'error', status: effect.status, code: effect.code, message: effect.detail };
+  return { kind: effect.kind };
+}
+
+/**
+ * Drops the connection (reset) or closes it without a byte of reply. Without a socket (an
+ * in-process `app.request()`), the reply is a body stream that fails as the dropped connection would.
+ */
+function cutConnection(incoming: IncomingMessage | undefined, how: 'reset' | 'close'): Response {
+  if (incoming) {
+    if (how === 'reset') incoming.socket.resetAndDestroy();
+    else incoming.socket.end();
+    // Nothing reaches the client: the server's writes to the socket are dropped.
+    return new Response(null);
+  }
+  return new Response(
+    new ReadableStream({
+      start: (controller) => controller.error(new Error(how === 'reset' ? 'connection reset by a fault rule' : 'empty reply from a fault rule')),
+    }),
+  );
+}
