@@ -29,6 +29,7 @@ const OPTIONS = {
   fixtures: { type: 'string' },
   seed: { type: 'string' },
   'freeze-clock': { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
   version: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -102,6 +103,7 @@ async function main(argv: readonly string[]) {
     fixturesDir: values.fixtures ?? env.LOCALPLANE_FIXTURES,
     seed: wholeNumber('--seed', values.seed ?? env.LOCALPLANE_SEED),
     freezeClock: values['freeze-clock'] ?? yesOrNo('LOCALPLANE_FREEZE_CLOCK', env.LOCALPLANE_FREEZE_CLOCK),
+    requestLog: !(values.quiet ?? yesOrNo('LOCALPLANE_QUIET', env.LOCALPLANE_QUIET) ?? false),
   };
   const starting = start(options);
   // Installed before anything is printed, so a signal right after the ready line still cleans up.

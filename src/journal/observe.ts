@@ -60,6 +60,9 @@ const splitTarget = (target: string) => {
 
 const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value);
 
+const headerPairs = (headers: IncomingMessage['headers']) =>
+  Object.entries(headers).flatMap(([name, value]): [string, string][] => (value === undefined ? [] : [[name, headerText(value)!]]));
+
 /** Journals every API and objstore request, logs it, and lets the fault rules act on it. */
 export class RequestObserver {
   constructor(private readonly deps: ObserverDeps) {}
@@ -144,31 +147,32 @@ export class RequestObserver {
 
   /** The objstore's observer: the same journal, log and fault rules. */
   objstore(): ObjstoreObserver {
-    const arrivals = new WeakMap<IncomingMessage, Arrival>();
+    /** The target and headers as they arrived: the gateway strips the authentication before s3rver sees the request. */
+    const arrivals = new WeakMap<IncomingMessage, { arrival: Arrival; path: string; search: string; headers: Record<string, string> }>();
     return {
       arrive: (req) => {
         const arrival = arrivalNow(this.deps.clock);
-        arrivals.set(req, arrival);
+        const { path, search } = splitTarget(req.url ?? '/');
+        arrivals.set(req, { arrival, path, search, headers: maskedHeaders(headerPairs(req.headers)) });
         const effect = this.fire(arrival, {
           source: 'objstore',
           method: (req.method ?? 'GET').toUpperCase(),
-          path: splitTarget(req.url ?? '/').path,
+          path,
           workspaceId: null,
           header: (name) => headerText(req.headers[name.toLowerCase()]),
         });
         return effect?.kind === 'delay' ? delay(effect.ms).then(() => null) : objstoreFault(effect);
       },
       complete: ({ req, record, requestBody, responseBody }) => {
-        const { path, search } = splitTarget(req.url ?? '/');
-        const headers = Object.entries(req.headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, headerText(value)!] as [string, string]]));
-        this.record(arrivals.get(req) ?? arrivalNow(this.deps.clock), {
+        const { arrival, path, search, headers } = arrivals.get(req) ?? { arrival: arrivalNow(this.deps.clock), ...splitTarget(req.url ?? '/'), headers: {} };
+        this.record(arrival, {
           source: 'objstore',
           method: record.method,
           path,
           query: maskedQuery(search),
           status: record.status,
           workspace_id: null,
-          request: { headers: maskedHeaders(headers), body: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, mayHoldSecrets: false }) },
+          request: { headers, body: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, mayHoldSecrets: false }) },
           response: { body: journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, mayHoldSecrets: false }) },
           objstore: { operation: record.operation, bucket: record.bucket, key: record.key, access_key_id: record.accessKeyId, error_code: record.errorCode },
         });
