@@ -53,6 +53,7 @@ let ids: KnownIds;
 let otherWorkspaceIds: Record<string, string>;
 
 const pageQuery: Record<string, QueryKind> = { limit: 'int', offset: 'int' };
+const journalQuery: Record<string, QueryKind> = { since: 'int', limit: 'int', method: 'text', path: 'text', status: 'text', workspace_id: 'uuid', source: 'text', header: 'text', body_contains: 'text' };
 
 const SPECS: Record<string, EndpointSpec> = {
   'GET /_localplane/health': {},
@@ -77,6 +78,15 @@ const SPECS: Record<string, EndpointSpec> = {
   'PUT /_localplane/deployments/:deployment_id/revisions/:revision_id/status': { body: () => ({ status: 'DEPLOYED' }) },
   'PUT /_localplane/workspaces/:workspace_id/tier': { body: () => ({ tier: workspace.tier }) },
   'GET /_localplane/objstore/journal': {},
+  'GET /_localplane/requests': { query: journalQuery },
+  'GET /_localplane/requests/count': { query: journalQuery },
+  'POST /_localplane/requests/find': { body: () => ({ method: 'GET', path: '/api/**', status: '2xx', header: { name: 'x-api-key' }, limit: 10 }) },
+  'DELETE /_localplane/requests': {},
+  'GET /_localplane/fault-rules': {},
+  // A rule no request matches, and harmless if one did; every accepted rule is removed at once.
+  'POST /_localplane/fault-rules': { body: () => ({ match: { header: { name: 'x-fuzz-never-sent', value: 'x' } }, action: { latency_ms: 0 }, count: 1 }) },
+  'DELETE /_localplane/fault-rules': {},
+  'DELETE /_localplane/fault-rules/:rule_id': { params: () => ({ rule_id: 'fault-rule-0' }) },
   'GET /_localplane/objstore/keys': {},
   'POST /_localplane/objstore/keys': { body: () => ({ access_key_id: 'LPFUZZKEY00000000001', secret_access_key: `${SECRET_MARK}-key`, permissions: ['get', 'create'] }) },
   'DELETE /_localplane/objstore/keys/:access_key_id': {},
@@ -455,9 +465,9 @@ const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 const knobAgent = new Agent({ keepAlive: true, maxSockets: 3 });
 const counts = { requests: 0, accepted: 0, byStatus: new Map<number, number>() };
 
-/** The in-memory state: armed faults, limits, the clock and what is scheduled on it. */
+/** The in-memory state: armed faults and fault rules, limits, the clock and what is scheduled on it. */
 async function knobs(): Promise<string> {
-  const names = ['faults', 'config', 'tasks'];
+  const names = ['faults', 'fault-rules', 'config', 'tasks'];
   const views = await Promise.all(names.map((name) => send(ctx.instance.apiUrl, 'GET', `/_localplane/${name}`, { agent: knobAgent })));
   views.forEach((view, at) => expect(view.status, `GET /_localplane/${names[at]} -> ${view.text}`).toBe(200));
   const { clock } = ctx.instance;
@@ -504,6 +514,7 @@ async function checkReply(request: { method: string; target: string }, reply: Re
       // disarm what a fault knob armed, so that no later refused request consumes it.
       await ctx.instance.clock.settle();
       if (request.target.includes('faults')) await ctx.admin.request('DELETE', '/faults');
+      if (request.target.includes('fault-rules')) await ctx.admin.request('DELETE', '/fault-rules');
       await takeBaseline({ knobs: !['GET', 'HEAD'].includes(request.method) });
     } else {
       const tables = state.dump();

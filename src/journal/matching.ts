@@ -14,18 +14,49 @@ export interface MatchableRequest {
   header(name: string): string | undefined;
 }
 
-/** `*` stands for one path segment (no `/`), `**` for any run of characters, `/` included. */
-export function globPattern(glob: string): RegExp {
-  const source = glob
-    .split('**')
-    .map((part) => part.split('*').map((text) => text.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*'))
-    .join('.*');
-  return new RegExp(`^${source}$`);
+type GlobToken = { literal: string } | 'segment' | 'any';
+
+/** A glob's parts: `**` any run of characters (`/` included), `*` any run within one path segment. */
+function globTokens(glob: string): GlobToken[] {
+  return glob.split(/(\*+)/).flatMap((part): GlobToken[] => (part === '' ? [] : part.startsWith('*') ? [part.length === 1 ? 'segment' : 'any'] : [{ literal: part }]));
 }
 
-export const pathGlob = z.string().min(1).refine((glob) => glob.startsWith('/') || glob.startsWith('*'), {
-  message: 'A path glob starts with / (or a wildcard)',
-});
+/**
+ * A test of paths against a glob. Dynamic programming over (glob part, path position), so
+ * that no glob costs more than parts x path length (a backtracking regex could take forever).
+ */
+export function globMatcher(glob: string): (path: string) => boolean {
+  const tokens = globTokens(glob);
+  return (path) => {
+    // matches[p]: whether the tokens from the current one on match path.slice(p).
+    let next = new Uint8Array(path.length + 1);
+    next[path.length] = 1;
+    for (let t = tokens.length - 1; t >= 0; t--) {
+      const token = tokens[t]!;
+      const current = new Uint8Array(path.length + 1);
+      for (let p = path.length; p >= 0; p--) {
+        if (typeof token === 'object') {
+          current[p] = path.startsWith(token.literal, p) ? next[p + token.literal.length]! : 0;
+        } else {
+          const extend = p < path.length && (token === 'any' || path[p] !== '/') ? current[p + 1]! : 0;
+          current[p] = next[p]! | extend;
+        }
+      }
+      next = current;
+    }
+    return next[0] === 1;
+  };
+}
+
+/** At most this many wildcards in a glob, so matching stays cheap. */
+const MAX_GLOB_WILDCARDS = 32;
+
+export const pathGlob = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((glob) => glob.startsWith('/') || glob.startsWith('*'), { message: 'A path glob starts with / (or a wildcard)' })
+  .refine((glob) => (glob.match(/\*+/g) ?? []).length <= MAX_GLOB_WILDCARDS, { message: `A path glob has at most ${MAX_GLOB_WILDCARDS} wildcards` });
 
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/);
 
@@ -57,12 +88,12 @@ export type RequestMatch = { method?: string; path?: string; workspace_id?: stri
 /** A compiled test of a request against a match (all given fields must hold). */
 export function requestMatcher(match: RequestMatch): (request: MatchableRequest) => boolean {
   const method = match.method?.toUpperCase();
-  const path = match.path === undefined ? null : globPattern(match.path);
+  const path = match.path === undefined ? null : globMatcher(match.path);
   const workspaceId = match.workspace_id?.toLowerCase();
   const { header, source } = match;
   return (request) =>
     (method === undefined || request.method === method) &&
-    (path === null || path.test(request.path)) &&
+    (path === null || path(request.path)) &&
     (workspaceId === undefined || request.workspaceId === workspaceId) &&
     (source === undefined || request.source === source) &&
     (header === undefined || headerHolds(header, request.header(header.name)));
