@@ -101,6 +101,21 @@ describe('the request journal', () => {
     expect(JSON.stringify(entries)).not.toContain(fullKey(ctx.fixtures).secret_access_key);
   });
 
+  it("masks the session token and signature an S3 SignatureDoesNotMatch document quotes", async () => {
+    const key = fullKey(ctx.fixtures);
+    const client = s3For(ctx.instance.objstoreUrl, { ...key, secret_access_key: 'not-the-secret' });
+    client.config.credentials = async () => ({ accessKeyId: key.access_key_id, secretAccessKey: 'not-the-secret', sessionToken: 'session-token-value' });
+    await expect(client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'journal/denied.txt', Body: 'x' }))).rejects.toThrow();
+    client.destroy();
+    const [entry] = await listed(ctx, '?source=objstore');
+    expect(entry!.objstore?.error_code).toBe('SignatureDoesNotMatch');
+    expect(entry!.response.body.text).toContain('<SignatureProvided>********</SignatureProvided>');
+    expect(entry!.response.body.text).toContain('x-amz-security-token:********');
+    expect(entry!.request.headers['x-amz-security-token']).toBe('********');
+    expect(JSON.stringify(entry)).not.toContain('session-token-value');
+    expect(JSON.stringify(entry)).not.toContain(Buffer.from('session-token-value').toString('hex'));
+  });
+
   it('masks the signature and token of a presigned URL in the query', async () => {
     const query = 'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20261004%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=deadbeefcafe&X-Amz-Security-Token=token-value';
     await fetch(`${ctx.instance.objstoreUrl}/${bucket()}/presigned?${query}`);

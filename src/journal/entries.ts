@@ -79,9 +79,10 @@ function decodeText(bytes: Uint8Array, contentType: string | null): string | nul
   }
 }
 
-function parsedJson(text: string): { value: unknown } | null {
+/** JSON text with the values of secret fields masked; null when the text is not JSON (or nests too deep to walk). */
+function maskedJson(text: string): string | null {
   try {
-    return { value: JSON.parse(text) };
+    return JSON.stringify(maskSecrets(JSON.parse(text)));
   } catch {
     return null;
   }
@@ -92,22 +93,33 @@ export interface BodyCapture {
   bytes: Uint8Array | null;
   size: number | null;
   contentType: string | null;
-  /**
-   * Whether text that is not JSON may hold a secret (a malformed body sent to an endpoint with
-   * secret fields): it is then masked whole. JSON has the values of SECRET_FIELDS masked.
-   */
-  mayHoldSecrets: boolean;
+  /** What text that is not JSON shows (JSON has the values of SECRET_FIELDS masked). */
+  maskText: (text: string) => string;
+}
+
+/** For text that may hold a secret anywhere (a malformed body sent to an endpoint with secret fields). */
+export const maskWhole = () => MASKED_SECRET_VALUE;
+
+/**
+ * S3 error documents of a SignatureDoesNotMatch quote the request as signed: its session token
+ * (as text and as hex bytes), the signature, a presigned URL's query.
+ */
+export function maskSigningDetails(text: string): string {
+  return text
+    .replace(/<(SignatureProvided|CanonicalRequestBytes|StringToSignBytes)>[^<]*<\/\1>/g, `<$1>${MASKED_SECRET_VALUE}</$1>`)
+    .replace(/(x-amz-security-token:)[^\n<]*/gi, `$1${MASKED_SECRET_VALUE}`)
+    .replace(/((?:X-Amz-Signature|X-Amz-Security-Token|Signature)=)[^&\s<,]*/gi, `$1${MASKED_SECRET_VALUE}`);
 }
 
 /** A body as the journal keeps it: JSON with its secret fields masked, text bounded, binary as size and type. */
-export function journalBody({ bytes, size, contentType, mayHoldSecrets }: BodyCapture): JournalBody {
+export function journalBody({ bytes, size, contentType, maskText }: BodyCapture): JournalBody {
   const summary = { text: null, size, content_type: contentType, truncated: false };
   if (bytes === null || bytes.byteLength === 0) return summary;
   const decoded = decodeText(bytes, contentType);
   if (decoded === null) return summary;
   const whole = size === null || bytes.byteLength >= size;
-  const json = whole && (contentType === null || JSON_TYPE.test(contentType)) ? parsedJson(decoded) : null;
-  const text = json ? JSON.stringify(maskSecrets(json.value)) : mayHoldSecrets ? MASKED_SECRET_VALUE : decoded;
+  const json = whole && (contentType === null || JSON_TYPE.test(contentType)) ? maskedJson(decoded) : null;
+  const text = json ?? maskText(decoded);
   const truncated = !whole || text.length > JOURNAL_BODY_CHARS;
   return { text: text.slice(0, JOURNAL_BODY_CHARS), size, content_type: contentType, truncated };
 }

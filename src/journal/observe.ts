@@ -7,7 +7,7 @@ import type { AuthVariables } from '../shared/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import { formatTimestamp } from '../shared/time.ts';
 import { bodyReadOf } from '../shared/validation.ts';
-import { journalBody, maskedHeaders, maskedQuery, type JournalEntry } from './entries.ts';
+import { journalBody, maskedHeaders, maskedQuery, maskSigningDetails, maskWhole, type JournalEntry } from './entries.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
 import type { RequestJournal } from './journal.ts';
 import type { MatchableRequest } from './matching.ts';
@@ -134,11 +134,11 @@ export class RequestObserver {
             bytes: bodyRead?.bytes ?? null,
             size: bodyRead?.bytes.byteLength ?? declaredSize(headers.get('content-length'), headers.has('transfer-encoding')),
             contentType: headers.get('content-type'),
-            mayHoldSecrets: bodyRead?.carriesSecrets ?? true,
+            maskText: bodyRead?.carriesSecrets === false ? (text) => text : maskWhole,
           }),
         },
         response: {
-          body: journalBody({ bytes: responseBytes, size: responseBytes?.byteLength ?? 0, contentType: cut ? null : c.res.headers.get('content-type'), mayHoldSecrets: true }),
+          body: journalBody({ bytes: responseBytes, size: responseBytes?.byteLength ?? 0, contentType: cut ? null : c.res.headers.get('content-type'), maskText: maskWhole }),
         },
         objstore: null,
       });
@@ -172,8 +172,8 @@ export class RequestObserver {
           query: maskedQuery(search),
           status: record.status,
           workspace_id: null,
-          request: { headers, body: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, mayHoldSecrets: false }) },
-          response: { body: journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, mayHoldSecrets: false }) },
+          request: { headers, body: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, maskText: maskSigningDetails }) },
+          response: { body: journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, maskText: maskSigningDetails }) },
           objstore: { operation: record.operation, bucket: record.bucket, key: record.key, access_key_id: record.accessKeyId, error_code: record.errorCode },
         });
       },
