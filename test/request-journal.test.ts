@@ -68,6 +68,20 @@ describe('the request journal', () => {
     expect(get.request.body).toEqual({ text: null, size: 0, content_type: null, truncated: false });
   });
 
+  it('shows a body sent to an endpoint with secret fields as the endpoint read it, and a refused one masked whole', async () => {
+    const body = {
+      display_name: 'misspelled',
+      config: { bucket_name: bucket(), prefix: 'misspelled', endpoint_url: ctx.fixtures.objstore.endpoint_url },
+      credentials: credentialsOf(fullKey(ctx.fixtures)),
+      credentails: { secret_access_key: DESTINATION_SECRET },
+    };
+    await acme().post('/api/v1/bulk-exports/destinations', body);
+    await acme().post('/api/v1/bulk-exports/destinations', { ...body, display_name: 7 });
+    const [read, refused] = await listed(ctx, '?source=api');
+    expect(JSON.parse(read!.request.body.text!)).toEqual({ display_name: 'misspelled', config: body.config, credentials: '********' });
+    expect(refused!.request.body.text).toBe('********');
+  });
+
   it('takes the workspace from X-Tenant-Id when the request is not authenticated, and does not journal /_localplane', async () => {
     const tenant = workspaceByTier(ctx.fixtures, 'enterprise').id;
     await ctx.api.request('GET', '/v2/deployments', { headers: { 'X-Tenant-Id': tenant.toUpperCase() } });
@@ -126,8 +140,8 @@ describe('the request journal', () => {
   });
 
   it('keeps at most 8 KiB of a body and says it is truncated', async () => {
-    const body = JSON.stringify({ display_name: 'x'.repeat(20_000) });
-    await acme().request('POST', '/v2/deployments', { rawBody: body, headers: { 'content-type': 'application/json' } });
+    const body = JSON.stringify({ filter: 'x'.repeat(20_000) });
+    await acme().request('POST', '/api/v1/bulk-exports', { rawBody: body, headers: { 'content-type': 'application/json' } });
     const [entry] = await listed(ctx);
     expect(entry!.request.body).toMatchObject({ size: body.length, truncated: true });
     expect(entry!.request.body.text).toHaveLength(8 * 1024);
@@ -139,7 +153,7 @@ describe('the request journal', () => {
       await acme().get('/api/v1/bulk-exports');
       await globex().get('/v2/deployments');
       await acme().get('/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000');
-      await acme().request('POST', '/v2/deployments', { body: { name: 'needle-in-the-body' } });
+      await acme().request('POST', '/api/v1/bulk-exports', { body: { filter: 'needle-in-the-body' } });
       const client = s3();
       await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'filters/a.txt', Body: 'a' }));
       client.destroy();
@@ -156,10 +170,10 @@ describe('the request journal', () => {
       expect(ids(await listed(ctx, '?limit=2'))).toEqual(ids(all.slice(3)));
       expect(await listed(ctx, '?since=2026-10-04T12:00:01Z')).toEqual([]);
       expect(ids(await listed(ctx, `?since=${encodeURIComponent('2026-10-04T12:00:00Z')}`))).toEqual(ids(all));
-      expect((await listed(ctx, '?method=post')).map((entry) => entry.path)).toEqual(['/v2/deployments']);
+      expect((await listed(ctx, '?method=post')).map((entry) => entry.path)).toEqual(['/api/v1/bulk-exports']);
       expect(await listed(ctx, '?path=/api/v1/bulk-exports/*')).toHaveLength(0);
       expect(await listed(ctx, '?path=/api/v1/bulk-exports/*/*')).toHaveLength(1);
-      expect(await listed(ctx, '?path=/api/v1/**')).toHaveLength(2);
+      expect(await listed(ctx, '?path=/api/v1/**')).toHaveLength(3);
       expect(await listed(ctx, `?path=/${bucket()}/**`)).toHaveLength(1);
       expect((await listed(ctx, '?status=404')).map((entry) => entry.path)).toEqual(['/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000']);
       expect((await listed(ctx, '?status=4xx')).length).toBe(all.filter((entry) => entry.status >= 400 && entry.status < 500).length);

@@ -79,22 +79,42 @@ function decodeText(bytes: Uint8Array, contentType: string | null): string | nul
   }
 }
 
-/** JSON text with the values of secret fields masked; null when the text is not JSON (or nests too deep to walk). */
-function maskedJson(text: string): string | null {
+/** JSON text masked; null when the text is not JSON (or nests too deep to walk). */
+function maskedJson(text: string, mask: (value: unknown) => unknown): string | null {
   try {
-    return JSON.stringify(maskSecrets(JSON.parse(text)));
+    return JSON.stringify(mask(JSON.parse(text)));
   } catch {
     return null;
   }
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The fields of a sent value that its schema read (`accepted`, unknown fields dropped), with their values as sent. */
+function knownFields(sent: unknown, accepted: unknown): unknown {
+  if (Array.isArray(sent) && Array.isArray(accepted)) return sent.map((item, at) => knownFields(item, accepted[at]));
+  if (isRecord(sent) && isRecord(accepted)) {
+    return Object.fromEntries(Object.entries(sent).flatMap(([key, value]) => (Object.hasOwn(accepted, key) ? [[key, knownFields(value, accepted[key])]] : [])));
+  }
+  return sent;
+}
+
+/**
+ * How a JSON body sent to an endpoint with secret fields shows: the fields the endpoint read,
+ * secrets masked; masked whole when it was refused. A misspelled field (`"secret_acess_key"`)
+ * may hold a secret that no field name tells.
+ */
+export const maskAsRead = (accepted: unknown) => (accepted === undefined ? null : (sent: unknown) => maskSecrets(knownFields(sent, accepted)));
 
 export interface BodyCapture {
   /** The body's bytes, or its first bytes (`size` is then larger); null when not copied. */
   bytes: Uint8Array | null;
   size: number | null;
   contentType: string | null;
-  /** What text that is not JSON shows (JSON has the values of SECRET_FIELDS masked). */
+  /** What text that is not JSON shows. */
   maskText: (text: string) => string;
+  /** What a JSON body shows (default: the value with SECRET_FIELDS masked); null to treat it as any text. */
+  maskJson?: ((value: unknown) => unknown) | null;
 }
 
 /** For text that may hold a secret anywhere (a malformed body sent to an endpoint with secret fields). */
@@ -112,13 +132,13 @@ export function maskSigningDetails(text: string): string {
 }
 
 /** A body as the journal keeps it: JSON with its secret fields masked, text bounded, binary as size and type. */
-export function journalBody({ bytes, size, contentType, maskText }: BodyCapture): JournalBody {
+export function journalBody({ bytes, size, contentType, maskText, maskJson = maskSecrets }: BodyCapture): JournalBody {
   const summary = { text: null, size, content_type: contentType, truncated: false };
   if (bytes === null || bytes.byteLength === 0) return summary;
   const decoded = decodeText(bytes, contentType);
   if (decoded === null) return summary;
   const whole = size === null || bytes.byteLength >= size;
-  const json = whole && (contentType === null || JSON_TYPE.test(contentType)) ? maskedJson(decoded) : null;
+  const json = maskJson !== null && whole && (contentType === null || JSON_TYPE.test(contentType)) ? maskedJson(decoded, maskJson) : null;
   const text = json ?? maskText(decoded);
   const truncated = !whole || text.length > JOURNAL_BODY_CHARS;
   return { text: text.slice(0, JOURNAL_BODY_CHARS), size, content_type: contentType, truncated };

@@ -7,7 +7,7 @@ import type { AuthVariables } from '../shared/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import { formatTimestamp } from '../shared/time.ts';
 import { bodyReadOf } from '../shared/validation.ts';
-import { journalBody, maskedHeaders, maskedQuery, maskSigningDetails, maskWhole, type JournalEntry } from './entries.ts';
+import { journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole, type JournalEntry } from './entries.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
 import type { RequestJournal } from './journal.ts';
 import type { MatchableRequest } from './matching.ts';
@@ -134,7 +134,7 @@ export class RequestObserver {
             bytes: bodyRead?.bytes ?? null,
             size: bodyRead?.bytes.byteLength ?? declaredSize(headers.get('content-length'), headers.has('transfer-encoding')),
             contentType: headers.get('content-type'),
-            maskText: bodyRead?.carriesSecrets === false ? (text) => text : maskWhole,
+            ...(bodyRead?.carriesSecrets === false ? { maskText: (text: string) => text } : { maskText: maskWhole, maskJson: maskAsRead(bodyRead?.accepted) }),
           }),
         },
         response: {

@@ -97,10 +97,12 @@ function loneSurrogates(root: unknown): ValidationDetail[] {
   return found;
 }
 
-/** The body jsonBody read of a request, and whether its schema has secret fields: for the request journal. */
+/** The body jsonBody read of a request, whether its schema has secret fields, and what it made of it: for the request journal. */
 export interface BodyRead {
   bytes: Uint8Array;
   carriesSecrets: boolean;
+  /** The validated value (unknown fields dropped); undefined when the body was refused. */
+  accepted?: unknown;
 }
 
 const bodiesRead = new WeakMap<Request, BodyRead>();
@@ -116,7 +118,8 @@ export const bodyReadOf = (request: Request): BodyRead | undefined => bodiesRead
  */
 export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
   const bytes = await readBody(c);
-  bodiesRead.set(c.req.raw, { bytes, carriesSecrets: carriesSecrets(schema) });
+  const read: BodyRead = { bytes, carriesSecrets: carriesSecrets(schema) };
+  bodiesRead.set(c.req.raw, read);
   if (bytes.byteLength === 0) {
     throw new ValidationFailed([{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
   }
@@ -141,7 +144,9 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   const input: unknown = JSON.parse(text);
   const unicodeErrors = loneSurrogates(input);
   if (unicodeErrors.length > 0) throw new ValidationFailed(unicodeErrors);
-  return parse(schema, 'body', input);
+  const accepted = parse(schema, 'body', input);
+  read.accepted = accepted;
+  return accepted;
 }
 
 /**
