@@ -496,7 +496,7 @@ async function checkReply(request: { method: string; target: string }, reply: Re
   const what = `${request.method} ${request.target.slice(0, 300)} -> ${reply.status} ${reply.text.slice(0, 300)}`;
   try {
     expect(reply.status, what).toBeLessThan(500);
-    expect(reply.text.includes(SECRET_MARK), `${what} LEAK ${reply.text.slice(Math.max(0, reply.text.indexOf(SECRET_MARK) - 400), reply.text.indexOf(SECRET_MARK) + 100)}`).toBe(false);
+    expect(reply.text.includes(SECRET_MARK), what).toBe(false);
     if (request.method !== 'HEAD') {
       if (reply.status === 204) expect(reply.text, what).toBe('');
       else if (reply.status === 307) {
