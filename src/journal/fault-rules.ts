@@ -57,9 +57,14 @@ export type FaultRuleInput = z.input<typeof faultRuleRequest>;
 
 export const faultRuleParams = z.object({ rule_id: z.string().min(1) });
 
-export interface FaultRule extends FaultRuleRequest {
+interface FaultRule extends FaultRuleRequest {
   id: string;
   fired: number;
+}
+
+/** A rule as listed: how often it fired, and how many more times it will (null: no end). */
+export interface FaultRuleView extends FaultRule {
+  remaining: number | null;
 }
 
 /** What a fired rule does to one request. */
@@ -69,7 +74,7 @@ export type FaultEffect =
   | { kind: 'reset' }
   | { kind: 'close' };
 
-/** S3's codes for the statuses tests most often inject; others are `InternalError`-like `InjectedFault`. */
+/** S3's codes for the statuses tests most often inject; other statuses get `InjectedFault`. */
 const S3_CODES: Readonly<Record<number, string>> = {
   400: 'InvalidRequest',
   403: 'AccessDenied',
@@ -99,13 +104,13 @@ export class FaultRules {
     return createRandom(seedFrom('fault-rules', this.seed));
   }
 
-  add(request: FaultRuleRequest): FaultRule {
+  add(request: FaultRuleRequest): FaultRuleView {
     const rule = { id: `fault-rule-${this.nextId++}`, ...request, fired: 0 };
     this.rules.push({ rule, matches: requestMatcher(request.match) });
     return this.view(rule);
   }
 
-  list(): FaultRule[] {
+  list(): FaultRuleView[] {
     return this.rules.map(({ rule }) => this.view(rule));
   }
 
@@ -153,7 +158,7 @@ export class FaultRules {
     return action.drop_connection ? { kind: 'reset' } : { kind: 'close' };
   }
 
-  private view(rule: FaultRule): FaultRule & { remaining: number | null } {
+  private view(rule: FaultRule): FaultRuleView {
     return { ...rule, remaining: rule.count === null ? null : rule.count - rule.fired };
   }
 }

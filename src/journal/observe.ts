@@ -2,18 +2,16 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpBindings } from '@hono/node-server';
 import type { MiddlewareHandler } from 'hono';
+import { ABORTED_STATUS } from '../objstore/exchange.ts';
 import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
 import type { AuthVariables } from '../shared/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import { formatTimestamp } from '../shared/time.ts';
 import { bodyReadOf } from '../shared/validation.ts';
-import { journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole, type JournalEntry } from './entries.ts';
+import { journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole, type JournalBody, type JournalEntry } from './entries.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
 import type { RequestJournal } from './journal.ts';
 import type { MatchableRequest } from './matching.ts';
-
-/** Status journalled for a request that got no reply (a dropped connection, or its client went away). */
-export const NO_REPLY_STATUS = 499;
 
 export interface ObserverDeps {
   journal: RequestJournal;
@@ -67,26 +65,15 @@ const headerPairs = (headers: IncomingMessage['headers']) =>
 export class RequestObserver {
   constructor(private readonly deps: ObserverDeps) {}
 
-  private record(arrival: Arrival, request: Pick<JournalEntry, 'source' | 'method' | 'path' | 'query' | 'status' | 'workspace_id' | 'request' | 'response' | 'objstore'>): void {
-    const { source, method, path, query, status, workspace_id, objstore } = request;
-    const journalled = this.deps.journal.record(
-      {
-        time: formatTimestamp(arrival.micros),
-        wall_time: arrival.wallTime,
-        source,
-        method,
-        path,
-        query,
-        status,
-        duration_ms: Math.round((performance.now() - arrival.startedAt) * 1000) / 1000,
-        workspace_id,
-        request: request.request,
-        response: request.response,
-        fault_rule_id: arrival.faultRuleId,
-        objstore,
-      },
-      arrival.micros,
-    );
+  private record(arrival: Arrival, request: Omit<JournalEntry, 'id' | 'time' | 'wall_time' | 'duration_ms' | 'fault_rule_id'>): void {
+    const entry = {
+      time: formatTimestamp(arrival.micros),
+      wall_time: arrival.wallTime,
+      ...request,
+      duration_ms: Math.round((performance.now() - arrival.startedAt) * 1000) / 1000,
+      fault_rule_id: arrival.faultRuleId,
+    };
+    const journalled = this.deps.journal.record(entry, arrival.micros);
     this.deps.requestLog?.(requestLogLine(journalled, this.deps.colour));
   }
 
@@ -118,7 +105,6 @@ export class RequestObserver {
       else if (effect?.kind === 'reset' || effect?.kind === 'close') c.res = cutConnection(c.env?.incoming, effect.kind);
       else await next();
 
-      const bodyRead = bodyReadOf(c.req.raw);
       const cut = effect?.kind === 'reset' || effect?.kind === 'close';
       const responseBytes = cut || c.res.body === null ? null : new Uint8Array(await c.res.clone().arrayBuffer());
       this.record(arrival, {
@@ -126,17 +112,9 @@ export class RequestObserver {
         method: c.req.method,
         path: url.pathname,
         query: maskedQuery(url.search),
-        status: cut ? NO_REPLY_STATUS : c.res.status,
+        status: cut ? ABORTED_STATUS : c.res.status,
         workspace_id: c.get('workspace')?.id ?? workspaceId,
-        request: {
-          headers: maskedHeaders(headers),
-          body: journalBody({
-            bytes: bodyRead?.bytes ?? null,
-            size: bodyRead?.bytes.byteLength ?? declaredSize(headers.get('content-length'), headers.has('transfer-encoding')),
-            contentType: headers.get('content-type'),
-            ...(bodyRead?.carriesSecrets === false ? { maskText: (text: string) => text } : { maskText: maskWhole, maskJson: maskAsRead(bodyRead?.accepted) }),
-          }),
-        },
+        request: { headers: maskedHeaders(headers), body: apiRequestBody(c.req.raw) },
         response: {
           body: journalBody({ bytes: responseBytes, size: responseBytes?.byteLength ?? 0, contentType: cut ? null : c.res.headers.get('content-type'), maskText: maskWhole }),
         },
@@ -181,9 +159,17 @@ export class RequestObserver {
   }
 }
 
-function declaredSize(contentLength: string | null, chunked: boolean): number | null {
-  if (contentLength !== null) return Number(contentLength);
-  return chunked ? null : 0;
+/** What the endpoint read of the body (see BodyRead); only the declared size of a body it did not read. */
+function apiRequestBody(request: Request): JournalBody {
+  const contentType = request.headers.get('content-type');
+  const read = bodyReadOf(request);
+  if (read === undefined) {
+    const declared = request.headers.get('content-length');
+    const size = declared !== null ? Number(declared) : request.headers.has('transfer-encoding') ? null : 0;
+    return { text: null, size, content_type: contentType, truncated: false };
+  }
+  const masks = read.carriesSecrets ? { maskText: maskWhole, maskJson: maskAsRead(read.accepted) } : { maskText: (text: string) => text };
+  return journalBody({ bytes: read.bytes, size: read.bytes.byteLength, contentType, ...masks });
 }
 
 function objstoreFault(effect: FaultEffect | null): ObjstoreFault | null {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JournalEntry } from './entries.ts';
-import { faultRuleRequest, type FaultRule, type FaultRuleInput, type FaultRules } from './fault-rules.ts';
+import { faultRuleRequest, type FaultRuleInput, type FaultRuleView, type FaultRules } from './fault-rules.ts';
 import { journalFind, type JournalFilterInput } from './filter.ts';
 import type { RequestJournal } from './journal.ts';
 
@@ -16,8 +16,8 @@ export interface RequestsApi {
 
 /** `lp.faultRules`: the fault rules of /_localplane/fault-rules. */
 export interface FaultRulesApi {
-  add(rule: FaultRuleInput): FaultRule;
-  list(): FaultRule[];
+  add(rule: FaultRuleInput): FaultRuleView;
+  list(): FaultRuleView[];
   /** False when there is no such rule. */
   remove(id: string): boolean;
   clear(): void;

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { S3rverBackend } from './backend.ts';
 import { operationOverrides, type OperationContext, type OperationOverride } from './compat.ts';
 import { extractCredential } from './credentials.ts';
-import { errors, GatewayError } from './errors.ts';
+import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import { followWrites, type FileView } from './file-view.ts';
 import type { RequestJournal } from './journal.ts';
@@ -161,7 +161,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     if (fault === null) return false;
     if (fault.kind === 'error') {
       exchange.resource = (exchange.req.url ?? '/').split('?')[0] || '/';
-      throw new GatewayError(fault);
+      throw new GatewayError(s3Error(fault.status, fault.code, fault.message));
     }
     if (fault.kind === 'reset') exchange.req.socket.resetAndDestroy();
     else exchange.req.socket.end();
