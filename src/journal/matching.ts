@@ -27,13 +27,19 @@ function globTokens(glob: string): GlobToken[] {
  */
 export function globMatcher(glob: string): (path: string) => boolean {
   const tokens = globTokens(glob);
+  if (tokens.length === 1 && typeof tokens[0] === 'object') return (path) => path === glob;
+  // Two rows of the table, reused from path to path: row t holds whether tokens t.. match path.slice(p).
+  let next = new Uint8Array(0);
+  let current = new Uint8Array(0);
   return (path) => {
-    // matches[p]: whether the tokens from the current one on match path.slice(p).
-    let next = new Uint8Array(path.length + 1);
+    if (next.length <= path.length) {
+      next = new Uint8Array(path.length + 1);
+      current = new Uint8Array(path.length + 1);
+    }
+    next.fill(0, 0, path.length + 1);
     next[path.length] = 1;
     for (let t = tokens.length - 1; t >= 0; t--) {
       const token = tokens[t]!;
-      const current = new Uint8Array(path.length + 1);
       for (let p = path.length; p >= 0; p--) {
         if (typeof token === 'object') {
           current[p] = path.startsWith(token.literal, p) ? next[p + token.literal.length]! : 0;
@@ -42,7 +48,7 @@ export function globMatcher(glob: string): (path: string) => boolean {
           current[p] = next[p]! | extend;
         }
       }
-      next = current;
+      [next, current] = [current, next];
     }
     return next[0] === 1;
   };
