@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { sendError, type S3ErrorSpec } from './errors.ts';
-import type { RequestJournal } from './journal.ts';
+import type { ObjstoreJournal } from './journal.ts';
 import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from './types.ts';
 
 /** Per-request state shared by the gateway, the s3rver backend and the journal. */
@@ -50,7 +50,7 @@ export function beginExchange(
   req: IncomingMessage,
   res: ServerResponse,
   expectContinue: boolean,
-  journal: RequestJournal,
+  journal: ObjstoreJournal,
   observer?: ObjstoreObserver,
 ): Exchange {
   const method = (req.method ?? 'GET').toUpperCase();

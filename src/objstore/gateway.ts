@@ -15,7 +15,7 @@ import { extractCredential } from './credentials.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import { followWrites, type FileView } from './file-view.ts';
-import type { RequestJournal } from './journal.ts';
+import type { ObjstoreJournal } from './journal.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './operations.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature, type ChunkSignatures } from './signature.ts';
 import {
@@ -35,7 +35,7 @@ import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } 
 export interface GatewayOptions {
   keys: ObjstoreKeyLookup;
   backend: S3rverBackend;
-  journal: RequestJournal;
+  journal: ObjstoreJournal;
   overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
   /** Kept in step with every write before its response completes. */
   fileView?: FileView;

@@ -6,7 +6,7 @@ import { createS3rverBackend } from './backend.ts';
 import { removeAbandonedIncoming } from './body.ts';
 import { FileView } from './file-view.ts';
 import { createGateway } from './gateway.ts';
-import { RequestJournal } from './journal.ts';
+import { ObjstoreJournal } from './journal.ts';
 import { isValidBucketName } from './target.ts';
 import type { Objstore, ObjstoreOptions } from './types.ts';
 
@@ -52,7 +52,7 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
     : undefined;
   await fileView?.rebuild();
 
-  const journal = new RequestJournal();
+  const journal = new ObjstoreJournal();
   const handle = createGateway({
     keys: options.keys,
     backend,
