@@ -1,6 +1,6 @@
 import { GetObjectCommand, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { JournalEntry } from '../src/journal/entries.ts';
+import { faultRuleResponseSchema, faultRulesResponseSchema, type JournalEntry } from '../src/journal/schemas.ts';
 import { exportClient, harness } from './support/exports.ts';
 import { s3For } from './support/objstore.ts';
 import { fullKey, useLocalplane, workspaceByTier } from './support/instance.ts';
@@ -17,9 +17,9 @@ describe('fault rules', () => {
   const addRule = async (rule: unknown) => {
     const response = await admin('POST', '/fault-rules', rule);
     expect(response.status, response.text).toBe(201);
-    return response.body as { id: string };
+    return faultRuleResponseSchema.parse(response.body);
   };
-  const rules = async () => (await admin('GET', '/fault-rules')).body.rules as { id: string; fired: number; remaining: number | null }[];
+  const rules = async () => faultRulesResponseSchema.parse((await admin('GET', '/fault-rules')).body).rules;
   const journal = async (query = '') => (await admin('GET', `/requests${query}`)).body.requests as JournalEntry[];
 
   beforeEach(async () => {

@@ -1,6 +1,6 @@
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { JournalEntry } from '../src/journal/entries.ts';
+import { journalEntrySchema, requestCountResponseSchema, requestsResponseSchema, type JournalEntry } from '../src/journal/schemas.ts';
 import { s3For } from './support/objstore.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type TestContext } from './support/instance.ts';
 
@@ -9,11 +9,13 @@ const DESTINATION_SECRET = 'journal-test-destination-secret';
 
 type Listed = { requests: JournalEntry[] };
 
-/** The journal's requests for a query string, e.g. `?status=4xx`. */
+/** The journal's requests for a query string, e.g. `?status=4xx`, checked against the response schema. */
 async function listed(ctx: TestContext, query = ''): Promise<JournalEntry[]> {
   const response = await ctx.admin.request<Listed>('GET', `/requests${query}`);
   expect(response.status, response.text).toBe(200);
-  return response.body.requests;
+  const { requests } = requestsResponseSchema.parse(response.body);
+  for (const entry of response.body.requests) expect(Object.keys(entry).sort()).toEqual(Object.keys(journalEntrySchema.shape).sort());
+  return requests;
 }
 
 const ids = (entries: readonly JournalEntry[]) => entries.map((entry) => entry.id);
@@ -187,7 +189,7 @@ describe('the request journal', () => {
 
     it('counts, finds with a JSON filter, and is emptied by DELETE with ids going on', async () => {
       await traffic();
-      expect((await ctx.admin.request('GET', '/requests/count?source=api&method=GET')).body).toEqual({ count: 3 });
+      expect(requestCountResponseSchema.parse((await ctx.admin.request('GET', '/requests/count?source=api&method=GET')).body)).toEqual({ count: 3 });
       const found = await ctx.admin.request<Listed>('POST', '/requests/find', { body: { status: 404, path: '/api/**', header: { name: 'x-api-key' } } });
       expect(found.status).toBe(200);
       expect(found.body.requests.map((entry) => entry.status)).toEqual([404]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JournalEntry } from '../src/journal/entries.ts';
+import type { JournalEntry } from '../src/journal/schemas.ts';
 import { requestLogLine } from '../src/journal/observe.ts';
 import { startCli } from './support/cli.ts';
 import { eventually, useLocalplane } from './support/instance.ts';

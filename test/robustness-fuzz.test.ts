@@ -30,7 +30,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const SECRET_MARK = 'FUZZ-SECRET';
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
-const ctx = useLocalplane({ freezeClock: true });
+// GET /_localplane/requests answers the whole journal: a short one keeps the fuzz's many valid reads of it fast.
+const ctx = useLocalplane({ freezeClock: true, journalCapacity: 200 });
 
 // ---------------------------------------------------------------------------------------------
 // The endpoints, by route: what a valid request looks like, so that one change makes it malformed.

@@ -1,36 +1,5 @@
 import { MASKED_SECRET_VALUE, maskSecrets, SECRET_FIELDS } from '../shared/errors.ts';
-import type { RequestSource } from './matching.ts';
-
-/** A body kept in an entry: its text (bounded; null for binary bodies and bodies not copied), size and type. */
-export interface JournalBody {
-  text: string | null;
-  /** Bytes, when known. */
-  size: number | null;
-  content_type: string | null;
-  /** The text is the first JOURNAL_BODY_CHARS characters only. */
-  truncated: boolean;
-}
-
-export interface JournalEntry {
-  /** Sequence number, from 1 after each reset. */
-  id: number;
-  /** When the request arrived, on the emulator clock. */
-  time: string;
-  /** When the request arrived, on the wall clock. */
-  wall_time: string;
-  source: RequestSource;
-  method: string;
-  path: string;
-  query: Record<string, string | string[]>;
-  status: number;
-  duration_ms: number;
-  workspace_id: string | null;
-  request: { headers: Record<string, string>; body: JournalBody };
-  response: { body: JournalBody };
-  /** The fault rule that acted on the request, if one did. */
-  fault_rule_id: string | null;
-  objstore: { operation: string; bucket: string | null; key: string | null; access_key_id: string | null; error_code: string | null } | null;
-}
+import type { JournalBody } from './schemas.ts';
 
 export const JOURNAL_BODY_CHARS = 8 * 1024;
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requestTimestamp } from '../bulk-exports/schemas.ts';
 import { customIssue } from '../shared/errors.ts';
 import { queryInteger } from '../shared/validation.ts';
-import type { JournalEntry } from './entries.ts';
+import type { JournalEntry } from './schemas.ts';
 import { headerMatchText, requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
 
 export const MAX_JOURNAL_LIMIT = 10_000;

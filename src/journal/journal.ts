@@ -1,5 +1,5 @@
 import { RingBuffer } from '../shared/ring-buffer.ts';
-import type { JournalEntry } from './entries.ts';
+import type { JournalEntry } from './schemas.ts';
 import { entryMatcher, type JournalFilter } from './filter.ts';
 
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;

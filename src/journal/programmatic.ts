@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { JournalEntry } from './entries.ts';
+import type { JournalEntry } from './schemas.ts';
 import { faultRuleRequest, type FaultRuleInput, type FaultRuleView, type FaultRules } from './fault-rules.ts';
 import { journalFind, type JournalFilterInput } from './filter.ts';
 import type { RequestJournal } from './journal.ts';
