@@ -274,6 +274,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     reset,
     stop: () =>
       (stopping ??= (async () => {
+        observer.stop();
         await scheduler.stop();
         await closeServer(server);
         await objstore.close();

@@ -3,7 +3,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { faultRuleResponseSchema, faultRulesResponseSchema, type JournalEntry } from '../src/journal/schemas.ts';
 import { exportClient, harness } from './support/exports.ts';
 import { s3For } from './support/objstore.ts';
-import { fullKey, useLocalplane, workspaceByTier } from './support/instance.ts';
+import { start } from '../src/index.ts';
+import { eventually, fullKey, useLocalplane, workspaceByTier } from './support/instance.ts';
 
 const ONE_DAY = { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-02T00:00:00Z' };
 
@@ -229,5 +230,25 @@ describe('fault rules', () => {
       expect(run).toMatchObject({ status: 'Completed', retry_number: 1 });
       expect(ctx.instance.requests.count({ source: 'objstore', method: 'PUT', path: `/${bucket()}/slowed-down/**`, status: 503 })).toBe(1);
     });
+  });
+});
+
+describe('an added latency under way when the instance stops', () => {
+  it('ends: the waiting requests get no reply, and nothing runs against the stopped instance', async () => {
+    const logs: string[] = [];
+    const instance = await start({ port: 0, objstorePort: 0, log: (line) => logs.push(line) });
+    instance.faultRules.add({ action: { latency_ms: 400 } });
+    const outcome = (sent: Promise<Response>) => sent.then((response) => response.status, (error: unknown) => error);
+    const api = outcome(fetch(`${instance.apiUrl}/api/v1/bulk-exports`, { headers: { 'X-API-Key': 'lp_test_acme_plus_0001' } }));
+    const objstore = outcome(fetch(`${instance.objstoreUrl}/exports`));
+    await eventually(async () => instance.faultRules.list()[0]!.fired === 2, 'both requests waiting');
+    const stoppedAt = performance.now();
+    await instance.stop();
+    expect(performance.now() - stoppedAt).toBeLessThan(5_000);
+    expect(await api).toBeInstanceOf(TypeError);
+    expect(await objstore).toBeInstanceOf(TypeError);
+    // Past the latency (wall time, which is what it is): had the requests gone on, they would have met a closed database.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(logs.filter((line) => line.includes('internal error'))).toEqual([]);
   });
 });

@@ -50,7 +50,6 @@ export function requestLogLine(entry: JournalEntry, colour: boolean): string {
 
 const isAdminPath = (path: string) => path === '/_localplane' || path.startsWith('/_localplane/');
 
-const delay = (ms: number) => sleep(ms, undefined, { ref: false });
 
 const splitTarget = (target: string) => {
   const mark = target.indexOf('?');
@@ -64,7 +63,20 @@ const headerPairs = (headers: IncomingMessage['headers']) =>
 
 /** Journals every API and objstore request, logs it, and lets the fault rules act on it. */
 export class RequestObserver {
+  /** Ends the added latencies under way when the instance stops. */
+  private readonly stopping = new AbortController();
+
   constructor(private readonly deps: ObserverDeps) {}
+
+  /** Requests still waiting out an added latency get no reply (their connections are being closed). */
+  stop(): void {
+    this.stopping.abort();
+  }
+
+  /** Waits out an added latency; false when the instance stopped meanwhile. */
+  private delay(ms: number): Promise<boolean> {
+    return sleep(ms, true, { ref: false, signal: this.stopping.signal }).catch(() => false);
+  }
 
   private record(arrival: Arrival, request: Omit<JournalEntry, 'id' | 'time' | 'wall_time' | 'duration_ms' | 'fault_rule_id'>): void {
     const entry = {
@@ -101,12 +113,13 @@ export class RequestObserver {
         header: (name) => headers.get(name) ?? undefined,
       });
 
-      if (effect?.kind === 'delay') await delay(effect.ms);
-      if (effect?.kind === 'error') c.res = c.json({ detail: effect.detail }, effect.status as 400);
+      const stopped = effect?.kind === 'delay' && !(await this.delay(effect.ms));
+      if (stopped) c.res = cutConnection(c.env?.incoming, 'reset');
+      else if (effect?.kind === 'error') c.res = c.json({ detail: effect.detail }, effect.status as 400);
       else if (effect?.kind === 'reset' || effect?.kind === 'close') c.res = cutConnection(c.env?.incoming, effect.kind);
       else await next();
 
-      const cut = effect?.kind === 'reset' || effect?.kind === 'close';
+      const cut = stopped || effect?.kind === 'reset' || effect?.kind === 'close';
       const responseBytes = cut || c.res.body === null ? null : new Uint8Array(await c.res.clone().arrayBuffer());
       this.record(arrival, {
         source: 'api',
@@ -140,7 +153,8 @@ export class RequestObserver {
           workspaceId: null,
           header: (name) => headerText(req.headers[name.toLowerCase()]),
         });
-        return effect?.kind === 'delay' ? delay(effect.ms).then(() => null) : objstoreFault(effect);
+        if (effect?.kind !== 'delay') return objstoreFault(effect);
+        return this.delay(effect.ms).then((served): ObjstoreFault | null => (served ? null : { kind: 'reset' }));
       },
       complete: ({ req, record, requestBody, responseBody }) => {
         const { arrival, path, search, headers } = arrivals.get(req) ?? { arrival: arrivalNow(this.deps.clock), ...splitTarget(req.url ?? '/'), headers: {} };
