@@ -1,5 +1,10 @@
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { FaultRules, faultRuleRequest } from '../src/journal/fault-rules.ts';
+import { RequestJournal } from '../src/journal/journal.ts';
+import { RequestObserver } from '../src/journal/observe.ts';
+import { createClock } from '../src/shared/clock.ts';
 import { journalEntrySchema, requestCountResponseSchema, requestsResponseSchema, type JournalEntry } from '../src/journal/schemas.ts';
 import { s3For } from './support/objstore.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type TestContext } from './support/instance.ts';
@@ -267,5 +272,23 @@ describe('the request journal bounds', () => {
       [4, '3'],
       [5, '4'],
     ]);
+  });
+});
+
+describe('the journal and fault rules in process (app.request, no socket)', () => {
+  const journal = new RequestJournal();
+  const faultRules = new FaultRules(1);
+  const observer = new RequestObserver({ journal, faultRules, clock: createClock(), workspaceOfApiKey: () => null, requestLog: null, colour: false });
+  const app = new Hono();
+  app.use('*', observer.api());
+  app.get('/items/:id', (c) => c.json({ id: c.req.param('id') }));
+
+  it('journals the request and applies the rules; a dropped connection is a body that fails to read', async () => {
+    expect(await (await app.request('/items/7?x=1')).json()).toEqual({ id: '7' });
+    expect(journal.list()).toMatchObject([{ id: 1, method: 'GET', path: '/items/7', query: { x: '1' }, status: 200, response: { body: { text: '{"id":"7"}' } } }]);
+    faultRules.add(faultRuleRequest.parse({ action: { drop_connection: true }, count: 1 }));
+    const dropped = await app.request('/items/8');
+    await expect(dropped.text()).rejects.toThrow('connection reset by a fault rule');
+    expect(journal.list({ since: { id: 1 } })).toMatchObject([{ status: 499, fault_rule_id: 'fault-rule-1' }]);
   });
 });
