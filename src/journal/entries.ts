@@ -39,13 +39,23 @@ const TEXT_TYPE = /^(text\/|application\/(json|xml|x-www-form-urlencoded|problem
 const JSON_TYPE = /^application\/([^;]*\+)?json\b/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function decodeText(bytes: Uint8Array, contentType: string | null): string | null {
+/** The text of a body, null when binary. The first bytes of a longer body may end inside a character. */
+function decodeText(bytes: Uint8Array, contentType: string | null, whole: boolean): string | null {
   if (contentType !== null && !TEXT_TYPE.test(contentType)) return null;
   try {
-    return utf8.decode(bytes);
+    return utf8.decode(whole ? bytes : bytes.subarray(0, lastCharacterEnd(bytes)));
   } catch {
     return null;
   }
+}
+
+/** Where the last whole UTF-8 character of the bytes ends. */
+function lastCharacterEnd(bytes: Uint8Array): number {
+  let start = bytes.length - 1;
+  while (start > 0 && start > bytes.length - 4 && (bytes[start]! & 0xc0) === 0x80) start--;
+  const lead = bytes[start] ?? 0;
+  const length = lead < 0x80 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+  return start + length <= bytes.length ? bytes.length : start;
 }
 
 /** JSON text masked; null when the text is not JSON (or nests too deep to walk). */
@@ -104,9 +114,9 @@ export function maskSigningDetails(text: string): string {
 export function journalBody({ bytes, size, contentType, maskText, maskJson = maskSecrets }: BodyCapture): JournalBody {
   const summary = { text: null, size, content_type: contentType, truncated: false };
   if (bytes === null || bytes.byteLength === 0) return summary;
-  const decoded = decodeText(bytes, contentType);
-  if (decoded === null) return summary;
   const whole = size === null || bytes.byteLength >= size;
+  const decoded = decodeText(bytes, contentType, whole);
+  if (decoded === null) return summary;
   const json = maskJson !== null && whole && (contentType === null || JSON_TYPE.test(contentType)) ? maskedJson(decoded, maskJson) : null;
   const text = json ?? maskText(decoded);
   const truncated = !whole || text.length > JOURNAL_BODY_CHARS;

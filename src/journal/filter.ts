@@ -51,7 +51,7 @@ export const matchableEntry = (entry: JournalEntry): MatchableRequest => ({
   source: entry.source,
   method: entry.method,
   path: entry.path,
-  workspaceId: entry.workspace_id,
+  workspaceId: () => entry.workspace_id,
   header: (name) => entry.request.headers[name.toLowerCase()],
 });
 

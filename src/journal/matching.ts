@@ -9,7 +9,8 @@ export interface MatchableRequest {
   source: RequestSource;
   method: string;
   path: string;
-  workspaceId: string | null;
+  /** Asked only by matches on a workspace (it may cost a lookup). */
+  workspaceId(): string | null;
   /** A request header by its name (any case); undefined when not sent. */
   header(name: string): string | undefined;
 }
@@ -100,7 +101,7 @@ export function requestMatcher(match: RequestMatch): (request: MatchableRequest)
   return (request) =>
     (method === undefined || request.method === method) &&
     (path === null || path(request.path)) &&
-    (workspaceId === undefined || request.workspaceId === workspaceId) &&
+    (workspaceId === undefined || request.workspaceId() === workspaceId) &&
     (source === undefined || request.source === source) &&
     (header === undefined || headerHolds(header, request.header(header.name)));
 }

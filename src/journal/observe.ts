@@ -7,8 +7,9 @@ import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
 import type { AuthVariables } from '../shared/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import { formatTimestamp } from '../shared/time.ts';
+import { headerText, whenResponseEnds } from '../shared/response-capture.ts';
 import { bodyReadOf } from '../shared/validation.ts';
-import { journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole } from './entries.ts';
+import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole } from './entries.ts';
 import type { JournalBody, JournalEntry } from './schemas.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
 import type { RequestJournal } from './journal.ts';
@@ -48,6 +49,15 @@ export function requestLogLine(entry: JournalEntry, colour: boolean): string {
   return `${entry.source === 'objstore' ? 'objstore ' : ''}${entry.method} ${entry.path} ${status} ${Math.round(entry.duration_ms)}ms`;
 }
 
+const keepText = (text: string) => text;
+
+/**
+ * API responses are kept as sent, never parsed (parsing a 32 KB list costs more than serving it):
+ * the API answers no secret values (test/secret-leaks.test.ts reads every answer, the journal's too).
+ */
+const apiResponseBody = (bytes: Uint8Array, size: number, contentType: string | null) =>
+  journalBody({ bytes, size, contentType, maskText: keepText, maskJson: null });
+
 const isAdminPath = (path: string) => path === '/_localplane' || path.startsWith('/_localplane/');
 
 
@@ -55,8 +65,6 @@ const splitTarget = (target: string) => {
   const mark = target.indexOf('?');
   return mark === -1 ? { path: target, search: '' } : { path: target.slice(0, mark), search: target.slice(mark) };
 };
-
-const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value);
 
 const headerPairs = (headers: IncomingMessage['headers']) =>
   Object.entries(headers).flatMap(([name, value]): [string, string][] => (value === undefined ? [] : [[name, headerText(value)!]]));
@@ -103,8 +111,14 @@ export class RequestObserver {
       if (isAdminPath(url.pathname)) return next();
       const arrival = arrivalNow(this.deps.clock);
       const headers = c.req.raw.headers;
-      const apiKey = headers.get('x-api-key');
-      const workspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? headers.get('x-tenant-id')?.toLowerCase() ?? null;
+      const tenantId = headers.get('x-tenant-id')?.toLowerCase() ?? null;
+      /** The API key's workspace, looked up only for a rule that matches on the workspace (authentication has not run yet). */
+      let keyWorkspaceId: string | null | undefined;
+      const workspaceId = () => {
+        const apiKey = headers.get('x-api-key');
+        if (keyWorkspaceId === undefined) keyWorkspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? tenantId;
+        return keyWorkspaceId;
+      };
       const effect = this.fire(arrival, {
         source: 'api',
         method: c.req.method,
@@ -120,20 +134,27 @@ export class RequestObserver {
       else await next();
 
       const cut = stopped || effect?.kind === 'reset' || effect?.kind === 'close';
-      const responseBytes = cut || c.res.body === null ? null : new Uint8Array(await c.res.clone().arrayBuffer());
-      this.record(arrival, {
-        source: 'api',
-        method: c.req.method,
-        path: url.pathname,
-        query: maskedQuery(url.search),
-        status: cut ? ABORTED_STATUS : c.res.status,
-        workspace_id: c.get('workspace')?.id ?? workspaceId,
-        request: { headers: maskedHeaders(headers), body: apiRequestBody(c.req.raw) },
-        response: {
-          body: journalBody({ bytes: responseBytes, size: responseBytes?.byteLength ?? 0, contentType: cut ? null : c.res.headers.get('content-type'), maskText: maskWhole }),
-        },
-        objstore: null,
-      });
+      const journal = (status: number, body: JournalBody) =>
+        this.record(arrival, {
+          source: 'api',
+          method: c.req.method,
+          path: url.pathname,
+          query: maskedQuery(url.search),
+          status,
+          workspace_id: c.get('workspace')?.id ?? keyWorkspaceId ?? tenantId,
+          request: { headers: maskedHeaders(headers), body: apiRequestBody(c.req.raw) },
+          response: { body },
+          objstore: null,
+        });
+      if (cut) return journal(ABORTED_STATUS, { text: null, size: 0, content_type: null, truncated: false });
+      const outgoing = c.env?.outgoing;
+      if (outgoing) {
+        // What goes to the socket: reading a clone of the response would cost more than the whole request.
+        whenResponseEnds(outgoing, JOURNAL_BODY_CHARS, ABORTED_STATUS, (status, written) => journal(status, apiResponseBody(written.head, written.size, written.contentType)));
+      } else {
+        const bytes = c.res.body === null ? new Uint8Array(0) : new Uint8Array(await c.res.clone().arrayBuffer());
+        journal(c.res.status, apiResponseBody(bytes, bytes.byteLength, c.res.headers.get('content-type')));
+      }
     };
   }
 
@@ -150,8 +171,8 @@ export class RequestObserver {
           source: 'objstore',
           method: (req.method ?? 'GET').toUpperCase(),
           path,
-          workspaceId: null,
-          header: (name) => headerText(req.headers[name.toLowerCase()]),
+          workspaceId: () => null,
+          header: (name) => headerText(req.headers[name.toLowerCase()]) ?? undefined,
         });
         if (effect?.kind !== 'delay') return objstoreFault(effect);
         return this.delay(effect.ms).then((served): ObjstoreFault | null => (served ? null : { kind: 'reset' }));
@@ -183,7 +204,7 @@ function apiRequestBody(request: Request): JournalBody {
     const size = declared !== null ? Number(declared) : request.headers.has('transfer-encoding') ? null : 0;
     return { text: null, size, content_type: contentType, truncated: false };
   }
-  const masks = read.carriesSecrets ? { maskText: maskWhole, maskJson: maskAsRead(read.accepted) } : { maskText: (text: string) => text };
+  const masks = read.carriesSecrets ? { maskText: maskWhole, maskJson: maskAsRead(read.accepted) } : { maskText: keepText };
   return journalBody({ bytes: read.bytes, size: read.bytes.byteLength, contentType, ...masks });
 }
 

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { sendError, type S3ErrorSpec } from './errors.ts';
 import type { ObjstoreJournal } from './journal.ts';
+import { headerText, ResponseCapture } from '../shared/response-capture.ts';
 import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from './types.ts';
 
 /** Per-request state shared by the gateway, the s3rver backend and the journal. */
@@ -76,7 +77,6 @@ export function beginExchange(
   res.setHeader('x-amz-request-id', exchange.requestId);
   res.setHeader('x-amz-id-2', randomBytes(24).toString('base64'));
 
-  const response = observer ? new ResponseCapture(res) : null;
   let recorded = false;
   const record = (status: number, errorCode: string | null): void => {
     if (recorded) return;
@@ -92,26 +92,24 @@ export function beginExchange(
       errorCode,
     };
     journal.push(entry);
-    observer?.complete({ req, record: entry, requestBody: requestBodyOf(exchange), responseBody: response!.observed() });
+    observer?.complete({ req, record: entry, requestBody: requestBodyOf(exchange), responseBody: response!.captured() });
   };
 
   // Journal when the response is ended rather than on 'finish', so the record exists before
   // the client can possibly have read the complete response.
   const originalEnd = res.end;
   res.end = function end(this: ServerResponse, ...args: unknown[]) {
-    response?.take(args[0]);
     record(res.statusCode, exchange.errorCode);
     return (originalEnd as (...a: unknown[]) => ServerResponse).apply(this, args);
   } as ServerResponse['end'];
+  // Installed after the journal's end, so that the last chunk is taken before the request is journalled.
+  const response = observer ? new ResponseCapture(res, OBSERVED_BODY_BYTES) : null;
   res.once('close', () => {
     if (!recorded) record(res.headersSent ? res.statusCode : ABORTED_STATUS, exchange.errorCode ?? 'RequestAborted');
   });
 
   return exchange;
 }
-
-const headerText = (value: string | string[] | number | undefined): string | null =>
-  value === undefined ? null : Array.isArray(value) ? value.join(', ') : String(value);
 
 function declaredSize(req: IncomingMessage): number | null {
   const declared = req.headers['x-amz-decoded-content-length'] ?? req.headers['content-length'];
@@ -125,36 +123,6 @@ function requestBodyOf(exchange: Exchange): ObservedBody {
   if (exchange.body !== null) return { head: exchange.body.subarray(0, OBSERVED_BODY_BYTES), size: exchange.body.length, contentType };
   const size = declaredSize(exchange.req);
   return { head: size === 0 ? Buffer.alloc(0) : null, size, contentType };
-}
-
-/** Keeps the first bytes a response writes and counts the rest. */
-class ResponseCapture {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  private size = 0;
-
-  constructor(private readonly res: ServerResponse) {
-    const originalWrite = res.write;
-    const capture = this;
-    res.write = function write(this: ServerResponse, ...args: unknown[]) {
-      capture.take(args[0]);
-      return (originalWrite as (...a: unknown[]) => boolean).apply(this, args);
-    } as ServerResponse['write'];
-  }
-
-  take(chunk: unknown): void {
-    if (typeof chunk !== 'string' && !(chunk instanceof Uint8Array)) return;
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    this.size += bytes.length;
-    if (this.kept >= OBSERVED_BODY_BYTES) return;
-    const head = bytes.subarray(0, OBSERVED_BODY_BYTES - this.kept);
-    this.chunks.push(Buffer.from(head));
-    this.kept += head.length;
-  }
-
-  observed(): ObservedBody {
-    return { head: Buffer.concat(this.chunks), size: this.size, contentType: headerText(this.res.getHeader('content-type')) };
-  }
 }
 
 /** Answers with an S3 error from the gateway (no-op if a response was already started). */
