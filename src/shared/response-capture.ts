@@ -38,10 +38,17 @@ export class ResponseCapture {
   }
 
   private take(chunk: unknown): void {
-    if (typeof chunk !== 'string' && !(chunk instanceof Uint8Array)) return;
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    this.size += bytes.length;
-    if (this.kept >= this.limit) return;
+    if (typeof chunk === 'string') {
+      this.size += Buffer.byteLength(chunk);
+      // No character is less than a byte: this many characters hold all the bytes still wanted.
+      if (this.kept < this.limit) this.keep(Buffer.from(chunk.slice(0, this.limit - this.kept)));
+    } else if (chunk instanceof Uint8Array) {
+      this.size += chunk.byteLength;
+      if (this.kept < this.limit) this.keep(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    }
+  }
+
+  private keep(bytes: Buffer): void {
     const head = bytes.subarray(0, this.limit - this.kept);
     this.chunks.push(Buffer.from(head));
     this.kept += head.length;
