@@ -12,10 +12,10 @@ export interface SpawnedLocalplane {
   stop(): Promise<void>;
 }
 
-/** Spawns the compiled `localplane start` on 127.0.0.1 and free ports; resolves once it prints its ready line. */
+/** Spawns the compiled `localplane start` on 127.0.0.1 and free ports, without its request log; resolves once it prints its ready line. */
 export function spawnLocalplane(nodeFlags: readonly string[] = []): Promise<SpawnedLocalplane> {
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...nodeFlags, BIN, 'start', '--host', '127.0.0.1', '--port', '0', '--objstore-port', '0'], {
+  const child = spawn(process.execPath, [...nodeFlags, BIN, 'start', '--host', '127.0.0.1', '--port', '0', '--objstore-port', '0', '--quiet'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -42,6 +42,7 @@ const OPTIONS = [
   { flag: 'fixtures', value: 'directory', placeholder: '<dir>', env: 'LOCALPLANE_FIXTURES', default: 'the shipped fixtures/', help: 'fixture directory' },
   { flag: 'seed', value: 'count', placeholder: '<n>', env: 'LOCALPLANE_SEED', default: '1', help: 'seed of generated runs and of ids' },
   { flag: 'freeze-clock', value: 'switch', env: 'LOCALPLANE_FREEZE_CLOCK', default: 'a running clock', help: 'start (and reset) with the emulator clock frozen' },
+  { flag: 'quiet', value: 'switch', short: 'q', env: 'LOCALPLANE_QUIET', default: 'a line per request on stderr', help: 'no request log' },
   { flag: 'import', value: 'path', placeholder: '<file>', env: 'LOCALPLANE_IMPORT', default: 'the seeded fixtures', help: 'start from a snapshot file' },
   {
     flag: 'export-on-exit',
@@ -280,6 +281,7 @@ async function main(argv: readonly string[]) {
     seed: settings.seed,
     freezeClock: settings.freezeClock,
     importFrom: settings.import,
+    requestLog: settings.quiet ? false : process.stderr.isTTY && !process.env.NO_COLOR ? 'colour' : true,
     ...(progress ? { progress: progress.show, log: progress.log } : {}),
   });
   // Installed before anything is printed, so a signal right after the ready line still cleans up.

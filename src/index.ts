@@ -12,3 +12,7 @@ export { DEFAULT_ENDPOINT_ALIASES } from './objstore/endpoints.ts';
 export { SnapshotFileError } from './snapshots/format.ts';
 export type { ClockControl } from './shared/clock-control.ts';
 export type { Limits, LimitsPatch } from './config.ts';
+export type { JournalBody, JournalEntry } from './journal/schemas.ts';
+export type { FaultRuleInput, FaultRuleView } from './journal/fault-rules.ts';
+export type { JournalFilterInput } from './journal/filter.ts';
+export type { FaultRulesApi, RequestsApi } from './journal/programmatic.ts';

@@ -17,6 +17,11 @@ import { RevisionLifecycle } from './deployments/lifecycle.ts';
 import { DeploymentStore, deploymentTables } from './deployments/store.ts';
 import { loadFixtures } from './fixtures/files.ts';
 import { ensureTemplate, installTemplate, templateContentKey } from './fixtures/template.ts';
+import { FaultRules } from './journal/fault-rules.ts';
+import { DEFAULT_JOURNAL_CAPACITY, RequestJournal } from './journal/journal.ts';
+import { RequestObserver } from './journal/observe.ts';
+import { faultRulesApi, requestsApi, type FaultRulesApi, type RequestsApi } from './journal/programmatic.ts';
+import { journalRoutes } from './journal/routes.ts';
 import { ObjstoreClients } from './objstore/client.ts';
 import { OpenApiHono } from './openapi/routes.ts';
 import { openapiRoutes } from './openapi/serve.ts';
@@ -67,6 +72,13 @@ export interface CreateOptions {
   progress?: ProgressListener;
   /** A snapshot file (see `snapshot()`) the instance starts from instead of the seed. */
   importFrom?: string;
+  /**
+   * One line per API and objstore request on the log (method, path, status, ms), the status in
+   * ANSI colour with `'colour'`; default off (the CLI turns it on unless --quiet, coloured in a terminal).
+   */
+  requestLog?: boolean | 'colour';
+  /** How many requests the request journal keeps (the oldest go first); default 10,000. */
+  journalCapacity?: number;
 }
 
 export interface StartOptions extends CreateOptions {
@@ -89,6 +101,10 @@ export interface InProcessLocalplane {
   clock: ClockControl;
   /** The API's routes (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
   routes: readonly { method: string; path: string }[];
+  /** The request journal of the API and the objstore (GET /_localplane/requests). */
+  requests: RequestsApi;
+  /** Generic fault rules (POST /_localplane/fault-rules). */
+  faultRules: FaultRulesApi;
   /** A request to the API (the admin API included), as hono's `app.request()`: a path such as `/v2/deployments`, a URL, or a Request. */
   request(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   fetch(request: Request): Promise<Response>;
@@ -203,6 +219,16 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   resets.register('scheduler', { stop: () => scheduler.cancelAll() });
   const clockControl = createClockControl(clock, scheduler);
   const workspaces = new WorkspaceStore(db);
+  const journal = new RequestJournal(options.journalCapacity ?? DEFAULT_JOURNAL_CAPACITY);
+  const faultRules = new FaultRules(seed);
+  const observer = new RequestObserver({
+    journal,
+    faultRules,
+    clock,
+    workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null,
+    requestLog: options.requestLog ? log : null,
+    colour: options.requestLog === 'colour',
+  });
   const tracing = new TracingStore(db);
   const keyStore = new ObjstoreKeyStore(db);
   const filesDir = join(dataDir, 'files');
@@ -218,6 +244,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       publicBuckets: fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
       filesDirectory: filesDir,
       log,
+      observer: observer.objstore(),
     });
     undo.push(() => objstore.close());
   } catch (error) {
@@ -273,6 +300,8 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     },
   });
   resets.register('objstore', { inSnapshots: true, reset: () => objstore.reset() });
+  resets.register('request journal', { reset: () => journal.reset() });
+  resets.register('fault rules', { reset: () => faultRules.reset() });
 
   const snapshots = new Snapshots({
     db,
@@ -295,6 +324,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   const app = new OpenApiHono();
   app.onError((error, c) => errorResponse(c, error, log));
   app.notFound((c) => c.json({ detail: 'Not Found' }, 404));
+  app.use('*', observer.api());
   app.use('*', starletteRouting(app));
   const pendingTasks = () => scheduler.pending().map((task) => ({ due_at: formatTimestamp(task.dueAt), label: task.label }));
   app.route(
@@ -324,6 +354,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     '/_localplane',
     stateRoutes({ workspaces, tracing, bulkExports: store, deployments, objstore, objstoreKeys: keyStore, clock: clockControl, limits: () => limits, faults, revisionFaults, pendingTasks }),
   );
+  app.route('/_localplane', journalRoutes({ journal, faultRules }));
   app.route(
     '/',
     apiRoutes({
@@ -350,11 +381,14 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     request: async (input, init) => app.request(input, init),
     fetch: async (request) => app.fetch(request),
     objstoreEndpoint: bindObjstore,
+    requests: requestsApi(journal),
+    faultRules: faultRulesApi(faultRules),
     reset,
     snapshot: async (file) => snapshots.save(file),
     restore: (file) => snapshots.restore(file),
     stop: () =>
       (stopping ??= (async () => {
+        observer.stop();
         await scheduler.stop();
         for (const close of onStop.reverse()) await close();
         await objstore.close();

@@ -30,7 +30,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const SECRET_MARK = 'FUZZ-SECRET';
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
-const ctx = useLocalplane({ freezeClock: true });
+// GET /_localplane/requests answers the whole journal: a short one keeps the fuzz's many valid reads of it fast.
+const ctx = useLocalplane({ freezeClock: true, journalCapacity: 200 });
 
 // ---------------------------------------------------------------------------------------------
 // The endpoints, by route: what a valid request looks like, so that one change makes it malformed.
@@ -53,6 +54,7 @@ let ids: KnownIds;
 let otherWorkspaceIds: Record<string, string>;
 
 const pageQuery: Record<string, QueryKind> = { limit: 'int', offset: 'int' };
+const journalQuery: Record<string, QueryKind> = { since: 'int', limit: 'int', method: 'text', path: 'text', status: 'text', workspace_id: 'uuid', source: 'text', header: 'text', body_contains: 'text' };
 
 const SPECS: Record<string, EndpointSpec> = {
   'GET /openapi.json': {},
@@ -84,6 +86,15 @@ const SPECS: Record<string, EndpointSpec> = {
   'PUT /_localplane/deployments/:deployment_id/revisions/:revision_id/status': { body: () => ({ status: 'DEPLOYED' }) },
   'PUT /_localplane/workspaces/:workspace_id/tier': { body: () => ({ tier: workspace.tier }) },
   'GET /_localplane/objstore/journal': {},
+  'GET /_localplane/requests': { query: journalQuery },
+  'GET /_localplane/requests/count': { query: journalQuery },
+  'POST /_localplane/requests/find': { body: () => ({ method: 'GET', path: '/api/**', status: '2xx', header: { name: 'x-api-key' }, limit: 10 }) },
+  'DELETE /_localplane/requests': {},
+  'GET /_localplane/fault-rules': {},
+  // A rule no request matches, and harmless if one did; every accepted rule is removed at once.
+  'POST /_localplane/fault-rules': { body: () => ({ match: { header: { name: 'x-fuzz-never-sent', value: 'x' } }, action: { latency_ms: 0 }, count: 1 }) },
+  'DELETE /_localplane/fault-rules': {},
+  'DELETE /_localplane/fault-rules/:rule_id': { params: () => ({ rule_id: 'fault-rule-0' }) },
   'GET /_localplane/objstore/keys': {},
   'POST /_localplane/objstore/keys': { body: () => ({ access_key_id: 'LPFUZZKEY00000000001', secret_access_key: `${SECRET_MARK}-key`, permissions: ['get', 'create'] }) },
   'DELETE /_localplane/objstore/keys/:access_key_id': {},
@@ -462,9 +473,9 @@ const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 const knobAgent = new Agent({ keepAlive: true, maxSockets: 3 });
 const counts = { requests: 0, accepted: 0, byStatus: new Map<number, number>() };
 
-/** The in-memory state: armed faults, limits, the clock and what is scheduled on it. */
+/** The in-memory state: armed faults and fault rules, limits, the clock and what is scheduled on it. */
 async function knobs(): Promise<string> {
-  const names = ['faults', 'config', 'tasks'];
+  const names = ['faults', 'fault-rules', 'config', 'tasks'];
   const views = await Promise.all(names.map((name) => send(ctx.instance.apiUrl, 'GET', `/_localplane/${name}`, { agent: knobAgent })));
   views.forEach((view, at) => expect(view.status, `GET /_localplane/${names[at]} -> ${view.text}`).toBe(200));
   const { clock } = ctx.instance;
@@ -526,9 +537,9 @@ async function checkReply(request: { method: string; target: string }, reply: Re
       // disarm what a fault knob armed, so that no later refused request consumes it.
       await ctx.instance.clock.settle();
       // Disarming changes the knobs too, also after a GET of the faults.
-      const disarmed = request.target.includes('faults');
-      if (disarmed) await ctx.admin.request('DELETE', '/faults');
-      await takeBaseline({ knobs: disarmed || !['GET', 'HEAD'].includes(request.method) });
+      const knobs = request.target.includes('faults') ? '/faults' : request.target.includes('fault-rules') ? '/fault-rules' : null;
+      if (knobs) await ctx.admin.request('DELETE', knobs);
+      await takeBaseline({ knobs: knobs !== null || !['GET', 'HEAD'].includes(request.method) });
     } else {
       const tables = state.dump();
       if (tables !== baseline.tables) expect.fail(`${what}\nchanged the state: ${firstDifference(baseline.tables, tables)}`);

@@ -7,6 +7,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRoutes } from '../src/admin/routes.ts';
 import { stateRoutes } from '../src/admin/state.ts';
+import { journalRoutes } from '../src/journal/routes.ts';
 import { start } from '../src/index.ts';
 import { eventually, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
 
@@ -399,11 +400,12 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView) {
   recorder.phase = 'admin';
   for (const path of adminReadPaths()) await expectStatus(admin('GET', path), 200);
   await expectStatus(admin('GET', `/state?workspace_id=${acmeWorkspace.id}`), 200);
+  await expectStatus(admin('POST', '/requests/find', {}), 200);
 }
 
 function adminReadPaths(): string[] {
-  const routes = [...adminRoutes({} as never).routes, ...stateRoutes({} as never).routes].filter((route) => route.method === 'GET' && !route.path.includes(':'));
-  return routes.map((route) => route.path);
+  const routes = [...adminRoutes({} as never).routes, ...stateRoutes({} as never).routes, ...journalRoutes({} as never).routes];
+  return routes.filter((route) => route.method === 'GET' && !route.path.includes(':')).map((route) => route.path);
 }
 
 function filesUnder(directory: string): string[] {
@@ -460,14 +462,18 @@ describe.each(TARGETS)('no secret shows anywhere after a full scenario, on %s', 
     expect(exchangeLeaks(phase('not-json'))).toEqual([]);
   });
 
-  it('in any admin endpoint, the objstore journal and its keys included', () => {
+  it('in any admin endpoint, the objstore journal, the request journal and the keys included', () => {
     const read = phase('admin');
-    expect(read.map((exchange) => exchange.request)).toEqual(
-      expect.arrayContaining(['/health', '/fixtures', '/tasks', '/faults', '/config', '/objstore/journal', '/objstore/keys', '/state'].map((path) => `GET /_localplane${path}`)),
-    );
+    const paths = ['/health', '/fixtures', '/tasks', '/faults', '/config', '/objstore/journal', '/objstore/keys', '/state', '/requests', '/requests/count', '/fault-rules'];
+    expect(read.map((exchange) => exchange.request)).toEqual(expect.arrayContaining([...paths.map((path) => `GET /_localplane${path}`), 'POST /_localplane/requests/find']));
     expect(exchangeLeaks(read)).toEqual([]);
     const journal = JSON.parse(read.find((exchange) => exchange.request === 'GET /_localplane/objstore/journal')!.body) as { accessKeyId: string | null }[];
     expect(journal.map((record) => record.accessKeyId)).toEqual(expect.arrayContaining([KEY_IDS.runtime, KEY_IDS.rotated, KEY_IDS.revoked, KEY_IDS.unknown]));
+    // The request journal holds the whole scenario, bodies with secrets included (masked), from both servers.
+    const requests = (JSON.parse(read.find((exchange) => exchange.request === 'POST /_localplane/requests/find')!.body) as { requests: { source: string; request: { body: { text: string | null } } }[] }).requests;
+    expect(requests.filter((entry) => entry.source === 'api').length).toBeGreaterThan(40);
+    expect(requests.filter((entry) => entry.source === 'objstore').length).toBeGreaterThan(10);
+    expect(requests.filter((entry) => entry.request.body.text?.includes('"credentials":"********"')).length).toBeGreaterThan(3);
     const keys = JSON.parse(read.find((exchange) => exchange.request === 'GET /_localplane/objstore/keys')!.body) as { access_key_id: string }[];
     expect(keys.map((key) => key.access_key_id)).toEqual(expect.arrayContaining([KEY_IDS.runtime, KEY_IDS.rotated]));
   });

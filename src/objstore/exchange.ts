@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { sendError, type S3ErrorSpec } from './errors.ts';
-import type { RequestJournal } from './journal.ts';
+import type { ObjstoreJournal } from './journal.ts';
+import { headerText, ResponseCapture } from '../shared/response-capture.ts';
+import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from './types.ts';
 
 /** Per-request state shared by the gateway, the s3rver backend and the journal. */
 export interface Exchange {
@@ -24,6 +26,8 @@ export interface Exchange {
   errorCode: string | null;
   /** Set once the gateway has authenticated and authorised the request. */
   authenticated: boolean;
+  /** The body, when the gateway read it itself rather than s3rver streaming it. */
+  body: Buffer | null;
 }
 
 const exchanges = new WeakMap<IncomingMessage, Exchange>();
@@ -47,7 +51,8 @@ export function beginExchange(
   req: IncomingMessage,
   res: ServerResponse,
   expectContinue: boolean,
-  journal: RequestJournal,
+  journal: ObjstoreJournal,
+  observer?: ObjstoreObserver,
 ): Exchange {
   const method = (req.method ?? 'GET').toUpperCase();
   const exchange: Exchange = {
@@ -65,6 +70,7 @@ export function beginExchange(
     accessKeyId: null,
     errorCode: null,
     authenticated: false,
+    body: null,
   };
   exchanges.set(req, exchange);
 
@@ -75,7 +81,7 @@ export function beginExchange(
   const record = (status: number, errorCode: string | null): void => {
     if (recorded) return;
     recorded = true;
-    journal.push({
+    const entry = {
       time: exchange.time,
       method: exchange.method,
       operation: exchange.operation,
@@ -84,7 +90,9 @@ export function beginExchange(
       accessKeyId: exchange.accessKeyId,
       status,
       errorCode,
-    });
+    };
+    journal.push(entry);
+    observer?.complete({ req, record: entry, requestBody: requestBodyOf(exchange), responseBody: response!.captured() });
   };
 
   // Journal when the response is ended rather than on 'finish', so the record exists before
@@ -94,11 +102,27 @@ export function beginExchange(
     record(res.statusCode, exchange.errorCode);
     return (originalEnd as (...a: unknown[]) => ServerResponse).apply(this, args);
   } as ServerResponse['end'];
+  // Installed after the journal's end, so that the last chunk is taken before the request is journalled.
+  const response = observer ? new ResponseCapture(res, OBSERVED_BODY_BYTES) : null;
   res.once('close', () => {
     if (!recorded) record(res.headersSent ? res.statusCode : ABORTED_STATUS, exchange.errorCode ?? 'RequestAborted');
   });
 
   return exchange;
+}
+
+function declaredSize(req: IncomingMessage): number | null {
+  const declared = req.headers['x-amz-decoded-content-length'] ?? req.headers['content-length'];
+  if (declared !== undefined) return Number(declared);
+  return req.headers['transfer-encoding'] === undefined ? 0 : null;
+}
+
+/** The request body: what the gateway read itself, else only its size (s3rver streams uploads to disk). */
+function requestBodyOf(exchange: Exchange): ObservedBody {
+  const contentType = headerText(exchange.req.headers['content-type']);
+  if (exchange.body !== null) return { head: exchange.body.subarray(0, OBSERVED_BODY_BYTES), size: exchange.body.length, contentType };
+  const size = declaredSize(exchange.req);
+  return { head: size === 0 ? Buffer.alloc(0) : null, size, contentType };
 }
 
 /** Answers with an S3 error from the gateway (no-op if a response was already started). */

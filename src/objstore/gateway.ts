@@ -12,10 +12,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { S3rverBackend } from './backend.ts';
 import { operationOverrides, type OperationContext, type OperationOverride } from './compat.ts';
 import { extractCredential } from './credentials.ts';
-import { errors, GatewayError } from './errors.ts';
+import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import { followWrites, type FileView } from './file-view.ts';
-import type { RequestJournal } from './journal.ts';
+import type { ObjstoreJournal } from './journal.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './operations.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature, type ChunkSignatures } from './signature.ts';
 import {
@@ -30,12 +30,12 @@ import {
   validateUploadId,
   type RequestTarget,
 } from './target.ts';
-import type { ObjstoreKey, ObjstoreKeyLookup } from './types.ts';
+import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } from './types.ts';
 
 export interface GatewayOptions {
   keys: ObjstoreKeyLookup;
   backend: S3rverBackend;
-  journal: RequestJournal;
+  journal: ObjstoreJournal;
   overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
   /** Kept in step with every write before its response completes. */
   fileView?: FileView;
@@ -43,6 +43,7 @@ export interface GatewayOptions {
   publicBuckets?: ReadonlySet<string>;
   /** Wall-clock epoch milliseconds, for the request-time checks of signatures. */
   now?: () => number;
+  observer?: ObjstoreObserver;
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
@@ -111,7 +112,8 @@ function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
     };
     const onEnd = () => {
       cleanup();
-      resolve(Buffer.concat(chunks));
+      exchange.body = Buffer.concat(chunks);
+      resolve(exchange.body);
     };
     const onError = (err: Error) => {
       cleanup();
@@ -153,7 +155,21 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     return verdict.chunks;
   }
 
+  /** Answers the request with an observer's fault; false when there is none and the request goes on. */
+  async function injectFault(exchange: Exchange): Promise<boolean> {
+    const fault: ObjstoreFault | null = options.observer ? await options.observer.arrive(exchange.req) : null;
+    if (fault === null) return false;
+    if (fault.kind === 'error') {
+      exchange.resource = (exchange.req.url ?? '/').split('?')[0] || '/';
+      throw new GatewayError(s3Error(fault.status, fault.code, fault.message));
+    }
+    if (fault.kind === 'reset') exchange.req.socket.resetAndDestroy();
+    else exchange.req.socket.end();
+    return true;
+  }
+
   async function handleExchange(exchange: Exchange): Promise<void> {
+    if (await injectFault(exchange)) return;
     const { req } = exchange;
     exchange.resource = (req.url ?? '/').split('?')[0] || '/';
     const target = parseTarget(req.url);
@@ -191,7 +207,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   return (req, res, expectContinue) => {
     let exchange: Exchange;
     try {
-      exchange = beginExchange(req, res, expectContinue, journal);
+      exchange = beginExchange(req, res, expectContinue, journal, options.observer);
       if (options.fileView) followWrites(exchange, options.fileView);
     } catch {
       res.statusCode = 500;

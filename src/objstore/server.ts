@@ -6,7 +6,7 @@ import { createS3rverBackend } from './backend.ts';
 import { removeAbandonedIncoming } from './body.ts';
 import { FileView } from './file-view.ts';
 import { createGateway } from './gateway.ts';
-import { RequestJournal } from './journal.ts';
+import { ObjstoreJournal } from './journal.ts';
 import { isValidBucketName } from './target.ts';
 import { listBucketObjects, objectsOf, readTree, writeTree } from './contents.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
@@ -54,13 +54,14 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
     : undefined;
   await fileView?.rebuild();
 
-  const journal = new RequestJournal();
+  const journal = new ObjstoreJournal();
   const handle = createGateway({
     keys: options.keys,
     backend,
     journal,
     publicBuckets: new Set(options.publicBuckets),
     now: options.now,
+    observer: options.observer,
     fileView,
   });
 

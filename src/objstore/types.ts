@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+
 /**
  * Public types of the embedded S3-compatible object store ("objstore").
  *
@@ -45,6 +47,8 @@ export interface ObjstoreOptions {
    * clients sign with wall time even while a test has frozen or moved the emulator clock.
    */
   now?: () => number;
+  /** Sees every request as it arrives and as it ends (localplane's request journal and fault rules); default none. */
+  observer?: ObjstoreObserver;
 }
 
 export interface ObjstoreRequestRecord {
@@ -64,6 +68,40 @@ export interface ObjstoreRequestRecord {
   status: number;
   /** S3 error code of an error response (from the gateway or from s3rver), else null. */
   errorCode: string | null;
+}
+
+/** What an observer may have the gateway do with a request instead of serving it. */
+export type ObjstoreFault =
+  | { kind: 'error'; status: number; code: string; message: string }
+  /** The connection is reset (TCP RST): no reply at all. */
+  | { kind: 'reset' }
+  /** The connection is closed without a byte of reply. */
+  | { kind: 'close' };
+
+/** Bodies are kept up to this many bytes for an observer. */
+export const OBSERVED_BODY_BYTES = 8 * 1024;
+
+/** A request or response body as an observer sees it. */
+export interface ObservedBody {
+  /** Its first OBSERVED_BODY_BYTES bytes; null when not copied (uploads s3rver streams to disk). */
+  head: Buffer | null;
+  /** Its whole size in bytes, when known. */
+  size: number | null;
+  contentType: string | null;
+}
+
+export interface ObjstoreObservation {
+  req: IncomingMessage;
+  record: ObjstoreRequestRecord;
+  requestBody: ObservedBody;
+  responseBody: ObservedBody;
+}
+
+export interface ObjstoreObserver {
+  /** As a request arrives, before the gateway looks at it: a fault answers it instead; a promise delays it. */
+  arrive(req: IncomingMessage): ObjstoreFault | null | Promise<ObjstoreFault | null>;
+  /** Once per request, when its response is ended or its client went away. */
+  complete(observation: ObjstoreObservation): void;
 }
 
 export interface Objstore {

@@ -34,7 +34,7 @@ export const SECRET_FIELDS: ReadonlySet<string> = new Set(['credentials', 'secre
 export const MASKED_SECRET_VALUE = '********';
 
 /** A copy of a request value with the value of every secret field masked, at any depth. */
-function maskSecrets(value: unknown): unknown {
+export function maskSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(maskSecrets);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(

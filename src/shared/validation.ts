@@ -99,6 +99,18 @@ function loneSurrogates(root: unknown): ValidationDetail[] {
   return found;
 }
 
+/** The body jsonBody read of a request, whether its schema has secret fields, and what it made of it: for the request journal. */
+export interface BodyRead {
+  bytes: Uint8Array;
+  carriesSecrets: boolean;
+  /** The validated value (unknown fields dropped); undefined when the body was refused. */
+  accepted?: unknown;
+}
+
+const bodiesRead = new WeakMap<Request, BodyRead>();
+
+export const bodyReadOf = (request: Request): BodyRead | undefined => bodiesRead.get(request);
+
 /**
  * Reads and validates a JSON body as FastAPI does: an empty body is `missing`, another
  * content type is `model_attributes_type` with the raw text as input, bytes that are not
@@ -107,20 +119,27 @@ function loneSurrogates(root: unknown): ValidationDetail[] {
  * nesting deeper than MAX_JSON_DEPTH is `json_invalid`; lone surrogates are `string_unicode`.
  */
 export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  const bytes = await readBody(c);
-  if (bytes.byteLength === 0) {
+  const read = await readRecordedBody(c, schema);
+  if (read.bytes.byteLength === 0) {
     throw new ValidationFailed([{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
   }
-  return parseJsonBody(c, schema, bytes);
+  return parseJsonBody(c, schema, read);
 }
 
 /** A body the endpoint may do without (FastAPI's `body: Model | None = None`): undefined when empty, else as jsonBody. */
 export async function optionalJsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S> | undefined> {
-  const bytes = await readBody(c);
-  return bytes.byteLength === 0 ? undefined : parseJsonBody(c, schema, bytes);
+  const read = await readRecordedBody(c, schema);
+  return read.bytes.byteLength === 0 ? undefined : parseJsonBody(c, schema, read);
 }
 
-function parseJsonBody<S extends z.ZodType>(c: Context, schema: S, bytes: Uint8Array): z.output<S> {
+async function readRecordedBody(c: Context, schema: z.ZodType): Promise<BodyRead> {
+  const read: BodyRead = { bytes: await readBody(c), carriesSecrets: carriesSecrets(schema) };
+  bodiesRead.set(c.req.raw, read);
+  return read;
+}
+
+function parseJsonBody<S extends z.ZodType>(c: Context, schema: S, read: BodyRead): z.output<S> {
+  const { bytes } = read;
   if (!isJsonContentType(c.req.header('content-type'))) {
     const input = carriesSecrets(schema) ? MASKED_SECRET_VALUE : new TextDecoder().decode(bytes);
     throw new ValidationFailed([
@@ -142,7 +161,9 @@ function parseJsonBody<S extends z.ZodType>(c: Context, schema: S, bytes: Uint8A
   const input: unknown = JSON.parse(text);
   const unicodeErrors = loneSurrogates(input);
   if (unicodeErrors.length > 0) throw new ValidationFailed(unicodeErrors);
-  return parse(schema, 'body', input);
+  const accepted = parse(schema, 'body', input);
+  read.accepted = accepted;
+  return accepted;
 }
 
 /**

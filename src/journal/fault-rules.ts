@@ -1,0 +1,164 @@
+import { STATUS_CODES } from 'node:http';
+import { z } from 'zod';
+import { customIssue } from '../shared/errors.ts';
+import { createRandom, seedFrom, type Random } from '../shared/prng.ts';
+import { requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
+
+/** Added latency is wall time, and at most this much per request. */
+export const MAX_LATENCY_MS = 60_000;
+const latencyMs = z.number().min(0).max(MAX_LATENCY_MS);
+
+const latencyDistribution = z.discriminatedUnion('distribution', [
+  z.strictObject({ distribution: z.literal('uniform'), min_ms: latencyMs, max_ms: latencyMs }),
+  z.strictObject({ distribution: z.literal('normal'), mean_ms: latencyMs, stddev_ms: latencyMs }),
+]);
+
+const ACTION_KINDS = ['status', 'latency_ms', 'latency', 'drop_connection', 'empty_reply'] as const;
+
+/**
+ * Exactly one of: an error reply (`status`, with `detail`, and for the objstore an S3 error
+ * `code`), added latency (fixed or drawn from a distribution; then the request is served),
+ * a dropped connection (reset, no reply) or an empty reply (the connection closed without a byte).
+ */
+export const faultAction = z
+  .strictObject({
+    status: z.int().min(400).max(599).optional(),
+    detail: z.string().min(1).max(1000).optional(),
+    code: z.string().regex(/^[A-Za-z]{1,64}$/).optional(),
+    latency_ms: latencyMs.optional(),
+    latency: latencyDistribution.optional(),
+    drop_connection: z.literal(true).optional(),
+    empty_reply: z.literal(true).optional(),
+  })
+  .superRefine((action, ctx) => {
+    const given = ACTION_KINDS.filter((kind) => action[kind] !== undefined);
+    if (given.length !== 1) {
+      ctx.addIssue(customIssue('value_error', `an action has exactly one of ${ACTION_KINDS.join(', ')}; got ${given.length === 0 ? 'none' : given.join(', ')}`));
+    }
+    if (action.status === undefined && (action.detail !== undefined || action.code !== undefined)) {
+      ctx.addIssue(customIssue('value_error', 'detail and code go with status'));
+    }
+    if (action.latency?.distribution === 'uniform' && action.latency.min_ms > action.latency.max_ms) {
+      ctx.addIssue(customIssue('value_error', 'latency min_ms is more than max_ms'));
+    }
+  });
+export type FaultAction = z.output<typeof faultAction>;
+
+export const faultRuleRequest = z.strictObject({
+  match: z.strictObject(requestMatchFields).default({}),
+  action: faultAction,
+  /** The chance that a matching request is acted on, drawn from the instance's seeded generator. */
+  probability: z.number().min(0).max(1).default(1),
+  /** How many times the rule acts before it is spent; null for no end. */
+  count: z.int().min(1).nullable().default(null),
+});
+export type FaultRuleRequest = z.output<typeof faultRuleRequest>;
+export type FaultRuleInput = z.input<typeof faultRuleRequest>;
+
+export const faultRuleParams = z.object({ rule_id: z.string().min(1) });
+
+interface FaultRule extends FaultRuleRequest {
+  id: string;
+  fired: number;
+}
+
+/** A rule as listed: how often it fired, and how many more times it will (null: no end). */
+export interface FaultRuleView extends FaultRule {
+  remaining: number | null;
+}
+
+/** What a fired rule does to one request. */
+export type FaultEffect =
+  | { kind: 'error'; status: number; detail: string; code: string }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'reset' }
+  | { kind: 'close' };
+
+/** S3's codes for the statuses tests most often inject; other statuses get `InjectedFault`. */
+const S3_CODES: Readonly<Record<number, string>> = {
+  400: 'InvalidRequest',
+  403: 'AccessDenied',
+  404: 'NoSuchKey',
+  409: 'OperationAborted',
+  500: 'InternalError',
+  501: 'NotImplemented',
+  503: 'SlowDown',
+};
+
+/** A standard normal draw (Box-Muller). */
+function standardNormal(random: Random): number {
+  return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+}
+
+/** Generic fault rules for the API and the objstore: the first matching rule that fires acts. */
+export class FaultRules {
+  private rules: { rule: FaultRule; matches: (request: MatchableRequest) => boolean }[] = [];
+  private nextId = 1;
+  private random: Random;
+
+  constructor(private readonly seed: number) {
+    this.random = this.newRandom();
+  }
+
+  private newRandom(): Random {
+    return createRandom(seedFrom('fault-rules', this.seed));
+  }
+
+  add(request: FaultRuleRequest): FaultRuleView {
+    const rule = { id: `fault-rule-${this.nextId++}`, ...request, fired: 0 };
+    this.rules.push({ rule, matches: requestMatcher(request.match) });
+    return this.view(rule);
+  }
+
+  list(): FaultRuleView[] {
+    return this.rules.map(({ rule }) => this.view(rule));
+  }
+
+  remove(id: string): boolean {
+    const before = this.rules.length;
+    this.rules = this.rules.filter(({ rule }) => rule.id !== id);
+    return this.rules.length < before;
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  /** No rules, ids from 1 and the generator from its seed: as a fresh instance. */
+  reset(): void {
+    this.clear();
+    this.nextId = 1;
+    this.random = this.newRandom();
+  }
+
+  /** The rule that acts on this request and what it does, or null; counts the firing. */
+  fire(request: MatchableRequest): { ruleId: string; effect: FaultEffect } | null {
+    for (const { rule, matches } of this.rules) {
+      if (rule.count !== null && rule.fired >= rule.count) continue;
+      if (!matches(request)) continue;
+      if (rule.probability < 1 && this.random() >= rule.probability) continue;
+      rule.fired++;
+      return { ruleId: rule.id, effect: this.effectOf(rule.action) };
+    }
+    return null;
+  }
+
+  private effectOf(action: FaultAction): FaultEffect {
+    if (action.status !== undefined) {
+      return { kind: 'error', status: action.status, detail: action.detail ?? STATUS_CODES[action.status] ?? 'Injected fault', code: action.code ?? S3_CODES[action.status] ?? 'InjectedFault' };
+    }
+    if (action.latency_ms !== undefined) return { kind: 'delay', ms: action.latency_ms };
+    if (action.latency?.distribution === 'uniform') {
+      return { kind: 'delay', ms: action.latency.min_ms + this.random() * (action.latency.max_ms - action.latency.min_ms) };
+    }
+    if (action.latency?.distribution === 'normal') {
+      const drawn = action.latency.mean_ms + action.latency.stddev_ms * standardNormal(this.random);
+      return { kind: 'delay', ms: Math.min(MAX_LATENCY_MS, Math.max(0, drawn)) };
+    }
+    return action.drop_connection ? { kind: 'reset' } : { kind: 'close' };
+  }
+
+  private view(rule: FaultRule): FaultRuleView {
+    return { ...rule, remaining: rule.count === null ? null : rule.count - rule.fired };
+  }
+}

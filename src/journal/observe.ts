@@ -1,0 +1,234 @@
+import type { IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { HttpBindings } from '@hono/node-server';
+import type { MiddlewareHandler } from 'hono';
+import { ABORTED_STATUS } from '../objstore/exchange.ts';
+import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
+import type { AuthVariables } from '../shared/auth.ts';
+import type { Clock } from '../shared/clock.ts';
+import { formatTimestamp } from '../shared/time.ts';
+import { headerText, whenResponseEnds } from '../shared/response-capture.ts';
+import { bodyReadOf } from '../shared/validation.ts';
+import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole } from './entries.ts';
+import type { JournalBody, JournalEntry } from './schemas.ts';
+import type { FaultEffect, FaultRules } from './fault-rules.ts';
+import type { RequestJournal } from './journal.ts';
+import type { MatchableRequest } from './matching.ts';
+
+export interface ObserverDeps {
+  journal: RequestJournal;
+  faultRules: FaultRules;
+  clock: Pick<Clock, 'now'>;
+  /** The workspace an API key belongs to, for fault rules matched before authentication. */
+  workspaceOfApiKey(apiKey: string): string | null;
+  /** Where the request log goes (one line per request); null for none. */
+  requestLog: ((line: string) => void) | null;
+  /** Colours the status in the request log (a terminal). */
+  colour: boolean;
+}
+
+interface Arrival {
+  micros: number;
+  wallTime: string;
+  startedAt: number;
+  faultRuleId: string | null;
+}
+
+const arrivalNow = (clock: Pick<Clock, 'now'>): Arrival => ({
+  micros: clock.now(),
+  wallTime: new Date().toISOString(),
+  startedAt: performance.now(),
+  faultRuleId: null,
+});
+
+const STATUS_COLOURS: Readonly<Record<number, number>> = { 2: 32, 3: 36, 4: 33, 5: 31 };
+
+/** `[objstore ]METHOD /path STATUS Nms`: the path without its query, which may hold presigned signatures. */
+export function requestLogLine(entry: JournalEntry, colour: boolean): string {
+  const status = colour ? `\u001b[${STATUS_COLOURS[Math.floor(entry.status / 100)] ?? 0}m${entry.status}\u001b[0m` : String(entry.status);
+  return `${entry.source === 'objstore' ? 'objstore ' : ''}${entry.method} ${entry.path} ${status} ${Math.round(entry.duration_ms)}ms`;
+}
+
+const keepText = (text: string) => text;
+
+/**
+ * API responses are kept as sent, never parsed (parsing a 32 KB list costs more than serving it):
+ * the API answers no secret values (test/secret-leaks.test.ts reads every answer, the journal's too).
+ */
+const apiResponseBody = (bytes: Uint8Array, size: number, contentType: string | null) =>
+  journalBody({ bytes, size, contentType, maskText: keepText, maskJson: null });
+
+/** The harness's own paths: the admin API and the API's description (/openapi.json, /docs). */
+const isHarnessPath = (path: string) =>
+  path === '/_localplane' || path.startsWith('/_localplane/') || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/');
+
+const splitTarget = (target: string) => {
+  const mark = target.indexOf('?');
+  return mark === -1 ? { path: target, search: '' } : { path: target.slice(0, mark), search: target.slice(mark) };
+};
+
+const headerPairs = (headers: IncomingMessage['headers']) =>
+  Object.entries(headers).flatMap(([name, value]): [string, string][] => (value === undefined ? [] : [[name, headerText(value)!]]));
+
+/** Journals every API and objstore request, logs it, and lets the fault rules act on it. */
+export class RequestObserver {
+  /** Ends the added latencies under way when the instance stops. */
+  private readonly stopping = new AbortController();
+
+  constructor(private readonly deps: ObserverDeps) {}
+
+  /** Requests still waiting out an added latency get no reply (their connections are being closed). */
+  stop(): void {
+    this.stopping.abort();
+  }
+
+  /** Waits out an added latency; false when the instance stopped meanwhile. */
+  private delay(ms: number): Promise<boolean> {
+    return sleep(ms, true, { ref: false, signal: this.stopping.signal }).catch(() => false);
+  }
+
+  private record(arrival: Arrival, request: Omit<JournalEntry, 'id' | 'time' | 'wall_time' | 'duration_ms' | 'fault_rule_id'>): void {
+    const entry = {
+      time: formatTimestamp(arrival.micros),
+      wall_time: arrival.wallTime,
+      ...request,
+      duration_ms: Math.round((performance.now() - arrival.startedAt) * 1000) / 1000,
+      fault_rule_id: arrival.faultRuleId,
+    };
+    const journalled = this.deps.journal.record(entry, arrival.micros);
+    this.deps.requestLog?.(requestLogLine(journalled, this.deps.colour));
+  }
+
+  private fire(arrival: Arrival, request: MatchableRequest): FaultEffect | null {
+    const fired = this.deps.faultRules.fire(request);
+    arrival.faultRuleId = fired?.ruleId ?? null;
+    return fired?.effect ?? null;
+  }
+
+  /** Hono middleware for the API (the admin API under /_localplane and the API's description are neither journalled nor faulted). */
+  api(): MiddlewareHandler<{ Variables: Partial<AuthVariables>; Bindings: Partial<HttpBindings> }> {
+    return async (c, next) => {
+      const url = new URL(c.req.url);
+      if (isHarnessPath(url.pathname)) return next();
+      const arrival = arrivalNow(this.deps.clock);
+      const headers = c.req.raw.headers;
+      const tenantId = headers.get('x-tenant-id')?.toLowerCase() ?? null;
+      /** The API key's workspace, looked up only for a rule that matches on the workspace (authentication has not run yet). */
+      let keyWorkspaceId: string | null | undefined;
+      const workspaceId = () => {
+        const apiKey = headers.get('x-api-key');
+        if (keyWorkspaceId === undefined) keyWorkspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? tenantId;
+        return keyWorkspaceId;
+      };
+      const effect = this.fire(arrival, {
+        source: 'api',
+        method: c.req.method,
+        path: url.pathname,
+        workspaceId,
+        header: (name) => headers.get(name) ?? undefined,
+      });
+
+      const stopped = effect?.kind === 'delay' && !(await this.delay(effect.ms));
+      if (stopped) c.res = cutConnection(c.env?.incoming, 'reset');
+      else if (effect?.kind === 'error') c.res = c.json({ detail: effect.detail }, effect.status as 400);
+      else if (effect?.kind === 'reset' || effect?.kind === 'close') c.res = cutConnection(c.env?.incoming, effect.kind);
+      else await next();
+
+      const cut = stopped || effect?.kind === 'reset' || effect?.kind === 'close';
+      const journal = (status: number, body: JournalBody) =>
+        this.record(arrival, {
+          source: 'api',
+          method: c.req.method,
+          path: url.pathname,
+          query: maskedQuery(url.search),
+          status,
+          workspace_id: c.get('workspace')?.id ?? keyWorkspaceId ?? tenantId,
+          request: { headers: maskedHeaders(headers), body: apiRequestBody(c.req.raw) },
+          response: { body },
+          objstore: null,
+        });
+      if (cut) return journal(ABORTED_STATUS, { text: null, size: 0, content_type: null, truncated: false });
+      const outgoing = c.env?.outgoing;
+      if (outgoing) {
+        // What goes to the socket: reading a clone of the response would cost more than the whole request.
+        whenResponseEnds(outgoing, JOURNAL_BODY_CHARS, ABORTED_STATUS, (status, written) => journal(status, apiResponseBody(written.head, written.size, written.contentType)));
+      } else {
+        const bytes = c.res.body === null ? new Uint8Array(0) : new Uint8Array(await c.res.clone().arrayBuffer());
+        journal(c.res.status, apiResponseBody(bytes, bytes.byteLength, c.res.headers.get('content-type')));
+      }
+    };
+  }
+
+  /** The objstore's observer: the same journal, log and fault rules. */
+  objstore(): ObjstoreObserver {
+    /** The target and headers as they arrived: the gateway strips the authentication before s3rver sees the request. */
+    const arrivals = new WeakMap<IncomingMessage, { arrival: Arrival; path: string; search: string; headers: Record<string, string> }>();
+    return {
+      arrive: (req) => {
+        const arrival = arrivalNow(this.deps.clock);
+        const { path, search } = splitTarget(req.url ?? '/');
+        arrivals.set(req, { arrival, path, search, headers: maskedHeaders(headerPairs(req.headers)) });
+        const effect = this.fire(arrival, {
+          source: 'objstore',
+          method: (req.method ?? 'GET').toUpperCase(),
+          path,
+          workspaceId: () => null,
+          header: (name) => headerText(req.headers[name.toLowerCase()]) ?? undefined,
+        });
+        if (effect?.kind !== 'delay') return objstoreFault(effect);
+        return this.delay(effect.ms).then((served): ObjstoreFault | null => (served ? null : { kind: 'reset' }));
+      },
+      complete: ({ req, record, requestBody, responseBody }) => {
+        const { arrival, path, search, headers } = arrivals.get(req) ?? { arrival: arrivalNow(this.deps.clock), ...splitTarget(req.url ?? '/'), headers: {} };
+        this.record(arrival, {
+          source: 'objstore',
+          method: record.method,
+          path,
+          query: maskedQuery(search),
+          status: record.status,
+          workspace_id: null,
+          request: { headers, body: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, maskText: maskSigningDetails }) },
+          response: { body: journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, maskText: maskSigningDetails }) },
+          objstore: { operation: record.operation, bucket: record.bucket, key: record.key, access_key_id: record.accessKeyId, error_code: record.errorCode },
+        });
+      },
+    };
+  }
+}
+
+/** What the endpoint read of the body (see BodyRead); only the declared size of a body it did not read. */
+function apiRequestBody(request: Request): JournalBody {
+  const contentType = request.headers.get('content-type');
+  const read = bodyReadOf(request);
+  if (read === undefined) {
+    const declared = request.headers.get('content-length');
+    const size = declared !== null ? Number(declared) : request.headers.has('transfer-encoding') ? null : 0;
+    return { text: null, size, content_type: contentType, truncated: false };
+  }
+  const masks = read.carriesSecrets ? { maskText: maskWhole, maskJson: maskAsRead(read.accepted) } : { maskText: keepText };
+  return journalBody({ bytes: read.bytes, size: read.bytes.byteLength, contentType, ...masks });
+}
+
+function objstoreFault(effect: FaultEffect | null): ObjstoreFault | null {
+  if (effect === null || effect.kind === 'delay') return null;
+  if (effect.kind === 'error') return { kind: 'error', status: effect.status, code: effect.code, message: effect.detail };
+  return { kind: effect.kind };
+}
+
+/**
+ * Drops the connection (reset) or closes it without a byte of reply. Without a socket (an
+ * in-process `app.request()`), the reply is a body stream that fails as the dropped connection would.
+ */
+function cutConnection(incoming: IncomingMessage | undefined, how: 'reset' | 'close'): Response {
+  if (incoming) {
+    if (how === 'reset') incoming.socket.resetAndDestroy();
+    else incoming.socket.end();
+    // Nothing reaches the client: the server's writes to the socket are dropped.
+    return new Response(null);
+  }
+  return new Response(
+    new ReadableStream({
+      start: (controller) => controller.error(new Error(how === 'reset' ? 'connection reset by a fault rule' : 'empty reply from a fault rule')),
+    }),
+  );
+}

@@ -1,0 +1,31 @@
+/** Bounded buffer of the most recent items; the oldest are dropped first. */
+export class RingBuffer<Item> {
+  private readonly capacity: number;
+  private readonly items: Item[] = [];
+  /** Index of the oldest item once the buffer is full. */
+  private start = 0;
+
+  constructor(capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('capacity must be a positive integer');
+    this.capacity = capacity;
+  }
+
+  push(item: Item): void {
+    if (this.items.length < this.capacity) {
+      this.items.push(item);
+    } else {
+      this.items[this.start] = item;
+      this.start = (this.start + 1) % this.capacity;
+    }
+  }
+
+  /** A snapshot, oldest first and newest last. */
+  snapshot(): readonly Item[] {
+    return Object.freeze([...this.items.slice(this.start), ...this.items.slice(0, this.start)]);
+  }
+
+  clear(): void {
+    this.items.length = 0;
+    this.start = 0;
+  }
+}

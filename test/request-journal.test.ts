@@ -1,0 +1,294 @@
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { Hono } from 'hono';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { FaultRules, faultRuleRequest } from '../src/journal/fault-rules.ts';
+import { RequestJournal } from '../src/journal/journal.ts';
+import { RequestObserver } from '../src/journal/observe.ts';
+import { createClock } from '../src/shared/clock.ts';
+import { journalEntrySchema, requestCountResponseSchema, requestsResponseSchema, type JournalEntry } from '../src/journal/schemas.ts';
+import { s3For } from './support/objstore.ts';
+import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type TestContext } from './support/instance.ts';
+
+const NOW = '2026-10-04T12:00:00Z';
+const DESTINATION_SECRET = 'journal-test-destination-secret';
+
+type Listed = { requests: JournalEntry[] };
+
+/** The journal's requests for a query string, e.g. `?status=4xx`, checked against the response schema. */
+async function listed(ctx: TestContext, query = ''): Promise<JournalEntry[]> {
+  const response = await ctx.admin.request<Listed>('GET', `/requests${query}`);
+  expect(response.status, response.text).toBe(200);
+  const { requests } = requestsResponseSchema.parse(response.body);
+  for (const entry of response.body.requests) expect(Object.keys(entry).sort()).toEqual(Object.keys(journalEntrySchema.shape).sort());
+  return requests;
+}
+
+const ids = (entries: readonly JournalEntry[]) => entries.map((entry) => entry.id);
+
+describe('the request journal', () => {
+  const ctx = useLocalplane({ freezeClock: true });
+  const acme = () => ctx.api.as(workspaceByTier(ctx.fixtures, 'plus'));
+  const globex = () => ctx.api.as(workspaceByTier(ctx.fixtures, 'enterprise'));
+  const bucket = () => ctx.fixtures.objstore.buckets[0]!;
+  const s3 = () => s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+
+  beforeEach(async () => {
+    await ctx.admin.request('POST', '/reset');
+    await ctx.admin.request('POST', '/clock/set', { body: { time: NOW } });
+  });
+
+  it('journals an API request: times, workspace, query, status, bodies, with the API key and credentials masked', async () => {
+    const created = await acme().post('/api/v1/bulk-exports/destinations', {
+      display_name: 'journalled',
+      config: { bucket_name: bucket(), prefix: 'journalled', endpoint_url: ctx.fixtures.objstore.endpoint_url },
+      credentials: { ...credentialsOf(fullKey(ctx.fixtures)), secret_access_key: DESTINATION_SECRET },
+    });
+    expect(created.status).toBe(400);
+    await acme().get('/api/v1/bulk-exports?limit=3');
+
+    const entries = await listed(ctx, '?source=api');
+    expect(entries).toHaveLength(2);
+    const [post, get] = entries as [JournalEntry, JournalEntry];
+    expect(post).toMatchObject({
+      id: expect.any(Number),
+      time: '2026-10-04T12:00:00.000000+00:00',
+      source: 'api',
+      method: 'POST',
+      path: '/api/v1/bulk-exports/destinations',
+      query: {},
+      status: 400,
+      workspace_id: workspaceByTier(ctx.fixtures, 'plus').id,
+      fault_rule_id: null,
+      objstore: null,
+    });
+    expect(Date.parse(post.wall_time)).toBeGreaterThan(Date.parse(NOW));
+    expect(post.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(post.request.headers['x-api-key']).toBe('********');
+    expect(post.request.headers['x-tenant-id']).toBe(workspaceByTier(ctx.fixtures, 'plus').id);
+    expect(JSON.parse(post.request.body.text!)).toMatchObject({ display_name: 'journalled', credentials: '********' });
+    expect(post.request.body).toMatchObject({ content_type: 'application/json', truncated: false });
+    expect(JSON.parse(post.response.body.text!)).toEqual(created.body);
+    expect(JSON.stringify(entries)).not.toContain(DESTINATION_SECRET);
+    expect(JSON.stringify(entries)).not.toContain(workspaceByTier(ctx.fixtures, 'plus').api_key);
+    expect(get).toMatchObject({ method: 'GET', path: '/api/v1/bulk-exports', query: { limit: '3' }, status: 200 });
+    expect(get.id).toBeGreaterThan(post.id);
+    expect(get.request.body).toEqual({ text: null, size: 0, content_type: null, truncated: false });
+  });
+
+  it('shows a body sent to an endpoint with secret fields as the endpoint read it, and a refused one masked whole', async () => {
+    const body = {
+      display_name: 'misspelled',
+      config: { bucket_name: bucket(), prefix: 'misspelled', endpoint_url: ctx.fixtures.objstore.endpoint_url },
+      credentials: credentialsOf(fullKey(ctx.fixtures)),
+      credentails: { secret_access_key: DESTINATION_SECRET },
+    };
+    await acme().post('/api/v1/bulk-exports/destinations', body);
+    await acme().post('/api/v1/bulk-exports/destinations', { ...body, display_name: 7 });
+    const [read, refused] = await listed(ctx, '?source=api');
+    expect(JSON.parse(read!.request.body.text!)).toEqual({ display_name: 'misspelled', config: body.config, credentials: '********' });
+    expect(refused!.request.body.text).toBe('********');
+  });
+
+  it('takes the workspace from X-Tenant-Id when the request is not authenticated, and does not journal /_localplane', async () => {
+    const tenant = workspaceByTier(ctx.fixtures, 'enterprise').id;
+    await ctx.api.request('GET', '/v2/deployments', { headers: { 'X-Tenant-Id': tenant.toUpperCase() } });
+    await ctx.admin.request('GET', '/health');
+    const entries = await listed(ctx);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ status: 401, workspace_id: tenant });
+  });
+
+  it('journals objstore requests with their operation, key and access key id; uploads are not copied, signatures are masked', async () => {
+    const client = s3();
+    await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'journal/data.bin', Body: Buffer.alloc(20_000, 7), ContentType: 'application/octet-stream' }));
+    await expect(client.send(new GetObjectCommand({ Bucket: bucket(), Key: 'journal/missing' }))).rejects.toThrow();
+    client.destroy();
+
+    const entries = await listed(ctx, '?source=objstore');
+    expect(entries.map((entry) => [entry.method, entry.status, entry.objstore?.operation])).toEqual([
+      ['PUT', 200, 'PutObject'],
+      ['GET', 404, 'GetObject'],
+    ]);
+    const [put, get] = entries as [JournalEntry, JournalEntry];
+    expect(put).toMatchObject({
+      path: `/${bucket()}/journal/data.bin`,
+      workspace_id: null,
+      objstore: { bucket: bucket(), key: 'journal/data.bin', access_key_id: fullKey(ctx.fixtures).access_key_id, error_code: null },
+    });
+    expect(put.request.body).toEqual({ text: null, size: 20_000, content_type: 'application/octet-stream', truncated: false });
+    expect(put.request.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=\S+, SignedHeaders=\S+, Signature=\*{8}$/);
+    expect(get.objstore).toMatchObject({ error_code: 'NoSuchKey' });
+    expect(get.response.body.text).toContain('<Code>NoSuchKey</Code>');
+    expect(JSON.stringify(entries)).not.toContain(fullKey(ctx.fixtures).secret_access_key);
+  });
+
+  it("masks the session token and signature an S3 SignatureDoesNotMatch document quotes", async () => {
+    const key = fullKey(ctx.fixtures);
+    const client = s3For(ctx.instance.objstoreUrl, { ...key, secret_access_key: 'not-the-secret' });
+    client.config.credentials = async () => ({ accessKeyId: key.access_key_id, secretAccessKey: 'not-the-secret', sessionToken: 'session-token-value' });
+    await expect(client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'journal/denied.txt', Body: 'x' }))).rejects.toThrow();
+    client.destroy();
+    const [entry] = await listed(ctx, '?source=objstore');
+    expect(entry!.objstore?.error_code).toBe('SignatureDoesNotMatch');
+    expect(entry!.response.body.text).toContain('<SignatureProvided>********</SignatureProvided>');
+    expect(entry!.response.body.text).toContain('x-amz-security-token:********');
+    expect(entry!.request.headers['x-amz-security-token']).toBe('********');
+    expect(JSON.stringify(entry)).not.toContain('session-token-value');
+    expect(JSON.stringify(entry)).not.toContain(Buffer.from('session-token-value').toString('hex'));
+  });
+
+  it('masks the signature and token of a presigned URL in the query', async () => {
+    const query = 'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20261004%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=deadbeefcafe&X-Amz-Security-Token=token-value';
+    await fetch(`${ctx.instance.objstoreUrl}/${bucket()}/presigned?${query}`);
+    const [entry] = await listed(ctx, '?source=objstore');
+    expect(entry!.query).toMatchObject({ 'X-Amz-Signature': '********', 'X-Amz-Security-Token': '********', 'X-Amz-Algorithm': 'AWS4-HMAC-SHA256' });
+    expect(JSON.stringify(entry)).not.toContain('deadbeefcafe');
+    expect(JSON.stringify(entry)).not.toContain('token-value');
+  });
+
+  it('keeps at most 8 KiB of a body and says it is truncated', async () => {
+    const body = JSON.stringify({ filter: 'x'.repeat(20_000) });
+    await acme().request('POST', '/api/v1/bulk-exports', { rawBody: body, headers: { 'content-type': 'application/json' } });
+    const [entry] = await listed(ctx);
+    expect(entry!.request.body).toMatchObject({ size: body.length, truncated: true });
+    expect(entry!.request.body.text).toHaveLength(8 * 1024);
+  });
+
+  describe('filters', () => {
+    /** Four API requests and one objstore request, in this order. */
+    async function traffic() {
+      await acme().get('/api/v1/bulk-exports');
+      await globex().get('/v2/deployments');
+      await acme().get('/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000');
+      await acme().request('POST', '/api/v1/bulk-exports', { body: { filter: 'needle-in-the-body' } });
+      const client = s3();
+      await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'filters/a.txt', Body: 'a' }));
+      client.destroy();
+    }
+
+    it('since a sequence id or a time, limit, method, path glob, status, workspace, source, header, body text', async () => {
+      await traffic();
+      const all = await listed(ctx);
+      expect(all).toHaveLength(5);
+      const [first, second] = all as [JournalEntry, JournalEntry];
+
+      expect(ids(await listed(ctx, `?since=${first.id}`))).toEqual(ids(all.slice(1)));
+      expect(ids(await listed(ctx, `?since=${first.id}&limit=2`))).toEqual(ids(all.slice(1, 3)));
+      expect(ids(await listed(ctx, '?limit=2'))).toEqual(ids(all.slice(3)));
+      expect(await listed(ctx, '?since=2026-10-04T12:00:01Z')).toEqual([]);
+      expect(ids(await listed(ctx, `?since=${encodeURIComponent('2026-10-04T12:00:00Z')}`))).toEqual(ids(all));
+      expect((await listed(ctx, '?method=post')).map((entry) => entry.path)).toEqual(['/api/v1/bulk-exports']);
+      expect(await listed(ctx, '?path=/api/v1/bulk-exports/*')).toHaveLength(0);
+      expect(await listed(ctx, '?path=/api/v1/bulk-exports/*/*')).toHaveLength(1);
+      expect(await listed(ctx, '?path=/api/v1/**')).toHaveLength(3);
+      expect(await listed(ctx, `?path=/${bucket()}/**`)).toHaveLength(1);
+      expect((await listed(ctx, '?status=404')).map((entry) => entry.path)).toEqual(['/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000']);
+      expect((await listed(ctx, '?status=4xx')).length).toBe(all.filter((entry) => entry.status >= 400 && entry.status < 500).length);
+      expect(ids(await listed(ctx, `?workspace_id=${workspaceByTier(ctx.fixtures, 'enterprise').id}`))).toEqual([second.id]);
+      expect((await listed(ctx, '?source=objstore')).map((entry) => entry.objstore?.key)).toEqual(['filters/a.txt']);
+      expect(ids(await listed(ctx, `?header=X-Tenant-Id:${workspaceByTier(ctx.fixtures, 'enterprise').id}`))).toEqual([second.id]);
+      expect(await listed(ctx, '?header=x-amz-content-sha256')).toHaveLength(1);
+      expect((await listed(ctx, '?body_contains=needle-in-the')).map((entry) => entry.method)).toEqual(['POST']);
+      expect(await listed(ctx, '?method=GET&source=api&status=2xx')).toHaveLength(2);
+    });
+
+    it('counts, finds with a JSON filter, and is emptied by DELETE with ids going on', async () => {
+      await traffic();
+      expect(requestCountResponseSchema.parse((await ctx.admin.request('GET', '/requests/count?source=api&method=GET')).body)).toEqual({ count: 3 });
+      const found = await ctx.admin.request<Listed>('POST', '/requests/find', { body: { status: 404, path: '/api/**', header: { name: 'x-api-key' } } });
+      expect(found.status).toBe(200);
+      expect(found.body.requests.map((entry) => entry.status)).toEqual([404]);
+      expect((await ctx.admin.request<Listed>('POST', '/requests/find', { body: { since: 4, limit: 1 } })).body.requests.map((entry) => entry.id)).toEqual([5]);
+
+      expect((await ctx.admin.request('DELETE', '/requests')).status).toBe(204);
+      expect(await listed(ctx)).toEqual([]);
+      await acme().get('/api/v1/bulk-exports');
+      expect(ids(await listed(ctx))).toEqual([6]);
+    });
+
+    it.each([
+      ['?status=4x', 'status'],
+      ['?status=600', 'status'],
+      ['?since=yesterday', 'since'],
+      ['?limit=0', 'limit'],
+      ['?limit=many', 'limit'],
+      ['?source=s3', 'source'],
+      ['?workspace_id=acme', 'workspace_id'],
+      ['?header=:value', 'header'],
+      ['?path=api/**', 'path'],
+      ['?stauts=404', 'stauts'],
+    ])('answers a bad filter %s with a 422 at %s', async (query, field) => {
+      for (const path of ['/requests', '/requests/count']) {
+        const response = await ctx.admin.request('GET', `${path}${query}`);
+        expect(response.status, response.text).toBe(422);
+        expect(response.body.detail[0].loc).toEqual(['query', field]);
+      }
+    });
+
+    it.each([
+      [{ status: 99 }, 'status'],
+      [{ since: -1 }, 'since'],
+      [{ limit: 'ten' }, 'limit'],
+      [{ header: 'x-api-key' }, 'header'],
+      [{ method: 'GET', extra: true }, 'extra'],
+    ])('answers a bad find body %j with a 422 at %s', async (body, field) => {
+      const response = await ctx.admin.request('POST', '/requests/find', { body });
+      expect(response.status, response.text).toBe(422);
+      expect(response.body.detail[0].loc[1]).toBe(field);
+    });
+  });
+
+  it('is cleared by reset, ids from 1 again', async () => {
+    await acme().get('/api/v1/bulk-exports');
+    await acme().get('/api/v1/bulk-exports');
+    expect(ids(await listed(ctx))).toEqual([1, 2]);
+    await ctx.admin.request('POST', '/reset');
+    expect(await listed(ctx)).toEqual([]);
+    await acme().get('/api/v1/bulk-exports');
+    expect(ids(await listed(ctx))).toEqual([1]);
+  });
+
+  it('is there in the programmatic API: list, find, count, clear', async () => {
+    await acme().get('/api/v1/bulk-exports');
+    await acme().get('/api/v1/bulk-exports/destinations');
+    const { requests } = ctx.instance;
+    expect(requests.count({ method: 'GET', path: '/api/v1/bulk-exports' })).toBe(1);
+    expect(requests.count({ path: '/api/v1/bulk-exports/**' })).toBe(1);
+    expect(requests.list().map((entry) => entry.path)).toEqual(['/api/v1/bulk-exports', '/api/v1/bulk-exports/destinations']);
+    expect(requests.find({ status: '2xx', limit: 1 }).map((entry) => entry.path)).toEqual(['/api/v1/bulk-exports/destinations']);
+    expect(() => requests.count({ status: 'teapot' })).toThrow(TypeError);
+    requests.clear();
+    expect(requests.count()).toBe(0);
+  });
+});
+
+describe('the request journal bounds', () => {
+  const ctx = useLocalplane({ journalCapacity: 3 });
+
+  it('keeps the most recent requests only', async () => {
+    for (let i = 0; i < 5; i++) await ctx.api.request('GET', `/api/v1/bulk-exports?page=${i}`);
+    expect((await listed(ctx)).map((entry) => [entry.id, entry.query.page])).toEqual([
+      [3, '2'],
+      [4, '3'],
+      [5, '4'],
+    ]);
+  });
+});
+
+describe('the journal and fault rules in process (app.request, no socket)', () => {
+  const journal = new RequestJournal();
+  const faultRules = new FaultRules(1);
+  const observer = new RequestObserver({ journal, faultRules, clock: createClock(), workspaceOfApiKey: () => null, requestLog: null, colour: false });
+  const app = new Hono();
+  app.use('*', observer.api());
+  app.get('/items/:id', (c) => c.json({ id: c.req.param('id') }));
+
+  it('journals the request and applies the rules; a dropped connection is a body that fails to read', async () => {
+    expect(await (await app.request('/items/7?x=1')).json()).toEqual({ id: '7' });
+    expect(journal.list()).toMatchObject([{ id: 1, method: 'GET', path: '/items/7', query: { x: '1' }, status: 200, response: { body: { text: '{"id":"7"}' } } }]);
+    faultRules.add(faultRuleRequest.parse({ action: { drop_connection: true }, count: 1 }));
+    const dropped = await app.request('/items/8');
+    await expect(dropped.text()).rejects.toThrow('connection reset by a fault rule');
+    expect(journal.list({ since: { id: 1 } })).toMatchObject([{ status: 499, fault_rule_id: 'fault-rule-1' }]);
+  });
+});
