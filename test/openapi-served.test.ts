@@ -181,11 +181,12 @@ describe('the response check of the test helpers', () => {
   it('fails a response whose status or body the served document does not declare', async () => {
     const url = `${ctx.instance.apiUrl}${concretePath('/v2/deployments/:deployment_id', ids)}`;
     const deployment = (await ctx.api.as(workspace).get(`/v2/deployments/${ids.deployment_id}`)).body;
-    await expect(checkServedResponse(url, 'GET', 200, 'application/json', JSON.stringify(deployment))).resolves.toBeUndefined();
-    await expect(checkServedResponse(url, 'GET', 418, 'application/json', '{"detail":"teapot"}')).rejects.toThrow(/status 418 is not in the served OpenAPI document/);
+    await expect(checkServedResponse(url, 'GET', 200, 'application/json', JSON.stringify(deployment), null)).resolves.toBeUndefined();
+    await expect(checkServedResponse(url, 'GET', 418, 'application/json', '{"detail":"teapot"}', null)).rejects.toThrow(/status 418 is not in the served OpenAPI document/);
+    await expect(checkServedResponse(url, 'GET', 418, 'application/json', '{"detail":"teapot"}', 'fault-rule-1')).resolves.toBeUndefined();
     const { status: _status, ...withoutStatus } = deployment;
-    await expect(checkServedResponse(url, 'GET', 200, 'application/json', JSON.stringify(withoutStatus))).rejects.toThrow(/status/);
-    await expect(checkServedResponse(url, 'GET', 404, 'application/json', '{"detail":["not a string"]}')).rejects.toThrow(/does not match/);
-    await expect(checkServedResponse(url, 'DELETE', 204, '', 'unexpected')).rejects.toThrow(/declares no body/);
+    await expect(checkServedResponse(url, 'GET', 200, 'application/json', JSON.stringify(withoutStatus), null)).rejects.toThrow(/status/);
+    await expect(checkServedResponse(url, 'GET', 404, 'application/json', '{"detail":["not a string"]}', null)).rejects.toThrow(/does not match/);
+    await expect(checkServedResponse(url, 'DELETE', 204, '', 'unexpected', null)).rejects.toThrow(/declares no body/);
   });
 });

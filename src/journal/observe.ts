@@ -58,6 +58,9 @@ const keepText = (text: string) => text;
 const apiResponseBody = (bytes: Uint8Array, size: number, contentType: string | null) =>
   journalBody({ bytes, size, contentType, maskText: keepText, maskJson: null });
 
+/** Names the fault rule that answered an API request with its status and detail. */
+export const FAULT_RULE_HEADER = 'X-Localplane-Fault-Rule';
+
 /** The harness's own paths: the admin API and the API's description (/openapi.json, /docs). */
 const isHarnessPath = (path: string) =>
   path === '/_localplane' || path.startsWith('/_localplane/') || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/');
@@ -130,7 +133,7 @@ export class RequestObserver {
 
       const stopped = effect?.kind === 'delay' && !(await this.delay(effect.ms));
       if (stopped) c.res = cutConnection(c.env?.incoming, 'reset');
-      else if (effect?.kind === 'error') c.res = c.json({ detail: effect.detail }, effect.status as 400);
+      else if (effect?.kind === 'error') c.res = c.json({ detail: effect.detail }, effect.status as 400, { [FAULT_RULE_HEADER]: arrival.faultRuleId! });
       else if (effect?.kind === 'reset' || effect?.kind === 'close') c.res = cutConnection(c.env?.incoming, effect.kind);
       else await next();
 

@@ -59,6 +59,8 @@ export async function prepareKnownIds(ctx: TestContext): Promise<{ workspace: Fi
       provider_id: providers.body[0].provider_id,
       session_id: workspace.sessions[0]!.id,
       access_key_id: SCRATCH_KEY_ID,
+      // Not added: the routes that take it answer its 404 (a rule id is a per-instance counter).
+      rule_id: 'fault-rule-1',
     },
   };
 }

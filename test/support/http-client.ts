@@ -54,7 +54,7 @@ export async function send(baseUrl: string, method: string, target: string, opti
         for (const [name, value] of Object.entries(response.headers)) replyHeaders[name] = Array.isArray(value) ? value.join(', ') : String(value);
         const reply = { status: response.statusCode!, headers: replyHeaders, text, json: parseJson(text) };
         // The served OpenAPI document describes every response of the API (the objstore has none).
-        checkServedResponse(`${new URL(baseUrl).origin}${target}`, method, reply.status, replyHeaders['content-type'] ?? '', text).then(() => resolve(reply), reject);
+        checkServedResponse(`${new URL(baseUrl).origin}${target}`, method, reply.status, replyHeaders['content-type'] ?? '', text, replyHeaders['x-localplane-fault-rule'] ?? null).then(() => resolve(reply), reject);
       });
       response.on('error', reject);
     });

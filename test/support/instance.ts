@@ -46,7 +46,7 @@ export class Api {
     const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
     // The served OpenAPI document describes every response the suite sees (redirects followed).
-    await checkServedResponse(response.url, method, response.status, response.headers.get('content-type') ?? '', text);
+    await checkServedResponse(response.url, method, response.status, response.headers.get('content-type') ?? '', text, response.headers.get('x-localplane-fault-rule'));
     let parsed: unknown = undefined;
     if (text) {
       try {
