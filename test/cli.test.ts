@@ -254,6 +254,9 @@ describe('help', () => {
     ['--fixtures <dir>', 'LOCALPLANE_FIXTURES', 'the shipped fixtures/'],
     ['--seed <n>', 'LOCALPLANE_SEED', '1'],
     ['--freeze-clock', 'LOCALPLANE_FREEZE_CLOCK', 'a running clock'],
+    ['--quiet', 'LOCALPLANE_QUIET', 'a line per request on stderr'],
+    ['--import <file>', 'LOCALPLANE_IMPORT', 'the seeded fixtures'],
+    ['--export-on-exit <file>', 'LOCALPLANE_EXPORT_ON_EXIT', 'none'],
     ['--config <file>', 'LOCALPLANE_CONFIG', './localplane.config.json if there is one'],
   ];
 
@@ -261,7 +264,7 @@ describe('help', () => {
     const result = await runCli(args);
     expect(result).toMatchObject({ code: 0, stderr: '' });
     for (const [flag, env, defaultValue] of START_FLAGS) {
-      expect(result.stdout).toMatch(new RegExp(`^  ${escape(flag)} +\\S.*\\n +\\(env ${env}; default ${escape(defaultValue)}\\)$`, 'm'));
+      expect(result.stdout).toMatch(new RegExp(`^  (?:-\\w, )?${escape(flag)} +\\S.*\\n +\\(env ${env}; default ${escape(defaultValue)}\\)$`, 'm'));
     }
     expect(result.stdout).toContain('-h, --help');
     expect(result.stdout).toContain('Precedence: flag, then environment variable, then config file, then default.');
@@ -273,7 +276,7 @@ describe('help', () => {
     const flags = [...helpText.matchAll(/^  (?:-\w, )?(--[\w-]+)(?: <\w+>)?  .*(?:\n +\(env (\w+))?/gm)];
     expect(flags.length).toBeGreaterThanOrEqual(START_FLAGS.length);
     for (const [, flag, env] of flags) {
-      expect(doc, flag).toMatch(new RegExp(`^\\| \`(-h\`, \`)?${flag}[ \`].*\\|${env ? ` \`${env}\`` : ' \\|'}`, 'm'));
+      expect(doc, flag).toMatch(new RegExp(`^\\| \`(-\\w\`, \`)?${flag}[ \`].*\\|${env ? ` \`${env}\`` : ' \\|'}`, 'm'));
     }
   });
 

@@ -499,7 +499,7 @@ function firstDifference(before: string, after: string): string {
 
 /** Whether a target (percent-encoded as it may be) is the reference page or one of its files. */
 function isDocsPage(target: string): boolean {
-  const path = target.split('?')[0]!;
+  const path = target.split(/[?#]/)[0]!;
   let decoded = path;
   try {
     decoded = decodeURIComponent(path);

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -15,6 +15,19 @@ const ASSET_TYPES: Record<string, string> = {
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'favicon-32x32.png': 'image/png',
 };
+
+const assets = new Map<string, Uint8Array<ArrayBuffer>>();
+
+/**
+ * A file of the package, read once (at most 1.5 MB in all) and answered synchronously: a reply
+ * that waited on the disk would be lost to a client that half-closes after its request (Node's
+ * server then ends the socket at once).
+ */
+function assetBytes(name: string): Uint8Array<ArrayBuffer> {
+  let bytes = assets.get(name);
+  if (!bytes) assets.set(name, (bytes = new Uint8Array(readFileSync(join(SWAGGER_UI_DIR, name)))));
+  return bytes;
+}
 
 // validatorUrl null: Swagger UI would otherwise send the document to a public validator.
 const DOCS_PAGE = `<!doctype html>
@@ -65,11 +78,11 @@ export function openapiRoutes(documented: () => readonly DocumentedRoute[]) {
       response: { status: 200, description: 'The file', contentType: 'application/octet-stream' },
       errors: [notFoundError('Asset', 'Not Found')],
     },
-    async (c) => {
+    (c) => {
       const asset = c.req.param('asset')!;
       const type = Object.hasOwn(ASSET_TYPES, asset) ? ASSET_TYPES[asset] : undefined;
       if (!type) throw notFound('Not Found');
-      return c.body(await readFile(join(SWAGGER_UI_DIR, asset)), 200, { 'content-type': type });
+      return c.body(assetBytes(asset), 200, { 'content-type': type });
     },
   );
 
