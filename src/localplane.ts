@@ -36,7 +36,7 @@ import { errorResponse, notFound } from './shared/errors.ts';
 import { listenHttp } from './shared/http-server.ts';
 import { createIdGenerator, idReservationsFile, type IdGenerator } from './shared/ids.ts';
 import { ResetRegistry } from './shared/resets.ts';
-import { ResponseCache } from './shared/response-cache.ts';
+import { WriteScopedCache } from './shared/write-scoped-cache.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
 import { Scheduler } from './shared/scheduler.ts';
 import { formatTimestamp } from './shared/time.ts';
@@ -218,7 +218,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   undo.push(() => scheduler.stop());
   resets.register('scheduler', { stop: () => scheduler.cancelAll() });
   const clockControl = createClockControl(clock, scheduler);
-  const workspaces = new WorkspaceStore(db);
+  const workspaces = new WorkspaceStore(db, new WriteScopedCache(writeCounter(db)));
   const journal = new RequestJournal(options.journalCapacity ?? DEFAULT_JOURNAL_CAPACITY);
   const faultRules = new FaultRules(seed);
   const observer = new RequestObserver({
@@ -359,7 +359,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     '/',
     apiRoutes({
       bulkExports: { store, tracing, workspaces, runner, clock, ids, faults, objstoreClients, resolveEndpoint, limits: () => limits },
-      deployments: { store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new ResponseCache(writeCounter(db)) },
+      deployments: { store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new WriteScopedCache(writeCounter(db)) },
     }),
   );
   app.route('/', openapiRoutes(() => app.documented));

@@ -3,7 +3,7 @@ import { EXAMPLE_ID, httpError, notFoundError, WORKSPACE_AUTH_ERRORS } from '../
 import { OpenApiHono } from '../openapi/routes.ts';
 import { requireWorkspace, type AuthVariables } from '../shared/auth.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { ResponseCache } from '../shared/response-cache.ts';
+import type { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 import { conflict, notFound } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';
 import type { TracingStore } from '../tracing/store.ts';
@@ -55,7 +55,7 @@ export interface DeploymentWriteDeps extends DeploymentRouteDeps {
   clock: Clock;
   ids: IdGenerator;
   lifecycle: RevisionLifecycle;
-  responseCache: ResponseCache;
+  responseCache: WriteScopedCache<string>;
 }
 
 const deploymentNotFound = (id: string) => `Deployment ID ${id} not found.`;

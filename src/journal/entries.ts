@@ -13,11 +13,13 @@ function maskAuthorization(value: string): string {
   return value.startsWith('AWS4-') ? value.replace(/Signature=[^,\s]*/g, `Signature=${MASKED_SECRET_VALUE}`) : MASKED_SECRET_VALUE;
 }
 
+/** Header names in lower case, a repeated header's values joined by `, ` as Headers does, secrets masked. */
 export function maskedHeaders(headers: Iterable<[string, string]>): Record<string, string> {
   const masked: Record<string, string> = {};
-  for (const [rawName, value] of headers) {
+  for (const [rawName, rawValue] of headers) {
     const name = rawName.toLowerCase();
-    masked[name] = SECRET_HEADERS.has(name) ? MASKED_SECRET_VALUE : name === 'authorization' ? maskAuthorization(value) : value;
+    const value = SECRET_HEADERS.has(name) ? MASKED_SECRET_VALUE : name === 'authorization' ? maskAuthorization(rawValue) : rawValue;
+    masked[name] = Object.hasOwn(masked, name) ? `${masked[name]}, ${value}` : value;
   }
   return masked;
 }

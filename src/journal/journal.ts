@@ -4,10 +4,24 @@ import { entryMatcher, type JournalFilter } from './filter.ts';
 
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 
+/** Makes an entry (less its id) when the journal is read: building and masking it costs more than answering a cached list. */
+export type EntryMaker = () => Omit<JournalEntry, 'id'>;
+
 interface Kept {
-  entry: JournalEntry;
+  id: number;
   /** `entry.time` in emulator microseconds, for `since` filters. */
   micros: number;
+  make: EntryMaker | null;
+  entry: JournalEntry | null;
+}
+
+/** The kept entry, made once. */
+function entryOf(kept: Kept): JournalEntry {
+  if (kept.entry === null) {
+    kept.entry = Object.freeze({ id: kept.id, ...kept.make!() });
+    kept.make = null;
+  }
+  return kept.entry;
 }
 
 /** The API's and the objstore's requests in one bounded journal; the oldest go first. */
@@ -19,10 +33,9 @@ export class RequestJournal {
     this.kept = new RingBuffer(capacity);
   }
 
-  record(entry: Omit<JournalEntry, 'id'>, micros: number): JournalEntry {
-    const journalled = Object.freeze({ id: this.nextId++, ...entry });
-    this.kept.push({ entry: journalled, micros });
-    return journalled;
+  /** Keeps a request; its entry is made when the journal is read. */
+  record(micros: number, make: EntryMaker): void {
+    this.kept.push({ id: this.nextId++, micros, make, entry: null });
   }
 
   /**
@@ -33,6 +46,7 @@ export class RequestJournal {
     const matches = entryMatcher(filter);
     const found = this.kept
       .snapshot()
+      .map((kept) => ({ entry: entryOf(kept), micros: kept.micros }))
       .filter(({ entry, micros }) => matches(entry, micros))
       .map(({ entry }) => entry);
     if (filter.limit === undefined || found.length <= filter.limit) return found;

@@ -27,16 +27,19 @@ export interface ObserverDeps {
   colour: boolean;
 }
 
+type RequestSummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'>;
+type RequestDetails = Pick<JournalEntry, 'query' | 'request' | 'response' | 'objstore'>;
+
 interface Arrival {
   micros: number;
-  wallTime: string;
+  wallMs: number;
   startedAt: number;
   faultRuleId: string | null;
 }
 
 const arrivalNow = (clock: Pick<Clock, 'now'>): Arrival => ({
   micros: clock.now(),
-  wallTime: new Date().toISOString(),
+  wallMs: Date.now(),
   startedAt: performance.now(),
   faultRuleId: null,
 });
@@ -44,7 +47,7 @@ const arrivalNow = (clock: Pick<Clock, 'now'>): Arrival => ({
 const STATUS_COLOURS: Readonly<Record<number, number>> = { 2: 32, 3: 36, 4: 33, 5: 31 };
 
 /** `[objstore ]METHOD /path STATUS Nms`: the path without its query, which may hold presigned signatures. */
-export function requestLogLine(entry: JournalEntry, colour: boolean): string {
+export function requestLogLine(entry: Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'duration_ms'>, colour: boolean): string {
   const status = colour ? `\u001b[${STATUS_COLOURS[Math.floor(entry.status / 100)] ?? 0}m${entry.status}\u001b[0m` : String(entry.status);
   return `${entry.source === 'objstore' ? 'objstore ' : ''}${entry.method} ${entry.path} ${status} ${Math.round(entry.duration_ms)}ms`;
 }
@@ -70,6 +73,19 @@ const splitTarget = (target: string) => {
   return mark === -1 ? { path: target, search: '' } : { path: target.slice(0, mark), search: target.slice(mark) };
 };
 
+const urlTarget = (url: string) => {
+  const { pathname, search } = new URL(url);
+  return { path: pathname, search };
+};
+
+/** Name and value pairs of Node's raw header list (name, value, name, value...) or of a Headers. */
+function headerPairsOf(headers: readonly string[] | Headers): [string, string][] {
+  if (!Array.isArray(headers)) return [...(headers as Headers)];
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) pairs.push([headers[i]!, headers[i + 1]!]);
+  return pairs;
+}
+
 const headerPairs = (headers: IncomingMessage['headers']) =>
   Object.entries(headers).flatMap(([name, value]): [string, string][] => (value === undefined ? [] : [[name, headerText(value)!]]));
 
@@ -90,16 +106,22 @@ export class RequestObserver {
     return sleep(ms, true, { ref: false, signal: this.stopping.signal }).catch(() => false);
   }
 
-  private record(arrival: Arrival, request: Omit<JournalEntry, 'id' | 'time' | 'wall_time' | 'duration_ms' | 'fault_rule_id'>): void {
-    const entry = {
+  /**
+   * Journals and logs a request: what the log and the journal's filters read at once, the
+   * rest (headers, bodies) made from `details` only when the journal is read.
+   */
+  private record(arrival: Arrival, summary: RequestSummary, details: () => RequestDetails): void {
+    const duration_ms = Math.round((performance.now() - arrival.startedAt) * 1000) / 1000;
+    const faultRuleId = arrival.faultRuleId;
+    this.deps.journal.record(arrival.micros, () => ({
       time: formatTimestamp(arrival.micros),
-      wall_time: arrival.wallTime,
-      ...request,
-      duration_ms: Math.round((performance.now() - arrival.startedAt) * 1000) / 1000,
-      fault_rule_id: arrival.faultRuleId,
-    };
-    const journalled = this.deps.journal.record(entry, arrival.micros);
-    this.deps.requestLog?.(requestLogLine(journalled, this.deps.colour));
+      wall_time: new Date(arrival.wallMs).toISOString(),
+      ...summary,
+      ...details(),
+      duration_ms,
+      fault_rule_id: faultRuleId,
+    }));
+    this.deps.requestLog?.(requestLogLine({ ...summary, duration_ms }, this.deps.colour));
   }
 
   private fire(arrival: Arrival, request: MatchableRequest): FaultEffect | null {
@@ -111,8 +133,10 @@ export class RequestObserver {
   /** Hono middleware for the API (the admin API under /_localplane and the API's description are neither journalled nor faulted). */
   api(): MiddlewareHandler<{ Variables: Partial<AuthVariables>; Bindings: Partial<HttpBindings> }> {
     return async (c, next) => {
-      const url = new URL(c.req.url);
-      if (isHarnessPath(url.pathname)) return next();
+      const incoming = c.env?.incoming;
+      // The target as it arrived; in process (app.request) there is no socket, only the URL.
+      const { path, search } = incoming?.url !== undefined ? splitTarget(incoming.url) : urlTarget(c.req.url);
+      if (isHarnessPath(path)) return next();
       const arrival = arrivalNow(this.deps.clock);
       const headers = c.req.raw.headers;
       const tenantId = headers.get('x-tenant-id')?.toLowerCase() ?? null;
@@ -123,41 +147,37 @@ export class RequestObserver {
         if (keyWorkspaceId === undefined) keyWorkspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? tenantId;
         return keyWorkspaceId;
       };
-      const effect = this.fire(arrival, {
-        source: 'api',
-        method: c.req.method,
-        path: url.pathname,
-        workspaceId,
-        header: (name) => headers.get(name) ?? undefined,
-      });
+      const method = c.req.method;
+      const effect = this.fire(arrival, { source: 'api', method, path, workspaceId, header: (name) => headers.get(name) ?? undefined });
 
       const stopped = effect?.kind === 'delay' && !(await this.delay(effect.ms));
-      if (stopped) c.res = cutConnection(c.env?.incoming, 'reset');
+      if (stopped) c.res = cutConnection(incoming, 'reset');
       else if (effect?.kind === 'error') c.res = c.json({ detail: effect.detail }, effect.status as 400, { [FAULT_RULE_HEADER]: arrival.faultRuleId! });
-      else if (effect?.kind === 'reset' || effect?.kind === 'close') c.res = cutConnection(c.env?.incoming, effect.kind);
+      else if (effect?.kind === 'reset' || effect?.kind === 'close') c.res = cutConnection(incoming, effect.kind);
       else await next();
 
-      const cut = stopped || effect?.kind === 'reset' || effect?.kind === 'close';
-      const journal = (status: number, body: JournalBody) =>
-        this.record(arrival, {
-          source: 'api',
-          method: c.req.method,
-          path: url.pathname,
-          query: maskedQuery(url.search),
-          status,
-          workspace_id: c.get('workspace')?.id ?? keyWorkspaceId ?? tenantId,
-          request: { headers: maskedHeaders(headers), body: apiRequestBody(c.req.raw) },
-          response: { body },
+      // Kept for the journal's reading: the header pairs as received (not the request, which holds its socket).
+      const headerList: readonly string[] | Headers = incoming?.rawHeaders ?? headers;
+      const requestBody = apiRequestBody(c.req.raw);
+      const workspace_id = c.get('workspace')?.id ?? keyWorkspaceId ?? tenantId;
+      const journal = (status: number, responseBody: () => JournalBody) =>
+        this.record(arrival, { source: 'api', method, path, status, workspace_id }, () => ({
+          query: maskedQuery(search),
+          request: { headers: maskedHeaders(headerPairsOf(headerList)), body: requestBody },
+          response: { body: responseBody() },
           objstore: null,
-        });
-      if (cut) return journal(ABORTED_STATUS, { text: null, size: 0, content_type: null, truncated: false });
+        }));
+      if (stopped || effect?.kind === 'reset' || effect?.kind === 'close') {
+        return journal(ABORTED_STATUS, () => ({ text: null, size: 0, content_type: null, truncated: false }));
+      }
       const outgoing = c.env?.outgoing;
       if (outgoing) {
         // What goes to the socket: reading a clone of the response would cost more than the whole request.
-        whenResponseEnds(outgoing, JOURNAL_BODY_CHARS, ABORTED_STATUS, (status, written) => journal(status, apiResponseBody(written.head, written.size, written.contentType)));
+        whenResponseEnds(outgoing, JOURNAL_BODY_CHARS, ABORTED_STATUS, (status, written) => journal(status, () => apiResponseBody(written.head, written.size, written.contentType)));
       } else {
         const bytes = c.res.body === null ? new Uint8Array(0) : new Uint8Array(await c.res.clone().arrayBuffer());
-        journal(c.res.status, apiResponseBody(bytes, bytes.byteLength, c.res.headers.get('content-type')));
+        const contentType = c.res.headers.get('content-type');
+        journal(c.res.status, () => apiResponseBody(bytes, bytes.byteLength, contentType));
       }
     };
   }
@@ -183,17 +203,12 @@ export class RequestObserver {
       },
       complete: ({ req, record, requestBody, responseBody }) => {
         const { arrival, path, search, headers } = arrivals.get(req) ?? { arrival: arrivalNow(this.deps.clock), ...splitTarget(req.url ?? '/'), headers: {} };
-        this.record(arrival, {
-          source: 'objstore',
-          method: record.method,
-          path,
+        this.record(arrival, { source: 'objstore', method: record.method, path, status: record.status, workspace_id: null }, () => ({
           query: maskedQuery(search),
-          status: record.status,
-          workspace_id: null,
           request: { headers, body: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, maskText: maskSigningDetails }) },
           response: { body: journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, maskText: maskSigningDetails }) },
           objstore: { operation: record.operation, bucket: record.bucket, key: record.key, access_key_id: record.accessKeyId, error_code: record.errorCode },
-        });
+        }));
       },
     };
   }

@@ -13,10 +13,13 @@ export const headerText = (value: string | string[] | number | undefined): strin
 
 /**
  * Keeps the first `limit` bytes a response writes and counts the rest, by wrapping its write
- * and end: wrappers of end installed before it see the last chunk already taken.
+ * and end: wrappers of end installed before it see the last chunk already taken. Text chunks
+ * are kept as they are (a string is immutable, and an API answer is mostly one cached string),
+ * bytes are copied (a writer may reuse its buffer); `captured()` encodes the head when asked.
  */
 export class ResponseCapture {
-  private readonly chunks: Buffer[] = [];
+  private readonly chunks: (string | Buffer)[] = [];
+  /** Characters or bytes kept: a character is at least a byte, so this bounds the bytes from below. */
   private kept = 0;
   private size = 0;
 
@@ -38,24 +41,32 @@ export class ResponseCapture {
   }
 
   private take(chunk: unknown): void {
+    const wanted = this.limit - this.kept;
     if (typeof chunk === 'string') {
       this.size += Buffer.byteLength(chunk);
-      // No character is less than a byte: this many characters hold all the bytes still wanted.
-      if (this.kept < this.limit) this.keep(Buffer.from(chunk.slice(0, this.limit - this.kept)));
+      if (wanted > 0) this.keep(chunk.length > wanted ? chunk.slice(0, wanted) : chunk);
     } else if (chunk instanceof Uint8Array) {
       this.size += chunk.byteLength;
-      if (this.kept < this.limit) this.keep(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      if (wanted > 0) this.keep(Buffer.from(chunk.subarray(0, wanted)));
     }
   }
 
-  private keep(bytes: Buffer): void {
-    const head = bytes.subarray(0, this.limit - this.kept);
-    this.chunks.push(Buffer.from(head));
-    this.kept += head.length;
+  private keep(chunk: string | Buffer): void {
+    this.chunks.push(chunk);
+    this.kept += chunk.length;
   }
 
+  /** What was written so far; the content type is read now, the head encoded when `head` is first read. */
   captured(): CapturedResponse {
-    return { head: Buffer.concat(this.chunks), size: this.size, contentType: headerText(this.res.getHeader('content-type')) };
+    const { chunks, limit, size } = this;
+    let head: Buffer | undefined;
+    return {
+      get head() {
+        return (head ??= Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, limit));
+      },
+      size,
+      contentType: headerText(this.res.getHeader('content-type')),
+    };
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Db, TableSet } from '../shared/db.ts';
+import type { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 
 export const TIERS = ['developer', 'plus', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
@@ -29,7 +30,11 @@ export class WorkspaceStore {
   private readonly allStatement;
   private readonly setTierStatement;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    /** Every authenticated request looks its key up: answered from here until the database changes. */
+    private readonly byKeyCache: WriteScopedCache<Workspace | null>,
+  ) {
     this.byKey = db.prepare<[string], Workspace>('SELECT * FROM workspaces WHERE api_key = ?');
     this.byIdStatement = db.prepare<[string], Workspace>('SELECT * FROM workspaces WHERE id = ?');
     this.allStatement = db.prepare<[], Workspace>('SELECT * FROM workspaces ORDER BY rowid');
@@ -41,7 +46,9 @@ export class WorkspaceStore {
   }
 
   findByApiKey(apiKey: string): Workspace | undefined {
-    return this.byKey.get(apiKey);
+    let workspace = this.byKeyCache.get(apiKey);
+    if (workspace === undefined) this.byKeyCache.set(apiKey, (workspace = this.byKey.get(apiKey) ?? null));
+    return workspace ?? undefined;
   }
 
   find(id: string): Workspace | undefined {
