@@ -35,15 +35,19 @@ const fixtureKeySchema = z.object({
   description: z.string().optional(),
 });
 
+/** A workspace as the fixtures view and the state dump begin it (the dump masks the API key). */
+const workspaceViewSchema = z.object({
+  id: z.guid(),
+  name: z.string(),
+  tier: z.enum(TIERS),
+  api_key: z.string(),
+  self_hosted: z.boolean(),
+  sessions: z.array(sessionViewSchema),
+});
+
 export const fixturesViewSchema = z.object({
   workspaces: z.array(
-    z.object({
-      id: z.guid(),
-      name: z.string(),
-      tier: z.enum(TIERS),
-      api_key: z.string(),
-      sessions: z.array(sessionViewSchema),
-      self_hosted: z.boolean(),
+    workspaceViewSchema.extend({
       integrations: z.array(z.object({ id: z.guid(), repos: z.array(z.object({ id: z.int(), url: z.string(), default_branch: z.string() })) })),
       listeners: z.array(z.string()),
       deployments: z.array(z.object({ id: z.guid(), name: z.string(), source: z.string() })),
@@ -114,13 +118,7 @@ export const stateSchema = z.object({
   clock: clockStateSchema,
   limits: limitsSchema,
   workspaces: z.array(
-    z.object({
-      id: z.guid(),
-      name: z.string(),
-      tier: z.enum(TIERS),
-      api_key: z.string(),
-      self_hosted: z.boolean(),
-      sessions: z.array(sessionViewSchema),
+    workspaceViewSchema.extend({
       destinations: z.array(destinationResponseSchema),
       bulk_exports: z.array(exportResponseSchema.extend({ runs: z.array(runResponseSchema) })),
       deployments: z.array(deploymentResponseSchema.extend({ revisions: z.array(revisionResponseSchema) })),
