@@ -68,6 +68,7 @@ describe('the request journal', () => {
     expect(JSON.parse(post.request.body.text!)).toMatchObject({ display_name: 'journalled', credentials: '********' });
     expect(post.request.body).toMatchObject({ content_type: 'application/json', truncated: false });
     expect(JSON.parse(post.response.body.text!)).toEqual(created.body);
+    expect(post.response.body.content_type).toBe('application/json');
     expect(JSON.stringify(entries)).not.toContain(DESTINATION_SECRET);
     expect(JSON.stringify(entries)).not.toContain(workspaceByTier(ctx.fixtures, 'plus').api_key);
     expect(get).toMatchObject({ method: 'GET', path: '/api/v1/bulk-exports', query: { limit: '3' }, status: 200 });

@@ -140,7 +140,7 @@ export class RequestObserver {
       const arrival = arrivalNow(this.deps.clock);
       const headers = c.req.raw.headers;
       const tenantId = headers.get('x-tenant-id')?.toLowerCase() ?? null;
-      /** The API key's workspace, looked up only for a rule that matches on the workspace (authentication has not run yet). */
+      /** The API key's workspace (authentication may not have run, or refused the request), else X-Tenant-Id. */
       let keyWorkspaceId: string | null | undefined;
       const workspaceId = () => {
         const apiKey = headers.get('x-api-key');
@@ -159,7 +159,7 @@ export class RequestObserver {
       // Kept for the journal's reading: the header pairs as received (not the request, which holds its socket).
       const headerList: readonly string[] | Headers = incoming?.rawHeaders ?? headers;
       const requestBody = apiRequestBody(c.req.raw);
-      const workspace_id = c.get('workspace')?.id ?? keyWorkspaceId ?? tenantId;
+      const workspace_id = c.get('workspace')?.id ?? workspaceId();
       const journal = (status: number, responseBody: () => JournalBody) =>
         this.record(arrival, { source: 'api', method, path, status, workspace_id }, () => ({
           query: maskedQuery(search),

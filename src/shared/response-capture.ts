@@ -11,6 +11,18 @@ export interface CapturedResponse {
 export const headerText = (value: string | string[] | number | undefined): string | null =>
   value === undefined ? null : Array.isArray(value) ? value.join(', ') : String(value);
 
+/** The content type in writeHead's headers: an object, or a list of names and values (flat or in pairs). */
+function contentTypeIn(headers: unknown): string | null {
+  if (Array.isArray(headers)) {
+    const flat = headers.flat() as unknown[];
+    for (let i = 0; i + 1 < flat.length; i += 2) if (String(flat[i]).toLowerCase() === 'content-type') return String(flat[i + 1]);
+    return null;
+  }
+  if (headers === undefined) return null;
+  for (const [name, value] of Object.entries(headers as object)) if (name.toLowerCase() === 'content-type') return headerText(value as string);
+  return null;
+}
+
 /**
  * Keeps the first `limit` bytes a response writes and counts the rest, by wrapping its write
  * and end: wrappers of end installed before it see the last chunk already taken. Text chunks
@@ -19,6 +31,8 @@ export const headerText = (value: string | string[] | number | undefined): strin
  */
 export class ResponseCapture {
   private readonly chunks: (string | Buffer)[] = [];
+  /** Given to writeHead (as @hono/node-server gives every header), where getHeader cannot see it. */
+  private headContentType: string | null = null;
   /** Characters or bytes kept: a character is at least a byte, so this bounds the bytes from below. */
   private kept = 0;
   private size = 0;
@@ -28,6 +42,11 @@ export class ResponseCapture {
     private readonly limit: number,
   ) {
     const capture = this;
+    const originalWriteHead = res.writeHead;
+    res.writeHead = function writeHead(this: ServerResponse, ...args: unknown[]) {
+      capture.headContentType = contentTypeIn(args.find((arg) => typeof arg === 'object' && arg !== null));
+      return (originalWriteHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+    } as ServerResponse['writeHead'];
     const originalWrite = res.write;
     res.write = function write(this: ServerResponse, ...args: unknown[]) {
       capture.take(args[0]);
@@ -65,7 +84,7 @@ export class ResponseCapture {
         return (head ??= Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, limit));
       },
       size,
-      contentType: headerText(this.res.getHeader('content-type')),
+      contentType: headerText(this.res.getHeader('content-type')) ?? this.headContentType,
     };
   }
 }
