@@ -172,7 +172,9 @@ export function openapiDocument(routes: readonly DocumentedRoute[] = []): OpenAp
   const input = convert(requestSchemas, 'input');
   const output = convert(responseSchemas, 'output');
   const paths: OpenApiDocument['paths'] = {};
-  for (const route of routes) {
+  // The emulated API first, then the harness (in /docs too): a stable sort keeps each group's order.
+  const harnessRank = (tag: string) => ['admin', 'reference'].indexOf(tag) + 1;
+  for (const route of [...routes].sort((a, b) => harnessRank(a.tag) - harnessRank(b.tag))) {
     (paths[openapiPath(route.path)] ??= {})[route.declaration.method] = operation(route, input, output);
   }
   return {
