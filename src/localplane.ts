@@ -311,7 +311,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     clock,
     limits: { get: () => limits, set: (restored) => (limits = restored) },
     resets,
-    template: templateContentKey(fixtures, seed, TABLES),
+    template: () => templateContentKey(fixtures, seed, TABLES),
     seed,
     scratchDir: dataDir,
   });

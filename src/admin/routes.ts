@@ -24,7 +24,8 @@ import { badRequest, conflict, notFound } from '../shared/errors.ts';
 import { httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 import { deploymentKnobRoutes } from './deployment-knobs.ts';
-import { sessionView, tracingKnobRoutes } from './tracing-knobs.ts';
+import { workspaceView } from './state.ts';
+import { tracingKnobRoutes } from './tracing-knobs.ts';
 import { formatTimestamp, MICROS_PER_SECOND } from '../shared/time.ts';
 import { requestTimestamp } from '../bulk-exports/schemas.ts';
 import type { TracingStore } from '../tracing/store.ts';
@@ -90,12 +91,7 @@ export function adminRoutes(deps: AdminDeps) {
     async (c) =>
       c.json({
         workspaces: deps.workspaces.list().map((workspace) => ({
-          id: workspace.id,
-          name: workspace.name,
-          tier: workspace.tier,
-          api_key: workspace.api_key,
-          sessions: deps.tracing.sessionsOf(workspace.id).map((session) => sessionView(deps.tracing, session)),
-          self_hosted: deps.deployments.isSelfHosted(workspace.id),
+          ...workspaceView(deps, workspace),
           integrations: deps.deployments.integrations(workspace.id).map((integration) => ({
             id: integration.id,
             repos: deps.deployments.repos(integration.id).map(({ id, url, default_branch }) => ({ id, url, default_branch })),

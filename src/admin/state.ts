@@ -46,17 +46,25 @@ function maskSecretTexts(value: unknown, key = ''): unknown {
   return Object.fromEntries(Object.entries(value).map(([name, field]) => [name, maskSecretTexts(field, name)]));
 }
 
+/** A workspace as the fixtures view and the state dump begin it. */
+export function workspaceView(stores: { tracing: TracingStore; deployments: DeploymentStore }, workspace: Workspace) {
+  return {
+    id: workspace.id,
+    name: workspace.name,
+    tier: workspace.tier,
+    api_key: workspace.api_key,
+    self_hosted: stores.deployments.isSelfHosted(workspace.id),
+    sessions: stores.tracing.sessionsOf(workspace.id).map((session) => sessionView(stores.tracing, session)),
+  };
+}
+
 /** Every resource of one workspace, in the API's own shapes where it has one. */
 function workspaceState(deps: StateDeps, workspace: Workspace) {
   const { bulkExports, deployments } = deps;
   const destinations = bulkExports.destinations(workspace.id);
   return {
-    id: workspace.id,
-    name: workspace.name,
-    tier: workspace.tier,
+    ...workspaceView(deps, workspace),
     api_key: MASKED_SECRET_VALUE,
-    self_hosted: deployments.isSelfHosted(workspace.id),
-    sessions: deps.tracing.sessionsOf(workspace.id).map((session) => sessionView(deps.tracing, session)),
     destinations: destinations.map(destinationResponse),
     bulk_exports: bulkExports.exports(workspace.id, -1, 0).map((exportRow) => {
       const destination = destinations.find((candidate) => candidate.id === exportRow.bulk_export_destination_id);

@@ -2,12 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpBindings } from '@hono/node-server';
 import type { MiddlewareHandler } from 'hono';
-import { ABORTED_STATUS } from '../objstore/exchange.ts';
 import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
 import type { AuthVariables } from '../shared/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import { formatTimestamp } from '../shared/time.ts';
-import { headerText, whenResponseEnds } from '../shared/response-capture.ts';
+import { ABORTED_STATUS, headerText, whenResponseEnds } from '../shared/response-capture.ts';
 import { bodyReadOf } from '../shared/validation.ts';
 import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole } from './entries.ts';
 import type { JournalBody, JournalEntry } from './schemas.ts';
@@ -85,9 +84,6 @@ function headerPairsOf(headers: readonly string[] | Headers): [string, string][]
   for (let i = 0; i + 1 < headers.length; i += 2) pairs.push([headers[i]!, headers[i + 1]!]);
   return pairs;
 }
-
-const headerPairs = (headers: IncomingMessage['headers']) =>
-  Object.entries(headers).flatMap(([name, value]): [string, string][] => (value === undefined ? [] : [[name, headerText(value)!]]));
 
 /** Journals every API and objstore request, logs it, and lets the fault rules act on it. */
 export class RequestObserver {
@@ -173,7 +169,7 @@ export class RequestObserver {
       const outgoing = c.env?.outgoing;
       if (outgoing) {
         // What goes to the socket: reading a clone of the response would cost more than the whole request.
-        whenResponseEnds(outgoing, JOURNAL_BODY_CHARS, ABORTED_STATUS, (status, written) => journal(status, () => apiResponseBody(written.head, written.size, written.contentType)));
+        whenResponseEnds(outgoing, JOURNAL_BODY_CHARS, ({ status, written }) => journal(status, () => apiResponseBody(written.head, written.size, written.contentType)));
       } else {
         const bytes = c.res.body === null ? new Uint8Array(0) : new Uint8Array(await c.res.clone().arrayBuffer());
         const contentType = c.res.headers.get('content-type');
@@ -190,7 +186,7 @@ export class RequestObserver {
       arrive: (req) => {
         const arrival = arrivalNow(this.deps.clock);
         const { path, search } = splitTarget(req.url ?? '/');
-        arrivals.set(req, { arrival, path, search, headers: maskedHeaders(headerPairs(req.headers)) });
+        arrivals.set(req, { arrival, path, search, headers: maskedHeaders(headerPairsOf(req.rawHeaders)) });
         const effect = this.fire(arrival, {
           source: 'objstore',
           method: (req.method ?? 'GET').toUpperCase(),

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { sendError, type S3ErrorSpec } from './errors.ts';
 import type { ObjstoreJournal } from './journal.ts';
-import { headerText, ResponseCapture } from '../shared/response-capture.ts';
+import { headerText, whenResponseEnds } from '../shared/response-capture.ts';
 import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from './types.ts';
 
 /** Per-request state shared by the gateway, the s3rver backend and the journal. */
@@ -40,9 +40,6 @@ function newRequestId(): string {
   return randomBytes(8).toString('hex').toUpperCase();
 }
 
-/** Status journalled for requests whose client went away before a response was sent. */
-export const ABORTED_STATUS = 499;
-
 /**
  * Starts tracking a request: assigns the request id headers and journals the request when its
  * response ends (or the connection closes first).
@@ -77,10 +74,9 @@ export function beginExchange(
   res.setHeader('x-amz-request-id', exchange.requestId);
   res.setHeader('x-amz-id-2', randomBytes(24).toString('base64'));
 
-  let recorded = false;
-  const record = (status: number, errorCode: string | null): void => {
-    if (recorded) return;
-    recorded = true;
+  // Journalled when the response is ended rather than on 'finish', so the record exists before
+  // the client can possibly have read the complete response.
+  whenResponseEnds(res, observer ? OBSERVED_BODY_BYTES : null, ({ status, cut, written }) => {
     const entry = {
       time: exchange.time,
       method: exchange.method,
@@ -89,23 +85,10 @@ export function beginExchange(
       key: exchange.key,
       accessKeyId: exchange.accessKeyId,
       status,
-      errorCode,
+      errorCode: cut ? (exchange.errorCode ?? 'RequestAborted') : exchange.errorCode,
     };
     journal.push(entry);
-    observer?.complete({ req, record: entry, requestBody: requestBodyOf(exchange), responseBody: response!.captured() });
-  };
-
-  // Journal when the response is ended rather than on 'finish', so the record exists before
-  // the client can possibly have read the complete response.
-  const originalEnd = res.end;
-  res.end = function end(this: ServerResponse, ...args: unknown[]) {
-    record(res.statusCode, exchange.errorCode);
-    return (originalEnd as (...a: unknown[]) => ServerResponse).apply(this, args);
-  } as ServerResponse['end'];
-  // Installed after the journal's end, so that the last chunk is taken before the request is journalled.
-  const response = observer ? new ResponseCapture(res, OBSERVED_BODY_BYTES) : null;
-  res.once('close', () => {
-    if (!recorded) record(res.headersSent ? res.statusCode : ABORTED_STATUS, exchange.errorCode ?? 'RequestAborted');
+    if (written) observer?.complete({ req, record: entry, requestBody: requestBodyOf(exchange), responseBody: written });
   });
 
   return exchange;

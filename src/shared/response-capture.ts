@@ -89,22 +89,38 @@ export class ResponseCapture {
   }
 }
 
+/** Status recorded for a request whose client went away before a response was sent. */
+export const ABORTED_STATUS = 499;
+
+/** How a response ended: its status, whether the connection closed before it was ended, and what it wrote. */
+export interface ResponseEnd<Captured extends CapturedResponse | null> {
+  /** ABORTED_STATUS when the connection closed before any header went out. */
+  status: number;
+  cut: boolean;
+  written: Captured;
+}
+
 /**
- * Calls `done` once with what the response wrote and its status, as it is ended (before the
- * client can have read all of it), or with `abortedStatus` when the connection closes first.
+ * Calls `done` once, as the response is ended (before the client can have read all of it) or
+ * when the connection closes first; with `captureBytes`, with the first bytes it wrote.
  */
-export function whenResponseEnds(res: ServerResponse, limit: number, abortedStatus: number, done: (status: number, response: CapturedResponse) => void): void {
+export function whenResponseEnds<Bytes extends number | null>(
+  res: ServerResponse,
+  captureBytes: Bytes,
+  done: (end: ResponseEnd<Bytes extends number ? CapturedResponse : null>) => void,
+): void {
   let finished = false;
-  const finish = (status: number) => {
+  const finish = (status: number, cut: boolean) => {
     if (finished) return;
     finished = true;
-    done(status, capture.captured());
+    done({ status, cut, written: (capture?.captured() ?? null) as Bytes extends number ? CapturedResponse : null });
   };
   const originalEnd = res.end;
   res.end = function end(this: ServerResponse, ...args: unknown[]) {
-    finish(res.statusCode);
+    finish(res.statusCode, false);
     return (originalEnd as (...a: unknown[]) => ServerResponse).apply(this, args);
   } as ServerResponse['end'];
-  const capture = new ResponseCapture(res, limit);
-  res.once('close', () => finish(res.headersSent ? res.statusCode : abortedStatus));
+  // Installed after the wrapper of end above, so the last chunk is taken before `done` is called.
+  const capture = captureBytes === null ? null : new ResponseCapture(res, captureBytes);
+  res.once('close', () => finish(res.headersSent ? res.statusCode : ABORTED_STATUS, true));
 }

@@ -18,8 +18,8 @@ export interface SnapshotDeps {
   clock: Clock;
   limits: { get(): Limits; set(limits: Limits): void };
   resets: ResetRegistry;
-  /** The content key of the instance's fixture template: a snapshot restores only onto the same one. */
-  template: string;
+  /** The content key of the instance's fixture template (a snapshot restores only onto the same one); asked at the first snapshot or restore, not at start. */
+  template: () => string;
   seed: number;
   /** Where the database of the last snapshot restored is unpacked. */
   scratchDir: string;
@@ -44,7 +44,7 @@ export class Snapshots {
   save(path: string): { path: string; bytes: number } {
     const { db, objstore, ids, clock, limits, template, seed } = this.deps;
     const bytes = writeSnapshotFile(path, {
-      template,
+      template: template(),
       seed,
       clock: { now: clock.now(), frozen: clock.frozen },
       idsDrawn: ids.drawn(),
@@ -95,7 +95,7 @@ export class Snapshots {
     this.discard();
     const snapshot = readSnapshotFile(path);
     const refuse = (why: string) => new SnapshotFileError(`${path} cannot be restored here: ${why}`);
-    if (snapshot.template !== this.deps.template) {
+    if (snapshot.template !== this.deps.template()) {
       throw refuse(
         snapshot.seed === this.deps.seed
           ? 'it was taken with other fixtures or another localplane version'
