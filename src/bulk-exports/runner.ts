@@ -7,7 +7,7 @@ import { MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_SECOND, startOfUtcDay, type
 import { compileFilter } from '../tracing/filter.ts';
 import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
 import type { RunCursor, TracingStore } from '../tracing/store.ts';
-import { ObjstoreError, type ObjstoreClients, type ObjstoreTarget } from '../objstore/client.ts';
+import { ObjstoreError, type ObjstoreClients, type ObjstoreTarget } from '../destinations/clients.ts';
 import type { BulkExportFaults } from './faults.ts';
 import type { encodeRunsParquet } from './parquet.ts';
 import type { ExportStatus } from './schemas.ts';

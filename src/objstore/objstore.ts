@@ -2,13 +2,13 @@ import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { createS3rverBackend } from './backend.ts';
-import { removeAbandonedIncoming } from './body.ts';
-import { FileView } from './file-view.ts';
-import { createGateway } from './gateway.ts';
+import { createS3rverBackend } from './storage/s3rver.ts';
+import { removeAbandonedIncoming } from './server/bodies/body.ts';
+import { FileView } from './file-view/file-view.ts';
+import { createGateway } from './server/gateway.ts';
 import { ObjstoreJournal } from './journal.ts';
-import { isValidBucketName } from './target.ts';
-import { listBucketObjects, objectsOf, readTree, writeTree } from './contents.ts';
+import { isValidBucketName } from './server/target.ts';
+import { listBucketObjects, objectsOf, readTree, writeTree } from './storage/tree.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
 
 function validateOptions(options: ObjstoreOptions): void {

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { errors, GatewayError } from './errors.ts';
-import type { ParsedQuery } from './target.ts';
+import { errors, GatewayError } from '../errors.ts';
+import type { ParsedQuery } from '../target.ts';
 
 /** Where a request's credentials came from. */
 export type AuthMechanism =

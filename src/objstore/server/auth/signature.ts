@@ -5,10 +5,10 @@ import type { QueryParameterBag } from '@smithy/types';
 
 import { authErrors } from './auth-errors.ts';
 import { amzQueryParam, type CredentialScope, type RequestCredential } from './credentials.ts';
-import { errors, GatewayError, type ErrorDetail, type S3ErrorSpec } from './errors.ts';
+import { errors, GatewayError, type ErrorDetail, type S3ErrorSpec } from '../errors.ts';
 import { calculateSignature, chunkSignatureChain, longDate, signaturesMatch, type RequestSignature } from './sigv4.ts';
-import type { ParsedQuery, RequestTarget } from './target.ts';
-import type { ObjstoreKey } from './types.ts';
+import type { ParsedQuery, RequestTarget } from '../target.ts';
+import type { ObjstoreKey } from '../../types.ts';
 
 export interface SignatureCheck {
   /** The request as received: headers untouched, `req.url` not yet rewritten. */

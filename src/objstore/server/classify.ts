@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 import { errors, type S3ErrorSpec } from './errors.ts';
 import { hasParam, type RequestTarget } from './target.ts';
-import type { ObjstorePermission } from './types.ts';
+import type { ObjstorePermission } from '../types.ts';
 
 /** What it takes to be allowed to perform an operation. */
 export type OperationAccess =

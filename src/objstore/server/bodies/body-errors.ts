@@ -2,7 +2,7 @@
  * The S3 errors about request bodies: framing (aws-chunked), lengths and integrity checks.
  * Codes, statuses and messages are S3's own.
  */
-import type { S3ErrorSpec } from './errors.ts';
+import type { S3ErrorSpec } from '../errors.ts';
 import type { ChecksumAlgorithm } from './checksums.ts';
 
 const MALFORMED_TRAILER_MESSAGE =

@@ -2,8 +2,8 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { INCOMING_PREFIX } from './body.ts';
-import type { ObjstoreTreeEntry } from './types.ts';
+import { INCOMING_PREFIX } from '../server/bodies/body.ts';
+import type { ObjstoreTreeEntry } from '../types.ts';
 
 /**
  * Every folder and file under `root`, parents before children, in name order (so the same

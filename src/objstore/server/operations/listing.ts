@@ -8,9 +8,9 @@ import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
-import type { S3rverStore } from './backend.ts';
+import type { S3rverStore } from '../../storage/s3rver.ts';
 import { bucketExists, isMissingFile, type OperationContext } from './compat.ts';
-import { errors, GatewayError } from './errors.ts';
+import { errors, GatewayError } from '../errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -27,7 +27,7 @@ import {
   type PageOptions,
 } from './paging.ts';
 import { accountXml, commonPrefixesXml, element, optionalElement, s3Timestamp, sendXmlResult } from './result-xml.ts';
-import { singleParam } from './target.ts';
+import { singleParam } from '../target.ts';
 
 /** The most keys one page holds, and the default `max-keys`. */
 const MAX_KEYS = 1000;

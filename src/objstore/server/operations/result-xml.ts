@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 
-import { escapeXml } from './errors.ts';
+import { escapeXml } from '../errors.ts';
 import type { NameEncoder } from './paging.ts';
 
 /** `<name>text</name>`, the text escaped. */

@@ -9,8 +9,8 @@
  * chunk signature covers the whole chunk).
  */
 import { bodyErrors } from './body-errors.ts';
-import { errors, GatewayError } from './errors.ts';
-import type { ChunkSignatures } from './signature.ts';
+import { errors, GatewayError } from '../errors.ts';
+import type { ChunkSignatures } from '../auth/signature.ts';
 
 /** S3 refuses chunks smaller than this, except the last one carrying data. */
 export const MIN_CHUNK_SIZE = 8192;

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { sendError, type S3ErrorSpec } from './errors.ts';
-import type { ObjstoreJournal } from './journal.ts';
-import { headerText, whenResponseEnds } from '../shared/response-capture.ts';
-import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from './types.ts';
+import type { ObjstoreJournal } from '../journal.ts';
+import { headerText, whenResponseEnds } from '../../shared/response-capture.ts';
+import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from '../types.ts';
 
 /** Per-request state shared by the gateway, the s3rver backend and the journal. */
 export interface Exchange {

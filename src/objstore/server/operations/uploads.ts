@@ -15,9 +15,9 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
-import { objectMetadata } from './backend.ts';
-import { incomingFile, planBody, receiveBody, storedContentEncoding } from './body.ts';
-import { checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, objectChecksumHeaders } from './checksums.ts';
+import { objectMetadata } from '../../storage/s3rver.ts';
+import { incomingFile, planBody, receiveBody, storedContentEncoding } from '../bodies/body.ts';
+import { checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, objectChecksumHeaders } from '../bodies/checksums.ts';
 import type { CompletedPart, OperationContext } from './compat.ts';
 
 /** Writes `contents` to a temporary file beside the store, to be renamed into place. */

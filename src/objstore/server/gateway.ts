@@ -9,15 +9,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import type { S3rverBackend } from './backend.ts';
-import { operationOverrides, type OperationContext, type OperationOverride } from './compat.ts';
-import { extractCredential } from './credentials.ts';
+import type { S3rverBackend } from '../storage/s3rver.ts';
+import { operationOverrides, type OperationContext, type OperationOverride } from './operations/compat.ts';
+import { extractCredential } from './auth/credentials.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
-import { followWrites, type FileView } from './file-view.ts';
-import type { ObjstoreJournal } from './journal.ts';
-import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './operations.ts';
-import { NO_CHUNK_SIGNATURES, verifySignature, type ChunkSignatures } from './signature.ts';
+import { followWrites, type FileView } from '../file-view/file-view.ts';
+import type { ObjstoreJournal } from '../journal.ts';
+import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './classify.ts';
+import { NO_CHUNK_SIGNATURES, verifySignature, type ChunkSignatures } from './auth/signature.ts';
 import {
   hasParam,
   parseCopySource,
@@ -30,7 +30,7 @@ import {
   validateUploadId,
   type RequestTarget,
 } from './target.ts';
-import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } from './types.ts';
+import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } from '../types.ts';
 
 export interface GatewayOptions {
   keys: ObjstoreKeyLookup;

@@ -2,10 +2,10 @@
  * DeleteObjects, answered by the gateway: s3rver maps the body's keys straight onto paths
  * (a `..` segment would reach outside the bucket), ignores `Quiet` and never reports an error.
  */
-import { errors, GatewayError } from './errors.ts';
+import { errors, GatewayError } from '../errors.ts';
 import type { OperationContext } from './compat.ts';
 import { element, sendXmlResult } from './result-xml.ts';
-import { validateObjectKey } from './target.ts';
+import { validateObjectKey } from '../target.ts';
 import { decodeXmlText } from './xml-text.ts';
 
 /** S3 takes up to 1,000 keys a request; the body of that many long keys stays well under this. */

@@ -12,7 +12,7 @@ import type { Stats } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import type { S3rverStore } from './backend.ts';
+import type { S3rverStore } from '../../storage/s3rver.ts';
 import {
   bucketExists,
   isMissingFile,
@@ -21,7 +21,7 @@ import {
   type CompletedPart,
   type OperationContext,
 } from './compat.ts';
-import { errors, GatewayError } from './errors.ts';
+import { errors, GatewayError } from '../errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -34,7 +34,7 @@ import {
   type NameEncoder,
 } from './paging.ts';
 import { accountXml, commonPrefixesXml, element, optionalElement, s3Timestamp, sendXmlResult } from './result-xml.ts';
-import { singleParam } from './target.ts';
+import { singleParam } from '../target.ts';
 
 /** S3's minimum size of every part but the last. */
 const MIN_PART_SIZE = 5 * 1024 * 1024;

@@ -10,10 +10,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import type { S3rverBackend } from './backend.ts';
-import { errors, escapeXml, GatewayError } from './errors.ts';
-import type { ChunkSignatures } from './signature.ts';
-import type { Exchange } from './exchange.ts';
+import type { S3rverBackend } from '../../storage/s3rver.ts';
+import { errors, escapeXml, GatewayError } from '../errors.ts';
+import type { ChunkSignatures } from '../auth/signature.ts';
+import type { Exchange } from '../exchange.ts';
 import { deleteObjects } from './delete-objects.ts';
 import { listObjects, listObjectsV2 } from './listing.ts';
 import {
@@ -23,7 +23,7 @@ import {
   multipartEtag,
   requireMinimumPartSizes,
 } from './multipart.ts';
-import { singleParam, validatePartNumber, validateUploadId, type RequestTarget } from './target.ts';
+import { singleParam, validatePartNumber, validateUploadId, type RequestTarget } from '../target.ts';
 import { storeMultipartObject, storeObject, storePart } from './uploads.ts';
 import { decodeXmlText } from './xml-text.ts';
 

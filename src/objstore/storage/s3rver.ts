@@ -10,9 +10,9 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-import { answersStoredChecksum, pickChecksumHeaders } from './checksums.ts';
-import { GatewayError } from './errors.ts';
-import { exchangeOf } from './exchange.ts';
+import { answersStoredChecksum, pickChecksumHeaders } from '../server/bodies/checksums.ts';
+import { GatewayError } from '../server/errors.ts';
+import { exchangeOf } from '../server/exchange.ts';
 
 /** The parts of s3rver's FilesystemStore (lib/stores/filesystem.js) the objstore uses. */
 export interface S3rverStore {

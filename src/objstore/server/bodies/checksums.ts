@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Crc32, Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
 
 import { bodyErrors } from './body-errors.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../errors.ts';
 
 export const CHECKSUM_ALGORITHMS = ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'] as const;
 export type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];

@@ -22,9 +22,9 @@ import {
   type ChecksumRequest,
   type RunningChecksum,
 } from './checksums.ts';
-import type { OperationContext } from './compat.ts';
-import { GatewayError } from './errors.ts';
-import { sendContinue, type Exchange } from './exchange.ts';
+import type { OperationContext } from '../operations/compat.ts';
+import { GatewayError } from '../errors.ts';
+import { sendContinue, type Exchange } from '../exchange.ts';
 
 export const INCOMING_PREFIX = '.incoming-';
 

@@ -1,4 +1,4 @@
-import { checkEndpoint, invalidEndpoint } from './client.ts';
+import { checkEndpoint, invalidEndpoint } from './clients.ts';
 
 /**
  * Production endpoints localplane serves with its embedded objstore, so a client's real

@@ -16,9 +16,9 @@ import { lstat, mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 
-import { placeFile } from '../shared/place-file.ts';
-import type { S3rverStore } from './backend.ts';
-import type { Exchange } from './exchange.ts';
+import { placeFile } from '../../shared/place-file.ts';
+import type { S3rverStore } from '../storage/s3rver.ts';
+import type { Exchange } from '../server/exchange.ts';
 
 const OBJECT_SUFFIX = '._S3rver_object';
 /** Failures of placing a file where another object's file or folder is in the way. */
