@@ -1,14 +1,11 @@
-import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { createS3rverBackend } from './storage/s3rver.ts';
-import { removeAbandonedIncoming } from './server/bodies/body.ts';
+import { createS3rverStorage } from './storage/s3rver.ts';
 import { FileView } from './file-view/file-view.ts';
 import { createGateway } from './server/gateway.ts';
 import { ObjstoreJournal } from './journal.ts';
 import { isValidBucketName } from './server/target.ts';
-import { listBucketObjects, objectsOf, readTree, writeTree } from './storage/tree.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
 
 function validateOptions(options: ObjstoreOptions): void {
@@ -37,27 +34,24 @@ function formatUrl(host: string, port: number): string {
 const KEEP_ALIVE_TIMEOUT_MS = 20_000;
 
 /**
- * Creates the object store without binding a port: the backend, the file view and the gateway
+ * Creates the object store without binding a port: the storage, the file view and the gateway
  * are ready, and `listen()` binds host:port on first use (an in-process instance whose tests
  * never touch the objstore binds nothing).
  */
 export async function createObjstore(options: ObjstoreOptions): Promise<EmbeddedObjstore> {
   validateOptions(options);
   const buckets = [...options.buckets];
-  mkdirSync(options.directory, { recursive: true });
-
-  removeAbandonedIncoming(options.directory);
-  const backend = createS3rverBackend(options.directory);
-  await backend.ensureBuckets(buckets);
+  const storage = createS3rverStorage(options.directory);
+  await storage.ensureBuckets(buckets);
   const fileView = options.filesDirectory
-    ? new FileView({ directory: options.filesDirectory, store: backend.store, buckets, log: options.log ?? (() => {}) })
+    ? new FileView({ directory: options.filesDirectory, storage, buckets, log: options.log ?? (() => {}) })
     : undefined;
   await fileView?.rebuild();
 
   const journal = new ObjstoreJournal();
   const handle = createGateway({
     keys: options.keys,
-    backend,
+    storage,
     journal,
     publicBuckets: new Set(options.publicBuckets),
     now: options.now,
@@ -104,26 +98,26 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
     filesDir: fileView?.directory ?? null,
     journal: () => journal.snapshot(),
     async reset() {
-      await backend.reset(buckets);
+      await storage.reset(buckets);
       await fileView?.reset();
       journal.clear();
     },
-    buckets: () => buckets.map((name) => ({ name, objects: listBucketObjects(options.directory, name) })),
-    contents: () => readTree(options.directory),
+    buckets: () => buckets.map((name) => ({ name, objects: storage.listBucketObjects(name) })),
+    contents: () => storage.readTree(),
     async replaceContents(entries) {
-      await backend.reset(buckets);
-      writeTree(options.directory, entries);
-      await fileView?.replace(objectsOf(entries));
+      await storage.reset(buckets);
+      storage.writeTree(entries);
+      await fileView?.replace(storage.objectsOf(entries));
       journal.clear();
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
         if (!server.listening) {
-          backend.close();
+          storage.close();
           return resolve();
         }
         server.close(() => {
-          backend.close();
+          storage.close();
           resolve();
         });
         server.closeAllConnections();

@@ -1,9 +1,9 @@
 /**
  * The plain-file view of the objstore: every object is also the ordinary file
  * `<directory>/<bucket>/<key>`, for readers that glob folders (DuckDB, Spark, pandas) and cannot
- * read s3rver's own layout (`<key>._S3rver_object` beside sidecar files).
+ * read the storage's own layout (s3rver's, with sidecar files).
  *
- * View files are hard links to s3rver's object files, or copies where the file system refuses a
+ * View files are hard links to the storage's object files, or copies where the file system refuses a
  * link. Writes replace an object's file with a new one (PutObject and CompleteMultipartUpload
  * rename a new file into place, CopyObject unlinks and creates), so after every write the view
  * links again whenever the two files differ.
@@ -17,16 +17,15 @@ import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 
 import { placeFile } from '../../shared/place-file.ts';
-import type { S3rverStore } from '../storage/s3rver.ts';
+import type { ObjstoreStorage } from '../storage/storage.ts';
 import type { Exchange } from '../server/exchange.ts';
 
-const OBJECT_SUFFIX = '._S3rver_object';
 /** Failures of placing a file where another object's file or folder is in the way. */
 const PATH_CLASHES = new Set(['ENOTDIR', 'EEXIST', 'EISDIR']);
 
 export interface FileViewOptions {
   directory: string;
-  store: S3rverStore;
+  storage: ObjstoreStorage;
   buckets: readonly string[];
   log: (line: string) => void;
 }
@@ -127,7 +126,7 @@ export class FileView {
   }
 
   private async mirror(bucket: string, key: string): Promise<void> {
-    const objectFile = this.options.store.getResourcePath(bucket, key, 'object');
+    const objectFile = this.options.storage.objectContentFile(bucket, key);
     const object = await statIfExists(objectFile, stat);
     if (key.endsWith('/')) {
       if (object) this.leaveOut(bucket, key, "a key ending in '/' names a folder");
@@ -166,9 +165,7 @@ export class FileView {
     await mkdir(folder, { recursive: true });
     // Files first, so ones whose objects are gone make way before the store's objects are placed.
     for (const key of await filesUnder(folder)) await this.mirror(bucket, key);
-    for (const stored of await filesUnder(path.join(this.options.store.rootDirectory, bucket))) {
-      if (stored.endsWith(OBJECT_SUFFIX)) await this.mirror(bucket, stored.slice(0, -OBJECT_SUFFIX.length));
-    }
+    for (const key of await this.options.storage.objectKeys(bucket, '')) await this.mirror(bucket, key);
   }
 }
 

@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
 
+import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../../destinations/s3-messages.ts';
+
 /** An S3 error the gateway answers with itself (s3rver renders its own errors). */
 export interface S3ErrorSpec {
   status: number;
@@ -15,9 +17,6 @@ export type ErrorDetail = readonly [element: string, text: string];
 export function s3Error(status: number, code: string, message: string, details?: readonly ErrorDetail[]): S3ErrorSpec {
   return details === undefined ? { status, code, message } : { status, code, message, details };
 }
-
-export const ACCESS_DENIED_MESSAGE = 'Access denied.';
-export const INVALID_ACCESS_KEY_ID_MESSAGE = 'The Key ID you provided does not exist in our records.';
 
 export const errors = {
   accessDenied: (message = ACCESS_DENIED_MESSAGE) => s3Error(403, 'AccessDenied', message),

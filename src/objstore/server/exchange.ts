@@ -6,7 +6,7 @@ import type { ObjstoreJournal } from '../journal.ts';
 import { headerText, whenResponseEnds } from '../../shared/response-capture.ts';
 import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from '../types.ts';
 
-/** Per-request state shared by the gateway, the s3rver backend and the journal. */
+/** Per-request state shared by the gateway, the storage and the journal. */
 export interface Exchange {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;

@@ -9,15 +9,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import type { S3rverBackend } from '../storage/s3rver.ts';
-import { operationOverrides, type OperationContext, type OperationOverride } from './operations/compat.ts';
+import type { ObjstoreStorage } from '../storage/storage.ts';
+import { operationOverrides } from './operations/compat.ts';
+import type { OperationContext, OperationOverride } from './operations/context.ts';
 import { extractCredential } from './auth/credentials.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import { followWrites, type FileView } from '../file-view/file-view.ts';
 import type { ObjstoreJournal } from '../journal.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './classify.ts';
-import { NO_CHUNK_SIGNATURES, verifySignature, type ChunkSignatures } from './auth/signature.ts';
+import { NO_CHUNK_SIGNATURES, verifySignature } from './auth/signature.ts';
+import type { ChunkSignatures } from './auth/sigv4.ts';
 import {
   hasParam,
   parseCopySource,
@@ -34,7 +36,7 @@ import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } 
 
 export interface GatewayOptions {
   keys: ObjstoreKeyLookup;
-  backend: S3rverBackend;
+  storage: ObjstoreStorage;
   journal: ObjstoreJournal;
   overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
   /** Kept in step with every write before its response completes. */
@@ -128,7 +130,7 @@ function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
 }
 
 export function createGateway(options: GatewayOptions): GatewayHandler {
-  const { keys, backend, journal } = options;
+  const { keys, storage, journal } = options;
   const overrides = options.overrides ?? operationOverrides;
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
@@ -188,11 +190,11 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const context: OperationContext = {
       exchange,
       target,
-      backend,
+      storage,
       chunkSignatures,
       delegate: () => {
         sendContinue(exchange);
-        backend.handle(req, exchange.res);
+        storage.handle(req, exchange.res);
       },
       readBody: (limit) => readBody(exchange, limit),
     };

@@ -1,210 +1,129 @@
-/**
- * s3rver wiring. s3rver 3.7.1 is a CommonJS Koa application without type declarations, so it
- * is loaded with createRequire and described by the minimal interfaces below.
- *
- * s3rver never binds a port here: the gateway's own http.Server calls its Koa request handler.
- */
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
+/** The objstore's storage on s3rver's filesystem store: s3rver's own layout, written and read as s3rver does. */
+import type { Dirent, Stats } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 
-import { answersStoredChecksum, pickChecksumHeaders } from '../server/bodies/checksums.ts';
-import { GatewayError } from '../server/errors.ts';
-import { exchangeOf } from '../server/exchange.ts';
+import { createS3rverHandler, objectMetadata } from './s3rver-app.ts';
+import {
+  incomingFile,
+  isIncomingFile,
+  isUploadsFolder,
+  keyOfObjectFile,
+  objectFiles,
+  partFiles,
+  partNumberOfFile,
+  uploadDirectory,
+  uploadFiles,
+  uploadsDirectory,
+} from './s3rver-layout.ts';
+import { createFilesystemStore } from './s3rver-store.ts';
+import type { ObjstoreStorage, UploadedPart, UploadInProgress } from './storage.ts';
+import { listBucketObjects, objectsOf, readTree, writeTree } from './tree.ts';
 
-/** The parts of s3rver's FilesystemStore (lib/stores/filesystem.js) the objstore uses. */
-export interface S3rverStore {
-  readonly rootDirectory: string;
-  /** Synchronously deletes everything under the root directory. */
-  reset(): void;
-  putBucket(bucket: string): Promise<unknown>;
-  getBucket(bucket: string): Promise<unknown>;
-  /** `<root>/<bucket>` */
-  getBucketPath(bucket: string): string;
-  /** `<root>/<bucket>/<key dirs>/<last key part>._S3rver_<resource>` */
-  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
-  /**
-   * What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date),
-   * `content-length` and the stored headers (e.g. `x-amz-storage-class`). Rejects with ENOENT
-   * when there is no such object.
-   */
-  getMetadata(bucket: string, key: string): Promise<Record<string, string | number | undefined>>;
-  existsObject(bucket: string, key: string): Promise<boolean>;
-  deleteObject(bucket: string, key: string): Promise<unknown>;
+function isMissingFile(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-interface KoaContext {
-  req: IncomingMessage;
-  res: ServerResponse;
-  state: Record<string, unknown>;
-}
-type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => unknown;
-
-interface S3rverApp {
-  store: S3rverStore;
-  /** Koa's prototype of every request context: s3rver's controllers read `ctx.store` from it. */
-  context: { store: S3rverStore };
-  middleware: KoaMiddleware[];
-  logger: { close(): void };
-  on(event: 'error', listener: (err: unknown, ctx?: KoaContext) => void): unknown;
-  callback(): (req: IncomingMessage, res: ServerResponse) => Promise<unknown> | unknown;
-}
-
-type S3rverConstructor = new (options: Record<string, unknown>) => S3rverApp;
-
-const requireCjs = createRequire(import.meta.url);
-const FilesystemStore = requireCjs('s3rver/lib/stores/filesystem.js') as new (directory: string) => S3rverStore;
-
-interface S3rverModules {
-  S3rver: S3rverConstructor;
-  S3Error: new (...args: never[]) => Error & { code: string; status: number };
-  S3Object: new (bucket: string, key: string, content: null, headers: Readonly<Record<string, unknown>>) => { metadata: Record<string, string> };
-  DUMMY_ACCOUNT: unknown;
-}
-let modules: S3rverModules | null = null;
-
-/** s3rver's Koa application and models take a tenth of a second to load: only once a request needs them, not at start. */
-function s3rverModules(): S3rverModules {
-  return (modules ??= {
-    S3rver: requireCjs('s3rver'),
-    S3Error: requireCjs('s3rver/lib/models/error.js'),
-    S3Object: requireCjs('s3rver/lib/models/object.js'),
-    DUMMY_ACCOUNT: (requireCjs('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: unknown }).DUMMY_ACCOUNT,
-  });
-}
-
-export interface S3rverBackend {
-  readonly store: S3rverStore;
-  /** Hands a request the gateway has authorised (and stripped of authentication) to s3rver. */
-  handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Uploads in progress live in `<root>/<bucket>/._S3rver_uploads/<uploadId>/`. */
-  uploadDirectory(bucket: string, uploadId: string): string;
-  /** Creates missing buckets; existing ones keep their contents. */
-  ensureBuckets(buckets: readonly string[]): Promise<void>;
-  /** Deletes every bucket and object, then recreates `buckets` empty. */
-  reset(buckets: readonly string[]): Promise<void>;
-  close(): void;
-}
-
-/** The S3 error code s3rver answered with, for the journal. */
-function errorCodeOf(err: unknown): string {
-  return err instanceof s3rverModules().S3Error ? err.code : 'InternalError';
-}
-
-/**
- * The metadata s3rver keeps for an object put with these request headers (its own selection);
- * an invalid one (e.g. InvalidStorageClass) is thrown as the S3 error s3rver would answer.
- */
-export function objectMetadata(
-  bucket: string,
-  key: string,
-  headers: Readonly<Record<string, unknown>>,
-): Record<string, string> {
-  const { S3Object, S3Error } = s3rverModules();
+async function orNullWhenMissing<T>(read: Promise<T>): Promise<T | null> {
   try {
-    return new S3Object(bucket, key, null, headers).metadata;
+    return await read;
   } catch (err) {
-    if (err instanceof S3Error) throw new GatewayError({ status: err.status, code: err.code, message: err.message });
+    if (isMissingFile(err)) return null;
     throw err;
   }
 }
 
-const OBJECT_READS = new Set(['GetObject', 'HeadObject']);
+const readOptional = (file: string): Promise<string | null> => orNullWhenMissing(readFile(file, 'utf8'));
+const statOptional = (file: string): Promise<Stats | null> => orNullWhenMissing(stat(file));
 
-/** The stored checksum of an object, if it still has the content (ETag) s3rver is answering with. */
-async function storedChecksumHeaders(
-  store: S3rverStore,
-  bucket: string,
-  key: string,
-  etag: unknown,
-): Promise<Record<string, string>> {
-  try {
-    const metadata = await store.getMetadata(bucket, key);
-    return metadata['etag'] === etag ? pickChecksumHeaders(metadata) : {};
-  } catch {
-    return {};
+async function readDirectory(directory: string): Promise<Dirent[]> {
+  return (await orNullWhenMissing(readdir(directory, { withFileTypes: true }))) ?? [];
+}
+
+async function readDirectoryNames(directory: string): Promise<string[]> {
+  return (await orNullWhenMissing(readdir(directory))) ?? [];
+}
+
+/** Removes the temporary files of uploads that a killed process left unfinished. */
+function removeAbandonedIncoming(root: string): void {
+  for (const name of readdirSync(root)) {
+    if (isIncomingFile(name)) rmSync(path.join(root, name), { force: true });
   }
 }
 
-/** s3rver's application over the given store, with the gateway's middleware in front of its own. */
-function createS3rverApp(directory: string, store: S3rverStore): S3rverApp {
-  const { S3rver, DUMMY_ACCOUNT } = s3rverModules();
-  const app = new S3rver({
-    directory,
-    silent: true,
-    // Path-style only. s3rver would otherwise treat any Host that is not an IP address or
-    // 'localhost' as a virtual-host bucket, and Hosts matching '<bucket>.s3.<serviceEndpoint>' as
-    // well; an unguessable endpoint keeps it from rewriting paths behind the gateway's back.
-    vhostBuckets: false,
-    serviceEndpoint: `${randomUUID()}.invalid`,
-    configureBuckets: [],
-    resetOnClose: false,
-    allowMismatchedSignatures: false,
-  });
-  app.store = app.context.store = store;
-
-  // Registering a listener also keeps Koa from installing its default console error logger.
-  app.on('error', (err, ctx) => {
-    const exchange = ctx?.req ? exchangeOf(ctx.req) : undefined;
-    if (exchange) exchange.errorCode = errorCodeOf(err);
-  });
-
-  // Runs before all of s3rver's own middleware. Requests reach s3rver without authentication
-  // (s3rver only knows its built-in S3RVER key), so mark the ones the gateway authorised as
-  // authenticated; otherwise s3rver refuses response-* overrides ("anonymous GET requests").
-  app.middleware.unshift((ctx, next) => {
-    if (exchangeOf(ctx.req)?.authenticated) ctx.state['account'] = DUMMY_ACCOUNT;
-    return next();
-  });
-
-  // Objects keep the checksum they were uploaded with in their metadata, which s3rver never
-  // answers (it only answers the metadata it knows).
-  app.middleware.unshift(async (ctx, next) => {
-    await next();
-    const exchange = exchangeOf(ctx.req);
-    const wanted = exchange && OBJECT_READS.has(exchange.operation) && answersStoredChecksum(ctx.req.headers);
-    if (!wanted || ctx.res.statusCode !== 200) return;
-    const etag = ctx.res.getHeader('etag');
-    const headers = await storedChecksumHeaders(store, exchange.bucket!, exchange.key!, etag);
-    for (const [name, value] of Object.entries(headers)) ctx.res.setHeader(name, value);
-  });
-  return app;
+/** Adds to `keys` the keys stored under `directory` (whose keys start with `keyPrefix`) that start with `prefix`. */
+async function collectKeys(directory: string, keyPrefix: string, prefix: string, keys: string[]): Promise<void> {
+  const entries = await readDirectory(directory);
+  await Promise.all(
+    entries.map(async (entry) => {
+      if (entry.isDirectory()) {
+        if (keyPrefix === '' && isUploadsFolder(entry.name)) return;
+        const nestedPrefix = `${keyPrefix}${entry.name}/`;
+        if (nestedPrefix.startsWith(prefix) || prefix.startsWith(nestedPrefix)) {
+          await collectKeys(path.join(directory, entry.name), nestedPrefix, prefix, keys);
+        }
+      } else if (entry.isFile()) {
+        const name = keyOfObjectFile(entry.name);
+        if (name !== null && (keyPrefix + name).startsWith(prefix)) keys.push(keyPrefix + name);
+      }
+    }),
+  );
 }
 
-export function createS3rverBackend(directory: string): S3rverBackend {
-  const store = new FilesystemStore(directory);
-  let app: S3rverApp | null = null;
-  let callback: ReturnType<S3rverApp['callback']> | null = null;
-  const handler = () => {
-    app ??= createS3rverApp(directory, store);
-    return (callback ??= app.callback());
-  };
+/** null for a directory that is not (or no longer) a whole upload. */
+async function describeUpload(directory: string, uploadId: string): Promise<UploadInProgress | null> {
+  const files = uploadFiles(directory);
+  const [key, keyStats, createHeaders] = await Promise.all([readOptional(files.key), statOptional(files.key), readOptional(files.createHeaders)]);
+  if (key === null || keyStats === null) return null;
+  return { key, uploadId, initiated: keyStats.mtime, createHeaders: parseHeaders(createHeaders) };
+}
 
-  return {
-    store,
-    handle(req, res) {
-      try {
-        Promise.resolve(handler()(req, res)).catch(() => {
-          if (!res.headersSent) {
-            res.statusCode = 500;
-            res.end();
-          } else {
-            res.destroy();
-          }
-        });
-      } catch {
-        if (!res.headersSent) {
-          res.statusCode = 500;
-          res.end();
-        } else {
-          res.destroy();
-        }
+function parseHeaders(json: string | null): Record<string, unknown> | null {
+  try {
+    return JSON.parse(json ?? '{}') as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+export function createS3rverStorage(directory: string): ObjstoreStorage {
+  mkdirSync(directory, { recursive: true });
+  removeAbandonedIncoming(directory);
+  const store = createFilesystemStore(directory);
+  const s3rver = createS3rverHandler(store);
+
+  /**
+   * Renames each sidecar file (path -> contents) into place, then `file` to `destination`: the
+   * sidecars are written beside the store first so no reader sees a half-written one, and the
+   * body comes last, so a new object appears whole with its ETag and metadata even if the
+   * process dies in between. Nothing is moved unless every file is ready; whatever was not moved
+   * is removed.
+   */
+  async function placeWithSidecars(file: string, destination: string, sidecars: Record<string, string>): Promise<void> {
+    const files: { from: string; to: string }[] = [];
+    try {
+      for (const [to, contents] of Object.entries(sidecars)) {
+        const staged = incomingFile(directory);
+        await writeFile(staged, contents);
+        files.push({ from: staged, to });
       }
-    },
-    uploadDirectory(bucket, uploadId) {
-      return path.join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId);
+      files.push({ from: file, to: destination });
+      await mkdir(path.dirname(destination), { recursive: true });
+      for (const { from, to } of files) await rename(from, to);
+    } finally {
+      await Promise.all([file, ...files.map(({ from }) => from)].map((from) => rm(from, { force: true })));
+    }
+  }
+
+  const storage: ObjstoreStorage = {
+    handle: (req, res) => s3rver.handle(req, res),
+    close: () => s3rver.close(),
+
+    async bucketExists(bucket) {
+      return Boolean(await store.getBucket(bucket));
     },
     async ensureBuckets(buckets) {
       for (const bucket of buckets) await store.putBucket(bucket);
@@ -214,12 +133,78 @@ export function createS3rverBackend(directory: string): S3rverBackend {
       store.reset();
       for (const bucket of buckets) mkdirSync(store.getBucketPath(bucket), { recursive: true, mode: 0o755 });
     },
-    close() {
-      try {
-        app?.logger.close();
-      } catch {
-        // nothing to release
-      }
+
+    async objectKeys(bucket, prefix) {
+      const keys: string[] = [];
+      await collectKeys(store.getBucketPath(bucket), '', prefix, keys);
+      return keys;
     },
+    headObject: (bucket, key) => orNullWhenMissing(store.getMetadata(bucket, key)),
+    objectExists: (bucket, key) => store.existsObject(bucket, key),
+    async deleteObject(bucket, key) {
+      await store.deleteObject(bucket, key);
+    },
+    storedMetadata: objectMetadata,
+    async placeObject(bucket, key, file, etag, metadata) {
+      const files = objectFiles(store, bucket, key);
+      await placeWithSidecars(file, files.content, {
+        [files.md5]: etag,
+        [files.metadata]: JSON.stringify(metadata, null, 2),
+      });
+    },
+    objectContentFile: (bucket, key) => objectFiles(store, bucket, key).content,
+
+    async uploadKey(bucket, uploadId) {
+      return readOptional(uploadFiles(uploadDirectory(store, bucket, uploadId)).key);
+    },
+    async uploadsInProgress(bucket) {
+      const root = uploadsDirectory(store, bucket);
+      const uploads = await Promise.all((await readDirectoryNames(root)).map((uploadId) => describeUpload(path.join(root, uploadId), uploadId)));
+      return uploads.filter((upload): upload is UploadInProgress => upload !== null);
+    },
+    async uploadedParts(bucket, uploadId) {
+      const upload = uploadDirectory(store, bucket, uploadId);
+      const numbers = (await readDirectoryNames(upload)).map(partNumberOfFile).filter((number) => number !== null);
+      const parts = await Promise.all(
+        numbers.map(async (number): Promise<UploadedPart | null> => {
+          const files = partFiles(upload, number);
+          const [md5, stats] = await Promise.all([readOptional(files.md5), statOptional(files.content)]);
+          if (md5 === null || stats === null) return null;
+          return { number, md5: md5.trim(), size: stats.size, lastModified: stats.mtime };
+        }),
+      );
+      return parts.filter((part): part is UploadedPart => part !== null).sort((a, b) => a.number - b.number);
+    },
+    async placePart(bucket, uploadId, partNumber, file, md5) {
+      const files = partFiles(uploadDirectory(store, bucket, uploadId), partNumber);
+      await placeWithSidecars(file, files.content, { [files.md5]: md5 });
+    },
+    async completeUpload(bucket, key, uploadId, partNumbers, etag) {
+      const upload = uploadDirectory(store, bucket, uploadId);
+      const createHeaders = JSON.parse(await readFile(uploadFiles(upload).createHeaders, 'utf8')) as Record<string, unknown>;
+      const metadata = objectMetadata(bucket, key, createHeaders);
+      const file = incomingFile(directory);
+      try {
+        for (const number of partNumbers) {
+          await pipeline(createReadStream(partFiles(upload, number).content), createWriteStream(file, { flags: 'a' }));
+        }
+      } catch (error) {
+        await rm(file, { force: true });
+        throw error;
+      }
+      await storage.placeObject(bucket, key, file, etag, metadata);
+      await rm(upload, { recursive: true, force: true });
+    },
+    async removeUpload(bucket, uploadId) {
+      await rm(uploadDirectory(store, bucket, uploadId), { recursive: true, force: true });
+    },
+
+    incomingFile: () => incomingFile(directory),
+
+    listBucketObjects: (bucket) => listBucketObjects(directory, bucket),
+    readTree: () => readTree(directory),
+    writeTree: (entries) => writeTree(directory, entries),
+    objectsOf,
   };
+  return storage;
 }

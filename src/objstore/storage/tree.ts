@@ -2,7 +2,7 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { INCOMING_PREFIX } from '../server/bodies/body.ts';
+import { isIncomingFile, isUploadsFolder, keyOfObjectFile } from './s3rver-layout.ts';
 import type { ObjstoreTreeEntry } from '../types.ts';
 
 /**
@@ -14,7 +14,7 @@ export function readTree(root: string): ObjstoreTreeEntry[] {
   const entries: ObjstoreTreeEntry[] = [];
   const walk = (folder: string, relative: string) => {
     for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      if (relative === '' && entry.name.startsWith(INCOMING_PREFIX)) continue;
+      if (relative === '' && isIncomingFile(entry.name)) continue;
       const entryPath = relative === '' ? entry.name : `${relative}/${entry.name}`;
       const full = path.join(folder, entry.name);
       if (entry.isDirectory()) {
@@ -45,10 +45,7 @@ export function writeTree(root: string, entries: readonly ObjstoreTreeEntry[]): 
   }
 }
 
-const OBJECT_SUFFIX = '._S3rver_object';
-const UPLOADS_FOLDER = '._S3rver_uploads';
-
-/** The objects of one bucket in s3rver's layout (`<key>._S3rver_object`), in key order, with their sizes. */
+/** The objects of one bucket, in key order, with their sizes. */
 export function listBucketObjects(root: string, bucket: string): { key: string; size: number }[] {
   const objects: { key: string; size: number }[] = [];
   const walk = (folder: string, prefix: string) => {
@@ -60,9 +57,10 @@ export function listBucketObjects(root: string, bucket: string): { key: string; 
     }
     for (const entry of entries) {
       if (entry.isDirectory()) {
-        if (!(prefix === '' && entry.name === UPLOADS_FOLDER)) walk(path.join(folder, entry.name), `${prefix}${entry.name}/`);
-      } else if (entry.name.endsWith(OBJECT_SUFFIX)) {
-        objects.push({ key: prefix + entry.name.slice(0, -OBJECT_SUFFIX.length), size: statSync(path.join(folder, entry.name)).size });
+        if (!(prefix === '' && isUploadsFolder(entry.name))) walk(path.join(folder, entry.name), `${prefix}${entry.name}/`);
+      } else {
+        const name = keyOfObjectFile(entry.name);
+        if (name !== null) objects.push({ key: prefix + name, size: statSync(path.join(folder, entry.name)).size });
       }
     }
   };
@@ -70,11 +68,12 @@ export function listBucketObjects(root: string, bucket: string): { key: string; 
   return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-/** The objects among readTree's entries: `<bucket>/<key>._S3rver_object`, outside uploads in progress. */
+/** The objects among readTree's entries, outside uploads in progress. */
 export function objectsOf(entries: readonly ObjstoreTreeEntry[]): { bucket: string; key: string }[] {
   return entries.flatMap(({ path: entryPath, data }) => {
     const [bucket, ...rest] = entryPath.split('/');
-    if (data === null || rest.length === 0 || rest[0] === UPLOADS_FOLDER || !entryPath.endsWith(OBJECT_SUFFIX)) return [];
-    return [{ bucket: bucket!, key: rest.join('/').slice(0, -OBJECT_SUFFIX.length) }];
+    const key = keyOfObjectFile(rest.join('/'));
+    if (data === null || rest.length === 0 || isUploadsFolder(rest[0]!) || key === null) return [];
+    return [{ bucket: bucket!, key }];
   });
 }

@@ -6,7 +6,7 @@ import type { QueryParameterBag } from '@smithy/types';
 import { authErrors } from './auth-errors.ts';
 import { amzQueryParam, type CredentialScope, type RequestCredential } from './credentials.ts';
 import { errors, GatewayError, type ErrorDetail, type S3ErrorSpec } from '../errors.ts';
-import { calculateSignature, chunkSignatureChain, longDate, signaturesMatch, type RequestSignature } from './sigv4.ts';
+import { calculateSignature, chunkSignatureChain, longDate, signaturesMatch, type ChunkSignatures, type RequestSignature } from './sigv4.ts';
 import type { ParsedQuery, RequestTarget } from '../target.ts';
 import type { ObjstoreKey } from '../../types.ts';
 
@@ -20,18 +20,6 @@ export interface SignatureCheck {
   key: ObjstoreKey;
   /** The store's clock: wall time, the time clients sign with. */
   now: Date;
-}
-
-/**
- * The signatures of an aws-chunked body (`x-amz-content-sha256: STREAMING-AWS4-HMAC-SHA256-PAYLOAD`
- * or `...-PAYLOAD-TRAILER`): each chunk's `chunk-signature` chains from the request's seed
- * signature, and a signed trailer ends the chain. Whoever decodes the body calls these in order.
- */
-export interface ChunkSignatures {
-  /** Checks the next chunk's signature and advances the chain; false when it does not match. */
-  verifyChunk(chunkData: Buffer, chunkSignature: string): boolean;
-  /** Checks `x-amz-trailer-signature` over the trailer lines (`name:value\n` each); false when it does not match. */
-  verifyTrailer(trailerLines: string, trailerSignature: string): boolean;
 }
 
 export type SignatureVerdict = { error: S3ErrorSpec } | { error: null; chunks: ChunkSignatures };

@@ -7,8 +7,6 @@ import { createHash, createHmac, timingSafeEqual, type Hash, type Hmac } from 'n
 import { ALGORITHM_IDENTIFIER, createScope, getCanonicalHeaders, getSigningKey, SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, Checksum, HeaderBag, HttpRequest, QueryParameterBag, SourceData } from '@smithy/types';
 
-import type { ChunkSignatures } from './signature.ts';
-
 function toBuffer(data: ArrayBuffer | ArrayBufferView): Buffer {
   return ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
 }
@@ -41,6 +39,18 @@ class NodeSha256 implements Checksum {
 
 const sha256Hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
 const EMPTY_SHA256 = sha256Hex('');
+
+/**
+ * The signatures of an aws-chunked body (`x-amz-content-sha256: STREAMING-AWS4-HMAC-SHA256-PAYLOAD`
+ * or `...-PAYLOAD-TRAILER`): each chunk's `chunk-signature` chains from the request's seed
+ * signature, and a signed trailer ends the chain. Whoever decodes the body calls these in order.
+ */
+export interface ChunkSignatures {
+  /** Checks the next chunk's signature and advances the chain; false when it does not match. */
+  verifyChunk(chunkData: Buffer, chunkSignature: string): boolean;
+  /** Checks `x-amz-trailer-signature` over the trailer lines (`name:value\n` each); false when it does not match. */
+  verifyTrailer(trailerLines: string, trailerSignature: string): boolean;
+}
 
 export interface SigningScope {
   region: string;

@@ -10,7 +10,7 @@
  */
 import { bodyErrors } from './body-errors.ts';
 import { errors, GatewayError } from '../errors.ts';
-import type { ChunkSignatures } from '../auth/signature.ts';
+import type { ChunkSignatures } from '../auth/sigv4.ts';
 
 /** S3 refuses chunks smaller than this, except the last one carrying data. */
 export const MIN_CHUNK_SIZE = 8192;

@@ -3,7 +3,7 @@
  * Codes, statuses and messages are S3's own.
  */
 import type { S3ErrorSpec } from '../errors.ts';
-import type { ChecksumAlgorithm } from './checksums.ts';
+import type { ChecksumAlgorithm } from './checksum-algorithms.ts';
 
 const MALFORMED_TRAILER_MESSAGE =
   'The request contained trailing data that was not well-formed or did not conform to our published schema.';

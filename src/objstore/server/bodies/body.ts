@@ -5,11 +5,9 @@
  * `x-amz-checksum-*` header or trailer, a hex `x-amz-content-sha256`, the decoded length)
  * passed before the caller may make the bytes visible.
  */
-import { createHash, randomUUID, type Hash } from 'node:crypto';
-import { readdirSync, rmSync } from 'node:fs';
+import { createHash, type Hash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { open, rm, type FileHandle } from 'node:fs/promises';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 
 import { AwsChunkedDecoder } from './aws-chunked.ts';
@@ -18,30 +16,13 @@ import {
   isValidChecksumValue,
   readChecksumRequest,
   startChecksum,
-  type ChecksumAlgorithm,
   type ChecksumRequest,
   type RunningChecksum,
 } from './checksums.ts';
-import type { OperationContext } from '../operations/compat.ts';
+import type { ChecksumAlgorithm } from './checksum-algorithms.ts';
+import type { OperationContext } from '../operations/context.ts';
 import { GatewayError } from '../errors.ts';
 import { sendContinue, type Exchange } from '../exchange.ts';
-
-export const INCOMING_PREFIX = '.incoming-';
-
-/**
- * A new temporary file beside the store: a plain file in its root, which s3rver never takes for a
- * bucket (only directories are), on the same filesystem as the objects so a rename puts it in place.
- */
-export function incomingFile(root: string): string {
-  return path.join(root, `${INCOMING_PREFIX}${randomUUID()}`);
-}
-
-/** Removes the temporary files of uploads that a killed process left unfinished. */
-export function removeAbandonedIncoming(root: string): void {
-  for (const name of readdirSync(root)) {
-    if (name.startsWith(INCOMING_PREFIX)) rmSync(path.join(root, name), { force: true });
-  }
-}
 
 /** S3's limit for one PutObject or one part. */
 const MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
@@ -306,7 +287,7 @@ export async function receiveBody(
         })
       : null;
   const digests = new ContentDigests(plan, plan.checksum.source === 'none' ? defaultChecksum : plan.checksum.algorithm);
-  const file = incomingFile(ctx.backend.store.rootDirectory);
+  const file = ctx.storage.incomingFile();
   try {
     const spool = await spoolContent(ctx.exchange, file, decoder, digests, plan.length);
     return { file, ...(await verifyContent(plan, spool, digests)) };

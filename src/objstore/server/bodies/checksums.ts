@@ -9,13 +9,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Crc32, Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
 
 import { bodyErrors } from './body-errors.ts';
+import { CHECKSUM_ALGORITHMS, type ChecksumAlgorithm } from './checksum-algorithms.ts';
 import { GatewayError } from '../errors.ts';
 
-export const CHECKSUM_ALGORITHMS = ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'] as const;
-export type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
-
-/** S3 gives every new object a CRC64NVME checksum when the upload brought none. */
-export const DEFAULT_CHECKSUM_ALGORITHM: ChecksumAlgorithm = 'CRC64NVME';
 
 /** A checksum being computed over a body that arrives in pieces. */
 export interface RunningChecksum {

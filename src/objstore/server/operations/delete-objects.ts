@@ -3,7 +3,7 @@
  * (a `..` segment would reach outside the bucket), ignores `Quiet` and never reports an error.
  */
 import { errors, GatewayError } from '../errors.ts';
-import type { OperationContext } from './compat.ts';
+import type { OperationContext } from './context.ts';
 import { element, sendXmlResult } from './result-xml.ts';
 import { validateObjectKey } from '../target.ts';
 import { decodeXmlText } from './xml-text.ts';
@@ -41,12 +41,12 @@ function isStorableKey(key: string): boolean {
 
 export async function deleteObjects(ctx: OperationContext): Promise<void> {
   const bucket = ctx.target.bucket!;
-  const { store } = ctx.backend;
+  const { storage } = ctx;
   // s3rver answers NoSuchBucket itself.
-  if (!(await store.getBucket(bucket))) return ctx.delegate();
+  if (!(await storage.bucketExists(bucket))) return ctx.delegate();
   const { keys, quiet } = parseDeleteRequest((await ctx.readBody(MAX_DELETE_BODY_BYTES)).toString('utf8'));
   for (const key of keys) {
-    if (isStorableKey(key) && (await store.existsObject(bucket, key))) await store.deleteObject(bucket, key);
+    if (isStorableKey(key) && (await storage.objectExists(bucket, key))) await storage.deleteObject(bucket, key);
   }
   // As on S3, deleting a key that does not exist succeeds.
   const deleted = quiet ? '' : keys.map((key) => `<Deleted>${element('Key', key)}</Deleted>`).join('');

@@ -1,15 +1,11 @@
 /**
- * ListObjects (v1) and ListObjectsV2, answered from s3rver's filesystem store rather than by
+ * ListObjects (v1) and ListObjectsV2, answered from the storage rather than by
  * s3rver: its continuation tokens need DES (a 500 on Node >= 17 without the legacy OpenSSL
  * provider), and it lists in directory order rather than S3's key order.
  */
 import { createHash } from 'node:crypto';
-import type { Dirent } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 
-import type { S3rverStore } from '../../storage/s3rver.ts';
-import { bucketExists, isMissingFile, type OperationContext } from './compat.ts';
+import { bucketExists, type OperationContext } from './context.ts';
 import { errors, GatewayError } from '../errors.ts';
 import {
   commonPrefixesOf,
@@ -32,11 +28,6 @@ import { singleParam } from '../target.ts';
 /** The most keys one page holds, and the default `max-keys`. */
 const MAX_KEYS = 1000;
 
-/** s3rver stores an object as `<bucket>/<key>._S3rver_object`, beside sidecar files. */
-const OBJECT_SUFFIX = '._S3rver_object';
-/** s3rver keeps multipart uploads in progress in `<bucket>/._S3rver_uploads/`. */
-const UPLOADS_DIRECTORY = '._S3rver_uploads';
-
 interface ObjectSummary {
   key: string;
   /** Quoted, as S3 writes it. */
@@ -46,67 +37,29 @@ interface ObjectSummary {
   storageClass: string;
 }
 
-async function readDirectory(directory: string): Promise<Dirent[]> {
-  try {
-    return await readdir(directory, { withFileTypes: true });
-  } catch (err) {
-    if (isMissingFile(err)) return [];
-    throw err;
-  }
-}
-
-/** Adds to `keys` the keys stored under `directory` (whose keys start with `keyPrefix`) that start with `prefix`. */
-async function collectKeys(directory: string, keyPrefix: string, prefix: string, keys: string[]): Promise<void> {
-  const entries = await readDirectory(directory);
-  await Promise.all(
-    entries.map(async (entry) => {
-      if (entry.isDirectory()) {
-        if (keyPrefix === '' && entry.name === UPLOADS_DIRECTORY) return;
-        const nestedPrefix = `${keyPrefix}${entry.name}/`;
-        if (nestedPrefix.startsWith(prefix) || prefix.startsWith(nestedPrefix)) {
-          await collectKeys(path.join(directory, entry.name), nestedPrefix, prefix, keys);
-        }
-      } else if (entry.isFile() && entry.name.endsWith(OBJECT_SUFFIX)) {
-        const key = keyPrefix + entry.name.slice(0, -OBJECT_SUFFIX.length);
-        if (key.startsWith(prefix)) keys.push(key);
-      }
-    }),
-  );
-}
-
-/** Every object key in the bucket that starts with `prefix`, in S3's key order. */
-async function objectKeys(store: S3rverStore, bucket: string, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  await collectKeys(store.getBucketPath(bucket), '', prefix, keys);
-  return keys.sort(compareKeys);
-}
-
 /** What a listing shows of an object, as HeadObject shows it; null when it is gone. */
-async function describeObject(store: S3rverStore, bucket: string, key: string): Promise<ObjectSummary | null> {
-  try {
-    const metadata = await store.getMetadata(bucket, key);
-    return {
+async function describeObject(ctx: OperationContext, bucket: string, key: string): Promise<ObjectSummary | null> {
+  const head = await ctx.storage.headObject(bucket, key);
+  return (
+    head && {
       key,
-      etag: String(metadata['etag']),
-      size: Number(metadata['content-length']),
-      lastModified: new Date(String(metadata['last-modified'])),
-      storageClass: String(metadata['x-amz-storage-class'] ?? 'STANDARD'),
-    };
-  } catch (err) {
-    if (isMissingFile(err)) return null;
-    throw err;
-  }
+      etag: String(head['etag']),
+      size: Number(head['content-length']),
+      lastModified: new Date(String(head['last-modified'])),
+      storageClass: String(head['x-amz-storage-class'] ?? 'STANDARD'),
+    }
+  );
 }
 
 /** One page of the bucket's objects; objects deleted while it was read are left out. */
 async function listObjectPage(ctx: OperationContext, options: PageOptions): Promise<Page<ObjectSummary>> {
-  const { store } = ctx.backend;
   const bucket = ctx.target.bucket!;
-  const page = pageOf(await objectKeys(store, bucket, options.prefix), (key) => key, options);
+  const keys = (await ctx.storage.objectKeys(bucket, options.prefix)).sort(compareKeys);
+  const page = pageOf(keys, (key) => key, options);
   const entries = await Promise.all(
     page.entries.map(async (entry): Promise<ListEntry<ObjectSummary> | null> => {
       if (entry.kind === 'commonPrefix') return entry;
-      const summary = await describeObject(store, bucket, entry.item);
+      const summary = await describeObject(ctx, bucket, entry.item);
       return summary && { ...entry, item: summary };
     }),
   );

@@ -1,27 +1,12 @@
 /**
  * The multipart operations s3rver lacks (AbortMultipartUpload is a 405 there; it has no
  * ListParts or ListMultipartUploads), and what CompleteMultipartUpload needs to behave as S3
- * does: the minimum part size and S3's multipart ETag.
- *
- * s3rver keeps an upload in progress in `<bucket>/._S3rver_uploads/<uploadId>/`: a `key` file
- * (the key it was started for), a `metadata` file (the CreateMultipartUpload headers, as JSON),
- * and per part `<partNumber>` with its MD5 in `<partNumber>.md5`, written once the part is whole.
+ * does: the part checks, the minimum part size and S3's multipart ETag.
  */
 import { createHash } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
-import path from 'node:path';
 
-import type { S3rverStore } from '../../storage/s3rver.ts';
-import {
-  bucketExists,
-  isMissingFile,
-  readOptional,
-  requireUpload,
-  type CompletedPart,
-  type OperationContext,
-} from './compat.ts';
-import { errors, GatewayError } from '../errors.ts';
+import type { UploadedPart, UploadInProgress } from '../../storage/storage.ts';
+import { errors, escapeXml, GatewayError } from '../errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -35,103 +20,32 @@ import {
 } from './paging.ts';
 import { accountXml, commonPrefixesXml, element, optionalElement, s3Timestamp, sendXmlResult } from './result-xml.ts';
 import { singleParam } from '../target.ts';
+import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
+import { decodeXmlText } from './xml-text.ts';
 
 /** S3's minimum size of every part but the last. */
 const MIN_PART_SIZE = 5 * 1024 * 1024;
 /** The most parts (ListParts) or uploads (ListMultipartUploads) one page holds, and the default. */
 const MAX_PER_PAGE = 1000;
-
-interface UploadInProgress {
-  key: string;
-  uploadId: string;
-  initiated: Date;
-  storageClass: string;
-}
-
-interface UploadedPart {
-  number: number;
-  /** Quoted, as S3 writes it. */
-  etag: string;
-  size: number;
-  lastModified: Date;
-}
-
-async function statOptional(file: string): Promise<Stats | null> {
-  try {
-    return await stat(file);
-  } catch (err) {
-    if (isMissingFile(err)) return null;
-    throw err;
-  }
-}
-
-async function readDirectoryNames(directory: string): Promise<string[]> {
-  try {
-    return await readdir(directory);
-  } catch (err) {
-    if (isMissingFile(err)) return [];
-    throw err;
-  }
-}
+const MAX_COMPLETE_BODY_BYTES = 4 * 1024 * 1024;
 
 /** The storage class named at CreateMultipartUpload; STANDARD when none was. */
-function storageClassOf(metadataJson: string | null): string {
-  try {
-    const headers = JSON.parse(metadataJson ?? '{}') as Record<string, unknown>;
-    const storageClass = headers['x-amz-storage-class'];
-    return typeof storageClass === 'string' ? storageClass : 'STANDARD';
-  } catch {
-    return 'STANDARD';
-  }
-}
-
-/** null for a directory that is not (or no longer) a whole upload. */
-async function describeUpload(directory: string, uploadId: string): Promise<UploadInProgress | null> {
-  const keyFile = path.join(directory, 'key');
-  const [key, keyStats, metadata] = await Promise.all([
-    readOptional(keyFile),
-    statOptional(keyFile),
-    readOptional(path.join(directory, 'metadata')),
-  ]);
-  if (key === null || keyStats === null) return null;
-  return { key, uploadId, initiated: keyStats.mtime, storageClass: storageClassOf(metadata) };
+function storageClassOf(upload: UploadInProgress): string {
+  const storageClass = upload.createHeaders?.['x-amz-storage-class'];
+  return typeof storageClass === 'string' ? storageClass : 'STANDARD';
 }
 
 /** The bucket's uploads in progress: by key, then by initiation (as S3 lists them). */
-async function uploadsInProgress(store: S3rverStore, bucket: string): Promise<UploadInProgress[]> {
-  const root = store.getResourcePath(bucket, undefined, 'uploads');
-  const uploads = await Promise.all(
-    (await readDirectoryNames(root)).map((uploadId) => describeUpload(path.join(root, uploadId), uploadId)),
+async function uploadsInProgress(ctx: OperationContext, bucket: string): Promise<UploadInProgress[]> {
+  return (await ctx.storage.uploadsInProgress(bucket)).sort(
+    (a, b) => compareKeys(a.key, b.key) || a.initiated.getTime() - b.initiated.getTime() || compareKeys(a.uploadId, b.uploadId),
   );
-  return uploads
-    .filter((upload): upload is UploadInProgress => upload !== null)
-    .sort(
-      (a, b) =>
-        compareKeys(a.key, b.key) ||
-        a.initiated.getTime() - b.initiated.getTime() ||
-        compareKeys(a.uploadId, b.uploadId),
-    );
-}
-
-/** The parts uploaded so far, by part number; a part still being written is not one yet. */
-async function uploadedParts(directory: string): Promise<UploadedPart[]> {
-  const numbers = (await readDirectoryNames(directory)).filter((name) => /^\d+$/.test(name));
-  const parts = await Promise.all(
-    numbers.map(async (name): Promise<UploadedPart | null> => {
-      const file = path.join(directory, name);
-      const [md5, stats] = await Promise.all([readOptional(`${file}.md5`), statOptional(file)]);
-      if (md5 === null || stats === null) return null;
-      return { number: Number(name), etag: JSON.stringify(md5.trim()), size: stats.size, lastModified: stats.mtime };
-    }),
-  );
-  return parts.filter((part): part is UploadedPart => part !== null).sort((a, b) => a.number - b.number);
 }
 
 /** AbortMultipartUpload: 204, and the upload and its parts are gone. */
 export async function abortMultipartUpload(ctx: OperationContext): Promise<void> {
   if (!(await bucketExists(ctx))) return ctx.delegate();
-  const { directory } = await requireUpload(ctx);
-  await rm(directory, { recursive: true, force: true });
+  await ctx.storage.removeUpload(ctx.target.bucket!, await requireUpload(ctx));
   const { res } = ctx.exchange;
   res.statusCode = 204;
   res.end();
@@ -142,7 +56,7 @@ function partXml(part: UploadedPart): string {
     '<Part>' +
     element('PartNumber', part.number) +
     element('LastModified', s3Timestamp(part.lastModified)) +
-    element('ETag', part.etag) +
+    element('ETag', JSON.stringify(part.md5)) +
     element('Size', part.size) +
     '</Part>'
   );
@@ -155,12 +69,14 @@ export async function listParts(ctx: OperationContext): Promise<void> {
   const marker = parseIntegerParam(query, 'part-number-marker', 0);
   if (!(await bucketExists(ctx))) return ctx.delegate();
 
-  const { uploadId, directory } = await requireUpload(ctx);
+  const uploadId = await requireUpload(ctx);
   requireNonNegative(maxParts, 'max-parts');
   requireNonNegative(marker, 'part-number-marker');
   const limit = Math.min(maxParts, MAX_PER_PAGE);
-  const [upload, parts] = await Promise.all([describeUpload(directory, uploadId), uploadedParts(directory)]);
-  if (upload === null) throw new GatewayError(errors.noSuchUpload());
+  const bucket = ctx.target.bucket!;
+  const [uploads, parts] = await Promise.all([ctx.storage.uploadsInProgress(bucket), ctx.storage.uploadedParts(bucket, uploadId)]);
+  const upload = uploads.find((candidate) => candidate.uploadId === uploadId);
+  if (upload === undefined) throw new GatewayError(errors.noSuchUpload());
   const remaining = parts.filter((part) => part.number > marker);
   const page = remaining.slice(0, limit);
   sendXmlResult(
@@ -171,7 +87,7 @@ export async function listParts(ctx: OperationContext): Promise<void> {
       element('UploadId', uploadId) +
       accountXml('Initiator') +
       accountXml('Owner') +
-      element('StorageClass', upload.storageClass) +
+      element('StorageClass', storageClassOf(upload)) +
       element('PartNumberMarker', marker) +
       // As S3: the last part listed, 0 on an empty page, and there also when the list is complete
       // (so clients must stop on IsTruncated, not on a missing marker).
@@ -189,7 +105,7 @@ function uploadXml(upload: UploadInProgress, encode: NameEncoder): string {
     element('UploadId', upload.uploadId) +
     accountXml('Initiator') +
     accountXml('Owner') +
-    element('StorageClass', upload.storageClass) +
+    element('StorageClass', storageClassOf(upload)) +
     element('Initiated', s3Timestamp(upload.initiated)) +
     '</Upload>'
   );
@@ -211,7 +127,7 @@ export async function listMultipartUploads(ctx: OperationContext): Promise<void>
   const keyMarker = singleParam(query, 'key-marker') ?? '';
   const uploadIdMarker = keyMarker === '' ? '' : (singleParam(query, 'upload-id-marker') ?? '');
 
-  let uploads = await uploadsInProgress(ctx.backend.store, bucket);
+  let uploads = await uploadsInProgress(ctx, bucket);
   if (uploadIdMarker !== '') {
     const at = uploads.findIndex((upload) => upload.key === keyMarker && upload.uploadId === uploadIdMarker);
     if (at === -1) throw new GatewayError(errors.invalidArgument('Invalid uploadId marker'));
@@ -247,16 +163,82 @@ export async function listMultipartUploads(ctx: OperationContext): Promise<void>
   );
 }
 
-/** S3 refuses to complete an upload in which a part other than the last is smaller than 5 MiB. */
-export async function requireMinimumPartSizes(directory: string, parts: readonly CompletedPart[]): Promise<void> {
-  const sizes = await Promise.all(
-    parts.slice(0, -1).map(async (part) => (await stat(path.join(directory, String(part.number)))).size),
-  );
-  if (sizes.some((size) => size < MIN_PART_SIZE)) throw new GatewayError(errors.entityTooSmall());
+export interface CompletedPart {
+  number: number;
+  etag: string;
+}
+
+/** Parts listed in a CompleteMultipartUpload body, ETags without quotes. */
+export function parseCompleteMultipartUpload(xml: string): CompletedPart[] {
+  if (!/<CompleteMultipartUpload[\s>]/.test(xml) || !/<\/CompleteMultipartUpload>/.test(xml)) {
+    throw new GatewayError(errors.malformedXml());
+  }
+  const parts: CompletedPart[] = [];
+  for (const match of xml.matchAll(/<Part(?:\s[^>]*)?>([\s\S]*?)<\/Part>/g)) {
+    const body = match[1]!;
+    const number = /<PartNumber>\s*(\d{1,9})\s*<\/PartNumber>/.exec(body)?.[1];
+    const etag = /<ETag>([\s\S]*?)<\/ETag>/.exec(body)?.[1];
+    if (number === undefined || etag === undefined) throw new GatewayError(errors.malformedXml());
+    parts.push({ number: Number(number), etag: decodeXmlText(etag).trim().replace(/"/g, '') });
+  }
+  if (parts.length === 0) throw new GatewayError(errors.malformedXml());
+  return parts;
+}
+
+/**
+ * Checks the part order, that every listed part was uploaded with that ETag, and S3's minimum
+ * size of every part but the last.
+ */
+function checkCompletedParts(parts: readonly CompletedPart[], uploaded: readonly UploadedPart[]): void {
+  let previous = 0;
+  for (const part of parts) {
+    if (part.number < 1 || part.number > 10000) {
+      throw new GatewayError(errors.invalidArgument('Part number must be an integer between 1 and 10000, inclusive'));
+    }
+    if (part.number <= previous) throw new GatewayError(errors.invalidPartOrder());
+    previous = part.number;
+  }
+  const byNumber = new Map(uploaded.map((part) => [part.number, part]));
+  for (const part of parts) {
+    if (byNumber.get(part.number)?.md5.toLowerCase() !== part.etag.toLowerCase()) throw new GatewayError(errors.invalidPart());
+  }
+  if (parts.slice(0, -1).some((part) => byNumber.get(part.number)!.size < MIN_PART_SIZE)) throw new GatewayError(errors.entityTooSmall());
 }
 
 /** S3's ETag of a multipart object (unquoted): the MD5 of the parts' binary MD5s, then `-<part count>`. */
-export function multipartEtag(parts: readonly CompletedPart[]): string {
+function multipartEtag(parts: readonly CompletedPart[]): string {
   const digests = Buffer.concat(parts.map((part) => Buffer.from(part.etag, 'hex')));
   return `${createHash('md5').update(digests).digest('hex')}-${parts.length}`;
 }
+
+/**
+ * s3rver streams the listed parts without checking they exist (a missing part crashes the
+ * whole process: unhandled 'error' on a fs.ReadStream), and straight into the object file.
+ * Check the upload, the part order and every part's ETag first; the storage then assembles the
+ * object beside the store and puts it in place whole.
+ */
+export const completeMultipartUpload: OperationOverride = async (ctx) => {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  const uploadId = await requireUpload(ctx);
+  const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
+  const bucket = ctx.target.bucket!;
+  const key = ctx.target.key!;
+  checkCompletedParts(parts, await ctx.storage.uploadedParts(bucket, uploadId));
+
+  const etag = multipartEtag(parts);
+  await ctx.storage.completeUpload(bucket, key, uploadId, parts.map((part) => part.number), etag);
+  const { req, res } = ctx.exchange;
+  const location = `http://${req.headers.host ?? 'localhost'}${ctx.target.rawPath}`;
+  const body =
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    '<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
+    `<Location>${escapeXml(location)}</Location>` +
+    `<Bucket>${escapeXml(bucket)}</Bucket>` +
+    `<Key>${escapeXml(key)}</Key>` +
+    `<ETag>${escapeXml(JSON.stringify(etag))}</ETag>` +
+    '</CompleteMultipartUploadResult>';
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/xml');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+};

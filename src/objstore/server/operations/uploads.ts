@@ -1,57 +1,19 @@
 /**
- * PutObject, UploadPart and the object of CompleteMultipartUpload, stored the way s3rver's
- * filesystem store lays them out, but only after the body has been received and verified in
- * full (see body.ts): the object (or part) file is put in place by one rename, so it is never
- * visible with bytes that failed a check, nor half-written (s3rver itself writes straight into
- * the object file, which a crash would leave truncated and listed).
+ * PutObject and UploadPart, stored only after the body has been received and verified in full
+ * (see body.ts): the storage puts the object (or part) in place whole, so it is never visible
+ * with bytes that failed a check, nor half-written (s3rver itself writes straight into the
+ * object file, which a crash would leave truncated and listed).
  *
- * An object's checksum is kept in its s3rver metadata file (`x-amz-checksum-<algorithm>`,
- * `x-amz-checksum-type`). s3rver itself never answers it; the backend adds it to GetObject /
+ * An object's checksum is kept in its stored metadata (`x-amz-checksum-<algorithm>`,
+ * `x-amz-checksum-type`). s3rver itself never answers it; the storage adds it to GetObject /
  * HeadObject responses that ask for it. Copies keep it along with the bytes; every other write
  * of s3rver's rewrites the metadata without it.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-
-import { objectMetadata } from '../../storage/s3rver.ts';
-import { incomingFile, planBody, receiveBody, storedContentEncoding } from '../bodies/body.ts';
-import { checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, objectChecksumHeaders } from '../bodies/checksums.ts';
-import type { CompletedPart, OperationContext } from './compat.ts';
-
-/** Writes `contents` to a temporary file beside the store, to be renamed into place. */
-async function stage(root: string, contents: string): Promise<string> {
-  const file = incomingFile(root);
-  await writeFile(file, contents);
-  return file;
-}
-
-/**
- * Renames each sidecar file (path -> contents) into place, then `file` to `destination`: the
- * sidecars are written beside the store first so no reader sees a half-written one, and the
- * body comes last, so a new object appears whole with its ETag and metadata even if the
- * process dies in between. Nothing is moved unless every file is ready; whatever was not moved
- * is removed.
- */
-async function placeWithSidecars(
-  ctx: OperationContext,
-  file: string,
-  destination: string,
-  sidecars: Record<string, string>,
-): Promise<void> {
-  const files: { from: string; to: string }[] = [];
-  try {
-    for (const [to, contents] of Object.entries(sidecars)) {
-      files.push({ from: await stage(ctx.backend.store.rootDirectory, contents), to });
-    }
-    files.push({ from: file, to: destination });
-    await mkdir(path.dirname(destination), { recursive: true });
-    for (const { from, to } of files) await rename(from, to);
-  } finally {
-    await Promise.all([file, ...files.map(({ from }) => from)].map((from) => rm(from, { force: true })));
-  }
-}
+import { planBody, receiveBody, storedContentEncoding } from '../bodies/body.ts';
+import { DEFAULT_CHECKSUM_ALGORITHM } from '../bodies/checksum-algorithms.ts';
+import { checksumHeaderName, objectChecksumHeaders } from '../bodies/checksums.ts';
+import { validatePartNumber, singleParam } from '../target.ts';
+import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
 
 function respondStored(ctx: OperationContext, md5: string, headers: Record<string, string>): void {
   const { res } = ctx.exchange;
@@ -62,61 +24,29 @@ function respondStored(ctx: OperationContext, md5: string, headers: Record<strin
   res.end();
 }
 
-/** PutObject into an existing bucket. */
-export async function storeObject(ctx: OperationContext): Promise<void> {
-  const { bucket, key } = ctx.target;
+/** s3rver stores the body as sent (aws-chunked framing included) and checks none of its digests. */
+export const putObject: OperationOverride = async (ctx) => {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  const bucket = ctx.target.bucket!;
+  const key = ctx.target.key!;
   const { req } = ctx.exchange;
   const plan = planBody(req.headers);
-  const metadata = objectMetadata(bucket!, key!, {
+  const metadata = ctx.storage.storedMetadata(bucket, key, {
     ...req.headers,
     'content-encoding': storedContentEncoding(req.headers['content-encoding']),
   });
   const body = await receiveBody(ctx, plan, DEFAULT_CHECKSUM_ALGORITHM);
   const checksum = body.checksum ? objectChecksumHeaders(body.checksum.algorithm, body.checksum.value) : {};
-  const store = ctx.backend.store;
-  await placeWithSidecars(ctx, body.file, store.getResourcePath(bucket!, key!, 'object'), {
-    [store.getResourcePath(bucket!, key!, 'object.md5')]: body.md5,
-    [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify({ ...metadata, ...checksum }, null, 2),
-  });
+  await ctx.storage.placeObject(bucket, key, body.file, body.md5, { ...metadata, ...checksum });
   respondStored(ctx, body.md5, checksum);
-}
+};
 
-/** UploadPart into an upload in progress, whose directory is `uploadDirectory`. */
-export async function storePart(ctx: OperationContext, uploadDirectory: string, partNumber: number): Promise<void> {
-  const plan = planBody(ctx.exchange.req.headers);
-  const body = await receiveBody(ctx, plan, null);
-  const part = path.join(uploadDirectory, String(partNumber));
-  await placeWithSidecars(ctx, body.file, part, { [`${part}.md5`]: body.md5 });
+/** UploadPart into an upload in progress. */
+export const uploadPart: OperationOverride = async (ctx) => {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  const uploadId = await requireUpload(ctx);
+  const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
+  const body = await receiveBody(ctx, planBody(ctx.exchange.req.headers), null);
+  await ctx.storage.placePart(ctx.target.bucket!, uploadId, partNumber, body.file, body.md5);
   respondStored(ctx, body.md5, body.checksum ? { [checksumHeaderName(body.checksum.algorithm)]: body.checksum.value } : {});
-}
-
-/**
- * The object of CompleteMultipartUpload (whose parts have been checked): the parts joined into
- * a temporary file, put in place with S3's multipart ETag and the metadata given when the
- * upload was created; then the upload is gone.
- */
-export async function storeMultipartObject(
-  ctx: OperationContext,
-  uploadDirectory: string,
-  parts: readonly CompletedPart[],
-  etag: string,
-): Promise<void> {
-  const { bucket, key } = ctx.target;
-  const store = ctx.backend.store;
-  const createHeaders = JSON.parse(await readFile(path.join(uploadDirectory, 'metadata'), 'utf8')) as Record<string, unknown>;
-  const metadata = objectMetadata(bucket!, key!, createHeaders);
-  const file = incomingFile(store.rootDirectory);
-  try {
-    for (const part of parts) {
-      await pipeline(createReadStream(path.join(uploadDirectory, String(part.number))), createWriteStream(file, { flags: 'a' }));
-    }
-  } catch (error) {
-    await rm(file, { force: true });
-    throw error;
-  }
-  await placeWithSidecars(ctx, file, store.getResourcePath(bucket!, key!, 'object'), {
-    [store.getResourcePath(bucket!, key!, 'object.md5')]: etag,
-    [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify(metadata, null, 2),
-  });
-  await rm(uploadDirectory, { recursive: true, force: true });
-}
+};
