@@ -1,5 +1,3 @@
-import type { ServerResponse } from 'node:http';
-
 import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../../destinations/s3-messages.ts';
 
 /** An S3 error the gateway answers with itself (s3rver renders its own errors). */
@@ -89,57 +87,4 @@ export class GatewayError extends Error {
     this.name = 'GatewayError';
     this.spec = spec;
   }
-}
-
-export function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (ch) => {
-    switch (ch) {
-      case '<':
-        return '&lt;';
-      case '>':
-        return '&gt;';
-      case '&':
-        return '&amp;';
-      case '"':
-        return '&quot;';
-      default:
-        return '&apos;';
-    }
-  });
-}
-
-export function renderErrorXml(error: S3ErrorSpec, resource: string, requestId: string): string {
-  return (
-    '<?xml version="1.0" encoding="UTF-8"?>' +
-    '<Error>' +
-    `<Code>${escapeXml(error.code)}</Code>` +
-    `<Message>${escapeXml(error.message)}</Message>` +
-    (error.details ?? []).map(([element, text]) => `<${element}>${escapeXml(text)}</${element}>`).join('') +
-    `<Resource>${escapeXml(resource)}</Resource>` +
-    `<RequestId>${escapeXml(requestId)}</RequestId>` +
-    '</Error>'
-  );
-}
-
-/**
- * Writes an S3 XML error response. HEAD requests get the status and headers only, like S3.
- * Does nothing if a response has already been started.
- */
-export function sendError(
-  res: ServerResponse,
-  method: string,
-  error: S3ErrorSpec,
-  resource: string,
-  requestId: string,
-): void {
-  if (res.headersSent || res.writableEnded) return;
-  res.statusCode = error.status;
-  res.setHeader('Content-Type', 'application/xml');
-  if (method === 'HEAD') {
-    res.end();
-    return;
-  }
-  const body = renderErrorXml(error, resource, requestId);
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { sendError, type S3ErrorSpec } from './errors.ts';
+import type { S3ErrorSpec } from './errors.ts';
+import { sendError } from './xml.ts';
 import type { ObjstoreJournal } from '../journal.ts';
 import { headerText, whenResponseEnds } from '../../shared/response-capture.ts';
 import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from '../types.ts';

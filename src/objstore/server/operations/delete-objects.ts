@@ -4,9 +4,8 @@
  */
 import { errors, GatewayError } from '../errors.ts';
 import type { OperationContext } from './context.ts';
-import { element, sendXmlResult } from './result-xml.ts';
 import { validateObjectKey } from '../target.ts';
-import { decodeXmlText } from './xml-text.ts';
+import { childElements, childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
 
 /** S3 takes up to 1,000 keys a request; the body of that many long keys stays well under this. */
 const MAX_DELETE_BODY_BYTES = 2 * 1024 * 1024;
@@ -18,15 +17,14 @@ interface DeleteRequest {
 }
 
 export function parseDeleteRequest(xml: string): DeleteRequest {
-  if (!/<Delete[\s>]/.test(xml) || !/<\/Delete>/.test(xml)) throw new GatewayError(errors.malformedXml());
-  const keys: string[] = [];
-  for (const match of xml.matchAll(/<Object(?:\s[^>]*)?>([\s\S]*?)<\/Object>/g)) {
-    const key = /<Key>([\s\S]*?)<\/Key>/.exec(match[1]!)?.[1];
+  const request = parseRequestDocument(xml, 'Delete', ['Object']);
+  const keys = childElements(request, 'Object').map((object) => {
+    const key = typeof object === 'string' ? undefined : childText(object, 'Key');
     if (key === undefined) throw new GatewayError(errors.malformedXml());
-    keys.push(decodeXmlText(key));
-  }
+    return key;
+  });
   if (keys.length === 0 || keys.length > MAX_KEYS) throw new GatewayError(errors.malformedXml());
-  return { keys, quiet: /<Quiet>\s*true\s*<\/Quiet>/i.test(xml) };
+  return { keys, quiet: childText(request, 'Quiet')?.trim().toLowerCase() === 'true' };
 }
 
 /** Whether the store can hold the key at all: one it cannot hold was never written, so deleting it is a no-op. */
@@ -49,6 +47,5 @@ export async function deleteObjects(ctx: OperationContext): Promise<void> {
     if (isStorableKey(key) && (await storage.objectExists(bucket, key))) await storage.deleteObject(bucket, key);
   }
   // As on S3, deleting a key that does not exist succeeds.
-  const deleted = quiet ? '' : keys.map((key) => `<Deleted>${element('Key', key)}</Deleted>`).join('');
-  sendXmlResult(ctx.exchange.res, 'DeleteResult', deleted);
+  sendXmlResult(ctx.exchange.res, 'DeleteResult', { Deleted: quiet ? [] : keys.map((key) => ({ Key: key })) });
 }

@@ -22,7 +22,8 @@ import {
   type Page,
   type PageOptions,
 } from './paging.ts';
-import { accountXml, commonPrefixesXml, element, optionalElement, s3Timestamp, sendXmlResult } from './result-xml.ts';
+import { commonPrefixes, OWNER, s3Timestamp } from './result-xml.ts';
+import { sendXmlResult, type XmlContent } from '../xml.ts';
 import { singleParam } from '../target.ts';
 
 /** The most keys one page holds, and the default `max-keys`. */
@@ -66,27 +67,23 @@ async function listObjectPage(ctx: OperationContext, options: PageOptions): Prom
   return { entries: entries.filter((entry) => entry !== null), isTruncated: page.isTruncated };
 }
 
-function contentsXml(object: ObjectSummary, encode: NameEncoder, withOwner: boolean): string {
-  return (
-    '<Contents>' +
-    element('Key', encode(object.key)) +
-    element('LastModified', s3Timestamp(object.lastModified)) +
-    element('ETag', object.etag) +
-    element('Size', object.size) +
-    (withOwner ? accountXml('Owner') : '') +
-    element('StorageClass', object.storageClass) +
-    '</Contents>'
-  );
+function contents(object: ObjectSummary, encode: NameEncoder, withOwner: boolean): XmlContent {
+  return {
+    Key: encode(object.key),
+    LastModified: s3Timestamp(object.lastModified),
+    ETag: object.etag,
+    Size: object.size,
+    Owner: withOwner ? OWNER : undefined,
+    StorageClass: object.storageClass,
+  };
 }
 
 /** Every Contents, then every CommonPrefixes: the order S3 writes them in, whatever the key order. */
-function entriesXml(page: Page<ObjectSummary>, encode: NameEncoder, withOwner: boolean): string {
-  return (
-    itemsOf(page)
-      .map((object) => contentsXml(object, encode, withOwner))
-      .join('') +
-    commonPrefixesXml(commonPrefixesOf(page), encode)
-  );
+function entries(page: Page<ObjectSummary>, encode: NameEncoder, withOwner: boolean): XmlContent {
+  return {
+    Contents: itemsOf(page).map((object) => contents(object, encode, withOwner)),
+    CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
+  };
 }
 
 // Continuation tokens are opaque to clients: the name a page ended on, after a digest binding it
@@ -136,21 +133,19 @@ export async function listObjectsV2(ctx: OperationContext): Promise<void> {
   const last = page.entries.at(-1);
   const nextToken = page.isTruncated && last ? continuationToken(bucket, last.name) : undefined;
   const fetchOwner = singleParam(query, 'fetch-owner')?.toLowerCase() === 'true';
-  sendXmlResult(
-    ctx.exchange.res,
-    'ListBucketResult',
-    element('Name', bucket) +
-      element('Prefix', encode(prefix)) +
-      optionalElement('StartAfter', token === undefined && startAfter !== undefined ? encode(startAfter) : undefined) +
-      optionalElement('ContinuationToken', token) +
-      optionalElement('NextContinuationToken', nextToken) +
-      element('KeyCount', page.entries.length) +
-      element('MaxKeys', maxKeys) +
-      optionalElement('Delimiter', delimiter === '' ? undefined : encode(delimiter)) +
-      optionalElement('EncodingType', encodingType) +
-      element('IsTruncated', page.isTruncated) +
-      entriesXml(page, encode, fetchOwner),
-  );
+  sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
+    Name: bucket,
+    Prefix: encode(prefix),
+    StartAfter: token === undefined && startAfter !== undefined ? encode(startAfter) : undefined,
+    ContinuationToken: token,
+    NextContinuationToken: nextToken,
+    KeyCount: page.entries.length,
+    MaxKeys: maxKeys,
+    Delimiter: delimiter === '' ? undefined : encode(delimiter),
+    EncodingType: encodingType,
+    IsTruncated: page.isTruncated,
+    ...entries(page, encode, fetchOwner),
+  });
 }
 
 /**
@@ -172,17 +167,15 @@ export async function listObjects(ctx: OperationContext): Promise<void> {
 
   const last = page.entries.at(-1);
   const nextMarker = page.isTruncated && delimiter !== '' && last ? encode(last.name) : undefined;
-  sendXmlResult(
-    ctx.exchange.res,
-    'ListBucketResult',
-    element('Name', ctx.target.bucket!) +
-      element('Prefix', encode(prefix)) +
-      element('Marker', encode(marker)) +
-      optionalElement('NextMarker', nextMarker) +
-      element('MaxKeys', maxKeys) +
-      optionalElement('Delimiter', delimiter === '' ? undefined : encode(delimiter)) +
-      optionalElement('EncodingType', encodingType) +
-      element('IsTruncated', page.isTruncated) +
-      entriesXml(page, encode, true),
-  );
+  sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
+    Name: ctx.target.bucket!,
+    Prefix: encode(prefix),
+    Marker: encode(marker),
+    NextMarker: nextMarker,
+    MaxKeys: maxKeys,
+    Delimiter: delimiter === '' ? undefined : encode(delimiter),
+    EncodingType: encodingType,
+    IsTruncated: page.isTruncated,
+    ...entries(page, encode, true),
+  });
 }

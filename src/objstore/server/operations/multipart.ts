@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 
 import type { UploadedPart, UploadInProgress } from '../../storage/storage.ts';
-import { errors, escapeXml, GatewayError } from '../errors.ts';
+import { errors, GatewayError } from '../errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -18,10 +18,10 @@ import {
   requireNonNegative,
   type NameEncoder,
 } from './paging.ts';
-import { accountXml, commonPrefixesXml, element, optionalElement, s3Timestamp, sendXmlResult } from './result-xml.ts';
+import { commonPrefixes, OWNER, s3Timestamp } from './result-xml.ts';
 import { singleParam } from '../target.ts';
 import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
-import { decodeXmlText } from './xml-text.ts';
+import { childElements, childText, parseRequestDocument, sendXmlResult, type XmlContent } from '../xml.ts';
 
 /** S3's minimum size of every part but the last. */
 const MIN_PART_SIZE = 5 * 1024 * 1024;
@@ -51,15 +51,13 @@ export async function abortMultipartUpload(ctx: OperationContext): Promise<void>
   res.end();
 }
 
-function partXml(part: UploadedPart): string {
-  return (
-    '<Part>' +
-    element('PartNumber', part.number) +
-    element('LastModified', s3Timestamp(part.lastModified)) +
-    element('ETag', JSON.stringify(part.md5)) +
-    element('Size', part.size) +
-    '</Part>'
-  );
+function partContent(part: UploadedPart): XmlContent {
+  return {
+    PartNumber: part.number,
+    LastModified: s3Timestamp(part.lastModified),
+    ETag: JSON.stringify(part.md5),
+    Size: part.size,
+  };
 }
 
 /** ListParts, paged by `part-number-marker`. */
@@ -79,36 +77,32 @@ export async function listParts(ctx: OperationContext): Promise<void> {
   if (upload === undefined) throw new GatewayError(errors.noSuchUpload());
   const remaining = parts.filter((part) => part.number > marker);
   const page = remaining.slice(0, limit);
-  sendXmlResult(
-    ctx.exchange.res,
-    'ListPartsResult',
-    element('Bucket', ctx.target.bucket!) +
-      element('Key', upload.key) +
-      element('UploadId', uploadId) +
-      accountXml('Initiator') +
-      accountXml('Owner') +
-      element('StorageClass', storageClassOf(upload)) +
-      element('PartNumberMarker', marker) +
-      // As S3: the last part listed, 0 on an empty page, and there also when the list is complete
-      // (so clients must stop on IsTruncated, not on a missing marker).
-      element('NextPartNumberMarker', page.at(-1)?.number ?? 0) +
-      element('MaxParts', limit) +
-      element('IsTruncated', remaining.length > page.length && limit > 0) +
-      page.map(partXml).join(''),
-  );
+  sendXmlResult(ctx.exchange.res, 'ListPartsResult', {
+    Bucket: bucket,
+    Key: upload.key,
+    UploadId: uploadId,
+    Initiator: OWNER,
+    Owner: OWNER,
+    StorageClass: storageClassOf(upload),
+    PartNumberMarker: marker,
+    // As S3: the last part listed, 0 on an empty page, and there also when the list is complete
+    // (so clients must stop on IsTruncated, not on a missing marker).
+    NextPartNumberMarker: page.at(-1)?.number ?? 0,
+    MaxParts: limit,
+    IsTruncated: remaining.length > page.length && limit > 0,
+    Part: page.map(partContent),
+  });
 }
 
-function uploadXml(upload: UploadInProgress, encode: NameEncoder): string {
-  return (
-    '<Upload>' +
-    element('Key', encode(upload.key)) +
-    element('UploadId', upload.uploadId) +
-    accountXml('Initiator') +
-    accountXml('Owner') +
-    element('StorageClass', storageClassOf(upload)) +
-    element('Initiated', s3Timestamp(upload.initiated)) +
-    '</Upload>'
-  );
+function uploadContent(upload: UploadInProgress, encode: NameEncoder): XmlContent {
+  return {
+    Key: encode(upload.key),
+    UploadId: upload.uploadId,
+    Initiator: OWNER,
+    Owner: OWNER,
+    StorageClass: storageClassOf(upload),
+    Initiated: s3Timestamp(upload.initiated),
+  };
 }
 
 /**
@@ -143,24 +137,20 @@ export async function listMultipartUploads(ctx: OperationContext): Promise<void>
   });
 
   const last = page.entries.at(-1);
-  sendXmlResult(
-    ctx.exchange.res,
-    'ListMultipartUploadsResult',
-    element('Bucket', bucket) +
-      element('KeyMarker', encode(keyMarker)) +
-      element('UploadIdMarker', uploadIdMarker) +
-      element('NextKeyMarker', last ? encode(last.name) : '') +
-      element('NextUploadIdMarker', last?.kind === 'item' ? last.item.uploadId : '') +
-      optionalElement('Delimiter', delimiter === '' ? undefined : encode(delimiter)) +
-      optionalElement('Prefix', prefix === '' ? undefined : encode(prefix)) +
-      element('MaxUploads', limit) +
-      optionalElement('EncodingType', encodingType) +
-      element('IsTruncated', page.isTruncated) +
-      itemsOf(page)
-        .map((upload) => uploadXml(upload, encode))
-        .join('') +
-      commonPrefixesXml(commonPrefixesOf(page), encode),
-  );
+  sendXmlResult(ctx.exchange.res, 'ListMultipartUploadsResult', {
+    Bucket: bucket,
+    KeyMarker: encode(keyMarker),
+    UploadIdMarker: uploadIdMarker,
+    NextKeyMarker: last ? encode(last.name) : '',
+    NextUploadIdMarker: last?.kind === 'item' ? last.item.uploadId : '',
+    Delimiter: delimiter === '' ? undefined : encode(delimiter),
+    Prefix: prefix === '' ? undefined : encode(prefix),
+    MaxUploads: limit,
+    EncodingType: encodingType,
+    IsTruncated: page.isTruncated,
+    Upload: itemsOf(page).map((upload) => uploadContent(upload, encode)),
+    CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
+  });
 }
 
 export interface CompletedPart {
@@ -168,19 +158,18 @@ export interface CompletedPart {
   etag: string;
 }
 
+/** A part number as CompleteMultipartUpload lists it: digits, maybe surrounded by white space. */
+const PART_NUMBER_TEXT = /^\s*\d{1,9}\s*$/;
+
 /** Parts listed in a CompleteMultipartUpload body, ETags without quotes. */
 export function parseCompleteMultipartUpload(xml: string): CompletedPart[] {
-  if (!/<CompleteMultipartUpload[\s>]/.test(xml) || !/<\/CompleteMultipartUpload>/.test(xml)) {
-    throw new GatewayError(errors.malformedXml());
-  }
-  const parts: CompletedPart[] = [];
-  for (const match of xml.matchAll(/<Part(?:\s[^>]*)?>([\s\S]*?)<\/Part>/g)) {
-    const body = match[1]!;
-    const number = /<PartNumber>\s*(\d{1,9})\s*<\/PartNumber>/.exec(body)?.[1];
-    const etag = /<ETag>([\s\S]*?)<\/ETag>/.exec(body)?.[1];
-    if (number === undefined || etag === undefined) throw new GatewayError(errors.malformedXml());
-    parts.push({ number: Number(number), etag: decodeXmlText(etag).trim().replace(/"/g, '') });
-  }
+  const request = parseRequestDocument(xml, 'CompleteMultipartUpload', ['Part']);
+  const parts = childElements(request, 'Part').map((part): CompletedPart => {
+    const number = typeof part === 'string' ? undefined : childText(part, 'PartNumber');
+    const etag = typeof part === 'string' ? undefined : childText(part, 'ETag');
+    if (number === undefined || !PART_NUMBER_TEXT.test(number) || etag === undefined) throw new GatewayError(errors.malformedXml());
+    return { number: Number(number), etag: etag.trim().replace(/"/g, '') };
+  });
   if (parts.length === 0) throw new GatewayError(errors.malformedXml());
   return parts;
 }
@@ -227,18 +216,11 @@ export const completeMultipartUpload: OperationOverride = async (ctx) => {
 
   const etag = multipartEtag(parts);
   await ctx.storage.completeUpload(bucket, key, uploadId, parts.map((part) => part.number), etag);
-  const { req, res } = ctx.exchange;
-  const location = `http://${req.headers.host ?? 'localhost'}${ctx.target.rawPath}`;
-  const body =
-    '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    '<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
-    `<Location>${escapeXml(location)}</Location>` +
-    `<Bucket>${escapeXml(bucket)}</Bucket>` +
-    `<Key>${escapeXml(key)}</Key>` +
-    `<ETag>${escapeXml(JSON.stringify(etag))}</ETag>` +
-    '</CompleteMultipartUploadResult>';
-  res.statusCode = 200;
-  res.setHeader('Content-Type', 'application/xml');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
+  const location = `http://${ctx.exchange.req.headers.host ?? 'localhost'}${ctx.target.rawPath}`;
+  sendXmlResult(ctx.exchange.res, 'CompleteMultipartUploadResult', {
+    Location: location,
+    Bucket: bucket,
+    Key: key,
+    ETag: JSON.stringify(etag),
+  });
 };
