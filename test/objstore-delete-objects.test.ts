@@ -1,4 +1,13 @@
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+  S3ServiceException,
+  type ServiceInputTypes,
+  type ServiceOutputTypes,
+} from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 
 import type { FinalizeRequestMiddleware } from '@smithy/types';
@@ -63,7 +72,7 @@ describe('DeleteObjects', () => {
   /** DeleteObjects with `body` sent as the request document instead of the SDK's own (signed as sent). */
   const deleteWithBody = async (body: string) => {
     const client = ctx.client(FULL);
-    const replaceBody: FinalizeRequestMiddleware<object, object> = (next) => (args) => {
+    const replaceBody: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next) => (args) => {
       const request = args.request as { headers: Record<string, string>; body: unknown };
       for (const name of Object.keys(request.headers)) {
         if (/^(x-amz-checksum-|x-amz-sdk-checksum|content-md5)/i.test(name)) delete request.headers[name];
