@@ -26,9 +26,10 @@ export interface XmlContent {
 // Entities escaped: & < > " ' (processEntities); an empty string is written `<A></A>`, as S3 does.
 const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', suppressEmptyNode: false, format: false });
 
-/** `<?xml ...?>\n<root xmlns="...">content</root>`: an S3 result document. */
-export function renderResult(root: string, content: XmlContent): string {
-  return `${DECLARATION}\n${builder.build({ [root]: { '@xmlns': S3_NAMESPACE, ...content } })}`;
+/** `<?xml ...?>\n<root xmlns="...">content</root>`: an S3 result document (a few, e.g. LocationConstraint, hold only text). */
+export function renderResult(root: string, content: XmlContent | string): string {
+  const children = typeof content === 'string' ? { '#text': content } : content;
+  return `${DECLARATION}\n${builder.build({ [root]: { '@xmlns': S3_NAMESPACE, ...children } })}`;
 }
 
 /** `<?xml ...?><Error>...</Error>`: an S3 error document. */
@@ -61,7 +62,7 @@ export function sendError(res: ServerResponse, method: string, error: S3ErrorSpe
 }
 
 /** Answers 200 with an S3 result document. */
-export function sendXmlResult(res: ServerResponse, root: string, content: XmlContent): void {
+export function sendXmlResult(res: ServerResponse, root: string, content: XmlContent | string): void {
   const body = renderResult(root, content);
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/xml');
