@@ -103,7 +103,8 @@ export function parseRequestDocument(body: string, root: string, lists: readonly
   const document = parser.parse(body) as Record<string, unknown>;
   const roots = Object.keys(document);
   const content = document[root];
-  if (roots.length !== 1 || content === undefined) throw new GatewayError(errors.malformedXml());
+  // Two roots of the same name parse as a list.
+  if (roots.length !== 1 || content === undefined || Array.isArray(content)) throw new GatewayError(errors.malformedXml());
   // An element with no children and no text parses as ''.
   return typeof content === 'string' ? {} : (content as XmlElement);
 }
