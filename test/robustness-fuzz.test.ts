@@ -530,7 +530,8 @@ function isDocsPage(target: string): boolean {
   } catch {
     // Not valid percent-encoding: taken as it is.
   }
-  return /^\/docs(\/|$)/.test(decoded);
+  // Dot segments resolve before routing: `/../docs` is the page too.
+  return /^\/docs(\/|$)/.test(new URL(decoded, 'http://localhost').pathname);
 }
 
 /** Whatever the request: not a 5xx, the body its status calls for, no secret; refused, nothing changed. */
