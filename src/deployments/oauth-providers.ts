@@ -27,6 +27,7 @@ function providerBase(store: DeploymentStore, providerId: string, context: Provi
   return {
     id: context.ids.uuid(),
     tenant_id: context.tenantId,
+    // A workspace the deployment fixtures leave out has no organization of record: it stands for its own.
     organization_id: store.organizationOf(context.tenantId) ?? context.tenantId,
     provider_id: providerId,
     created_at: context.now,
