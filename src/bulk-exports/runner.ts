@@ -398,7 +398,7 @@ export class ExportRunner {
     return {
       file: config.include_bucket_in_prefix ? `${bucket}/${key}` : key,
       rows: rows.length,
-      cursor: encodePosition({ sessionId: exportRow.all_experiments ? sessionId : null, after: { startTime: last.start_time, id: last.id } }),
+      cursor: encodePosition({ sessionId: exportRow.session_id === null ? sessionId : null, after: { startTime: last.start_time, id: last.id } }),
       upload: async () => {
         await this.deps.objstoreClients.uploadFile(target, bucket, key, body, limits.multipart_part_size_bytes);
         const size = await this.deps.objstoreClients.objectSize(target, bucket, key);
