@@ -1,6 +1,6 @@
 import { bulkExportRoutes, type BulkExportRouteDeps } from './bulk-exports/routes.ts';
 import { OpenApiHono } from './openapi/routes.ts';
-import { codehostRoutes, deploymentRoutes, oauthProviderRoutes, type DeploymentWriteDeps } from './deployments/routes.ts';
+import { codehostRoutes, deploymentRoutes, oauthProviderRoutes, projectLogRoutes, type DeploymentWriteDeps } from './deployments/routes.ts';
 
 export interface ApiDeps {
   bulkExports: BulkExportRouteDeps;
@@ -13,5 +13,6 @@ export function apiRoutes(deps: ApiDeps) {
     .route('/api/v1/bulk-exports', bulkExportRoutes(deps.bulkExports))
     .route('/v2/deployments', deploymentRoutes(deps.deployments))
     .route('/v2/auth/providers', oauthProviderRoutes(deps.deployments))
+    .route('/v1/projects', projectLogRoutes(deps.deployments))
     .route('/v1/integrations/forge/codehost', codehostRoutes(deps.deployments));
 }

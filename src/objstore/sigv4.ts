@@ -14,7 +14,7 @@ function toBuffer(data: ArrayBuffer | ArrayBufferView): Buffer {
 }
 
 /** SHA-256, or HMAC-SHA256 when given a secret, from node:crypto in the shape the signer takes. */
-class NodeSha256 implements Checksum {
+export class NodeSha256 implements Checksum {
   private hash: Hash | Hmac;
 
   constructor(private readonly secret?: SourceData) {
