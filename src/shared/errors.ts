@@ -26,11 +26,10 @@ export interface ValidationDetail {
 }
 
 /**
- * Fields whose values are secret: a 422 never echoes them, nor anything under them, whatever
- * their type (a string sent where an object belongs is masked too), and the request journal
- * masks them in bodies (a push token, an upload URL's signature are bearer credentials).
+ * Request fields whose values are secret: a 422 never echoes them, nor anything under
+ * them, whatever their type (a string sent where an object belongs is masked too).
  */
-export const SECRET_FIELDS: ReadonlySet<string> = new Set(['credentials', 'secrets', 'secret_access_key', 'session_token', 'client_secret', 'token', 'upload_url']);
+export const SECRET_FIELDS: ReadonlySet<string> = new Set(['credentials', 'secrets', 'secret_access_key', 'session_token', 'client_secret']);
 /** What a response shows instead of a secret value. */
 export const MASKED_SECRET_VALUE = '********';
 
