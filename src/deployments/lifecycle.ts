@@ -42,7 +42,7 @@ export class RevisionLifecycle {
 
   constructor(private readonly deps: RevisionLifecycleDeps) {}
 
-  /** A revision was just created (E9, E7, redeploy); the store has already interrupted the ones it supersedes. */
+  /** A revision was just created (E9, E7, POST .../revisions, redeploy); the store has already interrupted the ones it supersedes. */
   started(revision: RevisionRow): void {
     this.stop(revision.deployment_id);
     const fault = this.deps.faults.take(revision.deployment_id);
