@@ -433,13 +433,37 @@ describe('deletion', () => {
     expect((await api().get('/v2/deployments?name_contains=delete-awaiting')).body.resources).toEqual([]);
   });
 
-  it('a reset drops a pending deletion with the rest', async () => {
+  it('a snapshot keeps the uploaded tarballs and the pending deletions; a restore brings both back', async () => {
+    await admin('PATCH', '/config', { deployment_deletion_seconds: 30 });
+    const created = await createDeployment('snapshot-sources', 'internal_source');
+    const path = await uploadSource(created.id);
+    const doomed = await createDeployment('snapshot-doomed', 'internal_source');
+    expect((await api().delete(`/v2/deployments/${doomed.id}`)).status).toBe(204);
+    const dir = mkdtempSync(join(tmpdir(), 'localplane-deploy-snapshot-'));
+    try {
+      await ctx.instance.snapshot(join(dir, 'state.snapshot'));
+      await admin('POST', '/reset');
+      expect((await api().get(`/v2/deployments/${created.id}`)).status).toBe(404);
+      await ctx.instance.restore(join(dir, 'state.snapshot'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const revision = await api().post(`/v2/deployments/${created.id}/revisions`, { revision_source: 'internal_source', source_revision_config: { source_tarball_path: path } });
+    expect(revision.status).toBe(201);
+    expect((await api().get(`/v2/deployments/${doomed.id}`)).body.status).toBe('AWAITING_DELETE');
+    await advance(30);
+    expect((await api().get(`/v2/deployments/${doomed.id}`)).status).toBe(404);
+  });
+
+  it('a reset, also of the one workspace, drops a pending deletion with the rest', async () => {
     await admin('PATCH', '/config', { deployment_deletion_seconds: 30 });
     const created = await createDeployment('delete-reset', 'internal_source');
     await api().delete(`/v2/deployments/${created.id}`);
     expect((await admin('GET', '/tasks')).body.map((task: { label: string }) => task.label)).toContain(`deletion of deployment ${created.id}`);
-    await admin('POST', '/reset');
+    await admin('POST', '/reset', { workspace_id: acme().id });
     expect((await admin('GET', '/tasks')).body.map((task: { label: string }) => task.label)).not.toContain(`deletion of deployment ${created.id}`);
+    expect((await api().get(`/v2/deployments/${created.id}`)).status).toBe(404);
+    await admin('POST', '/reset');
     expect((await admin('GET', '/config')).body.deployment_deletion_seconds).toBe(0);
   });
 });
