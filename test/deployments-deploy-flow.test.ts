@@ -13,7 +13,8 @@ import { gunzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { SOURCE_TARBALL_BUCKET } from '../src/deployments/source-uploads.ts';
 import { codehostDeploymentBody } from './support/deployments.ts';
-import { fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from './support/instance.ts';
+import type { LogsPage } from '../src/deployments/schemas.ts';
+import { fullKey, useLocalplane, workspaceByTier, type ApiResponse, type FixtureWorkspace } from './support/instance.ts';
 import { getBytes, s3For } from './support/objstore.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
@@ -51,7 +52,7 @@ function projectTarball(): Buffer {
 const putTarball = (url: string, tarball: Buffer) =>
   fetch(url, {
     method: 'PUT',
-    body: tarball,
+    body: new Uint8Array(tarball),
     headers: { 'Content-Type': 'application/gzip', 'Content-Length': String(tarball.length), 'X-Goog-Content-Length-Range': '0,209715200' },
   });
 
@@ -96,7 +97,7 @@ async function pollLatest(deploymentId: string, workspace = acme()): Promise<Pol
     if (seen.at(-1) !== status) seen.push(status);
     if (TERMINAL.includes(status)) return { revisionId, status, seen, buildLog };
     if (status === 'AWAITING_BUILD' || status === 'BUILDING') {
-      const logs = await api(workspace).post(`/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`, { order: 'asc', limit: 50, ...(offset ? { offset } : {}) });
+      const logs: ApiResponse = await api(workspace).post(`/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`, { order: 'asc', limit: 50, ...(offset ? { offset } : {}) });
       expect(logs.status).toBe(200);
       buildLog.push(...logs.body.logs.map((entry: { message: string }) => entry.message));
       offset = logs.body.next_offset ?? offset;
@@ -367,7 +368,7 @@ describe('logs paging', () => {
       const read: string[] = [];
       let offset: string | null = null;
       for (;;) {
-        const page = (await api().post(path, { order, limit: 2, offset })).body;
+        const page: LogsPage = (await api().post(path, { order, limit: 2, offset })).body;
         if (page.logs.length === 0) {
           expect(page.next_offset).toBe(offset);
           break;

@@ -91,6 +91,19 @@ const uploadUrlRefused = "upload url is not available for 'external_container' s
 const REGISTRY_HOST = 'registry.localplane.test';
 const PUSH_TOKEN_HOURS = 1;
 
+/** A deployment of the workspace, or the 404 of any id it does not own. */
+function findDeploymentIn(store: DeploymentStore, tenantId: string, id: string) {
+  const deployment = store.deployment(tenantId, id);
+  if (!deployment) throw notFound(deploymentNotFound(id));
+  return deployment;
+}
+
+function findRevisionIn(store: DeploymentStore, deploymentId: string, id: string) {
+  const revision = store.revision(deploymentId, id);
+  if (!revision) throw notFound(revisionNotFound(id));
+  return revision;
+}
+
 function workspaceApp(tag: string, deps: DeploymentRouteDeps) {
   return new OpenApiHono<{ Variables: AuthVariables }>(tag).guard(WORKSPACE_AUTH_ERRORS, requireWorkspace(deps.workspaces));
 }
@@ -100,17 +113,8 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
   const { store, lifecycle } = deps;
   const app = workspaceApp('deployments', deps);
 
-  const findDeployment = (tenantId: string, id: string) => {
-    const deployment = store.deployment(tenantId, id);
-    if (!deployment) throw notFound(deploymentNotFound(id));
-    return deployment;
-  };
-
-  const findRevision = (deploymentId: string, id: string) => {
-    const revision = store.revision(deploymentId, id);
-    if (!revision) throw notFound(revisionNotFound(id));
-    return revision;
-  };
+  const findDeployment = (tenantId: string, id: string) => findDeploymentIn(store, tenantId, id);
+  const findRevision = (deploymentId: string, id: string) => findRevisionIn(store, deploymentId, id);
 
   /** A deployment that may still change: not AWAITING_DELETE. */
   const findLiveDeployment = (tenantId: string, id: string) => {
@@ -383,14 +387,8 @@ export function projectLogRoutes(deps: DeploymentRouteDeps) {
   const logsResponse = { status: 200, description: 'A page of log entries', schema: logsPageSchema };
   const INVALID_OFFSET = httpError(400, 'The offset is no next_offset of this log', { invalid_offset: 'Invalid offset: x is not a next_offset of this log.' });
 
-  const findDeployment = (tenantId: string, id: string) => {
-    const deployment = store.deployment(tenantId, id);
-    if (!deployment) throw notFound(deploymentNotFound(id));
-    return deployment;
-  };
   const revisionLogOf = (tenantId: string, deploymentId: string, revisionId: string, stream: LogStream) => {
-    const revision = store.revision(findDeployment(tenantId, deploymentId).id, revisionId);
-    if (!revision) throw notFound(revisionNotFound(revisionId));
+    const revision = findRevisionIn(store, findDeploymentIn(store, tenantId, deploymentId).id, revisionId);
     return revisionLog(revision, store.revisionEvents(revision.id), stream);
   };
   const page = (entries: Parameters<typeof logsPage>[0], body: LogsRequest | undefined) => logsPage(entries, body ?? logsRequest.parse({}));
@@ -423,7 +421,7 @@ export function projectLogRoutes(deps: DeploymentRouteDeps) {
       errors: [INVALID_OFFSET, DEPLOYMENT_NOT_FOUND],
     },
     (c, { params, body }) => {
-      const deployment = findDeployment(c.get('workspace').id, params.project_id);
+      const deployment = findDeploymentIn(store, c.get('workspace').id, params.project_id);
       const logs = store.revisionsOf(deployment.id).reverse().map((revision) => revisionLog(revision, store.revisionEvents(revision.id), 'deploy'));
       return c.json(page(mergedLog(logs), body));
     },
