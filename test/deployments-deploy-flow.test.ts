@@ -396,6 +396,24 @@ describe('logs paging', () => {
   });
 });
 
+describe('logs of seeded revisions', () => {
+  it('tell the statuses a seeded revision had reached, at its creation and last update', async () => {
+    let checked = 0;
+    for (const { id: deploymentId } of acme().deployments) {
+      const revisions = (await api().get(`/v2/deployments/${deploymentId}/revisions?status=DEPLOYED`)).body.resources;
+      for (const revision of revisions) {
+        checked++;
+        const deploy = (await api().post(`/v1/projects/${deploymentId}/revisions/${revision.id}/deploy_logs`, { order: 'desc', limit: 1 })).body.logs;
+        expect(deploy[0]).toMatchObject({ message: `Server is healthy: revision ${revision.id} is live.`, timestamp: Date.parse(revision.updated_at) });
+        const build = (await api().post(`/v1/projects/${deploymentId}/revisions/${revision.id}/build_logs`, { order: 'asc', limit: 1 })).body.logs;
+        expect(build[0]).toMatchObject({ level: 'INFO', timestamp: Date.parse(revision.created_at) });
+        expect(build[0].message).toMatch(new RegExp(`^Creating revision ${revision.id} from `));
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+});
+
 describe('deletion', () => {
   it('is instant by default', async () => {
     const created = await createDeployment('delete-instant', 'internal_source');

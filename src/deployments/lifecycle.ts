@@ -56,6 +56,7 @@ export class RevisionLifecycle {
       if (step.deploymentId !== deploymentId) continue;
       step.task.cancel();
       this.steps.delete(revisionId);
+      this.faults.delete(revisionId);
     }
   }
 
