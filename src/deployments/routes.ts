@@ -159,7 +159,10 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
       body: deploymentCreate,
       response: { status: 201, description: 'The deployment', schema: deploymentResponseSchema },
       errors: [
-        httpError(400, "The source's rules are broken", { source_configuration: SOURCE_CONFIGURATION_ERROR }),
+        httpError(400, "The source's rules are broken, or the source tarball was never uploaded", {
+          source_configuration: SOURCE_CONFIGURATION_ERROR,
+          not_uploaded: NOT_UPLOADED_EXAMPLE,
+        }),
         httpError(409, 'A tracing project of that name exists', { project_exists: 'A tracing project named my-graph already exists in this workspace.' }),
       ],
     },
