@@ -2,7 +2,7 @@ import { bulkExportRoutes, type BulkExportRouteDeps } from './bulk-exports/route
 import { OpenApiHono } from './openapi/routes.ts';
 import { listenerRoutes } from './deployments/listener-routes.ts';
 import { oauthProviderRoutes } from './deployments/oauth-provider-routes.ts';
-import { codehostRoutes, deploymentRoutes, type DeploymentWriteDeps } from './deployments/routes.ts';
+import { codehostRoutes, deploymentRoutes, projectLogRoutes, type DeploymentWriteDeps } from './deployments/routes.ts';
 
 export interface ApiDeps {
   bulkExports: BulkExportRouteDeps;
@@ -16,5 +16,6 @@ export function apiRoutes(deps: ApiDeps) {
     .route('/v2/deployments', deploymentRoutes(deps.deployments))
     .route('/v2/listeners', listenerRoutes(deps.deployments))
     .route('/v2/auth/providers', oauthProviderRoutes(deps.deployments))
+    .route('/v1/projects', projectLogRoutes(deps.deployments))
     .route('/v1/integrations/forge/codehost', codehostRoutes(deps.deployments));
 }

@@ -27,6 +27,8 @@ export const limitsPatch = z.strictObject({
   export_row_group_size: z.int().min(1),
   multipart_part_size_bytes: z.int().min(5 * 1024 * 1024),
   revision_step_seconds: z.union([seconds, revisionStepSeconds.partial()]),
+  /** Emulator-clock seconds a deleted deployment stays AWAITING_DELETE before it is gone (0: at once). */
+  deployment_deletion_seconds: seconds,
   /** Exports a workspace may create in a rolling hour of the emulator clock (recurring children not counted). */
   export_creates_per_hour: z.int().min(0),
   /** Recurring exports (IntervalScheduled) a workspace may have at once. */
@@ -53,6 +55,7 @@ export const DEFAULT_LIMITS: Limits = {
   multipart_part_size_bytes: 8 * 1024 * 1024,
   // A few seconds in all, so that a polling client sees every status go by.
   revision_step_seconds: { CREATING: 1, QUEUED: 1, AWAITING_BUILD: 1, BUILDING: 3, AWAITING_DEPLOY: 1, DEPLOYING: 3 },
+  deployment_deletion_seconds: 0,
   export_creates_per_hour: 250,
   recurring_exports_per_workspace: 200,
   concurrent_runs_per_export: 45,

@@ -13,7 +13,9 @@ import { ExportRunner } from './bulk-exports/runner.ts';
 import { BulkExportStore, bulkExportTables } from './bulk-exports/store.ts';
 import { applyLimitsPatch, DEFAULT_LIMITS, type Limits, type LimitsPatch } from './config.ts';
 import { RevisionFaults } from './deployments/faults.ts';
+import { DeploymentDeletions } from './deployments/deletions.ts';
 import { RevisionLifecycle } from './deployments/lifecycle.ts';
+import { SOURCE_TARBALL_BUCKET, SourceUploads, sourceUploadKey } from './deployments/source-uploads.ts';
 import { DeploymentStore, deploymentTables } from './deployments/store.ts';
 import { loadFixtures } from './fixtures/files.ts';
 import { ensureTemplate, installTemplate, templateContentKey } from './fixtures/template.ts';
@@ -233,13 +235,15 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   const keyStore = new ObjstoreKeyStore(db);
   const filesDir = join(dataDir, 'files');
   const buckets = keyStore.buckets();
+  const uploadKey = sourceUploadKey();
   try {
     objstore = await createObjstore({
       host,
       port: objstorePort,
       directory: join(dataDir, 'objstore'),
-      keys: keyStore,
-      buckets,
+      keys: { find: (accessKeyId) => (accessKeyId === uploadKey.accessKeyId ? uploadKey : keyStore.find(accessKeyId)) },
+      // The instance's own bucket beside the fixtures' ones: source tarballs of remote builds.
+      buckets: [...buckets, SOURCE_TARBALL_BUCKET],
       // A --data-dir kept from before a bucket joined the fixtures does not have it.
       publicBuckets: fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
       filesDirectory: filesDir,
@@ -269,6 +273,8 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   const deployments = new DeploymentStore(db);
   const revisionFaults = new RevisionFaults();
   const lifecycle = new RevisionLifecycle({ store: deployments, scheduler, clock, limits: () => limits, faults: revisionFaults });
+  const deletions = new DeploymentDeletions({ store: deployments, scheduler, clock, limits: () => limits, lifecycle });
+  const sourceUploads = new SourceUploads({ key: uploadKey, ids, objstoreClients, objstoreEndpoint: bindObjstore });
   const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, objstoreClients, resolveEndpoint, progress: options.progress });
 
   resets.register('export runner', {
@@ -280,6 +286,11 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     resume: () => lifecycle.resume(),
     stopWorkspace: (workspaceId) => lifecycle.stopWorkspace(workspaceId),
     resumeWorkspace: (workspaceId) => lifecycle.resumeWorkspace(workspaceId),
+  });
+  resets.register('deployment deletions', {
+    resume: () => deletions.resume(),
+    stopWorkspace: (workspaceId) => deletions.stopWorkspace(workspaceId),
+    resumeWorkspace: (workspaceId) => deletions.resumeWorkspace(workspaceId),
   });
   resets.register('database', {
     inSnapshots: true,
@@ -359,7 +370,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     '/',
     apiRoutes({
       bulkExports: { store, tracing, workspaces, runner, clock, ids, faults, objstoreClients, resolveEndpoint, limits: () => limits },
-      deployments: { store: deployments, workspaces, tracing, clock, ids, lifecycle, responseCache: new WriteScopedCache(writeCounter(db)) },
+      deployments: { store: deployments, workspaces, tracing, clock, ids, lifecycle, deletions, sourceUploads, responseCache: new WriteScopedCache(writeCounter(db)) },
     }),
   );
   app.route('/', openapiRoutes(() => app.documented));

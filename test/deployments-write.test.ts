@@ -208,11 +208,14 @@ describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
     const byRef = (await api.patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'feature/x' } })).body;
     expect(byRef.latest_revision_id).not.toBe(created.latest_revision_id);
     expect(byRef.source_revision_config).toMatchObject({ repo_ref: 'feature/x', graph_config_path: 'graph.json' });
+    // An internal_source revision names a tarball uploaded through upload-url.
+    const upload = (await api.post(`/v2/deployments/${created.id}/upload-url`)).body;
+    expect((await fetch(upload.upload_url, { method: 'PUT', body: 'not really gzip' })).status).toBe(200);
     const bySecrets = (
       await api.patch(`/v2/deployments/${created.id}`, {
         secrets: [{ name: 'K', value: SECRET_VALUE }],
         revision_source: 'internal_source',
-        source_revision_config: { source_tarball_path: 'uploads/patch-revision.tar.gz' },
+        source_revision_config: { source_tarball_path: upload.object_path },
       })
     ).body;
     expect(bySecrets.secrets).toEqual([{ name: 'K', value: '********' }]);

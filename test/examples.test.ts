@@ -25,6 +25,7 @@ describe('the example scripts run against a fresh instance', () => {
     ['bulk-export.sh', ['ok: three daily runs, each Completed with files', 'bytes of Parquet', 'ok: the export is Cancelled', 'ok: GET /api/v1/bulk-exports/destinations/']],
     ['deployments-read.sh', ['ok: a full first page of dev deployments named *bot*', 'ok: only DEPLOYED or BUILD_FAILED revisions', 'ok: GET /v2/deployments/not-a-uuid -> 422']],
     ['deployments-write.sh', ['after 10 s: DEPLOYED', 'ok: the second revision is active', 'ok: three revisions, newest first', '-> 207']],
+    ['deployments-deploy.sh', ['ok: uploaded ', '  | Building the image from graph.json.', 'final status: DEPLOYED', 'ok: the deploy log ends with the server live', 'ok: GET /v2/deployments/']],
   ])('%s exits 0', async (script, lines) => {
     const result = await runExample(script, lp.apiUrl);
     expect(result.code, result.stdout + result.stderr).toBe(0);

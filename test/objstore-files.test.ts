@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SOURCE_TARBALL_BUCKET } from '../src/deployments/source-uploads.ts';
 import { start } from '../src/index.ts';
 import { Api, createOnlyKey, credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixturesView } from './support/instance.ts';
 import { duckdb, getBytes, s3For } from './support/objstore.ts';
@@ -29,11 +30,14 @@ async function expectInView(client: S3Client, key: string, bytes: Uint8Array) {
   expect(statSync(file).ino, `${key} is a hard link to the stored object`).toBe(statSync(storeFileOf(key)).ino);
 }
 
+/** The fixtures' buckets and the instance's own, for deployment sources. */
+const allBuckets = () => [...ctx.fixtures.objstore.buckets, SOURCE_TARBALL_BUCKET].sort();
+
 describe('the plain-file view', () => {
   it('is <data-dir>/files, announced by start() and the fixtures, with one empty folder per bucket', () => {
     expect(ctx.instance.filesDir).toBe(join(ctx.instance.dataDir, 'files'));
     expect(ctx.fixtures.objstore.files_dir).toBe(ctx.instance.filesDir);
-    expect(readdirSync(ctx.instance.filesDir).sort()).toEqual([...ctx.fixtures.objstore.buckets].sort());
+    expect(readdirSync(ctx.instance.filesDir).sort()).toEqual(allBuckets());
   });
 
   it('follows PutObject, overwrites included, by the time the response arrives', async () => {
@@ -160,8 +164,8 @@ describe('the plain-file view', () => {
   it('is back to empty bucket folders after a reset', async () => {
     await put('plain/before-reset.txt', 'reset me');
     expect((await ctx.admin.request('POST', '/reset')).status).toBe(200);
-    expect(readdirSync(ctx.instance.filesDir).sort()).toEqual([...ctx.fixtures.objstore.buckets].sort());
-    for (const name of ctx.fixtures.objstore.buckets) expect(readdirSync(join(ctx.instance.filesDir, name)), name).toEqual([]);
+    expect(readdirSync(ctx.instance.filesDir).sort()).toEqual(allBuckets());
+    for (const name of allBuckets()) expect(readdirSync(join(ctx.instance.filesDir, name)), name).toEqual([]);
     await put('plain/after-reset.txt', 'after');
     expect(readFileSync(fileOf('plain/after-reset.txt'), 'utf8')).toBe('after');
   });

@@ -619,6 +619,44 @@ const ENDPOINTS: EndpointCase[] = [
     ],
   },
   {
+    method: 'POST',
+    route: `${DEPLOYMENTS}/:deployment_id/revisions`,
+    own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}/revisions`, body: {}, status: 201 }),
+    foreign: async (_a, b) => [
+      { what: "B's deployment", path: `${DEPLOYMENTS}/${b.deploymentId}/revisions`, body: {}, ...notFound(`Deployment ID ${b.deploymentId} not found.`) },
+    ],
+  },
+  {
+    method: 'POST',
+    route: `${DEPLOYMENTS}/:deployment_id/push-token`,
+    // A codehost deployment has no registry repository: A's own is refused too, with a 400.
+    own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}/push-token`, status: 400 }),
+    foreign: async (_a, b) => [{ what: "B's deployment", path: `${DEPLOYMENTS}/${b.deploymentId}/push-token`, ...notFound(`Deployment ID ${b.deploymentId} not found.`) }],
+  },
+  {
+    method: 'POST',
+    route: `${DEPLOYMENTS}/:deployment_id/upload-url`,
+    own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}/upload-url`, status: 200 }),
+    foreign: async (_a, b) => [{ what: "B's deployment", path: `${DEPLOYMENTS}/${b.deploymentId}/upload-url`, ...notFound(`Deployment ID ${b.deploymentId} not found.`) }],
+  },
+  ...(['build_logs', 'deploy_logs'] as const).map(
+    (stream): EndpointCase => ({
+      method: 'POST',
+      route: `/v1/projects/:project_id/revisions/:revision_id/${stream}`,
+      own: async (a) => ({ path: `/v1/projects/${a.deploymentId}/revisions/${a.revisionId}/${stream}`, body: {}, status: 200 }),
+      foreign: async (a, b) => [
+        { what: "B's deployment and revision", path: `/v1/projects/${b.deploymentId}/revisions/${b.revisionId}/${stream}`, body: {}, ...notFound(`Deployment ID ${b.deploymentId} not found.`) },
+        { what: "B's revision under A's deployment", path: `/v1/projects/${a.deploymentId}/revisions/${b.revisionId}/${stream}`, body: {}, ...notFound(`Revision ID ${b.revisionId} not found.`) },
+      ],
+    }),
+  ),
+  {
+    method: 'POST',
+    route: '/v1/projects/:project_id/deploy_logs',
+    own: async (a) => ({ path: `/v1/projects/${a.deploymentId}/deploy_logs`, body: {}, status: 200 }),
+    foreign: async (_a, b) => [{ what: "B's deployment", path: `/v1/projects/${b.deploymentId}/deploy_logs`, body: {}, ...notFound(`Deployment ID ${b.deploymentId} not found.`) }],
+  },
+  {
     method: 'GET',
     route: `${DEPLOYMENTS}/:deployment_id/revisions`,
     own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}/revisions`, status: 200 }),

@@ -2,7 +2,7 @@ import type { Limits } from '../config.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { ScheduledTask, Scheduler } from '../shared/scheduler.ts';
 import { MICROS_PER_SECOND, type Micros } from '../shared/time.ts';
-import type { RevisionFailureStage, RevisionFaults } from './faults.ts';
+import type { RevisionFault, RevisionFaults, RevisionFaultStage } from './faults.ts';
 import { REVISION_STEP_STATUSES, type RevisionStatus, type RevisionStepStatus } from './schemas.ts';
 import type { DeploymentStore, RevisionRow } from './store.ts';
 
@@ -14,9 +14,10 @@ export interface RevisionLifecycleDeps {
   faults: RevisionFaults;
 }
 
-/** The step at whose end a revision fails when the knob names that stage, and the status it fails with. */
-const FAILING_STEPS: Record<RevisionFailureStage, { step: RevisionStepStatus; status: RevisionStatus }> = {
+/** The step at whose end a revision ends early when the knob names that stage, and the status it ends with. */
+const FORCED_ENDINGS: Record<RevisionFaultStage, { step: RevisionStepStatus; status: RevisionStatus }> = {
   create: { step: 'CREATING', status: 'CREATE_FAILED' },
+  skip: { step: 'QUEUED', status: 'SKIPPED' },
   build: { step: 'BUILDING', status: 'BUILD_FAILED' },
   deploy: { step: 'DEPLOYING', status: 'DEPLOY_FAILED' },
 };
@@ -36,16 +37,16 @@ function statusAfter(step: RevisionStepStatus): RevisionStatus {
 export class RevisionLifecycle {
   /** The next step of each revision in progress. */
   private readonly steps = new Map<string, { deploymentId: string; task: ScheduledTask }>();
-  /** Revisions the knob made to fail, and at which stage. */
-  private readonly failures = new Map<string, RevisionFailureStage>();
+  /** Revisions the knob made to end early, and how. */
+  private readonly faults = new Map<string, RevisionFault>();
 
   constructor(private readonly deps: RevisionLifecycleDeps) {}
 
-  /** A revision was just created (E9, E7, redeploy); the store has already interrupted the ones it supersedes. */
+  /** A revision was just created (E9, E7, POST .../revisions, redeploy); the store has already interrupted the ones it supersedes. */
   started(revision: RevisionRow): void {
     this.stop(revision.deployment_id);
-    const stage = this.deps.faults.take(revision.deployment_id);
-    if (stage) this.failures.set(revision.id, stage);
+    const fault = this.deps.faults.take(revision.deployment_id);
+    if (fault) this.faults.set(revision.id, fault);
     this.scheduleStep(revision);
   }
 
@@ -55,6 +56,7 @@ export class RevisionLifecycle {
       if (step.deploymentId !== deploymentId) continue;
       step.task.cancel();
       this.steps.delete(revisionId);
+      this.faults.delete(revisionId);
     }
   }
 
@@ -68,7 +70,7 @@ export class RevisionLifecycle {
   /** After a start or a reset: every revision in progress (seeded ones included) goes on from its status now. */
   resume(): void {
     this.steps.clear();
-    this.failures.clear();
+    this.faults.clear();
     for (const revision of this.deps.store.revisionsInProgress()) this.scheduleStep(revision);
   }
 
@@ -99,15 +101,15 @@ export class RevisionLifecycle {
     this.steps.delete(id);
     const revision = this.deps.store.revision(deploymentId, id);
     if (revision?.status !== expected) return;
-    const stage = this.failures.get(id);
-    const failure = stage && FAILING_STEPS[stage].step === expected ? FAILING_STEPS[stage] : null;
-    if (failure) this.failures.delete(id);
-    this.moveTo(revision, failure?.status ?? statusAfter(expected));
+    const fault = this.faults.get(id);
+    const ending = fault && FORCED_ENDINGS[fault.stage].step === expected ? FORCED_ENDINGS[fault.stage] : null;
+    if (ending) this.moveTo(revision, ending.status, fault!.message);
+    else this.moveTo(revision, statusAfter(expected));
   }
 
-  private moveTo(revision: RevisionRow, status: RevisionStatus): void {
-    this.deps.store.setRevisionStatus(revision, status, this.deps.clock.now());
-    if (!isStep(status)) this.failures.delete(revision.id);
+  private moveTo(revision: RevisionRow, status: RevisionStatus, detail: string | null = null): void {
+    this.deps.store.setRevisionStatus(revision, status, this.deps.clock.now(), detail);
+    if (!isStep(status)) this.faults.delete(revision.id);
     this.scheduleStep({ ...revision, status });
   }
 }

@@ -14,10 +14,10 @@ const cannotChange = (field: string) => badRequest(`${field} cannot be changed o
 
 /**
  * E7. A non-null source_revision_config field, non-null secrets or a changed resource_spec
- * make a new revision (from the latest one's config); the other source_config fields change
- * in place; name, source, integration_id, repo_url, deployment_type and listener_id are fixed.
+ * make a new revision (from the latest one's config), as POST .../revisions always does; the
+ * other source_config fields change in place; name, source, integration_id, repo_url, deployment_type and listener_id are fixed.
  */
-export function applyPatch(current: DeploymentView, patch: DeploymentPatch, context: { ids: IdGenerator; now: Micros }) {
+export function applyPatch(current: DeploymentView, patch: DeploymentPatch, context: { ids: IdGenerator; now: Micros; alwaysNewRevision?: boolean }) {
   if (changed(patch.name, current.name)) throw cannotChange('name');
   if (changed(patch.source, current.source)) throw cannotChange('source');
   const storedConfig = JSON.parse(current.source_config) as StoredSourceConfig;
@@ -31,7 +31,8 @@ export function applyPatch(current: DeploymentView, patch: DeploymentPatch, cont
   const config: StoredSourceConfig = { ...storedConfig };
   for (const field of IN_PLACE_CONFIG_FIELDS) if (given?.[field] != null) Object.assign(config, { [field]: given[field] });
   const revisionFields = Object.entries(patch.source_revision_config ?? {}).filter(([, value]) => value !== null);
-  const needsRevision = revisionFields.length > 0 || patch.secrets != null || changed(given?.resource_spec, storedConfig.resource_spec);
+  const needsRevision =
+    context.alwaysNewRevision || revisionFields.length > 0 || patch.secrets != null || changed(given?.resource_spec, storedConfig.resource_spec);
 
   const { repo_commit_sha: _, ...latestConfig } = JSON.parse(current.latest_source_revision_config ?? '{}') as SourceRevisionConfig;
   const revisionConfig = { ...latestConfig, ...Object.fromEntries(revisionFields) };

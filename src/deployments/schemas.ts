@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { requestTimestamp } from '../bulk-exports/schemas.ts';
 import { queryBoolean, queryInteger } from '../shared/validation.ts';
 
 export const DEPLOYMENT_SOURCES = ['codehost', 'external_container', 'internal_container', 'internal_source', 'internal_template'] as const;
@@ -131,6 +132,31 @@ export const deploymentPatch = z.object({
 });
 export type DeploymentPatch = z.output<typeof deploymentPatch>;
 
+/** POST /v2/deployments/{id}/revisions: always a new revision, from the latest one's config and these fields. */
+export const revisionCreate = z.object({
+  revision_source: z.enum(REVISION_SOURCES).nullish(),
+  source_revision_config: sourceRevisionConfigRequest.nullish(),
+  secrets: z.array(secret).nullish(),
+});
+export type RevisionCreate = z.output<typeof revisionCreate>;
+
+export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The body of build_logs and deploy_logs, as the hosted CLI sends it. */
+export const logsRequest = z.object({
+  limit: z.int().min(1).max(1000).default(100),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  /** A `next_offset` answered before: the page starts after that entry. */
+  offset: z.string().max(200).nullish(),
+  level: z.enum(LOG_LEVELS).nullish(),
+  /** Only entries whose message contains this text (case-insensitive). */
+  query: z.string().max(1000).nullish(),
+  start_time: requestTimestamp.nullish(),
+  end_time: requestTimestamp.nullish(),
+});
+export type LogsRequest = z.output<typeof logsRequest>;
+
 // Queries and paths.
 export const pageQuery = {
   limit: queryInteger({ min: 1, max: 100 }).default(20),
@@ -170,6 +196,9 @@ export const deletionResultsSchema = z.object({
 export type DeletionResult = z.infer<typeof deletionResultsSchema>['results'][number];
 
 export const deploymentIdParams = z.object({ deployment_id: z.guid() });
+/** The hosted CLI passes the deployment id as project_id. */
+export const projectIdParams = z.object({ project_id: z.guid() });
+export const projectRevisionIdParams = z.object({ project_id: z.guid(), revision_id: z.guid() });
 export const revisionIdParams = z.object({ deployment_id: z.guid(), revision_id: z.guid() });
 export const integrationIdParams = z.object({ integration_id: z.guid() });
 
@@ -203,6 +232,30 @@ export const revisionResponseSchema = z.object({
   source_revision_config: sourceRevisionConfig,
 });
 export type RevisionResponse = z.infer<typeof revisionResponseSchema>;
+
+export const pushTokenSchema = z.object({
+  token: z.string(),
+  registry_url: z.string(),
+  expires_at: timestamp,
+});
+export type PushToken = z.infer<typeof pushTokenSchema>;
+
+export const uploadUrlSchema = z.object({
+  upload_url: z.string(),
+  object_path: z.string(),
+});
+export type UploadUrl = z.infer<typeof uploadUrlSchema>;
+
+export const logEntrySchema = z.object({
+  id: z.string(),
+  /** Epoch milliseconds on the emulator clock. */
+  timestamp: z.int(),
+  level: z.enum(LOG_LEVELS),
+  message: z.string(),
+});
+export type LogEntry = z.infer<typeof logEntrySchema>;
+export const logsPageSchema = z.object({ logs: z.array(logEntrySchema), next_offset: z.string().nullable() });
+export type LogsPage = z.infer<typeof logsPageSchema>;
 
 export const listPage = <S extends z.ZodType>(resource: S) => z.object({ resources: z.array(resource), offset: z.int() });
 export const deploymentsListSchema = listPage(deploymentResponseSchema);

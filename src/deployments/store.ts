@@ -93,9 +93,22 @@ CREATE TABLE IF NOT EXISTS deployment_revisions (
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS deployment_revisions_by_deployment ON deployment_revisions (deployment_id, created_at, id);`,
+CREATE INDEX IF NOT EXISTS deployment_revisions_by_deployment ON deployment_revisions (deployment_id, created_at, id);
+CREATE TABLE IF NOT EXISTS deployment_revision_events (
+  revision_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  detail TEXT
+);
+CREATE INDEX IF NOT EXISTS deployment_revision_events_by_revision ON deployment_revision_events (revision_id);
+CREATE TABLE IF NOT EXISTS deployment_deletions (
+  deployment_id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  due_at INTEGER NOT NULL,
+  delete_tracing_project INTEGER NOT NULL
+);`,
   seeded: ['deployment_tenants', 'oauth_providers', 'codehost_integrations', 'codehost_repos', 'listeners', 'deployments', 'deployment_revisions'],
-  runtime: [],
+  runtime: ['deployment_revision_events', 'deployment_deletions'],
   workspaceRows: {
     deployment_tenants: 'tenant_id = ?',
     oauth_providers: 'tenant_id = ?',
@@ -104,6 +117,9 @@ CREATE INDEX IF NOT EXISTS deployment_revisions_by_deployment ON deployment_revi
     listeners: 'tenant_id = ?',
     deployments: 'tenant_id = ?',
     deployment_revisions: 'deployment_id IN (SELECT id FROM {schema}.deployments WHERE tenant_id = ?)',
+    deployment_revision_events: `revision_id IN (SELECT r.id FROM {schema}.deployment_revisions r
+      JOIN {schema}.deployments d ON d.id = r.deployment_id WHERE d.tenant_id = ?)`,
+    deployment_deletions: 'tenant_id = ?',
   },
 };
 
@@ -211,6 +227,22 @@ export interface RevisionRow {
   updated_at: Micros;
 }
 
+/** A status a revision reached, when, and (for a forced ending) the words its logs give. */
+export interface RevisionEventRow {
+  revision_id: string;
+  status: RevisionStatus;
+  at: Micros;
+  detail: string | null;
+}
+
+/** A deployment AWAITING_DELETE, and when it is to be gone. */
+export interface DeploymentDeletionRow {
+  deployment_id: string;
+  tenant_id: string;
+  due_at: Micros;
+  delete_tracing_project: Flag;
+}
+
 const insertSql = (table: string, columns: readonly string[]) =>
   `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((column) => `@${column}`).join(', ')})`;
 
@@ -249,6 +281,9 @@ export class DeploymentStore {
         `SELECT * FROM deployment_revisions WHERE status IN (${placeholders(REVISION_STEP_STATUSES)}) ORDER BY created_at, id`,
       ),
       deploymentById: prepare<[string], DeploymentView>(`${DEPLOYMENT_VIEW} WHERE d.id = ?`),
+      revisionEvents: prepare<[string], RevisionEventRow>('SELECT * FROM deployment_revision_events WHERE revision_id = ? ORDER BY rowid'),
+      deletion: prepare<[string], DeploymentDeletionRow>('SELECT * FROM deployment_deletions WHERE deployment_id = ?'),
+      deletions: prepare<[], DeploymentDeletionRow>('SELECT * FROM deployment_deletions ORDER BY due_at, deployment_id'),
     };
   }
 
@@ -278,7 +313,7 @@ export class DeploymentStore {
   create(deployment: DeploymentRow, revision: RevisionRow, project: TracingSession): void {
     this.db.transaction(() => {
       DeploymentStore.insertDeployment(this.db, deployment);
-      DeploymentStore.insertRevision(this.db, revision);
+      this.addRevision(revision);
       TracingStore.insertSession(this.db, project);
     })();
   }
@@ -290,11 +325,8 @@ export class DeploymentStore {
   update(deployment: DeploymentRow, revision: RevisionRow | null): void {
     this.db.transaction(() => {
       if (revision) {
-        this.prepared(
-          `UPDATE deployment_revisions SET status = 'INTERRUPTED', updated_at = ?
-           WHERE deployment_id = ? AND status IN (${placeholders(REVISION_STEP_STATUSES)})`,
-        ).run(revision.created_at, deployment.id, ...REVISION_STEP_STATUSES);
-        DeploymentStore.insertRevision(this.db, revision);
+        this.interruptInProgress(deployment.id, revision.created_at);
+        this.addRevision(revision);
       }
       this.prepared(
         `UPDATE deployments SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references,
@@ -306,16 +338,24 @@ export class DeploymentStore {
   /** Removes a deployment with its revisions and, when asked, its tracing project (the session of the same name). */
   delete(deployment: DeploymentRow, options: { deleteTracingProject: boolean }): void {
     this.db.transaction(() => {
+      this.prepared('DELETE FROM deployment_revision_events WHERE revision_id IN (SELECT id FROM deployment_revisions WHERE deployment_id = ?)').run(
+        deployment.id,
+      );
       this.prepared('DELETE FROM deployment_revisions WHERE deployment_id = ?').run(deployment.id);
+      this.prepared('DELETE FROM deployment_deletions WHERE deployment_id = ?').run(deployment.id);
       this.prepared('DELETE FROM deployments WHERE id = ?').run(deployment.id);
       if (options.deleteTracingProject) this.prepared('DELETE FROM sessions WHERE tenant_id = ? AND name = ?').run(deployment.tenant_id, deployment.name);
     })();
   }
 
-  /** A revision's new status; reaching DEPLOYED makes it the active one and its deployment READY if it awaited its database. */
-  setRevisionStatus(revision: RevisionRow, status: RevisionStatus, now: Micros): void {
+  /**
+   * A revision's new status (with the words its logs give for a forced ending); reaching
+   * DEPLOYED makes it the active one and its deployment READY if it awaited its database.
+   */
+  setRevisionStatus(revision: RevisionRow, status: RevisionStatus, now: Micros, detail: string | null = null): void {
     this.db.transaction(() => {
       this.prepared('UPDATE deployment_revisions SET status = ?, updated_at = ? WHERE id = ?').run(status, now, revision.id);
+      this.addEvent({ revision_id: revision.id, status, at: now, detail });
       if (status !== 'DEPLOYED') return;
       this.prepared(
         `UPDATE deployments SET active_revision_id = ?, updated_at = ?,
@@ -326,6 +366,55 @@ export class DeploymentStore {
 
   setDeploymentStatus(id: string, status: DeploymentStatus, now: Micros): void {
     this.prepared('UPDATE deployments SET status = ?, updated_at = ? WHERE id = ?').run(status, now, id);
+  }
+
+  /** A deletion that takes time: the deployment AWAITING_DELETE until `dueAt`, its revisions in progress INTERRUPTED. */
+  startDeletion(deployment: DeploymentRow, dueAt: Micros, options: { deleteTracingProject: boolean; now: Micros }): void {
+    this.db.transaction(() => {
+      this.interruptInProgress(deployment.id, options.now);
+      this.setDeploymentStatus(deployment.id, 'AWAITING_DELETE', options.now);
+      const row: DeploymentDeletionRow = {
+        deployment_id: deployment.id,
+        tenant_id: deployment.tenant_id,
+        due_at: dueAt,
+        delete_tracing_project: options.deleteTracingProject ? 1 : 0,
+      };
+      insertRow(this.db, 'deployment_deletions', row);
+    })();
+  }
+
+  /** The pending deletion of a deployment, if it is AWAITING_DELETE. */
+  deletion(deploymentId: string) {
+    return this.statements.deletion.get(deploymentId);
+  }
+
+  /** Every pending deletion, of any workspace, soonest first. */
+  deletions(): DeploymentDeletionRow[] {
+    return this.statements.deletions.all();
+  }
+
+  /** The statuses a revision reached since it was created here, in order (none for a seeded revision before it moved). */
+  revisionEvents(revisionId: string): RevisionEventRow[] {
+    return this.statements.revisionEvents.all(revisionId);
+  }
+
+  private addRevision(revision: RevisionRow): void {
+    DeploymentStore.insertRevision(this.db, revision);
+    this.addEvent({ revision_id: revision.id, status: revision.status, at: revision.created_at, detail: null });
+  }
+
+  private addEvent(event: RevisionEventRow): void {
+    insertRow(this.db, 'deployment_revision_events', event);
+  }
+
+  /** A deployment's revisions still on their way to DEPLOYED end INTERRUPTED. */
+  private interruptInProgress(deploymentId: string, now: Micros): void {
+    const inProgress = `deployment_id = ? AND status IN (${placeholders(REVISION_STEP_STATUSES)})`;
+    this.prepared(
+      `INSERT INTO deployment_revision_events (revision_id, status, at, detail)
+       SELECT id, 'INTERRUPTED', ?, NULL FROM deployment_revisions WHERE ${inProgress} ORDER BY created_at, id`,
+    ).run(now, deploymentId, ...REVISION_STEP_STATUSES);
+    this.prepared(`UPDATE deployment_revisions SET status = 'INTERRUPTED', updated_at = ? WHERE ${inProgress}`).run(now, deploymentId, ...REVISION_STEP_STATUSES);
   }
 
   /** Every revision, of any workspace, that is on its way to DEPLOYED. */

@@ -8,6 +8,8 @@ export interface KnownIds extends Record<string, string> {
   run_id: string;
   deployment_id: string;
   revision_id: string;
+  /** The hosted CLI's log routes take the deployment id as project_id. */
+  project_id: string;
   integration_id: string;
   provider_id: string;
   listener_id: string;
@@ -56,6 +58,7 @@ export async function prepareKnownIds(ctx: TestContext): Promise<{ workspace: Fi
       run_id: runs.body[0].id,
       deployment_id: deployment.id,
       revision_id: revisions.body.resources[0].id,
+      project_id: deployment.id,
       integration_id: workspace.integrations[0]!.id,
       provider_id: providers.body[0].provider_id,
       // Listeners live in the self-hosted workspace: `workspace` is refused them (403), whatever the id.

@@ -2,40 +2,11 @@
  * SigV4 arithmetic on @smithy/signature-v4, the signer of the AWS SDK itself: the signature of
  * a request as received, and the chain of chunk signatures of an aws-chunked body.
  */
-import { createHash, createHmac, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 import { ALGORITHM_IDENTIFIER, createScope, getCanonicalHeaders, getSigningKey, SignatureV4 } from '@smithy/signature-v4';
-import type { AwsCredentialIdentity, Checksum, HeaderBag, HttpRequest, QueryParameterBag, SourceData } from '@smithy/types';
-
-function toBuffer(data: ArrayBuffer | ArrayBufferView): Buffer {
-  return ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
-}
-
-/** SHA-256, or HMAC-SHA256 when given a secret, from node:crypto in the shape the signer takes. */
-class NodeSha256 implements Checksum {
-  private hash: Hash | Hmac;
-
-  constructor(private readonly secret?: SourceData) {
-    this.hash = this.start();
-  }
-
-  update(data: Uint8Array): void {
-    this.hash.update(data);
-  }
-
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(this.hash.digest());
-  }
-
-  reset(): void {
-    this.hash = this.start();
-  }
-
-  private start(): Hash | Hmac {
-    if (this.secret === undefined) return createHash('sha256');
-    return createHmac('sha256', typeof this.secret === 'string' ? this.secret : toBuffer(this.secret));
-  }
-}
+import type { AwsCredentialIdentity, HeaderBag, HttpRequest, QueryParameterBag } from '@smithy/types';
+import { NodeSha256 } from '../../../shared/node-sha256.ts';
 
 const sha256Hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
 const EMPTY_SHA256 = sha256Hex('');
