@@ -1,6 +1,7 @@
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { start, type Localplane } from '../src/index.ts';
 import { Api, credentialsOf, eventually, fullKey, workspaceByTier, type FixturesView } from './support/instance.ts';
@@ -147,6 +148,23 @@ describe('--data-dir', () => {
     } finally {
       await moved.stop();
     }
+  });
+
+  it('refuses a data dir whose tables another version wrote, naming it, and leaves it as it was', async () => {
+    const dir = newDir();
+    const first = await start({ port: 0, objstorePort: 0, dataDir: dir, log: () => {} });
+    await first.stop();
+    const file = join(dir, 'localplane.sqlite');
+    const older = new Database(file);
+    older.pragma('user_version = 0');
+    older.close();
+
+    await expect(start({ port: 0, objstorePort: 0, dataDir: dir, log: () => {} })).rejects.toThrow(
+      `${file} was written by another version of localplane (its tables differ): remove that data dir or choose another --data-dir`,
+    );
+    const kept = new Database(file, { readonly: true });
+    expect(kept.pragma('user_version', { simple: true })).toBe(0);
+    kept.close();
   });
 
   it('removes its own temp dir on stop when none was given', async () => {

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import Database, { type Statement } from 'better-sqlite3';
 
 export type Db = Database.Database;
@@ -27,12 +29,27 @@ export interface TableSet {
  */
 export function openInstanceDb(path: string, templatePath: string, tables: readonly TableSet[]): Db {
   const db = new Database(path);
+  const stamp = schemaStamp(tables);
+  const holdsTables = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").get() !== undefined;
+  if (holdsTables && db.pragma('user_version', { simple: true }) !== stamp) {
+    db.close();
+    throw new Error(`${path} was written by another version of localplane (its tables differ): remove that data dir or choose another --data-dir`);
+  }
+  db.pragma(`user_version = ${stamp}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   for (const set of tables) db.exec(set.ddl);
   db.prepare('ATTACH DATABASE ? AS seed').run(templatePath);
   db.exec('CREATE TEMP VIEW all_runs AS SELECT * FROM seed.runs UNION ALL SELECT * FROM main.runs');
   return db;
+}
+
+/**
+ * The tables' DDL as a 31-bit number kept in the database's user_version: a kept --data-dir
+ * whose tables another version wrote is refused at start instead of failing at its first write.
+ */
+function schemaStamp(tables: readonly TableSet[]): number {
+  return createHash('sha256').update(tables.map((set) => set.ddl).join('\n')).digest().readUInt32BE(0) >>> 1;
 }
 
 /** Restores the seeded state: a handful of small tables, so it takes a few milliseconds. */
