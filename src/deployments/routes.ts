@@ -167,11 +167,12 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     },
     async (c, { body }) => {
       const tenantId = c.get('workspace').id;
+      // The only await comes first: from here to the store's write nothing else can run.
+      await checkTarball(tenantId, body.source_revision_config);
       checkCreateSource(store, tenantId, body);
       if (deps.tracing.sessionsOf(tenantId).some((project) => project.name === body.name)) {
         throw conflict(`A tracing project named ${body.name} already exists in this workspace.`);
       }
-      await checkTarball(tenantId, body.source_revision_config);
       const { deployment, revision, project } = newDeployment(body, { tenantId, now: deps.clock.now(), ids: deps.ids });
       store.create(deployment, revision, project);
       lifecycle.started(revision);
@@ -251,8 +252,8 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     },
     async (c, { params, body }) => {
       const tenantId = c.get('workspace').id;
-      const { deployment, revision } = applyPatch(findLiveDeployment(tenantId, params.deployment_id), body, { ids: deps.ids, now: deps.clock.now() });
       await checkTarball(tenantId, body.source_revision_config);
+      const { deployment, revision } = applyPatch(findLiveDeployment(tenantId, params.deployment_id), body, { ids: deps.ids, now: deps.clock.now() });
       store.update(deployment, revision);
       if (revision) lifecycle.started(revision);
       return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
@@ -299,9 +300,9 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     },
     async (c, { params, body }) => {
       const tenantId = c.get('workspace').id;
+      await checkTarball(tenantId, body.source_revision_config);
       const current = findLiveDeployment(tenantId, params.deployment_id);
       const { deployment, revision } = applyPatch(current, body, { ids: deps.ids, now: deps.clock.now(), alwaysNewRevision: true });
-      await checkTarball(tenantId, body.source_revision_config);
       store.update(deployment, revision);
       lifecycle.started(revision!);
       return c.json(revisionResponse(findRevision(deployment.id, revision!.id)), 201);
