@@ -14,6 +14,7 @@ import type { S3rverBackend } from './backend.ts';
 import { errors, escapeXml, GatewayError } from './errors.ts';
 import type { ChunkSignatures } from './signature.ts';
 import type { Exchange } from './exchange.ts';
+import { requireCopySourceConditionsMet, requireWriteConditionsMet } from './conditional-operations.ts';
 import { deleteObjects } from './delete-objects.ts';
 import { listObjects, listObjectsV2 } from './listing.ts';
 import {
@@ -23,6 +24,7 @@ import {
   multipartEtag,
   requireMinimumPartSizes,
 } from './multipart.ts';
+import { isMissingFile, serveObjectRead } from './object-reads.ts';
 import { singleParam, validatePartNumber, validateUploadId, type RequestTarget } from './target.ts';
 import { storeMultipartObject, storeObject, storePart } from './uploads.ts';
 import { decodeXmlText } from './xml-text.ts';
@@ -37,15 +39,14 @@ export interface OperationContext {
   delegate(): void;
   /** Reads the whole body (first sending 100 Continue); MaxMessageLengthExceeded beyond `limit`. */
   readBody(limit: number): Promise<Buffer>;
+  /** Wall-clock time, which conditional requests compare dates with. */
+  now(): Date;
 }
 
 /** Handles an operation; throw a GatewayError to answer with an S3 error. */
 export type OperationOverride = (ctx: OperationContext) => Promise<void>;
 
-export function isMissingFile(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
+export { isMissingFile };
 
 export async function readOptional(file: string): Promise<string | null> {
   try {
@@ -84,7 +85,20 @@ const uploadPart: OperationOverride = async (ctx) => {
 /** s3rver stores the body as sent (aws-chunked framing included) and checks none of its digests. */
 const putObject: OperationOverride = async (ctx) => {
   if (!(await bucketExists(ctx))) return ctx.delegate();
+  await requireWriteConditionsMet(ctx);
   await storeObject(ctx);
+};
+
+/** s3rver ignores conditional headers and misreads ranges (object-reads.ts). */
+const readObject: OperationOverride = async (ctx) => {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  await serveObjectRead(ctx);
+};
+
+/** s3rver copies whatever the `x-amz-copy-source-if-*` headers say. */
+const copyObject: OperationOverride = async (ctx) => {
+  await requireCopySourceConditionsMet(ctx);
+  ctx.delegate();
 };
 
 export interface CompletedPart {
@@ -120,6 +134,7 @@ const MAX_COMPLETE_BODY_BYTES = 4 * 1024 * 1024;
 const completeMultipartUpload: OperationOverride = async (ctx) => {
   if (!(await bucketExists(ctx))) return ctx.delegate();
   const { directory } = await requireUpload(ctx);
+  await requireWriteConditionsMet(ctx);
   const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
 
   let previous = 0;
@@ -159,6 +174,9 @@ const completeMultipartUpload: OperationOverride = async (ctx) => {
 
 export const operationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
   PutObject: putObject,
+  GetObject: readObject,
+  HeadObject: readObject,
+  CopyObject: copyObject,
   UploadPart: uploadPart,
   CompleteMultipartUpload: completeMultipartUpload,
   AbortMultipartUpload: abortMultipartUpload,

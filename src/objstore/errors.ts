@@ -109,7 +109,13 @@ export function escapeXml(text: string): string {
   });
 }
 
-export function renderErrorXml(error: S3ErrorSpec, resource: string, requestId: string): string {
+/** The ids S3 gives every response: `x-amz-request-id` and `x-amz-id-2`, repeated in error documents. */
+export interface ResponseIds {
+  requestId: string;
+  hostId: string;
+}
+
+export function renderErrorXml(error: S3ErrorSpec, resource: string, { requestId, hostId }: ResponseIds): string {
   return (
     '<?xml version="1.0" encoding="UTF-8"?>' +
     '<Error>' +
@@ -118,6 +124,7 @@ export function renderErrorXml(error: S3ErrorSpec, resource: string, requestId: 
     (error.details ?? []).map(([element, text]) => `<${element}>${escapeXml(text)}</${element}>`).join('') +
     `<Resource>${escapeXml(resource)}</Resource>` +
     `<RequestId>${escapeXml(requestId)}</RequestId>` +
+    `<HostId>${escapeXml(hostId)}</HostId>` +
     '</Error>'
   );
 }
@@ -131,7 +138,7 @@ export function sendError(
   method: string,
   error: S3ErrorSpec,
   resource: string,
-  requestId: string,
+  ids: ResponseIds,
 ): void {
   if (res.headersSent || res.writableEnded) return;
   res.statusCode = error.status;
@@ -140,7 +147,7 @@ export function sendError(
     res.end();
     return;
   }
-  const body = renderErrorXml(error, resource, requestId);
+  const body = renderErrorXml(error, resource, ids);
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
 }

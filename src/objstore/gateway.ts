@@ -195,6 +195,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
         backend.handle(req, exchange.res);
       },
       readBody: (limit) => readBody(exchange, limit),
+      now: () => new Date(now()),
     };
     const override = overrides[classified.operation];
     if (override) {

@@ -6,7 +6,7 @@
  * the object file, which a crash would leave truncated and listed).
  *
  * An object's checksum is kept in its s3rver metadata file (`x-amz-checksum-<algorithm>`,
- * `x-amz-checksum-type`). s3rver itself never answers it; the backend adds it to GetObject /
+ * `x-amz-checksum-type`). s3rver itself never answers it; object-reads.ts adds it to GetObject /
  * HeadObject responses that ask for it. Copies keep it along with the bytes; every other write
  * of s3rver's rewrites the metadata without it.
  */
