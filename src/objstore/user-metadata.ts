@@ -6,34 +6,24 @@
  * Values are stored as Node received them: header bytes read as Latin-1, one character a byte.
  */
 
+import { headerBytesAsText, utf8OfHeaderBytes } from './header-bytes.ts';
+
 const ENCODED_WORD = /^=\?([^?]+)\?([BbQq])\?([^?]*)\?=$/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function decodeEncodedWord(charset: string, encoding: string, text: string): string | null {
-  const bytes =
+  const latin1 =
     encoding.toUpperCase() === 'B'
-      ? Buffer.from(text, 'base64')
-      : Buffer.from(
-          text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
-          'latin1',
-        );
+      ? Buffer.from(text, 'base64').toString('latin1')
+      : text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   switch (charset.toLowerCase()) {
     case 'utf-8':
-      return utf8Text(bytes) ?? null;
+      return utf8OfHeaderBytes(latin1);
     case 'iso-8859-1':
     case 'us-ascii':
-      return bytes.toString('latin1');
+      return latin1;
     default:
       return null;
-  }
-}
-
-function utf8Text(bytes: Buffer): string | undefined {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
   }
 }
 
@@ -43,7 +33,7 @@ function storedText(stored: string): string {
   if (word) return decodeEncodedWord(word[1]!, word[2]!, word[3]!) ?? stored;
   // Characters beyond Latin-1 cannot have come from header bytes: the value is text already.
   if ([...stored].some((ch) => ch.charCodeAt(0) > 0xff)) return stored;
-  return utf8Text(Buffer.from(stored, 'latin1')) ?? stored;
+  return headerBytesAsText(stored);
 }
 
 /** The header value S3 answers for a stored user metadata value. */
