@@ -1,0 +1,93 @@
+/**
+ * Raw S3 requests signed as real clients sign them (@smithy/signature-v4, the AWS SDK's own
+ * signer), for the cases the SDK cannot produce: exact header values, unusual Range and
+ * conditional headers, raw UTF-8 metadata bytes, tampered presigned URLs.
+ */
+import { createHash } from 'node:crypto';
+import net from 'node:net';
+
+import { SignatureV4 } from '@smithy/signature-v4';
+
+import { NodeSha256, rawRequest, type Credentials, type RawResponse } from './objstore-server.ts';
+
+export interface SignedRequest {
+  method: string;
+  /** Percent-encoded path, sent and signed as is. */
+  path: string;
+  query?: Record<string, string>;
+  /** Signed, and sent as UTF-8 bytes (as clients send non-ASCII metadata). */
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+  /** When the request was signed (default: now). */
+  signingDate?: Date;
+}
+
+const sha256Hex = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+
+function signer(credentials: Credentials): SignatureV4 {
+  return new SignatureV4({ credentials, region: 'us-east-1', service: 's3', sha256: NodeSha256, uriEscapePath: false });
+}
+
+function searchOf(query: Record<string, string>): string {
+  const search = new URLSearchParams(query).toString().replace(/\+/g, '%20');
+  return search === '' ? '' : `?${search}`;
+}
+
+/** Node writes header text as Latin-1, one byte a character: hand it the UTF-8 bytes that way. */
+const asUtf8Bytes = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Buffer.from(value, 'utf8').toString('latin1')]));
+
+/** Sends a request signed in its Authorization header (the body's SHA-256 as its payload hash). */
+export async function sendSigned(url: string, credentials: Credentials, request: SignedRequest): Promise<RawResponse> {
+  const { host, hostname } = new URL(url);
+  const body = request.body ?? '';
+  const query = request.query ?? {};
+  const signed = await signer(credentials).sign(
+    {
+      method: request.method,
+      protocol: 'http:',
+      hostname,
+      path: request.path,
+      query,
+      headers: { host, 'x-amz-content-sha256': sha256Hex(body), ...request.headers },
+    },
+    { signingDate: request.signingDate ?? new Date() },
+  );
+  const headers = asUtf8Bytes(signed.headers);
+  if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  return rawRequest(url, request.method, `${request.path}${searchOf(query)}`, headers, request.body);
+}
+
+/** A presigned URL's path and query, signed for `expiresIn` seconds from `signingDate`. */
+export async function presignedPath(
+  url: string,
+  credentials: Credentials,
+  request: Pick<SignedRequest, 'method' | 'path' | 'signingDate'> & { expiresIn: number },
+): Promise<string> {
+  const { host, hostname } = new URL(url);
+  const presigned = await signer(credentials).presign(
+    { method: request.method, protocol: 'http:', hostname, path: request.path, query: {}, headers: { host } },
+    { expiresIn: request.expiresIn, signingDate: request.signingDate ?? new Date() },
+  );
+  return `${request.path}${searchOf(presigned.query as Record<string, string>)}`;
+}
+
+/** Sends `head` (request line and headers, CRLF-separated, without the blank line) and `body` as they are, over one connection. */
+export function sendExactly(url: string, head: string, body = ''): Promise<{ status: number; text: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.end(`${head}\r\nConnection: close\r\n\r\n${body}`));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), text });
+    });
+  });
+}
+
+/** The text of the first `<name>` element of an XML document. */
+export function xmlElement(xml: string, name: string): string | undefined {
+  return new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1];
+}
