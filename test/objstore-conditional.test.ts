@@ -23,6 +23,9 @@ const KEY: ObjstoreKey = {
 const ctx = useObjstore({ directoryPrefix: 'objstore-conditional-', keys: [KEY], buckets: [BUCKET], clientConfig: CHECKSUMS_WHEN_REQUIRED });
 const client = () => ctx.client(KEY);
 
+/** An S3 error as the SDK throws it, with the elements of the error document it copies onto it. */
+type S3Failure = Awaited<ReturnType<typeof failure>> & { Condition?: string; Key?: string };
+
 const OTHER_ETAG = '"0123456789abcdef0123456789abcdef"';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -152,7 +155,7 @@ describe('CopyObject source conditions', () => {
       [{ CopySourceIfModifiedSince: now }, 'x-amz-copy-source-If-Modified-Since'],
     ];
     for (const [conditions, condition] of cases) {
-      const error = (await failure(copy(conditions))) as Error & { Condition?: string };
+      const error = (await failure(copy(conditions))) as S3Failure;
       expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual(['PreconditionFailed', 412, condition]);
     }
     expect(await failure(client().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'copy' })))).toMatchObject({ name: 'NotFound' });
@@ -177,20 +180,20 @@ describe('conditional writes', () => {
   it('PutObject with If-None-Match: * creates a key once and refuses to overwrite it', async () => {
     const key = `create-once-${Date.now()}`;
     await put(key, 'first', { IfNoneMatch: '*' });
-    const error = (await failure(put(key, 'second', { IfNoneMatch: '*' }))) as Error & { Condition?: string };
+    const error = (await failure(put(key, 'second', { IfNoneMatch: '*' }))) as S3Failure;
     expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual(['PreconditionFailed', 412, 'If-None-Match']);
     expect(await bodyOf(key)).toBe('first');
   });
 
   it('PutObject with If-Match overwrites only the object with that ETag, and 404s when there is none', async () => {
-    const error = (await failure(put('object', 'lost update', { IfMatch: OTHER_ETAG }))) as Error & { Condition?: string };
+    const error = (await failure(put('object', 'lost update', { IfMatch: OTHER_ETAG }))) as S3Failure;
     expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual(['PreconditionFailed', 412, 'If-Match']);
     expect(await bodyOf('object')).toBe('conditional body');
 
     await put('object', 'updated', { IfMatch: etag });
     expect(await bodyOf('object')).toBe('updated');
 
-    const missing = (await failure(put('never-written', 'x', { IfMatch: etag }))) as Error & { Key?: string };
+    const missing = (await failure(put('never-written', 'x', { IfMatch: etag }))) as S3Failure;
     expect([missing.name, missing.$metadata.httpStatusCode, missing.Key]).toEqual(['NoSuchKey', 404, 'never-written']);
     expect(await failure(client().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'never-written' })))).toMatchObject({ name: 'NotFound' });
   });
@@ -209,9 +212,9 @@ describe('conditional writes', () => {
         }),
       );
     };
-    const exists = (await failure(complete({ IfNoneMatch: '*' }))) as Error & { Condition?: string };
+    const exists = (await failure(complete({ IfNoneMatch: '*' }))) as S3Failure;
     expect([exists.$metadata.httpStatusCode, exists.Condition]).toEqual([412, 'If-None-Match']);
-    const stale = (await failure(complete({ IfMatch: OTHER_ETAG }))) as Error & { Condition?: string };
+    const stale = (await failure(complete({ IfMatch: OTHER_ETAG }))) as S3Failure;
     expect([stale.$metadata.httpStatusCode, stale.Condition]).toEqual([412, 'If-Match']);
     expect(await bodyOf('object')).toBe('conditional body');
 

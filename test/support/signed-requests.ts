@@ -37,36 +37,53 @@ function searchOf(query: Record<string, string>): string {
 const asUtf8Bytes = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Buffer.from(value, 'utf8').toString('latin1')]));
 
-/** Sends a request signed in its Authorization header (the body's SHA-256 as its payload hash). */
-export async function sendSigned(url: string, credentials: Credentials, request: SignedRequest): Promise<RawResponse> {
-  const { host, hostname } = new URL(url);
-  const body = request.body ?? '';
-  const query = request.query ?? {};
+/** The headers of a request signed in its Authorization header (the body's SHA-256 as its payload hash), ready to send. */
+export async function signedHeaders(url: string, credentials: Credentials, request: SignedRequest): Promise<Record<string, string>> {
+  const { host, hostname, port } = new URL(url);
   const signed = await signer(credentials).sign(
     {
       method: request.method,
       protocol: 'http:',
       hostname,
+      port: Number(port),
       path: request.path,
-      query,
-      headers: { host, 'x-amz-content-sha256': sha256Hex(body), ...request.headers },
+      query: request.query ?? {},
+      headers: { host, 'x-amz-content-sha256': sha256Hex(request.body ?? ''), ...request.headers },
     },
     { signingDate: request.signingDate ?? new Date() },
   );
-  const headers = asUtf8Bytes(signed.headers);
-  if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-  return rawRequest(url, request.method, `${request.path}${searchOf(query)}`, headers, request.body);
+  return asUtf8Bytes(signed.headers);
 }
 
-/** A presigned URL's path and query, signed for `expiresIn` seconds from `signingDate`. */
+/** The path and query of a request as sent. */
+export const targetOf = (request: Pick<SignedRequest, 'path' | 'query'>) => `${request.path}${searchOf(request.query ?? {})}`;
+
+/** Sends a request signed in its Authorization header, its body in one piece with its length. */
+export async function sendSigned(url: string, credentials: Credentials, request: SignedRequest): Promise<RawResponse> {
+  const headers = await signedHeaders(url, credentials, request);
+  // As bytes: Node writes the headers together with a first string chunk in the chunk's encoding.
+  const body = request.body === undefined ? undefined : Buffer.from(request.body);
+  if (body !== undefined) headers['content-length'] = String(body.length);
+  return rawRequest(url, request.method, targetOf(request), headers, body);
+}
+
+/** A presigned URL's path and query, signed for `expiresIn` seconds from `signingDate` as the SDK's S3 presigner signs it. */
 export async function presignedPath(
   url: string,
   credentials: Credentials,
   request: Pick<SignedRequest, 'method' | 'path' | 'signingDate'> & { expiresIn: number },
 ): Promise<string> {
-  const { host, hostname } = new URL(url);
+  const { host, hostname, port } = new URL(url);
   const presigned = await signer(credentials).presign(
-    { method: request.method, protocol: 'http:', hostname, path: request.path, query: {}, headers: { host } },
+    {
+      method: request.method,
+      protocol: 'http:',
+      hostname,
+      port: Number(port),
+      path: request.path,
+      query: {},
+      headers: { host, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' },
+    },
     { expiresIn: request.expiresIn, signingDate: request.signingDate ?? new Date() },
   );
   return `${request.path}${searchOf(presigned.query as Record<string, string>)}`;
@@ -76,7 +93,7 @@ export async function presignedPath(
 export function sendExactly(url: string, head: string, body = ''): Promise<{ status: number; text: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname, () => socket.end(`${head}\r\nConnection: close\r\n\r\n${body}`));
+    const socket = net.connect(Number(port), hostname, () => socket.write(`${head}\r\nConnection: close\r\n\r\n${body}`));
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', reject);
