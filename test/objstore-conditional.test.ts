@@ -185,6 +185,17 @@ describe('conditional writes', () => {
     expect(await bodyOf(key)).toBe('first');
   });
 
+  it('of concurrent If-None-Match: * uploads of a new key, exactly one succeeds', async () => {
+    const key = `race-${Date.now()}`;
+    const bodies = Array.from({ length: 8 }, (_, i) => `writer ${i}`);
+    const outcomes = await Promise.allSettled(bodies.map((body) => put(key, body, { IfNoneMatch: '*' })));
+    const won = outcomes.flatMap((outcome, i) => (outcome.status === 'fulfilled' ? [bodies[i]] : []));
+    const refused = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [(outcome.reason as S3Failure).$metadata.httpStatusCode] : []));
+    expect(won).toHaveLength(1);
+    expect(refused).toEqual(Array(7).fill(412));
+    expect(await bodyOf(key)).toBe(won[0]);
+  });
+
   it('PutObject with If-Match overwrites only the object with that ETag, and 404s when there is none', async () => {
     const error = (await failure(put('object', 'lost update', { IfMatch: OTHER_ETAG }))) as S3Failure;
     expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual(['PreconditionFailed', 412, 'If-Match']);

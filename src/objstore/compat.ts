@@ -14,7 +14,7 @@ import type { S3rverBackend } from './backend.ts';
 import { errors, escapeXml, GatewayError } from './errors.ts';
 import type { ChunkSignatures } from './signature.ts';
 import type { Exchange } from './exchange.ts';
-import { requireCopySourceConditionsMet, requireWriteConditionsMet } from './conditional-operations.ts';
+import { requireCopySourceConditionsMet, requireWriteConditionsMet, type TurnTaking } from './conditional-operations.ts';
 import { deleteObjects } from './delete-objects.ts';
 import { listObjects, listObjectsV2 } from './listing.ts';
 import {
@@ -41,6 +41,8 @@ export interface OperationContext {
   readBody(limit: number): Promise<Buffer>;
   /** Wall-clock time, which conditional requests compare dates with. */
   now(): Date;
+  /** Conditional writes of one key take turns (conditional-operations.ts). */
+  readonly conditionalWrites: TurnTaking;
 }
 
 /** Handles an operation; throw a GatewayError to answer with an S3 error. */

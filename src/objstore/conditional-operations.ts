@@ -19,6 +19,37 @@ export async function requireWriteConditionsMet(ctx: OperationContext): Promise<
 }
 
 /**
+ * Places an object (`place`) only if the key still meets the write conditions, checked again now
+ * that the body has arrived: conditional writes of one key take turns from that check to their
+ * placing, so of two `If-None-Match: *` uploads of a new key only one succeeds, as on S3.
+ */
+export async function placeUnderWriteConditions(ctx: OperationContext, place: () => Promise<void>): Promise<void> {
+  if (!hasWriteConditions(ctx.exchange.req.headers)) return place();
+  const { bucket, key } = ctx.target;
+  await ctx.conditionalWrites.run(`${bucket}/${key}`, async () => {
+    await requireWriteConditionsMet(ctx);
+    await place();
+  });
+}
+
+/** Runs tasks one at a time per name, in the order they arrive. */
+export class TurnTaking {
+  private readonly lastTurn = new Map<string, Promise<void>>();
+
+  async run(name: string, task: () => Promise<void>): Promise<void> {
+    const previous = this.lastTurn.get(name) ?? Promise.resolve();
+    const turn = previous.then(task);
+    const settled = turn.catch(() => {});
+    this.lastTurn.set(name, settled);
+    try {
+      await turn;
+    } finally {
+      if (this.lastTurn.get(name) === settled) this.lastTurn.delete(name);
+    }
+  }
+}
+
+/**
  * CopyObject: throws 412 unless the source meets every `x-amz-copy-source-if-*` condition.
  * A source that does not exist is left to s3rver, which answers NoSuchBucket / NoSuchKey.
  */

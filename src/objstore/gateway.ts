@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { S3rverBackend } from './backend.ts';
 import { operationOverrides, type OperationContext, type OperationOverride } from './compat.ts';
+import { TurnTaking } from './conditional-operations.ts';
 import { extractCredential } from './credentials.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
@@ -132,6 +133,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const overrides = options.overrides ?? operationOverrides;
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
+  const conditionalWrites = new TurnTaking();
 
   /** Authenticates and authorises the request; answers the chunk signatures of its body. */
   async function admit(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation): Promise<ChunkSignatures> {
@@ -196,6 +198,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       },
       readBody: (limit) => readBody(exchange, limit),
       now: () => new Date(now()),
+      conditionalWrites,
     };
     const override = overrides[classified.operation];
     if (override) {

@@ -19,6 +19,7 @@ import { objectMetadata } from './backend.ts';
 import { incomingFile, planBody, receiveBody, storedContentEncoding } from './body.ts';
 import { checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, objectChecksumHeaders } from './checksums.ts';
 import type { CompletedPart, OperationContext } from './compat.ts';
+import { placeUnderWriteConditions } from './conditional-operations.ts';
 
 /** Writes `contents` to a temporary file beside the store, to be renamed into place. */
 async function stage(root: string, contents: string): Promise<string> {
@@ -32,13 +33,14 @@ async function stage(root: string, contents: string): Promise<string> {
  * sidecars are written beside the store first so no reader sees a half-written one, and the
  * body comes last, so a new object appears whole with its ETag and metadata even if the
  * process dies in between. Nothing is moved unless every file is ready; whatever was not moved
- * is removed.
+ * is removed. An object is moved under its write conditions, checked at that moment.
  */
 async function placeWithSidecars(
   ctx: OperationContext,
   file: string,
   destination: string,
   sidecars: Record<string, string>,
+  placing: (place: () => Promise<void>) => Promise<void> = (place) => place(),
 ): Promise<void> {
   const files: { from: string; to: string }[] = [];
   try {
@@ -47,7 +49,9 @@ async function placeWithSidecars(
     }
     files.push({ from: file, to: destination });
     await mkdir(path.dirname(destination), { recursive: true });
-    for (const { from, to } of files) await rename(from, to);
+    await placing(async () => {
+      for (const { from, to } of files) await rename(from, to);
+    });
   } finally {
     await Promise.all([file, ...files.map(({ from }) => from)].map((from) => rm(from, { force: true })));
   }
@@ -74,10 +78,16 @@ export async function storeObject(ctx: OperationContext): Promise<void> {
   const body = await receiveBody(ctx, plan, DEFAULT_CHECKSUM_ALGORITHM);
   const checksum = body.checksum ? objectChecksumHeaders(body.checksum.algorithm, body.checksum.value) : {};
   const store = ctx.backend.store;
-  await placeWithSidecars(ctx, body.file, store.getResourcePath(bucket!, key!, 'object'), {
-    [store.getResourcePath(bucket!, key!, 'object.md5')]: body.md5,
-    [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify({ ...metadata, ...checksum }, null, 2),
-  });
+  await placeWithSidecars(
+    ctx,
+    body.file,
+    store.getResourcePath(bucket!, key!, 'object'),
+    {
+      [store.getResourcePath(bucket!, key!, 'object.md5')]: body.md5,
+      [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify({ ...metadata, ...checksum }, null, 2),
+    },
+    (place) => placeUnderWriteConditions(ctx, place),
+  );
   respondStored(ctx, body.md5, checksum);
 }
 
@@ -114,9 +124,15 @@ export async function storeMultipartObject(
     await rm(file, { force: true });
     throw error;
   }
-  await placeWithSidecars(ctx, file, store.getResourcePath(bucket!, key!, 'object'), {
-    [store.getResourcePath(bucket!, key!, 'object.md5')]: etag,
-    [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify(metadata, null, 2),
-  });
+  await placeWithSidecars(
+    ctx,
+    file,
+    store.getResourcePath(bucket!, key!, 'object'),
+    {
+      [store.getResourcePath(bucket!, key!, 'object.md5')]: etag,
+      [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify(metadata, null, 2),
+    },
+    (place) => placeUnderWriteConditions(ctx, place),
+  );
   await rm(uploadDirectory, { recursive: true, force: true });
 }
