@@ -209,6 +209,18 @@ describe('conditional writes', () => {
     expect(await failure(client().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'never-written' })))).toMatchObject({ name: 'NotFound' });
   });
 
+  it.each([
+    [{ 'if-none-match': OTHER_ETAG }, 'If-None-Match', "We don't accept the provided value of If-None-Match header for this API"],
+    [{ 'if-match': '*' }, 'If-None-Match', "We don't accept the provided value of If-None-Match header for this API"],
+    [{ 'if-match': OTHER_ETAG, 'if-none-match': '*' }, 'If-Match,If-None-Match', 'Multiple conditional request headers present in the request'],
+  ])('answers the write conditions S3 does not take (%o) 501 NotImplemented', async (conditions, header, detail) => {
+    const response = await sendSigned(ctx.objstore.url, KEY, { method: 'PUT', path: `/${BUCKET}/object`, headers: conditions, body: 'x' });
+    expect(response.status).toBe(501);
+    expect([xmlElement(response.body, 'Code'), xmlElement(response.body, 'Header')]).toEqual(['NotImplemented', header]);
+    expect(xmlElement(response.body, 'additionalMessage')?.replace('&apos;', "'")).toBe(detail);
+    expect(await bodyOf('object')).toBe('conditional body');
+  });
+
   it('CompleteMultipartUpload takes If-None-Match and If-Match like PutObject', async () => {
     const complete = async (conditions: Partial<CompleteMultipartUploadCommand['input']>) => {
       const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'object' }));

@@ -5,8 +5,8 @@
  *
  * Reads (GetObject, HeadObject) answer 412 PreconditionFailed or 304 Not Modified; CopyObject's
  * `x-amz-copy-source-if-*` answer 412 for every failed condition; writes (PutObject,
- * CompleteMultipartUpload) take If-Match (412, or 404 NoSuchKey when there is no object) and
- * If-None-Match (`*`: 412 when the key exists).
+ * CompleteMultipartUpload) take If-Match (412, or 404 NoSuchKey when there is no object) or
+ * If-None-Match: * (412 when the key exists).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -27,7 +27,15 @@ export const preconditionErrors = {
       ['Condition', condition],
     ]),
   noSuchKey: (key: string): S3ErrorSpec => s3Error(404, 'NoSuchKey', 'The specified key does not exist.', [['Key', key]]),
+  /** A write condition S3 does not take; S3 names If-None-Match for `If-Match: *` too. */
+  unsupportedWriteCondition: (header: string, detail: string): S3ErrorSpec =>
+    s3Error(501, 'NotImplemented', 'A header you provided implies functionality that is not implemented', [
+      ['Header', header],
+      ['additionalMessage', detail],
+    ]),
 } as const;
+
+const UNACCEPTED_VALUE = "We don't accept the provided value of If-None-Match header for this API";
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -130,16 +138,25 @@ export function hasWriteConditions(headers: IncomingHttpHeaders): boolean {
 
 /**
  * PutObject / CompleteMultipartUpload: throws unless the object now under `key` (null: none)
- * meets If-Match and If-None-Match.
+ * meets If-Match or If-None-Match. S3 takes one of them, If-None-Match only as `*`, If-Match only
+ * with an ETag: anything else is 501 NotImplemented.
  */
 export function requireWriteConditions(headers: IncomingHttpHeaders, key: string, current: ObjectState | null): void {
   const ifMatch = header(headers, 'if-match');
+  const ifNoneMatch = header(headers, 'if-none-match');
+  if (ifMatch !== undefined && ifNoneMatch !== undefined) {
+    throw new GatewayError(
+      preconditionErrors.unsupportedWriteCondition('If-Match,If-None-Match', 'Multiple conditional request headers present in the request'),
+    );
+  }
+  if ((ifNoneMatch !== undefined && ifNoneMatch.trim() !== '*') || ifMatch?.trim() === '*') {
+    throw new GatewayError(preconditionErrors.unsupportedWriteCondition('If-None-Match', UNACCEPTED_VALUE));
+  }
   if (ifMatch !== undefined) {
     if (current === null) throw new GatewayError(preconditionErrors.noSuchKey(key));
     if (!etagListMatches(ifMatch, current.etag)) throw new GatewayError(preconditionErrors.preconditionFailed('If-Match'));
   }
-  const ifNoneMatch = header(headers, 'if-none-match');
-  if (ifNoneMatch !== undefined && current !== null && etagListMatches(ifNoneMatch, current.etag)) {
+  if (ifNoneMatch !== undefined && current !== null) {
     throw new GatewayError(preconditionErrors.preconditionFailed('If-None-Match'));
   }
 }
