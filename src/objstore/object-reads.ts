@@ -82,12 +82,19 @@ function responseOverrides(query: ParsedQuery, authenticated: boolean): Record<s
   return overrides;
 }
 
+/** A header's name as S3 spells it: `ETag`, `Content-Type`, and `x-amz-*` in lower case. */
+function spelledAsS3(name: string): string {
+  if (name === 'etag') return 'ETag';
+  if (name.startsWith('x-amz-')) return name;
+  return name.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase());
+}
+
 /** The headers of the object as stored, user metadata as S3 answers it. */
 function storedHeaders(bucket: string, key: string, stored: StoredObject, request: IncomingHttpHeaders): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(objectMetadata(bucket, key, stored.metadata))) {
     if (name === 'content-length') continue;
-    headers[name] = name.startsWith('x-amz-meta-') ? userMetadataHeaderValue(value) : value;
+    headers[spelledAsS3(name)] = name.startsWith('x-amz-meta-') ? userMetadataHeaderValue(value) : value;
   }
   if (answersStoredChecksum(request)) Object.assign(headers, pickChecksumHeaders(stored.metadata));
   return headers;
