@@ -33,10 +33,10 @@ describe('S3 XML documents', () => {
     expect(renderResult('LocationConstraint', 'eu-west-1')).toBe(`${DECLARATION}\n<LocationConstraint ${NS}>eu-west-1</LocationConstraint>`);
   });
 
-  it('renders an error with its details before Resource and RequestId', () => {
+  it('renders an error with its details before Resource, RequestId and HostId', () => {
     const spec = { status: 403, code: 'SignatureDoesNotMatch', message: 'x & y', details: [['AWSAccessKeyId', 'AK']] as const };
-    expect(renderError(spec, '/b/k', 'RID')).toBe(
-      `${DECLARATION}<Error><Code>SignatureDoesNotMatch</Code><Message>x &amp; y</Message><AWSAccessKeyId>AK</AWSAccessKeyId><Resource>/b/k</Resource><RequestId>RID</RequestId></Error>`,
+    expect(renderError(spec, '/b/k', { requestId: 'RID', hostId: 'HID+/=' })).toBe(
+      `${DECLARATION}<Error><Code>SignatureDoesNotMatch</Code><Message>x &amp; y</Message><AWSAccessKeyId>AK</AWSAccessKeyId><Resource>/b/k</Resource><RequestId>RID</RequestId><HostId>HID+/=</HostId></Error>`,
     );
   });
 

@@ -13,6 +13,8 @@ export interface Exchange {
   readonly res: ServerResponse;
   readonly method: string;
   readonly requestId: string;
+  /** `x-amz-id-2`, S3's HostId. */
+  readonly hostId: string;
   /** ISO time the request arrived. */
   readonly time: string;
   /** The client sent `Expect: 100-continue` and is waiting before it sends the body. */
@@ -58,6 +60,7 @@ export function beginExchange(
     res,
     method,
     requestId: newRequestId(),
+    hostId: randomBytes(24).toString('base64'),
     time: new Date().toISOString(),
     expectContinue,
     continueSent: false,
@@ -73,7 +76,7 @@ export function beginExchange(
   exchanges.set(req, exchange);
 
   res.setHeader('x-amz-request-id', exchange.requestId);
-  res.setHeader('x-amz-id-2', randomBytes(24).toString('base64'));
+  res.setHeader('x-amz-id-2', exchange.hostId);
 
   // Journalled when the response is ended rather than on 'finish', so the record exists before
   // the client can possibly have read the complete response.
@@ -123,7 +126,7 @@ export function failExchange(exchange: Exchange, error: S3ErrorSpec): void {
     return;
   }
   exchange.errorCode = error.code;
-  sendError(res, exchange.method, error, exchange.resource, exchange.requestId);
+  sendError(res, exchange.method, error, exchange.resource, exchange);
 }
 
 /** Tells a client that sent `Expect: 100-continue` to go ahead with the body. */

@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ObjstoreStorage } from '../storage/storage.ts';
 import { operationOverrides } from './operations/compat.ts';
 import type { OperationContext, OperationOverride } from './operations/context.ts';
+import { TurnTaking } from './turn-taking.ts';
 import { extractCredential } from './auth/credentials.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
@@ -134,6 +135,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const overrides = options.overrides ?? operationOverrides;
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
+  const conditionalWrites = new TurnTaking();
 
   /** Authenticates and authorises the request; answers the chunk signatures of its body. */
   async function admit(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation): Promise<ChunkSignatures> {
@@ -197,6 +199,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
         storage.handle(req, exchange.res);
       },
       readBody: (limit) => readBody(exchange, limit),
+      now: () => new Date(now()),
+      conditionalWrites,
     };
     const override = overrides[classified.operation];
     if (override) {

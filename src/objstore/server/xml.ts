@@ -32,14 +32,21 @@ export function renderResult(root: string, content: XmlContent | string): string
   return `${DECLARATION}\n${builder.build({ [root]: { '@xmlns': S3_NAMESPACE, ...children } })}`;
 }
 
+/** The ids S3 gives every response: `x-amz-request-id` and `x-amz-id-2`, repeated in error documents. */
+export interface ResponseIds {
+  requestId: string;
+  hostId: string;
+}
+
 /** `<?xml ...?><Error>...</Error>`: an S3 error document. */
-export function renderError(error: S3ErrorSpec, resource: string, requestId: string): string {
+export function renderError(error: S3ErrorSpec, resource: string, { requestId, hostId }: ResponseIds): string {
   const content: XmlContent = {
     Code: error.code,
     Message: error.message,
     ...Object.fromEntries(error.details ?? []),
     Resource: resource,
     RequestId: requestId,
+    HostId: hostId,
   };
   return DECLARATION + builder.build({ Error: content });
 }
@@ -48,7 +55,7 @@ export function renderError(error: S3ErrorSpec, resource: string, requestId: str
  * Writes an S3 XML error response. HEAD requests get the status and headers only, like S3.
  * Does nothing if a response has already been started.
  */
-export function sendError(res: ServerResponse, method: string, error: S3ErrorSpec, resource: string, requestId: string): void {
+export function sendError(res: ServerResponse, method: string, error: S3ErrorSpec, resource: string, ids: ResponseIds): void {
   if (res.headersSent || res.writableEnded) return;
   res.statusCode = error.status;
   res.setHeader('Content-Type', 'application/xml');
@@ -56,7 +63,7 @@ export function sendError(res: ServerResponse, method: string, error: S3ErrorSpe
     res.end();
     return;
   }
-  const body = renderError(error, resource, requestId);
+  const body = renderError(error, resource, ids);
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
 }

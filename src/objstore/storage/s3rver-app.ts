@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 
-import { answersStoredChecksum, pickChecksumHeaders } from '../server/bodies/checksums.ts';
 import { GatewayError } from '../server/errors.ts';
 import { exchangeOf } from '../server/exchange.ts';
 import type { S3rverStore } from './s3rver-store.ts';
@@ -75,23 +74,6 @@ export function objectMetadata(
   }
 }
 
-const OBJECT_READS = new Set(['GetObject', 'HeadObject']);
-
-/** The stored checksum of an object, if it still has the content (ETag) s3rver is answering with. */
-async function storedChecksumHeaders(
-  store: S3rverStore,
-  bucket: string,
-  key: string,
-  etag: unknown,
-): Promise<Record<string, string>> {
-  try {
-    const metadata = await store.getMetadata(bucket, key);
-    return metadata['etag'] === etag ? pickChecksumHeaders(metadata) : {};
-  } catch {
-    return {};
-  }
-}
-
 /** s3rver's application over the given store, with the gateway's middleware in front of its own. */
 function createS3rverApp(directory: string, store: S3rverStore): S3rverApp {
   const { S3rver, DUMMY_ACCOUNT } = s3rverModules();
@@ -110,9 +92,15 @@ function createS3rverApp(directory: string, store: S3rverStore): S3rverApp {
   app.store = app.context.store = store;
 
   // Registering a listener also keeps Koa from installing its default console error logger.
+  // s3rver renders the error's `detail` after its Message: S3 ends every error document with the response's ids.
   app.on('error', (err, ctx) => {
     const exchange = ctx?.req ? exchangeOf(ctx.req) : undefined;
-    if (exchange) exchange.errorCode = errorCodeOf(err);
+    if (!exchange) return;
+    exchange.errorCode = errorCodeOf(err);
+    if (err instanceof Error) {
+      const withDetail = err as Error & { detail?: Record<string, unknown> };
+      withDetail.detail = { ...withDetail.detail, RequestId: exchange.requestId, HostId: exchange.hostId };
+    }
   });
 
   // Runs before all of s3rver's own middleware. Requests reach s3rver without authentication
@@ -123,17 +111,6 @@ function createS3rverApp(directory: string, store: S3rverStore): S3rverApp {
     return next();
   });
 
-  // Objects keep the checksum they were uploaded with in their metadata, which s3rver never
-  // answers (it only answers the metadata it knows).
-  app.middleware.unshift(async (ctx, next) => {
-    await next();
-    const exchange = exchangeOf(ctx.req);
-    const wanted = exchange && OBJECT_READS.has(exchange.operation) && answersStoredChecksum(ctx.req.headers);
-    if (!wanted || ctx.res.statusCode !== 200) return;
-    const etag = ctx.res.getHeader('etag');
-    const headers = await storedChecksumHeaders(store, exchange.bucket!, exchange.key!, etag);
-    for (const [name, value] of Object.entries(headers)) ctx.res.setHeader(name, value);
-  });
   return app;
 }
 

@@ -19,7 +19,7 @@ import {
   uploadsDirectory,
 } from './s3rver-layout.ts';
 import { createFilesystemStore } from './s3rver-store.ts';
-import type { ObjstoreStorage, UploadedPart, UploadInProgress } from './storage.ts';
+import type { ObjstoreStorage, PlacementGuard, UploadedPart, UploadInProgress } from './storage.ts';
 import { listBucketObjects, objectsOf, readTree, writeTree } from './tree.ts';
 
 function isMissingFile(err: unknown): boolean {
@@ -100,9 +100,14 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
    * sidecars are written beside the store first so no reader sees a half-written one, and the
    * body comes last, so a new object appears whole with its ETag and metadata even if the
    * process dies in between. Nothing is moved unless every file is ready; whatever was not moved
-   * is removed.
+   * is removed. The final moves run inside `placing`.
    */
-  async function placeWithSidecars(file: string, destination: string, sidecars: Record<string, string>): Promise<void> {
+  async function placeWithSidecars(
+    file: string,
+    destination: string,
+    sidecars: Record<string, string>,
+    placing: PlacementGuard = (place) => place(),
+  ): Promise<void> {
     const files: { from: string; to: string }[] = [];
     try {
       for (const [to, contents] of Object.entries(sidecars)) {
@@ -112,7 +117,9 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       }
       files.push({ from: file, to: destination });
       await mkdir(path.dirname(destination), { recursive: true });
-      for (const { from, to } of files) await rename(from, to);
+      await placing(async () => {
+        for (const { from, to } of files) await rename(from, to);
+      });
     } finally {
       await Promise.all([file, ...files.map(({ from }) => from)].map((from) => rm(from, { force: true })));
     }
@@ -145,12 +152,17 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       await store.deleteObject(bucket, key);
     },
     storedMetadata: objectMetadata,
-    async placeObject(bucket, key, file, etag, metadata) {
+    async placeObject(bucket, key, file, etag, metadata, placing) {
       const files = objectFiles(store, bucket, key);
-      await placeWithSidecars(file, files.content, {
-        [files.md5]: etag,
-        [files.metadata]: JSON.stringify(metadata, null, 2),
-      });
+      await placeWithSidecars(
+        file,
+        files.content,
+        {
+          [files.md5]: etag,
+          [files.metadata]: JSON.stringify(metadata, null, 2),
+        },
+        placing,
+      );
     },
     objectContentFile: (bucket, key) => objectFiles(store, bucket, key).content,
 
@@ -179,7 +191,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       const files = partFiles(uploadDirectory(store, bucket, uploadId), partNumber);
       await placeWithSidecars(file, files.content, { [files.md5]: md5 });
     },
-    async completeUpload(bucket, key, uploadId, partNumbers, etag) {
+    async completeUpload(bucket, key, uploadId, partNumbers, etag, placing) {
       const upload = uploadDirectory(store, bucket, uploadId);
       const createHeaders = JSON.parse(await readFile(uploadFiles(upload).createHeaders, 'utf8')) as Record<string, unknown>;
       const metadata = objectMetadata(bucket, key, createHeaders);
@@ -192,7 +204,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
         await rm(file, { force: true });
         throw error;
       }
-      await storage.placeObject(bucket, key, file, etag, metadata);
+      await storage.placeObject(bucket, key, file, etag, metadata, placing);
       await rm(upload, { recursive: true, force: true });
     },
     async removeUpload(bucket, uploadId) {

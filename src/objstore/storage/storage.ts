@@ -10,6 +10,9 @@ import type { ObjstoreTreeEntry } from '../types.ts';
 /** What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date), `content-length` and the stored headers. */
 export type ObjectHead = Readonly<Record<string, string | number | undefined>>;
 
+/** Runs the move that makes an object visible (`place`); it may throw instead of calling it. */
+export type PlacementGuard = (place: () => Promise<void>) => Promise<void>;
+
 export interface UploadInProgress {
   key: string;
   uploadId: string;
@@ -48,8 +51,19 @@ export interface ObjstoreStorage {
    * InvalidStorageClass) is thrown as the S3 error to answer.
    */
   storedMetadata(bucket: string, key: string, headers: Readonly<Record<string, unknown>>): Record<string, string>;
-  /** Puts `file` (from `incomingFile`) in place as the object, with its ETag (unquoted) and metadata; it appears whole or not at all. */
-  placeObject(bucket: string, key: string, file: string, etag: string, metadata: Readonly<Record<string, string>>): Promise<void>;
+  /**
+   * Puts `file` (from `incomingFile`) in place as the object, with its ETag (unquoted) and
+   * metadata; it appears whole or not at all. `placing` runs the final move, so a caller can
+   * check the key right before it (or refuse by throwing: the file is removed either way).
+   */
+  placeObject(
+    bucket: string,
+    key: string,
+    file: string,
+    etag: string,
+    metadata: Readonly<Record<string, string>>,
+    placing?: PlacementGuard,
+  ): Promise<void>;
   /** The file holding an object's content (it may not exist), for the plain-file view to link. */
   objectContentFile(bucket: string, key: string): string;
 
@@ -65,7 +79,14 @@ export interface ObjstoreStorage {
    * Completes an upload whose parts have been checked: the parts joined into the object, with
    * this ETag and the metadata given when the upload was created; then the upload is gone.
    */
-  completeUpload(bucket: string, key: string, uploadId: string, partNumbers: readonly number[], etag: string): Promise<void>;
+  completeUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumbers: readonly number[],
+    etag: string,
+    placing?: PlacementGuard,
+  ): Promise<void>;
   removeUpload(bucket: string, uploadId: string): Promise<void>;
 
   /** A new temporary file beside the store, for a body being received: the caller places it or removes it. */

@@ -6,6 +6,7 @@ import type { QueryParameterBag } from '@smithy/types';
 import { authErrors } from './auth-errors.ts';
 import { amzQueryParam, type CredentialScope, type RequestCredential } from './credentials.ts';
 import { errors, GatewayError, type ErrorDetail, type S3ErrorSpec } from '../errors.ts';
+import { headerBytesAsText } from '../header-bytes.ts';
 import { calculateSignature, chunkSignatureChain, longDate, signaturesMatch, type ChunkSignatures, type RequestSignature } from './sigv4.ts';
 import type { ParsedQuery, RequestTarget } from '../target.ts';
 import type { ObjstoreKey } from '../../types.ts';
@@ -169,8 +170,9 @@ function canonicalQueryInput(query: ParsedQuery): QueryParameterBag {
   return Object.fromEntries(Object.entries(query).filter((entry): entry is [string, string | string[]] => entry[1] !== undefined));
 }
 
+/** The signer hashes text as UTF-8, S3 the bytes received: give it the text whose UTF-8 they are. */
 function signedHeaderValues(req: IncomingMessage, names: readonly string[]): Record<string, string> {
-  return Object.fromEntries(names.map((name) => [name, headerValue(req, name) ?? '']));
+  return Object.fromEntries(names.map((name) => [name, headerBytesAsText(headerValue(req, name) ?? '')]));
 }
 
 const hexBytes = (text: string) => Buffer.from(text).toString('hex').replace(/(..)(?!$)/g, '$1 ');

@@ -38,8 +38,11 @@ const STREAMING_PAYLOADS: Readonly<Record<string, Framing>> = {
 /** What the headers of an upload say about its body: how it is framed and what to check it against. */
 export interface BodyPlan {
   framing: Framing;
-  /** Size of the body's content (decoded, for aws-chunked). */
-  length: number;
+  /**
+   * Size of the body's content (decoded, for aws-chunked); null for a plain body sent with
+   * `Transfer-Encoding: chunked`, whose size shows only at its end.
+   */
+  length: number | null;
   /** Base64 Content-MD5. */
   contentMd5: string | null;
   /** Hex SHA-256 the request was signed with (`x-amz-content-sha256`). */
@@ -62,9 +65,12 @@ function readPayloadHash(headers: IncomingHttpHeaders): { framing: Framing; cont
   return { framing, contentSha256: null };
 }
 
-function readLength(headers: IncomingHttpHeaders, framing: Framing): number {
+function readLength(headers: IncomingHttpHeaders, framing: Framing): number | null {
   const declared = header(headers, framing.kind === 'plain' ? 'content-length' : 'x-amz-decoded-content-length');
-  if (declared === undefined && framing.kind === 'plain' && headers['transfer-encoding'] !== undefined) {
+  const transferEncoding = header(headers, 'transfer-encoding');
+  if (declared === undefined && framing.kind === 'plain' && transferEncoding !== undefined) {
+    // S3 takes a plain body in HTTP chunks; no other transfer coding.
+    if (transferEncoding.trim().toLowerCase() === 'chunked') return null;
     throw new GatewayError(bodyErrors.transferEncodingNotImplemented());
   }
   if (declared === undefined || !/^\d{1,16}$/.test(declared)) throw new GatewayError(bodyErrors.missingContentLength());
@@ -140,7 +146,7 @@ class ContentSpool extends Writable {
     private readonly file: FileHandle,
     private readonly decoder: AwsChunkedDecoder | null,
     private readonly digests: ContentDigests,
-    private readonly expectedSize: number,
+    private readonly expectedSize: number | null,
   ) {
     super();
   }
@@ -162,7 +168,11 @@ class ContentSpool extends Writable {
     for (const data of this.decoder ? this.decoder.decode(piece) : [piece]) {
       this.size += data.length;
       // Stop as soon as the content outgrows its announced size instead of spooling the rest.
-      if (this.size > this.expectedSize) throw new GatewayError(bodyErrors.decodedLengthMismatch());
+      if (this.expectedSize === null) {
+        if (this.size > MAX_UPLOAD_BYTES) throw new GatewayError(bodyErrors.entityTooLarge());
+      } else if (this.size > this.expectedSize) {
+        throw new GatewayError(bodyErrors.decodedLengthMismatch());
+      }
       this.digests.update(data);
       await this.file.write(data);
     }
@@ -233,7 +243,7 @@ async function verifyContent(
   spool: ContentSpool,
   digests: ContentDigests,
 ): Promise<Omit<ReceivedBody, 'file'>> {
-  if (spool.size !== plan.length) throw new GatewayError(bodyErrors.decodedLengthMismatch());
+  if (plan.length !== null && spool.size !== plan.length) throw new GatewayError(bodyErrors.decodedLengthMismatch());
   const trailerChecksum = checkTrailer(plan, spool.trailer);
   const { md5, sha256, checksum } = await digests.results();
   if (plan.contentSha256 !== null && sha256 !== plan.contentSha256) {
@@ -254,7 +264,7 @@ async function spoolContent(
   file: string,
   decoder: AwsChunkedDecoder | null,
   digests: ContentDigests,
-  expectedSize: number,
+  expectedSize: number | null,
 ): Promise<ContentSpool> {
   const handle = await open(file, 'wx');
   try {

@@ -5,16 +5,21 @@
  * operation without an entry goes straight to s3rver.
  *
  * This is where further fixes belong: uploads in uploads.ts, multipart operations in
- * multipart.ts, listings in listing.ts, what they are given in context.ts.
+ * multipart.ts, listings in listing.ts, reads in object-reads.ts, conditions in conditional-operations.ts, what they are given in context.ts.
  */
+import { copyObject } from './conditional-operations.ts';
 import type { OperationOverride } from './context.ts';
 import { deleteObjects } from './delete-objects.ts';
 import { listObjects, listObjectsV2 } from './listing.ts';
 import { abortMultipartUpload, completeMultipartUpload, listMultipartUploads, listParts } from './multipart.ts';
+import { readObject } from './object-reads.ts';
 import { putObject, uploadPart } from './uploads.ts';
 
 export const operationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
   PutObject: putObject,
+  GetObject: readObject,
+  HeadObject: readObject,
+  CopyObject: copyObject,
   UploadPart: uploadPart,
   CompleteMultipartUpload: completeMultipartUpload,
   AbortMultipartUpload: abortMultipartUpload,

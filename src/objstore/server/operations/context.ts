@@ -4,6 +4,7 @@ import type { ChunkSignatures } from '../auth/sigv4.ts';
 import { errors, GatewayError } from '../errors.ts';
 import type { Exchange } from '../exchange.ts';
 import { singleParam, validateUploadId, type RequestTarget } from '../target.ts';
+import type { TurnTaking } from '../turn-taking.ts';
 
 export interface OperationContext {
   readonly exchange: Exchange;
@@ -15,6 +16,10 @@ export interface OperationContext {
   delegate(): void;
   /** Reads the whole body (first sending 100 Continue); MaxMessageLengthExceeded beyond `limit`. */
   readBody(limit: number): Promise<Buffer>;
+  /** Wall-clock time, which conditional requests compare dates with. */
+  now(): Date;
+  /** Conditional writes of one key take turns (conditional-operations.ts). */
+  readonly conditionalWrites: TurnTaking;
 }
 
 /** Handles an operation; throw a GatewayError to answer with an S3 error. */

@@ -18,6 +18,7 @@ import {
   requireNonNegative,
   type NameEncoder,
 } from './paging.ts';
+import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
 import { commonPrefixes, OWNER, s3Timestamp } from './result-xml.ts';
 import { singleParam } from '../target.ts';
 import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
@@ -209,13 +210,16 @@ function multipartEtag(parts: readonly CompletedPart[]): string {
 export const completeMultipartUpload: OperationOverride = async (ctx) => {
   if (!(await bucketExists(ctx))) return ctx.delegate();
   const uploadId = await requireUpload(ctx);
+  await requireWriteConditionsMet(ctx);
   const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
   const bucket = ctx.target.bucket!;
   const key = ctx.target.key!;
   checkCompletedParts(parts, await ctx.storage.uploadedParts(bucket, uploadId));
 
   const etag = multipartEtag(parts);
-  await ctx.storage.completeUpload(bucket, key, uploadId, parts.map((part) => part.number), etag);
+  await ctx.storage.completeUpload(bucket, key, uploadId, parts.map((part) => part.number), etag, (place) =>
+    placeUnderWriteConditions(ctx, place),
+  );
   const location = `http://${ctx.exchange.req.headers.host ?? 'localhost'}${ctx.target.rawPath}`;
   sendXmlResult(ctx.exchange.res, 'CompleteMultipartUploadResult', {
     Location: location,

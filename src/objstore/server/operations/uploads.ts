@@ -5,7 +5,7 @@
  * object file, which a crash would leave truncated and listed).
  *
  * An object's checksum is kept in its stored metadata (`x-amz-checksum-<algorithm>`,
- * `x-amz-checksum-type`). s3rver itself never answers it; the storage adds it to GetObject /
+ * `x-amz-checksum-type`). s3rver itself never answers it; object-reads.ts adds it to GetObject /
  * HeadObject responses that ask for it. Copies keep it along with the bytes; every other write
  * of s3rver's rewrites the metadata without it.
  */
@@ -13,6 +13,7 @@ import { planBody, receiveBody, storedContentEncoding } from '../bodies/body.ts'
 import { DEFAULT_CHECKSUM_ALGORITHM } from '../bodies/checksum-algorithms.ts';
 import { checksumHeaderName, objectChecksumHeaders } from '../bodies/checksums.ts';
 import { validatePartNumber, singleParam } from '../target.ts';
+import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
 import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
 
 function respondStored(ctx: OperationContext, md5: string, headers: Record<string, string>): void {
@@ -27,6 +28,7 @@ function respondStored(ctx: OperationContext, md5: string, headers: Record<strin
 /** s3rver stores the body as sent (aws-chunked framing included) and checks none of its digests. */
 export const putObject: OperationOverride = async (ctx) => {
   if (!(await bucketExists(ctx))) return ctx.delegate();
+  await requireWriteConditionsMet(ctx);
   const bucket = ctx.target.bucket!;
   const key = ctx.target.key!;
   const { req } = ctx.exchange;
@@ -37,7 +39,9 @@ export const putObject: OperationOverride = async (ctx) => {
   });
   const body = await receiveBody(ctx, plan, DEFAULT_CHECKSUM_ALGORITHM);
   const checksum = body.checksum ? objectChecksumHeaders(body.checksum.algorithm, body.checksum.value) : {};
-  await ctx.storage.placeObject(bucket, key, body.file, body.md5, { ...metadata, ...checksum });
+  await ctx.storage.placeObject(bucket, key, body.file, body.md5, { ...metadata, ...checksum }, (place) =>
+    placeUnderWriteConditions(ctx, place),
+  );
   respondStored(ctx, body.md5, checksum);
 };
 
