@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { S3rverBackend } from './backend.ts';
+import type { BucketDirectory } from './bucket-directory.ts';
 import { errors, escapeXml, GatewayError } from './errors.ts';
 import type { ChunkSignatures } from './signature.ts';
 import type { Exchange } from './exchange.ts';
@@ -25,12 +26,16 @@ import {
 } from './multipart.ts';
 import { singleParam, validatePartNumber, validateUploadId, type RequestTarget } from './target.ts';
 import { storeMultipartObject, storeObject, storePart } from './uploads.ts';
+import type { ObjstoreKey } from './types.ts';
 import { decodeXmlText } from './xml-text.ts';
 
 export interface OperationContext {
   readonly exchange: Exchange;
   readonly target: RequestTarget;
   readonly backend: S3rverBackend;
+  readonly buckets: BucketDirectory;
+  /** The key that signed the request; null for an unsigned one. */
+  readonly key: ObjstoreKey | null;
   /** The chunk signatures of an aws-chunked body with signed chunks, to check while decoding it. */
   readonly chunkSignatures: ChunkSignatures;
   /** Hands the request to s3rver (first sending 100 Continue if the client is waiting for it). */

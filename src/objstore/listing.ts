@@ -9,6 +9,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { S3rverStore } from './backend.ts';
+import { canonicalIdOf } from './bucket-directory.ts';
 import { bucketExists, isMissingFile, type OperationContext } from './compat.ts';
 import { errors, GatewayError } from './errors.ts';
 import {
@@ -113,24 +114,27 @@ async function listObjectPage(ctx: OperationContext, options: PageOptions): Prom
   return { entries: entries.filter((entry) => entry !== null), isTruncated: page.isTruncated };
 }
 
-function contentsXml(object: ObjectSummary, encode: NameEncoder, withOwner: boolean): string {
+/** The canonical id of the account owning the objects listed; null to leave Owner out. */
+type ListedOwner = string | null;
+
+function contentsXml(object: ObjectSummary, encode: NameEncoder, owner: ListedOwner): string {
   return (
     '<Contents>' +
     element('Key', encode(object.key)) +
     element('LastModified', s3Timestamp(object.lastModified)) +
     element('ETag', object.etag) +
     element('Size', object.size) +
-    (withOwner ? accountXml('Owner') : '') +
+    (owner === null ? '' : accountXml('Owner', owner)) +
     element('StorageClass', object.storageClass) +
     '</Contents>'
   );
 }
 
 /** Every Contents, then every CommonPrefixes: the order S3 writes them in, whatever the key order. */
-function entriesXml(page: Page<ObjectSummary>, encode: NameEncoder, withOwner: boolean): string {
+function entriesXml(page: Page<ObjectSummary>, encode: NameEncoder, owner: ListedOwner): string {
   return (
     itemsOf(page)
-      .map((object) => contentsXml(object, encode, withOwner))
+      .map((object) => contentsXml(object, encode, owner))
       .join('') +
     commonPrefixesXml(commonPrefixesOf(page), encode)
   );
@@ -140,25 +144,30 @@ function entriesXml(page: Page<ObjectSummary>, encode: NameEncoder, withOwner: b
 // to the bucket, so a mangled token or one from another bucket is refused rather than followed.
 const TOKEN_DIGEST_BYTES = 8;
 
-function tokenDigest(bucket: string, name: Buffer): Buffer {
-  return createHash('sha256').update(bucket).update('\0').update(name).digest().subarray(0, TOKEN_DIGEST_BYTES);
+function tokenDigest(scope: string, name: Buffer): Buffer {
+  return createHash('sha256').update(scope).update('\0').update(name).digest().subarray(0, TOKEN_DIGEST_BYTES);
 }
 
-function continuationToken(bucket: string, lastName: string): string {
+/** A token resuming after `lastName` of a listing of `scope` (a bucket, or an account's buckets). */
+export function continuationToken(scope: string, lastName: string): string {
   const name = Buffer.from(lastName, 'utf8');
-  return Buffer.concat([tokenDigest(bucket, name), name]).toString('base64');
+  return Buffer.concat([tokenDigest(scope, name), name]).toString('base64');
 }
 
-/** The name a continuation token resumes after. */
-function resumeAfter(bucket: string, token: string): string {
+/** The name a continuation token of a listing of `scope` resumes after. */
+export function resumeAfter(scope: string, token: string): string {
   const raw = Buffer.from(token, 'base64');
   const name = raw.subarray(TOKEN_DIGEST_BYTES);
   const valid =
     name.length > 0 &&
     raw.toString('base64') === token &&
-    raw.subarray(0, TOKEN_DIGEST_BYTES).equals(tokenDigest(bucket, name));
+    raw.subarray(0, TOKEN_DIGEST_BYTES).equals(tokenDigest(scope, name));
   if (!valid) throw new GatewayError(errors.invalidArgument('The continuation token provided is incorrect'));
   return name.toString('utf8');
+}
+
+function ownerIdOf(ctx: OperationContext): string {
+  return canonicalIdOf(ctx.buckets.ownerOf(ctx.target.bucket!) ?? null);
 }
 
 /**
@@ -173,7 +182,8 @@ export async function listObjectsV2(ctx: OperationContext): Promise<void> {
 
   const bucket = ctx.target.bucket!;
   const { encodingType, encode } = parseEncodingType(query);
-  const token = singleParam(query, 'continuation-token');
+  // An empty continuation-token is no token, as S3 takes it.
+  const token = singleParam(query, 'continuation-token') || undefined;
   const startAfter = singleParam(query, 'start-after');
   const marker = token === undefined ? (startAfter ?? '') : resumeAfter(bucket, token);
   requireNonNegative(maxKeys, 'maxKeys');
@@ -188,7 +198,7 @@ export async function listObjectsV2(ctx: OperationContext): Promise<void> {
     'ListBucketResult',
     element('Name', bucket) +
       element('Prefix', encode(prefix)) +
-      optionalElement('StartAfter', token === undefined && startAfter !== undefined ? encode(startAfter) : undefined) +
+      optionalElement('StartAfter', startAfter === undefined ? undefined : encode(startAfter)) +
       optionalElement('ContinuationToken', token) +
       optionalElement('NextContinuationToken', nextToken) +
       element('KeyCount', page.entries.length) +
@@ -196,7 +206,7 @@ export async function listObjectsV2(ctx: OperationContext): Promise<void> {
       optionalElement('Delimiter', delimiter === '' ? undefined : encode(delimiter)) +
       optionalElement('EncodingType', encodingType) +
       element('IsTruncated', page.isTruncated) +
-      entriesXml(page, encode, fetchOwner),
+      entriesXml(page, encode, fetchOwner ? ownerIdOf(ctx) : null),
   );
 }
 
@@ -223,13 +233,14 @@ export async function listObjects(ctx: OperationContext): Promise<void> {
     ctx.exchange.res,
     'ListBucketResult',
     element('Name', ctx.target.bucket!) +
-      element('Prefix', encode(prefix)) +
+      // Unlike every other name, S3 writes v1's Prefix as sent, not URL-encoded.
+      element('Prefix', prefix) +
       element('Marker', encode(marker)) +
       optionalElement('NextMarker', nextMarker) +
       element('MaxKeys', maxKeys) +
       optionalElement('Delimiter', delimiter === '' ? undefined : encode(delimiter)) +
       optionalElement('EncodingType', encodingType) +
       element('IsTruncated', page.isTruncated) +
-      entriesXml(page, encode, true),
+      entriesXml(page, encode, ownerIdOf(ctx)),
   );
 }

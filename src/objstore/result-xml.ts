@@ -1,7 +1,7 @@
 /** Writing the XML documents of the results the gateway answers itself. */
-import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 
+import { canonicalIdOf } from './bucket-directory.ts';
 import { escapeXml } from './errors.ts';
 import type { NameEncoder } from './paging.ts';
 
@@ -21,14 +21,11 @@ export function commonPrefixesXml(prefixes: readonly string[], encode: NameEncod
 }
 
 /**
- * The account that owns every bucket and initiates every upload here, named by a canonical user
- * id in S3's shape (64 hex digits). S3 no longer sends a DisplayName beside it.
+ * `<Owner>` (or `<Initiator>`) naming an account by its canonical user id; the shared account's
+ * by default. S3 no longer sends a DisplayName beside it (not since November 2025).
  */
-const OWNER_ID = createHash('sha256').update('localplane objstore owner').digest('hex');
-
-/** `<Owner>` (or `<Initiator>`) naming the owning account. */
-export function accountXml(name: 'Owner' | 'Initiator'): string {
-  return `<${name}>${element('ID', OWNER_ID)}</${name}>`;
+export function accountXml(name: 'Owner' | 'Initiator', canonicalId = canonicalIdOf(null)): string {
+  return `<${name}>${element('ID', canonicalId)}</${name}>`;
 }
 
 /** S3's timestamps: ISO 8601 in UTC, to the whole second (S3 keeps no milliseconds). */

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { createS3rverBackend } from './backend.ts';
+import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { removeAbandonedIncoming } from './body.ts';
 import { FileView } from './file-view.ts';
 import { createGateway } from './gateway.ts';
@@ -44,20 +45,32 @@ const KEEP_ALIVE_TIMEOUT_MS = 20_000;
 export async function createObjstore(options: ObjstoreOptions): Promise<EmbeddedObjstore> {
   validateOptions(options);
   const buckets = [...options.buckets];
+  const directory = new BucketDirectory(buckets, options.createdBuckets ?? new MemoryBucketRegistry());
   mkdirSync(options.directory, { recursive: true });
 
   removeAbandonedIncoming(options.directory);
   const backend = createS3rverBackend(options.directory);
-  await backend.ensureBuckets(buckets);
   const fileView = options.filesDirectory
-    ? new FileView({ directory: options.filesDirectory, store: backend.store, buckets, log: options.log ?? (() => {}) })
+    ? new FileView({ directory: options.filesDirectory, store: backend.store, buckets: () => directory.names(), log: options.log ?? (() => {}) })
     : undefined;
+  /** The store's buckets are the directory's: removes the others (created buckets a one-workspace reset dropped, or a crash left behind). */
+  const pruneBuckets = async () => {
+    const known = new Set(directory.names());
+    for (const { name } of await backend.store.listBuckets()) {
+      if (known.has(name)) continue;
+      await backend.store.deleteBucket(name);
+      await fileView?.syncBucket(name);
+    }
+  };
+  await backend.ensureBuckets(directory.names());
+  await pruneBuckets();
   await fileView?.rebuild();
 
   const journal = new ObjstoreJournal();
   const handle = createGateway({
     keys: options.keys,
     backend,
+    buckets: directory,
     journal,
     publicBuckets: new Set(options.publicBuckets),
     now: options.now,
@@ -104,11 +117,13 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
     filesDir: fileView?.directory ?? null,
     journal: () => journal.snapshot(),
     async reset() {
+      directory.registry.clear();
       await backend.reset(buckets);
       await fileView?.reset();
       journal.clear();
     },
-    buckets: () => buckets.map((name) => ({ name, objects: listBucketObjects(options.directory, name) })),
+    buckets: () => directory.names().map((name) => ({ name, objects: listBucketObjects(options.directory, name) })),
+    pruneBuckets,
     contents: () => readTree(options.directory),
     async replaceContents(entries) {
       await backend.reset(buckets);
