@@ -53,7 +53,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   const fileView = options.filesDirectory
     ? new FileView({ directory: options.filesDirectory, store: backend.store, buckets: () => directory.names(), log: options.log ?? (() => {}) })
     : undefined;
-  /** The store's buckets are the directory's: removes the others (created buckets a one-workspace reset dropped, or a crash left behind). */
+  /** Removes the store's buckets the directory does not hold (a one-workspace reset dropped them from the registry). */
   const pruneBuckets = async () => {
     const known = new Set(directory.names());
     for (const { name } of await backend.store.listBuckets()) {
@@ -63,7 +63,6 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
     }
   };
   await backend.ensureBuckets(directory.names());
-  await pruneBuckets();
   await fileView?.rebuild();
 
   const journal = new ObjstoreJournal();
