@@ -28,6 +28,7 @@ import { ObjstoreClients } from './destinations/clients.ts';
 import { OpenApiHono } from './openapi/routes.ts';
 import { openapiRoutes } from './openapi/serve.ts';
 import { createEndpointResolver, DEFAULT_ENDPOINT_ALIASES } from './destinations/endpoints.ts';
+import { ObjstoreBucketStore, createdBucketTables } from './objstore/bucket-store.ts';
 import { ObjstoreKeyStore, objstoreTables } from './objstore/key-store.ts';
 import { createObjstore } from './objstore/objstore.ts';
 import type { EmbeddedObjstore } from './objstore/types.ts';
@@ -126,7 +127,7 @@ export interface Localplane extends InProcessLocalplane {
   objstoreUrl: string;
 }
 
-const TABLES: readonly TableSet[] = [workspaceTables, tracingTables, objstoreTables, bulkExportTables, deploymentTables];
+const TABLES: readonly TableSet[] = [workspaceTables, tracingTables, objstoreTables, createdBucketTables, bulkExportTables, deploymentTables];
 
 /** Builds (once) the cached fixture template that instances with these options start from. */
 export function prepareFixtures(options: Pick<StartOptions, 'fixturesDir' | 'seed' | 'cacheDir'> = {}): string {
@@ -244,6 +245,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       keys: { find: (accessKeyId) => (accessKeyId === uploadKey.accessKeyId ? uploadKey : keyStore.find(accessKeyId)) },
       // The instance's own bucket beside the fixtures' ones: source tarballs of remote builds.
       buckets: [...buckets, SOURCE_TARBALL_BUCKET],
+      createdBuckets: new ObjstoreBucketStore(db, () => Math.floor(clock.now() / 1000)),
       // A --data-dir kept from before a bucket joined the fixtures does not have it.
       publicBuckets: fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
       filesDirectory: filesDir,
@@ -310,7 +312,8 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       limits = initialLimits;
     },
   });
-  resets.register('objstore', { inSnapshots: true, reset: () => objstore.reset() });
+  // After the database: a one-workspace reset has dropped the workspace's created buckets there.
+  resets.register('objstore', { inSnapshots: true, reset: () => objstore.reset(), resetWorkspace: () => objstore.pruneBuckets() });
   resets.register('request journal', { reset: () => journal.reset() });
   resets.register('fault rules', { reset: () => faultRules.reset() });
 

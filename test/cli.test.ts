@@ -211,7 +211,7 @@ describe('used as a package', () => {
     const lp = await start({ port: 0, objstorePort: 0, log: () => {} });
     const fixtures = await (await fetch(lp.apiUrl + '/_localplane/fixtures')).json();
     const workspace = fixtures.workspaces.find((w) => w.tier === 'enterprise');
-    const key = fixtures.objstore.keys.find((k) => k.permissions.length === 4);
+    const key = fixtures.objstore.keys.find((k) => k.permissions.includes('buckets'));
     const response = await fetch(lp.apiUrl + '/api/v1/bulk-exports/destinations', {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': workspace.api_key, 'x-tenant-id': workspace.id },

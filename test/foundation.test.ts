@@ -24,7 +24,7 @@ describe('harness endpoints', () => {
     expect(objstore.endpoint_url).toBe(ctx.instance.objstoreUrl);
     expect(objstore.buckets.length).toBeGreaterThan(0);
     for (const key of objstore.keys) {
-      expect(key.permissions.every((permission) => ['create', 'delete', 'get', 'multipart'].includes(permission))).toBe(true);
+      expect(key.permissions.every((permission) => ['create', 'delete', 'get', 'multipart', 'buckets'].includes(permission))).toBe(true);
     }
   });
 

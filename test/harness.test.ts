@@ -394,7 +394,7 @@ describe('GET /_localplane/state', () => {
     const bucket = state.objstore.buckets.find((row: { name: string }) => row.name === fixtures.objstore.buckets[0]);
     expect(bucket.objects.filter((object: { key: string }) => object.key.startsWith('state/')).length).toBeGreaterThan(3);
     expect(bucket.objects.every((object: { size: number }) => object.size > 0)).toBe(true);
-    expect(state.objstore.keys).toContainEqual({ access_key_id: 'LPSTATEKEY', permissions: ['create', 'delete', 'get', 'multipart'] });
+    expect(state.objstore.keys).toContainEqual({ access_key_id: 'LPSTATEKEY', permissions: ['create', 'delete', 'get', 'multipart'], workspace_id: null });
     expect(state.pending_tasks.some((task: { label: string }) => task.label.startsWith('revision'))).toBe(true);
 
     const one = (await admin.get(`/_localplane/state?workspace_id=${client.workspace.id}`)).body;

@@ -235,7 +235,7 @@ describe('objstore gateway', () => {
     expect(await listKeys(full)).toEqual([]);
   });
 
-  it('refuses bucket creation and deletion for every key', async () => {
+  it('refuses bucket creation and deletion for keys without the buckets permission', async () => {
     for (const client of [full, createOnly, noCreate]) {
       const create = await failure(client.send(new CreateBucketCommand({ Bucket: 'newbucket' })));
       expect(create.name).toBe('AccessDenied');

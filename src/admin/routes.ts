@@ -6,7 +6,7 @@ import type { RevisionLifecycle } from '../deployments/lifecycle.ts';
 import type { DeploymentStore } from '../deployments/store.ts';
 import type { Fixtures } from '../fixtures/files.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
-import { OBJSTORE_PERMISSIONS, type EmbeddedObjstore } from '../objstore/types.ts';
+import { OBJSTORE_PERMISSIONS, type EmbeddedObjstore, type ObjstoreKey } from '../objstore/types.ts';
 import {
   clockStateSchema,
   faultsStateSchema,
@@ -64,6 +64,8 @@ const keyCreate = z.object({
   access_key_id: z.string().min(1).max(255),
   secret_access_key: z.string().min(1).max(2048),
   permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)),
+  /** The workspace whose account the key acts for (buckets it creates are that workspace's); none for the shared account. */
+  workspace_id: z.guid().optional(),
 });
 
 const WORKSPACE_ID_EXAMPLE = '00000000-0000-4000-8000-000000000001';
@@ -227,7 +229,7 @@ export function adminRoutes(deps: AdminDeps) {
   );
 
   // Key pairs without their secrets: the caller chose the secret and keeps it.
-  const keyView = (key: { accessKeyId: string; permissions: readonly string[] }) => ({ access_key_id: key.accessKeyId, permissions: key.permissions });
+  const keyView = (key: ObjstoreKey) => ({ access_key_id: key.accessKeyId, permissions: key.permissions, workspace_id: key.workspaceId ?? null });
   app.openapi(
     { method: 'get', path: '/objstore/keys', summary: "The objstore's key pairs, without their secrets", response: { status: 200, description: 'The keys', schema: z.array(objstoreKeySchema) } },
     (c) => c.json(deps.objstoreKeys.list().map(keyView)),
@@ -239,10 +241,15 @@ export function adminRoutes(deps: AdminDeps) {
       summary: 'Add an objstore key pair',
       body: keyCreate,
       response: { status: 201, description: 'The key, without its secret', schema: objstoreKeySchema },
-      errors: [httpError(409, 'A key of that id exists', { exists: 'Objstore key AKIAEXAMPLE already exists' })],
+      errors: [
+        notFoundError('Workspace', `Workspace ${WORKSPACE_ID_EXAMPLE} not found`),
+        httpError(409, 'A key of that id exists', { exists: 'Objstore key AKIAEXAMPLE already exists' }),
+      ],
     },
     (c, { body }) => {
-      const key = { accessKeyId: body.access_key_id, secretAccessKey: body.secret_access_key, permissions: body.permissions };
+      const workspaceId = body.workspace_id ?? null;
+      if (workspaceId !== null && !deps.workspaces.find(workspaceId)) throw notFound(`Workspace ${workspaceId} not found`);
+      const key = { accessKeyId: body.access_key_id, secretAccessKey: body.secret_access_key, permissions: body.permissions, workspaceId };
       if (!deps.objstoreKeys.add(key)) throw conflict(`Objstore key ${body.access_key_id} already exists`);
       return c.json(keyView(key), 201);
     },

@@ -97,7 +97,7 @@ export const objstoreJournalSchema = z.array(
   }),
 );
 
-export const objstoreKeySchema = z.object({ access_key_id: z.string(), permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)) });
+export const objstoreKeySchema = z.object({ access_key_id: z.string(), permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)), workspace_id: z.guid().nullable() });
 
 export const runsAddedSchema = z.object({ added: z.int(), session: sessionViewSchema });
 

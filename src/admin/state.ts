@@ -113,7 +113,7 @@ export function stateRoutes(deps: StateDeps) {
           url: deps.objstore.url,
           files_dir: deps.objstore.filesDir,
           buckets: deps.objstore.buckets(),
-          keys: deps.objstoreKeys.list().map((key) => ({ access_key_id: key.accessKeyId, permissions: key.permissions })),
+          keys: deps.objstoreKeys.list().map((key) => ({ access_key_id: key.accessKeyId, permissions: key.permissions, workspace_id: key.workspaceId ?? null })),
         },
         faults: { ...deps.faults.describe(), revisions: deps.revisionFaults.describe() },
         pending_tasks: deps.pendingTasks(),

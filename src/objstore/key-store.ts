@@ -6,25 +6,30 @@ export const objstoreTables: TableSet = {
 CREATE TABLE IF NOT EXISTS objstore_keys (
   access_key_id TEXT PRIMARY KEY,
   secret_access_key TEXT NOT NULL,
-  permissions TEXT NOT NULL
+  permissions TEXT NOT NULL,
+  workspace_id TEXT
 );
 CREATE TABLE IF NOT EXISTS objstore_buckets (
   name TEXT PRIMARY KEY
 );`,
   seeded: ['objstore_keys', 'objstore_buckets'],
   runtime: [],
+  // Keys added for a workspace go with a reset of that workspace; the fixture keys have none.
+  workspaceRows: { objstore_keys: 'workspace_id = ?' },
 };
 
 interface KeyRow {
   access_key_id: string;
   secret_access_key: string;
   permissions: string;
+  workspace_id: string | null;
 }
 
 const toKey = (row: KeyRow): ObjstoreKey => ({
   accessKeyId: row.access_key_id,
   secretAccessKey: row.secret_access_key,
   permissions: JSON.parse(row.permissions) as ObjstorePermission[],
+  workspaceId: row.workspace_id,
 });
 
 /** The objstore's key pairs and buckets, kept in the instance database so reset restores them. */
@@ -42,10 +47,11 @@ export class ObjstoreKeyStore implements ObjstoreKeyLookup {
   }
 
   static insertKey(db: Db, key: ObjstoreKey): void {
-    db.prepare('INSERT INTO objstore_keys (access_key_id, secret_access_key, permissions) VALUES (?, ?, ?)').run(
+    db.prepare('INSERT INTO objstore_keys (access_key_id, secret_access_key, permissions, workspace_id) VALUES (?, ?, ?, ?)').run(
       key.accessKeyId,
       key.secretAccessKey,
       JSON.stringify(key.permissions),
+      key.workspaceId ?? null,
     );
   }
 

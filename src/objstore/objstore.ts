@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { createS3rverStorage } from './storage/s3rver.ts';
 import { FileView } from './file-view/file-view.ts';
 import { createGateway } from './server/gateway.ts';
@@ -41,17 +42,28 @@ const KEEP_ALIVE_TIMEOUT_MS = 20_000;
 export async function createObjstore(options: ObjstoreOptions): Promise<EmbeddedObjstore> {
   validateOptions(options);
   const buckets = [...options.buckets];
+  const directory = new BucketDirectory(buckets, options.createdBuckets ?? new MemoryBucketRegistry());
   const storage = createS3rverStorage(options.directory);
-  await storage.ensureBuckets(buckets);
   const fileView = options.filesDirectory
-    ? new FileView({ directory: options.filesDirectory, storage, buckets, log: options.log ?? (() => {}) })
+    ? new FileView({ directory: options.filesDirectory, storage, buckets: () => directory.names(), log: options.log ?? (() => {}) })
     : undefined;
+  /** Removes the store's buckets the directory does not hold (a one-workspace reset dropped them from the registry). */
+  const pruneBuckets = async () => {
+    const known = new Set(directory.names());
+    for (const name of await storage.bucketNames()) {
+      if (known.has(name)) continue;
+      await storage.deleteBucket(name);
+      await fileView?.syncBucket(name);
+    }
+  };
+  await storage.ensureBuckets(directory.names());
   await fileView?.rebuild();
 
   const journal = new ObjstoreJournal();
   const handle = createGateway({
     keys: options.keys,
     storage,
+    buckets: directory,
     journal,
     publicBuckets: new Set(options.publicBuckets),
     now: options.now,
@@ -98,11 +110,13 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
     filesDir: fileView?.directory ?? null,
     journal: () => journal.snapshot(),
     async reset() {
+      directory.registry.clear();
       await storage.reset(buckets);
       await fileView?.reset();
       journal.clear();
     },
-    buckets: () => buckets.map((name) => ({ name, objects: storage.listBucketObjects(name) })),
+    buckets: () => directory.names().map((name) => ({ name, objects: storage.listBucketObjects(name) })),
+    pruneBuckets,
     contents: () => storage.readTree(),
     async replaceContents(entries) {
       await storage.reset(buckets);

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
  * to s3rver (which itself runs with authentication effectively disabled).
  */
 
-export const OBJSTORE_PERMISSIONS = ['create', 'delete', 'get', 'multipart'] as const;
+export const OBJSTORE_PERMISSIONS = ['create', 'delete', 'get', 'multipart', 'buckets'] as const;
 
 export type ObjstorePermission = (typeof OBJSTORE_PERMISSIONS)[number];
 
@@ -16,11 +16,38 @@ export interface ObjstoreKey {
   accessKeyId: string;
   secretAccessKey: string;
   permissions: readonly ObjstorePermission[];
+  /**
+   * The workspace whose account the key acts for: buckets it creates belong to that workspace.
+   * Absent for the instance's shared account (the fixture keys).
+   */
+  workspaceId?: string | null;
 }
 
 /** Consulted on every request, so keys can be added and revoked while the server runs. */
 export interface ObjstoreKeyLookup {
   find(accessKeyId: string): ObjstoreKey | undefined;
+}
+
+/** A bucket created over the S3 API (configured buckets are not in here). */
+export interface CreatedBucket {
+  name: string;
+  /** The creating key's workspace; null for the shared account. */
+  workspaceId: string | null;
+  /** The LocationConstraint it was created with; null for none (us-east-1). */
+  region: string | null;
+  /** ISO 8601. */
+  createdAt: string;
+}
+
+/** Where created buckets are recorded (the instance database); consulted on every request. */
+export interface ObjstoreBucketRegistry {
+  find(name: string): CreatedBucket | undefined;
+  /** Records a new bucket, stamping its creation time; false when the name is taken. */
+  add(bucket: Omit<CreatedBucket, 'createdAt'>): boolean;
+  remove(name: string): void;
+  list(): CreatedBucket[];
+  /** Forgets every created bucket (the objstore's reset). */
+  clear(): void;
 }
 
 export interface ObjstoreOptions {
@@ -30,8 +57,10 @@ export interface ObjstoreOptions {
   /** Root directory of s3rver's filesystem store (created if missing). */
   directory: string;
   keys: ObjstoreKeyLookup;
-  /** Buckets that exist; clients cannot create or delete buckets. */
+  /** Buckets that always exist, shared by every account; clients cannot delete them. */
   buckets: readonly string[];
+  /** Where buckets clients create are recorded; default in memory. */
+  createdBuckets?: ObjstoreBucketRegistry;
   /** Where every object is also a plain file `<bucket>/<key>` (see file-view.ts); no such view when omitted. */
   filesDirectory?: string;
   /** Diagnostic lines (never secrets); default none. */
@@ -111,7 +140,7 @@ export interface Objstore {
   filesDir: string | null;
   /** The most recent requests (bounded), oldest first, newest last. */
   journal(): readonly ObjstoreRequestRecord[];
-  /** Drops every object and bucket, recreates the configured buckets empty, clears the journal. */
+  /** Drops every object and bucket (created buckets too), recreates the configured buckets empty, clears the journal. */
   reset(): Promise<void>;
   close(): Promise<void>;
 }
@@ -129,8 +158,10 @@ export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
   readonly url: string | null;
   /** Binds host:port (once) and gives the URL. */
   listen(): Promise<string>;
-  /** The buckets, each with its objects' keys and sizes, in key order. */
+  /** The buckets (configured, then created), each with its objects' keys and sizes, in key order. */
   buckets(): { name: string; objects: { key: string; size: number }[] }[];
+  /** Removes the created buckets the registry no longer holds (after a one-workspace reset dropped them). */
+  pruneBuckets(): Promise<void>;
   /** Every bucket, object, metadata sidecar and upload in progress, as stored. */
   contents(): ObjstoreTreeEntry[];
   /** Replaces the whole store with `contents()` taken before; the file view is rebuilt and the journal cleared. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import { start, type Localplane, type StartOptions } from '../../src/index.ts';
+import { OBJSTORE_PERMISSIONS } from '../../src/objstore/index.ts';
 import { checkServedResponse } from './openapi.ts';
 
 export interface FixtureWorkspace {
@@ -118,7 +119,7 @@ export function keyWith(fixtures: FixturesView, test: (permissions: string[]) =>
   return key;
 }
 
-export const fullKey = (fixtures: FixturesView) => keyWith(fixtures, (p) => p.length === 4);
+export const fullKey = (fixtures: FixturesView) => keyWith(fixtures, (p) => OBJSTORE_PERMISSIONS.every((permission) => p.includes(permission)));
 export const createOnlyKey = (fixtures: FixturesView) => keyWith(fixtures, (p) => p.includes('create') && !p.includes('delete'));
 export const noCreateKey = (fixtures: FixturesView) => keyWith(fixtures, (p) => !p.includes('create'));
 

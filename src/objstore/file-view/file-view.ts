@@ -26,7 +26,8 @@ const PATH_CLASHES = new Set(['ENOTDIR', 'EEXIST', 'EISDIR']);
 export interface FileViewOptions {
   directory: string;
   storage: ObjstoreStorage;
-  buckets: readonly string[];
+  /** Every bucket there is now. */
+  buckets: () => readonly string[];
   log: (line: string) => void;
 }
 
@@ -72,7 +73,7 @@ export class FileView {
     return this.enqueue(() => this.mirror(bucket, key));
   }
 
-  /** Makes a whole bucket's files match the store. */
+  /** Makes a whole bucket's files match the store; a bucket that is gone loses its folder. */
   syncBucket(bucket: string): Promise<void> {
     return this.enqueue(() => this.rebuildBucket(bucket));
   }
@@ -80,7 +81,7 @@ export class FileView {
   /** Brings every bucket's files in step with the store (on start, over whatever a data dir holds). */
   rebuild(): Promise<void> {
     return this.enqueue(async () => {
-      for (const bucket of this.options.buckets) await this.rebuildBucket(bucket);
+      for (const bucket of this.options.buckets()) await this.rebuildBucket(bucket);
     });
   }
 
@@ -100,7 +101,7 @@ export class FileView {
   /** Synchronous, as the store's own reset is: faster than a round trip through libuv's pool per folder. */
   private emptyFolders(): void {
     rmSync(this.options.directory, { recursive: true, force: true });
-    for (const bucket of this.options.buckets) mkdirSync(this.bucketFolder(bucket), { recursive: true });
+    for (const bucket of this.options.buckets()) mkdirSync(this.bucketFolder(bucket), { recursive: true });
   }
 
   /** Never rejects: a view that cannot follow is logged, and must not fail the S3 request. */
@@ -162,6 +163,10 @@ export class FileView {
 
   private async rebuildBucket(bucket: string): Promise<void> {
     const folder = this.bucketFolder(bucket);
+    if (!(await this.options.storage.bucketExists(bucket))) {
+      await rm(folder, { recursive: true, force: true });
+      return;
+    }
     await mkdir(folder, { recursive: true });
     // Files first, so ones whose objects are gone make way before the store's objects are placed.
     for (const key of await filesUnder(folder)) await this.mirror(bucket, key);

@@ -8,7 +8,7 @@ import type { ObjstorePermission } from '../types.ts';
 export type OperationAccess =
   /** Allowed for keys holding all of these permissions. */
   | { kind: 'require'; permissions: readonly ObjstorePermission[] }
-  /** Never allowed for any key (bucket management: buckets are configured, not created). */
+  /** Never allowed for any key (bucket configuration: policies, ACLs, lifecycles and the like). */
   | { kind: 'refuse' }
   /** Not a valid request; answered with this error once the caller is authenticated. */
   | { kind: 'reject'; error: S3ErrorSpec };
@@ -117,9 +117,9 @@ function classifyBucket(method: string, target: RequestTarget, subresource: stri
       if (subresource === 'delete') return op('Unknown', needs('get'));
       return op(`Get${noun}`, needs('get'));
     case 'PUT':
-      return op(subresource === null ? 'CreateBucket' : `Put${noun}`, refuse);
+      return subresource === null ? op('CreateBucket', needs('buckets')) : op(`Put${noun}`, refuse);
     case 'DELETE':
-      return op(subresource === null ? 'DeleteBucket' : `Delete${noun}`, refuse);
+      return subresource === null ? op('DeleteBucket', needs('buckets')) : op(`Delete${noun}`, refuse);
     case 'POST':
       if (subresource === 'delete') return op('DeleteObjects', needs('delete'));
       // Browser-form upload (s3rver's postObject); form policies are not supported, but a

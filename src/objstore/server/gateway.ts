@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import type { BucketDirectory } from '../bucket-directory.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
 import { operationOverrides } from './operations/compat.ts';
 import type { OperationContext, OperationOverride } from './operations/context.ts';
@@ -38,6 +39,7 @@ import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } 
 export interface GatewayOptions {
   keys: ObjstoreKeyLookup;
   storage: ObjstoreStorage;
+  buckets: BucketDirectory;
   journal: ObjstoreJournal;
   overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
   /** Kept in step with every write before its response completes. */
@@ -63,6 +65,22 @@ export function authorize(access: OperationAccess, key: ObjstoreKey): void {
         if (!key.permissions.includes(permission)) throw new GatewayError(errors.accessDenied());
       }
   }
+}
+
+/**
+ * Throws AccessDenied when the request's bucket, or the source of a copy, belongs to another
+ * account. CreateBucket answers for a taken name itself (BucketAlreadyExists).
+ */
+export function authorizeBuckets(
+  classified: ClassifiedOperation,
+  target: RequestTarget,
+  req: IncomingMessage,
+  key: ObjstoreKey | null,
+  buckets: BucketDirectory,
+): void {
+  const source = req.method === 'PUT' ? parseCopySource(req.headers) : null;
+  const used = [classified.operation === 'CreateBucket' ? null : target.bucket, source?.bucket ?? null];
+  if (used.some((bucket) => bucket !== null && !buckets.mayUse(bucket, key))) throw new GatewayError(errors.accessDenied());
 }
 
 /** The reads an unsigned request may make, and only in a public bucket. */
@@ -137,14 +155,18 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const now = options.now ?? Date.now;
   const conditionalWrites = new TurnTaking();
 
-  /** Authenticates and authorises the request; answers the chunk signatures of its body. */
-  async function admit(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation): Promise<ChunkSignatures> {
+  /** Authenticates and authorises the request; answers its key (null when unsigned) and the chunk signatures of its body. */
+  async function admit(
+    exchange: Exchange,
+    target: RequestTarget,
+    classified: ClassifiedOperation,
+  ): Promise<{ key: ObjstoreKey | null; chunkSignatures: ChunkSignatures }> {
     const { req } = exchange;
     const credential = extractCredential(req.headers, target.query);
     if (credential === null) {
       // Stays unauthenticated for s3rver, which refuses anonymous reads response-* overrides as S3 does.
       authorizeAnonymous(classified, target, publicBuckets);
-      return NO_CHUNK_SIGNATURES;
+      return { key: null, chunkSignatures: NO_CHUNK_SIGNATURES };
     }
     exchange.accessKeyId = credential.accessKeyId;
 
@@ -156,7 +178,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
 
     authorize(classified.access, key);
     exchange.authenticated = true;
-    return verdict.chunks;
+    return { key, chunkSignatures: verdict.chunks };
   }
 
   /** Answers the request with an observer's fault; false when there is none and the request goes on. */
@@ -184,8 +206,9 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const classified = classifyOperation(exchange.method, target, req.headers);
     exchange.operation = classified.operation;
 
-    const chunkSignatures = await admit(exchange, target, classified);
+    const { key, chunkSignatures } = await admit(exchange, target, classified);
     validateRequest(classified, target, req);
+    authorizeBuckets(classified, target, req, key, options.buckets);
 
     stripAuthentication(req, target);
 
@@ -193,6 +216,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       exchange,
       target,
       storage,
+      buckets: options.buckets,
+      key,
       chunkSignatures,
       delegate: () => {
         sendContinue(exchange);

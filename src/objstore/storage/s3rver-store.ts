@@ -7,7 +7,14 @@ export interface S3rverStore {
   /** Synchronously deletes everything under the root directory. */
   reset(): void;
   putBucket(bucket: string): Promise<unknown>;
-  getBucket(bucket: string): Promise<unknown>;
+  /** Null when there is no such bucket. */
+  getBucket(bucket: string): Promise<{ name: string; creationDate: Date } | null>;
+  /** Removes the bucket with everything in it. */
+  deleteBucket(bucket: string): Promise<unknown>;
+  /** Every folder at the root. */
+  listBuckets(): Promise<{ name: string }[]>;
+  /** Objects in key order, at most `maxKeys` of them (it stops reading there). */
+  listObjects(bucket: string, options: { maxKeys: number }): Promise<{ objects: unknown[] }>;
   /** `<root>/<bucket>` */
   getBucketPath(bucket: string): string;
   /** `<root>/<bucket>/<key dirs>/<last key part>._S3rver_<resource>` */

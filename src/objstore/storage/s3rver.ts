@@ -140,6 +140,21 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       store.reset();
       for (const bucket of buckets) mkdirSync(store.getBucketPath(bucket), { recursive: true, mode: 0o755 });
     },
+    async createBucket(bucket) {
+      await store.putBucket(bucket);
+    },
+    async deleteBucket(bucket) {
+      await store.deleteBucket(bucket);
+    },
+    async bucketNames() {
+      return (await store.listBuckets()).map((bucket) => bucket.name);
+    },
+    async bucketCreationDate(bucket) {
+      return (await store.getBucket(bucket))?.creationDate ?? null;
+    },
+    async hasObjects(bucket) {
+      return (await store.listObjects(bucket, { maxKeys: 1 })).objects.length > 0;
+    },
 
     async objectKeys(bucket, prefix) {
       const keys: string[] = [];

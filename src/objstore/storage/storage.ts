@@ -39,6 +39,16 @@ export interface ObjstoreStorage {
   ensureBuckets(buckets: readonly string[]): Promise<void>;
   /** Deletes every bucket and object, then recreates `buckets` empty. */
   reset(buckets: readonly string[]): Promise<void>;
+  /** Creates an empty bucket (an existing one is left as it is). */
+  createBucket(bucket: string): Promise<void>;
+  /** Removes a bucket with everything in it, uploads in progress included. */
+  deleteBucket(bucket: string): Promise<void>;
+  /** Every bucket stored, in no particular order. */
+  bucketNames(): Promise<string[]>;
+  /** When the bucket was made on disk; null when there is no such bucket. */
+  bucketCreationDate(bucket: string): Promise<Date | null>;
+  /** Whether the bucket holds at least one object (uploads in progress are not objects). */
+  hasObjects(bucket: string): Promise<boolean>;
 
   /** The keys stored in the bucket that start with `prefix`, in no particular order. */
   objectKeys(bucket: string, prefix: string): Promise<string[]>;

@@ -5,8 +5,10 @@
  * operation without an entry goes straight to s3rver.
  *
  * This is where further fixes belong: uploads in uploads.ts, multipart operations in
- * multipart.ts, listings in listing.ts, reads in object-reads.ts, conditions in conditional-operations.ts, what they are given in context.ts.
+ * multipart.ts, listings in listing.ts, buckets in buckets.ts, reads in object-reads.ts, conditions in
+ * conditional-operations.ts, what they are given in context.ts.
  */
+import { bucketOperations } from './buckets.ts';
 import { copyObject } from './conditional-operations.ts';
 import type { OperationOverride } from './context.ts';
 import { deleteObjects } from './delete-objects.ts';
@@ -28,4 +30,5 @@ export const operationOverrides: Readonly<Partial<Record<string, OperationOverri
   ListObjects: listObjects,
   ListObjectsV2: listObjectsV2,
   DeleteObjects: deleteObjects,
+  ...bucketOperations,
 };

@@ -1,5 +1,7 @@
 /** What an operation the gateway handles itself is given, and the checks several of them share. */
+import type { BucketDirectory } from '../../bucket-directory.ts';
 import type { ObjstoreStorage } from '../../storage/storage.ts';
+import type { ObjstoreKey } from '../../types.ts';
 import type { ChunkSignatures } from '../auth/sigv4.ts';
 import { errors, GatewayError } from '../errors.ts';
 import type { Exchange } from '../exchange.ts';
@@ -10,6 +12,9 @@ export interface OperationContext {
   readonly exchange: Exchange;
   readonly target: RequestTarget;
   readonly storage: ObjstoreStorage;
+  readonly buckets: BucketDirectory;
+  /** The key that signed the request; null for an unsigned one. */
+  readonly key: ObjstoreKey | null;
   /** The chunk signatures of an aws-chunked body with signed chunks, to check while decoding it. */
   readonly chunkSignatures: ChunkSignatures;
   /** Hands the request to s3rver (first sending 100 Continue if the client is waiting for it). */

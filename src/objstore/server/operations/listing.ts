@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 
+import { canonicalIdOf } from '../../bucket-directory.ts';
 import { bucketExists, type OperationContext } from './context.ts';
 import { errors, GatewayError } from '../errors.ts';
 import {
@@ -22,7 +23,7 @@ import {
   type Page,
   type PageOptions,
 } from './paging.ts';
-import { commonPrefixes, OWNER, s3Timestamp } from './result-xml.ts';
+import { commonPrefixes, ownerContent, s3Timestamp } from './result-xml.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
 import { singleParam } from '../target.ts';
 
@@ -67,21 +68,24 @@ async function listObjectPage(ctx: OperationContext, options: PageOptions): Prom
   return { entries: entries.filter((entry) => entry !== null), isTruncated: page.isTruncated };
 }
 
-function contents(object: ObjectSummary, encode: NameEncoder, withOwner: boolean): XmlContent {
+/** The canonical id of the account owning the objects listed; null to leave Owner out. */
+type ListedOwner = string | null;
+
+function contents(object: ObjectSummary, encode: NameEncoder, owner: ListedOwner): XmlContent {
   return {
     Key: encode(object.key),
     LastModified: s3Timestamp(object.lastModified),
     ETag: object.etag,
     Size: object.size,
-    Owner: withOwner ? OWNER : undefined,
+    Owner: owner === null ? undefined : ownerContent(owner),
     StorageClass: object.storageClass,
   };
 }
 
 /** Every Contents, then every CommonPrefixes: the order S3 writes them in, whatever the key order. */
-function entries(page: Page<ObjectSummary>, encode: NameEncoder, withOwner: boolean): XmlContent {
+function entries(page: Page<ObjectSummary>, encode: NameEncoder, owner: ListedOwner): XmlContent {
   return {
-    Contents: itemsOf(page).map((object) => contents(object, encode, withOwner)),
+    Contents: itemsOf(page).map((object) => contents(object, encode, owner)),
     CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
   };
 }
@@ -90,25 +94,30 @@ function entries(page: Page<ObjectSummary>, encode: NameEncoder, withOwner: bool
 // to the bucket, so a mangled token or one from another bucket is refused rather than followed.
 const TOKEN_DIGEST_BYTES = 8;
 
-function tokenDigest(bucket: string, name: Buffer): Buffer {
-  return createHash('sha256').update(bucket).update('\0').update(name).digest().subarray(0, TOKEN_DIGEST_BYTES);
+function tokenDigest(scope: string, name: Buffer): Buffer {
+  return createHash('sha256').update(scope).update('\0').update(name).digest().subarray(0, TOKEN_DIGEST_BYTES);
 }
 
-function continuationToken(bucket: string, lastName: string): string {
+/** A token resuming after `lastName` of a listing of `scope` (a bucket, or an account's buckets). */
+export function continuationToken(scope: string, lastName: string): string {
   const name = Buffer.from(lastName, 'utf8');
-  return Buffer.concat([tokenDigest(bucket, name), name]).toString('base64');
+  return Buffer.concat([tokenDigest(scope, name), name]).toString('base64');
 }
 
-/** The name a continuation token resumes after. */
-function resumeAfter(bucket: string, token: string): string {
+/** The name a continuation token of a listing of `scope` resumes after. */
+export function resumeAfter(scope: string, token: string): string {
   const raw = Buffer.from(token, 'base64');
   const name = raw.subarray(TOKEN_DIGEST_BYTES);
   const valid =
     name.length > 0 &&
     raw.toString('base64') === token &&
-    raw.subarray(0, TOKEN_DIGEST_BYTES).equals(tokenDigest(bucket, name));
+    raw.subarray(0, TOKEN_DIGEST_BYTES).equals(tokenDigest(scope, name));
   if (!valid) throw new GatewayError(errors.invalidArgument('The continuation token provided is incorrect'));
   return name.toString('utf8');
+}
+
+function ownerIdOf(ctx: OperationContext): string {
+  return canonicalIdOf(ctx.buckets.ownerOf(ctx.target.bucket!) ?? null);
 }
 
 /**
@@ -123,7 +132,8 @@ export async function listObjectsV2(ctx: OperationContext): Promise<void> {
 
   const bucket = ctx.target.bucket!;
   const { encodingType, encode } = parseEncodingType(query);
-  const token = singleParam(query, 'continuation-token');
+  // An empty continuation-token is no token, as S3 takes it.
+  const token = singleParam(query, 'continuation-token') || undefined;
   const startAfter = singleParam(query, 'start-after');
   const marker = token === undefined ? (startAfter ?? '') : resumeAfter(bucket, token);
   requireNonNegative(maxKeys, 'maxKeys');
@@ -136,7 +146,7 @@ export async function listObjectsV2(ctx: OperationContext): Promise<void> {
   sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
     Name: bucket,
     Prefix: encode(prefix),
-    StartAfter: token === undefined && startAfter !== undefined ? encode(startAfter) : undefined,
+    StartAfter: startAfter === undefined ? undefined : encode(startAfter),
     ContinuationToken: token,
     NextContinuationToken: nextToken,
     KeyCount: page.entries.length,
@@ -144,7 +154,7 @@ export async function listObjectsV2(ctx: OperationContext): Promise<void> {
     Delimiter: delimiter === '' ? undefined : encode(delimiter),
     EncodingType: encodingType,
     IsTruncated: page.isTruncated,
-    ...entries(page, encode, fetchOwner),
+    ...entries(page, encode, fetchOwner ? ownerIdOf(ctx) : null),
   });
 }
 
@@ -169,13 +179,14 @@ export async function listObjects(ctx: OperationContext): Promise<void> {
   const nextMarker = page.isTruncated && delimiter !== '' && last ? encode(last.name) : undefined;
   sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
     Name: ctx.target.bucket!,
-    Prefix: encode(prefix),
+    // Unlike every other name, S3 writes v1's Prefix as sent, not URL-encoded.
+    Prefix: prefix,
     Marker: encode(marker),
     NextMarker: nextMarker,
     MaxKeys: maxKeys,
     Delimiter: delimiter === '' ? undefined : encode(delimiter),
     EncodingType: encodingType,
     IsTruncated: page.isTruncated,
-    ...entries(page, encode, true),
+    ...entries(page, encode, ownerIdOf(ctx)),
   });
 }

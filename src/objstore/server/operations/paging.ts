@@ -93,12 +93,11 @@ export function commonPrefixesOf<T>(page: Page<T>): string[] {
 
 /**
  * A name as S3 writes it under `encoding-type=url`: UTF-8 percent-encoded in upper case, except
- * letters, digits, `-_.*` and `/`, with a space as `+`.
+ * letters, digits, `-_.*` and `/` (so a space is `%20`, `+` is `%2B` and `~` is `%7E`).
  */
 export function encodeUrlStyle(value: string): string {
   return encodeURIComponent(value)
     .replace(/%2F/g, '/')
-    .replace(/%20/g, '+')
     .replace(/[!'()~]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 

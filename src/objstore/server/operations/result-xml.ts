@@ -1,6 +1,5 @@
 /** Parts that several S3 result documents share. */
-import { createHash } from 'node:crypto';
-
+import { canonicalIdOf } from '../../bucket-directory.ts';
 import type { XmlContent } from '../xml.ts';
 import type { NameEncoder } from './paging.ts';
 
@@ -10,13 +9,15 @@ export function commonPrefixes(prefixes: readonly string[], encode: NameEncoder)
 }
 
 /**
- * The account that owns every bucket and initiates every upload here, named by a canonical user
- * id in S3's shape (64 hex digits). S3 no longer sends a DisplayName beside it.
+ * The content of `<Owner>` (or `<Initiator>`): an account, by its canonical user id. S3 no
+ * longer sends a DisplayName beside it (not since November 2025).
  */
-const OWNER_ID = createHash('sha256').update('localplane objstore owner').digest('hex');
+export function ownerContent(canonicalId: string): XmlContent {
+  return { ID: canonicalId };
+}
 
-/** The content of `<Owner>` (or `<Initiator>`): the owning account. */
-export const OWNER: XmlContent = { ID: OWNER_ID };
+/** The shared account, owner of the configured buckets. */
+export const OWNER: XmlContent = ownerContent(canonicalIdOf(null));
 
 /** S3's timestamps: ISO 8601 in UTC, to the whole second (S3 keeps no milliseconds). */
 export function s3Timestamp(date: Date): string {

@@ -1,0 +1,159 @@
+/**
+ * Bucket operations as S3 answers them on its us-east-1 endpoint: CreateBucket, DeleteBucket,
+ * HeadBucket, GetBucketLocation and ListBuckets. Who owns what is bucket-directory.ts's; this
+ * is the HTTP side.
+ */
+import { accountOf, canonicalIdOf, isCreatableBucketName, isValidLocationConstraint, regionOfConstraint } from '../../bucket-directory.ts';
+import { errors, GatewayError, s3Error } from '../errors.ts';
+import { singleParam } from '../target.ts';
+import { childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
+import { bucketExists, type OperationContext, type OperationOverride } from './context.ts';
+import { continuationToken, resumeAfter } from './listing.ts';
+import { itemsOf, pageOf, parseIntegerParam } from './paging.ts';
+import { ownerContent, s3Timestamp } from './result-xml.ts';
+
+const bucketErrors = {
+  invalidBucketName: (name: string) => s3Error(400, 'InvalidBucketName', 'The specified bucket is not valid.', [['BucketName', name]]),
+  noSuchBucket: (name: string) => s3Error(404, 'NoSuchBucket', 'The specified bucket does not exist', [['BucketName', name]]),
+  bucketAlreadyOwnedByYou: (name: string) =>
+    s3Error(409, 'BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.', [
+      ['BucketName', name],
+    ]),
+  bucketAlreadyExists: (name: string) =>
+    s3Error(
+      409,
+      'BucketAlreadyExists',
+      'The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.',
+      [['BucketName', name]],
+    ),
+  bucketNotEmpty: (name: string) =>
+    s3Error(409, 'BucketNotEmpty', 'The bucket you tried to delete is not empty', [['BucketName', name]]),
+  invalidLocationConstraint: (constraint: string) =>
+    s3Error(400, 'InvalidLocationConstraint', 'The specified location-constraint is not valid', [['LocationConstraint', constraint]]),
+};
+
+/** A CreateBucketConfiguration body is a few hundred bytes. */
+const MAX_CONFIGURATION_BYTES = 64 * 1024;
+
+/**
+ * The LocationConstraint of a CreateBucket body: null for no body, no constraint or an empty
+ * one (us-east-1); MalformedXML for a document that is not well-formed or not a
+ * CreateBucketConfiguration.
+ */
+export function parseLocationConstraint(body: string): string | null {
+  if (body.trim() === '') return null;
+  const configuration = parseRequestDocument(body, 'CreateBucketConfiguration');
+  if (configuration['LocationConstraint'] === undefined) return null;
+  const constraint = childText(configuration, 'LocationConstraint')?.trim();
+  if (constraint === undefined) throw new GatewayError(errors.malformedXml());
+  if (constraint === '') return null;
+  if (!isValidLocationConstraint(constraint)) throw new GatewayError(bucketErrors.invalidLocationConstraint(constraint));
+  return constraint;
+}
+
+function endEmpty(ctx: OperationContext, status: number, headers: Readonly<Record<string, string>> = {}): void {
+  const { res } = ctx.exchange;
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (status !== 204) res.setHeader('Content-Length', 0);
+  res.end();
+}
+
+async function requireBucket(ctx: OperationContext): Promise<string> {
+  const name = ctx.target.bucket!;
+  if (!(await bucketExists(ctx))) throw new GatewayError(bucketErrors.noSuchBucket(name));
+  return name;
+}
+
+const createBucket: OperationOverride = async (ctx) => {
+  const name = ctx.target.bucket!;
+  if (!isCreatableBucketName(name)) throw new GatewayError(bucketErrors.invalidBucketName(name));
+  const constraint = parseLocationConstraint((await ctx.readBody(MAX_CONFIGURATION_BYTES)).toString('utf8'));
+  const outcome = ctx.buckets.create(name, ctx.key!, constraint);
+  if (outcome === 'ownedByCaller') throw new GatewayError(bucketErrors.bucketAlreadyOwnedByYou(name));
+  if (outcome === 'ownedByOther') throw new GatewayError(bucketErrors.bucketAlreadyExists(name));
+  await ctx.storage.createBucket(name);
+  endEmpty(ctx, 200, { Location: `/${name}` });
+};
+
+/** The configured buckets are every workspace's: no one account may delete them. */
+const deleteBucket: OperationOverride = async (ctx) => {
+  const name = ctx.target.bucket!;
+  if (ctx.buckets.isConfigured(name)) throw new GatewayError(errors.accessDenied());
+  await requireBucket(ctx);
+  if (await ctx.storage.hasObjects(name)) throw new GatewayError(bucketErrors.bucketNotEmpty(name));
+  ctx.buckets.remove(name);
+  // Uploads in progress go with the bucket, as on S3.
+  await ctx.storage.deleteBucket(name);
+  endEmpty(ctx, 204);
+};
+
+const headBucket: OperationOverride = async (ctx) => {
+  const name = await requireBucket(ctx);
+  endEmpty(ctx, 200, {
+    'Content-Type': 'application/xml',
+    'x-amz-bucket-region': regionOfConstraint(ctx.buckets.locationConstraintOf(name)),
+    'x-amz-access-point-alias': 'false',
+  });
+};
+
+/** An empty LocationConstraint is us-east-1, as S3 answers it. */
+const getBucketLocation: OperationOverride = async (ctx) => {
+  const name = await requireBucket(ctx);
+  sendXmlResult(ctx.exchange.res, 'LocationConstraint', { '#text': ctx.buckets.locationConstraintOf(name) ?? '' });
+};
+
+/** S3's page size when a client pages without `max-buckets`, and the most one page holds. */
+const MAX_BUCKETS = 10000;
+
+/** ListBuckets: the configured buckets and the caller's own, by name, paged by `max-buckets` and an opaque continuation token. */
+const listBuckets: OperationOverride = async (ctx) => {
+  const { query } = ctx.target;
+  const maxBuckets = parseIntegerParam(query, 'max-buckets', MAX_BUCKETS);
+  if (maxBuckets < 1 || maxBuckets > MAX_BUCKETS) {
+    throw new GatewayError(errors.invalidArgument(`Argument max-buckets must be an integer between 1 and ${MAX_BUCKETS}`));
+  }
+  const key = ctx.key!;
+  const ownerId = canonicalIdOf(accountOf(key));
+  // Tokens are bound to the account, so one account's token does not page another's list.
+  const token = singleParam(query, 'continuation-token') || undefined;
+  const prefix = singleParam(query, 'prefix');
+  const region = singleParam(query, 'bucket-region');
+  const visible = ctx.buckets
+    .visibleTo(key)
+    .filter((bucket) => region === undefined || bucket.region === region)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const page = pageOf(visible, (bucket) => bucket.name, {
+    prefix: prefix ?? '',
+    delimiter: '',
+    marker: token === undefined ? '' : resumeAfter(ownerId, token),
+    limit: maxBuckets,
+  });
+  const listed = await Promise.all(
+    itemsOf(page).map(async (bucket) => ({
+      ...bucket,
+      createdAt: bucket.createdAt === null ? await ctx.storage.bucketCreationDate(bucket.name) : new Date(bucket.createdAt),
+    })),
+  );
+  const last = page.entries.at(-1);
+  sendXmlResult(ctx.exchange.res, 'ListAllMyBucketsResult', {
+    Owner: ownerContent(ownerId),
+    Buckets: {
+      Bucket: listed.map((bucket) => ({
+        Name: bucket.name,
+        CreationDate: bucket.createdAt === null ? undefined : s3Timestamp(bucket.createdAt),
+        BucketRegion: bucket.region,
+      })),
+    },
+    ContinuationToken: page.isTruncated && last ? continuationToken(ownerId, last.name) : undefined,
+    Prefix: prefix,
+  });
+};
+
+export const bucketOperations: Readonly<Record<string, OperationOverride>> = {
+  CreateBucket: createBucket,
+  DeleteBucket: deleteBucket,
+  HeadBucket: headBucket,
+  GetBucketLocation: getBucketLocation,
+  ListBuckets: listBuckets,
+};
