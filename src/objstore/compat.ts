@@ -5,27 +5,21 @@
  * operation without an entry goes straight to s3rver.
  *
  * This is where further fixes belong; the listings are in listing.ts, the other multipart
- * operations in multipart.ts.
+ * operations in multipart.ts, and the overrides that make multipart uploads and browser form
+ * uploads behave exactly as S3 (with this table beneath them) in overrides.ts.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { S3rverBackend } from './backend.ts';
-import { errors, escapeXml, GatewayError } from './errors.ts';
+import { errors, GatewayError } from './errors.ts';
 import type { ChunkSignatures } from './signature.ts';
 import type { Exchange } from './exchange.ts';
 import { deleteObjects } from './delete-objects.ts';
 import { listObjects, listObjectsV2 } from './listing.ts';
-import {
-  abortMultipartUpload,
-  listMultipartUploads,
-  listParts,
-  multipartEtag,
-  requireMinimumPartSizes,
-} from './multipart.ts';
+import { abortMultipartUpload, listMultipartUploads, listParts } from './multipart.ts';
 import { singleParam, validatePartNumber, validateUploadId, type RequestTarget } from './target.ts';
-import { storeMultipartObject, storeObject, storePart } from './uploads.ts';
-import { decodeXmlText } from './xml-text.ts';
+import { storeObject, storePart } from './uploads.ts';
 
 export interface OperationContext {
   readonly exchange: Exchange;
@@ -92,75 +86,9 @@ export interface CompletedPart {
   etag: string;
 }
 
-/** Parts listed in a CompleteMultipartUpload body, ETags without quotes. */
-export function parseCompleteMultipartUpload(xml: string): CompletedPart[] {
-  if (!/<CompleteMultipartUpload[\s>]/.test(xml) || !/<\/CompleteMultipartUpload>/.test(xml)) {
-    throw new GatewayError(errors.malformedXml());
-  }
-  const parts: CompletedPart[] = [];
-  for (const match of xml.matchAll(/<Part(?:\s[^>]*)?>([\s\S]*?)<\/Part>/g)) {
-    const body = match[1]!;
-    const number = /<PartNumber>\s*(\d{1,9})\s*<\/PartNumber>/.exec(body)?.[1];
-    const etag = /<ETag>([\s\S]*?)<\/ETag>/.exec(body)?.[1];
-    if (number === undefined || etag === undefined) throw new GatewayError(errors.malformedXml());
-    parts.push({ number: Number(number), etag: decodeXmlText(etag).trim().replace(/"/g, '') });
-  }
-  if (parts.length === 0) throw new GatewayError(errors.malformedXml());
-  return parts;
-}
-
-const MAX_COMPLETE_BODY_BYTES = 4 * 1024 * 1024;
-
-/**
- * s3rver streams the listed parts without checking they exist (a missing part crashes the
- * whole process: unhandled 'error' on a fs.ReadStream), and straight into the object file.
- * Check the upload, the part order and every part's ETag first, then assemble the object
- * beside the store and rename it into place (uploads.ts).
- */
-const completeMultipartUpload: OperationOverride = async (ctx) => {
-  if (!(await bucketExists(ctx))) return ctx.delegate();
-  const { directory } = await requireUpload(ctx);
-  const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
-
-  let previous = 0;
-  for (const part of parts) {
-    if (part.number < 1 || part.number > 10000) {
-      throw new GatewayError(errors.invalidArgument('Part number must be an integer between 1 and 10000, inclusive'));
-    }
-    if (part.number <= previous) throw new GatewayError(errors.invalidPartOrder());
-    previous = part.number;
-  }
-  for (const part of parts) {
-    const md5 = await readOptional(path.join(directory, `${part.number}.md5`));
-    if (md5 === null || md5.trim().toLowerCase() !== part.etag.toLowerCase()) {
-      throw new GatewayError(errors.invalidPart());
-    }
-  }
-  await requireMinimumPartSizes(directory, parts);
-
-  const { bucket, key } = ctx.target;
-  const etag = multipartEtag(parts);
-  await storeMultipartObject(ctx, directory, parts, etag);
-  const { req, res } = ctx.exchange;
-  const location = `http://${req.headers.host ?? 'localhost'}${ctx.target.rawPath}`;
-  const body =
-    '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    '<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
-    `<Location>${escapeXml(location)}</Location>` +
-    `<Bucket>${escapeXml(bucket!)}</Bucket>` +
-    `<Key>${escapeXml(key!)}</Key>` +
-    `<ETag>${escapeXml(JSON.stringify(etag))}</ETag>` +
-    '</CompleteMultipartUploadResult>';
-  res.statusCode = 200;
-  res.setHeader('Content-Type', 'application/xml');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
-};
-
 export const operationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
   PutObject: putObject,
   UploadPart: uploadPart,
-  CompleteMultipartUpload: completeMultipartUpload,
   AbortMultipartUpload: abortMultipartUpload,
   ListParts: listParts,
   ListMultipartUploads: listMultipartUploads,

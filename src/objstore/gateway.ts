@@ -10,12 +10,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { S3rverBackend } from './backend.ts';
-import { operationOverrides, type OperationContext, type OperationOverride } from './compat.ts';
+import type { OperationContext, OperationOverride } from './compat.ts';
 import { extractCredential } from './credentials.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import { followWrites, type FileView } from './file-view.ts';
 import type { ObjstoreJournal } from './journal.ts';
+import { allOperationOverrides } from './overrides.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './operations.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature, type ChunkSignatures } from './signature.ts';
 import {
@@ -129,7 +130,7 @@ function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
 
 export function createGateway(options: GatewayOptions): GatewayHandler {
   const { keys, backend, journal } = options;
-  const overrides = options.overrides ?? operationOverrides;
+  const overrides = options.overrides ?? allOperationOverrides;
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
 

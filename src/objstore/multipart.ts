@@ -22,6 +22,7 @@ import {
   type OperationContext,
 } from './compat.ts';
 import { errors, GatewayError } from './errors.ts';
+import { checksumElementName, readPartChecksum, uploadChecksumOf, type PartChecksum } from './multipart-checksums.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -54,6 +55,7 @@ interface UploadedPart {
   etag: string;
   size: number;
   lastModified: Date;
+  checksum: PartChecksum | null;
 }
 
 async function statOptional(file: string): Promise<Stats | null> {
@@ -119,9 +121,9 @@ async function uploadedParts(directory: string): Promise<UploadedPart[]> {
   const parts = await Promise.all(
     numbers.map(async (name): Promise<UploadedPart | null> => {
       const file = path.join(directory, name);
-      const [md5, stats] = await Promise.all([readOptional(`${file}.md5`), statOptional(file)]);
+      const [md5, stats, checksum] = await Promise.all([readOptional(`${file}.md5`), statOptional(file), readPartChecksum(file)]);
       if (md5 === null || stats === null) return null;
-      return { number: Number(name), etag: JSON.stringify(md5.trim()), size: stats.size, lastModified: stats.mtime };
+      return { number: Number(name), etag: JSON.stringify(md5.trim()), size: stats.size, lastModified: stats.mtime, checksum };
     }),
   );
   return parts.filter((part): part is UploadedPart => part !== null).sort((a, b) => a.number - b.number);
@@ -144,6 +146,7 @@ function partXml(part: UploadedPart): string {
     element('LastModified', s3Timestamp(part.lastModified)) +
     element('ETag', part.etag) +
     element('Size', part.size) +
+    (part.checksum === null ? '' : element(checksumElementName(part.checksum.algorithm), part.checksum.value)) +
     '</Part>'
   );
 }
@@ -159,7 +162,11 @@ export async function listParts(ctx: OperationContext): Promise<void> {
   requireNonNegative(maxParts, 'max-parts');
   requireNonNegative(marker, 'part-number-marker');
   const limit = Math.min(maxParts, MAX_PER_PAGE);
-  const [upload, parts] = await Promise.all([describeUpload(directory, uploadId), uploadedParts(directory)]);
+  const [upload, parts, checksum] = await Promise.all([
+    describeUpload(directory, uploadId),
+    uploadedParts(directory),
+    uploadChecksumOf(directory),
+  ]);
   if (upload === null) throw new GatewayError(errors.noSuchUpload());
   const remaining = parts.filter((part) => part.number > marker);
   const page = remaining.slice(0, limit);
@@ -172,6 +179,7 @@ export async function listParts(ctx: OperationContext): Promise<void> {
       accountXml('Initiator') +
       accountXml('Owner') +
       element('StorageClass', upload.storageClass) +
+      (checksum === null ? '' : element('ChecksumAlgorithm', checksum.algorithm) + element('ChecksumType', checksum.type)) +
       element('PartNumberMarker', marker) +
       // As S3: the last part listed, 0 on an empty page, and there also when the list is complete
       // (so clients must stop on IsTruncated, not on a missing marker).
@@ -247,12 +255,14 @@ export async function listMultipartUploads(ctx: OperationContext): Promise<void>
   );
 }
 
-/** S3 refuses to complete an upload in which a part other than the last is smaller than 5 MiB. */
-export async function requireMinimumPartSizes(directory: string, parts: readonly CompletedPart[]): Promise<void> {
-  const sizes = await Promise.all(
-    parts.slice(0, -1).map(async (part) => (await stat(path.join(directory, String(part.number)))).size),
-  );
-  if (sizes.some((size) => size < MIN_PART_SIZE)) throw new GatewayError(errors.entityTooSmall());
+/**
+ * S3 refuses to complete an upload in which a part other than the last is smaller than 5 MiB.
+ * Answers the sizes of the parts.
+ */
+export async function requireMinimumPartSizes(directory: string, parts: readonly CompletedPart[]): Promise<number[]> {
+  const sizes = await Promise.all(parts.map(async (part) => (await stat(path.join(directory, String(part.number)))).size));
+  if (sizes.slice(0, -1).some((size) => size < MIN_PART_SIZE)) throw new GatewayError(errors.entityTooSmall());
+  return sizes;
 }
 
 /** S3's ETag of a multipart object (unquoted): the MD5 of the parts' binary MD5s, then `-<part count>`. */

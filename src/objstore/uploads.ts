@@ -17,8 +17,15 @@ import { pipeline } from 'node:stream/promises';
 
 import { objectMetadata } from './backend.ts';
 import { incomingFile, planBody, receiveBody, storedContentEncoding } from './body.ts';
-import { checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, objectChecksumHeaders } from './checksums.ts';
+import {
+  checksumHeaderName,
+  DEFAULT_CHECKSUM_ALGORITHM,
+  objectChecksumHeaders,
+  startChecksum,
+  type ChecksumAlgorithm,
+} from './checksums.ts';
 import type { CompletedPart, OperationContext } from './compat.ts';
+import { partChecksumFile, requirePartChecksum, uploadChecksumOf, type PartChecksum } from './multipart-checksums.ts';
 
 /** Writes `contents` to a temporary file beside the store, to be renamed into place. */
 async function stage(root: string, contents: string): Promise<string> {
@@ -34,7 +41,7 @@ async function stage(root: string, contents: string): Promise<string> {
  * process dies in between. Nothing is moved unless every file is ready; whatever was not moved
  * is removed.
  */
-async function placeWithSidecars(
+export async function placeWithSidecars(
   ctx: OperationContext,
   file: string,
   destination: string,
@@ -84,39 +91,58 @@ export async function storeObject(ctx: OperationContext): Promise<void> {
 /** UploadPart into an upload in progress, whose directory is `uploadDirectory`. */
 export async function storePart(ctx: OperationContext, uploadDirectory: string, partNumber: number): Promise<void> {
   const plan = planBody(ctx.exchange.req.headers);
+  requirePartChecksum(await uploadChecksumOf(uploadDirectory), plan.checksum);
   const body = await receiveBody(ctx, plan, null);
   const part = path.join(uploadDirectory, String(partNumber));
-  await placeWithSidecars(ctx, body.file, part, { [`${part}.md5`]: body.md5 });
+  await placeWithSidecars(ctx, body.file, part, partSidecars(part, body.md5, body.checksum));
   respondStored(ctx, body.md5, body.checksum ? { [checksumHeaderName(body.checksum.algorithm)]: body.checksum.value } : {});
+}
+
+/** A part's ETag and, when it came with one, its checksum; a part replaced without one loses the old one. */
+export function partSidecars(part: string, md5: string, checksum: PartChecksum | null): Record<string, string> {
+  return { [`${part}.md5`]: md5, [partChecksumFile(part)]: checksum === null ? 'null' : JSON.stringify(checksum) };
+}
+
+/** What CompleteMultipartUpload stores besides the joined parts. */
+export interface MultipartObject {
+  etag: string;
+  /** A checksum to compute over the joined content (a full-object checksum), or null. */
+  checksumAlgorithm: ChecksumAlgorithm | null;
+  /** Metadata kept beside the creation headers, given the content's checksum if one was computed. */
+  metadata(checksum: string | null): Record<string, string>;
 }
 
 /**
  * The object of CompleteMultipartUpload (whose parts have been checked): the parts joined into
  * a temporary file, put in place with S3's multipart ETag and the metadata given when the
- * upload was created; then the upload is gone.
+ * upload was created. Answers the content's checksum when asked for one; the caller retires the upload.
  */
 export async function storeMultipartObject(
   ctx: OperationContext,
   uploadDirectory: string,
   parts: readonly CompletedPart[],
-  etag: string,
-): Promise<void> {
+  object: MultipartObject,
+): Promise<string | null> {
   const { bucket, key } = ctx.target;
   const store = ctx.backend.store;
   const createHeaders = JSON.parse(await readFile(path.join(uploadDirectory, 'metadata'), 'utf8')) as Record<string, unknown>;
   const metadata = objectMetadata(bucket!, key!, createHeaders);
+  const checksum = object.checksumAlgorithm === null ? null : startChecksum(object.checksumAlgorithm);
   const file = incomingFile(store.rootDirectory);
   try {
     for (const part of parts) {
-      await pipeline(createReadStream(path.join(uploadDirectory, String(part.number))), createWriteStream(file, { flags: 'a' }));
+      const source = createReadStream(path.join(uploadDirectory, String(part.number)));
+      if (checksum) source.on('data', (data) => checksum.update(data as Buffer));
+      await pipeline(source, createWriteStream(file, { flags: 'a' }));
     }
   } catch (error) {
     await rm(file, { force: true });
     throw error;
   }
+  const value = checksum === null ? null : await checksum.digest();
   await placeWithSidecars(ctx, file, store.getResourcePath(bucket!, key!, 'object'), {
-    [store.getResourcePath(bucket!, key!, 'object.md5')]: etag,
-    [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify(metadata, null, 2),
+    [store.getResourcePath(bucket!, key!, 'object.md5')]: object.etag,
+    [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify({ ...metadata, ...object.metadata(value) }, null, 2),
   });
-  await rm(uploadDirectory, { recursive: true, force: true });
+  return value;
 }
