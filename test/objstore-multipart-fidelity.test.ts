@@ -184,7 +184,7 @@ describe('UploadPartCopy', () => {
         ),
       );
     for (const malformed of ['bytes=5-1', 'bytes=0-', 'bytes=-10', 'bytes=a-b', 'bytes=0-1,3-4', 'items=0-1']) {
-      const error = (await copy(malformed)) as Error & Record<string, unknown>;
+      const error = (await copy(malformed)) as Awaited<ReturnType<typeof copy>> & { ArgumentName?: string; ArgumentValue?: string };
       expect([error.name, error.$metadata.httpStatusCode, error.ArgumentName, error.ArgumentValue]).toEqual([
         'InvalidArgument',
         400,

@@ -17,6 +17,7 @@ import { beginExchange, failExchange, sendContinue, type Exchange } from './exch
 import { followWrites, type FileView } from './file-view.ts';
 import type { ObjstoreJournal } from './journal.ts';
 import { allOperationOverrides } from './overrides.ts';
+import { postObject } from './post-object.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './operations.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature, type ChunkSignatures } from './signature.ts';
 import {
@@ -181,7 +182,9 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const classified = classifyOperation(exchange.method, target, req.headers);
     exchange.operation = classified.operation;
 
-    const chunkSignatures = await admit(exchange, target, classified);
+    // A browser form upload carries its authentication in the form (post-object.ts).
+    const browserForm = classified.operation === 'PostObject';
+    const chunkSignatures = browserForm ? NO_CHUNK_SIGNATURES : await admit(exchange, target, classified);
     validateRequest(classified, target, req);
 
     stripAuthentication(req, target);
@@ -197,6 +200,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       },
       readBody: (limit) => readBody(exchange, limit),
     };
+    if (browserForm) return postObject(context, keys, () => new Date(now()));
     const override = overrides[classified.operation];
     if (override) {
       await override(context);

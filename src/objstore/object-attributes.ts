@@ -91,7 +91,7 @@ export const getObjectAttributes: OperationOverride = async (ctx) => {
   const { bucket, key } = ctx.target;
   const metadata = await storedMetadata(ctx, bucket!, key!);
   if (metadata === null) {
-    throw new GatewayError({ status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.', details: [['Key', key!]] });
+    throw new GatewayError(errors.noSuchKey(key!));
   }
   const layout = layoutOf(metadata);
   const parts: Record<Attribute, () => string> = {

@@ -36,12 +36,12 @@ export function s3Timestamp(date: Date): string {
   return new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString();
 }
 
-/** Answers 200 with an S3 result document: `<root xmlns=...>content</root>`. */
-export function sendXmlResult(res: ServerResponse, root: string, content: string): void {
+/** Answers an S3 result document, `<root xmlns=...>content</root>`, with 200 unless told otherwise. */
+export function sendXmlResult(res: ServerResponse, root: string, content: string, status = 200): void {
   const body =
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
     `<${root} xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${content}</${root}>`;
-  res.statusCode = 200;
+  res.statusCode = status;
   res.setHeader('Content-Type', 'application/xml');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);

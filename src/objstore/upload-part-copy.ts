@@ -39,9 +39,6 @@ export const partCopyErrors = {
   rangeStartsPastSource: () => errors.invalidRequest('The specified copy range is invalid for the source object size'),
   rangeEndsPastSource: (value: string, size: number) =>
     s3Error(400, 'InvalidArgument', `Range specified is not valid for source object of size: ${size}`, rangeArgument(value)),
-  noSuchBucket: (bucket: string) =>
-    s3Error(404, 'NoSuchBucket', 'The specified bucket does not exist', [['BucketName', bucket]]),
-  noSuchKey: (key: string) => s3Error(404, 'NoSuchKey', 'The specified key does not exist.', [['Key', key]]),
 } as const;
 
 /** The inclusive byte range to copy from a source of `size` bytes: all of it without the header. */
@@ -63,9 +60,9 @@ export const uploadPartCopy: OperationOverride = async (ctx) => {
   const { req } = ctx.exchange;
   const source = parseCopySource(req.headers)!;
   const store = ctx.backend.store;
-  if (!(await store.getBucket(source.bucket))) throw new GatewayError(partCopyErrors.noSuchBucket(source.bucket));
+  if (!(await store.getBucket(source.bucket))) throw new GatewayError(errors.noSuchBucket(source.bucket));
   const metadata = await storedMetadata(ctx, source.bucket, source.key);
-  if (metadata === null) throw new GatewayError(partCopyErrors.noSuchKey(source.key));
+  if (metadata === null) throw new GatewayError(errors.noSuchKey(source.key));
   const rangeHeader = req.headers[RANGE_HEADER];
   const range = parseCopySourceRange(Array.isArray(rangeHeader) ? rangeHeader.join(',') : rangeHeader, Number(metadata['content-length']));
 

@@ -80,12 +80,23 @@ export async function storeObject(ctx: OperationContext): Promise<void> {
   });
   const body = await receiveBody(ctx, plan, DEFAULT_CHECKSUM_ALGORITHM);
   const checksum = body.checksum ? objectChecksumHeaders(body.checksum.algorithm, body.checksum.value) : {};
-  const store = ctx.backend.store;
-  await placeWithSidecars(ctx, body.file, store.getResourcePath(bucket!, key!, 'object'), {
-    [store.getResourcePath(bucket!, key!, 'object.md5')]: body.md5,
-    [store.getResourcePath(bucket!, key!, 'metadata.json')]: JSON.stringify({ ...metadata, ...checksum }, null, 2),
-  });
+  await placeObject(ctx, { bucket: bucket!, key: key! }, body.file, body.md5, { ...metadata, ...checksum });
   respondStored(ctx, body.md5, checksum);
+}
+
+/** Puts the content in `file` in place as the object `bucket/key`, with its ETag (hex MD5) and metadata. */
+export async function placeObject(
+  ctx: OperationContext,
+  { bucket, key }: { bucket: string; key: string },
+  file: string,
+  md5: string,
+  metadata: Record<string, string>,
+): Promise<void> {
+  const store = ctx.backend.store;
+  await placeWithSidecars(ctx, file, store.getResourcePath(bucket, key, 'object'), {
+    [store.getResourcePath(bucket, key, 'object.md5')]: md5,
+    [store.getResourcePath(bucket, key, 'metadata.json')]: JSON.stringify(metadata, null, 2),
+  });
 }
 
 /** UploadPart into an upload in progress, whose directory is `uploadDirectory`. */
