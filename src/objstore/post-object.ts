@@ -66,7 +66,7 @@ async function readForm(ctx: OperationContext, contentType: string): Promise<For
   const body = await ctx.readBody(MAX_FORM_BYTES);
   let entries: FormData;
   try {
-    entries = await new Request('http://objstore.invalid/', { method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(body.buffer, body.byteOffset, body.length) }).formData();
+    entries = await new Request('http://objstore.invalid/', { method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(body) }).formData();
   } catch {
     throw new GatewayError(formErrors.malformedForm());
   }
