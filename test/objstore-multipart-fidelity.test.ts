@@ -336,6 +336,10 @@ describe('upload checksums', () => {
     const listing = await s3.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'sha.bin', UploadId: uploadId }));
     expect([listing.ChecksumAlgorithm, listing.ChecksumType]).toEqual(['SHA256', 'COMPOSITE']);
     expect(listing.Parts?.map((part) => part.ChecksumSHA256)).toEqual(listed.map((part) => part.ChecksumSHA256));
+    const uploads = await s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }));
+    expect(uploads.Uploads?.map((upload) => [upload.Key, upload.ChecksumAlgorithm, upload.ChecksumType])).toEqual([
+      ['sha.bin', 'SHA256', 'COMPOSITE'],
+    ]);
 
     const composite = `${sha256(Buffer.concat(partDigests)).toString('base64')}-2`;
     const result = await complete('sha.bin', uploadId, listed);
@@ -348,6 +352,17 @@ describe('upload checksums', () => {
     const part = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'sha.bin', PartNumber: 2, ChecksumMode: 'ENABLED' }));
     expect(part.ChecksumSHA256).toBe(partDigests[1]!.toString('base64'));
     expect((await bodyOf(part)).equals(parts[1]!)).toBe(true);
+  });
+
+  it("completes a lib-storage upload from a client with the SDK's default checksum settings (CRC32 parts), and reads it back validated", async () => {
+    const defaults = ctx.client(FULL, { requestChecksumCalculation: 'WHEN_SUPPORTED', responseChecksumValidation: 'WHEN_SUPPORTED' });
+    const body = randomBytes(6 * MiB);
+    const result = await new Upload({ client: defaults, params: { Bucket: BUCKET, Key: 'defaults.bin', Body: body }, partSize: 5 * MiB }).done();
+    expect(result.ETag).toBe(multipartEtag([body.subarray(0, 5 * MiB), body.subarray(5 * MiB)]));
+    const read = await defaults.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'defaults.bin' }));
+    expect(read.ChecksumType).toBe('COMPOSITE');
+    expect(read.ChecksumCRC32).toMatch(/-2$/);
+    expect((await bodyOf(read)).equals(body)).toBe(true);
   });
 
   it('refuses parts without the upload checksum or with another one, and a Complete that leaves them out or gets them wrong', async () => {

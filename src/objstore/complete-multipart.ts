@@ -95,6 +95,16 @@ async function retireUpload(directory: string, completed: CompletedUpload): Prom
   await Promise.all(leftovers.map((name) => rm(path.join(directory, name), { recursive: true, force: true })));
 }
 
+/** The upload in progress the request names; null when there is none (perhaps no longer). */
+async function uploadInProgress(ctx: OperationContext): Promise<{ directory: string } | null> {
+  try {
+    return await requireUpload(ctx);
+  } catch (err) {
+    if (err instanceof GatewayError && err.spec.code === 'NoSuchUpload') return null;
+    throw err;
+  }
+}
+
 function requireAscendingParts(parts: readonly ListedPart[]): void {
   let previous = 0;
   for (const part of parts) {
@@ -138,15 +148,14 @@ function sendCompleted(ctx: OperationContext, completed: CompletedUpload): void 
 
 export const completeMultipartUpload: OperationOverride = async (ctx) => {
   if (!(await bucketExists(ctx))) return ctx.delegate();
-  let directory: string;
-  try {
-    ({ directory } = await requireUpload(ctx));
-  } catch (err) {
-    const repeated = await completedBefore(ctx, parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8')));
-    if (repeated === null) throw err;
+  const inProgress = await uploadInProgress(ctx);
+  const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
+  if (inProgress === null) {
+    const repeated = await completedBefore(ctx, parts);
+    if (repeated === null) throw new GatewayError(errors.noSuchUpload());
     return sendCompleted(ctx, repeated);
   }
-  const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
+  const { directory } = inProgress;
   requireAscendingParts(parts);
   const upload = await uploadChecksumOf(directory);
   const objectParts = await checkListedParts(directory, upload, parts);

@@ -22,7 +22,13 @@ import {
   type OperationContext,
 } from './compat.ts';
 import { errors, GatewayError } from './errors.ts';
-import { checksumElementName, readPartChecksum, uploadChecksumOf, type PartChecksum } from './multipart-checksums.ts';
+import {
+  checksumElementName,
+  readPartChecksum,
+  readUploadChecksum,
+  type PartChecksum,
+  type UploadChecksum,
+} from './multipart-checksums.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -47,6 +53,7 @@ interface UploadInProgress {
   uploadId: string;
   initiated: Date;
   storageClass: string;
+  checksum: UploadChecksum | null;
 }
 
 interface UploadedPart {
@@ -76,14 +83,12 @@ async function readDirectoryNames(directory: string): Promise<string[]> {
   }
 }
 
-/** The storage class named at CreateMultipartUpload; STANDARD when none was. */
-function storageClassOf(metadataJson: string | null): string {
+/** The CreateMultipartUpload headers s3rver kept for an upload; none when unreadable. */
+function creationHeaders(metadataJson: string | null): Record<string, unknown> {
   try {
-    const headers = JSON.parse(metadataJson ?? '{}') as Record<string, unknown>;
-    const storageClass = headers['x-amz-storage-class'];
-    return typeof storageClass === 'string' ? storageClass : 'STANDARD';
+    return JSON.parse(metadataJson ?? '{}') as Record<string, unknown>;
   } catch {
-    return 'STANDARD';
+    return {};
   }
 }
 
@@ -96,7 +101,16 @@ async function describeUpload(directory: string, uploadId: string): Promise<Uplo
     readOptional(path.join(directory, 'metadata')),
   ]);
   if (key === null || keyStats === null) return null;
-  return { key, uploadId, initiated: keyStats.mtime, storageClass: storageClassOf(metadata) };
+  const headers = creationHeaders(metadata);
+  const storageClass = headers['x-amz-storage-class'];
+  return {
+    key,
+    uploadId,
+    initiated: keyStats.mtime,
+    // STANDARD when none was named.
+    storageClass: typeof storageClass === 'string' ? storageClass : 'STANDARD',
+    checksum: readUploadChecksum(headers),
+  };
 }
 
 /** The bucket's uploads in progress: by key, then by initiation (as S3 lists them). */
@@ -139,6 +153,11 @@ export async function abortMultipartUpload(ctx: OperationContext): Promise<void>
   res.end();
 }
 
+/** An upload's checksum algorithm and type, as ListParts and ListMultipartUploads show them. */
+function checksumXml(checksum: UploadChecksum | null): string {
+  return checksum === null ? '' : element('ChecksumAlgorithm', checksum.algorithm) + element('ChecksumType', checksum.type);
+}
+
 function partXml(part: UploadedPart): string {
   return (
     '<Part>' +
@@ -162,11 +181,7 @@ export async function listParts(ctx: OperationContext): Promise<void> {
   requireNonNegative(maxParts, 'max-parts');
   requireNonNegative(marker, 'part-number-marker');
   const limit = Math.min(maxParts, MAX_PER_PAGE);
-  const [upload, parts, checksum] = await Promise.all([
-    describeUpload(directory, uploadId),
-    uploadedParts(directory),
-    uploadChecksumOf(directory),
-  ]);
+  const [upload, parts] = await Promise.all([describeUpload(directory, uploadId), uploadedParts(directory)]);
   if (upload === null) throw new GatewayError(errors.noSuchUpload());
   const remaining = parts.filter((part) => part.number > marker);
   const page = remaining.slice(0, limit);
@@ -179,7 +194,7 @@ export async function listParts(ctx: OperationContext): Promise<void> {
       accountXml('Initiator') +
       accountXml('Owner') +
       element('StorageClass', upload.storageClass) +
-      (checksum === null ? '' : element('ChecksumAlgorithm', checksum.algorithm) + element('ChecksumType', checksum.type)) +
+      checksumXml(upload.checksum) +
       element('PartNumberMarker', marker) +
       // As S3: the last part listed, 0 on an empty page, and there also when the list is complete
       // (so clients must stop on IsTruncated, not on a missing marker).
@@ -199,6 +214,7 @@ function uploadXml(upload: UploadInProgress, encode: NameEncoder): string {
     accountXml('Owner') +
     element('StorageClass', upload.storageClass) +
     element('Initiated', s3Timestamp(upload.initiated)) +
+    checksumXml(upload.checksum) +
     '</Upload>'
   );
 }
