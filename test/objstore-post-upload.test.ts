@@ -194,6 +194,9 @@ describe('POST object', () => {
     expect(messageOf(noKey.body)).toMatch(/^Bucket POST must contain a field named 'key'/);
     const unsigned = await submit(fields, { omit: ['X-Amz-Signature'] });
     expect([unsigned.status, codeOf(unsigned.body)]).toEqual([400, 'InvalidArgument']);
+    const signatureV2 = await submit({ key: 'v2.txt', AWSAccessKeyId: WRITER.accessKeyId, policy: fields['Policy']!, signature: 'c2lnbmF0dXJl' });
+    expect([signatureV2.status, codeOf(signatureV2.body)]).toEqual([400, 'InvalidRequest']);
+    expect(messageOf(signatureV2.body)).toBe('The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
     const anonymous = await submit({ key: 'anonymous.txt' });
     expect([anonymous.status, codeOf(anonymous.body)]).toEqual([403, 'AccessDenied']);
   });

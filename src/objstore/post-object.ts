@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 
+import { authErrors } from './auth-errors.ts';
 import { objectMetadata } from './backend.ts';
 import { incomingFile } from './body.ts';
 import { DEFAULT_CHECKSUM_ALGORITHM, objectChecksumHeaders, startChecksum } from './checksums.ts';
@@ -93,6 +94,8 @@ async function authenticate(ctx: OperationContext, fields: FormFields, keys: Obj
   const policyText = fields.get('policy');
   // A form without a policy is an anonymous upload, which no bucket here allows.
   if (policyText === undefined) throw new GatewayError(errors.accessDenied());
+  // A Signature Version 2 form (AWSAccessKeyId, signature) is refused as a SigV4-only region refuses it.
+  if (!fields.has('x-amz-algorithm') && fields.has('awsaccesskeyid')) throw new GatewayError(authErrors.signatureVersionNotSupported());
   const [algorithm, credentialText, , signature] = SIGNING_FIELDS.map((name) => requireField(fields, name));
   if (algorithm !== 'AWS4-HMAC-SHA256') throw new GatewayError(errors.unsupportedAuthorizationType());
   const credential = parseV4Credential(credentialText!);
