@@ -16,9 +16,9 @@ import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import { followWrites, type FileView } from './file-view.ts';
 import type { ObjstoreJournal } from './journal.ts';
+import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './operations.ts';
 import { allOperationOverrides } from './overrides.ts';
 import { postObject } from './post-object.ts';
-import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './operations.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature, type ChunkSignatures } from './signature.ts';
 import {
   hasParam,

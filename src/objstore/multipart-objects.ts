@@ -7,7 +7,7 @@
  * the multipart object it describes (a copy keeps it along with the multipart ETag).
  */
 import { answersStoredChecksum, checksumHeaderName } from './checksums.ts';
-import { bucketExists, isMissingFile, type OperationContext } from './compat.ts';
+import { bucketExists, isMissingFile, type OperationContext, type OperationOverride } from './compat.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
 import type { UploadChecksum } from './multipart-checksums.ts';
 import { hasParam, singleParam, validatePartNumber } from './target.ts';
@@ -64,17 +64,18 @@ function partRange(layout: MultipartLayout | null, size: number, partNumber: num
 /**
  * GetObject / HeadObject with `?partNumber=N`: the part's bytes as a 206 with their Content-Range,
  * and for a multipart object its part count in `x-amz-mp-parts-count` (and with checksum mode,
- * the part's checksum). An object put in one piece is its own part 1. s3rver serves the range.
+ * the part's checksum). An object put in one piece is its own part 1. The request goes on to
+ * `serve` (the read without parts) as a request for the part's byte range.
  */
-export async function readObjectPart(ctx: OperationContext): Promise<void> {
+export async function readObjectPart(ctx: OperationContext, serve: OperationOverride): Promise<void> {
   const { query, bucket, key } = ctx.target;
-  if (!hasParam(query, 'partNumber')) return ctx.delegate();
+  if (!hasParam(query, 'partNumber')) return serve(ctx);
   const { req, res } = ctx.exchange;
   if (req.headers.range !== undefined) throw new GatewayError(partReadErrors.rangeAndPartNumber());
   const partNumber = validatePartNumber(singleParam(query, 'partNumber'));
-  if (!(await bucketExists(ctx))) return ctx.delegate();
+  if (!(await bucketExists(ctx))) return serve(ctx);
   const metadata = await storedMetadata(ctx, bucket!, key!);
-  if (metadata === null) return ctx.delegate();
+  if (metadata === null) return serve(ctx);
 
   const layout = layoutOf(metadata);
   const { start, end, count } = partRange(layout, Number(metadata['content-length']), partNumber);
@@ -85,7 +86,7 @@ export async function readObjectPart(ctx: OperationContext): Promise<void> {
       res.setHeader(checksumHeaderName(layout.checksum.algorithm), checksum);
     }
   }
-  // An empty object has no byte to range over: s3rver answers it whole.
+  // An empty object has no byte to range over: it is answered whole.
   if (end >= start) req.headers.range = `bytes=${start}-${end}`;
-  ctx.delegate();
+  await serve(ctx);
 }

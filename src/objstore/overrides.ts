@@ -10,12 +10,20 @@ import { readObjectPart } from './multipart-objects.ts';
 import { getObjectAttributes } from './object-attributes.ts';
 import { uploadPartCopy } from './upload-part-copy.ts';
 
+const delegate: OperationOverride = async (ctx) => ctx.delegate();
+
+/** A read with `?partNumber=` becomes a ranged read, served as the table beneath serves reads. */
+const withPartNumbers =
+  (serve: OperationOverride = delegate): OperationOverride =>
+  (ctx) =>
+    readObjectPart(ctx, serve);
+
 export const allOperationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
   ...operationOverrides,
   CreateMultipartUpload: createMultipartUpload,
   UploadPartCopy: uploadPartCopy,
   CompleteMultipartUpload: completeMultipartUpload,
-  GetObject: readObjectPart,
-  HeadObject: readObjectPart,
+  GetObject: withPartNumbers(operationOverrides['GetObject']),
+  HeadObject: withPartNumbers(operationOverrides['HeadObject']),
   GetObjectAttributes: getObjectAttributes,
 };
