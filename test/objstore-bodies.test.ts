@@ -17,7 +17,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import { AwsChunkedDecoder } from '../src/objstore/aws-chunked.ts';
+import { AwsChunkedDecoder } from '../src/objstore/server/bodies/aws-chunked.ts';
 import type { ObjstoreKey } from '../src/objstore/index.ts';
 import { CHECKSUMS_WHEN_REQUIRED, failure, NodeSha256, rawRequest, useObjstore, type RawResponse } from './support/objstore-server.ts';
 

@@ -1,4 +1,16 @@
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+  S3ServiceException,
+  type ServiceInputTypes,
+  type ServiceOutputTypes,
+} from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+
+import type { FinalizeRequestMiddleware } from '@smithy/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { ObjstoreKey } from '../src/objstore/index.ts';
@@ -55,5 +67,42 @@ describe('DeleteObjects', () => {
   it('leaves a missing bucket to NoSuchBucket', async () => {
     const missing = await deleteKeys(full, 'no-such-bucket', ['x']).catch((error: unknown) => error);
     expect((missing as S3ServiceException).name).toBe('NoSuchBucket');
+  });
+
+  /** DeleteObjects with `body` sent as the request document instead of the SDK's own (signed as sent). */
+  const deleteWithBody = async (body: string) => {
+    const client = ctx.client(FULL);
+    const replaceBody: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next) => (args) => {
+      const request = args.request as { headers: Record<string, string>; body: unknown };
+      for (const name of Object.keys(request.headers)) {
+        if (/^(x-amz-checksum-|x-amz-sdk-checksum|content-md5)/i.test(name)) delete request.headers[name];
+      }
+      request.body = body;
+      request.headers['content-length'] = String(Buffer.byteLength(body));
+      request.headers['content-md5'] = createHash('md5').update(body).digest('base64');
+      return next(args);
+    };
+    client.middlewareStack.addRelativeTo(replaceBody, { relation: 'before', toMiddleware: 'awsAuthMiddleware' });
+    return deleteKeys(client, 'exports', ['placeholder']).catch((error: unknown) => error);
+  };
+
+  it('reads keys with entity and character references, and refuses a document that is not well-formed XML', async () => {
+    await put('exports', 'x & y z.txt');
+    await put('exports', 'whole.txt');
+    const deleted = await deleteWithBody('<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Object><Key>x &amp; y&#x20;z.txt</Key></Object></Delete>');
+    expect(deleted).not.toBeInstanceOf(Error);
+    expect(await keysOf('exports')).not.toContain('x & y z.txt');
+    for (const malformed of [
+      '<Delete><Object><Key>whole.txt</Key></Object>',
+      '<Delete><Object><Key>whole&txt</Key></Object></Delete>',
+      '<Delete><Object><Key>whole.txt</Key></Object></Delete><Delete/>',
+      '<Delete><Object><Key>whole.txt</Key></Object></Delete',
+      '<Delete><Object><Key>whole&nbsp;txt</Key></Object></Delete>',
+    ]) {
+      const refused = await deleteWithBody(malformed);
+      expect((refused as S3ServiceException).name, malformed).toBe('MalformedXML');
+      expect((refused as S3ServiceException).$metadata.httpStatusCode).toBe(400);
+    }
+    expect(await keysOf('exports')).toContain('whole.txt');
   });
 });

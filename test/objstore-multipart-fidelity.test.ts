@@ -396,6 +396,55 @@ describe('upload checksums', () => {
     );
   });
 
+  it('gives CRC64NVME uploads, and CRC32 ones asking for it, the FULL_OBJECT checksum of the whole content; SHA256 cannot have one', async () => {
+    const parts = [randomBytes(5 * MiB), randomBytes(999)];
+    const body = Buffer.concat(parts);
+    const full = async (key: string, ChecksumAlgorithm: ChecksumAlgorithm, ChecksumType?: 'FULL_OBJECT') => {
+      const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key, ChecksumAlgorithm, ChecksumType }));
+      expect([created.ChecksumAlgorithm, created.ChecksumType]).toEqual([ChecksumAlgorithm, 'FULL_OBJECT']);
+      const listed: CompletedPart[] = [];
+      for (const [index, Body] of parts.entries()) {
+        const part = await s3.send(
+          new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId: created.UploadId, PartNumber: index + 1, Body, ChecksumAlgorithm }),
+        );
+        listed.push({ PartNumber: index + 1, ETag: part.ETag, ChecksumCRC32: part.ChecksumCRC32, ChecksumCRC64NVME: part.ChecksumCRC64NVME });
+      }
+      return complete(key, created.UploadId!, listed);
+    };
+    const nvme = await full('nvme.bin', 'CRC64NVME');
+    expect([nvme.ChecksumCRC64NVME, nvme.ChecksumType]).toEqual([(await crc(new Crc64Nvme(), body)).toString('base64'), 'FULL_OBJECT']);
+    const crc32 = await full('crc32-full.bin', 'CRC32', 'FULL_OBJECT');
+    expect([crc32.ChecksumCRC32, crc32.ChecksumType]).toEqual([(await crc(new Crc32(), body)).toString('base64'), 'FULL_OBJECT']);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'crc32-full.bin', ChecksumMode: 'ENABLED' }));
+    expect([head.ChecksumCRC32, head.ChecksumType]).toEqual([crc32.ChecksumCRC32, 'FULL_OBJECT']);
+
+    const refused = await failure(
+      s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'sha-full.bin', ChecksumAlgorithm: 'SHA256', ChecksumType: 'FULL_OBJECT' })),
+    );
+    expect([refused.name, refused.$metadata.httpStatusCode, refused.message]).toEqual([
+      'InvalidRequest',
+      400,
+      'The FULL_OBJECT checksum type cannot be used with the sha256 checksum algorithm.',
+    ]);
+  });
+
+  it("refuses a Complete naming another checksum type than the upload's, or an object size that is not the parts'", async () => {
+    const uploadId = await createUpload('declared.bin', 'SHA256');
+    const listed = await uploadParts('declared.bin', uploadId, [Buffer.from('twelve bytes')], 'SHA256');
+    const completeWith = (extra: { ChecksumType?: 'FULL_OBJECT' | 'COMPOSITE'; MpuObjectSize?: number }) =>
+      s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'declared.bin', UploadId: uploadId, MultipartUpload: { Parts: listed }, ...extra }));
+    const otherType = await failure(completeWith({ ChecksumType: 'FULL_OBJECT' }));
+    expect([otherType.name, otherType.$metadata.httpStatusCode, otherType.message]).toEqual([
+      'InvalidRequest',
+      400,
+      'The upload was created using the COMPOSITE checksum mode. The complete request must use the same checksum mode.',
+    ]);
+    const otherSize = await failure(completeWith({ MpuObjectSize: 13 }));
+    expect([otherSize.name, otherSize.message]).toEqual(['InvalidRequest', "The provided 'x-amz-mp-object-size' header does not match what was computed."]);
+    const done = await completeWith({ ChecksumType: 'COMPOSITE', MpuObjectSize: 12 });
+    expect(done.ChecksumType).toBe('COMPOSITE');
+  });
+
   it('gives lib-storage uploads with a CRC32 algorithm the composite CRC32, and uploads without one the full-object CRC64NVME', async () => {
     const body = randomBytes(11 * MiB);
     await new Upload({ client: s3, params: { Bucket: BUCKET, Key: 'crc32.bin', Body: body, ChecksumAlgorithm: 'CRC32' }, partSize: 5 * MiB }).done();

@@ -17,11 +17,11 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { HttpRequest } from '@smithy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { extractCredential } from '../src/objstore/credentials.ts';
+import { extractCredential } from '../src/objstore/server/auth/credentials.ts';
 import type { ObjstoreKey } from '../src/objstore/index.ts';
-import { verifySignature, type SignatureVerdict } from '../src/objstore/signature.ts';
-import { chunkSignatureChain } from '../src/objstore/sigv4.ts';
-import { parseTarget } from '../src/objstore/target.ts';
+import { verifySignature, type SignatureVerdict } from '../src/objstore/server/auth/signature.ts';
+import { chunkSignatureChain } from '../src/objstore/server/auth/sigv4.ts';
+import { parseTarget } from '../src/objstore/server/target.ts';
 import { CHECKSUMS_WHEN_REQUIRED, failure, rawRequest, useObjstore, type Credentials } from './support/objstore-server.ts';
 
 const PRIVATE = 'exports';

@@ -125,6 +125,7 @@ const SPECS: Record<string, EndpointSpec> = {
       format_version: 'v2_beta',
       compression: 'snappy',
       export_fields: ['id', 'name', 'start_time'],
+      all_experiments: false,
     }),
   },
   'GET /api/v1/bulk-exports/:bulk_export_id': {},
@@ -172,7 +173,30 @@ const SPECS: Record<string, EndpointSpec> = {
   'GET /v2/deployments/:deployment_id/revisions': { query: { ...pageQuery, status: 'enums' } },
   'GET /v2/deployments/:deployment_id/revisions/:revision_id': {},
   'GET /v2/auth/providers': {},
+  'POST /v2/auth/providers': {
+    body: () => ({
+      provider_id: 'fuzz-provider',
+      name: 'Fuzz provider',
+      client_id: 'fuzz-client',
+      client_secret: `${SECRET_MARK}-client-secret`,
+      auth_url: 'https://fuzz.example/authorize',
+      token_url: 'https://fuzz.example/token',
+      uses_pkce: true,
+      code_challenge_method: 'S256',
+      provider_type: 'slack',
+      token_endpoint_auth_method: 'client_secret_basic',
+    }),
+  },
+  'POST /v2/auth/providers/mcp-discover': { body: () => ({ provider_id: 'fuzz-mcp', name: 'Fuzz MCP', mcp_server_url: 'https://mcp.crm.example/mcp' }) },
   'GET /v2/auth/providers/:provider_id': {},
+  'PATCH /v2/auth/providers/:provider_id': { body: () => ({ name: 'Renamed by the fuzz', client_secret: `${SECRET_MARK}-rotated-client-secret`, uses_pkce: false }) },
+  // The known provider stays for the other requests.
+  'DELETE /v2/auth/providers/:provider_id': { params: () => ({ provider_id: 'fuzz-absent-provider' }) },
+  'GET /v2/listeners': { query: pageQuery },
+  'POST /v2/listeners': { body: () => ({ compute_type: 'k8s', compute_id: 'fuzz-cluster', compute_config: { k8s_namespaces: ['fuzz'] }, version: '0.1.0' }) },
+  'GET /v2/listeners/:listener_id': {},
+  'PATCH /v2/listeners/:listener_id': { body: () => ({ version: '0.2.0', compute_config: { k8s_namespaces: ['fuzz', 'fuzz-2'] } }) },
+  'DELETE /v2/listeners/:listener_id': { params: () => ({ listener_id: UNKNOWN_UUID }) },
   'GET /v1/integrations/forge/codehost/install': {},
   'GET /v1/integrations/forge/codehost/:integration_id/repos': {},
 };
@@ -506,7 +530,8 @@ function isDocsPage(target: string): boolean {
   } catch {
     // Not valid percent-encoding: taken as it is.
   }
-  return /^\/docs(\/|$)/.test(decoded);
+  // Dot segments resolve before routing: `/../docs` is the page too.
+  return /^\/docs(\/|$)/.test(new URL(decoded, 'http://localhost').pathname);
 }
 
 /** Whatever the request: not a 5xx, the body its status calls for, no secret; refused, nothing changed. */

@@ -42,6 +42,9 @@ const SECRETS = {
   unknownDeploymentSecret: secret(17, 'secret-of-a-404-patch'),
   objstoreKeyOtherField: secret(18, 'objstore-secret-beside-a-422-field'),
   unknownApiKey: secret(19, 'api-key-of-no-workspace'),
+  clientSecret: secret(33, 'oauth-client-secret'),
+  rotatedClientSecret: secret(34, 'oauth-client-secret-after-patch'),
+  conflictClientSecret: secret(35, 'oauth-client-secret-of-a-409-create'),
 };
 
 /** Secrets sent with the wrong JSON type: the 422 must not echo them as its `input`. */
@@ -53,6 +56,7 @@ const WRONG_TYPE = {
   secretValueObject: secret(24, 'secret-value-as-an-object'),
   secretsString: secret(25, 'secrets-as-a-string'),
   objstoreSecretList: secret(26, 'objstore-secret-as-a-list'),
+  clientSecretList: secret(36, 'oauth-client-secret-as-a-list'),
 };
 
 /** Secrets of the right type but over the length limit: a 422 `string_too_long`. */
@@ -359,6 +363,22 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView) {
   );
   await expectStatus(acme('DELETE', `/v2/deployments/${deployment.id}`), 204);
 
+  // OAuth providers: client_secret is write-only, on create and on patch, and in a refused create.
+  const provider = {
+    provider_id: 'leak-check-provider',
+    name: 'Leak check',
+    client_id: 'leak-check-client',
+    client_secret: SECRETS.clientSecret,
+    auth_url: 'https://leak.example/authorize',
+    token_url: 'https://leak.example/token',
+  };
+  const createdProvider = await expectStatus(acme('POST', '/v2/auth/providers', provider), 200);
+  expect(createdProvider).not.toHaveProperty('client_secret');
+  await expectStatus(acme('PATCH', '/v2/auth/providers/leak-check-provider', { client_secret: SECRETS.rotatedClientSecret }), 200);
+  await expectStatus(acme('POST', '/v2/auth/providers', { ...provider, client_secret: SECRETS.conflictClientSecret }), 409);
+  await expectStatus(acme('GET', '/v2/auth/providers/leak-check-provider'), 200);
+  await expectStatus(acme('GET', '/v2/auth/providers'), 200);
+
   // Secrets of the wrong JSON type.
   recorder.phase = 'wrong-type';
   await expectStatus(acme('POST', '/api/v1/bulk-exports/destinations', { display_name: 'wrong type', config, credentials: WRONG_TYPE.credentialsString }), 422);
@@ -376,6 +396,7 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView) {
   await expectStatus(globex('PATCH', `/v2/deployments/${container.id}`, { secrets: [{ name: 'DB_PASSWORD', value: { value: WRONG_TYPE.secretValueObject } }] }), 422);
   await expectStatus(globex('PATCH', `/v2/deployments/${container.id}`, { secrets: WRONG_TYPE.secretsString }), 422);
   await expectStatus(admin('POST', '/objstore/keys', { access_key_id: 'LPLEAKKEY0005', secret_access_key: [WRONG_TYPE.objstoreSecretList], permissions: ALL_PERMISSIONS }), 422);
+  await expectStatus(acme('PATCH', '/v2/auth/providers/leak-check-provider', { client_secret: [WRONG_TYPE.clientSecretList] }), 422);
 
   // Secrets over the length limit.
   recorder.phase = 'too-long';

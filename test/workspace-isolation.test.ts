@@ -172,6 +172,7 @@ async function snapshot(b: World) {
     `${DEPLOYMENTS}?limit=100`,
     `${DEPLOYMENTS}/${b.deploymentId}/revisions?limit=100`,
     '/v2/auth/providers',
+    '/v2/listeners?limit=100',
     '/v1/integrations/forge/codehost/install',
     `/v1/integrations/forge/codehost/${b.integrationId}/repos`,
     ...(b.bulkExport
@@ -236,6 +237,44 @@ async function newDestination(a: World): Promise<string> {
   expect(created.status).toBe(200);
   return created.body.id;
 }
+
+const LISTENERS = '/v2/listeners';
+const PROVIDERS = '/v2/auth/providers';
+const listenersRefused = (a: World) =>
+  `Listeners cannot be created for the service workspace ID '${a.workspace.id}'. Creating listeners is only allowed for the service organizations with self-hosted enterprise plans.`;
+/** What A gets for a call naming a listener: a workspace that is not self-hosted is refused them before any id is looked at. */
+const listenerAnswer = (a: World, answer: { status: number; detail?: unknown }) =>
+  a.workspace.self_hosted ? answer : { status: 403, detail: listenersRefused(a) };
+const listenerBody = (a: World) => ({ compute_type: 'k8s', compute_id: unique(`isolation-${a.slug}-cluster`), compute_config: { k8s_namespaces: ['graphs'] } });
+
+async function newListener(a: World): Promise<string> {
+  if (!a.workspace.self_hosted) return randomUUID();
+  const created = await a.client.post(LISTENERS, listenerBody(a));
+  expect(created.status).toBe(201);
+  return created.body.id;
+}
+
+const providerBody = (a: World) => ({
+  provider_id: unique(`isolation-${a.slug}-provider`),
+  name: 'Isolation provider',
+  client_id: 'isolation-client',
+  client_secret: 'isolation-client-secret',
+  auth_url: 'https://isolation.example/authorize',
+  token_url: 'https://isolation.example/token',
+});
+
+async function newProvider(a: World): Promise<string> {
+  const created = await a.client.post(PROVIDERS, providerBody(a));
+  expect(created.status).toBe(200);
+  return created.body.provider_id;
+}
+
+/** B's providers by provider_id (those A has no namesake of) and by record id: each is 404 to A. */
+const foreignProviderPaths = (a: World, b: World) =>
+  b.providers.flatMap(({ id, provider_id }) => [
+    ...(a.providers.some((provider) => provider.provider_id === provider_id) ? [] : [provider_id]),
+    id,
+  ]);
 
 /** A one-time export of a window without runs: it completes at once, writing nothing. */
 const emptyExport = (a: World, destinationId = a.destinationId, sessionId = a.sessionId) => ({
@@ -614,7 +653,7 @@ const ENDPOINTS: EndpointCase[] = [
         path: '/v2/auth/providers',
         status: 200,
         check: (body) => {
-          expect(ids(body).sort()).toEqual(ids(a.providers).sort());
+          expect(ids(body)).toEqual(expect.arrayContaining(ids(a.providers)));
           for (const provider of b.providers) expect(ids(body)).not.toContain(provider.id);
         },
       },
@@ -639,6 +678,116 @@ const ENDPOINTS: EndpointCase[] = [
           { what: "B's provider record id", path: `/v2/auth/providers/${id}`, ...notFound(`OAuth provider ${id} not found.`) },
         ];
       }),
+  },
+  {
+    method: 'POST',
+    route: PROVIDERS,
+    own: async (a) => ({ path: PROVIDERS, body: providerBody(a), status: 200 }),
+    foreign: async (a, b) => [
+      {
+        what: 'tenant_id of B in the body makes a provider of A',
+        path: PROVIDERS,
+        body: { ...providerBody(a), tenant_id: b.workspace.id, organization_id: b.workspace.id },
+        status: 200,
+        check: (body) => expect(body.organization_id).not.toBe(b.workspace.id),
+      },
+    ],
+  },
+  {
+    method: 'POST',
+    route: `${PROVIDERS}/mcp-discover`,
+    own: async (a) => ({ path: `${PROVIDERS}/mcp-discover`, body: { provider_id: unique(`isolation-${a.slug}-mcp`), name: 'MCP', mcp_server_url: 'https://mcp.crm.example/mcp' }, status: 200 }),
+    foreign: async (a, b) => [
+      {
+        what: 'tenant_id of B in the body makes a provider of A',
+        path: `${PROVIDERS}/mcp-discover`,
+        body: { provider_id: unique(`isolation-${a.slug}-mcp`), name: 'MCP', mcp_server_url: 'https://papers.globex.example/mcp', tenant_id: b.workspace.id },
+        status: 200,
+        check: (body) => expect(ids(b.providers)).not.toContain(body.id),
+      },
+    ],
+  },
+  {
+    method: 'PATCH',
+    route: `${PROVIDERS}/:provider_id`,
+    own: async (a) => ({ path: `${PROVIDERS}/${a.providers[0]!.provider_id}`, body: { name: 'Renamed by its own workspace' }, status: 200 }),
+    foreign: async (a, b) =>
+      foreignProviderPaths(a, b).map((providerId) => ({
+        what: "renaming B's provider and replacing its secret",
+        path: `${PROVIDERS}/${providerId}`,
+        body: { name: 'taken over', client_secret: 'isolation-other-secret' },
+        ...notFound(`OAuth provider ${providerId} not found.`),
+      })),
+  },
+  {
+    method: 'DELETE',
+    route: `${PROVIDERS}/:provider_id`,
+    own: async (a) => ({ path: `${PROVIDERS}/${await newProvider(a)}`, status: 200 }),
+    foreign: async (a, b) =>
+      foreignProviderPaths(a, b).map((providerId) => ({ what: "B's provider", path: `${PROVIDERS}/${providerId}`, ...notFound(`OAuth provider ${providerId} not found.`) })),
+  },
+  {
+    method: 'GET',
+    route: LISTENERS,
+    own: async () => ({ path: LISTENERS, status: 200 }),
+    foreign: async (a, b) => [
+      {
+        what: "A's list holds only A's listeners",
+        path: `${LISTENERS}?limit=100`,
+        status: 200,
+        check: (body) => {
+          for (const listenerId of b.listenerIds) expect(ids(body.resources)).not.toContain(listenerId);
+          expect(ids(body.resources)).toEqual(expect.arrayContaining(a.listenerIds));
+        },
+      },
+    ],
+  },
+  {
+    method: 'POST',
+    route: LISTENERS,
+    own: async (a) => ({ path: LISTENERS, body: listenerBody(a), status: a.workspace.self_hosted ? 201 : 403 }),
+    foreign: async (a, b) => [
+      {
+        what: 'tenant_id of B in the body makes a listener of A, or none',
+        path: LISTENERS,
+        body: { ...listenerBody(a), tenant_id: b.workspace.id },
+        ...listenerAnswer(a, { status: 201 }),
+      },
+    ],
+  },
+  {
+    method: 'GET',
+    route: `${LISTENERS}/:listener_id`,
+    own: async (a) => ({ path: `${LISTENERS}/${a.listenerIds[0] ?? randomUUID()}`, status: a.workspace.self_hosted ? 200 : 403 }),
+    foreign: async (a, b) =>
+      [...b.listenerIds, randomUUID()].map((listenerId) => ({
+        what: "B's listener (or none)",
+        path: `${LISTENERS}/${listenerId}`,
+        ...listenerAnswer(a, notFound(`Listener ID ${listenerId} not found.`)),
+      })),
+  },
+  {
+    method: 'PATCH',
+    route: `${LISTENERS}/:listener_id`,
+    own: async (a) => ({ path: `${LISTENERS}/${a.listenerIds[0] ?? randomUUID()}`, body: { version: '9.9.9' }, status: a.workspace.self_hosted ? 200 : 403 }),
+    foreign: async (a, b) =>
+      [...b.listenerIds, randomUUID()].map((listenerId) => ({
+        what: "B's listener (or none)",
+        path: `${LISTENERS}/${listenerId}`,
+        body: { version: 'taken-over', compute_config: { k8s_namespaces: ['elsewhere'] } },
+        ...listenerAnswer(a, notFound(`Listener ID ${listenerId} not found.`)),
+      })),
+  },
+  {
+    method: 'DELETE',
+    route: `${LISTENERS}/:listener_id`,
+    own: async (a) => ({ path: `${LISTENERS}/${await newListener(a)}`, status: a.workspace.self_hosted ? 204 : 403 }),
+    foreign: async (a, b) =>
+      [...b.listenerIds, randomUUID()].map((listenerId) => ({
+        what: "B's listener (or none)",
+        path: `${LISTENERS}/${listenerId}`,
+        ...listenerAnswer(a, notFound(`Listener ID ${listenerId} not found.`)),
+      })),
   },
   {
     method: 'GET',

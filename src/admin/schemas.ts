@@ -3,6 +3,7 @@ import { exportRunFaultRequest, validationFaultRequest } from '../bulk-exports/f
 import { destinationResponseSchema, exportResponseSchema, runResponseSchema } from '../bulk-exports/schemas.ts';
 import { limitsPatch } from '../config.ts';
 import { revisionFaultRequest } from '../deployments/faults.ts';
+import { listenerResponseSchema } from '../deployments/listener-schemas.ts';
 import {
   codehostIntegrationSchema,
   codehostRepositorySchema,
@@ -103,16 +104,6 @@ export const runsAddedSchema = z.object({ added: z.int(), session: sessionViewSc
 export const snapshotSchema = z.object({ path: z.string(), bytes: z.int() });
 export const restoredSchema = z.object({ status: z.literal('restored'), path: z.string() });
 
-const listenerStateSchema = z.object({
-  id: z.guid(),
-  compute_type: z.string(),
-  compute_id: z.string(),
-  compute_config: z.unknown(),
-  version: z.string().nullable(),
-  created_at: timestamp,
-  updated_at: timestamp,
-});
-
 /** GET /_localplane/state: every resource in the API's own shapes, secrets masked. */
 export const stateSchema = z.object({
   clock: clockStateSchema,
@@ -122,7 +113,7 @@ export const stateSchema = z.object({
       destinations: z.array(destinationResponseSchema),
       bulk_exports: z.array(exportResponseSchema.extend({ runs: z.array(runResponseSchema) })),
       deployments: z.array(deploymentResponseSchema.extend({ revisions: z.array(revisionResponseSchema) })),
-      listeners: z.array(listenerStateSchema),
+      listeners: z.array(listenerResponseSchema),
       oauth_providers: z.array(oauthProviderResponseSchema),
       codehost_integrations: z.array(codehostIntegrationSchema.extend({ repos: z.array(codehostRepositorySchema) })),
     }),

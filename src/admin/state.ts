@@ -5,6 +5,7 @@ import { destinationResponse, exportResponse, runResponse } from '../bulk-export
 import type { BulkExportStore } from '../bulk-exports/store.ts';
 import type { RevisionFaults } from '../deployments/faults.ts';
 import { codehostIntegrationResponse, codehostRepositoryResponse, deploymentResponse, oauthProviderResponse, revisionResponse } from '../deployments/responses.ts';
+import { listenerResponse } from '../deployments/listeners.ts';
 import type { DeploymentStore } from '../deployments/store.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
 import type { EmbeddedObjstore } from '../objstore/types.ts';
@@ -74,15 +75,7 @@ function workspaceState(deps: StateDeps, workspace: Workspace) {
       ...deploymentResponse(deployments.deploymentById(row.id)!),
       revisions: deployments.revisionsOf(row.id).map(revisionResponse),
     })),
-    listeners: deployments.listeners(workspace.id).map((listener) => ({
-      id: listener.id,
-      compute_type: listener.compute_type,
-      compute_id: listener.compute_id,
-      compute_config: JSON.parse(listener.compute_config) as unknown,
-      version: listener.version,
-      created_at: formatTimestamp(listener.created_at),
-      updated_at: formatTimestamp(listener.updated_at),
-    })),
+    listeners: deployments.listeners(workspace.id).map(listenerResponse),
     oauth_providers: deployments.providers(workspace.id).map(oauthProviderResponse),
     codehost_integrations: deployments.integrations(workspace.id).map((integration) => ({
       ...codehostIntegrationResponse(integration),

@@ -78,7 +78,7 @@ export function newExport(body: ExportCreate, context: ExportCreationContext): E
   if (!store.destination(tenantId, body.bulk_export_destination_id)) {
     throw notFound(`Bulk export destination ${body.bulk_export_destination_id} not found`);
   }
-  if (!context.tracing.findSession(tenantId, body.session_id)) throw notFound(`Session ${body.session_id} not found`);
+  if (body.session_id && !context.tracing.findSession(tenantId, body.session_id)) throw notFound(`Session ${body.session_id} not found`);
   checkFilter(body.filter);
   checkExportFields(body.export_fields ?? []);
   const recurring = body.interval_hours !== null && body.interval_hours !== undefined;
@@ -87,7 +87,8 @@ export function newExport(body: ExportCreate, context: ExportCreationContext): E
     id: context.ids.uuid(),
     tenant_id: tenantId,
     bulk_export_destination_id: body.bulk_export_destination_id,
-    session_id: body.session_id,
+    session_id: body.session_id ?? null,
+    all_experiments: body.all_experiments ? 1 : 0,
     start_time: body.start_time,
     end_time: body.end_time ?? null,
     interval_hours: body.interval_hours ?? null,

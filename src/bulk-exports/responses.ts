@@ -1,7 +1,7 @@
 import { formatNullableTimestamp, formatTimestamp } from '../shared/time.ts';
-import type { DestinationResponse, ExportResponse, RunResponse } from './schemas.ts';
+import { EXECUTION_BACKEND, type DestinationResponse, type ExportResponse, type RunResponse } from './schemas.ts';
 import { parseConfig, type DestinationRow, type ExportRow, type ExportRunRow } from './store.ts';
-import { runFolder } from './paths.ts';
+import { runExportFolder } from './paths.ts';
 
 export function destinationResponse(row: DestinationRow): DestinationResponse {
   return {
@@ -20,6 +20,7 @@ export function exportResponse(row: ExportRow): ExportResponse {
   return {
     bulk_export_destination_id: row.bulk_export_destination_id,
     session_id: row.session_id,
+    all_experiments: row.all_experiments === 1,
     start_time: formatTimestamp(row.start_time),
     end_time: formatNullableTimestamp(row.end_time),
     filter: row.filter,
@@ -40,7 +41,7 @@ export function exportResponse(row: ExportRow): ExportResponse {
 
 export function runResponse(run: ExportRunRow, exportRow: ExportRow, destination: DestinationRow | undefined): RunResponse {
   const config = destination ? parseConfig(destination) : { prefix: '', bucket_name: '', include_bucket_in_prefix: true };
-  const folder = runFolder(config.prefix, exportRow, run.start_time);
+  const folder = runExportFolder(config.prefix, exportRow, run.start_time);
   const exportPath = config.include_bucket_in_prefix ? `${config.bucket_name}/${folder}` : folder;
   return {
     bulk_export_id: run.bulk_export_id,
@@ -48,6 +49,7 @@ export function runResponse(run: ExportRunRow, exportRow: ExportRow, destination
       prefix: config.prefix,
       start_time: formatTimestamp(run.start_time),
       end_time: formatTimestamp(run.end_time),
+      execution_backend: EXECUTION_BACKEND,
       result:
         run.started_at === null
           ? null

@@ -5,9 +5,9 @@ import type { IdGenerator } from '../shared/ids.ts';
 import type { Scheduler } from '../shared/scheduler.ts';
 import { MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_SECOND, startOfUtcDay, type Micros } from '../shared/time.ts';
 import { compileFilter } from '../tracing/filter.ts';
-import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
+import { RUN_COLUMNS, type RunColumn, type RunRow } from '../tracing/schema.ts';
 import type { RunCursor, TracingStore } from '../tracing/store.ts';
-import { ObjstoreError, type ObjstoreClients, type ObjstoreTarget } from '../objstore/client.ts';
+import { ObjstoreError, type ObjstoreClients, type ObjstoreTarget } from '../destinations/clients.ts';
 import type { BulkExportFaults } from './faults.ts';
 import type { encodeRunsParquet } from './parquet.ts';
 import type { ExportStatus } from './schemas.ts';
@@ -37,14 +37,30 @@ function loadParquetEncoder(): Promise<typeof encodeRunsParquet> {
   return (parquetEncoder ??= import('./parquet.ts').then((module) => module.encodeRunsParquet));
 }
 
-export function encodeCursor(cursor: RunCursor): string {
-  return `${cursor.startTime}:${cursor.id}`;
+/**
+ * Where a run goes on reading: after the last row written, in the tracing project it was
+ * reading when the export covers all experiments (null for an export of one project).
+ */
+interface RunPosition {
+  sessionId: string | null;
+  after: RunCursor | null;
 }
 
-function decodeCursor(text: string | null): RunCursor | null {
-  if (!text) return null;
-  const split = text.indexOf(':');
-  return { startTime: Number(text.slice(0, split)), id: text.slice(split + 1) };
+/** `<start_time>:<run id>`, after `<session id>/` for an export of all experiments. */
+function encodePosition(position: { sessionId: string | null; after: RunCursor }): string {
+  const cursor = `${position.after.startTime}:${position.after.id}`;
+  return position.sessionId === null ? cursor : `${position.sessionId}/${cursor}`;
+}
+
+function decodePosition(text: string | null): RunPosition {
+  if (!text) return { sessionId: null, after: null };
+  const slash = text.indexOf('/');
+  const cursor = text.slice(slash + 1);
+  const colon = cursor.indexOf(':');
+  return {
+    sessionId: slash === -1 ? null : text.slice(0, slash),
+    after: { startTime: Number(cursor.slice(0, colon)), id: cursor.slice(colon + 1) },
+  };
 }
 
 /** Splits [start, end) at UTC midnights: one export run per day partition. */
@@ -351,16 +367,11 @@ export class ExportRunner {
   ): PendingFile | null {
     const limits = this.deps.limits();
     const written = JSON.parse(run.exported_files) as string[];
-    if (inFlight && inFlight.rows < limits.export_rows_per_file) return null;
-    const rows = this.deps.tracing.runsPage({
-      sessionId: exportRow.session_id,
-      from: run.start_time,
-      to: run.end_time,
-      after: decodeCursor(inFlight?.cursor ?? run.latest_cursor),
-      limit: limits.export_rows_per_file,
-      filter: exportRow.filter ? compileFilter(exportRow.filter) : null,
-    });
-    if (rows.length === 0) return null;
+    // A one-project export's short file was its last: nothing is left to read.
+    if (inFlight && exportRow.session_id !== null && inFlight.rows < limits.export_rows_per_file) return null;
+    const page = this.nextPage(run, exportRow, decodePosition(inFlight?.cursor ?? run.latest_cursor), limits.export_rows_per_file);
+    if (!page) return null;
+    const { sessionId, rows } = page;
     const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
     if (!destination || endpoint === null) throw new Error('The bulk export destination no longer exists');
     const config = parseConfig(destination);
@@ -372,7 +383,7 @@ export class ExportRunner {
       rowGroupSize: limits.export_row_group_size,
     });
     const sequence = written.length + (inFlight ? 1 : 0);
-    const key = `${runFolder(config.prefix, exportRow, run.start_time)}/${run.id}_${sequence}.parquet`;
+    const key = `${runFolder(config.prefix, exportRow, sessionId, run.start_time)}/${run.id}_${sequence}.parquet`;
     const target: ObjstoreTarget = {
       endpoint,
       region: config.region ?? 'us-east-1',
@@ -387,7 +398,7 @@ export class ExportRunner {
     return {
       file: config.include_bucket_in_prefix ? `${bucket}/${key}` : key,
       rows: rows.length,
-      cursor: encodeCursor({ startTime: last.start_time, id: last.id }),
+      cursor: encodePosition({ sessionId: exportRow.session_id === null ? sessionId : null, after: { startTime: last.start_time, id: last.id } }),
       upload: async () => {
         await this.deps.objstoreClients.uploadFile(target, bucket, key, body, limits.multipart_part_size_bytes);
         const size = await this.deps.objstoreClients.objectSize(target, bucket, key);
@@ -396,6 +407,30 @@ export class ExportRunner {
         }
       },
     };
+  }
+
+  /**
+   * The run's next rows after `position`: of the export's project or, for all experiments,
+   * of the workspace's projects in id order (one project per file, a project made meanwhile
+   * included), with the project they belong to; null when none are left.
+   */
+  private nextPage(run: ExportRunRow, exportRow: ExportRow, position: RunPosition, limit: number): { sessionId: string; rows: RunRow[] } | null {
+    const filter = exportRow.filter ? compileFilter(exportRow.filter) : null;
+    const read = (sessionId: string, after: RunCursor | null) =>
+      this.deps.tracing.runsPage({ sessionId, from: run.start_time, to: run.end_time, after, limit, filter });
+    const projects =
+      exportRow.session_id !== null
+        ? [exportRow.session_id]
+        : this.deps.tracing
+            .sessionsOf(exportRow.tenant_id)
+            .map((session) => session.id)
+            .filter((id) => position.sessionId === null || id >= position.sessionId)
+            .sort();
+    for (const sessionId of projects) {
+      const rows = read(sessionId, position.sessionId === null || sessionId === position.sessionId ? position.after : null);
+      if (rows.length > 0) return { sessionId, rows };
+    }
+    return null;
   }
 
   /** Waits for the run's in-flight upload and records it: rows, file, cursor. Throws its failure. */

@@ -24,6 +24,10 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export type FormatVersion = (typeof FORMAT_VERSIONS)[number];
 export type Compression = (typeof COMPRESSIONS)[number];
 
+/** Where the hosted service executes an export run's queries; localplane answers as its trace store does. */
+export const EXECUTION_BACKENDS = ['clickhouse', 'smithdb'] as const;
+export const EXECUTION_BACKEND: (typeof EXECUTION_BACKENDS)[number] = 'clickhouse';
+
 export const TERMINAL_STATUSES: readonly string[] = ['Cancelled', 'Completed', 'Failed', 'TimedOut'];
 
 const nullable = <S extends z.ZodType>(schema: S) => schema.nullable().optional();
@@ -68,7 +72,8 @@ export const destinationUpdate = z.object({ credentials: destinationCredentials 
 export const exportCreate = z
   .object({
     bulk_export_destination_id: z.guid(),
-    session_id: z.guid(),
+    session_id: nullable(z.guid()),
+    all_experiments: z.boolean().default(false),
     start_time: requestTimestamp,
     end_time: nullable(requestTimestamp),
     filter: nullable(z.string()),
@@ -79,6 +84,10 @@ export const exportCreate = z
     export_fields: nullable(z.array(z.string())),
   })
   .superRefine((body, ctx) => {
+    const oneProject = body.session_id !== null && body.session_id !== undefined;
+    if (oneProject === body.all_experiments) {
+      ctx.addIssue({ code: 'custom', message: 'Exactly one of session_id or all_experiments must be set', path: [] });
+    }
     const oneTime = body.end_time !== null && body.end_time !== undefined;
     const recurring = body.interval_hours !== null && body.interval_hours !== undefined;
     if (oneTime === recurring) {
@@ -123,7 +132,9 @@ export type DestinationResponse = z.infer<typeof destinationResponseSchema>;
 
 export const exportResponseSchema = z.object({
   bulk_export_destination_id: z.guid(),
-  session_id: z.guid(),
+  /** null for an export of all experiments. */
+  session_id: z.guid().nullable(),
+  all_experiments: z.boolean(),
   start_time: timestamp,
   end_time: timestamp.nullable(),
   filter: z.string().nullable(),
@@ -156,6 +167,7 @@ export const runResponseSchema = z.object({
     prefix: z.string(),
     start_time: timestamp,
     end_time: timestamp,
+    execution_backend: z.enum(EXECUTION_BACKENDS).nullable(),
     result: runProgressSchema.nullable(),
   }),
   id: z.guid(),

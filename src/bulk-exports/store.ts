@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS bulk_exports (
   id TEXT PRIMARY KEY,
   tenant_id TEXT NOT NULL,
   bulk_export_destination_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
+  session_id TEXT,
+  all_experiments INTEGER NOT NULL DEFAULT 0,
   start_time INTEGER NOT NULL,
   end_time INTEGER,
   interval_hours INTEGER,
@@ -94,7 +95,10 @@ export interface ExportRow {
   id: string;
   tenant_id: string;
   bulk_export_destination_id: string;
-  session_id: string;
+  /** null for an export of all experiments. */
+  session_id: string | null;
+  /** 1: the runs of every tracing project of the workspace. */
+  all_experiments: 0 | 1;
   start_time: Micros;
   end_time: Micros | null;
   interval_hours: number | null;
@@ -178,7 +182,7 @@ export class BulkExportStore {
         "SELECT count(*) FROM bulk_exports WHERE tenant_id = ? AND status = 'IntervalScheduled'",
       ).pluck(),
       insertExport: prepare<[ExportRow]>(
-        `INSERT INTO bulk_exports VALUES (@id, @tenant_id, @bulk_export_destination_id, @session_id, @start_time, @end_time,
+        `INSERT INTO bulk_exports VALUES (@id, @tenant_id, @bulk_export_destination_id, @session_id, @all_experiments, @start_time, @end_time,
           @interval_hours, @filter, @format, @format_version, @compression, @export_fields, @status, @created_at, @updated_at,
           @finished_at, @started_at, @source_bulk_export_id, @next_child_index)`,
       ),

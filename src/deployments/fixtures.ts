@@ -105,6 +105,7 @@ export function seededDeploymentFamily(fixture: DeploymentWorkspaceFixture, seed
     provider_id: provider.provider_id,
     name: provider.name,
     client_id: provider.client_id,
+    client_secret: null,
     auth_url: provider.auth_url,
     token_url: provider.token_url,
     uses_pkce: flag(provider.uses_pkce),
@@ -173,7 +174,7 @@ export function seededDeploymentFamily(fixture: DeploymentWorkspaceFixture, seed
     };
   });
 
-  return { tenant: { tenant_id: tenantId, self_hosted: flag(fixture.self_hosted) }, providers, integrations, repos, listeners, deployments };
+  return { tenant: { tenant_id: tenantId, organization_id: fixture.organization_id, self_hosted: flag(fixture.self_hosted) }, providers, integrations, repos, listeners, deployments };
 }
 
 interface SourceSetup {

@@ -12,7 +12,6 @@ import {
   codehostIntegrationResponse,
   codehostRepositoryResponse,
   deploymentResponse,
-  oauthProviderResponse,
   revisionResponse,
 } from './responses.ts';
 import { newDeployment, redeployedRevision } from './creation.ts';
@@ -33,7 +32,6 @@ import {
   codehostRepositorySchema,
   integrationIdParams,
   DEPLOYMENTS_QUERY_LISTS,
-  oauthProviderResponseSchema,
   revisionIdParams,
   revisionResponseSchema,
   revisionsListSchema,
@@ -67,7 +65,8 @@ const REVISION_NOT_FOUND = httpError(404, 'The deployment or the revision does n
 });
 const SOURCE_CONFIGURATION_ERROR = 'Source configuration error: image_uri is required for source external_container.';
 
-function workspaceApp(tag: string, deps: DeploymentRouteDeps) {
+/** An app of the deployment family: every route needs an API key of the workspace named by X-Tenant-Id. */
+export function workspaceApp(tag: string, deps: DeploymentRouteDeps) {
   return new OpenApiHono<{ Variables: AuthVariables }>(tag).guard(WORKSPACE_AUTH_ERRORS, requireWorkspace(deps.workspaces));
 }
 
@@ -266,34 +265,6 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     (c, { params }) => {
       const deployment = findDeployment(c.get('workspace').id, params.deployment_id);
       return c.json(revisionResponse(findRevision(deployment.id, params.revision_id)));
-    },
-  );
-
-  return app;
-}
-
-/** /v2/auth/providers: the workspace's OAuth providers (E5). */
-export function oauthProviderRoutes(deps: DeploymentRouteDeps) {
-  const app = workspaceApp('oauth-providers', deps);
-
-  app.openapi(
-    { method: 'get', path: '/', summary: "List the workspace's OAuth providers", response: { status: 200, description: 'The providers', schema: z.array(oauthProviderResponseSchema) } },
-    (c) => c.json(deps.store.providers(c.get('workspace').id).map(oauthProviderResponse)),
-  );
-
-  app.openapi(
-    {
-      method: 'get',
-      path: '/:provider_id',
-      summary: 'Get an OAuth provider',
-      response: { status: 200, description: 'The provider', schema: oauthProviderResponseSchema },
-      errors: [notFoundError('OAuth provider', 'OAuth provider github not found.')],
-    },
-    (c) => {
-      const providerId = c.req.param('provider_id')!;
-      const provider = deps.store.provider(c.get('workspace').id, providerId);
-      if (!provider) throw notFound(`OAuth provider ${providerId} not found.`);
-      return c.json(oauthProviderResponse(provider));
     },
   );
 

@@ -132,7 +132,7 @@ export const deploymentPatch = z.object({
 export type DeploymentPatch = z.output<typeof deploymentPatch>;
 
 // Queries and paths.
-const pageQuery = {
+export const pageQuery = {
   limit: queryInteger({ min: 1, max: 100 }).default(20),
   offset: queryInteger({ min: 0 }).default(0),
 };
@@ -174,7 +174,7 @@ export const revisionIdParams = z.object({ deployment_id: z.guid(), revision_id:
 export const integrationIdParams = z.object({ integration_id: z.guid() });
 
 // Response shapes, as reference-openapi.json declares them.
-const timestamp = z.iso.datetime({ offset: true });
+export const timestamp = z.iso.datetime({ offset: true });
 
 export const deploymentResponseSchema = z.object({
   name: z.string(),
@@ -204,7 +204,7 @@ export const revisionResponseSchema = z.object({
 });
 export type RevisionResponse = z.infer<typeof revisionResponseSchema>;
 
-const listPage = <S extends z.ZodType>(resource: S) => z.object({ resources: z.array(resource), offset: z.int() });
+export const listPage = <S extends z.ZodType>(resource: S) => z.object({ resources: z.array(resource), offset: z.int() });
 export const deploymentsListSchema = listPage(deploymentResponseSchema);
 export type DeploymentsList = z.infer<typeof deploymentsListSchema>;
 export const revisionsListSchema = listPage(revisionResponseSchema);

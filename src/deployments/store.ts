@@ -15,6 +15,7 @@ export const deploymentTables: TableSet = {
   ddl: `
 CREATE TABLE IF NOT EXISTS deployment_tenants (
   tenant_id TEXT PRIMARY KEY,
+  organization_id TEXT NOT NULL,
   self_hosted INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS oauth_providers (
@@ -24,6 +25,7 @@ CREATE TABLE IF NOT EXISTS oauth_providers (
   provider_id TEXT NOT NULL,
   name TEXT NOT NULL,
   client_id TEXT NOT NULL,
+  client_secret TEXT,
   auth_url TEXT NOT NULL,
   token_url TEXT NOT NULL,
   uses_pkce INTEGER NOT NULL,
@@ -110,6 +112,8 @@ type Flag = 0 | 1;
 
 export interface DeploymentTenantRow {
   tenant_id: string;
+  /** The organization the workspace belongs to, which its OAuth providers name. */
+  organization_id: string;
   self_hosted: Flag;
 }
 
@@ -120,6 +124,8 @@ export interface OAuthProviderRow {
   provider_id: string;
   name: string;
   client_id: string;
+  /** Write-only: stored for the OAuth flows, never shown. */
+  client_secret: string | null;
   auth_url: string;
   token_url: string;
   uses_pkce: Flag;
@@ -231,6 +237,11 @@ export class DeploymentStore {
       repos: prepare<[string], CodehostRepoRow>('SELECT * FROM codehost_repos WHERE integration_id = ? ORDER BY position'),
       listeners: prepare<[string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? ORDER BY created_at, id'),
       listener: prepare<[string, string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? AND id = ?'),
+      listenerByComputeId: prepare<[string, string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? AND compute_id = ?'),
+      listenerUsers: prepare<[string, string], { id: string }>(
+        "SELECT id FROM deployments WHERE tenant_id = ? AND json_extract(source_config, '$.listener_id') = ? ORDER BY created_at, id",
+      ),
+      mcpServerFixture: prepare<[string], OAuthProviderRow>('SELECT * FROM seed.oauth_providers WHERE mcp_server_url = ? ORDER BY created_at, id LIMIT 1'),
       deployment: prepare<[string, string], DeploymentView>(`${DEPLOYMENT_VIEW} WHERE d.tenant_id = ? AND d.id = ?`),
       deploymentsOf: prepare<[string], DeploymentRow>(`SELECT * FROM deployments d WHERE d.tenant_id = ? ${DEPLOYMENT_ORDER}`),
       revision: prepare<[string, string], RevisionRow>('SELECT * FROM deployment_revisions WHERE deployment_id = ? AND id = ?'),
@@ -332,11 +343,32 @@ export class DeploymentStore {
     return this.statements.tenant.get(tenantId)?.self_hosted === 1;
   }
 
+  /** The organization of a workspace of the deployment fixtures. */
+  organizationOf(tenantId: string): string | undefined {
+    return this.statements.tenant.get(tenantId)?.organization_id;
+  }
+
   providers(tenantId: string) {
     return this.statements.providers.all(tenantId);
   }
   provider(tenantId: string, providerId: string) {
     return this.statements.provider.get(tenantId, providerId);
+  }
+  insertProvider(row: OAuthProviderRow): void {
+    DeploymentStore.insertProvider(this.db, row);
+  }
+  updateProvider(row: OAuthProviderRow): void {
+    this.prepared(
+      `UPDATE oauth_providers SET name = @name, client_id = @client_id, client_secret = @client_secret, auth_url = @auth_url,
+         token_url = @token_url, uses_pkce = @uses_pkce, code_challenge_method = @code_challenge_method, updated_at = @updated_at WHERE id = @id`,
+    ).run(row);
+  }
+  deleteProvider(id: string): void {
+    this.prepared('DELETE FROM oauth_providers WHERE id = ?').run(id);
+  }
+  /** A provider of the fixtures (any workspace's) for an MCP server: what discovering that server finds. */
+  mcpServerFixture(mcpServerUrl: string) {
+    return this.statements.mcpServerFixture.get(mcpServerUrl);
   }
 
   integrations(tenantId: string) {
@@ -353,6 +385,30 @@ export class DeploymentStore {
   }
   listener(tenantId: string, id: string) {
     return this.statements.listener.get(tenantId, id);
+  }
+  listenerByComputeId(tenantId: string, computeId: string) {
+    return this.statements.listenerByComputeId.get(tenantId, computeId);
+  }
+  /** One page of the workspace's listeners, oldest first. */
+  listenersPage(tenantId: string, page: { limit: number; offset: number }): ListenerRow[] {
+    return this.prepared<unknown[], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?').all(
+      tenantId,
+      page.limit,
+      page.offset,
+    );
+  }
+  /** The ids of the workspace's deployments that run on a listener. */
+  listenerUsers(tenantId: string, listenerId: string): string[] {
+    return this.statements.listenerUsers.all(tenantId, listenerId).map((row) => row.id);
+  }
+  insertListener(row: ListenerRow): void {
+    DeploymentStore.insertListener(this.db, row);
+  }
+  updateListener(row: ListenerRow): void {
+    this.prepared('UPDATE listeners SET compute_config = @compute_config, version = @version, updated_at = @updated_at WHERE id = @id').run(row);
+  }
+  deleteListener(id: string): void {
+    this.prepared('DELETE FROM listeners WHERE id = ?').run(id);
   }
 
   deployment(tenantId: string, id: string) {

@@ -1,4 +1,4 @@
-export { startObjstore } from './server.ts';
+export { startObjstore } from './objstore.ts';
 export { OBJSTORE_PERMISSIONS } from './types.ts';
 export type {
   Objstore,

@@ -10,6 +10,7 @@ import {
   revisionResponseSchema,
   revisionsListSchema,
 } from '../deployments/schemas.ts';
+import { listenerResponseSchema, listenersListSchema } from '../deployments/listener-schemas.ts';
 import { HttpError } from '../shared/errors.ts';
 import { errorsByStatus } from './errors.ts';
 import { forcedResponse, PREFER_DESCRIPTION } from './prefer.ts';
@@ -37,6 +38,8 @@ const COMPONENTS: Record<string, z.ZodType> = {
   Revision: revisionResponseSchema,
   RevisionsList: revisionsListSchema,
   OAuthProviderResponse: oauthProviderResponseSchema,
+  Listener: listenerResponseSchema,
+  ListenersList: listenersListSchema,
   CodehostIntegration: codehostIntegrationSchema,
   CodehostRepository: codehostRepositorySchema,
   HTTPError: errorBodySchema,

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { applyLimitsPatch, DEFAULT_LIMITS, type Limits, type LimitsPatch } from '../config.ts';
-import { isSafeTreePath } from '../objstore/contents.ts';
+import { isSafeTreePath } from '../objstore/storage/tree.ts';
 import type { EmbeddedObjstore } from '../objstore/types.ts';
 import type { Clock } from '../shared/clock.ts';
 import { attachSnapshotImage, checkSnapshotImage, replaceStateFromSnapshot, serializeState, type Db, type TableSet } from '../shared/db.ts';

@@ -26,6 +26,13 @@ const KNOWN_DIFFERENCES = [
   'GET /v2/auth/providers/{provider_id}: status 422 not declared',
 ];
 
+/** Reference operations localplane does not serve, each with its reason; the list stays exact as the other. */
+const KNOWN_UNSERVED = [
+  // api-spec.md wins over the reference: the codehost family is served under /v1/integrations/forge/codehost.
+  'GET /v1/integrations/codehost/install',
+  'GET /v1/integrations/codehost/{integration_id}/repos',
+];
+
 /** A path with its parameters unnamed: the two documents may name them differently. */
 const shape = (path: string) => path.replace(/\{[^}]+\}/g, '{}');
 
@@ -45,6 +52,16 @@ beforeAll(async () => {
 afterAll(() => lp.stop());
 
 describe('localplane OpenAPI operations against the reference document', () => {
+  it('serves every operation of the reference, but those known', () => {
+    const ours = new Map(Object.entries(served).map(([path, operations]) => [shape(path), operations]));
+    const unserved = Object.entries(reference.paths).flatMap(([path, operations]) =>
+      Object.keys(operations)
+        .filter((method) => !ours.get(shape(path))?.[method])
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(unserved.sort()).toEqual([...KNOWN_UNSERVED].sort());
+  });
+
   it('declare the reference statuses and components of every operation both have', () => {
     const ours = new Map(Object.entries(served).map(([path, operations]) => [shape(path), operations]));
     const differences: string[] = [];

@@ -10,6 +10,7 @@ export interface KnownIds extends Record<string, string> {
   revision_id: string;
   integration_id: string;
   provider_id: string;
+  listener_id: string;
   session_id: string;
   access_key_id: string;
 }
@@ -57,6 +58,8 @@ export async function prepareKnownIds(ctx: TestContext): Promise<{ workspace: Fi
       revision_id: revisions.body.resources[0].id,
       integration_id: workspace.integrations[0]!.id,
       provider_id: providers.body[0].provider_id,
+      // Listeners live in the self-hosted workspace: `workspace` is refused them (403), whatever the id.
+      listener_id: workspaceByTier(ctx.fixtures, 'enterprise').listeners[0]!,
       session_id: workspace.sessions[0]!.id,
       access_key_id: SCRATCH_KEY_ID,
       // Not added: the routes that take it answer its 404 (a rule id is a per-instance counter).

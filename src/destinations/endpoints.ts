@@ -1,0 +1,67 @@
+import { checkEndpoint, invalidEndpoint } from './clients.ts';
+
+/**
+ * Production endpoints localplane serves with its embedded objstore, so a client's real
+ * destination config works unchanged: the reference flow's standard storage endpoint, and S3's
+ * global, regional, dual-stack and legacy regional endpoints. `*` stands for one host label
+ * (a region such as `eu-west-1`).
+ */
+export const DEFAULT_ENDPOINT_ALIASES: readonly string[] = [
+  'https://storage.googleapis.com',
+  'https://s3.amazonaws.com',
+  'https://s3.*.amazonaws.com',
+  'https://s3.dualstack.*.amazonaws.com',
+  'https://s3-*.amazonaws.com',
+];
+
+interface EndpointAlias {
+  /** The endpoint itself; one trailing '/' allowed, since S3 clients send the same requests with or without it. */
+  endpoint: RegExp;
+  /** Its host alone: any other endpoint naming this host is a near miss. */
+  host: RegExp;
+}
+
+const ALIAS_SHAPE = /^(?<scheme>https?):\/\/(?<host>[A-Za-z0-9*.-]+)(?<port>:\d{1,5})?$/;
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function compileAlias(alias: string): EndpointAlias {
+  const shape = ALIAS_SHAPE.exec(alias);
+  if (!shape) {
+    throw new TypeError(`endpoint alias ${JSON.stringify(alias)} must be http(s)://<host>[:<port>], with * for one host label`);
+  }
+  const { scheme, host, port = '' } = shape.groups!;
+  const hostPattern = host!.split('*').map(escapeRegExp).join('[A-Za-z0-9-]+');
+  return {
+    endpoint: new RegExp(`^${scheme}://${hostPattern}${port}/?$`, 'i'),
+    host: new RegExp(`^${hostPattern}$`, 'i'),
+  };
+}
+
+/** The host an endpoint names, however malformed the rest (no scheme, a path, a port, user info). */
+function hostOf(endpoint: string): string {
+  const authority = endpoint.trim().replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, '').split(/[/?#]/, 1)[0]!;
+  return authority
+    .slice(authority.lastIndexOf('@') + 1)
+    .replace(/:\d*$/, '')
+    .replace(/\.$/, '');
+}
+
+/**
+ * Where a destination's endpoint_url is served from: omitted (the default cloud) or an alias
+ * means the embedded objstore; a near miss of an alias (same host, anything else different:
+ * scheme, path, port) is an invalid endpoint, as the real service holds the reference flow to
+ * the exact endpoint; anything else is used as given, after the storage client's own check.
+ * Throws at once for a malformed alias.
+ */
+export function createEndpointResolver(embeddedUrl: () => string, aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES) {
+  const compiled = aliases.map(compileAlias);
+  return (endpointUrl: string | null | undefined): string => {
+    if (endpointUrl === null || endpointUrl === undefined || endpointUrl === '') return embeddedUrl();
+    if (compiled.some((alias) => alias.endpoint.test(endpointUrl))) return embeddedUrl();
+    const host = hostOf(endpointUrl);
+    if (compiled.some((alias) => alias.host.test(host))) throw invalidEndpoint(endpointUrl);
+    checkEndpoint(endpointUrl);
+    return endpointUrl;
+  };
+}

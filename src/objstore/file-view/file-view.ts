@@ -1,0 +1,195 @@
+/**
+ * The plain-file view of the objstore: every object is also the ordinary file
+ * `<directory>/<bucket>/<key>`, for readers that glob folders (DuckDB, Spark, pandas) and cannot
+ * read the storage's own layout (s3rver's, with sidecar files).
+ *
+ * View files are hard links to the storage's object files, or copies where the file system refuses a
+ * link. Writes replace an object's file with a new one (PutObject and CompleteMultipartUpload
+ * rename a new file into place, CopyObject unlinks and creates), so after every write the view
+ * links again whenever the two files differ.
+ *
+ * Keys that cannot be files are left out (and logged): a key ending in '/', and a key whose path
+ * clashes with another object's (`a` beside `a/b`: whichever was placed first stays).
+ */
+import { mkdirSync, rmSync, type Stats } from 'node:fs';
+import { lstat, mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import path from 'node:path';
+
+import { placeFile } from '../../shared/place-file.ts';
+import type { ObjstoreStorage } from '../storage/storage.ts';
+import type { Exchange } from '../server/exchange.ts';
+
+/** Failures of placing a file where another object's file or folder is in the way. */
+const PATH_CLASHES = new Set(['ENOTDIR', 'EEXIST', 'EISDIR']);
+
+export interface FileViewOptions {
+  directory: string;
+  storage: ObjstoreStorage;
+  buckets: readonly string[];
+  log: (line: string) => void;
+}
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | null)?.code;
+}
+
+async function statIfExists(file: string, read: (file: string) => Promise<Stats>): Promise<Stats | null> {
+  try {
+    return await read(file);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
+/** Paths of the files under `root`, relative and '/'-separated; none when `root` is missing. */
+async function filesUnder(root: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(root, { recursive: true, withFileTypes: true });
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return [];
+    throw error;
+  }
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
+}
+
+export class FileView {
+  /** Updates run one at a time: each one reads the store as it is when its turn comes. */
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: FileViewOptions) {}
+
+  get directory(): string {
+    return this.options.directory;
+  }
+
+  /** Makes the file of one key match the store: placed, replaced, or removed. */
+  syncKey(bucket: string, key: string): Promise<void> {
+    return this.enqueue(() => this.mirror(bucket, key));
+  }
+
+  /** Makes a whole bucket's files match the store. */
+  syncBucket(bucket: string): Promise<void> {
+    return this.enqueue(() => this.rebuildBucket(bucket));
+  }
+
+  /** Brings every bucket's files in step with the store (on start, over whatever a data dir holds). */
+  rebuild(): Promise<void> {
+    return this.enqueue(async () => {
+      for (const bucket of this.options.buckets) await this.rebuildBucket(bucket);
+    });
+  }
+
+  /** Back to empty bucket folders, after the store was reset. */
+  reset(): Promise<void> {
+    return this.enqueue(async () => this.emptyFolders());
+  }
+
+  /** After the store's contents were replaced wholesale (a restored snapshot): empty folders, then these objects' files. */
+  replace(objects: readonly { bucket: string; key: string }[]): Promise<void> {
+    return this.enqueue(async () => {
+      this.emptyFolders();
+      for (const { bucket, key } of objects) await this.mirror(bucket, key);
+    });
+  }
+
+  /** Synchronous, as the store's own reset is: faster than a round trip through libuv's pool per folder. */
+  private emptyFolders(): void {
+    rmSync(this.options.directory, { recursive: true, force: true });
+    for (const bucket of this.options.buckets) mkdirSync(this.bucketFolder(bucket), { recursive: true });
+  }
+
+  /** Never rejects: a view that cannot follow is logged, and must not fail the S3 request. */
+  private enqueue(update: () => Promise<void>): Promise<void> {
+    const run = this.tail.then(update).catch((error: unknown) => {
+      this.options.log(`objstore files view: update failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    this.tail = run;
+    return run;
+  }
+
+  private bucketFolder(bucket: string): string {
+    return path.join(this.options.directory, bucket);
+  }
+
+  /** The gateway refuses keys with '.', '..' or empty segments, so a key's file stays inside its bucket folder. */
+  private fileOf(bucket: string, key: string): string {
+    return path.join(this.bucketFolder(bucket), ...key.split('/'));
+  }
+
+  private leaveOut(bucket: string, key: string, reason: string): void {
+    this.options.log(`objstore files view: ${bucket}/${key} is left out: ${reason}`);
+  }
+
+  private async mirror(bucket: string, key: string): Promise<void> {
+    const objectFile = this.options.storage.objectContentFile(bucket, key);
+    const object = await statIfExists(objectFile, stat);
+    if (key.endsWith('/')) {
+      if (object) this.leaveOut(bucket, key, "a key ending in '/' names a folder");
+      return;
+    }
+    const file = this.fileOf(bucket, key);
+    if (!object) return this.remove(bucket, file);
+    try {
+      const current = await statIfExists(file, lstat);
+      if (current && current.ino === object.ino && current.dev === object.dev) return;
+      await mkdir(path.dirname(file), { recursive: true });
+      await placeFile(objectFile, file);
+    } catch (error) {
+      if (!PATH_CLASHES.has(errorCode(error) ?? '')) throw error;
+      this.leaveOut(bucket, key, 'another object uses its path as a folder, or a folder of it as a file');
+    }
+  }
+
+  /** Removes a key's file (never a folder other keys live in) and the folders it leaves empty. */
+  private async remove(bucket: string, file: string): Promise<void> {
+    const current = await statIfExists(file, lstat);
+    if (!current || current.isDirectory()) return;
+    await rm(file, { force: true });
+    const root = this.bucketFolder(bucket);
+    for (let folder = path.dirname(file); folder.startsWith(root + path.sep); folder = path.dirname(folder)) {
+      try {
+        await rmdir(folder);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  private async rebuildBucket(bucket: string): Promise<void> {
+    const folder = this.bucketFolder(bucket);
+    await mkdir(folder, { recursive: true });
+    // Files first, so ones whose objects are gone make way before the store's objects are placed.
+    for (const key of await filesUnder(folder)) await this.mirror(bucket, key);
+    for (const key of await this.options.storage.objectKeys(bucket, '')) await this.mirror(bucket, key);
+  }
+}
+
+/** Methods that never change objects. */
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Holds back the end of a response that may have changed objects until the view has followed,
+ * so a client that has its answer finds the file in place. Any authorised, successful request
+ * other than a read counts, whatever its operation name: s3rver also writes for some requests
+ * the gateway calls `Unknown`, and re-checking a key that did not change costs two stats.
+ * Bucket-level writes (DeleteObjects, PostObject) name their keys in the body, so the whole
+ * bucket is brought in step.
+ */
+export function followWrites(exchange: Exchange, view: FileView): void {
+  const { res } = exchange;
+  const end = res.end;
+  res.end = function endAfterSync(this: ServerResponse, ...args: unknown[]) {
+    const { bucket, key } = exchange;
+    if (!exchange.authenticated || res.statusCode >= 400 || READ_METHODS.has(exchange.method) || bucket === null) {
+      return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    }
+    const synced = key === null ? view.syncBucket(bucket) : view.syncKey(bucket, key);
+    void synced.then(() => (end as (...a: unknown[]) => ServerResponse).apply(this, args));
+    return this;
+  } as ServerResponse['end'];
+}

@@ -1,0 +1,141 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { createS3rverStorage } from './storage/s3rver.ts';
+import { FileView } from './file-view/file-view.ts';
+import { createGateway } from './server/gateway.ts';
+import { ObjstoreJournal } from './journal.ts';
+import { isValidBucketName } from './server/target.ts';
+import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
+
+function validateOptions(options: ObjstoreOptions): void {
+  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
+    throw new RangeError(`objstore: invalid port ${options.port}`);
+  }
+  if (!options.directory) throw new TypeError('objstore: directory is required');
+  for (const bucket of options.buckets) {
+    if (!isValidBucketName(bucket)) throw new TypeError(`objstore: invalid bucket name ${JSON.stringify(bucket)}`);
+  }
+  for (const bucket of options.publicBuckets ?? []) {
+    if (!options.buckets.includes(bucket)) throw new TypeError(`objstore: public bucket ${JSON.stringify(bucket)} is not a bucket`);
+  }
+}
+
+function formatUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * How long an idle client connection stays open. Node's default of 5 s is shorter than the
+ * pauses S3 clients commonly leave between requests (a test between its steps, a slowed
+ * export run): a client that reuses a connection the store has just dropped fails with
+ * "socket hang up" on its next request.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 20_000;
+
+/**
+ * Creates the object store without binding a port: the storage, the file view and the gateway
+ * are ready, and `listen()` binds host:port on first use (an in-process instance whose tests
+ * never touch the objstore binds nothing).
+ */
+export async function createObjstore(options: ObjstoreOptions): Promise<EmbeddedObjstore> {
+  validateOptions(options);
+  const buckets = [...options.buckets];
+  const storage = createS3rverStorage(options.directory);
+  await storage.ensureBuckets(buckets);
+  const fileView = options.filesDirectory
+    ? new FileView({ directory: options.filesDirectory, storage, buckets, log: options.log ?? (() => {}) })
+    : undefined;
+  await fileView?.rebuild();
+
+  const journal = new ObjstoreJournal();
+  const handle = createGateway({
+    keys: options.keys,
+    storage,
+    journal,
+    publicBuckets: new Set(options.publicBuckets),
+    now: options.now,
+    observer: options.observer,
+    fileView,
+  });
+
+  const server = http.createServer();
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.on('request', (req, res) => handle(req, res, false));
+  // Answer `Expect: 100-continue` requests ourselves, so refused uploads are refused before the
+  // client sends the body (Node would otherwise send 100 Continue straight away).
+  server.on('checkContinue', (req, res) => handle(req, res, true));
+
+  let url: string | null = null;
+  let listening: Promise<string> | null = null;
+  let closing: Promise<void> | null = null;
+  const bind = async (): Promise<string> => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    // Errors after startup (e.g. on accepted sockets) must not take the process down.
+    server.on('error', () => {});
+    const { port } = server.address() as AddressInfo;
+    return (url = formatUrl(options.host, port));
+  };
+
+  return {
+    get url() {
+      return url;
+    },
+    listen() {
+      if (closing) return Promise.reject(new Error('objstore: closed'));
+      // A failed bind (a port in use) may be tried again.
+      return (listening ??= bind().catch((error: unknown) => {
+        listening = null;
+        throw error;
+      }));
+    },
+    filesDir: fileView?.directory ?? null,
+    journal: () => journal.snapshot(),
+    async reset() {
+      await storage.reset(buckets);
+      await fileView?.reset();
+      journal.clear();
+    },
+    buckets: () => buckets.map((name) => ({ name, objects: storage.listBucketObjects(name) })),
+    contents: () => storage.readTree(),
+    async replaceContents(entries) {
+      await storage.reset(buckets);
+      storage.writeTree(entries);
+      await fileView?.replace(storage.objectsOf(entries));
+      journal.clear();
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        if (!server.listening) {
+          storage.close();
+          return resolve();
+        }
+        server.close(() => {
+          storage.close();
+          resolve();
+        });
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+/** Starts the object store listening on host:port at once. */
+export async function startObjstore(options: ObjstoreOptions): Promise<Objstore> {
+  const objstore = await createObjstore(options);
+  let url: string;
+  try {
+    url = await objstore.listen();
+  } catch (error) {
+    await objstore.close();
+    throw error;
+  }
+  return { url, filesDir: objstore.filesDir, journal: objstore.journal, reset: objstore.reset, close: objstore.close };
+}

@@ -1,0 +1,236 @@
+/**
+ * The request pipeline in front of s3rver:
+ *
+ *   parse target -> classify operation -> extract credential -> look up key
+ *   -> verify signature -> check permission (or: unsigned read of a public bucket) -> validate names
+ *   -> strip authentication -> operation override or s3rver
+ *
+ * Every step that refuses a request throws a GatewayError, answered as an S3 XML error.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import type { ObjstoreStorage } from '../storage/storage.ts';
+import { operationOverrides } from './operations/compat.ts';
+import type { OperationContext, OperationOverride } from './operations/context.ts';
+import { extractCredential } from './auth/credentials.ts';
+import { errors, GatewayError, s3Error } from './errors.ts';
+import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
+import { followWrites, type FileView } from '../file-view/file-view.ts';
+import type { ObjstoreJournal } from '../journal.ts';
+import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './classify.ts';
+import { NO_CHUNK_SIGNATURES, verifySignature } from './auth/signature.ts';
+import type { ChunkSignatures } from './auth/sigv4.ts';
+import { postObject } from './operations/post-object.ts';
+import {
+  hasParam,
+  parseCopySource,
+  parseTarget,
+  singleParam,
+  stripAuthentication,
+  validateBucketName,
+  validateObjectKey,
+  validatePartNumber,
+  validateUploadId,
+  type RequestTarget,
+} from './target.ts';
+import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } from '../types.ts';
+
+export interface GatewayOptions {
+  keys: ObjstoreKeyLookup;
+  storage: ObjstoreStorage;
+  journal: ObjstoreJournal;
+  overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
+  /** Kept in step with every write before its response completes. */
+  fileView?: FileView;
+  /** Buckets anyone may read without signing. */
+  publicBuckets?: ReadonlySet<string>;
+  /** Wall-clock epoch milliseconds, for the request-time checks of signatures. */
+  now?: () => number;
+  observer?: ObjstoreObserver;
+}
+
+export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
+
+/** Throws AccessDenied unless `key` may perform an operation with this access rule. */
+export function authorize(access: OperationAccess, key: ObjstoreKey): void {
+  switch (access.kind) {
+    case 'refuse':
+      throw new GatewayError(errors.accessDenied());
+    case 'reject':
+      throw new GatewayError(access.error);
+    case 'require':
+      for (const permission of access.permissions) {
+        if (!key.permissions.includes(permission)) throw new GatewayError(errors.accessDenied());
+      }
+  }
+}
+
+/** The reads an unsigned request may make, and only in a public bucket. */
+const ANONYMOUS_READS = new Set(['GetObject', 'HeadObject', 'ListObjects', 'ListObjectsV2', 'HeadBucket']);
+
+/** Throws AccessDenied unless an unsigned request reads a public bucket. */
+export function authorizeAnonymous(classified: ClassifiedOperation, target: RequestTarget, publicBuckets: ReadonlySet<string>): void {
+  const bucketIsPublic = target.bucket !== null && publicBuckets.has(target.bucket);
+  if (!bucketIsPublic || !ANONYMOUS_READS.has(classified.operation)) throw new GatewayError(errors.accessDenied());
+}
+
+/**
+ * Rejects names s3rver's filesystem store cannot hold safely (it maps them straight onto
+ * paths) and malformed multipart parameters s3rver would crash or misbehave on.
+ */
+export function validateRequest(classified: ClassifiedOperation, target: RequestTarget, req: IncomingMessage): void {
+  if (target.bucket !== null) validateBucketName(target.bucket);
+  if (target.key === null) return;
+  validateObjectKey(target.key);
+  if (hasParam(target.query, 'uploadId')) validateUploadId(singleParam(target.query, 'uploadId'));
+  if (classified.operation === 'UploadPart' || classified.operation === 'UploadPartCopy') {
+    validatePartNumber(singleParam(target.query, 'partNumber'));
+  }
+  if (req.method === 'PUT') parseCopySource(req.headers);
+}
+
+function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
+  const { req, res } = exchange;
+  sendContinue(exchange);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        // Do not read the rest of an oversized body: close the connection after answering.
+        res.setHeader('Connection', 'close');
+        req.resume();
+        reject(new GatewayError(errors.maxMessageLengthExceeded()));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      exchange.body = Buffer.concat(chunks);
+      resolve(exchange.body);
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const onAborted = () => onError(new Error('request aborted'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
+
+export function createGateway(options: GatewayOptions): GatewayHandler {
+  const { keys, storage, journal } = options;
+  const overrides = options.overrides ?? operationOverrides;
+  const publicBuckets = options.publicBuckets ?? new Set<string>();
+  const now = options.now ?? Date.now;
+
+  /** Authenticates and authorises the request; answers the chunk signatures of its body. */
+  async function admit(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation): Promise<ChunkSignatures> {
+    const { req } = exchange;
+    const credential = extractCredential(req.headers, target.query);
+    if (credential === null) {
+      // Stays unauthenticated for s3rver, which refuses anonymous reads response-* overrides as S3 does.
+      authorizeAnonymous(classified, target, publicBuckets);
+      return NO_CHUNK_SIGNATURES;
+    }
+    exchange.accessKeyId = credential.accessKeyId;
+
+    const key = keys.find(credential.accessKeyId);
+    if (key === undefined) throw new GatewayError(errors.invalidAccessKeyId());
+
+    const verdict = await verifySignature({ req, target, credential, key, now: new Date(now()) });
+    if (verdict.error !== null) throw new GatewayError(verdict.error);
+
+    authorize(classified.access, key);
+    exchange.authenticated = true;
+    return verdict.chunks;
+  }
+
+  /** Answers the request with an observer's fault; false when there is none and the request goes on. */
+  async function injectFault(exchange: Exchange): Promise<boolean> {
+    const fault: ObjstoreFault | null = options.observer ? await options.observer.arrive(exchange.req) : null;
+    if (fault === null) return false;
+    if (fault.kind === 'error') {
+      exchange.resource = (exchange.req.url ?? '/').split('?')[0] || '/';
+      throw new GatewayError(s3Error(fault.status, fault.code, fault.message));
+    }
+    if (fault.kind === 'reset') exchange.req.socket.resetAndDestroy();
+    else exchange.req.socket.end();
+    return true;
+  }
+
+  async function handleExchange(exchange: Exchange): Promise<void> {
+    if (await injectFault(exchange)) return;
+    const { req } = exchange;
+    exchange.resource = (req.url ?? '/').split('?')[0] || '/';
+    const target = parseTarget(req.url);
+    exchange.bucket = target.bucket;
+    exchange.key = target.key;
+    exchange.resource = target.resource;
+
+    const classified = classifyOperation(exchange.method, target, req.headers);
+    exchange.operation = classified.operation;
+
+    // A browser form upload carries its authentication in the form (post-object.ts).
+    const browserForm = classified.operation === 'PostObject';
+    const chunkSignatures = browserForm ? NO_CHUNK_SIGNATURES : await admit(exchange, target, classified);
+    validateRequest(classified, target, req);
+
+    stripAuthentication(req, target);
+
+    const context: OperationContext = {
+      exchange,
+      target,
+      storage,
+      chunkSignatures,
+      delegate: () => {
+        sendContinue(exchange);
+        storage.handle(req, exchange.res);
+      },
+      readBody: (limit) => readBody(exchange, limit),
+    };
+    if (browserForm) return postObject(context, keys, () => new Date(now()));
+    const override = overrides[classified.operation];
+    if (override) {
+      await override(context);
+    } else {
+      context.delegate();
+    }
+  }
+
+  return (req, res, expectContinue) => {
+    let exchange: Exchange;
+    try {
+      exchange = beginExchange(req, res, expectContinue, journal, options.observer);
+      if (options.fileView) followWrites(exchange, options.fileView);
+    } catch {
+      res.statusCode = 500;
+      res.end();
+      return;
+    }
+    const fail = (err: unknown) => {
+      try {
+        failExchange(exchange, err instanceof GatewayError ? err.spec : errors.internalError());
+      } catch {
+        res.destroy();
+      }
+    };
+    try {
+      handleExchange(exchange).catch(fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}

@@ -1,0 +1,39 @@
+/** What an operation the gateway handles itself is given, and the checks several of them share. */
+import type { ObjstoreStorage } from '../../storage/storage.ts';
+import type { ChunkSignatures } from '../auth/sigv4.ts';
+import { errors, GatewayError } from '../errors.ts';
+import type { Exchange } from '../exchange.ts';
+import { singleParam, validateUploadId, type RequestTarget } from '../target.ts';
+
+export interface OperationContext {
+  readonly exchange: Exchange;
+  readonly target: RequestTarget;
+  readonly storage: ObjstoreStorage;
+  /** The chunk signatures of an aws-chunked body with signed chunks, to check while decoding it. */
+  readonly chunkSignatures: ChunkSignatures;
+  /** Hands the request to s3rver (first sending 100 Continue if the client is waiting for it). */
+  delegate(): void;
+  /** Reads the whole body (first sending 100 Continue); MaxMessageLengthExceeded beyond `limit`. */
+  readBody(limit: number): Promise<Buffer>;
+}
+
+/** Handles an operation; throw a GatewayError to answer with an S3 error. */
+export type OperationOverride = (ctx: OperationContext) => Promise<void>;
+
+/**
+ * Throws NoSuchUpload unless `uploadId` is an upload in progress for exactly this bucket and key
+ * (s3rver itself would create the upload directory on UploadPart, and complete an upload under
+ * the key it was started with whatever key the request names).
+ */
+export async function requireUpload(ctx: OperationContext): Promise<string> {
+  const { bucket, key, query } = ctx.target;
+  const uploadId = validateUploadId(singleParam(query, 'uploadId'));
+  const startedFor = await ctx.storage.uploadKey(bucket!, uploadId);
+  if (startedFor === null || startedFor !== key) throw new GatewayError(errors.noSuchUpload());
+  return uploadId;
+}
+
+/** s3rver answers NoSuchBucket itself; leave those requests to it unchanged. */
+export function bucketExists(ctx: OperationContext): Promise<boolean> {
+  return ctx.storage.bucketExists(ctx.target.bucket!);
+}

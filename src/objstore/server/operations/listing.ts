@@ -1,0 +1,181 @@
+/**
+ * ListObjects (v1) and ListObjectsV2, answered from the storage rather than by
+ * s3rver: its continuation tokens need DES (a 500 on Node >= 17 without the legacy OpenSSL
+ * provider), and it lists in directory order rather than S3's key order.
+ */
+import { createHash } from 'node:crypto';
+
+import { bucketExists, type OperationContext } from './context.ts';
+import { errors, GatewayError } from '../errors.ts';
+import {
+  commonPrefixesOf,
+  compareKeys,
+  itemsOf,
+  pageOf,
+  parseEncodingType,
+  parseIntegerParam,
+  parsePrefixAndDelimiter,
+  refuseParam,
+  requireNonNegative,
+  type ListEntry,
+  type NameEncoder,
+  type Page,
+  type PageOptions,
+} from './paging.ts';
+import { commonPrefixes, OWNER, s3Timestamp } from './result-xml.ts';
+import { sendXmlResult, type XmlContent } from '../xml.ts';
+import { singleParam } from '../target.ts';
+
+/** The most keys one page holds, and the default `max-keys`. */
+const MAX_KEYS = 1000;
+
+interface ObjectSummary {
+  key: string;
+  /** Quoted, as S3 writes it. */
+  etag: string;
+  size: number;
+  lastModified: Date;
+  storageClass: string;
+}
+
+/** What a listing shows of an object, as HeadObject shows it; null when it is gone. */
+async function describeObject(ctx: OperationContext, bucket: string, key: string): Promise<ObjectSummary | null> {
+  const head = await ctx.storage.headObject(bucket, key);
+  return (
+    head && {
+      key,
+      etag: String(head['etag']),
+      size: Number(head['content-length']),
+      lastModified: new Date(String(head['last-modified'])),
+      storageClass: String(head['x-amz-storage-class'] ?? 'STANDARD'),
+    }
+  );
+}
+
+/** One page of the bucket's objects; objects deleted while it was read are left out. */
+async function listObjectPage(ctx: OperationContext, options: PageOptions): Promise<Page<ObjectSummary>> {
+  const bucket = ctx.target.bucket!;
+  const keys = (await ctx.storage.objectKeys(bucket, options.prefix)).sort(compareKeys);
+  const page = pageOf(keys, (key) => key, options);
+  const entries = await Promise.all(
+    page.entries.map(async (entry): Promise<ListEntry<ObjectSummary> | null> => {
+      if (entry.kind === 'commonPrefix') return entry;
+      const summary = await describeObject(ctx, bucket, entry.item);
+      return summary && { ...entry, item: summary };
+    }),
+  );
+  return { entries: entries.filter((entry) => entry !== null), isTruncated: page.isTruncated };
+}
+
+function contents(object: ObjectSummary, encode: NameEncoder, withOwner: boolean): XmlContent {
+  return {
+    Key: encode(object.key),
+    LastModified: s3Timestamp(object.lastModified),
+    ETag: object.etag,
+    Size: object.size,
+    Owner: withOwner ? OWNER : undefined,
+    StorageClass: object.storageClass,
+  };
+}
+
+/** Every Contents, then every CommonPrefixes: the order S3 writes them in, whatever the key order. */
+function entries(page: Page<ObjectSummary>, encode: NameEncoder, withOwner: boolean): XmlContent {
+  return {
+    Contents: itemsOf(page).map((object) => contents(object, encode, withOwner)),
+    CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
+  };
+}
+
+// Continuation tokens are opaque to clients: the name a page ended on, after a digest binding it
+// to the bucket, so a mangled token or one from another bucket is refused rather than followed.
+const TOKEN_DIGEST_BYTES = 8;
+
+function tokenDigest(bucket: string, name: Buffer): Buffer {
+  return createHash('sha256').update(bucket).update('\0').update(name).digest().subarray(0, TOKEN_DIGEST_BYTES);
+}
+
+function continuationToken(bucket: string, lastName: string): string {
+  const name = Buffer.from(lastName, 'utf8');
+  return Buffer.concat([tokenDigest(bucket, name), name]).toString('base64');
+}
+
+/** The name a continuation token resumes after. */
+function resumeAfter(bucket: string, token: string): string {
+  const raw = Buffer.from(token, 'base64');
+  const name = raw.subarray(TOKEN_DIGEST_BYTES);
+  const valid =
+    name.length > 0 &&
+    raw.toString('base64') === token &&
+    raw.subarray(0, TOKEN_DIGEST_BYTES).equals(tokenDigest(bucket, name));
+  if (!valid) throw new GatewayError(errors.invalidArgument('The continuation token provided is incorrect'));
+  return name.toString('utf8');
+}
+
+/**
+ * ListObjectsV2. What S3 refuses before looking up the bucket is refused first (max-keys that is
+ * not an integer, a v1 `marker`); a missing bucket is left to s3rver's NoSuchBucket.
+ */
+export async function listObjectsV2(ctx: OperationContext): Promise<void> {
+  const { query } = ctx.target;
+  const maxKeys = parseIntegerParam(query, 'max-keys', MAX_KEYS);
+  refuseParam(query, 'marker', 'Marker unsupported with REST.GET.BUCKET in list-type=2');
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+
+  const bucket = ctx.target.bucket!;
+  const { encodingType, encode } = parseEncodingType(query);
+  const token = singleParam(query, 'continuation-token');
+  const startAfter = singleParam(query, 'start-after');
+  const marker = token === undefined ? (startAfter ?? '') : resumeAfter(bucket, token);
+  requireNonNegative(maxKeys, 'maxKeys');
+  const { prefix, delimiter } = parsePrefixAndDelimiter(query);
+  const page = await listObjectPage(ctx, { prefix, delimiter, marker, limit: Math.min(maxKeys, MAX_KEYS) });
+
+  const last = page.entries.at(-1);
+  const nextToken = page.isTruncated && last ? continuationToken(bucket, last.name) : undefined;
+  const fetchOwner = singleParam(query, 'fetch-owner')?.toLowerCase() === 'true';
+  sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
+    Name: bucket,
+    Prefix: encode(prefix),
+    StartAfter: token === undefined && startAfter !== undefined ? encode(startAfter) : undefined,
+    ContinuationToken: token,
+    NextContinuationToken: nextToken,
+    KeyCount: page.entries.length,
+    MaxKeys: maxKeys,
+    Delimiter: delimiter === '' ? undefined : encode(delimiter),
+    EncodingType: encodingType,
+    IsTruncated: page.isTruncated,
+    ...entries(page, encode, fetchOwner),
+  });
+}
+
+/**
+ * ListObjects (v1): paged by `marker`. NextMarker is written only with a delimiter, as S3 does;
+ * without one, clients resume after the last key.
+ */
+export async function listObjects(ctx: OperationContext): Promise<void> {
+  const { query } = ctx.target;
+  const maxKeys = parseIntegerParam(query, 'max-keys', MAX_KEYS);
+  refuseParam(query, 'continuation-token', 'continuation-token only supported in REST.GET.BUCKET with list-type=2');
+  refuseParam(query, 'start-after', 'startAfter only supported in REST.GET.BUCKET with list-type=2');
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+
+  const { encodingType, encode } = parseEncodingType(query);
+  requireNonNegative(maxKeys, 'maxKeys');
+  const marker = singleParam(query, 'marker') ?? '';
+  const { prefix, delimiter } = parsePrefixAndDelimiter(query);
+  const page = await listObjectPage(ctx, { prefix, delimiter, marker, limit: Math.min(maxKeys, MAX_KEYS) });
+
+  const last = page.entries.at(-1);
+  const nextMarker = page.isTruncated && delimiter !== '' && last ? encode(last.name) : undefined;
+  sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
+    Name: ctx.target.bucket!,
+    Prefix: encode(prefix),
+    Marker: encode(marker),
+    NextMarker: nextMarker,
+    MaxKeys: maxKeys,
+    Delimiter: delimiter === '' ? undefined : encode(delimiter),
+    EncodingType: encodingType,
+    IsTruncated: page.isTruncated,
+    ...entries(page, encode, true),
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * The multipart operations s3rver lacks: AbortMultipartUpload is a 405 there; it has no
+ * ListParts or ListMultipartUploads. CompleteMultipartUpload is in complete-multipart.ts.
+ */
+import type { UploadedPart, UploadInProgress } from '../../storage/storage.ts';
+import { errors, GatewayError } from '../errors.ts';
+import {
+  commonPrefixesOf,
+  compareKeys,
+  itemsOf,
+  pageOf,
+  parseEncodingType,
+  parseIntegerParam,
+  parsePrefixAndDelimiter,
+  requireNonNegative,
+  type NameEncoder,
+} from './paging.ts';
+import { commonPrefixes, OWNER, s3Timestamp } from './result-xml.ts';
+import { singleParam } from '../target.ts';
+import { bucketExists, requireUpload, type OperationContext } from './context.ts';
+import { sendXmlResult, type XmlContent } from '../xml.ts';
+import { checksumElementName, readUploadChecksum, type UploadChecksum } from './multipart-checksums.ts';
+
+/** The most parts (ListParts) or uploads (ListMultipartUploads) one page holds, and the default. */
+const MAX_PER_PAGE = 1000;
+
+/** The storage class named at CreateMultipartUpload; STANDARD when none was. */
+function storageClassOf(upload: UploadInProgress): string {
+  const storageClass = upload.createHeaders?.['x-amz-storage-class'];
+  return typeof storageClass === 'string' ? storageClass : 'STANDARD';
+}
+
+/** The bucket's uploads in progress: by key, then by initiation (as S3 lists them). */
+async function uploadsInProgress(ctx: OperationContext, bucket: string): Promise<UploadInProgress[]> {
+  return (await ctx.storage.uploadsInProgress(bucket)).sort(
+    (a, b) => compareKeys(a.key, b.key) || a.initiated.getTime() - b.initiated.getTime() || compareKeys(a.uploadId, b.uploadId),
+  );
+}
+
+/** AbortMultipartUpload: 204, and the upload and its parts are gone. */
+export async function abortMultipartUpload(ctx: OperationContext): Promise<void> {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  await ctx.storage.removeUpload(ctx.target.bucket!, await requireUpload(ctx));
+  const { res } = ctx.exchange;
+  res.statusCode = 204;
+  res.end();
+}
+
+/** The checksum named at CreateMultipartUpload; none when none was. */
+function checksumOf(upload: UploadInProgress): UploadChecksum | null {
+  return readUploadChecksum(upload.createHeaders ?? {});
+}
+
+function partContent(part: UploadedPart): XmlContent {
+  return {
+    PartNumber: part.number,
+    LastModified: s3Timestamp(part.lastModified),
+    ETag: JSON.stringify(part.md5),
+    Size: part.size,
+    ...(part.checksum === null ? {} : { [checksumElementName(part.checksum.algorithm)]: part.checksum.value }),
+  };
+}
+
+/** ListParts, paged by `part-number-marker`. */
+export async function listParts(ctx: OperationContext): Promise<void> {
+  const { query } = ctx.target;
+  const maxParts = parseIntegerParam(query, 'max-parts', MAX_PER_PAGE);
+  const marker = parseIntegerParam(query, 'part-number-marker', 0);
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+
+  const uploadId = await requireUpload(ctx);
+  requireNonNegative(maxParts, 'max-parts');
+  requireNonNegative(marker, 'part-number-marker');
+  const limit = Math.min(maxParts, MAX_PER_PAGE);
+  const bucket = ctx.target.bucket!;
+  const [uploads, parts] = await Promise.all([ctx.storage.uploadsInProgress(bucket), ctx.storage.uploadedParts(bucket, uploadId)]);
+  const upload = uploads.find((candidate) => candidate.uploadId === uploadId);
+  if (upload === undefined) throw new GatewayError(errors.noSuchUpload());
+  const remaining = parts.filter((part) => part.number > marker);
+  const page = remaining.slice(0, limit);
+  sendXmlResult(ctx.exchange.res, 'ListPartsResult', {
+    Bucket: bucket,
+    Key: upload.key,
+    UploadId: uploadId,
+    Initiator: OWNER,
+    Owner: OWNER,
+    StorageClass: storageClassOf(upload),
+    ChecksumAlgorithm: checksumOf(upload)?.algorithm,
+    ChecksumType: checksumOf(upload)?.type,
+    PartNumberMarker: marker,
+    // As S3: the last part listed, 0 on an empty page, and there also when the list is complete
+    // (so clients must stop on IsTruncated, not on a missing marker).
+    NextPartNumberMarker: page.at(-1)?.number ?? 0,
+    MaxParts: limit,
+    IsTruncated: remaining.length > page.length && limit > 0,
+    Part: page.map(partContent),
+  });
+}
+
+function uploadContent(upload: UploadInProgress, encode: NameEncoder): XmlContent {
+  return {
+    Key: encode(upload.key),
+    UploadId: upload.uploadId,
+    Initiator: OWNER,
+    Owner: OWNER,
+    StorageClass: storageClassOf(upload),
+    Initiated: s3Timestamp(upload.initiated),
+    ChecksumAlgorithm: checksumOf(upload)?.algorithm,
+    ChecksumType: checksumOf(upload)?.type,
+  };
+}
+
+/**
+ * ListMultipartUploads, paged by `key-marker` and `upload-id-marker` (which S3 ignores without a
+ * key marker, and refuses when it names no upload of that key).
+ */
+export async function listMultipartUploads(ctx: OperationContext): Promise<void> {
+  const { query } = ctx.target;
+  const maxUploads = parseIntegerParam(query, 'max-uploads', MAX_PER_PAGE);
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+
+  const bucket = ctx.target.bucket!;
+  const { encodingType, encode } = parseEncodingType(query);
+  requireNonNegative(maxUploads, 'max-uploads');
+  const { prefix, delimiter } = parsePrefixAndDelimiter(query);
+  const keyMarker = singleParam(query, 'key-marker') ?? '';
+  const uploadIdMarker = keyMarker === '' ? '' : (singleParam(query, 'upload-id-marker') ?? '');
+
+  let uploads = await uploadsInProgress(ctx, bucket);
+  if (uploadIdMarker !== '') {
+    const at = uploads.findIndex((upload) => upload.key === keyMarker && upload.uploadId === uploadIdMarker);
+    if (at === -1) throw new GatewayError(errors.invalidArgument('Invalid uploadId marker'));
+    uploads = uploads.slice(at + 1);
+  }
+  const limit = Math.min(maxUploads, MAX_PER_PAGE);
+  const page = pageOf(uploads, (upload) => upload.key, {
+    prefix,
+    delimiter,
+    marker: keyMarker,
+    includeMarkerKey: uploadIdMarker !== '',
+    limit,
+  });
+
+  const last = page.entries.at(-1);
+  sendXmlResult(ctx.exchange.res, 'ListMultipartUploadsResult', {
+    Bucket: bucket,
+    KeyMarker: encode(keyMarker),
+    UploadIdMarker: uploadIdMarker,
+    NextKeyMarker: last ? encode(last.name) : '',
+    NextUploadIdMarker: last?.kind === 'item' ? last.item.uploadId : '',
+    Delimiter: delimiter === '' ? undefined : encode(delimiter),
+    Prefix: prefix === '' ? undefined : encode(prefix),
+    MaxUploads: limit,
+    EncodingType: encodingType,
+    IsTruncated: page.isTruncated,
+    Upload: itemsOf(page).map((upload) => uploadContent(upload, encode)),
+    CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
+  });
+}

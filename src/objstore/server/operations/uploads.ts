@@ -1,0 +1,55 @@
+/**
+ * PutObject and UploadPart, stored only after the body has been received and verified in full
+ * (see body.ts): the storage puts the object (or part) in place whole, so it is never visible
+ * with bytes that failed a check, nor half-written (s3rver itself writes straight into the
+ * object file, which a crash would leave truncated and listed).
+ *
+ * An object's checksum is kept in its stored metadata (`x-amz-checksum-<algorithm>`,
+ * `x-amz-checksum-type`). s3rver itself never answers it; the storage adds it to GetObject /
+ * HeadObject responses that ask for it. Copies keep it along with the bytes; every other write
+ * of s3rver's rewrites the metadata without it.
+ */
+import { planBody, receiveBody, storedContentEncoding } from '../bodies/body.ts';
+import { DEFAULT_CHECKSUM_ALGORITHM } from '../bodies/checksum-algorithms.ts';
+import { checksumHeaderName, objectChecksumHeaders } from '../bodies/checksums.ts';
+import { validatePartNumber, singleParam } from '../target.ts';
+import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
+import { requirePartChecksum, uploadChecksumOf } from './multipart-checksums.ts';
+
+function respondStored(ctx: OperationContext, md5: string, headers: Record<string, string>): void {
+  const { res } = ctx.exchange;
+  res.statusCode = 200;
+  res.setHeader('ETag', JSON.stringify(md5));
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Length', 0);
+  res.end();
+}
+
+/** s3rver stores the body as sent (aws-chunked framing included) and checks none of its digests. */
+export const putObject: OperationOverride = async (ctx) => {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  const bucket = ctx.target.bucket!;
+  const key = ctx.target.key!;
+  const { req } = ctx.exchange;
+  const plan = planBody(req.headers);
+  const metadata = ctx.storage.storedMetadata(bucket, key, {
+    ...req.headers,
+    'content-encoding': storedContentEncoding(req.headers['content-encoding']),
+  });
+  const body = await receiveBody(ctx, plan, DEFAULT_CHECKSUM_ALGORITHM);
+  const checksum = body.checksum ? objectChecksumHeaders(body.checksum.algorithm, body.checksum.value) : {};
+  await ctx.storage.placeObject(bucket, key, body.file, body.md5, { ...metadata, ...checksum });
+  respondStored(ctx, body.md5, checksum);
+};
+
+/** UploadPart into an upload in progress, with the checksum the upload asks for (multipart-checksums.ts). */
+export const uploadPart: OperationOverride = async (ctx) => {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  const uploadId = await requireUpload(ctx);
+  const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
+  const plan = planBody(ctx.exchange.req.headers);
+  requirePartChecksum(await uploadChecksumOf(ctx, uploadId), plan.checksum);
+  const body = await receiveBody(ctx, plan, null);
+  await ctx.storage.placePart(ctx.target.bucket!, uploadId, partNumber, body.file, body.md5, body.checksum);
+  respondStored(ctx, body.md5, body.checksum ? { [checksumHeaderName(body.checksum.algorithm)]: body.checksum.value } : {});
+};

@@ -1,0 +1,172 @@
+/**
+ * s3rver wiring. s3rver 3.7.1 is a CommonJS Koa application without type declarations, so it
+ * is loaded with createRequire and described by the minimal interfaces below.
+ *
+ * s3rver never binds a port here: the gateway's own http.Server calls its Koa request handler.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+
+import { answersStoredChecksum, pickChecksumHeaders } from '../server/bodies/checksums.ts';
+import { GatewayError } from '../server/errors.ts';
+import { exchangeOf } from '../server/exchange.ts';
+import type { S3rverStore } from './s3rver-store.ts';
+
+interface KoaContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  state: Record<string, unknown>;
+}
+type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => unknown;
+
+interface S3rverApp {
+  store: S3rverStore;
+  /** Koa's prototype of every request context: s3rver's controllers read `ctx.store` from it. */
+  context: { store: S3rverStore };
+  middleware: KoaMiddleware[];
+  logger: { close(): void };
+  on(event: 'error', listener: (err: unknown, ctx?: KoaContext) => void): unknown;
+  callback(): (req: IncomingMessage, res: ServerResponse) => Promise<unknown> | unknown;
+}
+
+type S3rverConstructor = new (options: Record<string, unknown>) => S3rverApp;
+
+const requireCjs = createRequire(import.meta.url);
+
+interface S3rverModules {
+  S3rver: S3rverConstructor;
+  S3Error: new (...args: never[]) => Error & { code: string; status: number };
+  S3Object: new (bucket: string, key: string, content: null, headers: Readonly<Record<string, unknown>>) => { metadata: Record<string, string> };
+  DUMMY_ACCOUNT: unknown;
+}
+let modules: S3rverModules | null = null;
+
+/** s3rver's Koa application and models take a tenth of a second to load: only once a request needs them, not at start. */
+function s3rverModules(): S3rverModules {
+  return (modules ??= {
+    S3rver: requireCjs('s3rver'),
+    S3Error: requireCjs('s3rver/lib/models/error.js'),
+    S3Object: requireCjs('s3rver/lib/models/object.js'),
+    DUMMY_ACCOUNT: (requireCjs('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: unknown }).DUMMY_ACCOUNT,
+  });
+}
+
+/** The S3 error code s3rver answered with, for the journal. */
+function errorCodeOf(err: unknown): string {
+  return err instanceof s3rverModules().S3Error ? err.code : 'InternalError';
+}
+
+/**
+ * The metadata s3rver keeps for an object put with these request headers (its own selection);
+ * an invalid one (e.g. InvalidStorageClass) is thrown as the S3 error s3rver would answer.
+ */
+export function objectMetadata(
+  bucket: string,
+  key: string,
+  headers: Readonly<Record<string, unknown>>,
+): Record<string, string> {
+  const { S3Object, S3Error } = s3rverModules();
+  try {
+    return new S3Object(bucket, key, null, headers).metadata;
+  } catch (err) {
+    if (err instanceof S3Error) throw new GatewayError({ status: err.status, code: err.code, message: err.message });
+    throw err;
+  }
+}
+
+const OBJECT_READS = new Set(['GetObject', 'HeadObject']);
+
+/** The stored checksum of an object, if it still has the content (ETag) s3rver is answering with. */
+async function storedChecksumHeaders(
+  store: S3rverStore,
+  bucket: string,
+  key: string,
+  etag: unknown,
+): Promise<Record<string, string>> {
+  try {
+    const metadata = await store.getMetadata(bucket, key);
+    return metadata['etag'] === etag ? pickChecksumHeaders(metadata) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** s3rver's application over the given store, with the gateway's middleware in front of its own. */
+function createS3rverApp(directory: string, store: S3rverStore): S3rverApp {
+  const { S3rver, DUMMY_ACCOUNT } = s3rverModules();
+  const app = new S3rver({
+    directory,
+    silent: true,
+    // Path-style only. s3rver would otherwise treat any Host that is not an IP address or
+    // 'localhost' as a virtual-host bucket, and Hosts matching '<bucket>.s3.<serviceEndpoint>' as
+    // well; an unguessable endpoint keeps it from rewriting paths behind the gateway's back.
+    vhostBuckets: false,
+    serviceEndpoint: `${randomUUID()}.invalid`,
+    configureBuckets: [],
+    resetOnClose: false,
+    allowMismatchedSignatures: false,
+  });
+  app.store = app.context.store = store;
+
+  // Registering a listener also keeps Koa from installing its default console error logger.
+  app.on('error', (err, ctx) => {
+    const exchange = ctx?.req ? exchangeOf(ctx.req) : undefined;
+    if (exchange) exchange.errorCode = errorCodeOf(err);
+  });
+
+  // Runs before all of s3rver's own middleware. Requests reach s3rver without authentication
+  // (s3rver only knows its built-in S3RVER key), so mark the ones the gateway authorised as
+  // authenticated; otherwise s3rver refuses response-* overrides ("anonymous GET requests").
+  app.middleware.unshift((ctx, next) => {
+    if (exchangeOf(ctx.req)?.authenticated) ctx.state['account'] = DUMMY_ACCOUNT;
+    return next();
+  });
+
+  // Objects keep the checksum they were uploaded with in their metadata, which s3rver never
+  // answers (it only answers the metadata it knows).
+  app.middleware.unshift(async (ctx, next) => {
+    await next();
+    const exchange = exchangeOf(ctx.req);
+    const wanted = exchange && OBJECT_READS.has(exchange.operation) && answersStoredChecksum(ctx.req.headers);
+    if (!wanted || ctx.res.statusCode !== 200) return;
+    const etag = ctx.res.getHeader('etag');
+    const headers = await storedChecksumHeaders(store, exchange.bucket!, exchange.key!, etag);
+    for (const [name, value] of Object.entries(headers)) ctx.res.setHeader(name, value);
+  });
+  return app;
+}
+
+/** s3rver's Koa application over `store`, loaded on the first request it has to answer. */
+export function createS3rverHandler(store: S3rverStore): { handle(req: IncomingMessage, res: ServerResponse): void; close(): void } {
+  let app: S3rverApp | null = null;
+  let callback: ReturnType<S3rverApp['callback']> | null = null;
+  const handler = () => {
+    app ??= createS3rverApp(store.rootDirectory, store);
+    return (callback ??= app.callback());
+  };
+  const fail = (res: ServerResponse) => {
+    if (!res.headersSent) {
+      res.statusCode = 500;
+      res.end();
+    } else {
+      res.destroy();
+    }
+  };
+  return {
+    handle(req, res) {
+      try {
+        Promise.resolve(handler()(req, res)).catch(() => fail(res));
+      } catch {
+        fail(res);
+      }
+    },
+    close() {
+      try {
+        app?.logger.close();
+      } catch {
+        // nothing to release
+      }
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/** s3rver's FilesystemStore, described by the minimal interface the storage uses (s3rver has no type declarations). */
+import { createRequire } from 'node:module';
+
+/** The parts of s3rver's FilesystemStore (lib/stores/filesystem.js) the storage uses. */
+export interface S3rverStore {
+  readonly rootDirectory: string;
+  /** Synchronously deletes everything under the root directory. */
+  reset(): void;
+  putBucket(bucket: string): Promise<unknown>;
+  getBucket(bucket: string): Promise<unknown>;
+  /** `<root>/<bucket>` */
+  getBucketPath(bucket: string): string;
+  /** `<root>/<bucket>/<key dirs>/<last key part>._S3rver_<resource>` */
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  /**
+   * What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date),
+   * `content-length` and the stored headers (e.g. `x-amz-storage-class`). Rejects with ENOENT
+   * when there is no such object.
+   */
+  getMetadata(bucket: string, key: string): Promise<Record<string, string | number | undefined>>;
+  existsObject(bucket: string, key: string): Promise<boolean>;
+  deleteObject(bucket: string, key: string): Promise<unknown>;
+}
+
+const requireCjs = createRequire(import.meta.url);
+
+export function createFilesystemStore(directory: string): S3rverStore {
+  const FilesystemStore = requireCjs('s3rver/lib/stores/filesystem.js') as new (directory: string) => S3rverStore;
+  return new FilesystemStore(directory);
+}

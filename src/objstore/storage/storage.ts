@@ -1,0 +1,115 @@
+/**
+ * What the objstore's server needs from storage. s3rver's filesystem store (s3rver.ts) is the
+ * only implementation today; s3rver also still answers the operations the gateway does not
+ * override, through `handle`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+
+import type { ChecksumAlgorithm } from '../server/bodies/checksum-algorithms.ts';
+import type { ObjstoreTreeEntry } from '../types.ts';
+
+/** What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date), `content-length` and the stored headers. */
+export type ObjectHead = Readonly<Record<string, string | number | undefined>>;
+
+export interface UploadInProgress {
+  key: string;
+  uploadId: string;
+  initiated: Date;
+  /** The headers given at CreateMultipartUpload; null when unreadable. */
+  createHeaders: Record<string, unknown> | null;
+}
+
+/** The checksum a part was uploaded with. */
+export interface PartChecksum {
+  algorithm: ChecksumAlgorithm;
+  /** Base64, as in `x-amz-checksum-*`. */
+  value: string;
+}
+
+export interface UploadedPart {
+  number: number;
+  /** Unquoted. */
+  md5: string;
+  size: number;
+  lastModified: Date;
+  checksum: PartChecksum | null;
+}
+
+/** What completing an upload stores besides the joined parts. */
+export interface Completion {
+  /** The object's ETag, unquoted. */
+  etag: string;
+  /** Sees the joined content as it is written (for a checksum of the whole object). */
+  onContent(data: Buffer): void;
+  /** Metadata kept beside that of the creation headers, asked for once the content is whole. */
+  metadata(): Promise<Record<string, string>>;
+}
+
+/** An inclusive byte range. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface ObjstoreStorage {
+  /** Hands a request the gateway has authorised (and stripped of authentication) to s3rver. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  close(): void;
+
+  bucketExists(bucket: string): Promise<boolean>;
+  /** Creates missing buckets; existing ones keep their contents. */
+  ensureBuckets(buckets: readonly string[]): Promise<void>;
+  /** Deletes every bucket and object, then recreates `buckets` empty. */
+  reset(buckets: readonly string[]): Promise<void>;
+
+  /** The keys stored in the bucket that start with `prefix`, in no particular order. */
+  objectKeys(bucket: string, prefix: string): Promise<string[]>;
+  /** null when there is no such object. */
+  headObject(bucket: string, key: string): Promise<ObjectHead | null>;
+  objectExists(bucket: string, key: string): Promise<boolean>;
+  deleteObject(bucket: string, key: string): Promise<void>;
+  /**
+   * The metadata kept for an object put with these request headers; an invalid one (e.g.
+   * InvalidStorageClass) is thrown as the S3 error to answer.
+   */
+  storedMetadata(bucket: string, key: string, headers: Readonly<Record<string, unknown>>): Record<string, string>;
+  /** Puts `file` (from `incomingFile`) in place as the object, with its ETag (unquoted) and metadata; it appears whole or not at all. */
+  placeObject(bucket: string, key: string, file: string, etag: string, metadata: Readonly<Record<string, string>>): Promise<void>;
+  /** The file holding an object's content (it may not exist), for the plain-file view to link. */
+  objectContentFile(bucket: string, key: string): string;
+  /** An object's content, or the byte range of it (an object that exists). */
+  readObject(bucket: string, key: string, range: ByteRange | null): Readable;
+
+  /** The key an upload in progress was started for; null when there is no such upload. */
+  uploadKey(bucket: string, uploadId: string): Promise<string | null>;
+  /** An upload in progress; null when there is no such upload. */
+  uploadInProgress(bucket: string, uploadId: string): Promise<UploadInProgress | null>;
+  /** The bucket's uploads in progress, in no particular order. */
+  uploadsInProgress(bucket: string): Promise<UploadInProgress[]>;
+  /** The parts of an upload uploaded so far, by part number; a part still being written is not one yet. */
+  uploadedParts(bucket: string, uploadId: string): Promise<UploadedPart[]>;
+  /** Puts `file` (from `incomingFile`) in place as a part, with its MD5 (unquoted) and the checksum it came with. */
+  placePart(bucket: string, uploadId: string, partNumber: number, file: string, md5: string, checksum: PartChecksum | null): Promise<void>;
+  /**
+   * Completes an upload whose parts have been checked: the parts joined into the object, with
+   * the completion's ETag and the metadata given when the upload was created beside its own;
+   * then the upload is no longer in progress, only `record` of it is kept (`completedUpload`).
+   */
+  completeUpload(bucket: string, key: string, uploadId: string, partNumbers: readonly number[], completion: Completion, record: () => string): Promise<void>;
+  /** What `completeUpload` kept of a completed upload (until a reset); null for any other upload id. */
+  completedUpload(bucket: string, uploadId: string): Promise<string | null>;
+  removeUpload(bucket: string, uploadId: string): Promise<void>;
+
+  /** A new temporary file beside the store, for a body being received: the caller places it or removes it. */
+  incomingFile(): string;
+
+  /** The bucket's objects in key order, with their sizes (synchronous: for the state dump). */
+  listBucketObjects(bucket: string): { key: string; size: number }[];
+  /** Every folder and file of the store, parents first, in name order, for snapshots; uploads still arriving are left out. */
+  readTree(): ObjstoreTreeEntry[];
+  /** Writes entries read by readTree into the (empty) store. */
+  writeTree(entries: readonly ObjstoreTreeEntry[]): void;
+  /** The objects among readTree's entries. */
+  objectsOf(entries: readonly ObjstoreTreeEntry[]): { bucket: string; key: string }[];
+}
