@@ -200,7 +200,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       }
       await storage.placeObject(bucket, key, file, completion.etag, { ...metadata, ...(await completion.metadata()) });
       // The record first, then the key (the upload is no longer in progress), then the parts.
-      await writeFile(files.completed, record());
+      await writeFile(files.completed, await record());
       await rm(files.key, { force: true });
       const leftovers = (await readDirectoryNames(upload)).filter((name) => path.join(upload, name) !== files.completed);
       await Promise.all(leftovers.map((name) => rm(path.join(upload, name), { recursive: true, force: true })));

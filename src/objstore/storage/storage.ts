@@ -96,7 +96,14 @@ export interface ObjstoreStorage {
    * the completion's ETag and the metadata given when the upload was created beside its own;
    * then the upload is no longer in progress, only `record` of it is kept (`completedUpload`).
    */
-  completeUpload(bucket: string, key: string, uploadId: string, partNumbers: readonly number[], completion: Completion, record: () => string): Promise<void>;
+  completeUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumbers: readonly number[],
+    completion: Completion,
+    record: () => Promise<string>,
+  ): Promise<void>;
   /** What `completeUpload` kept of a completed upload (until a reset); null for any other upload id. */
   completedUpload(bucket: string, uploadId: string): Promise<string | null>;
   removeUpload(bucket: string, uploadId: string): Promise<void>;

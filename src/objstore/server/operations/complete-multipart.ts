@@ -12,22 +12,20 @@
 import { createHash } from 'node:crypto';
 
 import type { UploadedPart } from '../../storage/storage.ts';
-import { CHECKSUM_ALGORITHMS, type ChecksumAlgorithm } from '../bodies/checksum-algorithms.ts';
-import { startChecksum } from '../bodies/checksums.ts';
+import { CHECKSUM_ALGORITHMS } from '../bodies/checksum-algorithms.ts';
 import { errors, GatewayError } from '../errors.ts';
 import { singleParam, validateUploadId } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
 import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
 import {
   checksumElementName,
-  compositeChecksum,
-  fullObjectAlgorithm,
+  completedObjectChecksum,
   requireCompletionChecksumType,
   requireListedPartChecksum,
   storedObjectChecksum,
   uploadChecksumOf,
-  type ChecksumType,
   type ListedPartChecksums,
+  type ObjectChecksum,
   type UploadChecksum,
 } from './multipart-checksums.ts';
 import { layoutMetadata, type ObjectPart } from './multipart-objects.ts';
@@ -74,7 +72,7 @@ interface CompletedUpload {
   /** The parts it was completed with, for recognising a repeated request. */
   parts: CompletedPart[];
   etag: string;
-  checksum: { algorithm: ChecksumAlgorithm; value: string; type: ChecksumType };
+  checksum: ObjectChecksum;
 }
 
 const sameParts = (a: readonly CompletedPart[], b: readonly CompletedPart[]) =>
@@ -177,12 +175,13 @@ export const completeMultipartUpload: OperationOverride = async (ctx) => {
   requireDeclaredSize(ctx, objectParts);
 
   const etag = multipartEtag(parts);
-  const composite =
-    upload?.type === 'COMPOSITE' ? await compositeChecksum(upload.algorithm, objectParts.map((part) => part.checksum!)) : null;
-  const wholeAlgorithm = fullObjectAlgorithm(upload);
-  const whole = wholeAlgorithm === null ? null : startChecksum(wholeAlgorithm);
-  let checksum: CompletedUpload['checksum'] | null = null;
-  const completed = (): CompletedUpload => ({ key: ctx.target.key!, parts: partsOf(parts), etag, checksum: checksum! });
+  const checksum = completedObjectChecksum(upload, objectParts.map((part) => part.checksum));
+  const completed = async (): Promise<CompletedUpload> => ({
+    key: ctx.target.key!,
+    parts: partsOf(parts),
+    etag,
+    checksum: await checksum.digest(),
+  });
   await ctx.storage.completeUpload(
     bucket,
     ctx.target.key!,
@@ -190,19 +189,13 @@ export const completeMultipartUpload: OperationOverride = async (ctx) => {
     parts.map((part) => part.number),
     {
       etag,
-      onContent: (data) => whole?.update(data),
-      metadata: async () => {
-        checksum =
-          composite !== null
-            ? { algorithm: upload!.algorithm, value: composite, type: 'COMPOSITE' }
-            : { algorithm: wholeAlgorithm!, value: await whole!.digest(), type: 'FULL_OBJECT' };
-        return {
-          ...layoutMetadata({ parts: objectParts, checksum: upload }),
-          ...storedObjectChecksum(checksum.algorithm, checksum.value, checksum.type),
-        };
-      },
+      onContent: (data) => checksum.update(data),
+      metadata: async () => ({
+        ...layoutMetadata({ parts: objectParts, checksum: upload }),
+        ...storedObjectChecksum(await checksum.digest()),
+      }),
     },
-    () => JSON.stringify(completed()),
+    async () => JSON.stringify(await completed()),
   );
-  sendCompleted(ctx, completed());
+  sendCompleted(ctx, await completed());
 };

@@ -47,7 +47,8 @@ export const multipartChecksumErrors = {
     errors.invalidRequest(`The ${type} checksum type cannot be used with the ${lower(algorithm)} checksum algorithm.`),
   partTypeMismatch: (expected: ChecksumAlgorithm, actual: ChecksumAlgorithm | null) =>
     errors.invalidRequest(
-      `Checksum Type mismatch occurred, expected checksum Type: ${lower(expected)}, actual checksum Type: ${actual === null ? 'null' : lower(actual)}`,
+      `Checksum Type mismatch occurred, expected checksum Type: ${lower(expected)}, ` +
+        `actual checksum Type: ${actual === null ? 'null' : lower(actual)}`,
     ),
   missingPartChecksum: (algorithm: ChecksumAlgorithm, partNumber: number) =>
     errors.invalidRequest(
@@ -139,24 +140,45 @@ export function requireListedPartChecksum(
 }
 
 /** S3's COMPOSITE checksum: the algorithm over the parts' binary checksums, then `-<part count>`. */
-export async function compositeChecksum(algorithm: ChecksumAlgorithm, partChecksums: readonly string[]): Promise<string> {
+async function compositeChecksum(algorithm: ChecksumAlgorithm, partChecksums: readonly string[]): Promise<string> {
   const running = startChecksum(algorithm);
   for (const value of partChecksums) running.update(Buffer.from(value, 'base64'));
   return `${await running.digest()}-${partChecksums.length}`;
 }
 
+/** A completed object's checksum, as kept and answered. */
+export interface ObjectChecksum {
+  algorithm: ChecksumAlgorithm;
+  /** Base64; `-<part count>` after it for a COMPOSITE one. */
+  value: string;
+  type: ChecksumType;
+}
+
 /**
- * What the completed object's checksum is computed as: the upload's full-object algorithm over
- * the assembled content, S3's default one when the upload named none, or null for a composite
- * checksum (computed from the parts instead).
+ * The checksum a completed upload's object gets: COMPOSITE from its parts' checksums, else
+ * FULL_OBJECT over its content as it is joined (`update`): the upload's full-object algorithm,
+ * or S3's default one when the upload named none. `digest` is answered once the content is whole.
  */
-export function fullObjectAlgorithm(upload: UploadChecksum | null): ChecksumAlgorithm | null {
-  if (upload === null) return DEFAULT_CHECKSUM_ALGORITHM;
-  return upload.type === 'FULL_OBJECT' ? upload.algorithm : null;
+export function completedObjectChecksum(
+  upload: UploadChecksum | null,
+  partChecksums: readonly (string | null)[],
+): { update(data: Buffer): void; digest(): Promise<ObjectChecksum> } {
+  if (upload?.type === 'COMPOSITE') {
+    const algorithm = upload.algorithm;
+    const composite = compositeChecksum(algorithm, partChecksums as string[]).then((value) => ({ algorithm, value, type: upload.type }));
+    return { update: () => {}, digest: () => composite };
+  }
+  const algorithm = upload?.algorithm ?? DEFAULT_CHECKSUM_ALGORITHM;
+  const running = startChecksum(algorithm);
+  let whole: Promise<ObjectChecksum> | null = null;
+  return {
+    update: (data) => running.update(data),
+    digest: () => (whole ??= running.digest().then((value) => ({ algorithm, value, type: 'FULL_OBJECT' }))),
+  };
 }
 
 /** The checksum headers kept in a completed object's metadata (and answered with checksum mode). */
-export function storedObjectChecksum(algorithm: ChecksumAlgorithm, value: string, type: ChecksumType): Record<string, string> {
+export function storedObjectChecksum({ algorithm, value, type }: ObjectChecksum): Record<string, string> {
   return { [checksumHeaderName(algorithm)]: value, 'x-amz-checksum-type': type };
 }
 

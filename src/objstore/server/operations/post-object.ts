@@ -65,7 +65,12 @@ async function readForm(ctx: OperationContext, contentType: string): Promise<For
   const body = await ctx.readBody(MAX_FORM_BYTES);
   let entries: FormData;
   try {
-    entries = await new Request('http://objstore.invalid/', { method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(body) }).formData();
+    const request = new Request('http://objstore.invalid/', {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body: new Uint8Array(body),
+    });
+    entries = await request.formData();
   } catch {
     throw new GatewayError(formErrors.malformedForm());
   }
