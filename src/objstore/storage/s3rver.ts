@@ -188,17 +188,19 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       const createHeaders = JSON.parse(await readFile(files.createHeaders, 'utf8')) as Record<string, unknown>;
       const metadata = objectMetadata(bucket, key, createHeaders);
       const file = incomingFile(directory);
+      let completionMetadata: Record<string, string>;
       try {
         for (const number of partNumbers) {
           const part = createReadStream(partFiles(upload, number).content);
           part.on('data', (data) => completion.onContent(data as Buffer));
           await pipeline(part, createWriteStream(file, { flags: 'a' }));
         }
+        completionMetadata = await completion.metadata();
       } catch (error) {
         await rm(file, { force: true });
         throw error;
       }
-      await storage.placeObject(bucket, key, file, completion.etag, { ...metadata, ...(await completion.metadata()) });
+      await storage.placeObject(bucket, key, file, completion.etag, { ...metadata, ...completionMetadata });
       // The record first, then the key (the upload is no longer in progress), then the parts.
       await writeFile(files.completed, await record());
       await rm(files.key, { force: true });
