@@ -513,5 +513,7 @@ describe('GetObjectAttributes', () => {
     expect([none.status, codeOf(none.body)]).toEqual([400, 'InvalidRequest']);
     const missing = await failure(s3.send(new GetObjectAttributesCommand({ Bucket: BUCKET, Key: 'missing.txt', ObjectAttributes: ['ETag'] })));
     expect([missing.name, missing.$metadata.httpStatusCode]).toEqual(['NoSuchKey', 404]);
+    const noBucket = await failure(s3.send(new GetObjectAttributesCommand({ Bucket: 'no-such-bucket', Key: 'single.txt', ObjectAttributes: ['ETag'] })));
+    expect([noBucket.name, noBucket.$metadata.httpStatusCode]).toEqual(['NoSuchBucket', 404]);
   });
 });

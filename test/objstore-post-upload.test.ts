@@ -197,6 +197,11 @@ describe('POST object', () => {
     const signatureV2 = await submit({ key: 'v2.txt', AWSAccessKeyId: WRITER.accessKeyId, policy: fields['Policy']!, signature: 'c2lnbmF0dXJl' });
     expect([signatureV2.status, codeOf(signatureV2.body)]).toEqual([400, 'InvalidRequest']);
     expect(messageOf(signatureV2.body)).toBe('The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    form.append('file', new Blob(['x']), 'x');
+    const noBucket = await fetch(`${ctx.objstore.url}/no-such-bucket`, { method: 'POST', body: form });
+    expect([noBucket.status, codeOf(await noBucket.text())]).toEqual([404, 'NoSuchBucket']);
     const anonymous = await submit({ key: 'anonymous.txt' });
     expect([anonymous.status, codeOf(anonymous.body)]).toEqual([403, 'AccessDenied']);
   });
