@@ -122,8 +122,7 @@ function classifyBucket(method: string, target: RequestTarget, subresource: stri
       return subresource === null ? op('DeleteBucket', needs('buckets')) : op(`Delete${noun}`, refuse);
     case 'POST':
       if (subresource === 'delete') return op('DeleteObjects', needs('delete'));
-      // Browser-form upload (s3rver's postObject); form policies are not supported, but a
-      // signed request is treated like PutObject.
+      // Browser form upload: the form's policy signature authenticates it (post-object.ts).
       if (subresource === null) return op('PostObject', needs('create'));
       return op('Unknown', refuse);
     default:

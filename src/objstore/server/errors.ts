@@ -75,6 +75,8 @@ export const errors = {
   maxMessageLengthExceeded: () => s3Error(400, 'MaxMessageLengthExceeded', 'Your request was too big.'),
   entityTooSmall: () =>
     s3Error(400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.'),
+  noSuchBucket: (bucket: string) => s3Error(404, 'NoSuchBucket', 'The specified bucket does not exist', [['BucketName', bucket]]),
+  noSuchKey: (key: string) => s3Error(404, 'NoSuchKey', 'The specified key does not exist.', [['Key', key]]),
   internalError: () => s3Error(500, 'InternalError', 'We encountered an internal error. Please try again.'),
 } as const;
 

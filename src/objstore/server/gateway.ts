@@ -22,6 +22,7 @@ import type { ObjstoreJournal } from '../journal.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './classify.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature } from './auth/signature.ts';
 import type { ChunkSignatures } from './auth/sigv4.ts';
+import { postObject } from './operations/post-object.ts';
 import {
   hasParam,
   parseCopySource,
@@ -206,9 +207,14 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const classified = classifyOperation(exchange.method, target, req.headers);
     exchange.operation = classified.operation;
 
-    const { key, chunkSignatures } = await admit(exchange, target, classified);
+    // A browser form upload carries its authentication in the form (post-object.ts), which also
+    // checks the bucket's owner once it knows the form's key.
+    const browserForm = classified.operation === 'PostObject';
+    const { key, chunkSignatures } = browserForm
+      ? { key: null, chunkSignatures: NO_CHUNK_SIGNATURES }
+      : await admit(exchange, target, classified);
     validateRequest(classified, target, req);
-    authorizeBuckets(classified, target, req, key, options.buckets);
+    if (!browserForm) authorizeBuckets(classified, target, req, key, options.buckets);
 
     stripAuthentication(req, target);
 
@@ -227,6 +233,13 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       now: () => new Date(now()),
       conditionalWrites,
     };
+    if (browserForm) {
+      return postObject(context, {
+        keys,
+        now: () => new Date(now()),
+        authorizeBucket: (formKey) => authorizeBuckets(classified, target, req, formKey, options.buckets),
+      });
+    }
     const override = overrides[classified.operation];
     if (override) {
       await override(context);

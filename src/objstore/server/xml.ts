@@ -68,10 +68,10 @@ export function sendError(res: ServerResponse, method: string, error: S3ErrorSpe
   res.end(body);
 }
 
-/** Answers 200 with an S3 result document. */
-export function sendXmlResult(res: ServerResponse, root: string, content: XmlContent | string): void {
+/** Answers an S3 result document, with 200 unless told otherwise. */
+export function sendXmlResult(res: ServerResponse, root: string, content: XmlContent | string, status = 200): void {
   const body = renderResult(root, content);
-  res.statusCode = 200;
+  res.statusCode = status;
   res.setHeader('Content-Type', 'application/xml');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);

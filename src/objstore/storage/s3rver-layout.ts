@@ -7,7 +7,9 @@
  *   `._S3rver_object.md5` (its unquoted ETag) and `._S3rver_metadata.json` (its stored headers).
  * - An upload in progress is `<bucket>/._S3rver_uploads/<uploadId>/`: a `key` file (the key it was
  *   started for), a `metadata` file (the CreateMultipartUpload headers, as JSON), and per part
- *   `<partNumber>` with its MD5 in `<partNumber>.md5`, written once the part is whole.
+ *   `<partNumber>` with its MD5 in `<partNumber>.md5` and the checksum it came with (JSON, or
+ *   `null`) in `<partNumber>.checksum`, written once the part is whole. A completed upload keeps
+ *   only a `completed` file there (no `key`: it is no longer in progress).
  * - An upload still arriving is a `.incoming-<uuid>` file in the root, which s3rver never takes
  *   for a bucket (only directories are), on the same filesystem as the objects so a rename puts
  *   it in place.
@@ -56,13 +58,13 @@ export function uploadDirectory(store: S3rverStore, bucket: string, uploadId: st
 }
 
 /** The files of an upload in progress that describe it. */
-export function uploadFiles(directory: string): { key: string; createHeaders: string } {
-  return { key: path.join(directory, 'key'), createHeaders: path.join(directory, 'metadata') };
+export function uploadFiles(directory: string): { key: string; createHeaders: string; completed: string } {
+  return { key: path.join(directory, 'key'), createHeaders: path.join(directory, 'metadata'), completed: path.join(directory, 'completed') };
 }
 
-export function partFiles(uploadDirectory: string, partNumber: number): { content: string; md5: string } {
+export function partFiles(uploadDirectory: string, partNumber: number): { content: string; md5: string; checksum: string } {
   const content = path.join(uploadDirectory, String(partNumber));
-  return { content, md5: `${content}.md5` };
+  return { content, md5: `${content}.md5`, checksum: `${content}.checksum` };
 }
 
 /** The part number whose content file this is (a name in an upload's directory), or null. */

@@ -19,7 +19,7 @@ import {
   uploadsDirectory,
 } from './s3rver-layout.ts';
 import { createFilesystemStore } from './s3rver-store.ts';
-import type { ObjstoreStorage, PlacementGuard, UploadedPart, UploadInProgress } from './storage.ts';
+import type { ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress } from './storage.ts';
 import { listBucketObjects, objectsOf, readTree, writeTree } from './tree.ts';
 
 function isMissingFile(err: unknown): boolean {
@@ -180,10 +180,12 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       );
     },
     objectContentFile: (bucket, key) => objectFiles(store, bucket, key).content,
+    readObject: (bucket, key, range) => createReadStream(objectFiles(store, bucket, key).content, range ?? {}),
 
     async uploadKey(bucket, uploadId) {
       return readOptional(uploadFiles(uploadDirectory(store, bucket, uploadId)).key);
     },
+    uploadInProgress: (bucket, uploadId) => describeUpload(uploadDirectory(store, bucket, uploadId), uploadId),
     async uploadsInProgress(bucket) {
       const root = uploadsDirectory(store, bucket);
       const uploads = await Promise.all((await readDirectoryNames(root)).map((uploadId) => describeUpload(path.join(root, uploadId), uploadId)));
@@ -195,33 +197,44 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       const parts = await Promise.all(
         numbers.map(async (number): Promise<UploadedPart | null> => {
           const files = partFiles(upload, number);
-          const [md5, stats] = await Promise.all([readOptional(files.md5), statOptional(files.content)]);
+          const [md5, stats, checksum] = await Promise.all([readOptional(files.md5), statOptional(files.content), readOptional(files.checksum)]);
           if (md5 === null || stats === null) return null;
-          return { number, md5: md5.trim(), size: stats.size, lastModified: stats.mtime };
+          return { number, md5: md5.trim(), size: stats.size, lastModified: stats.mtime, checksum: JSON.parse(checksum ?? 'null') as PartChecksum | null };
         }),
       );
       return parts.filter((part): part is UploadedPart => part !== null).sort((a, b) => a.number - b.number);
     },
-    async placePart(bucket, uploadId, partNumber, file, md5) {
+    async placePart(bucket, uploadId, partNumber, file, md5, checksum) {
       const files = partFiles(uploadDirectory(store, bucket, uploadId), partNumber);
-      await placeWithSidecars(file, files.content, { [files.md5]: md5 });
+      // A part uploaded again without a checksum loses the one it had.
+      await placeWithSidecars(file, files.content, { [files.md5]: md5, [files.checksum]: JSON.stringify(checksum) });
     },
-    async completeUpload(bucket, key, uploadId, partNumbers, etag, placing) {
+    async completeUpload(bucket, key, uploadId, partNumbers, completion, record, placing) {
       const upload = uploadDirectory(store, bucket, uploadId);
-      const createHeaders = JSON.parse(await readFile(uploadFiles(upload).createHeaders, 'utf8')) as Record<string, unknown>;
+      const files = uploadFiles(upload);
+      const createHeaders = JSON.parse(await readFile(files.createHeaders, 'utf8')) as Record<string, unknown>;
       const metadata = objectMetadata(bucket, key, createHeaders);
       const file = incomingFile(directory);
+      let completionMetadata: Record<string, string>;
       try {
         for (const number of partNumbers) {
-          await pipeline(createReadStream(partFiles(upload, number).content), createWriteStream(file, { flags: 'a' }));
+          const part = createReadStream(partFiles(upload, number).content);
+          part.on('data', (data) => completion.onContent(data as Buffer));
+          await pipeline(part, createWriteStream(file, { flags: 'a' }));
         }
+        completionMetadata = await completion.metadata();
       } catch (error) {
         await rm(file, { force: true });
         throw error;
       }
-      await storage.placeObject(bucket, key, file, etag, metadata, placing);
-      await rm(upload, { recursive: true, force: true });
+      await storage.placeObject(bucket, key, file, completion.etag, { ...metadata, ...completionMetadata }, placing);
+      // The record first, then the key (the upload is no longer in progress), then the parts.
+      await writeFile(files.completed, await record());
+      await rm(files.key, { force: true });
+      const leftovers = (await readDirectoryNames(upload)).filter((name) => path.join(upload, name) !== files.completed);
+      await Promise.all(leftovers.map((name) => rm(path.join(upload, name), { recursive: true, force: true })));
     },
+    completedUpload: (bucket, uploadId) => readOptional(uploadFiles(uploadDirectory(store, bucket, uploadId)).completed),
     async removeUpload(bucket, uploadId) {
       await rm(uploadDirectory(store, bucket, uploadId), { recursive: true, force: true });
     },

@@ -4,7 +4,9 @@
  * override, through `handle`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 
+import type { ChecksumAlgorithm } from '../server/bodies/checksum-algorithms.ts';
 import type { ObjstoreTreeEntry } from '../types.ts';
 
 /** What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date), `content-length` and the stored headers. */
@@ -21,12 +23,36 @@ export interface UploadInProgress {
   createHeaders: Record<string, unknown> | null;
 }
 
+/** The checksum a part was uploaded with. */
+export interface PartChecksum {
+  algorithm: ChecksumAlgorithm;
+  /** Base64, as in `x-amz-checksum-*`. */
+  value: string;
+}
+
 export interface UploadedPart {
   number: number;
   /** Unquoted. */
   md5: string;
   size: number;
   lastModified: Date;
+  checksum: PartChecksum | null;
+}
+
+/** What completing an upload stores besides the joined parts. */
+export interface Completion {
+  /** The object's ETag, unquoted. */
+  etag: string;
+  /** Sees the joined content as it is written (for a checksum of the whole object). */
+  onContent(data: Buffer): void;
+  /** Metadata kept beside that of the creation headers, asked for once the content is whole. */
+  metadata(): Promise<Record<string, string>>;
+}
+
+/** An inclusive byte range. */
+export interface ByteRange {
+  start: number;
+  end: number;
 }
 
 export interface ObjstoreStorage {
@@ -76,27 +102,35 @@ export interface ObjstoreStorage {
   ): Promise<void>;
   /** The file holding an object's content (it may not exist), for the plain-file view to link. */
   objectContentFile(bucket: string, key: string): string;
+  /** An object's content, or the byte range of it (an object that exists). */
+  readObject(bucket: string, key: string, range: ByteRange | null): Readable;
 
   /** The key an upload in progress was started for; null when there is no such upload. */
   uploadKey(bucket: string, uploadId: string): Promise<string | null>;
+  /** An upload in progress; null when there is no such upload. */
+  uploadInProgress(bucket: string, uploadId: string): Promise<UploadInProgress | null>;
   /** The bucket's uploads in progress, in no particular order. */
   uploadsInProgress(bucket: string): Promise<UploadInProgress[]>;
   /** The parts of an upload uploaded so far, by part number; a part still being written is not one yet. */
   uploadedParts(bucket: string, uploadId: string): Promise<UploadedPart[]>;
-  /** Puts `file` (from `incomingFile`) in place as a part, with its MD5 (unquoted). */
-  placePart(bucket: string, uploadId: string, partNumber: number, file: string, md5: string): Promise<void>;
+  /** Puts `file` (from `incomingFile`) in place as a part, with its MD5 (unquoted) and the checksum it came with. */
+  placePart(bucket: string, uploadId: string, partNumber: number, file: string, md5: string, checksum: PartChecksum | null): Promise<void>;
   /**
    * Completes an upload whose parts have been checked: the parts joined into the object, with
-   * this ETag and the metadata given when the upload was created; then the upload is gone.
+   * the completion's ETag and the metadata given when the upload was created beside its own;
+   * then the upload is no longer in progress, only `record` of it is kept (`completedUpload`).
    */
   completeUpload(
     bucket: string,
     key: string,
     uploadId: string,
     partNumbers: readonly number[],
-    etag: string,
+    completion: Completion,
+    record: () => Promise<string>,
     placing?: PlacementGuard,
   ): Promise<void>;
+  /** What `completeUpload` kept of a completed upload (until a reset); null for any other upload id. */
+  completedUpload(bucket: string, uploadId: string): Promise<string | null>;
   removeUpload(bucket: string, uploadId: string): Promise<void>;
 
   /** A new temporary file beside the store, for a body being received: the caller places it or removes it. */

@@ -39,7 +39,7 @@ export interface RequestCredential {
 const V4_ALGORITHM = 'AWS4-HMAC-SHA256';
 const V4_CREDENTIAL_SHAPE = 'the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".';
 
-function parseV4Credential(credential: string): { accessKeyId: string; scope: CredentialScope } | null {
+export function parseV4Credential(credential: string): { accessKeyId: string; scope: CredentialScope } | null {
   const parts = credential.split('/');
   if (parts.length !== 5) return null;
   const [accessKeyId, date, region, service, terminator] = parts as [string, string, string, string, string];

@@ -135,3 +135,9 @@ export async function chunkSignatureChain(
       advance('AWS4-HMAC-SHA256-TRAILER', [sha256Hex(trailerLines)], trailerSignature),
   };
 }
+
+/** The signature of a browser form upload (POST object): the base64 policy signed with the scope's signing key. */
+export async function policySignature(credentials: AwsCredentialIdentity, scopeDate: string, scope: SigningScope, policy: string): Promise<string> {
+  const signingKey = await getSigningKey(NodeSha256, credentials, scopeDate, scope.region, scope.service);
+  return createHmac('sha256', signingKey).update(policy).digest('hex');
+}

@@ -5,24 +5,36 @@
  * operation without an entry goes straight to s3rver.
  *
  * This is where further fixes belong: uploads in uploads.ts, multipart operations in
- * multipart.ts, listings in listing.ts, buckets in buckets.ts, reads in object-reads.ts, conditions in
- * conditional-operations.ts, what they are given in context.ts.
+ * multipart.ts (CompleteMultipartUpload in complete-multipart.ts, UploadPartCopy in
+ * upload-part-copy.ts, upload checksums in multipart-checksums.ts, part reads in
+ * multipart-objects.ts), GetObjectAttributes in object-attributes.ts, listings in listing.ts,
+ * buckets in buckets.ts, reads in object-reads.ts, conditions in conditional-operations.ts, what
+ * they are given in context.ts. Browser form uploads (post-object.ts) authenticate themselves,
+ * so the gateway calls them before this table.
  */
 import { bucketOperations } from './buckets.ts';
+import { completeMultipartUpload } from './complete-multipart.ts';
 import { copyObject } from './conditional-operations.ts';
 import type { OperationOverride } from './context.ts';
 import { deleteObjects } from './delete-objects.ts';
 import { listObjects, listObjectsV2 } from './listing.ts';
-import { abortMultipartUpload, completeMultipartUpload, listMultipartUploads, listParts } from './multipart.ts';
+import { abortMultipartUpload, listMultipartUploads, listParts } from './multipart.ts';
+import { createMultipartUpload } from './multipart-checksums.ts';
+import { readPartsBefore } from './multipart-objects.ts';
+import { getObjectAttributes } from './object-attributes.ts';
 import { readObject } from './object-reads.ts';
+import { uploadPartCopy } from './upload-part-copy.ts';
 import { putObject, uploadPart } from './uploads.ts';
 
 export const operationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
   PutObject: putObject,
-  GetObject: readObject,
-  HeadObject: readObject,
+  GetObject: readPartsBefore(readObject),
+  HeadObject: readPartsBefore(readObject),
   CopyObject: copyObject,
+  GetObjectAttributes: getObjectAttributes,
+  CreateMultipartUpload: createMultipartUpload,
   UploadPart: uploadPart,
+  UploadPartCopy: uploadPartCopy,
   CompleteMultipartUpload: completeMultipartUpload,
   AbortMultipartUpload: abortMultipartUpload,
   ListParts: listParts,

@@ -1,10 +1,7 @@
 /**
- * The multipart operations s3rver lacks (AbortMultipartUpload is a 405 there; it has no
- * ListParts or ListMultipartUploads), and what CompleteMultipartUpload needs to behave as S3
- * does: the part checks, the minimum part size and S3's multipart ETag.
+ * The multipart operations s3rver lacks: AbortMultipartUpload is a 405 there; it has no
+ * ListParts or ListMultipartUploads. CompleteMultipartUpload is in complete-multipart.ts.
  */
-import { createHash } from 'node:crypto';
-
 import type { UploadedPart, UploadInProgress } from '../../storage/storage.ts';
 import { errors, GatewayError } from '../errors.ts';
 import {
@@ -18,17 +15,14 @@ import {
   requireNonNegative,
   type NameEncoder,
 } from './paging.ts';
-import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
 import { commonPrefixes, OWNER, s3Timestamp } from './result-xml.ts';
 import { singleParam } from '../target.ts';
-import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
-import { childElements, childText, parseRequestDocument, sendXmlResult, type XmlContent } from '../xml.ts';
+import { bucketExists, requireUpload, type OperationContext } from './context.ts';
+import { sendXmlResult, type XmlContent } from '../xml.ts';
+import { checksumElementName, readUploadChecksum, type UploadChecksum } from './multipart-checksums.ts';
 
-/** S3's minimum size of every part but the last. */
-const MIN_PART_SIZE = 5 * 1024 * 1024;
 /** The most parts (ListParts) or uploads (ListMultipartUploads) one page holds, and the default. */
 const MAX_PER_PAGE = 1000;
-const MAX_COMPLETE_BODY_BYTES = 4 * 1024 * 1024;
 
 /** The storage class named at CreateMultipartUpload; STANDARD when none was. */
 function storageClassOf(upload: UploadInProgress): string {
@@ -52,12 +46,18 @@ export async function abortMultipartUpload(ctx: OperationContext): Promise<void>
   res.end();
 }
 
+/** The checksum named at CreateMultipartUpload; none when none was. */
+function checksumOf(upload: UploadInProgress): UploadChecksum | null {
+  return readUploadChecksum(upload.createHeaders ?? {});
+}
+
 function partContent(part: UploadedPart): XmlContent {
   return {
     PartNumber: part.number,
     LastModified: s3Timestamp(part.lastModified),
     ETag: JSON.stringify(part.md5),
     Size: part.size,
+    ...(part.checksum === null ? {} : { [checksumElementName(part.checksum.algorithm)]: part.checksum.value }),
   };
 }
 
@@ -85,6 +85,8 @@ export async function listParts(ctx: OperationContext): Promise<void> {
     Initiator: OWNER,
     Owner: OWNER,
     StorageClass: storageClassOf(upload),
+    ChecksumAlgorithm: checksumOf(upload)?.algorithm,
+    ChecksumType: checksumOf(upload)?.type,
     PartNumberMarker: marker,
     // As S3: the last part listed, 0 on an empty page, and there also when the list is complete
     // (so clients must stop on IsTruncated, not on a missing marker).
@@ -103,6 +105,8 @@ function uploadContent(upload: UploadInProgress, encode: NameEncoder): XmlConten
     Owner: OWNER,
     StorageClass: storageClassOf(upload),
     Initiated: s3Timestamp(upload.initiated),
+    ChecksumAlgorithm: checksumOf(upload)?.algorithm,
+    ChecksumType: checksumOf(upload)?.type,
   };
 }
 
@@ -153,78 +157,3 @@ export async function listMultipartUploads(ctx: OperationContext): Promise<void>
     CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
   });
 }
-
-export interface CompletedPart {
-  number: number;
-  etag: string;
-}
-
-/** A part number as CompleteMultipartUpload lists it: digits, maybe surrounded by white space. */
-const PART_NUMBER_TEXT = /^\s*\d{1,9}\s*$/;
-
-/** Parts listed in a CompleteMultipartUpload body, ETags without quotes. */
-export function parseCompleteMultipartUpload(xml: string): CompletedPart[] {
-  const request = parseRequestDocument(xml, 'CompleteMultipartUpload', ['Part']);
-  const parts = childElements(request, 'Part').map((part): CompletedPart => {
-    const number = typeof part === 'string' ? undefined : childText(part, 'PartNumber');
-    const etag = typeof part === 'string' ? undefined : childText(part, 'ETag');
-    if (number === undefined || !PART_NUMBER_TEXT.test(number) || etag === undefined) throw new GatewayError(errors.malformedXml());
-    return { number: Number(number), etag: etag.trim().replace(/"/g, '') };
-  });
-  if (parts.length === 0) throw new GatewayError(errors.malformedXml());
-  return parts;
-}
-
-/**
- * Checks the part order, that every listed part was uploaded with that ETag, and S3's minimum
- * size of every part but the last.
- */
-function checkCompletedParts(parts: readonly CompletedPart[], uploaded: readonly UploadedPart[]): void {
-  let previous = 0;
-  for (const part of parts) {
-    if (part.number < 1 || part.number > 10000) {
-      throw new GatewayError(errors.invalidArgument('Part number must be an integer between 1 and 10000, inclusive'));
-    }
-    if (part.number <= previous) throw new GatewayError(errors.invalidPartOrder());
-    previous = part.number;
-  }
-  const byNumber = new Map(uploaded.map((part) => [part.number, part]));
-  for (const part of parts) {
-    if (byNumber.get(part.number)?.md5.toLowerCase() !== part.etag.toLowerCase()) throw new GatewayError(errors.invalidPart());
-  }
-  if (parts.slice(0, -1).some((part) => byNumber.get(part.number)!.size < MIN_PART_SIZE)) throw new GatewayError(errors.entityTooSmall());
-}
-
-/** S3's ETag of a multipart object (unquoted): the MD5 of the parts' binary MD5s, then `-<part count>`. */
-function multipartEtag(parts: readonly CompletedPart[]): string {
-  const digests = Buffer.concat(parts.map((part) => Buffer.from(part.etag, 'hex')));
-  return `${createHash('md5').update(digests).digest('hex')}-${parts.length}`;
-}
-
-/**
- * s3rver streams the listed parts without checking they exist (a missing part crashes the
- * whole process: unhandled 'error' on a fs.ReadStream), and straight into the object file.
- * Check the upload, the part order and every part's ETag first; the storage then assembles the
- * object beside the store and puts it in place whole.
- */
-export const completeMultipartUpload: OperationOverride = async (ctx) => {
-  if (!(await bucketExists(ctx))) return ctx.delegate();
-  const uploadId = await requireUpload(ctx);
-  await requireWriteConditionsMet(ctx);
-  const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
-  const bucket = ctx.target.bucket!;
-  const key = ctx.target.key!;
-  checkCompletedParts(parts, await ctx.storage.uploadedParts(bucket, uploadId));
-
-  const etag = multipartEtag(parts);
-  await ctx.storage.completeUpload(bucket, key, uploadId, parts.map((part) => part.number), etag, (place) =>
-    placeUnderWriteConditions(ctx, place),
-  );
-  const location = `http://${ctx.exchange.req.headers.host ?? 'localhost'}${ctx.target.rawPath}`;
-  sendXmlResult(ctx.exchange.res, 'CompleteMultipartUploadResult', {
-    Location: location,
-    Bucket: bucket,
-    Key: key,
-    ETag: JSON.stringify(etag),
-  });
-};

@@ -15,6 +15,7 @@ import { checksumHeaderName, objectChecksumHeaders } from '../bodies/checksums.t
 import { validatePartNumber, singleParam } from '../target.ts';
 import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
 import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
+import { requirePartChecksum, uploadChecksumOf } from './multipart-checksums.ts';
 
 function respondStored(ctx: OperationContext, md5: string, headers: Record<string, string>): void {
   const { res } = ctx.exchange;
@@ -45,12 +46,14 @@ export const putObject: OperationOverride = async (ctx) => {
   respondStored(ctx, body.md5, checksum);
 };
 
-/** UploadPart into an upload in progress. */
+/** UploadPart into an upload in progress, with the checksum the upload asks for (multipart-checksums.ts). */
 export const uploadPart: OperationOverride = async (ctx) => {
   if (!(await bucketExists(ctx))) return ctx.delegate();
   const uploadId = await requireUpload(ctx);
   const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
-  const body = await receiveBody(ctx, planBody(ctx.exchange.req.headers), null);
-  await ctx.storage.placePart(ctx.target.bucket!, uploadId, partNumber, body.file, body.md5);
+  const plan = planBody(ctx.exchange.req.headers);
+  requirePartChecksum(await uploadChecksumOf(ctx, uploadId), plan.checksum);
+  const body = await receiveBody(ctx, plan, null);
+  await ctx.storage.placePart(ctx.target.bucket!, uploadId, partNumber, body.file, body.md5, body.checksum);
   respondStored(ctx, body.md5, body.checksum ? { [checksumHeaderName(body.checksum.algorithm)]: body.checksum.value } : {});
 };

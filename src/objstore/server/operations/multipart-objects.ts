@@ -1,0 +1,87 @@
+/**
+ * What a completed multipart object remembers of its parts (their sizes and checksums, and the
+ * upload's checksum), and the reads that need it: GetObject / HeadObject `?partNumber=N`.
+ *
+ * The layout is kept in the object's stored metadata under one key that is never answered as a
+ * header; every other write of the object rewrites the metadata without it, so an object that has
+ * it is the multipart object it describes (a copy keeps it along with the multipart ETag).
+ */
+import { answersStoredChecksum, checksumHeaderName } from '../bodies/checksums.ts';
+import { errors, GatewayError, s3Error } from '../errors.ts';
+import { hasParam, singleParam, validatePartNumber } from '../target.ts';
+import { bucketExists, type OperationContext, type OperationOverride } from './context.ts';
+import type { UploadChecksum } from './multipart-checksums.ts';
+
+const LAYOUT_KEY = 'localplane-multipart';
+
+export interface ObjectPart {
+  /** As uploaded (S3 lists parts by the numbers they were uploaded with). */
+  number: number;
+  size: number;
+  /** Base64, of the upload's checksum algorithm; null when the upload had none. */
+  checksum: string | null;
+}
+
+export interface MultipartLayout {
+  parts: ObjectPart[];
+  checksum: UploadChecksum | null;
+}
+
+/** The metadata entry that keeps a layout. */
+export function layoutMetadata(layout: MultipartLayout): Record<string, string> {
+  return { [LAYOUT_KEY]: JSON.stringify(layout) };
+}
+
+/** The layout in an object's stored metadata; null for an object put in one piece. */
+export function layoutOf(metadata: Readonly<Record<string, unknown>>): MultipartLayout | null {
+  const stored = metadata[LAYOUT_KEY];
+  return typeof stored === 'string' ? (JSON.parse(stored) as MultipartLayout) : null;
+}
+
+export const partReadErrors = {
+  rangeAndPartNumber: () => errors.invalidRequest('Cannot specify both Range header and partNumber query parameter'),
+  invalidPartNumber: () => s3Error(416, 'InvalidPartNumber', 'The requested partnumber is not satisfiable'),
+} as const;
+
+/** The byte range of part `partNumber` (1-based, in part order) and the object's part count. */
+function partRange(layout: MultipartLayout | null, size: number, partNumber: number): { start: number; end: number; count: number } {
+  const sizes = layout === null ? [size] : layout.parts.map((part) => part.size);
+  if (partNumber > sizes.length) throw new GatewayError(partReadErrors.invalidPartNumber());
+  const start = sizes.slice(0, partNumber - 1).reduce((sum, partSize) => sum + partSize, 0);
+  return { start, end: start + sizes[partNumber - 1]! - 1, count: sizes.length };
+}
+
+/**
+ * GetObject / HeadObject with `?partNumber=N`: the part's bytes as a 206 with their Content-Range,
+ * and for a multipart object its part count in `x-amz-mp-parts-count` (and with checksum mode,
+ * the part's checksum). An object put in one piece is its own part 1. The request goes on to
+ * `serve` (the read without parts) as a request for the part's byte range.
+ */
+async function readObjectPart(ctx: OperationContext, serve: OperationOverride): Promise<void> {
+  const { query, bucket, key } = ctx.target;
+  if (!hasParam(query, 'partNumber')) return serve(ctx);
+  const { req, res } = ctx.exchange;
+  if (req.headers.range !== undefined) throw new GatewayError(partReadErrors.rangeAndPartNumber());
+  const partNumber = validatePartNumber(singleParam(query, 'partNumber'));
+  if (!(await bucketExists(ctx))) return serve(ctx);
+  const metadata = await ctx.storage.headObject(bucket!, key!);
+  if (metadata === null) return serve(ctx);
+
+  const layout = layoutOf(metadata);
+  const { start, end, count } = partRange(layout, Number(metadata['content-length']), partNumber);
+  if (layout !== null) {
+    res.setHeader('x-amz-mp-parts-count', count);
+    const checksum = layout.parts[partNumber - 1]!.checksum;
+    if (checksum !== null && layout.checksum !== null && answersStoredChecksum(req.headers)) {
+      res.setHeader(checksumHeaderName(layout.checksum.algorithm), checksum);
+    }
+  }
+  // An empty object has no byte to range over: it is answered whole.
+  if (end >= start) req.headers.range = `bytes=${start}-${end}`;
+  await serve(ctx);
+}
+
+/** A read with `?partNumber=` becomes a ranged read, served as `serve` serves reads. */
+export function readPartsBefore(serve: OperationOverride): OperationOverride {
+  return (ctx) => readObjectPart(ctx, serve);
+}

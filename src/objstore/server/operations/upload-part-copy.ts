@@ -1,0 +1,92 @@
+/**
+ * UploadPartCopy (s3rver 3.7.1 answers it 501): a part of an upload in progress copied from an
+ * existing object, whole or the byte range `x-amz-copy-source-range: bytes=first-last` names,
+ * answered with S3's CopyPartResult. The key needs `get` besides `multipart` (operations.ts),
+ * so a source it may not read is AccessDenied before anything here runs.
+ */
+import { createHash } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+
+import { startChecksum } from '../bodies/checksums.ts';
+import { errors, GatewayError, s3Error } from '../errors.ts';
+import { parseCopySource, singleParam, validatePartNumber } from '../target.ts';
+import { sendXmlResult } from '../xml.ts';
+import { bucketExists, requireUpload, type OperationOverride } from './context.ts';
+import { checksumElementName, uploadChecksumOf } from './multipart-checksums.ts';
+import { s3Timestamp } from './result-xml.ts';
+
+const RANGE_HEADER = 'x-amz-copy-source-range';
+
+const rangeArgument = (value: string): [string, string][] => [
+  ['ArgumentName', RANGE_HEADER],
+  ['ArgumentValue', value],
+];
+
+export const partCopyErrors = {
+  malformedRange: (value: string) =>
+    s3Error(
+      400,
+      'InvalidArgument',
+      'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the ' +
+        'zero-based offsets of the first and last bytes to copy',
+      rangeArgument(value),
+    ),
+  rangeStartsPastSource: () => errors.invalidRequest('The specified copy range is invalid for the source object size'),
+  rangeEndsPastSource: (value: string, size: number) =>
+    s3Error(400, 'InvalidArgument', `Range specified is not valid for source object of size: ${size}`, rangeArgument(value)),
+} as const;
+
+/** The inclusive byte range to copy from a source of `size` bytes: all of it without the header. */
+export function parseCopySourceRange(value: string | undefined, size: number): { start: number; end: number } | null {
+  if (value === undefined) return null;
+  const match = /^bytes=(\d+)-(\d+)$/.exec(value);
+  const start = Number(match?.[1]);
+  const end = Number(match?.[2]);
+  if (match === null || start > end) throw new GatewayError(partCopyErrors.malformedRange(value));
+  if (start >= size) throw new GatewayError(partCopyErrors.rangeStartsPastSource());
+  if (end >= size) throw new GatewayError(partCopyErrors.rangeEndsPastSource(value, size));
+  return { start, end };
+}
+
+export const uploadPartCopy: OperationOverride = async (ctx) => {
+  if (!(await bucketExists(ctx))) return ctx.delegate();
+  const uploadId = await requireUpload(ctx);
+  const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
+  const { req } = ctx.exchange;
+  const source = parseCopySource(req.headers)!;
+  const { storage } = ctx;
+  if (!(await storage.bucketExists(source.bucket))) throw new GatewayError(errors.noSuchBucket(source.bucket));
+  const head = await storage.headObject(source.bucket, source.key);
+  if (head === null) throw new GatewayError(errors.noSuchKey(source.key));
+  const rangeHeader = req.headers[RANGE_HEADER];
+  const range = parseCopySourceRange(Array.isArray(rangeHeader) ? rangeHeader.join(',') : rangeHeader, Number(head['content-length']));
+
+  const upload = await uploadChecksumOf(ctx, uploadId);
+  const md5 = createHash('md5');
+  const checksum = upload === null ? null : startChecksum(upload.algorithm);
+  const file = storage.incomingFile();
+  try {
+    const bytes = storage.readObject(source.bucket, source.key, range);
+    bytes.on('data', (data) => {
+      md5.update(data as Buffer);
+      checksum?.update(data as Buffer);
+    });
+    await pipeline(bytes, createWriteStream(file, { flags: 'wx' }));
+  } catch (err) {
+    await rm(file, { force: true });
+    throw err;
+  }
+  const etag = md5.digest('hex');
+  const partChecksum = checksum === null ? null : { algorithm: upload!.algorithm, value: await checksum.digest() };
+  const bucket = ctx.target.bucket!;
+  await storage.placePart(bucket, uploadId, partNumber, file, etag, partChecksum);
+
+  const placed = (await storage.uploadedParts(bucket, uploadId)).find((part) => part.number === partNumber);
+  sendXmlResult(ctx.exchange.res, 'CopyPartResult', {
+    LastModified: s3Timestamp(placed?.lastModified ?? new Date()),
+    ETag: JSON.stringify(etag),
+    ...(partChecksum === null ? {} : { [checksumElementName(partChecksum.algorithm)]: partChecksum.value }),
+  });
+};

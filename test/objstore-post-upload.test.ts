@@ -1,0 +1,208 @@
+/**
+ * Browser form uploads (POST object) as AWS S3 answers them, with forms made by the AWS SDK's own
+ * `createPresignedPost` and sent as a browser sends them (multipart/form-data, the file last):
+ * the policy signature, the policy's expiration and conditions, `${filename}`,
+ * `success_action_status` and `success_action_redirect`.
+ */
+import { createHash } from 'node:crypto';
+
+import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createPresignedPost, type PresignedPostOptions } from '@aws-sdk/s3-presigned-post';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import type { ObjstoreKey } from '../src/objstore/index.ts';
+import { CHECKSUMS_WHEN_REQUIRED, failure, useObjstore } from './support/objstore-server.ts';
+
+const BUCKET = 'uploads';
+
+const WRITER: ObjstoreKey = {
+  accessKeyId: 'LPPOSTWRITER0001',
+  secretAccessKey: 'post-writer-secret-0123456789abcdefghij',
+  permissions: ['create', 'get'],
+};
+const READER: ObjstoreKey = {
+  accessKeyId: 'LPPOSTREADER0001',
+  secretAccessKey: 'post-reader-secret-0123456789abcdefghij',
+  permissions: ['get'],
+};
+
+/** How far the store's clock is ahead of wall time, for policies that expire. */
+let clockOffsetMs = 0;
+
+const ctx = useObjstore({
+  directoryPrefix: 'objstore-post-upload-',
+  keys: [WRITER, READER],
+  buckets: [BUCKET],
+  clientConfig: CHECKSUMS_WHEN_REQUIRED,
+  now: () => Date.now() + clockOffsetMs,
+});
+let writer: S3Client;
+
+const md5Hex = (data: string) => createHash('md5').update(data).digest('hex');
+const codeOf = (xml: string) => /<Code>([^<]*)<\/Code>/.exec(xml)?.[1];
+const messageOf = (xml: string) => /<Message>([^<]*)<\/Message>/.exec(xml)?.[1]?.replaceAll('&quot;', '"').replaceAll('&apos;', "'");
+const elementOf = (xml: string, name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1];
+
+interface FormOptions {
+  /** Fields sent besides (or instead of) the signed ones. */
+  extra?: Record<string, string>;
+  /** Signed fields to leave out. */
+  omit?: string[];
+  file?: { name: string; content: string; type?: string } | null;
+  contentType?: string;
+}
+
+/** A presigned POST for the key, made by the SDK with these options. */
+async function presign(options: Omit<PresignedPostOptions, 'Bucket'>, client: S3Client = writer) {
+  return createPresignedPost(client, { Bucket: BUCKET, ...options });
+}
+
+/** Sends the form as a browser does: the fields, then the file. */
+async function submit(fields: Record<string, string>, { extra = {}, omit = [], file = { name: 'notes.txt', content: 'hello form' } }: FormOptions = {}) {
+  const form = new FormData();
+  for (const [name, value] of Object.entries({ ...fields, ...extra })) if (!omit.includes(name)) form.append(name, value);
+  if (file !== null) form.append('file', new Blob([file.content], { type: file.type ?? 'application/octet-stream' }), file.name);
+  const response = await fetch(`${ctx.objstore.url}/${BUCKET}`, { method: 'POST', body: form, redirect: 'manual' });
+  return { status: response.status, headers: response.headers, body: await response.text() };
+}
+
+beforeAll(() => {
+  writer = ctx.client(WRITER);
+});
+
+beforeEach(async () => {
+  clockOffsetMs = 0;
+  await ctx.objstore.reset();
+});
+
+describe('POST object', () => {
+  it('stores the file under the key (with ${filename}), its Content-Type and metadata, and answers 201 with PostResponse', async () => {
+    const { url, fields } = await presign({
+      Key: 'incoming/${filename}',
+      Fields: { 'Content-Type': 'text/plain', 'x-amz-meta-owner': 'ada', success_action_status: '201' },
+      Conditions: [['content-length-range', 1, 1024]],
+    });
+    expect(url).toBe(`${ctx.objstore.url}/${BUCKET}`);
+    const response = await submit(fields);
+    expect(response.status).toBe(201);
+    const etag = `"${md5Hex('hello form')}"`;
+    expect(response.headers.get('etag')).toBe(etag);
+    expect(response.headers.get('content-type')).toBe('application/xml');
+    expect([elementOf(response.body, 'Bucket'), elementOf(response.body, 'Key'), elementOf(response.body, 'ETag')]).toEqual([
+      BUCKET,
+      'incoming/notes.txt',
+      '&quot;' + md5Hex('hello form') + '&quot;',
+    ]);
+    expect(elementOf(response.body, 'Location')).toBe(`${ctx.objstore.url}/${BUCKET}/incoming/notes.txt`);
+
+    const object = await writer.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'incoming/notes.txt' }));
+    expect(await object.Body!.transformToString()).toBe('hello form');
+    expect([object.ETag, object.ContentType, object.Metadata]).toEqual([etag, 'text/plain', { owner: 'ada' }]);
+    expect(ctx.objstore.journal().at(-2)).toMatchObject({ operation: 'PostObject', accessKeyId: WRITER.accessKeyId, status: 201, key: 'incoming/notes.txt' });
+  });
+
+  it('answers 204 by default and 200 when asked, with ETag and Location', async () => {
+    const plain = await presign({ Key: 'plain.txt' });
+    const noContent = await submit(plain.fields);
+    expect([noContent.status, noContent.body]).toEqual([204, '']);
+    expect(noContent.headers.get('etag')).toBe(`"${md5Hex('hello form')}"`);
+    expect(noContent.headers.get('location')).toBe(`${ctx.objstore.url}/${BUCKET}/plain.txt`);
+
+    const ok = await presign({ Key: 'ok.txt', Fields: { success_action_status: '200' } });
+    expect((await submit(ok.fields, { file: { name: 'x', content: 'second' } })).status).toBe(200);
+    const head = await writer.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'ok.txt' }));
+    expect(head.ContentLength).toBe('second'.length);
+  });
+
+  it('redirects to success_action_redirect with 303 and the bucket, key and ETag in its query', async () => {
+    const { fields } = await presign({ Key: 'redirected.txt', Fields: { success_action_redirect: 'https://app.example/done?from=form' } });
+    const response = await submit(fields);
+    expect(response.status).toBe(303);
+    const location = new URL(response.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe('https://app.example/done');
+    expect(Object.fromEntries(location.searchParams)).toEqual({
+      from: 'form',
+      bucket: BUCKET,
+      key: 'redirected.txt',
+      etag: `"${md5Hex('hello form')}"`,
+    });
+  });
+
+  it('refuses a policy signed with another secret (SignatureDoesNotMatch), an unknown key, and a key that may not create', async () => {
+    const forged = ctx.client({ accessKeyId: WRITER.accessKeyId, secretAccessKey: 'not-the-writer-secret-0123456789abcdef' });
+    const mismatch = await submit((await presign({ Key: 'forged.txt' }, forged)).fields);
+    expect([mismatch.status, codeOf(mismatch.body)]).toEqual([403, 'SignatureDoesNotMatch']);
+    expect(mismatch.body).not.toContain(WRITER.secretAccessKey);
+
+    const stranger = ctx.client({ accessKeyId: 'LPPOSTUNKNOWN001', secretAccessKey: 'unknown-secret-0123456789abcdefghijkl' });
+    const unknown = await submit((await presign({ Key: 'stranger.txt' }, stranger)).fields);
+    expect([unknown.status, codeOf(unknown.body)]).toEqual([403, 'InvalidAccessKeyId']);
+
+    const denied = await submit((await presign({ Key: 'reader.txt' }, ctx.client(READER))).fields);
+    expect([denied.status, codeOf(denied.body)]).toEqual([403, 'AccessDenied']);
+    expect((await failure(writer.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'forged.txt' })))).name).toBe('NotFound');
+  });
+
+  it("refuses what the policy does not allow: a failed condition, a field it does not name, an expired policy (AccessDenied, S3's messages)", async () => {
+    const { fields } = await presign({ Key: 'exact.txt', Fields: { 'Content-Type': 'text/plain' } });
+    const otherKey = await submit(fields, { extra: { key: 'elsewhere.txt' } });
+    expect([otherKey.status, codeOf(otherKey.body), messageOf(otherKey.body)]).toEqual([
+      403,
+      'AccessDenied',
+      'Invalid according to Policy: Policy Condition failed: ["eq", "$key", "exact.txt"]',
+    ]);
+    const extraField = await submit(fields, { extra: { 'x-amz-meta-sneaky': 'yes' } });
+    expect(messageOf(extraField.body)).toBe('Invalid according to Policy: Extra input fields: x-amz-meta-sneaky');
+    // x-ignore- fields need no condition.
+    expect((await submit(fields, { extra: { 'x-ignore-tracking': '1' } })).status).toBe(204);
+
+    const shortLived = await presign({ Key: 'brief.txt', Expires: 60 });
+    clockOffsetMs = 61_000;
+    const expired = await submit(shortLived.fields);
+    expect([expired.status, codeOf(expired.body), messageOf(expired.body)]).toEqual([403, 'AccessDenied', 'Invalid according to Policy: Policy expired.']);
+  });
+
+  it('refuses files outside content-length-range (EntityTooSmall / EntityTooLarge with the sizes)', async () => {
+    const { fields } = await presign({ Key: 'sized.bin', Conditions: [['content-length-range', 5, 10]] });
+    const small = await submit(fields, { file: { name: 'a', content: 'abc' } });
+    expect([small.status, codeOf(small.body), elementOf(small.body, 'ProposedSize'), elementOf(small.body, 'MinSizeAllowed')]).toEqual([
+      400,
+      'EntityTooSmall',
+      '3',
+      '5',
+    ]);
+    const large = await submit(fields, { file: { name: 'a', content: 'abcdefghijkl' } });
+    expect([large.status, codeOf(large.body), elementOf(large.body, 'ProposedSize'), elementOf(large.body, 'MaxSizeAllowed')]).toEqual([
+      400,
+      'EntityTooLarge',
+      '12',
+      '10',
+    ]);
+    expect((await submit(fields, { file: { name: 'a', content: 'abcdefg' } })).status).toBe(204);
+  });
+
+  it('refuses a body that is not a form, a form without a file or a key, and a form without a signature', async () => {
+    const notAForm = await fetch(`${ctx.objstore.url}/${BUCKET}`, { method: 'POST', body: 'key=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const notAFormBody = await notAForm.text();
+    expect([notAForm.status, codeOf(notAFormBody)]).toEqual([412, 'PreconditionFailed']);
+
+    const { fields } = await presign({ Key: 'fields.txt' });
+    const noFile = await submit(fields, { file: null });
+    expect([noFile.status, codeOf(noFile.body), messageOf(noFile.body)]).toEqual([400, 'InvalidArgument', 'POST requires exactly one file upload per request.']);
+    const noKey = await submit(fields, { omit: ['key'] });
+    expect([noKey.status, codeOf(noKey.body)]).toEqual([400, 'InvalidArgument']);
+    expect(messageOf(noKey.body)).toMatch(/^Bucket POST must contain a field named 'key'/);
+    const unsigned = await submit(fields, { omit: ['X-Amz-Signature'] });
+    expect([unsigned.status, codeOf(unsigned.body)]).toEqual([400, 'InvalidArgument']);
+    const signatureV2 = await submit({ key: 'v2.txt', AWSAccessKeyId: WRITER.accessKeyId, policy: fields['Policy']!, signature: 'c2lnbmF0dXJl' });
+    expect([signatureV2.status, codeOf(signatureV2.body)]).toEqual([400, 'InvalidRequest']);
+    expect(messageOf(signatureV2.body)).toBe('The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    form.append('file', new Blob(['x']), 'x');
+    const noBucket = await fetch(`${ctx.objstore.url}/no-such-bucket`, { method: 'POST', body: form });
+    expect([noBucket.status, codeOf(await noBucket.text())]).toEqual([404, 'NoSuchBucket']);
+    const anonymous = await submit({ key: 'anonymous.txt' });
+    expect([anonymous.status, codeOf(anonymous.body)]).toEqual([403, 'AccessDenied']);
+  });
+});
