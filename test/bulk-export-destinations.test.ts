@@ -218,9 +218,9 @@ describe('objstore keys added at run time', () => {
       body: { access_key_id: 'LPRUNTIMEKEY0000001', secret_access_key: 'runtime-secret-1', permissions: ['create', 'delete'] },
     });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ access_key_id: 'LPRUNTIMEKEY0000001', permissions: ['create', 'delete'] });
+    expect(created.body).toEqual({ access_key_id: 'LPRUNTIMEKEY0000001', permissions: ['create', 'delete'], workspace_id: null });
     const listed = await ctx.admin.request('GET', '/objstore/keys');
-    expect(listed.body).toContainEqual({ access_key_id: 'LPRUNTIMEKEY0000001', permissions: ['create', 'delete'] });
+    expect(listed.body).toContainEqual({ access_key_id: 'LPRUNTIMEKEY0000001', permissions: ['create', 'delete'], workspace_id: null });
     expect(listed.text).not.toContain('secret');
     const runtimeKey = { access_key_id: 'LPRUNTIMEKEY0000001', secret_access_key: 'runtime-secret-1', permissions: [] };
     expect((await plus().post('/api/v1/bulk-exports/destinations', destination(runtimeKey, { prefix: 'runtime' }))).status).toBe(200);
