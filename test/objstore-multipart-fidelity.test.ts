@@ -18,6 +18,7 @@ import {
   PutObjectCommand,
   UploadPartCommand,
   UploadPartCopyCommand,
+  type UploadPartCopyCommandInput,
   type ChecksumAlgorithm,
   type CompletedPart,
   type S3Client,
@@ -223,6 +224,21 @@ describe('UploadPartCopy', () => {
     expect([missingUpload.name, missingUpload.$metadata.httpStatusCode]).toEqual(['NoSuchUpload', 404]);
     const denied = await copy(writeOnly, `${BUCKET}/source.bin`);
     expect([denied.name, denied.$metadata.httpStatusCode]).toEqual(['AccessDenied', 403]);
+  });
+  it('honours x-amz-copy-source-if-* as CopyObject does: 412 PreconditionFailed, nothing stored', async () => {
+    const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'conditional-source.bin', Body: 'source bytes' }));
+    const uploadId = await createUpload('conditional-dest.bin');
+    const copy = (conditions: Partial<UploadPartCopyCommandInput>) =>
+      s3.send(
+        new UploadPartCopyCommand({ Bucket: BUCKET, Key: 'conditional-dest.bin', UploadId: uploadId, PartNumber: 1, CopySource: `${BUCKET}/conditional-source.bin`, ...conditions }),
+      );
+    for (const conditions of [{ CopySourceIfMatch: '"0123456789abcdef0123456789abcdef"' }, { CopySourceIfNoneMatch: put.ETag }]) {
+      const refused = await failure(copy(conditions));
+      expect([refused.name, refused.$metadata.httpStatusCode]).toEqual(['PreconditionFailed', 412]);
+    }
+    expect((await s3.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'conditional-dest.bin', UploadId: uploadId }))).Parts ?? []).toEqual([]);
+    const copied = await copy({ CopySourceIfMatch: put.ETag });
+    expect(copied.CopyPartResult?.ETag).toBe(put.ETag);
   });
 });
 

@@ -13,6 +13,7 @@ import { startChecksum } from '../bodies/checksums.ts';
 import { errors, GatewayError, s3Error } from '../errors.ts';
 import { parseCopySource, singleParam, validatePartNumber } from '../target.ts';
 import { sendXmlResult } from '../xml.ts';
+import { requireCopySourceConditionsMet } from './conditional-operations.ts';
 import { bucketExists, requireUpload, type OperationOverride } from './context.ts';
 import { checksumElementName, uploadChecksumOf } from './multipart-checksums.ts';
 import { s3Timestamp } from './result-xml.ts';
@@ -60,6 +61,7 @@ export const uploadPartCopy: OperationOverride = async (ctx) => {
   if (!(await storage.bucketExists(source.bucket))) throw new GatewayError(errors.noSuchBucket(source.bucket));
   const head = await storage.headObject(source.bucket, source.key);
   if (head === null) throw new GatewayError(errors.noSuchKey(source.key));
+  await requireCopySourceConditionsMet(ctx);
   const rangeHeader = req.headers[RANGE_HEADER];
   const range = parseCopySourceRange(Array.isArray(rangeHeader) ? rangeHeader.join(',') : rangeHeader, Number(head['content-length']));
 
