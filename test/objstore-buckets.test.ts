@@ -9,12 +9,15 @@ import { join } from 'node:path';
 
 import {
   CreateBucketCommand,
+  CreateMultipartUploadCommand,
   DeleteBucketCommand,
   DeleteObjectCommand,
   GetBucketLocationCommand,
   HeadBucketCommand,
   ListBucketsCommand,
+  ListMultipartUploadsCommand,
   ListObjectsCommand,
+  ListPartsCommand,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -298,6 +301,13 @@ describe('accounts', () => {
     expect(acmeObjects.Contents![0]!.Owner).toEqual(acmeOwner);
     const sharedObjects = await s3(acmeKey).send(new ListObjectsCommand({ Bucket: 'exports', Prefix: 'owner-check' }));
     expect(sharedObjects.Contents![0]!.Owner).toEqual(sharedOwner);
+
+    // An upload in progress is the bucket owner's too, as its Owner and Initiator.
+    const { UploadId } = await s3(acmeKey).send(new CreateMultipartUploadCommand({ Bucket: 'acme-owned', Key: 'in-progress' }));
+    const parts = await s3(acmeKey).send(new ListPartsCommand({ Bucket: 'acme-owned', Key: 'in-progress', UploadId }));
+    expect([parts.Owner, parts.Initiator]).toEqual([acmeOwner, { ...acmeOwner }]);
+    const uploads = await s3(acmeKey).send(new ListMultipartUploadsCommand({ Bucket: 'acme-owned' }));
+    expect([uploads.Uploads![0]!.Owner, uploads.Uploads![0]!.Initiator]).toEqual([acmeOwner, { ...acmeOwner }]);
   });
 
   it('refuses a key for a workspace that does not exist', async () => {

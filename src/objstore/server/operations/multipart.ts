@@ -15,7 +15,7 @@ import {
   requireNonNegative,
   type NameEncoder,
 } from './paging.ts';
-import { commonPrefixes, OWNER, s3Timestamp } from './result-xml.ts';
+import { bucketOwnerContent, commonPrefixes, s3Timestamp } from './result-xml.ts';
 import { singleParam } from '../target.ts';
 import { bucketExists, requireUpload, type OperationContext } from './context.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
@@ -82,8 +82,8 @@ export async function listParts(ctx: OperationContext): Promise<void> {
     Bucket: bucket,
     Key: upload.key,
     UploadId: uploadId,
-    Initiator: OWNER,
-    Owner: OWNER,
+    Initiator: bucketOwnerContent(ctx.buckets, bucket),
+    Owner: bucketOwnerContent(ctx.buckets, bucket),
     StorageClass: storageClassOf(upload),
     ChecksumAlgorithm: checksumOf(upload)?.algorithm,
     ChecksumType: checksumOf(upload)?.type,
@@ -97,12 +97,12 @@ export async function listParts(ctx: OperationContext): Promise<void> {
   });
 }
 
-function uploadContent(upload: UploadInProgress, encode: NameEncoder): XmlContent {
+function uploadContent(upload: UploadInProgress, encode: NameEncoder, owner: XmlContent): XmlContent {
   return {
     Key: encode(upload.key),
     UploadId: upload.uploadId,
-    Initiator: OWNER,
-    Owner: OWNER,
+    Initiator: owner,
+    Owner: owner,
     StorageClass: storageClassOf(upload),
     Initiated: s3Timestamp(upload.initiated),
     ChecksumAlgorithm: checksumOf(upload)?.algorithm,
@@ -142,6 +142,7 @@ export async function listMultipartUploads(ctx: OperationContext): Promise<void>
   });
 
   const last = page.entries.at(-1);
+  const owner = bucketOwnerContent(ctx.buckets, bucket);
   sendXmlResult(ctx.exchange.res, 'ListMultipartUploadsResult', {
     Bucket: bucket,
     KeyMarker: encode(keyMarker),
@@ -153,7 +154,7 @@ export async function listMultipartUploads(ctx: OperationContext): Promise<void>
     MaxUploads: limit,
     EncodingType: encodingType,
     IsTruncated: page.isTruncated,
-    Upload: itemsOf(page).map((upload) => uploadContent(upload, encode)),
+    Upload: itemsOf(page).map((upload) => uploadContent(upload, encode, owner)),
     CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
   });
 }

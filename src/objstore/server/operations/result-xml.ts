@@ -1,5 +1,5 @@
 /** Parts that several S3 result documents share. */
-import { canonicalIdOf } from '../../bucket-directory.ts';
+import { canonicalIdOf, type BucketDirectory } from '../../bucket-directory.ts';
 import type { XmlContent } from '../xml.ts';
 import type { NameEncoder } from './paging.ts';
 
@@ -16,8 +16,10 @@ export function ownerContent(canonicalId: string): XmlContent {
   return { ID: canonicalId };
 }
 
-/** The shared account, owner of the configured buckets. */
-export const OWNER: XmlContent = ownerContent(canonicalIdOf(null));
+/** `<Owner>` of what a bucket holds (objects, uploads): the account owning the bucket. */
+export function bucketOwnerContent(buckets: BucketDirectory, bucket: string): XmlContent {
+  return ownerContent(canonicalIdOf(buckets.ownerOf(bucket) ?? null));
+}
 
 /** S3's timestamps: ISO 8601 in UTC, to the whole second (S3 keeps no milliseconds). */
 export function s3Timestamp(date: Date): string {
