@@ -28,7 +28,7 @@ import { inProcessApi } from './support/in-process.ts';
 import type { FixturesView } from './support/instance.ts';
 import { getBytes, s3For } from './support/objstore.ts';
 import { failure, type Credentials } from './support/objstore-server.ts';
-import { errorCodeOf, signedRequest } from './support/signed-request.ts';
+import { sendSigned, xmlElement } from './support/signed-requests.ts';
 import { SOURCE_TARBALL_BUCKET } from '../src/deployments/source-uploads.ts';
 
 const CREATED_AT = '2026-11-02T10:00:00.000Z';
@@ -77,7 +77,7 @@ async function workspaceKey(id: string, workspaceId: string): Promise<TestKey> {
 const bucketNames = async (key: TestKey) => ((await s3(key).send(new ListBucketsCommand({}))).Buckets ?? []).map((bucket) => bucket.Name);
 
 async function bucketExists(key: TestKey, bucket: string): Promise<boolean> {
-  const reply = await signedRequest(endpoint, key, 'HEAD', `/${bucket}`);
+  const reply = await sendSigned(endpoint, key, { method: 'HEAD', path: `/${bucket}` });
   if (reply.status === 404) return false;
   expect(reply.status).toBe(200);
   return true;
@@ -131,9 +131,9 @@ describe('CreateBucket', () => {
     const client = s3(shared);
     await client.send(new CreateBucketCommand({ Bucket: 'twice' }));
     for (const bucket of ['twice', 'exports']) {
-      const reply = await signedRequest(endpoint, shared, 'PUT', `/${bucket}`);
+      const reply = await sendSigned(endpoint, shared, { method: 'PUT', path: `/${bucket}` });
       expect(reply.status).toBe(409);
-      expect(errorCodeOf(reply.body)).toBe('BucketAlreadyOwnedByYou');
+      expect(xmlElement(reply.body, 'Code')).toBe('BucketAlreadyOwnedByYou');
       expect(reply.body).toContain(`<BucketName>${bucket}</BucketName>`);
     }
   });
@@ -161,14 +161,14 @@ describe('CreateBucket', () => {
     ['name--ol-s3', 'the --ol-s3 suffix'],
     ['name.mrap', 'the .mrap suffix'],
   ])('refuses %j (%s) with InvalidBucketName', async (name) => {
-    const reply = await signedRequest(endpoint, shared, 'PUT', `/${name}`);
+    const reply = await sendSigned(endpoint, shared, { method: 'PUT', path: `/${name}` });
     expect(reply.status).toBe(400);
-    expect(errorCodeOf(reply.body)).toBe('InvalidBucketName');
+    expect(xmlElement(reply.body, 'Code')).toBe('InvalidBucketName');
   });
 
   it('accepts names at the edges of the rules', async () => {
     for (const name of ['abc', 'a'.repeat(63), '0-9.a-b', 'xn-single-hyphen', '192.168.5.com']) {
-      const reply = await signedRequest(endpoint, shared, 'PUT', `/${name}`);
+      const reply = await sendSigned(endpoint, shared, { method: 'PUT', path: `/${name}` });
       expect(reply.status, name).toBe(200);
     }
   });
@@ -183,7 +183,7 @@ describe('CreateBucket', () => {
 
     // us-east-1 is the default: an empty LocationConstraint, as S3 writes it.
     await client.send(new CreateBucketCommand({ Bucket: 'in-virginia' }));
-    const location = await signedRequest(endpoint, shared, 'GET', '/in-virginia', { query: { location: '' } });
+    const location = await sendSigned(endpoint, shared, { method: 'GET', path: '/in-virginia', query: { location: '' } });
     expect(location.status).toBe(200);
     expect(location.body).toMatch(/<LocationConstraint xmlns="http:\/\/s3\.amazonaws\.com\/doc\/2006-03-01\/"><\/LocationConstraint>$/);
     expect((await client.send(new GetBucketLocationCommand({ Bucket: 'exports' }))).LocationConstraint).toBeUndefined();
@@ -200,12 +200,12 @@ describe('CreateBucket', () => {
       ['not xml at all', 400, 'MalformedXML'],
     ];
     for (const [body, status, code] of cases) {
-      const reply = await signedRequest(endpoint, shared, 'PUT', '/configured-badly', { body });
-      expect([reply.status, errorCodeOf(reply.body)], body).toEqual([status, code]);
+      const reply = await sendSigned(endpoint, shared, { method: 'PUT', path: '/configured-badly', body });
+      expect([reply.status, xmlElement(reply.body, 'Code')], body).toEqual([status, code]);
     }
     expect(await bucketExists(shared, 'configured-badly')).toBe(false);
 
-    const empty = await signedRequest(endpoint, shared, 'PUT', '/configured-emptily', { body: configuration('') });
+    const empty = await sendSigned(endpoint, shared, { method: 'PUT', path: '/configured-emptily', body: configuration('') });
     expect(empty.status).toBe(200);
   });
 });
@@ -223,24 +223,24 @@ describe('DeleteBucket and HeadBucket', () => {
     const deleted = await client.send(new DeleteBucketCommand({ Bucket: 'short-lived' }));
     expect(deleted.$metadata.httpStatusCode).toBe(204);
 
-    const head = await signedRequest(endpoint, shared, 'HEAD', '/short-lived');
+    const head = await sendSigned(endpoint, shared, { method: 'HEAD', path: '/short-lived' });
     expect([head.status, head.body]).toEqual([404, '']);
-    const again = await signedRequest(endpoint, shared, 'DELETE', '/short-lived');
-    expect([again.status, errorCodeOf(again.body)]).toEqual([404, 'NoSuchBucket']);
+    const again = await sendSigned(endpoint, shared, { method: 'DELETE', path: '/short-lived' });
+    expect([again.status, xmlElement(again.body, 'Code')]).toEqual([404, 'NoSuchBucket']);
     expect(again.body).toContain('<BucketName>short-lived</BucketName>');
   });
 
   it('keeps the configured buckets: no account may delete them', async () => {
-    const reply = await signedRequest(endpoint, shared, 'DELETE', '/warehouse-landing');
-    expect([reply.status, errorCodeOf(reply.body)]).toEqual([403, 'AccessDenied']);
+    const reply = await sendSigned(endpoint, shared, { method: 'DELETE', path: '/warehouse-landing' });
+    expect([reply.status, xmlElement(reply.body, 'Code')]).toEqual([403, 'AccessDenied']);
     expect(await bucketExists(shared, 'warehouse-landing')).toBe(true);
   });
 
   it('answers HeadBucket with the region header, and 404 with an empty body for no bucket', async () => {
-    const head = await signedRequest(endpoint, shared, 'HEAD', '/exports');
+    const head = await sendSigned(endpoint, shared, { method: 'HEAD', path: '/exports' });
     expect(head.status).toBe(200);
-    expect(head.headers.get('x-amz-bucket-region')).toBe('us-east-1');
-    const missing = await signedRequest(endpoint, shared, 'HEAD', '/never-created');
+    expect(head.headers['x-amz-bucket-region']).toBe('us-east-1');
+    const missing = await sendSigned(endpoint, shared, { method: 'HEAD', path: '/never-created' });
     expect([missing.status, missing.body]).toEqual([404, '']);
   });
 });
@@ -253,18 +253,18 @@ describe('accounts', () => {
     await s3(acmeKey).send(new CreateBucketCommand({ Bucket: 'acme-only' }));
     await s3(acmeKey).send(new PutObjectCommand({ Bucket: 'acme-only', Key: 'k', Body: 'acme data' }));
 
-    const taken = await signedRequest(endpoint, globexKey, 'PUT', '/acme-only');
-    expect([taken.status, errorCodeOf(taken.body)]).toEqual([409, 'BucketAlreadyExists']);
-    const own = await signedRequest(endpoint, acmeKey, 'PUT', '/acme-only');
-    expect([own.status, errorCodeOf(own.body)]).toEqual([409, 'BucketAlreadyOwnedByYou']);
+    const taken = await sendSigned(endpoint, globexKey, { method: 'PUT', path: '/acme-only' });
+    expect([taken.status, xmlElement(taken.body, 'Code')]).toEqual([409, 'BucketAlreadyExists']);
+    const own = await sendSigned(endpoint, acmeKey, { method: 'PUT', path: '/acme-only' });
+    expect([own.status, xmlElement(own.body, 'Code')]).toEqual([409, 'BucketAlreadyOwnedByYou']);
 
     for (const key of [globexKey, shared]) {
-      const head = await signedRequest(endpoint, key, 'HEAD', '/acme-only');
+      const head = await sendSigned(endpoint, key, { method: 'HEAD', path: '/acme-only' });
       expect([head.status, head.body]).toEqual([403, '']);
-      const read = await signedRequest(endpoint, key, 'GET', '/acme-only/k');
-      expect([read.status, errorCodeOf(read.body)]).toEqual([403, 'AccessDenied']);
-      const copy = await signedRequest(endpoint, key, 'PUT', '/exports/stolen', { headers: { 'x-amz-copy-source': '/acme-only/k' } });
-      expect([copy.status, errorCodeOf(copy.body)]).toEqual([403, 'AccessDenied']);
+      const read = await sendSigned(endpoint, key, { method: 'GET', path: '/acme-only/k' });
+      expect([read.status, xmlElement(read.body, 'Code')]).toEqual([403, 'AccessDenied']);
+      const copy = await sendSigned(endpoint, key, { method: 'PUT', path: '/exports/stolen', headers: { 'x-amz-copy-source': '/acme-only/k' } });
+      expect([copy.status, xmlElement(copy.body, 'Code')]).toEqual([403, 'AccessDenied']);
     }
 
     expect(await bucketNames(acmeKey)).toContain('acme-only');
@@ -280,8 +280,8 @@ describe('accounts', () => {
     await s3(shared).send(new CreateBucketCommand({ Bucket: 'team-shared' }));
     await s3(acmeKey).send(new PutObjectCommand({ Bucket: 'team-shared', Key: 'k', Body: 'x' }));
     expect(await bucketNames(acmeKey)).toContain('team-shared');
-    const again = await signedRequest(endpoint, acmeKey, 'PUT', '/team-shared');
-    expect(errorCodeOf(again.body)).toBe('BucketAlreadyOwnedByYou');
+    const again = await sendSigned(endpoint, acmeKey, { method: 'PUT', path: '/team-shared' });
+    expect(xmlElement(again.body, 'Code')).toBe('BucketAlreadyOwnedByYou');
   });
 
   it('names the same Owner in ListBuckets and in ListObjects, one per account', async () => {
@@ -357,12 +357,12 @@ describe('ListBuckets', () => {
 
   it('refuses max-buckets out of range and a token it did not hand out; an empty token is none', async () => {
     for (const maxBuckets of ['0', '10001', '-1', 'many']) {
-      const reply = await signedRequest(endpoint, shared, 'GET', '/', { query: { 'max-buckets': maxBuckets } });
-      expect([reply.status, errorCodeOf(reply.body)], maxBuckets).toEqual([400, 'InvalidArgument']);
+      const reply = await sendSigned(endpoint, shared, { method: 'GET', path: '/', query: { 'max-buckets': maxBuckets } });
+      expect([reply.status, xmlElement(reply.body, 'Code')], maxBuckets).toEqual([400, 'InvalidArgument']);
     }
-    const forged = await signedRequest(endpoint, shared, 'GET', '/', { query: { 'continuation-token': 'bm90IGEgdG9rZW4=' } });
-    expect([forged.status, errorCodeOf(forged.body)]).toEqual([400, 'InvalidArgument']);
-    const empty = await signedRequest(endpoint, shared, 'GET', '/', { query: { 'continuation-token': '' } });
+    const forged = await sendSigned(endpoint, shared, { method: 'GET', path: '/', query: { 'continuation-token': 'bm90IGEgdG9rZW4=' } });
+    expect([forged.status, xmlElement(forged.body, 'Code')]).toEqual([400, 'InvalidArgument']);
+    const empty = await sendSigned(endpoint, shared, { method: 'GET', path: '/', query: { 'continuation-token': '' } });
     expect(empty.status).toBe(200);
     expect(empty.body).not.toContain('<ContinuationToken>');
   });
@@ -383,8 +383,8 @@ describe('created buckets through the harness', () => {
     expect(existsSync(join(lp.filesDir, 'acme-reset'))).toBe(false);
     expect(await bucketExists(globexKey, 'globex-reset')).toBe(true);
     expect(await bucketExists(shared, 'shared-reset')).toBe(true);
-    const revoked = await signedRequest(endpoint, acmeKey, 'GET', '/');
-    expect(errorCodeOf(revoked.body)).toBe('InvalidAccessKeyId');
+    const revoked = await sendSigned(endpoint, acmeKey, { method: 'GET', path: '/' });
+    expect(xmlElement(revoked.body, 'Code')).toBe('InvalidAccessKeyId');
     // The name is free again.
     await s3(shared).send(new CreateBucketCommand({ Bucket: 'acme-reset' }));
 
@@ -420,7 +420,7 @@ describe('created buckets through the harness', () => {
       expect((await s3(acmeKey).send(new HeadBucketCommand({ Bucket: 'snapped' }))).BucketRegion).toBe('eu-central-1');
       expect(Buffer.from(await getBytes(s3(acmeKey), 'snapped', 'k')).toString()).toBe('kept');
       expect(readFileSync(join(lp.filesDir, 'snapped', 'k'), 'utf8')).toBe('kept');
-      const foreign = await signedRequest(endpoint, shared, 'HEAD', '/snapped');
+      const foreign = await sendSigned(endpoint, shared, { method: 'HEAD', path: '/snapped' });
       expect(foreign.status).toBe(403);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { ObjstoreKey } from '../src/objstore/index.ts';
 import { CHECKSUMS_WHEN_REQUIRED, useObjstore } from './support/objstore-server.ts';
-import { signedRequest } from './support/signed-request.ts';
+import { sendSigned } from './support/signed-requests.ts';
 
 const BUCKET = 'listing';
 
@@ -23,7 +23,7 @@ const KEYS = ['foo+1/bar', 'foo/bar/xyzzy', 'quux ab/thud', 'asdf+b', 'odd/tilde
 const ctx = useObjstore({ directoryPrefix: 'objstore-listing-fidelity-', keys: [FULL], buckets: [BUCKET], clientConfig: CHECKSUMS_WHEN_REQUIRED });
 let client: S3Client;
 
-const list = (query: Record<string, string>) => signedRequest(ctx.objstore.url, FULL, 'GET', `/${BUCKET}`, { query });
+const list = (query: Record<string, string>) => sendSigned(ctx.objstore.url, FULL, { method: 'GET', path: `/${BUCKET}`, query });
 const elements = (xml: string, name: string) => [...xml.matchAll(new RegExp(`<${name}>([^<]*)</${name}>`, 'g'))].map((match) => match[1]);
 
 beforeAll(async () => {

@@ -25,11 +25,11 @@ import {
 } from '@aws-sdk/client-s3';
 import { Crc32, Crc64Nvme } from '@aws-sdk/checksums/crc';
 import { Upload } from '@aws-sdk/lib-storage';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import type { ObjstoreKey } from '../src/objstore/index.ts';
-import { CHECKSUMS_WHEN_REQUIRED, failure, NodeSha256, rawRequest, useObjstore, type RawResponse } from './support/objstore-server.ts';
+import { CHECKSUMS_WHEN_REQUIRED, failure, useObjstore } from './support/objstore-server.ts';
+import { sendSigned, xmlElement } from './support/signed-requests.ts';
 
 const BUCKET = 'exports';
 const OTHER_BUCKET = 'archive';
@@ -97,32 +97,12 @@ async function bodyOf(response: { Body?: { transformToByteArray(): Promise<Uint8
   return Buffer.from(await response.Body!.transformToByteArray());
 }
 
-// --- Raw requests signed by the SDK's own SigV4 signer, for what the SDK hides ---------------
+/** A raw request signed with the full key, for what the SDK hides. */
+const rawSigned = (method: string, path: string, query: Record<string, string>, headers: Record<string, string> = {}) =>
+  sendSigned(ctx.objstore.url, FULL, { method, path, query, headers });
 
-async function rawSigned(
-  method: string,
-  path: string,
-  query: Record<string, string>,
-  headers: Record<string, string> = {},
-  body: Buffer = Buffer.alloc(0),
-): Promise<RawResponse> {
-  const url = new URL(ctx.objstore.url);
-  const signer = new SignatureV4({ credentials: FULL, region: 'us-east-1', service: 's3', sha256: NodeSha256, uriEscapePath: false });
-  const signed = await signer.sign({
-    method,
-    protocol: 'http:',
-    hostname: url.hostname,
-    port: Number(url.port),
-    path,
-    query,
-    headers: { host: url.host, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex'), ...headers },
-  });
-  const search = new URLSearchParams(query).toString();
-  return rawRequest(ctx.objstore.url, method, `${path}${search ? `?${search}` : ''}`, { ...signed.headers, 'content-length': String(body.length) }, body);
-}
-
-const codeOf = (xml: string) => /<Code>([^<]*)<\/Code>/.exec(xml)?.[1];
-const messageOf = (xml: string) => /<Message>([^<]*)<\/Message>/.exec(xml)?.[1];
+const codeOf = (xml: string) => xmlElement(xml, 'Code');
+const messageOf = (xml: string) => xmlElement(xml, 'Message');
 
 beforeAll(() => {
   s3 = ctx.client(FULL);

@@ -2,7 +2,6 @@
  * Helpers for the tests that start the objstore by itself (test/objstore-*.test.ts); tests
  * against a whole localplane use ./objstore.ts.
  */
-import { createHash, createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -127,20 +126,4 @@ export function rawRequest(
   });
 }
 
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytesOf = (data: SourceData) =>
-  typeof data === 'string' ? data : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
-
-/** node:crypto's SHA-256 / HMAC-SHA-256, for @smithy/signature-v4's signer. */
-export class NodeSha256 {
-  private readonly hash;
-  constructor(secret?: SourceData) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(secret));
-  }
-  update(data: SourceData): void {
-    this.hash.update(bytesOf(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.hash.digest();
-  }
-}
+export { NodeSha256 } from '../../src/shared/node-sha256.ts';
