@@ -127,6 +127,15 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     if (config?.source_tarball_path) await deps.sourceUploads.checkUploaded(tenantId, config.source_tarball_path);
   };
 
+  /** PATCH, or POST revisions (`alwaysNewRevision`): the tarball check is the only await, so nothing runs between the read and the write. */
+  const patchDeployment = async (tenantId: string, id: string, body: Parameters<typeof applyPatch>[1], alwaysNewRevision: boolean) => {
+    await checkTarball(tenantId, body.source_revision_config);
+    const patched = applyPatch(findLiveDeployment(tenantId, id), body, { ids: deps.ids, now: deps.clock.now(), alwaysNewRevision });
+    store.update(patched.deployment, patched.revision);
+    if (patched.revision) lifecycle.started(patched.revision);
+    return patched;
+  };
+
   // The hottest read of the API (clients poll it): answered from the cache until the next write.
   app.openapi(
     {
@@ -252,10 +261,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     },
     async (c, { params, body }) => {
       const tenantId = c.get('workspace').id;
-      await checkTarball(tenantId, body.source_revision_config);
-      const { deployment, revision } = applyPatch(findLiveDeployment(tenantId, params.deployment_id), body, { ids: deps.ids, now: deps.clock.now() });
-      store.update(deployment, revision);
-      if (revision) lifecycle.started(revision);
+      const { deployment } = await patchDeployment(tenantId, params.deployment_id, body, false);
       return c.json(deploymentResponse(findDeployment(tenantId, deployment.id)));
     },
   );
@@ -299,12 +305,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
       ],
     },
     async (c, { params, body }) => {
-      const tenantId = c.get('workspace').id;
-      await checkTarball(tenantId, body.source_revision_config);
-      const current = findLiveDeployment(tenantId, params.deployment_id);
-      const { deployment, revision } = applyPatch(current, body, { ids: deps.ids, now: deps.clock.now(), alwaysNewRevision: true });
-      store.update(deployment, revision);
-      lifecycle.started(revision!);
+      const { deployment, revision } = await patchDeployment(c.get('workspace').id, params.deployment_id, body, true);
       return c.json(revisionResponse(findRevision(deployment.id, revision!.id)), 201);
     },
   );
