@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLocalplane, prepareFixtures, start } from '../src/localplane.ts';
+import { OBJSTORE_PERMISSIONS } from '../src/objstore/index.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '50' } } });
 const runs = Number(values.runs);
@@ -48,7 +49,7 @@ try {
     objstore: { buckets: string[]; keys: { access_key_id: string; secret_access_key: string; permissions: string[] }[] };
   };
   const workspace = fixtures.workspaces.find((candidate) => candidate.tier === 'plus')!;
-  const key = fixtures.objstore.keys.find((candidate) => candidate.permissions.length === 4)!;
+  const key = fixtures.objstore.keys.find((candidate) => OBJSTORE_PERMISSIONS.every((permission) => candidate.permissions.includes(permission)))!;
   const call = async (path: string, body: unknown) => {
     const response = await lp.request(path, {
       method: 'POST',

@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
+import { OBJSTORE_PERMISSIONS } from '../src/objstore/index.ts';
 import { createRandom } from '../src/shared/prng.ts';
 import { spawnLocalplane } from './spawn-localplane.ts';
 
@@ -69,7 +70,7 @@ async function main() {
   const fixtures = (await request(apiUrl, 'GET', '/_localplane/fixtures', {})).body as Fixtures;
   const workspace = fixtures.workspaces.find((candidate) => candidate.tier === 'plus')!;
   const auth = { 'x-api-key': workspace.api_key, 'x-tenant-id': workspace.id };
-  const key = fixtures.objstore.keys.find((candidate) => candidate.permissions.length === 4)!;
+  const key = fixtures.objstore.keys.find((candidate) => OBJSTORE_PERMISSIONS.every((permission) => candidate.permissions.includes(permission)))!;
   const destinationBody = (name: string) => ({
     display_name: name,
     config: { bucket_name: fixtures.objstore.buckets[0], prefix: `soak/${name}` },
