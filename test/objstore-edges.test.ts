@@ -129,7 +129,7 @@ describe('presigned URL expiry', () => {
     ['-1', 'X-Amz-Expires must be non-negative'],
     ['soon', 'X-Amz-Expires should be a number'],
   ])('refuses X-Amz-Expires=%s with AuthorizationQueryParametersError', async (expires, message) => {
-    expect(errorOf(await withExpires(expires))).toEqual({ status: 400, code: 'AuthorizationQueryParametersError', message, idsMatch: true });
+    expect(errorOf(await withExpires(expires))).toEqual({ status: 403, code: 'AuthorizationQueryParametersError', message, idsMatch: true });
   });
 
   it('answers an expired URL 403 AccessDenied "Request has expired"', async () => {

@@ -299,7 +299,7 @@ describe('requests refused', () => {
       ['1h', 'X-Amz-Expires should be a number'],
     ]) {
       const answer = await send({ ...week, query: { ...week.query, 'X-Amz-Expires': expires! } });
-      expect([answer.status, answer.error['Code'], answer.error['Message']]).toEqual([400, 'AuthorizationQueryParametersError', message]);
+      expect([answer.status, answer.error['Code'], answer.error['Message']]).toEqual([403, 'AuthorizationQueryParametersError', message]);
     }
   });
 
