@@ -133,6 +133,11 @@ export class BucketDirectory {
     return this.registry.find(name)?.region ?? null;
   }
 
+  /** The region a bucket is in, as `x-amz-bucket-region` names it; undefined when there is no such bucket. */
+  regionOf(name: string): string | undefined {
+    return this.ownerOf(name) === undefined ? undefined : regionOfConstraint(this.locationConstraintOf(name));
+  }
+
   /** Records a new bucket for the key's account, unless the name is taken. */
   create(name: string, key: ObjstoreKey, locationConstraint: string | null): CreateOutcome {
     const caller = accountOf(key);

@@ -206,6 +206,10 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
 
     const classified = classifyOperation(exchange.method, target, req.headers);
     exchange.operation = classified.operation;
+    // S3 names an existing bucket's region on HeadBucket whatever the answer, a 403 included:
+    // clients find a bucket's region that way.
+    const bucketRegion = classified.operation === 'HeadBucket' ? options.buckets.regionOf(target.bucket!) : undefined;
+    if (bucketRegion !== undefined) exchange.res.setHeader('x-amz-bucket-region', bucketRegion);
 
     // A browser form upload carries its authentication in the form (post-object.ts), which also
     // checks the bucket's owner once it knows the form's key.

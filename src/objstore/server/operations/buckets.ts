@@ -3,7 +3,7 @@
  * HeadBucket, GetBucketLocation and ListBuckets. Who owns what is bucket-directory.ts's; this
  * is the HTTP side.
  */
-import { accountOf, canonicalIdOf, isCreatableBucketName, isValidLocationConstraint, regionOfConstraint } from '../../bucket-directory.ts';
+import { accountOf, canonicalIdOf, isCreatableBucketName, isValidLocationConstraint } from '../../bucket-directory.ts';
 import { errors, GatewayError, s3Error } from '../errors.ts';
 import { singleParam } from '../target.ts';
 import { childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
@@ -88,13 +88,10 @@ const deleteBucket: OperationOverride = async (ctx) => {
   endEmpty(ctx, 204);
 };
 
+/** The gateway has set `x-amz-bucket-region` already (it is there on a refusal too). */
 const headBucket: OperationOverride = async (ctx) => {
-  const name = await requireBucket(ctx);
-  endEmpty(ctx, 200, {
-    'Content-Type': 'application/xml',
-    'x-amz-bucket-region': regionOfConstraint(ctx.buckets.locationConstraintOf(name)),
-    'x-amz-access-point-alias': 'false',
-  });
+  await requireBucket(ctx);
+  endEmpty(ctx, 200, { 'Content-Type': 'application/xml', 'x-amz-access-point-alias': 'false' });
 };
 
 /** An empty LocationConstraint is us-east-1, as S3 answers it. */
