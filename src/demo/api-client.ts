@@ -1,0 +1,75 @@
+import type { ExportStatus } from '../bulk-exports/schemas.ts';
+
+/** What the demo and `localplane query` read from an instance's admin API (GET /_localplane/fixtures, /state). */
+export interface FixturesView {
+  workspaces: {
+    id: string;
+    name: string;
+    tier: string;
+    api_key: string;
+    sessions: { id: string; name: string; run_count: number; first_run_start_time: string | null; last_run_start_time: string | null }[];
+  }[];
+  objstore: {
+    endpoint_url: string;
+    keys: { access_key_id: string; secret_access_key: string; permissions: string[] }[];
+    files_dir: string | null;
+  };
+}
+
+export interface ExportView {
+  id: string;
+  status: ExportStatus;
+  created_at: string;
+  bulk_export_destination_id: string;
+}
+
+export interface ExportRunView {
+  status: string;
+  metadata: { result: { rows_written: number } | null };
+}
+
+export interface StateView {
+  workspaces: {
+    destinations: { id: string; config: { bucket_name: string; prefix: string } }[];
+    bulk_exports: (ExportView & { runs: ExportRunView[] })[];
+  }[];
+}
+
+/** The instance answered with an error, or could not be reached: its `detail`, never a stack. */
+export class InstanceError extends Error {}
+
+/** JSON calls to a localplane instance's API, as a workspace (its X-API-Key) or to the admin API. */
+export class InstanceClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly apiKey?: string,
+  ) {}
+
+  as(apiKey: string): InstanceClient {
+    return new InstanceClient(this.baseUrl, apiKey);
+  }
+
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (this.apiKey) headers['X-API-Key'] = this.apiKey;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.baseUrl), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (error) {
+      throw new InstanceError(`cannot reach localplane at ${this.baseUrl} (${(error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message})`);
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      const detail = (() => {
+        try {
+          return JSON.stringify((JSON.parse(text) as { detail?: unknown }).detail);
+        } catch {
+          return text.slice(0, 200);
+        }
+      })();
+      throw new InstanceError(`${method} ${path} answered ${response.status}: ${detail}`);
+    }
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+}

@@ -1,0 +1,46 @@
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { Json } from '@duckdb/node-api';
+import { runsViewSql } from './warehouse-sql.ts';
+
+/** A query's result: column names and rows of JSON values (BIGINTs and DECIMALs as strings, dates as text). */
+export interface ResultTable {
+  columns: string[];
+  rows: Json[][];
+}
+
+/** SQL that DuckDB refused or could not run, in DuckDB's own first line (no stack). */
+export class QueryError extends Error {}
+
+/** An in-memory DuckDB with the `runs` view over the export files below a destination's prefix folder. */
+export class WarehouseSession {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+  ) {}
+
+  static async open(prefixFolder: string): Promise<WarehouseSession> {
+    const instance = await DuckDBInstance.create(':memory:');
+    const session = new WarehouseSession(instance, await instance.connect());
+    try {
+      await session.query(runsViewSql(prefixFolder));
+    } catch (error) {
+      session.close();
+      throw error;
+    }
+    return session;
+  }
+
+  async query(sql: string): Promise<ResultTable> {
+    try {
+      const reader = await this.connection.runAndReadAll(sql);
+      return { columns: reader.columnNames(), rows: reader.getRowsJson() };
+    } catch (error) {
+      throw new QueryError(String((error as Error).message).split('\n')[0]);
+    }
+  }
+
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
