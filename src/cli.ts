@@ -6,7 +6,10 @@ import { launcherChain, watchLaunchers } from './launcher-watch.ts';
 import type { Localplane } from './localplane.ts';
 
 /** How an option's value is read, and what it becomes. */
-type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch';
+type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid';
+
+/** The commands other than `start`, whose options are theirs alone. */
+type WarehouseCommand = 'demo' | 'query';
 
 interface OptionSpec {
   /** The flag without `--`; its camelCase form is the config-file key. */
@@ -20,6 +23,8 @@ interface OptionSpec {
   help: string;
   /** Global options (help, version) are not `start` settings: no config-file key. */
   global?: boolean;
+  /** Options of `demo` and `query`, not `start` settings: no config-file key. */
+  commands?: readonly WarehouseCommand[];
   short?: string;
 }
 
@@ -53,6 +58,24 @@ const OPTIONS = [
     help: 'write a snapshot there on SIGINT, SIGTERM or SIGHUP before stopping',
   },
   {
+    flag: 'url',
+    value: 'url',
+    placeholder: '<url>',
+    default: 'demo: an instance of its own; query: the files in --dir',
+    help: "a running localplane's API URL: demo exports there, query reads its newest completed export (both download the files through S3)",
+    commands: ['demo', 'query'],
+  },
+  {
+    flag: 'dir',
+    value: 'path',
+    placeholder: '<dir>',
+    default: '<tmp>/localplane-demo',
+    help: "where demo copies its export's files (replacing an earlier demo's) and query reads them",
+    commands: ['demo', 'query'],
+  },
+  { flag: 'sql', value: 'text', placeholder: '<sql>', default: "the demo's tables", help: "print this query's result over the runs view instead", commands: ['demo'] },
+  { flag: 'export-id', value: 'uuid', placeholder: '<id>', default: 'every export in --dir; with --url the newest completed', help: 'the export query reads', commands: ['query'] },
+  {
     flag: 'config',
     value: 'path',
     placeholder: '<file>',
@@ -67,14 +90,14 @@ const OPTIONS = [
 
 type CamelCase<Name extends string> = Name extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : Name;
 type ValueOf<Kind extends ValueKind> = Kind extends 'port' | 'count' ? number : Kind extends 'switch' ? boolean : string;
-type StartOption = Exclude<(typeof OPTIONS)[number], { global: true }>;
+type StartOption = Exclude<(typeof OPTIONS)[number], { global: true } | { commands: readonly WarehouseCommand[] }>;
 /** The `start` settings after flags, environment and config file are merged; a missing one takes start()'s default. */
 type Settings = { [Option in StartOption as CamelCase<Option['flag']>]?: ValueOf<Option['value']> };
 
 const CONFIG_FILE = 'localplane.config.json';
 
 const camelCase = (flag: string) => flag.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
-const startOptions: readonly OptionSpec[] = OPTIONS.filter((option: OptionSpec) => !option.global);
+const startOptions: readonly OptionSpec[] = OPTIONS.filter((option: OptionSpec) => !option.global && !option.commands);
 
 /** Bad flags, values or config, or a start they make fail: one line on stderr and exit code 2. */
 class UsageError extends Error {
@@ -121,6 +144,12 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
       return yesOrNo(text, source);
     case 'directory':
       return existingDirectory(text, source);
+    case 'url':
+      if (!/^https?:\/\/[^/\s]+/.test(text)) throw new UsageError(`${describe(source)} must be an http:// or https:// URL, got "${text}"`);
+      return text;
+    case 'uuid':
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)) throw new UsageError(`${describe(source)} must be an export id (a UUID), got "${text}"`);
+      return text;
     case 'text':
     case 'path':
       if (text === '') throw new UsageError(`${describe(source)} must not be empty`);
@@ -130,7 +159,7 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
 
 /** Reads a config-file value: JSON numbers, booleans and strings; paths relative to the file. */
 function fromConfig(option: OptionSpec, value: unknown, source: Source & { kind: 'config' }): string | number | boolean {
-  const expected = { port: 'number', count: 'number', switch: 'boolean', text: 'string', path: 'string', directory: 'string' }[option.value];
+  const expected = { port: 'number', count: 'number', switch: 'boolean', text: 'string', path: 'string', directory: 'string', url: 'string', uuid: 'string' }[option.value];
   if (typeof value !== expected) throw new UsageError(`${describe(source)} must be a ${expected}, got ${JSON.stringify(value)}`);
   const text = String(value);
   const relative = option.value === 'path' || option.value === 'directory';
@@ -225,7 +254,22 @@ The config file holds the start options by their camelCase names, e.g.
   {"port": 0, "objstorePort": 0, "seed": 7, "freezeClock": true, "fixtures": "./fixtures"}
 (paths in it are relative to the file).`;
 
-function help(command: 'localplane' | 'start'): string {
+const COMMANDS_HELP = {
+  demo: `Usage: localplane demo [options]
+
+The warehouse demo: starts localplane (or uses the one at --url), creates a destination,
+exports a seeded project (v2_beta, snappy), then queries its Parquet files with DuckDB
+over hive partitions and prints the tables, a BigQuery external table and a ClickHouse
+s3() query for the same files. See docs/warehouse-demo.md.`,
+  query: `Usage: localplane query "<SQL>" [options]
+
+Runs the SQL with DuckDB over an export's Parquet files, with a ready-made view
+  runs = read_parquet('<dir>/export_id=*/**/*.parquet', hive_partitioning = true)
+and prints the result as a table. It reads the last demo's copy unless --dir or --url
+say otherwise. See docs/warehouse-demo.md.`,
+} satisfies Record<WarehouseCommand, string>;
+
+function help(command: 'localplane' | 'start' | WarehouseCommand): string {
   if (command === 'start') {
     return `Usage: localplane start [options]
 
@@ -233,15 +277,24 @@ Starts the API and the objstore and prints one line once both listen:
   localplane ready api=<url> objstore=<url>
 
 Options:
-${optionLines(OPTIONS.filter((option: OptionSpec) => option.flag !== 'version'))}
+${optionLines(OPTIONS.filter((option: OptionSpec) => option.flag !== 'version' && !option.commands))}
 
 ${CONFIG_HELP}
+`;
+  }
+  if (command !== 'localplane') {
+    return `${COMMANDS_HELP[command]}
+
+Options:
+${optionLines(OPTIONS.filter((option: OptionSpec) => option.commands?.includes(command) || option.flag === 'help'))}
 `;
   }
   return `Usage: localplane <command> [options]
 
 Commands:
   start   start the emulator (localplane start --help for its options)
+  demo    the warehouse demo: export a seeded project, query its Parquet with DuckDB
+  query   localplane query "<SQL>": SQL over an export's Parquet files, with a runs view
 
 Options:
 ${optionLines(OPTIONS)}
@@ -255,19 +308,35 @@ function version(): string {
   return manifest.version;
 }
 
+const COMMANDS = ['start', 'demo', 'query'] as const;
+type Command = (typeof COMMANDS)[number];
+const isCommand = (word: string | undefined): word is Command => (COMMANDS as readonly (string | undefined)[]).includes(word);
+
+/** Each option given must be one of the command's: start's settings for start, demo's and query's own for them. */
+function checkOptionsOf(command: Command, values: Record<string, string | boolean | undefined>): void {
+  for (const option of OPTIONS as readonly OptionSpec[]) {
+    if (values[option.flag] === undefined || option.global) continue;
+    const belongs = option.commands ? (option.commands as readonly string[]).includes(command) : command === 'start';
+    if (!belongs) throw new UsageError(`--${option.flag} is not an option of localplane ${command}`);
+  }
+}
+
 async function main(argv: readonly string[]) {
   const { values, positionals } = parse(argv);
   if (values.version) {
     process.stdout.write(`localplane ${version()}\n`);
     return;
   }
+  const command = positionals[0];
   if (values.help) {
-    process.stdout.write(help(positionals[0] === 'start' ? 'start' : 'localplane'));
+    process.stdout.write(help(isCommand(command) ? command : 'localplane'));
     return;
   }
-  if (positionals[0] !== 'start' || positionals.length > 1) {
-    throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start' : `unknown command "${positionals.join(' ')}"`);
+  if (!isCommand(command) || positionals.length > (command === 'query' ? 2 : 1)) {
+    throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start, demo or query' : `unknown command "${positionals.join(' ')}"`);
   }
+  checkOptionsOf(command, values);
+  if (command !== 'start') return warehouse(command, positionals[1], values);
   const settings = settingsFrom(values, process.env);
   // Loaded only to start: help, version and bad flags answer without loading the emulator.
   const { start, SnapshotFileError } = await import('./index.ts');
@@ -310,6 +379,32 @@ async function main(argv: readonly string[]) {
     throw error instanceof SnapshotFileError ? new UsageError(error.message, false) : couldNotStart(error);
   });
   process.stdout.write(`localplane ready api=${instance.apiUrl} objstore=${instance.objstoreUrl}\n`);
+}
+
+/** `localplane demo` and `localplane query`: their failures on what they were given (bad SQL, no files, an instance that refuses) are usage errors. */
+async function warehouse(command: WarehouseCommand, sql: string | undefined, values: Record<string, string | boolean | undefined>) {
+  const option = (flag: string) => {
+    const text = values[flag];
+    return typeof text === 'string' ? (fromText(OPTIONS.find((spec) => spec.flag === flag)!, text, { kind: 'flag', name: `--${flag}` }) as string) : undefined;
+  };
+  const { runDemo, runQuery, formatTable, DEFAULT_DEMO_DIR, isWarehouseUsageError } = await import('./demo/index.ts');
+  try {
+    if (command === 'query') {
+      if (sql === undefined || sql.trim() === '') throw new UsageError('query needs the SQL: localplane query "<SQL>"');
+      process.stdout.write(formatTable(await runQuery({ sql, dir: option('dir'), url: option('url'), exportId: option('export-id') })));
+      return;
+    }
+    const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
+    await runDemo({
+      url: option('url'),
+      dir: option('dir') ?? DEFAULT_DEMO_DIR,
+      sql: option('sql'),
+      print: (text) => process.stdout.write(text),
+      ...(progress ? { progress: progress.show } : {}),
+    });
+  } catch (error) {
+    throw isWarehouseUsageError(error) ? new UsageError((error as Error).message, false) : error;
+  }
 }
 
 /**

@@ -18,11 +18,12 @@ export class WarehouseSession {
     private readonly connection: DuckDBConnection,
   ) {}
 
-  static async open(prefixFolder: string): Promise<WarehouseSession> {
+  /** With an export id, the view reads that export's files alone. */
+  static async open(prefixFolder: string, exportId?: string): Promise<WarehouseSession> {
     const instance = await DuckDBInstance.create(':memory:');
     const session = new WarehouseSession(instance, await instance.connect());
     try {
-      await session.query(runsViewSql(prefixFolder));
+      await session.query(runsViewSql(prefixFolder, exportId));
     } catch (error) {
       session.close();
       throw error;

@@ -3,16 +3,16 @@
  * demo's questions, and the same files as BigQuery and ClickHouse would read them.
  */
 
-/** `<folder>/export_id=*`: every export below a destination's prefix, and nothing of its `tmp/` probes. */
-export function exportGlob(prefixFolder: string): string {
-  return `${prefixFolder.replace(/\/+$/, '')}/export_id=*/**/*.parquet`;
+/** `<folder>/export_id=*`: every export below a destination's prefix (or the one named), and nothing of its `tmp/` probes. */
+export function exportGlob(prefixFolder: string, exportId = '*'): string {
+  return `${prefixFolder.replace(/\/+$/, '')}/export_id=${exportId}/**/*.parquet`;
 }
 
 const quoted = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** The `runs` view: every column of the files plus the Hive partition keys of their paths. */
-export function runsViewSql(prefixFolder: string): string {
-  return `CREATE OR REPLACE VIEW runs AS SELECT * FROM read_parquet(${quoted(exportGlob(prefixFolder))}, hive_partitioning = true)`;
+export function runsViewSql(prefixFolder: string, exportId?: string): string {
+  return `CREATE OR REPLACE VIEW runs AS SELECT * FROM read_parquet(${quoted(exportGlob(prefixFolder, exportId))}, hive_partitioning = true)`;
 }
 
 export function globSql(pattern: string): string {
