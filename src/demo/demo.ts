@@ -41,6 +41,7 @@ export interface DemoResult {
 
 /** Runs the warehouse demo (issue 11): destination, export, DuckDB over its Parquet, BigQuery and ClickHouse equivalents. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  prepareDemoDir(options.dir);
   const instance = options.url === undefined ? await startInstance() : null;
   try {
     const admin = new InstanceClient(instance?.apiUrl ?? options.url!);
@@ -69,7 +70,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     print(`export ${created.id} ${ended.status}: runs ${ended.runsDone}/${ended.runsTotal}, ${ended.rowsWritten.toLocaleString('en-US')} rows written\n`);
     if (ended.status !== 'Completed') throw new Error(`the export ended ${ended.status}`);
 
-    prepareDemoDir(options.dir);
     const prefixFolder = instance ? join(instance.filesDir, BUCKET, PREFIX) : options.dir;
     if (instance) {
       print(`reading the objstore's plain files in place: ${prefixFolder}\n`);
