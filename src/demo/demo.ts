@@ -74,7 +74,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     if (instance) {
       print(`reading the objstore's plain files in place: ${prefixFolder}\n`);
     } else {
-      const s3 = objstoreClient(fixtures, EXPORT_KEY);
+      const s3 = await objstoreClient(fixtures, EXPORT_KEY);
       const downloaded =
         (await downloadObjects(s3, BUCKET, `${PREFIX}/export_id=${created.id}/`, PREFIX, options.dir)) +
         (await downloadObjects(s3, BUCKET, `${PREFIX}/tmp/`, PREFIX, options.dir));

@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { FixturesView } from './api-client.ts';
 
 /** Where `localplane demo` keeps a copy of its export's files, and `localplane query` reads them, by default. */
@@ -36,12 +36,13 @@ export function copyFolder(from: string, to: string): void {
   cpSync(from, to, { recursive: true });
 }
 
-/** An S3 client of the objstore with the instance's full-access fixture key. */
-export function objstoreClient(fixtures: FixturesView, accessKeyId: string): S3Client {
+/** An S3 client of the objstore with one of the instance's fixture keys (the SDK loaded only then: it takes a tenth of a second). */
+export async function objstoreClient(fixtures: FixturesView, accessKeyId: string): Promise<S3Client> {
   const key = fixtures.objstore.keys.find((candidate) => candidate.access_key_id === accessKeyId);
   if (!key) throw new Error(`the instance has no objstore key ${accessKeyId}`);
   // As for the embedded objstore's own client: the SDK's notice about future Node versions is not ours to print.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { S3Client } = await import('@aws-sdk/client-s3');
   return new S3Client({
     endpoint: fixtures.objstore.endpoint_url,
     region: 'us-east-1',
@@ -55,6 +56,7 @@ export function objstoreClient(fixtures: FixturesView, accessKeyId: string): S3C
  * path below `<stripPrefix>`: how a user without the instance's data dir gets the files DuckDB reads.
  */
 export async function downloadObjects(s3: S3Client, bucket: string, keyPrefix: string, stripPrefix: string, to: string): Promise<number> {
+  const { GetObjectCommand, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
   let token: string | undefined;
   let count = 0;
   do {

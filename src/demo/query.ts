@@ -57,6 +57,6 @@ async function downloadExport(url: string, exportId: string | undefined, to: str
   if (!destination) throw new InstanceError(`the destination of export ${chosen.row.id} is gone`);
   const fixtures = await admin.call<FixturesView>('GET', '/_localplane/fixtures');
   const { bucket_name: bucket, prefix } = destination.config;
-  await downloadObjects(objstoreClient(fixtures, DOWNLOAD_KEY), bucket, underPrefix(prefix, `export_id=${chosen.row.id}/`), underPrefix(prefix, ''), to);
+  await downloadObjects(await objstoreClient(fixtures, DOWNLOAD_KEY), bucket, underPrefix(prefix, `export_id=${chosen.row.id}/`), underPrefix(prefix, ''), to);
   return chosen.row.id;
 }
