@@ -62,7 +62,7 @@ const OPTIONS = [
     value: 'url',
     placeholder: '<url>',
     default: 'demo: an instance of its own; query: the files in --dir',
-    help: "a running localplane's API URL: demo exports there, query reads its newest completed export (both download the files through S3)",
+    help: "a running localplane's API URL (demo exports there; query reads its export); files come through the S3 API",
     commands: ['demo', 'query'],
   },
   {

@@ -281,8 +281,31 @@ describe('help', () => {
   });
 
   it('localplane --help names the commands; start --help the ready line', async () => {
-    expect((await runCli(['--help'])).stdout).toMatch(/^Usage: localplane <command> \[options\]\n\nCommands:\n  start /);
+    expect((await runCli(['--help'])).stdout).toMatch(/^Usage: localplane <command> \[options\]\n\nCommands:\n  start .*\n  demo .*\n  query /);
     expect((await runCli(['start', '--help'])).stdout).toMatch(/^Usage: localplane start \[options\]\n[^]*localplane ready api=<url> objstore=<url>/);
+  });
+
+  it.each([
+    ['demo', ['--url <url>', '--dir <dir>', '--sql <sql>'], ['--export-id', '--port']],
+    ['query', ['--url <url>', '--dir <dir>', '--export-id <id>'], ['--sql', '--port']],
+  ])('%s --help lists its own flags with their defaults, and no start flag', async (command, flags, others) => {
+    const result = await runCli([command, '--help']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(new RegExp(`^Usage: localplane ${command} `));
+    for (const flag of flags) expect(result.stdout).toMatch(new RegExp(`^  ${escape(flag)} +\\S.*\\n +\\(default .+\\)$`, 'm'));
+    for (const flag of others) expect(result.stdout).not.toContain(`${flag} `);
+  });
+
+  it.each([
+    [['query', 'select 1', '--url', 'localhost:9400'], /^localplane: --url must be an http:\/\/ or https:\/\/ URL, got "localhost:9400"/],
+    [['query', 'select 1', '--sql', 'select 2'], /^localplane: --sql is not an option of localplane query/],
+    [['demo', 'extra'], /^localplane: unknown command "demo extra"/],
+    [['start', '--dir', '/tmp'], /^localplane: --dir is not an option of localplane start/],
+  ])('%j: the demo and query flags are theirs alone, checked like the others (exit code 2)', async (args, words) => {
+    const result = await runCli(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(words);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
 

@@ -18,6 +18,7 @@ export interface FixturesView {
 
 export interface ExportView {
   id: string;
+  tenant_id: string;
   status: ExportStatus;
   created_at: string;
   bulk_export_destination_id: string;

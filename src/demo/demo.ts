@@ -85,7 +85,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     if (instance) copyFolder(prefixFolder, options.dir);
     print(`\nthe export's files are in ${options.dir}: localplane query "select count(*) from runs"\n`);
 
-    const location: WarehouseLocation = { bucket: BUCKET, prefix: PREFIX, endpoint: fixtures.objstore.endpoint_url, accessKeyId: EXPORT_KEY };
+    const location: WarehouseLocation = {
+      bucket: BUCKET,
+      prefix: PREFIX,
+      endpoint: fixtures.objstore.endpoint_url,
+      accessKeyId: EXPORT_KEY,
+      projectFolder: `export_id=${created.id}/tenant_id=${created.tenant_id}/session_id=${project.id}`,
+    };
     print(section('BigQuery: an external table over the same files', bigQueryDdl(location)));
     print(section(`ClickHouse: the same files through s3(), from the objstore${instance ? ' (while an instance serves them)' : ''}`, clickHouseQuery(location)));
     return result;
@@ -151,7 +157,7 @@ async function queryExport(prefixFolder: string, options: DemoOptions, exportId:
     const globbed = await session.query(globSql(exportGlob(prefixFolder)));
     const matched = globbed.rows.map((row) => String(row[0]).slice(prefixFolder.length + 1));
     print(section(`Files under ${PREFIX}/: the export_id=* glob skips tmp/`, formatTable(filesByFolder(all, matched))));
-    print(`DuckDB view: CREATE VIEW runs AS SELECT * FROM read_parquet('${exportGlob('<prefix>')}', hive_partitioning = true)\n`);
+    print(`\nDuckDB: CREATE VIEW runs AS SELECT * FROM read_parquet('${exportGlob('<prefix>')}', hive_partitioning = true)\n`);
 
     const tables: Record<string, ResultTable> = {};
     const queries = options.sql === undefined ? Object.entries(DEMO_QUERIES) : [['sql', { title: options.sql, sql: options.sql }] as const];

@@ -80,22 +80,24 @@ export interface WarehouseLocation {
   /** The objstore's S3 endpoint, path-style. */
   endpoint: string;
   accessKeyId: string;
+  /** `export_id=…/tenant_id=…/session_id=…`: one project's folder of one export, below the prefix. */
+  projectFolder: string;
 }
 
-/** Hive partition keys of the export layout (src/bulk-exports/paths.ts), outermost first. */
-const PARTITION_KEYS = ['export_id STRING', 'tenant_id STRING', 'session_id STRING', 'resource STRING', 'year INT64', 'month INT64', 'day INT64'];
-
-/** BigQuery external table over the same layout, once the files are in a bucket BigQuery reads. */
+/**
+ * BigQuery external table over the files, once they are in a bucket BigQuery reads. BigQuery
+ * refuses partition keys that are also columns of the files, and tenant_id and session_id are
+ * both: its prefix goes down to one project's folder, leaving resource and the day as keys.
+ */
 export function bigQueryDdl(location: WarehouseLocation): string {
-  const prefixUri = `gs://${location.bucket}/${location.prefix}`;
-  return `-- after copying s3://${location.bucket}/${location.prefix}/ to a Cloud Storage bucket (or through a BigQuery Omni connection to S3)
+  const prefixUri = `gs://${location.bucket}/${location.prefix}/${location.projectFolder}`;
+  return `-- after copying s3://${location.bucket}/${location.prefix}/ to Cloud Storage (or through a BigQuery Omni connection to S3);
+-- the prefix is one project's folder: BigQuery refuses partition keys that are also file columns (tenant_id, session_id)
 CREATE EXTERNAL TABLE \`my_project.my_dataset.runs\`
-WITH PARTITION COLUMNS (
-  ${PARTITION_KEYS.join(',\n  ')}
-)
+WITH PARTITION COLUMNS (resource STRING, year INT64, month INT64, day INT64)
 OPTIONS (
   format = 'PARQUET',
-  uris = ['${prefixUri}/export_id=*'],
+  uris = ['${prefixUri}/*'],
   hive_partition_uri_prefix = '${prefixUri}'
 );`;
 }
@@ -103,9 +105,9 @@ OPTIONS (
 /** ClickHouse's s3() table function, reading the files from the objstore itself. */
 export function clickHouseQuery(location: WarehouseLocation): string {
   const url = `${location.endpoint.replace(/\/+$/, '')}/${location.bucket}/${location.prefix}/export_id=*/**/*.parquet`;
-  return `SELECT toDate(start_time) AS day, run_type, count() AS runs
+  return `-- without use_hive_partitioning: tenant_id and session_id are columns of the files as well as folders
+SELECT toDate(start_time) AS day, run_type, count() AS runs
 FROM s3('${url}',
         '${location.accessKeyId}', '<the secret access key of ${location.accessKeyId}>', 'Parquet')
-GROUP BY day, run_type ORDER BY day, run_type
-SETTINGS use_hive_partitioning = 1;`;
+GROUP BY day, run_type ORDER BY day, run_type;`;
 }
