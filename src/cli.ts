@@ -400,7 +400,8 @@ async function warehouse(command: WarehouseCommand, sql: string | undefined, val
       dir: option('dir') ?? DEFAULT_DEMO_DIR,
       sql: option('sql'),
       print: (text) => process.stdout.write(text),
-      ...(progress ? { progress: progress.show } : {}),
+      // The status line while the export runs; its last state the demo prints itself, on stdout.
+      ...(progress ? { progress: (event) => (event.kind === 'export' && ['Created', 'Running'].includes(event.status) ? progress.show(event) : progress.clear()) } : {}),
     });
   } catch (error) {
     throw isWarehouseUsageError(error) ? new UsageError((error as Error).message, false) : error;
