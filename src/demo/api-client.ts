@@ -36,8 +36,15 @@ export interface StateView {
   }[];
 }
 
-/** The instance answered with an error, or could not be reached: its `detail`, never a stack. */
+/** The instance answered with an error, could not be reached, or lacks what the demo needs: one line, never a stack. */
 export class InstanceError extends Error {}
+
+/** One of the instance's fixture key pairs (public test values), by its id. */
+export function fixtureKey(fixtures: FixturesView, accessKeyId: string): FixturesView['objstore']['keys'][number] {
+  const key = fixtures.objstore.keys.find((candidate) => candidate.access_key_id === accessKeyId);
+  if (!key) throw new InstanceError(`the instance has no objstore key ${accessKeyId}: the demo needs the shipped fixtures`);
+  return key;
+}
 
 /** JSON calls to a localplane instance's API, as a workspace (its X-API-Key) or to the admin API. */
 export class InstanceClient {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { ProgressListener } from '../progress.ts';
-import { InstanceClient, type ExportRunView, type ExportView, type FixturesView } from './api-client.ts';
+import { fixtureKey, InstanceClient, InstanceError, type ExportRunView, type ExportView, type FixturesView } from './api-client.ts';
 import { WarehouseSession, type ResultTable } from './duckdb.ts';
 import { copyFolder, downloadObjects, filesBelow, objstoreClient, prepareDemoDir } from './export-files.ts';
 import { formatTable, section } from './tables.ts';
@@ -74,7 +74,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     }
     const ended = await awaitExport(api, created.id, options.progress);
     print(`export ${created.id} ${ended.status}: runs ${ended.runsDone}/${ended.runsTotal}, ${ended.rowsWritten.toLocaleString('en-US')} rows written\n`);
-    if (ended.status !== 'Completed') throw new Error(`the export ended ${ended.status}`);
+    if (ended.status !== 'Completed') throw new InstanceError(`export ${created.id} ended ${ended.status}: GET /api/v1/bulk-exports/${created.id}/runs says why`);
 
     const prefixFolder = instance ? join(instance.filesDir, BUCKET, PREFIX) : options.dir;
     if (instance) {
@@ -116,7 +116,7 @@ function demoProject(fixtures: FixturesView) {
     const project = workspace.sessions.find((session) => session.name === DEMO_PROJECT);
     if (project) return { workspace, project };
   }
-  throw new Error(`the instance has no tracing project ${DEMO_PROJECT}: the demo needs the shipped fixtures`);
+  throw new InstanceError(`the instance has no tracing project ${DEMO_PROJECT}: the demo needs the shipped fixtures`);
 }
 
 /** Whole UTC days from the project's first run to its last (from the instance, not the wall clock). */
@@ -129,7 +129,7 @@ function exportWindow(project: FixturesView['workspaces'][number]['sessions'][nu
 }
 
 async function createDestination(api: InstanceClient, fixtures: FixturesView, accessKeyId: string): Promise<string> {
-  const key = fixtures.objstore.keys.find((candidate) => candidate.access_key_id === accessKeyId)!;
+  const key = fixtureKey(fixtures, accessKeyId);
   const destination = await api.call<{ id: string }>('POST', '/api/v1/bulk-exports/destinations', {
     destination_type: 'objstore',
     display_name: `warehouse demo ${accessKeyId}`,

@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { FixturesView } from './api-client.ts';
+import { fixtureKey, type FixturesView } from './api-client.ts';
 
 /** Where `localplane demo` keeps a copy of its export's files, and `localplane query` reads them, by default. */
 export const DEFAULT_DEMO_DIR = join(tmpdir(), 'localplane-demo');
@@ -38,8 +38,7 @@ export function copyFolder(from: string, to: string): void {
 
 /** An S3 client of the objstore with one of the instance's fixture keys (the SDK loaded only then: it takes a tenth of a second). */
 export async function objstoreClient(fixtures: FixturesView, accessKeyId: string): Promise<S3Client> {
-  const key = fixtures.objstore.keys.find((candidate) => candidate.access_key_id === accessKeyId);
-  if (!key) throw new Error(`the instance has no objstore key ${accessKeyId}`);
+  const key = fixtureKey(fixtures, accessKeyId);
   // As for the embedded objstore's own client: the SDK's notice about future Node versions is not ours to print.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { S3Client } = await import('@aws-sdk/client-s3');
