@@ -4,8 +4,6 @@ import { createRequire } from 'node:module';
 /** The parts of s3rver's FilesystemStore (lib/stores/filesystem.js) the storage uses. */
 export interface S3rverStore {
   readonly rootDirectory: string;
-  /** Synchronously deletes everything under the root directory. */
-  reset(): void;
   putBucket(bucket: string): Promise<unknown>;
   /** Null when there is no such bucket. */
   getBucket(bucket: string): Promise<{ name: string; creationDate: Date } | null>;
