@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 
-import Database, { type Statement } from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Statement } from 'better-sqlite3';
 
-export type Db = Database.Database;
+/** Required as CommonJS: an ES import of it would first scan its sources for export names, at every start. */
+export const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+export type Db = BetterSqlite3.Database;
 
 /**
  * A resource family's tables. `seeded` tables are filled from the fixtures into the
