@@ -99,6 +99,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
   let loadedStore: S3rverStore | null = null;
   const store = () => (loadedStore ??= createFilesystemStore(directory));
   const s3rver = createS3rverHandler(store);
+  const makeBucket = (bucket: string) => mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
 
   /**
    * Renames each sidecar file (path -> contents) into place, then `file` to `destination`: the
@@ -138,7 +139,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       return (await statOptional(bucketDirectory(directory, bucket)))?.isDirectory() ?? false;
     },
     async ensureBuckets(buckets) {
-      for (const bucket of buckets) await mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
+      for (const bucket of buckets) await makeBucket(bucket);
     },
     // Synchronous: a handful of tiny file operations, done faster than one round trip through libuv's pool.
     async reset(buckets) {
@@ -146,7 +147,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       for (const bucket of buckets) mkdirSync(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
     },
     async createBucket(bucket) {
-      await store().putBucket(bucket);
+      await makeBucket(bucket);
     },
     async deleteBucket(bucket) {
       await store().deleteBucket(bucket);
