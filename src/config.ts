@@ -64,7 +64,8 @@ export const DEFAULT_LIMITS: Limits = {
 
 /** `current` with the patch's fields changed (the patch is validated here). */
 export function applyLimitsPatch(current: Limits, patch: LimitsPatch = {}): Limits {
-  const { revision_step_seconds: steps, ...changes } = limitsPatch.parse(patch);
+  // Once per start or PATCH: zod's compiled fast path would cost more to generate than it saves.
+  const { revision_step_seconds: steps, ...changes } = limitsPatch.parse(patch, { jitless: true });
   const stepSeconds =
     typeof steps === 'number'
       ? (Object.fromEntries(REVISION_STEP_STATUSES.map((status) => [status, steps])) as RevisionStepSeconds)

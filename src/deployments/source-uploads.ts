@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
 import type { ObjstoreClients, ObjstoreError, ObjstoreTarget } from '../destinations/clients.ts';
 import { NodeSha256 } from '../shared/node-sha256.ts';
 import type { ObjstoreKey } from '../objstore/types.ts';
@@ -50,6 +49,8 @@ export class SourceUploads {
   async uploadUrl(tenantId: string, deploymentId: string): Promise<UploadUrl> {
     const objectPath = `${tenantId}/${deploymentId}/${this.deps.ids.uuid()}.tar.gz`;
     const endpoint = new URL(await this.deps.objstoreEndpoint());
+    // Loaded here: no start needs the signer, and it costs tens of milliseconds to load.
+    const { SignatureV4 } = await import('@smithy/signature-v4');
     const signer = new SignatureV4({ credentials: this.deps.key, region: 'us-east-1', service: 's3', sha256: NodeSha256, uriEscapePath: false });
     const signed = await signer.presign(
       {

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { createS3rverStorage } from './storage/s3rver.ts';
 import { FileView } from './file-view/file-view.ts';
-import { createGateway } from './server/gateway.ts';
 import { ObjstoreJournal } from './journal.ts';
+import type { GatewayHandler } from './server/gateway.ts';
 import { isValidBucketName } from './server/target.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
 
@@ -60,16 +60,30 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   await fileView?.rebuild();
 
   const journal = new ObjstoreJournal();
-  const handle = createGateway({
-    keys: options.keys,
-    storage,
-    buckets: directory,
-    journal,
-    publicBuckets: new Set(options.publicBuckets),
-    now: options.now,
-    observer: options.observer,
-    fileView,
-  });
+  // The gateway (S3 operations, SigV4, checksums, XML) is a third of what a start would load: it
+  // loads with the first request instead, which waits for it.
+  let gateway: GatewayHandler | null = null;
+  let loadingGateway: Promise<GatewayHandler> | null = null;
+  const loadGateway = () =>
+    (loadingGateway ??= import('./server/gateway.ts').then(({ createGateway }) =>
+      (gateway = createGateway({
+        keys: options.keys,
+        storage,
+        buckets: directory,
+        journal,
+        publicBuckets: new Set(options.publicBuckets),
+        now: options.now,
+        observer: options.observer,
+        fileView,
+      })),
+    ));
+  const handle: GatewayHandler = (req, res, expectContinue) => {
+    if (gateway) return gateway(req, res, expectContinue);
+    loadGateway().then(
+      (loaded) => loaded(req, res, expectContinue),
+      () => res.destroy(),
+    );
+  };
 
   const server = http.createServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

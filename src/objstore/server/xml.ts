@@ -7,9 +7,11 @@
 import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 
-// The package's CommonJS build is one bundled file; its ES module build is dozens, and loading
-// them added 30-40 ms to every start.
-const { XMLBuilder, XMLParser, XMLValidator } = createRequire(import.meta.url)('fast-xml-parser') as typeof import('fast-xml-parser');
+type FastXmlParser = typeof import('fast-xml-parser');
+let fastXmlParser: FastXmlParser | null = null;
+// The package's CommonJS build is one bundled file (its ES module build is dozens), required on
+// first use: a start renders no XML.
+const xmlLibrary = () => (fastXmlParser ??= createRequire(import.meta.url)('fast-xml-parser') as FastXmlParser);
 
 import { errors, GatewayError, type S3ErrorSpec } from './errors.ts';
 
@@ -27,12 +29,14 @@ export interface XmlContent {
 }
 
 // Entities escaped: & < > " ' (processEntities); an empty string is written `<A></A>`, as S3 does.
-const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', suppressEmptyNode: false, format: false });
+let builder: InstanceType<FastXmlParser['XMLBuilder']> | null = null;
+const xmlBuilder = () =>
+  (builder ??= new (xmlLibrary().XMLBuilder)({ ignoreAttributes: false, attributeNamePrefix: '@', suppressEmptyNode: false, format: false }));
 
 /** `<?xml ...?>\n<root xmlns="...">content</root>`: an S3 result document (a few, e.g. LocationConstraint, hold only text). */
 export function renderResult(root: string, content: XmlContent | string): string {
   const children = typeof content === 'string' ? { '#text': content } : content;
-  return `${DECLARATION}\n${builder.build({ [root]: { '@xmlns': S3_NAMESPACE, ...children } })}`;
+  return `${DECLARATION}\n${xmlBuilder().build({ [root]: { '@xmlns': S3_NAMESPACE, ...children } })}`;
 }
 
 /** The ids S3 gives every response: `x-amz-request-id` and `x-amz-id-2`, repeated in error documents. */
@@ -51,7 +55,7 @@ export function renderError(error: S3ErrorSpec, resource: string, { requestId, h
     RequestId: requestId,
     HostId: hostId,
   };
-  return DECLARATION + builder.build({ Error: content });
+  return DECLARATION + xmlBuilder().build({ Error: content });
 }
 
 /**
@@ -99,6 +103,7 @@ const UNDEFINED_ENTITY = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
  * always lists, even when given once.
  */
 export function parseRequestDocument(body: string, root: string, lists: readonly string[] = []): XmlElement {
+  const { XMLParser, XMLValidator } = xmlLibrary();
   if (XMLValidator.validate(body) !== true || UNDEFINED_ENTITY.test(body)) throw new GatewayError(errors.malformedXml());
   const listed = new Set(lists);
   const parser = new XMLParser({

@@ -75,10 +75,10 @@ export function objectMetadata(
 }
 
 /** s3rver's application over the given store, with the gateway's middleware in front of its own. */
-function createS3rverApp(directory: string, store: S3rverStore): S3rverApp {
+function createS3rverApp(store: S3rverStore): S3rverApp {
   const { S3rver, DUMMY_ACCOUNT } = s3rverModules();
   const app = new S3rver({
-    directory,
+    directory: store.rootDirectory,
     silent: true,
     // Path-style only. s3rver would otherwise treat any Host that is not an IP address or
     // 'localhost' as a virtual-host bucket, and Hosts matching '<bucket>.s3.<serviceEndpoint>' as
@@ -114,12 +114,12 @@ function createS3rverApp(directory: string, store: S3rverStore): S3rverApp {
   return app;
 }
 
-/** s3rver's Koa application over `store`, loaded on the first request it has to answer. */
-export function createS3rverHandler(store: S3rverStore): { handle(req: IncomingMessage, res: ServerResponse): void; close(): void } {
+/** s3rver's Koa application over the store `store()` gives, both loaded on the first request it has to answer. */
+export function createS3rverHandler(store: () => S3rverStore): { handle(req: IncomingMessage, res: ServerResponse): void; close(): void } {
   let app: S3rverApp | null = null;
   let callback: ReturnType<S3rverApp['callback']> | null = null;
   const handler = () => {
-    app ??= createS3rverApp(store.rootDirectory, store);
+    app ??= createS3rverApp(store());
     return (callback ??= app.callback());
   };
   const fail = (res: ServerResponse) => {

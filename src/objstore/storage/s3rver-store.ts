@@ -4,9 +4,6 @@ import { createRequire } from 'node:module';
 /** The parts of s3rver's FilesystemStore (lib/stores/filesystem.js) the storage uses. */
 export interface S3rverStore {
   readonly rootDirectory: string;
-  /** Synchronously deletes everything under the root directory. */
-  reset(): void;
-  putBucket(bucket: string): Promise<unknown>;
   /** Null when there is no such bucket. */
   getBucket(bucket: string): Promise<{ name: string; creationDate: Date } | null>;
   /** Removes the bucket with everything in it. */
@@ -15,8 +12,6 @@ export interface S3rverStore {
   listBuckets(): Promise<{ name: string }[]>;
   /** Objects in key order, at most `maxKeys` of them (it stops reading there). */
   listObjects(bucket: string, options: { maxKeys: number }): Promise<{ objects: unknown[] }>;
-  /** `<root>/<bucket>` */
-  getBucketPath(bucket: string): string;
   /** `<root>/<bucket>/<key dirs>/<last key part>._S3rver_<resource>` */
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;
   /**

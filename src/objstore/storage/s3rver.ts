@@ -7,6 +7,8 @@ import { pipeline } from 'node:stream/promises';
 
 import { createS3rverHandler, objectMetadata } from './s3rver-app.ts';
 import {
+  BUCKET_MODE,
+  bucketDirectory,
   incomingFile,
   isIncomingFile,
   isUploadsFolder,
@@ -18,7 +20,7 @@ import {
   uploadFiles,
   uploadsDirectory,
 } from './s3rver-layout.ts';
-import { createFilesystemStore } from './s3rver-store.ts';
+import { createFilesystemStore, type S3rverStore } from './s3rver-store.ts';
 import type { ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress } from './storage.ts';
 import { listBucketObjects, objectsOf, readTree, writeTree } from './tree.ts';
 
@@ -92,8 +94,12 @@ function parseHeaders(json: string | null): Record<string, unknown> | null {
 export function createS3rverStorage(directory: string): ObjstoreStorage {
   mkdirSync(directory, { recursive: true });
   removeAbandonedIncoming(directory);
-  const store = createFilesystemStore(directory);
+  // s3rver's store (fs-extra and lodash with it) is loaded on first use: a start only needs the
+  // bucket folders, made here.
+  let loadedStore: S3rverStore | null = null;
+  const store = () => (loadedStore ??= createFilesystemStore(directory));
   const s3rver = createS3rverHandler(store);
+  const makeBucket = (bucket: string) => mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
 
   /**
    * Renames each sidecar file (path -> contents) into place, then `file` to `destination`: the
@@ -130,45 +136,45 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
     close: () => s3rver.close(),
 
     async bucketExists(bucket) {
-      return Boolean(await store.getBucket(bucket));
+      return (await statOptional(bucketDirectory(directory, bucket)))?.isDirectory() ?? false;
     },
     async ensureBuckets(buckets) {
-      for (const bucket of buckets) await store.putBucket(bucket);
+      for (const bucket of buckets) await makeBucket(bucket);
     },
     // Synchronous: a handful of tiny file operations, done faster than one round trip through libuv's pool.
     async reset(buckets) {
-      store.reset();
-      for (const bucket of buckets) mkdirSync(store.getBucketPath(bucket), { recursive: true, mode: 0o755 });
+      for (const name of readdirSync(directory)) rmSync(path.join(directory, name), { recursive: true, force: true });
+      for (const bucket of buckets) mkdirSync(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
     },
     async createBucket(bucket) {
-      await store.putBucket(bucket);
+      await makeBucket(bucket);
     },
     async deleteBucket(bucket) {
-      await store.deleteBucket(bucket);
+      await store().deleteBucket(bucket);
     },
     async bucketNames() {
-      return (await store.listBuckets()).map((bucket) => bucket.name);
+      return (await store().listBuckets()).map((bucket) => bucket.name);
     },
     async bucketCreationDate(bucket) {
-      return (await store.getBucket(bucket))?.creationDate ?? null;
+      return (await store().getBucket(bucket))?.creationDate ?? null;
     },
     async hasObjects(bucket) {
-      return (await store.listObjects(bucket, { maxKeys: 1 })).objects.length > 0;
+      return (await store().listObjects(bucket, { maxKeys: 1 })).objects.length > 0;
     },
 
     async objectKeys(bucket, prefix) {
       const keys: string[] = [];
-      await collectKeys(store.getBucketPath(bucket), '', prefix, keys);
+      await collectKeys(bucketDirectory(directory, bucket), '', prefix, keys);
       return keys;
     },
-    headObject: (bucket, key) => orNullWhenMissing(store.getMetadata(bucket, key)),
-    objectExists: (bucket, key) => store.existsObject(bucket, key),
+    headObject: (bucket, key) => orNullWhenMissing(store().getMetadata(bucket, key)),
+    objectExists: (bucket, key) => store().existsObject(bucket, key),
     async deleteObject(bucket, key) {
-      await store.deleteObject(bucket, key);
+      await store().deleteObject(bucket, key);
     },
     storedMetadata: objectMetadata,
     async placeObject(bucket, key, file, etag, metadata, placing) {
-      const files = objectFiles(store, bucket, key);
+      const files = objectFiles(store(), bucket, key);
       await placeWithSidecars(
         file,
         files.content,
@@ -179,20 +185,20 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
         placing,
       );
     },
-    objectContentFile: (bucket, key) => objectFiles(store, bucket, key).content,
-    readObject: (bucket, key, range) => createReadStream(objectFiles(store, bucket, key).content, range ?? {}),
+    objectContentFile: (bucket, key) => objectFiles(store(), bucket, key).content,
+    readObject: (bucket, key, range) => createReadStream(objectFiles(store(), bucket, key).content, range ?? {}),
 
     async uploadKey(bucket, uploadId) {
-      return readOptional(uploadFiles(uploadDirectory(store, bucket, uploadId)).key);
+      return readOptional(uploadFiles(uploadDirectory(store(), bucket, uploadId)).key);
     },
-    uploadInProgress: (bucket, uploadId) => describeUpload(uploadDirectory(store, bucket, uploadId), uploadId),
+    uploadInProgress: (bucket, uploadId) => describeUpload(uploadDirectory(store(), bucket, uploadId), uploadId),
     async uploadsInProgress(bucket) {
-      const root = uploadsDirectory(store, bucket);
+      const root = uploadsDirectory(store(), bucket);
       const uploads = await Promise.all((await readDirectoryNames(root)).map((uploadId) => describeUpload(path.join(root, uploadId), uploadId)));
       return uploads.filter((upload): upload is UploadInProgress => upload !== null);
     },
     async uploadedParts(bucket, uploadId) {
-      const upload = uploadDirectory(store, bucket, uploadId);
+      const upload = uploadDirectory(store(), bucket, uploadId);
       const numbers = (await readDirectoryNames(upload)).map(partNumberOfFile).filter((number) => number !== null);
       const parts = await Promise.all(
         numbers.map(async (number): Promise<UploadedPart | null> => {
@@ -205,12 +211,12 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       return parts.filter((part): part is UploadedPart => part !== null).sort((a, b) => a.number - b.number);
     },
     async placePart(bucket, uploadId, partNumber, file, md5, checksum) {
-      const files = partFiles(uploadDirectory(store, bucket, uploadId), partNumber);
+      const files = partFiles(uploadDirectory(store(), bucket, uploadId), partNumber);
       // A part uploaded again without a checksum loses the one it had.
       await placeWithSidecars(file, files.content, { [files.md5]: md5, [files.checksum]: JSON.stringify(checksum) });
     },
     async completeUpload(bucket, key, uploadId, partNumbers, completion, record, placing) {
-      const upload = uploadDirectory(store, bucket, uploadId);
+      const upload = uploadDirectory(store(), bucket, uploadId);
       const files = uploadFiles(upload);
       const createHeaders = JSON.parse(await readFile(files.createHeaders, 'utf8')) as Record<string, unknown>;
       const metadata = objectMetadata(bucket, key, createHeaders);
@@ -234,9 +240,9 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       const leftovers = (await readDirectoryNames(upload)).filter((name) => path.join(upload, name) !== files.completed);
       await Promise.all(leftovers.map((name) => rm(path.join(upload, name), { recursive: true, force: true })));
     },
-    completedUpload: (bucket, uploadId) => readOptional(uploadFiles(uploadDirectory(store, bucket, uploadId)).completed),
+    completedUpload: (bucket, uploadId) => readOptional(uploadFiles(uploadDirectory(store(), bucket, uploadId)).completed),
     async removeUpload(bucket, uploadId) {
-      await rm(uploadDirectory(store, bucket, uploadId), { recursive: true, force: true });
+      await rm(uploadDirectory(store(), bucket, uploadId), { recursive: true, force: true });
     },
 
     incomingFile: () => incomingFile(directory),
