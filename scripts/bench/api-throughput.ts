@@ -7,14 +7,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { createExport, waitForExport } from './client.ts';
-import { API_KEY, FIRST_REQUEST } from './cold-start.ts';
+import { createExport, DEPLOYMENTS_PAGE, SEEDED_API_KEY, waitForExport } from './client.ts';
 import { type CannedResponse, firstOk, type PrismDocument, spawnCeiling, spawnLocalplane, spawnPrism } from './processes.ts';
 import { goal, median, milliseconds, percent, perSecond, type Row, times } from './report.ts';
 
 /** A seeded session of the shipped fixtures (1,500 runs over three days), exported once for the bulk-export read. */
 const SEEDED_SESSION = { id: 'b473474a-d1dd-4781-b84d-264ef5770f98', start: '2026-10-01T00:00:00Z', end: '2026-10-04T00:00:00Z' };
-const HEADERS = { 'X-API-Key': API_KEY };
+const HEADERS = { 'X-API-Key': SEEDED_API_KEY };
 /** Not the answer's own: they describe the connection or the moment. */
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
 const GOALS = { overPrism: 15, ofCeiling: 0.7 };
@@ -59,7 +58,7 @@ function rowsOf(label: string, servers: Record<'localplane' | 'prism' | 'ceiling
   const [localplane, prism, ceiling] = [figure(servers.localplane), figure(servers.prism), figure(servers.ceiling)];
   const latency = (of: typeof localplane) => `p50 ${milliseconds(of.p50)}, p99 ${milliseconds(of.p99)}`;
   const what = `GET ${label}, ${settings.connections} connections (${(bodyBytes / 1024).toFixed(1)} KiB answer)`;
-  const isDeployments = label === FIRST_REQUEST;
+  const isDeployments = label === DEPLOYMENTS_PAGE;
   return [
     {
       what: `${what}: requests`,
@@ -88,10 +87,10 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
   try {
     const localplane = await spawnLocalplane();
     stops.push(localplane.stop);
-    const exportId = await createExport({ apiUrl: localplane.apiUrl, apiKey: API_KEY, sessionId: SEEDED_SESSION.id, start: SEEDED_SESSION.start, end: SEEDED_SESSION.end, compression: 'snappy' });
-    const { status } = await waitForExport(localplane.apiUrl, API_KEY, exportId, 50);
+    const exportId = await createExport({ apiUrl: localplane.apiUrl, apiKey: SEEDED_API_KEY, sessionId: SEEDED_SESSION.id, start: SEEDED_SESSION.start, end: SEEDED_SESSION.end, compression: 'snappy' });
+    const { status } = await waitForExport(localplane.apiUrl, SEEDED_API_KEY, exportId, 50);
     if (status !== 'Completed') throw new Error(`the seeded export ended ${status}`);
-    const paths = [FIRST_REQUEST, `/api/v1/bulk-exports/${exportId}`];
+    const paths = [DEPLOYMENTS_PAGE, `/api/v1/bulk-exports/${exportId}`];
 
     const answers = await Promise.all(paths.map((path) => canned(localplane.apiUrl, path)));
     const responsesFile = join(scratch, 'responses.json');
@@ -100,7 +99,7 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
     stops.push(ceiling.stop);
     const prism = await spawnPrism(settings.prism.file);
     stops.push(prism.stop);
-    await firstOk(`${prism.apiUrl}${FIRST_REQUEST}`, HEADERS);
+    await firstOk(`${prism.apiUrl}${DEPLOYMENTS_PAGE}`, HEADERS);
 
     const servers = { localplane: localplane.apiUrl, prism: prism.apiUrl, ceiling: ceiling.apiUrl };
     const samples = paths.map(() => ({ localplane: [] as Sample[], prism: [] as Sample[], ceiling: [] as Sample[] }));
@@ -114,7 +113,7 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
         }
       }
     }
-    const labels = [FIRST_REQUEST, '/api/v1/bulk-exports/{id}'];
+    const labels = [DEPLOYMENTS_PAGE, '/api/v1/bulk-exports/{id}'];
     return labels.flatMap((label, index) => rowsOf(label, samples[index]!, settings, Buffer.byteLength(answers[index]!.body)));
   } finally {
     for (const stop of stops.reverse()) await stop();

@@ -1,16 +1,14 @@
 /** Cold start: from the spawn of the compiled CLI to its first 200, against Prism's mock spawned the same way. */
+import { DEPLOYMENTS_PAGE, SEEDED_API_KEY } from './client.ts';
 import { firstOk, type PrismDocument, spawnLocalplane, spawnPrism } from './processes.ts';
 import { goal, median, milliseconds, type Row, times } from './report.ts';
 
-export const FIRST_REQUEST = '/v2/deployments?limit=20';
-/** A workspace key of the shipped fixtures; Prism only checks that the header is there. */
-export const API_KEY = 'lp_test_acme_plus_0001';
 const GOAL_MS = 300;
 
 async function localplaneColdStart(): Promise<number> {
   const server = await spawnLocalplane();
   try {
-    return (await firstOk(`${server.apiUrl}${FIRST_REQUEST}`, { 'X-API-Key': API_KEY })) - server.spawnedAt;
+    return (await firstOk(`${server.apiUrl}${DEPLOYMENTS_PAGE}`, { 'X-API-Key': SEEDED_API_KEY })) - server.spawnedAt;
   } finally {
     await server.stop();
   }
@@ -19,7 +17,7 @@ async function localplaneColdStart(): Promise<number> {
 async function prismColdStart(document: string): Promise<number> {
   const prism = await spawnPrism(document);
   try {
-    return (await firstOk(`${prism.apiUrl}${FIRST_REQUEST}`, { 'X-API-Key': API_KEY })) - prism.spawnedAt;
+    return (await firstOk(`${prism.apiUrl}${DEPLOYMENTS_PAGE}`, { 'X-API-Key': SEEDED_API_KEY })) - prism.spawnedAt;
   } finally {
     await prism.stop();
   }
@@ -38,7 +36,7 @@ export async function measureColdStart(options: { runs: number; prism: PrismDocu
   }
   return [
     {
-      what: `cold start: spawn to the first 200 of GET ${FIRST_REQUEST}`,
+      what: `cold start: spawn to the first 200 of GET ${DEPLOYMENTS_PAGE}`,
       localplane: milliseconds(median(localplane)),
       peer: options.prism.peer,
       peerFigure: milliseconds(median(prism)),

@@ -52,6 +52,8 @@ interface ExportSample {
   rowsPerSecond: number;
   peakRssBytes: number;
   apiLatencies: number[];
+  /** Polls whose kept-alive connection the server closed as they went out (sent again). */
+  connectionResets: number;
 }
 
 /** One export on a fresh server; `keep` receives the Parquet files (downloaded before the server stops). */
@@ -68,7 +70,7 @@ async function exportOnce(fixturesDir: string, settings: Settings, keep?: (files
       end: new Date(Date.parse(START) + DAYS * 86_400_000).toISOString(),
       compression: settings.compression,
     });
-    const { status, finishedAt, latencies } = await waitForExport(server.apiUrl, WORKSPACE.api_key, exportId, POLL_MS);
+    const { status, finishedAt, latencies, connectionResets } = await waitForExport(server.apiUrl, WORKSPACE.api_key, exportId, POLL_MS);
     if (status !== 'Completed') throw new Error(`the export ended ${status}`);
     const peak = peakRssBytes(server.pid);
     const runs = await callApi(server.apiUrl, WORKSPACE.api_key, 'GET', `/api/v1/bulk-exports/${exportId}/runs`);
@@ -82,7 +84,7 @@ async function exportOnce(fixturesDir: string, settings: Settings, keep?: (files
         s3.destroy();
       }
     }
-    return { rows, rowsPerSecond: rows / ((finishedAt - began) / 1000), peakRssBytes: peak, apiLatencies: latencies };
+    return { rows, rowsPerSecond: rows / ((finishedAt - began) / 1000), peakRssBytes: peak, apiLatencies: latencies, connectionResets };
   } finally {
     await server.stop();
   }
@@ -133,7 +135,7 @@ export async function measureExport(settings: Settings): Promise<Row[]> {
       const last = run === settings.runs;
       samples.push(await exportOnce(fixturesDir, settings, last ? (files, s3) => download(files, s3, scratch) : undefined));
       const sample = samples.at(-1)!;
-      settings.log(`export ${run}/${settings.runs}: localplane ${perSecond(sample.rowsPerSecond)}, peak RSS ${megabytes(sample.peakRssBytes)}, API p99 ${milliseconds(percentile(sample.apiLatencies, 99))}`);
+      settings.log(`export ${run}/${settings.runs}: localplane ${perSecond(sample.rowsPerSecond)}, peak RSS ${megabytes(sample.peakRssBytes)}, API p99 ${milliseconds(percentile(sample.apiLatencies, 99))} (${sample.apiLatencies.length} polls, ${sample.connectionResets} sent again after a connection reset)`);
     }
     const duckdb = median(await duckdbCopies(scratch, settings));
     const rate = median(samples.map((sample) => sample.rowsPerSecond));

@@ -27,9 +27,8 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => process.exit(130));
-}
+process.once('SIGINT', () => process.exit(130));
+process.once('SIGTERM', () => process.exit(143));
 
 function stopper(child: ChildProcess): () => Promise<void> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
