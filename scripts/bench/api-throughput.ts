@@ -90,7 +90,11 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
     const exportId = await createExport({ apiUrl: localplane.apiUrl, apiKey: SEEDED_API_KEY, sessionId: SEEDED_SESSION.id, start: SEEDED_SESSION.start, end: SEEDED_SESSION.end, compression: 'snappy' });
     const { status } = await waitForExport(localplane.apiUrl, SEEDED_API_KEY, exportId, 50);
     if (status !== 'Completed') throw new Error(`the seeded export ended ${status}`);
-    const paths = [DEPLOYMENTS_PAGE, `/api/v1/bulk-exports/${exportId}`];
+    const reads = [
+      { label: DEPLOYMENTS_PAGE, path: DEPLOYMENTS_PAGE },
+      { label: '/api/v1/bulk-exports/{id}', path: `/api/v1/bulk-exports/${exportId}` },
+    ];
+    const paths = reads.map((read) => read.path);
 
     const answers = await Promise.all(paths.map((path) => canned(localplane.apiUrl, path)));
     const responsesFile = join(scratch, 'responses.json');
@@ -109,12 +113,11 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
         for (const [name, url] of Object.entries(servers) as [keyof typeof servers, string][]) {
           const sample = await load(`${url}${path}`, settings, settings.seconds);
           samples[index]![name].push(sample);
-          settings.log(`api ${run}/${settings.runs} GET ${path} ${name}: ${perSecond(sample.requestsPerSecond)}, p50 ${milliseconds(sample.p50)}, p99 ${milliseconds(sample.p99)}`);
+          settings.log(`api ${run}/${settings.runs} GET ${reads[index]!.label} ${name}: ${perSecond(sample.requestsPerSecond)}, p50 ${milliseconds(sample.p50)}, p99 ${milliseconds(sample.p99)}`);
         }
       }
     }
-    const labels = [DEPLOYMENTS_PAGE, '/api/v1/bulk-exports/{id}'];
-    return labels.flatMap((label, index) => rowsOf(label, samples[index]!, settings, Buffer.byteLength(answers[index]!.body)));
+    return reads.flatMap((read, index) => rowsOf(read.label, samples[index]!, settings, Buffer.byteLength(answers[index]!.body)));
   } finally {
     for (const stop of stops.reverse()) await stop();
     rmSync(scratch, { recursive: true, force: true });
