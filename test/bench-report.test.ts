@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { markdownTable, median, writeFigures } from '../scripts/bench/report.ts';
+import { markdownTable, median, medianAndRange, milliseconds, perSecond, writeFigures } from '../scripts/bench/report.ts';
 
 describe('npm run bench: the table and docs/benchmarks.md', () => {
   let scratch = '';
@@ -17,10 +17,15 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
     expect(median([])).toBeNaN();
   });
 
+  it('gives a figure as its median and the range of the runs, the unit once', () => {
+    expect(medianAndRange([1044.2, 1446, 1315.4], milliseconds)).toBe('1,315 ms (1,044–1,446)');
+    expect(medianAndRange([2000, 1995], perSecond)).toBe('1,998/s (1,995–2,000)');
+  });
+
   it('prints one table row per row, under one header', () => {
     const table = markdownTable([{ what: 'reset', localplane: '3.00 ms', peer: 'none', peerFigure: '5.00 ms', ratio: '0.60×', goal: '≤ 5 ms (met)' }]);
     expect(table.split('\n')).toEqual([
-      "| what (median of the runs) | localplane | peer, same run | peer's figure | localplane ÷ peer | goal |",
+      "| what (median of the runs, their range) | localplane | peer, same run | peer's figure | localplane ÷ peer | goal |",
       '| --- | --- | --- | --- | --- | --- |',
       '| reset | 3.00 ms | none | 5.00 ms | 0.60× | ≤ 5 ms (met) |',
     ]);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createExport, DEPLOYMENTS_PAGE, SEEDED_API_KEY, waitForExport } from './client.ts';
 import { type CannedResponse, firstOk, type PrismDocument, spawnCeiling, spawnLocalplane, spawnPrism } from './processes.ts';
-import { goal, median, milliseconds, percent, perSecond, type Row, times } from './report.ts';
+import { goal, median, medianAndRange, milliseconds, percent, perSecond, type Row, times } from './report.ts';
 
 /** A seeded session of the shipped fixtures (1,500 runs over three days), exported once for the bulk-export read. */
 const SEEDED_SESSION = { id: 'b473474a-d1dd-4781-b84d-264ef5770f98', start: '2026-10-01T00:00:00Z', end: '2026-10-04T00:00:00Z' };
@@ -52,6 +52,7 @@ async function canned(apiUrl: string, path: string): Promise<CannedResponse> {
 function rowsOf(label: string, servers: Record<'localplane' | 'prism' | 'ceiling', Sample[]>, settings: Settings, bodyBytes: number): Row[] {
   const figure = (samples: Sample[]) => ({
     rate: median(samples.map((sample) => sample.requestsPerSecond)),
+    rates: medianAndRange(samples.map((sample) => sample.requestsPerSecond), perSecond),
     p50: median(samples.map((sample) => sample.p50)),
     p99: median(samples.map((sample) => sample.p99)),
   });
@@ -62,17 +63,17 @@ function rowsOf(label: string, servers: Record<'localplane' | 'prism' | 'ceiling
   return [
     {
       what: `${what}: requests`,
-      localplane: perSecond(localplane.rate),
+      localplane: localplane.rates,
       peer: settings.prism.peer,
-      peerFigure: perSecond(prism.rate),
+      peerFigure: prism.rates,
       ratio: times(localplane.rate / prism.rate),
       goal: isDeployments ? goal(`≥ ${GOALS.overPrism}×`, localplane.rate >= GOALS.overPrism * prism.rate) : '',
     },
     {
       what: `${what}: requests`,
-      localplane: perSecond(localplane.rate),
+      localplane: localplane.rates,
       peer: 'bare Hono on @hono/node-server, same bytes (ceiling)',
-      peerFigure: perSecond(ceiling.rate),
+      peerFigure: ceiling.rates,
       ratio: percent(localplane.rate / ceiling.rate),
       goal: isDeployments ? goal(`≥ ${percent(GOALS.ofCeiling)}`, localplane.rate >= GOALS.ofCeiling * ceiling.rate) : '',
     },

@@ -1,7 +1,7 @@
 /** Cold start: from the spawn of the compiled CLI to its first 200, against Prism's mock spawned the same way. */
 import { DEPLOYMENTS_PAGE, SEEDED_API_KEY } from './client.ts';
 import { firstOk, type PrismDocument, spawnLocalplane, spawnPrism } from './processes.ts';
-import { goal, median, milliseconds, type Row, times } from './report.ts';
+import { goal, median, medianAndRange, milliseconds, type Row, times } from './report.ts';
 
 const GOAL_MS = 300;
 
@@ -37,9 +37,9 @@ export async function measureColdStart(options: { runs: number; prism: PrismDocu
   return [
     {
       what: `cold start: spawn to the first 200 of GET ${DEPLOYMENTS_PAGE}`,
-      localplane: milliseconds(median(localplane)),
+      localplane: medianAndRange(localplane, milliseconds),
       peer: options.prism.peer,
-      peerFigure: milliseconds(median(prism)),
+      peerFigure: medianAndRange(prism, milliseconds),
       ratio: times(median(localplane) / median(prism)),
       goal: goal(`≤ ${GOAL_MS} ms`, median(localplane) <= GOAL_MS),
     },

@@ -11,7 +11,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { DEFAULT_FIXTURES_DIR, prepareFixtures } from '../../src/localplane.ts';
 import { callApi, createExport, EXPORT_BUCKET, FULL_ACCESS_KEY, waitForExport } from './client.ts';
 import { peakRssBytes, spawnLocalplane } from './processes.ts';
-import { goal, median, megabytes, milliseconds, percentile, perSecond, type Row, times } from './report.ts';
+import { goal, median, medianAndRange, megabytes, milliseconds, percentile, perSecond, type Row, times } from './report.ts';
 
 const WORKSPACE = { id: '0b6f6c2e-6a53-4d47-9d1c-5e0e3c2f7a10', api_key: 'lp_bench_key' };
 const SESSION_ID = '2d9e0c4b-8f7a-4e2b-b9a1-1c3d5e7f9a20';
@@ -153,11 +153,11 @@ export async function measureExport(settings: Settings): Promise<Row[]> {
     const resent = resets > 0 ? `; ${resets} sent again after the server reset their connection` : '';
     const noPeer = 'none in the same run: the goal';
     return [
-      { what: `${what}: runs/s`, localplane: perSecond(rate), peer: `DuckDB COPY of the same rows (FORMAT parquet, COMPRESSION ${settings.compression})`, peerFigure: perSecond(duckdbRate), ratio: times(rate / duckdbRate), goal: goal(`≥ ${GOALS.ofDuckdb}×`, rate >= GOALS.ofDuckdb * duckdbRate) },
-      { what: `${what}: the server's peak RSS (VmHWM)`, localplane: megabytes(peakRss), peer: noPeer, peerFigure: megabytes(GOALS.peakRssBytes), ratio: times(peakRss / GOALS.peakRssBytes), goal: goal(`≤ ${megabytes(GOALS.peakRssBytes)}`, peakRss <= GOALS.peakRssBytes) },
+      { what: `${what}: runs/s`, localplane: medianAndRange(samples.map((sample) => sample.rowsPerSecond), perSecond), peer: `DuckDB COPY of the same rows (FORMAT parquet, COMPRESSION ${settings.compression})`, peerFigure: medianAndRange(duckdbRates, perSecond), ratio: times(rate / duckdbRate), goal: goal(`≥ ${GOALS.ofDuckdb}×`, rate >= GOALS.ofDuckdb * duckdbRate) },
+      { what: `${what}: the server's peak RSS (VmHWM)`, localplane: medianAndRange(samples.map((sample) => sample.peakRssBytes), megabytes), peer: noPeer, peerFigure: megabytes(GOALS.peakRssBytes), ratio: times(peakRss / GOALS.peakRssBytes), goal: goal(`≤ ${megabytes(GOALS.peakRssBytes)}`, peakRss <= GOALS.peakRssBytes) },
       {
         what: `${what}: p99 of GET /api/v1/bulk-exports/{id} meanwhile (one every ${POLL_MS} ms${resent})`,
-        localplane: milliseconds(p99),
+        localplane: medianAndRange(samples.map((sample) => percentile(sample.apiLatencies, 99)), milliseconds),
         peer: noPeer,
         peerFigure: milliseconds(GOALS.apiP99Ms),
         ratio: times(p99 / GOALS.apiP99Ms),

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalplane, prepareFixtures, start } from '../../src/localplane.ts';
 import { spawnLocalplane } from './processes.ts';
-import { goal, median, milliseconds, type Row, times } from './report.ts';
+import { goal, median, medianAndRange, milliseconds, type Row, times } from './report.ts';
 
 /** Each operation is cheap: this many samples (after one warm-up) rather than the heavy rows' runs. */
 export const HARNESS_SAMPLES = 50;
@@ -28,7 +28,7 @@ async function timings(once: () => Promise<unknown>): Promise<number[]> {
 
 function againstGoal(what: string, samples: number[], goalMs: number, goalName: string): Row {
   const figure = median(samples);
-  return { what, localplane: milliseconds(figure), peer: `none in the same run: ${goalName}`, peerFigure: milliseconds(goalMs), ratio: times(figure / goalMs), goal: goal(`≤ ${goalMs} ms`, figure <= goalMs) };
+  return { what, localplane: medianAndRange(samples, milliseconds), peer: `none in the same run: ${goalName}`, peerFigure: milliseconds(goalMs), ratio: times(figure / goalMs), goal: goal(`≤ ${goalMs} ms`, figure <= goalMs) };
 }
 
 async function httpResets(): Promise<number[]> {
@@ -63,7 +63,7 @@ export async function measureHarnessOps(options: { log: (line: string) => void }
       againstGoal(`restore() of a snapshot of the seeded state (${Math.round(bytes / 1024)} KiB, ${samples})`, restores, RESET_GOAL_MS, "reset's goal (issue 11 sets none for restore)"),
       {
         what: `in-process start({ port: 0, objstorePort: 0 }) + stop() (${samples})`,
-        localplane: milliseconds(median(startStops)),
+        localplane: medianAndRange(startStops, milliseconds),
         peer: 'none in the same run, no goal set',
         peerFigure: '',
         ratio: '',

@@ -31,11 +31,16 @@ export const perSecond = (value: number) => `${Math.round(value).toLocaleString(
 export const megabytes = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`;
 export const times = (ratio: number) => `${ratio < 1 ? ratio.toFixed(2) : ratio.toFixed(1)}×`;
 export const percent = (ratio: number) => `${Math.round(ratio * 100)}%`;
+/** The median with the range of the runs, e.g. `1,315 ms (1,044–1,446)`. */
+export function medianAndRange(values: readonly number[], format: (value: number) => string): string {
+  const bare = (value: number) => format(value).replace(/ ms$|\/s$| MB$/, '');
+  return `${format(median(values))} (${bare(Math.min(...values))}–${bare(Math.max(...values))})`;
+}
 /** A goal with whether this run met it. */
 export const goal = (text: string, met: boolean) => `${text} (${met ? 'met' : 'missed'})`;
 
 export function markdownTable(rows: readonly Row[]): string {
-  const header = ['what (median of the runs)', 'localplane', 'peer, same run', "peer's figure", 'localplane ÷ peer', 'goal'];
+  const header = ['what (median of the runs, their range)', 'localplane', 'peer, same run', "peer's figure", 'localplane ÷ peer', 'goal'];
   const lines = [header, header.map(() => '---'), ...rows.map((row) => [row.what, row.localplane, row.peer, row.peerFigure, row.ratio, row.goal])];
   return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
