@@ -13,7 +13,7 @@ import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { OBJSTORE_PERMISSIONS } from '../src/objstore/index.ts';
 import { createRandom } from '../src/shared/prng.ts';
-import { spawnLocalplane } from './spawn-localplane.ts';
+import { spawnLocalplane } from './bench/processes.ts';
 
 const { values } = parseArgs({
   options: {

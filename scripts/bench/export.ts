@@ -1,0 +1,171 @@
+/**
+ * Export of a generated project (default 1,000,000 runs over four days) to Parquet in the
+ * embedded objstore, through the public API of a spawned localplane: runs/s, the server's
+ * peak RSS and the API's latency during the export, against DuckDB's COPY of the same rows.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { DEFAULT_FIXTURES_DIR, prepareFixtures } from '../../src/localplane.ts';
+import { callApi, createExport, EXPORT_BUCKET, FULL_ACCESS_KEY, waitForExport } from './client.ts';
+import { peakRssBytes, spawnLocalplane } from './processes.ts';
+import { goal, median, medianAndRange, megabytes, milliseconds, percentile, perSecond, type Row, times } from './report.ts';
+
+const WORKSPACE = { id: '0b6f6c2e-6a53-4d47-9d1c-5e0e3c2f7a10', api_key: 'lp_bench_key' };
+const SESSION_ID = '2d9e0c4b-8f7a-4e2b-b9a1-1c3d5e7f9a20';
+const START = '2026-10-01T00:00:00Z';
+const DAYS = 4;
+/** How often the export's status is asked while it runs: those answers' latency is the API's during the export. */
+const POLL_MS = 20;
+const GOALS = { ofDuckdb: 0.5, peakRssBytes: 300 * 1024 * 1024, apiP99Ms: 20 };
+
+interface Settings {
+  runs: number;
+  exportRuns: number;
+  compression: string;
+  log: (line: string) => void;
+}
+
+/**
+ * Fixtures of one workspace with the generated project, in one fixed directory: the template
+ * cache keeps one template per fixture directory, so a new run count replaces the last one's.
+ */
+function writeBenchFixtures(runCount: number): string {
+  const dir = join(tmpdir(), 'localplane-bench-export-fixtures');
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(DEFAULT_FIXTURES_DIR, 'objstore.json'), join(dir, 'objstore.json'));
+  writeFileSync(join(dir, 'deployments.json'), JSON.stringify({ workspaces: [] }));
+  writeFileSync(
+    join(dir, 'workspaces.json'),
+    JSON.stringify({
+      workspaces: [{ ...WORKSPACE, name: 'Bench', tier: 'enterprise', sessions: [{ id: SESSION_ID, name: 'bench-project', runs: { count: runCount, start: START, days: DAYS } }] }],
+      unknown_api_key: 'lp_bench_unknown',
+    }),
+  );
+  return dir;
+}
+
+interface ExportSample {
+  rows: number;
+  rowsPerSecond: number;
+  peakRssBytes: number;
+  apiLatencies: number[];
+  /** Polls whose kept-alive connection the server closed as they went out (sent again). */
+  connectionResets: number;
+}
+
+/** One export on a fresh server; `keep` receives the Parquet files (downloaded before the server stops). */
+async function exportOnce(fixturesDir: string, settings: Settings, keep?: (files: string[], s3: S3Client) => Promise<void>): Promise<ExportSample> {
+  const server = await spawnLocalplane(['--fixtures', fixturesDir]);
+  try {
+    const began = performance.now();
+    const exportId = await createExport({
+      apiUrl: server.apiUrl,
+      apiKey: WORKSPACE.api_key,
+      endpointUrl: server.objstoreUrl,
+      sessionId: SESSION_ID,
+      start: START,
+      end: new Date(Date.parse(START) + DAYS * 86_400_000).toISOString(),
+      compression: settings.compression,
+    });
+    const { status, finishedAt, latencies, connectionResets } = await waitForExport(server.apiUrl, WORKSPACE.api_key, exportId, POLL_MS);
+    if (status !== 'Completed') throw new Error(`the export ended ${status}`);
+    const peak = peakRssBytes(server.pid);
+    const runs = await callApi(server.apiUrl, WORKSPACE.api_key, 'GET', `/api/v1/bulk-exports/${exportId}/runs`);
+    const rows: number = runs.reduce((sum: number, run: any) => sum + run.metadata.result.rows_written, 0);
+    if (rows !== settings.exportRuns) throw new Error(`the export wrote ${rows} rows of ${settings.exportRuns}`);
+    if (keep) {
+      const s3 = new S3Client({ endpoint: server.objstoreUrl, region: 'us-east-1', forcePathStyle: true, credentials: FULL_ACCESS_KEY, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+      try {
+        await keep(runs.flatMap((run: any) => run.metadata.result.exported_files), s3);
+      } finally {
+        s3.destroy();
+      }
+    }
+    return { rows, rowsPerSecond: rows / ((finishedAt - began) / 1000), peakRssBytes: peak, apiLatencies: latencies, connectionResets };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Downloads the export's files into `dir`, each at its key. */
+async function download(files: string[], s3: S3Client, dir: string): Promise<void> {
+  for (const file of files) {
+    const key = file.slice(EXPORT_BUCKET.length + 1);
+    const path = join(dir, key);
+    mkdirSync(dirname(path), { recursive: true });
+    const object = await s3.send(new GetObjectCommand({ Bucket: EXPORT_BUCKET, Key: key }));
+    writeFileSync(path, await object.Body!.transformToByteArray());
+  }
+}
+
+/** The peer: DuckDB holding the exported rows in an in-memory table, COPYing them to one Parquet file. */
+async function loadDuckdb(dir: string, compression: string) {
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+  const connection = await instance.connect();
+  await connection.run(`CREATE TABLE runs AS SELECT * FROM read_parquet('${dir}/**/*.parquet', hive_partitioning = false)`);
+  const codec = compression === 'zstandard' ? 'zstd' : compression === 'none' ? 'uncompressed' : compression;
+  return {
+    /** One COPY; its rows/s. */
+    async copy(rows: number): Promise<number> {
+      const began = performance.now();
+      await connection.run(`COPY runs TO '${join(dir, 'duckdb.parquet')}' (FORMAT parquet, COMPRESSION ${codec})`);
+      return rows / ((performance.now() - began) / 1000);
+    },
+    close() {
+      connection.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+export async function measureExport(settings: Settings): Promise<Row[]> {
+  const fixturesDir = writeBenchFixtures(settings.exportRuns);
+  const templateStarted = performance.now();
+  prepareFixtures({ fixturesDir });
+  settings.log(`export: template of ${settings.exportRuns.toLocaleString('en')} runs ready in ${((performance.now() - templateStarted) / 1000).toFixed(1)} s (built once, then cached)`);
+
+  const scratch = mkdtempSync(join(tmpdir(), 'localplane-bench-export-'));
+  let duckdb: Awaited<ReturnType<typeof loadDuckdb>> | undefined;
+  try {
+    // Each export is followed by a COPY, so that both of a pair see the machine in the same state.
+    const samples: ExportSample[] = [];
+    const duckdbRates: number[] = [];
+    for (let run = 1; run <= settings.runs; run++) {
+      samples.push(await exportOnce(fixturesDir, settings, duckdb ? undefined : (files, s3) => download(files, s3, scratch)));
+      duckdb ??= await loadDuckdb(scratch, settings.compression);
+      duckdbRates.push(await duckdb.copy(settings.exportRuns));
+      const sample = samples.at(-1)!;
+      settings.log(
+        `export ${run}/${settings.runs}: localplane ${perSecond(sample.rowsPerSecond)}, peak RSS ${megabytes(sample.peakRssBytes)}, ` +
+          `API p99 ${milliseconds(percentile(sample.apiLatencies, 99))} (${sample.apiLatencies.length} polls, ${sample.connectionResets} sent again after a connection reset); ` +
+          `duckdb COPY ${perSecond(duckdbRates.at(-1)!)}`,
+      );
+    }
+    const duckdbRate = median(duckdbRates);
+    const rate = median(samples.map((sample) => sample.rowsPerSecond));
+    const peakRss = median(samples.map((sample) => sample.peakRssBytes));
+    const p99 = median(samples.map((sample) => percentile(sample.apiLatencies, 99)));
+    const what = `export of ${settings.exportRuns.toLocaleString('en')} generated runs to ${settings.compression} Parquet in the objstore`;
+    const resets = samples.reduce((sum, sample) => sum + sample.connectionResets, 0);
+    const resent = resets > 0 ? `; ${resets} sent again after the server reset their connection` : '';
+    const noPeer = 'none in the same run: the goal';
+    return [
+      { what: `${what}: runs/s`, localplane: medianAndRange(samples.map((sample) => sample.rowsPerSecond), perSecond), peer: `DuckDB COPY of the same rows (FORMAT parquet, COMPRESSION ${settings.compression})`, peerFigure: medianAndRange(duckdbRates, perSecond), ratio: times(rate / duckdbRate), goal: goal(`≥ ${GOALS.ofDuckdb}×`, rate >= GOALS.ofDuckdb * duckdbRate) },
+      { what: `${what}: the server's peak RSS (VmHWM)`, localplane: medianAndRange(samples.map((sample) => sample.peakRssBytes), megabytes), peer: noPeer, peerFigure: megabytes(GOALS.peakRssBytes), ratio: times(peakRss / GOALS.peakRssBytes), goal: goal(`≤ ${megabytes(GOALS.peakRssBytes)}`, peakRss <= GOALS.peakRssBytes) },
+      {
+        what: `${what}: p99 of GET /api/v1/bulk-exports/{id} meanwhile (one every ${POLL_MS} ms${resent})`,
+        localplane: medianAndRange(samples.map((sample) => percentile(sample.apiLatencies, 99)), milliseconds),
+        peer: noPeer,
+        peerFigure: milliseconds(GOALS.apiP99Ms),
+        ratio: times(p99 / GOALS.apiP99Ms),
+        goal: goal(`≤ ${GOALS.apiP99Ms} ms`, p99 <= GOALS.apiP99Ms),
+      },
+    ];
+  } finally {
+    duckdb?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
