@@ -1,0 +1,34 @@
+/**
+ * The export encoder's worker thread (see encoder-thread.ts): reads an export file's runs
+ * over its own read-only connection and encodes them as Parquet, whose bytes it hands back
+ * without a copy.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openInstanceReader } from '../shared/db.ts';
+import { TracingStore } from '../tracing/store.ts';
+import type { EncodedFile, EncodeRequest, EncoderDatabase, EncoderReply } from './encoder-thread.ts';
+import { encodeRunsParquet } from './parquet.ts';
+
+const database = workerData as EncoderDatabase;
+const tracing = new TracingStore(openInstanceReader(database.path, database.templatePath));
+
+function encodeFile(request: EncodeRequest): EncodedFile | null {
+  for (const { sessionId, after } of request.reads) {
+    const rows = tracing.runsPage({ sessionId, from: request.from, to: request.to, after, limit: request.limit, filter: request.filter });
+    if (rows.length === 0) continue;
+    const last = rows.at(-1)!;
+    return { sessionId, rows: rows.length, last: { startTime: last.start_time, id: last.id }, parquet: encodeRunsParquet(rows, request.parquet) };
+  }
+  return null;
+}
+
+parentPort!.on('message', ({ id, request }: { id: number; request: EncodeRequest }) => {
+  let reply: EncoderReply;
+  try {
+    reply = { id, file: encodeFile(request) };
+  } catch (error) {
+    reply = { id, error: error instanceof Error ? error.message : String(error) };
+  }
+  const bytes = 'file' in reply ? reply.file?.parquet : undefined;
+  parentPort!.postMessage(reply, bytes && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer as ArrayBuffer] : []);
+});
