@@ -7,17 +7,25 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openInstanceReader } from '../shared/db.ts';
 import { TracingStore } from '../tracing/store.ts';
 import type { EncodedFile, EncodeRequest, EncoderDatabase, EncoderReply } from './encoder-thread.ts';
-import { encodeRunsParquet } from './parquet.ts';
+import { encodeRunsParquet, exportedColumns } from './parquet.ts';
 
 const database = workerData as EncoderDatabase;
 const tracing = new TracingStore(openInstanceReader(database.path, database.templatePath));
 
 function encodeFile(request: EncodeRequest): EncodedFile | null {
+  const columns = exportedColumns(request.parquet.columns);
+  const cursorAt = columns.length;
   for (const { sessionId, after } of request.reads) {
-    const rows = tracing.runsPage({ sessionId, from: request.from, to: request.to, after, limit: request.limit, filter: request.filter });
+    const { from, to, limit, filter } = request;
+    const rows = tracing.runValuesPage({ sessionId, from, to, after, limit, filter, columns });
     if (rows.length === 0) continue;
     const last = rows.at(-1)!;
-    return { sessionId, rows: rows.length, last: { startTime: last.start_time, id: last.id }, parquet: encodeRunsParquet(rows, request.parquet) };
+    return {
+      sessionId,
+      rows: rows.length,
+      last: { startTime: last[cursorAt] as number, id: last[cursorAt + 1] as string },
+      parquet: encodeRunsParquet(rows, request.parquet),
+    };
   }
   return null;
 }
