@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { DEFAULT_FIXTURES_DIR, prepareFixtures, start } from '../src/localplane.ts';
 
 const { values } = parseArgs({
@@ -71,6 +70,8 @@ async function duckdbBaseline(files: string[], s3: S3Client, bucket: string) {
       const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       writeFileSync(path, await object.Body!.transformToByteArray());
     }
+    // Loaded only now: DuckDB's native library is no part of the server whose RSS is measured.
+    const { DuckDBInstance } = await import('@duckdb/node-api');
     const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
     const connection = await instance.connect();
     await connection.run(`CREATE TABLE runs AS SELECT * FROM read_parquet('${dir}/**/*.parquet', hive_partitioning = false)`);
