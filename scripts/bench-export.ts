@@ -105,6 +105,7 @@ async function main() {
     let peakRss = rssBefore;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
     const began = performance.now();
+    const cpuBefore = process.cpuUsage();
     const created = await api(instance.apiUrl, 'POST', '/api/v1/bulk-exports', {
       bulk_export_destination_id: destination.id,
       session_id: SESSION_ID,
@@ -122,6 +123,7 @@ async function main() {
       pollLatencies.push(performance.now() - asked);
     }
     const seconds = (performance.now() - began) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
     clearInterval(sampler);
     if (status !== 'Completed') throw new Error(`export ended ${status}`);
     const runs = await api(instance.apiUrl, 'GET', `/api/v1/bulk-exports/${created.id}/runs`);
@@ -129,6 +131,8 @@ async function main() {
     const files: string[] = runs.flatMap((run: any) => run.metadata.result.exported_files);
     console.log(`localplane: ${rows.toLocaleString('en')} runs in ${files.length} ${compression} files, ${seconds.toFixed(1)} s = ${Math.round(rows / seconds).toLocaleString('en')} runs/s`);
     console.log(`localplane: RSS ${mb(rssBefore)} MB before the export, peak ${mb(peakRss)} MB during it`);
+    // CPU time of all the process's threads: the work per run, which other load on the machine changes less than runs/s.
+    console.log(`localplane: CPU ${((cpu.user + cpu.system) / rows).toFixed(1)} µs per run (user ${(cpu.user / rows).toFixed(1)}, system ${(cpu.system / rows).toFixed(1)}) over ${seconds.toFixed(1)} s = ${((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)} cores busy`);
     pollLatencies.sort((a, b) => a - b);
     const percentile = (p: number) => pollLatencies[Math.min(pollLatencies.length - 1, Math.floor(p * pollLatencies.length))]!.toFixed(1);
     console.log(`localplane: GET /api/v1/bulk-exports/{id} during the export: median ${percentile(0.5)} ms, p99 ${percentile(0.99)} ms (${pollLatencies.length} polls)`);
