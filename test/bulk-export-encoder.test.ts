@@ -78,7 +78,7 @@ describe('the encoder thread', () => {
   it('fails the requests of a worker that died with a clear error, and starts a new worker for the next one', async () => {
     const dying = join(dir, 'dying-worker.mjs');
     writeFileSync(dying, "import { parentPort } from 'node:worker_threads'; parentPort.on('message', () => process.exit(7));");
-    const encoder = new EncoderThread(database, { reader: pathToFileURL(dying), writer: pathToFileURL(dying) });
+    const encoder = new EncoderThread(database, pathToFileURL(dying));
     try {
       await expect(encoder.encode(request)).rejects.toThrow('The export encoder stopped unexpectedly (exit code 7)');
       await expect(encoder.encode(request)).rejects.toThrow('The export encoder stopped unexpectedly (exit code 7)');
@@ -106,7 +106,7 @@ describe('the encoder thread', () => {
   it('once closed, fails what was waiting and refuses new requests', async () => {
     const silent = join(dir, 'silent-worker.mjs');
     writeFileSync(silent, "import { parentPort } from 'node:worker_threads'; parentPort.on('message', () => {});");
-    const encoder = new EncoderThread(database, { reader: pathToFileURL(silent), writer: pathToFileURL(silent) });
+    const encoder = new EncoderThread(database, pathToFileURL(silent));
     const waiting = encoder.encode(request);
     await encoder.close();
     await expect(waiting).rejects.toThrow('The export encoder was closed');

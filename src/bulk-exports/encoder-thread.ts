@@ -1,4 +1,4 @@
-import { Worker, type Transferable } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import type { Micros } from '../shared/time.ts';
 import type { CompiledFilter } from '../tracing/filter.ts';
 import type { RunCursor } from '../tracing/store.ts';
@@ -14,14 +14,6 @@ export interface EncodeRequest {
   parquet: ParquetEncodeOptions;
 }
 
-/** A file's runs read and encoded as an Arrow IPC stream, by the reader worker. */
-export interface ArrowFile {
-  sessionId: string;
-  rows: number;
-  last: RunCursor;
-  ipc: Uint8Array;
-}
-
 /** One encoded export file: its project, row count, last row's cursor and Parquet bytes. */
 export interface EncodedFile {
   sessionId: string;
@@ -30,83 +22,48 @@ export interface EncodedFile {
   parquet: Uint8Array;
 }
 
-/** What the Parquet writer worker is asked: an IPC stream from the reader and the file's options. */
-export interface WriteRequest {
-  ipc: Uint8Array;
-  parquet: ParquetEncodeOptions;
-}
-
-/** What a worker answers to request `id`: its result or why it failed. */
-export type WorkerReply<T> = { id: number; result: T } | { id: number; error: string };
+/** What the worker answers to request `id`: the file (null when no rows are left) or why it failed. */
+export type EncoderReply = { id: number; file: EncodedFile | null } | { id: number; error: string };
 
 export interface EncoderDatabase {
   path: string;
   templatePath: string;
 }
 
-export interface EncoderModules {
-  reader: URL;
-  writer: URL;
-}
-
-/**
- * Reads and encodes export files off the API thread, in two worker threads working as a
- * pipeline: the reader (export-reader-worker.ts: its own read-only connection to the instance
- * database, rows to Arrow) and the writer (parquet-writer-worker.ts: Arrow to Parquet), so
- * that one file is read while the one before is written. Started at the first export; a
- * worker that dies fails the requests it held and is started again by the next one.
- */
-export class EncoderThread {
-  private readonly reader: WorkerChannel<EncodeRequest, ArrowFile | null>;
-  private readonly writer: WorkerChannel<WriteRequest, Uint8Array>;
-
-  constructor(database: EncoderDatabase, modules: EncoderModules = { reader: sibling('export-reader-worker'), writer: sibling('parquet-writer-worker') }) {
-    this.reader = new WorkerChannel(modules.reader, database);
-    this.writer = new WorkerChannel(modules.writer, null);
-  }
-
-  /** The run's next file, null when it has no rows left. */
-  async encode(request: EncodeRequest): Promise<EncodedFile | null> {
-    const arrow = await this.reader.request(request);
-    if (!arrow) return null;
-    const { ipc, ...file } = arrow;
-    return { ...file, parquet: await this.writer.request({ ipc, parquet: request.parquet }, [ipc.buffer as ArrayBuffer]) };
-  }
-
-  /** Stops the workers; requests still waiting fail. */
-  async close(): Promise<void> {
-    await Promise.all([this.reader.close(), this.writer.close()]);
-  }
-}
-
-interface Waiting<T> {
-  resolve: (result: T) => void;
+interface Waiting {
+  resolve: (file: EncodedFile | null) => void;
   reject: (error: Error) => void;
 }
 
-/** Requests to one worker thread, answered in any order by id; the worker starts with the first. */
-class WorkerChannel<Request, Result> {
+/**
+ * The thread that reads and encodes export files (export-worker.ts) off the API thread, with
+ * its own read-only connection to the instance database. Started at the first export; a
+ * worker that dies fails the requests it held and is started again by the next one.
+ */
+export class EncoderThread {
   private worker: Worker | null = null;
-  private readonly waiting = new Map<number, Waiting<Result>>();
+  private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   private closed = false;
 
   constructor(
-    private readonly module: URL,
-    private readonly workerData: unknown,
+    private readonly database: EncoderDatabase,
+    private readonly workerModule: URL = defaultWorkerModule(),
   ) {}
 
-  request(request: Request, transfer: Transferable[] = []): Promise<Result> {
+  /** The run's next file, null when it has no rows left. */
+  encode(request: EncodeRequest): Promise<EncodedFile | null> {
     if (this.closed) return Promise.reject(new Error('The export encoder is closed'));
-    const worker = (this.worker ??= this.start());
+    const worker = (this.worker ??= this.startWorker());
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ id, request }, transfer);
+      worker.postMessage({ id, request });
     });
   }
 
+  /** Stops the worker; requests still waiting fail. */
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker;
@@ -114,22 +71,24 @@ class WorkerChannel<Request, Result> {
     await worker?.terminate();
   }
 
-  private start(): Worker {
-    const options = { workerData: this.workerData };
-    const worker = this.module.pathname.endsWith('.ts') ? new Worker(sourceLoader(this.module), options) : new Worker(this.module, options);
+  private startWorker(): Worker {
+    const worker = this.workerModule.pathname.endsWith('.ts')
+      ? new Worker(sourceLoader(this.workerModule), { workerData: this.database })
+      : new Worker(this.workerModule, { workerData: this.database });
     let failure = '';
-    worker.on('message', (reply: WorkerReply<Result>) => {
+    worker.on('message', (reply: EncoderReply) => {
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);
-      // An idle worker does not keep the process alive.
       if (this.waiting.size === 0) worker.unref();
       if ('error' in reply) waiting?.reject(new Error(reply.error));
-      else waiting?.resolve(reply.result);
+      else waiting?.resolve(reply.file);
     });
     worker.on('error', (error) => (failure = `: ${error.message}`));
     worker.on('exit', (code) => {
       if (this.worker === worker) this.worker = null;
-      const error = new Error(this.closed ? 'The export encoder was closed' : `The export encoder stopped unexpectedly (exit code ${code})${failure}`);
+      const error = new Error(
+        this.closed ? 'The export encoder was closed' : `The export encoder stopped unexpectedly (exit code ${code})${failure}`,
+      );
       for (const waiting of this.waiting.values()) waiting.reject(error);
       this.waiting.clear();
     });
@@ -137,14 +96,13 @@ class WorkerChannel<Request, Result> {
   }
 }
 
-/** A worker module beside this one: `.ts` from the sources, `.js` from dist. */
-function sibling(name: string): URL {
+function defaultWorkerModule(): URL {
   const here = new URL(import.meta.url);
-  return new URL(`./${name}${here.pathname.slice(here.pathname.lastIndexOf('.'))}`, here);
+  return new URL(`./export-worker${here.pathname.slice(here.pathname.lastIndexOf('.'))}`, here);
 }
 
 /**
- * Run from sources (tsx, vitest) a worker is TypeScript: a small module loads it through tsx.
+ * Run from sources (tsx, vitest) the worker is TypeScript: a small module loads it through tsx.
  * Its specifiers are resolved here, as a data: module resolves no package names.
  */
 function sourceLoader(module: URL): URL {

@@ -165,36 +165,16 @@ export function encodeRunsParquet(rows: readonly RunRow[] | readonly RunValues[]
   const out = new StreamBuffer(keptBuffer ?? Buffer.alloc(0));
   keptBuffer = null;
   try {
-    writeCheckedStream(out, rows, plan);
+    writeStream(out, rows, plan);
+    if (out.pos > MAX_ARROW_BYTES) {
+      throw new RangeError(
+        `${rows.length} runs take ${out.pos} bytes as Arrow data, more than the ` +
+          `${MAX_ARROW_BYTES} bytes allowed; write fewer runs per file`,
+      );
+    }
     return writeParquetFile(out.bytes(), plan);
   } finally {
     keepBuffer(out.buf);
-  }
-}
-
-/**
- * The first half of encodeRunsParquet, for a pipeline of two threads: the rows as the Arrow
- * IPC stream that parquetFromArrow turns into the Parquet file. Its memory is its own (not
- * reused), so that it can be transferred to another thread.
- */
-export function encodeRunsArrow(rows: readonly RunRow[] | readonly RunValues[], options: ParquetEncodeOptions): Uint8Array {
-  const out = new StreamBuffer(Buffer.alloc(0));
-  writeCheckedStream(out, rows, makePlan(options));
-  return out.bytes();
-}
-
-/** The second half of encodeRunsParquet: the Parquet file of an IPC stream from encodeRunsArrow with the same options. */
-export function parquetFromArrow(ipc: Uint8Array, options: ParquetEncodeOptions): Uint8Array {
-  return writeParquetFile(ipc, makePlan(options));
-}
-
-function writeCheckedStream(out: StreamBuffer, rows: readonly RunRow[] | readonly RunValues[], plan: Plan): void {
-  writeStream(out, rows, plan);
-  if (out.pos > MAX_ARROW_BYTES) {
-    throw new RangeError(
-      `${rows.length} runs take ${out.pos} bytes as Arrow data, more than the ` +
-        `${MAX_ARROW_BYTES} bytes allowed; write fewer runs per file`,
-    );
   }
 }
 
@@ -316,7 +296,10 @@ export function encodeArrowIpcStream(
   columns: readonly RunColumn[],
   formatVersion: FormatVersion,
 ): Uint8Array {
-  return encodeRunsArrow(rows, { formatVersion, compression: 'none', columns, rowGroupSize: 1 });
+  const plan = makePlan({ formatVersion, compression: 'none', columns, rowGroupSize: 1 });
+  const out = new StreamBuffer(Buffer.alloc(0));
+  writeStream(out, rows, plan);
+  return out.bytes();
 }
 
 type Cells = Record<string | number, unknown>;
