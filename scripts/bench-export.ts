@@ -12,7 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DEFAULT_FIXTURES_DIR, prepareFixtures, start } from '../src/localplane.ts';
+// The compiled server (npm run bench:export builds it first), as users run it: its workers run without tsx.
+import { DEFAULT_FIXTURES_DIR, prepareFixtures, start } from '../dist/localplane.js';
 
 const { values } = parseArgs({
   options: {
