@@ -108,8 +108,11 @@ async function main() {
       credentials: { access_key_id: key.accessKeyId, secret_access_key: key.secretAccessKey },
     });
     const rssBefore = process.memoryUsage().rss;
-    let peakRss = rssBefore;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+    let peak = process.memoryUsage();
+    const sampler = setInterval(() => {
+      const usage = process.memoryUsage();
+      if (usage.rss > peak.rss) peak = usage;
+    }, 50);
     const began = performance.now();
     const cpuBefore = process.cpuUsage();
     const created = await api(instance.apiUrl, 'POST', '/api/v1/bulk-exports', {
@@ -136,7 +139,10 @@ async function main() {
     const rows = runs.reduce((sum: number, run: any) => sum + run.metadata.result.rows_written, 0);
     const files: string[] = runs.flatMap((run: any) => run.metadata.result.exported_files);
     console.log(`localplane: ${rows.toLocaleString('en')} runs in ${files.length} ${compression} files, ${seconds.toFixed(1)} s = ${Math.round(rows / seconds).toLocaleString('en')} runs/s`);
-    console.log(`localplane: RSS ${mb(rssBefore)} MB before the export, peak ${mb(peakRss)} MB during it`);
+    console.log(
+      `localplane: RSS ${mb(rssBefore)} MB before the export, peak ${mb(peak.rss)} MB during it ` +
+        `(then the API thread's heap ${mb(peak.heapTotal)} MB, its external memory ${mb(peak.external)} MB; the rest is native memory and the export worker's)`,
+    );
     // CPU time of all the process's threads: the work per run, which other load on the machine changes less than runs/s.
     console.log(`localplane: CPU ${((cpu.user + cpu.system) / rows).toFixed(1)} µs per run (user ${(cpu.user / rows).toFixed(1)}, system ${(cpu.system / rows).toFixed(1)}) over ${seconds.toFixed(1)} s = ${((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)} cores busy`);
     pollLatencies.sort((a, b) => a - b);
