@@ -9,6 +9,7 @@ import { snapshotRoutes } from './admin/snapshots.ts';
 import { stateRoutes } from './admin/state.ts';
 import { apiRoutes } from './api.ts';
 import { BulkExportFaults } from './bulk-exports/faults.ts';
+import { EncoderThread } from './bulk-exports/encoder-thread.ts';
 import { ExportRunner } from './bulk-exports/runner.ts';
 import { BulkExportStore, bulkExportTables } from './bulk-exports/store.ts';
 import { applyLimitsPatch, DEFAULT_LIMITS, type Limits, type LimitsPatch } from './config.ts';
@@ -198,13 +199,15 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   let db: Db;
   let ids: IdGenerator;
   let objstore: EmbeddedObjstore;
+  // The data dir's own fixture template (see installTemplate): it never needs the cache again.
+  const database = { path: join(dataDir, 'localplane.sqlite'), templatePath: join(dataDir, 'seed.sqlite') };
   try {
     mkdirSync(dataDir, { recursive: true });
     ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
-    // The data dir's own fixture template (see installTemplate): it never needs the cache again.
-    const seedDb = join(dataDir, 'seed.sqlite');
-    if (!existsSync(seedDb)) await installTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir, destination: seedDb, progress: options.progress });
-    db = openInstanceDb(join(dataDir, 'localplane.sqlite'), seedDb, TABLES);
+    if (!existsSync(database.templatePath)) {
+      await installTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir, destination: database.templatePath, progress: options.progress });
+    }
+    db = openInstanceDb(database.path, database.templatePath, TABLES);
     undo.push(() => db.close());
     if (!hasState(db, 'workspaces')) resetInstanceDb(db, TABLES);
   } catch (error) {
@@ -277,7 +280,8 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   const lifecycle = new RevisionLifecycle({ store: deployments, scheduler, clock, limits: () => limits, faults: revisionFaults });
   const deletions = new DeploymentDeletions({ store: deployments, scheduler, clock, limits: () => limits, lifecycle });
   const sourceUploads = new SourceUploads({ key: uploadKey, ids, objstoreClients, objstoreEndpoint: bindObjstore });
-  const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, objstoreClients, resolveEndpoint, progress: options.progress });
+  const encoder = new EncoderThread(database);
+  const runner = new ExportRunner({ store, tracing, scheduler, clock, ids, limits: () => limits, faults, objstoreClients, resolveEndpoint, encoder, progress: options.progress });
 
   resets.register('export runner', {
     stop: () => runner.stop(),
@@ -405,6 +409,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
         observer.stop();
         await scheduler.stop();
         for (const close of onStop.reverse()) await close();
+        await encoder.close();
         await objstore.close();
         objstoreClients.close();
         snapshots.discard();

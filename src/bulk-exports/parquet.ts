@@ -131,7 +131,8 @@ const WASM_COMPRESSION: Record<Compression, WasmCompression> = {
 interface Plan {
   columns: RunColumn[];
   kinds: ColumnKind[];
-  stringColumns: RunColumn[];
+  /** The indexes in `columns` of the string columns. */
+  stringColumns: number[];
   nanos: boolean;
   schemaMessage: Uint8Array;
   /** Fixed-width bytes per row, all columns (offsets, values, bitmaps). */
@@ -141,8 +142,25 @@ interface Plan {
   rowGroupSize: number;
 }
 
-/** Encodes the rows as one complete Parquet file. */
-export function encodeRunsParquet(rows: readonly RunRow[], options: ParquetEncodeOptions): Uint8Array {
+/**
+ * A run as the values of the exported columns, in the order of RUN_COLUMNS (further values
+ * after them are ignored): what a raw SQLite query gives without building an object per row.
+ */
+export type RunValues = readonly unknown[];
+
+/** The exported columns, in the order they are written (and RunValues lists them). */
+export function exportedColumns(columns: readonly RunColumn[]): RunColumn[] {
+  const wanted = new Set<string>(columns);
+  for (const c of wanted) {
+    if (!Object.hasOwn(COLUMN_KINDS, c)) throw new Error(`unknown column: ${c}`);
+  }
+  const exported = RUN_COLUMNS.filter((c) => wanted.has(c));
+  if (exported.length === 0) throw new Error('at least one column must be exported');
+  return exported;
+}
+
+/** Encodes the rows, as objects or value arrays (the same file either way), as one complete Parquet file. */
+export function encodeRunsParquet(rows: readonly RunRow[] | readonly RunValues[], options: ParquetEncodeOptions): Uint8Array {
   const plan = makePlan(options);
   const out = new StreamBuffer(keptBuffer ?? Buffer.alloc(0));
   keptBuffer = null;
@@ -170,13 +188,7 @@ function makePlan(options: ParquetEncodeOptions): Plan {
   if (!Number.isInteger(rowGroupSize) || rowGroupSize < 1) {
     throw new Error(`rowGroupSize must be a positive integer, got ${rowGroupSize}`);
   }
-  const wanted = new Set<string>(options.columns);
-  for (const c of wanted) {
-    if (!Object.hasOwn(COLUMN_KINDS, c)) throw new Error(`unknown column: ${c}`);
-  }
-  const columns = RUN_COLUMNS.filter((c) => wanted.has(c));
-  if (columns.length === 0) throw new Error('at least one column must be exported');
-
+  const columns = exportedColumns(options.columns);
   const kinds = columns.map((c) => COLUMN_KINDS[c]);
   let fixedPerRow = 0;
   let bufferCount = 0;
@@ -187,7 +199,7 @@ function makePlan(options: ParquetEncodeOptions): Plan {
   return {
     columns,
     kinds,
-    stringColumns: columns.filter((c) => COLUMN_KINDS[c] === 'string'),
+    stringColumns: kinds.flatMap((kind, c) => (kind === 'string' ? [c] : [])),
     nanos: formatVersion === 'v1',
     schemaMessage: Message.encode(Message.from(arrowSchemaFor(columns, formatVersion))),
     fixedPerRow,
@@ -290,24 +302,27 @@ export function encodeArrowIpcStream(
   return out.bytes();
 }
 
-type Cells = Record<string, unknown>;
+type Cells = Record<string | number, unknown>;
+/** How a column's value is found in a row: its name in a row object, its index in a value array. */
+type CellKey = string | number;
 
-function writeStream(out: StreamBuffer, rows: readonly RunRow[], plan: Plan): void {
-  // UTF-16 code units of text (= UTF-8 bytes when ASCII), to size the buffer up front
+function writeStream(out: StreamBuffer, rows: readonly RunRow[] | readonly RunValues[], plan: Plan): void {
   const cells = rows as readonly unknown[] as readonly Cells[];
-  const { stringColumns } = plan;
+  const keys: CellKey[] = rows.length > 0 && Array.isArray(rows[0]) ? plan.columns.map((_, c) => c) : plan.columns;
+  // UTF-16 code units of text (= UTF-8 bytes when ASCII), to size the buffer up front
+  const stringKeys = plan.stringColumns.map((c) => keys[c]!);
   let chars = 0;
   for (let i = 0; i < cells.length; i++) {
     const row = cells[i];
-    for (let c = 0; c < stringColumns.length; c++) {
-      const v = row[stringColumns[c]] as string | null | undefined;
+    for (let c = 0; c < stringKeys.length; c++) {
+      const v = row[stringKeys[c]] as string | null | undefined;
       if (v != null) chars += v.length;
     }
   }
   const headerBytes = plan.schemaMessage.byteLength + 40 * plan.bufferCount + 576; // generous
   out.reset(headerBytes + Math.ceil(rows.length * plan.fixedPerRow) + chars);
   out.writeMessage(plan.schemaMessage);
-  if (rows.length > 0) writeRecordBatch(out, cells, plan);
+  if (rows.length > 0) writeRecordBatch(out, cells, keys, plan);
   out.writeEndOfStream();
 }
 
@@ -383,7 +398,7 @@ let scratchOffsets = new Int32Array(0);
 let scratchValidity = new Uint8Array(0);
 let scratchBits = new Uint8Array(0);
 
-function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], plan: Plan): void {
+function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], keys: readonly CellKey[], plan: Plan): void {
   const { columns, kinds } = plan;
   const n = cells.length;
   const bitmapBytes = (n + 7) >> 3;
@@ -411,7 +426,7 @@ function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], plan: Plan
   regions.length = 0;
 
   for (let c = 0; c < columns.length; c++) {
-    const column = columns[c];
+    const key = keys[c];
     const kind = kinds[c];
     const validity = scratchValidity.subarray(0, bitmapBytes);
     validity.fill(0);
@@ -425,7 +440,7 @@ function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], plan: Plan
       const offsetsBytes = 4 * (n + 1);
       out.pos += align8(offsetsBytes);
       const dataAt = out.pos;
-      nulls = writeUtf8Values(out, cells, column, validity, scratchOffsets);
+      nulls = writeUtf8Values(out, cells, key, validity, scratchOffsets);
       const dataBytes = out.pos - dataAt;
       out.ensure(8);
       out.pad8();
@@ -437,7 +452,7 @@ function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], plan: Plan
     } else if (kind === 'bool') {
       const bits = scratchBits.subarray(0, bitmapBytes);
       bits.fill(0);
-      nulls = fillBits(cells, column, validity, bits);
+      nulls = fillBits(cells, key, validity, bits);
       const dataAt = out.pos;
       out.buf.set(bits, dataAt);
       out.pos += bitmapBytes;
@@ -449,8 +464,8 @@ function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], plan: Plan
       const base = out.buf.byteOffset + dataAt; // 8-aligned: buffers come from allocUnsafeSlow
       nulls =
         kind === 'float64'
-          ? fillFloat64(cells, column, validity, new Float64Array(out.buf.buffer, base, n))
-          : fillInt64(cells, column, validity, new Int32Array(out.buf.buffer, base, 2 * n),
+          ? fillFloat64(cells, key, validity, new Float64Array(out.buf.buffer, base, n))
+          : fillInt64(cells, key, validity, new Int32Array(out.buf.buffer, base, 2 * n),
               kind === 'timestamp' && plan.nanos ? 1000 : 1);
       out.pos += 8 * n;
       regions.push(new BufferRegion(validityAt - bodyStart, bitmapBytes));
@@ -479,7 +494,7 @@ const SHORT_STRING = 24;
 function writeUtf8Values(
   out: StreamBuffer,
   cells: readonly Cells[],
-  column: string,
+  key: CellKey,
   validity: Uint8Array,
   offsets: Int32Array,
 ): number {
@@ -495,7 +510,7 @@ function writeUtf8Values(
   offsets[0] = 0;
   const n = cells.length;
   for (let i = 0; i < n; i++) {
-    const v = cells[i][column] as string | null | undefined;
+    const v = cells[i][key] as string | null | undefined;
     if (v == null) {
       nulls++;
     } else {
@@ -537,16 +552,16 @@ function writeUtf8Values(
     }
     offsets[i + 1] = pos - dataAt;
   }
-  if (pos - dataAt > 0x7fffffff) throw new RangeError(`column ${column}: more than 2 GiB of text`);
+  if (pos - dataAt > 0x7fffffff) throw new RangeError(`column ${key}: more than 2 GiB of text`);
   out.pos = pos;
   return nulls;
 }
 
-function fillBits(cells: readonly Cells[], column: string, validity: Uint8Array, bits: Uint8Array): number {
+function fillBits(cells: readonly Cells[], key: CellKey, validity: Uint8Array, bits: Uint8Array): number {
   let nulls = 0;
   const n = cells.length;
   for (let i = 0; i < n; i++) {
-    const v = cells[i][column];
+    const v = cells[i][key];
     if (v == null) {
       nulls++;
     } else {
@@ -557,11 +572,11 @@ function fillBits(cells: readonly Cells[], column: string, validity: Uint8Array,
   return nulls;
 }
 
-function fillFloat64(cells: readonly Cells[], column: string, validity: Uint8Array, values: Float64Array): number {
+function fillFloat64(cells: readonly Cells[], key: CellKey, validity: Uint8Array, values: Float64Array): number {
   let nulls = 0;
   const n = cells.length;
   for (let i = 0; i < n; i++) {
-    const v = cells[i][column] as number | null | undefined;
+    const v = cells[i][key] as number | null | undefined;
     if (v == null) {
       nulls++;
       values[i] = 0;
@@ -582,7 +597,7 @@ const TWO_32 = 4294967296;
  */
 function fillInt64(
   cells: readonly Cells[],
-  column: string,
+  key: CellKey,
   validity: Uint8Array,
   words: Int32Array,
   scale: number,
@@ -590,7 +605,7 @@ function fillInt64(
   let nulls = 0;
   const n = cells.length;
   for (let i = 0; i < n; i++) {
-    const raw = cells[i][column] as number | null | undefined;
+    const raw = cells[i][key] as number | null | undefined;
     if (raw == null) {
       nulls++;
       words[2 * i] = 0;

@@ -5,11 +5,11 @@ import type { IdGenerator } from '../shared/ids.ts';
 import type { Scheduler } from '../shared/scheduler.ts';
 import { MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_SECOND, startOfUtcDay, type Micros } from '../shared/time.ts';
 import { compileFilter } from '../tracing/filter.ts';
-import { RUN_COLUMNS, type RunColumn, type RunRow } from '../tracing/schema.ts';
+import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
 import type { RunCursor, TracingStore } from '../tracing/store.ts';
 import { ObjstoreError, type ObjstoreClients, type ObjstoreTarget } from '../destinations/clients.ts';
 import type { BulkExportFaults } from './faults.ts';
-import type { encodeRunsParquet } from './parquet.ts';
+import type { EncodeRequest, EncoderThread } from './encoder-thread.ts';
 import type { ExportStatus } from './schemas.ts';
 import { runFolder } from './paths.ts';
 import { parseConfig, type BulkExportStore, type ExportRow, type ExportRunRow } from './store.ts';
@@ -24,18 +24,13 @@ export interface RunnerDeps {
   faults: BulkExportFaults;
   objstoreClients: ObjstoreClients;
   resolveEndpoint: (endpointUrl: string | null | undefined) => Promise<string>;
+  /** Reads and encodes the export files off the API thread. */
+  encoder: EncoderThread;
   /** Told of each export's progress: every file recorded, every run ended. */
   progress?: ProgressListener;
 }
 
 const seconds = (value: number): Micros => Math.round(value * MICROS_PER_SECOND);
-
-let parquetEncoder: Promise<typeof encodeRunsParquet> | null = null;
-
-/** apache-arrow and parquet-wasm take a tenth of a second to load: only once an export runs, not at start. */
-function loadParquetEncoder(): Promise<typeof encodeRunsParquet> {
-  return (parquetEncoder ??= import('./parquet.ts').then((module) => module.encodeRunsParquet));
-}
 
 /**
  * Where a run goes on reading: after the last row written, in the tracing project it was
@@ -331,8 +326,7 @@ export class ExportRunner {
         if (run.failing_attempts > 0) this.deps.store.updateRun(runId, { failing_attempts: run.failing_attempts - 1 });
         throw new Error(this.deps.faults.failureMessage(runId));
       }
-      const encode = await loadParquetEncoder();
-      next = this.encodeNextFile(run, exportRow, this.uploads.get(runId), encode, await this.endpointOf(exportRow));
+      next = await this.encodeNextFile(run, exportRow, this.uploads.get(runId), await this.endpointOf(exportRow));
       await this.recordUpload(runId);
     } catch (error) {
       await this.abandonUpload(runId);
@@ -358,30 +352,34 @@ export class ExportRunner {
   }
 
   /** Reads and encodes the run's next file after what was written or is uploading; null when no rows are left. */
-  private encodeNextFile(
+  private async encodeNextFile(
     run: ExportRunRow,
     exportRow: ExportRow,
     inFlight: PendingFile | undefined,
-    encode: typeof encodeRunsParquet,
     endpoint: string | null,
-  ): PendingFile | null {
+  ): Promise<PendingFile | null> {
     const limits = this.deps.limits();
     const written = JSON.parse(run.exported_files) as string[];
     // A one-project export's short file was its last: nothing is left to read.
     if (inFlight && exportRow.session_id !== null && inFlight.rows < limits.export_rows_per_file) return null;
-    const page = this.nextPage(run, exportRow, decodePosition(inFlight?.cursor ?? run.latest_cursor), limits.export_rows_per_file);
-    if (!page) return null;
-    const { sessionId, rows } = page;
+    const encoded = await this.deps.encoder.encode({
+      reads: this.projectReads(exportRow, decodePosition(inFlight?.cursor ?? run.latest_cursor)),
+      from: run.start_time,
+      to: run.end_time,
+      limit: limits.export_rows_per_file,
+      filter: exportRow.filter ? compileFilter(exportRow.filter) : null,
+      parquet: {
+        formatVersion: exportRow.format_version,
+        compression: exportRow.compression,
+        columns: exportRow.export_fields ? (JSON.parse(exportRow.export_fields) as RunColumn[]) : RUN_COLUMNS,
+        rowGroupSize: limits.export_row_group_size,
+      },
+    });
+    if (!encoded) return null;
+    const { sessionId, parquet: body } = encoded;
     const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
     if (!destination || endpoint === null) throw new Error('The bulk export destination no longer exists');
     const config = parseConfig(destination);
-    const columns = exportRow.export_fields ? (JSON.parse(exportRow.export_fields) as RunColumn[]) : RUN_COLUMNS;
-    const body = encode(rows, {
-      formatVersion: exportRow.format_version,
-      compression: exportRow.compression,
-      columns,
-      rowGroupSize: limits.export_row_group_size,
-    });
     const sequence = written.length + (inFlight ? 1 : 0);
     const key = `${runFolder(config.prefix, exportRow, sessionId, run.start_time)}/${run.id}_${sequence}.parquet`;
     const target: ObjstoreTarget = {
@@ -394,11 +392,10 @@ export class ExportRunner {
       },
     };
     const bucket = config.bucket_name!;
-    const last = rows.at(-1)!;
     return {
       file: config.include_bucket_in_prefix ? `${bucket}/${key}` : key,
-      rows: rows.length,
-      cursor: encodePosition({ sessionId: exportRow.session_id === null ? sessionId : null, after: { startTime: last.start_time, id: last.id } }),
+      rows: encoded.rows,
+      cursor: encodePosition({ sessionId: exportRow.session_id === null ? sessionId : null, after: encoded.last }),
       upload: async () => {
         await this.deps.objstoreClients.uploadFile(target, bucket, key, body, limits.multipart_part_size_bytes);
         const size = await this.deps.objstoreClients.objectSize(target, bucket, key);
@@ -410,27 +407,18 @@ export class ExportRunner {
   }
 
   /**
-   * The run's next rows after `position`: of the export's project or, for all experiments,
-   * of the workspace's projects in id order (one project per file, a project made meanwhile
-   * included), with the project they belong to; null when none are left.
+   * Where the run's next rows are, after `position`: in the export's project or, for all
+   * experiments, in the workspace's projects in id order (one project per file, a project
+   * made meanwhile included), the first of them with rows.
    */
-  private nextPage(run: ExportRunRow, exportRow: ExportRow, position: RunPosition, limit: number): { sessionId: string; rows: RunRow[] } | null {
-    const filter = exportRow.filter ? compileFilter(exportRow.filter) : null;
-    const read = (sessionId: string, after: RunCursor | null) =>
-      this.deps.tracing.runsPage({ sessionId, from: run.start_time, to: run.end_time, after, limit, filter });
-    const projects =
-      exportRow.session_id !== null
-        ? [exportRow.session_id]
-        : this.deps.tracing
-            .sessionsOf(exportRow.tenant_id)
-            .map((session) => session.id)
-            .filter((id) => position.sessionId === null || id >= position.sessionId)
-            .sort();
-    for (const sessionId of projects) {
-      const rows = read(sessionId, position.sessionId === null || sessionId === position.sessionId ? position.after : null);
-      if (rows.length > 0) return { sessionId, rows };
-    }
-    return null;
+  private projectReads(exportRow: ExportRow, position: RunPosition): EncodeRequest['reads'] {
+    if (exportRow.session_id !== null) return [{ sessionId: exportRow.session_id, after: position.after }];
+    return this.deps.tracing
+      .sessionsOf(exportRow.tenant_id)
+      .map((session) => session.id)
+      .filter((id) => position.sessionId === null || id >= position.sessionId)
+      .sort()
+      .map((sessionId) => ({ sessionId, after: position.sessionId === null || sessionId === position.sessionId ? position.after : null }));
   }
 
   /** Waits for the run's in-flight upload and records it: rows, file, cursor. Throws its failure. */

@@ -47,9 +47,23 @@ export function openInstanceDb(path: string, templatePath: string, tables: reado
     db.pragma(`user_version = ${stamp}`);
     for (const set of tables) db.exec(set.ddl);
   })();
+  attachSeed(db, templatePath);
+  return db;
+}
+
+/**
+ * A second, read-only connection to an instance database (for a worker thread): in WAL mode
+ * it reads what the instance's connection committed, without blocking its writes.
+ */
+export function openInstanceReader(path: string, templatePath: string): Db {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  attachSeed(db, templatePath);
+  return db;
+}
+
+function attachSeed(db: Db, templatePath: string): void {
   db.prepare('ATTACH DATABASE ? AS seed').run(templatePath);
   db.exec('CREATE TEMP VIEW all_runs AS SELECT * FROM seed.runs UNION ALL SELECT * FROM main.runs');
-  return db;
 }
 
 /**

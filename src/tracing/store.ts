@@ -1,7 +1,7 @@
 import { statementCache, type Db, type TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { insertRuns } from './generator.ts';
-import { RUNS_DDL, type RunRow } from './schema.ts';
+import { RUN_COLUMNS, RUNS_DDL, type RunColumn, type RunRow } from './schema.ts';
 
 export interface TracingSession {
   id: string;
@@ -82,36 +82,46 @@ export class TracingStore {
   /**
    * The next page of a session's runs in [from, to) after the cursor, in (start_time, id)
    * order, with an optional compiled filter (SQL over the run columns with `?` parameters).
-   * Seeded and runtime runs are each read in index order and merged here: a SQL ORDER BY
-   * over their UNION would copy every full row through a temporary B-tree.
+   * Each run is an array (no object per row: the exporter reads millions): the values of
+   * `columns`, then its start_time and id, its cursor. Seeded and runtime runs are each read
+   * in index order and merged here: a SQL ORDER BY over their UNION would copy every full
+   * row through a temporary B-tree.
    */
-  runsPage(query: {
+  runValuesPage(query: {
     sessionId: string;
     from: Micros;
     to: Micros;
     after: RunCursor | null;
     limit: number;
     filter: { sql: string; params: (string | number)[] } | null;
-  }): RunRow[] {
+    columns: readonly RunColumn[];
+  }): unknown[][] {
+    for (const column of query.columns) {
+      if (!RUN_COLUMNS.includes(column)) throw new Error(`unknown column: ${column}`);
+    }
     const after = query.after ?? { startTime: query.from, id: '' };
     const params = [query.sessionId, query.from, query.to, after.startTime, after.id, ...(query.filter?.params ?? []), query.limit];
     const filterSql = query.filter?.sql;
     const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
+    const select = [...query.columns, 'start_time', 'id'].join(', ');
     const [seeded, runtime] = ['seed', 'main'].map((schema) =>
-      this.prepared<unknown[], RunRow>(`SELECT * FROM ${schema}.runs WHERE ${where} ORDER BY start_time, id LIMIT ?`).all(...params),
+      this.prepared<unknown[], unknown[]>(`SELECT ${select} FROM ${schema}.runs WHERE ${where} ORDER BY start_time, id LIMIT ?`).raw().all(...params),
     );
-    return runtime!.length === 0 ? seeded! : mergeByCursor(seeded!, runtime!, query.limit);
+    return runtime!.length === 0 ? seeded! : mergeByCursor(seeded!, runtime!, query.limit, query.columns.length);
   }
 }
 
-function mergeByCursor(left: RunRow[], right: RunRow[], limit: number): RunRow[] {
-  const merged: RunRow[] = [];
+/** Merges two pages in cursor order; `at` is where each row's start_time is, its id right after. */
+function mergeByCursor(left: unknown[][], right: unknown[][], limit: number, at: number): unknown[][] {
+  const merged: unknown[][] = [];
   let i = 0;
   let j = 0;
   while (merged.length < limit && (i < left.length || j < right.length)) {
     const a = left[i];
     const b = right[j];
-    const takeLeft = b === undefined || (a !== undefined && (a.start_time < b.start_time || (a.start_time === b.start_time && a.id < b.id)));
+    const takeLeft =
+      b === undefined ||
+      (a !== undefined && ((a[at] as number) < (b[at] as number) || (a[at] === b[at] && (a[at + 1] as string) < (b[at + 1] as string))));
     merged.push(takeLeft ? left[i++]! : right[j++]!);
   }
   return merged;

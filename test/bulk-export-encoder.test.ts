@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EncoderThread, type EncodeRequest } from '../src/bulk-exports/encoder-thread.ts';
+import { encodeRunsParquet, type Compression, type FormatVersion } from '../src/bulk-exports/parquet.ts';
+import { openInstanceDb } from '../src/shared/db.ts';
+import { tracingTables } from '../src/tracing/store.ts';
+import { RUN_COLUMNS, type RunColumn, type RunRow } from '../src/tracing/schema.ts';
+import { eventually, fullKey, useLocalplane, workspaceByTier } from './support/instance.ts';
+import { exportClient } from './support/exports.ts';
+import { getBytes, s3For } from './support/objstore.ts';
+import { inWindow, seededRuns } from './support/source.ts';
+
+const limits = { export_rows_per_file: 200, export_row_group_size: 64 };
+const ctx = useLocalplane({ limits });
+const exports = exportClient(ctx, () => workspaceByTier(ctx.fixtures, 'plus'));
+
+const byCursor = (a: RunRow, b: RunRow) => a.start_time - b.start_time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+async function exportedFiles(id: string): Promise<Uint8Array[]> {
+  await eventually(async () => (await exports.getExport(id)).status === 'Completed', `export ${id}`);
+  const [run] = await exports.getRuns(id);
+  const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+  const bucket = ctx.fixtures.objstore.buckets[0]!;
+  return Promise.all(run!.metadata.result.exported_files.map((file) => getBytes(s3, bucket, file.slice(bucket.length + 1))));
+}
+
+describe('files encoded in the export worker', () => {
+  const day = { start_time: '2026-10-02T00:00:00Z', end_time: '2026-10-03T00:00:00Z' };
+
+  it.each([
+    { session: 'support-bot-staging', formatVersion: 'v2_beta', compression: 'snappy', fields: null },
+    { session: 'support-bot-staging', formatVersion: 'v1', compression: 'gzip', fields: ['end_time', 'id', 'total_cost', 'is_root', 'tags'] },
+  ] as { session: string; formatVersion: FormatVersion; compression: Compression; fields: RunColumn[] | null }[])(
+    'are byte for byte the in-thread encoding of the same runs: $session, $formatVersion, $compression',
+    async ({ session, formatVersion, compression, fields }) => {
+      const destinationId = await exports.createDestination(`encoder-${session}`);
+      const created = await exports.client().post('/api/v1/bulk-exports', {
+        bulk_export_destination_id: destinationId,
+        session_id: ctx.fixtures.workspaces.flatMap((workspace) => workspace.sessions).find((candidate) => candidate.name === session)!.id,
+        format_version: formatVersion,
+        compression,
+        ...(fields ? { export_fields: fields } : {}),
+        ...day,
+      });
+      expect(created.status, created.text).toBe(200);
+      const files = await exportedFiles(created.body.id);
+
+      const sessionId = created.body.session_id as string;
+      const runs = inWindow(seededRuns(sessionId), day.start_time, day.end_time).sort(byCursor);
+      const perFile = limits.export_rows_per_file;
+      expect(files.length, 'several files, each read after the cursor of the one before').toBeGreaterThan(1);
+      expect(files).toHaveLength(Math.ceil(runs.length / perFile));
+      const options = { formatVersion, compression, columns: fields ?? RUN_COLUMNS, rowGroupSize: limits.export_row_group_size };
+      files.forEach((file, index) => {
+        expect(Buffer.from(file).equals(encodeRunsParquet(runs.slice(index * perFile, (index + 1) * perFile), options)), `file ${index}`).toBe(true);
+      });
+    },
+  );
+});
+
+describe('the encoder thread', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'localplane-test-encoder-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const database = { path: join(dir, 'none.sqlite'), templatePath: join(dir, 'none-seed.sqlite') };
+  const request: EncodeRequest = {
+    reads: [{ sessionId: 'none', after: null }],
+    from: 0,
+    to: 1,
+    limit: 1,
+    filter: null,
+    parquet: { formatVersion: 'v2_beta', compression: 'snappy', columns: RUN_COLUMNS, rowGroupSize: 1 },
+  };
+
+  it('fails the requests of a worker that died with a clear error, and starts a new worker for the next one', async () => {
+    const dying = join(dir, 'dying-worker.mjs');
+    writeFileSync(dying, "import { parentPort } from 'node:worker_threads'; parentPort.on('message', () => process.exit(7));");
+    const encoder = new EncoderThread(database, pathToFileURL(dying));
+    try {
+      await expect(encoder.encode(request)).rejects.toThrow('The export encoder stopped unexpectedly (exit code 7)');
+      await expect(encoder.encode(request)).rejects.toThrow('The export encoder stopped unexpectedly (exit code 7)');
+    } finally {
+      await encoder.close();
+    }
+  });
+
+  it('answers null when no rows are left, and a failed read as that request\'s error', async () => {
+    const template = new Database(join(dir, 'seed.sqlite'));
+    template.exec(tracingTables.ddl);
+    template.close();
+    const db = openInstanceDb(join(dir, 'instance.sqlite'), join(dir, 'seed.sqlite'), [tracingTables]);
+    const encoder = new EncoderThread({ path: join(dir, 'instance.sqlite'), templatePath: join(dir, 'seed.sqlite') });
+    try {
+      await expect(encoder.encode(request)).resolves.toBeNull();
+      await expect(encoder.encode({ ...request, filter: { sql: 'no_such_column = ?', params: [1] } })).rejects.toThrow('no such column: no_such_column');
+      await expect(encoder.encode(request), 'the worker lives on').resolves.toBeNull();
+    } finally {
+      await encoder.close();
+      db.close();
+    }
+  });
+
+  it('once closed, fails what was waiting and refuses new requests', async () => {
+    const silent = join(dir, 'silent-worker.mjs');
+    writeFileSync(silent, "import { parentPort } from 'node:worker_threads'; parentPort.on('message', () => {});");
+    const encoder = new EncoderThread(database, pathToFileURL(silent));
+    const waiting = encoder.encode(request);
+    await encoder.close();
+    await expect(waiting).rejects.toThrow('The export encoder was closed');
+    await expect(encoder.encode(request)).rejects.toThrow('The export encoder is closed');
+  });
+});
