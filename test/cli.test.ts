@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultCacheDir } from '../src/fixtures/template.ts';
-import { BIN, launch, REPO_ROOT, runCli, startCli, type Launched } from './support/cli.ts';
+import { BIN, expectUsageError, launch, REPO_ROOT, runCli, startCli, type Launched } from './support/cli.ts';
 import { Api, eventually, type FixturesView } from './support/instance.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'localplane-cli-test-'));
@@ -58,11 +58,7 @@ describe('bad flags and failed starts', () => {
     [['stop'], /^localplane: unknown command "stop"/],
     [[], /^localplane: a command is required/],
   ])('%j: one line on stderr, exit code 2', async (args, words) => {
-    const result = await runCli(args);
-    expect(result.code).toBe(2);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(words);
-    expect(result.stderr.trim().split('\n'), 'one line, no stack trace').toHaveLength(1);
+    await expectUsageError(args, words);
   });
 
   it.each([

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo, runQuery, type DemoResult } from '../src/demo/index.ts';
 import { DEMO_PROJECT } from '../src/demo/demo.ts';
 import { DEMO_QUERIES } from '../src/demo/warehouse-sql.ts';
-import { REPO_ROOT, runCli } from './support/cli.ts';
+import { expectUsageError, REPO_ROOT, runCli } from './support/cli.ts';
 import { useLocalplane } from './support/instance.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'localplane-demo-test-'));
@@ -158,11 +158,7 @@ describe('the CLI', () => {
     [['demo', '--port', '0'], /^localplane: --port is not an option of localplane demo/],
     [['start', '--sql', 'select 1'], /^localplane: --sql is not an option of localplane start/],
   ])('%j: one line on stderr, exit code 2', async (args, words) => {
-    const result = await runCli(args);
-    expect(result.code).toBe(2);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(words);
-    expect(result.stderr.trim().split('\n'), 'one line, no stack trace').toHaveLength(1);
+    await expectUsageError(args, words);
   });
 
   it('localplane query on a folder without exports says so, exit code 2', async () => {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The compiled executable (`pretest` builds dist/). */
@@ -66,4 +67,13 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = process
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
+
+/** Runs the executable and expects a usage error: exit code 2, nothing on stdout, one line on stderr matching `words`. */
+export async function expectUsageError(args: readonly string[], words: RegExp): Promise<void> {
+  const result = await runCli(args);
+  expect(result.code).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(result.stderr).toMatch(words);
+  expect(result.stderr.trim().split('\n'), 'one line, no stack trace').toHaveLength(1);
 }
