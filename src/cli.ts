@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ProgressLine } from './cli-progress.ts';
 import { launcherChain, watchLaunchers } from './launcher-watch.ts';
+import { UUID_PATTERN } from './shared/ids.ts';
 import type { Localplane } from './localplane.ts';
 
 /** How an option's value is read, and what it becomes. */
@@ -148,7 +149,7 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
       if (!/^https?:\/\/[^/\s]+/.test(text)) throw new UsageError(`${describe(source)} must be an http:// or https:// URL, got "${text}"`);
       return text;
     case 'uuid':
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)) throw new UsageError(`${describe(source)} must be an export id (a UUID), got "${text}"`);
+      if (!UUID_PATTERN.test(text)) throw new UsageError(`${describe(source)} must be an export id (a UUID), got "${text}"`);
       return text;
     case 'text':
     case 'path':

@@ -1,5 +1,7 @@
 /** The API calls the row groups make to set up what they measure. */
 
+import { TERMINAL_STATUSES } from '../../src/bulk-exports/schemas.ts';
+
 /** The first page of deployments: the request of the cold start and of the first API row. */
 export const DEPLOYMENTS_PAGE = '/v2/deployments?limit=20';
 /** A workspace key of the shipped fixtures; Prism only checks that the header is there. */
@@ -7,8 +9,6 @@ export const SEEDED_API_KEY = 'lp_test_acme_plus_0001';
 /** The shipped objstore fixtures' full-access key, and the bucket exports go to. */
 export const FULL_ACCESS_KEY = { accessKeyId: 'LPTESTFULLACCESS0001', secretAccessKey: 'lp-test-secret-full-access-0001' };
 export const EXPORT_BUCKET = 'exports';
-
-export const FINISHED = ['Completed', 'Failed', 'Cancelled', 'TimedOut'];
 
 export async function callApi(apiUrl: string, apiKey: string, method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`${apiUrl}${path}`, {
@@ -81,7 +81,7 @@ export async function waitForExport(apiUrl: string, apiKey: string, exportId: st
     const asked = performance.now();
     const { status } = await getWithRetry(apiUrl, apiKey, `/api/v1/bulk-exports/${exportId}`, () => connectionResets++);
     latencies.push(performance.now() - asked);
-    if (FINISHED.includes(status)) return { status: status as string, finishedAt: performance.now(), latencies, connectionResets };
+    if (TERMINAL_STATUSES.includes(status)) return { status: status as string, finishedAt: performance.now(), latencies, connectionResets };
     if (performance.now() > giveUpAt) throw new Error(`export ${exportId} still ${status} after ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
