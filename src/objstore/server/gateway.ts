@@ -69,8 +69,10 @@ export function authorize(access: OperationAccess, key: ObjstoreKey): void {
 }
 
 /**
- * Throws AccessDenied when the request's bucket, or the source of a copy, belongs to another
- * account. CreateBucket answers for a taken name itself (BucketAlreadyExists).
+ * Throws AccessDenied when the request's bucket or object, or the source of a copy, is beyond
+ * the key's reach: another account's bucket, another workspace's folder (bucket-directory.ts).
+ * CreateBucket answers for a taken name itself (BucketAlreadyExists). Listings and
+ * DeleteObjects keep to the key's reach themselves.
  */
 export function authorizeBuckets(
   classified: ClassifiedOperation,
@@ -80,8 +82,10 @@ export function authorizeBuckets(
   buckets: BucketDirectory,
 ): void {
   const source = req.method === 'PUT' ? parseCopySource(req.headers) : null;
-  const used = [classified.operation === 'CreateBucket' ? null : target.bucket, source?.bucket ?? null];
-  if (used.some((bucket) => bucket !== null && !buckets.mayUse(bucket, key))) throw new GatewayError(errors.accessDenied());
+  const used = [classified.operation === 'CreateBucket' ? null : target, source];
+  if (used.some((use) => use?.bucket != null && !buckets.mayReach(use.bucket, use.key, key))) {
+    throw new GatewayError(errors.accessDenied());
+  }
 }
 
 /** The reads an unsigned request may make, and only in a public bucket. */
@@ -241,7 +245,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       return postObject(context, {
         keys,
         now: () => new Date(now()),
-        authorizeBucket: (formKey) => authorizeBuckets(classified, target, req, formKey, options.buckets),
+        authorizeBucket: (formKey, objectKey) => authorizeBuckets(classified, { ...target, key: objectKey }, req, formKey, options.buckets),
       });
     }
     const override = overrides[classified.operation];

@@ -43,6 +43,15 @@ export async function requireUpload(ctx: OperationContext): Promise<string> {
   return uploadId;
 }
 
+/**
+ * What the request's key reaches of its bucket, as the prefix of those object keys ('' for all;
+ * see bucket-directory.ts): listings and DeleteObjects keep to it. Null when it reaches none,
+ * which the gateway refuses before any operation runs.
+ */
+export function reachOf(ctx: OperationContext): string | null {
+  return ctx.buckets.reachOf(ctx.target.bucket!, ctx.key);
+}
+
 /** s3rver answers NoSuchBucket itself; leave those requests to it unchanged. */
 export function bucketExists(ctx: OperationContext): Promise<boolean> {
   return ctx.storage.bucketExists(ctx.target.bucket!);
