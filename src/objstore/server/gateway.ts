@@ -23,6 +23,7 @@ import { classifyOperation, type ClassifiedOperation, type OperationAccess } fro
 import { NO_CHUNK_SIGNATURES, verifySignature } from './auth/signature.ts';
 import type { ChunkSignatures } from './auth/sigv4.ts';
 import { postObject } from './operations/post-object.ts';
+import { requireSignedBody, requireWholeBodyPayload } from './bodies/signed-payload.ts';
 import {
   hasParam,
   parseCopySource,
@@ -53,6 +54,16 @@ export interface GatewayOptions {
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
+
+/** Who sent a request, as far as its signature shows: the key, the payload hash signed and the chunk signatures of its body. */
+interface Admission {
+  key: ObjstoreKey | null;
+  payloadHash: string | null;
+  chunkSignatures: ChunkSignatures;
+}
+
+/** An unsigned request (an anonymous read, or a browser form, which authenticates itself). */
+const UNSIGNED: Admission = { key: null, payloadHash: null, chunkSignatures: NO_CHUNK_SIGNATURES };
 
 /** Throws AccessDenied unless `key` may perform an operation with this access rule. */
 export function authorize(access: OperationAccess, key: ObjstoreKey): void {
@@ -160,18 +171,17 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const now = options.now ?? Date.now;
   const conditionalWrites = new TurnTaking();
 
-  /** Authenticates and authorises the request; answers its key (null when unsigned) and the chunk signatures of its body. */
-  async function admit(
-    exchange: Exchange,
-    target: RequestTarget,
-    classified: ClassifiedOperation,
-  ): Promise<{ key: ObjstoreKey | null; chunkSignatures: ChunkSignatures }> {
+  /**
+   * Authenticates and authorises the request; answers its key (null when unsigned), the payload
+   * hash it was signed with and the chunk signatures of its body.
+   */
+  async function admit(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation): Promise<Admission> {
     const { req } = exchange;
     const credential = extractCredential(req.headers, target.query);
     if (credential === null) {
       // Stays unauthenticated for s3rver, which refuses anonymous reads response-* overrides as S3 does.
       authorizeAnonymous(classified, target, publicBuckets);
-      return { key: null, chunkSignatures: NO_CHUNK_SIGNATURES };
+      return UNSIGNED;
     }
     exchange.accessKeyId = credential.accessKeyId;
 
@@ -183,7 +193,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
 
     authorize(classified.access, key);
     exchange.authenticated = true;
-    return { key, chunkSignatures: verdict.chunks };
+    return { key, payloadHash: verdict.payloadHash, chunkSignatures: verdict.chunks };
   }
 
   /** Answers the request with an observer's fault; false when there is none and the request goes on. */
@@ -218,9 +228,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     // A browser form upload carries its authentication in the form (post-object.ts), which also
     // checks the bucket's owner once it knows the form's key.
     const browserForm = classified.operation === 'PostObject';
-    const { key, chunkSignatures } = browserForm
-      ? { key: null, chunkSignatures: NO_CHUNK_SIGNATURES }
-      : await admit(exchange, target, classified);
+    const { key, payloadHash, chunkSignatures } = browserForm ? UNSIGNED : await admit(exchange, target, classified);
     validateRequest(classified, target, req);
     if (!browserForm) authorizeBuckets(classified, target, req, key, options.buckets);
 
@@ -232,12 +240,18 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       storage,
       buckets: options.buckets,
       key,
+      payloadHash,
       chunkSignatures,
       delegate: () => {
         sendContinue(exchange);
         storage.handle(req, exchange.res);
       },
-      readBody: (limit) => readBody(exchange, limit),
+      readBody: async (limit) => {
+        requireWholeBodyPayload(payloadHash);
+        const body = await readBody(exchange, limit);
+        requireSignedBody(body, payloadHash);
+        return body;
+      },
       now: () => new Date(now()),
       conditionalWrites,
     };

@@ -15,11 +15,19 @@ export interface OperationContext {
   readonly buckets: BucketDirectory;
   /** The key that signed the request; null for an unsigned one. */
   readonly key: ObjstoreKey | null;
+  /**
+   * The payload hash the request was signed with (a hex SHA-256, UNSIGNED-PAYLOAD or STREAMING-*;
+   * see signature.ts), which its body must match; null for an unsigned request or a browser form.
+   */
+  readonly payloadHash: string | null;
   /** The chunk signatures of an aws-chunked body with signed chunks, to check while decoding it. */
   readonly chunkSignatures: ChunkSignatures;
   /** Hands the request to s3rver (first sending 100 Continue if the client is waiting for it). */
   delegate(): void;
-  /** Reads the whole body (first sending 100 Continue); MaxMessageLengthExceeded beyond `limit`. */
+  /**
+   * Reads the whole body (first sending 100 Continue); MaxMessageLengthExceeded beyond `limit`,
+   * and refused unless it is the body signed (signed-payload.ts).
+   */
   readBody(limit: number): Promise<Buffer>;
   /** Wall-clock time, which conditional requests compare dates with. */
   now(): Date;
