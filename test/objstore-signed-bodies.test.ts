@@ -115,6 +115,7 @@ describe('a body other than the one signed', () => {
       { method: 'PUT', protocol: 'http:', hostname, port: Number(port), path, query: {}, headers: { host, 'x-amz-content-sha256': sha256Hex('signed body') } },
       { expiresIn: 300 },
     );
+    // The signer moves the hash into the URL.
     expect(presigned.query?.['x-amz-content-sha256']).toBe(sha256Hex('signed body'));
     const url = `${path}?${new URLSearchParams(presigned.query as Record<string, string>).toString()}`;
     const put = (body: string) => rawRequest(ctx.objstore.url, 'PUT', url, { 'content-length': String(body.length) }, body);

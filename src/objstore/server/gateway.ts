@@ -55,7 +55,7 @@ export interface GatewayOptions {
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
 
-/** Who sent a request, as far as its signature shows: the key, the payload hash signed and the chunk signatures of its body. */
+/** What a request's signature shows: its key, the payload hash its body is held to, and the chunk signatures of that body. */
 interface Admission {
   key: ObjstoreKey | null;
   payloadHash: string | null;
@@ -173,7 +173,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
 
   /**
    * Authenticates and authorises the request; answers its key (null when unsigned), the payload
-   * hash it was signed with and the chunk signatures of its body.
+   * hash its body is held to and the chunk signatures of that body.
    */
   async function admit(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation): Promise<Admission> {
     const { req } = exchange;

@@ -29,9 +29,9 @@ export type SignatureVerdict =
       error: null;
       chunks: ChunkSignatures;
       /**
-       * The payload hash the signature covers, which the body must then match: the body's hex
-       * SHA-256, UNSIGNED-PAYLOAD, or a STREAMING-* framing (`x-amz-content-sha256`, or a
-       * presigned URL's `X-Amz-Content-Sha256`, UNSIGNED-PAYLOAD without one).
+       * The payload hash the signature covers, which the body is held to: the body's hex SHA-256,
+       * UNSIGNED-PAYLOAD, or a STREAMING-* framing (`x-amz-content-sha256`, or a presigned URL's
+       * `X-Amz-Content-Sha256`, UNSIGNED-PAYLOAD without one).
        */
       payloadHash: string;
     };

@@ -56,7 +56,7 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-/** The payload hash the request was signed with decides the framing and the SHA-256 to check; the signature itself is verified by the gateway. */
+/** The payload hash the signature holds the body to decides the framing and the SHA-256 to check; the signature itself is verified by the gateway. */
 function readPayloadHash(value: string | null): { framing: Framing; contentSha256: string | null } {
   if (value === null || value === 'UNSIGNED-PAYLOAD') return { framing: { kind: 'plain' }, contentSha256: null };
   const contentSha256 = signedContentSha256(value);
@@ -88,7 +88,7 @@ function readContentMd5(headers: IncomingHttpHeaders): string | null {
 }
 
 /**
- * Reads and checks everything the headers, and the payload hash signed (`OperationContext.payloadHash`),
+ * Reads and checks everything the headers and the payload hash (`OperationContext.payloadHash`)
  * say about the body; throws before any of it is read.
  */
 export function planBody(headers: IncomingHttpHeaders, payloadHash: string | null): BodyPlan {

@@ -16,8 +16,8 @@ export interface OperationContext {
   /** The key that signed the request; null for an unsigned one. */
   readonly key: ObjstoreKey | null;
   /**
-   * The payload hash the request was signed with (a hex SHA-256, UNSIGNED-PAYLOAD or STREAMING-*;
-   * see signature.ts), which its body must match; null for an unsigned request or a browser form.
+   * The payload hash the request's signature holds its body to (a hex SHA-256, UNSIGNED-PAYLOAD or
+   * STREAMING-*; see signature.ts); null for an unsigned request or a browser form.
    */
   readonly payloadHash: string | null;
   /** The chunk signatures of an aws-chunked body with signed chunks, to check while decoding it. */
