@@ -251,6 +251,8 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       createdBuckets: new ObjstoreBucketStore(db, () => Math.floor(clock.now() / 1000)),
       // A --data-dir kept from before a bucket joined the fixtures does not have it.
       publicBuckets: fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
+      // Each workspace's keys reach its own folder of source tarballs; upload URLs are signed by the keeper.
+      workspaceFolders: { [SOURCE_TARBALL_BUCKET]: uploadKey.accessKeyId },
       filesDirectory: filesDir,
       log,
       observer: observer.objstore(),

@@ -14,7 +14,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { SOURCE_TARBALL_BUCKET } from '../src/deployments/source-uploads.ts';
 import { codehostDeploymentBody } from './support/deployments.ts';
 import type { LogsPage } from '../src/deployments/schemas.ts';
-import { fullKey, useLocalplane, workspaceByTier, type ApiResponse, type FixtureWorkspace } from './support/instance.ts';
+import { useLocalplane, workspaceByTier, type ApiResponse, type FixtureWorkspace } from './support/instance.ts';
 import { getBytes, s3For } from './support/objstore.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
@@ -121,8 +121,11 @@ describe('the hosted CLI deploy flow', () => {
     const tarball = projectTarball();
     const objectPath = await uploadSource(created.id, tarball);
     expect(objectPath).toMatch(new RegExp(`^${acme().id}/${created.id}/[0-9a-f-]{36}\\.tar\\.gz$`));
-    // The tarball is really in the embedded objstore: read it back through the S3 API, and as a plain file.
-    const stored = await getBytes(s3For(ctx.fixtures.objstore.endpoint_url, fullKey(ctx.fixtures)), SOURCE_TARBALL_BUCKET, objectPath);
+    // The tarball is really in the embedded objstore: read it back through the S3 API with a key of
+    // the workspace (no other reaches its folder), and as a plain file.
+    const workspaceKey = { access_key_id: 'LPDEPLOYFLOWACME01', secret_access_key: 'deploy-flow-acme-secret-0123456789', permissions: ['get'] };
+    expect((await admin('POST', '/objstore/keys', { ...workspaceKey, workspace_id: acme().id })).status).toBe(201);
+    const stored = await getBytes(s3For(ctx.fixtures.objstore.endpoint_url, workspaceKey), SOURCE_TARBALL_BUCKET, objectPath);
     expect(Buffer.from(stored).equals(tarball)).toBe(true);
     expect(gunzipSync(readFileSync(join(ctx.fixtures.objstore.files_dir, SOURCE_TARBALL_BUCKET, objectPath))).toString('latin1')).toContain('graph = None');
 

@@ -1,9 +1,12 @@
 /**
- * Which buckets exist and who owns them. An account is a workspace; keys without a workspace
- * (the fixture keys) act for the shared account. The configured buckets belong to the shared
- * account, and so does a bucket such a key creates: every account may use the shared account's
- * buckets, as every workspace uses the configured ones. A bucket created by a workspace's key is
- * that workspace's alone. S3's rules on bucket names and location constraints live here too;
+ * Which buckets exist, who owns them, and what part of each a key reaches. An account is a
+ * workspace; keys without a workspace (the fixture keys) act for the shared account. The
+ * configured buckets belong to the shared account, and so does a bucket such a key creates:
+ * every account may use the shared account's buckets, as every workspace uses the configured
+ * ones. A bucket created by a workspace's key is that workspace's alone. A configured bucket of
+ * workspace folders is split by account instead: each workspace's keys reach its folder
+ * `<workspace_id>/` alone, keys of the shared account none of it, and only the bucket's keeper
+ * (one access key) all of it. S3's rules on bucket names and location constraints live here too;
  * the HTTP side is buckets.ts.
  */
 import { createHash } from 'node:crypto';
@@ -94,12 +97,16 @@ export type CreateOutcome = 'created' | 'ownedByCaller' | 'ownedByOther';
 
 export class BucketDirectory {
   private readonly configured: ReadonlySet<string>;
+  /** Each bucket of workspace folders, and its keeper's access key id. */
+  private readonly keepers: ReadonlyMap<string, string>;
 
   constructor(
     configured: readonly string[],
     readonly registry: ObjstoreBucketRegistry,
+    workspaceFolders: Readonly<Record<string, string>> = {},
   ) {
     this.configured = new Set(configured);
+    this.keepers = new Map(Object.entries(workspaceFolders));
   }
 
   isConfigured(name: string): boolean {
@@ -119,13 +126,27 @@ export class BucketDirectory {
   }
 
   /**
-   * Whether a key's account (null: an unsigned request) may use a bucket: the shared account's
-   * every account, a workspace's its own keys alone (S3 answers AccessDenied for another
-   * account's bucket). A name that is no bucket passes, so the operation answers NoSuchBucket.
+   * The object keys an access key (null: an unsigned request) reaches in a bucket, as the prefix
+   * they start with: '' for the whole bucket, `<workspace_id>/` in a bucket of workspace folders, null for
+   * none of it. The shared account's buckets are every account's, a workspace's its own keys'
+   * alone (S3 answers AccessDenied for another account's bucket). A name that is no bucket is
+   * reached whole, so the operation answers NoSuchBucket.
    */
-  mayUse(name: string, key: ObjstoreKey | null): boolean {
+  reachOf(name: string, key: ObjstoreKey | null): string | null {
+    const keeper = this.keepers.get(name);
+    if (keeper !== undefined) {
+      if (key?.accessKeyId === keeper) return '';
+      const account = accountOf(key);
+      return account === null ? null : `${account}/`;
+    }
     const owner = this.ownerOf(name);
-    return owner === undefined || owner === null || (key !== null && owner === accountOf(key));
+    return owner === undefined || owner === null || (key !== null && owner === accountOf(key)) ? '' : null;
+  }
+
+  /** Whether a key reaches an object of a bucket (`objectKey`), or the bucket itself (null: a part of it at least). */
+  mayReach(name: string, objectKey: string | null, key: ObjstoreKey | null): boolean {
+    const reach = this.reachOf(name, key);
+    return reach !== null && (objectKey === null || objectKey.startsWith(reach));
   }
 
   /** The LocationConstraint a bucket was created with; null for none (and for configured buckets). */
@@ -154,10 +175,12 @@ export class BucketDirectory {
     this.registry.remove(name);
   }
 
-  /** The buckets a key's account sees in ListBuckets: the shared account's (configured or created) and its own. */
+  /** The buckets a key's account sees in ListBuckets: those it may use, the shared account's (configured or created) and its own. */
   visibleTo(key: ObjstoreKey): { name: string; createdAt: string | null; region: string }[] {
     const account = accountOf(key);
-    const configured = [...this.configured].map((name) => ({ name, createdAt: null, region: DEFAULT_REGION }));
+    const configured = [...this.configured]
+      .filter((name) => this.mayReach(name, null, key))
+      .map((name) => ({ name, createdAt: null, region: DEFAULT_REGION }));
     const created = this.registry
       .list()
       .filter((bucket) => bucket.workspaceId === null || bucket.workspaceId === account)

@@ -20,6 +20,11 @@ function validateOptions(options: ObjstoreOptions): void {
   for (const bucket of options.publicBuckets ?? []) {
     if (!options.buckets.includes(bucket)) throw new TypeError(`objstore: public bucket ${JSON.stringify(bucket)} is not a bucket`);
   }
+  for (const bucket of Object.keys(options.workspaceFolders ?? {})) {
+    if (!options.buckets.includes(bucket) || options.publicBuckets?.includes(bucket)) {
+      throw new TypeError(`objstore: bucket of workspace folders ${JSON.stringify(bucket)} is not a private bucket`);
+    }
+  }
 }
 
 function formatUrl(host: string, port: number): string {
@@ -42,7 +47,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 20_000;
 export async function createObjstore(options: ObjstoreOptions): Promise<EmbeddedObjstore> {
   validateOptions(options);
   const buckets = [...options.buckets];
-  const directory = new BucketDirectory(buckets, options.createdBuckets ?? new MemoryBucketRegistry());
+  const directory = new BucketDirectory(buckets, options.createdBuckets ?? new MemoryBucketRegistry(), options.workspaceFolders);
   const storage = createS3rverStorage(options.directory);
   const fileView = options.filesDirectory
     ? new FileView({ directory: options.filesDirectory, storage, buckets: () => directory.names(), log: options.log ?? (() => {}) })

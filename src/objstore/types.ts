@@ -71,6 +71,12 @@ export interface ObjstoreOptions {
    */
   publicBuckets?: readonly string[];
   /**
+   * Buckets (each also in `buckets`, none public) of one folder per workspace, each with its
+   * keeper's access key id: a workspace's keys reach only the keys under `<workspace_id>/` there
+   * (listings show no others), keys without a workspace none of it, the keeper all of it.
+   */
+  workspaceFolders?: Readonly<Record<string, string>>;
+  /**
    * The store's clock in epoch milliseconds, for the SigV4 request-time checks (15 minutes of
    * skew, presigned expiry); default `Date.now`. Wall time, not the emulator's test clock: SDK
    * clients sign with wall time even while a test has frozen or moved the emulator clock.

@@ -23,6 +23,7 @@ import { classifyOperation, type ClassifiedOperation, type OperationAccess } fro
 import { NO_CHUNK_SIGNATURES, verifySignature } from './auth/signature.ts';
 import type { ChunkSignatures } from './auth/sigv4.ts';
 import { postObject } from './operations/post-object.ts';
+import { requireSignedBody, requireWholeBodyPayload } from './bodies/signed-payload.ts';
 import {
   hasParam,
   parseCopySource,
@@ -54,6 +55,16 @@ export interface GatewayOptions {
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
 
+/** What a request's signature shows: its key, the payload hash its body is held to, and the chunk signatures of that body. */
+interface Admission {
+  key: ObjstoreKey | null;
+  payloadHash: string | null;
+  chunkSignatures: ChunkSignatures;
+}
+
+/** An unsigned request (an anonymous read, or a browser form, which authenticates itself). */
+const UNSIGNED: Admission = { key: null, payloadHash: null, chunkSignatures: NO_CHUNK_SIGNATURES };
+
 /** Throws AccessDenied unless `key` may perform an operation with this access rule. */
 export function authorize(access: OperationAccess, key: ObjstoreKey): void {
   switch (access.kind) {
@@ -69,8 +80,10 @@ export function authorize(access: OperationAccess, key: ObjstoreKey): void {
 }
 
 /**
- * Throws AccessDenied when the request's bucket, or the source of a copy, belongs to another
- * account. CreateBucket answers for a taken name itself (BucketAlreadyExists).
+ * Throws AccessDenied when the request's bucket or object, or the source of a copy, is beyond
+ * the key's reach: another account's bucket, another workspace's folder (bucket-directory.ts).
+ * CreateBucket answers for a taken name itself (BucketAlreadyExists). Listings and
+ * DeleteObjects keep to the key's reach themselves.
  */
 export function authorizeBuckets(
   classified: ClassifiedOperation,
@@ -80,8 +93,10 @@ export function authorizeBuckets(
   buckets: BucketDirectory,
 ): void {
   const source = req.method === 'PUT' ? parseCopySource(req.headers) : null;
-  const used = [classified.operation === 'CreateBucket' ? null : target.bucket, source?.bucket ?? null];
-  if (used.some((bucket) => bucket !== null && !buckets.mayUse(bucket, key))) throw new GatewayError(errors.accessDenied());
+  const used = [classified.operation === 'CreateBucket' ? null : target, source];
+  if (used.some((use) => use?.bucket != null && !buckets.mayReach(use.bucket, use.key, key))) {
+    throw new GatewayError(errors.accessDenied());
+  }
 }
 
 /** The reads an unsigned request may make, and only in a public bucket. */
@@ -156,18 +171,17 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const now = options.now ?? Date.now;
   const conditionalWrites = new TurnTaking();
 
-  /** Authenticates and authorises the request; answers its key (null when unsigned) and the chunk signatures of its body. */
-  async function admit(
-    exchange: Exchange,
-    target: RequestTarget,
-    classified: ClassifiedOperation,
-  ): Promise<{ key: ObjstoreKey | null; chunkSignatures: ChunkSignatures }> {
+  /**
+   * Authenticates and authorises the request; answers its key (null when unsigned), the payload
+   * hash its body is held to and the chunk signatures of that body.
+   */
+  async function admit(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation): Promise<Admission> {
     const { req } = exchange;
     const credential = extractCredential(req.headers, target.query);
     if (credential === null) {
       // Stays unauthenticated for s3rver, which refuses anonymous reads response-* overrides as S3 does.
       authorizeAnonymous(classified, target, publicBuckets);
-      return { key: null, chunkSignatures: NO_CHUNK_SIGNATURES };
+      return UNSIGNED;
     }
     exchange.accessKeyId = credential.accessKeyId;
 
@@ -179,7 +193,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
 
     authorize(classified.access, key);
     exchange.authenticated = true;
-    return { key, chunkSignatures: verdict.chunks };
+    return { key, payloadHash: verdict.payloadHash, chunkSignatures: verdict.chunks };
   }
 
   /** Answers the request with an observer's fault; false when there is none and the request goes on. */
@@ -214,9 +228,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     // A browser form upload carries its authentication in the form (post-object.ts), which also
     // checks the bucket's owner once it knows the form's key.
     const browserForm = classified.operation === 'PostObject';
-    const { key, chunkSignatures } = browserForm
-      ? { key: null, chunkSignatures: NO_CHUNK_SIGNATURES }
-      : await admit(exchange, target, classified);
+    const { key, payloadHash, chunkSignatures } = browserForm ? UNSIGNED : await admit(exchange, target, classified);
     validateRequest(classified, target, req);
     if (!browserForm) authorizeBuckets(classified, target, req, key, options.buckets);
 
@@ -228,12 +240,18 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       storage,
       buckets: options.buckets,
       key,
+      payloadHash,
       chunkSignatures,
       delegate: () => {
         sendContinue(exchange);
         storage.handle(req, exchange.res);
       },
-      readBody: (limit) => readBody(exchange, limit),
+      readBody: async (limit) => {
+        requireWholeBodyPayload(payloadHash);
+        const body = await readBody(exchange, limit);
+        requireSignedBody(body, payloadHash);
+        return body;
+      },
       now: () => new Date(now()),
       conditionalWrites,
     };
@@ -241,7 +259,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       return postObject(context, {
         keys,
         now: () => new Date(now()),
-        authorizeBucket: (formKey) => authorizeBuckets(classified, target, req, formKey, options.buckets),
+        authorizeBucket: (formKey, objectKey) => authorizeBuckets(classified, { ...target, key: objectKey }, req, formKey, options.buckets),
       });
     }
     const override = overrides[classified.operation];

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 
 import { GatewayError } from '../server/errors.ts';
 import { exchangeOf } from '../server/exchange.ts';
-import type { S3rverStore } from './s3rver-store.ts';
+import type { S3rverStore, S3rverSubresource } from './s3rver-store.ts';
 
 interface KoaContext {
   req: IncomingMessage;
@@ -37,6 +37,7 @@ interface S3rverModules {
   S3rver: S3rverConstructor;
   S3Error: new (...args: never[]) => Error & { code: string; status: number };
   S3Object: new (bucket: string, key: string, content: null, headers: Readonly<Record<string, unknown>>) => { metadata: Record<string, string> };
+  TaggingConfiguration: { validate(xml: string): S3rverSubresource };
   DUMMY_ACCOUNT: unknown;
 }
 let modules: S3rverModules | null = null;
@@ -47,6 +48,7 @@ function s3rverModules(): S3rverModules {
     S3rver: requireCjs('s3rver'),
     S3Error: requireCjs('s3rver/lib/models/error.js'),
     S3Object: requireCjs('s3rver/lib/models/object.js'),
+    TaggingConfiguration: (requireCjs('s3rver/lib/models/config.js') as { TaggingConfiguration: S3rverModules['TaggingConfiguration'] }).TaggingConfiguration,
     DUMMY_ACCOUNT: (requireCjs('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: unknown }).DUMMY_ACCOUNT,
   });
 }
@@ -54,6 +56,17 @@ function s3rverModules(): S3rverModules {
 /** The S3 error code s3rver answered with, for the journal. */
 function errorCodeOf(err: unknown): string {
   return err instanceof s3rverModules().S3Error ? err.code : 'InternalError';
+}
+
+/** Runs one of s3rver's models, its S3 errors thrown as the gateway's. */
+function modelled<T>(make: () => T): T {
+  const { S3Error } = s3rverModules();
+  try {
+    return make();
+  } catch (err) {
+    if (err instanceof S3Error) throw new GatewayError({ status: err.status, code: err.code, message: err.message });
+    throw err;
+  }
 }
 
 /**
@@ -65,13 +78,12 @@ export function objectMetadata(
   key: string,
   headers: Readonly<Record<string, unknown>>,
 ): Record<string, string> {
-  const { S3Object, S3Error } = s3rverModules();
-  try {
-    return new S3Object(bucket, key, null, headers).metadata;
-  } catch (err) {
-    if (err instanceof S3Error) throw new GatewayError({ status: err.status, code: err.code, message: err.message });
-    throw err;
-  }
+  return modelled(() => new (s3rverModules().S3Object)(bucket, key, null, headers).metadata);
+}
+
+/** A Tagging document as s3rver keeps an object's tags (MalformedXML when not well-formed). */
+export function taggingSubresource(xml: string): S3rverSubresource {
+  return modelled(() => s3rverModules().TaggingConfiguration.validate(xml));
 }
 
 /** s3rver's application over the given store, with the gateway's middleware in front of its own. */

@@ -1,6 +1,12 @@
 /** s3rver's FilesystemStore, described by the minimal interface the storage uses (s3rver has no type declarations). */
 import { createRequire } from 'node:module';
 
+/** One of s3rver's subresource documents (an object's tags), as its store writes them. */
+export interface S3rverSubresource {
+  type: string;
+  toXML(space?: number): string;
+}
+
 /** The parts of s3rver's FilesystemStore (lib/stores/filesystem.js) the storage uses. */
 export interface S3rverStore {
   readonly rootDirectory: string;
@@ -21,6 +27,8 @@ export interface S3rverStore {
    */
   getMetadata(bucket: string, key: string): Promise<Record<string, string | number | undefined>>;
   existsObject(bucket: string, key: string): Promise<boolean>;
+  /** Writes an object's subresource document (its tags) beside it. */
+  putSubresource(bucket: string, key: string, resource: S3rverSubresource): Promise<void>;
   deleteObject(bucket: string, key: string): Promise<unknown>;
 }
 

@@ -5,7 +5,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
-import { createS3rverHandler, objectMetadata } from './s3rver-app.ts';
+import { createS3rverHandler, objectMetadata, taggingSubresource } from './s3rver-app.ts';
 import {
   BUCKET_MODE,
   bucketDirectory,
@@ -184,6 +184,9 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
         },
         placing,
       );
+    },
+    async putObjectTagging(bucket, key, tagging) {
+      await store().putSubresource(bucket, key, taggingSubresource(tagging));
     },
     objectContentFile: (bucket, key) => objectFiles(store(), bucket, key).content,
     readObject: (bucket, key, range) => createReadStream(objectFiles(store(), bucket, key).content, range ?? {}),

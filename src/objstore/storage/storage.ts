@@ -100,6 +100,8 @@ export interface ObjstoreStorage {
     metadata: Readonly<Record<string, string>>,
     placing?: PlacementGuard,
   ): Promise<void>;
+  /** Replaces the tags of an object that exists with a Tagging document (MalformedXML when it is not one). */
+  putObjectTagging(bucket: string, key: string, tagging: string): Promise<void>;
   /** The file holding an object's content (it may not exist), for the plain-file view to link. */
   objectContentFile(bucket: string, key: string): string;
   /** An object's content, or the byte range of it (an object that exists). */

@@ -23,7 +23,18 @@ export interface SignatureCheck {
   now: Date;
 }
 
-export type SignatureVerdict = { error: S3ErrorSpec } | { error: null; chunks: ChunkSignatures };
+export type SignatureVerdict =
+  | { error: S3ErrorSpec }
+  | {
+      error: null;
+      chunks: ChunkSignatures;
+      /**
+       * The payload hash the signature covers, which the body is held to: the body's hex SHA-256,
+       * UNSIGNED-PAYLOAD, or a STREAMING-* framing (`x-amz-content-sha256`, or a presigned URL's
+       * `X-Amz-Content-Sha256`, UNSIGNED-PAYLOAD without one).
+       */
+      payloadHash: string;
+    };
 
 /** For bodies whose chunks carry no signatures: no chunk signature is right. */
 export const NO_CHUNK_SIGNATURES: ChunkSignatures = { verifyChunk: () => false, verifyTrailer: () => false };
@@ -206,7 +217,7 @@ function requireTimely(claim: SignatureClaim, now: Date): void {
   if (serverTime > expiresAt) throw new GatewayError(authErrors.requestExpired(claim.expires, expiresAt, serverTime));
 }
 
-async function verifySignatureV4(check: SignatureCheck): Promise<ChunkSignatures> {
+async function verifySignatureV4(check: SignatureCheck): Promise<{ chunks: ChunkSignatures; payloadHash: string }> {
   const { req, target, credential, key, now } = check;
   const claim =
     credential.mechanism === 'sigv4-header' ? readHeaderClaim(req, credential) : readQueryClaim(target.query, credential);
@@ -229,8 +240,9 @@ async function verifySignatureV4(check: SignatureCheck): Promise<ChunkSignatures
   }
   requireTimely(claim, now);
 
-  if (!SIGNED_CHUNK_PAYLOADS.has(claim.payloadHash)) return NO_CHUNK_SIGNATURES;
-  return chunkSignatureChain(credentials, claim.time, scope, calculated.signature);
+  const { payloadHash } = claim;
+  if (!SIGNED_CHUNK_PAYLOADS.has(payloadHash)) return { chunks: NO_CHUNK_SIGNATURES, payloadHash };
+  return { chunks: await chunkSignatureChain(credentials, claim.time, scope, calculated.signature), payloadHash };
 }
 
 /**
@@ -238,7 +250,8 @@ async function verifySignatureV4(check: SignatureCheck): Promise<ChunkSignatures
  * against the key's secret, then its time: within 15 minutes of the store's clock, or for a
  * presigned URL, not yet past X-Amz-Expires. SigV2 is refused as a SigV4-only region does.
  *
- * Answers the S3 error to refuse the request with, or the chunk signatures of its body.
+ * Answers the S3 error to refuse the request with, or the payload hash it was signed with and
+ * the chunk signatures of its body.
  * It runs before `stripAuthentication`, and never logs or returns the secret.
  */
 export async function verifySignature(check: SignatureCheck): Promise<SignatureVerdict> {
@@ -246,7 +259,7 @@ export async function verifySignature(check: SignatureCheck): Promise<SignatureV
     if (check.credential.mechanism === 'sigv2-header' || check.credential.mechanism === 'sigv2-query') {
       return { error: authErrors.signatureVersionNotSupported() };
     }
-    return { error: null, chunks: await verifySignatureV4(check) };
+    return { error: null, ...(await verifySignatureV4(check)) };
   } catch (err) {
     if (err instanceof GatewayError) return { error: err.spec };
     throw err;

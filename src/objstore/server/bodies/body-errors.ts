@@ -32,6 +32,13 @@ export const bodyErrors = {
     code: 'NotImplemented',
     message: 'A header you provided implies functionality that is not implemented',
   }),
+  /** A STREAMING-* payload hash on an operation whose body is not an upload. */
+  streamingPayloadNotImplemented: (): S3ErrorSpec => ({
+    status: 501,
+    code: 'NotImplemented',
+    message: 'A header you provided implies functionality that is not implemented',
+    details: [['Header', 'x-amz-content-sha256']],
+  }),
   entityTooLarge: (): S3ErrorSpec => ({
     status: 400,
     code: 'EntityTooLarge',

@@ -20,6 +20,7 @@ import {
   type RunningChecksum,
 } from './checksums.ts';
 import type { ChecksumAlgorithm } from './checksum-algorithms.ts';
+import { signedContentSha256 } from './signed-payload.ts';
 import type { OperationContext } from '../operations/context.ts';
 import { GatewayError } from '../errors.ts';
 import { sendContinue, type Exchange } from '../exchange.ts';
@@ -45,7 +46,7 @@ export interface BodyPlan {
   length: number | null;
   /** Base64 Content-MD5. */
   contentMd5: string | null;
-  /** Hex SHA-256 the request was signed with (`x-amz-content-sha256`). */
+  /** Hex SHA-256 the request was signed with (`x-amz-content-sha256`, or a presigned URL's). */
   contentSha256: string | null;
   checksum: ChecksumRequest;
 }
@@ -55,11 +56,11 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-/** The payload hash only decides the framing; the signature itself is verified by the gateway. */
-function readPayloadHash(headers: IncomingHttpHeaders): { framing: Framing; contentSha256: string | null } {
-  const value = header(headers, 'x-amz-content-sha256');
-  if (value === undefined || value === 'UNSIGNED-PAYLOAD') return { framing: { kind: 'plain' }, contentSha256: null };
-  if (/^[0-9a-fA-F]{64}$/.test(value)) return { framing: { kind: 'plain' }, contentSha256: value.toLowerCase() };
+/** The payload hash the signature holds the body to decides the framing and the SHA-256 to check; the signature itself is verified by the gateway. */
+function readPayloadHash(value: string | null): { framing: Framing; contentSha256: string | null } {
+  if (value === null || value === 'UNSIGNED-PAYLOAD') return { framing: { kind: 'plain' }, contentSha256: null };
+  const contentSha256 = signedContentSha256(value);
+  if (contentSha256 !== null) return { framing: { kind: 'plain' }, contentSha256 };
   const framing = STREAMING_PAYLOADS[value];
   if (framing === undefined) throw new GatewayError(bodyErrors.invalidContentSha256());
   return { framing, contentSha256: null };
@@ -86,9 +87,12 @@ function readContentMd5(headers: IncomingHttpHeaders): string | null {
   return value;
 }
 
-/** Reads and checks everything the headers say about the body; throws before any of it is read. */
-export function planBody(headers: IncomingHttpHeaders): BodyPlan {
-  const { framing, contentSha256 } = readPayloadHash(headers);
+/**
+ * Reads and checks everything the headers and the payload hash (`OperationContext.payloadHash`)
+ * say about the body; throws before any of it is read.
+ */
+export function planBody(headers: IncomingHttpHeaders, payloadHash: string | null): BodyPlan {
+  const { framing, contentSha256 } = readPayloadHash(payloadHash);
   const length = readLength(headers, framing);
   const contentMd5 = readContentMd5(headers);
   const checksum = readChecksumRequest(headers);

@@ -8,9 +8,13 @@
  * multipart.ts (CompleteMultipartUpload in complete-multipart.ts, UploadPartCopy in
  * upload-part-copy.ts, upload checksums in multipart-checksums.ts, part reads in
  * multipart-objects.ts), GetObjectAttributes in object-attributes.ts, listings in listing.ts,
- * buckets in buckets.ts, reads in object-reads.ts, conditions in conditional-operations.ts, what
- * they are given in context.ts. Browser form uploads (post-object.ts) authenticate themselves,
- * so the gateway calls them before this table.
+ * buckets in buckets.ts, reads in object-reads.ts, conditions in conditional-operations.ts,
+ * PutObjectTagging in object-tagging.ts, what they are given in context.ts. Browser form uploads
+ * (post-object.ts) authenticate themselves, so the gateway calls them before this table.
+ *
+ * Every operation that acts on a request body reads it here, through receiveBody (uploads) or
+ * ctx.readBody, which hold it against the payload hash signed (signed-payload.ts): none is left
+ * for s3rver to read.
  */
 import { bucketOperations } from './buckets.ts';
 import { completeMultipartUpload } from './complete-multipart.ts';
@@ -23,6 +27,7 @@ import { createMultipartUpload } from './multipart-checksums.ts';
 import { readPartsBefore } from './multipart-objects.ts';
 import { getObjectAttributes } from './object-attributes.ts';
 import { readObject } from './object-reads.ts';
+import { putObjectTagging } from './object-tagging.ts';
 import { uploadPartCopy } from './upload-part-copy.ts';
 import { putObject, uploadPart } from './uploads.ts';
 
@@ -42,5 +47,6 @@ export const operationOverrides: Readonly<Partial<Record<string, OperationOverri
   ListObjects: listObjects,
   ListObjectsV2: listObjectsV2,
   DeleteObjects: deleteObjects,
+  PutObjectTagging: putObjectTagging,
   ...bucketOperations,
 };

@@ -15,11 +15,19 @@ export interface OperationContext {
   readonly buckets: BucketDirectory;
   /** The key that signed the request; null for an unsigned one. */
   readonly key: ObjstoreKey | null;
+  /**
+   * The payload hash the request's signature holds its body to (a hex SHA-256, UNSIGNED-PAYLOAD or
+   * STREAMING-*; see signature.ts); null for an unsigned request or a browser form.
+   */
+  readonly payloadHash: string | null;
   /** The chunk signatures of an aws-chunked body with signed chunks, to check while decoding it. */
   readonly chunkSignatures: ChunkSignatures;
   /** Hands the request to s3rver (first sending 100 Continue if the client is waiting for it). */
   delegate(): void;
-  /** Reads the whole body (first sending 100 Continue); MaxMessageLengthExceeded beyond `limit`. */
+  /**
+   * Reads the whole body (first sending 100 Continue); MaxMessageLengthExceeded beyond `limit`,
+   * and refused unless it is the body signed (signed-payload.ts).
+   */
   readBody(limit: number): Promise<Buffer>;
   /** Wall-clock time, which conditional requests compare dates with. */
   now(): Date;
@@ -41,6 +49,15 @@ export async function requireUpload(ctx: OperationContext): Promise<string> {
   const startedFor = await ctx.storage.uploadKey(bucket!, uploadId);
   if (startedFor === null || startedFor !== key) throw new GatewayError(errors.noSuchUpload());
   return uploadId;
+}
+
+/**
+ * What the request's key reaches of its bucket, as the prefix of those object keys ('' for all;
+ * see bucket-directory.ts): listings and DeleteObjects keep to it. Null when it reaches none,
+ * which the gateway refuses before any operation runs.
+ */
+export function reachOf(ctx: OperationContext): string | null {
+  return ctx.buckets.reachOf(ctx.target.bucket!, ctx.key);
 }
 
 /** s3rver answers NoSuchBucket itself; leave those requests to it unchanged. */

@@ -3,7 +3,7 @@
  * (a `..` segment would reach outside the bucket), ignores `Quiet` and never reports an error.
  */
 import { errors, GatewayError } from '../errors.ts';
-import type { OperationContext } from './context.ts';
+import { reachOf, type OperationContext } from './context.ts';
 import { validateObjectKey } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
 
@@ -43,9 +43,17 @@ export async function deleteObjects(ctx: OperationContext): Promise<void> {
   // s3rver answers NoSuchBucket itself.
   if (!(await storage.bucketExists(bucket))) return ctx.delegate();
   const { keys, quiet } = parseDeleteRequest((await ctx.readBody(MAX_DELETE_BODY_BYTES)).toString('utf8'));
-  for (const key of keys) {
+  const reach = reachOf(ctx);
+  const inReach = (key: string) => reach !== null && key.startsWith(reach);
+  const reachable = keys.filter(inReach);
+  const refused = keys.filter((key) => !inReach(key));
+  for (const key of reachable) {
     if (isStorableKey(key) && (await storage.objectExists(bucket, key))) await storage.deleteObject(bucket, key);
   }
-  // As on S3, deleting a key that does not exist succeeds.
-  sendXmlResult(ctx.exchange.res, 'DeleteResult', { Deleted: quiet ? [] : keys.map((key) => ({ Key: key })) });
+  // As on S3, deleting a key that does not exist succeeds; a key out of reach is an error of its own, Quiet or not.
+  const denied = errors.accessDenied();
+  sendXmlResult(ctx.exchange.res, 'DeleteResult', {
+    Deleted: quiet ? [] : reachable.map((key) => ({ Key: key })),
+    Error: refused.map((key) => ({ Key: key, Code: denied.code, Message: denied.message })),
+  });
 }

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 
 import { canonicalIdOf } from '../../bucket-directory.ts';
-import { bucketExists, type OperationContext } from './context.ts';
+import { bucketExists, reachOf, type OperationContext } from './context.ts';
 import { errors, GatewayError } from '../errors.ts';
 import {
   commonPrefixesOf,
@@ -53,10 +53,18 @@ async function describeObject(ctx: OperationContext, bucket: string, key: string
   );
 }
 
-/** One page of the bucket's objects; objects deleted while it was read are left out. */
+/** The bucket's keys under `prefix` that the request's key reaches. */
+async function reachableKeys(ctx: OperationContext, bucket: string, prefix: string): Promise<string[]> {
+  const reach = reachOf(ctx);
+  if (reach === null) return [];
+  const narrower = prefix.length >= reach.length ? prefix : reach;
+  return (await ctx.storage.objectKeys(bucket, narrower)).filter((key) => key.startsWith(reach) && key.startsWith(prefix));
+}
+
+/** One page of the bucket's objects (those the key reaches); objects deleted while it was read are left out. */
 async function listObjectPage(ctx: OperationContext, options: PageOptions): Promise<Page<ObjectSummary>> {
   const bucket = ctx.target.bucket!;
-  const keys = (await ctx.storage.objectKeys(bucket, options.prefix)).sort(compareKeys);
+  const keys = (await reachableKeys(ctx, bucket, options.prefix)).sort(compareKeys);
   const page = pageOf(keys, (key) => key, options);
   const entries = await Promise.all(
     page.entries.map(async (entry): Promise<ListEntry<ObjectSummary> | null> => {

@@ -17,7 +17,7 @@ import {
 } from './paging.ts';
 import { bucketOwnerContent, commonPrefixes, s3Timestamp } from './result-xml.ts';
 import { singleParam } from '../target.ts';
-import { bucketExists, requireUpload, type OperationContext } from './context.ts';
+import { bucketExists, reachOf, requireUpload, type OperationContext } from './context.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
 import { checksumElementName, readUploadChecksum, type UploadChecksum } from './multipart-checksums.ts';
 
@@ -30,9 +30,11 @@ function storageClassOf(upload: UploadInProgress): string {
   return typeof storageClass === 'string' ? storageClass : 'STANDARD';
 }
 
-/** The bucket's uploads in progress: by key, then by initiation (as S3 lists them). */
+/** The bucket's uploads in progress that the request's key reaches: by key, then by initiation (as S3 lists them). */
 async function uploadsInProgress(ctx: OperationContext, bucket: string): Promise<UploadInProgress[]> {
-  return (await ctx.storage.uploadsInProgress(bucket)).sort(
+  const reach = reachOf(ctx);
+  const reachable = (await ctx.storage.uploadsInProgress(bucket)).filter((upload) => reach !== null && upload.key.startsWith(reach));
+  return reachable.sort(
     (a, b) => compareKeys(a.key, b.key) || a.initiated.getTime() - b.initiated.getTime() || compareKeys(a.uploadId, b.uploadId),
   );
 }

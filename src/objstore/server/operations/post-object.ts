@@ -96,11 +96,11 @@ function requireField(fields: FormFields, name: string): string {
 export interface FormUploadOptions {
   keys: ObjstoreKeyLookup;
   now: () => Date;
-  /** Throws AccessDenied unless the key that signed the form may use the bucket. */
-  authorizeBucket(key: ObjstoreKey): void;
+  /** Throws AccessDenied unless the key that signed the form may use the bucket, and reaches the object key once that is known. */
+  authorizeBucket(key: ObjstoreKey, objectKey: string | null): void;
 }
 
-/** Checks the form's signature over its policy and the key's permissions; answers the policy. */
+/** Checks the form's signature over its policy and the key's permissions; answers the policy and the key that signed it. */
 async function authenticate(ctx: OperationContext, fields: FormFields, { keys, authorizeBucket }: FormUploadOptions) {
   const policyText = fields.get('policy');
   // A form without a policy is an anonymous upload, which no bucket here allows.
@@ -125,9 +125,9 @@ async function authenticate(ctx: OperationContext, fields: FormFields, { keys, a
     );
   }
   if (!key.permissions.includes('create')) throw new GatewayError(errors.accessDenied());
-  authorizeBucket(key);
+  authorizeBucket(key, null);
   ctx.exchange.authenticated = true;
-  return parsePolicy(policyText);
+  return { policy: parsePolicy(policyText), signer: key };
 }
 
 const rfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -178,12 +178,13 @@ export async function postObject(ctx: OperationContext, options: FormUploadOptio
   if (!(await bucketExists(ctx))) throw new GatewayError(errors.noSuchBucket(bucket));
   const { fields, file } = await readForm(ctx, contentType);
   const keyTemplate = requireField(fields, 'key');
-  const policy = await authenticate(ctx, fields, options);
+  const { policy, signer } = await authenticate(ctx, fields, options);
   requireFieldsAllowed(policy, new Map([...fields, ['bucket', bucket]]), options.now());
 
   const key = keyTemplate.replaceAll('${filename}', file.name);
   if (key === '') throw new GatewayError(formErrors.emptyKey());
   validateObjectKey(key);
+  options.authorizeBucket(signer, key);
   const content = Buffer.from(await file.arrayBuffer());
   requireContentLengthInRange(policy, content.length);
 

@@ -33,7 +33,7 @@ export const putObject: OperationOverride = async (ctx) => {
   const bucket = ctx.target.bucket!;
   const key = ctx.target.key!;
   const { req } = ctx.exchange;
-  const plan = planBody(req.headers);
+  const plan = planBody(req.headers, ctx.payloadHash);
   const metadata = ctx.storage.storedMetadata(bucket, key, {
     ...req.headers,
     'content-encoding': storedContentEncoding(req.headers['content-encoding']),
@@ -51,7 +51,7 @@ export const uploadPart: OperationOverride = async (ctx) => {
   if (!(await bucketExists(ctx))) return ctx.delegate();
   const uploadId = await requireUpload(ctx);
   const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
-  const plan = planBody(ctx.exchange.req.headers);
+  const plan = planBody(ctx.exchange.req.headers, ctx.payloadHash);
   requirePartChecksum(await uploadChecksumOf(ctx, uploadId), plan.checksum);
   const body = await receiveBody(ctx, plan, null);
   await ctx.storage.placePart(ctx.target.bucket!, uploadId, partNumber, body.file, body.md5, body.checksum);
