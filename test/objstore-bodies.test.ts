@@ -685,8 +685,8 @@ describe('the aws-chunked decoder and chunk signatures', () => {
     const calls: string[] = [];
     const decoder = new AwsChunkedDecoder({
       signatures: {
-        verifyChunk: (chunk, signature) => {
-          calls.push(`chunk ${chunk.length} ${signature.slice(0, 8)}`);
+        verifyChunk: (chunkSha256, signature) => {
+          calls.push(`chunk ${chunkSha256} ${signature.slice(0, 8)}`);
           return true;
         },
         verifyTrailer: (lines, signature) => {
@@ -702,16 +702,16 @@ describe('the aws-chunked decoder and chunk signatures', () => {
     expect(decoder.end()).toEqual(new Map([['x-amz-checksum-crc32', 'AAAAAA==']]));
     const signatures = [...body.toString('latin1').matchAll(/(?:chunk-signature=|x-amz-trailer-signature:)([0-9a-f]{8})/g)].map((m) => m[1]);
     expect(calls).toEqual([
-      `chunk 8192 ${signatures[0]}`,
-      `chunk 10 ${signatures[1]}`,
-      `chunk 0 ${signatures[2]}`,
+      `chunk ${sha256Hex(data.subarray(0, 8192))} ${signatures[0]}`,
+      `chunk ${sha256Hex(data.subarray(8192))} ${signatures[1]}`,
+      `chunk ${sha256Hex('')} ${signatures[2]}`,
       `trailer "x-amz-checksum-crc32:AAAAAA==\\n" ${signatures[3]}`,
     ]);
   });
 
   it('stops at the first chunk whose signature is refused', () => {
     const decoder = new AwsChunkedDecoder({
-      signatures: { verifyChunk: (chunk) => chunk.length !== 3, verifyTrailer: () => true },
+      signatures: { verifyChunk: (chunkSha256) => chunkSha256 !== sha256Hex('abc'), verifyTrailer: () => true },
       signedTrailer: false,
     });
     const signature = 'b'.repeat(64);
