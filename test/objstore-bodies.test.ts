@@ -610,6 +610,24 @@ describe('aws-chunked framing', () => {
     await expectPrevious();
   });
 
+  it('refuses a first chunk whose signature does not match, though its bytes went on before it was checked', async () => {
+    // The chunk is hashed as it streams and checked at its end: nothing of it may become the object.
+    const data = patterned(4 * 1024 * 1024 + 100, 63);
+    const response = await chunkedPut({
+      key: 'framed',
+      data,
+      payload: 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+      chunkSize: 4 * 1024 * 1024,
+      edit: (body) => {
+        const at = body.indexOf('chunk-signature=') + 'chunk-signature='.length;
+        body[at] = body[at] === 0x30 ? 0x31 : 0x30;
+        return body;
+      },
+    });
+    expect([response.status, codeOf(response.body)]).toEqual([403, 'SignatureDoesNotMatch']);
+    await expectPrevious();
+  });
+
   it.each([
     ['a body that ends before the final chunk', (body: Buffer) => body.subarray(0, body.lastIndexOf('0\r\n'))],
     ['a chunk size that is not hexadecimal', (body: Buffer) => Buffer.concat([Buffer.from('zz'), body.subarray(body.indexOf('\r\n'))])],
