@@ -173,20 +173,22 @@ export class FormDataReader {
   }
 
   /**
-   * After a boundary: true when `--` closes the form; else skips the transport padding and CRLF
-   * before the next part.
+   * After a boundary: true when `--` closes the form; else drops the transport padding (spaces
+   * and tabs, as they arrive) and the CRLF before the next part.
    */
   private async atFormEnd(): Promise<boolean> {
+    let padded = false;
     for (;;) {
       const padding = this.buffer.findIndex((byte) => byte !== 0x20 && byte !== 0x09);
-      if (padding === -1 || this.buffer.length < padding + CRLF.length) {
-        if (!(await this.fill())) throw malformed();
-        continue;
+      padded ||= padding !== 0 && this.buffer.length > 0;
+      this.take(padding === -1 ? this.buffer.length : padding);
+      if (this.buffer.length >= CRLF.length) {
+        if (!padded && this.buffer.subarray(0, DASH_DASH.length).equals(DASH_DASH)) return true;
+        if (!this.buffer.subarray(0, CRLF.length).equals(CRLF)) throw malformed();
+        this.take(CRLF.length);
+        return false;
       }
-      if (padding === 0 && this.buffer.subarray(0, DASH_DASH.length).equals(DASH_DASH)) return true;
-      if (!this.buffer.subarray(padding, padding + CRLF.length).equals(CRLF)) throw malformed();
-      this.take(padding + CRLF.length);
-      return false;
+      if (!(await this.fill())) throw malformed();
     }
   }
 

@@ -182,8 +182,14 @@ async function receiveFile(ctx: OperationContext, form: FormDataReader, policy: 
   }
 }
 
+interface ReceivedForm {
+  fields: FormFields;
+  key: string;
+  file: ReceivedFile;
+}
+
 /** Reads the form: its fields, then (once they authenticate the form and meet its policy) its file. */
-async function receiveForm(ctx: OperationContext, form: FormDataReader, options: FormUploadOptions) {
+async function receiveForm(ctx: OperationContext, form: FormDataReader, options: FormUploadOptions): Promise<ReceivedForm> {
   const { fields, fileName } = await form.readHead();
   const keyTemplate = requireField(fields, 'key');
   const policy = await authenticate(ctx, fields, options);
@@ -192,6 +198,7 @@ async function receiveForm(ctx: OperationContext, form: FormDataReader, options:
   if (key === '') throw new GatewayError(formErrors.emptyKey());
   validateObjectKey(key);
   const file = await receiveFile(ctx, form, policy);
+  // Read to its end when it is short, so the connection can serve the client's next request.
   await form.skipRest(MAX_FORM_FIELDS_BYTES);
   return { fields, key, file };
 }
@@ -203,7 +210,7 @@ export async function postObject(ctx: OperationContext, options: FormUploadOptio
   if (!/^multipart\/form-data\s*;/i.test(contentType)) throw new GatewayError(formErrors.notAForm());
   if (!(await bucketExists(ctx))) throw new GatewayError(errors.noSuchBucket(bucket));
   const form = new FormDataReader(ctx.exchange.req, formBoundary(contentType));
-  let upload: Awaited<ReturnType<typeof receiveForm>>;
+  let upload: ReceivedForm;
   try {
     sendContinue(ctx.exchange);
     upload = await receiveForm(ctx, form, options);
