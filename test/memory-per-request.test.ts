@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { fullKey, workspaceByTier, type FixturesView } from './support/instance.ts';
-import type { ProbeMemory, ProbeMessage } from './support/memory-probe.ts';
+import type { InProcessRequests, ProbeMemory, ProbeMessage } from './support/memory-probe.ts';
 import { signedHeaders } from './support/signed-requests.ts';
 
 const MiB = 1024 * 1024;
@@ -61,6 +61,8 @@ class Probe {
 
   measure = () => this.ask<ProbeMemory>('measure');
   resetPeak = () => this.ask<string>('reset-peak');
+  /** Requests to an in-process instance in the probe's process; their statuses. */
+  requestInProcess = (requests: InProcessRequests) => this.ask<number[]>(requests);
 
   stop(): Promise<void> {
     return new Promise((resolve) => {
@@ -174,11 +176,16 @@ describe('memory per request', { timeout: 180_000 }, () => {
     return { growth: after.peakRss - before.rss, sent };
   }
 
+  /** A 1 MiB body for POST /api/v1/bulk-exports, answered 422 with its 1 MiB value echoed. */
+  const echoedBody = () => {
+    const head = '{"session_id": "z", "start_time": "q", "bulk_export_destination_id": "';
+    return `${head}${'y'.repeat(MiB - head.length - 2)}"}`;
+  };
+
   it('1,000 API requests with 1 MiB JSON bodies answered 422 (their values echoed) leave no body held', async () => {
     const workspace = workspaceByTier(fixtures, 'plus');
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-    const head = '{"session_id": "z", "start_time": "q", "bulk_export_destination_id": "';
-    const body = `${head}${'y'.repeat(MiB - head.length - 2)}"}`;
+    const body = echoedBody();
     const headers = { 'x-api-key': workspace.api_key, 'content-type': 'application/json', 'content-length': String(body.length) };
     const { retained, sent } = await retainedAfter(REQUESTS, () => send(`${probe.apiUrl}/api/v1/bulk-exports`, 'POST', headers, [body], agent));
     agent.destroy();
@@ -189,6 +196,19 @@ describe('memory per request', { timeout: 180_000 }, () => {
     const [entry] = (await admin<{ requests: { request: { body: { text: string; size: number; truncated: boolean } } }[] }>('GET', '/requests?limit=1')).requests;
     expect(entry!.request.body).toMatchObject({ size: MiB, truncated: true });
     expect(entry!.request.body.text).toHaveLength(8 * 1024);
+  });
+
+  it('300 such requests to an in-process instance (no socket) leave no body held either', async () => {
+    // 300 are enough there: each would leave 2 MiB (its body and its answer), 600 MB in all.
+    const api_key = workspaceByTier(fixtures, 'plus').api_key;
+    const requests = (count: number) =>
+      probe.requestInProcess({ path: '/api/v1/bulk-exports', init: { method: 'POST', headers: { 'x-api-key': api_key, 'content-type': 'application/json' }, body: echoedBody() }, count });
+    await requests(WARM_UP);
+    const before = await probe.measure();
+    const statuses = await requests(300);
+    const after = await probe.measure();
+    expect(new Set(statuses)).toEqual(new Set([422]));
+    expect(after.retained - before.retained).toBeLessThan(RETAINED_BOUND);
   });
 
   describe('browser form uploads', () => {
