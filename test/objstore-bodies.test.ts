@@ -610,6 +610,24 @@ describe('aws-chunked framing', () => {
     await expectPrevious();
   });
 
+  it('refuses a first chunk whose signature does not match, though its bytes went on before it was checked', async () => {
+    // The chunk is hashed as it streams and checked at its end: nothing of it may become the object.
+    const data = patterned(4 * 1024 * 1024 + 100, 63);
+    const response = await chunkedPut({
+      key: 'framed',
+      data,
+      payload: 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+      chunkSize: 4 * 1024 * 1024,
+      edit: (body) => {
+        const at = body.indexOf('chunk-signature=') + 'chunk-signature='.length;
+        body[at] = body[at] === 0x30 ? 0x31 : 0x30;
+        return body;
+      },
+    });
+    expect([response.status, codeOf(response.body)]).toEqual([403, 'SignatureDoesNotMatch']);
+    await expectPrevious();
+  });
+
   it.each([
     ['a body that ends before the final chunk', (body: Buffer) => body.subarray(0, body.lastIndexOf('0\r\n'))],
     ['a chunk size that is not hexadecimal', (body: Buffer) => Buffer.concat([Buffer.from('zz'), body.subarray(body.indexOf('\r\n'))])],
@@ -685,8 +703,8 @@ describe('the aws-chunked decoder and chunk signatures', () => {
     const calls: string[] = [];
     const decoder = new AwsChunkedDecoder({
       signatures: {
-        verifyChunk: (chunk, signature) => {
-          calls.push(`chunk ${chunk.length} ${signature.slice(0, 8)}`);
+        verifyChunk: (chunkSha256, signature) => {
+          calls.push(`chunk ${chunkSha256} ${signature.slice(0, 8)}`);
           return true;
         },
         verifyTrailer: (lines, signature) => {
@@ -702,16 +720,16 @@ describe('the aws-chunked decoder and chunk signatures', () => {
     expect(decoder.end()).toEqual(new Map([['x-amz-checksum-crc32', 'AAAAAA==']]));
     const signatures = [...body.toString('latin1').matchAll(/(?:chunk-signature=|x-amz-trailer-signature:)([0-9a-f]{8})/g)].map((m) => m[1]);
     expect(calls).toEqual([
-      `chunk 8192 ${signatures[0]}`,
-      `chunk 10 ${signatures[1]}`,
-      `chunk 0 ${signatures[2]}`,
+      `chunk ${sha256Hex(data.subarray(0, 8192))} ${signatures[0]}`,
+      `chunk ${sha256Hex(data.subarray(8192))} ${signatures[1]}`,
+      `chunk ${sha256Hex('')} ${signatures[2]}`,
       `trailer "x-amz-checksum-crc32:AAAAAA==\\n" ${signatures[3]}`,
     ]);
   });
 
   it('stops at the first chunk whose signature is refused', () => {
     const decoder = new AwsChunkedDecoder({
-      signatures: { verifyChunk: (chunk) => chunk.length !== 3, verifyTrailer: () => true },
+      signatures: { verifyChunk: (chunkSha256) => chunkSha256 !== sha256Hex('abc'), verifyTrailer: () => true },
       signedTrailer: false,
     });
     const signature = 'b'.repeat(64);

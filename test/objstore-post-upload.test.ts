@@ -5,6 +5,8 @@
  * `success_action_status` and `success_action_redirect`.
  */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
 
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost, type PresignedPostOptions } from '@aws-sdk/s3-presigned-post';
@@ -204,5 +206,90 @@ describe('POST object', () => {
     expect([noBucket.status, codeOf(await noBucket.text())]).toEqual([404, 'NoSuchBucket']);
     const anonymous = await submit({ key: 'anonymous.txt' });
     expect([anonymous.status, codeOf(anonymous.body)]).toEqual([403, 'AccessDenied']);
+  });
+});
+
+describe('the form, read as it arrives', () => {
+  const BOUNDARY = 'form-boundary-0123';
+  const field = ([name, value]: [string, string]) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+  const filePart = (name: string) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n`;
+
+  /** A form's body as a browser sends it: the fields, the file, fields after it, the closing boundary. */
+  const formText = (before: Record<string, string>, content: string, after: Record<string, string> = {}) =>
+    `${Object.entries(before).map(field).join('')}${filePart('notes.txt')}${content}\r\n${Object.entries(after).map(field).join('')}--${BOUNDARY}--\r\n`;
+
+  async function post(body: string, contentType = `multipart/form-data; boundary=${BOUNDARY}`) {
+    const response = await fetch(`${ctx.objstore.url}/${BUCKET}`, { method: 'POST', body, headers: { 'content-type': contentType } });
+    return { status: response.status, body: await response.text() };
+  }
+
+  const incomingFiles = () => fs.readdirSync(ctx.directory).filter((name) => name.startsWith('.incoming-'));
+
+  it("refuses more than S3's 20 KiB of fields before the file (MaxPostPreDataLengthExceeded)", async () => {
+    const { fields } = await presign({ Key: 'padded.txt' });
+    const over = await submit(fields, { extra: { 'x-ignore-padding': 'p'.repeat(20 * 1024) } });
+    expect([over.status, codeOf(over.body), elementOf(over.body, 'MaxPostPreDataLengthBytes')]).toEqual([400, 'MaxPostPreDataLengthExceeded', '20480']);
+    expect((await submit(fields, { extra: { 'x-ignore-padding': 'p'.repeat(16 * 1024) } })).status).toBe(204);
+  });
+
+  it('authenticates the form from its fields, before its file has arrived', async () => {
+    const forged = ctx.client({ accessKeyId: WRITER.accessKeyId, secretAccessKey: 'not-the-writer-secret-0123456789abcdef' });
+    const { fields } = await presign({ Key: 'never-ending.bin' }, forged);
+    // A file announced as 1 GiB, of which the first MiB is sent before the answer is awaited.
+    const head = `${Object.entries(fields).map(field).join('')}${filePart('never-ending.bin')}`;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.request(`${ctx.objstore.url}/${BUCKET}`, {
+        method: 'POST',
+        headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': String(head.length + 1024 ** 3) },
+      });
+      request.on('response', (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          resolve({ status: response.statusCode!, body: Buffer.concat(chunks).toString() });
+          request.destroy();
+        });
+      });
+      request.on('error', reject);
+      request.write(head);
+      request.write(Buffer.alloc(1024 * 1024, 'x'));
+    });
+    expect([answer.status, codeOf(answer.body)]).toEqual([403, 'SignatureDoesNotMatch']);
+    expect((await failure(writer.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'never-ending.bin' })))).name).toBe('NotFound');
+    expect(incomingFiles()).toEqual([]);
+  });
+
+  it('refuses a file past content-length-range with its whole size, and keeps none of it', async () => {
+    const { fields } = await presign({ Key: 'bounded.bin', Conditions: [['content-length-range', 0, 1024]] });
+    const large = await post(formText(fields, 'x'.repeat(3 * 1024 * 1024)));
+    expect([large.status, codeOf(large.body), elementOf(large.body, 'ProposedSize')]).toEqual([400, 'EntityTooLarge', String(3 * 1024 * 1024)]);
+    expect((await failure(writer.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'bounded.bin' })))).name).toBe('NotFound');
+    expect(incomingFiles()).toEqual([]);
+  });
+
+  it('ignores fields after the file, as S3 does, and reads file names as browsers escape them', async () => {
+    const { fields } = await presign({ Key: 'quoted/${filename}' });
+    const late = await post(formText(fields, 'late', { 'x-amz-meta-late': 'unnamed by the policy', key: 'elsewhere.txt' }));
+    expect(late.status).toBe(204);
+    expect((await writer.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'quoted/notes.txt' }))).Metadata).toEqual({});
+
+    const quoted = await submit(fields, { file: { name: 'say "hi"\r\n.txt', content: 'quoted' } });
+    expect(quoted.status).toBe(204);
+    const object = await writer.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'quoted/say "hi"\r\n.txt' }));
+    expect(await object.Body!.transformToString()).toBe('quoted');
+  });
+
+  it('refuses a body that is not well-formed multipart/form-data (MalformedPOSTRequest), storing nothing', async () => {
+    const { fields } = await presign({ Key: 'malformed.txt' });
+    const whole = formText(fields, 'content');
+    const malformed = [
+      post(whole, 'multipart/form-data; charset=utf-8'),
+      post(whole.slice(0, whole.lastIndexOf(`\r\n--${BOUNDARY}--`))),
+      post(whole.replace('Content-Disposition: form-data; name="key"', 'Content-Disposition: form-data')),
+      post(whole.replace(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"`, `--${BOUNDARY}garbage\r\nContent-Disposition: form-data; name="file"`)),
+    ];
+    for (const response of await Promise.all(malformed)) expect([response.status, codeOf(response.body)]).toEqual([400, 'MalformedPOSTRequest']);
+    expect((await failure(writer.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'malformed.txt' })))).name).toBe('NotFound');
+    expect(incomingFiles()).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import { MASKED_SECRET_VALUE, maskSecrets, SECRET_FIELDS } from '../shared/errors.ts';
+import { textHead } from '../shared/text-head.ts';
 import type { JournalBody } from './schemas.ts';
 
 export const JOURNAL_BODY_CHARS = 8 * 1024;
@@ -112,7 +113,10 @@ export function maskSigningDetails(text: string): string {
     .replace(/((?:X-Amz-Signature|X-Amz-Security-Token|Signature)=)[^&\s<,]*/gi, `$1${MASKED_SECRET_VALUE}`);
 }
 
-/** A body as the journal keeps it: JSON with its secret fields masked, text bounded, binary as size and type. */
+/**
+ * A body as the journal keeps it: JSON with its secret fields masked, text bounded, binary as
+ * size and type. It holds no reference to the body: only the first JOURNAL_BODY_CHARS characters.
+ */
 export function journalBody({ bytes, size, contentType, maskText, maskJson = maskSecrets }: BodyCapture): JournalBody {
   const summary = { text: null, size, content_type: contentType, truncated: false };
   if (bytes === null || bytes.byteLength === 0) return summary;
@@ -122,5 +126,5 @@ export function journalBody({ bytes, size, contentType, maskText, maskJson = mas
   const json = maskJson !== null && whole && (contentType === null || JSON_TYPE.test(contentType)) ? maskedJson(decoded, maskJson) : null;
   const text = json ?? maskText(decoded);
   const truncated = !whole || text.length > JOURNAL_BODY_CHARS;
-  return { text: text.slice(0, JOURNAL_BODY_CHARS), size, content_type: contentType, truncated };
+  return { text: textHead(text, JOURNAL_BODY_CHARS), size, content_type: contentType, truncated };
 }

@@ -172,8 +172,11 @@ export class RequestObserver {
         whenResponseEnds(outgoing, JOURNAL_BODY_CHARS, ({ status, written }) => journal(status, () => apiResponseBody(written.head, written.size, written.contentType)));
       } else {
         const bytes = c.res.body === null ? new Uint8Array(0) : new Uint8Array(await c.res.clone().arrayBuffer());
+        // Only a copy of the head is kept, as from a socket: the entry is made later, from these.
+        const head = bytes.slice(0, JOURNAL_BODY_CHARS);
+        const size = bytes.byteLength;
         const contentType = c.res.headers.get('content-type');
-        journal(c.res.status, () => apiResponseBody(bytes, bytes.byteLength, contentType));
+        journal(c.res.status, () => apiResponseBody(head, size, contentType));
       }
     };
   }

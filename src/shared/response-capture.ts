@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { textHead } from './text-head.ts';
 
 /** What a response wrote: its first bytes, its whole size, its content type. */
 export interface CapturedResponse {
@@ -26,8 +27,9 @@ function contentTypeIn(headers: unknown): string | null {
 /**
  * Keeps the first `limit` bytes a response writes and counts the rest, by wrapping its write
  * and end: wrappers of end installed before it see the last chunk already taken. Text chunks
- * are kept as they are (a string is immutable, and an API answer is mostly one cached string),
- * bytes are copied (a writer may reuse its buffer); `captured()` encodes the head when asked.
+ * within the limit are kept as they are (a string is immutable, and an API answer is mostly one
+ * cached string), the head of a longer one and bytes are copied (a slice would keep the whole
+ * chunk alive, a writer may reuse its buffer); `captured()` encodes the head when asked.
  */
 export class ResponseCapture {
   private readonly chunks: (string | Buffer)[] = [];
@@ -63,7 +65,7 @@ export class ResponseCapture {
     const wanted = this.limit - this.kept;
     if (typeof chunk === 'string') {
       this.size += Buffer.byteLength(chunk);
-      if (wanted > 0) this.keep(chunk.length > wanted ? chunk.slice(0, wanted) : chunk);
+      if (wanted > 0) this.keep(textHead(chunk, wanted));
     } else if (chunk instanceof Uint8Array) {
       this.size += chunk.byteLength;
       if (wanted > 0) this.keep(Buffer.from(chunk.subarray(0, wanted)));

@@ -104,10 +104,14 @@ function declaredSize(req: IncomingMessage): number | null {
   return req.headers['transfer-encoding'] === undefined ? 0 : null;
 }
 
-/** The request body: what the gateway read itself, else only its size (s3rver streams uploads to disk). */
+/**
+ * The request body: the first bytes of what the gateway read itself (copied: a view would keep
+ * the whole body alive as long as the journal keeps the entry), else only its size (uploads and
+ * browser forms stream to disk).
+ */
 function requestBodyOf(exchange: Exchange): ObservedBody {
   const contentType = headerText(exchange.req.headers['content-type']);
-  if (exchange.body !== null) return { head: exchange.body.subarray(0, OBSERVED_BODY_BYTES), size: exchange.body.length, contentType };
+  if (exchange.body !== null) return { head: Buffer.from(exchange.body.subarray(0, OBSERVED_BODY_BYTES)), size: exchange.body.length, contentType };
   const size = declaredSize(exchange.req);
   return { head: size === 0 ? Buffer.alloc(0) : null, size, contentType };
 }

@@ -17,8 +17,11 @@ const EMPTY_SHA256 = sha256Hex('');
  * signature, and a signed trailer ends the chain. Whoever decodes the body calls these in order.
  */
 export interface ChunkSignatures {
-  /** Checks the next chunk's signature and advances the chain; false when it does not match. */
-  verifyChunk(chunkData: Buffer, chunkSignature: string): boolean;
+  /**
+   * Checks the next chunk's signature, given the hex SHA-256 of its data (hashed as it streams:
+   * a chunk may be gigabytes), and advances the chain; false when it does not match.
+   */
+  verifyChunk(chunkSha256: string, chunkSignature: string): boolean;
   /** Checks `x-amz-trailer-signature` over the trailer lines (`name:value\n` each); false when it does not match. */
   verifyTrailer(trailerLines: string, trailerSignature: string): boolean;
 }
@@ -129,8 +132,7 @@ export async function chunkSignatureChain(
   };
 
   return {
-    verifyChunk: (chunkData, chunkSignature) =>
-      advance('AWS4-HMAC-SHA256-PAYLOAD', [EMPTY_SHA256, sha256Hex(chunkData)], chunkSignature),
+    verifyChunk: (chunkSha256, chunkSignature) => advance('AWS4-HMAC-SHA256-PAYLOAD', [EMPTY_SHA256, chunkSha256], chunkSignature),
     verifyTrailer: (trailerLines, trailerSignature) =>
       advance('AWS4-HMAC-SHA256-TRAILER', [sha256Hex(trailerLines)], trailerSignature),
   };

@@ -5,9 +5,12 @@
  *   [<trailer name>:<value>\r\n ... [x-amz-trailer-signature:<sig>\r\n]]\r\n
  *
  * It is fed the body piece by piece as it arrives and hands back the decoded bytes, so a body of
- * any size passes through in bounded memory (signed chunks are held one at a time, because a
- * chunk signature covers the whole chunk).
+ * any size passes through in bounded memory: a signed chunk is hashed as it passes and its
+ * signature checked at its end, so its bytes are handed back before they are verified. The
+ * caller makes nothing of them visible before `end()` (every chunk and the trailer verified).
  */
+import { createHash, type Hash } from 'node:crypto';
+
 import { bodyErrors } from './body-errors.ts';
 import { errors, GatewayError } from '../errors.ts';
 import type { ChunkSignatures } from '../auth/sigv4.ts';
@@ -39,11 +42,10 @@ export class AwsChunkedDecoder {
   /** Bytes of the line being read (a chunk header, a trailer line or a CRLF). */
   private line: Buffer[] = [];
   private lineBytes = 0;
-  private chunkSize = 0;
   private chunkRemaining = 0;
   private chunkSignature = '';
-  /** The current chunk's data, kept only while its signature is still to be checked. */
-  private signedData: Buffer[] = [];
+  /** The SHA-256 of the current chunk's data so far, when chunks are signed. */
+  private chunkHash: Hash | null = null;
   private previousChunkSize: number | null = null;
   private trailerBytes = 0;
   /** The trailer lines as received, which its signature covers. */
@@ -127,29 +129,27 @@ export class AwsChunkedDecoder {
       throw new GatewayError(bodyErrors.invalidChunkSize());
     }
     this.previousChunkSize = size;
-    this.chunkSize = this.chunkRemaining = size;
+    this.chunkRemaining = size;
+    this.chunkHash = this.options.signatures ? createHash('sha256') : null;
     if (size > 0) {
       this.state = 'data';
       return;
     }
-    this.verifyChunk(Buffer.alloc(0));
+    this.verifyChunk();
     this.state = 'trailer';
   }
 
   private takeData(data: Buffer): void {
     this.chunkRemaining -= data.length;
-    if (this.options.signatures) this.signedData.push(data);
+    this.chunkHash?.update(data);
     if (this.chunkRemaining > 0) return;
-    if (this.options.signatures) {
-      this.verifyChunk(Buffer.concat(this.signedData, this.chunkSize));
-      this.signedData = [];
-    }
+    this.verifyChunk();
     this.state = 'data-end';
   }
 
-  private verifyChunk(data: Buffer): void {
+  private verifyChunk(): void {
     const { signatures } = this.options;
-    if (signatures && !signatures.verifyChunk(data, this.chunkSignature)) {
+    if (signatures && !signatures.verifyChunk(this.chunkHash!.digest('hex'), this.chunkSignature)) {
       throw new GatewayError(errors.signatureDoesNotMatch());
     }
   }

@@ -1,8 +1,8 @@
 /**
- * The S3 errors about request bodies: framing (aws-chunked), lengths and integrity checks.
- * Codes, statuses and messages are S3's own.
+ * The S3 errors about request bodies: framing (aws-chunked, multipart/form-data), lengths and
+ * integrity checks. Codes, statuses and messages are S3's own.
  */
-import type { S3ErrorSpec } from '../errors.ts';
+import { s3Error, type S3ErrorSpec } from '../errors.ts';
 import type { ChecksumAlgorithm } from './checksum-algorithms.ts';
 
 const MALFORMED_TRAILER_MESSAGE =
@@ -50,6 +50,19 @@ export const bodyErrors = {
     message: 'Only the last chunk is allowed to have a size less than 8192 bytes',
   }),
   malformedTrailer: (): S3ErrorSpec => ({ status: 400, code: 'MalformedTrailerError', message: MALFORMED_TRAILER_MESSAGE }),
+  malformedForm: () =>
+    s3Error(400, 'MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.'),
+  /** A form without a file part (or whose `file` field is not a file). */
+  noFormFile: () =>
+    s3Error(400, 'InvalidArgument', 'POST requires exactly one file upload per request.', [
+      ['ArgumentName', 'file'],
+      ['ArgumentValue', '0'],
+    ]),
+  /** More than `limit` bytes of a form before its file's content (S3's words, spelling included). */
+  formFieldsTooLarge: (limit: number) =>
+    s3Error(400, 'MaxPostPreDataLengthExceeded', 'Your POST request fields preceeding the upload file was too large.', [
+      ['MaxPostPreDataLengthBytes', String(limit)],
+    ]),
   invalidContentSha256: (): S3ErrorSpec => ({
     status: 400,
     code: 'InvalidArgument',

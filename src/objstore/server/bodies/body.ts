@@ -25,8 +25,8 @@ import type { OperationContext } from '../operations/context.ts';
 import { GatewayError } from '../errors.ts';
 import { sendContinue, type Exchange } from '../exchange.ts';
 
-/** S3's limit for one PutObject or one part. */
-const MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
+/** S3's limit for one PutObject, one part or one browser form's file. */
+export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
 
 type Framing = { kind: 'plain' } | { kind: 'aws-chunked'; signed: boolean; trailer: boolean };
 
@@ -214,7 +214,7 @@ function pipeRequest(req: IncomingMessage, sink: Writable): Promise<void> {
 }
 
 /** Leaves the rest of a refused body unread: drained and discarded, and the connection closed after the answer. */
-function abandonBody(exchange: Exchange): void {
+export function abandonBody(exchange: Exchange): void {
   if (exchange.req.complete) return;
   if (!exchange.res.headersSent) exchange.res.setHeader('Connection', 'close');
   exchange.req.resume();

@@ -3,29 +3,39 @@
  * fields carry the object's key (`${filename}` standing for the file's name), its headers and
  * `x-amz-meta-*`, a base64 policy document and its SigV4 POST signature (`x-amz-algorithm`,
  * `x-amz-credential`, `x-amz-date`, `x-amz-signature`). The form authenticates the request, so
- * the gateway hands it here instead of checking a signed request. Fields after the file are
- * ignored, as S3 ignores them.
+ * the gateway hands it here instead of checking a signed request. The form is read as it
+ * arrives (bodies/form-data.ts): its fields are checked (signature, policy, key) before its file
+ * is read, and the file streams to a temporary file within the policy's content-length-range.
+ * Fields after the file are ignored, as S3 ignores them.
  *
  * The answer is S3's: 204 by default, 200 or 201 (with PostResponse) for `success_action_status`,
  * or 303 to `success_action_redirect` with the bucket, key and ETag in its query.
  */
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 
 import type { ObjstoreKey, ObjstoreKeyLookup } from '../../types.ts';
 import { authErrors } from '../auth/auth-errors.ts';
 import { parseV4Credential } from '../auth/credentials.ts';
 import { policySignature, signaturesMatch } from '../auth/sigv4.ts';
+import { abandonBody, MAX_UPLOAD_BYTES } from '../bodies/body.ts';
 import { DEFAULT_CHECKSUM_ALGORITHM } from '../bodies/checksum-algorithms.ts';
 import { objectChecksumHeaders, startChecksum } from '../bodies/checksums.ts';
+import { FormDataReader, formBoundary, MAX_FORM_FIELDS_BYTES } from '../bodies/form-data.ts';
 import { errors, GatewayError, s3Error } from '../errors.ts';
+import { sendContinue } from '../exchange.ts';
 import { validateObjectKey } from '../target.ts';
 import { sendXmlResult } from '../xml.ts';
 import { bucketExists, type OperationContext } from './context.ts';
-import { parsePolicy, requireContentLengthInRange, requireFieldsAllowed, type FormFields } from './post-policy.ts';
-
-/** A form's whole body is read into memory: S3 takes up to 5 GB, this store a fraction of it. */
-export const MAX_FORM_BYTES = 256 * 1024 * 1024;
+import {
+  maxContentLength,
+  parsePolicy,
+  policyErrors,
+  requireContentLengthInRange,
+  requireFieldsAllowed,
+  type FormFields,
+  type PostPolicy,
+} from './post-policy.ts';
 
 const SIGNING_FIELDS = ['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature'] as const;
 
@@ -34,17 +44,10 @@ export const formErrors = {
     s3Error(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', [
       ['Condition', 'Bucket POST must be of the enclosure-type multipart/form-data'],
     ]),
-  malformedForm: () =>
-    s3Error(400, 'MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.'),
   missingField: (name: string) =>
     s3Error(400, 'InvalidArgument', `Bucket POST must contain a field named '${name}'.  If it is specified, please check the order of the fields.`, [
       ['ArgumentName', name],
       ['ArgumentValue', ''],
-    ]),
-  noFile: () =>
-    s3Error(400, 'InvalidArgument', 'POST requires exactly one file upload per request.', [
-      ['ArgumentName', 'file'],
-      ['ArgumentValue', '0'],
     ]),
   emptyKey: () => errors.invalidArgument('User key must have a length greater than 0.'),
   malformedCredential: (credential: string) =>
@@ -54,37 +57,6 @@ export const formErrors = {
       ['ArgumentValue', credential],
     ]),
 } as const;
-
-interface Form {
-  /** Fields before the file, by lower-case name. */
-  fields: Map<string, string>;
-  file: File;
-}
-
-async function readForm(ctx: OperationContext, contentType: string): Promise<Form> {
-  const body = await ctx.readBody(MAX_FORM_BYTES);
-  let entries: FormData;
-  try {
-    const request = new Request('http://objstore.invalid/', {
-      method: 'POST',
-      headers: { 'content-type': contentType },
-      body: new Uint8Array(body),
-    });
-    entries = await request.formData();
-  } catch {
-    throw new GatewayError(formErrors.malformedForm());
-  }
-  const fields = new Map<string, string>();
-  for (const [name, value] of entries) {
-    const field = name.toLowerCase();
-    if (field === 'file') {
-      if (typeof value === 'string') break;
-      return { fields, file: value };
-    }
-    if (typeof value === 'string' && !fields.has(field)) fields.set(field, value);
-  }
-  throw new GatewayError(formErrors.noFile());
-}
 
 function requireField(fields: FormFields, name: string): string {
   const value = fields.get(name);
@@ -170,34 +142,89 @@ function respond(ctx: OperationContext, fields: FormFields, bucket: string, key:
   res.end();
 }
 
+/** The form's file in a temporary file beside the store, with its ETag and checksum. */
+interface ReceivedFile {
+  staged: string;
+  md5: string;
+  checksum: string;
+}
+
+/**
+ * Streams the form's file to a temporary file, hashing it. At most the policy's largest size is
+ * kept: beyond it the file is only counted, for the ProposedSize of EntityTooLarge (up to S3's
+ * limit for an object). The temporary file is removed on any failure.
+ */
+async function receiveFile(ctx: OperationContext, form: FormDataReader, policy: PostPolicy): Promise<ReceivedFile> {
+  const maxSize = maxContentLength(policy, MAX_UPLOAD_BYTES);
+  const staged = ctx.storage.incomingFile();
+  const md5 = createHash('md5');
+  const checksum = startChecksum(DEFAULT_CHECKSUM_ALGORITHM);
+  let size = 0;
+  try {
+    const file = await open(staged, 'wx');
+    try {
+      for await (const piece of form.fileContent()) {
+        size += piece.length;
+        if (size > MAX_UPLOAD_BYTES) throw new GatewayError(policyErrors.tooLarge(size, MAX_UPLOAD_BYTES));
+        if (size > maxSize) continue;
+        md5.update(piece);
+        checksum.update(piece);
+        await file.write(piece);
+      }
+    } finally {
+      await file.close();
+    }
+    requireContentLengthInRange(policy, size);
+    return { staged, md5: md5.digest('hex'), checksum: await checksum.digest() };
+  } catch (err) {
+    await rm(staged, { force: true });
+    throw err;
+  }
+}
+
+interface ReceivedForm {
+  fields: FormFields;
+  key: string;
+  file: ReceivedFile;
+}
+
+/** Reads the form: its fields, then (once they authenticate the form and meet its policy) its file. */
+async function receiveForm(ctx: OperationContext, form: FormDataReader, options: FormUploadOptions): Promise<ReceivedForm> {
+  const { fields, fileName } = await form.readHead();
+  const keyTemplate = requireField(fields, 'key');
+  const { policy, signer } = await authenticate(ctx, fields, options);
+  requireFieldsAllowed(policy, new Map([...fields, ['bucket', ctx.target.bucket!]]), options.now());
+  const key = keyTemplate.replaceAll('${filename}', fileName);
+  if (key === '') throw new GatewayError(formErrors.emptyKey());
+  validateObjectKey(key);
+  options.authorizeBucket(signer, key);
+  const file = await receiveFile(ctx, form, policy);
+  // Read to its end when it is short, so the connection can serve the client's next request.
+  await form.skipRest(MAX_FORM_FIELDS_BYTES);
+  return { fields, key, file };
+}
+
 /** POST object into the bucket the request names. */
 export async function postObject(ctx: OperationContext, options: FormUploadOptions): Promise<void> {
   const bucket = ctx.target.bucket!;
   const contentType = ctx.exchange.req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data\s*;/i.test(contentType)) throw new GatewayError(formErrors.notAForm());
   if (!(await bucketExists(ctx))) throw new GatewayError(errors.noSuchBucket(bucket));
-  const { fields, file } = await readForm(ctx, contentType);
-  const keyTemplate = requireField(fields, 'key');
-  const { policy, signer } = await authenticate(ctx, fields, options);
-  requireFieldsAllowed(policy, new Map([...fields, ['bucket', bucket]]), options.now());
-
-  const key = keyTemplate.replaceAll('${filename}', file.name);
-  if (key === '') throw new GatewayError(formErrors.emptyKey());
-  validateObjectKey(key);
-  options.authorizeBucket(signer, key);
-  const content = Buffer.from(await file.arrayBuffer());
-  requireContentLengthInRange(policy, content.length);
-
+  const form = new FormDataReader(ctx.exchange.req, formBoundary(contentType));
+  let upload: ReceivedForm;
+  try {
+    sendContinue(ctx.exchange);
+    upload = await receiveForm(ctx, form, options);
+  } finally {
+    await form.close();
+    abandonBody(ctx.exchange);
+  }
+  const { fields, key, file } = upload;
   ctx.exchange.key = key;
   const metadata = ctx.storage.storedMetadata(bucket, key, Object.fromEntries(fields));
-  const checksum = startChecksum(DEFAULT_CHECKSUM_ALGORITHM);
-  checksum.update(content);
-  const md5 = createHash('md5').update(content).digest('hex');
-  const staged = ctx.storage.incomingFile();
-  await writeFile(staged, content, { flag: 'wx' });
-  await ctx.storage.placeObject(bucket, key, staged, md5, {
+  await ctx.storage.placeObject(bucket, key, file.staged, file.md5, {
     ...metadata,
-    ...objectChecksumHeaders(DEFAULT_CHECKSUM_ALGORITHM, await checksum.digest()),
+    ...objectChecksumHeaders(DEFAULT_CHECKSUM_ALGORITHM, file.checksum),
   });
-  respond(ctx, fields, bucket, key, md5);
+  respond(ctx, fields, bucket, key, file.md5);
 }

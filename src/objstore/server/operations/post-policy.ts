@@ -102,6 +102,11 @@ export function requireFieldsAllowed(policy: PostPolicy, fields: FormFields, now
   if (extra.length > 0) throw new GatewayError(policyErrors.denied(`Extra input fields: ${extra.join(', ')}`));
 }
 
+/** The largest file every content-length-range allows, within `limit`. */
+export function maxContentLength(policy: PostPolicy, limit: number): number {
+  return policy.conditions.reduce((max, condition) => (condition.kind === 'content-length-range' ? Math.min(max, condition.max) : max), limit);
+}
+
 /** Throws EntityTooSmall / EntityTooLarge unless the file's size is within every content-length-range. */
 export function requireContentLengthInRange(policy: PostPolicy, size: number): void {
   for (const condition of policy.conditions) {
