@@ -1,4 +1,5 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
+import { writePrivateFile } from './private-files.ts';
 import { createRandom, type Random } from './prng.ts';
 
 export interface IdGenerator {
@@ -95,7 +96,7 @@ export function idReservationsFile(path: string): IdReservations {
       return count;
     },
     save(count) {
-      writeFileSync(`${path}.next`, String(count));
+      writePrivateFile(`${path}.next`, String(count));
       renameSync(`${path}.next`, path);
     },
   };

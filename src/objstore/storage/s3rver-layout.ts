@@ -31,11 +31,10 @@ export interface ObjectFiles {
   metadata: string;
 }
 
-/** A bucket is the folder `<root>/<bucket>`, made with s3rver's mode. */
+/** A bucket is the folder `<root>/<bucket>`. */
 export function bucketDirectory(root: string, bucket: string): string {
   return path.join(root, bucket);
 }
-export const BUCKET_MODE = 0o755;
 
 export function objectFiles(store: S3rverStore, bucket: string, key: string): ObjectFiles {
   return {
