@@ -1,7 +1,8 @@
 /**
  * Files that hold an instance's state (its database, the objstore's objects, snapshot files) hold
  * secrets too: destination credentials, objstore secret keys, users' data. They are readable by
- * their user alone, whatever the process's umask: files 0600, folders 0700.
+ * their user alone, whatever the process's umask: files 0600, folders 0700. And a path given to
+ * read may name anything: it is opened without waiting, and looked at before it is read.
  */
 import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, rmSync, writeSync, type Stats } from 'node:fs';
 

@@ -68,30 +68,32 @@ export class Snapshots {
    */
   async restore(path: string): Promise<void> {
     const { db, tables, objstore, ids, clock, resets } = this.deps;
-    const prepared = this.prepare(path);
-    const { snapshot, limits } = prepared;
+    const { snapshot, limits, image, createdBuckets } = this.prepare(path);
     let staged: StagedContents;
     try {
-      staged = objstore.stageContents(snapshot.objstore, prepared.createdBuckets);
+      staged = objstore.stageContents(snapshot.objstore, createdBuckets);
     } catch (error) {
       throw new SnapshotFileError(`${path} cannot be restored here: its objstore cannot be written: ${(error as Error).message}`);
     }
-    const detach = attachSnapshotImage(db, prepared.image);
-    let attached = true;
     try {
-      await resets.restore(async () => {
-        replaceStateFromSnapshot(db, tables);
-        detach();
-        attached = false;
-        await staged.install();
-        ids.continueFrom(snapshot.idsDrawn);
-        clock.reset();
-        if (snapshot.clock.frozen) clock.freeze();
-        clock.set(snapshot.clock.now);
-        this.deps.limits.set(limits);
-      });
+      const detach = attachSnapshotImage(db, image);
+      let attached = true;
+      try {
+        await resets.restore(async () => {
+          replaceStateFromSnapshot(db, tables);
+          detach();
+          attached = false;
+          await staged.install();
+          ids.continueFrom(snapshot.idsDrawn);
+          clock.reset();
+          if (snapshot.clock.frozen) clock.freeze();
+          clock.set(snapshot.clock.now);
+          this.deps.limits.set(limits);
+        });
+      } finally {
+        if (attached) detach();
+      }
     } finally {
-      if (attached) detach();
       staged.discard();
     }
   }
@@ -99,7 +101,7 @@ export class Snapshots {
   /** Removes the unpacked database of the last restore. */
   discard(): void {
     if (!this.prepared) return;
-    for (const suffix of ['', ...JOURNAL_SUFFIXES]) rmSync(`${this.prepared.image}${suffix}`, { force: true });
+    removeImage(this.prepared.image);
     this.prepared = null;
   }
 
@@ -124,24 +126,32 @@ export class Snapshots {
         throw refuse('its limits are not valid');
       }
       const image = join(this.deps.scratchDir, 'restoring.sqlite');
-      const prepared: PreparedSnapshot = { path, identity, snapshot, limits, image, createdBuckets: [] };
-      this.prepared = prepared;
+      let createdBuckets: string[];
       try {
         writePrivateFile(image, snapshot.database);
-        const detach = attachSnapshotImage(this.deps.db, image);
-        try {
-          checkSnapshotImage(this.deps.db, this.deps.tables);
-          prepared.createdBuckets = createdBucketNames(this.deps.db, 'snapshot');
-        } finally {
-          detach();
-        }
-        const problem = this.deps.objstore.contentsProblem(snapshot.objstore, prepared.createdBuckets);
+        createdBuckets = this.checkImage(image);
+        const problem = this.deps.objstore.contentsProblem(snapshot.objstore, createdBuckets);
         if (problem !== undefined) throw new Error(problem);
       } catch (error) {
-        this.discard();
+        removeImage(image);
         throw refuse((error as Error).message);
       }
-      return prepared;
+      return (this.prepared = { path, identity, snapshot, limits, image, createdBuckets });
     });
   }
+
+  /** Checks the unpacked database (throws a sentence); returns the buckets it holds besides the configured ones. */
+  private checkImage(image: string): string[] {
+    const detach = attachSnapshotImage(this.deps.db, image);
+    try {
+      checkSnapshotImage(this.deps.db, this.deps.tables);
+      return createdBucketNames(this.deps.db, 'snapshot');
+    } finally {
+      detach();
+    }
+  }
+}
+
+function removeImage(image: string): void {
+  for (const suffix of ['', ...JOURNAL_SUFFIXES]) rmSync(`${image}${suffix}`, { force: true });
 }
