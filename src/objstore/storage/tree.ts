@@ -126,7 +126,7 @@ export function openTree(root: string): void {
   rmSync(replaced, { recursive: true, force: true });
   makePrivateFolder(root);
   const link = readdirSync(root, { recursive: true, withFileTypes: true }).find((entry) => entry.isSymbolicLink());
-  if (link) throw new Error(`${path.join(link.parentPath, link.name)} is a symbolic link, which the objstore never makes: remove it, or choose another --data-dir`);
+  if (link) throw new Error(`${path.join(link.parentPath, link.name)} is a symbolic link, which the objstore never makes: remove it`);
 }
 
 /** The objects of one bucket, in key order, with their sizes. */
