@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
 import { createS3rverHandler, objectMetadata } from './s3rver-app.ts';
 import {
+  BUCKET_MODE,
   bucketDirectory,
   incomingFile,
   isIncomingFile,
@@ -99,7 +100,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
   let loadedStore: S3rverStore | null = null;
   const store = () => (loadedStore ??= createFilesystemStore(directory));
   const s3rver = createS3rverHandler(store);
-  const makeBucket = (bucket: string) => mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: PRIVATE_FOLDER_MODE });
+  const makeBucket = (bucket: string) => mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
 
   /**
    * Renames each sidecar file (path -> contents) into place, then `file` to `destination`: the
@@ -146,7 +147,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
     // Synchronous: a handful of tiny file operations, done faster than one round trip through libuv's pool.
     async reset(buckets) {
       for (const name of readdirSync(directory)) rmSync(path.join(directory, name), { recursive: true, force: true });
-      for (const bucket of buckets) mkdirSync(bucketDirectory(directory, bucket), { recursive: true, mode: PRIVATE_FOLDER_MODE });
+      for (const bucket of buckets) mkdirSync(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
     },
     async createBucket(bucket) {
       await makeBucket(bucket);

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import path from 'node:path';
 
 import { makePrivateFolder, PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
-import { bucketDirectory, isIncomingFile, isUploadsFolder, keyOfObjectFile } from './s3rver-layout.ts';
+import { BUCKET_MODE, bucketDirectory, isIncomingFile, isUploadsFolder, keyOfObjectFile } from './s3rver-layout.ts';
 import type { StagedTree } from './storage.ts';
 import type { ObjstoreTreeEntry } from '../types.ts';
 
@@ -89,7 +89,7 @@ export function stageTree(root: string, entries: readonly ObjstoreTreeEntry[], b
   discard();
   try {
     makePrivateFolder(staged);
-    for (const bucket of buckets) mkdirSync(bucketDirectory(staged, bucket), { mode: PRIVATE_FOLDER_MODE });
+    for (const bucket of buckets) mkdirSync(bucketDirectory(staged, bucket), { mode: BUCKET_MODE });
     for (const entry of entries) {
       const full = path.join(staged, ...entry.path.split('/'));
       if (entry.data === null) mkdirSync(full, { recursive: true, mode: PRIVATE_FOLDER_MODE });
