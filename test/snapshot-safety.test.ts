@@ -210,7 +210,10 @@ describe('a restore checks the whole file before it changes anything', () => {
   });
 });
 
-/** A spawned instance answering within this bound is not stuck: a blocked process never answers. */
+/**
+ * Not a timing check: a process stuck in a read never answers, and giving up after this long
+ * lets the test fail and kill it (the test's own timeout would leave the process running).
+ */
 const ANSWER_WITHIN_MS = 10_000;
 
 async function post(url: string, body: unknown): Promise<{ status: number; detail: string }> {
@@ -219,7 +222,7 @@ async function post(url: string, body: unknown): Promise<{ status: number; detai
 }
 
 describe('a restore reads only a regular file of bounded size', () => {
-  it('refuses a named pipe, a device, a folder and a file over the size cap at once, and both ports go on answering', async () => {
+  it('refuses a named pipe, a device, a folder and a file over the size cap without reading them, and both ports go on answering', async () => {
     const fifo = join(scratch, 'state.fifo');
     await new Promise<void>((done, failed) => spawn('mkfifo', [fifo]).once('exit', (code) => (code === 0 ? done() : failed(new Error(`mkfifo: ${code}`)))));
     const huge = join(scratch, 'huge.snapshot');
