@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ProgressLine } from './cli-progress.ts';
 import { launcherChain, watchLaunchers } from './launcher-watch.ts';
@@ -158,14 +158,56 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
   }
 }
 
+/**
+ * The settings a config file may give only inside its own folder: a config file comes with a
+ * project (a cloned repository's is loaded as soon as localplane starts there), and these write
+ * the instance's state or read it from a file. A flag or environment variable may name any path.
+ */
+const CONFINED_TO_CONFIG_FOLDER: ReadonlySet<string> = new Set(['dataDir', 'import', 'exportOnExit']);
+
 /** Reads a config-file value: JSON numbers, booleans and strings; paths relative to the file. */
 function fromConfig(option: OptionSpec, value: unknown, source: Source & { kind: 'config' }): string | number | boolean {
   const expected = { port: 'number', count: 'number', switch: 'boolean', text: 'string', path: 'string', directory: 'string', url: 'string', uuid: 'string' }[option.value];
   if (typeof value !== expected) throw new UsageError(`${describe(source)} must be a ${expected}, got ${JSON.stringify(value)}`);
   const text = String(value);
   const relative = option.value === 'path' || option.value === 'directory';
-  return fromText(option, relative && text !== '' ? resolve(dirname(source.file), text) : text, source);
+  const read = fromText(option, relative && text !== '' ? resolve(dirname(source.file), text) : text, source);
+  if (CONFINED_TO_CONFIG_FOLDER.has(source.key)) {
+    const folder = realpathSync(dirname(resolve(source.file)));
+    if (!isInside(folder, realLocation(read as string))) {
+      throw new UsageError(`${describe(source)} must stay inside the config file's folder ${folder}, got ${JSON.stringify(text)}; give a path elsewhere with --${option.flag} or ${option.env}`);
+    }
+  }
+  return read;
 }
+
+/**
+ * Where a path leads once every symbolic link on it is followed, for a path that may not exist
+ * yet: its deepest existing folder's real path, then the rest. A link whose target does not exist
+ * leads nowhere that can be told (null).
+ */
+function realLocation(path: string): string | null {
+  const missing: string[] = [];
+  for (let existing = path; ; existing = dirname(existing)) {
+    try {
+      return join(realpathSync(existing), ...missing.reverse());
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || isLink(existing) || dirname(existing) === existing) return null;
+      missing.push(basename(existing));
+    }
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+const isInside = (folder: string, path: string | null) => path !== null && (path === folder || path.startsWith(`${folder}${sep}`));
 
 function parse(argv: readonly string[]) {
   const parserOptions = Object.fromEntries(
@@ -253,7 +295,8 @@ function optionLines(options: readonly OptionSpec[]): string {
 const CONFIG_HELP = `Precedence: flag, then environment variable, then config file, then default.
 The config file holds the start options by their camelCase names, e.g.
   {"port": 0, "objstorePort": 0, "seed": 7, "freezeClock": true, "fixtures": "./fixtures"}
-(paths in it are relative to the file).`;
+(paths in it are relative to the file). dataDir, import and exportOnExit in it must stay
+inside its folder (symbolic links followed); their flags and variables take any path.`;
 
 const COMMANDS_HELP = {
   demo: `Usage: localplane demo [options]

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -35,10 +35,11 @@ import { createObjstore } from './objstore/objstore.ts';
 import type { EmbeddedObjstore } from './objstore/types.ts';
 import { createClock } from './shared/clock.ts';
 import { createClockControl, type ClockControl } from './shared/clock-control.ts';
-import { hasState, openInstanceDb, resetInstanceDb, resetWorkspaceRows, writeCounter, type Db, type TableSet } from './shared/db.ts';
+import { hasState, invalidRow, openInstanceDb, resetInstanceDb, resetWorkspaceRows, writeCounter, type Db, type TableSet } from './shared/db.ts';
 import { errorResponse, notFound } from './shared/errors.ts';
 import { listenHttp } from './shared/http-server.ts';
 import { createIdGenerator, idReservationsFile, type IdGenerator } from './shared/ids.ts';
+import { makePrivateFolder } from './shared/private-files.ts';
 import { ResetRegistry } from './shared/resets.ts';
 import { WriteScopedCache } from './shared/write-scoped-cache.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
@@ -156,6 +157,16 @@ function validPort(name: string, port: number): number {
   return port;
 }
 
+/**
+ * A kept data dir's database may have been written by someone else (a data dir checked into a
+ * repository): rows that would make the instance reach outside its own files (a bucket name
+ * becomes a folder) are refused as a restore refuses them, before anything reads them.
+ */
+function refuseUnusableRows(db: Db, path: string): void {
+  const problem = invalidRow(db, TABLES, 'main');
+  if (problem !== undefined) throw new Error(`${path} holds data localplane cannot use: ${problem}: remove that data dir or choose another --data-dir`);
+}
+
 /** An instance built and running its work, with what start() needs to serve it and to undo a failed start. */
 interface Built {
   lp: InProcessLocalplane;
@@ -202,7 +213,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   // The data dir's own fixture template (see installTemplate): it never needs the cache again.
   const database = { path: join(dataDir, 'localplane.sqlite'), templatePath: join(dataDir, 'seed.sqlite') };
   try {
-    mkdirSync(dataDir, { recursive: true });
+    makePrivateFolder(dataDir);
     ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
     if (!existsSync(database.templatePath)) {
       await installTemplate({ fixtures, seed, tables: TABLES, cacheDir: options.cacheDir, destination: database.templatePath, progress: options.progress });
@@ -210,6 +221,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     db = openInstanceDb(database.path, database.templatePath, TABLES);
     undo.push(() => db.close());
     if (!hasState(db, 'workspaces')) resetInstanceDb(db, TABLES);
+    else refuseUnusableRows(db, database.path);
   } catch (error) {
     return failed(error);
   }

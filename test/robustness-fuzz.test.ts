@@ -9,11 +9,19 @@
  * failure; LOCALPLANE_FUZZ_SEED=<seed> replays one.
  */
 import fc from 'fast-check';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalplane, type InProcessLocalplane } from '../src/index.ts';
 import { concretePath, prepareKnownIds, type KnownIds } from './support/endpoints.ts';
 import { send, sendRaw, type Reply } from './support/http-client.ts';
-import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from './support/instance.ts';
+import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
+import { s3For } from './support/objstore.ts';
+import { readSnapshotParts, type SnapshotParts } from './support/snapshot-files.ts';
+import { snapshotMutations } from './support/snapshot-mutations.ts';
 import { stateDumper, type StateDumper } from './support/state.ts';
 
 const TOTAL_RUNS = Number(process.env.LOCALPLANE_FUZZ_RUNS ?? 10_000);
@@ -750,5 +758,94 @@ describe('robustness under malformed requests', () => {
 
   it('never logs a secret', () => {
     expect(ctx.logs.filter((line) => line.includes(SECRET_MARK))).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Hostile snapshot files (test/support/snapshot-mutations.ts), restored into an instance of their
+// own whose data dir sits in a sandbox: whatever a file names, nothing outside the data dir changes.
+
+describe('robustness under hostile snapshot files', () => {
+  const VICTIM = `victim-${process.pid}`;
+  let sandbox: string;
+  /** Where the snapshot files are written: apart from the sandbox, whose every file must stay as it was. */
+  let files: string;
+  let dataDir: string;
+  let lp: InProcessLocalplane;
+  let snapshots: StateDumper;
+  let base: SnapshotParts;
+  let outside: string[];
+  const tally = { files: 0, restored: 0 };
+
+  /** Everything in the sandbox but the data dir: `victim` folders at every depth a hostile name reaches. */
+  const sandboxOutsideDataDir = () =>
+    readdirSync(sandbox, { recursive: true, withFileTypes: true })
+      .map((entry) => join(entry.parentPath, entry.name))
+      .filter((path) => path !== dataDir && !path.startsWith(`${dataDir}/`))
+      .map((path) => `${path} ${lstatSync(path).isDirectory() ? 'folder' : readFileSync(path, 'utf8')}`)
+      .sort();
+
+  beforeAll(async () => {
+    sandbox = mkdtempSync(join(tmpdir(), 'localplane-fuzz-sandbox-'));
+    files = mkdtempSync(join(tmpdir(), 'localplane-fuzz-snapshots-'));
+    let folder = sandbox;
+    for (const depth of ['a', 'b', 'c']) {
+      mkdirSync(join(folder, VICTIM));
+      writeFileSync(join(folder, VICTIM, 'keep.txt'), `not localplane's (${depth})`);
+      folder = join(folder, depth);
+      mkdirSync(folder);
+    }
+    dataDir = join(folder, 'data');
+    lp = await createLocalplane({ dataDir, freezeClock: true, log: () => {} });
+    // A sound snapshot with an object and a bucket created over S3, so rows and entries of each kind are there to change.
+    const fixtures = (await (await lp.request('/_localplane/fixtures')).json()) as FixturesView;
+    const s3 = s3For(await lp.objstoreEndpoint(), fullKey(fixtures));
+    await s3.send(new CreateBucketCommand({ Bucket: 'fuzz-created-bucket' }));
+    await s3.send(new PutObjectCommand({ Bucket: fixtures.objstore.buckets[0], Key: 'fuzz/object.txt', Body: 'fuzz' }));
+    s3.destroy();
+    const file = join(files, 'base.snapshot');
+    await lp.snapshot(file);
+    base = readSnapshotParts(file);
+    snapshots = stateDumper(lp);
+    outside = sandboxOutsideDataDir();
+  });
+
+  afterAll(async () => {
+    snapshots?.close();
+    await lp?.stop();
+    for (const folder of [sandbox, files]) if (folder) rmSync(folder, { recursive: true, force: true });
+    process.stdout.write(`robustness fuzz: ${tally.files} hostile snapshot files (${tally.restored} restored), seed ${SEED}\n`);
+  });
+
+  it('refuses each with a clear error or restores it harmlessly: never a 5xx, unchanged when refused, nothing outside the data dir', { timeout: blockTimeout(runsOf(0.02) * 20) }, async () => {
+    let before = snapshots.dump();
+    const file = join(files, 'mutated.snapshot');
+    await assertProperty(
+      snapshotMutations(base, VICTIM),
+      async (mutation) => {
+        tally.files++;
+        writeFileSync(file, mutation.bytes);
+        const reply = await lp.request('/_localplane/restore', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: file }) });
+        const body = (await reply.json()) as { detail?: unknown };
+        const what = `${mutation.what} -> ${reply.status} ${JSON.stringify(body).slice(0, 300)}`;
+        expect(reply.status === 200 || reply.status === 400, what).toBe(true);
+        if (reply.status === 400) {
+          expect(body.detail, what).toMatch(/^\S+ (is not a usable localplane snapshot|cannot be restored here): ./);
+          const after = snapshots.dump();
+          if (after !== before) expect.fail(`${what}\nchanged the state: ${firstDifference(before, after)}`);
+        } else {
+          tally.restored++;
+          before = snapshots.dump();
+        }
+        expect(sandboxOutsideDataDir(), what).toEqual(outside);
+        expect(existsSync(`/tmp/${VICTIM}`), what).toBe(false);
+      },
+      runsOf(0.02),
+    );
+    // The data dir starts again after whatever was restored or refused.
+    await lp.stop();
+    lp = await createLocalplane({ dataDir, freezeClock: true, log: () => {} });
+    expect((await lp.request('/_localplane/health')).status).toBe(200);
+    expect(sandboxOutsideDataDir()).toEqual(outside);
   });
 });

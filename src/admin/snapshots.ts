@@ -48,9 +48,12 @@ export function snapshotRoutes(deps: SnapshotRouteDeps) {
       response: { status: 200, description: 'Restored', schema: restoredSchema },
       errors: [
         notFoundError('Snapshot file', 'the snapshot file /tmp/state.snapshot does not exist'),
-        httpError(400, 'The file is not a usable snapshot, or was taken with another seed or other fixtures', {
+        httpError(400, 'The file is not a usable snapshot (nothing of it is restored), or was taken with another seed or other fixtures', {
           damaged: '/tmp/state.snapshot is not a usable localplane snapshot: its data does not match its checksum',
           other_seed: '/tmp/state.snapshot cannot be restored here: it was taken with seed 7, this instance has seed 1',
+          unusable_row:
+            '/tmp/state.snapshot cannot be restored here: its table objstore_created_buckets holds the bucket name "../../victim", not a name S3 creates a bucket with',
+          not_a_file: 'cannot read the snapshot file /dev/zero: it is not a regular file (a named pipe, a device or a folder)',
         }),
       ],
     },

@@ -137,11 +137,17 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
     buckets: () => directory.names().map((name) => ({ name, objects: storage.listBucketObjects(name) })),
     pruneBuckets,
     contents: () => storage.readTree(),
-    async replaceContents(entries) {
-      await storage.reset(buckets);
-      storage.writeTree(entries);
-      await fileView?.replace(storage.objectsOf(entries));
-      journal.clear();
+    contentsProblem: (entries, createdBuckets) => storage.treeProblem(entries, [...buckets, ...createdBuckets]),
+    stageContents(entries, createdBuckets) {
+      const staged = storage.stageTree(entries, [...buckets, ...createdBuckets]);
+      return {
+        async install() {
+          staged.install();
+          await fileView?.replace(storage.objectsOf(entries));
+          journal.clear();
+        },
+        discard: () => staged.discard(),
+      };
     },
     close() {
       closing ??= new Promise<void>((resolve) => {

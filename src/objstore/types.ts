@@ -170,6 +170,19 @@ export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
   pruneBuckets(): Promise<void>;
   /** Every bucket, object, metadata sidecar and upload in progress, as stored. */
   contents(): ObjstoreTreeEntry[];
-  /** Replaces the whole store with `contents()` taken before; the file view is rebuilt and the journal cleared. */
-  replaceContents(entries: readonly ObjstoreTreeEntry[]): Promise<void>;
+  /**
+   * What keeps `contents()` taken before from being this store's, with `createdBuckets` besides
+   * the configured ones, in words; undefined when they are usable.
+   */
+  contentsProblem(entries: readonly ObjstoreTreeEntry[], createdBuckets: readonly string[]): string | undefined;
+  /** Writes `contents()` taken before (that contentsProblem found usable) beside the store, to replace it: nothing changes until `install`. */
+  stageContents(entries: readonly ObjstoreTreeEntry[], createdBuckets: readonly string[]): StagedContents;
+}
+
+/** A store's whole contents written beside it. */
+export interface StagedContents {
+  /** Replaces the whole store with them in one step; the file view is rebuilt and the journal cleared. */
+  install(): Promise<void>;
+  /** Removes them (nothing once installed). */
+  discard(): void;
 }

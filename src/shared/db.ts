@@ -4,6 +4,8 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 
+import { ensurePrivateFile } from './private-files.ts';
+
 /** Required as CommonJS: an ES import of it would first scan its sources for export names, at every start. */
 export const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
 export type Db = BetterSqlite3.Database;
@@ -23,6 +25,13 @@ export interface TableSet {
    * belong to no workspace (e.g. the objstore's keys) and a workspace reset leaves them alone.
    */
   workspaceRows?: Readonly<Record<string, string>>;
+  /**
+   * The first row of these tables in `schema` (`snapshot`: a snapshot's database being restored;
+   * `main`: a kept data dir's) that would make the code reach outside its own files or fail,
+   * in words (`<table> holds ...`); undefined when every row is usable. What a row becomes
+   * (a bucket name becomes a folder) is checked with the rules that let it in on creation.
+   */
+  invalidRow?(db: Db, schema: string): string | undefined;
 }
 
 /**
@@ -32,6 +41,9 @@ export interface TableSet {
  * `all_runs` view, so a reset never copies them.
  */
 export function openInstanceDb(path: string, templatePath: string, tables: readonly TableSet[]): Db {
+  // SQLite creates its journal files with the database file's mode.
+  ensurePrivateFile(path, { create: true });
+  for (const suffix of JOURNAL_SUFFIXES) ensurePrivateFile(`${path}${suffix}`, { create: false });
   const db = new Database(path);
   const stamp = schemaStamp(tables);
   const holdsTables = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").get() !== undefined;
@@ -50,6 +62,9 @@ export function openInstanceDb(path: string, templatePath: string, tables: reado
   attachSeed(db, templatePath);
   return db;
 }
+
+/** The files SQLite keeps beside a database file `<name>`: `<name><suffix>`. */
+export const JOURNAL_SUFFIXES = ['-wal', '-shm', '-journal'] as const;
 
 /**
  * A second, read-only connection to an instance database (for a worker thread): in WAL mode
@@ -104,6 +119,21 @@ export function resetWorkspaceRows(db: Db, tables: readonly TableSet[], workspac
   })();
 }
 
+/** A value read from a row, for a sentence about it: a string quoted (and cut short), anything else by its type. */
+export function valueInWords(value: unknown): string {
+  if (typeof value !== 'string') return value === null ? 'NULL' : value instanceof Uint8Array ? 'a blob' : `the ${typeof value} ${String(value)}`;
+  return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+}
+
+/** What invalidRow says of the first unusable row of `schema`, over every set; undefined when there is none. */
+export function invalidRow(db: Db, tables: readonly TableSet[], schema: string): string | undefined {
+  for (const set of tables) {
+    const problem = set.invalidRow?.(db, schema);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
 /** Every table of these sets, in their order. */
 export const tablesOf = (tables: readonly TableSet[]): string[] => tables.flatMap((set) => [...set.seeded, ...set.runtime]);
 
@@ -149,19 +179,26 @@ export function attachSnapshotImage(db: Db, path: string): () => void {
   return () => db.exec('DETACH DATABASE snapshot');
 }
 
-/** Throws a sentence saying what is wrong unless the attached `snapshot` holds every table of `tables` as main defines it. */
+/**
+ * Throws a sentence saying what is wrong unless the attached `snapshot` holds every table of
+ * `tables` as main defines it, is whole by SQLite's integrity check (constraints included, so
+ * its rows go into main without a failure), and holds no row invalidRow refuses.
+ */
 export function checkSnapshotImage(db: Db, tables: readonly TableSet[]): void {
+  let problem: string | undefined;
   try {
     const definitions = (schema: string) =>
       new Map(db.prepare<[], { name: string; sql: string }>(`SELECT name, sql FROM ${schema}.sqlite_schema WHERE type = 'table'`).all().map((row) => [row.name, row.sql]));
     const [expected, found] = [definitions('main'), definitions('snapshot')];
-    for (const table of tablesOf(tables)) {
-      if (found.get(table) !== expected.get(table)) throw new Error(`its table ${table} is missing or defined otherwise`);
-    }
+    const table = tablesOf(tables).find((name) => found.get(name) !== expected.get(name));
+    if (table !== undefined) throw new Error(`its table ${table} is missing or defined otherwise`);
+    if (db.prepare<[], string>('PRAGMA snapshot.integrity_check(1)').pluck().get() !== 'ok') throw new Error('its database is damaged');
+    problem = invalidRow(db, tables, 'snapshot');
   } catch (error) {
     const message = (error as Error).message;
     throw new Error(/not a database|malformed/i.test(message) ? 'its database is damaged' : message);
   }
+  if (problem !== undefined) throw new Error(`its table ${problem}`);
 }
 
 /** Replaces every table of main with the attached snapshot's rows, in one transaction. */

@@ -1,4 +1,5 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { PRIVATE_FILE_MODE } from './private-files.ts';
 import { createRandom, type Random } from './prng.ts';
 
 export interface IdGenerator {
@@ -95,7 +96,8 @@ export function idReservationsFile(path: string): IdReservations {
       return count;
     },
     save(count) {
-      writeFileSync(`${path}.next`, String(count));
+      // A new file each time (the last one was renamed away), so it is made with this mode.
+      writeFileSync(`${path}.next`, String(count), { mode: PRIVATE_FILE_MODE });
       renameSync(`${path}.next`, path);
     },
   };

@@ -38,13 +38,17 @@ export class ResetRegistry {
 
   /**
    * Stops all work and resets every component a snapshot does not hold (armed faults, say),
-   * then lets `apply` put the snapshot's state in place before work resumes from it.
+   * then lets `apply` put the snapshot's state in place before work resumes from it (from the
+   * state as it is, when `apply` fails).
    */
   async restore(apply: () => void | Promise<void>): Promise<void> {
     await this.each((part) => part.stop?.());
     await this.each((part) => (part.inSnapshots ? undefined : part.reset?.()));
-    await apply();
-    await this.resume();
+    try {
+      await apply();
+    } finally {
+      await this.resume();
+    }
   }
 
   /** One workspace's resources back to the seed; everything else stays as it is. */

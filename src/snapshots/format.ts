@@ -10,13 +10,23 @@
  * file is refused before anything is restored.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readSync, renameSync, rmSync } from 'node:fs';
 import { z } from 'zod';
 
 import type { ObjstoreTreeEntry } from '../objstore/types.ts';
+import { withFileOpen, writePrivateFile } from '../shared/private-files.ts';
 
 export const SNAPSHOT_FORMAT_VERSION = 1;
 const MAGIC = 'localplane-snapshot';
+
+/**
+ * The largest snapshot file written or read: a restore reads the whole file into memory and
+ * keeps it there while the file is unchanged (see Snapshots), so its size is what it may cost.
+ */
+export const MAX_SNAPSHOT_BYTES = 1024 ** 3;
+const MAX_SNAPSHOT_SIZE_IN_WORDS = '1 GiB';
+/** `localplane-snapshot <version>`, with room for a version of nine digits. */
+const MAX_FIRST_LINE_BYTES = 32;
 
 /** Everything a snapshot holds. */
 export interface SnapshotContent {
@@ -74,10 +84,15 @@ export function writeSnapshotFile(path: string, content: SnapshotContent): numbe
     objstore: content.objstore.map((entry) => ({ path: entry.path, bytes: entry.data?.byteLength ?? null })),
     payload_sha256: sha256(payload),
   } satisfies z.input<typeof header>);
-  const file = Buffer.concat([Buffer.from(`${MAGIC} ${SNAPSHOT_FORMAT_VERSION}\n${headerLine}\n`), ...payload]);
+  const head = Buffer.from(`${MAGIC} ${SNAPSHOT_FORMAT_VERSION}\n${headerLine}\n`);
+  const size = payload.reduce((sum, part) => sum + part.byteLength, head.byteLength);
+  if (size > MAX_SNAPSHOT_BYTES) {
+    throw new SnapshotFileError(`cannot write the snapshot file ${path}: the state takes ${size} bytes, more than the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`);
+  }
+  const file = Buffer.concat([head, ...payload]);
   const partial = `${path}.partial-${process.pid}`;
   try {
-    writeFileSync(partial, file);
+    writePrivateFile(partial, file);
     renameSync(partial, path);
   } catch (error) {
     rmSync(partial, { force: true });
@@ -86,32 +101,50 @@ export function writeSnapshotFile(path: string, content: SnapshotContent): numbe
   return file.byteLength;
 }
 
-/** What tells one version of a file from another (a new snapshot is a new file renamed into place); throws as readSnapshotFile for a missing file. */
-export function snapshotFileIdentity(path: string): string {
+/** What tells one version of a file from another (a new snapshot is a new file renamed into place). */
+export type SnapshotFileIdentity = string;
+
+/**
+ * Opens a snapshot file without waiting on it and checks that it is a regular file of at most
+ * MAX_SNAPSHOT_BYTES; `use` gets its identity and how to read it (or not, when the identity is
+ * that of a file already read). Throws SnapshotFileError for a missing, unreadable, not regular
+ * or too large file, before reading a byte of it.
+ */
+export function openSnapshotFile<T>(path: string, use: (identity: SnapshotFileIdentity, read: () => SnapshotContent) => T): T {
   try {
-    const { dev, ino, size, mtimeMs } = statSync(path);
-    return `${dev}:${ino}:${size}:${mtimeMs}`;
+    return withFileOpen(path, (descriptor, stats) => {
+      if (!stats.isFile()) throw new SnapshotFileError(`cannot read the snapshot file ${path}: it is not a regular file (a named pipe, a device or a folder)`);
+      if (stats.size > MAX_SNAPSHOT_BYTES) {
+        throw new SnapshotFileError(`cannot read the snapshot file ${path}: it is ${stats.size} bytes, larger than the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`);
+      }
+      const { dev, ino, size, mtimeMs } = stats;
+      return use(`${dev}:${ino}:${size}:${mtimeMs}`, () => parseSnapshotFile(path, readWhole(descriptor, size)));
+    });
   } catch (error) {
+    if (error instanceof SnapshotFileError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SnapshotFileError(`the snapshot file ${path} does not exist`, true);
     throw new SnapshotFileError(`cannot read the snapshot file ${path}: ${(error as Error).message}`);
   }
 }
 
-/** Reads and checks a snapshot file; throws SnapshotFileError for a missing, foreign, other-version or damaged one. */
-export function readSnapshotFile(path: string): SnapshotContent {
-  let file: Buffer;
-  try {
-    file = readFileSync(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new SnapshotFileError(`the snapshot file ${path} does not exist`, true);
-    throw new SnapshotFileError(`cannot read the snapshot file ${path}: ${(error as Error).message}`);
+/** The file's first `size` bytes, or fewer when it is shorter by now. */
+function readWhole(descriptor: number, size: number): Buffer {
+  const file = Buffer.allocUnsafe(size);
+  let read = 0;
+  while (read < size) {
+    const count = readSync(descriptor, file, read, size - read, read);
+    if (count === 0) break;
+    read += count;
   }
+  return file.subarray(0, read);
+}
+
+/** Checks a snapshot file's bytes; throws SnapshotFileError for a foreign, other-version or damaged one. */
+function parseSnapshotFile(path: string, file: Buffer): SnapshotContent {
   const damaged = (why: string) => new SnapshotFileError(`${path} is not a usable localplane snapshot: ${why}`);
-  const firstLineEnd = file.indexOf(0x0a);
-  const firstLine = file.subarray(0, firstLineEnd === -1 ? Math.min(file.length, 64) : firstLineEnd).toString('latin1');
-  const [magic, version] = firstLine.split(' ');
-  if (magic !== MAGIC || firstLineEnd === -1) throw damaged('it does not start as a snapshot file does');
+  const firstLineEnd = file.subarray(0, MAX_FIRST_LINE_BYTES + 1).indexOf(0x0a);
+  const [magic, version] = file.subarray(0, Math.max(firstLineEnd, 0)).toString('latin1').split(' ');
+  if (magic !== MAGIC || firstLineEnd === -1 || !/^\d{1,9}$/.test(version ?? '')) throw damaged('it does not start as a snapshot file does');
   if (version !== String(SNAPSHOT_FORMAT_VERSION)) {
     throw damaged(`it is of format version ${version}, this localplane reads version ${SNAPSHOT_FORMAT_VERSION}`);
   }

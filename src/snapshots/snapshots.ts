@@ -1,14 +1,15 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { applyLimitsPatch, DEFAULT_LIMITS, type Limits, type LimitsPatch } from '../config.ts';
-import { isSafeTreePath } from '../objstore/storage/tree.ts';
-import type { EmbeddedObjstore } from '../objstore/types.ts';
+import { createdBucketNames } from '../objstore/bucket-store.ts';
+import type { EmbeddedObjstore, StagedContents } from '../objstore/types.ts';
 import type { Clock } from '../shared/clock.ts';
-import { attachSnapshotImage, checkSnapshotImage, replaceStateFromSnapshot, serializeState, type Db, type TableSet } from '../shared/db.ts';
+import { attachSnapshotImage, checkSnapshotImage, JOURNAL_SUFFIXES, replaceStateFromSnapshot, serializeState, type Db, type TableSet } from '../shared/db.ts';
 import type { IdGenerator } from '../shared/ids.ts';
+import { writePrivateFile } from '../shared/private-files.ts';
 import type { ResetRegistry } from '../shared/resets.ts';
-import { readSnapshotFile, SnapshotFileError, snapshotFileIdentity, writeSnapshotFile, type SnapshotContent } from './format.ts';
+import { openSnapshotFile, SnapshotFileError, writeSnapshotFile, type SnapshotContent, type SnapshotFileIdentity } from './format.ts';
 
 export interface SnapshotDeps {
   db: Db;
@@ -25,12 +26,15 @@ export interface SnapshotDeps {
   scratchDir: string;
 }
 
-/** A snapshot file read, checked, and its database unpacked where SQLite can attach it. */
+/** A snapshot file read, checked whole, and its database unpacked where SQLite can attach it. */
 interface PreparedSnapshot {
-  identity: string;
+  path: string;
+  identity: SnapshotFileIdentity;
   snapshot: SnapshotContent;
   limits: Limits;
   image: string;
+  /** The buckets its database holds besides the configured ones. */
+  createdBuckets: string[];
 }
 
 /** Saves the whole state to a file and puts a saved state back in place. */
@@ -56,74 +60,98 @@ export class Snapshots {
   }
 
   /**
-   * Replaces the whole state with the file's. Everything is checked first: a bad file throws
-   * SnapshotFileError and leaves the state as it was. Work in flight is stopped, and the
-   * restored state's work goes on as after a restart on a kept data dir.
+   * Replaces the whole state with the file's. The whole file is checked first and the objstore's
+   * new contents are written beside the store: a bad file throws SnapshotFileError and leaves the
+   * state as it was. Then work in flight is stopped, the database rows are replaced in one
+   * transaction and the new store renamed into place; the restored state's work goes on as
+   * after a restart on a kept data dir.
    */
   async restore(path: string): Promise<void> {
     const { db, tables, objstore, ids, clock, resets } = this.deps;
-    const { snapshot, limits, image } = this.prepare(path);
-    const detach = attachSnapshotImage(db, image);
-    let attached = true;
+    const { snapshot, limits, image, createdBuckets } = this.prepare(path);
+    let staged: StagedContents;
     try {
-      await resets.restore(async () => {
-        replaceStateFromSnapshot(db, tables);
-        detach();
-        attached = false;
-        await objstore.replaceContents(snapshot.objstore);
-        ids.continueFrom(snapshot.idsDrawn);
-        clock.reset();
-        if (snapshot.clock.frozen) clock.freeze();
-        clock.set(snapshot.clock.now);
-        this.deps.limits.set(limits);
-      });
+      staged = objstore.stageContents(snapshot.objstore, createdBuckets);
+    } catch (error) {
+      throw new SnapshotFileError(`${path} cannot be restored here: its objstore cannot be written: ${(error as Error).message}`);
+    }
+    try {
+      const detach = attachSnapshotImage(db, image);
+      let attached = true;
+      try {
+        await resets.restore(async () => {
+          replaceStateFromSnapshot(db, tables);
+          detach();
+          attached = false;
+          await staged.install();
+          ids.continueFrom(snapshot.idsDrawn);
+          clock.reset();
+          if (snapshot.clock.frozen) clock.freeze();
+          clock.set(snapshot.clock.now);
+          this.deps.limits.set(limits);
+        });
+      } finally {
+        if (attached) detach();
+      }
     } finally {
-      if (attached) detach();
+      staged.discard();
     }
   }
 
   /** Removes the unpacked database of the last restore. */
   discard(): void {
     if (!this.prepared) return;
-    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${this.prepared.image}${suffix}`, { force: true });
+    removeImage(this.prepared.image);
     this.prepared = null;
   }
 
+  /** The file read and checked whole (structure, header, the database's tables and rows, the objstore's paths), or the one kept from before while the file is unchanged. */
   private prepare(path: string): PreparedSnapshot {
-    const identity = snapshotFileIdentity(path);
-    if (this.prepared?.identity === identity) return this.prepared;
-    this.discard();
-    const snapshot = readSnapshotFile(path);
-    const refuse = (why: string) => new SnapshotFileError(`${path} cannot be restored here: ${why}`);
-    if (snapshot.template !== this.deps.template()) {
-      throw refuse(
-        snapshot.seed === this.deps.seed
-          ? 'it was taken with other fixtures or another localplane version'
-          : `it was taken with seed ${snapshot.seed}, this instance has seed ${this.deps.seed}`,
-      );
-    }
-    const unsafe = snapshot.objstore.find((entry) => !isSafeTreePath(entry.path));
-    if (unsafe) throw refuse(`its objstore path ${JSON.stringify(unsafe.path)} leaves the store`);
-    let limits: Limits;
-    try {
-      limits = applyLimitsPatch(DEFAULT_LIMITS, snapshot.limits as LimitsPatch);
-    } catch {
-      throw refuse('its limits are not valid');
-    }
-    const prepared = { identity, snapshot, limits, image: join(this.deps.scratchDir, 'restoring.sqlite') };
-    this.prepared = prepared;
-    writeFileSync(prepared.image, snapshot.database);
-    try {
-      const detach = attachSnapshotImage(this.deps.db, prepared.image);
-      try {
-        checkSnapshotImage(this.deps.db, this.deps.tables);
-      } finally {
-        detach();
-      }
-    } catch (error) {
+    return openSnapshotFile(path, (identity, read) => {
+      if (this.prepared?.path === path && this.prepared.identity === identity) return this.prepared;
       this.discard();
-      throw refuse((error as Error).message);
-    }
-    return prepared;
+      const snapshot = read();
+      const refuse = (why: string) => new SnapshotFileError(`${path} cannot be restored here: ${why}`);
+      if (snapshot.template !== this.deps.template()) {
+        throw refuse(
+          snapshot.seed === this.deps.seed
+            ? 'it was taken with other fixtures or another localplane version'
+            : `it was taken with seed ${snapshot.seed}, this instance has seed ${this.deps.seed}`,
+        );
+      }
+      let limits: Limits;
+      try {
+        limits = applyLimitsPatch(DEFAULT_LIMITS, snapshot.limits as LimitsPatch);
+      } catch {
+        throw refuse('its limits are not valid');
+      }
+      const image = join(this.deps.scratchDir, 'restoring.sqlite');
+      let createdBuckets: string[];
+      try {
+        writePrivateFile(image, snapshot.database);
+        createdBuckets = this.checkImage(image);
+        const problem = this.deps.objstore.contentsProblem(snapshot.objstore, createdBuckets);
+        if (problem !== undefined) throw new Error(problem);
+      } catch (error) {
+        removeImage(image);
+        throw refuse((error as Error).message);
+      }
+      return (this.prepared = { path, identity, snapshot, limits, image, createdBuckets });
+    });
   }
+
+  /** Checks the unpacked database (throws a sentence); returns the buckets it holds besides the configured ones. */
+  private checkImage(image: string): string[] {
+    const detach = attachSnapshotImage(this.deps.db, image);
+    try {
+      checkSnapshotImage(this.deps.db, this.deps.tables);
+      return createdBucketNames(this.deps.db, 'snapshot');
+    } finally {
+      detach();
+    }
+  }
+}
+
+function removeImage(image: string): void {
+  for (const suffix of ['', ...JOURNAL_SUFFIXES]) rmSync(`${image}${suffix}`, { force: true });
 }

@@ -28,7 +28,7 @@ function listFiles(root: string): string[] {
  * beside the server's connection (WAL lets both in). The table dump is taken again only when
  * SQLite's data_version says another connection committed since the last one.
  */
-export function stateDumper(instance: Localplane): StateDumper {
+export function stateDumper(instance: Pick<Localplane, 'dataDir' | 'filesDir'>): StateDumper {
   const db = new Database(join(instance.dataDir, 'localplane.sqlite'), { readonly: true, fileMustExist: true });
   const tables = db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();

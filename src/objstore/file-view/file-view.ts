@@ -17,6 +17,7 @@ import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 
 import { placeFile } from '../../shared/place-file.ts';
+import { PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
 import type { Exchange } from '../server/exchange.ts';
 
@@ -78,10 +79,17 @@ export class FileView {
     return this.enqueue(() => this.rebuildBucket(bucket));
   }
 
-  /** Brings every bucket's files in step with the store (on start, over whatever a data dir holds). */
+  /**
+   * Brings every bucket's files in step with the store on start: made again from the store's
+   * objects, so nothing a data dir holds in the view's folder (a link planted there) is followed.
+   */
   rebuild(): Promise<void> {
     return this.enqueue(async () => {
-      for (const bucket of this.options.buckets()) await this.rebuildBucket(bucket);
+      const objects: { bucket: string; key: string }[] = [];
+      for (const bucket of this.options.buckets()) {
+        for (const key of await this.options.storage.objectKeys(bucket, '')) objects.push({ bucket, key });
+      }
+      await this.refill(objects);
     });
   }
 
@@ -92,16 +100,18 @@ export class FileView {
 
   /** After the store's contents were replaced wholesale (a restored snapshot): empty folders, then these objects' files. */
   replace(objects: readonly { bucket: string; key: string }[]): Promise<void> {
-    return this.enqueue(async () => {
-      this.emptyFolders();
-      for (const { bucket, key } of objects) await this.mirror(bucket, key);
-    });
+    return this.enqueue(() => this.refill(objects));
+  }
+
+  private async refill(objects: readonly { bucket: string; key: string }[]): Promise<void> {
+    this.emptyFolders();
+    for (const { bucket, key } of objects) await this.mirror(bucket, key);
   }
 
   /** Synchronous, as the store's own reset is: faster than a round trip through libuv's pool per folder. */
   private emptyFolders(): void {
     rmSync(this.options.directory, { recursive: true, force: true });
-    for (const bucket of this.options.buckets()) mkdirSync(this.bucketFolder(bucket), { recursive: true });
+    for (const bucket of this.options.buckets()) mkdirSync(this.bucketFolder(bucket), { recursive: true, mode: PRIVATE_FOLDER_MODE });
   }
 
   /** Never rejects: a view that cannot follow is logged, and must not fail the S3 request. */
@@ -138,7 +148,7 @@ export class FileView {
     try {
       const current = await statIfExists(file, lstat);
       if (current && current.ino === object.ino && current.dev === object.dev) return;
-      await mkdir(path.dirname(file), { recursive: true });
+      await mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_FOLDER_MODE });
       await placeFile(objectFile, file);
     } catch (error) {
       if (!PATH_CLASHES.has(errorCode(error) ?? '')) throw error;
@@ -167,7 +177,7 @@ export class FileView {
       await rm(folder, { recursive: true, force: true });
       return;
     }
-    await mkdir(folder, { recursive: true });
+    await mkdir(folder, { recursive: true, mode: PRIVATE_FOLDER_MODE });
     // Files first, so ones whose objects are gone make way before the store's objects are placed.
     for (const key of await filesUnder(folder)) await this.mirror(bucket, key);
     for (const key of await this.options.storage.objectKeys(bucket, '')) await this.mirror(bucket, key);

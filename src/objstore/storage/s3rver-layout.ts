@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 
+import { PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
 import type { S3rverStore } from './s3rver-store.ts';
 
 const OBJECT_SUFFIX = '._S3rver_object';
@@ -31,11 +32,11 @@ export interface ObjectFiles {
   metadata: string;
 }
 
-/** A bucket is the folder `<root>/<bucket>`, made with s3rver's mode. */
+/** A bucket is the folder `<root>/<bucket>`, its user's alone (s3rver's own CreateBucket would make it 0755). */
 export function bucketDirectory(root: string, bucket: string): string {
   return path.join(root, bucket);
 }
-export const BUCKET_MODE = 0o755;
+export const BUCKET_MODE = PRIVATE_FOLDER_MODE;
 
 export function objectFiles(store: S3rverStore, bucket: string, key: string): ObjectFiles {
   return {

@@ -1,10 +1,11 @@
 /** The objstore's storage on s3rver's filesystem store: s3rver's own layout, written and read as s3rver does. */
 import type { Dirent, Stats } from 'node:fs';
 import { createReadStream, createWriteStream, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
+import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
 import { createS3rverHandler, objectMetadata, taggingSubresource } from './s3rver-app.ts';
 import {
   BUCKET_MODE,
@@ -22,7 +23,7 @@ import {
 } from './s3rver-layout.ts';
 import { createFilesystemStore, type S3rverStore } from './s3rver-store.ts';
 import type { ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress } from './storage.ts';
-import { listBucketObjects, objectsOf, readTree, writeTree } from './tree.ts';
+import { listBucketObjects, objectsOf, openTree, readTree, stageTree, treeProblem } from './tree.ts';
 
 function isMissingFile(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
@@ -49,10 +50,10 @@ async function readDirectoryNames(directory: string): Promise<string[]> {
   return (await orNullWhenMissing(readdir(directory))) ?? [];
 }
 
-/** Removes the temporary files of uploads that a killed process left unfinished. */
+/** Removes the temporary files of uploads that a killed process left unfinished (and a folder by such a name, which the store never makes). */
 function removeAbandonedIncoming(root: string): void {
   for (const name of readdirSync(root)) {
-    if (isIncomingFile(name)) rmSync(path.join(root, name), { force: true });
+    if (isIncomingFile(name)) rmSync(path.join(root, name), { recursive: true, force: true });
   }
 }
 
@@ -92,7 +93,7 @@ function parseHeaders(json: string | null): Record<string, unknown> | null {
 }
 
 export function createS3rverStorage(directory: string): ObjstoreStorage {
-  mkdirSync(directory, { recursive: true });
+  openTree(directory);
   removeAbandonedIncoming(directory);
   // s3rver's store (fs-extra and lodash with it) is loaded on first use: a start only needs the
   // bucket folders, made here.
@@ -118,11 +119,13 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
     try {
       for (const [to, contents] of Object.entries(sidecars)) {
         const staged = incomingFile(directory);
-        await writeFile(staged, contents);
+        await writeFile(staged, contents, { mode: PRIVATE_FILE_MODE });
         files.push({ from: staged, to });
       }
+      // Whoever wrote the body, and with whatever umask: what the store holds is its user's alone.
+      await chmod(file, PRIVATE_FILE_MODE);
       files.push({ from: file, to: destination });
-      await mkdir(path.dirname(destination), { recursive: true });
+      await mkdir(path.dirname(destination), { recursive: true, mode: PRIVATE_FOLDER_MODE });
       await placing(async () => {
         for (const { from, to } of files) await rename(from, to);
       });
@@ -238,7 +241,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       }
       await storage.placeObject(bucket, key, file, completion.etag, { ...metadata, ...completionMetadata }, placing);
       // The record first, then the key (the upload is no longer in progress), then the parts.
-      await writeFile(files.completed, await record());
+      await writeFile(files.completed, await record(), { mode: PRIVATE_FILE_MODE });
       await rm(files.key, { force: true });
       const leftovers = (await readDirectoryNames(upload)).filter((name) => path.join(upload, name) !== files.completed);
       await Promise.all(leftovers.map((name) => rm(path.join(upload, name), { recursive: true, force: true })));
@@ -252,7 +255,8 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
 
     listBucketObjects: (bucket) => listBucketObjects(directory, bucket),
     readTree: () => readTree(directory),
-    writeTree: (entries) => writeTree(directory, entries),
+    treeProblem,
+    stageTree: (entries, buckets) => stageTree(directory, entries, buckets),
     objectsOf,
   };
   return storage;

@@ -55,6 +55,14 @@ export interface ByteRange {
   end: number;
 }
 
+/** A store's whole contents written beside it. */
+export interface StagedTree {
+  /** Puts them in the store's place (renames) and removes what the store held. */
+  install(): void;
+  /** Removes them (nothing once installed). */
+  discard(): void;
+}
+
 export interface ObjstoreStorage {
   /** Hands a request the gateway has authorised (and stripped of authentication) to s3rver. */
   handle(req: IncomingMessage, res: ServerResponse): void;
@@ -142,8 +150,10 @@ export interface ObjstoreStorage {
   listBucketObjects(bucket: string): { key: string; size: number }[];
   /** Every folder and file of the store, parents first, in name order, for snapshots; uploads still arriving are left out. */
   readTree(): ObjstoreTreeEntry[];
-  /** Writes entries read by readTree into the (empty) store. */
-  writeTree(entries: readonly ObjstoreTreeEntry[]): void;
+  /** What keeps entries from being the store's contents with these buckets, in words; undefined when they are usable. */
+  treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): string | undefined;
+  /** Writes entries read by readTree (that treeProblem found usable) beside the store, with a folder for each bucket, to take its place. */
+  stageTree(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): StagedTree;
   /** The objects among readTree's entries. */
   objectsOf(entries: readonly ObjstoreTreeEntry[]): { bucket: string; key: string }[];
 }

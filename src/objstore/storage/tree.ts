@@ -1,8 +1,10 @@
 /** The store's own directory as a list of entries and back, for snapshots. */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { isIncomingFile, isUploadsFolder, keyOfObjectFile } from './s3rver-layout.ts';
+import { makePrivateFolder, PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
+import { BUCKET_MODE, bucketDirectory, isIncomingFile, isUploadsFolder, keyOfObjectFile } from './s3rver-layout.ts';
+import type { StagedTree } from './storage.ts';
 import type { ObjstoreTreeEntry } from '../types.ts';
 
 /**
@@ -29,20 +31,102 @@ export function readTree(root: string): ObjstoreTreeEntry[] {
   return entries;
 }
 
-/** Whether a snapshot's entry path stays inside the store's directory. */
+/** The longest name of a file or folder the file systems localplane runs on take (NAME_MAX), in bytes. */
+const MAX_NAME_BYTES = 255;
+
+/**
+ * Whether a snapshot's entry path names a file or folder inside the store's directory:
+ * relative, '/'-separated names that are not empty, '.' or '..', hold no NUL (nor, on Windows,
+ * a backslash) and are no longer than a file system takes.
+ */
 export function isSafeTreePath(entryPath: string): boolean {
-  const segments = entryPath.split('/');
-  return entryPath !== '' && !path.isAbsolute(entryPath) && !entryPath.includes('\\') && segments.every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+  return (
+    entryPath !== '' &&
+    !path.isAbsolute(entryPath) &&
+    !entryPath.includes('\0') &&
+    !(path.sep === '\\' && entryPath.includes('\\')) &&
+    entryPath.split('/').every((name) => name !== '' && name !== '.' && name !== '..' && Buffer.byteLength(name) <= MAX_NAME_BYTES)
+  );
 }
 
-/** Writes entries read by readTree under `root` (which is expected empty). */
-export function writeTree(root: string, entries: readonly ObjstoreTreeEntry[]): void {
-  mkdirSync(root, { recursive: true });
-  for (const entry of entries) {
-    const full = path.join(root, ...entry.path.split('/'));
-    if (entry.data === null) mkdirSync(full, { recursive: true });
-    else writeFileSync(full, entry.data);
+/**
+ * What keeps entries from being the contents of a store whose buckets are `buckets`, in words;
+ * undefined when they are usable. As readTree lists a store: its root holds only the buckets'
+ * folders, every other entry comes after its folder, and no path appears twice.
+ */
+export function treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): string | undefined {
+  const known = new Set(buckets);
+  const seen = new Set<string>();
+  const folders = new Set<string>();
+  for (const { path: entryPath, data } of entries) {
+    const quoted = JSON.stringify(entryPath);
+    if (!isSafeTreePath(entryPath)) return `its objstore path ${quoted} leaves the store`;
+    if (seen.has(entryPath)) return `its objstore path ${quoted} appears twice`;
+    seen.add(entryPath);
+    const parent = entryPath.slice(0, Math.max(entryPath.lastIndexOf('/'), 0));
+    if (parent === '') {
+      if (!known.has(entryPath)) return `its objstore path ${quoted} is no bucket of this instance`;
+      if (data !== null) return `its objstore path ${quoted} is a file, where the store keeps a folder`;
+    } else if (!folders.has(parent)) {
+      return `its objstore path ${quoted} is inside ${JSON.stringify(parent)}, which is no folder listed before it`;
+    }
+    if (data === null) folders.add(entryPath);
   }
+  return undefined;
+}
+
+/** Where a restored store is written before it takes the store's place, and where the store it replaces goes meanwhile: beside it, on its file system. */
+const stagingOf = (root: string) => ({ staged: `${root}.restoring`, replaced: `${root}.replaced` });
+
+/**
+ * Writes entries (that treeProblem found usable) into a new folder beside the store at `root`,
+ * with a folder for each of `buckets`; files 0600, folders 0700. Nothing of the store changes
+ * until `install`.
+ */
+export function stageTree(root: string, entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): StagedTree {
+  const { staged, replaced } = stagingOf(root);
+  const discard = () => rmSync(staged, { recursive: true, force: true });
+  discard();
+  try {
+    makePrivateFolder(staged);
+    for (const bucket of buckets) mkdirSync(bucketDirectory(staged, bucket), { mode: BUCKET_MODE });
+    for (const entry of entries) {
+      const full = path.join(staged, ...entry.path.split('/'));
+      if (entry.data === null) mkdirSync(full, { recursive: true, mode: PRIVATE_FOLDER_MODE });
+      else writeFileSync(full, entry.data, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+    }
+  } catch (error) {
+    discard();
+    throw error;
+  }
+  return {
+    install() {
+      rmSync(replaced, { recursive: true, force: true });
+      renameSync(root, replaced);
+      renameSync(staged, root);
+      rmSync(replaced, { recursive: true, force: true });
+    },
+    discard,
+  };
+}
+
+/**
+ * Readies the store's folder at `root` (0700) on start. A restore that a crash cut short is
+ * settled: the staged store takes the place of one already moved aside, and what is left of
+ * either goes. A store holding a symbolic link is refused: the store never makes one, and
+ * following it would read, write and delete outside the store.
+ */
+export function openTree(root: string): void {
+  const { staged, replaced } = stagingOf(root);
+  if (!existsSync(root)) {
+    const moved = [staged, replaced].find((folder) => existsSync(folder));
+    if (moved) renameSync(moved, root);
+  }
+  rmSync(staged, { recursive: true, force: true });
+  rmSync(replaced, { recursive: true, force: true });
+  makePrivateFolder(root);
+  const link = readdirSync(root, { recursive: true, withFileTypes: true }).find((entry) => entry.isSymbolicLink());
+  if (link) throw new Error(`${path.join(link.parentPath, link.name)} is a symbolic link, which the objstore never makes: remove it`);
 }
 
 /** The objects of one bucket, in key order, with their sizes. */

@@ -1,0 +1,388 @@
+/**
+ * Hostile snapshot files, config files and data dirs (issue 18, points 1, 3 and 8): a restore
+ * checks the whole file before it changes anything, never reads what is not a regular file of
+ * bounded size, and never reaches outside the data dir; nor does a start on a tampered data
+ * dir; the config file keeps the data dir and the imported snapshot inside its own folder;
+ * what localplane writes is readable by its user alone.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createLocalplane, type CreateOptions, type InProcessLocalplane } from '../src/index.ts';
+import { MAX_SNAPSHOT_BYTES } from '../src/snapshots/format.ts';
+import { BIN, launch, runCli, startCli } from './support/cli.ts';
+import { fixturesOf, inProcessApi } from './support/in-process.ts';
+import { credentialsOf, fullKey, type FixturesView } from './support/instance.ts';
+import { getBytes, listKeys, s3For } from './support/objstore.ts';
+import { readSnapshotParts, snapshotBytes, withDatabase, type SnapshotParts } from './support/snapshot-files.ts';
+
+const scratch = mkdtempSync(join(tmpdir(), 'localplane-snapshot-safety-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+let folders = 0;
+
+/**
+ * A project folder as a cloned repository would hold one, and beside the data dir a `victim`
+ * folder with a file in it: a bucket named `../../victim` is that folder, seen from the store's
+ * and the file view's folders inside `<project>/.lp`.
+ */
+function project(): { root: string; dataDir: string; victim: string } {
+  const root = join(scratch, `project-${++folders}`);
+  mkdirSync(join(root, 'victim'), { recursive: true });
+  writeFileSync(join(root, 'victim', 'keep.txt'), 'not localplane\'s');
+  return { root, dataDir: join(root, '.lp'), victim: join(root, 'victim') };
+}
+
+/** What is in the project outside its data dir: must stay as it was. */
+function outsideTheDataDir(root: string): string[] {
+  return readdirSync(root, { recursive: true, withFileTypes: true })
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .filter((path) => path !== '.lp' && !path.startsWith('.lp/'))
+    .sort();
+}
+
+const instances: InProcessLocalplane[] = [];
+afterEach(async () => {
+  await Promise.all(instances.splice(0).map((lp) => lp.stop()));
+});
+
+async function create(options: CreateOptions = {}): Promise<InProcessLocalplane> {
+  const lp = await createLocalplane({ freezeClock: true, log: () => {}, ...options });
+  instances.push(lp);
+  return lp;
+}
+
+async function stop(lp: InProcessLocalplane): Promise<void> {
+  instances.splice(instances.indexOf(lp), 1);
+  await lp.stop();
+}
+
+/** The state as GET /_localplane/state dumps it (pending work left out: derived), and every plain file. */
+async function stateOf(lp: InProcessLocalplane) {
+  const { pending_tasks: _derived, ...state } = (await inProcessApi(lp).get('/_localplane/state')).body;
+  const files = readdirSync(lp.filesDir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => `${relative(lp.filesDir, join(entry.parentPath, entry.name))} ${readFileSync(join(entry.parentPath, entry.name), 'utf8')}`)
+    .sort();
+  return { state, files };
+}
+
+/** A snapshot of the instance as it is, taken apart. */
+async function partsOf(lp: InProcessLocalplane): Promise<SnapshotParts> {
+  const file = join(scratch, `taken-${++folders}.snapshot`);
+  await lp.snapshot(file);
+  return readSnapshotParts(file);
+}
+
+function craft(name: string, parts: SnapshotParts): string {
+  const file = join(scratch, `${++folders}-${name.replace(/[^\w.-]/g, '-')}`);
+  writeFileSync(file, snapshotBytes(parts));
+  return file;
+}
+
+const restore = (lp: InProcessLocalplane, file: string) => inProcessApi(lp).post('/_localplane/restore', { path: file });
+
+const createdBucket = (name: string) => (db: Database.Database) =>
+  db.prepare("INSERT INTO objstore_created_buckets (name, workspace_id, region, created_at) VALUES (?, NULL, NULL, '2026-11-01T00:00:00.000Z')").run(name);
+
+/** 17 objects in the first configured bucket, as in the issue's reproduction. */
+async function seventeenObjects(lp: InProcessLocalplane, fixtures: FixturesView) {
+  const s3 = s3For(await lp.objstoreEndpoint(), fullKey(fixtures));
+  const bucket = fixtures.objstore.buckets[0]!;
+  const keys = Array.from({ length: 17 }, (_, index) => `kept/${index % 3}/object-${index}.txt`);
+  for (const key of keys) await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `content of ${key}` }));
+  return { s3, bucket, keys: keys.sort() };
+}
+
+describe('a restore checks the whole file before it changes anything', () => {
+  it('refuses a bucket named ../../victim, creates and deletes nothing outside the data dir, and the next start works', async () => {
+    const { root, dataDir, victim } = project();
+    const lp = await create({ dataDir });
+    const file = craft('victim.snapshot', withDatabase(await partsOf(lp), createdBucket('../../victim')));
+    const before = await stateOf(lp);
+    const outside = outsideTheDataDir(root);
+
+    const reply = await restore(lp, file);
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.body.detail).toMatch(/objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/);
+    expect(await stateOf(lp)).toEqual(before);
+    await stop(lp);
+    const again = await create({ dataDir });
+    expect((await inProcessApi(again).get('/_localplane/health')).status).toBe(200);
+    await stop(again);
+    expect(outsideTheDataDir(root)).toEqual(outside);
+    expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
+  });
+
+  it('refuses every row whose value would become a path or a key the store could not use, as on creation', async () => {
+    const lp = await create();
+    const parts = await partsOf(lp);
+    const before = await stateOf(lp);
+    const cases: [string, (db: Database.Database) => unknown, RegExp][] = [
+      ['a/b', createdBucket('a/b'), /bucket name "a\/b"/],
+      ['..', createdBucket('..'), /bucket name "\.\."/],
+      ['upper case', createdBucket('Upper-Case'), /bucket name "Upper-Case"/],
+      ['too long', createdBucket('b'.repeat(64)), /bucket name "b{64}"/],
+      ['a configured name', createdBucket('exports'), /"exports", one of the configured buckets/],
+      ['not text', (db) => db.prepare("INSERT INTO objstore_created_buckets VALUES (x'2e2e2f78', NULL, NULL, 'x')").run(), /bucket name/],
+      ['a region', (db) => db.prepare("INSERT INTO objstore_created_buckets VALUES ('fine-name', NULL, '../x', 'x')").run(), /region "\.\.\/x"/],
+      ['a configured bucket', (db) => db.prepare("INSERT INTO objstore_buckets VALUES ('../../victim')").run(), /objstore_buckets/],
+      ['a configured bucket gone', (db) => db.prepare("DELETE FROM objstore_buckets WHERE name = 'exports'").run(), /objstore_buckets/],
+      ['key permissions', (db) => db.prepare("UPDATE objstore_keys SET permissions = 'not json'").run(), /objstore_keys holds/],
+    ];
+    for (const [name, edit, detail] of cases) {
+      const reply = await restore(lp, craft(`row-${name}.snapshot`, withDatabase(parts, edit)));
+      expect(reply.status, `${name}: ${reply.text}`).toBe(400);
+      expect(reply.body.detail, name).toMatch(detail);
+    }
+    expect(await stateOf(lp)).toEqual(before);
+  });
+
+  it('refuses an objstore part with a file where a bucket folder belongs, and the 17 objects are still there', async () => {
+    const lp = await create();
+    const fixtures = await fixturesOf(lp);
+    const { s3, bucket, keys } = await seventeenObjects(lp, fixtures);
+    const parts = await partsOf(lp);
+    const before = await stateOf(lp);
+    const crafted = { ...parts, objstore: parts.objstore.map((entry) => (entry.path === bucket ? { path: bucket, data: Buffer.from('a file') } : entry)) };
+
+    const reply = await restore(lp, craft('file-for-bucket.snapshot', crafted));
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.body.detail).toMatch(new RegExp(`"${bucket}" is a file, where the store keeps a folder`));
+    expect(await listKeys(s3, bucket, '')).toEqual(keys);
+    for (const key of keys) expect(Buffer.from(await getBytes(s3, bucket, key)).toString()).toBe(`content of ${key}`);
+    expect(await stateOf(lp)).toEqual(before);
+    s3.destroy();
+  });
+
+  it('refuses stray root folders and files and hostile paths, and the next start on the data dir works', async () => {
+    const { root, dataDir } = project();
+    const lp = await create({ dataDir });
+    const parts = await partsOf(lp);
+    const before = await stateOf(lp);
+    const outside = outsideTheDataDir(root);
+    const folder = (path: string) => ({ path, data: null });
+    const file = (path: string) => ({ path, data: Buffer.from('x') });
+    const cases: [string, SnapshotParts['objstore'], RegExp][] = [
+      ['an upload still arriving, as a folder', [folder('.incoming-stray')], /".incoming-stray" is no bucket/],
+      ['a stray folder', [folder('stray')], /"stray" is no bucket/],
+      ['a stray file', [file('stray.txt')], /"stray.txt" is no bucket/],
+      ['a parent path', [file('exports/../../victim/x')], /leaves the store/],
+      ['an absolute path', [file('/tmp/x')], /leaves the store/],
+      ['an empty segment', [file('exports//x')], /leaves the store/],
+      ['a NUL', [file('exports/a\u0000b')], /leaves the store/],
+      ['a segment longer than a file name may be', [file(`exports/${'n'.repeat(256)}`)], /leaves the store/],
+      ['a file inside a file', [file('exports/a'), file('exports/a/b')], /"exports\/a\/b" is inside "exports\/a", which is no folder/],
+      ['a file before its folder', [file('exports/later/x'), folder('exports/later')], /"exports\/later\/x" is inside "exports\/later", which is no folder/],
+      ['the same path twice', [file('exports/x'), file('exports/x')], /"exports\/x" appears twice/],
+    ];
+    for (const [name, entries, detail] of cases) {
+      const reply = await restore(lp, craft(`tree-${name}.snapshot`, { ...parts, objstore: [...parts.objstore, ...entries] }));
+      expect(reply.status, `${name}: ${reply.text}`).toBe(400);
+      expect(reply.body.detail, name).toMatch(detail);
+    }
+    expect(await stateOf(lp)).toEqual(before);
+    await stop(lp);
+    const again = await create({ dataDir });
+    expect((await inProcessApi(again).get('/_localplane/health')).status).toBe(200);
+    expect(outsideTheDataDir(root)).toEqual(outside);
+  });
+
+  it('restores a sound file with objects whole after refusing bad ones: nothing of the bad ones is left', async () => {
+    const lp = await create();
+    const fixtures = await fixturesOf(lp);
+    const { s3, bucket, keys } = await seventeenObjects(lp, fixtures);
+    const good = join(scratch, 'seventeen.snapshot');
+    await lp.snapshot(good);
+    const expected = await stateOf(lp);
+    const parts = readSnapshotParts(good);
+    await lp.reset();
+    expect((await restore(lp, craft('bad-then-good.snapshot', { ...parts, objstore: [...parts.objstore, { path: 'stray', data: null }] }))).status).toBe(400);
+    const reply = await restore(lp, good);
+    expect(reply.status, reply.text).toBe(200);
+    expect(await stateOf(lp)).toEqual(expected);
+    expect(await listKeys(s3, bucket, '')).toEqual(keys);
+    expect(readdirSync(lp.dataDir).filter((name) => name.startsWith('objstore'))).toEqual(['objstore']);
+    s3.destroy();
+  });
+});
+
+/**
+ * Not a timing check: a process stuck in a read never answers, and giving up after this long
+ * lets the test fail and kill it (the test's own timeout would leave the process running).
+ */
+const ANSWER_WITHIN_MS = 10_000;
+
+async function post(url: string, body: unknown): Promise<{ status: number; detail: string }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
+  return { status: response.status, detail: ((await response.json()) as { detail: string }).detail };
+}
+
+describe('a restore reads only a regular file of bounded size', () => {
+  it('refuses a named pipe, a device, a folder and a file over the size cap without reading them, and both ports go on answering', async () => {
+    const fifo = join(scratch, 'state.fifo');
+    await new Promise<void>((done, failed) => spawn('mkfifo', [fifo]).once('exit', (code) => (code === 0 ? done() : failed(new Error(`mkfifo: ${code}`)))));
+    const huge = join(scratch, 'huge.snapshot');
+    writeFileSync(huge, '');
+    truncateSync(huge, MAX_SNAPSHOT_BYTES + 1);
+    // Its own data dir, so that a process that has to be killed leaves nothing behind outside the scratch folder.
+    const instance = await startCli(['--quiet', '--data-dir', join(scratch, 'reads')]);
+    try {
+      for (const [path, detail] of [
+        [fifo, /is not a regular file/],
+        ['/dev/zero', /is not a regular file/],
+        [scratch, /is not a regular file/],
+        [huge, /larger than the 1 GiB a snapshot file may hold/],
+      ] as const) {
+        const reply = await post(`${instance.apiUrl}/_localplane/restore`, { path });
+        expect(reply.status, path).toBe(400);
+        expect(reply.detail, path).toMatch(detail);
+      }
+      expect((await fetch(`${instance.apiUrl}/_localplane/health`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status).toBe(200);
+      expect((await fetch(instance.objstoreUrl, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status).toBe(403);
+    } finally {
+      // A process stuck in a read answers no signal it handles.
+      await instance.kill('SIGKILL');
+    }
+  });
+});
+
+describe('a start on a data dir that was tampered with', () => {
+  it('refuses a database holding a bucket named ../../victim, and deletes nothing outside the data dir', async () => {
+    const { root, dataDir, victim } = project();
+    await stop(await create({ dataDir }));
+    const db = new Database(join(dataDir, 'localplane.sqlite'));
+    createdBucket('../../victim')(db);
+    db.close();
+    const outside = outsideTheDataDir(root);
+
+    await expect(create({ dataDir })).rejects.toThrow(/localplane\.sqlite holds data localplane cannot use: objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/);
+    expect(outsideTheDataDir(root)).toEqual(outside);
+    expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
+  });
+
+  it('follows no symbolic link planted in the file view, and refuses one in the store', async () => {
+    const { root, dataDir, victim } = project();
+    await stop(await create({ dataDir }));
+    rmSync(join(dataDir, 'files', 'exports'), { recursive: true });
+    symlinkSync(victim, join(dataDir, 'files', 'exports'));
+    const outside = outsideTheDataDir(root);
+    await stop(await create({ dataDir }));
+    expect(outsideTheDataDir(root)).toEqual(outside);
+    expect(lstatSync(join(dataDir, 'files', 'exports')).isDirectory()).toBe(true);
+
+    rmSync(join(dataDir, 'objstore', 'exports'), { recursive: true });
+    symlinkSync(victim, join(dataDir, 'objstore', 'exports'));
+    await expect(create({ dataDir })).rejects.toThrow(/objstore\/exports is a symbolic link/);
+    expect(outsideTheDataDir(root)).toEqual(outside);
+  });
+});
+
+/** `localplane start` in `cwd` (where it finds localplane.config.json), stopped with SIGTERM once ready: its exit code and stderr. */
+function startIn(cwd: string, flags: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', '--quiet', ...flags], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  child.stdout.on('data', (chunk: Buffer) => {
+    if (chunk.toString().includes('localplane ready')) child.kill('SIGTERM');
+  });
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr })));
+}
+
+describe('the config file', () => {
+  it('with {"dataDir": ".lp", "import": "state.lps"} and a bucket ../../victim in state.lps: two starts leave everything outside the data dir alone', async () => {
+    const { root, victim } = project();
+    const lp = await create();
+    writeFileSync(join(root, 'state.lps'), snapshotBytes(withDatabase(await partsOf(lp), createdBucket('../../victim'))));
+    writeFileSync(join(root, 'localplane.config.json'), JSON.stringify({ dataDir: '.lp', import: 'state.lps' }));
+    const outside = outsideTheDataDir(root);
+    for (const attempt of [1, 2]) {
+      const run = await startIn(root);
+      expect(run.code, `start ${attempt}: ${run.stderr}`).toBe(2);
+      expect(run.stderr.trim().split('\n'), `start ${attempt}`).toHaveLength(1);
+      expect(run.stderr).toMatch(/state\.lps cannot be restored here: its table objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/);
+    }
+    expect(outsideTheDataDir(root)).toEqual(outside);
+    expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
+  });
+
+  it('refuses a dataDir, import or exportOnExit that leaves its folder, symlinks included; flags and environment variables take any path', async () => {
+    const { root } = project();
+    const elsewhere = join(scratch, `elsewhere-${folders}`);
+    mkdirSync(elsewhere);
+    const lp = await create();
+    await lp.snapshot(join(elsewhere, 'state.lps'));
+    symlinkSync(elsewhere, join(root, 'linked'));
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ dataDir: '../elsewhere-data' }, /"dataDir" must stay inside the config file's folder/],
+      [{ dataDir: elsewhere }, /"dataDir" must stay inside the config file's folder/],
+      [{ dataDir: 'linked/data' }, /"dataDir" must stay inside the config file's folder/],
+      [{ dataDir: 'linked' }, /"dataDir" must stay inside the config file's folder/],
+      [{ import: join(elsewhere, 'state.lps') }, /"import" must stay inside the config file's folder/],
+      [{ import: 'linked/state.lps' }, /"import" must stay inside the config file's folder/],
+      [{ exportOnExit: '../stolen.lps' }, /"exportOnExit" must stay inside the config file's folder/],
+    ];
+    for (const [config, words] of cases) {
+      writeFileSync(join(root, 'localplane.config.json'), JSON.stringify(config));
+      const run = await startIn(root);
+      expect(run.code, `${JSON.stringify(config)}: ${run.stderr}`).toBe(2);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(words);
+      expect(run.stderr).toContain('--');
+    }
+    expect(readdirSync(elsewhere)).toEqual(['state.lps']);
+
+    writeFileSync(join(root, 'localplane.config.json'), JSON.stringify({ dataDir: '.lp', import: 'state.lps' }));
+    const byFlags = await startIn(root, ['--data-dir', join(elsewhere, 'by-flag'), '--import', join(elsewhere, 'state.lps')]);
+    expect(byFlags.code, byFlags.stderr).toBe(0);
+    const byEnv = await startIn(root, [], { ...process.env, LOCALPLANE_DATA_DIR: join(elsewhere, 'by-env'), LOCALPLANE_IMPORT: join(elsewhere, 'state.lps') });
+    expect(byEnv.code, byEnv.stderr).toBe(0);
+    expect(readdirSync(elsewhere).sort()).toEqual(['by-env', 'by-flag', 'state.lps']);
+    expect(existsSync(join(root, '.lp'))).toBe(false);
+  });
+
+  it('says so in --help', async () => {
+    const run = await runCli(['start', '--help']);
+    expect(run.stdout).toMatch(/dataDir, import and exportOnExit in it must stay\s+inside its folder/);
+  });
+});
+
+describe('file modes', () => {
+  it('snapshot files and everything in the data dir are its user\'s alone (0600, folders 0700), whatever the umask', async () => {
+    const dataDir = join(scratch, `modes-${++folders}`);
+    const snapshot = join(scratch, `modes-${folders}.snapshot`);
+    const instance = await launch('sh', ['-c', `umask 000 && exec "${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 --quiet --data-dir "${dataDir}"`]);
+    try {
+      const fixtures = (await (await fetch(`${instance.apiUrl}/_localplane/fixtures`)).json()) as FixturesView;
+      const s3 = s3For(instance.objstoreUrl, fullKey(fixtures));
+      await s3.send(new PutObjectCommand({ Bucket: fixtures.objstore.buckets[0], Key: 'private/data.txt', Body: 'secret data' }));
+      s3.destroy();
+      const workspace = fixtures.workspaces[0]!;
+      await fetch(`${instance.apiUrl}/api/v1/bulk-exports/destinations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': workspace.api_key, 'x-tenant-id': workspace.id },
+        body: JSON.stringify({ display_name: 'secret', config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'p' }, credentials: credentialsOf(fullKey(fixtures)) }),
+      });
+      expect((await post(`${instance.apiUrl}/_localplane/snapshot`, { path: snapshot })).status).toBe(200);
+      expect((await post(`${instance.apiUrl}/_localplane/restore`, { path: snapshot })).status).toBe(200);
+
+      const mode = (path: string) => (lstatSync(path).mode & 0o777).toString(8);
+      expect(mode(snapshot)).toBe('600');
+      expect(mode(dataDir)).toBe('700');
+      // seed.sqlite is a hard link to the template cache's file, which holds only the fixtures.
+      const entries = readdirSync(dataDir, { recursive: true, withFileTypes: true }).filter((entry) => !(entry.parentPath === dataDir && entry.name === 'seed.sqlite'));
+      expect(entries.map((entry) => relative(dataDir, join(entry.parentPath, entry.name)))).toEqual(
+        expect.arrayContaining(['localplane.sqlite', 'localplane.sqlite-wal', 'id-sequence', 'restoring.sqlite', 'objstore/exports/private/data.txt._S3rver_object', 'files/exports/private/data.txt']),
+      );
+      const wrong = entries
+        .map((entry) => ({ path: relative(dataDir, join(entry.parentPath, entry.name)), mode: mode(join(entry.parentPath, entry.name)), folder: entry.isDirectory() }))
+        .filter((entry) => entry.mode !== (entry.folder ? '700' : '600'));
+      expect(wrong).toEqual([]);
+    } finally {
+      await instance.kill('SIGTERM');
+    }
+  });
+});
