@@ -119,6 +119,7 @@ export function toValidationDetails(error: z.ZodError, part: RequestPart, input:
         if (issue.origin === 'array') {
           return entry('too_short', `List should have at least ${issue.minimum} items`, { min_length: Number(issue.minimum) });
         }
+        if (issue.inclusive === false) return entry('greater_than', `Input should be greater than ${issue.minimum}`, { gt: Number(issue.minimum) });
         return entry('greater_than_equal', `Input should be greater than or equal to ${issue.minimum}`, { ge: Number(issue.minimum) });
       case 'too_big':
         if (issue.origin === 'string') {
