@@ -39,6 +39,7 @@ import { hasState, openInstanceDb, resetInstanceDb, resetWorkspaceRows, writeCou
 import { errorResponse, notFound } from './shared/errors.ts';
 import { listenHttp } from './shared/http-server.ts';
 import { createIdGenerator, idReservationsFile, type IdGenerator } from './shared/ids.ts';
+import { printableError } from './shared/log-text.ts';
 import { ResetRegistry } from './shared/resets.ts';
 import { WriteScopedCache } from './shared/write-scoped-cache.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
@@ -220,7 +221,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     if (options.freezeClock) clock.freeze();
   };
   restartClock();
-  const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${error instanceof Error ? error.stack : String(error)}`));
+  const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${printableError(error)}`));
   undo.push(() => scheduler.stop());
   resets.register('scheduler', { stop: () => scheduler.cancelAll() });
   const clockControl = createClockControl(clock, scheduler);
