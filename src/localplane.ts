@@ -64,7 +64,7 @@ export interface CreateOptions {
   limits?: LimitsPatch;
   /** Starts the clock frozen at the wall time (and freezes it again on reset); default a running clock. */
   freezeClock?: boolean;
-  /** Where fixture templates are cached (default $LOCALPLANE_CACHE_DIR or <tmp>/localplane-cache). */
+  /** Where fixture templates are cached (default $LOCALPLANE_CACHE_DIR, else `localplane` in $XDG_CACHE_HOME or ~/.cache); a folder another user can write to is refused. */
   cacheDir?: string;
   /** Diagnostic lines (never secrets); default stderr. */
   log?: (line: string) => void;
