@@ -38,8 +38,8 @@ import { createClockControl, type ClockControl } from './shared/clock-control.ts
 import { hasState, openInstanceDb, resetInstanceDb, resetWorkspaceRows, writeCounter, type Db, type TableSet } from './shared/db.ts';
 import { errorResponse, notFound } from './shared/errors.ts';
 import { listenHttp } from './shared/http-server.ts';
-import { createIdGenerator, idReservationsFile, type IdGenerator } from './shared/ids.ts';
 import { printableError } from './shared/log-text.ts';
+import { createIdGenerator, idReservationsFile, type IdGenerator } from './shared/ids.ts';
 import { ResetRegistry } from './shared/resets.ts';
 import { WriteScopedCache } from './shared/write-scoped-cache.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
