@@ -38,6 +38,7 @@ import { createClockControl, type ClockControl } from './shared/clock-control.ts
 import { hasState, invalidRow, openInstanceDb, resetInstanceDb, resetWorkspaceRows, writeCounter, type Db, type TableSet } from './shared/db.ts';
 import { errorResponse, notFound } from './shared/errors.ts';
 import { listenHttp } from './shared/http-server.ts';
+import { printableError } from './shared/log-text.ts';
 import { createIdGenerator, idReservationsFile, type IdGenerator } from './shared/ids.ts';
 import { makePrivateFolder } from './shared/private-files.ts';
 import { ResetRegistry } from './shared/resets.ts';
@@ -64,7 +65,7 @@ export interface CreateOptions {
   limits?: LimitsPatch;
   /** Starts the clock frozen at the wall time (and freezes it again on reset); default a running clock. */
   freezeClock?: boolean;
-  /** Where fixture templates are cached (default $LOCALPLANE_CACHE_DIR or <tmp>/localplane-cache). */
+  /** Where fixture templates are cached (default $LOCALPLANE_CACHE_DIR, else `localplane` in $XDG_CACHE_HOME or ~/.cache); a folder another user can write to is refused. */
   cacheDir?: string;
   /** Diagnostic lines (never secrets); default stderr. */
   log?: (line: string) => void;
@@ -232,7 +233,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     if (options.freezeClock) clock.freeze();
   };
   restartClock();
-  const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${error instanceof Error ? error.stack : String(error)}`));
+  const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${printableError(error)}`));
   undo.push(() => scheduler.stop());
   resets.register('scheduler', { stop: () => scheduler.cancelAll() });
   const clockControl = createClockControl(clock, scheduler);

@@ -237,6 +237,12 @@ describe('FastAPI parity', () => {
     expect(reply.json.detail).toEqual([expect.objectContaining(entry)]);
   });
 
+  it('answers an exclusive bound in pydantic\'s words: runs added over 0 days are refused as not greater than 0', async () => {
+    const reply = await refused(() => call('POST', `/_localplane/sessions/${ids.session_id}/runs`, JSON.stringify({ count: 1, days: 0 })));
+    expect(reply.status).toBe(422);
+    expect(reply.json.detail).toEqual([{ type: 'greater_than', loc: ['body', 'days'], msg: 'Input should be greater than 0', input: 0, ctx: { gt: 0 } }]);
+  });
+
   it('reads integers as pydantic does, and the last of a repeated parameter', async () => {
     const padded = await call('GET', '/v2/deployments?limit=%20+3.00%20');
     expect(padded.status).toBe(200);

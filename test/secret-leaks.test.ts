@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRoutes } from '../src/admin/routes.ts';
 import { stateRoutes } from '../src/admin/state.ts';
@@ -73,7 +73,10 @@ const NOT_JSON = [
   `${secret(32, 'the-whole-body')}`,
 ];
 
-const ALL_SECRETS = [...Object.values(SECRETS), ...Object.values(WRONG_TYPE), ...Object.values(TOO_LONG)];
+/** SSE-C keys (32 bytes) in base64, as the SDK takes them and their headers carry them (the marker is base64 text). */
+const CUSTOMER_KEYS = { object: 'LEAKCHECK37SSEcustomerKeyOfAnObject0000000A=', copySource: 'LEAKCHECK38SSEcustomerKeyOfCopySource00000A=' };
+
+const ALL_SECRETS = [...Object.values(SECRETS), ...Object.values(WRONG_TYPE), ...Object.values(TOO_LONG), ...Object.values(CUSTOMER_KEYS)];
 const NOW = '2026-10-04T12:00:00Z';
 
 type Phase = 'scenario' | 'wrong-type' | 'too-long' | 'not-json' | 'admin';
@@ -189,7 +192,7 @@ const KEY_IDS = { runtime: 'LPLEAKKEY0001', rotated: 'LPLEAKKEY0002', revoked: '
 const ALL_PERMISSIONS = ['create', 'delete', 'get', 'multipart'];
 const FOLDER_KEY = 'leak-check/folder/';
 
-async function runScenario(recorder: Recorder, fixtures: FixturesView) {
+async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotPath: string) {
   const acmeWorkspace = fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!;
   const globexWorkspace = fixtures.workspaces.find((workspace) => workspace.self_hosted)!;
   const acme = recorder.as(acmeWorkspace);
@@ -268,9 +271,25 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView) {
     });
   const signed = s3(SECRETS.runtimeKey);
   await signed.send(new PutObjectCommand({ Bucket: config.bucket_name, Key: FOLDER_KEY, Body: '' }));
+  // SSE-C: an object encrypted with a customer key, copied with it as the source's key, read with it wrongly signed.
+  const customerKey = (key: string) => ({ SSECustomerAlgorithm: 'AES256', SSECustomerKey: key });
+  await signed.send(new PutObjectCommand({ Bucket: config.bucket_name, Key: 'leak-check/sse-c', Body: 'encrypted', ...customerKey(CUSTOMER_KEYS.copySource) }));
+  await signed.send(
+    new CopyObjectCommand({
+      Bucket: config.bucket_name,
+      Key: 'leak-check/sse-c-copy',
+      CopySource: `${config.bucket_name}/leak-check/sse-c`,
+      CopySourceSSECustomerAlgorithm: 'AES256',
+      CopySourceSSECustomerKey: CUSTOMER_KEYS.copySource,
+      ...customerKey(CUSTOMER_KEYS.object),
+    }),
+  );
   signed.destroy();
   const wronglySigned = s3(SECRETS.wrongSecret);
   await expect(wronglySigned.send(new GetObjectCommand({ Bucket: config.bucket_name, Key: FOLDER_KEY }))).rejects.toMatchObject({ name: 'SignatureDoesNotMatch' });
+  await expect(
+    wronglySigned.send(new GetObjectCommand({ Bucket: config.bucket_name, Key: 'leak-check/sse-c-copy', ...customerKey(CUSTOMER_KEYS.object) })),
+  ).rejects.toMatchObject({ name: 'SignatureDoesNotMatch' });
   wronglySigned.destroy();
 
   // Exports, one-time and recurring, on the rotated pair.
@@ -422,6 +441,7 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView) {
   for (const path of adminReadPaths()) await expectStatus(admin('GET', path), 200);
   await expectStatus(admin('GET', `/state?workspace_id=${acmeWorkspace.id}`), 200);
   await expectStatus(admin('POST', '/requests/find', {}), 200);
+  await expectStatus(admin('POST', '/snapshot', { path: snapshotPath }), 200);
 }
 
 function adminReadPaths(): string[] {
@@ -445,13 +465,14 @@ describe.each(TARGETS)('no secret shows anywhere after a full scenario, on %s', 
   let recorder: Recorder;
   let output = '';
   let files: { path: string; content: string }[] = [];
+  const snapshotPath = join(dataDir, 'leak-check.snapshot');
 
   beforeAll(async () => {
     const target = await launch(dataDir);
     try {
       recorder = new Recorder(target.apiUrl);
       const fixtures = (await recorder.admin('GET', '/fixtures')).body as FixturesView;
-      await runScenario(recorder, fixtures);
+      await runScenario(recorder, fixtures, snapshotPath);
       files = filesUnder(fixtures.objstore.files_dir).map((path) => ({ path, content: readFileSync(path, 'latin1') }));
     } finally {
       await target.stop();
@@ -497,6 +518,15 @@ describe.each(TARGETS)('no secret shows anywhere after a full scenario, on %s', 
     expect(requests.filter((entry) => entry.request.body.text?.includes('"credentials":"********"')).length).toBeGreaterThan(3);
     const keys = JSON.parse(read.find((exchange) => exchange.request === 'GET /_localplane/objstore/keys')!.body) as { access_key_id: string }[];
     expect(keys.map((key) => key.access_key_id)).toEqual(expect.arrayContaining([KEY_IDS.runtime, KEY_IDS.rotated]));
+  });
+
+  it('SSE-C keys in the snapshot file (which holds stored credentials, so only they are looked for)', () => {
+    const snapshot = readFileSync(snapshotPath);
+    expect(snapshot.length).toBeGreaterThan(0);
+    for (const key of Object.values(CUSTOMER_KEYS)) {
+      expect(snapshot.includes(key)).toBe(false);
+      expect(snapshot.includes(Buffer.from(key, 'base64'))).toBe(false);
+    }
   });
 
   it('in the stored objects', () => {

@@ -1,11 +1,13 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sourceFingerprint } from '../src/fixtures/source-fingerprint.ts';
+import { defaultCacheDir } from '../src/fixtures/template.ts';
 import { DEFAULT_FIXTURES_DIR, prepareFixtures, start } from '../src/localplane.ts';
-import { Api } from './support/instance.ts';
+import { BIN, startCli } from './support/cli.ts';
+import { Api, type FixturesView } from './support/instance.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'localplane-cache-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -115,6 +117,134 @@ describe('the template cache', () => {
     } finally {
       await instance.stop();
     }
+  });
+});
+
+describe('the template cache is its user\'s own', () => {
+  /** Another user's id: files can be given to it when the tests run as root. */
+  const OTHER_UID = 4242;
+  const isRoot = process.getuid?.() === 0;
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+  function withEnv<T>(env: Record<string, string | undefined>, run: () => T): T {
+    const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
+    const set = (values: Record<string, string | undefined>) => {
+      for (const [name, value] of Object.entries(values)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    };
+    set(env);
+    try {
+      return run();
+    } finally {
+      set(saved);
+    }
+  }
+
+  it('defaults to localplane in the user\'s cache folder ($XDG_CACHE_HOME, else ~/.cache), not in the shared temp dir', () => {
+    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: '/home/someone/.cache-elsewhere' }, defaultCacheDir)).toBe('/home/someone/.cache-elsewhere/localplane');
+    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined }, defaultCacheDir)).toBe(join(homedir(), '.cache', 'localplane'));
+    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: 'relative/ignored' }, defaultCacheDir)).toBe(join(homedir(), '.cache', 'localplane'));
+    expect(withEnv({ LOCALPLANE_CACHE_DIR: '/srv/lp-cache', XDG_CACHE_HOME: '/x' }, defaultCacheDir)).toBe('/srv/lp-cache');
+  });
+
+  it('creates its folder 0700 and its templates 0600, whatever the umask', () => {
+    const cacheDir = join(newCache(), 'made');
+    const previous = process.umask(0o002);
+    try {
+      const template = prepareFixtures({ fixturesDir: smallFixtures(), cacheDir });
+      expect(modeOf(cacheDir).toString(8)).toBe('700');
+      expect(modeOf(template).toString(8)).toBe('600');
+      expect(prepareFixtures({ fixturesDir: smallFixtures(), cacheDir }), 'trusted: a cache hit').toBe(template);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it.each([
+    ['others', 0o777, 'mode 777'],
+    ['its group', 0o770, 'mode 770'],
+  ])('refuses a folder %s can write to, and builds nothing there', (_, mode, words) => {
+    const cacheDir = newCache();
+    mkdirSync(cacheDir);
+    chmodSync(cacheDir, mode);
+    expect(() => prepareFixtures({ fixturesDir: smallFixtures(), cacheDir })).toThrow(
+      `the template cache ${cacheDir} is writable by group or others (${words}): another user could plant a template there; use a folder only you can write to (LOCALPLANE_CACHE_DIR)`,
+    );
+    expect(readdirSync(cacheDir)).toEqual([]);
+  });
+
+  it('refuses a folder another user owns (root gives one away; any other user is refused root\'s)', () => {
+    const cacheDir = isRoot ? newCache() : '/';
+    if (isRoot) {
+      mkdirSync(cacheDir, { mode: 0o755 });
+      chownSync(cacheDir, OTHER_UID, OTHER_UID);
+    }
+    const owner = statSync(cacheDir).uid;
+    expect(owner).not.toBe(process.getuid?.());
+    expect(() => prepareFixtures({ fixturesDir: smallFixtures(), cacheDir })).toThrow(`the template cache ${cacheDir} is owned by uid ${owner}, not ${process.getuid?.()}`);
+  });
+
+  it('stops the CLI with one line that names the folder (exit 2)', async () => {
+    const cacheDir = newCache();
+    mkdirSync(cacheDir);
+    chmodSync(cacheDir, 0o777);
+    const fixturesDir = smallFixtures();
+    const launched = await startCli(['--fixtures', fixturesDir], { ...process.env, LOCALPLANE_CACHE_DIR: cacheDir }).catch((error: Error) => error);
+    if (!(launched instanceof Error)) await launched.kill('SIGTERM');
+    expect(launched).toBeInstanceOf(Error);
+    expect((launched as Error).message).toBe(
+      `${process.execPath} ${BIN} start --port 0 --objstore-port 0 --fixtures ${fixturesDir} exited (2) before it was ready: ` +
+        `localplane: the template cache ${cacheDir} is writable by group or others (mode 777): another user could plant a template there; use a folder only you can write to (LOCALPLANE_CACHE_DIR)\n`,
+    );
+  });
+
+  /** A cache whose template for `fixturesDir` was replaced by one built from other fixtures, with another API key. */
+  function plantedCache(fixturesDir: string): { cacheDir: string; template: string } {
+    const cacheDir = newCache();
+    const template = prepareFixtures({ fixturesDir, cacheDir });
+    const otherFixtures = smallFixtures();
+    const file = join(otherFixtures, 'workspaces.json');
+    const workspaces = JSON.parse(readFileSync(file, 'utf8'));
+    workspaces.workspaces[0].api_key = PLANTED_API_KEY;
+    writeFileSync(file, JSON.stringify(workspaces, null, 2));
+    rmSync(template);
+    copyFileSync(prepareFixtures({ fixturesDir: otherFixtures, cacheDir: newCache() }), template);
+    return { cacheDir, template };
+  }
+  const PLANTED_API_KEY = 'lp-planted-by-another-user';
+
+  async function apiKeysOfAStart(fixturesDir: string, cacheDir: string): Promise<string[]> {
+    const instance = await start({ port: 0, objstorePort: 0, fixturesDir, cacheDir, log: () => {} });
+    try {
+      await instance.reset();
+      const fixtures = (await new Api(`${instance.apiUrl}/_localplane`).request<FixturesView>('GET', '/fixtures')).body;
+      return fixtures.workspaces.map((workspace) => workspace.api_key);
+    } finally {
+      await instance.stop();
+    }
+  }
+
+  it('never starts from a template group or others can write: it is removed and built again', async () => {
+    const fixturesDir = smallFixtures();
+    const { cacheDir, template } = plantedCache(fixturesDir);
+    chmodSync(template, 0o666);
+    const keys = await apiKeysOfAStart(fixturesDir, cacheDir);
+    expect(keys).not.toContain(PLANTED_API_KEY);
+    expect(keys.length).toBeGreaterThan(0);
+    expect(modeOf(template).toString(8), 'built again in its place').toBe('600');
+  });
+
+  it('never starts from a template another user owns (as root; any other user can only check its own are used)', async () => {
+    const fixturesDir = smallFixtures();
+    const { cacheDir, template } = plantedCache(fixturesDir);
+    chmodSync(template, 0o644);
+    if (isRoot) chownSync(template, OTHER_UID, OTHER_UID);
+    const keys = await apiKeysOfAStart(fixturesDir, cacheDir);
+    // Without root the planted file is the user's own: trusted, as any template the user built.
+    expect(keys.includes(PLANTED_API_KEY)).toBe(!isRoot);
+    expect(statSync(template).uid).toBe(process.getuid?.());
   });
 });
 

@@ -4,10 +4,12 @@ import type { JournalBody } from './schemas.ts';
 
 export const JOURNAL_BODY_CHARS = 8 * 1024;
 
+/** SSE-C customer keys: the key that encrypts the object (or the copy's source), as a header or in a presigned URL's query. */
+const CUSTOMER_KEYS = ['x-amz-server-side-encryption-customer-key', 'x-amz-copy-source-server-side-encryption-customer-key'];
 /** Headers whose whole value is secret. */
-const SECRET_HEADERS = new Set(['x-api-key', 'proxy-authorization', 'cookie', 'x-amz-security-token']);
+const SECRET_HEADERS = new Set(['x-api-key', 'proxy-authorization', 'cookie', 'x-amz-security-token', ...CUSTOMER_KEYS]);
 /** Query parameters whose value is secret (presigned URLs), beside SECRET_FIELDS. */
-const SECRET_QUERY_PARAMETERS = new Set(['x-amz-signature', 'x-amz-security-token', 'signature', 'api_key']);
+const SECRET_QUERY_PARAMETERS = new Set(['x-amz-signature', 'x-amz-security-token', 'signature', 'api_key', ...CUSTOMER_KEYS]);
 
 /** A SigV4 Authorization header keeps its credential scope and signed headers; any other scheme is masked whole. */
 function maskAuthorization(value: string): string {
@@ -102,15 +104,19 @@ export interface BodyCapture {
 /** For text that may hold a secret anywhere (a malformed body sent to an endpoint with secret fields). */
 export const maskWhole = () => MASKED_SECRET_VALUE;
 
+/** A signed header's line (`name:value`) in a canonical request, and a query parameter (`name=value`), of the secret ones. */
+const SECRET_HEADER_LINE = new RegExp(`((?:${[...SECRET_HEADERS].join('|')}):)[^\\n<]*`, 'gi');
+const SECRET_QUERY_VALUE = new RegExp(`((?:${[...SECRET_QUERY_PARAMETERS].join('|')})=)[^&\\s<,]*`, 'gi');
+
 /**
  * S3 error documents of a SignatureDoesNotMatch quote the request as signed: its session token
- * (as text and as hex bytes), the signature, a presigned URL's query.
+ * and SSE-C keys (as text and as hex bytes), the signature, a presigned URL's query.
  */
 export function maskSigningDetails(text: string): string {
   return text
     .replace(/<(SignatureProvided|CanonicalRequestBytes|StringToSignBytes)>[^<]*<\/\1>/g, `<$1>${MASKED_SECRET_VALUE}</$1>`)
-    .replace(/(x-amz-security-token:)[^\n<]*/gi, `$1${MASKED_SECRET_VALUE}`)
-    .replace(/((?:X-Amz-Signature|X-Amz-Security-Token|Signature)=)[^&\s<,]*/gi, `$1${MASKED_SECRET_VALUE}`);
+    .replace(SECRET_HEADER_LINE, `$1${MASKED_SECRET_VALUE}`)
+    .replace(SECRET_QUERY_VALUE, `$1${MASKED_SECRET_VALUE}`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { customIssue } from '../shared/errors.ts';
+import { globMatcher, MAX_GLOB_LENGTH, MAX_GLOB_WILDCARDS } from './glob.ts';
 
 export const REQUEST_SOURCES = ['api', 'objstore'] as const;
 export type RequestSource = (typeof REQUEST_SOURCES)[number];
@@ -15,53 +16,10 @@ export interface MatchableRequest {
   header(name: string): string | undefined;
 }
 
-type GlobToken = { literal: string } | 'segment' | 'any';
-
-/** A glob's parts: `**` any run of characters (`/` included), `*` any run within one path segment. */
-function globTokens(glob: string): GlobToken[] {
-  return glob.split(/(\*+)/).flatMap((part): GlobToken[] => (part === '' ? [] : part.startsWith('*') ? [part.length === 1 ? 'segment' : 'any'] : [{ literal: part }]));
-}
-
-/**
- * A test of paths against a glob. Dynamic programming over (glob part, path position), so
- * that no glob costs more than parts x path length (a backtracking regex could take forever).
- */
-export function globMatcher(glob: string): (path: string) => boolean {
-  const tokens = globTokens(glob);
-  if (tokens.length === 1 && typeof tokens[0] === 'object') return (path) => path === glob;
-  // Two rows of the table, reused from path to path: row t holds whether tokens t.. match path.slice(p).
-  let next = new Uint8Array(0);
-  let current = new Uint8Array(0);
-  return (path) => {
-    if (next.length <= path.length) {
-      next = new Uint8Array(path.length + 1);
-      current = new Uint8Array(path.length + 1);
-    }
-    next.fill(0, 0, path.length + 1);
-    next[path.length] = 1;
-    for (let t = tokens.length - 1; t >= 0; t--) {
-      const token = tokens[t]!;
-      for (let p = path.length; p >= 0; p--) {
-        if (typeof token === 'object') {
-          current[p] = path.startsWith(token.literal, p) ? next[p + token.literal.length]! : 0;
-        } else {
-          const extend = p < path.length && (token === 'any' || path[p] !== '/') ? current[p + 1]! : 0;
-          current[p] = next[p]! | extend;
-        }
-      }
-      [next, current] = [current, next];
-    }
-    return next[0] === 1;
-  };
-}
-
-/** At most this many wildcards in a glob, so matching stays cheap. */
-const MAX_GLOB_WILDCARDS = 32;
-
 export const pathGlob = z
   .string()
   .min(1)
-  .max(1024)
+  .max(MAX_GLOB_LENGTH)
   .refine((glob) => glob.startsWith('/') || glob.startsWith('*'), { message: 'A path glob starts with / (or a wildcard)' })
   .refine((glob) => (glob.match(/\*+/g) ?? []).length <= MAX_GLOB_WILDCARDS, { message: `A path glob has at most ${MAX_GLOB_WILDCARDS} wildcards` });
 

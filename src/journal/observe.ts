@@ -5,6 +5,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
 import type { AuthVariables } from '../shared/auth.ts';
 import type { Clock } from '../shared/clock.ts';
+import { printable } from '../shared/log-text.ts';
 import { formatTimestamp } from '../shared/time.ts';
 import { ABORTED_STATUS, headerText, whenResponseEnds } from '../shared/response-capture.ts';
 import { bodyReadOf } from '../shared/validation.ts';
@@ -45,10 +46,10 @@ const arrivalNow = (clock: Pick<Clock, 'now'>): Arrival => ({
 
 const STATUS_COLOURS: Readonly<Record<number, number>> = { 2: 32, 3: 36, 4: 33, 5: 31 };
 
-/** `[objstore ]METHOD /path STATUS Nms`: the path without its query, which may hold presigned signatures. */
+/** `[objstore ]METHOD /path STATUS Nms`: the path without its query, which may hold presigned signatures, control characters escaped. */
 export function requestLogLine(entry: Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'duration_ms'>, colour: boolean): string {
   const status = colour ? `\u001b[${STATUS_COLOURS[Math.floor(entry.status / 100)] ?? 0}m${entry.status}\u001b[0m` : String(entry.status);
-  return `${entry.source === 'objstore' ? 'objstore ' : ''}${entry.method} ${entry.path} ${status} ${Math.round(entry.duration_ms)}ms`;
+  return `${entry.source === 'objstore' ? 'objstore ' : ''}${printable(`${entry.method} ${entry.path}`)} ${status} ${Math.round(entry.duration_ms)}ms`;
 }
 
 const keepText = (text: string) => text;

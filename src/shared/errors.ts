@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
+import { printable, printableError } from './log-text.ts';
 
 /** An error with the real service's body shape: `{"detail": "<message>"}`. */
 export class HttpError extends Error {
@@ -119,6 +120,7 @@ export function toValidationDetails(error: z.ZodError, part: RequestPart, input:
         if (issue.origin === 'array') {
           return entry('too_short', `List should have at least ${issue.minimum} items`, { min_length: Number(issue.minimum) });
         }
+        if (issue.inclusive === false) return entry('greater_than', `Input should be greater than ${issue.minimum}`, { gt: Number(issue.minimum) });
         return entry('greater_than_equal', `Input should be greater than or equal to ${issue.minimum}`, { ge: Number(issue.minimum) });
       case 'too_big':
         if (issue.origin === 'string') {
@@ -143,6 +145,6 @@ export function toValidationDetails(error: z.ZodError, part: RequestPart, input:
 export function errorResponse(c: Context, error: unknown, log: (message: string) => void): Response {
   if (error instanceof HttpError) return c.json({ detail: error.detail }, error.status);
   if (error instanceof ValidationFailed) return c.json({ detail: error.details.map(withoutSecrets) }, 422);
-  log(`internal error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`);
+  log(`internal error on ${c.req.method} ${printable(c.req.path)}: ${printableError(error)}`);
   return c.json({ detail: 'Internal Server Error' }, 500);
 }

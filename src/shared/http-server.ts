@@ -1,6 +1,7 @@
 import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getRequestListener, RequestError } from '@hono/node-server';
+import { printableError } from './log-text.ts';
 
 /** What the real service's server (uvicorn) says of a request it cannot parse. */
 const UNPARSABLE_REQUEST = 'Invalid HTTP request received.';
@@ -54,7 +55,7 @@ export function listenHttp(
         const { body, headers } = jsonReply(`${UNPARSABLE_REQUEST} ${error.message}.`);
         return new Response(body, { status: 400, headers });
       }
-      log(`internal error: ${error instanceof Error ? error.stack : String(error)}`);
+      log(`internal error: ${printableError(error)}`);
       const { body, headers } = jsonReply('Internal Server Error');
       return new Response(body, { status: 500, headers });
     },

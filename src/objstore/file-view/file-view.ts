@@ -16,6 +16,7 @@ import { lstat, mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 
+import { printable } from '../../shared/log-text.ts';
 import { placeFile } from '../../shared/place-file.ts';
 import { PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
@@ -117,7 +118,7 @@ export class FileView {
   /** Never rejects: a view that cannot follow is logged, and must not fail the S3 request. */
   private enqueue(update: () => Promise<void>): Promise<void> {
     const run = this.tail.then(update).catch((error: unknown) => {
-      this.options.log(`objstore files view: update failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.log(`objstore files view: update failed: ${printable(error instanceof Error ? error.message : String(error))}`);
     });
     this.tail = run;
     return run;
@@ -133,7 +134,7 @@ export class FileView {
   }
 
   private leaveOut(bucket: string, key: string, reason: string): void {
-    this.options.log(`objstore files view: ${bucket}/${key} is left out: ${reason}`);
+    this.options.log(`objstore files view: ${printable(`${bucket}/${key}`)} is left out: ${reason}`);
   }
 
   private async mirror(bucket: string, key: string): Promise<void> {
