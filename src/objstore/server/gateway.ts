@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketDirectory } from '../bucket-directory.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
 import { operationOverrides } from './operations/compat.ts';
-import type { OperationContext, OperationOverride } from './operations/context.ts';
+import { S3_MIN_PART_SIZE, type OperationContext, type OperationOverride } from './operations/context.ts';
 import { TurnTaking } from './turn-taking.ts';
 import { extractCredential } from './auth/credentials.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
@@ -50,6 +50,8 @@ export interface GatewayOptions {
   /** Wall-clock epoch milliseconds, for the request-time checks of signatures. */
   now?: () => number;
   observer?: ObjstoreObserver;
+  /** The smallest size of a part but the last; default S3's 5 MiB. */
+  minPartSize?: number;
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
@@ -155,6 +157,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
   const conditionalWrites = new TurnTaking();
+  const minPartSize = options.minPartSize ?? S3_MIN_PART_SIZE;
 
   /** Authenticates and authorises the request; answers its key (null when unsigned) and the chunk signatures of its body. */
   async function admit(
@@ -236,6 +239,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       readBody: (limit) => readBody(exchange, limit),
       now: () => new Date(now()),
       conditionalWrites,
+      minPartSize,
     };
     if (browserForm) {
       return postObject(context, {

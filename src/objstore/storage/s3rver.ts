@@ -1,9 +1,11 @@
 /** The objstore's storage on s3rver's filesystem store: s3rver's own layout, written and read as s3rver does. */
 import type { Dirent, Stats } from 'node:fs';
-import { createReadStream, createWriteStream, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
+
+import { ConcurrencyLimit } from '../../shared/concurrency-limit.ts';
+import { mapInSlices } from '../../shared/sliced.ts';
 
 import { createS3rverHandler, objectMetadata } from './s3rver-app.ts';
 import {
@@ -21,7 +23,7 @@ import {
   uploadsDirectory,
 } from './s3rver-layout.ts';
 import { createFilesystemStore, type S3rverStore } from './s3rver-store.ts';
-import type { ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress } from './storage.ts';
+import type { ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress, UploadSummary } from './storage.ts';
 import { listBucketObjects, objectsOf, readTree, writeTree } from './tree.ts';
 
 function isMissingFile(err: unknown): boolean {
@@ -75,12 +77,65 @@ async function collectKeys(directory: string, keyPrefix: string, prefix: string,
   );
 }
 
+/** Runs synchronous reads of a missing file to null. */
+function orNullWhenMissingSync<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch (err) {
+    if (isMissingFile(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * The small files describing thousands of uploads or parts are read synchronously, one
+ * descriptor at a time, this many per turn of the event loop (a few milliseconds): several
+ * times faster than as many asynchronous reads, and requests arriving meanwhile wait at most
+ * one slice and always find descriptors left.
+ */
+const SYNC_READS_PER_SLICE = 256;
+
+/** How many asynchronous file operations of one fan-out (object heads of a listing, removals) run at once. */
+const FILE_OPERATIONS_AT_ONCE = 16;
+
 /** null for a directory that is not (or no longer) a whole upload. */
-async function describeUpload(directory: string, uploadId: string): Promise<UploadInProgress | null> {
-  const files = uploadFiles(directory);
-  const [key, keyStats, createHeaders] = await Promise.all([readOptional(files.key), statOptional(files.key), readOptional(files.createHeaders)]);
-  if (key === null || keyStats === null) return null;
-  return { key, uploadId, initiated: keyStats.mtime, createHeaders: parseHeaders(createHeaders) };
+function summarizeUpload(directory: string, uploadId: string): UploadSummary | null {
+  const file = uploadFiles(directory).key;
+  const key = orNullWhenMissingSync(() => readFileSync(file, 'utf8'));
+  const stats = orNullWhenMissingSync(() => statSync(file));
+  return key === null || stats === null ? null : { key, uploadId, initiated: stats.mtime };
+}
+
+/** null for a directory that is not (or no longer) a whole upload. */
+function describeUpload(directory: string, uploadId: string): UploadInProgress | null {
+  const summary = summarizeUpload(directory, uploadId);
+  if (summary === null) return null;
+  return { ...summary, createHeaders: parseHeaders(orNullWhenMissingSync(() => readFileSync(uploadFiles(directory).createHeaders, 'utf8'))) };
+}
+
+/** null for a part that is not (or no longer) whole. */
+function readPart(upload: string, number: number): UploadedPart | null {
+  const files = partFiles(upload, number);
+  const md5 = orNullWhenMissingSync(() => readFileSync(files.md5, 'utf8'));
+  const stats = orNullWhenMissingSync(() => statSync(files.content));
+  const checksum = orNullWhenMissingSync(() => readFileSync(files.checksum, 'utf8'));
+  if (md5 === null || stats === null) return null;
+  return { number, md5: md5.trim(), size: stats.size, lastModified: stats.mtime, checksum: JSON.parse(checksum ?? 'null') as PartChecksum | null };
+}
+
+/** Appends each file's content to `destination` in turn, one descriptor open for reading at a time. */
+async function concatenate(sources: readonly string[], destination: string, onContent: (data: Buffer) => void): Promise<void> {
+  const output = await open(destination, 'w');
+  try {
+    for (const source of sources) {
+      for await (const data of createReadStream(source)) {
+        onContent(data as Buffer);
+        await output.write(data as Buffer);
+      }
+    }
+  } finally {
+    await output.close();
+  }
 }
 
 function parseHeaders(json: string | null): Record<string, unknown> | null {
@@ -99,6 +154,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
   let loadedStore: S3rverStore | null = null;
   const store = () => (loadedStore ??= createFilesystemStore(directory));
   const s3rver = createS3rverHandler(store);
+  const fileOperations = new ConcurrencyLimit(FILE_OPERATIONS_AT_ONCE);
   const makeBucket = (bucket: string) => mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
 
   /**
@@ -167,7 +223,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       await collectKeys(bucketDirectory(directory, bucket), '', prefix, keys);
       return keys;
     },
-    headObject: (bucket, key) => orNullWhenMissing(store().getMetadata(bucket, key)),
+    headObject: (bucket, key) => fileOperations.run(() => orNullWhenMissing(store().getMetadata(bucket, key))),
     objectExists: (bucket, key) => store().existsObject(bucket, key),
     async deleteObject(bucket, key) {
       await store().deleteObject(bucket, key);
@@ -191,24 +247,28 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
     async uploadKey(bucket, uploadId) {
       return readOptional(uploadFiles(uploadDirectory(store(), bucket, uploadId)).key);
     },
-    uploadInProgress: (bucket, uploadId) => describeUpload(uploadDirectory(store(), bucket, uploadId), uploadId),
+    async uploadInProgress(bucket, uploadId) {
+      return describeUpload(uploadDirectory(store(), bucket, uploadId), uploadId);
+    },
     async uploadsInProgress(bucket) {
       const root = uploadsDirectory(store(), bucket);
-      const uploads = await Promise.all((await readDirectoryNames(root)).map((uploadId) => describeUpload(path.join(root, uploadId), uploadId)));
-      return uploads.filter((upload): upload is UploadInProgress => upload !== null);
+      const uploads = await mapInSlices(await readDirectoryNames(root), SYNC_READS_PER_SLICE, (uploadId) => summarizeUpload(path.join(root, uploadId), uploadId));
+      return uploads.filter((upload) => upload !== null);
     },
-    async uploadedParts(bucket, uploadId) {
+    async uploadedParts(bucket, uploadId, { after = 0, limit = Infinity } = {}) {
       const upload = uploadDirectory(store(), bucket, uploadId);
-      const numbers = (await readDirectoryNames(upload)).map(partNumberOfFile).filter((number) => number !== null);
-      const parts = await Promise.all(
-        numbers.map(async (number): Promise<UploadedPart | null> => {
-          const files = partFiles(upload, number);
-          const [md5, stats, checksum] = await Promise.all([readOptional(files.md5), statOptional(files.content), readOptional(files.checksum)]);
-          if (md5 === null || stats === null) return null;
-          return { number, md5: md5.trim(), size: stats.size, lastModified: stats.mtime, checksum: JSON.parse(checksum ?? 'null') as PartChecksum | null };
-        }),
-      );
-      return parts.filter((part): part is UploadedPart => part !== null).sort((a, b) => a.number - b.number);
+      const numbers = (await readDirectoryNames(upload))
+        .map(partNumberOfFile)
+        .filter((number): number is number => number !== null && number > after)
+        .sort((a, b) => a - b);
+      const parts: UploadedPart[] = [];
+      // A part removed meanwhile drops out, and the next one takes its place.
+      for (let rest = numbers; rest.length > 0 && parts.length < limit; ) {
+        const batch = rest.slice(0, limit - parts.length);
+        rest = rest.slice(batch.length);
+        for (const part of await mapInSlices(batch, SYNC_READS_PER_SLICE, (number) => readPart(upload, number))) if (part !== null) parts.push(part);
+      }
+      return parts;
     },
     async placePart(bucket, uploadId, partNumber, file, md5, checksum) {
       const files = partFiles(uploadDirectory(store(), bucket, uploadId), partNumber);
@@ -223,11 +283,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       const file = incomingFile(directory);
       let completionMetadata: Record<string, string>;
       try {
-        for (const number of partNumbers) {
-          const part = createReadStream(partFiles(upload, number).content);
-          part.on('data', (data) => completion.onContent(data as Buffer));
-          await pipeline(part, createWriteStream(file, { flags: 'a' }));
-        }
+        await concatenate(partNumbers.map((number) => partFiles(upload, number).content), file, (data) => completion.onContent(data));
         completionMetadata = await completion.metadata();
       } catch (error) {
         await rm(file, { force: true });
@@ -238,7 +294,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       await writeFile(files.completed, await record());
       await rm(files.key, { force: true });
       const leftovers = (await readDirectoryNames(upload)).filter((name) => path.join(upload, name) !== files.completed);
-      await Promise.all(leftovers.map((name) => rm(path.join(upload, name), { recursive: true, force: true })));
+      await fileOperations.map(leftovers, (name) => orNullWhenMissing(unlink(path.join(upload, name))));
     },
     completedUpload: (bucket, uploadId) => readOptional(uploadFiles(uploadDirectory(store(), bucket, uploadId)).completed),
     async removeUpload(bucket, uploadId) {
