@@ -96,8 +96,8 @@ export function authorizeAnonymous(classified: ClassifiedOperation, target: Requ
 }
 
 /**
- * Rejects names s3rver's filesystem store cannot hold safely (it maps them straight onto
- * paths) and malformed multipart parameters s3rver would crash or misbehave on.
+ * Rejects names the store cannot hold (bucket names it would not take for a folder, keys over
+ * S3's 1,024 bytes) and malformed multipart parameters s3rver would crash or misbehave on.
  */
 export function validateRequest(classified: ClassifiedOperation, target: RequestTarget, req: IncomingMessage): void {
   if (target.bucket !== null) validateBucketName(target.bucket);

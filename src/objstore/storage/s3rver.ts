@@ -11,10 +11,11 @@ import { createS3rverHandler, objectMetadata } from './s3rver-app.ts';
 import {
   BUCKET_MODE,
   bucketDirectory,
+  followStoredName,
   incomingFile,
   isIncomingFile,
-  isUploadsFolder,
-  keyOfObjectFile,
+  isKeyFolder,
+  nameOfObjectFile,
   objectFiles,
   partFiles,
   partNumberOfFile,
@@ -58,23 +59,36 @@ function removeAbandonedIncoming(root: string): void {
   }
 }
 
-/** Adds to `keys` the keys stored under `directory` (whose keys start with `keyPrefix`) that start with `prefix`. */
-async function collectKeys(directory: string, keyPrefix: string, prefix: string, keys: string[]): Promise<void> {
-  const entries = await readDirectory(directory);
+/**
+ * Adds to `keys` the keys stored under `folder` (`keySoFar` the key its names give, null for the
+ * bucket folder itself) that start with `prefix`. A folder's keys all start with its own.
+ */
+async function collectKeys(folder: string, keySoFar: string | null, prefix: string, keys: string[]): Promise<void> {
+  const entries = await readDirectory(folder);
   await Promise.all(
     entries.map(async (entry) => {
       if (entry.isDirectory()) {
-        if (keyPrefix === '' && isUploadsFolder(entry.name)) return;
-        const nestedPrefix = `${keyPrefix}${entry.name}/`;
-        if (nestedPrefix.startsWith(prefix) || prefix.startsWith(nestedPrefix)) {
-          await collectKeys(path.join(directory, entry.name), nestedPrefix, prefix, keys);
+        const folderKey = isKeyFolder(entry.name) ? followStoredName(keySoFar, entry.name) : null;
+        if (folderKey !== null && (folderKey.startsWith(prefix) || prefix.startsWith(folderKey))) {
+          await collectKeys(path.join(folder, entry.name), folderKey, prefix, keys);
         }
       } else if (entry.isFile()) {
-        const name = keyOfObjectFile(entry.name);
-        if (name !== null && (keyPrefix + name).startsWith(prefix)) keys.push(keyPrefix + name);
+        const name = nameOfObjectFile(entry.name);
+        const key = name === null ? null : followStoredName(keySoFar, name);
+        if (key && key.startsWith(prefix)) keys.push(key);
       }
     }),
   );
+}
+
+/** Whether `folder` (a bucket's, or one of its key folders) holds an object, at any depth. */
+async function holdsObject(folder: string): Promise<boolean> {
+  const entries = await readDirectory(folder);
+  if (entries.some((entry) => entry.isFile() && nameOfObjectFile(entry.name) !== null)) return true;
+  for (const entry of entries) {
+    if (entry.isDirectory() && isKeyFolder(entry.name) && (await holdsObject(path.join(folder, entry.name)))) return true;
+  }
+  return false;
 }
 
 /** Runs synchronous reads of a missing file to null. */
@@ -215,12 +229,12 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       return (await store().getBucket(bucket))?.creationDate ?? null;
     },
     async hasObjects(bucket) {
-      return (await store().listObjects(bucket, { maxKeys: 1 })).objects.length > 0;
+      return holdsObject(bucketDirectory(directory, bucket));
     },
 
     async objectKeys(bucket, prefix) {
       const keys: string[] = [];
-      await collectKeys(bucketDirectory(directory, bucket), '', prefix, keys);
+      await collectKeys(bucketDirectory(directory, bucket), null, prefix, keys);
       return keys;
     },
     headObject: (bucket, key) => fileOperations.run(() => orNullWhenMissing(store().getMetadata(bucket, key))),
@@ -230,7 +244,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
     },
     storedMetadata: objectMetadata,
     async placeObject(bucket, key, file, etag, metadata, placing) {
-      const files = objectFiles(store(), bucket, key);
+      const files = objectFiles(directory, bucket, key);
       await placeWithSidecars(
         file,
         files.content,
@@ -241,22 +255,22 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
         placing,
       );
     },
-    objectContentFile: (bucket, key) => objectFiles(store(), bucket, key).content,
-    readObject: (bucket, key, range) => createReadStream(objectFiles(store(), bucket, key).content, range ?? {}),
+    objectContentFile: (bucket, key) => objectFiles(directory, bucket, key).content,
+    readObject: (bucket, key, range) => createReadStream(objectFiles(directory, bucket, key).content, range ?? {}),
 
     async uploadKey(bucket, uploadId) {
-      return readOptional(uploadFiles(uploadDirectory(store(), bucket, uploadId)).key);
+      return readOptional(uploadFiles(uploadDirectory(directory, bucket, uploadId)).key);
     },
     async uploadInProgress(bucket, uploadId) {
-      return describeUpload(uploadDirectory(store(), bucket, uploadId), uploadId);
+      return describeUpload(uploadDirectory(directory, bucket, uploadId), uploadId);
     },
     async uploadsInProgress(bucket) {
-      const root = uploadsDirectory(store(), bucket);
+      const root = uploadsDirectory(directory, bucket);
       const uploads = await mapInSlices(await readDirectoryNames(root), SYNC_READS_PER_SLICE, (uploadId) => summarizeUpload(path.join(root, uploadId), uploadId));
       return uploads.filter((upload) => upload !== null);
     },
     async uploadedParts(bucket, uploadId, { after = 0, limit = Infinity } = {}) {
-      const upload = uploadDirectory(store(), bucket, uploadId);
+      const upload = uploadDirectory(directory, bucket, uploadId);
       const numbers = (await readDirectoryNames(upload))
         .map(partNumberOfFile)
         .filter((number): number is number => number !== null && number > after)
@@ -271,12 +285,12 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       return parts;
     },
     async placePart(bucket, uploadId, partNumber, file, md5, checksum) {
-      const files = partFiles(uploadDirectory(store(), bucket, uploadId), partNumber);
+      const files = partFiles(uploadDirectory(directory, bucket, uploadId), partNumber);
       // A part uploaded again without a checksum loses the one it had.
       await placeWithSidecars(file, files.content, { [files.md5]: md5, [files.checksum]: JSON.stringify(checksum) });
     },
     async completeUpload(bucket, key, uploadId, partNumbers, completion, record, placing) {
-      const upload = uploadDirectory(store(), bucket, uploadId);
+      const upload = uploadDirectory(directory, bucket, uploadId);
       const files = uploadFiles(upload);
       const createHeaders = JSON.parse(await readFile(files.createHeaders, 'utf8')) as Record<string, unknown>;
       const metadata = objectMetadata(bucket, key, createHeaders);
@@ -296,9 +310,9 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       const leftovers = (await readDirectoryNames(upload)).filter((name) => path.join(upload, name) !== files.completed);
       await fileOperations.map(leftovers, (name) => orNullWhenMissing(unlink(path.join(upload, name))));
     },
-    completedUpload: (bucket, uploadId) => readOptional(uploadFiles(uploadDirectory(store(), bucket, uploadId)).completed),
+    completedUpload: (bucket, uploadId) => readOptional(uploadFiles(uploadDirectory(directory, bucket, uploadId)).completed),
     async removeUpload(bucket, uploadId) {
-      await rm(uploadDirectory(store(), bucket, uploadId), { recursive: true, force: true });
+      await rm(uploadDirectory(directory, bucket, uploadId), { recursive: true, force: true });
     },
 
     incomingFile: () => incomingFile(directory),
