@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concretePath, prepareKnownIds, type KnownIds } from './support/endpoints.ts';
 import { send, sendRaw, type Reply } from './support/http-client.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from './support/instance.ts';
+import { objectKeyChecker, objectKeys } from './support/object-keys.ts';
 import { stateDumper, type StateDumper } from './support/state.ts';
 
 const TOTAL_RUNS = Number(process.env.LOCALPLANE_FUZZ_RUNS ?? 10_000);
@@ -750,5 +751,23 @@ describe('robustness under malformed requests', () => {
 
   it('never logs a secret', () => {
     expect(ctx.logs.filter((line) => line.includes(SECRET_MARK))).toEqual([]);
+  });
+});
+
+describe('object keys sent to the objstore', () => {
+  const BUCKET = 'fuzz-object-keys';
+  const runs = runsOf(0.02);
+
+  it('each round-trips (put, head, get, listed as sent, delete) beside its neighbour, or is KeyTooLongError; never a 5xx', { timeout: blockTimeout(runs * 8) }, async () => {
+    const checker = objectKeyChecker(ctx.instance.objstoreUrl, fullKey(ctx.fixtures), BUCKET);
+    await checker.createBucket();
+    try {
+      await assertProperty(objectKeys, (key) => checker.check(key), runs);
+    } finally {
+      // Every key checked is deleted again, and the bucket with it: the state is as the other blocks left it.
+      await checker.deleteBucket();
+      checker.close();
+      await takeBaseline();
+    }
   });
 });
