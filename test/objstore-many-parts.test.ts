@@ -77,6 +77,9 @@ async function inTurns<T>(count: number, atOnce: number, task: (index: number) =
 
 const md5 = (data: Buffer | string) => createHash('md5').update(data).digest();
 
+/** Making 10,000 parts or 20,000 uploads takes 10-20 s on a quiet machine; a loaded one may take several times that. */
+const MAKING_THOUSANDS_MS = 300_000;
+
 describe('an upload of 10,000 parts', () => {
   const PARTS = 10_000;
   const key = 'exports/ten-thousand-parts.bin';
@@ -90,7 +93,7 @@ describe('an upload of 10,000 parts', () => {
       const query = { partNumber: String(index + 1), uploadId };
       return String((await send({ method: 'PUT', path: `/parts/${key}`, query, body: partBody(index + 1) })).headers['etag']);
     });
-  });
+  }, MAKING_THOUSANDS_MS);
 
   it('ListParts pages through every part with max-parts and part-number-marker, as S3', async () => {
     for (const maxParts of [undefined, 700]) {
@@ -137,7 +140,7 @@ describe('20,000 uploads in progress in one bucket', () => {
 
   beforeAll(async () => {
     uploadIds = await inTurns(UPLOADS, 8, (index) => createUpload('uploads', keyOf(index)));
-  });
+  }, MAKING_THOUSANDS_MS);
 
   async function listAll(): Promise<{ uploads: { key: string; uploadId: string }[]; pages: ListMultipartUploadsCommandOutput[] }> {
     const uploads: { key: string; uploadId: string }[] = [];
