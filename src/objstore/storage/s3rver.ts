@@ -91,7 +91,7 @@ async function holdsObject(folder: string): Promise<boolean> {
   return false;
 }
 
-/** Runs synchronous reads of a missing file to null. */
+/** A synchronous read's result; null when its file is missing. */
 function orNullWhenMissingSync<T>(read: () => T): T | null {
   try {
     return read();
