@@ -19,6 +19,7 @@ import { createLocalplane, type InProcessLocalplane } from '../src/index.ts';
 import { concretePath, prepareKnownIds, type KnownIds } from './support/endpoints.ts';
 import { send, sendRaw, type Reply } from './support/http-client.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
+import { objectKeyChecker, objectKeys } from './support/object-keys.ts';
 import { s3For } from './support/objstore.ts';
 import { readSnapshotParts, type SnapshotParts } from './support/snapshot-files.ts';
 import { snapshotMutations } from './support/snapshot-mutations.ts';
@@ -758,6 +759,24 @@ describe('robustness under malformed requests', () => {
 
   it('never logs a secret', () => {
     expect(ctx.logs.filter((line) => line.includes(SECRET_MARK))).toEqual([]);
+  });
+});
+
+describe('object keys sent to the objstore', () => {
+  const BUCKET = 'fuzz-object-keys';
+  const runs = runsOf(0.02);
+
+  it('each round-trips (put, head, get, listed as sent, delete) beside its neighbour, or is KeyTooLongError; never a 5xx', { timeout: blockTimeout(runs * 8) }, async () => {
+    const checker = objectKeyChecker(ctx.instance.objstoreUrl, fullKey(ctx.fixtures), BUCKET);
+    await checker.createBucket();
+    try {
+      await assertProperty(objectKeys, (key) => checker.check(key), runs);
+    } finally {
+      // Every key checked is deleted again, and the bucket with it: the state is as the other blocks left it.
+      await checker.deleteBucket();
+      checker.close();
+      await takeBaseline();
+    }
   });
 });
 

@@ -80,6 +80,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
         now: options.now,
         observer: options.observer,
         fileView,
+        minPartSize: options.minPartSize,
       })),
     ));
   const handle: GatewayHandler = (req, res, expectContinue) => {

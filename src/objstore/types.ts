@@ -84,6 +84,11 @@ export interface ObjstoreOptions {
   now?: () => number;
   /** Sees every request as it arrives and as it ends (localplane's request journal and fault rules); default none. */
   observer?: ObjstoreObserver;
+  /**
+   * The smallest size CompleteMultipartUpload takes for every part but the last; default S3's
+   * 5 MiB. Smaller only for tests of uploads with thousands of parts, which S3 would make gigabytes.
+   */
+  minPartSize?: number;
 }
 
 export interface ObjstoreRequestRecord {

@@ -98,6 +98,7 @@ export interface RawResponse {
  * Sends an HTTP request as given, unsigned, to the server at `url` (Node adds only the host,
  * connection and framing headers it needs). A single body goes in one piece with its length; the
  * pieces of an array body are written one by one (as chunked transfer unless the headers give a length).
+ * Each request has a connection of its own unless an agent is given.
  */
 export function rawRequest(
   url: string,
@@ -105,10 +106,11 @@ export function rawRequest(
   pathAndQuery: string,
   headers: Record<string, string> = {},
   body?: Buffer | Buffer[] | string,
+  agent: http.Agent | false = false,
 ): Promise<RawResponse> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const request = http.request({ hostname, port, method, path: pathAndQuery, headers, agent: false }, (response) => {
+    const request = http.request({ hostname, port, method, path: pathAndQuery, headers, agent }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () =>

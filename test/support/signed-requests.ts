@@ -4,6 +4,7 @@
  * conditional headers, raw UTF-8 metadata bytes, tampered presigned URLs.
  */
 import { createHash } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
 
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -59,12 +60,21 @@ export async function signedHeaders(url: string, credentials: Credentials, reque
 export const targetOf = (request: Pick<SignedRequest, 'path' | 'query'>) => `${request.path}${searchOf(request.query ?? {})}`;
 
 /** Sends a request signed in its Authorization header, its body in one piece with its length. */
-export async function sendSigned(url: string, credentials: Credentials, request: SignedRequest): Promise<RawResponse> {
+export async function sendSigned(url: string, credentials: Credentials, request: SignedRequest, agent: http.Agent | false = false): Promise<RawResponse> {
   const headers = await signedHeaders(url, credentials, request);
   // As bytes: Node writes the headers together with a first string chunk in the chunk's encoding.
   const body = request.body === undefined ? undefined : Buffer.from(request.body);
   if (body !== undefined) headers['content-length'] = String(body.length);
-  return rawRequest(url, request.method, targetOf(request), headers, body);
+  return rawRequest(url, request.method, targetOf(request), headers, body, agent);
+}
+
+/**
+ * Sends requests as `sendSigned` does, over at most `connections` kept-alive connections: the
+ * cheapest way to make thousands of small requests (an upload's parts) in a test.
+ */
+export function keepAliveSender(url: string, credentials: Credentials, connections: number): { send(request: SignedRequest): Promise<RawResponse>; close(): void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  return { send: (request) => sendSigned(url, credentials, request, agent), close: () => agent.destroy() };
 }
 
 /** A presigned URL's path and query, signed for `expiresIn` seconds from `signingDate` as the SDK's S3 presigner signs it. */

@@ -8,8 +8,10 @@
  * rename a new file into place, CopyObject unlinks and creates), so after every write the view
  * links again whenever the two files differ.
  *
- * Keys that cannot be files are left out (and logged): a key ending in '/', and a key whose path
- * clashes with another object's (`a` beside `a/b`: whichever was placed first stays).
+ * Keys that cannot be files are left out (and logged): a key ending in '/', one with an empty,
+ * `.` or `..` segment, a NUL or a segment longer than a file name (all of which S3 takes), and a
+ * key whose path clashes with another object's (`a` beside `a/b`: whichever was placed first stays).
+ * The view only ever holds keys' own names, never the store's.
  */
 import { mkdirSync, rmSync, type Stats } from 'node:fs';
 import { lstat, mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
@@ -24,6 +26,19 @@ import type { Exchange } from '../server/exchange.ts';
 
 /** Failures of placing a file where another object's file or folder is in the way. */
 const PATH_CLASHES = new Set(['ENOTDIR', 'EEXIST', 'EISDIR']);
+
+/** The longest file name most file systems take, in bytes. */
+const NAME_MAX = 255;
+
+/** Why a key cannot be the file `<bucket>/<key>`; null when it can. */
+function whyNotAFile(key: string): string | null {
+  const segments = key.split('/');
+  if (key.endsWith('/')) return "a key ending in '/' names a folder";
+  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) return "an empty, '.' or '..' segment names no file";
+  if (key.includes('\0')) return 'a file name cannot hold NUL';
+  if (segments.some((segment) => Buffer.byteLength(segment) > NAME_MAX)) return 'a segment is longer than a file name (255 bytes)';
+  return null;
+}
 
 export interface FileViewOptions {
   directory: string;
@@ -128,7 +143,7 @@ export class FileView {
     return path.join(this.options.directory, bucket);
   }
 
-  /** The gateway refuses keys with '.', '..' or empty segments, so a key's file stays inside its bucket folder. */
+  /** For keys `whyNotAFile` passes, so the file stays inside its bucket folder. */
   private fileOf(bucket: string, key: string): string {
     return path.join(this.bucketFolder(bucket), ...key.split('/'));
   }
@@ -140,8 +155,9 @@ export class FileView {
   private async mirror(bucket: string, key: string): Promise<void> {
     const objectFile = this.options.storage.objectContentFile(bucket, key);
     const object = await statIfExists(objectFile, stat);
-    if (key.endsWith('/')) {
-      if (object) this.leaveOut(bucket, key, "a key ending in '/' names a folder");
+    const unfit = whyNotAFile(key);
+    if (unfit !== null) {
+      if (object) this.leaveOut(bucket, key, unfit);
       return;
     }
     const file = this.fileOf(bucket, key);

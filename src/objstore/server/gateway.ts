@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketDirectory } from '../bucket-directory.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
 import { operationOverrides } from './operations/compat.ts';
-import type { OperationContext, OperationOverride } from './operations/context.ts';
+import { S3_MIN_PART_SIZE, type OperationContext, type OperationOverride } from './operations/context.ts';
 import { TurnTaking } from './turn-taking.ts';
 import { extractCredential } from './auth/credentials.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
@@ -51,6 +51,8 @@ export interface GatewayOptions {
   /** Wall-clock epoch milliseconds, for the request-time checks of signatures. */
   now?: () => number;
   observer?: ObjstoreObserver;
+  /** The smallest size of a part but the last; default S3's 5 MiB. */
+  minPartSize?: number;
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
@@ -109,8 +111,8 @@ export function authorizeAnonymous(classified: ClassifiedOperation, target: Requ
 }
 
 /**
- * Rejects names s3rver's filesystem store cannot hold safely (it maps them straight onto
- * paths) and malformed multipart parameters s3rver would crash or misbehave on.
+ * Rejects names the store cannot hold (bucket names it would not take for a folder, keys over
+ * S3's 1,024 bytes) and malformed multipart parameters s3rver would crash or misbehave on.
  */
 export function validateRequest(classified: ClassifiedOperation, target: RequestTarget, req: IncomingMessage): void {
   if (target.bucket !== null) validateBucketName(target.bucket);
@@ -170,6 +172,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
   const conditionalWrites = new TurnTaking();
+  const minPartSize = options.minPartSize ?? S3_MIN_PART_SIZE;
 
   /**
    * Authenticates and authorises the request; answers its key (null when unsigned), the payload
@@ -254,6 +257,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       },
       now: () => new Date(now()),
       conditionalWrites,
+      minPartSize,
     };
     if (browserForm) {
       return postObject(context, {

@@ -95,8 +95,8 @@ export function singleParam(query: ParsedQuery, name: string): string | undefine
 }
 
 // ---------------------------------------------------------------------------------------
-// Names s3rver's filesystem store can hold safely. s3rver maps buckets and keys straight onto
-// paths (path.join), so '.'/'..' segments would escape the store directory.
+// Names the store can hold. Bucket names become folder names as they are; keys are mapped onto
+// file names by the storage (s3rver-layout.ts), so any key S3 takes is stored.
 
 const BUCKET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 const MAX_KEY_BYTES = 1024;
@@ -109,22 +109,9 @@ export function validateBucketName(name: string): void {
   if (!isValidBucketName(name)) throw new GatewayError(errors.invalidBucketName());
 }
 
+/** S3's one limit on keys: 1,024 bytes of UTF-8. */
 export function validateObjectKey(key: string): void {
   if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new GatewayError(errors.keyTooLong());
-  if (key.includes('\0')) {
-    throw new GatewayError(errors.invalidArgument('Object keys must not contain NUL characters.'));
-  }
-  const segments = key.split('/');
-  segments.forEach((segment, index) => {
-    const trailing = index === segments.length - 1;
-    if (segment === '.' || segment === '..' || (segment === '' && !trailing)) {
-      throw new GatewayError(
-        errors.invalidArgument(
-          "Object keys with empty, '.' or '..' path segments are not supported by this object store.",
-        ),
-      );
-    }
-  });
 }
 
 const UPLOAD_ID = /^[A-Za-z0-9_-]{1,256}$/;
@@ -144,8 +131,8 @@ export function validatePartNumber(partNumber: string | undefined): number {
 }
 
 /**
- * The source of CopyObject / UploadPartCopy, interpreted the way s3rver interprets it
- * (decodeURI, optional leading '/', bucket up to the first '/').
+ * The source of CopyObject / UploadPartCopy as S3 reads it: URL-encoded, an optional leading
+ * '/', the bucket up to the first '/' and the key after it.
  */
 export function parseCopySource(headers: IncomingHttpHeaders): { bucket: string; key: string } | null {
   const header = headers['x-amz-copy-source'];
@@ -153,7 +140,7 @@ export function parseCopySource(headers: IncomingHttpHeaders): { bucket: string;
   const value = Array.isArray(header) ? header.join(',') : header;
   let decoded: string;
   try {
-    decoded = decodeURI(value);
+    decoded = decodeURIComponent(value);
   } catch {
     throw new GatewayError(errors.invalidArgument('Invalid copy source encoding.'));
   }
@@ -172,7 +159,9 @@ export function parseCopySource(headers: IncomingHttpHeaders): { bucket: string;
 /**
  * Removes the request's authentication (Authorization header, signing query parameters) and
  * rewrites `req.url` to origin-form, so s3rver handles it as an anonymous request for exactly
- * the target the gateway authorised. Other query parameters keep their original encoding.
+ * the target the gateway authorised. The key goes as one percent-encoded path segment: s3rver's
+ * router matches keys of non-empty segments only, and decodes that one back to the key, whatever
+ * it holds (`a//b`, a leading '/'). Other query parameters keep their original encoding.
  */
 export function stripAuthentication(req: IncomingMessage, target: RequestTarget): void {
   delete req.headers.authorization;
@@ -188,5 +177,6 @@ export function stripAuthentication(req: IncomingMessage, target: RequestTarget)
     }
     return !isAuthQueryParam(name);
   });
-  req.url = kept.length === 0 ? target.rawPath : `${target.rawPath}?${kept.join('&')}`;
+  const path = target.key === null ? target.rawPath : `/${target.bucket}/${encodeURIComponent(target.key)}`;
+  req.url = kept.length === 0 ? path : `${path}?${kept.join('&')}`;
 }

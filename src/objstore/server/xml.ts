@@ -2,7 +2,7 @@
  * S3's XML documents, rendered and parsed with fast-xml-parser: result documents (declaration,
  * S3 namespace on the root), error documents, and the request documents clients send
  * (CompleteMultipartUpload, Delete, CreateBucketConfiguration, ...). A request document that is
- * not well-formed XML, or has another root, is S3's MalformedXML (400).
+ * not well-formed XML, has another root or elements nested over 100 deep, is S3's MalformedXML (400).
  */
 import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
@@ -115,7 +115,14 @@ export function parseRequestDocument(body: string, root: string, lists: readonly
     htmlEntities: true,
     isArray: (name) => listed.has(name),
   });
-  const document = parser.parse(body) as Record<string, unknown>;
+  let document: Record<string, unknown>;
+  try {
+    document = parser.parse(body) as Record<string, unknown>;
+  } catch {
+    // What the validator lets through and the parser still refuses: elements nested deeper than
+    // it builds (100 levels), or named like the JavaScript properties it guards (`__proto__`).
+    throw new GatewayError(errors.malformedXml());
+  }
   const roots = Object.keys(document);
   const content = document[root];
   // Two roots of the same name parse as a list.

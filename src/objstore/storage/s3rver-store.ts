@@ -1,5 +1,9 @@
 /** s3rver's FilesystemStore, described by the minimal interface the storage uses (s3rver has no type declarations). */
+import { rmdir, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import path from 'node:path';
+
+import { bucketDirectory, objectFiles, resourceFile } from './s3rver-layout.ts';
 
 /** One of s3rver's subresource documents (an object's tags), as its store writes them. */
 export interface S3rverSubresource {
@@ -16,9 +20,7 @@ export interface S3rverStore {
   deleteBucket(bucket: string): Promise<unknown>;
   /** Every folder at the root. */
   listBuckets(): Promise<{ name: string }[]>;
-  /** Objects in key order, at most `maxKeys` of them (it stops reading there). */
-  listObjects(bucket: string, options: { maxKeys: number }): Promise<{ objects: unknown[] }>;
-  /** `<root>/<bucket>/<key dirs>/<last key part>._S3rver_<resource>` */
+  /** `<root>/<bucket>/<key's folders>/<key's name>._S3rver_<resource>` (s3rver-layout.ts) */
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;
   /**
    * What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date),
@@ -32,9 +34,44 @@ export interface S3rverStore {
   deleteObject(bucket: string, key: string): Promise<unknown>;
 }
 
+type FilesystemStoreClass = new (directory: string) => S3rverStore;
+
 const requireCjs = createRequire(import.meta.url);
 
+async function unlinkIfExists(file: string): Promise<void> {
+  try {
+    await unlink(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+/**
+ * s3rver's store with the objstore's file names for keys (s3rver-layout.ts): every file s3rver
+ * itself reads or writes for a key, in the operations the gateway still hands to it (CopyObject,
+ * DeleteObject, tagging), is named by getResourcePath, which this replaces. Its deleteObject
+ * took the key's segments for folder names when it removed the folders it emptied; this one
+ * removes the key's own folders.
+ */
 export function createFilesystemStore(directory: string): S3rverStore {
-  const FilesystemStore = requireCjs('s3rver/lib/stores/filesystem.js') as new (directory: string) => S3rverStore;
-  return new FilesystemStore(directory);
+  const FilesystemStore = requireCjs('s3rver/lib/stores/filesystem.js') as FilesystemStoreClass;
+  class KeyMappingStore extends FilesystemStore {
+    override getResourcePath(bucket: string, key: string | undefined, resource: string): string {
+      return resourceFile(this.rootDirectory, bucket, key, resource);
+    }
+
+    override async deleteObject(bucket: string, key: string): Promise<void> {
+      const files = objectFiles(this.rootDirectory, bucket, key);
+      await Promise.all([files.content, files.md5, files.metadata].map(unlinkIfExists));
+      const root = bucketDirectory(this.rootDirectory, bucket);
+      for (let folder = path.dirname(files.content); folder.startsWith(root + path.sep); folder = path.dirname(folder)) {
+        try {
+          await rmdir(folder);
+        } catch {
+          return;
+        }
+      }
+    }
+  }
+  return new KeyMappingStore(directory);
 }

@@ -1,19 +1,22 @@
 /** The objstore's storage on s3rver's filesystem store: s3rver's own layout, written and read as s3rver does. */
 import type { Dirent, Stats } from 'node:fs';
-import { createReadStream, createWriteStream, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmod, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
+
+import { ConcurrencyLimit } from '../../shared/concurrency-limit.ts';
+import { mapInSlices } from '../../shared/sliced.ts';
 
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
 import { createS3rverHandler, objectMetadata, taggingSubresource } from './s3rver-app.ts';
 import {
   BUCKET_MODE,
   bucketDirectory,
+  followStoredName,
   incomingFile,
   isIncomingFile,
-  isUploadsFolder,
-  keyOfObjectFile,
+  isKeyFolder,
+  nameOfObjectFile,
   objectFiles,
   partFiles,
   partNumberOfFile,
@@ -22,7 +25,7 @@ import {
   uploadsDirectory,
 } from './s3rver-layout.ts';
 import { createFilesystemStore, type S3rverStore } from './s3rver-store.ts';
-import type { ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress } from './storage.ts';
+import type { ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress, UploadSummary } from './storage.ts';
 import { listBucketObjects, objectsOf, openTree, readTree, stageTree, treeProblem } from './tree.ts';
 
 function isMissingFile(err: unknown): boolean {
@@ -57,31 +60,97 @@ function removeAbandonedIncoming(root: string): void {
   }
 }
 
-/** Adds to `keys` the keys stored under `directory` (whose keys start with `keyPrefix`) that start with `prefix`. */
-async function collectKeys(directory: string, keyPrefix: string, prefix: string, keys: string[]): Promise<void> {
-  const entries = await readDirectory(directory);
+/**
+ * Adds to `keys` the keys stored under `folder` (`keySoFar` the key its names give, null for the
+ * bucket folder itself) that start with `prefix`. A folder's keys all start with its own.
+ */
+async function collectKeys(folder: string, keySoFar: string | null, prefix: string, keys: string[]): Promise<void> {
+  const entries = await readDirectory(folder);
   await Promise.all(
     entries.map(async (entry) => {
       if (entry.isDirectory()) {
-        if (keyPrefix === '' && isUploadsFolder(entry.name)) return;
-        const nestedPrefix = `${keyPrefix}${entry.name}/`;
-        if (nestedPrefix.startsWith(prefix) || prefix.startsWith(nestedPrefix)) {
-          await collectKeys(path.join(directory, entry.name), nestedPrefix, prefix, keys);
+        const folderKey = isKeyFolder(entry.name) ? followStoredName(keySoFar, entry.name) : null;
+        if (folderKey !== null && (folderKey.startsWith(prefix) || prefix.startsWith(folderKey))) {
+          await collectKeys(path.join(folder, entry.name), folderKey, prefix, keys);
         }
       } else if (entry.isFile()) {
-        const name = keyOfObjectFile(entry.name);
-        if (name !== null && (keyPrefix + name).startsWith(prefix)) keys.push(keyPrefix + name);
+        const name = nameOfObjectFile(entry.name);
+        const key = name === null ? null : followStoredName(keySoFar, name);
+        if (key && key.startsWith(prefix)) keys.push(key);
       }
     }),
   );
 }
 
+/** Whether `folder` (a bucket's, or one of its key folders) holds an object, at any depth. */
+async function holdsObject(folder: string): Promise<boolean> {
+  const entries = await readDirectory(folder);
+  if (entries.some((entry) => entry.isFile() && nameOfObjectFile(entry.name) !== null)) return true;
+  for (const entry of entries) {
+    if (entry.isDirectory() && isKeyFolder(entry.name) && (await holdsObject(path.join(folder, entry.name)))) return true;
+  }
+  return false;
+}
+
+/** A synchronous read's result; null when its file is missing. */
+function orNullWhenMissingSync<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch (err) {
+    if (isMissingFile(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * The small files describing thousands of uploads or parts are read synchronously, one
+ * descriptor at a time, this many per turn of the event loop (a few milliseconds): several
+ * times faster than as many asynchronous reads, and requests arriving meanwhile wait at most
+ * one slice and always find descriptors left.
+ */
+const SYNC_READS_PER_SLICE = 256;
+
+/** How many asynchronous file operations of one fan-out (object heads of a listing, removals) run at once. */
+const FILE_OPERATIONS_AT_ONCE = 16;
+
 /** null for a directory that is not (or no longer) a whole upload. */
-async function describeUpload(directory: string, uploadId: string): Promise<UploadInProgress | null> {
-  const files = uploadFiles(directory);
-  const [key, keyStats, createHeaders] = await Promise.all([readOptional(files.key), statOptional(files.key), readOptional(files.createHeaders)]);
-  if (key === null || keyStats === null) return null;
-  return { key, uploadId, initiated: keyStats.mtime, createHeaders: parseHeaders(createHeaders) };
+function summarizeUpload(directory: string, uploadId: string): UploadSummary | null {
+  const file = uploadFiles(directory).key;
+  const key = orNullWhenMissingSync(() => readFileSync(file, 'utf8'));
+  const stats = orNullWhenMissingSync(() => statSync(file));
+  return key === null || stats === null ? null : { key, uploadId, initiated: stats.mtime };
+}
+
+/** null for a directory that is not (or no longer) a whole upload. */
+function describeUpload(directory: string, uploadId: string): UploadInProgress | null {
+  const summary = summarizeUpload(directory, uploadId);
+  if (summary === null) return null;
+  return { ...summary, createHeaders: parseHeaders(orNullWhenMissingSync(() => readFileSync(uploadFiles(directory).createHeaders, 'utf8'))) };
+}
+
+/** null for a part that is not (or no longer) whole. */
+function readPart(upload: string, number: number): UploadedPart | null {
+  const files = partFiles(upload, number);
+  const md5 = orNullWhenMissingSync(() => readFileSync(files.md5, 'utf8'));
+  const stats = orNullWhenMissingSync(() => statSync(files.content));
+  const checksum = orNullWhenMissingSync(() => readFileSync(files.checksum, 'utf8'));
+  if (md5 === null || stats === null) return null;
+  return { number, md5: md5.trim(), size: stats.size, lastModified: stats.mtime, checksum: JSON.parse(checksum ?? 'null') as PartChecksum | null };
+}
+
+/** Appends each file's content to `destination` in turn, one descriptor open for reading at a time. */
+async function concatenate(sources: readonly string[], destination: string, onContent: (data: Buffer) => void): Promise<void> {
+  const output = await open(destination, 'w');
+  try {
+    for (const source of sources) {
+      for await (const data of createReadStream(source)) {
+        onContent(data as Buffer);
+        await output.write(data as Buffer);
+      }
+    }
+  } finally {
+    await output.close();
+  }
 }
 
 function parseHeaders(json: string | null): Record<string, unknown> | null {
@@ -100,6 +169,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
   let loadedStore: S3rverStore | null = null;
   const store = () => (loadedStore ??= createFilesystemStore(directory));
   const s3rver = createS3rverHandler(store);
+  const fileOperations = new ConcurrencyLimit(FILE_OPERATIONS_AT_ONCE);
   const makeBucket = (bucket: string) => mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
 
   /**
@@ -162,22 +232,22 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       return (await store().getBucket(bucket))?.creationDate ?? null;
     },
     async hasObjects(bucket) {
-      return (await store().listObjects(bucket, { maxKeys: 1 })).objects.length > 0;
+      return holdsObject(bucketDirectory(directory, bucket));
     },
 
     async objectKeys(bucket, prefix) {
       const keys: string[] = [];
-      await collectKeys(bucketDirectory(directory, bucket), '', prefix, keys);
+      await collectKeys(bucketDirectory(directory, bucket), null, prefix, keys);
       return keys;
     },
-    headObject: (bucket, key) => orNullWhenMissing(store().getMetadata(bucket, key)),
+    headObject: (bucket, key) => fileOperations.run(() => orNullWhenMissing(store().getMetadata(bucket, key))),
     objectExists: (bucket, key) => store().existsObject(bucket, key),
     async deleteObject(bucket, key) {
       await store().deleteObject(bucket, key);
     },
     storedMetadata: objectMetadata,
     async placeObject(bucket, key, file, etag, metadata, placing) {
-      const files = objectFiles(store(), bucket, key);
+      const files = objectFiles(directory, bucket, key);
       await placeWithSidecars(
         file,
         files.content,
@@ -191,49 +261,49 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
     async putObjectTagging(bucket, key, tagging) {
       await store().putSubresource(bucket, key, taggingSubresource(tagging));
     },
-    objectContentFile: (bucket, key) => objectFiles(store(), bucket, key).content,
-    readObject: (bucket, key, range) => createReadStream(objectFiles(store(), bucket, key).content, range ?? {}),
+    objectContentFile: (bucket, key) => objectFiles(directory, bucket, key).content,
+    readObject: (bucket, key, range) => createReadStream(objectFiles(directory, bucket, key).content, range ?? {}),
 
     async uploadKey(bucket, uploadId) {
-      return readOptional(uploadFiles(uploadDirectory(store(), bucket, uploadId)).key);
+      return readOptional(uploadFiles(uploadDirectory(directory, bucket, uploadId)).key);
     },
-    uploadInProgress: (bucket, uploadId) => describeUpload(uploadDirectory(store(), bucket, uploadId), uploadId),
+    async uploadInProgress(bucket, uploadId) {
+      return describeUpload(uploadDirectory(directory, bucket, uploadId), uploadId);
+    },
     async uploadsInProgress(bucket) {
-      const root = uploadsDirectory(store(), bucket);
-      const uploads = await Promise.all((await readDirectoryNames(root)).map((uploadId) => describeUpload(path.join(root, uploadId), uploadId)));
-      return uploads.filter((upload): upload is UploadInProgress => upload !== null);
+      const root = uploadsDirectory(directory, bucket);
+      const uploads = await mapInSlices(await readDirectoryNames(root), SYNC_READS_PER_SLICE, (uploadId) => summarizeUpload(path.join(root, uploadId), uploadId));
+      return uploads.filter((upload) => upload !== null);
     },
-    async uploadedParts(bucket, uploadId) {
-      const upload = uploadDirectory(store(), bucket, uploadId);
-      const numbers = (await readDirectoryNames(upload)).map(partNumberOfFile).filter((number) => number !== null);
-      const parts = await Promise.all(
-        numbers.map(async (number): Promise<UploadedPart | null> => {
-          const files = partFiles(upload, number);
-          const [md5, stats, checksum] = await Promise.all([readOptional(files.md5), statOptional(files.content), readOptional(files.checksum)]);
-          if (md5 === null || stats === null) return null;
-          return { number, md5: md5.trim(), size: stats.size, lastModified: stats.mtime, checksum: JSON.parse(checksum ?? 'null') as PartChecksum | null };
-        }),
-      );
-      return parts.filter((part): part is UploadedPart => part !== null).sort((a, b) => a.number - b.number);
+    async uploadedParts(bucket, uploadId, { after = 0, limit = Infinity } = {}) {
+      const upload = uploadDirectory(directory, bucket, uploadId);
+      const numbers = (await readDirectoryNames(upload))
+        .map(partNumberOfFile)
+        .filter((number): number is number => number !== null && number > after)
+        .sort((a, b) => a - b);
+      const parts: UploadedPart[] = [];
+      // A part removed meanwhile drops out, and the next one takes its place.
+      for (let rest = numbers; rest.length > 0 && parts.length < limit; ) {
+        const batch = rest.slice(0, limit - parts.length);
+        rest = rest.slice(batch.length);
+        for (const part of await mapInSlices(batch, SYNC_READS_PER_SLICE, (number) => readPart(upload, number))) if (part !== null) parts.push(part);
+      }
+      return parts;
     },
     async placePart(bucket, uploadId, partNumber, file, md5, checksum) {
-      const files = partFiles(uploadDirectory(store(), bucket, uploadId), partNumber);
+      const files = partFiles(uploadDirectory(directory, bucket, uploadId), partNumber);
       // A part uploaded again without a checksum loses the one it had.
       await placeWithSidecars(file, files.content, { [files.md5]: md5, [files.checksum]: JSON.stringify(checksum) });
     },
     async completeUpload(bucket, key, uploadId, partNumbers, completion, record, placing) {
-      const upload = uploadDirectory(store(), bucket, uploadId);
+      const upload = uploadDirectory(directory, bucket, uploadId);
       const files = uploadFiles(upload);
       const createHeaders = JSON.parse(await readFile(files.createHeaders, 'utf8')) as Record<string, unknown>;
       const metadata = objectMetadata(bucket, key, createHeaders);
       const file = incomingFile(directory);
       let completionMetadata: Record<string, string>;
       try {
-        for (const number of partNumbers) {
-          const part = createReadStream(partFiles(upload, number).content);
-          part.on('data', (data) => completion.onContent(data as Buffer));
-          await pipeline(part, createWriteStream(file, { flags: 'a' }));
-        }
+        await concatenate(partNumbers.map((number) => partFiles(upload, number).content), file, (data) => completion.onContent(data));
         completionMetadata = await completion.metadata();
       } catch (error) {
         await rm(file, { force: true });
@@ -244,11 +314,11 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
       await writeFile(files.completed, await record(), { mode: PRIVATE_FILE_MODE });
       await rm(files.key, { force: true });
       const leftovers = (await readDirectoryNames(upload)).filter((name) => path.join(upload, name) !== files.completed);
-      await Promise.all(leftovers.map((name) => rm(path.join(upload, name), { recursive: true, force: true })));
+      await fileOperations.map(leftovers, (name) => orNullWhenMissing(unlink(path.join(upload, name))));
     },
-    completedUpload: (bucket, uploadId) => readOptional(uploadFiles(uploadDirectory(store(), bucket, uploadId)).completed),
+    completedUpload: (bucket, uploadId) => readOptional(uploadFiles(uploadDirectory(directory, bucket, uploadId)).completed),
     async removeUpload(bucket, uploadId) {
-      await rm(uploadDirectory(store(), bucket, uploadId), { recursive: true, force: true });
+      await rm(uploadDirectory(directory, bucket, uploadId), { recursive: true, force: true });
     },
 
     incomingFile: () => incomingFile(directory),

@@ -15,12 +15,22 @@ export type ObjectHead = Readonly<Record<string, string | number | undefined>>;
 /** Runs the move that makes an object visible (`place`); it may throw instead of calling it. */
 export type PlacementGuard = (place: () => Promise<void>) => Promise<void>;
 
-export interface UploadInProgress {
+/** What listing uploads in progress sorts and pages them by. */
+export interface UploadSummary {
   key: string;
   uploadId: string;
   initiated: Date;
+}
+
+export interface UploadInProgress extends UploadSummary {
   /** The headers given at CreateMultipartUpload; null when unreadable. */
   createHeaders: Record<string, unknown> | null;
+}
+
+/** Which of an upload's parts to read: those numbered above `after` (default 0), at most `limit` of them (default all). */
+export interface PartRange {
+  after?: number;
+  limit?: number;
 }
 
 /** The checksum a part was uploaded with. */
@@ -120,9 +130,9 @@ export interface ObjstoreStorage {
   /** An upload in progress; null when there is no such upload. */
   uploadInProgress(bucket: string, uploadId: string): Promise<UploadInProgress | null>;
   /** The bucket's uploads in progress, in no particular order. */
-  uploadsInProgress(bucket: string): Promise<UploadInProgress[]>;
-  /** The parts of an upload uploaded so far, by part number; a part still being written is not one yet. */
-  uploadedParts(bucket: string, uploadId: string): Promise<UploadedPart[]>;
+  uploadsInProgress(bucket: string): Promise<UploadSummary[]>;
+  /** The parts of an upload uploaded so far (those in `range`), by part number; a part still being written is not one yet. */
+  uploadedParts(bucket: string, uploadId: string, range?: PartRange): Promise<UploadedPart[]>;
   /** Puts `file` (from `incomingFile`) in place as a part, with its MD5 (unquoted) and the checksum it came with. */
   placePart(bucket: string, uploadId: string, partNumber: number, file: string, md5: string, checksum: PartChecksum | null): Promise<void>;
   /**

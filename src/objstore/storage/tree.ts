@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import path from 'node:path';
 
 import { makePrivateFolder, PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
-import { BUCKET_MODE, bucketDirectory, isIncomingFile, isUploadsFolder, keyOfObjectFile } from './s3rver-layout.ts';
+import { BUCKET_MODE, bucketDirectory, isIncomingFile, isKeyFolder, keyOfObjectFile } from './s3rver-layout.ts';
 import type { StagedTree } from './storage.ts';
 import type { ObjstoreTreeEntry } from '../types.ts';
 
@@ -132,7 +132,7 @@ export function openTree(root: string): void {
 /** The objects of one bucket, in key order, with their sizes. */
 export function listBucketObjects(root: string, bucket: string): { key: string; size: number }[] {
   const objects: { key: string; size: number }[] = [];
-  const walk = (folder: string, prefix: string) => {
+  const walk = (folder: string, relative: string) => {
     let entries;
     try {
       entries = readdirSync(folder, { withFileTypes: true });
@@ -140,11 +140,12 @@ export function listBucketObjects(root: string, bucket: string): { key: string; 
       return;
     }
     for (const entry of entries) {
+      const entryPath = `${relative}${entry.name}`;
       if (entry.isDirectory()) {
-        if (!(prefix === '' && isUploadsFolder(entry.name))) walk(path.join(folder, entry.name), `${prefix}${entry.name}/`);
+        if (isKeyFolder(entry.name)) walk(path.join(folder, entry.name), `${entryPath}/`);
       } else {
-        const name = keyOfObjectFile(entry.name);
-        if (name !== null) objects.push({ key: prefix + name, size: statSync(path.join(folder, entry.name)).size });
+        const key = keyOfObjectFile(entryPath);
+        if (key !== null) objects.push({ key, size: statSync(path.join(folder, entry.name)).size });
       }
     }
   };
@@ -156,8 +157,7 @@ export function listBucketObjects(root: string, bucket: string): { key: string; 
 export function objectsOf(entries: readonly ObjstoreTreeEntry[]): { bucket: string; key: string }[] {
   return entries.flatMap(({ path: entryPath, data }) => {
     const [bucket, ...rest] = entryPath.split('/');
-    const key = keyOfObjectFile(rest.join('/'));
-    if (data === null || rest.length === 0 || isUploadsFolder(rest[0]!) || key === null) return [];
-    return [{ bucket: bucket!, key }];
+    const key = data === null || rest.length === 0 ? null : keyOfObjectFile(rest.join('/'));
+    return key === null ? [] : [{ bucket: bucket!, key }];
   });
 }

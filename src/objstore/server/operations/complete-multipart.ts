@@ -31,8 +31,6 @@ import {
 } from './multipart-checksums.ts';
 import { layoutMetadata, type ObjectPart } from './multipart-objects.ts';
 
-/** S3's minimum size of every part but the last. */
-const MIN_PART_SIZE = 5 * 1024 * 1024;
 const MAX_COMPLETE_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface CompletedPart {
@@ -116,7 +114,12 @@ function requireAscendingParts(parts: readonly ListedPart[]): void {
  * Checks every listed part against the part uploaded under its number (ETag, checksum) and S3's
  * minimum size of every part but the last; answers the object's parts.
  */
-function checkListedParts(upload: UploadChecksum | null, parts: readonly ListedPart[], uploaded: readonly UploadedPart[]): ObjectPart[] {
+function checkListedParts(
+  upload: UploadChecksum | null,
+  parts: readonly ListedPart[],
+  uploaded: readonly UploadedPart[],
+  minPartSize: number,
+): ObjectPart[] {
   const byNumber = new Map(uploaded.map((part) => [part.number, part]));
   const objectParts = parts.map((part): ObjectPart => {
     const stored = byNumber.get(part.number);
@@ -124,7 +127,7 @@ function checkListedParts(upload: UploadChecksum | null, parts: readonly ListedP
     requireListedPartChecksum(upload, part.number, part.checksums, stored.checksum);
     return { number: part.number, size: stored.size, checksum: upload === null ? null : stored.checksum!.value };
   });
-  if (objectParts.slice(0, -1).some((part) => part.size < MIN_PART_SIZE)) throw new GatewayError(errors.entityTooSmall());
+  if (objectParts.slice(0, -1).some((part) => part.size < minPartSize)) throw new GatewayError(errors.entityTooSmall());
   return objectParts;
 }
 
@@ -173,7 +176,7 @@ export const completeMultipartUpload: OperationOverride = async (ctx) => {
   const bucket = ctx.target.bucket!;
   const upload = await uploadChecksumOf(ctx, uploadId);
   requireCompletionChecksumType(upload, ctx.exchange.req.headers);
-  const objectParts = checkListedParts(upload, parts, await ctx.storage.uploadedParts(bucket, uploadId));
+  const objectParts = checkListedParts(upload, parts, await ctx.storage.uploadedParts(bucket, uploadId), ctx.minPartSize);
   requireDeclaredSize(ctx, objectParts);
 
   const etag = multipartEtag(parts);

@@ -44,8 +44,14 @@ export async function requireCopySourceConditionsMet(ctx: OperationContext): Pro
   if (current !== null) requireCopySourceConditions(headers, current.state, ctx.now());
 }
 
-/** s3rver copies whatever the `x-amz-copy-source-if-*` headers say. */
+/**
+ * s3rver copies whatever the `x-amz-copy-source-if-*` headers say, and reads the source with
+ * decodeURI, which leaves an encoded `/`, `?`, `=` (and the like) of a key encoded: it is handed
+ * the source the gateway read, encoded so that decodeURI gives it back.
+ */
 export const copyObject: OperationOverride = async (ctx) => {
   await requireCopySourceConditionsMet(ctx);
+  const source = parseCopySource(ctx.exchange.req.headers)!;
+  ctx.exchange.req.headers['x-amz-copy-source'] = encodeURI(`/${source.bucket}/${source.key}`);
   ctx.delegate();
 };

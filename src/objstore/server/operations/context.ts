@@ -33,7 +33,12 @@ export interface OperationContext {
   now(): Date;
   /** Conditional writes of one key take turns (conditional-operations.ts). */
   readonly conditionalWrites: TurnTaking;
+  /** The smallest size CompleteMultipartUpload takes for every part but the last. */
+  readonly minPartSize: number;
 }
+
+/** S3's minimum size of every part but the last. */
+export const S3_MIN_PART_SIZE = 5 * 1024 * 1024;
 
 /** Handles an operation; throw a GatewayError to answer with an S3 error. */
 export type OperationOverride = (ctx: OperationContext) => Promise<void>;

@@ -1,7 +1,4 @@
-/**
- * DeleteObjects, answered by the gateway: s3rver maps the body's keys straight onto paths
- * (a `..` segment would reach outside the bucket), ignores `Quiet` and never reports an error.
- */
+/** DeleteObjects, answered by the gateway: s3rver ignores `Quiet` and never reports an error. */
 import { errors, GatewayError } from '../errors.ts';
 import { reachOf, type OperationContext } from './context.ts';
 import { validateObjectKey } from '../target.ts';

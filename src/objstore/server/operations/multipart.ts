@@ -2,7 +2,7 @@
  * The multipart operations s3rver lacks: AbortMultipartUpload is a 405 there; it has no
  * ListParts or ListMultipartUploads. CompleteMultipartUpload is in complete-multipart.ts.
  */
-import type { UploadedPart, UploadInProgress } from '../../storage/storage.ts';
+import type { UploadedPart, UploadInProgress, UploadSummary } from '../../storage/storage.ts';
 import { errors, GatewayError } from '../errors.ts';
 import {
   commonPrefixesOf,
@@ -31,7 +31,7 @@ function storageClassOf(upload: UploadInProgress): string {
 }
 
 /** The bucket's uploads in progress that the request's key reaches: by key, then by initiation (as S3 lists them). */
-async function uploadsInProgress(ctx: OperationContext, bucket: string): Promise<UploadInProgress[]> {
+async function uploadsInProgress(ctx: OperationContext, bucket: string): Promise<UploadSummary[]> {
   const reach = reachOf(ctx);
   const reachable = (await ctx.storage.uploadsInProgress(bucket)).filter((upload) => reach !== null && upload.key.startsWith(reach));
   return reachable.sort(
@@ -75,11 +75,11 @@ export async function listParts(ctx: OperationContext): Promise<void> {
   requireNonNegative(marker, 'part-number-marker');
   const limit = Math.min(maxParts, MAX_PER_PAGE);
   const bucket = ctx.target.bucket!;
-  const [uploads, parts] = await Promise.all([ctx.storage.uploadsInProgress(bucket), ctx.storage.uploadedParts(bucket, uploadId)]);
-  const upload = uploads.find((candidate) => candidate.uploadId === uploadId);
-  if (upload === undefined) throw new GatewayError(errors.noSuchUpload());
-  const remaining = parts.filter((part) => part.number > marker);
-  const page = remaining.slice(0, limit);
+  const upload = await ctx.storage.uploadInProgress(bucket, uploadId);
+  if (upload === null) throw new GatewayError(errors.noSuchUpload());
+  // One part past the page tells whether there are more.
+  const parts = await ctx.storage.uploadedParts(bucket, uploadId, { after: marker, limit: limit + 1 });
+  const page = parts.slice(0, limit);
   sendXmlResult(ctx.exchange.res, 'ListPartsResult', {
     Bucket: bucket,
     Key: upload.key,
@@ -94,7 +94,7 @@ export async function listParts(ctx: OperationContext): Promise<void> {
     // (so clients must stop on IsTruncated, not on a missing marker).
     NextPartNumberMarker: page.at(-1)?.number ?? 0,
     MaxParts: limit,
-    IsTruncated: remaining.length > page.length && limit > 0,
+    IsTruncated: parts.length > page.length && limit > 0,
     Part: page.map(partContent),
   });
 }
@@ -145,6 +145,8 @@ export async function listMultipartUploads(ctx: OperationContext): Promise<void>
 
   const last = page.entries.at(-1);
   const owner = bucketOwnerContent(ctx.buckets, bucket);
+  // Only the uploads on the page are read whole; one completed or aborted meanwhile drops out.
+  const listed = await Promise.all(itemsOf(page).map((upload) => ctx.storage.uploadInProgress(bucket, upload.uploadId)));
   sendXmlResult(ctx.exchange.res, 'ListMultipartUploadsResult', {
     Bucket: bucket,
     KeyMarker: encode(keyMarker),
@@ -156,7 +158,7 @@ export async function listMultipartUploads(ctx: OperationContext): Promise<void>
     MaxUploads: limit,
     EncodingType: encodingType,
     IsTruncated: page.isTruncated,
-    Upload: itemsOf(page).map((upload) => uploadContent(upload, encode, owner)),
+    Upload: listed.filter((upload) => upload !== null).map((upload) => uploadContent(upload, encode, owner)),
     CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
   });
 }

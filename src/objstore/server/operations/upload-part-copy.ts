@@ -85,7 +85,7 @@ export const uploadPartCopy: OperationOverride = async (ctx) => {
   const bucket = ctx.target.bucket!;
   await storage.placePart(bucket, uploadId, partNumber, file, etag, partChecksum);
 
-  const placed = (await storage.uploadedParts(bucket, uploadId)).find((part) => part.number === partNumber);
+  const [placed] = (await storage.uploadedParts(bucket, uploadId, { after: partNumber - 1, limit: 1 })).filter((part) => part.number === partNumber);
   sendXmlResult(ctx.exchange.res, 'CopyPartResult', {
     LastModified: s3Timestamp(placed?.lastModified ?? new Date()),
     ETag: JSON.stringify(etag),
