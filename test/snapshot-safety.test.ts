@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, CreateMultipartUploadCommand, PutObjectCommand, PutObjectTaggingCommand } from '@aws-sdk/client-s3';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createLocalplane, type CreateOptions, type InProcessLocalplane } from '../src/index.ts';
@@ -358,7 +358,13 @@ describe('file modes', () => {
     try {
       const fixtures = (await (await fetch(`${instance.apiUrl}/_localplane/fixtures`)).json()) as FixturesView;
       const s3 = s3For(instance.objstoreUrl, fullKey(fixtures));
-      await s3.send(new PutObjectCommand({ Bucket: fixtures.objstore.buckets[0], Key: 'private/data.txt', Body: 'secret data' }));
+      const bucket = fixtures.objstore.buckets[0]!;
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'private/data.txt', Body: 'secret data' }));
+      // What s3rver itself still writes: copies (with and without new metadata), tags, an upload in progress.
+      await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copied/deeper/data.txt', CopySource: `${bucket}/private/data.txt` }));
+      await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: 'replaced/data.txt', CopySource: `${bucket}/private/data.txt`, MetadataDirective: 'REPLACE', Metadata: { note: 'n' } }));
+      await s3.send(new PutObjectTaggingCommand({ Bucket: bucket, Key: 'private/data.txt', Tagging: { TagSet: [{ Key: 'k', Value: 'v' }] } }));
+      await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'uploading/data.txt' }));
       s3.destroy();
       const workspace = fixtures.workspaces[0]!;
       await fetch(`${instance.apiUrl}/api/v1/bulk-exports/destinations`, {
@@ -366,21 +372,36 @@ describe('file modes', () => {
         headers: { 'content-type': 'application/json', 'x-api-key': workspace.api_key, 'x-tenant-id': workspace.id },
         body: JSON.stringify({ display_name: 'secret', config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'p' }, credentials: credentialsOf(fullKey(fixtures)) }),
       });
+      const mode = (path: string) => (lstatSync(path).mode & 0o777).toString(8);
+      /** Every file and folder in the data dir whose mode is not 0600 (0700 for a folder). */
+      const notPrivate = () =>
+        readdirSync(dataDir, { recursive: true, withFileTypes: true })
+          .map((entry) => ({ path: relative(dataDir, join(entry.parentPath, entry.name)), mode: mode(join(entry.parentPath, entry.name)), folder: entry.isDirectory() }))
+          .filter((entry) => entry.mode !== (entry.folder ? '700' : '600'));
+      expect(notPrivate()).toEqual([]);
+
       expect((await post(`${instance.apiUrl}/_localplane/snapshot`, { path: snapshot })).status).toBe(200);
       expect((await post(`${instance.apiUrl}/_localplane/restore`, { path: snapshot })).status).toBe(200);
-
-      const mode = (path: string) => (lstatSync(path).mode & 0o777).toString(8);
       expect(mode(snapshot)).toBe('600');
       expect(mode(dataDir)).toBe('700');
-      // seed.sqlite is a hard link to the template cache's file, which holds only the fixtures.
-      const entries = readdirSync(dataDir, { recursive: true, withFileTypes: true }).filter((entry) => !(entry.parentPath === dataDir && entry.name === 'seed.sqlite'));
-      expect(entries.map((entry) => relative(dataDir, join(entry.parentPath, entry.name)))).toEqual(
-        expect.arrayContaining(['localplane.sqlite', 'localplane.sqlite-wal', 'id-sequence', 'restoring.sqlite', 'objstore/exports/private/data.txt._S3rver_object', 'files/exports/private/data.txt']),
+      // seed.sqlite is a hard link to the template cache's file, 0600 as well.
+      expect(readdirSync(dataDir, { recursive: true, withFileTypes: true }).map((entry) => relative(dataDir, join(entry.parentPath, entry.name)))).toEqual(
+        expect.arrayContaining([
+          'seed.sqlite',
+          'localplane.sqlite',
+          'localplane.sqlite-wal',
+          'id-sequence',
+          'restoring.sqlite',
+          'objstore/exports/private/data.txt._S3rver_object',
+          'objstore/exports/private/data.txt._S3rver_tagging.xml',
+          'objstore/exports/copied/deeper/data.txt._S3rver_metadata.json',
+          'objstore/exports/replaced/data.txt._S3rver_metadata.json',
+          'objstore/exports/._S3rver_uploads',
+          'files/exports/private/data.txt',
+          'files/exports/copied/deeper/data.txt',
+        ]),
       );
-      const wrong = entries
-        .map((entry) => ({ path: relative(dataDir, join(entry.parentPath, entry.name)), mode: mode(join(entry.parentPath, entry.name)), folder: entry.isDirectory() }))
-        .filter((entry) => entry.mode !== (entry.folder ? '700' : '600'));
-      expect(wrong).toEqual([]);
+      expect(notPrivate()).toEqual([]);
     } finally {
       await instance.kill('SIGTERM');
     }

@@ -1,9 +1,10 @@
 /** s3rver's FilesystemStore, described by the minimal interface the storage uses (s3rver has no type declarations). */
-import { rmdir, unlink } from 'node:fs/promises';
+import { chmod, rmdir, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-import { bucketDirectory, objectFiles, resourceFile } from './s3rver-layout.ts';
+import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
+import { bucketDirectory, objectFiles, resourceFile, uploadDirectory } from './s3rver-layout.ts';
 
 /** One of s3rver's subresource documents (an object's tags), as its store writes them. */
 export interface S3rverSubresource {
@@ -32,6 +33,10 @@ export interface S3rverStore {
   /** Writes an object's subresource document (its tags) beside it. */
   putSubresource(bucket: string, key: string, resource: S3rverSubresource): Promise<void>;
   deleteObject(bucket: string, key: string): Promise<unknown>;
+  /** Called by s3rver's own CopyObject: copies the object's files, or writes new metadata when given. */
+  copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, replacementMetadata?: unknown): Promise<unknown>;
+  /** Called by s3rver's own CreateMultipartUpload: the upload's folder with its `key` and `metadata` files. */
+  initiateUpload(bucket: string, key: string, uploadId: string, metadata: unknown): Promise<void>;
 }
 
 type FilesystemStoreClass = new (directory: string) => S3rverStore;
@@ -49,12 +54,21 @@ async function unlinkIfExists(file: string): Promise<void> {
 /**
  * s3rver's store with the objstore's file names for keys (s3rver-layout.ts): every file s3rver
  * itself reads or writes for a key, in the operations the gateway still hands to it (CopyObject,
- * DeleteObject, tagging), is named by getResourcePath, which this replaces. Its deleteObject
- * took the key's segments for folder names when it removed the folders it emptied; this one
- * removes the key's own folders.
+ * DeleteObject, tagging, CreateMultipartUpload), is named by getResourcePath, which this
+ * replaces. Its deleteObject took the key's segments for folder names when it removed the
+ * folders it emptied; this one removes the key's own folders. What it writes (with fs-extra's
+ * modes, 0644 and 0755 under the usual umask) is made its user's alone, as the store's own
+ * files are (0600, folders 0700), before the operation answers.
  */
 export function createFilesystemStore(directory: string): S3rverStore {
   const FilesystemStore = requireCjs('s3rver/lib/stores/filesystem.js') as FilesystemStoreClass;
+  /** Files 0600, and `folder` with each folder above it up to the bucket's 0700. */
+  async function makePrivate(bucket: string, files: readonly string[], folder: string): Promise<void> {
+    await Promise.all(files.map((file) => chmod(file, PRIVATE_FILE_MODE)));
+    const root = bucketDirectory(directory, bucket);
+    for (; folder.startsWith(root + path.sep); folder = path.dirname(folder)) await chmod(folder, PRIVATE_FOLDER_MODE);
+  }
+
   class KeyMappingStore extends FilesystemStore {
     override getResourcePath(bucket: string, key: string | undefined, resource: string): string {
       return resourceFile(this.rootDirectory, bucket, key, resource);
@@ -71,6 +85,24 @@ export function createFilesystemStore(directory: string): S3rverStore {
           return;
         }
       }
+    }
+
+    override async copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, replacementMetadata?: unknown): Promise<unknown> {
+      const result = await super.copyObject(srcBucket, srcKey, destBucket, destKey, replacementMetadata);
+      const files = objectFiles(this.rootDirectory, destBucket, destKey);
+      await makePrivate(destBucket, [files.content, files.md5, files.metadata], path.dirname(files.content));
+      return result;
+    }
+
+    override async initiateUpload(bucket: string, key: string, uploadId: string, metadata: unknown): Promise<void> {
+      await super.initiateUpload(bucket, key, uploadId, metadata);
+      const upload = uploadDirectory(this.rootDirectory, bucket, uploadId);
+      await makePrivate(bucket, [path.join(upload, 'key'), path.join(upload, 'metadata')], upload);
+    }
+
+    override async putSubresource(bucket: string, key: string, resource: S3rverSubresource): Promise<void> {
+      await super.putSubresource(bucket, key, resource);
+      await chmod(this.getResourcePath(bucket, key, `${resource.type}.xml`), PRIVATE_FILE_MODE);
     }
   }
   return new KeyMappingStore(directory);
