@@ -314,6 +314,50 @@ describe('a start on a data dir that was tampered with', () => {
     expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
   });
 
+  it('refuses a database holding rows the API or the background work could not read, in one line that shows no secret', async () => {
+    const dataDir = join(scratch, `unreadable-${++folders}`);
+    const lp = await create({ dataDir });
+    await fillEveryTable(lp);
+    await stop(lp);
+    const cases: [string, string, string, RegExp][] = [
+      [
+        'exported files not JSON',
+        "UPDATE bulk_export_runs SET exported_files = 'a.parquet' WHERE rowid = 1",
+        "UPDATE bulk_export_runs SET exported_files = '[]' WHERE rowid = 1",
+        /bulk_export_runs holds "a\.parquet" in exported_files, which takes JSON/,
+      ],
+      [
+        'secrets of another shape',
+        `UPDATE deployments SET secrets = '{"EVERY_ROW_KEY": "every-row-secret"}' WHERE name = 'every-row-agent'`,
+        `UPDATE deployments SET secrets = '[]' WHERE name = 'every-row-agent'`,
+        /deployments holds a text \(a secret, not shown\) in secrets, JSON of another shape than it keeps/,
+      ],
+      [
+        'a running export that never started',
+        "UPDATE bulk_exports SET started_at = NULL WHERE status = 'Running'",
+        "UPDATE bulk_exports SET started_at = created_at WHERE status = 'Running'",
+        /bulk_exports holds a Running export without started_at/,
+      ],
+    ];
+    const database = (sql: string) => {
+      const db = new Database(join(dataDir, 'localplane.sqlite'));
+      db.exec(sql);
+      db.close();
+    };
+    for (const [name, tamper, undo, detail] of cases) {
+      database(tamper);
+      const refusal = await create({ dataDir }).then(
+        () => expect.fail(`${name}: started`),
+        (error: Error) => error.message,
+      );
+      expect(refusal, name).toMatch(new RegExp(`localplane\\.sqlite holds data localplane cannot use: ${detail.source}.*: remove that data dir or choose another --data-dir$`));
+      expect(refusal.split('\n'), name).toHaveLength(1);
+      expect(refusal, name).not.toContain('every-row-secret');
+      database(undo);
+    }
+    await stop(await create({ dataDir }));
+  });
+
   it('follows no symbolic link planted in the file view, and refuses one in the store', async () => {
     const { root, dataDir, victim } = project();
     await stop(await create({ dataDir }));
