@@ -1,4 +1,4 @@
-import { tablesOf, valueInWords, type ColumnRule, type Db, type RowRule, type TableSet } from './db.ts';
+import { tablesOf, valueInWords, type Db, type TableSet } from './db.ts';
 import { SECRET_FIELDS } from './errors.ts';
 
 /**
@@ -67,12 +67,31 @@ function valueOf(column: string, value: unknown): string {
 /** Where in a JSON value a schema's issue is: `[0].value`. */
 const jsonPath = (path: readonly PropertyKey[]) => path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('').replace(/^\./, '');
 
+/** A table's checks, as SQL over `{schema}` (the schema checked) and the value checks run after it. */
+interface TableChecks {
+  checks: Check[];
+  /** The first row failing a check, with each check's result as `lp_check_<index>`. */
+  firstInvalid: string;
+  valueChecks: ValueCheck[];
+  /** The values the value checks judge, each set once, but those the seed holds too (written by this code). */
+  values: string;
+}
+
+/** Each set's tables' checks, made once: every instance's tables are defined alike. */
+const compiled = new WeakMap<TableSet, Map<string, TableChecks>>();
+
 /**
- * The checks of one table's columns (their declared type, NOT NULL and rule) and rows: SQL run
- * in one pass over the table, and the JSON and text checks run over the values after it.
+ * The checks of one table's columns (their declared type, NOT NULL and rule, read from main's
+ * definition) and rows: SQL run in one pass over the table, and the JSON and text checks run
+ * over its values after it.
  */
-function checksOf(db: Db, schema: string, table: string, rules: Readonly<Record<string, ColumnRule>>, rowRules: readonly RowRule[]) {
-  const columns = db.prepare<[], { name: string; type: string; notnull: number; pk: number }>(`PRAGMA ${schema}.table_info(${quoted(table)})`).all();
+function checksOf(db: Db, set: TableSet, table: string): TableChecks {
+  let tables = compiled.get(set);
+  if (!tables) compiled.set(set, (tables = new Map()));
+  const known = tables.get(table);
+  if (known) return known;
+  const rules = set.columns?.[table] ?? {};
+  const columns = db.prepare<[], { name: string; type: string; notnull: number; pk: number }>(`PRAGMA main.table_info(${quoted(table)})`).all();
   const checks: Check[] = [];
   const valueChecks: ValueCheck[] = [];
   for (const { name, type, notnull, pk } of columns) {
@@ -113,26 +132,32 @@ function checksOf(db: Db, schema: string, table: string, rules: Readonly<Record<
     });
   }
   const first = columns[0]!.name;
-  for (const { sql, says } of rowRules) {
+  for (const { sql, says } of set.rows?.[table] ?? []) {
     checks.push({ sql: `coalesce((${sql}), 0)`, problem: (row) => `${says} (${first} ${valueOf(first, row[first])})` });
   }
-  return { checks, valueChecks };
+  const results = checks.map((check, index) => `${check.sql} AS lp_check_${index}`).join(', ');
+  const judged = valueChecks.map((check) => quoted(check.column)).join(', ');
+  const made: TableChecks = {
+    checks,
+    firstInvalid: `SELECT ${results}, * FROM {schema}.${quoted(table)} WHERE NOT (${checks.map((check) => check.sql).join(' AND ')}) LIMIT 1`,
+    valueChecks,
+    values: `SELECT ${judged} FROM {schema}.${quoted(table)} EXCEPT SELECT ${judged} FROM seed.${quoted(table)}`,
+  };
+  tables.set(table, made);
+  return made;
 }
 
 /** The first value of the set's tables in `schema` that its rules refuse, in words (`<table> holds ...`). */
 function invalidValue(db: Db, set: TableSet, schema: string): string | undefined {
+  const inSchema = (sql: string) => sql.replaceAll('{schema}', schema);
   for (const table of [...set.seeded, ...set.runtime]) {
-    const { checks, valueChecks } = checksOf(db, schema, table, set.columns?.[table] ?? {}, set.rows?.[table] ?? []);
-    const passes = checks.map((check, index) => `${check.sql} AS lp_check_${index}`).join(', ');
-    const row = db
-      .prepare<[], Record<string, unknown>>(`SELECT ${passes}, * FROM ${schema}.${quoted(table)} WHERE NOT (${checks.map((check) => check.sql).join(' AND ')}) LIMIT 1`)
-      .get();
+    const { checks, firstInvalid, valueChecks, values } = checksOf(db, set, table);
+    const row = db.prepare<[], Record<string, unknown>>(inSchema(firstInvalid)).get();
     if (row !== undefined) return `${table} holds ${checks.find((_, index) => row[`lp_check_${index}`] !== 1)!.problem(row)}`;
     if (valueChecks.length === 0) continue;
-    const values = db.prepare<[], unknown[]>(`SELECT ${valueChecks.map((check) => quoted(check.column)).join(', ')} FROM ${schema}.${quoted(table)}`).raw();
-    for (const row of values.iterate()) {
+    for (const judged of db.prepare<[], unknown[]>(inSchema(values)).raw().iterate()) {
       for (const [index, { judge }] of valueChecks.entries()) {
-        const value = row[index];
+        const value = judged[index];
         const problem = typeof value === 'string' ? judge(value) : undefined;
         if (problem !== undefined) return `${table} holds ${problem}`;
       }
