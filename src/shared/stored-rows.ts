@@ -87,11 +87,17 @@ const compiled = new WeakMap<TableSet, Map<string, TableChecks>>();
  */
 function checksOf(db: Db, set: TableSet, table: string): TableChecks {
   let tables = compiled.get(set);
-  if (!tables) compiled.set(set, (tables = new Map()));
+  if (!tables) {
+    const stray = Object.keys({ ...set.columns, ...set.rows }).find((name) => !tablesOf([set]).includes(name));
+    if (stray !== undefined) throw new Error(`rules name the table ${stray}, which is not one of the set's`);
+    compiled.set(set, (tables = new Map()));
+  }
   const known = tables.get(table);
   if (known) return known;
   const rules = set.columns?.[table] ?? {};
   const columns = db.prepare<[], { name: string; type: string; notnull: number; pk: number }>(`PRAGMA main.table_info(${quoted(table)})`).all();
+  const unknown = Object.keys(rules).find((name) => !columns.some((column) => column.name === name));
+  if (unknown !== undefined) throw new Error(`a rule names ${table}.${unknown}, which is no column`);
   const checks: Check[] = [];
   const valueChecks: ValueCheck[] = [];
   for (const { name, type, notnull, pk } of columns) {
