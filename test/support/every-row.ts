@@ -15,8 +15,8 @@ function must<T>(what: string, reply: Reply<T>): Reply<T> {
 /**
  * Adds to the seeded state (with a frozen clock): traced runs; a destination with a session
  * token; a completed export (filtered, some fields) whose run failed once; a recurring export with
- * a child; an export of all experiments running with its runs; a deployment whose revision moved;
- * a deletion pending; an OAuth provider, a listener and an objstore key of the API.
+ * a child, cancelled; an export of all experiments running with its runs; a deployment whose
+ * revision moved; a deletion pending; an OAuth provider, a listener and an objstore key of the API.
  */
 export async function fillEveryTable(lp: InProcessLocalplane): Promise<FixturesView> {
   const fixtures = await fixturesOf(lp);
@@ -48,7 +48,7 @@ export async function fillEveryTable(lp: InProcessLocalplane): Promise<FixturesV
   );
   await lp.clock.advance(3600);
   const now = Date.parse((await admin.get('/_localplane/clock')).body.now);
-  must(
+  const recurring = must(
     'a recurring export',
     await api.post('/api/v1/bulk-exports', {
       bulk_export_destination_id: destination.id,
@@ -56,10 +56,12 @@ export async function fillEveryTable(lp: InProcessLocalplane): Promise<FixturesV
       start_time: new Date(now - 30 * 3600_000).toISOString(),
       interval_hours: 24,
     }),
-  );
+  ).body;
   must('a fault', await admin.post('/_localplane/faults/export-runs', { mode: 'slow', count: 10, delay_seconds: 100_000 }));
   must('an export', await api.post('/api/v1/bulk-exports', { bulk_export_destination_id: destination.id, all_experiments: true, ...oneDay }));
   await lp.clock.advance(1);
+  // Cancelled once it spawned its child: a recurring export whose start a changed value moves decades back spawns a child for every interval since.
+  must('a recurring export cancelled', await api.patch(`/api/v1/bulk-exports/${recurring.id}`, { status: 'Cancelled' }));
   const integration = plus.integrations[0]!;
   must(
     'a deployment',
