@@ -16,9 +16,11 @@ import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalplane, type InProcessLocalplane } from '../src/index.ts';
-import { concretePath, prepareKnownIds, type KnownIds } from './support/endpoints.ts';
+import { concretePath, prepareKnownIds, readRequests, type KnownIds, type ReadRequest } from './support/endpoints.ts';
+import { fillEveryTable } from './support/every-row.ts';
+import { inProcessApi } from './support/in-process.ts';
 import { send, sendRaw, type Reply } from './support/http-client.ts';
-import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
+import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from './support/instance.ts';
 import { objectKeyChecker, objectKeys } from './support/object-keys.ts';
 import { s3For } from './support/objstore.ts';
 import { readSnapshotParts, type SnapshotParts } from './support/snapshot-files.ts';
@@ -794,7 +796,27 @@ describe('robustness under hostile snapshot files', () => {
   let snapshots: StateDumper;
   let base: SnapshotParts;
   let outside: string[];
+  /** Every read of the API and the admin API, as each workspace of the sound snapshot. */
+  let reads: ReadRequest[];
+  /** The instance's log: a background task that fails says so there. */
+  const log: string[] = [];
   const tally = { files: 0, restored: 0 };
+
+  /** What any read answers with 5xx or throws after a restore, and the background tasks that failed while the clock moves on. */
+  async function unreadable(): Promise<string[]> {
+    const failures: string[] = [];
+    for (const read of reads) {
+      try {
+        const reply = await inProcessApi(lp, read.workspace).call(read.method, read.path, read.method === 'POST' ? {} : undefined);
+        if (reply.status >= 500) failures.push(`${read.method} ${read.path} -> ${reply.status} ${reply.text.slice(0, 200)}`);
+      } catch (error) {
+        failures.push(`${read.method} ${read.path} threw ${(error as Error).message}`);
+      }
+    }
+    log.length = 0;
+    await lp.clock.advance(60);
+    return [...failures, ...log.filter((line) => /^task ".*" failed/.test(line))];
+  }
 
   /** Everything in the sandbox but the data dir: `victim` folders at every depth a hostile name reaches. */
   const sandboxOutsideDataDir = () =>
@@ -815,9 +837,9 @@ describe('robustness under hostile snapshot files', () => {
       mkdirSync(folder);
     }
     dataDir = join(folder, 'data');
-    lp = await createLocalplane({ dataDir, freezeClock: true, log: () => {} });
-    // A sound snapshot with an object and a bucket created over S3, so rows and entries of each kind are there to change.
-    const fixtures = (await (await lp.request('/_localplane/fixtures')).json()) as FixturesView;
+    lp = await createLocalplane({ dataDir, freezeClock: true, log: (line) => log.push(line) });
+    // A sound snapshot with rows in every table, an object and a bucket created over S3, so rows, values and entries of each kind are there to change.
+    const fixtures = await fillEveryTable(lp);
     const s3 = s3For(await lp.objstoreEndpoint(), fullKey(fixtures));
     await s3.send(new CreateBucketCommand({ Bucket: 'fuzz-created-bucket' }));
     await s3.send(new PutObjectCommand({ Bucket: fixtures.objstore.buckets[0], Key: 'fuzz/object.txt', Body: 'fuzz' }));
@@ -825,6 +847,7 @@ describe('robustness under hostile snapshot files', () => {
     const file = join(files, 'base.snapshot');
     await lp.snapshot(file);
     base = readSnapshotParts(file);
+    reads = readRequests(lp.routes, fixtures, (await inProcessApi(lp).get('/_localplane/state')).body);
     snapshots = stateDumper(lp);
     outside = sandboxOutsideDataDir();
   });
@@ -836,7 +859,7 @@ describe('robustness under hostile snapshot files', () => {
     process.stdout.write(`robustness fuzz: ${tally.files} hostile snapshot files (${tally.restored} restored), seed ${SEED}\n`);
   });
 
-  it('refuses each with a clear error or restores it harmlessly: never a 5xx, unchanged when refused, nothing outside the data dir', { timeout: blockTimeout(runsOf(0.02) * 20) }, async () => {
+  it('refuses each with a clear error or restores it harmlessly: never a 5xx, unchanged when refused, nothing outside the data dir; what restores is read without a 5xx', { timeout: blockTimeout(runsOf(0.02) * 20) }, async () => {
     let before = snapshots.dump();
     const file = join(files, 'mutated.snapshot');
     await assertProperty(
@@ -854,6 +877,7 @@ describe('robustness under hostile snapshot files', () => {
           if (after !== before) expect.fail(`${what}\nchanged the state: ${firstDifference(before, after)}`);
         } else {
           tally.restored++;
+          expect(await unreadable(), `${what}: reads and background work`).toEqual([]);
           before = snapshots.dump();
         }
         expect(sandboxOutsideDataDir(), what).toEqual(outside);

@@ -15,6 +15,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createLocalplane, type CreateOptions, type InProcessLocalplane } from '../src/index.ts';
 import { MAX_SNAPSHOT_BYTES } from '../src/snapshots/format.ts';
 import { BIN, launch, runCli, startCli } from './support/cli.ts';
+import { fillEveryTable } from './support/every-row.ts';
 import { fixturesOf, inProcessApi } from './support/in-process.ts';
 import { credentialsOf, fullKey, type FixturesView } from './support/instance.ts';
 import { getBytes, listKeys, s3For } from './support/objstore.ts';
@@ -141,6 +142,55 @@ describe('a restore checks the whole file before it changes anything', () => {
     expect(await stateOf(lp)).toEqual(before);
   });
 
+  it('refuses every row the API or the background work could not read, in every domain, naming its table, column and value, and no secret', async () => {
+    const lp = await create();
+    await fillEveryTable(lp);
+    const parts = await partsOf(lp);
+    const before = await stateOf(lp);
+    const cases: [string, string, RegExp][] = [
+      ['a plan no workspace has', "UPDATE workspaces SET tier = 'platinum'", /workspaces holds "platinum" in tier, which takes one of developer, plus, enterprise$/],
+      ['a NULL key', 'UPDATE workspaces SET id = NULL WHERE rowid = 1', /workspaces holds NULL in id, which takes text$/],
+      ['a project created at a text', "UPDATE sessions SET created_at = 'yesterday'", /sessions holds "yesterday" in created_at, which takes a time in microseconds from 1684 to 2255$/],
+      ['a traced run after 2255', 'UPDATE runs SET start_time = 4611686018427387904', /runs holds the number 4611686018427388000 in start_time, which takes a time/],
+      ['a traced run named by a blob', "UPDATE runs SET name = x'00'", /runs holds a blob in name, which takes text$/],
+      ['key permissions unknown', `UPDATE objstore_keys SET permissions = '["get","root"]'`, /objstore_keys holds "\[\\"get\\",\\"root\\"\]" in permissions, JSON of another shape than it keeps \(\[1\]: /],
+      ['a destination config not JSON', "UPDATE bulk_export_destinations SET config = '{bad'", /bulk_export_destinations holds "\{bad" in config, which takes JSON$/],
+      ['a destination config without its prefix', "UPDATE bulk_export_destinations SET config = json_remove(config, '$.prefix')", /bulk_export_destinations holds ".*" in config, JSON of another shape than it keeps \(prefix: /],
+      ['credential keys as an object', "UPDATE bulk_export_destinations SET credentials_keys = '{}'", /bulk_export_destinations holds "\{\}" in credentials_keys, JSON of another shape/],
+      ['a secret key as a blob', "UPDATE bulk_export_destinations SET secret_access_key = x'00'", /bulk_export_destinations holds a blob in secret_access_key, which takes text or NULL$/],
+      ['an export status of none', "UPDATE bulk_exports SET status = 'Paused'", /bulk_exports holds "Paused" in status, which takes one of Cancelled, Completed, Created, IntervalScheduled, Failed, TimedOut, Running$/],
+      ['a filter that does not parse', "UPDATE bulk_exports SET filter = 'eq(is_root' WHERE filter IS NOT NULL", /bulk_exports holds "eq\(is_root" in filter, which takes a filter that parses$/],
+      ['export fields no run has', `UPDATE bulk_exports SET export_fields = '["id","password"]' WHERE export_fields IS NOT NULL`, /bulk_exports holds .* in export_fields, JSON of another shape than it keeps \(\[1\]: /],
+      ['an interval of a year', 'UPDATE bulk_exports SET interval_hours = 8760 WHERE interval_hours IS NOT NULL', /bulk_exports holds the number 8760 in interval_hours, which takes a whole number from 1 to 168 or NULL$/],
+      ['a recurring export without its interval', "UPDATE bulk_exports SET status = 'IntervalScheduled', interval_hours = NULL WHERE interval_hours IS NOT NULL", /bulk_exports holds an IntervalScheduled export without interval_hours \(id "[\da-f-]{36}"\)$/],
+      ['exported files not JSON', "UPDATE bulk_export_runs SET exported_files = 'a.parquet'", /bulk_export_runs holds "a\.parquet" in exported_files, which takes JSON$/],
+      ['errors as a list', `UPDATE bulk_export_runs SET errors = '["failed"]' WHERE errors IS NOT NULL`, /bulk_export_runs holds .* in errors, JSON of another shape than it keeps \(Invalid input: expected record/],
+      ['a running run never started', "UPDATE bulk_export_runs SET started_at = NULL WHERE status = 'Running'", /bulk_export_runs holds a Running run without started_at \(id "[\da-f-]{36}"\)$/],
+      ['a creation time as a real', 'UPDATE bulk_export_runs SET created_at = 1.5', /bulk_export_runs holds the number 1\.5 in created_at, which takes a time/],
+      ['a step delay beyond 100 years', 'UPDATE bulk_export_runs SET step_delay = 9007199254740991', /bulk_export_runs holds the number 9007199254740991 in step_delay, which takes a delay/],
+      ['secrets not JSON', "UPDATE deployments SET secrets = 'every-row-secret'", /deployments holds a text \(a secret, not shown\) in secrets, which takes JSON$/],
+      ['secrets of another shape', `UPDATE deployments SET secrets = '[{"name": 1, "value": "every-row-secret"}]'`, /deployments holds a text \(a secret, not shown\) in secrets, JSON of another shape than it keeps \(\[0\]\.name: /],
+      ['a source config as a list', "UPDATE deployments SET source_config = '[]'", /deployments holds "\[\]" in source_config, JSON of another shape/],
+      ['tag value ids not JSON', "UPDATE deployments SET tag_value_ids = '{bad'", /deployments holds "\{bad" in tag_value_ids, which takes JSON$/],
+      ['a deployment status of none', "UPDATE deployments SET status = 'GONE'", /deployments holds "GONE" in status, which takes one of AWAITING_DATABASE/],
+      ['a revision ref as a number', `UPDATE deployment_revisions SET source_revision_config = '{"repo_ref": 5}'`, /deployment_revisions holds .* in source_revision_config, JSON of another shape than it keeps \(repo_ref: /],
+      ['a revision status of none', "UPDATE deployment_revisions SET status = 'PAUSED'", /deployment_revisions holds "PAUSED" in status, which takes one of CREATING/],
+      ['a revision event at a text', "UPDATE deployment_revision_events SET at = 'now'", /deployment_revision_events holds "now" in at, which takes a time/],
+      ['a deletion due at a blob', "UPDATE deployment_deletions SET due_at = x'00'", /deployment_deletions holds a blob in due_at, which takes a time/],
+      ['listener namespaces as a text', `UPDATE listeners SET compute_config = '{"k8s_namespaces": "rows"}'`, /listeners holds .* in compute_config, JSON of another shape than it keeps \(k8s_namespaces: /],
+      ['a PKCE flag of 2', 'UPDATE oauth_providers SET uses_pkce = 2', /oauth_providers holds the number 2 in uses_pkce, which takes one of 0, 1$/],
+    ];
+    for (const [name, sql, detail] of cases) {
+      const reply = await restore(lp, craft(`values-${name}.snapshot`, withDatabase(parts, (db) => db.exec(sql))));
+      expect(reply.status, `${name}: ${reply.text}`).toBe(400);
+      expect(reply.body.detail, name).toMatch(new RegExp(`cannot be restored here: its table ${detail.source}`));
+      expect(reply.text, name).not.toMatch(/every-row(-key|-client)?-secret|every-row-token/);
+    }
+    expect(await stateOf(lp)).toEqual(before);
+    // The rows as the API made them are all usable.
+    expect((await restore(lp, craft('every-row.snapshot', parts))).status).toBe(200);
+  });
+
   it('refuses an objstore part with a file where a bucket folder belongs, and the 17 objects are still there', async () => {
     const lp = await create();
     const fixtures = await fixturesOf(lp);
@@ -262,6 +312,50 @@ describe('a start on a data dir that was tampered with', () => {
     await expect(create({ dataDir })).rejects.toThrow(/localplane\.sqlite holds data localplane cannot use: objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/);
     expect(outsideTheDataDir(root)).toEqual(outside);
     expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
+  });
+
+  it('refuses a database holding rows the API or the background work could not read, in one line that shows no secret', async () => {
+    const dataDir = join(scratch, `unreadable-${++folders}`);
+    const lp = await create({ dataDir });
+    await fillEveryTable(lp);
+    await stop(lp);
+    const cases: [string, string, string, RegExp][] = [
+      [
+        'exported files not JSON',
+        "UPDATE bulk_export_runs SET exported_files = 'a.parquet' WHERE rowid = 1",
+        "UPDATE bulk_export_runs SET exported_files = '[]' WHERE rowid = 1",
+        /bulk_export_runs holds "a\.parquet" in exported_files, which takes JSON/,
+      ],
+      [
+        'secrets of another shape',
+        `UPDATE deployments SET secrets = '{"EVERY_ROW_KEY": "every-row-secret"}' WHERE name = 'every-row-agent'`,
+        `UPDATE deployments SET secrets = '[]' WHERE name = 'every-row-agent'`,
+        /deployments holds a text \(a secret, not shown\) in secrets, JSON of another shape than it keeps/,
+      ],
+      [
+        'a running export that never started',
+        "UPDATE bulk_exports SET started_at = NULL WHERE status = 'Running'",
+        "UPDATE bulk_exports SET started_at = created_at WHERE status = 'Running'",
+        /bulk_exports holds a Running export without started_at/,
+      ],
+    ];
+    const database = (sql: string) => {
+      const db = new Database(join(dataDir, 'localplane.sqlite'));
+      db.exec(sql);
+      db.close();
+    };
+    for (const [name, tamper, undo, detail] of cases) {
+      database(tamper);
+      const refusal = await create({ dataDir }).then(
+        () => expect.fail(`${name}: started`),
+        (error: Error) => error.message,
+      );
+      expect(refusal, name).toMatch(new RegExp(`localplane\\.sqlite holds data localplane cannot use: ${detail.source}.*: remove that data dir or choose another --data-dir$`));
+      expect(refusal.split('\n'), name).toHaveLength(1);
+      expect(refusal, name).not.toContain('every-row-secret');
+      database(undo);
+    }
+    await stop(await create({ dataDir }));
   });
 
   it('follows no symbolic link planted in the file view, and refuses one in the store', async () => {

@@ -30,6 +30,9 @@ export const EXECUTION_BACKEND: (typeof EXECUTION_BACKENDS)[number] = 'clickhous
 
 export const TERMINAL_STATUSES: readonly string[] = ['Cancelled', 'Completed', 'Failed', 'TimedOut'];
 
+/** A recurring export spawns a child export at most this many hours apart. */
+export const MAX_INTERVAL_HOURS = 168;
+
 const nullable = <S extends z.ZodType>(schema: S) => schema.nullable().optional();
 
 export const objstoreClientConfig = z.object({
@@ -80,7 +83,7 @@ export const exportCreate = z
     format: z.enum(FORMATS).default('Parquet'),
     format_version: z.enum(FORMAT_VERSIONS).default('v1'),
     compression: z.enum(COMPRESSIONS).default('gzip'),
-    interval_hours: nullable(z.int().min(1).max(168)),
+    interval_hours: nullable(z.int().min(1).max(MAX_INTERVAL_HOURS)),
     export_fields: nullable(z.array(z.string())),
   })
   .superRefine((body, ctx) => {

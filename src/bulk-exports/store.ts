@@ -1,6 +1,36 @@
-import type { Db, TableSet } from '../shared/db.ts';
-import type { Micros } from '../shared/time.ts';
-import type { Compression, DestinationConfig, ExportStatus, FormatVersion, RunStatus } from './schemas.ts';
+import { z } from 'zod';
+import { FLAG, TIMESTAMP, type Db, type TableSet } from '../shared/db.ts';
+import { MAX_SPAN_SECONDS, MICROS_PER_SECOND, type Micros } from '../shared/time.ts';
+import { compileFilter } from '../tracing/filter.ts';
+import { RUN_COLUMNS } from '../tracing/schema.ts';
+import {
+  COMPRESSIONS,
+  DESTINATION_TYPES,
+  destinationConfig,
+  destinationResponseSchema,
+  EXPORT_STATUSES,
+  FORMAT_VERSIONS,
+  FORMATS,
+  MAX_INTERVAL_HOURS,
+  RUN_STATUSES,
+  runProgressSchema,
+  runResponseSchema,
+  type Compression,
+  type DestinationConfig,
+  type ExportStatus,
+  type FormatVersion,
+  type RunStatus,
+} from './schemas.ts';
+
+/** An export's filter as it was let in: one that compiles, or none (an empty text is none). */
+function compiles(filter: string): boolean {
+  try {
+    if (filter !== '') compileFilter(filter);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export const bulkExportTables: TableSet = {
   ddl: `
@@ -69,6 +99,54 @@ CREATE INDEX IF NOT EXISTS bulk_export_runs_by_export ON bulk_export_runs (bulk_
     bulk_export_destinations: 'tenant_id = ?',
     bulk_exports: 'tenant_id = ?',
     bulk_export_runs: 'bulk_export_id IN (SELECT id FROM {schema}.bulk_exports WHERE tenant_id = ?)',
+  },
+  columns: {
+    bulk_export_destinations: {
+      destination_type: { oneOf: DESTINATION_TYPES },
+      // Stored as the request's config came out of its schema: the defaults filled in.
+      config: { json: destinationConfig.required({ prefix: true, include_bucket_in_prefix: true }) },
+      credentials_keys: { json: destinationResponseSchema.shape.credentials_keys },
+      created_at: TIMESTAMP,
+      updated_at: TIMESTAMP,
+    },
+    bulk_exports: {
+      all_experiments: FLAG,
+      start_time: TIMESTAMP,
+      end_time: TIMESTAMP,
+      interval_hours: { range: [1, MAX_INTERVAL_HOURS] },
+      filter: { text: compiles, says: 'a filter that parses' },
+      format: { oneOf: FORMATS },
+      format_version: { oneOf: FORMAT_VERSIONS },
+      compression: { oneOf: COMPRESSIONS },
+      export_fields: { json: z.array(z.enum(RUN_COLUMNS)) },
+      status: { oneOf: EXPORT_STATUSES },
+      created_at: TIMESTAMP,
+      updated_at: TIMESTAMP,
+      finished_at: TIMESTAMP,
+      started_at: TIMESTAMP,
+      // A child's due time is the parent's start and this many intervals: kept a time.
+      next_child_index: { range: [0, MAX_SPAN_SECONDS / 3600], says: 'a number of intervals within 100 years' },
+    },
+    bulk_export_runs: {
+      status: { oneOf: RUN_STATUSES },
+      errors: { json: runResponseSchema.shape.errors },
+      created_at: TIMESTAMP,
+      updated_at: TIMESTAMP,
+      finished_at: TIMESTAMP,
+      start_time: TIMESTAMP,
+      end_time: TIMESTAMP,
+      started_at: TIMESTAMP,
+      exported_files: { json: runProgressSchema.shape.exported_files },
+      step_delay: { range: [0, MAX_SPAN_SECONDS * MICROS_PER_SECOND], says: 'a delay in microseconds of at most 100 years' },
+    },
+  },
+  // What the runner reads again after a restart: a recurring export's interval, when running work started.
+  rows: {
+    bulk_exports: [
+      { sql: "status <> 'IntervalScheduled' OR interval_hours IS NOT NULL", says: 'an IntervalScheduled export without interval_hours' },
+      { sql: "status <> 'Running' OR started_at IS NOT NULL", says: 'a Running export without started_at' },
+    ],
+    bulk_export_runs: [{ sql: "status <> 'Running' OR started_at IS NOT NULL", says: 'a Running run without started_at' }],
   },
 };
 

@@ -1,8 +1,18 @@
-import { statementCache, type Db, type TableSet } from '../shared/db.ts';
+import { z } from 'zod';
+import { FLAG, statementCache, TIMESTAMP, type Db, type TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { TracingStore, type TracingSession } from '../tracing/store.ts';
+import { LISTENER_COMPUTE_TYPES, listenerComputeConfig } from './listener-schemas.ts';
 import {
+  DEPLOYMENT_SOURCES,
+  DEPLOYMENT_STATUSES,
+  DEPLOYMENT_TYPES,
+  REVISION_STATUSES,
   REVISION_STEP_STATUSES,
+  secret,
+  secretReference,
+  sourceConfig,
+  sourceRevisionConfig,
   type DeploymentSource,
   type DeploymentsQuery,
   type DeploymentStatus,
@@ -121,9 +131,40 @@ CREATE TABLE IF NOT EXISTS deployment_deletions (
       JOIN {schema}.deployments d ON d.id = r.deployment_id WHERE d.tenant_id = ?)`,
     deployment_deletions: 'tenant_id = ?',
   },
+  columns: {
+    deployment_tenants: { self_hosted: FLAG },
+    oauth_providers: { uses_pkce: FLAG, is_dynamic_client: FLAG, created_at: TIMESTAMP, updated_at: TIMESTAMP },
+    listeners: {
+      compute_type: { oneOf: LISTENER_COMPUTE_TYPES },
+      compute_config: { json: listenerComputeConfig },
+      created_at: TIMESTAMP,
+      updated_at: TIMESTAMP,
+    },
+    deployments: {
+      source: { oneOf: DEPLOYMENT_SOURCES },
+      deployment_type: { oneOf: DEPLOYMENT_TYPES },
+      status: { oneOf: DEPLOYMENT_STATUSES },
+      source_config: { json: sourceConfig.omit({ deployment_type: true }) },
+      secrets: { json: z.array(secret) },
+      secret_references: { json: z.array(secretReference) },
+      tag_value_ids: { json: z.array(z.string()) },
+      remote_reconciled: FLAG,
+      created_at: TIMESTAMP,
+      updated_at: TIMESTAMP,
+    },
+    deployment_revisions: {
+      status: { oneOf: REVISION_STATUSES },
+      source: { oneOf: DEPLOYMENT_SOURCES },
+      source_revision_config: { json: sourceRevisionConfig },
+      created_at: TIMESTAMP,
+      updated_at: TIMESTAMP,
+    },
+    deployment_revision_events: { status: { oneOf: REVISION_STATUSES }, at: TIMESTAMP },
+    deployment_deletions: { due_at: TIMESTAMP, delete_tracing_project: FLAG },
+  },
 };
 
-/** SQLite has no boolean: 0 or 1. */
+/** SQLite has no boolean: 0 or 1 (FLAG). */
 type Flag = 0 | 1;
 
 export interface DeploymentTenantRow {

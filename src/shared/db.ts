@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
+import type { ZodType } from 'zod';
 
 import { ensurePrivateFile } from './private-files.ts';
 
@@ -26,13 +27,48 @@ export interface TableSet {
    */
   workspaceRows?: Readonly<Record<string, string>>;
   /**
+   * What the code reading these tables assumes of their values beyond the tables' definitions,
+   * per table and column. Every column of every table is checked against its declared type (TEXT,
+   * INTEGER, REAL) and NOT NULL; a rule here adds what the definition cannot say.
+   */
+  columns?: Readonly<Record<string, Readonly<Record<string, ColumnRule>>>>;
+  /** Per table, conditions between the columns of one row that the code reading it assumes. */
+  rows?: Readonly<Record<string, readonly RowRule[]>>;
+  /**
    * The first row of these tables in `schema` (`snapshot`: a snapshot's database being restored;
    * `main`: a kept data dir's) that would make the code reach outside its own files or fail,
-   * in words (`<table> holds ...`); undefined when every row is usable. What a row becomes
-   * (a bucket name becomes a folder) is checked with the rules that let it in on creation.
+   * beyond what `columns` and `rows` say, in words (`<table> holds ...`); undefined when every row
+   * is usable. What a row becomes (a bucket name becomes a folder) is checked with the rules that
+   * let it in on creation.
    */
   invalidRow?(db: Db, schema: string): string | undefined;
 }
+
+/**
+ * What a column's values must be besides its declared type and NOT NULL: what the code that
+ * reads them assumes, as the code that writes them makes them.
+ */
+export type ColumnRule =
+  /** One of these values. */
+  | { oneOf: readonly (string | number)[] }
+  /** A whole number from `range[0]` to `range[1]`; `says` what it is, in words. */
+  | { range: readonly [number, number]; says?: string }
+  /** Text holding JSON that the schema accepts, as its writer stores it. */
+  | { json: ZodType }
+  /** Text the predicate accepts; `says` what it is, in words. */
+  | { text: (value: string) => boolean; says: string };
+
+/** A condition in SQL over one row's columns, and what a row failing it is, in words (`a Running run without started_at`). */
+export interface RowRule {
+  sql: string;
+  says: string;
+}
+
+/** SQLite has no boolean: 0 or 1. */
+export const FLAG: ColumnRule = { oneOf: [0, 1] };
+
+/** Microseconds since the epoch, as the clock hands them out: whole numbers JavaScript holds exactly (1684 to 2255, as parseTimestamp reads them). */
+export const TIMESTAMP: ColumnRule = { range: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER], says: 'a time in microseconds from 1684 to 2255' };
 
 /**
  * Opens an instance database: `main` holds the instance's state, the fixture template is
@@ -125,15 +161,6 @@ export function valueInWords(value: unknown): string {
   return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
 }
 
-/** What invalidRow says of the first unusable row of `schema`, over every set; undefined when there is none. */
-export function invalidRow(db: Db, tables: readonly TableSet[], schema: string): string | undefined {
-  for (const set of tables) {
-    const problem = set.invalidRow?.(db, schema);
-    if (problem !== undefined) return problem;
-  }
-  return undefined;
-}
-
 /** Every table of these sets, in their order. */
 export const tablesOf = (tables: readonly TableSet[]): string[] => tables.flatMap((set) => [...set.seeded, ...set.runtime]);
 
@@ -177,28 +204,6 @@ export function serializeState(db: Db): Buffer {
 export function attachSnapshotImage(db: Db, path: string): () => void {
   db.prepare('ATTACH DATABASE ? AS snapshot').run(path);
   return () => db.exec('DETACH DATABASE snapshot');
-}
-
-/**
- * Throws a sentence saying what is wrong unless the attached `snapshot` holds every table of
- * `tables` as main defines it, is whole by SQLite's integrity check (constraints included, so
- * its rows go into main without a failure), and holds no row invalidRow refuses.
- */
-export function checkSnapshotImage(db: Db, tables: readonly TableSet[]): void {
-  let problem: string | undefined;
-  try {
-    const definitions = (schema: string) =>
-      new Map(db.prepare<[], { name: string; sql: string }>(`SELECT name, sql FROM ${schema}.sqlite_schema WHERE type = 'table'`).all().map((row) => [row.name, row.sql]));
-    const [expected, found] = [definitions('main'), definitions('snapshot')];
-    const table = tablesOf(tables).find((name) => found.get(name) !== expected.get(name));
-    if (table !== undefined) throw new Error(`its table ${table} is missing or defined otherwise`);
-    if (db.prepare<[], string>('PRAGMA snapshot.integrity_check(1)').pluck().get() !== 'ok') throw new Error('its database is damaged');
-    problem = invalidRow(db, tables, 'snapshot');
-  } catch (error) {
-    const message = (error as Error).message;
-    throw new Error(/not a database|malformed/i.test(message) ? 'its database is damaged' : message);
-  }
-  if (problem !== undefined) throw new Error(`its table ${problem}`);
 }
 
 /** Replaces every table of main with the attached snapshot's rows, in one transaction. */

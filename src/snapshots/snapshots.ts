@@ -5,10 +5,11 @@ import { applyLimitsPatch, DEFAULT_LIMITS, type Limits, type LimitsPatch } from 
 import { createdBucketNames } from '../objstore/bucket-store.ts';
 import type { EmbeddedObjstore, StagedContents } from '../objstore/types.ts';
 import type { Clock } from '../shared/clock.ts';
-import { attachSnapshotImage, checkSnapshotImage, JOURNAL_SUFFIXES, replaceStateFromSnapshot, serializeState, type Db, type TableSet } from '../shared/db.ts';
+import { attachSnapshotImage, JOURNAL_SUFFIXES, replaceStateFromSnapshot, serializeState, type Db, type TableSet } from '../shared/db.ts';
 import type { IdGenerator } from '../shared/ids.ts';
 import { writePrivateFile } from '../shared/private-files.ts';
 import type { ResetRegistry } from '../shared/resets.ts';
+import { checkSnapshotImage } from '../shared/stored-rows.ts';
 import { openSnapshotFile, SnapshotFileError, writeSnapshotFile, type SnapshotContent, type SnapshotFileIdentity } from './format.ts';
 
 export interface SnapshotDeps {

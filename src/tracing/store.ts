@@ -1,4 +1,4 @@
-import { statementCache, type Db, type TableSet } from '../shared/db.ts';
+import { FLAG, statementCache, TIMESTAMP, type Db, type TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { insertRuns } from './generator.ts';
 import { RUN_COLUMNS, RUNS_DDL, type RunColumn, type RunRow } from './schema.ts';
@@ -28,6 +28,11 @@ ${RUNS_DDL}`,
   seeded: ['sessions'],
   runtime: ['runs'],
   workspaceRows: { sessions: 'tenant_id = ?', runs: 'session_id IN (SELECT id FROM {schema}.sessions WHERE tenant_id = ?)' },
+  // The exporter writes the runs' JSON columns as the text they are, and filters read them in SQL that takes any text.
+  columns: {
+    sessions: { created_at: TIMESTAMP },
+    runs: { start_time: TIMESTAMP, end_time: TIMESTAMP, is_root: FLAG, first_token_time: TIMESTAMP },
+  },
 };
 
 /** Traced runs ordered for export: (start_time, id) is the export cursor. */

@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS workspaces (
   seeded: ['workspaces'],
   runtime: [],
   workspaceRows: { workspaces: 'id = ?' },
+  columns: { workspaces: { tier: { oneOf: TIERS } } },
 };
 
 export class WorkspaceStore {

@@ -1,4 +1,4 @@
-import { credentialsOf, fullKey, workspaceByTier, type FixtureWorkspace, type TestContext } from './instance.ts';
+import { credentialsOf, fullKey, workspaceByTier, type FixturesView, type FixtureWorkspace, type TestContext } from './instance.ts';
 
 /** An existing value for each path parameter of the API, all in the workspace `workspace`. */
 export interface KnownIds extends Record<string, string> {
@@ -78,4 +78,66 @@ export function concretePath(pattern: string, values: Record<string, string>): s
     if (value === undefined) throw new Error(`no value for :${name} of ${pattern}`);
     return value;
   });
+}
+
+/** What GET /_localplane/state shows of a workspace's resources: the ids a read of each names. */
+interface WorkspaceState {
+  id: string;
+  sessions: { id: string }[];
+  destinations: { id: string }[];
+  bulk_exports: { id: string; interval_hours: number | null; runs: { id: string }[] }[];
+  deployments: { id: string; revisions: { id: string }[] }[];
+  listeners: { id: string }[];
+  oauth_providers: { provider_id: string }[];
+  codehost_integrations: { id: string }[];
+}
+
+/** A request that only reads: to the admin API, or as a workspace. */
+export interface ReadRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  workspace?: Pick<FixtureWorkspace, 'id' | 'api_key'>;
+}
+
+/** The routes that only read: every GET, and the deployment logs' POSTs (a log is asked for with a body). */
+const readsOnly = (route: { method: string; path: string }) => route.method === 'GET' || (route.method === 'POST' && route.path.endsWith('_logs'));
+
+/**
+ * Every read of `routes` for each workspace of `fixtures`, naming resources of its own as
+ * `state` (GET /_localplane/state) shows them; the admin API's once, the state also per
+ * workspace. A route naming a resource the workspace has none of is left out.
+ */
+export function readRequests(routes: readonly { method: string; path: string }[], fixtures: FixturesView, state: { workspaces: WorkspaceState[] }): ReadRequest[] {
+  const reads = routes.filter(readsOnly);
+  const requests: ReadRequest[] = reads.filter((route) => route.path.startsWith('/_localplane/') && !route.path.includes(':')).map((route) => ({ method: 'GET', path: route.path }));
+  for (const resources of state.workspaces) {
+    const workspace = fixtures.workspaces.find((candidate) => candidate.id === resources.id);
+    if (!workspace) continue;
+    requests.push({ method: 'GET', path: `/_localplane/state?workspace_id=${workspace.id}` });
+    const exported = resources.bulk_exports.find((row) => row.runs.length > 0);
+    const recurring = resources.bulk_exports.find((row) => row.interval_hours !== null);
+    const deployment = resources.deployments.find((row) => row.revisions.length > 0);
+    const values: Record<string, string | undefined> = {
+      workspace_id: workspace.id,
+      session_id: resources.sessions[0]?.id,
+      destination_id: resources.destinations[0]?.id,
+      bulk_export_id: exported?.id,
+      run_id: exported?.runs[0]?.id,
+      deployment_id: deployment?.id,
+      project_id: deployment?.id,
+      revision_id: deployment?.revisions[0]?.id,
+      listener_id: resources.listeners[0]?.id,
+      provider_id: resources.oauth_providers[0]?.provider_id,
+      integration_id: resources.codehost_integrations[0]?.id,
+    };
+    const known = Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    for (const route of reads) {
+      if (route.path.startsWith('/_localplane/') || route.path.startsWith('/docs') || route.path === '/openapi.json') continue;
+      const names = [...route.path.matchAll(/:(\w+)/g)].map((match) => match[1]!);
+      if (names.some((name) => known[name] === undefined)) continue;
+      const query = route.path === '/api/v1/bulk-exports/runs' ? `?source_bulk_export_id=${(recurring ?? exported)?.id ?? workspace.id}` : '';
+      requests.push({ method: route.method as ReadRequest['method'], path: `${concretePath(route.path, known)}${query}`, workspace });
+    }
+  }
+  return requests;
 }

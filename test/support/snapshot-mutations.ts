@@ -1,7 +1,8 @@
 /**
  * Hostile snapshot files for the robustness fuzz suite: one sound snapshot changed in one place
- * (its magic line, a header field, a database row, an objstore entry, a size or its checksum).
- * Names meant to leave the data dir aim at `victim` folders beside it, which must stay as they are.
+ * (its magic line, a header field, a database row, a value of any column, an objstore entry, a
+ * size or its checksum). Names meant to leave the data dir aim at `victim` folders beside it,
+ * which must stay as they are.
  */
 import fc from 'fast-check';
 import type Database from 'better-sqlite3';
@@ -147,6 +148,68 @@ function rowMutations(base: SnapshotParts, victim: string): fc.Arbitrary<Snapsho
   );
 }
 
+/**
+ * Values, as SQL, that the code reading a column may not expect: another type, JSON of another
+ * shape, numbers beyond a time or a flag, another column's words (a status that needs a start time).
+ */
+const HOSTILE_VALUES: readonly string[] = [
+  'NULL',
+  '0',
+  '-1',
+  '2',
+  '4611686018427387904',
+  '-9223372036854775808',
+  '1.5',
+  '1e300',
+  "''",
+  "'x'",
+  "x'00ff'",
+  `'{"a":'`,
+  "'null'",
+  "'[]'",
+  "'{}'",
+  "'[1]'",
+  "'[null]'",
+  "'[{}]'",
+  `'"text"'`,
+  `'{"name": 1, "prefix": 2, "repo_ref": 3, "k8s_namespaces": "x"}'`,
+  "'Running'",
+  "'IntervalScheduled'",
+  "'DEPLOYING'",
+  "'AWAITING_DELETE'",
+  "'eq(is_root'",
+];
+
+/** One column of one table set to a hostile value, in every row or in one. */
+function valueMutations(base: SnapshotParts): fc.Arbitrary<SnapshotMutation> {
+  let tables: { table: string; columns: string[]; rows: number }[] = [];
+  withDatabase(base, (db) => {
+    tables = db
+      .prepare<[], string>("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+      .pluck()
+      .all()
+      .map((table) => ({
+        table,
+        columns: db.prepare<[], string>(`SELECT name FROM pragma_table_info('${table}')`).pluck().all(),
+        rows: db.prepare<[], number>(`SELECT count(*) FROM "${table}"`).pluck().get()!,
+      }))
+      .filter((table) => table.rows > 0);
+  });
+  return fc
+    .constantFrom(...tables)
+    .chain(({ table, columns, rows }) => fc.tuple(fc.constant(table), fc.constantFrom(...columns), fc.constantFrom(...HOSTILE_VALUES), fc.option(fc.nat(rows - 1), { nil: undefined })))
+    .map(([table, column, value, row]) => {
+      const where = row === undefined ? '' : ` WHERE rowid = (SELECT rowid FROM "${table}" LIMIT 1 OFFSET ${row})`;
+      const what = `${table}.${column} = ${value} in ${row === undefined ? 'every row' : `row ${row}`}`;
+      try {
+        return { what, bytes: snapshotBytes(withDatabase(base, (db) => db.exec(`UPDATE "${table}" SET "${column}" = ${value}${where}`))) };
+      } catch {
+        // SQLite refused the change itself (a constraint): the sound file, which must restore.
+        return { what: `${what} (refused by SQLite: the sound file)`, bytes: snapshotBytes(base) };
+      }
+    });
+}
+
 /** Objstore entries with hostile paths, out of order, twice, or a file where a folder belongs. */
 function treeMutations(base: SnapshotParts, victim: string): fc.Arbitrary<SnapshotMutation> {
   const bucket = base.objstore.find((entry) => entry.data === null)!.path;
@@ -211,6 +274,7 @@ export function snapshotMutations(base: SnapshotParts, victim: string): fc.Arbit
     fc.constantFrom(...MAGIC_LINES).map((magic): SnapshotMutation => ({ what: `magic line ${JSON.stringify(magic)}`, bytes: snapshotBytes({ ...base, magic }) })),
     headerMutations(base),
     rowMutations(base, victim),
+    { arbitrary: valueMutations(base), weight: 3 },
     treeMutations(base, victim),
     sizeMutations(base),
     )
