@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exportClient, harness, statuses } from './support/exports.ts';
+import { exportClient, harness, statuses, type ExportRun } from './support/exports.ts';
 import { eventually, useLocalplane, workspaceByTier } from './support/instance.ts';
 import { parquetUpload, startObjstoreProxy, type ObjstoreProxy } from './support/objstore-proxy.ts';
 
@@ -63,6 +63,32 @@ describe('exports of one workspace', () => {
     expect((await acme.getExport(acmeExports[2]!)).updated_at).toBe('2026-10-10T00:02:00.000000+00:00');
     await advance(120);
     expect(await acmeStatuses()).toEqual(['Completed', 'Completed', 'Completed']);
+  });
+});
+
+describe('a recurring export that starts far back', () => {
+  it('spawns the children due since one turn of the event loop at a time: the API answers meanwhile, a workspace has one dispatch queued, cancelling stops the rest', async () => {
+    const destinationId = await acme.createDestination('far-back');
+    // Hourly from a year back: a child is due for each of 8,760 windows at once.
+    const parentId = await acme.startExport(destinationId, 'support-bot-staging', { start_time: '2025-10-10T00:00:00Z', interval_hours: 1 });
+    let advanced = false;
+    const advancing = advance(0).then((response) => {
+      advanced = true;
+      return response;
+    });
+    const childRuns = async () => (await acme.client().get(`/api/v1/bulk-exports/runs?source_bulk_export_id=${parentId}`)).body as ExportRun[];
+    await eventually(async () => (await childRuns()).length > 1, 'children of the recurring export');
+    const dispatches = (await tasks()).filter((task) => task.label.startsWith('dispatch exports of workspace'));
+    expect(dispatches.length).toBeLessThanOrEqual(1);
+    expect((await acme.client().patch(`/api/v1/bulk-exports/${parentId}`, { status: 'Cancelled' })).status).toBe(200);
+    expect(advanced).toBe(false);
+
+    expect((await advancing).status).toBe(200);
+    const runs = await childRuns();
+    expect(runs.length).toBeGreaterThan(1);
+    expect(runs.length).toBeLessThan(8760);
+    expect(new Set(statuses(runs))).toEqual(new Set(['Completed']));
+    expect((await tasks()).filter((task) => task.label.includes(parentId))).toEqual([]);
   });
 });
 

@@ -1,8 +1,10 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
 import type { Limits } from '../config.ts';
 import type { ProgressListener } from '../progress.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { IdGenerator } from '../shared/ids.ts';
-import type { Scheduler } from '../shared/scheduler.ts';
+import type { ScheduledTask, Scheduler } from '../shared/scheduler.ts';
 import { MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_SECOND, startOfUtcDay, type Micros } from '../shared/time.ts';
 import { compileFilter } from '../tracing/filter.ts';
 import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
@@ -99,6 +101,7 @@ const exportLane = (exportId: string) => `export ${exportId}`;
  */
 export class ExportRunner {
   private readonly uploads = new Map<string, UploadingFile>();
+  private readonly queuedDispatches = new Map<string, ScheduledTask>();
 
   constructor(private readonly deps: RunnerDeps) {}
 
@@ -184,23 +187,35 @@ export class ExportRunner {
     for (const runId of runIds) this.uploads.delete(runId);
   }
 
+  /** A dispatch queued and not yet started covers every later request to dispatch: it reads the state when it starts. */
   private scheduleDispatch(tenantId: string, at: Micros): void {
-    this.deps.scheduler.schedule(at, workspaceLane(tenantId), `dispatch exports of workspace ${tenantId}`, () => this.dispatch(tenantId));
+    const queued = this.queuedDispatches.get(tenantId);
+    if (queued && !queued.cancelled && queued.dueAt <= at) return;
+    const task = this.deps.scheduler.schedule(at, workspaceLane(tenantId), `dispatch exports of workspace ${tenantId}`, () => {
+      if (this.queuedDispatches.get(tenantId) === task) this.queuedDispatches.delete(tenantId);
+      this.dispatch(tenantId);
+    });
+    this.queuedDispatches.set(tenantId, task);
   }
 
   private scheduleStep(runId: string, at: Micros): void {
     this.deps.scheduler.schedule(at, runLane(runId), `export run step ${runId}`, () => this.step(runId));
   }
 
-  private scheduleSpawn(parent: ExportRow, index: number): void {
+  private scheduleSpawn(parent: ExportRow, index: number): ScheduledTask {
     const interval = parent.interval_hours! * MICROS_PER_HOUR;
     const dueAt = parent.start_time + (index + 1) * interval + seconds(this.deps.limits().recurring_start_delay_seconds);
-    this.deps.scheduler.schedule(dueAt, exportLane(parent.id), `spawn child ${index} of ${parent.id}`, () => this.spawn(parent.id, index));
+    return this.deps.scheduler.schedule(dueAt, exportLane(parent.id), `spawn child ${index} of ${parent.id}`, () => this.spawn(parent.id, index));
   }
 
-  private spawn(parentId: string, index: number): void {
+  /**
+   * Spawns the child of window `index` and schedules the next. A recurring export that starts
+   * far back has a child due for every window since: while they are due, each spawn holds its
+   * lane for one turn of the event loop, so requests are answered between them.
+   */
+  private spawn(parentId: string, index: number): Promise<void> | undefined {
     const parent = this.deps.store.exportById(parentId);
-    if (!parent || parent.status !== 'IntervalScheduled' || parent.next_child_index !== index) return;
+    if (!parent || parent.status !== 'IntervalScheduled' || parent.next_child_index !== index) return undefined;
     const now = this.deps.clock.now();
     const interval = parent.interval_hours! * MICROS_PER_HOUR;
     const child: ExportRow = {
@@ -222,7 +237,8 @@ export class ExportRunner {
       this.deps.store.updateExport(parent.id, { next_child_index: index + 1, updated_at: now });
       this.launch(child);
     });
-    this.scheduleSpawn({ ...parent, next_child_index: index + 1 }, index + 1);
+    const next = this.scheduleSpawn({ ...parent, next_child_index: index + 1 }, index + 1);
+    return next.dueAt <= now ? nextTurn() : undefined;
   }
 
   /**
@@ -233,7 +249,7 @@ export class ExportRunner {
   private dispatch(tenantId: string): void {
     const limits = this.deps.limits();
     const now = this.deps.clock.now();
-    const exports = this.deps.store.unfinishedExports(tenantId);
+    const exports = this.deps.store.dispatchableExports(tenantId, limits.concurrent_exports_per_workspace);
     let running = exports.filter((exportRow) => exportRow.status === 'Running').length;
     for (const exportRow of exports) {
       if (exportRow.status === 'Created') {

@@ -71,6 +71,7 @@ CREATE TABLE IF NOT EXISTS bulk_exports (
 );
 CREATE INDEX IF NOT EXISTS bulk_exports_by_tenant ON bulk_exports (tenant_id, created_at);
 CREATE INDEX IF NOT EXISTS bulk_exports_by_source ON bulk_exports (source_bulk_export_id);
+CREATE INDEX IF NOT EXISTS bulk_exports_by_status ON bulk_exports (tenant_id, status, created_at);
 CREATE TABLE IF NOT EXISTS bulk_export_runs (
   id TEXT PRIMARY KEY,
   bulk_export_id TEXT NOT NULL,
@@ -249,8 +250,14 @@ export class BulkExportStore {
         'SELECT * FROM bulk_exports WHERE tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?',
       ),
       activeExports: prepare<[], ExportRow>(`SELECT * FROM bulk_exports WHERE status IN ${ACTIVE_EXPORT_STATUSES} ORDER BY created_at, rowid`),
-      unfinishedExports: prepare<[string], ExportRow>(
-        "SELECT * FROM bulk_exports WHERE tenant_id = ? AND status IN ('Created', 'Running') ORDER BY created_at, rowid",
+      runningCount: prepare<[string], number>("SELECT count(*) FROM bulk_exports WHERE tenant_id = ? AND status = 'Running'").pluck(),
+      dispatchable: prepare<[{ tenant: string; free: number }], ExportRow>(
+        // Each part searches bulk_exports_by_status (an OR would scan every export of the workspace).
+        `SELECT * FROM bulk_exports WHERE rowid IN (
+           SELECT rowid FROM bulk_exports WHERE tenant_id = @tenant AND status = 'Running'
+           UNION ALL
+           SELECT * FROM (SELECT rowid FROM bulk_exports WHERE tenant_id = @tenant AND status = 'Created' ORDER BY created_at, rowid LIMIT @free))
+         ORDER BY created_at, rowid`,
       ),
       createdBetween: prepare<[string, Micros, Micros], number>(
         `SELECT count(*) FROM bulk_exports
@@ -313,9 +320,14 @@ export class BulkExportStore {
   activeExports() {
     return this.statements.activeExports.all();
   }
-  /** The workspace's one-time exports (children included) waiting or running, oldest first. */
-  unfinishedExports(tenantId: string) {
-    return this.statements.unfinishedExports.all(tenantId);
+  /**
+   * The workspace's one-time exports (children included) that may run now, oldest first: those
+   * running, and the oldest waiting ones that fit beside them in `concurrentExports`. Waiting
+   * exports past those are never read, however many a recurring export spawned.
+   */
+  dispatchableExports(tenantId: string, concurrentExports: number) {
+    const free = Math.max(0, concurrentExports - this.statements.runningCount.get(tenantId)!);
+    return this.statements.dispatchable.all({ tenant: tenantId, free });
   }
   /** Exports the workspace created itself (not recurring children) in (from, to]. */
   createdBetween(tenantId: string, from: Micros, to: Micros): number {

@@ -6,6 +6,8 @@ export interface ScheduledTask {
   /** Tasks of one lane run one at a time, in due order; tasks of different lanes run side by side. */
   readonly lane: string;
   readonly label: string;
+  /** Set once the task is cancelled before it started. */
+  readonly cancelled: boolean;
   cancel(): void;
 }
 
