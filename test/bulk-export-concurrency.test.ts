@@ -92,6 +92,29 @@ describe('a recurring export that starts far back', () => {
   });
 });
 
+describe('a one-time export over decades', () => {
+  it('runs its 20,454 days a few at a time while the API answers; cancelling it ends the rest', async () => {
+    const exportId = await acme.startExport(await acme.createDestination('decades'), 'support-bot-staging', {
+      start_time: '1970-01-01T00:00:00Z',
+      end_time: '2026-01-01T00:00:00Z',
+    });
+    let advanced = false;
+    const advancing = advance(0).then((response) => {
+      advanced = true;
+      return response;
+    });
+    await eventually(async () => (await acme.getExport(exportId)).status === 'Running', 'the export to start');
+    expect((await acme.client().patch(`/api/v1/bulk-exports/${exportId}`, { status: 'Cancelled' })).status).toBe(200);
+    expect(advanced).toBe(false);
+
+    expect((await advancing).status).toBe(200);
+    const runs = await acme.getRuns(exportId);
+    expect(runs).toHaveLength(20_454);
+    expect(new Set(statuses(runs))).toEqual(new Set(['Completed', 'Cancelled']));
+    expect(runs.filter((run) => run.status === 'Completed').length).toBeLessThan(20_454);
+  });
+});
+
 describe('side by side', () => {
   let proxy: ObjstoreProxy;
   beforeEach(async () => {

@@ -261,16 +261,13 @@ export class ExportRunner {
   }
 
   private startRuns(exportRow: ExportRow, limits: Limits, now: Micros): void {
-    const runs = this.deps.store.runsOf(exportRow.id);
-    const runningCount = runs.filter((run) => run.status === 'Running').length;
-    const waiting = runs.filter((run) => run.status === 'Created');
-    if (runningCount === 0 && waiting.length === 0) {
+    const { running, waiting: starting } = this.deps.store.startableRuns(exportRow.id, limits.concurrent_runs_per_export);
+    if (running === 0 && starting.length === 0) {
       this.deps.store.updateExport(exportRow.id, { status: 'Completed', finished_at: now, updated_at: now });
       this.deps.scheduler.cancelLane(exportLane(exportRow.id));
       this.reportProgress(exportRow.id);
       return;
     }
-    const starting = waiting.slice(0, Math.max(0, limits.concurrent_runs_per_export - runningCount));
     if (starting.length === 0) return;
     const destination = this.deps.store.destinationById(exportRow.bulk_export_destination_id);
     const started = starting.map((run): ExportRunRow => {
@@ -458,15 +455,8 @@ export class ExportRunner {
     if (!this.deps.progress) return;
     const exportRow = this.deps.store.exportById(exportId);
     if (!exportRow) return;
-    const runs = this.deps.store.runsOf(exportId);
-    this.deps.progress({
-      kind: 'export',
-      exportId,
-      status: exportRow.status,
-      runsDone: runs.filter((run) => run.status !== 'Created' && run.status !== 'Running').length,
-      runsTotal: runs.length,
-      rowsWritten: runs.reduce((sum, run) => sum + run.rows_written, 0),
-    });
+    const totals = this.deps.store.runTotals(exportId);
+    this.deps.progress({ kind: 'export', exportId, status: exportRow.status, runsDone: totals.done, runsTotal: totals.total, rowsWritten: totals.rowsWritten });
   }
 
   /** Lets an upload the run no longer needs end (a retry writes its file again); its outcome is not recorded. */

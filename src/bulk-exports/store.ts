@@ -93,7 +93,8 @@ CREATE TABLE IF NOT EXISTS bulk_export_runs (
   failing_attempts INTEGER NOT NULL DEFAULT 0,
   step_delay INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS bulk_export_runs_by_export ON bulk_export_runs (bulk_export_id, start_time);`,
+CREATE INDEX IF NOT EXISTS bulk_export_runs_by_export ON bulk_export_runs (bulk_export_id, start_time);
+CREATE INDEX IF NOT EXISTS bulk_export_runs_by_status ON bulk_export_runs (bulk_export_id, status, start_time);`,
   seeded: [],
   runtime: ['bulk_export_destinations', 'bulk_exports', 'bulk_export_runs'],
   workspaceRows: {
@@ -150,6 +151,13 @@ CREATE INDEX IF NOT EXISTS bulk_export_runs_by_export ON bulk_export_runs (bulk_
     bulk_export_runs: [{ sql: "status <> 'Running' OR started_at IS NOT NULL", says: 'a Running run without started_at' }],
   },
 };
+
+/** An export's runs counted: all of them, those ended, and the rows they wrote. */
+export interface RunTotals {
+  total: number;
+  done: number;
+  rowsWritten: number;
+}
 
 export interface StoredCredentials {
   access_key_id: string | null;
@@ -274,6 +282,14 @@ export class BulkExportStore {
       run: prepare<[string, string], ExportRunRow>('SELECT * FROM bulk_export_runs WHERE id = ? AND bulk_export_id = ?'),
       runById: prepare<[string], ExportRunRow>('SELECT * FROM bulk_export_runs WHERE id = ?'),
       runsOf: prepare<[string], ExportRunRow>('SELECT * FROM bulk_export_runs WHERE bulk_export_id = ? ORDER BY start_time, rowid'),
+      runningRunCount: prepare<[string], number>("SELECT count(*) FROM bulk_export_runs WHERE bulk_export_id = ? AND status = 'Running'").pluck(),
+      waitingRuns: prepare<[string, number], ExportRunRow>(
+        "SELECT * FROM bulk_export_runs WHERE bulk_export_id = ? AND status = 'Created' ORDER BY start_time, rowid LIMIT ?",
+      ),
+      runTotals: prepare<[string], RunTotals>(
+        `SELECT count(*) AS total, count(*) FILTER (WHERE status NOT IN ('Created', 'Running')) AS done, coalesce(sum(rows_written), 0) AS rowsWritten
+           FROM bulk_export_runs WHERE bulk_export_id = ?`,
+      ),
       runsOfChildren: prepare<[string], ExportRunRow>(
         `SELECT r.* FROM bulk_export_runs r JOIN bulk_exports e ON e.id = r.bulk_export_id
           WHERE e.source_bulk_export_id = ? ORDER BY e.start_time, r.start_time, r.rowid`,
@@ -351,6 +367,18 @@ export class BulkExportStore {
   }
   runsOf(exportId: string) {
     return this.statements.runsOf.all(exportId);
+  }
+  /**
+   * How many of the export's runs are running, and its first waiting runs (in day order) that
+   * fit beside them in `concurrentRuns`: the waiting runs past those are never read, however
+   * many days the export spans.
+   */
+  startableRuns(exportId: string, concurrentRuns: number): { running: number; waiting: ExportRunRow[] } {
+    const running = this.statements.runningRunCount.get(exportId)!;
+    return { running, waiting: this.statements.waitingRuns.all(exportId, Math.max(0, concurrentRuns - running)) };
+  }
+  runTotals(exportId: string): RunTotals {
+    return this.statements.runTotals.get(exportId)!;
   }
   runsOfChildren(sourceExportId: string) {
     return this.statements.runsOfChildren.all(sourceExportId);

@@ -61,26 +61,27 @@ export class Scheduler {
       run,
       sequence: this.sequence++,
       cancelled: false,
-      cancel: () => {
-        task.cancelled = true;
-      },
+      cancel: () => this.drop((other) => other === task),
     };
     const index = this.queue.findIndex((other) => other.dueAt > dueAt);
     this.queue.splice(index === -1 ? this.queue.length : index, 0, task);
     // Never from inside the caller: what schedules a task finishes before the task starts.
-    if (!this.wakeQueued) {
-      this.wakeQueued = true;
-      setImmediate(() => {
-        this.wakeQueued = false;
-        this.wake();
-      });
-    }
+    this.wakeNextTurn();
     return task;
+  }
+
+  private wakeNextTurn(): void {
+    if (this.wakeQueued) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      this.wake();
+    });
   }
 
   /** Cancels the lane's tasks that have not started (its task in flight, if any, runs to its end). */
   cancelLane(lane: string): void {
-    for (const task of this.queue) if (task.lane === lane) task.cancelled = true;
+    this.drop((task) => task.lane === lane);
   }
 
   /**
@@ -88,9 +89,7 @@ export class Scheduler {
    * scheduled meanwhile in the same lanes; other lanes go on all along.
    */
   async cancelLanes(lanes: ReadonlySet<string>): Promise<void> {
-    const cancel = () => {
-      for (const task of this.queue) if (lanes.has(task.lane)) task.cancelled = true;
-    };
+    const cancel = () => this.drop((task) => lanes.has(task.lane));
     cancel();
     for (;;) {
       const inFlight = [...lanes].flatMap((lane) => this.running.get(lane) ?? []);
@@ -101,7 +100,7 @@ export class Scheduler {
   }
 
   pending(): readonly ScheduledTask[] {
-    return this.queue.filter((task) => !task.cancelled);
+    return [...this.queue];
   }
 
   /** Resolves once no task is running and, unless the clock is frozen, none is due. */
@@ -142,6 +141,19 @@ export class Scheduler {
     this.wake();
   }
 
+  /**
+   * Cancels the queued tasks that pass `test` and takes them out of the queue: a task cancelled
+   * long before its time (a run's time limit once the run ended) would otherwise stay in it, and
+   * every scheduling and cancelling would walk past all of them.
+   */
+  private drop(test: (task: QueuedTask) => boolean): void {
+    this.queue = this.queue.filter((task) => {
+      if (!test(task)) return true;
+      task.cancelled = true;
+      return false;
+    });
+  }
+
   /** Cancels every task that has not started. */
   private clear(): void {
     for (const task of this.queue) task.cancelled = true;
@@ -167,7 +179,6 @@ export class Scheduler {
   }
 
   private peek(): QueuedTask | undefined {
-    while (this.queue[0]?.cancelled) this.queue.shift();
     return this.queue[0];
   }
 
@@ -180,7 +191,7 @@ export class Scheduler {
     if (!this.mayStart()) return;
     for (;;) {
       const now = this.clock.now();
-      const index = this.queue.findIndex((task) => !task.cancelled && task.dueAt <= now && !this.running.has(task.lane));
+      const index = this.queue.findIndex((task) => task.dueAt <= now && !this.running.has(task.lane));
       if (index === -1) return;
       const [task] = this.queue.splice(index, 1);
       this.start(task!);
@@ -200,7 +211,8 @@ export class Scheduler {
       .then(undefined, (error: unknown) => this.onError(task.label, error))
       .finally(() => {
         this.running.delete(task.lane);
-        this.wake();
+        // On the next turn of the event loop: tasks that end without I/O would otherwise start the next ones from this promise chain, and requests would wait until no task is left.
+        this.wakeNextTurn();
       });
     this.running.set(task.lane, done);
   }
@@ -215,7 +227,7 @@ export class Scheduler {
     this.disarm();
     if (this.clock.frozen || this.stopped) return;
     const now = this.clock.now();
-    const next = this.queue.find((task) => !task.cancelled && task.dueAt > now);
+    const next = this.queue.find((task) => task.dueAt > now);
     if (!next) return;
     const delayMs = Math.min(MAX_TIMER_MS, Math.max(0, (next.dueAt - now) / 1000));
     this.timer = setTimeout(() => this.wake(), delayMs);
