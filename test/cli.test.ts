@@ -458,7 +458,9 @@ describe('progress display', () => {
     const terminal = spawn('script', ['-qfec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let screen = '';
     terminal.stdout.on('data', (chunk) => (screen += chunk));
-    const exited = new Promise((resolve) => terminal.once('exit', resolve));
+    // script(1) exits with the CLI's own exit code (-e) once the CLI has stopped.
+    const exited = new Promise<number | null>((resolve) => terminal.once('exit', resolve));
+    let exitCode: number | null;
     try {
       const apiUrl = await eventually(async () => /localplane ready api=(\S+)/.exec(screen)?.[1], 'the ready line');
       expect(screen).toMatch(/\r\x1b\[2Kbuilding fixtures: \d{1,3}(,\d{3})*\/15,000 runs \(\d+%\)/);
@@ -488,9 +490,11 @@ describe('progress display', () => {
       await eventually(async () => screen.includes(`localplane: export ${id} Completed`), 'the export\'s last line', 30_000);
       expect(screen).toMatch(new RegExp(`localplane: export ${id} Completed: runs (\\d+)/\\1, 3,000 rows written\\r?\\n`));
     } finally {
-      terminal.kill('SIGTERM');
-      await exited;
+      // Ctrl-C as a user stops it: SIGINT through the terminal, and the CLI cleans up before script(1) exits.
+      terminal.stdin.write('\x03');
+      exitCode = await exited;
     }
+    expect(exitCode).toBe(0);
   });
 
   it('not in a terminal: nothing but the ready line and log lines', async () => {
