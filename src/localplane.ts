@@ -196,6 +196,9 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   let limits: Limits = initialLimits;
   const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
 
+  // Refuses a malformed alias before anything is made.
+  const embeddedEndpoint = createEndpointResolver(() => objstore.url!, endpointAliases);
+
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'localplane-'));
   /** What a build that fails half-way must undo, last first. */
@@ -276,7 +279,6 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     return failed(error);
   }
   const objstoreClients = new ObjstoreClients();
-  const embeddedEndpoint = createEndpointResolver(() => objstore.url!, endpointAliases);
   const bindObjstore = async () => {
     try {
       return await objstore.listen();
@@ -424,6 +426,8 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       (stopping ??= (async () => {
         observer.stop();
         await scheduler.stop();
+        // An export's last upload outlives its step: it lands before the store closes and the data dir goes.
+        await runner.stop();
         for (const close of onStop.reverse()) await close();
         await encoder.close();
         await objstore.close();

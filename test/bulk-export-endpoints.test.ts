@@ -1,3 +1,7 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENDPOINT_ALIASES, start } from '../src/index.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type TestContext } from './support/instance.ts';
@@ -143,9 +147,19 @@ describe('an alias map given to start()', () => {
     },
   );
 
-  it('refuses a malformed alias when starting', async () => {
-    await expect(start({ port: 0, objstorePort: 0, endpointAliases: ['https://storage.example.com/path'], log: () => {} })).rejects.toThrow(
-      /endpoint alias "https:\/\/storage.example.com\/path" must be/,
-    );
+  it('refuses a malformed alias when starting, and leaves no temp dir behind', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'localplane-aliases-'));
+    const tmpdirBefore = process.env.TMPDIR;
+    process.env.TMPDIR = scratch;
+    try {
+      await expect(start({ port: 0, objstorePort: 0, endpointAliases: ['https://storage.example.com/path'], log: () => {} })).rejects.toThrow(
+        /endpoint alias "https:\/\/storage.example.com\/path" must be/,
+      );
+    } finally {
+      if (tmpdirBefore === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmpdirBefore;
+    }
+    expect(readdirSync(scratch)).toEqual([]);
+    rmSync(scratch, { recursive: true });
   });
 });

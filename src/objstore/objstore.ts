@@ -1,4 +1,4 @@
-import http from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
@@ -83,12 +83,22 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
         minPartSize: options.minPartSize,
       })),
     ));
-  const handle: GatewayHandler = (req, res, expectContinue) => {
-    if (gateway) return gateway(req, res, expectContinue);
-    loadGateway().then(
-      (loaded) => loaded(req, res, expectContinue),
-      () => res.destroy(),
+  const inFlight = new Set<Promise<void>>();
+  const handle = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => {
+    const handling = (gateway ? gateway(req, res, expectContinue) : loadGateway().then((loaded) => loaded(req, res, expectContinue), () => void res.destroy())).finally(() =>
+      inFlight.delete(handling),
     );
+    inFlight.add(handling);
+  };
+  /**
+   * Waits for the requests under way, what they handed to s3rver and the file view updates they
+   * asked for: a closed connection ends a request's reply, not the writes it began, and the data
+   * dir may be removed next.
+   */
+  const settle = async () => {
+    while (inFlight.size > 0) await Promise.all(inFlight);
+    await storage.settled();
+    await fileView?.settled();
   };
 
   const server = http.createServer();
@@ -151,18 +161,15 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
       };
     },
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        if (!server.listening) {
-          storage.close();
-          return resolve();
+      return (closing ??= (async () => {
+        if (server.listening) {
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+          server.closeAllConnections();
+          await closed;
         }
-        server.close(() => {
-          storage.close();
-          resolve();
-        });
-        server.closeAllConnections();
-      });
-      return closing;
+        await settle();
+        storage.close();
+      })());
     },
   };
 }

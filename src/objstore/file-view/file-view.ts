@@ -109,6 +109,14 @@ export class FileView {
     });
   }
 
+  /** Resolves once every update asked for so far, and those they led to, is done. */
+  async settled(): Promise<void> {
+    for (let tail = this.tail; ; tail = this.tail) {
+      await tail;
+      if (tail === this.tail) return;
+    }
+  }
+
   /** Back to empty bucket folders, after the store was reset. */
   reset(): Promise<void> {
     return this.enqueue(async () => this.emptyFolders());

@@ -55,7 +55,8 @@ export interface GatewayOptions {
   minPartSize?: number;
 }
 
-export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => void;
+/** Answers one request; resolves (never rejects) once the gateway's own work for it is done (what it hands to s3rver: `ObjstoreStorage.settled`). */
+export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => Promise<void>;
 
 /** What a request's signature shows: its key, the payload hash its body is held to, and the chunk signatures of that body. */
 interface Admission {
@@ -274,7 +275,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     }
   }
 
-  return (req, res, expectContinue) => {
+  return async (req, res, expectContinue) => {
     let exchange: Exchange;
     try {
       exchange = beginExchange(req, res, expectContinue, journal, options.observer);
@@ -292,7 +293,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       }
     };
     try {
-      handleExchange(exchange).catch(fail);
+      await handleExchange(exchange);
     } catch (err) {
       fail(err);
     }

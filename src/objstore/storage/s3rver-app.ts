@@ -127,8 +127,9 @@ function createS3rverApp(store: S3rverStore): S3rverApp {
 }
 
 /** s3rver's Koa application over the store `store()` gives, both loaded on the first request it has to answer. */
-export function createS3rverHandler(store: () => S3rverStore): { handle(req: IncomingMessage, res: ServerResponse): void; close(): void } {
+export function createS3rverHandler(store: () => S3rverStore): { handle(req: IncomingMessage, res: ServerResponse): void; settled(): Promise<void>; close(): void } {
   let app: S3rverApp | null = null;
+  const inFlight = new Set<Promise<unknown>>();
   let callback: ReturnType<S3rverApp['callback']> | null = null;
   const handler = () => {
     app ??= createS3rverApp(store());
@@ -145,10 +146,16 @@ export function createS3rverHandler(store: () => S3rverStore): { handle(req: Inc
   return {
     handle(req, res) {
       try {
-        Promise.resolve(handler()(req, res)).catch(() => fail(res));
+        const handling = Promise.resolve(handler()(req, res))
+          .catch(() => fail(res))
+          .finally(() => inFlight.delete(handling));
+        inFlight.add(handling);
       } catch {
         fail(res);
       }
+    },
+    async settled() {
+      while (inFlight.size > 0) await Promise.all(inFlight);
     },
     close() {
       try {

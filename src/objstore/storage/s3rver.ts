@@ -206,6 +206,7 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
 
   const storage: ObjstoreStorage = {
     handle: (req, res) => s3rver.handle(req, res),
+    settled: () => s3rver.settled(),
     close: () => s3rver.close(),
 
     async bucketExists(bucket) {

@@ -76,6 +76,8 @@ export interface StagedTree {
 export interface ObjstoreStorage {
   /** Hands a request the gateway has authorised (and stripped of authentication) to s3rver. */
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Resolves once every request handed to s3rver has ended: a closed connection cuts a request short, not the writes it began. */
+  settled(): Promise<void>;
   close(): void;
 
   bucketExists(bucket: string): Promise<boolean>;
