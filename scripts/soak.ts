@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
+import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 import { OBJSTORE_PERMISSIONS } from '../src/objstore/index.ts';
 import { createRandom } from '../src/shared/prng.ts';
 import { spawnLocalplane } from './bench/processes.ts';
@@ -118,7 +119,7 @@ async function main() {
       });
       if (!created) return;
       currentExport = created.id;
-      for (let status = created.status; going() && !['Completed', 'Failed', 'Cancelled', 'TimedOut'].includes(status); ) {
+      for (let status = created.status; going() && !isTerminalStatus(String(status)); ) {
         await new Promise((resolve) => setTimeout(resolve, 200));
         status = (await call('poll export', 200, 'GET', `/api/v1/bulk-exports/${created.id}`))?.status;
         if (status === 'Completed') exportsDone++;

@@ -1,9 +1,9 @@
+import { isTerminalStatus } from './bulk-exports/statuses.ts';
 import type { ProgressEvent } from './progress.ts';
 
 /** Redraws of the status line at most this often, except for the last state of a piece of work. */
 const REDRAW_MS = 100;
 const CLEAR_LINE = '\r\x1b[2K';
-const ENDED_EXPORT = new Set(['Completed', 'Failed', 'Cancelled', 'TimedOut']);
 
 const count = (value: number) => value.toLocaleString('en-US');
 
@@ -15,7 +15,7 @@ function describeProgress(event: ProgressEvent): { text: string; final: boolean 
   }
   return {
     text: `export ${event.exportId} ${event.status}: runs ${event.runsDone}/${event.runsTotal}, ${count(event.rowsWritten)} rows written`,
-    final: ENDED_EXPORT.has(event.status),
+    final: isTerminalStatus(event.status),
   };
 }
 

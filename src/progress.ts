@@ -1,4 +1,4 @@
-import type { ExportStatus } from './bulk-exports/schemas.ts';
+import type { ExportStatus } from './bulk-exports/statuses.ts';
 
 /** What a long piece of work has done so far, for a display (the CLI's status line in a terminal). */
 export type ProgressEvent =

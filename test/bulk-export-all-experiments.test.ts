@@ -4,6 +4,7 @@ import { credentialsOf, eventually, fullKey, useLocalplane, workspaceByTier, typ
 import { download, duckdb, listKeys, s3For } from './support/objstore.ts';
 import { expectSchema } from './support/openapi.ts';
 import { inWindow, seededRuns } from './support/source.ts';
+import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 
 /**
  * Bulk exports of all experiments (`all_experiments: true` instead of `session_id`), run
@@ -17,7 +18,6 @@ const acme = () => ctx.api.as(workspaceByTier(ctx.fixtures, 'plus'));
 const bucket = () => ctx.fixtures.objstore.buckets[0]!;
 const BULK = '/api/v1/bulk-exports';
 const WINDOW = { start_time: '2026-10-02T00:00:00Z', end_time: '2026-10-04T00:00:00Z' };
-const TERMINAL = ['Completed', 'Failed', 'Cancelled', 'TimedOut'];
 /** The fixture projects with seeded runs (the seeded deployments' projects have none). */
 const tracedProjects = (workspace: FixtureWorkspace) => workspace.sessions.filter((session) => session.run_count > 0).map((session) => session.id);
 
@@ -36,7 +36,7 @@ async function finished(client: WorkspaceApi, id: string) {
   return eventually(async () => {
     await ctx.instance.clock.advance(0);
     const response = await client.get(`${BULK}/${id}`);
-    return TERMINAL.includes(response.body.status) ? response.body : undefined;
+    return isTerminalStatus(response.body.status) ? response.body : undefined;
   }, `export ${id}`);
 }
 
@@ -153,7 +153,7 @@ describe('GET /api/v1/bulk-exports/runs?source_bulk_export_id=', () => {
       await ctx.instance.clock.advance(0);
       const listed = (await globex().get(`${BULK}?limit=1000`)).body as { id: string; source_bulk_export_id: string | null; status: string; all_experiments: boolean }[];
       const spawned = listed.filter((item) => item.source_bulk_export_id === recurring.body.id);
-      return spawned.length >= 2 && spawned.every((child) => TERMINAL.includes(child.status)) ? spawned : undefined;
+      return spawned.length >= 2 && spawned.every((child) => isTerminalStatus(child.status)) ? spawned : undefined;
     }, 'children');
     for (const child of children) expect(child.all_experiments).toBe(true);
     await globex().patch(`${BULK}/${recurring.body.id}`, { status: 'Cancelled' });

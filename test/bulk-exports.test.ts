@@ -3,6 +3,7 @@ import { credentialsOf, eventually, fullKey, useLocalplane, workspaceByTier, typ
 import { download, duckdb, listKeys, s3For } from './support/objstore.ts';
 import { expectSchema } from './support/openapi.ts';
 import { inWindow, seededRuns } from './support/source.ts';
+import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 
 const ctx = useLocalplane();
 const plusWorkspace = () => workspaceByTier(ctx.fixtures, 'plus');
@@ -23,10 +24,10 @@ async function createDestination(client: WorkspaceApi, prefix: string): Promise<
   return response.body.id;
 }
 
-async function waitForExport(client: WorkspaceApi, id: string, statuses = ['Completed', 'Failed', 'Cancelled', 'TimedOut']) {
+async function waitForExport(client: WorkspaceApi, id: string) {
   return eventually(async () => {
     const response = await client.get(`/api/v1/bulk-exports/${id}`);
-    return statuses.includes(response.body.status) ? response.body : undefined;
+    return isTerminalStatus(response.body.status) ? response.body : undefined;
   }, `export ${id}`);
 }
 

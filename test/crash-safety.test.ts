@@ -13,6 +13,7 @@ import { startCli, type Launched } from './support/cli.ts';
 import { Api, credentialsOf, fullKey, workspaceByTier, type FixturesView, type WorkspaceApi } from './support/instance.ts';
 import { duckdb } from './support/objstore.ts';
 import { inWindow, seededRuns } from './support/source.ts';
+import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 
 const dataDirs: string[] = [];
 afterAll(() => {
@@ -102,7 +103,7 @@ async function untilFinished(running: Running, exportId: string, step?: () => Pr
   const deadline = Date.now() + 45_000;
   for (;;) {
     const exported = (await running.client.get(`/api/v1/bulk-exports/${exportId}`)).body;
-    if (['Completed', 'Failed', 'Cancelled', 'TimedOut'].includes(exported.status)) return exported;
+    if (isTerminalStatus(exported.status)) return exported;
     if (Date.now() > deadline) throw new Error(`export ${exportId} is still ${exported.status}`);
     await (step ? step() : new Promise((resolve) => setTimeout(resolve, 25)));
   }

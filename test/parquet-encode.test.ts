@@ -5,13 +5,8 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { tableFromIPC, TimeUnit, type Timestamp } from 'apache-arrow';
 import { wasmMemory } from 'parquet-wasm/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  encodeArrowIpcStream,
-  encodeRunsParquet,
-  type Compression,
-  type FormatVersion,
-  type ParquetEncodeOptions,
-} from '../src/bulk-exports/parquet.ts';
+import { encodeArrowIpcStream, encodeRunsParquet, type ParquetEncodeOptions } from '../src/bulk-exports/parquet.ts';
+import type { Compression, FormatVersion } from '../src/bulk-exports/schemas.ts';
 import { createRandom, pick, randomInt, type Random } from '../src/shared/prng.ts';
 import { uuidFrom } from '../src/shared/ids.ts';
 import { RUN_COLUMNS, type RunColumn, type RunRow } from '../src/tracing/schema.ts';

@@ -10,6 +10,7 @@ import { stateRoutes } from '../src/admin/state.ts';
 import { journalRoutes } from '../src/journal/routes.ts';
 import { start } from '../src/index.ts';
 import { eventually, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
+import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 
 /**
  * A full scenario sends secrets every way the API takes them (destination credentials and
@@ -302,7 +303,7 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
     eventually(async () => {
       await runDue();
       const current = await acme('GET', `/api/v1/bulk-exports/${id}`);
-      return ['Completed', 'Failed', 'Cancelled', 'TimedOut'].includes(current.body.status) ? current.body : undefined;
+      return isTerminalStatus(current.body.status) ? current.body : undefined;
     }, `export ${id}`);
   const oneTime = await exportOn(destination.id, { start_time: '2026-10-02T00:00:00Z', end_time: '2026-10-03T00:00:00Z' });
   expect((await finished(oneTime.id)).status).toBe('Completed');

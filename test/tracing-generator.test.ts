@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatDottedTimestamp, generateRuns, insertRuns, uuid, type GenerateRunsOptions } from '../src/tracing/generator.ts';
+import { formatDottedTimestamp, generateRuns, insertRuns, type GenerateRunsOptions } from '../src/tracing/generator.ts';
 import { RUN_COLUMNS, RUNS_DDL, type RunRow } from '../src/tracing/schema.ts';
 import { createRandom } from '../src/shared/prng.ts';
 import { uuidFrom, UUID_PATTERN } from '../src/shared/ids.ts';
@@ -230,10 +230,21 @@ describe('generateRuns / insertRuns', () => {
     expect(references / roots).toBeLessThan(0.2);
   });
 
-  it('uuid() matches uuidFrom() draw for draw', () => {
+  it('uuidFrom() draws the UUIDs every seed has always drawn: version 4 from four draws, bytes low first', () => {
+    const reference = (random: () => number) => {
+      const bytes = new Uint8Array(16);
+      for (let i = 0; i < 16; i += 4) {
+        const word = Math.floor(random() * 4294967296);
+        for (let k = 0; k < 4; k++) bytes[i + k] = (word >>> (8 * k)) & 0xff;
+      }
+      bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+      bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+      const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    };
     const a = createRandom(99);
     const b = createRandom(99);
-    for (let i = 0; i < 2000; i++) expect(uuid(a)).toBe(uuidFrom(b));
+    for (let i = 0; i < 2000; i++) expect(uuidFrom(a)).toBe(reference(b));
   });
 
   it('times 100,000 runs generated and inserted into a file database', () => {

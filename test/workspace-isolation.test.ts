@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { apiRoutes } from '../src/api.ts';
 import { codehostDeploymentBody } from './support/deployments.ts';
 import { credentialsOf, eventually, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace, type WorkspaceApi } from './support/instance.ts';
+import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 
 /**
  * A key of workspace A can not read, list, change, cancel, delete or use anything of
@@ -56,13 +57,11 @@ function destinationBody(world: { slug: string }) {
 const codehostBody = (world: { workspace: FixtureWorkspace }, name: string) =>
   codehostDeploymentBody(world.workspace, name, { secrets: [{ name: 'API_TOKEN', value: 'isolation-test-secret' }] });
 
-const isTerminal = (status: string) => ['Completed', 'Failed', 'Cancelled', 'TimedOut'].includes(status);
-
 /** Runs what is due now (the frozen clock starts nothing by itself) until the export has ended. */
 async function waitForExport(client: WorkspaceApi, id: string): Promise<void> {
   await eventually(async () => {
     expect((await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 0 } })).status).toBe(200);
-    return isTerminal((await client.get(`${BULK}/${id}`)).body.status);
+    return isTerminalStatus((await client.get(`${BULK}/${id}`)).body.status);
   }, `export ${id}`);
 }
 
@@ -109,7 +108,7 @@ async function buildWorld(workspace: FixtureWorkspace): Promise<World> {
   const children = await eventually(async () => {
     const listed = (await client.get(`${BULK}?limit=1000`)).body as { id: string; source_bulk_export_id: string | null; status: string }[];
     const spawned = listed.filter((item) => item.source_bulk_export_id === world.recurringExportId);
-    return spawned.length === 2 && spawned.every((child) => isTerminal(child.status)) ? spawned : undefined;
+    return spawned.length === 2 && spawned.every((child) => isTerminalStatus(child.status)) ? spawned : undefined;
   }, `children of ${world.recurringExportId}`);
   world.childExportId = children[0]!.id;
   const runs = await client.get(`${BULK}/${world.oneTimeExportId}/runs`);

@@ -1,6 +1,6 @@
 /** The API calls the row groups make to set up what they measure. */
 
-import { TERMINAL_STATUSES } from '../../src/bulk-exports/schemas.ts';
+import { isTerminalStatus } from '../../src/bulk-exports/statuses.ts';
 
 /** The first page of deployments: the request of the cold start and of the first API row. */
 export const DEPLOYMENTS_PAGE = '/v2/deployments?limit=20';
@@ -81,7 +81,7 @@ export async function waitForExport(apiUrl: string, apiKey: string, exportId: st
     const asked = performance.now();
     const { status } = await getWithRetry(apiUrl, apiKey, `/api/v1/bulk-exports/${exportId}`, () => connectionResets++);
     latencies.push(performance.now() - asked);
-    if (TERMINAL_STATUSES.includes(status)) return { status: status as string, finishedAt: performance.now(), latencies, connectionResets };
+    if (isTerminalStatus(status)) return { status: status as string, finishedAt: performance.now(), latencies, connectionResets };
     if (performance.now() > giveUpAt) throw new Error(`export ${exportId} still ${status} after ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }

@@ -43,9 +43,7 @@ import {
   writeParquet,
 } from 'parquet-wasm/node';
 import { RUN_COLUMNS, type RunColumn, type RunRow } from '../tracing/schema.ts';
-
-export type FormatVersion = 'v1' | 'v2_beta';
-export type Compression = 'none' | 'gzip' | 'snappy' | 'zstandard';
+import type { Compression, FormatVersion } from './schemas.ts';
 
 export interface ParquetEncodeOptions {
   formatVersion: FormatVersion;

@@ -26,8 +26,8 @@ import {
   runIdParams,
   runResponseSchema,
   runsFilterQuery,
-  TERMINAL_STATUSES,
 } from './schemas.ts';
+import { isTerminalStatus } from './statuses.ts';
 import type { BulkExportStore, ExportRow } from './store.ts';
 
 export interface BulkExportRouteDeps extends DestinationCheckDeps {
@@ -243,7 +243,7 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
     (c, { params }) => {
       const exportRow = findExport(c.get('workspace').id, params.bulk_export_id);
       if (exportRow.status !== 'Cancelled') {
-        if (TERMINAL_STATUSES.includes(exportRow.status)) {
+        if (isTerminalStatus(exportRow.status)) {
           throw new HttpError(400, `Bulk export ${exportRow.id} is already ${exportRow.status} and cannot be cancelled`);
         }
         deps.runner.cancel(exportRow);

@@ -12,7 +12,7 @@ import type { RunCursor, TracingStore } from '../tracing/store.ts';
 import { ObjstoreError, type ObjstoreClients, type ObjstoreTarget } from '../destinations/clients.ts';
 import type { BulkExportFaults } from './faults.ts';
 import type { EncodeRequest, EncoderThread } from './encoder-thread.ts';
-import type { ExportStatus } from './schemas.ts';
+import type { ExportStatus } from './statuses.ts';
 import { runFolder } from './paths.ts';
 import { parseConfig, type BulkExportStore, type ExportRow, type ExportRunRow } from './store.ts';
 

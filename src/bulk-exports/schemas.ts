@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { customIssue } from '../shared/errors.ts';
 import { parseTimestamp } from '../shared/time.ts';
 import { queryInteger } from '../shared/validation.ts';
+import { EXPORT_STATUSES, RUN_STATUSES } from './statuses.ts';
 
 /** An ISO 8601 date-time in a request, read as microseconds (naive times are UTC). */
 export const requestTimestamp = z.string().transform((text, ctx) => {
@@ -17,18 +18,12 @@ export const DESTINATION_TYPES = ['objstore'] as const;
 export const FORMATS = ['Parquet'] as const;
 export const FORMAT_VERSIONS = ['v1', 'v2_beta'] as const;
 export const COMPRESSIONS = ['none', 'gzip', 'snappy', 'zstandard'] as const;
-export const EXPORT_STATUSES = ['Cancelled', 'Completed', 'Created', 'IntervalScheduled', 'Failed', 'TimedOut', 'Running'] as const;
-export const RUN_STATUSES = ['Cancelled', 'Completed', 'Created', 'Failed', 'TimedOut', 'Running'] as const;
-export type ExportStatus = (typeof EXPORT_STATUSES)[number];
-export type RunStatus = (typeof RUN_STATUSES)[number];
 export type FormatVersion = (typeof FORMAT_VERSIONS)[number];
 export type Compression = (typeof COMPRESSIONS)[number];
 
 /** Where the hosted service executes an export run's queries; localplane answers as its trace store does. */
 export const EXECUTION_BACKENDS = ['clickhouse', 'smithdb'] as const;
 export const EXECUTION_BACKEND: (typeof EXECUTION_BACKENDS)[number] = 'clickhouse';
-
-export const TERMINAL_STATUSES: readonly string[] = ['Cancelled', 'Completed', 'Failed', 'TimedOut'];
 
 /** A recurring export spawns a child export at most this many hours apart. */
 export const MAX_INTERVAL_HOURS = 168;

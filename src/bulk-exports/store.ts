@@ -8,19 +8,16 @@ import {
   DESTINATION_TYPES,
   destinationConfig,
   destinationResponseSchema,
-  EXPORT_STATUSES,
   FORMAT_VERSIONS,
   FORMATS,
   MAX_INTERVAL_HOURS,
-  RUN_STATUSES,
   runProgressSchema,
   runResponseSchema,
   type Compression,
   type DestinationConfig,
-  type ExportStatus,
   type FormatVersion,
-  type RunStatus,
 } from './schemas.ts';
+import { EXPORT_STATUSES, RUN_STATUSES, type ExportStatus, type RunStatus } from './statuses.ts';
 
 /** An export's filter as it was let in: one that compiles, or none (an empty text is none). */
 function compiles(filter: string): boolean {

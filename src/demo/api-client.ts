@@ -1,4 +1,4 @@
-import type { ExportStatus } from '../bulk-exports/schemas.ts';
+import type { ExportStatus } from '../bulk-exports/statuses.ts';
 
 /** What the demo and `localplane query` read from an instance's admin API (GET /_localplane/fixtures, /state). */
 export interface FixturesView {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { TERMINAL_STATUSES } from '../bulk-exports/schemas.ts';
+import { isTerminalStatus } from '../bulk-exports/statuses.ts';
 import type { ProgressListener } from '../progress.ts';
 import { fixtureKey, InstanceClient, InstanceError, type ExportRunView, type ExportView, type FixturesView } from './api-client.ts';
 import { WarehouseSession, type ResultTable } from './duckdb.ts';
@@ -145,12 +145,12 @@ async function awaitExport(api: InstanceClient, exportId: string, progress?: Pro
     const { status } = await api.call<ExportView>('GET', `/api/v1/bulk-exports/${exportId}`);
     const runs = await api.call<ExportRunView[]>('GET', `/api/v1/bulk-exports/${exportId}/runs`);
     const state = {
-      runsDone: runs.filter((run) => TERMINAL_STATUSES.includes(run.status)).length,
+      runsDone: runs.filter((run) => isTerminalStatus(run.status)).length,
       runsTotal: runs.length,
       rowsWritten: runs.reduce((sum, run) => sum + (run.metadata.result?.rows_written ?? 0), 0),
     };
     progress?.({ kind: 'export', exportId, status, ...state });
-    if (TERMINAL_STATUSES.includes(status)) return { status, ...state };
+    if (isTerminalStatus(status)) return { status, ...state };
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }

@@ -138,7 +138,6 @@ export const revisionCreate = z.object({
   source_revision_config: sourceRevisionConfigRequest.nullish(),
   secrets: z.array(secret).nullish(),
 });
-export type RevisionCreate = z.output<typeof revisionCreate>;
 
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -238,7 +237,6 @@ export const pushTokenSchema = z.object({
   registry_url: z.string(),
   expires_at: timestamp,
 });
-export type PushToken = z.infer<typeof pushTokenSchema>;
 
 export const uploadUrlSchema = z.object({
   upload_url: z.string(),

@@ -3,7 +3,7 @@ import type { ObjstoreClients, ObjstoreError, ObjstoreTarget } from '../destinat
 import { NodeSha256 } from '../shared/node-sha256.ts';
 import type { ObjstoreKey } from '../objstore/types.ts';
 import { badRequest } from '../shared/errors.ts';
-import type { IdGenerator } from '../shared/ids.ts';
+import { UUID_SOURCE, type IdGenerator } from '../shared/ids.ts';
 import type { UploadUrl } from './schemas.ts';
 
 /**
@@ -33,8 +33,9 @@ export interface SourceUploadDeps {
   objstoreEndpoint: () => Promise<string>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const TARBALL_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tar\.gz$/;
+// The ids this emulator issues, in lower case as it writes them.
+const UUID = new RegExp(`^${UUID_SOURCE}$`);
+const TARBALL_NAME = new RegExp(`^${UUID_SOURCE}\\.tar\\.gz$`);
 
 const notUploaded = (path: string) =>
   badRequest(

@@ -185,9 +185,6 @@ export function pathParams<S extends z.ZodType>(c: Context, schema: S): z.output
   return parse(schema, 'path', c.req.param());
 }
 
-/** A path or query uuid, 422 `uuid_parsing` when malformed. */
-export const uuidString = z.guid();
-
 const INTEGER_TEXT = /^\s*([+-]?\d+)(?:\.0*)?\s*$/;
 
 /**

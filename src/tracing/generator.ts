@@ -5,6 +5,7 @@
  * always give byte-identical rows. `generateRuns` is a generator and keeps memory flat.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { uuidFrom } from '../shared/ids.ts';
 import { createRandom, pick, seedFrom, type Random } from '../shared/prng.ts';
 import { MICROS_PER_DAY, type Micros } from '../shared/time.ts';
 import { RUN_COLUMNS, type RunRow } from './schema.ts';
@@ -188,27 +189,6 @@ export function formatDottedTimestamp(micros: Micros): string {
 function formatIso(micros: Micros): string {
   const [day, hh, mm, ss, us] = splitTime(micros);
   return `${dayStrings(day).iso}T${TWO_DIGITS[hh]}:${TWO_DIGITS[mm]}:${TWO_DIGITS[ss]}.${String(us + 1_000_000).slice(1)}+00:00`;
-}
-
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
-/**
- * The same UUID as `uuidFrom(random)` in shared/ids.ts (same PRNG draws, same text), about
- * three times faster; the tests check that the two agree.
- */
-export function uuid(random: Random): string {
-  const a = Math.floor(random() * 4294967296);
-  const b = Math.floor(random() * 4294967296);
-  const c = Math.floor(random() * 4294967296);
-  const d = Math.floor(random() * 4294967296);
-  return (
-    HEX[a & 0xff]! + HEX[(a >>> 8) & 0xff]! + HEX[(a >>> 16) & 0xff]! + HEX[a >>> 24]! + '-' +
-    HEX[b & 0xff]! + HEX[(b >>> 8) & 0xff]! + '-' +
-    HEX[((b >>> 16) & 0x0f) | 0x40]! + HEX[b >>> 24]! + '-' +
-    HEX[(c & 0x3f) | 0x80]! + HEX[(c >>> 8) & 0xff]! + '-' +
-    HEX[(c >>> 16) & 0xff]! + HEX[c >>> 24]! +
-    HEX[d & 0xff]! + HEX[(d >>> 8) & 0xff]! + HEX[(d >>> 16) & 0xff]! + HEX[d >>> 24]!
-  );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -536,7 +516,7 @@ export function* generateRuns(options: GenerateRunsOptions): Generator<RunRow> {
     // Start times top-down; ids, ancestry and dotted order.
     for (let i = 0; i < n; i++) {
       const node = nodes[i]!;
-      node.id = uuid(random);
+      node.id = uuidFrom(random);
       if (i === 0) {
         node.dotted = formatDottedTimestamp(node.start) + node.id;
       } else {
@@ -580,7 +560,7 @@ export function* generateRuns(options: GenerateRunsOptions): Generator<RunRow> {
         trace_id: root.id,
         parent_run_id: isRoot ? null : nodes[node.parent]!.id,
         parent_run_ids: isRoot ? '[]' : JSON.stringify(node.ancestors),
-        reference_example_id: isRoot && random() < REFERENCE_EXAMPLE_PROBABILITY ? uuid(random) : null,
+        reference_example_id: isRoot && random() < REFERENCE_EXAMPLE_PROBABILITY ? uuidFrom(random) : null,
         name: node.name,
         run_type: node.type,
         start_time: node.start,
