@@ -156,9 +156,7 @@ beforeAll(async () => {
 
 describe('ListObjectsV2', () => {
   it('pages through every key once, in UTF-8 binary order, 1,000 keys a page by default', async () => {
-    const started = performance.now();
     const pages = await allPages({ Bucket: BUCKET });
-    const elapsed = performance.now() - started;
 
     expect(keysOf(pages)).toEqual(SORTED_KEYS);
     expect(pages.map((page) => page.KeyCount)).toEqual([1000, 1000, ALL_KEYS.length - 2000]);
@@ -167,8 +165,6 @@ describe('ListObjectsV2', () => {
     expect(pages[0]!.NextContinuationToken).toEqual(expect.any(String));
     expect(pages[1]!.ContinuationToken).toBe(pages[0]!.NextContinuationToken);
     expect(pages[2]!.NextContinuationToken).toBeUndefined();
-    // Three pages of 2,600 keys: well under a second each, with room for a busy machine.
-    expect(elapsed).toBeLessThan(3000);
   });
 
   it('pages with a small page size, alone and under a prefix', async () => {
