@@ -27,7 +27,7 @@ import { deploymentKnobRoutes } from './deployment-knobs.ts';
 import { workspaceView } from './state.ts';
 import { tracingKnobRoutes } from './tracing-knobs.ts';
 import { formatTimestamp, MICROS_PER_SECOND } from '../shared/time.ts';
-import { requestTimestamp } from '../bulk-exports/schemas.ts';
+import { requestTimestamp } from '../shared/validation.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import { TIERS, type WorkspaceStore } from '../workspaces/store.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requestTimestamp } from '../bulk-exports/schemas.ts';
+import { requestTimestamp } from '../shared/validation.ts';
 import type { Clock } from '../shared/clock.ts';
 import { notFound } from '../shared/errors.ts';
 import { seedFrom } from '../shared/prng.ts';

@@ -1,18 +1,6 @@
 import { z } from 'zod';
-import { customIssue } from '../shared/errors.ts';
-import { parseTimestamp } from '../shared/time.ts';
-import { queryInteger } from '../shared/validation.ts';
+import { queryInteger, requestTimestamp } from '../shared/validation.ts';
 import { EXPORT_STATUSES, RUN_STATUSES } from './statuses.ts';
-
-/** An ISO 8601 date-time in a request, read as microseconds (naive times are UTC). */
-export const requestTimestamp = z.string().transform((text, ctx) => {
-  const micros = parseTimestamp(text);
-  if (micros === null) {
-    ctx.addIssue(customIssue('datetime_parsing', 'Input should be a valid datetime'));
-    return z.NEVER;
-  }
-  return micros;
-}).meta({ format: 'date-time' });
 
 export const DESTINATION_TYPES = ['objstore'] as const;
 export const FORMATS = ['Parquet'] as const;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requestTimestamp } from '../bulk-exports/schemas.ts';
+import { requestTimestamp } from '../shared/validation.ts';
 import { queryBoolean, queryInteger } from '../shared/validation.ts';
 
 export const DEPLOYMENT_SOURCES = ['codehost', 'external_container', 'internal_container', 'internal_source', 'internal_template'] as const;

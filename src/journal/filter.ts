@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requestTimestamp } from '../bulk-exports/schemas.ts';
+import { requestTimestamp } from '../shared/validation.ts';
 import { customIssue } from '../shared/errors.ts';
 import { queryInteger } from '../shared/validation.ts';
 import type { JournalEntry } from './schemas.ts';

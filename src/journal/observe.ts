@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpBindings } from '@hono/node-server';
 import type { MiddlewareHandler } from 'hono';
 import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
-import type { AuthVariables } from '../shared/auth.ts';
+import type { AuthVariables } from '../workspaces/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import { printable } from '../shared/log-text.ts';
 import { formatTimestamp } from '../shared/time.ts';

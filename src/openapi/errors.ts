@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { INVALID_API_KEY, MISSING_API_KEY, WRONG_TENANT } from '../shared/auth.ts';
+import { INVALID_API_KEY, MISSING_API_KEY, WRONG_TENANT } from '../workspaces/auth.ts';
 import { BODY_TOO_LARGE, BODY_UNREADABLE } from '../shared/validation.ts';
 import type { ErrorResponse, RouteDeclaration } from './declarations.ts';
 

@@ -12,6 +12,7 @@ import {
   type ValidationDetail,
 } from './errors.ts';
 import { findJsonSyntaxError } from './json-text.ts';
+import { parseTimestamp } from './time.ts';
 
 function parse<S extends z.ZodType>(schema: S, part: RequestPart, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
@@ -184,6 +185,16 @@ export function queryParams<S extends z.ZodType>(c: Context, schema: S, lists: r
 export function pathParams<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
   return parse(schema, 'path', c.req.param());
 }
+
+/** An ISO 8601 date-time in a request, read as microseconds (naive times are UTC). */
+export const requestTimestamp = z.string().transform((text, ctx) => {
+  const micros = parseTimestamp(text);
+  if (micros === null) {
+    ctx.addIssue(customIssue('datetime_parsing', 'Input should be a valid datetime'));
+    return z.NEVER;
+  }
+  return micros;
+}).meta({ format: 'date-time' });
 
 const INTEGER_TEXT = /^\s*([+-]?\d+)(?:\.0*)?\s*$/;
 

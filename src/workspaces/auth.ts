@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
-import { HttpError } from './errors.ts';
-import type { Workspace, WorkspaceStore } from '../workspaces/store.ts';
+import { HttpError } from '../shared/errors.ts';
+import type { Workspace, WorkspaceStore } from './store.ts';
 
 export const MISSING_API_KEY = 'Not authenticated: send an API key in the X-API-Key header';
 export const INVALID_API_KEY = 'Invalid token';
