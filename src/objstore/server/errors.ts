@@ -1,4 +1,4 @@
-import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../../destinations/s3-messages.ts';
+import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../s3-messages.ts';
 
 /** An S3 error the gateway answers with itself (s3rver renders its own errors). */
 export interface S3ErrorSpec {

@@ -1,3 +1,3 @@
-/** S3's own error messages, shared by the embedded objstore (which answers them) and the destination check (which quotes them as a client sees them). */
+/** S3's own error messages: the embedded objstore answers them, and the destination check quotes them as a client sees them. */
 export const ACCESS_DENIED_MESSAGE = 'Access denied.';
 export const INVALID_ACCESS_KEY_ID_MESSAGE = 'The Key ID you provided does not exist in our records.';
