@@ -255,13 +255,12 @@ export class BulkExportStore {
         'SELECT * FROM bulk_exports WHERE tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?',
       ),
       activeExports: prepare<[], ExportRow>(`SELECT * FROM bulk_exports WHERE status IN ${ACTIVE_EXPORT_STATUSES} ORDER BY created_at, rowid`),
-      runningCount: prepare<[string], number>("SELECT count(*) FROM bulk_exports WHERE tenant_id = ? AND status = 'Running'").pluck(),
-      dispatchable: prepare<[{ tenant: string; free: number }], ExportRow>(
+      dispatchable: prepare<[{ tenant: string; waiting: number }], ExportRow>(
         // Each part searches bulk_exports_by_status (an OR would scan every export of the workspace).
         `SELECT * FROM bulk_exports WHERE rowid IN (
            SELECT rowid FROM bulk_exports WHERE tenant_id = @tenant AND status = 'Running'
            UNION ALL
-           SELECT * FROM (SELECT rowid FROM bulk_exports WHERE tenant_id = @tenant AND status = 'Created' ORDER BY created_at, rowid LIMIT @free))
+           SELECT * FROM (SELECT rowid FROM bulk_exports WHERE tenant_id = @tenant AND status = 'Created' ORDER BY created_at, rowid LIMIT @waiting))
          ORDER BY created_at, rowid`,
       ),
       createdBetween: prepare<[string, Micros, Micros], number>(
@@ -335,12 +334,11 @@ export class BulkExportStore {
   }
   /**
    * The workspace's one-time exports (children included) that may run now, oldest first: those
-   * running, and the oldest waiting ones that fit beside them in `concurrentExports`. Waiting
-   * exports past those are never read, however many a recurring export spawned.
+   * running, and the `concurrentExports` oldest waiting ones (more could never start beside
+   * them). Waiting exports past those are never read, however many a recurring export spawned.
    */
   dispatchableExports(tenantId: string, concurrentExports: number) {
-    const free = Math.max(0, concurrentExports - this.statements.runningCount.get(tenantId)!);
-    return this.statements.dispatchable.all({ tenant: tenantId, free });
+    return this.statements.dispatchable.all({ tenant: tenantId, waiting: concurrentExports });
   }
   /** Exports the workspace created itself (not recurring children) in (from, to]. */
   createdBetween(tenantId: string, from: Micros, to: Micros): number {

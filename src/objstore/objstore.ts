@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { InFlight } from '../shared/in-flight.ts';
 import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { createS3rverStorage } from './storage/s3rver.ts';
 import { FileView } from './file-view/file-view.ts';
@@ -83,20 +84,16 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
         minPartSize: options.minPartSize,
       })),
     ));
-  const inFlight = new Set<Promise<void>>();
-  const handle = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => {
-    const handling = (gateway ? gateway(req, res, expectContinue) : loadGateway().then((loaded) => loaded(req, res, expectContinue), () => void res.destroy())).finally(() =>
-      inFlight.delete(handling),
-    );
-    inFlight.add(handling);
-  };
+  const requests = new InFlight();
+  const handle = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) =>
+    requests.track(gateway ? gateway(req, res, expectContinue) : loadGateway().then((loaded) => loaded(req, res, expectContinue), () => void res.destroy()));
   /**
    * Waits for the requests under way, what they handed to s3rver and the file view updates they
    * asked for: a closed connection ends a request's reply, not the writes it began, and the data
    * dir may be removed next.
    */
   const settle = async () => {
-    while (inFlight.size > 0) await Promise.all(inFlight);
+    await requests.settled();
     await storage.settled();
     await fileView?.settled();
   };

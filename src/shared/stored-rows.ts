@@ -156,7 +156,7 @@ function checksOf(db: Db, set: TableSet, table: string): TableChecks {
 /** The first value of the set's tables in `schema` that its rules refuse, in words (`<table> holds ...`). */
 function invalidValue(db: Db, set: TableSet, schema: string): string | undefined {
   const inSchema = (sql: string) => sql.replaceAll('{schema}', schema);
-  for (const table of [...set.seeded, ...set.runtime]) {
+  for (const table of tablesOf([set])) {
     const { checks, firstInvalid, valueChecks, values } = checksOf(db, set, table);
     const row = db.prepare<[], Record<string, unknown>>(inSchema(firstInvalid)).get();
     if (row !== undefined) return `${table} holds ${checks.find((_, index) => row[`lp_check_${index}`] !== 1)!.problem(row)}`;

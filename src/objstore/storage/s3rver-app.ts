@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 
+import { InFlight } from '../../shared/in-flight.ts';
 import { GatewayError } from '../server/errors.ts';
 import { exchangeOf } from '../server/exchange.ts';
 import type { S3rverStore, S3rverSubresource } from './s3rver-store.ts';
@@ -129,7 +130,7 @@ function createS3rverApp(store: S3rverStore): S3rverApp {
 /** s3rver's Koa application over the store `store()` gives, both loaded on the first request it has to answer. */
 export function createS3rverHandler(store: () => S3rverStore): { handle(req: IncomingMessage, res: ServerResponse): void; settled(): Promise<void>; close(): void } {
   let app: S3rverApp | null = null;
-  const inFlight = new Set<Promise<unknown>>();
+  const requests = new InFlight();
   let callback: ReturnType<S3rverApp['callback']> | null = null;
   const handler = () => {
     app ??= createS3rverApp(store());
@@ -146,17 +147,12 @@ export function createS3rverHandler(store: () => S3rverStore): { handle(req: Inc
   return {
     handle(req, res) {
       try {
-        const handling = Promise.resolve(handler()(req, res))
-          .catch(() => fail(res))
-          .finally(() => inFlight.delete(handling));
-        inFlight.add(handling);
+        requests.track(Promise.resolve(handler()(req, res)).catch(() => fail(res)));
       } catch {
         fail(res);
       }
     },
-    async settled() {
-      while (inFlight.size > 0) await Promise.all(inFlight);
-    },
+    settled: () => requests.settled(),
     close() {
       try {
         app?.logger.close();
