@@ -453,7 +453,8 @@ describe('progress display', () => {
   it('in a terminal: a status line while a fixture template builds and while an export runs; the export\'s end stays', async () => {
     const fixtures = smallFixtures(join(scratch, 'progress-fixtures'), 3000);
     const env = { ...terminalEnv(), LOCALPLANE_CACHE_DIR: join(scratch, 'progress-cache'), COLUMNS: '200' };
-    const command = `"${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 --fixtures "${fixtures}"`;
+    // exec: no shell stays between script(1) and the CLI, whatever $SHELL is, so Ctrl-C reaches the CLI alone.
+    const command = `exec "${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 --fixtures "${fixtures}"`;
     // script(1) runs the CLI in a pseudo-terminal: its stdout and stderr are a TTY.
     const terminal = spawn('script', ['-qfec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let screen = '';
