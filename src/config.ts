@@ -72,3 +72,28 @@ export function applyLimitsPatch(current: Limits, patch: LimitsPatch = {}): Limi
       : { ...current.revision_step_seconds, ...steps };
   return { ...current, ...changes, revision_step_seconds: stepSeconds };
 }
+
+/** The limits an instance has in force: set at start, patched at run time, put back by a reset or a restore. */
+export class InstanceLimits {
+  private current: Limits;
+
+  constructor(private readonly initial: Limits) {
+    this.current = initial;
+  }
+
+  get(): Limits {
+    return this.current;
+  }
+
+  patch(changes: LimitsPatch): Limits {
+    return (this.current = applyLimitsPatch(this.current, changes));
+  }
+
+  replace(limits: Limits): void {
+    this.current = limits;
+  }
+
+  reset(): void {
+    this.current = this.initial;
+  }
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { limitsPatch, type Limits, type LimitsPatch } from '../config.ts';
+import { limitsPatch, type InstanceLimits } from '../config.ts';
 import { exportRunFaultRequest, validationFaultRequest, type BulkExportFaults } from '../bulk-exports/faults.ts';
 import { revisionFaultRequest, type RevisionFaults } from '../deployments/faults.ts';
 import type { RevisionLifecycle } from '../deployments/lifecycle.ts';
@@ -45,7 +45,7 @@ export interface AdminDeps {
   faults: BulkExportFaults;
   revisionFaults: RevisionFaults;
   lifecycle: RevisionLifecycle;
-  limits: { get(): Limits; patch(changes: LimitsPatch): void };
+  limits: InstanceLimits;
   pendingTasks: () => { due_at: string; label: string }[];
   reset: (scope?: { workspaceId?: string }) => Promise<void>;
   startedAt: number;

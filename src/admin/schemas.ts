@@ -101,9 +101,6 @@ export const objstoreKeySchema = z.object({ access_key_id: z.string(), permissio
 
 export const runsAddedSchema = z.object({ added: z.int(), session: sessionViewSchema });
 
-export const snapshotSchema = z.object({ path: z.string(), bytes: z.int() });
-export const restoredSchema = z.object({ status: z.literal('restored'), path: z.string() });
-
 /** GET /_localplane/state: every resource in the API's own shapes, secrets masked. */
 export const stateSchema = z.object({
   clock: clockStateSchema,

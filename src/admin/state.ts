@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Limits } from '../config.ts';
+import type { InstanceLimits } from '../config.ts';
 import type { BulkExportFaults } from '../bulk-exports/faults.ts';
 import { destinationResponse, exportResponse, runResponse } from '../bulk-exports/responses.ts';
 import type { BulkExportStore } from '../bulk-exports/store.ts';
@@ -27,7 +27,7 @@ export interface StateDeps {
   objstore: EmbeddedObjstore;
   objstoreKeys: ObjstoreKeyStore;
   clock: ClockControl;
-  limits: () => Limits;
+  limits: InstanceLimits;
   faults: BulkExportFaults;
   revisionFaults: RevisionFaults;
   pendingTasks: () => { due_at: string; label: string }[];
@@ -107,7 +107,7 @@ export function stateRoutes(deps: StateDeps) {
       }
       const state = {
         clock: { now: formatTimestamp(deps.clock.now()), frozen: deps.clock.frozen },
-        limits: deps.limits(),
+        limits: deps.limits.get(),
         workspaces: workspaces.map((workspace) => workspaceState(deps, workspace)),
         objstore: {
           url: deps.objstore.url,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_LIMITS, type Limits } from '../config.ts';
+import { DEFAULT_LIMITS, type InstanceLimits } from '../config.ts';
 import { EXAMPLE_ID, httpError, notFoundError, WORKSPACE_AUTH_ERRORS } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 import { requireWorkspace, type AuthVariables } from '../workspaces/auth.ts';
@@ -37,7 +37,7 @@ export interface BulkExportRouteDeps extends DestinationCheckDeps {
   runner: ExportRunner;
   clock: Clock;
   ids: IdGenerator;
-  limits: () => Limits;
+  limits: InstanceLimits;
 }
 
 const BULK_EXPORT_TIERS = ['plus', 'enterprise'];
@@ -205,7 +205,7 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       ],
     },
     (c, { body }) => {
-      const row = newExport(body, { store, tracing: deps.tracing, limits: deps.limits(), ids, tenantId: c.get('workspace').id, now: clock.now() });
+      const row = newExport(body, { store, tracing: deps.tracing, limits: deps.limits.get(), ids, tenantId: c.get('workspace').id, now: clock.now() });
       // One transaction: a crash never leaves an export without its runs (it would complete empty).
       store.transaction(() => {
         store.insertExport(row);

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
-import type { Limits } from '../config.ts';
+import type { InstanceLimits, Limits } from '../config.ts';
 import type { ProgressListener } from '../progress.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { IdGenerator } from '../shared/ids.ts';
@@ -22,7 +22,7 @@ export interface RunnerDeps {
   scheduler: Scheduler;
   clock: Clock;
   ids: IdGenerator;
-  limits: () => Limits;
+  limits: InstanceLimits;
   faults: BulkExportFaults;
   objstoreClients: ObjstoreClients;
   resolveEndpoint: (endpointUrl: string | null | undefined) => Promise<string>;
@@ -204,7 +204,7 @@ export class ExportRunner {
 
   private scheduleSpawn(parent: ExportRow, index: number): ScheduledTask {
     const interval = parent.interval_hours! * MICROS_PER_HOUR;
-    const dueAt = parent.start_time + (index + 1) * interval + seconds(this.deps.limits().recurring_start_delay_seconds);
+    const dueAt = parent.start_time + (index + 1) * interval + seconds(this.deps.limits.get().recurring_start_delay_seconds);
     return this.deps.scheduler.schedule(dueAt, exportLane(parent.id), `spawn child ${index} of ${parent.id}`, () => this.spawn(parent.id, index));
   }
 
@@ -247,7 +247,7 @@ export class ExportRunner {
    * whose runs are all done.
    */
   private dispatch(tenantId: string): void {
-    const limits = this.deps.limits();
+    const limits = this.deps.limits.get();
     const now = this.deps.clock.now();
     const exports = this.deps.store.dispatchableExports(tenantId, limits.concurrent_exports_per_workspace);
     let running = exports.filter((exportRow) => exportRow.status === 'Running').length;
@@ -296,13 +296,13 @@ export class ExportRunner {
 
   /** A running run's next step and its time limit, both in the run's lane. */
   private scheduleRun(run: ExportRunRow, firstStepAt: Micros): void {
-    const limit = run.started_at! + seconds(this.deps.limits().export_run_time_limit_seconds);
+    const limit = run.started_at! + seconds(this.deps.limits.get().export_run_time_limit_seconds);
     this.deps.scheduler.schedule(limit, runLane(run.id), `time limit of run ${run.id}`, () => this.timeOutRun(run.id));
     this.scheduleStep(run.id, firstStepAt);
   }
 
   private scheduleExportTimeLimit(exportRow: ExportRow): void {
-    const limit = exportRow.started_at! + seconds(this.deps.limits().export_time_limit_seconds);
+    const limit = exportRow.started_at! + seconds(this.deps.limits.get().export_time_limit_seconds);
     this.deps.scheduler.schedule(limit, exportLane(exportRow.id), `time limit of export ${exportRow.id}`, () => this.timeOutExport(exportRow.id));
   }
 
@@ -371,7 +371,7 @@ export class ExportRunner {
     inFlight: PendingFile | undefined,
     endpoint: string | null,
   ): Promise<PendingFile | null> {
-    const limits = this.deps.limits();
+    const limits = this.deps.limits.get();
     const written = JSON.parse(run.exported_files) as string[];
     // A one-project export's short file was its last: nothing is left to read.
     if (inFlight && exportRow.session_id !== null && inFlight.rows < limits.export_rows_per_file) return null;
@@ -475,7 +475,7 @@ export class ExportRunner {
     if (!run || run.status !== 'Running') return;
     const now = this.deps.clock.now();
     const errors = { ...(run.errors ? (JSON.parse(run.errors) as Record<string, string>) : {}), [`retry_${run.retry_number}`]: describeError(error) };
-    const limits = this.deps.limits();
+    const limits = this.deps.limits.get();
     const permanent = error instanceof ObjstoreError && error.permanent;
     if (permanent || run.retry_number >= limits.export_run_max_retries) {
       this.endRun(run, { status: 'Failed', errors: JSON.stringify(errors) }, now);

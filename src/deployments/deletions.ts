@@ -1,4 +1,4 @@
-import type { Limits } from '../config.ts';
+import type { InstanceLimits } from '../config.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { ScheduledTask, Scheduler } from '../shared/scheduler.ts';
 import { MICROS_PER_SECOND } from '../shared/time.ts';
@@ -9,7 +9,7 @@ export interface DeploymentDeletionDeps {
   store: DeploymentStore;
   scheduler: Scheduler;
   clock: Clock;
-  limits: () => Limits;
+  limits: InstanceLimits;
   lifecycle: RevisionLifecycle;
 }
 
@@ -30,7 +30,7 @@ export class DeploymentDeletions {
     const { store, lifecycle, clock } = this.deps;
     if (store.deletion(deployment.id)) return;
     lifecycle.stop(deployment.id);
-    const seconds = this.deps.limits().deployment_deletion_seconds;
+    const seconds = this.deps.limits.get().deployment_deletion_seconds;
     if (seconds === 0) {
       store.delete(deployment, options);
       return;

@@ -1,4 +1,4 @@
-import type { Limits } from '../config.ts';
+import type { InstanceLimits } from '../config.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { ScheduledTask, Scheduler } from '../shared/scheduler.ts';
 import { MICROS_PER_SECOND, type Micros } from '../shared/time.ts';
@@ -10,7 +10,7 @@ export interface RevisionLifecycleDeps {
   store: DeploymentStore;
   scheduler: Scheduler;
   clock: Clock;
-  limits: () => Limits;
+  limits: InstanceLimits;
   faults: RevisionFaults;
 }
 
@@ -90,7 +90,7 @@ export class RevisionLifecycle {
   private scheduleStep(revision: RevisionRow): void {
     const { status } = revision;
     if (!isStep(status)) return;
-    const dueAt: Micros = this.deps.clock.now() + Math.round(this.deps.limits().revision_step_seconds[status] * MICROS_PER_SECOND);
+    const dueAt: Micros = this.deps.clock.now() + Math.round(this.deps.limits.get().revision_step_seconds[status] * MICROS_PER_SECOND);
     const task = this.deps.scheduler.schedule(dueAt, `deployment ${revision.deployment_id}`, `revision ${revision.id} ${status}`, () =>
       this.step(revision, status),
     );

@@ -52,11 +52,16 @@ function hostOf(endpoint: string): string {
  * means the embedded objstore; a near miss of an alias (same host, anything else different:
  * scheme, path, port) is an invalid endpoint, as the real service holds the reference flow to
  * the exact endpoint; anything else is used as given, after the storage client's own check.
- * Throws at once for a malformed alias.
+ * Throws at once for a malformed alias. `embeddedUrl` binds the embedded objstore if need be.
  */
-export function createEndpointResolver(embeddedUrl: () => string, aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES) {
+/** Throws for a malformed alias, as createEndpointResolver does. */
+export function checkEndpointAliases(aliases: readonly string[]): void {
+  aliases.forEach(compileAlias);
+}
+
+export function createEndpointResolver(embeddedUrl: () => Promise<string>, aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES) {
   const compiled = aliases.map(compileAlias);
-  return (endpointUrl: string | null | undefined): string => {
+  return async (endpointUrl: string | null | undefined): Promise<string> => {
     if (endpointUrl === null || endpointUrl === undefined || endpointUrl === '') return embeddedUrl();
     if (compiled.some((alias) => alias.endpoint.test(endpointUrl))) return embeddedUrl();
     const host = hostOf(endpointUrl);

@@ -11,8 +11,8 @@ export interface Clock {
   unfreeze(): void;
   set(micros: Micros): void;
   advance(micros: Micros): void;
-  /** Back to real, running time. */
-  reset(): void;
+  /** Back to the wall time, running or frozen there; then at `at` when given. */
+  restart(frozen: boolean, at?: Micros): void;
 }
 
 export function createClock(wallTime: () => number = Date.now): Clock {
@@ -39,9 +39,11 @@ export function createClock(wallTime: () => number = Date.now): Clock {
     advance(micros) {
       clock.set(clock.now() + micros);
     },
-    reset() {
+    restart(frozen, at) {
       offset = 0;
       frozenAt = null;
+      if (frozen) clock.freeze();
+      if (at !== undefined) clock.set(at);
     },
   };
   return clock;

@@ -87,3 +87,11 @@ export function listenHttp(
     });
   });
 }
+
+/** A listen failure in words that name the server and the port. */
+export function listenFailure(server: string, host: string, port: number, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRINUSE') return new Error(`the ${server} port ${port} on ${host} is already in use`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new Error(`cannot listen on ${host}: it is not an address of this machine`);
+  return error;
+}

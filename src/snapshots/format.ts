@@ -43,6 +43,9 @@ export interface SnapshotContent {
   objstore: ObjstoreTreeEntry[];
 }
 
+/** The fields of SnapshotContent that the instance's state parts save and load (the others say which instance took it). */
+export const SNAPSHOT_SECTION_FIELDS = ['clock', 'idsDrawn', 'limits', 'database', 'objstore'] as const satisfies readonly (keyof SnapshotContent)[];
+
 /** A snapshot file that cannot be written, read or restored: its message says why, in a sentence. */
 export class SnapshotFileError extends Error {
   constructor(

@@ -1,112 +1,77 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-
-import { applyLimitsPatch, DEFAULT_LIMITS, type Limits, type LimitsPatch } from '../config.ts';
-import { createdBucketNames } from '../objstore/bucket-store.ts';
-import type { EmbeddedObjstore, StagedContents } from '../objstore/types.ts';
-import type { Clock } from '../shared/clock.ts';
-import { attachSnapshotImage, JOURNAL_SUFFIXES, replaceStateFromSnapshot, serializeState, type Db, type TableSet } from '../shared/db.ts';
-import type { IdGenerator } from '../shared/ids.ts';
-import { writePrivateFile } from '../shared/private-files.ts';
-import type { ResetRegistry } from '../shared/resets.ts';
-import { checkSnapshotImage } from '../shared/stored-rows.ts';
-import { openSnapshotFile, SnapshotFileError, writeSnapshotFile, type SnapshotContent, type SnapshotFileIdentity } from './format.ts';
+import type { SnapshotSection, StateParts } from '../shared/state-parts.ts';
+import { openSnapshotFile, SnapshotFileError, SNAPSHOT_SECTION_FIELDS, writeSnapshotFile, type SnapshotContent, type SnapshotFileIdentity } from './format.ts';
 
 export interface SnapshotDeps {
-  db: Db;
-  tables: readonly TableSet[];
-  objstore: EmbeddedObjstore;
-  ids: IdGenerator;
-  clock: Clock;
-  limits: { get(): Limits; set(limits: Limits): void };
-  resets: ResetRegistry;
+  /** The instance's state parts: those with a snapshot section make up a snapshot. */
+  parts: StateParts;
   /** The content key of the instance's fixture template (a snapshot restores only onto the same one); asked at the first snapshot or restore, not at start. */
   template: () => string;
   seed: number;
-  /** Where the database of the last snapshot restored is unpacked. */
-  scratchDir: string;
 }
 
-/** A snapshot file read, checked whole, and its database unpacked where SQLite can attach it. */
+/** A snapshot file read, and each of its sections checked. */
 interface PreparedSnapshot {
   path: string;
   identity: SnapshotFileIdentity;
-  snapshot: SnapshotContent;
-  limits: Limits;
-  image: string;
-  /** The buckets its database holds besides the configured ones. */
-  createdBuckets: string[];
+  checked: Map<string, unknown>;
 }
 
-/** Saves the whole state to a file and puts a saved state back in place. */
+/** Saves the whole state to a file and puts a saved state back in place, a section per state part. */
 export class Snapshots {
+  private readonly sections: SnapshotSection[];
   /** The last file restored, kept ready: tests restoring one snapshot before each test read and check it once. */
   private prepared: PreparedSnapshot | null = null;
 
-  constructor(private readonly deps: SnapshotDeps) {}
+  constructor(private readonly deps: SnapshotDeps) {
+    this.sections = deps.parts.snapshotSections();
+    const fields = this.sections.map((section) => section.field).sort();
+    if (fields.join() !== [...SNAPSHOT_SECTION_FIELDS].sort().join()) {
+      throw new Error(`the state parts save ${fields.join(', ')} in a snapshot; its format holds ${SNAPSHOT_SECTION_FIELDS.join(', ')}`);
+    }
+  }
 
-  /** Writes the state as it is now; returns the file's size. Synchronous up to the write, so the database and the objstore agree. */
+  /** Writes the state as it is now; returns the file's size. Synchronous up to the write, so the parts agree. */
   save(path: string): { path: string; bytes: number } {
-    const { db, objstore, ids, clock, limits, template, seed } = this.deps;
-    const bytes = writeSnapshotFile(path, {
-      template: template(),
-      seed,
-      clock: { now: clock.now(), frozen: clock.frozen },
-      idsDrawn: ids.drawn(),
-      limits: limits.get(),
-      database: serializeState(db),
-      objstore: objstore.contents(),
-    });
-    return { path, bytes };
+    const content: Record<string, unknown> = { template: this.deps.template(), seed: this.deps.seed };
+    for (const section of this.sections) content[section.field] = section.save();
+    return { path, bytes: writeSnapshotFile(path, content as unknown as SnapshotContent) };
   }
 
   /**
-   * Replaces the whole state with the file's. The whole file is checked first and the objstore's
-   * new contents are written beside the store: a bad file throws SnapshotFileError and leaves the
-   * state as it was. Then work in flight is stopped, the database rows are replaced in one
-   * transaction and the new store renamed into place; the restored state's work goes on as
-   * after a restart on a kept data dir.
+   * Replaces the whole state with the file's. The whole file is checked first and each part
+   * readies its load beside the live state: a bad file throws SnapshotFileError and leaves the
+   * state as it was. Then work in flight is stopped and each part loads its section; the
+   * restored state's work goes on as after a restart on a kept data dir.
    */
   async restore(path: string): Promise<void> {
-    const { db, tables, objstore, ids, clock, resets } = this.deps;
-    const { snapshot, limits, image, createdBuckets } = this.prepare(path);
-    let staged: StagedContents;
+    const { checked } = this.prepare(path);
+    const staged: { section: SnapshotSection; value: unknown }[] = [];
     try {
-      staged = objstore.stageContents(snapshot.objstore, createdBuckets);
-    } catch (error) {
-      throw new SnapshotFileError(`${path} cannot be restored here: its objstore cannot be written: ${(error as Error).message}`);
-    }
-    try {
-      const detach = attachSnapshotImage(db, image);
-      let attached = true;
-      try {
-        await resets.restore(async () => {
-          replaceStateFromSnapshot(db, tables);
-          detach();
-          attached = false;
-          await staged.install();
-          ids.continueFrom(snapshot.idsDrawn);
-          clock.reset();
-          if (snapshot.clock.frozen) clock.freeze();
-          clock.set(snapshot.clock.now);
-          this.deps.limits.set(limits);
-        });
-      } finally {
-        if (attached) detach();
+      for (const section of this.sections) {
+        if (!section.stage) continue;
+        try {
+          staged.push({ section, value: section.stage(checked.get(section.field)) });
+        } catch (error) {
+          throw new SnapshotFileError(`${path} cannot be restored here: ${(error as Error).message}`);
+        }
       }
+      const stagedOf = (section: SnapshotSection) => staged.find((entry) => entry.section === section)?.value;
+      await this.deps.parts.restore(async () => {
+        for (const section of this.sections) await section.load(checked.get(section.field), stagedOf(section));
+      });
     } finally {
-      staged.discard();
+      for (const { section, value } of staged.reverse()) section.unstage?.(value);
     }
   }
 
-  /** Removes the unpacked database of the last restore. */
+  /** Removes what checking the last restored file wrote. */
   discard(): void {
     if (!this.prepared) return;
-    removeImage(this.prepared.image);
+    this.forget(this.prepared.checked);
     this.prepared = null;
   }
 
-  /** The file read and checked whole (structure, header, the database's tables and rows, the objstore's paths), or the one kept from before while the file is unchanged. */
+  /** The file read and each section checked, or the one kept from before while the file is unchanged. */
   private prepare(path: string): PreparedSnapshot {
     return openSnapshotFile(path, (identity, read) => {
       if (this.prepared?.path === path && this.prepared.identity === identity) return this.prepared;
@@ -120,39 +85,18 @@ export class Snapshots {
             : `it was taken with seed ${snapshot.seed}, this instance has seed ${this.deps.seed}`,
         );
       }
-      let limits: Limits;
+      const checked = new Map<string, unknown>();
       try {
-        limits = applyLimitsPatch(DEFAULT_LIMITS, snapshot.limits as LimitsPatch);
-      } catch {
-        throw refuse('its limits are not valid');
-      }
-      const image = join(this.deps.scratchDir, 'restoring.sqlite');
-      let createdBuckets: string[];
-      try {
-        writePrivateFile(image, snapshot.database);
-        createdBuckets = this.checkImage(image);
-        const problem = this.deps.objstore.contentsProblem(snapshot.objstore, createdBuckets);
-        if (problem !== undefined) throw new Error(problem);
+        for (const section of this.sections) checked.set(section.field, section.check(snapshot[section.field as keyof SnapshotContent], checked));
       } catch (error) {
-        removeImage(image);
+        this.forget(checked);
         throw refuse((error as Error).message);
       }
-      return (this.prepared = { path, identity, snapshot, limits, image, createdBuckets });
+      return (this.prepared = { path, identity, checked });
     });
   }
 
-  /** Checks the unpacked database (throws a sentence); returns the buckets it holds besides the configured ones. */
-  private checkImage(image: string): string[] {
-    const detach = attachSnapshotImage(this.deps.db, image);
-    try {
-      checkSnapshotImage(this.deps.db, this.deps.tables);
-      return createdBucketNames(this.deps.db, 'snapshot');
-    } finally {
-      detach();
-    }
+  private forget(checked: Map<string, unknown>): void {
+    for (const section of this.sections) if (checked.has(section.field)) section.forget?.(checked.get(section.field));
   }
-}
-
-function removeImage(image: string): void {
-  for (const suffix of ['', ...JOURNAL_SUFFIXES]) rmSync(`${image}${suffix}`, { force: true });
 }

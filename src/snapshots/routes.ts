@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import { httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { SnapshotFileError } from '../snapshots/format.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
-import { restoredSchema, snapshotSchema } from './schemas.ts';
+import { SnapshotFileError } from './format.ts';
 
 export interface SnapshotRouteDeps {
   save(path: string): { path: string; bytes: number };
   restore(path: string): Promise<void>;
 }
+
+const snapshotSchema = z.object({ path: z.string(), bytes: z.int() });
+const restoredSchema = z.object({ status: z.literal('restored'), path: z.string() });
 
 /** A file on the machine localplane runs on; a relative path is taken from localplane's working directory. */
 const snapshotRequest = z.strictObject({ path: z.string().min(1).max(4096) });

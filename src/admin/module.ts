@@ -1,0 +1,70 @@
+import type { InstanceCore } from '../core.ts';
+import type { BulkExportModule } from '../bulk-exports/module.ts';
+import type { DeploymentModule } from '../deployments/module.ts';
+import type { ObjstoreModule } from '../objstore/module.ts';
+import { notFound } from '../shared/errors.ts';
+import { formatTimestamp } from '../shared/time.ts';
+import type { TracingStore } from '../tracing/store.ts';
+import type { WorkspaceStore } from '../workspaces/store.ts';
+import { adminRoutes } from './routes.ts';
+import { stateRoutes } from './state.ts';
+
+/** Which state a reset puts back to the seed: everything, or one workspace's resources. */
+export interface ResetScope {
+  workspaceId?: string;
+}
+
+export interface AdminModuleDeps {
+  workspaces: WorkspaceStore;
+  tracing: TracingStore;
+  objstore: ObjstoreModule;
+  bulkExports: BulkExportModule;
+  deployments: DeploymentModule;
+  endpointAliases: readonly string[];
+  /** Wall time of the start, in epoch milliseconds. */
+  startedAt: number;
+}
+
+/** The harness knobs under /_localplane (reset, clock, limits, faults, fixtures, state) and the reset they drive. */
+export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
+  const { workspaces, tracing, objstore, bulkExports, deployments } = deps;
+  const reset = async (scope: ResetScope = {}) => {
+    if (scope.workspaceId === undefined) return core.parts.resetAll();
+    if (!workspaces.find(scope.workspaceId)) throw notFound(`Workspace ${scope.workspaceId} not found`);
+    return core.parts.resetWorkspace(scope.workspaceId);
+  };
+  const pendingTasks = () => core.scheduler.pending().map((task) => ({ due_at: formatTimestamp(task.dueAt), label: task.label }));
+  const knobs = adminRoutes({
+    fixtures: core.fixtures,
+    workspaces,
+    tracing,
+    deployments: deployments.store,
+    objstore: objstore.objstore,
+    objstoreEndpoint: objstore.bind,
+    objstoreKeys: objstore.keys,
+    endpointAliases: deps.endpointAliases,
+    clock: core.clockControl,
+    faults: bulkExports.faults,
+    revisionFaults: deployments.faults,
+    lifecycle: deployments.lifecycle,
+    limits: core.limits,
+    pendingTasks,
+    reset,
+    startedAt: deps.startedAt,
+    seed: core.seed,
+  });
+  const state = stateRoutes({
+    workspaces,
+    tracing,
+    bulkExports: bulkExports.store,
+    deployments: deployments.store,
+    objstore: objstore.objstore,
+    objstoreKeys: objstore.keys,
+    clock: core.clockControl,
+    limits: core.limits,
+    faults: bulkExports.faults,
+    revisionFaults: deployments.faults,
+    pendingTasks,
+  });
+  return { reset, knobs, state };
+}
