@@ -6,8 +6,6 @@ import { DEFAULT_LIMITS } from '../src/config.ts';
 import { createLocalplane } from '../src/index.ts';
 import { REPO_ROOT } from './support/cli.ts';
 
-/** Written on the other branches of issue 9; linked from here already. */
-
 const DOCS = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).map((name) => `docs/${name}`)];
 const read = (file: string) => readFileSync(join(REPO_ROOT, file), 'utf8');
 

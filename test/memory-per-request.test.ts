@@ -1,5 +1,5 @@
 /**
- * Memory per request is bounded (issue 18): what a request sends is released once it is
+ * Memory per request is bounded: what a request sends is released once it is
  * answered, whatever its size, and a large body is never held whole while it is checked. The
  * instance runs in a process of its own (support/memory-probe.ts) that reports what it still
  * holds after a full garbage collection and its peak resident set, so the figures are the

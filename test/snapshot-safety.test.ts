@@ -1,5 +1,5 @@
 /**
- * Hostile snapshot files, config files and data dirs (issue 18, points 1, 3 and 8): a restore
+ * Hostile snapshot files, config files and data dirs: a restore
  * checks the whole file before it changes anything, never reads what is not a regular file of
  * bounded size, and never reaches outside the data dir; nor does a start on a tampered data
  * dir; the config file keeps the data dir and the imported snapshot inside its own folder;

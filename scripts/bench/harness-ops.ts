@@ -1,7 +1,7 @@
 /**
  * What a test suite pays per test: reset over HTTP and in process, restore of a snapshot, and
  * an in-process start plus stop, with the shipped fixtures. No peer does these in the same
- * run, so each is set beside its goal where issue 11 sets one.
+ * run, so each is set beside its goal where it has one.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,7 +60,7 @@ export async function measureHarnessOps(options: { log: (line: string) => void }
     return [
       againstGoal(`reset: POST /_localplane/reset over HTTP (spawned CLI, ${samples})`, overHttp, RESET_GOAL_MS, 'the goal'),
       againstGoal(`reset: in-process reset() (${samples})`, inProcess, RESET_GOAL_MS, 'the goal'),
-      againstGoal(`restore() of a snapshot of the seeded state (${Math.round(bytes / 1024)} KiB, ${samples})`, restores, RESET_GOAL_MS, "reset's goal (issue 11 sets none for restore)"),
+      againstGoal(`restore() of a snapshot of the seeded state (${Math.round(bytes / 1024)} KiB, ${samples})`, restores, RESET_GOAL_MS, "reset's goal (restore has none of its own)"),
       {
         what: `in-process start({ port: 0, objstorePort: 0 }) + stop() (${samples})`,
         localplane: medianAndRange(startStops, milliseconds),

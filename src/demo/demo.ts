@@ -39,7 +39,7 @@ export interface DemoResult {
   files: { all: string[]; matched: string[] };
 }
 
-/** Runs the warehouse demo (issue 11): destination, export, DuckDB over its Parquet, BigQuery and ClickHouse equivalents. */
+/** Runs the warehouse demo: destination, export, DuckDB over its Parquet, BigQuery and ClickHouse equivalents. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   prepareDemoDir(options.dir);
   const instance = options.url === undefined ? await startInstance() : null;
