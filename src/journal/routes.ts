@@ -45,7 +45,7 @@ export function journalRoutes({ journal, faultRules }: JournalRouteDeps) {
     {
       method: 'get',
       path: '/objstore/journal',
-      summary: "The objstore's requests, oldest first: GET /requests?source=objstore in the objstore journal's older shape",
+      summary: "The objstore's requests, oldest first: an alias of GET /requests?source=objstore in the older shape",
       response: { status: 200, description: 'The journal', schema: objstoreJournalSchema },
     },
     (c) => c.json(objstoreJournal(journal)),
