@@ -110,7 +110,7 @@ function requestBodyOf(exchange: Exchange): ObservedBody {
 export function failExchange(exchange: Exchange, error: S3ErrorSpec): void {
   const { res } = exchange;
   if (res.destroyed) {
-    // The client is gone; the 'close' handler journals the request as aborted.
+    // The client is gone; the 'close' handler reports the request to the observer as aborted.
     return;
   }
   if (res.headersSent || res.writableEnded) {
