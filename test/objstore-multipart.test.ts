@@ -163,7 +163,7 @@ describe('AbortMultipartUpload', () => {
     const aborted = await full.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'aborted.bin', UploadId: uploadId }));
     expect(aborted.$metadata.httpStatusCode).toBe(204);
     expect(fs.existsSync(path.join(ctx.directory, BUCKET, '._S3rver_uploads', uploadId))).toBe(false);
-    expect(ctx.objstore.journal().at(-1)).toMatchObject({ operation: 'AbortMultipartUpload', status: 204, errorCode: null });
+    expect(ctx.journal().at(-1)).toMatchObject({ operation: 'AbortMultipartUpload', status: 204, errorCode: null });
 
     const refusals: (() => Promise<unknown>)[] = [
       () => full.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'aborted.bin', UploadId: uploadId })),
@@ -202,7 +202,7 @@ describe('AbortMultipartUpload', () => {
     expect(error.name).toBe('AbortError');
 
     const abort = await eventually(
-      async () => ctx.objstore.journal().find((record) => record.operation === 'AbortMultipartUpload'),
+      async () => ctx.journal().find((record) => record.operation === 'AbortMultipartUpload'),
       'the uploader to abort its upload',
     );
     expect(abort).toMatchObject({ key: 'cancelled.bin', status: 204 });
@@ -372,7 +372,7 @@ describe('permissions', () => {
       expect(error.name).toBe('AccessDenied');
       expect(error.$metadata?.httpStatusCode).toBe(403);
     }
-    const operations = ctx.objstore
+    const operations = ctx
       .journal()
       .filter((record) => record.accessKeyId === NO_MULTIPART.accessKeyId)
       .map((record) => [record.operation, record.status]);

@@ -100,7 +100,7 @@ describe('POST object', () => {
     const object = await writer.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'incoming/notes.txt' }));
     expect(await object.Body!.transformToString()).toBe('hello form');
     expect([object.ETag, object.ContentType, object.Metadata]).toEqual([etag, 'text/plain', { owner: 'ada' }]);
-    expect(ctx.objstore.journal().at(-2)).toMatchObject({ operation: 'PostObject', accessKeyId: WRITER.accessKeyId, status: 201, key: 'incoming/notes.txt' });
+    expect(ctx.journal().at(-2)).toMatchObject({ operation: 'PostObject', accessKeyId: WRITER.accessKeyId, status: 201, key: 'incoming/notes.txt' });
   });
 
   it('answers 204 by default and 200 when asked, with ETag and Location', async () => {

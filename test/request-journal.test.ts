@@ -1,8 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultRules, faultRuleRequest } from '../src/journal/fault-rules.ts';
 import { RequestJournal } from '../src/journal/journal.ts';
+import { objstoreJournalSchema, type ObjstoreJournalRecord } from '../src/journal/objstore-journal.ts';
 import { RequestObserver } from '../src/journal/observe.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { journalEntrySchema, requestCountResponseSchema, requestsResponseSchema, type JournalEntry } from '../src/journal/schemas.ts';
@@ -24,6 +28,13 @@ async function listed(ctx: TestContext, query = ''): Promise<JournalEntry[]> {
 }
 
 const ids = (entries: readonly JournalEntry[]) => entries.map((entry) => entry.id);
+
+/** GET /_localplane/objstore/journal, checked against its response schema. */
+async function objstoreJournal(ctx: TestContext): Promise<ObjstoreJournalRecord[]> {
+  const response = await ctx.admin.request('GET', '/objstore/journal');
+  expect(response.status, response.text).toBe(200);
+  return objstoreJournalSchema.parse(response.body);
+}
 
 describe('the request journal', () => {
   const ctx = useLocalplane({ freezeClock: true });
@@ -121,6 +132,41 @@ describe('the request journal', () => {
     expect(get.objstore).toMatchObject({ error_code: 'NoSuchKey' });
     expect(get.response.body.text).toContain('<Code>NoSuchKey</Code>');
     expect(JSON.stringify(entries)).not.toContain(fullKey(ctx.fixtures).secret_access_key);
+  });
+
+  it('answers GET /objstore/journal with its objstore requests in the older shape; DELETE /requests, a restore and a reset empty it', async () => {
+    const client = s3();
+    const put = () => client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'journal/alias.txt', Body: 'x' }));
+    await put();
+    await expect(client.send(new GetObjectCommand({ Bucket: bucket(), Key: 'journal/missing' }))).rejects.toThrow();
+    await acme().get('/api/v1/bulk-exports');
+    const [putEntry, getEntry] = (await listed(ctx, '?source=objstore')) as [JournalEntry, JournalEntry];
+    const accessKeyId = fullKey(ctx.fixtures).access_key_id;
+    expect(await objstoreJournal(ctx)).toEqual([
+      { time: putEntry.wall_time, method: 'PUT', operation: 'PutObject', bucket: bucket(), key: 'journal/alias.txt', accessKeyId, status: 200, errorCode: null },
+      { time: getEntry.wall_time, method: 'GET', operation: 'GetObject', bucket: bucket(), key: 'journal/missing', accessKeyId, status: 404, errorCode: 'NoSuchKey' },
+    ]);
+
+    await ctx.admin.request('DELETE', '/requests');
+    expect(await objstoreJournal(ctx)).toEqual([]);
+
+    const scratch = mkdtempSync(join(tmpdir(), 'localplane-journal-test-'));
+    try {
+      const file = join(scratch, 'state.snapshot');
+      expect((await ctx.admin.request('POST', '/snapshot', { body: { path: file } })).status).toBe(200);
+      await put();
+      expect(await objstoreJournal(ctx)).toHaveLength(1);
+      expect((await ctx.admin.request('POST', '/restore', { body: { path: file } })).status).toBe(200);
+      expect(await objstoreJournal(ctx)).toEqual([]);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+
+    await put();
+    expect(await objstoreJournal(ctx)).toHaveLength(1);
+    await ctx.admin.request('POST', '/reset');
+    expect(await objstoreJournal(ctx)).toEqual([]);
+    client.destroy();
   });
 
   it("masks the session token and signature an S3 SignatureDoesNotMatch document quotes", async () => {
@@ -273,6 +319,13 @@ describe('the request journal bounds', () => {
       [4, '3'],
       [5, '4'],
     ]);
+  });
+
+  it('bounds the objstore requests of GET /objstore/journal with the API ones', async () => {
+    const bucket = ctx.fixtures.objstore.buckets[0]!;
+    for (const key of ['one', 'two']) await fetch(`${ctx.instance.objstoreUrl}/${bucket}/${key}`);
+    for (let i = 0; i < 2; i++) await ctx.api.request('GET', '/api/v1/bulk-exports');
+    expect((await objstoreJournal(ctx)).map((record) => record.key)).toEqual(['two']);
   });
 });
 

@@ -13,7 +13,6 @@ import {
   fixturesViewSchema,
   healthSchema,
   limitsSchema,
-  objstoreJournalSchema,
   objstoreKeySchema,
   resetSchema,
   tasksSchema,
@@ -221,11 +220,6 @@ export function adminRoutes(deps: AdminDeps) {
       if (!deps.workspaces.setTier(workspace_id, tier)) throw notFound(`Workspace ${workspace_id} not found`);
       return c.json({ id: workspace_id, tier });
     },
-  );
-
-  app.openapi(
-    { method: 'get', path: '/objstore/journal', summary: "The objstore's most recent requests, oldest first", response: { status: 200, description: 'The journal', schema: objstoreJournalSchema } },
-    (c) => c.json(deps.objstore.journal()),
   );
 
   // Key pairs without their secrets: the caller chose the secret and keeps it.

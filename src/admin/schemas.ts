@@ -84,19 +84,6 @@ export const faultsStateSchema = z.object({
 
 export const tierChangeSchema = z.object({ id: z.guid(), tier: z.enum(TIERS) });
 
-export const objstoreJournalSchema = z.array(
-  z.object({
-    time: timestamp,
-    method: z.string(),
-    operation: z.string(),
-    bucket: z.string().nullable(),
-    key: z.string().nullable(),
-    accessKeyId: z.string().nullable(),
-    status: z.int(),
-    errorCode: z.string().nullable(),
-  }),
-);
-
 export const objstoreKeySchema = z.object({ access_key_id: z.string(), permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)), workspace_id: z.guid().nullable() });
 
 export const runsAddedSchema = z.object({ added: z.int(), session: sessionViewSchema });

@@ -4,6 +4,7 @@ import { notFound } from '../shared/errors.ts';
 import { faultRuleParams, faultRuleRequest, type FaultRules } from './fault-rules.ts';
 import { journalFind, journalQuery } from './filter.ts';
 import type { RequestJournal } from './journal.ts';
+import { objstoreJournal, objstoreJournalSchema } from './objstore-journal.ts';
 import { faultRuleResponseSchema, faultRulesResponseSchema, requestCountResponseSchema, requestsResponseSchema } from './schemas.ts';
 
 export interface JournalRouteDeps {
@@ -14,7 +15,7 @@ export interface JournalRouteDeps {
 const requestsResponse = { status: 200, description: 'The matching requests, oldest first', schema: requestsResponseSchema };
 const emptied = { status: 204, description: 'Emptied' };
 
-/** /_localplane/requests (the request journal) and /_localplane/fault-rules. */
+/** /_localplane/requests (the request journal, /objstore/journal a view of it) and /_localplane/fault-rules. */
 export function journalRoutes({ journal, faultRules }: JournalRouteDeps) {
   const app = new OpenApiHono('admin');
 
@@ -40,6 +41,15 @@ export function journalRoutes({ journal, faultRules }: JournalRouteDeps) {
     journal.clear();
     return c.body(null, 204);
   });
+  app.openapi(
+    {
+      method: 'get',
+      path: '/objstore/journal',
+      summary: "The objstore's requests, oldest first: an alias of GET /requests?source=objstore in the older shape",
+      response: { status: 200, description: 'The journal', schema: objstoreJournalSchema },
+    },
+    (c) => c.json(objstoreJournal(journal)),
+  );
 
   app.openapi(
     { method: 'get', path: '/fault-rules', summary: 'The fault rules, with how often each fired', response: { status: 200, description: 'The rules', schema: faultRulesResponseSchema } },

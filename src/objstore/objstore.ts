@@ -5,7 +5,6 @@ import { InFlight } from '../shared/in-flight.ts';
 import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { createS3rverStorage } from './storage/s3rver.ts';
 import { FileView } from './file-view/file-view.ts';
-import { ObjstoreJournal } from './journal.ts';
 import type { GatewayHandler } from './server/gateway.ts';
 import { isValidBucketName } from './server/target.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
@@ -65,7 +64,6 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   await storage.ensureBuckets(directory.names());
   await fileView?.rebuild();
 
-  const journal = new ObjstoreJournal();
   // The gateway (S3 operations, SigV4, checksums, XML) is a third of what a start would load: it
   // loads with the first request instead, which waits for it.
   let gateway: GatewayHandler | null = null;
@@ -76,7 +74,6 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
         keys: options.keys,
         storage,
         buckets: directory,
-        journal,
         publicBuckets: new Set(options.publicBuckets),
         now: options.now,
         observer: options.observer,
@@ -135,12 +132,10 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
       }));
     },
     filesDir: fileView?.directory ?? null,
-    journal: () => journal.snapshot(),
     async reset() {
       directory.registry.clear();
       await storage.reset(buckets);
       await fileView?.reset();
-      journal.clear();
     },
     buckets: () => directory.names().map((name) => ({ name, objects: storage.listBucketObjects(name) })),
     pruneBuckets,
@@ -152,7 +147,6 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
         async install() {
           staged.install();
           await fileView?.replace(storage.objectsOf(entries));
-          journal.clear();
         },
         discard: () => staged.discard(),
       };
@@ -181,5 +175,5 @@ export async function startObjstore(options: ObjstoreOptions): Promise<Objstore>
     await objstore.close();
     throw error;
   }
-  return { url, filesDir: objstore.filesDir, journal: objstore.journal, reset: objstore.reset, close: objstore.close };
+  return { url, filesDir: objstore.filesDir, reset: objstore.reset, close: objstore.close };
 }

@@ -91,9 +91,8 @@ export interface ObjstoreOptions {
   minPartSize?: number;
 }
 
+/** What the gateway made of a request, for an observer. */
 export interface ObjstoreRequestRecord {
-  /** ISO 8601 time the request arrived. */
-  time: string;
   method: string;
   /** S3 operation name, e.g. `PutObject`; `Unknown` when the request could not be parsed. */
   operation: string;
@@ -149,9 +148,7 @@ export interface Objstore {
   url: string;
   /** The plain-file view, `<filesDir>/<bucket>/<key>`; null without one. */
   filesDir: string | null;
-  /** The most recent requests (bounded), oldest first, newest last. */
-  journal(): readonly ObjstoreRequestRecord[];
-  /** Drops every object and bucket (created buckets too), recreates the configured buckets empty, clears the journal. */
+  /** Drops every object and bucket (created buckets too), recreates the configured buckets empty. */
   reset(): Promise<void>;
   close(): Promise<void>;
 }
@@ -186,7 +183,7 @@ export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
 
 /** A store's whole contents written beside it. */
 export interface StagedContents {
-  /** Replaces the whole store with them in one step; the file view is rebuilt and the journal cleared. */
+  /** Replaces the whole store with them in one step; the file view is rebuilt. */
   install(): Promise<void>;
   /** Removes them (nothing once installed). */
   discard(): void;

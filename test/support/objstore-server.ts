@@ -10,7 +10,12 @@ import path from 'node:path';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll } from 'vitest';
 
+import { FaultRules } from '../../src/journal/fault-rules.ts';
+import { RequestJournal } from '../../src/journal/journal.ts';
+import { objstoreJournal, type ObjstoreJournalRecord } from '../../src/journal/objstore-journal.ts';
+import { RequestObserver } from '../../src/journal/observe.ts';
 import { startObjstore, type Objstore, type ObjstoreKey, type ObjstoreOptions } from '../../src/objstore/index.ts';
+import { createClock } from '../../src/shared/clock.ts';
 
 export type Credentials = Pick<ObjstoreKey, 'accessKeyId' | 'secretAccessKey'>;
 
@@ -32,7 +37,7 @@ export function s3ClientFor(url: string, key: Credentials, overrides: Partial<S3
   });
 }
 
-export interface ObjstoreTestOptions extends Omit<ObjstoreOptions, 'host' | 'port' | 'directory' | 'keys'> {
+export interface ObjstoreTestOptions extends Omit<ObjstoreOptions, 'host' | 'port' | 'directory' | 'keys' | 'observer'> {
   /** How the name of the store's temp directory starts. */
   directoryPrefix: string;
   keys: readonly ObjstoreKey[];
@@ -41,7 +46,10 @@ export interface ObjstoreTestOptions extends Omit<ObjstoreOptions, 'host' | 'por
 }
 
 export interface ObjstoreTestContext {
+  /** The store; its `reset()` also empties the journal, as an instance's reset does. */
   objstore: Objstore;
+  /** The store's requests, oldest first, as an instance's GET /_localplane/objstore/journal answers them. */
+  journal(): ObjstoreJournalRecord[];
   directory: string;
   /** The keys the store knows, by access key id; a test may add, change or remove keys while it runs. */
   keys: Map<string, ObjstoreKey>;
@@ -62,13 +70,25 @@ export function useObjstore({ directoryPrefix, keys, clientConfig = {}, ...optio
   } as ObjstoreTestContext;
   beforeAll(async () => {
     context.directory = fs.mkdtempSync(path.join(os.tmpdir(), directoryPrefix));
-    context.objstore = await startObjstore({
+    // An instance's request journal, which sees the store's requests through its observer.
+    const journal = new RequestJournal();
+    const observer = new RequestObserver({ journal, faultRules: new FaultRules(0), clock: createClock(), workspaceOfApiKey: () => null, requestLog: null, colour: false });
+    const objstore = await startObjstore({
       host: '127.0.0.1',
       port: 0,
       directory: context.directory,
       keys: { find: (accessKeyId) => context.keys.get(accessKeyId) },
+      observer: observer.objstore(),
       ...options,
     });
+    context.objstore = {
+      ...objstore,
+      async reset() {
+        await objstore.reset();
+        journal.reset();
+      },
+    };
+    context.journal = () => objstoreJournal(journal);
   });
   afterAll(async () => {
     for (const client of clients) client.destroy();

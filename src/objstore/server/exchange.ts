@@ -3,11 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { S3ErrorSpec } from './errors.ts';
 import { sendError } from './xml.ts';
-import type { ObjstoreJournal } from '../journal.ts';
 import { headerText, whenResponseEnds } from '../../shared/response-capture.ts';
 import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from '../types.ts';
 
-/** Per-request state shared by the gateway, the storage and the journal. */
+/** Per-request state shared by the gateway, the storage and the observer. */
 export interface Exchange {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
@@ -15,8 +14,6 @@ export interface Exchange {
   readonly requestId: string;
   /** `x-amz-id-2`, S3's HostId. */
   readonly hostId: string;
-  /** ISO time the request arrived. */
-  readonly time: string;
   /** The client sent `Expect: 100-continue` and is waiting before it sends the body. */
   readonly expectContinue: boolean;
   continueSent: boolean;
@@ -44,16 +41,10 @@ function newRequestId(): string {
 }
 
 /**
- * Starts tracking a request: assigns the request id headers and journals the request when its
- * response ends (or the connection closes first).
+ * Starts tracking a request: assigns the request id headers and hands the request to the
+ * observer when its response ends (or the connection closes first).
  */
-export function beginExchange(
-  req: IncomingMessage,
-  res: ServerResponse,
-  expectContinue: boolean,
-  journal: ObjstoreJournal,
-  observer?: ObjstoreObserver,
-): Exchange {
+export function beginExchange(req: IncomingMessage, res: ServerResponse, expectContinue: boolean, observer?: ObjstoreObserver): Exchange {
   const method = (req.method ?? 'GET').toUpperCase();
   const exchange: Exchange = {
     req,
@@ -61,7 +52,6 @@ export function beginExchange(
     method,
     requestId: newRequestId(),
     hostId: randomBytes(24).toString('base64'),
-    time: new Date().toISOString(),
     expectContinue,
     continueSent: false,
     operation: 'Unknown',
@@ -78,22 +68,22 @@ export function beginExchange(
   res.setHeader('x-amz-request-id', exchange.requestId);
   res.setHeader('x-amz-id-2', exchange.hostId);
 
-  // Journalled when the response is ended rather than on 'finish', so the record exists before
-  // the client can possibly have read the complete response.
-  whenResponseEnds(res, observer ? OBSERVED_BODY_BYTES : null, ({ status, cut, written }) => {
-    const entry = {
-      time: exchange.time,
-      method: exchange.method,
-      operation: exchange.operation,
-      bucket: exchange.bucket,
-      key: exchange.key,
-      accessKeyId: exchange.accessKeyId,
-      status,
-      errorCode: cut ? (exchange.errorCode ?? 'RequestAborted') : exchange.errorCode,
-    };
-    journal.push(entry);
-    if (written) observer?.complete({ req, record: entry, requestBody: requestBodyOf(exchange), responseBody: written });
-  });
+  // Observed when the response is ended rather than on 'finish', so the observer's record exists
+  // before the client can possibly have read the complete response.
+  if (observer) {
+    whenResponseEnds(res, OBSERVED_BODY_BYTES, ({ status, cut, written }) => {
+      const record = {
+        method: exchange.method,
+        operation: exchange.operation,
+        bucket: exchange.bucket,
+        key: exchange.key,
+        accessKeyId: exchange.accessKeyId,
+        status,
+        errorCode: cut ? (exchange.errorCode ?? 'RequestAborted') : exchange.errorCode,
+      };
+      observer.complete({ req, record, requestBody: requestBodyOf(exchange), responseBody: written });
+    });
+  }
 
   return exchange;
 }
@@ -120,7 +110,7 @@ function requestBodyOf(exchange: Exchange): ObservedBody {
 export function failExchange(exchange: Exchange, error: S3ErrorSpec): void {
   const { res } = exchange;
   if (res.destroyed) {
-    // The client is gone; the 'close' handler journals the request as aborted.
+    // The client is gone; the 'close' handler reports the request to the observer as aborted.
     return;
   }
   if (res.headersSent || res.writableEnded) {

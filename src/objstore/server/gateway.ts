@@ -18,7 +18,6 @@ import { extractCredential } from './auth/credentials.ts';
 import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import { followWrites, type FileView } from '../file-view/file-view.ts';
-import type { ObjstoreJournal } from '../journal.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './classify.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature } from './auth/signature.ts';
 import type { ChunkSignatures } from './auth/sigv4.ts';
@@ -42,7 +41,6 @@ export interface GatewayOptions {
   keys: ObjstoreKeyLookup;
   storage: ObjstoreStorage;
   buckets: BucketDirectory;
-  journal: ObjstoreJournal;
   overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
   /** Kept in step with every write before its response completes. */
   fileView?: FileView;
@@ -168,7 +166,7 @@ function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
 }
 
 export function createGateway(options: GatewayOptions): GatewayHandler {
-  const { keys, storage, journal } = options;
+  const { keys, storage } = options;
   const overrides = options.overrides ?? operationOverrides;
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
@@ -278,7 +276,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   return async (req, res, expectContinue) => {
     let exchange: Exchange;
     try {
-      exchange = beginExchange(req, res, expectContinue, journal, options.observer);
+      exchange = beginExchange(req, res, expectContinue, options.observer);
       if (options.fileView) followWrites(exchange, options.fileView);
     } catch {
       res.statusCode = 500;

@@ -112,7 +112,7 @@ function drained(res: ServerResponse): Promise<void> {
 }
 
 /**
- * Sends the file's bytes (those of `range`), the last piece with `end()`: the exchange is journalled
+ * Sends the file's bytes (those of `range`), the last piece with `end()`: the observer sees the exchange
  * when the response is ended, which must happen before the client can have read the whole body.
  */
 async function sendContent(ctx: OperationContext, file: string, range: ByteRange | null): Promise<void> {
