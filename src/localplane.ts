@@ -28,7 +28,8 @@ import { listenFailure, listenHttp } from './shared/http-server.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
 import { WriteScopedCache } from './shared/write-scoped-cache.ts';
 import { snapshotsModule } from './snapshots/module.ts';
-import { TracingStore, tracingTables } from './tracing/store.ts';
+import { tracingModule } from './tracing/module.ts';
+import { tracingTables } from './tracing/store.ts';
 import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
 
 export type { ResetScope } from './admin/module.ts';
@@ -160,18 +161,20 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   const core = await openCore(options, fixtures, TABLES, log);
   try {
     const workspaces = new WorkspaceStore(core.db, new WriteScopedCache(writeCounter(core.db)));
-    const tracing = new TracingStore(core.db);
+    const tracing = tracingModule(core);
     const journal = journalModule(core, { capacity: options.journalCapacity, requestLog: options.requestLog, workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null });
     const sourceTarballs = sourceTarballBucket();
-    const objstore = await objstoreModule(core, { host, port: objstorePort, observer: journal.observer.objstore(), instanceBuckets: [sourceTarballs] });
+    const objstore = await objstoreModule(core, { host, port: objstorePort, observer: journal.observer.objstore(), instanceBuckets: [sourceTarballs], workspaceExists: (id) => workspaces.find(id) !== undefined });
     const destinations = destinationsModule(core, { endpointAliases, embeddedEndpoint: objstore.bind });
-    const bulkExports = bulkExportsModule(core, { workspaces, tracing, destinations });
-    const deployments = deploymentsModule(core, { workspaces, tracing, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });
+    const bulkExports = bulkExportsModule(core, { workspaces, tracing: tracing.store, destinations });
+    const deployments = deploymentsModule(core, { workspaces, tracing: tracing.store, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });
     const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES));
-    const admin = adminModule(core, { workspaces, tracing, objstore, bulkExports, deployments, endpointAliases, startedAt });
+    const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
     const app = createApp(journal.observer, log);
-    for (const routes of [admin.knobs, snapshots.adminRoutes, admin.state, journal.adminRoutes]) app.route('/_localplane', routes);
+    for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes]) {
+      app.route('/_localplane', routes);
+    }
     for (const routes of [bulkExports.routes, deployments.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
 
     if (options.importFrom !== undefined) await snapshots.snapshots.restore(options.importFrom);

@@ -41,17 +41,14 @@ export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
     deployments: deployments.store,
     objstore: objstore.objstore,
     objstoreEndpoint: objstore.bind,
-    objstoreKeys: objstore.keys,
     endpointAliases: deps.endpointAliases,
     clock: core.clockControl,
     faults: bulkExports.faults,
     revisionFaults: deployments.faults,
-    lifecycle: deployments.lifecycle,
     limits: core.limits,
     pendingTasks,
     reset,
     startedAt: deps.startedAt,
-    seed: core.seed,
   });
   const state = stateRoutes({
     workspaces,

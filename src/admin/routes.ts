@@ -2,32 +2,28 @@ import { z } from 'zod';
 import { limitsPatch, type InstanceLimits } from '../config.ts';
 import { exportRunFaultRequest, validationFaultRequest, type BulkExportFaults } from '../bulk-exports/faults.ts';
 import { revisionFaultRequest, type RevisionFaults } from '../deployments/faults.ts';
-import type { RevisionLifecycle } from '../deployments/lifecycle.ts';
 import type { DeploymentStore } from '../deployments/store.ts';
 import type { Fixtures } from '../fixtures/files.ts';
-import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
-import { OBJSTORE_PERMISSIONS, type EmbeddedObjstore, type ObjstoreKey } from '../objstore/types.ts';
+import type { EmbeddedObjstore } from '../objstore/types.ts';
 import {
   clockStateSchema,
   faultsStateSchema,
   fixturesViewSchema,
   healthSchema,
   limitsSchema,
-  objstoreKeySchema,
   resetSchema,
   tasksSchema,
   tierChangeSchema,
 } from './schemas.ts';
 import type { ClockControl } from '../shared/clock-control.ts';
-import { badRequest, conflict, notFound } from '../shared/errors.ts';
-import { httpError, notFoundError } from '../openapi/errors.ts';
+import { badRequest, notFound } from '../shared/errors.ts';
+import { httpError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { deploymentKnobRoutes } from './deployment-knobs.ts';
 import { workspaceView } from './state.ts';
-import { tracingKnobRoutes } from './tracing-knobs.ts';
 import { formatTimestamp, MICROS_PER_SECOND } from '../shared/time.ts';
 import { requestTimestamp } from '../shared/validation.ts';
 import type { TracingStore } from '../tracing/store.ts';
+import { WORKSPACE_NOT_FOUND } from '../workspaces/errors.ts';
 import { TIERS, type WorkspaceStore } from '../workspaces/store.ts';
 
 export interface AdminDeps {
@@ -38,17 +34,14 @@ export interface AdminDeps {
   objstore: EmbeddedObjstore;
   /** Binds the objstore if it is not yet listening, and gives its URL. */
   objstoreEndpoint: () => Promise<string>;
-  objstoreKeys: ObjstoreKeyStore;
   endpointAliases: readonly string[];
   clock: ClockControl;
   faults: BulkExportFaults;
   revisionFaults: RevisionFaults;
-  lifecycle: RevisionLifecycle;
   limits: InstanceLimits;
   pendingTasks: () => { due_at: string; label: string }[];
   reset: (scope?: { workspaceId?: string }) => Promise<void>;
   startedAt: number;
-  seed: number;
 }
 
 /** The clock goes no further than its microseconds stay exact (2255-06-05). */
@@ -59,15 +52,7 @@ const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
 /** An empty body (or none) resets everything; a workspace id, that workspace's resources alone. */
 const resetRequest = z.strictObject({ workspace_id: z.guid().optional() });
-const keyCreate = z.object({
-  access_key_id: z.string().min(1).max(255),
-  secret_access_key: z.string().min(1).max(2048),
-  permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)),
-  /** The workspace whose account the key acts for (buckets it creates are that workspace's); none for the shared account. */
-  workspace_id: z.guid().optional(),
-});
 
-const WORKSPACE_ID_EXAMPLE = '00000000-0000-4000-8000-000000000001';
 const CLOCK_LIMIT = `The clock cannot go past ${formatTimestamp(LATEST_TIME)}`;
 
 /** The harness knobs under /_localplane/: no auth, as in other local emulators. */
@@ -121,7 +106,7 @@ export function adminRoutes(deps: AdminDeps) {
       body: resetRequest,
       bodyOptional: true,
       response: { status: 200, description: 'Reset', schema: resetSchema },
-      errors: [notFoundError('Workspace', `Workspace ${WORKSPACE_ID_EXAMPLE} not found`)],
+      errors: [WORKSPACE_NOT_FOUND],
     },
     async (c, { body }) => {
       const workspaceId = body?.workspace_id;
@@ -203,8 +188,6 @@ export function adminRoutes(deps: AdminDeps) {
     },
   );
 
-  app.route('/sessions', tracingKnobRoutes({ tracing: deps.tracing, clock: deps.clock, seed: deps.seed }));
-  app.route('/deployments', deploymentKnobRoutes({ deployments: deps.deployments, lifecycle: deps.lifecycle, clock: deps.clock }));
 
   app.openapi(
     {
@@ -214,52 +197,11 @@ export function adminRoutes(deps: AdminDeps) {
       params: workspaceParams,
       body: tierChange,
       response: { status: 200, description: 'The workspace and its plan', schema: tierChangeSchema },
-      errors: [notFoundError('Workspace', `Workspace ${WORKSPACE_ID_EXAMPLE} not found`)],
+      errors: [WORKSPACE_NOT_FOUND],
     },
     (c, { params: { workspace_id }, body: { tier } }) => {
       if (!deps.workspaces.setTier(workspace_id, tier)) throw notFound(`Workspace ${workspace_id} not found`);
       return c.json({ id: workspace_id, tier });
-    },
-  );
-
-  // Key pairs without their secrets: the caller chose the secret and keeps it.
-  const keyView = (key: ObjstoreKey) => ({ access_key_id: key.accessKeyId, permissions: key.permissions, workspace_id: key.workspaceId ?? null });
-  app.openapi(
-    { method: 'get', path: '/objstore/keys', summary: "The objstore's key pairs, without their secrets", response: { status: 200, description: 'The keys', schema: z.array(objstoreKeySchema) } },
-    (c) => c.json(deps.objstoreKeys.list().map(keyView)),
-  );
-  app.openapi(
-    {
-      method: 'post',
-      path: '/objstore/keys',
-      summary: 'Add an objstore key pair',
-      body: keyCreate,
-      response: { status: 201, description: 'The key, without its secret', schema: objstoreKeySchema },
-      errors: [
-        notFoundError('Workspace', `Workspace ${WORKSPACE_ID_EXAMPLE} not found`),
-        httpError(409, 'A key of that id exists', { exists: 'Objstore key AKIAEXAMPLE already exists' }),
-      ],
-    },
-    (c, { body }) => {
-      const workspaceId = body.workspace_id ?? null;
-      if (workspaceId !== null && !deps.workspaces.find(workspaceId)) throw notFound(`Workspace ${workspaceId} not found`);
-      const key = { accessKeyId: body.access_key_id, secretAccessKey: body.secret_access_key, permissions: body.permissions, workspaceId };
-      if (!deps.objstoreKeys.add(key)) throw conflict(`Objstore key ${body.access_key_id} already exists`);
-      return c.json(keyView(key), 201);
-    },
-  );
-  app.openapi(
-    {
-      method: 'delete',
-      path: '/objstore/keys/:access_key_id',
-      summary: 'Revoke an objstore key pair',
-      response: { status: 204, description: 'Revoked' },
-      errors: [notFoundError('Objstore key', 'Objstore key AKIAEXAMPLE not found')],
-    },
-    (c) => {
-      const accessKeyId = c.req.param('access_key_id')!;
-      if (!deps.objstoreKeys.revoke(accessKeyId)) throw notFound(`Objstore key ${accessKeyId} not found`);
-      return c.body(null, 204);
     },
   );
 

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { objstoreKeySchema } from '../objstore/key-routes.ts';
+import { sessionViewSchema } from '../tracing/knob-routes.ts';
 import { exportRunFaultRequest, validationFaultRequest } from '../bulk-exports/faults.ts';
 import { destinationResponseSchema, exportResponseSchema, runResponseSchema } from '../bulk-exports/schemas.ts';
 import { limitsPatch } from '../config.ts';
@@ -20,14 +22,6 @@ import { TIERS } from '../workspaces/store.ts';
 const timestamp = z.iso.datetime({ offset: true });
 
 export const healthSchema = z.object({ status: z.literal('ok'), objstore_url: z.string().nullable(), uptime_seconds: z.number() });
-
-export const sessionViewSchema = z.object({
-  id: z.guid(),
-  name: z.string(),
-  run_count: z.int(),
-  first_run_start_time: timestamp.nullable(),
-  last_run_start_time: timestamp.nullable(),
-});
 
 const fixtureKeySchema = z.object({
   access_key_id: z.string(),
@@ -84,9 +78,6 @@ export const faultsStateSchema = z.object({
 
 export const tierChangeSchema = z.object({ id: z.guid(), tier: z.enum(TIERS) });
 
-export const objstoreKeySchema = z.object({ access_key_id: z.string(), permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)), workspace_id: z.guid().nullable() });
-
-export const runsAddedSchema = z.object({ added: z.int(), session: sessionViewSchema });
 
 /** GET /_localplane/state: every resource in the API's own shapes, secrets masked. */
 export const stateSchema = z.object({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { objstoreKeyView } from '../objstore/key-routes.ts';
 import type { InstanceLimits } from '../config.ts';
 import type { BulkExportFaults } from '../bulk-exports/faults.ts';
 import { destinationResponse, exportResponse, runResponse } from '../bulk-exports/responses.ts';
@@ -17,7 +18,7 @@ import { OpenApiHono } from '../openapi/routes.ts';
 import { stateSchema } from './schemas.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { Workspace, WorkspaceStore } from '../workspaces/store.ts';
-import { sessionView } from './tracing-knobs.ts';
+import { sessionView } from '../tracing/knob-routes.ts';
 
 export interface StateDeps {
   workspaces: WorkspaceStore;
@@ -113,7 +114,7 @@ export function stateRoutes(deps: StateDeps) {
           url: deps.objstore.url,
           files_dir: deps.objstore.filesDir,
           buckets: deps.objstore.buckets(),
-          keys: deps.objstoreKeys.list().map((key) => ({ access_key_id: key.accessKeyId, permissions: key.permissions, workspace_id: key.workspaceId ?? null })),
+          keys: deps.objstoreKeys.list().map(objstoreKeyView),
         },
         faults: { ...deps.faults.describe(), revisions: deps.revisionFaults.describe() },
         pending_tasks: deps.pendingTasks(),

@@ -9,6 +9,7 @@ import type { WorkspaceStore } from '../workspaces/store.ts';
 import { DeploymentDeletions } from './deletions.ts';
 import { RevisionFaults } from './faults.ts';
 import { RevisionLifecycle } from './lifecycle.ts';
+import { deploymentKnobRoutes } from './knob-routes.ts';
 import { listenerRoutes } from './listener-routes.ts';
 import { oauthProviderRoutes } from './oauth-provider-routes.ts';
 import { codehostRoutes, deploymentRoutes, projectLogRoutes } from './routes.ts';
@@ -29,7 +30,7 @@ export interface DeploymentModuleDeps {
   objstoreEndpoint: () => Promise<string>;
 }
 
-/** Deployments, listeners and OAuth providers: their store, the revision lifecycle and deletions, their faults, routes and state parts. */
+/** Deployments, listeners and OAuth providers: their store, the revision lifecycle and deletions, their faults, routes, knobs and state parts. */
 export function deploymentsModule(core: InstanceCore, deps: DeploymentModuleDeps) {
   const { db, scheduler, clock, ids, limits } = core;
   const store = new DeploymentStore(db);
@@ -58,7 +59,8 @@ export function deploymentsModule(core: InstanceCore, deps: DeploymentModuleDeps
     .route('/v2/auth/providers', oauthProviderRoutes(routeDeps))
     .route('/v1/projects', projectLogRoutes(routeDeps))
     .route('/v1/integrations/forge/codehost', codehostRoutes(routeDeps));
-  return { store, faults, lifecycle, routes };
+  const adminRoutes = new OpenApiHono('admin').route('/deployments', deploymentKnobRoutes({ deployments: store, lifecycle, clock }));
+  return { store, faults, routes, adminRoutes };
 }
 
 export type DeploymentModule = ReturnType<typeof deploymentsModule>;

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import { readSnapshotDatabase, type CheckedDatabase, type InstanceCore } from '../core.ts';
+import type { OpenApiHono } from '../openapi/routes.ts';
 import { listenFailure } from '../shared/http-server.ts';
 import type { SnapshotSection } from '../shared/state-parts.ts';
 import { createdBucketNames, ObjstoreBucketStore } from './bucket-store.ts';
+import { objstoreKeyRoutes } from './key-routes.ts';
 import { ObjstoreKeyStore } from './key-store.ts';
 import { createObjstore } from './objstore.ts';
 import type { EmbeddedObjstore, ObjstoreKey, ObjstoreObserver, ObjstoreTreeEntry, StagedContents } from './types.ts';
@@ -18,6 +20,8 @@ export interface ObjstoreModuleOptions {
   port: number;
   observer: ObjstoreObserver;
   instanceBuckets: readonly InstanceBucket[];
+  /** Whether a workspace exists, for a key pair added for one. */
+  workspaceExists(workspaceId: string): boolean;
 }
 
 export interface ObjstoreModule {
@@ -27,9 +31,11 @@ export interface ObjstoreModule {
   filesDir: string;
   /** Binds the objstore's port if it is not yet bound, and gives its URL. */
   bind(): Promise<string>;
+  /** /_localplane/objstore/keys. */
+  adminRoutes: OpenApiHono;
 }
 
-/** The embedded objstore with the fixtures' buckets and keys, its state part and its stop. */
+/** The embedded objstore with the fixtures' buckets and keys, its state part, its stop and its key pairs' knobs. */
 export async function objstoreModule(core: InstanceCore, options: ObjstoreModuleOptions): Promise<ObjstoreModule> {
   const keys = new ObjstoreKeyStore(core.db);
   const buckets = keys.buckets();
@@ -59,7 +65,8 @@ export async function objstoreModule(core: InstanceCore, options: ObjstoreModule
       throw listenFailure('objstore', options.host, options.port, error);
     }
   };
-  return { objstore, keys, filesDir, bind };
+  const adminRoutes = objstoreKeyRoutes({ keys, workspaceExists: options.workspaceExists });
+  return { objstore, keys, filesDir, bind, adminRoutes };
 }
 
 interface CheckedContents {

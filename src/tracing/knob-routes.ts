@@ -6,9 +6,20 @@ import { seedFrom } from '../shared/prng.ts';
 import { formatNullableTimestamp, MICROS_PER_DAY } from '../shared/time.ts';
 import { EXAMPLE_ID, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { runsAddedSchema } from './schemas.ts';
-import { generateRuns } from '../tracing/generator.ts';
-import type { TracingSession, TracingStore } from '../tracing/store.ts';
+import { generateRuns } from './generator.ts';
+import type { TracingSession, TracingStore } from './store.ts';
+
+const timestamp = z.iso.datetime({ offset: true });
+
+export const sessionViewSchema = z.object({
+  id: z.guid(),
+  name: z.string(),
+  run_count: z.int(),
+  first_run_start_time: timestamp.nullable(),
+  last_run_start_time: timestamp.nullable(),
+});
+
+const runsAddedSchema = z.object({ added: z.int(), session: sessionViewSchema });
 
 export interface TracingKnobDeps {
   tracing: TracingStore;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { RevisionLifecycle } from '../deployments/lifecycle.ts';
-import { deploymentResponse, revisionResponse } from '../deployments/responses.ts';
+import type { RevisionLifecycle } from './lifecycle.ts';
+import { deploymentResponse, revisionResponse } from './responses.ts';
 import {
   DEPLOYMENT_STATUSES,
   deploymentIdParams,
@@ -8,8 +8,8 @@ import {
   REVISION_STATUSES,
   revisionIdParams,
   revisionResponseSchema,
-} from '../deployments/schemas.ts';
-import type { DeploymentStore } from '../deployments/store.ts';
+} from './schemas.ts';
+import type { DeploymentStore } from './store.ts';
 import type { Clock } from '../shared/clock.ts';
 import { notFound } from '../shared/errors.ts';
 import { EXAMPLE_ID, httpError, notFoundError } from '../openapi/errors.ts';
