@@ -468,6 +468,4 @@ function fail(error: unknown, code: number): never {
   process.exit(code);
 }
 
-// The AWS SDK's notice about future Node versions concerns the SDK localplane embeds, not the user's setup.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 main(process.argv.slice(2)).catch((error: unknown) => fail(error, error instanceof UsageError ? 2 : 1));

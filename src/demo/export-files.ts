@@ -2,6 +2,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { withoutNodeVersionNotice } from '../destinations/clients.ts';
 import { fixtureKey, type FixturesView } from './api-client.ts';
 
 /** Where `localplane demo` keeps a copy of its export's files, and `localplane query` reads them, by default. */
@@ -39,15 +40,16 @@ export function copyFolder(from: string, to: string): void {
 /** An S3 client of the objstore with one of the instance's fixture keys (the SDK loaded only then: it takes a tenth of a second). */
 export async function objstoreClient(fixtures: FixturesView, accessKeyId: string): Promise<S3Client> {
   const key = fixtureKey(fixtures, accessKeyId);
-  // As for the embedded objstore's own client: the SDK's notice about future Node versions is not ours to print.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { S3Client } = await import('@aws-sdk/client-s3');
-  return new S3Client({
-    endpoint: fixtures.objstore.endpoint_url,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key },
-  });
+  return withoutNodeVersionNotice(
+    () =>
+      new S3Client({
+        endpoint: fixtures.objstore.endpoint_url,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key },
+      }),
+  );
 }
 
 /**

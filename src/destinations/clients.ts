@@ -91,6 +91,24 @@ export function describeFailure(error: unknown, operation: string, endpoint: str
   return new ObjstoreError(`An error occurred when calling the ${operation} operation: ${String((error as Error).message ?? error)}`, 'Unknown');
 }
 
+const NODE_VERSION_NOTICE_SWITCH = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
+
+/**
+ * Builds an SDK client without the SDK's notice about future Node versions, which concerns the
+ * SDK localplane embeds, not the consumer's setup. The SDK reads that switch from the
+ * environment alone, in the constructor: it is set for that synchronous call and put back.
+ */
+export function withoutNodeVersionNotice<T>(make: () => T): T {
+  const before = process.env[NODE_VERSION_NOTICE_SWITCH];
+  process.env[NODE_VERSION_NOTICE_SWITCH] = 'true';
+  try {
+    return make();
+  } finally {
+    if (before === undefined) delete process.env[NODE_VERSION_NOTICE_SWITCH];
+    else process.env[NODE_VERSION_NOTICE_SWITCH] = before;
+  }
+}
+
 /**
  * The S3 clients of one localplane instance, kept per endpoint and key pair (an SDK client is
  * costly to set up). Each instance has its own, so stopping one never touches another's.
@@ -103,7 +121,7 @@ export class ObjstoreClients {
     const cacheKey = JSON.stringify([target.endpoint, target.region, target.credentials.accessKeyId, target.credentials.secretAccessKey]);
     let client = this.clients.get(cacheKey);
     if (!client) {
-      client = new S3Client({
+      client = withoutNodeVersionNotice(() => new S3Client({
         endpoint: target.endpoint,
         region: target.region,
         credentials: target.credentials,
@@ -117,7 +135,7 @@ export class ObjstoreClients {
         // A plain body with a checksum header, not aws-chunked framing.
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
-      });
+      }));
       this.clients.set(cacheKey, client);
     }
     return client;
