@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
+import type { S3Operation } from './s3-operations.ts';
+
 /**
  * Public types of the embedded S3-compatible object store ("objstore").
  *
@@ -95,8 +97,8 @@ export interface ObjstoreRequestRecord {
   /** ISO 8601 time the request arrived. */
   time: string;
   method: string;
-  /** S3 operation name, e.g. `PutObject`; `Unknown` when the request could not be parsed. */
-  operation: string;
+  /** `Unknown` when the request could not be parsed. */
+  operation: S3Operation;
   bucket: string | null;
   key: string | null;
   /** The access key id the request claimed (also when unknown); null for anonymous requests. */

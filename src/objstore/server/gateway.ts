@@ -19,6 +19,7 @@ import { errors, GatewayError, s3Error } from './errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import { followWrites, type FileView } from '../file-view/file-view.ts';
 import type { ObjstoreJournal } from '../journal.ts';
+import type { S3Operation } from '../s3-operations.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './classify.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature } from './auth/signature.ts';
 import type { ChunkSignatures } from './auth/sigv4.ts';
@@ -43,7 +44,7 @@ export interface GatewayOptions {
   storage: ObjstoreStorage;
   buckets: BucketDirectory;
   journal: ObjstoreJournal;
-  overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
+  overrides?: Readonly<Partial<Record<S3Operation, OperationOverride>>>;
   /** Kept in step with every write before its response completes. */
   fileView?: FileView;
   /** Buckets anyone may read without signing. */
@@ -103,7 +104,7 @@ export function authorizeBuckets(
 }
 
 /** The reads an unsigned request may make, and only in a public bucket. */
-const ANONYMOUS_READS = new Set(['GetObject', 'HeadObject', 'ListObjects', 'ListObjectsV2', 'HeadBucket']);
+const ANONYMOUS_READS = new Set<S3Operation>(['GetObject', 'HeadObject', 'ListObjects', 'ListObjectsV2', 'HeadBucket']);
 
 /** Throws AccessDenied unless an unsigned request reads a public bucket. */
 export function authorizeAnonymous(classified: ClassifiedOperation, target: RequestTarget, publicBuckets: ReadonlySet<string>): void {

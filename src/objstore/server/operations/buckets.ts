@@ -3,6 +3,7 @@
  * HeadBucket, GetBucketLocation and ListBuckets. Who owns what is bucket-directory.ts's; this
  * is the HTTP side.
  */
+import type { S3Operation } from '../../s3-operations.ts';
 import { accountOf, canonicalIdOf, isCreatableBucketName, isValidLocationConstraint } from '../../bucket-directory.ts';
 import { errors, GatewayError, s3Error } from '../errors.ts';
 import { singleParam } from '../target.ts';
@@ -147,7 +148,7 @@ const listBuckets: OperationOverride = async (ctx) => {
   });
 };
 
-export const bucketOperations: Readonly<Record<string, OperationOverride>> = {
+export const bucketOperations: Readonly<Partial<Record<S3Operation, OperationOverride>>> = {
   CreateBucket: createBucket,
   DeleteBucket: deleteBucket,
   HeadBucket: headBucket,

@@ -16,6 +16,7 @@
  * ctx.readBody, which hold it against the payload hash signed (signed-payload.ts): none is left
  * for s3rver to read.
  */
+import type { S3Operation } from '../../s3-operations.ts';
 import { bucketOperations } from './buckets.ts';
 import { completeMultipartUpload } from './complete-multipart.ts';
 import { copyObject } from './conditional-operations.ts';
@@ -31,7 +32,7 @@ import { putObjectTagging } from './object-tagging.ts';
 import { uploadPartCopy } from './upload-part-copy.ts';
 import { putObject, uploadPart } from './uploads.ts';
 
-export const operationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
+export const operationOverrides: Readonly<Partial<Record<S3Operation, OperationOverride>>> = {
   PutObject: putObject,
   GetObject: readPartsBefore(readObject),
   HeadObject: readPartsBefore(readObject),
