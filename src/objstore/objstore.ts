@@ -6,6 +6,7 @@ import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { createS3rverStorage } from './storage/s3rver.ts';
 import { FileView } from './file-view/file-view.ts';
 import { ObjstoreJournal } from './journal.ts';
+import type { Delegate } from './server/delegate.ts';
 import type { GatewayHandler } from './server/gateway.ts';
 import { isValidBucketName } from './server/target.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
@@ -69,12 +70,14 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   // The gateway (S3 operations, SigV4, checksums, XML) is a third of what a start would load: it
   // loads with the first request instead, which waits for it.
   let gateway: GatewayHandler | null = null;
+  let s3rver: Delegate | null = null;
   let loadingGateway: Promise<GatewayHandler> | null = null;
   const loadGateway = () =>
-    (loadingGateway ??= import('./server/gateway.ts').then(({ createGateway }) =>
+    (loadingGateway ??= Promise.all([import('./server/gateway.ts'), import('./server/s3rver-app.ts')]).then(([{ createGateway }, { createS3rverApp }]) =>
       (gateway = createGateway({
         keys: options.keys,
         storage,
+        delegate: (s3rver = createS3rverApp(storage.s3rverStore)),
         buckets: directory,
         journal,
         publicBuckets: new Set(options.publicBuckets),
@@ -94,7 +97,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
    */
   const settle = async () => {
     await requests.settled();
-    await storage.settled();
+    await s3rver?.settled();
     await fileView?.settled();
   };
 
@@ -165,7 +168,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
           await closed;
         }
         await settle();
-        storage.close();
+        s3rver?.close();
       })());
     },
   };

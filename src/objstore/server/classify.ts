@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { errors, type S3ErrorSpec } from './errors.ts';
+import { errors } from './errors.ts';
+import type { S3ErrorSpec } from '../s3-errors.ts';
 import { hasParam, type RequestTarget } from './target.ts';
 import { BUCKET_SUBRESOURCES, OBJECT_SUBRESOURCE_NOUNS, type BucketSubresource, type ObjectSubresource, type S3Operation } from '../s3-operations.ts';
 import type { ObjstorePermission } from '../types.ts';

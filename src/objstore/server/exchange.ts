@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import type { S3ErrorSpec } from './errors.ts';
+import type { S3ErrorSpec } from '../s3-errors.ts';
 import { sendError } from './xml.ts';
 import type { ObjstoreJournal } from '../journal.ts';
 import type { S3Operation } from '../s3-operations.ts';

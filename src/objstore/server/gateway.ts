@@ -13,11 +13,14 @@ import type { BucketDirectory } from '../bucket-directory.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
 import { operationOverrides } from './operations/compat.ts';
 import { S3_MIN_PART_SIZE, type OperationContext, type OperationOverride } from './operations/context.ts';
+import type { Delegate } from './delegate.ts';
 import { TurnTaking } from './turn-taking.ts';
 import { extractCredential } from './auth/credentials.ts';
-import { errors, GatewayError, s3Error } from './errors.ts';
+import { errors } from './errors.ts';
+import { GatewayError, s3Error } from '../s3-errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
-import { followWrites, type FileView } from '../file-view/file-view.ts';
+import type { FileView } from '../file-view/file-view.ts';
+import { followWrites } from './follow-writes.ts';
 import type { ObjstoreJournal } from '../journal.ts';
 import type { S3Operation } from '../s3-operations.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './classify.ts';
@@ -42,6 +45,8 @@ import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } 
 export interface GatewayOptions {
   keys: ObjstoreKeyLookup;
   storage: ObjstoreStorage;
+  /** Answers what the gateway does not answer itself. */
+  delegate: Delegate;
   buckets: BucketDirectory;
   journal: ObjstoreJournal;
   overrides?: Readonly<Partial<Record<S3Operation, OperationOverride>>>;
@@ -56,7 +61,7 @@ export interface GatewayOptions {
   minPartSize?: number;
 }
 
-/** Answers one request; resolves (never rejects) once the gateway's own work for it is done (what it hands to s3rver: `ObjstoreStorage.settled`). */
+/** Answers one request; resolves (never rejects) once the gateway's own work for it is done (what it hands on: `Delegate.settled`). */
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => Promise<void>;
 
 /** What a request's signature shows: its key, the payload hash its body is held to, and the chunk signatures of that body. */
@@ -169,7 +174,7 @@ function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
 }
 
 export function createGateway(options: GatewayOptions): GatewayHandler {
-  const { keys, storage, journal } = options;
+  const { keys, storage, delegate, journal } = options;
   const overrides = options.overrides ?? operationOverrides;
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
@@ -249,7 +254,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       chunkSignatures,
       delegate: () => {
         sendContinue(exchange);
-        storage.handle(req, exchange.res);
+        delegate.handle(req, exchange.res);
       },
       readBody: async (limit) => {
         requireWholeBodyPayload(payloadHash);

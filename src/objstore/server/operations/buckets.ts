@@ -5,7 +5,8 @@
  */
 import type { S3Operation } from '../../s3-operations.ts';
 import { accountOf, canonicalIdOf, isCreatableBucketName, isValidLocationConstraint } from '../../bucket-directory.ts';
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 import { singleParam } from '../target.ts';
 import { childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
 import { bucketExists, type OperationContext, type OperationOverride } from './context.ts';

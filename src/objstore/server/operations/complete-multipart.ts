@@ -12,8 +12,9 @@
 import { createHash } from 'node:crypto';
 
 import type { UploadedPart } from '../../storage/storage.ts';
-import { CHECKSUM_ALGORITHMS } from '../bodies/checksum-algorithms.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { CHECKSUM_ALGORITHMS } from '../../checksum-algorithms.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { singleParam, validateUploadId } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
 import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';

@@ -1,5 +1,6 @@
 /** DeleteObjects, answered by the gateway: s3rver ignores `Quiet` and never reports an error. */
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { reachOf, type OperationContext } from './context.ts';
 import { validateObjectKey } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult } from '../xml.ts';

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 
 import { canonicalIdOf } from '../../bucket-directory.ts';
 import { bucketExists, reachOf, type OperationContext } from './context.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,

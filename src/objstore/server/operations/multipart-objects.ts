@@ -7,7 +7,8 @@
  * it is the multipart object it describes (a copy keeps it along with the multipart ETag).
  */
 import { answersStoredChecksum, checksumHeaderName } from '../bodies/checksums.ts';
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 import { hasParam, singleParam, validatePartNumber } from '../target.ts';
 import { bucketExists, type OperationContext, type OperationOverride } from './context.ts';
 import type { UploadChecksum } from './multipart-checksums.ts';

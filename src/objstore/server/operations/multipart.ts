@@ -3,7 +3,8 @@
  * ListParts or ListMultipartUploads. CompleteMultipartUpload is in complete-multipart.ts.
  */
 import type { UploadedPart, UploadInProgress, UploadSummary } from '../../storage/storage.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,

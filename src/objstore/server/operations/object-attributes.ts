@@ -5,9 +5,10 @@
  * objects only: their part count, and the parts (paged by `x-amz-max-parts` and
  * `x-amz-part-number-marker`) with their checksums when the upload had a checksum algorithm.
  */
-import { CHECKSUM_ALGORITHMS } from '../bodies/checksum-algorithms.ts';
+import { CHECKSUM_ALGORITHMS } from '../../checksum-algorithms.ts';
 import { checksumHeaderName, pickChecksumHeaders } from '../bodies/checksums.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
 import { bucketExists, type OperationOverride } from './context.ts';
 import { checksumElementName } from './multipart-checksums.ts';

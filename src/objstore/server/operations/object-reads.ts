@@ -10,7 +10,8 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 
 import type { ObjectHead, ObjstoreStorage } from '../../storage/storage.ts';
 import { answersStoredChecksum, pickChecksumHeaders } from '../bodies/checksums.ts';
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 import type { ParsedQuery } from '../target.ts';
 import { bucketExists, type OperationContext, type OperationOverride } from './context.ts';
 import { evaluateReadConditions, preconditionErrors, type ObjectState } from './preconditions.ts';

@@ -3,7 +3,8 @@
  * signed, as every body the gateway acts on (s3rver would read and store any body). The tags are
  * kept where s3rver keeps them, so GetObjectTagging stays s3rver's.
  */
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { parseRequestDocument } from '../xml.ts';
 import { bucketExists, type OperationOverride } from './context.ts';
 

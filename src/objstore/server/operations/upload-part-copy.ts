@@ -10,7 +10,8 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 
 import { startChecksum } from '../bodies/checksums.ts';
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 import { parseCopySource, singleParam, validatePartNumber } from '../target.ts';
 import { sendXmlResult } from '../xml.ts';
 import { requireCopySourceConditionsMet } from './conditional-operations.ts';
