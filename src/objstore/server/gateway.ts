@@ -5,6 +5,10 @@
  *   -> verify signature -> check permission (or: unsigned read of a public bucket) -> validate names
  *   -> strip authentication -> operation override or s3rver
  *
+ * This dispatch is the one place that decides what goes to s3rver: operations without an
+ * override, and the overrides' requests whose bucket does not exist (`inBucket`), which s3rver
+ * answers with S3's NoSuchBucket.
+ *
  * Every step that refuses a request throws a GatewayError, answered as an S3 XML error.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -12,7 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketDirectory } from '../bucket-directory.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
 import { operationOverrides } from './operations/compat.ts';
-import { S3_MIN_PART_SIZE, type OperationContext, type OperationOverride } from './operations/context.ts';
+import { S3_MIN_PART_SIZE, type OperationContext, type Override } from './operations/context.ts';
 import type { Delegate } from './delegate.ts';
 import { TurnTaking } from './turn-taking.ts';
 import { extractCredential } from './auth/credentials.ts';
@@ -49,7 +53,7 @@ export interface GatewayOptions {
   delegate: Delegate;
   buckets: BucketDirectory;
   journal: ObjstoreJournal;
-  overrides?: Readonly<Partial<Record<S3Operation, OperationOverride>>>;
+  overrides?: Readonly<Partial<Record<S3Operation, Override>>>;
   /** Kept in step with every write before its response completes. */
   fileView?: FileView;
   /** Buckets anyone may read without signing. */
@@ -274,11 +278,11 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       });
     }
     const override = overrides[classified.operation];
-    if (override) {
-      await override(context);
-    } else {
-      context.delegate();
-    }
+    if (override === undefined) return context.delegate();
+    if ('always' in override) return override.always(context);
+    const answer = override.inBucket(context);
+    if (!(await storage.bucketExists(target.bucket!))) return context.delegate();
+    await answer(context);
   }
 
   return async (req, res, expectContinue) => {

@@ -18,7 +18,7 @@ import { GatewayError } from '../../s3-errors.ts';
 import { singleParam, validateUploadId } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
 import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
-import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
+import { requireUpload, type OperationContext, type OperationOverride } from './context.ts';
 import {
   checksumElementName,
   completedObjectChecksum,
@@ -164,7 +164,6 @@ function sendCompleted(ctx: OperationContext, completed: CompletedUpload): void 
 }
 
 export const completeMultipartUpload: OperationOverride = async (ctx) => {
-  if (!(await bucketExists(ctx))) return ctx.delegate();
   const uploadId = await uploadInProgress(ctx);
   const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
   if (uploadId === null) {

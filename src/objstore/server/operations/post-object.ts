@@ -27,7 +27,7 @@ import { GatewayError, s3Error } from '../../s3-errors.ts';
 import { sendContinue } from '../exchange.ts';
 import { validateObjectKey } from '../target.ts';
 import { sendXmlResult } from '../xml.ts';
-import { bucketExists, type OperationContext } from './context.ts';
+import type { OperationContext } from './context.ts';
 import {
   maxContentLength,
   parsePolicy,
@@ -210,7 +210,7 @@ export async function postObject(ctx: OperationContext, options: FormUploadOptio
   const bucket = ctx.target.bucket!;
   const contentType = ctx.exchange.req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data\s*;/i.test(contentType)) throw new GatewayError(formErrors.notAForm());
-  if (!(await bucketExists(ctx))) throw new GatewayError(errors.noSuchBucket(bucket));
+  if (!(await ctx.storage.bucketExists(bucket))) throw new GatewayError(errors.noSuchBucket(bucket));
   const form = new FormDataReader(ctx.exchange.req, formBoundary(contentType));
   let upload: ReceivedForm;
   try {
