@@ -60,4 +60,13 @@ describe('src/ module graph', () => {
     const cycles = findCycles(importGraph()).map((cycle) => cycle.map((file) => path.relative(SRC, file)).join(' -> '));
     expect(cycles).toEqual([]);
   });
+
+  it("keeps the objstore's storage and file view below its server", () => {
+    const server = path.join(SRC, 'objstore/server') + path.sep;
+    const lower = [path.join(SRC, 'objstore/storage'), path.join(SRC, 'objstore/file-view')].map((folder) => folder + path.sep);
+    const upward = [...importGraph()]
+      .filter(([file]) => lower.some((folder) => file.startsWith(folder)))
+      .flatMap(([file, imported]) => imported.filter((target) => target.startsWith(server)).map((target) => `${path.relative(SRC, file)} -> ${path.relative(SRC, target)}`));
+    expect(upward).toEqual([]);
+  });
 });

@@ -170,3 +170,53 @@ describe('error documents', () => {
     expect(response.headers['x-amz-id-2']).toMatch(/^[A-Za-z0-9+/]{32}$/);
   });
 });
+
+describe('a missing bucket', () => {
+  const MISSING = 'no-such-bucket';
+  const uploadId = 'f'.repeat(32);
+  const request = (method: string, path: string, query: Record<string, string> = {}, headers: Record<string, string> = {}, body?: string) =>
+    sendSigned(ctx.objstore.url, KEY, { method, path: `/${MISSING}${path}`, query, headers, body });
+
+  it('is NoSuchBucket, with the same document, for every operation the gateway answers only in a bucket that exists', async () => {
+    const cases: [string, Promise<RawResponse>][] = [
+      ['PutObject', request('PUT', '/k', {}, {}, DATA)],
+      ['GetObject', request('GET', '/k')],
+      ['GetObject of a part', request('GET', '/k', { partNumber: '1' })],
+      ['GetObjectAttributes', request('GET', '/k', { attributes: '' }, { 'x-amz-object-attributes': 'ETag' })],
+      ['UploadPart', request('PUT', '/k', { partNumber: '1', uploadId }, {}, DATA)],
+      ['UploadPartCopy', request('PUT', '/k', { partNumber: '1', uploadId }, { 'x-amz-copy-source': `/${BUCKET}/k` })],
+      ['CompleteMultipartUpload', request('POST', '/k', { uploadId }, {}, '<CompleteMultipartUpload></CompleteMultipartUpload>')],
+      ['AbortMultipartUpload', request('DELETE', '/k', { uploadId })],
+      ['ListParts', request('GET', '/k', { uploadId })],
+      ['ListMultipartUploads', request('GET', '', { uploads: '' })],
+      ['ListObjects', request('GET', '')],
+      ['ListObjectsV2', request('GET', '', { 'list-type': '2' })],
+      ['DeleteObjects', request('POST', '', { delete: '' }, {}, '<Delete><Object><Key>k</Key></Object></Delete>')],
+      ['PutObjectTagging', request('PUT', '/k', { tagging: '' }, {}, '<Tagging><TagSet></TagSet></Tagging>')],
+    ];
+    for (const [operation, pending] of cases) {
+      const response = await pending;
+      const answer = { status: response.status, code: xmlElement(response.body, 'Code'), bucket: xmlElement(response.body, 'BucketName'), ids: errorOf(response).idsMatch };
+      expect({ operation, ...answer }).toEqual({ operation, status: 404, code: 'NoSuchBucket', bucket: MISSING, ids: true });
+    }
+    const head = await request('HEAD', '/k');
+    expect([head.status, head.body]).toEqual([404, '']);
+  });
+
+  it('is looked up after what S3 refuses first', async () => {
+    const cases: [string, Promise<RawResponse>, string][] = [
+      ['ListObjectsV2 with max-keys not a number', request('GET', '', { 'list-type': '2', 'max-keys': 'many' }), 'InvalidArgument'],
+      ['ListObjectsV2 with a v1 marker', request('GET', '', { 'list-type': '2', marker: 'a' }), 'InvalidArgument'],
+      ['ListObjects with a continuation token', request('GET', '', { 'continuation-token': 'a' }), 'InvalidArgument'],
+      ['ListParts with max-parts not a number', request('GET', '/k', { uploadId, 'max-parts': 'many' }), 'InvalidArgument'],
+      ['ListMultipartUploads with max-uploads not a number', request('GET', '', { uploads: '', 'max-uploads': 'many' }), 'InvalidArgument'],
+      ['GetObjectAttributes without attributes', request('GET', '/k', { attributes: '' }), 'InvalidRequest'],
+      ['GetObject of part 0', request('GET', '/k', { partNumber: '0' }), 'InvalidArgument'],
+      ['GetObject of a part and a range', request('GET', '/k', { partNumber: '1' }, { range: 'bytes=0-1' }), 'InvalidRequest'],
+    ];
+    for (const [why, pending, code] of cases) {
+      const response = await pending;
+      expect({ why, status: response.status, code: xmlElement(response.body, 'Code') }).toEqual({ why, status: 400, code });
+    }
+  });
+});

@@ -22,7 +22,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import type { ObjstoreKey, ObjstoreRequestRecord } from '../src/objstore/index.ts';
+import type { ObjstoreJournalRecord } from '../src/journal/objstore-journal.ts';
+import type { ObjstoreKey } from '../src/objstore/index.ts';
 import { CHECKSUMS_WHEN_REQUIRED, failure, rawRequest, useObjstore } from './support/objstore-server.ts';
 
 const BUCKET = 'exports';
@@ -60,7 +61,7 @@ async function listKeys(client: S3Client, bucket = BUCKET): Promise<string[]> {
   return (response.Contents ?? []).map((object) => object.Key!).sort();
 }
 
-function lastRecord(predicate: (record: ObjstoreRequestRecord) => boolean): ObjstoreRequestRecord | undefined {
+function lastRecord(predicate: (record: ObjstoreJournalRecord) => boolean): ObjstoreJournalRecord | undefined {
   return [...ctx.journal()].reverse().find(predicate);
 }
 

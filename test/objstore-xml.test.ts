@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { GatewayError } from '../src/objstore/server/errors.ts';
+import { GatewayError } from '../src/objstore/s3-errors.ts';
 import { childElements, childText, parseRequestDocument, renderError, renderResult } from '../src/objstore/server/xml.ts';
 
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';

@@ -5,6 +5,7 @@ import { InFlight } from '../shared/in-flight.ts';
 import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { createS3rverStorage } from './storage/s3rver.ts';
 import { FileView } from './file-view/file-view.ts';
+import type { Delegate } from './server/delegate.ts';
 import type { GatewayHandler } from './server/gateway.ts';
 import { isValidBucketName } from './server/target.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
@@ -67,12 +68,14 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   // The gateway (S3 operations, SigV4, checksums, XML) is a third of what a start would load: it
   // loads with the first request instead, which waits for it.
   let gateway: GatewayHandler | null = null;
+  let s3rver: Delegate | null = null;
   let loadingGateway: Promise<GatewayHandler> | null = null;
   const loadGateway = () =>
-    (loadingGateway ??= import('./server/gateway.ts').then(({ createGateway }) =>
+    (loadingGateway ??= Promise.all([import('./server/gateway.ts'), import('./server/s3rver-app.ts')]).then(([{ createGateway }, { createS3rverApp }]) =>
       (gateway = createGateway({
         keys: options.keys,
         storage,
+        delegate: (s3rver = createS3rverApp(storage.s3rverStore)),
         buckets: directory,
         publicBuckets: new Set(options.publicBuckets),
         now: options.now,
@@ -91,7 +94,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
    */
   const settle = async () => {
     await requests.settled();
-    await storage.settled();
+    await s3rver?.settled();
     await fileView?.settled();
   };
 
@@ -159,7 +162,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
           await closed;
         }
         await settle();
-        storage.close();
+        s3rver?.close();
       })());
     },
   };

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
+import type { S3Operation } from './s3-operations.ts';
+
 /**
  * Public types of the embedded S3-compatible object store ("objstore").
  *
@@ -94,8 +96,8 @@ export interface ObjstoreOptions {
 /** What the gateway made of a request, for an observer. */
 export interface ObjstoreRequestRecord {
   method: string;
-  /** S3 operation name, e.g. `PutObject`; `Unknown` when the request could not be parsed. */
-  operation: string;
+  /** `Unknown` when the request could not be parsed. */
+  operation: S3Operation;
   bucket: string | null;
   key: string | null;
   /** The access key id the request claimed (also when unknown); null for anonymous requests. */

@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { errors, type S3ErrorSpec } from './errors.ts';
+import { errors } from './errors.ts';
+import type { S3ErrorSpec } from '../s3-errors.ts';
 import { hasParam, type RequestTarget } from './target.ts';
+import { BUCKET_SUBRESOURCES, OBJECT_SUBRESOURCE_NOUNS, type BucketSubresource, type ObjectSubresource, type S3Operation } from '../s3-operations.ts';
 import type { ObjstorePermission } from '../types.ts';
 
 /** What it takes to be allowed to perform an operation. */
@@ -14,8 +16,8 @@ export type OperationAccess =
   | { kind: 'reject'; error: S3ErrorSpec };
 
 export interface ClassifiedOperation {
-  /** S3 API operation name, e.g. `PutObject`; `Unknown` for combinations S3 has no name for. */
-  operation: string;
+  /** `Unknown` for combinations S3 has no name for. */
+  operation: S3Operation;
   access: OperationAccess;
   /** The subresource query parameter that selected the operation (`uploads`, `tagging`, ...). */
   subresource: string | null;
@@ -25,44 +27,18 @@ const needs = (...permissions: ObjstorePermission[]): OperationAccess => ({ kind
 const refuse: OperationAccess = { kind: 'refuse' };
 
 /**
- * Query parameters that select a different operation on a bucket. A superset of s3rver's own
+ * Query parameters that select a different operation on a bucket: a superset of s3rver's own
  * list (lib/controllers/bucket.js METHODS), so the gateway never sees a plain request where
  * s3rver sees a subresource one.
  */
-const BUCKET_SUBRESOURCES: Readonly<Record<string, string>> = {
-  accelerate: 'BucketAccelerateConfiguration',
-  acl: 'BucketAcl',
-  analytics: 'BucketAnalyticsConfiguration',
-  cors: 'BucketCors',
-  delete: 'Objects',
-  encryption: 'BucketEncryption',
-  'intelligent-tiering': 'BucketIntelligentTieringConfiguration',
-  inventory: 'BucketInventoryConfiguration',
-  lifecycle: 'BucketLifecycleConfiguration',
-  location: 'BucketLocation',
-  logging: 'BucketLogging',
-  metrics: 'BucketMetricsConfiguration',
-  notification: 'BucketNotificationConfiguration',
-  'object-lock': 'ObjectLockConfiguration',
-  ownershipControls: 'BucketOwnershipControls',
-  policy: 'BucketPolicy',
-  policyStatus: 'BucketPolicyStatus',
-  publicAccessBlock: 'PublicAccessBlock',
-  replication: 'BucketReplication',
-  requestPayment: 'BucketRequestPayment',
-  tagging: 'BucketTagging',
-  uploads: 'MultipartUploads',
-  versioning: 'BucketVersioning',
-  versions: 'ObjectVersions',
-  website: 'BucketWebsite',
-};
+const BUCKET_SUBRESOURCE_NAMES = Object.keys(BUCKET_SUBRESOURCES) as BucketSubresource[];
 
 /**
  * Query parameters that select a different operation on an object. s3rver routes object
  * requests on the union of its bucket and object lists, so this is a superset of both.
  */
 const OBJECT_SUBRESOURCES = new Set([
-  ...Object.keys(BUCKET_SUBRESOURCES),
+  ...BUCKET_SUBRESOURCE_NAMES,
   'attributes',
   'legal-hold',
   'restore',
@@ -71,15 +47,6 @@ const OBJECT_SUBRESOURCES = new Set([
   'torrent',
   'uploadId',
 ]);
-
-const OBJECT_SUBRESOURCE_NOUNS: Readonly<Record<string, string>> = {
-  acl: 'ObjectAcl',
-  attributes: 'ObjectAttributes',
-  'legal-hold': 'ObjectLegalHold',
-  retention: 'ObjectRetention',
-  tagging: 'ObjectTagging',
-  torrent: 'ObjectTorrent',
-};
 
 function selectSubresource(
   target: RequestTarget,
@@ -103,13 +70,13 @@ function classifyService(method: string): ClassifiedOperation {
 }
 
 function classifyBucket(method: string, target: RequestTarget, subresource: string | null): ClassifiedOperation {
-  const op = (operation: string, access: OperationAccess): ClassifiedOperation => ({ operation, access, subresource });
-  const noun = subresource === null ? null : BUCKET_SUBRESOURCES[subresource]!;
+  const op = (operation: S3Operation, access: OperationAccess): ClassifiedOperation => ({ operation, access, subresource });
+  const noun = subresource === null ? null : BUCKET_SUBRESOURCES[subresource as BucketSubresource];
   switch (method) {
     case 'HEAD':
       return op('HeadBucket', needs('get'));
     case 'GET':
-      if (subresource === null) {
+      if (noun === null) {
         return op(target.query['list-type'] === '2' ? 'ListObjectsV2' : 'ListObjects', needs('get'));
       }
       if (subresource === 'uploads') return op('ListMultipartUploads', needs('multipart'));
@@ -117,9 +84,9 @@ function classifyBucket(method: string, target: RequestTarget, subresource: stri
       if (subresource === 'delete') return op('Unknown', needs('get'));
       return op(`Get${noun}`, needs('get'));
     case 'PUT':
-      return subresource === null ? op('CreateBucket', needs('buckets')) : op(`Put${noun}`, refuse);
+      return noun === null ? op('CreateBucket', needs('buckets')) : op(`Put${noun}`, refuse);
     case 'DELETE':
-      return subresource === null ? op('DeleteBucket', needs('buckets')) : op(`Delete${noun}`, refuse);
+      return noun === null ? op('DeleteBucket', needs('buckets')) : op(`Delete${noun}`, refuse);
     case 'POST':
       if (subresource === 'delete') return op('DeleteObjects', needs('delete'));
       // Browser form upload: the form's policy signature authenticates it (post-object.ts).
@@ -135,8 +102,10 @@ function classifyObject(
   subresource: string | null,
   headers: IncomingHttpHeaders,
 ): ClassifiedOperation {
-  const op = (operation: string, access: OperationAccess): ClassifiedOperation => ({ operation, access, subresource });
-  const noun = subresource === null ? undefined : OBJECT_SUBRESOURCE_NOUNS[subresource];
+  const op = (operation: S3Operation, access: OperationAccess): ClassifiedOperation => ({ operation, access, subresource });
+  // Undefined for the subresources without operations of their own (`uploads`, `select`, ...).
+  const noun: (typeof OBJECT_SUBRESOURCE_NOUNS)[ObjectSubresource] | undefined =
+    subresource === null ? undefined : OBJECT_SUBRESOURCE_NOUNS[subresource as ObjectSubresource];
   const copy = headers['x-amz-copy-source'] !== undefined;
   switch (method) {
     case 'GET':
@@ -177,7 +146,7 @@ export function classifyOperation(
   const isObject = target.key !== null;
   const { subresource, conflict } = selectSubresource(
     target,
-    isObject ? OBJECT_SUBRESOURCES : Object.keys(BUCKET_SUBRESOURCES),
+    isObject ? OBJECT_SUBRESOURCES : BUCKET_SUBRESOURCE_NAMES,
   );
   const classified = isObject ? classifyObject(method, subresource, headers) : classifyBucket(method, target, subresource);
   // Conflicting subresources are a client error, unless the operation is refused anyway.

@@ -1,20 +1,6 @@
+/** The S3 errors the gateway answers with. */
 import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../s3-messages.ts';
-
-/** An S3 error the gateway answers with itself (s3rver renders its own errors). */
-export interface S3ErrorSpec {
-  status: number;
-  code: string;
-  message: string;
-  /** Further elements of the error document, after `Message`, as S3 adds to some errors. */
-  details?: readonly ErrorDetail[];
-}
-
-/** One extra element of an error document: its name and its text. */
-export type ErrorDetail = readonly [element: string, text: string];
-
-export function s3Error(status: number, code: string, message: string, details?: readonly ErrorDetail[]): S3ErrorSpec {
-  return details === undefined ? { status, code, message } : { status, code, message, details };
-}
+import { s3Error, type ErrorDetail } from '../s3-errors.ts';
 
 export const errors = {
   accessDenied: (message = ACCESS_DENIED_MESSAGE) => s3Error(403, 'AccessDenied', message),
@@ -79,14 +65,3 @@ export const errors = {
   noSuchKey: (key: string) => s3Error(404, 'NoSuchKey', 'The specified key does not exist.', [['Key', key]]),
   internalError: () => s3Error(500, 'InternalError', 'We encountered an internal error. Please try again.'),
 } as const;
-
-/** Thrown inside the gateway to answer the request with an S3 error. */
-export class GatewayError extends Error {
-  readonly spec: S3ErrorSpec;
-
-  constructor(spec: S3ErrorSpec) {
-    super(`${spec.code}: ${spec.message}`);
-    this.name = 'GatewayError';
-    this.spec = spec;
-  }
-}

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import type { S3ErrorSpec } from './errors.ts';
+import type { S3ErrorSpec } from '../s3-errors.ts';
 import { sendError } from './xml.ts';
+import type { S3Operation } from '../s3-operations.ts';
 import { headerText, whenResponseEnds } from '../../shared/response-capture.ts';
 import { OBSERVED_BODY_BYTES, type ObjstoreObserver, type ObservedBody } from '../types.ts';
 
@@ -17,7 +18,7 @@ export interface Exchange {
   /** The client sent `Expect: 100-continue` and is waiting before it sends the body. */
   readonly expectContinue: boolean;
   continueSent: boolean;
-  operation: string;
+  operation: S3Operation;
   /** `Resource` of gateway error responses. */
   resource: string;
   bucket: string | null;

@@ -5,6 +5,10 @@
  *   -> verify signature -> check permission (or: unsigned read of a public bucket) -> validate names
  *   -> strip authentication -> operation override or s3rver
  *
+ * This dispatch is the one place that decides what goes to s3rver: operations without an
+ * override, and the overrides' requests whose bucket does not exist (`inBucket`), which s3rver
+ * answers with S3's NoSuchBucket.
+ *
  * Every step that refuses a request throws a GatewayError, answered as an S3 XML error.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -12,12 +16,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketDirectory } from '../bucket-directory.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
 import { operationOverrides } from './operations/compat.ts';
-import { S3_MIN_PART_SIZE, type OperationContext, type OperationOverride } from './operations/context.ts';
+import { S3_MIN_PART_SIZE, type OperationContext, type Override } from './operations/context.ts';
+import type { Delegate } from './delegate.ts';
 import { TurnTaking } from './turn-taking.ts';
 import { extractCredential } from './auth/credentials.ts';
-import { errors, GatewayError, s3Error } from './errors.ts';
+import { errors } from './errors.ts';
+import { GatewayError, s3Error } from '../s3-errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
-import { followWrites, type FileView } from '../file-view/file-view.ts';
+import type { FileView } from '../file-view/file-view.ts';
+import { followWrites } from './follow-writes.ts';
+import type { S3Operation } from '../s3-operations.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './classify.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature } from './auth/signature.ts';
 import type { ChunkSignatures } from './auth/sigv4.ts';
@@ -40,8 +48,10 @@ import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } 
 export interface GatewayOptions {
   keys: ObjstoreKeyLookup;
   storage: ObjstoreStorage;
+  /** Answers what the gateway does not answer itself. */
+  delegate: Delegate;
   buckets: BucketDirectory;
-  overrides?: Readonly<Partial<Record<string, OperationOverride>>>;
+  overrides?: Readonly<Partial<Record<S3Operation, Override>>>;
   /** Kept in step with every write before its response completes. */
   fileView?: FileView;
   /** Buckets anyone may read without signing. */
@@ -53,7 +63,7 @@ export interface GatewayOptions {
   minPartSize?: number;
 }
 
-/** Answers one request; resolves (never rejects) once the gateway's own work for it is done (what it hands to s3rver: `ObjstoreStorage.settled`). */
+/** Answers one request; resolves (never rejects) once the gateway's own work for it is done (what it hands on: `Delegate.settled`). */
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => Promise<void>;
 
 /** What a request's signature shows: its key, the payload hash its body is held to, and the chunk signatures of that body. */
@@ -101,7 +111,7 @@ export function authorizeBuckets(
 }
 
 /** The reads an unsigned request may make, and only in a public bucket. */
-const ANONYMOUS_READS = new Set(['GetObject', 'HeadObject', 'ListObjects', 'ListObjectsV2', 'HeadBucket']);
+const ANONYMOUS_READS = new Set<S3Operation>(['GetObject', 'HeadObject', 'ListObjects', 'ListObjectsV2', 'HeadBucket']);
 
 /** Throws AccessDenied unless an unsigned request reads a public bucket. */
 export function authorizeAnonymous(classified: ClassifiedOperation, target: RequestTarget, publicBuckets: ReadonlySet<string>): void {
@@ -166,7 +176,7 @@ function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
 }
 
 export function createGateway(options: GatewayOptions): GatewayHandler {
-  const { keys, storage } = options;
+  const { keys, storage, delegate } = options;
   const overrides = options.overrides ?? operationOverrides;
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
@@ -246,7 +256,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       chunkSignatures,
       delegate: () => {
         sendContinue(exchange);
-        storage.handle(req, exchange.res);
+        delegate.handle(req, exchange.res);
       },
       readBody: async (limit) => {
         requireWholeBodyPayload(payloadHash);
@@ -266,11 +276,11 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       });
     }
     const override = overrides[classified.operation];
-    if (override) {
-      await override(context);
-    } else {
-      context.delegate();
-    }
+    if (override === undefined) return context.delegate();
+    if ('always' in override) return override.always(context);
+    const answer = override.inBucket(context);
+    if (!(await storage.bucketExists(target.bucket!))) return context.delegate();
+    await answer(context);
   }
 
   return async (req, res, expectContinue) => {

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import querystring from 'node:querystring';
 
-import { errors, GatewayError } from './errors.ts';
+import { errors } from './errors.ts';
+import { GatewayError } from '../s3-errors.ts';
 
 /** Decoded query, parsed exactly like Koa (and therefore s3rver) parses it. */
 export type ParsedQuery = Readonly<Record<string, string | string[] | undefined>>;

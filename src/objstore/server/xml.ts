@@ -13,7 +13,8 @@ let fastXmlParser: FastXmlParser | null = null;
 // first use: a start renders no XML.
 const xmlLibrary = () => (fastXmlParser ??= createRequire(import.meta.url)('fast-xml-parser') as FastXmlParser);
 
-import { errors, GatewayError, type S3ErrorSpec } from './errors.ts';
+import { errors } from './errors.ts';
+import { GatewayError, type S3ErrorSpec } from '../s3-errors.ts';
 
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 const S3_NAMESPACE = 'http://s3.amazonaws.com/doc/2006-03-01/';

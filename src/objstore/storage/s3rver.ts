@@ -8,7 +8,7 @@ import { ConcurrencyLimit } from '../../shared/concurrency-limit.ts';
 import { mapInSlices } from '../../shared/sliced.ts';
 
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
-import { createS3rverHandler, objectMetadata, taggingSubresource } from './s3rver-app.ts';
+import { objectMetadata, taggingSubresource } from './s3rver-models.ts';
 import {
   BUCKET_MODE,
   bucketDirectory,
@@ -161,14 +161,19 @@ function parseHeaders(json: string | null): Record<string, unknown> | null {
   }
 }
 
-export function createS3rverStorage(directory: string): ObjstoreStorage {
+/** The storage on s3rver's store, which s3rver's own application (server/s3rver-app.ts) answers from too. */
+export interface S3rverStorage extends ObjstoreStorage {
+  /** s3rver's FilesystemStore over the storage's folder, loaded on first use. */
+  s3rverStore(): S3rverStore;
+}
+
+export function createS3rverStorage(directory: string): S3rverStorage {
   openTree(directory);
   removeAbandonedIncoming(directory);
   // s3rver's store (fs-extra and lodash with it) is loaded on first use: a start only needs the
   // bucket folders, made here.
   let loadedStore: S3rverStore | null = null;
   const store = () => (loadedStore ??= createFilesystemStore(directory));
-  const s3rver = createS3rverHandler(store);
   const fileOperations = new ConcurrencyLimit(FILE_OPERATIONS_AT_ONCE);
   const makeBucket = (bucket: string) => mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
 
@@ -204,10 +209,8 @@ export function createS3rverStorage(directory: string): ObjstoreStorage {
     }
   }
 
-  const storage: ObjstoreStorage = {
-    handle: (req, res) => s3rver.handle(req, res),
-    settled: () => s3rver.settled(),
-    close: () => s3rver.close(),
+  const storage: S3rverStorage = {
+    s3rverStore: store,
 
     async bucketExists(bucket) {
       return (await statOptional(bucketDirectory(directory, bucket)))?.isDirectory() ?? false;

@@ -1,12 +1,12 @@
 /**
  * What the objstore's server needs from storage. s3rver's filesystem store (s3rver.ts) is the
- * only implementation today; s3rver also still answers the operations the gateway does not
- * override, through `handle`.
+ * only implementation today (test/objstore-storage-contract.test.ts holds the behaviours every
+ * one must have); the operations the gateway does not override go to s3rver's own application
+ * (server/s3rver-app.ts), not through this interface.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 
-import type { ChecksumAlgorithm } from '../server/bodies/checksum-algorithms.ts';
+import type { ChecksumAlgorithm } from '../checksum-algorithms.ts';
 import type { ObjstoreTreeEntry } from '../types.ts';
 
 /** What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date), `content-length` and the stored headers. */
@@ -74,12 +74,6 @@ export interface StagedTree {
 }
 
 export interface ObjstoreStorage {
-  /** Hands a request the gateway has authorised (and stripped of authentication) to s3rver. */
-  handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Resolves once every request handed to s3rver has ended: a closed connection cuts a request short, not the writes it began. */
-  settled(): Promise<void>;
-  close(): void;
-
   bucketExists(bucket: string): Promise<boolean>;
   /** Creates missing buckets; existing ones keep their contents. */
   ensureBuckets(buckets: readonly string[]): Promise<void>;

@@ -1,5 +1,6 @@
 /** S3's answers to requests whose SigV4 authentication it refuses, with the elements S3 adds. */
-import { errors, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { s3Error } from '../../s3-errors.ts';
 
 /** ISO 8601 to the second, as S3 writes ServerTime and Expires. */
 const isoSeconds = (time: number) => new Date(time).toISOString().replace(/\.\d{3}Z$/, 'Z');

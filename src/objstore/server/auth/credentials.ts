@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import type { ParsedQuery } from '../target.ts';
 
 /** Where a request's credentials came from. */

@@ -5,7 +5,8 @@ import type { QueryParameterBag } from '@smithy/types';
 
 import { authErrors } from './auth-errors.ts';
 import { amzQueryParam, type CredentialScope, type RequestCredential } from './credentials.ts';
-import { errors, GatewayError, type ErrorDetail, type S3ErrorSpec } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, type ErrorDetail, type S3ErrorSpec } from '../../s3-errors.ts';
 import { headerBytesAsText } from '../header-bytes.ts';
 import { calculateSignature, chunkSignatureChain, longDate, signaturesMatch, type ChunkSignatures, type RequestSignature } from './sigv4.ts';
 import type { ParsedQuery, RequestTarget } from '../target.ts';

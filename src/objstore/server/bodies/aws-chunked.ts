@@ -12,7 +12,8 @@
 import { createHash, type Hash } from 'node:crypto';
 
 import { bodyErrors } from './body-errors.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import type { ChunkSignatures } from '../auth/sigv4.ts';
 
 /** S3 refuses chunks smaller than this, except the last one carrying data. */

@@ -2,8 +2,8 @@
  * The S3 errors about request bodies: framing (aws-chunked, multipart/form-data), lengths and
  * integrity checks. Codes, statuses and messages are S3's own.
  */
-import { s3Error, type S3ErrorSpec } from '../errors.ts';
-import type { ChecksumAlgorithm } from './checksum-algorithms.ts';
+import { s3Error, type S3ErrorSpec } from '../../s3-errors.ts';
+import type { ChecksumAlgorithm } from '../../checksum-algorithms.ts';
 
 const MALFORMED_TRAILER_MESSAGE =
   'The request contained trailing data that was not well-formed or did not conform to our published schema.';

@@ -19,10 +19,10 @@ import {
   type ChecksumRequest,
   type RunningChecksum,
 } from './checksums.ts';
-import type { ChecksumAlgorithm } from './checksum-algorithms.ts';
+import type { ChecksumAlgorithm } from '../../checksum-algorithms.ts';
 import { signedContentSha256 } from './signed-payload.ts';
 import type { OperationContext } from '../operations/context.ts';
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { sendContinue, type Exchange } from '../exchange.ts';
 
 /** S3's limit for one PutObject, one part or one browser form's file. */

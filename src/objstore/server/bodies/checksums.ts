@@ -9,8 +9,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Crc32, Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
 
 import { bodyErrors } from './body-errors.ts';
-import { CHECKSUM_ALGORITHMS, type ChecksumAlgorithm } from './checksum-algorithms.ts';
-import { GatewayError } from '../errors.ts';
+import { CHECKSUM_ALGORITHMS, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
+import { GatewayError } from '../../s3-errors.ts';
 
 
 /** A checksum being computed over a body that arrives in pieces. */

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { bodyErrors } from './body-errors.ts';
 
 /** S3's MaxPostPreDataLengthBytes: the bytes of a form before its file's content. */

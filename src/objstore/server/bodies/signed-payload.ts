@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { bodyErrors } from './body-errors.ts';
 
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;

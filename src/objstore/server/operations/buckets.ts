@@ -3,18 +3,19 @@
  * HeadBucket, GetBucketLocation and ListBuckets. Who owns what is bucket-directory.ts's; this
  * is the HTTP side.
  */
+import type { S3Operation } from '../../s3-operations.ts';
 import { accountOf, canonicalIdOf, isCreatableBucketName, isValidLocationConstraint } from '../../bucket-directory.ts';
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 import { singleParam } from '../target.ts';
 import { childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
-import { bucketExists, type OperationContext, type OperationOverride } from './context.ts';
+import type { OperationContext, OperationOverride, Override } from './context.ts';
 import { continuationToken, resumeAfter } from './listing.ts';
 import { itemsOf, pageOf, parseIntegerParam } from './paging.ts';
 import { ownerContent, s3Timestamp } from './result-xml.ts';
 
 const bucketErrors = {
   invalidBucketName: (name: string) => s3Error(400, 'InvalidBucketName', 'The specified bucket is not valid.', [['BucketName', name]]),
-  noSuchBucket: (name: string) => s3Error(404, 'NoSuchBucket', 'The specified bucket does not exist', [['BucketName', name]]),
   bucketAlreadyOwnedByYou: (name: string) =>
     s3Error(409, 'BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.', [
       ['BucketName', name],
@@ -61,7 +62,7 @@ function endEmpty(ctx: OperationContext, status: number, headers: Readonly<Recor
 
 async function requireBucket(ctx: OperationContext): Promise<string> {
   const name = ctx.target.bucket!;
-  if (!(await bucketExists(ctx))) throw new GatewayError(bucketErrors.noSuchBucket(name));
+  if (!(await ctx.storage.bucketExists(name))) throw new GatewayError(errors.noSuchBucket(name));
   return name;
 }
 
@@ -147,10 +148,11 @@ const listBuckets: OperationOverride = async (ctx) => {
   });
 };
 
-export const bucketOperations: Readonly<Record<string, OperationOverride>> = {
-  CreateBucket: createBucket,
-  DeleteBucket: deleteBucket,
-  HeadBucket: headBucket,
-  GetBucketLocation: getBucketLocation,
-  ListBuckets: listBuckets,
+/** Each answers NoSuchBucket itself, where it has a bucket. */
+export const bucketOperations: Readonly<Partial<Record<S3Operation, Override>>> = {
+  CreateBucket: { always: createBucket },
+  DeleteBucket: { always: deleteBucket },
+  HeadBucket: { always: headBucket },
+  GetBucketLocation: { always: getBucketLocation },
+  ListBuckets: { always: listBuckets },
 };

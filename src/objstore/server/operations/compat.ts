@@ -2,7 +2,9 @@
  * Operations the gateway handles itself, or checks before s3rver sees them, because s3rver
  * 3.7.1 gets them wrong. Each entry is keyed by the operation name from `classifyOperation`
  * and runs only after the request has been authenticated, authorised and validated; an
- * operation without an entry goes straight to s3rver.
+ * operation without an entry goes straight to s3rver. An `inBucket` entry first checks what S3
+ * checks before it looks the bucket up (`() => answer` when there is nothing to check), and is
+ * answered only in a bucket that exists (context.ts, Override).
  *
  * This is where further fixes belong: uploads in uploads.ts, multipart operations in
  * multipart.ts (CompleteMultipartUpload in complete-multipart.ts, UploadPartCopy in
@@ -16,10 +18,11 @@
  * ctx.readBody, which hold it against the payload hash signed (signed-payload.ts): none is left
  * for s3rver to read.
  */
+import type { S3Operation } from '../../s3-operations.ts';
 import { bucketOperations } from './buckets.ts';
 import { completeMultipartUpload } from './complete-multipart.ts';
 import { copyObject } from './conditional-operations.ts';
-import type { OperationOverride } from './context.ts';
+import type { Override } from './context.ts';
 import { deleteObjects } from './delete-objects.ts';
 import { listObjects, listObjectsV2 } from './listing.ts';
 import { abortMultipartUpload, listMultipartUploads, listParts } from './multipart.ts';
@@ -31,22 +34,22 @@ import { putObjectTagging } from './object-tagging.ts';
 import { uploadPartCopy } from './upload-part-copy.ts';
 import { putObject, uploadPart } from './uploads.ts';
 
-export const operationOverrides: Readonly<Partial<Record<string, OperationOverride>>> = {
-  PutObject: putObject,
-  GetObject: readPartsBefore(readObject),
-  HeadObject: readPartsBefore(readObject),
-  CopyObject: copyObject,
-  GetObjectAttributes: getObjectAttributes,
-  CreateMultipartUpload: createMultipartUpload,
-  UploadPart: uploadPart,
-  UploadPartCopy: uploadPartCopy,
-  CompleteMultipartUpload: completeMultipartUpload,
-  AbortMultipartUpload: abortMultipartUpload,
-  ListParts: listParts,
-  ListMultipartUploads: listMultipartUploads,
-  ListObjects: listObjects,
-  ListObjectsV2: listObjectsV2,
-  DeleteObjects: deleteObjects,
-  PutObjectTagging: putObjectTagging,
+export const operationOverrides: Readonly<Partial<Record<S3Operation, Override>>> = {
+  PutObject: { inBucket: () => putObject },
+  GetObject: { inBucket: readPartsBefore(readObject) },
+  HeadObject: { inBucket: readPartsBefore(readObject) },
+  CopyObject: { always: copyObject },
+  GetObjectAttributes: { inBucket: getObjectAttributes },
+  CreateMultipartUpload: { always: createMultipartUpload },
+  UploadPart: { inBucket: () => uploadPart },
+  UploadPartCopy: { inBucket: () => uploadPartCopy },
+  CompleteMultipartUpload: { inBucket: () => completeMultipartUpload },
+  AbortMultipartUpload: { inBucket: () => abortMultipartUpload },
+  ListParts: { inBucket: listParts },
+  ListMultipartUploads: { inBucket: listMultipartUploads },
+  ListObjects: { inBucket: listObjects },
+  ListObjectsV2: { inBucket: listObjectsV2 },
+  DeleteObjects: { inBucket: () => deleteObjects },
+  PutObjectTagging: { inBucket: () => putObjectTagging },
   ...bucketOperations,
 };

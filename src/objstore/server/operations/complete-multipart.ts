@@ -12,12 +12,13 @@
 import { createHash } from 'node:crypto';
 
 import type { UploadedPart } from '../../storage/storage.ts';
-import { CHECKSUM_ALGORITHMS } from '../bodies/checksum-algorithms.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { CHECKSUM_ALGORITHMS } from '../../checksum-algorithms.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { singleParam, validateUploadId } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
 import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
-import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
+import { requireUpload, type OperationContext, type OperationOverride } from './context.ts';
 import {
   checksumElementName,
   completedObjectChecksum,
@@ -163,7 +164,6 @@ function sendCompleted(ctx: OperationContext, completed: CompletedUpload): void 
 }
 
 export const completeMultipartUpload: OperationOverride = async (ctx) => {
-  if (!(await bucketExists(ctx))) return ctx.delegate();
   const uploadId = await uploadInProgress(ctx);
   const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
   if (uploadId === null) {

@@ -3,7 +3,8 @@ import type { BucketDirectory } from '../../bucket-directory.ts';
 import type { ObjstoreStorage } from '../../storage/storage.ts';
 import type { ObjstoreKey } from '../../types.ts';
 import type { ChunkSignatures } from '../auth/sigv4.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import type { Exchange } from '../exchange.ts';
 import { singleParam, validateUploadId, type RequestTarget } from '../target.ts';
 import type { TurnTaking } from '../turn-taking.ts';
@@ -44,6 +45,22 @@ export const S3_MIN_PART_SIZE = 5 * 1024 * 1024;
 export type OperationOverride = (ctx: OperationContext) => Promise<void>;
 
 /**
+ * The start of an operation the gateway answers only in a bucket that exists: it refuses what S3
+ * refuses before it looks the bucket up (malformed parameters), and gives back the answer.
+ */
+export type BucketOverride = (ctx: OperationContext) => OperationOverride;
+
+/** How the gateway answers an operation itself: compat.ts has one for every operation it overrides. */
+export type Override =
+  /** Answers every request of the operation (handing it to s3rver, ctx.delegate, where it chooses). */
+  | { readonly always: OperationOverride }
+  /**
+   * Answers in a bucket that exists. The gateway hands a request for a missing bucket to s3rver,
+   * whose NoSuchBucket (status, error document, headers) is S3's, once the check has passed.
+   */
+  | { readonly inBucket: BucketOverride };
+
+/**
  * Throws NoSuchUpload unless `uploadId` is an upload in progress for exactly this bucket and key
  * (s3rver itself would create the upload directory on UploadPart, and complete an upload under
  * the key it was started with whatever key the request names).
@@ -63,9 +80,4 @@ export async function requireUpload(ctx: OperationContext): Promise<string> {
  */
 export function reachOf(ctx: OperationContext): string | null {
   return ctx.buckets.reachOf(ctx.target.bucket!, ctx.key);
-}
-
-/** s3rver answers NoSuchBucket itself; leave those requests to it unchanged. */
-export function bucketExists(ctx: OperationContext): Promise<boolean> {
-  return ctx.storage.bucketExists(ctx.target.bucket!);
 }

@@ -1,5 +1,6 @@
 /** DeleteObjects, answered by the gateway: s3rver ignores `Quiet` and never reports an error. */
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { reachOf, type OperationContext } from './context.ts';
 import { validateObjectKey } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
@@ -37,8 +38,6 @@ function isStorableKey(key: string): boolean {
 export async function deleteObjects(ctx: OperationContext): Promise<void> {
   const bucket = ctx.target.bucket!;
   const { storage } = ctx;
-  // s3rver answers NoSuchBucket itself.
-  if (!(await storage.bucketExists(bucket))) return ctx.delegate();
   const { keys, quiet } = parseDeleteRequest((await ctx.readBody(MAX_DELETE_BODY_BYTES)).toString('utf8'));
   const reach = reachOf(ctx);
   const inReach = (key: string) => reach !== null && key.startsWith(reach);

@@ -6,8 +6,9 @@
 import { createHash } from 'node:crypto';
 
 import { canonicalIdOf } from '../../bucket-directory.ts';
-import { bucketExists, reachOf, type OperationContext } from './context.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { reachOf, type BucketOverride, type OperationContext } from './context.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -132,69 +133,69 @@ function ownerIdOf(ctx: OperationContext): string {
  * ListObjectsV2. What S3 refuses before looking up the bucket is refused first (max-keys that is
  * not an integer, a v1 `marker`); a missing bucket is left to s3rver's NoSuchBucket.
  */
-export async function listObjectsV2(ctx: OperationContext): Promise<void> {
+export const listObjectsV2: BucketOverride = (ctx) => {
   const { query } = ctx.target;
   const maxKeys = parseIntegerParam(query, 'max-keys', MAX_KEYS);
   refuseParam(query, 'marker', 'Marker unsupported with REST.GET.BUCKET in list-type=2');
-  if (!(await bucketExists(ctx))) return ctx.delegate();
+  return async () => {
+    const bucket = ctx.target.bucket!;
+    const { encodingType, encode } = parseEncodingType(query);
+    // An empty continuation-token is no token, as S3 takes it.
+    const token = singleParam(query, 'continuation-token') || undefined;
+    const startAfter = singleParam(query, 'start-after');
+    const marker = token === undefined ? (startAfter ?? '') : resumeAfter(bucket, token);
+    requireNonNegative(maxKeys, 'maxKeys');
+    const { prefix, delimiter } = parsePrefixAndDelimiter(query);
+    const page = await listObjectPage(ctx, { prefix, delimiter, marker, limit: Math.min(maxKeys, MAX_KEYS) });
 
-  const bucket = ctx.target.bucket!;
-  const { encodingType, encode } = parseEncodingType(query);
-  // An empty continuation-token is no token, as S3 takes it.
-  const token = singleParam(query, 'continuation-token') || undefined;
-  const startAfter = singleParam(query, 'start-after');
-  const marker = token === undefined ? (startAfter ?? '') : resumeAfter(bucket, token);
-  requireNonNegative(maxKeys, 'maxKeys');
-  const { prefix, delimiter } = parsePrefixAndDelimiter(query);
-  const page = await listObjectPage(ctx, { prefix, delimiter, marker, limit: Math.min(maxKeys, MAX_KEYS) });
-
-  const last = page.entries.at(-1);
-  const nextToken = page.isTruncated && last ? continuationToken(bucket, last.name) : undefined;
-  const fetchOwner = singleParam(query, 'fetch-owner')?.toLowerCase() === 'true';
-  sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
-    Name: bucket,
-    Prefix: encode(prefix),
-    StartAfter: startAfter === undefined ? undefined : encode(startAfter),
-    ContinuationToken: token,
-    NextContinuationToken: nextToken,
-    KeyCount: page.entries.length,
-    MaxKeys: maxKeys,
-    Delimiter: delimiter === '' ? undefined : encode(delimiter),
-    EncodingType: encodingType,
-    IsTruncated: page.isTruncated,
-    ...entries(page, encode, fetchOwner ? ownerIdOf(ctx) : null),
-  });
-}
+    const last = page.entries.at(-1);
+    const nextToken = page.isTruncated && last ? continuationToken(bucket, last.name) : undefined;
+    const fetchOwner = singleParam(query, 'fetch-owner')?.toLowerCase() === 'true';
+    sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
+      Name: bucket,
+      Prefix: encode(prefix),
+      StartAfter: startAfter === undefined ? undefined : encode(startAfter),
+      ContinuationToken: token,
+      NextContinuationToken: nextToken,
+      KeyCount: page.entries.length,
+      MaxKeys: maxKeys,
+      Delimiter: delimiter === '' ? undefined : encode(delimiter),
+      EncodingType: encodingType,
+      IsTruncated: page.isTruncated,
+      ...entries(page, encode, fetchOwner ? ownerIdOf(ctx) : null),
+    });
+  };
+};
 
 /**
  * ListObjects (v1): paged by `marker`. NextMarker is written only with a delimiter, as S3 does;
  * without one, clients resume after the last key.
  */
-export async function listObjects(ctx: OperationContext): Promise<void> {
+export const listObjects: BucketOverride = (ctx) => {
   const { query } = ctx.target;
   const maxKeys = parseIntegerParam(query, 'max-keys', MAX_KEYS);
   refuseParam(query, 'continuation-token', 'continuation-token only supported in REST.GET.BUCKET with list-type=2');
   refuseParam(query, 'start-after', 'startAfter only supported in REST.GET.BUCKET with list-type=2');
-  if (!(await bucketExists(ctx))) return ctx.delegate();
+  return async () => {
+    const { encodingType, encode } = parseEncodingType(query);
+    requireNonNegative(maxKeys, 'maxKeys');
+    const marker = singleParam(query, 'marker') ?? '';
+    const { prefix, delimiter } = parsePrefixAndDelimiter(query);
+    const page = await listObjectPage(ctx, { prefix, delimiter, marker, limit: Math.min(maxKeys, MAX_KEYS) });
 
-  const { encodingType, encode } = parseEncodingType(query);
-  requireNonNegative(maxKeys, 'maxKeys');
-  const marker = singleParam(query, 'marker') ?? '';
-  const { prefix, delimiter } = parsePrefixAndDelimiter(query);
-  const page = await listObjectPage(ctx, { prefix, delimiter, marker, limit: Math.min(maxKeys, MAX_KEYS) });
-
-  const last = page.entries.at(-1);
-  const nextMarker = page.isTruncated && delimiter !== '' && last ? encode(last.name) : undefined;
-  sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
-    Name: ctx.target.bucket!,
-    // Unlike every other name, S3 writes v1's Prefix as sent, not URL-encoded.
-    Prefix: prefix,
-    Marker: encode(marker),
-    NextMarker: nextMarker,
-    MaxKeys: maxKeys,
-    Delimiter: delimiter === '' ? undefined : encode(delimiter),
-    EncodingType: encodingType,
-    IsTruncated: page.isTruncated,
-    ...entries(page, encode, ownerIdOf(ctx)),
-  });
-}
+    const last = page.entries.at(-1);
+    const nextMarker = page.isTruncated && delimiter !== '' && last ? encode(last.name) : undefined;
+    sendXmlResult(ctx.exchange.res, 'ListBucketResult', {
+      Name: ctx.target.bucket!,
+      // Unlike every other name, S3 writes v1's Prefix as sent, not URL-encoded.
+      Prefix: prefix,
+      Marker: encode(marker),
+      NextMarker: nextMarker,
+      MaxKeys: maxKeys,
+      Delimiter: delimiter === '' ? undefined : encode(delimiter),
+      EncodingType: encodingType,
+      IsTruncated: page.isTruncated,
+      ...entries(page, encode, ownerIdOf(ctx)),
+    });
+  };
+};

@@ -10,9 +10,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 import type { PartChecksum } from '../../storage/storage.ts';
-import { CHECKSUM_ALGORITHMS, DEFAULT_CHECKSUM_ALGORITHM, type ChecksumAlgorithm } from '../bodies/checksum-algorithms.ts';
+import { CHECKSUM_ALGORITHMS, DEFAULT_CHECKSUM_ALGORITHM, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
 import { checksumHeaderName, startChecksum, type ChecksumRequest } from '../bodies/checksums.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import type { OperationContext, OperationOverride } from './context.ts';
 
 export const CHECKSUM_TYPES = ['COMPOSITE', 'FULL_OBJECT'] as const;

@@ -7,9 +7,10 @@
  * it is the multipart object it describes (a copy keeps it along with the multipart ETag).
  */
 import { answersStoredChecksum, checksumHeaderName } from '../bodies/checksums.ts';
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 import { hasParam, singleParam, validatePartNumber } from '../target.ts';
-import { bucketExists, type OperationContext, type OperationOverride } from './context.ts';
+import type { BucketOverride, OperationContext, OperationOverride } from './context.ts';
 import type { UploadChecksum } from './multipart-checksums.ts';
 
 const LAYOUT_KEY = 'localplane-multipart';
@@ -57,13 +58,9 @@ function partRange(layout: MultipartLayout | null, size: number, partNumber: num
  * the part's checksum). An object put in one piece is its own part 1. The request goes on to
  * `serve` (the read without parts) as a request for the part's byte range.
  */
-async function readObjectPart(ctx: OperationContext, serve: OperationOverride): Promise<void> {
-  const { query, bucket, key } = ctx.target;
-  if (!hasParam(query, 'partNumber')) return serve(ctx);
+async function readObjectPart(ctx: OperationContext, partNumber: number, serve: OperationOverride): Promise<void> {
+  const { bucket, key } = ctx.target;
   const { req, res } = ctx.exchange;
-  if (req.headers.range !== undefined) throw new GatewayError(partReadErrors.rangeAndPartNumber());
-  const partNumber = validatePartNumber(singleParam(query, 'partNumber'));
-  if (!(await bucketExists(ctx))) return serve(ctx);
   const metadata = await ctx.storage.headObject(bucket!, key!);
   if (metadata === null) return serve(ctx);
 
@@ -81,7 +78,16 @@ async function readObjectPart(ctx: OperationContext, serve: OperationOverride): 
   await serve(ctx);
 }
 
-/** A read with `?partNumber=` becomes a ranged read, served as `serve` serves reads. */
-export function readPartsBefore(serve: OperationOverride): OperationOverride {
-  return (ctx) => readObjectPart(ctx, serve);
+/**
+ * A read with `?partNumber=` becomes a ranged read, served as `serve` serves reads; its part
+ * number is checked before the bucket is looked up, as S3 checks it.
+ */
+export function readPartsBefore(serve: OperationOverride): BucketOverride {
+  return (ctx) => {
+    const { query } = ctx.target;
+    if (!hasParam(query, 'partNumber')) return serve;
+    if (ctx.exchange.req.headers.range !== undefined) throw new GatewayError(partReadErrors.rangeAndPartNumber());
+    const partNumber = validatePartNumber(singleParam(query, 'partNumber'));
+    return () => readObjectPart(ctx, partNumber, serve);
+  };
 }

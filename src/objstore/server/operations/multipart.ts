@@ -3,7 +3,8 @@
  * ListParts or ListMultipartUploads. CompleteMultipartUpload is in complete-multipart.ts.
  */
 import type { UploadedPart, UploadInProgress, UploadSummary } from '../../storage/storage.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -17,7 +18,7 @@ import {
 } from './paging.ts';
 import { bucketOwnerContent, commonPrefixes, s3Timestamp } from './result-xml.ts';
 import { singleParam } from '../target.ts';
-import { bucketExists, reachOf, requireUpload, type OperationContext } from './context.ts';
+import { reachOf, requireUpload, type BucketOverride, type OperationContext } from './context.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
 import { checksumElementName, readUploadChecksum, type UploadChecksum } from './multipart-checksums.ts';
 
@@ -41,7 +42,6 @@ async function uploadsInProgress(ctx: OperationContext, bucket: string): Promise
 
 /** AbortMultipartUpload: 204, and the upload and its parts are gone. */
 export async function abortMultipartUpload(ctx: OperationContext): Promise<void> {
-  if (!(await bucketExists(ctx))) return ctx.delegate();
   await ctx.storage.removeUpload(ctx.target.bucket!, await requireUpload(ctx));
   const { res } = ctx.exchange;
   res.statusCode = 204;
@@ -64,40 +64,40 @@ function partContent(part: UploadedPart): XmlContent {
 }
 
 /** ListParts, paged by `part-number-marker`. */
-export async function listParts(ctx: OperationContext): Promise<void> {
+export const listParts: BucketOverride = (ctx) => {
   const { query } = ctx.target;
   const maxParts = parseIntegerParam(query, 'max-parts', MAX_PER_PAGE);
   const marker = parseIntegerParam(query, 'part-number-marker', 0);
-  if (!(await bucketExists(ctx))) return ctx.delegate();
-
-  const uploadId = await requireUpload(ctx);
-  requireNonNegative(maxParts, 'max-parts');
-  requireNonNegative(marker, 'part-number-marker');
-  const limit = Math.min(maxParts, MAX_PER_PAGE);
-  const bucket = ctx.target.bucket!;
-  const upload = await ctx.storage.uploadInProgress(bucket, uploadId);
-  if (upload === null) throw new GatewayError(errors.noSuchUpload());
-  // One part past the page tells whether there are more.
-  const parts = await ctx.storage.uploadedParts(bucket, uploadId, { after: marker, limit: limit + 1 });
-  const page = parts.slice(0, limit);
-  sendXmlResult(ctx.exchange.res, 'ListPartsResult', {
-    Bucket: bucket,
-    Key: upload.key,
-    UploadId: uploadId,
-    Initiator: bucketOwnerContent(ctx.buckets, bucket),
-    Owner: bucketOwnerContent(ctx.buckets, bucket),
-    StorageClass: storageClassOf(upload),
-    ChecksumAlgorithm: checksumOf(upload)?.algorithm,
-    ChecksumType: checksumOf(upload)?.type,
-    PartNumberMarker: marker,
-    // As S3: the last part listed, 0 on an empty page, and there also when the list is complete
-    // (so clients must stop on IsTruncated, not on a missing marker).
-    NextPartNumberMarker: page.at(-1)?.number ?? 0,
-    MaxParts: limit,
-    IsTruncated: parts.length > page.length && limit > 0,
-    Part: page.map(partContent),
-  });
-}
+  return async () => {
+    const uploadId = await requireUpload(ctx);
+    requireNonNegative(maxParts, 'max-parts');
+    requireNonNegative(marker, 'part-number-marker');
+    const limit = Math.min(maxParts, MAX_PER_PAGE);
+    const bucket = ctx.target.bucket!;
+    const upload = await ctx.storage.uploadInProgress(bucket, uploadId);
+    if (upload === null) throw new GatewayError(errors.noSuchUpload());
+    // One part past the page tells whether there are more.
+    const parts = await ctx.storage.uploadedParts(bucket, uploadId, { after: marker, limit: limit + 1 });
+    const page = parts.slice(0, limit);
+    sendXmlResult(ctx.exchange.res, 'ListPartsResult', {
+      Bucket: bucket,
+      Key: upload.key,
+      UploadId: uploadId,
+      Initiator: bucketOwnerContent(ctx.buckets, bucket),
+      Owner: bucketOwnerContent(ctx.buckets, bucket),
+      StorageClass: storageClassOf(upload),
+      ChecksumAlgorithm: checksumOf(upload)?.algorithm,
+      ChecksumType: checksumOf(upload)?.type,
+      PartNumberMarker: marker,
+      // As S3: the last part listed, 0 on an empty page, and there also when the list is complete
+      // (so clients must stop on IsTruncated, not on a missing marker).
+      NextPartNumberMarker: page.at(-1)?.number ?? 0,
+      MaxParts: limit,
+      IsTruncated: parts.length > page.length && limit > 0,
+      Part: page.map(partContent),
+    });
+  };
+};
 
 function uploadContent(upload: UploadInProgress, encode: NameEncoder, owner: XmlContent): XmlContent {
   return {
@@ -116,49 +116,49 @@ function uploadContent(upload: UploadInProgress, encode: NameEncoder, owner: Xml
  * ListMultipartUploads, paged by `key-marker` and `upload-id-marker` (which S3 ignores without a
  * key marker, and refuses when it names no upload of that key).
  */
-export async function listMultipartUploads(ctx: OperationContext): Promise<void> {
+export const listMultipartUploads: BucketOverride = (ctx) => {
   const { query } = ctx.target;
   const maxUploads = parseIntegerParam(query, 'max-uploads', MAX_PER_PAGE);
-  if (!(await bucketExists(ctx))) return ctx.delegate();
+  return async () => {
+    const bucket = ctx.target.bucket!;
+    const { encodingType, encode } = parseEncodingType(query);
+    requireNonNegative(maxUploads, 'max-uploads');
+    const { prefix, delimiter } = parsePrefixAndDelimiter(query);
+    const keyMarker = singleParam(query, 'key-marker') ?? '';
+    const uploadIdMarker = keyMarker === '' ? '' : (singleParam(query, 'upload-id-marker') ?? '');
 
-  const bucket = ctx.target.bucket!;
-  const { encodingType, encode } = parseEncodingType(query);
-  requireNonNegative(maxUploads, 'max-uploads');
-  const { prefix, delimiter } = parsePrefixAndDelimiter(query);
-  const keyMarker = singleParam(query, 'key-marker') ?? '';
-  const uploadIdMarker = keyMarker === '' ? '' : (singleParam(query, 'upload-id-marker') ?? '');
+    let uploads = await uploadsInProgress(ctx, bucket);
+    if (uploadIdMarker !== '') {
+      const at = uploads.findIndex((upload) => upload.key === keyMarker && upload.uploadId === uploadIdMarker);
+      if (at === -1) throw new GatewayError(errors.invalidArgument('Invalid uploadId marker'));
+      uploads = uploads.slice(at + 1);
+    }
+    const limit = Math.min(maxUploads, MAX_PER_PAGE);
+    const page = pageOf(uploads, (upload) => upload.key, {
+      prefix,
+      delimiter,
+      marker: keyMarker,
+      includeMarkerKey: uploadIdMarker !== '',
+      limit,
+    });
 
-  let uploads = await uploadsInProgress(ctx, bucket);
-  if (uploadIdMarker !== '') {
-    const at = uploads.findIndex((upload) => upload.key === keyMarker && upload.uploadId === uploadIdMarker);
-    if (at === -1) throw new GatewayError(errors.invalidArgument('Invalid uploadId marker'));
-    uploads = uploads.slice(at + 1);
-  }
-  const limit = Math.min(maxUploads, MAX_PER_PAGE);
-  const page = pageOf(uploads, (upload) => upload.key, {
-    prefix,
-    delimiter,
-    marker: keyMarker,
-    includeMarkerKey: uploadIdMarker !== '',
-    limit,
-  });
-
-  const last = page.entries.at(-1);
-  const owner = bucketOwnerContent(ctx.buckets, bucket);
-  // Only the uploads on the page are read whole; one completed or aborted meanwhile drops out.
-  const listed = await Promise.all(itemsOf(page).map((upload) => ctx.storage.uploadInProgress(bucket, upload.uploadId)));
-  sendXmlResult(ctx.exchange.res, 'ListMultipartUploadsResult', {
-    Bucket: bucket,
-    KeyMarker: encode(keyMarker),
-    UploadIdMarker: uploadIdMarker,
-    NextKeyMarker: last ? encode(last.name) : '',
-    NextUploadIdMarker: last?.kind === 'item' ? last.item.uploadId : '',
-    Delimiter: delimiter === '' ? undefined : encode(delimiter),
-    Prefix: prefix === '' ? undefined : encode(prefix),
-    MaxUploads: limit,
-    EncodingType: encodingType,
-    IsTruncated: page.isTruncated,
-    Upload: listed.filter((upload) => upload !== null).map((upload) => uploadContent(upload, encode, owner)),
-    CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
-  });
-}
+    const last = page.entries.at(-1);
+    const owner = bucketOwnerContent(ctx.buckets, bucket);
+    // Only the uploads on the page are read whole; one completed or aborted meanwhile drops out.
+    const listed = await Promise.all(itemsOf(page).map((upload) => ctx.storage.uploadInProgress(bucket, upload.uploadId)));
+    sendXmlResult(ctx.exchange.res, 'ListMultipartUploadsResult', {
+      Bucket: bucket,
+      KeyMarker: encode(keyMarker),
+      UploadIdMarker: uploadIdMarker,
+      NextKeyMarker: last ? encode(last.name) : '',
+      NextUploadIdMarker: last?.kind === 'item' ? last.item.uploadId : '',
+      Delimiter: delimiter === '' ? undefined : encode(delimiter),
+      Prefix: prefix === '' ? undefined : encode(prefix),
+      MaxUploads: limit,
+      EncodingType: encodingType,
+      IsTruncated: page.isTruncated,
+      Upload: listed.filter((upload) => upload !== null).map((upload) => uploadContent(upload, encode, owner)),
+      CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
+    });
+  };
+};

@@ -5,11 +5,12 @@
  * objects only: their part count, and the parts (paged by `x-amz-max-parts` and
  * `x-amz-part-number-marker`) with their checksums when the upload had a checksum algorithm.
  */
-import { CHECKSUM_ALGORITHMS } from '../bodies/checksum-algorithms.ts';
+import { CHECKSUM_ALGORITHMS } from '../../checksum-algorithms.ts';
 import { checksumHeaderName, pickChecksumHeaders } from '../bodies/checksums.ts';
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
-import { bucketExists, type OperationOverride } from './context.ts';
+import type { BucketOverride } from './context.ts';
 import { checksumElementName } from './multipart-checksums.ts';
 import { layoutOf, type MultipartLayout, type ObjectPart } from './multipart-objects.ts';
 
@@ -80,27 +81,28 @@ function objectPartsContent(layout: MultipartLayout, maxParts: number, marker: n
   };
 }
 
-export const getObjectAttributes: OperationOverride = async (ctx) => {
+export const getObjectAttributes: BucketOverride = (ctx) => {
   const { req, res } = ctx.exchange;
   const attributes = requestedAttributes(header(req.headers['x-amz-object-attributes']));
   const maxParts = Math.min(nonNegativeHeader(header(req.headers['x-amz-max-parts']), 'max-parts', MAX_PARTS), MAX_PARTS);
   const marker = nonNegativeHeader(header(req.headers['x-amz-part-number-marker']), 'part-number-marker', 0);
-  if (!(await bucketExists(ctx))) return ctx.delegate();
-  const { bucket, key } = ctx.target;
-  const metadata = await ctx.storage.headObject(bucket!, key!);
-  if (metadata === null) throw new GatewayError(errors.noSuchKey(key!));
-  const layout = layoutOf(metadata);
-  const content: Record<Attribute, () => XmlContent[string]> = {
-    ETag: () => String(metadata['etag']).replace(/"/g, ''),
-    Checksum: () => checksumContent(metadata),
-    ObjectParts: () => (layout === null ? undefined : objectPartsContent(layout, maxParts, marker)),
-    StorageClass: () => String(metadata['x-amz-storage-class'] ?? 'STANDARD'),
-    ObjectSize: () => Number(metadata['content-length']),
+  return async () => {
+    const { bucket, key } = ctx.target;
+    const metadata = await ctx.storage.headObject(bucket!, key!);
+    if (metadata === null) throw new GatewayError(errors.noSuchKey(key!));
+    const layout = layoutOf(metadata);
+    const content: Record<Attribute, () => XmlContent[string]> = {
+      ETag: () => String(metadata['etag']).replace(/"/g, ''),
+      Checksum: () => checksumContent(metadata),
+      ObjectParts: () => (layout === null ? undefined : objectPartsContent(layout, maxParts, marker)),
+      StorageClass: () => String(metadata['x-amz-storage-class'] ?? 'STANDARD'),
+      ObjectSize: () => Number(metadata['content-length']),
+    };
+    res.setHeader('Last-Modified', String(metadata['last-modified']));
+    sendXmlResult(
+      res,
+      'GetObjectAttributesResponse',
+      Object.fromEntries(ATTRIBUTES.filter((name) => attributes.has(name)).map((name) => [name, content[name]()])),
+    );
   };
-  res.setHeader('Last-Modified', String(metadata['last-modified']));
-  sendXmlResult(
-    res,
-    'GetObjectAttributesResponse',
-    Object.fromEntries(ATTRIBUTES.filter((name) => attributes.has(name)).map((name) => [name, content[name]()])),
-  );
 };

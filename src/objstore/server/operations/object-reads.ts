@@ -10,9 +10,10 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 
 import type { ObjectHead, ObjstoreStorage } from '../../storage/storage.ts';
 import { answersStoredChecksum, pickChecksumHeaders } from '../bodies/checksums.ts';
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 import type { ParsedQuery } from '../target.ts';
-import { bucketExists, type OperationContext, type OperationOverride } from './context.ts';
+import type { OperationContext } from './context.ts';
 import { evaluateReadConditions, preconditionErrors, type ObjectState } from './preconditions.ts';
 import { contentRange, rangeErrors, readRangeRequest, type ByteRange } from './ranges.ts';
 import { userMetadataHeaderValue } from './user-metadata.ts';
@@ -130,14 +131,8 @@ async function sendContent(ctx: OperationContext, file: string, range: ByteRange
   res.end(pending ?? undefined);
 }
 
-/** GetObject and HeadObject; s3rver answers NoSuchBucket. */
-export const readObject: OperationOverride = async (ctx) => {
-  if (!(await bucketExists(ctx))) return ctx.delegate();
-  await serveObjectRead(ctx);
-};
-
-/** Answers a GetObject or HeadObject on an existing bucket. */
-export async function serveObjectRead(ctx: OperationContext): Promise<void> {
+/** GetObject and HeadObject in a bucket that exists. */
+export async function readObject(ctx: OperationContext): Promise<void> {
   const { bucket, key, query } = ctx.target;
   const { req, res } = ctx.exchange;
   const overrides = responseOverrides(query, ctx.exchange.authenticated);

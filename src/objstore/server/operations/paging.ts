@@ -3,7 +3,8 @@
  * share: S3's key order, paging with a delimiter and a marker, `encoding-type=url`, and query
  * parameters parsed the way S3 parses them.
  */
-import { errors, GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError } from '../../s3-errors.ts';
 import { singleParam, type ParsedQuery } from '../target.ts';
 
 /** Moves UTF-16 surrogates (U+D800–U+DFFF) above U+E000–U+FFFF, where their code points sort. */

@@ -19,14 +19,15 @@ import { authErrors } from '../auth/auth-errors.ts';
 import { parseV4Credential } from '../auth/credentials.ts';
 import { policySignature, signaturesMatch } from '../auth/sigv4.ts';
 import { abandonBody, MAX_UPLOAD_BYTES } from '../bodies/body.ts';
-import { DEFAULT_CHECKSUM_ALGORITHM } from '../bodies/checksum-algorithms.ts';
+import { DEFAULT_CHECKSUM_ALGORITHM } from '../../checksum-algorithms.ts';
 import { objectChecksumHeaders, startChecksum } from '../bodies/checksums.ts';
 import { FormDataReader, formBoundary, MAX_FORM_FIELDS_BYTES } from '../bodies/form-data.ts';
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 import { sendContinue } from '../exchange.ts';
 import { validateObjectKey } from '../target.ts';
 import { sendXmlResult } from '../xml.ts';
-import { bucketExists, type OperationContext } from './context.ts';
+import type { OperationContext } from './context.ts';
 import {
   maxContentLength,
   parsePolicy,
@@ -209,7 +210,7 @@ export async function postObject(ctx: OperationContext, options: FormUploadOptio
   const bucket = ctx.target.bucket!;
   const contentType = ctx.exchange.req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data\s*;/i.test(contentType)) throw new GatewayError(formErrors.notAForm());
-  if (!(await bucketExists(ctx))) throw new GatewayError(errors.noSuchBucket(bucket));
+  if (!(await ctx.storage.bucketExists(bucket))) throw new GatewayError(errors.noSuchBucket(bucket));
   const form = new FormDataReader(ctx.exchange.req, formBoundary(contentType));
   let upload: ReceivedForm;
   try {

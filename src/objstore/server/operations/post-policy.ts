@@ -4,7 +4,8 @@
  * meet (exact `{"field": value}` / `["eq", "$field", value]`, `["starts-with", "$field", prefix]`,
  * `["content-length-range", min, max]`), and which must name every field the form sends.
  */
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 
 /** The form's fields by lower-case name (S3 reads field names case-insensitively), the file apart. */
 export type FormFields = ReadonlyMap<string, string>;

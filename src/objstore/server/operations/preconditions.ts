@@ -10,7 +10,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { GatewayError, s3Error, type S3ErrorSpec } from '../errors.ts';
+import { GatewayError, s3Error, type S3ErrorSpec } from '../../s3-errors.ts';
 
 /** What conditions are evaluated against: the object as it is now. */
 export interface ObjectState {

@@ -4,7 +4,7 @@
  * asking for several ranges, is ignored and the whole object served as 200; a range that starts
  * past the end of the object (or an empty suffix, `bytes=-0`) is 416 InvalidRange.
  */
-import { s3Error, type S3ErrorSpec } from '../errors.ts';
+import { s3Error, type S3ErrorSpec } from '../../s3-errors.ts';
 
 /** Inclusive byte offsets within the object. */
 export interface ByteRange {

@@ -10,11 +10,12 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 
 import { startChecksum } from '../bodies/checksums.ts';
-import { errors, GatewayError, s3Error } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { GatewayError, s3Error } from '../../s3-errors.ts';
 import { parseCopySource, singleParam, validatePartNumber } from '../target.ts';
 import { sendXmlResult } from '../xml.ts';
 import { requireCopySourceConditionsMet } from './conditional-operations.ts';
-import { bucketExists, requireUpload, type OperationOverride } from './context.ts';
+import { requireUpload, type OperationOverride } from './context.ts';
 import { checksumElementName, uploadChecksumOf } from './multipart-checksums.ts';
 import { s3Timestamp } from './result-xml.ts';
 
@@ -52,7 +53,6 @@ export function parseCopySourceRange(value: string | undefined, size: number): {
 }
 
 export const uploadPartCopy: OperationOverride = async (ctx) => {
-  if (!(await bucketExists(ctx))) return ctx.delegate();
   const uploadId = await requireUpload(ctx);
   const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
   const { req } = ctx.exchange;

@@ -10,11 +10,11 @@
  * of s3rver's rewrites the metadata without it.
  */
 import { planBody, receiveBody, storedContentEncoding } from '../bodies/body.ts';
-import { DEFAULT_CHECKSUM_ALGORITHM } from '../bodies/checksum-algorithms.ts';
+import { DEFAULT_CHECKSUM_ALGORITHM } from '../../checksum-algorithms.ts';
 import { checksumHeaderName, objectChecksumHeaders } from '../bodies/checksums.ts';
 import { validatePartNumber, singleParam } from '../target.ts';
 import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
-import { bucketExists, requireUpload, type OperationContext, type OperationOverride } from './context.ts';
+import { requireUpload, type OperationContext, type OperationOverride } from './context.ts';
 import { requirePartChecksum, uploadChecksumOf } from './multipart-checksums.ts';
 
 function respondStored(ctx: OperationContext, md5: string, headers: Record<string, string>): void {
@@ -28,7 +28,6 @@ function respondStored(ctx: OperationContext, md5: string, headers: Record<strin
 
 /** s3rver stores the body as sent (aws-chunked framing included) and checks none of its digests. */
 export const putObject: OperationOverride = async (ctx) => {
-  if (!(await bucketExists(ctx))) return ctx.delegate();
   await requireWriteConditionsMet(ctx);
   const bucket = ctx.target.bucket!;
   const key = ctx.target.key!;
@@ -48,7 +47,6 @@ export const putObject: OperationOverride = async (ctx) => {
 
 /** UploadPart into an upload in progress, with the checksum the upload asks for (multipart-checksums.ts). */
 export const uploadPart: OperationOverride = async (ctx) => {
-  if (!(await bucketExists(ctx))) return ctx.delegate();
   const uploadId = await requireUpload(ctx);
   const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
   const plan = planBody(ctx.exchange.req.headers, ctx.payloadHash);

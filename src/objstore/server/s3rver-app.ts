@@ -1,6 +1,7 @@
 /**
- * s3rver wiring. s3rver 3.7.1 is a CommonJS Koa application without type declarations, so it
- * is loaded with createRequire and described by the minimal interfaces below.
+ * s3rver's Koa application, which answers the requests the gateway hands on (Delegate). s3rver
+ * 3.7.1 is CommonJS without type declarations, so it is loaded with createRequire and described
+ * by the minimal interfaces below.
  *
  * s3rver never binds a port here: the gateway's own http.Server calls its Koa request handler.
  */
@@ -9,9 +10,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 
 import { InFlight } from '../../shared/in-flight.ts';
-import { GatewayError } from '../server/errors.ts';
-import { exchangeOf } from '../server/exchange.ts';
-import type { S3rverStore, S3rverSubresource } from './s3rver-store.ts';
+import { s3rverModels } from '../storage/s3rver-models.ts';
+import type { S3rverStore } from '../storage/s3rver-store.ts';
+import type { Delegate } from './delegate.ts';
+import { exchangeOf } from './exchange.ts';
 
 interface KoaContext {
   req: IncomingMessage;
@@ -34,62 +36,28 @@ type S3rverConstructor = new (options: Record<string, unknown>) => S3rverApp;
 
 const requireCjs = createRequire(import.meta.url);
 
-interface S3rverModules {
+interface AppModules {
   S3rver: S3rverConstructor;
-  S3Error: new (...args: never[]) => Error & { code: string; status: number };
-  S3Object: new (bucket: string, key: string, content: null, headers: Readonly<Record<string, unknown>>) => { metadata: Record<string, string> };
-  TaggingConfiguration: { validate(xml: string): S3rverSubresource };
   DUMMY_ACCOUNT: unknown;
 }
-let modules: S3rverModules | null = null;
+let loadedModules: AppModules | null = null;
 
-/** s3rver's Koa application and models take a tenth of a second to load: only once a request needs them, not at start. */
-function s3rverModules(): S3rverModules {
-  return (modules ??= {
+/** s3rver's Koa application takes a tenth of a second to load: only once a request needs it, not at start. */
+function appModules(): AppModules {
+  return (loadedModules ??= {
     S3rver: requireCjs('s3rver'),
-    S3Error: requireCjs('s3rver/lib/models/error.js'),
-    S3Object: requireCjs('s3rver/lib/models/object.js'),
-    TaggingConfiguration: (requireCjs('s3rver/lib/models/config.js') as { TaggingConfiguration: S3rverModules['TaggingConfiguration'] }).TaggingConfiguration,
     DUMMY_ACCOUNT: (requireCjs('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: unknown }).DUMMY_ACCOUNT,
   });
 }
 
 /** The S3 error code s3rver answered with, for the journal. */
 function errorCodeOf(err: unknown): string {
-  return err instanceof s3rverModules().S3Error ? err.code : 'InternalError';
-}
-
-/** Runs one of s3rver's models, its S3 errors thrown as the gateway's. */
-function modelled<T>(make: () => T): T {
-  const { S3Error } = s3rverModules();
-  try {
-    return make();
-  } catch (err) {
-    if (err instanceof S3Error) throw new GatewayError({ status: err.status, code: err.code, message: err.message });
-    throw err;
-  }
-}
-
-/**
- * The metadata s3rver keeps for an object put with these request headers (its own selection);
- * an invalid one (e.g. InvalidStorageClass) is thrown as the S3 error s3rver would answer.
- */
-export function objectMetadata(
-  bucket: string,
-  key: string,
-  headers: Readonly<Record<string, unknown>>,
-): Record<string, string> {
-  return modelled(() => new (s3rverModules().S3Object)(bucket, key, null, headers).metadata);
-}
-
-/** A Tagging document as s3rver keeps an object's tags (MalformedXML when not well-formed). */
-export function taggingSubresource(xml: string): S3rverSubresource {
-  return modelled(() => s3rverModules().TaggingConfiguration.validate(xml));
+  return err instanceof s3rverModels().S3Error ? err.code : 'InternalError';
 }
 
 /** s3rver's application over the given store, with the gateway's middleware in front of its own. */
-function createS3rverApp(store: S3rverStore): S3rverApp {
-  const { S3rver, DUMMY_ACCOUNT } = s3rverModules();
+function s3rverAppOver(store: S3rverStore): S3rverApp {
+  const { S3rver, DUMMY_ACCOUNT } = appModules();
   const app = new S3rver({
     directory: store.rootDirectory,
     silent: true,
@@ -128,12 +96,12 @@ function createS3rverApp(store: S3rverStore): S3rverApp {
 }
 
 /** s3rver's Koa application over the store `store()` gives, both loaded on the first request it has to answer. */
-export function createS3rverHandler(store: () => S3rverStore): { handle(req: IncomingMessage, res: ServerResponse): void; settled(): Promise<void>; close(): void } {
+export function createS3rverApp(store: () => S3rverStore): Delegate {
   let app: S3rverApp | null = null;
   const requests = new InFlight();
   let callback: ReturnType<S3rverApp['callback']> | null = null;
   const handler = () => {
-    app ??= createS3rverApp(store());
+    app ??= s3rverAppOver(store());
     return (callback ??= app.callback());
   };
   const fail = (res: ServerResponse) => {
