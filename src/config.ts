@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { REVISION_STEP_STATUSES, type RevisionStepStatus } from './deployments/schemas.ts';
 import { MAX_SPAN_SECONDS } from './shared/time.ts';
 
 const seconds = z.number().min(0).max(MAX_SPAN_SECONDS);
+
+/** The statuses a revision passes through on its way to DEPLOYED, in order: each lasts its `revision_step_seconds`. */
+export const REVISION_STEP_STATUSES = ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING'] as const;
+export type RevisionStepStatus = (typeof REVISION_STEP_STATUSES)[number];
 
 /** Emulator-clock seconds a new revision spends in each in-progress status. */
 export type RevisionStepSeconds = Record<RevisionStepStatus, number>;

@@ -1,12 +1,13 @@
 import { z } from 'zod';
+import { REVISION_STEP_STATUSES } from '../config.ts';
 import { requestTimestamp } from '../shared/validation.ts';
 import { queryBoolean, queryInteger } from '../shared/validation.ts';
 
 export const DEPLOYMENT_SOURCES = ['codehost', 'external_container', 'internal_container', 'internal_source', 'internal_template'] as const;
 export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod'] as const;
 export const DEPLOYMENT_STATUSES = ['AWAITING_DATABASE', 'READY', 'UNUSED', 'AWAITING_DELETE', 'UNKNOWN'] as const;
-/** The statuses a revision passes through on its way to DEPLOYED, in order. */
-export const REVISION_STEP_STATUSES = ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING'] as const;
+// A revision's step statuses live with the limits that time each step.
+export { REVISION_STEP_STATUSES, type RevisionStepStatus } from '../config.ts';
 export const REVISION_STATUSES = [
   ...REVISION_STEP_STATUSES,
   'CREATE_FAILED',
@@ -21,7 +22,6 @@ export type DeploymentSource = (typeof DEPLOYMENT_SOURCES)[number];
 export type DeploymentType = (typeof DEPLOYMENT_TYPES)[number];
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 export type RevisionStatus = (typeof REVISION_STATUSES)[number];
-export type RevisionStepStatus = (typeof REVISION_STEP_STATUSES)[number];
 
 /** What an OAuth provider record says when it was stored without these fields. */
 export const DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD = 'client_secret_post';
