@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { DEFAULT_LIMITS, type InstanceLimits } from '../config.ts';
-import { EXAMPLE_ID, httpError, notFoundError, WORKSPACE_AUTH_ERRORS } from '../openapi/errors.ts';
+import { EXAMPLE_ID, httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { requireWorkspace, type AuthVariables } from '../workspaces/auth.ts';
+import { requireWorkspace, WORKSPACE_AUTH_ERRORS, type AuthVariables } from '../workspaces/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import { conflict, HttpError, notFound } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { EXAMPLE_ID, httpError, notFoundError, WORKSPACE_AUTH_ERRORS } from '../openapi/errors.ts';
+import { EXAMPLE_ID, httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { requireWorkspace, type AuthVariables } from '../workspaces/auth.ts';
+import { requireWorkspace, WORKSPACE_AUTH_ERRORS, type AuthVariables } from '../workspaces/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 import { badRequest, conflict, notFound } from '../shared/errors.ts';

@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import { INVALID_API_KEY, MISSING_API_KEY, WRONG_TENANT } from '../workspaces/auth.ts';
 import { BODY_TOO_LARGE, BODY_UNREADABLE } from '../shared/validation.ts';
 import type { ErrorResponse, RouteDeclaration } from './declarations.ts';
 
@@ -12,12 +11,6 @@ export function httpError(status: number, description: string, examples: Record<
 }
 
 export const notFoundError = (what: string, detail: string) => httpError(404, `${what} not found`, { not_found: detail });
-
-/** What requireWorkspace refuses. */
-export const WORKSPACE_AUTH_ERRORS: readonly ErrorResponse[] = [
-  httpError(401, 'No API key, or an unknown one', { missing_api_key: MISSING_API_KEY, invalid_api_key: INVALID_API_KEY }),
-  httpError(403, 'The API key belongs to another workspace than X-Tenant-Id', { wrong_tenant: WRONG_TENANT }),
-];
 
 function firstField(schema: z.ZodType | undefined): string | undefined {
   const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;

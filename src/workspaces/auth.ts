@@ -1,10 +1,18 @@
 import type { MiddlewareHandler } from 'hono';
+import type { ErrorResponse } from '../openapi/declarations.ts';
+import { httpError } from '../openapi/errors.ts';
 import { HttpError } from '../shared/errors.ts';
 import type { Workspace, WorkspaceStore } from './store.ts';
 
 export const MISSING_API_KEY = 'Not authenticated: send an API key in the X-API-Key header';
 export const INVALID_API_KEY = 'Invalid token';
 export const WRONG_TENANT = 'Forbidden: the API key does not belong to the workspace in X-Tenant-Id';
+
+/** What requireWorkspace refuses, as a guard documents it. */
+export const WORKSPACE_AUTH_ERRORS: readonly ErrorResponse[] = [
+  httpError(401, 'No API key, or an unknown one', { missing_api_key: MISSING_API_KEY, invalid_api_key: INVALID_API_KEY }),
+  httpError(403, 'The API key belongs to another workspace than X-Tenant-Id', { wrong_tenant: WRONG_TENANT }),
+];
 
 export interface AuthVariables {
   workspace: Workspace;
