@@ -439,8 +439,11 @@ async function warehouse(command: WarehouseCommand, sql: string | undefined, val
       return;
     }
     const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
+    const url = option('url');
+    // Without --url the demo runs on an instance of its own: in process, on free ports, in its own temp dir.
+    const instance = url === undefined ? { start: async () => (await import('./index.ts')).start({ port: 0, objstorePort: 0, log: () => {} }) } : { url };
     await runDemo({
-      url: option('url'),
+      ...instance,
       dir: option('dir') ?? DEFAULT_DEMO_DIR,
       sql: option('sql'),
       print: (text) => process.stdout.write(text),

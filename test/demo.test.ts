@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo, runQuery, type DemoResult } from '../src/demo/index.ts';
 import { DEMO_PROJECT } from '../src/demo/demo.ts';
 import { DEMO_QUERIES } from '../src/demo/warehouse-sql.ts';
+import { start } from '../src/localplane.ts';
 import { expectUsageError, REPO_ROOT, runCli } from './support/cli.ts';
 import { useLocalplane } from './support/instance.ts';
 
@@ -39,7 +40,7 @@ describe('localplane demo, on an instance of its own', () => {
   const dir = join(scratch, 'in-process');
 
   beforeAll(async () => {
-    result = await runDemo({ dir, print: (text) => (output += text) });
+    result = await runDemo({ start: () => start({ port: 0, objstorePort: 0, log: () => {} }), dir, print: (text) => (output += text) });
   });
 
   it('counts every run of the seeded project, per day and run_type summing to it', () => {

@@ -16,9 +16,21 @@ const EXPORT_KEY = 'LPTESTFULLACCESS0001';
 const CREATE_ONLY_KEY = 'LPTESTCREATEONLY0002';
 const POLL_MS = 100;
 
-export interface DemoOptions {
-  /** A running instance's API base URL; default an instance started in process, on free ports, in its own temp dir. */
-  url?: string;
+/** An instance the demo starts for itself and stops when done. */
+export interface DemoInstance {
+  apiUrl: string;
+  /** The objstore's plain-file view: a folder per bucket. */
+  filesDir: string;
+  stop(): Promise<void>;
+}
+
+export type DemoOptions = DemoSettings &
+  (
+    | { /** A running instance's API base URL. */ url: string }
+    | { /** Starts the instance the demo runs against (the CLI's: in process, on free ports, in its own temp dir). */ start: () => Promise<DemoInstance> }
+  );
+
+interface DemoSettings {
   /** Where the export's files are copied for `localplane query` (see DEFAULT_DEMO_DIR). */
   dir: string;
   /** Ad-hoc SQL over the `runs` view, printed instead of the demo's tables. */
@@ -42,9 +54,9 @@ export interface DemoResult {
 /** Runs the warehouse demo: destination, export, DuckDB over its Parquet, BigQuery and ClickHouse equivalents. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   prepareDemoDir(options.dir);
-  const instance = options.url === undefined ? await startInstance() : null;
+  const instance = 'url' in options ? null : await options.start();
   try {
-    const admin = new InstanceClient(instance?.apiUrl ?? options.url!);
+    const admin = new InstanceClient('url' in options ? options.url : instance!.apiUrl);
     const fixtures = await admin.call<FixturesView>('GET', '/_localplane/fixtures');
     const { workspace, project } = demoProject(fixtures);
     const api = admin.as(workspace.api_key);
@@ -104,11 +116,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   } finally {
     await instance?.stop();
   }
-}
-
-async function startInstance() {
-  const { start } = await import('../localplane.ts');
-  return start({ port: 0, objstorePort: 0, log: () => {} });
 }
 
 function demoProject(fixtures: FixturesView) {
