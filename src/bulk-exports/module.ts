@@ -1,4 +1,5 @@
 import type { InstanceCore } from '../core.ts';
+import { nameComponents } from '../openapi/components.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 import type { Destinations } from '../destinations/module.ts';
 import type { TracingStore } from '../tracing/store.ts';
@@ -7,7 +8,11 @@ import { EncoderThread } from './encoder-thread.ts';
 import { BulkExportFaults } from './faults.ts';
 import { bulkExportRoutes } from './routes.ts';
 import { ExportRunner } from './runner.ts';
+import { destinationResponseSchema, exportResponseSchema, runResponseSchema } from './schemas.ts';
 import { BulkExportStore } from './store.ts';
+
+// On load, not per instance: the document without routes (what responses are checked against) lists them too.
+nameComponents({ BulkExportDestination: destinationResponseSchema, BulkExport: exportResponseSchema, BulkExportRun: runResponseSchema });
 
 export interface BulkExportModuleDeps {
   workspaces: WorkspaceStore;

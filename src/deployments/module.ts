@@ -1,6 +1,7 @@
 import type { InstanceCore } from '../core.ts';
 import type { Destinations } from '../destinations/module.ts';
 import type { InstanceBucket } from '../objstore/module.ts';
+import { nameComponents } from '../openapi/components.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 import { writeCounter } from '../shared/db.ts';
 import { WriteScopedCache } from '../shared/write-scoped-cache.ts';
@@ -10,11 +11,34 @@ import { DeploymentDeletions } from './deletions.ts';
 import { RevisionFaults } from './faults.ts';
 import { RevisionLifecycle } from './lifecycle.ts';
 import { deploymentKnobRoutes } from './knob-routes.ts';
+import { listenerResponseSchema, listenersListSchema } from './listener-schemas.ts';
 import { listenerRoutes } from './listener-routes.ts';
 import { oauthProviderRoutes } from './oauth-provider-routes.ts';
 import { codehostRoutes, deploymentRoutes, projectLogRoutes } from './routes.ts';
+import {
+  codehostIntegrationSchema,
+  codehostRepositorySchema,
+  deploymentResponseSchema,
+  deploymentsListSchema,
+  oauthProviderResponseSchema,
+  revisionResponseSchema,
+  revisionsListSchema,
+} from './schemas.ts';
 import { SOURCE_TARBALL_BUCKET, SourceUploads, sourceUploadKey } from './source-uploads.ts';
 import { DeploymentStore } from './store.ts';
+
+// On load, not per instance: the document without routes (what responses are checked against) lists them too.
+nameComponents({
+  Deployment: deploymentResponseSchema,
+  DeploymentsList: deploymentsListSchema,
+  Revision: revisionResponseSchema,
+  RevisionsList: revisionsListSchema,
+  OAuthProviderResponse: oauthProviderResponseSchema,
+  Listener: listenerResponseSchema,
+  ListenersList: listenersListSchema,
+  CodehostIntegration: codehostIntegrationSchema,
+  CodehostRepository: codehostRepositorySchema,
+});
 
 /** The objstore bucket where remote builds' source tarballs go, with the instance's own key to it. */
 export function sourceTarballBucket(): InstanceBucket {

@@ -1,17 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { destinationResponseSchema, exportResponseSchema, runResponseSchema } from '../bulk-exports/schemas.ts';
-import {
-  codehostIntegrationSchema,
-  codehostRepositorySchema,
-  deploymentResponseSchema,
-  deploymentsListSchema,
-  oauthProviderResponseSchema,
-  revisionResponseSchema,
-  revisionsListSchema,
-} from '../deployments/schemas.ts';
-import { listenerResponseSchema, listenersListSchema } from '../deployments/listener-schemas.ts';
 import { HttpError } from '../shared/errors.ts';
+import { namedComponents } from './components.ts';
 import { errorsByStatus } from './errors.ts';
 import { forcedResponse, PREFER_DESCRIPTION } from './prefer.ts';
 import type { DocumentedRoute, ErrorResponse, RouteDeclaration, SuccessResponse } from './declarations.ts';
@@ -28,20 +18,8 @@ const validationErrorSchema = z.object({
 
 const validationErrorBodySchema = z.object({ detail: z.array(validationErrorSchema) });
 
-/** The schemas of what the API answers, under the component names of the hosted service's OpenAPI document. */
-const COMPONENTS: Record<string, z.ZodType> = {
-  BulkExportDestination: destinationResponseSchema,
-  BulkExport: exportResponseSchema,
-  BulkExportRun: runResponseSchema,
-  Deployment: deploymentResponseSchema,
-  DeploymentsList: deploymentsListSchema,
-  Revision: revisionResponseSchema,
-  RevisionsList: revisionsListSchema,
-  OAuthProviderResponse: oauthProviderResponseSchema,
-  Listener: listenerResponseSchema,
-  ListenersList: listenersListSchema,
-  CodehostIntegration: codehostIntegrationSchema,
-  CodehostRepository: codehostRepositorySchema,
+/** The bodies of error answers, components after those the API families name. */
+const ERROR_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   HTTPError: errorBodySchema,
   ValidationError: validationErrorSchema,
   HTTPValidationError: validationErrorBodySchema,
@@ -63,13 +41,14 @@ const componentRef = (id: string) => `#/components/schemas/${id}`;
 const INLINE_ID = /^~(\d+)$/;
 
 /**
- * JSON Schemas for zod schemas: those of COMPONENTS become `$ref`s to their component, the
- * others are inlined where they are used. `io` is 'input' for requests, 'output' for responses.
+ * JSON Schemas for zod schemas: components (see nameComponents) become `$ref`s to their
+ * component, the others are inlined where they are used. `io` is 'input' for requests,
+ * 'output' for responses.
  */
 function convert(schemas: readonly z.ZodType[], io: 'input' | 'output') {
   const registry = z.registry<{ id: string }>();
   const ids = new Map<z.ZodType, string>();
-  if (io === 'output') for (const [id, schema] of Object.entries(COMPONENTS)) ids.set(schema, id);
+  if (io === 'output') for (const [id, schema] of [...namedComponents(), ...Object.entries(ERROR_COMPONENTS)]) ids.set(schema, id);
   for (const schema of schemas) if (!ids.has(schema)) ids.set(schema, `~${ids.size}`);
   for (const [schema, id] of ids) registry.add(schema, { id });
   const converted = z.toJSONSchema(registry, { uri: componentRef, io, unrepresentable: 'any' }).schemas;
@@ -167,7 +146,8 @@ function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, ou
 /**
  * localplane's OpenAPI document, generated from the zod schemas its routes declare (see
  * OpenApiHono); without routes, the component schemas alone (what response bodies are
- * validated against, and what `npm run check:reference` compares).
+ * validated against, and what `npm run check:reference` compares): those the domains'
+ * modules name when they load.
  */
 export function openapiDocument(routes: readonly DocumentedRoute[] = []): OpenApiDocument {
   const requestSchemas = routes.flatMap(({ declaration: { params, query, body } }) => [params, query, body].filter((schema) => schema !== undefined));

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+// Loads every domain's module, and with them the components they name (see nameComponents).
+import '../../src/localplane.ts';
 import { openapiDocument, type JsonSchema } from '../../src/openapi/document.ts';
 
 /**

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
+// Loads every domain's module, and with them the components they name (see nameComponents).
+import '../../src/localplane.ts';
 import { openapiDocument } from '../../src/openapi/document.ts';
 
 /**
