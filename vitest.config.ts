@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,6 +9,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // A file per core, and at least two: most files wait on their instance's I/O or on child
+    // processes much of the time (vitest's default, cores - 1, runs one at a time on 2 cores).
+    maxWorkers: Math.max(2, availableParallelism()),
     globalSetup: ['test/support/global-setup.ts'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },

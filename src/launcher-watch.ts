@@ -16,7 +16,13 @@ interface Link {
   parent: number;
 }
 
+/** How often the chain is looked at, unless LOCALPLANE_LAUNCHER_POLL_MS says otherwise (tests make it short). */
 const POLL_MS = 200;
+
+function pollInterval(env: NodeJS.ProcessEnv): number {
+  const ms = Number(env.LOCALPLANE_LAUNCHER_POLL_MS);
+  return Number.isInteger(ms) && ms > 0 ? ms : POLL_MS;
+}
 
 /** The parent of a process, from /proc (Linux); null when the process is gone or /proc is not there. */
 function parentOf(pid: number): number | null {
@@ -67,6 +73,6 @@ export function watchLaunchers(chain: readonly Link[], onExit: () => void): void
     if (chain.every((link) => parentOf(link.pid) === link.parent)) return;
     clearInterval(timer);
     onExit();
-  }, POLL_MS);
+  }, pollInterval(process.env));
   timer.unref();
 }

@@ -165,7 +165,10 @@ async function expectAllGoneAfter(launched: Launched, signal: NodeJS.Signals) {
 }
 
 describe('the server ends with its launcher', () => {
-  const npmStart = () => launch('npm', ['start', '--silent', '--', '--port', '0', '--objstore-port', '0'], terminalEnv());
+  const POLL_MS = 10;
+  /** A user's terminal, with the launcher watch looking every POLL_MS. */
+  const watchedEnv = () => ({ ...terminalEnv(), LOCALPLANE_LAUNCHER_POLL_MS: String(POLL_MS) });
+  const npmStart = () => launch('npm', ['start', '--silent', '--', '--port', '0', '--objstore-port', '0'], watchedEnv());
 
   it('npm start, when npm gets SIGTERM', async () => {
     await expectAllGoneAfter(await npmStart(), 'SIGTERM');
@@ -176,22 +179,26 @@ describe('the server ends with its launcher', () => {
   });
 
   it('npx localplane start (the compiled executable), when npm is killed', async () => {
-    await expectAllGoneAfter(await launch('npm', ['exec', '--offline', '--', 'localplane', 'start', '--port', '0', '--objstore-port', '0'], terminalEnv()), 'SIGKILL');
+    await expectAllGoneAfter(await launch('npm', ['exec', '--offline', '--', 'localplane', 'start', '--port', '0', '--objstore-port', '0'], watchedEnv()), 'SIGKILL');
   });
 
   it('tsx src/cli.ts start, when tsx is killed', async () => {
     const tsx = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
-    await expectAllGoneAfter(await launch(tsx, ['src/cli.ts', 'start', '--port', '0', '--objstore-port', '0'], terminalEnv()), 'SIGKILL');
+    await expectAllGoneAfter(await launch(tsx, ['src/cli.ts', 'start', '--port', '0', '--objstore-port', '0'], watchedEnv()), 'SIGKILL');
   });
 
   it('but outlives a plain parent, such as a shell that started it in the background', async () => {
     const out = join(scratch, 'background.out');
-    const shell = spawn('sh', ['-c', `"${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 > "${out}" 2>&1 & echo $!`], { env: terminalEnv() });
+    // The shell waits for its input to end, so that it exits after the server is up.
+    const shell = spawn('sh', ['-c', `"${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 > "${out}" 2>&1 & echo $!; read _`], { env: watchedEnv() });
+    const shellGone = new Promise((resolve) => shell.once('exit', resolve));
     const pid = Number(await new Promise<string>((resolve) => shell.stdout.on('data', (chunk) => resolve(String(chunk)))));
     try {
       const apiUrl = await eventually(async () => /api=(\S+)/.exec(existsSync(out) ? readFileSync(out, 'utf8') : '')?.[1], 'the ready line');
-      // Its shell is gone; a few of the launcher watch's polls later, it still serves.
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      shell.stdin.end();
+      await shellGone;
+      // Its shell is gone; ten of the launcher watch's polls later, it still serves.
+      await new Promise((resolve) => setTimeout(resolve, 10 * POLL_MS));
       expect((await fetch(`${apiUrl}/_localplane/health`)).status).toBe(200);
     } finally {
       process.kill(pid, 'SIGTERM');

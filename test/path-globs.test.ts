@@ -25,6 +25,15 @@ function referenceMatch(glob: string, path: string): boolean {
   return next[0] === 1;
 }
 
+/**
+ * CPU time this process has spent, in ms: the bounds below are on it, not on wall time, which
+ * other processes of a loaded machine (test files running beside this one) stretch.
+ */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 /** Few characters, so that globs and paths meet: `/`, letters, a non-ASCII letter and half of a surrogate pair. */
 const CHARS = ['a', 'b', 'c', '/', 'é', '\ud83d'];
 const text = (maxLength: number) => fc.array(fc.constantFrom(...CHARS), { maxLength }).map((chars) => chars.join(''));
@@ -75,14 +84,14 @@ describe('path globs', () => {
     expect(results.filter((result) => !result).length).toBeGreaterThan(100);
   });
 
-  it('cost little on long paths: 100 fault rules of 32 wildcards add under 10 ms to a request (they added 0.65 s)', () => {
+  it('cost little on long paths: 100 fault rules of 32 wildcards add under 10 ms of CPU to a request (they added 0.65 s)', () => {
     const rules = new FaultRules(1);
     const globs = [...DYNAMIC_PROGRAMMING_WORST, ...AUTOMATON_WORST];
     for (let rule = 0; rule < 100; rule++) rules.add(faultRuleRequest.parse({ match: { path: globs[rule % globs.length] }, action: { status: 503 } }));
     const requests = Array.from({ length: 10 }, (_, index) => requestOn(longPath(index, 3000)));
-    const started = performance.now();
+    const started = cpuMs();
     for (const request of requests) expect(rules.fire(request)).toBeNull();
-    expect((performance.now() - started) / requests.length).toBeLessThan(10);
+    expect((cpuMs() - started) / requests.length).toBeLessThan(10);
   });
 });
 
@@ -113,14 +122,14 @@ describe('a path glob over a full journal of long paths', () => {
   const ctx = useLocalplane();
   const JOURNAL_ENTRIES = 10_000;
 
-  it('answers within 100 ms (it took seconds)', async () => {
+  it('answers within 100 ms of CPU (it took seconds)', async () => {
     // 404s whose paths are as long as an S3 key of 1,024 characters makes them.
     for (let index = 0; index < JOURNAL_ENTRIES; index++) await ctx.instance.request(longPath(index, 1100));
     const count = async (query: string) => {
-      const started = performance.now();
+      const started = cpuMs();
       const response = await fetch(`${ctx.instance.apiUrl}/_localplane/requests/count${query}`);
       const { count } = (await response.json()) as { count: number };
-      return { count, ms: performance.now() - started };
+      return { count, ms: cpuMs() - started };
     };
     // The first reading of the journal makes its entries, whatever the filter.
     expect((await count('')).count).toBe(JOURNAL_ENTRIES);
