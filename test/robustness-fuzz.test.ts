@@ -4,7 +4,7 @@
  * `detail` when refused (empty only for 204 and 307), never shows a secret, and a refused
  * request leaves the state (every table, every file, the knobs) exactly as it was.
  *
- * `npm test` runs 10,000 requests in all from a fixed seed; `npm run fuzz` runs
+ * `npm test` runs 3,000 requests in all from a fixed seed; `npm run fuzz` runs
  * LOCALPLANE_FUZZ_RUNS (default 100,000) from a random seed, printed at the end and in a
  * failure; LOCALPLANE_FUZZ_SEED=<seed> replays one.
  */
@@ -27,7 +27,7 @@ import { readSnapshotParts, type SnapshotParts } from './support/snapshot-files.
 import { snapshotMutations } from './support/snapshot-mutations.ts';
 import { stateDumper, type StateDumper } from './support/state.ts';
 
-const TOTAL_RUNS = Number(process.env.LOCALPLANE_FUZZ_RUNS ?? 10_000);
+const TOTAL_RUNS = Number(process.env.LOCALPLANE_FUZZ_RUNS ?? 3_000);
 const SEED = process.env.LOCALPLANE_FUZZ_SEED
   ? Number(process.env.LOCALPLANE_FUZZ_SEED)
   : process.env.LOCALPLANE_FUZZ_RANDOM === '1'

@@ -1,7 +1,4 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatDottedTimestamp, generateRuns, insertRuns, type GenerateRunsOptions } from '../src/tracing/generator.ts';
@@ -246,24 +243,4 @@ describe('generateRuns / insertRuns', () => {
     const b = createRandom(99);
     for (let i = 0; i < 2000; i++) expect(uuidFrom(a)).toBe(reference(b));
   });
-
-  it('times 100,000 runs generated and inserted into a file database', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'localplane-gen-'));
-    try {
-      const fileDb = new Database(join(dir, 'runs.db'));
-      fileDb.exec(RUNS_DDL);
-      const started = performance.now();
-      const n = insertRuns(fileDb, generateRuns({ ...OPTIONS, count: 100_000, days: 30, seed: 7 }));
-      const seconds = (performance.now() - started) / 1000;
-      fileDb.close();
-      expect(n).toBe(100_000);
-      const size = statSync(join(dir, 'runs.db')).size;
-      console.log(
-        `generateRuns+insertRuns: ${n} runs in ${seconds.toFixed(2)} s = ${Math.round(n / seconds)} runs/s` +
-          ` (file ${(size / 1e6).toFixed(0)} MB, ${Math.round(size / n)} bytes/run on disk)`,
-      );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 180_000);
 });
