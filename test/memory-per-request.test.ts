@@ -17,14 +17,15 @@ import { signedHeaders } from './support/signed-requests.ts';
 
 const MiB = 1024 * 1024;
 const MB = 1000 * 1000;
-const REQUESTS = 1000;
+/** Objstore requests of each kind: each would leave its body held, 400 MB of forms or 100 MB of chunks in all. */
+const REQUESTS = 400;
 /** API requests of 1 MiB answered with their value echoed: each would leave 2 MiB held, 600 MB in all. */
 const API_REQUESTS = 300;
 /** Requests of a kind made before measuring, so that what they load (modules, compiled code) is there before. */
 const WARM_UP = 20;
 /**
- * What 1,000 requests may leave: their journal entries, with at most 8 KiB of each body (about
- * 16 MB for an API request and its answer), far below the 1 GB of the bodies themselves.
+ * What the requests may leave: their journal entries, with at most 8 KiB of each body and of
+ * each answer, below what the bodies themselves would hold.
  */
 const RETAINED_BOUND = 50 * MB;
 /** Requests in flight at once. */
@@ -143,7 +144,6 @@ function* framed(head: string, size: number, tail: string): Generator<Buffer | s
 
 const ZERO_SIGNATURE = '0'.repeat(64);
 
-// 1,000 requests of 1 MiB take 15 to 40 s on a loaded 2-core machine: too near the suite's 60 s for one test.
 describe('memory per request', { timeout: 180_000 }, () => {
   let probe: Probe;
   let fixtures: FixturesView;
@@ -235,7 +235,7 @@ describe('memory per request', { timeout: 180_000 }, () => {
       return () => send(`${probe.objstoreUrl}/${fixtures.objstore.buckets[0]}`, 'POST', headers, framed(head, fileSize, tail), false);
     }
 
-    it('1,000 forms refused with a 1 MiB file leave no form held', async () => {
+    it('400 forms refused with a 1 MiB file leave no form held', async () => {
       const { retained, sent } = await retainedAfter(REQUESTS, refusedForm(MiB));
       expect(sent.filter((result) => result.status !== 'cut').every((result) => result.status === 403 && result.body.includes('SignatureDoesNotMatch'))).toBe(true);
       expect(await refusalsJournalled()).toBe(WARM_UP + REQUESTS);
@@ -269,7 +269,7 @@ describe('memory per request', { timeout: 180_000 }, () => {
       };
     }
 
-    it('1,000 uploads with a 256 KiB chunk signed with zeros leave no chunk held', async () => {
+    it('400 uploads with a 256 KiB chunk signed with zeros leave no chunk held', async () => {
       const { retained, sent } = await retainedAfter(REQUESTS, badlySignedChunk(256 * 1024));
       expect(sent.filter((result) => result.status !== 'cut').every((result) => result.status === 403 && result.body.includes('SignatureDoesNotMatch'))).toBe(true);
       expect(await refusalsJournalled()).toBe(WARM_UP + REQUESTS);
