@@ -177,7 +177,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     }
     for (const routes of [bulkExports.routes, deployments.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
 
-    if (options.importFrom !== undefined) await snapshots.snapshots.restore(options.importFrom);
+    if (options.importFrom !== undefined) await snapshots.restore(options.importFrom);
     else await core.parts.resume();
     const lp: InProcessLocalplane = {
       dataDir: core.dataDir,
@@ -190,8 +190,8 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       requests: journal.requests,
       faultRules: journal.faultRules,
       reset: admin.reset,
-      snapshot: async (file) => snapshots.snapshots.save(file),
-      restore: (file) => snapshots.snapshots.restore(file),
+      snapshot: async (file) => snapshots.save(file),
+      restore: snapshots.restore,
       stop: () => core.teardown.run(),
     };
     return { lp, app, core, host, log };

@@ -9,6 +9,7 @@ import { Snapshots } from './snapshots.ts';
 export function snapshotsModule(core: InstanceCore, template: () => string) {
   const snapshots = new Snapshots({ parts: core.parts, template, seed: core.seed });
   core.teardown.add('resources', () => snapshots.discard());
-  const adminRoutes = snapshotRoutes({ save: (path) => snapshots.save(path), restore: (path) => snapshots.restore(path) });
-  return { snapshots, adminRoutes };
+  const save = (path: string) => snapshots.save(path);
+  const restore = (path: string) => snapshots.restore(path);
+  return { save, restore, adminRoutes: snapshotRoutes({ save, restore }) };
 }
