@@ -5,7 +5,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { applyLimitsPatch, DEFAULT_LIMITS, InstanceLimits, type LimitsPatch } from './config.ts';
+import { applyLimitsPatch, DEFAULT_LIMITS, InstanceLimits, type Limits, type LimitsPatch } from './config.ts';
 import type { Fixtures } from './fixtures/files.ts';
 import { installTemplate } from './fixtures/template.ts';
 import type { ProgressListener } from './progress.ts';
@@ -57,6 +57,12 @@ export interface InstanceCore {
   progress?: ProgressListener;
   parts: StateParts;
   teardown: Teardown;
+}
+
+/** The clock as a snapshot holds it. */
+interface ClockState {
+  now: number;
+  frozen: boolean;
 }
 
 /** What a restore makes of a snapshot's database before anything changes: the image unpacked where SQLite can attach it. */
@@ -116,8 +122,8 @@ export async function openCore(options: CoreOptions, fixtures: Fixtures, tables:
     snapshot: {
       field: 'clock',
       save: () => ({ now: clock.now(), frozen: clock.frozen }),
-      check: (saved: { now: number; frozen: boolean }) => saved,
-      load: (saved: { now: number; frozen: boolean }) => clock.restart(saved.frozen, saved.now),
+      check: (saved: ClockState) => saved,
+      load: (saved: ClockState) => clock.restart(saved.frozen, saved.now),
     },
   });
   parts.register('ids', {
@@ -143,7 +149,7 @@ function refuseUnusableRows(db: Db, tables: readonly TableSet[], path: string): 
   if (problem !== undefined) throw new Error(`${path} holds data localplane cannot use: ${problem}: remove that data dir or choose another --data-dir`);
 }
 
-function limitsSection(limits: InstanceLimits): SnapshotSection<unknown, ReturnType<InstanceLimits['get']>> {
+function limitsSection(limits: InstanceLimits): SnapshotSection<unknown, Limits> {
   return {
     field: 'limits',
     save: () => limits.get(),

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { REVISION_STEP_STATUSES } from '../src/deployments/schemas.ts';
+import { REVISION_STEP_STATUSES } from '../src/config.ts';
 import { codehostDeploymentBody, seededFamilies } from './support/deployments.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier } from './support/instance.ts';
 import { expectSchema } from './support/openapi.ts';

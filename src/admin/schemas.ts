@@ -3,7 +3,7 @@ import { objstoreKeySchema } from '../objstore/key-routes.ts';
 import { sessionViewSchema } from '../tracing/knob-routes.ts';
 import { exportRunFaultRequest, validationFaultRequest } from '../bulk-exports/faults.ts';
 import { destinationResponseSchema, exportResponseSchema, runResponseSchema } from '../bulk-exports/schemas.ts';
-import { limitsPatch } from '../config.ts';
+import { limitsPatch, REVISION_STEP_STATUSES } from '../config.ts';
 import { revisionFaultRequest } from '../deployments/faults.ts';
 import { listenerResponseSchema } from '../deployments/listener-schemas.ts';
 import {
@@ -11,7 +11,6 @@ import {
   codehostRepositorySchema,
   deploymentResponseSchema,
   oauthProviderResponseSchema,
-  REVISION_STEP_STATUSES,
   revisionResponseSchema,
 } from '../deployments/schemas.ts';
 import { OBJSTORE_PERMISSIONS } from '../objstore/types.ts';

@@ -1,10 +1,10 @@
+import { REVISION_STEP_STATUSES } from '../config.ts';
 import type { DeploymentWorkspaceFixture } from '../fixtures/files.ts';
 import { uuidFrom } from '../shared/ids.ts';
 import { createRandom, pick, randomInt, seedFrom, type Random } from '../shared/prng.ts';
 import { MICROS_PER_DAY, MICROS_PER_SECOND, parseTimestamp } from '../shared/time.ts';
 import {
   DEPLOYMENT_TYPES,
-  REVISION_STEP_STATUSES,
   type DeploymentSource,
   type DeploymentStatus,
   type DeploymentType,

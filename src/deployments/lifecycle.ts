@@ -3,7 +3,8 @@ import type { Clock } from '../shared/clock.ts';
 import type { ScheduledTask, Scheduler } from '../shared/scheduler.ts';
 import { MICROS_PER_SECOND, type Micros } from '../shared/time.ts';
 import type { RevisionFault, RevisionFaults, RevisionFaultStage } from './faults.ts';
-import { REVISION_STEP_STATUSES, type RevisionStatus, type RevisionStepStatus } from './schemas.ts';
+import { REVISION_STEP_STATUSES, type RevisionStepStatus } from '../config.ts';
+import type { RevisionStatus } from './schemas.ts';
 import type { DeploymentStore, RevisionRow } from './store.ts';
 
 export interface RevisionLifecycleDeps {

@@ -1,6 +1,7 @@
 import { badRequest } from '../shared/errors.ts';
 import { MICROS_PER_SECOND, type Micros } from '../shared/time.ts';
-import { REVISION_STEP_STATUSES, type LogEntry, type LogLevel, type LogsPage, type LogsRequest, type RevisionStatus, type SourceRevisionConfig } from './schemas.ts';
+import { REVISION_STEP_STATUSES, type RevisionStepStatus } from '../config.ts';
+import type { LogEntry, LogLevel, LogsPage, LogsRequest, RevisionStatus, SourceRevisionConfig } from './schemas.ts';
 import type { RevisionEventRow, RevisionRow } from './store.ts';
 
 export type LogStream = 'build' | 'deploy';
@@ -51,7 +52,7 @@ const DEPLOY_STAGE: ReadonlySet<RevisionStatus> = new Set(['AWAITING_DEPLOY', 'D
  * moved through them before localplane started, at its creation time.
  */
 function earlierSteps(status: RevisionStatus): readonly RevisionStatus[] {
-  const through = (step: (typeof REVISION_STEP_STATUSES)[number]) => REVISION_STEP_STATUSES.slice(0, REVISION_STEP_STATUSES.indexOf(step) + 1);
+  const through = (step: RevisionStepStatus) => REVISION_STEP_STATUSES.slice(0, REVISION_STEP_STATUSES.indexOf(step) + 1);
   switch (status) {
     case 'DEPLOYED':
     case 'DEPLOY_FAILED':

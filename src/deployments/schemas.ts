@@ -6,8 +6,6 @@ import { queryBoolean, queryInteger } from '../shared/validation.ts';
 export const DEPLOYMENT_SOURCES = ['codehost', 'external_container', 'internal_container', 'internal_source', 'internal_template'] as const;
 export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod'] as const;
 export const DEPLOYMENT_STATUSES = ['AWAITING_DATABASE', 'READY', 'UNUSED', 'AWAITING_DELETE', 'UNKNOWN'] as const;
-// A revision's step statuses live with the limits that time each step.
-export { REVISION_STEP_STATUSES, type RevisionStepStatus } from '../config.ts';
 export const REVISION_STATUSES = [
   ...REVISION_STEP_STATUSES,
   'CREATE_FAILED',

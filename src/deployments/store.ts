@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { REVISION_STEP_STATUSES } from '../config.ts';
 import { FLAG, statementCache, TIMESTAMP, type Db, type TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { TracingStore, type TracingSession } from '../tracing/store.ts';
@@ -8,7 +9,6 @@ import {
   DEPLOYMENT_STATUSES,
   DEPLOYMENT_TYPES,
   REVISION_STATUSES,
-  REVISION_STEP_STATUSES,
   secret,
   secretReference,
   sourceConfig,
