@@ -9,8 +9,8 @@
  *   (`<bucket>/._S3rver_cors.xml`).
  * - An upload in progress is `<bucket>/._S3rver_uploads/<uploadId>/`: a `key` file (the key it was
  *   started for), a `metadata` file (the CreateMultipartUpload headers, as JSON), and per part
- *   `<partNumber>` with its MD5 in `<partNumber>.md5` and the checksum it came with (JSON, or
- *   `null`) in `<partNumber>.checksum`, written once the part is whole. A completed upload keeps
+ *   `<partNumber>` with its MD5 in `<partNumber>.md5` and the checksum it came with, if any (JSON),
+ *   in `<partNumber>.checksum`, written once the part is whole. A completed upload keeps
  *   only a `completed` file there (no `key`: it is no longer in progress).
  * - An upload still arriving is a `.incoming-<uuid>` file in the root, which s3rver never takes
  *   for a bucket (only directories are), on the same filesystem as the objects so a rename puts
