@@ -10,7 +10,8 @@ const recipe = (name: string) => join(REPO_ROOT, 'examples', 'recipes', name);
 interface Recipe {
   name: string;
   command: string;
-  args: string[];
+  /** The command's arguments, to run every test of the recipe or only the file `only`. */
+  args: (only?: string) => string[];
   /** The runner's words for the recipe's two tests passing. */
   passed: RegExp;
   /** A test file that fails an assertion against the recipe's instance, and its file name. */
@@ -21,7 +22,7 @@ const RECIPES: Recipe[] = [
   {
     name: 'vitest-global-setup',
     command: bin('vitest'),
-    args: ['run', '--config', join(recipe('vitest-global-setup'), 'vitest.config.ts')],
+    args: (only) => ['run', '--config', join(recipe('vitest-global-setup'), 'vitest.config.ts'), ...(only ? [only] : [])],
     passed: /Tests\s+2 passed \(2\)/,
     failing: {
       file: 'failing.test.ts',
@@ -32,7 +33,7 @@ const RECIPES: Recipe[] = [
   {
     name: 'vitest-per-file',
     command: bin('vitest'),
-    args: ['run', '--config', join(recipe('vitest-per-file'), 'vitest.config.ts')],
+    args: (only) => ['run', '--config', join(recipe('vitest-per-file'), 'vitest.config.ts'), ...(only ? [only] : [])],
     passed: /Test Files\s+2 passed \(2\)[\s\S]*Tests\s+3 passed \(3\)/,
     failing: {
       file: 'failing.test.ts',
@@ -47,7 +48,7 @@ const RECIPES: Recipe[] = [
   {
     name: 'jest-global-setup',
     command: bin('jest'),
-    args: ['--config', join(recipe('jest-global-setup'), 'jest.config.mjs')],
+    args: (only) => ['--config', join(recipe('jest-global-setup'), 'jest.config.mjs'), ...(only ? [only] : [])],
     passed: /Tests:\s+2 passed, 2 total/,
     failing: {
       file: 'failing.test.cjs',
@@ -57,7 +58,7 @@ const RECIPES: Recipe[] = [
   {
     name: 'node-test',
     command: process.execPath,
-    args: ['--test', recipe('node-test')],
+    args: (only) => ['--test', only ? join(recipe('node-test'), only) : recipe('node-test')],
     passed: /^# pass 2\n# fail 0$/m,
     failing: {
       file: 'failing.test.mjs',
@@ -73,9 +74,9 @@ const RECIPES: Recipe[] = [
 ];
 
 /** The recipe's runner as a user runs it, outside this vitest run (none of its variables). */
-function run({ command, args }: Recipe) {
+function run({ command, args }: Recipe, only?: string) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(VITEST|NODE_OPTIONS$|TEST$)/.test(name)));
-  const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...env, CI: 'true', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args(only), { cwd: REPO_ROOT, env: { ...env, CI: 'true', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
@@ -93,7 +94,7 @@ describe.each(RECIPES)('recipe $name', (entry) => {
     const file = join(recipe(entry.name), entry.failing.file);
     writeFileSync(file, entry.failing.source);
     try {
-      const result = await run(entry);
+      const result = await run(entry, entry.failing.file);
       expect(result.code, result.output).not.toBe(0);
       expect(result.output).toMatch(/418/);
     } finally {
