@@ -38,6 +38,14 @@ const OPTIONS = [
   { flag: 'port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_PORT', default: '9400', help: 'API port; 0 = any free port' },
   { flag: 'objstore-port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_OBJSTORE_PORT', default: '9401', help: 'objstore port; 0 = any free port' },
   {
+    flag: 'allow-hosts',
+    value: 'text',
+    placeholder: '<names>',
+    env: 'LOCALPLANE_ALLOW_HOSTS',
+    default: 'loopback names and --host',
+    help: 'more host names the admin API answers under, comma-separated',
+  },
+  {
     flag: 'data-dir',
     value: 'path',
     placeholder: '<dir>',
@@ -387,6 +395,7 @@ async function main(argv: readonly string[]) {
   const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
   const starting = start({
     host: settings.host,
+    allowedHosts: settings.allowHosts?.split(',').map((name) => name.trim()).filter((name) => name !== ''),
     port: settings.port,
     objstorePort: settings.objstorePort,
     dataDir: settings.dataDir,

@@ -23,6 +23,7 @@ import { openapiRoutes } from './openapi/serve.ts';
 import type { ProgressListener } from './progress.ts';
 import type { ClockControl } from './shared/clock-control.ts';
 import { writeCounter, type TableSet } from './shared/db.ts';
+import { browserGuard } from './shared/browser-guard.ts';
 import { errorResponse } from './shared/errors.ts';
 import { listenFailure, listenHttp } from './shared/http-server.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
@@ -68,6 +69,11 @@ export interface CreateOptions {
   requestLog?: boolean | 'colour';
   /** How many requests the request journal keeps (the oldest go first); default 10,000. */
   journalCapacity?: number;
+  /**
+   * Host names the admin API answers under besides the loopback ones and `host` (a container's
+   * service name, say); any other Host is refused, as a DNS-rebinding page would send.
+   */
+  allowedHosts?: readonly string[];
 }
 
 export interface StartOptions extends CreateOptions {
@@ -172,6 +178,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
     const app = createApp(journal.observer, log);
+    app.use('/_localplane/*', browserGuard({ boundHost: host, allowedHosts: options.allowedHosts, what: 'the admin API' }));
     for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes]) {
       app.route('/_localplane', routes);
     }

@@ -1,0 +1,112 @@
+/**
+ * The admin API refuses what a hostile web page could send: requests under a foreign Host (DNS
+ * rebinding) and state-changing requests from another origin (cross-site form posts and fetches).
+ * Clients that are not browsers send neither header and pass, as before.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { start, type Localplane } from '../src/index.ts';
+import { rawRequest } from './support/objstore-server.ts';
+
+let lp: Localplane;
+let allowing: Localplane;
+let port: string;
+const scratch = mkdtempSync(join(tmpdir(), 'localplane-browser-guard-'));
+
+beforeAll(async () => {
+  [lp, allowing] = await Promise.all([
+    start({ port: 0, objstorePort: 0, log: () => {} }),
+    start({ port: 0, objstorePort: 0, log: () => {}, allowedHosts: ['localplane', 'Dev-Box.example.'] }),
+  ]);
+  port = new URL(lp.apiUrl).port;
+});
+
+afterAll(async () => {
+  await Promise.all([lp?.stop(), allowing?.stop()]);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const send = (instance: Localplane, method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+  rawRequest(instance.apiUrl, method, path, { 'content-type': 'application/json', ...headers }, body === undefined ? undefined : JSON.stringify(body));
+
+const detailOf = (reply: { body: string }) => (JSON.parse(reply.body) as { detail: string }).detail;
+const clockIsFrozen = async () => (JSON.parse((await send(lp, 'GET', '/_localplane/clock', {})).body) as { frozen: boolean }).frozen;
+
+describe('a foreign Host (DNS rebinding)', () => {
+  it('cannot make the admin API write a snapshot: 403 with a clear detail, and no file', async () => {
+    const file = join(scratch, 'rebound.snapshot');
+    const refused = await send(lp, 'POST', '/_localplane/snapshot', { host: `evil.example:${port}` }, { path: file });
+    expect(refused.status).toBe(403);
+    expect(detailOf(refused)).toBe(
+      `Host "evil.example:${port}" is not a name the admin API answers under: it answers loopback names (localhost, 127.0.0.1) and the host it is bound to; allow others with allowedHosts (--allow-hosts)`,
+    );
+    expect(existsSync(file)).toBe(false);
+
+    const allowed = await send(lp, 'POST', '/_localplane/snapshot', { host: `127.0.0.1:${port}` }, { path: file });
+    expect(allowed.status).toBe(200);
+    expect(existsSync(file)).toBe(true);
+  });
+
+  it('cannot read the admin API either (fixtures hold keys)', async () => {
+    expect((await send(lp, 'GET', '/_localplane/fixtures', { host: 'evil.example' })).status).toBe(403);
+    expect((await send(lp, 'GET', '/_localplane/fixtures', { host: `127.0.0.1:${port}` })).status).toBe(200);
+  });
+
+  it.each(['localhost', 'LOCALHOST', 'app.localhost', '127.0.0.1', '127.1.2.3', '[::1]'])('passes under the loopback name %s', async (name) => {
+    expect((await send(lp, 'GET', '/_localplane/health', { host: `${name}:${port}` })).status).toBe(200);
+  });
+
+  it('passes under the names given in allowedHosts, case and a trailing dot aside, and only there', async () => {
+    const allowingPort = new URL(allowing.apiUrl).port;
+    for (const name of ['localplane', 'dev-box.example', 'DEV-BOX.EXAMPLE.']) {
+      expect((await send(allowing, 'GET', '/_localplane/health', { host: `${name}:${allowingPort}` })).status, name).toBe(200);
+    }
+    expect((await send(allowing, 'GET', '/_localplane/health', { host: `evil.example:${allowingPort}` })).status).toBe(403);
+    expect((await send(lp, 'GET', '/_localplane/health', { host: `localplane:${port}` })).status).toBe(403);
+  });
+
+  it('leaves the service API to its API keys: a foreign Host is no reason to refuse it', async () => {
+    const reply = await send(lp, 'GET', '/v2/deployments', { host: 'api.hosted.example' });
+    expect(reply.status).toBe(401);
+    expect(detailOf(reply)).not.toMatch(/Host/);
+  });
+});
+
+describe('a state-changing request from another origin', () => {
+  it('a cross-site form post cannot reset the instance; the same request from its own origin can', async () => {
+    expect((await send(lp, 'POST', '/_localplane/clock/freeze', {})).status).toBe(200);
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+    const crossSite = await send(lp, 'POST', '/_localplane/reset', { ...form, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' }, {});
+    expect(crossSite.status).toBe(403);
+    expect(detailOf(crossSite)).toBe(`Cross-origin POST refused: the admin API takes changes only from its own origin http://127.0.0.1:${port}, not https://evil.example`);
+    expect(await clockIsFrozen()).toBe(true);
+
+    const sameOrigin = await send(lp, 'POST', '/_localplane/reset', { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin' }, {});
+    expect(sameOrigin.status).toBe(200);
+    expect(await clockIsFrozen()).toBe(false);
+  });
+
+  it.each([
+    ['another port of this machine (same-site, no Origin sent)', { 'sec-fetch-site': 'same-site' }],
+    ['an opaque origin (a sandboxed frame, a file: page)', { origin: 'null' }],
+    ['another origin, without Fetch Metadata', { origin: 'http://localhost:3000' }],
+  ])('refuses %s', async (_what, headers) => {
+    const reply = await send(lp, 'POST', '/_localplane/clock/freeze', headers);
+    expect(reply.status).toBe(403);
+    expect(detailOf(reply)).toMatch(/^Cross-origin POST refused: /);
+    expect(await clockIsFrozen()).toBe(false);
+  });
+
+  it('passes reads, whose answers the browser keeps from another origin (no CORS headers), and changes from a typed URL or a client without browser headers', async () => {
+    const read = await send(lp, 'GET', '/_localplane/health', { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' });
+    expect(read.status).toBe(200);
+    expect(read.headers['access-control-allow-origin']).toBeUndefined();
+    expect((await send(lp, 'POST', '/_localplane/clock/freeze', { 'sec-fetch-site': 'none' })).status).toBe(200);
+    expect((await send(lp, 'POST', '/_localplane/clock/unfreeze', {})).status).toBe(200);
+  });
+});
