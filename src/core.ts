@@ -44,7 +44,6 @@ export interface InstanceCore {
   dataDir: string;
   seed: number;
   fixtures: Fixtures;
-  tables: readonly TableSet[];
   /** The instance's database file and the fixture template it reads the seed from. */
   database: { path: string; templatePath: string };
   db: Db;
@@ -136,7 +135,7 @@ export async function openCore(options: CoreOptions, fixtures: Fixtures, tables:
     snapshot: databaseSection(db, tables, join(dataDir, 'restoring.sqlite')),
   });
   const clockControl = createClockControl(clock, scheduler);
-  return { dataDir, seed, fixtures, tables, database, db, ids, clock, clockControl, scheduler, limits, log, progress: options.progress, parts, teardown };
+  return { dataDir, seed, fixtures, database, db, ids, clock, clockControl, scheduler, limits, log, progress: options.progress, parts, teardown };
 }
 
 /**
