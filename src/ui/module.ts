@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { DashboardApi, DashboardApiError } from './api.ts';
 import { assetRoutes } from './assets.ts';
 import { renderError } from './layout.tsx';
+import { exportsView } from './views/exports.tsx';
 import { faultsView } from './views/faults.tsx';
 import { overviewView } from './views/overview.tsx';
 
@@ -26,6 +27,7 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   });
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
+  app.route('/exports', exportsView(api));
   app.route('/faults', faultsView(api));
   return { routes: app };
 }
