@@ -102,12 +102,13 @@ describe('the fault rules at /ui/faults', () => {
   });
 
   it('adds each kind of action, and a header match', async () => {
-    for (const fields of [
+    const forms: Record<string, string>[] = [
       { action: 'latency', latency_ms: '250' },
       { action: 'drop', match_header_name: 'x-test', match_header_value: 'drop me' },
       { action: 'close', match_source: 'objstore', probability: '0.5' },
       { action: 'status', status: '500', code: 'InternalError', match_source: 'objstore' },
-    ]) {
+    ];
+    for (const fields of forms) {
       expect((await post('/ui/faults/rules', ruleForm(fields))).status).toBe(303);
     }
     expect((await rules()).map(({ match, action }) => ({ match, action }))).toEqual([
