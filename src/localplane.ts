@@ -31,6 +31,8 @@ import { WriteScopedCache } from './shared/write-scoped-cache.ts';
 import { snapshotsModule } from './snapshots/module.ts';
 import { tracingModule } from './tracing/module.ts';
 import { tracingTables } from './tracing/store.ts';
+import { uiModule } from './ui/module.ts';
+import { inProcessEnv } from './shared/in-process-calls.ts';
 import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
 
 export type { ResetScope } from './admin/module.ts';
@@ -178,11 +180,14 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
     const app = createApp(journal.observer, log);
-    app.use('/_localplane/*', browserGuard({ boundHost: host, allowedHosts: options.allowedHosts, what: 'the admin API' }));
+    const guard = browserGuard({ boundHost: host, allowedHosts: options.allowedHosts, what: 'the admin API and the dashboard' });
+    app.use('/_localplane/*', guard);
+    app.use('/ui/*', guard);
     for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes]) {
       app.route('/_localplane', routes);
     }
     for (const routes of [bulkExports.routes, deployments.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
+    app.route('/ui', uiModule(async (request) => app.fetch(request, inProcessEnv())).routes);
 
     if (options.importFrom !== undefined) await snapshots.restore(options.importFrom);
     else await core.parts.resume();
