@@ -94,7 +94,7 @@ describe('the fault rules at /ui/faults', () => {
     expect(html).toContain('503 “injected from the dashboard”');
     // 2 times, 1 used: 1 left; and the rules refresh themselves while there are any.
     expect(html).toMatch(/data-fired="1">1<\/td><td class="num">1<\/td>/);
-    expect(html).toMatch(/<section id="fault-rules" [^>]*hx-get="\/ui\/faults" hx-trigger="every 2s"/);
+    expect(html).toMatch(/<section id="fault-rules" [^>]*hx-get="\/ui\/faults" hx-trigger="every 1s"/);
     // What the refresh asks for: the rules alone.
     const refreshed = await page('/ui/faults', HTMX);
     expect(refreshed.startsWith('<section id="fault-rules"')).toBe(true);
@@ -156,7 +156,7 @@ describe('the fault rules at /ui/faults', () => {
     expect(await rules()).toEqual([]);
     const html = await page('/ui/faults');
     expect(html).toContain('No fault rules');
-    expect(html).not.toContain('hx-trigger="every 2s"');
+    expect(html).not.toContain('hx-trigger="every 1s"');
   });
 });
 

@@ -162,9 +162,9 @@ interface RulesProps {
   outOfBand?: boolean;
 }
 
-/** The rules with how often each fired; refreshed every 2 s while there are rules, to show them firing. */
+/** The rules with how often each fired; refreshed every second while there are rules, to show them firing. */
 function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
-  const polling = rules.length > 0 ? { 'hx-get': FAULTS, 'hx-trigger': 'every 2s', 'hx-swap': 'outerHTML' } : {};
+  const polling = rules.length > 0 ? { 'hx-get': FAULTS, 'hx-trigger': 'every 1s', 'hx-swap': 'outerHTML' } : {};
   return (
     <section id="fault-rules" aria-labelledby="fault-rules-heading" hx-swap-oob={outOfBand ? 'true' : undefined} {...polling}>
       <h2 id="fault-rules-heading">Fault rules</h2>
@@ -226,7 +226,7 @@ function FaultRuleForm({ workspaces, state = {} }: { workspaces: FixtureWorkspac
   return (
     <section id="fault-rule-form" aria-labelledby="fault-rule-form-heading">
       <h2 id="fault-rule-form-heading">Add a fault rule</h2>
-      <form method="post" action={`${FAULTS}/rules`} hx-post={`${FAULTS}/rules`} hx-target="#fault-rule-form" hx-swap="outerHTML">
+      <form method="post" action={`${FAULTS}/rules`} hx-post={`${FAULTS}/rules`} hx-target="#fault-rule-form" hx-swap="outerHTML" aria-labelledby="fault-rule-form-heading">
         <fieldset class="inline">
           <legend>Match (every field given must hold)</legend>
           <label>
