@@ -202,6 +202,30 @@ describe("an export's page at /ui/exports/<id>", () => {
     expect(done).toContain('.parquet</a>');
   });
 
+  it("follows a recurring export through its child exports' runs", async () => {
+    // One window, one UTC day, has ended by then: one child export, with one run.
+    await inProcessApi(lp).post('/_localplane/clock/set', { time: '2027-01-02T12:00:00Z' });
+    const url = await createExportFromForm(await createDestinationFromForm(), { start_time: '2027-01-01T00:00', end_time: '', interval_hours: '24' });
+    expect(await page(url)).toContain('No child export has been spawned yet.');
+    await advance(0);
+    const [child] = (await acmeApi().get(`/api/v1/bulk-exports/runs?source_bulk_export_id=${exportIdOf(url)}`)).body as (Run & { bulk_export_id: string })[];
+    expect(child!.status).toBe('Completed');
+    const html = await page(url, HTMX);
+    expect(html).toContain('<h2 id="runs-heading">Runs of its child exports</h2>');
+    expect(html).toContain(`<a href="/ui/exports/${child!.bulk_export_id}?workspace_id=${acme.id}">${child!.bulk_export_id.slice(0, 8)}</a>`);
+    expect(html).toContain('1 of 1');
+    expect(html).toContain('<span class="badge export-status active">IntervalScheduled</span>');
+  });
+
+  it("names each file's tracing project for an export of all experiments", async () => {
+    const url = await createExportFromForm(await createDestinationFromForm(), { session_id: 'all', end_time: '2026-10-02T00:00' });
+    await advance(0);
+    const html = await page(url, HTMX);
+    expect(html).toContain('<span class="badge export-status done">Completed</span>');
+    const labels = [...html.matchAll(/<a href="\/ui\/objects\/[^"]+" class="mono" title="[^"]+">([^<]+)<\/a>/g)].map((match) => match[1]!.split('/')[0]);
+    expect(new Set(labels)).toEqual(new Set(['support-bot-production', 'support-bot-staging']));
+  });
+
   it('shows the knob form refusal on the exports view', async () => {
     const response = await post(`/ui/exports/knobs?workspace_id=${acme.id}`, { mode: 'slow', count: '0', delay_seconds: '60' }, HTMX);
     expect(await response.text()).toMatch(/<p class="error" role="alert">body.count: [^<]+<\/p>/);

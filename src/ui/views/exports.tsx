@@ -291,17 +291,27 @@ function ExportRunKnobs({ knobs, state }: { knobs: ArmedKnobs['export_runs']; st
   );
 }
 
+/** A file's name; for an export of all experiments after its tracing project's, which only its folder tells. */
+function fileLabel(key: string, projects: FixtureWorkspace['sessions'] | null): string {
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  const projectId = projects && key.match(/(?:^|\/)session_id=([^/]+)\//)?.[1];
+  if (!projectId) return name;
+  return `${projects.find((project) => project.id === projectId)?.name ?? projectId}/${name}`;
+}
+
 interface RunsProps {
   runs: RunResponse[];
   destination: DestinationResponse | null;
   workspaceId: string;
   /** Runs of the child exports of a recurring export: each names its export. */
-  ofChildren?: boolean;
+  ofChildren: boolean;
+  /** The workspace's tracing projects, for an export of all experiments. */
+  projects: FixtureWorkspace['sessions'] | null;
 }
 
-function Runs({ runs, destination, workspaceId, ofChildren = false }: RunsProps) {
+function Runs({ runs, destination, workspaceId, ofChildren, projects }: RunsProps) {
   return (
-    <table aria-label={ofChildren ? "Runs of the child exports" : 'Runs'}>
+    <table aria-labelledby="runs-heading">
       <thead>
         <tr>
           {ofChildren && <th scope="col">Export</th>}
@@ -337,7 +347,7 @@ function Runs({ runs, destination, workspaceId, ofChildren = false }: RunsProps)
                   return (
                     <li>
                       <a href={objectUrl(object)} class="mono" title={object.key}>
-                        {object.key.slice(object.key.lastIndexOf('/') + 1)}
+                        {fileLabel(object.key, projects)}
                       </a>
                     </li>
                   );
@@ -364,19 +374,16 @@ function Runs({ runs, destination, workspaceId, ofChildren = false }: RunsProps)
   );
 }
 
-interface ExportLiveProps {
+interface ExportLiveProps extends RunsProps {
   exportRow: ExportResponse;
-  runs: RunResponse[];
-  childRuns: RunResponse[];
-  destination: DestinationResponse | null;
-  workspaceId: string;
   error?: string;
 }
 
 /** What changes while an export runs; it refreshes itself every second until the export and its runs have ended. */
-function ExportLive({ exportRow, runs, childRuns, destination, workspaceId, error }: ExportLiveProps) {
+function ExportLive({ exportRow, error, ...runsProps }: ExportLiveProps) {
+  const { runs, workspaceId, ofChildren } = runsProps;
   const url = exportUrl(workspaceId, exportRow.id);
-  const live = isActive(exportRow.status) || [...runs, ...childRuns].some((run) => isActive(run.status));
+  const live = isActive(exportRow.status) || runs.some((run) => isActive(run.status));
   const polling = live ? { 'hx-get': url, 'hx-trigger': 'every 1s', 'hx-swap': 'outerHTML' } : {};
   const done = runs.filter((run) => isTerminalStatus(run.status)).length;
   const rows = runs.reduce((sum, run) => sum + (run.metadata.result?.rows_written ?? 0), 0);
@@ -393,7 +400,7 @@ function ExportLive({ exportRow, runs, childRuns, destination, workspaceId, erro
           <div class="muted">{live ? 'refreshing every second' : exportRow.finished_at ? `finished ${exportRow.finished_at.slice(0, 19).replace('T', ' ')}` : ''}</div>
         </div>
         <div class="card">
-          <h2>Runs done</h2>
+          <h2>{ofChildren ? 'Runs of child exports done' : 'Runs done'}</h2>
           <div class="figure">
             {done} of {runs.length}
           </div>
@@ -413,14 +420,8 @@ function ExportLive({ exportRow, runs, childRuns, destination, workspaceId, erro
         </form>
       )}
       {error && <ErrorNote message={error} />}
-      <h2 id="runs-heading">Runs</h2>
-      {runs.length === 0 ? <p class="muted">No runs of its own{exportRow.interval_hours !== null ? ': a recurring export runs as its child exports' : ''}.</p> : <Runs runs={runs} destination={destination} workspaceId={workspaceId} />}
-      {exportRow.interval_hours !== null && (
-        <>
-          <h2>Runs of its child exports</h2>
-          {childRuns.length === 0 ? <p class="muted">No child export has been spawned yet.</p> : <Runs runs={childRuns} destination={destination} workspaceId={workspaceId} ofChildren />}
-        </>
-      )}
+      <h2 id="runs-heading">{ofChildren ? 'Runs of its child exports' : 'Runs'}</h2>
+      {runs.length === 0 ? <p class="muted">{ofChildren ? 'No child export has been spawned yet.' : 'No runs.'}</p> : <Runs {...runsProps} />}
     </div>
   );
 }
@@ -607,12 +608,18 @@ export function exportsView(api: DashboardApi) {
     const workspaceId = await workspaceOf(c, exportId, fixtures);
     const workspace = fixtures.workspaces.find((candidate) => candidate.id === workspaceId);
     const exportRow = await api.get<ExportResponse>(`${API}/${encodeURIComponent(exportId)}`, { workspaceId });
-    const [runs, childRuns, destination] = await Promise.all([
-      api.get<RunResponse[]>(`${API}/${encodeURIComponent(exportId)}/runs`, { workspaceId }),
-      exportRow.interval_hours === null ? [] : api.get<RunResponse[]>(`${API}/runs?source_bulk_export_id=${encodeURIComponent(exportId)}`, { workspaceId }),
-      api.get<DestinationResponse>(`${API}/destinations/${exportRow.bulk_export_destination_id}`, { workspaceId }).catch(() => null),
+    // A recurring export has no runs of its own: its child exports run its windows.
+    const ofChildren = exportRow.interval_hours !== null;
+    const [runs, destination] = await Promise.all([
+      api.get<RunResponse[]>(ofChildren ? `${API}/runs?source_bulk_export_id=${encodeURIComponent(exportId)}` : `${API}/${encodeURIComponent(exportId)}/runs`, { workspaceId }),
+      api.get<DestinationResponse>(`${API}/destinations/${exportRow.bulk_export_destination_id}`, { workspaceId }).catch((error: unknown) => {
+        // Deleted since: the files' paths then name their bucket.
+        if (error instanceof DashboardApiError && error.status === 404) return null;
+        throw error;
+      }),
     ]);
-    const live = <ExportLive exportRow={exportRow} runs={runs} childRuns={childRuns} destination={destination} workspaceId={workspaceId} error={error} />;
+    const projects = exportRow.all_experiments ? (workspace?.sessions ?? []) : null;
+    const live = <ExportLive exportRow={exportRow} runs={runs} ofChildren={ofChildren} projects={projects} destination={destination} workspaceId={workspaceId} error={error} />;
     c.status(refusedStatus(c, status) as 200);
     return renderView(c, {
       title: `Export ${exportRow.id}`,
