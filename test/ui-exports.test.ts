@@ -13,9 +13,10 @@ let lp: InProcessLocalplane;
 let fixtures: FixturesView;
 let acme: FixtureWorkspace;
 let initech: FixtureWorkspace;
+const logs: string[] = [];
 
 beforeAll(async () => {
-  lp = await createLocalplane({ freezeClock: true, log: () => {} });
+  lp = await createLocalplane({ freezeClock: true, log: (line) => logs.push(line) });
   fixtures = await fixturesOf(lp);
   acme = fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!;
   initech = fixtures.workspaces.find((workspace) => workspace.tier === 'developer')!;
@@ -132,6 +133,17 @@ describe('the exports of a workspace at /ui/exports', () => {
     expect(fragment.status).toBe(200);
     expect(await fragment.text()).toMatch(/^<div id="exports-workspace">.*role="alert">body: Value error, start_time must be before end_time/s);
     expect((await acmeApi().get('/api/v1/bulk-exports')).body).toEqual([]);
+  });
+
+  it('keeps a typed secret out of the page, the journal and the log', async () => {
+    const key = fixtures.objstore.keys[0]!;
+    const fields = { display_name: 'typed secret', bucket_name: fixtures.objstore.buckets[0]!, prefix: 'typed', endpoint_url: '', access_key_id: key.access_key_id, secret_access_key: key.secret_access_key };
+    expect((await post(`/ui/exports/destinations?workspace_id=${acme.id}`, fields)).status).toBe(303);
+    const refused = await post(`/ui/exports/destinations?workspace_id=${acme.id}`, { ...fields, display_name: 'not/allowed' });
+    expect(refused.status).toBe(422);
+    const shown = [await refused.text(), await page(`/ui/exports?workspace_id=${acme.id}`)];
+    const journal = (await inProcessApi(lp).get('/_localplane/requests')).text;
+    for (const text of [...shown, journal, logs.join('\n')]) expect(text).not.toContain(key.secret_access_key);
   });
 
   it("shows the destination validation's refusal next to the destination form", async () => {
