@@ -379,7 +379,11 @@ interface ExportLiveProps extends RunsProps {
   error?: string;
 }
 
-/** What changes while an export runs; it refreshes itself every second until the export and its runs have ended. */
+/**
+ * What changes while an export runs; it refreshes itself every second until the export and its
+ * runs have ended. Polled rather than streamed: the API has no stream of export changes, and a
+ * poll is one in-process read of the export and its runs, made only while a page shows one moving.
+ */
 function ExportLive({ exportRow, error, ...runsProps }: ExportLiveProps) {
   const { runs, workspaceId, ofChildren } = runsProps;
   const url = exportUrl(workspaceId, exportRow.id);
