@@ -291,6 +291,16 @@ export const codehostRepositorySchema = z.object({
 });
 export type CodehostRepository = z.infer<typeof codehostRepositorySchema>;
 
+/** The statuses a revision reached, oldest first, each with the emulator-clock time it reached it (the times its logs give). */
+export const revisionHistorySchema = z.array(
+  z.object({
+    status: z.enum(REVISION_STATUSES),
+    at: timestamp,
+    /** The words of a forced ending (the revision fault's message), else null. */
+    detail: z.string().nullable(),
+  }),
+);
+
 // The work the deployments schedule, as GET /_localplane/tasks describes each task beside its label.
 export const revisionStepTaskSchema = z.object({
   kind: z.literal('revision_step'),
