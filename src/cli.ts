@@ -43,7 +43,15 @@ const OPTIONS = [
     placeholder: '<names>',
     env: 'LOCALPLANE_ALLOW_HOSTS',
     default: 'loopback names and --host',
-    help: 'more host names the admin API answers under, comma-separated',
+    help: 'more host names the admin API and the dashboard answer under, comma-separated',
+  },
+  {
+    flag: 'admin-token',
+    value: 'text',
+    placeholder: '<token>',
+    env: 'LOCALPLANE_ADMIN_TOKEN',
+    default: 'none',
+    help: 'require this token of the admin API and the dashboard (Authorization: Bearer, or /ui?token=)',
   },
   {
     flag: 'data-dir',
@@ -396,6 +404,7 @@ async function main(argv: readonly string[]) {
   const starting = start({
     host: settings.host,
     allowedHosts: settings.allowHosts?.split(',').map((name) => name.trim()).filter((name) => name !== ''),
+    adminToken: settings.adminToken,
     port: settings.port,
     objstorePort: settings.objstorePort,
     dataDir: settings.dataDir,
