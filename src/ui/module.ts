@@ -3,6 +3,7 @@ import { DashboardApi, DashboardApiError } from './api.ts';
 import { assetRoutes } from './assets.ts';
 import { renderError } from './layout.tsx';
 import { clockView } from './views/clock.tsx';
+import { deploymentsView } from './views/deployments.tsx';
 import { overviewView } from './views/overview.tsx';
 
 /**
@@ -27,5 +28,6 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
   app.route('/clock', clockView(api));
+  app.route('/deployments', deploymentsView(api));
   return { routes: app };
 }
