@@ -335,6 +335,7 @@ function help(command: 'localplane' | 'start' | WarehouseCommand): string {
 
 Starts the API and the objstore and prints one line once both listen:
   localplane ready api=<url> objstore=<url>
+The dashboard is at <api url>/ui (docs/dashboard.md).
 
 Options:
 ${optionLines(OPTIONS.filter((option: OptionSpec) => option.flag !== 'version' && !option.commands))}
@@ -441,6 +442,7 @@ async function main(argv: readonly string[]) {
     throw error instanceof SnapshotFileError ? new UsageError(error.message, false) : couldNotStart(error);
   });
   process.stdout.write(`localplane ready api=${instance.apiUrl} objstore=${instance.objstoreUrl}\n`);
+  if (!settings.quiet) process.stderr.write(`localplane: dashboard at ${instance.apiUrl}/ui\n`);
 }
 
 /** `localplane demo` and `localplane query`: their failures on what they were given (bad SQL, no files, an instance that refuses) are usage errors. */

@@ -36,6 +36,8 @@ function Page({ title, active, charts = false, children }: PageProps) {
         <meta name="color-scheme" content="light dark" />
         <meta name="htmx-config" content='{"allowEval":false,"includeIndicatorStyles":false,"historyCacheSize":0}' />
         <title>{`${title} · localplane`}</title>
+        {/* No icon of its own: an empty one keeps the browser from asking for /favicon.ico, which answers 404. */}
+        <link rel="icon" href="data:," />
         <link rel="stylesheet" href={assetPath('ui.css')} />
         {charts && <link rel="stylesheet" href={assetPath('uPlot.min.css')} />}
         <script src={assetPath('ui.js')}></script>
