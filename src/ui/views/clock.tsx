@@ -35,6 +35,20 @@ function DueWorkPanel({ tasks, names, now, outOfBand = false }: { tasks: readonl
   );
 }
 
+/** Set to a time, from now as the clock last read: an action's answer brings it up to date (out of band), a poll leaves what is typed alone. */
+function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: boolean }) {
+  return (
+    <form id="clock-set" class="inline" method="post" action="/ui/clock/set" hx-post="/ui/clock/set" {...FRAGMENT_TARGET} {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}>
+      <label>
+        Set to (ISO 8601)
+        <input name="time" required value={now} class="mono" size={34} autocomplete="off" />
+      </label>
+      <button type="submit">Set</button>
+      <span class="muted">Forward runs what falls due on the way; backward runs nothing.</span>
+    </form>
+  );
+}
+
 function MoveControls({ now }: { now: string }) {
   return (
     <section aria-labelledby="move-title">
@@ -62,14 +76,7 @@ function MoveControls({ now }: { now: string }) {
           {SPAN_HINT}; 0 runs what is due now. What falls due on the way runs at its own time.
         </span>
       </form>
-      <form class="inline" method="post" action="/ui/clock/set" hx-post="/ui/clock/set" {...FRAGMENT_TARGET}>
-        <label>
-          Set to (ISO 8601)
-          <input name="time" required value={now} class="mono" size={34} autocomplete="off" />
-        </label>
-        <button type="submit">Set</button>
-        <span class="muted">Forward runs what falls due on the way; backward runs nothing.</span>
-      </form>
+      <SetTimeForm now={now} />
     </section>
   );
 }
@@ -101,6 +108,7 @@ export function clockView(api: DashboardApi) {
         <>
           <ClockStatePanel clock={clock} error={error} />
           <DueWorkPanel tasks={tasks} names={names} now={clock.now} outOfBand />
+          {c.req.method === 'POST' && <SetTimeForm now={clock.now} outOfBand />}
         </>
       ),
     });
