@@ -112,6 +112,14 @@ describe('the Clock view', () => {
     expect(alertOf(plain.html)).toBe('Unknown unit "x" in "2x": use s, m, h or d.');
   });
 
+  it('answers a body that is no form with 400, as the API words it, not a 5xx', async () => {
+    for (const path of ['/ui/clock/advance', '/ui/clock/set']) {
+      const response = await lp.request(path, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: '--x\r\nbroken' });
+      expect(response.status, path).toBe(400);
+      expect(alertOf(await response.text())).toBe('There was an error parsing the body');
+    }
+  });
+
   it("shows the API's refusal of a span it cannot take", async () => {
     const refused = await post('/ui/clock/advance', { span: '100000000d' });
     expect(alertOf(refused.html)).toMatch(/^The clock cannot go past /);

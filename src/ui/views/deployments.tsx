@@ -13,6 +13,7 @@ import {
 } from '../../deployments/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type ClockState, type Task } from '../due-work.tsx';
+import { readForm } from '../form.ts';
 import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
 
@@ -63,6 +64,8 @@ const FAULT_WORDS: Record<RevisionFaultStage, string> = {
   deploy: 'ends DEPLOY_FAILED',
   skip: 'ends SKIPPED once queued',
 };
+
+const deploymentNotFound = (id: string) => `Deployment ID ${id} not found.`;
 
 /** The workspaces to choose from, from the fixtures. */
 const workspacesOf = async (api: DashboardApi) => (await api.get<{ workspaces: Workspace[] }>('/_localplane/fixtures')).workspaces;
@@ -583,7 +586,7 @@ export function deploymentsView(api: DashboardApi) {
   app.get('/:deployment_id', async (c) => {
     const deploymentId = c.req.param('deployment_id');
     const workspaceId = await workspaceOf(c, deploymentId);
-    if (workspaceId === null) throw new DashboardApiError(404, `Deployment ID ${deploymentId} not found.`);
+    if (workspaceId === null) throw new DashboardApiError(404, deploymentNotFound(deploymentId));
     if (!c.req.query('workspace_id')) return c.redirect(`/ui/deployments/${deploymentId}?workspace_id=${workspaceId}`, 303);
     try {
       return await renderDeployment(c, deploymentId, workspaceId);
@@ -602,8 +605,9 @@ export function deploymentsView(api: DashboardApi) {
   type Call = (ids: { deploymentId: string; workspaceId: string }, form: Record<string, string>) => Promise<unknown>;
   const action = (call: Call) => async (c: Context) => {
     const deploymentId = c.req.param('deployment_id')!;
-    const workspaceId = c.req.query('workspace_id') ?? '';
-    const form = Object.fromEntries(Object.entries(await c.req.parseBody()).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    const workspaceId = await workspaceOf(c, deploymentId);
+    if (workspaceId === null) throw new DashboardApiError(404, deploymentNotFound(deploymentId));
+    const form = await readForm(c);
     try {
       await call({ deploymentId, workspaceId }, form);
     } catch (error) {
