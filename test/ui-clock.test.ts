@@ -168,6 +168,50 @@ describe('the due work on the Clock view', () => {
   });
 });
 
+describe('the due work of exports and deletions on the Clock view', () => {
+  it('names the dispatch, the run that starts or retries, linked to its export, and the deletion that completes', async () => {
+    const workspace = inProcessApi(lp, acme());
+    const key = fixtures.objstore.keys.find((candidate) => ['create', 'delete', 'get'].every((permission) => candidate.permissions.includes(permission)))!;
+    const destination = await workspace.post('/api/v1/bulk-exports/destinations', {
+      display_name: 'clock-view',
+      config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'clock-view', endpoint_url: fixtures.objstore.endpoint_url },
+      credentials: { access_key_id: key.access_key_id, secret_access_key: key.secret_access_key },
+    });
+    expect(destination.status, destination.text).toBe(200);
+    await admin().post('/_localplane/faults/export-runs', { mode: 'fail', count: 1, attempts: 1 });
+    const session = acme().sessions.find((candidate) => candidate.name === 'support-bot-staging')!;
+    const created = await workspace.post('/api/v1/bulk-exports', {
+      bulk_export_destination_id: destination.body.id,
+      session_id: session.id,
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-02T00:00:00Z',
+    });
+    expect(created.status, created.text).toBe(200);
+    const rowsOf = (html: string, kind: string) => [...html.matchAll(new RegExp(`<tr data-kind="${kind}">(.*?)</tr>`, 'g'))].map(([, row]) => row!);
+
+    const dispatching = (await page('/ui/clock')).html;
+    expect(rowsOf(dispatching, 'export_dispatch')).toEqual([expect.stringContaining(`<a href="/ui/exports?workspace_id=${acme().id}">exports of the workspace</a>`)]);
+    expect(rowsOf(dispatching, 'export_dispatch')[0]).toContain("The workspace&#39;s waiting exports and runs start, as the limits allow");
+
+    await post('/ui/clock/advance', { span: '0' });
+    const [run] = (await workspace.get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body as { id: string }[];
+    const retrying = (await page('/ui/clock')).html;
+    const [step] = rowsOf(retrying, 'export_run_step');
+    expect(step).toContain('Export run retries (attempt 2)');
+    expect(step).toContain(`<a href="/ui/exports/${created.body.id}?workspace_id=${acme().id}#run-${run!.id}">export ${created.body.id.slice(0, 8)}</a><span class="mono"> · run ${run!.id.slice(0, 8)}</span>`);
+    expect(rowsOf(retrying, 'export_run_time_limit')[0]).toContain('Export run reaches its time limit: TimedOut if still running');
+    expect(rowsOf(retrying, 'export_time_limit')[0]).toContain('Export reaches its time limit: TimedOut if still running');
+
+    await admin().patch('/_localplane/config', { deployment_deletion_seconds: 90 });
+    const deployment = (await workspace.post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-view-deletion'))).body;
+    expect((await workspace.delete(`/v2/deployments/${deployment.id}`)).status).toBe(204);
+    const [deletion] = rowsOf((await page('/ui/clock')).html, 'deployment_deletion');
+    expect(deletion).toContain('Deletion completes: the deployment is gone');
+    expect(deletion).toContain(`href="/ui/deployments/${deployment.id}?workspace_id=${acme().id}">deployment clock-view-deletion</a>`);
+    expect(deletion).toContain('<td>in 1m 30s</td>');
+  });
+});
+
 describe('typed spans', () => {
   it('read as seconds, or as an error that names what could not be read', () => {
     expect(parseSpan('90s')).toEqual({ seconds: 90 });

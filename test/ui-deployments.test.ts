@@ -156,6 +156,12 @@ describe("a deployment's page", () => {
     expect(live.html.startsWith(`<div id="deployment-live" hx-get="${path.replace('&', '&amp;')}" hx-trigger="every 1s"`)).toBe(true);
     await lp.clock.advance(10);
     expect((await page(path, { 'hx-request': 'true' })).html.startsWith('<div id="deployment-live"><section')).toBe(true);
+    // A poll that finds the deployment gone says so, and polls no more.
+    await client().post(`/v2/deployments/${created.id}/revisions`, {});
+    expect((await client().delete(`/v2/deployments/${created.id}`)).status).toBe(204);
+    const gone = await page(path, { 'hx-request': 'true' });
+    expect(gone.status).toBe(200);
+    expect(gone.html).toBe(`<div id="deployment-live"><p class="error" role="alert">Deployment ID ${created.id} not found.</p></div>`);
   });
 });
 

@@ -12,7 +12,7 @@ import {
   type RevisionsList,
 } from '../../deployments/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { deploymentPath, DueWork, namesFor, shortId, type ClockState, type Task } from '../due-work.tsx';
+import { deploymentPath, DueWork, namesFor, shortId, type ClockState, type Names, type Task } from '../due-work.tsx';
 import { readForm } from '../form.ts';
 import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
@@ -216,7 +216,7 @@ interface DeploymentPage {
   logs: { build: LogsPage; deploy: LogsPage } | null;
   clock: ClockState;
   tasks: Task[];
-  names: Awaited<ReturnType<typeof namesFor>>;
+  names: Names;
   faults: ArmedRevisionFault[];
 }
 
@@ -243,7 +243,7 @@ async function loadDeploymentPage(api: DashboardApi, c: Context, deploymentId: s
   const logsOf = c.req.query('revision') ?? deployment.latest_revision_id;
   const readLog = (stream: 'build' | 'deploy') =>
     api.json<LogsPage>('POST', `/v1/projects/${id}/revisions/${encodeURIComponent(logsOf!)}/${stream}_logs`, { ...asWorkspace, body: { order: 'asc', limit: 1000 } });
-  const logs = logsOf ? { build: await readLog('build'), deploy: await readLog('deploy') } : null;
+  const logs = logsOf ? await Promise.all([readLog('build'), readLog('deploy')]).then(([build, deploy]) => ({ build, deploy })) : null;
   const tasks = allTasks.filter((task) => 'deployment_id' in task && task.deployment_id === deploymentId);
   return {
     workspaceId,
