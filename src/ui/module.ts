@@ -4,6 +4,8 @@ import { assetRoutes } from './assets.ts';
 import { renderError } from './layout.tsx';
 import { exportsView } from './views/exports.tsx';
 import { faultsView } from './views/faults.tsx';
+import { clockView } from './views/clock.tsx';
+import { deploymentsView } from './views/deployments.tsx';
 import { overviewView } from './views/overview.tsx';
 
 /**
@@ -29,5 +31,7 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.route('/', overviewView(api));
   app.route('/exports', exportsView(api));
   app.route('/faults', faultsView(api));
+  app.route('/clock', clockView(api));
+  app.route('/deployments', deploymentsView(api));
   return { routes: app };
 }
