@@ -109,6 +109,10 @@ const SPECS: Record<string, EndpointSpec> = {
   'GET /_localplane/objstore/keys': {},
   'POST /_localplane/objstore/keys': { body: () => ({ access_key_id: 'LPFUZZKEY00000000001', secret_access_key: `${SECRET_MARK}-key`, permissions: ['get', 'create'] }) },
   'DELETE /_localplane/objstore/keys/:access_key_id': {},
+  'GET /_localplane/objstore/buckets': {},
+  'GET /_localplane/objstore/buckets/:bucket/objects': { query: { prefix: 'text', delimiter: 'text', search: 'text', cursor: 'text', limit: 'int' } },
+  'GET /_localplane/objstore/buckets/:bucket/object': { query: { key: 'text' } },
+  'GET /_localplane/objstore/buckets/:bucket/object/content': { query: { key: 'text' } },
   'GET /api/v1/bulk-exports/destinations': {},
   'POST /api/v1/bulk-exports/destinations': {
     body: () => ({
@@ -540,8 +544,8 @@ function firstDifference(before: string, after: string): string {
   return `line ${at}: ${JSON.stringify(beforeLines[at]?.slice(0, 300))} became ${JSON.stringify(afterLines[at]?.slice(0, 300))}`;
 }
 
-/** Whether a target (percent-encoded as it may be) is the reference page or one of its files. */
-function isDocsPage(target: string): boolean {
+/** A target's path as routed: percent-decoded where it can be, dot segments resolved. */
+function routedPath(target: string): string {
   const path = target.split(/[?#]/)[0]!;
   let decoded = path;
   try {
@@ -550,8 +554,14 @@ function isDocsPage(target: string): boolean {
     // Not valid percent-encoding: taken as it is.
   }
   // Dot segments resolve before routing: `/../docs` is the page too.
-  return /^\/docs(\/|$)/.test(new URL(decoded, 'http://localhost').pathname);
+  return new URL(decoded, 'http://localhost').pathname;
 }
+
+/** Whether a target is the reference page or one of its files. */
+const isDocsPage = (target: string) => /^\/docs(\/|$)/.test(routedPath(target));
+
+/** Whether a target is an object's download, answered in the object's own content type. */
+const isObjectContent = (target: string) => /^\/_localplane\/objstore\/buckets\/.+\/object\/content$/.test(routedPath(target));
 
 /** Whatever the request: not a 5xx, the body its status calls for, no secret; refused, nothing changed. */
 async function checkReply(request: { method: string; target: string }, reply: Reply): Promise<void> {
@@ -567,8 +577,10 @@ async function checkReply(request: { method: string; target: string }, reply: Re
         expect(reply.headers.location, what).toMatch(/^http:\/\//);
         expect(reply.text, what).toBe('');
       } else if (reply.status === 200 && isDocsPage(request.target)) {
-        // The reference page and its files, the only replies that are not JSON.
+        // The reference page and its files, and object downloads: the only replies that are not JSON.
         expect(reply.headers['content-type'], what).toMatch(/^(text\/(html|css|javascript)|image\/png)/);
+      } else if (reply.status === 200 && isObjectContent(request.target)) {
+        expect(reply.headers['content-disposition'], what).toMatch(/^attachment; /);
       } else {
         expect(reply.headers['content-type'], what).toMatch(/^application\/json/);
         expect(reply.json, what).not.toBeUndefined();
