@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { DashboardApi, DashboardApiError } from './api.ts';
 import { assetRoutes } from './assets.ts';
 import { renderError } from './layout.tsx';
+import { objectsView } from './views/objects.tsx';
 import { overviewView } from './views/overview.tsx';
 
 /**
@@ -25,5 +26,6 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   });
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
+  app.route('/objects', objectsView(api));
   return { routes: app };
 }
