@@ -50,7 +50,7 @@ describe('/ui/objects', () => {
     }
     const landing = buckets.find((bucket) => bucket.name === BUCKET)!;
     expect(landing.object_count).toBe(3);
-    expect(text).toContain(`<td class="num">3</td><td class="num" title="${landing.bytes} bytes">${formatBytes(landing.bytes)}</td>`);
+    expect(text).toContain(`<td class="num">3</td><td class="num nowrap" title="${landing.bytes} bytes">${formatBytes(landing.bytes)}</td>`);
   });
 
   it('a prefix: breadcrumbs and folders read as hive partitions (export_id = …, day = …), each a link to its own URL', async () => {

@@ -164,10 +164,10 @@ function BucketTable({ buckets }: { buckets: Bucket[] }) {
                 .join(', ')}
             </td>
             <td class="num">{bucket.object_count}</td>
-            <td class="num" title={`${bucket.bytes} bytes`}>
+            <td class="num nowrap" title={`${bucket.bytes} bytes`}>
               {formatBytes(bucket.bytes)}
             </td>
-            <td class="mono">{bucket.created_at ?? ''}</td>
+            <td class="mono nowrap">{bucket.created_at ?? ''}</td>
           </tr>
         ))}
       </tbody>
@@ -219,10 +219,10 @@ function ObjectTable({ bucket, page }: { bucket: string; page: ObjectPage }) {
             <th scope="row" class="mono">
               <a href={objectLink(bucket, object.key)}>{nameOf(object.key) || object.key}</a>
             </th>
-            <td class="num" title={`${object.size} bytes`}>
+            <td class="num nowrap" title={`${object.size} bytes`}>
               {formatBytes(object.size)}
             </td>
-            <td class="mono">{object.last_modified}</td>
+            <td class="mono nowrap">{object.last_modified}</td>
           </tr>
         ))}
       </tbody>
