@@ -1,6 +1,6 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Json } from '@duckdb/node-api';
-import { runsViewSql } from './warehouse-sql.ts';
+import { runsViewSql } from './runs-view.ts';
 
 /** A query's result: column names and rows of JSON values (BIGINTs and DECIMALs as strings, dates as text). */
 export interface ResultTable {
