@@ -1,4 +1,4 @@
-import { QueryError } from '../warehouse/duckdb.ts';
+import { QueryError } from '../warehouse/errors.ts';
 import { InstanceError } from './api-client.ts';
 import { DemoDirError } from './export-files.ts';
 

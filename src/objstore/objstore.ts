@@ -141,6 +141,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
       await fileView?.reset();
     },
     buckets: () => directory.names().map((name) => ({ name, objects: storage.listBucketObjects(name) })),
+    headObject: async (bucket, key) => (directory.ownerOf(bucket) === undefined ? null : storage.headObject(bucket, key)),
     pruneBuckets,
     contents: () => storage.readTree(),
     contentsProblem: (entries, createdBuckets) => storage.treeProblem(entries, [...buckets, ...createdBuckets]),

@@ -170,6 +170,8 @@ export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
   listen(): Promise<string>;
   /** The buckets (configured, then created), each with its objects' keys and sizes, in key order. */
   buckets(): { name: string; objects: { key: string; size: number }[] }[];
+  /** What HeadObject shows of an object (`content-type`, `content-length`, `etag`, ...); null when there is no such bucket or object. */
+  headObject(bucket: string, key: string): Promise<Readonly<Record<string, string | number | undefined>> | null>;
   /** Removes the created buckets the registry no longer holds (after a one-workspace reset dropped them). */
   pruneBuckets(): Promise<void>;
   /** Every bucket, object, metadata sidecar and upload in progress, as stored. */
