@@ -106,6 +106,9 @@ const SPECS: Record<string, EndpointSpec> = {
   'POST /_localplane/fault-rules': { body: () => ({ match: { header: { name: 'x-fuzz-never-sent', value: 'x' } }, action: { latency_ms: 0 }, count: 1 }) },
   'DELETE /_localplane/fault-rules': {},
   'DELETE /_localplane/fault-rules/:rule_id': { params: () => ({ rule_id: 'fault-rule-0' }) },
+  // The known export covers an empty window: a valid query is a 409 (no files) rather than DuckDB's work.
+  'POST /_localplane/sql': { body: () => ({ export_id: ids.bulk_export_id, sql: 'SELECT count(*) FROM runs' }) },
+  'GET /_localplane/objstore/preview': { query: { bucket: 'text', key: 'text', rows: 'int' } },
   'GET /_localplane/objstore/keys': {},
   'POST /_localplane/objstore/keys': { body: () => ({ access_key_id: 'LPFUZZKEY00000000001', secret_access_key: `${SECRET_MARK}-key`, permissions: ['get', 'create'] }) },
   'DELETE /_localplane/objstore/keys/:access_key_id': {},

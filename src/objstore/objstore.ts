@@ -148,6 +148,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
       publicBuckets: new Set(options.publicBuckets),
       workspaceFolders: new Set(Object.keys(options.workspaceFolders ?? {})),
     }),
+    headObject: async (bucket, key) => (directory.ownerOf(bucket) === undefined ? null : storage.headObject(bucket, key)),
     pruneBuckets,
     contents: () => storage.readTree(),
     contentsProblem: (entries, createdBuckets) => storage.treeProblem(entries, [...buckets, ...createdBuckets]),

@@ -174,6 +174,8 @@ export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
   buckets(): { name: string; objects: { key: string; size: number }[] }[];
   /** Reads every bucket and object as they are stored, whoever owns them (the admin API's object browser). */
   browser: ObjectBrowser;
+  /** What HeadObject shows of an object (`content-type`, `content-length`, `etag`, ...); null when there is no such bucket or object. */
+  headObject(bucket: string, key: string): Promise<Readonly<Record<string, string | number | undefined>> | null>;
   /** Removes the created buckets the registry no longer holds (after a one-workspace reset dropped them). */
   pruneBuckets(): Promise<void>;
   /** Every bucket, object, metadata sidecar and upload in progress, as stored. */
