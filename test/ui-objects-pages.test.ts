@@ -2,8 +2,13 @@
  * The object browser at /ui/objects as app.request() sees it: objects put over the S3 API into an
  * in-process instance, then its pages: the buckets, a prefix's folders (hive partitions read as
  * `name = value`) and objects with breadcrumbs, search across a bucket, pages by cursor, an
- * object's metadata with its download link, htmx fragments, and the API's errors.
+ * object's metadata with its download link and its preview (GET /_localplane/objstore/preview),
+ * htmx fragments, and the API's errors.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -11,7 +16,7 @@ import { createLocalplane, type InProcessLocalplane } from '../src/index.ts';
 import { formatBytes, segmentLabel } from '../src/ui/views/objects.tsx';
 import { fixturesOf } from './support/in-process.ts';
 import { fullKey } from './support/instance.ts';
-import { s3For } from './support/objstore.ts';
+import { duckdb, s3For } from './support/objstore.ts';
 
 let lp: InProcessLocalplane;
 let s3: S3Client;
@@ -115,6 +120,49 @@ describe('/ui/objects', () => {
     const file = await lp.request(download!);
     expect(await file.text()).toBe(`bytes of ${PARQUET_KEY}`);
     expect(file.headers.get('content-disposition')).toContain('filename="runs-0.parquet"');
+  });
+
+  it('previews a Parquet file as its schema and first rows (nulls shown as null), JSON and text in a <pre>, binary content as a note', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'localplane-ui-objects-'));
+    try {
+      const file = join(folder, 'small.parquet');
+      await duckdb(`COPY (SELECT * FROM (VALUES (1, 'alpha', 2.5), (2, NULL, 0.25)) AS t(n, word, score)) TO '${file}' (FORMAT parquet)`);
+      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/small.parquet', Body: readFileSync(file) }));
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+    const parquet = await page(`/ui/objects/${BUCKET}/object?key=preview%2Fsmall.parquet`);
+    expect(parquet.status).toBe(200);
+    const schema = parquet.text.slice(parquet.text.indexOf('<table aria-labelledby="preview-schema">'));
+    expect(textOf(schema.slice(0, schema.indexOf('</table>')))).toContain('n INTEGER word VARCHAR score DECIMAL(3,2)');
+    const rows = parquet.text.slice(parquet.text.indexOf('<table aria-labelledby="preview-rows"'));
+    expect(textOf(rows.slice(0, rows.indexOf('</table>'))).trim()).toBe('n word score 1 alpha 2.50 2 null 0.25');
+    expect(parquet.text).toContain('<td class="mono muted">null</td>');
+    expect(parquet.text).toContain('<td class="mono" title="alpha">alpha</td>');
+    expect(textOf(parquet.text)).toContain('First rows (2 of 2)');
+
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/doc.json', Body: '{"a": "<b>"}', ContentType: 'application/json' }));
+    const json = await page(`/ui/objects/${BUCKET}/object?key=preview%2Fdoc.json`);
+    expect(json.text).toContain('<pre aria-label="Content (json)" tabindex="0">{&quot;a&quot;: &quot;&lt;b&gt;&quot;}</pre>');
+    expect(textOf(json.text)).toContain('JSON, shown below.');
+
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/long.txt', Body: 'line\n'.repeat(20_000), ContentType: 'text/plain' }));
+    const text = await page(`/ui/objects/${BUCKET}/object?key=preview%2Flong.txt`);
+    expect(text.text).toContain('<pre aria-label="Content (text)" tabindex="0">line\nline');
+    expect(textOf(text.text)).toContain('Text: its start is shown below; download it for the rest.');
+
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/blob.bin', Body: Buffer.from([0, 1, 2, 255]) }));
+    expect(textOf((await page(`/ui/objects/${BUCKET}/object?key=preview%2Fblob.bin`)).text)).toContain('Binary content: download it to look inside.');
+  });
+
+  it("shows a preview the API refuses as its detail, in an alert, beside the object's metadata", async () => {
+    // A key with a `..` segment is an object like any other, but no plain file: the preview reads plain files.
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/../odd.txt', Body: 'odd' }));
+    const odd = await page(`/ui/objects/${BUCKET}/object?key=${encodeURIComponent('preview/../odd.txt')}`);
+    expect(odd.status).toBe(200);
+    expect(odd.text).toContain('<td class="mono">preview/../odd.txt</td>');
+    const preview = (await (await lp.request(`/_localplane/objstore/preview?bucket=${BUCKET}&key=${encodeURIComponent('preview/../odd.txt')}`)).json()) as { detail: string };
+    expect(odd.text).toContain(`<p class="error" role="alert">${preview.detail.replaceAll("'", '&#39;')}</p>`);
   });
 
   it('answers htmx with the browser part alone, and a whole page otherwise', async () => {

@@ -43,7 +43,7 @@ interface ObjectDetails extends ListedObject {
 
 /** What GET /_localplane/objstore/preview answers: a Parquet file's schema and first rows, or the start of a text. */
 interface Preview {
-  content_type: string;
+  content_type: string | null;
   size: number;
   kind: 'parquet' | 'json' | 'text' | 'binary';
   schema?: { name: string; type: string }[];
@@ -298,66 +298,88 @@ function MetadataTable({ details }: { details: ObjectDetails }) {
 
 const cellText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
-function PreviewPane({ preview }: { preview: Preview }) {
-  if (preview.kind === 'parquet') {
-    const schema = preview.schema ?? [];
-    const rows = preview.rows ?? [];
-    return (
-      <>
-        <h3 id="preview-schema">Schema</h3>
-        <table aria-labelledby="preview-schema">
+function SchemaTable({ schema }: { schema: { name: string; type: string }[] }) {
+  return (
+    <>
+      <h3 id="preview-schema">Schema</h3>
+      <table aria-labelledby="preview-schema">
+        <thead>
+          <tr>
+            <th scope="col">Column</th>
+            <th scope="col">Type</th>
+          </tr>
+        </thead>
+        <tbody>
+          {schema.map((column) => (
+            <tr>
+              <th scope="row" class="mono">
+                {column.name}
+              </th>
+              <td class="mono">{column.type}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function RowsTable({ schema, rows, totalRows }: { schema: { name: string }[]; rows: unknown[][]; totalRows: number }) {
+  return (
+    <>
+      <h3 id="preview-rows">
+        First rows <span class="muted">({rows.length} of {totalRows})</span>
+      </h3>
+      {/* Focusable, so the keyboard scrolls it as the mouse does. */}
+      <div class="scroll" tabindex={0} role="region" aria-labelledby="preview-rows">
+        <table aria-labelledby="preview-rows" class="rows">
           <thead>
             <tr>
-              <th scope="col">Column</th>
-              <th scope="col">Type</th>
+              {schema.map((column) => (
+                <th scope="col">{column.name}</th>
+              ))}
             </tr>
           </thead>
           <tbody>
-            {schema.map((column) => (
+            {rows.map((row) => (
               <tr>
-                <th scope="row" class="mono">
-                  {column.name}
-                </th>
-                <td class="mono">{column.type}</td>
+                {row.map((value) => (
+                  <td class={value === null ? 'mono muted' : 'mono'} title={value === null ? undefined : cellText(value)}>
+                    {value === null ? 'null' : cellText(value)}
+                  </td>
+                ))}
               </tr>
             ))}
           </tbody>
         </table>
-        <h3 id="preview-rows">
-          First rows <span class="muted">({rows.length} of {preview.total_rows ?? rows.length})</span>
-        </h3>
-        <div class="scroll">
-          <table aria-labelledby="preview-rows" class="rows">
-            <thead>
-              <tr>
-                {schema.map((column) => (
-                  <th scope="col">{column.name}</th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr>
-                  {row.map((value) => (
-                    <td class={value === null ? 'mono muted' : 'mono'}>{value === null ? 'null' : cellText(value)}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </>
-    );
-  }
-  if (preview.kind === 'binary') return <p class="muted">Binary content ({preview.content_type}): download it to look inside.</p>;
-  return (
-    <>
-      <pre aria-label={`Content (${preview.kind})`} tabindex={0}>
-        {preview.text ?? ''}
-      </pre>
-      {preview.truncated && <p class="muted">The start of the content only: download it for the rest.</p>}
+      </div>
     </>
   );
+}
+
+/** The preview in two parts: what fits beside the metadata (a Parquet schema, a note), and what needs the page's width (rows, text). */
+function previewParts(preview: Preview | DashboardApiError): { beside: Child; below: Child } {
+  if (preview instanceof DashboardApiError) return { beside: <ErrorNote message={preview.detail} />, below: null };
+  switch (preview.kind) {
+    case 'parquet': {
+      const schema = preview.schema ?? [];
+      const rows = preview.rows ?? [];
+      return { beside: <SchemaTable schema={schema} />, below: <RowsTable schema={schema} rows={rows} totalRows={preview.total_rows ?? rows.length} /> };
+    }
+    case 'binary':
+      return { beside: <p class="muted">Binary content: download it to look inside.</p>, below: null };
+    default: {
+      const what = preview.kind === 'json' ? 'JSON' : 'Text';
+      return {
+        beside: <p class="muted">{preview.truncated ? `${what}: its start is shown below; download it for the rest.` : `${what}, shown below.`}</p>,
+        below: (
+          <pre aria-label={`Content (${preview.kind})`} tabindex={0}>
+            {preview.text ?? ''}
+          </pre>
+        ),
+      };
+    }
+  }
 }
 
 /** /ui/objects: buckets, their folders and objects, search by key, an object's metadata, download and preview. */
@@ -413,6 +435,7 @@ export function objectsView(api: DashboardApi) {
       }),
     ]);
     const name = key.slice(key.lastIndexOf('/') + 1) || key;
+    const { beside, below } = previewParts(preview);
     return renderObjects(
       c,
       <>
@@ -429,9 +452,10 @@ export function objectsView(api: DashboardApi) {
           </section>
           <section aria-labelledby="preview-heading">
             <h2 id="preview-heading">Preview</h2>
-            {preview instanceof DashboardApiError ? <ErrorNote message={preview.detail} /> : <PreviewPane preview={preview} />}
+            {beside}
           </section>
         </div>
+        {below}
       </>,
     );
   });
