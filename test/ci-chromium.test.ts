@@ -2,10 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from './support/cli.ts';
 
-const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url));
 let dir: string;
 let bin: string;
 
@@ -40,7 +39,7 @@ function script(name: string, body: string) {
 }
 
 function run(file: string, env: Record<string, string>) {
-  const result = spawnSync(join(PROJECT_ROOT, file), { env: { PATH: bin, HOME: dir, ...env }, encoding: 'utf8' });
+  const result = spawnSync(join(REPO_ROOT, file), { env: { PATH: bin, HOME: dir, ...env }, encoding: 'utf8' });
   const aptCalls = existsSync(join(dir, 'apt.log')) ? readFileSync(join(dir, 'apt.log'), 'utf8').trim().split('\n') : [];
   return { status: result.status, output: result.stdout + result.stderr, aptCalls };
 }

@@ -2,6 +2,10 @@ import { Hono } from 'hono';
 import { DashboardApi, DashboardApiError } from './api.ts';
 import { assetRoutes } from './assets.ts';
 import { renderError } from './layout.tsx';
+import { exportsView } from './views/exports.tsx';
+import { faultsView } from './views/faults.tsx';
+import { clockView } from './views/clock.tsx';
+import { deploymentsView } from './views/deployments.tsx';
 import { objectsView } from './views/objects.tsx';
 import { overviewView } from './views/overview.tsx';
 
@@ -26,6 +30,10 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   });
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
+  app.route('/exports', exportsView(api));
   app.route('/objects', objectsView(api));
+  app.route('/faults', faultsView(api));
+  app.route('/clock', clockView(api));
+  app.route('/deployments', deploymentsView(api));
   return { routes: app };
 }

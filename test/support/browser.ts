@@ -1,25 +1,13 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Localplane } from '../../src/index.ts';
+import { collectPageErrors, CONTEXT_DEFAULTS, launchChromium } from './chromium.ts';
+import { REPO_ROOT } from './cli.ts';
 
-/** Debian's chromium package; LOCALPLANE_CHROMIUM names another Chromium build. */
-const CHROMIUM = process.env.LOCALPLANE_CHROMIUM ?? '/usr/bin/chromium';
-const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const SCREENSHOTS_DIR = join(PROJECT_ROOT, 'test-results', 'screenshots');
-
-/** Same pictures from run to run: a fixed viewport and scale, no motion, one locale and time zone. */
-const CONTEXT_DEFAULTS: BrowserContextOptions = {
-  viewport: { width: 1280, height: 800 },
-  deviceScaleFactor: 1,
-  colorScheme: 'light',
-  reducedMotion: 'reduce',
-  locale: 'en-US',
-  timezoneId: 'UTC',
-};
+export const SCREENSHOTS_DIR = join(REPO_ROOT, 'test-results', 'screenshots');
 
 let launches = 0;
 
@@ -35,13 +23,9 @@ export interface BrowserSession {
 }
 
 /**
- * Launches one headless Chromium for the calling test file (closed in its afterAll, which fails the
- * file if any of the browser's processes outlive it) and gives each test fresh contexts.
- *
- * The sandbox is on unless the tests run as root: Chromium refuses to start as root with its
- * sandbox ("Running as root without --no-sandbox is not supported", crbug.com/638180), as in
- * containers and CI runners that run as root; as any other user Debian's setuid chrome-sandbox
- * helper (or user namespaces) provides it.
+ * Launches one headless Chromium (launchChromium) for the calling test file, closed in its
+ * afterAll, which fails the file if any of the browser's processes outlive it; gives each test
+ * fresh contexts.
  */
 export function useBrowser(): BrowserSession {
   // Every process the browser starts inherits this variable, even the crash handlers that detach
@@ -55,17 +39,7 @@ export function useBrowser(): BrowserSession {
   const remainingProcesses = () => browserProcesses(marker, processGroups).map(({ pid, name }) => `${pid} ${name}`);
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium) or set LOCALPLANE_CHROMIUM to a Chromium executable`);
-    }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      chromiumSandbox: process.getuid?.() !== 0,
-      env: { ...process.env, LOCALPLANE_BROWSER_TEST: marker },
-      // Offline: no host but the loopback ones resolves, so a page that loads anything from elsewhere fails here.
-      args: ['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1, EXCLUDE [::1]'],
-    });
+    browser = await launchChromium({ LOCALPLANE_BROWSER_TEST: marker });
     // Playwright starts the browser detached, in a process group of its own; never the test process's.
     const ownGroup = readProcess('self')?.group;
     processGroups = new Set(browserProcesses(marker, new Set()).map(({ group }) => group).filter((group) => group !== ownGroup));
@@ -93,11 +67,7 @@ export function useBrowser(): BrowserSession {
     const context = await browser.newContext({ ...CONTEXT_DEFAULTS, ...options });
     contexts.push(context);
     const page = await context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(`uncaught ${error.name}: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(`console: ${message.text()} (${message.location().url})`);
-    });
-    page.on('requestfailed', (request) => pageErrors.push(`${request.method()} ${request.url()} failed: ${request.failure()?.errorText}`));
+    collectPageErrors(page, pageErrors);
     return page;
   }
 
@@ -121,7 +91,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
   const path = join(SCREENSHOTS_DIR, `${name}.png`);
   await page.screenshot({ path, fullPage: true, animations: 'disabled', caret: 'hide' });
-  console.log(`screenshot: ${relative(PROJECT_ROOT, path)}`);
+  console.log(`screenshot: ${relative(REPO_ROOT, path)}`);
   return path;
 }
 
