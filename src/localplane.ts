@@ -36,6 +36,7 @@ import { tracingModule } from './tracing/module.ts';
 import { tracingTables } from './tracing/store.ts';
 import { uiModule } from './ui/module.ts';
 import { inProcessEnv } from './shared/in-process-calls.ts';
+import { warehouseModule } from './warehouse/module.ts';
 import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
 
 export type { ResetScope } from './admin/module.ts';
@@ -207,13 +208,14 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const destinations = destinationsModule(core, { endpointAliases, embeddedEndpoint: objstore.bind });
     const bulkExports = bulkExportsModule(core, { workspaces, tracing: tracing.store, destinations });
     const deployments = deploymentsModule(core, { workspaces, tracing: tracing.store, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });
+    const warehouse = warehouseModule(core, { exports: bulkExports.store, objstore: objstore.objstore, filesDir: objstore.filesDir });
     const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES));
     const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
     const app = createApp(journal.observer, log);
     const guards = [browserGuard({ boundHost: host, allowedHosts: options.allowedHosts }), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
     for (const folder of ['/_localplane', DASHBOARD_FOLDER]) app.guardFolder(folder, guardErrors(adminToken !== undefined), ...guards);
-    for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes]) {
+    for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes, warehouse.adminRoutes]) {
       app.route('/_localplane', routes);
     }
     for (const routes of [bulkExports.routes, deployments.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
