@@ -14,6 +14,7 @@ import { forcedResponse } from './prefer.ts';
 export class OpenApiHono<E extends Env = Env> extends Hono<E> {
   readonly documented: DocumentedRoute[] = [];
   private readonly guardErrors: ErrorResponse[] = [];
+  private readonly folderGuards: { folder: string; errors: readonly ErrorResponse[] }[] = [];
 
   /** `tag` groups the app's own routes in the document (mounted apps keep theirs). */
   constructor(private readonly tag = 'localplane') {
@@ -27,12 +28,22 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
     return this;
   }
 
+  /**
+   * Middleware for every request under `folder` (e.g. `/_localplane`), and the error responses it
+   * can give, documented on each route mounted there afterwards.
+   */
+  guardFolder(folder: string, errors: readonly ErrorResponse[], ...middleware: MiddlewareHandler<E>[]): this {
+    this.folderGuards.push({ folder, errors });
+    for (const handler of middleware) this.use(`${folder}/*`, handler);
+    return this;
+  }
+
   openapi<P extends Schema, Q extends Schema, B extends Schema>(
     declaration: RouteDeclaration<P, Q, B>,
     handler: (c: Context<E>, input: RouteInput<P, Q, B>) => Response | Promise<Response>,
   ): this {
     // The route's own errors first: `Prefer: code=400` answers the first example of that status.
-    const errors = [...(declaration.errors ?? []), ...this.guardErrors, ...requestErrors(declaration)];
+    const errors: ErrorResponse[] = [...(declaration.errors ?? []), ...this.guardErrors, ...requestErrors(declaration)];
     this.documented.push({ declaration: declaration as RouteDeclaration, path: declaration.path, tag: this.tag, errors });
     this.on(declaration.method.toUpperCase(), declaration.path, async (c) => {
       const forced = forcedResponse(c.req.header('prefer'), errors);
@@ -50,7 +61,13 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
   /** Mounts a sub-app as hono does; an OpenApiHono's declarations join this app's under the prefix. */
   override route(path: string, app: Hono<any, any, any>): this {
     if (app instanceof OpenApiHono) {
-      for (const route of app.documented) this.documented.push({ ...route, path: mergePath(path, route.path) });
+      for (const route of app.documented) {
+        const fullPath = mergePath(path, route.path);
+        const guarded = this.folderGuards.filter(({ folder }) => fullPath === folder || fullPath.startsWith(`${folder}/`));
+        // Into the route's own list, which its handler reads for `Prefer: code=`.
+        route.errors.push(...guarded.flatMap(({ errors }) => errors));
+        this.documented.push({ ...route, path: fullPath });
+      }
     }
     super.route(path, app);
     return this;
