@@ -56,8 +56,10 @@ interface EndpointSpec {
   query?: Record<string, QueryKind>;
   /** Path values to use instead of the known ids: where a valid request would be too heavy, or delete what other requests use. */
   params?: () => Record<string, string>;
-  /** Sent only with other methods: it resets or restarts the instance's clock. */
+  /** Sent only with other methods: it resets or restarts the instance's clock, or its answer never ends. */
   wrongMethodsOnly?: true;
+  /** An event stream: a request that reaches it (a path trick too) is answered with no end. */
+  neverEnds?: true;
 }
 
 let workspace: FixtureWorkspace;
@@ -65,7 +67,21 @@ let ids: KnownIds;
 let otherWorkspaceIds: Record<string, string>;
 
 const pageQuery: Record<string, QueryKind> = { limit: 'int', offset: 'int' };
-const journalQuery: Record<string, QueryKind> = { since: 'int', limit: 'int', method: 'text', path: 'text', status: 'text', workspace_id: 'uuid', source: 'text', header: 'text', body_contains: 'text' };
+const journalQuery: Record<string, QueryKind> = {
+  since: 'int',
+  limit: 'int',
+  order: 'text',
+  method: 'text',
+  path: 'text',
+  status: 'text',
+  workspace_id: 'uuid',
+  source: 'text',
+  header: 'text',
+  fault_rule: 'text',
+  body_contains: 'text',
+  response_body_contains: 'text',
+  any_body_contains: 'text',
+};
 
 const SPECS: Record<string, EndpointSpec> = {
   'GET /openapi.json': {},
@@ -100,6 +116,9 @@ const SPECS: Record<string, EndpointSpec> = {
   'GET /_localplane/objstore/journal': {},
   'GET /_localplane/requests': { query: journalQuery },
   'GET /_localplane/requests/count': { query: journalQuery },
+  'GET /_localplane/requests/stream': { wrongMethodsOnly: true, neverEnds: true },
+  'GET /_localplane/requests/stats': { query: { minutes: 'int', errors: 'int' } },
+  'GET /_localplane/requests/:request_id': { params: () => ({ request_id: '1' }) },
   'POST /_localplane/requests/find': { body: () => ({ method: 'GET', path: '/api/**', status: '2xx', header: { name: 'x-api-key' }, limit: 10 }) },
   'DELETE /_localplane/requests': {},
   'GET /_localplane/fault-rules': {},
@@ -693,7 +712,7 @@ describe('robustness under malformed requests', () => {
         return { method, target: path, headers: authHeaders(path) };
       }),
     );
-    const trickedPath = fc.tuple(fc.constantFrom(...endpoints()), pathTricks).map(([endpoint, trick]): FuzzRequest => {
+    const trickedPath = fc.tuple(fc.constantFrom(...endpoints().filter((endpoint) => !endpoint.neverEnds)), pathTricks).map(([endpoint, trick]): FuzzRequest => {
       const path = pathOf(endpoint);
       // Spelled differently, a reset could still reach its route: those go as GET.
       const method = endpoint.wrongMethodsOnly ? 'GET' : endpoint.method;

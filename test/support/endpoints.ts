@@ -16,6 +16,8 @@ export interface KnownIds extends Record<string, string> {
   session_id: string;
   access_key_id: string;
   bucket: string;
+  /** A journal entry's sequence id. */
+  request_id: string;
 }
 
 /** An objstore key added for the tests that use KnownIds, so that revoking it harms no fixture. */
@@ -69,6 +71,8 @@ export async function prepareKnownIds(ctx: TestContext): Promise<{ workspace: Fi
       bucket: 'exports',
       // Not added: the routes that take it answer its 404 (a rule id is a per-instance counter).
       rule_id: 'fault-rule-1',
+      // The journal's first entry (the first request above).
+      request_id: '1',
     },
   };
 }
@@ -101,8 +105,12 @@ export interface ReadRequest {
   workspace?: Pick<FixtureWorkspace, 'id' | 'api_key'>;
 }
 
-/** The routes that only read: every GET, and the deployment logs' POSTs (a log is asked for with a body). */
-const readsOnly = (route: { method: string; path: string }) => route.method === 'GET' || (route.method === 'POST' && route.path.endsWith('_logs'));
+/** Event streams: a read of one is answered with no end (test/request-journal-stream.test.ts reads them). */
+const EVENT_STREAMS = new Set(['/_localplane/requests/stream']);
+
+/** The routes that only read and answer: every GET but the event streams, and the deployment logs' POSTs (a log is asked for with a body). */
+const readsOnly = (route: { method: string; path: string }) =>
+  (route.method === 'GET' && !EVENT_STREAMS.has(route.path)) || (route.method === 'POST' && route.path.endsWith('_logs'));
 
 /**
  * Every read of `routes` for each workspace of `fixtures`, naming resources of its own as
