@@ -8,6 +8,7 @@ import { clockView } from './views/clock.tsx';
 import { deploymentsView } from './views/deployments.tsx';
 import { objectsView } from './views/objects.tsx';
 import { overviewView } from './views/overview.tsx';
+import { requestsView } from './views/requests.tsx';
 
 /**
  * The dashboard at /ui: pages rendered on the server from what the documented API answers,
@@ -30,6 +31,7 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   });
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
+  app.route('/requests', requestsView(api));
   app.route('/exports', exportsView(api));
   app.route('/objects', objectsView(api));
   app.route('/faults', faultsView(api));

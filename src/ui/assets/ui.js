@@ -46,6 +46,14 @@
     apply(stored());
     enhance(document);
     document.body.addEventListener('htmx:load', (event) => enhance(event.target));
+    // A live table keeps its newest data-max-rows rows, and drops its "none yet" row once one comes.
+    document.body.addEventListener('htmx:sseMessage', (event) => {
+      const rows = event.target;
+      const max = Number(rows.dataset?.maxRows);
+      if (!max) return;
+      rows.querySelector('tr[data-placeholder]')?.remove();
+      while (rows.rows.length > max) rows.deleteRow(-1);
+    });
   });
 
   document.addEventListener('click', (event) => {
