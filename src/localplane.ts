@@ -63,6 +63,12 @@ export interface CreateOptions {
   /** A snapshot file (see `snapshot()`) the instance starts from instead of the seed. */
   importFrom?: string;
   /**
+   * Where the admin API keeps snapshot files, each named by a plain file name (POST
+   * /_localplane/snapshot and /restore, /_localplane/snapshots); default `<dataDir>/snapshots`,
+   * made (0700) on the first save. `snapshot()`, `restore()` and `importFrom` take any path.
+   */
+  snapshotsDir?: string;
+  /**
    * One line per API and objstore request on the log (method, path, status, ms), the status in
    * ANSI colour with `'colour'`; default off (the CLI turns it on unless --quiet, coloured in a terminal).
    */
@@ -88,6 +94,8 @@ export interface InProcessLocalplane {
   dataDir: string;
   /** Every object as a plain file: `<filesDir>/<bucket>/<key>`. */
   filesDir: string;
+  /** The snapshots folder (see `snapshotsDir`). */
+  snapshotsDir: string;
   clock: ClockControl;
   /** The API's routes (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
   routes: readonly { method: string; path: string }[];
@@ -102,7 +110,7 @@ export interface InProcessLocalplane {
   objstoreEndpoint(): Promise<string>;
   /** Back to the seed: everything, or `{ workspaceId }` alone (see docs/harness.md). */
   reset(scope?: ResetScope): Promise<void>;
-  /** Writes the whole state (database and objstore) to one file. */
+  /** Writes the whole state (database and objstore) to one file, at any path. */
   snapshot(file: string): Promise<{ path: string; bytes: number }>;
   /** Replaces the whole state with a snapshot file's; a bad file throws SnapshotFileError and changes nothing. */
   restore(file: string): Promise<void>;
@@ -174,7 +182,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const destinations = destinationsModule(core, { endpointAliases, embeddedEndpoint: objstore.bind });
     const bulkExports = bulkExportsModule(core, { workspaces, tracing: tracing.store, destinations });
     const deployments = deploymentsModule(core, { workspaces, tracing: tracing.store, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });
-    const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES));
+    const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES), options.snapshotsDir);
     const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
     const app = createApp(journal.observer, log);
@@ -189,6 +197,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const lp: InProcessLocalplane = {
       dataDir: core.dataDir,
       filesDir: objstore.filesDir,
+      snapshotsDir: snapshots.folder,
       clock: core.clockControl,
       routes: handlerRoutes(app),
       request: async (input, init) => app.request(input, init),

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -439,7 +439,7 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   for (const path of adminReadPaths(await expectStatus(recorder.send('GET', '/openapi.json'), 200))) await expectStatus(admin('GET', path), 200);
   await expectStatus(admin('GET', `/state?workspace_id=${acmeWorkspace.id}`), 200);
   await expectStatus(admin('POST', '/requests/find', {}), 200);
-  await expectStatus(admin('POST', '/snapshot', { path: snapshotPath }), 200);
+  await expectStatus(admin('POST', '/snapshot', { name: basename(snapshotPath) }), 200);
 }
 
 function adminReadPaths(document: { paths: Record<string, Record<string, unknown>> }): string[] {
@@ -464,7 +464,8 @@ describe.each(TARGETS)('no secret shows anywhere after a full scenario, on %s', 
   let recorder: Recorder;
   let output = '';
   let files: { path: string; content: string }[] = [];
-  const snapshotPath = join(dataDir, 'leak-check.snapshot');
+  // In the snapshots folder's default place.
+  const snapshotPath = join(dataDir, 'snapshots', 'leak-check.snapshot');
 
   beforeAll(async () => {
     const target = await launch(dataDir);

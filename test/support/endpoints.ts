@@ -67,6 +67,8 @@ export async function prepareKnownIds(ctx: TestContext): Promise<{ workspace: Fi
       access_key_id: SCRATCH_KEY_ID,
       // Not added: the routes that take it answer its 404 (a rule id is a per-instance counter).
       rule_id: 'fault-rule-1',
+      // A saved snapshot's name; none is saved: the routes that take it answer its 404.
+      name: 'known-ids.snapshot',
     },
   };
 }
