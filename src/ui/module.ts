@@ -3,6 +3,7 @@ import { DashboardApi, DashboardApiError } from './api.ts';
 import { assetRoutes } from './assets.ts';
 import { renderError } from './layout.tsx';
 import { overviewView } from './views/overview.tsx';
+import { stateView } from './views/state.tsx';
 
 /**
  * The dashboard at /ui: pages rendered on the server from what the documented API answers,
@@ -25,5 +26,6 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   });
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
+  app.route('/state', stateView(api));
   return { routes: app };
 }
