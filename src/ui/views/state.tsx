@@ -95,7 +95,7 @@ export function stateView(api: DashboardApi) {
           <form class="inline" {...actionAttributes('snapshot')}>
             <label>
               File name
-              <input name="name" required value={suggestedName(clock.now)} spellcheck={false} aria-describedby="name-rule" />
+              <input name="name" required size={34} value={suggestedName(clock.now)} spellcheck={false} aria-describedby="name-rule" />
             </label>
             <button type="submit" class="primary">
               Save
@@ -168,7 +168,7 @@ export function stateView(api: DashboardApi) {
             </label>
             <label>
               Save as (default: the file's name)
-              <input name="name" spellcheck={false} />
+              <input name="name" size={34} spellcheck={false} />
             </label>
             <button type="submit">Upload and restore</button>
           </form>
