@@ -24,7 +24,7 @@ const savedSnapshotsSchema = z.object({ folder: z.string(), snapshots: z.array(s
 const restoredSchema = z.object({ status: z.literal('restored'), name: z.string() });
 
 /** What a body naming a path (as these endpoints once took) is told. */
-export const PATH_NOT_TAKEN =
+const PATH_NOT_TAKEN =
   'a snapshot over HTTP is a file in the snapshots folder, named by "name" (a plain file name), not "path"; a file elsewhere is for localplane start --import and --export-on-exit, or lp.snapshot(file) and lp.restore(file) in process';
 
 /**

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { ErrorNote, renderView } from '../layout.tsx';
-import { MAX_SNAPSHOT_BYTES } from '../../snapshots/format.ts';
+import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
 
 interface SavedSnapshot {
   name: string;
@@ -246,7 +246,7 @@ export function stateView(api: DashboardApi) {
     // The form is read whole into memory: one larger than a snapshot file may be is refused unread.
     const declared = Number(c.req.header('content-length'));
     if (!(declared <= MAX_SNAPSHOT_BYTES + FORM_OVERHEAD_BYTES)) {
-      return page(c, { refused: `The upload cannot be read: ${Number.isNaN(declared) ? 'it has no Content-Length' : 'a snapshot file is at most 1 GiB'}.` });
+      return page(c, { refused: `The upload cannot be read: ${Number.isNaN(declared) ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.` });
     }
     return act(async (form) => {
       const file = form.file;
