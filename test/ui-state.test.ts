@@ -176,6 +176,10 @@ describe('the State view at /ui/state', () => {
     expect(missing).toContain(`<p class="error" role="alert">there is no saved snapshot named &quot;missing.snapshot&quot; in ${lp.snapshotsDir}</p>`);
     const unknownWorkspace = await post('reset', { workspace_id: 'not-a-workspace' });
     expect(unknownWorkspace).toContain('<p class="error" role="alert">body.workspace_id:');
+    // A whole page (no htmx) answers with the API's status.
+    const page = await lp.request('/ui/state/restore', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=missing.snapshot' });
+    expect(page.status).toBe(404);
+    expect(await page.text()).toContain('<p class="error" role="alert">there is no saved snapshot named');
     expect(await destinationsOf(plus())).toEqual(['kept']);
     expect(await savedNames()).toEqual([]);
   });

@@ -2,6 +2,8 @@ import { Hono } from 'hono';
 import { DashboardApi, DashboardApiError } from './api.ts';
 import { assetRoutes } from './assets.ts';
 import { renderError } from './layout.tsx';
+import { exportsView } from './views/exports.tsx';
+import { faultsView } from './views/faults.tsx';
 import { overviewView } from './views/overview.tsx';
 import { stateView } from './views/state.tsx';
 
@@ -26,6 +28,8 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   });
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
+  app.route('/exports', exportsView(api));
+  app.route('/faults', faultsView(api));
   app.route('/state', stateView(api));
   return { routes: app };
 }

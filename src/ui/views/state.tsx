@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
+import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
 import { ErrorNote, renderView } from '../layout.tsx';
 import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
 
@@ -16,7 +17,7 @@ interface Workspace {
 }
 
 /** What an action did, or what the API refused: shown above the panel, focused so that a keyboard user lands on it. */
-type Outcome = { done: string } | { refused: string };
+type Outcome = { done: string } | { refused: string; status: number };
 
 /** Room for a multipart form's own bytes (boundaries, headers, the name field) around the file. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -179,33 +180,30 @@ export function stateView(api: DashboardApi) {
 
   const page = async (c: Context, outcome?: Outcome) => {
     const content = await panel(outcome);
+    if (outcome && 'refused' in outcome) c.status(refusedStatus(c, outcome.status) as 200);
     return renderView(c, { title: 'State', active: 'state', children: content });
   };
 
   /** Runs an action through the API and answers the panel with what it did, or the API's refusal. */
-  const act = (run: (form: Record<string, string | File>) => Promise<string>) => async (c: Context) => {
+  const act = (run: (values: FormValues, c: Context) => Promise<string>) => async (c: Context) => {
     let outcome: Outcome;
     try {
-      outcome = { done: await run(await c.req.parseBody()) };
+      outcome = { done: await run(await formValues(c), c) };
     } catch (error) {
-      if (!(error instanceof DashboardApiError)) throw error;
-      outcome = { refused: error.detail };
+      const { status, detail } = refusal(error);
+      outcome = { refused: detail, status };
     }
     return page(c, outcome);
   };
 
-  const text = (form: Record<string, string | File>, field: string) => {
-    const value = form[field];
-    return typeof value === 'string' ? value.trim() : '';
-  };
   const snapshotPath = (name: string) => `/_localplane/snapshots/${encodeURIComponent(name)}`;
 
   app.get('/', (c) => page(c));
 
   app.post(
     '/reset',
-    act(async (form) => {
-      const workspaceId = text(form, 'workspace_id');
+    act(async (values) => {
+      const workspaceId = values.workspace_id ?? '';
       if (workspaceId === '') {
         await api.json('POST', '/_localplane/reset', { body: {} });
         return 'Everything is back to the seed.';
@@ -218,16 +216,16 @@ export function stateView(api: DashboardApi) {
 
   app.post(
     '/snapshot',
-    act(async (form) => {
-      const saved = await api.json<SavedSnapshot>('POST', '/_localplane/snapshot', { body: { name: text(form, 'name') } });
+    act(async (values) => {
+      const saved = await api.json<SavedSnapshot>('POST', '/_localplane/snapshot', { body: { name: values.name ?? '' } });
       return `Saved ${saved.name} (${sizeText(saved.bytes)}).`;
     }),
   );
 
   app.post(
     '/restore',
-    act(async (form) => {
-      const name = text(form, 'name');
+    act(async (values) => {
+      const name = values.name ?? '';
       await api.json('POST', '/_localplane/restore', { body: { name } });
       return `Restored ${name}.`;
     }),
@@ -235,8 +233,8 @@ export function stateView(api: DashboardApi) {
 
   app.post(
     '/delete',
-    act(async (form) => {
-      const name = text(form, 'name');
+    act(async (values) => {
+      const name = values.name ?? '';
       await api.json('DELETE', snapshotPath(name));
       return `Deleted ${name}.`;
     }),
@@ -246,12 +244,14 @@ export function stateView(api: DashboardApi) {
     // The form is read whole into memory: one larger than a snapshot file may be is refused unread.
     const declared = Number(c.req.header('content-length'));
     if (!(declared <= MAX_SNAPSHOT_BYTES + FORM_OVERHEAD_BYTES)) {
-      return page(c, { refused: `The upload cannot be read: ${Number.isNaN(declared) ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.` });
+      const unsized = Number.isNaN(declared);
+      return page(c, { refused: `The upload cannot be read: ${unsized ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.`, status: unsized ? 411 : 413 });
     }
-    return act(async (form) => {
-      const file = form.file;
+    return act(async (values, context) => {
+      // The form's file (formValues keeps its text fields; the body is parsed once).
+      const { file } = await context.req.parseBody();
       if (!(file instanceof File) || file.size === 0) throw new DashboardApiError(400, 'Choose a snapshot file to upload.');
-      const name = text(form, 'name') || nameOfFile(file.name);
+      const name = values.name || nameOfFile(file.name);
       await api.json('PUT', snapshotPath(name), { file });
       await api.json('POST', '/_localplane/restore', { body: { name } });
       return `Uploaded ${name} and restored it.`;
