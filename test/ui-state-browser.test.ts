@@ -64,7 +64,8 @@ describe('the State view at /ui/state in Chromium', () => {
     await page.keyboard.press('Enter');
     expect(await resetAsked).toBe('Reset to the seed? What is not saved in a snapshot is lost.');
     await expect.poll(() => notice(page)).toBe('Everything is back to the seed.');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('role')), 'the message takes the focus').toBe('status');
+    // htmx focuses the message once the swapped panel settles.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('role')), { message: 'the message takes the focus' }).toBe('status');
     expect(await destinationNames()).toEqual([]);
 
     // A dismissed confirmation changes nothing.
