@@ -40,6 +40,10 @@ export const limitsPatch = z.strictObject({
   concurrent_runs_per_export: z.int().min(1),
   /** Exports of one workspace that execute at once; the others wait in Created. */
   concurrent_exports_per_workspace: z.int().min(1),
+  /** Rows POST /_localplane/sql answers at most; a result cut there says `truncated`. */
+  sql_row_limit: z.int().min(1).max(100_000),
+  /** Wall-clock seconds a query of POST /_localplane/sql may run before DuckDB is interrupted. */
+  sql_time_limit_seconds: z.number().positive().max(3600),
 }).partial();
 export type LimitsPatch = z.input<typeof limitsPatch>;
 
@@ -63,6 +67,8 @@ export const DEFAULT_LIMITS: Limits = {
   recurring_exports_per_workspace: 200,
   concurrent_runs_per_export: 45,
   concurrent_exports_per_workspace: 15,
+  sql_row_limit: 1_000,
+  sql_time_limit_seconds: 10,
 };
 
 /** `current` with the patch's fields changed (the patch is validated here). */

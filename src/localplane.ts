@@ -36,6 +36,7 @@ import { tracingModule } from './tracing/module.ts';
 import { tracingTables } from './tracing/store.ts';
 import { uiModule } from './ui/module.ts';
 import { inProcessEnv } from './shared/in-process-calls.ts';
+import { warehouseModule } from './warehouse/module.ts';
 import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
 
 export type { ResetScope } from './admin/module.ts';
@@ -108,7 +109,7 @@ export interface InProcessLocalplane {
   /** The snapshots folder (see `snapshotsDir`). */
   snapshotsDir: string;
   clock: ClockControl;
-  /** The API's routes (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
+  /** The API's routes, the admin API included and the dashboard's pages not (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
   routes: readonly { method: string; path: string }[];
   /** The request journal of the API and the objstore (GET /_localplane/requests). */
   requests: RequestsApi;
@@ -132,6 +133,9 @@ export interface Localplane extends InProcessLocalplane {
   apiUrl: string;
   objstoreUrl: string;
 }
+
+/** Where the dashboard's pages are: not the API, so not among `routes`. */
+const DASHBOARD_FOLDER = '/ui';
 
 /** The database's tables, a set per domain, in the order the modules are built. */
 const TABLES: readonly TableSet[] = [workspaceTables, tracingTables, objstoreTables, createdBucketTables, bulkExportTables, deploymentTables];
@@ -212,17 +216,18 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const destinations = destinationsModule(core, { endpointAliases, embeddedEndpoint: objstore.bind });
     const bulkExports = bulkExportsModule(core, { workspaces, tracing: tracing.store, destinations });
     const deployments = deploymentsModule(core, { workspaces, tracing: tracing.store, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });
+    const warehouse = warehouseModule(core, { exports: bulkExports.store, objstore: objstore.objstore, filesDir: objstore.filesDir });
     const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES), options.snapshotsDir);
     const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
     const app = createApp(journal.observer, log);
     const guards = [browserGuard({ boundHost: host, allowedHosts: options.allowedHosts }), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
-    for (const folder of ['/_localplane', '/ui']) app.guardFolder(folder, guardErrors(adminToken !== undefined), ...guards);
-    for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes]) {
+    for (const folder of ['/_localplane', DASHBOARD_FOLDER]) app.guardFolder(folder, guardErrors(adminToken !== undefined), ...guards);
+    for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes, warehouse.adminRoutes]) {
       app.route('/_localplane', routes);
     }
     for (const routes of [bulkExports.routes, deployments.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
-    app.route('/ui', uiModule(async (request) => app.fetch(request, inProcessEnv())).routes);
+    app.route(DASHBOARD_FOLDER, uiModule(async (request) => app.fetch(request, inProcessEnv())).routes);
 
     if (options.importFrom !== undefined) await snapshots.restore(options.importFrom);
     else await core.parts.resume();
@@ -231,7 +236,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       filesDir: objstore.filesDir,
       snapshotsDir: snapshots.folder,
       clock: core.clockControl,
-      routes: handlerRoutes(app),
+      routes: handlerRoutes(app).filter(({ path }) => path !== DASHBOARD_FOLDER && !path.startsWith(`${DASHBOARD_FOLDER}/`)),
       request: async (input, init) => app.request(input, init),
       fetch: async (request) => app.fetch(request),
       objstoreEndpoint: objstore.bind,

@@ -101,4 +101,18 @@ describe('src/ layers', () => {
   it('has no import that points the wrong way, nor a cycle', () => {
     expect(violations.map(describeViolation)).toEqual([]);
   });
+
+  it('loads on first use, not with an instance, what imports DuckDB (docs/architecture.md, "What a start loads")', () => {
+    const loadedAtStart = new Set<string>();
+    const visit = (module: string) => {
+      if (loadedAtStart.has(module)) return;
+      loadedAtStart.add(module);
+      for (const { resolved, dependencyTypes } of modules.get(module) ?? []) {
+        if (!dependencyTypes.includes('dynamic-import') && !dependencyTypes.includes('type-only')) visit(resolved);
+      }
+    };
+    visit('src/localplane.ts');
+    expect(loadedAtStart).toContain('src/warehouse/module.ts');
+    expect([...loadedAtStart].filter((module) => ['src/warehouse/sandbox.ts', 'src/warehouse/duckdb.ts'].includes(module))).toEqual([]);
+  });
 });

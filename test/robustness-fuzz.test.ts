@@ -99,6 +99,7 @@ const SPECS: Record<string, EndpointSpec> = {
   // An unknown project: a valid body is a 404 rather than thousands of generated runs.
   'POST /_localplane/sessions/:session_id/runs': { body: () => ({ count: 1, start_time: '2026-10-01T00:00:00Z', days: 1 }), params: () => ({ session_id: UNKNOWN_UUID }) },
   'PUT /_localplane/deployments/:deployment_id/status': { body: () => ({ status: 'READY' }) },
+  'GET /_localplane/deployments/:deployment_id/revisions/:revision_id/history': {},
   'PUT /_localplane/deployments/:deployment_id/revisions/:revision_id/status': { body: () => ({ status: 'DEPLOYED' }) },
   'PUT /_localplane/workspaces/:workspace_id/tier': { body: () => ({ tier: workspace.tier }) },
   'GET /_localplane/objstore/journal': {},
@@ -111,9 +112,16 @@ const SPECS: Record<string, EndpointSpec> = {
   'POST /_localplane/fault-rules': { body: () => ({ match: { header: { name: 'x-fuzz-never-sent', value: 'x' } }, action: { latency_ms: 0 }, count: 1 }) },
   'DELETE /_localplane/fault-rules': {},
   'DELETE /_localplane/fault-rules/:rule_id': { params: () => ({ rule_id: 'fault-rule-0' }) },
+  // The known export covers an empty window: a valid query is a 409 (no files) rather than DuckDB's work.
+  'POST /_localplane/sql': { body: () => ({ export_id: ids.bulk_export_id, sql: 'SELECT count(*) FROM runs' }) },
+  'GET /_localplane/objstore/preview': { query: { bucket: 'text', key: 'text', rows: 'int' } },
   'GET /_localplane/objstore/keys': {},
   'POST /_localplane/objstore/keys': { body: () => ({ access_key_id: 'LPFUZZKEY00000000001', secret_access_key: `${SECRET_MARK}-key`, permissions: ['get', 'create'] }) },
   'DELETE /_localplane/objstore/keys/:access_key_id': {},
+  'GET /_localplane/objstore/buckets': {},
+  'GET /_localplane/objstore/buckets/:bucket/objects': { query: { prefix: 'text', delimiter: 'text', search: 'text', cursor: 'text', limit: 'int' } },
+  'GET /_localplane/objstore/buckets/:bucket/object': { query: { key: 'text' } },
+  'GET /_localplane/objstore/buckets/:bucket/object/content': { query: { key: 'text' } },
   'GET /api/v1/bulk-exports/destinations': {},
   'POST /api/v1/bulk-exports/destinations': {
     body: () => ({
@@ -545,8 +553,8 @@ function firstDifference(before: string, after: string): string {
   return `line ${at}: ${JSON.stringify(beforeLines[at]?.slice(0, 300))} became ${JSON.stringify(afterLines[at]?.slice(0, 300))}`;
 }
 
-/** Whether a target (percent-encoded as it may be) is the reference page or one of its files. */
-function isDocsPage(target: string): boolean {
+/** A target's path as routed: percent-decoded where it can be, dot segments resolved. */
+function routedPath(target: string): string {
   const path = target.split(/[?#]/)[0]!;
   let decoded = path;
   try {
@@ -555,8 +563,14 @@ function isDocsPage(target: string): boolean {
     // Not valid percent-encoding: taken as it is.
   }
   // Dot segments resolve before routing: `/../docs` is the page too.
-  return /^\/docs(\/|$)/.test(new URL(decoded, 'http://localhost').pathname);
+  return new URL(decoded, 'http://localhost').pathname;
 }
+
+/** Whether a target is the reference page or one of its files. */
+const isDocsPage = (target: string) => /^\/docs(\/|$)/.test(routedPath(target));
+
+/** Whether a target is an object's download, answered in the object's own content type. */
+const isObjectContent = (target: string) => /^\/_localplane\/objstore\/buckets\/.+\/object\/content$/.test(routedPath(target));
 
 /** Whatever the request: not a 5xx, the body its status calls for, no secret; refused, nothing changed. */
 async function checkReply(request: { method: string; target: string }, reply: Reply): Promise<void> {
@@ -572,8 +586,10 @@ async function checkReply(request: { method: string; target: string }, reply: Re
         expect(reply.headers.location, what).toMatch(/^http:\/\//);
         expect(reply.text, what).toBe('');
       } else if (reply.status === 200 && isDocsPage(request.target)) {
-        // The reference page and its files, the only replies that are not JSON.
+        // The reference page and its files, and object downloads: the only replies that are not JSON.
         expect(reply.headers['content-type'], what).toMatch(/^(text\/(html|css|javascript)|image\/png)/);
+      } else if (reply.status === 200 && isObjectContent(request.target)) {
+        expect(reply.headers['content-disposition'], what).toMatch(/^attachment; /);
       } else {
         expect(reply.headers['content-type'], what).toMatch(/^application\/json/);
         expect(reply.json, what).not.toBeUndefined();

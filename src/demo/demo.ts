@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { isTerminalStatus } from '../bulk-exports/statuses.ts';
 import type { ProgressListener } from '../progress.ts';
+import { WarehouseSession, type ResultTable } from '../warehouse/duckdb.ts';
+import { exportGlob } from '../warehouse/runs-view.ts';
 import { fixtureKey, InstanceClient, InstanceError, type ExportRunView, type ExportView, type FixturesView } from './api-client.ts';
-import { WarehouseSession, type ResultTable } from './duckdb.ts';
 import { copyFolder, downloadObjects, filesBelow, objstoreClient, prepareDemoDir } from './export-files.ts';
 import { formatTable, section } from './tables.ts';
-import { bigQueryDdl, clickHouseQuery, DEMO_QUERIES, exportGlob, globSql, type WarehouseLocation } from './warehouse-sql.ts';
+import { bigQueryDdl, clickHouseQuery, DEMO_QUERIES, globSql, type WarehouseLocation } from './warehouse-sql.ts';
 
 /** Globex Research's research-agent: 6,000 runs over 3 days, exported in about a second. */
 export const DEMO_PROJECT = 'research-agent';

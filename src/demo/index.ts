@@ -1,5 +1,5 @@
+import { QueryError } from '../warehouse/errors.ts';
 import { InstanceError } from './api-client.ts';
-import { QueryError } from './duckdb.ts';
 import { DemoDirError } from './export-files.ts';
 
 export { runDemo, type DemoOptions, type DemoResult } from './demo.ts';

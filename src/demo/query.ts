@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { underPrefix } from '../bulk-exports/paths.ts';
+import { WarehouseSession, type ResultTable } from '../warehouse/duckdb.ts';
+import { QueryError } from '../warehouse/errors.ts';
+import { hasExportFiles } from '../warehouse/runs-view.ts';
 import { InstanceClient, InstanceError, type FixturesView, type StateView } from './api-client.ts';
-import { QueryError, WarehouseSession, type ResultTable } from './duckdb.ts';
-import { DEFAULT_DEMO_DIR, downloadObjects, filesBelow, objstoreClient } from './export-files.ts';
+import { DEFAULT_DEMO_DIR, downloadObjects, objstoreClient } from './export-files.ts';
 
 export interface QueryOptions {
   sql: string;
@@ -31,8 +33,7 @@ export async function runQuery(options: QueryOptions): Promise<ResultTable> {
 }
 
 async function queryFolder(folder: string, sql: string, exportId?: string): Promise<ResultTable> {
-  const prefix = exportId === undefined ? 'export_id=' : `export_id=${exportId}/`;
-  if (!filesBelow(folder).some((file) => file.startsWith(prefix) && file.endsWith('.parquet'))) {
+  if (!hasExportFiles(folder, exportId)) {
     throw new QueryError(`no export files${exportId === undefined ? '' : ` of export ${exportId}`} in ${folder}: run localplane demo first, or name them with --dir or --url`);
   }
   const session = await WarehouseSession.open(folder, exportId);

@@ -1,4 +1,4 @@
-import type { ResultTable } from './duckdb.ts';
+import type { ResultTable } from '../warehouse/duckdb.ts';
 
 const NUMBER = /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i;
 

@@ -1,22 +1,11 @@
 /**
- * The SQL of the warehouse demo: DuckDB's `runs` view over an export's Parquet files, the
- * demo's questions, and the same files as BigQuery and ClickHouse would read them.
+ * The SQL of the warehouse demo: the demo's questions over the `runs` view
+ * (warehouse/runs-view.ts), and the same files as BigQuery and ClickHouse would read them.
  */
-
-/** `<folder>/export_id=*`: every export below a destination's prefix (or the one named), and nothing of its `tmp/` probes. */
-export function exportGlob(prefixFolder: string, exportId = '*'): string {
-  return `${prefixFolder.replace(/\/+$/, '')}/export_id=${exportId}/**/*.parquet`;
-}
-
-const quoted = (text: string) => `'${text.replaceAll("'", "''")}'`;
-
-/** The `runs` view: every column of the files plus the Hive partition keys of their paths. */
-export function runsViewSql(prefixFolder: string, exportId?: string): string {
-  return `CREATE OR REPLACE VIEW runs AS SELECT * FROM read_parquet(${quoted(exportGlob(prefixFolder, exportId))}, hive_partitioning = true)`;
-}
+import { sqlString } from '../warehouse/runs-view.ts';
 
 export function globSql(pattern: string): string {
-  return `SELECT file FROM glob(${quoted(pattern)}) ORDER BY file`;
+  return `SELECT file FROM glob(${sqlString(pattern)}) ORDER BY file`;
 }
 
 export interface DemoQuery {

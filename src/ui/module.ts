@@ -4,6 +4,9 @@ import { assetRoutes } from './assets.ts';
 import { renderError } from './layout.tsx';
 import { exportsView } from './views/exports.tsx';
 import { faultsView } from './views/faults.tsx';
+import { clockView } from './views/clock.tsx';
+import { deploymentsView } from './views/deployments.tsx';
+import { objectsView } from './views/objects.tsx';
 import { overviewView } from './views/overview.tsx';
 import { stateView } from './views/state.tsx';
 
@@ -29,7 +32,10 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
   app.route('/exports', exportsView(api));
+  app.route('/objects', objectsView(api));
   app.route('/faults', faultsView(api));
+  app.route('/clock', clockView(api));
+  app.route('/deployments', deploymentsView(api));
   app.route('/state', stateView(api));
   return { routes: app };
 }

@@ -15,6 +15,7 @@ export interface KnownIds extends Record<string, string> {
   listener_id: string;
   session_id: string;
   access_key_id: string;
+  bucket: string;
 }
 
 /** An objstore key added for the tests that use KnownIds, so that revoking it harms no fixture. */
@@ -65,6 +66,7 @@ export async function prepareKnownIds(ctx: TestContext): Promise<{ workspace: Fi
       listener_id: workspaceByTier(ctx.fixtures, 'enterprise').listeners[0]!,
       session_id: workspace.sessions[0]!.id,
       access_key_id: SCRATCH_KEY_ID,
+      bucket: 'exports',
       // Not added: the routes that take it answer its 404 (a rule id is a per-instance counter).
       rule_id: 'fault-rule-1',
       // A saved snapshot's name; none is saved: the routes that take it answer its 404.

@@ -29,7 +29,7 @@ const PATH_CLASHES = new Set(['ENOTDIR', 'EEXIST', 'EISDIR']);
 const NAME_MAX = 255;
 
 /** Why a key cannot be the file `<bucket>/<key>`; null when it can. */
-function whyNotAFile(key: string): string | null {
+export function whyNotAFile(key: string): string | null {
   const segments = key.split('/');
   if (key.endsWith('/')) return "a key ending in '/' names a folder";
   if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) return "an empty, '.' or '..' segment names no file";

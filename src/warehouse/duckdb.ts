@@ -1,6 +1,7 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Json } from '@duckdb/node-api';
-import { runsViewSql } from './warehouse-sql.ts';
+import { duckdbError } from './errors.ts';
+import { runsViewSql } from './runs-view.ts';
 
 /** A query's result: column names and rows of JSON values (BIGINTs and DECIMALs as strings, dates as text). */
 export interface ResultTable {
@@ -8,10 +9,7 @@ export interface ResultTable {
   rows: Json[][];
 }
 
-/** SQL that DuckDB refused or could not run, in DuckDB's own first line (no stack). */
-export class QueryError extends Error {}
-
-/** An in-memory DuckDB with the `runs` view over the export files below a destination's prefix folder. */
+/** An in-memory DuckDB with the `runs` view over the export files below a destination's prefix folder (`localplane demo` and `query`). */
 export class WarehouseSession {
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -36,7 +34,7 @@ export class WarehouseSession {
       const reader = await this.connection.runAndReadAll(sql);
       return { columns: reader.columnNames(), rows: reader.getRowsJson() };
     } catch (error) {
-      throw new QueryError(String((error as Error).message).split('\n')[0]);
+      throw duckdbError(error);
     }
   }
 

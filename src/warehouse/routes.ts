@@ -1,0 +1,72 @@
+import { EXAMPLE_ID, httpError } from '../openapi/errors.ts';
+import { OpenApiHono } from '../openapi/routes.ts';
+import { INSTANCE_STOPPING, timeLimitPassed } from './errors.ts';
+import { exportNotFound, QUERY_RUNNING, type ExportSql } from './export-sql.ts';
+import { noSuchObject, type ObjectPreviews } from './previews.ts';
+import { previewQuery, previewResponseSchema, sqlRequest, sqlResponseSchema } from './schemas.ts';
+
+export interface WarehouseRouteDeps {
+  sql: ExportSql;
+  previews: ObjectPreviews;
+}
+
+const stopped = httpError(503, 'The instance is stopping', { stopping: INSTANCE_STOPPING });
+const timeLimit = { time_limit: timeLimitPassed(10) };
+
+/** /_localplane/sql (SQL over an export's Parquet) and /_localplane/objstore/preview (an object's first rows or text). */
+export function warehouseRoutes(deps: WarehouseRouteDeps) {
+  const app = new OpenApiHono('admin');
+
+  app.openapi(
+    {
+      method: 'post',
+      path: '/sql',
+      summary: "Run a read-only SQL query (DuckDB) over an export's Parquet files, with the `runs` view",
+      description:
+        'One SELECT statement, bounded: at most `sql_row_limit` rows are answered (`truncated` says there were more) and it is stopped after ' +
+        '`sql_time_limit_seconds` (both in GET /_localplane/config). One query runs at a time per instance. DuckDB reads only the ' +
+        "objstore's plain files: no other file, no extension, no network, and no statement that writes.",
+      body: sqlRequest,
+      response: { status: 200, description: 'The result', schema: sqlResponseSchema },
+      errors: [
+        httpError(400, 'The SQL is not one SELECT, DuckDB refused it, or it ran past the time limit', {
+          sql_error: 'Binder Error: Referenced column "nope" not found in FROM clause!',
+          not_read_only: 'Only a SELECT statement runs here (read-only), not COPY',
+          outside_the_objstore: 'Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration',
+          ...timeLimit,
+        }),
+        httpError(404, 'No such export', { not_found: exportNotFound(EXAMPLE_ID) }),
+        httpError(409, 'The export has no Parquet files in the objstore', {
+          no_files: `Bulk export ${EXAMPLE_ID} has no Parquet files in the objstore (s3://exports/traces/export_id=${EXAMPLE_ID}/): it has written none yet (it is Created), or its destination is another endpoint`,
+        }),
+        httpError(429, 'Another query is running', { running: QUERY_RUNNING }),
+        stopped,
+      ],
+    },
+    async (c, { body }) => c.json(await deps.sql.run(body.export_id, body.sql)),
+  );
+
+  app.openapi(
+    {
+      method: 'get',
+      path: '/objstore/preview',
+      summary: "Preview an object: a Parquet file's schema and first rows, the first 64 KiB of JSON or text",
+      description:
+        '`kind` is `parquet` for a file that starts and ends with Parquet\'s magic and DuckDB reads; `json` for UTF-8 text whose content type or key ' +
+        'says JSON; `text` for other UTF-8 text without NUL bytes; `binary` for anything else (nothing more is answered).',
+      query: previewQuery,
+      response: { status: 200, description: 'The preview', schema: previewResponseSchema },
+      errors: [
+        httpError(400, 'The Parquet file took longer than the time limit', timeLimit),
+        httpError(404, 'No such bucket or object, or none the plain-file view holds', {
+          not_found: noSuchObject('exports', 'traces/missing.parquet'),
+          not_a_file: `${noSuchObject('exports', '../../etc/passwd')} as a plain file: an empty, '.' or '..' segment names no file`,
+        }),
+        stopped,
+      ],
+    },
+    async (c, { query }) => c.json(await deps.previews.preview(query.bucket, query.key, query.rows)),
+  );
+
+  return app;
+}

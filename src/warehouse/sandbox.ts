@@ -1,0 +1,175 @@
+/**
+ * DuckDB for the admin API's SQL and Parquet previews: one in-memory database per instance
+ * that reads only the files below one folder (the objstore's plain-file view); each query
+ * runs on a connection of its own, a single SELECT bounded in rows and time.
+ */
+import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBResultReader, type Json } from '@duckdb/node-api';
+import { duckdbError, QueryError, QueryStopped, type StopReason } from './errors.ts';
+import { sqlString } from './runs-view.ts';
+
+/** DuckDB's memory for every query of the instance together; nothing spills to disk (no temp directory). */
+const MEMORY_LIMIT = '1GB';
+/** How often a query past its time limit is interrupted again, in case the first interrupt fell between two of its steps. */
+const INTERRUPT_REPEAT_MS = 50;
+
+export interface ResultColumn {
+  name: string;
+  /** DuckDB's type name: `BIGINT`, `VARCHAR`, `TIMESTAMP WITH TIME ZONE`, `DECIMAL(12,4)`, ... */
+  type: string;
+}
+
+/** Rows as JSON values, as the node API gives them (BIGINTs and DECIMALs as exact strings, timestamps as text). */
+export interface BoundedResult {
+  columns: ResultColumn[];
+  rows: Json[][];
+  /** More rows were there than the row limit. */
+  truncated: boolean;
+}
+
+export interface ParquetPreview {
+  schema: ResultColumn[];
+  rows: Json[][];
+  totalRows: number;
+}
+
+interface Running {
+  stopped: StopReason | null;
+  stop(reason: StopReason): void;
+  /** Resolves once the query has ended, however it ended, and its connection is closed. */
+  ended: Promise<void>;
+}
+
+/** A statement type as the SQL names it: INSTALL and LOAD are both DuckDB's LOAD statement. */
+const statementName = (type: StatementType) => (type === StatementType.LOAD ? 'INSTALL or LOAD' : StatementType[type].replaceAll('_', ' '));
+
+const columnsOf = (reader: DuckDBResultReader): ResultColumn[] =>
+  reader.columnNames().map((name, index) => ({ name, type: reader.columnType(index).toString() }));
+
+export class DuckDBSandbox {
+  private readonly running = new Set<Running>();
+  private closing: Promise<void> | null = null;
+
+  private constructor(private readonly instance: DuckDBInstance) {}
+
+  /**
+   * DuckDB with external access off but for `folder` (no other file, no extension installed or
+   * loaded, no network), the configuration locked so that no SQL turns it back on.
+   */
+  static async open(folder: string): Promise<DuckDBSandbox> {
+    const instance = await DuckDBInstance.create(':memory:', {
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+      // Its default, `.tmp` in the working directory, would be readable and writable too.
+      temp_directory: '',
+      memory_limit: MEMORY_LIMIT,
+    });
+    const connection = await instance.connect();
+    try {
+      // The folder is allowed before external access goes off; the lock comes last and holds both.
+      await connection.run(`SET allowed_directories = [${sqlString(`${folder.replace(/\/+$/, '')}/`)}]`);
+      await connection.run('SET enable_external_access = false');
+      await connection.run('SET lock_configuration = true');
+    } catch (error) {
+      instance.closeSync();
+      throw error;
+    } finally {
+      connection.closeSync();
+    }
+    return new DuckDBSandbox(instance);
+  }
+
+  /**
+   * One SELECT statement (the only kind that reads without writing) after `setup` (a view it
+   * reads), its first `rowLimit` rows; stopped after `timeLimitMs`.
+   */
+  query(sql: string, options: { setup?: string; rowLimit: number; timeLimitMs: number }): Promise<BoundedResult> {
+    return this.withConnection(options.timeLimitMs, async (connection, checkStopped) => {
+      if (options.setup) await connection.run(options.setup);
+      checkStopped();
+      const statement = await this.onlyStatement(connection, sql);
+      checkStopped();
+      if (statement.statementType !== StatementType.SELECT) {
+        throw new QueryError(`Only a SELECT statement runs here (read-only), not ${statementName(statement.statementType)}`);
+      }
+      const reader = await statement.streamAndReadUntil(options.rowLimit + 1);
+      return { columns: columnsOf(reader), rows: reader.getRowsJson().slice(0, options.rowLimit), truncated: reader.currentRowCount > options.rowLimit };
+    });
+  }
+
+  /** A Parquet file's columns, its first `rows` rows and how many it holds (the file alone: no Hive keys from its path). */
+  previewParquet(file: string, rows: number, timeLimitMs: number): Promise<ParquetPreview> {
+    const source = `read_parquet(${sqlString(file)}, hive_partitioning = false)`;
+    return this.withConnection(timeLimitMs, async (connection, checkStopped) => {
+      const first = await connection.runAndReadAll(`SELECT * FROM ${source} LIMIT ${rows}`);
+      checkStopped();
+      const total = await connection.runAndReadAll(`SELECT count(*)::DOUBLE FROM ${source}`);
+      return { schema: columnsOf(first), rows: first.getRowsJson(), totalRows: total.getRowsJson()[0]![0] as number };
+    });
+  }
+
+  /** Stops the queries under way, waits for them to end, and closes DuckDB. */
+  close(): Promise<void> {
+    return (this.closing ??= (async () => {
+      const running = [...this.running];
+      for (const query of running) query.stop('closing');
+      await Promise.all(running.map((query) => query.ended));
+      this.instance.closeSync();
+    })());
+  }
+
+  private async onlyStatement(connection: DuckDBConnection, sql: string) {
+    let statements;
+    try {
+      statements = await connection.extractStatements(sql);
+    } catch (error) {
+      // The node API answers SQL of comments and semicolons alone with a bare "Error in native callback".
+      if (!(error as Error).message.startsWith('Failed to extract statements')) throw new QueryError('The SQL holds no statement');
+      throw error;
+    }
+    if (statements.count !== 1) throw new QueryError(`One statement at a time: the SQL holds ${statements.count}`);
+    return statements.prepare(0);
+  }
+
+  /** Runs `work` on a connection of its own, interrupted past the time limit or when DuckDB closes; DuckDB's errors as QueryErrors. */
+  private withConnection<T>(timeLimitMs: number, work: (connection: DuckDBConnection, checkStopped: () => void) => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new QueryStopped('closing'));
+    let connection: DuckDBConnection | null = null;
+    let repeat: NodeJS.Timeout | undefined;
+    const interrupt = () => connection?.interrupt();
+    const query: Running = {
+      stopped: null,
+      stop(reason) {
+        query.stopped ??= reason;
+        interrupt();
+        repeat ??= setInterval(interrupt, INTERRUPT_REPEAT_MS);
+      },
+      ended: Promise.resolve(),
+    };
+    const checkStopped = () => {
+      if (query.stopped) throw new QueryStopped(query.stopped);
+    };
+    const deadline = setTimeout(() => query.stop('time limit'), timeLimitMs);
+    const outcome = (async () => {
+      try {
+        connection = await this.instance.connect();
+        checkStopped();
+        return await work(connection, checkStopped);
+      } catch (error) {
+        if (query.stopped) throw new QueryStopped(query.stopped);
+        throw error instanceof QueryError ? error : duckdbError(error);
+      } finally {
+        clearTimeout(deadline);
+        clearInterval(repeat);
+        this.running.delete(query);
+        connection?.closeSync();
+      }
+    })();
+    // Registered before the connection is made: closing stops a query still connecting too.
+    this.running.add(query);
+    query.ended = outcome.then(
+      () => undefined,
+      () => undefined,
+    );
+    return outcome;
+  }
+}
