@@ -67,6 +67,14 @@ const OPTIONS = [
   { flag: 'quiet', value: 'switch', short: 'q', env: 'LOCALPLANE_QUIET', default: 'a line per request on stderr', help: 'no request log' },
   { flag: 'import', value: 'path', placeholder: '<file>', env: 'LOCALPLANE_IMPORT', default: 'the seeded fixtures', help: 'start from a snapshot file' },
   {
+    flag: 'snapshots-dir',
+    value: 'path',
+    placeholder: '<dir>',
+    env: 'LOCALPLANE_SNAPSHOTS_DIR',
+    default: '<data dir>/snapshots',
+    help: 'where the admin API and the dashboard save and restore snapshot files, by name',
+  },
+  {
     flag: 'export-on-exit',
     value: 'path',
     placeholder: '<file>',
@@ -179,7 +187,7 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
  * project (a cloned repository's is loaded as soon as localplane starts there), and these write
  * the instance's state or read it from a file. A flag or environment variable may name any path.
  */
-const CONFINED_TO_CONFIG_FOLDER: ReadonlySet<string> = new Set(['dataDir', 'import', 'exportOnExit']);
+const CONFINED_TO_CONFIG_FOLDER: ReadonlySet<string> = new Set(['dataDir', 'import', 'snapshotsDir', 'exportOnExit']);
 
 /** Reads a config-file value: JSON numbers, booleans and strings; paths relative to the file. */
 function fromConfig(option: OptionSpec, value: unknown, source: Source & { kind: 'config' }): string | number | boolean {
@@ -311,8 +319,8 @@ function optionLines(options: readonly OptionSpec[]): string {
 const CONFIG_HELP = `Precedence: flag, then environment variable, then config file, then default.
 The config file holds the start options by their camelCase names, e.g.
   {"port": 0, "objstorePort": 0, "seed": 7, "freezeClock": true, "fixtures": "./fixtures"}
-(paths in it are relative to the file). dataDir, import and exportOnExit in it must stay
-inside its folder (symbolic links followed); their flags and variables take any path.`;
+(paths in it are relative to the file). dataDir, import, snapshotsDir and exportOnExit in it
+must stay inside its folder (symbolic links followed); their flags and variables take any path.`;
 
 const COMMANDS_HELP = {
   demo: `Usage: localplane demo [options]
@@ -413,6 +421,7 @@ async function main(argv: readonly string[]) {
     seed: settings.seed,
     freezeClock: settings.freezeClock,
     importFrom: settings.import,
+    snapshotsDir: settings.snapshotsDir,
     requestLog: settings.quiet ? false : process.stderr.isTTY && !process.env.NO_COLOR ? 'colour' : true,
     ...(progress ? { progress: progress.show, log: progress.log } : {}),
   });

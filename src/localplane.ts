@@ -69,6 +69,12 @@ export interface CreateOptions {
   /** A snapshot file (see `snapshot()`) the instance starts from instead of the seed. */
   importFrom?: string;
   /**
+   * Where the admin API keeps snapshot files, each named by a plain file name (POST
+   * /_localplane/snapshot and /restore, /_localplane/snapshots); default `<dataDir>/snapshots`,
+   * made (0700) on the first save. `snapshot()`, `restore()` and `importFrom` take any path.
+   */
+  snapshotsDir?: string;
+  /**
    * One line per API and objstore request on the log (method, path, status, ms), the status in
    * ANSI colour with `'colour'`; default off (the CLI turns it on unless --quiet, coloured in a terminal).
    */
@@ -100,6 +106,8 @@ export interface InProcessLocalplane {
   dataDir: string;
   /** Every object as a plain file: `<filesDir>/<bucket>/<key>`. */
   filesDir: string;
+  /** The snapshots folder (see `snapshotsDir`). */
+  snapshotsDir: string;
   clock: ClockControl;
   /** The API's routes, the admin API included and the dashboard's pages not (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
   routes: readonly { method: string; path: string }[];
@@ -114,7 +122,7 @@ export interface InProcessLocalplane {
   objstoreEndpoint(): Promise<string>;
   /** Back to the seed: everything, or `{ workspaceId }` alone (see docs/harness.md). */
   reset(scope?: ResetScope): Promise<void>;
-  /** Writes the whole state (database and objstore) to one file. */
+  /** Writes the whole state (database and objstore) to one file, at any path. */
   snapshot(file: string): Promise<{ path: string; bytes: number }>;
   /** Replaces the whole state with a snapshot file's; a bad file throws SnapshotFileError and changes nothing. */
   restore(file: string): Promise<void>;
@@ -209,7 +217,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const bulkExports = bulkExportsModule(core, { workspaces, tracing: tracing.store, destinations });
     const deployments = deploymentsModule(core, { workspaces, tracing: tracing.store, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });
     const warehouse = warehouseModule(core, { exports: bulkExports.store, objstore: objstore.objstore, filesDir: objstore.filesDir });
-    const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES));
+    const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES), options.snapshotsDir);
     const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
     const app = createApp(journal.observer, log);
@@ -226,6 +234,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const lp: InProcessLocalplane = {
       dataDir: core.dataDir,
       filesDir: objstore.filesDir,
+      snapshotsDir: snapshots.folder,
       clock: core.clockControl,
       routes: handlerRoutes(app).filter(({ path }) => path !== DASHBOARD_FOLDER && !path.startsWith(`${DASHBOARD_FOLDER}/`)),
       request: async (input, init) => app.request(input, init),

@@ -3,8 +3,7 @@
  * rebinding) and state-changing requests from another origin (cross-site form posts and fetches).
  * Clients that are not browsers send neither header and pass, as before.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +14,6 @@ import { rawRequest } from './support/objstore-server.ts';
 let lp: Localplane;
 let allowing: Localplane;
 let port: string;
-const scratch = mkdtempSync(join(tmpdir(), 'localplane-browser-guard-'));
 
 beforeAll(async () => {
   [lp, allowing] = await Promise.all([
@@ -27,7 +25,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([lp?.stop(), allowing?.stop()]);
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 const send = (instance: Localplane, method: string, path: string, headers: Record<string, string>, body?: unknown) =>
@@ -38,15 +35,15 @@ const clockIsFrozen = async () => (JSON.parse((await send(lp, 'GET', '/_localpla
 
 describe('a foreign Host (DNS rebinding)', () => {
   it('cannot make the admin API write a snapshot: 403 with a clear detail, and no file', async () => {
-    const file = join(scratch, 'rebound.snapshot');
-    const refused = await send(lp, 'POST', '/_localplane/snapshot', { host: `evil.example:${port}` }, { path: file });
+    const file = join(lp.snapshotsDir, 'rebound.snapshot');
+    const refused = await send(lp, 'POST', '/_localplane/snapshot', { host: `evil.example:${port}` }, { name: 'rebound.snapshot' });
     expect(refused.status).toBe(403);
     expect(detailOf(refused)).toBe(
       `Host "evil.example:${port}" is not a name the admin API and the dashboard answer under: they answer loopback names (localhost, 127.0.0.1) and the host localplane is bound to; allow others with allowedHosts (--allow-hosts)`,
     );
     expect(existsSync(file)).toBe(false);
 
-    const allowed = await send(lp, 'POST', '/_localplane/snapshot', { host: `127.0.0.1:${port}` }, { path: file });
+    const allowed = await send(lp, 'POST', '/_localplane/snapshot', { host: `127.0.0.1:${port}` }, { name: 'rebound.snapshot' });
     expect(allowed.status).toBe(200);
     expect(existsSync(file)).toBe(true);
   });

@@ -262,6 +262,7 @@ describe('help', () => {
     ['--freeze-clock', 'LOCALPLANE_FREEZE_CLOCK', 'a running clock'],
     ['--quiet', 'LOCALPLANE_QUIET', 'a line per request on stderr'],
     ['--import <file>', 'LOCALPLANE_IMPORT', 'the seeded fixtures'],
+    ['--snapshots-dir <dir>', 'LOCALPLANE_SNAPSHOTS_DIR', '<data dir>/snapshots'],
     ['--export-on-exit <file>', 'LOCALPLANE_EXPORT_ON_EXIT', 'none'],
     ['--config <file>', 'LOCALPLANE_CONFIG', './localplane.config.json if there is one'],
   ];

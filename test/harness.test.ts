@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -184,7 +184,7 @@ describe('snapshots', () => {
   let lp: InProcessLocalplane;
   let fixtures: FixturesView;
   beforeAll(async () => {
-    lp = await createLocalplane({ freezeClock: true, limits: LIMITS, log: () => {} });
+    lp = await createLocalplane({ freezeClock: true, limits: LIMITS, log: () => {}, snapshotsDir: scratch });
     await lp.clock.set(FIXED_TIME);
     fixtures = await fixturesOf(lp);
   });
@@ -200,7 +200,7 @@ describe('snapshots', () => {
     const admin = inProcessApi(lp);
     await admin.patch('/_localplane/config', { export_run_max_retries: 3 });
     const file = join(scratch, 'round-trip.snapshot');
-    const saved = await admin.post('/_localplane/snapshot', { path: file });
+    const saved = await admin.post('/_localplane/snapshot', { name: 'round-trip.snapshot' });
     expect(saved.status, saved.text).toBe(200);
     expect(saved.body.bytes).toBe(readFileSync(file).byteLength);
     // Pending work is derived again from the restored state, as after a restart: not compared.
@@ -214,7 +214,7 @@ describe('snapshots', () => {
 
     await lp.reset();
     expect((await client.api.get('/api/v1/bulk-exports/destinations')).body).toEqual([]);
-    const restored = await admin.post('/_localplane/restore', { path: file });
+    const restored = await admin.post('/_localplane/restore', { name: 'round-trip.snapshot' });
     expect(restored.status, restored.text).toBe(200);
     const after = await stateOf();
     expect(after).toEqual(before.state);
@@ -283,7 +283,7 @@ describe('snapshots', () => {
     await other.snapshot(join(scratch, 'seed2.snapshot'));
 
     const expectations: [string, number, RegExp][] = [
-      ['missing.snapshot', 404, /does not exist/],
+      ['missing.snapshot', 404, /there is no saved snapshot named "missing\.snapshot"/],
       ['damaged.snapshot', 400, /does not match its checksum/],
       ['version.snapshot', 400, /format version 99/],
       ['garbage.snapshot', 400, /does not start as a snapshot file does/],
@@ -291,12 +291,13 @@ describe('snapshots', () => {
       ['seed2.snapshot', 400, /seed 2, this instance has seed 1/],
     ];
     for (const [name, status, detail] of expectations) {
-      const reply = await admin.post('/_localplane/restore', { path: join(scratch, name) });
+      const reply = await admin.post('/_localplane/restore', { name });
       expect(reply.status, name).toBe(status);
       expect(reply.body.detail, name).toMatch(detail);
     }
     expect((await admin.post('/_localplane/restore', {})).status).toBe(422);
-    const written = await admin.post('/_localplane/snapshot', { path: join(scratch, 'no-such-dir', 'x.snapshot') });
+    mkdirSync(join(scratch, 'a-folder.snapshot'));
+    const written = await admin.post('/_localplane/snapshot', { name: 'a-folder.snapshot' });
     expect(written.status).toBe(400);
     expect(written.body.detail).toMatch(/cannot write the snapshot file/);
     expect((await client.api.get('/api/v1/bulk-exports/destinations')).body.map((destination: { id: string }) => destination.id)).toEqual([kept.id]);

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -150,17 +147,11 @@ describe('the request journal', () => {
     await ctx.admin.request('DELETE', '/requests');
     expect(await objstoreJournal(ctx)).toEqual([]);
 
-    const scratch = mkdtempSync(join(tmpdir(), 'localplane-journal-test-'));
-    try {
-      const file = join(scratch, 'state.snapshot');
-      expect((await ctx.admin.request('POST', '/snapshot', { body: { path: file } })).status).toBe(200);
-      await put();
-      expect(await objstoreJournal(ctx)).toHaveLength(1);
-      expect((await ctx.admin.request('POST', '/restore', { body: { path: file } })).status).toBe(200);
-      expect(await objstoreJournal(ctx)).toEqual([]);
-    } finally {
-      rmSync(scratch, { recursive: true, force: true });
-    }
+    expect((await ctx.admin.request('POST', '/snapshot', { body: { name: 'journal.snapshot' } })).status).toBe(200);
+    await put();
+    expect(await objstoreJournal(ctx)).toHaveLength(1);
+    expect((await ctx.admin.request('POST', '/restore', { body: { name: 'journal.snapshot' } })).status).toBe(200);
+    expect(await objstoreJournal(ctx)).toEqual([]);
 
     await put();
     expect(await objstoreJournal(ctx)).toHaveLength(1);

@@ -90,9 +90,14 @@ const SPECS: Record<string, EndpointSpec> = {
   'GET /_localplane/health': {},
   'GET /_localplane/fixtures': {},
   'POST /_localplane/reset': { wrongMethodsOnly: true },
-  // A snapshot writes a file wherever its body says; a restore replaces the whole state.
+  // A snapshot writes a file (one of the snapshots folder); a restore replaces the whole state.
   'POST /_localplane/snapshot': { wrongMethodsOnly: true },
   'POST /_localplane/restore': { wrongMethodsOnly: true },
+  'GET /_localplane/snapshots': {},
+  // No saved snapshot has these names: a download answers 404, a delete removes nothing; an upload (a body of none or JSON) is never a snapshot file.
+  'GET /_localplane/snapshots/:name': { params: () => ({ name: 'fuzz-absent.snapshot' }) },
+  'PUT /_localplane/snapshots/:name': { params: () => ({ name: 'fuzz.snapshot' }) },
+  'DELETE /_localplane/snapshots/:name': { params: () => ({ name: 'fuzz-absent.snapshot' }) },
   'GET /_localplane/state': { query: { workspace_id: 'uuid' } },
   'GET /_localplane/clock': {},
   'POST /_localplane/clock/freeze': {},
@@ -872,7 +877,7 @@ describe('robustness under hostile snapshot files', () => {
       mkdirSync(folder);
     }
     dataDir = join(folder, 'data');
-    lp = await createLocalplane({ dataDir, freezeClock: true, log: (line) => log.push(line) });
+    lp = await createLocalplane({ dataDir, snapshotsDir: files, freezeClock: true, log: (line) => log.push(line) });
     // A sound snapshot with rows in every table, an object and a bucket created over S3, so rows, values and entries of each kind are there to change.
     const fixtures = await fillEveryTable(lp);
     const s3 = s3For(await lp.objstoreEndpoint(), fullKey(fixtures));
@@ -902,7 +907,7 @@ describe('robustness under hostile snapshot files', () => {
       async (mutation) => {
         tally.files++;
         writeFileSync(file, mutation.bytes);
-        const reply = await lp.request('/_localplane/restore', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: file }) });
+        const reply = await lp.request('/_localplane/restore', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'mutated.snapshot' }) });
         const body = (await reply.json()) as { detail?: unknown };
         const what = `${mutation.what} -> ${reply.status} ${JSON.stringify(body).slice(0, 300)}`;
         expect(reply.status === 200 || reply.status === 400, what).toBe(true);

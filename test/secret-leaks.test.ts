@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -460,7 +460,7 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   await expectStatus(admin('POST', '/requests/find', {}), 200);
   const [latest] = (await expectStatus(admin('GET', '/requests?order=desc&limit=1'), 200)).requests;
   await recorder.readStream('/_localplane/requests/stream?since=0', latest.id);
-  await expectStatus(admin('POST', '/snapshot', { path: snapshotPath }), 200);
+  await expectStatus(admin('POST', '/snapshot', { name: basename(snapshotPath) }), 200);
 }
 
 /** The admin GETs that answer JSON and need no path or query parameter (the preview, which does, is read in the scenario; an event stream never ends: it sends the entries GET /requests answers). */
@@ -487,7 +487,8 @@ describe.each(TARGETS)('no secret shows anywhere after a full scenario, on %s', 
   let recorder: Recorder;
   let output = '';
   let files: { path: string; content: string }[] = [];
-  const snapshotPath = join(dataDir, 'leak-check.snapshot');
+  // In the snapshots folder's default place.
+  const snapshotPath = join(dataDir, 'snapshots', 'leak-check.snapshot');
 
   beforeAll(async () => {
     const target = await launch(dataDir);

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { CopyObjectCommand, CreateMultipartUploadCommand, PutObjectCommand, PutObjectTaggingCommand } from '@aws-sdk/client-s3';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -50,8 +50,9 @@ afterEach(async () => {
   await Promise.all(instances.splice(0).map((lp) => lp.stop()));
 });
 
+/** Its snapshots folder is the scratch folder, where the crafted files are. */
 async function create(options: CreateOptions = {}): Promise<InProcessLocalplane> {
-  const lp = await createLocalplane({ freezeClock: true, log: () => {}, ...options });
+  const lp = await createLocalplane({ freezeClock: true, log: () => {}, snapshotsDir: scratch, ...options });
   instances.push(lp);
   return lp;
 }
@@ -84,7 +85,8 @@ function craft(name: string, parts: SnapshotParts): string {
   return file;
 }
 
-const restore = (lp: InProcessLocalplane, file: string) => inProcessApi(lp).post('/_localplane/restore', { path: file });
+/** Restores a file of the scratch folder by its name. */
+const restore = (lp: InProcessLocalplane, file: string) => inProcessApi(lp).post('/_localplane/restore', { name: basename(file) });
 
 const createdBucket = (name: string) => (db: Database.Database) =>
   db.prepare("INSERT INTO objstore_created_buckets (name, workspace_id, region, created_at) VALUES (?, NULL, NULL, '2026-11-01T00:00:00.000Z')").run(name);
@@ -260,6 +262,120 @@ describe('a restore checks the whole file before it changes anything', () => {
   });
 });
 
+describe('over HTTP, a snapshot is a file of the snapshots folder, never a path', () => {
+  /** An instance on `<project>/.lp` with the snapshots folder in its default place, `.lp/snapshots`. */
+  async function inProject() {
+    const { root, dataDir, victim } = project();
+    const lp = await create({ dataDir, snapshotsDir: undefined });
+    expect(lp.snapshotsDir).toBe(join(dataDir, 'snapshots'));
+    return { root, lp, victim, api: inProcessApi(lp) };
+  }
+
+  it('refuses a path (absolute or relative) with a 400 that says to send a name, and writes or reads nothing', async () => {
+    const { root, lp, api } = await inProject();
+    const target = join(root, 'stolen.snapshot');
+    await lp.snapshot(join(scratch, 'elsewhere.snapshot'));
+    const outside = outsideTheDataDir(root);
+    for (const body of [{ path: target }, { path: 'stolen.snapshot' }, { path: target, name: 'fine.snapshot' }]) {
+      const saved = await api.post('/_localplane/snapshot', body);
+      expect(saved.status, JSON.stringify(body)).toBe(400);
+      expect(saved.body.detail).toMatch(/^a snapshot over HTTP is a file in the snapshots folder, named by "name" \(a plain file name\), not "path"; a file elsewhere is for localplane start --import/);
+    }
+    const restored = await api.post('/_localplane/restore', { path: join(scratch, 'elsewhere.snapshot') });
+    expect(restored.status).toBe(400);
+    expect(restored.body.detail).toMatch(/not "path"/);
+    expect(existsSync(target)).toBe(false);
+    expect(existsSync(lp.snapshotsDir)).toBe(false);
+    expect(outsideTheDataDir(root)).toEqual(outside);
+  });
+
+  it('refuses a name that is a path, a parent, hidden, empty or too long, in a body or in the URL, with a 422 naming the rule', async () => {
+    const { root, lp, api } = await inProject();
+    const outside = outsideTheDataDir(root);
+    const names = [join(root, 'stolen.snapshot'), '../stolen.snapshot', '..', '.', 'a/b', 'a\\b', '.hidden', '', 'n'.repeat(129), 'a\u0000b', 'snapshot 1', 'é.snapshot'];
+    for (const name of names) {
+      for (const path of ['/_localplane/snapshot', '/_localplane/restore']) {
+        const reply = await api.post(path, { name });
+        expect(reply.status, `${path} ${JSON.stringify(name)}`).toBe(422);
+        expect(reply.body.detail[0], `${path} ${JSON.stringify(name)}`).toMatchObject({ loc: ['body', 'name'], msg: expect.stringContaining('a snapshot name is a plain file name') });
+      }
+    }
+    for (const name of ['..%2Fstolen.snapshot', '.hidden', 'a%5Cb', 'n'.repeat(129)]) {
+      for (const method of ['GET', 'PUT', 'DELETE']) {
+        const reply = await api.call(method, `/_localplane/snapshots/${name}`);
+        expect(reply.status, `${method} ${name}`).toBe(422);
+        expect(reply.body.detail[0].loc, `${method} ${name}`).toEqual(['path', 'name']);
+      }
+    }
+    expect(existsSync(lp.snapshotsDir)).toBe(false);
+    expect(outsideTheDataDir(root)).toEqual(outside);
+  });
+
+  it('follows no symbolic link in the snapshots folder: not listed, not restored, downloaded or deleted, and a save replaces the link, not its target', async () => {
+    const { root, lp, victim, api } = await inProject();
+    const elsewhere = join(scratch, `linked-to-${folders}.snapshot`);
+    await lp.snapshot(elsewhere);
+    const elsewhereBytes = readFileSync(elsewhere);
+    // A snapshot of another state, so that one written through a link would show.
+    await lp.clock.advance(60);
+    expect((await api.post('/_localplane/snapshot', { name: 'kept.snapshot' })).status).toBe(200);
+    // A link to a sound snapshot outside, to a file outside, and to a folder outside.
+    symlinkSync(elsewhere, join(lp.snapshotsDir, 'sound.snapshot'));
+    symlinkSync(join(victim, 'keep.txt'), join(lp.snapshotsDir, 'keep.txt'));
+    symlinkSync(victim, join(lp.snapshotsDir, 'victim'));
+    const outside = outsideTheDataDir(root);
+
+    expect((await api.get('/_localplane/snapshots')).body.snapshots.map((saved: { name: string }) => saved.name)).toEqual(['kept.snapshot']);
+    for (const name of ['sound.snapshot', 'keep.txt', 'victim']) {
+      const restored = await api.post('/_localplane/restore', { name });
+      expect(restored.status, name).toBe(400);
+      expect(restored.body.detail, name).toBe(`${join(lp.snapshotsDir, name)} is not a saved snapshot: it is not a regular file (a symbolic link, a folder or a named pipe)`);
+      expect((await api.get(`/_localplane/snapshots/${name}`)).status, name).toBe(400);
+      expect((await api.delete(`/_localplane/snapshots/${name}`)).status, name).toBe(400);
+      expect(lstatSync(join(lp.snapshotsDir, name)).isSymbolicLink(), name).toBe(true);
+    }
+    const victimFile = join(victim, 'keep.txt');
+    expect((await api.post('/_localplane/snapshot', { name: 'keep.txt' })).status).toBe(200);
+    const bytes = readFileSync(join(lp.snapshotsDir, 'kept.snapshot'));
+    expect((await lp.request('/_localplane/snapshots/sound.snapshot', { method: 'PUT', body: bytes })).status).toBe(200);
+    expect(lstatSync(join(lp.snapshotsDir, 'keep.txt')).isFile()).toBe(true);
+    expect(lstatSync(join(lp.snapshotsDir, 'sound.snapshot')).isFile()).toBe(true);
+    expect(readFileSync(victimFile, 'utf8')).toBe("not localplane's");
+    expect(readFileSync(elsewhere)).toEqual(elsewhereBytes);
+    expect(readFileSync(join(lp.snapshotsDir, 'sound.snapshot'))).toEqual(bytes);
+    expect(outsideTheDataDir(root)).toEqual(outside);
+  });
+
+  it('refuses a snapshots folder that is a symbolic link, on every endpoint, and writes nothing through it', async () => {
+    const { root, lp, victim, api } = await inProject();
+    symlinkSync(victim, lp.snapshotsDir);
+    await lp.snapshot(join(victim, 'planted.snapshot'));
+    const outside = outsideTheDataDir(root);
+    const bytes = readFileSync(join(victim, 'planted.snapshot'));
+    const replies = [
+      await api.get('/_localplane/snapshots'),
+      await api.post('/_localplane/snapshot', { name: 'planted.snapshot' }),
+      await api.post('/_localplane/snapshot', { name: 'new.snapshot' }),
+      await api.post('/_localplane/restore', { name: 'planted.snapshot' }),
+      await api.get('/_localplane/snapshots/planted.snapshot'),
+      await api.delete('/_localplane/snapshots/planted.snapshot'),
+      await inProcessReply(lp.request('/_localplane/snapshots/new.snapshot', { method: 'PUT', body: bytes })),
+    ];
+    for (const reply of replies) {
+      expect(reply.status, reply.text).toBe(400);
+      expect(reply.body.detail).toBe(`${lp.snapshotsDir} is a symbolic link, where localplane keeps its snapshots folder: remove it, or give another folder with snapshotsDir (--snapshots-dir)`);
+    }
+    expect(outsideTheDataDir(root)).toEqual(outside);
+    expect(readFileSync(join(victim, 'planted.snapshot'))).toEqual(bytes);
+  });
+});
+
+async function inProcessReply(response: Promise<Response>) {
+  const reply = await response;
+  const text = await reply.text();
+  return { status: reply.status, text, body: JSON.parse(text) as { detail: string } };
+}
+
 /**
  * Not a timing check: a process stuck in a read never answers, and giving up after this long
  * lets the test fail and kill it (the test's own timeout would leave the process running).
@@ -272,24 +388,26 @@ async function post(url: string, body: unknown): Promise<{ status: number; detai
 }
 
 describe('a restore reads only a regular file of bounded size', () => {
-  it('refuses a named pipe, a device, a folder and a file over the size cap without reading them, and both ports go on answering', async () => {
-    const fifo = join(scratch, 'state.fifo');
-    await new Promise<void>((done, failed) => spawn('mkfifo', [fifo]).once('exit', (code) => (code === 0 ? done() : failed(new Error(`mkfifo: ${code}`)))));
-    const huge = join(scratch, 'huge.snapshot');
-    writeFileSync(huge, '');
-    truncateSync(huge, MAX_SNAPSHOT_BYTES + 1);
+  it('over HTTP, refuses by name a named pipe, a link to a device, a folder and a file over the size cap without reading them, and both ports go on answering', async () => {
+    const folder = join(scratch, 'reads-snapshots');
+    mkdirSync(folder);
+    await new Promise<void>((done, failed) => spawn('mkfifo', [join(folder, 'state.fifo')]).once('exit', (code) => (code === 0 ? done() : failed(new Error(`mkfifo: ${code}`)))));
+    symlinkSync('/dev/zero', join(folder, 'zero.snapshot'));
+    mkdirSync(join(folder, 'folder.snapshot'));
+    writeFileSync(join(folder, 'huge.snapshot'), '');
+    truncateSync(join(folder, 'huge.snapshot'), MAX_SNAPSHOT_BYTES + 1);
     // Its own data dir, so that a process that has to be killed leaves nothing behind outside the scratch folder.
-    const instance = await startCli(['--quiet', '--data-dir', join(scratch, 'reads')]);
+    const instance = await startCli(['--quiet', '--data-dir', join(scratch, 'reads'), '--snapshots-dir', folder]);
     try {
-      for (const [path, detail] of [
-        [fifo, /is not a regular file/],
-        ['/dev/zero', /is not a regular file/],
-        [scratch, /is not a regular file/],
-        [huge, /larger than the 1 GiB a snapshot file may hold/],
+      for (const [name, detail] of [
+        ['state.fifo', /is not a saved snapshot: it is not a regular file/],
+        ['zero.snapshot', /is not a saved snapshot: it is not a regular file/],
+        ['folder.snapshot', /is not a saved snapshot: it is not a regular file/],
+        ['huge.snapshot', /larger than the 1 GiB a snapshot file may hold/],
       ] as const) {
-        const reply = await post(`${instance.apiUrl}/_localplane/restore`, { path });
-        expect(reply.status, path).toBe(400);
-        expect(reply.detail, path).toMatch(detail);
+        const reply = await post(`${instance.apiUrl}/_localplane/restore`, { name });
+        expect(reply.status, name).toBe(400);
+        expect(reply.detail, name).toMatch(detail);
       }
       expect((await fetch(`${instance.apiUrl}/_localplane/health`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status).toBe(200);
       expect((await fetch(instance.objstoreUrl, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status).toBe(403);
@@ -298,7 +416,26 @@ describe('a restore reads only a regular file of bounded size', () => {
       await instance.kill('SIGKILL');
     }
   });
+
+  it('from --import, refuses a named pipe, a device and a folder without reading them', async () => {
+    const fifo = join(scratch, 'import.fifo');
+    await new Promise<void>((done, failed) => spawn('mkfifo', [fifo]).once('exit', (code) => (code === 0 ? done() : failed(new Error(`mkfifo: ${code}`)))));
+    for (const file of [fifo, '/dev/zero', scratch]) {
+      const run = await importing(file);
+      expect(run.code, `${file}: ${run.stderr}`).toBe(2);
+      expect(run.stderr, file).toMatch(/is not a regular file/);
+    }
+  });
 });
+
+/** `localplane start --import <file>` to its end: a process stuck in a read is killed after ANSWER_WITHIN_MS. */
+function importing(file: string): Promise<{ code: number | null; stderr: string }> {
+  const flags = ['start', '--port', '0', '--objstore-port', '0', '--quiet', '--data-dir', join(scratch, 'imports'), '--import', file];
+  const child = spawn(process.execPath, [BIN, ...flags], { stdio: ['ignore', 'ignore', 'pipe'], timeout: ANSWER_WITHIN_MS, killSignal: 'SIGKILL' });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr })));
+}
 
 describe('a start on a data dir that was tampered with', () => {
   it('refuses a database holding a bucket named ../../victim, and deletes nothing outside the data dir', async () => {
@@ -403,7 +540,7 @@ describe('the config file', () => {
     expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
   });
 
-  it('refuses a dataDir, import or exportOnExit that leaves its folder, symlinks included; flags and environment variables take any path', async () => {
+  it('refuses a dataDir, import, snapshotsDir or exportOnExit that leaves its folder, symlinks included; flags and environment variables take any path', async () => {
     const { root } = project();
     const elsewhere = join(scratch, `elsewhere-${folders}`);
     mkdirSync(elsewhere);
@@ -418,6 +555,8 @@ describe('the config file', () => {
       [{ import: join(elsewhere, 'state.lps') }, /"import" must stay inside the config file's folder/],
       [{ import: 'linked/state.lps' }, /"import" must stay inside the config file's folder/],
       [{ exportOnExit: '../stolen.lps' }, /"exportOnExit" must stay inside the config file's folder/],
+      [{ snapshotsDir: elsewhere }, /"snapshotsDir" must stay inside the config file's folder/],
+      [{ snapshotsDir: 'linked/snapshots' }, /"snapshotsDir" must stay inside the config file's folder/],
     ];
     for (const [config, words] of cases) {
       writeFileSync(join(root, 'localplane.config.json'), JSON.stringify(config));
@@ -440,14 +579,14 @@ describe('the config file', () => {
 
   it('says so in --help', async () => {
     const run = await runCli(['start', '--help']);
-    expect(run.stdout).toMatch(/dataDir, import and exportOnExit in it must stay\s+inside its folder/);
+    expect(run.stdout).toMatch(/dataDir, import, snapshotsDir and exportOnExit in it\s+must stay inside its folder/);
   });
 });
 
 describe('file modes', () => {
   it('snapshot files and everything in the data dir are its user\'s alone (0600, folders 0700), whatever the umask', async () => {
     const dataDir = join(scratch, `modes-${++folders}`);
-    const snapshot = join(scratch, `modes-${folders}.snapshot`);
+    const snapshot = join(dataDir, 'snapshots', 'modes.snapshot');
     const instance = await launch('sh', ['-c', `umask 000 && exec "${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 --quiet --data-dir "${dataDir}"`]);
     try {
       const fixtures = (await (await fetch(`${instance.apiUrl}/_localplane/fixtures`)).json()) as FixturesView;
@@ -474,9 +613,10 @@ describe('file modes', () => {
           .filter((entry) => entry.mode !== (entry.folder ? '700' : '600'));
       expect(notPrivate()).toEqual([]);
 
-      expect((await post(`${instance.apiUrl}/_localplane/snapshot`, { path: snapshot })).status).toBe(200);
-      expect((await post(`${instance.apiUrl}/_localplane/restore`, { path: snapshot })).status).toBe(200);
+      expect((await post(`${instance.apiUrl}/_localplane/snapshot`, { name: 'modes.snapshot' })).status).toBe(200);
+      expect((await post(`${instance.apiUrl}/_localplane/restore`, { name: 'modes.snapshot' })).status).toBe(200);
       expect(mode(snapshot)).toBe('600');
+      expect(mode(join(dataDir, 'snapshots'))).toBe('700');
       expect(mode(dataDir)).toBe('700');
       // seed.sqlite is a hard link to the template cache's file, 0600 as well.
       expect(readdirSync(dataDir, { recursive: true, withFileTypes: true }).map((entry) => relative(dataDir, join(entry.parentPath, entry.name)))).toEqual(
@@ -486,6 +626,7 @@ describe('file modes', () => {
           'localplane.sqlite-wal',
           'id-sequence',
           'restoring.sqlite',
+          'snapshots/modes.snapshot',
           'objstore/exports/private/data.txt._S3rver_object',
           'objstore/exports/private/data.txt._S3rver_tagging.xml',
           'objstore/exports/copied/deeper/data.txt._S3rver_metadata.json',

@@ -34,6 +34,8 @@ export interface RouteDeclaration<P extends Schema = Schema, Q extends Schema = 
   body?: B;
   /** The body may be left out (FastAPI's `body: Model | None = None`): the handler then gets undefined. */
   bodyOptional?: boolean;
+  /** A body other than JSON (an uploaded file), read by the handler itself: documented by its content type. */
+  rawBody?: { contentType: string; description: string };
   response: SuccessResponse | readonly SuccessResponse[];
   /** Beyond those the app's guards and the request's parts give (401/403, 400/413/422). */
   errors?: readonly ErrorResponse[];

@@ -139,6 +139,9 @@ function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, ou
     operationId: `${declaration.method}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_match, next: string | undefined) => next?.toUpperCase() ?? '')}`,
     parameters: parametersOf(route, input),
     ...(declaration.body ? { requestBody: { required: !declaration.bodyOptional, content: { 'application/json': { schema: input.jsonSchemaOf(declaration.body) } } } } : {}),
+    ...(declaration.rawBody
+      ? { requestBody: { required: true, description: declaration.rawBody.description, content: { [declaration.rawBody.contentType]: { schema: { type: 'string', format: 'binary' } } } } }
+      : {}),
     responses,
   };
 }

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 
 import type { ObjstoreTreeEntry } from '../objstore/types.ts';
@@ -24,7 +25,7 @@ const MAGIC = 'localplane-snapshot';
  * keeps it there while the file is unchanged (see Snapshots), so its size is what it may cost.
  */
 export const MAX_SNAPSHOT_BYTES = 1024 ** 3;
-const MAX_SNAPSHOT_SIZE_IN_WORDS = '1 GiB';
+export const MAX_SNAPSHOT_SIZE_IN_WORDS = '1 GiB';
 /** `localplane-snapshot <version>`, with room for a version of nine digits. */
 const MAX_FIRST_LINE_BYTES = 32;
 
@@ -74,7 +75,7 @@ const sha256 = (parts: readonly Uint8Array[]) => {
   return hash.digest('hex');
 };
 
-/** Writes the file whole or not at all (a new file renamed into place); returns its size. */
+/** Writes the file whole or not at all (a new hidden file beside it, renamed into place); returns its size. */
 export function writeSnapshotFile(path: string, content: SnapshotContent): number {
   const payload = [content.database, ...content.objstore.flatMap((entry) => (entry.data ? [entry.data] : []))];
   const headerLine = JSON.stringify({
@@ -93,7 +94,7 @@ export function writeSnapshotFile(path: string, content: SnapshotContent): numbe
     throw new SnapshotFileError(`cannot write the snapshot file ${path}: the state takes ${size} bytes, more than the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`);
   }
   const file = Buffer.concat([head, ...payload]);
-  const partial = `${path}.partial-${process.pid}`;
+  const partial = join(dirname(path), `.${basename(path)}.partial-${process.pid}`);
   try {
     writePrivateFile(partial, file);
     renameSync(partial, path);
@@ -142,8 +143,8 @@ function readWhole(descriptor: number, size: number): Buffer {
   return file.subarray(0, read);
 }
 
-/** Checks a snapshot file's bytes; throws SnapshotFileError for a foreign, other-version or damaged one. */
-function parseSnapshotFile(path: string, file: Buffer): SnapshotContent {
+/** Checks a snapshot file's bytes (`path` names it in the errors); throws SnapshotFileError for a foreign, other-version or damaged one. */
+export function parseSnapshotFile(path: string, file: Buffer): SnapshotContent {
   const damaged = (why: string) => new SnapshotFileError(`${path} is not a usable localplane snapshot: ${why}`);
   const firstLineEnd = file.subarray(0, MAX_FIRST_LINE_BYTES + 1).indexOf(0x0a);
   const [magic, version] = file.subarray(0, Math.max(firstLineEnd, 0)).toString('latin1').split(' ');

@@ -22,6 +22,8 @@ function detailText(detail: unknown, fallback: string): string {
 export interface DashboardRequest {
   /** A JSON body. */
   body?: unknown;
+  /** A body sent as it is, as application/octet-stream (an uploaded file). */
+  file?: Blob;
   /** Calls the public API as this workspace (with its API key). */
   workspaceId?: string;
   headers?: Record<string, string>;
@@ -43,11 +45,15 @@ export class DashboardApi {
   constructor(private readonly send: (request: Request) => Promise<Response>) {}
 
   /** The response as it is, whatever its status. */
-  async raw(method: string, path: string, { body, workspaceId, headers = {} }: DashboardRequest = {}): Promise<Response> {
+  async raw(method: string, path: string, { body, file, workspaceId, headers = {} }: DashboardRequest = {}): Promise<Response> {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
       init.body = JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    }
+    if (file !== undefined) {
+      init.body = file;
+      (init.headers as Record<string, string>)['content-type'] = 'application/octet-stream';
     }
     if (workspaceId !== undefined) (init.headers as Record<string, string>)['x-api-key'] = await this.apiKeyOf(workspaceId);
     return this.send(new Request(new URL(path, 'http://localhost'), init));

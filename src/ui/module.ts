@@ -9,6 +9,7 @@ import { deploymentsView } from './views/deployments.tsx';
 import { objectsView } from './views/objects.tsx';
 import { overviewView } from './views/overview.tsx';
 import { requestsView } from './views/requests.tsx';
+import { stateView } from './views/state.tsx';
 
 /**
  * The dashboard at /ui: pages rendered on the server from what the documented API answers,
@@ -37,5 +38,6 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.route('/faults', faultsView(api));
   app.route('/clock', clockView(api));
   app.route('/deployments', deploymentsView(api));
+  app.route('/state', stateView(api));
   return { routes: app };
 }

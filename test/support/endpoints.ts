@@ -73,6 +73,8 @@ export async function prepareKnownIds(ctx: TestContext): Promise<{ workspace: Fi
       rule_id: 'fault-rule-1',
       // The journal's first entry (the first request above).
       request_id: '1',
+      // A saved snapshot's name; none is saved: the routes that take it answer its 404.
+      name: 'known-ids.snapshot',
     },
   };
 }

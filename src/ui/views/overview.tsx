@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { RequestStats } from '../../journal/schemas.ts';
 import type { DashboardApi } from '../api.ts';
 import { renderView } from '../layout.tsx';
 
@@ -21,16 +22,69 @@ interface StateDump {
   }[];
 }
 
+const ACTIVITY_MINUTES = 30;
+const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 
-/** /ui: health, the clock, the workspaces with their counts. */
+/** Requests per minute by status class (a chart, and its totals as text) and the latest errors, refreshed every few seconds. */
+function Activity({ stats }: { stats: RequestStats }) {
+  const chart = {
+    x: stats.minutes.map((minute) => Date.parse(minute.start) / 1000),
+    series: STATUS_CLASSES.map((statusClass) => ({ label: statusClass, values: stats.minutes.map((minute) => minute.by_status_class[statusClass]) })),
+  };
+  const totals = STATUS_CLASSES.map((statusClass) => `${stats.minutes.reduce((sum, minute) => sum + minute.by_status_class[statusClass], 0)} ${statusClass}`).join(', ');
+  return (
+    <section id="activity" aria-labelledby="activity-heading" hx-get="/ui/activity" hx-trigger="every 5s" hx-swap="outerHTML">
+      <h2 id="activity-heading">Requests per minute</h2>
+      <figure class="chart" data-chart={JSON.stringify(chart)}>
+        <figcaption class="muted">
+          The last {ACTIVITY_MINUTES} minutes of the emulator clock, by status class: {totals}. <a href="/ui/requests">All requests</a>
+        </figcaption>
+      </figure>
+      <h2 id="errors-heading">Latest errors</h2>
+      {stats.latest_errors.length === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
+        <table aria-labelledby="errors-heading">
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Source</th>
+              <th scope="col">Request</th>
+              <th scope="col" class="num">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {stats.latest_errors.map((entry) => (
+              <tr>
+                <td class="mono">{entry.time}</td>
+                <td>{entry.source}</td>
+                <td class="mono">
+                  <a href={`/ui/requests/${entry.id}`}>
+                    {entry.method} {entry.path}
+                  </a>
+                </td>
+                <td class={`num status-${Math.floor(entry.status / 100)}`}>{entry.status}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+const readStats = (api: DashboardApi) => api.get<RequestStats>(`/_localplane/requests/stats?minutes=${ACTIVITY_MINUTES}&errors=10`);
+
+/** /ui: health, the clock, the workspaces with their counts, the requests of the last minutes. */
 export function overviewView(api: DashboardApi) {
   const app = new Hono();
   app.get('/', async (c) => {
-    const [health, state] = await Promise.all([api.get<Health>('/_localplane/health'), api.get<StateDump>('/_localplane/state')]);
+    const [health, state, stats] = await Promise.all([api.get<Health>('/_localplane/health'), api.get<StateDump>('/_localplane/state'), readStats(api)]);
     const exportsIn = (status: string) => state.workspaces.reduce((sum, workspace) => sum + workspace.bulk_exports.filter((entry) => entry.status === status).length, 0);
     return renderView(c, {
       title: 'Overview',
       active: 'overview',
+      charts: true,
       children: (
         <>
           <section class="cards" aria-label="Summary">
@@ -92,9 +146,11 @@ export function overviewView(api: DashboardApi) {
               ))}
             </tbody>
           </table>
+          <Activity stats={stats} />
         </>
       ),
     });
   });
+  app.get('/activity', async (c) => c.html(<Activity stats={await readStats(api)} />));
   return app;
 }

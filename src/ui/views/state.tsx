@@ -1,0 +1,262 @@
+import { Hono, type Context } from 'hono';
+import { DashboardApiError, type DashboardApi } from '../api.ts';
+import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
+import { ErrorNote, renderView } from '../layout.tsx';
+import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
+
+interface SavedSnapshot {
+  name: string;
+  bytes: number;
+  modified_at: string;
+}
+
+interface Workspace {
+  id: string;
+  name: string;
+  tier: string;
+}
+
+/** What an action did, or what the API refused: shown above the panel, focused so that a keyboard user lands on it. */
+type Outcome = { done: string } | { refused: string; status: number };
+
+/** Room for a multipart form's own bytes (boundaries, headers, the name field) around the file. */
+const FORM_OVERHEAD_BYTES = 64 * 1024;
+
+const CONFIRM_RESET = 'Reset to the seed? What is not saved in a snapshot is lost.';
+const confirmRestore = (name: string) => `Replace the whole state with ${name}? What is not saved in a snapshot is lost.`;
+const confirmDelete = (name: string) => `Delete the saved snapshot ${name}?`;
+const CONFIRM_UPLOAD = 'Upload this file and replace the whole state with it? What is not saved in a snapshot is lost.';
+
+function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+}
+
+/** A name for the next snapshot from the emulator clock: `2026-11-01T00-00-00.snapshot`. */
+const suggestedName = (now: string) => `${now.slice(0, 19).replaceAll(':', '-')}.snapshot`;
+
+/** The uploaded file's own name as a snapshot name: what the name rule does not take becomes `-`, no leading dot. */
+const nameOfFile = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^\.+/, '');
+
+/** A form whose submission htmx posts to /ui/state/<action>, answered with the panel, after a confirmation when `confirm` says so. */
+function actionAttributes(action: string, confirm?: string) {
+  return { 'hx-post': `/ui/state/${action}`, 'hx-target': '#state-panel', 'hx-swap': 'outerHTML', ...(confirm ? { 'hx-confirm': confirm } : {}) };
+}
+
+/** /ui/state: reset (everything or one workspace), save a snapshot, the saved snapshots (download, restore, delete), restore from a file. */
+export function stateView(api: DashboardApi) {
+  const app = new Hono();
+
+  async function panel(outcome?: Outcome) {
+    const [clock, state, saved] = await Promise.all([
+      api.get<{ now: string; frozen: boolean }>('/_localplane/clock'),
+      api.get<{ workspaces: Workspace[] }>('/_localplane/state'),
+      api.get<{ folder: string; snapshots: SavedSnapshot[] }>('/_localplane/snapshots'),
+    ]);
+    return (
+      <div id="state-panel">
+        {outcome && 'done' in outcome && (
+          <p class="notice" role="status" tabindex={-1} autofocus>
+            {outcome.done}
+          </p>
+        )}
+        {outcome && 'refused' in outcome && (
+          <div tabindex={-1} autofocus>
+            <ErrorNote message={outcome.refused} />
+          </div>
+        )}
+        <p class="muted">
+          Emulator clock: <span class="mono">{clock.now}</span> ({clock.frozen ? 'frozen' : 'running'}). A snapshot holds the database, the objstore, the
+          ids, the clock and the limits.
+        </p>
+
+        <section aria-labelledby="reset-heading">
+          <h2 id="reset-heading">Reset</h2>
+          <form class="inline" {...actionAttributes('reset', CONFIRM_RESET)}>
+            <label>
+              What to reset
+              <select name="workspace_id">
+                <option value="">Everything (state, objstore, knobs, clock)</option>
+                {state.workspaces.map((workspace) => (
+                  <option value={workspace.id}>
+                    Workspace {workspace.name} ({workspace.tier}) only
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button type="submit" class="danger">
+              Reset
+            </button>
+          </form>
+        </section>
+
+        <section aria-labelledby="save-heading">
+          <h2 id="save-heading">Save a snapshot</h2>
+          <form class="inline" {...actionAttributes('snapshot')}>
+            <label>
+              File name
+              <input name="name" required size={34} value={suggestedName(clock.now)} spellcheck={false} aria-describedby="name-rule" />
+            </label>
+            <button type="submit" class="primary">
+              Save
+            </button>
+          </form>
+          <p class="muted" id="name-rule">
+            Letters, digits, ".", "-" and "_"; a file of that name is replaced.
+          </p>
+        </section>
+
+        <section aria-labelledby="saved-heading">
+          <h2 id="saved-heading">Saved snapshots</h2>
+          <p class="muted">
+            In <span class="mono">{saved.folder}</span>, newest first.
+          </p>
+          {saved.snapshots.length === 0 ? (
+            <p>No saved snapshot yet.</p>
+          ) : (
+            <table aria-labelledby="saved-heading">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col" class="num">
+                    Size
+                  </th>
+                  <th scope="col">Saved (file time)</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {saved.snapshots.map((snapshot) => (
+                  <tr>
+                    <th scope="row" class="mono">
+                      {snapshot.name}
+                    </th>
+                    <td class="num">{sizeText(snapshot.bytes)}</td>
+                    <td>
+                      <time datetime={snapshot.modified_at}>{snapshot.modified_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>
+                    </td>
+                    <td>
+                      <div class="actions">
+                        <a href={`/_localplane/snapshots/${encodeURIComponent(snapshot.name)}`} download={snapshot.name}>
+                          Download {snapshot.name}
+                        </a>
+                        <form {...actionAttributes('restore', confirmRestore(snapshot.name))}>
+                          <input type="hidden" name="name" value={snapshot.name} />
+                          <button type="submit">Restore {snapshot.name}</button>
+                        </form>
+                        <form {...actionAttributes('delete', confirmDelete(snapshot.name))}>
+                          <input type="hidden" name="name" value={snapshot.name} />
+                          <button type="submit" class="danger">
+                            Delete {snapshot.name}
+                          </button>
+                        </form>
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+
+        <section aria-labelledby="upload-heading">
+          <h2 id="upload-heading">Restore from a file</h2>
+          <form class="inline" {...actionAttributes('upload', CONFIRM_UPLOAD)} hx-encoding="multipart/form-data">
+            <label>
+              Snapshot file
+              <input type="file" name="file" required />
+            </label>
+            <label>
+              Save as (default: the file's name)
+              <input name="name" size={34} spellcheck={false} />
+            </label>
+            <button type="submit">Upload and restore</button>
+          </form>
+        </section>
+      </div>
+    );
+  }
+
+  const page = async (c: Context, outcome?: Outcome) => {
+    const content = await panel(outcome);
+    if (outcome && 'refused' in outcome) c.status(refusedStatus(c, outcome.status) as 200);
+    return renderView(c, { title: 'State', active: 'state', children: content });
+  };
+
+  /** Runs an action through the API and answers the panel with what it did, or the API's refusal. */
+  const act = (run: (values: FormValues, c: Context) => Promise<string>) => async (c: Context) => {
+    let outcome: Outcome;
+    try {
+      outcome = { done: await run(await formValues(c), c) };
+    } catch (error) {
+      const { status, detail } = refusal(error);
+      outcome = { refused: detail, status };
+    }
+    return page(c, outcome);
+  };
+
+  const snapshotPath = (name: string) => `/_localplane/snapshots/${encodeURIComponent(name)}`;
+
+  app.get('/', (c) => page(c));
+
+  app.post(
+    '/reset',
+    act(async (values) => {
+      const workspaceId = values.workspace_id ?? '';
+      if (workspaceId === '') {
+        await api.json('POST', '/_localplane/reset', { body: {} });
+        return 'Everything is back to the seed.';
+      }
+      await api.json('POST', '/_localplane/reset', { body: { workspace_id: workspaceId } });
+      const { workspaces } = await api.get<{ workspaces: Workspace[] }>(`/_localplane/state?workspace_id=${encodeURIComponent(workspaceId)}`);
+      return `Workspace ${workspaces[0]?.name ?? workspaceId} is back to the seed.`;
+    }),
+  );
+
+  app.post(
+    '/snapshot',
+    act(async (values) => {
+      const saved = await api.json<SavedSnapshot>('POST', '/_localplane/snapshot', { body: { name: values.name ?? '' } });
+      return `Saved ${saved.name} (${sizeText(saved.bytes)}).`;
+    }),
+  );
+
+  app.post(
+    '/restore',
+    act(async (values) => {
+      const name = values.name ?? '';
+      await api.json('POST', '/_localplane/restore', { body: { name } });
+      return `Restored ${name}.`;
+    }),
+  );
+
+  app.post(
+    '/delete',
+    act(async (values) => {
+      const name = values.name ?? '';
+      await api.json('DELETE', snapshotPath(name));
+      return `Deleted ${name}.`;
+    }),
+  );
+
+  app.post('/upload', async (c) => {
+    // The form is read whole into memory: one larger than a snapshot file may be is refused unread.
+    const declared = Number(c.req.header('content-length'));
+    if (!(declared <= MAX_SNAPSHOT_BYTES + FORM_OVERHEAD_BYTES)) {
+      const unsized = Number.isNaN(declared);
+      return page(c, { refused: `The upload cannot be read: ${unsized ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.`, status: unsized ? 411 : 413 });
+    }
+    return act(async (values, context) => {
+      // The form's file (formValues keeps its text fields; the body is parsed once).
+      const { file } = await context.req.parseBody();
+      if (!(file instanceof File) || file.size === 0) throw new DashboardApiError(400, 'Choose a snapshot file to upload.');
+      const name = values.name || nameOfFile(file.name);
+      await api.json('PUT', snapshotPath(name), { file });
+      await api.json('POST', '/_localplane/restore', { body: { name } });
+      return `Uploaded ${name} and restored it.`;
+    })(c);
+  });
+
+  return app;
+}
