@@ -4,9 +4,11 @@
  * opening one's details and copying it as curl; screenshots and axe-core's check.
  */
 import type { Page } from 'playwright-core';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MAX_JOURNAL_STREAMS } from '../src/journal/stream.ts';
 import { checkAccessibility, screenshot, useBrowser } from './support/browser.ts';
-import { useLocalplane, workspaceByTier } from './support/instance.ts';
+import { openEventStream } from './support/event-stream.ts';
+import { eventually, useLocalplane, workspaceByTier } from './support/instance.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
 const browser = useBrowser();
@@ -32,6 +34,9 @@ describe('the Requests view in Chromium', () => {
 
   beforeEach(async () => {
     await ctx.admin.request('POST', '/reset');
+  });
+  afterEach(() => {
+    vi.useRealTimers();
   });
 
   it('shows API requests live, newest first; filters by URL; pauses and resumes without losing a request', async () => {
@@ -83,6 +88,23 @@ describe('the Requests view in Chromium', () => {
     await ctx.api.request('GET', '/v2/deployments');
     await rowsShow(page, ['/v2/deployments 401', `${MISSING_DESTINATION} 404`]);
     expect(pageErrors()).toEqual([]);
+  });
+
+  it("lets the API's stream go when the page is closed", async () => {
+    // No heartbeat: a write to the closed connection would find it gone sooner or later.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const page = await browser.openDashboard(ctx.instance, '/ui/requests');
+    await acme().get('/api/v1/bulk-exports');
+    await rowsShow(page, ['/api/v1/bulk-exports 200']);
+    await page.close();
+    // Every stream the instance allows opens again: the page's is gone.
+    const streams = await eventually(async () => {
+      const opened = await Promise.all(Array.from({ length: MAX_JOURNAL_STREAMS }, () => openEventStream(`${ctx.instance.apiUrl}/_localplane/requests/stream`)));
+      if (opened.every(({ reader }) => reader !== null)) return opened;
+      await Promise.all(opened.map(({ response, reader }) => (reader ? reader.cancel() : response.body?.cancel())));
+      return undefined;
+    }, "the page's stream to be let go");
+    await Promise.all(streams.map(({ reader }) => reader!.cancel()));
   });
 
   it("opens a request's details beside the list, its own URL, secrets masked, and copies it as curl", async () => {

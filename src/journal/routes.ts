@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { httpError, notFoundError } from '../openapi/errors.ts';
@@ -75,7 +76,8 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
       const resumeAfter = lastEventId(c);
       // HEAD is answered by this route too, and the body dropped unread (never cancelled): no stream for it.
       if (c.req.method === 'HEAD') return new Response(null, { headers: EVENT_STREAM_HEADERS });
-      const body = streams.open(resumeAfter === undefined ? query : { ...query, since: { id: resumeAfter } });
+      const connection = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket;
+      const body = streams.open(resumeAfter === undefined ? query : { ...query, since: { id: resumeAfter } }, connection);
       if (body === null) throw new HttpError(503, TOO_MANY_STREAMS);
       return new Response(body, { headers: EVENT_STREAM_HEADERS });
     },

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { entryMatcher, type JournalFilter } from './filter.ts';
 import type { KeptEntry, RequestJournal } from './journal.ts';
 import type { JournalEntry } from './schemas.ts';
@@ -78,8 +79,12 @@ class JournalStream {
  * the streams read it on the next turn of the event loop: the request that was recorded is not
  * kept waiting, and a burst of requests goes out in one chunk.
  */
+/** The client's socket, when the stream goes over one (not in process). */
+export type ClientConnection = Pick<EventEmitter, 'once' | 'off'>;
+
 export class JournalStreams {
-  private readonly streams = new Set<JournalStream>();
+  /** The open streams, each with what stops watching its connection. */
+  private readonly streams = new Map<JournalStream, () => void>();
   private stopListening: (() => void) | null = null;
   private heartbeats: NodeJS.Timeout | null = null;
   private wakeUp: NodeJS.Immediate | null = null;
@@ -90,8 +95,12 @@ export class JournalStreams {
    * A stream of the entries matching the filter, as they are recorded. A `since` id sends
    * those after it first (without one, from now on); an id beyond the latest is from before a
    * reset, and everything is sent again. Null when MAX_JOURNAL_STREAMS are open.
+   *
+   * A client that ends its side of `connection` has gone (EventSource and fetch do when they
+   * close): the stream ends. The server keeps a half-open connection until its reply is sent,
+   * and this reply has no end of its own.
    */
-  open(filter: JournalFilter): ReadableStream<Uint8Array> | null {
+  open(filter: JournalFilter, connection?: ClientConnection): ReadableStream<Uint8Array> | null {
     if (this.streams.size >= MAX_JOURNAL_STREAMS) return null;
     const { since } = filter;
     const latest = this.journal.latestId;
@@ -100,10 +109,12 @@ export class JournalStreams {
     // The cursor stands for a `since` id; a `since` time is a filter on every entry.
     const matches = entryMatcher(fromId ? { ...filter, since: undefined } : filter);
     const stream: JournalStream = new JournalStream(this.journal, matches, cursor, () => this.remove(stream));
-    this.streams.add(stream);
+    const gone = () => this.end(stream);
+    connection?.once('end', gone);
+    this.streams.set(stream, () => connection?.off('end', gone));
     if (this.streams.size === 1) {
       this.stopListening = this.journal.listen(() => this.scheduleWakeUp());
-      this.heartbeats = setInterval(() => this.streams.forEach((open) => open.heartbeat()), JOURNAL_STREAM_HEARTBEAT_MS);
+      this.heartbeats = setInterval(() => this.streams.forEach((_stop, open) => open.heartbeat()), JOURNAL_STREAM_HEARTBEAT_MS);
     }
     return stream.body;
   }
@@ -111,11 +122,12 @@ export class JournalStreams {
   private scheduleWakeUp(): void {
     this.wakeUp ??= setImmediate(() => {
       this.wakeUp = null;
-      this.streams.forEach((open) => open.fill());
+      this.streams.forEach((_stop, open) => open.fill());
     });
   }
 
   private remove(stream: JournalStream): void {
+    this.streams.get(stream)?.();
     this.streams.delete(stream);
     if (this.streams.size > 0) return;
     this.stopListening?.();
@@ -126,11 +138,15 @@ export class JournalStreams {
     this.wakeUp = null;
   }
 
+  /** Ends a stream still open (its reply completes). */
+  private end(stream: JournalStream): void {
+    if (!this.streams.has(stream)) return;
+    stream.close();
+    this.remove(stream);
+  }
+
   /** Ends every stream (the instance stops). */
   closeAll(): void {
-    for (const stream of [...this.streams]) {
-      stream.close();
-      this.remove(stream);
-    }
+    for (const stream of [...this.streams.keys()]) this.end(stream);
   }
 }

@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { FaultRuleView } from '../../journal/fault-rules.ts';
@@ -357,9 +358,9 @@ const eventText = ({ id, event, data }: { id?: string; event: string; data: stri
 /**
  * The API's journal events (one JSON entry each) as events of table rows, for htmx's sse
  * extension to put in place; ids go through, so a reconnecting browser's Last-Event-ID is the
- * API's. Cancelling (the browser went away) cancels the API's stream.
+ * API's. Cancelling, or `clientGone`, cancels the API's stream.
  */
-function rowEvents(upstream: ReadableStream<Uint8Array>, row: (entry: JournalEntry) => string): ReadableStream<Uint8Array> {
+function rowEvents(upstream: ReadableStream<Uint8Array>, row: (entry: JournalEntry) => string, clientGone: AbortSignal): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let buffered = '';
@@ -374,7 +375,7 @@ function rowEvents(upstream: ReadableStream<Uint8Array>, row: (entry: JournalEnt
       else if (event.event === 'reset') controller.enqueue(encoder.encode(eventText({ id: event.id, event: 'reset', data: String(<ResetRow />) })));
     }
   };
-  return upstream.pipeThrough(new TransformStream({ transform }));
+  return upstream.pipeThrough(new TransformStream({ transform }), { signal: clientGone });
 }
 
 const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
@@ -454,8 +455,11 @@ export function requestsView(api: DashboardApi) {
     const upstream = await api.raw('GET', `/_localplane/requests/stream?${filter}`, { headers: lastEventId ? { 'last-event-id': lastEventId } : {} });
     if (!upstream.ok || upstream.body === null) return upstream;
     const names = await workspaceNames(api);
+    // A browser that ends its side of the connection has gone: the server would keep the half-open connection for a reply with no end.
+    const clientGone = new AbortController();
+    (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket.once('end', () => clientGone.abort());
     return new Response(
-      rowEvents(upstream.body, (entry) => String(<RequestRow entry={entry} names={names} query={query} />)),
+      rowEvents(upstream.body, (entry) => String(<RequestRow entry={entry} names={names} query={query} />), clientGone.signal),
       { headers: EVENT_STREAM_HEADERS },
     );
   });
