@@ -43,7 +43,15 @@ const OPTIONS = [
     placeholder: '<names>',
     env: 'LOCALPLANE_ALLOW_HOSTS',
     default: 'loopback names and --host',
-    help: 'more host names the admin API answers under, comma-separated',
+    help: 'more host names the admin API and the dashboard answer under, comma-separated',
+  },
+  {
+    flag: 'admin-token',
+    value: 'text',
+    placeholder: '<token>',
+    env: 'LOCALPLANE_ADMIN_TOKEN',
+    default: 'none',
+    help: 'require this token of the admin API and the dashboard (Authorization: Bearer, or /ui?token=)',
   },
   {
     flag: 'data-dir',
@@ -327,6 +335,7 @@ function help(command: 'localplane' | 'start' | WarehouseCommand): string {
 
 Starts the API and the objstore and prints one line once both listen:
   localplane ready api=<url> objstore=<url>
+The dashboard is at <api url>/ui (docs/dashboard.md).
 
 Options:
 ${optionLines(OPTIONS.filter((option: OptionSpec) => option.flag !== 'version' && !option.commands))}
@@ -396,6 +405,7 @@ async function main(argv: readonly string[]) {
   const starting = start({
     host: settings.host,
     allowedHosts: settings.allowHosts?.split(',').map((name) => name.trim()).filter((name) => name !== ''),
+    adminToken: settings.adminToken,
     port: settings.port,
     objstorePort: settings.objstorePort,
     dataDir: settings.dataDir,
@@ -432,6 +442,7 @@ async function main(argv: readonly string[]) {
     throw error instanceof SnapshotFileError ? new UsageError(error.message, false) : couldNotStart(error);
   });
   process.stdout.write(`localplane ready api=${instance.apiUrl} objstore=${instance.objstoreUrl}\n`);
+  if (!settings.quiet) process.stderr.write(`localplane: dashboard at ${instance.apiUrl}/ui\n`);
 }
 
 /** `localplane demo` and `localplane query`: their failures on what they were given (bad SQL, no files, an instance that refuses) are usage errors. */

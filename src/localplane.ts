@@ -18,12 +18,15 @@ import type { FaultRulesApi, RequestsApi } from './journal/programmatic.ts';
 import { createdBucketTables } from './objstore/bucket-store.ts';
 import { objstoreTables } from './objstore/key-store.ts';
 import { objstoreModule } from './objstore/module.ts';
+import type { ErrorResponse } from './openapi/declarations.ts';
+import { httpError } from './openapi/errors.ts';
 import { OpenApiHono } from './openapi/routes.ts';
 import { openapiRoutes } from './openapi/serve.ts';
 import type { ProgressListener } from './progress.ts';
 import type { ClockControl } from './shared/clock-control.ts';
 import { writeCounter, type TableSet } from './shared/db.ts';
-import { browserGuard } from './shared/browser-guard.ts';
+import { requireToken } from './shared/admin-token.ts';
+import { browserGuard, isLoopbackName } from './shared/browser-guard.ts';
 import { errorResponse } from './shared/errors.ts';
 import { listenFailure, listenHttp } from './shared/http-server.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
@@ -31,6 +34,8 @@ import { WriteScopedCache } from './shared/write-scoped-cache.ts';
 import { snapshotsModule } from './snapshots/module.ts';
 import { tracingModule } from './tracing/module.ts';
 import { tracingTables } from './tracing/store.ts';
+import { uiModule } from './ui/module.ts';
+import { inProcessEnv } from './shared/in-process-calls.ts';
 import { warehouseModule } from './warehouse/module.ts';
 import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
 
@@ -71,10 +76,16 @@ export interface CreateOptions {
   /** How many requests the request journal keeps (the oldest go first); default 10,000. */
   journalCapacity?: number;
   /**
-   * Host names the admin API answers under besides the loopback ones and `host` (a container's
+   * Host names the admin API and the dashboard answer under besides the loopback ones and `host` (a container's
    * service name, say); any other Host is refused, as a DNS-rebinding page would send.
    */
   allowedHosts?: readonly string[];
+  /**
+   * A token the admin API and the dashboard then require of every request over the network
+   * (`Authorization: Bearer <token>`, or a browser opening `/ui?token=<token>` once); for an
+   * instance bound to a host other machines reach. In-process requests need none.
+   */
+  adminToken?: string;
 }
 
 export interface StartOptions extends CreateOptions {
@@ -136,6 +147,24 @@ function validPort(name: string, port: number): number {
   return port;
 }
 
+function validToken(token: string | undefined): string | undefined {
+  if (token !== undefined && !/^[\x21-\x7e]{8,256}$/.test(token)) throw new RangeError('adminToken must be 8 to 256 printable characters without spaces');
+  return token;
+}
+
+/** What the guards of the admin API and the dashboard answer, as the served document lists it on their routes. */
+function guardErrors(withToken: boolean): ErrorResponse[] {
+  const errors = [
+    httpError(403, 'A Host that is not a loopback name, the bound host or an allowed name (DNS rebinding), or a change from another origin (a cross-site post)', {
+      foreign_host:
+        'Host "evil.example:9400" is not a name the admin API and the dashboard answer under: they answer loopback names (localhost, 127.0.0.1) and the host localplane is bound to; allow others with allowedHosts (--allow-hosts)',
+      cross_origin: 'Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:9400, not https://evil.example',
+    }),
+  ];
+  if (withToken) errors.unshift(httpError(401, 'The instance was started with a token (--admin-token) and the request does not carry it', { no_token: 'the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer <token>, or open /ui?token=<token> in a browser' }));
+  return errors;
+}
+
 /** An instance built and running its work, with what start() needs to serve it. */
 interface Built {
   lp: InProcessLocalplane;
@@ -162,6 +191,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   const host = options.host ?? '127.0.0.1';
   const objstorePort = validPort('objstorePort', options.objstorePort ?? defaultObjstorePort);
   const endpointAliases = options.endpointAliases ?? DEFAULT_ENDPOINT_ALIASES;
+  const adminToken = validToken(options.adminToken);
   // Refuses a malformed alias before anything is made.
   checkEndpointAliases(endpointAliases);
   const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
@@ -180,11 +210,13 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
     const app = createApp(journal.observer, log);
-    app.use('/_localplane/*', browserGuard({ boundHost: host, allowedHosts: options.allowedHosts, what: 'the admin API' }));
+    const guards = [browserGuard({ boundHost: host, allowedHosts: options.allowedHosts }), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
+    for (const folder of ['/_localplane', '/ui']) app.guardFolder(folder, guardErrors(adminToken !== undefined), ...guards);
     for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes, warehouse.adminRoutes]) {
       app.route('/_localplane', routes);
     }
     for (const routes of [bulkExports.routes, deployments.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
+    app.route('/ui', uiModule(async (request) => app.fetch(request, inProcessEnv())).routes);
 
     if (options.importFrom !== undefined) await snapshots.restore(options.importFrom);
     else await core.parts.resume();
@@ -230,6 +262,9 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     });
     core.teardown.add('intake', () => closeServer(server));
     const { port } = server.address() as AddressInfo;
+    if (!isLoopbackName(host) && options.adminToken === undefined) {
+      log(`bound to ${host}, which other machines can reach: anyone there can read and change all state through the admin API and the dashboard; require a token with adminToken (--admin-token)`);
+    }
     return { ...lp, apiUrl: `http://${host}:${port}`, objstoreUrl };
   } catch (error) {
     await lp.stop();

@@ -42,7 +42,7 @@ describe('a foreign Host (DNS rebinding)', () => {
     const refused = await send(lp, 'POST', '/_localplane/snapshot', { host: `evil.example:${port}` }, { path: file });
     expect(refused.status).toBe(403);
     expect(detailOf(refused)).toBe(
-      `Host "evil.example:${port}" is not a name the admin API answers under: it answers loopback names (localhost, 127.0.0.1) and the host it is bound to; allow others with allowedHosts (--allow-hosts)`,
+      `Host "evil.example:${port}" is not a name the admin API and the dashboard answer under: they answer loopback names (localhost, 127.0.0.1) and the host localplane is bound to; allow others with allowedHosts (--allow-hosts)`,
     );
     expect(existsSync(file)).toBe(false);
 
@@ -83,7 +83,7 @@ describe('a state-changing request from another origin', () => {
 
     const crossSite = await send(lp, 'POST', '/_localplane/reset', { ...form, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' }, {});
     expect(crossSite.status).toBe(403);
-    expect(detailOf(crossSite)).toBe(`Cross-origin POST refused: the admin API takes changes only from its own origin http://127.0.0.1:${port}, not https://evil.example`);
+    expect(detailOf(crossSite)).toBe(`Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:${port}, not https://evil.example`);
     expect(await clockIsFrozen()).toBe(true);
 
     const sameOrigin = await send(lp, 'POST', '/_localplane/reset', { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin' }, {});
@@ -108,5 +108,88 @@ describe('a state-changing request from another origin', () => {
     expect(read.headers['access-control-allow-origin']).toBeUndefined();
     expect((await send(lp, 'POST', '/_localplane/clock/freeze', { 'sec-fetch-site': 'none' })).status).toBe(200);
     expect((await send(lp, 'POST', '/_localplane/clock/unfreeze', {})).status).toBe(200);
+  });
+});
+
+describe('the served document', () => {
+  it('lists the 403 on every admin route', async () => {
+    const document = (await (await fetch(`${lp.apiUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, { content?: unknown }> }>> };
+    const adminOperations = Object.entries(document.paths)
+      .filter(([path]) => path.startsWith('/_localplane/'))
+      .flatMap(([path, operations]) => Object.entries(operations).map(([method, operation]) => ({ route: `${method} ${path}`, statuses: Object.keys(operation.responses) })));
+    expect(adminOperations.length).toBeGreaterThan(20);
+    for (const { route, statuses } of adminOperations) expect(statuses, route).toContain('403');
+    expect(JSON.stringify(document.paths['/_localplane/reset']!.post!.responses['403'])).toContain('DNS rebinding');
+    expect(JSON.stringify(document.paths['/v2/deployments']!.get!.responses['403'] ?? {})).not.toContain('DNS rebinding');
+  });
+});
+
+describe('a token (adminToken, --admin-token)', () => {
+  const TOKEN = 'tok-3f2b8c1e5d4a';
+  let guarded: Localplane;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    guarded = await start({ port: 0, objstorePort: 0, log: (line) => lines.push(line), adminToken: TOKEN });
+  });
+  afterAll(async () => {
+    await guarded?.stop();
+  });
+
+  it('is required of admin requests over the network: 401 with WWW-Authenticate without it or with another', async () => {
+    for (const headers of [{}, { authorization: 'Bearer not-the-token' }, { authorization: TOKEN }] as Record<string, string>[]) {
+      const reply = await send(guarded, 'GET', '/_localplane/health', headers);
+      expect(reply.status).toBe(401);
+      expect(reply.headers['www-authenticate']).toBe('Bearer realm="localplane"');
+      expect(detailOf(reply)).toContain('Authorization: Bearer <token>');
+      expect(reply.body).not.toContain(TOKEN);
+    }
+    expect((await send(guarded, 'POST', '/_localplane/reset', {})).status).toBe(401);
+    expect((await send(guarded, 'GET', '/ui', {})).status).toBe(401);
+    expect((await send(guarded, 'GET', '/_localplane/health', { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+  });
+
+  it('opens the dashboard from a link once: a strict HttpOnly cookie, and the same URL without the token', async () => {
+    const opened = await send(guarded, 'GET', `/ui?token=${TOKEN}&status=5xx`, {});
+    expect(opened.status).toBe(303);
+    expect(opened.headers.location).toBe('/ui?status=5xx');
+    const cookie = String(opened.headers['set-cookie']);
+    expect(cookie).toMatch(/^localplane_token=[^;]+; Path=\/; HttpOnly; SameSite=Strict$/);
+    const withCookie = await send(guarded, 'GET', '/ui', { cookie: cookie.split(';')[0]! });
+    expect(withCookie.status).toBe(200);
+    expect((await send(guarded, 'GET', '/ui?token=wrong-token-123', {})).status).toBe(401);
+  });
+
+  it('is not asked of in-process requests, nor of the service API, and the document lists the 401', async () => {
+    expect((await guarded.request('/_localplane/health')).status).toBe(200);
+    expect((await guarded.request('/ui')).status).toBe(200);
+    expect((await send(guarded, 'GET', '/v2/deployments', {})).status).toBe(401);
+    expect(detailOf(await send(guarded, 'GET', '/v2/deployments', {}))).not.toContain('token localplane was started with');
+    const document = (await (await fetch(`${guarded.apiUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    expect(document.paths['/_localplane/reset']!.post!.responses).toHaveProperty('401');
+  });
+
+  it('is never logged, and an instance with it bound to loopback gives no warning', () => {
+    expect(lines.join('\n')).not.toContain(TOKEN);
+    expect(lines.join('\n')).not.toContain('other machines can reach');
+  });
+
+  it('refuses a malformed token before anything starts', async () => {
+    await expect(start({ port: 0, objstorePort: 0, log: () => {}, adminToken: 'short' })).rejects.toThrow('adminToken must be 8 to 256 printable characters');
+    await expect(start({ port: 0, objstorePort: 0, log: () => {}, adminToken: 'has a space in it' })).rejects.toThrow(RangeError);
+  });
+});
+
+describe('bound to a non-loopback host', () => {
+  it('warns at start without a token, and not with one', async () => {
+    const lines: string[] = [];
+    const open = await start({ host: '0.0.0.0', port: 0, objstorePort: 0, log: (line) => lines.push(line) });
+    await open.stop();
+    expect(lines.filter((line) => line.includes('bound to 0.0.0.0, which other machines can reach'))).toHaveLength(1);
+    expect(lines.join('\n')).toContain('--admin-token');
+    const quiet: string[] = [];
+    const guarded = await start({ host: '0.0.0.0', port: 0, objstorePort: 0, log: (line) => quiet.push(line), adminToken: 'tok-0a1b2c3d4e5f' });
+    await guarded.stop();
+    expect(quiet.join('\n')).not.toContain('other machines can reach');
   });
 });

@@ -19,8 +19,10 @@ describe('localplane start', () => {
     const cli = await startCli();
     expect(cli.stdout()).toMatch(/^localplane ready api=http:\/\/127\.0\.0\.1:\d+ objstore=http:\/\/127\.0\.0\.1:\d+\n$/);
     expect((await fetch(`${cli.apiUrl}/_localplane/health`)).status).toBe(200);
+    expect((await fetch(`${cli.apiUrl}/ui`)).status).toBe(200);
     expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(cli.stdout().trim().split('\n')).toHaveLength(1);
+    expect(cli.stderr()).toContain(`localplane: dashboard at ${cli.apiUrl}/ui\n`);
   });
 
   it.each([
@@ -286,7 +288,7 @@ describe('help', () => {
 
   it('localplane --help names the commands; start --help the ready line', async () => {
     expect((await runCli(['--help'])).stdout).toMatch(/^Usage: localplane <command> \[options\]\n\nCommands:\n  start .*\n  demo .*\n  query /);
-    expect((await runCli(['start', '--help'])).stdout).toMatch(/^Usage: localplane start \[options\]\n[^]*localplane ready api=<url> objstore=<url>/);
+    expect((await runCli(['start', '--help'])).stdout).toMatch(/^Usage: localplane start \[options\]\n[^]*localplane ready api=<url> objstore=<url>\nThe dashboard is at <api url>\/ui/);
   });
 
   it.each([

@@ -6,7 +6,7 @@ import { DEFAULT_LIMITS } from '../src/config.ts';
 import { createLocalplane } from '../src/index.ts';
 import { REPO_ROOT } from './support/cli.ts';
 
-const DOCS = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).map((name) => `docs/${name}`)];
+const DOCS = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
 const read = (file: string) => readFileSync(join(REPO_ROOT, file), 'utf8');
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes. */

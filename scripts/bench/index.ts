@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --only cold,api,export,harness --runs 5 --seconds 5 --connections 50
+ * npm run bench [-- --only cold,api,export,harness,dashboard --runs 5 --seconds 5 --connections 50
  *                   --export-runs 1000000 --compression snappy --openapi <file> --no-docs]
  *
  * Runs the row groups, prints one table (each figure the median of the runs, beside a peer
@@ -13,12 +13,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { measureApiThroughput } from './api-throughput.ts';
 import { measureColdStart } from './cold-start.ts';
+import { measureDashboard } from './dashboard.ts';
 import { measureExport } from './export.ts';
 import { HARNESS_SAMPLES, measureHarnessOps } from './harness-ops.ts';
 import { prismDocument } from './processes.ts';
 import { describeMachine, markdownTable, type Row, writeFigures } from './report.ts';
 
-const GROUPS = ['cold', 'api', 'export', 'harness'] as const;
+const GROUPS = ['cold', 'api', 'export', 'harness', 'dashboard'] as const;
 const DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
 
 const { values } = parseArgs({
@@ -62,6 +63,7 @@ try {
   if (only.includes('api')) rows.push(...(await measureApiThroughput({ ...settings, prism: prism! })));
   if (only.includes('export')) rows.push(...(await measureExport(settings)));
   if (only.includes('harness')) rows.push(...(await measureHarnessOps(settings)));
+  if (only.includes('dashboard')) rows.push(...(await measureDashboard(settings)));
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

@@ -51,15 +51,18 @@ export class InstanceClient {
   constructor(
     readonly baseUrl: string,
     private readonly apiKey?: string,
+    /** The token of an instance started with --admin-token, sent to its admin API. */
+    private readonly adminToken = process.env.LOCALPLANE_ADMIN_TOKEN,
   ) {}
 
   as(apiKey: string): InstanceClient {
-    return new InstanceClient(this.baseUrl, apiKey);
+    return new InstanceClient(this.baseUrl, apiKey, this.adminToken);
   }
 
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = {};
     if (this.apiKey) headers['X-API-Key'] = this.apiKey;
+    if (this.adminToken && path.startsWith('/_localplane/')) headers.Authorization = `Bearer ${this.adminToken}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let response: Response;
     try {

@@ -5,6 +5,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
 import type { AuthVariables } from '../workspaces/auth.ts';
 import type { Clock } from '../shared/clock.ts';
+import { isInProcessCall } from '../shared/in-process-calls.ts';
 import { printable } from '../shared/log-text.ts';
 import { formatTimestamp } from '../shared/time.ts';
 import { ABORTED_STATUS, headerText, whenResponseEnds } from '../shared/response-capture.ts';
@@ -64,9 +65,10 @@ const apiResponseBody = (bytes: Uint8Array, size: number, contentType: string | 
 /** Names the fault rule that answered an API request with its status and detail. */
 export const FAULT_RULE_HEADER = 'X-Localplane-Fault-Rule';
 
-/** The harness's own paths: the admin API and the API's description (/openapi.json, /docs). */
-const isHarnessPath = (path: string) =>
-  path === '/_localplane' || path.startsWith('/_localplane/') || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/');
+const HARNESS_FOLDERS = ['/_localplane', '/docs', '/ui'];
+
+/** The harness's own paths: the admin API, the API's description (/openapi.json, /docs) and the dashboard (/ui). */
+const isHarnessPath = (path: string) => path === '/openapi.json' || HARNESS_FOLDERS.some((folder) => path === folder || path.startsWith(`${folder}/`));
 
 const splitTarget = (target: string) => {
   const mark = target.indexOf('?');
@@ -127,13 +129,13 @@ export class RequestObserver {
     return fired?.effect ?? null;
   }
 
-  /** Hono middleware for the API (the admin API under /_localplane and the API's description are neither journalled nor faulted). */
+  /** Hono middleware for the API (the harness's own paths and the dashboard's in-process calls are neither journalled nor faulted). */
   api(): MiddlewareHandler<{ Variables: Partial<AuthVariables>; Bindings: Partial<HttpBindings> }> {
     return async (c, next) => {
       const incoming = c.env?.incoming;
       // The target as it arrived; in process (app.request) there is no socket, only the URL.
       const { path, search } = incoming?.url !== undefined ? splitTarget(incoming.url) : urlTarget(c.req.url);
-      if (isHarnessPath(path)) return next();
+      if (isInProcessCall(c.env) || isHarnessPath(path)) return next();
       const arrival = arrivalNow(this.deps.clock);
       const headers = c.req.raw.headers;
       const tenantId = headers.get('x-tenant-id')?.toLowerCase() ?? null;

@@ -14,6 +14,7 @@ import { forcedResponse } from './prefer.ts';
 export class OpenApiHono<E extends Env = Env> extends Hono<E> {
   readonly documented: DocumentedRoute[] = [];
   private readonly guardErrors: ErrorResponse[] = [];
+  private readonly folderGuards: { folder: string; errors: readonly ErrorResponse[] }[] = [];
 
   /** `tag` groups the app's own routes in the document (mounted apps keep theirs). */
   constructor(private readonly tag = 'localplane') {
@@ -24,6 +25,16 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
   guard(errors: readonly ErrorResponse[], ...middleware: MiddlewareHandler<E>[]): this {
     this.guardErrors.push(...errors);
     for (const handler of middleware) this.use('*', handler);
+    return this;
+  }
+
+  /**
+   * Middleware for every request under `folder` (e.g. `/_localplane`), and the error responses it
+   * can give, documented on each route mounted there afterwards.
+   */
+  guardFolder(folder: string, errors: readonly ErrorResponse[], ...middleware: MiddlewareHandler<E>[]): this {
+    this.folderGuards.push({ folder, errors });
+    for (const handler of middleware) this.use(`${folder}/*`, handler);
     return this;
   }
 
@@ -50,7 +61,11 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
   /** Mounts a sub-app as hono does; an OpenApiHono's declarations join this app's under the prefix. */
   override route(path: string, app: Hono<any, any, any>): this {
     if (app instanceof OpenApiHono) {
-      for (const route of app.documented) this.documented.push({ ...route, path: mergePath(path, route.path) });
+      for (const route of app.documented) {
+        const fullPath = mergePath(path, route.path);
+        const guarded = this.folderGuards.filter(({ folder }) => fullPath === folder || fullPath.startsWith(`${folder}/`));
+        this.documented.push({ ...route, path: fullPath, errors: [...route.errors, ...guarded.flatMap(({ errors }) => errors)] });
+      }
     }
     super.route(path, app);
     return this;

@@ -16,8 +16,6 @@ export interface BrowserGuardOptions {
   boundHost: string;
   /** More host names (no port) the server answers under, e.g. a container's service name. */
   allowedHosts?: readonly string[];
-  /** What the refusals name, e.g. "the admin API". */
-  what: string;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -26,12 +24,12 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const normalized = (hostname: string) => hostname.toLowerCase().replace(/\.$/, '').replace(/^\[(.*)\]$/, '$1');
 
 /** `localhost` and its subdomains (RFC 6761), 127.0.0.0/8 and ::1. */
-function isLoopbackName(hostname: string): boolean {
+export function isLoopbackName(hostname: string): boolean {
   const name = normalized(hostname);
   return name === 'localhost' || name.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(name) || name === '::1';
 }
 
-export function browserGuard({ boundHost, allowedHosts = [], what }: BrowserGuardOptions): MiddlewareHandler {
+export function browserGuard({ boundHost, allowedHosts = [] }: BrowserGuardOptions): MiddlewareHandler {
   const allowed = new Set([boundHost, ...allowedHosts].map(normalized));
   return async (c, next) => {
     const url = new URL(c.req.url);
@@ -39,7 +37,7 @@ export function browserGuard({ boundHost, allowedHosts = [], what }: BrowserGuar
     if (!isLoopbackName(hostname) && !allowed.has(hostname)) {
       throw new HttpError(
         403,
-        `Host "${url.host}" is not a name ${what} answers under: it answers loopback names (localhost, 127.0.0.1) and the host it is bound to; allow others with allowedHosts (--allow-hosts)`,
+        `Host "${url.host}" is not a name the admin API and the dashboard answer under: they answer loopback names (localhost, 127.0.0.1) and the host localplane is bound to; allow others with allowedHosts (--allow-hosts)`,
       );
     }
     if (!SAFE_METHODS.has(c.req.method)) {
@@ -47,7 +45,7 @@ export function browserGuard({ boundHost, allowedHosts = [], what }: BrowserGuar
       const origin = c.req.header('origin');
       const crossSite = site !== undefined && site !== 'same-origin' && site !== 'none';
       if (crossSite || (origin !== undefined && origin !== url.origin)) {
-        throw new HttpError(403, `Cross-origin ${c.req.method} refused: ${what} takes changes only from its own origin ${url.origin}, not ${origin ?? `a ${site} page`}`);
+        throw new HttpError(403, `Cross-origin ${c.req.method} refused: the admin API and the dashboard take changes only from their own origin ${url.origin}, not ${origin ?? `a ${site} page`}`);
       }
     }
     await next();

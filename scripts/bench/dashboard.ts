@@ -1,0 +1,114 @@
+/**
+ * The dashboard with a full journal: 100,000 entries, then /ui's first views loaded in Debian's
+ * chromium (a fresh context each time: nothing cached), their bytes, and a journal filter over
+ * HTTP. No peer has a dashboard to set beside it, so each figure is set beside its goal.
+ */
+import { chromium, type Browser } from 'playwright-core';
+import { start, type Localplane } from '../../src/localplane.ts';
+import { goal, median, medianAndRange, milliseconds, type Row } from './report.ts';
+
+const JOURNAL_ENTRIES = 100_000;
+const FIRST_VIEW_GOAL_MS = 300;
+const FILTER_GOAL_MS = 200;
+const FIRST_VIEW_BYTES_GOAL = 150 * 1024;
+const CHROMIUM = process.env.LOCALPLANE_CHROMIUM ?? '/usr/bin/chromium';
+
+/** A user's mix: lists of destinations and deployments, and bodies the API refuses. */
+async function fillJournal(lp: Localplane, apiKey: string): Promise<void> {
+  const headers = { 'x-api-key': apiKey };
+  for (let i = 0; i < JOURNAL_ENTRIES; i++) {
+    const kind = i % 10;
+    const response =
+      kind < 7
+        ? await lp.request('/api/v1/bulk-exports/destinations', { headers })
+        : kind < 9
+          ? await lp.request('/v2/deployments?limit=5', { headers })
+          : await lp.request('/api/v1/bulk-exports', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ bulk_export_destination_id: 'nope' }) });
+    await response.arrayBuffer();
+  }
+}
+
+interface FirstView {
+  ms: number;
+  bytes: number;
+}
+
+/** Navigation start to the load event, and every byte the page fetched (compressed as sent). */
+async function firstView(browser: Browser, url: string): Promise<FirstView> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const response = await page.goto(url, { waitUntil: 'load' });
+    if (!response?.ok()) throw new Error(`${url} answered ${response?.status()}`);
+    return await page.evaluate(() => {
+      const [navigation] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];
+      const entries = [navigation!, ...(performance.getEntriesByType('resource') as PerformanceResourceTiming[])];
+      return { ms: navigation!.loadEventEnd, bytes: entries.reduce((sum, entry) => sum + entry.encodedBodySize, 0) };
+    });
+  } finally {
+    await context.close();
+  }
+}
+
+async function timeFetch(url: string): Promise<number> {
+  const before = performance.now();
+  const response = await fetch(url);
+  await response.arrayBuffer();
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  return performance.now() - before;
+}
+
+export async function measureDashboard(options: { runs: number; log: (line: string) => void }): Promise<Row[]> {
+  const lp = await start({ port: 0, objstorePort: 0, journalCapacity: JOURNAL_ENTRIES, log: () => {} });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  try {
+    const { workspaces } = (await (await lp.request('/_localplane/fixtures')).json()) as { workspaces: { api_key: string }[] };
+    await fillJournal(lp, workspaces[0]!.api_key);
+    const { count } = (await (await lp.request('/_localplane/requests/count')).json()) as { count: number };
+    options.log(`dashboard: ${count.toLocaleString('en')} entries in the journal`);
+    const samples = Math.max(options.runs, 10);
+    const views: Record<string, FirstView[]> = {};
+    for (const path of ['/ui', '/ui/requests']) {
+      await firstView(browser, `${lp.apiUrl}${path}`); // warm-up: the server's modules and assets loaded
+      views[path] = [];
+      for (let i = 0; i < samples; i++) views[path]!.push(await firstView(browser, `${lp.apiUrl}${path}`));
+    }
+    const filterUrl = `${lp.apiUrl}/_localplane/requests?status=4xx&path=/api/v1/**&limit=100&order=desc`;
+    await timeFetch(filterUrl);
+    const filters: number[] = [];
+    for (let i = 0; i < samples; i++) filters.push(await timeFetch(filterUrl));
+    const rows: Row[] = [];
+    for (const [path, runs] of Object.entries(views)) {
+      const ms = runs.map((run) => run.ms);
+      const bytes = median(runs.map((run) => run.bytes));
+      rows.push({
+        what: `dashboard: ${path} first view in chromium, fresh context, ${JOURNAL_ENTRIES.toLocaleString('en')}-entry journal (${samples} loads)`,
+        localplane: medianAndRange(ms, milliseconds),
+        peer: 'none in the same run: the goal',
+        peerFigure: milliseconds(FIRST_VIEW_GOAL_MS),
+        ratio: `${(median(ms) / FIRST_VIEW_GOAL_MS).toFixed(2)}×`,
+        goal: goal(`≤ ${FIRST_VIEW_GOAL_MS} ms`, median(ms) <= FIRST_VIEW_GOAL_MS),
+      });
+      rows.push({
+        what: `dashboard: ${path} first view, bytes transferred (HTML, CSS, JS)`,
+        localplane: `${(bytes / 1024).toFixed(1)} KB`,
+        peer: 'none in the same run: the goal',
+        peerFigure: `${FIRST_VIEW_BYTES_GOAL / 1024} KB`,
+        ratio: `${(bytes / FIRST_VIEW_BYTES_GOAL).toFixed(2)}×`,
+        goal: goal(`≤ ${FIRST_VIEW_BYTES_GOAL / 1024} KB`, bytes <= FIRST_VIEW_BYTES_GOAL),
+      });
+    }
+    rows.push({
+      what: `journal filter over HTTP, newest 100 of ${JOURNAL_ENTRIES.toLocaleString('en')} (status=4xx, a path glob; ${samples} requests)`,
+      localplane: medianAndRange(filters, milliseconds),
+      peer: 'none in the same run: the goal',
+      peerFigure: milliseconds(FILTER_GOAL_MS),
+      ratio: `${(median(filters) / FILTER_GOAL_MS).toFixed(2)}×`,
+      goal: goal(`≤ ${FILTER_GOAL_MS} ms`, median(filters) <= FILTER_GOAL_MS),
+    });
+    return rows;
+  } finally {
+    await browser.close();
+    await lp.stop();
+  }
+}

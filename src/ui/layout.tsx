@@ -1,0 +1,103 @@
+import type { Context } from 'hono';
+import type { Child } from 'hono/jsx';
+import { raw } from 'hono/html';
+import { assetPath } from './assets.ts';
+
+/** The views in the order the navigation lists them. */
+export const VIEWS = [
+  { name: 'overview', path: '/ui', label: 'Overview' },
+  { name: 'requests', path: '/ui/requests', label: 'Requests' },
+  { name: 'exports', path: '/ui/exports', label: 'Exports' },
+  { name: 'objects', path: '/ui/objects', label: 'Objects' },
+  { name: 'sql', path: '/ui/sql', label: 'SQL' },
+  { name: 'deployments', path: '/ui/deployments', label: 'Deployments' },
+  { name: 'clock', path: '/ui/clock', label: 'Clock' },
+  { name: 'faults', path: '/ui/faults', label: 'Faults' },
+  { name: 'state', path: '/ui/state', label: 'State' },
+] as const;
+
+export type ViewName = (typeof VIEWS)[number]['name'];
+
+export interface PageProps {
+  /** The page's own title; the tab shows it before "localplane". */
+  title: string;
+  active: ViewName;
+  /** uPlot's script and styles, for views that draw charts. */
+  charts?: boolean;
+  children?: Child;
+}
+
+function Page({ title, active, charts = false, children }: PageProps) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="color-scheme" content="light dark" />
+        <meta name="htmx-config" content='{"allowEval":false,"includeIndicatorStyles":false,"historyCacheSize":0}' />
+        <title>{`${title} · localplane`}</title>
+        {/* No icon of its own: an empty one keeps the browser from asking for /favicon.ico, which answers 404. */}
+        <link rel="icon" href="data:," />
+        <link rel="stylesheet" href={assetPath('ui.css')} />
+        {charts && <link rel="stylesheet" href={assetPath('uPlot.min.css')} />}
+        <script src={assetPath('ui.js')}></script>
+        <script src={assetPath('htmx.min.js')} defer></script>
+        <script src={assetPath('sse.min.js')} defer></script>
+        {charts && <script src={assetPath('uPlot.iife.min.js')} defer></script>}
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <a class="brand" href="/ui">
+            localplane
+          </a>
+          <nav aria-label="Views">
+            <ul>
+              {VIEWS.map((view) => (
+                <li>
+                  <a href={view.path} aria-current={view.name === active ? 'page' : undefined}>
+                    {view.label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <button type="button" class="theme-toggle" data-theme-toggle aria-live="polite">
+            Theme: system
+          </button>
+        </header>
+        <main id="main" tabindex={-1}>
+          <h1>{title}</h1>
+          {children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+/** True when htmx asks for the part of a view that changes, not for the whole page (a history restore asks for the page). */
+export const isFragmentRequest = (c: Context) => c.req.header('hx-request') === 'true' && c.req.header('hx-history-restore-request') !== 'true';
+
+/** The whole page, or only `fragment` (default: the page's content) when htmx asks for a part. */
+export function renderView(c: Context, props: PageProps & { fragment?: Child }) {
+  if (isFragmentRequest(c)) return c.html(<>{props.fragment ?? props.children}</>);
+  return c.html(
+    <>
+      {raw('<!doctype html>')}
+      <Page {...props} />
+    </>,
+  );
+}
+
+/** An error of the API, as the dashboard shows it in place of what could not be read or done. */
+export const ErrorNote = ({ message }: { message: string }) => (
+  <p class="error" role="alert">
+    {message}
+  </p>
+);
+
+/** A page (or fragment) saying what the API refused, with the API's status; an API failure shows as 502. */
+export function renderError(c: Context, status: number, detail: string) {
+  c.status(status >= 500 ? 502 : (status as 400));
+  return renderView(c, { title: 'Error', active: 'overview', children: <ErrorNote message={detail} /> });
+}

@@ -1,0 +1,33 @@
+import { Hono } from 'hono';
+import { DashboardApi, DashboardApiError } from './api.ts';
+import { assetRoutes } from './assets.ts';
+import { renderError } from './layout.tsx';
+import { exportsView } from './views/exports.tsx';
+import { faultsView } from './views/faults.tsx';
+import { overviewView } from './views/overview.tsx';
+
+/**
+ * The dashboard at /ui: pages rendered on the server from what the documented API answers,
+ * called in process through `send` (the app's fetch, marked as an in-process call).
+ */
+export function uiModule(send: (request: Request) => Promise<Response>) {
+  const api = new DashboardApi(send);
+  const app = new Hono();
+  app.onError((error, c) => {
+    if (!(error instanceof DashboardApiError)) throw error;
+    return renderError(c, error.status, error.detail);
+  });
+  app.use('*', async (c, next) => {
+    await next();
+    // The dashboard is never framed (no clickjacking of its buttons) and loads nothing from elsewhere.
+    c.header('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    c.header('x-frame-options', 'DENY');
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'no-referrer');
+  });
+  app.route('/assets', assetRoutes());
+  app.route('/', overviewView(api));
+  app.route('/exports', exportsView(api));
+  app.route('/faults', faultsView(api));
+  return { routes: app };
+}

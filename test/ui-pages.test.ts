@@ -1,0 +1,85 @@
+/**
+ * The dashboard's pages as app.request() sees them: whole pages and htmx fragments, its assets
+ * served from the package, the headers that keep it from being framed, and the browser guard.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createLocalplane, type InProcessLocalplane } from '../src/index.ts';
+
+let lp: InProcessLocalplane;
+
+beforeAll(async () => {
+  lp = await createLocalplane({ log: () => {} });
+});
+
+afterAll(async () => {
+  await lp?.stop();
+});
+
+describe('the overview at /ui', () => {
+  it('is a whole page with landmarks, every view in the navigation, the clock and the fixture workspaces', async () => {
+    const response = await lp.request('/ui');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const page = await response.text();
+    expect(page.startsWith('<!doctype html><html lang="en">')).toBe(true);
+    for (const landmark of ['<header', '<nav aria-label="Views">', '<main id="main"']) expect(page).toContain(landmark);
+    for (const view of ['/ui/requests', '/ui/exports', '/ui/objects', '/ui/sql', '/ui/deployments', '/ui/clock', '/ui/faults', '/ui/state']) {
+      expect(page).toContain(`href="${view}"`);
+    }
+    expect(page).toContain('<a href="/ui" aria-current="page">Overview</a>');
+    const { now } = (await (await lp.request('/_localplane/clock')).json()) as { now: string };
+    expect(page).toContain(now.slice(0, 16));
+    const { workspaces } = (await (await lp.request('/_localplane/state')).json()) as { workspaces: { name: string }[] };
+    expect(workspaces.length).toBeGreaterThan(0);
+    for (const workspace of workspaces) expect(page).toContain(`<th scope="row">${workspace.name}</th>`);
+  });
+
+  it('answers htmx with the changing part alone', async () => {
+    const fragment = await (await lp.request('/ui', { headers: { 'hx-request': 'true' } })).text();
+    expect(fragment).toContain('<section class="cards"');
+    expect(fragment).not.toContain('<html');
+    const restored = await (await lp.request('/ui', { headers: { 'hx-request': 'true', 'hx-history-restore-request': 'true' } })).text();
+    expect(restored).toContain('<html');
+  });
+
+  it('is never framed and loads nothing from elsewhere', async () => {
+    const response = await lp.request('/ui');
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(response.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const page = await response.text();
+    expect(page).not.toMatch(/(src|href)="(https?:)?\/\//);
+  });
+});
+
+describe('the assets', () => {
+  it('come from the package, gzipped when asked, revalidated by ETag', async () => {
+    const plain = await lp.request('/ui/assets/htmx.min.js');
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await plain.text()).toContain('htmx');
+    const gzipped = await lp.request('/ui/assets/htmx.min.js', { headers: { 'accept-encoding': 'gzip' } });
+    expect(gzipped.headers.get('content-encoding')).toBe('gzip');
+    const tag = gzipped.headers.get('etag');
+    expect(tag).toBeTruthy();
+    const again = await lp.request('/ui/assets/htmx.min.js', { headers: { 'accept-encoding': 'gzip', 'if-none-match': tag! } });
+    expect(again.status).toBe(304);
+    for (const name of ['sse.min.js', 'uPlot.iife.min.js', 'uPlot.min.css', 'ui.css', 'ui.js']) expect((await lp.request(`/ui/assets/${name}`)).status).toBe(200);
+  });
+
+  it('are only the listed files', async () => {
+    for (const name of ['../package.json', '..%2Fpackage.json', 'htmx.js', 'constructor']) {
+      const response = await lp.request(`/ui/assets/${name}`);
+      expect(response.status).toBe(404);
+    }
+  });
+});
+
+describe('the browser guard', () => {
+  it('refuses the dashboard under a foreign Host', async () => {
+    const foreign = await lp.request('http://evil.example/ui');
+    expect(foreign.status).toBe(403);
+    expect(((await foreign.json()) as { detail: string }).detail).toContain('evil.example');
+  });
+});
