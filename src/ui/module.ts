@@ -5,6 +5,7 @@ import { renderError } from './layout.tsx';
 import { exportsView } from './views/exports.tsx';
 import { faultsView } from './views/faults.tsx';
 import { overviewView } from './views/overview.tsx';
+import { sqlView } from './views/sql.tsx';
 
 /**
  * The dashboard at /ui: pages rendered on the server from what the documented API answers,
@@ -29,5 +30,7 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.route('/', overviewView(api));
   app.route('/exports', exportsView(api));
   app.route('/faults', faultsView(api));
+  // At the root: /ui/sql and its download /ui/sql.csv.
+  app.route('/', sqlView(api));
   return { routes: app };
 }
