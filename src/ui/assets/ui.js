@@ -30,7 +30,8 @@
         width: Math.max(figure.clientWidth, 300),
         height: 200,
         scales: { x: { time: spec.time !== false } },
-        axes: [axis, axis],
+        // The y axis as wide as its longest label (uPlot's default 50 px cuts 5-digit numbers).
+        axes: [axis, { ...axis, size: (self, values) => Math.max(50, ...(values ?? []).map((value) => String(value).length * 8 + 18)) }],
         series: [{ label: spec.xLabel ?? 'time' }, ...spec.series.map((series, index) => ({ label: series.label, stroke: colours[index % colours.length], width: 2 }))],
       },
       [spec.x, ...spec.series.map((series) => series.values)],
