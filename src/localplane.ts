@@ -101,7 +101,7 @@ export interface InProcessLocalplane {
   /** Every object as a plain file: `<filesDir>/<bucket>/<key>`. */
   filesDir: string;
   clock: ClockControl;
-  /** The API's routes (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
+  /** The API's routes, the admin API included and the dashboard's pages not (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
   routes: readonly { method: string; path: string }[];
   /** The request journal of the API and the objstore (GET /_localplane/requests). */
   requests: RequestsApi;
@@ -125,6 +125,9 @@ export interface Localplane extends InProcessLocalplane {
   apiUrl: string;
   objstoreUrl: string;
 }
+
+/** Where the dashboard's pages are: not the API, so not among `routes`. */
+const DASHBOARD_FOLDER = '/ui';
 
 /** The database's tables, a set per domain, in the order the modules are built. */
 const TABLES: readonly TableSet[] = [workspaceTables, tracingTables, objstoreTables, createdBucketTables, bulkExportTables, deploymentTables];
@@ -211,12 +214,12 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
 
     const app = createApp(journal.observer, log);
     const guards = [browserGuard({ boundHost: host, allowedHosts: options.allowedHosts }), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
-    for (const folder of ['/_localplane', '/ui']) app.guardFolder(folder, guardErrors(adminToken !== undefined), ...guards);
+    for (const folder of ['/_localplane', DASHBOARD_FOLDER]) app.guardFolder(folder, guardErrors(adminToken !== undefined), ...guards);
     for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes, warehouse.adminRoutes]) {
       app.route('/_localplane', routes);
     }
     for (const routes of [bulkExports.routes, deployments.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
-    app.route('/ui', uiModule(async (request) => app.fetch(request, inProcessEnv())).routes);
+    app.route(DASHBOARD_FOLDER, uiModule(async (request) => app.fetch(request, inProcessEnv())).routes);
 
     if (options.importFrom !== undefined) await snapshots.restore(options.importFrom);
     else await core.parts.resume();
@@ -224,7 +227,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       dataDir: core.dataDir,
       filesDir: objstore.filesDir,
       clock: core.clockControl,
-      routes: handlerRoutes(app),
+      routes: handlerRoutes(app).filter(({ path }) => path !== DASHBOARD_FOLDER && !path.startsWith(`${DASHBOARD_FOLDER}/`)),
       request: async (input, init) => app.request(input, init),
       fetch: async (request) => app.fetch(request),
       objstoreEndpoint: objstore.bind,

@@ -249,6 +249,45 @@ describe('revision knobs', () => {
   });
 });
 
+describe('the revision history (GET /_localplane/deployments/{id}/revisions/{rid}/history)', () => {
+  it('gives each status reached with its emulator-clock time, a forced ending with its words', async () => {
+    const created = await create('lifecycle-history');
+    const start = Date.parse(created.created_at);
+    const history = async (revisionId: string) => {
+      const response = await admin('GET', `/deployments/${created.id}/revisions/${revisionId}/history`);
+      expect(response.status, response.text).toBe(200);
+      return (response.body as { status: string; at: string; detail: string | null }[]).map(({ status, at, detail }) => ({ status, seconds: (Date.parse(at) - start) / 1000, detail }));
+    };
+    expect(await history(created.latest_revision_id)).toEqual([{ status: 'CREATING', seconds: 0, detail: null }]);
+    await advance(TOTAL_SECONDS);
+    let elapsed = 0;
+    const expected = [...REVISION_STEP_STATUSES, 'DEPLOYED'].map((status, index) => {
+      const entry = { status, seconds: elapsed, detail: null };
+      elapsed += DEFAULT_STEPS[index] ?? 0;
+      return entry;
+    });
+    expect(await history(created.latest_revision_id)).toEqual(expected);
+
+    await admin('POST', '/faults/revisions', { stage: 'build', deployment_id: created.id, message: 'npm ERR! missing script: build' });
+    const failing = (await api().post(`/v2/deployments/${created.id}/revisions`, {})).body;
+    await advance(TOTAL_SECONDS);
+    expect((await history(failing.id)).at(-1)).toEqual({ status: 'BUILD_FAILED', seconds: TOTAL_SECONDS + 6, detail: 'npm ERR! missing script: build' });
+
+    expect((await admin('GET', `/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/history`)).status).toBe(404);
+    expect((await admin('GET', `/deployments/00000000-0000-4000-8000-000000000000/revisions/${failing.id}/history`)).status).toBe(404);
+  });
+
+  it('shows the steps a seeded revision went through before localplane started at its creation time, its status at its last update', async () => {
+    const seeded = [...seededFamilies().values()].flatMap((family) => family.deployments).find((candidate) => candidate.revisions.at(-1)!.status === 'DEPLOYED')!;
+    const newest = seeded.revisions.at(-1)!;
+    const response = await admin('GET', `/deployments/${seeded.row.id}/revisions/${newest.id}/history`);
+    expect(response.body.map((entry: { status: string }) => entry.status)).toEqual([...REVISION_STEP_STATUSES, 'DEPLOYED']);
+    const times = response.body.map((entry: { at: string }) => Date.parse(entry.at));
+    const revision = (await ctx.api.as(ctx.fixtures.workspaces.find((workspace) => workspace.id === seeded.row.tenant_id)!).get(`/v2/deployments/${seeded.row.id}/revisions/${newest.id}`)).body;
+    expect(times).toEqual([...REVISION_STEP_STATUSES.map(() => Date.parse(revision.created_at)), Date.parse(revision.updated_at)]);
+  });
+});
+
 describe('seeded revisions in progress', () => {
   it('go on from their seeded status once the clock moves, and their deployments become READY', async () => {
     const inProgress = [...seededFamilies().values()]

@@ -158,7 +158,7 @@ describe('Prefer: code= and example=', () => {
     expect(teapot.status).toBe(400);
     expect(teapot.json).toEqual({ detail: 'Prefer code=418 is not an error response of this endpoint; it documents: 401, 403' });
     const health = await send(ctx.instance.apiUrl, 'GET', '/_localplane/health', { headers: { prefer: 'code=500' } });
-    expect(health.json).toEqual({ detail: 'Prefer code=500 is not an error response of this endpoint; it documents: none' });
+    expect(health.json).toEqual({ detail: 'Prefer code=500 is not an error response of this endpoint; it documents: 403' });
     const unnamed = await send(ctx.instance.apiUrl, 'POST', '/api/v1/bulk-exports', { headers: { ...auth(), prefer: 'code=404, example=hourly_creates' } });
     expect(unnamed.status).toBe(400);
     expect(unnamed.json.detail).toBe('Prefer example=hourly_creates is not an error example of this endpoint for code 404; it documents: destination_not_found, session_not_found');

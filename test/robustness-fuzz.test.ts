@@ -94,6 +94,7 @@ const SPECS: Record<string, EndpointSpec> = {
   // An unknown project: a valid body is a 404 rather than thousands of generated runs.
   'POST /_localplane/sessions/:session_id/runs': { body: () => ({ count: 1, start_time: '2026-10-01T00:00:00Z', days: 1 }), params: () => ({ session_id: UNKNOWN_UUID }) },
   'PUT /_localplane/deployments/:deployment_id/status': { body: () => ({ status: 'READY' }) },
+  'GET /_localplane/deployments/:deployment_id/revisions/:revision_id/history': {},
   'PUT /_localplane/deployments/:deployment_id/revisions/:revision_id/status': { body: () => ({ status: 'DEPLOYED' }) },
   'PUT /_localplane/workspaces/:workspace_id/tier': { body: () => ({ tier: workspace.tier }) },
   'GET /_localplane/objstore/journal': {},

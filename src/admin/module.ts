@@ -7,6 +7,7 @@ import { formatTimestamp } from '../shared/time.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
 import { adminRoutes } from './routes.ts';
+import type { Task } from './schemas.ts';
 import { stateRoutes } from './state.ts';
 
 /** Which state a reset puts back to the seed: everything, or one workspace's resources. */
@@ -33,7 +34,8 @@ export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
     if (!workspaces.find(scope.workspaceId)) throw notFound(`Workspace ${scope.workspaceId} not found`);
     return core.parts.resetWorkspace(scope.workspaceId);
   };
-  const pendingTasks = () => core.scheduler.pending().map((task) => ({ due_at: formatTimestamp(task.dueAt), label: task.label }));
+  // The domains type each subject with its kind's schema (tasksSchema lists them).
+  const pendingTasks = () => core.scheduler.pending().map((task) => ({ due_at: formatTimestamp(task.dueAt), label: task.label, ...task.subject }) as Task);
   const knobs = adminRoutes({
     fixtures: core.fixtures,
     workspaces,

@@ -14,6 +14,7 @@ import {
   resetSchema,
   tasksSchema,
   tierChangeSchema,
+  type Task,
 } from './schemas.ts';
 import type { ClockControl } from '../shared/clock-control.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
@@ -39,7 +40,7 @@ export interface AdminDeps {
   faults: BulkExportFaults;
   revisionFaults: RevisionFaults;
   limits: InstanceLimits;
-  pendingTasks: () => { due_at: string; label: string }[];
+  pendingTasks: () => Task[];
   reset: (scope?: { workspaceId?: string }) => Promise<void>;
   startedAt: number;
 }

@@ -2,16 +2,27 @@ import { z } from 'zod';
 import { objstoreKeySchema } from '../objstore/key-routes.ts';
 import { sessionViewSchema } from '../tracing/knob-routes.ts';
 import { exportRunFaultRequest, validationFaultRequest } from '../bulk-exports/faults.ts';
-import { destinationResponseSchema, exportResponseSchema, runResponseSchema } from '../bulk-exports/schemas.ts';
+import {
+  destinationResponseSchema,
+  exportDispatchTaskSchema,
+  exportResponseSchema,
+  exportRunStepTaskSchema,
+  exportRunTimeLimitTaskSchema,
+  exportTimeLimitTaskSchema,
+  recurringExportSpawnTaskSchema,
+  runResponseSchema,
+} from '../bulk-exports/schemas.ts';
 import { limitsPatch, REVISION_STEP_STATUSES } from '../config.ts';
 import { revisionFaultRequest } from '../deployments/faults.ts';
 import { listenerResponseSchema } from '../deployments/listener-schemas.ts';
 import {
   codehostIntegrationSchema,
   codehostRepositorySchema,
+  deploymentDeletionTaskSchema,
   deploymentResponseSchema,
   oauthProviderResponseSchema,
   revisionResponseSchema,
+  revisionStepTaskSchema,
 } from '../deployments/schemas.ts';
 import { OBJSTORE_PERMISSIONS } from '../objstore/types.ts';
 import { TIERS } from '../workspaces/store.ts';
@@ -62,7 +73,20 @@ export const resetSchema = z.object({ status: z.literal('reset'), workspace_id: 
 
 export const clockStateSchema = z.object({ now: timestamp, frozen: z.boolean() });
 
-export const tasksSchema = z.array(z.object({ due_at: timestamp, label: z.string() }));
+/** A task: when it is due and its label (as before kinds were added), then what it does to which resources: the fields of its `kind`. */
+const task = <S extends z.ZodRawShape>(subject: z.ZodObject<S>) => z.object({ due_at: timestamp, label: z.string(), ...subject.shape });
+export const tasksSchema = z.array(
+  z.discriminatedUnion('kind', [
+    task(revisionStepTaskSchema),
+    task(deploymentDeletionTaskSchema),
+    task(exportDispatchTaskSchema),
+    task(exportRunStepTaskSchema),
+    task(exportRunTimeLimitTaskSchema),
+    task(exportTimeLimitTaskSchema),
+    task(recurringExportSpawnTaskSchema),
+  ]),
+);
+export type Task = z.infer<typeof tasksSchema>[number];
 
 export const limitsSchema = limitsPatch.required().extend({
   revision_step_seconds: z.strictObject(Object.fromEntries(REVISION_STEP_STATUSES.map((status) => [status, z.number()]))),

@@ -15,7 +15,7 @@ import { MASKED_SECRET_VALUE, notFound, SECRET_FIELDS } from '../shared/errors.t
 import { formatTimestamp } from '../shared/time.ts';
 import { notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { stateSchema } from './schemas.ts';
+import { stateSchema, type Task } from './schemas.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { Workspace, WorkspaceStore } from '../workspaces/store.ts';
 import { sessionView } from '../tracing/knob-routes.ts';
@@ -31,7 +31,7 @@ export interface StateDeps {
   limits: InstanceLimits;
   faults: BulkExportFaults;
   revisionFaults: RevisionFaults;
-  pendingTasks: () => { due_at: string; label: string }[];
+  pendingTasks: () => Task[];
 }
 
 const stateQuery = z.object({ workspace_id: z.guid().optional() });

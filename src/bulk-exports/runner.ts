@@ -14,6 +14,14 @@ import type { BulkExportFaults } from './faults.ts';
 import type { EncodeRequest, EncoderThread } from './encoder-thread.ts';
 import type { ExportStatus } from './statuses.ts';
 import { runFolder } from './paths.ts';
+import type {
+  ExportDispatchTask,
+  ExportRunStepTask,
+  ExportRunTimeLimitTask,
+  ExportTimeLimitTask,
+  RecurringExportSpawnTask,
+  RUN_STEPS,
+} from './schemas.ts';
 import { parseConfig, type BulkExportStore, type ExportRow, type ExportRunRow } from './store.ts';
 
 export interface RunnerDeps {
@@ -90,6 +98,8 @@ const workspaceLane = (tenantId: string) => `workspace ${tenantId}`;
 const runLane = (runId: string) => `run ${runId}`;
 const exportLane = (exportId: string) => `export ${exportId}`;
 
+type RunStep = (typeof RUN_STEPS)[number];
+
 /**
  * Executes exports on the emulator clock. An export is split into one run per UTC day.
  * A workspace executes up to `concurrent_exports_per_workspace` exports at once (the
@@ -160,7 +170,7 @@ export class ExportRunner {
       if (exportRow.status !== 'Running') continue;
       this.scheduleExportTimeLimit(exportRow);
       for (const run of this.deps.store.runsOf(exportRow.id)) {
-        if (run.status === 'Running') this.scheduleRun(run, now);
+        if (run.status === 'Running') this.scheduleRun(run, exportRow.tenant_id, now, 'resume');
       }
     }
     for (const tenantId of tenants) this.scheduleDispatch(tenantId, now);
@@ -191,21 +201,25 @@ export class ExportRunner {
   private scheduleDispatch(tenantId: string, at: Micros): void {
     const queued = this.queuedDispatches.get(tenantId);
     if (queued && !queued.cancelled && queued.dueAt <= at) return;
-    const task = this.deps.scheduler.schedule(at, workspaceLane(tenantId), `dispatch exports of workspace ${tenantId}`, () => {
+    const subject: ExportDispatchTask = { kind: 'export_dispatch', workspace_id: tenantId };
+    const task = this.deps.scheduler.schedule(at, workspaceLane(tenantId), `dispatch exports of workspace ${tenantId}`, subject, () => {
       if (this.queuedDispatches.get(tenantId) === task) this.queuedDispatches.delete(tenantId);
       this.dispatch(tenantId);
     });
     this.queuedDispatches.set(tenantId, task);
   }
 
-  private scheduleStep(runId: string, at: Micros): void {
-    this.deps.scheduler.schedule(at, runLane(runId), `export run step ${runId}`, () => this.step(runId));
+  /** The run's next step, of the attempt `run.retry_number`. */
+  private scheduleStep(run: Pick<ExportRunRow, 'id' | 'bulk_export_id' | 'retry_number'>, tenantId: string, at: Micros, step: RunStep): void {
+    const subject: ExportRunStepTask = { kind: 'export_run_step', workspace_id: tenantId, bulk_export_id: run.bulk_export_id, run_id: run.id, step, retry_number: run.retry_number };
+    this.deps.scheduler.schedule(at, runLane(run.id), `export run step ${run.id}`, subject, () => this.step(run.id));
   }
 
   private scheduleSpawn(parent: ExportRow, index: number): ScheduledTask {
     const interval = parent.interval_hours! * MICROS_PER_HOUR;
     const dueAt = parent.start_time + (index + 1) * interval + seconds(this.deps.limits.get().recurring_start_delay_seconds);
-    return this.deps.scheduler.schedule(dueAt, exportLane(parent.id), `spawn child ${index} of ${parent.id}`, () => this.spawn(parent.id, index));
+    const subject: RecurringExportSpawnTask = { kind: 'recurring_export_spawn', workspace_id: parent.tenant_id, bulk_export_id: parent.id, child_index: index };
+    return this.deps.scheduler.schedule(dueAt, exportLane(parent.id), `spawn child ${index} of ${parent.id}`, subject, () => this.spawn(parent.id, index));
   }
 
   /**
@@ -291,19 +305,21 @@ export class ExportRunner {
       }
     });
     if (exportRow.status === 'Created') this.scheduleExportTimeLimit({ ...exportRow, started_at: now });
-    for (const run of started) this.scheduleRun(run, now + run.step_delay);
+    for (const run of started) this.scheduleRun(run, exportRow.tenant_id, now + run.step_delay, 'start');
   }
 
   /** A running run's next step and its time limit, both in the run's lane. */
-  private scheduleRun(run: ExportRunRow, firstStepAt: Micros): void {
+  private scheduleRun(run: ExportRunRow, tenantId: string, firstStepAt: Micros, firstStep: RunStep): void {
     const limit = run.started_at! + seconds(this.deps.limits.get().export_run_time_limit_seconds);
-    this.deps.scheduler.schedule(limit, runLane(run.id), `time limit of run ${run.id}`, () => this.timeOutRun(run.id));
-    this.scheduleStep(run.id, firstStepAt);
+    const subject: ExportRunTimeLimitTask = { kind: 'export_run_time_limit', workspace_id: tenantId, bulk_export_id: run.bulk_export_id, run_id: run.id };
+    this.deps.scheduler.schedule(limit, runLane(run.id), `time limit of run ${run.id}`, subject, () => this.timeOutRun(run.id));
+    this.scheduleStep(run, tenantId, firstStepAt, firstStep);
   }
 
   private scheduleExportTimeLimit(exportRow: ExportRow): void {
     const limit = exportRow.started_at! + seconds(this.deps.limits.get().export_time_limit_seconds);
-    this.deps.scheduler.schedule(limit, exportLane(exportRow.id), `time limit of export ${exportRow.id}`, () => this.timeOutExport(exportRow.id));
+    const subject: ExportTimeLimitTask = { kind: 'export_time_limit', workspace_id: exportRow.tenant_id, bulk_export_id: exportRow.id };
+    this.deps.scheduler.schedule(limit, exportLane(exportRow.id), `time limit of export ${exportRow.id}`, subject, () => this.timeOutExport(exportRow.id));
   }
 
   /** The run has been running for the configured limit: it and its export end TimedOut. */
@@ -343,7 +359,7 @@ export class ExportRunner {
       await this.recordUpload(runId);
     } catch (error) {
       await this.abandonUpload(runId);
-      this.failAttempt(runId, error);
+      this.failAttempt(runId, exportRow.tenant_id, error);
       return;
     }
     // The run may have ended (cancelled, its export failed) while its upload finished.
@@ -355,7 +371,7 @@ export class ExportRunner {
       return;
     }
     this.uploads.set(runId, { ...next, outcome: next.upload().then(() => null, (error: unknown) => error) });
-    this.scheduleStep(runId, now + current.step_delay);
+    this.scheduleStep(current, exportRow.tenant_id, now + current.step_delay, 'next_file');
   }
 
   /** The endpoint the export's destination is served from (null when the destination is gone). */
@@ -470,7 +486,7 @@ export class ExportRunner {
    * Records an attempt's error under retry_N, then retries later, or fails the run and its
    * export when the retries are used up or the store's answer is one no retry can change.
    */
-  private failAttempt(runId: string, error: unknown): void {
+  private failAttempt(runId: string, tenantId: string, error: unknown): void {
     const run = this.deps.store.runById(runId);
     if (!run || run.status !== 'Running') return;
     const now = this.deps.clock.now();
@@ -481,8 +497,9 @@ export class ExportRunner {
       this.endRun(run, { status: 'Failed', errors: JSON.stringify(errors) }, now);
       return;
     }
-    this.deps.store.updateRun(runId, { errors: JSON.stringify(errors), retry_number: run.retry_number + 1, updated_at: now });
-    this.scheduleStep(runId, now + seconds(limits.export_run_retry_delay_seconds));
+    const retry = { ...run, retry_number: run.retry_number + 1 };
+    this.deps.store.updateRun(runId, { errors: JSON.stringify(errors), retry_number: retry.retry_number, updated_at: now });
+    this.scheduleStep(retry, tenantId, now + seconds(limits.export_run_retry_delay_seconds), 'retry');
   }
 
   /**

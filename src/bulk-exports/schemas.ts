@@ -167,3 +167,34 @@ export const runResponseSchema = z.object({
   end_time: timestamp,
 });
 export type RunResponse = z.infer<typeof runResponseSchema>;
+
+// The work the export runner schedules, as GET /_localplane/tasks describes each task beside its label.
+const workspaceTask = { workspace_id: z.guid() };
+/** Starts what the concurrency limits allow in the workspace: waiting exports and their runs; completes exports whose runs are done. */
+export const exportDispatchTaskSchema = z.object({ kind: z.literal('export_dispatch'), ...workspaceTask });
+export const RUN_STEPS = ['start', 'next_file', 'retry', 'resume'] as const;
+export const exportRunStepTaskSchema = z.object({
+  kind: z.literal('export_run_step'),
+  ...workspaceTask,
+  bulk_export_id: z.guid(),
+  run_id: z.guid(),
+  /** `start`: the run's first file; `next_file`; `retry`: after a failed attempt; `resume`: after a restart or a restore. */
+  step: z.enum(RUN_STEPS),
+  /** The attempt the step belongs to: 0, then 1 for the first retry, ... */
+  retry_number: z.int(),
+});
+export const exportRunTimeLimitTaskSchema = z.object({ kind: z.literal('export_run_time_limit'), ...workspaceTask, bulk_export_id: z.guid(), run_id: z.guid() });
+export const exportTimeLimitTaskSchema = z.object({ kind: z.literal('export_time_limit'), ...workspaceTask, bulk_export_id: z.guid() });
+export const recurringExportSpawnTaskSchema = z.object({
+  kind: z.literal('recurring_export_spawn'),
+  ...workspaceTask,
+  /** The recurring export whose child is made. */
+  bulk_export_id: z.guid(),
+  /** Which window the child covers: 0 for the first interval after start_time. */
+  child_index: z.int(),
+});
+export type ExportDispatchTask = z.infer<typeof exportDispatchTaskSchema>;
+export type ExportRunStepTask = z.infer<typeof exportRunStepTaskSchema>;
+export type ExportRunTimeLimitTask = z.infer<typeof exportRunTimeLimitTaskSchema>;
+export type ExportTimeLimitTask = z.infer<typeof exportTimeLimitTaskSchema>;
+export type RecurringExportSpawnTask = z.infer<typeof recurringExportSpawnTaskSchema>;

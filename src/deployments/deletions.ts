@@ -3,6 +3,7 @@ import type { Clock } from '../shared/clock.ts';
 import type { ScheduledTask, Scheduler } from '../shared/scheduler.ts';
 import { MICROS_PER_SECOND } from '../shared/time.ts';
 import type { RevisionLifecycle } from './lifecycle.ts';
+import type { DeploymentDeletionTask } from './schemas.ts';
 import type { DeploymentDeletionRow, DeploymentRow, DeploymentStore } from './store.ts';
 
 export interface DeploymentDeletionDeps {
@@ -59,7 +60,8 @@ export class DeploymentDeletions {
   }
 
   private schedule(deletion: DeploymentDeletionRow): void {
-    const task = this.deps.scheduler.schedule(deletion.due_at, `deployment ${deletion.deployment_id}`, `deletion of deployment ${deletion.deployment_id}`, () =>
+    const subject: DeploymentDeletionTask = { kind: 'deployment_deletion', workspace_id: deletion.tenant_id, deployment_id: deletion.deployment_id };
+    const task = this.deps.scheduler.schedule(deletion.due_at, `deployment ${deletion.deployment_id}`, `deletion of deployment ${deletion.deployment_id}`, subject, () =>
       this.remove(deletion),
     );
     this.removals.set(deletion.deployment_id, { tenantId: deletion.tenant_id, task });

@@ -1,17 +1,20 @@
 import { z } from 'zod';
 import type { RevisionLifecycle } from './lifecycle.ts';
+import { revisionHistory } from './logs.ts';
 import { deploymentResponse, revisionResponse } from './responses.ts';
 import {
   DEPLOYMENT_STATUSES,
   deploymentIdParams,
   deploymentResponseSchema,
   REVISION_STATUSES,
+  revisionHistorySchema,
   revisionIdParams,
   revisionResponseSchema,
 } from './schemas.ts';
 import type { DeploymentStore } from './store.ts';
 import type { Clock } from '../shared/clock.ts';
 import { notFound } from '../shared/errors.ts';
+import { formatTimestamp } from '../shared/time.ts';
 import { EXAMPLE_ID, httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 
@@ -50,6 +53,32 @@ export function deploymentKnobRoutes({ deployments, lifecycle, clock }: Deployme
     },
   );
 
+  const revisionNotFound = httpError(404, 'The deployment or the revision does not exist', {
+    deployment_not_found: `Deployment ID ${EXAMPLE_ID} not found.`,
+    revision_not_found: `Revision ID ${EXAMPLE_ID} not found.`,
+  });
+  const findRevision = (deploymentId: string, revisionId: string) => {
+    const revision = deployments.revision(findDeployment(deploymentId).id, revisionId);
+    if (!revision) throw notFound(`Revision ID ${revisionId} not found.`);
+    return revision;
+  };
+
+  app.openapi(
+    {
+      method: 'get',
+      path: '/:deployment_id/revisions/:revision_id/history',
+      summary: "A revision's statuses, each with the emulator-clock time it reached it, in any workspace",
+      params: revisionIdParams,
+      response: { status: 200, description: 'The statuses, oldest first', schema: revisionHistorySchema },
+      errors: [revisionNotFound],
+    },
+    (c, { params: { deployment_id, revision_id } }) => {
+      const revision = findRevision(deployment_id, revision_id);
+      const history = revisionHistory(revision, deployments.revisionEvents(revision.id));
+      return c.json(history.map(({ status, at, detail }) => ({ status, at: formatTimestamp(at), detail })));
+    },
+  );
+
   app.openapi(
     {
       method: 'put',
@@ -58,19 +87,11 @@ export function deploymentKnobRoutes({ deployments, lifecycle, clock }: Deployme
       params: revisionIdParams,
       body: revisionStatusChange,
       response: { status: 200, description: 'The revision', schema: revisionResponseSchema },
-      errors: [
-        httpError(404, 'The deployment or the revision does not exist', {
-          deployment_not_found: `Deployment ID ${EXAMPLE_ID} not found.`,
-          revision_not_found: `Revision ID ${EXAMPLE_ID} not found.`,
-        }),
-      ],
+      errors: [revisionNotFound],
     },
     (c, { params: { deployment_id, revision_id }, body: { status } }) => {
-      const deployment = findDeployment(deployment_id);
-      const revision = deployments.revision(deployment.id, revision_id);
-      if (!revision) throw notFound(`Revision ID ${revision_id} not found.`);
-      lifecycle.setStatus(revision, status);
-      return c.json(revisionResponse(deployments.revision(deployment.id, revision_id)!));
+      lifecycle.setStatus(findRevision(deployment_id, revision_id), status);
+      return c.json(revisionResponse(deployments.revision(deployment_id, revision_id)!));
     },
   );
 

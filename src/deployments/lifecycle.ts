@@ -4,7 +4,7 @@ import type { ScheduledTask, Scheduler } from '../shared/scheduler.ts';
 import { MICROS_PER_SECOND, type Micros } from '../shared/time.ts';
 import type { RevisionFault, RevisionFaults, RevisionFaultStage } from './faults.ts';
 import { REVISION_STEP_STATUSES, type RevisionStepStatus } from '../config.ts';
-import type { RevisionStatus } from './schemas.ts';
+import type { RevisionStatus, RevisionStepTask } from './schemas.ts';
 import type { DeploymentStore, RevisionRow } from './store.ts';
 
 export interface RevisionLifecycleDeps {
@@ -91,21 +91,37 @@ export class RevisionLifecycle {
   private scheduleStep(revision: RevisionRow): void {
     const { status } = revision;
     if (!isStep(status)) return;
+    // A revision whose deployment is gone has nothing left to move.
+    const deployment = this.deps.store.deploymentById(revision.deployment_id);
+    if (!deployment) return;
     const dueAt: Micros = this.deps.clock.now() + Math.round(this.deps.limits.get().revision_step_seconds[status] * MICROS_PER_SECOND);
-    const task = this.deps.scheduler.schedule(dueAt, `deployment ${revision.deployment_id}`, `revision ${revision.id} ${status}`, () =>
+    const subject: RevisionStepTask = {
+      kind: 'revision_step',
+      workspace_id: deployment.tenant_id,
+      deployment_id: revision.deployment_id,
+      revision_id: revision.id,
+      from_status: status,
+      to_status: this.endOfStep(revision.id, status).status,
+    };
+    const task = this.deps.scheduler.schedule(dueAt, `deployment ${revision.deployment_id}`, `revision ${revision.id} ${status}`, subject, () =>
       this.step(revision, status),
     );
     this.steps.set(revision.id, { deploymentId: revision.deployment_id, task });
+  }
+
+  /** Where a revision goes at the end of a step: the next status, or the ending its fault forces there (with the fault's words). */
+  private endOfStep(revisionId: string, step: RevisionStepStatus): { status: RevisionStatus; detail: string | null } {
+    const fault = this.faults.get(revisionId);
+    const ending = fault && FORCED_ENDINGS[fault.stage].step === step ? FORCED_ENDINGS[fault.stage] : null;
+    return ending ? { status: ending.status, detail: fault!.message } : { status: statusAfter(step), detail: null };
   }
 
   private step({ deployment_id: deploymentId, id }: RevisionRow, expected: RevisionStepStatus): void {
     this.steps.delete(id);
     const revision = this.deps.store.revision(deploymentId, id);
     if (revision?.status !== expected) return;
-    const fault = this.faults.get(id);
-    const ending = fault && FORCED_ENDINGS[fault.stage].step === expected ? FORCED_ENDINGS[fault.stage] : null;
-    if (ending) this.moveTo(revision, ending.status, fault!.message);
-    else this.moveTo(revision, statusAfter(expected));
+    const end = this.endOfStep(id, expected);
+    this.moveTo(revision, end.status, end.detail);
   }
 
   private moveTo(revision: RevisionRow, status: RevisionStatus, detail: string | null = null): void {

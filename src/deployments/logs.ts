@@ -69,7 +69,7 @@ function earlierSteps(status: RevisionStatus): readonly RevisionStatus[] {
 }
 
 /** Every status the revision reached, in order: those recorded, after those a seeded revision had reached before. */
-function historyOf(revision: RevisionRow, recorded: readonly RevisionEventRow[]): Omit<RevisionEventRow, 'revision_id'>[] {
+export function revisionHistory(revision: RevisionRow, recorded: readonly RevisionEventRow[]): Omit<RevisionEventRow, 'revision_id'>[] {
   const first = recorded[0];
   const known = first ?? { status: revision.status, at: revision.updated_at, detail: null };
   const earlier = known.status === 'CREATING' ? [] : earlierSteps(known.status).map((status) => ({ status, at: revision.created_at, detail: null }));
@@ -83,7 +83,7 @@ function historyOf(revision: RevisionRow, recorded: readonly RevisionEventRow[])
  */
 export function revisionLog(revision: RevisionRow, recorded: readonly RevisionEventRow[], stream: LogStream): LogEntry[] {
   const config = JSON.parse(revision.source_revision_config) as SourceRevisionConfig;
-  const history = historyOf(revision, recorded);
+  const history = revisionHistory(revision, recorded);
   const entries: LogEntry[] = [];
   const write = (at: Micros, level: LogLevel, message: string) =>
     entries.push({ id: `${revision.id}-${stream}-${entries.length + 1}`, timestamp: Math.floor(at / 1000), level, message });

@@ -290,3 +290,33 @@ export const codehostRepositorySchema = z.object({
   default_branch: z.string(),
 });
 export type CodehostRepository = z.infer<typeof codehostRepositorySchema>;
+
+/** The statuses a revision reached, oldest first, each with the emulator-clock time it reached it (the times its logs give). */
+export const revisionHistorySchema = z.array(
+  z.object({
+    status: z.enum(REVISION_STATUSES),
+    at: timestamp,
+    /** The words of a forced ending (the revision fault's message), else null. */
+    detail: z.string().nullable(),
+  }),
+);
+
+// The work the deployments schedule, as GET /_localplane/tasks describes each task beside its label.
+export const revisionStepTaskSchema = z.object({
+  kind: z.literal('revision_step'),
+  workspace_id: z.guid(),
+  deployment_id: z.guid(),
+  revision_id: z.guid(),
+  /** The status the revision is in until the task runs. */
+  from_status: z.enum(REVISION_STEP_STATUSES),
+  /** The next step, DEPLOYED, or the ending a revision fault forces (BUILD_FAILED, SKIPPED, ...). */
+  to_status: z.enum(REVISION_STATUSES),
+});
+export type RevisionStepTask = z.infer<typeof revisionStepTaskSchema>;
+export const deploymentDeletionTaskSchema = z.object({
+  kind: z.literal('deployment_deletion'),
+  workspace_id: z.guid(),
+  /** The deployment AWAITING_DELETE that is gone once the task runs. */
+  deployment_id: z.guid(),
+});
+export type DeploymentDeletionTask = z.infer<typeof deploymentDeletionTaskSchema>;

@@ -53,5 +53,6 @@ export interface DocumentedRoute {
   /** Hono syntax, from the root. */
   path: string;
   tag: string;
-  errors: readonly ErrorResponse[];
+  /** Grows as the route is mounted under a guarded folder (see OpenApiHono.guardFolder). */
+  errors: ErrorResponse[];
 }

@@ -43,7 +43,7 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
     handler: (c: Context<E>, input: RouteInput<P, Q, B>) => Response | Promise<Response>,
   ): this {
     // The route's own errors first: `Prefer: code=400` answers the first example of that status.
-    const errors = [...(declaration.errors ?? []), ...this.guardErrors, ...requestErrors(declaration)];
+    const errors: ErrorResponse[] = [...(declaration.errors ?? []), ...this.guardErrors, ...requestErrors(declaration)];
     this.documented.push({ declaration: declaration as RouteDeclaration, path: declaration.path, tag: this.tag, errors });
     this.on(declaration.method.toUpperCase(), declaration.path, async (c) => {
       const forced = forcedResponse(c.req.header('prefer'), errors);
@@ -64,7 +64,9 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
       for (const route of app.documented) {
         const fullPath = mergePath(path, route.path);
         const guarded = this.folderGuards.filter(({ folder }) => fullPath === folder || fullPath.startsWith(`${folder}/`));
-        this.documented.push({ ...route, path: fullPath, errors: [...route.errors, ...guarded.flatMap(({ errors }) => errors)] });
+        // Into the route's own list, which its handler reads for `Prefer: code=`.
+        route.errors.push(...guarded.flatMap(({ errors }) => errors));
+        this.documented.push({ ...route, path: fullPath });
       }
     }
     super.route(path, app);

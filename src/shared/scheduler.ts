@@ -1,11 +1,21 @@
 import type { Clock } from './clock.ts';
 import type { Micros } from './time.ts';
 
+/**
+ * What a task does, to which resources, in the shape GET /_localplane/tasks answers beside the
+ * label: the domain that schedules the task names its kind and the ids (snake_case, as the API).
+ */
+export interface TaskSubject {
+  readonly kind: string;
+  readonly workspace_id: string;
+}
+
 export interface ScheduledTask {
   readonly dueAt: Micros;
   /** Tasks of one lane run one at a time, in due order; tasks of different lanes run side by side. */
   readonly lane: string;
   readonly label: string;
+  readonly subject: TaskSubject;
   /** Set once the task is cancelled before it started. */
   readonly cancelled: boolean;
   cancel(): void;
@@ -53,11 +63,12 @@ export class Scheduler {
     private readonly onError: (label: string, error: unknown) => void,
   ) {}
 
-  schedule(dueAt: Micros, lane: string, label: string, run: () => Promise<void> | void): ScheduledTask {
+  schedule(dueAt: Micros, lane: string, label: string, subject: TaskSubject, run: () => Promise<void> | void): ScheduledTask {
     const task: QueuedTask = {
       dueAt,
       lane,
       label,
+      subject,
       run,
       sequence: this.sequence++,
       cancelled: false,

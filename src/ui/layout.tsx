@@ -16,6 +16,21 @@ export const VIEWS = [
   { name: 'state', path: '/ui/state', label: 'State' },
 ] as const;
 
+/**
+ * No eval (the CSP allows none), no injected styles, no history cache (a page comes back from the
+ * server), and an error's answer swapped in like a success: it holds the API's detail in an alert.
+ */
+const HTMX_CONFIG = JSON.stringify({
+  allowEval: false,
+  includeIndicatorStyles: false,
+  historyCacheSize: 0,
+  responseHandling: [
+    { code: '204', swap: false },
+    { code: '[23]..', swap: true },
+    { code: '[45]..', swap: true, error: true },
+  ],
+});
+
 export type ViewName = (typeof VIEWS)[number]['name'];
 
 export interface PageProps {
@@ -34,7 +49,7 @@ function Page({ title, active, charts = false, children }: PageProps) {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="color-scheme" content="light dark" />
-        <meta name="htmx-config" content='{"allowEval":false,"includeIndicatorStyles":false,"historyCacheSize":0}' />
+        <meta name="htmx-config" content={HTMX_CONFIG} />
         <title>{`${title} · localplane`}</title>
         {/* No icon of its own: an empty one keeps the browser from asking for /favicon.ico, which answers 404. */}
         <link rel="icon" href="data:," />

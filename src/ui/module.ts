@@ -4,6 +4,8 @@ import { assetRoutes } from './assets.ts';
 import { renderError } from './layout.tsx';
 import { exportsView } from './views/exports.tsx';
 import { faultsView } from './views/faults.tsx';
+import { clockView } from './views/clock.tsx';
+import { deploymentsView } from './views/deployments.tsx';
 import { overviewView } from './views/overview.tsx';
 import { sqlView } from './views/sql.tsx';
 
@@ -30,6 +32,8 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.route('/', overviewView(api));
   app.route('/exports', exportsView(api));
   app.route('/faults', faultsView(api));
+  app.route('/clock', clockView(api));
+  app.route('/deployments', deploymentsView(api));
   // At the root: /ui/sql and its download /ui/sql.csv.
   app.route('/', sqlView(api));
   return { routes: app };

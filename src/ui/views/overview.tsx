@@ -21,14 +21,13 @@ interface StateDump {
   }[];
 }
 
-const RUNNING_EXPORT_STATUSES = new Set(['Pending', 'Running']);
 
 /** /ui: health, the clock, the workspaces with their counts. */
 export function overviewView(api: DashboardApi) {
   const app = new Hono();
   app.get('/', async (c) => {
     const [health, state] = await Promise.all([api.get<Health>('/_localplane/health'), api.get<StateDump>('/_localplane/state')]);
-    const running = state.workspaces.reduce((sum, workspace) => sum + workspace.bulk_exports.filter((entry) => RUNNING_EXPORT_STATUSES.has(entry.status)).length, 0);
+    const exportsIn = (status: string) => state.workspaces.reduce((sum, workspace) => sum + workspace.bulk_exports.filter((entry) => entry.status === status).length, 0);
     return renderView(c, {
       title: 'Overview',
       active: 'overview',
@@ -49,9 +48,9 @@ export function overviewView(api: DashboardApi) {
             </div>
             <div class="card">
               <h2>Exports running</h2>
-              <div class="figure">{running}</div>
+              <div class="figure">{exportsIn('Running')}</div>
               <div class="muted">
-                <a href="/ui/exports">all exports</a>
+                {exportsIn('Created')} waiting to start · <a href="/ui/exports">all exports</a>
               </div>
             </div>
             <div class="card">

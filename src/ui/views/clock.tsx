@@ -1,0 +1,142 @@
+import { Hono, type Context } from 'hono';
+import { DashboardApiError, type DashboardApi } from '../api.ts';
+import { DueWork, namesFor, type ClockState, type Names, type Task } from '../due-work.tsx';
+import { readForm } from '../form.ts';
+import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
+import { parseSpan, SPAN_HINT } from '../spans.ts';
+
+const FRAGMENT_TARGET = { 'hx-target': '#clock-state', 'hx-swap': 'outerHTML' };
+
+/** The part that changes: the time, frozen or running, the error of the last action; the due work comes with it, swapped out of band. */
+function ClockStatePanel({ clock, error }: { clock: ClockState; error?: string }) {
+  const action = clock.frozen ? 'unfreeze' : 'freeze';
+  // While the clock runs, the time and the due work follow it.
+  const polling = clock.frozen ? {} : { 'hx-get': '/ui/clock', 'hx-trigger': 'every 2s', ...FRAGMENT_TARGET };
+  return (
+    <section id="clock-state" class="card clock-state" aria-label="Emulator clock" {...polling}>
+      {error && <ErrorNote message={error} />}
+      <div class="muted">Now, on the emulator clock</div>
+      <div class="figure mono">
+        <time datetime={clock.now}>{clock.now}</time>
+      </div>
+      <form class="inline" method="post" action={`/ui/clock/${action}`} hx-post={`/ui/clock/${action}`} {...FRAGMENT_TARGET}>
+        <span class={`badge clock-${clock.frozen ? 'frozen' : 'running'}`}>{clock.frozen ? 'frozen' : 'running'}</span>
+        <button type="submit">{clock.frozen ? 'Unfreeze' : 'Freeze'}</button>
+      </form>
+    </section>
+  );
+}
+
+function DueWorkPanel({ tasks, names, now, outOfBand = false }: { tasks: readonly Task[]; names: Names; now: string; outOfBand?: boolean }) {
+  return (
+    <section id="due-work" aria-labelledby="due-work-title" {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}>
+      <h2 id="due-work-title">Due work</h2>
+      <DueWork tasks={tasks} names={names} now={now} caption="Work scheduled on the emulator clock, soonest first" />
+    </section>
+  );
+}
+
+/** Set to a time, from now as the clock last read: an action's answer brings it up to date (out of band), a poll leaves what is typed alone. */
+function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: boolean }) {
+  return (
+    <form id="clock-set" class="inline" method="post" action="/ui/clock/set" hx-post="/ui/clock/set" {...FRAGMENT_TARGET} {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}>
+      <label>
+        Set to (ISO 8601)
+        <input name="time" required value={now} class="mono" size={34} autocomplete="off" />
+      </label>
+      <button type="submit">Set</button>
+      <span class="muted">Forward runs what falls due on the way; backward runs nothing.</span>
+    </form>
+  );
+}
+
+function MoveControls({ now }: { now: string }) {
+  return (
+    <section aria-labelledby="move-title">
+      <h2 id="move-title">Move the clock</h2>
+      <form class="inline" method="post" action="/ui/clock/advance" hx-post="/ui/clock/advance" {...FRAGMENT_TARGET}>
+        <button type="submit" name="span" value="1m">
+          +1 minute
+        </button>
+        <button type="submit" name="span" value="1h">
+          +1 hour
+        </button>
+        <button type="submit" name="span" value="1d">
+          +1 day
+        </button>
+      </form>
+      <form class="inline" method="post" action="/ui/clock/advance" hx-post="/ui/clock/advance" {...FRAGMENT_TARGET}>
+        <label>
+          Advance by
+          <input name="span" required placeholder="90s, 2h, 1d 3h" aria-describedby="span-hint" autocomplete="off" />
+        </label>
+        <button type="submit" class="primary">
+          Advance
+        </button>
+        <span id="span-hint" class="muted">
+          {SPAN_HINT}; 0 runs what is due now. What falls due on the way runs at its own time.
+        </span>
+      </form>
+      <SetTimeForm now={now} />
+    </section>
+  );
+}
+
+/** /ui/clock: the emulator clock, frozen or running, moved by a span or to a time, and the work due on it. */
+export function clockView(api: DashboardApi) {
+  const app = new Hono();
+
+  /** The view after an action (or none), with the action's refusal in place: its status and words. */
+  const render = async (c: Context, refusal?: { status: number; detail: string }) => {
+    const [clock, tasks] = await Promise.all([api.get<ClockState>('/_localplane/clock'), api.get<Task[]>('/_localplane/tasks')]);
+    const names = await namesFor(api, tasks);
+    // htmx swaps only success answers: to htmx, a refusal comes back in the fragment as a 200.
+    if (refusal && !isFragmentRequest(c)) c.status(refusal.status as 400);
+    const error = refusal?.detail;
+    return renderView(c, {
+      title: 'Clock',
+      active: 'clock',
+      children: (
+        <>
+          <div class="clock-top">
+            <ClockStatePanel clock={clock} error={error} />
+            <MoveControls now={clock.now} />
+          </div>
+          <DueWorkPanel tasks={tasks} names={names} now={clock.now} />
+        </>
+      ),
+      fragment: (
+        <>
+          <ClockStatePanel clock={clock} error={error} />
+          <DueWorkPanel tasks={tasks} names={names} now={clock.now} outOfBand />
+          {c.req.method === 'POST' && <SetTimeForm now={clock.now} outOfBand />}
+        </>
+      ),
+    });
+  };
+
+  /** Runs an API call for an action; its refusal is shown, not thrown. */
+  const act = async (c: Context, call: () => Promise<unknown>) => {
+    try {
+      await call();
+      return render(c);
+    } catch (error) {
+      if (!(error instanceof DashboardApiError)) throw error;
+      return render(c, { status: error.status >= 500 ? 502 : error.status, detail: error.detail });
+    }
+  };
+
+  app.get('/', (c) => render(c));
+  app.post('/freeze', (c) => act(c, () => api.json('POST', '/_localplane/clock/freeze')));
+  app.post('/unfreeze', (c) => act(c, () => api.json('POST', '/_localplane/clock/unfreeze')));
+  app.post('/advance', async (c) => {
+    const span = parseSpan((await readForm(c)).span ?? '');
+    if ('error' in span) return render(c, { status: 422, detail: span.error });
+    return act(c, () => api.json('POST', '/_localplane/clock/advance', { body: { seconds: span.seconds } }));
+  });
+  app.post('/set', async (c) => {
+    const time = (await readForm(c)).time?.trim() ?? '';
+    return act(c, () => api.json('POST', '/_localplane/clock/set', { body: { time } }));
+  });
+  return app;
+}
