@@ -120,6 +120,20 @@ function send(url: string, method: string, headers: Record<string, string>, piec
   });
 }
 
+/** A GET whose answer is counted as it arrives, not kept: `body` is how many bytes came. */
+function download(url: string): Promise<Sent> {
+  return new Promise((resolve) => {
+    http
+      .get(url, (response) => {
+        let bytes = 0;
+        response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        response.on('end', () => resolve({ status: response.statusCode!, body: String(bytes) }));
+        response.on('error', () => resolve({ status: 'cut', body: '' }));
+      })
+      .on('error', () => resolve({ status: 'cut', body: '' }));
+  });
+}
+
 /** `count` requests made by `one`, CONCURRENCY at a time. */
 async function repeat(count: number, one: () => Promise<Sent>): Promise<Sent[]> {
   const results: Sent[] = [];
@@ -249,6 +263,24 @@ describe('memory per request', { timeout: 180_000 }, () => {
       expect(await refusalsJournalled()).toBe(1);
       expect(growth).toBeLessThan(64 * MB);
     });
+  });
+
+  it('a 128 MiB object downloads from the object browser (/_localplane/objstore/buckets/{bucket}/object/content) streamed, never held whole', async () => {
+    const size = 128 * MiB;
+    const key = fullKey(fixtures);
+    const bucket = fixtures.objstore.buckets[0]!;
+    const path = `/${bucket}/memory/download.bin`;
+    const headers = await signedHeaders(probe.objstoreUrl, { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key }, {
+      method: 'PUT',
+      path,
+      headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+    });
+    headers['content-length'] = String(size);
+    expect((await send(`${probe.objstoreUrl}${path}`, 'PUT', headers, framed('', size, ''), false)).status).toBe(200);
+
+    const { growth, sent } = await peakOf(() => download(`${probe.apiUrl}/_localplane/objstore/buckets/${bucket}/object/content?key=memory/download.bin`));
+    expect(sent).toEqual({ status: 200, body: String(size) });
+    expect(growth).toBeLessThan(64 * MB);
   });
 
   describe('aws-chunked uploads', () => {

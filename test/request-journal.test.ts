@@ -239,6 +239,59 @@ describe('the request journal', () => {
       expect(await listed(ctx, '?method=GET&source=api&status=2xx')).toHaveLength(2);
     });
 
+    it('newest first (order=desc): all, the newest N, the newest N after a since id; the JSON filter too', async () => {
+      await traffic();
+      const all = ids(await listed(ctx));
+      const newestFirst = [...all].reverse();
+      expect(ids(await listed(ctx, '?order=desc'))).toEqual(newestFirst);
+      expect(ids(await listed(ctx, '?order=desc&limit=2'))).toEqual(newestFirst.slice(0, 2));
+      expect(ids(await listed(ctx, `?order=desc&limit=2&since=${all[1]}`))).toEqual(newestFirst.slice(0, 2));
+      expect(ids(await listed(ctx, `?order=desc&since=${all[2]}`))).toEqual(newestFirst.slice(0, 2));
+      expect(ids(await listed(ctx, '?order=asc&limit=2'))).toEqual(all.slice(-2));
+      expect(ids(await listed(ctx, '?order=desc&limit=2&source=api&method=GET'))).toEqual([all[2], all[1]]);
+      const found = await ctx.admin.request<Listed>('POST', '/requests/find', { body: { order: 'desc', limit: 1, source: 'api' } });
+      expect(ids(found.body.requests)).toEqual([all[3]]);
+      expect(ids(ctx.instance.requests.list({ order: 'desc', limit: 1 }))).toEqual([all[4]]);
+    });
+
+    it('by the fault rule that fired, and by text in the response body or in either body', async () => {
+      await traffic();
+      const rule = (await ctx.admin.request('POST', '/fault-rules', { body: { match: { path: '/v2/**' }, action: { status: 503, detail: 'fault-in-the-answer' }, count: 1 } })).body;
+      await globex().get('/v2/deployments');
+      await globex().get('/v2/deployments');
+      const [faulted] = await listed(ctx, `?fault_rule=${rule.id}`);
+      expect(faulted).toMatchObject({ status: 503, fault_rule_id: rule.id });
+      expect(ids(await listed(ctx, '?fault_rule=any'))).toEqual([faulted!.id]);
+      expect(await listed(ctx, '?fault_rule=fault-rule-99')).toEqual([]);
+      expect(ids((await ctx.admin.request<Listed>('POST', '/requests/find', { body: { fault_rule: 'any' } })).body.requests)).toEqual([faulted!.id]);
+
+      expect(ids(await listed(ctx, '?response_body_contains=fault-in-the-answer'))).toEqual([faulted!.id]);
+      expect(await listed(ctx, '?body_contains=fault-in-the-answer')).toEqual([]);
+      expect(await listed(ctx, '?response_body_contains=needle-in-the-body')).toEqual([]);
+      const [posted] = await listed(ctx, '?body_contains=needle-in-the-body');
+      expect(ids(await listed(ctx, '?any_body_contains=needle-in-the-body'))).toEqual([posted!.id]);
+      expect(ids(await listed(ctx, '?any_body_contains=fault-in-the-answer'))).toEqual([faulted!.id]);
+      expect(ids(await listed(ctx, '?any_body_contains=destination%2000000000&order=desc&limit=1'))).toEqual(ids(await listed(ctx, '?status=404')));
+    });
+
+    it('one entry by its id (GET /requests/{id}), while the journal keeps it', async () => {
+      await traffic();
+      const all = await listed(ctx);
+      for (const entry of all) {
+        const response = await ctx.admin.request('GET', `/requests/${entry.id}`);
+        expect(response.status).toBe(200);
+        expect(journalEntrySchema.parse(response.body)).toEqual(entry);
+      }
+      const after = await ctx.admin.request('GET', `/requests/${all.at(-1)!.id + 1}`);
+      expect(after.status).toBe(404);
+      expect(after.body).toEqual({ detail: `Request ${all.at(-1)!.id + 1} not found in the journal` });
+      await ctx.admin.request('DELETE', '/requests');
+      expect((await ctx.admin.request('GET', `/requests/${all[0]!.id}`)).status).toBe(404);
+      const bad = await ctx.admin.request('GET', '/requests/first');
+      expect(bad.status).toBe(422);
+      expect(bad.body.detail[0].loc).toEqual(['path', 'request_id']);
+    });
+
     it('counts, finds with a JSON filter, and is emptied by DELETE with ids going on', async () => {
       await traffic();
       expect(requestCountResponseSchema.parse((await ctx.admin.request('GET', '/requests/count?source=api&method=GET')).body)).toEqual({ count: 3 });
@@ -264,6 +317,10 @@ describe('the request journal', () => {
       ['?header=:value', 'header'],
       ['?path=api/**', 'path'],
       ['?stauts=404', 'stauts'],
+      ['?order=newest', 'order'],
+      ['?fault_rule=rule-1', 'fault_rule'],
+      ['?response_body_contains=', 'response_body_contains'],
+      ['?any_body_contains=', 'any_body_contains'],
     ])('answers a bad filter %s with a 422 at %s', async (query, field) => {
       for (const path of ['/requests', '/requests/count']) {
         const response = await ctx.admin.request('GET', `${path}${query}`);

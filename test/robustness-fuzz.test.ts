@@ -56,8 +56,10 @@ interface EndpointSpec {
   query?: Record<string, QueryKind>;
   /** Path values to use instead of the known ids: where a valid request would be too heavy, or delete what other requests use. */
   params?: () => Record<string, string>;
-  /** Sent only with other methods: it resets or restarts the instance's clock. */
+  /** Sent only with other methods: it resets or restarts the instance's clock, or its answer never ends. */
   wrongMethodsOnly?: true;
+  /** An event stream: a request that reaches it (a path trick too) is answered with no end. */
+  neverEnds?: true;
 }
 
 let workspace: FixtureWorkspace;
@@ -65,7 +67,21 @@ let ids: KnownIds;
 let otherWorkspaceIds: Record<string, string>;
 
 const pageQuery: Record<string, QueryKind> = { limit: 'int', offset: 'int' };
-const journalQuery: Record<string, QueryKind> = { since: 'int', limit: 'int', method: 'text', path: 'text', status: 'text', workspace_id: 'uuid', source: 'text', header: 'text', body_contains: 'text' };
+const journalQuery: Record<string, QueryKind> = {
+  since: 'int',
+  limit: 'int',
+  order: 'text',
+  method: 'text',
+  path: 'text',
+  status: 'text',
+  workspace_id: 'uuid',
+  source: 'text',
+  header: 'text',
+  fault_rule: 'text',
+  body_contains: 'text',
+  response_body_contains: 'text',
+  any_body_contains: 'text',
+};
 
 const SPECS: Record<string, EndpointSpec> = {
   'GET /openapi.json': {},
@@ -100,6 +116,9 @@ const SPECS: Record<string, EndpointSpec> = {
   'GET /_localplane/objstore/journal': {},
   'GET /_localplane/requests': { query: journalQuery },
   'GET /_localplane/requests/count': { query: journalQuery },
+  'GET /_localplane/requests/stream': { wrongMethodsOnly: true, neverEnds: true },
+  'GET /_localplane/requests/stats': { query: { minutes: 'int', errors: 'int' } },
+  'GET /_localplane/requests/:request_id': { params: () => ({ request_id: '1' }) },
   'POST /_localplane/requests/find': { body: () => ({ method: 'GET', path: '/api/**', status: '2xx', header: { name: 'x-api-key' }, limit: 10 }) },
   'DELETE /_localplane/requests': {},
   'GET /_localplane/fault-rules': {},
@@ -113,6 +132,10 @@ const SPECS: Record<string, EndpointSpec> = {
   'GET /_localplane/objstore/keys': {},
   'POST /_localplane/objstore/keys': { body: () => ({ access_key_id: 'LPFUZZKEY00000000001', secret_access_key: `${SECRET_MARK}-key`, permissions: ['get', 'create'] }) },
   'DELETE /_localplane/objstore/keys/:access_key_id': {},
+  'GET /_localplane/objstore/buckets': {},
+  'GET /_localplane/objstore/buckets/:bucket/objects': { query: { prefix: 'text', delimiter: 'text', search: 'text', cursor: 'text', limit: 'int' } },
+  'GET /_localplane/objstore/buckets/:bucket/object': { query: { key: 'text' } },
+  'GET /_localplane/objstore/buckets/:bucket/object/content': { query: { key: 'text' } },
   'GET /api/v1/bulk-exports/destinations': {},
   'POST /api/v1/bulk-exports/destinations': {
     body: () => ({
@@ -544,8 +567,8 @@ function firstDifference(before: string, after: string): string {
   return `line ${at}: ${JSON.stringify(beforeLines[at]?.slice(0, 300))} became ${JSON.stringify(afterLines[at]?.slice(0, 300))}`;
 }
 
-/** Whether a target (percent-encoded as it may be) is the reference page or one of its files. */
-function isDocsPage(target: string): boolean {
+/** A target's path as routed: percent-decoded where it can be, dot segments resolved. */
+function routedPath(target: string): string {
   const path = target.split(/[?#]/)[0]!;
   let decoded = path;
   try {
@@ -554,8 +577,14 @@ function isDocsPage(target: string): boolean {
     // Not valid percent-encoding: taken as it is.
   }
   // Dot segments resolve before routing: `/../docs` is the page too.
-  return /^\/docs(\/|$)/.test(new URL(decoded, 'http://localhost').pathname);
+  return new URL(decoded, 'http://localhost').pathname;
 }
+
+/** Whether a target is the reference page or one of its files. */
+const isDocsPage = (target: string) => /^\/docs(\/|$)/.test(routedPath(target));
+
+/** Whether a target is an object's download, answered in the object's own content type. */
+const isObjectContent = (target: string) => /^\/_localplane\/objstore\/buckets\/.+\/object\/content$/.test(routedPath(target));
 
 /** Whatever the request: not a 5xx, the body its status calls for, no secret; refused, nothing changed. */
 async function checkReply(request: { method: string; target: string }, reply: Reply): Promise<void> {
@@ -571,8 +600,10 @@ async function checkReply(request: { method: string; target: string }, reply: Re
         expect(reply.headers.location, what).toMatch(/^http:\/\//);
         expect(reply.text, what).toBe('');
       } else if (reply.status === 200 && isDocsPage(request.target)) {
-        // The reference page and its files, the only replies that are not JSON.
+        // The reference page and its files, and object downloads: the only replies that are not JSON.
         expect(reply.headers['content-type'], what).toMatch(/^(text\/(html|css|javascript)|image\/png)/);
+      } else if (reply.status === 200 && isObjectContent(request.target)) {
+        expect(reply.headers['content-disposition'], what).toMatch(/^attachment; /);
       } else {
         expect(reply.headers['content-type'], what).toMatch(/^application\/json/);
         expect(reply.json, what).not.toBeUndefined();
@@ -681,7 +712,7 @@ describe('robustness under malformed requests', () => {
         return { method, target: path, headers: authHeaders(path) };
       }),
     );
-    const trickedPath = fc.tuple(fc.constantFrom(...endpoints()), pathTricks).map(([endpoint, trick]): FuzzRequest => {
+    const trickedPath = fc.tuple(fc.constantFrom(...endpoints().filter((endpoint) => !endpoint.neverEnds)), pathTricks).map(([endpoint, trick]): FuzzRequest => {
       const path = pathOf(endpoint);
       // Spelled differently, a reset could still reach its route: those go as GET.
       const method = endpoint.wrongMethodsOnly ? 'GET' : endpoint.method;

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { start } from '../src/index.ts';
+import { EventStreamReader } from './support/event-stream.ts';
 import { eventually, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
 import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 
@@ -174,6 +175,20 @@ class Recorder {
       body,
     });
     return { status: response.status, body: body ? JSON.parse(body) : undefined };
+  }
+
+  /** An event stream read until the event with id `lastId` (it never ends by itself), recorded as its events' data. */
+  async readStream(path: string, lastId: number) {
+    const response = await fetch(`${this.apiUrl}${path}`);
+    const reader = new EventStreamReader(response.body!);
+    const data: string[] = [];
+    for (let event = await reader.next(); event !== null; event = event.id === String(lastId) ? null : await reader.next()) {
+      if (event.data !== undefined) data.push(event.data);
+    }
+    await reader.cancel();
+    const headers = [...response.headers].map(([name, value]) => `${name}: ${value}`).join('\n');
+    this.exchanges.push({ phase: this.phase, request: `GET ${path}`, status: response.status, headers, body: data.join('\n') });
+    return data;
   }
 
   as(workspace: FixtureWorkspace) {
@@ -443,13 +458,15 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   for (const path of adminReadPaths(await expectStatus(recorder.send('GET', '/openapi.json'), 200))) await expectStatus(admin('GET', path), 200);
   await expectStatus(admin('GET', `/state?workspace_id=${acmeWorkspace.id}`), 200);
   await expectStatus(admin('POST', '/requests/find', {}), 200);
+  const [latest] = (await expectStatus(admin('GET', '/requests?order=desc&limit=1'), 200)).requests;
+  await recorder.readStream('/_localplane/requests/stream?since=0', latest.id);
   await expectStatus(admin('POST', '/snapshot', { path: snapshotPath }), 200);
 }
 
-/** The admin GETs that need no path or query parameter (the preview, which does, is read in the scenario). */
-function adminReadPaths(document: { paths: Record<string, Record<string, { parameters?: { in: string; required?: boolean }[] }>> }): string[] {
+/** The admin GETs that answer JSON and need no path or query parameter (the preview, which does, is read in the scenario; an event stream never ends: it sends the entries GET /requests answers). */
+function adminReadPaths(document: { paths: Record<string, Record<string, { parameters?: { in: string; required?: boolean }[]; responses?: Record<string, { content?: Record<string, unknown> }> }>> }): string[] {
   return Object.entries(document.paths)
-    .filter(([path, operations]) => path.startsWith('/_localplane/') && !path.includes('{') && operations.get !== undefined)
+    .filter(([path, operations]) => path.startsWith('/_localplane/') && !path.includes('{') && operations.get?.responses?.['200']?.content?.['application/json'] !== undefined)
     .filter(([, operations]) => !operations.get!.parameters?.some((parameter) => parameter.in === 'query' && parameter.required))
     .map(([path]) => path.slice('/_localplane'.length));
 }
@@ -509,9 +526,9 @@ describe.each(TARGETS)('no secret shows anywhere after a full scenario, on %s', 
     expect(exchangeLeaks(phase('not-json'))).toEqual([]);
   });
 
-  it('in any admin endpoint, the objstore journal, the request journal and the keys included', () => {
+  it('in any admin endpoint, the objstore journal, the request journal (its stream too) and the keys included', () => {
     const read = phase('admin');
-    const paths = ['/health', '/fixtures', '/tasks', '/faults', '/config', '/objstore/journal', '/objstore/keys', '/state', '/requests', '/requests/count', '/fault-rules'];
+    const paths = ['/health', '/fixtures', '/tasks', '/faults', '/config', '/objstore/journal', '/objstore/keys', '/state', '/requests', '/requests/count', '/requests/stats', '/requests/stream?since=0', '/fault-rules'];
     expect(read.map((exchange) => exchange.request)).toEqual(expect.arrayContaining([...paths.map((path) => `GET /_localplane${path}`), 'POST /_localplane/requests/find']));
     expect(exchangeLeaks(read)).toEqual([]);
     const journal = JSON.parse(read.find((exchange) => exchange.request === 'GET /_localplane/objstore/journal')!.body) as { accessKeyId: string | null }[];
@@ -521,6 +538,8 @@ describe.each(TARGETS)('no secret shows anywhere after a full scenario, on %s', 
     expect(requests.filter((entry) => entry.source === 'api').length).toBeGreaterThan(40);
     expect(requests.filter((entry) => entry.source === 'objstore').length).toBeGreaterThan(10);
     expect(requests.filter((entry) => entry.request.body.text?.includes('"credentials":"********"')).length).toBeGreaterThan(3);
+    const streamed = read.find((exchange) => exchange.request === 'GET /_localplane/requests/stream?since=0')!.body.split('\n').map((line) => JSON.parse(line));
+    expect(streamed).toEqual(requests);
     const keys = JSON.parse(read.find((exchange) => exchange.request === 'GET /_localplane/objstore/keys')!.body) as { access_key_id: string }[];
     expect(keys.map((key) => key.access_key_id)).toEqual(expect.arrayContaining([KEY_IDS.runtime, KEY_IDS.rotated]));
   });

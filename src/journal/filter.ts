@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { requestTimestamp } from '../shared/validation.ts';
 import { customIssue } from '../shared/errors.ts';
 import { queryInteger } from '../shared/validation.ts';
-import type { JournalEntry } from './schemas.ts';
 import { headerMatchText, requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
+import type { JournalEntry } from './schemas.ts';
 
 export const MAX_JOURNAL_LIMIT = 10_000;
 
@@ -23,46 +23,91 @@ const sinceText = z.string().transform((text, ctx): Since => {
   return { time: parsed.data };
 });
 
+/** A fault rule's id, or `any` for a request any rule acted on. */
+const faultRule = z.string().regex(/^(any|fault-rule-\d+)$/);
+const bodyText = z.string().min(1);
+
+/** What the query and the JSON filters have in common beside the request match. */
+const filterFields = {
+  fault_rule: faultRule.optional(),
+  body_contains: bodyText.optional(),
+  response_body_contains: bodyText.optional(),
+  any_body_contains: bodyText.optional(),
+};
+
+/** The filter's fields as query parameters. */
+const queryFilterFields = {
+  ...requestMatchFields,
+  header: headerMatchText.optional(),
+  status: statusPattern.optional(),
+  ...filterFields,
+};
+
+const order = z.enum(['asc', 'desc']);
+
 /** The filter as query parameters of GET /_localplane/requests (and /count). */
 export const journalQuery = z.strictObject({
   since: sinceText.optional(),
   limit: queryInteger({ min: 1, max: MAX_JOURNAL_LIMIT }).optional(),
-  ...requestMatchFields,
-  header: headerMatchText.optional(),
-  status: statusPattern.optional(),
-  body_contains: z.string().min(1).optional(),
+  order: order.optional(),
+  ...queryFilterFields,
 });
+
+/** The filter as query parameters of GET /_localplane/requests/stream: it sends every matching entry in the order they are recorded. */
+export const journalStreamQuery = z.strictObject({ since: sinceText.optional(), ...queryFilterFields });
 
 /** The filter as the JSON body of POST /_localplane/requests/find (and `lp.requests.*`). */
 export const journalFind = z.strictObject({
   since: z.union([z.int().min(0).transform((id): Since => ({ id })), sinceText]).optional(),
   limit: z.int().min(1).max(MAX_JOURNAL_LIMIT).optional(),
+  order: order.optional(),
   ...requestMatchFields,
   status: z.union([z.int().min(100).max(599).transform(String), statusPattern]).optional(),
-  body_contains: z.string().min(1).optional(),
+  ...filterFields,
 });
 
 export type JournalFilter = z.output<typeof journalFind>;
 /** What callers of the programmatic API write. */
 export type JournalFilterInput = z.input<typeof journalFind>;
 
-/** The entry's request as the shared matchers see it (its headers as journalled, secrets masked). */
-export const matchableEntry = (entry: JournalEntry): MatchableRequest => ({
-  source: entry.source,
-  method: entry.method,
-  path: entry.path,
-  workspaceId: () => entry.workspace_id,
-  header: (name) => entry.request.headers[name.toLowerCase()],
-});
+/** A journalled request as the filters read it: what was recorded with it, and its entry, made when a filter reads the headers or bodies. */
+export interface FilterableEntry extends MatchableRequest {
+  readonly id: number;
+  /** `entry.time` in emulator microseconds. */
+  readonly micros: number;
+  readonly status: number;
+  readonly fault_rule_id: string | null;
+  entry(): JournalEntry;
+}
 
-/** A compiled test of an entry (arrived at `micros` on the emulator clock) against a filter; `limit` is applied by the journal. */
-export function entryMatcher(filter: JournalFilter): (entry: JournalEntry, micros: number) => boolean {
+const statusTest = (status: string | undefined): ((status: number) => boolean) | null => {
+  if (status === undefined) return null;
+  if (!status.toLowerCase().endsWith('xx')) return (actual) => actual === Number(status);
+  const statusClass = Number(status[0]);
+  return (actual) => Math.floor(actual / 100) === statusClass;
+};
+
+const contains = (body: { text: string | null }, needle: string) => body.text?.includes(needle) ?? false;
+
+/**
+ * A compiled test of a kept entry against a filter (`limit` and `order` are the journal's).
+ * The summary's fields are tested first: the entry is made only when they hold and a filter
+ * reads its headers or bodies.
+ */
+export function entryMatcher(filter: JournalFilter): (kept: FilterableEntry) => boolean {
   const matchesRequest = requestMatcher(filter);
-  const { since, status, body_contains: needle } = filter;
-  const statusClass = status?.toLowerCase().endsWith('xx') ? Number(status[0]) : null;
-  return (entry, micros) =>
-    (since === undefined || ('id' in since ? entry.id > since.id : micros >= since.time)) &&
-    (status === undefined || (statusClass === null ? entry.status === Number(status) : Math.floor(entry.status / 100) === statusClass)) &&
-    (needle === undefined || (entry.request.body.text?.includes(needle) ?? false)) &&
-    matchesRequest(matchableEntry(entry));
+  const { since, fault_rule: faultRuleId } = filter;
+  const statusHolds = statusTest(filter.status);
+  const { body_contains: inRequest, response_body_contains: inResponse, any_body_contains: inEither } = filter;
+  return (kept) => {
+    return (
+      (since === undefined || ('id' in since ? kept.id > since.id : kept.micros >= since.time)) &&
+      (statusHolds === null || statusHolds(kept.status)) &&
+      (faultRuleId === undefined || (faultRuleId === 'any' ? kept.fault_rule_id !== null : kept.fault_rule_id === faultRuleId)) &&
+      matchesRequest(kept) &&
+      (inRequest === undefined || contains(kept.entry().request.body, inRequest)) &&
+      (inResponse === undefined || contains(kept.entry().response.body, inResponse)) &&
+      (inEither === undefined || contains(kept.entry().request.body, inEither) || contains(kept.entry().response.body, inEither))
+    );
+  };
 }

@@ -1,60 +1,151 @@
 import { RingBuffer } from '../shared/ring-buffer.ts';
 import type { JournalEntry } from './schemas.ts';
-import { entryMatcher, type JournalFilter } from './filter.ts';
+import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter.ts';
 
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 
-/** Makes an entry (less its id) when the journal is read: building and masking it costs more than answering a cached list. */
-export type EntryMaker = () => Omit<JournalEntry, 'id'>;
+/** What is known of a request when it is recorded, and all that the cheap filters read. */
+export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id' | 'fault_rule_id'>;
+/** The rest of an entry. */
+export type EntryDetails = Pick<JournalEntry, 'time' | 'wall_time' | 'query' | 'request' | 'response' | 'objstore' | 'duration_ms'>;
+/** Makes the details when the journal is read: building and masking them costs more than answering a cached list. */
+export type DetailsMaker = () => EntryDetails;
 
-interface Kept {
-  id: number;
-  /** `entry.time` in emulator microseconds, for `since` filters. */
-  micros: number;
-  make: EntryMaker | null;
-  entry: JournalEntry | null;
-}
+/**
+ * A journalled request: its summary, and its entry made once, when first read. The filters
+ * read its headers as journalled (secrets masked): only a match on a header makes it.
+ */
+export class KeptEntry implements FilterableEntry {
+  // The summary's fields are the entry's own: a filter over a full journal reads them without a hop.
+  readonly source: EntrySummary['source'];
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly workspace_id: string | null;
+  readonly fault_rule_id: string | null;
+  private make: DetailsMaker | null;
+  private made: JournalEntry | null = null;
 
-/** The kept entry, made once. */
-function entryOf(kept: Kept): JournalEntry {
-  if (kept.entry === null) {
-    kept.entry = Object.freeze({ id: kept.id, ...kept.make!() });
-    kept.make = null;
+  constructor(
+    readonly id: number,
+    /** `entry.time` in emulator microseconds. */
+    readonly micros: number,
+    summary: EntrySummary,
+    make: DetailsMaker,
+  ) {
+    this.source = summary.source;
+    this.method = summary.method;
+    this.path = summary.path;
+    this.status = summary.status;
+    this.workspace_id = summary.workspace_id;
+    this.fault_rule_id = summary.fault_rule_id;
+    this.make = make;
   }
-  return kept.entry;
+
+  workspaceId(): string | null {
+    return this.workspace_id;
+  }
+
+  header(name: string): string | undefined {
+    return this.entry().request.headers[name.toLowerCase()];
+  }
+
+  entry(): JournalEntry {
+    if (this.made === null) {
+      const { time, wall_time, query, request, response, objstore, duration_ms } = this.make!();
+      const { source, method, path, status, workspace_id, fault_rule_id } = this;
+      this.made = Object.freeze({ id: this.id, time, wall_time, source, method, path, query, status, workspace_id, request, response, objstore, duration_ms, fault_rule_id });
+      this.make = null;
+    }
+    return this.made;
+  }
 }
 
 /** The API's and the objstore's requests in one bounded journal; the oldest go first. */
 export class RequestJournal {
-  private readonly kept: RingBuffer<Kept>;
+  private readonly kept: RingBuffer<KeptEntry>;
   private nextId = 1;
+  private resets = 0;
+  private readonly listeners = new Set<() => void>();
 
   constructor(capacity = DEFAULT_JOURNAL_CAPACITY) {
     this.kept = new RingBuffer(capacity);
   }
 
-  /** Keeps a request; its entry is made when the journal is read. */
-  record(micros: number, make: EntryMaker): void {
-    this.kept.push({ id: this.nextId++, micros, make, entry: null });
+  /** Keeps a request; its details are made when the journal is read. */
+  record(micros: number, summary: EntrySummary, make: DetailsMaker): void {
+    this.kept.push(new KeptEntry(this.nextId++, micros, summary, make));
+    if (this.listeners.size > 0) this.notify();
+  }
+
+  /** The id of the latest entry recorded since the last reset (0 before the first). */
+  get latestId(): number {
+    return this.nextId - 1;
+  }
+
+  /** How many times the journal was reset: ids from 1 again. */
+  get generation(): number {
+    return this.resets;
+  }
+
+  /** Calls `listener` after each entry is recorded and after each reset; returns what stops it. */
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
   }
 
   /**
-   * Matching entries, oldest first. `limit` keeps the first ones after `since` when it is
-   * given (paging forward), else the most recent ones.
+   * Visits the kept entries after the id `afterId`: from the oldest on, or from the newest
+   * back, while `visit` answers true.
    */
-  list(filter: JournalFilter = {}): JournalEntry[] {
+  scan(afterId: number, newestFirst: boolean, visit: (kept: KeptEntry) => boolean): void {
+    const { length } = this.kept;
+    const from = this.indexAfter(afterId);
+    if (newestFirst) {
+      for (let index = length - 1; index >= from; index--) if (!visit(this.kept.at(index))) return;
+    } else {
+      for (let index = from; index < length; index++) if (!visit(this.kept.at(index))) return;
+    }
+  }
+
+  private indexAfter(id: number): number {
+    if (this.kept.length === 0) return 0;
+    // The kept ids are consecutive: each entry's is one more than the one before it.
+    return Math.min(Math.max(id + 1 - this.kept.at(0).id, 0), this.kept.length);
+  }
+
+  /**
+   * The matching entries, oldest first (`order: 'desc'`: newest first). `limit` keeps the
+   * first ones after `since` when it is given (paging forward), else the most recent ones.
+   */
+  private matching(filter: JournalFilter): KeptEntry[] {
     const matches = entryMatcher(filter);
-    const found = this.kept
-      .snapshot()
-      .map((kept) => ({ entry: entryOf(kept), micros: kept.micros }))
-      .filter(({ entry, micros }) => matches(entry, micros))
-      .map(({ entry }) => entry);
-    if (filter.limit === undefined || found.length <= filter.limit) return found;
-    return filter.since === undefined ? found.slice(-filter.limit) : found.slice(0, filter.limit);
+    const { since, limit = Infinity, order = 'asc' } = filter;
+    const newestFirst = order === 'desc' || (limit !== Infinity && since === undefined);
+    const found: KeptEntry[] = [];
+    this.scan(since !== undefined && 'id' in since ? since.id : 0, newestFirst, (kept) => {
+      if (matches(kept)) found.push(kept);
+      return found.length < limit;
+    });
+    return newestFirst === (order === 'desc') ? found : found.reverse();
+  }
+
+  list(filter: JournalFilter = {}): JournalEntry[] {
+    return this.matching(filter).map((kept) => kept.entry());
   }
 
   count(filter: JournalFilter = {}): number {
-    return this.list(filter).length;
+    return this.matching(filter).length;
+  }
+
+  /** The entry with that id, while the journal keeps it. */
+  get(id: number): JournalEntry | undefined {
+    const index = this.indexAfter(id - 1);
+    return index < this.kept.length && this.kept.at(index).id === id ? this.kept.at(index).entry() : undefined;
   }
 
   /** Drops every entry; ids go on from where they were (a poller's `since` stays valid). */
@@ -66,5 +157,7 @@ export class RequestJournal {
   reset(): void {
     this.kept.clear();
     this.nextId = 1;
+    this.resets++;
+    this.notify();
   }
 }

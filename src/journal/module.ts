@@ -4,6 +4,7 @@ import { DEFAULT_JOURNAL_CAPACITY, RequestJournal } from './journal.ts';
 import { RequestObserver } from './observe.ts';
 import { faultRulesApi, requestsApi } from './programmatic.ts';
 import { journalRoutes } from './routes.ts';
+import { JournalStreams } from './stream.ts';
 
 export interface JournalModuleOptions {
   /** How many requests the journal keeps; default DEFAULT_JOURNAL_CAPACITY. */
@@ -26,8 +27,10 @@ export function journalModule(core: InstanceCore, options: JournalModuleOptions)
     requestLog: options.requestLog ? core.log : null,
     colour: options.requestLog === 'colour',
   });
+  const streams = new JournalStreams(journal);
   core.teardown.add('intake', () => observer.stop());
+  core.teardown.add('intake', () => streams.closeAll());
   core.parts.register('request journal', { reset: () => journal.reset() });
   core.parts.register('fault rules', { reset: () => faultRules.reset() });
-  return { observer, adminRoutes: journalRoutes({ journal, faultRules }), requests: requestsApi(journal), faultRules: faultRulesApi(faultRules) };
+  return { observer, adminRoutes: journalRoutes({ journal, streams, faultRules, clock: core.clock }), requests: requestsApi(journal), faultRules: faultRulesApi(faultRules) };
 }

@@ -111,14 +111,11 @@ export class RequestObserver {
    */
   private record(arrival: Arrival, summary: RequestSummary, details: () => RequestDetails): void {
     const duration_ms = Math.round((performance.now() - arrival.startedAt) * 1000) / 1000;
-    const faultRuleId = arrival.faultRuleId;
-    this.deps.journal.record(arrival.micros, () => ({
+    this.deps.journal.record(arrival.micros, { ...summary, fault_rule_id: arrival.faultRuleId }, () => ({
       time: formatTimestamp(arrival.micros),
       wall_time: new Date(arrival.wallMs).toISOString(),
-      ...summary,
       ...details(),
       duration_ms,
-      fault_rule_id: faultRuleId,
     }));
     this.deps.requestLog?.(requestLogLine({ ...summary, duration_ms }, this.deps.colour));
   }

@@ -1,22 +1,50 @@
-import { notFoundError } from '../openapi/errors.ts';
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { notFound } from '../shared/errors.ts';
+import type { Clock } from '../shared/clock.ts';
+import { HttpError, notFound, toValidationDetails, ValidationFailed } from '../shared/errors.ts';
+import { queryInteger } from '../shared/validation.ts';
 import { faultRuleParams, faultRuleRequest, type FaultRules } from './fault-rules.ts';
-import { journalFind, journalQuery } from './filter.ts';
+import { journalFind, journalQuery, journalStreamQuery } from './filter.ts';
 import type { RequestJournal } from './journal.ts';
 import { objstoreJournal, objstoreJournalSchema } from './objstore-journal.ts';
-import { faultRuleResponseSchema, faultRulesResponseSchema, requestCountResponseSchema, requestsResponseSchema } from './schemas.ts';
+import { faultRuleResponseSchema, journalEntrySchema, faultRulesResponseSchema, requestCountResponseSchema, requestsResponseSchema, requestStatsResponseSchema } from './schemas.ts';
+import { requestStats, requestStatsQuery } from './stats.ts';
+import { JOURNAL_STREAM_HEARTBEAT_MS, MAX_JOURNAL_STREAMS, type JournalStreams } from './stream.ts';
 
 export interface JournalRouteDeps {
   journal: RequestJournal;
+  streams: JournalStreams;
   faultRules: FaultRules;
+  clock: Pick<Clock, 'now'>;
 }
 
-const requestsResponse = { status: 200, description: 'The matching requests, oldest first', schema: requestsResponseSchema };
+const TOO_MANY_STREAMS = `At most ${MAX_JOURNAL_STREAMS} journal streams are open at once: close one and try again`;
+
+const STREAM_DESCRIPTION = `Server-sent events: each journal entry matching the filter as it is recorded, as \`id: <sequence id>\`, \`event: request\`, \`data: <the entry as GET /requests gives it>\`. \`since\` (or the Last-Event-ID header a reconnecting client sends, which wins) sends the entries after it first; without either the stream starts with the next entry. After a reset (ids from 1 again) an \`event: reset\` with \`id: 0\`. A comment line every ${JOURNAL_STREAM_HEARTBEAT_MS / 1000} s while idle. At most ${MAX_JOURNAL_STREAMS} streams at once.`;
+
+const requestParams = z.object({ request_id: queryInteger({ min: 1 }) });
+
+const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+
+const lastEventIdHeader = z.object({ 'last-event-id': queryInteger({ min: 0 }) });
+
+/** The sequence id a reconnecting EventSource sends; undefined when none (or empty: no event seen). */
+function lastEventId(c: Context): number | undefined {
+  const value = c.req.header('last-event-id');
+  if (value === undefined || value === '') return undefined;
+  const input = { 'last-event-id': value };
+  const parsed = lastEventIdHeader.safeParse(input);
+  if (!parsed.success) throw new ValidationFailed(toValidationDetails(parsed.error, 'header', input));
+  return parsed.data['last-event-id'];
+}
+
+const requestsResponse = { status: 200, description: 'The matching requests, oldest first (newest first with order=desc)', schema: requestsResponseSchema };
 const emptied = { status: 204, description: 'Emptied' };
 
 /** /_localplane/requests (the request journal, /objstore/journal a view of it) and /_localplane/fault-rules. */
-export function journalRoutes({ journal, faultRules }: JournalRouteDeps) {
+export function journalRoutes({ journal, streams, faultRules, clock }: JournalRouteDeps) {
   const app = new OpenApiHono('admin');
 
   app.openapi(
@@ -32,6 +60,50 @@ export function journalRoutes({ journal, faultRules }: JournalRouteDeps) {
       response: { status: 200, description: 'The count', schema: requestCountResponseSchema },
     },
     (c, { query }) => c.json({ count: journal.count(query) }),
+  );
+  app.openapi(
+    {
+      method: 'get',
+      path: '/requests/stream',
+      summary: 'The request journal as it is recorded, filtered: server-sent events',
+      description: STREAM_DESCRIPTION,
+      query: journalStreamQuery,
+      response: { status: 200, description: 'The event stream', contentType: 'text/event-stream' },
+      errors: [httpError(503, 'Too many streams are open', { too_many_streams: TOO_MANY_STREAMS })],
+    },
+    (c, { query }) => {
+      const resumeAfter = lastEventId(c);
+      // HEAD is answered by this route too, and the body dropped unread (never cancelled): no stream for it.
+      if (c.req.method === 'HEAD') return new Response(null, { headers: EVENT_STREAM_HEADERS });
+      const body = streams.open(resumeAfter === undefined ? query : { ...query, since: { id: resumeAfter } });
+      if (body === null) throw new HttpError(503, TOO_MANY_STREAMS);
+      return new Response(body, { headers: EVENT_STREAM_HEADERS });
+    },
+  );
+  app.openapi(
+    {
+      method: 'get',
+      path: '/requests/stats',
+      summary: 'Requests per minute of the emulator clock by status class and by source, and the latest errors',
+      query: requestStatsQuery,
+      response: { status: 200, description: 'The minutes, oldest first, and the errors, newest first', schema: requestStatsResponseSchema },
+    },
+    (c, { query }) => c.json(requestStats(journal, clock.now(), query)),
+  );
+  app.openapi(
+    {
+      method: 'get',
+      path: '/requests/:request_id',
+      summary: 'One journal entry by its sequence id',
+      params: requestParams,
+      response: { status: 200, description: 'The entry', schema: journalEntrySchema },
+      errors: [notFoundError('Request', 'Request 7 not found in the journal')],
+    },
+    (c, { params }) => {
+      const entry = journal.get(params.request_id);
+      if (entry === undefined) throw notFound(`Request ${params.request_id} not found in the journal`);
+      return c.json(entry);
+    },
   );
   app.openapi(
     { method: 'post', path: '/requests/find', summary: 'The journaled requests matching a filter sent as JSON (WireMock\'s find)', body: journalFind, response: requestsResponse },

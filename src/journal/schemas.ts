@@ -38,6 +38,29 @@ export const journalEntrySchema = z.object({
 });
 export type JournalEntry = z.infer<typeof journalEntrySchema>;
 
+const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
+export type StatusClass = (typeof STATUS_CLASSES)[number];
+
+/** One minute of the emulator clock in GET /_localplane/requests/stats. */
+export const requestMinuteSchema = z.object({
+  /** The minute's start, on the emulator clock. */
+  start: z.string(),
+  total: z.int(),
+  by_status_class: z.object(Object.fromEntries(STATUS_CLASSES.map((statusClass) => [statusClass, z.int()])) as Record<StatusClass, z.ZodInt>),
+  by_source: z.object(Object.fromEntries(REQUEST_SOURCES.map((source) => [source, z.int()])) as Record<(typeof REQUEST_SOURCES)[number], z.ZodInt>),
+});
+export type RequestMinute = z.infer<typeof requestMinuteSchema>;
+
+export const requestStatsResponseSchema = z.object({
+  /** The emulator clock's time the minutes end at. */
+  now: z.string(),
+  /** Oldest first, the last one the minute under way. */
+  minutes: z.array(requestMinuteSchema),
+  /** The latest entries with a status of 400 or more, newest first. */
+  latest_errors: z.array(journalEntrySchema),
+});
+export type RequestStats = z.infer<typeof requestStatsResponseSchema>;
+
 export const requestsResponseSchema = z.object({ requests: z.array(journalEntrySchema) });
 export const requestCountResponseSchema = z.object({ count: z.int() });
 

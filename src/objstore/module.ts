@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { readSnapshotDatabase, type CheckedDatabase, type InstanceCore } from '../core.ts';
-import type { OpenApiHono } from '../openapi/routes.ts';
+import { OpenApiHono } from '../openapi/routes.ts';
 import { listenFailure } from '../shared/http-server.ts';
 import type { SnapshotSection } from '../shared/state-parts.ts';
 import { createdBucketNames, ObjstoreBucketStore } from './bucket-store.ts';
+import { objstoreBrowserRoutes } from './browser-routes.ts';
 import { objstoreKeyRoutes } from './key-routes.ts';
 import { ObjstoreKeyStore } from './key-store.ts';
 import { createObjstore } from './objstore.ts';
@@ -31,7 +32,7 @@ export interface ObjstoreModule {
   filesDir: string;
   /** Binds the objstore's port if it is not yet bound, and gives its URL. */
   bind(): Promise<string>;
-  /** /_localplane/objstore/keys. */
+  /** /_localplane/objstore/keys and the object browser, /_localplane/objstore/buckets. */
   adminRoutes: OpenApiHono;
 }
 
@@ -65,7 +66,9 @@ export async function objstoreModule(core: InstanceCore, options: ObjstoreModule
       throw listenFailure('objstore', options.host, options.port, error);
     }
   };
-  const adminRoutes = objstoreKeyRoutes({ keys, workspaceExists: options.workspaceExists });
+  const adminRoutes = new OpenApiHono('admin')
+    .route('/', objstoreKeyRoutes({ keys, workspaceExists: options.workspaceExists }))
+    .route('/', objstoreBrowserRoutes(objstore.browser));
   return { objstore, keys, filesDir, bind, adminRoutes };
 }
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 import { InFlight } from '../shared/in-flight.ts';
 import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
+import { createObjectBrowser } from './object-browser.ts';
 import { createS3rverStorage } from './storage/s3rver.ts';
 import { FileView } from './file-view/file-view.ts';
 import type { Delegate } from './server/delegate.ts';
@@ -141,6 +142,12 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
       await fileView?.reset();
     },
     buckets: () => directory.names().map((name) => ({ name, objects: storage.listBucketObjects(name) })),
+    browser: createObjectBrowser({
+      storage,
+      directory,
+      publicBuckets: new Set(options.publicBuckets),
+      workspaceFolders: new Set(Object.keys(options.workspaceFolders ?? {})),
+    }),
     headObject: async (bucket, key) => (directory.ownerOf(bucket) === undefined ? null : storage.headObject(bucket, key)),
     pruneBuckets,
     contents: () => storage.readTree(),

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 
+import type { ChecksumAlgorithm } from './checksum-algorithms.ts';
 import type { S3Operation } from './s3-operations.ts';
 
 /**
@@ -170,6 +172,8 @@ export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
   listen(): Promise<string>;
   /** The buckets (configured, then created), each with its objects' keys and sizes, in key order. */
   buckets(): { name: string; objects: { key: string; size: number }[] }[];
+  /** Reads every bucket and object as they are stored, whoever owns them (the admin API's object browser). */
+  browser: ObjectBrowser;
   /** What HeadObject shows of an object (`content-type`, `content-length`, `etag`, ...); null when there is no such bucket or object. */
   headObject(bucket: string, key: string): Promise<Readonly<Record<string, string | number | undefined>> | null>;
   /** Removes the created buckets the registry no longer holds (after a one-workspace reset dropped them). */
@@ -191,4 +195,89 @@ export interface StagedContents {
   install(): Promise<void>;
   /** Removes them (nothing once installed). */
   discard(): void;
+}
+
+/** A bucket as the object browser shows it. */
+export interface BucketSummary {
+  name: string;
+  /** The emulator clock's time of its CreateBucket; for a configured bucket, when its folder was made. */
+  createdAt: Date | null;
+  /** The workspace whose key created it; null for the shared account's (the configured buckets among them). */
+  workspaceId: string | null;
+  region: string;
+  /** One of the buckets every instance has (not created over the S3 API). */
+  configured: boolean;
+  /** Readable unsigned. */
+  public: boolean;
+  /** One folder per workspace, each reached by that workspace's keys alone. */
+  workspaceFolders: boolean;
+  objectCount: number;
+  bytes: number;
+}
+
+/** What a listing shows of an object. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  /** Quoted, as S3 writes it. */
+  etag: string;
+  lastModified: Date;
+}
+
+/** Which page of a bucket's keys to read. */
+export interface ObjectPageRequest {
+  prefix: string;
+  /** '' for none: keys are not rolled up into common prefixes. */
+  delimiter: string;
+  /** A piece of the key to look for (any case) among every key under the prefix, listed flat; null for S3's listing. */
+  search: string | null;
+  /** The name the previous page ended on (a key or a common prefix); '' for the first page. */
+  after: string;
+  limit: number;
+}
+
+export interface ObjectPage {
+  /** In S3's key order. */
+  objects: ListedObject[];
+  /** The common prefixes (folders) of a delimited listing, in S3's order. */
+  prefixes: string[];
+  /** The name this page ended on when more follow; null on the last page. */
+  last: string | null;
+}
+
+/** What S3 keeps of an object besides its content. */
+export interface ObjectDetails extends ListedObject {
+  contentType: string;
+  storageClass: string;
+  /** The other headers stored with it (Cache-Control, Content-Encoding, ...), by lower-case name. */
+  headers: Record<string, string>;
+  /** `x-amz-meta-*` values by name (without the prefix), as text. */
+  userMetadata: Record<string, string>;
+  /** Base64, as in `x-amz-checksum-*`. */
+  checksums: Partial<Record<ChecksumAlgorithm, string>>;
+  /** FULL_OBJECT or COMPOSITE; null without a checksum. */
+  checksumType: string | null;
+  /** How many parts a multipart upload made it of; null for an object put in one piece. */
+  partsCount: number | null;
+}
+
+/** An object being read: its details, and its content as it was when opened. */
+export interface OpenedObject {
+  details: ObjectDetails;
+  /** The size of the content opened (an object replaced meanwhile keeps the content that was opened). */
+  size: number;
+  content: Readable;
+}
+
+/** Every bucket and object as stored, read without a key pair: what the harness (not an S3 client) sees. */
+export interface ObjectBrowser {
+  bucketExists(bucket: string): boolean;
+  /** Every bucket, in name order. */
+  buckets(): Promise<BucketSummary[]>;
+  /** A page of a bucket (that exists) as the request asks. */
+  page(bucket: string, request: ObjectPageRequest): Promise<ObjectPage>;
+  /** null when there is no such object. */
+  describe(bucket: string, key: string): Promise<ObjectDetails | null>;
+  /** null when there is no such object. */
+  open(bucket: string, key: string): Promise<OpenedObject | null>;
 }

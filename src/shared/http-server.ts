@@ -67,6 +67,10 @@ export function listenHttp(
     }
     return listener(request, response);
   });
+  // A client may end its side of the connection once its request is sent (HTTP/1.1 allows it):
+  // Node then drops the reply of a request still being answered, one waiting on files say.
+  // Half-open, the connection closes after that reply.
+  (server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // As Node's default handler: no answer once a response is under way on this connection.
     const inFlight = (socket as { _httpMessage?: ServerResponse })._httpMessage;

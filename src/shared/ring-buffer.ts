@@ -10,6 +10,10 @@ export class RingBuffer<Item> {
     this.capacity = capacity;
   }
 
+  get length(): number {
+    return this.items.length;
+  }
+
   push(item: Item): void {
     if (this.items.length < this.capacity) {
       this.items.push(item);
@@ -19,9 +23,9 @@ export class RingBuffer<Item> {
     }
   }
 
-  /** A snapshot, oldest first and newest last. */
-  snapshot(): readonly Item[] {
-    return Object.freeze([...this.items.slice(this.start), ...this.items.slice(0, this.start)]);
+  /** The item at `index` from the oldest (0) to the newest (length - 1). */
+  at(index: number): Item {
+    return this.items[(this.start + index) % this.items.length]!;
   }
 
   clear(): void {

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { BODY_UNREADABLE } from '../shared/validation.ts';
 import { DashboardApiError } from './api.ts';
 import { isFragmentRequest } from './layout.tsx';
 
@@ -11,8 +12,14 @@ export interface FormState {
   error?: string;
 }
 
+/** A posted form's text fields, trimmed (a repeated field gives its last value); a body that is no form is a 400, as the API words it. */
 export async function formValues(c: Context): Promise<FormValues> {
-  const body = await c.req.parseBody();
+  let body: Record<string, unknown>;
+  try {
+    body = await c.req.parseBody();
+  } catch {
+    throw new DashboardApiError(400, BODY_UNREADABLE);
+  }
   const values: FormValues = {};
   for (const [name, value] of Object.entries(body)) if (typeof value === 'string') values[name] = value.trim();
   return values;

@@ -6,6 +6,7 @@ import { exportsView } from './views/exports.tsx';
 import { faultsView } from './views/faults.tsx';
 import { clockView } from './views/clock.tsx';
 import { deploymentsView } from './views/deployments.tsx';
+import { objectsView } from './views/objects.tsx';
 import { overviewView } from './views/overview.tsx';
 import { sqlView } from './views/sql.tsx';
 
@@ -31,6 +32,7 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
   app.route('/exports', exportsView(api));
+  app.route('/objects', objectsView(api));
   app.route('/faults', faultsView(api));
   app.route('/clock', clockView(api));
   app.route('/deployments', deploymentsView(api));

@@ -15,6 +15,9 @@ export interface KnownIds extends Record<string, string> {
   listener_id: string;
   session_id: string;
   access_key_id: string;
+  bucket: string;
+  /** A journal entry's sequence id. */
+  request_id: string;
 }
 
 /** An objstore key added for the tests that use KnownIds, so that revoking it harms no fixture. */
@@ -65,8 +68,11 @@ export async function prepareKnownIds(ctx: TestContext): Promise<{ workspace: Fi
       listener_id: workspaceByTier(ctx.fixtures, 'enterprise').listeners[0]!,
       session_id: workspace.sessions[0]!.id,
       access_key_id: SCRATCH_KEY_ID,
+      bucket: 'exports',
       // Not added: the routes that take it answer its 404 (a rule id is a per-instance counter).
       rule_id: 'fault-rule-1',
+      // The journal's first entry (the first request above).
+      request_id: '1',
     },
   };
 }
@@ -99,8 +105,12 @@ export interface ReadRequest {
   workspace?: Pick<FixtureWorkspace, 'id' | 'api_key'>;
 }
 
-/** The routes that only read: every GET, and the deployment logs' POSTs (a log is asked for with a body). */
-const readsOnly = (route: { method: string; path: string }) => route.method === 'GET' || (route.method === 'POST' && route.path.endsWith('_logs'));
+/** Event streams: a read of one is answered with no end (test/request-journal-stream.test.ts reads them). */
+const EVENT_STREAMS = new Set(['/_localplane/requests/stream']);
+
+/** The routes that only read and answer: every GET but the event streams, and the deployment logs' POSTs (a log is asked for with a body). */
+const readsOnly = (route: { method: string; path: string }) =>
+  (route.method === 'GET' && !EVENT_STREAMS.has(route.path)) || (route.method === 'POST' && route.path.endsWith('_logs'));
 
 /**
  * Every read of `routes` for each workspace of `fixtures`, naming resources of its own as

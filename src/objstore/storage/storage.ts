@@ -116,7 +116,7 @@ export interface ObjstoreStorage {
   ): Promise<void>;
   /** Replaces the tags of an object that exists with a Tagging document (MalformedXML when it is not one). */
   putObjectTagging(bucket: string, key: string, tagging: string): Promise<void>;
-  /** The file holding an object's content (it may not exist), for the plain-file view to link. */
+  /** The file holding an object's content (it may not exist), for the plain-file view to link and the object browser to open. */
   objectContentFile(bucket: string, key: string): string;
   /** An object's content, or the byte range of it (an object that exists). */
   readObject(bucket: string, key: string, range: ByteRange | null): Readable;

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { DueWork, namesFor, type ClockState, type Names, type Task } from '../due-work.tsx';
-import { readForm } from '../form.ts';
+import { formValues } from '../forms.ts';
 import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 import { parseSpan, SPAN_HINT } from '../spans.ts';
 
@@ -130,12 +130,12 @@ export function clockView(api: DashboardApi) {
   app.post('/freeze', (c) => act(c, () => api.json('POST', '/_localplane/clock/freeze')));
   app.post('/unfreeze', (c) => act(c, () => api.json('POST', '/_localplane/clock/unfreeze')));
   app.post('/advance', async (c) => {
-    const span = parseSpan((await readForm(c)).span ?? '');
+    const span = parseSpan((await formValues(c)).span ?? '');
     if ('error' in span) return render(c, { status: 422, detail: span.error });
     return act(c, () => api.json('POST', '/_localplane/clock/advance', { body: { seconds: span.seconds } }));
   });
   app.post('/set', async (c) => {
-    const time = (await readForm(c)).time?.trim() ?? '';
+    const time = (await formValues(c)).time?.trim() ?? '';
     return act(c, () => api.json('POST', '/_localplane/clock/set', { body: { time } }));
   });
   return app;

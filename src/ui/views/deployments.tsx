@@ -13,7 +13,7 @@ import {
 } from '../../deployments/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type ClockState, type Names, type Task } from '../due-work.tsx';
-import { readForm } from '../form.ts';
+import { formValues } from '../forms.ts';
 import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
 
@@ -607,7 +607,7 @@ export function deploymentsView(api: DashboardApi) {
     const deploymentId = c.req.param('deployment_id')!;
     const workspaceId = await workspaceOf(c, deploymentId);
     if (workspaceId === null) throw new DashboardApiError(404, deploymentNotFound(deploymentId));
-    const form = await readForm(c);
+    const form = await formValues(c);
     try {
       await call({ deploymentId, workspaceId }, form);
     } catch (error) {

@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Crc32, Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
 
 import { bodyErrors } from './body-errors.ts';
-import { CHECKSUM_ALGORITHMS, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
+import { CHECKSUM_ALGORITHMS, checksumHeaderName, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
 import { GatewayError } from '../../s3-errors.ts';
 
 
@@ -45,11 +45,6 @@ const ALGORITHMS: Readonly<Record<ChecksumAlgorithm, { digestBytes: number; star
 
 export function startChecksum(algorithm: ChecksumAlgorithm): RunningChecksum {
   return ALGORITHMS[algorithm].start();
-}
-
-/** `x-amz-checksum-crc32` for CRC32, and so on. */
-export function checksumHeaderName(algorithm: ChecksumAlgorithm): string {
-  return `x-amz-checksum-${algorithm.toLowerCase()}`;
 }
 
 function algorithmOfHeader(name: string): ChecksumAlgorithm | undefined {

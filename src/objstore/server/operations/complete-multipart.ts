@@ -4,7 +4,7 @@
  * straight into the object file. Here the upload, the part order, every part's ETag and
  * checksum and the part sizes are checked first; the storage then assembles the object beside
  * the store and puts it in place whole, with its checksum (multipart-checksums.ts) and the
- * layout of its parts (multipart-objects.ts).
+ * layout of its parts (multipart-layout.ts).
  *
  * S3 answers a CompleteMultipartUpload repeated after success with the same result: the storage
  * keeps a record of the completed upload, answered to a request that lists the same parts again.
@@ -30,7 +30,7 @@ import {
   type ObjectChecksum,
   type UploadChecksum,
 } from './multipart-checksums.ts';
-import { layoutMetadata, type ObjectPart } from './multipart-objects.ts';
+import { layoutMetadata, type ObjectPart } from './multipart-layout.ts';
 
 const MAX_COMPLETE_BODY_BYTES = 4 * 1024 * 1024;
 

@@ -10,8 +10,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 import type { PartChecksum } from '../../storage/storage.ts';
-import { CHECKSUM_ALGORITHMS, DEFAULT_CHECKSUM_ALGORITHM, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
-import { checksumHeaderName, startChecksum, type ChecksumRequest } from '../bodies/checksums.ts';
+import { CHECKSUM_ALGORITHMS, checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
+import { startChecksum, type ChecksumRequest } from '../bodies/checksums.ts';
 import { errors } from '../errors.ts';
 import { GatewayError } from '../../s3-errors.ts';
 import type { OperationContext, OperationOverride } from './context.ts';

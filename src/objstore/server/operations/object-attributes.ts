@@ -5,14 +5,14 @@
  * objects only: their part count, and the parts (paged by `x-amz-max-parts` and
  * `x-amz-part-number-marker`) with their checksums when the upload had a checksum algorithm.
  */
-import { CHECKSUM_ALGORITHMS } from '../../checksum-algorithms.ts';
-import { checksumHeaderName, pickChecksumHeaders } from '../bodies/checksums.ts';
+import { CHECKSUM_ALGORITHMS, checksumHeaderName } from '../../checksum-algorithms.ts';
+import { pickChecksumHeaders } from '../bodies/checksums.ts';
 import { errors } from '../errors.ts';
 import { GatewayError } from '../../s3-errors.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
 import type { BucketOverride } from './context.ts';
 import { checksumElementName } from './multipart-checksums.ts';
-import { layoutOf, type MultipartLayout, type ObjectPart } from './multipart-objects.ts';
+import { layoutOf, type MultipartLayout, type ObjectPart } from './multipart-layout.ts';
 
 const ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'] as const;
 type Attribute = (typeof ATTRIBUTES)[number];

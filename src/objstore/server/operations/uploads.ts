@@ -10,8 +10,8 @@
  * of s3rver's rewrites the metadata without it.
  */
 import { planBody, receiveBody, storedContentEncoding } from '../bodies/body.ts';
-import { DEFAULT_CHECKSUM_ALGORITHM } from '../../checksum-algorithms.ts';
-import { checksumHeaderName, objectChecksumHeaders } from '../bodies/checksums.ts';
+import { checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM } from '../../checksum-algorithms.ts';
+import { objectChecksumHeaders } from '../bodies/checksums.ts';
 import { validatePartNumber, singleParam } from '../target.ts';
 import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
 import { requireUpload, type OperationContext, type OperationOverride } from './context.ts';

@@ -28,7 +28,7 @@ function decodeEncodedWord(charset: string, encoding: string, text: string): str
 }
 
 /** The text a stored value stands for: an encoded word decoded, raw bytes read as UTF-8 where they are UTF-8. */
-function storedText(stored: string): string {
+export function userMetadataText(stored: string): string {
   const word = ENCODED_WORD.exec(stored);
   if (word) return decodeEncodedWord(word[1]!, word[2]!, word[3]!) ?? stored;
   // Characters beyond Latin-1 cannot have come from header bytes: the value is text already.
@@ -38,6 +38,6 @@ function storedText(stored: string): string {
 
 /** The header value S3 answers for a stored user metadata value. */
 export function userMetadataHeaderValue(stored: string): string {
-  const text = storedText(stored);
+  const text = userMetadataText(stored);
   return PRINTABLE_ASCII.test(text) ? text : `=?UTF-8?B?${Buffer.from(text, 'utf8').toString('base64')}?=`;
 }

@@ -1,0 +1,464 @@
+import { Hono, type Context } from 'hono';
+import type { Child } from 'hono/jsx';
+import { DashboardApiError, type DashboardApi } from '../api.ts';
+import { ErrorNote, renderView } from '../layout.tsx';
+
+interface Bucket {
+  name: string;
+  created_at: string | null;
+  workspace_id: string | null;
+  region: string;
+  configured: boolean;
+  public: boolean;
+  workspace_folders: boolean;
+  object_count: number;
+  bytes: number;
+}
+
+interface ListedObject {
+  key: string;
+  size: number;
+  etag: string;
+  last_modified: string;
+}
+
+interface ObjectPage {
+  prefix: string;
+  search: string | null;
+  objects: ListedObject[];
+  prefixes: string[];
+  next_cursor: string | null;
+}
+
+interface ObjectDetails extends ListedObject {
+  bucket: string;
+  content_type: string;
+  storage_class: string;
+  headers: Record<string, string>;
+  user_metadata: Record<string, string>;
+  checksums: Record<string, string>;
+  checksum_type: string | null;
+  parts_count: number | null;
+}
+
+/** What GET /_localplane/objstore/preview answers: a Parquet file's schema and first rows, or the start of a text. */
+interface Preview {
+  content_type: string | null;
+  size: number;
+  kind: 'parquet' | 'json' | 'text' | 'binary';
+  schema?: { name: string; type: string }[];
+  rows?: unknown[][];
+  total_rows?: number;
+  text?: string;
+  truncated?: boolean;
+}
+
+const ADMIN_OBJSTORE = '/_localplane/objstore';
+
+const bucketPath = (bucket: string) => `/ui/objects/${encodeURIComponent(bucket)}`;
+
+/** A link in the browser, with its query (empty values left out). */
+function href(path: string, query: Record<string, string | undefined> = {}): string {
+  const search = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+  const text = search.toString();
+  return text === '' ? path : `${path}?${text}`;
+}
+
+const prefixLink = (bucket: string, prefix: string) => href(bucketPath(bucket), { prefix });
+const objectLink = (bucket: string, key: string) => href(`${bucketPath(bucket)}/object`, { key });
+const downloadLink = (bucket: string, key: string) => href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/object/content`, { key });
+
+/** A key's segment as read: a hive partition `name=value` as `name = value`. */
+export function segmentLabel(segment: string): string {
+  const at = segment.indexOf('=');
+  return at > 0 ? `${segment.slice(0, at)} = ${segment.slice(at + 1)}` : segment;
+}
+
+/** Bytes in the largest unit that keeps a number of at least 1 (1,024 a step). */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** The folders of a prefix (`a/b/`) or of a key's folder, each with the prefix that lists it. */
+function folderTrail(path: string): { label: string; prefix: string }[] {
+  const segments = path.split('/').slice(0, -1);
+  return segments.map((segment, index) => ({ label: segmentLabel(segment), prefix: `${segments.slice(0, index + 1).join('/')}/` }));
+}
+
+/** Buckets › bucket › folders … (› the object): where the page is, each step a link but the last. */
+function Breadcrumbs({ bucket, path, last }: { bucket?: string; path?: string; last?: string }) {
+  const steps: { label: string; link: string }[] = [{ label: 'Buckets', link: '/ui/objects' }];
+  if (bucket !== undefined) {
+    steps.push({ label: bucket, link: bucketPath(bucket) });
+    for (const folder of folderTrail(path ?? '')) steps.push({ label: folder.label, link: prefixLink(bucket, folder.prefix) });
+  }
+  if (last !== undefined) steps.push({ label: last, link: '' });
+  return (
+    <nav aria-label="Breadcrumb" class="breadcrumbs">
+      <ol>
+        {steps.map((step, index) =>
+          index === steps.length - 1 ? (
+            <li>
+              <span aria-current="page">{step.label}</span>
+            </li>
+          ) : (
+            <li>
+              <a href={step.link}>{step.label}</a>
+            </li>
+          ),
+        )}
+      </ol>
+    </nav>
+  );
+}
+
+/**
+ * The object browser's pages are swapped in place by htmx (links and the search form are boosted
+ * into #objects), each with its own URL; the download link is a plain one.
+ */
+function renderObjects(c: Context, content: Child) {
+  return renderView(c, {
+    title: 'Objects',
+    active: 'objects',
+    children: (
+      <div id="objects" hx-boost="true" hx-target="#objects" hx-swap="innerHTML show:window:top">
+        {content}
+      </div>
+    ),
+    fragment: content,
+  });
+}
+
+function BucketTable({ buckets }: { buckets: Bucket[] }) {
+  return (
+    <table aria-labelledby="buckets-heading">
+      <thead>
+        <tr>
+          <th scope="col">Bucket</th>
+          <th scope="col">Workspace</th>
+          <th scope="col">Region</th>
+          <th scope="col">Kind</th>
+          <th scope="col" class="num">Objects</th>
+          <th scope="col" class="num">Size</th>
+          <th scope="col">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        {buckets.map((bucket) => (
+          <tr>
+            <th scope="row">
+              <a href={bucketPath(bucket.name)}>{bucket.name}</a>
+            </th>
+            <td class="mono">{bucket.workspace_id ?? <span class="muted">shared</span>}</td>
+            <td>{bucket.region}</td>
+            <td>
+              {[bucket.configured ? 'configured' : 'created', bucket.public ? 'public' : '', bucket.workspace_folders ? 'a folder per workspace' : '']
+                .filter(Boolean)
+                .join(', ')}
+            </td>
+            <td class="num">{bucket.object_count}</td>
+            <td class="num nowrap" title={`${bucket.bytes} bytes`}>
+              {formatBytes(bucket.bytes)}
+            </td>
+            <td class="mono nowrap">{bucket.created_at ?? ''}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function SearchForm({ bucket, search }: { bucket: string; search: string }) {
+  return (
+    <form role="search" class="inline" method="get" action={bucketPath(bucket)}>
+      <label>
+        Search keys in {bucket}
+        <input type="search" name="search" value={search} placeholder="part of a key, any case" />
+      </label>
+      <button type="submit">Search</button>
+      {search !== '' && <a href={bucketPath(bucket)}>Clear</a>}
+    </form>
+  );
+}
+
+/** A page of a prefix (folders, then objects) or of search results (objects by their whole key). */
+function ObjectTable({ bucket, page }: { bucket: string; page: ObjectPage }) {
+  const searching = page.search !== null;
+  const nameOf = (name: string) => (searching ? name : name.slice(page.prefix.length));
+  if (page.prefixes.length === 0 && page.objects.length === 0) {
+    return <p class="muted">{searching ? `No key holds “${page.search}”.` : 'Nothing here.'}</p>;
+  }
+  return (
+    <table aria-label={searching ? 'Keys found' : 'Folders and objects'}>
+      <thead>
+        <tr>
+          <th scope="col">{searching ? 'Key' : 'Name'}</th>
+          <th scope="col" class="num">Size</th>
+          <th scope="col">Last modified</th>
+        </tr>
+      </thead>
+      <tbody>
+        {page.prefixes.map((prefix) => (
+          <tr class="folder">
+            <th scope="row">
+              <a href={prefixLink(bucket, prefix)}>{segmentLabel(nameOf(prefix).slice(0, -1))}/</a>
+            </th>
+            <td class="num muted">folder</td>
+            <td></td>
+          </tr>
+        ))}
+        {page.objects.map((object) => (
+          <tr>
+            <th scope="row" class="mono">
+              <a href={objectLink(bucket, object.key)}>{nameOf(object.key) || object.key}</a>
+            </th>
+            <td class="num nowrap" title={`${object.size} bytes`}>
+              {formatBytes(object.size)}
+            </td>
+            <td class="mono nowrap">{object.last_modified}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Key-value rows of a metadata table; an empty map shows as none. */
+function MapRows({ label, values }: { label: string; values: Record<string, string> }) {
+  const entries = Object.entries(values);
+  return (
+    <tr>
+      <th scope="row">{label}</th>
+      <td>
+        {entries.length === 0 ? (
+          <span class="muted">none</span>
+        ) : (
+          <dl class="pairs">
+            {entries.map(([name, value]) => (
+              <>
+                <dt class="mono">{name}</dt>
+                <dd class="mono">{value}</dd>
+              </>
+            ))}
+          </dl>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function MetadataTable({ details }: { details: ObjectDetails }) {
+  return (
+    <table aria-label="Metadata" class="metadata">
+      <tbody>
+        <tr>
+          <th scope="row">Key</th>
+          <td class="mono">{details.key}</td>
+        </tr>
+        <tr>
+          <th scope="row">Size</th>
+          <td>
+            {formatBytes(details.size)} <span class="muted">({details.size} bytes)</span>
+          </td>
+        </tr>
+        <tr>
+          <th scope="row">ETag</th>
+          <td class="mono">{details.etag}</td>
+        </tr>
+        <tr>
+          <th scope="row">Last modified</th>
+          <td class="mono">{details.last_modified}</td>
+        </tr>
+        <tr>
+          <th scope="row">Content type</th>
+          <td class="mono">{details.content_type}</td>
+        </tr>
+        <tr>
+          <th scope="row">Storage class</th>
+          <td>{details.storage_class}</td>
+        </tr>
+        <MapRows label={details.checksum_type === null ? 'Checksums' : `Checksums (${details.checksum_type})`} values={details.checksums} />
+        <tr>
+          <th scope="row">Parts</th>
+          <td>{details.parts_count ?? <span class="muted">put in one piece</span>}</td>
+        </tr>
+        <MapRows label="User metadata" values={details.user_metadata} />
+        <MapRows label="Headers" values={details.headers} />
+      </tbody>
+    </table>
+  );
+}
+
+const cellText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+function SchemaTable({ schema }: { schema: { name: string; type: string }[] }) {
+  return (
+    <>
+      <h3 id="preview-schema">Schema</h3>
+      <table aria-labelledby="preview-schema">
+        <thead>
+          <tr>
+            <th scope="col">Column</th>
+            <th scope="col">Type</th>
+          </tr>
+        </thead>
+        <tbody>
+          {schema.map((column) => (
+            <tr>
+              <th scope="row" class="mono">
+                {column.name}
+              </th>
+              <td class="mono">{column.type}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function RowsTable({ schema, rows, totalRows }: { schema: { name: string }[]; rows: unknown[][]; totalRows: number }) {
+  return (
+    <>
+      <h3 id="preview-rows">
+        First rows <span class="muted">({rows.length} of {totalRows})</span>
+      </h3>
+      {/* Focusable, so the keyboard scrolls it as the mouse does. */}
+      <div class="scroll" tabindex={0} role="region" aria-labelledby="preview-rows">
+        <table aria-labelledby="preview-rows" class="rows">
+          <thead>
+            <tr>
+              {schema.map((column) => (
+                <th scope="col">{column.name}</th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr>
+                {row.map((value) => (
+                  <td class={value === null ? 'mono muted' : 'mono'} title={value === null ? undefined : cellText(value)}>
+                    {value === null ? 'null' : cellText(value)}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+/** The preview in two parts: what fits beside the metadata (a Parquet schema, a note), and what needs the page's width (rows, text). */
+function previewParts(preview: Preview | DashboardApiError): { beside: Child; below: Child } {
+  if (preview instanceof DashboardApiError) return { beside: <ErrorNote message={preview.detail} />, below: null };
+  switch (preview.kind) {
+    case 'parquet': {
+      const schema = preview.schema ?? [];
+      const rows = preview.rows ?? [];
+      return { beside: <SchemaTable schema={schema} />, below: <RowsTable schema={schema} rows={rows} totalRows={preview.total_rows ?? rows.length} /> };
+    }
+    case 'binary':
+      return { beside: <p class="muted">Binary content: download it to look inside.</p>, below: null };
+    default: {
+      const what = preview.kind === 'json' ? 'JSON' : 'Text';
+      return {
+        beside: <p class="muted">{preview.truncated ? `${what}: its start is shown below; download it for the rest.` : `${what}, shown below.`}</p>,
+        below: (
+          <pre aria-label={`Content (${preview.kind})`} tabindex={0}>
+            {preview.text ?? ''}
+          </pre>
+        ),
+      };
+    }
+  }
+}
+
+/** /ui/objects: buckets, their folders and objects, search by key, an object's metadata, download and preview. */
+export function objectsView(api: DashboardApi) {
+  const app = new Hono();
+
+  app.get('/', async (c) => {
+    const { buckets } = await api.get<{ buckets: Bucket[] }>(`${ADMIN_OBJSTORE}/buckets`);
+    return renderObjects(
+      c,
+      <>
+        <Breadcrumbs />
+        <h2 id="buckets-heading">Buckets</h2>
+        <BucketTable buckets={buckets} />
+      </>,
+    );
+  });
+
+  app.get('/:bucket', async (c) => {
+    const bucket = c.req.param('bucket');
+    const prefix = c.req.query('prefix') ?? '';
+    const search = c.req.query('search') ?? '';
+    const cursor = c.req.query('cursor');
+    // A search covers the whole bucket; otherwise one folder at a time.
+    const listing = search === '' ? { prefix } : { search };
+    const page = await api.get<ObjectPage>(href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/objects`, { ...listing, delimiter: search === '' ? '/' : undefined, cursor }));
+    return renderObjects(
+      c,
+      <>
+        <Breadcrumbs bucket={bucket} path={search === '' ? prefix : ''} />
+        <SearchForm bucket={bucket} search={search} />
+        {search !== '' && <h2>Keys holding “{search}”</h2>}
+        <ObjectTable bucket={bucket} page={page} />
+        {(cursor !== undefined || page.next_cursor !== null) && (
+          <nav aria-label="Pages" class="pages">
+            {cursor !== undefined && <a href={href(bucketPath(bucket), listing)}>First page</a>}
+            {page.next_cursor !== null && <a href={href(bucketPath(bucket), { ...listing, cursor: page.next_cursor })}>Next page</a>}
+          </nav>
+        )}
+      </>,
+    );
+  });
+
+  app.get('/:bucket/object', async (c) => {
+    const bucket = c.req.param('bucket');
+    const key = c.req.query('key') ?? '';
+    const objectPath = href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/object`, { key });
+    const [details, preview] = await Promise.all([
+      api.get<ObjectDetails>(objectPath),
+      api.get<Preview>(href(`${ADMIN_OBJSTORE}/preview`, { bucket, key })).catch((error: unknown) => {
+        if (error instanceof DashboardApiError) return error;
+        throw error;
+      }),
+    ]);
+    const name = key.slice(key.lastIndexOf('/') + 1) || key;
+    const { beside, below } = previewParts(preview);
+    return renderObjects(
+      c,
+      <>
+        <Breadcrumbs bucket={bucket} path={key} last={name} />
+        <div class="split">
+          <section aria-labelledby="metadata-heading">
+            <h2 id="metadata-heading">Object</h2>
+            <MetadataTable details={details} />
+            <p>
+              <a href={downloadLink(bucket, key)} download hx-boost="false" class="button">
+                Download
+              </a>
+            </p>
+          </section>
+          <section aria-labelledby="preview-heading">
+            <h2 id="preview-heading">Preview</h2>
+            {beside}
+          </section>
+        </div>
+        {below}
+      </>,
+    );
+  });
+
+  return app;
+}
