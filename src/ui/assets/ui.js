@@ -17,14 +17,23 @@
   // Set before the body is drawn, so a dark page does not flash light.
   apply(stored());
 
+  /** A colour variable as the canvas takes it: light-dark() resolved by an element's computed colour. */
+  const colourOf = (name) => {
+    const probe = document.createElement('span');
+    probe.style.color = `var(${name})`;
+    document.body.append(probe);
+    const colour = getComputedStyle(probe).color;
+    probe.remove();
+    return colour;
+  };
+
   /** A uPlot chart from a figure's data-chart: {"x": [epoch seconds], "series": [{"label", "values"}]}. */
   const drawChart = (figure) => {
     if (figure.dataset.drawn || typeof uPlot === 'undefined') return;
     figure.dataset.drawn = 'true';
     const spec = JSON.parse(figure.dataset.chart);
-    const style = getComputedStyle(document.documentElement);
-    const colours = ['--ok', '--accent', '--warn', '--bad'].map((name) => style.getPropertyValue(name).trim());
-    const axis = { stroke: style.getPropertyValue('--fg-soft').trim(), grid: { stroke: style.getPropertyValue('--line').trim() } };
+    const colours = ['--ok', '--accent', '--warn', '--bad'].map(colourOf);
+    const axis = { stroke: colourOf('--fg-soft'), grid: { stroke: colourOf('--line') } };
     new uPlot(
       {
         width: Math.max(figure.clientWidth, 300),
