@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalplane, type InProcessLocalplane } from '../src/index.ts';
 import { fixturesOf, inProcessApi } from './support/in-process.ts';
 import type { FixtureWorkspace } from './support/instance.ts';
+import { HTMX, okPage, postForm } from './support/dashboard.ts';
 
 let lp: InProcessLocalplane;
 let acme: FixtureWorkspace;
@@ -25,16 +26,8 @@ beforeEach(async () => {
   await lp.reset();
 });
 
-const HTMX = { 'hx-request': 'true' };
-
-const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
-  lp.request(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
-
-const page = async (path: string, headers: Record<string, string> = {}) => {
-  const response = await lp.request(path, { headers });
-  expect(response.status, path).toBe(200);
-  return response.text();
-};
+const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) => postForm(lp, path, fields, headers);
+const page = (path: string, headers: Record<string, string> = {}) => okPage(lp, path, headers);
 
 const admin = () => inProcessApi(lp);
 const rules = async () => ((await admin().get('/_localplane/fault-rules')).body as { rules: { id: string; fired: number; match: unknown; action: unknown; count: number | null }[] }).rules;

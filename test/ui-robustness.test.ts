@@ -24,6 +24,13 @@ interface Target {
   path: string;
 }
 
+/** A URL's route, ids and numbers aside: the crawl keeps one page and one action of each. */
+const shapeOf = (url: string) =>
+  url
+    .split('?')[0]!
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, ':id')
+    .replace(/\d+/g, ':n');
+
 const decode = (text: string) => text.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
 
 /** The dashboard URLs a page links to or acts on: links, forms and htmx attributes. */
@@ -44,10 +51,10 @@ function targetsOf(page: string): Target[] {
   return found;
 }
 
-/** Pages reached from the navigation, breadth first, with every action found on them. */
+/** Pages reached from the navigation, breadth first, one of each shape, with one action of each shape found on them. */
 async function crawl(): Promise<{ pages: string[]; actions: Target[] }> {
   const queue = ['/ui'];
-  const seen = new Set(queue);
+  const shapes = new Set(queue.map(shapeOf));
   const actions = new Map<string, Target>();
   const pages: string[] = [];
   while (queue.length > 0 && pages.length < MAX_PAGES) {
@@ -59,10 +66,13 @@ async function crawl(): Promise<{ pages: string[]; actions: Target[] }> {
     pages.push(path);
     if (!type.startsWith('text/html')) continue;
     for (const target of targetsOf(body)) {
-      if (target.method === 'GET' && !seen.has(target.path) && !target.path.includes('/stream')) {
-        seen.add(target.path);
+      const shape = shapeOf(target.path);
+      if (target.method === 'POST') {
+        if (!actions.has(shape)) actions.set(shape, target);
+      } else if (!shapes.has(shape) && !target.path.includes('/stream')) {
+        shapes.add(shape);
         queue.push(target.path);
-      } else if (target.method === 'POST') actions.set(target.path.split('?')[0]!, target);
+      }
     }
   }
   return { pages, actions: [...actions.values()] };
@@ -85,7 +95,7 @@ describe('the dashboard under input no form sends', () => {
   });
 
   it('the crawl reaches every view and actions on them', () => {
-    for (const view of ['/ui', '/ui/exports', '/ui/deployments', '/ui/clock', '/ui/faults']) expect(found.pages).toContain(view);
+    for (const view of ['/ui', '/ui/exports', '/ui/objects', '/ui/sql', '/ui/deployments', '/ui/clock', '/ui/faults', '/ui/state']) expect(found.pages).toContain(view);
     expect(found.actions.length).toBeGreaterThan(5);
   });
 

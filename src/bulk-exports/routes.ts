@@ -44,11 +44,11 @@ const BULK_EXPORT_TIERS = ['plus', 'enterprise'];
 const TIER_REFUSAL = 'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.';
 
 const destinationNotFound = (id: string) => `Bulk export destination ${id} not found`;
-const exportNotFound = (id: string) => `Bulk export ${id} not found`;
+export const exportNotFound = (id: string) => `Bulk export ${id} not found`;
 const runNotFound = (id: string) => `Bulk export run ${id} not found`;
 
 const DESTINATION_NOT_FOUND = notFoundError('Destination', destinationNotFound(EXAMPLE_ID));
-const EXPORT_NOT_FOUND = notFoundError('Bulk export', exportNotFound(EXAMPLE_ID));
+export const EXPORT_NOT_FOUND = notFoundError('Bulk export', exportNotFound(EXAMPLE_ID));
 const DESTINATION_VALIDATION_FAILED = httpError(
   400,
   'The destination failed validation: a probe object written with its key pair was refused (the validation knob forces these by name)',

@@ -10,6 +10,7 @@ import { objectsView } from './views/objects.tsx';
 import { overviewView } from './views/overview.tsx';
 import { requestsView } from './views/requests.tsx';
 import { stateView } from './views/state.tsx';
+import { sqlView } from './views/sql.tsx';
 
 /**
  * The dashboard at /ui: pages rendered on the server from what the documented API answers,
@@ -39,5 +40,7 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.route('/clock', clockView(api));
   app.route('/deployments', deploymentsView(api));
   app.route('/state', stateView(api));
+  // At the root: /ui/sql and its download /ui/sql.csv.
+  app.route('/', sqlView(api));
   return { routes: app };
 }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { underPrefix } from '../bulk-exports/paths.ts';
+import { exportNotFound } from '../bulk-exports/routes.ts';
 import { parseConfig, type BulkExportStore, type ExportRow } from '../bulk-exports/store.ts';
 import type { InstanceLimits } from '../config.ts';
 import { whyNotAFile } from '../objstore/file-view/file-view.ts';
@@ -17,7 +18,6 @@ export interface ExportSqlDeps {
   limits: InstanceLimits;
 }
 
-export const exportNotFound = (id: string) => `Bulk export ${id} not found`;
 export const QUERY_RUNNING = 'Another SQL query is running on this instance (one at a time): try again when it has ended';
 
 /** POST /_localplane/sql: SQL over an export's Parquet files with the `runs` view, one query at a time per instance. */

@@ -1,7 +1,8 @@
+import { EXPORT_NOT_FOUND } from '../bulk-exports/routes.ts';
 import { EXAMPLE_ID, httpError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 import { INSTANCE_STOPPING, timeLimitPassed } from './errors.ts';
-import { exportNotFound, QUERY_RUNNING, type ExportSql } from './export-sql.ts';
+import { QUERY_RUNNING, type ExportSql } from './export-sql.ts';
 import { noSuchObject, type ObjectPreviews } from './previews.ts';
 import { previewQuery, previewResponseSchema, sqlRequest, sqlResponseSchema } from './schemas.ts';
 
@@ -35,7 +36,7 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
           outside_the_objstore: 'Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration',
           ...timeLimit,
         }),
-        httpError(404, 'No such export', { not_found: exportNotFound(EXAMPLE_ID) }),
+        EXPORT_NOT_FOUND,
         httpError(409, 'The export has no Parquet files in the objstore', {
           no_files: `Bulk export ${EXAMPLE_ID} has no Parquet files in the objstore (s3://exports/traces/export_id=${EXAMPLE_ID}/): it has written none yet (it is Created), or its destination is another endpoint`,
         }),

@@ -1,4 +1,4 @@
-// The dashboard's few behaviours that are not htmx attributes: the theme, copying, charts.
+// The dashboard's few behaviours that are not htmx attributes: the theme, copying, charts (an SQL result's too).
 (() => {
   const THEMES = ['system', 'light', 'dark'];
   const stored = () => {
@@ -17,20 +17,30 @@
   // Set before the body is drawn, so a dark page does not flash light.
   apply(stored());
 
+  /** A colour variable as the canvas takes it: light-dark() resolved by an element's computed colour. */
+  const colourOf = (name) => {
+    const probe = document.createElement('span');
+    probe.style.color = `var(${name})`;
+    document.body.append(probe);
+    const colour = getComputedStyle(probe).color;
+    probe.remove();
+    return colour;
+  };
+
   /** A uPlot chart from a figure's data-chart: {"x": [epoch seconds], "series": [{"label", "values"}]}. */
   const drawChart = (figure) => {
     if (figure.dataset.drawn || typeof uPlot === 'undefined') return;
     figure.dataset.drawn = 'true';
     const spec = JSON.parse(figure.dataset.chart);
-    const style = getComputedStyle(document.documentElement);
-    const colours = ['--ok', '--accent', '--warn', '--bad'].map((name) => style.getPropertyValue(name).trim());
-    const axis = { stroke: style.getPropertyValue('--fg-soft').trim(), grid: { stroke: style.getPropertyValue('--line').trim() } };
+    const colours = ['--ok', '--accent', '--warn', '--bad'].map(colourOf);
+    const axis = { stroke: colourOf('--fg-soft'), grid: { stroke: colourOf('--line') } };
     new uPlot(
       {
         width: Math.max(figure.clientWidth, 300),
         height: 200,
         scales: { x: { time: spec.time !== false } },
-        axes: [axis, axis],
+        // The y axis as wide as its longest label (uPlot's default 50 px cuts 5-digit numbers).
+        axes: [axis, { ...axis, size: (self, values) => Math.max(50, ...(values ?? []).map((value) => String(value).length * 8 + 18)) }],
         series: [{ label: spec.xLabel ?? 'time' }, ...spec.series.map((series, index) => ({ label: series.label, stroke: colours[index % colours.length], width: 2 }))],
       },
       [spec.x, ...spec.series.map((series) => series.values)],
@@ -38,8 +48,27 @@
     );
   };
 
+  /**
+   * An SQL result's chart of one column against another: the columns its x and y selects name,
+   * from its figure's data-columns ([{"name", "kind": "number" | "time", "values"}]), in x order.
+   */
+  const drawColumns = (section) => {
+    const figure = section.querySelector('figure[data-columns]');
+    const columns = JSON.parse(figure.dataset.columns);
+    const [x, y] = ['x', 'y'].map((axis) => columns.find((column) => column.name === section.querySelector(`[data-axis="${axis}"]`).value));
+    const points = x.values
+      .map((value, index) => [value, y.values[index]])
+      .filter(([a, b]) => a !== null && b !== null)
+      .sort((a, b) => a[0] - b[0]);
+    figure.dataset.chart = JSON.stringify({ time: x.kind === 'time', xLabel: x.name, x: points.map((point) => point[0]), series: [{ label: y.name, values: points.map((point) => point[1]) }] });
+    figure.replaceChildren();
+    delete figure.dataset.drawn;
+    drawChart(figure);
+  };
+
   const enhance = (root) => {
     root.querySelectorAll?.('[data-chart]').forEach(drawChart);
+    root.querySelectorAll?.('[data-xy-chart]').forEach(drawColumns);
   };
 
   document.addEventListener('DOMContentLoaded', () => {
@@ -54,6 +83,16 @@
       rows.querySelector('tr[data-placeholder]')?.remove();
       while (rows.rows.length > max) rows.deleteRow(-1);
     });
+  });
+
+  // A chart's axis picked: redrawn, and the page's URL names the pick (a link to it shows the same chart).
+  document.addEventListener('change', (event) => {
+    const section = event.target.closest?.('[data-xy-chart]');
+    if (!section || !event.target.dataset.axis) return;
+    drawColumns(section);
+    const url = new URL(location.href);
+    url.searchParams.set(event.target.name, event.target.value);
+    history.replaceState(history.state, '', url);
   });
 
   document.addEventListener('click', (event) => {
