@@ -187,7 +187,7 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
             </thead>
             <tbody>
               {rules.map((rule) => (
-                <tr>
+                <tr id={rule.id}>
                   <th scope="row" class="mono">
                     {rule.id}
                   </th>
@@ -195,7 +195,9 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
                   <td>{describeAction(rule.action)}</td>
                   <td class="num">{rule.probability}</td>
                   <td class="num" data-fired={rule.fired}>
-                    {rule.fired}
+                    <a href={`/ui/requests?fault_rule=${encodeURIComponent(rule.id)}`} aria-label={`${rule.fired}: the requests ${rule.id} fired on`}>
+                      {rule.fired}
+                    </a>
                   </td>
                   <td class="num">{rule.remaining ?? 'no end'}</td>
                   <td>

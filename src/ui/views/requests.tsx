@@ -375,7 +375,17 @@ function rowEvents(upstream: ReadableStream<Uint8Array>, row: (entry: JournalEnt
       else if (event.event === 'reset') controller.enqueue(encoder.encode(eventText({ id: event.id, event: 'reset', data: String(<ResetRow />) })));
     }
   };
-  return upstream.pipeThrough(new TransformStream({ transform }), { signal: clientGone });
+  const rows = upstream.pipeThrough(new TransformStream({ transform })).getReader();
+  // The client's going ends the rows (and lets the API's stream go) without an error to log.
+  clientGone.addEventListener('abort', () => void rows.cancel(), { once: true });
+  return new ReadableStream({
+    async pull(controller) {
+      const { done, value } = await rows.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => rows.cancel(reason),
+  });
 }
 
 const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
