@@ -73,6 +73,12 @@ describe('the Exports view in Chromium', () => {
     expect(await page.locator('#export-live').getAttribute('hx-trigger')).toBeNull();
     await screenshot(page, 'export-completed');
     await checkAccessibility(page);
+
+    // Back from a file, the page is the whole page, not the last fragment its polling fetched at the same URL.
+    await Promise.all([page.waitForURL(/\/ui\/objects\//), links.first().click()]);
+    await page.goBack();
+    await page.getByRole('navigation', { name: 'Views' }).waitFor();
+    expect(await page.title()).toBe(`Export ${exportId} · localplane`);
     expect(browser.pageErrors).toEqual([]);
   });
 

@@ -101,3 +101,14 @@ describe("the overview's activity", () => {
     expect(await (await lp.request('/ui')).text()).toContain('id="activity"');
   });
 });
+
+describe("the browser's cache", () => {
+  it('keeps a page and the fragment of the same URL apart (Vary: HX-Request), and revalidates both', async () => {
+    for (const headers of [{}, { 'hx-request': 'true' }]) {
+      const response = await lp.request('/ui', { headers });
+      expect(response.headers.get('vary')).toBe('HX-Request');
+      expect(response.headers.get('cache-control')).toBe('no-cache');
+    }
+    expect((await lp.request('/ui/assets/ui.css')).headers.get('vary')).toBe('accept-encoding');
+  });
+});

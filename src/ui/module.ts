@@ -30,6 +30,10 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
     c.header('x-frame-options', 'DENY');
     c.header('x-content-type-options', 'nosniff');
     c.header('referrer-policy', 'no-referrer');
+    // A view's URL answers a whole page or, to htmx, a fragment: the browser's cache keeps them
+    // apart, or Back would show the last fragment polled as the page.
+    if (!c.res.headers.has('vary')) c.header('vary', 'HX-Request');
+    if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-cache');
   });
   app.route('/assets', assetRoutes());
   app.route('/', overviewView(api));
