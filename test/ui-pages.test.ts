@@ -104,7 +104,7 @@ describe("the overview's activity", () => {
 
 describe("the browser's cache", () => {
   it('keeps a page and the fragment of the same URL apart (Vary: HX-Request), and revalidates both', async () => {
-    for (const headers of [{}, { 'hx-request': 'true' }]) {
+    for (const headers of [{}, { 'hx-request': 'true' }] as Record<string, string>[]) {
       const response = await lp.request('/ui', { headers });
       expect(response.headers.get('vary')).toBe('HX-Request');
       expect(response.headers.get('cache-control')).toBe('no-cache');

@@ -70,13 +70,14 @@ export type JournalFilter = z.output<typeof journalFind>;
 /** What callers of the programmatic API write. */
 export type JournalFilterInput = z.input<typeof journalFind>;
 
-/** A journalled request as the filters read it: what was recorded with it, and its entry, made when a filter reads the headers or bodies. */
+/** A journalled request as the filters read it: what was recorded with it, its bodies (made when a filter reads them) and its entry (made when a filter reads the headers). */
 export interface FilterableEntry extends MatchableRequest {
   readonly id: number;
   /** `entry.time` in emulator microseconds. */
   readonly micros: number;
   readonly status: number;
   readonly fault_rule_id: string | null;
+  bodies(): { request: { text: string | null }; response: { text: string | null } };
   entry(): JournalEntry;
 }
 
@@ -105,9 +106,9 @@ export function entryMatcher(filter: JournalFilter): (kept: FilterableEntry) => 
       (statusHolds === null || statusHolds(kept.status)) &&
       (faultRuleId === undefined || (faultRuleId === 'any' ? kept.fault_rule_id !== null : kept.fault_rule_id === faultRuleId)) &&
       matchesRequest(kept) &&
-      (inRequest === undefined || contains(kept.entry().request.body, inRequest)) &&
-      (inResponse === undefined || contains(kept.entry().response.body, inResponse)) &&
-      (inEither === undefined || contains(kept.entry().request.body, inEither) || contains(kept.entry().response.body, inEither))
+      (inRequest === undefined || contains(kept.bodies().request, inRequest)) &&
+      (inResponse === undefined || contains(kept.bodies().response, inResponse)) &&
+      (inEither === undefined || contains(kept.bodies().request, inEither) || contains(kept.bodies().response, inEither))
     );
   };
 }

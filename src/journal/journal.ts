@@ -1,15 +1,20 @@
 import { RingBuffer } from '../shared/ring-buffer.ts';
-import type { JournalEntry } from './schemas.ts';
+import type { JournalBody, JournalEntry } from './schemas.ts';
 import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter.ts';
 
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 
 /** What is known of a request when it is recorded, and all that the cheap filters read. */
 export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id' | 'fault_rule_id'>;
+/** An entry's bodies, made apart from the rest: a body filter reads them alone. */
+export type EntryBodies = { request: JournalBody; response: JournalBody };
 /** The rest of an entry. */
-export type EntryDetails = Pick<JournalEntry, 'time' | 'wall_time' | 'query' | 'request' | 'response' | 'objstore' | 'duration_ms'>;
-/** Makes the details when the journal is read: building and masking them costs more than answering a cached list. */
-export type DetailsMaker = () => EntryDetails;
+export type EntryDetails = Pick<JournalEntry, 'time' | 'wall_time' | 'query' | 'objstore' | 'duration_ms'> & { requestHeaders: JournalEntry['request']['headers'] };
+/** Make the bodies and the rest when the journal is read: building and masking them costs more than answering a cached list. */
+export interface EntryMakers {
+  bodies(): EntryBodies;
+  details(): EntryDetails;
+}
 
 /**
  * A journalled request: its summary, and its entry made once, when first read. The filters
@@ -23,7 +28,8 @@ export class KeptEntry implements FilterableEntry {
   readonly status: number;
   readonly workspace_id: string | null;
   readonly fault_rule_id: string | null;
-  private make: DetailsMaker | null;
+  private makers: EntryMakers | null;
+  private madeBodies: EntryBodies | null = null;
   private made: JournalEntry | null = null;
 
   constructor(
@@ -31,7 +37,7 @@ export class KeptEntry implements FilterableEntry {
     /** `entry.time` in emulator microseconds. */
     readonly micros: number,
     summary: EntrySummary,
-    make: DetailsMaker,
+    makers: EntryMakers,
   ) {
     this.source = summary.source;
     this.method = summary.method;
@@ -39,7 +45,7 @@ export class KeptEntry implements FilterableEntry {
     this.status = summary.status;
     this.workspace_id = summary.workspace_id;
     this.fault_rule_id = summary.fault_rule_id;
-    this.make = make;
+    this.makers = makers;
   }
 
   workspaceId(): string | null {
@@ -50,12 +56,36 @@ export class KeptEntry implements FilterableEntry {
     return this.entry().request.headers[name.toLowerCase()];
   }
 
+  /** The bodies alone, made once (a body filter over the whole journal makes no more). */
+  bodies(): EntryBodies {
+    if (this.made !== null) return { request: this.made.request.body, response: this.made.response.body };
+    this.madeBodies ??= this.makers!.bodies();
+    return this.madeBodies;
+  }
+
   entry(): JournalEntry {
     if (this.made === null) {
-      const { time, wall_time, query, request, response, objstore, duration_ms } = this.make!();
+      const { request, response } = this.bodies();
+      const { time, wall_time, query, requestHeaders, objstore, duration_ms } = this.makers!.details();
       const { source, method, path, status, workspace_id, fault_rule_id } = this;
-      this.made = Object.freeze({ id: this.id, time, wall_time, source, method, path, query, status, workspace_id, request, response, objstore, duration_ms, fault_rule_id });
-      this.make = null;
+      this.made = Object.freeze({
+        id: this.id,
+        time,
+        wall_time,
+        source,
+        method,
+        path,
+        query,
+        status,
+        workspace_id,
+        request: { headers: requestHeaders, body: request },
+        response: { body: response },
+        objstore,
+        duration_ms,
+        fault_rule_id,
+      });
+      this.makers = null;
+      this.madeBodies = null;
     }
     return this.made;
   }
@@ -73,8 +103,8 @@ export class RequestJournal {
   }
 
   /** Keeps a request; its details are made when the journal is read. */
-  record(micros: number, summary: EntrySummary, make: DetailsMaker): void {
-    this.kept.push(new KeptEntry(this.nextId++, micros, summary, make));
+  record(micros: number, summary: EntrySummary, makers: EntryMakers): void {
+    this.kept.push(new KeptEntry(this.nextId++, micros, summary, makers));
     if (this.listeners.size > 0) this.notify();
   }
 

@@ -13,7 +13,7 @@ import { bodyReadOf } from '../shared/validation.ts';
 import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole } from './entries.ts';
 import type { JournalBody, JournalEntry } from './schemas.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
-import type { RequestJournal } from './journal.ts';
+import type { EntryBodies, RequestJournal } from './journal.ts';
 import type { MatchableRequest } from './matching.ts';
 
 export interface ObserverDeps {
@@ -29,7 +29,7 @@ export interface ObserverDeps {
 }
 
 type RequestSummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'>;
-type RequestDetails = Pick<JournalEntry, 'query' | 'request' | 'response' | 'objstore'>;
+type RequestDetails = Pick<JournalEntry, 'query' | 'objstore'> & { requestHeaders: JournalEntry['request']['headers'] };
 
 interface Arrival {
   micros: number;
@@ -109,14 +109,12 @@ export class RequestObserver {
    * Journals and logs a request: what the log and the journal's filters read at once, the
    * rest (headers, bodies) made from `details` only when the journal is read.
    */
-  private record(arrival: Arrival, summary: RequestSummary, details: () => RequestDetails): void {
+  private record(arrival: Arrival, summary: RequestSummary, bodies: () => EntryBodies, details: () => RequestDetails): void {
     const duration_ms = Math.round((performance.now() - arrival.startedAt) * 1000) / 1000;
-    this.deps.journal.record(arrival.micros, { ...summary, fault_rule_id: arrival.faultRuleId }, () => ({
-      time: formatTimestamp(arrival.micros),
-      wall_time: new Date(arrival.wallMs).toISOString(),
-      ...details(),
-      duration_ms,
-    }));
+    this.deps.journal.record(arrival.micros, { ...summary, fault_rule_id: arrival.faultRuleId }, {
+      bodies,
+      details: () => ({ time: formatTimestamp(arrival.micros), wall_time: new Date(arrival.wallMs).toISOString(), ...details(), duration_ms }),
+    });
     this.deps.requestLog?.(requestLogLine({ ...summary, duration_ms }, this.deps.colour));
   }
 
@@ -157,12 +155,12 @@ export class RequestObserver {
       const requestBody = apiRequestBody(c.req.raw);
       const workspace_id = c.get('workspace')?.id ?? workspaceId();
       const journal = (status: number, responseBody: () => JournalBody) =>
-        this.record(arrival, { source: 'api', method, path, status, workspace_id }, () => ({
-          query: maskedQuery(search),
-          request: { headers: maskedHeaders(headerPairsOf(headerList)), body: requestBody },
-          response: { body: responseBody() },
-          objstore: null,
-        }));
+        this.record(
+          arrival,
+          { source: 'api', method, path, status, workspace_id },
+          () => ({ request: requestBody, response: responseBody() }),
+          () => ({ query: maskedQuery(search), requestHeaders: maskedHeaders(headerPairsOf(headerList)), objstore: null }),
+        );
       if (stopped || effect?.kind === 'reset' || effect?.kind === 'close') {
         return journal(ABORTED_STATUS, () => ({ text: null, size: 0, content_type: null, truncated: false }));
       }
@@ -202,12 +200,19 @@ export class RequestObserver {
       },
       complete: ({ req, record, requestBody, responseBody }) => {
         const { arrival, path, search, headers } = arrivals.get(req) ?? { arrival: arrivalNow(this.deps.clock), ...splitTarget(req.url ?? '/'), headers: {} };
-        this.record(arrival, { source: 'objstore', method: record.method, path, status: record.status, workspace_id: null }, () => ({
-          query: maskedQuery(search),
-          request: { headers, body: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, maskText: maskSigningDetails }) },
-          response: { body: journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, maskText: maskSigningDetails }) },
-          objstore: { operation: record.operation, bucket: record.bucket, key: record.key, access_key_id: record.accessKeyId, error_code: record.errorCode },
-        }));
+        this.record(
+          arrival,
+          { source: 'objstore', method: record.method, path, status: record.status, workspace_id: null },
+          () => ({
+            request: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, maskText: maskSigningDetails }),
+            response: journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, maskText: maskSigningDetails }),
+          }),
+          () => ({
+            query: maskedQuery(search),
+            requestHeaders: headers,
+            objstore: { operation: record.operation, bucket: record.bucket, key: record.key, access_key_id: record.accessKeyId, error_code: record.errorCode },
+          }),
+        );
       },
     };
   }
