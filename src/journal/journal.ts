@@ -10,11 +10,8 @@ export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'st
 export type EntryBodies = { request: JournalBody; response: JournalBody };
 /** The rest of an entry. */
 export type EntryDetails = Pick<JournalEntry, 'time' | 'wall_time' | 'query' | 'objstore' | 'duration_ms'> & { requestHeaders: JournalEntry['request']['headers'] };
-/** Make the bodies and the rest when the journal is read: building and masking them costs more than answering a cached list. */
-export interface EntryMakers {
-  bodies(): EntryBodies;
-  details(): EntryDetails;
-}
+/** Makes the bodies or the rest when the journal is read: building and masking them costs more than answering a cached list. */
+export type Maker<Part> = () => Part;
 
 /**
  * A journalled request: its summary, and its entry made once, when first read. The filters
@@ -28,7 +25,8 @@ export class KeptEntry implements FilterableEntry {
   readonly status: number;
   readonly workspace_id: string | null;
   readonly fault_rule_id: string | null;
-  private makers: EntryMakers | null;
+  private makeBodies: Maker<EntryBodies> | null;
+  private makeDetails: Maker<EntryDetails> | null;
   private madeBodies: EntryBodies | null = null;
   private made: JournalEntry | null = null;
 
@@ -37,7 +35,8 @@ export class KeptEntry implements FilterableEntry {
     /** `entry.time` in emulator microseconds. */
     readonly micros: number,
     summary: EntrySummary,
-    makers: EntryMakers,
+    makeBodies: Maker<EntryBodies>,
+    makeDetails: Maker<EntryDetails>,
   ) {
     this.source = summary.source;
     this.method = summary.method;
@@ -45,7 +44,8 @@ export class KeptEntry implements FilterableEntry {
     this.status = summary.status;
     this.workspace_id = summary.workspace_id;
     this.fault_rule_id = summary.fault_rule_id;
-    this.makers = makers;
+    this.makeBodies = makeBodies;
+    this.makeDetails = makeDetails;
   }
 
   workspaceId(): string | null {
@@ -59,14 +59,14 @@ export class KeptEntry implements FilterableEntry {
   /** The bodies alone, made once (a body filter over the whole journal makes no more). */
   bodies(): EntryBodies {
     if (this.made !== null) return { request: this.made.request.body, response: this.made.response.body };
-    this.madeBodies ??= this.makers!.bodies();
+    this.madeBodies ??= this.makeBodies!();
     return this.madeBodies;
   }
 
   entry(): JournalEntry {
     if (this.made === null) {
       const { request, response } = this.bodies();
-      const { time, wall_time, query, requestHeaders, objstore, duration_ms } = this.makers!.details();
+      const { time, wall_time, query, requestHeaders, objstore, duration_ms } = this.makeDetails!();
       const { source, method, path, status, workspace_id, fault_rule_id } = this;
       this.made = Object.freeze({
         id: this.id,
@@ -84,7 +84,8 @@ export class KeptEntry implements FilterableEntry {
         duration_ms,
         fault_rule_id,
       });
-      this.makers = null;
+      this.makeBodies = null;
+      this.makeDetails = null;
       this.madeBodies = null;
     }
     return this.made;
@@ -103,8 +104,8 @@ export class RequestJournal {
   }
 
   /** Keeps a request; its details are made when the journal is read. */
-  record(micros: number, summary: EntrySummary, makers: EntryMakers): void {
-    this.kept.push(new KeptEntry(this.nextId++, micros, summary, makers));
+  record(micros: number, summary: EntrySummary, makeBodies: Maker<EntryBodies>, makeDetails: Maker<EntryDetails>): void {
+    this.kept.push(new KeptEntry(this.nextId++, micros, summary, makeBodies, makeDetails));
     if (this.listeners.size > 0) this.notify();
   }
 
