@@ -5,7 +5,7 @@ import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 
 /** What is known of a request when it is recorded, and all that the cheap filters read. */
-export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id' | 'fault_rule_id'>;
+export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'>;
 /** An entry's bodies, made apart from the rest: a body filter reads them alone. */
 export type EntryBodies = { request: JournalBody; response: JournalBody };
 /** The rest of an entry. */
@@ -14,17 +14,17 @@ export type EntryDetails = Pick<JournalEntry, 'time' | 'wall_time' | 'query' | '
 export type Maker<Part> = () => Part;
 
 /**
- * A journalled request: its summary, and its entry made once, when first read. The filters
- * read its headers as journalled (secrets masked): only a match on a header makes it.
+ * A journalled request: its summary, its bodies and its entry, each made once, when first read.
+ * The filters read its headers and bodies as journalled (secrets masked): a header filter makes
+ * the entry, a body filter the bodies alone.
  */
 export class KeptEntry implements FilterableEntry {
   // The summary's fields are the entry's own: a filter over a full journal reads them without a hop.
-  readonly source: EntrySummary['source'];
+  readonly source: JournalEntry['source'];
   readonly method: string;
   readonly path: string;
   readonly status: number;
   readonly workspace_id: string | null;
-  readonly fault_rule_id: string | null;
   private makeBodies: Maker<EntryBodies> | null;
   private makeDetails: Maker<EntryDetails> | null;
   private madeBodies: EntryBodies | null = null;
@@ -35,6 +35,7 @@ export class KeptEntry implements FilterableEntry {
     /** `entry.time` in emulator microseconds. */
     readonly micros: number,
     summary: EntrySummary,
+    readonly fault_rule_id: string | null,
     makeBodies: Maker<EntryBodies>,
     makeDetails: Maker<EntryDetails>,
   ) {
@@ -43,7 +44,6 @@ export class KeptEntry implements FilterableEntry {
     this.path = summary.path;
     this.status = summary.status;
     this.workspace_id = summary.workspace_id;
-    this.fault_rule_id = summary.fault_rule_id;
     this.makeBodies = makeBodies;
     this.makeDetails = makeDetails;
   }
@@ -104,8 +104,8 @@ export class RequestJournal {
   }
 
   /** Keeps a request; its details are made when the journal is read. */
-  record(micros: number, summary: EntrySummary, makeBodies: Maker<EntryBodies>, makeDetails: Maker<EntryDetails>): void {
-    this.kept.push(new KeptEntry(this.nextId++, micros, summary, makeBodies, makeDetails));
+  record(micros: number, summary: EntrySummary, faultRuleId: string | null, makeBodies: Maker<EntryBodies>, makeDetails: Maker<EntryDetails>): void {
+    this.kept.push(new KeptEntry(this.nextId++, micros, summary, faultRuleId, makeBodies, makeDetails));
     if (this.listeners.size > 0) this.notify();
   }
 

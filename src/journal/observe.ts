@@ -111,7 +111,7 @@ export class RequestObserver {
    */
   private record(arrival: Arrival, summary: RequestSummary, bodies: () => EntryBodies, details: () => RequestDetails): void {
     const duration_ms = Math.round((performance.now() - arrival.startedAt) * 1000) / 1000;
-    this.deps.journal.record(arrival.micros, { ...summary, fault_rule_id: arrival.faultRuleId }, bodies, () => ({
+    this.deps.journal.record(arrival.micros, summary, arrival.faultRuleId, bodies, () => ({
       time: formatTimestamp(arrival.micros),
       wall_time: new Date(arrival.wallMs).toISOString(),
       ...details(),
