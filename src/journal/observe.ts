@@ -66,9 +66,11 @@ const apiResponseBody = (bytes: Uint8Array, size: number, contentType: string | 
 export const FAULT_RULE_HEADER = 'X-Localplane-Fault-Rule';
 
 const HARNESS_FOLDERS = ['/_localplane', '/docs', '/ui'];
+const HARNESS_PATHS = new Set(['/openapi.json', ...HARNESS_FOLDERS]);
+const HARNESS_PREFIXES = HARNESS_FOLDERS.map((folder) => `${folder}/`);
 
 /** The harness's own paths: the admin API, the API's description (/openapi.json, /docs) and the dashboard (/ui). */
-const isHarnessPath = (path: string) => path === '/openapi.json' || HARNESS_FOLDERS.some((folder) => path === folder || path.startsWith(`${folder}/`));
+const isHarnessPath = (path: string) => HARNESS_PATHS.has(path) || HARNESS_PREFIXES.some((prefix) => path.startsWith(prefix));
 
 const splitTarget = (target: string) => {
   const mark = target.indexOf('?');
