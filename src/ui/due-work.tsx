@@ -9,6 +9,7 @@ import type {
 import type { DeploymentDeletionTask, DeploymentsList, RevisionStepTask } from '../deployments/schemas.ts';
 import type { DashboardApi } from './api.ts';
 import { fromNow } from './spans.ts';
+import { readFixtures } from './fixtures.ts';
 
 /** GET /_localplane/clock. */
 export interface ClockState {
@@ -26,11 +27,6 @@ export type Task = { due_at: string; label: string } & (
   | ExportTimeLimitTask
   | RecurringExportSpawnTask
 );
-
-interface Workspace {
-  id: string;
-  name: string;
-}
 
 /** What the due-work table names: workspaces, and the deployments tasks move, by id. */
 export interface Names {
@@ -135,7 +131,7 @@ export function DueWork({ tasks, names, now, caption }: { tasks: readonly Task[]
 
 /** The names the table shows: workspaces from the fixtures, deployments from each workspace's list (the API's deployment_ids filter). */
 export async function namesFor(api: DashboardApi, tasks: readonly Task[]): Promise<Names> {
-  const { workspaces } = await api.get<{ workspaces: Workspace[] }>('/_localplane/fixtures');
+  const { workspaces } = await readFixtures(api);
   const wanted = new Map<string, Set<string>>();
   for (const task of tasks) {
     if (task.kind !== 'revision_step' && task.kind !== 'deployment_deletion') continue;

@@ -16,11 +16,7 @@ import { deploymentPath, DueWork, namesFor, shortId, type ClockState, type Names
 import { formValues } from '../forms.ts';
 import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
-
-interface Workspace {
-  id: string;
-  name: string;
-}
+import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 
 interface HistoryEntry {
   status: string;
@@ -68,7 +64,7 @@ const FAULT_WORDS: Record<RevisionFaultStage, string> = {
 const deploymentNotFound = (id: string) => `Deployment ID ${id} not found.`;
 
 /** The workspaces to choose from, from the fixtures. */
-const workspacesOf = async (api: DashboardApi) => (await api.get<{ workspaces: Workspace[] }>('/_localplane/fixtures')).workspaces;
+const workspacesOf = async (api: DashboardApi) => (await readFixtures(api)).workspaces;
 
 /** An action's refusal: to htmx a 200 with the words in the fragment (htmx swaps only successes); to a plain form post the API's status. */
 function refusalStatus(c: Context, error: DashboardApiError) {
@@ -87,7 +83,7 @@ function listQuery(c: Context): URLSearchParams {
   return query;
 }
 
-function FilterForm({ workspaces, workspaceId, query }: { workspaces: readonly Workspace[]; workspaceId: string; query: URLSearchParams }) {
+function FilterForm({ workspaces, workspaceId, query }: { workspaces: readonly FixtureWorkspace[]; workspaceId: string; query: URLSearchParams }) {
   const text = (name: string, label: string, hint?: string) => (
     <label>
       {label}
