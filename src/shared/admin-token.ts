@@ -11,7 +11,7 @@ import { getCookie, setCookie } from 'hono/cookie';
 import { HttpError } from './errors.ts';
 
 /** The cookie a browser keeps the token in once it opened a page with `?token=`. */
-export const TOKEN_COOKIE = 'localplane_token';
+const TOKEN_COOKIE = 'localplane_token';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 

@@ -4,7 +4,7 @@
  * can set. Such calls are neither journaled nor faulted, so looking at the dashboard changes
  * nothing a test asserts on.
  */
-export const IN_PROCESS_CALL = 'localplaneInProcessCall';
+const IN_PROCESS_CALL = 'localplaneInProcessCall';
 
 export const inProcessEnv = (): Record<string, unknown> => ({ [IN_PROCESS_CALL]: true });
 

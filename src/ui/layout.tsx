@@ -4,7 +4,7 @@ import { raw } from 'hono/html';
 import { assetPath } from './assets.ts';
 
 /** The views in the order the navigation lists them. */
-export const VIEWS = [
+const VIEWS = [
   { name: 'overview', path: '/ui', label: 'Overview' },
   { name: 'requests', path: '/ui/requests', label: 'Requests' },
   { name: 'exports', path: '/ui/exports', label: 'Exports' },
