@@ -6,6 +6,7 @@ import { RequestJournal } from '../src/journal/journal.ts';
 import { objstoreJournalSchema, type ObjstoreJournalRecord } from '../src/journal/objstore-journal.ts';
 import { RequestObserver } from '../src/journal/observe.ts';
 import { createClock } from '../src/shared/clock.ts';
+import { Needle } from '../src/shared/needle.ts';
 import { journalEntrySchema, requestCountResponseSchema, requestsResponseSchema, type JournalEntry } from '../src/journal/schemas.ts';
 import { s3For } from './support/objstore.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type TestContext } from './support/instance.ts';
@@ -265,6 +266,32 @@ describe('the request journal', () => {
       expect(ids(await listed(ctx, '?any_body_contains=destination%2000000000&order=desc&limit=1'))).toEqual(ids(await listed(ctx, '?status=404')));
     });
 
+    it('by text in API answers sent over a socket or in process, within the head the journal keeps', async () => {
+      const workspace = workspaceByTier(ctx.fixtures, 'plus');
+      await acme().get('/api/v1/bulk-exports/destinations/caf%C3%A9-n%C3%A4del-over-a-socket');
+      await ctx.instance.request('/api/v1/bulk-exports/destinations/caf%C3%A9-n%C3%A4del-in-process', { headers: { 'x-api-key': workspace.api_key } });
+      // 4,100 two-byte characters: the marker lies within the first 8,192 characters, past the first 8,192 bytes.
+      const past = `${'é'.repeat(4100)}-past-the-kept-head`;
+      await acme().post('/api/v1/bulk-exports', { bulk_export_destination_id: past });
+      const post = { method: 'POST', headers: { 'x-api-key': workspace.api_key, 'content-type': 'application/json' }, body: JSON.stringify({ bulk_export_destination_id: past }) };
+      await ctx.instance.request('/api/v1/bulk-exports', post);
+
+      const found = await listed(ctx, `?response_body_contains=${encodeURIComponent('café-nädel')}`);
+      expect(found.map((entry) => entry.path)).toEqual([
+        '/api/v1/bulk-exports/destinations/caf%C3%A9-n%C3%A4del-over-a-socket',
+        '/api/v1/bulk-exports/destinations/caf%C3%A9-n%C3%A4del-in-process',
+      ]);
+      expect(ids(await listed(ctx, '?any_body_contains=n%C3%A4del-in-process'))).toEqual([found[1]!.id]);
+      expect(await listed(ctx, '?response_body_contains=-past-the-kept-head')).toEqual([]);
+      const kept = await listed(ctx, '?method=POST');
+      expect(kept.map((entry) => entry.response.body)).toEqual([
+        expect.objectContaining({ truncated: true, text: expect.stringContaining('éé') }),
+        expect.objectContaining({ truncated: true, text: expect.stringContaining('éé') }),
+      ]);
+      expect(kept.every((entry) => !entry.response.body.text!.includes('-past-the-kept-head'))).toBe(true);
+      expect(ids(await listed(ctx, '?body_contains=-past-the-kept-head'))).toEqual(ids(kept));
+    });
+
     it('one entry by its id (GET /requests/{id}), while the journal keeps it', async () => {
       await traffic();
       const all = await listed(ctx);
@@ -392,5 +419,18 @@ describe('the journal and fault rules in process (app.request, no socket)', () =
     const dropped = await app.request('/items/8');
     await expect(dropped.text()).rejects.toThrow('connection reset by a fault rule');
     expect(journal.list({ since: { id: 1 } })).toMatchObject([{ status: 499, fault_rule_id: 'fault-rule-1' }]);
+  });
+});
+
+describe('a body filter looking in what an answer was decoded from', () => {
+  it('rules out only a text that cannot hold the needle', () => {
+    const needle = new Needle('nädel');
+    expect(needle.mayBeIn('eine nädel')).toBe(true);
+    expect(needle.mayBeIn('eine nadel')).toBe(false);
+    expect(needle.mayBeIn(Buffer.from('\uFEFFeine nädel'))).toBe(true);
+    expect(needle.mayBeIn(Buffer.from('eine nadel'))).toBe(false);
+    // A lone surrogate written in a string is U+FFFD in the text the journal shows.
+    expect(new Needle('a\uFFFDb').mayBeIn('a\uD800b')).toBe(true);
+    expect(new Needle('a\uFFFDb').mayBeIn(Buffer.from('a\uD800b'))).toBe(true);
   });
 });

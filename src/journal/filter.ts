@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { requestTimestamp } from '../shared/validation.ts';
 import { customIssue } from '../shared/errors.ts';
 import { queryInteger } from '../shared/validation.ts';
+import { Needle } from '../shared/needle.ts';
 import { headerMatchText, requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
 import type { JournalEntry } from './schemas.ts';
 
@@ -70,14 +71,14 @@ export type JournalFilter = z.output<typeof journalFind>;
 /** What callers of the programmatic API write. */
 export type JournalFilterInput = z.input<typeof journalFind>;
 
-/** A journalled request as the filters read it: what was recorded with it, its bodies (made when a filter reads them) and its entry (made when a filter reads the headers). */
+/** A journalled request as the filters read it: what was recorded with it, its bodies' text and its entry (made when a filter reads the headers). */
 export interface FilterableEntry extends MatchableRequest {
   readonly id: number;
   /** `entry.time` in emulator microseconds. */
   readonly micros: number;
   readonly status: number;
   readonly fault_rule_id: string | null;
-  bodies(): { request: { text: string | null }; response: { text: string | null } };
+  bodyHolds(part: 'request' | 'response', needle: Needle): boolean;
   entry(): JournalEntry;
 }
 
@@ -88,7 +89,7 @@ const statusTest = (status: string | undefined): ((status: number) => boolean) |
   return (actual) => Math.floor(actual / 100) === statusClass;
 };
 
-const contains = (body: { text: string | null }, needle: string) => body.text?.includes(needle) ?? false;
+const needleOf = (text: string | undefined) => (text === undefined ? undefined : new Needle(text));
 
 /**
  * A compiled test of a kept entry against a filter (`limit` and `order` are the journal's).
@@ -99,16 +100,16 @@ export function entryMatcher(filter: JournalFilter): (kept: FilterableEntry) => 
   const matchesRequest = requestMatcher(filter);
   const { since, fault_rule: faultRuleId } = filter;
   const statusHolds = statusTest(filter.status);
-  const { body_contains: inRequest, response_body_contains: inResponse, any_body_contains: inEither } = filter;
+  const [inRequest, inResponse, inEither] = [filter.body_contains, filter.response_body_contains, filter.any_body_contains].map(needleOf);
   return (kept) => {
     return (
       (since === undefined || ('id' in since ? kept.id > since.id : kept.micros >= since.time)) &&
       (statusHolds === null || statusHolds(kept.status)) &&
       (faultRuleId === undefined || (faultRuleId === 'any' ? kept.fault_rule_id !== null : kept.fault_rule_id === faultRuleId)) &&
       matchesRequest(kept) &&
-      (inRequest === undefined || contains(kept.bodies().request, inRequest)) &&
-      (inResponse === undefined || contains(kept.bodies().response, inResponse)) &&
-      (inEither === undefined || contains(kept.bodies().request, inEither) || contains(kept.bodies().response, inEither))
+      (inRequest === undefined || kept.bodyHolds('request', inRequest)) &&
+      (inResponse === undefined || kept.bodyHolds('response', inResponse)) &&
+      (inEither === undefined || kept.bodyHolds('request', inEither) || kept.bodyHolds('response', inEither))
     );
   };
 }

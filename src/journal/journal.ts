@@ -1,4 +1,5 @@
 import { RingBuffer } from '../shared/ring-buffer.ts';
+import type { Needle } from '../shared/needle.ts';
 import type { JournalBody, JournalEntry } from './schemas.ts';
 import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter.ts';
 
@@ -12,11 +13,20 @@ export type EntryBodies = { request: JournalBody; response: JournalBody };
 export type EntryDetails = Pick<JournalEntry, 'time' | 'wall_time' | 'query' | 'objstore' | 'duration_ms'> & { requestHeaders: JournalEntry['request']['headers'] };
 /** Makes the bodies or the rest when the journal is read: building and masking them costs more than answering a cached list. */
 export type Maker<Part> = () => Part;
+/**
+ * Makes an entry's bodies, each apart. `responseSource`, when given, is what the response's text
+ * is decoded from as it is shown, unmasked (an API answer): a body filter searches it first.
+ */
+export interface BodiesMaker {
+  request: Maker<JournalBody>;
+  response: Maker<JournalBody>;
+  responseSource?: string | Buffer;
+}
 
 /**
  * A journalled request: its summary, its bodies and its entry, each made once, when first read.
  * The filters read its headers and bodies as journalled (secrets masked): a header filter makes
- * the entry, a body filter the bodies alone.
+ * the entry, a body filter the bodies alone, and only for a response that may hold its text.
  */
 export class KeptEntry implements FilterableEntry {
   // The summary's fields are the entry's own: a filter over a full journal reads them without a hop.
@@ -25,9 +35,10 @@ export class KeptEntry implements FilterableEntry {
   readonly path: string;
   readonly status: number;
   readonly workspace_id: string | null;
-  private makeBodies: Maker<EntryBodies> | null;
+  private makeBodies: BodiesMaker | null;
   private makeDetails: Maker<EntryDetails> | null;
-  private madeBodies: EntryBodies | null = null;
+  private madeRequest: JournalBody | null = null;
+  private madeResponse: JournalBody | null = null;
   private made: JournalEntry | null = null;
 
   constructor(
@@ -36,7 +47,7 @@ export class KeptEntry implements FilterableEntry {
     readonly micros: number,
     summary: EntrySummary,
     readonly fault_rule_id: string | null,
-    makeBodies: Maker<EntryBodies>,
+    makeBodies: BodiesMaker,
     makeDetails: Maker<EntryDetails>,
   ) {
     this.source = summary.source;
@@ -56,16 +67,24 @@ export class KeptEntry implements FilterableEntry {
     return this.entry().request.headers[name.toLowerCase()];
   }
 
-  /** The bodies alone, made once (a body filter over the whole journal makes no more). */
-  bodies(): EntryBodies {
-    if (this.made !== null) return { request: this.made.request.body, response: this.made.response.body };
-    this.madeBodies ??= this.makeBodies!();
-    return this.madeBodies;
+  /** Whether the text of a body holds the needle. */
+  bodyHolds(part: keyof EntryBodies, needle: Needle): boolean {
+    const responseSource = this.makeBodies?.responseSource;
+    if (part === 'response' && this.madeResponse === null && responseSource !== undefined && !needle.mayBeIn(responseSource)) return false;
+    return this.body(part).text?.includes(needle.text) ?? false;
+  }
+
+  /** A body alone, made once (a body filter over the whole journal makes no more). */
+  private body(part: keyof EntryBodies): JournalBody {
+    if (this.made !== null) return part === 'request' ? this.made.request.body : this.made.response.body;
+    if (part === 'request') return (this.madeRequest ??= this.makeBodies!.request());
+    return (this.madeResponse ??= this.makeBodies!.response());
   }
 
   entry(): JournalEntry {
     if (this.made === null) {
-      const { request, response } = this.bodies();
+      const request = this.body('request');
+      const response = this.body('response');
       const { time, wall_time, query, requestHeaders, objstore, duration_ms } = this.makeDetails!();
       const { source, method, path, status, workspace_id, fault_rule_id } = this;
       this.made = Object.freeze({
@@ -86,7 +105,8 @@ export class KeptEntry implements FilterableEntry {
       });
       this.makeBodies = null;
       this.makeDetails = null;
-      this.madeBodies = null;
+      this.madeRequest = null;
+      this.madeResponse = null;
     }
     return this.made;
   }
@@ -104,7 +124,7 @@ export class RequestJournal {
   }
 
   /** Keeps a request; its details are made when the journal is read. */
-  record(micros: number, summary: EntrySummary, faultRuleId: string | null, makeBodies: Maker<EntryBodies>, makeDetails: Maker<EntryDetails>): void {
+  record(micros: number, summary: EntrySummary, faultRuleId: string | null, makeBodies: BodiesMaker, makeDetails: Maker<EntryDetails>): void {
     this.kept.push(new KeptEntry(this.nextId++, micros, summary, faultRuleId, makeBodies, makeDetails));
     if (this.listeners.size > 0) this.notify();
   }

@@ -8,12 +8,12 @@ import type { Clock } from '../shared/clock.ts';
 import { isInProcessCall } from '../shared/in-process-calls.ts';
 import { printable } from '../shared/log-text.ts';
 import { formatTimestamp } from '../shared/time.ts';
-import { ABORTED_STATUS, headerText, whenResponseEnds } from '../shared/response-capture.ts';
+import { ABORTED_STATUS, headerText, whenResponseEnds, type CapturedResponse } from '../shared/response-capture.ts';
 import { bodyReadOf } from '../shared/validation.ts';
 import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole } from './entries.ts';
 import type { JournalBody, JournalEntry } from './schemas.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
-import type { EntryBodies, RequestJournal } from './journal.ts';
+import type { BodiesMaker, RequestJournal } from './journal.ts';
 import type { MatchableRequest } from './matching.ts';
 
 export interface ObserverDeps {
@@ -59,8 +59,7 @@ const keepText = (text: string) => text;
  * API responses are kept as sent, never parsed (parsing a 32 KB list costs more than serving it):
  * the API answers no secret values (test/secret-leaks.test.ts reads every answer, the journal's too).
  */
-const apiResponseBody = (bytes: Uint8Array, size: number, contentType: string | null) =>
-  journalBody({ bytes, size, contentType, maskText: keepText, maskJson: null });
+const apiResponseBody = ({ head, size, contentType }: CapturedResponse) => journalBody({ bytes: head, size, contentType, maskText: keepText, maskJson: null });
 
 /** Names the fault rule that answered an API request with its status and detail. */
 export const FAULT_RULE_HEADER = 'X-Localplane-Fault-Rule';
@@ -111,7 +110,7 @@ export class RequestObserver {
    * Journals and logs a request: what the log and the journal's filters read at once, the
    * rest (headers, bodies) made from `details` only when the journal is read.
    */
-  private record(arrival: Arrival, summary: RequestSummary, bodies: () => EntryBodies, details: () => RequestDetails): void {
+  private record(arrival: Arrival, summary: RequestSummary, bodies: BodiesMaker, details: () => RequestDetails): void {
     const duration_ms = Math.round((performance.now() - arrival.startedAt) * 1000) / 1000;
     this.deps.journal.record(arrival.micros, summary, arrival.faultRuleId, bodies, () => ({
       time: formatTimestamp(arrival.micros),
@@ -158,27 +157,25 @@ export class RequestObserver {
       const headerList: readonly string[] | Headers = incoming?.rawHeaders ?? headers;
       const requestBody = apiRequestBody(c.req.raw);
       const workspace_id = c.get('workspace')?.id ?? workspaceId();
-      const journal = (status: number, responseBody: () => JournalBody) =>
+      const journal = (status: number, written: CapturedResponse | null) =>
         this.record(
           arrival,
           { source: 'api', method, path, status, workspace_id },
-          () => ({ request: requestBody, response: responseBody() }),
+          written === null
+            ? { request: () => requestBody, response: () => ({ text: null, size: 0, content_type: null, truncated: false }) }
+            : { request: () => requestBody, response: () => apiResponseBody(written), responseSource: written.source },
           () => ({ query: maskedQuery(search), requestHeaders: maskedHeaders(headerPairsOf(headerList)), objstore: null }),
         );
-      if (stopped || effect?.kind === 'reset' || effect?.kind === 'close') {
-        return journal(ABORTED_STATUS, () => ({ text: null, size: 0, content_type: null, truncated: false }));
-      }
+      if (stopped || effect?.kind === 'reset' || effect?.kind === 'close') return journal(ABORTED_STATUS, null);
       const outgoing = c.env?.outgoing;
       if (outgoing) {
         // What goes to the socket: reading a clone of the response would cost more than the whole request.
-        whenResponseEnds(outgoing, JOURNAL_BODY_CHARS, ({ status, written }) => journal(status, () => apiResponseBody(written.head, written.size, written.contentType)));
+        whenResponseEnds(outgoing, JOURNAL_BODY_CHARS, ({ status, written }) => journal(status, written));
       } else {
         const bytes = c.res.body === null ? new Uint8Array(0) : new Uint8Array(await c.res.clone().arrayBuffer());
-        // Only a copy of the head is kept, as from a socket: the entry is made later, from these.
-        const head = bytes.slice(0, JOURNAL_BODY_CHARS);
-        const size = bytes.byteLength;
-        const contentType = c.res.headers.get('content-type');
-        journal(c.res.status, () => apiResponseBody(head, size, contentType));
+        // Only a copy of the head is kept, as from a socket: the entry is made later, from it.
+        const head = Buffer.from(bytes.slice(0, JOURNAL_BODY_CHARS).buffer);
+        journal(c.res.status, { head, source: head, size: bytes.byteLength, contentType: c.res.headers.get('content-type') });
       }
     };
   }
@@ -207,10 +204,10 @@ export class RequestObserver {
         this.record(
           arrival,
           { source: 'objstore', method: record.method, path, status: record.status, workspace_id: null },
-          () => ({
-            request: journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, maskText: maskSigningDetails }),
-            response: journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, maskText: maskSigningDetails }),
-          }),
+          {
+            request: () => journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, maskText: maskSigningDetails }),
+            response: () => journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, maskText: maskSigningDetails }),
+          },
           () => ({
             query: maskedQuery(search),
             requestHeaders: headers,

@@ -4,6 +4,8 @@ import { textHead } from './text-head.ts';
 /** What a response wrote: its first bytes, its whole size, its content type. */
 export interface CapturedResponse {
   head: Buffer;
+  /** What the head's text is decoded from: the text written (most answers are one string), or the head. */
+  source: string | Buffer;
   size: number;
   contentType: string | null;
 }
@@ -84,6 +86,10 @@ export class ResponseCapture {
     return {
       get head() {
         return (head ??= Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, limit));
+      },
+      get source() {
+        const only = chunks[0];
+        return chunks.length === 1 && typeof only === 'string' ? only : this.head;
       },
       size,
       contentType: headerText(this.res.getHeader('content-type')) ?? this.headContentType,
