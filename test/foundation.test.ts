@@ -28,6 +28,36 @@ describe('harness endpoints', () => {
     }
   });
 
+  it("counts a project's seeded and added runs together, and its first and last start times over both", async () => {
+    const sessions = ctx.fixtures.workspaces.flatMap((workspace) => workspace.sessions);
+    const seeded = sessions.find((session) => session.run_count > 0)!;
+    const empty = sessions.find((session) => session.run_count === 0)!;
+    const sessionNow = async (id: string) =>
+      (await ctx.admin.request('GET', '/fixtures')).body.workspaces.flatMap((workspace: { sessions: unknown[] }) => workspace.sessions).find((session: { id: string }) => session.id === id);
+    const add = (id: string, start_time: string) => ctx.admin.request('POST', `/sessions/${id}/runs`, { body: { count: 3, start_time, days: 1 } });
+    const before = new Date(Date.parse(seeded.first_run_start_time) - 10 * 86_400_000).toISOString();
+    const after = new Date(Date.parse(seeded.last_run_start_time) + 86_400_000).toISOString();
+
+    expect((await add(seeded.id, before)).status).toBe(201);
+    const earlier = await sessionNow(seeded.id);
+    expect(earlier.run_count).toBe(seeded.run_count + 3);
+    expect(Date.parse(earlier.first_run_start_time)).toBeLessThan(Date.parse(seeded.first_run_start_time));
+    expect(earlier.last_run_start_time).toBe(seeded.last_run_start_time);
+    expect((await add(seeded.id, after)).status).toBe(201);
+    const later = await sessionNow(seeded.id);
+    expect(later).toMatchObject({ run_count: seeded.run_count + 6, first_run_start_time: earlier.first_run_start_time });
+    expect(Date.parse(later.last_run_start_time)).toBeGreaterThan(Date.parse(after));
+
+    expect(empty).toMatchObject({ first_run_start_time: null, last_run_start_time: null });
+    const added = await add(empty.id, after);
+    expect(added.body.session).toMatchObject({ id: empty.id, run_count: 3 });
+    expect(Date.parse(added.body.session.first_run_start_time)).toBeGreaterThanOrEqual(Date.parse(after));
+    expect(await sessionNow(empty.id)).toEqual(added.body.session);
+    await ctx.admin.request('POST', '/reset');
+    expect(await sessionNow(seeded.id)).toEqual(seeded);
+    expect(await sessionNow(empty.id)).toEqual(empty);
+  });
+
   it('answers unknown paths with a detail 404', async () => {
     const response = await ctx.api.request('GET', '/nope');
     expect(response.status).toBe(404);

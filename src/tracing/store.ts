@@ -45,7 +45,10 @@ export class TracingStore {
   private readonly sessionStatement;
   private readonly sessionByIdStatement;
   private readonly sessionsOfTenantStatement;
-  private readonly statsStatement;
+  private readonly seedStatsStatement;
+  private readonly runtimeStatsStatement;
+  /** The seeded runs' stats by session: the seed never changes, and counting 50,000 runs takes milliseconds. */
+  private readonly seedStats = new Map<string, SessionRunStats>();
   private readonly prepared;
 
   constructor(private readonly db: Db) {
@@ -55,10 +58,12 @@ export class TracingStore {
     this.sessionsOfTenantStatement = db.prepare<[string], TracingSession>('SELECT * FROM sessions WHERE tenant_id = ? ORDER BY rowid');
     // Each table's aggregate read from its (session_id, start_time) index: over the all_runs
     // view, SQLite would read every column of every row of the session.
-    const statsOf = (table: string) => `SELECT count(*) AS n, min(start_time) AS first, max(start_time) AS last FROM ${table} WHERE session_id = @session_id`;
-    this.statsStatement = db.prepare<[{ session_id: string }], SessionRunStats>(
-      `SELECT sum(n) AS run_count, min(first) AS first_run_start_time, max(last) AS last_run_start_time FROM (${statsOf('seed.runs')} UNION ALL ${statsOf('main.runs')})`,
-    );
+    const statsOf = (table: string) =>
+      db.prepare<[string], SessionRunStats>(
+        `SELECT count(*) AS run_count, min(start_time) AS first_run_start_time, max(start_time) AS last_run_start_time FROM ${table} WHERE session_id = ?`,
+      );
+    this.seedStatsStatement = statsOf('seed.runs');
+    this.runtimeStatsStatement = statsOf('main.runs');
   }
 
   static insertSession(db: Db, session: TracingSession): void {
@@ -84,7 +89,19 @@ export class TracingStore {
   }
 
   stats(sessionId: string): SessionRunStats {
-    return this.statsStatement.get({ session_id: sessionId })!;
+    let seeded = this.seedStats.get(sessionId);
+    if (seeded === undefined) {
+      seeded = this.seedStatsStatement.get(sessionId)!;
+      this.seedStats.set(sessionId, seeded);
+    }
+    const added = this.runtimeStatsStatement.get(sessionId)!;
+    if (added.run_count === 0) return seeded;
+    if (seeded.run_count === 0) return added;
+    return {
+      run_count: seeded.run_count + added.run_count,
+      first_run_start_time: Math.min(seeded.first_run_start_time!, added.first_run_start_time!),
+      last_run_start_time: Math.max(seeded.last_run_start_time!, added.last_run_start_time!),
+    };
   }
 
   /**
