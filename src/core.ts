@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { applyLimitsPatch, DEFAULT_LIMITS, InstanceLimits, type Limits, type LimitsPatch } from './config.ts';
 import type { Fixtures } from './fixtures/files.ts';
-import { installTemplate } from './fixtures/template.ts';
+import { installTemplate, tempTemplatesDir } from './fixtures/template.ts';
 import type { ProgressListener } from './progress.ts';
 import { createClock, type Clock } from './shared/clock.ts';
 import { createClockControl, type ClockControl } from './shared/clock-control.ts';
@@ -97,7 +97,15 @@ export async function openCore(options: CoreOptions, fixtures: Fixtures, tables:
     makePrivateFolder(dataDir);
     ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
     if (!existsSync(database.templatePath)) {
-      await installTemplate({ fixtures, seed, tables, cacheDir: options.cacheDir, destination: database.templatePath, progress: options.progress });
+      await installTemplate({
+        fixtures,
+        seed,
+        tables,
+        cacheDir: options.cacheDir,
+        destination: database.templatePath,
+        copiesDir: options.dataDir === undefined ? tempTemplatesDir() : undefined,
+        progress: options.progress,
+      });
     }
     db = openInstanceDb(database.path, database.templatePath, tables);
     teardown.add('resources', () => db.close());

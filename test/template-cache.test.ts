@@ -5,8 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sourceFingerprint } from '../src/fixtures/source-fingerprint.ts';
 import { defaultCacheDir } from '../src/fixtures/template.ts';
-import { DEFAULT_FIXTURES_DIR, prepareFixtures, start } from '../src/localplane.ts';
-import { BIN, startCli } from './support/cli.ts';
+import { DEFAULT_FIXTURES_DIR, prepareFixtures, start, type Localplane } from '../src/localplane.ts';
+import { BIN, REPO_ROOT, startCli } from './support/cli.ts';
 import { Api, type FixturesView } from './support/instance.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'localplane-cache-test-'));
@@ -116,6 +116,51 @@ describe('the template cache', () => {
       expect(deployments.body.resources.length).toBeGreaterThan(0);
     } finally {
       await instance.stop();
+    }
+  });
+
+  it('links the temp data dirs of a cache on another filesystem (a tmpfs temp dir) to one copy kept in the temp dir', async () => {
+    const fixturesDir = smallFixtures();
+    // The repository's disk, and the suite's temp dir (a tmpfs where there is one).
+    mkdirSync(join(REPO_ROOT, 'test-results'), { recursive: true });
+    const cacheDir = mkdtempSync(join(REPO_ROOT, 'test-results', 'template-cache-'));
+    const tempDir = join(scratch, `temp-${++made}`);
+    mkdirSync(tempDir);
+    const copies = join(tempDir, `localplane-templates-${process.getuid?.() ?? 'user'}`);
+    const crossing = statSync(cacheDir).dev !== statSync(tempDir).dev;
+    const savedTmpdir = process.env.TMPDIR;
+    const instances: Localplane[] = [];
+    const startOne = async () => {
+      process.env.TMPDIR = tempDir;
+      try {
+        instances.push(await start({ port: 0, objstorePort: 0, fixturesDir, cacheDir, log: () => {} }));
+      } finally {
+        process.env.TMPDIR = savedTmpdir;
+      }
+      return statSync(join(instances.at(-1)!.dataDir, 'seed.sqlite'));
+    };
+    try {
+      const cached = prepareFixtures({ fixturesDir, cacheDir });
+      const [first, second] = [await startOne(), await startOne()];
+      expect(second.ino, 'one file, linked into both data dirs').toBe(first.ino);
+      if (crossing) {
+        expect(readdirSync(copies)).toEqual([basename(cached)]);
+        expect(statSync(join(copies, basename(cached))).ino).toBe(first.ino);
+        expect(statSync(copies).mode & 0o777).toBe(0o700);
+      } else {
+        expect(existsSync(copies), 'the cache is linked from directly').toBe(false);
+        expect(statSync(cached).ino).toBe(first.ino);
+      }
+
+      renameFirstWorkspace(fixturesDir, 'Acme Copied');
+      const rebuilt = prepareFixtures({ fixturesDir, cacheDir });
+      const third = await startOne();
+      expect(third.ino).not.toBe(first.ino);
+      if (crossing) expect(readdirSync(copies), 'the older copy is pruned as the cache prunes').toEqual([basename(rebuilt)]);
+      for (const instance of instances) expect((await instance.request('/_localplane/fixtures')).status).toBe(200);
+    } finally {
+      await Promise.all(instances.map((instance) => instance.stop()));
+      rmSync(cacheDir, { recursive: true, force: true });
     }
   });
 });
