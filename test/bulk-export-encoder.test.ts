@@ -9,6 +9,7 @@ import { encodeRunsParquet } from '../src/bulk-exports/parquet.ts';
 import type { Compression, FormatVersion } from '../src/bulk-exports/schemas.ts';
 import { openInstanceDb } from '../src/shared/db.ts';
 import { tracingTables } from '../src/tracing/store.ts';
+import { generateRuns, insertRuns } from '../src/tracing/generator.ts';
 import { RUN_COLUMNS, type RunColumn, type RunRow } from '../src/tracing/schema.ts';
 import { eventually, fullKey, useLocalplane, workspaceByTier } from './support/instance.ts';
 import { exportClient } from './support/exports.ts';
@@ -102,6 +103,56 @@ describe('the encoder thread', () => {
       await encoder.close();
       db.close();
     }
+  });
+
+  it("keeps a closed encoder's idle worker for the next one, each reading its own database", async () => {
+    const template = join(dir, 'pooled-seed.sqlite');
+    const seed = new Database(template);
+    seed.exec(tracingTables.ddl);
+    seed.close();
+    const databases = ['empty', 'traced'].map((name) => {
+      const path = join(dir, `pooled-${name}.sqlite`);
+      const db = openInstanceDb(path, template, [tracingTables]);
+      if (name === 'traced') insertRuns(db, generateRuns({ tenantId: 't', sessionId: 'traced', count: 5, startMicros: 1_000_000, days: 1, seed: 7 }));
+      db.close();
+      return { path, templatePath: template };
+    });
+    const reads = (sessionId: string): EncodeRequest => ({ ...request, reads: [{ sessionId, after: null }], from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 });
+
+    const first = new EncoderThread(databases[0]!);
+    await expect(first.encode(reads('traced'))).resolves.toBeNull();
+    await first.close();
+    const second = new EncoderThread(databases[1]!);
+    try {
+      await expect(second.encode(reads('traced'))).resolves.toMatchObject({ sessionId: 'traced', rows: 5 });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('hands an idle worker to one encoder at a time, and stops a busy one on close', async () => {
+    const answering = join(dir, 'thread-id-worker.mjs');
+    writeFileSync(
+      answering,
+      `import { parentPort, threadId } from 'node:worker_threads';
+      parentPort.on('message', (message) => parentPort.postMessage('close' in message ? { id: message.id, file: null } : { id: message.id, error: 'thread ' + threadId }));`,
+    );
+    const module = pathToFileURL(answering);
+    const threadOf = async (encoder: EncoderThread) => ((await encoder.encode(request).catch((error: Error) => error)) as Error).message;
+    const first = new EncoderThread(database, module);
+    const firstThread = await threadOf(first);
+    await first.close();
+    const [second, third] = [new EncoderThread(database, module), new EncoderThread(database, module)];
+    expect(await threadOf(second), 'the closed encoder\'s worker').toBe(firstThread);
+    expect(await threadOf(third), 'a worker of its own').not.toBe(firstThread);
+    await Promise.all([second.close(), third.close()]);
+
+    const silent = join(dir, 'silent-pooled-worker.mjs');
+    writeFileSync(silent, "import { parentPort } from 'node:worker_threads'; parentPort.on('message', () => {});");
+    const busy = new EncoderThread(database, pathToFileURL(silent));
+    const waiting = busy.encode(request);
+    await busy.close();
+    await expect(waiting).rejects.toThrow('The export encoder was closed');
   });
 
   it('once closed, fails what was waiting and refuses new requests', async () => {

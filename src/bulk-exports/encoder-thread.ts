@@ -22,7 +22,10 @@ export interface EncodedFile {
   parquet: Uint8Array;
 }
 
-/** What the worker answers to request `id`: the file (null when no rows are left) or why it failed. */
+/** What the worker is sent: a file to encode from an instance's database, or to close that database's connection. */
+export type EncoderMessage = { id: number; database: EncoderDatabase; request: EncodeRequest } | { id: number; close: true };
+
+/** What the worker answers to message `id`: the file (null when no rows are left, or the connection closed) or why it failed. */
 export type EncoderReply = { id: number; file: EncodedFile | null } | { id: number; error: string };
 
 export interface EncoderDatabase {
@@ -35,16 +38,61 @@ interface Waiting {
   reject: (error: Error) => void;
 }
 
+/** Idle workers kept for the next instance of this process, by module. */
+const MAX_IDLE_WORKERS = 2;
+/** How long an idle worker waits for an instance before it ends. */
+const IDLE_WORKER_MS = 60_000;
+/** Each module's idle workers, with what taking one undoes (its end timer, its idle listeners). */
+const idleWorkers = new Map<string, Map<Worker, () => void>>();
+
+/**
+ * Keeps a worker that closed its instance's connection for the next instance of this process:
+ * loading the worker's modules (Arrow, Parquet's WebAssembly, SQLite) costs more CPU than most
+ * exports, and a test suite starts an instance per file. It ends after IDLE_WORKER_MS unused.
+ */
+function keepIdle(module: URL, worker: Worker): void {
+  const idle = idleWorkers.get(module.href) ?? new Map<Worker, () => void>();
+  if (idle.size >= MAX_IDLE_WORKERS) {
+    void worker.terminate();
+    return;
+  }
+  idleWorkers.set(module.href, idle);
+  worker.unref();
+  const forget = () => idle.delete(worker);
+  const ending = setTimeout(() => forget() && void worker.terminate(), IDLE_WORKER_MS).unref();
+  // An idle worker that fails ends, and reaches no instance.
+  const ignore = () => {};
+  worker.once('exit', forget);
+  worker.on('error', ignore);
+  idle.set(worker, () => {
+    clearTimeout(ending);
+    worker.off('exit', forget);
+    worker.off('error', ignore);
+  });
+}
+
+function takeIdle(module: URL): Worker | null {
+  const idle = idleWorkers.get(module.href);
+  const [taken] = idle ?? [];
+  if (taken === undefined) return null;
+  const [worker, adopt] = taken;
+  idle!.delete(worker);
+  adopt();
+  return worker;
+}
+
 /**
  * The thread that reads and encodes export files (export-worker.ts) off the API thread, with
- * its own read-only connection to the instance database. Started at the first export; a
- * worker that dies fails the requests it held and is started again by the next one.
+ * its own read-only connection to the instance database. Started at the first export (or an
+ * idle one of a stopped instance taken, see keepIdle); a worker that dies fails the requests it
+ * held and is started again by the next one.
  */
 export class EncoderThread {
   private worker: Worker | null = null;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   private closed = false;
+  private detach: (() => void) | null = null;
 
   constructor(
     private readonly database: EncoderDatabase,
@@ -54,45 +102,79 @@ export class EncoderThread {
   /** The run's next file, null when it has no rows left. */
   encode(request: EncodeRequest): Promise<EncodedFile | null> {
     if (this.closed) return Promise.reject(new Error('The export encoder is closed'));
-    const worker = (this.worker ??= this.startWorker());
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ id, request });
-    });
+    return this.send({ id: this.nextId++, database: this.database, request });
   }
 
-  /** Stops the worker; requests still waiting fail. */
+  /**
+   * Stops using the worker; requests still waiting fail. An idle worker closes the instance's
+   * connection and is kept for the next instance; a busy one is stopped.
+   */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
     const worker = this.worker;
+    if (worker !== null && this.waiting.size === 0) {
+      const connectionClosed = await this.send({ id: this.nextId++, close: true }).then(
+        () => true,
+        () => false,
+      );
+      if (connectionClosed && this.worker === worker) {
+        this.release();
+        keepIdle(this.workerModule, worker);
+        return;
+      }
+    }
     this.worker = null;
     await worker?.terminate();
   }
 
+  private send(message: EncoderMessage): Promise<EncodedFile | null> {
+    const worker = (this.worker ??= this.adopt(takeIdle(this.workerModule) ?? this.startWorker()));
+    return new Promise((resolve, reject) => {
+      this.waiting.set(message.id, { resolve, reject });
+      worker.ref();
+      worker.postMessage(message);
+    });
+  }
+
   private startWorker(): Worker {
-    const worker = this.workerModule.pathname.endsWith('.ts')
-      ? new Worker(sourceLoader(this.workerModule), { workerData: this.database })
-      : new Worker(this.workerModule, { workerData: this.database });
+    return this.workerModule.pathname.endsWith('.ts') ? new Worker(sourceLoader(this.workerModule)) : new Worker(this.workerModule);
+  }
+
+  /** Listens to the worker for this encoder, until release(). */
+  private adopt(worker: Worker): Worker {
     let failure = '';
-    worker.on('message', (reply: EncoderReply) => {
+    const onMessage = (reply: EncoderReply) => {
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);
       if (this.waiting.size === 0) worker.unref();
       if ('error' in reply) waiting?.reject(new Error(reply.error));
       else waiting?.resolve(reply.file);
-    });
-    worker.on('error', (error) => (failure = `: ${error.message}`));
-    worker.on('exit', (code) => {
-      if (this.worker === worker) this.worker = null;
+    };
+    const onError = (error: Error) => (failure = `: ${error.message}`);
+    const onExit = (code: number) => {
+      if (this.worker === worker) this.release();
       const error = new Error(
         this.closed ? 'The export encoder was closed' : `The export encoder stopped unexpectedly (exit code ${code})${failure}`,
       );
       for (const waiting of this.waiting.values()) waiting.reject(error);
       this.waiting.clear();
-    });
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+    this.detach = () => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
     return worker;
+  }
+
+  private release(): void {
+    this.detach?.();
+    this.detach = null;
+    this.worker = null;
   }
 }
 

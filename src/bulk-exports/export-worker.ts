@@ -1,18 +1,32 @@
 /**
  * The export encoder's worker thread (see encoder-thread.ts): reads an export file's runs
- * over its own read-only connection and encodes them as Parquet, whose bytes it hands back
- * without a copy.
+ * over its own read-only connection to the instance's database and encodes them as Parquet,
+ * whose bytes it hands back without a copy. It serves one instance at a time: an instance
+ * that stops closes its connection, and the next one's first request opens another.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { openInstanceReader } from '../shared/db.ts';
+import { parentPort } from 'node:worker_threads';
+import { openInstanceReader, type Db } from '../shared/db.ts';
 import { TracingStore } from '../tracing/store.ts';
-import type { EncodedFile, EncodeRequest, EncoderDatabase, EncoderReply } from './encoder-thread.ts';
+import type { EncodedFile, EncodeRequest, EncoderDatabase, EncoderMessage, EncoderReply } from './encoder-thread.ts';
 import { encodeRunsParquet, exportedColumns } from './parquet.ts';
 
-const database = workerData as EncoderDatabase;
-const tracing = new TracingStore(openInstanceReader(database.path, database.templatePath));
+let connection: { path: string; db: Db; tracing: TracingStore } | null = null;
 
-function encodeFile(request: EncodeRequest): EncodedFile | null {
+function tracingOf(database: EncoderDatabase): TracingStore {
+  if (connection?.path !== database.path) {
+    closeConnection();
+    const db = openInstanceReader(database.path, database.templatePath);
+    connection = { path: database.path, db, tracing: new TracingStore(db) };
+  }
+  return connection.tracing;
+}
+
+function closeConnection(): void {
+  connection?.db.close();
+  connection = null;
+}
+
+function encodeFile(tracing: TracingStore, request: EncodeRequest): EncodedFile | null {
   const columns = exportedColumns(request.parquet.columns);
   const cursorAt = columns.length;
   for (const { sessionId, after } of request.reads) {
@@ -30,10 +44,12 @@ function encodeFile(request: EncodeRequest): EncodedFile | null {
   return null;
 }
 
-parentPort!.on('message', ({ id, request }: { id: number; request: EncodeRequest }) => {
+parentPort!.on('message', (message: EncoderMessage) => {
+  const { id } = message;
   let reply: EncoderReply;
   try {
-    reply = { id, file: encodeFile(request) };
+    if ('close' in message) closeConnection();
+    reply = { id, file: 'close' in message ? null : encodeFile(tracingOf(message.database), message.request) };
   } catch (error) {
     reply = { id, error: error instanceof Error ? error.message : String(error) };
   }
