@@ -76,7 +76,7 @@ describe('saved snapshots', () => {
     expect(download.headers.get('content-type')).toBe('application/octet-stream');
     expect(download.headers.get('content-disposition')).toBe('attachment; filename="before-reset.snapshot"');
     const bytes = new Uint8Array(await download.arrayBuffer());
-    expect(Buffer.from(bytes)).toEqual(readFileSync(file));
+    expect(Buffer.from(bytes).equals(readFileSync(file)), 'the saved file, byte for byte').toBe(true);
     expect(Number(download.headers.get('content-length'))).toBe(bytes.byteLength);
 
     const head = await lp.request('/_localplane/snapshots/before-reset.snapshot', { method: 'HEAD' });
@@ -86,7 +86,7 @@ describe('saved snapshots', () => {
     const uploaded = await put(lp, 'uploaded.snapshot', bytes);
     expect(uploaded.status, await uploaded.clone().text()).toBe(200);
     expect(await uploaded.json()).toMatchObject({ name: 'uploaded.snapshot', bytes: bytes.byteLength });
-    expect(readFileSync(join(lp.snapshotsDir, 'uploaded.snapshot'))).toEqual(readFileSync(file));
+    expect(readFileSync(join(lp.snapshotsDir, 'uploaded.snapshot')).equals(readFileSync(file)), 'the uploaded file, byte for byte').toBe(true);
     expect((lstatSync(join(lp.snapshotsDir, 'uploaded.snapshot')).mode & 0o777).toString(8)).toBe('600');
 
     await lp.reset();

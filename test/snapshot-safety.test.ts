@@ -341,8 +341,8 @@ describe('over HTTP, a snapshot is a file of the snapshots folder, never a path'
     expect(lstatSync(join(lp.snapshotsDir, 'keep.txt')).isFile()).toBe(true);
     expect(lstatSync(join(lp.snapshotsDir, 'sound.snapshot')).isFile()).toBe(true);
     expect(readFileSync(victimFile, 'utf8')).toBe("not localplane's");
-    expect(readFileSync(elsewhere)).toEqual(elsewhereBytes);
-    expect(readFileSync(join(lp.snapshotsDir, 'sound.snapshot'))).toEqual(bytes);
+    expect(readFileSync(elsewhere).equals(elsewhereBytes), 'the file elsewhere, unchanged').toBe(true);
+    expect(readFileSync(join(lp.snapshotsDir, 'sound.snapshot')).equals(bytes), 'the snapshot, byte for byte').toBe(true);
     expect(outsideTheDataDir(root)).toEqual(outside);
   });
 
@@ -366,7 +366,7 @@ describe('over HTTP, a snapshot is a file of the snapshots folder, never a path'
       expect(reply.body.detail).toBe(`${lp.snapshotsDir} is a symbolic link, where localplane keeps its snapshots folder: remove it, or give another folder with snapshotsDir (--snapshots-dir)`);
     }
     expect(outsideTheDataDir(root)).toEqual(outside);
-    expect(readFileSync(join(victim, 'planted.snapshot'))).toEqual(bytes);
+    expect(readFileSync(join(victim, 'planted.snapshot')).equals(bytes), 'the planted file, unchanged').toBe(true);
   });
 });
 

@@ -87,7 +87,7 @@ describe('the State view at /ui/state in Chromium', () => {
     const downloaded = join(scratch, 'downloaded.snapshot');
     await download.saveAs(downloaded);
     const onServer = await fetch(`${ctx.instance.apiUrl}/_localplane/snapshots/before-reset.snapshot`);
-    expect(readFileSync(downloaded)).toEqual(Buffer.from(await onServer.arrayBuffer()));
+    expect(readFileSync(downloaded).equals(Buffer.from(await onServer.arrayBuffer())), 'the download, byte for byte').toBe(true);
     await ctx.admin.request('POST', '/reset');
     expect(await destinationNames()).toEqual([]);
     await page.getByLabel('Snapshot file').setInputFiles(downloaded);
