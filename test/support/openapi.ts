@@ -126,12 +126,21 @@ function parseJson(text: string): any {
 }
 
 const checkers = new Map<string, Promise<ResponseChecker | null>>();
+/** Checkers by the text of the document they check against: every instance serves the same one, and compiling its validators is most of a checker's cost. */
+const checkersOfDocuments = new Map<string, ResponseChecker>();
 
 async function checkerFor(origin: string): Promise<ResponseChecker | null> {
   const response = await fetch(`${origin}/openapi.json`);
-  const document = response.ok && response.headers.get('content-type')?.startsWith('application/json') ? ((await response.json()) as ServedDocument) : null;
+  const text = response.ok && response.headers.get('content-type')?.startsWith('application/json') ? await response.text() : null;
+  const document = text === null ? null : (parseJson(text) as ServedDocument | undefined);
   // Not a localplane API (the objstore answers there): nothing to check against.
-  return document?.paths ? new ResponseChecker(document) : null;
+  if (!document?.paths) return null;
+  let checker = checkersOfDocuments.get(text!);
+  if (!checker) {
+    checker = new ResponseChecker(document);
+    checkersOfDocuments.set(text!, checker);
+  }
+  return checker;
 }
 
 /** The path as the router reads it: percent-decoded, but an encoded slash stays inside its segment. */
