@@ -38,6 +38,10 @@ export default defineConfig({
     // every file starts its own instances in their own temp dirs, and a file that changes
     // process.env puts it back.
     isolate: false,
+    // The workers allocate much short-lived data (responses, SDK requests, parsed documents):
+    // a young generation of 64 MB, not 16, spends less on scavenges and on promoting what
+    // would soon have died (the suite takes 5% less CPU).
+    execArgv: ['--max-semi-space-size=64'],
     globalSetup: ['test/support/global-setup.ts'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
