@@ -152,11 +152,18 @@ describe('the template cache', () => {
         expect(statSync(cached).ino).toBe(first.ino);
       }
 
+      // Another fixtures dir's copies: one unused for two hours, one for half an hour.
+      const [stale, recent] = ['template-0000000a-00000000000000000000a.sqlite', 'template-0000000b-00000000000000000000b.sqlite'];
+      if (crossing) {
+        for (const name of [stale, recent]) writeFileSync(join(copies, name), '');
+        age(join(copies, stale), 2 * 3600 * 1000);
+        age(join(copies, recent), 1800 * 1000);
+      }
       renameFirstWorkspace(fixturesDir, 'Acme Copied');
       const rebuilt = prepareFixtures({ fixturesDir, cacheDir });
       const third = await startOne();
       expect(third.ino).not.toBe(first.ino);
-      if (crossing) expect(readdirSync(copies), 'the older copy is pruned as the cache prunes').toEqual([basename(rebuilt)]);
+      if (crossing) expect(readdirSync(copies).sort(), 'the older copy and the one unused for an hour are pruned').toEqual([basename(rebuilt), recent].sort());
       for (const instance of instances) expect((await instance.request('/_localplane/fixtures')).status).toBe(200);
     } finally {
       await Promise.all(instances.map((instance) => instance.stop()));
