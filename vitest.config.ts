@@ -30,7 +30,7 @@ export default defineConfig({
     pool: 'forks',
     // A file per core and one more: files wait on child processes, Chromium and the
     // dashboard's refreshes part of the time, and the extra file fills those waits (on 2
-    // cores, 3 files at once take 124 s where 2 take 135 s and 4 take 140 s). Vitest's
+    // cores, one run each: 3 files at once took 124 s, 2 took 135 s, 4 took 140 s). Vitest's
     // default, cores - 1, runs one at a time on 2 cores.
     maxWorkers: availableParallelism() + 1,
     // The files a worker runs one after another share its process and the modules it has loaded
@@ -40,7 +40,7 @@ export default defineConfig({
     isolate: false,
     // The workers allocate much short-lived data (responses, SDK requests, parsed documents):
     // a young generation of 64 MB, not 16, spends less on scavenges and on promoting what
-    // would soon have died (the suite takes 5% less CPU).
+    // would soon have died.
     execArgv: ['--max-semi-space-size=64'],
     globalSetup: ['test/support/global-setup.ts'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
