@@ -1,4 +1,4 @@
-import { GetObjectCommand, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MAX_LATENCY_MS } from '../src/journal/fault-rules.ts';
 import { faultRuleResponseSchema, faultRulesResponseSchema, type JournalEntry } from '../src/journal/schemas.ts';
@@ -204,6 +204,48 @@ describe('fault rules', () => {
         [200, null, null],
       ]);
       expect(objstore.at(-1)).toMatchObject({ status: 500, fault_rule_id: 'fault-rule-2', objstore: { error_code: 'InternalError' } });
+    });
+
+    it("match the path as decoded too: a rule on export_id=* fires on the SDK's uploads, which send = as %3D", async () => {
+      const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+      const key = 'hive/export_id=0a1b/day=2026-10-01/part-0.parquet';
+      await addRule({ match: { source: 'objstore', method: 'PUT', path: `/${bucket()}/hive/export_id=*/**` }, action: { status: 503 }, count: 1 });
+      try {
+        const put = await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: 'parquet' }));
+        expect(put.$metadata.attempts, 'the first attempt met the rule').toBe(2);
+      } finally {
+        s3.destroy();
+      }
+      const [faulted, stored] = await journal(`?source=objstore&method=PUT`);
+      expect(faulted).toMatchObject({ status: 503, fault_rule_id: 'fault-rule-1', path: `/${bucket()}/hive/export_id%3D0a1b/day%3D2026-10-01/part-0.parquet` });
+      expect(stored).toMatchObject({ status: 200, fault_rule_id: null });
+      // The journal's filters read paths the same way, encoded or decoded.
+      for (const path of [`/${bucket()}/hive/export_id=*/**`, `/${bucket()}/hive/export_id%3D*/**`, `/${bucket()}/**/day=2026-10-01/*.parquet`]) {
+        expect((await journal(`?method=PUT&path=${encodeURIComponent(path)}`)).map((entry) => entry.status), path).toEqual([503, 200]);
+      }
+      expect(await journal(`?method=PUT&path=${encodeURIComponent(`/${bucket()}/hive/export_id=ff*/**`)}`)).toEqual([]);
+    });
+
+    it("match a bucket's own requests as /bucket and /bucket/ alike", async () => {
+      const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+      try {
+        await s3.send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: 'none/' }));
+        await s3.send(new HeadBucketCommand({ Bucket: bucket() }));
+      } finally {
+        s3.destroy();
+      }
+      const own = await journal('?source=objstore');
+      expect(own.map((entry) => entry.objstore?.operation)).toEqual(['ListObjectsV2', 'HeadBucket']);
+      for (const path of [`/${bucket()}`, `/${bucket()}/`]) expect(await journal(`?source=objstore&path=${encodeURIComponent(path)}`), path).toEqual(own);
+      expect(await journal(`?source=objstore&path=${encodeURIComponent(`/${bucket()}-other`)}`), 'another bucket').toEqual([]);
+      await addRule({ match: { source: 'objstore', path: `/${bucket()}` }, action: { status: 503, code: 'SlowDown' }, count: 1 });
+      const client = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+      try {
+        const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: 'none/' }));
+        expect(listed.$metadata.attempts).toBe(2);
+      } finally {
+        client.destroy();
+      }
     });
 
     it('drop the connection of an S3 client', async () => {

@@ -50,6 +50,36 @@ export const requestMatchFields = {
 };
 export type RequestMatch = { method?: string; path?: string; workspace_id?: string; header?: HeaderMatch; source?: RequestSource };
 
+/**
+ * The path as a router reads it: percent-decoded, an encoded `/` kept as `%2F` inside its
+ * segment; the path itself when it holds no escape, or a malformed one.
+ */
+export function decodedPath(path: string): string {
+  if (!path.includes('%')) return path;
+  try {
+    return decodeURIComponent(path.replace(/%2f/gi, '%252F'));
+  } catch {
+    return path;
+  }
+}
+
+/** An objstore path naming a bucket alone, with or without its trailing slash. */
+const BUCKET_ALONE = /^\/[^/]+\/?$/;
+
+/**
+ * Whether a path glob matches the request's path as it arrived or as decoded (clients encode
+ * differently: the AWS SDK sends `=` as `%3D`); a bucket's own requests match `/bucket` and
+ * `/bucket/` alike.
+ */
+function pathHolds(glob: (path: string) => boolean, request: MatchableRequest): boolean {
+  const { path } = request;
+  if (glob(path)) return true;
+  const decoded = decodedPath(path);
+  if (decoded !== path && glob(decoded)) return true;
+  if (request.source !== 'objstore' || !BUCKET_ALONE.test(decoded)) return false;
+  return glob(decoded.endsWith('/') ? decoded.slice(0, -1) : `${decoded}/`);
+}
+
 /** A compiled test of a request against a match (all given fields must hold). */
 export function requestMatcher(match: RequestMatch): (request: MatchableRequest) => boolean {
   const method = match.method?.toUpperCase();
@@ -58,7 +88,7 @@ export function requestMatcher(match: RequestMatch): (request: MatchableRequest)
   const { header, source } = match;
   return (request) =>
     (method === undefined || request.method === method) &&
-    (path === null || path(request.path)) &&
+    (path === null || pathHolds(path, request)) &&
     (workspaceId === undefined || request.workspaceId() === workspaceId) &&
     (source === undefined || request.source === source) &&
     (header === undefined || headerHolds(header, request.header(header.name)));

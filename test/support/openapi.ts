@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
 // Loads every domain's module, and with them the components they name (see nameComponents).
 import '../../src/localplane.ts';
+import { decodedPath } from '../../src/journal/matching.ts';
 import { openapiDocument } from '../../src/openapi/document.ts';
 
 /**
@@ -141,15 +142,6 @@ async function checkerFor(origin: string): Promise<ResponseChecker | null> {
     checkersOfDocuments.set(text!, checker);
   }
   return checker;
-}
-
-/** The path as the router reads it: percent-decoded, but an encoded slash stays inside its segment. */
-function decodedPath(pathname: string): string {
-  try {
-    return decodeURIComponent(pathname.replace(/%2f/gi, '%252F'));
-  } catch {
-    return pathname;
-  }
 }
 
 /** The checker of the API at `origin` (null for another server), loaded once: fetched before a request goes out, it is ready when the reply comes. */
