@@ -1,4 +1,4 @@
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FaultRules, faultRuleRequest } from '../src/journal/fault-rules.ts';
@@ -264,6 +264,31 @@ describe('the request journal', () => {
       expect(ids(await listed(ctx, '?any_body_contains=needle-in-the-body'))).toEqual([posted!.id]);
       expect(ids(await listed(ctx, '?any_body_contains=fault-in-the-answer'))).toEqual([faulted!.id]);
       expect(ids(await listed(ctx, '?any_body_contains=destination%2000000000&order=desc&limit=1'))).toEqual(ids(await listed(ctx, '?status=404')));
+    });
+
+    it("by an objstore request's S3 operation, bucket and key, as globs; API requests have none", async () => {
+      await acme().get('/api/v1/bulk-exports');
+      const client = s3();
+      try {
+        await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'hive/export_id=7/day=2026-10-01/part-0.parquet', Body: 'p' }));
+        await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'notes.parquet', Body: 'n' }));
+        await client.send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: 'hive/' }));
+      } finally {
+        client.destroy();
+      }
+      const operations = async (query: string) => (await listed(ctx, query)).map((entry) => `${entry.objstore?.operation} ${entry.objstore?.key}`);
+      expect(await operations('?operation=PutObject')).toEqual(['PutObject hive/export_id=7/day=2026-10-01/part-0.parquet', 'PutObject notes.parquet']);
+      expect(await operations('?operation=List*')).toEqual(['ListObjectsV2 null']);
+      expect(await operations(`?bucket=${bucket()}&key=hive/**`)).toEqual(['PutObject hive/export_id=7/day=2026-10-01/part-0.parquet']);
+      expect(await operations('?key=*.parquet'), 'a * stays within a segment').toEqual(['PutObject notes.parquet']);
+      expect(await operations('?key=**.parquet')).toHaveLength(2);
+      expect(await operations('?key=hive/export_id=*/**'), 'the key as decoded').toHaveLength(1);
+      expect(await operations('?bucket=no-such-bucket')).toEqual([]);
+      expect(await operations('?operation=*&source=api'), 'an API request has no operation').toEqual([]);
+      const found = await ctx.admin.request<Listed>('POST', '/requests/find', { body: { operation: 'Put*', key: 'notes.*' } });
+      expect(found.body.requests.map((entry) => entry.objstore?.key)).toEqual(['notes.parquet']);
+      expect(ctx.instance.requests.count({ bucket: bucket(), operation: 'PutObject' })).toBe(2);
+      for (const query of ['?operation=', `?key=${'*a'.repeat(33)}`]) expect((await ctx.admin.request('GET', `/requests${query}`)).status, query).toBe(422);
     });
 
     it('by text in API answers sent over a socket or in process, within the head the journal keeps', async () => {

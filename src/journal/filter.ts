@@ -3,8 +3,9 @@ import { requestTimestamp } from '../shared/validation.ts';
 import { customIssue } from '../shared/errors.ts';
 import { queryInteger } from '../shared/validation.ts';
 import { Needle } from '../shared/needle.ts';
-import { headerMatchText, requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
-import type { JournalEntry } from './schemas.ts';
+import { globMatcher } from './glob.ts';
+import { globText, headerMatchText, requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
+import type { JournalEntry, ObjstoreTarget } from './schemas.ts';
 
 export const MAX_JOURNAL_LIMIT = 10_000;
 
@@ -34,7 +35,13 @@ const filterFields = {
   body_contains: bodyText.optional(),
   response_body_contains: bodyText.optional(),
   any_body_contains: bodyText.optional(),
+  /** Globs on an objstore request's S3 operation, bucket and key (decoded); an API request has none of them. */
+  operation: globText.optional(),
+  bucket: globText.optional(),
+  key: globText.optional(),
 };
+
+const TARGET_FIELDS = ['operation', 'bucket', 'key'] as const;
 
 /** The filter's fields as query parameters. */
 const queryFilterFields = {
@@ -78,6 +85,8 @@ export interface FilterableEntry extends MatchableRequest {
   readonly micros: number;
   readonly status: number;
   readonly fault_rule_id: string | null;
+  /** An objstore request's operation, bucket and key; null for the API's. */
+  readonly target: ObjstoreTarget | null;
   bodyHolds(part: 'request' | 'response', needle: Needle): boolean;
   entry(): JournalEntry;
 }
@@ -91,6 +100,16 @@ const statusTest = (status: string | undefined): ((status: number) => boolean) |
 
 const needleOf = (text: string | undefined) => (text === undefined ? undefined : new Needle(text));
 
+/** A test of an objstore request's target against the filter's globs on it; null when the filter has none. */
+function targetTest(filter: JournalFilter): ((target: ObjstoreTarget | null) => boolean) | null {
+  const tests = TARGET_FIELDS.flatMap((field) => {
+    const glob = filter[field];
+    return glob === undefined ? [] : [{ field, matches: globMatcher(glob) }];
+  });
+  if (tests.length === 0) return null;
+  return (target) => target !== null && tests.every(({ field, matches }) => target[field] !== null && matches(target[field]));
+}
+
 /**
  * A compiled test of a kept entry against a filter (`limit` and `order` are the journal's).
  * The summary's fields are tested first: the entry is made only when they hold and a filter
@@ -100,12 +119,14 @@ export function entryMatcher(filter: JournalFilter): (kept: FilterableEntry) => 
   const matchesRequest = requestMatcher(filter);
   const { since, fault_rule: faultRuleId } = filter;
   const statusHolds = statusTest(filter.status);
+  const targetHolds = targetTest(filter);
   const [inRequest, inResponse, inEither] = [filter.body_contains, filter.response_body_contains, filter.any_body_contains].map(needleOf);
   return (kept) => {
     return (
       (since === undefined || ('id' in since ? kept.id > since.id : kept.micros >= since.time)) &&
       (statusHolds === null || statusHolds(kept.status)) &&
       (faultRuleId === undefined || (faultRuleId === 'any' ? kept.fault_rule_id !== null : kept.fault_rule_id === faultRuleId)) &&
+      (targetHolds === null || targetHolds(kept.target)) &&
       matchesRequest(kept) &&
       (inRequest === undefined || kept.bodyHolds('request', inRequest)) &&
       (inResponse === undefined || kept.bodyHolds('response', inResponse)) &&

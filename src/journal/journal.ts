@@ -1,12 +1,12 @@
 import { RingBuffer } from '../shared/ring-buffer.ts';
 import type { Needle } from '../shared/needle.ts';
-import type { JournalBody, JournalEntry } from './schemas.ts';
+import type { JournalBody, JournalEntry, ObjstoreTarget } from './schemas.ts';
 import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter.ts';
 
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 
-/** What is known of a request when it is recorded, and all that the cheap filters read. */
-export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'>;
+/** What is known of a request when it is recorded, and all that the cheap filters read (`target`: null for the API's). */
+export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'> & { target: ObjstoreTarget | null };
 /** An entry's bodies, made apart from the rest: a body filter reads them alone. */
 export type EntryBodies = { request: JournalBody; response: JournalBody };
 /** The rest of an entry. */
@@ -35,6 +35,7 @@ export class KeptEntry implements FilterableEntry {
   readonly path: string;
   readonly status: number;
   readonly workspace_id: string | null;
+  readonly target: ObjstoreTarget | null;
   private makeBodies: BodiesMaker | null;
   private makeDetails: Maker<EntryDetails> | null;
   private madeRequest: JournalBody | null = null;
@@ -55,6 +56,7 @@ export class KeptEntry implements FilterableEntry {
     this.path = summary.path;
     this.status = summary.status;
     this.workspace_id = summary.workspace_id;
+    this.target = summary.target;
     this.makeBodies = makeBodies;
     this.makeDetails = makeDetails;
   }

@@ -16,12 +16,14 @@ export interface MatchableRequest {
   header(name: string): string | undefined;
 }
 
-export const pathGlob = z
+/** A glob (see glob.ts) of at most MAX_GLOB_LENGTH characters and MAX_GLOB_WILDCARDS wildcards. */
+export const globText = z
   .string()
   .min(1)
   .max(MAX_GLOB_LENGTH)
-  .refine((glob) => glob.startsWith('/') || glob.startsWith('*'), { message: 'A path glob starts with / (or a wildcard)' })
-  .refine((glob) => (glob.match(/\*+/g) ?? []).length <= MAX_GLOB_WILDCARDS, { message: `A path glob has at most ${MAX_GLOB_WILDCARDS} wildcards` });
+  .refine((glob) => (glob.match(/\*+/g) ?? []).length <= MAX_GLOB_WILDCARDS, { message: `A glob has at most ${MAX_GLOB_WILDCARDS} wildcards` });
+
+export const pathGlob = globText.refine((glob) => glob.startsWith('/') || glob.startsWith('*'), { message: 'A path glob starts with / (or a wildcard)' });
 
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/);
 

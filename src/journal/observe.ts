@@ -13,7 +13,7 @@ import { bodyReadOf } from '../shared/validation.ts';
 import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole } from './entries.ts';
 import type { JournalBody, JournalEntry } from './schemas.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
-import type { BodiesMaker, RequestJournal } from './journal.ts';
+import type { BodiesMaker, EntrySummary, RequestJournal } from './journal.ts';
 import type { MatchableRequest } from './matching.ts';
 
 export interface ObserverDeps {
@@ -28,7 +28,6 @@ export interface ObserverDeps {
   colour: boolean;
 }
 
-type RequestSummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'>;
 type RequestDetails = Pick<JournalEntry, 'query' | 'objstore'> & { requestHeaders: JournalEntry['request']['headers'] };
 
 interface Arrival {
@@ -110,7 +109,7 @@ export class RequestObserver {
    * Journals and logs a request: what the log and the journal's filters read at once, the
    * rest (headers, bodies) made from `details` only when the journal is read.
    */
-  private record(arrival: Arrival, summary: RequestSummary, bodies: BodiesMaker, details: () => RequestDetails): void {
+  private record(arrival: Arrival, summary: EntrySummary, bodies: BodiesMaker, details: () => RequestDetails): void {
     const duration_ms = Math.round((performance.now() - arrival.startedAt) * 1000) / 1000;
     this.deps.journal.record(arrival.micros, summary, arrival.faultRuleId, bodies, () => ({
       time: formatTimestamp(arrival.micros),
@@ -160,7 +159,7 @@ export class RequestObserver {
       const journal = (status: number, written: CapturedResponse | null) =>
         this.record(
           arrival,
-          { source: 'api', method, path, status, workspace_id },
+          { source: 'api', method, path, status, workspace_id, target: null },
           written === null
             ? { request: () => requestBody, response: () => ({ text: null, size: 0, content_type: null, truncated: false }) }
             : { request: () => requestBody, response: () => apiResponseBody(written), responseSource: written.source },
@@ -203,7 +202,7 @@ export class RequestObserver {
         const { arrival, path, search, headers } = arrivals.get(req) ?? { arrival: arrivalNow(this.deps.clock), ...splitTarget(req.url ?? '/'), headers: {} };
         this.record(
           arrival,
-          { source: 'objstore', method: record.method, path, status: record.status, workspace_id: null },
+          { source: 'objstore', method: record.method, path, status: record.status, workspace_id: null, target: { operation: record.operation, bucket: record.bucket, key: record.key } },
           {
             request: () => journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, maskText: maskSigningDetails }),
             response: () => journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, maskText: maskSigningDetails }),

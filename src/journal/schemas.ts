@@ -37,6 +37,8 @@ export const journalEntrySchema = z.object({
   fault_rule_id: z.string().nullable(),
 });
 export type JournalEntry = z.infer<typeof journalEntrySchema>;
+/** What an objstore request was about: its S3 operation, bucket and key. */
+export type ObjstoreTarget = Pick<NonNullable<JournalEntry['objstore']>, 'operation' | 'bucket' | 'key'>;
 
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 export type StatusClass = (typeof STATUS_CLASSES)[number];
