@@ -210,7 +210,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   try {
     const workspaces = new WorkspaceStore(core.db, new WriteScopedCache(writeCounter(core.db)));
     const tracing = tracingModule(core);
-    const journal = journalModule(core, { capacity: options.journalCapacity, requestLog: options.requestLog, workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null });
+    const journal = journalModule(core, { capacity: options.journalCapacity, requestLog: options.requestLog, workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null, workspaceExists: (id) => workspaces.find(id) !== undefined });
     const sourceTarballs = sourceTarballBucket();
     const objstore = await objstoreModule(core, { host, port: objstorePort, observer: journal.observer.objstore(), instanceBuckets: [sourceTarballs], workspaceExists: (id) => workspaces.find(id) !== undefined });
     const destinations = destinationsModule(core, { endpointAliases, embeddedEndpoint: objstore.bind });

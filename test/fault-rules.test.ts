@@ -38,14 +38,17 @@ describe('fault rules', () => {
       action: { status: 503 },
       probability: 1,
       count: 2,
+      checked: 0,
       fired: 0,
       remaining: 2,
     });
-    await addRule({ action: { latency_ms: 1 } });
+    await addRule({ match: { method: 'POST' }, action: { latency_ms: 1 } });
     await acme().get('/v2/deployments');
-    expect((await rules()).map(({ id, fired, remaining }) => ({ id, fired, remaining }))).toEqual([
-      { id: 'fault-rule-1', fired: 1, remaining: 1 },
-      { id: 'fault-rule-2', fired: 0, remaining: null },
+    await acme().get('/api/v1/bulk-exports');
+    // The first rule fired on the first request (the second was not checked), and missed the second.
+    expect((await rules()).map(({ id, checked, fired, remaining }) => ({ id, checked, fired, remaining }))).toEqual([
+      { id: 'fault-rule-1', checked: 2, fired: 1, remaining: 1 },
+      { id: 'fault-rule-2', checked: 1, fired: 0, remaining: null },
     ]);
     expect((await admin('DELETE', '/fault-rules/fault-rule-1')).status).toBe(204);
     expect((await rules()).map((rule) => rule.id)).toEqual(['fault-rule-2']);
@@ -170,6 +173,28 @@ describe('fault rules', () => {
     expect(response.status, response.text).toBe(422);
     expect(response.body.detail[0].loc).toEqual(loc);
     expect(await rules()).toEqual([]);
+  });
+
+  it('that could never fire are refused with a 422 naming why: the harness paths, a workspace that does not exist, a workspace on objstore requests', async () => {
+    const refusal = async (match: object) => {
+      const response = await admin('POST', '/fault-rules', { match, action: { status: 503 } });
+      expect(response.status, JSON.stringify(match)).toBe(422);
+      return response.body.detail as { loc: string[]; msg: string }[];
+    };
+    for (const path of ['/_localplane/reset', '/_localplane/**', '/ui', '/docs/**', '/openapi.json']) {
+      expect(await refusal({ path }), path).toEqual([expect.objectContaining({ loc: ['body', 'match', 'path'], msg: expect.stringContaining('never faulted') })]);
+    }
+    const unknown = '00000000-0000-4000-8000-00000000abcd';
+    expect(await refusal({ workspace_id: unknown })).toEqual([expect.objectContaining({ loc: ['body', 'match', 'workspace_id'], msg: `Value error, there is no workspace ${unknown}: this rule would never fire` })]);
+    expect(await refusal({ source: 'objstore', workspace_id: plus().id })).toEqual([
+      expect.objectContaining({ loc: ['body', 'match', 'workspace_id'], msg: 'Value error, objstore requests belong to no workspace: this rule would never fire' }),
+    ]);
+    expect(() => ctx.instance.faultRules.add({ match: { workspace_id: unknown }, action: { status: 503 } })).toThrow(new TypeError(`match.workspace_id: Value error, there is no workspace ${unknown}: this rule would never fire`));
+    expect(await rules()).toEqual([]);
+    // Paths that only begin like the harness's, a workspace in upper case, and an objstore bucket glob are rules like any other.
+    for (const match of [{ path: '/uikit/**' }, { path: '/docs-and-more' }, { workspace_id: plus().id.toUpperCase() }, { source: 'objstore', path: '/_localplane/**' }]) {
+      expect((await admin('POST', '/fault-rules', { match, action: { status: 503 } })).status, JSON.stringify(match)).toBe(201);
+    }
   });
 
   it('are there in the programmatic API', async () => {

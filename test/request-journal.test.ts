@@ -431,7 +431,7 @@ describe('the request journal bounds', () => {
 
 describe('the journal and fault rules in process (app.request, no socket)', () => {
   const journal = new RequestJournal();
-  const faultRules = new FaultRules(1);
+  const faultRules = new FaultRules(1, () => true);
   const observer = new RequestObserver({ journal, faultRules, clock: createClock(), workspaceOfApiKey: () => null, requestLog: null, colour: false });
   const app = new Hono();
   app.use('*', observer.api());

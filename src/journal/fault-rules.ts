@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { customIssue } from '../shared/errors.ts';
+import { customIssue, ValidationFailed, type ValidationDetail } from '../shared/errors.ts';
 import { createRandom, seedFrom, type Random } from '../shared/prng.ts';
 import { requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
 
@@ -59,6 +59,8 @@ export const faultRuleParams = z.object({ rule_id: z.string().min(1) });
 
 interface FaultRule extends FaultRuleRequest {
   id: string;
+  /** Requests the rule was checked against while it was not spent (the first rule that fires ends the checks). */
+  checked: number;
   fired: number;
 }
 
@@ -90,13 +92,37 @@ function standardNormal(random: Random): number {
   return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 }
 
+/** The harness's own paths, which fault rules never act on (see observe.ts). */
+const HARNESS_GLOB = /^\/(_localplane|docs|ui|openapi\.json)(\/|$)/;
+
+/**
+ * Why a rule's match could never hold, as 422 details: an API rule on the harness's own paths,
+ * a workspace that does not exist, a workspace on objstore requests (which have none).
+ */
+function neverFires({ match }: FaultRuleRequest, workspaceExists: (id: string) => boolean): ValidationDetail[] {
+  const detail = (field: string, input: unknown, why: string): ValidationDetail => ({ type: 'value_error', loc: ['body', 'match', field], msg: `Value error, ${why}`, input });
+  const details: ValidationDetail[] = [];
+  if (match.path !== undefined && match.source !== 'objstore' && HARNESS_GLOB.test(match.path)) {
+    details.push(detail('path', match.path, 'the harness\'s own paths (/_localplane, /docs, /ui, /openapi.json) are never faulted: this rule would never fire'));
+  }
+  if (match.workspace_id !== undefined) {
+    if (match.source === 'objstore') details.push(detail('workspace_id', match.workspace_id, 'objstore requests belong to no workspace: this rule would never fire'));
+    else if (!workspaceExists(match.workspace_id.toLowerCase())) details.push(detail('workspace_id', match.workspace_id, `there is no workspace ${match.workspace_id}: this rule would never fire`));
+  }
+  return details;
+}
+
 /** Generic fault rules for the API and the objstore: the first matching rule that fires acts. */
 export class FaultRules {
   private rules: { rule: FaultRule; matches: (request: MatchableRequest) => boolean }[] = [];
   private nextId = 1;
   private random: Random;
 
-  constructor(private readonly seed: number) {
+  constructor(
+    private readonly seed: number,
+    /** Whether a workspace of that id exists, for refusing a rule on one that does not. */
+    private readonly workspaceExists: (id: string) => boolean,
+  ) {
     this.random = this.newRandom();
   }
 
@@ -104,8 +130,11 @@ export class FaultRules {
     return createRandom(seedFrom('fault-rules', this.seed));
   }
 
+  /** Adds a rule; throws ValidationFailed (a 422) for one whose match could never hold. */
   add(request: FaultRuleRequest): FaultRuleView {
-    const rule = { id: `fault-rule-${this.nextId++}`, ...request, fired: 0 };
+    const refusals = neverFires(request, this.workspaceExists);
+    if (refusals.length > 0) throw new ValidationFailed(refusals);
+    const rule = { id: `fault-rule-${this.nextId++}`, ...request, checked: 0, fired: 0 };
     this.rules.push({ rule, matches: requestMatcher(request.match) });
     return this.view(rule);
   }
@@ -135,6 +164,7 @@ export class FaultRules {
   fire(request: MatchableRequest): { ruleId: string; effect: FaultEffect } | null {
     for (const { rule, matches } of this.rules) {
       if (rule.count !== null && rule.fired >= rule.count) continue;
+      rule.checked++;
       if (!matches(request)) continue;
       if (rule.probability < 1 && this.random() >= rule.probability) continue;
       rule.fired++;

@@ -13,12 +13,14 @@ export interface JournalModuleOptions {
   requestLog?: boolean | 'colour';
   /** The workspace an API key belongs to, for fault rules matched before authentication. */
   workspaceOfApiKey(apiKey: string): string | null;
+  /** Whether a workspace exists, for refusing a fault rule on one that does not. */
+  workspaceExists(id: string): boolean;
 }
 
 /** The request journal of the API and the objstore, and the fault rules that answer requests instead. */
 export function journalModule(core: InstanceCore, options: JournalModuleOptions) {
   const journal = new RequestJournal(options.capacity ?? DEFAULT_JOURNAL_CAPACITY);
-  const faultRules = new FaultRules(core.seed);
+  const faultRules = new FaultRules(core.seed, options.workspaceExists);
   const observer = new RequestObserver({
     journal,
     faultRules,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ValidationFailed } from '../shared/errors.ts';
 import type { JournalEntry } from './schemas.ts';
 import { faultRuleRequest, type FaultRuleInput, type FaultRuleView, type FaultRules } from './fault-rules.ts';
 import { journalFind, type JournalFilterInput } from './filter.ts';
@@ -35,9 +36,19 @@ export function requestsApi(journal: RequestJournal): RequestsApi {
   return { list, find: list, count: (filter = {}) => journal.count(parsed(journalFind, filter)), clear: () => journal.clear() };
 }
 
+/** Adds a rule, one that could never fire refused as a TypeError naming why. */
+function added(rules: FaultRules, rule: FaultRuleInput): FaultRuleView {
+  try {
+    return rules.add(parsed(faultRuleRequest, rule));
+  } catch (error) {
+    if (error instanceof ValidationFailed) throw new TypeError(error.details.map((detail) => `${detail.loc.slice(1).join('.')}: ${detail.msg}`).join('\n'));
+    throw error;
+  }
+}
+
 export function faultRulesApi(rules: FaultRules): FaultRulesApi {
   return {
-    add: (rule) => rules.add(parsed(faultRuleRequest, rule)),
+    add: (rule) => added(rules, rule),
     list: () => rules.list(),
     remove: (id) => rules.remove(id),
     clear: () => rules.clear(),

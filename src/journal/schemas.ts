@@ -66,5 +66,11 @@ export type RequestStats = z.infer<typeof requestStatsResponseSchema>;
 export const requestsResponseSchema = z.object({ requests: z.array(journalEntrySchema) });
 export const requestCountResponseSchema = z.object({ count: z.int() });
 
-export const faultRuleResponseSchema = faultRuleRequest.extend({ id: z.string(), fired: z.int(), remaining: z.int().nullable() });
+export const faultRuleResponseSchema = faultRuleRequest.extend({
+  id: z.string(),
+  /** Requests the rule was checked against while it was not spent (a rule that fired first ends the checks). */
+  checked: z.int(),
+  fired: z.int(),
+  remaining: z.int().nullable(),
+});
 export const faultRulesResponseSchema = z.object({ rules: z.array(faultRuleResponseSchema) });

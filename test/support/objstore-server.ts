@@ -72,7 +72,7 @@ export function useObjstore({ directoryPrefix, keys, clientConfig = {}, ...optio
     context.directory = fs.mkdtempSync(path.join(os.tmpdir(), directoryPrefix));
     // An instance's request journal, which sees the store's requests through its observer.
     const journal = new RequestJournal();
-    const observer = new RequestObserver({ journal, faultRules: new FaultRules(0), clock: createClock(), workspaceOfApiKey: () => null, requestLog: null, colour: false });
+    const observer = new RequestObserver({ journal, faultRules: new FaultRules(0, () => true), clock: createClock(), workspaceOfApiKey: () => null, requestLog: null, colour: false });
     const objstore = await startObjstore({
       host: '127.0.0.1',
       port: 0,
