@@ -197,6 +197,38 @@ describe('fault rules', () => {
     }
   });
 
+  it('answer with headers beside their own (Retry-After) and, on the API, a JSON body of their own', async () => {
+    await addRule({ match: { path: '/v2/deployments' }, action: { status: 429, headers: { 'Retry-After': '7', 'X-RateLimit-Remaining': '0' }, body: { error: 'rate_limited', retry_in: 7 } }, count: 1 });
+    const limited = await fetch(`${ctx.instance.apiUrl}/v2/deployments`, { headers: { 'x-api-key': plus().api_key } });
+    expect(limited.status).toBe(429);
+    expect([limited.headers.get('retry-after'), limited.headers.get('x-ratelimit-remaining'), limited.headers.get('x-localplane-fault-rule')]).toEqual(['7', '0', 'fault-rule-1']);
+    expect(await limited.json()).toEqual({ error: 'rate_limited', retry_in: 7 });
+    expect((await acme().get('/v2/deployments')).status, 'spent').toBe(200);
+
+    await addRule({ match: { source: 'objstore' }, action: { status: 503, headers: { 'Retry-After': '3' } }, count: 1 });
+    const slowed = await fetch(`${ctx.instance.objstoreUrl}/${bucket()}/any-key`);
+    expect(slowed.status).toBe(503);
+    expect(slowed.headers.get('retry-after')).toBe('3');
+    expect(await slowed.text()).toMatch(/<Code>SlowDown<\/Code>/);
+  });
+
+  it.each([
+    [{ status: 429, headers: { 'Content-Length': '5' } }, ['body', 'action', 'headers']],
+    [{ status: 429, headers: { 'Retry-After': 'a\r\nSet-Cookie: x' } }, ['body', 'action', 'headers', 'Retry-After']],
+    [{ status: 429, headers: { 'bad name': '1' } }, ['body', 'action', 'headers', 'bad name']],
+    [{ latency_ms: 5, headers: { 'Retry-After': '1' } }, ['body', 'action']],
+  ])('refuse the action %j with a 422 at %j', async (action, loc) => {
+    const response = await admin('POST', '/fault-rules', { action });
+    expect(response.status).toBe(422);
+    expect(response.body.detail.map((detail: { loc: unknown[] }) => detail.loc)).toContainEqual(loc);
+  });
+
+  it('refuse a body on objstore answers, which are S3 error documents', async () => {
+    const response = await admin('POST', '/fault-rules', { match: { source: 'objstore' }, action: { status: 503, body: { no: 'xml' } } });
+    expect(response.status).toBe(422);
+    expect(response.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'action', 'body'], msg: expect.stringContaining('a body is for API answers') })]);
+  });
+
   it('are there in the programmatic API', async () => {
     const rule = ctx.instance.faultRules.add({ match: { path: '/api/**' }, action: { status: 418, detail: 'teapot' } });
     expect((await acme().get('/api/v1/bulk-exports')).status).toBe(418);

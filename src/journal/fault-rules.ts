@@ -15,16 +15,32 @@ const latencyDistribution = z.discriminatedUnion('distribution', [
 
 const ACTION_KINDS = ['status', 'latency_ms', 'latency', 'drop_connection', 'empty_reply'] as const;
 
+/** Headers that frame a reply: a fault's error reply sets them itself. */
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'trailer', 'content-encoding']);
+const MAX_REPLY_HEADERS = 20;
+
+/** Headers an error reply carries beside its own (`Retry-After`, say). */
+const replyHeaders = z
+  .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/), z.string().max(1000).regex(/^[^\r\n\0]*$/))
+  .refine((headers) => Object.keys(headers).length <= MAX_REPLY_HEADERS, { message: `at most ${MAX_REPLY_HEADERS} headers` })
+  .refine((headers) => Object.keys(headers).every((name) => !FRAMING_HEADERS.has(name.toLowerCase())), {
+    message: `the reply sets its own ${[...FRAMING_HEADERS].join(', ')}`,
+  });
+
 /**
- * Exactly one of: an error reply (`status`, with `detail`, and for the objstore an S3 error
- * `code`), added latency (fixed or drawn from a distribution; then the request is served),
- * a dropped connection (reset, no reply) or an empty reply (the connection closed without a byte).
+ * Exactly one of: an error reply (`status`, with `detail`, for the objstore an S3 error `code`,
+ * `headers` beside its own, and for the API a JSON `body` in place of `{"detail": ...}`), added
+ * latency (fixed or drawn from a distribution; then the request is served), a dropped
+ * connection (reset, no reply) or an empty reply (the connection closed without a byte).
  */
 export const faultAction = z
   .strictObject({
     status: z.int().min(400).max(599).optional(),
     detail: z.string().min(1).max(1000).optional(),
     code: z.string().regex(/^[A-Za-z]{1,64}$/).optional(),
+    headers: replyHeaders.optional(),
+    /** Any JSON value (the request is JSON): a recursive JSON schema would not fit the served document. */
+    body: z.unknown().optional(),
     latency_ms: latencyMs.optional(),
     latency: latencyDistribution.optional(),
     drop_connection: z.literal(true).optional(),
@@ -35,8 +51,8 @@ export const faultAction = z
     if (given.length !== 1) {
       ctx.addIssue(customIssue('value_error', `an action has exactly one of ${ACTION_KINDS.join(', ')}; got ${given.length === 0 ? 'none' : given.join(', ')}`));
     }
-    if (action.status === undefined && (action.detail !== undefined || action.code !== undefined)) {
-      ctx.addIssue(customIssue('value_error', 'detail and code go with status'));
+    if (action.status === undefined && (['detail', 'code', 'headers', 'body'] as const).some((field) => action[field] !== undefined)) {
+      ctx.addIssue(customIssue('value_error', 'detail, code, headers and body go with status'));
     }
     if (action.latency?.distribution === 'uniform' && action.latency.min_ms > action.latency.max_ms) {
       ctx.addIssue(customIssue('value_error', 'latency min_ms is more than max_ms'));
@@ -71,7 +87,7 @@ export interface FaultRuleView extends FaultRule {
 
 /** What a fired rule does to one request. */
 export type FaultEffect =
-  | { kind: 'error'; status: number; detail: string; code: string }
+  | { kind: 'error'; status: number; detail: string; code: string; headers: Record<string, string>; body?: unknown }
   | { kind: 'delay'; ms: number }
   | { kind: 'reset' }
   | { kind: 'close' };
@@ -96,18 +112,22 @@ function standardNormal(random: Random): number {
 const HARNESS_GLOB = /^\/(_localplane|docs|ui|openapi\.json)(\/|$)/;
 
 /**
- * Why a rule's match could never hold, as 422 details: an API rule on the harness's own paths,
- * a workspace that does not exist, a workspace on objstore requests (which have none).
+ * Why a rule would never act as written, as 422 details: a match that could never hold (an API
+ * rule on the harness's own paths, a workspace that does not exist, a workspace on objstore
+ * requests, which have none), or a body for objstore answers (an S3 error, as code and detail).
  */
-function neverFires({ match }: FaultRuleRequest, workspaceExists: (id: string) => boolean): ValidationDetail[] {
-  const detail = (field: string, input: unknown, why: string): ValidationDetail => ({ type: 'value_error', loc: ['body', 'match', field], msg: `Value error, ${why}`, input });
+function refusals({ match, action }: FaultRuleRequest, workspaceExists: (id: string) => boolean): ValidationDetail[] {
+  const detail = (loc: string[], input: unknown, why: string): ValidationDetail => ({ type: 'value_error', loc: ['body', ...loc], msg: `Value error, ${why}`, input });
   const details: ValidationDetail[] = [];
   if (match.path !== undefined && match.source !== 'objstore' && HARNESS_GLOB.test(match.path)) {
-    details.push(detail('path', match.path, 'the harness\'s own paths (/_localplane, /docs, /ui, /openapi.json) are never faulted: this rule would never fire'));
+    details.push(detail(['match', 'path'], match.path, 'the harness\'s own paths (/_localplane, /docs, /ui, /openapi.json) are never faulted: this rule would never fire'));
   }
   if (match.workspace_id !== undefined) {
-    if (match.source === 'objstore') details.push(detail('workspace_id', match.workspace_id, 'objstore requests belong to no workspace: this rule would never fire'));
-    else if (!workspaceExists(match.workspace_id.toLowerCase())) details.push(detail('workspace_id', match.workspace_id, `there is no workspace ${match.workspace_id}: this rule would never fire`));
+    if (match.source === 'objstore') details.push(detail(['match', 'workspace_id'], match.workspace_id, 'objstore requests belong to no workspace: this rule would never fire'));
+    else if (!workspaceExists(match.workspace_id.toLowerCase())) details.push(detail(['match', 'workspace_id'], match.workspace_id, `there is no workspace ${match.workspace_id}: this rule would never fire`));
+  }
+  if (action.body !== undefined && match.source === 'objstore') {
+    details.push(detail(['action', 'body'], action.body, 'the objstore answers an S3 error document (its code and detail): a body is for API answers'));
   }
   return details;
 }
@@ -130,10 +150,10 @@ export class FaultRules {
     return createRandom(seedFrom('fault-rules', this.seed));
   }
 
-  /** Adds a rule; throws ValidationFailed (a 422) for one whose match could never hold. */
+  /** Adds a rule; throws ValidationFailed (a 422) for one that would never act as written (see refusals). */
   add(request: FaultRuleRequest): FaultRuleView {
-    const refusals = neverFires(request, this.workspaceExists);
-    if (refusals.length > 0) throw new ValidationFailed(refusals);
+    const refused = refusals(request, this.workspaceExists);
+    if (refused.length > 0) throw new ValidationFailed(refused);
     const rule = { id: `fault-rule-${this.nextId++}`, ...request, checked: 0, fired: 0 };
     this.rules.push({ rule, matches: requestMatcher(request.match) });
     return this.view(rule);
@@ -175,7 +195,14 @@ export class FaultRules {
 
   private effectOf(action: FaultAction): FaultEffect {
     if (action.status !== undefined) {
-      return { kind: 'error', status: action.status, detail: action.detail ?? STATUS_CODES[action.status] ?? 'Injected fault', code: action.code ?? S3_CODES[action.status] ?? 'InjectedFault' };
+      return {
+        kind: 'error',
+        status: action.status,
+        detail: action.detail ?? STATUS_CODES[action.status] ?? 'Injected fault',
+        code: action.code ?? S3_CODES[action.status] ?? 'InjectedFault',
+        headers: action.headers ?? {},
+        ...(action.body !== undefined ? { body: action.body } : {}),
+      };
     }
     if (action.latency_ms !== undefined) return { kind: 'delay', ms: action.latency_ms };
     if (action.latency?.distribution === 'uniform') {

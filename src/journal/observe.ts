@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpBindings } from '@hono/node-server';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
 import type { AuthVariables } from '../workspaces/auth.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -148,7 +148,7 @@ export class RequestObserver {
 
       const stopped = effect?.kind === 'delay' && !(await this.delay(effect.ms));
       if (stopped) c.res = cutConnection(incoming, 'reset');
-      else if (effect?.kind === 'error') c.res = c.json({ detail: effect.detail }, effect.status as 400, { [FAULT_RULE_HEADER]: arrival.faultRuleId! });
+      else if (effect?.kind === 'error') c.res = faultReply(c, effect, arrival.faultRuleId!);
       else if (effect?.kind === 'reset' || effect?.kind === 'close') c.res = cutConnection(incoming, effect.kind);
       else await next();
 
@@ -231,9 +231,15 @@ function apiRequestBody(request: Request): JournalBody {
   return journalBody({ bytes: read.bytes, size: read.bytes.byteLength, contentType, ...masks });
 }
 
+/** A fault rule's error reply: its JSON body (else `{"detail": ...}`) and headers, naming the rule. */
+function faultReply(c: Context, effect: Extract<FaultEffect, { kind: 'error' }>, ruleId: string): Response {
+  const body = 'body' in effect ? effect.body : { detail: effect.detail };
+  return c.json(body as object, effect.status as 400, { ...effect.headers, [FAULT_RULE_HEADER]: ruleId });
+}
+
 function objstoreFault(effect: FaultEffect | null): ObjstoreFault | null {
   if (effect === null || effect.kind === 'delay') return null;
-  if (effect.kind === 'error') return { kind: 'error', status: effect.status, code: effect.code, message: effect.detail };
+  if (effect.kind === 'error') return { kind: 'error', status: effect.status, code: effect.code, message: effect.detail, headers: effect.headers };
   return { kind: effect.kind };
 }
 

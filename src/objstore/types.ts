@@ -115,7 +115,7 @@ export interface ObjstoreRequestRecord {
 
 /** What an observer may have the gateway do with a request instead of serving it. */
 export type ObjstoreFault =
-  | { kind: 'error'; status: number; code: string; message: string }
+  | { kind: 'error'; status: number; code: string; message: string; headers: Record<string, string> }
   /** The connection is reset (TCP RST): no reply at all. */
   | { kind: 'reset' }
   /** The connection is closed without a byte of reply. */

@@ -214,6 +214,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     if (fault === null) return false;
     if (fault.kind === 'error') {
       exchange.resource = (exchange.req.url ?? '/').split('?')[0] || '/';
+      for (const [name, value] of Object.entries(fault.headers)) exchange.res.setHeader(name, value);
       throw new GatewayError(s3Error(fault.status, fault.code, fault.message));
     }
     if (fault.kind === 'reset') exchange.req.socket.resetAndDestroy();
