@@ -305,6 +305,38 @@ describe('fault rules', () => {
       }
     });
 
+    it('near misses: the requests no rule acted on, each beside the closest rule and the fields it missed', async () => {
+      const nearMisses = async (query = '') => {
+        const response = await admin('GET', `/fault-rules/near-misses${query}`);
+        expect(response.status, response.text).toBe(200);
+        return response.body.near_misses as { request: { id: number; method: string; path: string }; rule_id: string; missed: { field: string; wanted: string; got: string | null }[] }[];
+      };
+      await acme().get('/v2/deployments');
+      expect(await nearMisses(), 'no rules, no near misses').toEqual([]);
+      const glob = `/${bucket()}/hive/export_id=ff*/**`;
+      await addRule({ match: { source: 'objstore', method: 'PUT', path: glob }, action: { status: 503 } });
+      await addRule({ match: { method: 'DELETE', path: '/v2/**' }, action: { status: 500 }, probability: 0 });
+      const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+      try {
+        await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: 'hive/export_id=0a/part.parquet', Body: 'p' }));
+      } finally {
+        s3.destroy();
+      }
+      await acme().request('DELETE', '/v2/deployments/00000000-0000-4000-8000-000000000000');
+
+      const [get, put, deleted] = await nearMisses();
+      expect(get).toMatchObject({ request: { method: 'GET', path: '/v2/deployments' }, rule_id: 'fault-rule-2', missed: [{ field: 'method', wanted: 'DELETE', got: 'GET' }] });
+      expect(put).toMatchObject({
+        request: { method: 'PUT' },
+        rule_id: 'fault-rule-1',
+        missed: [{ field: 'path', wanted: glob, got: `/${bucket()}/hive/export_id%3D0a/part.parquet (decoded /${bucket()}/hive/export_id=0a/part.parquet)` }],
+      });
+      expect(deleted, 'matched, but its probability is 0').toMatchObject({ request: { method: 'DELETE' }, rule_id: 'fault-rule-2', missed: [] });
+      expect((await nearMisses(`?since=${put!.request.id}`)).map((miss) => miss.request.method)).toEqual(['DELETE']);
+      expect(await nearMisses('?limit=1')).toHaveLength(1);
+      expect((await admin('GET', '/fault-rules/near-misses?limit=0')).status).toBe(422);
+    });
+
     it('drop the connection of an S3 client', async () => {
       const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
       await addRule({ match: { source: 'objstore' }, action: { drop_connection: true } });

@@ -127,6 +127,7 @@ const SPECS: Record<string, EndpointSpec> = {
   'POST /_localplane/requests/find': { body: () => ({ method: 'GET', path: '/api/**', status: '2xx', header: { name: 'x-api-key' }, limit: 10 }) },
   'DELETE /_localplane/requests': {},
   'GET /_localplane/fault-rules': {},
+  'GET /_localplane/fault-rules/near-misses': {},
   // A rule no request matches, and harmless if one did; every accepted rule is removed at once.
   'POST /_localplane/fault-rules': { body: () => ({ match: { header: { name: 'x-fuzz-never-sent', value: 'x' } }, action: { latency_ms: 0 }, count: 1 }) },
   'DELETE /_localplane/fault-rules': {},

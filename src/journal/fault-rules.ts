@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { customIssue, ValidationFailed, type ValidationDetail } from '../shared/errors.ts';
 import { createRandom, seedFrom, type Random } from '../shared/prng.ts';
-import { requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
+import { missedFields, requestMatcher, requestMatchFields, type MatchableRequest, type MissedField } from './matching.ts';
 
 /** Added latency is wall time, and at most this much per request. */
 export const MAX_LATENCY_MS = 60_000;
@@ -134,7 +134,7 @@ function refusals({ match, action }: FaultRuleRequest, workspaceExists: (id: str
 
 /** Generic fault rules for the API and the objstore: the first matching rule that fires acts. */
 export class FaultRules {
-  private rules: { rule: FaultRule; matches: (request: MatchableRequest) => boolean }[] = [];
+  private rules: { rule: FaultRule; matches: (request: MatchableRequest) => boolean; misses: (request: MatchableRequest) => MissedField[] }[] = [];
   private nextId = 1;
   private random: Random;
 
@@ -155,7 +155,7 @@ export class FaultRules {
     const refused = refusals(request, this.workspaceExists);
     if (refused.length > 0) throw new ValidationFailed(refused);
     const rule = { id: `fault-rule-${this.nextId++}`, ...request, checked: 0, fired: 0 };
-    this.rules.push({ rule, matches: requestMatcher(request.match) });
+    this.rules.push({ rule, matches: requestMatcher(request.match), misses: missedFields(request.match) });
     return this.view(rule);
   }
 
@@ -191,6 +191,20 @@ export class FaultRules {
       return { ruleId: rule.id, effect: this.effectOf(rule.action) };
     }
     return null;
+  }
+
+  /**
+   * The rule closest to matching a request (the fewest fields missed; the first of equals), and
+   * the fields it missed; null when there are no rules. A rule that missed none matched but
+   * did not act: it lost its draw (`probability`), or was spent, or a rule before it acted.
+   */
+  nearest(request: MatchableRequest): { ruleId: string; missed: MissedField[] } | null {
+    let nearest: { ruleId: string; missed: MissedField[] } | null = null;
+    for (const { rule, misses } of this.rules) {
+      const missed = misses(request);
+      if (nearest === null || missed.length < nearest.missed.length) nearest = { ruleId: rule.id, missed };
+    }
+    return nearest;
   }
 
   private effectOf(action: FaultAction): FaultEffect {

@@ -195,6 +195,16 @@ export class RequestJournal {
     return this.matching(filter).length;
   }
 
+  /** The entries after the id `afterId` that no fault rule acted on, oldest first, at most `limit`. */
+  unfaulted(afterId: number, limit: number): KeptEntry[] {
+    const found: KeptEntry[] = [];
+    this.scan(afterId, false, (kept) => {
+      if (kept.fault_rule_id === null) found.push(kept);
+      return found.length < limit;
+    });
+    return found;
+  }
+
   /** The entry with that id, while the journal keeps it. */
   get(id: number): JournalEntry | undefined {
     const index = this.indexAfter(id - 1);

@@ -82,18 +82,61 @@ function pathHolds(glob: (path: string) => boolean, request: MatchableRequest): 
   return glob(decoded.endsWith('/') ? decoded.slice(0, -1) : `${decoded}/`);
 }
 
+/** A field of a match that a request missed: what the match wanted and what the request had. */
+export interface MissedField {
+  field: keyof RequestMatch;
+  wanted: string;
+  got: string | null;
+}
+
+/** A given field of a match as a test, and what a request shows of that field. */
+interface FieldTest {
+  field: keyof RequestMatch;
+  wanted: string;
+  holds(request: MatchableRequest): boolean;
+  got(request: MatchableRequest): string | null;
+}
+
+function fieldTests(match: RequestMatch): FieldTest[] {
+  const tests: FieldTest[] = [];
+  if (match.method !== undefined) {
+    const method = match.method.toUpperCase();
+    tests.push({ field: 'method', wanted: method, holds: (request) => request.method === method, got: (request) => request.method });
+  }
+  const { source } = match;
+  if (source !== undefined) tests.push({ field: 'source', wanted: source, holds: (request) => request.source === source, got: (request) => request.source });
+  if (match.path !== undefined) {
+    const glob = globMatcher(match.path);
+    const got = (request: MatchableRequest) => (decodedPath(request.path) === request.path ? request.path : `${request.path} (decoded ${decodedPath(request.path)})`);
+    tests.push({ field: 'path', wanted: match.path, holds: (request) => pathHolds(glob, request), got });
+  }
+  if (match.workspace_id !== undefined) {
+    const workspaceId = match.workspace_id.toLowerCase();
+    tests.push({ field: 'workspace_id', wanted: workspaceId, holds: (request) => request.workspaceId() === workspaceId, got: (request) => request.workspaceId() });
+  }
+  const { header } = match;
+  if (header !== undefined) {
+    const shown = (value: string | undefined) => (value === undefined ? null : `${header.name}: ${value}`);
+    tests.push({
+      field: 'header',
+      wanted: header.value === undefined ? header.name : `${header.name}: ${header.value}`,
+      holds: (request) => headerHolds(header, request.header(header.name)),
+      got: (request) => shown(request.header(header.name)),
+    });
+  }
+  return tests;
+}
+
 /** A compiled test of a request against a match (all given fields must hold). */
 export function requestMatcher(match: RequestMatch): (request: MatchableRequest) => boolean {
-  const method = match.method?.toUpperCase();
-  const path = match.path === undefined ? null : globMatcher(match.path);
-  const workspaceId = match.workspace_id?.toLowerCase();
-  const { header, source } = match;
-  return (request) =>
-    (method === undefined || request.method === method) &&
-    (path === null || pathHolds(path, request)) &&
-    (workspaceId === undefined || request.workspaceId() === workspaceId) &&
-    (source === undefined || request.source === source) &&
-    (header === undefined || headerHolds(header, request.header(header.name)));
+  const tests = fieldTests(match);
+  return (request) => tests.every((test) => test.holds(request));
+}
+
+/** The fields of a match that a request misses, with what it wanted and what the request had (none: it matches). */
+export function missedFields(match: RequestMatch): (request: MatchableRequest) => MissedField[] {
+  const tests = fieldTests(match);
+  return (request) => tests.filter((test) => !test.holds(request)).map(({ field, wanted, got }) => ({ field, wanted, got: got(request) }));
 }
 
 function headerHolds(match: HeaderMatch, value: string | undefined): boolean {

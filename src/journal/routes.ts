@@ -10,7 +10,15 @@ import { faultRuleParams, faultRuleRequest, type FaultRules } from './fault-rule
 import { journalFind, journalQuery, journalStreamQuery } from './filter.ts';
 import type { RequestJournal } from './journal.ts';
 import { objstoreJournal, objstoreJournalSchema } from './objstore-journal.ts';
-import { faultRuleResponseSchema, journalEntrySchema, faultRulesResponseSchema, requestCountResponseSchema, requestsResponseSchema, requestStatsResponseSchema } from './schemas.ts';
+import {
+  faultRuleResponseSchema,
+  journalEntrySchema,
+  faultRulesResponseSchema,
+  nearMissesResponseSchema,
+  requestCountResponseSchema,
+  requestsResponseSchema,
+  requestStatsResponseSchema,
+} from './schemas.ts';
 import { requestStats, requestStatsQuery } from './stats.ts';
 import { JOURNAL_STREAM_HEARTBEAT_MS, MAX_JOURNAL_STREAMS, type JournalStreams } from './stream.ts';
 
@@ -26,6 +34,13 @@ const TOO_MANY_STREAMS = `At most ${MAX_JOURNAL_STREAMS} journal streams are ope
 const STREAM_DESCRIPTION = `Server-sent events: each journal entry matching the filter as it is recorded, as \`id: <sequence id>\`, \`event: request\`, \`data: <the entry as GET /requests gives it>\`. \`since\` (or the Last-Event-ID header a reconnecting client sends, which wins) sends the entries after it first; without either the stream starts with the next entry. After a reset (ids from 1 again) an \`event: reset\` with \`id: 0\`. A comment line every ${JOURNAL_STREAM_HEARTBEAT_MS / 1000} s while idle. At most ${MAX_JOURNAL_STREAMS} streams at once.`;
 
 const requestParams = z.object({ request_id: queryInteger({ min: 1 }) });
+
+const MAX_NEAR_MISSES = 1000;
+const nearMissesQuery = z.strictObject({
+  /** Requests after this sequence id (default: every kept one). */
+  since: queryInteger({ min: 0 }).optional(),
+  limit: queryInteger({ min: 1, max: MAX_NEAR_MISSES }).optional(),
+});
 
 const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
@@ -128,6 +143,25 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
   app.openapi(
     { method: 'get', path: '/fault-rules', summary: 'The fault rules, with how often each fired', response: { status: 200, description: 'The rules', schema: faultRulesResponseSchema } },
     (c) => c.json({ rules: faultRules.list() }),
+  );
+  app.openapi(
+    {
+      method: 'get',
+      path: '/fault-rules/near-misses',
+      summary: 'Journalled requests no fault rule acted on, each beside the rule closest to matching it and the fields it missed',
+      description: `WireMock's near misses: for a rule that never fires, which of its match fields the requests missed (a path glob against the path as sent and as decoded). Oldest first, after \`since\` (a sequence id), at most \`limit\` (default 100, at most ${MAX_NEAR_MISSES}); none while there are no rules.`,
+      query: nearMissesQuery,
+      response: { status: 200, description: 'The near misses', schema: nearMissesResponseSchema },
+    },
+    (c, { query }) => {
+      const near_misses = journal.unfaulted(query.since ?? 0, query.limit ?? 100).flatMap((kept) => {
+        const nearest = faultRules.nearest(kept);
+        if (nearest === null) return [];
+        const { id, time, source, method, path, status, workspace_id } = kept.entry();
+        return [{ request: { id, time, source, method, path, status, workspace_id }, rule_id: nearest.ruleId, missed: nearest.missed }];
+      });
+      return c.json({ near_misses });
+    },
   );
   app.openapi(
     {

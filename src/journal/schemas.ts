@@ -74,3 +74,12 @@ export const faultRuleResponseSchema = faultRuleRequest.extend({
   remaining: z.int().nullable(),
 });
 export const faultRulesResponseSchema = z.object({ rules: z.array(faultRuleResponseSchema) });
+
+/** A journalled request that no fault rule acted on, beside the rule closest to matching it. */
+export const nearMissSchema = z.object({
+  request: journalEntrySchema.pick({ id: true, time: true, source: true, method: true, path: true, status: true, workspace_id: true }),
+  rule_id: z.string(),
+  /** The fields of the rule's match that the request missed: what it wanted and what the request had. None: the rule matched but did not act (its probability, or it was spent, or a rule before it acted). */
+  missed: z.array(z.object({ field: z.enum(['method', 'path', 'workspace_id', 'header', 'source']), wanted: z.string(), got: z.string().nullable() })),
+});
+export const nearMissesResponseSchema = z.object({ near_misses: z.array(nearMissSchema) });
