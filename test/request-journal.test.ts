@@ -342,6 +342,14 @@ describe('the request journal', () => {
       expect(found.status).toBe(200);
       expect(found.body.requests.map((entry) => entry.status)).toEqual([404]);
       expect((await ctx.admin.request<Listed>('POST', '/requests/find', { body: { since: 4, limit: 1 } })).body.requests.map((entry) => entry.id)).toEqual([5]);
+      // The header as the query gives it, `Name:value` or `Name`, in JSON and in code too.
+      const tenant = workspaceByTier(ctx.fixtures, 'enterprise').id;
+      const byHeader = (await listed(ctx, `?header=${encodeURIComponent(`X-Tenant-Id:${tenant}`)}`)).map((entry) => entry.id);
+      expect(byHeader).toHaveLength(1);
+      expect((await ctx.admin.request<Listed>('POST', '/requests/find', { body: { header: `X-Tenant-Id:${tenant}` } })).body.requests.map((entry) => entry.id)).toEqual(byHeader);
+      expect(ctx.instance.requests.count({ header: `X-Tenant-Id:${tenant}` })).toBe(1);
+      expect(ctx.instance.requests.count({ header: 'X-Tenant-Id' })).toBe(ctx.instance.requests.count({ header: { name: 'x-tenant-id' } }));
+      expect(() => ctx.instance.requests.count({ header: 'not a header:x' })).toThrow(TypeError);
 
       expect((await ctx.admin.request('DELETE', '/requests')).status).toBe(204);
       expect(await listed(ctx)).toEqual([]);
@@ -376,7 +384,7 @@ describe('the request journal', () => {
       [{ status: 99 }, 'status'],
       [{ since: -1 }, 'since'],
       [{ limit: 'ten' }, 'limit'],
-      [{ header: 'x-api-key' }, 'header'],
+      [{ header: 'not a header name' }, 'header'],
       [{ method: 'GET', extra: true }, 'extra'],
     ])('answers a bad find body %j with a 422 at %s', async (body, field) => {
       const response = await ctx.admin.request('POST', '/requests/find', { body });

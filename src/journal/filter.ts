@@ -4,7 +4,7 @@ import { customIssue } from '../shared/errors.ts';
 import { queryInteger } from '../shared/validation.ts';
 import { Needle } from '../shared/needle.ts';
 import { globMatcher } from './glob.ts';
-import { globText, headerMatchText, requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
+import { globText, headerMatch, headerMatchText, requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
 import type { JournalEntry, ObjstoreTarget } from './schemas.ts';
 
 export const MAX_JOURNAL_LIMIT = 10_000;
@@ -70,6 +70,8 @@ export const journalFind = z.strictObject({
   limit: z.int().min(1).max(MAX_JOURNAL_LIMIT).optional(),
   order: order.optional(),
   ...requestMatchFields,
+  // The query's `Name:value` text as well as `{name, value}`: the HTTP and code forms take the same inputs.
+  header: z.union([headerMatch, headerMatchText]).optional(),
   status: z.union([z.int().min(100).max(599).transform(String), statusPattern]).optional(),
   ...filterFields,
 });
