@@ -52,6 +52,34 @@ describe('start({freezeClock: true})', () => {
     expect(await revision.status()).toBe('DEPLOYED');
   });
 
+  it('runs every task due within a bound, or advances to the next due task alone: what ran, in order', async () => {
+    const start = Date.parse((await admin('GET', '/clock')).body.now);
+    // The seeded revisions still in progress finish within the hour.
+    const idle = await admin('POST', '/clock/run-until-idle', { within_seconds: 3600 });
+    expect(idle.status, idle.text).toBe(200);
+    expect(idle.body.ran.length).toBeGreaterThan(1);
+    expect(idle.body.ran.every((task: { kind: string }) => task.kind === 'revision_step')).toBe(true);
+    const dueTimes = idle.body.ran.map((task: { due_at: string }) => Date.parse(task.due_at));
+    expect(dueTimes).toEqual([...dueTimes].sort((a, b) => a - b));
+    expect(Date.parse(idle.body.now), 'the clock stands at the last task it ran').toBe(dueTimes.at(-1));
+    expect(await tasks()).toEqual([]);
+    expect((await admin('POST', '/clock/advance-to-next')).body).toEqual({ now: idle.body.now, frozen: true, ran: [] });
+
+    const revision = await createRevision('run-until-idle');
+    await ctx.instance.clock.settle();
+    const next = await admin('POST', '/clock/advance-to-next');
+    expect(next.body.ran).toEqual([expect.objectContaining({ kind: 'revision_step' })]);
+    expect(Date.parse(next.body.now)).toBe(Date.parse(next.body.ran[0].due_at));
+    expect(await revision.status()).toBe('QUEUED');
+    // In code, the same.
+    const ran = await ctx.instance.clock.runUntilIdle({ withinSeconds: 60 });
+    expect(ran.map((task) => task.subject.kind)).toEqual(ran.map(() => 'revision_step'));
+    expect(await revision.status()).toBe('DEPLOYED');
+    expect(await ctx.instance.clock.advanceToNext()).toEqual([]);
+    expect(Date.parse((await admin('GET', '/clock')).body.now) - start).toBeLessThan(3600_000);
+    expect((await admin('POST', '/clock/run-until-idle', { within_seconds: 0 })).status).toBe(422);
+  });
+
   it('holds even instant revision steps until advance(0)', async () => {
     await admin('PATCH', '/config', { revision_step_seconds: 0 });
     const revision = await createRevision('frozen-instant');

@@ -3,11 +3,10 @@ import type { BulkExportModule } from '../bulk-exports/module.ts';
 import type { DeploymentModule } from '../deployments/module.ts';
 import type { ObjstoreModule } from '../objstore/module.ts';
 import { notFound } from '../shared/errors.ts';
-import { formatTimestamp } from '../shared/time.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
 import { adminRoutes } from './routes.ts';
-import type { Task } from './schemas.ts';
+import { taskView } from './schemas.ts';
 import { stateRoutes } from './state.ts';
 
 /** Which state a reset puts back to the seed: everything, or one workspace's resources. */
@@ -34,8 +33,7 @@ export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
     if (!workspaces.find(scope.workspaceId)) throw notFound(`Workspace ${scope.workspaceId} not found`);
     return core.parts.resetWorkspace(scope.workspaceId);
   };
-  // The domains type each subject with its kind's schema (tasksSchema lists them).
-  const pendingTasks = () => core.scheduler.pending().map((task) => ({ due_at: formatTimestamp(task.dueAt), label: task.label, ...task.subject }) as Task);
+  const pendingTasks = () => core.scheduler.pending().map(taskView);
   const knobs = adminRoutes({
     fixtures: core.fixtures,
     workspaces,

@@ -6,7 +6,9 @@ import type { DeploymentStore } from '../deployments/store.ts';
 import type { Fixtures } from '../fixtures/files.ts';
 import type { EmbeddedObjstore } from '../objstore/types.ts';
 import {
+  clockRunSchema,
   clockStateSchema,
+  taskView,
   faultsStateSchema,
   fixturesViewSchema,
   healthSchema,
@@ -16,7 +18,8 @@ import {
   tierChangeSchema,
   type Task,
 } from './schemas.ts';
-import type { ClockControl } from '../shared/clock-control.ts';
+import { MAX_IDLE_STEPS, type ClockControl } from '../shared/clock-control.ts';
+import type { ScheduledTask } from '../shared/scheduler.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
 import { httpError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
@@ -49,6 +52,8 @@ export interface AdminDeps {
 const LATEST_TIME = Number.MAX_SAFE_INTEGER;
 const clockSet = z.object({ time: requestTimestamp });
 const clockAdvance = z.object({ seconds: z.number().min(0) });
+const DAY_SECONDS = 86_400;
+const clockRunUntilIdle = z.strictObject({ within_seconds: z.number().positive().max(366 * DAY_SECONDS).optional() }).optional();
 const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
 /** An empty body (or none) resets everything; a workspace id, that workspace's resources alone. */
@@ -145,6 +150,34 @@ export function adminRoutes(deps: AdminDeps) {
       if (deps.clock.now() + seconds * MICROS_PER_SECOND > LATEST_TIME) throw badRequest(CLOCK_LIMIT);
       await deps.clock.advance(seconds);
       return c.json(clockState());
+    },
+  );
+
+  const clockRun = (ran: ScheduledTask[]) => ({ ...clockState(), ran: ran.map(taskView) });
+  const clockRunResponse = { status: 200, description: 'The clock after the run, and the tasks that ran, in order', schema: clockRunSchema };
+  app.openapi(
+    {
+      method: 'post',
+      path: '/clock/advance-to-next',
+      summary: "Move the clock to the next task's due time and run what is due then (fake timers' runToNext)",
+      response: clockRunResponse,
+    },
+    async (c) => c.json(clockRun(await deps.clock.advanceToNext())),
+  );
+  app.openapi(
+    {
+      method: 'post',
+      path: '/clock/run-until-idle',
+      summary: 'Move the clock from due task to due task, running each, until none is due within within_seconds (default a day) of the start',
+      description: `At most ${MAX_IDLE_STEPS.toLocaleString('en')} steps, for work that keeps scheduling itself (a recurring export). Fake timers' runAll.`,
+      body: clockRunUntilIdle,
+      response: clockRunResponse,
+      errors: [httpError(400, 'The clock would go past what its microseconds hold exactly', { too_late: CLOCK_LIMIT })],
+    },
+    async (c, { body }) => {
+      const seconds = body?.within_seconds ?? DAY_SECONDS;
+      if (deps.clock.now() + seconds * MICROS_PER_SECOND > LATEST_TIME) throw badRequest(CLOCK_LIMIT);
+      return c.json(clockRun(await deps.clock.runUntilIdle({ withinSeconds: seconds })));
     },
   );
 

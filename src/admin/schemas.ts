@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { ScheduledTask } from '../shared/scheduler.ts';
+import { formatTimestamp } from '../shared/time.ts';
 import { objstoreKeySchema } from '../objstore/key-routes.ts';
 import { sessionViewSchema } from '../tracing/knob-routes.ts';
 import { exportRunFaultRequest, validationFaultRequest } from '../bulk-exports/faults.ts';
@@ -87,6 +89,12 @@ export const tasksSchema = z.array(
   ]),
 );
 export type Task = z.infer<typeof tasksSchema>[number];
+
+/** A scheduled task as GET /_localplane/tasks shows it; the domains type each subject with its kind's schema (tasksSchema lists them). */
+export const taskView = (task: ScheduledTask) => ({ due_at: formatTimestamp(task.dueAt), label: task.label, ...task.subject }) as Task;
+
+/** The clock after a run of due work, and the tasks that ran, in order. */
+export const clockRunSchema = z.object({ now: timestamp, frozen: z.boolean(), ran: tasksSchema });
 
 export const limitsSchema = limitsPatch.required().extend({
   revision_step_seconds: z.strictObject(Object.fromEntries(REVISION_STEP_STATUSES.map((status) => [status, z.number()]))),

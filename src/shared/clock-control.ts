@@ -1,5 +1,5 @@
 import type { Clock } from './clock.ts';
-import type { Scheduler } from './scheduler.ts';
+import type { ScheduledTask, Scheduler } from './scheduler.ts';
 import { MICROS_PER_SECOND, type Micros } from './time.ts';
 
 /**
@@ -15,9 +15,21 @@ export interface ClockControl {
   /** Jumps to a time: forward runs everything due on the way, backward runs nothing. */
   set(time: Micros | Date | string): Promise<void>;
   advance(seconds: number): Promise<void>;
+  /** Moves the clock to the next task's due time (not back: a task already due runs now) and runs what is due then; answers the tasks that ran, none when none is scheduled. */
+  advanceToNext(): Promise<ScheduledTask[]>;
+  /**
+   * Moves the clock from one due task to the next, running each, until no task is due within
+   * `withinSeconds` (default a day) of the time it started from, or MAX_IDLE_STEPS steps were
+   * taken (work that keeps scheduling itself); answers the tasks that ran, in order.
+   */
+  runUntilIdle(options?: { withinSeconds?: number }): Promise<ScheduledTask[]>;
   /** Waits until no scheduled work is running and, unless the clock is frozen, none is due. */
   settle(): Promise<void>;
 }
+
+/** The most steps runUntilIdle takes. */
+export const MAX_IDLE_STEPS = 10_000;
+const DAY_SECONDS = 86_400;
 
 function toMicros(time: Micros | Date | string): Micros {
   if (typeof time === 'number') return time;
@@ -42,6 +54,20 @@ export function createClockControl(clock: Clock, scheduler: Scheduler): ClockCon
       scheduler.clockChanged();
     },
     advance: (seconds) => scheduler.advanceTo(clock.now() + Math.round(seconds * MICROS_PER_SECOND)),
+    advanceToNext: () =>
+      scheduler.recording(async () => {
+        const next = scheduler.nextDueAt();
+        if (next !== null) await scheduler.advanceTo(Math.max(next, clock.now()));
+      }),
+    runUntilIdle: ({ withinSeconds = DAY_SECONDS } = {}) => {
+      const horizon = clock.now() + Math.round(withinSeconds * MICROS_PER_SECOND);
+      return scheduler.recording(async () => {
+        await scheduler.advanceTo(clock.now());
+        for (let step = 0, next = scheduler.nextDueAt(); step < MAX_IDLE_STEPS && next !== null && next <= horizon; step++, next = scheduler.nextDueAt()) {
+          await scheduler.advanceTo(Math.max(next, clock.now()));
+        }
+      });
+    },
     settle: () => scheduler.settle(),
   };
 }

@@ -57,6 +57,8 @@ export class Scheduler {
   /** Set while `advanceTo` releases due work, which a frozen clock otherwise holds. */
   private releasing = false;
   private advancing: Promise<void> = Promise.resolve();
+  /** The logs of `recording` calls under way: each gets every task started meanwhile. */
+  private readonly logs = new Set<ScheduledTask[]>();
 
   constructor(
     private readonly clock: Clock,
@@ -112,6 +114,23 @@ export class Scheduler {
 
   pending(): readonly ScheduledTask[] {
     return [...this.queue];
+  }
+
+  /** When the next task is due; null when none is scheduled. */
+  nextDueAt(): Micros | null {
+    return this.peek()?.dueAt ?? null;
+  }
+
+  /** Runs `work` and answers the tasks that started meanwhile, in the order they started. */
+  async recording(work: () => Promise<void>): Promise<ScheduledTask[]> {
+    const log: ScheduledTask[] = [];
+    this.logs.add(log);
+    try {
+      await work();
+    } finally {
+      this.logs.delete(log);
+    }
+    return log;
   }
 
   /** Resolves once no task is running and, unless the clock is frozen, none is due. */
@@ -210,6 +229,7 @@ export class Scheduler {
   }
 
   private start(task: QueuedTask): void {
+    for (const log of this.logs) log.push(task);
     let result: Promise<void> | void;
     try {
       result = task.run();
