@@ -46,7 +46,7 @@ const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 const bodyRoutes = () =>
   ctx.instance.routes
     .filter((route) => ['POST', 'PATCH', 'PUT'].includes(route.method))
-    .filter((route) => !['/_localplane/reset', '/_localplane/clock/freeze', '/_localplane/clock/unfreeze'].includes(route.path))
+    .filter((route) => !['/_localplane/reset', '/_localplane/clock/freeze', '/_localplane/clock/unfreeze', '/_localplane/clock/advance-to-next'].includes(route.path))
     // POSTs that take no body.
     .filter((route) => !['/redeploy', '/push-token', '/upload-url'].some((ending) => route.path.endsWith(ending)))
     // A snapshot file's bytes, not JSON.

@@ -53,7 +53,8 @@ const LATEST_TIME = Number.MAX_SAFE_INTEGER;
 const clockSet = z.object({ time: requestTimestamp });
 const clockAdvance = z.object({ seconds: z.number().min(0) });
 const DAY_SECONDS = 86_400;
-const clockRunUntilIdle = z.strictObject({ within_seconds: z.number().positive().max(366 * DAY_SECONDS).optional() }).optional();
+/** An empty body (or none) runs what is due within a day. */
+const clockRunUntilIdle = z.strictObject({ within_seconds: z.number().positive().max(366 * DAY_SECONDS).optional() });
 const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
 /** An empty body (or none) resets everything; a workspace id, that workspace's resources alone. */
@@ -171,6 +172,7 @@ export function adminRoutes(deps: AdminDeps) {
       summary: 'Move the clock from due task to due task, running each, until none is due within within_seconds (default a day) of the start',
       description: `At most ${MAX_IDLE_STEPS.toLocaleString('en')} steps, for work that keeps scheduling itself (a recurring export). Fake timers' runAll.`,
       body: clockRunUntilIdle,
+      bodyOptional: true,
       response: clockRunResponse,
       errors: [httpError(400, 'The clock would go past what its microseconds hold exactly', { too_late: CLOCK_LIMIT })],
     },
