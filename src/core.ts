@@ -79,6 +79,9 @@ export function readSnapshotDatabase<T>(core: InstanceCore, checked: CheckedData
   }
 }
 
+/** The state part of the emulator clock, which `reset({ keepClock: true })` leaves as it is. */
+export const CLOCK_PART = 'clock';
+
 /**
  * Makes the data dir (a temp dir when none is given), its database from the fixture template
  * and the instance's clock and scheduler. A failure undoes what was made.
@@ -124,7 +127,7 @@ export async function openCore(options: CoreOptions, fixtures: Fixtures, tables:
   const parts = new StateParts();
   parts.register('scheduler', { stop: () => scheduler.cancelAll() });
   parts.register('limits', { reset: () => limits.reset(), snapshot: limitsSection(limits) });
-  parts.register('clock', {
+  parts.register(CLOCK_PART, {
     reset: () => clock.restart(freezeClock),
     snapshot: {
       field: 'clock',

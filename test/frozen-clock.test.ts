@@ -80,6 +80,24 @@ describe('start({freezeClock: true})', () => {
     expect((await admin('POST', '/clock/run-until-idle', { within_seconds: 0 })).status).toBe(422);
   });
 
+  it('goes back to the wall time, frozen, on a reset of everything; keep_clock leaves it where it is', async () => {
+    const set = '2031-02-03T04:05:06Z';
+    await admin('POST', '/clock/set', { time: set });
+    expect((await admin('POST', '/reset', { keep_clock: true })).status).toBe(200);
+    expect((await admin('GET', '/clock')).body).toEqual({ now: '2031-02-03T04:05:06.000000+00:00', frozen: true });
+    await ctx.instance.clock.advance(60);
+    await ctx.instance.reset({ keepClock: true });
+    expect((await admin('GET', '/clock')).body).toEqual({ now: '2031-02-03T04:06:06.000000+00:00', frozen: true });
+
+    const before = Date.now();
+    expect((await admin('POST', '/reset')).status).toBe(200);
+    const reset = (await admin('GET', '/clock')).body;
+    expect(reset.frozen).toBe(true);
+    expect(Date.parse(reset.now)).toBeGreaterThanOrEqual(before - 1);
+    expect(Date.parse(reset.now)).toBeLessThanOrEqual(Date.now());
+    expect((await admin('POST', '/reset', { keep_clock: 'yes' })).status).toBe(422);
+  });
+
   it('holds even instant revision steps until advance(0)', async () => {
     await admin('PATCH', '/config', { revision_step_seconds: 0 });
     const revision = await createRevision('frozen-instant');

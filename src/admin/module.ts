@@ -1,4 +1,4 @@
-import type { InstanceCore } from '../core.ts';
+import { CLOCK_PART, type InstanceCore } from '../core.ts';
 import type { BulkExportModule } from '../bulk-exports/module.ts';
 import type { DeploymentModule } from '../deployments/module.ts';
 import type { ObjstoreModule } from '../objstore/module.ts';
@@ -12,6 +12,12 @@ import { stateRoutes } from './state.ts';
 /** Which state a reset puts back to the seed: everything, or one workspace's resources. */
 export interface ResetScope {
   workspaceId?: string;
+  /**
+   * Leaves the emulator clock as it is, frozen or running. Otherwise a reset of everything puts
+   * it back to the wall time, frozen when the instance was started with `freezeClock`. A
+   * workspace's reset never touches it.
+   */
+  keepClock?: boolean;
 }
 
 export interface AdminModuleDeps {
@@ -29,7 +35,7 @@ export interface AdminModuleDeps {
 export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
   const { workspaces, tracing, objstore, bulkExports, deployments } = deps;
   const reset = async (scope: ResetScope = {}) => {
-    if (scope.workspaceId === undefined) return core.parts.resetAll();
+    if (scope.workspaceId === undefined) return core.parts.resetAll(scope.keepClock ? [CLOCK_PART] : []);
     if (!workspaces.find(scope.workspaceId)) throw notFound(`Workspace ${scope.workspaceId} not found`);
     return core.parts.resetWorkspace(scope.workspaceId);
   };

@@ -44,7 +44,7 @@ export interface AdminDeps {
   revisionFaults: RevisionFaults;
   limits: InstanceLimits;
   pendingTasks: () => Task[];
-  reset: (scope?: { workspaceId?: string }) => Promise<void>;
+  reset: (scope?: { workspaceId?: string; keepClock?: boolean }) => Promise<void>;
   startedAt: number;
 }
 
@@ -57,8 +57,8 @@ const DAY_SECONDS = 86_400;
 const clockRunUntilIdle = z.strictObject({ within_seconds: z.number().positive().max(366 * DAY_SECONDS).optional() });
 const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
-/** An empty body (or none) resets everything; a workspace id, that workspace's resources alone. */
-const resetRequest = z.strictObject({ workspace_id: z.guid().optional() });
+/** An empty body (or none) resets everything; a workspace id, that workspace's resources alone; `keep_clock`, all but the clock. */
+const resetRequest = z.strictObject({ workspace_id: z.guid().optional(), keep_clock: z.boolean().optional() });
 
 const CLOCK_LIMIT = `The clock cannot go past ${formatTimestamp(LATEST_TIME)}`;
 
@@ -110,6 +110,8 @@ export function adminRoutes(deps: AdminDeps) {
       method: 'post',
       path: '/reset',
       summary: 'Back to the fixtures: everything (state, objstore, knobs, limits, ids and clock), or one workspace\'s resources',
+      description:
+        'A reset of everything puts the emulator clock back to the wall time, frozen when the instance was started with a frozen clock, running otherwise; `keep_clock: true` leaves it as it is. A workspace\'s reset never touches the clock.',
       body: resetRequest,
       bodyOptional: true,
       response: { status: 200, description: 'Reset', schema: resetSchema },
@@ -117,7 +119,7 @@ export function adminRoutes(deps: AdminDeps) {
     },
     async (c, { body }) => {
       const workspaceId = body?.workspace_id;
-      await deps.reset({ workspaceId });
+      await deps.reset({ workspaceId, keepClock: body?.keep_clock });
       return c.json(workspaceId === undefined ? { status: 'reset' } : { status: 'reset', workspace_id: workspaceId });
     },
   );

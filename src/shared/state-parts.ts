@@ -59,10 +59,10 @@ export class StateParts {
     return this.each((part) => part.resume?.());
   }
 
-  /** Everything back to the seed. */
-  async resetAll(): Promise<void> {
+  /** Everything back to the seed, but the parts named in `keep`, which stay as they are. */
+  async resetAll(keep: readonly string[] = []): Promise<void> {
     await this.each((part) => part.stop?.());
-    await this.each((part) => part.reset?.());
+    await this.each((part, name) => (keep.includes(name) ? undefined : part.reset?.()));
     await this.resume();
   }
 
@@ -89,10 +89,10 @@ export class StateParts {
   }
 
   /** One phase over every part in turn; a failure names the part. */
-  private async each(phase: (part: StatePart) => unknown): Promise<void> {
+  private async each(phase: (part: StatePart, name: string) => unknown): Promise<void> {
     for (const { name, part } of this.parts) {
       try {
-        await phase(part);
+        await phase(part, name);
       } catch (error) {
         throw new Error(`resetting the ${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }
