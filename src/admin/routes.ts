@@ -18,7 +18,7 @@ import {
   tierChangeSchema,
   type Task,
 } from './schemas.ts';
-import { MAX_IDLE_STEPS, type ClockControl } from '../shared/clock-control.ts';
+import { DEFAULT_IDLE_SECONDS, MAX_IDLE_STEPS, type ClockControl } from '../shared/clock-control.ts';
 import type { ScheduledTask } from '../shared/scheduler.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
 import { httpError } from '../openapi/errors.ts';
@@ -52,9 +52,8 @@ export interface AdminDeps {
 const LATEST_TIME = Number.MAX_SAFE_INTEGER;
 const clockSet = z.object({ time: requestTimestamp });
 const clockAdvance = z.object({ seconds: z.number().min(0) });
-const DAY_SECONDS = 86_400;
 /** An empty body (or none) runs what is due within a day. */
-const clockRunUntilIdle = z.strictObject({ within_seconds: z.number().positive().max(366 * DAY_SECONDS).optional() });
+const clockRunUntilIdle = z.strictObject({ within_seconds: z.number().positive().max(366 * DEFAULT_IDLE_SECONDS).optional() });
 const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
 /** An empty body (or none) resets everything; a workspace id, that workspace's resources alone; `keep_clock`, all but the clock. */
@@ -179,7 +178,7 @@ export function adminRoutes(deps: AdminDeps) {
       errors: [httpError(400, 'The clock would go past what its microseconds hold exactly', { too_late: CLOCK_LIMIT })],
     },
     async (c, { body }) => {
-      const seconds = body?.within_seconds ?? DAY_SECONDS;
+      const seconds = body?.within_seconds ?? DEFAULT_IDLE_SECONDS;
       if (deps.clock.now() + seconds * MICROS_PER_SECOND > LATEST_TIME) throw badRequest(CLOCK_LIMIT);
       return c.json(clockRun(await deps.clock.runUntilIdle({ withinSeconds: seconds })));
     },

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { customIssue, ValidationFailed, type ValidationDetail } from '../shared/errors.ts';
 import { createRandom, seedFrom, type Random } from '../shared/prng.ts';
-import { missedFields, requestMatcher, requestMatchFields, type MatchableRequest, type MissedField } from './matching.ts';
+import { missedFields, onlyHarnessPaths, requestMatcher, requestMatchFields, type MatchableRequest, type MissedField } from './matching.ts';
 
 /** Added latency is wall time, and at most this much per request. */
 export const MAX_LATENCY_MS = 60_000;
@@ -108,9 +108,6 @@ function standardNormal(random: Random): number {
   return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 }
 
-/** The harness's own paths, which fault rules never act on (see observe.ts). */
-const HARNESS_GLOB = /^\/(_localplane|docs|ui|openapi\.json)(\/|$)/;
-
 /**
  * Why a rule would never act as written, as 422 details: a match that could never hold (an API
  * rule on the harness's own paths, a workspace that does not exist, a workspace on objstore
@@ -119,7 +116,7 @@ const HARNESS_GLOB = /^\/(_localplane|docs|ui|openapi\.json)(\/|$)/;
 function refusals({ match, action }: FaultRuleRequest, workspaceExists: (id: string) => boolean): ValidationDetail[] {
   const detail = (loc: string[], input: unknown, why: string): ValidationDetail => ({ type: 'value_error', loc: ['body', ...loc], msg: `Value error, ${why}`, input });
   const details: ValidationDetail[] = [];
-  if (match.path !== undefined && match.source !== 'objstore' && HARNESS_GLOB.test(match.path)) {
+  if (match.path !== undefined && match.source !== 'objstore' && onlyHarnessPaths(match.path)) {
     details.push(detail(['match', 'path'], match.path, 'the harness\'s own paths (/_localplane, /docs, /ui, /openapi.json) are never faulted: this rule would never fire'));
   }
   if (match.workspace_id !== undefined) {

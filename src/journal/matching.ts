@@ -5,6 +5,19 @@ import { globMatcher, MAX_GLOB_LENGTH, MAX_GLOB_WILDCARDS } from './glob.ts';
 export const REQUEST_SOURCES = ['api', 'objstore'] as const;
 export type RequestSource = (typeof REQUEST_SOURCES)[number];
 
+const HARNESS_FOLDERS = ['/_localplane', '/docs', '/ui'];
+const HARNESS_PATHS = new Set(['/openapi.json', ...HARNESS_FOLDERS]);
+const HARNESS_PREFIXES = HARNESS_FOLDERS.map((folder) => `${folder}/`);
+
+/** The harness's own paths, never journalled or faulted: the admin API, the API's description (/openapi.json, /docs) and the dashboard (/ui). */
+export const isHarnessPath = (path: string) => HARNESS_PATHS.has(path) || HARNESS_PREFIXES.some((prefix) => path.startsWith(prefix));
+
+/** Whether every path a glob matches is the harness's own: its text before any wildcard is a harness path, and ends in `/` when a wildcard follows. */
+export function onlyHarnessPaths(glob: string): boolean {
+  const [literal = ''] = glob.split('*');
+  return (literal === glob || literal.endsWith('/')) && isHarnessPath(literal);
+}
+
 /** What the journal's filters and the fault rules match a request on. */
 export interface MatchableRequest {
   source: RequestSource;
@@ -51,6 +64,8 @@ export const requestMatchFields = {
   source: z.enum(REQUEST_SOURCES).optional(),
 };
 export type RequestMatch = { method?: string; path?: string; workspace_id?: string; header?: HeaderMatch; source?: RequestSource };
+/** The fields a match may name. */
+export const MATCH_FIELDS = Object.keys(requestMatchFields) as [keyof RequestMatch, ...(keyof RequestMatch)[]];
 
 /**
  * The path as a router reads it: percent-decoded, an encoded `/` kept as `%2F` inside its
@@ -107,7 +122,10 @@ function fieldTests(match: RequestMatch): FieldTest[] {
   if (source !== undefined) tests.push({ field: 'source', wanted: source, holds: (request) => request.source === source, got: (request) => request.source });
   if (match.path !== undefined) {
     const glob = globMatcher(match.path);
-    const got = (request: MatchableRequest) => (decodedPath(request.path) === request.path ? request.path : `${request.path} (decoded ${decodedPath(request.path)})`);
+    const got = (request: MatchableRequest) => {
+      const decoded = decodedPath(request.path);
+      return decoded === request.path ? request.path : `${request.path} (decoded ${decoded})`;
+    };
     tests.push({ field: 'path', wanted: match.path, holds: (request) => pathHolds(glob, request), got });
   }
   if (match.workspace_id !== undefined) {

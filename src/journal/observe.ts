@@ -14,7 +14,7 @@ import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead
 import type { JournalBody, JournalEntry } from './schemas.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
 import type { BodiesMaker, EntrySummary, RequestJournal } from './journal.ts';
-import type { MatchableRequest } from './matching.ts';
+import { isHarnessPath, type MatchableRequest } from './matching.ts';
 
 export interface ObserverDeps {
   journal: RequestJournal;
@@ -63,12 +63,6 @@ const apiResponseBody = ({ head, size, contentType }: CapturedResponse) => journ
 /** Names the fault rule that answered an API request with its status and detail. */
 export const FAULT_RULE_HEADER = 'X-Localplane-Fault-Rule';
 
-const HARNESS_FOLDERS = ['/_localplane', '/docs', '/ui'];
-const HARNESS_PATHS = new Set(['/openapi.json', ...HARNESS_FOLDERS]);
-const HARNESS_PREFIXES = HARNESS_FOLDERS.map((folder) => `${folder}/`);
-
-/** The harness's own paths: the admin API, the API's description (/openapi.json, /docs) and the dashboard (/ui). */
-const isHarnessPath = (path: string) => HARNESS_PATHS.has(path) || HARNESS_PREFIXES.some((prefix) => path.startsWith(prefix));
 
 const splitTarget = (target: string) => {
   const mark = target.indexOf('?');

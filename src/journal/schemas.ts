@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { faultRuleRequest } from './fault-rules.ts';
-import { REQUEST_SOURCES } from './matching.ts';
+import { MATCH_FIELDS, REQUEST_SOURCES } from './matching.ts';
 
 /** A body kept in an entry: its text (bounded; null for binary bodies and bodies not copied), size and type. */
 export const journalBodySchema = z.object({
@@ -80,6 +80,6 @@ export const nearMissSchema = z.object({
   request: journalEntrySchema.pick({ id: true, time: true, source: true, method: true, path: true, status: true, workspace_id: true }),
   rule_id: z.string(),
   /** The fields of the rule's match that the request missed: what it wanted and what the request had. None: the rule matched but did not act (its probability, or it was spent, or a rule before it acted). */
-  missed: z.array(z.object({ field: z.enum(['method', 'path', 'workspace_id', 'header', 'source']), wanted: z.string(), got: z.string().nullable() })),
+  missed: z.array(z.object({ field: z.enum(MATCH_FIELDS), wanted: z.string(), got: z.string().nullable() })),
 });
 export const nearMissesResponseSchema = z.object({ near_misses: z.array(nearMissSchema) });

@@ -29,7 +29,8 @@ export interface ClockControl {
 
 /** The most steps runUntilIdle takes. */
 export const MAX_IDLE_STEPS = 10_000;
-const DAY_SECONDS = 86_400;
+/** How far ahead runUntilIdle runs due work unless told: a day. */
+export const DEFAULT_IDLE_SECONDS = 86_400;
 
 function toMicros(time: Micros | Date | string): Micros {
   if (typeof time === 'number') return time;
@@ -59,7 +60,7 @@ export function createClockControl(clock: Clock, scheduler: Scheduler): ClockCon
         const next = scheduler.nextDueAt();
         if (next !== null) await scheduler.advanceTo(Math.max(next, clock.now()));
       }),
-    runUntilIdle: ({ withinSeconds = DAY_SECONDS } = {}) => {
+    runUntilIdle: ({ withinSeconds = DEFAULT_IDLE_SECONDS } = {}) => {
       const horizon = clock.now() + Math.round(withinSeconds * MICROS_PER_SECOND);
       return scheduler.recording(async () => {
         await scheduler.advanceTo(clock.now());

@@ -105,6 +105,18 @@ export function renderView(c: Context, props: PageProps & { fragment?: Child }) 
 }
 
 /** An error of the API, as the dashboard shows it in place of what could not be read or done. */
+/** Name-value pairs as a description list; `mono` for names and values as sent (headers, query). */
+export const DetailList = ({ pairs, mono = false }: { pairs: readonly (readonly [string, unknown])[]; mono?: boolean }) => (
+  <dl class={mono ? 'details mono' : 'details'}>
+    {pairs.map(([name, value]) => (
+      <>
+        <dt>{name}</dt>
+        <dd>{value}</dd>
+      </>
+    ))}
+  </dl>
+);
+
 export const ErrorNote = ({ message }: { message: string }) => (
   <p class="error" role="alert">
     {message}

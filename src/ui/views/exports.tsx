@@ -4,7 +4,7 @@ import { isTerminalStatus } from '../../bulk-exports/statuses.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type Fixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { formValues, optionalNumber, optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
-import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
+import { DetailList, ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 import { ArmedExportRunKnobs, ExportRunKnobForm, exportRunKnobRequest, type ArmedKnobs } from './faults.tsx';
 
 const EXPORTS = '/ui/exports';
@@ -444,14 +444,7 @@ function ExportDetails({ exportRow, destination, workspace }: { exportRow: Expor
   return (
     <>
       <h2>Export</h2>
-      <dl class="details">
-        {details.map(([name, value]) => (
-          <>
-            <dt>{name}</dt>
-            <dd>{value}</dd>
-          </>
-        ))}
-      </dl>
+      <DetailList pairs={details} />
       <p>
         <a href={`/ui/sql?export_id=${exportRow.id}`}>Query its files in SQL</a>
         {exportRow.source_bulk_export_id && (

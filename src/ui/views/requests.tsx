@@ -6,7 +6,7 @@ import { REQUEST_SOURCES } from '../../journal/matching.ts';
 import type { JournalBody, JournalEntry } from '../../journal/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
+import { DetailList, ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 
 const REQUESTS = '/ui/requests';
 /** The view's filters, named as the API names them but `text`, which searches both bodies (`any_body_contains`). */
@@ -262,14 +262,7 @@ function NameValues({ label, pairs }: { label: string; pairs: [string, string][]
       {pairs.length === 0 ? (
         <p class="muted">None.</p>
       ) : (
-        <dl class="details mono">
-          {pairs.map(([name, value]) => (
-            <>
-              <dt>{name}</dt>
-              <dd>{value}</dd>
-            </>
-          ))}
-        </dl>
+        <DetailList pairs={pairs} mono />
       )}
     </>
   );
@@ -296,14 +289,7 @@ function RequestDetail({ entry, names, curl }: { entry: JournalEntry; names: Wor
       <h2 id="request-title" class="mono">
         {entry.method} {entry.path}
       </h2>
-      <dl class="details">
-        {facts.map(([name, value]) => (
-          <>
-            <dt>{name}</dt>
-            <dd>{value}</dd>
-          </>
-        ))}
-      </dl>
+      <DetailList pairs={facts} />
       <p>
         <button type="button" data-copy={curl}>
           Copy as curl
