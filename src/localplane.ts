@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { inProcessAdminMethods, type AdminMethods } from './admin/client.ts';
 import { adminModule, type ResetScope } from './admin/module.ts';
 import { bulkExportsModule } from './bulk-exports/module.ts';
 import { bulkExportTables } from './bulk-exports/store.ts';
@@ -101,8 +102,11 @@ export interface StartOptions extends CreateOptions {
   objstorePort?: number;
 }
 
-/** An instance that answers in process: no API port, and the objstore binds one only once something uses it. */
-export interface InProcessLocalplane {
+/**
+ * An instance that answers in process: no API port, and the objstore binds one only once something uses it.
+ * Every admin action is a method (AdminMethods: each a request to its route under /_localplane).
+ */
+export interface InProcessLocalplane extends AdminMethods {
   dataDir: string;
   /** Every object as a plain file: `<filesDir>/<bucket>/<key>`. */
   filesDir: string;
@@ -232,6 +236,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     if (options.importFrom !== undefined) await snapshots.restore(options.importFrom);
     else await core.parts.resume();
     const lp: InProcessLocalplane = {
+      ...inProcessAdminMethods(async (request) => app.fetch(request)),
       dataDir: core.dataDir,
       filesDir: objstore.filesDir,
       snapshotsDir: snapshots.folder,

@@ -34,6 +34,7 @@ import { TIERS } from '../workspaces/store.ts';
 const timestamp = z.iso.datetime({ offset: true });
 
 export const healthSchema = z.object({ status: z.literal('ok'), objstore_url: z.string().nullable(), uptime_seconds: z.number() });
+export type Health = z.output<typeof healthSchema>;
 
 const fixtureKeySchema = z.object({
   access_key_id: z.string(),
@@ -70,10 +71,12 @@ export const fixturesViewSchema = z.object({
     endpoint_aliases: z.array(z.string()),
   }),
 });
+export type FixturesView = z.output<typeof fixturesViewSchema>;
 
 export const resetSchema = z.object({ status: z.literal('reset'), workspace_id: z.guid().optional() });
 
 export const clockStateSchema = z.object({ now: timestamp, frozen: z.boolean() });
+export type ClockState = z.output<typeof clockStateSchema>;
 
 /** A task: when it is due and its label (as before kinds were added), then what it does to which resources: the fields of its `kind`. */
 const task = <S extends z.ZodRawShape>(subject: z.ZodObject<S>) => z.object({ due_at: timestamp, label: z.string(), ...subject.shape });
@@ -95,6 +98,7 @@ export const taskView = (task: ScheduledTask) => ({ due_at: formatTimestamp(task
 
 /** The clock after a run of due work, and the tasks that ran, in order. */
 export const clockRunSchema = z.object({ now: timestamp, frozen: z.boolean(), ran: tasksSchema });
+export type ClockRun = z.output<typeof clockRunSchema>;
 
 export const limitsSchema = limitsPatch.required().extend({
   revision_step_seconds: z.strictObject(Object.fromEntries(REVISION_STEP_STATUSES.map((status) => [status, z.number()]))),
@@ -106,8 +110,10 @@ export const faultsStateSchema = z.object({
   export_runs: z.array(z.union(exportRunFaultRequest.options.map((option) => option.extend(remaining)))),
   revisions: z.array(revisionFaultRequest.extend(remaining)),
 });
+export type FaultsState = z.output<typeof faultsStateSchema>;
 
 export const tierChangeSchema = z.object({ id: z.guid(), tier: z.enum(TIERS) });
+export type TierChange = z.output<typeof tierChangeSchema>;
 
 
 /** GET /_localplane/state: every resource in the API's own shapes, secrets masked. */
@@ -133,3 +139,4 @@ export const stateSchema = z.object({
   faults: faultsStateSchema,
   pending_tasks: tasksSchema,
 });
+export type State = z.output<typeof stateSchema>;

@@ -35,6 +35,7 @@ export interface StateDeps {
 }
 
 const stateQuery = z.object({ workspace_id: z.guid().optional() });
+export type StateQuery = z.input<typeof stateQuery>;
 
 /**
  * A safety net under the API's own shapes (which already mask): a text under a field with a

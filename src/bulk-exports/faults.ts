@@ -12,6 +12,7 @@ export const validationFaultRequest = z.object({
   endpoint_url: z.string().nullable().optional(),
 });
 export type ValidationFaultRequest = z.output<typeof validationFaultRequest>;
+export type ValidationFaultInput = z.input<typeof validationFaultRequest>;
 
 export const exportRunFaultRequest = z.discriminatedUnion('mode', [
   z.object({
@@ -29,6 +30,7 @@ export const exportRunFaultRequest = z.discriminatedUnion('mode', [
   }),
 ]);
 export type ExportRunFaultRequest = z.output<typeof exportRunFaultRequest>;
+export type ExportRunFaultInput = z.input<typeof exportRunFaultRequest>;
 
 export interface RunFaultEffect {
   failingAttempts: number;

@@ -14,6 +14,7 @@ export const revisionFaultRequest = z.object({
   message: z.string().min(1).max(2000).nullish(),
 });
 export type RevisionFaultRequest = z.output<typeof revisionFaultRequest>;
+export type RevisionFaultInput = z.input<typeof revisionFaultRequest>;
 
 /** How a revision starting now is to end early. */
 export interface RevisionFault {

@@ -300,6 +300,7 @@ export const revisionHistorySchema = z.array(
     detail: z.string().nullable(),
   }),
 );
+export type RevisionHistory = z.output<typeof revisionHistorySchema>;
 
 // The work the deployments schedule, as GET /_localplane/tasks describes each task beside its label.
 export const revisionStepTaskSchema = z.object({

@@ -1,9 +1,16 @@
 import { z } from 'zod';
 import { ValidationFailed } from '../shared/errors.ts';
-import type { JournalEntry } from './schemas.ts';
+import type { Clock } from '../shared/clock.ts';
+import { queryText, type QueryInput } from '../shared/query-text.ts';
+import type { JournalEntry, NearMisses, RequestStats } from './schemas.ts';
 import { faultRuleRequest, type FaultRuleInput, type FaultRuleView, type FaultRules } from './fault-rules.ts';
 import { journalFind, type JournalFilterInput } from './filter.ts';
 import type { RequestJournal } from './journal.ts';
+import { nearMisses, nearMissesQuery } from './near-misses.ts';
+import { requestStats, requestStatsQuery } from './stats.ts';
+
+export type RequestStatsOptions = QueryInput<typeof requestStatsQuery>;
+export type NearMissesOptions = QueryInput<typeof nearMissesQuery>;
 
 /** `lp.requests`: the request journal, filtered as POST /_localplane/requests/find is. */
 export interface RequestsApi {
@@ -12,6 +19,10 @@ export interface RequestsApi {
   find(filter: JournalFilterInput): JournalEntry[];
   /** How many entries match, e.g. to verify a client called an endpoint once: `count({ method: 'POST', path: '/api/v1/bulk-exports' })`. */
   count(filter?: JournalFilterInput): number;
+  /** One entry by its sequence id (GET /requests/{request_id}); undefined when the journal no longer holds it. */
+  get(id: number): JournalEntry | undefined;
+  /** Requests per minute of the emulator clock and the latest errors (GET /requests/stats). */
+  stats(options?: RequestStatsOptions): RequestStats;
   clear(): void;
 }
 
@@ -22,6 +33,8 @@ export interface FaultRulesApi {
   /** False when there is no such rule. */
   remove(id: string): boolean;
   clear(): void;
+  /** The journalled requests no rule acted on, each beside the rule closest to matching it (GET /fault-rules/near-misses). */
+  nearMisses(options?: NearMissesOptions): NearMisses;
 }
 
 /** Parses a caller's value, a bad one as a TypeError in zod's words. */
@@ -31,9 +44,16 @@ function parsed<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   return result.data;
 }
 
-export function requestsApi(journal: RequestJournal): RequestsApi {
+export function requestsApi(journal: RequestJournal, clock: Pick<Clock, 'now'>): RequestsApi {
   const list = (filter: JournalFilterInput = {}) => journal.list(parsed(journalFind, filter));
-  return { list, find: list, count: (filter = {}) => journal.count(parsed(journalFind, filter)), clear: () => journal.clear() };
+  return {
+    list,
+    find: list,
+    count: (filter = {}) => journal.count(parsed(journalFind, filter)),
+    get: (id) => journal.get(id),
+    stats: (options = {}) => requestStats(journal, clock.now(), parsed(requestStatsQuery, queryText(options))),
+    clear: () => journal.clear(),
+  };
 }
 
 /** Adds a rule, one that could never fire refused as a TypeError naming why. */
@@ -46,11 +66,12 @@ function added(rules: FaultRules, rule: FaultRuleInput): FaultRuleView {
   }
 }
 
-export function faultRulesApi(rules: FaultRules): FaultRulesApi {
+export function faultRulesApi(rules: FaultRules, journal: RequestJournal): FaultRulesApi {
   return {
     add: (rule) => added(rules, rule),
     list: () => rules.list(),
     remove: (id) => rules.remove(id),
     clear: () => rules.clear(),
+    nearMisses: (options = {}) => nearMisses(journal, rules, parsed(nearMissesQuery, queryText(options))),
   };
 }

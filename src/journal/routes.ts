@@ -7,6 +7,7 @@ import type { Clock } from '../shared/clock.ts';
 import { HttpError, notFound, toValidationDetails, ValidationFailed } from '../shared/errors.ts';
 import { queryInteger } from '../shared/validation.ts';
 import { faultRuleParams, faultRuleRequest, type FaultRules } from './fault-rules.ts';
+import { DEFAULT_NEAR_MISSES, MAX_NEAR_MISSES, nearMisses, nearMissesQuery } from './near-misses.ts';
 import { journalFind, journalQuery, journalStreamQuery } from './filter.ts';
 import type { RequestJournal } from './journal.ts';
 import { objstoreJournal, objstoreJournalSchema } from './objstore-journal.ts';
@@ -35,12 +36,6 @@ const STREAM_DESCRIPTION = `Server-sent events: each journal entry matching the 
 
 const requestParams = z.object({ request_id: queryInteger({ min: 1 }) });
 
-const MAX_NEAR_MISSES = 1000;
-const nearMissesQuery = z.strictObject({
-  /** Requests after this sequence id (default: every kept one). */
-  since: queryInteger({ min: 0 }).optional(),
-  limit: queryInteger({ min: 1, max: MAX_NEAR_MISSES }).optional(),
-});
 
 const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
@@ -149,19 +144,11 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
       method: 'get',
       path: '/fault-rules/near-misses',
       summary: 'Journalled requests no fault rule acted on, each beside the rule closest to matching it and the fields it missed',
-      description: `WireMock's near misses: for a rule that never fires, which of its match fields the requests missed (a path glob against the path as sent and as decoded). Oldest first, after \`since\` (a sequence id), at most \`limit\` (default 100, at most ${MAX_NEAR_MISSES}); none while there are no rules.`,
+      description: `WireMock's near misses: for a rule that never fires, which of its match fields the requests missed (a path glob against the path as sent and as decoded). Oldest first, after \`since\` (a sequence id), at most \`limit\` (default ${DEFAULT_NEAR_MISSES}, at most ${MAX_NEAR_MISSES}); none while there are no rules.`,
       query: nearMissesQuery,
       response: { status: 200, description: 'The near misses', schema: nearMissesResponseSchema },
     },
-    (c, { query }) => {
-      const near_misses = journal.unfaulted(query.since ?? 0, query.limit ?? 100).flatMap((kept) => {
-        const nearest = faultRules.nearest(kept);
-        if (nearest === null) return [];
-        const { id, time, source, method, path, status, workspace_id } = kept.entry();
-        return [{ request: { id, time, source, method, path, status, workspace_id }, rule_id: nearest.ruleId, missed: nearest.missed }];
-      });
-      return c.json({ near_misses });
-    },
+    (c, { query }) => c.json(nearMisses(journal, faultRules, query)),
   );
   app.openapi(
     {

@@ -83,3 +83,4 @@ export const nearMissSchema = z.object({
   missed: z.array(z.object({ field: z.enum(MATCH_FIELDS), wanted: z.string(), got: z.string().nullable() })),
 });
 export const nearMissesResponseSchema = z.object({ near_misses: z.array(nearMissSchema) });
+export type NearMisses = z.output<typeof nearMissesResponseSchema>;

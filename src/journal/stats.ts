@@ -15,6 +15,7 @@ export const requestStatsQuery = z.strictObject({
   /** How many of the latest errors. */
   errors: queryInteger({ min: 0, max: 100 }).optional(),
 });
+export type RequestStatsQuery = z.input<typeof requestStatsQuery>;
 
 const emptyMinute = (start: Micros): RequestMinute => ({
   start: formatTimestamp(start),

@@ -79,6 +79,11 @@ const objectKey = z
   .refine((key) => Buffer.byteLength(key) <= MAX_KEY_BYTES, { message: `an object key is at most ${MAX_KEY_BYTES} bytes of UTF-8` });
 const objectQuery = z.object({ key: objectKey });
 
+export type BucketView = z.output<typeof bucketSchema>;
+export type ObjectsQuery = z.input<typeof pageQuery>;
+export type ObjectsPage = z.output<typeof pageSchema>;
+export type ObjectView = z.output<typeof objectSchema>;
+
 const bucketNotFound = notFoundError('Bucket', 'Bucket reports not found');
 const objectNotFound = notFoundError('Bucket or object', 'Object day=2026-11-02/runs.parquet not found in bucket exports');
 

@@ -20,6 +20,8 @@ const keyCreate = z.object({
   /** The workspace whose account the key acts for (buckets it creates are that workspace's); none for the shared account. */
   workspace_id: z.guid().optional(),
 });
+export type ObjstoreKeyInput = z.input<typeof keyCreate>;
+export type ObjstoreKeyView = z.output<typeof objstoreKeySchema>;
 
 /** A key pair without its secret: the caller chose the secret and keeps it. */
 export const objstoreKeyView = (key: ObjstoreKey) => ({ access_key_id: key.accessKeyId, permissions: key.permissions, workspace_id: key.workspaceId ?? null });

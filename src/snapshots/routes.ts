@@ -22,6 +22,9 @@ const snapshotName = z
 const savedSnapshotSchema = z.object({ name: z.string(), bytes: z.int(), modified_at: z.string().meta({ format: 'date-time' }) });
 const savedSnapshotsSchema = z.object({ folder: z.string(), snapshots: z.array(savedSnapshotSchema) });
 const restoredSchema = z.object({ status: z.literal('restored'), name: z.string() });
+export type SavedSnapshot = z.output<typeof savedSnapshotSchema>;
+export type SavedSnapshots = z.output<typeof savedSnapshotsSchema>;
+export type Restored = z.output<typeof restoredSchema>;
 
 /** What a body naming a path (as these endpoints once took) is told. */
 const PATH_NOT_TAKEN =

@@ -37,6 +37,8 @@ const runsAddition = z.object({
   start_time: requestTimestamp.optional(),
   days: z.number().positive().max(366).default(1),
 });
+export type RunsAddition = z.input<typeof runsAddition>;
+export type RunsAdded = z.output<typeof runsAddedSchema>;
 
 /** A tracing project as GET /_localplane/fixtures lists it. */
 export function sessionView(tracing: TracingStore, session: TracingSession) {

@@ -12,6 +12,7 @@ export const sqlRequest = z.object({
   /** The export whose Parquet files the `runs` view reads. */
   export_id: z.guid(),
 });
+export type SqlRequest = z.input<typeof sqlRequest>;
 
 const column = z.object({ name: z.string(), type: z.string().meta({ description: "DuckDB's type name" }) });
 /** One row: JSON values as DuckDB's node API gives them (BIGINT, HUGEINT and DECIMAL as exact strings, timestamps as text, lists as arrays, structs as objects). */
