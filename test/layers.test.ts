@@ -34,9 +34,21 @@ const RULES: IRegularForbiddenRuleType[] = [
   },
   {
     name: 'no-composition-root-below-it',
-    comment: 'only the composition root (localplane.ts, cli.ts, index.ts) imports itself and admin/',
-    from: { path: '^src/', pathNot: `${COMPOSITION_ROOT}|^src/admin/` },
+    comment: 'only the composition root (localplane.ts, cli.ts, index.ts) imports itself and admin/; test-runners/ is above it, a user of the package API',
+    from: { path: '^src/', pathNot: `${COMPOSITION_ROOT}|^src/(admin|test-runners)/` },
     to: { path: `${COMPOSITION_ROOT}|^src/admin/` },
+  },
+  {
+    name: 'test-runners-on-top',
+    comment: 'nothing below src/test-runners/ (localplane/vitest, localplane/jest/*) imports it',
+    from: { path: '^src/', pathNot: '^src/test-runners/' },
+    to: { path: '^src/test-runners/' },
+  },
+  {
+    name: 'test-runners-use-the-package-api',
+    comment: 'src/test-runners/ imports only the package API (index.ts) and its own files',
+    from: { path: '^src/test-runners/' },
+    to: { path: '^src/', pathNot: '^src/(index\\.ts$|test-runners/)' },
   },
   {
     name: 'helpers-know-no-domain',

@@ -26,8 +26,9 @@ const RECIPES: Recipe[] = [
     passed: /Tests\s+2 passed \(2\)/,
     failing: {
       file: 'failing.test.ts',
-      source: `import { expect, inject, it } from 'vitest';
-        it('fails', async () => expect((await fetch(inject('localplaneUrl') + '/_localplane/health')).status).toBe(418));`,
+      source: `import { test } from 'localplane/vitest';
+        import { expect } from 'vitest';
+        test('fails', async ({ localplane }) => expect((await fetch(localplane.apiUrl + '/_localplane/health')).status).toBe(418));`,
     },
   },
   {
@@ -37,19 +38,17 @@ const RECIPES: Recipe[] = [
     passed: /Test Files\s+2 passed \(2\)[\s\S]*Tests\s+3 passed \(3\)/,
     failing: {
       file: 'failing.test.ts',
-      source: `import { start } from 'localplane';
-        import { expect, it } from 'vitest';
-        it('fails', async () => {
-          const lp = await start({ port: 0, objstorePort: 0 });
-          try { expect((await fetch(lp.apiUrl + '/_localplane/health')).status).toBe(418); } finally { await lp.stop(); }
-        });`,
+      source: `import { fileTest } from 'localplane/vitest';
+        import { expect } from 'vitest';
+        const test = fileTest();
+        test('fails', async ({ localplane }) => expect((await fetch(localplane.apiUrl + '/_localplane/health')).status).toBe(418));`,
     },
   },
   {
     name: 'jest-global-setup',
     command: bin('jest'),
     args: (only) => ['--config', join(recipe('jest-global-setup'), 'jest.config.mjs'), ...(only ? [only] : [])],
-    passed: /Tests:\s+2 passed, 2 total/,
+    passed: /Tests:\s+3 passed, 3 total/,
     failing: {
       file: 'failing.test.cjs',
       source: `test('fails', async () => expect((await fetch(process.env.LOCALPLANE_URL + '/_localplane/health')).status).toBe(418));`,

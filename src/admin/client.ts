@@ -114,8 +114,8 @@ export interface AdminMethods {
  * rules, the clock and reset as an in-process instance has them, but answering promises.
  */
 export interface LocalplaneClient extends AdminMethods {
-  /** The API's base URL. */
-  url: string;
+  /** The API's base URL, as an instance from `start()` names it. */
+  apiUrl: string;
   /** POST /reset */
   reset(scope?: ResetScope): Promise<void>;
   /** /clock: each change answers the clock after it (and advanceToNext and runUntilIdle the tasks that ran) */
@@ -268,7 +268,7 @@ export function connect(url: string, options: ConnectOptions = {}): LocalplaneCl
   const entries = async (method: Method, filter: JournalFilterInput) =>
     (await json<{ requests: JournalEntry[] }>(method, method === 'GET' ? '/requests' : '/requests/find', method === 'GET' ? { query: filterQuery(filter) } : { json: filter })).requests;
   return {
-    url,
+    apiUrl: url,
     ...adminMethods(call),
     reset: (scope = {}) => done('POST', '/reset', { json: { workspace_id: scope.workspaceId, keep_clock: scope.keepClock } }),
     clock: {

@@ -1,10 +1,6 @@
 const api = process.env.LOCALPLANE_URL;
 
-// One instance for the run, in jest's process: reset it over HTTP before each test.
-beforeEach(async () => {
-  expect((await fetch(`${api}/_localplane/reset`, { method: 'POST' })).status).toBe(200);
-});
-
+// The run's instance (localplane/jest/global-setup), reset before each test (localplane/jest/reset-between-tests).
 const keys = async () => (await fetch(`${api}/_localplane/objstore/keys`)).json();
 const keyIds = async () => (await keys()).map((key) => key.access_key_id);
 
@@ -21,4 +17,8 @@ test('a key pair added at run time is listed, without its secret', async () => {
 
 test('reset puts the seeded key pairs back', async () => {
   expect(await keyIds()).not.toContain('RECIPEKEY00000000001');
+});
+
+test("the instance has the options the config's globals give it", async () => {
+  expect((await (await fetch(`${api}/_localplane/clock`)).json()).frozen).toBe(true);
 });

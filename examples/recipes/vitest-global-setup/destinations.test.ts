@@ -1,17 +1,11 @@
-import { beforeEach, expect, inject, it } from 'vitest';
+import { test } from 'localplane/vitest';
+import { expect } from 'vitest';
 
-const api = inject('localplaneUrl');
+// `localplane` is the run's instance, reached over HTTP and reset before each test that uses it.
 const acme = { 'X-API-Key': 'lp_test_acme_plus_0001', 'X-Tenant-Id': '6e81f035-1834-4208-8f34-e3a9482cde15', 'Content-Type': 'application/json' };
 
-// The instance lives in the globalSetup process: reset it over HTTP before each test.
-beforeEach(async () => {
-  expect((await fetch(`${api}/_localplane/reset`, { method: 'POST' })).status).toBe(200);
-});
-
-const destinations = async () => (await (await fetch(`${api}/api/v1/bulk-exports/destinations`, { headers: acme })).json()) as unknown[];
-
-it('creates a destination', async () => {
-  const response = await fetch(`${api}/api/v1/bulk-exports/destinations`, {
+test('creates a destination', async ({ localplane }) => {
+  const response = await fetch(`${localplane.apiUrl}/api/v1/bulk-exports/destinations`, {
     method: 'POST',
     headers: acme,
     body: JSON.stringify({
@@ -21,9 +15,12 @@ it('creates a destination', async () => {
     }),
   });
   expect(response.status).toBe(200);
-  expect(await destinations()).toHaveLength(1);
+  const { workspaces } = await localplane.state({ workspace_id: acme['X-Tenant-Id'] });
+  expect(workspaces[0]!.destinations).toHaveLength(1);
+  expect(await localplane.requests.count({ method: 'POST', path: '/api/v1/bulk-exports/destinations', status: 200 })).toBe(1);
 });
 
-it('starts from the seeded fixtures again', async () => {
-  expect(await destinations()).toEqual([]);
+test('starts from the seeded fixtures again', async ({ localplane }) => {
+  const { workspaces } = await localplane.state({ workspace_id: acme['X-Tenant-Id'] });
+  expect(workspaces[0]!.destinations).toEqual([]);
 });

@@ -6,7 +6,8 @@ export default defineConfig({
     include: ['*.test.ts'],
     // The first call that reaches the objstore loads the AWS SDK: allow more than vitest's 5 s.
     testTimeout: 30_000,
-    // One localplane for the whole run, started before any test file and stopped after the last.
-    globalSetup: ['./global-setup.ts'],
+    // One localplane for the whole run, started before any test file and stopped after the last;
+    // `export default localplaneGlobalSetup({ ...options })` in a file of your own to pass options.
+    globalSetup: ['localplane/vitest/global-setup'],
   },
 });
