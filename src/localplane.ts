@@ -19,7 +19,7 @@ import type { FaultRulesApi, RequestsApi } from './journal/programmatic.ts';
 import { createdBucketTables } from './objstore/bucket-store.ts';
 import { objstoreTables } from './objstore/key-store.ts';
 import { objstoreModule } from './objstore/module.ts';
-import type { ErrorResponse } from './openapi/declarations.ts';
+import type { GuardDocumentation, SecurityScheme } from './openapi/declarations.ts';
 import { httpError } from './openapi/errors.ts';
 import { OpenApiHono } from './openapi/routes.ts';
 import { openapiRoutes } from './openapi/serve.ts';
@@ -167,8 +167,13 @@ function validToken(token: string | undefined): string | undefined {
   return token;
 }
 
-/** What the guards of the admin API and the dashboard answer, as the served document lists it on their routes. */
-function guardErrors(withToken: boolean): ErrorResponse[] {
+const ADMIN_TOKEN: SecurityScheme = {
+  id: 'Admin Token',
+  scheme: { type: 'http', scheme: 'bearer', description: 'The token localplane was started with (adminToken, --admin-token), which the admin API and the dashboard require over the network' },
+};
+
+/** What the guards of the admin API and the dashboard answer and read, as the served document lists it on their routes. */
+function harnessGuard(withToken: boolean): GuardDocumentation {
   const errors = [
     httpError(403, 'A Host that is not a loopback name, the bound host or an allowed name (DNS rebinding), or a change from another origin (a cross-site post)', {
       foreign_host:
@@ -176,8 +181,9 @@ function guardErrors(withToken: boolean): ErrorResponse[] {
       cross_origin: 'Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:9400, not https://evil.example',
     }),
   ];
-  if (withToken) errors.unshift(httpError(401, 'The instance was started with a token (--admin-token) and the request does not carry it', { no_token: 'the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer <token>, or open /ui?token=<token> in a browser' }));
-  return errors;
+  if (!withToken) return { errors };
+  errors.unshift(httpError(401, 'The instance was started with a token (--admin-token) and the request does not carry it', { no_token: 'the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer <token>, or open /ui?token=<token> in a browser' }));
+  return { errors, security: [[ADMIN_TOKEN]] };
 }
 
 /** An instance built and running its work, with what start() needs to serve it. */
@@ -226,7 +232,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
 
     const app = createApp(journal.observer, log);
     const guards = [browserGuard({ boundHost: host, allowedHosts: options.allowedHosts }), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
-    for (const folder of ['/_localplane', DASHBOARD_FOLDER]) app.guardFolder(folder, guardErrors(adminToken !== undefined), ...guards);
+    for (const folder of ['/_localplane', DASHBOARD_FOLDER]) app.guardFolder(folder, harnessGuard(adminToken !== undefined), ...guards);
     for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes, warehouse.adminRoutes]) {
       app.route('/_localplane', routes);
     }

@@ -157,13 +157,22 @@ describe('a token (adminToken, --admin-token)', () => {
     expect((await send(guarded, 'GET', '/ui?token=wrong-token-123', {})).status).toBe(401);
   });
 
-  it('is not asked of in-process requests, nor of the service API, and the document lists the 401', async () => {
+  it("is not asked of in-process requests, nor of the service API, and the document lists the 401 and the token as the admin routes' security", async () => {
     expect((await guarded.request('/_localplane/health')).status).toBe(200);
     expect((await guarded.request('/ui')).status).toBe(200);
     expect((await send(guarded, 'GET', '/v2/deployments', {})).status).toBe(401);
     expect(detailOf(await send(guarded, 'GET', '/v2/deployments', {}))).not.toContain('token localplane was started with');
-    const document = (await (await fetch(`${guarded.apiUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    type Operation = { responses: Record<string, unknown>; security?: Record<string, string[]>[] };
+    const document = (await (await fetch(`${guarded.apiUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
     expect(document.paths['/_localplane/reset']!.post!.responses).toHaveProperty('401');
+    expect(document.components.securitySchemes['Admin Token']).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(document.paths['/_localplane/reset']!.post!.security).toEqual([{ 'Admin Token': [] }]);
+    expect(JSON.stringify(document.paths['/v2/deployments']!.get!.security)).not.toContain('Admin Token');
+    expect(document.paths['/docs']!.get!.security).toBeUndefined();
+    // The lp started without a token names none.
+    const open = (await (await fetch(`${lp.apiUrl}/openapi.json`)).json()) as typeof document;
+    expect(open.components.securitySchemes).not.toHaveProperty('Admin Token');
+    expect(open.paths['/_localplane/reset']!.post!.security).toBeUndefined();
   });
 
   it('is never logged, and an instance with it bound to loopback gives no warning', () => {

@@ -23,6 +23,7 @@ const operationOf = (method: string, path: string) => document.paths[openapiPath
 const exampleOf = (method: string, path: string, status: number, name: string) =>
   operationOf(method, path).responses[status].content['application/json'].examples[name].value;
 const auth = () => ({ 'X-API-Key': workspace.api_key });
+const isApiRoute = (path: string) => !path.startsWith('/_localplane') && !['/openapi.json', '/docs', '/docs/:asset'].includes(path);
 
 describe('GET /openapi.json', () => {
   it('describes every route of the instance, admin API included, with its parameters and answers', () => {
@@ -37,8 +38,7 @@ describe('GET /openapi.json', () => {
       expect(operation.parameters.some((parameter: any) => parameter.in === 'header' && parameter.name === 'Prefer'), `${method} ${path}`).toBe(true);
       const successes = Object.keys(operation.responses).filter((status) => status.startsWith('2'));
       expect(successes.length, `${method} ${path} has a success response`).toBeGreaterThan(0);
-      const isApi = !path.startsWith('/_localplane') && !['/openapi.json', '/docs', '/docs/:asset'].includes(path);
-      if (isApi) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['401', '403']));
+      if (isApiRoute(path)) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['401', '403']));
       if (operation.requestBody) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['400', '413', '422']));
     }
   });
@@ -63,6 +63,49 @@ describe('GET /openapi.json', () => {
     expect(again.status).toBe(200);
     expect(again.headers['content-type']).toMatch(/^application\/json/);
     expect(again.json).toEqual(document);
+  });
+});
+
+describe('the security schemes of /openapi.json', () => {
+  it("declare the workspace's API key and tenant id as the hosted service's schemes of those names", () => {
+    expect(document.components.securitySchemes).toEqual({
+      'API Key': { type: 'apiKey', in: 'header', name: 'X-API-Key', description: expect.stringContaining('/_localplane/fixtures') },
+      'Tenant ID': { type: 'apiKey', in: 'header', name: 'X-Tenant-Id', description: expect.stringContaining('403') },
+    });
+  });
+
+  it('are required of every API operation, the key with the tenant id or alone, and of no harness or reference operation', () => {
+    for (const { method, path } of ctx.instance.routes) {
+      const { security } = operationOf(method, path);
+      if (isApiRoute(path)) expect(security, `${method} ${path}`).toEqual([{ 'API Key': [], 'Tenant ID': [] }, { 'API Key': [] }]);
+      else expect(security, `${method} ${path}`).toBeUndefined();
+    }
+  });
+
+  it("are exactly what each API route's guard reads: any one requirement gets a request past it, the schemes of none do not", async () => {
+    // What each header the document names takes; one the suite does not know fails below.
+    const credentials: Record<string, string> = { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id };
+    let checked = 0;
+    for (const { method, path } of ctx.instance.routes.filter(({ path }) => isApiRoute(path))) {
+      const requirements: Record<string, []>[] = operationOf(method, path).security;
+      const named = [...new Set(requirements.flatMap((requirement) => Object.keys(requirement)))];
+      // Every combination of the schemes the operation names: none, each alone, together.
+      for (let mask = 0; mask < 2 ** named.length; mask++) {
+        const sent = named.filter((_, index) => mask & (2 ** index));
+        const headers: Record<string, string> = {};
+        for (const id of sent) {
+          const header = document.components.securitySchemes[id].name;
+          expect(credentials, `the value of ${header} (${id})`).toHaveProperty(header);
+          headers[header] = credentials[header]!;
+        }
+        const satisfied = requirements.some((requirement) => Object.keys(requirement).every((id) => sent.includes(id)));
+        // An undocumented Prefer code is refused only once the guard has let the request through.
+        const reply = await send(ctx.instance.apiUrl, method, concretePath(path, ids), { headers: { ...headers, prefer: 'code=418' } });
+        expect(reply.status, `${method} ${path} with ${sent.join(' and ') || 'no scheme'}`).toBe(satisfied ? 400 : 401);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
   });
 });
 

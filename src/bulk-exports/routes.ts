@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_LIMITS, type InstanceLimits } from '../config.ts';
 import { EXAMPLE_ID, httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { requireWorkspace, WORKSPACE_AUTH_ERRORS, type AuthVariables } from '../workspaces/auth.ts';
+import { requireWorkspace, WORKSPACE_AUTH, type AuthVariables } from '../workspaces/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import { conflict, HttpError, notFound } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';
@@ -62,7 +62,7 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
   const { store, clock, ids } = deps;
   const app = new OpenApiHono<{ Variables: AuthVariables }>('bulk-exports');
 
-  app.guard([...WORKSPACE_AUTH_ERRORS, httpError(403, 'The workspace is not on a plan with bulk exports', { plan: TIER_REFUSAL })], requireWorkspace(deps.workspaces), async (c, next) => {
+  app.guard({ ...WORKSPACE_AUTH, errors: [...WORKSPACE_AUTH.errors, httpError(403, 'The workspace is not on a plan with bulk exports', { plan: TIER_REFUSAL })] }, requireWorkspace(deps.workspaces), async (c, next) => {
     if (!BULK_EXPORT_TIERS.includes(c.get('workspace').tier)) throw new HttpError(403, TIER_REFUSAL);
     await next();
   });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EXAMPLE_ID, httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { requireWorkspace, WORKSPACE_AUTH_ERRORS, type AuthVariables } from '../workspaces/auth.ts';
+import { requireWorkspace, WORKSPACE_AUTH, type AuthVariables } from '../workspaces/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 import { badRequest, conflict, notFound } from '../shared/errors.ts';
@@ -102,9 +102,9 @@ function findRevisionIn(store: DeploymentStore, deploymentId: string, id: string
   return revision;
 }
 
-/** An app of the deployment family: every route needs an API key of the workspace named by X-Tenant-Id. */
+/** An app of the deployment family: every route needs a workspace's API key (and X-Tenant-Id, when sent, names that workspace). */
 export function workspaceApp(tag: string, deps: DeploymentRouteDeps) {
-  return new OpenApiHono<{ Variables: AuthVariables }>(tag).guard(WORKSPACE_AUTH_ERRORS, requireWorkspace(deps.workspaces));
+  return new OpenApiHono<{ Variables: AuthVariables }>(tag).guard(WORKSPACE_AUTH, requireWorkspace(deps.workspaces));
 }
 
 /** /v2/deployments: deployments and their revisions. */

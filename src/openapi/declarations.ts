@@ -20,6 +20,26 @@ export interface SuccessResponse {
 
 export type Schema = z.ZodType | undefined;
 
+/** A credential a request carries, as the document's components.securitySchemes describes it. */
+export interface SecurityScheme {
+  /** Its key in components.securitySchemes, by which operations name it. */
+  id: string;
+  /** An OpenAPI Security Scheme Object: a header, or a bearer token in Authorization. */
+  scheme: { type: 'apiKey'; in: 'header'; name: string; description?: string } | { type: 'http'; scheme: 'bearer'; description?: string };
+}
+
+/**
+ * What lets a request through: any one of the alternatives, each the schemes sent together
+ * (OpenAPI's `security`: `[[a, b], [a]]` is a and b, or a alone).
+ */
+export type SecurityRequirement = readonly (readonly SecurityScheme[])[];
+
+/** What a guard documents on each route it guards: the errors it can give, and the credentials it reads (none if no security). */
+export interface GuardDocumentation {
+  errors: readonly ErrorResponse[];
+  security?: SecurityRequirement;
+}
+
 /** One endpoint, declared once: what it takes, what it answers, and the errors it can give. */
 export interface RouteDeclaration<P extends Schema = Schema, Q extends Schema = Schema, B extends Schema = Schema> {
   method: Method;
@@ -57,4 +77,6 @@ export interface DocumentedRoute {
   tag: string;
   /** Grows as the route is mounted under a guarded folder (see OpenApiHono.guardFolder). */
   errors: ErrorResponse[];
+  /** What its guards read; none for a route anyone may call. */
+  security?: SecurityRequirement;
 }

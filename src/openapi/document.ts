@@ -4,7 +4,7 @@ import { HttpError } from '../shared/errors.ts';
 import { namedComponents } from './components.ts';
 import { errorsByStatus } from './errors.ts';
 import { forcedResponse, PREFER_DESCRIPTION } from './prefer.ts';
-import type { DocumentedRoute, ErrorResponse, RouteDeclaration, SuccessResponse } from './declarations.ts';
+import type { DocumentedRoute, ErrorResponse, RouteDeclaration, SecurityScheme, SuccessResponse } from './declarations.ts';
 
 const errorBodySchema = z.object({ detail: z.string() });
 
@@ -31,7 +31,7 @@ export interface OpenApiDocument {
   openapi: string;
   info: { title: string; version: string; description?: string };
   paths: Record<string, Record<string, JsonSchema>>;
-  components: { schemas: Record<string, JsonSchema> };
+  components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, SecurityScheme['scheme']> };
 }
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -137,6 +137,7 @@ function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, ou
     summary: declaration.summary,
     ...(declaration.description ? { description: declaration.description } : {}),
     operationId: `${declaration.method}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_match, next: string | undefined) => next?.toUpperCase() ?? '')}`,
+    ...(route.security ? { security: route.security.map((schemes) => Object.fromEntries(schemes.map(({ id }) => [id, []]))) } : {}),
     parameters: parametersOf(route, input),
     ...(declaration.body ? { requestBody: { required: !declaration.bodyOptional, content: { 'application/json': { schema: input.jsonSchemaOf(declaration.body) } } } } : {}),
     ...(declaration.rawBody
@@ -144,6 +145,17 @@ function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, ou
       : {}),
     responses,
   };
+}
+
+/** The schemes the routes' requirements name, by id; one id naming two schemes is a mistake in the declarations. */
+function securitySchemes(routes: readonly DocumentedRoute[]): OpenApiDocument['components']['securitySchemes'] {
+  const byId = new Map<string, SecurityScheme>();
+  for (const scheme of routes.flatMap((route) => route.security?.flat() ?? [])) {
+    const known = byId.get(scheme.id);
+    if (known && known !== scheme) throw new Error(`two security schemes are named ${JSON.stringify(scheme.id)}`);
+    byId.set(scheme.id, scheme);
+  }
+  return Object.fromEntries([...byId].map(([id, { scheme }]) => [id, scheme]));
 }
 
 /**
@@ -167,6 +179,6 @@ export function openapiDocument(routes: readonly DocumentedRoute[] = []): OpenAp
     openapi: '3.1.0',
     info: { title: 'localplane', version, description: 'A local emulator of the bulk trace export and deployment API, and its harness knobs under /_localplane.' },
     paths,
-    components: { schemas: output.components },
+    components: { schemas: output.components, securitySchemes: securitySchemes(routes) },
   };
 }

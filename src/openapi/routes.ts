@@ -2,8 +2,14 @@ import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
 import { mergePath } from 'hono/utils/url';
 import { jsonBody, optionalJsonBody, pathParams, queryParams } from '../shared/validation.ts';
 import { requestErrors } from './errors.ts';
-import type { DocumentedRoute, ErrorResponse, RouteDeclaration, RouteInput, Schema } from './declarations.ts';
+import type { DocumentedRoute, ErrorResponse, GuardDocumentation, RouteDeclaration, RouteInput, Schema, SecurityRequirement } from './declarations.ts';
 import { forcedResponse } from './prefer.ts';
+
+/** Both requirements met (two guards in a row): each alternative of one with each of the other. */
+function jointly(first: SecurityRequirement | undefined, second: SecurityRequirement | undefined): SecurityRequirement | undefined {
+  if (!first || !second) return first ?? second;
+  return first.flatMap((schemes) => second.map((others) => [...schemes, ...others]));
+}
 
 /**
  * A hono app whose routes declare their input and answers once (in the spirit of
@@ -14,26 +20,28 @@ import { forcedResponse } from './prefer.ts';
 export class OpenApiHono<E extends Env = Env> extends Hono<E> {
   readonly documented: DocumentedRoute[] = [];
   private readonly guardErrors: ErrorResponse[] = [];
-  private readonly folderGuards: { folder: string; errors: readonly ErrorResponse[] }[] = [];
+  private guardSecurity: SecurityRequirement | undefined;
+  private readonly folderGuards: { folder: string; documentation: GuardDocumentation }[] = [];
 
   /** `tag` groups the app's own routes in the document (mounted apps keep theirs). */
   constructor(private readonly tag = 'localplane') {
     super();
   }
 
-  /** Middleware for every request of this app, and the error responses it can give, documented on each route declared after it. */
-  guard(errors: readonly ErrorResponse[], ...middleware: MiddlewareHandler<E>[]): this {
+  /** Middleware for every request of this app, and what it documents (its errors, the credentials it reads) on each route declared after it. */
+  guard({ errors, security }: GuardDocumentation, ...middleware: MiddlewareHandler<E>[]): this {
     this.guardErrors.push(...errors);
+    this.guardSecurity = jointly(this.guardSecurity, security);
     for (const handler of middleware) this.use('*', handler);
     return this;
   }
 
   /**
-   * Middleware for every request under `folder` (e.g. `/_localplane`), and the error responses it
-   * can give, documented on each route mounted there afterwards.
+   * Middleware for every request under `folder` (e.g. `/_localplane`), and what it documents,
+   * on each route mounted there afterwards.
    */
-  guardFolder(folder: string, errors: readonly ErrorResponse[], ...middleware: MiddlewareHandler<E>[]): this {
-    this.folderGuards.push({ folder, errors });
+  guardFolder(folder: string, documentation: GuardDocumentation, ...middleware: MiddlewareHandler<E>[]): this {
+    this.folderGuards.push({ folder, documentation });
     for (const handler of middleware) this.use(`${folder}/*`, handler);
     return this;
   }
@@ -44,7 +52,7 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
   ): this {
     // The route's own errors first: `Prefer: code=400` answers the first example of that status.
     const errors: ErrorResponse[] = [...(declaration.errors ?? []), ...this.guardErrors, ...requestErrors(declaration)];
-    this.documented.push({ declaration: declaration as RouteDeclaration, path: declaration.path, tag: this.tag, errors });
+    this.documented.push({ declaration: declaration as RouteDeclaration, path: declaration.path, tag: this.tag, errors, security: this.guardSecurity });
     this.on(declaration.method.toUpperCase(), declaration.path, async (c) => {
       const forced = forcedResponse(c.req.header('prefer'), errors);
       if (forced) return c.json(forced.body as object, forced.status as 400);
@@ -65,8 +73,9 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
         const fullPath = mergePath(path, route.path);
         const guarded = this.folderGuards.filter(({ folder }) => fullPath === folder || fullPath.startsWith(`${folder}/`));
         // Into the route's own list, which its handler reads for `Prefer: code=`.
-        route.errors.push(...guarded.flatMap(({ errors }) => errors));
-        this.documented.push({ ...route, path: fullPath });
+        route.errors.push(...guarded.flatMap(({ documentation }) => documentation.errors));
+        const security = guarded.reduce((required, { documentation }) => jointly(required, documentation.security), route.security);
+        this.documented.push({ ...route, path: fullPath, security });
       }
     }
     super.route(path, app);

@@ -30,6 +30,7 @@ function assetBytes(name: string): Uint8Array<ArrayBuffer> {
 }
 
 // validatorUrl null: Swagger UI would otherwise send the document to a public validator.
+// persistAuthorization: what Authorize was given survives a reload (in the page's localStorage).
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -42,7 +43,7 @@ const DOCS_PAGE = `<!doctype html>
   <div id="swagger-ui"></div>
   <script src="/docs/swagger-ui-bundle.js"></script>
   <script>
-    window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', validatorUrl: null, deepLinking: true, tryItOutEnabled: false });
+    window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', validatorUrl: null, deepLinking: true, tryItOutEnabled: false, persistAuthorization: true });
   </script>
 </body>
 </html>
