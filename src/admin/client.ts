@@ -187,16 +187,22 @@ function caller(send: Send, baseUrl: string, headers: Readonly<Record<string, st
   };
 }
 
-type Call = ReturnType<typeof caller>;
+/** The answer as the route gives it: its JSON, its bytes, or nothing (a 204, or an answer not read). */
+function answers(call: ReturnType<typeof caller>) {
+  return {
+    json: async <T>(method: Method, path: string, options?: CallOptions) => (await (await call(method, path, options)).json()) as T,
+    bytes: async (path: string, query?: Record<string, unknown>) => new Uint8Array(await (await call('GET', path, { query })).arrayBuffer()),
+    done: async (method: Method, path: string, options?: CallOptions) => {
+      await (await call(method, path, options)).body?.cancel();
+    },
+  };
+}
+
+type Answers = ReturnType<typeof answers>;
 
 const segment = encodeURIComponent;
 
-function adminMethods(call: Call): AdminMethods {
-  const json = async <T>(method: Method, path: string, options?: CallOptions) => (await (await call(method, path, options)).json()) as T;
-  const bytes = async (path: string, query?: Record<string, unknown>) => new Uint8Array(await (await call('GET', path, { query })).arrayBuffer());
-  const done = async (method: Method, path: string) => {
-    await (await call(method, path)).body?.cancel();
-  };
+function adminMethods({ json, bytes, done }: Answers): AdminMethods {
   const bucketPath = (bucket: string) => `/objstore/buckets/${segment(bucket)}`;
   const revisionPath = (deploymentId: string, revisionId: string) => `/deployments/${segment(deploymentId)}/revisions/${segment(revisionId)}`;
   return {
@@ -245,7 +251,7 @@ function adminMethods(call: Call): AdminMethods {
 
 /** The admin methods of an instance, each a request to its own app. */
 export function inProcessAdminMethods(send: Send): AdminMethods {
-  return adminMethods(caller(send, 'http://localhost', {}));
+  return adminMethods(answers(caller(send, 'http://localhost', {})));
 }
 
 export interface ConnectOptions {
@@ -255,11 +261,8 @@ export interface ConnectOptions {
 
 /** A client of a running instance's admin API, by its base URL (`lp.apiUrl`, the CLI's ready line). */
 export function connect(url: string, options: ConnectOptions = {}): LocalplaneClient {
-  const call = caller((request) => fetch(request), url, options.adminToken === undefined ? {} : { authorization: `Bearer ${options.adminToken}` });
-  const json = async <T>(method: Method, path: string, callOptions?: CallOptions) => (await (await call(method, path, callOptions)).json()) as T;
-  const done = async (method: Method, path: string, callOptions?: CallOptions) => {
-    await (await call(method, path, callOptions)).body?.cancel();
-  };
+  const http = answers(caller((request) => fetch(request), url, options.adminToken === undefined ? {} : { authorization: `Bearer ${options.adminToken}` }));
+  const { json, done } = http;
   const notFoundAs = async <T>(answer: Promise<T>, absent: T): Promise<T> =>
     answer.catch((error: unknown) => {
       if (error instanceof LocalplaneError && error.status === 404) return absent;
@@ -269,7 +272,7 @@ export function connect(url: string, options: ConnectOptions = {}): LocalplaneCl
     (await json<{ requests: JournalEntry[] }>(method, method === 'GET' ? '/requests' : '/requests/find', method === 'GET' ? { query: filterQuery(filter) } : { json: filter })).requests;
   return {
     apiUrl: url,
-    ...adminMethods(call),
+    ...adminMethods(http),
     reset: (scope = {}) => done('POST', '/reset', { json: { workspace_id: scope.workspaceId, keep_clock: scope.keepClock } }),
     clock: {
       get: () => json('GET', '/clock'),
