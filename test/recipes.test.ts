@@ -101,3 +101,16 @@ describe.each(RECIPES)('recipe $name', (entry) => {
     }
   });
 });
+
+it("tells a test of the run's instance without the global setup what to add", async () => {
+  const perFile = RECIPES.find((entry) => entry.name === 'vitest-per-file')!;
+  const file = join(recipe(perFile.name), 'no-global-setup.test.ts');
+  writeFileSync(file, `import { test } from 'localplane/vitest';\ntest('reads the health', async ({ localplane }) => { await localplane.health(); });\n`);
+  try {
+    const result = await run(perFile, 'no-global-setup.test.ts');
+    expect(result.code, result.output).not.toBe(0);
+    expect(result.output).toContain("add globalSetup: ['localplane/vitest/global-setup'] to the vitest config, or use fileTest() for an instance per file");
+  } finally {
+    rmSync(file, { force: true });
+  }
+});

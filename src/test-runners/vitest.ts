@@ -18,7 +18,9 @@ export interface RunLocalplane extends LocalplaneClient {
 export const test = base.extend<{ localplane: RunLocalplane }>({
   // vitest reads what a fixture depends on from its first parameter's pattern: none here.
   localplane: async ({}, use) => {
-    const { apiUrl, objstoreUrl, adminToken } = inject('localplane');
+    const run = inject('localplane');
+    if (run === undefined) throw new Error("localplane/vitest's test reaches the run's instance: add globalSetup: ['localplane/vitest/global-setup'] to the vitest config, or use fileTest() for an instance per file");
+    const { apiUrl, objstoreUrl, adminToken } = run;
     const client: RunLocalplane = { ...connect(apiUrl, { adminToken }), objstoreUrl };
     await client.reset();
     await use(client);
