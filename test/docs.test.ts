@@ -1,10 +1,17 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adminApiTable, ADMIN_API_DOC, withAdminApiTable, type Document } from '../scripts/docs-admin-api.ts';
+import { adminApiTable, ADMIN_API_BLOCK, type Document } from '../scripts/docs-admin-api.ts';
+import { columnsFromCode, columnsTable, COLUMNS_BLOCK, neverNullColumns, type WrittenColumn } from '../scripts/docs-columns.ts';
+import { withGeneratedBlock } from '../scripts/generated-docs.ts';
+import { FORMAT_VERSIONS, type FormatVersion } from '../src/bulk-exports/schemas.ts';
+import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 import { DEFAULT_LIMITS } from '../src/config.ts';
 import { createLocalplane } from '../src/index.ts';
 import { REPO_ROOT } from './support/cli.ts';
+import { exportClient, statuses } from './support/exports.ts';
+import { eventually, useLocalplane, workspaceByTier } from './support/instance.ts';
+import { duckdb } from './support/objstore.ts';
 
 const DOCS = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
 const read = (file: string) => readFileSync(join(REPO_ROOT, file), 'utf8');
@@ -39,12 +46,18 @@ describe('the docs', () => {
     const lp = await createLocalplane();
     try {
       const document = (await (await lp.request('/openapi.json')).json()) as Document;
-      const current = readFileSync(ADMIN_API_DOC, 'utf8');
-      expect(current).toBe(withAdminApiTable(current, adminApiTable(document)));
+      const current = readFileSync(ADMIN_API_BLOCK.file, 'utf8');
+      expect(current).toBe(withGeneratedBlock(current, ADMIN_API_BLOCK, adminApiTable(document)));
       expect(current).toContain('| `POST /fault-rules` |');
     } finally {
       await lp.stop();
     }
+  });
+
+  it('docs/exports.md lists the Parquet columns the export encoder declares (npm run docs:admin)', () => {
+    const current = readFileSync(COLUMNS_BLOCK.file, 'utf8');
+    expect(current).toBe(withGeneratedBlock(current, COLUMNS_BLOCK, columnsTable(columnsFromCode())));
+    expect(current).toContain('| `first_token_time` |');
   });
 
   it('docs/limits.md gives the defaults the code has', () => {
@@ -55,5 +68,58 @@ describe('the docs', () => {
     }));
     expect([...rows.keys()].sort()).toEqual(Object.keys(DEFAULT_LIMITS).sort());
     for (const [name, shown] of rows) expect(shown, name).toEqual(DEFAULT_LIMITS[name as keyof typeof DEFAULT_LIMITS]);
+  });
+});
+
+/** DuckDB's account of a Parquet logical type, e.g. `TimestampType(isAdjustedToUTC=1, unit=TimeUnit(MILLIS=<null>, MICROS=MicroSeconds(), NANOS=<null>))`, in the Parquet spec's notation. */
+function logicalType(described: string | null): string {
+  if (described === null) return '';
+  if (described === 'StringType()') return ' STRING';
+  const timestamp = /^TimestampType\(isAdjustedToUTC=([01]), unit=TimeUnit\(.*\b(MILLIS|MICROS|NANOS)=(?!<null>)/.exec(described);
+  if (timestamp) return ` TIMESTAMP(isAdjustedToUTC=${timestamp[1] === '1'}, unit=${timestamp[2]})`;
+  return ` ${described}`;
+}
+
+describe("docs/exports.md's Parquet columns", () => {
+  const ctx = useLocalplane();
+  const acme = exportClient(ctx, () => workspaceByTier(ctx.fixtures, 'plus'));
+
+  /** The files of a one-day export of every column, as paths in the objstore's plain-file view. */
+  async function exportedFiles(formatVersion: FormatVersion): Promise<string[]> {
+    const destinationId = await acme.createDestination(`columns-${formatVersion}`);
+    const exportId = await acme.startExport(destinationId, 'support-bot-staging', { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-02T00:00:00Z', format_version: formatVersion });
+    await eventually(async () => isTerminalStatus((await acme.getExport(exportId)).status), `export ${exportId}`);
+    const runs = await acme.getRuns(exportId);
+    expect(statuses(runs)).toEqual(['Completed']);
+    return runs[0]!.metadata.result.exported_files.map((file) => join(ctx.fixtures.objstore.files_dir, file));
+  }
+
+  it('are those of the files an export writes in each format version, as DuckDB reads them', async () => {
+    const written = new Map<string, WrittenColumn>();
+    for (const formatVersion of FORMAT_VERSIONS) {
+      const files = await exportedFiles(formatVersion);
+      const [file] = files;
+      const described = await duckdb<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet('${file}', hive_partitioning = false)`);
+      const schema = await duckdb<{ name: string; type: string; repetition_type: string; logical_type: string | null }>(
+        `SELECT name, type, repetition_type, logical_type FROM parquet_schema('${file}') WHERE type IS NOT NULL`,
+      );
+      expect(schema.map((element) => element.name)).toEqual(described.map((column) => column.column_name));
+      for (const [index, { column_name: name, column_type: duckdbType }] of described.entries()) {
+        const element = schema[index]!;
+        const column = written.get(name) ?? { name, optional: true, types: {} as WrittenColumn['types'] };
+        column.optional &&= element.repetition_type === 'OPTIONAL';
+        column.types[formatVersion] = { parquet: `${element.type}${logicalType(element.logical_type)}`, duckdb: duckdbType };
+        written.set(name, column);
+      }
+
+      const neverNull = neverNullColumns();
+      const nullCounts = neverNull.map((column) => `count(*) FILTER (WHERE "${column}" IS NULL)::INTEGER AS "${column}"`);
+      const [counts] = await duckdb<Record<string, number>>(`SELECT count(*)::INTEGER AS runs, ${nullCounts.join(', ')} FROM read_parquet([${files.map((path) => `'${path}'`).join(', ')}], hive_partitioning = false)`);
+      const { runs, ...nulls } = counts!;
+      expect(runs).toBeGreaterThan(0);
+      expect(nulls, formatVersion).toEqual(Object.fromEntries(neverNull.map((column) => [column, 0])));
+    }
+    const current = readFileSync(COLUMNS_BLOCK.file, 'utf8');
+    expect(current).toBe(withGeneratedBlock(current, COLUMNS_BLOCK, columnsTable([...written.values()])));
   });
 });
