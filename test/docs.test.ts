@@ -7,7 +7,7 @@ import { withGeneratedBlock } from '../scripts/generated-docs.ts';
 import { FORMAT_VERSIONS, type FormatVersion } from '../src/bulk-exports/schemas.ts';
 import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 import { DEFAULT_LIMITS } from '../src/config.ts';
-import { createLocalplane } from '../src/index.ts';
+import { createLocalplane, type ClockControl } from '../src/index.ts';
 import { REPO_ROOT } from './support/cli.ts';
 import { exportClient, statuses } from './support/exports.ts';
 import { eventually, useLocalplane, workspaceByTier } from './support/instance.ts';
@@ -58,6 +58,40 @@ describe('the docs', () => {
     const current = readFileSync(COLUMNS_BLOCK.file, 'utf8');
     expect(current).toBe(withGeneratedBlock(current, COLUMNS_BLOCK, columnsTable(columnsFromCode())));
     expect(current).toContain('| `first_token_time` |');
+  });
+
+  it('README.md lists every example script (but lib.sh, which they source)', () => {
+    const listed = [...read('README.md').matchAll(/^\| \[examples\/([\w-]+\.sh)\]/gm)].map((match) => match[1]!);
+    const scripts = readdirSync(join(REPO_ROOT, 'examples')).filter((name) => name.endsWith('.sh') && name !== 'lib.sh');
+    expect(listed.sort()).toEqual(scripts.sort());
+  });
+
+  it('awaits the clock methods in code blocks that return promises, and only those', async () => {
+    const lp = await createLocalplane({ freezeClock: true });
+    try {
+      // Each method called as harmlessly as it can be: nothing due is run, the clock stays frozen.
+      const calls: Record<Exclude<keyof ClockControl, 'frozen'>, () => unknown> = {
+        now: () => lp.clock.now(),
+        unfreeze: () => lp.clock.unfreeze(),
+        freeze: () => lp.clock.freeze(),
+        set: () => lp.clock.set(lp.clock.now()),
+        advance: () => lp.clock.advance(0),
+        advanceToNext: () => lp.clock.advanceToNext(),
+        runUntilIdle: () => lp.clock.runUntilIdle({ withinSeconds: 0 }),
+        settle: () => lp.clock.settle(),
+      };
+      for (const file of DOCS) {
+        const code = [...read(file).matchAll(/^```(?:ts|js)\n([^]*?)^```/gm)].map((match) => match[1]!).join('\n');
+        for (const [, awaited, method] of code.matchAll(/(await )?lp\.clock\.(\w+)\(/g)) {
+          expect(Object.keys(calls), `${file}: lp.clock.${method}()`).toContain(method);
+          const result = calls[method as keyof typeof calls]();
+          await result;
+          expect(Boolean(awaited), `${file}: lp.clock.${method}() ${awaited ? 'is awaited' : 'is not awaited'}`).toBe(result instanceof Promise);
+        }
+      }
+    } finally {
+      await lp.stop();
+    }
   });
 
   it('docs/limits.md gives the defaults the code has', () => {
