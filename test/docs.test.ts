@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adminApiTable, ADMIN_API_BLOCK, type Document } from '../scripts/docs-admin-api.ts';
@@ -23,6 +23,52 @@ const anchor = (heading: string) =>
     .replace(/[^\p{L}\p{N}\s_-]/gu, '')
     .trim()
     .replace(/\s/g, '-');
+
+interface Manifest {
+  scripts?: Record<string, string>;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+}
+const manifestOf = (directory: string) => JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest;
+
+/** Where Node finds a package from a directory: in its node_modules or a parent's. */
+function installedAt(name: string, from: string): string | undefined {
+  for (let directory = from; ; directory = dirname(directory)) {
+    const candidate = join(directory, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
+    if (dirname(directory) === directory) return undefined;
+  }
+}
+
+/**
+ * The packages of localplane's production dependency tree (with the optional dependencies
+ * and peers npm installs) that have an install script as npm counts them: preinstall, install,
+ * postinstall, or a binding.gyp (an implied `node-gyp rebuild`).
+ */
+function productionPackagesWithInstallScripts(): string[] {
+  const withScripts = new Set<string>();
+  const visited = new Set<string>();
+  const visit = (directory: string, manifest: Manifest) => {
+    const optional = new Set([...Object.keys(manifest.optionalDependencies ?? {}), ...Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional).map(([name]) => name)]);
+    for (const name of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies, ...manifest.peerDependencies })) {
+      const dependency = installedAt(name, directory);
+      if (dependency === undefined) {
+        if (optional.has(name)) continue; // another platform's build, or a peer nobody asked for
+        throw new Error(`${name}, a dependency of ${directory}, is not installed`);
+      }
+      if (visited.has(dependency)) continue;
+      visited.add(dependency);
+      const dependencyManifest = manifestOf(dependency);
+      const { preinstall, install, postinstall } = dependencyManifest.scripts ?? {};
+      if (preinstall || install || postinstall || existsSync(join(dependency, 'binding.gyp'))) withScripts.add(name);
+      visit(dependency, dependencyManifest);
+    }
+  };
+  visit(REPO_ROOT, manifestOf(REPO_ROOT));
+  return [...withScripts].sort();
+}
 
 function anchorsOf(file: string): Set<string> {
   const withoutCode = read(file).replace(/^```[^]*?^```/gm, '');
@@ -92,6 +138,13 @@ describe('the docs', () => {
     } finally {
       await lp.stop();
     }
+  });
+
+  it("docs/testing.md's allowScripts names every production dependency with an install script", () => {
+    const block = [...read('docs/testing.md').matchAll(/^```json\n([^]*?)^```/gm)].map((match) => match[1]!).find((json) => json.includes('"allowScripts"'));
+    const documented = (JSON.parse(block!) as { allowScripts: Record<string, boolean> }).allowScripts;
+    expect(Object.keys(documented).sort()).toEqual(productionPackagesWithInstallScripts());
+    expect(documented['better-sqlite3'], 'localplane cannot open its database without it').toBe(true);
   });
 
   it('docs/limits.md gives the defaults the code has', () => {
