@@ -1,12 +1,15 @@
 /**
- * What a test suite pays per test: reset over HTTP and in process, restore of a snapshot, and
- * an in-process start plus stop, with the shipped fixtures. No peer does these in the same
- * run, so each is set beside its goal where it has one.
+ * What a test suite pays per test, with the shipped fixtures: reset over HTTP and in process,
+ * snapshot and restore, and an instance's start plus stop, in process (the rows of
+ * docs/harness.md's table). The calls are dist/'s, the code a test suite that depends on the
+ * package runs. No peer does these in the same run, so each is set beside its goal where it has one.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalplane, prepareFixtures, start } from '../../src/localplane.ts';
+import { createLocalplane, start, type InProcessLocalplane } from '../../dist/index.js';
+import { prepareFixtures } from '../../dist/localplane.js';
+import { OBJSTORE_PERMISSIONS } from '../../dist/objstore/index.js';
 import { spawnLocalplane } from './processes.ts';
 import { goal, median, medianAndRange, milliseconds, type Row, times } from './report.ts';
 
@@ -44,6 +47,38 @@ async function httpResets(): Promise<number[]> {
   }
 }
 
+function withoutGoal(what: string, samples: number[]): Row {
+  return { what, localplane: medianAndRange(samples, milliseconds), peer: 'none in the same run, no goal set', peerFigure: '', ratio: '', goal: '' };
+}
+
+/** Runs a one-time export of three days of a seeded project to its end, so that the state holds its runs and Parquet files. */
+async function finishThreeDayExport(lp: InProcessLocalplane): Promise<void> {
+  const fixtures = (await (await lp.request('/_localplane/fixtures')).json()) as {
+    workspaces: { api_key: string; tier: string; sessions: { id: string; name: string }[] }[];
+    objstore: { buckets: string[]; keys: { access_key_id: string; secret_access_key: string; permissions: string[] }[] };
+  };
+  const workspace = fixtures.workspaces.find((candidate) => candidate.tier === 'plus')!;
+  const key = fixtures.objstore.keys.find((candidate) => OBJSTORE_PERMISSIONS.every((permission) => candidate.permissions.includes(permission)))!;
+  const post = async (path: string, body: unknown) => {
+    const response = await lp.request(path, { method: 'POST', headers: { 'content-type': 'application/json', 'X-API-Key': workspace.api_key }, body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
+    return (await response.json()) as { id: string };
+  };
+  await lp.clock.set('2026-11-01T00:00:00Z');
+  const destination = await post('/api/v1/bulk-exports/destinations', {
+    display_name: 'bench',
+    config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'bench' },
+    credentials: { access_key_id: key.access_key_id, secret_access_key: key.secret_access_key },
+  });
+  await post('/api/v1/bulk-exports', {
+    bulk_export_destination_id: destination.id,
+    session_id: workspace.sessions.find((session) => session.name === 'support-bot-staging')!.id,
+    start_time: '2026-10-01T00:00:00Z',
+    end_time: '2026-10-04T00:00:00Z',
+  });
+  await lp.clock.advance(0);
+}
+
 export async function measureHarnessOps(options: { log: (line: string) => void }): Promise<Row[]> {
   prepareFixtures();
   const scratch = mkdtempSync(join(tmpdir(), 'localplane-bench-harness-'));
@@ -51,24 +86,26 @@ export async function measureHarnessOps(options: { log: (line: string) => void }
   try {
     const overHttp = await httpResets();
     const inProcess = await timings(() => lp.reset());
-    const snapshot = join(scratch, 'seeded.snapshot');
-    const { bytes } = await lp.snapshot(snapshot);
-    const restores = await timings(() => lp.restore(snapshot));
+    const seeded = join(scratch, 'seeded.snapshot');
+    const { bytes: seededBytes } = await lp.snapshot(seeded);
+    const seededRestores = await timings(() => lp.restore(seeded));
+    await finishThreeDayExport(lp);
+    const exported = join(scratch, 'exported.snapshot');
+    const exportedSnapshots = await timings(() => lp.snapshot(exported));
+    const { bytes: exportedBytes } = await lp.snapshot(exported);
+    const exportedRestores = await timings(() => lp.restore(exported));
+    const createStops = await timings(async () => (await createLocalplane(quiet)).stop());
     const startStops = await timings(async () => (await start({ port: 0, objstorePort: 0, ...quiet })).stop());
     options.log(`harness: ${HARNESS_SAMPLES} samples each measured`);
     const samples = `${HARNESS_SAMPLES} samples`;
     return [
       againstGoal(`reset: POST /_localplane/reset over HTTP (spawned CLI, ${samples})`, overHttp, RESET_GOAL_MS, 'the goal'),
       againstGoal(`reset: in-process reset() (${samples})`, inProcess, RESET_GOAL_MS, 'the goal'),
-      againstGoal(`restore() of a snapshot of the seeded state (${Math.round(bytes / 1024)} KiB, ${samples})`, restores, RESET_GOAL_MS, "reset's goal (restore has none of its own)"),
-      {
-        what: `in-process start({ port: 0, objstorePort: 0 }) + stop() (${samples})`,
-        localplane: medianAndRange(startStops, milliseconds),
-        peer: 'none in the same run, no goal set',
-        peerFigure: '',
-        ratio: '',
-        goal: '',
-      },
+      againstGoal(`restore() of a snapshot of the seeded state (${Math.round(seededBytes / 1024)} KiB, ${samples})`, seededRestores, RESET_GOAL_MS, "reset's goal (restore has none of its own)"),
+      withoutGoal(`snapshot() with a finished three-day export (${Math.round(exportedBytes / 1024)} KiB, ${samples})`, exportedSnapshots),
+      withoutGoal(`restore() of that snapshot, its Parquet files placed again (${samples})`, exportedRestores),
+      withoutGoal(`in-process createLocalplane() + stop() (${samples})`, createStops),
+      withoutGoal(`in-process start({ port: 0, objstorePort: 0 }) + stop() (${samples})`, startStops),
     ];
   } finally {
     await lp.stop();

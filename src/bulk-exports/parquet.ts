@@ -251,7 +251,8 @@ function keepBuffer(buf: Buffer): void {
 // ---------------------------------------------------------------------------------------
 // Arrow IPC stream
 
-function arrowSchemaFor(columns: readonly RunColumn[], formatVersion: FormatVersion): Schema {
+/** The Arrow schema of the exported columns, which parquet-wasm turns into the file's Parquet schema. */
+export function arrowSchemaFor(columns: readonly RunColumn[], formatVersion: FormatVersion): Schema {
   return new Schema(columns.map((c) => new Field(c, arrowType(COLUMN_KINDS[c], formatVersion), true)));
 }
 

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type { Compression, FormatVersion } from '../../src/bulk-exports/schemas.ts';
 import { credentialsOf, fullKey, type FixtureWorkspace, type TestContext } from './instance.ts';
 
 export interface ExportRun {
@@ -8,6 +9,15 @@ export interface ExportRun {
   errors: Record<string, string> | null;
   started_at?: string;
   metadata: { result: { rows_written: number; exported_files: string[] } };
+}
+
+/** The window of an export, and its format where a test needs another. */
+export interface ExportRequest {
+  start_time: string;
+  end_time?: string;
+  interval_hours?: number;
+  format_version?: FormatVersion;
+  compression?: Compression;
 }
 
 /** Bulk-export calls as one workspace, against the test file's instance. */
@@ -25,17 +35,18 @@ export function exportClient(ctx: TestContext, workspace: () => FixtureWorkspace
     return response.body.id as string;
   }
 
-  const createExport = (destinationId: string, sessionName: string, window: { start_time: string; end_time?: string; interval_hours?: number }) =>
+  /** Exports as v2_beta with snappy unless `request` says otherwise. */
+  const createExport = (destinationId: string, sessionName: string, request: ExportRequest) =>
     client().post('/api/v1/bulk-exports', {
       bulk_export_destination_id: destinationId,
       session_id: session(sessionName),
       format_version: 'v2_beta',
       compression: 'snappy',
-      ...window,
+      ...request,
     });
 
-  async function startExport(destinationId: string, sessionName: string, window: { start_time: string; end_time?: string; interval_hours?: number }) {
-    const response = await createExport(destinationId, sessionName, window);
+  async function startExport(destinationId: string, sessionName: string, request: ExportRequest) {
+    const response = await createExport(destinationId, sessionName, request);
     expect(response.status, response.text).toBe(200);
     return response.body.id as string;
   }
