@@ -51,8 +51,11 @@ function productionPackagesWithInstallScripts(): string[] {
   const withScripts = new Set<string>();
   const visited = new Set<string>();
   const visit = (directory: string, manifest: Manifest) => {
-    const optional = new Set([...Object.keys(manifest.optionalDependencies ?? {}), ...Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional).map(([name]) => name)]);
-    for (const name of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies, ...manifest.peerDependencies })) {
+    const optionalPeers = new Set(Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional).map(([name]) => name));
+    const optional = new Set(Object.keys(manifest.optionalDependencies ?? {}));
+    // An optional peer is the consumer's own choice to install (vitest for localplane/vitest), and its scripts the consumer's to allow.
+    const peers = Object.keys(manifest.peerDependencies ?? {}).filter((name) => !optionalPeers.has(name));
+    for (const name of [...new Set([...Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies }), ...peers])]) {
       const dependency = installedAt(name, directory);
       if (dependency === undefined) {
         if (optional.has(name)) continue; // another platform's build, or a peer nobody asked for
