@@ -59,7 +59,7 @@ describe('Try it out on /docs in Chromium', () => {
     expect(authorized.shown).toBe('200');
     expect(authorized.sent).toMatchObject({ 'x-api-key': workspace.api_key, 'x-tenant-id': workspace.id });
     expect(await authorized.body.textContent()).toContain(workspace.deployments[0]!.name);
-    await screenshot(page, 'docs-try-it-out');
+    await screenshot(page, 'docs-try-it-out', listDeployments(page));
 
     // persistAuthorization: the page opened again keeps what Authorize was given (not reloaded: the address now opens the operation).
     await page.goto(new URL('/docs', ctx.instance.apiUrl).href);

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Localplane } from '../../src/index.ts';
 import { collectPageErrors, CONTEXT_DEFAULTS, launchChromium } from './chromium.ts';
@@ -85,12 +85,13 @@ export function useBrowser(): BrowserSession {
   return { newPage, openDashboard, pageErrors, remainingProcesses };
 }
 
-/** Saves the whole page as test-results/screenshots/<name>.png and prints that path, for the notes that cite it. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** Saves the whole page (or one part of it) as test-results/screenshots/<name>.png and prints that path, for the notes that cite it. */
+export async function screenshot(page: Page, name: string, part?: Locator): Promise<string> {
   if (!/^[\w.-]+$/.test(name)) throw new Error(`screenshot name ${JSON.stringify(name)}: letters, digits, '.', '-' and '_' only`);
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
   const path = join(SCREENSHOTS_DIR, `${name}.png`);
-  await page.screenshot({ path, fullPage: true, animations: 'disabled', caret: 'hide' });
+  const options = { path, animations: 'disabled', caret: 'hide' } as const;
+  await (part ? part.screenshot(options) : page.screenshot({ ...options, fullPage: true }));
   console.log(`screenshot: ${relative(REPO_ROOT, path)}`);
   return path;
 }
