@@ -14,8 +14,8 @@ interface Recipe {
   args: (only?: string) => string[];
   /** The runner's words for the recipe's two tests passing. */
   passed: RegExp;
-  /** A test file that fails an assertion against the recipe's instance, and its file name. */
-  failing: { file: string; source: string };
+  /** A test file that fails an assertion against the recipe's instance, its file name, and any other text its failure shows. */
+  failing: { file: string; source: string; also?: string };
 }
 
 const RECIPES: Recipe[] = [
@@ -38,10 +38,13 @@ const RECIPES: Recipe[] = [
     passed: /Test Files\s+2 passed \(2\)[\s\S]*Tests\s+3 passed \(3\)/,
     failing: {
       file: 'failing.test.ts',
-      source: `import { fileTest } from 'localplane/vitest';
+      // And a test of the run's instance in a config without the global setup, told what to add.
+      source: `import { fileTest, test as runTest } from 'localplane/vitest';
         import { expect } from 'vitest';
         const test = fileTest();
-        test('fails', async ({ localplane }) => expect((await fetch(localplane.apiUrl + '/_localplane/health')).status).toBe(418));`,
+        test('fails', async ({ localplane }) => expect((await fetch(localplane.apiUrl + '/_localplane/health')).status).toBe(418));
+        runTest('reads the health', async ({ localplane }) => { await localplane.health(); });`,
+      also: "add globalSetup: ['localplane/vitest/global-setup'] to the vitest config, or use fileTest() for an instance per file",
     },
   },
   {
@@ -96,21 +99,10 @@ describe.each(RECIPES)('recipe $name', (entry) => {
       const result = await run(entry, entry.failing.file);
       expect(result.code, result.output).not.toBe(0);
       expect(result.output).toMatch(/418/);
+      if (entry.failing.also !== undefined) expect(result.output).toContain(entry.failing.also);
     } finally {
       rmSync(file, { force: true });
     }
   });
 });
 
-it("tells a test of the run's instance without the global setup what to add", async () => {
-  const perFile = RECIPES.find((entry) => entry.name === 'vitest-per-file')!;
-  const file = join(recipe(perFile.name), 'no-global-setup.test.ts');
-  writeFileSync(file, `import { test } from 'localplane/vitest';\ntest('reads the health', async ({ localplane }) => { await localplane.health(); });\n`);
-  try {
-    const result = await run(perFile, 'no-global-setup.test.ts');
-    expect(result.code, result.output).not.toBe(0);
-    expect(result.output).toContain("add globalSetup: ['localplane/vitest/global-setup'] to the vitest config, or use fileTest() for an instance per file");
-  } finally {
-    rmSync(file, { force: true });
-  }
-});
