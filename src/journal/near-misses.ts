@@ -12,7 +12,6 @@ export const nearMissesQuery = z.strictObject({
   since: queryInteger({ min: 0 }).optional(),
   limit: queryInteger({ min: 1, max: MAX_NEAR_MISSES }).optional(),
 });
-export type NearMissesQuery = z.input<typeof nearMissesQuery>;
 
 /** The journalled requests no rule acted on, oldest first, each beside the rule closest to matching it; none while there are no rules. */
 export function nearMisses(journal: RequestJournal, faultRules: FaultRules, { since, limit }: z.output<typeof nearMissesQuery>): NearMisses {

@@ -36,7 +36,6 @@ const STREAM_DESCRIPTION = `Server-sent events: each journal entry matching the 
 
 const requestParams = z.object({ request_id: queryInteger({ min: 1 }) });
 
-
 const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
 const lastEventIdHeader = z.object({ 'last-event-id': queryInteger({ min: 0 }) });

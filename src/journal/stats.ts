@@ -15,7 +15,6 @@ export const requestStatsQuery = z.strictObject({
   /** How many of the latest errors. */
   errors: queryInteger({ min: 0, max: 100 }).optional(),
 });
-export type RequestStatsQuery = z.input<typeof requestStatsQuery>;
 
 const emptyMinute = (start: Micros): RequestMinute => ({
   start: formatTimestamp(start),
