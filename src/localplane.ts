@@ -236,7 +236,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes, warehouse.adminRoutes]) {
       app.route('/_localplane', routes);
     }
-    for (const routes of [bulkExports.routes, deployments.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
+    for (const routes of [bulkExports.routes, deployments.routes, tracing.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
     app.route(DASHBOARD_FOLDER, uiModule(async (request) => app.fetch(request, inProcessEnv())).routes);
 
     if (options.importFrom !== undefined) await snapshots.restore(options.importFrom);

@@ -23,7 +23,8 @@ const operationOf = (method: string, path: string) => document.paths[openapiPath
 const exampleOf = (method: string, path: string, status: number, name: string) =>
   operationOf(method, path).responses[status].content['application/json'].examples[name].value;
 const auth = () => ({ 'X-API-Key': workspace.api_key });
-const isApiRoute = (path: string) => !path.startsWith('/_localplane') && !['/openapi.json', '/docs', '/docs/:asset'].includes(path);
+/** The API's routes that take a workspace's key: not the harness's, the served reference's, nor GET /info (the hosted service answers it to anyone). */
+const takesKey = (path: string) => !path.startsWith('/_localplane') && !['/openapi.json', '/docs', '/docs/:asset', '/info', '/api/v1/info'].includes(path);
 
 describe('GET /openapi.json', () => {
   it('describes every route of the instance, admin API included, with its parameters and answers', () => {
@@ -38,7 +39,7 @@ describe('GET /openapi.json', () => {
       expect(operation.parameters.some((parameter: any) => parameter.in === 'header' && parameter.name === 'Prefer'), `${method} ${path}`).toBe(true);
       const successes = Object.keys(operation.responses).filter((status) => status.startsWith('2'));
       expect(successes.length, `${method} ${path} has a success response`).toBeGreaterThan(0);
-      if (isApiRoute(path)) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['401', '403']));
+      if (takesKey(path)) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['401', '403']));
       if (operation.requestBody) expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['400', '413', '422']));
     }
   });
@@ -74,10 +75,10 @@ describe('the security schemes of /openapi.json', () => {
     });
   });
 
-  it('are required of every API operation, the key with the tenant id or alone, and of no harness or reference operation', () => {
+  it('are required of every API operation, the key with the tenant id or alone, and of no harness, reference or /info operation', () => {
     for (const { method, path } of ctx.instance.routes) {
       const { security } = operationOf(method, path);
-      if (isApiRoute(path)) expect(security, `${method} ${path}`).toEqual([{ 'API Key': [], 'Tenant ID': [] }, { 'API Key': [] }]);
+      if (takesKey(path)) expect(security, `${method} ${path}`).toEqual([{ 'API Key': [], 'Tenant ID': [] }, { 'API Key': [] }]);
       else expect(security, `${method} ${path}`).toBeUndefined();
     }
   });
@@ -86,7 +87,7 @@ describe('the security schemes of /openapi.json', () => {
     // What each header the document names takes; one the suite does not know fails below.
     const credentials: Record<string, string> = { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id };
     let checked = 0;
-    for (const { method, path } of ctx.instance.routes.filter(({ path }) => isApiRoute(path))) {
+    for (const { method, path } of ctx.instance.routes.filter(({ path }) => takesKey(path))) {
       const requirements: Record<string, []>[] = operationOf(method, path).security;
       const named = [...new Set(requirements.flatMap((requirement) => Object.keys(requirement)))];
       // Every combination of the schemes the operation names: none, each alone, together.

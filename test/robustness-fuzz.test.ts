@@ -253,6 +253,8 @@ const SPECS: Record<string, EndpointSpec> = {
   'DELETE /v2/listeners/:listener_id': { params: () => ({ listener_id: UNKNOWN_UUID }) },
   'GET /v1/integrations/forge/codehost/install': {},
   'GET /v1/integrations/forge/codehost/:integration_id/repos': {},
+  'GET /info': {},
+  'GET /api/v1/info': {},
 };
 
 interface Endpoint extends EndpointSpec {

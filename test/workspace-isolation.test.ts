@@ -914,9 +914,9 @@ describe.each(PAIRS)('a key of the %s workspace (A) against the %s workspace (B)
 
 describe('the endpoint table', () => {
   it('covers every route of every API family', () => {
-    // Every route but the harness's own (/_localplane) and the served reference (/openapi.json, /docs).
+    // Every route but the harness's own (/_localplane), the served reference (/openapi.json, /docs) and /info (one answer for everyone).
     const routes = ctx.instance.routes
-      .filter((route) => !/^\/(_localplane|openapi\.json|docs)(\/|$)/.test(route.path))
+      .filter((route) => !/^\/(_localplane|openapi\.json|docs|info|api\/v1\/info)(\/|$)/.test(route.path))
       .map((route) => `${route.method} ${route.path}`);
     expect(routes.length).toBeGreaterThan(0);
     expect(ENDPOINTS.map((endpoint) => `${endpoint.method} ${endpoint.route}`).sort()).toEqual([...new Set(routes)].sort());

@@ -1,11 +1,13 @@
 import type { InstanceCore } from '../core.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
+import { serverInfoRoutes } from './info-routes.ts';
 import { tracingKnobRoutes } from './knob-routes.ts';
 import { TracingStore } from './store.ts';
 
-/** Tracing projects and their runs: the store and the knob that adds runs to a project. */
+/** Tracing projects and their runs: the store, the knob that adds runs to a project, and GET /info, which the tracing SDKs read when they start. */
 export function tracingModule(core: InstanceCore) {
   const store = new TracingStore(core.db);
+  const routes = serverInfoRoutes();
   const adminRoutes = new OpenApiHono('admin').route('/sessions', tracingKnobRoutes({ tracing: store, clock: core.clock, seed: core.seed }));
-  return { store, adminRoutes };
+  return { store, routes, adminRoutes };
 }
