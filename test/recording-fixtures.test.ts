@@ -1,6 +1,6 @@
 // `localplane fixtures from-recording`: a recording of real exchanges with an upstream localplane
 // becomes a fixtures directory that starts an instance with the upstream's resources.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
@@ -186,6 +186,22 @@ describe('fixtures from-recording', () => {
     const files = (await api.get(`${path}/runs`)).body.flatMap((run: any) => run.metadata.result?.exported_files ?? []);
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) expect(file).toMatch(new RegExp(`^${RECORDED_BUCKET}/traces/recorded/export_id=${seen.export.id}/`));
+  });
+
+  it.each([
+    ['bulk-exports.json', (file: any) => (file.workspaces[0].destinations[0].objstore_key = 'LPNOSUCHKEY'), /LPNOSUCHKEY is not a key of objstore\.json[^]*workspaces\[0\]\.destinations\[0\]\.objstore_key/],
+    ['bulk-exports.json', (file: any) => (file.workspaces[0].exports[0].session_id = '00000000-0000-4000-8000-000000000000'), /not a tracing project[^]*exports\[0\]\.session_id/],
+    ['bulk-exports.json', (file: any) => (file.workspaces[0].exports[0].filter = 'eq(name'), /a filter that parses[^]*exports\[0\]\.filter/],
+    ['deployments.json', (file: any) => (file.workspaces[0].listed_deployments[0].secrets = [{ name: 'OPENAI_API_KEY', value: 'sk-live' }]), /Unrecognized key: "value"[^]*listed_deployments\[0\]\.secrets\[0\]/],
+    ['deployments.json', (file: any) => (file.workspaces[0].listed_deployments[0].active_revision_id = '00000000-0000-4000-8000-000000000000'), /not one of this deployment's revisions[^]*listed_deployments\[0\]\.active_revision_id/],
+    ['objstore.json', (file: any) => file.buckets.push('../../victim'), /a bucket name is[^]*buckets\[4\]/],
+  ])('the fixtures it writes are checked as untrusted input: a bad value in %s is refused naming the file and the field', (name, spoil, words) => {
+    const spoilt = join(scratch, `spoilt-${name}-${Math.random().toString(36).slice(2)}`);
+    cpSync(dir, spoilt, { recursive: true });
+    const file = JSON.parse(readFileSync(join(spoilt, name), 'utf8'));
+    spoil(file);
+    writeFileSync(join(spoilt, name), JSON.stringify(file));
+    expect(() => loadFixtures(spoilt)).toThrow(new RegExp(`^invalid fixture file ${join(spoilt, name).replaceAll('.', '\\.')}: [^]*${words.source}`));
   });
 
   it('writes no secret: no recorded value, no masked one, not the upstream API key', () => {
