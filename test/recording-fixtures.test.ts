@@ -55,6 +55,8 @@ async function record(client: RecordingClient, admin: Api): Promise<void> {
   const [a, b, c] = created;
   expect((await client.call('PATCH', `/v2/deployments/${a.id}`, { source_revision_config: { image_uri: 'registry.example/recorded-graph-a:2' } })).status).toBe(200);
   expect((await client.call('POST', `/v2/deployments/${b.id}/revisions`, { source_revision_config: { image_uri: 'registry.example/recorded-graph-b:2' } })).status).toBe(201);
+  // Deleted, but still listed AWAITING_DELETE for an hour: later answers show it, and it stays out.
+  expect((await admin.request('PATCH', '/config', { body: { deployment_deletion_seconds: 3600 } })).status).toBe(200);
   expect((await client.call('DELETE', `/v2/deployments/${c.id}`)).status).toBe(204);
   seen.deleted = c.id;
   seen.revisions = new Map();
@@ -148,7 +150,7 @@ describe('fixtures from-recording', () => {
   it("puts the recorded resources in the recorded workspace, with a new API key, and says so", () => {
     expect(report.workspace).toMatchObject({ id: globex.id, name: globex.name });
     expect(report.workspace.apiKey).toMatch(/^lp_recorded_[0-9a-f]{24}$/);
-    expect(report.placed).toMatchObject({ deployments: seen.deployments.length, listeners: 3, 'OAuth providers': 4, destinations: 1, exports: 1, 'codehost integrations': 1 });
+    expect(report.placed).toMatchObject({ deployments: seen.deployments.length - 1, listeners: 3, 'OAuth providers': 4, destinations: 1, exports: 1, 'codehost integrations': 1 });
     expect(report.notPlaced).toEqual([]);
     const text = readFileSync(join(dir, REPORT_FILE), 'utf8');
     expect(text).toContain(`Workspace ${globex.id} (${globex.name}), API key ${report.workspace.apiKey}`);
@@ -159,9 +161,10 @@ describe('fixtures from-recording', () => {
   it("answers GET /v2/deployments as the upstream did: the same deployments, ids, names, sources, configs, statuses and times; the deleted one absent", async () => {
     const answer = await api.get('/v2/deployments?limit=100');
     expect(answer.status).toBe(200);
-    expect(answer.body.resources.map((deployment: any) => deployment.id)).not.toContain(seen.deleted);
-    expect(answer.body.resources).toHaveLength(seen.deployments.length);
-    for (const [index, upstreamDeployment] of seen.deployments.entries()) {
+    expect(seen.deployments.find((deployment) => deployment.id === seen.deleted)).toMatchObject({ status: 'AWAITING_DELETE' });
+    const upstreamDeployments = seen.deployments.filter((deployment) => deployment.id !== seen.deleted);
+    expect(answer.body.resources).toHaveLength(upstreamDeployments.length);
+    for (const [index, upstreamDeployment] of upstreamDeployments.entries()) {
       expect(answer.body.resources[index], upstreamDeployment.name).toEqual(upstreamDeployment);
     }
     for (const [id, revisions] of seen.revisions) expect((await api.get(`/v2/deployments/${id}/revisions`)).body.resources).toEqual(revisions);

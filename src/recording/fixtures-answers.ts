@@ -27,6 +27,8 @@ export interface RecordedState {
   exportRunAnswers: number;
   /** The workspaces the exchanges named, in the order they first did. */
   tenantIds: string[];
+  /** What a DELETE removed, as `<kind> <id>`: a later answer (a deployment still AWAITING_DELETE) does not bring it back. */
+  removed: Set<string>;
 }
 
 type Kind = 'deployments' | 'oauthProviders' | 'listeners' | 'codehostIntegrations' | 'destinations' | 'exports';
@@ -56,7 +58,7 @@ function answered(answer: Record<string, unknown>, tenantId: string | undefined)
 
 /** Keeps the answer as the resource's latest state, under its `key` field. */
 function keep(state: RecordedState, kind: Kind, body: unknown, tenantId: string | undefined, key = 'id'): void {
-  if (!isObject(body) || typeof body[key] !== 'string') return;
+  if (!isObject(body) || typeof body[key] !== 'string' || state.removed.has(`${kind} ${body[key]}`)) return;
   const resources = state[kind];
   resources.delete(body[key]); // A later answer comes last in the listing order too.
   resources.set(body[key], answered(body, tenantId));
@@ -66,7 +68,12 @@ const keepEach = (kind: Kind, key = 'id'): Route['apply'] => (state, { body, ten
   for (const item of itemsOf(body)) keep(state, kind, item, tenantId, key);
 };
 const keepOne = (kind: Kind, key = 'id'): Route['apply'] => (state, { body, tenantId }) => keep(state, kind, body, tenantId, key);
-const forget = (kind: Kind): Route['apply'] => (state, { parts }) => void state[kind].delete(parts.id!);
+function forget(state: RecordedState, kind: Kind, id: string): void {
+  state[kind].delete(id);
+  state.removed.add(`${kind} ${id}`);
+}
+
+const forgetOne = (kind: Kind): Route['apply'] => (state, { parts }) => forget(state, kind, parts.id!);
 
 function keepRevision(state: RecordedState, deploymentId: string, body: unknown, tenantId: string | undefined): void {
   if (!isObject(body) || typeof body.id !== 'string') return;
@@ -76,7 +83,7 @@ function keepRevision(state: RecordedState, deploymentId: string, body: unknown,
 }
 
 function forgetDeployment(state: RecordedState, id: string): void {
-  state.deployments.delete(id);
+  forget(state, 'deployments', id);
   state.revisions.delete(id);
 }
 
@@ -107,11 +114,11 @@ const ROUTES: readonly Route[] = [
   { method: /^GET$/, path: /^\/v2\/listeners$/, apply: keepEach('listeners') },
   { method: /^POST$/, path: /^\/v2\/listeners$/, apply: keepOne('listeners') },
   { method: /^(GET|PATCH)$/, path: new RegExp(`^/v2/listeners/${ID}$`), apply: keepOne('listeners') },
-  { method: /^DELETE$/, path: new RegExp(`^/v2/listeners/${ID}$`), apply: forget('listeners') },
+  { method: /^DELETE$/, path: new RegExp(`^/v2/listeners/${ID}$`), apply: forgetOne('listeners') },
   { method: /^GET$/, path: /^\/v2\/auth\/providers$/, apply: keepEach('oauthProviders', 'provider_id') },
   { method: /^POST$/, path: /^\/v2\/auth\/providers(\/mcp-discover)?$/, apply: keepOne('oauthProviders', 'provider_id') },
   { method: /^(GET|PATCH)$/, path: new RegExp(`^/v2/auth/providers/${ID}$`), apply: keepOne('oauthProviders', 'provider_id') },
-  { method: /^DELETE$/, path: new RegExp(`^/v2/auth/providers/${ID}$`), apply: forget('oauthProviders') },
+  { method: /^DELETE$/, path: new RegExp(`^/v2/auth/providers/${ID}$`), apply: forgetOne('oauthProviders') },
   { method: /^GET$/, path: /^\/v1\/integrations\/forge\/codehost\/install$/, apply: keepEach('codehostIntegrations') },
   {
     method: /^GET$/,
@@ -121,7 +128,7 @@ const ROUTES: readonly Route[] = [
   { method: /^GET$/, path: /^\/api\/v1\/bulk-exports\/destinations$/, apply: keepEach('destinations') },
   { method: /^POST$/, path: /^\/api\/v1\/bulk-exports\/destinations$/, apply: keepOne('destinations') },
   { method: /^(GET|PATCH)$/, path: new RegExp(`^/api/v1/bulk-exports/destinations/${ID}$`), apply: keepOne('destinations') },
-  { method: /^DELETE$/, path: new RegExp(`^/api/v1/bulk-exports/destinations/${ID}$`), apply: forget('destinations') },
+  { method: /^DELETE$/, path: new RegExp(`^/api/v1/bulk-exports/destinations/${ID}$`), apply: forgetOne('destinations') },
   { method: /^GET$/, path: /^\/api\/v1\/bulk-exports$/, apply: keepEach('exports') },
   { method: /^POST$/, path: /^\/api\/v1\/bulk-exports$/, apply: keepOne('exports') },
   { method: /^GET$/, path: /^\/api\/v1\/bulk-exports\/(runs$|[^/]+\/runs)/, apply: (state) => void state.exportRunAnswers++ },
@@ -153,6 +160,7 @@ export function recordedState(log: HarLog): RecordedState {
     exports: new Map(),
     exportRunAnswers: 0,
     tenantIds: [],
+    removed: new Set(),
   };
   const tenants = new Set<string>();
   for (const { request, response } of log.entries) {

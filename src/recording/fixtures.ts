@@ -22,6 +22,7 @@ import {
   type Fixtures,
 } from '../fixtures/files.ts';
 import { isCreatableBucketName } from '../objstore/bucket-directory.ts';
+import type { ObjstorePermission } from '../objstore/types.ts';
 import { formatTimestamp, MICROS_PER_DAY, parseTimestamp, startOfUtcDay } from '../shared/time.ts';
 import { recordedState, type Answered, type RecordedState } from './fixtures-answers.ts';
 import { readRecording, RecordingFileError } from './har.ts';
@@ -30,7 +31,7 @@ import { readRecording, RecordingFileError } from './har.ts';
 export const REPORT_FILE = 'from-recording.txt';
 const NEW_WORKSPACE_NAME = 'Recorded workspace';
 /** The permissions a destination's key pair needs for every step of an export. */
-const EXPORT_PERMISSIONS = ['create', 'get', 'delete', 'multipart'];
+const EXPORT_PERMISSIONS: readonly ObjstorePermission[] = ['create', 'get', 'delete', 'multipart'];
 /** Runs made up per day for a tracing project the recording only names (an export's session_id). */
 const RUNS_PER_DAY = 24;
 const MAX_MADE_UP_DAYS = 31;
@@ -161,7 +162,7 @@ function recordedFixtures(state: RecordedState, shipped: Fixtures, options: From
   const listedDeployments = deploymentsOf(state, placement, selfHosted);
 
   const buckets = [...shipped.objstore.buckets];
-  const objstoreKey = shipped.objstore.keys.find((key) => EXPORT_PERMISSIONS.every((permission) => key.permissions.includes(permission as never)))?.access_key_id;
+  const objstoreKey = shipped.objstore.keys.find((key) => EXPORT_PERMISSIONS.every((permission) => key.permissions.includes(permission)))?.access_key_id;
   const destinations = destinationsOf(state, placement, { buckets, objstoreKey });
   const sessions = [...(shippedWorkspace?.sessions ?? [])];
   const exports = exportsOf(state, placement, new Set(destinations.map((destination) => destination.id)));
