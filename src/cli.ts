@@ -11,6 +11,7 @@ type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | '
 
 /** The commands other than `start`, whose options are theirs alone. */
 type WarehouseCommand = 'demo' | 'query';
+type OwnOptionsCommand = WarehouseCommand | 'fixtures';
 
 interface OptionSpec {
   /** The flag without `--`; its camelCase form is the config-file key. */
@@ -24,8 +25,8 @@ interface OptionSpec {
   help: string;
   /** Global options (help, version) are not `start` settings: no config-file key. */
   global?: boolean;
-  /** Options of `demo` and `query`, not `start` settings: no config-file key. */
-  commands?: readonly WarehouseCommand[];
+  /** Options of `demo`, `query` and `fixtures`, not `start` settings: no config-file key. */
+  commands?: readonly OwnOptionsCommand[];
   short?: string;
 }
 
@@ -100,6 +101,8 @@ const OPTIONS = [
   },
   { flag: 'sql', value: 'text', placeholder: '<sql>', default: "the demo's tables", help: "print this query's result over the runs view instead", commands: ['demo'] },
   { flag: 'export-id', value: 'uuid', placeholder: '<id>', default: 'every export in --dir; with --url the newest completed', help: 'the export query reads', commands: ['query'] },
+  { flag: 'out', value: 'path', placeholder: '<dir>', help: 'fixtures from-recording: the fixtures directory to write (new or empty)', commands: ['fixtures'] },
+  { flag: 'recorded-only', value: 'switch', default: 'the shipped workspaces kept beside it', help: 'fixtures from-recording: only the recorded workspace', commands: ['fixtures'] },
   {
     flag: 'config',
     value: 'path',
@@ -115,7 +118,7 @@ const OPTIONS = [
 
 type CamelCase<Name extends string> = Name extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : Name;
 type ValueOf<Kind extends ValueKind> = Kind extends 'port' | 'count' ? number : Kind extends 'switch' ? boolean : string;
-type StartOption = Exclude<(typeof OPTIONS)[number], { global: true } | { commands: readonly WarehouseCommand[] }>;
+type StartOption = Exclude<(typeof OPTIONS)[number], { global: true } | { commands: readonly OwnOptionsCommand[] }>;
 /** The `start` settings after flags, environment and config file are merged; a missing one takes start()'s default. */
 type Settings = { [Option in StartOption as CamelCase<Option['flag']>]?: ValueOf<Option['value']> };
 
@@ -335,9 +338,15 @@ Runs the SQL with DuckDB over an export's Parquet files, with a ready-made view
   runs = read_parquet('<dir>/export_id=*/**/*.parquet', hive_partitioning = true)
 and prints the result as a table. It reads the last demo's copy unless --dir or --url
 say otherwise. See docs/warehouse-demo.md.`,
-} satisfies Record<WarehouseCommand, string>;
+  fixtures: `Usage: localplane fixtures from-recording <recording> --out <dir> [--recorded-only]
 
-function help(command: 'localplane' | 'start' | WarehouseCommand): string {
+Writes a fixtures directory (for localplane start --fixtures <dir>) holding the deployments,
+revisions, OAuth providers, listeners, codehost repositories, destinations and exports that a
+HAR recording's answers show, in one workspace with a new API key, and prints what it placed
+and what it could not (also in <dir>/from-recording.txt). See docs/recording.md.`,
+} satisfies Record<OwnOptionsCommand, string>;
+
+function help(command: 'localplane' | 'start' | OwnOptionsCommand): string {
   if (command === 'start') {
     return `Usage: localplane start [options]
 
@@ -364,6 +373,7 @@ Commands:
   start   start the emulator (localplane start --help for its options)
   demo    the warehouse demo: export a seeded project, query its Parquet with DuckDB
   query   localplane query "<SQL>": SQL over an export's Parquet files, with a runs view
+  fixtures  fixtures from-recording <recording> --out <dir>: a fixtures dir from a recording
 
 Options:
 ${optionLines(OPTIONS)}
@@ -377,7 +387,7 @@ function version(): string {
   return manifest.version;
 }
 
-const COMMANDS = ['start', 'demo', 'query'] as const;
+const COMMANDS = ['start', 'demo', 'query', 'fixtures'] as const;
 type Command = (typeof COMMANDS)[number];
 const isCommand = (word: string | undefined): word is Command => (COMMANDS as readonly (string | undefined)[]).includes(word);
 
@@ -401,10 +411,11 @@ async function main(argv: readonly string[]) {
     process.stdout.write(help(isCommand(command) ? command : 'localplane'));
     return;
   }
-  if (!isCommand(command) || positionals.length > (command === 'query' ? 2 : 1)) {
+  if (!isCommand(command) || positionals.length > (command === 'query' ? 2 : command === 'fixtures' ? 3 : 1)) {
     throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start, demo or query' : `unknown command "${positionals.join(' ')}"`);
   }
   checkOptionsOf(command, values);
+  if (command === 'fixtures') return fixturesFromRecording(positionals.slice(1), values);
   if (command !== 'start') return warehouse(command, positionals[1], values);
   const settings = settingsFrom(values, process.env);
   // Loaded only to start: help, version and bad flags answer without loading the emulator.
@@ -481,6 +492,20 @@ async function warehouse(command: WarehouseCommand, sql: string | undefined, val
     });
   } catch (error) {
     throw isWarehouseUsageError(error) ? new UsageError((error as Error).message, false) : error;
+  }
+}
+
+/** `localplane fixtures from-recording <recording> --out <dir>`: a recording that is not one, or an --out in use, is a usage error. */
+async function fixturesFromRecording([subcommand, recording]: string[], values: Record<string, string | boolean | undefined>) {
+  const usage = 'localplane fixtures from-recording <recording> --out <dir>';
+  if (subcommand !== 'from-recording') throw new UsageError(`unknown command "fixtures${subcommand ? ` ${subcommand}` : ''}": ${usage}`);
+  if (recording === undefined || typeof values.out !== 'string') throw new UsageError(`the recording and --out are required: ${usage}`);
+  const out = fromText(OPTIONS.find((spec) => spec.flag === 'out')!, values.out, { kind: 'flag', name: '--out' }) as string;
+  const { fixturesFromRecording, formatFromRecordingReport, FromRecordingError } = await import('./recording/fixtures.ts');
+  try {
+    process.stdout.write(formatFromRecordingReport(fixturesFromRecording({ recording, out, recordedOnly: values['recorded-only'] === true })));
+  } catch (error) {
+    throw error instanceof FromRecordingError ? new UsageError(error.message, false) : error;
   }
 }
 

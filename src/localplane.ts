@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { inProcessAdminMethods, type AdminMethods } from './admin/client.ts';
 import { adminModule, type ResetScope } from './admin/module.ts';
 import { bulkExportsModule } from './bulk-exports/module.ts';
@@ -11,7 +10,7 @@ import { deploymentsModule, sourceTarballBucket } from './deployments/module.ts'
 import { deploymentTables } from './deployments/store.ts';
 import { checkEndpointAliases, DEFAULT_ENDPOINT_ALIASES } from './destinations/endpoints.ts';
 import { destinationsModule } from './destinations/module.ts';
-import { loadFixtures } from './fixtures/files.ts';
+import { DEFAULT_FIXTURES_DIR, loadFixtures } from './fixtures/files.ts';
 import { ensureTemplate, templateContentKey } from './fixtures/template.ts';
 import { journalModule } from './journal/module.ts';
 import type { RequestObserver } from './journal/observe.ts';
@@ -42,7 +41,7 @@ import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
 
 export type { ResetScope } from './admin/module.ts';
 
-export const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../fixtures', import.meta.url));
+export { DEFAULT_FIXTURES_DIR };
 
 export interface CreateOptions {
   /** Where the objstore binds once something uses it. Default 127.0.0.1. */

@@ -81,8 +81,8 @@ describe('seeded deployment fixtures', () => {
     for (const workspace of deploymentFixtures().workspaces) {
       const mine = families.get(workspace.workspace_id)!.deployments.map((deployment) => deployment.row);
       const tags = new Set(mine.flatMap((row) => JSON.parse(row.tag_value_ids) as string[]));
-      expect(tags).toEqual(new Set(workspace.deployments.tag_value_ids));
-      expect(new Set(mine.map((row) => row.image_version))).toEqual(new Set(workspace.deployments.image_versions));
+      expect(tags).toEqual(new Set(workspace.deployments!.tag_value_ids));
+      expect(new Set(mine.map((row) => row.image_version))).toEqual(new Set(workspace.deployments!.image_versions));
     }
     for (const { revisions } of allSeeded()) expect(revisions.length).toBeGreaterThanOrEqual(1);
     for (const { revisions } of allSeeded()) expect(revisions.length).toBeLessThanOrEqual(4);
@@ -232,7 +232,7 @@ describe('E8: listing deployments', () => {
   });
 
   it('walks all pages with limit 7: every matching deployment exactly once, for several filter combinations', async () => {
-    const tag = (workspace: FixtureWorkspace, index: number) => deploymentFixtures().workspaces.find((w) => w.workspace_id === workspace.id)!.deployments.tag_value_ids[index]!;
+    const tag = (workspace: FixtureWorkspace, index: number) => deploymentFixtures().workspaces.find((w) => w.workspace_id === workspace.id)!.deployments!.tag_value_ids[index]!;
     const tagsOf = (deployment: SeededDeployment) => JSON.parse(deployment.row.tag_value_ids) as string[];
     const cases: [FixtureWorkspace, string, (deployment: SeededDeployment) => boolean][] = [
       [acme(), '', () => true],
@@ -270,7 +270,7 @@ describe('E8: listing deployments', () => {
     for (const version of ['0.4.12', '0.4.10', '0.4.9']) {
       expect(await ids(`image_version=${version}`), version).toEqual(idsWhere((d) => d.row.image_version === version));
     }
-    const [firstTag, secondTag] = deploymentFixtures().workspaces.find((w) => w.workspace_id === globex().id)!.deployments.tag_value_ids;
+    const [firstTag, secondTag] = deploymentFixtures().workspaces.find((w) => w.workspace_id === globex().id)!.deployments!.tag_value_ids;
     const tagged = (tag: string) => (d: SeededDeployment) => (JSON.parse(d.row.tag_value_ids) as string[]).includes(tag);
     expect(await ids(`tag_value_ids=${firstTag}`)).toEqual(idsWhere(tagged(firstTag!)));
     const either = idsWhere((d) => tagged(firstTag!)(d) || tagged(secondTag!)(d));

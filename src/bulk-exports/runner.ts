@@ -5,7 +5,7 @@ import type { ProgressListener } from '../progress.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { IdGenerator } from '../shared/ids.ts';
 import type { ScheduledTask, Scheduler } from '../shared/scheduler.ts';
-import { MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_SECOND, startOfUtcDay, type Micros } from '../shared/time.ts';
+import { dayPartitions, MICROS_PER_HOUR, MICROS_PER_SECOND, type Micros } from '../shared/time.ts';
 import { compileFilter } from '../tracing/filter.ts';
 import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
 import type { RunCursor, TracingStore } from '../tracing/store.ts';
@@ -66,15 +66,6 @@ function decodePosition(text: string | null): RunPosition {
     sessionId: slash === -1 ? null : text.slice(0, slash),
     after: { startTime: Number(cursor.slice(0, colon)), id: cursor.slice(colon + 1) },
   };
-}
-
-/** Splits [start, end) at UTC midnights: one export run per day partition. */
-export function dayPartitions(start: Micros, end: Micros): [Micros, Micros][] {
-  const partitions: [Micros, Micros][] = [];
-  for (let day = startOfUtcDay(start); day < end; day += MICROS_PER_DAY) {
-    partitions.push([Math.max(start, day), Math.min(end, day + MICROS_PER_DAY)]);
-  }
-  return partitions;
 }
 
 interface PendingFile {

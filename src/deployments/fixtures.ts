@@ -1,5 +1,5 @@
 import { REVISION_STEP_STATUSES } from '../config.ts';
-import type { DeploymentWorkspaceFixture } from '../fixtures/files.ts';
+import type { DeploymentWorkspaceFixture, ListedDeploymentFixture } from '../fixtures/files.ts';
 import { uuidFrom } from '../shared/ids.ts';
 import { createRandom, pick, randomInt, seedFrom, type Random } from '../shared/prng.ts';
 import { MICROS_PER_DAY, MICROS_PER_SECOND, parseTimestamp } from '../shared/time.ts';
@@ -52,6 +52,8 @@ const GRAPH_CONFIG_PATHS = ['graph.json', 'apps/agent/graph.json'];
 const micros = (timestamp: string) => parseTimestamp(timestamp)!;
 const flag = (value: boolean) => (value ? 1 : 0) as 0 | 1;
 const hex = (random: Random, length: number) => Array.from({ length }, () => Math.floor(random() * 16).toString(16)).join('');
+/** A seeded secret's value: never answered, made up here so that no fixture file holds one. */
+const fixtureSecretValue = (random: Random) => `lp-fixture-secret-${hex(random, 24)}`;
 
 function resourceSpecFor(type: DeploymentType | null): ResourceSpec | null {
   if (type === 'prod') return { min_scale: 2, max_scale: 10, cpu: 2, memory_mb: 4096, db_storage_gi: 20, labels: { tier: 'prod' } };
@@ -96,7 +98,7 @@ export function seededDeploymentFamily(fixture: DeploymentWorkspaceFixture, seed
     compute_config: JSON.stringify({ k8s_namespaces: listener.k8s_namespaces }),
     version: listener.version,
     created_at: micros(listener.created_at),
-    updated_at: micros(listener.created_at),
+    updated_at: micros(listener.updated_at ?? listener.created_at),
   }));
   const providers = fixture.oauth_providers.map((provider) => ({
     id: provider.id,
@@ -118,9 +120,30 @@ export function seededDeploymentFamily(fixture: DeploymentWorkspaceFixture, seed
     updated_at: micros(provider.updated_at),
   }));
 
-  const spec = fixture.deployments;
+  const generated = fixture.deployments ? generatedDeployments(fixture, fixture.deployments, random, repos) : [];
+  const listedRandom = createRandom(seedFrom(seed, tenantId, 'listed deployments'));
+  const listed = fixture.listed_deployments.map((deployment) => listedDeployment(tenantId, deployment, listedRandom));
+
+  return {
+    tenant: { tenant_id: tenantId, organization_id: fixture.organization_id, self_hosted: flag(fixture.self_hosted) },
+    providers,
+    integrations,
+    repos,
+    listeners,
+    deployments: [...generated, ...listed],
+  };
+}
+
+/** The deployments of the compact spec, every source, type and status among them. */
+function generatedDeployments(
+  fixture: DeploymentWorkspaceFixture,
+  spec: NonNullable<DeploymentWorkspaceFixture['deployments']>,
+  random: Random,
+  repos: readonly CodehostRepoRow[],
+): SeededDeployment[] {
+  const tenantId = fixture.workspace_id;
   const from = micros(spec.created_from);
-  const deployments = Array.from({ length: spec.count }, (_, index): SeededDeployment => {
+  return Array.from({ length: spec.count }, (_, index): SeededDeployment => {
     const source = spec.sources[index % spec.sources.length]!;
     const deploymentType = source === 'external_container' ? null : DEPLOYMENT_TYPES[Math.floor(index / spec.sources.length) % DEPLOYMENT_TYPES.length]!;
     const status = STATUS_CYCLE[index % STATUS_CYCLE.length]!;
@@ -145,10 +168,7 @@ export function seededDeploymentFamily(fixture: DeploymentWorkspaceFixture, seed
     });
     const newest = revisions.at(-1)!;
     const active = revisions.filter((revision) => revision.status === 'DEPLOYED').at(-1);
-    const secrets: Secret[] = SECRET_NAMES.filter(() => random() < 0.4).map((secretName) => ({
-      name: secretName,
-      value: `lp-fixture-secret-${hex(random, 24)}`,
-    }));
+    const secrets: Secret[] = SECRET_NAMES.filter(() => random() < 0.4).map((secretName) => ({ name: secretName, value: fixtureSecretValue(random) }));
     return {
       row: {
         id,
@@ -173,8 +193,40 @@ export function seededDeploymentFamily(fixture: DeploymentWorkspaceFixture, seed
       tracingProjectId: uuidFrom(random),
     };
   });
+}
 
-  return { tenant: { tenant_id: tenantId, organization_id: fixture.organization_id, self_hosted: flag(fixture.self_hosted) }, providers, integrations, repos, listeners, deployments };
+/** A deployment of the fixtures as it is listed, with its revisions; its secrets get made-up values. */
+function listedDeployment(tenantId: string, deployment: ListedDeploymentFixture, random: Random): SeededDeployment {
+  return {
+    row: {
+      id: deployment.id,
+      tenant_id: tenantId,
+      name: deployment.name,
+      source: deployment.source,
+      deployment_type: deployment.deployment_type,
+      status: deployment.status,
+      source_config: JSON.stringify(deployment.source_config),
+      secrets: JSON.stringify(deployment.secrets.map(({ name }): Secret => ({ name, value: fixtureSecretValue(random) }))),
+      secret_references: deployment.secret_references === null ? null : JSON.stringify(deployment.secret_references),
+      image_version: deployment.image_version,
+      tag_value_ids: JSON.stringify(deployment.tag_value_ids),
+      remote_reconciled: flag(deployment.remote_reconciled),
+      latest_revision_id: deployment.latest_revision_id,
+      active_revision_id: deployment.active_revision_id,
+      created_at: micros(deployment.created_at),
+      updated_at: micros(deployment.updated_at),
+    },
+    revisions: deployment.revisions.map((revision) => ({
+      id: revision.id,
+      deployment_id: deployment.id,
+      status: revision.status,
+      source: revision.source,
+      source_revision_config: JSON.stringify(revision.source_revision_config),
+      created_at: micros(revision.created_at),
+      updated_at: micros(revision.updated_at),
+    })),
+    tracingProjectId: uuidFrom(random),
+  };
 }
 
 interface SourceSetup {

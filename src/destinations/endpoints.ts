@@ -59,11 +59,18 @@ export function checkEndpointAliases(aliases: readonly string[]): void {
   aliases.forEach(compileAlias);
 }
 
+const isAliasOf = (compiled: readonly EndpointAlias[], endpointUrl: string) => compiled.some((alias) => alias.endpoint.test(endpointUrl));
+
+/** Whether a destination of this endpoint_url writes to the embedded objstore: none given, or exactly an alias. */
+export function isEmbeddedEndpoint(endpointUrl: string | null | undefined, aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES): boolean {
+  return endpointUrl === null || endpointUrl === undefined || endpointUrl === '' || isAliasOf(aliases.map(compileAlias), endpointUrl);
+}
+
 export function createEndpointResolver(embeddedUrl: () => Promise<string>, aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES) {
   const compiled = aliases.map(compileAlias);
   return async (endpointUrl: string | null | undefined): Promise<string> => {
     if (endpointUrl === null || endpointUrl === undefined || endpointUrl === '') return embeddedUrl();
-    if (compiled.some((alias) => alias.endpoint.test(endpointUrl))) return embeddedUrl();
+    if (isAliasOf(compiled, endpointUrl)) return embeddedUrl();
     const host = hostOf(endpointUrl);
     if (compiled.some((alias) => alias.host.test(host))) throw invalidEndpoint(endpointUrl);
     checkEndpoint(endpointUrl);

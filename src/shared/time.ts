@@ -59,3 +59,12 @@ export function parseTimestamp(text: string): Micros | null {
 export function startOfUtcDay(micros: Micros): Micros {
   return Math.floor(micros / MICROS_PER_DAY) * MICROS_PER_DAY;
 }
+
+/** Splits [start, end) at UTC midnights: one export run per day partition. */
+export function dayPartitions(start: Micros, end: Micros): [Micros, Micros][] {
+  const partitions: [Micros, Micros][] = [];
+  for (let day = startOfUtcDay(start); day < end; day += MICROS_PER_DAY) {
+    partitions.push([Math.max(start, day), Math.min(end, day + MICROS_PER_DAY)]);
+  }
+  return partitions;
+}
