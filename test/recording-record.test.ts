@@ -1,4 +1,5 @@
 // `localplane record` in front of a real localplane: answers relayed unchanged (streams as they come), every exchange in the file, masked, the file whole throughout.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
@@ -10,6 +11,7 @@ import { record, RecordOptionError, start, type Localplane, type Recorder } from
 import { bodyJson, headerValue, readRecording, type HarEntry } from '../src/recording/har.ts';
 import { RECORDED_BODY_LIMIT } from '../src/recording/record-body.ts';
 import { codehostDeploymentBody } from './support/deployments.ts';
+import { BIN, expectUsageError, REPO_ROOT } from './support/cli.ts';
 import { EventStreamReader } from './support/event-stream.ts';
 import { credentialsOf, fullKey, workspaceByTier, type FixturesView } from './support/instance.ts';
 
@@ -296,5 +298,36 @@ describe('bad upstreams', () => {
     const refused = await record({ upstream: base, out: join(dir, 'refused.har'), port: 0 }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RecordOptionError);
     expect((refused as Error).message).toMatch(words);
+  });
+});
+
+describe('localplane record (the CLI)', () => {
+  it('prints its ready line, records, and leaves a whole file on SIGINT', async () => {
+    const out = join(dir, 'cli.har');
+    const child = spawn(process.execPath, [BIN, 'record', '--upstream', upstream.apiUrl, '--out', out, '--port', '0'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let stdout = '';
+    const proxy = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+        const ready = /^localplane record ready proxy=(\S+) upstream=(\S+) out=(\S+)\n$/.exec(stdout);
+        if (ready) resolve(ready[1]!);
+      });
+      void exited.then((code) => reject(new Error(`exited (${code}) before it was ready`)));
+    });
+    expect(stdout).toBe(`localplane record ready proxy=${proxy} upstream=${upstream.apiUrl} out=${out}\n`);
+    expect((await fetch(`${proxy}/_localplane/health`)).status).toBe(200);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(readRecording(out).entries.map((entry) => entry.response.status)).toEqual([200]);
+  });
+
+  it.each([
+    [['record', '--out', 'x.har'], /^localplane: record needs --upstream <url> and --out <file>/],
+    [['record', '--upstream', 'http://localhost:9400/?a=1', '--out', 'x.har', '--port', '0'], /^localplane: the upstream must be a base URL without a query or fragment/],
+    [['record', '--upstream', 'http://localhost:9400', '--out', '/no/such/folder/x.har', '--port', '0'], /^localplane: cannot write the recording \/no\/such\/folder\/x\.har: ENOENT/],
+    [['record', '--upstream', 'http://localhost:9400', '--out', 'x.har', '--seed', '2'], /^localplane: --seed is not an option of localplane record/],
+  ])('%j: a usage error', async (args, words) => {
+    await expectUsageError(args, words);
   });
 });
