@@ -11,7 +11,7 @@ type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | '
 
 /** The commands other than `start`, whose options are theirs alone. */
 type WarehouseCommand = 'demo' | 'query';
-type OwnOptionsCommand = WarehouseCommand | 'fixtures';
+type OwnOptionsCommand = WarehouseCommand | 'fixtures' | 'record';
 
 interface OptionSpec {
   /** The flag without `--`; its camelCase form is the config-file key. */
@@ -25,8 +25,10 @@ interface OptionSpec {
   help: string;
   /** Global options (help, version) are not `start` settings: no config-file key. */
   global?: boolean;
-  /** Options of `demo`, `query` and `fixtures`, not `start` settings: no config-file key. */
+  /** Options of `demo`, `query`, `fixtures` or `record`, not `start` settings: no config-file key. */
   commands?: readonly OwnOptionsCommand[];
+  /** Other commands that take this `start` setting, read as start reads it. */
+  alsoOf?: readonly OwnOptionsCommand[];
   short?: string;
 }
 
@@ -35,8 +37,8 @@ interface OptionSpec {
  * are all derived from this table. Adding a flag is one entry (and using its setting in main).
  */
 const OPTIONS = [
-  { flag: 'host', value: 'text', placeholder: '<host>', env: 'LOCALPLANE_HOST', default: '127.0.0.1', help: 'address both servers bind' },
-  { flag: 'port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_PORT', default: '9400', help: 'API port; 0 = any free port' },
+  { flag: 'host', value: 'text', placeholder: '<host>', env: 'LOCALPLANE_HOST', default: '127.0.0.1', help: 'address both servers bind', alsoOf: ['record'] },
+  { flag: 'port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_PORT', default: '9400', help: 'API port; 0 = any free port', alsoOf: ['record'] },
   { flag: 'objstore-port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_OBJSTORE_PORT', default: '9401', help: 'objstore port; 0 = any free port' },
   {
     flag: 'allow-hosts',
@@ -101,7 +103,22 @@ const OPTIONS = [
   },
   { flag: 'sql', value: 'text', placeholder: '<sql>', default: "the demo's tables", help: "print this query's result over the runs view instead", commands: ['demo'] },
   { flag: 'export-id', value: 'uuid', placeholder: '<id>', default: 'every export in --dir; with --url the newest completed', help: 'the export query reads', commands: ['query'] },
-  { flag: 'out', value: 'path', placeholder: '<dir>', help: 'fixtures from-recording: the fixtures directory to write (new or empty)', commands: ['fixtures'] },
+  { flag: 'upstream', value: 'url', placeholder: '<url>', help: 'required: the base URL record passes requests on to', commands: ['record'] },
+  {
+    flag: 'out',
+    value: 'path',
+    placeholder: '<path>',
+    help: 'required: the HAR file record writes (replaced); the fixtures directory fixtures from-recording writes (new or empty)',
+    commands: ['record', 'fixtures'],
+  },
+  {
+    flag: 'upstream-timeout',
+    value: 'count',
+    placeholder: '<seconds>',
+    default: '60',
+    help: 'how long the upstream has to start answering before record answers 502; 0 = no limit',
+    commands: ['record'],
+  },
   { flag: 'recorded-only', value: 'switch', default: 'the shipped workspaces kept beside it', help: 'fixtures from-recording: only the recorded workspace', commands: ['fixtures'] },
   {
     flag: 'config',
@@ -283,8 +300,8 @@ function readConfigFile(flagValue: string | undefined, env: NodeJS.ProcessEnv): 
   return { file, values: values as Record<string, unknown> };
 }
 
-/** Each setting from its flag, else its environment variable, else the config file; none means start()'s default. */
-function settingsFrom(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): Settings {
+/** Each setting (of those in `read`) from its flag, else its environment variable, else the config file; none means start()'s default. */
+function settingsFrom(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, read: readonly OptionSpec[] = startOptions): Settings {
   const config = readConfigFile(values.config as string | undefined, env);
   const byKey = new Map(startOptions.map((option) => [camelCase(option.flag), option]));
   if (config) {
@@ -293,6 +310,7 @@ function settingsFrom(values: Record<string, string | boolean | undefined>, env:
   }
   const settings: Record<string, string | number | boolean> = {};
   for (const [key, option] of byKey) {
+    if (!read.includes(option)) continue;
     const flagValue = values[option.flag];
     const envValue = option.env === undefined ? undefined : env[option.env];
     if (flagValue !== undefined) {
@@ -344,6 +362,14 @@ Writes a fixtures directory (for localplane start --fixtures <dir>) holding the 
 revisions, OAuth providers, listeners, codehost repositories, destinations and exports that a
 HAR recording's answers show, in one workspace with a new API key, and prints what it placed
 and what it could not (also in <dir>/from-recording.txt). See docs/recording.md.`,
+  record: `Usage: localplane record --upstream <url> --out <file> [options]
+
+A recording proxy: give clients its URL as their base URL. Each request goes on to the
+upstream unchanged and its answer comes back unchanged, streamed; each exchange is appended
+to the HAR file as it ends, secrets masked. Prints one line once it listens:
+  localplane record ready proxy=<url> upstream=<url> out=<file>
+and stops on SIGINT or SIGTERM, the file whole. --host and --port are where it listens,
+as start's API would. See docs/recording.md.`,
 } satisfies Record<OwnOptionsCommand, string>;
 
 function help(command: 'localplane' | 'start' | OwnOptionsCommand): string {
@@ -364,7 +390,7 @@ ${CONFIG_HELP}
     return `${COMMANDS_HELP[command]}
 
 Options:
-${optionLines(OPTIONS.filter((option: OptionSpec) => option.commands?.includes(command) || option.flag === 'help'))}
+${optionLines(OPTIONS.filter((option: OptionSpec) => option.commands?.includes(command) || option.alsoOf?.includes(command) || option.flag === 'help'))}
 `;
   }
   return `Usage: localplane <command> [options]
@@ -373,6 +399,7 @@ Commands:
   start   start the emulator (localplane start --help for its options)
   demo    the warehouse demo: export a seeded project, query its Parquet with DuckDB
   query   localplane query "<SQL>": SQL over an export's Parquet files, with a runs view
+  record  a recording proxy: localplane record --upstream <url> --out <file>
   fixtures  fixtures from-recording <recording> --out <dir>: a fixtures dir from a recording
 
 Options:
@@ -387,7 +414,7 @@ function version(): string {
   return manifest.version;
 }
 
-const COMMANDS = ['start', 'demo', 'query', 'fixtures'] as const;
+const COMMANDS = ['start', 'demo', 'query', 'record', 'fixtures'] as const;
 type Command = (typeof COMMANDS)[number];
 const isCommand = (word: string | undefined): word is Command => (COMMANDS as readonly (string | undefined)[]).includes(word);
 
@@ -395,7 +422,7 @@ const isCommand = (word: string | undefined): word is Command => (COMMANDS as re
 function checkOptionsOf(command: Command, values: Record<string, string | boolean | undefined>): void {
   for (const option of OPTIONS as readonly OptionSpec[]) {
     if (values[option.flag] === undefined || option.global) continue;
-    const belongs = option.commands ? (option.commands as readonly string[]).includes(command) : command === 'start';
+    const belongs = option.commands ? (option.commands as readonly string[]).includes(command) : command === 'start' || (option.alsoOf as readonly string[] | undefined)?.includes(command);
     if (!belongs) throw new UsageError(`--${option.flag} is not an option of localplane ${command}`);
   }
 }
@@ -412,9 +439,10 @@ async function main(argv: readonly string[]) {
     return;
   }
   if (!isCommand(command) || positionals.length > (command === 'query' ? 2 : command === 'fixtures' ? 3 : 1)) {
-    throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start, demo or query' : `unknown command "${positionals.join(' ')}"`);
+    throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start, demo, query, record or fixtures' : `unknown command "${positionals.join(' ')}"`);
   }
   checkOptionsOf(command, values);
+  if (command === 'record') return recordCommand(values);
   if (command === 'fixtures') return fixturesFromRecording(positionals.slice(1), values);
   if (command !== 'start') return warehouse(command, positionals[1], values);
   const settings = settingsFrom(values, process.env);
@@ -465,12 +493,15 @@ async function main(argv: readonly string[]) {
   if (!settings.quiet) process.stderr.write(`localplane: dashboard at ${instance.apiUrl}/ui\n`);
 }
 
+/** A command's own flag (no environment variable, no config-file key), read as its kind says; undefined when not given. */
+function ownFlag(values: Record<string, string | boolean | undefined>, flag: string) {
+  const text = values[flag];
+  return typeof text === 'string' ? fromText(OPTIONS.find((spec) => spec.flag === flag)!, text, { kind: 'flag', name: `--${flag}` }) : undefined;
+}
+
 /** `localplane demo` and `localplane query`: their failures on what they were given (bad SQL, no files, an instance that refuses) are usage errors. */
 async function warehouse(command: WarehouseCommand, sql: string | undefined, values: Record<string, string | boolean | undefined>) {
-  const option = (flag: string) => {
-    const text = values[flag];
-    return typeof text === 'string' ? (fromText(OPTIONS.find((spec) => spec.flag === flag)!, text, { kind: 'flag', name: `--${flag}` }) as string) : undefined;
-  };
+  const option = (flag: string) => ownFlag(values, flag) as string | undefined;
   const { runDemo, runQuery, formatTable, DEFAULT_DEMO_DIR, isWarehouseUsageError } = await import('./demo/index.ts');
   try {
     if (command === 'query') {
@@ -500,13 +531,27 @@ async function fixturesFromRecording([subcommand, recording]: string[], values: 
   const usage = 'localplane fixtures from-recording <recording> --out <dir>';
   if (subcommand !== 'from-recording') throw new UsageError(`unknown command "fixtures${subcommand ? ` ${subcommand}` : ''}": ${usage}`);
   if (recording === undefined || typeof values.out !== 'string') throw new UsageError(`the recording and --out are required: ${usage}`);
-  const out = fromText(OPTIONS.find((spec) => spec.flag === 'out')!, values.out, { kind: 'flag', name: '--out' }) as string;
+  const out = ownFlag(values, 'out') as string;
   const { fixturesFromRecording, formatFromRecordingReport, FromRecordingError } = await import('./recording/fixtures.ts');
   try {
     process.stdout.write(formatFromRecordingReport(fixturesFromRecording({ recording, out, recordedOnly: values['recorded-only'] === true })));
   } catch (error) {
     throw error instanceof FromRecordingError ? new UsageError(error.message, false) : error;
   }
+}
+
+/** `localplane record`: a recording proxy until SIGINT, SIGTERM or SIGHUP; an upstream or file it cannot use, or a port in use, is a usage error. */
+async function recordCommand(values: Record<string, string | boolean | undefined>) {
+  const upstream = ownFlag(values, 'upstream') as string | undefined;
+  const out = ownFlag(values, 'out') as string | undefined;
+  if (upstream === undefined || out === undefined) throw new UsageError('record needs --upstream <url> and --out <file>');
+  const { host, port } = settingsFrom(values, process.env, OPTIONS.filter((spec: OptionSpec) => spec.alsoOf?.includes('record')));
+  const { record, RecordOptionError } = await import('./recording/record.ts');
+  const recorder = await record({ upstream, out, host, port, upstreamTimeoutSeconds: ownFlag(values, 'upstream-timeout') as number | undefined }).catch((error: unknown) => {
+    throw error instanceof RecordOptionError ? new UsageError(error.message) : couldNotStart(error);
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => void recorder.stop().then(() => process.exit(0), (error: unknown) => fail(error, 1)));
+  process.stdout.write(`localplane record ready proxy=${recorder.url} upstream=${recorder.upstream} out=${out}\n`);
 }
 
 /**

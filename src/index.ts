@@ -11,6 +11,7 @@ export type { ProgressEvent, ProgressListener } from './progress.ts';
 export { DEFAULT_ENDPOINT_ALIASES } from './destinations/endpoints.ts';
 export { SnapshotFileError } from './snapshots/format.ts';
 export { fixturesFromRecording, FromRecordingError, type FromRecordingOptions, type FromRecordingReport } from './recording/fixtures.ts';
+export { record, RecordOptionError, type Recorder, type RecordOptions } from './recording/record.ts';
 export type { ClockControl } from './shared/clock-control.ts';
 export type { Limits, LimitsPatch } from './config.ts';
 export type { JournalBody, JournalEntry } from './journal/schemas.ts';

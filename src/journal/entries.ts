@@ -6,28 +6,32 @@ export const JOURNAL_BODY_CHARS = 8 * 1024;
 
 /** SSE-C customer keys: the key that encrypts the object (or the copy's source), as a header or in a presigned URL's query. */
 const CUSTOMER_KEYS = ['x-amz-server-side-encryption-customer-key', 'x-amz-copy-source-server-side-encryption-customer-key'];
-/** Headers whose whole value is secret. */
-const SECRET_HEADERS = new Set(['x-api-key', 'proxy-authorization', 'cookie', 'x-amz-security-token', ...CUSTOMER_KEYS]);
+/** Headers whose whole value is secret (a response's Set-Cookie too, for recordings). */
+export const SECRET_HEADERS: ReadonlySet<string> = new Set(['x-api-key', 'proxy-authorization', 'cookie', 'set-cookie', 'x-amz-security-token', ...CUSTOMER_KEYS]);
 /** Query parameters whose value is secret (presigned URLs), beside SECRET_FIELDS. */
-const SECRET_QUERY_PARAMETERS = new Set(['x-amz-signature', 'x-amz-security-token', 'signature', 'api_key', ...CUSTOMER_KEYS]);
+export const SECRET_QUERY_PARAMETERS: ReadonlySet<string> = new Set(['x-amz-signature', 'x-amz-security-token', 'signature', 'api_key', ...CUSTOMER_KEYS]);
 
 /** A SigV4 Authorization header keeps its credential scope and signed headers; any other scheme is masked whole. */
 function maskAuthorization(value: string): string {
   return value.startsWith('AWS4-') ? value.replace(/Signature=[^,\s]*/g, `Signature=${MASKED_SECRET_VALUE}`) : MASKED_SECRET_VALUE;
 }
 
+/** A header's value as the journal shows it; `name` in lower case. */
+export const maskedHeaderValue = (name: string, value: string) =>
+  SECRET_HEADERS.has(name) ? MASKED_SECRET_VALUE : name === 'authorization' ? maskAuthorization(value) : value;
+
 /** Header names in lower case, a repeated header's values joined by `, ` as Headers does, secrets masked. */
 export function maskedHeaders(headers: Iterable<[string, string]>): Record<string, string> {
   const masked: Record<string, string> = {};
   for (const [rawName, rawValue] of headers) {
     const name = rawName.toLowerCase();
-    const value = SECRET_HEADERS.has(name) ? MASKED_SECRET_VALUE : name === 'authorization' ? maskAuthorization(rawValue) : rawValue;
+    const value = maskedHeaderValue(name, rawValue);
     masked[name] = Object.hasOwn(masked, name) ? `${masked[name]}, ${value}` : value;
   }
   return masked;
 }
 
-const isSecretParameter = (name: string) => SECRET_QUERY_PARAMETERS.has(name.toLowerCase()) || SECRET_FIELDS.has(name);
+export const isSecretParameter = (name: string) => SECRET_QUERY_PARAMETERS.has(name.toLowerCase()) || SECRET_FIELDS.has(name);
 
 /** Query parameters (repeated ones as lists) with presigned signatures and other secrets masked. */
 export function maskedQuery(search: string): Record<string, string | string[]> {
@@ -41,11 +45,11 @@ export function maskedQuery(search: string): Record<string, string | string[]> {
 }
 
 const TEXT_TYPE = /^(text\/|application\/(json|xml|x-www-form-urlencoded|problem\+json)\b|[^;]*\+(json|xml)\b)/i;
-const JSON_TYPE = /^application\/([^;]*\+)?json\b/i;
+export const JSON_TYPE = /^application\/([^;]*\+)?json\b/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The text of a body, null when binary. The first bytes of a longer body may end inside a character. */
-function decodeText(bytes: Uint8Array, contentType: string | null, whole: boolean): string | null {
+/** The text of a body, null when binary (by its content type, if given, or its bytes). The first bytes of a longer body may end inside a character. */
+export function decodeText(bytes: Uint8Array, contentType: string | null, whole: boolean): string | null {
   if (contentType !== null && !TEXT_TYPE.test(contentType)) return null;
   try {
     return utf8.decode(whole ? bytes : bytes.subarray(0, lastCharacterEnd(bytes)));
@@ -106,17 +110,28 @@ export const maskWhole = () => MASKED_SECRET_VALUE;
 
 /** A signed header's line (`name:value`) in a canonical request, and a query parameter (`name=value`), of the secret ones. */
 const SECRET_HEADER_LINE = new RegExp(`((?:${[...SECRET_HEADERS].join('|')}):)[^\\n<]*`, 'gi');
-const SECRET_QUERY_VALUE = new RegExp(`((?:${[...SECRET_QUERY_PARAMETERS].join('|')})=)[^&\\s<,]*`, 'gi');
+/** The value ends where a URL's query parameter, an XML text or a JSON string (a quote, an escape) does. */
+const SECRET_QUERY_VALUE = new RegExp(`((?:${[...SECRET_QUERY_PARAMETERS].join('|')})=)[^&\\s<,"\\\\]*`, 'gi');
+
+/** The secret query parameters' values (`x-amz-signature=...`) anywhere in a text: a presigned URL in a JSON string, say; `masked` hears each one's name. */
+export function maskSecretQueryValues(text: string, masked?: (parameter: string) => void): string {
+  return text.replace(SECRET_QUERY_VALUE, (found, assignment: string) => {
+    const value = found.slice(assignment.length);
+    if (value !== '' && value !== MASKED_SECRET_VALUE) masked?.(assignment.slice(0, -1).toLowerCase());
+    return `${assignment}${MASKED_SECRET_VALUE}`;
+  });
+}
 
 /**
  * S3 error documents of a SignatureDoesNotMatch quote the request as signed: its session token
  * and SSE-C keys (as text and as hex bytes), the signature, a presigned URL's query.
  */
 export function maskSigningDetails(text: string): string {
-  return text
-    .replace(/<(SignatureProvided|CanonicalRequestBytes|StringToSignBytes)>[^<]*<\/\1>/g, `<$1>${MASKED_SECRET_VALUE}</$1>`)
-    .replace(SECRET_HEADER_LINE, `$1${MASKED_SECRET_VALUE}`)
-    .replace(SECRET_QUERY_VALUE, `$1${MASKED_SECRET_VALUE}`);
+  return maskSecretQueryValues(
+    text
+      .replace(/<(SignatureProvided|CanonicalRequestBytes|StringToSignBytes)>[^<]*<\/\1>/g, `<$1>${MASKED_SECRET_VALUE}</$1>`)
+      .replace(SECRET_HEADER_LINE, `$1${MASKED_SECRET_VALUE}`),
+  );
 }
 
 /**

@@ -1,0 +1,137 @@
+/**
+ * What `localplane record` masks before an exchange reaches the file: the journal's secrets
+ * (src/journal/entries.ts, src/shared/errors.ts), found in headers, queries and bodies, each
+ * masking told to `report` by where it was (`request.headers.x-api-key`, `response.content.credentials`).
+ */
+import {
+  decodeText,
+  isSecretParameter,
+  JSON_TYPE,
+  maskedHeaderValue,
+  maskSecretQueryValues,
+  maskSigningDetails,
+  SECRET_HEADERS,
+  SECRET_QUERY_PARAMETERS,
+} from '../journal/entries.ts';
+import { MASKED_SECRET_VALUE, SECRET_FIELDS } from '../shared/errors.ts';
+import type { HarHeader } from './har.ts';
+
+/** Hears each thing masked, by where it was in the entry. */
+export type MaskReport = (where: string) => void;
+
+/** What a recording's `_localplane.masking` says the masking covers. */
+export const MASKING = {
+  value: MASKED_SECRET_VALUE,
+  headers: [...SECRET_HEADERS],
+  authorization: 'AWS4 (SigV4): its Signature, the credential scope and signed headers kept; any other scheme: the whole value',
+  query_parameters: [...SECRET_QUERY_PARAMETERS, ...SECRET_FIELDS],
+  json_fields: [...SECRET_FIELDS],
+  json: 'each string and number under a field above, at any depth, the shape kept',
+  text: 'the query parameters above in any text and header (presigned URLs in JSON strings); S3 signing details; event streams line by line, form bodies as queries; a body that does not parse and claims to be JSON, or names a JSON field above, whole',
+};
+
+const EVENT_STREAM_TYPE = /^text\/event-stream\b/i;
+const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
+/** `"credentials":` and the like: text that is not JSON but names a secret field likely holds its value next to it. */
+const SECRET_FIELD_NAME = new RegExp(`"(?:${[...SECRET_FIELDS].join('|')})"\\s*:`);
+
+export function maskedHarHeaders(pairs: readonly (readonly [string, string])[], where: string, report: MaskReport): HarHeader[] {
+  return pairs.map(([name, value]) => {
+    const lower = name.toLowerCase();
+    const masked = maskSecretQueryValues(maskedHeaderValue(lower, value));
+    if (masked !== value) report(`${where}.${lower}`);
+    return { name, value: masked };
+  });
+}
+
+function decodedComponent(text: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return text;
+  }
+}
+
+/** A query without its `?` (or a form body) with the secret parameters' values masked, every other byte as sent. */
+export function maskedQueryText(query: string, where: string, report: MaskReport): string {
+  return query
+    .split('&')
+    .map((part) => {
+      const equals = part.indexOf('=');
+      if (equals === -1) return part;
+      const name = decodedComponent(part.slice(0, equals));
+      const value = part.slice(equals + 1);
+      if (!isSecretParameter(name) || value === '' || value === MASKED_SECRET_VALUE) return part;
+      report(`${where}.${name}`);
+      return `${part.slice(0, equals)}=${MASKED_SECRET_VALUE}`;
+    })
+    .join('&');
+}
+
+/**
+ * A JSON value with each string and number under a secret field (SECRET_FIELDS, at any depth)
+ * masked and its shape kept: `credentials` stays an object of two strings, `secrets` a list of
+ * objects, so that a recording's answers compare by shape and its requests can be replayed with
+ * other secrets put in. `masked` hears the secret field's name for each value hidden.
+ */
+function maskedJson(value: unknown, masked: (field: string) => void, secretField: string | null = null): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskedJson(item, masked, secretField));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, maskedJson(field, masked, secretField ?? (SECRET_FIELDS.has(key) ? key : null))]));
+  }
+  if (secretField === null || (typeof value !== 'string' && typeof value !== 'number') || value === MASKED_SECRET_VALUE) return value;
+  masked(secretField);
+  return MASKED_SECRET_VALUE;
+}
+
+function parsedJson(text: string): { value: unknown } | null {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Text that may be JSON: its secret fields' values masked, then secret query parameters in
+ * its strings. A text that names a secret field, or claims to be JSON, and does not parse is
+ * masked whole: a secret in it cannot be told from the rest.
+ */
+function maskedText(text: string, claimsJson: boolean, where: string, report: MaskReport): string {
+  const json = parsedJson(text);
+  if (json !== null) {
+    let changed = false;
+    const masked = maskedJson(json.value, (field) => {
+      changed = true;
+      report(`${where}.${field}`);
+    });
+    // Unchanged JSON keeps its bytes, as the client saw them.
+    return maskSecretQueryValues(changed ? JSON.stringify(masked) : text, (parameter) => report(`${where}.${parameter}`));
+  }
+  if (claimsJson || SECRET_FIELD_NAME.test(text)) {
+    report(where);
+    return MASKED_SECRET_VALUE;
+  }
+  const masked = maskSigningDetails(text);
+  if (masked !== text) report(where);
+  return masked;
+}
+
+/**
+ * A body as the recording keeps it: UTF-8 text as text, masked; other bytes as base64, unless
+ * they claim to be JSON (then masked whole). `whole` is false for the first part of a longer
+ * body: JSON cut short does not parse, and is kept unless it names a secret field.
+ */
+export function maskedBody(bytes: Buffer, mimeType: string, whole: boolean, where: string, report: MaskReport): { text: string; encoding?: 'base64' } {
+  const text = decodeText(bytes, null, whole);
+  if (text === null) {
+    if (!JSON_TYPE.test(mimeType)) return { text: bytes.toString('base64'), encoding: 'base64' };
+    report(where);
+    return { text: MASKED_SECRET_VALUE };
+  }
+  if (EVENT_STREAM_TYPE.test(mimeType)) {
+    return { text: text.replace(/^(data: ?)(.*)$/gm, (_, field: string, data: string) => `${field}${maskedText(data, false, where, report)}`) };
+  }
+  if (FORM_TYPE.test(mimeType)) return { text: maskedQueryText(text, where, report) };
+  return { text: maskedText(text, whole && JSON_TYPE.test(mimeType), where, report) };
+}
