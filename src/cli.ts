@@ -9,8 +9,9 @@ import type { Localplane } from './localplane.ts';
 /** How an option's value is read, and what it becomes. */
 type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid';
 
-/** The commands other than `start`, whose options are theirs alone. */
 type WarehouseCommand = 'demo' | 'query';
+/** The commands other than `start`, whose options are theirs alone. */
+type OwnOptionsCommand = WarehouseCommand | 'verify';
 
 interface OptionSpec {
   /** The flag without `--`; its camelCase form is the config-file key. */
@@ -25,7 +26,7 @@ interface OptionSpec {
   /** Global options (help, version) are not `start` settings: no config-file key. */
   global?: boolean;
   /** Options of `demo` and `query`, not `start` settings: no config-file key. */
-  commands?: readonly WarehouseCommand[];
+  commands?: readonly OwnOptionsCommand[];
   short?: string;
 }
 
@@ -86,9 +87,9 @@ const OPTIONS = [
     flag: 'url',
     value: 'url',
     placeholder: '<url>',
-    default: 'demo: an instance of its own; query: the files in --dir',
-    help: "a running localplane's API URL (demo exports there; query reads its export); files come through the S3 API",
-    commands: ['demo', 'query'],
+    default: 'demo, verify: an instance of its own; query: the files in --dir',
+    help: "a running localplane's API URL (demo exports there; query reads its export; verify replays into it as it is); files come through the S3 API",
+    commands: ['demo', 'query', 'verify'],
   },
   {
     flag: 'dir',
@@ -99,6 +100,8 @@ const OPTIONS = [
     commands: ['demo', 'query'],
   },
   { flag: 'sql', value: 'text', placeholder: '<sql>', default: "the demo's tables", help: "print this query's result over the runs view instead", commands: ['demo'] },
+  { flag: 'workspace', value: 'text', placeholder: '<id>', default: 'the recorded one if a fixture, else the first with bulk exports', help: 'the fixture workspace the recorded workspace stands for', commands: ['verify'] },
+  { flag: 'json', value: 'switch', default: 'a table of what differs', help: 'print the report as one JSON document', commands: ['verify'] },
   { flag: 'export-id', value: 'uuid', placeholder: '<id>', default: 'every export in --dir; with --url the newest completed', help: 'the export query reads', commands: ['query'] },
   {
     flag: 'config',
@@ -115,7 +118,7 @@ const OPTIONS = [
 
 type CamelCase<Name extends string> = Name extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : Name;
 type ValueOf<Kind extends ValueKind> = Kind extends 'port' | 'count' ? number : Kind extends 'switch' ? boolean : string;
-type StartOption = Exclude<(typeof OPTIONS)[number], { global: true } | { commands: readonly WarehouseCommand[] }>;
+type StartOption = Exclude<(typeof OPTIONS)[number], { global: true } | { commands: readonly OwnOptionsCommand[] }>;
 /** The `start` settings after flags, environment and config file are merged; a missing one takes start()'s default. */
 type Settings = { [Option in StartOption as CamelCase<Option['flag']>]?: ValueOf<Option['value']> };
 
@@ -335,9 +338,15 @@ Runs the SQL with DuckDB over an export's Parquet files, with a ready-made view
   runs = read_parquet('<dir>/export_id=*/**/*.parquet', hive_partitioning = true)
 and prints the result as a table. It reads the last demo's copy unless --dir or --url
 say otherwise. See docs/warehouse-demo.md.`,
-} satisfies Record<WarehouseCommand, string>;
+  verify: `Usage: localplane verify <recording> [options]
 
-function help(command: 'localplane' | 'start' | WarehouseCommand): string {
+Replays a recording (HAR) in order against localplane (an instance of its own, its clock
+frozen and moved by the recorded gaps, unless --url) and compares each answer: status,
+content type, the body's shape, 422 error types. Prints the exchanges that differ and a
+summary; exits 1 on drift. See docs/recording.md#verify.`,
+} satisfies Record<OwnOptionsCommand, string>;
+
+function help(command: 'localplane' | 'start' | OwnOptionsCommand): string {
   if (command === 'start') {
     return `Usage: localplane start [options]
 
@@ -364,6 +373,7 @@ Commands:
   start   start the emulator (localplane start --help for its options)
   demo    the warehouse demo: export a seeded project, query its Parquet with DuckDB
   query   localplane query "<SQL>": SQL over an export's Parquet files, with a runs view
+  verify  localplane verify <recording>: replay a recording against localplane, report what differs
 
 Options:
 ${optionLines(OPTIONS)}
@@ -377,7 +387,7 @@ function version(): string {
   return manifest.version;
 }
 
-const COMMANDS = ['start', 'demo', 'query'] as const;
+const COMMANDS = ['start', 'demo', 'query', 'verify'] as const;
 type Command = (typeof COMMANDS)[number];
 const isCommand = (word: string | undefined): word is Command => (COMMANDS as readonly (string | undefined)[]).includes(word);
 
@@ -401,10 +411,11 @@ async function main(argv: readonly string[]) {
     process.stdout.write(help(isCommand(command) ? command : 'localplane'));
     return;
   }
-  if (!isCommand(command) || positionals.length > (command === 'query' ? 2 : 1)) {
-    throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start, demo or query' : `unknown command "${positionals.join(' ')}"`);
+  if (!isCommand(command) || positionals.length > (command === 'query' || command === 'verify' ? 2 : 1)) {
+    throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start, demo, query or verify' : `unknown command "${positionals.join(' ')}"`);
   }
   checkOptionsOf(command, values);
+  if (command === 'verify') return verify(positionals[1], values);
   if (command !== 'start') return warehouse(command, positionals[1], values);
   const settings = settingsFrom(values, process.env);
   // Loaded only to start: help, version and bad flags answer without loading the emulator.
@@ -454,12 +465,15 @@ async function main(argv: readonly string[]) {
   if (!settings.quiet) process.stderr.write(`localplane: dashboard at ${instance.apiUrl}/ui\n`);
 }
 
+/** A command's own option as given, read as its kind says; undefined when not given. */
+function commandOption(values: Record<string, string | boolean | undefined>, flag: string): string | undefined {
+  const text = values[flag];
+  return typeof text === 'string' ? (fromText(OPTIONS.find((spec) => spec.flag === flag)!, text, { kind: 'flag', name: `--${flag}` }) as string) : undefined;
+}
+
 /** `localplane demo` and `localplane query`: their failures on what they were given (bad SQL, no files, an instance that refuses) are usage errors. */
 async function warehouse(command: WarehouseCommand, sql: string | undefined, values: Record<string, string | boolean | undefined>) {
-  const option = (flag: string) => {
-    const text = values[flag];
-    return typeof text === 'string' ? (fromText(OPTIONS.find((spec) => spec.flag === flag)!, text, { kind: 'flag', name: `--${flag}` }) as string) : undefined;
-  };
+  const option = (flag: string) => commandOption(values, flag);
   const { runDemo, runQuery, formatTable, DEFAULT_DEMO_DIR, isWarehouseUsageError } = await import('./demo/index.ts');
   try {
     if (command === 'query') {
@@ -482,6 +496,17 @@ async function warehouse(command: WarehouseCommand, sql: string | undefined, val
   } catch (error) {
     throw isWarehouseUsageError(error) ? new UsageError((error as Error).message, false) : error;
   }
+}
+
+/** `localplane verify <recording>`: exits 1 on drift; a recording it cannot read, or an instance or workspace it cannot use, is a usage error. */
+async function verify(recording: string | undefined, values: Record<string, string | boolean | undefined>) {
+  if (recording === undefined) throw new UsageError('verify needs a recording: localplane verify <recording.har>');
+  const { verifyRecording, formatVerifyReport, RecordingFileError, VerifyError } = await import('./index.ts');
+  const report = await verifyRecording(recording, { url: commandOption(values, 'url'), workspace: commandOption(values, 'workspace') }).catch((error: unknown) => {
+    throw error instanceof RecordingFileError || error instanceof VerifyError ? new UsageError(error.message, false) : error;
+  });
+  process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
+  if (report.drift > 0) process.exitCode = 1;
 }
 
 /**
