@@ -14,7 +14,11 @@ export function idsOf(value: unknown): string[] {
 }
 
 /** Why a recorded request cannot be replayed here: an id it names that means nothing in localplane. */
-export type UnknownId = { id: string; firstSeenIn: number } | { id: string; firstSeenIn: null };
+export interface UnknownId {
+  id: string;
+  /** The exchange whose recorded answer showed it first; null when none did. */
+  firstSeenIn: number | null;
+}
 
 /**
  * Recorded ids and localplane's for the same resources, learnt as the replay goes: the answers

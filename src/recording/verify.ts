@@ -9,7 +9,7 @@ import { compareAnswers, describeDifference, type ComparedAnswer } from './verif
 import { IdMap, idsOf, type UnknownId } from './verify-ids.ts';
 import { openTarget, sendInProcess, sendOverHttp, workspaceChooser, type FixtureWorkspace, type ReplayInstance, type Target } from './verify-target.ts';
 
-export { VerifyError, type ReplayInstance } from './verify-target.ts';
+export { VerifyError } from './verify-target.ts';
 
 export interface VerifyOptions {
   /** A running localplane's API URL: the recording is replayed into it as it is (no reset). Default: a fresh instance of verify's own, its clock frozen. */
@@ -258,7 +258,7 @@ async function replay(log: HarLog, target: Target, workspace: string | undefined
   };
 }
 
-export const summaryLine = (report: VerifyReport) =>
+const summaryLine = (report: VerifyReport) =>
   `${report.exchanges} exchanges: ${report.same} same, ${report.drift} drift, ${report.notComparable} not comparable, ${report.skipped} skipped`;
 
 /** The exchanges that differ or cannot be compared, a line per reason, then the summary line. */
