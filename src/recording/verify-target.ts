@@ -79,7 +79,7 @@ export interface Target {
 
 async function readJson(send: Send, where: string, path: string): Promise<unknown> {
   const answer = await send(path);
-  if (!answer.ok) throw new VerifyError(`${where} is not a localplane: GET ${path} answered ${answer.status}`);
+  if (!answer.ok) throw new VerifyError(`${where} does not answer as a localplane: GET ${path} answered ${answer.status}`);
   return answer.json();
 }
 

@@ -132,8 +132,7 @@ class Replay {
       this.ids.learn(recorded.body, undefined, index);
       return verdict('not comparable', broken !== null ? [broken] : unknown.map(unknownIdReason));
     }
-    const setupProblems: string[] = [];
-    const here = await this.send(entry, url, requestJson, recorded, setupProblems);
+    const { here, setupProblems } = await this.send(entry, url, requestJson, recorded);
     this.ids.learn(recorded.body, recorded.status === here.status ? here.body : undefined, index);
     const differences = compareAnswers(recorded, here).map(describeDifference);
     return differences.length === 0 ? verdict('same', []) : verdict('drift', [...differences, ...setupProblems]);
@@ -143,8 +142,9 @@ class Replay {
   private passTime(entry: HarEntry): void {
     const start = startedAt(entry);
     if (Number.isNaN(start)) return;
+    // The first exchange, and one recorded out of order, add no time.
     if (start > this.lastStart) this.pendingSeconds += (start - this.lastStart) / 1000;
-    if (!(start <= this.lastStart)) this.lastStart = start;
+    this.lastStart = Number.isNaN(this.lastStart) ? start : Math.max(this.lastStart, start);
   }
 
   private async advanceClock(): Promise<void> {
@@ -155,8 +155,10 @@ class Replay {
     if (!answer.ok) throw new Error(`POST /_localplane/clock/advance answered ${answer.status}: ${await answer.text()}`);
   }
 
-  private async send(entry: HarEntry, url: URL, requestJson: unknown, recorded: ComparedAnswer, setupProblems: string[]): Promise<ComparedAnswer> {
+  /** Sends the request as rewritten for this instance; what went wrong preparing it (a bucket it could not create) comes with the answer. */
+  private async send(entry: HarEntry, url: URL, requestJson: unknown, recorded: ComparedAnswer): Promise<{ here: ComparedAnswer; setupProblems: string[] }> {
     const method = entry.request.method.toUpperCase();
+    const setupProblems: string[] = [];
     let body: BodyInit | undefined;
     if (!BODILESS_METHODS.has(method)) {
       if (requestJson !== undefined) {
@@ -172,10 +174,8 @@ class Replay {
     const answer = await this.target.send(this.ids.rewriteText(url.pathname + url.search), { method, headers: this.headers(entry), body });
     const text = await answer.text();
     return {
-      status: answer.status,
-      mediaType: mediaOf(answer.headers.get('content-type') ?? ''),
-      body: bodyJson({ text }),
-      bodyKept: true,
+      here: { status: answer.status, mediaType: mediaOf(answer.headers.get('content-type') ?? ''), body: bodyJson({ text }), bodyKept: true },
+      setupProblems,
     };
   }
 
@@ -185,7 +185,8 @@ class Replay {
     for (const { name, value } of entry.request.headers) {
       const lower = name.toLowerCase();
       if (NOT_REPLAYED.has(lower) || !HEADER_NAME.test(name)) continue;
-      const replayed = lower === KEY_HEADER ? this.workspaceFor(recordedTenant ?? this.firstTenant).api_key : this.ids.rewriteText(value);
+      const replayed =
+        lower === KEY_HEADER ? this.workspaceFor(recordedTenant ?? this.firstTenant).api_key : lower === TENANT_HEADER ? this.workspaceFor(value).id : this.ids.rewriteText(value);
       try {
         headers.set(name, replayed);
       } catch {
