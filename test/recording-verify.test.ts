@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyJson, readRecording, type HarEntry } from '../src/recording/har.ts';
+import { compareAnswers, describeDifference } from '../src/recording/verify-compare.ts';
 import { start, verifyRecording, type FixturesView, type Localplane, type VerifyReport } from '../src/index.ts';
 import { expectUsageError, runCli } from './support/cli.ts';
 import { s3For } from './support/objstore.ts';
@@ -280,6 +281,30 @@ describe('verifyRecording: mapping and what is not compared', () => {
     ]);
     expect(report).toMatchObject({ drift: 0, notComparable: 3, skipped: 1 });
   }, 60_000);
+});
+
+describe('compareAnswers', () => {
+  const answer = (status: number, body: unknown, contentType = 'application/json') => ({ status, contentType, body, bodyKept: true });
+  const differences = (recorded: ReturnType<typeof answer>, here: ReturnType<typeof answer>) => compareAnswers(recorded, here).map(describeDifference);
+
+  it('takes null for any type, an empty list for any list, and compares list elements merged', () => {
+    expect(differences(answer(200, { a: null, b: [], c: [{ x: 1 }, { y: 'z' }] }), answer(200, { a: 'text', b: [{ q: 1 }], c: [{ x: 2, y: 'w' }] }))).toEqual([]);
+    expect(differences(answer(200, { resources: [{ name: 'a' }] }), answer(200, { resources: [{}] }))).toEqual(['body.resources[].name: missing']);
+    expect(differences(answer(200, { count: 1, 'a.b': true }), answer(200, { count: '1', 'a.b': true }))).toEqual(['body.count: number → string']);
+  });
+
+  it("compares a 422's errors by type and loc, and a detail string against a list by its type", () => {
+    const error = (type: string, loc: string[]) => ({ type, loc, msg: 'any words' });
+    expect(
+      differences(answer(422, { detail: [error('missing', ['body', 'name']), error('enum', ['body', 'source'])] }), answer(422, { detail: [error('string_type', ['body', 'name'])] })),
+    ).toEqual(['body.detail: 2 errors → 1 error', 'body.detail[0].type: "missing" → "string_type"']);
+    expect(differences(answer(422, { detail: 'Invalid' }), answer(422, { detail: [error('missing', ['body'])] }))).toEqual(['body.detail: string → array']);
+  });
+
+  it('compares the media type without its parameters; a different status is the one difference', () => {
+    expect(differences(answer(200, {}, 'application/json'), answer(200, {}, 'application/json; charset=utf-8'))).toEqual([]);
+    expect(differences(answer(204, undefined, ''), answer(200, { a: 1 }))).toEqual(['status 204 → 200']);
+  });
 });
 
 describe('localplane verify', () => {

@@ -7,8 +7,8 @@
 /** An answer as compared: its body parsed as JSON, undefined when there is none or it is not JSON. */
 export interface ComparedAnswer {
   status: number;
-  /** The media type without parameters, lower case; '' when none. */
-  mediaType: string;
+  /** The Content-Type as answered ('' when none): compared as its media type, without parameters. */
+  contentType: string;
   body: unknown;
   /** False when the recording has no copy of the body (a HAR may leave it out): the body is then not compared. */
   bodyKept: boolean;
@@ -80,12 +80,14 @@ function compareShapes(at: string, recorded: Shape, here: Shape, differences: Di
 
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+const errorCount = (count: number) => `${count} error${count === 1 ? '' : 's'}`;
+
 /** A FastAPI 422's errors, compared one by one by `type` and `loc`, which clients read. */
 function compareValidationErrors(recorded: unknown, here: unknown, differences: Difference[]): void {
   if (!isRecord(recorded) || !isRecord(here) || !Array.isArray(recorded.detail) || !Array.isArray(here.detail)) return;
   const [recordedErrors, hereErrors] = [recorded.detail, here.detail];
   if (recordedErrors.length !== hereErrors.length) {
-    differences.push({ at: 'body.detail', recorded: `${recordedErrors.length} errors`, here: `${hereErrors.length} errors` });
+    differences.push({ at: 'body.detail', recorded: errorCount(recordedErrors.length), here: errorCount(hereErrors.length) });
   }
   for (let index = 0; index < Math.min(recordedErrors.length, hereErrors.length); index++) {
     for (const field of ['type', 'loc']) {
@@ -96,12 +98,14 @@ function compareValidationErrors(recorded: unknown, here: unknown, differences: 
 }
 
 const bodyKind = (body: unknown) => (body === undefined ? 'no JSON body' : 'JSON');
+const mediaTypeOf = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase();
 
 /** What differs between a recorded answer and localplane's; a different status says it all. */
 export function compareAnswers(recorded: ComparedAnswer, here: ComparedAnswer): Difference[] {
   if (recorded.status !== here.status) return [{ at: 'status', recorded: String(recorded.status), here: String(here.status) }];
   const differences: Difference[] = [];
-  if (recorded.mediaType !== here.mediaType) differences.push({ at: 'content type', recorded: recorded.mediaType || 'none', here: here.mediaType || 'none' });
+  const [recordedType, hereType] = [mediaTypeOf(recorded.contentType), mediaTypeOf(here.contentType)];
+  if (recordedType !== hereType) differences.push({ at: 'content type', recorded: recordedType || 'none', here: hereType || 'none' });
   if (!recorded.bodyKept) return differences;
   if ((recorded.body === undefined) !== (here.body === undefined)) {
     differences.push({ at: 'body', recorded: bodyKind(recorded.body), here: bodyKind(here.body) });

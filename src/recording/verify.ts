@@ -66,16 +66,15 @@ const isRecord = (value: unknown): value is Record<string, unknown> => value !==
 const startedAt = (entry: HarEntry) => Date.parse(entry.startedDateTime);
 
 function recordedAnswer(response: HarResponse): ComparedAnswer {
-  const mediaType = headerValue(response.headers, 'content-type') ?? response.content.mimeType;
+  const contentType = headerValue(response.headers, 'content-type') ?? response.content.mimeType;
   return {
     status: response.status,
-    mediaType: mediaOf(mediaType === 'x-unknown' ? '' : mediaType),
+    // Browsers write x-unknown for an answer without a Content-Type.
+    contentType: contentType === 'x-unknown' ? '' : contentType,
     body: bodyJson(response.content),
     bodyKept: response.content.text !== undefined || response.content.size === 0 || response.status === 204 || response.status === 304,
   };
 }
-
-const mediaOf = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase();
 
 /** Why a recorded answer is no answer of the upstream's to compare with: the recorder's own error, or a body cut short. */
 function brokenAnswer(entry: HarEntry): string | null {
@@ -174,7 +173,7 @@ class Replay {
     const answer = await this.target.send(this.ids.rewriteText(url.pathname + url.search), { method, headers: this.headers(entry), body });
     const text = await answer.text();
     return {
-      here: { status: answer.status, mediaType: mediaOf(answer.headers.get('content-type') ?? ''), body: bodyJson({ text }), bodyKept: true },
+      here: { status: answer.status, contentType: answer.headers.get('content-type') ?? '', body: bodyJson({ text }), bodyKept: true },
       setupProblems,
     };
   }
