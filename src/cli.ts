@@ -9,9 +9,9 @@ import type { Localplane } from './localplane.ts';
 /** How an option's value is read, and what it becomes. */
 type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid';
 
-/** The commands other than `start`, whose options are theirs alone. */
 type WarehouseCommand = 'demo' | 'query';
-type OwnOptionsCommand = WarehouseCommand | 'fixtures' | 'record';
+/** The commands other than `start`, whose options are theirs alone. */
+type OwnOptionsCommand = WarehouseCommand | 'fixtures' | 'record' | 'verify';
 
 interface OptionSpec {
   /** The flag without `--`; its camelCase form is the config-file key. */
@@ -25,7 +25,7 @@ interface OptionSpec {
   help: string;
   /** Global options (help, version) are not `start` settings: no config-file key. */
   global?: boolean;
-  /** Options of `demo`, `query`, `fixtures` or `record`, not `start` settings: no config-file key. */
+  /** Options of `demo`, `query`, `fixtures`, `record` or `verify`, not `start` settings: no config-file key. */
   commands?: readonly OwnOptionsCommand[];
   /** Other commands that take this `start` setting, read as start reads it. */
   alsoOf?: readonly OwnOptionsCommand[];
@@ -89,9 +89,9 @@ const OPTIONS = [
     flag: 'url',
     value: 'url',
     placeholder: '<url>',
-    default: 'demo: an instance of its own; query: the files in --dir',
-    help: "a running localplane's API URL (demo exports there; query reads its export); files come through the S3 API",
-    commands: ['demo', 'query'],
+    default: 'demo, verify: an instance of its own; query: the files in --dir',
+    help: "a running localplane's API URL (demo exports there; query reads its export; verify replays into it as it is); files come through the S3 API",
+    commands: ['demo', 'query', 'verify'],
   },
   {
     flag: 'dir',
@@ -102,6 +102,8 @@ const OPTIONS = [
     commands: ['demo', 'query'],
   },
   { flag: 'sql', value: 'text', placeholder: '<sql>', default: "the demo's tables", help: "print this query's result over the runs view instead", commands: ['demo'] },
+  { flag: 'workspace', value: 'text', placeholder: '<id>', default: 'the recorded one if a fixture, else the first with bulk exports', help: 'the fixture workspace the recorded workspace stands for', commands: ['verify'] },
+  { flag: 'json', value: 'switch', default: 'a table of what differs', help: 'print the report as one JSON document', commands: ['verify'] },
   { flag: 'export-id', value: 'uuid', placeholder: '<id>', default: 'every export in --dir; with --url the newest completed', help: 'the export query reads', commands: ['query'] },
   { flag: 'upstream', value: 'url', placeholder: '<url>', help: 'required: the base URL record passes requests on to', commands: ['record'] },
   {
@@ -370,6 +372,12 @@ to the HAR file as it ends, secrets masked. Prints one line once it listens:
   localplane record ready proxy=<url> upstream=<url> out=<file>
 and stops on SIGINT or SIGTERM, the file whole. --host and --port are where it listens,
 as start's API would. See docs/recording.md.`,
+  verify: `Usage: localplane verify <recording> [options]
+
+Replays a recording (HAR) in order against localplane (an instance of its own, its clock
+frozen and moved by the recorded gaps, unless --url) and compares each answer: status,
+content type, the body's shape, 422 error types. Prints the exchanges that differ and a
+summary; exits 1 on drift. See docs/recording.md#verify.`,
 } satisfies Record<OwnOptionsCommand, string>;
 
 function help(command: 'localplane' | 'start' | OwnOptionsCommand): string {
@@ -401,6 +409,7 @@ Commands:
   query   localplane query "<SQL>": SQL over an export's Parquet files, with a runs view
   record  a recording proxy: localplane record --upstream <url> --out <file>
   fixtures  fixtures from-recording <recording> --out <dir>: a fixtures dir from a recording
+  verify  localplane verify <recording>: replay a recording against localplane, report what differs
 
 Options:
 ${optionLines(OPTIONS)}
@@ -414,7 +423,7 @@ function version(): string {
   return manifest.version;
 }
 
-const COMMANDS = ['start', 'demo', 'query', 'record', 'fixtures'] as const;
+const COMMANDS = ['start', 'demo', 'query', 'record', 'verify', 'fixtures'] as const;
 type Command = (typeof COMMANDS)[number];
 const isCommand = (word: string | undefined): word is Command => (COMMANDS as readonly (string | undefined)[]).includes(word);
 
@@ -438,11 +447,12 @@ async function main(argv: readonly string[]) {
     process.stdout.write(help(isCommand(command) ? command : 'localplane'));
     return;
   }
-  if (!isCommand(command) || positionals.length > (command === 'query' ? 2 : command === 'fixtures' ? 3 : 1)) {
-    throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start, demo, query, record or fixtures' : `unknown command "${positionals.join(' ')}"`);
+  if (!isCommand(command) || positionals.length > (command === 'query' || command === 'verify' ? 2 : command === 'fixtures' ? 3 : 1)) {
+    throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start, demo, query, record, verify or fixtures' : `unknown command "${positionals.join(' ')}"`);
   }
   checkOptionsOf(command, values);
   if (command === 'record') return recordCommand(values);
+  if (command === 'verify') return verify(positionals[1], values);
   if (command === 'fixtures') return fixturesFromRecording(positionals.slice(1), values);
   if (command !== 'start') return warehouse(command, positionals[1], values);
   const settings = settingsFrom(values, process.env);
@@ -552,6 +562,17 @@ async function recordCommand(values: Record<string, string | boolean | undefined
   });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => void recorder.stop().then(() => process.exit(0), (error: unknown) => fail(error, 1)));
   process.stdout.write(`localplane record ready proxy=${recorder.url} upstream=${recorder.upstream} out=${out}\n`);
+}
+
+/** `localplane verify <recording>`: exits 1 on drift; a recording it cannot read, or an instance or workspace it cannot use, is a usage error. */
+async function verify(recording: string | undefined, values: Record<string, string | boolean | undefined>) {
+  if (recording === undefined) throw new UsageError('verify needs a recording: localplane verify <recording.har>');
+  const { verifyRecording, formatVerifyReport, RecordingFileError, VerifyError } = await import('./index.ts');
+  const report = await verifyRecording(recording, { url: ownFlag(values, 'url') as string | undefined, workspace: ownFlag(values, 'workspace') as string | undefined }).catch((error: unknown) => {
+    throw error instanceof RecordingFileError || error instanceof VerifyError ? new UsageError(error.message, false) : error;
+  });
+  process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
+  if (report.drift > 0) process.exitCode = 1;
 }
 
 /**

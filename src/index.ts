@@ -1,3 +1,7 @@
+import { createLocalplane } from './localplane.ts';
+import type { HarLog } from './recording/har.ts';
+import { verifyWith, type VerifyOptions, type VerifyReport } from './recording/verify.ts';
+
 export {
   createLocalplane,
   start,
@@ -32,3 +36,14 @@ export type { Restored, SavedSnapshot, SavedSnapshots } from './snapshots/routes
 export type { RunsAdded, RunsAddition } from './tracing/knob-routes.ts';
 export type { PreviewResponse, SqlRequest, SqlResponse } from './warehouse/schemas.ts';
 export type { Tier } from './workspaces/store.ts';
+export { formatVerifyReport, VerifyError, type ExchangeVerdict, type Outcome, type VerifyOptions, type VerifyReport } from './recording/verify.ts';
+export { RecordingFileError, type HarLog } from './recording/har.ts';
+
+/**
+ * Replays a recording (a HAR file's path, or its `log`) against localplane and compares each
+ * answer with the recorded one (docs/recording.md#verify): into a fresh instance of its own,
+ * its clock frozen, unless `url` names a running one.
+ */
+export function verifyRecording(recording: string | HarLog, options: VerifyOptions = {}): Promise<VerifyReport> {
+  return verifyWith(recording, options, () => createLocalplane({ freezeClock: true }));
+}

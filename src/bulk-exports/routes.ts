@@ -7,7 +7,7 @@ import type { Clock } from '../shared/clock.ts';
 import { conflict, HttpError, notFound } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';
 import type { TracingStore } from '../tracing/store.ts';
-import type { WorkspaceStore } from '../workspaces/store.ts';
+import { BULK_EXPORT_TIERS, type WorkspaceStore } from '../workspaces/store.ts';
 import { credentialKeys, newDestination, newExport, storedCredentials, unknownExportFields } from './creation.ts';
 import { checkDestination, forcedFailureDetails, type DestinationCheckDeps } from './destination-check.ts';
 import { hourlyCreatesExceeded, recurringExportsExceeded } from './quotas.ts';
@@ -40,7 +40,6 @@ export interface BulkExportRouteDeps extends DestinationCheckDeps {
   limits: InstanceLimits;
 }
 
-const BULK_EXPORT_TIERS = ['plus', 'enterprise'];
 const TIER_REFUSAL = 'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.';
 
 const destinationNotFound = (id: string) => `Bulk export destination ${id} not found`;

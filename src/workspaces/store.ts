@@ -3,6 +3,8 @@ import type { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 
 export const TIERS = ['developer', 'plus', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
+/** The plans with bulk exports. */
+export const BULK_EXPORT_TIERS: readonly Tier[] = ['plus', 'enterprise'];
 
 export interface Workspace {
   id: string;
