@@ -27,10 +27,11 @@ export interface ValidationDetail {
 }
 
 /**
- * Request fields whose values are secret: a 422 never echoes them, nor anything under
- * them, whatever their type (a string sent where an object belongs is masked too).
+ * Fields whose values are secret: a 422 never echoes them, nor anything under them, whatever
+ * their type (a string sent where an object belongs is masked too); a recording masks them in
+ * answers as well (`token`: a deployment's registry push token).
  */
-export const SECRET_FIELDS: ReadonlySet<string> = new Set(['credentials', 'secrets', 'secret_access_key', 'session_token', 'client_secret']);
+export const SECRET_FIELDS: ReadonlySet<string> = new Set(['credentials', 'secrets', 'secret_access_key', 'session_token', 'client_secret', 'token']);
 /** What a response shows instead of a secret value. */
 export const MASKED_SECRET_VALUE = '********';
 
