@@ -81,11 +81,14 @@ function brokenAnswer(entry: HarEntry): string | null {
   const error = entry._error ?? entry.response._error;
   if (error !== undefined && error !== null && error !== false) return `the recorded answer is the recorder's error: ${typeof error === 'string' ? error : JSON.stringify(error)}`;
   if (entry.response.status === 0) return 'the request got no answer when it was recorded';
-  const kept = bodyBytes(entry.response.content)?.length;
-  const size = entry.response.content.size;
-  if (kept !== undefined && size > kept) return `the recorded answer was cut (${kept} of ${size} bytes)`;
-  return null;
+  const { content } = entry.response;
+  const kept = bodyBytes(content)?.length;
+  // A body the recorder masked is no longer as long as the answer was: only its `_truncated` says it was cut.
+  const cut = content._truncated === true || (!maskedAnswer(entry) && kept !== undefined && content.size > kept);
+  return cut ? `the recorded answer was cut (${kept} of ${content.size} bytes)` : null;
 }
+
+const maskedAnswer = (entry: HarEntry) => (entry._masked ?? []).some((where) => where === 'response.content' || where.startsWith('response.content.'));
 
 function unknownIdReason(unknown: UnknownId): string {
   return unknown.firstSeenIn === null ? `${unknown.id} existed upstream before the recording` : `${unknown.id} (from the answer of #${unknown.firstSeenIn}) has no counterpart here`;
