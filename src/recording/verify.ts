@@ -164,7 +164,7 @@ class Replay {
     let body: BodyInit | undefined;
     if (!BODILESS_METHODS.has(method)) {
       if (requestJson !== undefined) {
-        const replayed = this.withWorkingSecrets(this.ids.rewriteJson(requestJson), recorded.body);
+        const replayed = this.withWorkingCredentials(this.ids.rewriteJson(requestJson));
         setupProblems.push(...(await this.prepareDestination(replayed, recorded.status)));
         body = JSON.stringify(replayed);
       } else {
@@ -199,20 +199,14 @@ class Replay {
   }
 
   /**
-   * Masked secrets made working again: destination `credentials` become a fixture key pair (the
-   * recorded key id's when it is a fixture key, else the full-access pair); deployment `secrets`
-   * masked whole become the names the recorded answer shows, their values still masked.
+   * Masked credentials made working again: destination `credentials` become a fixture key pair
+   * (the recorded key id's when it is a fixture key, else the full-access pair). Other masked
+   * values (deployment secrets' names and values) are valid as they are.
    */
-  private withWorkingSecrets(value: unknown, recordedAnswer: unknown): unknown {
-    if (Array.isArray(value)) return value.map((item) => this.withWorkingSecrets(item, recordedAnswer));
+  private withWorkingCredentials(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map((item) => this.withWorkingCredentials(item));
     if (!isRecord(value)) return value;
-    return Object.fromEntries(
-      Object.entries(value).map(([key, field]) => {
-        if (key === 'credentials') return [key, this.workingCredentials(field)];
-        if (key === 'secrets' && field === MASKED_SECRET_VALUE) return [key, secretNamesOf(recordedAnswer)];
-        return [key, this.withWorkingSecrets(field, recordedAnswer)];
-      }),
-    );
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, key === 'credentials' ? this.workingCredentials(field) : this.withWorkingCredentials(field)]));
   }
 
   private workingCredentials(recorded: unknown): unknown {
@@ -238,11 +232,6 @@ class Replay {
     const problem = await this.target.ensureBucket(config.bucket_name);
     return problem === null ? [] : [problem];
   }
-}
-
-function secretNamesOf(recordedAnswer: unknown): { name: string; value: string }[] {
-  if (!isRecord(recordedAnswer) || !Array.isArray(recordedAnswer.secrets)) return [];
-  return recordedAnswer.secrets.filter((secret) => isRecord(secret) && typeof secret.name === 'string').map((secret) => ({ name: secret.name as string, value: MASKED_SECRET_VALUE }));
 }
 
 async function replay(log: HarLog, target: Target, workspace: string | undefined): Promise<VerifyReport> {
