@@ -1,123 +1,27 @@
 // `localplane verify`: recordings of real exchanges with an upstream localplane (another seed, so every id it creates differs), replayed into a fresh instance and compared.
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyJson, readRecording, type HarEntry } from '../src/recording/har.ts';
+import { bodyBytes, bodyJson, readRecording } from '../src/recording/har.ts';
 import { compareAnswers, describeDifference } from '../src/recording/verify-compare.ts';
-import { start, verifyRecording, type FixturesView, type Localplane, type VerifyReport } from '../src/index.ts';
+import { start, verifyRecording, type VerifyReport } from '../src/index.ts';
 import { expectUsageError, runCli } from './support/cli.ts';
-import { s3For } from './support/objstore.ts';
-import { TestRecorder } from './support/recording.ts';
+import { recordScenario, type RecordedScenario } from './support/recording-scenario.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'localplane-verify-'));
 const CLEAN = join(dir, 'clean.har');
 const FAULTED = join(dir, 'faulted.har');
 const RESHAPED = join(dir, 'reshaped.har');
 
-const BUCKET = 'team-traces';
-const DEPLOYMENT_SECRET = 'sk-verify-deployment-secret-1';
-const CLIENT_SECRET = 'lp-oauth-verify-client-secret-1';
-
-let fixtures: FixturesView;
-const globex = () => fixtures.workspaces.find((workspace) => workspace.tier === 'enterprise')!;
-const keyPair = (index: number) => {
-  const { access_key_id, secret_access_key } = fixtures.objstore.keys[index]!;
-  return { access_key_id, secret_access_key };
-};
-
-/**
- * Destinations, an export to completion, its runs, a listener, a deployment created, revised,
- * patched and deleted, OAuth provider CRUD, and 404, 409 and 422 answers, as the Globex workspace.
- * Before recording, a bucket and a destination the recording does not show are made upstream.
- */
-async function recordScenario(path: string, upstream: Localplane, baseUrl: string): Promise<void> {
-  const workspace = globex();
-  const auth = { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id };
-  await s3For(upstream.objstoreUrl, fixtures.objstore.keys[0]!).send(new CreateBucketCommand({ Bucket: BUCKET }));
-  const earlier = await fetch(`${upstream.apiUrl}/api/v1/bulk-exports/destinations`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ display_name: 'made before the recording', config: { bucket_name: 'exports', prefix: 'earlier' }, credentials: keyPair(0) }),
-  });
-  const earlierId = ((await earlier.json()) as { id: string }).id;
-
-  const api = new TestRecorder(path, baseUrl, auth, () => upstream.clock.now());
-  const destination = await api.post('/api/v1/bulk-exports/destinations', {
-    display_name: 'team traces',
-    config: { bucket_name: BUCKET, prefix: 'lp/verify', endpoint_url: upstream.objstoreUrl },
-    credentials: keyPair(0),
-  });
-  await api.get(`/api/v1/bulk-exports/destinations/${earlierId}`);
-  await api.get('/api/v1/bulk-exports/destinations');
-  await api.patch(`/api/v1/bulk-exports/destinations/${destination.body.id}`, { credentials: keyPair(3) });
-  const created = await api.post('/api/v1/bulk-exports', {
-    bulk_export_destination_id: destination.body.id,
-    session_id: workspace.sessions[0]!.id,
-    start_time: '2026-10-01T00:00:00Z',
-    end_time: '2026-10-02T00:00:00Z',
-    format_version: 'v2_beta',
-    compression: 'snappy',
-  });
-  for (let polls = 0; (await api.get(`/api/v1/bulk-exports/${created.body.id}`)).body.status !== 'Completed'; polls++) {
-    if (polls === 10) throw new Error('the upstream export did not complete');
-    await upstream.clock.advance(30);
-  }
-  const runs = await api.get(`/api/v1/bulk-exports/${created.body.id}/runs`);
-  await api.get(`/api/v1/bulk-exports/${created.body.id}/runs/${runs.body[0].id}`);
-  await api.delete(`/api/v1/bulk-exports/destinations/${destination.body.id}`);
-
-  const listenerBody = { compute_type: 'k8s', compute_id: 'verify-edge', compute_config: { k8s_namespaces: ['edge'] }, version: '0.12.0' };
-  const listener = await api.post('/v2/listeners', listenerBody);
-  await api.get('/v2/listeners');
-  await api.patch(`/v2/listeners/${listener.body.id}`, { version: '0.13.0' });
-  await api.post('/v2/listeners', listenerBody);
-  const deployment = await api.post('/v2/deployments', {
-    name: 'verify-agent',
-    source: 'external_container',
-    source_config: { listener_id: listener.body.id, listener_config: { k8s_namespace: 'edge' } },
-    source_revision_config: { image_uri: 'registry.example/agent:1' },
-    secrets: [{ name: 'MODEL_KEY', value: DEPLOYMENT_SECRET }],
-  });
-  const deploymentPath = `/v2/deployments/${deployment.body.id}`;
-  const revisions = await api.get(`${deploymentPath}/revisions`);
-  await upstream.clock.advance(600);
-  await api.get(`${deploymentPath}/revisions/${revisions.body.resources[0].id}`);
-  await api.patch(deploymentPath, { source_revision_config: { image_uri: 'registry.example/agent:2' } });
-  await api.patch(deploymentPath, { secrets: [{ name: 'MODEL_KEY', value: `${DEPLOYMENT_SECRET}-rotated` }] });
-  await upstream.clock.advance(600);
-  await api.get(`${deploymentPath}/revisions`);
-  await api.get(deploymentPath);
-  await api.get('/v2/deployments?name_contains=verify');
-  await api.delete(deploymentPath);
-  await upstream.clock.advance(600);
-  await api.get(deploymentPath);
-  await api.delete(`/v2/listeners/${listener.body.id}`);
-
-  await api.post('/v2/auth/providers', {
-    provider_id: 'verify-chat',
-    name: 'Chat',
-    client_id: 'chat-client',
-    client_secret: CLIENT_SECRET,
-    auth_url: 'https://chat.example/authorize',
-    token_url: 'https://chat.example/token',
-  });
-  await api.get('/v2/auth/providers');
-  await api.get('/v2/auth/providers/verify-chat');
-  await api.patch('/v2/auth/providers/verify-chat', { name: 'Chat desk', client_secret: `${CLIENT_SECRET}-rotated` });
-  await api.delete('/v2/auth/providers/verify-chat');
-  await api.get('/v2/auth/providers/verify-chat');
-
-  await api.get('/v2/deployments/00000000-0000-4000-8000-000000000000');
-  await api.get('/v2/listeners?limit=101');
-  await api.post('/v2/deployments', { name: 'no-source' });
-  await api.get('/v1/integrations/forge/codehost/not-a-uuid/repos');
-  await api.get(`/v1/integrations/forge/codehost/${workspace.integrations[0]!.id}/repos`);
-  api.close();
-}
+/** What the scenario's client got, by the recording it made. */
+const recorded = new Map<string, RecordedScenario>();
+const scenario = () => recorded.get(CLEAN)!;
+const workspace = () => scenario().workspace;
+const auth = () => ({ 'X-API-Key': workspace().api_key, 'X-Tenant-Id': workspace().id });
+const reposPath = () => `/v1/integrations/forge/codehost/${workspace().integrations[0]!.id}/repos`;
 
 interface Reshaping {
   method: string;
@@ -162,16 +66,15 @@ async function reshapingProxy(upstreamUrl: string): Promise<{ url: string; serve
 beforeAll(async () => {
   const upstream = await start({ port: 0, objstorePort: 0, freezeClock: true, seed: 2, log: () => {} });
   try {
-    fixtures = await upstream.fixtures();
-    await recordScenario(CLEAN, upstream, upstream.apiUrl);
+    recorded.set(CLEAN, await recordScenario({ upstream, out: CLEAN }));
 
     await upstream.reset();
-    upstream.faultRules.add({ match: { method: 'GET', path: `/v1/integrations/forge/codehost/${globex().integrations[0]!.id}/repos` }, action: { status: 503 }, count: 1 });
-    await recordScenario(FAULTED, upstream, upstream.apiUrl);
+    upstream.faultRules.add({ match: { method: 'GET', path: reposPath() }, action: { status: 503 }, count: 1 });
+    recorded.set(FAULTED, await recordScenario({ upstream, out: FAULTED }));
 
     await upstream.reset();
     const proxy = await reshapingProxy(upstream.apiUrl);
-    await recordScenario(RESHAPED, upstream, proxy.url);
+    recorded.set(RESHAPED, await recordScenario({ upstream, out: RESHAPED, via: proxy.url }));
     proxy.server.close();
   } finally {
     // Stopped before any replay: a destination naming its objstore must be pointed at the replay's own.
@@ -198,38 +101,44 @@ describe('verifyRecording', () => {
   }, 60_000);
 
   it('finds no drift in a recording of the same behaviour, with every id the upstream created mapped to the one created here', () => {
+    expect(scenario().unexpected).toEqual([]);
     expect(clean.drift, JSON.stringify(differing(clean, 'drift'), null, 1)).toBe(0);
     expect(clean).toMatchObject({ exchanges: entries(CLEAN).length, skipped: 0 });
     expect(clean.same).toBe(clean.exchanges - 1);
-    const recordedDestination = bodyOf(entries(CLEAN)[0]!).id;
+    const recordedDestination = scenario().destination.id;
     expect(clean.ids[recordedDestination]).toMatch(/^[0-9a-f-]{36}$/);
     expect(clean.ids[recordedDestination]).not.toBe(recordedDestination);
-    // The export, its run, the listener, the deployment, its revisions and the provider: each mapped.
+    // The exports, a run, the listeners, the deployments, their revisions: each mapped.
     expect(Object.keys(clean.ids).length).toBeGreaterThanOrEqual(8);
   });
 
   it('reports a request about a resource the upstream had before the recording as not comparable', () => {
-    const earlierId = new URL(entries(CLEAN)[1]!.request.url).pathname.split('/').pop()!;
+    const earlierId = scenario().earlierDestinationId;
     expect(differing(clean, 'not comparable')).toEqual([
-      { exchange: `1 GET /api/v1/bulk-exports/destinations/${earlierId}`, reasons: [`${earlierId} existed upstream before the recording`] },
+      { exchange: exchangeOf(CLEAN, 'GET', new RegExp(`/${earlierId}$`)), reasons: [`${earlierId} existed upstream before the recording`] },
     ]);
   });
 
-  it('replays from a recording whose key, credentials and secrets are masked: none of them is in the file', () => {
-    const text = readFileSync(CLEAN, 'utf8');
-    for (const secret of [globex().api_key, keyPair(0).secret_access_key, keyPair(3).secret_access_key, DEPLOYMENT_SECRET, CLIENT_SECRET]) expect(text.includes(secret), secret).toBe(false);
+  it('replays from recordings whose key, credentials and secrets are masked in place: none of them is in any file', () => {
+    for (const [file, { secrets }] of recorded) {
+      const text = readFileSync(file, 'utf8');
+      expect(secrets.filter((secret) => text.includes(secret)), file).toEqual([]);
+    }
     const sent = entries(CLEAN).map((entry) => bodyJson(entry.request.postData) as Record<string, unknown> | undefined);
-    expect(sent.flatMap((body) => (body?.credentials === undefined ? [] : [body.credentials]))).toEqual(['********', '********']);
-    expect(sent.flatMap((body) => (Array.isArray(body?.secrets) || body?.secrets === undefined ? [] : [body.secrets]))).toEqual(['********', '********']);
+    const masked = { access_key_id: '********', secret_access_key: '********' };
+    expect(sent.flatMap((body) => (body?.credentials === undefined ? [] : [body.credentials]))).toEqual([masked, masked, masked]);
+    expect(sent.flatMap((body) => (body?.secrets === undefined ? [] : [body.secrets]))).toEqual(Array(4).fill([{ name: '********', value: '********' }]));
   });
 
   it('reports the one exchange a fault rule changed upstream, as its status', async () => {
+    expect(recorded.get(FAULTED)!.unexpected).toEqual([`GET ${reposPath()}: 503, meant 200`]);
     const report = await verifyRecording(FAULTED);
     expect(differing(report, 'drift')).toEqual([{ exchange: exchangeOf(FAULTED, 'GET', /^\/v1\/integrations\/forge\/codehost\/[0-9a-f-]{36}\/repos$/), reasons: ['status 503 → 200'] }]);
     expect(report.notComparable).toBe(1);
   }, 60_000);
 
   it('reports exactly the answers a proxy reshaped: a field renamed, one dropped, one of another type', async () => {
+    expect(recorded.get(RESHAPED)!.unexpected).toEqual([]);
     const report = await verifyRecording(RESHAPED);
     expect(differing(report, 'drift')).toEqual([
       { exchange: exchangeOf(RESHAPED, 'GET', /\/runs\/[^/]+$/), reasons: ['body.retry_number: string → number'] },
@@ -243,10 +152,13 @@ describe('verifyRecording: mapping and what is not compared', () => {
   it('replays into a running instance as it is (--url), moving its frozen clock by the recorded gaps', async () => {
     const running = await start({ port: 0, objstorePort: 0, freezeClock: true, log: () => {} });
     try {
+      const before = running.clock.now();
       const report = await verifyRecording(CLEAN, { url: running.apiUrl });
       expect(report.drift, JSON.stringify(differing(report, 'drift'))).toBe(0);
-      const exportId = report.ids[bodyOf(entries(CLEAN)[4]!).id]!;
-      const exported = await running.request(`/api/v1/bulk-exports/${exportId}`, { headers: { 'X-API-Key': globex().api_key, 'X-Tenant-Id': globex().id } });
+      // The recorder timed the exchanges by the upstream's clock, which the scenario moved.
+      expect((running.clock.now() - before) / 1_000_000).toBe(scenario().secondsPassed);
+      const exportId = report.ids[scenario().completedExport.id]!;
+      const exported = await running.request(`/api/v1/bulk-exports/${exportId}`, { headers: auth() });
       expect(((await exported.json()) as { status: string }).status).toBe('Completed');
     } finally {
       await running.stop();
@@ -255,8 +167,8 @@ describe('verifyRecording: mapping and what is not compared', () => {
 
   it('maps a workspace the instance does not have to the one asked for, and refuses one it does not have', async () => {
     const elsewhere = join(dir, 'elsewhere.har');
-    writeFileSync(elsewhere, readFileSync(CLEAN, 'utf8').replaceAll(globex().id, '7d1c8a52-3b7e-4d0a-9f55-2a6c1e9b0d44'));
-    const report = await verifyRecording(elsewhere, { workspace: globex().id });
+    writeFileSync(elsewhere, readFileSync(CLEAN, 'utf8').replaceAll(workspace().id, '7d1c8a52-3b7e-4d0a-9f55-2a6c1e9b0d44'));
+    const report = await verifyRecording(elsewhere, { workspace: workspace().id });
     expect(report).toMatchObject({ drift: 0, notComparable: 1 });
     await expect(verifyRecording(elsewhere, { workspace: '00000000-0000-4000-8000-000000000000' })).rejects.toThrow(/workspace 00000000-0000-4000-8000-000000000000 is not a fixture workspace of the instance/);
   }, 60_000);
@@ -272,14 +184,23 @@ describe('verifyRecording: mapping and what is not compared', () => {
     unreachable._error = 'upstream unreachable: connect ECONNREFUSED';
     const cut = structuredClone(listed);
     cut.response.content.size += 100;
+    // A deployment's secret names masked: its text is shorter than the answer was, and only `_truncated` says it was cut.
+    const deploymentPath = `/v2/deployments/${scenario().deployments.find((deployment) => deployment.name === 'recorded-graph-a').id}`;
+    const masked = log.entries.find((entry) => entry.request.method === 'GET' && new URL(entry.request.url).pathname === deploymentPath)!;
+    expect(bodyBytes(masked.response.content)!.length).toBeLessThan(masked.response.content.size);
+    const truncated = structuredClone(masked);
+    truncated.response.content._truncated = true;
     const first = log.entries.length;
-    const report = await verifyRecording({ ...log, entries: [...log.entries, asset, unreachable, cut] });
+    const report = await verifyRecording({ ...log, entries: [...log.entries, asset, unreachable, cut, masked, truncated] });
+    const keptOfMasked = bodyBytes(masked.response.content)!.length;
     expect(report.results.slice(first)).toEqual([
       { index: first, method: 'GET', path: '/static/main.js', outcome: 'skipped', reasons: ['not a request to the API'] },
       { index: first + 1, method: 'GET', path: '/v2/listeners', outcome: 'not comparable', reasons: ["the recorded answer is the recorder's error: upstream unreachable: connect ECONNREFUSED"] },
       { index: first + 2, method: 'GET', path: '/v2/listeners', outcome: 'not comparable', reasons: [`the recorded answer was cut (${cut.response.content.size - 100} of ${cut.response.content.size} bytes)`] },
+      { index: first + 3, method: 'GET', path: deploymentPath, outcome: 'same', reasons: [] },
+      { index: first + 4, method: 'GET', path: deploymentPath, outcome: 'not comparable', reasons: [`the recorded answer was cut (${keptOfMasked} of ${masked.response.content.size} bytes)`] },
     ]);
-    expect(report).toMatchObject({ drift: 0, notComparable: 3, skipped: 1 });
+    expect(report).toMatchObject({ drift: 0, notComparable: 4, skipped: 1 });
   }, 60_000);
 });
 
@@ -338,7 +259,3 @@ describe('localplane verify', () => {
     expect(result.stdout).not.toContain('--port');
   });
 });
-
-function bodyOf(entry: HarEntry): any {
-  return JSON.parse(entry.response.content.text!);
-}

@@ -23,6 +23,7 @@ import {
 } from '../fixtures/files.ts';
 import { isCreatableBucketName } from '../objstore/bucket-directory.ts';
 import type { ObjstorePermission } from '../objstore/types.ts';
+import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
 import { formatTimestamp, MICROS_PER_DAY, parseTimestamp, startOfUtcDay } from '../shared/time.ts';
 import { recordedState, type Answered, type RecordedState } from './fixtures-answers.ts';
 import { readRecording, RecordingFileError } from './har.ts';
@@ -236,6 +237,7 @@ function integrationsOf(state: RecordedState, placement: Placement) {
 function deploymentsOf(state: RecordedState, placement: Placement, selfHosted: boolean) {
   const names = new Set<string>();
   let madeUpRevisions = 0;
+  let madeUpSecretNames = 0;
   const deployments = [...state.deployments].flatMap(([id, recorded]) => {
     const { answer } = recorded;
     const placed = placement.place('deployment', id, recorded, () => {
@@ -243,7 +245,9 @@ function deploymentsOf(state: RecordedState, placement: Placement, selfHosted: b
       if (isString(answer.name) && names.has(answer.name)) return { why: `a second deployment named ${answer.name}` };
       const revisions = revisionsOf(answer, state.revisions.get(id));
       madeUpRevisions += revisions.madeUp;
-      return checked(listedDeploymentFixture, deploymentFixtureOf(answer, revisions.list));
+      const secrets = secretNamesOf(answer);
+      madeUpSecretNames += secrets.madeUp;
+      return checked(listedDeploymentFixture, deploymentFixtureOf(answer, revisions.list, secrets.list));
     });
     if (!placed) return [];
     names.add(placed.name);
@@ -255,17 +259,31 @@ function deploymentsOf(state: RecordedState, placement: Placement, selfHosted: b
       `${madeUpRevisions} revisions were only named by their deployments (latest_revision_id, active_revision_id): made up from the deployment's answer, DEPLOYED when active, else UNKNOWN.`,
     );
   }
+  if (madeUpSecretNames > 0) {
+    placement.notes.push(`${madeUpSecretNames} deployment secrets' names were masked in the recording: written as RECORDED_SECRET_<n>, n their place in the deployment's list.`);
+  }
   return deployments;
 }
 
-function deploymentFixtureOf(answer: Answer, revisions: Answer[]) {
+/** A deployment's secrets by name alone (the answers mask their values); a name the recording masked too is made up. */
+function secretNamesOf(answer: Answer): { list: unknown; madeUp: number } {
+  if (!Array.isArray(answer.secrets)) return { list: answer.secrets, madeUp: 0 };
+  let madeUp = 0;
+  const list = answer.secrets.filter(isObject).map(({ name }, index) => {
+    if (name !== MASKED_SECRET_VALUE) return { name };
+    madeUp++;
+    return { name: `RECORDED_SECRET_${index + 1}` };
+  });
+  return { list, madeUp };
+}
+
+function deploymentFixtureOf(answer: Answer, revisions: Answer[], secrets: unknown) {
   const { deployment_type: deploymentType = null, ...sourceConfig } = isObject(answer.source_config) ? answer.source_config : {};
   return {
     ...withUtcTimes(answer),
     deployment_type: deploymentType,
     source_config: sourceConfig,
-    // The answers mask the values: only the names are kept.
-    secrets: Array.isArray(answer.secrets) ? answer.secrets.filter(isObject).map(({ name }) => ({ name })) : answer.secrets,
+    secrets,
     revisions,
   };
 }
@@ -359,7 +377,7 @@ function addExportedProjects(exports: readonly ExportFixtureOut[], sessions: Ses
 
 function noteLeftOut(state: RecordedState, placement: Placement, placed: { objstoreKey: string | undefined; listedDeployments: readonly unknown[]; exports: readonly unknown[] }): void {
   placement.notes.push(
-    `No secret is written: deployment secrets keep their names with made-up values, OAuth providers have no client secret, destinations sign with the fixture key pair ${placed.objstoreKey ?? '(none)'} of objstore.json.`,
+    `No secret is written: deployment secrets keep their names (made up where the recording masked them) with made-up values, OAuth providers have no client secret, destinations sign with the fixture key pair ${placed.objstoreKey ?? '(none)'} of objstore.json.`,
   );
   if (placed.listedDeployments.length > 0) placement.notes.push("Deployments' tag_value_ids and remote_reconciled are not in the API's answers: written as [] and false.");
   if (placed.exports.length > 0 || state.exportRunAnswers > 0) {

@@ -27,6 +27,12 @@ export interface RecordOptions {
   host?: string;
   /** How long the upstream has to start answering (its status and headers) before the client gets a 502; 0 for no limit. Default 60. */
   upstreamTimeoutSeconds?: number;
+  /**
+   * The time an exchange's `startedDateTime` says, in milliseconds since the epoch. Default the
+   * wall clock; a suite that moves a localplane upstream's clock passes that clock, so that the
+   * recorded gaps are the ones `verify` moves its own clock by.
+   */
+  now?: () => number;
 }
 
 export interface Recorder {
@@ -121,6 +127,7 @@ interface Proxy {
   /** The base as requests' targets are appended to it. */
   upstream: string;
   timeoutMs: number;
+  now: () => number;
   agent: HttpAgent;
   /** Set by stop(): the exchanges cut from now on were cut by it. */
   stopping: boolean;
@@ -128,7 +135,7 @@ interface Proxy {
 
 /** Relays one exchange, and resolves with its entry (masked) once it has ended, however it ended. */
 function relay(proxy: Proxy, clientRequest: IncomingMessage, clientResponse: ServerResponse): Promise<HarEntry> {
-  const startedDateTime = new Date().toISOString();
+  const startedDateTime = new Date(proxy.now()).toISOString();
   const started = performance.now();
   const target = `${proxy.base.pathname.replace(/\/+$/, '')}${clientRequest.url ?? '/'}`;
   const requestHeaders = endToEndHeaders(clientRequest.rawHeaders, ['host']);
@@ -314,6 +321,7 @@ export async function record(options: RecordOptions): Promise<Recorder> {
     base,
     upstream: `${base.origin}${base.pathname.replace(/\/+$/, '')}`,
     timeoutMs: (options.upstreamTimeoutSeconds ?? DEFAULT_UPSTREAM_TIMEOUT_SECONDS) * 1000,
+    now: options.now ?? Date.now,
     agent: base.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }),
     stopping: false,
   };

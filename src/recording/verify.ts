@@ -81,11 +81,14 @@ function brokenAnswer(entry: HarEntry): string | null {
   const error = entry._error ?? entry.response._error;
   if (error !== undefined && error !== null && error !== false) return `the recorded answer is the recorder's error: ${typeof error === 'string' ? error : JSON.stringify(error)}`;
   if (entry.response.status === 0) return 'the request got no answer when it was recorded';
-  const kept = bodyBytes(entry.response.content)?.length;
-  const size = entry.response.content.size;
-  if (kept !== undefined && size > kept) return `the recorded answer was cut (${kept} of ${size} bytes)`;
-  return null;
+  const { content } = entry.response;
+  const kept = bodyBytes(content)?.length;
+  // A body the recorder masked is no longer as long as the answer was: only its `_truncated` says it was cut.
+  const cut = content._truncated === true || (!maskedAnswer(entry) && kept !== undefined && content.size > kept);
+  return cut ? `the recorded answer was cut (${kept} of ${content.size} bytes)` : null;
 }
+
+const maskedAnswer = (entry: HarEntry) => (entry._masked ?? []).some((where) => where === 'response.content' || where.startsWith('response.content.'));
 
 function unknownIdReason(unknown: UnknownId): string {
   return unknown.firstSeenIn === null ? `${unknown.id} existed upstream before the recording` : `${unknown.id} (from the answer of #${unknown.firstSeenIn}) has no counterpart here`;
@@ -161,7 +164,7 @@ class Replay {
     let body: BodyInit | undefined;
     if (!BODILESS_METHODS.has(method)) {
       if (requestJson !== undefined) {
-        const replayed = this.withWorkingSecrets(this.ids.rewriteJson(requestJson), recorded.body);
+        const replayed = this.withWorkingCredentials(this.ids.rewriteJson(requestJson));
         setupProblems.push(...(await this.prepareDestination(replayed, recorded.status)));
         body = JSON.stringify(replayed);
       } else {
@@ -196,20 +199,14 @@ class Replay {
   }
 
   /**
-   * Masked secrets made working again: destination `credentials` become a fixture key pair (the
-   * recorded key id's when it is a fixture key, else the full-access pair); deployment `secrets`
-   * masked whole become the names the recorded answer shows, their values still masked.
+   * Masked credentials made working again: destination `credentials` become a fixture key pair
+   * (the recorded key id's when it is a fixture key, else the full-access pair). Other masked
+   * values (deployment secrets' names and values) are valid as they are.
    */
-  private withWorkingSecrets(value: unknown, recordedAnswer: unknown): unknown {
-    if (Array.isArray(value)) return value.map((item) => this.withWorkingSecrets(item, recordedAnswer));
+  private withWorkingCredentials(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map((item) => this.withWorkingCredentials(item));
     if (!isRecord(value)) return value;
-    return Object.fromEntries(
-      Object.entries(value).map(([key, field]) => {
-        if (key === 'credentials') return [key, this.workingCredentials(field)];
-        if (key === 'secrets' && field === MASKED_SECRET_VALUE) return [key, secretNamesOf(recordedAnswer)];
-        return [key, this.withWorkingSecrets(field, recordedAnswer)];
-      }),
-    );
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, key === 'credentials' ? this.workingCredentials(field) : this.withWorkingCredentials(field)]));
   }
 
   private workingCredentials(recorded: unknown): unknown {
@@ -235,11 +232,6 @@ class Replay {
     const problem = await this.target.ensureBucket(config.bucket_name);
     return problem === null ? [] : [problem];
   }
-}
-
-function secretNamesOf(recordedAnswer: unknown): { name: string; value: string }[] {
-  if (!isRecord(recordedAnswer) || !Array.isArray(recordedAnswer.secrets)) return [];
-  return recordedAnswer.secrets.filter((secret) => isRecord(secret) && typeof secret.name === 'string').map((secret) => ({ name: secret.name as string, value: MASKED_SECRET_VALUE }));
 }
 
 async function replay(log: HarLog, target: Target, workspace: string | undefined): Promise<VerifyReport> {
