@@ -68,20 +68,18 @@ describe('fixtures from-recording', () => {
     expect(text).toContain(`Workspace ${globex().id} (${globex().name}), API key ${report.workspace.apiKey}`);
     expect(text).toMatch(/revisions were only named by their deployments/);
     expect(text).toMatch(/Export runs are not kept/);
-    expect(text).toMatch(/\d+ deployment secrets' names were masked in the recording: written as RECORDED_SECRET_<n>/);
+    // The recording keeps secrets' names (only their values are masked), so none is made up.
+    expect(text).not.toMatch(/RECORDED_SECRET/);
   });
 
-  it('answers GET /v2/deployments as the upstream did: the same deployments, ids, names, sources, configs, statuses and times; secret names made up; the deleted one absent', async () => {
+  it('answers GET /v2/deployments as the upstream did: the same deployments, ids, names, sources, configs, statuses, times and secret names; the deleted one absent', async () => {
     const answer = await api.get('/v2/deployments?limit=100');
     expect(answer.status).toBe(200);
     expect(seen.deployments.find((deployment) => deployment.id === seen.deletedDeploymentId)).toMatchObject({ status: 'AWAITING_DELETE' });
     const upstreamDeployments = seen.deployments.filter((deployment) => deployment.id !== seen.deletedDeploymentId);
     expect(answer.body.resources).toHaveLength(upstreamDeployments.length);
-    for (const [index, upstreamDeployment] of upstreamDeployments.entries()) {
-      // The recording masks secrets' names as well as their values.
-      const secrets = upstreamDeployment.secrets.map((_secret: unknown, at: number) => ({ name: `RECORDED_SECRET_${at + 1}`, value: '********' }));
-      expect(answer.body.resources[index], upstreamDeployment.name).toEqual({ ...upstreamDeployment, secrets });
-    }
+    expect(upstreamDeployments.some((deployment) => deployment.secrets.length > 0)).toBe(true);
+    for (const [index, upstreamDeployment] of upstreamDeployments.entries()) expect(answer.body.resources[index], upstreamDeployment.name).toEqual(upstreamDeployment);
     for (const [id, revisions] of seen.revisions) expect((await api.get(`/v2/deployments/${id}/revisions`)).body.resources).toEqual(revisions);
   });
 

@@ -114,6 +114,8 @@ describe('a recording of a scenario', () => {
     await send(200, 'GET', `/v2/deployments?name_contains=recorded&api_key=${acme().api_key}`);
     await send(404, 'GET', '/v2/deployments/00000000-0000-4000-8000-000000000000');
     await send(422, 'POST', '/v2/deployments', { ...codehostDeploymentBody(acme(), 'recorded-422'), source: 'bogus', secrets: [{ name: 'K', value: deploymentSecret }] });
+    const built = await send(201, 'POST', '/v2/deployments', { name: 'recorded-image', source: 'internal_container', source_config: { deployment_type: 'dev' }, source_revision_config: {}, secrets: [] });
+    secrets.push((await send(200, 'POST', `/v2/deployments/${built.id}/push-token`)).token);
     await recorder.stop();
   });
 
@@ -135,14 +137,18 @@ describe('a recording of a scenario', () => {
     const [destination, , , deployment, provider, , listed, , refused] = entries;
     expect(destination!._masked).toEqual(expect.arrayContaining(['request.headers.x-api-key', 'request.postData.credentials']));
     expect(bodyJson(destination!.request.postData)).toMatchObject({ credentials: { access_key_id: '********', secret_access_key: '********' } });
-    expect(deployment!._masked).toEqual(expect.arrayContaining(['request.postData.secrets', 'response.content.secrets']));
-    const answered = JSON.parse(seen[3]!.text);
-    expect(bodyJson(deployment!.response.content)).toEqual({ ...answered, secrets: [{ name: '********', value: '********' }] });
+    // A secret's name labels it and is kept; its value is masked (the answer shows it masked already).
+    expect(deployment!._masked).toEqual(['request.headers.x-api-key', 'request.postData.secrets']);
+    expect(bodyJson(deployment!.request.postData)).toMatchObject({ secrets: [{ name: 'OPENAI_API_KEY', value: '********' }] });
+    expect(bodyJson(deployment!.response.content)).toEqual(JSON.parse(seen[3]!.text));
     expect(provider!._masked).toContain('request.postData.client_secret');
     expect(listed!._masked).toContain('request.queryString.api_key');
     expect(listed!.request.url).toBe(`${upstream.apiUrl}/v2/deployments?name_contains=recorded&api_key=********`);
     expect(listed!.request.queryString).toEqual([{ name: 'name_contains', value: 'recorded' }, { name: 'api_key', value: '********' }]);
     expect(headerValue(refused!.request.headers, 'x-api-key')).toBe('********');
+    const pushToken = entries.at(-1)!;
+    expect(pushToken._masked).toContain('response.content.token');
+    expect(bodyJson(pushToken.response.content)).toMatchObject({ token: '********', registry_url: expect.stringMatching(/^https:\/\//) });
   });
 
   it('holds no secret the client sent or got, anywhere in the file', () => {

@@ -26,7 +26,7 @@ export const MASKING = {
   authorization: 'AWS4 (SigV4): its Signature, the credential scope and signed headers kept; any other scheme: the whole value',
   query_parameters: [...SECRET_QUERY_PARAMETERS, ...SECRET_FIELDS],
   json_fields: [...SECRET_FIELDS],
-  json: 'each string and number under a field above, at any depth, the shape kept',
+  json: 'each string and number under a field above, at any depth, but a secret\'s name; the shape kept',
   text: 'the query parameters above in any text and header (presigned URLs in JSON strings); S3 signing details; event streams line by line, form bodies as queries; a body that does not parse and claims to be JSON, or names a JSON field above, whole',
 };
 
@@ -68,6 +68,9 @@ export function maskedQueryText(query: string, where: string, report: MaskReport
     .join('&');
 }
 
+/** A secret's name (a deployment's `secrets: [{name, value}]`) labels it and is kept. */
+const SECRET_NAME_KEY = 'name';
+
 /**
  * A JSON value with each string and number under a secret field (SECRET_FIELDS, at any depth)
  * masked and its shape kept: `credentials` stays an object of two strings, `secrets` a list of
@@ -77,7 +80,9 @@ export function maskedQueryText(query: string, where: string, report: MaskReport
 function maskedJson(value: unknown, masked: (field: string) => void, secretField: string | null = null): unknown {
   if (Array.isArray(value)) return value.map((item) => maskedJson(item, masked, secretField));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, maskedJson(field, masked, secretField ?? (SECRET_FIELDS.has(key) ? key : null))]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, field]) => [key, secretField !== null && key === SECRET_NAME_KEY ? field : maskedJson(field, masked, secretField ?? (SECRET_FIELDS.has(key) ? key : null))]),
+    );
   }
   if (secretField === null || (typeof value !== 'string' && typeof value !== 'number') || value === MASKED_SECRET_VALUE) return value;
   masked(secretField);
