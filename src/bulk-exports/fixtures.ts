@@ -1,8 +1,8 @@
 import type { BulkExportWorkspaceFixture, ExportFixture } from '../fixtures/files.ts';
 import { uuidFrom } from '../shared/ids.ts';
 import { createRandom, seedFrom } from '../shared/prng.ts';
-import { dayPartitions, MICROS_PER_HOUR, parseTimestamp, type Micros } from '../shared/time.ts';
-import type { DestinationRow, ExportRow, ExportRunRow } from './store.ts';
+import { dayPartitions, MICROS_PER_HOUR, parseTimestamp } from '../shared/time.ts';
+import { plannedRun, type DestinationRow, type ExportRow, type ExportRunRow } from './store.ts';
 
 /** One workspace's seeded destinations and exports, as rows; the runs of the exports that are to run. */
 export interface SeededBulkExports {
@@ -81,25 +81,5 @@ function nextChildIndex(parent: ExportFixture, all: readonly ExportFixture[]): n
 /** The runs the runner plans for a new export, one per UTC day of its window, with seeded ids. */
 function plannedRuns(row: ExportRow, seed: number): ExportRunRow[] {
   const random = createRandom(seedFrom(seed, row.id, 'runs'));
-  return dayPartitions(row.start_time, row.end_time!).map(([start, end]: [Micros, Micros]) => ({
-    id: uuidFrom(random),
-    bulk_export_id: row.id,
-    status: 'Created',
-    retry_number: 0,
-    errors: null,
-    created_at: row.created_at,
-    updated_at: row.created_at,
-    finished_at: null,
-    start_time: start,
-    end_time: end,
-    started_at: null,
-    rows_written: 0,
-    exported_files: '[]',
-    latest_cursor: null,
-    access_key_id: null,
-    secret_access_key: null,
-    session_token: null,
-    failing_attempts: 0,
-    step_delay: 0,
-  }));
+  return dayPartitions(row.start_time, row.end_time!).map((day) => plannedRun(uuidFrom(random), row.id, day, row.created_at));
 }

@@ -22,7 +22,7 @@ import type {
   RecurringExportSpawnTask,
   RUN_STEPS,
 } from './schemas.ts';
-import { parseConfig, type BulkExportStore, type ExportRow, type ExportRunRow } from './store.ts';
+import { parseConfig, plannedRun, type BulkExportStore, type ExportRow, type ExportRunRow } from './store.ts';
 
 export interface RunnerDeps {
   store: BulkExportStore;
@@ -114,29 +114,7 @@ export class ExportRunner {
     }
     const now = this.deps.clock.now();
     this.deps.store.transaction(() => {
-      for (const [start, end] of dayPartitions(exportRow.start_time, exportRow.end_time!)) {
-        this.deps.store.insertRun({
-          id: this.deps.ids.uuid(),
-          bulk_export_id: exportRow.id,
-          status: 'Created',
-          retry_number: 0,
-          errors: null,
-          created_at: now,
-          updated_at: now,
-          finished_at: null,
-          start_time: start,
-          end_time: end,
-          started_at: null,
-          rows_written: 0,
-          exported_files: '[]',
-          latest_cursor: null,
-          access_key_id: null,
-          secret_access_key: null,
-          session_token: null,
-          failing_attempts: 0,
-          step_delay: 0,
-        });
-      }
+      for (const day of dayPartitions(exportRow.start_time, exportRow.end_time!)) this.deps.store.insertRun(plannedRun(this.deps.ids.uuid(), exportRow.id, day, now));
     });
     this.scheduleDispatch(exportRow.tenant_id, now);
   }

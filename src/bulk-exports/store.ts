@@ -225,6 +225,31 @@ export interface ExportRunRow extends StoredCredentials {
   step_delay: Micros;
 }
 
+/** A run of one day of an export as the runner plans it: Created, nothing written, no attempt made. */
+export function plannedRun(id: string, exportId: string, [start, end]: readonly [Micros, Micros], at: Micros): ExportRunRow {
+  return {
+    id,
+    bulk_export_id: exportId,
+    status: 'Created',
+    retry_number: 0,
+    errors: null,
+    created_at: at,
+    updated_at: at,
+    finished_at: null,
+    start_time: start,
+    end_time: end,
+    started_at: null,
+    rows_written: 0,
+    exported_files: '[]',
+    latest_cursor: null,
+    access_key_id: null,
+    secret_access_key: null,
+    session_token: null,
+    failing_attempts: 0,
+    step_delay: 0,
+  };
+}
+
 export const parseConfig = (row: DestinationRow) => JSON.parse(row.config) as DestinationConfig;
 
 const ACTIVE_EXPORT_STATUSES = "('Created', 'Running', 'IntervalScheduled')";
