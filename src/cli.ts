@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { ProgressLine } from './cli-progress.ts';
 import { launcherChain, watchLaunchers } from './launcher-watch.ts';
 import { UUID_PATTERN } from './shared/ids.ts';
+import { PACKAGE_VERSION } from './shared/package-version.ts';
 import type { Localplane } from './localplane.ts';
 
 /** How an option's value is read, and what it becomes. */
@@ -418,10 +419,6 @@ ${CONFIG_HELP}
 `;
 }
 
-function version(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return manifest.version;
-}
 
 const COMMANDS = ['start', 'demo', 'query', 'record', 'verify', 'fixtures'] as const;
 type Command = (typeof COMMANDS)[number];
@@ -439,7 +436,7 @@ function checkOptionsOf(command: Command, values: Record<string, string | boolea
 async function main(argv: readonly string[]) {
   const { values, positionals } = parse(argv);
   if (values.version) {
-    process.stdout.write(`localplane ${version()}\n`);
+    process.stdout.write(`localplane ${PACKAGE_VERSION}\n`);
     return;
   }
   const command = positionals[0];

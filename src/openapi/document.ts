@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { HttpError } from '../shared/errors.ts';
+import { PACKAGE_VERSION } from '../shared/package-version.ts';
 import { namedComponents } from './components.ts';
 import { errorsByStatus } from './errors.ts';
 import { forcedResponse, PREFER_DESCRIPTION } from './prefer.ts';
@@ -34,7 +34,6 @@ export interface OpenApiDocument {
   components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, SecurityScheme['scheme']> };
 }
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const componentRef = (id: string) => `#/components/schemas/${id}`;
 /** Ids of the schemas inlined into operations; never a component's name. */
@@ -177,7 +176,7 @@ export function openapiDocument(routes: readonly DocumentedRoute[] = []): OpenAp
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'localplane', version, description: 'A local emulator of the bulk trace export and deployment API, and its harness knobs under /_localplane.' },
+    info: { title: 'localplane', version: PACKAGE_VERSION, description: 'A local emulator of the bulk trace export and deployment API, and its harness knobs under /_localplane.' },
     paths,
     components: { schemas: output.components, securitySchemes: securitySchemes(routes) },
   };

@@ -4,12 +4,12 @@
  * appended to a HAR file once it ends, secrets masked (record-masking.ts), bodies bounded
  * (record-body.ts). An upstream that cannot be reached answers 502 with a `detail`, recorded too.
  */
-import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { finished } from 'node:stream/promises';
 import { listenFailure } from '../shared/http-server.ts';
+import { PACKAGE_VERSION } from '../shared/package-version.ts';
 import { BodyCopy, RECORDED_BODY_LIMIT } from './record-body.ts';
 import { maskedBody, maskedHarHeaders, maskedQueryText, MASKING, type MaskReport } from './record-masking.ts';
 import { headerValue, RecordingWriter, type HarEntry } from './har.ts';
@@ -54,7 +54,6 @@ export class RecordOptionError extends Error {
   override name = 'RecordOptionError';
 }
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** Headers of one connection, not of the exchange (RFC 9110, 7.6.1), beside those the Connection header names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -342,7 +341,7 @@ export async function record(options: RecordOptions): Promise<Recorder> {
     throw listenFailure('proxy', host, port, error);
   });
   try {
-    writer = new RecordingWriter(options.out, { name: 'localplane', version }, { _localplane: { upstream: proxy.upstream, masking: MASKING, body_limit_bytes: RECORDED_BODY_LIMIT } });
+    writer = new RecordingWriter(options.out, { name: 'localplane', version: PACKAGE_VERSION }, { _localplane: { upstream: proxy.upstream, masking: MASKING, body_limit_bytes: RECORDED_BODY_LIMIT } });
   } catch (error) {
     server.close();
     throw new RecordOptionError(`cannot write the recording ${options.out}: ${(error as Error).message}`);
