@@ -1,5 +1,6 @@
 /**
  * npm run bench [-- --only cold,api,export,harness,dashboard --runs 5 --seconds 5 --connections 50
+ *                   --pinned | --no-pinned --generator wrk|autocannon
  *                   --export-runs 1000000 --compression snappy --openapi <file> --no-docs]
  *
  * Runs the row groups, prints one table (each figure the median of the runs, beside a peer
@@ -16,6 +17,7 @@ import { measureColdStart } from './cold-start.ts';
 import { measureDashboard } from './dashboard.ts';
 import { measureExport } from './export.ts';
 import { HARNESS_SAMPLES, measureHarnessOps } from './harness-ops.ts';
+import { chooseGenerator, choosePlacement } from './load.ts';
 import { prismDocument } from './processes.ts';
 import { describeMachine, markdownTable, type Row, writeFigures } from './report.ts';
 
@@ -28,6 +30,9 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
+    pinned: { type: 'boolean' },
+    'no-pinned': { type: 'boolean' },
+    generator: { type: 'string' },
     'export-runs': { type: 'string', default: '1000000' },
     compression: { type: 'string', default: 'snappy' },
     openapi: { type: 'string' },
@@ -44,10 +49,13 @@ function wholeNumber(flag: string, text: string, least: number): number {
 const only = values.only!.split(',').map((group) => group.trim());
 const unknown = only.filter((group) => !(GROUPS as readonly string[]).includes(group));
 if (unknown.length > 0) throw new Error(`--only takes ${GROUPS.join(', ')}; unknown: ${unknown.join(', ')}`);
+if (values.pinned && values['no-pinned']) throw new Error('--pinned and --no-pinned: one or the other');
 const settings = {
   runs: wholeNumber('runs', values.runs!, 1),
   seconds: wholeNumber('seconds', values.seconds!, 1),
   connections: wholeNumber('connections', values.connections!, 1),
+  generator: chooseGenerator(values.generator),
+  placement: choosePlacement(values.pinned ? true : values['no-pinned'] ? false : undefined),
   exportRuns: wholeNumber('export-runs', values['export-runs']!, 1),
   compression: values.compression!,
   log: (line: string) => console.error(line),
