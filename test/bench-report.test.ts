@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAutocannonJson, parseCpuList, parseWrkOutput } from '../scripts/bench/load.ts';
+import { loadAveragesLine, notQuietWarning } from '../scripts/bench/quiet.ts';
 import { markdownTable, median, medianAndRange, milliseconds, perSecond, writeFigures } from '../scripts/bench/report.ts';
 
 /** wrk 4.1.0 (Debian) with --latency, 1 thread and 50 connections, as captured. */
@@ -89,5 +90,13 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
     expect(parseCpuList('0-1\n')).toEqual([0, 1]);
     expect(parseCpuList('2,4-6')).toEqual([2, 4, 5, 6]);
     expect(() => parseCpuList('')).toThrow('not a CPU list');
+  });
+
+  it('warns above the table when the load average was above 1 at the start of any group, naming those groups', () => {
+    expect(notQuietWarning([{ group: 'cold', before: 0.4, after: 1.8 }, { group: 'api', before: 1, after: 2.1 }])).toBeUndefined();
+    expect(notQuietWarning([{ group: 'cold', before: 0.4, after: 1.8 }, { group: 'api', before: 1.01, after: 2.1 }, { group: 'export', before: 4.2, after: 3 }])).toBe(
+      '**not quiet: figures not comparable**: the load average (1 min) was above 1 at the start of api (1.01), export (4.20).',
+    );
+    expect(loadAveragesLine([{ group: 'cold', before: 0.4, after: 1.8 }])).toBe('Load average (1 min) at the start and the end of each group: cold 0.40 → 1.80.');
   });
 });
