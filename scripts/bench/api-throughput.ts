@@ -1,13 +1,14 @@
 /**
- * Two authenticated reads at N connections (autocannon, one request in flight per connection):
- * localplane against Prism's mock on the same paths and against a bare Hono server answering
- * the same bytes (the ceiling). Each repetition measures every path on every server, in turn.
+ * Two authenticated reads at N connections (one request in flight per connection): localplane
+ * against Prism's mock on the same paths and against a bare Hono server answering the same bytes
+ * (the ceiling). Each repetition measures every path on every server, in turn. Pinned, every
+ * server runs on one CPU and the load generator on another (see load.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { createExport, DEPLOYMENTS_PAGE, SEEDED_API_KEY, waitForExport } from './client.ts';
+import { describeLoad, type Generator, type LoadSample, type Placement, runLoad } from './load.ts';
 import { type CannedResponse, firstOk, type PrismDocument, spawnCeiling, spawnLocalplane, spawnPrism } from './processes.ts';
 import { goal, median, medianAndRange, milliseconds, percent, perSecond, type Row, times } from './report.ts';
 
@@ -16,28 +17,17 @@ const SEEDED_SESSION = { id: 'b473474a-d1dd-4781-b84d-264ef5770f98', start: '202
 const HEADERS = { 'X-API-Key': SEEDED_API_KEY };
 /** Not the answer's own: they describe the connection or the moment. */
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
-const GOALS = { overPrism: 15, ofCeiling: 0.7 };
+const GOALS = { overPrism: 15, ofCeiling: 0.5, p99Ms: 15 };
 
 interface Settings {
   runs: number;
   seconds: number;
   connections: number;
   prism: PrismDocument;
+  generator: Generator;
+  /** Undefined: servers and load generator share every CPU. */
+  placement: Placement | undefined;
   log: (line: string) => void;
-}
-
-interface Sample {
-  requestsPerSecond: number;
-  p50: number;
-  p99: number;
-}
-
-async function load(url: string, settings: Settings, seconds: number): Promise<Sample> {
-  const result = await autocannon({ url, connections: settings.connections, pipelining: 1, duration: seconds, headers: HEADERS });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${url}: ${result.non2xx} answers not 2xx and ${result.errors} connection errors out of ${result.requests.total}`);
-  }
-  return { requestsPerSecond: result['2xx'] / result.duration, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
 async function canned(apiUrl: string, path: string): Promise<CannedResponse> {
@@ -49,8 +39,8 @@ async function canned(apiUrl: string, path: string): Promise<CannedResponse> {
   return { path: new URL(path, apiUrl).pathname, status: response.status, headers, body: await response.text() };
 }
 
-function rowsOf(label: string, servers: Record<'localplane' | 'prism' | 'ceiling', Sample[]>, settings: Settings, bodyBytes: number): Row[] {
-  const figure = (samples: Sample[]) => ({
+function rowsOf(label: string, servers: Record<'localplane' | 'prism' | 'ceiling', LoadSample[]>, settings: Settings, bodyBytes: number): Row[] {
+  const figure = (samples: LoadSample[]) => ({
     rate: median(samples.map((sample) => sample.requestsPerSecond)),
     rates: medianAndRange(samples.map((sample) => sample.requestsPerSecond), perSecond),
     p50: median(samples.map((sample) => sample.p50)),
@@ -58,7 +48,7 @@ function rowsOf(label: string, servers: Record<'localplane' | 'prism' | 'ceiling
   });
   const [localplane, prism, ceiling] = [figure(servers.localplane), figure(servers.prism), figure(servers.ceiling)];
   const latency = (of: typeof localplane) => `p50 ${milliseconds(of.p50)}, p99 ${milliseconds(of.p99)}`;
-  const what = `GET ${label}, ${settings.connections} connections (${(bodyBytes / 1024).toFixed(1)} KiB answer)`;
+  const what = `GET ${label}, ${describeLoad(settings.generator, settings.connections, settings.placement)} (${(bodyBytes / 1024).toFixed(1)} KiB answer)`;
   const isDeployments = label === DEPLOYMENTS_PAGE;
   return [
     {
@@ -75,10 +65,17 @@ function rowsOf(label: string, servers: Record<'localplane' | 'prism' | 'ceiling
       peer: 'bare Hono on @hono/node-server, same bytes (ceiling)',
       peerFigure: ceiling.rates,
       ratio: percent(localplane.rate / ceiling.rate),
-      goal: isDeployments ? goal(`≥ ${percent(GOALS.ofCeiling)}`, localplane.rate >= GOALS.ofCeiling * ceiling.rate) : '',
+      goal: goal(`≥ ${percent(GOALS.ofCeiling)}`, localplane.rate >= GOALS.ofCeiling * ceiling.rate),
     },
     { what: `${what}: latency`, localplane: latency(localplane), peer: 'prism (p99 ratio)', peerFigure: latency(prism), ratio: times(localplane.p99 / prism.p99), goal: '' },
-    { what: `${what}: latency`, localplane: latency(localplane), peer: 'ceiling (p99 ratio)', peerFigure: latency(ceiling), ratio: times(localplane.p99 / ceiling.p99), goal: '' },
+    {
+      what: `${what}: latency`,
+      localplane: latency(localplane),
+      peer: 'ceiling (p99 ratio)',
+      peerFigure: latency(ceiling),
+      ratio: times(localplane.p99 / ceiling.p99),
+      goal: goal(`p99 ≤ ${GOALS.p99Ms} ms`, localplane.p99 <= GOALS.p99Ms),
+    },
   ];
 }
 
@@ -86,7 +83,8 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
   const scratch = mkdtempSync(join(tmpdir(), 'localplane-bench-api-'));
   const stops: (() => Promise<void>)[] = [];
   try {
-    const localplane = await spawnLocalplane();
+    const serverCpu = settings.placement?.serverCpu;
+    const localplane = await spawnLocalplane({ cpu: serverCpu });
     stops.push(localplane.stop);
     const exportId = await createExport({ apiUrl: localplane.apiUrl, apiKey: SEEDED_API_KEY, sessionId: SEEDED_SESSION.id, start: SEEDED_SESSION.start, end: SEEDED_SESSION.end, compression: 'snappy' });
     const { status } = await waitForExport(localplane.apiUrl, SEEDED_API_KEY, exportId, 50);
@@ -100,19 +98,21 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
     const answers = await Promise.all(paths.map((path) => canned(localplane.apiUrl, path)));
     const responsesFile = join(scratch, 'responses.json');
     writeFileSync(responsesFile, JSON.stringify(answers));
-    const ceiling = await spawnCeiling(responsesFile);
+    const ceiling = await spawnCeiling(responsesFile, serverCpu);
     stops.push(ceiling.stop);
-    const prism = await spawnPrism(settings.prism.file);
+    const prism = await spawnPrism(settings.prism.file, serverCpu);
     stops.push(prism.stop);
     await firstOk(`${prism.apiUrl}${DEPLOYMENTS_PAGE}`, HEADERS);
 
     const servers = { localplane: localplane.apiUrl, prism: prism.apiUrl, ceiling: ceiling.apiUrl };
-    const samples = paths.map(() => ({ localplane: [] as Sample[], prism: [] as Sample[], ceiling: [] as Sample[] }));
-    for (const path of paths) for (const url of Object.values(servers)) await load(`${url}${path}`, settings, 1); // warm-up
+    const load = (url: string, seconds: number) =>
+      runLoad(settings.generator, { url, connections: settings.connections, seconds, headers: HEADERS }, settings.placement?.loadCpu);
+    const samples = paths.map(() => ({ localplane: [] as LoadSample[], prism: [] as LoadSample[], ceiling: [] as LoadSample[] }));
+    for (const path of paths) for (const url of Object.values(servers)) await load(`${url}${path}`, 1); // warm-up
     for (let run = 1; run <= settings.runs; run++) {
       for (const [index, path] of paths.entries()) {
         for (const [name, url] of Object.entries(servers) as [keyof typeof servers, string][]) {
-          const sample = await load(`${url}${path}`, settings, settings.seconds);
+          const sample = await load(`${url}${path}`, settings.seconds);
           samples[index]![name].push(sample);
           settings.log(`api ${run}/${settings.runs} GET ${reads[index]!.label} ${name}: ${perSecond(sample.requestsPerSecond)}, p50 ${milliseconds(sample.p50)}, p99 ${milliseconds(sample.p99)}`);
         }

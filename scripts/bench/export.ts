@@ -58,7 +58,7 @@ interface ExportSample {
 
 /** One export on a fresh server; `keep` receives the Parquet files (downloaded before the server stops). */
 async function exportOnce(fixturesDir: string, settings: Settings, keep?: (files: string[], s3: S3Client) => Promise<void>): Promise<ExportSample> {
-  const server = await spawnLocalplane(['--fixtures', fixturesDir]);
+  const server = await spawnLocalplane({ flags: ['--fixtures', fixturesDir] });
   try {
     const began = performance.now();
     const exportId = await createExport({

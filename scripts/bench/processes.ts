@@ -38,10 +38,17 @@ function stopper(child: ChildProcess): () => Promise<void> {
   };
 }
 
-/** Spawns `node args...` and resolves once its stdout matches `ready` (its groups: the API's URL, then any objstore's). */
-function spawnUntilReady(args: readonly string[], ready: RegExp, timeoutMs: number): Promise<SpawnedServer> {
+/** `argv` run by taskset on `cpu` alone (its threads and children too), or as it is when `cpu` is undefined. */
+export function onCpu(cpu: number | undefined, argv: readonly string[]): [string, ...string[]] {
+  if (cpu === undefined) return [argv[0]!, ...argv.slice(1)];
+  return ['taskset', '--cpu-list', String(cpu), ...argv];
+}
+
+/** Spawns `node args...` (on `cpu` alone if given) and resolves once its stdout matches `ready` (its groups: the API's URL, then any objstore's). */
+function spawnUntilReady(args: readonly string[], ready: RegExp, timeoutMs: number, cpu?: number): Promise<SpawnedServer> {
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [command, ...commandArgs] = onCpu(cpu, [process.execPath, ...args]);
+  const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
   const stop = stopper(child);
@@ -67,13 +74,15 @@ function spawnUntilReady(args: readonly string[], ready: RegExp, timeoutMs: numb
 
 /**
  * Spawns the compiled `localplane start` on 127.0.0.1 and free ports, without its request log
- * (extra CLI flags in `flags`, e.g. `--fixtures <dir>`); resolves once it prints its ready line.
+ * (extra CLI flags in `flags`, e.g. `--fixtures <dir>`), on `cpu` alone if given; resolves once
+ * it prints its ready line.
  */
-export function spawnLocalplane(flags: readonly string[] = [], timeoutMs = 120_000): Promise<SpawnedServer> {
+export function spawnLocalplane({ flags = [], timeoutMs = 120_000, cpu }: { flags?: readonly string[]; timeoutMs?: number; cpu?: number } = {}): Promise<SpawnedServer> {
   return spawnUntilReady(
     [BIN, 'start', '--host', '127.0.0.1', '--port', '0', '--objstore-port', '0', '--quiet', ...flags],
     /localplane ready api=(\S+) objstore=(\S+)/,
     timeoutMs,
+    cpu,
   );
 }
 
@@ -90,15 +99,14 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Spawns `prism mock` of an OpenAPI document without its request log. It prints no usable
- * ready line when quiet, so the caller waits for its first answer (see firstOk).
+ * Spawns `prism mock` of an OpenAPI document without its request log, on `cpu` alone if given.
+ * It prints no usable ready line when quiet, so the caller waits for its first answer (see firstOk).
  */
-export async function spawnPrism(document: string): Promise<{ apiUrl: string; spawnedAt: number; stop(): Promise<void> }> {
+export async function spawnPrism(document: string, cpu?: number): Promise<{ apiUrl: string; spawnedAt: number; stop(): Promise<void> }> {
   const port = await freePort();
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [PRISM, 'mock', '--host', '127.0.0.1', '--port', String(port), '--verboseLevel', 'error', document], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const [command, ...args] = onCpu(cpu, [process.execPath, PRISM, 'mock', '--host', '127.0.0.1', '--port', String(port), '--verboseLevel', 'error', document]);
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
   return { apiUrl: `http://127.0.0.1:${port}`, spawnedAt, stop: stopper(child) };
@@ -132,9 +140,9 @@ export interface CannedResponse {
   body: string;
 }
 
-/** Spawns the bare Hono server (ceiling-server.ts) answering each path with its canned bytes. */
-export function spawnCeiling(responsesFile: string): Promise<SpawnedServer> {
-  return spawnUntilReady(['--import', 'tsx', CEILING, responsesFile], /ceiling ready (\S+)/, 30_000);
+/** Spawns the bare Hono server (ceiling-server.ts) answering each path with its canned bytes, on `cpu` alone if given. */
+export function spawnCeiling(responsesFile: string, cpu?: number): Promise<SpawnedServer> {
+  return spawnUntilReady(['--import', 'tsx', CEILING, responsesFile], /ceiling ready (\S+)/, 30_000, cpu);
 }
 
 /**

@@ -1,7 +1,7 @@
 /** What the row groups share: medians, number formats, the table and the machine's description. */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem, release } from 'node:os';
+import { cpus, totalmem, release } from 'node:os';
 
 /** One line of the table: localplane's figure beside a peer's from the same run, or beside a goal where there is no peer. */
 export interface Row {
@@ -70,7 +70,7 @@ export function describeMachine(): string[] {
     `CPU: ${cores[0]?.model.trim() ?? 'unknown'}, ${cores.length} cores`,
     `RAM: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`,
     `Node ${process.version} on ${osName()} (${process.platform} ${release()})`,
-    `date: ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}; load average at the start ${loadavg()[0]!.toFixed(2)}`,
+    `date: ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`,
     `commit: ${commit()}`,
   ];
 }
