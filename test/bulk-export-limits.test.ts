@@ -41,6 +41,47 @@ describe('export creates per rolling hour', () => {
     expect(await acme.listExports()).toHaveLength(4);
   });
 
+  it('says in Retry-After the seconds until the rolling hour frees a slot, rounded up, on the emulator clock', async () => {
+    await admin('PATCH', '/config', { export_creates_per_hour: 2 });
+    const destinationId = await acme.createDestination('retry-after');
+    await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+    await advance(600.25);
+    await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+    await advance(0.5);
+    // The first create, at 00:00:00, is an hour old at 01:00:00, 2,999.25 s from 00:10:00.75.
+    const refused = await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('3000');
+
+    await advance(3000 - 1);
+    const stillRefused = await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR);
+    expect([stillRefused.status, stillRefused.headers.get('retry-after')]).toEqual([429, '1']);
+    await advance(1);
+    await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+    // At 01:00:00.75 the create of 00:10:00.25 fills the hour: it is an hour old 599.5 s on.
+    expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).headers.get('retry-after')).toBe('600');
+
+    const documented = (await ctx.api.request('GET', '/openapi.json')).body.paths['/api/v1/bulk-exports'].post.responses['429'];
+    expect(documented.headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
+  });
+
+  it('counts Retry-After from the create that fills the hour when the limit is lowered, and sends none when no create ever fits', async () => {
+    const destinationId = await acme.createDestination('retry-after-lowered');
+    for (let create = 0; create < 3; create++) {
+      await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+      await advance(600);
+    }
+    await admin('PATCH', '/config', { export_creates_per_hour: 2 });
+    // Creates at 00:00, 00:10 and 00:20; at 00:30 a create fits once the one of 00:10 is an hour old.
+    expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).headers.get('retry-after')).toBe('2400');
+    await advance(2400);
+    await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+
+    await admin('PATCH', '/config', { export_creates_per_hour: 0 });
+    const never = await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR);
+    expect([never.status, never.headers.has('retry-after')]).toEqual([429, false]);
+  });
+
   it('does not count the children a recurring export spawns', async () => {
     await admin('PATCH', '/config', { export_creates_per_hour: 2 });
     await admin('POST', '/clock/set', { time: '2026-10-01T00:00:00Z' });
@@ -77,6 +118,8 @@ describe('active recurring exports', () => {
     expect(refused.body).toEqual({
       detail: 'Too many recurring bulk exports: a workspace may have at most 2 active at once. Cancel one before creating another.',
     });
+    // No time frees this slot, only a cancel.
+    expect(refused.headers.has('retry-after')).toBe(false);
     expect(await acme.listExports()).toHaveLength(2);
     // One-time exports are not limited by it, nor other workspaces.
     await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);

@@ -197,10 +197,18 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
           destination_not_found: destinationNotFound(EXAMPLE_ID),
           session_not_found: `Session ${EXAMPLE_ID} not found`,
         }),
-        httpError(429, 'A create quota is used up (see GET /_localplane/config)', {
-          hourly_creates: hourlyCreatesExceeded(DEFAULT_LIMITS),
-          recurring_exports: recurringExportsExceeded(DEFAULT_LIMITS),
-        }),
+        httpError(
+          429,
+          'A create quota is used up (see GET /_localplane/config)',
+          { hourly_creates: hourlyCreatesExceeded(DEFAULT_LIMITS), recurring_exports: recurringExportsExceeded(DEFAULT_LIMITS) },
+          {
+            'Retry-After': {
+              description:
+                'With hourly_creates: the seconds (whole, rounded up) of the emulator clock until the rolling hour frees a slot, that is until the create that fills it is an hour old. Not sent when export_creates_per_hour is 0, nor with recurring_exports (only a cancel frees that slot)',
+              schema: { type: 'integer', minimum: 1 },
+            },
+          },
+        ),
       ],
     },
     (c, { body }) => {

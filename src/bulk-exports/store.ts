@@ -289,9 +289,10 @@ export class BulkExportStore {
            SELECT * FROM (SELECT rowid FROM bulk_exports WHERE tenant_id = @tenant AND status = 'Created' ORDER BY created_at, rowid LIMIT @waiting))
          ORDER BY created_at, rowid`,
       ),
-      createdBetween: prepare<[string, Micros, Micros], number>(
-        `SELECT count(*) FROM bulk_exports
-          WHERE tenant_id = ? AND source_bulk_export_id IS NULL AND created_at > ? AND created_at <= ?`,
+      nthNewestCreateBetween: prepare<[string, Micros, Micros, number], Micros>(
+        `SELECT created_at FROM bulk_exports
+          WHERE tenant_id = ? AND source_bulk_export_id IS NULL AND created_at > ? AND created_at <= ?
+          ORDER BY created_at DESC LIMIT 1 OFFSET ?`,
       ).pluck(),
       recurringCount: prepare<[string], number>(
         "SELECT count(*) FROM bulk_exports WHERE tenant_id = ? AND status = 'IntervalScheduled'",
@@ -367,8 +368,9 @@ export class BulkExportStore {
     return this.statements.dispatchable.all({ tenant: tenantId, waiting: concurrentExports });
   }
   /** Exports the workspace created itself (not recurring children) in (from, to]. */
-  createdBetween(tenantId: string, from: Micros, to: Micros): number {
-    return this.statements.createdBetween.get(tenantId, from, to)!;
+  /** When the workspace made the `rank`-th newest of its creates (not the children a recurring export spawns) in (from, to]; null when it made fewer. */
+  nthNewestCreateBetween(tenantId: string, from: Micros, to: Micros, rank: number): Micros | null {
+    return this.statements.nthNewestCreateBetween.get(tenantId, from, to, rank - 1) ?? null;
   }
   activeRecurringCount(tenantId: string): number {
     return this.statements.recurringCount.get(tenantId)!;

@@ -1,7 +1,9 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { parserErrorReply } from '../shared/http-server.ts';
 import { InFlight } from '../shared/in-flight.ts';
+import { closeConnectionsLingering, LINGER_MS } from '../shared/lingering-close.ts';
 import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { createObjectBrowser } from './object-browser.ts';
 import { createS3rverStorage } from './storage/s3rver.ts';
@@ -101,6 +103,11 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
 
   const server = http.createServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // Node's own answer to a request it cannot parse (a status and nothing else), framed.
+  closeConnectionsLingering(server, options.lingerMs ?? LINGER_MS, (code) => {
+    const [status] = parserErrorReply(code);
+    return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`;
+  });
   server.on('request', (req, res) => handle(req, res, false));
   // Answer `Expect: 100-continue` requests ourselves, so refused uploads are refused before the
   // client sends the body (Node would otherwise send 100 Continue straight away).

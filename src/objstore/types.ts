@@ -93,6 +93,8 @@ export interface ObjstoreOptions {
    * 5 MiB. Smaller only for tests of uploads with thousands of parts, which S3 would make gigabytes.
    */
   minPartSize?: number;
+  /** How long a closing connection goes on reading what its client still sends (see lingering-close.ts); default 2 s. */
+  lingerMs?: number;
 }
 
 /** What the gateway made of a request, for an observer. */

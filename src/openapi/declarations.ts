@@ -7,6 +7,14 @@ export interface ErrorResponse {
   status: number;
   description: string;
   examples: Readonly<Record<string, unknown>>;
+  /** Headers it may carry beyond the framing ones: OpenAPI Header Objects by name. */
+  headers?: Readonly<Record<string, ResponseHeader>>;
+}
+
+export interface ResponseHeader {
+  description: string;
+  /** A JSON Schema. */
+  schema: Readonly<Record<string, unknown>>;
 }
 
 export interface SuccessResponse {

@@ -129,7 +129,7 @@ function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, ou
   for (const error of errorsByStatus([...route.errors, preferRefusal(route.errors)])) {
     const schema = { $ref: componentRef(error.status === 422 ? 'HTTPValidationError' : 'HTTPError') };
     const examples = Object.fromEntries(Object.entries(error.examples).map(([name, value]) => [name, { value }]));
-    responses[error.status] = { description: error.description, content: { 'application/json': { schema, examples } } };
+    responses[error.status] = { description: error.description, ...(error.headers ? { headers: error.headers } : {}), content: { 'application/json': { schema, examples } } };
   }
   return {
     tags: [route.tag],

@@ -1,13 +1,13 @@
 import type { z } from 'zod';
 import { BODY_TOO_LARGE, BODY_UNREADABLE } from '../shared/validation.ts';
-import type { ErrorResponse, RouteDeclaration } from './declarations.ts';
+import type { ErrorResponse, ResponseHeader, RouteDeclaration } from './declarations.ts';
 
 /** The id that error examples name. */
 export const EXAMPLE_ID = '3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b';
 
-/** An error answered as `{"detail": "<message>"}`, with its named examples. */
-export function httpError(status: number, description: string, examples: Record<string, string>): ErrorResponse {
-  return { status, description, examples: Object.fromEntries(Object.entries(examples).map(([name, detail]) => [name, { detail }])) };
+/** An error answered as `{"detail": "<message>"}`, with its named examples (and the headers it may carry). */
+export function httpError(status: number, description: string, examples: Record<string, string>, headers?: Record<string, ResponseHeader>): ErrorResponse {
+  return { status, description, examples: Object.fromEntries(Object.entries(examples).map(([name, detail]) => [name, { detail }])), ...(headers ? { headers } : {}) };
 }
 
 export const notFoundError = (what: string, detail: string) => httpError(404, `${what} not found`, { not_found: detail });
@@ -38,15 +38,16 @@ export function requestErrors(declaration: RouteDeclaration): ErrorResponse[] {
   return errors;
 }
 
-/** Errors by status, in status order: the descriptions joined, the examples of each in declaration order. */
+/** Errors by status, in status order: the descriptions joined, the examples (and headers) of each in declaration order. */
 export function errorsByStatus(errors: readonly ErrorResponse[]): ErrorResponse[] {
   const merged = new Map<number, ErrorResponse>();
   for (const error of errors) {
     const known = merged.get(error.status);
+    const headers = known?.headers || error.headers ? { headers: { ...known?.headers, ...error.headers } } : {};
     merged.set(
       error.status,
       known
-        ? { status: error.status, description: `${known.description}; ${error.description}`, examples: { ...known.examples, ...error.examples } }
+        ? { status: error.status, description: `${known.description}; ${error.description}`, examples: { ...known.examples, ...error.examples }, ...headers }
         : error,
     );
   }

@@ -8,6 +8,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
     readonly detail: string,
+    /** Sent with the answer, e.g. a 429's `retry-after`. */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(detail);
   }
@@ -143,8 +145,14 @@ export function toValidationDetails(error: z.ZodError, part: RequestPart, input:
   });
 }
 
+/**
+ * A 413 leaves the rest of the body unread: its connection closes after the answer (lingering,
+ * see lingering-close.ts) rather than read those bytes as the next request.
+ */
+const closesConnection = (status: number): Record<string, string> => (status === 413 ? { connection: 'close' } : {});
+
 export function errorResponse(c: Context, error: unknown, log: (message: string) => void): Response {
-  if (error instanceof HttpError) return c.json({ detail: error.detail }, error.status);
+  if (error instanceof HttpError) return c.json({ detail: error.detail }, error.status, { ...error.headers, ...closesConnection(error.status) });
   if (error instanceof ValidationFailed) return c.json({ detail: error.details.map(withoutSecrets) }, 422);
   log(`internal error on ${c.req.method} ${printable(c.req.path)}: ${printableError(error)}`);
   return c.json({ detail: 'Internal Server Error' }, 500);

@@ -1,6 +1,7 @@
 import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getRequestListener, RequestError } from '@hono/node-server';
+import { closeConnectionsLingering, endLingering, LINGER_MS } from './lingering-close.ts';
 import { printableError } from './log-text.ts';
 
 /** What the real service's server (uvicorn) says of a request it cannot parse. */
@@ -11,11 +12,11 @@ function jsonReply(detail: string) {
   return { body, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), connection: 'close' } };
 }
 
-/** Answers on a socket that no request object owns (the request could not be parsed), then closes it. */
-function replyOnSocket(socket: Duplex, status: number, detail: string): void {
+/** A whole response, for a socket that no request object owns (the request could not be parsed). */
+function rawReply(status: number, detail: string): string {
   const { body, headers } = jsonReply(detail);
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`, () => socket.destroy());
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`;
 }
 
 function replyOnResponse(response: ServerResponse, status: number, detail: string): void {
@@ -24,7 +25,7 @@ function replyOnResponse(response: ServerResponse, status: number, detail: strin
 }
 
 /** The status and detail for an error of Node's HTTP parser (the codes its own default answer tells apart). */
-function parserErrorReply(code: string | undefined): [status: number, detail: string] {
+export function parserErrorReply(code: string | undefined): [status: number, detail: string] {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return [431, 'Request Header Fields Too Large'];
@@ -42,11 +43,12 @@ function parserErrorReply(code: string | undefined): [status: number, detail: st
  * for requests refused below the app: by Node's parser (a head over 16 KiB, a malformed
  * request line, an unknown method, a duplicate Content-Length ...), by @hono/node-server
  * (targets it cannot turn into a URL: `*`, a backslash, a bad Host), a missing Host,
- * CONNECT, an unknown Expect. Those replies close the connection, as the request's framing is not to be trusted.
+ * CONNECT, an unknown Expect. Those replies close the connection, as the request's framing is not
+ * to be trusted; every close lingers for `lingerMs` (see lingering-close.ts).
  */
 export function listenHttp(
   fetch: (request: Request) => Response | Promise<Response>,
-  { host, port, log }: { host: string; port: number; log: (line: string) => void },
+  { host, port, log, lingerMs = LINGER_MS }: { host: string; port: number; log: (line: string) => void; lingerMs?: number },
 ): Promise<Server> {
   const listener = getRequestListener(fetch, {
     hostname: host,
@@ -71,16 +73,8 @@ export function listenHttp(
   // Node then drops the reply of a request still being answered, one waiting on files say.
   // Half-open, the connection closes after that reply.
   (server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // As Node's default handler: no answer once a response is under way on this connection.
-    const inFlight = (socket as { _httpMessage?: ServerResponse })._httpMessage;
-    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
-      socket.destroy();
-      return;
-    }
-    replyOnSocket(socket, ...parserErrorReply(error.code));
-  });
-  server.on('connect', (_request, socket: Duplex) => replyOnSocket(socket, 400, `${UNPARSABLE_REQUEST} CONNECT is not supported.`));
+  closeConnectionsLingering(server, lingerMs, (code) => rawReply(...parserErrorReply(code)));
+  server.on('connect', (_request, socket: Duplex) => endLingering(socket, lingerMs, rawReply(400, `${UNPARSABLE_REQUEST} CONNECT is not supported.`)));
   // Node answers an Expect header other than 100-continue itself, with an empty 417.
   server.on('checkExpectation', (_request, response: ServerResponse) => replyOnResponse(response, 417, 'Expectation Failed'));
   return new Promise((resolveServer, reject) => {
