@@ -79,7 +79,11 @@ describe('a fault rule in the journal', () => {
     const form = faults.getByRole('form', { name: 'Add a fault rule' });
     await form.getByLabel('Path glob').fill('/api/v1/bulk-exports/destinations');
     await form.getByLabel('Detail (error)').fill('seen in the journal');
-    await form.getByRole('button', { name: 'Add rule' }).click();
+    // The rule exists once the form's post is answered: the click only sends it.
+    await Promise.all([
+      faults.waitForResponse((response) => response.request().method() === 'POST' && new URL(response.url()).pathname === '/ui/faults/rules'),
+      form.getByRole('button', { name: 'Add rule' }).click(),
+    ]);
     const { body } = await ctx.admin.request('GET', '/fault-rules');
     const ruleId = (body as { rules: { id: string }[] }).rules.at(-1)!.id;
     await firedShows(faults, ruleId, 0);
