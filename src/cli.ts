@@ -454,7 +454,8 @@ async function main(argv: readonly string[]) {
   if (command !== 'start') return warehouse(command, positionals[1], values);
   const settings = settingsFrom(values, process.env);
   // Loaded only to start: help, version and bad flags answer without loading the emulator.
-  const { start, SnapshotFileError } = await import('./index.ts');
+  // The instance alone, not the package's other exports (the recording commands' modules).
+  const [{ start }, { SnapshotFileError }] = await Promise.all([import('./localplane.ts'), import('./snapshots/format.ts')]);
   const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
   const starting = start({
     host: settings.host,
