@@ -4,7 +4,7 @@
  * destinations and exports), in one workspace with an API key of its own, so that
  * `localplane start --fixtures <dir>` starts with the user's own shapes of data.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { z } from 'zod';
@@ -24,6 +24,8 @@ import {
 import { isCreatableBucketName } from '../objstore/bucket-directory.ts';
 import type { ObjstorePermission } from '../objstore/types.ts';
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
+import { uuidFrom } from '../shared/ids.ts';
+import { createRandom, seedFrom } from '../shared/prng.ts';
 import { formatTimestamp, MICROS_PER_DAY, parseTimestamp, startOfUtcDay } from '../shared/time.ts';
 import { recordedState, type Answered, type RecordedState } from './fixtures-answers.ts';
 import { readRecording, RecordingFileError } from './har.ts';
@@ -135,9 +137,11 @@ function readLog(path: string) {
 export function fixturesFromRecording(options: FromRecordingOptions): FromRecordingReport {
   const out = resolve(options.out);
   refuseUsedOut(out);
-  const state = recordedState(readLog(options.recording));
+  const log = readLog(options.recording);
+  // What is made up (a workspace id, the API key) comes from the recording: the same recording gives the same fixtures.
+  const digest = createHash('sha256').update(JSON.stringify(log)).digest('hex');
   const shipped = loadFixtures(DEFAULT_FIXTURES_DIR);
-  const { files, report } = recordedFixtures(state, shipped, { ...options, out });
+  const { files, report } = recordedFixtures(recordedState(log), shipped, { ...options, out, digest });
   mkdirSync(out, { recursive: true });
   for (const [name, value] of Object.entries(files)) writeFileSync(join(out, name), `${JSON.stringify(value, null, 2)}\n`);
   writeFileSync(join(out, REPORT_FILE), formatFromRecordingReport(report));
@@ -146,8 +150,9 @@ export function fixturesFromRecording(options: FromRecordingOptions): FromRecord
   return report;
 }
 
-function recordedFixtures(state: RecordedState, shipped: Fixtures, options: FromRecordingOptions & { out: string }) {
-  const workspaceId = state.tenantIds[0] ?? randomUUID();
+function recordedFixtures(state: RecordedState, shipped: Fixtures, options: FromRecordingOptions & { out: string; digest: string }) {
+  const madeUpId = (what: string) => uuidFrom(createRandom(seedFrom(options.digest, what)));
+  const workspaceId = state.tenantIds[0] ?? madeUpId('workspace');
   const placement = new Placement(workspaceId);
   if (state.tenantIds.length > 1) placement.notes.push(`The recording names other workspaces (${state.tenantIds.slice(1).join(', ')}): only ${workspaceId}'s resources are placed.`);
   const shippedWorkspace = shipped.workspaces.workspaces.find((workspace) => workspace.id === workspaceId);
@@ -158,7 +163,7 @@ function recordedFixtures(state: RecordedState, shipped: Fixtures, options: From
     listeners.length > 0 || [...state.deployments.values()].some(({ answer }) => answer.source === 'external_container') || (shippedFamily?.self_hosted ?? false);
   const oauthProviders = [...state.oauthProviders].flatMap(([providerId, recorded]) => placement.place('OAuth provider', providerId, recorded, () => checked(oauthProviderFixture, withUtcTimes(recorded.answer))) ?? []);
   const organizationId =
-    [...state.oauthProviders.values()].map(({ answer }) => answer.organization_id).find(isString) ?? shippedFamily?.organization_id ?? randomUUID();
+    [...state.oauthProviders.values()].map(({ answer }) => answer.organization_id).find(isString) ?? shippedFamily?.organization_id ?? madeUpId('organization');
   const codehostIntegrations = integrationsOf(state, placement);
   const listedDeployments = deploymentsOf(state, placement, selfHosted);
 
@@ -170,7 +175,7 @@ function recordedFixtures(state: RecordedState, shipped: Fixtures, options: From
   addExportedProjects(exports, sessions, placement);
   noteLeftOut(state, placement, { objstoreKey, listedDeployments, exports });
 
-  const apiKey = `lp_recorded_${randomBytes(12).toString('hex')}`;
+  const apiKey = `lp_recorded_${options.digest.slice(0, 24)}`;
   const name = shippedWorkspace?.name ?? NEW_WORKSPACE_NAME;
   if (shippedWorkspace) placement.notes.push(`Workspace ${workspaceId} is the shipped fixtures' ${name}: it keeps its tier and tracing projects, its deployment family is the recorded one, and its API key is new.`);
   const keptIds = new Set(options.recordedOnly ? [] : shipped.workspaces.workspaces.map((workspace) => workspace.id).filter((id) => id !== workspaceId));

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { withoutNodeVersionNotice } from '../destinations/clients.ts';
 import { createEndpointResolver } from '../destinations/endpoints.ts';
 import { isHarnessPath } from '../journal/matching.ts';
+import { OBJSTORE_PERMISSIONS } from '../objstore/types.ts';
 import { BULK_EXPORT_TIERS, type Tier } from '../workspaces/store.ts';
 
 /** What verify was given cannot be used: a URL that is no localplane, a workspace it does not have. */
@@ -55,7 +56,6 @@ const fixturesSchema = z.object({
 });
 export type FixtureWorkspace = z.infer<typeof fixturesSchema>['workspaces'][number];
 
-const FULL_ACCESS = ['create', 'delete', 'get', 'multipart', 'buckets'];
 const EMBEDDED = 'embedded objstore';
 
 /** The instance replayed into, as verify reads it before the first exchange. */
@@ -92,8 +92,8 @@ export async function openTarget(send: Send, where: string): Promise<Target> {
   const clock = z.object({ frozen: z.boolean() }).parse(await readJson(send, where, '/_localplane/clock'));
   const document = z.object({ paths: z.record(z.string(), z.unknown()) }).parse(await readJson(send, where, '/openapi.json'));
   const apiPaths = Object.keys(document.paths).filter((path) => !isHarnessPath(path)).map(pathPattern);
-  const fullAccessKey = fixtures.objstore.keys.find((key) => FULL_ACCESS.every((permission) => key.permissions.includes(permission)));
-  if (!fullAccessKey) throw new VerifyError(`${where} has no fixture objstore key with every permission (${FULL_ACCESS.join(', ')}) for destination credentials`);
+  const fullAccessKey = fixtures.objstore.keys.find((key) => OBJSTORE_PERMISSIONS.every((permission) => key.permissions.includes(permission)));
+  if (!fullAccessKey) throw new VerifyError(`${where} has no fixture objstore key with every permission (${OBJSTORE_PERMISSIONS.join(', ')}) for destination credentials`);
   const resolveEndpoint = createEndpointResolver(async () => EMBEDDED, fixtures.objstore.endpoint_aliases);
   const buckets = new Set(fixtures.objstore.buckets);
   return {
