@@ -4,18 +4,25 @@
  * docs/harness.md's table). The calls are dist/'s, the code a test suite that depends on the
  * package runs. No peer does these in the same run, so each is set beside its goal where it has one.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { createLocalplane, start, type InProcessLocalplane } from '../../dist/index.js';
 import { prepareFixtures } from '../../dist/localplane.js';
 import { OBJSTORE_PERMISSIONS } from '../../dist/objstore/index.js';
 import { spawnLocalplane } from './processes.ts';
-import { goal, median, medianAndRange, milliseconds, type Row, times } from './report.ts';
+import { goal, median, medianAndRange, megabytes, milliseconds, type Row, times } from './report.ts';
 
 /** Each operation is cheap: this many samples (after one warm-up) rather than the heavy rows' runs. */
 export const HARNESS_SAMPLES = 50;
-const RESET_GOAL_MS = 5;
+const RESET_GOAL_MS = 3;
+const INSTANCE_GOALS = { createStopMs: 20, bytesEach: 3 * 1024 * 1024 };
+/** Instances kept alive together in one process for the per-instance memory row. */
+const INSTANCES_ALIVE = 50;
+const INSTANCES_ALIVE_SCRIPT = fileURLToPath(new URL('./instances-alive.ts', import.meta.url));
 const quiet = { log: () => {} };
 
 async function timings(once: () => Promise<unknown>): Promise<number[]> {
@@ -45,6 +52,18 @@ async function httpResets(): Promise<number[]> {
   } finally {
     await server.stop();
   }
+}
+
+interface InstancesAlive {
+  createMs: number[];
+  residentBytesEach: number;
+  retainedBytesEach: number;
+}
+
+/** INSTANCES_ALIVE instances created one after another in a process of their own (instances-alive.ts). */
+async function instancesAlive(): Promise<InstancesAlive> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', INSTANCES_ALIVE_SCRIPT, String(INSTANCES_ALIVE)], { maxBuffer: 1024 * 1024 });
+  return JSON.parse(stdout) as InstancesAlive;
 }
 
 function withoutGoal(what: string, samples: number[]): Row {
@@ -96,6 +115,7 @@ export async function measureHarnessOps(options: { log: (line: string) => void }
     const exportedRestores = await timings(() => lp.restore(exported));
     const createStops = await timings(async () => (await createLocalplane(quiet)).stop());
     const startStops = await timings(async () => (await start({ port: 0, objstorePort: 0, ...quiet })).stop());
+    const alive = await instancesAlive();
     options.log(`harness: ${HARNESS_SAMPLES} samples each measured`);
     const samples = `${HARNESS_SAMPLES} samples`;
     return [
@@ -104,7 +124,16 @@ export async function measureHarnessOps(options: { log: (line: string) => void }
       againstGoal(`restore() of a snapshot of the seeded state (${Math.round(seededBytes / 1024)} KiB, ${samples})`, seededRestores, RESET_GOAL_MS, "reset's goal (restore has none of its own)"),
       withoutGoal(`snapshot() with a finished three-day export (${Math.round(exportedBytes / 1024)} KiB, ${samples})`, exportedSnapshots),
       withoutGoal(`restore() of that snapshot, its Parquet files placed again (${samples})`, exportedRestores),
-      withoutGoal(`in-process createLocalplane() + stop() (${samples})`, createStops),
+      againstGoal(`in-process createLocalplane() + stop() (${samples})`, createStops, INSTANCE_GOALS.createStopMs, 'the goal'),
+      withoutGoal(`createLocalplane() with ${INSTANCES_ALIVE} instances alive in one process (each)`, alive.createMs),
+      {
+        what: `memory of each of ${INSTANCES_ALIVE} in-process instances alive in one process: resident set growth (heap and external retained: ${megabytes(alive.retainedBytesEach)})`,
+        localplane: megabytes(alive.residentBytesEach),
+        peer: 'none in the same run: the goal',
+        peerFigure: megabytes(INSTANCE_GOALS.bytesEach),
+        ratio: times(alive.residentBytesEach / INSTANCE_GOALS.bytesEach),
+        goal: goal(`≤ ${megabytes(INSTANCE_GOALS.bytesEach)}`, alive.residentBytesEach <= INSTANCE_GOALS.bytesEach),
+      },
       withoutGoal(`in-process start({ port: 0, objstorePort: 0 }) + stop() (${samples})`, startStops),
     ];
   } finally {

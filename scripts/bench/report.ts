@@ -28,7 +28,7 @@ export function percentile(values: readonly number[], p: number): number {
 
 export const milliseconds = (value: number) => `${value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en')} ms`;
 export const perSecond = (value: number) => `${Math.round(value).toLocaleString('en')}/s`;
-export const megabytes = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`;
+export const megabytes = (bytes: number) => `${bytes < 10 * 1024 * 1024 ? (bytes / 1024 / 1024).toFixed(1) : Math.round(bytes / 1024 / 1024)} MB`;
 export const times = (ratio: number) => `${ratio < 1 ? ratio.toFixed(2) : ratio.toFixed(1)}×`;
 export const percent = (ratio: number) => `${Math.round(ratio * 100)}%`;
 /** The median with the range of the runs, e.g. `1,315 ms (1,044–1,446)`. */
