@@ -7,27 +7,40 @@ import { useObjstore } from './support/objstore-server.ts';
 
 /** Short, so that a client that never stops sending is cut off quickly. */
 const LINGER_MS = 300;
+/**
+ * For the servers that are to answer in full: longer than any client of the test takes to send
+ * its request, however busy the machine (the client and the servers share this process), so
+ * that only its own end closes the connection.
+ */
+const PATIENT_LINGER_MS = 60_000;
 const REPEATS = 200;
 const MIB = 1024 * 1024;
 const PIECE = 16 * 1024;
 
-const objstore = useObjstore({ directoryPrefix: 'lingering-close-', keys: [], buckets: ['exports'], lingerMs: LINGER_MS });
+const objstores = {
+  brief: useObjstore({ directoryPrefix: 'lingering-close-', keys: [], buckets: ['exports'], lingerMs: LINGER_MS }),
+  patient: useObjstore({ directoryPrefix: 'lingering-close-', keys: [], buckets: ['exports'], lingerMs: PATIENT_LINGER_MS }),
+};
 let lp: InProcessLocalplane;
-let api: Server;
+const apis: { brief?: Server; patient?: Server } = {};
 const apiLog: string[] = [];
 
 beforeAll(async () => {
   lp = await createLocalplane();
-  api = await listenHttp(lp.fetch, { host: '127.0.0.1', port: 0, log: (line) => apiLog.push(line), lingerMs: LINGER_MS });
+  const listen = (lingerMs: number) => listenHttp(lp.fetch, { host: '127.0.0.1', port: 0, log: (line) => apiLog.push(line), lingerMs });
+  [apis.brief, apis.patient] = await Promise.all([listen(LINGER_MS), listen(PATIENT_LINGER_MS)]);
 });
 afterAll(async () => {
-  api?.closeAllConnections();
-  api?.close();
+  for (const api of [apis.brief, apis.patient]) {
+    api?.closeAllConnections();
+    api?.close();
+  }
   await lp?.stop();
 });
 
-const apiPort = () => (api.address() as AddressInfo).port;
-const objstorePort = () => Number(new URL(objstore.objstore.url).port);
+type Linger = keyof typeof objstores;
+const apiPort = (linger: Linger) => (apis[linger]!.address() as AddressInfo).port;
+const objstorePort = (linger: Linger) => Number(new URL(objstores[linger].objstore.url).port);
 
 interface Answer {
   status: number;
@@ -119,7 +132,7 @@ interface RefusedRequest {
   says: string | undefined;
 }
 
-const servers: [server: string, port: () => number, cases: RefusedRequest[]][] = [
+const servers: [server: string, port: (linger: Linger) => number, cases: RefusedRequest[]][] = [
   [
     'API',
     apiPort,
@@ -150,7 +163,7 @@ describe.each(servers)('the %s answers a client still sending its request, then 
   it.each(cases)(`answers $what in full ${REPEATS} times out of ${REPEATS}, never reset`, async ({ head, bodyBytes, status, says }) => {
     const outcomes = new Map<string, number>();
     for (let attempt = 0; attempt < REPEATS; attempt++) {
-      const { answer, error } = await sendWhileReading(port(), head, bodyBytes);
+      const { answer, error } = await sendWhileReading(port('patient'), head, bodyBytes);
       const outcome = `${answer?.status} ${answer?.headers.connection} ${gist(answer)} ${error ?? 'no error'}`;
       outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
     }
@@ -158,7 +171,7 @@ describe.each(servers)('the %s answers a client still sending its request, then 
   });
 
   it.each(cases)('closes within the linger bound a connection that goes on sending after $what', async ({ head, status, says }) => {
-    const { answer, error, closedAfterAnswerMs } = await sendWhileReading(port(), head, Infinity);
+    const { answer, error, closedAfterAnswerMs } = await sendWhileReading(port('brief'), head, Infinity);
     expect([answer?.status, gist(answer)]).toEqual([status, says]);
     // Cut off at last: the bytes it sent after the end of the bound are met with a reset.
     expect(error).toMatch(/^(ECONNRESET|EPIPE)$/);
@@ -171,7 +184,7 @@ it('the API keeps serving, and keeps a good request’s connection alive', async
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const get = () =>
     new Promise<{ status: number; reusedSocket: boolean }>((resolve, reject) => {
-      const request = httpRequest({ port: apiPort(), host: '127.0.0.1', path: '/_localplane/health', agent }, (response) => {
+      const request = httpRequest({ port: apiPort('brief'), host: '127.0.0.1', path: '/_localplane/health', agent }, (response) => {
         response.resume().on('end', () => resolve({ status: response.statusCode!, reusedSocket: request.reusedSocket }));
       });
       request.on('error', reject).end();

@@ -36,11 +36,20 @@ export async function launchChromium(env: Record<string, string> = {}): Promise<
   });
 }
 
-/** Adds to `errors` what goes wrong in the page: uncaught exceptions, console errors (a 404 asset logs one), failed requests. */
+/**
+ * Adds to `errors` what goes wrong in the page: uncaught exceptions, console errors (a 404 asset
+ * logs one), failed requests. A background request the browser itself aborted (net::ERR_ABORTED:
+ * a refresh still under way when the page navigates away, as a busy machine makes likely) is not
+ * a failure of the page.
+ */
 export function collectPageErrors(page: Page, errors: string[]): void {
   page.on('pageerror', (error) => errors.push(`uncaught ${error.name}: ${error.message}`));
   page.on('console', (message) => {
     if (message.type() === 'error') errors.push(`console: ${message.text()} (${message.location().url})`);
   });
-  page.on('requestfailed', (request) => errors.push(`${request.method()} ${request.url()} failed: ${request.failure()?.errorText}`));
+  page.on('requestfailed', (request) => {
+    const reason = request.failure()?.errorText;
+    if (reason === 'net::ERR_ABORTED' && !request.isNavigationRequest()) return;
+    errors.push(`${request.method()} ${request.url()} failed: ${reason}`);
+  });
 }
