@@ -1,6 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { SlowestFirst } from './test/support/slowest-first.ts';
 
 /**
  * The suite's instances, stores and CLI runs make and remove tens of thousands of small files in
@@ -43,6 +44,7 @@ export default defineConfig({
     // would soon have died.
     execArgv: ['--max-semi-space-size=64'],
     globalSetup: ['test/support/global-setup.ts'],
+    sequence: { sequencer: SlowestFirst },
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
 });
