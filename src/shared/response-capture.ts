@@ -81,19 +81,28 @@ export class ResponseCapture {
 
   /** What was written so far; the content type is read now, the head encoded when `head` is first read. */
   captured(): CapturedResponse {
-    const { chunks, limit, size } = this;
-    let head: Buffer | undefined;
-    return {
-      get head() {
-        return (head ??= Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, limit));
-      },
-      get source() {
-        const only = chunks[0];
-        return chunks.length === 1 && typeof only === 'string' ? only : this.head;
-      },
-      size,
-      contentType: headerText(this.res.getHeader('content-type')) ?? this.headContentType,
-    };
+    return new WrittenHead(this.chunks, this.limit, this.size, headerText(this.res.getHeader('content-type')) ?? this.headContentType);
+  }
+}
+
+/** A class, not an object literal with getters: a journal keeps one per request, and such a literal is made a dictionary with its own getters. */
+class WrittenHead implements CapturedResponse {
+  private encoded: Buffer | undefined;
+
+  constructor(
+    private readonly chunks: readonly (string | Buffer)[],
+    private readonly limit: number,
+    readonly size: number,
+    readonly contentType: string | null,
+  ) {}
+
+  get head(): Buffer {
+    return (this.encoded ??= Buffer.concat(this.chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, this.limit));
+  }
+
+  get source(): string | Buffer {
+    const only = this.chunks[0];
+    return this.chunks.length === 1 && typeof only === 'string' ? only : this.head;
   }
 }
 
