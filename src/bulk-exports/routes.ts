@@ -6,6 +6,7 @@ import { requireWorkspace, WORKSPACE_AUTH, type AuthVariables } from '../workspa
 import type { Clock } from '../shared/clock.ts';
 import { conflict, HttpError, notFound } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';
+import { unchangingBody, type UnchangingBody } from '../shared/response-capture.ts';
 import type { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import { BULK_EXPORT_TIERS, type WorkspaceStore } from '../workspaces/store.ts';
@@ -40,7 +41,7 @@ export interface BulkExportRouteDeps extends DestinationCheckDeps {
   ids: IdGenerator;
   limits: InstanceLimits;
   /** Serialized exports by workspace and id: a polled export answers without querying or serializing again. */
-  responseCache: WriteScopedCache<string>;
+  responseCache: WriteScopedCache<UnchangingBody>;
 }
 
 const TIER_REFUSAL = 'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.';
@@ -239,7 +240,7 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       const cacheKey = `${tenantId}/${params.bulk_export_id}`;
       let body = deps.responseCache.get(cacheKey);
       if (body === undefined) {
-        body = JSON.stringify(exportResponse(findExport(tenantId, params.bulk_export_id)));
+        body = unchangingBody(JSON.stringify(exportResponse(findExport(tenantId, params.bulk_export_id))));
         deps.responseCache.set(cacheKey, body);
       }
       return c.body(body, 200, { 'Content-Type': 'application/json' });
