@@ -7,7 +7,7 @@ export const handlerRoutes = (app: Hono<any>) => app.routes.filter((route) => ro
 
 /**
  * Paths remembered per method, at most: a client walking through ids empties the memory now and
- * then, and paths of up to 16 KiB (Node's limit of a request's head) hold a few MiB at most.
+ * then, and paths of up to 16 KiB (Node's limit of a request's head) hold 4 MiB at most.
  */
 const REMEMBERED_PATHS = 256;
 
@@ -33,11 +33,11 @@ function rememberedByPath<T>(find: (path: string) => T): (path: string) => T {
 export class RememberingRouter<T> implements Router<T> {
   readonly name = 'RememberingRouter';
   private readonly trie = new TrieRouter<T>();
-  private byMethod = new Map<string, (path: string) => Result<T>>();
+  private readonly byMethod = new Map<string, (path: string) => Result<T>>();
 
   add(method: string, path: string, handler: T): void {
     this.trie.add(method, path, handler);
-    this.byMethod = new Map();
+    this.byMethod.clear();
   }
 
   match(method: string, path: string): Result<T> {
