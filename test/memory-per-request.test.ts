@@ -214,6 +214,17 @@ describe('memory per request', { timeout: 180_000 }, () => {
     expect(entry!.request.body.text).toHaveLength(8 * 1024);
   });
 
+  it('2,000 journalled GETs leave their entries held, not their requests (headers, sockets): under 3 KB each', async () => {
+    const headers = { 'x-api-key': workspaceByTier(fixtures, 'plus').api_key };
+    const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+    const count = 2000;
+    const { retained, sent } = await retainedAfter(count, () => send(`${probe.apiUrl}/v2/deployments?limit=1`, 'GET', headers, [], agent));
+    agent.destroy();
+
+    expect(new Set(sent.map((result) => result.status))).toEqual(new Set([200]));
+    expect(retained / count).toBeLessThan(3000);
+  });
+
   it('as many such requests to an in-process instance (no socket) leave no body held either', async () => {
     const api_key = workspaceByTier(fixtures, 'plus').api_key;
     const requests = (count: number) =>

@@ -85,6 +85,23 @@ describe('the request journal', () => {
     expect(get.request.body).toEqual({ text: null, size: 0, content_type: null, truncated: false });
   });
 
+  it('keeps the head of an answer served from a cache as bytes: the first 8 KiB of a long one each time it is sent, a short one whole', async () => {
+    const long = await acme().get('/v2/deployments?limit=20');
+    const again = await acme().get('/v2/deployments?limit=20');
+    const short = await acme().get('/v2/deployments?limit=1');
+    expect(again.text).toBe(long.text);
+    const longBytes = Buffer.from(long.text);
+    expect(longBytes.length).toBeGreaterThan(8 * 1024);
+
+    const [first, second, third] = await listed(ctx, '?source=api');
+    for (const entry of [first!, second!]) {
+      expect(entry.response.body).toEqual({ text: longBytes.subarray(0, 8 * 1024).toString(), size: longBytes.length, content_type: 'application/json', truncated: true });
+    }
+    expect(third!.response.body).toEqual({ text: short.text, size: Buffer.byteLength(short.text), content_type: 'application/json', truncated: false });
+    const name = (short.body as { resources: { name: string }[] }).resources[0]!.name;
+    expect(ids(await listed(ctx, `?response_body_contains=${encodeURIComponent(name)}`))).toContain(third!.id);
+  });
+
   it('shows a body sent to an endpoint with secret fields as the endpoint read it, and a refused one masked whole', async () => {
     const body = {
       display_name: 'misspelled',

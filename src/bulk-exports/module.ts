@@ -1,6 +1,9 @@
 import type { InstanceCore } from '../core.ts';
 import { nameComponents } from '../openapi/components.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
+import { writeCounter } from '../shared/db.ts';
+import type { UnchangingBody } from '../shared/response-capture.ts';
+import { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 import type { Destinations } from '../destinations/module.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
@@ -37,7 +40,7 @@ export function bulkExportsModule(core: InstanceCore, deps: BulkExportModuleDeps
     stopWorkspace: (workspaceId) => runner.stopWorkspace(workspaceId),
   });
   core.parts.register('bulk-export faults', { reset: () => faults.clear(), resetWorkspace: (workspaceId) => faults.clearWorkspace(workspaceId) });
-  const routes = new OpenApiHono().route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing: deps.tracing, workspaces: deps.workspaces, runner, clock, ids, faults, objstoreClients, resolveEndpoint, limits }));
+  const routes = new OpenApiHono().route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing: deps.tracing, workspaces: deps.workspaces, runner, clock, ids, faults, objstoreClients, resolveEndpoint, limits, responseCache: new WriteScopedCache<UnchangingBody>(writeCounter(db)) }));
   return { store, faults, routes };
 }
 

@@ -6,6 +6,8 @@ import { requireWorkspace, WORKSPACE_AUTH, type AuthVariables } from '../workspa
 import type { Clock } from '../shared/clock.ts';
 import { conflict, HttpError, notFound } from '../shared/errors.ts';
 import type { IdGenerator } from '../shared/ids.ts';
+import { unchangingBody, type UnchangingBody } from '../shared/response-capture.ts';
+import type { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import { BULK_EXPORT_TIERS, type WorkspaceStore } from '../workspaces/store.ts';
 import { credentialKeys, newDestination, newExport, storedCredentials, unknownExportFields } from './creation.ts';
@@ -38,6 +40,8 @@ export interface BulkExportRouteDeps extends DestinationCheckDeps {
   clock: Clock;
   ids: IdGenerator;
   limits: InstanceLimits;
+  /** Serialized exports by workspace and id: a polled export answers without querying or serializing again. */
+  responseCache: WriteScopedCache<UnchangingBody>;
 }
 
 const TIER_REFUSAL = 'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.';
@@ -231,7 +235,16 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       response: { status: 200, description: 'The export', schema: exportResponseSchema },
       errors: [EXPORT_NOT_FOUND],
     },
-    (c, { params }) => c.json(exportResponse(findExport(c.get('workspace').id, params.bulk_export_id))),
+    (c, { params }) => {
+      const tenantId = c.get('workspace').id;
+      const cacheKey = `${tenantId}/${params.bulk_export_id}`;
+      let body = deps.responseCache.get(cacheKey);
+      if (body === undefined) {
+        body = unchangingBody(JSON.stringify(exportResponse(findExport(tenantId, params.bulk_export_id))));
+        deps.responseCache.set(cacheKey, body);
+      }
+      return c.body(body, 200, { 'Content-Type': 'application/json' });
+    },
   );
 
   app.openapi(

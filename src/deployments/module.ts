@@ -4,6 +4,7 @@ import type { InstanceBucket } from '../objstore/module.ts';
 import { nameComponents } from '../openapi/components.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 import { writeCounter } from '../shared/db.ts';
+import type { UnchangingBody } from '../shared/response-capture.ts';
 import { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
@@ -76,7 +77,7 @@ export function deploymentsModule(core: InstanceCore, deps: DeploymentModuleDeps
     reset: () => faults.clear(),
     stopWorkspace: (workspaceId) => faults.clearDeployments(new Set(store.deploymentsOf(workspaceId).map((deployment) => deployment.id))),
   });
-  const routeDeps = { store, workspaces: deps.workspaces, tracing: deps.tracing, clock, ids, lifecycle, deletions, sourceUploads, responseCache: new WriteScopedCache<string>(writeCounter(db)) };
+  const routeDeps = { store, workspaces: deps.workspaces, tracing: deps.tracing, clock, ids, lifecycle, deletions, sourceUploads, responseCache: new WriteScopedCache<UnchangingBody>(writeCounter(db)) };
   const routes = new OpenApiHono()
     .route('/v2/deployments', deploymentRoutes(routeDeps))
     .route('/v2/listeners', listenerRoutes(routeDeps))

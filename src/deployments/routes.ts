@@ -3,6 +3,7 @@ import { EXAMPLE_ID, httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 import { requireWorkspace, WORKSPACE_AUTH, type AuthVariables } from '../workspaces/auth.ts';
 import type { Clock } from '../shared/clock.ts';
+import { unchangingBody, type UnchangingBody } from '../shared/response-capture.ts';
 import type { WriteScopedCache } from '../shared/write-scoped-cache.ts';
 import { badRequest, conflict, notFound } from '../shared/errors.ts';
 import { formatTimestamp, MICROS_PER_HOUR } from '../shared/time.ts';
@@ -68,7 +69,7 @@ export interface DeploymentWriteDeps extends DeploymentRouteDeps {
   lifecycle: RevisionLifecycle;
   deletions: DeploymentDeletions;
   sourceUploads: SourceUploads;
-  responseCache: WriteScopedCache<string>;
+  responseCache: WriteScopedCache<UnchangingBody>;
 }
 
 const deploymentNotFound = (id: string) => `Deployment ID ${id} not found.`;
@@ -152,7 +153,7 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
       let body = deps.responseCache.get(cacheKey);
       if (body === undefined) {
         const resources = store.deployments(c.get('workspace').id, query).map(deploymentResponse);
-        body = JSON.stringify({ resources, offset: query.offset + resources.length } satisfies DeploymentsList);
+        body = unchangingBody(JSON.stringify({ resources, offset: query.offset + resources.length } satisfies DeploymentsList));
         deps.responseCache.set(cacheKey, body);
       }
       return c.body(body, 200, { 'content-type': 'application/json' });

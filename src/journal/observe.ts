@@ -150,15 +150,9 @@ export class RequestObserver {
       const headerList: readonly string[] | Headers = incoming?.rawHeaders ?? headers;
       const requestBody = apiRequestBody(c.req.raw);
       const workspace_id = c.get('workspace')?.id ?? workspaceId();
+      const details = apiDetails(search, headerList);
       const journal = (status: number, written: CapturedResponse | null) =>
-        this.record(
-          arrival,
-          { source: 'api', method, path, status, workspace_id, target: null },
-          written === null
-            ? { request: () => requestBody, response: () => ({ text: null, size: 0, content_type: null, truncated: false }) }
-            : { request: () => requestBody, response: () => apiResponseBody(written), responseSource: written.source },
-          () => ({ query: maskedQuery(search), requestHeaders: maskedHeaders(headerPairsOf(headerList)), objstore: null }),
-        );
+        this.record(arrival, { source: 'api', method, path, status, workspace_id, target: null }, apiBodies(requestBody, written), details);
       if (stopped || effect?.kind === 'reset' || effect?.kind === 'close') return journal(ABORTED_STATUS, null);
       const outgoing = c.env?.outgoing;
       if (outgoing) {
@@ -210,6 +204,20 @@ export class RequestObserver {
       },
     };
   }
+}
+
+/*
+ * The makers a journal entry keeps are made here, apart from the middleware: a closure made
+ * there would keep all that its closures share (the request's headers, and through them the
+ * request and its socket) for as long as the journal keeps the entry.
+ */
+function apiBodies(requestBody: JournalBody, written: CapturedResponse | null): BodiesMaker {
+  if (written === null) return { request: () => requestBody, response: () => ({ text: null, size: 0, content_type: null, truncated: false }) };
+  return { request: () => requestBody, response: () => apiResponseBody(written), responseSource: written.source };
+}
+
+function apiDetails(search: string, headerList: readonly string[] | Headers): () => RequestDetails {
+  return () => ({ query: maskedQuery(search), requestHeaders: maskedHeaders(headerPairsOf(headerList)), objstore: null });
 }
 
 /** What the endpoint read of the body (see BodyRead); only the declared size of a body it did not read. */

@@ -1,5 +1,6 @@
 import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
 import { mergePath } from 'hono/utils/url';
+import { RememberingRouter } from '../shared/routing.ts';
 import { jsonBody, optionalJsonBody, pathParams, queryParams } from '../shared/validation.ts';
 import { requestErrors } from './errors.ts';
 import type { DocumentedRoute, ErrorResponse, GuardDocumentation, RouteDeclaration, RouteInput, Schema, SecurityRequirement } from './declarations.ts';
@@ -25,7 +26,7 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
 
   /** `tag` groups the app's own routes in the document (mounted apps keep theirs). */
   constructor(private readonly tag = 'localplane') {
-    super();
+    super({ router: new RememberingRouter() });
   }
 
   /** Middleware for every request of this app, and what it documents (its errors, the credentials it reads) on each route declared after it. */

@@ -26,12 +26,43 @@ function contentTypeIn(headers: unknown): string | null {
   return null;
 }
 
+/** Bytes that nothing writes to once made: a capture may keep them, or one copy of their head, instead of a copy per response. */
+const unchangingBodies = new WeakSet<Uint8Array>();
+
+/** An answer's bytes kept to be sent many times (a cached read). */
+export type UnchangingBody = Uint8Array<ArrayBuffer>;
+
+/** `text` as bytes that nothing writes to again. */
+export function unchangingBody(text: string): UnchangingBody {
+  const bytes = new TextEncoder().encode(text);
+  unchangingBodies.add(bytes);
+  return bytes;
+}
+
+/** The last unchanging body whose head was copied, and the copy (see textHead, the same for text). */
+let lastBody: Uint8Array | null = null;
+let lastLength = 0;
+let lastHead = Buffer.alloc(0);
+
+/** The first `length` bytes of `bytes` as a buffer of their own: a copy, as a writer may reuse its buffer, unless nothing writes to it. */
+function bytesHead(bytes: Uint8Array, length: number): Buffer {
+  if (!unchangingBodies.has(bytes)) return Buffer.from(bytes.subarray(0, length));
+  if (bytes.byteLength <= length) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes !== lastBody || length !== lastLength) {
+    lastHead = Buffer.from(bytes.subarray(0, length));
+    lastBody = bytes;
+    lastLength = length;
+  }
+  return lastHead;
+}
+
 /**
  * Keeps the first `limit` bytes a response writes and counts the rest, by wrapping its write
  * and end: wrappers of end installed before it see the last chunk already taken. Text chunks
  * within the limit are kept as they are (a string is immutable, and an API answer is mostly one
  * cached string), the head of a longer one and bytes are copied (a slice would keep the whole
- * chunk alive, a writer may reuse its buffer); `captured()` encodes the head when asked.
+ * chunk alive, a writer may reuse its buffer) but for an unchanging body's; `captured()` encodes
+ * the head when asked.
  */
 export class ResponseCapture {
   private readonly chunks: (string | Buffer)[] = [];
@@ -70,7 +101,7 @@ export class ResponseCapture {
       if (wanted > 0) this.keep(textHead(chunk, wanted));
     } else if (chunk instanceof Uint8Array) {
       this.size += chunk.byteLength;
-      if (wanted > 0) this.keep(Buffer.from(chunk.subarray(0, wanted)));
+      if (wanted > 0) this.keep(bytesHead(chunk, wanted));
     }
   }
 
@@ -81,19 +112,31 @@ export class ResponseCapture {
 
   /** What was written so far; the content type is read now, the head encoded when `head` is first read. */
   captured(): CapturedResponse {
-    const { chunks, limit, size } = this;
-    let head: Buffer | undefined;
-    return {
-      get head() {
-        return (head ??= Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, limit));
-      },
-      get source() {
-        const only = chunks[0];
-        return chunks.length === 1 && typeof only === 'string' ? only : this.head;
-      },
-      size,
-      contentType: headerText(this.res.getHeader('content-type')) ?? this.headContentType,
-    };
+    return new WrittenHead(this.chunks, this.limit, this.size, headerText(this.res.getHeader('content-type')) ?? this.headContentType);
+  }
+}
+
+/** A class, not an object literal with getters: a journal keeps one per request, and such a literal is made a dictionary with its own getters. */
+class WrittenHead implements CapturedResponse {
+  private encoded: Buffer | undefined;
+
+  constructor(
+    private readonly chunks: readonly (string | Buffer)[],
+    private readonly limit: number,
+    readonly size: number,
+    readonly contentType: string | null,
+  ) {}
+
+  get head(): Buffer {
+    const only = this.chunks[0];
+    // One chunk of bytes is kept within the limit already.
+    if (this.chunks.length === 1 && typeof only !== 'string') return only!;
+    return (this.encoded ??= Buffer.concat(this.chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, this.limit));
+  }
+
+  get source(): string | Buffer {
+    const only = this.chunks[0];
+    return this.chunks.length === 1 && typeof only === 'string' ? only : this.head;
   }
 }
 

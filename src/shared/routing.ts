@@ -1,8 +1,54 @@
 import type { Hono, MiddlewareHandler } from 'hono';
+import type { Result, Router } from 'hono/router';
 import { TrieRouter } from 'hono/router/trie-router';
 
 /** The routes of an app's handlers (`:name` a path parameter); middleware is mounted for 'ALL' methods and makes no path exist. */
 export const handlerRoutes = (app: Hono<any>) => app.routes.filter((route) => route.method !== 'ALL').map(({ method, path }) => ({ method, path }));
+
+/**
+ * Paths remembered per method, at most: a client walking through ids empties the memory now and
+ * then, and paths of up to 16 KiB (Node's limit of a request's head) hold 4 MiB at most.
+ */
+const REMEMBERED_PATHS = 256;
+
+/** What `find` answered for each path lately, found again without asking it. */
+function rememberedByPath<T>(find: (path: string) => T): (path: string) => T {
+  const found = new Map<string, T>();
+  return (path) => {
+    let answer = found.get(path);
+    if (answer === undefined) {
+      if (found.size >= REMEMBERED_PATHS) found.clear();
+      answer = find(path);
+      found.set(path, answer);
+    }
+    return answer;
+  };
+}
+
+/**
+ * A trie router that remembers its matches by method and path until a route is added: hono's
+ * RegExpRouter refuses this app's routes (a parameter beside fixed names, `/requests/:request_id`
+ * beside `/requests/count`), and a trie search costs more than the rest of the routing.
+ */
+export class RememberingRouter<T> implements Router<T> {
+  readonly name = 'RememberingRouter';
+  private readonly trie = new TrieRouter<T>();
+  private readonly byMethod = new Map<string, (path: string) => Result<T>>();
+
+  add(method: string, path: string, handler: T): void {
+    this.trie.add(method, path, handler);
+    this.byMethod.clear();
+  }
+
+  match(method: string, path: string): Result<T> {
+    let matches = this.byMethod.get(method);
+    if (matches === undefined) {
+      matches = rememberedByPath((target) => this.trie.match(method, target));
+      this.byMethod.set(method, matches);
+    }
+    return matches(path);
+  }
+}
 
 const otherSlashForm = (path: string) => (path.endsWith('/') ? path.replace(/\/+$/, '') : `${path}/`);
 
@@ -14,18 +60,19 @@ const otherSlashForm = (path: string) => (path.endsWith('/') ? path.replace(/\/+
  * The route table is read from `app` at the first request, once every route is mounted.
  */
 export function starletteRouting(app: Hono<any>): MiddlewareHandler {
-  let routes: TrieRouter<string> | undefined;
-  const methodsAt = (path: string) => {
-    if (!routes) {
-      routes = new TrieRouter<string>();
-      for (const route of handlerRoutes(app)) routes.add('ALL', route.path, route.method);
-    }
+  let methodsAt: ((path: string) => ReadonlySet<string>) | undefined;
+  const methodsOf = (routes: TrieRouter<string>, path: string) => {
     const methods = new Set(routes.match('GET', path)[0].map(([method]) => method));
     if (methods.has('GET')) methods.add('HEAD');
     return methods;
   };
 
   return async (c, next) => {
+    if (!methodsAt) {
+      const routes = new TrieRouter<string>();
+      for (const route of handlerRoutes(app)) routes.add('ALL', route.path, route.method);
+      methodsAt = rememberedByPath((path) => methodsOf(routes, path));
+    }
     const methods = methodsAt(c.req.path);
     if (methods.has(c.req.method)) return next();
     if (methods.size > 0) {
