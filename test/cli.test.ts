@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultCacheDir } from '../src/fixtures/template.ts';
+import { defaultCacheDir } from '../src/shared/user-cache.ts';
 import { BIN, expectUsageError, launch, REPO_ROOT, runCli, startCli, type Launched } from './support/cli.ts';
 import { Api, eventually, type FixturesView } from './support/instance.ts';
 

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sourceFingerprint } from '../src/fixtures/source-fingerprint.ts';
-import { defaultCacheDir } from '../src/fixtures/template.ts';
+import { defaultCacheDir } from '../src/shared/user-cache.ts';
 import { DEFAULT_FIXTURES_DIR, prepareFixtures, start, type Localplane } from '../src/localplane.ts';
 import { BIN, REPO_ROOT, startCli } from './support/cli.ts';
 import { Api, type FixturesView } from './support/instance.ts';

@@ -1,0 +1,62 @@
+/**
+ * What bin/localplane.js runs: the CLI bundled into one file (scripts/bundle-cli.ts), compiled
+ * from a V8 code cache when `localplane start` has run before with this bundle and this Node.
+ * Without the cache V8 parses the whole bundle; with it, `start` skips most of its compiling.
+ * The cache is a file in the user's cache folder, written as `start` exits when it had none: it
+ * then holds every function the run compiled, those of the first answers included. Other
+ * commands neither read nor write it (`--version` would leave a cache without start's code).
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+import { makePrivateFolder, withFileOpen, writePrivateFile } from './shared/private-files.ts';
+import { defaultCacheDir, untrustedBecause } from './shared/user-cache.ts';
+
+const BUNDLE = fileURLToPath(new URL('./cli.bundle.cjs', import.meta.url));
+
+/** Where the code cache of this bundle under this Node lives: its name changes with either. */
+function codeCachePath(source: string): string {
+  const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000${source}`).digest('hex').slice(0, 20);
+  return join(defaultCacheDir(), `cli-${key}.v8cache`);
+}
+
+/** The cache's bytes, or undefined when there is none or it is not a plain file of the user's in a folder of theirs. */
+function readCodeCache(path: string): Buffer | undefined {
+  try {
+    if (untrustedBecause(statSync(dirname(path))) !== null) return undefined;
+    return withFileOpen(path, (descriptor, stats) => (stats.isFile() && untrustedBecause(stats) === null ? readFileSync(descriptor) : undefined));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the cache beside its final name and renames it there, so that a parallel start reads a whole one or none. */
+function writeCodeCache(path: string, data: Buffer): void {
+  const writing = `${path}.${process.pid}.writing`;
+  try {
+    makePrivateFolder(dirname(path));
+    if (untrustedBecause(statSync(dirname(path))) !== null) return;
+    writePrivateFile(writing, data);
+    renameSync(writing, path);
+  } catch {
+    // A cache that cannot be written costs the next start its speed, nothing else.
+    rmSync(writing, { force: true });
+  }
+}
+
+const source = readFileSync(BUNDLE, 'utf8');
+const cached = process.argv[2] === 'start' ? codeCachePath(source) : null;
+const cachedData = cached === null ? undefined : readCodeCache(cached);
+const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  filename: BUNDLE,
+  cachedData,
+  importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+});
+if (cached !== null && (cachedData === undefined || script.cachedDataRejected)) {
+  process.once('exit', () => writeCodeCache(cached, script.createCachedData()));
+}
+const bundleModule = { exports: {} };
+(script.runInThisContext() as (...args: unknown[]) => void)(bundleModule.exports, createRequire(BUNDLE), bundleModule, BUNDLE, dirname(BUNDLE));
