@@ -18,8 +18,8 @@ import { defaultCacheDir, untrustedBecause } from './shared/user-cache.ts';
 const BUNDLE = fileURLToPath(new URL('./cli.bundle.cjs', import.meta.url));
 
 /** Where the code cache of this bundle under this Node lives: its name changes with either. */
-function codeCachePath(source: string): string {
-  const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000${source}`).digest('hex').slice(0, 20);
+function codeCachePath(bundle: Buffer): string {
+  const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000`).update(bundle).digest('hex').slice(0, 20);
   return join(defaultCacheDir(), `cli-${key}.v8cache`);
 }
 
@@ -47,10 +47,10 @@ function writeCodeCache(path: string, data: Buffer): void {
   }
 }
 
-const source = readFileSync(BUNDLE, 'utf8');
-const cached = process.argv[2] === 'start' ? codeCachePath(source) : null;
+const bundle = readFileSync(BUNDLE);
+const cached = process.argv[2] === 'start' ? codeCachePath(bundle) : null;
 const cachedData = cached === null ? undefined : readCodeCache(cached);
-const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bundle.toString('utf8')}\n})`, {
   filename: BUNDLE,
   cachedData,
   importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
