@@ -45,6 +45,9 @@ await build({
   format: 'cjs',
   target: 'node20',
   plugins: [resolvePackagesFromNodeModules, distModuleUrls],
+  // import() of a package becomes require(): a function V8 restores from a code cache has no
+  // callback for import() ("A dynamic import callback was not specified").
+  supported: { 'dynamic-import': false },
   logLevel: 'warning',
   // import.meta.resolve is reached only from sources (tsx), never from dist/.
   logOverride: { 'empty-import-meta': 'silent' },

@@ -50,11 +50,7 @@ function writeCodeCache(path: string, data: Buffer): void {
 const bundle = readFileSync(BUNDLE);
 const cached = process.argv[2] === 'start' ? codeCachePath(bundle) : null;
 const cachedData = cached === null ? undefined : readCodeCache(cached);
-const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bundle.toString('utf8')}\n})`, {
-  filename: BUNDLE,
-  cachedData,
-  importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-});
+const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bundle.toString('utf8')}\n})`, { filename: BUNDLE, cachedData });
 if (cached !== null && (cachedData === undefined || script.cachedDataRejected)) {
   process.once('exit', () => writeCodeCache(cached, script.createCachedData()));
 }

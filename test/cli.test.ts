@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { prepareFixtures } from '../src/localplane.ts';
 import { defaultCacheDir } from '../src/shared/user-cache.ts';
 import { BIN, expectUsageError, launch, REPO_ROOT, runCli, startCli, type Launched } from './support/cli.ts';
-import { Api, eventually, type FixturesView } from './support/instance.ts';
+import { Api, credentialsOf, eventually, fullKey, workspaceByTier, type FixturesView } from './support/instance.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'localplane-cli-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -35,6 +36,39 @@ describe('localplane start', () => {
     } finally {
       await cli.kill('SIGTERM');
     }
+  });
+
+  it('keeps a code cache its user alone can write, written as start exits; the next start runs from it, and a damaged one is written again', async () => {
+    const cacheDir = mkdtempSync(join(scratch, 'cache-'));
+    const template = prepareFixtures();
+    copyFileSync(template, join(cacheDir, basename(template)));
+    const env = { ...process.env, LOCALPLANE_CACHE_DIR: cacheDir };
+    const codeCaches = () => readdirSync(cacheDir).filter((name) => name.endsWith('.v8cache'));
+    // A destination check loads the AWS SDK on demand, from code the cache holds once a start has run.
+    const createsADestination = async (cli: Launched) => {
+      const api = new Api(cli.apiUrl);
+      const fixtures = (await api.request<FixturesView>('GET', '/_localplane/fixtures')).body;
+      const created = await api.as(workspaceByTier(fixtures, 'plus')).post('/api/v1/bulk-exports/destinations', {
+        display_name: 'checked',
+        config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'checked' },
+        credentials: credentialsOf(fullKey(fixtures)),
+      });
+      expect(created.status, created.text).toBe(200);
+      expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+    };
+
+    await createsADestination(await startCli([], env));
+    expect(codeCaches()).toHaveLength(1);
+    const cache = join(cacheDir, codeCaches()[0]!);
+    expect(statSync(cache).mode & 0o777).toBe(0o600);
+    const written = statSync(cache).mtimeMs;
+
+    await createsADestination(await startCli([], env));
+    expect(statSync(cache).mtimeMs, 'used, not written again').toBe(written);
+
+    writeFileSync(cache, 'not a code cache');
+    await createsADestination(await startCli([], env));
+    expect(statSync(cache).size).toBeGreaterThan(100_000);
   });
 
   it.each(['true', 'yes', '1'])('starts with the clock frozen for LOCALPLANE_FREEZE_CLOCK=%s', async (value) => {
