@@ -7,7 +7,7 @@
  * commands neither read nor write it (`--version` would leave a cache without start's code).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,8 @@ import { makePrivateFolder, withFileOpen, writePrivateFile } from './shared/priv
 import { defaultCacheDir, untrustedBecause } from './shared/user-cache.ts';
 
 const BUNDLE = fileURLToPath(new URL('./cli.bundle.cjs', import.meta.url));
+/** Code caches of other bundles or Nodes older than this are removed when a start writes one. */
+const STALE_CODE_CACHE_MS = 7 * 24 * 3600 * 1000;
 
 /** Where the code cache of this bundle under this Node lives: its name changes with either. */
 function codeCachePath(bundle: Buffer): string {
@@ -33,6 +35,16 @@ function readCodeCache(path: string): Buffer | undefined {
   }
 }
 
+/** Removes the code caches written more than a week ago, and those a start died writing. */
+function pruneCodeCaches(folder: string): void {
+  const now = Date.now();
+  for (const name of readdirSync(folder)) {
+    if (!name.startsWith('cli-') || !(name.endsWith('.v8cache') || name.endsWith('.writing'))) continue;
+    const path = join(folder, name);
+    if (now - statSync(path).mtimeMs > STALE_CODE_CACHE_MS) rmSync(path, { force: true });
+  }
+}
+
 /** Writes the cache beside its final name and renames it there, so that a parallel start reads a whole one or none. */
 function writeCodeCache(path: string, data: Buffer): void {
   const writing = `${path}.${process.pid}.writing`;
@@ -41,6 +53,7 @@ function writeCodeCache(path: string, data: Buffer): void {
     if (untrustedBecause(statSync(dirname(path))) !== null) return;
     writePrivateFile(writing, data);
     renameSync(writing, path);
+    pruneCodeCaches(dirname(path));
   } catch {
     // A cache that cannot be written costs the next start its speed, nothing else.
     rmSync(writing, { force: true });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -38,7 +38,7 @@ describe('localplane start', () => {
     }
   });
 
-  it('keeps a code cache its user alone can write, written as start exits; the next start runs from it, and a damaged one is written again', async () => {
+  it('keeps a code cache its user alone can write, written as start exits (pruning those a week old); the next start runs from it, and a damaged one is written again', async () => {
     const cacheDir = mkdtempSync(join(scratch, 'cache-'));
     const template = prepareFixtures();
     copyFileSync(template, join(cacheDir, basename(template)));
@@ -57,9 +57,18 @@ describe('localplane start', () => {
       expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
     };
 
+    const weekOld = new Date(Date.now() - 8 * 24 * 3600 * 1000);
+    for (const name of ['cli-of-another-node.v8cache', 'cli-a-start-died-writing.v8cache.123.writing']) {
+      writeFileSync(join(cacheDir, name), 'stale');
+      utimesSync(join(cacheDir, name), weekOld, weekOld);
+    }
+    writeFileSync(join(cacheDir, 'cli-of-another-bundle-in-use.v8cache'), 'recent');
+
     await createsADestination(await startCli([], env));
-    expect(codeCaches()).toHaveLength(1);
-    const cache = join(cacheDir, codeCaches()[0]!);
+    const [cacheName, ...others] = codeCaches().filter((name) => name !== 'cli-of-another-bundle-in-use.v8cache');
+    expect(others, 'the week-old ones are pruned').toEqual([]);
+    expect(readdirSync(cacheDir).filter((name) => name.endsWith('.writing'))).toEqual([]);
+    const cache = join(cacheDir, cacheName!);
     expect(statSync(cache).mode & 0o777).toBe(0o600);
     const written = statSync(cache).mtimeMs;
 
