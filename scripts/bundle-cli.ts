@@ -48,6 +48,10 @@ await build({
   // import() of a package becomes require(): a function V8 restores from a code cache has no
   // callback for import() ("A dynamic import callback was not specified").
   supported: { 'dynamic-import': false },
+  // Without comments and with escapes for what is not ASCII (names kept as written): the
+  // launcher then reads it as latin1, a one-byte string, with no UTF-8 decoding.
+  minifyWhitespace: true,
+  charset: 'ascii',
   logLevel: 'warning',
   // import.meta.resolve is reached only from sources (tsx), never from dist/.
   logOverride: { 'empty-import-meta': 'silent' },

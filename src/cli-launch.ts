@@ -6,6 +6,7 @@
  * then holds every function the run compiled, those of the first answers included. Other
  * commands neither read nor write it (`--version` would leave a cache without start's code).
  */
+import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -63,7 +64,7 @@ function writeCodeCache(path: string, data: Buffer): void {
 const bundle = readFileSync(BUNDLE);
 const cached = process.argv[2] === 'start' ? codeCachePath(bundle) : null;
 const cachedData = cached === null ? undefined : readCodeCache(cached);
-const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bundle.toString('utf8')}\n})`, { filename: BUNDLE, cachedData });
+const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bundle.toString(isAscii(bundle) ? 'latin1' : 'utf8')}\n})`, { filename: BUNDLE, cachedData });
 if (cached !== null && (cachedData === undefined || script.cachedDataRejected)) {
   process.once('exit', () => writeCodeCache(cached, script.createCachedData()));
 }
