@@ -4,7 +4,8 @@
  * Without the cache V8 parses the whole bundle; with it, `start` skips most of its compiling.
  * The cache is a file in the user's cache folder, written as `start` exits when it had none: it
  * then holds every function the run compiled, those of the first answers included. Other
- * commands neither read nor write it (`--version` would leave a cache without start's code).
+ * commands, and `start --help`, neither read nor write it: they would leave a cache without
+ * start's code.
  */
 import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
@@ -62,11 +63,13 @@ function writeCodeCache(path: string, data: Buffer): void {
 }
 
 const bundle = readFileSync(BUNDLE);
-const cached = process.argv[2] === 'start' ? codeCachePath(bundle) : null;
+const startsAnInstance = process.argv[2] === 'start' && !process.argv.some((arg) => arg === '--help' || arg === '-h');
+const cached = startsAnInstance ? codeCachePath(bundle) : null;
 const cachedData = cached === null ? undefined : readCodeCache(cached);
 const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bundle.toString(isAscii(bundle) ? 'latin1' : 'utf8')}\n})`, { filename: BUNDLE, cachedData });
 if (cached !== null && (cachedData === undefined || script.cachedDataRejected)) {
-  process.once('exit', () => writeCodeCache(cached, script.createCachedData()));
+  // Not after a start that failed: the cache would lack what serving compiles.
+  process.once('exit', (code) => code === 0 && writeCodeCache(cached, script.createCachedData()));
 }
 const bundleModule = { exports: {} };
 (script.runInThisContext() as (...args: unknown[]) => void)(bundleModule.exports, createRequire(BUNDLE), bundleModule, BUNDLE, dirname(BUNDLE));

@@ -38,7 +38,7 @@ describe('localplane start', () => {
     }
   });
 
-  it('keeps a code cache its user alone can write, written as start exits (pruning those a week old); the next start runs from it, and a damaged one is written again', async () => {
+  it('keeps a code cache its user alone can write, written as a start that served exits (pruning those a week old); the next start runs from it, and a damaged one is written again', async () => {
     const cacheDir = mkdtempSync(join(scratch, 'cache-'));
     const template = prepareFixtures();
     copyFileSync(template, join(cacheDir, basename(template)));
@@ -63,6 +63,11 @@ describe('localplane start', () => {
       utimesSync(join(cacheDir, name), weekOld, weekOld);
     }
     writeFileSync(join(cacheDir, 'cli-of-another-bundle-in-use.v8cache'), 'recent');
+    const planted = codeCaches();
+    // Neither writes one: it would hold little of what a start compiles.
+    expect((await runCli(['start', '--help'], env)).code).toBe(0);
+    expect((await runCli(['start', '--port', '0', '--objstore-port', '0', '--fixtures', join(cacheDir, 'nowhere')], env)).code).toBe(2);
+    expect(codeCaches()).toEqual(planted);
 
     await createsADestination(await startCli([], env));
     const [cacheName, ...others] = codeCaches().filter((name) => name !== 'cli-of-another-bundle-in-use.v8cache');
