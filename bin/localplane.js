@@ -1,3 +1,3 @@
 #!/usr/bin/env node
 // The compiled CLI: `npm install` builds dist/ (the prepare script).
-import '../dist/cli.js';
+import '../dist/cli-launch.js';

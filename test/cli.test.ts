@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultCacheDir } from '../src/fixtures/template.ts';
+import { prepareFixtures } from '../src/localplane.ts';
+import { defaultCacheDir } from '../src/shared/user-cache.ts';
 import { BIN, expectUsageError, launch, REPO_ROOT, runCli, startCli, type Launched } from './support/cli.ts';
-import { Api, eventually, type FixturesView } from './support/instance.ts';
+import { Api, credentialsOf, eventually, fullKey, workspaceByTier, type FixturesView } from './support/instance.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'localplane-cli-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -35,6 +36,53 @@ describe('localplane start', () => {
     } finally {
       await cli.kill('SIGTERM');
     }
+  });
+
+  it('keeps a code cache its user alone can write, written as a start that served exits (pruning those a week old); the next start runs from it, and a damaged one is written again', async () => {
+    const cacheDir = mkdtempSync(join(scratch, 'cache-'));
+    const template = prepareFixtures();
+    copyFileSync(template, join(cacheDir, basename(template)));
+    const env = { ...process.env, LOCALPLANE_CACHE_DIR: cacheDir };
+    const codeCaches = () => readdirSync(cacheDir).filter((name) => name.endsWith('.v8cache'));
+    // A destination check loads the AWS SDK on demand, from code the cache holds once a start has run.
+    const createsADestination = async (cli: Launched) => {
+      const api = new Api(cli.apiUrl);
+      const fixtures = (await api.request<FixturesView>('GET', '/_localplane/fixtures')).body;
+      const created = await api.as(workspaceByTier(fixtures, 'plus')).post('/api/v1/bulk-exports/destinations', {
+        display_name: 'checked',
+        config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'checked' },
+        credentials: credentialsOf(fullKey(fixtures)),
+      });
+      expect(created.status, created.text).toBe(200);
+      expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+    };
+
+    const weekOld = new Date(Date.now() - 8 * 24 * 3600 * 1000);
+    for (const name of ['cli-of-another-node.v8cache', 'cli-a-start-died-writing.v8cache.123.writing']) {
+      writeFileSync(join(cacheDir, name), 'stale');
+      utimesSync(join(cacheDir, name), weekOld, weekOld);
+    }
+    writeFileSync(join(cacheDir, 'cli-of-another-bundle-in-use.v8cache'), 'recent');
+    const planted = codeCaches();
+    // Neither writes one: it would hold little of what a start compiles.
+    expect((await runCli(['start', '--help'], env)).code).toBe(0);
+    expect((await runCli(['start', '--port', '0', '--objstore-port', '0', '--fixtures', join(cacheDir, 'nowhere')], env)).code).toBe(2);
+    expect(codeCaches()).toEqual(planted);
+
+    await createsADestination(await startCli([], env));
+    const [cacheName, ...others] = codeCaches().filter((name) => name !== 'cli-of-another-bundle-in-use.v8cache');
+    expect(others, 'the week-old ones are pruned').toEqual([]);
+    expect(readdirSync(cacheDir).filter((name) => name.endsWith('.writing'))).toEqual([]);
+    const cache = join(cacheDir, cacheName!);
+    expect(statSync(cache).mode & 0o777).toBe(0o600);
+    const written = statSync(cache).mtimeMs;
+
+    await createsADestination(await startCli([], env));
+    expect(statSync(cache).mtimeMs, 'used, not written again').toBe(written);
+
+    writeFileSync(cache, 'not a code cache');
+    await createsADestination(await startCli([], env));
+    expect(statSync(cache).size).toBeGreaterThan(100_000);
   });
 
   it.each(['true', 'yes', '1'])('starts with the clock frozen for LOCALPLANE_FREEZE_CLOCK=%s', async (value) => {

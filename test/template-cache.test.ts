@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sourceFingerprint } from '../src/fixtures/source-fingerprint.ts';
-import { defaultCacheDir } from '../src/fixtures/template.ts';
+import { defaultCacheDir } from '../src/shared/user-cache.ts';
 import { DEFAULT_FIXTURES_DIR, prepareFixtures, start, type Localplane } from '../src/localplane.ts';
 import { BIN, REPO_ROOT, startCli } from './support/cli.ts';
 import { Api, type FixturesView } from './support/instance.ts';
@@ -88,12 +88,17 @@ describe('the template cache', () => {
     expect(existsSync(used)).toBe(true);
   });
 
-  it('gives the same template to the sources and to the build in dist/', async () => {
+  it('gives the same template to the sources, to the build in dist/ and to the bundled CLI', async () => {
     const fixturesDir = smallFixtures();
     const cacheDir = newCache();
     const compiled = (await import(new URL('../dist/localplane.js', import.meta.url).href)) as { prepareFixtures: typeof prepareFixtures };
-    expect(compiled.prepareFixtures({ fixturesDir, cacheDir })).toBe(prepareFixtures({ fixturesDir, cacheDir }));
+    const template = prepareFixtures({ fixturesDir, cacheDir });
+    expect(compiled.prepareFixtures({ fixturesDir, cacheDir })).toBe(template);
     expect(templatesIn(cacheDir)).toHaveLength(1);
+    const cli = await startCli(['--fixtures', fixturesDir], { ...process.env, LOCALPLANE_CACHE_DIR: cacheDir });
+    await cli.kill('SIGTERM');
+    // Another key would have built another template, and pruned this one (same fixtures and seed).
+    expect(templatesIn(cacheDir).filter((name) => name.startsWith('template-'))).toEqual([basename(template)]);
   });
 
   it('never pulls a template from under a running instance', async () => {

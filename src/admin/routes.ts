@@ -171,7 +171,7 @@ export function adminRoutes(deps: AdminDeps) {
       method: 'post',
       path: '/clock/run-until-idle',
       summary: 'Move the clock from due task to due task, running each, until none is due within within_seconds (default a day) of the start',
-      description: `At most ${MAX_IDLE_STEPS.toLocaleString('en')} steps, for work that keeps scheduling itself (a recurring export). Fake timers' runAll.`,
+      description: `At most ${String(MAX_IDLE_STEPS).replace(/\B(?=(\d{3})+$)/g, ',')} steps, for work that keeps scheduling itself (a recurring export). Fake timers' runAll.`,
       body: clockRunUntilIdle,
       bodyOptional: true,
       response: clockRunResponse,
