@@ -10,12 +10,17 @@ import { TracingStore, type ColumnCells } from '../tracing/store.ts';
 import type { EncodedFile, EncodeRequest, EncoderDatabase, EncoderMessage, EncoderReply } from './encoder-thread.ts';
 import { encodeColumnsParquet, exportedColumns } from './parquet.ts';
 
+const READ_CACHE_KIB = 512;
+
 let connection: { path: string; db: Db; tracing: TracingStore } | null = null;
 
 function tracingOf(database: EncoderDatabase): TracingStore {
   if (connection?.path !== database.path) {
     closeConnection();
     const db = openInstanceReader(database.path, database.templatePath);
+    // An export reads each page of the runs once: a page cache (16 MB per database in this
+    // SQLite build) would only hold memory.
+    for (const schema of ['main', 'seed']) db.pragma(`${schema}.cache_size = -${READ_CACHE_KIB}`);
     connection = { path: database.path, db, tracing: new TracingStore(db) };
   }
   return connection.tracing;
