@@ -6,7 +6,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { openInstanceReader, type Db } from '../shared/db.ts';
-import { TracingStore, type ColumnCells } from '../tracing/store.ts';
+import { TracingStore } from '../tracing/store.ts';
 import type { EncodedFile, EncodeRequest, EncoderDatabase, EncoderMessage, EncoderReply } from './encoder-thread.ts';
 import { encodeColumnsParquet, exportedColumns } from './parquet.ts';
 
@@ -31,23 +31,16 @@ function closeConnection(): void {
   connection = null;
 }
 
-/** The last cell of a text column: the bytes its length counts back from the end. */
-function lastText(cells: ColumnCells, rows: number): string {
-  const text = Buffer.from(cells.text!.buffer, cells.text!.byteOffset, cells.text!.byteLength);
-  return text.toString('utf8', text.byteLength - cells.values[rows - 1]!);
-}
-
 function encodeFile(tracing: TracingStore, request: EncodeRequest): EncodedFile | null {
   const columns = exportedColumns(request.parquet.columns);
   for (const { sessionId, after } of request.reads) {
     const { from, to, limit, filter } = request;
     const page = tracing.runColumnsPage({ sessionId, from, to, after, limit, filter, columns });
     if (page.rows === 0) continue;
-    const [startTimes, ids] = page.columns.slice(columns.length) as [ColumnCells, ColumnCells];
     return {
       sessionId,
       rows: page.rows,
-      last: { startTime: startTimes.values[page.rows - 1]!, id: lastText(ids, page.rows) },
+      last: page.last!,
       parquet: encodeColumnsParquet(page.rows, page.columns, request.parquet),
     };
   }

@@ -107,8 +107,7 @@ export class TracingStore {
   /**
    * The next page of a session's runs in [from, to) after the cursor, in (start_time, id)
    * order, with an optional compiled filter (SQL over the run columns with `?` parameters),
-   * column by column: the cells of `columns`, then of start_time and id (the last run's are the
-   * page's cursor). SQLite concatenates each column's cells in one aggregate over the page (a
+   * column by column: the cells of `columns`, and the cursor of its last run. SQLite concatenates each column's cells in one aggregate over the page (a
    * co-routine it reads in the page's order), so no JS value is made per cell: the exporter
    * reads millions, and a value per cell cost more than encoding them. Runtime and seeded runs are
    * merged in index order (MERGE (UNION ALL), no temporary B-tree); on a tie the runtime run,
@@ -130,7 +129,8 @@ export class TracingStore {
     const armParams = [query.sessionId, query.from, query.to, after.startTime, after.id, ...(query.filter?.params ?? [])];
     const filterSql = query.filter?.sql;
     const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
-    const read: RunColumn[] = [...query.columns, 'start_time', 'id'];
+    const read: RunColumn[] = [...query.columns, ...CURSOR_COLUMNS.filter((column) => !query.columns.includes(column))];
+    const [startTimeAt, idAt] = CURSOR_COLUMNS.map((column) => read.indexOf(column)) as [number, number];
     const select = read.map((column, k) => `${column} AS c${k}`).join(', ');
     const page = ['main', 'seed'].map((schema) => `SELECT ${select} FROM ${schema}.runs WHERE ${where}`).join(' UNION ALL ');
     const cells = read.map((column, k) =>
@@ -138,15 +138,16 @@ export class TracingStore {
         ? `group_concat(ifnull(c${k}, ''), ',')`
         : `group_concat(ifnull(octet_length(c${k}), ''), ','), CAST(group_concat(c${k}, '') AS BLOB)`,
     );
-    const sql = `SELECT count(*), ${cells.join(', ')} FROM (${page} ORDER BY c${read.length - 2}, c${read.length - 1} LIMIT ?)`;
+    const sql = `SELECT count(*), ${cells.join(', ')} FROM (${page} ORDER BY c${startTimeAt}, c${idAt} LIMIT ?)`;
     const [rows, ...aggregates] = this.prepared<unknown[], unknown[]>(sql).raw().get(...armParams, ...armParams, query.limit)! as [number, ...unknown[]];
-    if (rows === 0) return { rows, columns: [] };
+    if (rows === 0) return { rows, columns: [], last: null };
     let next = 0;
     const columns = read.map((column): ColumnCells => {
       const values = parseCells(aggregates[next++] as string, rows);
       return { values, text: NUMBER_RUN_COLUMNS.has(column) ? null : ((aggregates[next++] as Buffer | null) ?? EMPTY_TEXT) };
     });
-    return { rows, columns };
+    const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
+    return { rows, columns: columns.slice(0, query.columns.length), last };
   }
 }
 
@@ -161,8 +162,19 @@ export interface ColumnCells {
 
 export interface RunColumnsPage {
   rows: number;
-  /** The requested columns' cells, then start_time's and id's; none when the page is empty. */
+  /** The requested columns' cells; none when the page is empty. */
   columns: ColumnCells[];
+  /** The cursor of the page's last run (null when the page is empty). */
+  last: RunCursor | null;
+}
+
+/** What a page is ordered by, read for its cursor when they are not exported. */
+const CURSOR_COLUMNS = ['start_time', 'id'] as const satisfies readonly RunColumn[];
+
+/** The last cell of a text column: the bytes its length counts back from the end. */
+function lastText(cells: ColumnCells, rows: number): string {
+  const text = Buffer.from(cells.text!.buffer, cells.text!.byteOffset, cells.text!.byteLength);
+  return text.toString('utf8', text.byteLength - cells.values[rows - 1]!);
 }
 
 const EMPTY_TEXT = new Uint8Array(0);
