@@ -1,8 +1,9 @@
 /**
  * Parquet encoding of exported runs.
  *
- * The runs, column by column (as the tracing store reads a page, or made from row objects), are
- * written by hand as an Arrow IPC stream (one record batch) into a reused byte buffer, which parquet-wasm (arrow-rs' Parquet writer compiled to WebAssembly) reads with
+ * The runs, column by column (as the tracing store reads a page, or made from row objects),
+ * are written by hand as an Arrow IPC stream (one record batch) into a reused byte buffer,
+ * which parquet-wasm (arrow-rs' Parquet writer compiled to WebAssembly) reads with
  * `Table.fromIPCStream` and turns into a Parquet file with `writeParquet`, in the calling thread.
  *
  * Column types follow what the real service writes: UTF-8 strings for ids, text and JSON
@@ -159,7 +160,7 @@ export function encodeRunsParquet(rows: readonly RunRow[], options: ParquetEncod
 
 /**
  * Encodes `rows` runs given column by column (the cells of exportedColumns(options.columns),
- * in that order; further columns are ignored) as one complete Parquet file.
+ * in that order) as one complete Parquet file.
  */
 export function encodeColumnsParquet(rows: number, columns: readonly ColumnCells[], options: ParquetEncodeOptions): Uint8Array {
   const plan = makePlan(options);
