@@ -38,6 +38,14 @@ interface Waiting {
   reject: (error: Error) => void;
 }
 
+/**
+ * The worker's garbage is mostly outside its heap (each page's column buffers, megabytes that
+ * SQLite hands over), freed when a scavenge finds their small handles dead. With V8's default
+ * young generation (tens of MB) the worker, which makes few JS objects, scavenged so seldom
+ * that buffers of ten pages were held at once; a small one frees them within a page or two.
+ */
+const WORKER_YOUNG_GENERATION_MB = 4;
+
 /** Idle workers kept for the next instance of this process, by module. */
 const MAX_IDLE_WORKERS = 2;
 /** How long an idle worker waits for an instance before it ends. */
@@ -138,7 +146,8 @@ export class EncoderThread {
   }
 
   private startWorker(): Worker {
-    return this.workerModule.pathname.endsWith('.ts') ? new Worker(sourceLoader(this.workerModule)) : new Worker(this.workerModule);
+    const module = this.workerModule.pathname.endsWith('.ts') ? sourceLoader(this.workerModule) : this.workerModule;
+    return new Worker(module, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
   }
 
   /** Listens to the worker for this encoder, until release(). */

@@ -8,7 +8,9 @@ import { parentPort } from 'node:worker_threads';
 import { openInstanceReader, type Db } from '../shared/db.ts';
 import { TracingStore } from '../tracing/store.ts';
 import type { EncodedFile, EncodeRequest, EncoderDatabase, EncoderMessage, EncoderReply } from './encoder-thread.ts';
-import { encodeRunsParquet, exportedColumns } from './parquet.ts';
+import { encodeColumnsParquet, exportedColumns } from './parquet.ts';
+
+const READ_CACHE_KIB = 512;
 
 let connection: { path: string; db: Db; tracing: TracingStore } | null = null;
 
@@ -16,6 +18,9 @@ function tracingOf(database: EncoderDatabase): TracingStore {
   if (connection?.path !== database.path) {
     closeConnection();
     const db = openInstanceReader(database.path, database.templatePath);
+    // An export reads each page of the runs once: a page cache (16 MB per database in this
+    // SQLite build) would only hold memory.
+    for (const schema of ['main', 'seed']) db.pragma(`${schema}.cache_size = -${READ_CACHE_KIB}`);
     connection = { path: database.path, db, tracing: new TracingStore(db) };
   }
   return connection.tracing;
@@ -28,17 +33,15 @@ function closeConnection(): void {
 
 function encodeFile(tracing: TracingStore, request: EncodeRequest): EncodedFile | null {
   const columns = exportedColumns(request.parquet.columns);
-  const cursorAt = columns.length;
   for (const { sessionId, after } of request.reads) {
     const { from, to, limit, filter } = request;
-    const rows = tracing.runValuesPage({ sessionId, from, to, after, limit, filter, columns });
-    if (rows.length === 0) continue;
-    const last = rows.at(-1)!;
+    const page = tracing.runColumnsPage({ sessionId, from, to, after, limit, filter, columns });
+    if (page.rows === 0) continue;
     return {
       sessionId,
-      rows: rows.length,
-      last: { startTime: last[cursorAt] as number, id: last[cursorAt + 1] as string },
-      parquet: encodeRunsParquet(rows, request.parquet),
+      rows: page.rows,
+      last: page.last!,
+      parquet: encodeColumnsParquet(page.rows, page.columns, request.parquet),
     };
   }
   return null;

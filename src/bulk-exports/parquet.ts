@@ -1,8 +1,9 @@
 /**
  * Parquet encoding of exported runs.
  *
- * The rows are written by hand as an Arrow IPC stream (one record batch) into a reused byte
- * buffer, which parquet-wasm (arrow-rs' Parquet writer compiled to WebAssembly) reads with
+ * The runs, column by column (as the tracing store reads a page, or made from row objects),
+ * are written by hand as an Arrow IPC stream (one record batch) into a reused byte buffer,
+ * which parquet-wasm (arrow-rs' Parquet writer compiled to WebAssembly) reads with
  * `Table.fromIPCStream` and turns into a Parquet file with `writeParquet`, in the calling thread.
  *
  * Column types follow what the real service writes: UTF-8 strings for ids, text and JSON
@@ -43,6 +44,7 @@ import {
   writeParquet,
 } from 'parquet-wasm/node';
 import { RUN_COLUMNS, type RunColumn, type RunRow } from '../tracing/schema.ts';
+import type { ColumnCells } from '../tracing/store.ts';
 import type { Compression, FormatVersion } from './schemas.ts';
 
 export interface ParquetEncodeOptions {
@@ -140,13 +142,7 @@ interface Plan {
   rowGroupSize: number;
 }
 
-/**
- * A run as the values of the exported columns, in the order of RUN_COLUMNS (further values
- * after them are ignored): what a raw SQLite query gives without building an object per row.
- */
-export type RunValues = readonly unknown[];
-
-/** The exported columns, in the order they are written (and RunValues lists them). */
+/** The exported columns, in the order they are written (and a page of cells lists them). */
 export function exportedColumns(columns: readonly RunColumn[]): RunColumn[] {
   const wanted = new Set<string>(columns);
   for (const c of wanted) {
@@ -157,16 +153,24 @@ export function exportedColumns(columns: readonly RunColumn[]): RunColumn[] {
   return exported;
 }
 
-/** Encodes the rows, as objects or value arrays (the same file either way), as one complete Parquet file. */
-export function encodeRunsParquet(rows: readonly RunRow[] | readonly RunValues[], options: ParquetEncodeOptions): Uint8Array {
+/** Encodes the runs as one complete Parquet file. */
+export function encodeRunsParquet(rows: readonly RunRow[], options: ParquetEncodeOptions): Uint8Array {
+  return encodeColumnsParquet(rows.length, cellsOf(rows, exportedColumns(options.columns)), options);
+}
+
+/**
+ * Encodes `rows` runs given column by column (the cells of exportedColumns(options.columns),
+ * in that order) as one complete Parquet file.
+ */
+export function encodeColumnsParquet(rows: number, columns: readonly ColumnCells[], options: ParquetEncodeOptions): Uint8Array {
   const plan = makePlan(options);
   const out = new StreamBuffer(keptBuffer ?? Buffer.alloc(0));
   keptBuffer = null;
   try {
-    writeStream(out, rows, plan);
+    writeStream(out, rows, columns, plan);
     if (out.pos > MAX_ARROW_BYTES) {
       throw new RangeError(
-        `${rows.length} runs take ${out.pos} bytes as Arrow data, more than the ` +
+        `${rows} runs take ${out.pos} bytes as Arrow data, more than the ` +
           `${MAX_ARROW_BYTES} bytes allowed; write fewer runs per file`,
       );
     }
@@ -174,6 +178,25 @@ export function encodeRunsParquet(rows: readonly RunRow[] | readonly RunValues[]
   } finally {
     keepBuffer(out.buf);
   }
+}
+
+/** Row objects as cells: a text column's values are the UTF-8 byte lengths of its cells (NaN for null). */
+function cellsOf(rows: readonly RunRow[], columns: readonly RunColumn[]): ColumnCells[] {
+  return columns.map((column) => {
+    const values = new Float64Array(rows.length);
+    if (COLUMN_KINDS[column] !== 'string') {
+      rows.forEach((row, i) => (values[i] = (row[column] as number | null) ?? NaN));
+      return { values, text: null };
+    }
+    const texts = rows.map((row) => row[column] as string | null);
+    const text = Buffer.allocUnsafe(texts.reduce((bytes, cell) => bytes + (cell === null ? 0 : Buffer.byteLength(cell)), 0));
+    let at = 0;
+    texts.forEach((cell, i) => {
+      values[i] = cell === null ? NaN : text.write(cell, at);
+      at += cell === null ? 0 : values[i]!;
+    });
+    return { values, text };
+  });
 }
 
 function makePlan(options: ParquetEncodeOptions): Plan {
@@ -297,31 +320,17 @@ export function encodeArrowIpcStream(
 ): Uint8Array {
   const plan = makePlan({ formatVersion, compression: 'none', columns, rowGroupSize: 1 });
   const out = new StreamBuffer(Buffer.alloc(0));
-  writeStream(out, rows, plan);
+  writeStream(out, rows.length, cellsOf(rows, plan.columns), plan);
   return out.bytes();
 }
 
-type Cells = Record<string | number, unknown>;
-/** How a column's value is found in a row: its name in a row object, its index in a value array. */
-type CellKey = string | number;
-
-function writeStream(out: StreamBuffer, rows: readonly RunRow[] | readonly RunValues[], plan: Plan): void {
-  const cells = rows as readonly unknown[] as readonly Cells[];
-  const keys: CellKey[] = rows.length > 0 && Array.isArray(rows[0]) ? plan.columns.map((_, c) => c) : plan.columns;
-  // UTF-16 code units of text (= UTF-8 bytes when ASCII), to size the buffer up front
-  const stringKeys = plan.stringColumns.map((c) => keys[c]!);
-  let chars = 0;
-  for (let i = 0; i < cells.length; i++) {
-    const row = cells[i];
-    for (let c = 0; c < stringKeys.length; c++) {
-      const v = row[stringKeys[c]] as string | null | undefined;
-      if (v != null) chars += v.length;
-    }
-  }
+function writeStream(out: StreamBuffer, rows: number, columns: readonly ColumnCells[], plan: Plan): void {
+  let textBytes = 0;
+  for (const c of plan.stringColumns) textBytes += columns[c]!.text!.byteLength;
   const headerBytes = plan.schemaMessage.byteLength + 40 * plan.bufferCount + 576; // generous
-  out.reset(headerBytes + Math.ceil(rows.length * plan.fixedPerRow) + chars);
+  out.reset(headerBytes + Math.ceil(rows * plan.fixedPerRow) + 8 * plan.bufferCount + textBytes);
   out.writeMessage(plan.schemaMessage);
-  if (rows.length > 0) writeRecordBatch(out, cells, keys, plan);
+  if (rows > 0) writeRecordBatch(out, rows, columns, plan);
   out.writeEndOfStream();
 }
 
@@ -397,9 +406,8 @@ let scratchOffsets = new Int32Array(0);
 let scratchValidity = new Uint8Array(0);
 let scratchBits = new Uint8Array(0);
 
-function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], keys: readonly CellKey[], plan: Plan): void {
-  const { columns, kinds } = plan;
-  const n = cells.length;
+function writeRecordBatch(out: StreamBuffer, n: number, columns: readonly ColumnCells[], plan: Plan): void {
+  const { kinds } = plan;
   const bitmapBytes = (n + 7) >> 3;
   if (scratchOffsets.length < n + 1) scratchOffsets = new Int32Array(n + 1);
   if (scratchValidity.length < bitmapBytes) {
@@ -424,13 +432,13 @@ function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], keys: read
   nodes.length = 0;
   regions.length = 0;
 
-  for (let c = 0; c < columns.length; c++) {
-    const key = keys[c];
+  for (let c = 0; c < kinds.length; c++) {
+    const { values, text } = columns[c]!;
     const kind = kinds[c];
     const validity = scratchValidity.subarray(0, bitmapBytes);
     validity.fill(0);
     // validity bitmap region first; filled in once the column has been scanned
-    out.ensure(align8(bitmapBytes) + 8 * n + 16);
+    out.ensure(align8(bitmapBytes) + 8 * n + 16 + (text?.byteLength ?? 0));
     const validityAt = out.pos;
     out.pos += align8(bitmapBytes);
     let nulls: number;
@@ -439,19 +447,22 @@ function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], keys: read
       const offsetsBytes = 4 * (n + 1);
       out.pos += align8(offsetsBytes);
       const dataAt = out.pos;
-      nulls = writeUtf8Values(out, cells, key, validity, scratchOffsets);
-      const dataBytes = out.pos - dataAt;
-      out.ensure(8);
+      nulls = fillOffsets(values, n, validity, scratchOffsets);
+      if (scratchOffsets[n] !== text!.byteLength || text!.byteLength > 0x7fffffff) {
+        throw new RangeError(`column ${plan.columns[c]}: ${text!.byteLength} bytes of text where the cells' lengths add up to ${scratchOffsets[n]}`);
+      }
+      out.buf.set(text!, dataAt);
+      out.pos += text!.byteLength;
       out.pad8();
       out.buf.set(new Uint8Array(scratchOffsets.buffer, 0, offsetsBytes), offsetsAt);
       out.buf.fill(0, offsetsAt + offsetsBytes, dataAt);
       regions.push(new BufferRegion(validityAt - bodyStart, bitmapBytes));
       regions.push(new BufferRegion(offsetsAt - bodyStart, offsetsBytes));
-      regions.push(new BufferRegion(dataAt - bodyStart, dataBytes));
+      regions.push(new BufferRegion(dataAt - bodyStart, text!.byteLength));
     } else if (kind === 'bool') {
       const bits = scratchBits.subarray(0, bitmapBytes);
       bits.fill(0);
-      nulls = fillBits(cells, key, validity, bits);
+      nulls = fillBits(values, n, validity, bits);
       const dataAt = out.pos;
       out.buf.set(bits, dataAt);
       out.pos += bitmapBytes;
@@ -463,8 +474,8 @@ function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], keys: read
       const base = out.buf.byteOffset + dataAt; // 8-aligned: buffers come from allocUnsafeSlow
       nulls =
         kind === 'float64'
-          ? fillFloat64(cells, key, validity, new Float64Array(out.buf.buffer, base, n))
-          : fillInt64(cells, key, validity, new Int32Array(out.buf.buffer, base, 2 * n),
+          ? fillFloat64(values, n, validity, new Float64Array(out.buf.buffer, base, n))
+          : fillInt64(values, n, validity, new Int32Array(out.buf.buffer, base, 2 * n),
               kind === 'timestamp' && plan.nanos ? 1000 : 1);
       out.pos += 8 * n;
       regions.push(new BufferRegion(validityAt - bodyStart, bitmapBytes));
@@ -487,101 +498,48 @@ function writeRecordBatch(out: StreamBuffer, cells: readonly Cells[], keys: read
   writeMessagePrefix(out.buf, headerAt, metaLength, header);
 }
 
-/** Strings up to this many code units are copied byte by byte in JS when ASCII. */
-const SHORT_STRING = 24;
-
-function writeUtf8Values(
-  out: StreamBuffer,
-  cells: readonly Cells[],
-  key: CellKey,
-  validity: Uint8Array,
-  offsets: Int32Array,
-): number {
-  const dataAt = out.pos;
-  let buf = out.buf;
-  let pos = dataAt;
+/** A string column's offsets from its cells' byte lengths (NaN: null, no bytes). */
+function fillOffsets(lengths: Float64Array, n: number, validity: Uint8Array, offsets: Int32Array): number {
   let nulls = 0;
-  // The previous value and where its bytes are: runs of equal values (tenant, session,
-  // trace ids, names...) are copied instead of encoded again.
-  let prev: string | null = null;
-  let prevAt = 0;
-  let prevBytes = 0;
+  let at = 0;
   offsets[0] = 0;
-  const n = cells.length;
   for (let i = 0; i < n; i++) {
-    const v = cells[i][key] as string | null | undefined;
-    if (v == null) {
+    const length = lengths[i]!;
+    if (length !== length) {
       nulls++;
     } else {
       validity[i >> 3] |= 1 << (i & 7);
-      const len = v.length;
-      if (len > 0) {
-        if (buf.length - pos < len * 3) {
-          const need = Buffer.byteLength(v, 'utf8');
-          if (buf.length - pos < need) {
-            out.pos = pos;
-            out.grow(pos + need + (n - i) * 64);
-            buf = out.buf;
-          }
-        }
-        if (v === prev) {
-          if (prevBytes <= SHORT_STRING) {
-            for (let j = 0; j < prevBytes; j++) buf[pos + j] = buf[prevAt + j];
-          } else {
-            buf.copyWithin(pos, prevAt, prevAt + prevBytes);
-          }
-          pos += prevBytes;
-        } else {
-          const at = pos;
-          // Short strings: a JS loop beats the fixed cost of a native Buffer.write call.
-          let j = 0;
-          if (len <= SHORT_STRING) {
-            for (; j < len; j++) {
-              const code = v.charCodeAt(j);
-              if (code > 0x7f) break;
-              buf[at + j] = code;
-            }
-          }
-          pos += j === len ? len : buf.write(v, at);
-          prev = v;
-          prevAt = at;
-          prevBytes = pos - at;
-        }
-      }
+      at += length;
     }
-    offsets[i + 1] = pos - dataAt;
+    offsets[i + 1] = at;
   }
-  if (pos - dataAt > 0x7fffffff) throw new RangeError(`column ${key}: more than 2 GiB of text`);
-  out.pos = pos;
   return nulls;
 }
 
-function fillBits(cells: readonly Cells[], key: CellKey, validity: Uint8Array, bits: Uint8Array): number {
+function fillBits(values: Float64Array, n: number, validity: Uint8Array, bits: Uint8Array): number {
   let nulls = 0;
-  const n = cells.length;
   for (let i = 0; i < n; i++) {
-    const v = cells[i][key];
-    if (v == null) {
+    const v = values[i]!;
+    if (v !== v) {
       nulls++;
     } else {
       validity[i >> 3] |= 1 << (i & 7);
-      if (v === 1 || v === true) bits[i >> 3] |= 1 << (i & 7);
+      if (v === 1) bits[i >> 3] |= 1 << (i & 7);
     }
   }
   return nulls;
 }
 
-function fillFloat64(cells: readonly Cells[], key: CellKey, validity: Uint8Array, values: Float64Array): number {
+function fillFloat64(values: Float64Array, n: number, validity: Uint8Array, out: Float64Array): number {
   let nulls = 0;
-  const n = cells.length;
   for (let i = 0; i < n; i++) {
-    const v = cells[i][key] as number | null | undefined;
-    if (v == null) {
+    const v = values[i]!;
+    if (v !== v) {
       nulls++;
-      values[i] = 0;
+      out[i] = 0;
     } else {
       validity[i >> 3] |= 1 << (i & 7);
-      values[i] = v;
+      out[i] = v;
     }
   }
   return nulls;
@@ -594,18 +552,11 @@ const TWO_32 = 4294967296;
  * microseconds into nanoseconds, beyond 2^53) and written as two little-endian 32-bit halves:
  * exact, and no BigInt per value.
  */
-function fillInt64(
-  cells: readonly Cells[],
-  key: CellKey,
-  validity: Uint8Array,
-  words: Int32Array,
-  scale: number,
-): number {
+function fillInt64(values: Float64Array, n: number, validity: Uint8Array, words: Int32Array, scale: number): number {
   let nulls = 0;
-  const n = cells.length;
   for (let i = 0; i < n; i++) {
-    const raw = cells[i][key] as number | null | undefined;
-    if (raw == null) {
+    const raw = values[i]!;
+    if (raw !== raw) {
       nulls++;
       words[2 * i] = 0;
       words[2 * i + 1] = 0;

@@ -49,6 +49,12 @@ export const RUN_COLUMNS = [
 
 export type RunColumn = (typeof RUN_COLUMNS)[number];
 
+/** The columns stored as numbers (INTEGER or REAL); the others hold text. */
+export const NUMBER_RUN_COLUMNS: ReadonlySet<RunColumn> = new Set<RunColumn>([
+  'start_time', 'end_time', 'is_root', 'total_tokens', 'prompt_tokens', 'completion_tokens',
+  'total_cost', 'prompt_cost', 'completion_cost', 'first_token_time',
+]);
+
 export const RUNS_DDL = `
 CREATE TABLE IF NOT EXISTS runs (
   id TEXT PRIMARY KEY,
