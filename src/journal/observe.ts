@@ -211,7 +211,8 @@ abstract class RecordedParts implements EntryParts {
   }
 }
 
-const NO_RESPONSE: JournalBody = Object.freeze({ text: null, size: 0, content_type: null, truncated: false });
+/** No body, nor a content type: one object for every such entry. */
+const NO_BODY: JournalBody = Object.freeze({ text: null, size: 0, content_type: null, truncated: false });
 
 class ApiEntryParts extends RecordedParts {
   constructor(
@@ -235,7 +236,7 @@ class ApiEntryParts extends RecordedParts {
   }
 
   responseBody(): JournalBody {
-    return this.written === null ? NO_RESPONSE : apiResponseBody(this.written);
+    return this.written === null ? NO_BODY : apiResponseBody(this.written);
   }
 
   protected requestDetails(): RequestDetails {
@@ -279,7 +280,7 @@ function apiRequestBody(request: Request): JournalBody {
   if (read === undefined) {
     const declared = request.headers.get('content-length');
     const size = declared !== null ? Number(declared) : request.headers.has('transfer-encoding') ? null : 0;
-    return { text: null, size, content_type: contentType, truncated: false };
+    return size === 0 && contentType === null ? NO_BODY : { text: null, size, content_type: contentType, truncated: false };
   }
   const masks = read.carriesSecrets ? { maskText: maskWhole, maskJson: maskAsRead(read.accepted) } : { maskText: keepText };
   return journalBody({ bytes: read.bytes, size: read.bytes.byteLength, contentType, ...masks });
