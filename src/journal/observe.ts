@@ -119,12 +119,13 @@ export class RequestObserver {
       if (isInProcessCall(c.env) || isHarnessPath(path)) return next();
       const arrival = arrivalNow(this.deps.clock);
       const headers = c.req.raw.headers;
-      const tenantId = headers.get('x-tenant-id')?.toLowerCase() ?? null;
       /** The API key's workspace (authentication may not have run, or refused the request), else X-Tenant-Id. */
       let keyWorkspaceId: string | null | undefined;
       const workspaceId = () => {
-        const apiKey = headers.get('x-api-key');
-        if (keyWorkspaceId === undefined) keyWorkspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? tenantId;
+        if (keyWorkspaceId === undefined) {
+          const apiKey = headers.get('x-api-key');
+          keyWorkspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? headers.get('x-tenant-id')?.toLowerCase() ?? null;
+        }
         return keyWorkspaceId;
       };
       const method = c.req.method;

@@ -174,5 +174,6 @@ export function whenResponseEnds<Bytes extends number | null>(
   } as ServerResponse['end'];
   // Installed after the wrapper of end above, so the last chunk is taken before `done` is called.
   const capture = captureBytes === null ? null : new ResponseCapture(res, captureBytes);
-  res.once('close', () => finish(res.headersSent ? res.statusCode : ABORTED_STATUS, true));
+  // `on`, not `once`: `finish` acts once anyway, and once's wrapper would cost every response.
+  res.on('close', () => finish(res.headersSent ? res.statusCode : ABORTED_STATUS, true));
 }
