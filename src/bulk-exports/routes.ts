@@ -65,10 +65,12 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
   const { store, clock, ids } = deps;
   const app = new OpenApiHono<{ Variables: AuthVariables }>('bulk-exports');
 
-  app.guard({ ...WORKSPACE_AUTH, errors: [...WORKSPACE_AUTH.errors, httpError(403, 'The workspace is not on a plan with bulk exports', { plan: TIER_REFUSAL })] }, requireWorkspace(deps.workspaces), async (c, next) => {
-    if (!BULK_EXPORT_TIERS.includes(c.get('workspace').tier)) throw new HttpError(403, TIER_REFUSAL);
-    await next();
-  });
+  app.guard(
+    { ...WORKSPACE_AUTH, errors: [...WORKSPACE_AUTH.errors, httpError(403, 'The workspace is not on a plan with bulk exports', { plan: TIER_REFUSAL })] },
+    requireWorkspace(deps.workspaces, (workspace) => {
+      if (!BULK_EXPORT_TIERS.includes(workspace.tier)) throw new HttpError(403, TIER_REFUSAL);
+    }),
+  );
 
   const findDestination = (tenantId: string, id: string) => {
     const destination = store.destination(tenantId, id);

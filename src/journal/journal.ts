@@ -1,5 +1,6 @@
 import { RingBuffer } from '../shared/ring-buffer.ts';
 import type { Needle } from '../shared/needle.ts';
+import { formatTimestamp } from '../shared/time.ts';
 import type { JournalBody, JournalEntry, ObjstoreTarget } from './schemas.ts';
 import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter.ts';
 
@@ -9,18 +10,20 @@ export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'> & { target: ObjstoreTarget | null };
 /** An entry's bodies, made apart from the rest: a body filter reads them alone. */
 export type EntryBodies = { request: JournalBody; response: JournalBody };
-/** The rest of an entry. */
-export type EntryDetails = Pick<JournalEntry, 'time' | 'wall_time' | 'query' | 'objstore' | 'duration_ms'> & { requestHeaders: JournalEntry['request']['headers'] };
-/** Makes the bodies or the rest when the journal is read: building and masking them costs more than answering a cached list. */
-export type Maker<Part> = () => Part;
+/** The rest of an entry, but for its time (its `micros`). */
+export type EntryDetails = Pick<JournalEntry, 'wall_time' | 'query' | 'objstore' | 'duration_ms'> & { requestHeaders: JournalEntry['request']['headers'] };
 /**
- * Makes an entry's bodies, each apart. `responseSource`, when given, is what the response's text
+ * Makes an entry's parts when the journal is read (building and masking them costs more than
+ * answering a cached list), each apart: a body filter reads the bodies alone. One object of
+ * plain fields per request: the journal keeps thousands, which every garbage collection of the
+ * young generation copies as they age. `responseSource`, when given, is what the response's text
  * is decoded from as it is shown, unmasked (an API answer): a body filter searches it first.
  */
-export interface BodiesMaker {
-  request: Maker<JournalBody>;
-  response: Maker<JournalBody>;
-  responseSource?: string | Buffer;
+export interface EntryParts {
+  requestBody(): JournalBody;
+  responseBody(): JournalBody;
+  readonly responseSource?: string | Buffer;
+  details(): EntryDetails;
 }
 
 /**
@@ -36,8 +39,7 @@ export class KeptEntry implements FilterableEntry {
   readonly status: number;
   readonly workspace_id: string | null;
   readonly target: ObjstoreTarget | null;
-  private makeBodies: BodiesMaker | null;
-  private makeDetails: Maker<EntryDetails> | null;
+  private parts: EntryParts | null;
   private madeRequest: JournalBody | null = null;
   private madeResponse: JournalBody | null = null;
   private made: JournalEntry | null = null;
@@ -48,8 +50,7 @@ export class KeptEntry implements FilterableEntry {
     readonly micros: number,
     summary: EntrySummary,
     readonly fault_rule_id: string | null,
-    makeBodies: BodiesMaker,
-    makeDetails: Maker<EntryDetails>,
+    parts: EntryParts,
   ) {
     this.source = summary.source;
     this.method = summary.method;
@@ -57,8 +58,7 @@ export class KeptEntry implements FilterableEntry {
     this.status = summary.status;
     this.workspace_id = summary.workspace_id;
     this.target = summary.target;
-    this.makeBodies = makeBodies;
-    this.makeDetails = makeDetails;
+    this.parts = parts;
   }
 
   workspaceId(): string | null {
@@ -71,7 +71,7 @@ export class KeptEntry implements FilterableEntry {
 
   /** Whether the text of a body holds the needle. */
   bodyHolds(part: keyof EntryBodies, needle: Needle): boolean {
-    const responseSource = this.makeBodies?.responseSource;
+    const responseSource = this.parts?.responseSource;
     if (part === 'response' && this.madeResponse === null && responseSource !== undefined && !needle.mayBeIn(responseSource)) return false;
     return this.body(part).text?.includes(needle.text) ?? false;
   }
@@ -79,19 +79,19 @@ export class KeptEntry implements FilterableEntry {
   /** A body alone, made once (a body filter over the whole journal makes no more). */
   private body(part: keyof EntryBodies): JournalBody {
     if (this.made !== null) return part === 'request' ? this.made.request.body : this.made.response.body;
-    if (part === 'request') return (this.madeRequest ??= this.makeBodies!.request());
-    return (this.madeResponse ??= this.makeBodies!.response());
+    if (part === 'request') return (this.madeRequest ??= this.parts!.requestBody());
+    return (this.madeResponse ??= this.parts!.responseBody());
   }
 
   entry(): JournalEntry {
     if (this.made === null) {
       const request = this.body('request');
       const response = this.body('response');
-      const { time, wall_time, query, requestHeaders, objstore, duration_ms } = this.makeDetails!();
+      const { wall_time, query, requestHeaders, objstore, duration_ms } = this.parts!.details();
       const { source, method, path, status, workspace_id, fault_rule_id } = this;
       this.made = Object.freeze({
         id: this.id,
-        time,
+        time: formatTimestamp(this.micros),
         wall_time,
         source,
         method,
@@ -105,8 +105,7 @@ export class KeptEntry implements FilterableEntry {
         duration_ms,
         fault_rule_id,
       });
-      this.makeBodies = null;
-      this.makeDetails = null;
+      this.parts = null;
       this.madeRequest = null;
       this.madeResponse = null;
     }
@@ -126,8 +125,8 @@ export class RequestJournal {
   }
 
   /** Keeps a request; its details are made when the journal is read. */
-  record(micros: number, summary: EntrySummary, faultRuleId: string | null, makeBodies: BodiesMaker, makeDetails: Maker<EntryDetails>): void {
-    this.kept.push(new KeptEntry(this.nextId++, micros, summary, faultRuleId, makeBodies, makeDetails));
+  record(micros: number, summary: EntrySummary, faultRuleId: string | null, parts: EntryParts): void {
+    this.kept.push(new KeptEntry(this.nextId++, micros, summary, faultRuleId, parts));
     if (this.listeners.size > 0) this.notify();
   }
 

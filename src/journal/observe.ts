@@ -2,18 +2,17 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { ObjstoreFault, ObjstoreObserver } from '../objstore/types.ts';
+import type { ObjstoreFault, ObjstoreObserver, ObjstoreRequestRecord, ObservedBody } from '../objstore/types.ts';
 import type { AuthVariables } from '../workspaces/auth.ts';
 import type { Clock } from '../shared/clock.ts';
 import { isInProcessCall } from '../shared/in-process-calls.ts';
 import { printable } from '../shared/log-text.ts';
-import { formatTimestamp } from '../shared/time.ts';
 import { ABORTED_STATUS, headerText, whenResponseEnds, type CapturedResponse } from '../shared/response-capture.ts';
 import { bodyReadOf } from '../shared/validation.ts';
 import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole } from './entries.ts';
 import type { JournalBody, JournalEntry } from './schemas.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
-import type { BodiesMaker, EntrySummary, RequestJournal } from './journal.ts';
+import type { EntryDetails, EntryParts, EntrySummary, RequestJournal } from './journal.ts';
 import { isHarnessPath, type MatchableRequest } from './matching.ts';
 
 export interface ObserverDeps {
@@ -99,19 +98,10 @@ export class RequestObserver {
     return sleep(ms, true, { ref: false, signal: this.stopping.signal }).catch(() => false);
   }
 
-  /**
-   * Journals and logs a request: what the log and the journal's filters read at once, the
-   * rest (headers, bodies) made from `details` only when the journal is read.
-   */
-  private record(arrival: Arrival, summary: EntrySummary, bodies: BodiesMaker, details: () => RequestDetails): void {
-    const duration_ms = Math.round((performance.now() - arrival.startedAt) * 1000) / 1000;
-    this.deps.journal.record(arrival.micros, summary, arrival.faultRuleId, bodies, () => ({
-      time: formatTimestamp(arrival.micros),
-      wall_time: new Date(arrival.wallMs).toISOString(),
-      ...details(),
-      duration_ms,
-    }));
-    this.deps.requestLog?.(requestLogLine({ ...summary, duration_ms }, this.deps.colour));
+  /** Journals and logs a request: what the log and the journal's filters read at once, the rest made from `parts` only when the journal is read. */
+  private record(arrival: Arrival, summary: EntrySummary, parts: RecordedParts): void {
+    this.deps.journal.record(arrival.micros, summary, arrival.faultRuleId, parts);
+    this.deps.requestLog?.(requestLogLine({ ...summary, duration_ms: parts.duration_ms }, this.deps.colour));
   }
 
   private fire(arrival: Arrival, request: MatchableRequest): FaultEffect | null {
@@ -129,12 +119,13 @@ export class RequestObserver {
       if (isInProcessCall(c.env) || isHarnessPath(path)) return next();
       const arrival = arrivalNow(this.deps.clock);
       const headers = c.req.raw.headers;
-      const tenantId = headers.get('x-tenant-id')?.toLowerCase() ?? null;
       /** The API key's workspace (authentication may not have run, or refused the request), else X-Tenant-Id. */
       let keyWorkspaceId: string | null | undefined;
       const workspaceId = () => {
-        const apiKey = headers.get('x-api-key');
-        if (keyWorkspaceId === undefined) keyWorkspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? tenantId;
+        if (keyWorkspaceId === undefined) {
+          const apiKey = headers.get('x-api-key');
+          keyWorkspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? headers.get('x-tenant-id')?.toLowerCase() ?? null;
+        }
         return keyWorkspaceId;
       };
       const method = c.req.method;
@@ -150,9 +141,8 @@ export class RequestObserver {
       const headerList: readonly string[] | Headers = incoming?.rawHeaders ?? headers;
       const requestBody = apiRequestBody(c.req.raw);
       const workspace_id = c.get('workspace')?.id ?? workspaceId();
-      const details = apiDetails(search, headerList);
       const journal = (status: number, written: CapturedResponse | null) =>
-        this.record(arrival, { source: 'api', method, path, status, workspace_id, target: null }, apiBodies(requestBody, written), details);
+        this.record(arrival, { source: 'api', method, path, status, workspace_id, target: null }, new ApiEntryParts(arrival, requestBody, written, search, headerList));
       if (stopped || effect?.kind === 'reset' || effect?.kind === 'close') return journal(ABORTED_STATUS, null);
       const outgoing = c.env?.outgoing;
       if (outgoing) {
@@ -191,33 +181,97 @@ export class RequestObserver {
         this.record(
           arrival,
           { source: 'objstore', method: record.method, path, status: record.status, workspace_id: null, target: { operation: record.operation, bucket: record.bucket, key: record.key } },
-          {
-            request: () => journalBody({ bytes: requestBody.head, size: requestBody.size, contentType: requestBody.contentType, maskText: maskSigningDetails }),
-            response: () => journalBody({ bytes: responseBody.head, size: responseBody.size, contentType: responseBody.contentType, maskText: maskSigningDetails }),
-          },
-          () => ({
-            query: maskedQuery(search),
-            requestHeaders: headers,
-            objstore: { operation: record.operation, bucket: record.bucket, key: record.key, access_key_id: record.accessKeyId, error_code: record.errorCode },
-          }),
+          new ObjstoreEntryParts(arrival, requestBody, responseBody, search, headers, record),
         );
       },
     };
   }
 }
 
-/*
- * The makers a journal entry keeps are made here, apart from the middleware: a closure made
- * there would keep all that its closures share (the request's headers, and through them the
- * request and its socket) for as long as the journal keeps the entry.
+/**
+ * When a request came and how long it took, and what the rest of its entry is made from. Made
+ * apart from the middleware: a closure made there would keep all that its closures share (the
+ * request's headers, and through them the request and its socket) for as long as the journal
+ * keeps the entry.
  */
-function apiBodies(requestBody: JournalBody, written: CapturedResponse | null): BodiesMaker {
-  if (written === null) return { request: () => requestBody, response: () => ({ text: null, size: 0, content_type: null, truncated: false }) };
-  return { request: () => requestBody, response: () => apiResponseBody(written), responseSource: written.source };
+abstract class RecordedParts implements EntryParts {
+  private readonly wallMs: number;
+  readonly duration_ms: number;
+
+  constructor(arrival: Arrival) {
+    this.wallMs = arrival.wallMs;
+    this.duration_ms = Math.round((performance.now() - arrival.startedAt) * 1000) / 1000;
+  }
+
+  abstract requestBody(): JournalBody;
+  abstract responseBody(): JournalBody;
+  protected abstract requestDetails(): RequestDetails;
+
+  details(): EntryDetails {
+    return { wall_time: new Date(this.wallMs).toISOString(), ...this.requestDetails(), duration_ms: this.duration_ms };
+  }
 }
 
-function apiDetails(search: string, headerList: readonly string[] | Headers): () => RequestDetails {
-  return () => ({ query: maskedQuery(search), requestHeaders: maskedHeaders(headerPairsOf(headerList)), objstore: null });
+/** No body, nor a content type: one object for every such entry. */
+const NO_BODY: JournalBody = Object.freeze({ text: null, size: 0, content_type: null, truncated: false });
+
+class ApiEntryParts extends RecordedParts {
+  constructor(
+    arrival: Arrival,
+    private readonly readBody: JournalBody,
+    /** Null when the connection was cut before a reply. */
+    private readonly written: CapturedResponse | null,
+    private readonly search: string,
+    /** The header pairs as received (not the request, which holds its socket). */
+    private readonly headerList: readonly string[] | Headers,
+  ) {
+    super(arrival);
+  }
+
+  get responseSource(): string | Buffer | undefined {
+    return this.written?.source;
+  }
+
+  requestBody(): JournalBody {
+    return this.readBody;
+  }
+
+  responseBody(): JournalBody {
+    return this.written === null ? NO_BODY : apiResponseBody(this.written);
+  }
+
+  protected requestDetails(): RequestDetails {
+    return { query: maskedQuery(this.search), requestHeaders: maskedHeaders(headerPairsOf(this.headerList)), objstore: null };
+  }
+}
+
+class ObjstoreEntryParts extends RecordedParts {
+  constructor(
+    arrival: Arrival,
+    private readonly requestWritten: ObservedBody,
+    private readonly responseWritten: ObservedBody,
+    private readonly search: string,
+    /** Masked as they arrived. */
+    private readonly headers: Record<string, string>,
+    private readonly record: ObjstoreRequestRecord,
+  ) {
+    super(arrival);
+  }
+
+  requestBody(): JournalBody {
+    const { head, size, contentType } = this.requestWritten;
+    return journalBody({ bytes: head, size, contentType, maskText: maskSigningDetails });
+  }
+
+  responseBody(): JournalBody {
+    const { head, size, contentType } = this.responseWritten;
+    return journalBody({ bytes: head, size, contentType, maskText: maskSigningDetails });
+  }
+
+  protected requestDetails(): RequestDetails {
+    const { operation, bucket, key, accessKeyId, errorCode } = this.record;
+    return { query: maskedQuery(this.search), requestHeaders: this.headers, objstore: { operation, bucket, key, access_key_id: accessKeyId, error_code: errorCode } };
+  }
 }
 
 /** What the endpoint read of the body (see BodyRead); only the declared size of a body it did not read. */
@@ -227,7 +281,7 @@ function apiRequestBody(request: Request): JournalBody {
   if (read === undefined) {
     const declared = request.headers.get('content-length');
     const size = declared !== null ? Number(declared) : request.headers.has('transfer-encoding') ? null : 0;
-    return { text: null, size, content_type: contentType, truncated: false };
+    return size === 0 && contentType === null ? NO_BODY : { text: null, size, content_type: contentType, truncated: false };
   }
   const masks = read.carriesSecrets ? { maskText: maskWhole, maskJson: maskAsRead(read.accepted) } : { maskText: keepText };
   return journalBody({ bytes: read.bytes, size: read.bytes.byteLength, contentType, ...masks });

@@ -1,6 +1,6 @@
 import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
 import { mergePath } from 'hono/utils/url';
-import { RememberingRouter } from '../shared/routing.ts';
+import { RememberingRouter, rememberedByPath } from '../shared/routing.ts';
 import { jsonBody, optionalJsonBody, pathParams, queryParams } from '../shared/validation.ts';
 import { requestErrors } from './errors.ts';
 import type { DocumentedRoute, ErrorResponse, GuardDocumentation, RouteDeclaration, RouteInput, Schema, SecurityRequirement } from './declarations.ts';
@@ -54,11 +54,13 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
     // The route's own errors first: `Prefer: code=400` answers the first example of that status.
     const errors: ErrorResponse[] = [...(declaration.errors ?? []), ...this.guardErrors, ...requestErrors(declaration)];
     this.documented.push({ declaration: declaration as RouteDeclaration, path: declaration.path, tag: this.tag, errors, security: this.guardSecurity });
+    // The route's path decides its parameters: a polled resource's are validated once.
+    const validParams = declaration.params && rememberedByPath((_path, c: Context) => pathParams(c, declaration.params!));
     this.on(declaration.method.toUpperCase(), declaration.path, async (c) => {
       const forced = forcedResponse(c.req.header('prefer'), errors);
       if (forced) return c.json(forced.body as object, forced.status as 400);
       const input = {
-        params: declaration.params && pathParams(c, declaration.params),
+        params: validParams?.(c.req.path, c),
         query: declaration.query && queryParams(c, declaration.query, declaration.queryLists),
         body: declaration.body && (await (declaration.bodyOptional ? optionalJsonBody : jsonBody)(c, declaration.body)),
       } as RouteInput<P, Q, B>;

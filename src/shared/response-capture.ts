@@ -39,17 +39,16 @@ export function unchangingBody(text: string): UnchangingBody {
   return bytes;
 }
 
-/** The last unchanging body whose head was copied, and the copy (see textHead, the same for text). */
+/** The last unchanging body whose head was taken, and that head (see textHead, the same for text): a journal keeps one per response. */
 let lastBody: Uint8Array | null = null;
 let lastLength = 0;
-let lastHead = Buffer.alloc(0);
+let lastHead: Buffer = Buffer.alloc(0);
 
 /** The first `length` bytes of `bytes` as a buffer of their own: a copy, as a writer may reuse its buffer, unless nothing writes to it. */
 function bytesHead(bytes: Uint8Array, length: number): Buffer {
   if (!unchangingBodies.has(bytes)) return Buffer.from(bytes.subarray(0, length));
-  if (bytes.byteLength <= length) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes !== lastBody || length !== lastLength) {
-    lastHead = Buffer.from(bytes.subarray(0, length));
+    lastHead = bytes.byteLength <= length ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.from(bytes.subarray(0, length));
     lastBody = bytes;
     lastLength = length;
   }
@@ -112,7 +111,8 @@ export class ResponseCapture {
 
   /** What was written so far; the content type is read now, the head encoded when `head` is first read. */
   captured(): CapturedResponse {
-    return new WrittenHead(this.chunks, this.limit, this.size, headerText(this.res.getHeader('content-type')) ?? this.headContentType);
+    const kept = this.chunks.length === 1 ? this.chunks[0]! : this.chunks;
+    return new WrittenHead(kept, this.limit, this.size, headerText(this.res.getHeader('content-type')) ?? this.headContentType);
   }
 }
 
@@ -121,22 +121,23 @@ class WrittenHead implements CapturedResponse {
   private encoded: Buffer | undefined;
 
   constructor(
-    private readonly chunks: readonly (string | Buffer)[],
+    /** One chunk alone (most answers are one), not in an array: the array would be kept with it. */
+    private readonly kept: string | Buffer | readonly (string | Buffer)[],
     private readonly limit: number,
     readonly size: number,
     readonly contentType: string | null,
   ) {}
 
   get head(): Buffer {
-    const only = this.chunks[0];
+    const { kept } = this;
     // One chunk of bytes is kept within the limit already.
-    if (this.chunks.length === 1 && typeof only !== 'string') return only!;
-    return (this.encoded ??= Buffer.concat(this.chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, this.limit));
+    if (Buffer.isBuffer(kept)) return kept;
+    const chunks = typeof kept === 'string' ? [kept] : kept;
+    return (this.encoded ??= Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, this.limit));
   }
 
   get source(): string | Buffer {
-    const only = this.chunks[0];
-    return this.chunks.length === 1 && typeof only === 'string' ? only : this.head;
+    return typeof this.kept === 'string' ? this.kept : this.head;
   }
 }
 
@@ -173,5 +174,6 @@ export function whenResponseEnds<Bytes extends number | null>(
   } as ServerResponse['end'];
   // Installed after the wrapper of end above, so the last chunk is taken before `done` is called.
   const capture = captureBytes === null ? null : new ResponseCapture(res, captureBytes);
-  res.once('close', () => finish(res.headersSent ? res.statusCode : ABORTED_STATUS, true));
+  // `on`, not `once`: `finish` acts once anyway, and once's wrapper would cost every response.
+  res.on('close', () => finish(res.headersSent ? res.statusCode : ABORTED_STATUS, true));
 }

@@ -11,14 +11,17 @@ export const handlerRoutes = (app: Hono<any>) => app.routes.filter((route) => ro
  */
 const REMEMBERED_PATHS = 256;
 
-/** What `find` answered for each path lately, found again without asking it. */
-function rememberedByPath<T>(find: (path: string) => T): (path: string) => T {
+/**
+ * What `find` answered for each path lately, found again without asking it (`extra` is what it
+ * reads the answer from, which the path alone decides). An answer it throws is not remembered.
+ */
+export function rememberedByPath<T, Extra extends unknown[] = []>(find: (path: string, ...extra: Extra) => T): (path: string, ...extra: Extra) => T {
   const found = new Map<string, T>();
-  return (path) => {
+  return (path, ...extra) => {
     let answer = found.get(path);
     if (answer === undefined) {
       if (found.size >= REMEMBERED_PATHS) found.clear();
-      answer = find(path);
+      answer = find(path, ...extra);
       found.set(path, answer);
     }
     return answer;

@@ -34,9 +34,11 @@ export interface AuthVariables {
 
 /**
  * X-API-Key names the caller's workspace; X-Tenant-Id, when sent, must be that workspace.
- * 401 for a missing or unknown key, 403 for a key of another workspace.
+ * 401 for a missing or unknown key, 403 for a key of another workspace; then `admit` may refuse
+ * the workspace by throwing (a plan without the feature): in this middleware, as every
+ * middleware costs each request of the routes it guards its own asynchronous step.
  */
-export function requireWorkspace(workspaces: WorkspaceStore): MiddlewareHandler<{ Variables: AuthVariables }> {
+export function requireWorkspace(workspaces: WorkspaceStore, admit?: (workspace: Workspace) => void): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async (c, next) => {
     const apiKey = c.req.header(API_KEY.scheme.name);
     if (!apiKey) throw new HttpError(401, MISSING_API_KEY);
@@ -46,6 +48,7 @@ export function requireWorkspace(workspaces: WorkspaceStore): MiddlewareHandler<
     if (tenantId !== undefined && tenantId.toLowerCase() !== workspace.id) {
       throw new HttpError(403, WRONG_TENANT);
     }
+    admit?.(workspace);
     c.set('workspace', workspace);
     await next();
   };
