@@ -167,35 +167,6 @@ describe('the encoder thread', () => {
     }
   });
 
-  it('reads a page of several chunks as one read: a tie split by a chunk boundary keeps both runs, one ending a chunk is not read twice', async () => {
-    const template = join(dir, 'chunked-seed.sqlite');
-    const seed = new Database(template);
-    seed.exec(tracingTables.ddl);
-    const seeded = [...generateRuns({ tenantId: 't', sessionId: 's', count: 6_100, startMicros: 1_000_000, days: 1, seed: 3 })].sort(byCursor);
-    insertRuns(seed, seeded);
-    seed.close();
-    const path = join(dir, 'chunked.sqlite');
-    const db = openInstanceDb(path, template, [tracingTables]);
-    // Pages are read 2,500 runs at a time. The first tie's runtime copy is run 2,500 (the last of the first
-    // chunk), its seeded twin the first of the second; the second tie is the last two runs of the second chunk.
-    const ties = [seeded[2_499]!, seeded[4_997]!].map((run) => ({ ...run, name: 'runtime copy', inputs: null }));
-    insertRuns(db, ties);
-    db.close();
-    const merged = [...ties, ...seeded].sort(byCursor);
-    expect([merged[2_499]!.name, merged[2_500]!.id, merged[4_998]!.name, merged[4_999]!.id]).toEqual(['runtime copy', ties[0]!.id, 'runtime copy', ties[1]!.id]);
-    const options = { formatVersion: 'v2_beta' as const, compression: 'snappy' as const, columns: RUN_COLUMNS, rowGroupSize: 500 };
-    const encoder = new EncoderThread({ path, templatePath: template });
-    try {
-      const first = await encoder.encode({ ...request, reads: [{ sessionId: 's', after: null }], to: Number.MAX_SAFE_INTEGER, limit: 6_000, parquet: options });
-      const second = await encoder.encode({ ...request, reads: [{ sessionId: 's', after: first!.last }], to: Number.MAX_SAFE_INTEGER, limit: 6_000, parquet: options });
-      expect([first!.rows, second!.rows]).toEqual([6_000, 102]);
-      expect(Buffer.from(first!.parquet).equals(encodeRunsParquet(merged.slice(0, 6_000), options))).toBe(true);
-      expect(Buffer.from(second!.parquet).equals(encodeRunsParquet(merged.slice(6_000), options))).toBe(true);
-    } finally {
-      await encoder.close();
-    }
-  });
-
   it('hands an idle worker to one encoder at a time, and stops a busy one on close', async () => {
     const answering = join(dir, 'thread-id-worker.mjs');
     writeFileSync(

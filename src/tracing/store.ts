@@ -107,16 +107,11 @@ export class TracingStore {
   /**
    * The next page of a session's runs in [from, to) after the cursor, in (start_time, id)
    * order, with an optional compiled filter (SQL over the run columns with `?` parameters),
-   * column by column: the cells of `columns`, and the cursor of its last run. SQLite concatenates each column's cells in one aggregate over a
-   * chunk of the page (a co-routine it reads in the page's order), so no JS value is made per
-   * cell: the exporter reads millions, and a value per cell cost more than encoding them.
-   * Runtime and seeded runs are merged in index order (MERGE (UNION ALL), no temporary B-tree);
-   * on a tie the runtime run, the left arm, comes first.
-   *
-   * The page is read PAGE_CHUNK_ROWS runs at a time into buffers this store keeps for the next
-   * page: the cells it returns are views of them, valid until its next call. A whole page in one
-   * aggregate had SQLite and the reader hold each column several times over at once (its
-   * concatenation growing, then copied), tens of megabytes a page that the allocator kept.
+   * column by column: the cells of `columns`, and the cursor of its last run. SQLite concatenates each column's cells in one aggregate over the page (a
+   * co-routine it reads in the page's order), so no JS value is made per cell: the exporter
+   * reads millions, and a value per cell cost more than encoding them. Runtime and seeded runs are
+   * merged in index order (MERGE (UNION ALL), no temporary B-tree); on a tie the runtime run,
+   * the left arm, comes first.
    */
   runColumnsPage(query: {
     sessionId: string;
@@ -130,46 +125,11 @@ export class TracingStore {
     for (const column of query.columns) {
       if (!RUN_COLUMNS.includes(column)) throw new Error(`unknown column: ${column}`);
     }
-    const read: RunColumn[] = [...query.columns, ...CURSOR_COLUMNS.filter((column) => !query.columns.includes(column))];
-    const [startTimeAt, idAt] = CURSOR_COLUMNS.map((column) => read.indexOf(column)) as [number, number];
-    const builders = read.map((column, k) => (this.pageBuilders[k] ??= new ColumnBuilder()).start(!NUMBER_RUN_COLUMNS.has(column)));
-    let after = query.after ?? { startTime: query.from, id: '' };
-    let rows = 0;
-    // Runs of the page so far with the cursor's (start_time, id): the next chunk reads from that
-    // key on and skips them, so that a tie split between chunks keeps both runs, as one read would.
-    let atCursor = 0;
-    for (;;) {
-      const want = Math.min(PAGE_CHUNK_ROWS, query.limit - rows);
-      const got = this.readChunk(query, read, after, atCursor, want, builders);
-      rows += got;
-      if (got < want || rows === query.limit) break;
-      after = { startTime: builders[startTimeAt]!.value(rows - 1), id: builders[idAt]!.textOf(rows - 1) };
-      atCursor = countAtEnd(builders[startTimeAt]!, builders[idAt]!, rows);
-    }
-    if (rows === 0) return { rows, columns: [], last: null };
-    const columns = builders.map((builder) => builder.cells());
-    assertInCursorOrder(columns[startTimeAt]!.values);
-    const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
-    return { rows, columns: columns.slice(0, query.columns.length), last };
-  }
-
-  private readonly pageBuilders: ColumnBuilder[] = [];
-
-  /**
-   * Appends up to `limit` runs after `after` to the builders (from that key on, past the first
-   * `skip` runs, when `skip` is not 0); returns how many.
-   */
-  private readChunk(
-    query: { sessionId: string; from: Micros; to: Micros; filter: { sql: string; params: (string | number)[] } | null },
-    read: readonly RunColumn[],
-    after: RunCursor,
-    skip: number,
-    limit: number,
-    builders: readonly ColumnBuilder[],
-  ): number {
+    const after = query.after ?? { startTime: query.from, id: '' };
     const armParams = [query.sessionId, query.from, query.to, after.startTime, after.id, ...(query.filter?.params ?? [])];
     const filterSql = query.filter?.sql;
-    const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) ${skip === 0 ? '>' : '>='} (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
+    const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
+    const read: RunColumn[] = [...query.columns, ...CURSOR_COLUMNS.filter((column) => !query.columns.includes(column))];
     const [startTimeAt, idAt] = CURSOR_COLUMNS.map((column) => read.indexOf(column)) as [number, number];
     const select = read.map((column, k) => `${column} AS c${k}`).join(', ');
     const page = ['main', 'seed'].map((schema) => `SELECT ${select} FROM ${schema}.runs WHERE ${where}`).join(' UNION ALL ');
@@ -178,103 +138,19 @@ export class TracingStore {
         ? `group_concat(ifnull(c${k}, ''), ',')`
         : `group_concat(ifnull(octet_length(c${k}), ''), ','), CAST(group_concat(c${k}, '') AS BLOB)`,
     );
-    const sql = `SELECT count(*), ${cells.join(', ')} FROM (${page} ORDER BY c${startTimeAt}, c${idAt} LIMIT ? OFFSET ?)`;
-    const [rows, ...aggregates] = this.prepared<unknown[], unknown[]>(sql).raw().get(...armParams, ...armParams, limit, skip)! as [number, ...unknown[]];
-    if (rows === 0) return 0;
+    const sql = `SELECT count(*), ${cells.join(', ')} FROM (${page} ORDER BY c${startTimeAt}, c${idAt} LIMIT ?)`;
+    const [rows, ...aggregates] = this.prepared<unknown[], unknown[]>(sql).raw().get(...armParams, ...armParams, query.limit)! as [number, ...unknown[]];
+    if (rows === 0) return { rows, columns: [], last: null };
     let next = 0;
-    for (const builder of builders) {
-      const values = aggregates[next++] as string;
-      builder.append(values, rows, builder.isText ? ((aggregates[next++] as Buffer | null) ?? EMPTY_TEXT) : null);
-    }
-    return rows;
+    const columns = read.map((column): ColumnCells => {
+      const values = parseCells(aggregates[next++] as string, rows);
+      return { values, text: NUMBER_RUN_COLUMNS.has(column) ? null : ((aggregates[next++] as Buffer | null) ?? EMPTY_TEXT) };
+    });
+    assertInCursorOrder(columns[startTimeAt]!.values);
+    const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
+    return { rows, columns: columns.slice(0, query.columns.length), last };
   }
 }
-
-/**
- * How many of the first `rows` runs end with the last one's (start_time, id): 1, or 2 when a
- * runtime run and a seeded run share them.
- */
-function countAtEnd(startTimes: ColumnBuilder, ids: ColumnBuilder, rows: number): number {
-  let count = 1;
-  while (count < rows && startTimes.value(rows - 1 - count) === startTimes.value(rows - 1) && ids.sameText(rows - 1 - count, rows - 1)) count++;
-  return count;
-}
-
-/** A column of a page, built chunk by chunk in memory kept from page to page. */
-class ColumnBuilder {
-  isText = false;
-  private values: Float64Array = new Float64Array(0);
-  private text: Buffer = Buffer.alloc(0);
-  /** Where each cell's text starts, for the cursor and ties (text columns). */
-  private textStarts: Float64Array = new Float64Array(0);
-  private rows = 0;
-  private textBytes = 0;
-
-  start(isText: boolean): this {
-    this.isText = isText;
-    this.rows = 0;
-    this.textBytes = 0;
-    return this;
-  }
-
-  /** Appends `count` cells: their values as SQLite renders them (see parseCells), and a text column's bytes. */
-  append(list: string, count: number, text: Uint8Array | null): void {
-    if (this.values.length < this.rows + count) {
-      this.values = grown(this.values, this.rows + count);
-      if (this.isText) this.textStarts = grown(this.textStarts, this.rows + count);
-    }
-    parseCells(list, count, this.values, this.rows);
-    if (text !== null) {
-      for (let i = this.rows, at = this.textBytes; i < this.rows + count; i++) {
-        this.textStarts[i] = at;
-        const length = this.values[i]!;
-        if (length === length) at += length;
-      }
-      if (this.text.length < this.textBytes + text.byteLength) {
-        const next = Buffer.allocUnsafeSlow(Math.max(this.textBytes + text.byteLength, Math.ceil(this.text.length * 1.5)));
-        this.text.copy(next, 0, 0, this.textBytes);
-        this.text = next;
-      }
-      this.text.set(text, this.textBytes);
-      this.textBytes += text.byteLength;
-    }
-    this.rows += count;
-  }
-
-  value(row: number): number {
-    return this.values[row]!;
-  }
-
-  textOf(row: number): string {
-    const start = this.textStarts[row]!;
-    return this.text.toString('utf8', start, start + this.values[row]!);
-  }
-
-  sameText(a: number, b: number): boolean {
-    const length = this.values[a]!;
-    if (length !== this.values[b]) return false;
-    const at = this.textStarts[a]!;
-    const bt = this.textStarts[b]!;
-    return this.text.compare(this.text, bt, bt + length, at, at + length) === 0;
-  }
-
-  cells(): ColumnCells {
-    return { values: this.values.subarray(0, this.rows), text: this.isText ? this.text.subarray(0, this.textBytes) : null };
-  }
-}
-
-function grown(values: Float64Array, minLength: number): Float64Array {
-  const next = new Float64Array(Math.max(minLength, Math.ceil(values.length * 1.5)));
-  next.set(values);
-  return next;
-}
-
-/**
- * Runs read by one aggregate: a page of 5,000 runs of some 1.7 KB each takes two, of a few
- * megabytes each. Each chunk costs more than its rows: with chunks of 2,000 the 1,000,000-run
- * export read some 20% longer in SQLite and ran 7% slower; with 2,500, as fast as unchunked.
- */
-const PAGE_CHUNK_ROWS = 2_500;
 
 /**
  * A column's cells: their values, NaN for NULL (SQLite stores no NaN). For a text column, the
@@ -318,18 +194,19 @@ const DIGIT_0 = 48;
 const DIGIT_9 = 57;
 
 /**
- * The `count` comma-separated cells SQLite renders (an empty one for NULL), into `values` from
- * index `from`: integers as their digits, REALs with as many digits as give the same double
- * back (infinities as Inf).
+ * The `count` comma-separated cells SQLite renders (an empty one for NULL): integers as their
+ * digits, REALs with as many digits as give the same double back (infinities as Inf).
  */
-function parseCells(list: string, count: number, values: Float64Array, from: number): void {
+function parseCells(list: string, count: number): Float64Array {
+  const values = new Float64Array(count);
   let at = 0;
-  for (let i = from; i < from + count; i++) {
+  for (let i = 0; i < count; i++) {
     let end = list.indexOf(',', at);
     if (end === -1) end = list.length;
     values[i] = end === at ? NaN : parseCell(list, at, end);
     at = end + 1;
   }
+  return values;
 }
 
 /** Up to 15 digits are summed exactly without making a string; anything else goes through Number. */
