@@ -90,7 +90,13 @@ interface UploadingFile extends PendingFile {
  * failed upload's request may still be writing them.
  */
 function freeUploaded(bytes: Uint8Array): void {
-  structuredClone(bytes.buffer, { transfer: [bytes.buffer] });
+  // Only a buffer the file has to itself, and never a pooled or shared one (not transferable).
+  if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) return;
+  try {
+    structuredClone(bytes.buffer, { transfer: [bytes.buffer as ArrayBuffer] });
+  } catch {
+    // Left to the garbage collector.
+  }
 }
 
 /** A failure the run records: the store's own words for a storage failure. */
