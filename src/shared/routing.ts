@@ -6,10 +6,12 @@ import { TrieRouter } from 'hono/router/trie-router';
 export const handlerRoutes = (app: Hono<any>) => app.routes.filter((route) => route.method !== 'ALL').map(({ method, path }) => ({ method, path }));
 
 /**
- * Paths remembered per method, at most: a client walking through ids empties the memory now and
- * then, and paths of up to 16 KiB (Node's limit of a request's head) hold 4 MiB at most.
+ * What one memory holds at most before it starts again: a client walking through ids empties it
+ * now and then, and a client sending long paths (up to Node's 16 KiB limit of a request's head)
+ * fills it with few of them rather than with megabytes.
  */
 const REMEMBERED_PATHS = 256;
+const REMEMBERED_PATH_CHARS = 64 * 1024;
 
 /**
  * What `find` answered for each path lately, found again without asking it (`extra` is what it
@@ -17,12 +19,17 @@ const REMEMBERED_PATHS = 256;
  */
 export function rememberedByPath<T, Extra extends unknown[] = []>(find: (path: string, ...extra: Extra) => T): (path: string, ...extra: Extra) => T {
   const found = new Map<string, T>();
+  let chars = 0;
   return (path, ...extra) => {
     let answer = found.get(path);
     if (answer === undefined) {
-      if (found.size >= REMEMBERED_PATHS) found.clear();
+      if (found.size >= REMEMBERED_PATHS || chars + path.length > REMEMBERED_PATH_CHARS) {
+        found.clear();
+        chars = 0;
+      }
       answer = find(path, ...extra);
       found.set(path, answer);
+      chars += path.length;
     }
     return answer;
   };
