@@ -43,7 +43,7 @@ import {
   WriterPropertiesBuilder,
   writeParquet,
 } from 'parquet-wasm/node';
-import { RUN_COLUMNS, type RunColumn, type RunRow } from '../tracing/schema.ts';
+import { RUN_COLUMN_KINDS, RUN_COLUMNS, type RunColumn, type RunColumnKind, type RunRow } from '../tracing/schema.ts';
 import type { ColumnCells } from '../tracing/store.ts';
 import type { Compression, FormatVersion } from './schemas.ts';
 
@@ -66,40 +66,6 @@ const CREATED_BY = 'localplane';
  * every string column below 2 GiB, the limit of its Int32 offsets, so one record batch will do.)
  */
 const MAX_ARROW_BYTES = 1536 * 1024 * 1024;
-
-type ColumnKind = 'string' | 'timestamp' | 'bool' | 'int64' | 'float64';
-
-const COLUMN_KINDS: Record<RunColumn, ColumnKind> = {
-  id: 'string',
-  tenant_id: 'string',
-  session_id: 'string',
-  trace_id: 'string',
-  parent_run_id: 'string',
-  parent_run_ids: 'string',
-  reference_example_id: 'string',
-  name: 'string',
-  run_type: 'string',
-  start_time: 'timestamp',
-  end_time: 'timestamp',
-  status: 'string',
-  is_root: 'bool',
-  dotted_order: 'string',
-  trace_tier: 'string',
-  inputs: 'string',
-  outputs: 'string',
-  error: 'string',
-  extra: 'string',
-  events: 'string',
-  tags: 'string',
-  feedback_stats: 'string',
-  total_tokens: 'int64',
-  prompt_tokens: 'int64',
-  completion_tokens: 'int64',
-  total_cost: 'float64',
-  prompt_cost: 'float64',
-  completion_cost: 'float64',
-  first_token_time: 'timestamp',
-};
 
 /**
  * Columns whose values are unique per run or per trace, or large free text: dictionary
@@ -130,7 +96,7 @@ const WASM_COMPRESSION: Record<Compression, WasmCompression> = {
 
 interface Plan {
   columns: RunColumn[];
-  kinds: ColumnKind[];
+  kinds: RunColumnKind[];
   /** The indexes in `columns` of the string columns. */
   stringColumns: number[];
   nanos: boolean;
@@ -146,7 +112,7 @@ interface Plan {
 export function exportedColumns(columns: readonly RunColumn[]): RunColumn[] {
   const wanted = new Set<string>(columns);
   for (const c of wanted) {
-    if (!Object.hasOwn(COLUMN_KINDS, c)) throw new Error(`unknown column: ${c}`);
+    if (!Object.hasOwn(RUN_COLUMN_KINDS, c)) throw new Error(`unknown column: ${c}`);
   }
   const exported = RUN_COLUMNS.filter((c) => wanted.has(c));
   if (exported.length === 0) throw new Error('at least one column must be exported');
@@ -184,7 +150,7 @@ export function encodeColumnsParquet(rows: number, columns: readonly ColumnCells
 function cellsOf(rows: readonly RunRow[], columns: readonly RunColumn[]): ColumnCells[] {
   return columns.map((column) => {
     const values = new Float64Array(rows.length);
-    if (COLUMN_KINDS[column] !== 'string') {
+    if (RUN_COLUMN_KINDS[column] !== 'string') {
       rows.forEach((row, i) => (values[i] = (row[column] as number | null) ?? NaN));
       return { values, text: null };
     }
@@ -210,7 +176,7 @@ function makePlan(options: ParquetEncodeOptions): Plan {
     throw new Error(`rowGroupSize must be a positive integer, got ${rowGroupSize}`);
   }
   const columns = exportedColumns(options.columns);
-  const kinds = columns.map((c) => COLUMN_KINDS[c]);
+  const kinds = columns.map((c) => RUN_COLUMN_KINDS[c]);
   let fixedPerRow = 0;
   let bufferCount = 0;
   for (const k of kinds) {
@@ -276,10 +242,10 @@ function keepBuffer(buf: Buffer): void {
 
 /** The Arrow schema of the exported columns, which parquet-wasm turns into the file's Parquet schema. */
 export function arrowSchemaFor(columns: readonly RunColumn[], formatVersion: FormatVersion): Schema {
-  return new Schema(columns.map((c) => new Field(c, arrowType(COLUMN_KINDS[c], formatVersion), true)));
+  return new Schema(columns.map((c) => new Field(c, arrowType(RUN_COLUMN_KINDS[c], formatVersion), true)));
 }
 
-function arrowType(kind: ColumnKind, formatVersion: FormatVersion): DataType {
+function arrowType(kind: RunColumnKind, formatVersion: FormatVersion): DataType {
   switch (kind) {
     case 'string':
       return new Utf8();
@@ -294,14 +260,14 @@ function arrowType(kind: ColumnKind, formatVersion: FormatVersion): DataType {
   }
 }
 
-const BUFFERS_PER_KIND: Record<ColumnKind, number> = {
+const BUFFERS_PER_KIND: Record<RunColumnKind, number> = {
   string: 3, // validity, offsets, data
   timestamp: 2, // validity, data
   bool: 2,
   int64: 2,
   float64: 2,
 };
-const FIXED_BYTES_PER_ROW: Record<ColumnKind, number> = {
+const FIXED_BYTES_PER_ROW: Record<RunColumnKind, number> = {
   string: 4, // offsets (data counted separately)
   timestamp: 8,
   bool: 1,

@@ -259,13 +259,11 @@ class ObjstoreEntryParts extends RecordedParts {
   }
 
   requestBody(): JournalBody {
-    const { head, size, contentType } = this.requestWritten;
-    return journalBody({ bytes: head, size, contentType, maskText: maskSigningDetails });
+    return objstoreBody(this.requestWritten);
   }
 
   responseBody(): JournalBody {
-    const { head, size, contentType } = this.responseWritten;
-    return journalBody({ bytes: head, size, contentType, maskText: maskSigningDetails });
+    return objstoreBody(this.responseWritten);
   }
 
   protected requestDetails(): RequestDetails {
@@ -273,6 +271,8 @@ class ObjstoreEntryParts extends RecordedParts {
     return { query: maskedQuery(this.search), requestHeaders: this.headers, objstore: { operation, bucket, key, access_key_id: accessKeyId, error_code: errorCode } };
   }
 }
+
+const objstoreBody = ({ head, size, contentType }: ObservedBody): JournalBody => journalBody({ bytes: head, size, contentType, maskText: maskSigningDetails });
 
 /** What the endpoint read of the body (see BodyRead); only the declared size of a body it did not read. */
 function apiRequestBody(request: Request): JournalBody {

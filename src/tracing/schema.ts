@@ -49,11 +49,43 @@ export const RUN_COLUMNS = [
 
 export type RunColumn = (typeof RUN_COLUMNS)[number];
 
-/** The columns stored as numbers (INTEGER or REAL); the others hold text. */
-export const NUMBER_RUN_COLUMNS: ReadonlySet<RunColumn> = new Set<RunColumn>([
-  'start_time', 'end_time', 'is_root', 'total_tokens', 'prompt_tokens', 'completion_tokens',
-  'total_cost', 'prompt_cost', 'completion_cost', 'first_token_time',
-]);
+/** What a column holds: text, or a number (stored as INTEGER or REAL) of one of these kinds. */
+export type RunColumnKind = 'string' | 'timestamp' | 'bool' | 'int64' | 'float64';
+
+export const RUN_COLUMN_KINDS: Record<RunColumn, RunColumnKind> = {
+  id: 'string',
+  tenant_id: 'string',
+  session_id: 'string',
+  trace_id: 'string',
+  parent_run_id: 'string',
+  parent_run_ids: 'string',
+  reference_example_id: 'string',
+  name: 'string',
+  run_type: 'string',
+  start_time: 'timestamp',
+  end_time: 'timestamp',
+  status: 'string',
+  is_root: 'bool',
+  dotted_order: 'string',
+  trace_tier: 'string',
+  inputs: 'string',
+  outputs: 'string',
+  error: 'string',
+  extra: 'string',
+  events: 'string',
+  tags: 'string',
+  feedback_stats: 'string',
+  total_tokens: 'int64',
+  prompt_tokens: 'int64',
+  completion_tokens: 'int64',
+  total_cost: 'float64',
+  prompt_cost: 'float64',
+  completion_cost: 'float64',
+  first_token_time: 'timestamp',
+};
+
+/** The columns stored as numbers; the others hold text. */
+export const NUMBER_RUN_COLUMNS: ReadonlySet<RunColumn> = new Set(RUN_COLUMNS.filter((column) => RUN_COLUMN_KINDS[column] !== 'string'));
 
 export const RUNS_DDL = `
 CREATE TABLE IF NOT EXISTS runs (

@@ -107,11 +107,11 @@ export class TracingStore {
   /**
    * The next page of a session's runs in [from, to) after the cursor, in (start_time, id)
    * order, with an optional compiled filter (SQL over the run columns with `?` parameters),
-   * column by column: the cells of `columns`, and the cursor of its last run. SQLite concatenates each column's cells in one aggregate over the page (a
-   * co-routine it reads in the page's order), so no JS value is made per cell: the exporter
-   * reads millions, and a value per cell cost more than encoding them. Runtime and seeded runs are
-   * merged in index order (MERGE (UNION ALL), no temporary B-tree); on a tie the runtime run,
-   * the left arm, comes first.
+   * column by column: the cells of `columns`, and the cursor of its last run. SQLite
+   * concatenates each column's cells in one aggregate over the page (a co-routine it reads in
+   * the page's order), so no JS value is made per cell: the exporter reads millions, and a value
+   * per cell cost more than encoding them. Runtime and seeded runs are merged in index order
+   * (MERGE (UNION ALL), no temporary B-tree); on a tie the runtime run, the left arm, comes first.
    */
   runColumnsPage(query: {
     sessionId: string;
