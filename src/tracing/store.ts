@@ -1,6 +1,7 @@
 import { FLAG, statementCache, TIMESTAMP, type Db, type TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { insertRuns } from './generator.ts';
+import { RUN_CHUNKS_DDL, RunChunkReader, writeRunChunks } from './run-chunks.ts';
 import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, RUNS_DDL, type RunColumn, type RunRow } from './schema.ts';
 
 export interface TracingSession {
@@ -50,6 +51,9 @@ export class TracingStore {
   /** The seeded runs' stats by session: the seed never changes, and counting 50,000 runs takes milliseconds. */
   private readonly seedStats = new Map<string, SessionRunStats>();
   private readonly prepared;
+  private readonly runtimeRunAfterStatement;
+  /** The template's chunks of seeded runs, looked for at the first export page; null when it has none. */
+  private chunks: RunChunkReader | null | undefined;
 
   constructor(private readonly db: Db) {
     this.prepared = statementCache(db);
@@ -64,6 +68,9 @@ export class TracingStore {
       );
     this.seedStatsStatement = statsOf('seed.runs');
     this.runtimeStatsStatement = statsOf('main.runs');
+    this.runtimeRunAfterStatement = db.prepare<[string, Micros, Micros, string]>(
+      'SELECT 1 FROM main.runs WHERE session_id = ? AND start_time < ? AND (start_time, id) > (?, ?) LIMIT 1',
+    );
   }
 
   static insertSession(db: Db, session: TracingSession): void {
@@ -107,49 +114,85 @@ export class TracingStore {
   /**
    * The next page of a session's runs in [from, to) after the cursor, in (start_time, id)
    * order, with an optional compiled filter (SQL over the run columns with `?` parameters),
-   * column by column: the cells of `columns`, and the cursor of its last run. SQLite
-   * concatenates each column's cells in one aggregate over the page (a co-routine it reads in
-   * the page's order), so no JS value is made per cell: the exporter reads millions, and a value
-   * per cell cost more than encoding them. Runtime and seeded runs are merged in index order
-   * (MERGE (UNION ALL), no temporary B-tree); on a tie the runtime run, the left arm, comes first.
+   * column by column: the cells of `columns`, and the cursor of its last run. Seeded runs are
+   * read from the template's chunks when no filter applies and no runtime run of the session
+   * falls in the page's range; otherwise SQLite reads the rows (readColumnsPage).
    */
-  runColumnsPage(query: {
-    sessionId: string;
-    from: Micros;
-    to: Micros;
-    after: RunCursor | null;
-    limit: number;
-    filter: { sql: string; params: (string | number)[] } | null;
-    columns: readonly RunColumn[];
-  }): RunColumnsPage {
+  runColumnsPage(query: ColumnsPageQuery): RunColumnsPage {
     for (const column of query.columns) {
       if (!RUN_COLUMNS.includes(column)) throw new Error(`unknown column: ${column}`);
     }
-    const after = query.after ?? { startTime: query.from, id: '' };
-    const armParams = [query.sessionId, query.from, query.to, after.startTime, after.id, ...(query.filter?.params ?? [])];
-    const filterSql = query.filter?.sql;
-    const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
-    const read: RunColumn[] = [...query.columns, ...CURSOR_COLUMNS.filter((column) => !query.columns.includes(column))];
-    const [startTimeAt, idAt] = CURSOR_COLUMNS.map((column) => read.indexOf(column)) as [number, number];
-    const select = read.map((column, k) => `${column} AS c${k}`).join(', ');
-    const page = ['main', 'seed'].map((schema) => `SELECT ${select} FROM ${schema}.runs WHERE ${where}`).join(' UNION ALL ');
-    const cells = read.map((column, k) =>
-      NUMBER_RUN_COLUMNS.has(column)
-        ? `group_concat(ifnull(c${k}, ''), ',')`
-        : `group_concat(ifnull(octet_length(c${k}), ''), ','), CAST(group_concat(c${k}, '') AS BLOB)`,
-    );
-    const sql = `SELECT count(*), ${cells.join(', ')} FROM (${page} ORDER BY c${startTimeAt}, c${idAt} LIMIT ?)`;
-    const [rows, ...aggregates] = this.prepared<unknown[], unknown[]>(sql).raw().get(...armParams, ...armParams, query.limit)! as [number, ...unknown[]];
-    if (rows === 0) return { rows, columns: [], last: null };
-    let next = 0;
-    const columns = read.map((column): ColumnCells => {
-      const values = parseCells(aggregates[next++] as string, rows);
-      return { values, text: NUMBER_RUN_COLUMNS.has(column) ? null : ((aggregates[next++] as Buffer | null) ?? EMPTY_TEXT) };
-    });
-    assertInCursorOrder(columns[startTimeAt]!.values);
-    const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
-    return { rows, columns: columns.slice(0, query.columns.length), last };
+    // Runs from `from` on: a cursor before it reads from there.
+    const after = query.after !== null && query.after.startTime >= query.from ? query.after : { startTime: query.from, id: '' };
+    if (query.filter === null) {
+      this.chunks ??= RunChunkReader.of(this.db, TEXT_RUN_COLUMNS);
+      if (this.chunks && this.runtimeRunAfterStatement.get(query.sessionId, query.to, after.startTime, after.id) === undefined) {
+        return this.chunks.page({ sessionId: query.sessionId, after, to: query.to, limit: query.limit, columns: query.columns });
+      }
+    }
+    return readColumnsPage(this.prepared, ['main', 'seed'], { ...query, after });
   }
+
+  /**
+   * Writes the chunks of a session's runs (see run-chunks.ts) into a template being built, whose
+   * own `runs` table holds the seeded runs.
+   */
+  static writeRunChunks(db: Db, sessionId: string): void {
+    db.exec(RUN_CHUNKS_DDL);
+    const prepared = statementCache(db);
+    const everything = { sessionId, from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER, filter: null, columns: RUN_COLUMNS };
+    writeRunChunks(db, sessionId, (after, limit) =>
+      readColumnsPage(prepared, ['main'], { ...everything, after: after ?? { startTime: everything.from, id: '' }, limit }),
+    );
+  }
+}
+
+export interface ColumnsPageQuery {
+  sessionId: string;
+  from: Micros;
+  to: Micros;
+  after: RunCursor | null;
+  limit: number;
+  filter: { sql: string; params: (string | number)[] } | null;
+  columns: readonly RunColumn[];
+}
+
+const TEXT_RUN_COLUMNS: ReadonlySet<RunColumn> = new Set(RUN_COLUMNS.filter((column) => !NUMBER_RUN_COLUMNS.has(column)));
+
+/**
+ * A page of the runs of the `schemas`' runs tables. SQLite concatenates each column's cells in
+ * one aggregate over the page (a co-routine it reads in the page's order), so no JS value is
+ * made per cell: the exporter reads millions, and a value per cell cost more than encoding them.
+ * Several schemas' runs are merged in index order (MERGE (UNION ALL), no temporary B-tree); on a
+ * tie the first schema's run comes first.
+ */
+function readColumnsPage(prepared: ReturnType<typeof statementCache>, schemas: readonly string[], query: ColumnsPageQuery & { after: RunCursor }): RunColumnsPage {
+  const { after } = query;
+  // The cursor (never before `from`) bounds start_time too: SQLite seeks the index to the lower
+  // of the two bounds it is given, and from `from` it would step over every run already read.
+  const armParams = [query.sessionId, after.startTime, query.to, after.startTime, after.id, ...(query.filter?.params ?? [])];
+  const filterSql = query.filter?.sql;
+  const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
+  const read: RunColumn[] = [...query.columns, ...CURSOR_COLUMNS.filter((column) => !query.columns.includes(column))];
+  const [startTimeAt, idAt] = CURSOR_COLUMNS.map((column) => read.indexOf(column)) as [number, number];
+  const select = read.map((column, k) => `${column} AS c${k}`).join(', ');
+  const page = schemas.map((schema) => `SELECT ${select} FROM ${schema}.runs WHERE ${where}`).join(' UNION ALL ');
+  const cells = read.map((column, k) =>
+    NUMBER_RUN_COLUMNS.has(column)
+      ? `group_concat(ifnull(c${k}, ''), ',')`
+      : `group_concat(ifnull(octet_length(c${k}), ''), ','), CAST(group_concat(c${k}, '') AS BLOB)`,
+  );
+  const sql = `SELECT count(*), ${cells.join(', ')} FROM (${page} ORDER BY c${startTimeAt}, c${idAt} LIMIT ?)`;
+  const [rows, ...aggregates] = prepared<unknown[], unknown[]>(sql).raw().get(...schemas.flatMap(() => armParams), query.limit)! as [number, ...unknown[]];
+  if (rows === 0) return { rows, columns: [], last: null };
+  let next = 0;
+  const columns = read.map((column): ColumnCells => {
+    const values = parseCells(aggregates[next++] as string, rows);
+    return { values, text: NUMBER_RUN_COLUMNS.has(column) ? null : ((aggregates[next++] as Buffer | null) ?? EMPTY_TEXT) };
+  });
+  assertInCursorOrder(columns[startTimeAt]!.values);
+  const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
+  return { rows, columns: columns.slice(0, query.columns.length), last };
 }
 
 /**
