@@ -156,7 +156,12 @@ class ContentSpool extends Writable {
   }
 
   override _write(piece: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.append(piece).then(() => callback(), callback);
+    this.append([piece]).then(() => callback(), callback);
+  }
+
+  /** The pieces that arrived while the last write was under way, in one write: a socket read is often 16 KB. */
+  override _writev(pieces: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
+    this.append(pieces.map(({ chunk }) => chunk)).then(() => callback(), callback);
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -168,8 +173,9 @@ class ContentSpool extends Writable {
     }
   }
 
-  private async append(piece: Buffer): Promise<void> {
-    for (const data of this.decoder ? this.decoder.decode(piece) : [piece]) {
+  private async append(pieces: Buffer[]): Promise<void> {
+    const content = this.decoder ? pieces.flatMap((piece) => this.decoder!.decode(piece)) : pieces;
+    for (const data of content) {
       this.size += data.length;
       // Stop as soon as the content outgrows its announced size instead of spooling the rest.
       if (this.expectedSize === null) {
@@ -178,8 +184,9 @@ class ContentSpool extends Writable {
         throw new GatewayError(bodyErrors.decodedLengthMismatch());
       }
       this.digests.update(data);
-      await this.file.write(data);
     }
+    if (content.length === 1) await this.file.write(content[0]!);
+    else if (content.length > 1) await this.file.writev(content);
   }
 }
 

@@ -6,9 +6,10 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { Crc32, Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
+import { Crc32, Crc32c } from '@aws-sdk/checksums/crc';
 
 import { bodyErrors } from './body-errors.ts';
+import { Crc64Nvme } from './crc64-nvme.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
 import { GatewayError } from '../../s3-errors.ts';
 
