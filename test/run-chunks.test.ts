@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -25,15 +25,25 @@ function seededRows(): RunRow[] {
 const dir = mkdtempSync(join(tmpdir(), 'localplane-test-run-chunks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A template of the rows with its chunks; `late` rows go into its runs table after the chunks were written. */
+/** A template of the rows with its chunks (written as the template builder does); `late` rows go into its runs table after the chunks were written. */
 function template(name: string, late: RunRow[] = []): string {
   const path = join(dir, `${name}.sqlite`);
   const db = new Database(path);
   db.exec(tracingTables.ddl);
   insertRuns(db, seededRows());
-  TracingStore.writeRunChunks(db, SESSION);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  TracingStore.writeRunChunks(db, SESSION, {
+    append: (bytes) => {
+      chunks.push(Buffer.from(bytes));
+      size += bytes.byteLength;
+      return size - bytes.byteLength;
+    },
+  });
   insertRuns(db, late);
   db.close();
+  // After the database's pages, as the template builder puts them.
+  appendFileSync(path, Buffer.concat(chunks));
   return path;
 }
 
@@ -109,5 +119,13 @@ describe("the template's chunks of seeded runs", () => {
     const store = instance('old', path);
     const query: ColumnsPageQuery = { sessionId: SESSION, from: START, to: START + 2 * DAY, after: null, limit: 500, filter: null, columns: RUN_COLUMNS };
     expect(comparable(store.runColumnsPage(query))).toEqual(comparable(store.runColumnsPage(fromRows(query))));
+  });
+
+  it('fail a page with a clear error when the template ends inside them', () => {
+    const path = template('cut');
+    truncateSync(path, statSync(path).size - 1000);
+    const store = instance('cut', path);
+    const query: ColumnsPageQuery = { sessionId: SESSION, from: START, to: START + 2 * DAY, after: null, limit: 5_000, filter: null, columns: ['id'] };
+    expect(() => store.runColumnsPage(query)).toThrow(/ends inside a run chunk: it is damaged/);
   });
 });

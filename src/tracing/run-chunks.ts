@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { Db } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { RUN_COLUMNS, type RunColumn } from './schema.ts';
@@ -6,12 +7,13 @@ import type { ColumnCells, RunColumnsPage, RunCursor } from './store.ts';
 /**
  * The seeded runs laid out for export: each session's runs in export order, cut into chunks of
  * RUN_CHUNK_ROWS, each chunk holding every column's cells as an export page does (see
- * ColumnCells). The template holds them beside its runs table, written once when it is built,
- * so that an export of seeded runs copies bytes instead of having SQLite decode each row (a
- * sixth of the time per run).
+ * ColumnCells). They are written once, when the template is built, after the template's
+ * database in the same file (SQLite reads only as many pages as its header counts), and
+ * `run_chunks` says where each chunk is. An export of seeded runs reads them into memory it
+ * reuses: no SQLite decoding of each row, and no buffer per chunk for the garbage collector.
  *
- * A chunk's `cells` is, for each of RUN_COLUMNS in order, its values as float64 (`rows` of them,
- * in this machine's byte order, as the template never leaves it), then, for each text column in
+ * A chunk is, for each of RUN_COLUMNS in order, its values as float64 (`rows` of them, in this
+ * machine's byte order, as the template never leaves it), then, for each text column in
  * order, its bytes: as many as its values (byte lengths, NaN for NULL) add up to.
  */
 export const RUN_CHUNKS_DDL = `
@@ -20,10 +22,16 @@ CREATE TABLE IF NOT EXISTS run_chunks (
   last_start_time INTEGER NOT NULL,
   last_id TEXT NOT NULL,
   rows INTEGER NOT NULL,
-  cells BLOB NOT NULL,
+  region_offset INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
   PRIMARY KEY (session_id, last_start_time, last_id)
 ) WITHOUT ROWID;
 `;
+
+/** Where a template's chunks go while it is built: each chunk's bytes, appended; the offset they start at, from the region's start. */
+export interface ChunkRegion {
+  append(bytes: Uint8Array): number;
+}
 
 /** Runs per chunk: a 5,000-run export page reads at most one chunk more than it keeps. */
 const RUN_CHUNK_ROWS = 512;
@@ -34,15 +42,16 @@ const ID_AT = RUN_COLUMNS.indexOf('id');
 /** A page of a session's runs after a cursor, all columns: what chunks are cut from. */
 export type ReadAllColumns = (after: RunCursor | null, limit: number) => RunColumnsPage;
 
-/** Writes a session's chunks into the template being built, from its runs read page by page in export order. */
-export function writeRunChunks(db: Db, sessionId: string, read: ReadAllColumns): void {
-  const insert = db.prepare('INSERT INTO run_chunks (session_id, last_start_time, last_id, rows, cells) VALUES (?, ?, ?, ?, ?)');
+/** Writes a session's chunks into the region and says where they are, from its runs read page by page in export order. */
+export function writeRunChunks(db: Db, sessionId: string, read: ReadAllColumns, region: ChunkRegion): void {
+  const insert = db.prepare('INSERT INTO run_chunks (session_id, last_start_time, last_id, rows, region_offset, bytes) VALUES (?, ?, ?, ?, ?, ?)');
   let after: RunCursor | null = null;
   for (;;) {
     const page = read(after, RUN_CHUNK_ROWS);
     if (page.rows === 0) return;
     after = page.last!;
-    insert.run(sessionId, after.startTime, after.id, page.rows, chunkCells(page));
+    const bytes = chunkCells(page);
+    insert.run(sessionId, after.startTime, after.id, page.rows, region.append(bytes), bytes.byteLength);
   }
 }
 
@@ -60,7 +69,7 @@ interface Chunk {
   text: (Uint8Array | null)[];
 }
 
-function parseChunk(rows: number, cells: Buffer, textColumns: readonly boolean[]): Chunk {
+function parseChunk(rows: number, cells: Uint8Array, textColumns: readonly boolean[]): Chunk {
   const width = rows * 8;
   const values = RUN_COLUMNS.map((_, k) => cells.subarray(k * width, (k + 1) * width));
   let at = RUN_COLUMNS.length * width;
@@ -99,34 +108,45 @@ interface Slice {
   to: number;
 }
 
+type ChunkRow = [rows: number, regionOffset: number, bytes: number, lastStartTime: Micros];
+
 /**
- * Reads export pages of seeded runs from the template's chunks (`seed.run_chunks`), when the
- * template has them: one built before they existed, kept in a data dir, has none.
+ * Reads export pages of seeded runs from the template's chunks, when the template has them: one
+ * built before they existed, kept in a data dir, has none.
  */
 export class RunChunkReader {
   private readonly chunks;
-  private readonly textColumns: readonly boolean[];
 
-  private constructor(db: Db, textColumns: readonly boolean[]) {
-    this.textColumns = textColumns;
+  private constructor(
+    db: Db,
+    private readonly textColumns: readonly boolean[],
+    /** The template file, and where in it the chunks begin: after the pages of its database. */
+    private readonly file: string,
+    private readonly regionStart: number,
+  ) {
     this.chunks = db
-      .prepare<[string, Micros, string]>('SELECT rows, cells FROM seed.run_chunks WHERE session_id = ? AND (last_start_time, last_id) > (?, ?) ORDER BY last_start_time, last_id')
+      .prepare<[string, Micros, string]>(
+        'SELECT rows, region_offset, bytes, last_start_time FROM seed.run_chunks WHERE session_id = ? AND (last_start_time, last_id) > (?, ?) ORDER BY last_start_time, last_id',
+      )
       .raw();
   }
 
   /** The reader of the template attached as `seed`, or null when the template has no chunks. */
   static of(db: Db, textColumns: ReadonlySet<RunColumn>): RunChunkReader | null {
-    const present = db.prepare("SELECT 1 FROM seed.sqlite_master WHERE type = 'table' AND name = 'run_chunks'").get() !== undefined;
-    return present ? new RunChunkReader(db, RUN_COLUMNS.map((column) => textColumns.has(column))) : null;
+    const columns = db.prepare<[], string>("SELECT name FROM pragma_table_info('run_chunks', 'seed')").pluck().all();
+    if (!columns.includes('region_offset')) return null;
+    const file = db.prepare<[], string>("SELECT file FROM pragma_database_list WHERE name = 'seed'").pluck().get()!;
+    const regionStart = (db.pragma('seed.page_count', { simple: true }) as number) * (db.pragma('seed.page_size', { simple: true }) as number);
+    return new RunChunkReader(db, RUN_COLUMNS.map((column) => textColumns.has(column)), file, regionStart);
   }
 
   /** The seeded runs of the session in [after, to), at most `limit`, in export order. */
   page(query: { sessionId: string; after: RunCursor; to: Micros; limit: number; columns: readonly RunColumn[] }): RunColumnsPage {
     const { after, to, limit } = query;
+    const chunks = this.read(this.chunksOfPage(query.sessionId, after, to, limit));
     const slices: Slice[] = [];
     let rows = 0;
-    for (const [chunkRows, cells] of this.chunks.iterate(query.sessionId, after.startTime, after.id) as IterableIterator<[number, Buffer]>) {
-      const chunk = parseChunk(chunkRows, cells, this.textColumns);
+    for (const chunk of chunks) {
       const starts = asFloats(chunk.values[START_TIME_AT]!);
       const from = slices.length === 0 ? firstAfter(chunk, starts, after) : 0;
       let end = from;
@@ -140,6 +160,37 @@ export class RunChunkReader {
     const lastId = lastText(last.chunk, ID_AT, last.to);
     const columns = joinColumns(slices, rows, query.columns.map((column) => RUN_COLUMNS.indexOf(column)));
     return { rows, columns, last: { startTime: last.starts[last.to - 1]!, id: lastId } };
+  }
+
+  /**
+   * The chunks a page may take rows from: the first ends after the cursor (some of its rows may
+   * be before it), and they go on until the rows of the others fill the page, or one reaches `to`.
+   */
+  private chunksOfPage(sessionId: string, after: RunCursor, to: Micros, limit: number): ChunkRow[] {
+    const wanted: ChunkRow[] = [];
+    let rowsAfterFirst = 0;
+    for (const row of this.chunks.iterate(sessionId, after.startTime, after.id) as IterableIterator<ChunkRow>) {
+      wanted.push(row);
+      if (wanted.length > 1) rowsAfterFirst += row[0];
+      if (rowsAfterFirst >= limit || row[3] >= to) break;
+    }
+    return wanted;
+  }
+
+  private read(rows: readonly ChunkRow[]): Chunk[] {
+    if (rows.length === 0) return [];
+    chunkMemory.reset(rows.reduce((sum, [, , bytes]) => sum + bytes + 8, 0));
+    const descriptor = openSync(this.file, 'r');
+    try {
+      return rows.map(([chunkRows, offset, bytes]) => {
+        const cells = chunkMemory.take(bytes);
+        const read = readSync(descriptor, cells, 0, bytes, this.regionStart + offset);
+        if (read !== bytes) throw new Error(`the template ${this.file} ends inside a run chunk: it is damaged`);
+        return parseChunk(chunkRows, cells, this.textColumns);
+      });
+    } finally {
+      closeSync(descriptor);
+    }
   }
 }
 
@@ -167,9 +218,9 @@ function lastText(chunk: Chunk, column: number, end: number): string {
 }
 
 /**
- * Memory the pages' cells are copied into, reused from page to page: an export reads tens of MB
- * a second, and as new buffers their garbage made V8 collect the old generation after nearly
- * every page. A page's cells are views into it, valid until the next page is read.
+ * Memory reused from page to page: an export reads tens of MB a second, and as new buffers their
+ * garbage made V8 collect the old generation after nearly every page. What a page hands out are
+ * views into it, valid until the next page is read.
  */
 class PageArena {
   private memory = new ArrayBuffer(0);
@@ -189,7 +240,9 @@ class PageArena {
   }
 }
 
-const arena = new PageArena();
+/** The chunks a page is read from, and the page's cells. */
+const chunkMemory = new PageArena();
+const pageMemory = new PageArena();
 
 function joinColumns(slices: readonly Slice[], rows: number, columns: readonly number[]): ColumnCells[] {
   const texts = columns.map((column) =>
@@ -202,9 +255,9 @@ function joinColumns(slices: readonly Slice[], rows: number, columns: readonly n
         }),
   );
   const textBytes = texts.map((ranges) => (ranges ?? []).reduce((sum, range) => sum + ((range.byteLength + 7) & ~7), 0));
-  arena.reset(columns.length * rows * 8 + textBytes.reduce((sum, bytes) => sum + bytes + 8, 0));
+  pageMemory.reset(columns.length * rows * 8 + textBytes.reduce((sum, bytes) => sum + bytes + 8, 0));
   return columns.map((column, k) => {
-    const valueBytes = arena.take(rows * 8);
+    const valueBytes = pageMemory.take(rows * 8);
     let row = 0;
     for (const { chunk, from, to } of slices) {
       valueBytes.set(chunk.values[column]!.subarray(from * 8, to * 8), row * 8);
@@ -213,7 +266,7 @@ function joinColumns(slices: readonly Slice[], rows: number, columns: readonly n
     const values = new Float64Array(valueBytes.buffer, valueBytes.byteOffset, rows);
     const ranges = texts[k];
     if (ranges === null) return { values, text: null };
-    const text = arena.take(ranges.reduce((sum, range) => sum + range.byteLength, 0));
+    const text = pageMemory.take(ranges.reduce((sum, range) => sum + range.byteLength, 0));
     let at = 0;
     for (const range of ranges) {
       text.set(range, at);

@@ -1,7 +1,7 @@
 import { FLAG, statementCache, TIMESTAMP, type Db, type TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { insertRuns } from './generator.ts';
-import { RUN_CHUNKS_DDL, RunChunkReader, writeRunChunks } from './run-chunks.ts';
+import { RUN_CHUNKS_DDL, RunChunkReader, writeRunChunks, type ChunkRegion } from './run-chunks.ts';
 import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, RUNS_DDL, type RunColumn, type RunRow } from './schema.ts';
 
 export interface TracingSession {
@@ -134,15 +134,17 @@ export class TracingStore {
   }
 
   /**
-   * Writes the chunks of a session's runs (see run-chunks.ts) into a template being built, whose
-   * own `runs` table holds the seeded runs.
+   * Writes the chunks of a session's runs (see run-chunks.ts) for a template being built, whose
+   * own `runs` table holds the seeded runs: their bytes into the region, where they are into the
+   * database.
    */
-  static writeRunChunks(db: Db, sessionId: string): void {
+  static writeRunChunks(db: Db, sessionId: string, region: ChunkRegion): void {
     db.exec(RUN_CHUNKS_DDL);
     const prepared = statementCache(db);
     const everything = { sessionId, from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER, filter: null, columns: RUN_COLUMNS };
     writeRunChunks(db, sessionId, (after, limit) =>
       readColumnsPage(prepared, ['main'], { ...everything, after: after ?? { startTime: everything.from, id: '' }, limit }),
+      region,
     );
   }
 }
