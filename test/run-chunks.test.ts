@@ -58,7 +58,7 @@ function comparable(page: RunColumnsPage) {
   return {
     rows: page.rows,
     last: page.last,
-    columns: page.columns.map((cells) => ({ values: Buffer.from(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength).toString('hex'), text: cells.text && Buffer.from(cells.text).toString('hex') })),
+    columns: page.columns.map((cells) => ({ values: Buffer.from(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength).toString('hex'), text: cells.text && Buffer.concat(cells.text).toString('hex') })),
   };
 }
 

@@ -161,7 +161,7 @@ function cellsOf(rows: readonly RunRow[], columns: readonly RunColumn[]): Column
       values[i] = cell === null ? NaN : text.write(cell, at);
       at += cell === null ? 0 : values[i]!;
     });
-    return { values, text };
+    return { values, text: [text] };
   });
 }
 
@@ -292,7 +292,7 @@ export function encodeArrowIpcStream(
 
 function writeStream(out: StreamBuffer, rows: number, columns: readonly ColumnCells[], plan: Plan): void {
   let textBytes = 0;
-  for (const c of plan.stringColumns) textBytes += columns[c]!.text!.byteLength;
+  for (const c of plan.stringColumns) textBytes += byteLength(columns[c]!.text!);
   const headerBytes = plan.schemaMessage.byteLength + 40 * plan.bufferCount + 576; // generous
   out.reset(headerBytes + Math.ceil(rows * plan.fixedPerRow) + 8 * plan.bufferCount + textBytes);
   out.writeMessage(plan.schemaMessage);
@@ -301,6 +301,8 @@ function writeStream(out: StreamBuffer, rows: number, columns: readonly ColumnCe
 }
 
 const align8 = (n: number): number => (n + 7) & ~7;
+
+const byteLength = (pieces: readonly Uint8Array[]): number => pieces.reduce((sum, piece) => sum + piece.byteLength, 0);
 
 /** A growable byte buffer holding an IPC stream; its memory is reused across streams. */
 class StreamBuffer {
@@ -401,10 +403,11 @@ function writeRecordBatch(out: StreamBuffer, n: number, columns: readonly Column
   for (let c = 0; c < kinds.length; c++) {
     const { values, text } = columns[c]!;
     const kind = kinds[c];
+    const textBytes = text === null ? 0 : byteLength(text);
     const validity = scratchValidity.subarray(0, bitmapBytes);
     validity.fill(0);
     // validity bitmap region first; filled in once the column has been scanned
-    out.ensure(align8(bitmapBytes) + 8 * n + 16 + (text?.byteLength ?? 0));
+    out.ensure(align8(bitmapBytes) + 8 * n + 16 + textBytes);
     const validityAt = out.pos;
     out.pos += align8(bitmapBytes);
     let nulls: number;
@@ -414,17 +417,19 @@ function writeRecordBatch(out: StreamBuffer, n: number, columns: readonly Column
       out.pos += align8(offsetsBytes);
       const dataAt = out.pos;
       nulls = fillOffsets(values, n, validity, scratchOffsets);
-      if (scratchOffsets[n] !== text!.byteLength || text!.byteLength > 0x7fffffff) {
-        throw new RangeError(`column ${plan.columns[c]}: ${text!.byteLength} bytes of text where the cells' lengths add up to ${scratchOffsets[n]}`);
+      if (scratchOffsets[n] !== textBytes || textBytes > 0x7fffffff) {
+        throw new RangeError(`column ${plan.columns[c]}: ${textBytes} bytes of text where the cells' lengths add up to ${scratchOffsets[n]}`);
       }
-      out.buf.set(text!, dataAt);
-      out.pos += text!.byteLength;
+      for (const piece of text!) {
+        out.buf.set(piece, out.pos);
+        out.pos += piece.byteLength;
+      }
       out.pad8();
       out.buf.set(new Uint8Array(scratchOffsets.buffer, 0, offsetsBytes), offsetsAt);
       out.buf.fill(0, offsetsAt + offsetsBytes, dataAt);
       regions.push(new BufferRegion(validityAt - bodyStart, bitmapBytes));
       regions.push(new BufferRegion(offsetsAt - bodyStart, offsetsBytes));
-      regions.push(new BufferRegion(dataAt - bodyStart, text!.byteLength));
+      regions.push(new BufferRegion(dataAt - bodyStart, textBytes));
     } else if (kind === 'bool') {
       const bits = scratchBits.subarray(0, bitmapBytes);
       bits.fill(0);

@@ -57,7 +57,7 @@ export function writeRunChunks(db: Db, sessionId: string, read: ReadAllColumns, 
 
 function chunkCells(page: RunColumnsPage): Buffer {
   const parts: Uint8Array[] = page.columns.map((cells) => new Uint8Array(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength));
-  for (const cells of page.columns) if (cells.text !== null) parts.push(cells.text);
+  for (const cells of page.columns) if (cells.text !== null) parts.push(...cells.text);
   return Buffer.concat(parts);
 }
 
@@ -240,23 +240,14 @@ class PageArena {
   }
 }
 
-/** The chunks a page is read from, and the page's cells. */
+/** The chunks a page is read from (its text stays there), and its columns' values. */
 const chunkMemory = new PageArena();
 const pageMemory = new PageArena();
 
+/** The page's columns: each one's values copied together, its text the pieces of the chunks' text it takes. */
 function joinColumns(slices: readonly Slice[], rows: number, columns: readonly number[]): ColumnCells[] {
-  const texts = columns.map((column) =>
-    slices[0]!.chunk.text[column] === null
-      ? null
-      : slices.map(({ chunk, from, to }) => {
-          const lengths = asFloats(chunk.values[column]!);
-          const start = sumLengths(lengths, 0, from);
-          return chunk.text[column]!.subarray(start, start + sumLengths(lengths, from, to));
-        }),
-  );
-  const textBytes = texts.map((ranges) => (ranges ?? []).reduce((sum, range) => sum + ((range.byteLength + 7) & ~7), 0));
-  pageMemory.reset(columns.length * rows * 8 + textBytes.reduce((sum, bytes) => sum + bytes + 8, 0));
-  return columns.map((column, k) => {
+  pageMemory.reset(columns.length * rows * 8);
+  return columns.map((column) => {
     const valueBytes = pageMemory.take(rows * 8);
     let row = 0;
     for (const { chunk, from, to } of slices) {
@@ -264,14 +255,12 @@ function joinColumns(slices: readonly Slice[], rows: number, columns: readonly n
       row += to - from;
     }
     const values = new Float64Array(valueBytes.buffer, valueBytes.byteOffset, rows);
-    const ranges = texts[k];
-    if (ranges === null) return { values, text: null };
-    const text = pageMemory.take(ranges.reduce((sum, range) => sum + range.byteLength, 0));
-    let at = 0;
-    for (const range of ranges) {
-      text.set(range, at);
-      at += range.byteLength;
-    }
+    if (slices[0]!.chunk.text[column] === null) return { values, text: null };
+    const text = slices.map(({ chunk, from, to }) => {
+      const lengths = asFloats(chunk.values[column]!);
+      const start = sumLengths(lengths, 0, from);
+      return chunk.text[column]!.subarray(start, start + sumLengths(lengths, from, to));
+    });
     return { values, text };
   });
 }

@@ -190,7 +190,7 @@ function readColumnsPage(prepared: ReturnType<typeof statementCache>, schemas: r
   let next = 0;
   const columns = read.map((column): ColumnCells => {
     const values = parseCells(aggregates[next++] as string, rows);
-    return { values, text: NUMBER_RUN_COLUMNS.has(column) ? null : ((aggregates[next++] as Buffer | null) ?? EMPTY_TEXT) };
+    return { values, text: NUMBER_RUN_COLUMNS.has(column) ? null : [(aggregates[next++] as Buffer | null) ?? EMPTY_TEXT] };
   });
   assertInCursorOrder(columns[startTimeAt]!.values);
   const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
@@ -199,11 +199,13 @@ function readColumnsPage(prepared: ReturnType<typeof statementCache>, schemas: r
 
 /**
  * A column's cells: their values, NaN for NULL (SQLite stores no NaN). For a text column, the
- * values are the cells' UTF-8 byte lengths and `text` holds their bytes one after another.
+ * values are the cells' UTF-8 byte lengths and `text` holds their bytes one after another, in
+ * one or more pieces (each holding whole cells: a page read from chunks keeps the pieces of the
+ * chunks it was sliced from instead of copying them together).
  */
 export interface ColumnCells {
   values: Float64Array;
-  text: Uint8Array | null;
+  text: readonly Uint8Array[] | null;
 }
 
 export interface RunColumnsPage {
@@ -217,9 +219,10 @@ export interface RunColumnsPage {
 /** What a page is ordered by, read for its cursor when they are not exported. */
 const CURSOR_COLUMNS = ['start_time', 'id'] as const satisfies readonly RunColumn[];
 
-/** The last cell of a text column: the bytes its length counts back from the end. */
+/** The last cell of a text column: the bytes its length counts back from the end of the last piece. */
 function lastText(cells: ColumnCells, rows: number): string {
-  const text = Buffer.from(cells.text!.buffer, cells.text!.byteOffset, cells.text!.byteLength);
+  const last = cells.text!.at(-1)!;
+  const text = Buffer.from(last.buffer, last.byteOffset, last.byteLength);
   return text.toString('utf8', text.byteLength - cells.values[rows - 1]!);
 }
 
