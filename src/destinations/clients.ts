@@ -1,5 +1,4 @@
-import { webcrypto } from 'node:crypto';
-import type { S3Client, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 
 type Sdk = typeof import('@aws-sdk/client-s3');
 let sdk: Promise<Sdk> | null = null;
@@ -7,21 +6,6 @@ let sdk: Promise<Sdk> | null = null;
 /** The AWS SDK takes a tenth of a second to load: only when the first S3 call is made, not at start. */
 function loadSdk(): Promise<Sdk> {
   return (sdk ??= import('@aws-sdk/client-s3'));
-}
-
-/**
- * Signs the request with the body's SHA-256 computed beforehand (the signer takes a hash it
- * finds in `x-amz-content-sha256` as the payload's): WebCrypto hashes on a libuv thread, where the
- * SDK would hash an export file (megabytes) on the event loop that answers the API.
- */
-function presetPayloadHash(command: PutObjectCommand, sha256Hex: string): void {
-  command.middlewareStack.add(
-    (next) => (args) => {
-      (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = sha256Hex;
-      return next(args);
-    },
-    { step: 'build', name: 'presetPayloadHash' },
-  );
 }
 
 /** An error answered by the store (the SDK's S3ServiceException), told apart without loading the SDK. */
@@ -171,11 +155,9 @@ export class ObjstoreClients {
   }
 
   putObject(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array | string, contentType: string) {
-    return this.call(target, 'PutObject', async (client, { PutObjectCommand }) => {
-      const command = new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType });
-      if (typeof body !== 'string') presetPayloadHash(command, Buffer.from(await webcrypto.subtle.digest('SHA-256', body)).toString('hex'));
-      return client.send(command);
-    });
+    return this.call(target, 'PutObject', (client, { PutObjectCommand }) =>
+      client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType })),
+    );
   }
 
   deleteObject(target: ObjstoreTarget, bucket: string, key: string) {
