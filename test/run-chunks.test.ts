@@ -6,7 +6,8 @@ import { Database, openInstanceDb } from '../src/shared/db.ts';
 import { createRandom } from '../src/shared/prng.ts';
 import { generateRuns, insertRuns } from '../src/tracing/generator.ts';
 import { RUN_COLUMNS, type RunColumn, type RunRow } from '../src/tracing/schema.ts';
-import { tracingTables, TracingStore, type ColumnsPageQuery, type RunColumnsPage } from '../src/tracing/store.ts';
+import type { RunColumnsPage } from '../src/tracing/pages.ts';
+import { tracingTables, TracingStore, type ColumnsPageQuery } from '../src/tracing/store.ts';
 
 const SESSION = '5a0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3';
 const START = Date.parse('2026-10-01T00:00:00Z') * 1000;

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Micros } from '../shared/time.ts';
 import type { CompiledFilter } from '../tracing/filter.ts';
-import type { RunCursor } from '../tracing/store.ts';
+import type { RunCursor } from '../tracing/pages.ts';
 import type { ParquetEncodeOptions } from './parquet.ts';
 
 /** Where to read an export file's runs: projects in order, each after its cursor; the first with rows is read. */

@@ -44,7 +44,7 @@ import {
   writeParquet,
 } from 'parquet-wasm/node';
 import { RUN_COLUMN_KINDS, RUN_COLUMNS, type RunColumn, type RunColumnKind, type RunRow } from '../tracing/schema.ts';
-import type { ColumnCells } from '../tracing/store.ts';
+import type { ColumnCells } from '../tracing/pages.ts';
 import type { Compression, FormatVersion } from './schemas.ts';
 
 export interface ParquetEncodeOptions {

@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type { Db } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { RUN_COLUMNS, type RunColumn } from './schema.ts';
-import type { ColumnCells, RunColumnsPage, RunCursor } from './store.ts';
+import type { ColumnCells, RunColumnsPage, RunCursor } from './pages.ts';
 
 /**
  * The seeded runs laid out for export: each session's runs in export order, cut into chunks of

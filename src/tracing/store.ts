@@ -1,6 +1,7 @@
 import { FLAG, statementCache, TIMESTAMP, type Db, type TableSet } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { insertRuns } from './generator.ts';
+import type { ColumnCells, RunColumnsPage, RunCursor } from './pages.ts';
 import { RUN_CHUNKS_DDL, RunChunkReader, writeRunChunks, type ChunkRegion } from './run-chunks.ts';
 import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, RUNS_DDL, type RunColumn, type RunRow } from './schema.ts';
 
@@ -35,12 +36,6 @@ ${RUNS_DDL}`,
     runs: { start_time: TIMESTAMP, end_time: TIMESTAMP, is_root: FLAG, first_token_time: TIMESTAMP },
   },
 };
-
-/** Traced runs ordered for export: (start_time, id) is the export cursor. */
-export interface RunCursor {
-  startTime: Micros;
-  id: string;
-}
 
 export class TracingStore {
   private readonly sessionStatement;
@@ -195,25 +190,6 @@ function readColumnsPage(prepared: ReturnType<typeof statementCache>, schemas: r
   assertInCursorOrder(columns[startTimeAt]!.values);
   const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
   return { rows, columns: columns.slice(0, query.columns.length), last };
-}
-
-/**
- * A column's cells: their values, NaN for NULL (SQLite stores no NaN). For a text column, the
- * values are the cells' UTF-8 byte lengths and `text` holds their bytes one after another, in
- * one or more pieces (each holding whole cells: a page read from chunks keeps the pieces of the
- * chunks it was sliced from instead of copying them together).
- */
-export interface ColumnCells {
-  values: Float64Array;
-  text: readonly Uint8Array[] | null;
-}
-
-export interface RunColumnsPage {
-  rows: number;
-  /** The requested columns' cells; none when the page is empty. */
-  columns: ColumnCells[];
-  /** The cursor of the page's last run (null when the page is empty). */
-  last: RunCursor | null;
 }
 
 /** What a page is ordered by, read for its cursor when they are not exported. */
