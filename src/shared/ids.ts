@@ -68,8 +68,9 @@ export function createIdGenerator(seed: number, reservations?: IdReservations): 
       return uuidFrom(random);
     },
     reset: () => {
+      // Nothing reserved since the last reset: the record already says none are taken.
+      if (reserved !== 0) reservations?.save(0);
       drawn = reserved = 0;
-      reservations?.save(0);
       random = createRandom(seed);
     },
     drawn: () => drawn,

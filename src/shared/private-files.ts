@@ -4,7 +4,8 @@
  * their user alone, whatever the process's umask: files 0600, folders 0700. And a path given to
  * read may name anything: it is opened without waiting, and looked at before it is read.
  */
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, rmSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readdirSync, rmSync, writeSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
 
 export const PRIVATE_FILE_MODE = 0o600;
 export const PRIVATE_FOLDER_MODE = 0o700;
@@ -12,6 +13,27 @@ export const PRIVATE_FOLDER_MODE = 0o700;
 /** Makes the folder (and its missing parents) 0700; an existing one keeps its mode. */
 export function makePrivateFolder(path: string): void {
   mkdirSync(path, { recursive: true, mode: PRIVATE_FOLDER_MODE });
+}
+
+/**
+ * Leaves `directory` holding the empty private folders `names` and nothing else. A folder already
+ * empty stays as it is: a reset mostly finds the folders as the last one left them, and removing
+ * and making a folder costs the filesystem far more than looking into it.
+ */
+export function resetToEmptyFolders(directory: string, names: readonly string[]): void {
+  const wanted = new Set(names);
+  let entries: { name: string; isDirectory(): boolean }[] = [];
+  try {
+    entries = readdirSync(directory, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  for (const entry of entries) {
+    const path = join(directory, entry.name);
+    if (wanted.has(entry.name) && entry.isDirectory() && readdirSync(path).length === 0) continue;
+    rmSync(path, { recursive: true, force: true });
+  }
+  for (const name of names) makePrivateFolder(join(directory, name));
 }
 
 /**

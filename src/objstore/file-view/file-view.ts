@@ -13,13 +13,13 @@
  * key whose path clashes with another object's (`a` beside `a/b`: whichever was placed first stays).
  * The view only ever holds keys' own names, never the store's.
  */
-import { mkdirSync, rmSync, type Stats } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { lstat, mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { printable } from '../../shared/log-text.ts';
 import { placeFile } from '../../shared/place-file.ts';
-import { PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
+import { PRIVATE_FOLDER_MODE, resetToEmptyFolders } from '../../shared/private-files.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
 
 /** Failures of placing a file where another object's file or folder is in the way. */
@@ -132,8 +132,7 @@ export class FileView {
 
   /** Synchronous, as the store's own reset is: faster than a round trip through libuv's pool per folder. */
   private emptyFolders(): void {
-    rmSync(this.options.directory, { recursive: true, force: true });
-    for (const bucket of this.options.buckets()) mkdirSync(this.bucketFolder(bucket), { recursive: true, mode: PRIVATE_FOLDER_MODE });
+    resetToEmptyFolders(this.options.directory, this.options.buckets());
   }
 
   /** Never rejects: a view that cannot follow is logged, and must not fail the S3 request. */

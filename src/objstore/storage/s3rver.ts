@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ConcurrencyLimit } from '../../shared/concurrency-limit.ts';
 import { mapInSlices } from '../../shared/sliced.ts';
 
-import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
+import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, resetToEmptyFolders } from '../../shared/private-files.ts';
 import { objectMetadata, taggingSubresource } from './s3rver-models.ts';
 import {
   BUCKET_MODE,
@@ -230,8 +230,7 @@ export function createS3rverStorage(directory: string): S3rverStorage {
     },
     // Synchronous: a handful of tiny file operations, done faster than one round trip through libuv's pool.
     async reset(buckets) {
-      for (const name of readdirSync(directory)) rmSync(path.join(directory, name), { recursive: true, force: true });
-      for (const bucket of buckets) mkdirSync(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
+      resetToEmptyFolders(directory, buckets);
     },
     async createBucket(bucket) {
       await makeBucket(bucket);
