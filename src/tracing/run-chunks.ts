@@ -64,7 +64,7 @@ function chunkCells(page: RunColumnsPage): Buffer {
 /** A chunk's cells, column by column (RUN_COLUMNS order), as views into its bytes. */
 interface Chunk {
   rows: number;
-  /** Each column's values, as bytes (unaligned: the blob's offset is SQLite's). */
+  /** Each column's values, as bytes (8-aligned: the arena hands out aligned memory). */
   values: Uint8Array[];
   text: (Uint8Array | null)[];
 }
@@ -84,11 +84,8 @@ function parseChunk(rows: number, cells: Uint8Array, textColumns: readonly boole
   return { rows, values, text };
 }
 
-/** Float64 values of unaligned bytes (a copy when they are not aligned). */
-function asFloats(bytes: Uint8Array): Float64Array {
-  if (bytes.byteOffset % 8 === 0) return new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
-  return new Float64Array(bytes.slice().buffer);
-}
+/** The float64 values the bytes hold. */
+const asFloats = (bytes: Uint8Array): Float64Array => new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
 
 /** The bytes of cells `from` to `to` (exclusive) of a text column, whose values are their lengths (NaN for NULL). */
 function sumLengths(lengths: Float64Array, from: number, to: number): number {
@@ -211,6 +208,7 @@ function firstAfter(chunk: Chunk, starts: Float64Array, after: RunCursor): numbe
   return row;
 }
 
+/** The text of the cell before row `end` of a text column. */
 function lastText(chunk: Chunk, column: number, end: number): string {
   const lengths = asFloats(chunk.values[column]!);
   const to = sumLengths(lengths, 0, end);
