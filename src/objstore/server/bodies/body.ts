@@ -159,7 +159,7 @@ class ContentSpool extends Writable {
     this.append([piece]).then(() => callback(), callback);
   }
 
-  /** The pieces that arrived while the last write was under way, in one write: a socket read is often 16 KB. */
+  /** The pieces that arrived while the last write was under way, in one write. */
   override _writev(pieces: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
     this.append(pieces.map(({ chunk }) => chunk)).then(() => callback(), callback);
   }
