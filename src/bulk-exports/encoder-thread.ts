@@ -44,7 +44,7 @@ interface Waiting {
  * young generation (tens of MB) the worker, which makes few JS objects, scavenged so seldom
  * that buffers of ten pages were held at once; a small one frees them within a page or two.
  */
-const WORKER_YOUNG_GENERATION_MB = 4;
+const WORKER_YOUNG_GENERATION_MB = 2;
 
 /** Idle workers kept for the next instance of this process, by module. */
 const MAX_IDLE_WORKERS = 2;

@@ -317,7 +317,7 @@ class StreamBuffer {
   reset(capacity: number): void {
     this.pos = 0;
     // with headroom, so that a reused buffer fits the next, slightly larger stream too
-    if (this.buf.length < capacity) this.buf = Buffer.allocUnsafeSlow(Math.max(64, Math.ceil(capacity * 1.25)));
+    if (this.buf.length < capacity) this.buf = Buffer.allocUnsafeSlow(Math.max(64, Math.ceil(capacity * 1.1)));
   }
 
   ensure(extra: number): void {

@@ -227,7 +227,7 @@ class PageArena {
   /** Makes room for `bytes` in all, dropping the last page's cells. */
   reset(bytes: number): void {
     this.used = 0;
-    if (this.memory.byteLength < bytes) this.memory = new ArrayBuffer(Math.ceil(bytes * 1.25));
+    if (this.memory.byteLength < bytes) this.memory = new ArrayBuffer(Math.ceil(bytes * 1.1));
   }
 
   /** The next `bytes` (rounded up to 8, so that float64 views stay aligned). */
