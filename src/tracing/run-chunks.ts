@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Db } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
-import { RUN_COLUMNS, type RunColumn } from './schema.ts';
+import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, type RunColumn } from './schema.ts';
 import type { ColumnCells, RunColumnsPage, RunCursor } from './pages.ts';
 
 /**
@@ -69,12 +69,12 @@ interface Chunk {
   text: (Uint8Array | null)[];
 }
 
-function parseChunk(rows: number, cells: Uint8Array, textColumns: readonly boolean[]): Chunk {
+function parseChunk(rows: number, cells: Uint8Array): Chunk {
   const width = rows * 8;
   const values = RUN_COLUMNS.map((_, k) => cells.subarray(k * width, (k + 1) * width));
   let at = RUN_COLUMNS.length * width;
   const text = RUN_COLUMNS.map((_, k) => {
-    if (!textColumns[k]) return null;
+    if (NUMBER_RUN_COLUMNS.has(RUN_COLUMNS[k]!)) return null;
     const length = sumLengths(asFloats(values[k]!), 0, rows);
     const bytes = cells.subarray(at, at + length);
     at += length;
@@ -116,7 +116,6 @@ export class RunChunkReader {
 
   private constructor(
     db: Db,
-    private readonly textColumns: readonly boolean[],
     /** The template file, and where in it the chunks begin: after the pages of its database. */
     private readonly file: string,
     private readonly regionStart: number,
@@ -129,12 +128,12 @@ export class RunChunkReader {
   }
 
   /** The reader of the template attached as `seed`, or null when the template has no chunks. */
-  static of(db: Db, textColumns: ReadonlySet<RunColumn>): RunChunkReader | null {
+  static of(db: Db): RunChunkReader | null {
     const columns = db.prepare<[], string>("SELECT name FROM pragma_table_info('run_chunks', 'seed')").pluck().all();
     if (!columns.includes('region_offset')) return null;
     const file = db.prepare<[], string>("SELECT file FROM pragma_database_list WHERE name = 'seed'").pluck().get()!;
     const regionStart = (db.pragma('seed.page_count', { simple: true }) as number) * (db.pragma('seed.page_size', { simple: true }) as number);
-    return new RunChunkReader(db, RUN_COLUMNS.map((column) => textColumns.has(column)), file, regionStart);
+    return new RunChunkReader(db, file, regionStart);
   }
 
   /** The seeded runs of the session in [after, to), at most `limit`, in export order. */
@@ -183,7 +182,7 @@ export class RunChunkReader {
         const cells = chunkMemory.take(bytes);
         const read = readSync(descriptor, cells, 0, bytes, this.regionStart + offset);
         if (read !== bytes) throw new Error(`the template ${this.file} ends inside a run chunk: it is damaged`);
-        return parseChunk(chunkRows, cells, this.textColumns);
+        return parseChunk(chunkRows, cells);
       });
     } finally {
       closeSync(descriptor);

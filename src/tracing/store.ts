@@ -120,7 +120,7 @@ export class TracingStore {
     // Runs from `from` on: a cursor before it reads from there.
     const after = query.after !== null && query.after.startTime >= query.from ? query.after : { startTime: query.from, id: '' };
     if (query.filter === null) {
-      this.chunks ??= RunChunkReader.of(this.db, TEXT_RUN_COLUMNS);
+      this.chunks ??= RunChunkReader.of(this.db);
       if (this.chunks && this.runtimeRunAfterStatement.get(query.sessionId, query.to, after.startTime, after.id) === undefined) {
         return this.chunks.page({ sessionId: query.sessionId, after, to: query.to, limit: query.limit, columns: query.columns });
       }
@@ -153,8 +153,6 @@ export interface ColumnsPageQuery {
   filter: { sql: string; params: (string | number)[] } | null;
   columns: readonly RunColumn[];
 }
-
-const TEXT_RUN_COLUMNS: ReadonlySet<RunColumn> = new Set(RUN_COLUMNS.filter((column) => !NUMBER_RUN_COLUMNS.has(column)));
 
 /**
  * A page of the runs of the `schemas`' runs tables. SQLite concatenates each column's cells in
