@@ -187,9 +187,10 @@ export class EncoderThread {
   }
 }
 
+/** From dist/, the worker bundled with its JavaScript packages (scripts/bundle-cli.ts); from the sources, export-worker.ts. */
 function defaultWorkerModule(): URL {
   const here = new URL(import.meta.url);
-  return new URL(`./export-worker${here.pathname.slice(here.pathname.lastIndexOf('.'))}`, here);
+  return new URL(here.pathname.endsWith('.ts') ? './export-worker.ts' : './export-worker.bundle.cjs', here);
 }
 
 /**
