@@ -1,5 +1,6 @@
 /** s3rver's FilesystemStore, described by the minimal interface the storage uses (s3rver has no type declarations). */
-import { chmod, rmdir, unlink } from 'node:fs/promises';
+import { rmdirSync, unlinkSync } from 'node:fs';
+import { chmod } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -43,11 +44,32 @@ type FilesystemStoreClass = new (directory: string) => S3rverStore;
 
 const requireCjs = createRequire(import.meta.url);
 
-async function unlinkIfExists(file: string): Promise<void> {
+function unlinkIfExists(file: string): void {
   try {
-    await unlink(file);
+    unlinkSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+  }
+}
+
+/**
+ * Removes an object's files (its content, ETag, metadata and tags) and the key's folders it
+ * leaves empty; nothing for a key that holds no object. Synchronous, so that no other request
+ * runs between a folder found empty and its removal: one placing an object there (which makes
+ * the folder and moves its files in one synchronous step too) either finds the folder gone
+ * and makes it again, or keeps it from being removed.
+ */
+export function removeObjectFiles(root: string, bucket: string, key: string): void {
+  const files = objectFiles(root, bucket, key);
+  for (const file of [files.content, files.md5, files.metadata, resourceFile(root, bucket, key, 'tagging.xml')]) unlinkIfExists(file);
+  const bucketFolder = bucketDirectory(root, bucket);
+  for (let folder = path.dirname(files.content); folder.startsWith(bucketFolder + path.sep); folder = path.dirname(folder)) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      return;
+    }
   }
 }
 
@@ -56,7 +78,7 @@ async function unlinkIfExists(file: string): Promise<void> {
  * itself reads or writes for a key, in the operations the gateway still hands to it (CopyObject,
  * DeleteObject, tagging, CreateMultipartUpload), is named by getResourcePath, which this
  * replaces. Its deleteObject took the key's segments for folder names when it removed the
- * folders it emptied; this one removes the key's own folders. What it writes (with fs-extra's
+ * folders it emptied, and raced requests in them; this one is removeObjectFiles. What it writes (with fs-extra's
  * modes, 0644 and 0755 under the usual umask) is made its user's alone, as the store's own
  * files are (0600, folders 0700), before the operation answers.
  */
@@ -75,16 +97,7 @@ export function createFilesystemStore(directory: string): S3rverStore {
     }
 
     override async deleteObject(bucket: string, key: string): Promise<void> {
-      const files = objectFiles(this.rootDirectory, bucket, key);
-      await Promise.all([files.content, files.md5, files.metadata].map(unlinkIfExists));
-      const root = bucketDirectory(this.rootDirectory, bucket);
-      for (let folder = path.dirname(files.content); folder.startsWith(root + path.sep); folder = path.dirname(folder)) {
-        try {
-          await rmdir(folder);
-        } catch {
-          return;
-        }
-      }
+      removeObjectFiles(this.rootDirectory, bucket, key);
     }
 
     override async copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, replacementMetadata?: unknown): Promise<unknown> {

@@ -20,11 +20,12 @@ import {
   objectFiles,
   partFiles,
   partNumberOfFile,
+  resourceFile,
   uploadDirectory,
   uploadFiles,
   uploadsDirectory,
 } from './s3rver-layout.ts';
-import { createFilesystemStore, type S3rverStore } from './s3rver-store.ts';
+import { createFilesystemStore, removeObjectFiles, type S3rverStore } from './s3rver-store.ts';
 import type { ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress, UploadSummary } from './storage.ts';
 import { listBucketObjects, objectsOf, openTree, readTree, stageTree, treeProblem } from './tree.ts';
 
@@ -206,8 +207,9 @@ export function createS3rverStorage(directory: string): S3rverStorage {
       // Whoever wrote the body, and with whatever umask: what the store holds is its user's alone.
       chmodSync(file, PRIVATE_FILE_MODE);
       files.push({ from: file, to: destination });
-      mkdirSync(path.dirname(destination), { recursive: true, mode: PRIVATE_FOLDER_MODE });
       await placing(async () => {
+        // With the moves, in one synchronous step: a delete emptying the folder meanwhile cannot remove it under them.
+        mkdirSync(path.dirname(destination), { recursive: true, mode: PRIVATE_FOLDER_MODE });
         for (const to of stale) rmSync(to, { force: true });
         for (const { from, to } of files) {
           renameSync(from, to);
@@ -256,7 +258,7 @@ export function createS3rverStorage(directory: string): S3rverStorage {
     headObject: (bucket, key) => fileOperations.run(() => orNullWhenMissing(store().getMetadata(bucket, key))),
     objectExists: (bucket, key) => store().existsObject(bucket, key),
     async deleteObject(bucket, key) {
-      await store().deleteObject(bucket, key);
+      removeObjectFiles(directory, bucket, key);
     },
     storedMetadata: objectMetadata,
     async placeObject(bucket, key, file, etag, metadata, placing) {
@@ -267,6 +269,8 @@ export function createS3rverStorage(directory: string): S3rverStorage {
         {
           [files.md5]: etag,
           [files.metadata]: JSON.stringify(metadata, null, 2),
+          // A new object under the key starts without the old one's tags, as on S3.
+          [resourceFile(directory, bucket, key, 'tagging.xml')]: null,
         },
         placing,
       );

@@ -1,6 +1,6 @@
 /**
  * Bucket operations as S3 answers them on its us-east-1 endpoint: CreateBucket, DeleteBucket,
- * HeadBucket, GetBucketLocation and ListBuckets. Who owns what is bucket-directory.ts's; this
+ * HeadBucket, GetBucketLocation, GetBucketVersioning and ListBuckets. Who owns what is bucket-directory.ts's; this
  * is the HTTP side.
  */
 import type { S3Operation } from '../../s3-operations.ts';
@@ -101,6 +101,12 @@ const getBucketLocation: OperationOverride = async (ctx) => {
   sendXmlResult(ctx.exchange.res, 'LocationConstraint', { '#text': ctx.buckets.locationConstraintOf(name) ?? '' });
 };
 
+/** The objstore's buckets never have versioning: S3 answers such a bucket's configuration empty, with no Status. */
+const getBucketVersioning: OperationOverride = async (ctx) => {
+  await requireBucket(ctx);
+  sendXmlResult(ctx.exchange.res, 'VersioningConfiguration', {});
+};
+
 /** S3's page size when a client pages without `max-buckets`, and the most one page holds. */
 const MAX_BUCKETS = 10000;
 
@@ -154,5 +160,6 @@ export const bucketOperations: Readonly<Partial<Record<S3Operation, Override>>> 
   DeleteBucket: { always: deleteBucket },
   HeadBucket: { always: headBucket },
   GetBucketLocation: { always: getBucketLocation },
+  GetBucketVersioning: { always: getBucketVersioning },
   ListBuckets: { always: listBuckets },
 };

@@ -10,7 +10,8 @@
  * multipart.ts (CompleteMultipartUpload in complete-multipart.ts, UploadPartCopy in
  * upload-part-copy.ts, upload checksums in multipart-checksums.ts, part reads in
  * multipart-objects.ts), GetObjectAttributes in object-attributes.ts, listings in listing.ts,
- * buckets in buckets.ts, reads in object-reads.ts, conditions in conditional-operations.ts,
+ * buckets in buckets.ts, reads in object-reads.ts, deletes in delete-objects.ts, version ids in
+ * versions.ts, conditions in conditional-operations.ts,
  * PutObjectTagging in object-tagging.ts, what they are given in context.ts. Browser form uploads
  * (post-object.ts) authenticate themselves, so the gateway calls them before this table.
  *
@@ -23,8 +24,8 @@ import { bucketOperations } from './buckets.ts';
 import { completeMultipartUpload } from './complete-multipart.ts';
 import { copyObject } from './conditional-operations.ts';
 import type { Override } from './context.ts';
-import { deleteObjects } from './delete-objects.ts';
-import { listObjects, listObjectsV2 } from './listing.ts';
+import { deleteObject, deleteObjects } from './delete-objects.ts';
+import { listObjects, listObjectsV2, listObjectVersions } from './listing.ts';
 import { abortMultipartUpload, listMultipartUploads, listParts } from './multipart.ts';
 import { createMultipartUpload } from './multipart-checksums.ts';
 import { readPartsBefore } from './multipart-objects.ts';
@@ -49,6 +50,8 @@ export const operationOverrides: Readonly<Partial<Record<S3Operation, Override>>
   ListMultipartUploads: { inBucket: listMultipartUploads },
   ListObjects: { inBucket: listObjects },
   ListObjectsV2: { inBucket: listObjectsV2 },
+  ListObjectVersions: { inBucket: listObjectVersions },
+  DeleteObject: { inBucket: deleteObject },
   DeleteObjects: { inBucket: () => deleteObjects },
   PutObjectTagging: { inBucket: () => putObjectTagging },
   ...bucketOperations,

@@ -1,7 +1,8 @@
 /**
- * ListObjects (v1) and ListObjectsV2, answered from the storage rather than by
- * s3rver: its continuation tokens need DES (a 500 on Node >= 17 without the legacy OpenSSL
- * provider), and it lists in directory order rather than S3's key order.
+ * ListObjects (v1), ListObjectsV2 and ListObjectVersions, answered from the storage rather than
+ * by s3rver: its continuation tokens need DES (a 500 on Node >= 17 without the legacy OpenSSL
+ * provider), it lists in directory order rather than S3's key order, and it has no
+ * ListObjectVersions (405).
  */
 import { createHash } from 'node:crypto';
 
@@ -27,6 +28,7 @@ import {
 import { commonPrefixes, ownerContent, s3Timestamp } from './result-xml.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
 import { singleParam } from '../target.ts';
+import { NULL_VERSION_ID, invalidVersionId } from './versions.ts';
 
 /** The most keys one page holds, and the default `max-keys`. */
 const MAX_KEYS = 1000;
@@ -196,6 +198,51 @@ export const listObjects: BucketOverride = (ctx) => {
       EncodingType: encodingType,
       IsTruncated: page.isTruncated,
       ...entries(page, encode, ownerIdOf(ctx)),
+    });
+  };
+};
+
+/**
+ * ListObjectVersions on the objstore's buckets, which are never versioned: every object is its
+ * one version, `null` and the latest, as S3 lists an unversioned bucket's objects. Paged by
+ * `key-marker` (and `version-id-marker`, which can only be `null` after a key marker), with
+ * S3's prefix, delimiter, max-keys and encoding-type; owners are always listed.
+ */
+export const listObjectVersions: BucketOverride = (ctx) => {
+  const { query } = ctx.target;
+  const maxKeys = parseIntegerParam(query, 'max-keys', MAX_KEYS);
+  // An empty marker is no marker, as S3 (and boto3's first page, which sends both empty) takes it.
+  const keyMarker = singleParam(query, 'key-marker') ?? '';
+  const versionIdMarker = singleParam(query, 'version-id-marker') ?? '';
+  if (versionIdMarker !== '' && keyMarker === '') {
+    throw new GatewayError(errors.invalidArgument('A version-id marker cannot be specified without a key marker.'));
+  }
+  if (versionIdMarker !== '' && versionIdMarker !== NULL_VERSION_ID) throw new GatewayError(invalidVersionId('version-id-marker', versionIdMarker));
+  return async () => {
+    const bucket = ctx.target.bucket!;
+    const { encodingType, encode } = parseEncodingType(query);
+    requireNonNegative(maxKeys, 'maxKeys');
+    const { prefix, delimiter } = parsePrefixAndDelimiter(query);
+    // Each key has one version, so the versions after (key, null) are those of the keys after it.
+    const page = await listObjectPage(ctx, { prefix, delimiter, marker: keyMarker, limit: Math.min(maxKeys, MAX_KEYS) });
+    const last = page.entries.at(-1);
+    const owner = ownerIdOf(ctx);
+    sendXmlResult(ctx.exchange.res, 'ListVersionsResult', {
+      Name: bucket,
+      Prefix: encode(prefix),
+      KeyMarker: encode(keyMarker),
+      VersionIdMarker: versionIdMarker,
+      NextKeyMarker: page.isTruncated && last ? encode(last.name) : undefined,
+      NextVersionIdMarker: page.isTruncated && last?.kind === 'item' ? NULL_VERSION_ID : undefined,
+      MaxKeys: maxKeys,
+      Delimiter: delimiter === '' ? undefined : encode(delimiter),
+      EncodingType: encodingType,
+      IsTruncated: page.isTruncated,
+      Version: itemsOf(page).map((object) => {
+        const { Key, ...rest } = contents(object, encode, owner);
+        return { Key, VersionId: NULL_VERSION_ID, IsLatest: true, ...rest };
+      }),
+      CommonPrefixes: commonPrefixes(commonPrefixesOf(page), encode),
     });
   };
 };

@@ -1,0 +1,26 @@
+/**
+ * Version ids on the objstore's buckets, which are never versioned: every object is its one
+ * version, whose id is `null`, as on an S3 bucket that never had versioning enabled. S3 takes
+ * `null` wherever a version id may be given; any other id is refused.
+ */
+import { s3Error, GatewayError, type S3ErrorSpec } from '../../s3-errors.ts';
+import { singleParam, type ParsedQuery } from '../target.ts';
+
+/** The version id of an object in an unversioned bucket. */
+export const NULL_VERSION_ID = 'null';
+
+/** S3's answer to a version id an unversioned bucket does not have; `argumentName` is the parameter that carried it. */
+export function invalidVersionId(argumentName: string, value: string): S3ErrorSpec {
+  return s3Error(400, 'InvalidArgument', 'Invalid version id specified', [
+    ['ArgumentName', argumentName],
+    ['ArgumentValue', value],
+  ]);
+}
+
+/** Whether the request names a version (`versionId=null`); InvalidArgument for any other version id. */
+export function namesNullVersion(query: ParsedQuery, parameter = 'versionId'): boolean {
+  const versionId = singleParam(query, parameter);
+  if (versionId === undefined) return false;
+  if (versionId !== NULL_VERSION_ID) throw new GatewayError(invalidVersionId(parameter, versionId));
+  return true;
+}
