@@ -82,11 +82,13 @@ describe('continuation', () => {
     expect(elements(second.body, 'Key')).toEqual(['page/2']);
   });
 
-  it('takes an empty continuation-token as none, as S3 does', async () => {
+  it('takes an empty continuation-token as none and echoes it, empty, as S3 does', async () => {
     const { status, body } = await list({ 'list-type': '2', prefix: 'page/', 'continuation-token': '' });
     expect(status).toBe(200);
-    expect(body).not.toContain('<ContinuationToken>');
+    expect(body).toContain('<ContinuationToken></ContinuationToken>');
     expect(elements(body, 'Key')).toEqual(['page/1', 'page/2', 'page/3']);
+    expect((await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/', ContinuationToken: '' }))).ContinuationToken).toBe('');
+    expect((await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/' }))).ContinuationToken).toBeUndefined();
   });
 });
 

@@ -3,7 +3,13 @@
  * GetBucketVersioning, and `versionId=null` on DeleteObject and DeleteObjects.
  */
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
+  GetObjectCommand,
+  UploadPartCopyCommand,
   DeleteObjectsCommand,
   GetBucketVersioningCommand,
   HeadObjectCommand,
@@ -196,5 +202,30 @@ describe('DeleteObjects', () => {
     }
     expect(await keysOf()).toEqual([]);
     expect((await versions()).Versions).toBeUndefined();
+  });
+});
+
+describe('copy sources with ?versionId=null', () => {
+  it('UploadPartCopy and CopyObject copy the object\'s one version; any other version id is InvalidArgument', async () => {
+    await put('source/part.bin', 'the source bytes');
+    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'assembled.bin' }));
+    const part = await s3.send(
+      new UploadPartCopyCommand({ Bucket: BUCKET, Key: 'assembled.bin', UploadId, PartNumber: 1, CopySource: `${BUCKET}/source/part.bin?versionId=null`, CopySourceRange: 'bytes=4-9' }),
+    );
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'assembled.bin', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.CopyPartResult!.ETag }] } }));
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'assembled.bin' }))).Body!.transformToString()).toBe('source');
+
+    await s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'copied.bin', CopySource: `${BUCKET}/source/part.bin?versionId=null` }));
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'copied.bin' }))).Body!.transformToString()).toBe('the source bytes');
+
+    const other = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'never.bin' }));
+    const refusedPart = await failure(
+      s3.send(new UploadPartCopyCommand({ Bucket: BUCKET, Key: 'never.bin', UploadId: other.UploadId, PartNumber: 1, CopySource: `${BUCKET}/source/part.bin?versionId=3HL4kqtJlcpXroDTDmJ` })),
+    );
+    expect(refusedPart).toMatchObject({ name: 'InvalidArgument', message: 'Invalid version id specified' });
+    await s3.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'never.bin', UploadId: other.UploadId }));
+    const refusedCopy = await failure(s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'never.bin', CopySource: `${BUCKET}/source/part.bin?versionId=abc` })));
+    expect(refusedCopy).toMatchObject({ name: 'InvalidArgument', message: 'Invalid version id specified' });
+    expect(await keysOf()).toEqual(['assembled.bin', 'copied.bin', 'source/part.bin']);
   });
 });

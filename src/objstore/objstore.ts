@@ -112,6 +112,11 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   // Answer `Expect: 100-continue` requests ourselves, so refused uploads are refused before the
   // client sends the body (Node would otherwise send 100 Continue straight away).
   server.on('checkContinue', (req, res) => handle(req, res, true));
+  // Any other expectation: S3 ignores an empty `Expect:` header, where Node would answer 417.
+  server.on('checkExpectation', (req, res) => {
+    if (req.headers.expect?.trim() === '') return handle(req, res, false);
+    res.writeHead(417, { 'Content-Length': 0 }).end();
+  });
 
   let url: string | null = null;
   let listening: Promise<string> | null = null;

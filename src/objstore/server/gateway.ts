@@ -113,8 +113,12 @@ export function authorizeBuckets(
 /** The reads an unsigned request may make, and only in a public bucket. */
 const ANONYMOUS_READS = new Set<S3Operation>(['GetObject', 'HeadObject', 'ListObjects', 'ListObjectsV2', 'HeadBucket']);
 
-/** Throws AccessDenied unless an unsigned request reads a public bucket. */
-export function authorizeAnonymous(classified: ClassifiedOperation, target: RequestTarget, publicBuckets: ReadonlySet<string>): void {
+/**
+ * Throws AccessDenied unless an unsigned request reads a public bucket; NoSuchBucket for a
+ * bucket that does not exist, as S3 answers anyone.
+ */
+export function authorizeAnonymous(classified: ClassifiedOperation, target: RequestTarget, publicBuckets: ReadonlySet<string>, buckets: BucketDirectory): void {
+  if (target.bucket !== null && buckets.ownerOf(target.bucket) === undefined) throw new GatewayError(errors.noSuchBucket(target.bucket));
   const bucketIsPublic = target.bucket !== null && publicBuckets.has(target.bucket);
   if (!bucketIsPublic || !ANONYMOUS_READS.has(classified.operation)) throw new GatewayError(errors.accessDenied());
 }
@@ -192,7 +196,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const credential = extractCredential(req.headers, target.query);
     if (credential === null) {
       // Stays unauthenticated for s3rver, which refuses anonymous reads response-* overrides as S3 does.
-      authorizeAnonymous(classified, target, publicBuckets);
+      authorizeAnonymous(classified, target, publicBuckets, options.buckets);
       return UNSIGNED;
     }
     exchange.accessKeyId = credential.accessKeyId;

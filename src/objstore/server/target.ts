@@ -133,15 +133,20 @@ export function validatePartNumber(partNumber: string | undefined): number {
 
 /**
  * The source of CopyObject / UploadPartCopy as S3 reads it: URL-encoded, an optional leading
- * '/', the bucket up to the first '/' and the key after it.
+ * '/', the bucket up to the first '/' and the key after it, then an optional `?versionId=`
+ * (as sent: the operation judges it, versions.ts).
  */
-export function parseCopySource(headers: IncomingHttpHeaders): { bucket: string; key: string } | null {
+export function parseCopySource(headers: IncomingHttpHeaders): { bucket: string; key: string; versionId: string | null } | null {
   const header = headers['x-amz-copy-source'];
   if (header === undefined) return null;
   const value = Array.isArray(header) ? header.join(',') : header;
+  // `?versionId=` after the encoded source names a version of it (a `?` of the key is encoded).
+  const question = value.indexOf('?');
+  const versionId = question === -1 ? null : querystring.parse(value.slice(question + 1))['versionId'];
+  if (Array.isArray(versionId)) throw new GatewayError(errors.invalidArgument('Invalid copy source version id.'));
   let decoded: string;
   try {
-    decoded = decodeURIComponent(value);
+    decoded = decodeURIComponent(question === -1 ? value : value.slice(0, question));
   } catch {
     throw new GatewayError(errors.invalidArgument('Invalid copy source encoding.'));
   }
@@ -154,7 +159,7 @@ export function parseCopySource(headers: IncomingHttpHeaders): { bucket: string;
   }
   if (key === '') throw new GatewayError(errors.invalidArgument('Invalid copy source object key.'));
   validateObjectKey(key);
-  return { bucket, key };
+  return { bucket, key, versionId: versionId ?? null };
 }
 
 /**

@@ -1,5 +1,6 @@
 /** The conditions of writes and copies, checked against the objects in the store (preconditions.ts has the rules). */
 import { parseCopySource } from '../target.ts';
+import { requireNullVersion } from './versions.ts';
 import type { OperationContext, OperationOverride } from './context.ts';
 import { readStoredObject } from './object-reads.ts';
 import {
@@ -47,11 +48,13 @@ export async function requireCopySourceConditionsMet(ctx: OperationContext): Pro
 /**
  * s3rver copies whatever the `x-amz-copy-source-if-*` headers say, and reads the source with
  * decodeURI, which leaves an encoded `/`, `?`, `=` (and the like) of a key encoded: it is handed
- * the source the gateway read, encoded so that decodeURI gives it back.
+ * the source the gateway read, encoded so that decodeURI gives it back (without `?versionId=null`,
+ * which it would take for part of the key).
  */
 export const copyObject: OperationOverride = async (ctx) => {
-  await requireCopySourceConditionsMet(ctx);
   const source = parseCopySource(ctx.exchange.req.headers)!;
+  requireNullVersion('x-amz-copy-source', source.versionId);
+  await requireCopySourceConditionsMet(ctx);
   ctx.exchange.req.headers['x-amz-copy-source'] = encodeURI(`/${source.bucket}/${source.key}`);
   ctx.delegate();
 };

@@ -142,8 +142,9 @@ export const listObjectsV2: BucketOverride = (ctx) => {
   return async () => {
     const bucket = ctx.target.bucket!;
     const { encodingType, encode } = parseEncodingType(query);
-    // An empty continuation-token is no token, as S3 takes it.
-    const token = singleParam(query, 'continuation-token') || undefined;
+    // An empty continuation-token is no token, as S3 takes it (and echoes it, empty).
+    const sentToken = singleParam(query, 'continuation-token');
+    const token = sentToken || undefined;
     const startAfter = singleParam(query, 'start-after');
     const marker = token === undefined ? (startAfter ?? '') : resumeAfter(bucket, token);
     requireNonNegative(maxKeys, 'maxKeys');
@@ -157,7 +158,7 @@ export const listObjectsV2: BucketOverride = (ctx) => {
       Name: bucket,
       Prefix: encode(prefix),
       StartAfter: startAfter === undefined ? undefined : encode(startAfter),
-      ContinuationToken: token,
+      ContinuationToken: sentToken,
       NextContinuationToken: nextToken,
       KeyCount: page.entries.length,
       MaxKeys: maxKeys,

@@ -1,6 +1,7 @@
 /**
  * UploadPartCopy (s3rver 3.7.1 answers it 501): a part of an upload in progress copied from an
- * existing object, whole or the byte range `x-amz-copy-source-range: bytes=first-last` names,
+ * existing object (`?versionId=null` after the source names its one version), whole or the
+ * byte range `x-amz-copy-source-range: bytes=first-last` names,
  * answered with S3's CopyPartResult. The key needs `get` besides `multipart` (operations.ts),
  * so a source it may not read is AccessDenied before anything here runs.
  */
@@ -18,6 +19,7 @@ import { requireCopySourceConditionsMet } from './conditional-operations.ts';
 import { requireUpload, type OperationOverride } from './context.ts';
 import { checksumElementName, uploadChecksumOf } from './multipart-checksums.ts';
 import { s3Timestamp } from './result-xml.ts';
+import { requireNullVersion } from './versions.ts';
 
 const RANGE_HEADER = 'x-amz-copy-source-range';
 
@@ -57,6 +59,7 @@ export const uploadPartCopy: OperationOverride = async (ctx) => {
   const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
   const { req } = ctx.exchange;
   const source = parseCopySource(req.headers)!;
+  requireNullVersion('x-amz-copy-source', source.versionId);
   const { storage } = ctx;
   if (!(await storage.bucketExists(source.bucket))) throw new GatewayError(errors.noSuchBucket(source.bucket));
   const head = await storage.headObject(source.bucket, source.key);

@@ -17,10 +17,14 @@ export function invalidVersionId(argumentName: string, value: string): S3ErrorSp
   ]);
 }
 
+/** Throws InvalidArgument for a version id other than `null`; nothing when none (null or undefined) is given. */
+export function requireNullVersion(parameter: string, versionId: string | null | undefined): void {
+  if (versionId !== null && versionId !== undefined && versionId !== NULL_VERSION_ID) throw new GatewayError(invalidVersionId(parameter, versionId));
+}
+
 /** Whether the request names a version (`versionId=null`); InvalidArgument for any other version id. */
 export function namesNullVersion(query: ParsedQuery, parameter = 'versionId'): boolean {
   const versionId = singleParam(query, parameter);
-  if (versionId === undefined) return false;
-  if (versionId !== NULL_VERSION_ID) throw new GatewayError(invalidVersionId(parameter, versionId));
-  return true;
+  requireNullVersion(parameter, versionId);
+  return versionId !== undefined;
 }
