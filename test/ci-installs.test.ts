@@ -13,7 +13,7 @@ let installed: string;
 /**
  * A PATH of its own: the tools the CI scripts use, an apt-get that records its calls (and, as
  * told by FAKE_APT, installs, fails until the package lists are updated, or always fails), and an
- * npm that reports 3 passed tests without running any. An installed chromium is an empty
+ * npm that reports 3 passed tests without running any. An installed chromium or aws is an empty
  * program; installed python3 packages are a python3 that imports anything.
  */
 beforeEach(() => {
@@ -35,6 +35,7 @@ for package in "\${@:3}"; do
   case "$package" in
     chromium) program=chromium ;;
     python3-*) program=python3 ;;
+    awscli) program=aws ;;
   esac
   printf '#!/bin/sh\\n' > "${installed}/$program" && chmod +x "${installed}/$program"
 done`);
@@ -84,28 +85,36 @@ describe('.ci/install-chromium', () => {
 });
 
 describe('.ci/install-python-tools', () => {
-  it('on CI where python3 cannot import pytest and boto3, installs Debian\'s packages of them with apt-get', () => {
+  const ALL = 'apt-get install -y python3-pytest python3-boto3 awscli';
+
+  it('on CI where python3 cannot import pytest and boto3 and no aws is on PATH, installs Debian\'s packages of them with apt-get', () => {
     const { status, aptCalls } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' });
     expect(status).toBe(0);
-    expect(aptCalls).toEqual(['apt-get install -y python3-pytest python3-boto3']);
+    expect(aptCalls).toEqual([ALL]);
+    expect(existsSync(join(installed, 'aws'))).toBe(true);
   });
 
   it('updates the package lists when the install fails (a fresh runner has none), then installs', () => {
     const { status, aptCalls } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'needs-update' });
     expect(status).toBe(0);
-    expect(aptCalls).toEqual(['apt-get install -y python3-pytest python3-boto3', 'apt-get update', 'apt-get install -y python3-pytest python3-boto3']);
+    expect(aptCalls).toEqual([ALL, 'apt-get update', ALL]);
   });
 
-  it('installs nothing off CI, or when python3 imports them', () => {
+  it('installs only what is missing, and nothing off CI', () => {
     expect(run('.ci/install-python-tools', { FAKE_APT: 'ok' })).toMatchObject({ status: 0, aptCalls: [] });
     script('python3', '[ "$*" = "-c import pytest, boto3" ]');
+    expect(run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' })).toMatchObject({ status: 0, aptCalls: ['apt-get install -y awscli'] });
+    script('aws', 'exit 0');
+    rmSync(join(dir, 'apt.log'));
     expect(run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' })).toMatchObject({ status: 0, aptCalls: [] });
   });
 
   it('fails with a message when apt-get cannot install them', () => {
     const { status, output } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'broken' });
     expect(status).toBe(1);
-    expect(output).toContain('python3-pytest and python3-boto3 could not be installed with apt-get; the pytest recipe (examples/recipes/pytest) needs python3 with pytest and boto3');
+    expect(output).toContain(
+      'python3-pytest python3-boto3 awscli could not be installed with apt-get; the pytest recipe (examples/recipes/pytest) needs python3 with pytest and boto3, the aws CLI checks (test/objstore-aws-cli.test.ts) an aws on PATH',
+    );
   });
 
   it('fails with a message when the python3 on PATH still cannot import them (one of its own before Debian\'s)', () => {
@@ -119,7 +128,7 @@ describe('.ci/install-python-tools', () => {
 describe('.ci/run', () => {
   it('installs chromium and the python tools before the tests and ends with the count line', () => {
     const { status, output, aptCalls } = run('.ci/run', { CI: 'true', FAKE_APT: 'ok' });
-    expect(aptCalls).toEqual(['apt-get install -y chromium', 'apt-get install -y python3-pytest python3-boto3']);
+    expect(aptCalls).toEqual(['apt-get install -y chromium', 'apt-get install -y python3-pytest python3-boto3 awscli']);
     expect(output.indexOf('== install: python3-pytest')).toBeLessThan(output.indexOf('== test: npm test'));
     expect(output.trim().split('\n').at(-1)).toBe('3 passed, 0 failed');
     expect(status).toBe(0);
@@ -128,7 +137,7 @@ describe('.ci/run', () => {
   it('counts each failed install as one failure and still runs the tests and ends with the count line', () => {
     const { status, output } = run('.ci/run', { CI: 'true', FAKE_APT: 'broken' });
     expect(output).toContain('chromium could not be installed with apt-get');
-    expect(output).toContain('python3-pytest and python3-boto3 could not be installed with apt-get');
+    expect(output).toContain('python3-pytest python3-boto3 awscli could not be installed with apt-get');
     expect(output).toContain('== test: npm test');
     expect(output.trim().split('\n').at(-1)).toBe('3 passed, 2 failed');
     expect(status).toBe(1);
