@@ -279,6 +279,17 @@ describe('the form, read as it arrives', () => {
     expect(await object.Body!.transformToString()).toBe('quoted');
   });
 
+  it('reads fields sent with a filename= parameter as fields, as S3 does (Python\'s requests sends every field of `files=` so)', async () => {
+    const { fields } = await presign({ Key: 'requests/${filename}' });
+    const asFiles = ([name, value]: [string, string]) =>
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n${value}\r\n`;
+    const body = `${Object.entries(fields).map(asFiles).join('')}${filePart('upload.csv')}a,b\r\n--${BOUNDARY}--\r\n`;
+    const stored = await post(body);
+    expect(stored.status).toBe(204);
+    const object = await writer.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'requests/upload.csv' }));
+    expect(await object.Body!.transformToString()).toBe('a,b');
+  });
+
   it('refuses a body that is not well-formed multipart/form-data (MalformedPOSTRequest), storing nothing', async () => {
     const { fields } = await presign({ Key: 'malformed.txt' });
     const whole = formText(fields, 'content');

@@ -126,8 +126,9 @@ export class FormDataReader {
         return { fields, fileName: part.fileName };
       }
       const value = await this.readUntil(this.delimiter);
-      // Parts with a file name are files, which only the `file` field may be.
-      if (part.fileName === null && !fields.has(name)) fields.set(name, value.toString('utf8'));
+      // A part with a file name is a field too, as S3 reads it: clients such as Python's
+      // requests send every field that way (`files=`); only `file` is the object's content.
+      if (!fields.has(name)) fields.set(name, value.toString('utf8'));
     }
   }
 
