@@ -264,6 +264,46 @@ describe('CompleteMultipartUpload', () => {
   });
 });
 
+describe('CompleteMultipartUpload with the whole object\'s checksum', () => {
+  it('checks an x-amz-checksum-* header against the object: a wrong value is BadDigest, another algorithm InvalidRequest, and the upload stays', async () => {
+    const parts = [randomBytes(5 * MiB), randomBytes(123)];
+    const whole = Buffer.concat(parts);
+    const uploadId = await createUpload('checked.bin');
+    const listed = await uploadParts('checked.bin', uploadId, parts);
+    const completeWith = (checksum: { ChecksumCRC64NVME?: string; ChecksumCRC32?: string }) =>
+      s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'checked.bin', UploadId: uploadId, MultipartUpload: { Parts: listed }, ...checksum }));
+
+    const wrongValue = await failure(completeWith({ ChecksumCRC64NVME: (await crc(new Crc64Nvme(), Buffer.from('other bytes'))).toString('base64') }));
+    expect([wrongValue.name, wrongValue.$metadata.httpStatusCode, wrongValue.message]).toEqual(['BadDigest', 400, 'The CRC64NVME you specified did not match the calculated checksum.']);
+    const otherAlgorithm = await failure(completeWith({ ChecksumCRC32: (await crc(new Crc32(), whole)).toString('base64') }));
+    expect([otherAlgorithm.name, otherAlgorithm.$metadata.httpStatusCode, otherAlgorithm.message]).toEqual([
+      'InvalidRequest',
+      400,
+      'Checksum Type mismatch occurred, expected checksum Type: crc64nvme, actual checksum Type: crc32',
+    ]);
+    // Nothing was placed, and the upload is still in progress.
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'checked.bin' })))).name).toBe('NotFound');
+    expect((await s3.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'checked.bin', UploadId: uploadId }))).Parts).toHaveLength(2);
+
+    const right = (await crc(new Crc64Nvme(), whole)).toString('base64');
+    const done = await completeWith({ ChecksumCRC64NVME: right });
+    expect([done.ChecksumCRC64NVME, done.ChecksumType]).toEqual([right, 'FULL_OBJECT']);
+    expect((await bodyOf(await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'checked.bin' })))).equals(whole)).toBe(true);
+  });
+
+  it('checks a COMPOSITE checksum: the checksum of the parts\' checksums', async () => {
+    const parts = [randomBytes(5 * MiB), randomBytes(7)];
+    const uploadId = await createUpload('composite.bin', 'SHA256');
+    const listed = await uploadParts('composite.bin', uploadId, parts, 'SHA256');
+    const composite = createHash('sha256').update(Buffer.concat(parts.map(sha256))).digest('base64');
+    const completeWith = (ChecksumSHA256: string) =>
+      s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'composite.bin', UploadId: uploadId, MultipartUpload: { Parts: listed }, ChecksumSHA256 }));
+    expect((await failure(completeWith(sha256(Buffer.from('x')).toString('base64')))).name).toBe('BadDigest');
+    const done = await completeWith(composite);
+    expect([done.ChecksumSHA256, done.ChecksumType]).toEqual([`${composite}-2`, 'COMPOSITE']);
+  });
+});
+
 describe('GetObject / HeadObject ?partNumber', () => {
   it("answers a multipart object's part with 206, its Content-Range and the part count", async () => {
     const parts = [randomBytes(5 * MiB), randomBytes(5 * MiB), randomBytes(1000)];
@@ -490,6 +530,13 @@ describe('GetObjectAttributes', () => {
     expect(rest.ObjectParts?.Parts?.map((part) => part.PartNumber)).toEqual([3]);
     expect(rest.ObjectParts?.IsTruncated).toBe(false);
     expect(rest.ETag).toBeUndefined();
+  });
+
+  it('answers a multipart object uploaded without a checksum algorithm its part count alone, as S3 documents for general purpose buckets', async () => {
+    await multipartObject('no-algorithm.bin', [randomBytes(5 * MiB), randomBytes(10)]);
+    const attributes = await s3.send(new GetObjectAttributesCommand({ Bucket: BUCKET, Key: 'no-algorithm.bin', ObjectAttributes: ['ObjectParts', 'Checksum'] }));
+    expect(attributes.ObjectParts).toEqual({ TotalPartsCount: 2 });
+    expect(attributes.Checksum?.ChecksumType).toBe('FULL_OBJECT');
   });
 
   it('answers an object put in one piece without ObjectParts, and refuses unknown attributes and missing keys', async () => {

@@ -3,8 +3,9 @@
  * exist (a missing part crashes the whole process: unhandled 'error' on a fs.ReadStream), and
  * straight into the object file. Here the upload, the part order, every part's ETag and
  * checksum and the part sizes are checked first; the storage then assembles the object beside
- * the store and puts it in place whole, with its checksum (multipart-checksums.ts) and the
- * layout of its parts (multipart-layout.ts).
+ * the store and puts it in place whole, with its checksum (multipart-checksums.ts; a checksum
+ * of the whole object sent in `x-amz-checksum-*` must match it) and the layout of its parts
+ * (multipart-layout.ts).
  *
  * S3 answers a CompleteMultipartUpload repeated after success with the same result: the storage
  * keeps a record of the completed upload, answered to a request that lists the same parts again.
@@ -22,6 +23,8 @@ import { requireUpload, type OperationContext, type OperationOverride } from './
 import {
   checksumElementName,
   completedObjectChecksum,
+  readCompletionChecksum,
+  requireCompletionChecksum,
   requireCompletionChecksumType,
   requireListedPartChecksum,
   storedObjectChecksum,
@@ -176,6 +179,7 @@ export const completeMultipartUpload: OperationOverride = async (ctx) => {
   const bucket = ctx.target.bucket!;
   const upload = await uploadChecksumOf(ctx, uploadId);
   requireCompletionChecksumType(upload, ctx.exchange.req.headers);
+  const sentChecksum = readCompletionChecksum(ctx.exchange.req.headers);
   const objectParts = checkListedParts(upload, parts, await ctx.storage.uploadedParts(bucket, uploadId), ctx.minPartSize);
   requireDeclaredSize(ctx, objectParts);
 
@@ -195,10 +199,12 @@ export const completeMultipartUpload: OperationOverride = async (ctx) => {
     {
       etag,
       onContent: (data) => checksum.update(data),
-      metadata: async () => ({
-        ...layoutMetadata({ parts: objectParts, checksum: upload }),
-        ...storedObjectChecksum(await checksum.digest()),
-      }),
+      // Checked once the content is whole, before the object is placed: a mismatch leaves the upload in progress.
+      metadata: async () => {
+        const objectChecksum = await checksum.digest();
+        requireCompletionChecksum(sentChecksum, objectChecksum);
+        return { ...layoutMetadata({ parts: objectParts, checksum: upload }), ...storedObjectChecksum(objectChecksum) };
+      },
     },
     async () => JSON.stringify(await completed()),
     (place) => placeUnderWriteConditions(ctx, place),

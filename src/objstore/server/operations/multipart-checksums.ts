@@ -11,7 +11,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 import type { PartChecksum } from '../../storage/storage.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
-import { startChecksum, type ChecksumRequest } from '../bodies/checksums.ts';
+import { readChecksumRequest, startChecksum, type ChecksumRequest } from '../bodies/checksums.ts';
+import { bodyErrors } from '../bodies/body-errors.ts';
 import { errors } from '../errors.ts';
 import { GatewayError } from '../../s3-errors.ts';
 import type { OperationContext, OperationOverride } from './context.ts';
@@ -176,6 +177,33 @@ export function completedObjectChecksum(
     update: (data) => running.update(data),
     digest: () => (whole ??= running.digest().then((value) => ({ algorithm, value, type: 'FULL_OBJECT' }))),
   };
+}
+
+/** A checksum a request sends in `x-amz-checksum-<algorithm>`. */
+export interface SentChecksum {
+  algorithm: ChecksumAlgorithm;
+  /** Base64. */
+  value: string;
+}
+
+/**
+ * The checksum of the whole object a CompleteMultipartUpload may send in `x-amz-checksum-<algorithm>`,
+ * read as a PutObject's is (one at most, a well-formed value); null when it sends none.
+ */
+export function readCompletionChecksum(headers: IncomingHttpHeaders): SentChecksum | null {
+  const requested = readChecksumRequest(headers);
+  return requested.source === 'header' ? { algorithm: requested.algorithm, value: requested.value } : null;
+}
+
+/**
+ * The completed object's checksum must be the one the request sent, if it sent one: of the same
+ * algorithm (else InvalidRequest, as for a part) and value (else BadDigest, and nothing is placed).
+ * A COMPOSITE checksum is sent without its `-<part count>`.
+ */
+export function requireCompletionChecksum(sent: SentChecksum | null, object: ObjectChecksum): void {
+  if (sent === null) return;
+  if (sent.algorithm !== object.algorithm) throw new GatewayError(multipartChecksumErrors.partTypeMismatch(object.algorithm, sent.algorithm));
+  if (sent.value !== object.value.replace(/-\d+$/, '')) throw new GatewayError(bodyErrors.badChecksum(sent.algorithm));
 }
 
 /** The checksum headers kept in a completed object's metadata (and answered with checksum mode). */
