@@ -76,9 +76,9 @@ export function removeObjectFiles(root: string, bucket: string, key: string): vo
 /**
  * s3rver's store with the objstore's file names for keys (s3rver-layout.ts): every file s3rver
  * itself reads or writes for a key, in the operations the gateway still hands to it (CopyObject,
- * DeleteObject, tagging, CreateMultipartUpload), is named by getResourcePath, which this
- * replaces. Its deleteObject took the key's segments for folder names when it removed the
- * folders it emptied, and raced requests in them; this one is removeObjectFiles. What it writes (with fs-extra's
+ * tagging, CreateMultipartUpload), is named by getResourcePath, which this replaces. Its
+ * deleteObject took the key's segments for folder names when it removed the folders it emptied,
+ * and raced requests in them; this one is removeObjectFiles. What it writes (with fs-extra's
  * modes, 0644 and 0755 under the usual umask) is made its user's alone, as the store's own
  * files are (0600, folders 0700), before the operation answers.
  */

@@ -1,7 +1,7 @@
 /**
  * Bucket operations as S3 answers them on its us-east-1 endpoint: CreateBucket, DeleteBucket,
- * HeadBucket, GetBucketLocation, GetBucketVersioning and ListBuckets. Who owns what is bucket-directory.ts's; this
- * is the HTTP side.
+ * HeadBucket, GetBucketLocation, GetBucketVersioning and ListBuckets. Who owns what is
+ * bucket-directory.ts's; this is the HTTP side.
  */
 import type { S3Operation } from '../../s3-operations.ts';
 import { accountOf, canonicalIdOf, isCreatableBucketName, isValidLocationConstraint } from '../../bucket-directory.ts';

@@ -11,8 +11,8 @@
  * upload-part-copy.ts, upload checksums in multipart-checksums.ts, part reads in
  * multipart-objects.ts), GetObjectAttributes in object-attributes.ts, listings in listing.ts,
  * buckets in buckets.ts, reads in object-reads.ts, deletes in delete-objects.ts, version ids in
- * versions.ts, conditions in conditional-operations.ts,
- * PutObjectTagging in object-tagging.ts, what they are given in context.ts. Browser form uploads
+ * versions.ts, conditions in conditional-operations.ts, PutObjectTagging in object-tagging.ts,
+ * what they are given in context.ts. Browser form uploads
  * (post-object.ts) authenticate themselves, so the gateway calls them before this table.
  *
  * Every operation that acts on a request body reads it here, through receiveBody (uploads) or

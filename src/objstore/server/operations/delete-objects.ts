@@ -9,7 +9,7 @@ import { GatewayError } from '../../s3-errors.ts';
 import { reachOf, type BucketOverride, type OperationContext } from './context.ts';
 import { validateObjectKey } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult, type XmlContent } from '../xml.ts';
-import { NULL_VERSION_ID, invalidVersionId, namesNullVersion } from './versions.ts';
+import { NULL_VERSION_ID, namesNullVersion, versionIdProblem } from './versions.ts';
 
 /** S3 takes up to 1,000 keys a request; the body of that many long keys stays well under this. */
 const MAX_DELETE_BODY_BYTES = 2 * 1024 * 1024;
@@ -71,8 +71,7 @@ export async function deleteObjects(ctx: OperationContext): Promise<void> {
   // As on S3, deleting a key that does not exist succeeds; a key out of reach or a version the
   // bucket cannot have is an error of its own, Quiet or not.
   for (const { key, versionId } of objects) {
-    const failure =
-      reach === null || !key.startsWith(reach) ? errors.accessDenied() : versionId !== undefined && versionId !== NULL_VERSION_ID ? invalidVersionId('versionId', versionId) : null;
+    const failure = reach === null || !key.startsWith(reach) ? errors.accessDenied() : versionIdProblem('versionId', versionId);
     if (failure !== null) {
       failed.push({ Key: key, VersionId: versionId, Code: failure.code, Message: failure.message });
       continue;

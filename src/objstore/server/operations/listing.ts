@@ -28,7 +28,7 @@ import {
 import { commonPrefixes, ownerContent, s3Timestamp } from './result-xml.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
 import { singleParam } from '../target.ts';
-import { NULL_VERSION_ID, invalidVersionId } from './versions.ts';
+import { NULL_VERSION_ID, requireNullVersion } from './versions.ts';
 
 /** The most keys one page holds, and the default `max-keys`. */
 const MAX_KEYS = 1000;
@@ -218,7 +218,7 @@ export const listObjectVersions: BucketOverride = (ctx) => {
   if (versionIdMarker !== '' && keyMarker === '') {
     throw new GatewayError(errors.invalidArgument('A version-id marker cannot be specified without a key marker.'));
   }
-  if (versionIdMarker !== '' && versionIdMarker !== NULL_VERSION_ID) throw new GatewayError(invalidVersionId('version-id-marker', versionIdMarker));
+  requireNullVersion('version-id-marker', versionIdMarker || undefined);
   return async () => {
     const bucket = ctx.target.bucket!;
     const { encodingType, encode } = parseEncodingType(query);

@@ -17,9 +17,15 @@ export function invalidVersionId(argumentName: string, value: string): S3ErrorSp
   ]);
 }
 
-/** Throws InvalidArgument for a version id other than `null`; nothing when none (null or undefined) is given. */
+/** InvalidArgument for a version id other than `null`; null when it is `null` or none (null or undefined) is given. */
+export function versionIdProblem(parameter: string, versionId: string | null | undefined): S3ErrorSpec | null {
+  return versionId === null || versionId === undefined || versionId === NULL_VERSION_ID ? null : invalidVersionId(parameter, versionId);
+}
+
+/** Throws versionIdProblem's error, if any. */
 export function requireNullVersion(parameter: string, versionId: string | null | undefined): void {
-  if (versionId !== null && versionId !== undefined && versionId !== NULL_VERSION_ID) throw new GatewayError(invalidVersionId(parameter, versionId));
+  const problem = versionIdProblem(parameter, versionId);
+  if (problem !== null) throw new GatewayError(problem);
 }
 
 /** Whether the request names a version (`versionId=null`); InvalidArgument for any other version id. */
