@@ -10,7 +10,7 @@ import { singleParam, type ParsedQuery } from '../target.ts';
 export const NULL_VERSION_ID = 'null';
 
 /** S3's answer to a version id an unversioned bucket does not have; `argumentName` is the parameter that carried it. */
-export function invalidVersionId(argumentName: string, value: string): S3ErrorSpec {
+function invalidVersionId(argumentName: string, value: string): S3ErrorSpec {
   return s3Error(400, 'InvalidArgument', 'Invalid version id specified', [
     ['ArgumentName', argumentName],
     ['ArgumentValue', value],
