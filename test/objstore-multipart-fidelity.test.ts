@@ -291,7 +291,7 @@ describe('CompleteMultipartUpload with the whole object\'s checksum', () => {
     expect((await bodyOf(await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'checked.bin' })))).equals(whole)).toBe(true);
   });
 
-  it('checks a COMPOSITE checksum: the checksum of the parts\' checksums', async () => {
+  it('checks a COMPOSITE checksum, the checksum of the parts\' checksums, sent with its part count or without', async () => {
     const parts = [randomBytes(5 * MiB), randomBytes(7)];
     const uploadId = await createUpload('composite.bin', 'SHA256');
     const listed = await uploadParts('composite.bin', uploadId, parts, 'SHA256');
@@ -299,8 +299,12 @@ describe('CompleteMultipartUpload with the whole object\'s checksum', () => {
     const completeWith = (ChecksumSHA256: string) =>
       s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'composite.bin', UploadId: uploadId, MultipartUpload: { Parts: listed }, ChecksumSHA256 }));
     expect((await failure(completeWith(sha256(Buffer.from('x')).toString('base64')))).name).toBe('BadDigest');
-    const done = await completeWith(composite);
+    expect((await failure(completeWith(`${composite}-3`))).name).toBe('BadDigest');
+    const done = await completeWith(`${composite}-2`);
     expect([done.ChecksumSHA256, done.ChecksumType]).toEqual([`${composite}-2`, 'COMPOSITE']);
+    // Completed: the same request again answers the same result.
+    const again = await completeWith(composite);
+    expect([again.ChecksumSHA256, again.ChecksumType]).toEqual([`${composite}-2`, 'COMPOSITE']);
   });
 });
 

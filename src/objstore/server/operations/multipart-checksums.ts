@@ -186,24 +186,34 @@ export interface SentChecksum {
   value: string;
 }
 
+/** A COMPOSITE checksum's `-<part count>`. */
+const PART_COUNT_SUFFIX = /-\d{1,5}$/;
+
 /**
  * The checksum of the whole object a CompleteMultipartUpload may send in `x-amz-checksum-<algorithm>`,
- * read as a PutObject's is (one at most, a well-formed value); null when it sends none.
+ * read as a PutObject's is (one at most, a well-formed value, here with or without a COMPOSITE
+ * checksum's `-<part count>`); null when it sends none.
  */
 export function readCompletionChecksum(headers: IncomingHttpHeaders): SentChecksum | null {
-  const requested = readChecksumRequest(headers);
-  return requested.source === 'header' ? { algorithm: requested.algorithm, value: requested.value } : null;
+  const withoutPartCounts = Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, name.startsWith('x-amz-checksum-') && typeof value === 'string' ? value.replace(PART_COUNT_SUFFIX, '') : value]),
+  );
+  const requested = readChecksumRequest(withoutPartCounts);
+  if (requested.source !== 'header') return null;
+  const sent = headers[checksumHeaderName(requested.algorithm)];
+  return { algorithm: requested.algorithm, value: typeof sent === 'string' ? sent.trim() : requested.value };
 }
 
 /**
  * The completed object's checksum must be the one the request sent, if it sent one: of the same
  * algorithm (else InvalidRequest, as for a part) and value (else BadDigest, and nothing is placed).
- * A COMPOSITE checksum is sent without its `-<part count>`.
+ * A COMPOSITE checksum may be sent with its `-<part count>` or without it.
  */
 export function requireCompletionChecksum(sent: SentChecksum | null, object: ObjectChecksum): void {
   if (sent === null) return;
   if (sent.algorithm !== object.algorithm) throw new GatewayError(multipartChecksumErrors.partTypeMismatch(object.algorithm, sent.algorithm));
-  if (sent.value !== object.value.replace(/-\d+$/, '')) throw new GatewayError(bodyErrors.badChecksum(sent.algorithm));
+  const expected = PART_COUNT_SUFFIX.test(sent.value) ? object.value : object.value.replace(PART_COUNT_SUFFIX, '');
+  if (sent.value !== expected) throw new GatewayError(bodyErrors.badChecksum(sent.algorithm));
 }
 
 /** The checksum headers kept in a completed object's metadata (and answered with checksum mode). */
