@@ -84,6 +84,18 @@ describe('the plain-file view', () => {
     expect(existsSync(fileOf('plain/delete'))).toBe(false);
   });
 
+  it('follows a write request that fails too: the key is brought in step with the store whatever the answer', async () => {
+    await put('plain/failed/gone.txt', 'gone');
+    expect(existsSync(fileOf('plain/failed/gone.txt'))).toBe(true);
+    // As a request that removed the object and then failed would leave it: gone from the store only.
+    rmSync(storeFileOf('plain/failed/gone.txt'));
+    const refused = await s3()
+      .send(new PutObjectCommand({ Bucket: bucket(), Key: 'plain/failed/gone.txt', Body: 'never stored', ContentMD5: Buffer.alloc(16).toString('base64') }))
+      .catch((error: unknown) => error as Error);
+    expect((refused as Error).name).toBe('BadDigest');
+    expect(existsSync(fileOf('plain/failed/gone.txt'))).toBe(false);
+  });
+
   it('drops the files of DeleteObjects, and only those', async () => {
     const keys = ['plain/batch/one.txt', 'plain/batch/sub/two.txt', 'plain/batch/sub/three.txt'];
     for (const key of [...keys, 'plain/batch/stays.txt']) await put(key, key);
