@@ -154,6 +154,19 @@ function storageContract(name: string, open: (directory: string) => ContractSubj
         expect(await storage.objectExists(BUCKET, 'new')).toBe(true);
       });
 
+      it('are placed in a folder whose last object was deleted while they waited for their turn', async () => {
+        await put('shared/folder/old', 'old');
+        const file = storage.incomingFile();
+        writeFileSync(file, 'new');
+        // The delete empties the folder (and removes it) between the placement's start and its move.
+        await storage.placeObject(BUCKET, 'shared/folder/new', file, md5('new'), {}, async (place) => {
+          await storage.deleteObject(BUCKET, 'shared/folder/old');
+          await place();
+        });
+        expect(await storage.objectKeys(BUCKET, '')).toEqual(['shared/folder/new']);
+        expect(await text(storage.readObject(BUCKET, 'shared/folder/new', null))).toBe('new');
+      });
+
       it('are missing after deleteObject, and headObject answers null for them', async () => {
         await put('a/b/c', 'data');
         await put('a/d', 'data');
