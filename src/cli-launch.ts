@@ -4,9 +4,8 @@
  * Without the cache V8 parses the whole bundle; with it, `start` skips most of its compiling.
  * The cache is a file in the user's cache folder, written as `start` exits when it had none: it
  * holds the functions the run had compiled two seconds after launch, those of the first answers
- * included. Other
- * commands, and `start --help`, neither read nor write it: they would leave a cache without
- * start's code.
+ * included. Other commands, and `start --help`, neither read nor write it: they would leave a
+ * cache without start's code.
  */
 import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';

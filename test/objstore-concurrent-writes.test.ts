@@ -5,12 +5,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { join, relative } from 'node:path';
-import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, type S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { fullKey, useLocalplane } from './support/instance.ts';
 import { listKeys } from './support/objstore.ts';
+import { s3ClientFor } from './support/objstore-server.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
 const bucket = () => ctx.fixtures.objstore.buckets[0]!;
@@ -20,15 +21,11 @@ let client: S3Client | null = null;
 /** One client for every request, up to 64 at once over kept-alive connections; each request is tried once, so a 5xx is seen. */
 function s3(): S3Client {
   const key = fullKey(ctx.fixtures);
-  client ??= new S3Client({
-    endpoint: ctx.instance.objstoreUrl,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
-    requestHandler: new NodeHttpHandler({ httpAgent: agent }),
-  });
+  client ??= s3ClientFor(
+    ctx.instance.objstoreUrl,
+    { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key },
+    { requestChecksumCalculation: 'WHEN_REQUIRED', requestHandler: new NodeHttpHandler({ httpAgent: agent }) },
+  );
   return client;
 }
 
@@ -46,19 +43,12 @@ function random(seed: number): () => number {
   };
 }
 
-/** Every file under the view's folder of the bucket, as keys. */
-function viewKeys(root: string): string[] {
-  const keys: string[] = [];
-  const walk = (folder: string) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true })) {
-      const file = join(folder, entry.name);
-      if (entry.isDirectory()) walk(file);
-      else keys.push(relative(root, file).split('\\').join('/'));
-    }
-  };
-  walk(root);
-  return keys.sort();
-}
+/** Every file under `root`, by its path from there. */
+const filesUnder = (root: string): string[] =>
+  readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .sort();
 
 /** Sends every request at once; the status of each, or what it failed with. */
 const sendAll = (requests: (() => Promise<{ $metadata: { httpStatusCode?: number } }>)[]) =>
@@ -91,7 +81,7 @@ describe('deletes and puts racing in the same folders', () => {
     const expected = keys.filter((_, index) => index % 2 === 0).sort();
     expect(await listKeys(s3(), bucket(), 'race/')).toEqual(expected);
     const viewRoot = join(ctx.instance.filesDir, bucket());
-    expect(viewKeys(join(viewRoot, 'race')).map((key) => `race/${key}`)).toEqual(expected);
+    expect(filesUnder(join(viewRoot, 'race')).map((key) => `race/${key}`)).toEqual(expected);
     for (const key of expected) {
       const stored = await (await s3().send(new GetObjectCommand({ Bucket: bucket(), Key: key }))).Body!.transformToString();
       expect(stored).toBe(`${key} last`);

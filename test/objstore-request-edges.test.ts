@@ -2,13 +2,12 @@
  * Requests at the edges of what S3 takes, through the AWS SDK and raw HTTP: an empty `Expect:`
  * header, anonymous requests to a bucket that does not exist, and keys that are not UTF-8.
  */
-import net from 'node:net';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { ObjstoreKey } from '../src/objstore/index.ts';
 import { rawRequest, useObjstore } from './support/objstore-server.ts';
-import { sendSigned } from './support/signed-requests.ts';
+import { sendExactly, sendSigned } from './support/signed-requests.ts';
 
 const FULL: ObjstoreKey = { accessKeyId: 'LPEDGES000000001', secretAccessKey: 'edges-full-secret-0123456789abcdefg', permissions: ['create', 'delete', 'get', 'multipart'] };
 
@@ -21,29 +20,13 @@ beforeAll(async () => {
   await s3.send(new PutObjectCommand({ Bucket: 'exports', Key: 'listed.txt', Body: 'x' }));
 });
 
-/** Writes `request` on a new connection and answers the status line of the reply. */
-function statusLineOf(request: string): Promise<string> {
-  const { hostname, port } = new URL(ctx.objstore.url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname, () => socket.write(request));
-    let received = '';
-    socket.on('data', (data) => {
-      received += data.toString('latin1');
-      if (received.includes('\r\n')) {
-        resolve(received.slice(0, received.indexOf('\r\n')));
-        socket.destroy();
-      }
-    });
-    socket.on('error', reject);
-  });
-}
-
 describe('Expect', () => {
   it('ignores an empty Expect header, and still answers another expectation 417', async () => {
-    const request = (expect: string) => `GET /open-data/%C3%A9.txt HTTP/1.1\r\nHost: ${new URL(ctx.objstore.url).host}\r\n${expect}\r\nConnection: close\r\n\r\n`;
-    expect(await statusLineOf(request('Expect:'))).toBe('HTTP/1.1 200 OK');
-    expect(await statusLineOf(request('Expect:   '))).toBe('HTTP/1.1 200 OK');
-    expect(await statusLineOf(request('Expect: something-else'))).toBe('HTTP/1.1 417 Expectation Failed');
+    const statusLineOf = async (expect: string) =>
+      (await sendExactly(ctx.objstore.url, `GET /open-data/%C3%A9.txt HTTP/1.1\r\nHost: ${new URL(ctx.objstore.url).host}\r\n${expect}`)).text.split('\r\n')[0];
+    expect(await statusLineOf('Expect:')).toBe('HTTP/1.1 200 OK');
+    expect(await statusLineOf('Expect:   ')).toBe('HTTP/1.1 200 OK');
+    expect(await statusLineOf('Expect: something-else')).toBe('HTTP/1.1 417 Expectation Failed');
   });
 });
 
