@@ -44,6 +44,8 @@ export const limitsPatch = z.strictObject({
   sql_row_limit: z.int().min(1).max(100_000),
   /** Wall-clock seconds a query of POST /_localplane/sql may run before DuckDB is interrupted. */
   sql_time_limit_seconds: z.number().positive().max(3600),
+  /** Wall-clock seconds a scheduled task may be in flight before the watchdog logs it and lets the tasks behind it in its lane go on. */
+  task_in_flight_limit_seconds: z.number().positive().max(MAX_SPAN_SECONDS),
 }).partial();
 export type LimitsPatch = z.input<typeof limitsPatch>;
 
@@ -69,6 +71,7 @@ export const DEFAULT_LIMITS: Limits = {
   concurrent_exports_per_workspace: 15,
   sql_row_limit: 1_000,
   sql_time_limit_seconds: 10,
+  task_in_flight_limit_seconds: 600,
 };
 
 /** `current` with the patch's fields changed (the patch is validated here). */

@@ -122,7 +122,11 @@ export async function openCore(options: CoreOptions, fixtures: Fixtures, tables:
   const clock = createClock();
   const freezeClock = options.freezeClock ?? false;
   clock.restart(freezeClock);
-  const scheduler = new Scheduler(clock, (label, error) => log(`task "${label}" failed: ${printableError(error)}`));
+  const scheduler = new Scheduler(clock, {
+    onError: (label, error) => log(`task "${label}" failed: ${printableError(error)}`),
+    onWatchdog: (line) => log(`error: ${line}`),
+    inFlightLimitMs: () => limits.get().task_in_flight_limit_seconds * 1000,
+  });
   teardown.add('work', () => scheduler.stop());
   const parts = new StateParts();
   parts.register('scheduler', { stop: () => scheduler.cancelAll() });
