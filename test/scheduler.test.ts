@@ -56,6 +56,20 @@ describe('a running clock', () => {
     expect(started).toEqual(['first@0', 'second@50']);
   });
 
+  it('starts the tasks of other lanes that fall due on the clock an advance moved, while it waits for a task in flight', async () => {
+    // Found by the model test (seed 1337073130): the timer armed before the advance was for the old time.
+    const { loop, clock, scheduler } = simulatedScheduler();
+    const control = createClockControl(clock, scheduler);
+    const start = clock.now();
+    scheduler.schedule(start + 1_000_000, 'export run', 'long step', SUBJECT, () => new Promise<void>((resolve) => loop.setTimeout(resolve, 5_000)));
+    let otherStartedAt: number | null = null;
+    scheduler.schedule(start + 1_010_000, 'deployment d', 'revision step', SUBJECT, () => void (otherStartedAt = clock.now()));
+    await loop.runDue();
+    void control.advance(1);
+    await loop.runUntil(20);
+    expect(otherStartedAt).toBe(start + 1_010_000);
+  });
+
   it('cancels what a task in flight schedules during a cancelAll, an advance under way too, and runs what comes after', async () => {
     const { loop, clock, scheduler } = simulatedScheduler();
     const control = createClockControl(clock, scheduler);

@@ -199,10 +199,14 @@ export class Scheduler {
     return log;
   }
 
-  /** Resolves once no task is running and, unless the clock is frozen, none is due. */
+  /**
+   * Resolves once no task is running and, unless the clock is frozen, none is due. Each round arms
+   * the timer again: `advanceTo` moves the clock between rounds, and while it waits for a task in
+   * flight, tasks of other lanes fall due on the clock it moved.
+   */
   async settle(): Promise<void> {
     for (;;) {
-      this.startDueTasks(this.clock.now());
+      this.wake();
       if (this.running.size === 0) return;
       await Promise.all(this.inFlightEnds());
     }
