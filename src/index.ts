@@ -23,7 +23,7 @@ export type { FaultRuleInput, FaultRuleView } from './journal/fault-rules.ts';
 export type { JournalFilterInput } from './journal/filter.ts';
 export type { FaultRulesApi, RequestsApi } from './journal/programmatic.ts';
 export { connect, LocalplaneError, type AdminMethods, type ConnectOptions, type LocalplaneClient, type ObjectsOptions, type PreviewOptions } from './admin/client.ts';
-export type { ClockRun, ClockState, FaultsState, FixturesView, Health, State, Task, TierChange } from './admin/schemas.ts';
+export type { ClockRun, ClockState, FaultsState, FixturesView, Health, ListedTask, State, Task, TierChange } from './admin/schemas.ts';
 export type { StateQuery } from './admin/state.ts';
 export type { ExportRunFaultInput, ValidationFaultInput } from './bulk-exports/faults.ts';
 export type { RevisionFaultInput } from './deployments/faults.ts';

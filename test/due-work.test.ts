@@ -1,12 +1,14 @@
 /**
- * GET /_localplane/tasks: the due work on the emulator clock, each task with its `due_at` and
- * `label` as before, and what it does to which resources (`kind`, `workspace_id`, the ids and
- * the kind's own fields), checked against the served document by the test client.
+ * GET /_localplane/tasks: the due work on the emulator clock, each task `running` (since its
+ * `started_at`) or `queued`, with its `due_at` and `label` as before, and what it does to which
+ * resources (`kind`, `workspace_id`, the ids and the kind's own fields), checked against the
+ * served document by the test client.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { codehostDeploymentBody } from './support/deployments.ts';
-import { exportClient, harness } from './support/exports.ts';
+import { exportClient, exportWithStepInFlight, harness, type ListedTask } from './support/exports.ts';
 import { useLocalplane, workspaceByTier } from './support/instance.ts';
+import { startObjstoreProxy } from './support/objstore-proxy.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
 const plus = () => workspaceByTier(ctx.fixtures, 'plus');
@@ -14,13 +16,13 @@ const acme = exportClient(ctx, plus);
 const { admin, advance } = harness(ctx);
 const ONE_DAY = { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-02T00:00:00Z' };
 
-interface Task {
-  due_at: string;
-  label: string;
+interface Task extends ListedTask {
   kind: string;
   workspace_id: string;
-  [field: string]: unknown;
 }
+
+/** A queued task as the list shows it, before the fields of its kind. */
+const QUEUED_TASK = { state: 'queued', due_at: expect.any(String) };
 
 const tasks = async () => (await admin('GET', '/tasks')).body as Task[];
 const now = async () => Date.parse((await admin('GET', '/clock')).body.now);
@@ -41,6 +43,7 @@ describe('the tasks of deployments', () => {
     const deployment = await createDeployment('due-steps');
     const revisionId = deployment.latest_revision_id;
     const expected = (from: string, to: string) => ({
+      ...QUEUED_TASK,
       label: `revision ${revisionId} ${from}`,
       kind: 'revision_step',
       workspace_id: plus().id,
@@ -50,12 +53,12 @@ describe('the tasks of deployments', () => {
       to_status: to,
     });
     const start = await now();
-    expect(await tasksOf(revisionId)).toEqual([{ due_at: expect.any(String), ...expected('CREATING', 'QUEUED') }]);
+    expect(await tasksOf(revisionId)).toEqual([expected('CREATING', 'QUEUED')]);
     expect(Date.parse((await tasksOf(revisionId))[0]!.due_at) - start).toBe(1000);
     await advance(1);
-    expect(await tasksOf(revisionId)).toEqual([{ due_at: expect.any(String), ...expected('QUEUED', 'AWAITING_BUILD') }]);
+    expect(await tasksOf(revisionId)).toEqual([expected('QUEUED', 'AWAITING_BUILD')]);
     await advance(5);
-    expect(await tasksOf(revisionId)).toEqual([{ due_at: expect.any(String), ...expected('AWAITING_DEPLOY', 'DEPLOYING') }]);
+    expect(await tasksOf(revisionId)).toEqual([expected('AWAITING_DEPLOY', 'DEPLOYING')]);
     await advance(4);
     expect(await tasksOf(revisionId)).toEqual([]);
   });
@@ -80,7 +83,7 @@ describe('the tasks of deployments', () => {
     expect((await ctx.api.as(plus()).delete(`/v2/deployments/${deployment.id}`)).status).toBe(204);
     const [deletion] = await tasksOf(deployment.id);
     expect(deletion).toEqual({
-      due_at: expect.any(String),
+      ...QUEUED_TASK,
       label: `deletion of deployment ${deployment.id}`,
       kind: 'deployment_deletion',
       workspace_id: plus().id,
@@ -95,16 +98,16 @@ describe('the tasks of exports', () => {
     await admin('POST', '/faults/export-runs', { mode: 'slow', count: 1, delay_seconds: 60 });
     const exportId = await acme.startExport(await acme.createDestination('due-runs'), 'support-bot-staging', ONE_DAY);
     expect((await tasks()).filter((task) => task.kind === 'export_dispatch')).toEqual([
-      { due_at: expect.any(String), label: `dispatch exports of workspace ${plus().id}`, kind: 'export_dispatch', workspace_id: plus().id },
+      { ...QUEUED_TASK, label: `dispatch exports of workspace ${plus().id}`, kind: 'export_dispatch', workspace_id: plus().id },
     ]);
     await advance(0);
     const [run] = await acme.getRuns(exportId);
     const ids = { workspace_id: plus().id, bulk_export_id: exportId, run_id: run!.id };
     expect(await tasksOf(exportId)).toEqual(
       expect.arrayContaining([
-        { due_at: expect.any(String), label: `export run step ${run!.id}`, kind: 'export_run_step', ...ids, step: 'start', retry_number: 0 },
-        { due_at: expect.any(String), label: `time limit of run ${run!.id}`, kind: 'export_run_time_limit', ...ids },
-        { due_at: expect.any(String), label: `time limit of export ${exportId}`, kind: 'export_time_limit', workspace_id: plus().id, bulk_export_id: exportId },
+        { ...QUEUED_TASK, label: `export run step ${run!.id}`, kind: 'export_run_step', ...ids, step: 'start', retry_number: 0 },
+        { ...QUEUED_TASK, label: `time limit of run ${run!.id}`, kind: 'export_run_time_limit', ...ids },
+        { ...QUEUED_TASK, label: `time limit of export ${exportId}`, kind: 'export_time_limit', workspace_id: plus().id, bulk_export_id: exportId },
       ]),
     );
     await advance(60);
@@ -124,7 +127,7 @@ describe('the tasks of exports', () => {
     const parentId = await acme.startExport(await acme.createDestination('due-recurring'), 'support-bot-staging', { start_time: '2026-10-01T00:00:00Z', interval_hours: 24 });
     expect(await tasksOf(parentId)).toEqual([
       {
-        due_at: expect.any(String),
+        ...QUEUED_TASK,
         label: `spawn child 0 of ${parentId}`,
         kind: 'recurring_export_spawn',
         workspace_id: plus().id,
@@ -132,5 +135,42 @@ describe('the tasks of exports', () => {
         child_index: 0,
       },
     ]);
+  });
+});
+
+describe('a task in flight', () => {
+  it('comes first, running since its start, beside the queued tasks; it leaves the list when it ends', async () => {
+    const proxy = await startObjstoreProxy(ctx.instance.objstoreUrl);
+    try {
+      const startedAt = (await admin('GET', '/clock')).body.now as string;
+      const { exportId, advancing } = await exportWithStepInFlight(ctx, plus, proxy, 'due-running');
+      const [run] = await acme.getRuns(exportId);
+      const ids = { workspace_id: plus().id, bulk_export_id: exportId, run_id: run!.id };
+      const [running, ...queued] = await tasksOf(exportId);
+      expect(running).toEqual({
+        state: 'running',
+        started_at: startedAt,
+        due_at: startedAt,
+        label: `export run step ${run!.id}`,
+        kind: 'export_run_step',
+        ...ids,
+        step: 'next_file',
+        retry_number: 0,
+      });
+      expect(queued).toHaveLength(2);
+      expect(queued).toEqual(
+        expect.arrayContaining([
+          { ...QUEUED_TASK, label: `time limit of run ${run!.id}`, kind: 'export_run_time_limit', ...ids },
+          { ...QUEUED_TASK, label: `time limit of export ${exportId}`, kind: 'export_time_limit', workspace_id: plus().id, bulk_export_id: exportId },
+        ]),
+      );
+
+      proxy.release();
+      await advancing;
+      expect((await tasks()).filter((task) => task.state === 'running')).toEqual([]);
+    } finally {
+      proxy.release();
+      await proxy.close();
+    }
   });
 });

@@ -8,7 +8,8 @@ import { createLocalplane, type InProcessLocalplane } from '../src/index.ts';
 import { parseSpan } from '../src/ui/spans.ts';
 import { codehostDeploymentBody } from './support/deployments.ts';
 import { fixturesOf, inProcessApi } from './support/in-process.ts';
-import type { FixturesView } from './support/instance.ts';
+import { eventually, type FixturesView } from './support/instance.ts';
+import { parquetUpload, startObjstoreProxy } from './support/objstore-proxy.ts';
 
 let lp: InProcessLocalplane;
 let fixtures: FixturesView;
@@ -43,6 +44,10 @@ const page = async (path: string) => {
   const response = await lp.request(path);
   return { status: response.status, html: await response.text() };
 };
+
+/** The cells of the due-work rows of that kind and state. */
+const rowsOf = (html: string, kind: string, state: 'running' | 'queued' = 'queued') =>
+  [...html.matchAll(new RegExp(`<tr data-kind="${kind}" data-state="${state}">(.*?)</tr>`, 'g'))].map(([, row]) => row!);
 
 /** The text of the element with role="alert", unescaped. */
 const alertOf = (html: string) => html.match(/role="alert">([^<]*)</)?.[1]?.replaceAll('&quot;', '"').replaceAll('&#39;', "'");
@@ -143,7 +148,7 @@ describe('the due work on the Clock view', () => {
     const tasks = (await admin().get('/_localplane/tasks')).body as { due_at: string; revision_id?: string }[];
     const task = tasks.find((candidate) => candidate.revision_id === revisionId)!;
     const { html } = await page('/ui/clock');
-    const row = html.match(new RegExp(`<tr data-kind="revision_step">((?:(?!</tr>).)*#revision-${revisionId}(?:(?!</tr>).)*)</tr>`))?.[1];
+    const row = rowsOf(html, 'revision_step').find((cells) => cells.includes(`#revision-${revisionId}`));
     expect(row).toBeDefined();
     expect(row).toContain('Revision moves from CREATING to QUEUED');
     expect(row).toContain(`href="/ui/deployments/${created.id}?workspace_id=${acme().id}#revision-${revisionId}">deployment clock-view-due</a>`);
@@ -169,16 +174,16 @@ describe('the due work on the Clock view', () => {
 });
 
 describe('the due work of exports and deletions on the Clock view', () => {
-  it('names the dispatch, the run that starts or retries, linked to its export, and the deletion that completes', async () => {
+  /** An export of a day of the fixtures' support-bot-staging, to a destination served at `endpointUrl`; answers its id. */
+  async function startExport(prefix: string, endpointUrl: string) {
     const workspace = inProcessApi(lp, acme());
     const key = fixtures.objstore.keys.find((candidate) => ['create', 'delete', 'get'].every((permission) => candidate.permissions.includes(permission)))!;
     const destination = await workspace.post('/api/v1/bulk-exports/destinations', {
-      display_name: 'clock-view',
-      config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'clock-view', endpoint_url: fixtures.objstore.endpoint_url },
+      display_name: prefix,
+      config: { bucket_name: fixtures.objstore.buckets[0], prefix, endpoint_url: endpointUrl },
       credentials: { access_key_id: key.access_key_id, secret_access_key: key.secret_access_key },
     });
     expect(destination.status, destination.text).toBe(200);
-    await admin().post('/_localplane/faults/export-runs', { mode: 'fail', count: 1, attempts: 1 });
     const session = acme().sessions.find((candidate) => candidate.name === 'support-bot-staging')!;
     const created = await workspace.post('/api/v1/bulk-exports', {
       bulk_export_destination_id: destination.body.id,
@@ -187,18 +192,24 @@ describe('the due work of exports and deletions on the Clock view', () => {
       end_time: '2026-10-02T00:00:00Z',
     });
     expect(created.status, created.text).toBe(200);
-    const rowsOf = (html: string, kind: string) => [...html.matchAll(new RegExp(`<tr data-kind="${kind}">(.*?)</tr>`, 'g'))].map(([, row]) => row!);
+    return created.body.id as string;
+  }
+
+  it('names the dispatch, the run that starts or retries, linked to its export, and the deletion that completes', async () => {
+    const workspace = inProcessApi(lp, acme());
+    await admin().post('/_localplane/faults/export-runs', { mode: 'fail', count: 1, attempts: 1 });
+    const exportId = await startExport('clock-view', fixtures.objstore.endpoint_url);
 
     const dispatching = (await page('/ui/clock')).html;
     expect(rowsOf(dispatching, 'export_dispatch')).toEqual([expect.stringContaining(`<a href="/ui/exports?workspace_id=${acme().id}">exports of the workspace</a>`)]);
     expect(rowsOf(dispatching, 'export_dispatch')[0]).toContain("The workspace&#39;s waiting exports and runs start, as the limits allow");
 
     await post('/ui/clock/advance', { span: '0' });
-    const [run] = (await workspace.get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body as { id: string }[];
+    const [run] = (await workspace.get(`/api/v1/bulk-exports/${exportId}/runs`)).body as { id: string }[];
     const retrying = (await page('/ui/clock')).html;
     const [step] = rowsOf(retrying, 'export_run_step');
     expect(step).toContain('Export run retries (attempt 2)');
-    expect(step).toContain(`<a href="/ui/exports/${created.body.id}?workspace_id=${acme().id}#run-${run!.id}">export ${created.body.id.slice(0, 8)}</a><span class="mono"> · run ${run!.id.slice(0, 8)}</span>`);
+    expect(step).toContain(`<a href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-${run!.id}">export ${exportId.slice(0, 8)}</a><span class="mono"> · run ${run!.id.slice(0, 8)}</span>`);
     expect(rowsOf(retrying, 'export_run_time_limit')[0]).toContain('Export run reaches its time limit: TimedOut if still running');
     expect(rowsOf(retrying, 'export_time_limit')[0]).toContain('Export reaches its time limit: TimedOut if still running');
 
@@ -209,6 +220,36 @@ describe('the due work of exports and deletions on the Clock view', () => {
     expect(deletion).toContain('Deletion completes: the deployment is gone');
     expect(deletion).toContain(`href="/ui/deployments/${deployment.id}?workspace_id=${acme().id}">deployment clock-view-deletion</a>`);
     expect(deletion).toContain('<td>in 1m 30s</td>');
+  });
+
+  it('shows the run step in flight first, running since its start, and the queued work after it', async () => {
+    const proxy = await startObjstoreProxy(await lp.objstoreEndpoint());
+    try {
+      const exportId = await startExport('clock-view-running', proxy.url);
+      proxy.arm({ kind: 'hold' }, parquetUpload);
+      const { now } = await clock();
+      // The proxy holds the first step's upload; the next step, due at once, waits for it, and so does the advance.
+      const advancing = lp.clock.advance(0);
+      // The first step is in flight for a moment too, while it encodes the file.
+      const nextStepRunning = async () =>
+        rowsOf((await page('/ui/clock')).html, 'export_run_step', 'running').find((row) => row.includes('writes its next file'));
+      const step = await eventually(nextStepRunning, 'the next step in flight');
+      expect(step).toContain(`<a href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-`);
+      const since = `<span class="badge task-running">running</span> since <time class="mono" datetime="${now}">${now}</time>`;
+      expect(step).toContain(`<td>${since}</td><td>now</td>`);
+      const { html } = await page('/ui/clock');
+      const states = [...html.matchAll(/<tr data-kind="[a-z_]+" data-state="([a-z]+)">/g)].map(([, state]) => state);
+      // Only the first row runs; the others are queued, the run's time limit among them.
+      expect(states).toEqual(['running', ...states.slice(1).map(() => 'queued')]);
+      expect(rowsOf(html, 'export_run_time_limit')).toHaveLength(1);
+
+      proxy.release();
+      await advancing;
+      expect((await page('/ui/clock')).html).not.toContain('data-state="running"');
+    } finally {
+      proxy.release();
+      await proxy.close();
+    }
   });
 });
 

@@ -8,7 +8,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { REVISION_STEP_STATUSES } from '../src/config.ts';
 import { checkAccessibility, screenshot, useBrowser } from './support/browser.ts';
 import { codehostDeploymentBody } from './support/deployments.ts';
+import { exportWithStepInFlight } from './support/exports.ts';
 import { useLocalplane, workspaceByTier } from './support/instance.ts';
+import { startObjstoreProxy } from './support/objstore-proxy.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
 const browser = useBrowser();
@@ -133,5 +135,26 @@ describe('the Clock view in Chromium', () => {
     await screenshot(page, 'clock');
     await checkAccessibility(page);
     expect(browser.pageErrors).toEqual([]);
+  });
+
+  it('marks the task in flight as running since its start, in both themes without a serious axe-core violation', async () => {
+    const proxy = await startObjstoreProxy(ctx.instance.objstoreUrl);
+    try {
+      const { advancing } = await exportWithStepInFlight(ctx, acme, proxy, 'browser-running');
+      const now = (await admin('GET', '/clock')).body.now as string;
+      const page = await browser.openDashboard(ctx.instance, '/ui/clock');
+      const running = page.locator('#due-work tr[data-state="running"]');
+      await expect(running.textContent()).resolves.toContain('Export run writes its next file');
+      await expect(running.getByRole('cell', { name: `running since ${now}` }).count()).resolves.toBe(1);
+      await screenshot(page, 'clock-running-task');
+      await checkAccessibility(page);
+      await checkAccessibility(await browser.openDashboard(ctx.instance, '/ui/clock', { colorScheme: 'dark' }));
+      proxy.release();
+      await advancing;
+      expect(browser.pageErrors).toEqual([]);
+    } finally {
+      proxy.release();
+      await proxy.close();
+    }
   });
 });

@@ -20,7 +20,7 @@ import type { RunsAddition, RunsAdded } from '../tracing/knob-routes.ts';
 import type { PreviewResponse, SqlRequest, SqlResponse, previewQuery } from '../warehouse/schemas.ts';
 import type { Tier } from '../workspaces/store.ts';
 import type { ResetScope } from './module.ts';
-import type { ClockRun, ClockState, FaultsState, FixturesView, Health, State, Task, TierChange } from './schemas.ts';
+import type { ClockRun, ClockState, FaultsState, FixturesView, Health, ListedTask, State, TierChange } from './schemas.ts';
 import type { StateQuery } from './state.ts';
 
 export type PreviewOptions = QueryInput<typeof previewQuery>;
@@ -50,8 +50,8 @@ export interface AdminMethods {
   health(): Promise<Health>;
   /** GET /fixtures (binds an in-process instance's objstore, whose endpoint it hands out) */
   fixtures(): Promise<FixturesView>;
-  /** GET /tasks: the scheduled tasks, soonest first */
-  tasks(): Promise<Task[]>;
+  /** GET /tasks: the task in flight of each lane (`state: 'running'`), longest running first, then the queued ones, soonest first */
+  tasks(): Promise<ListedTask[]>;
   /** GET and PATCH /config: the limits in force, changed until a reset */
   config: { get(): Promise<Limits>; patch(changes: LimitsPatch): Promise<Limits> };
   /** /faults: the knobs that make the next destination validations, export runs or revisions fail */

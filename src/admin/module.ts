@@ -6,7 +6,7 @@ import { notFound } from '../shared/errors.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
 import { adminRoutes } from './routes.ts';
-import { taskView } from './schemas.ts';
+import { listedTasks, taskView } from './schemas.ts';
 import { stateRoutes } from './state.ts';
 
 /** Which state a reset puts back to the seed: everything, or one workspace's resources. */
@@ -52,7 +52,8 @@ export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
     faults: bulkExports.faults,
     revisionFaults: deployments.faults,
     limits: core.limits,
-    pendingTasks,
+    tasks: () => listedTasks(core.scheduler.inFlight(), core.scheduler.pending()),
+    watchdogCounts: () => core.scheduler.watchdogCounts(),
     reset,
     startedAt: deps.startedAt,
   });

@@ -13,13 +13,13 @@ import {
   fixturesViewSchema,
   healthSchema,
   limitsSchema,
+  listedTasksSchema,
   resetSchema,
-  tasksSchema,
   tierChangeSchema,
-  type Task,
+  type ListedTask,
 } from './schemas.ts';
 import { DEFAULT_IDLE_SECONDS, MAX_IDLE_STEPS, type ClockControl } from '../shared/clock-control.ts';
-import type { ScheduledTask } from '../shared/scheduler.ts';
+import type { ScheduledTask, WatchdogCounts } from '../shared/scheduler.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
 import { httpError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
@@ -43,7 +43,9 @@ export interface AdminDeps {
   faults: BulkExportFaults;
   revisionFaults: RevisionFaults;
   limits: InstanceLimits;
-  pendingTasks: () => Task[];
+  /** The tasks in flight, then the queued ones (GET /tasks). */
+  tasks: () => ListedTask[];
+  watchdogCounts: () => WatchdogCounts;
   reset: (scope?: { workspaceId?: string; keepClock?: boolean }) => Promise<void>;
   startedAt: number;
 }
@@ -69,8 +71,8 @@ export function adminRoutes(deps: AdminDeps) {
   const faultsResponse = { status: 200, description: 'Every armed knob, with the uses it has left', schema: faultsStateSchema };
 
   app.openapi(
-    { method: 'get', path: '/health', summary: 'Health, the objstore URL and the uptime', response: { status: 200, description: 'Up', schema: healthSchema } },
-    (c) => c.json({ status: 'ok', objstore_url: deps.objstore.url, uptime_seconds: (Date.now() - deps.startedAt) / 1000 }),
+    { method: 'get', path: '/health', summary: "Health, the objstore URL, the uptime and what the scheduler's watchdog had to do", response: { status: 200, description: 'Up', schema: healthSchema } },
+    (c) => c.json({ status: 'ok', objstore_url: deps.objstore.url, uptime_seconds: (Date.now() - deps.startedAt) / 1000, watchdog: deps.watchdogCounts() }),
   );
 
   app.openapi(
@@ -185,8 +187,13 @@ export function adminRoutes(deps: AdminDeps) {
   );
 
   app.openapi(
-    { method: 'get', path: '/tasks', summary: 'The scheduled tasks, soonest first', response: { status: 200, description: 'The tasks', schema: tasksSchema } },
-    (c) => c.json(deps.pendingTasks()),
+    {
+      method: 'get',
+      path: '/tasks',
+      summary: 'The task in flight of each lane, longest running first, then the queued tasks, soonest first',
+      response: { status: 200, description: 'The tasks, running then queued', schema: listedTasksSchema },
+    },
+    (c) => c.json(deps.tasks()),
   );
 
   const limitsResponse = { status: 200, description: 'The limits in force', schema: limitsSchema };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ScheduledTask } from '../shared/scheduler.ts';
+import type { RunningTask, ScheduledTask } from '../shared/scheduler.ts';
 import { formatTimestamp } from '../shared/time.ts';
 import { objstoreKeySchema } from '../objstore/key-routes.ts';
 import { sessionViewSchema } from '../tracing/knob-routes.ts';
@@ -33,7 +33,12 @@ import { TIERS } from '../workspaces/store.ts';
 
 const timestamp = z.iso.datetime({ offset: true });
 
-export const healthSchema = z.object({ status: z.literal('ok'), objstore_url: z.string().nullable(), uptime_seconds: z.number() });
+/** What the scheduler's watchdog had to do since the start (each is a lost wake-up or a stuck task, and logged as an error): 0 and 0 normally. */
+const watchdogSchema = z.object({
+  late_starts: z.int().min(0).describe('Tasks it started because they were still waiting 5 s past their due time with their lane free and the clock running'),
+  overruns: z.int().min(0).describe('Tasks in flight past `task_in_flight_limit_seconds`, whose lane it let go on without them'),
+});
+export const healthSchema = z.object({ status: z.literal('ok'), objstore_url: z.string().nullable(), uptime_seconds: z.number(), watchdog: watchdogSchema });
 export type Health = z.output<typeof healthSchema>;
 
 const fixtureKeySchema = z.object({
@@ -78,10 +83,14 @@ export const resetSchema = z.object({ status: z.literal('reset'), workspace_id: 
 export const clockStateSchema = z.object({ now: timestamp, frozen: z.boolean() });
 export type ClockState = z.output<typeof clockStateSchema>;
 
-/** A task: when it is due and its label (as before kinds were added), then what it does to which resources: the fields of its `kind`. */
-const task = <S extends z.ZodRawShape>(subject: z.ZodObject<S>) => z.object({ due_at: timestamp, label: z.string(), ...subject.shape });
-export const tasksSchema = z.array(
-  z.discriminatedUnion('kind', [
+/**
+ * A task of every kind, each with `head` first: then when it is due and its label (as before kinds were added), then what it
+ * does to which resources: the fields of its `kind`.
+ */
+const taskOfEveryKind = <H extends z.ZodRawShape>(head: H) => {
+  const task = <S extends z.ZodRawShape>(subject: z.ZodObject<S>) =>
+    z.object({ ...head, due_at: timestamp, label: z.string(), ...subject.shape });
+  return z.discriminatedUnion('kind', [
     task(revisionStepTaskSchema),
     task(deploymentDeletionTaskSchema),
     task(exportDispatchTaskSchema),
@@ -89,12 +98,32 @@ export const tasksSchema = z.array(
     task(exportRunTimeLimitTaskSchema),
     task(exportTimeLimitTaskSchema),
     task(recurringExportSpawnTaskSchema),
-  ]),
-);
-export type Task = z.infer<typeof tasksSchema>[number];
+  ]);
+};
+/** A task as the clock's runs (`ran`) and the state dump (`pending_tasks`) list it: without a `state`, which each list's name says. */
+const taskSchema = taskOfEveryKind({});
+export type Task = z.infer<typeof taskSchema>;
+const tasksSchema = z.array(taskSchema);
 
-/** A scheduled task as GET /_localplane/tasks shows it; the domains type each subject with its kind's schema (tasksSchema lists them). */
+/** A task as GET /_localplane/tasks lists it: in flight since `started_at` (emulator clock), or queued. */
+const listedTaskSchema = z.discriminatedUnion('state', [
+  taskOfEveryKind({
+    state: z.literal('running').describe('In flight: started, not ended yet'),
+    started_at: timestamp.describe('When it started, on the emulator clock'),
+  }),
+  taskOfEveryKind({ state: z.literal('queued').describe('Not started: waiting for its due time or for its lane') }),
+]);
+export type ListedTask = z.infer<typeof listedTaskSchema>;
+export const listedTasksSchema = z.array(listedTaskSchema);
+
+/** A scheduled task as the admin API shows it; the domains type each subject with its kind's schema (taskSchema lists them). */
 export const taskView = (task: ScheduledTask) => ({ due_at: formatTimestamp(task.dueAt), label: task.label, ...task.subject }) as Task;
+
+/** GET /_localplane/tasks: the task in flight of each lane, longest running first, then the queued ones, soonest first. */
+export const listedTasks = (running: readonly RunningTask[], queued: readonly ScheduledTask[]): ListedTask[] => [
+  ...running.map(({ task, startedAt }) => ({ state: 'running' as const, started_at: formatTimestamp(startedAt), ...taskView(task) })),
+  ...queued.map((task) => ({ state: 'queued' as const, ...taskView(task) })),
+];
 
 /** The clock after a run of due work, and the tasks that ran, in order. */
 export const clockRunSchema = z.object({ now: timestamp, frozen: z.boolean(), ran: tasksSchema });

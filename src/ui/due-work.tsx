@@ -17,16 +17,16 @@ export interface ClockState {
   frozen: boolean;
 }
 
-/** A task of GET /_localplane/tasks: its due time and label, and the fields of its kind. */
-export type Task = { due_at: string; label: string } & (
-  | RevisionStepTask
-  | DeploymentDeletionTask
-  | ExportDispatchTask
-  | ExportRunStepTask
-  | ExportRunTimeLimitTask
-  | ExportTimeLimitTask
-  | RecurringExportSpawnTask
-);
+/** A task of GET /_localplane/tasks: running since `started_at` or queued, its due time and label, and the fields of its kind. */
+export type Task = ({ state: 'running'; started_at: string } | { state: 'queued' }) & { due_at: string; label: string } & (
+    | RevisionStepTask
+    | DeploymentDeletionTask
+    | ExportDispatchTask
+    | ExportRunStepTask
+    | ExportRunTimeLimitTask
+    | ExportTimeLimitTask
+    | RecurringExportSpawnTask
+  );
 
 /** What the due-work table names: workspaces, and the deployments tasks move, by id. */
 export interface Names {
@@ -97,7 +97,30 @@ function TaskResource({ task, names }: { task: Task; names: Names }) {
   }
 }
 
-/** The due work as a table: what, which resource, when, in how long (from the emulator clock's now). */
+/** When a queued task is due, or since when a running one runs, and how far that is from the emulator clock's now. */
+function TaskTime({ task, now }: { task: Task; now: string }) {
+  if (task.state === 'queued') {
+    return (
+      <>
+        <td class="mono">{task.due_at}</td>
+        <td>{fromNow(task.due_at, now)}</td>
+      </>
+    );
+  }
+  return (
+    <>
+      <td>
+        <span class="badge task-running">running</span> since{' '}
+        <time class="mono" datetime={task.started_at}>
+          {task.started_at}
+        </time>
+      </td>
+      <td>{fromNow(task.started_at, now)}</td>
+    </>
+  );
+}
+
+/** The due work as a table: what, which resource, when (or running since when), in how long (from the emulator clock's now). */
 export function DueWork({ tasks, names, now, caption }: { tasks: readonly Task[]; names: Names; now: string; caption: string }) {
   if (tasks.length === 0) return <p class="muted">Nothing is scheduled.</p>;
   return (
@@ -114,14 +137,13 @@ export function DueWork({ tasks, names, now, caption }: { tasks: readonly Task[]
       </thead>
       <tbody>
         {tasks.map((task) => (
-          <tr data-kind={task.kind}>
+          <tr data-kind={task.kind} data-state={task.state}>
             <td>{describeTask(task)}</td>
             <td>
               <TaskResource task={task} names={names} />
             </td>
             <td>{names.workspaces.get(task.workspace_id) ?? shortId(task.workspace_id)}</td>
-            <td class="mono">{task.due_at}</td>
-            <td>{fromNow(task.due_at, now)}</td>
+            <TaskTime task={task} now={now} />
           </tr>
         ))}
       </tbody>

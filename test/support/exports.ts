@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { Compression, FormatVersion } from '../../src/bulk-exports/schemas.ts';
-import { credentialsOf, fullKey, type FixtureWorkspace, type TestContext } from './instance.ts';
+import { credentialsOf, eventually, fullKey, type FixtureWorkspace, type TestContext } from './instance.ts';
+import { parquetUpload, type ObjstoreProxy } from './objstore-proxy.ts';
 
 export interface ExportRun {
   id: string;
@@ -62,13 +63,22 @@ export function exportClient(ctx: TestContext, workspace: () => FixtureWorkspace
   };
 }
 
+/** A task as GET /_localplane/tasks lists it; the fields of its kind untyped. */
+export interface ListedTask {
+  state: 'running' | 'queued';
+  started_at?: string;
+  due_at: string;
+  label: string;
+  [field: string]: unknown;
+}
+
 /** Harness knobs of the test file's instance. */
 export function harness(ctx: TestContext) {
   const admin = (method: string, path: string, body?: unknown) => ctx.admin.request(method, path, body === undefined ? {} : { body });
   return {
     admin,
     advance: (seconds: number) => admin('POST', '/clock/advance', { seconds }),
-    tasks: async () => (await admin('GET', '/tasks')).body as { due_at: string; label: string }[],
+    tasks: async () => (await admin('GET', '/tasks')).body as ListedTask[],
     /** A key pair of the test's own, so it can revoke or change it without touching the fixtures. */
     async addKey(accessKeyId: string, secretAccessKey: string, permissions = ['create', 'delete', 'get', 'multipart']) {
       const response = await admin('POST', '/objstore/keys', { access_key_id: accessKeyId, secret_access_key: secretAccessKey, permissions });
@@ -79,3 +89,25 @@ export function harness(ctx: TestContext) {
 }
 
 export const statuses = (items: { status: string }[]) => items.map((item) => item.status);
+
+const ONE_DAY = { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-02T00:00:00Z' };
+
+/**
+ * Starts an export of a day whose run's next step stays in flight (GET /tasks lists it
+ * running) with the clock frozen: `proxy` holds the first file's upload, and the next step,
+ * due at once, waits for it. Answers the export's id and the advance that ran the steps, which
+ * ends once `proxy.release()` lets the upload through.
+ */
+export async function exportWithStepInFlight(ctx: TestContext, workspace: () => FixtureWorkspace, proxy: ObjstoreProxy, prefix: string) {
+  const exports = exportClient(ctx, workspace);
+  const { advance, tasks } = harness(ctx);
+  const destinationId = await exports.createDestination(prefix, { endpointUrl: proxy.url });
+  const exportId = await exports.startExport(destinationId, 'support-bot-staging', ONE_DAY);
+  proxy.arm({ kind: 'hold' }, parquetUpload);
+  const advancing = advance(0);
+  // The first step is in flight for a moment too, while it encodes the file.
+  const nextStepRuns = async () =>
+    (await tasks()).some((task) => task.state === 'running' && task.bulk_export_id === exportId && task.step === 'next_file');
+  await eventually(nextStepRuns, 'the next step in flight');
+  return { exportId, advancing };
+}

@@ -31,7 +31,12 @@ function DueWorkPanel({ tasks, names, now, outOfBand = false }: { tasks: readonl
   return (
     <section id="due-work" aria-labelledby="due-work-title" {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}>
       <h2 id="due-work-title">Due work</h2>
-      <DueWork tasks={tasks} names={names} now={now} caption="Work scheduled on the emulator clock, soonest first" />
+      <DueWork
+        tasks={tasks}
+        names={names}
+        now={now}
+        caption="The tasks running on the emulator clock, longest running first, then those scheduled, soonest first"
+      />
     </section>
   );
 }

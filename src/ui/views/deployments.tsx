@@ -325,7 +325,7 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
   // The poll asks for what this URL shows: the logs of the revision chosen, else of the latest one then.
   const self = `${detailPath(page)}${page.logsChosen ? `&revision=${page.logsOf}` : ''}${page.revisionsOffset ? `&revisions_offset=${page.revisionsOffset}` : ''}`;
   const polling = moving ? { 'hx-get': self, 'hx-trigger': 'every 1s', 'hx-target': 'this', 'hx-swap': 'outerHTML' } : {};
-  const next = page.tasks[0];
+  const next = page.tasks.find((task) => task.state === 'queued');
   const revisionsPage = (offset: number) => `${detailPath(page)}&revisions_offset=${offset}`;
   return (
     <div id="deployment-live" {...polling}>
@@ -353,7 +353,7 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
 
       <section aria-labelledby="due-title">
         <h2 id="due-title">Due work of this deployment</h2>
-        <DueWork tasks={page.tasks} names={page.names} now={page.clock.now} caption="Work scheduled for this deployment, soonest first" />
+        <DueWork tasks={page.tasks} names={page.names} now={page.clock.now} caption="Work of this deployment: the tasks running, then those scheduled, soonest first" />
         {next && (
           <form class="inline" method="post" action={detailPath(page, '/advance')} hx-post={detailPath(page, '/advance')} hx-target="#deployment" hx-swap="outerHTML">
             <input type="hidden" name="until" value={next.due_at} />
