@@ -5,14 +5,13 @@
  * logs paged with next_offset), the SKIPPED and failing endings, and deletion with and without
  * AWAITING_DELETE.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { SOURCE_TARBALL_BUCKET } from '../src/deployments/source-uploads.ts';
-import { codehostDeploymentBody } from './support/deployments.ts';
+import { cliCreateBody, cliRemoteBuildPatch, codehostDeploymentBody, projectTarball, putTarball, TERMINAL_STATUSES } from './support/deployments.ts';
 import type { LogsPage } from '../src/deployments/schemas.ts';
 import { useLocalplane, workspaceByTier, type ApiResponse, type FixtureWorkspace } from './support/instance.ts';
 import { getBytes, s3For } from './support/objstore.ts';
@@ -25,45 +24,15 @@ const initech = () => workspaceByTier(ctx.fixtures, 'developer');
 const api = (workspace: FixtureWorkspace = acme()) => ctx.api.as(workspace);
 const admin = (method: string, path: string, body?: unknown) => ctx.admin.request(method, path, body === undefined ? {} : { body });
 const advance = (seconds: number) => admin('POST', '/clock/advance', { seconds });
-/** What the CLI polls for (its _TERMINAL_STATUSES). */
-const TERMINAL = ['DEPLOYED', 'CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'SKIPPED'];
 const SECRET_VALUE = 'lp-deploy-flow-secret-value';
+const SECRETS = [{ name: 'OPENAI_API_KEY', value: SECRET_VALUE }];
 
 beforeEach(async () => {
   await admin('POST', '/reset');
 });
 
-/** A real gzipped tar of a tiny graph project, as the CLI's create_archive makes. */
-function projectTarball(): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'localplane-deploy-flow-'));
-  try {
-    writeFileSync(join(dir, 'graph.json'), JSON.stringify({ graphs: { agent: './agent.py:graph' }, dependencies: ['.'] }));
-    writeFileSync(join(dir, 'agent.py'), 'graph = None\n');
-    const archive = join(dir, 'source.tgz');
-    const tar = spawnSync('tar', ['-czf', archive, '-C', dir, 'graph.json', 'agent.py']);
-    if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
-    return readFileSync(archive);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** The CLI's _upload_to_gcs: a PUT of the file to the signed URL with its headers. */
-const putTarball = (url: string, tarball: Buffer) =>
-  fetch(url, {
-    method: 'PUT',
-    body: new Uint8Array(tarball),
-    headers: { 'Content-Type': 'application/gzip', 'Content-Length': String(tarball.length), 'X-Goog-Content-Length-Range': '0,209715200' },
-  });
-
 async function createDeployment(name: string, source: 'internal_source' | 'internal_container', workspace = acme()) {
-  const created = await api(workspace).post('/v2/deployments', {
-    name,
-    source,
-    source_config: { deployment_type: 'dev' },
-    source_revision_config: {},
-    secrets: [{ name: 'OPENAI_API_KEY', value: SECRET_VALUE }],
-  });
+  const created = await api(workspace).post('/v2/deployments', cliCreateBody(name, source, SECRETS));
   expect(created.status).toBe(201);
   return created.body;
 }
@@ -95,7 +64,7 @@ async function pollLatest(deploymentId: string, workspace = acme()): Promise<Pol
     const revision = await api(workspace).get(`/v2/deployments/${deploymentId}/revisions/${revisionId}`);
     const { status } = revision.body;
     if (seen.at(-1) !== status) seen.push(status);
-    if (TERMINAL.includes(status)) return { revisionId, status, seen, buildLog };
+    if (TERMINAL_STATUSES.includes(status)) return { revisionId, status, seen, buildLog };
     if (status === 'AWAITING_BUILD' || status === 'BUILDING') {
       const logs: ApiResponse = await api(workspace).post(`/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`, { order: 'asc', limit: 50, ...(offset ? { offset } : {}) });
       expect(logs.status).toBe(200);
@@ -172,13 +141,7 @@ describe('the hosted CLI deploy flow', () => {
     const found = (await api().get(`/v2/deployments?name_contains=${name}`)).body.resources;
     expect(found.map((resource: { id: string }) => resource.id)).toEqual([created.id]);
     const secondPath = await uploadSource(created.id);
-    const patched = await api().patch(`/v2/deployments/${created.id}`, {
-      revision_source: 'internal_source',
-      source_revision_config: { source_tarball_path: secondPath, graph_config_path: 'graph.json' },
-      source_config: { install_command: 'yarn install' },
-      secrets: [{ name: 'OPENAI_API_KEY', value: SECRET_VALUE }],
-      tracked_packages: ['graph:1.0.0'],
-    });
+    const patched = await api().patch(`/v2/deployments/${created.id}`, cliRemoteBuildPatch(secondPath, SECRETS, 'yarn install'));
     expect(patched.status).toBe(200);
     expect((await pollLatest(created.id)).status).toBe('DEPLOYED');
 
