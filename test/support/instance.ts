@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { start, type Localplane, type StartOptions } from '../../src/index.ts';
 import { OBJSTORE_PERMISSIONS } from '../../src/objstore/index.ts';
 import { checkServedResponse } from './openapi.ts';
@@ -102,7 +102,13 @@ export function useLocalplane(options: StartOptions = {}): TestContext {
     context.fixtures = (await context.admin.request<FixturesView>('GET', '/fixtures')).body;
   });
   afterAll(async () => {
-    await context.instance?.stop();
+    if (!context.instance) return;
+    // A lost wake-up anywhere in the file's work shows here: the watchdog had to start or free something.
+    const headers: Record<string, string> = options.adminToken === undefined ? {} : { authorization: `Bearer ${options.adminToken}` };
+    const health = await fetch(`${context.instance.apiUrl}/_localplane/health`, { headers });
+    const watchdog = ((await health.json()) as { watchdog: unknown }).watchdog;
+    await context.instance.stop();
+    expect(watchdog, context.logs.filter((line) => line.includes('watchdog:')).join('\n')).toEqual({ late_starts: 0, overruns: 0 });
   });
   return context;
 }
