@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalplane, type InProcessLocalplane } from '../src/index.ts';
 import { concretePath, prepareKnownIds, readRequests, type KnownIds, type ReadRequest } from './support/endpoints.ts';
 import { fillEveryTable } from './support/every-row.ts';
+import { fuzzSettings } from './support/fuzz-settings.ts';
 import { inProcessApi } from './support/in-process.ts';
 import { send, sendRaw, type Reply } from './support/http-client.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from './support/instance.ts';
@@ -27,12 +28,7 @@ import { readSnapshotParts, type SnapshotParts } from './support/snapshot-files.
 import { snapshotMutations } from './support/snapshot-mutations.ts';
 import { stateDumper, type StateDumper } from './support/state.ts';
 
-const TOTAL_RUNS = Number(process.env.LOCALPLANE_FUZZ_RUNS ?? 3_000);
-const SEED = process.env.LOCALPLANE_FUZZ_SEED
-  ? Number(process.env.LOCALPLANE_FUZZ_SEED)
-  : process.env.LOCALPLANE_FUZZ_RANDOM === '1'
-    ? Math.floor(Math.random() * 2 ** 31)
-    : 20_261_123;
+const { runs: TOTAL_RUNS, seed: SEED } = fuzzSettings(3_000, 20_261_123);
 const runsOf = (share: number) => Math.ceil(TOTAL_RUNS * share);
 /** Generous: a block of N requests normally takes a few ms each. */
 const blockTimeout = (runs: number) => 60_000 + runs * 25;

@@ -21,14 +21,10 @@ import { describe, expect, it } from 'vitest';
 import { createClock } from '../src/shared/clock.ts';
 import { createClockControl } from '../src/shared/clock-control.ts';
 import { Scheduler, type ScheduledTask } from '../src/shared/scheduler.ts';
+import { fuzzSettings } from './support/fuzz-settings.ts';
 import { SimulatedLoop } from './support/simulated-loop.ts';
 
-const RUNS = Number(process.env.LOCALPLANE_FUZZ_RUNS ?? 1_000);
-const SEED = process.env.LOCALPLANE_FUZZ_SEED
-  ? Number(process.env.LOCALPLANE_FUZZ_SEED)
-  : process.env.LOCALPLANE_FUZZ_RANDOM === '1'
-    ? Math.floor(Math.random() * 2 ** 31)
-    : 20_261_129;
+const { runs: RUNS, seed: SEED } = fuzzSettings(1_000, 20_261_129);
 const EPOCH_MS = Date.UTC(2026, 10, 29);
 const LANES = ['a', 'b', 'c'] as const;
 /** Past every wait and task length a case draws: by then everything must have settled. */
