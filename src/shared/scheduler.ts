@@ -45,7 +45,7 @@ export interface SchedulerTimers {
   monotonicNow(): number;
 }
 
-export const NODE_TIMERS: SchedulerTimers = {
+const NODE_TIMERS: SchedulerTimers = {
   setTimeout: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
   setImmediate: (callback) => void setImmediate(callback),
@@ -74,6 +74,7 @@ export interface SchedulerOptions {
 export const LATE_START_MICROS = 5_000_000;
 /** How often the watchdog looks, while there is work queued or in flight. */
 export const WATCHDOG_PERIOD_MS = 1000;
+
 /** Longest timer Node accepts; a task further out is re-armed when the timer fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
