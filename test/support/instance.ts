@@ -105,7 +105,8 @@ export function useLocalplane(options: StartOptions = {}): TestContext {
     if (!context.instance) return;
     // A lost wake-up anywhere in the file's work shows here: the watchdog had to start or free something.
     const headers: Record<string, string> = options.adminToken === undefined ? {} : { authorization: `Bearer ${options.adminToken}` };
-    const health = await fetch(`${context.instance.apiUrl}/_localplane/health`, { headers });
+    // In process: a socket kept alive from before a long in-process loop may be closed by the server under the request.
+    const health = await context.instance.request('/_localplane/health', { headers });
     const watchdog = ((await health.json()) as { watchdog: unknown }).watchdog;
     await context.instance.stop();
     expect(watchdog, context.logs.filter((line) => line.includes('watchdog:')).join('\n')).toEqual({ late_starts: 0, overruns: 0 });
