@@ -7,6 +7,7 @@ import { openapiDocument } from './document.ts';
 import { notFoundError } from './errors.ts';
 import type { DocumentedRoute } from './declarations.ts';
 import { OpenApiHono } from './routes.ts';
+import { neverFramedHeaders } from '../shared/never-framed.ts';
 
 /** Swagger UI's files, from the swagger-ui-dist package: nothing is fetched from elsewhere. */
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -68,7 +69,7 @@ export function openapiRoutes(documented: () => readonly DocumentedRoute[]) {
 
   app.openapi(
     { method: 'get', path: '/docs', summary: 'A readable reference rendered from /openapi.json (Swagger UI)', response: { status: 200, description: 'The page', contentType: 'text/html' } },
-    (c) => c.html(DOCS_PAGE),
+    (c) => c.html(DOCS_PAGE, 200, neverFramedHeaders()),
   );
 
   app.openapi(

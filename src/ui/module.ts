@@ -11,6 +11,7 @@ import { overviewView } from './views/overview.tsx';
 import { requestsView } from './views/requests.tsx';
 import { stateView } from './views/state.tsx';
 import { sqlView } from './views/sql.tsx';
+import { neverFramedHeaders } from '../shared/never-framed.ts';
 
 /**
  * The dashboard at /ui: pages rendered on the server from what the documented API answers,
@@ -26,8 +27,8 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.use('*', async (c, next) => {
     await next();
     // The dashboard is never framed (no clickjacking of its buttons) and loads nothing from elsewhere.
-    c.header('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
-    c.header('x-frame-options', 'DENY');
+    const headers = neverFramedHeaders("default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'");
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
     c.header('x-content-type-options', 'nosniff');
     c.header('referrer-policy', 'no-referrer');
     // A view's URL answers a whole page or, to htmx, a fragment: the browser's cache keeps them
