@@ -8,7 +8,7 @@ import type { LimitsPatch } from './config.ts';
 import { openCore, type InstanceCore } from './core.ts';
 import { deploymentsModule, sourceTarballBucket } from './deployments/module.ts';
 import { deploymentTables } from './deployments/store.ts';
-import { checkEndpointAliases, DEFAULT_ENDPOINT_ALIASES } from './destinations/endpoints.ts';
+import { checkAllowedEndpoints, checkEndpointAliases, DEFAULT_ENDPOINT_ALIASES } from './destinations/endpoints.ts';
 import { destinationsModule } from './destinations/module.ts';
 import { DEFAULT_FIXTURES_DIR, loadFixtures } from './fixtures/files.ts';
 import { ensureTemplate, templateContentKey } from './fixtures/template.ts';
@@ -86,6 +86,12 @@ export interface CreateOptions {
    * service name, say); any other Host is refused, as a DNS-rebinding page would send.
    */
   allowedHosts?: readonly string[];
+  /**
+   * Hosts (`host[:port]`, a host alone for any port) a destination's endpoint_url may name besides
+   * loopback, the bound host and the production endpoints served locally: a real S3-compatible
+   * cluster to export to. Any other endpoint is refused before anything is sent to it.
+   */
+  allowedEndpoints?: readonly string[];
   /**
    * A token the admin API and the dashboard then require of every request over the network
    * (`Authorization: Bearer <token>`, or a browser opening `/ui?token=<token>` once); for an
@@ -214,6 +220,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   const adminToken = validToken(options.adminToken);
   // Refuses a malformed alias before anything is made.
   checkEndpointAliases(endpointAliases);
+  checkAllowedEndpoints(options.allowedEndpoints ?? []);
   const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
   const core = await openCore(options, fixtures, TABLES, log);
   try {
@@ -222,7 +229,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const journal = journalModule(core, { capacity: options.journalCapacity, requestLog: options.requestLog, workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null, workspaceExists: (id) => workspaces.find(id) !== undefined });
     const sourceTarballs = sourceTarballBucket();
     const objstore = await objstoreModule(core, { host, port: objstorePort, observer: journal.observer.objstore(), instanceBuckets: [sourceTarballs], workspaceExists: (id) => workspaces.find(id) !== undefined });
-    const destinations = destinationsModule(core, { endpointAliases, embeddedEndpoint: objstore.bind });
+    const destinations = destinationsModule(core, { endpointAliases, reach: { allowed: options.allowedEndpoints, boundHost: host }, embeddedEndpoint: objstore.bind });
     const bulkExports = bulkExportsModule(core, { workspaces, tracing: tracing.store, destinations });
     const deployments = deploymentsModule(core, { workspaces, tracing: tracing.store, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });
     const warehouse = warehouseModule(core, { exports: bulkExports.store, objstore: objstore.objstore, filesDir: objstore.filesDir });

@@ -1,4 +1,5 @@
-import { checkEndpoint, invalidEndpoint } from './clients.ts';
+import { isLoopbackName } from '../shared/browser-guard.ts';
+import { checkEndpoint, invalidEndpoint, ObjstoreError } from './clients.ts';
 
 /**
  * Production endpoints localplane serves with its embedded objstore, so a client's real
@@ -64,6 +65,37 @@ const isAliasOf = (compiled: readonly EndpointAlias[], endpointUrl: string) => c
 /** Whether a destination of this endpoint_url writes to the embedded objstore: none given, or exactly an alias. */
 export function isEmbeddedEndpoint(endpointUrl: string | null | undefined, aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES): boolean {
   return endpointUrl === null || endpointUrl === undefined || endpointUrl === '' || isAliasOf(aliases.map(compileAlias), endpointUrl);
+}
+
+const ALLOWED_ENDPOINT_SHAPE = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** Throws for an allowed endpoint that is not `host[:port]`. */
+export function checkAllowedEndpoints(allowed: readonly string[]): void {
+  for (const entry of allowed) {
+    if (!ALLOWED_ENDPOINT_SHAPE.test(entry)) throw new TypeError(`allowed endpoint ${JSON.stringify(entry)} must be host[:port]`);
+  }
+}
+
+/** Where destinations may send besides the embedded objstore, so that a page or a snapshot naming any other host cannot make localplane a client of the user's network. */
+export interface EndpointReach {
+  /** `host[:port]` entries (a host alone: any port) a destination may name besides loopback. */
+  allowed?: readonly string[];
+  /** The host localplane is bound to, where its own objstore listens. */
+  boundHost?: string;
+}
+
+/** Throws, before anything is sent, for a resolved endpoint outside the reach: loopback, the bound host and the allowed entries. */
+export function endpointReachCheck(reach: EndpointReach): (endpointUrl: string) => void {
+  const allowed = new Set([...(reach.allowed ?? []), ...(reach.boundHost ? [reach.boundHost] : [])].map((entry) => entry.toLowerCase()));
+  return (endpointUrl) => {
+    const url = new URL(endpointUrl);
+    if (isLoopbackName(url.hostname) || allowed.has(url.hostname.toLowerCase()) || allowed.has(url.host.toLowerCase())) return;
+    throw new ObjstoreError(
+      `Invalid endpoint: ${endpointUrl}: localplane sends only to loopback, its own objstore and the production endpoints it serves; ` +
+        `start it with --allow-endpoints ${url.host} (LOCALPLANE_ALLOW_ENDPOINTS) to send there`,
+      'InvalidEndpoint',
+    );
+  };
 }
 
 export function createEndpointResolver(embeddedUrl: () => Promise<string>, aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES) {
