@@ -26,7 +26,7 @@ import type { ProgressListener } from './progress.ts';
 import type { ClockControl } from './shared/clock-control.ts';
 import { writeCounter, type TableSet } from './shared/db.ts';
 import { requireToken } from './shared/admin-token.ts';
-import { browserGuard, isLoopbackName } from './shared/browser-guard.ts';
+import { browserGuard, foreignHostMessage, hostGuard, isLoopbackName, type BrowserGuardOptions } from './shared/browser-guard.ts';
 import { errorResponse } from './shared/errors.ts';
 import { listenFailure, listenHttp } from './shared/http-server.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
@@ -182,7 +182,7 @@ function harnessGuard(withToken: boolean): GuardDocumentation {
   const errors = [
     httpError(403, 'A Host that is not a loopback name, the bound host or an allowed name (DNS rebinding), or a change from another origin (a cross-site post)', {
       foreign_host:
-        'Host "evil.example:9400" is not a name the admin API and the dashboard answer under: they answer loopback names (localhost, 127.0.0.1) and the host localplane is bound to; allow others with allowedHosts (--allow-hosts)',
+        foreignHostMessage('evil.example:9400'),
       cross_origin: 'Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:9400, not https://evil.example',
     }),
   ];
@@ -200,12 +200,16 @@ interface Built {
   log: (line: string) => void;
 }
 
-/** The app the modules' routes are mounted on: every request journaled, errors as `{"detail"}`, unrouted requests answered as Starlette does. */
-function createApp(observer: RequestObserver, log: (line: string) => void): OpenApiHono {
+/**
+ * The app the modules' routes are mounted on: every request journaled, a foreign Host refused on
+ * every route, errors as `{"detail"}`, unrouted requests answered as Starlette does.
+ */
+function createApp(observer: RequestObserver, hosts: BrowserGuardOptions, log: (line: string) => void): OpenApiHono {
   const app = new OpenApiHono();
   app.onError((error, c) => errorResponse(c, error, log));
   app.notFound((c) => c.json({ detail: 'Not Found' }, 404));
   app.use('*', observer.api());
+  app.use('*', hostGuard(hosts));
   app.use('*', starletteRouting(app));
   return app;
 }
@@ -228,7 +232,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const tracing = tracingModule(core);
     const journal = journalModule(core, { capacity: options.journalCapacity, requestLog: options.requestLog, workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null, workspaceExists: (id) => workspaces.find(id) !== undefined });
     const sourceTarballs = sourceTarballBucket();
-    const objstore = await objstoreModule(core, { host, port: objstorePort, observer: journal.observer.objstore(), instanceBuckets: [sourceTarballs], workspaceExists: (id) => workspaces.find(id) !== undefined });
+    const objstore = await objstoreModule(core, { host, allowedHosts: options.allowedHosts, port: objstorePort, observer: journal.observer.objstore(), instanceBuckets: [sourceTarballs], workspaceExists: (id) => workspaces.find(id) !== undefined });
     const destinations = destinationsModule(core, { endpointAliases, reach: { allowed: options.allowedEndpoints, boundHost: host }, embeddedEndpoint: objstore.bind });
     const bulkExports = bulkExportsModule(core, { workspaces, tracing: tracing.store, destinations });
     const deployments = deploymentsModule(core, { workspaces, tracing: tracing.store, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });
@@ -236,8 +240,8 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES), options.snapshotsDir);
     const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
-    const app = createApp(journal.observer, log);
-    const guards = [browserGuard({ boundHost: host, allowedHosts: options.allowedHosts }), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
+    const app = createApp(journal.observer, { boundHost: host, allowedHosts: options.allowedHosts }, log);
+    const guards = [browserGuard(), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
     for (const folder of ['/_localplane', DASHBOARD_FOLDER]) app.guardFolder(folder, harnessGuard(adminToken !== undefined), ...guards);
     for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes, warehouse.adminRoutes]) {
       app.route('/_localplane', routes);

@@ -135,7 +135,7 @@ describe('requests refused below the app', () => {
   });
 
   it('answers a body cut short by the client with 400, never 500', async () => {
-    const reply = await raw(`POST /v2/deployments HTTP/1.1\r\nHost: x\r\nX-API-Key: ${workspace.api_key}\r\nContent-Length: 100\r\n\r\n{"name":`);
+    const reply = await raw(`POST /v2/deployments HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${workspace.api_key}\r\nContent-Length: 100\r\n\r\n{"name":`);
     expect(reply.status).toBe(400);
     expect(ctx.logs.filter((line) => line.includes('internal error'))).toEqual([]);
   });

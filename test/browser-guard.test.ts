@@ -39,7 +39,7 @@ describe('a foreign Host (DNS rebinding)', () => {
     const refused = await send(lp, 'POST', '/_localplane/snapshot', { host: `evil.example:${port}` }, { name: 'rebound.snapshot' });
     expect(refused.status).toBe(403);
     expect(detailOf(refused)).toBe(
-      `Host "evil.example:${port}" is not a name the admin API and the dashboard answer under: they answer loopback names (localhost, 127.0.0.1) and the host localplane is bound to; allow others with allowedHosts (--allow-hosts)`,
+      `Host "evil.example:${port}" is not a name localplane answers under: it answers loopback names (localhost, 127.0.0.1) and the host it is bound to; allow others with --allow-hosts (LOCALPLANE_ALLOW_HOSTS, allowedHosts)`,
     );
     expect(existsSync(file)).toBe(false);
 
@@ -66,10 +66,27 @@ describe('a foreign Host (DNS rebinding)', () => {
     expect((await send(lp, 'GET', '/_localplane/health', { host: `localplane:${port}` })).status).toBe(403);
   });
 
-  it('leaves the service API to its API keys: a foreign Host is no reason to refuse it', async () => {
-    const reply = await send(lp, 'GET', '/v2/deployments', { host: 'api.hosted.example' });
-    expect(reply.status).toBe(401);
-    expect(detailOf(reply)).not.toMatch(/Host/);
+  it('refuses the service API too, whatever API key it carries: a rebinding page knows the published ones', async () => {
+    const { workspaces } = JSON.parse((await send(lp, 'GET', '/_localplane/fixtures', {})).body) as { workspaces: { id: string; api_key: string }[] };
+    const auth = { 'x-api-key': workspaces[0]!.api_key };
+    const reply = await send(lp, 'GET', '/api/v1/bulk-exports/destinations', { ...auth, host: `rebind.evil.example:${port}` });
+    expect(reply.status).toBe(403);
+    expect(detailOf(reply)).toMatch(/^Host "rebind\.evil\.example:\d+" is not a name localplane answers under: .* --allow-hosts/);
+    const created = await send(lp, 'POST', '/v2/deployments', { ...auth, host: 'rebind.evil.example' }, { name: 'rebound', source: 'internal_docker' });
+    expect(created.status).toBe(403);
+    expect((await send(lp, 'GET', '/api/v1/bulk-exports/destinations', { ...auth, host: `127.0.0.1:${port}` })).status).toBe(200);
+    expect((await send(lp, 'GET', '/no/such/route', { host: 'rebind.evil.example' })).status).toBe(403);
+  });
+
+  it('refuses the objstore too: an S3 AccessDenied document naming the flag, and under the allowed names it answers', async () => {
+    const objstorePort = new URL(lp.objstoreUrl).port;
+    const refused = await rawRequest(lp.objstoreUrl, 'GET', '/public-datasets?list-type=2', { host: `rebind.evil.example:${objstorePort}` });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('<Code>AccessDenied</Code>');
+    expect(refused.body).toContain(`Host &quot;rebind.evil.example:${objstorePort}&quot; is not a name localplane answers under`);
+    expect((await rawRequest(lp.objstoreUrl, 'GET', '/public-datasets?list-type=2', { host: `127.0.0.1:${objstorePort}` })).status).toBe(200);
+    const allowingObjstore = new URL(allowing.objstoreUrl);
+    expect((await rawRequest(allowing.objstoreUrl, 'GET', '/public-datasets?list-type=2', { host: `localplane:${allowingObjstore.port}` })).status).toBe(200);
   });
 });
 

@@ -18,6 +18,8 @@ export interface InstanceBucket {
 
 export interface ObjstoreModuleOptions {
   host: string;
+  /** Host names it answers under besides the loopback ones and `host`. */
+  allowedHosts?: readonly string[];
   port: number;
   observer: ObjstoreObserver;
   instanceBuckets: readonly InstanceBucket[];
@@ -44,6 +46,7 @@ export async function objstoreModule(core: InstanceCore, options: ObjstoreModule
   const filesDir = join(core.dataDir, 'files');
   const objstore = await createObjstore({
     host: options.host,
+    allowedHosts: options.allowedHosts,
     port: options.port,
     directory: join(core.dataDir, 'objstore'),
     keys: { find: (accessKeyId) => keepers.get(accessKeyId) ?? keys.find(accessKeyId) },

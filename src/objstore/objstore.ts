@@ -12,6 +12,7 @@ import type { Delegate } from './server/delegate.ts';
 import type { GatewayHandler } from './server/gateway.ts';
 import { isValidBucketName } from './server/target.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
+import { hostAllowList } from '../shared/browser-guard.ts';
 
 function validateOptions(options: ObjstoreOptions): void {
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
@@ -85,6 +86,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
         observer: options.observer,
         fileView,
         minPartSize: options.minPartSize,
+        acceptsHost: hostAllowList({ boundHost: options.host, allowedHosts: options.allowedHosts }),
       })),
     ));
   const requests = new InFlight();

@@ -56,6 +56,8 @@ export interface ObjstoreBucketRegistry {
 
 export interface ObjstoreOptions {
   host: string;
+  /** Host names it answers under besides the loopback ones and `host`; a request under any other is 403 AccessDenied. */
+  allowedHosts?: readonly string[];
   /** 0 picks any free port; the chosen one is in `Objstore.url`. */
   port: number;
   /** Root directory of s3rver's filesystem store (created if missing). */

@@ -1,10 +1,12 @@
 /**
  * What a hostile web page could send to an instance on the user's machine, refused before a
  * handler runs:
- * - a Host that is not a loopback name, the bound host or an allowed name: a DNS-rebinding page
+ * - a Host that is not a loopback name, the bound host or an allowed name, on every route of
+ *   both ports (hostGuard, and the objstore's gateway with acceptsHost): a DNS-rebinding page
  *   reaches 127.0.0.1 under its own name, so its requests carry that name;
- * - a state-changing request (any method but GET, HEAD and OPTIONS) from another origin, as a
- *   cross-site form post or fetch: browsers mark it with `Sec-Fetch-Site` and `Origin`.
+ * - to the admin API and the dashboard, a state-changing request (any method but GET, HEAD and
+ *   OPTIONS) from another origin, as a cross-site form post or fetch: browsers mark it with
+ *   `Sec-Fetch-Site` and `Origin` (browserGuard).
  * Requests without those headers (curl, SDKs, tests) are not a browser's and pass.
  */
 import type { MiddlewareHandler } from 'hono';
@@ -29,18 +31,45 @@ export function isLoopbackName(hostname: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(name) || name === '::1';
 }
 
-export function browserGuard({ boundHost, allowedHosts = [] }: BrowserGuardOptions): MiddlewareHandler {
+/** The host name of a Host header: without its port, an IPv6 address without brackets. */
+function hostnameOf(host: string): string {
+  if (host.startsWith('[')) return host.slice(1, host.indexOf(']') === -1 ? undefined : host.indexOf(']'));
+  const colon = host.indexOf(':');
+  return colon === -1 || host.indexOf(':', colon + 1) !== -1 ? host : host.slice(0, colon);
+}
+
+/**
+ * Whether a Host header names this instance: a loopback name, the bound host or an allowed name.
+ * A request without one is no browser's (every browser sends it) and passes.
+ */
+export function hostAllowList({ boundHost, allowedHosts = [] }: BrowserGuardOptions): (host: string | undefined) => boolean {
   const allowed = new Set([boundHost, ...allowedHosts].map(normalized));
+  return (host) => {
+    if (host === undefined || host === '') return true;
+    const hostname = normalized(hostnameOf(host));
+    return isLoopbackName(hostname) || allowed.has(hostname);
+  };
+}
+
+/** The one line a request under a foreign Host gets, on either port. */
+export const foreignHostMessage = (host: string) =>
+  `Host "${host}" is not a name localplane answers under: it answers loopback names (localhost, 127.0.0.1) and the host it is bound to; allow others with --allow-hosts (LOCALPLANE_ALLOW_HOSTS, allowedHosts)`;
+
+/** Refuses, on every route, a request whose Host does not name this instance. */
+export function hostGuard(options: BrowserGuardOptions): MiddlewareHandler {
+  const accepts = hostAllowList(options);
   return async (c, next) => {
-    const url = new URL(c.req.url);
-    const hostname = normalized(url.hostname);
-    if (!isLoopbackName(hostname) && !allowed.has(hostname)) {
-      throw new HttpError(
-        403,
-        `Host "${url.host}" is not a name the admin API and the dashboard answer under: they answer loopback names (localhost, 127.0.0.1) and the host localplane is bound to; allow others with allowedHosts (--allow-hosts)`,
-      );
-    }
+    const host = c.req.header('host');
+    if (!accepts(host)) throw new HttpError(403, foreignHostMessage(host!));
+    await next();
+  };
+}
+
+/** Refuses a change to the admin API or the dashboard from another origin (hostGuard has checked the Host already). */
+export function browserGuard(): MiddlewareHandler {
+  return async (c, next) => {
     if (!SAFE_METHODS.has(c.req.method)) {
+      const url = new URL(c.req.url);
       const site = c.req.header('sec-fetch-site');
       const origin = c.req.header('origin');
       const crossSite = site !== undefined && site !== 'same-origin' && site !== 'none';

@@ -22,6 +22,7 @@ import { TurnTaking } from './turn-taking.ts';
 import { extractCredential } from './auth/credentials.ts';
 import { errors } from './errors.ts';
 import { GatewayError, s3Error } from '../s3-errors.ts';
+import { foreignHostMessage } from '../../shared/browser-guard.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import type { FileView } from '../file-view/file-view.ts';
 import { followWrites } from './follow-writes.ts';
@@ -61,6 +62,8 @@ export interface GatewayOptions {
   observer?: ObjstoreObserver;
   /** The smallest size of a part but the last; default S3's 5 MiB. */
   minPartSize?: number;
+  /** Whether a Host header names this objstore (a DNS-rebinding page's does not); default any. */
+  acceptsHost?: (host: string | undefined) => boolean;
 }
 
 /** Answers one request; resolves (never rejects) once the gateway's own work for it is done (what it hands on: `Delegate.settled`). */
@@ -227,6 +230,11 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   }
 
   async function handleExchange(exchange: Exchange): Promise<void> {
+    const host = exchange.req.headers.host;
+    if (options.acceptsHost && !options.acceptsHost(host)) {
+      exchange.resource = (exchange.req.url ?? '/').split('?')[0] || '/';
+      throw new GatewayError(s3Error(403, 'AccessDenied', foreignHostMessage(host!)));
+    }
     if (await injectFault(exchange)) return;
     const { req } = exchange;
     exchange.resource = (req.url ?? '/').split('?')[0] || '/';
