@@ -44,7 +44,8 @@ afterAll(async () => {
   await lp?.stop();
 });
 
-const page = (path: string, headers: Record<string, string> = {}) => lp.request(path, { headers });
+/** As the dashboard's own pages ask: a query runs only for them. */
+const page = (path: string, headers: Record<string, string> = {}) => lp.request(path, { headers: { 'sec-fetch-site': 'same-origin', ...headers } });
 const sqlUrl = (exportId: string, sql: string, extra: Record<string, string> = {}) => `/ui/sql?${new URLSearchParams({ export_id: exportId, sql, ...extra })}`;
 const api = (sql: string, exportId = completed) => inProcessApi(lp).post('/_localplane/sql', { export_id: exportId, sql });
 
@@ -62,6 +63,24 @@ describe('the SQL view at /ui/sql', () => {
     expect(html).not.toContain('<table');
     // uPlot for the chart.
     expect(html).toContain('/ui/assets/uPlot.iife.min.js');
+  });
+
+  it.each([
+    ['a link or an image on another site', { 'sec-fetch-site': 'cross-site' }],
+    ['a typed or bookmarked address', { 'sec-fetch-site': 'none' }],
+    ['a client that is no browser', { 'sec-fetch-site': '' }],
+  ])('shows the query its URL names, and runs none, for %s', async (_, headers) => {
+    const sql = "SELECT length(repeat('x', 10)) AS n";
+    const response = await page(sqlUrl(completed, sql), headers);
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).toContain(`<textarea name="sql" rows="6" spellcheck="false">${sql.replaceAll("'", '&#39;')}</textarea>`);
+    expect(html).not.toContain('<table');
+    const csv = await page(`/ui/sql.csv?${new URLSearchParams({ export_id: completed, sql })}`, headers);
+    expect(csv.status).toBe(403);
+    // From the dashboard's own page, the same URLs run it.
+    expect(await (await page(sqlUrl(completed, sql))).text()).toContain('<table');
+    expect((await page(`/ui/sql.csv?${new URLSearchParams({ export_id: completed, sql })}`)).status).toBe(200);
   });
 
   it('runs the query its URL names: the rows as the API answers them, each column with its type, and the chart of one column against another', async () => {

@@ -177,7 +177,10 @@ function Result({ outcome, x, y }: { outcome: Outcome | null; x?: string; y?: st
   if (!outcome) {
     return (
       <div id="sql-result">
-        <p class="muted">Run the query to see its rows; its URL, with the export and the SQL in it, can be shared.</p>
+        <p class="muted">Run the query to see its rows. Its URL, with the export and the SQL in it, can be shared: opened, it shows the query, which runs from the Run query button.</p>
+        {/* The chart's columns a shared URL picks, until the run's own pickers replace this part. */}
+        {x !== undefined && <input type="hidden" name="x" form="sql-form" value={x} />}
+        {y !== undefined && <input type="hidden" name="y" form="sql-form" value={y} />}
       </div>
     );
   }
@@ -216,10 +219,19 @@ async function runQuery(api: DashboardApi, exportId: string, sql: string): Promi
 }
 
 /**
+ * Whether the browser sent the request from a page of the dashboard's own origin: only then does a
+ * URL run its query. A link or an image on another site (Sec-Fetch-Site: cross-site), a typed or
+ * bookmarked URL (none) and a client that is no browser (no header) get the query shown, not run.
+ */
+const fromThisPage = (c: Context) => c.req.header('sec-fetch-site') === 'same-origin';
+
+/**
  * /ui/sql: SQL over an export's Parquet files with the `runs` view (POST /_localplane/sql), its
  * rows as a table and a chart; `?export_id=&sql=` runs it, so a query's URL can be shared.
  * /ui/sql.csv: the same query's rows as a CSV download.
  */
+const NOT_FROM_THIS_PAGE = 'A query runs from the SQL page of this dashboard only: open /ui/sql and press Run query.';
+
 export function sqlView(api: DashboardApi) {
   const app = new Hono();
 
@@ -227,7 +239,8 @@ export function sqlView(api: DashboardApi) {
     const groups = await exportChoices(api);
     const exportId = c.req.query('export_id') ?? defaultExport(groups);
     const sql = c.req.query('sql');
-    const ran = exportId !== undefined && sql !== undefined && sql.trim() !== '' ? await runQuery(api, exportId, sql) : null;
+    const asked = exportId !== undefined && sql !== undefined && sql.trim() !== '';
+    const ran = asked && fromThisPage(c) ? await runQuery(api, exportId, sql) : null;
     c.status(refusedStatus(c, ran?.status ?? 200) as 200);
     const result = <Result outcome={ran?.outcome ?? null} x={c.req.query('x')} y={c.req.query('y')} />;
     return renderView(c, {
@@ -281,6 +294,10 @@ export function sqlView(api: DashboardApi) {
 
   app.get('/sql.csv', async (c: Context) => {
     const exportId = c.req.query('export_id') ?? '';
+    if (!fromThisPage(c)) {
+      c.status(403);
+      return renderView(c, { title: 'SQL', active: 'sql', children: <ErrorNote message={NOT_FROM_THIS_PAGE} /> });
+    }
     const { outcome, status } = await runQuery(api, exportId, c.req.query('sql') ?? '');
     if (!outcome.result) {
       c.status(status as 400);
