@@ -5,10 +5,12 @@ import { ProgressLine } from './cli-progress.ts';
 import { launcherChain, watchLaunchers } from './launcher-watch.ts';
 import { UUID_PATTERN } from './shared/ids.ts';
 import { PACKAGE_VERSION } from './shared/package-version.ts';
+import { ADMIN_TOKEN_RULE, ADMIN_TOKEN_SHAPE } from './shared/token-shape.ts';
+import { withFileOpen } from './shared/private-files.ts';
 import type { Localplane } from './localplane.ts';
 
-/** How an option's value is read, and what it becomes. */
-type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid';
+/** How an option's value is read, and what it becomes (a `token-file` becomes the token the file holds). */
+type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid' | 'token' | 'token-file';
 
 type WarehouseCommand = 'demo' | 'query';
 /** The commands other than `start`, whose options are theirs alone. */
@@ -31,6 +33,13 @@ interface OptionSpec {
   /** Other commands that take this `start` setting, read as start reads it. */
   alsoOf?: readonly OwnOptionsCommand[];
   short?: string;
+  /**
+   * Whether a config file may give this `start` setting (`loopback`: a loopback address only). A
+   * cloned repository's config file is read as soon as localplane starts there: what opens the
+   * instance to other machines or other sites' pages, or would switch a guard off, comes only from
+   * a flag or the environment, as does where the admin token is read from.
+   */
+  fromConfig?: false | 'loopback';
 }
 
 /**
@@ -38,7 +47,16 @@ interface OptionSpec {
  * are all derived from this table. Adding a flag is one entry (and using its setting in main).
  */
 const OPTIONS = [
-  { flag: 'host', value: 'text', placeholder: '<host>', env: 'LOCALPLANE_HOST', default: '127.0.0.1', help: 'address both servers bind', alsoOf: ['record'] },
+  {
+    flag: 'host',
+    value: 'text',
+    placeholder: '<host>',
+    env: 'LOCALPLANE_HOST',
+    default: '127.0.0.1',
+    help: 'address both servers bind',
+    alsoOf: ['record'],
+    fromConfig: 'loopback',
+  },
   { flag: 'port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_PORT', default: '9400', help: 'API port; 0 = any free port', alsoOf: ['record'] },
   { flag: 'objstore-port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_OBJSTORE_PORT', default: '9401', help: 'objstore port; 0 = any free port' },
   {
@@ -47,15 +65,33 @@ const OPTIONS = [
     placeholder: '<names>',
     env: 'LOCALPLANE_ALLOW_HOSTS',
     default: 'loopback names and --host',
-    help: 'more host names the admin API and the dashboard answer under, comma-separated',
+    help: 'more host names both ports answer under (a rebinding page uses its own), comma-separated',
+    fromConfig: false,
+  },
+  {
+    flag: 'allow-endpoints',
+    value: 'text',
+    placeholder: '<host[:port],...>',
+    env: 'LOCALPLANE_ALLOW_ENDPOINTS',
+    default: 'loopback and --host',
+    help: "more hosts a destination's endpoint_url may name (a real S3-compatible cluster), comma-separated",
+    fromConfig: false,
   },
   {
     flag: 'admin-token',
-    value: 'text',
+    value: 'token',
     placeholder: '<token>',
     env: 'LOCALPLANE_ADMIN_TOKEN',
     default: 'none',
-    help: 'require this token of the admin API and the dashboard (Authorization: Bearer, or /ui?token=)',
+    help: 'require this token of the admin API and the dashboard (Authorization: Bearer, or /ui?token=); the flag shows it in ps',
+  },
+  {
+    flag: 'admin-token-file',
+    value: 'token-file',
+    placeholder: '<file>',
+    default: 'none',
+    help: 'read the admin token from this file, which no other user may read or write (chmod 600); not with --admin-token or its env',
+    fromConfig: false,
   },
   {
     flag: 'data-dir',
@@ -202,7 +238,40 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
     case 'path':
       if (text === '') throw new UsageError(`${describe(source)} must not be empty`);
       return text;
+    case 'token':
+      return validToken(text, describe(source));
+    case 'token-file':
+      if (text === '') throw new UsageError(`${describe(source)} must not be empty`);
+      return tokenFromFile(text, source);
   }
+}
+
+/** The check start() makes of an adminToken, in the words of where the token came from and without the token, a secret. */
+function validToken(token: string, what: string): string {
+  if (!ADMIN_TOKEN_SHAPE.test(token)) throw new UsageError(`${what} ${ADMIN_TOKEN_RULE}`);
+  return token;
+}
+
+/**
+ * The token a file holds, without one trailing newline. Only its user may read or write the file:
+ * another user could read the token from it, or set one of theirs. (Files on Windows have no such mode.)
+ */
+function tokenFromFile(path: string, source: Source): string {
+  let text: string;
+  try {
+    text = withFileOpen(path, (descriptor, stats) => {
+      if (!stats.isFile()) throw new UsageError(`${describe(source)}: ${path} is not a regular file`);
+      if (process.getuid !== undefined && (stats.mode & 0o077) !== 0) {
+        const mode = (stats.mode & 0o777).toString(8);
+        throw new UsageError(`${describe(source)}: ${path} is readable or writable by group or others (mode ${mode}); chmod 600 it`);
+      }
+      return readFileSync(descriptor, 'utf8');
+    });
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`${describe(source)}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  return validToken(text.replace(/\r?\n$/, ''), `${describe(source)}: the token in ${path}`);
 }
 
 /**
@@ -214,7 +283,7 @@ const CONFINED_TO_CONFIG_FOLDER: ReadonlySet<string> = new Set(['dataDir', 'impo
 
 /** Reads a config-file value: JSON numbers, booleans and strings; paths relative to the file. */
 function fromConfig(option: OptionSpec, value: unknown, source: Source & { kind: 'config' }): string | number | boolean {
-  const expected = { port: 'number', count: 'number', switch: 'boolean', text: 'string', path: 'string', directory: 'string', url: 'string', uuid: 'string' }[option.value];
+  const expected = option.value === 'port' || option.value === 'count' ? 'number' : option.value === 'switch' ? 'boolean' : 'string';
   if (typeof value !== expected) throw new UsageError(`${describe(source)} must be a ${expected}, got ${JSON.stringify(value)}`);
   const text = String(value);
   const relative = option.value === 'path' || option.value === 'directory';
@@ -303,14 +372,20 @@ function readConfigFile(flagValue: string | undefined, env: NodeJS.ProcessEnv): 
   return { file, values: values as Record<string, unknown> };
 }
 
-/** Each setting (of those in `read`) from its flag, else its environment variable, else the config file; none means start()'s default. */
+/**
+ * Each setting (of those in `read`) from its flag, else its environment variable, else the config file; none means start()'s default.
+ * The admin token comes from its flag, its file or its environment variable, one of them, else the config file.
+ */
 function settingsFrom(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, read: readonly OptionSpec[] = startOptions): Settings {
   const config = readConfigFile(values.config as string | undefined, env);
   const byKey = new Map(startOptions.map((option) => [camelCase(option.flag), option]));
-  if (config) {
-    const unknown = Object.keys(config.values).find((key) => !byKey.has(key));
-    if (unknown !== undefined) throw new UsageError(`${config.file}: unknown key "${unknown}" (known keys: ${[...byKey.keys()].join(', ')})`);
-  }
+  if (config) checkConfigKeys(config, byKey);
+  const givenTokens = [
+    values['admin-token'] !== undefined && '--admin-token',
+    values['admin-token-file'] !== undefined && '--admin-token-file',
+    env.LOCALPLANE_ADMIN_TOKEN && 'LOCALPLANE_ADMIN_TOKEN',
+  ].filter((source) => typeof source === 'string');
+  if (givenTokens.length > 1) throw new UsageError(`${givenTokens.join(' and ')} each give the admin token: give it one way`);
   const settings: Record<string, string | number | boolean> = {};
   for (const [key, option] of byKey) {
     if (!read.includes(option)) continue;
@@ -324,8 +399,35 @@ function settingsFrom(values: Record<string, string | boolean | undefined>, env:
       settings[key] = fromConfig(option, config.values[key], { kind: 'config', file: config.file, key });
     }
   }
+  if (settings.adminTokenFile !== undefined) settings.adminToken = settings.adminTokenFile;
+  delete settings.adminTokenFile;
   return settings as Settings;
 }
+
+/**
+ * An address to bind that only this machine reaches: 127.0.0.0/8, ::1 or `localhost` itself. Not
+ * the browser guard's wider `*.localhost` Host names: a name to bind is looked up, maybe in DNS.
+ */
+const isLoopbackAddress = (host: string) => /^127(\.\d{1,3}){3}$/.test(host) || host === '::1' || host.toLowerCase() === 'localhost';
+
+/** Refuses a key that is no start setting, and a setting only a flag or the environment may give (OptionSpec.fromConfig). */
+function checkConfigKeys(config: { file: string; values: Record<string, unknown> }, byKey: ReadonlyMap<string, OptionSpec>): void {
+  const keys = [...byKey].filter(([, option]) => option.fromConfig !== false).map(([key]) => key);
+  for (const [key, value] of Object.entries(config.values)) {
+    const option = byKey.get(key);
+    if (option === undefined) throw new UsageError(`${config.file}: unknown key "${key}" (known keys: ${keys.join(', ')})`);
+    const source = describe({ kind: 'config', file: config.file, key });
+    const from = `a flag${option.env ? ' or the environment' : ''}`;
+    const instead = `use --${option.flag}${option.env ? ` or ${option.env}` : ''}`;
+    if (option.fromConfig === false) throw new UsageError(`${source} may come only from ${from}, not a config file: ${instead}`);
+    // A value of the wrong type is refused later, as any other config value is.
+    if (option.fromConfig === 'loopback' && typeof value === 'string' && value !== '' && !isLoopbackAddress(value)) {
+      throw new UsageError(`${source} ${JSON.stringify(value)} is not a loopback address, which only ${from} may give: ${instead}`);
+    }
+  }
+}
+
+const commaSeparated = (text: string | undefined) => text?.split(',').map((name) => name.trim()).filter((name) => name !== '');
 
 function optionLines(options: readonly OptionSpec[]): string {
   const left = options.map((option) => `${option.short ? `-${option.short}, ` : ''}--${option.flag}${option.placeholder ? ` ${option.placeholder}` : ''}`);
@@ -344,7 +446,10 @@ const CONFIG_HELP = `Precedence: flag, then environment variable, then config fi
 The config file holds the start options by their camelCase names, e.g.
   {"port": 0, "objstorePort": 0, "seed": 7, "freezeClock": true, "fixtures": "./fixtures"}
 (paths in it are relative to the file). dataDir, import, snapshotsDir and exportOnExit in it
-must stay inside its folder (symbolic links followed); their flags and variables take any path.`;
+must stay inside its folder (symbolic links followed); their flags and variables take any path.
+What opens the instance to other sites or machines comes only from a flag or the environment:
+allowHosts, allowEndpoints and a host other than a loopback address are refused in it, as is
+adminTokenFile.`;
 
 const COMMANDS_HELP = {
   demo: `Usage: localplane demo [options]
@@ -453,13 +558,18 @@ async function main(argv: readonly string[]) {
   if (command === 'fixtures') return fixturesFromRecording(positionals.slice(1), values);
   if (command !== 'start') return warehouse(command, positionals[1], values);
   const settings = settingsFrom(values, process.env);
+  if (values['admin-token'] !== undefined) {
+    const warning = '--admin-token shows the token to every user of this machine (ps); give it with --admin-token-file or LOCALPLANE_ADMIN_TOKEN';
+    process.stderr.write(`localplane: ${warning}\n`);
+  }
   // Loaded only to start: help, version and bad flags answer without loading the emulator.
   // The instance alone, not the package's other exports (the recording commands' modules).
   const [{ start }, { SnapshotFileError }] = await Promise.all([import('./localplane.ts'), import('./snapshots/format.ts')]);
   const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
   const starting = start({
     host: settings.host,
-    allowedHosts: settings.allowHosts?.split(',').map((name) => name.trim()).filter((name) => name !== ''),
+    allowedHosts: commaSeparated(settings.allowHosts),
+    allowedEndpoints: commaSeparated(settings.allowEndpoints),
     adminToken: settings.adminToken,
     port: settings.port,
     objstorePort: settings.objstorePort,

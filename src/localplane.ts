@@ -38,6 +38,7 @@ import { uiModule } from './ui/module.ts';
 import { inProcessEnv } from './shared/in-process-calls.ts';
 import { warehouseModule } from './warehouse/module.ts';
 import { WorkspaceStore, workspaceTables } from './workspaces/store.ts';
+import { ADMIN_TOKEN_RULE, ADMIN_TOKEN_SHAPE } from './shared/token-shape.ts';
 
 export type { ResetScope } from './admin/module.ts';
 
@@ -168,7 +169,7 @@ function validPort(name: string, port: number): number {
 }
 
 function validToken(token: string | undefined): string | undefined {
-  if (token !== undefined && !/^[\x21-\x7e]{8,256}$/.test(token)) throw new RangeError('adminToken must be 8 to 256 printable characters without spaces');
+  if (token !== undefined && !ADMIN_TOKEN_SHAPE.test(token)) throw new RangeError(`adminToken ${ADMIN_TOKEN_RULE}`);
   return token;
 }
 
@@ -296,7 +297,7 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     core.teardown.add('intake', () => closeServer(server));
     const { port } = server.address() as AddressInfo;
     if (!isLoopbackName(host) && options.adminToken === undefined) {
-      log(`bound to ${host}, which other machines can reach: anyone there can read and change all state through the admin API and the dashboard; require a token with adminToken (--admin-token)`);
+      log(`bound to ${host}, which other machines can reach: anyone there can read and change all state through the admin API and the dashboard; require a token with adminToken (--admin-token-file, LOCALPLANE_ADMIN_TOKEN)`);
     }
     return { ...lp, apiUrl: `http://${host}:${port}`, objstoreUrl };
   } catch (error) {
