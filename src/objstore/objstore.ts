@@ -87,6 +87,17 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
         fileView,
         minPartSize: options.minPartSize,
         acceptsHost: hostAllowList({ boundHost: options.host, allowedHosts: options.allowedHosts }),
+        corsHeaders: async (bucket, origin, method) => {
+          const rule = (await storage.s3rverStore().getSubresource(bucket, undefined, 'cors'))?.matchRule(origin, method);
+          if (!rule) return null;
+          return {
+            'Access-Control-Allow-Origin': rule.hasWildcardOrigin ? '*' : origin,
+            ...(rule.exposeHeaders.length > 0 ? { 'Access-Control-Expose-Headers': rule.exposeHeaders.join(', ') } : {}),
+            ...(rule.maxAgeSeconds === undefined ? {} : { 'Access-Control-Max-Age': String(rule.maxAgeSeconds) }),
+            'Access-Control-Allow-Credentials': 'true',
+            Vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method',
+          };
+        },
       })),
     ));
   const requests = new InFlight();

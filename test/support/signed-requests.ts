@@ -81,7 +81,7 @@ export function keepAliveSender(url: string, credentials: Credentials, connectio
 export async function presignedPath(
   url: string,
   credentials: Credentials,
-  request: Pick<SignedRequest, 'method' | 'path' | 'signingDate'> & { expiresIn: number },
+  request: Pick<SignedRequest, 'method' | 'path' | 'query' | 'signingDate'> & { expiresIn: number },
 ): Promise<string> {
   const { host, hostname, port } = new URL(url);
   const presigned = await signer(credentials).presign(
@@ -91,7 +91,7 @@ export async function presignedPath(
       hostname,
       port: Number(port),
       path: request.path,
-      query: {},
+      query: { ...request.query },
       headers: { host, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' },
     },
     { expiresIn: request.expiresIn, signingDate: request.signingDate ?? new Date() },

@@ -83,10 +83,11 @@ function classifyBucket(method: string, target: RequestTarget, subresource: stri
       if (subresource === 'versions') return op('ListObjectVersions', needs('get'));
       if (subresource === 'delete') return op('Unknown', needs('get'));
       return op(`Get${noun}`, needs('get'));
+    // Of a bucket's configuration, only its CORS rules may be set: they are how a page the user serves gets to use the objstore.
     case 'PUT':
-      return noun === null ? op('CreateBucket', needs('buckets')) : op(`Put${noun}`, refuse);
+      return noun === null ? op('CreateBucket', needs('buckets')) : op(`Put${noun}`, subresource === 'cors' ? needs('buckets') : refuse);
     case 'DELETE':
-      return noun === null ? op('DeleteBucket', needs('buckets')) : op(`Delete${noun}`, refuse);
+      return noun === null ? op('DeleteBucket', needs('buckets')) : op(`Delete${noun}`, subresource === 'cors' ? needs('buckets') : refuse);
     case 'POST':
       if (subresource === 'delete') return op('DeleteObjects', needs('delete'));
       // Browser form upload: the form's policy signature authenticates it (post-object.ts).

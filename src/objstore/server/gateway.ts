@@ -64,6 +64,22 @@ export interface GatewayOptions {
   minPartSize?: number;
   /** Whether a Host header names this objstore (a DNS-rebinding page's does not); default any. */
   acceptsHost?: (host: string | undefined) => boolean;
+  /**
+   * The CORS headers of the answer when the bucket's CORS configuration allows `origin` to send
+   * `method`; null when it does not (or the bucket has none). Without it, every browser request is refused.
+   */
+  corsHeaders?: (bucket: string, origin: string, method: string) => Promise<Record<string, string> | null>;
+}
+
+/**
+ * A browser's request, which carries `Origin` or a `Sec-Fetch-Site` other than `none` (typed by
+ * the user) and `same-origin`: the origin it comes from, `null` for a no-cors request without one.
+ * SDKs, the aws CLI, rclone and curl send neither, and get undefined.
+ */
+function browserOrigin(req: IncomingMessage): string | null | undefined {
+  const { origin, 'sec-fetch-site': site } = req.headers;
+  if (origin !== undefined) return origin;
+  return site === undefined || site === 'none' || site === 'same-origin' ? undefined : null;
 }
 
 /** Answers one request; resolves (never rejects) once the gateway's own work for it is done (what it hands on: `Delegate.settled`). */
@@ -215,6 +231,24 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     return { key, payloadHash: verdict.payloadHash, chunkSignatures: verdict.chunks };
   }
 
+  /**
+   * Refuses a browser's request that the bucket's CORS configuration does not allow: the keys are
+   * published, so a page on any site could sign with them (or send a form signed with them), and S3
+   * would process what it sends even where the browser then hides the answer. An allowed one
+   * answers with the rule's CORS headers, errors included, as S3 does.
+   */
+  async function admitBrowser(exchange: Exchange, target: RequestTarget): Promise<void> {
+    const origin = browserOrigin(exchange.req);
+    if (origin === undefined) return;
+    const headers = origin !== null && target.bucket !== null ? await options.corsHeaders?.(target.bucket, origin, exchange.method) : null;
+    if (!headers) {
+      const from = origin ?? 'a page of another site';
+      const where = target.bucket === null ? 'the objstore' : `bucket ${target.bucket}`;
+      throw new GatewayError(s3Error(403, 'AccessDenied', `Cross-origin ${exchange.method} from ${from} refused: ${where} has no CORS rule that allows it (PutBucketCors)`));
+    }
+    for (const [name, value] of Object.entries(headers)) exchange.res.setHeader(name, value);
+  }
+
   /** Answers the request with an observer's fault; false when there is none and the request goes on. */
   async function injectFault(exchange: Exchange): Promise<boolean> {
     const fault: ObjstoreFault | null = options.observer ? await options.observer.arrive(exchange.req) : null;
@@ -245,6 +279,12 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
 
     const classified = classifyOperation(exchange.method, target, req.headers);
     exchange.operation = classified.operation;
+    // A preflight changes nothing: s3rver answers it from the bucket's rules, without authentication, as S3 does.
+    if (exchange.method === 'OPTIONS') {
+      stripAuthentication(req, target);
+      return delegate.handle(req, exchange.res);
+    }
+    await admitBrowser(exchange, target);
     // S3 names an existing bucket's region on HeadBucket whatever the answer, a 403 included:
     // clients find a bucket's region that way.
     const bucketRegion = classified.operation === 'HeadBucket' ? options.buckets.regionOf(target.bucket!) : undefined;

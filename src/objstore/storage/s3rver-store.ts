@@ -13,6 +13,11 @@ export interface S3rverSubresource {
   toXML(space?: number): string;
 }
 
+/** s3rver's model of a bucket's CORS configuration (lib/models/config.js). */
+export interface S3rverCorsConfiguration {
+  matchRule(origin: string, method: string): { hasWildcardOrigin: boolean; exposeHeaders: string[]; maxAgeSeconds?: number } | undefined;
+}
+
 /** The parts of s3rver's FilesystemStore (lib/stores/filesystem.js) the storage uses. */
 export interface S3rverStore {
   readonly rootDirectory: string;
@@ -31,6 +36,8 @@ export interface S3rverStore {
    */
   getMetadata(bucket: string, key: string): Promise<Record<string, string | number | undefined>>;
   existsObject(bucket: string, key: string): Promise<boolean>;
+  /** A bucket's CORS configuration (PutBucketCors, answered by s3rver), null when it has none. */
+  getSubresource(bucket: string, key: undefined, resource: 'cors'): Promise<S3rverCorsConfiguration | null>;
   /** Writes an object's subresource document (its tags) beside it. */
   putSubresource(bucket: string, key: string, resource: S3rverSubresource): Promise<void>;
   deleteObject(bucket: string, key: string): Promise<unknown>;
