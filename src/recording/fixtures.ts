@@ -25,10 +25,12 @@ import { isCreatableBucketName } from '../objstore/bucket-directory.ts';
 import type { ObjstorePermission } from '../objstore/types.ts';
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
 import { uuidFrom } from '../shared/ids.ts';
+import { MAX_JSON_DEPTH } from '../shared/json-text.ts';
 import { createRandom, seedFrom } from '../shared/prng.ts';
 import { formatTimestamp, MICROS_PER_DAY, parseTimestamp, startOfUtcDay } from '../shared/time.ts';
 import { recordedState, type Answered, type RecordedState } from './fixtures-answers.ts';
 import { readRecording, RecordingFileError } from './har.ts';
+import { jsonDepth, jsonText } from './json-walk.ts';
 
 /** The report's copy in the written directory. */
 export const REPORT_FILE = 'from-recording.txt';
@@ -105,6 +107,12 @@ class Placement {
     if (recorded.tenantId !== undefined && recorded.tenantId !== this.workspaceId) return this.refuse(resource, id, `of workspace ${recorded.tenantId}`);
     const converted = convert();
     if ('why' in converted) return this.refuse(resource, id, converted.why);
+    // Nothing the API would refuse in a request is held: the instance answers with JSON.stringify,
+    // which runs out of stack some 4,000 levels down.
+    const depth = jsonDepth(converted.value);
+    if (depth > MAX_JSON_DEPTH) {
+      return this.refuse(resource, id, `nested ${depth} levels deep, more than the ${MAX_JSON_DEPTH} levels localplane's API takes`);
+    }
     this.count(`${resource}s`);
     return converted.value;
   }
@@ -139,7 +147,7 @@ export function fixturesFromRecording(options: FromRecordingOptions): FromRecord
   refuseUsedOut(out);
   const log = readLog(options.recording);
   // What is made up (a workspace id, the API key) comes from the recording: the same recording gives the same fixtures.
-  const digest = createHash('sha256').update(JSON.stringify(log)).digest('hex');
+  const digest = createHash('sha256').update(jsonText(log)!).digest('hex');
   const shipped = loadFixtures(DEFAULT_FIXTURES_DIR);
   const { files, report } = recordedFixtures(recordedState(log), shipped, { ...options, out, digest });
   mkdirSync(out, { recursive: true });

@@ -3,6 +3,7 @@
  * shape (fields and JSON types, values ignored, null compatible with any type), and a 422's
  * `type` and `loc` per error. Each difference reads `<where>: <recorded> → <here>`.
  */
+import { jsonText, pushInOrder } from './json-walk.ts';
 
 /** An answer as compared: its body parsed as JSON, undefined when there is none or it is not JSON. */
 export interface ComparedAnswer {
@@ -44,38 +45,67 @@ interface Shape {
 
 const emptyShape = (): Shape => ({ types: new Set(), fields: new Map(), elements: null });
 
-function addToShape(shape: Shape, value: unknown): Shape {
-  if (value === null || value === undefined) return shape;
-  if (Array.isArray(value)) {
-    shape.types.add('array');
-    for (const element of value) shape.elements = addToShape(shape.elements ?? emptyShape(), element);
-  } else if (typeof value === 'object') {
-    shape.types.add('object');
-    for (const [key, field] of Object.entries(value)) shape.fields.set(key, addToShape(shape.fields.get(key) ?? emptyShape(), field));
-  } else {
-    shape.types.add(typeof value as JsonType);
+/** The shape of a value, its lists' elements merged, each field and element walked in the order the value has them. */
+function shapeOf(value: unknown): Shape {
+  const root = emptyShape();
+  const pending: [Shape, unknown][] = [[root, value]];
+  while (pending.length > 0) {
+    const [shape, next] = pending.pop()!;
+    if (next === null || next === undefined) continue;
+    const children: [Shape, unknown][] = [];
+    if (Array.isArray(next)) {
+      shape.types.add('array');
+      for (const element of next) children.push([(shape.elements ??= emptyShape()), element]);
+    } else if (typeof next === 'object') {
+      shape.types.add('object');
+      for (const [key, field] of Object.entries(next)) {
+        if (!shape.fields.has(key)) shape.fields.set(key, emptyShape());
+        children.push([shape.fields.get(key)!, field]);
+      }
+    } else {
+      shape.types.add(typeof next as JsonType);
+    }
+    // In order: the fields' order is the order their differences are reported in.
+    pushInOrder(pending, children);
   }
-  return shape;
+  return root;
 }
 
 const fieldPath = (at: string, key: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`);
 const typeNames = (types: Set<JsonType>) => [...types].sort().join('|');
+/** A field's types, `null` when it was only ever null, `missing` when there is no such field. */
+const typeNamesOf = (field: Shape | undefined) => (field ? typeNames(field.types) || 'null' : MISSING);
 
-function compareShapes(at: string, recorded: Shape, here: Shape, differences: Difference[]): void {
-  // A value seen only as null says nothing of its type.
-  if (recorded.types.size === 0 || here.types.size === 0) return;
-  if (typeNames(recorded.types) !== typeNames(here.types)) {
-    differences.push({ at, recorded: typeNames(recorded.types), here: typeNames(here.types) });
-    return;
+/** The differences between two shapes, in the order of their fields, each field's own before the next field's. */
+function compareShapes(recordedBody: Shape, hereBody: Shape, differences: Difference[]): void {
+  // A difference found, or two shapes still to compare at a place.
+  type Step = Difference | { at: string; shapes: [recorded: Shape, here: Shape] };
+  const pending: Step[] = [{ at: 'body', shapes: [recordedBody, hereBody] }];
+  while (pending.length > 0) {
+    const step = pending.pop()!;
+    if (!('shapes' in step)) {
+      differences.push(step);
+      continue;
+    }
+    const { at, shapes } = step;
+    const [recorded, here] = shapes;
+    // A value seen only as null says nothing of its type.
+    if (recorded.types.size === 0 || here.types.size === 0) continue;
+    if (typeNames(recorded.types) !== typeNames(here.types)) {
+      differences.push({ at, recorded: typeNames(recorded.types), here: typeNames(here.types) });
+      continue;
+    }
+    const next: Step[] = [];
+    for (const key of new Set([...recorded.fields.keys(), ...here.fields.keys()])) {
+      const recordedField = recorded.fields.get(key);
+      const hereField = here.fields.get(key);
+      if (recordedField && hereField) next.push({ at: fieldPath(at, key), shapes: [recordedField, hereField] });
+      else next.push({ at: fieldPath(at, key), recorded: typeNamesOf(recordedField), here: typeNamesOf(hereField) });
+    }
+    // An empty list on either side matches any list.
+    if (recorded.elements && here.elements) next.push({ at: `${at}[]`, shapes: [recorded.elements, here.elements] });
+    pushInOrder(pending, next);
   }
-  for (const key of new Set([...recorded.fields.keys(), ...here.fields.keys()])) {
-    const recordedField = recorded.fields.get(key);
-    const hereField = here.fields.get(key);
-    if (recordedField && hereField) compareShapes(fieldPath(at, key), recordedField, hereField, differences);
-    else differences.push({ at: fieldPath(at, key), recorded: recordedField ? typeNames(recordedField.types) || 'null' : MISSING, here: hereField ? typeNames(hereField.types) || 'null' : MISSING });
-  }
-  // An empty list on either side matches any list.
-  if (recorded.elements && here.elements) compareShapes(`${at}[]`, recorded.elements, here.elements, differences);
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -91,7 +121,7 @@ function compareValidationErrors(recorded: unknown, here: unknown, differences: 
   }
   for (let index = 0; index < Math.min(recordedErrors.length, hereErrors.length); index++) {
     for (const field of ['type', 'loc']) {
-      const [recordedValue, hereValue] = [JSON.stringify(recordedErrors[index]?.[field]), JSON.stringify(hereErrors[index]?.[field])];
+      const [recordedValue, hereValue] = [recordedErrors, hereErrors].map((errors) => jsonText(errors[index]?.[field]));
       if (recordedValue !== hereValue) differences.push({ at: `body.detail[${index}].${field}`, recorded: recordedValue ?? MISSING, here: hereValue ?? MISSING });
     }
   }
@@ -111,7 +141,7 @@ export function compareAnswers(recorded: ComparedAnswer, here: ComparedAnswer): 
     differences.push({ at: 'body', recorded: bodyKind(recorded.body), here: bodyKind(here.body) });
     return differences;
   }
-  compareShapes('body', addToShape(emptyShape(), recorded.body), addToShape(emptyShape(), here.body), differences);
+  compareShapes(shapeOf(recorded.body), shapeOf(here.body), differences);
   if (recorded.status === 422) compareValidationErrors(recorded.body, here.body, differences);
   return differences;
 }

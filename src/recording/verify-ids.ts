@@ -1,4 +1,5 @@
 import { UUID_SOURCE } from '../shared/ids.ts';
+import { copyJson, pushInOrder, stringsOf } from './json-walk.ts';
 
 /** A UUID anywhere in a string: alone, or inside the service's other id shapes (`lp-dcr-<uuid>`, `export_id=<uuid>/...`). */
 const UUID_ANYWHERE = new RegExp(UUID_SOURCE, 'gi');
@@ -7,10 +8,7 @@ const idsIn = (text: string) => Array.from(text.matchAll(UUID_ANYWHERE), (match)
 
 /** Every id in the strings of a JSON value (keys included: some objects are keyed by id). */
 export function idsOf(value: unknown): string[] {
-  if (typeof value === 'string') return idsIn(value);
-  if (Array.isArray(value)) return value.flatMap(idsOf);
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, field]) => [...idsIn(key), ...idsOf(field)]);
-  return [];
+  return Array.from(stringsOf(value)).flatMap(idsIn);
 }
 
 /** Why a recorded request cannot be replayed here: an id it names that means nothing in localplane. */
@@ -45,11 +43,10 @@ export class IdMap {
     return text.replace(UUID_ANYWHERE, (id) => this.recordedToLocal.get(id.toLowerCase()) ?? id);
   }
 
+  /** A copy of a JSON value with every mapped id replaced, in its strings and its keys. */
   rewriteJson(value: unknown): unknown {
-    if (typeof value === 'string') return this.rewriteText(value);
-    if (Array.isArray(value)) return value.map((item) => this.rewriteJson(item));
-    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, field]) => [this.rewriteText(key), this.rewriteJson(field)]));
-    return value;
+    const rewrite = (text: string) => this.rewriteText(text);
+    return copyJson(value, (field) => (typeof field === 'string' ? { value: rewrite(field) } : undefined), rewrite);
   }
 
   /**
@@ -76,14 +73,24 @@ export class IdMap {
     return Object.fromEntries([...this.recordedToLocal].filter(([recorded, local]) => recorded !== local));
   }
 
-  private walk(recorded: unknown, local: unknown): void {
-    if (typeof recorded === 'string' && typeof local === 'string') {
-      const [recordedIds, localIds] = [idsIn(recorded), idsIn(local)];
-      if (recordedIds.length === localIds.length) recordedIds.forEach((id, index) => this.pair(id, localIds[index]!));
-    } else if (Array.isArray(recorded) && Array.isArray(local)) {
-      for (let index = 0; index < Math.min(recorded.length, local.length); index++) this.walk(recorded[index], local[index]);
-    } else if (recorded !== null && local !== null && typeof recorded === 'object' && typeof local === 'object') {
-      for (const [key, field] of Object.entries(recorded)) if (Object.hasOwn(local, key)) this.walk(field, (local as Record<string, unknown>)[key]);
+  /** Pairs the ids the two answers hold in the same places, in the order the recorded answer has them. */
+  private walk(recordedAnswer: unknown, localAnswer: unknown): void {
+    const pending: [unknown, unknown][] = [[recordedAnswer, localAnswer]];
+    while (pending.length > 0) {
+      const [recorded, local] = pending.pop()!;
+      const alongside: [unknown, unknown][] = [];
+      if (typeof recorded === 'string' && typeof local === 'string') {
+        const [recordedIds, localIds] = [idsIn(recorded), idsIn(local)];
+        if (recordedIds.length === localIds.length) recordedIds.forEach((id, index) => this.pair(id, localIds[index]!));
+      } else if (Array.isArray(recorded) && Array.isArray(local)) {
+        for (let index = 0; index < Math.min(recorded.length, local.length); index++) alongside.push([recorded[index], local[index]]);
+      } else if (recorded !== null && local !== null && typeof recorded === 'object' && typeof local === 'object') {
+        for (const [key, field] of Object.entries(recorded)) {
+          if (Object.hasOwn(local, key)) alongside.push([field, (local as Record<string, unknown>)[key]]);
+        }
+      }
+      // In order: a recorded id is paired once, with the first local id it meets.
+      pushInOrder(pending, alongside);
     }
   }
 

@@ -27,8 +27,12 @@ export const sendInProcess =
 export function sendOverHttp(url: string): Send {
   const base = url.replace(/\/+$/, '');
   return async (path, init) => {
+    // A connection per request: the replay's own work between two requests (reading a large or deep answer) can last
+    // longer than the instance keeps an idle connection open, and a reused one would be closed under the next request.
+    const headers = new Headers(init?.headers);
+    headers.set('connection', 'close');
     try {
-      return await fetch(`${base}${path}`, { ...init, redirect: 'manual' });
+      return await fetch(`${base}${path}`, { ...init, headers, redirect: 'manual' });
     } catch (error) {
       const cause = (error as Error & { cause?: Error }).cause;
       throw new VerifyError(`${url} cannot be reached: ${cause?.message ?? (error as Error).message}`);

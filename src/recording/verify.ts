@@ -5,6 +5,7 @@
  */
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
 import { bodyBytes, bodyJson, headerValue, readRecording, type HarEntry, type HarLog, type HarResponse } from './har.ts';
+import { copyJson, jsonText } from './json-walk.ts';
 import { compareAnswers, describeDifference, type ComparedAnswer } from './verify-compare.ts';
 import { IdMap, idsOf, type UnknownId } from './verify-ids.ts';
 import { openTarget, sendInProcess, sendOverHttp, workspaceChooser, type FixtureWorkspace, type ReplayInstance, type Target } from './verify-target.ts';
@@ -79,7 +80,9 @@ function recordedAnswer(response: HarResponse): ComparedAnswer {
 /** Why a recorded answer is no answer of the upstream's to compare with: the recorder's own error, or a body cut short. */
 function brokenAnswer(entry: HarEntry): string | null {
   const error = entry._error ?? entry.response._error;
-  if (error !== undefined && error !== null && error !== false) return `the recorded answer is the recorder's error: ${typeof error === 'string' ? error : JSON.stringify(error)}`;
+  if (error !== undefined && error !== null && error !== false) {
+    return `the recorded answer is the recorder's error: ${typeof error === 'string' ? error : jsonText(error)}`;
+  }
   if (entry.response.status === 0) return 'the request got no answer when it was recorded';
   const { content } = entry.response;
   const kept = bodyBytes(content)?.length;
@@ -166,7 +169,7 @@ class Replay {
       if (requestJson !== undefined) {
         const replayed = this.withWorkingCredentials(this.ids.rewriteJson(requestJson));
         setupProblems.push(...(await this.prepareDestination(replayed, recorded.status)));
-        body = JSON.stringify(replayed);
+        body = jsonText(replayed);
       } else {
         const bytes = bodyBytes(entry.request.postData);
         body = bytes && Uint8Array.from(bytes);
@@ -204,9 +207,7 @@ class Replay {
    * values (deployment secrets' names and values) are valid as they are.
    */
   private withWorkingCredentials(value: unknown): unknown {
-    if (Array.isArray(value)) return value.map((item) => this.withWorkingCredentials(item));
-    if (!isRecord(value)) return value;
-    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, key === 'credentials' ? this.workingCredentials(field) : this.withWorkingCredentials(field)]));
+    return copyJson(value, (field, key) => (key === 'credentials' ? { value: this.workingCredentials(field) } : undefined));
   }
 
   private workingCredentials(recorded: unknown): unknown {
