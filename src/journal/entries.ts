@@ -1,24 +1,18 @@
-import { MASKED_SECRET_VALUE, maskSecrets, SECRET_FIELDS } from '../shared/errors.ts';
+import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
+import { isSecretName, maskSecretFields, SECRET_NAMES } from '../shared/secret-names.ts';
 import { textHead } from '../shared/text-head.ts';
 import type { JournalBody } from './schemas.ts';
 
 export const JOURNAL_BODY_CHARS = 8 * 1024;
-
-/** SSE-C customer keys: the key that encrypts the object (or the copy's source), as a header or in a presigned URL's query. */
-const CUSTOMER_KEYS = ['x-amz-server-side-encryption-customer-key', 'x-amz-copy-source-server-side-encryption-customer-key'];
-/** Headers whose whole value is secret (a response's Set-Cookie too, for recordings). */
-export const SECRET_HEADERS: ReadonlySet<string> = new Set(['x-api-key', 'proxy-authorization', 'cookie', 'set-cookie', 'x-amz-security-token', ...CUSTOMER_KEYS]);
-/** Query parameters whose value is secret (presigned URLs), beside SECRET_FIELDS. */
-export const SECRET_QUERY_PARAMETERS: ReadonlySet<string> = new Set(['x-amz-signature', 'x-amz-security-token', 'signature', 'api_key', ...CUSTOMER_KEYS]);
 
 /** A SigV4 Authorization header keeps its credential scope and signed headers; any other scheme is masked whole. */
 function maskAuthorization(value: string): string {
   return value.startsWith('AWS4-') ? value.replace(/Signature=[^,\s]*/g, `Signature=${MASKED_SECRET_VALUE}`) : MASKED_SECRET_VALUE;
 }
 
-/** A header's value as the journal shows it; `name` in lower case. */
+/** A header's value as the journal shows it (`name` in lower case): whole when its name is secret, else its secret query parameters. */
 export const maskedHeaderValue = (name: string, value: string) =>
-  SECRET_HEADERS.has(name) ? MASKED_SECRET_VALUE : name === 'authorization' ? maskAuthorization(value) : value;
+  name === 'authorization' ? maskAuthorization(value) : isSecretName(name) ? MASKED_SECRET_VALUE : maskSecretQueryValues(value);
 
 /** Header names in lower case, a repeated header's values joined by `, ` as Headers does, secrets masked. */
 export function maskedHeaders(headers: Iterable<[string, string]>): Record<string, string> {
@@ -31,18 +25,30 @@ export function maskedHeaders(headers: Iterable<[string, string]>): Record<strin
   return masked;
 }
 
-export const isSecretParameter = (name: string) => SECRET_QUERY_PARAMETERS.has(name.toLowerCase()) || SECRET_FIELDS.has(name);
-
 /** Query parameters (repeated ones as lists) with presigned signatures and other secrets masked. */
 export function maskedQuery(search: string): Record<string, string | string[]> {
   const query: Record<string, string | string[]> = {};
   for (const [name, rawValue] of new URLSearchParams(search)) {
-    const value = isSecretParameter(name) ? MASKED_SECRET_VALUE : rawValue;
+    const value = isSecretName(name) ? MASKED_SECRET_VALUE : rawValue;
     const earlier = query[name];
     query[name] = earlier === undefined ? value : [...(Array.isArray(earlier) ? earlier : [earlier]), value];
   }
   return query;
 }
+
+/** A query parameter's name or value as sent, percent-decoded (`+` a space); as sent when it does not decode. */
+export function decodedComponent(text: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return text;
+  }
+}
+
+/** A listed secret name at the end of a longer one (`xsignature=`): the texts were searched for these before the rule. */
+const LISTED_NAME_AT_END = new RegExp(`(?:${[...SECRET_NAMES].join('|')})$`, 'i');
+/** A name found in a text (`name=` or `name:`) as sent: secret by its words, decoded, or ending in a listed name. */
+const isSecretInText = (name: string) => isSecretName(decodedComponent(name)) || LISTED_NAME_AT_END.test(name);
 
 const TEXT_TYPE = /^(text\/|application\/(json|xml|x-www-form-urlencoded|problem\+json)\b|[^;]*\+(json|xml)\b)/i;
 export const JSON_TYPE = /^application\/([^;]*\+)?json\b/i;
@@ -76,6 +82,9 @@ function maskedJson(text: string, mask: (value: unknown) => unknown): string | n
   }
 }
 
+/** A JSON value with the value of every secret name (isSecretName) masked whole, at any depth. */
+const maskSecretValues = (value: unknown) => maskSecretFields(value, () => MASKED_SECRET_VALUE);
+
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** The fields of a sent value that its schema read (`accepted`, unknown fields dropped), with their values as sent. */
@@ -92,7 +101,8 @@ function knownFields(sent: unknown, accepted: unknown): unknown {
  * secrets masked; masked whole when it was refused. A misspelled field (`"secret_acess_key"`)
  * may hold a secret that no field name tells.
  */
-export const maskAsRead = (accepted: unknown) => (accepted === undefined ? null : (sent: unknown) => maskSecrets(knownFields(sent, accepted)));
+export const maskAsRead = (accepted: unknown) =>
+  accepted === undefined ? null : (sent: unknown) => maskSecretValues(knownFields(sent, accepted));
 
 export interface BodyCapture {
   /** The body's bytes, or its first bytes (`size` is then larger); null when not copied. */
@@ -101,44 +111,70 @@ export interface BodyCapture {
   contentType: string | null;
   /** What text that is not JSON shows. */
   maskText: (text: string) => string;
-  /** What a JSON body shows (default: the value with SECRET_FIELDS masked); null to treat it as any text. */
+  /** What a JSON body shows (default: the value under each secret name masked); null to treat it as any text. */
   maskJson?: ((value: unknown) => unknown) | null;
 }
 
 /** For text that may hold a secret anywhere (a malformed body sent to an endpoint with secret fields). */
 export const maskWhole = () => MASKED_SECRET_VALUE;
 
-/** A signed header's line (`name:value`) in a canonical request, and a query parameter (`name=value`), of the secret ones. */
-const SECRET_HEADER_LINE = new RegExp(`((?:${[...SECRET_HEADERS].join('|')}):)[^\\n<]*`, 'gi');
-/** The value ends where a URL's query parameter, an XML text or a JSON string (a quote, an escape) does. */
-const SECRET_QUERY_VALUE = new RegExp(`((?:${[...SECRET_QUERY_PARAMETERS].join('|')})=)[^&\\s<,"\\\\]*`, 'gi');
+/**
+ * A query parameter's name (`name=`) in any text. A name starts where a run of its characters
+ * does: trying each place inside a long run would take a time the square of its length.
+ */
+const QUERY_NAME = /(?<![\w.~%-])([\w.~%-]+)=/g;
+/** Its value ends where a URL's parameter, an XML text or a JSON string (a quote, an escape) does. */
+const QUERY_VALUE = /[^&\s<,"\\]*/y;
+/** A header's name and value (`name:value`), as a canonical request's lines quote them. */
+const HEADER_NAME = /(?<![\w.-])([\w.-]+):/g;
+const HEADER_VALUE = /[^\n<]*/y;
 
-/** The secret query parameters' values (`x-amz-signature=...`) anywhere in a text: a presigned URL in a JSON string, say; `masked` hears each one's name. */
-export function maskSecretQueryValues(text: string, masked?: (parameter: string) => void): string {
-  return text.replace(SECRET_QUERY_VALUE, (found, assignment: string) => {
-    const value = found.slice(assignment.length);
-    if (value !== '' && value !== MASKED_SECRET_VALUE) masked?.(assignment.slice(0, -1).toLowerCase());
-    return `${assignment}${MASKED_SECRET_VALUE}`;
-  });
+/**
+ * The text with the value after each secret name that `names` finds (its first group) masked,
+ * up to where `value` ends; `masked` hears each name whose value was not empty. Only a secret's
+ * value is passed over: a URL in another parameter's value (`next=https://h/?access_token=...`)
+ * is searched too.
+ */
+function maskNamedValues(text: string, names: RegExp, value: RegExp, masked?: (name: string) => void): string {
+  let result = '';
+  let kept = 0;
+  for (const found of text.matchAll(names)) {
+    const name = found[1]!;
+    if (found.index < kept || !isSecretInText(name)) continue;
+    const start = found.index + found[0].length;
+    value.lastIndex = start;
+    const secret = value.exec(text)![0];
+    if (secret !== '' && secret !== MASKED_SECRET_VALUE) masked?.(name.toLowerCase());
+    result += `${text.slice(kept, start)}${MASKED_SECRET_VALUE}`;
+    kept = start + secret.length;
+  }
+  return kept === 0 ? text : result + text.slice(kept);
 }
+
+/**
+ * The values of query parameters with secret names (`X-Amz-Signature=...`) anywhere in a text:
+ * a presigned URL in a JSON string, say; `masked` hears each one's name.
+ */
+export const maskSecretQueryValues = (text: string, masked?: (parameter: string) => void) =>
+  maskNamedValues(text, QUERY_NAME, QUERY_VALUE, masked);
 
 /**
  * S3 error documents of a SignatureDoesNotMatch quote the request as signed: its session token
  * and SSE-C keys (as text and as hex bytes), the signature, a presigned URL's query.
  */
 export function maskSigningDetails(text: string): string {
-  return maskSecretQueryValues(
-    text
-      .replace(/<(SignatureProvided|CanonicalRequestBytes|StringToSignBytes)>[^<]*<\/\1>/g, `<$1>${MASKED_SECRET_VALUE}</$1>`)
-      .replace(SECRET_HEADER_LINE, `$1${MASKED_SECRET_VALUE}`),
+  const signed = text.replace(
+    /<(SignatureProvided|CanonicalRequestBytes|StringToSignBytes)>[^<]*<\/\1>/g,
+    `<$1>${MASKED_SECRET_VALUE}</$1>`,
   );
+  return maskSecretQueryValues(maskNamedValues(signed, HEADER_NAME, HEADER_VALUE));
 }
 
 /**
- * A body as the journal keeps it: JSON with its secret fields masked, text bounded, binary as
+ * A body as the journal keeps it: JSON with its secret names' values masked, text bounded, binary as
  * size and type. It holds no reference to the body: only the first JOURNAL_BODY_CHARS characters.
  */
-export function journalBody({ bytes, size, contentType, maskText, maskJson = maskSecrets }: BodyCapture): JournalBody {
+export function journalBody({ bytes, size, contentType, maskText, maskJson = maskSecretValues }: BodyCapture): JournalBody {
   const summary = { text: null, size, content_type: contentType, truncated: false };
   if (bytes === null || bytes.byteLength === 0) return summary;
   const whole = size === null || bytes.byteLength >= size;

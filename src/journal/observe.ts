@@ -9,7 +9,7 @@ import { isInProcessCall } from '../shared/in-process-calls.ts';
 import { printable } from '../shared/log-text.ts';
 import { ABORTED_STATUS, headerText, whenResponseEnds, type CapturedResponse } from '../shared/response-capture.ts';
 import { bodyReadOf } from '../shared/validation.ts';
-import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSigningDetails, maskWhole } from './entries.ts';
+import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSecretQueryValues, maskSigningDetails, maskWhole } from './entries.ts';
 import type { JournalBody, JournalEntry } from './schemas.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
 import type { EntryDetails, EntryParts, EntrySummary, RequestJournal } from './journal.ts';
@@ -283,7 +283,10 @@ function apiRequestBody(request: Request): JournalBody {
     const size = declared !== null ? Number(declared) : request.headers.has('transfer-encoding') ? null : 0;
     return size === 0 && contentType === null ? NO_BODY : { text: null, size, content_type: contentType, truncated: false };
   }
-  const masks = read.carriesSecrets ? { maskText: maskWhole, maskJson: maskAsRead(read.accepted) } : { maskText: keepText };
+  // Text that is not JSON (a form, say) may still carry secrets as query parameters.
+  const masks = read.carriesSecrets
+    ? { maskText: maskWhole, maskJson: maskAsRead(read.accepted) }
+    : { maskText: (text: string) => maskSecretQueryValues(text) };
   return journalBody({ bytes: read.bytes, size: read.bytes.byteLength, contentType, ...masks });
 }
 

@@ -1,19 +1,19 @@
 /**
  * What `localplane record` masks before an exchange reaches the file: the journal's secrets
- * (src/journal/entries.ts, src/shared/errors.ts), found in headers, queries and bodies, each
- * masking told to `report` by where it was (`request.headers.x-api-key`, `response.content.credentials`).
+ * (isSecretName in src/shared/secret-names.ts, src/journal/entries.ts), found in headers, queries
+ * and bodies, each masking told to `report` by where it was (`request.headers.x-api-key`,
+ * `response.content.credentials`).
  */
 import {
+  decodedComponent,
   decodeText,
-  isSecretParameter,
   JSON_TYPE,
   maskedHeaderValue,
   maskSecretQueryValues,
   maskSigningDetails,
-  SECRET_HEADERS,
-  SECRET_QUERY_PARAMETERS,
 } from '../journal/entries.ts';
-import { MASKED_SECRET_VALUE, SECRET_FIELDS } from '../shared/errors.ts';
+import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
+import { isSecretName, KEPT_NAMES, maskSecretFields, SECRET_NAMES, SECRET_WORD_PAIRS, SECRET_WORDS } from '../shared/secret-names.ts';
 import type { HarHeader } from './har.ts';
 
 /** Hears each thing masked, by where it was in the entry. */
@@ -22,34 +22,38 @@ export type MaskReport = (where: string) => void;
 /** What a recording's `_localplane.masking` says the masking covers. */
 export const MASKING = {
   value: MASKED_SECRET_VALUE,
-  headers: [...SECRET_HEADERS],
+  names:
+    'headers, query parameters and JSON fields, in any case, named with one of the words below (split at anything but ' +
+    'a letter or digit and at case changes), two of its words in a row a pair below, or one of the names listed; ' +
+    'but the kept names, whose values are kept whole',
+  words: [...SECRET_WORDS],
+  word_pairs: [...SECRET_WORD_PAIRS],
+  listed_names: [...SECRET_NAMES],
+  kept_names: [...KEPT_NAMES],
   authorization: 'AWS4 (SigV4): its Signature, the credential scope and signed headers kept; any other scheme: the whole value',
-  query_parameters: [...SECRET_QUERY_PARAMETERS, ...SECRET_FIELDS],
-  json_fields: [...SECRET_FIELDS],
-  json: 'each string and number under a field above, at any depth, but a secret\'s name; the shape kept',
-  text: 'the query parameters above in any text and header (presigned URLs in JSON strings); S3 signing details; event streams line by line, form bodies as queries; a body that does not parse and claims to be JSON, or names a JSON field above, whole',
+  json: 'each string and number under a secret name, at any depth, but a secret\'s name; the shape kept',
+  text:
+    'secret query parameters in any text and header (presigned URLs in JSON strings); S3 signing details; event streams ' +
+    'line by line, form bodies as queries; a body that does not parse and claims to be JSON, or names a secret JSON field, whole',
 };
 
 const EVENT_STREAM_TYPE = /^text\/event-stream\b/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
-/** `"credentials":` and the like: text that is not JSON but names a secret field likely holds its value next to it. */
-const SECRET_FIELD_NAME = new RegExp(`"(?:${[...SECRET_FIELDS].join('|')})"\\s*:`);
+/** A JSON field's name (`"credentials":`): text that is not JSON but names a secret field likely holds its value next to it. */
+const FIELD_NAME = /"([^"\\\n]*)"\s*:/g;
+
+function namesSecretField(text: string): boolean {
+  for (const [, name] of text.matchAll(FIELD_NAME)) if (isSecretName(name!)) return true;
+  return false;
+}
 
 export function maskedHarHeaders(pairs: readonly (readonly [string, string])[], where: string, report: MaskReport): HarHeader[] {
   return pairs.map(([name, value]) => {
     const lower = name.toLowerCase();
-    const masked = maskSecretQueryValues(maskedHeaderValue(lower, value));
+    const masked = maskedHeaderValue(lower, value);
     if (masked !== value) report(`${where}.${lower}`);
     return { name, value: masked };
   });
-}
-
-function decodedComponent(text: string): string {
-  try {
-    return decodeURIComponent(text.replaceAll('+', ' '));
-  } catch {
-    return text;
-  }
 }
 
 /** A query without its `?` (or a form body) with the secret parameters' values masked, every other byte as sent. */
@@ -61,7 +65,7 @@ export function maskedQueryText(query: string, where: string, report: MaskReport
       if (equals === -1) return part;
       const name = decodedComponent(part.slice(0, equals));
       const value = part.slice(equals + 1);
-      if (!isSecretParameter(name) || value === '' || value === MASKED_SECRET_VALUE) return part;
+      if (!isSecretName(name) || value === '' || value === MASKED_SECRET_VALUE) return part;
       report(`${where}.${name}`);
       return `${part.slice(0, equals)}=${MASKED_SECRET_VALUE}`;
     })
@@ -71,23 +75,26 @@ export function maskedQueryText(query: string, where: string, report: MaskReport
 /** A secret's name (a deployment's `secrets: [{name, value}]`) labels it and is kept. */
 const SECRET_NAME_KEY = 'name';
 
+/** Each string and number of a secret field's value masked, but a secret's name; `masked` hears the field's name for each one. */
+function maskedLeaves(value: unknown, secretField: string, masked: (field: string) => void): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskedLeaves(item, secretField, masked));
+  if (value !== null && typeof value === 'object') {
+    const maskedField = (key: string, field: unknown) => (key === SECRET_NAME_KEY ? field : maskedLeaves(field, secretField, masked));
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, maskedField(key, field)]));
+  }
+  if ((typeof value !== 'string' && typeof value !== 'number') || value === MASKED_SECRET_VALUE) return value;
+  masked(secretField);
+  return MASKED_SECRET_VALUE;
+}
+
 /**
- * A JSON value with each string and number under a secret field (SECRET_FIELDS, at any depth)
+ * A JSON value with each string and number under a secret name (isSecretName, at any depth)
  * masked and its shape kept: `credentials` stays an object of two strings, `secrets` a list of
  * objects, so that a recording's answers compare by shape and its requests can be replayed with
  * other secrets put in. `masked` hears the secret field's name for each value hidden.
  */
-function maskedJson(value: unknown, masked: (field: string) => void, secretField: string | null = null): unknown {
-  if (Array.isArray(value)) return value.map((item) => maskedJson(item, masked, secretField));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, field]) => [key, secretField !== null && key === SECRET_NAME_KEY ? field : maskedJson(field, masked, secretField ?? (SECRET_FIELDS.has(key) ? key : null))]),
-    );
-  }
-  if (secretField === null || (typeof value !== 'string' && typeof value !== 'number') || value === MASKED_SECRET_VALUE) return value;
-  masked(secretField);
-  return MASKED_SECRET_VALUE;
-}
+const maskedJson = (value: unknown, masked: (field: string) => void) =>
+  maskSecretFields(value, (field, name) => maskedLeaves(field, name, masked));
 
 function parsedJson(text: string): { value: unknown } | null {
   try {
@@ -113,7 +120,7 @@ function maskedText(text: string, claimsJson: boolean, where: string, report: Ma
     // Unchanged JSON keeps its bytes, as the client saw them.
     return maskSecretQueryValues(changed ? JSON.stringify(masked) : text, (parameter) => report(`${where}.${parameter}`));
   }
-  if (claimsJson || SECRET_FIELD_NAME.test(text)) {
+  if (claimsJson || namesSecretField(text)) {
     report(where);
     return MASKED_SECRET_VALUE;
   }

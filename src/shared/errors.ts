@@ -29,9 +29,10 @@ export interface ValidationDetail {
 }
 
 /**
- * Fields whose values are secret: a 422 never echoes them, nor anything under them, whatever
- * their type (a string sent where an object belongs is masked too); a recording masks them in
- * answers as well (`token`: a deployment's registry push token).
+ * Fields whose values are secret (`token`: a deployment's registry push token): a 422 never
+ * echoes them, nor anything under them, whatever their type (a string sent where an object
+ * belongs is masked too). The journal and recordings mask these and any other name that reads
+ * as a secret (isSecretName in secret-names.ts).
  */
 export const SECRET_FIELDS: ReadonlySet<string> = new Set(['credentials', 'secrets', 'secret_access_key', 'session_token', 'client_secret', 'token']);
 /** What a response shows instead of a secret value. */
