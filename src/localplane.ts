@@ -241,8 +241,9 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES), options.snapshotsDir);
     const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
 
-    const app = createApp(journal.observer, { boundHost: host, allowedHosts: options.allowedHosts }, log);
-    const guards = [browserGuard(), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
+    const hosts = { boundHost: host, allowedHosts: options.allowedHosts };
+    const app = createApp(journal.observer, hosts, log);
+    const guards = [browserGuard(hosts), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
     for (const folder of ['/_localplane', DASHBOARD_FOLDER]) app.guardFolder(folder, harnessGuard(adminToken !== undefined), ...guards);
     for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes, warehouse.adminRoutes]) {
       app.route('/_localplane', routes);

@@ -55,7 +55,11 @@ export function hostAllowList({ boundHost, allowedHosts = [] }: BrowserGuardOpti
 export const foreignHostMessage = (host: string) =>
   `Host "${host}" is not a name localplane answers under: it answers loopback names (localhost, 127.0.0.1) and the host it is bound to; allow others with --allow-hosts (LOCALPLANE_ALLOW_HOSTS, allowedHosts)`;
 
-/** Refuses, on every route, a request whose Host does not name this instance. */
+/**
+ * Refuses, on every route, a request over the network whose Host does not name this instance. An
+ * in-process request (`lp.request()`, `lp.fetch()`) has no Host header and no page behind it: it
+ * may name any URL.
+ */
 export function hostGuard(options: BrowserGuardOptions): MiddlewareHandler {
   const accepts = hostAllowList(options);
   return async (c, next) => {
@@ -65,11 +69,16 @@ export function hostGuard(options: BrowserGuardOptions): MiddlewareHandler {
   };
 }
 
-/** Refuses a change to the admin API or the dashboard from another origin (hostGuard has checked the Host already). */
-export function browserGuard(): MiddlewareHandler {
+/**
+ * Refuses what a page could send the admin API or the dashboard: a foreign host in the URL (so also
+ * in process, where hostGuard has no Host header to read), and a change from another origin.
+ */
+export function browserGuard(options: BrowserGuardOptions): MiddlewareHandler {
+  const accepts = hostAllowList(options);
   return async (c, next) => {
+    const url = new URL(c.req.url);
+    if (!accepts(url.host)) throw new HttpError(403, foreignHostMessage(url.host));
     if (!SAFE_METHODS.has(c.req.method)) {
-      const url = new URL(c.req.url);
       const site = c.req.header('sec-fetch-site');
       const origin = c.req.header('origin');
       const crossSite = site !== undefined && site !== 'same-origin' && site !== 'none';
