@@ -254,7 +254,6 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const fault: ObjstoreFault | null = options.observer ? await options.observer.arrive(exchange.req) : null;
     if (fault === null) return false;
     if (fault.kind === 'error') {
-      exchange.resource = (exchange.req.url ?? '/').split('?')[0] || '/';
       for (const [name, value] of Object.entries(fault.headers)) exchange.res.setHeader(name, value);
       throw new GatewayError(s3Error(fault.status, fault.code, fault.message));
     }
@@ -264,14 +263,11 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   }
 
   async function handleExchange(exchange: Exchange): Promise<void> {
-    const host = exchange.req.headers.host;
-    if (options.acceptsHost && !options.acceptsHost(host)) {
-      exchange.resource = (exchange.req.url ?? '/').split('?')[0] || '/';
-      throw new GatewayError(s3Error(403, 'AccessDenied', foreignHostMessage(host!)));
-    }
-    if (await injectFault(exchange)) return;
     const { req } = exchange;
+    // What an error document names until the target is parsed.
     exchange.resource = (req.url ?? '/').split('?')[0] || '/';
+    if (options.acceptsHost && !options.acceptsHost(req.headers.host)) throw new GatewayError(s3Error(403, 'AccessDenied', foreignHostMessage(req.headers.host!)));
+    if (await injectFault(exchange)) return;
     const target = parseTarget(req.url);
     exchange.bucket = target.bucket;
     exchange.key = target.key;
