@@ -284,7 +284,7 @@ describe("the instance's DuckDB", () => {
   const bounds = { rowLimit: 10, timeLimitMs: 60_000 };
 
   it('locks its configuration: not even its own setup SQL turns file access back on', async () => {
-    const sandbox = await DuckDBSandbox.open(folder);
+    const sandbox = await DuckDBSandbox.open(folder, { memoryLimitMb: 1000, threads: 2 });
     try {
       for (const setup of ['SET enable_external_access = true', "SET allowed_directories = ['/']", 'SET lock_configuration = false']) {
         await expect(sandbox.query('SELECT 1', { ...bounds, setup })).rejects.toThrow(/^Invalid Input Error: Cannot change configuration option "\w+" - the configuration has been locked$/);
@@ -297,7 +297,7 @@ describe("the instance's DuckDB", () => {
   });
 
   it('stops the queries under way when it closes', async () => {
-    const sandbox = await DuckDBSandbox.open(folder);
+    const sandbox = await DuckDBSandbox.open(folder, { memoryLimitMb: 1000, threads: 2 });
     const running = sandbox.query(ENDLESS, bounds);
     const outcome = running.then(
       () => 'ended',

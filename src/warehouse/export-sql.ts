@@ -4,9 +4,10 @@ import { exportNotFound } from '../bulk-exports/routes.ts';
 import { parseConfig, type BulkExportStore, type ExportRow } from '../bulk-exports/store.ts';
 import type { InstanceLimits } from '../config.ts';
 import { whyNotAFile } from '../objstore/file-view/file-view.ts';
-import { badRequest, conflict, HttpError, notFound } from '../shared/errors.ts';
-import type { DuckDBOnDemand } from './duckdb-on-demand.ts';
-import { QueryError, QueryStopped, stoppedAnswer } from './errors.ts';
+import { conflict, HttpError, notFound } from '../shared/errors.ts';
+import { queryAnswer } from './answers.ts';
+import type { DuckDBProcess } from './duckdb-process.ts';
+import { QueryError } from './errors.ts';
 import { hasExportFiles, runsViewSql } from './runs-view.ts';
 import type { SqlResponse } from './schemas.ts';
 
@@ -14,7 +15,7 @@ export interface ExportSqlDeps {
   exports: BulkExportStore;
   /** The objstore's plain-file view: `<filesDir>/<bucket>/<key>`. */
   filesDir: string;
-  duckdb: DuckDBOnDemand;
+  duckdb: DuckDBProcess;
   limits: InstanceLimits;
 }
 
@@ -33,11 +34,16 @@ export class ExportSql {
     // Taken before the first await: of two requests, the second sees the first running.
     if (this.running) throw new HttpError(429, QUERY_RUNNING);
     this.running = true;
-    const { sql_row_limit: rowLimit, sql_time_limit_seconds: seconds } = this.deps.limits.get();
+    const limits = this.deps.limits.get();
+    const rowLimit = limits.sql_row_limit;
     try {
-      const sandbox = await this.deps.duckdb.get();
       const started = performance.now();
-      const result = await sandbox.query(sql, { setup: runsViewSql(prefixFolder, exportId), rowLimit, timeLimitMs: seconds * 1000 });
+      const result = await this.deps.duckdb.query(sql, {
+        setup: runsViewSql(prefixFolder, exportId),
+        rowLimit,
+        timeLimitMs: limits.sql_time_limit_seconds * 1000,
+        memoryLimitMb: limits.sql_memory_limit_mb,
+      });
       return {
         export_id: exportId,
         columns: result.columns,
@@ -48,8 +54,7 @@ export class ExportSql {
         elapsed_ms: Math.round((performance.now() - started) * 10) / 10,
       };
     } catch (error) {
-      if (error instanceof QueryStopped) throw stoppedAnswer(error, seconds);
-      if (error instanceof QueryError) throw badRequest(error.message);
+      if (error instanceof QueryError) throw queryAnswer(error, limits);
       throw error;
     } finally {
       this.running = false;

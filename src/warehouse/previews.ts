@@ -5,15 +5,16 @@ import type { InstanceLimits } from '../config.ts';
 import { whyNotAFile } from '../objstore/file-view/file-view.ts';
 import type { EmbeddedObjstore } from '../objstore/types.ts';
 import { notFound } from '../shared/errors.ts';
-import type { DuckDBOnDemand } from './duckdb-on-demand.ts';
-import { QueryError, QueryStopped, stoppedAnswer } from './errors.ts';
+import { queryAnswer } from './answers.ts';
+import type { DuckDBProcess } from './duckdb-process.ts';
+import { QueryError, QueryStopped } from './errors.ts';
 import { PREVIEW_TEXT_BYTES, type PreviewResponse } from './schemas.ts';
 
 export interface PreviewDeps {
   objstore: Pick<EmbeddedObjstore, 'headObject'>;
   /** The objstore's plain-file view: `<filesDir>/<bucket>/<key>`. */
   filesDir: string;
-  duckdb: DuckDBOnDemand;
+  duckdb: DuckDBProcess;
   limits: InstanceLimits;
 }
 
@@ -85,12 +86,11 @@ export class ObjectPreviews {
 
   /** The file as DuckDB reads it; null when DuckDB cannot (a damaged file with Parquet's magic). */
   private async parquet(path: string, rows: number) {
-    const seconds = this.deps.limits.get().sql_time_limit_seconds;
+    const limits = this.deps.limits.get();
     try {
-      const sandbox = await this.deps.duckdb.get();
-      return await sandbox.previewParquet(path, rows, seconds * 1000);
+      return await this.deps.duckdb.previewParquet(path, rows, { timeLimitMs: limits.sql_time_limit_seconds * 1000, memoryLimitMb: limits.sql_memory_limit_mb });
     } catch (error) {
-      if (error instanceof QueryStopped) throw stoppedAnswer(error, seconds);
+      if (error instanceof QueryStopped) throw queryAnswer(error, limits);
       if (error instanceof QueryError) return null;
       throw error;
     }

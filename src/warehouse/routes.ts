@@ -1,7 +1,7 @@
 import { EXPORT_NOT_FOUND } from '../bulk-exports/routes.ts';
 import { EXAMPLE_ID, httpError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { INSTANCE_STOPPING, timeLimitPassed } from './errors.ts';
+import { INSTANCE_STOPPING, memoryLimitPassed, timeLimitPassed } from './answers.ts';
 import { QUERY_RUNNING, type ExportSql } from './export-sql.ts';
 import { noSuchObject, type ObjectPreviews } from './previews.ts';
 import { previewQuery, previewResponseSchema, sqlRequest, sqlResponseSchema } from './schemas.ts';
@@ -12,7 +12,10 @@ export interface WarehouseRouteDeps {
 }
 
 const stopped = httpError(503, 'The instance is stopping', { stopping: INSTANCE_STOPPING });
-const timeLimit = { time_limit: timeLimitPassed(10) };
+const limitsHit = {
+  time_limit: timeLimitPassed(10),
+  memory_limit: memoryLimitPassed(1000, 'Out of Memory Error: Failed to allocate block of 2000000000 bytes (bad allocation)'),
+};
 
 /** /_localplane/sql (SQL over an export's Parquet) and /_localplane/objstore/preview (an object's first rows or text). */
 export function warehouseRoutes(deps: WarehouseRouteDeps) {
@@ -30,11 +33,11 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
       body: sqlRequest,
       response: { status: 200, description: 'The result', schema: sqlResponseSchema },
       errors: [
-        httpError(400, 'The SQL is not one SELECT, DuckDB refused it, or it ran past the time limit', {
+        httpError(400, 'The SQL is not one SELECT, DuckDB refused it, or it ran past the time or memory limit', {
           sql_error: 'Binder Error: Referenced column "nope" not found in FROM clause!',
           not_read_only: 'Only a SELECT statement runs here (read-only), not COPY',
           outside_the_objstore: 'Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration',
-          ...timeLimit,
+          ...limitsHit,
         }),
         EXPORT_NOT_FOUND,
         httpError(409, 'The export has no Parquet files in the objstore', {
@@ -58,7 +61,7 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
       query: previewQuery,
       response: { status: 200, description: 'The preview', schema: previewResponseSchema },
       errors: [
-        httpError(400, 'The Parquet file took longer than the time limit', timeLimit),
+        httpError(400, 'Reading the Parquet file took longer than the time limit or more memory than the memory limit', limitsHit),
         httpError(404, 'No such bucket or object, or none the plain-file view holds', {
           not_found: noSuchObject('exports', 'traces/missing.parquet'),
           not_a_file: `${noSuchObject('exports', '../../etc/passwd')} as a plain file: an empty, '.' or '..' segment names no file`,

@@ -1,14 +1,18 @@
 /**
- * DuckDB for the admin API's SQL and Parquet previews: one in-memory database per instance
- * that reads only the files below one folder (the objstore's plain-file view); each query
- * runs on a connection of its own, a single SELECT bounded in rows and time.
+ * DuckDB for the admin API's SQL and Parquet previews: one in-memory database that reads only
+ * the files below one folder (the objstore's plain-file view); each query runs on a connection
+ * of its own, a single SELECT bounded in rows, time and memory. It runs in a process of its own
+ * (duckdb-child.ts), which holds the bounds DuckDB itself cannot.
  */
 import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBResultReader, type Json } from '@duckdb/node-api';
 import { duckdbError, QueryError, QueryStopped, type StopReason } from './errors.ts';
 import { sqlString } from './runs-view.ts';
 
-/** DuckDB's memory for every query of the instance together; nothing spills to disk (no temp directory). */
-const MEMORY_LIMIT = '1GB';
+/** DuckDB's memory for every query together (MB, as `sql_memory_limit_mb`) and its threads. Nothing spills to disk (no temp directory). */
+export interface SandboxSettings {
+  memoryLimitMb: number;
+  threads: number;
+}
 /** How often a query past its time limit is interrupted again, in case the first interrupt fell between two of its steps. */
 const INTERRUPT_REPEAT_MS = 50;
 
@@ -55,13 +59,14 @@ export class DuckDBSandbox {
    * DuckDB with external access off but for `folder` (no other file, no extension installed or
    * loaded, no network), the configuration locked so that no SQL turns it back on.
    */
-  static async open(folder: string): Promise<DuckDBSandbox> {
+  static async open(folder: string, settings: SandboxSettings): Promise<DuckDBSandbox> {
     const instance = await DuckDBInstance.create(':memory:', {
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
       // Its default, `.tmp` in the working directory, would be readable and writable too.
       temp_directory: '',
-      memory_limit: MEMORY_LIMIT,
+      memory_limit: `${settings.memoryLimitMb}MB`,
+      threads: String(settings.threads),
     });
     const connection = await instance.connect();
     try {
