@@ -75,4 +75,14 @@ describe('an object opened in a browser', () => {
     // A sandboxed document has an opaque origin: it reaches nothing of the objstore's own.
     expect(await tab.evaluate(() => window.origin)).toBe('null');
   });
+
+  it("is inert on the dashboard's origin too, and never framed", async () => {
+    const writer = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+    await writer.send(new PutObjectCommand({ Bucket: 'public-datasets', Key: 'framed.html', Body: '<!doctype html><p>stored', ContentType: 'text/html' }));
+    const answer = await ctx.instance.request('/_localplane/objstore/buckets/public-datasets/object/content?key=framed.html');
+    expect(answer.headers.get('content-type')).toBe('text/html');
+    expect(answer.headers.get('content-security-policy')).toBe("sandbox; frame-ancestors 'none'");
+    expect(answer.headers.get('x-frame-options')).toBe('DENY');
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+  });
 });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 import { customIssue, notFound } from '../shared/errors.ts';
+import { neverFramedHeaders } from '../shared/never-framed.ts';
 import { queryInteger } from '../shared/validation.ts';
 import { CHECKSUM_ALGORITHMS } from './checksum-algorithms.ts';
 import type { BucketSummary, ListedObject, ObjectBrowser, ObjectDetails } from './types.ts';
@@ -211,9 +212,9 @@ export function objstoreBrowserRoutes(browser: ObjectBrowser) {
         'content-disposition': contentDisposition(key),
         etag: opened.details.etag,
         'last-modified': opened.details.lastModified.toUTCString(),
-        // Served on the dashboard's origin: never sniffed into a page, never run as one.
+        // Served on the dashboard's origin: never sniffed into a page, never run as one, never framed.
         'x-content-type-options': 'nosniff',
-        'content-security-policy': 'sandbox',
+        ...neverFramedHeaders('sandbox'),
       });
     },
   );
