@@ -3,6 +3,7 @@
  * it answers queries and previews sent over its IPC channel, and ends when the instance's
  * process goes away.
  */
+import { setPriority } from 'node:os';
 import { duckdbError, QueryStopped } from './errors.ts';
 import { DuckDBSandbox, type BoundedResult, type ParquetPreview, type SandboxSettings } from './sandbox.ts';
 
@@ -28,8 +29,13 @@ export type DuckDBReply =
 /** JSON characters an answer holds at most: a bigger one would cost the instance's process its memory to read. */
 export const RESULT_JSON_LIMIT = 16_000_000;
 const MB = 1_000_000;
+/** A nice value: the scheduler gives the instance's process (0) the CPU first. */
+const QUERY_PRIORITY = 10;
 
 const settings = JSON.parse(process.argv[2]!) as DuckDBChildSettings;
+// Below the instance's process, before DuckDB starts its threads (which take this priority): a
+// query that keeps every core busy still leaves the API the CPU it needs.
+setPriority(QUERY_PRIORITY);
 const opening = DuckDBSandbox.open(settings.folder, settings);
 void opening.then(
   () => process.send!({ ready: true } satisfies DuckDBReply),
