@@ -86,6 +86,13 @@ describe('POST /_localplane/sql', () => {
     }
   });
 
+  it('refuses a result of more than 16 MB of JSON with a clear 400, whatever its row count', async () => {
+    const answer = await sql(exportId, "SELECT repeat('x', 1000000) AS wide FROM range(20)");
+    expect(answer.status, answer.text).toBe(400);
+    expect(answer.body.detail).toBe('The result is 20 MB of JSON, more than the 16 MB an answer holds: select fewer rows or columns');
+    expect((await sql(exportId, "SELECT length(repeat('x', 1000000)) AS wide FROM range(20)")).body.row_count).toBe(20);
+  });
+
   it('stops a query past sql_time_limit_seconds with a clear 400, and runs the next one', async () => {
     await admin('PATCH', '/config', { sql_time_limit_seconds: 0.2 });
     try {

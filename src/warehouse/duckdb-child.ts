@@ -27,7 +27,7 @@ export type DuckDBReply =
   | { ready: true };
 
 /** JSON characters an answer holds at most: a bigger one would cost the instance's process its memory to read. */
-export const RESULT_JSON_LIMIT = 16_000_000;
+const RESULT_JSON_LIMIT = 16_000_000;
 const MB = 1_000_000;
 /** A nice value: the scheduler gives the instance's process (0) the CPU first. */
 const QUERY_PRIORITY = 10;

@@ -19,14 +19,14 @@ import { QueryError, QueryStopped } from './errors.ts';
 import type { BoundedResult, ParquetPreview } from './sandbox.ts';
 
 /** Past its time limit, a query has this long to answer DuckDB's interrupt before its process is killed. */
-export const KILL_GRACE_MS = 500;
+const KILL_GRACE_MS = 500;
 /**
  * Address space the process may map beyond DuckDB's memory limit. Node and DuckDB (at most four
  * threads, malloc's arenas held to two) map 0.85-1.3 GB before any query; what is left above the
  * limit is 200-650 MB, so that an allocation DuckDB does not count against its limit (a 2 GB
  * string) fails at once as out of memory.
  */
-export const ADDRESS_SPACE_HEADROOM_MB = 1_500;
+const ADDRESS_SPACE_HEADROOM_MB = 1_500;
 const MAX_THREADS = 4;
 const STDERR_KEPT = 2_000;
 

@@ -37,6 +37,7 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
           sql_error: 'Binder Error: Referenced column "nope" not found in FROM clause!',
           not_read_only: 'Only a SELECT statement runs here (read-only), not COPY',
           outside_the_objstore: 'Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration',
+          result_too_big: 'The result is 20 MB of JSON, more than the 16 MB an answer holds: select fewer rows or columns',
           ...limitsHit,
         }),
         EXPORT_NOT_FOUND,
