@@ -1,11 +1,14 @@
 // `localplane verify` and `fixtures from-recording` on recorded JSON nested 100,000 levels deep, which JSON.parse reads:
-// each answers as it does for any other body, by what the comparison or the placement finds, never a stack overflow.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// each answers as it does for any other body, by what the comparison or the placement finds, never a stack overflow;
+// `localplane record` and the request journal mask the secrets in such JSON as in any other.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type Localplane, type VerifyReport } from '../src/index.ts';
-import type { HarEntry } from '../src/recording/har.ts';
+import { record, start, type Localplane, type VerifyReport } from '../src/index.ts';
+import type { JournalEntry } from '../src/journal/schemas.ts';
+import { bodyJson, readRecording, type HarEntry } from '../src/recording/har.ts';
 import { runCli } from './support/cli.ts';
 
 const DEPTH = 100_000;
@@ -130,4 +133,70 @@ describe('recorded JSON nested 100,000 levels deep', () => {
       `Not placed: 1\n  - destination ${DESTINATION_ID}: nested ${DEPTH + 2} levels deep, more than the 64 levels localplane's API takes\n`,
     );
   }, 120_000);
+});
+
+describe('secrets in JSON nested 100,000 levels deep', () => {
+  const SECRETS = { top: 'lp-depth-secret-top-0001', bottom: 'lp-depth-secret-bottom-0002', answer: 'lp-depth-secret-answer-0003' };
+  const MASKED = '********';
+  const OUT = join(dir, 'deep-secrets.har');
+  /** A request body with a secret at its top (within what the journal shows) and one at its bottom. */
+  const requestBody = `{"password":"${SECRETS.top}","a":${deepObjects(`{"password":"${SECRETS.bottom}"}`)}}`;
+  const answerBody = deepObjects(`{"client_secret":"${SECRETS.answer}"}`);
+  let deepServer: Server;
+  let statuses: number[];
+
+  /** The value `DEPTH` levels of `a` down. */
+  const bottomOf = (value: unknown) => {
+    let at = value as { a: unknown };
+    for (let level = 0; level < DEPTH; level++) at = at.a as { a: unknown };
+    return at;
+  };
+  const leaked = (text: string) => Object.values(SECRETS).filter((secret) => text.includes(secret));
+
+  beforeAll(async () => {
+    deepServer = createServer((_, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(answerBody));
+    await new Promise<void>((listening) => deepServer.listen(0, '127.0.0.1', listening));
+    const toInstance = await record({ upstream: instance.apiUrl, out: OUT, port: 0 });
+    const toDeepServer = await record({ upstream: `http://127.0.0.1:${(deepServer.address() as { port: number }).port}`, out: join(dir, 'deep-answer.har'), port: 0 });
+    try {
+      const sent = await fetch(`${toInstance.url}/v2/listeners`, {
+        method: 'POST',
+        headers: { 'X-API-Key': 'lp_test_acme_plus_0001', 'X-Tenant-Id': WORKSPACE, 'Content-Type': 'application/json' },
+        body: requestBody,
+      });
+      await sent.text();
+      const answered = await fetch(`${toDeepServer.url}/deep`);
+      expect(await answered.text()).toBe(answerBody);
+      statuses = [sent.status, answered.status];
+    } finally {
+      await toInstance.stop();
+      await toDeepServer.stop();
+    }
+  }, 60_000);
+  afterAll(() => new Promise((closed) => deepServer?.close(closed)));
+
+  it('localplane record relays the exchanges and masks the secrets at the top and the bottom of a request and an answer', () => {
+    // The instance refuses a body nested deeper than 64 levels; the other upstream answers its deep JSON.
+    expect(statuses).toEqual([422, 200]);
+    const [sent] = readRecording(OUT).entries as [HarEntry];
+    expect(leaked(readFileSync(OUT, 'utf8'))).toEqual([]);
+    expect(sent.response.status).toBe(422);
+    expect(sent._masked).toEqual(['request.headers.x-api-key', 'request.postData.password']);
+    const body = bodyJson(sent.request.postData) as { password: string; a: unknown };
+    expect(body.password).toBe(MASKED);
+    expect(bottomOf(body.a)).toEqual({ password: MASKED });
+    const [answered] = readRecording(join(dir, 'deep-answer.har')).entries as [HarEntry];
+    expect(leaked(readFileSync(join(dir, 'deep-answer.har'), 'utf8'))).toEqual([]);
+    expect(answered._masked).toEqual(['response.content.client_secret']);
+    expect(bottomOf(bodyJson(answered.response.content))).toEqual({ client_secret: MASKED });
+  });
+
+  it('the request journal masks the secret it shows of the request', async () => {
+    const { requests } = (await (await fetch(`${instance.apiUrl}/_localplane/requests`)).json()) as { requests: JournalEntry[] };
+    expect(leaked(JSON.stringify(requests))).toEqual([]);
+    const shown = requests.filter((entry) => entry.method === 'POST' && entry.request.body.text?.startsWith('{"password":'));
+    const start = `{"password":"${MASKED}","a":{"a":{"a":`;
+    expect(shown.map((entry) => entry.request.body.text!.slice(0, start.length))).toEqual([start]);
+    expect(shown[0]!.request.body).toMatchObject({ size: Buffer.byteLength(requestBody), truncated: true });
+  });
 });

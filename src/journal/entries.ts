@@ -1,4 +1,5 @@
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
+import { jsonText } from '../shared/json-walk.ts';
 import { isSecretName, maskSecretFields, SECRET_NAMES } from '../shared/secret-names.ts';
 import { textHead } from '../shared/text-head.ts';
 import type { JournalBody } from './schemas.ts';
@@ -73,13 +74,15 @@ function lastCharacterEnd(bytes: Uint8Array): number {
   return start + length <= bytes.length ? bytes.length : start;
 }
 
-/** JSON text masked; null when the text is not JSON (or nests too deep to walk). */
+/** JSON text masked, at any depth (jsonText, not JSON.stringify, which runs out of stack on deep JSON); null when the text is not JSON. */
 function maskedJson(text: string, mask: (value: unknown) => unknown): string | null {
+  let value: unknown;
   try {
-    return JSON.stringify(mask(JSON.parse(text)));
+    value = JSON.parse(text);
   } catch {
     return null;
   }
+  return jsonText(mask(value)) ?? null;
 }
 
 /** A JSON value with the value of every secret name (isSecretName) masked whole, at any depth. */

@@ -26,11 +26,11 @@ import type { ObjstorePermission } from '../objstore/types.ts';
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
 import { uuidFrom } from '../shared/ids.ts';
 import { MAX_JSON_DEPTH } from '../shared/json-text.ts';
+import { jsonDepth, jsonText } from '../shared/json-walk.ts';
 import { createRandom, seedFrom } from '../shared/prng.ts';
 import { formatTimestamp, MICROS_PER_DAY, parseTimestamp, startOfUtcDay } from '../shared/time.ts';
 import { recordedState, type Answered, type RecordedState } from './fixtures-answers.ts';
 import { readRecording, RecordingFileError } from './har.ts';
-import { jsonDepth, jsonText } from './json-walk.ts';
 
 /** The report's copy in the written directory. */
 export const REPORT_FILE = 'from-recording.txt';

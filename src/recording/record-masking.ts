@@ -13,6 +13,7 @@ import {
   maskSigningDetails,
 } from '../journal/entries.ts';
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
+import { copyJson, jsonText } from '../shared/json-walk.ts';
 import { isSecretName, KEPT_NAMES, maskSecretFields, SECRET_NAMES, SECRET_WORD_PAIRS, SECRET_WORDS } from '../shared/secret-names.ts';
 import type { HarHeader } from './har.ts';
 
@@ -75,17 +76,14 @@ export function maskedQueryText(query: string, where: string, report: MaskReport
 /** A secret's name (a deployment's `secrets: [{name, value}]`) labels it and is kept. */
 const SECRET_NAME_KEY = 'name';
 
-/** Each string and number of a secret field's value masked, but a secret's name; `masked` hears the field's name for each one. */
-function maskedLeaves(value: unknown, secretField: string, masked: (field: string) => void): unknown {
-  if (Array.isArray(value)) return value.map((item) => maskedLeaves(item, secretField, masked));
-  if (value !== null && typeof value === 'object') {
-    const maskedField = (key: string, field: unknown) => (key === SECRET_NAME_KEY ? field : maskedLeaves(field, secretField, masked));
-    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, maskedField(key, field)]));
-  }
-  if ((typeof value !== 'string' && typeof value !== 'number') || value === MASKED_SECRET_VALUE) return value;
-  masked(secretField);
-  return MASKED_SECRET_VALUE;
-}
+/** Each string and number of a secret field's value masked, at any depth, but a secret's name; `masked` hears the field's name for each one. */
+const maskedLeaves = (value: unknown, secretField: string, masked: (field: string) => void): unknown =>
+  copyJson(value, (leaf, key) => {
+    if (key === SECRET_NAME_KEY) return { value: leaf };
+    if ((typeof leaf !== 'string' && typeof leaf !== 'number') || leaf === MASKED_SECRET_VALUE) return undefined;
+    masked(secretField);
+    return { value: MASKED_SECRET_VALUE };
+  });
 
 /**
  * A JSON value with each string and number under a secret name (isSecretName, at any depth)
@@ -117,8 +115,8 @@ function maskedText(text: string, claimsJson: boolean, where: string, report: Ma
       changed = true;
       report(`${where}.${field}`);
     });
-    // Unchanged JSON keeps its bytes, as the client saw them.
-    return maskSecretQueryValues(changed ? JSON.stringify(masked) : text, (parameter) => report(`${where}.${parameter}`));
+    // Unchanged JSON keeps its bytes, as the client saw them; JSON.stringify would run out of stack on deep JSON.
+    return maskSecretQueryValues(changed ? jsonText(masked)! : text, (parameter) => report(`${where}.${parameter}`));
   }
   if (claimsJson || namesSecretField(text)) {
     report(where);

@@ -3,7 +3,7 @@
  * shape (fields and JSON types, values ignored, null compatible with any type), and a 422's
  * `type` and `loc` per error. Each difference reads `<where>: <recorded> → <here>`.
  */
-import { jsonText, pushInOrder } from './json-walk.ts';
+import { jsonText, pushInOrder } from '../shared/json-walk.ts';
 
 /** An answer as compared: its body parsed as JSON, undefined when there is none or it is not JSON. */
 export interface ComparedAnswer {

@@ -1,5 +1,5 @@
 import { UUID_SOURCE } from '../shared/ids.ts';
-import { copyJson, pushInOrder, stringsOf } from './json-walk.ts';
+import { copyJson, pushInOrder, stringsOf } from '../shared/json-walk.ts';
 
 /** A UUID anywhere in a string: alone, or inside the service's other id shapes (`lp-dcr-<uuid>`, `export_id=<uuid>/...`). */
 const UUID_ANYWHERE = new RegExp(UUID_SOURCE, 'gi');

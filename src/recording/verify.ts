@@ -4,8 +4,8 @@
  * masked credentials and the ids the upstream created are mapped to localplane's own.
  */
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
+import { copyJson, jsonText } from '../shared/json-walk.ts';
 import { bodyBytes, bodyJson, headerValue, readRecording, type HarEntry, type HarLog, type HarResponse } from './har.ts';
-import { copyJson, jsonText } from './json-walk.ts';
 import { compareAnswers, describeDifference, type ComparedAnswer } from './verify-compare.ts';
 import { IdMap, idsOf, type UnknownId } from './verify-ids.ts';
 import { openTarget, sendInProcess, sendOverHttp, workspaceChooser, type FixtureWorkspace, type ReplayInstance, type Target } from './verify-target.ts';

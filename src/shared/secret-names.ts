@@ -6,6 +6,7 @@
  * and hold none (KEPT_NAMES).
  */
 import { SECRET_FIELDS } from './errors.ts';
+import { copyJson } from './json-walk.ts';
 
 /** Single words that make a name secret: `access_token`, `X-Custom-Token`, `clientSecret`; not `total_tokens`. */
 export const SECRET_WORDS: ReadonlySet<string> = new Set([
@@ -75,13 +76,11 @@ export function isSecretName(name: string): boolean {
 }
 
 /**
- * A copy of a JSON value with the value of each secret name, at any depth, replaced by what
- * `masked` makes of it; the value of a kept name is kept whole, whatever names it holds.
+ * A copy of a JSON value with the value of each secret name, at any depth (however deep: no
+ * recursion), replaced by what `masked` makes of it; the value of a kept name is kept whole,
+ * whatever names it holds.
  */
-export function maskSecretFields(value: unknown, masked: (field: unknown, name: string) => unknown): unknown {
-  if (Array.isArray(value)) return value.map((item) => maskSecretFields(item, masked));
-  if (value === null || typeof value !== 'object') return value;
-  const maskedField = (key: string, field: unknown) =>
-    KEPT_NAMES.has(key) ? field : isSecretName(key) ? masked(field, key) : maskSecretFields(field, masked);
-  return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, maskedField(key, field)]));
-}
+export const maskSecretFields = (value: unknown, masked: (field: unknown, name: string) => unknown): unknown =>
+  copyJson(value, (field, key) =>
+    key === null ? undefined : KEPT_NAMES.has(key) ? { value: field } : isSecretName(key) ? { value: masked(field, key) } : undefined,
+  );

@@ -1,7 +1,7 @@
 /**
- * Walks over recorded JSON with explicit stacks, never recursion: JSON.parse reads any nesting
- * (V8's parser keeps no call stack per level), so a recorded body can be 100,000 levels deep,
- * and a recursive walk, JSON.stringify's too, runs out of stack a few thousand levels down.
+ * Walks over JSON with explicit stacks, never recursion: JSON.parse reads any nesting (V8's
+ * parser keeps no call stack per level), so a recorded or journaled body can be 100,000 levels
+ * deep, and a recursive walk, JSON.stringify's too, runs out of stack a few thousand levels down.
  */
 
 type Container = Record<string, unknown> | unknown[];
