@@ -67,5 +67,6 @@ describe('Try it out on /docs in Chromium', () => {
     expect((await execute(page)).shown).toBe('200');
     // Chromium logs the refused call of the first run, and nothing else went wrong.
     expect(browser.pageErrors).toEqual([expect.stringMatching(/status of 401 \(Unauthorized\)/)]);
-  });
+    // Swagger UI renders the whole document three times: 10-30 s on two busy cores.
+  }, 120_000);
 });
