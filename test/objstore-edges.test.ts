@@ -151,8 +151,8 @@ describe('error documents', () => {
       ['refused by the gateway', rawRequest(ctx.objstore.url, 'PUT', `/${BUCKET}/anonymous`, {}, 'x'), 'AccessDenied'],
       ['an unknown key', sendSigned(ctx.objstore.url, { ...KEY, accessKeyId: 'LPUNKNOWN0000001' }, { method: 'GET', path: `/${BUCKET}/kept` }), 'InvalidAccessKeyId'],
       ['a wrong secret', sendSigned(ctx.objstore.url, { ...KEY, secretAccessKey: 'wrong' }, { method: 'GET', path: `/${BUCKET}/kept` }), 'SignatureDoesNotMatch'],
-      ['answered by s3rver', sendSigned(ctx.objstore.url, KEY, { method: 'GET', path: '/no-such-bucket/kept' }), 'NoSuchBucket'],
-      ['answered by s3rver for an object', sendSigned(ctx.objstore.url, KEY, { method: 'GET', path: `/${BUCKET}/missing`, query: { tagging: '' } }), 'NoSuchKey'],
+      ['a bucket that does not exist', sendSigned(ctx.objstore.url, KEY, { method: 'GET', path: '/no-such-bucket/kept' }), 'NoSuchBucket'],
+      ['tags of an object that does not exist', sendSigned(ctx.objstore.url, KEY, { method: 'GET', path: `/${BUCKET}/missing`, query: { tagging: '' } }), 'NoSuchKey'],
       ['a missing object', sendSigned(ctx.objstore.url, KEY, { method: 'GET', path: `/${BUCKET}/missing` }), 'NoSuchKey'],
       ['an anonymous read with overrides', rawRequest(ctx.objstore.url, 'GET', '/public-data/x?response-content-type=text/plain'), 'InvalidRequest'],
     ];

@@ -61,7 +61,7 @@ describe('the plain-file view', () => {
     await expectInView(s3(), 'plain/multipart/big.bin', body);
   });
 
-  it('follows CopyObject, onto a new key and over an existing one (which s3rver replaces with a new file)', async () => {
+  it('follows CopyObject, onto a new key and over an existing one (which a new file replaces)', async () => {
     const source = randomBytes(5000);
     const other = randomBytes(777);
     await put('plain/copy/source.bin', source);

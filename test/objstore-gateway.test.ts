@@ -466,7 +466,7 @@ describe('objstore gateway', () => {
     expect(fs.readdirSync(path.join(ctx.directory, BUCKET))).toEqual([]);
   });
 
-  it('passes NoSuchBucket through from s3rver', async () => {
+  it('answers NoSuchBucket for a bucket that does not exist', async () => {
     const error = await failure(full.send(new GetObjectCommand({ Bucket: 'nosuchbucket', Key: 'x' })));
     expect(error.name).toBe('NoSuchBucket');
     expect(error.message).toBe('The specified bucket does not exist');

@@ -1,6 +1,6 @@
 import type { IdGenerator } from '../shared/ids.ts';
 import type { ObjstoreClients, ObjstoreError, ObjstoreTarget } from '../destinations/clients.ts';
-import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../objstore/s3-messages.ts';
+import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../objstore/s3-errors.ts';
 import { HttpError } from '../shared/errors.ts';
 import { VALIDATION_FAILURES, type BulkExportFaults, type ValidationFailure } from './faults.ts';
 import { probeKey } from './paths.ts';

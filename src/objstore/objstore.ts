@@ -6,9 +6,8 @@ import { InFlight } from '../shared/in-flight.ts';
 import { closeConnectionsLingering, LINGER_MS } from '../shared/lingering-close.ts';
 import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { createObjectBrowser } from './object-browser.ts';
-import { createS3rverStorage } from './storage/s3rver.ts';
+import { createFileStorage } from './storage/files-storage.ts';
 import { FileView } from './file-view/file-view.ts';
-import type { Delegate } from './server/delegate.ts';
 import type { GatewayHandler } from './server/gateway.ts';
 import { isValidBucketName } from './server/target.ts';
 import type { EmbeddedObjstore, Objstore, ObjstoreOptions } from './types.ts';
@@ -53,7 +52,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   validateOptions(options);
   const buckets = [...options.buckets];
   const directory = new BucketDirectory(buckets, options.createdBuckets ?? new MemoryBucketRegistry(), options.workspaceFolders);
-  const storage = createS3rverStorage(options.directory);
+  const storage = createFileStorage(options.directory);
   const fileView = options.filesDirectory
     ? new FileView({ directory: options.filesDirectory, storage, buckets: () => directory.names(), log: options.log ?? (() => {}) })
     : undefined;
@@ -72,14 +71,12 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   // The gateway (S3 operations, SigV4, checksums, XML) is a third of what a start would load: it
   // loads with the first request instead, which waits for it.
   let gateway: GatewayHandler | null = null;
-  let s3rver: Delegate | null = null;
   let loadingGateway: Promise<GatewayHandler> | null = null;
   const loadGateway = () =>
-    (loadingGateway ??= Promise.all([import('./server/gateway.ts'), import('./server/s3rver-app.ts')]).then(([{ createGateway }, { createS3rverApp }]) =>
+    (loadingGateway ??= import('./server/gateway.ts').then(({ createGateway }) =>
       (gateway = createGateway({
         keys: options.keys,
         storage,
-        delegate: (s3rver = createS3rverApp(storage.s3rverStore)),
         buckets: directory,
         publicBuckets: new Set(options.publicBuckets),
         now: options.now,
@@ -87,30 +84,17 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
         fileView,
         minPartSize: options.minPartSize,
         acceptsHost: hostAllowList({ boundHost: options.host, allowedHosts: options.allowedHosts }),
-        corsHeaders: async (bucket, origin, method) => {
-          const rule = (await storage.s3rverStore().getSubresource(bucket, undefined, 'cors'))?.matchRule(origin, method);
-          if (!rule) return null;
-          return {
-            'Access-Control-Allow-Origin': rule.hasWildcardOrigin ? '*' : origin,
-            ...(rule.exposeHeaders.length > 0 ? { 'Access-Control-Expose-Headers': rule.exposeHeaders.join(', ') } : {}),
-            ...(rule.maxAgeSeconds === undefined ? {} : { 'Access-Control-Max-Age': String(rule.maxAgeSeconds) }),
-            'Access-Control-Allow-Credentials': 'true',
-            Vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method',
-          };
-        },
       })),
     ));
   const requests = new InFlight();
   const handle = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) =>
     requests.track(gateway ? gateway(req, res, expectContinue) : loadGateway().then((loaded) => loaded(req, res, expectContinue), () => void res.destroy()));
   /**
-   * Waits for the requests under way, what they handed to s3rver and the file view updates they
-   * asked for: a closed connection ends a request's reply, not the writes it began, and the data
-   * dir may be removed next.
+   * Waits for the requests under way and the file view updates they asked for: a closed
+   * connection ends a request's reply, not the writes it began, and the data dir may be removed next.
    */
   const settle = async () => {
     await requests.settled();
-    await s3rver?.settled();
     await fileView?.settled();
   };
 
@@ -195,7 +179,6 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
           await closed;
         }
         await settle();
-        s3rver?.close();
       })());
     },
   };

@@ -1,9 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { errors } from './errors.ts';
-import type { S3ErrorSpec } from '../s3-errors.ts';
+import { errors, type S3ErrorSpec } from '../s3-errors.ts';
 import { hasParam, type RequestTarget } from './target.ts';
-import { BUCKET_SUBRESOURCES, OBJECT_SUBRESOURCE_NOUNS, type BucketSubresource, type ObjectSubresource, type S3Operation } from '../s3-operations.ts';
+import { BUCKET_SUBRESOURCES, OBJECT_SUBRESOURCES, type BucketSubresource, type S3Operation } from '../s3-operations.ts';
 import type { ObjstorePermission } from '../types.ts';
 
 /** What it takes to be allowed to perform an operation. */
@@ -13,7 +12,9 @@ export type OperationAccess =
   /** Never allowed for any key (bucket configuration: policies, ACLs, lifecycles and the like). */
   | { kind: 'refuse' }
   /** Not a valid request; answered with this error once the caller is authenticated. */
-  | { kind: 'reject'; error: S3ErrorSpec };
+  | { kind: 'reject'; error: S3ErrorSpec }
+  /** Answered to anyone, without authentication: a CORS preflight, which changes nothing and is answered from the bucket's rules. */
+  | { kind: 'anyone' };
 
 export interface ClassifiedOperation {
   /** `Unknown` for combinations S3 has no name for. */
@@ -26,27 +27,15 @@ export interface ClassifiedOperation {
 const needs = (...permissions: ObjstorePermission[]): OperationAccess => ({ kind: 'require', permissions });
 const refuse: OperationAccess = { kind: 'refuse' };
 
-/**
- * Query parameters that select a different operation on a bucket: a superset of s3rver's own
- * list (lib/controllers/bucket.js METHODS), so the gateway never sees a plain request where
- * s3rver sees a subresource one.
- */
 const BUCKET_SUBRESOURCE_NAMES = Object.keys(BUCKET_SUBRESOURCES) as BucketSubresource[];
 
-/**
- * Query parameters that select a different operation on an object. s3rver routes object
- * requests on the union of its bucket and object lists, so this is a superset of both.
- */
-const OBJECT_SUBRESOURCES = new Set([
-  ...BUCKET_SUBRESOURCE_NAMES,
-  'attributes',
-  'legal-hold',
-  'restore',
-  'retention',
-  'select',
-  'torrent',
-  'uploadId',
-]);
+/** Query parameters that select a different operation on an object: its own, and a bucket's (s3rver routed objects on both). */
+const OBJECT_SUBRESOURCE_NAMES = new Set<string>([...BUCKET_SUBRESOURCE_NAMES, ...Object.keys(OBJECT_SUBRESOURCES)]);
+
+/** The operation a subresource selects with this method; `Unknown` when S3 has none. */
+function subresourceOperation(table: Readonly<Record<string, Readonly<Partial<Record<string, S3Operation>>>>>, subresource: string, method: string): S3Operation {
+  return table[subresource]?.[method] ?? 'Unknown';
+}
 
 function selectSubresource(
   target: RequestTarget,
@@ -56,7 +45,7 @@ function selectSubresource(
   if (matched.length > 1) {
     return {
       subresource: matched[0]!,
-      conflict: errors.invalidArgument(`Conflicting query string parameters: ${matched.join(', ')}`),
+      conflict: errors.conflictingQueryParameters(matched),
     };
   }
   return { subresource: matched[0] ?? null, conflict: null };
@@ -71,23 +60,20 @@ function classifyService(method: string): ClassifiedOperation {
 
 function classifyBucket(method: string, target: RequestTarget, subresource: string | null): ClassifiedOperation {
   const op = (operation: S3Operation, access: OperationAccess): ClassifiedOperation => ({ operation, access, subresource });
-  const noun = subresource === null ? null : BUCKET_SUBRESOURCES[subresource as BucketSubresource];
+  const selected = () => subresourceOperation(BUCKET_SUBRESOURCES, subresource!, method);
   switch (method) {
     case 'HEAD':
       return op('HeadBucket', needs('get'));
     case 'GET':
-      if (noun === null) {
+      if (subresource === null) {
         return op(target.query['list-type'] === '2' ? 'ListObjectsV2' : 'ListObjects', needs('get'));
       }
-      if (subresource === 'uploads') return op('ListMultipartUploads', needs('multipart'));
-      if (subresource === 'versions') return op('ListObjectVersions', needs('get'));
-      if (subresource === 'delete') return op('Unknown', needs('get'));
-      return op(`Get${noun}`, needs('get'));
+      return op(selected(), needs(subresource === 'uploads' ? 'multipart' : 'get'));
     // Of a bucket's configuration, only its CORS rules may be set: they are how a page the user serves gets to use the objstore.
     case 'PUT':
-      return noun === null ? op('CreateBucket', needs('buckets')) : op(`Put${noun}`, subresource === 'cors' ? needs('buckets') : refuse);
+      return subresource === null ? op('CreateBucket', needs('buckets')) : op(selected(), subresource === 'cors' ? needs('buckets') : refuse);
     case 'DELETE':
-      return noun === null ? op('DeleteBucket', needs('buckets')) : op(`Delete${noun}`, subresource === 'cors' ? needs('buckets') : refuse);
+      return subresource === null ? op('DeleteBucket', needs('buckets')) : op(selected(), subresource === 'cors' ? needs('buckets') : refuse);
     case 'POST':
       if (subresource === 'delete') return op('DeleteObjects', needs('delete'));
       // Browser form upload: the form's policy signature authenticates it (post-object.ts).
@@ -104,34 +90,28 @@ function classifyObject(
   headers: IncomingHttpHeaders,
 ): ClassifiedOperation {
   const op = (operation: S3Operation, access: OperationAccess): ClassifiedOperation => ({ operation, access, subresource });
-  // Undefined for the subresources without operations of their own (`uploads`, `select`, ...).
-  const noun: (typeof OBJECT_SUBRESOURCE_NOUNS)[ObjectSubresource] | undefined =
-    subresource === null ? undefined : OBJECT_SUBRESOURCE_NOUNS[subresource as ObjectSubresource];
+  const selected = (as = method) => subresourceOperation(OBJECT_SUBRESOURCES, subresource!, as);
   const copy = headers['x-amz-copy-source'] !== undefined;
   switch (method) {
     case 'GET':
     case 'HEAD':
       if (subresource === null) return op(method === 'GET' ? 'GetObject' : 'HeadObject', needs('get'));
       if (subresource === 'uploadId') return op('ListParts', needs('multipart'));
-      return op(noun ? `Get${noun}` : 'Unknown', needs('get'));
+      return op(selected('GET'), needs('get'));
     case 'PUT':
       if (subresource === null) return copy ? op('CopyObject', needs('create', 'get')) : op('PutObject', needs('create'));
       if (subresource === 'uploadId') {
         return copy ? op('UploadPartCopy', needs('multipart', 'get')) : op('UploadPart', needs('multipart'));
       }
-      // s3rver treats subresources it does not know as a plain PutObject / CopyObject.
-      return op(noun ? `Put${noun}` : 'Unknown', copy ? needs('create', 'get') : needs('create'));
+      return op(selected(), copy ? needs('create', 'get') : needs('create'));
     case 'POST':
       if (subresource === 'uploads') return op('CreateMultipartUpload', needs('multipart'));
       if (subresource === 'uploadId') return op('CompleteMultipartUpload', needs('multipart', 'create'));
       if (subresource === 'select') return op('SelectObjectContent', needs('get'));
-      if (subresource === 'restore') return op('RestoreObject', needs('create'));
-      return op('Unknown', needs('create'));
+      return op(subresource === null ? 'Unknown' : selected(), needs('create'));
     case 'DELETE':
       if (subresource === 'uploadId') return op('AbortMultipartUpload', needs('multipart'));
-      if (subresource === 'tagging') return op('DeleteObjectTagging', needs('delete'));
-      // s3rver treats subresources it does not know as a plain DeleteObject.
-      return op(subresource === null ? 'DeleteObject' : 'Unknown', needs('delete'));
+      return op(subresource === null ? 'DeleteObject' : selected(), needs('delete'));
     default:
       return op('Unknown', { kind: 'reject', error: errors.methodNotAllowed() });
   }
@@ -143,12 +123,11 @@ export function classifyOperation(
   target: RequestTarget,
   headers: IncomingHttpHeaders,
 ): ClassifiedOperation {
+  // Whatever its target and parameters: a preflight names the request a page would send next.
+  if (method === 'OPTIONS') return { operation: 'OptionsObject', access: { kind: 'anyone' }, subresource: null };
   if (target.bucket === null) return classifyService(method);
   const isObject = target.key !== null;
-  const { subresource, conflict } = selectSubresource(
-    target,
-    isObject ? OBJECT_SUBRESOURCES : BUCKET_SUBRESOURCE_NAMES,
-  );
+  const { subresource, conflict } = selectSubresource(target, isObject ? OBJECT_SUBRESOURCE_NAMES : BUCKET_SUBRESOURCE_NAMES);
   const classified = isObject ? classifyObject(method, subresource, headers) : classifyBucket(method, target, subresource);
   // Conflicting subresources are a client error, unless the operation is refused anyway.
   if (conflict && classified.access.kind !== 'refuse') {

@@ -27,7 +27,7 @@ export interface Exchange {
   errorCode: string | null;
   /** Set once the gateway has authenticated and authorised the request. */
   authenticated: boolean;
-  /** The body, when the gateway read it itself rather than s3rver streaming it. */
+  /** The body, when the gateway read it whole (request documents) rather than streaming it to the storage. */
   body: Buffer | null;
 }
 

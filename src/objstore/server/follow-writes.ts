@@ -9,9 +9,8 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Holds back the end of a response that may have changed objects until the view has followed,
  * so a client that has its answer finds the file in place. Any authorised request other than
- * a read counts, whatever its operation name and its outcome: s3rver also writes for some
- * requests the gateway calls `Unknown`, a request that failed may have changed objects before
- * it did, and re-checking a key that did not change costs two stats. Bucket-level writes
+ * a read counts, whatever its operation name and its outcome: a request that failed may have
+ * changed objects before it did, and re-checking a key that did not change costs two stats. Bucket-level writes
  * (DeleteObjects, PostObject) name their keys in the body, so the whole bucket is brought in step.
  */
 export function followWrites(exchange: Exchange, view: FileView): void {

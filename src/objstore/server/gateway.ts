@@ -1,13 +1,9 @@
 /**
- * The request pipeline in front of s3rver:
+ * The objstore's request pipeline:
  *
- *   parse target -> classify operation -> extract credential -> look up key
- *   -> verify signature -> check permission (or: unsigned read of a public bucket) -> validate names
- *   -> strip authentication -> operation override or s3rver
- *
- * This dispatch is the one place that decides what goes to s3rver: operations without an
- * override, and the overrides' requests whose bucket does not exist (`inBucket`), which s3rver
- * answers with S3's NoSuchBucket.
+ *   parse target -> classify operation -> (a preflight: answered here) -> browser's origin allowed
+ *   -> extract credential -> look up key -> verify signature -> check permission (or: unsigned
+ *   read of a public bucket) -> validate names -> the operation's handler (operations/dispatch.ts)
  *
  * Every step that refuses a request throws a GatewayError, answered as an S3 XML error.
  */
@@ -15,14 +11,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { BucketDirectory } from '../bucket-directory.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
-import { operationOverrides } from './operations/compat.ts';
-import { S3_MIN_PART_SIZE, type OperationContext, type Override } from './operations/context.ts';
-import type { Delegate } from './delegate.ts';
+import { OPERATIONS } from './operations/dispatch.ts';
+import { S3_MIN_PART_SIZE, type OperationContext } from './operations/context.ts';
+import { corsHeaders, corsRulesOf, matchCorsRule } from './cors.ts';
 import { TurnTaking } from './turn-taking.ts';
 import { extractCredential } from './auth/credentials.ts';
-import { errors } from './errors.ts';
-import { GatewayError, s3Error } from '../s3-errors.ts';
-import { foreignHostMessage } from '../../shared/browser-guard.ts';
+import { errors, GatewayError, s3Error } from '../s3-errors.ts';
 import { beginExchange, failExchange, sendContinue, type Exchange } from './exchange.ts';
 import type { FileView } from '../file-view/file-view.ts';
 import { followWrites } from './follow-writes.ts';
@@ -30,14 +24,12 @@ import type { S3Operation } from '../s3-operations.ts';
 import { classifyOperation, type ClassifiedOperation, type OperationAccess } from './classify.ts';
 import { NO_CHUNK_SIGNATURES, verifySignature } from './auth/signature.ts';
 import type { ChunkSignatures } from './auth/sigv4.ts';
-import { postObject } from './operations/post-object.ts';
 import { requireSignedBody, requireWholeBodyPayload } from './bodies/signed-payload.ts';
 import {
   hasParam,
   parseCopySource,
   parseTarget,
   singleParam,
-  stripAuthentication,
   validateBucketName,
   validateObjectKey,
   validatePartNumber,
@@ -49,10 +41,7 @@ import type { ObjstoreFault, ObjstoreKey, ObjstoreKeyLookup, ObjstoreObserver } 
 export interface GatewayOptions {
   keys: ObjstoreKeyLookup;
   storage: ObjstoreStorage;
-  /** Answers what the gateway does not answer itself. */
-  delegate: Delegate;
   buckets: BucketDirectory;
-  overrides?: Readonly<Partial<Record<S3Operation, Override>>>;
   /** Kept in step with every write before its response completes. */
   fileView?: FileView;
   /** Buckets anyone may read without signing. */
@@ -64,11 +53,6 @@ export interface GatewayOptions {
   minPartSize?: number;
   /** Whether a Host header names this objstore (a DNS-rebinding page's does not); default any. */
   acceptsHost?: (host: string | undefined) => boolean;
-  /**
-   * The CORS headers of the answer when the bucket's CORS configuration allows `origin` to send
-   * `method`; null when it does not (or the bucket has none). Without it, every browser request is refused.
-   */
-  corsHeaders?: (bucket: string, origin: string, method: string) => Promise<Record<string, string> | null>;
 }
 
 /**
@@ -82,7 +66,7 @@ function browserOrigin(req: IncomingMessage): string | null | undefined {
   return site === undefined || site === 'none' || site === 'same-origin' ? undefined : null;
 }
 
-/** Answers one request; resolves (never rejects) once the gateway's own work for it is done (what it hands on: `Delegate.settled`). */
+/** Answers one request; resolves (never rejects) once the gateway's work for it is done. */
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => Promise<void>;
 
 /** What a request's signature shows: its key, the payload hash its body is held to, and the chunk signatures of that body. */
@@ -100,6 +84,8 @@ export function authorize(access: OperationAccess, key: ObjstoreKey): void {
   switch (access.kind) {
     case 'refuse':
       throw new GatewayError(errors.accessDenied());
+    case 'anyone':
+      return;
     case 'reject':
       throw new GatewayError(access.error);
     case 'require':
@@ -144,7 +130,7 @@ export function authorizeAnonymous(classified: ClassifiedOperation, target: Requ
 
 /**
  * Rejects names the store cannot hold (bucket names it would not take for a folder, keys over
- * S3's 1,024 bytes) and malformed multipart parameters s3rver would crash or misbehave on.
+ * S3's 1,024 bytes), malformed multipart parameters and copy sources.
  */
 export function validateRequest(classified: ClassifiedOperation, target: RequestTarget, req: IncomingMessage): void {
   if (target.bucket !== null) validateBucketName(target.bucket);
@@ -199,8 +185,7 @@ function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
 }
 
 export function createGateway(options: GatewayOptions): GatewayHandler {
-  const { keys, storage, delegate } = options;
-  const overrides = options.overrides ?? operationOverrides;
+  const { keys, storage } = options;
   const publicBuckets = options.publicBuckets ?? new Set<string>();
   const now = options.now ?? Date.now;
   const conditionalWrites = new TurnTaking();
@@ -214,7 +199,6 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const { req } = exchange;
     const credential = extractCredential(req.headers, target.query);
     if (credential === null) {
-      // Stays unauthenticated for s3rver, which refuses anonymous reads response-* overrides as S3 does.
       authorizeAnonymous(classified, target, publicBuckets, options.buckets);
       return UNSIGNED;
     }
@@ -240,13 +224,14 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   async function admitBrowser(exchange: Exchange, target: RequestTarget): Promise<void> {
     const origin = browserOrigin(exchange.req);
     if (origin === undefined) return;
-    const headers = origin !== null && target.bucket !== null ? await options.corsHeaders?.(target.bucket, origin, exchange.method) : null;
-    if (!headers) {
+    const rules = origin !== null && target.bucket !== null ? await corsRulesOf(storage, target.bucket) : null;
+    const rule = rules === null ? undefined : matchCorsRule(rules, origin!, exchange.method);
+    if (rule === undefined) {
       const from = origin ?? 'a page of another site';
       const where = target.bucket === null ? 'the objstore' : `bucket ${target.bucket}`;
-      throw new GatewayError(s3Error(403, 'AccessDenied', `Cross-origin ${exchange.method} from ${from} refused: ${where} has no CORS rule that allows it (PutBucketCors)`));
+      throw new GatewayError(errors.crossOriginRefused(exchange.method, from, where));
     }
-    for (const [name, value] of Object.entries(headers)) exchange.res.setHeader(name, value);
+    for (const [name, value] of Object.entries(corsHeaders(rule, origin!))) exchange.res.setHeader(name, value);
   }
 
   /** Answers the request with an observer's fault; false when there is none and the request goes on. */
@@ -255,6 +240,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     if (fault === null) return false;
     if (fault.kind === 'error') {
       for (const [name, value] of Object.entries(fault.headers)) exchange.res.setHeader(name, value);
+      // A fault rule's error, made up by the user: the one answer not from the catalogue.
       throw new GatewayError(s3Error(fault.status, fault.code, fault.message));
     }
     if (fault.kind === 'reset') exchange.req.socket.resetAndDestroy();
@@ -266,7 +252,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const { req } = exchange;
     // What an error document names until the target is parsed.
     exchange.resource = (req.url ?? '/').split('?')[0] || '/';
-    if (options.acceptsHost && !options.acceptsHost(req.headers.host)) throw new GatewayError(s3Error(403, 'AccessDenied', foreignHostMessage(req.headers.host!)));
+    if (options.acceptsHost && !options.acceptsHost(req.headers.host)) throw new GatewayError(errors.foreignHost(req.headers.host!));
     if (await injectFault(exchange)) return;
     const target = parseTarget(req.url);
     exchange.bucket = target.bucket;
@@ -275,10 +261,11 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
 
     const classified = classifyOperation(exchange.method, target, req.headers);
     exchange.operation = classified.operation;
-    // A preflight changes nothing: s3rver answers it from the bucket's rules, without authentication, as S3 does.
-    if (exchange.method === 'OPTIONS') {
-      stripAuthentication(req, target);
-      return delegate.handle(req, exchange.res);
+    const answer = OPERATIONS[classified.operation];
+    // A preflight changes nothing: it is answered from the bucket's rules, without authentication, as S3 does.
+    if (classified.access.kind === 'anyone') {
+      if (target.bucket !== null) validateBucketName(target.bucket);
+      return answer(operationContext(exchange, target, classified, UNSIGNED));
     }
     await admitBrowser(exchange, target);
     // S3 names an existing bucket's region on HeadBucket whatever the answer, a 403 included:
@@ -289,24 +276,24 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     // A browser form upload carries its authentication in the form (post-object.ts), which also
     // checks the bucket's owner once it knows the form's key.
     const browserForm = classified.operation === 'PostObject';
-    const { key, payloadHash, chunkSignatures } = browserForm ? UNSIGNED : await admit(exchange, target, classified);
+    const admission = browserForm ? UNSIGNED : await admit(exchange, target, classified);
     validateRequest(classified, target, req);
-    if (!browserForm) authorizeBuckets(classified, target, req, key, options.buckets);
+    if (!browserForm) authorizeBuckets(classified, target, req, admission.key, options.buckets);
+    await answer(operationContext(exchange, target, classified, admission));
+  }
 
-    stripAuthentication(req, target);
-
-    const context: OperationContext = {
+  function operationContext(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation, admission: Admission): OperationContext {
+    const { key, payloadHash, chunkSignatures } = admission;
+    return {
       exchange,
       target,
+      subresource: classified.subresource,
       storage,
       buckets: options.buckets,
+      keys,
       key,
       payloadHash,
       chunkSignatures,
-      delegate: () => {
-        sendContinue(exchange);
-        delegate.handle(req, exchange.res);
-      },
       readBody: async (limit) => {
         requireWholeBodyPayload(payloadHash);
         const body = await readBody(exchange, limit);
@@ -317,19 +304,6 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       conditionalWrites,
       minPartSize,
     };
-    if (browserForm) {
-      return postObject(context, {
-        keys,
-        now: () => new Date(now()),
-        authorizeBucket: (formKey, objectKey) => authorizeBuckets(classified, { ...target, key: objectKey }, req, formKey, options.buckets),
-      });
-    }
-    const override = overrides[classified.operation];
-    if (override === undefined) return context.delegate();
-    if ('always' in override) return override.always(context);
-    const answer = override.inBucket(context);
-    if (!(await storage.bucketExists(target.bucket!))) return context.delegate();
-    await answer(context);
   }
 
   return async (req, res, expectContinue) => {

@@ -1,10 +1,9 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import querystring from 'node:querystring';
 
-import { errors } from './errors.ts';
-import { GatewayError } from '../s3-errors.ts';
+import { errors, GatewayError } from '../s3-errors.ts';
 
-/** Decoded query, parsed exactly like Koa (and therefore s3rver) parses it. */
+/** Decoded query, parsed as Node's querystring parses it (repeated names give lists). */
 export type ParsedQuery = Readonly<Record<string, string | string[] | undefined>>;
 
 /** A path-style S3 request target: `/<bucket>/<key>?<query>`. */
@@ -20,23 +19,6 @@ export interface RequestTarget {
   key: string | null;
   /** `/bucket/key` (decoded), the `Resource` of error responses. */
   resource: string;
-}
-
-/** Query parameters that carry authentication; removed before a request reaches s3rver. */
-const AUTH_QUERY_PARAMS_CASE_INSENSITIVE = new Set([
-  'x-amz-algorithm',
-  'x-amz-credential',
-  'x-amz-date',
-  'x-amz-expires',
-  'x-amz-signedheaders',
-  'x-amz-signature',
-  'x-amz-security-token',
-]);
-/** Signature V2 query authentication; S3 treats these names case-sensitively. */
-const AUTH_QUERY_PARAMS_CASE_SENSITIVE = new Set(['AWSAccessKeyId', 'Signature', 'Expires']);
-
-export function isAuthQueryParam(name: string): boolean {
-  return AUTH_QUERY_PARAMS_CASE_SENSITIVE.has(name) || AUTH_QUERY_PARAMS_CASE_INSENSITIVE.has(name.toLowerCase());
 }
 
 function decodePathPart(raw: string): string {
@@ -90,14 +72,14 @@ export function hasParam(query: ParsedQuery, name: string): boolean {
 export function singleParam(query: ParsedQuery, name: string): string | undefined {
   const value = query[name];
   if (Array.isArray(value)) {
-    throw new GatewayError(errors.invalidArgument(`Query parameter ${name} must not be repeated.`));
+    throw new GatewayError(errors.repeatedQueryParameter(name));
   }
   return value;
 }
 
 // ---------------------------------------------------------------------------------------
 // Names the store can hold. Bucket names become folder names as they are; keys are mapped onto
-// file names by the storage (s3rver-layout.ts), so any key S3 takes is stored.
+// file names by the storage (storage/files-layout.ts), so any key S3 takes is stored.
 
 const BUCKET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 const MAX_KEY_BYTES = 1024;
@@ -117,7 +99,7 @@ export function validateObjectKey(key: string): void {
 
 const UPLOAD_ID = /^[A-Za-z0-9_-]{1,256}$/;
 
-/** Upload ids become directory names in s3rver's store; anything unexpected cannot exist. */
+/** Upload ids become directory names in the store; anything unexpected cannot exist. */
 export function validateUploadId(uploadId: string | undefined): string {
   if (uploadId === undefined || !UPLOAD_ID.test(uploadId)) throw new GatewayError(errors.noSuchUpload());
   return uploadId;
@@ -126,7 +108,7 @@ export function validateUploadId(uploadId: string | undefined): string {
 export function validatePartNumber(partNumber: string | undefined): number {
   const value = partNumber !== undefined && /^\d{1,5}$/.test(partNumber) ? Number(partNumber) : NaN;
   if (!(value >= 1 && value <= 10000)) {
-    throw new GatewayError(errors.invalidArgument('Part number must be an integer between 1 and 10000, inclusive'));
+    throw new GatewayError(errors.invalidPartNumber());
   }
   return value;
 }
@@ -143,46 +125,21 @@ export function parseCopySource(headers: IncomingHttpHeaders): { bucket: string;
   // `?versionId=` after the encoded source names a version of it (a `?` of the key is encoded).
   const question = value.indexOf('?');
   const versionId = question === -1 ? null : querystring.parse(value.slice(question + 1))['versionId'];
-  if (Array.isArray(versionId)) throw new GatewayError(errors.invalidArgument('Invalid copy source version id.'));
+  if (Array.isArray(versionId)) throw new GatewayError(errors.invalidCopySource('version id'));
   let decoded: string;
   try {
     decoded = decodeURIComponent(question === -1 ? value : value.slice(0, question));
   } catch {
-    throw new GatewayError(errors.invalidArgument('Invalid copy source encoding.'));
+    throw new GatewayError(errors.invalidCopySource('encoding'));
   }
   const withoutSlash = decoded.startsWith('/') ? decoded.slice(1) : decoded;
   const slash = withoutSlash.indexOf('/');
   const bucket = slash === -1 ? withoutSlash : withoutSlash.slice(0, slash);
   const key = slash === -1 ? '' : withoutSlash.slice(slash + 1);
   if (!isValidBucketName(bucket)) {
-    throw new GatewayError(errors.invalidArgument('Invalid copy source bucket name.'));
+    throw new GatewayError(errors.invalidCopySource('bucket name'));
   }
-  if (key === '') throw new GatewayError(errors.invalidArgument('Invalid copy source object key.'));
+  if (key === '') throw new GatewayError(errors.invalidCopySource('object key'));
   validateObjectKey(key);
   return { bucket, key, versionId: versionId ?? null };
-}
-
-/**
- * Removes the request's authentication (Authorization header, signing query parameters) and
- * rewrites `req.url` to origin-form, so s3rver handles it as an anonymous request for exactly
- * the target the gateway authorised. The key goes as one percent-encoded path segment: s3rver's
- * router matches keys of non-empty segments only, and decodes that one back to the key, whatever
- * it holds (`a//b`, a leading '/'). Other query parameters keep their original encoding.
- */
-export function stripAuthentication(req: IncomingMessage, target: RequestTarget): void {
-  delete req.headers.authorization;
-  const kept = target.rawQuery.split('&').filter((part) => {
-    if (part === '') return false;
-    const equals = part.indexOf('=');
-    const rawName = equals === -1 ? part : part.slice(0, equals);
-    let name: string;
-    try {
-      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-    } catch {
-      name = rawName;
-    }
-    return !isAuthQueryParam(name);
-  });
-  const path = target.key === null ? target.rawPath : `/${target.bucket}/${encodeURIComponent(target.key)}`;
-  req.url = kept.length === 0 ? path : `${path}?${kept.join('&')}`;
 }

@@ -13,8 +13,7 @@ let fastXmlParser: FastXmlParser | null = null;
 // first use: a start renders no XML.
 const xmlLibrary = () => (fastXmlParser ??= createRequire(import.meta.url)('fast-xml-parser') as FastXmlParser);
 
-import { errors } from './errors.ts';
-import { GatewayError, type S3ErrorSpec } from '../s3-errors.ts';
+import { errors, GatewayError, type S3ErrorSpec } from '../s3-errors.ts';
 
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 const S3_NAMESPACE = 'http://s3.amazonaws.com/doc/2006-03-01/';
@@ -99,11 +98,11 @@ const UNDEFINED_ENTITY = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
 
 /**
  * The children of the root element of a request document, the root checked to be `root`.
- * Attributes (the namespace) are dropped; texts are kept as sent (untrimmed, never converted to
- * numbers), with entity and character references resolved. Elements named in `lists` are
- * always lists, even when given once.
+ * Attributes (the namespace) are dropped; texts are kept as sent (never converted to numbers, and
+ * untrimmed unless `trim`), with entity and character references resolved. Elements named in
+ * `lists` are always lists, even when given once.
  */
-export function parseRequestDocument(body: string, root: string, lists: readonly string[] = []): XmlElement {
+export function parseRequestDocument(body: string, root: string, lists: readonly string[] = [], { trim = false } = {}): XmlElement {
   const { XMLParser, XMLValidator } = xmlLibrary();
   if (XMLValidator.validate(body) !== true || UNDEFINED_ENTITY.test(body)) throw new GatewayError(errors.malformedXml());
   const listed = new Set(lists);
@@ -111,7 +110,7 @@ export function parseRequestDocument(body: string, root: string, lists: readonly
     ignoreAttributes: true,
     ignoreDeclaration: true,
     parseTagValue: false,
-    trimValues: false,
+    trimValues: trim,
     // Also resolves numeric character references (the named HTML entities never get here, see UNDEFINED_ENTITY).
     htmlEntities: true,
     isArray: (name) => listed.has(name),

@@ -1,8 +1,13 @@
 /**
- * What the objstore's server needs from storage. s3rver's filesystem store (s3rver.ts) is the
- * only implementation today (test/objstore-storage-contract.test.ts holds the behaviours every
- * one must have); the operations the gateway does not override go to s3rver's own application
- * (server/s3rver-app.ts), not through this interface.
+ * What the objstore's server needs from storage: every S3 operation reaches bytes and metadata
+ * through it (test/objstore-storage-contract.test.ts holds the behaviours every implementation
+ * must have). `files` (files-storage.ts) is the one implementation so far.
+ *
+ * Where the interface is still shaped by files: a body arrives in a file (`incomingFile`) that
+ * `placeObject` and `placePart` move into place; `objectContentFile` names the file the plain-file
+ * view links, the object browser opens and GetObject sends; snapshots take the store as the
+ * entries of its layout (`readTree`, `stageTree`, `treeProblem`, `objectsOf`: file paths inside
+ * the store, which a storage without files would have to produce and take as they are).
  */
 import type { Readable } from 'node:stream';
 
@@ -89,6 +94,10 @@ export interface ObjstoreStorage {
   bucketCreationDate(bucket: string): Promise<Date | null>;
   /** Whether the bucket holds at least one object (uploads in progress are not objects). */
   hasObjects(bucket: string): Promise<boolean>;
+  /** The CORSConfiguration document kept for the bucket (PutBucketCors); null when it has none (or there is no such bucket). */
+  bucketCors(bucket: string): Promise<string | null>;
+  /** Keeps a CORSConfiguration document for a bucket that exists, or removes the one it has (null). */
+  setBucketCors(bucket: string, document: string | null): Promise<void>;
 
   /** The keys stored in the bucket that start with `prefix`, in no particular order. */
   objectKeys(bucket: string, prefix: string): Promise<string[]>;
@@ -114,13 +123,17 @@ export interface ObjstoreStorage {
     metadata: Readonly<Record<string, string>>,
     placing?: PlacementGuard,
   ): Promise<void>;
-  /** Replaces the tags of an object that exists with a Tagging document (MalformedXML when it is not one). */
+  /** Replaces the tags of an object that exists with a Tagging document, kept as given (the caller checks it); nothing when the object is gone. */
   putObjectTagging(bucket: string, key: string, tagging: string): Promise<void>;
+  /** The Tagging document of an object's tags as kept; null when it has none (or there is no such object). */
+  objectTagging(bucket: string, key: string): Promise<string | null>;
   /** The file holding an object's content (it may not exist), for the plain-file view to link and the object browser to open. */
   objectContentFile(bucket: string, key: string): string;
   /** An object's content, or the byte range of it (an object that exists). */
   readObject(bucket: string, key: string, range: ByteRange | null): Readable;
 
+  /** Starts an upload of `key` in a bucket that exists, keeping the CreateMultipartUpload headers given; gives its new id. */
+  startUpload(bucket: string, key: string, headers: Readonly<Record<string, unknown>>): Promise<string>;
   /** The key an upload in progress was started for; null when there is no such upload. */
   uploadKey(bucket: string, uploadId: string): Promise<string | null>;
   /** An upload in progress; null when there is no such upload. */

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import path from 'node:path';
 
 import { makePrivateFolder, PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../../shared/private-files.ts';
-import { BUCKET_MODE, bucketDirectory, isIncomingFile, isKeyFolder, keyOfObjectFile } from './s3rver-layout.ts';
+import { BUCKET_MODE, bucketDirectory, isIncomingFile, isKeyFolder, keyOfObjectFile } from './files-layout.ts';
 import type { StagedTree } from './storage.ts';
 import type { ObjstoreTreeEntry } from '../types.ts';
 

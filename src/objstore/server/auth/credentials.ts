@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { errors } from '../errors.ts';
-import { GatewayError } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import type { ParsedQuery } from '../target.ts';
 
 /** Where a request's credentials came from. */
@@ -38,7 +37,6 @@ export interface RequestCredential {
 }
 
 const V4_ALGORITHM = 'AWS4-HMAC-SHA256';
-const V4_CREDENTIAL_SHAPE = 'the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".';
 
 export function parseV4Credential(credential: string): { accessKeyId: string; scope: CredentialScope } | null {
   const parts = credential.split('/');
@@ -61,17 +59,17 @@ function parseAuthorizationHeader(value: string): RequestCredential {
       if (text === '') continue;
       const equals = text.indexOf('=');
       if (equals === -1) {
-        throw new GatewayError(errors.authorizationHeaderMalformed(`the authorization component "${text}" is malformed.`));
+        throw new GatewayError(errors.malformedAuthorizationComponent(text));
       }
       components.set(text.slice(0, equals).trim(), text.slice(equals + 1).trim());
     }
     for (const name of ['Credential', 'SignedHeaders', 'Signature']) {
       if (!components.get(name)) {
-        throw new GatewayError(errors.authorizationHeaderMalformed(`missing ${name}.`));
+        throw new GatewayError(errors.missingAuthorizationComponent(name));
       }
     }
     const parsed = parseV4Credential(components.get('Credential')!);
-    if (!parsed) throw new GatewayError(errors.authorizationHeaderMalformed(V4_CREDENTIAL_SHAPE));
+    if (!parsed) throw new GatewayError(errors.malformedHeaderCredential());
     return {
       mechanism: 'sigv4-header',
       accessKeyId: parsed.accessKeyId,
@@ -84,9 +82,7 @@ function parseAuthorizationHeader(value: string): RequestCredential {
   if (scheme === 'AWS') {
     const colon = rest.lastIndexOf(':');
     if (colon <= 0 || colon === rest.length - 1) {
-      throw new GatewayError(
-        errors.invalidArgument('AWS authorization header is invalid.  Expected AwsAccessKeyId:signature'),
-      );
+      throw new GatewayError(errors.malformedSigV2Header());
     }
     return { mechanism: 'sigv2-header', accessKeyId: rest.slice(0, colon), signature: rest.slice(colon + 1) };
   }
@@ -101,7 +97,7 @@ export function amzQueryParam(query: ParsedQuery, name: string): string | undefi
   for (const [key, value] of Object.entries(query)) {
     if (key.toLowerCase() !== lower || value === undefined) continue;
     if (Array.isArray(value) || found !== undefined) {
-      throw new GatewayError(errors.authorizationQueryParametersError(`${name} must be specified only once.`));
+      throw new GatewayError(errors.repeatedAuthQueryParameter(name));
     }
     found = value;
   }
@@ -116,23 +112,14 @@ function parseQueryV4(query: ParsedQuery): RequestCredential {
   const signedHeaders = amzQueryParam(query, 'X-Amz-SignedHeaders');
   const expires = amzQueryParam(query, 'X-Amz-Expires');
   if (!algorithm || !credential || !signature || !date || !signedHeaders || !expires) {
-    throw new GatewayError(
-      errors.authorizationQueryParametersError(
-        'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, ' +
-          'X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.',
-      ),
-    );
+    throw new GatewayError(errors.missingV4QueryParameters());
   }
   if (algorithm !== V4_ALGORITHM) {
-    throw new GatewayError(
-      errors.authorizationQueryParametersError(`X-Amz-Algorithm only supports "${V4_ALGORITHM} and AWS4-ECDSA-P256-SHA256"`),
-    );
+    throw new GatewayError(errors.unsupportedQueryAlgorithm());
   }
   const parsed = parseV4Credential(credential);
   if (!parsed) {
-    throw new GatewayError(
-      errors.authorizationQueryParametersError(`Error parsing the X-Amz-Credential parameter; ${V4_CREDENTIAL_SHAPE}`),
-    );
+    throw new GatewayError(errors.malformedQueryCredential());
   }
   return {
     mechanism: 'sigv4-query',
@@ -148,11 +135,7 @@ function parseQueryV4(query: ParsedQuery): RequestCredential {
 function parseQueryV2(query: ParsedQuery): RequestCredential {
   const { AWSAccessKeyId: accessKeyId, Signature: signature, Expires: expires } = query;
   if (typeof accessKeyId !== 'string' || typeof signature !== 'string' || typeof expires !== 'string' || !accessKeyId) {
-    throw new GatewayError(
-      errors.accessDenied(
-        'Query-string authentication requires the Signature, Expires and AWSAccessKeyId parameters',
-      ),
-    );
+    throw new GatewayError(errors.missingSigV2QueryParameters());
   }
   return { mechanism: 'sigv2-query', accessKeyId, signature, expires };
 }

@@ -3,17 +3,15 @@ import querystring from 'node:querystring';
 
 import type { QueryParameterBag } from '@smithy/types';
 
-import { authErrors } from './auth-errors.ts';
 import { amzQueryParam, type CredentialScope, type RequestCredential } from './credentials.ts';
-import { errors } from '../errors.ts';
-import { GatewayError, type ErrorDetail, type S3ErrorSpec } from '../../s3-errors.ts';
+import { errors, GatewayError, type ErrorDetail, type S3ErrorSpec } from '../../s3-errors.ts';
 import { headerBytesAsText } from '../header-bytes.ts';
 import { calculateSignature, chunkSignatureChain, longDate, signaturesMatch, type ChunkSignatures, type RequestSignature } from './sigv4.ts';
 import type { ParsedQuery, RequestTarget } from '../target.ts';
 import type { ObjstoreKey } from '../../types.ts';
 
 export interface SignatureCheck {
-  /** The request as received: headers untouched, `req.url` not yet rewritten. */
+  /** The request as received. */
   req: IncomingMessage;
   /** Raw path and query as received, for the canonical request. */
   target: RequestTarget;
@@ -79,7 +77,7 @@ function parseHttpDate(text: string): Date | null {
 
 function requireKnownPayloadHash(value: string): void {
   if (!PAYLOAD_KINDS.has(value) && !/^[0-9a-fA-F]{64}$/.test(value)) {
-    throw new GatewayError(authErrors.invalidContentSha256(value));
+    throw new GatewayError(errors.invalidContentSha256(value));
   }
 }
 
@@ -92,13 +90,13 @@ function headerRequestTime(req: IncomingMessage): { sentTime: string; time: Date
   const amzDate = headerValue(req, 'x-amz-date');
   const httpDate = headerValue(req, 'date');
   const time = amzDate !== undefined ? parseLongDate(amzDate) : parseHttpDate(httpDate ?? '');
-  if (time === null) throw new GatewayError(authErrors.missingRequestDate());
+  if (time === null) throw new GatewayError(errors.missingRequestDate());
   return { sentTime: amzDate ?? httpDate ?? '', time };
 }
 
 function readHeaderClaim(req: IncomingMessage, credential: RequestCredential): SignatureClaim {
   const payloadHash = headerValue(req, 'x-amz-content-sha256');
-  if (payloadHash === undefined) throw new GatewayError(authErrors.missingContentSha256());
+  if (payloadHash === undefined) throw new GatewayError(errors.missingContentSha256());
   requireKnownPayloadHash(payloadHash);
   return {
     presigned: false,
@@ -110,18 +108,18 @@ function readHeaderClaim(req: IncomingMessage, credential: RequestCredential): S
 }
 
 function requireExpires(expires: string): void {
-  if (!/^-?\d+$/.test(expires)) throw new GatewayError(authErrors.expiresNotANumber());
+  if (!/^-?\d+$/.test(expires)) throw new GatewayError(errors.expiresNotANumber());
   const seconds = Number(expires);
-  if (seconds < 0) throw new GatewayError(authErrors.expiresNegative());
+  if (seconds < 0) throw new GatewayError(errors.expiresNegative());
   if (seconds > MAX_PRESIGNED_EXPIRES_SECONDS) {
-    throw new GatewayError(authErrors.expiresTooLong(MAX_PRESIGNED_EXPIRES_SECONDS));
+    throw new GatewayError(errors.expiresTooLong(MAX_PRESIGNED_EXPIRES_SECONDS));
   }
 }
 
 function readQueryClaim(query: ParsedQuery, credential: RequestCredential): SignatureClaim {
   const sentTime = credential.date!;
   const time = parseLongDate(sentTime);
-  if (time === null) throw new GatewayError(authErrors.invalidPresignedDate());
+  if (time === null) throw new GatewayError(errors.invalidPresignedDate());
   requireExpires(credential.expires!);
   // Presigned URLs sign no body, unless the URL names a payload hash itself (as the SDK's does).
   const payloadHash = amzQueryParam(query, 'X-Amz-Content-Sha256') ?? UNSIGNED_PAYLOAD;
@@ -147,10 +145,10 @@ function scopeProblem({ date, service, terminator }: CredentialScope): string | 
 
 function requireS3Scope(claim: SignatureClaim): void {
   const problem = scopeProblem(claim.scope);
-  if (problem !== null) throw new GatewayError(authErrors.badScope(claim.presigned, problem));
+  if (problem !== null) throw new GatewayError(errors.badScope(claim.presigned, problem));
   const requestDate = longDate(claim.time).slice(0, 8);
   if (claim.scope.date !== requestDate) {
-    throw new GatewayError(authErrors.scopeDateMismatch(claim.presigned, claim.scope.date, requestDate));
+    throw new GatewayError(errors.scopeDateMismatch(claim.presigned, claim.scope.date, requestDate));
   }
 }
 
@@ -160,7 +158,7 @@ function requireSignedHeaders(req: IncomingMessage, claim: SignatureClaim): void
   const unsigned = Object.keys(req.headers).filter(
     (name) => (name === 'host' || name.startsWith('x-amz-')) && !signed.has(name),
   );
-  if (unsigned.length > 0) throw new GatewayError(authErrors.headersNotSigned(unsigned));
+  if (unsigned.length > 0) throw new GatewayError(errors.headersNotSigned(unsigned));
 }
 
 const uriEncode = (text: string) =>
@@ -207,15 +205,15 @@ function requireTimely(claim: SignatureClaim, now: Date): void {
   const requestTime = claim.time.getTime();
   if (!claim.presigned) {
     if (Math.abs(serverTime - requestTime) > MAX_CLOCK_SKEW_MS) {
-      throw new GatewayError(authErrors.requestTimeTooSkewed(claim.sentTime, serverTime, MAX_CLOCK_SKEW_MS));
+      throw new GatewayError(errors.requestTimeTooSkewed(claim.sentTime, serverTime, MAX_CLOCK_SKEW_MS));
     }
     return;
   }
   if (requestTime - serverTime > MAX_CLOCK_SKEW_MS) {
-    throw new GatewayError(authErrors.requestNotYetValid(claim.sentTime, serverTime));
+    throw new GatewayError(errors.requestNotYetValid(claim.sentTime, serverTime));
   }
   const expiresAt = requestTime + Number(claim.expires) * 1000;
-  if (serverTime > expiresAt) throw new GatewayError(authErrors.requestExpired(claim.expires, expiresAt, serverTime));
+  if (serverTime > expiresAt) throw new GatewayError(errors.requestExpired(claim.expires, expiresAt, serverTime));
 }
 
 async function verifySignatureV4(check: SignatureCheck): Promise<{ chunks: ChunkSignatures; payloadHash: string }> {
@@ -253,12 +251,12 @@ async function verifySignatureV4(check: SignatureCheck): Promise<{ chunks: Chunk
  *
  * Answers the S3 error to refuse the request with, or the payload hash it was signed with and
  * the chunk signatures of its body.
- * It runs before `stripAuthentication`, and never logs or returns the secret.
+ * It never logs or returns the secret.
  */
 export async function verifySignature(check: SignatureCheck): Promise<SignatureVerdict> {
   try {
     if (check.credential.mechanism === 'sigv2-header' || check.credential.mechanism === 'sigv2-query') {
-      return { error: authErrors.signatureVersionNotSupported() };
+      return { error: errors.signatureVersionNotSupported() };
     }
     return { error: null, ...(await verifySignatureV4(check)) };
   } catch (err) {

@@ -11,9 +11,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 
-import { bodyErrors } from './body-errors.ts';
-import { errors } from '../errors.ts';
-import { GatewayError } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import type { ChunkSignatures } from '../auth/sigv4.ts';
 
 /** S3 refuses chunks smaller than this, except the last one carrying data. */
@@ -36,7 +34,7 @@ export interface AwsChunkedOptions {
 
 type State = 'size' | 'data' | 'data-end' | 'trailer' | 'done';
 
-const incomplete = () => new GatewayError(bodyErrors.incompleteBody());
+const incomplete = () => new GatewayError(errors.incompleteBody());
 
 export class AwsChunkedDecoder {
   private state: State = 'size';
@@ -105,7 +103,7 @@ export class AwsChunkedDecoder {
   }
 
   private framingError(): GatewayError {
-    return this.state === 'trailer' ? new GatewayError(bodyErrors.malformedTrailer()) : incomplete();
+    return this.state === 'trailer' ? new GatewayError(errors.malformedTrailer()) : incomplete();
   }
 
   private endLine(line: string): void {
@@ -127,7 +125,7 @@ export class AwsChunkedDecoder {
     const size = parseInt(match[1]!, 16);
     this.chunkSignature = match[2] ?? '';
     if (size > 0 && this.previousChunkSize !== null && this.previousChunkSize < MIN_CHUNK_SIZE) {
-      throw new GatewayError(bodyErrors.invalidChunkSize());
+      throw new GatewayError(errors.invalidChunkSize());
     }
     this.previousChunkSize = size;
     this.chunkRemaining = size;
@@ -163,7 +161,7 @@ export class AwsChunkedDecoder {
     this.trailerBytes += line.length + 2;
     const field = TRAILER_LINE.exec(line);
     if (this.trailerBytes > MAX_TRAILER_BYTES || !field || this.trailerSignature !== null) {
-      throw new GatewayError(bodyErrors.malformedTrailer());
+      throw new GatewayError(errors.malformedTrailer());
     }
     const name = field[1]!.toLowerCase();
     if (this.options.signedTrailer && name === TRAILER_SIGNATURE) {
@@ -177,7 +175,7 @@ export class AwsChunkedDecoder {
   private endTrailer(): void {
     const { signatures, signedTrailer } = this.options;
     if (signatures && signedTrailer) {
-      if (this.trailerSignature === null) throw new GatewayError(bodyErrors.malformedTrailer());
+      if (this.trailerSignature === null) throw new GatewayError(errors.malformedTrailer());
       const lines = this.trailerLines.map((line) => `${line}\n`).join('');
       if (!signatures.verifyTrailer(lines, this.trailerSignature)) {
         throw new GatewayError(errors.signatureDoesNotMatch());

@@ -11,7 +11,6 @@ import { open, rm, type FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 
 import { AwsChunkedDecoder } from './aws-chunked.ts';
-import { bodyErrors } from './body-errors.ts';
 import {
   isValidChecksumValue,
   readChecksumRequest,
@@ -22,7 +21,7 @@ import {
 import type { ChecksumAlgorithm } from '../../checksum-algorithms.ts';
 import { signedContentSha256 } from './signed-payload.ts';
 import type { OperationContext } from '../operations/context.ts';
-import { GatewayError } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import { sendContinue, type Exchange } from '../exchange.ts';
 
 /** S3's limit for one PutObject, one part or one browser form's file. */
@@ -62,7 +61,7 @@ function readPayloadHash(value: string | null): { framing: Framing; contentSha25
   const contentSha256 = signedContentSha256(value);
   if (contentSha256 !== null) return { framing: { kind: 'plain' }, contentSha256 };
   const framing = STREAMING_PAYLOADS[value];
-  if (framing === undefined) throw new GatewayError(bodyErrors.invalidContentSha256());
+  if (framing === undefined) throw new GatewayError(errors.unsupportedPayloadHash());
   return { framing, contentSha256: null };
 }
 
@@ -72,18 +71,18 @@ function readLength(headers: IncomingHttpHeaders, framing: Framing): number | nu
   if (declared === undefined && framing.kind === 'plain' && transferEncoding !== undefined) {
     // S3 takes a plain body in HTTP chunks; no other transfer coding.
     if (transferEncoding.trim().toLowerCase() === 'chunked') return null;
-    throw new GatewayError(bodyErrors.transferEncodingNotImplemented());
+    throw new GatewayError(errors.transferEncodingNotImplemented());
   }
-  if (declared === undefined || !/^\d{1,16}$/.test(declared)) throw new GatewayError(bodyErrors.missingContentLength());
+  if (declared === undefined || !/^\d{1,16}$/.test(declared)) throw new GatewayError(errors.missingContentLength());
   const length = Number(declared);
-  if (length > MAX_UPLOAD_BYTES) throw new GatewayError(bodyErrors.entityTooLarge());
+  if (length > MAX_UPLOAD_BYTES) throw new GatewayError(errors.entityTooLarge());
   return length;
 }
 
 function readContentMd5(headers: IncomingHttpHeaders): string | null {
   const value = header(headers, 'content-md5');
   if (value === undefined) return null;
-  if (!/^[A-Za-z0-9+/]{22}==$/.test(value)) throw new GatewayError(bodyErrors.invalidContentMd5());
+  if (!/^[A-Za-z0-9+/]{22}==$/.test(value)) throw new GatewayError(errors.invalidContentMd5());
   return value;
 }
 
@@ -97,7 +96,7 @@ export function planBody(headers: IncomingHttpHeaders, payloadHash: string | nul
   const contentMd5 = readContentMd5(headers);
   const checksum = readChecksumRequest(headers);
   const bodyHasTrailer = framing.kind === 'aws-chunked' && framing.trailer;
-  if (checksum.source === 'trailer' && !bodyHasTrailer) throw new GatewayError(bodyErrors.malformedTrailer());
+  if (checksum.source === 'trailer' && !bodyHasTrailer) throw new GatewayError(errors.malformedTrailer());
   return { framing, length, contentMd5, contentSha256, checksum };
 }
 
@@ -179,9 +178,9 @@ class ContentSpool extends Writable {
       this.size += data.length;
       // Stop as soon as the content outgrows its announced size instead of spooling the rest.
       if (this.expectedSize === null) {
-        if (this.size > MAX_UPLOAD_BYTES) throw new GatewayError(bodyErrors.entityTooLarge());
+        if (this.size > MAX_UPLOAD_BYTES) throw new GatewayError(errors.entityTooLarge());
       } else if (this.size > this.expectedSize) {
-        throw new GatewayError(bodyErrors.decodedLengthMismatch());
+        throw new GatewayError(errors.decodedLengthMismatch());
       }
       this.digests.update(data);
     }
@@ -230,12 +229,12 @@ export function abandonBody(exchange: Exchange): void {
 function checkTrailer(plan: BodyPlan, trailer: Map<string, string>): string | null {
   const { checksum } = plan;
   const expected = checksum.source === 'trailer' ? checksum.header : null;
-  if ([...trailer.keys()].some((name) => name !== expected)) throw new GatewayError(bodyErrors.malformedTrailer());
+  if ([...trailer.keys()].some((name) => name !== expected)) throw new GatewayError(errors.malformedTrailer());
   if (checksum.source !== 'trailer') return null;
   const value = trailer.get(checksum.header);
-  if (value === undefined) throw new GatewayError(bodyErrors.malformedTrailer());
+  if (value === undefined) throw new GatewayError(errors.malformedTrailer());
   if (!isValidChecksumValue(checksum.algorithm, value)) {
-    throw new GatewayError(bodyErrors.invalidChecksumValue(checksum.header, 'trailing header'));
+    throw new GatewayError(errors.invalidChecksumValue(checksum.header, 'trailing header'));
   }
   return value;
 }
@@ -254,18 +253,18 @@ async function verifyContent(
   spool: ContentSpool,
   digests: ContentDigests,
 ): Promise<Omit<ReceivedBody, 'file'>> {
-  if (plan.length !== null && spool.size !== plan.length) throw new GatewayError(bodyErrors.decodedLengthMismatch());
+  if (plan.length !== null && spool.size !== plan.length) throw new GatewayError(errors.decodedLengthMismatch());
   const trailerChecksum = checkTrailer(plan, spool.trailer);
   const { md5, sha256, checksum } = await digests.results();
   if (plan.contentSha256 !== null && sha256 !== plan.contentSha256) {
-    throw new GatewayError(bodyErrors.contentSha256Mismatch());
+    throw new GatewayError(errors.contentSha256Mismatch());
   }
   if (plan.contentMd5 !== null && md5.toString('base64') !== plan.contentMd5) {
-    throw new GatewayError(bodyErrors.badContentMd5());
+    throw new GatewayError(errors.badContentMd5());
   }
   const requested = plan.checksum.source === 'header' ? plan.checksum.value : trailerChecksum;
   if (checksum !== null && requested !== null && checksum.value !== requested) {
-    throw new GatewayError(bodyErrors.badChecksum(checksum.algorithm));
+    throw new GatewayError(errors.badChecksum(checksum.algorithm));
   }
   return { md5: md5.toString('hex'), checksum };
 }

@@ -8,10 +8,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 import { Crc32, Crc32c } from '@aws-sdk/checksums/crc';
 
-import { bodyErrors } from './body-errors.ts';
 import { Crc64Nvme } from './crc64-nvme.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
-import { GatewayError } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 
 
 /** A checksum being computed over a body that arrives in pieces. */
@@ -81,7 +80,7 @@ function announcedTrailer(headers: IncomingHttpHeaders): Extract<ChecksumRequest
   const announced = singleHeader(headers, 'x-amz-trailer')?.trim();
   if (announced === undefined || announced === '') return null;
   const algorithm = algorithmOfHeader(announced);
-  if (algorithm === undefined) throw new GatewayError(bodyErrors.unsupportedTrailer());
+  if (algorithm === undefined) throw new GatewayError(errors.unsupportedTrailer());
   return { source: 'trailer', algorithm, header: checksumHeaderName(algorithm) };
 }
 
@@ -89,7 +88,7 @@ function sdkAlgorithm(headers: IncomingHttpHeaders): ChecksumAlgorithm | null {
   const named = singleHeader(headers, 'x-amz-sdk-checksum-algorithm');
   if (named === undefined) return null;
   const algorithm = CHECKSUM_ALGORITHMS.find((candidate) => candidate === named.toUpperCase());
-  if (algorithm === undefined) throw new GatewayError(bodyErrors.unsupportedChecksumAlgorithm());
+  if (algorithm === undefined) throw new GatewayError(errors.unsupportedChecksumAlgorithm());
   return algorithm;
 }
 
@@ -100,17 +99,17 @@ function sdkAlgorithm(headers: IncomingHttpHeaders): ChecksumAlgorithm | null {
 export function readChecksumRequest(headers: IncomingHttpHeaders): ChecksumRequest {
   const inHeaders = checksumHeaders(headers);
   const trailer = announcedTrailer(headers);
-  if (inHeaders.length + (trailer ? 1 : 0) > 1) throw new GatewayError(bodyErrors.multipleChecksums());
+  if (inHeaders.length + (trailer ? 1 : 0) > 1) throw new GatewayError(errors.multipleChecksums());
   const requested: ChecksumRequest = trailer ?? (inHeaders[0] ? { source: 'header', ...inHeaders[0] } : { source: 'none' });
   if (requested.source === 'header' && !isValidChecksumValue(requested.algorithm, requested.value)) {
-    throw new GatewayError(bodyErrors.invalidChecksumValue(checksumHeaderName(requested.algorithm), 'header'));
+    throw new GatewayError(errors.invalidChecksumValue(checksumHeaderName(requested.algorithm), 'header'));
   }
 
   const named = sdkAlgorithm(headers);
   if (named !== null) {
-    if (requested.source === 'none') throw new GatewayError(bodyErrors.sdkAlgorithmWithoutChecksum());
+    if (requested.source === 'none') throw new GatewayError(errors.sdkAlgorithmWithoutChecksum());
     // S3 computes the algorithm the SDK named, which the checksum sent for another one cannot match.
-    if (requested.algorithm !== named) throw new GatewayError(bodyErrors.badChecksum(named));
+    if (requested.algorithm !== named) throw new GatewayError(errors.badChecksum(named));
   }
   return requested;
 }

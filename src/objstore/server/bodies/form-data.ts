@@ -6,8 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-import { GatewayError } from '../../s3-errors.ts';
-import { bodyErrors } from './body-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 
 /** S3's MaxPostPreDataLengthBytes: the bytes of a form before its file's content. */
 export const MAX_FORM_FIELDS_BYTES = 20 * 1024;
@@ -30,8 +29,8 @@ interface PartHeaders {
   fileName: string | null;
 }
 
-const malformed = () => new GatewayError(bodyErrors.malformedForm());
-const fieldsTooLarge = () => new GatewayError(bodyErrors.formFieldsTooLarge(MAX_FORM_FIELDS_BYTES));
+const malformed = () => new GatewayError(errors.malformedForm());
+const fieldsTooLarge = () => new GatewayError(errors.formFieldsTooLarge(MAX_FORM_FIELDS_BYTES));
 
 /**
  * A header's value and `; name=value` parameters (names in lower case, the first of a repeated
@@ -116,11 +115,11 @@ export class FormDataReader {
     const fields = new Map<string, string>();
     await this.skipPreamble();
     for (;;) {
-      if (await this.atFormEnd()) throw new GatewayError(bodyErrors.noFormFile());
+      if (await this.atFormEnd()) throw new GatewayError(errors.noFormFile());
       const part = parsePartHeaders(await this.readPartHeaders());
       const name = part.name.toLowerCase();
       if (name === 'file') {
-        if (part.fileName === null) throw new GatewayError(bodyErrors.noFormFile());
+        if (part.fileName === null) throw new GatewayError(errors.noFormFile());
         if (this.taken > MAX_FORM_FIELDS_BYTES) throw fieldsTooLarge();
         this.readingFields = false;
         return { fields, fileName: part.fileName };

@@ -7,8 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import { GatewayError } from '../../s3-errors.ts';
-import { bodyErrors } from './body-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
 
@@ -19,13 +18,13 @@ export function signedContentSha256(payloadHash: string | null): string | null {
 
 /** Throws before a body to be read whole is read when it comes as signed chunks, which only uploads take. */
 export function requireWholeBodyPayload(payloadHash: string | null): void {
-  if (payloadHash?.startsWith('STREAMING-')) throw new GatewayError(bodyErrors.streamingPayloadNotImplemented());
+  if (payloadHash?.startsWith('STREAMING-')) throw new GatewayError(errors.streamingPayloadNotImplemented());
 }
 
 /** Throws XAmzContentSHA256Mismatch unless a body read whole is the one signed. */
 export function requireSignedBody(body: Buffer, payloadHash: string | null): void {
   const expected = signedContentSha256(payloadHash);
   if (expected !== null && createHash('sha256').update(body).digest('hex') !== expected) {
-    throw new GatewayError(bodyErrors.contentSha256Mismatch());
+    throw new GatewayError(errors.contentSha256Mismatch());
   }
 }

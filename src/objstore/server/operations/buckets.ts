@@ -3,35 +3,14 @@
  * HeadBucket, GetBucketLocation, GetBucketVersioning and ListBuckets. Who owns what is
  * bucket-directory.ts's; this is the HTTP side.
  */
-import type { S3Operation } from '../../s3-operations.ts';
 import { accountOf, canonicalIdOf, isCreatableBucketName, isValidLocationConstraint } from '../../bucket-directory.ts';
-import { errors } from '../errors.ts';
-import { GatewayError, s3Error } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import { singleParam } from '../target.ts';
 import { childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
-import type { OperationContext, OperationOverride, Override } from './context.ts';
+import { endEmpty, requireBucket, type OperationHandler } from './context.ts';
 import { continuationToken, resumeAfter } from './listing.ts';
 import { itemsOf, pageOf, parseIntegerParam } from './paging.ts';
 import { ownerContent, s3Timestamp } from './result-xml.ts';
-
-const bucketErrors = {
-  invalidBucketName: (name: string) => s3Error(400, 'InvalidBucketName', 'The specified bucket is not valid.', [['BucketName', name]]),
-  bucketAlreadyOwnedByYou: (name: string) =>
-    s3Error(409, 'BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.', [
-      ['BucketName', name],
-    ]),
-  bucketAlreadyExists: (name: string) =>
-    s3Error(
-      409,
-      'BucketAlreadyExists',
-      'The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.',
-      [['BucketName', name]],
-    ),
-  bucketNotEmpty: (name: string) =>
-    s3Error(409, 'BucketNotEmpty', 'The bucket you tried to delete is not empty', [['BucketName', name]]),
-  invalidLocationConstraint: (constraint: string) =>
-    s3Error(400, 'InvalidLocationConstraint', 'The specified location-constraint is not valid', [['LocationConstraint', constraint]]),
-};
 
 /** A CreateBucketConfiguration body is a few hundred bytes. */
 const MAX_CONFIGURATION_BYTES = 64 * 1024;
@@ -48,41 +27,27 @@ export function parseLocationConstraint(body: string): string | null {
   const constraint = childText(configuration, 'LocationConstraint')?.trim();
   if (constraint === undefined) throw new GatewayError(errors.malformedXml());
   if (constraint === '') return null;
-  if (!isValidLocationConstraint(constraint)) throw new GatewayError(bucketErrors.invalidLocationConstraint(constraint));
+  if (!isValidLocationConstraint(constraint)) throw new GatewayError(errors.invalidLocationConstraint(constraint));
   return constraint;
 }
 
-function endEmpty(ctx: OperationContext, status: number, headers: Readonly<Record<string, string>> = {}): void {
-  const { res } = ctx.exchange;
-  res.statusCode = status;
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  if (status !== 204) res.setHeader('Content-Length', 0);
-  res.end();
-}
-
-async function requireBucket(ctx: OperationContext): Promise<string> {
+export const createBucket: OperationHandler = async (ctx) => {
   const name = ctx.target.bucket!;
-  if (!(await ctx.storage.bucketExists(name))) throw new GatewayError(errors.noSuchBucket(name));
-  return name;
-}
-
-const createBucket: OperationOverride = async (ctx) => {
-  const name = ctx.target.bucket!;
-  if (!isCreatableBucketName(name)) throw new GatewayError(bucketErrors.invalidBucketName(name));
+  if (!isCreatableBucketName(name)) throw new GatewayError(errors.invalidBucketName(name));
   const constraint = parseLocationConstraint((await ctx.readBody(MAX_CONFIGURATION_BYTES)).toString('utf8'));
   const outcome = ctx.buckets.create(name, ctx.key!, constraint);
-  if (outcome === 'ownedByCaller') throw new GatewayError(bucketErrors.bucketAlreadyOwnedByYou(name));
-  if (outcome === 'ownedByOther') throw new GatewayError(bucketErrors.bucketAlreadyExists(name));
+  if (outcome === 'ownedByCaller') throw new GatewayError(errors.bucketAlreadyOwnedByYou(name));
+  if (outcome === 'ownedByOther') throw new GatewayError(errors.bucketAlreadyExists(name));
   await ctx.storage.createBucket(name);
   endEmpty(ctx, 200, { Location: `/${name}` });
 };
 
 /** The configured buckets are every workspace's: no one account may delete them. */
-const deleteBucket: OperationOverride = async (ctx) => {
+export const deleteBucket: OperationHandler = async (ctx) => {
   const name = ctx.target.bucket!;
   if (ctx.buckets.isConfigured(name)) throw new GatewayError(errors.accessDenied());
   await requireBucket(ctx);
-  if (await ctx.storage.hasObjects(name)) throw new GatewayError(bucketErrors.bucketNotEmpty(name));
+  if (await ctx.storage.hasObjects(name)) throw new GatewayError(errors.bucketNotEmpty(name));
   ctx.buckets.remove(name);
   // Uploads in progress go with the bucket, as on S3.
   await ctx.storage.deleteBucket(name);
@@ -90,20 +55,17 @@ const deleteBucket: OperationOverride = async (ctx) => {
 };
 
 /** The gateway has set `x-amz-bucket-region` already (it is there on a refusal too). */
-const headBucket: OperationOverride = async (ctx) => {
-  await requireBucket(ctx);
+export const headBucket: OperationHandler = async (ctx) => {
   endEmpty(ctx, 200, { 'Content-Type': 'application/xml', 'x-amz-access-point-alias': 'false' });
 };
 
 /** An empty LocationConstraint is us-east-1, as S3 answers it. */
-const getBucketLocation: OperationOverride = async (ctx) => {
-  const name = await requireBucket(ctx);
-  sendXmlResult(ctx.exchange.res, 'LocationConstraint', { '#text': ctx.buckets.locationConstraintOf(name) ?? '' });
+export const getBucketLocation: OperationHandler = async (ctx) => {
+  sendXmlResult(ctx.exchange.res, 'LocationConstraint', { '#text': ctx.buckets.locationConstraintOf(ctx.target.bucket!) ?? '' });
 };
 
 /** The objstore's buckets never have versioning: S3 answers such a bucket's configuration empty, with no Status. */
-const getBucketVersioning: OperationOverride = async (ctx) => {
-  await requireBucket(ctx);
+export const getBucketVersioning: OperationHandler = async (ctx) => {
   sendXmlResult(ctx.exchange.res, 'VersioningConfiguration', {});
 };
 
@@ -111,11 +73,11 @@ const getBucketVersioning: OperationOverride = async (ctx) => {
 const MAX_BUCKETS = 10000;
 
 /** ListBuckets: the configured buckets and the caller's own, by name, paged by `max-buckets` and an opaque continuation token. */
-const listBuckets: OperationOverride = async (ctx) => {
+export const listBuckets: OperationHandler = async (ctx) => {
   const { query } = ctx.target;
   const maxBuckets = parseIntegerParam(query, 'max-buckets', MAX_BUCKETS);
   if (maxBuckets < 1 || maxBuckets > MAX_BUCKETS) {
-    throw new GatewayError(errors.invalidArgument(`Argument max-buckets must be an integer between 1 and ${MAX_BUCKETS}`));
+    throw new GatewayError(errors.invalidMaxBuckets(MAX_BUCKETS));
   }
   const key = ctx.key!;
   const ownerId = canonicalIdOf(accountOf(key));
@@ -152,14 +114,4 @@ const listBuckets: OperationOverride = async (ctx) => {
     ContinuationToken: page.isTruncated && last ? continuationToken(ownerId, last.name) : undefined,
     Prefix: prefix,
   });
-};
-
-/** Each answers NoSuchBucket itself, where it has a bucket. */
-export const bucketOperations: Readonly<Partial<Record<S3Operation, Override>>> = {
-  CreateBucket: { always: createBucket },
-  DeleteBucket: { always: deleteBucket },
-  HeadBucket: { always: headBucket },
-  GetBucketLocation: { always: getBucketLocation },
-  GetBucketVersioning: { always: getBucketVersioning },
-  ListBuckets: { always: listBuckets },
 };

@@ -14,12 +14,11 @@ import { createHash } from 'node:crypto';
 
 import type { UploadedPart } from '../../storage/storage.ts';
 import { CHECKSUM_ALGORITHMS } from '../../checksum-algorithms.ts';
-import { errors } from '../errors.ts';
-import { GatewayError } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import { singleParam, validateUploadId } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult } from '../xml.ts';
 import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
-import { requireUpload, type OperationContext, type OperationOverride } from './context.ts';
+import { requireUpload, type OperationContext, type OperationHandler } from './context.ts';
 import {
   checksumElementName,
   completedObjectChecksum,
@@ -106,7 +105,7 @@ function requireAscendingParts(parts: readonly ListedPart[]): void {
   let previous = 0;
   for (const part of parts) {
     if (part.number < 1 || part.number > 10000) {
-      throw new GatewayError(errors.invalidArgument('Part number must be an integer between 1 and 10000, inclusive'));
+      throw new GatewayError(errors.invalidPartNumber());
     }
     // S3 refuses a part listed twice as it refuses parts out of order.
     if (part.number <= previous) throw new GatewayError(errors.invalidPartOrder());
@@ -141,10 +140,10 @@ function requireDeclaredSize(ctx: OperationContext, parts: readonly ObjectPart[]
   if (declared === undefined) return;
   const size = parts.reduce((sum, part) => sum + part.size, 0);
   if (!/^\d+$/.test(String(declared).trim())) {
-    throw new GatewayError(errors.invalidArgument('Value for x-amz-mp-object-size header is invalid.'));
+    throw new GatewayError(errors.invalidObjectSize());
   }
   if (Number(String(declared).trim()) !== size) {
-    throw new GatewayError(errors.invalidRequest("The provided 'x-amz-mp-object-size' header does not match what was computed."));
+    throw new GatewayError(errors.objectSizeMismatch());
   }
 }
 
@@ -166,7 +165,7 @@ function sendCompleted(ctx: OperationContext, completed: CompletedUpload): void 
   });
 }
 
-export const completeMultipartUpload: OperationOverride = async (ctx) => {
+export const completeMultipartUpload: OperationHandler = async (ctx) => {
   const uploadId = await uploadInProgress(ctx);
   const parts = parseCompleteMultipartUpload((await ctx.readBody(MAX_COMPLETE_BODY_BYTES)).toString('utf8'));
   if (uploadId === null) {

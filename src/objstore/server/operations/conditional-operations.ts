@@ -1,7 +1,6 @@
 /** The conditions of writes and copies, checked against the objects in the store (preconditions.ts has the rules). */
 import { parseCopySource } from '../target.ts';
-import { requireNullVersion } from './versions.ts';
-import type { OperationContext, OperationOverride } from './context.ts';
+import type { OperationContext } from './context.ts';
 import { readStoredObject } from './object-reads.ts';
 import {
   hasCopySourceConditions,
@@ -33,10 +32,7 @@ export async function placeUnderWriteConditions(ctx: OperationContext, place: ()
   });
 }
 
-/**
- * CopyObject: throws 412 unless the source meets every `x-amz-copy-source-if-*` condition.
- * A source that does not exist is left to s3rver, which answers NoSuchBucket / NoSuchKey.
- */
+/** CopyObject and UploadPartCopy: throws 412 unless the source (when it exists) meets every `x-amz-copy-source-if-*` condition. */
 export async function requireCopySourceConditionsMet(ctx: OperationContext): Promise<void> {
   const { headers } = ctx.exchange.req;
   const source = parseCopySource(headers);
@@ -44,17 +40,3 @@ export async function requireCopySourceConditionsMet(ctx: OperationContext): Pro
   const current = await readStoredObject(ctx.storage, source.bucket, source.key);
   if (current !== null) requireCopySourceConditions(headers, current.state, ctx.now());
 }
-
-/**
- * s3rver copies whatever the `x-amz-copy-source-if-*` headers say, and reads the source with
- * decodeURI, which leaves an encoded `/`, `?`, `=` (and the like) of a key encoded: it is handed
- * the source the gateway read, encoded so that decodeURI gives it back (without `?versionId=null`,
- * which it would take for part of the key).
- */
-export const copyObject: OperationOverride = async (ctx) => {
-  const source = parseCopySource(ctx.exchange.req.headers)!;
-  requireNullVersion('x-amz-copy-source', source.versionId);
-  await requireCopySourceConditionsMet(ctx);
-  ctx.exchange.req.headers['x-amz-copy-source'] = encodeURI(`/${source.bucket}/${source.key}`);
-  ctx.delegate();
-};

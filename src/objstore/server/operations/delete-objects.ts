@@ -1,12 +1,10 @@
 /**
- * DeleteObject and DeleteObjects, answered by the gateway: s3rver ignores `Quiet` and version
- * ids, never reports an error, and its removal of a deleted key's emptied folders raced other
- * requests in them (500 InternalError). The storage removes an object's files and folders in one
- * synchronous step, which no placement of another object can interleave with.
+ * DeleteObject and DeleteObjects, with `Quiet`, version ids (`null` alone) and per-key errors as
+ * S3 answers them. The storage removes an object's files and folders in one synchronous step,
+ * which no placement of another object can interleave with.
  */
-import { errors } from '../errors.ts';
-import { GatewayError } from '../../s3-errors.ts';
-import { reachOf, type BucketOverride, type OperationContext } from './context.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
+import { reachOf, type BucketHandler, type OperationContext } from './context.ts';
 import { validateObjectKey } from '../target.ts';
 import { childElements, childText, parseRequestDocument, sendXmlResult, type XmlContent } from '../xml.ts';
 import { NULL_VERSION_ID, namesNullVersion, versionIdProblem } from './versions.ts';
@@ -51,7 +49,7 @@ function isStorableKey(key: string): boolean {
  * DeleteObject: 204 whether or not the key held an object, as on S3. `versionId=null` deletes the
  * object too, and the answer names the version deleted.
  */
-export const deleteObject: BucketOverride = (ctx) => {
+export const deleteObject: BucketHandler = (ctx) => {
   const namesVersion = namesNullVersion(ctx.target.query);
   return async () => {
     await ctx.storage.deleteObject(ctx.target.bucket!, ctx.target.key!);

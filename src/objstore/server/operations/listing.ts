@@ -7,9 +7,8 @@
 import { createHash } from 'node:crypto';
 
 import { canonicalIdOf } from '../../bucket-directory.ts';
-import { reachOf, type BucketOverride, type OperationContext } from './context.ts';
-import { errors } from '../errors.ts';
-import { GatewayError } from '../../s3-errors.ts';
+import { reachOf, type BucketHandler, type OperationContext } from './context.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -123,7 +122,7 @@ export function resumeAfter(scope: string, token: string): string {
     name.length > 0 &&
     raw.toString('base64') === token &&
     raw.subarray(0, TOKEN_DIGEST_BYTES).equals(tokenDigest(scope, name));
-  if (!valid) throw new GatewayError(errors.invalidArgument('The continuation token provided is incorrect'));
+  if (!valid) throw new GatewayError(errors.invalidContinuationToken());
   return name.toString('utf8');
 }
 
@@ -135,10 +134,10 @@ function ownerIdOf(ctx: OperationContext): string {
  * ListObjectsV2. What S3 refuses before looking up the bucket is refused first (max-keys that is
  * not an integer, a v1 `marker`); a missing bucket is left to s3rver's NoSuchBucket.
  */
-export const listObjectsV2: BucketOverride = (ctx) => {
+export const listObjectsV2: BucketHandler = (ctx) => {
   const { query } = ctx.target;
   const maxKeys = parseIntegerParam(query, 'max-keys', MAX_KEYS);
-  refuseParam(query, 'marker', 'Marker unsupported with REST.GET.BUCKET in list-type=2');
+  refuseParam(query, 'marker', errors.markerInListV2());
   return async () => {
     const bucket = ctx.target.bucket!;
     const { encodingType, encode } = parseEncodingType(query);
@@ -174,11 +173,11 @@ export const listObjectsV2: BucketOverride = (ctx) => {
  * ListObjects (v1): paged by `marker`. NextMarker is written only with a delimiter, as S3 does;
  * without one, clients resume after the last key.
  */
-export const listObjects: BucketOverride = (ctx) => {
+export const listObjects: BucketHandler = (ctx) => {
   const { query } = ctx.target;
   const maxKeys = parseIntegerParam(query, 'max-keys', MAX_KEYS);
-  refuseParam(query, 'continuation-token', 'continuation-token only supported in REST.GET.BUCKET with list-type=2');
-  refuseParam(query, 'start-after', 'startAfter only supported in REST.GET.BUCKET with list-type=2');
+  refuseParam(query, 'continuation-token', errors.continuationTokenInListV1());
+  refuseParam(query, 'start-after', errors.startAfterInListV1());
   return async () => {
     const { encodingType, encode } = parseEncodingType(query);
     requireNonNegative(maxKeys, 'maxKeys');
@@ -209,14 +208,14 @@ export const listObjects: BucketOverride = (ctx) => {
  * `key-marker` (and `version-id-marker`, which can only be `null` after a key marker), with
  * S3's prefix, delimiter, max-keys and encoding-type; owners are always listed.
  */
-export const listObjectVersions: BucketOverride = (ctx) => {
+export const listObjectVersions: BucketHandler = (ctx) => {
   const { query } = ctx.target;
   const maxKeys = parseIntegerParam(query, 'max-keys', MAX_KEYS);
   // An empty marker is no marker, as S3 (and boto3's first page, which sends both empty) takes it.
   const keyMarker = singleParam(query, 'key-marker') ?? '';
   const versionIdMarker = singleParam(query, 'version-id-marker') ?? '';
   if (versionIdMarker !== '' && keyMarker === '') {
-    throw new GatewayError(errors.invalidArgument('A version-id marker cannot be specified without a key marker.'));
+    throw new GatewayError(errors.versionIdMarkerWithoutKeyMarker());
   }
   requireNullVersion('version-id-marker', versionIdMarker || undefined);
   return async () => {

@@ -12,10 +12,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { PartChecksum } from '../../storage/storage.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
 import { readChecksumRequest, startChecksum, type ChecksumRequest } from '../bodies/checksums.ts';
-import { bodyErrors } from '../bodies/body-errors.ts';
-import { errors } from '../errors.ts';
-import { GatewayError } from '../../s3-errors.ts';
-import type { OperationContext, OperationOverride } from './context.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
+import type { OperationContext } from './context.ts';
 
 export const CHECKSUM_TYPES = ['COMPOSITE', 'FULL_OBJECT'] as const;
 export type ChecksumType = (typeof CHECKSUM_TYPES)[number];
@@ -36,32 +34,6 @@ function header(headers: Readonly<Record<string, unknown>>, name: string): strin
   return typeof value === 'string' ? value : Array.isArray(value) ? value.join(',') : undefined;
 }
 
-const lower = (algorithm: ChecksumAlgorithm) => algorithm.toLowerCase();
-
-export const multipartChecksumErrors = {
-  unsupportedAlgorithm: () =>
-    errors.invalidRequest(
-      `Checksum algorithm provided is unsupported. Please try again with any of the valid types: [${CHECKSUM_ALGORITHMS.join(', ')}]`,
-    ),
-  typeWithoutAlgorithm: () =>
-    errors.invalidRequest('The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.'),
-  unsupportedType: (type: string, algorithm: ChecksumAlgorithm) =>
-    errors.invalidRequest(`The ${type} checksum type cannot be used with the ${lower(algorithm)} checksum algorithm.`),
-  partTypeMismatch: (expected: ChecksumAlgorithm, actual: ChecksumAlgorithm | null) =>
-    errors.invalidRequest(
-      `Checksum Type mismatch occurred, expected checksum Type: ${lower(expected)}, ` +
-        `actual checksum Type: ${actual === null ? 'null' : lower(actual)}`,
-    ),
-  missingPartChecksum: (algorithm: ChecksumAlgorithm, partNumber: number) =>
-    errors.invalidRequest(
-      `The upload was created using a ${lower(algorithm)} checksum. The complete request must include the checksum ` +
-        `for each part. It was missing for part ${partNumber} in the request.`,
-    ),
-  multiplePartChecksums: () => errors.invalidArgument('Multiple checksum types are not allowed for a single part.'),
-  completionTypeMismatch: (type: ChecksumType) =>
-    errors.invalidRequest(`The upload was created using the ${type} checksum mode. The complete request must use the same checksum mode.`),
-} as const;
-
 /** Full-object checksums need a checksum that can be combined over parts: the CRCs. */
 const FULL_OBJECT_ALGORITHMS: ReadonlySet<ChecksumAlgorithm> = new Set(['CRC32', 'CRC32C', 'CRC64NVME']);
 
@@ -73,18 +45,18 @@ export function readUploadChecksum(headers: Readonly<Record<string, unknown>>): 
   const named = header(headers, 'x-amz-checksum-algorithm');
   const namedType = header(headers, 'x-amz-checksum-type');
   if (named === undefined) {
-    if (namedType !== undefined) throw new GatewayError(multipartChecksumErrors.typeWithoutAlgorithm());
+    if (namedType !== undefined) throw new GatewayError(errors.checksumTypeWithoutAlgorithm());
     return null;
   }
   const algorithm = CHECKSUM_ALGORITHMS.find((candidate) => candidate === named.toUpperCase());
-  if (algorithm === undefined) throw new GatewayError(multipartChecksumErrors.unsupportedAlgorithm());
+  if (algorithm === undefined) throw new GatewayError(errors.unsupportedChecksumAlgorithm());
   const type = namedType === undefined ? (algorithm === 'CRC64NVME' ? 'FULL_OBJECT' : 'COMPOSITE') : namedType.toUpperCase();
   if (type !== 'COMPOSITE' && type !== 'FULL_OBJECT') {
-    throw new GatewayError(errors.invalidRequest('Value for x-amz-checksum-type header is invalid.'));
+    throw new GatewayError(errors.invalidChecksumType());
   }
   const allowed = type === 'FULL_OBJECT' ? FULL_OBJECT_ALGORITHMS.has(algorithm) : algorithm !== 'CRC64NVME';
   if (!allowed) {
-    throw new GatewayError(multipartChecksumErrors.unsupportedType(type, algorithm));
+    throw new GatewayError(errors.checksumTypeNotForAlgorithm(type, algorithm));
   }
   return { algorithm, type };
 }
@@ -99,7 +71,7 @@ export async function uploadChecksumOf(ctx: OperationContext, uploadId: string):
 export function requireCompletionChecksumType(upload: UploadChecksum | null, headers: IncomingHttpHeaders): void {
   const named = header(headers, 'x-amz-checksum-type');
   if (named === undefined || upload === null) return;
-  if (named.toUpperCase() !== upload.type) throw new GatewayError(multipartChecksumErrors.completionTypeMismatch(upload.type));
+  if (named.toUpperCase() !== upload.type) throw new GatewayError(errors.completionChecksumTypeMismatch(upload.type));
 }
 
 /** The headers CreateMultipartUpload answers for an upload with a checksum. */
@@ -111,7 +83,7 @@ export function uploadChecksumHeaders(checksum: UploadChecksum | null): Record<s
 export function requirePartChecksum(upload: UploadChecksum | null, requested: ChecksumRequest): void {
   if (upload === null) return;
   const actual = requested.source === 'none' ? null : requested.algorithm;
-  if (actual !== upload.algorithm) throw new GatewayError(multipartChecksumErrors.partTypeMismatch(upload.algorithm, actual));
+  if (actual !== upload.algorithm) throw new GatewayError(errors.partChecksumTypeMismatch(upload.algorithm, actual));
 }
 
 /** The part checksums a CompleteMultipartUpload lists, by `ChecksumCRC32` and so on. */
@@ -128,13 +100,13 @@ export function requireListedPartChecksum(
   stored: PartChecksum | null,
 ): void {
   const entries = Object.entries(listed) as [ChecksumAlgorithm, string][];
-  if (entries.length > 1) throw new GatewayError(multipartChecksumErrors.multiplePartChecksums());
+  if (entries.length > 1) throw new GatewayError(errors.multiplePartChecksums());
   if (upload === null) {
     if (entries.length > 0) throw new GatewayError(errors.invalidPart());
     return;
   }
   const [entry] = entries;
-  if (entry === undefined) throw new GatewayError(multipartChecksumErrors.missingPartChecksum(upload.algorithm, partNumber));
+  if (entry === undefined) throw new GatewayError(errors.missingPartChecksum(upload.algorithm, partNumber));
   const [algorithm, value] = entry;
   if (algorithm !== upload.algorithm || stored === null || stored.algorithm !== algorithm || stored.value !== value.trim()) {
     throw new GatewayError(errors.invalidPart());
@@ -211,19 +183,12 @@ export function readCompletionChecksum(headers: IncomingHttpHeaders): SentChecks
  */
 export function requireCompletionChecksum(sent: SentChecksum | null, object: ObjectChecksum): void {
   if (sent === null) return;
-  if (sent.algorithm !== object.algorithm) throw new GatewayError(multipartChecksumErrors.partTypeMismatch(object.algorithm, sent.algorithm));
+  if (sent.algorithm !== object.algorithm) throw new GatewayError(errors.partChecksumTypeMismatch(object.algorithm, sent.algorithm));
   const expected = PART_COUNT_SUFFIX.test(sent.value) ? object.value : object.value.replace(PART_COUNT_SUFFIX, '');
-  if (sent.value !== expected) throw new GatewayError(bodyErrors.badChecksum(sent.algorithm));
+  if (sent.value !== expected) throw new GatewayError(errors.badChecksum(sent.algorithm));
 }
 
 /** The checksum headers kept in a completed object's metadata (and answered with checksum mode). */
 export function storedObjectChecksum({ algorithm, value, type }: ObjectChecksum): Record<string, string> {
   return { [checksumHeaderName(algorithm)]: value, 'x-amz-checksum-type': type };
 }
-
-/** CreateMultipartUpload: s3rver keeps its headers (the checksum among them), which are checked and echoed first. */
-export const createMultipartUpload: OperationOverride = async (ctx) => {
-  const checksum = readUploadChecksum(ctx.exchange.req.headers);
-  for (const [name, value] of Object.entries(uploadChecksumHeaders(checksum))) ctx.exchange.res.setHeader(name, value);
-  ctx.delegate();
-};

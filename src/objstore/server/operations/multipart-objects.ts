@@ -1,21 +1,15 @@
 /** The reads of a completed multipart object's parts (multipart-layout.ts): GetObject / HeadObject `?partNumber=N`. */
 import { checksumHeaderName } from '../../checksum-algorithms.ts';
 import { answersStoredChecksum } from '../bodies/checksums.ts';
-import { errors } from '../errors.ts';
-import { GatewayError, s3Error } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import { hasParam, singleParam, validatePartNumber } from '../target.ts';
-import type { BucketOverride, OperationContext, OperationOverride } from './context.ts';
+import type { BucketHandler, OperationContext, OperationHandler } from './context.ts';
 import { layoutOf, type MultipartLayout } from './multipart-layout.ts';
-
-export const partReadErrors = {
-  rangeAndPartNumber: () => errors.invalidRequest('Cannot specify both Range header and partNumber query parameter'),
-  invalidPartNumber: () => s3Error(416, 'InvalidPartNumber', 'The requested partnumber is not satisfiable'),
-} as const;
 
 /** The byte range of part `partNumber` (1-based, in part order) and the object's part count. */
 function partRange(layout: MultipartLayout | null, size: number, partNumber: number): { start: number; end: number; count: number } {
   const sizes = layout === null ? [size] : layout.parts.map((part) => part.size);
-  if (partNumber > sizes.length) throw new GatewayError(partReadErrors.invalidPartNumber());
+  if (partNumber > sizes.length) throw new GatewayError(errors.partNumberNotSatisfiable());
   const start = sizes.slice(0, partNumber - 1).reduce((sum, partSize) => sum + partSize, 0);
   return { start, end: start + sizes[partNumber - 1]! - 1, count: sizes.length };
 }
@@ -26,7 +20,7 @@ function partRange(layout: MultipartLayout | null, size: number, partNumber: num
  * the part's checksum). An object put in one piece is its own part 1. The request goes on to
  * `serve` (the read without parts) as a request for the part's byte range.
  */
-async function readObjectPart(ctx: OperationContext, partNumber: number, serve: OperationOverride): Promise<void> {
+async function readObjectPart(ctx: OperationContext, partNumber: number, serve: OperationHandler): Promise<void> {
   const { bucket, key } = ctx.target;
   const { req, res } = ctx.exchange;
   const metadata = await ctx.storage.headObject(bucket!, key!);
@@ -50,11 +44,11 @@ async function readObjectPart(ctx: OperationContext, partNumber: number, serve: 
  * A read with `?partNumber=` becomes a ranged read, served as `serve` serves reads; its part
  * number is checked before the bucket is looked up, as S3 checks it.
  */
-export function readPartsBefore(serve: OperationOverride): BucketOverride {
+export function readPartsBefore(serve: OperationHandler): BucketHandler {
   return (ctx) => {
     const { query } = ctx.target;
     if (!hasParam(query, 'partNumber')) return serve;
-    if (ctx.exchange.req.headers.range !== undefined) throw new GatewayError(partReadErrors.rangeAndPartNumber());
+    if (ctx.exchange.req.headers.range !== undefined) throw new GatewayError(errors.rangeAndPartNumber());
     const partNumber = validatePartNumber(singleParam(query, 'partNumber'));
     return () => readObjectPart(ctx, partNumber, serve);
   };

@@ -1,10 +1,10 @@
 /**
- * The multipart operations s3rver lacks: AbortMultipartUpload is a 405 there; it has no
- * ListParts or ListMultipartUploads. CompleteMultipartUpload is in complete-multipart.ts.
+ * CreateMultipartUpload, AbortMultipartUpload, ListParts and ListMultipartUploads. Parts arrive by
+ * UploadPart (uploads.ts) and UploadPartCopy (upload-part-copy.ts); CompleteMultipartUpload is in
+ * complete-multipart.ts, upload checksums in multipart-checksums.ts.
  */
 import type { UploadedPart, UploadInProgress, UploadSummary } from '../../storage/storage.ts';
-import { errors } from '../errors.ts';
-import { GatewayError } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import {
   commonPrefixesOf,
   compareKeys,
@@ -18,9 +18,10 @@ import {
 } from './paging.ts';
 import { bucketOwnerContent, commonPrefixes, s3Timestamp } from './result-xml.ts';
 import { singleParam } from '../target.ts';
-import { reachOf, requireUpload, type BucketOverride, type OperationContext } from './context.ts';
+import { reachOf, requireUpload, type BucketHandler, type OperationContext } from './context.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
-import { checksumElementName, readUploadChecksum, type UploadChecksum } from './multipart-checksums.ts';
+import { checksumElementName, readUploadChecksum, uploadChecksumHeaders, type UploadChecksum } from './multipart-checksums.ts';
+import { storedHeaders } from './stored-headers.ts';
 
 /** The most parts (ListParts) or uploads (ListMultipartUploads) one page holds, and the default. */
 const MAX_PER_PAGE = 1000;
@@ -39,6 +40,25 @@ async function uploadsInProgress(ctx: OperationContext, bucket: string): Promise
     (a, b) => compareKeys(a.key, b.key) || a.initiated.getTime() - b.initiated.getTime() || compareKeys(a.uploadId, b.uploadId),
   );
 }
+
+/**
+ * CreateMultipartUpload: its checksum (answered back) and the headers the object will be stored
+ * with are checked before the bucket is looked up. The upload keeps the request's headers, which
+ * the object takes its own from when it is completed.
+ */
+export const createMultipartUpload: BucketHandler = (ctx) => {
+  const { req, res } = ctx.exchange;
+  const checksum = readUploadChecksum(req.headers);
+  storedHeaders(ctx, req.headers);
+  return async () => {
+    const { bucket, key } = ctx.target;
+    // Without the request's signature, which is no header of the object's.
+    const { authorization: _, ...headers } = req.headers;
+    const uploadId = await ctx.storage.startUpload(bucket!, key!, headers);
+    for (const [name, value] of Object.entries(uploadChecksumHeaders(checksum))) res.setHeader(name, value);
+    sendXmlResult(res, 'InitiateMultipartUploadResult', { Bucket: bucket!, Key: key!, UploadId: uploadId });
+  };
+};
 
 /** AbortMultipartUpload: 204, and the upload and its parts are gone. */
 export async function abortMultipartUpload(ctx: OperationContext): Promise<void> {
@@ -64,7 +84,7 @@ function partContent(part: UploadedPart): XmlContent {
 }
 
 /** ListParts, paged by `part-number-marker`. */
-export const listParts: BucketOverride = (ctx) => {
+export const listParts: BucketHandler = (ctx) => {
   const { query } = ctx.target;
   const maxParts = parseIntegerParam(query, 'max-parts', MAX_PER_PAGE);
   const marker = parseIntegerParam(query, 'part-number-marker', 0);
@@ -116,7 +136,7 @@ function uploadContent(upload: UploadInProgress, encode: NameEncoder, owner: Xml
  * ListMultipartUploads, paged by `key-marker` and `upload-id-marker` (which S3 ignores without a
  * key marker, and refuses when it names no upload of that key).
  */
-export const listMultipartUploads: BucketOverride = (ctx) => {
+export const listMultipartUploads: BucketHandler = (ctx) => {
   const { query } = ctx.target;
   const maxUploads = parseIntegerParam(query, 'max-uploads', MAX_PER_PAGE);
   return async () => {
@@ -130,7 +150,7 @@ export const listMultipartUploads: BucketOverride = (ctx) => {
     let uploads = await uploadsInProgress(ctx, bucket);
     if (uploadIdMarker !== '') {
       const at = uploads.findIndex((upload) => upload.key === keyMarker && upload.uploadId === uploadIdMarker);
-      if (at === -1) throw new GatewayError(errors.invalidArgument('Invalid uploadId marker'));
+      if (at === -1) throw new GatewayError(errors.invalidUploadIdMarker());
       uploads = uploads.slice(at + 1);
     }
     const limit = Math.min(maxUploads, MAX_PER_PAGE);

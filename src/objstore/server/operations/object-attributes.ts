@@ -7,10 +7,9 @@
  */
 import { CHECKSUM_ALGORITHMS, checksumHeaderName } from '../../checksum-algorithms.ts';
 import { pickChecksumHeaders } from '../bodies/checksums.ts';
-import { errors } from '../errors.ts';
-import { GatewayError } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
-import type { BucketOverride } from './context.ts';
+import type { BucketHandler } from './context.ts';
 import { checksumElementName } from './multipart-checksums.ts';
 import { layoutOf, type MultipartLayout, type ObjectPart } from './multipart-layout.ts';
 
@@ -18,12 +17,6 @@ const ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSi
 type Attribute = (typeof ATTRIBUTES)[number];
 
 const MAX_PARTS = 1000;
-
-export const attributeErrors = {
-  missingAttributes: () =>
-    errors.invalidRequest('The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty'),
-  invalidAttribute: () => errors.invalidArgument('Invalid attribute name specified.'),
-} as const;
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
@@ -35,16 +28,16 @@ function requestedAttributes(value: string | undefined): Set<Attribute> {
     .split(',')
     .map((name) => name.trim())
     .filter((name) => name !== '');
-  if (names.length === 0) throw new GatewayError(attributeErrors.missingAttributes());
+  if (names.length === 0) throw new GatewayError(errors.missingObjectAttributes());
   if (names.some((name) => !(ATTRIBUTES as readonly string[]).includes(name))) {
-    throw new GatewayError(attributeErrors.invalidAttribute());
+    throw new GatewayError(errors.invalidObjectAttribute());
   }
   return new Set(names as Attribute[]);
 }
 
 function nonNegativeHeader(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(value.trim())) throw new GatewayError(errors.invalidArgument(`Invalid ${name} value.`));
+  if (!/^\d{1,9}$/.test(value.trim())) throw new GatewayError(errors.invalidAttributesHeader(name));
   return Number(value.trim());
 }
 
@@ -81,7 +74,7 @@ function objectPartsContent(layout: MultipartLayout, maxParts: number, marker: n
   };
 }
 
-export const getObjectAttributes: BucketOverride = (ctx) => {
+export const getObjectAttributes: BucketHandler = (ctx) => {
   const { req, res } = ctx.exchange;
   const attributes = requestedAttributes(header(req.headers['x-amz-object-attributes']));
   const maxParts = Math.min(nonNegativeHeader(header(req.headers['x-amz-max-parts']), 'max-parts', MAX_PARTS), MAX_PARTS);

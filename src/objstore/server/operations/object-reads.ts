@@ -10,12 +10,11 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 
 import type { ObjectHead, ObjstoreStorage } from '../../storage/storage.ts';
 import { answersStoredChecksum, pickChecksumHeaders } from '../bodies/checksums.ts';
-import { errors } from '../errors.ts';
-import { GatewayError, s3Error } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import type { ParsedQuery } from '../target.ts';
 import type { OperationContext } from './context.ts';
-import { evaluateReadConditions, preconditionErrors, type ObjectState } from './preconditions.ts';
-import { contentRange, rangeErrors, readRangeRequest, type ByteRange } from './ranges.ts';
+import { evaluateReadConditions, type ObjectState } from './preconditions.ts';
+import { contentRange, readRangeRequest, type ByteRange } from './ranges.ts';
 import { userMetadataHeaderValue } from './user-metadata.ts';
 
 /** An object as stored: its state for conditions, its size, and what HeadObject shows of it. */
@@ -53,22 +52,12 @@ function responseOverrides(query: ParsedQuery, authenticated: boolean): Record<s
     const text = Array.isArray(value) ? value.join(',') : value;
     const header = RESPONSE_OVERRIDES[name];
     if (header === undefined) {
-      throw new GatewayError(
-        s3Error(
-          400,
-          'InvalidArgument',
-          `${name} is not in the set of overridable response headers. Please refer to the S3 API documentation for a complete list of overridable response headers.`,
-          [
-            ['ArgumentName', name],
-            ['ArgumentValue', text],
-          ],
-        ),
-      );
+      throw new GatewayError(errors.notOverridableHeader(name, text));
     }
     overrides[header] = text;
   }
   if (Object.keys(overrides).length > 0 && !authenticated) {
-    throw new GatewayError(errors.invalidRequest('Request specific response headers cannot be used for anonymous GET requests.'));
+    throw new GatewayError(errors.anonymousResponseOverrides());
   }
   return overrides;
 }
@@ -137,16 +126,16 @@ export async function readObject(ctx: OperationContext): Promise<void> {
   const { req, res } = ctx.exchange;
   const overrides = responseOverrides(query, ctx.exchange.authenticated);
   const stored = await readStoredObject(ctx.storage, bucket!, key!);
-  if (stored === null) throw new GatewayError(preconditionErrors.noSuchKey(key!));
+  if (stored === null) throw new GatewayError(errors.noSuchKey(key!));
 
   const verdict = evaluateReadConditions(req.headers, stored.state, ctx.now());
-  if (verdict.kind === 'failed') throw new GatewayError(preconditionErrors.preconditionFailed(verdict.condition));
+  if (verdict.kind === 'failed') throw new GatewayError(errors.preconditionFailed(verdict.condition));
   if (verdict.kind === 'not-modified') return answerNotModified(ctx, stored.state);
 
   const requested = readRangeRequest(req.headers.range, stored.size);
   if (requested.kind === 'unsatisfiable') {
     res.setHeader('Content-Range', `bytes */${stored.size}`);
-    throw new GatewayError(rangeErrors.invalidRange(req.headers.range!, stored.size));
+    throw new GatewayError(errors.invalidRange(req.headers.range!, stored.size));
   }
   const range = requested.kind === 'range' ? requested.range : null;
 

@@ -3,8 +3,7 @@
  * share: S3's key order, paging with a delimiter and a marker, `encoding-type=url`, and query
  * parameters parsed the way S3 parses them.
  */
-import { errors } from '../errors.ts';
-import { GatewayError } from '../../s3-errors.ts';
+import { errors, GatewayError, type S3ErrorSpec } from '../../s3-errors.ts';
 import { singleParam, type ParsedQuery } from '../target.ts';
 
 /** Moves UTF-16 surrogates (U+D800–U+DFFF) above U+E000–U+FFFF, where their code points sort. */
@@ -118,7 +117,7 @@ export function parseEncodingType(query: ParsedQuery): { encodingType: string | 
   const encodingType = singleParam(query, 'encoding-type');
   if (encodingType === undefined) return { encodingType, encode: (name) => name };
   if (encodingType.toLowerCase() !== 'url') {
-    throw new GatewayError(errors.invalidArgument('Invalid Encoding Method specified in Request'));
+    throw new GatewayError(errors.invalidEncodingType());
   }
   return { encodingType, encode: encodeUrlStyle };
 }
@@ -136,7 +135,7 @@ export function parseIntegerParam(query: ParsedQuery, name: string, fallback: nu
   const match = /^(-?)0*(\d{1,10})$/.exec(raw);
   const value = match ? Number(`${match[1]}${match[2]}`) : NaN;
   if (!(value >= -INT32_MAX - 1 && value <= INT32_MAX)) {
-    throw new GatewayError(errors.invalidArgument(`Provided ${name} not an integer or within integer range`));
+    throw new GatewayError(errors.notAnInteger(name));
   }
   return value;
 }
@@ -144,11 +143,11 @@ export function parseIntegerParam(query: ParsedQuery, name: string, fallback: nu
 /** `argumentName` is how S3 names the parameter in this message (`maxKeys` for `max-keys`). */
 export function requireNonNegative(value: number, argumentName: string): void {
   if (value < 0) {
-    throw new GatewayError(errors.invalidArgument(`Argument ${argumentName} must be an integer between 0 and ${INT32_MAX}`));
+    throw new GatewayError(errors.negativeArgument(argumentName));
   }
 }
 
-/** S3 refuses a parameter that belongs to the other version of a listing. */
-export function refuseParam(query: ParsedQuery, name: string, message: string): void {
-  if (singleParam(query, name) !== undefined) throw new GatewayError(errors.invalidArgument(message));
+/** S3 refuses a parameter that belongs to the other version of a listing, with `error`. */
+export function refuseParam(query: ParsedQuery, name: string, error: S3ErrorSpec): void {
+  if (singleParam(query, name) !== undefined) throw new GatewayError(error);
 }

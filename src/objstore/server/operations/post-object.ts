@@ -14,24 +14,21 @@
 import { createHash } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
 
-import type { ObjstoreKey, ObjstoreKeyLookup } from '../../types.ts';
-import { authErrors } from '../auth/auth-errors.ts';
+import type { ObjstoreKey } from '../../types.ts';
 import { parseV4Credential } from '../auth/credentials.ts';
 import { policySignature, signaturesMatch } from '../auth/sigv4.ts';
 import { abandonBody, MAX_UPLOAD_BYTES } from '../bodies/body.ts';
 import { DEFAULT_CHECKSUM_ALGORITHM } from '../../checksum-algorithms.ts';
 import { objectChecksumHeaders, startChecksum } from '../bodies/checksums.ts';
 import { FormDataReader, formBoundary, MAX_FORM_FIELDS_BYTES } from '../bodies/form-data.ts';
-import { errors } from '../errors.ts';
-import { GatewayError, s3Error } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import { sendContinue } from '../exchange.ts';
 import { validateObjectKey } from '../target.ts';
 import { sendXmlResult } from '../xml.ts';
-import type { OperationContext } from './context.ts';
+import type { BucketHandler, OperationContext } from './context.ts';
 import {
   maxContentLength,
   parsePolicy,
-  policyErrors,
   requireContentLengthInRange,
   requireFieldsAllowed,
   type FormFields,
@@ -40,52 +37,30 @@ import {
 
 const SIGNING_FIELDS = ['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature'] as const;
 
-export const formErrors = {
-  notAForm: () =>
-    s3Error(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', [
-      ['Condition', 'Bucket POST must be of the enclosure-type multipart/form-data'],
-    ]),
-  missingField: (name: string) =>
-    s3Error(400, 'InvalidArgument', `Bucket POST must contain a field named '${name}'.  If it is specified, please check the order of the fields.`, [
-      ['ArgumentName', name],
-      ['ArgumentValue', ''],
-    ]),
-  emptyKey: () => errors.invalidArgument('User key must have a length greater than 0.'),
-  malformedCredential: (credential: string) =>
-    s3Error(400, 'InvalidArgument', 'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; ' +
-      'expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".', [
-      ['ArgumentName', 'x-amz-credential'],
-      ['ArgumentValue', credential],
-    ]),
-} as const;
-
 function requireField(fields: FormFields, name: string): string {
   const value = fields.get(name);
-  if (value === undefined) throw new GatewayError(formErrors.missingField(name));
+  if (value === undefined) throw new GatewayError(errors.missingFormField(name));
   return value;
 }
 
-/** Who may upload with a form, and when it is. */
-export interface FormUploadOptions {
-  keys: ObjstoreKeyLookup;
-  now: () => Date;
-  /** Throws AccessDenied unless the key that signed the form may use the bucket, and reaches the object key once that is known. */
-  authorizeBucket(key: ObjstoreKey, objectKey: string | null): void;
+/** Throws AccessDenied unless the key that signed the form may use the bucket, and reaches the object key once that is known. */
+function authorizeBucket(ctx: OperationContext, key: ObjstoreKey, objectKey: string | null): void {
+  if (!ctx.buckets.mayReach(ctx.target.bucket!, objectKey, key)) throw new GatewayError(errors.accessDenied());
 }
 
 /** Checks the form's signature over its policy and the key's permissions; answers the policy and the key that signed it. */
-async function authenticate(ctx: OperationContext, fields: FormFields, { keys, authorizeBucket }: FormUploadOptions) {
+async function authenticate(ctx: OperationContext, fields: FormFields) {
   const policyText = fields.get('policy');
   // A form without a policy is an anonymous upload, which no bucket here allows.
   if (policyText === undefined) throw new GatewayError(errors.accessDenied());
   // A Signature Version 2 form (AWSAccessKeyId, signature) is refused as a SigV4-only region refuses it.
-  if (!fields.has('x-amz-algorithm') && fields.has('awsaccesskeyid')) throw new GatewayError(authErrors.signatureVersionNotSupported());
+  if (!fields.has('x-amz-algorithm') && fields.has('awsaccesskeyid')) throw new GatewayError(errors.signatureVersionNotSupported());
   const [algorithm, credentialText, , signature] = SIGNING_FIELDS.map((name) => requireField(fields, name));
   if (algorithm !== 'AWS4-HMAC-SHA256') throw new GatewayError(errors.unsupportedAuthorizationType());
   const credential = parseV4Credential(credentialText!);
-  if (credential === null) throw new GatewayError(formErrors.malformedCredential(credentialText!));
+  if (credential === null) throw new GatewayError(errors.malformedFormCredential(credentialText!));
   ctx.exchange.accessKeyId = credential.accessKeyId;
-  const key = keys.find(credential.accessKeyId);
+  const key = ctx.keys.find(credential.accessKeyId);
   if (key === undefined) throw new GatewayError(errors.invalidAccessKeyId());
   const expected = await policySignature(key, credential.scope.date, credential.scope, policyText);
   if (!signaturesMatch(signature!, expected)) {
@@ -98,7 +73,7 @@ async function authenticate(ctx: OperationContext, fields: FormFields, { keys, a
     );
   }
   if (!key.permissions.includes('create')) throw new GatewayError(errors.accessDenied());
-  authorizeBucket(key, null);
+  authorizeBucket(ctx, key, null);
   ctx.exchange.authenticated = true;
   return { policy: parsePolicy(policyText), signer: key };
 }
@@ -166,7 +141,7 @@ async function receiveFile(ctx: OperationContext, form: FormDataReader, policy: 
     try {
       for await (const piece of form.fileContent()) {
         size += piece.length;
-        if (size > MAX_UPLOAD_BYTES) throw new GatewayError(policyErrors.tooLarge(size, MAX_UPLOAD_BYTES));
+        if (size > MAX_UPLOAD_BYTES) throw new GatewayError(errors.formTooLarge(size, MAX_UPLOAD_BYTES));
         if (size > maxSize) continue;
         md5.update(piece);
         checksum.update(piece);
@@ -190,32 +165,35 @@ interface ReceivedForm {
 }
 
 /** Reads the form: its fields, then (once they authenticate the form and meet its policy) its file. */
-async function receiveForm(ctx: OperationContext, form: FormDataReader, options: FormUploadOptions): Promise<ReceivedForm> {
+async function receiveForm(ctx: OperationContext, form: FormDataReader): Promise<ReceivedForm> {
   const { fields, fileName } = await form.readHead();
   const keyTemplate = requireField(fields, 'key');
-  const { policy, signer } = await authenticate(ctx, fields, options);
-  requireFieldsAllowed(policy, new Map([...fields, ['bucket', ctx.target.bucket!]]), options.now());
+  const { policy, signer } = await authenticate(ctx, fields);
+  requireFieldsAllowed(policy, new Map([...fields, ['bucket', ctx.target.bucket!]]), ctx.now());
   const key = keyTemplate.replaceAll('${filename}', fileName);
-  if (key === '') throw new GatewayError(formErrors.emptyKey());
+  if (key === '') throw new GatewayError(errors.emptyFormKey());
   validateObjectKey(key);
-  options.authorizeBucket(signer, key);
+  authorizeBucket(ctx, signer, key);
   const file = await receiveFile(ctx, form, policy);
   // Read to its end when it is short, so the connection can serve the client's next request.
   await form.skipRest(MAX_FORM_FIELDS_BYTES);
   return { fields, key, file };
 }
 
-/** POST object into the bucket the request names. */
-export async function postObject(ctx: OperationContext, options: FormUploadOptions): Promise<void> {
-  const bucket = ctx.target.bucket!;
+/** POST object into the bucket the request names: a form, before the bucket is looked up. */
+export const postObject: BucketHandler = (ctx) => {
   const contentType = ctx.exchange.req.headers['content-type'] ?? '';
-  if (!/^multipart\/form-data\s*;/i.test(contentType)) throw new GatewayError(formErrors.notAForm());
-  if (!(await ctx.storage.bucketExists(bucket))) throw new GatewayError(errors.noSuchBucket(bucket));
-  const form = new FormDataReader(ctx.exchange.req, formBoundary(contentType));
+  if (!/^multipart\/form-data\s*;/i.test(contentType)) throw new GatewayError(errors.notAForm());
+  return () => receiveObject(ctx, formBoundary(contentType));
+};
+
+async function receiveObject(ctx: OperationContext, boundary: string): Promise<void> {
+  const bucket = ctx.target.bucket!;
+  const form = new FormDataReader(ctx.exchange.req, boundary);
   let upload: ReceivedForm;
   try {
     sendContinue(ctx.exchange);
-    upload = await receiveForm(ctx, form, options);
+    upload = await receiveForm(ctx, form);
   } finally {
     await form.close();
     abandonBody(ctx.exchange);

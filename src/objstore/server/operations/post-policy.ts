@@ -4,8 +4,7 @@
  * meet (exact `{"field": value}` / `["eq", "$field", value]`, `["starts-with", "$field", prefix]`,
  * `["content-length-range", min, max]`), and which must name every field the form sends.
  */
-import { errors } from '../errors.ts';
-import { GatewayError, s3Error } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 
 /** The form's fields by lower-case name (S3 reads field names case-insensitively), the file apart. */
 export type FormFields = ReadonlyMap<string, string>;
@@ -22,22 +21,7 @@ export interface PostPolicy {
 /** Fields that need no condition: the signature, the policy itself, the file and `x-ignore-*`. */
 const UNCONDITIONED_FIELDS = new Set(['x-amz-signature', 'policy', 'file']);
 
-export const policyErrors = {
-  invalidPolicy: (problem: string) => s3Error(400, 'InvalidPolicyDocument', `Invalid Policy: ${problem}`),
-  denied: (reason: string) => errors.accessDenied(`Invalid according to Policy: ${reason}`),
-  tooSmall: (size: number, min: number) =>
-    s3Error(400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed size', [
-      ['ProposedSize', String(size)],
-      ['MinSizeAllowed', String(min)],
-    ]),
-  tooLarge: (size: number, max: number) =>
-    s3Error(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', [
-      ['ProposedSize', String(size)],
-      ['MaxSizeAllowed', String(max)],
-    ]),
-} as const;
-
-const invalid = (problem: string) => new GatewayError(policyErrors.invalidPolicy(problem));
+const invalid = (problem: string) => new GatewayError(errors.invalidPolicy(problem));
 
 function parseCondition(condition: unknown): Condition {
   if (Array.isArray(condition)) {
@@ -90,17 +74,17 @@ export function parsePolicy(base64: string): PostPolicy {
  * sends a field the policy does not name. `fields` includes `bucket`, which the policy must name.
  */
 export function requireFieldsAllowed(policy: PostPolicy, fields: FormFields, now: Date): void {
-  if (now.getTime() > policy.expiration.getTime()) throw new GatewayError(policyErrors.denied('Policy expired.'));
+  if (now.getTime() > policy.expiration.getTime()) throw new GatewayError(errors.deniedByPolicy('Policy expired.'));
   const named = new Set<string>();
   for (const condition of policy.conditions) {
     if (condition.kind === 'content-length-range') continue;
     named.add(condition.field);
     const value = fields.get(condition.field) ?? '';
     const met = condition.kind === 'eq' ? value === condition.value : value.startsWith(condition.value);
-    if (!met) throw new GatewayError(policyErrors.denied(`Policy Condition failed: ${condition.text}`));
+    if (!met) throw new GatewayError(errors.deniedByPolicy(`Policy Condition failed: ${condition.text}`));
   }
   const extra = [...fields.keys()].filter((name) => !named.has(name) && !UNCONDITIONED_FIELDS.has(name) && !name.startsWith('x-ignore-'));
-  if (extra.length > 0) throw new GatewayError(policyErrors.denied(`Extra input fields: ${extra.join(', ')}`));
+  if (extra.length > 0) throw new GatewayError(errors.deniedByPolicy(`Extra input fields: ${extra.join(', ')}`));
 }
 
 /** The largest file every content-length-range allows, within `limit`. */
@@ -112,7 +96,7 @@ export function maxContentLength(policy: PostPolicy, limit: number): number {
 export function requireContentLengthInRange(policy: PostPolicy, size: number): void {
   for (const condition of policy.conditions) {
     if (condition.kind !== 'content-length-range') continue;
-    if (size < condition.min) throw new GatewayError(policyErrors.tooSmall(size, condition.min));
-    if (size > condition.max) throw new GatewayError(policyErrors.tooLarge(size, condition.max));
+    if (size < condition.min) throw new GatewayError(errors.formTooSmall(size, condition.min));
+    if (size > condition.max) throw new GatewayError(errors.formTooLarge(size, condition.max));
   }
 }

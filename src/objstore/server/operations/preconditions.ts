@@ -10,7 +10,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { GatewayError, s3Error, type S3ErrorSpec } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 
 /** What conditions are evaluated against: the object as it is now. */
 export interface ObjectState {
@@ -20,20 +20,6 @@ export interface ObjectState {
 }
 
 export type ReadVerdict = { kind: 'proceed' } | { kind: 'not-modified' } | { kind: 'failed'; condition: string };
-
-export const preconditionErrors = {
-  preconditionFailed: (condition: string): S3ErrorSpec =>
-    s3Error(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', [
-      ['Condition', condition],
-    ]),
-  noSuchKey: (key: string): S3ErrorSpec => s3Error(404, 'NoSuchKey', 'The specified key does not exist.', [['Key', key]]),
-  /** A write condition S3 does not take; S3 names If-None-Match for `If-Match: *` too. */
-  unsupportedWriteCondition: (header: string, detail: string): S3ErrorSpec =>
-    s3Error(501, 'NotImplemented', 'A header you provided implies functionality that is not implemented', [
-      ['Header', header],
-      ['additionalMessage', detail],
-    ]),
-} as const;
 
 const UNACCEPTED_VALUE = "We don't accept the provided value of If-None-Match header for this API";
 
@@ -125,7 +111,7 @@ export function requireCopySourceConditions(headers: IncomingHttpHeaders, source
       : header(headers, COPY_SOURCE_CONDITIONS.ifNoneMatch.toLowerCase()) !== undefined
         ? COPY_SOURCE_CONDITIONS.ifNoneMatch
         : COPY_SOURCE_CONDITIONS.ifModifiedSince;
-  throw new GatewayError(preconditionErrors.preconditionFailed(condition));
+  throw new GatewayError(errors.preconditionFailed(condition));
 }
 
 export function hasCopySourceConditions(headers: IncomingHttpHeaders): boolean {
@@ -146,17 +132,17 @@ export function requireWriteConditions(headers: IncomingHttpHeaders, key: string
   const ifNoneMatch = header(headers, 'if-none-match');
   if (ifMatch !== undefined && ifNoneMatch !== undefined) {
     throw new GatewayError(
-      preconditionErrors.unsupportedWriteCondition('If-Match,If-None-Match', 'Multiple conditional request headers present in the request'),
+      errors.unsupportedWriteCondition('If-Match,If-None-Match', 'Multiple conditional request headers present in the request'),
     );
   }
   if ((ifNoneMatch !== undefined && ifNoneMatch.trim() !== '*') || ifMatch?.trim() === '*') {
-    throw new GatewayError(preconditionErrors.unsupportedWriteCondition('If-None-Match', UNACCEPTED_VALUE));
+    throw new GatewayError(errors.unsupportedWriteCondition('If-None-Match', UNACCEPTED_VALUE));
   }
   if (ifMatch !== undefined) {
-    if (current === null) throw new GatewayError(preconditionErrors.noSuchKey(key));
-    if (!etagListMatches(ifMatch, current.etag)) throw new GatewayError(preconditionErrors.preconditionFailed('If-Match'));
+    if (current === null) throw new GatewayError(errors.noSuchKey(key));
+    if (!etagListMatches(ifMatch, current.etag)) throw new GatewayError(errors.preconditionFailed('If-Match'));
   }
   if (ifNoneMatch !== undefined && current !== null) {
-    throw new GatewayError(preconditionErrors.preconditionFailed('If-None-Match'));
+    throw new GatewayError(errors.preconditionFailed('If-None-Match'));
   }
 }

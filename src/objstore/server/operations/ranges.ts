@@ -4,7 +4,6 @@
  * asking for several ranges, is ignored and the whole object served as 200; a range that starts
  * past the end of the object (or an empty suffix, `bytes=-0`) is 416 InvalidRange.
  */
-import { s3Error, type S3ErrorSpec } from '../../s3-errors.ts';
 
 /** Inclusive byte offsets within the object. */
 export interface ByteRange {
@@ -44,10 +43,3 @@ export function contentRange({ start, end }: ByteRange, size: number): string {
   return `bytes ${start}-${end}/${size}`;
 }
 
-export const rangeErrors = {
-  invalidRange: (requested: string, size: number): S3ErrorSpec =>
-    s3Error(416, 'InvalidRange', 'The requested range is not satisfiable', [
-      ['RangeRequested', requested],
-      ['ActualObjectSize', String(size)],
-    ]),
-} as const;

@@ -11,36 +11,16 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 
 import { startChecksum } from '../bodies/checksums.ts';
-import { errors } from '../errors.ts';
-import { GatewayError, s3Error } from '../../s3-errors.ts';
+import { errors, GatewayError } from '../../s3-errors.ts';
 import { parseCopySource, singleParam, validatePartNumber } from '../target.ts';
 import { sendXmlResult } from '../xml.ts';
 import { requireCopySourceConditionsMet } from './conditional-operations.ts';
-import { requireUpload, type OperationOverride } from './context.ts';
+import { requireUpload, type OperationHandler } from './context.ts';
 import { checksumElementName, uploadChecksumOf } from './multipart-checksums.ts';
 import { s3Timestamp } from './result-xml.ts';
 import { requireNullVersion } from './versions.ts';
 
 const RANGE_HEADER = 'x-amz-copy-source-range';
-
-const rangeArgument = (value: string): [string, string][] => [
-  ['ArgumentName', RANGE_HEADER],
-  ['ArgumentValue', value],
-];
-
-export const partCopyErrors = {
-  malformedRange: (value: string) =>
-    s3Error(
-      400,
-      'InvalidArgument',
-      'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the ' +
-        'zero-based offsets of the first and last bytes to copy',
-      rangeArgument(value),
-    ),
-  rangeStartsPastSource: () => errors.invalidRequest('The specified copy range is invalid for the source object size'),
-  rangeEndsPastSource: (value: string, size: number) =>
-    s3Error(400, 'InvalidArgument', `Range specified is not valid for source object of size: ${size}`, rangeArgument(value)),
-} as const;
 
 /** The inclusive byte range to copy from a source of `size` bytes: all of it without the header. */
 export function parseCopySourceRange(value: string | undefined, size: number): { start: number; end: number } | null {
@@ -48,13 +28,13 @@ export function parseCopySourceRange(value: string | undefined, size: number): {
   const match = /^bytes=(\d+)-(\d+)$/.exec(value);
   const start = Number(match?.[1]);
   const end = Number(match?.[2]);
-  if (match === null || start > end) throw new GatewayError(partCopyErrors.malformedRange(value));
-  if (start >= size) throw new GatewayError(partCopyErrors.rangeStartsPastSource());
-  if (end >= size) throw new GatewayError(partCopyErrors.rangeEndsPastSource(value, size));
+  if (match === null || start > end) throw new GatewayError(errors.malformedCopyRange(value));
+  if (start >= size) throw new GatewayError(errors.copyRangeStartsPastSource());
+  if (end >= size) throw new GatewayError(errors.copyRangeEndsPastSource(value, size));
   return { start, end };
 }
 
-export const uploadPartCopy: OperationOverride = async (ctx) => {
+export const uploadPartCopy: OperationHandler = async (ctx) => {
   const uploadId = await requireUpload(ctx);
   const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
   const { req } = ctx.exchange;

@@ -5,17 +5,17 @@
  * object file, which a crash would leave truncated and listed).
  *
  * An object's checksum is kept in its stored metadata (`x-amz-checksum-<algorithm>`,
- * `x-amz-checksum-type`). s3rver itself never answers it; object-reads.ts adds it to GetObject /
- * HeadObject responses that ask for it. Copies keep it along with the bytes; every other write
- * of s3rver's rewrites the metadata without it.
+ * `x-amz-checksum-type`); object-reads.ts adds it to GetObject / HeadObject responses that ask
+ * for it. Copies keep it along with the bytes (copy-object.ts).
  */
 import { planBody, receiveBody, storedContentEncoding } from '../bodies/body.ts';
 import { checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM } from '../../checksum-algorithms.ts';
 import { objectChecksumHeaders } from '../bodies/checksums.ts';
 import { validatePartNumber, singleParam } from '../target.ts';
 import { placeUnderWriteConditions, requireWriteConditionsMet } from './conditional-operations.ts';
-import { requireUpload, type OperationContext, type OperationOverride } from './context.ts';
+import { requireUpload, type OperationContext, type OperationHandler } from './context.ts';
 import { requirePartChecksum, uploadChecksumOf } from './multipart-checksums.ts';
+import { storedHeaders } from './stored-headers.ts';
 
 function respondStored(ctx: OperationContext, md5: string, headers: Record<string, string>): void {
   const { res } = ctx.exchange;
@@ -26,14 +26,14 @@ function respondStored(ctx: OperationContext, md5: string, headers: Record<strin
   res.end();
 }
 
-/** s3rver stores the body as sent (aws-chunked framing included) and checks none of its digests. */
-export const putObject: OperationOverride = async (ctx) => {
+/** PutObject: the body decoded (aws-chunked framing removed) and its digests checked before the object is placed. */
+export const putObject: OperationHandler = async (ctx) => {
   await requireWriteConditionsMet(ctx);
   const bucket = ctx.target.bucket!;
   const key = ctx.target.key!;
   const { req } = ctx.exchange;
   const plan = planBody(req.headers, ctx.payloadHash);
-  const metadata = ctx.storage.storedMetadata(bucket, key, {
+  const metadata = storedHeaders(ctx, {
     ...req.headers,
     'content-encoding': storedContentEncoding(req.headers['content-encoding']),
   });
@@ -46,7 +46,7 @@ export const putObject: OperationOverride = async (ctx) => {
 };
 
 /** UploadPart into an upload in progress, with the checksum the upload asks for (multipart-checksums.ts). */
-export const uploadPart: OperationOverride = async (ctx) => {
+export const uploadPart: OperationHandler = async (ctx) => {
   const uploadId = await requireUpload(ctx);
   const partNumber = validatePartNumber(singleParam(ctx.target.query, 'partNumber'));
   const plan = planBody(ctx.exchange.req.headers, ctx.payloadHash);

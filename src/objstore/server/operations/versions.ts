@@ -3,23 +3,15 @@
  * version, whose id is `null`, as on an S3 bucket that never had versioning enabled. S3 takes
  * `null` wherever a version id may be given; any other id is refused.
  */
-import { s3Error, GatewayError, type S3ErrorSpec } from '../../s3-errors.ts';
+import { errors, GatewayError, type S3ErrorSpec } from '../../s3-errors.ts';
 import { singleParam, type ParsedQuery } from '../target.ts';
 
 /** The version id of an object in an unversioned bucket. */
 export const NULL_VERSION_ID = 'null';
 
-/** S3's answer to a version id an unversioned bucket does not have; `argumentName` is the parameter that carried it. */
-function invalidVersionId(argumentName: string, value: string): S3ErrorSpec {
-  return s3Error(400, 'InvalidArgument', 'Invalid version id specified', [
-    ['ArgumentName', argumentName],
-    ['ArgumentValue', value],
-  ]);
-}
-
 /** InvalidArgument for a version id other than `null`; null when it is `null` or none (null or undefined) is given. */
 export function versionIdProblem(parameter: string, versionId: string | null | undefined): S3ErrorSpec | null {
-  return versionId === null || versionId === undefined || versionId === NULL_VERSION_ID ? null : invalidVersionId(parameter, versionId);
+  return versionId === null || versionId === undefined || versionId === NULL_VERSION_ID ? null : errors.invalidVersionId(parameter, versionId);
 }
 
 /** Throws versionIdProblem's error, if any. */

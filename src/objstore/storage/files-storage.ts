@@ -1,16 +1,24 @@
-/** The objstore's storage on s3rver's filesystem store: s3rver's own layout, written and read as s3rver does. */
+/**
+ * The objstore's storage in files (`files`): each object is its content file beside its ETag and
+ * metadata files, each upload in progress a folder of its parts, in s3rver 3.7.1's layout
+ * (files-layout.ts), written and read as s3rver's FilesystemStore did, so that every data dir and
+ * snapshot written so far reads the same (test/objstore-1182b23-data.test.ts). The objects are
+ * plain files, which the plain-file view links.
+ */
+import { createHash, randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { chmodSync, createReadStream, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { chmodSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import { ConcurrencyLimit } from '../../shared/concurrency-limit.ts';
 import { mapInSlices } from '../../shared/sliced.ts';
 
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, resetToEmptyFolders } from '../../shared/private-files.ts';
-import { objectMetadata, taggingSubresource } from './s3rver-models.ts';
+import { objectMetadata } from './object-metadata.ts';
 import {
   BUCKET_MODE,
+  bucketCorsFile,
   bucketDirectory,
   followStoredName,
   incomingFile,
@@ -18,15 +26,14 @@ import {
   isKeyFolder,
   nameOfObjectFile,
   objectFiles,
+  type ObjectFiles,
   partFiles,
   partNumberOfFile,
-  resourceFile,
   uploadDirectory,
   uploadFiles,
   uploadsDirectory,
-} from './s3rver-layout.ts';
-import { createFilesystemStore, removeObjectFiles, type S3rverStore } from './s3rver-store.ts';
-import type { ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress, UploadSummary } from './storage.ts';
+} from './files-layout.ts';
+import type { ObjectHead, ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress, UploadSummary } from './storage.ts';
 import { listBucketObjects, objectsOf, openTree, readTree, stageTree, treeProblem } from './tree.ts';
 
 function isMissingFile(err: unknown): boolean {
@@ -153,6 +160,42 @@ async function concatenate(sources: readonly string[], destination: string, onCo
   }
 }
 
+/** The MD5 of a file's content, in hex. */
+async function md5Of(file: string): Promise<string> {
+  const hash = createHash('md5');
+  for await (const data of createReadStream(file)) hash.update(data as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * What HeadObject shows of the object of these files (rejects with ENOENT when there is none):
+ * the headers kept in its metadata file, then `etag` (its MD5 file's, quoted), `last-modified`
+ * (its content's mtime) and `content-length` (its size). An object without an MD5 file (a store
+ * s3rver's CopyObject wrote) gets one, of its content.
+ */
+async function readHead(files: ObjectFiles): Promise<ObjectHead> {
+  const stats = await stat(files.content);
+  if (!stats.isFile()) throw Object.assign(new Error(`${files.content} is no object`), { code: 'ENOENT' });
+  const [metadata, md5] = await Promise.all([readOptional(files.metadata), readOptional(files.md5)]);
+  return {
+    ...(metadata === null ? {} : (JSON.parse(metadata) as Record<string, string>)),
+    etag: JSON.stringify(md5 ?? (await writeMissingMd5(files))),
+    'last-modified': stats.mtime.toUTCString(),
+    'content-length': stats.size,
+  };
+}
+
+/** Writes the MD5 file an object lacks, unless one has been placed meanwhile; gives the MD5. */
+async function writeMissingMd5(files: ObjectFiles): Promise<string> {
+  const md5 = await md5Of(files.content);
+  try {
+    await writeFile(files.md5, md5, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return md5;
+}
+
 function parseHeaders(json: string | null): Record<string, unknown> | null {
   try {
     return JSON.parse(json ?? '{}') as Record<string, unknown>;
@@ -161,19 +204,38 @@ function parseHeaders(json: string | null): Record<string, unknown> | null {
   }
 }
 
-/** The storage on s3rver's store, which s3rver's own application (server/s3rver-app.ts) answers from too. */
-export interface S3rverStorage extends ObjstoreStorage {
-  /** s3rver's FilesystemStore over the storage's folder, loaded on first use. */
-  s3rverStore(): S3rverStore;
+function unlinkIfExists(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch (err) {
+    if (!isMissingFile(err)) throw err;
+  }
 }
 
-export function createS3rverStorage(directory: string): S3rverStorage {
+/**
+ * Removes an object's files (its content, ETag, metadata and tags) and the key's folders it
+ * leaves empty; nothing for a key that holds no object. Synchronous, so that no other request
+ * runs between a folder found empty and its removal: one placing an object there (which makes
+ * the folder and moves its files in one synchronous step too) either finds the folder gone
+ * and makes it again, or keeps it from being removed.
+ */
+function removeObjectFiles(root: string, bucket: string, key: string): void {
+  const files = objectFiles(root, bucket, key);
+  for (const file of [files.content, files.md5, files.metadata, files.tagging]) unlinkIfExists(file);
+  const bucketFolder = bucketDirectory(root, bucket);
+  for (let folder = path.dirname(files.content); folder.startsWith(bucketFolder + path.sep); folder = path.dirname(folder)) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      return;
+    }
+  }
+}
+
+/** The files storage in `directory` (made 0700 if need be; what a crash left of a restore or an upload is settled first). */
+export function createFileStorage(directory: string): ObjstoreStorage {
   openTree(directory);
   removeAbandonedIncoming(directory);
-  // s3rver's store (fs-extra and lodash with it) is loaded on first use: a start only needs the
-  // bucket folders, made here.
-  let loadedStore: S3rverStore | null = null;
-  const store = () => (loadedStore ??= createFilesystemStore(directory));
   const fileOperations = new ConcurrencyLimit(FILE_OPERATIONS_AT_ONCE);
   const makeBucket = (bucket: string) => mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
 
@@ -221,9 +283,21 @@ export function createS3rverStorage(directory: string): S3rverStorage {
     }
   }
 
-  const storage: S3rverStorage = {
-    s3rverStore: store,
+  /**
+   * Writes `contents` beside the store and renames it to `destination` (readers see the file
+   * before or after, never part of it), if `stillWanted` (asked right before the rename).
+   */
+  function placeFile(destination: string, contents: string, stillWanted: () => boolean = () => true): void {
+    const staged = incomingFile(directory);
+    try {
+      writeFileSync(staged, contents, { mode: PRIVATE_FILE_MODE });
+      if (stillWanted()) renameSync(staged, destination);
+    } finally {
+      rmSync(staged, { force: true });
+    }
+  }
 
+  const storage: ObjstoreStorage = {
     async bucketExists(bucket) {
       return orNullWhenMissingSync(() => statSync(bucketDirectory(directory, bucket)))?.isDirectory() ?? false;
     },
@@ -238,16 +312,23 @@ export function createS3rverStorage(directory: string): S3rverStorage {
       await makeBucket(bucket);
     },
     async deleteBucket(bucket) {
-      await store().deleteBucket(bucket);
+      await rm(bucketDirectory(directory, bucket), { recursive: true, force: true });
     },
     async bucketNames() {
-      return (await store().listBuckets()).map((bucket) => bucket.name);
+      return (await readDirectory(directory)).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
     },
     async bucketCreationDate(bucket) {
-      return (await store().getBucket(bucket))?.creationDate ?? null;
+      const stats = await orNullWhenMissing(stat(bucketDirectory(directory, bucket)));
+      return stats?.isDirectory() ? stats.birthtime : null;
     },
     async hasObjects(bucket) {
       return holdsObject(bucketDirectory(directory, bucket));
+    },
+    bucketCors: (bucket) => readOptional(bucketCorsFile(directory, bucket)),
+    async setBucketCors(bucket, document) {
+      const file = bucketCorsFile(directory, bucket);
+      if (document === null) rmSync(file, { force: true });
+      else placeFile(file, document, () => existsSync(bucketDirectory(directory, bucket)));
     },
 
     async objectKeys(bucket, prefix) {
@@ -255,12 +336,14 @@ export function createS3rverStorage(directory: string): S3rverStorage {
       await collectKeys(bucketDirectory(directory, bucket), null, prefix, keys);
       return keys;
     },
-    headObject: (bucket, key) => fileOperations.run(() => orNullWhenMissing(store().getMetadata(bucket, key))),
-    objectExists: (bucket, key) => store().existsObject(bucket, key),
+    headObject: (bucket, key) => fileOperations.run(() => orNullWhenMissing(readHead(objectFiles(directory, bucket, key)))),
+    async objectExists(bucket, key) {
+      return (await orNullWhenMissing(stat(objectFiles(directory, bucket, key).content)))?.isFile() ?? false;
+    },
     async deleteObject(bucket, key) {
       removeObjectFiles(directory, bucket, key);
     },
-    storedMetadata: objectMetadata,
+    storedMetadata: (_bucket, _key, headers) => objectMetadata(headers),
     async placeObject(bucket, key, file, etag, metadata, placing) {
       const files = objectFiles(directory, bucket, key);
       await placeWithSidecars(
@@ -270,17 +353,32 @@ export function createS3rverStorage(directory: string): S3rverStorage {
           [files.md5]: etag,
           [files.metadata]: JSON.stringify(metadata, null, 2),
           // A new object under the key starts without the old one's tags, as on S3.
-          [resourceFile(directory, bucket, key, 'tagging.xml')]: null,
+          [files.tagging]: null,
         },
         placing,
       );
     },
     async putObjectTagging(bucket, key, tagging) {
-      await store().putSubresource(bucket, key, taggingSubresource(tagging));
+      const files = objectFiles(directory, bucket, key);
+      // Only beside an object that is still there (a delete, synchronous, cannot come in between).
+      placeFile(files.tagging, tagging, () => statSync(files.content, { throwIfNoEntry: false })?.isFile() ?? false);
     },
+    objectTagging: (bucket, key) => readOptional(objectFiles(directory, bucket, key).tagging),
     objectContentFile: (bucket, key) => objectFiles(directory, bucket, key).content,
     readObject: (bucket, key, range) => createReadStream(objectFiles(directory, bucket, key).content, range ?? {}),
 
+    async startUpload(bucket, key, headers) {
+      const uploadId = randomBytes(16).toString('hex');
+      const upload = uploadDirectory(directory, bucket, uploadId);
+      const files = uploadFiles(upload);
+      // A bucket a delete took meanwhile is not made again.
+      if (!existsSync(bucketDirectory(directory, bucket))) throw new Error(`objstore: no bucket ${bucket} to start an upload in`);
+      mkdirSync(upload, { recursive: true, mode: PRIVATE_FOLDER_MODE });
+      // The headers first: an upload is in progress once its key is there, written whole.
+      writeFileSync(files.createHeaders, JSON.stringify(headers), { mode: PRIVATE_FILE_MODE });
+      placeFile(files.key, key);
+      return uploadId;
+    },
     async uploadKey(bucket, uploadId) {
       return orNullWhenMissingSync(() => readFileSync(uploadFiles(uploadDirectory(directory, bucket, uploadId)).key, 'utf8'));
     },
@@ -316,7 +414,7 @@ export function createS3rverStorage(directory: string): S3rverStorage {
       const upload = uploadDirectory(directory, bucket, uploadId);
       const files = uploadFiles(upload);
       const createHeaders = JSON.parse(await readFile(files.createHeaders, 'utf8')) as Record<string, unknown>;
-      const metadata = objectMetadata(bucket, key, createHeaders);
+      const metadata = objectMetadata(createHeaders);
       const file = incomingFile(directory);
       let completionMetadata: Record<string, string>;
       try {

@@ -1,18 +1,20 @@
 /**
- * s3rver 3.7.1's on-disk layout (lib/stores/filesystem.js), the objstore's own temporary files
- * beside it, and how a key becomes file names in it. The only module that knows a file suffix,
- * a sidecar name or where uploads in progress live; everything else asks it.
+ * The files storage's on-disk layout, s3rver 3.7.1's (lib/stores/filesystem.js, which every
+ * data dir and snapshot so far was written in), the objstore's own temporary files beside it,
+ * and how a key becomes file names in it. The only module that knows a file suffix, a sidecar
+ * name or where uploads in progress live; everything else asks it.
  *
  * - An object is `<bucket>/<key folders>/<name>._S3rver_object`, beside the sidecars
- *   `._S3rver_object.md5` (its unquoted ETag) and `._S3rver_metadata.json` (its stored headers);
- *   s3rver adds others the same way (`._S3rver_tagging.xml`), and bucket-wide ones with no name
- *   (`<bucket>/._S3rver_cors.xml`).
+ *   `._S3rver_object.md5` (its unquoted ETag), `._S3rver_metadata.json` (its stored headers,
+ *   indented JSON) and, once tagged, `._S3rver_tagging.xml` (its Tagging document); a bucket's
+ *   CORS configuration is the same with no name: `<bucket>/._S3rver_cors.xml`. (s3rver kept a
+ *   website configuration as `._S3rver_website.xml` too, which nothing reads any more.)
  * - An upload in progress is `<bucket>/._S3rver_uploads/<uploadId>/`: a `key` file (the key it was
  *   started for), a `metadata` file (the CreateMultipartUpload headers, as JSON), and per part
  *   `<partNumber>` with its MD5 in `<partNumber>.md5` and the checksum it came with, if any (JSON),
  *   in `<partNumber>.checksum`, written once the part is whole. A completed upload keeps
  *   only a `completed` file there (no `key`: it is no longer in progress).
- * - An upload still arriving is a `.incoming-<uuid>` file in the root, which s3rver never takes
+ * - An upload still arriving is a `.incoming-<uuid>` file in the root, which the storage never takes
  *   for a bucket (only directories are), on the same filesystem as the objects so a rename puts
  *   it in place.
  *
@@ -49,11 +51,12 @@ const ESCAPED_CHARACTERS = /[%.\0]/g;
 /** One piece an escaped segment may be cut after: a percent-encoded character, or any one code point. */
 const ENCODED_PIECE = /%[0-9A-F]{2}|[^]/gu;
 
-/** The files of one object: its content and its two sidecars. */
+/** The files of one object: its content, its two sidecars, and its tags when it has some. */
 export interface ObjectFiles {
   content: string;
   md5: string;
   metadata: string;
+  tagging: string;
 }
 
 /** A bucket is the folder `<root>/<bucket>`, its user's alone (s3rver's own CreateBucket would make it 0755). */
@@ -155,7 +158,13 @@ export function objectFiles(root: string, bucket: string, key: string): ObjectFi
     content: resourceFile(root, bucket, key, 'object'),
     md5: resourceFile(root, bucket, key, 'object.md5'),
     metadata: resourceFile(root, bucket, key, 'metadata.json'),
+    tagging: resourceFile(root, bucket, key, 'tagging.xml'),
   };
+}
+
+/** A bucket's CORS configuration: `<root>/<bucket>/._S3rver_cors.xml`. */
+export function bucketCorsFile(root: string, bucket: string): string {
+  return resourceFile(root, bucket, undefined, 'cors.xml');
 }
 
 export function uploadsDirectory(root: string, bucket: string): string {
