@@ -8,9 +8,10 @@ import { PACKAGE_VERSION } from './shared/package-version.ts';
 import { ADMIN_TOKEN_RULE, ADMIN_TOKEN_SHAPE } from './shared/token-shape.ts';
 import { withFileOpen } from './shared/private-files.ts';
 import type { Localplane } from './localplane.ts';
+import { OBJSTORE_STORAGE_KINDS } from './objstore/types.ts';
 
-/** How an option's value is read, and what it becomes (a `token-file` becomes the token the file holds). */
-type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid' | 'token' | 'token-file';
+/** How an option's value is read, and what it becomes (a `token-file` becomes the token the file holds; a `choice` is one of its `choices`). */
+type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid' | 'token' | 'token-file' | 'choice';
 
 type WarehouseCommand = 'demo' | 'query';
 /** The commands other than `start`, whose options are theirs alone. */
@@ -20,6 +21,8 @@ interface OptionSpec {
   /** The flag without `--`; its camelCase form is the config-file key. */
   flag: string;
   value: ValueKind;
+  /** The values a `choice` takes. */
+  choices?: readonly string[];
   /** The value's name in the help, e.g. `<n>`. */
   placeholder?: string;
   env?: string;
@@ -101,6 +104,15 @@ const OPTIONS = [
     default: 'a fresh temp dir, removed on exit',
     help: 'keep SQLite and the objstore there across restarts',
   },
+  {
+    flag: 'objstore-storage',
+    value: 'choice',
+    choices: OBJSTORE_STORAGE_KINDS,
+    placeholder: '<kind>',
+    env: 'LOCALPLANE_OBJSTORE_STORAGE',
+    default: 'files',
+    help: 'where the objstore keeps objects: files (each also a plain file under <data dir>/files) or memory (not on disk: no SQL nor previews, gone on exit)',
+  },
   { flag: 'fixtures', value: 'directory', placeholder: '<dir>', env: 'LOCALPLANE_FIXTURES', default: 'the shipped fixtures/', help: 'fixture directory' },
   { flag: 'seed', value: 'count', placeholder: '<n>', env: 'LOCALPLANE_SEED', default: '1', help: 'seed of generated runs and of ids' },
   { flag: 'freeze-clock', value: 'switch', env: 'LOCALPLANE_FREEZE_CLOCK', default: 'a running clock', help: 'start (and reset) with the emulator clock frozen' },
@@ -173,10 +185,16 @@ const OPTIONS = [
 ] as const satisfies readonly OptionSpec[];
 
 type CamelCase<Name extends string> = Name extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : Name;
-type ValueOf<Kind extends ValueKind> = Kind extends 'port' | 'count' ? number : Kind extends 'switch' ? boolean : string;
+type ValueOf<Option extends OptionSpec> = Option extends { choices: readonly (infer Choice)[] }
+  ? Choice
+  : Option['value'] extends 'port' | 'count'
+    ? number
+    : Option['value'] extends 'switch'
+      ? boolean
+      : string;
 type StartOption = Exclude<(typeof OPTIONS)[number], { global: true } | { commands: readonly OwnOptionsCommand[] }>;
 /** The `start` settings after flags, environment and config file are merged; a missing one takes start()'s default. */
-type Settings = { [Option in StartOption as CamelCase<Option['flag']>]?: ValueOf<Option['value']> };
+type Settings = { [Option in StartOption as CamelCase<Option['flag']>]?: ValueOf<Option> };
 
 const CONFIG_FILE = 'localplane.config.json';
 
@@ -243,6 +261,11 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
     case 'token-file':
       if (text === '') throw new UsageError(`${describe(source)} must not be empty`);
       return tokenFromFile(text, source);
+    case 'choice': {
+      const choices = option.choices!;
+      if (!choices.includes(text)) throw new UsageError(`${describe(source)} must be ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}, got "${text}"`);
+      return text;
+    }
   }
 }
 
@@ -574,6 +597,7 @@ async function main(argv: readonly string[]) {
     port: settings.port,
     objstorePort: settings.objstorePort,
     dataDir: settings.dataDir,
+    objstoreStorage: settings.objstoreStorage,
     fixturesDir: settings.fixtures,
     seed: settings.seed,
     freezeClock: settings.freezeClock,

@@ -46,6 +46,8 @@ export const limitsPatch = z.strictObject({
   sql_time_limit_seconds: z.number().positive().max(3600),
   /** Memory (MB) DuckDB may hold for POST /_localplane/sql and Parquet previews; its process is bounded a little above. */
   sql_memory_limit_mb: z.int().min(100).max(1_000_000),
+  /** Memory (MiB) the objstore's memory storage may hold in objects and upload parts together. */
+  objstore_memory_limit_mb: z.int().min(1).max(1_000_000),
   /** Wall-clock seconds a scheduled task may be in flight before the watchdog logs it and lets the tasks behind it in its lane go on. */
   task_in_flight_limit_seconds: z.number().positive().max(MAX_SPAN_SECONDS),
 }).partial();
@@ -74,6 +76,7 @@ export const DEFAULT_LIMITS: Limits = {
   sql_row_limit: 1_000,
   sql_time_limit_seconds: 10,
   sql_memory_limit_mb: 1_000,
+  objstore_memory_limit_mb: 1_024,
   task_in_flight_limit_seconds: 600,
 };
 

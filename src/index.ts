@@ -17,6 +17,7 @@ export { SnapshotFileError } from './snapshots/format.ts';
 export { fixturesFromRecording, FromRecordingError, type FromRecordingOptions, type FromRecordingReport } from './recording/fixtures.ts';
 export { record, RecordOptionError, type Recorder, type RecordOptions } from './recording/record.ts';
 export type { ClockControl } from './shared/clock-control.ts';
+export type { ObjstoreStorageKind } from './objstore/types.ts';
 export type { Limits, LimitsPatch } from './config.ts';
 export type { JournalBody, JournalEntry } from './journal/schemas.ts';
 export type { FaultRuleInput, FaultRuleView } from './journal/fault-rules.ts';

@@ -18,6 +18,7 @@ import type { FaultRulesApi, RequestsApi } from './journal/programmatic.ts';
 import { createdBucketTables } from './objstore/bucket-store.ts';
 import { objstoreTables } from './objstore/key-store.ts';
 import { objstoreModule } from './objstore/module.ts';
+import { OBJSTORE_STORAGE_KINDS, type ObjstoreStorageKind } from './objstore/types.ts';
 import type { GuardDocumentation, SecurityScheme } from './openapi/declarations.ts';
 import { httpError } from './openapi/errors.ts';
 import { OpenApiHono } from './openapi/routes.ts';
@@ -51,6 +52,13 @@ export interface CreateOptions {
   objstorePort?: number;
   /** Keeps the SQLite database and the objstore there across restarts; default a fresh temp dir removed on stop. */
   dataDir?: string;
+  /**
+   * Where the objstore keeps objects and upload parts. 'files' (default): under the data dir, each
+   * object also a plain file under `filesDir`. 'memory': nothing of the objstore under the data
+   * dir, no plain-file view (`filesDir` null; no SQL over exports nor previews), at most
+   * `objstore_memory_limit_mb` held, the objects gone when the instance stops.
+   */
+  objstoreStorage?: ObjstoreStorageKind;
   fixturesDir?: string;
   seed?: number;
   limits?: LimitsPatch;
@@ -114,8 +122,8 @@ export interface StartOptions extends CreateOptions {
  */
 export interface InProcessLocalplane extends AdminMethods {
   dataDir: string;
-  /** Every object as a plain file: `<filesDir>/<bucket>/<key>`. */
-  filesDir: string;
+  /** Every object as a plain file: `<filesDir>/<bucket>/<key>`; null with `objstoreStorage: 'memory'`, which has no plain-file view. */
+  filesDir: string | null;
   /** The snapshots folder (see `snapshotsDir`). */
   snapshotsDir: string;
   clock: ClockControl;
@@ -166,6 +174,13 @@ const closeServer = (server: Server) =>
 function validPort(name: string, port: number): number {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`${name} must be a whole number from 0 to 65535, got ${port}`);
   return port;
+}
+
+function validStorage(kind: string): ObjstoreStorageKind {
+  if (!(OBJSTORE_STORAGE_KINDS as readonly string[]).includes(kind)) {
+    throw new RangeError(`objstoreStorage must be ${OBJSTORE_STORAGE_KINDS.map((name) => `'${name}'`).join(' or ')}, got ${JSON.stringify(kind)}`);
+  }
+  return kind as ObjstoreStorageKind;
 }
 
 function validToken(token: string | undefined): string | undefined {
@@ -221,6 +236,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   const log = options.log ?? ((line: string) => process.stderr.write(`localplane: ${line}\n`));
   const host = options.host ?? '127.0.0.1';
   const objstorePort = validPort('objstorePort', options.objstorePort ?? defaultObjstorePort);
+  const objstoreStorage = validStorage(options.objstoreStorage ?? 'files');
   const endpointAliases = options.endpointAliases ?? DEFAULT_ENDPOINT_ALIASES;
   const adminToken = validToken(options.adminToken);
   // Refuses a malformed alias before anything is made.
@@ -233,7 +249,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     const tracing = tracingModule(core);
     const journal = journalModule(core, { capacity: options.journalCapacity, requestLog: options.requestLog, workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null, workspaceExists: (id) => workspaces.find(id) !== undefined });
     const sourceTarballs = sourceTarballBucket();
-    const objstore = await objstoreModule(core, { host, allowedHosts: options.allowedHosts, port: objstorePort, observer: journal.observer.objstore(), instanceBuckets: [sourceTarballs], workspaceExists: (id) => workspaces.find(id) !== undefined });
+    const objstore = await objstoreModule(core, { host, allowedHosts: options.allowedHosts, port: objstorePort, storage: objstoreStorage, observer: journal.observer.objstore(), instanceBuckets: [sourceTarballs], workspaceExists: (id) => workspaces.find(id) !== undefined });
     const destinations = destinationsModule(core, { endpointAliases, reach: { allowed: options.allowedEndpoints, boundHost: host }, embeddedEndpoint: objstore.bind });
     const bulkExports = bulkExportsModule(core, { workspaces, tracing: tracing.store, destinations });
     const deployments = deploymentsModule(core, { workspaces, tracing: tracing.store, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });

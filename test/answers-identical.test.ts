@@ -52,7 +52,7 @@ function portless(text: string): string {
     .replaceAll(lp.objstoreUrl, 'http://objstore.test')
     .replaceAll(new URL(lp.apiUrl).host, 'api.test')
     .replaceAll(new URL(lp.objstoreUrl).host, 'objstore.test')
-    .replaceAll(lp.filesDir, '<files dir>')
+    .replaceAll(lp.filesDir!, '<files dir>')
     .replaceAll(lp.dataDir, '<data dir>');
 }
 

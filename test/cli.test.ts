@@ -104,6 +104,8 @@ describe('bad flags and failed starts', () => {
     [['start', '--port', 'abc'], /^localplane: --port must be a whole number from 0 to 65535, got "abc"/],
     [['start', '--port'], /^localplane: Option '--port <value>' argument missing/],
     [['start', '--host', ''], /^localplane: --host must not be empty/],
+    [['start', '--objstore-storage', 'disk'], /^localplane: --objstore-storage must be files or memory, got "disk"/],
+    [['start', '--objstore-storage'], /^localplane: Option '--objstore-storage <value>' argument missing/],
     [['start', '--verbose'], /^localplane: Unknown option '--verbose'/],
     [['stop'], /^localplane: unknown command "stop"/],
     [[], /^localplane: a command is required/],
@@ -115,6 +117,7 @@ describe('bad flags and failed starts', () => {
     ['LOCALPLANE_PORT', 'abc', /^localplane: LOCALPLANE_PORT must be a whole number from 0 to 65535, got "abc"/],
     ['LOCALPLANE_SEED', '-3', /^localplane: LOCALPLANE_SEED must be a whole number, got "-3"/],
     ['LOCALPLANE_FIXTURES', '/no/such/fixtures', /^localplane: LOCALPLANE_FIXTURES: directory \/no\/such\/fixtures does not exist/],
+    ['LOCALPLANE_OBJSTORE_STORAGE', 'Memory', /^localplane: LOCALPLANE_OBJSTORE_STORAGE must be files or memory, got "Memory"/],
   ])('rejects %s=%s with one line naming the variable, exit code 2', async (name, value, words) => {
     const result = await runCli(['start'], { ...process.env, [name]: value });
     expect(result.code).toBe(2);
@@ -308,6 +311,7 @@ describe('help', () => {
     ['--port <n>', 'LOCALPLANE_PORT', '9400'],
     ['--objstore-port <n>', 'LOCALPLANE_OBJSTORE_PORT', '9401'],
     ['--data-dir <dir>', 'LOCALPLANE_DATA_DIR', 'a fresh temp dir, removed on exit'],
+    ['--objstore-storage <kind>', 'LOCALPLANE_OBJSTORE_STORAGE', 'files'],
     ['--fixtures <dir>', 'LOCALPLANE_FIXTURES', 'the shipped fixtures/'],
     ['--seed <n>', 'LOCALPLANE_SEED', '1'],
     ['--freeze-clock', 'LOCALPLANE_FREEZE_CLOCK', 'a running clock'],
@@ -426,6 +430,23 @@ describe('config file', () => {
     await fromFlag.kill('SIGTERM');
   });
 
+  it('objstoreStorage in the config file, LOCALPLANE_OBJSTORE_STORAGE and --objstore-storage choose the storage (flag beats env beats file); files without any', async () => {
+    const cwd = folder('storage', { port: 0, objstorePort: 0, objstoreStorage: 'memory' });
+    const filesDirOf = async (flags: string[], env: Record<string, string>, where = cwd) => {
+      const cli = await launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', ...flags], cleanEnv(env), where);
+      try {
+        return (await new Api(`${cli.apiUrl}/_localplane`).request<FixturesView>('GET', '/fixtures')).body.objstore.files_dir;
+      } finally {
+        await cli.kill('SIGTERM');
+      }
+    };
+    const aFolder = expect.stringMatching(/[/\\]files$/);
+    expect(await filesDirOf([], {}), 'from the file').toBeNull();
+    expect(await filesDirOf([], { LOCALPLANE_OBJSTORE_STORAGE: 'files' }), 'env beats file').toEqual(aFolder);
+    expect(await filesDirOf(['--objstore-storage', 'memory'], { LOCALPLANE_OBJSTORE_STORAGE: 'files' }), 'flag beats env').toBeNull();
+    expect(await filesDirOf([], {}, folder('storage-default')), 'the default').toEqual(aFolder);
+  });
+
   it('--config and LOCALPLANE_CONFIG name a file elsewhere; its paths are relative to it; seed and fixtures apply', async () => {
     const project = folder('named');
     smallFixtures(join(project, 'fx'), 20);
@@ -489,6 +510,8 @@ describe('config file', () => {
     ['a bad port', { port: 70000 }, /^localplane: .*localplane\.config\.json: "port" must be a whole number from 0 to 65535, got "70000"/],
     ['a port as text', { port: 'abc' }, /^localplane: .*localplane\.config\.json: "port" must be a number, got "abc"/],
     ['a switch as text', { freezeClock: 'yes' }, /^localplane: .*localplane\.config\.json: "freezeClock" must be a boolean, got "yes"/],
+    ['a storage it does not have', { objstoreStorage: 'disk' }, /^localplane: .*localplane\.config\.json: "objstoreStorage" must be files or memory, got "disk"/],
+    ['a storage as a boolean', { objstoreStorage: true }, /^localplane: .*localplane\.config\.json: "objstoreStorage" must be a string, got true/],
     ['a missing fixtures dir', { fixtures: 'nowhere' }, /^localplane: .*localplane\.config\.json: "fixtures": directory .*nowhere does not exist/],
   ])('%s: one line naming the file and key, exit code 2', async (name, config, words) => {
     const result = await runCli(['start'], cleanEnv(), folder(`bad-${name.replace(/\W/g, '-')}`, config));

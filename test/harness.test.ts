@@ -165,7 +165,7 @@ async function scenario(lp: InProcessLocalplane) {
   await record(api.get(`/v2/deployments/${deployment.id}/revisions`));
   await record(api.get('/v2/deployments?limit=100'));
   await record(api.get('/api/v1/bulk-exports/destinations'));
-  return { bodies, files: fileHashes(lp.filesDir) };
+  return { bodies, files: fileHashes(lp.filesDir!) };
 }
 
 describe('determinism', () => {
@@ -208,7 +208,7 @@ describe('snapshots', () => {
       const { pending_tasks: _derived, ...state } = (await admin.get('/_localplane/state')).body;
       return state;
     };
-    const before = { state: await stateOf(), files: fileHashes(lp.filesDir) };
+    const before = { state: await stateOf(), files: fileHashes(lp.filesDir!) };
     expect(Object.keys(before.files).some((path) => path.startsWith(`${fixtures.objstore.buckets[0]}/kept/`))).toBe(true);
     const nextId = (await client.destination('after the snapshot')).id;
 
@@ -219,7 +219,7 @@ describe('snapshots', () => {
     const after = await stateOf();
     expect(after).toEqual(before.state);
     expect(after.limits.export_run_max_retries).toBe(3);
-    expect(fileHashes(lp.filesDir)).toEqual(before.files);
+    expect(fileHashes(lp.filesDir!)).toEqual(before.files);
     expect((await client.api.get(`/api/v1/bulk-exports/${done.id}`)).body.status).toBe('Completed');
     // The id drawn after the snapshot is drawn again: the sequence goes on from the snapshot's place.
     expect((await client.destination('again after the snapshot')).id).toBe(nextId);
@@ -246,7 +246,7 @@ describe('snapshots', () => {
     const runs = await client.runs(running.id);
     expect(runs.reduce((sum, run) => sum + run.metadata.result!.rows_written, 0)).toBe(1500);
     const files = runs.flatMap((run) => run.metadata.result!.exported_files);
-    const onDisk = Object.keys(fileHashes(lp.filesDir));
+    const onDisk = Object.keys(fileHashes(lp.filesDir!));
     for (const exportedFile of files) expect(onDisk).toContain(exportedFile);
   });
 

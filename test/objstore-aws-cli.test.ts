@@ -75,7 +75,7 @@ describe.skipIf(skipped)(`the aws CLI${skipped ? ' (skipped: no aws on PATH; apt
     const deletes = ((await ctx.admin.request('GET', '/objstore/journal')).body as { operation: string; status: number }[]).filter((record) => record.operation === 'DeleteObject');
     expect(deletes.map((record) => record.status)).toEqual(keys.map(() => 204));
     // Neither view keeps the emptied folder.
-    expect(existsSync(join(ctx.instance.filesDir, bucket(), 'cli'))).toBe(false);
+    expect(existsSync(join(ctx.instance.filesDir!, bucket(), 'cli'))).toBe(false);
     expect(readdirSync(join(ctx.instance.dataDir, 'objstore', bucket()))).not.toContain('cli');
   });
 });

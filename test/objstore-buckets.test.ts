@@ -381,7 +381,7 @@ describe('created buckets through the harness', () => {
 
     await lp.reset({ workspaceId: acme!.id });
     expect(await bucketExists(shared, 'acme-reset')).toBe(false);
-    expect(existsSync(join(lp.filesDir, 'acme-reset'))).toBe(false);
+    expect(existsSync(join(lp.filesDir!, 'acme-reset'))).toBe(false);
     expect(await bucketExists(globexKey, 'globex-reset')).toBe(true);
     expect(await bucketExists(shared, 'shared-reset')).toBe(true);
     const revoked = await sendSigned(endpoint, acmeKey, { method: 'GET', path: '/' });
@@ -397,12 +397,12 @@ describe('created buckets through the harness', () => {
   it('appear in the plain-file view, and leave it when deleted', async () => {
     const client = s3(shared);
     await client.send(new CreateBucketCommand({ Bucket: 'viewed' }));
-    expect(existsSync(join(lp.filesDir, 'viewed'))).toBe(true);
+    expect(existsSync(join(lp.filesDir!, 'viewed'))).toBe(true);
     await client.send(new PutObjectCommand({ Bucket: 'viewed', Key: 'dir/file.csv', Body: 'a,b\n' }));
-    expect(readFileSync(join(lp.filesDir, 'viewed', 'dir', 'file.csv'), 'utf8')).toBe('a,b\n');
+    expect(readFileSync(join(lp.filesDir!, 'viewed', 'dir', 'file.csv'), 'utf8')).toBe('a,b\n');
     await client.send(new DeleteObjectCommand({ Bucket: 'viewed', Key: 'dir/file.csv' }));
     await client.send(new DeleteBucketCommand({ Bucket: 'viewed' }));
-    expect(existsSync(join(lp.filesDir, 'viewed'))).toBe(false);
+    expect(existsSync(join(lp.filesDir!, 'viewed'))).toBe(false);
   });
 
   it('are in snapshots, with their owner, region and objects', async () => {
@@ -420,7 +420,7 @@ describe('created buckets through the harness', () => {
       await lp.restore(file);
       expect((await s3(acmeKey).send(new HeadBucketCommand({ Bucket: 'snapped' }))).BucketRegion).toBe('eu-central-1');
       expect(Buffer.from(await getBytes(s3(acmeKey), 'snapped', 'k')).toString()).toBe('kept');
-      expect(readFileSync(join(lp.filesDir, 'snapped', 'k'), 'utf8')).toBe('kept');
+      expect(readFileSync(join(lp.filesDir!, 'snapped', 'k'), 'utf8')).toBe('kept');
       const foreign = await sendSigned(endpoint, shared, { method: 'HEAD', path: '/snapped' });
       expect(foreign.status).toBe(403);
     } finally {
@@ -447,7 +447,7 @@ describe('a kept --data-dir', () => {
         expect((await secondClient.send(new GetBucketLocationCommand({ Bucket: 'kept-bucket' }))).LocationConstraint).toBe('EU');
         expect((await secondClient.send(new HeadBucketCommand({ Bucket: 'kept-bucket' }))).BucketRegion).toBe('eu-west-1');
         expect(Buffer.from(await getBytes(secondClient, 'kept-bucket', 'k')).toString()).toBe('still here');
-        expect(readFileSync(join(second.filesDir, 'kept-bucket', 'k'), 'utf8')).toBe('still here');
+        expect(readFileSync(join(second.filesDir!, 'kept-bucket', 'k'), 'utf8')).toBe('still here');
         secondClient.destroy();
       } finally {
         await second.stop();

@@ -14,7 +14,7 @@ import { inWindow, seededRuns } from './support/source.ts';
 const ctx = useLocalplane({ freezeClock: true, limits: { export_rows_per_file: 200 } });
 const bucket = () => ctx.fixtures.objstore.buckets[0]!;
 const s3 = () => s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
-const fileOf = (key: string, root = ctx.instance.filesDir) => join(root, bucket(), ...key.split('/'));
+const fileOf = (key: string, root = ctx.instance.filesDir!) => join(root, bucket(), ...key.split('/'));
 /** s3rver's own file for an object: what the view must not make readers glob. */
 const storeFileOf = (key: string) => join(ctx.instance.dataDir, 'objstore', bucket(), `${key}._S3rver_object`);
 
@@ -37,7 +37,7 @@ describe('the plain-file view', () => {
   it('is <data-dir>/files, announced by start() and the fixtures, with one empty folder per bucket', () => {
     expect(ctx.instance.filesDir).toBe(join(ctx.instance.dataDir, 'files'));
     expect(ctx.fixtures.objstore.files_dir).toBe(ctx.instance.filesDir);
-    expect(readdirSync(ctx.instance.filesDir).sort()).toEqual(allBuckets());
+    expect(readdirSync(ctx.instance.filesDir!).sort()).toEqual(allBuckets());
   });
 
   it('follows PutObject, overwrites included, by the time the response arrives', async () => {
@@ -156,7 +156,7 @@ describe('the plain-file view', () => {
     const glob = `${ctx.instance.filesDir}/${bucket()}/${prefix}/export_id=*/**/*.parquet`;
     const files = `read_parquet('${glob}', hive_partitioning = true)`;
     const matched = (await duckdb<{ file: string }>(`SELECT file FROM glob('${glob}') ORDER BY file`)).map((row) => row.file);
-    expect(matched).toEqual(exportedFiles.map((file) => join(ctx.instance.filesDir, file)).sort());
+    expect(matched).toEqual(exportedFiles.map((file) => join(ctx.instance.filesDir!, file)).sort());
     const probes = readdirSync(fileOf(`${prefix}/tmp`));
     expect(probes).toHaveLength(1);
     expect(probes[0]).toMatch(/^[0-9a-f-]+\.txt$/);
@@ -176,8 +176,8 @@ describe('the plain-file view', () => {
   it('is back to empty bucket folders after a reset', async () => {
     await put('plain/before-reset.txt', 'reset me');
     expect((await ctx.admin.request('POST', '/reset')).status).toBe(200);
-    expect(readdirSync(ctx.instance.filesDir).sort()).toEqual(allBuckets());
-    for (const name of allBuckets()) expect(readdirSync(join(ctx.instance.filesDir, name)), name).toEqual([]);
+    expect(readdirSync(ctx.instance.filesDir!).sort()).toEqual(allBuckets());
+    for (const name of allBuckets()) expect(readdirSync(join(ctx.instance.filesDir!, name)), name).toEqual([]);
     await put('plain/after-reset.txt', 'after');
     expect(readFileSync(fileOf('plain/after-reset.txt'), 'utf8')).toBe('after');
   });

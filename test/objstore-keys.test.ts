@@ -139,7 +139,7 @@ describe("keys holding the store's own file names", () => {
   });
 
   it('are shown by the plain-file view under their own names, never the names the store keeps them under', () => {
-    const folder = join(ctx.instance.filesDir, BUCKET);
+    const folder = join(ctx.instance.filesDir!, BUCKET);
     expect(readFileSync(join(folder, 'report.csv'), 'utf8')).toBe('shared report.csv');
     expect(readFileSync(join(folder, 'report.csv._S3rver_object', 'x'), 'utf8')).toBe("workspace's report.csv._S3rver_object/x");
     const files = readdirSync(folder, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
@@ -190,7 +190,7 @@ describe('long keys', () => {
     const tooLong = `${'e'.repeat(256)}/y`;
     await put(shared, fits, 'fits');
     await put(shared, tooLong, 'too long');
-    expect(readFileSync(join(ctx.instance.filesDir, BUCKET, ...fits.split('/')), 'utf8')).toBe('fits');
+    expect(readFileSync(join(ctx.instance.filesDir!, BUCKET, ...fits.split('/')), 'utf8')).toBe('fits');
     expect(ctx.logs.some((line) => line.includes(tooLong) && line.includes('longer than a file name'))).toBe(true);
     expect(await bodyOf(shared, tooLong)).toBe('too long');
   });
@@ -226,7 +226,7 @@ describe("'.', '..' and empty segments, NUL, control and URL-reserved characters
     for (const reason of ["an empty, '.' or '..' segment names no file", 'a file name cannot hold NUL']) {
       expect(ctx.logs.some((line) => line.includes(reason))).toBe(true);
     }
-    expect(readdirSync(ctx.instance.filesDir).sort()).toEqual([...ctx.fixtures.objstore.buckets, BUCKET, 'localplane-deployment-sources'].sort());
+    expect(readdirSync(ctx.instance.filesDir!).sort()).toEqual([...ctx.fixtures.objstore.buckets, BUCKET, 'localplane-deployment-sources'].sort());
   });
 });
 
@@ -261,7 +261,7 @@ describe('the store kept across a snapshot and a restart', () => {
       const after = s3For(second.objstoreUrl, fullKey(fixtures));
       expect(await listed(after, bucket)).toEqual(sorted(KEPT));
       for (const key of KEPT) expect(await bodyOf(after, key, bucket)).toBe(`kept ${key}`);
-      expect(readFileSync(join(second.filesDir, bucket, 'report.csv._S3rver_object', 'x'), 'utf8')).toBe('kept report.csv._S3rver_object/x');
+      expect(readFileSync(join(second.filesDir!, bucket, 'report.csv._S3rver_object', 'x'), 'utf8')).toBe('kept report.csv._S3rver_object/x');
       after.destroy();
     } finally {
       await second.stop();

@@ -1,6 +1,6 @@
 // The behaviours every ObjstoreStorage implementation must have, run over each one on a temp dir.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { GatewayError } from '../src/objstore/s3-errors.ts';
 import { createFileStorage } from '../src/objstore/storage/files-storage.ts';
-import type { ObjstoreStorage } from '../src/objstore/storage/storage.ts';
+import { createMemoryStorage } from '../src/objstore/storage/memory-storage.ts';
+import type { IncomingContent, ObjstoreStorage } from '../src/objstore/storage/storage.ts';
 
 const md5 = (data: string) => createHash('md5').update(data).digest('hex');
 
@@ -24,7 +25,7 @@ async function s3ErrorCodeOf(call: () => unknown): Promise<string> {
   throw new Error('expected an S3 error');
 }
 
-function storageContract(name: string, open: (directory: string) => ObjstoreStorage): void {
+function storageContract(name: string, open: (directory: string) => ObjstoreStorage, writesFiles: boolean): void {
   describe(`ObjstoreStorage contract: ${name}`, () => {
     const BUCKET = 'contract';
     let parent: string;
@@ -39,19 +40,25 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
     });
     afterEach(() => rmSync(parent, { recursive: true, force: true }));
 
-    /** Puts `data` as an object through an incoming file, as an upload does. */
+    /** `data` received as an upload's body is. */
+    async function incoming(data: string): Promise<IncomingContent> {
+      const content = await storage.receive();
+      await content.write([Buffer.from(data)]);
+      await content.close();
+      return content;
+    }
+
+    /** What the store's directory holds of bodies received and not placed (none without one). */
+    const leftBehind = () => (existsSync(directory) ? readdirSync(directory).filter((name) => name.startsWith('.incoming-')) : []);
+
     async function put(key: string, data: string, metadata: Record<string, string> = {}, bucket = BUCKET): Promise<void> {
-      const file = storage.incomingFile();
-      writeFileSync(file, data);
-      await storage.placeObject(bucket, key, file, md5(data), metadata);
+      await storage.placeObject(bucket, key, await incoming(data), md5(data), metadata);
     }
 
     async function startWithParts(key: string, parts: Record<number, string>): Promise<string> {
       const uploadId = await storage.startUpload(BUCKET, key, { 'content-type': 'text/csv' });
       for (const [number, data] of Object.entries(parts)) {
-        const file = storage.incomingFile();
-        writeFileSync(file, data);
-        await storage.placePart(BUCKET, uploadId, Number(number), file, md5(data), null);
+        await storage.placePart(BUCKET, uploadId, Number(number), await incoming(data), md5(data), null);
       }
       return uploadId;
     }
@@ -101,10 +108,8 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
 
     describe('objects', () => {
       it('are placed whole, with their ETag and metadata, and read back whole or by range', async () => {
-        const file = storage.incomingFile();
-        writeFileSync(file, 'hello, world');
-        await storage.placeObject(BUCKET, 'greeting.txt', file, md5('hello, world'), { 'content-type': 'text/plain', 'x-amz-meta-lang': 'en' });
-        expect(existsSync(file)).toBe(false);
+        await storage.placeObject(BUCKET, 'greeting.txt', await incoming('hello, world'), md5('hello, world'), { 'content-type': 'text/plain', 'x-amz-meta-lang': 'en' });
+        expect(leftBehind()).toEqual([]);
 
         const head = await storage.headObject(BUCKET, 'greeting.txt');
         expect(head).toMatchObject({ etag: JSON.stringify(md5('hello, world')), 'content-length': 12, 'content-type': 'text/plain', 'x-amz-meta-lang': 'en' });
@@ -112,7 +117,12 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
         expect(await storage.objectExists(BUCKET, 'greeting.txt')).toBe(true);
         expect(await text(storage.readObject(BUCKET, 'greeting.txt', null))).toBe('hello, world');
         expect(await text(storage.readObject(BUCKET, 'greeting.txt', { start: 7, end: 11 }))).toBe('world');
-        expect(readFileSync(storage.objectContentFile(BUCKET, 'greeting.txt'), 'utf8')).toBe('hello, world');
+        const opened = await storage.openObject(BUCKET, 'greeting.txt');
+        expect(opened?.size).toBe(12);
+        await put('greeting.txt', 'replaced while open');
+        expect(await text(opened!.content)).toBe('hello, world');
+        expect(await storage.openObject(BUCKET, 'missing')).toBeNull();
+        await expect(text(storage.readObject(BUCKET, 'missing', null))).rejects.toMatchObject({ code: 'ENOENT' });
       });
 
       it('replace the object under their key', async () => {
@@ -123,21 +133,17 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
         expect(head!['x-amz-meta-version']).toBeUndefined();
       });
 
-      it('are not placed when the placement guard refuses, and their file is removed', async () => {
+      it('are not placed when the placement guard refuses, and what was received is dropped', async () => {
         await put('key', 'before');
-        const file = storage.incomingFile();
-        writeFileSync(file, 'after');
         const refusal = new Error('refused');
-        await expect(storage.placeObject(BUCKET, 'key', file, md5('after'), {}, () => Promise.reject(refusal))).rejects.toBe(refusal);
-        expect(existsSync(file)).toBe(false);
+        await expect(storage.placeObject(BUCKET, 'key', await incoming('after'), md5('after'), {}, () => Promise.reject(refusal))).rejects.toBe(refusal);
+        expect(leftBehind()).toEqual([]);
         expect(await text(storage.readObject(BUCKET, 'key', null))).toBe('before');
       });
 
       it('run the guard around the move that makes them visible', async () => {
         let seenBefore: boolean | null = null;
-        const file = storage.incomingFile();
-        writeFileSync(file, 'data');
-        await storage.placeObject(BUCKET, 'new', file, md5('data'), {}, async (place) => {
+        await storage.placeObject(BUCKET, 'new', await incoming('data'), md5('data'), {}, async (place) => {
           seenBefore = await storage.objectExists(BUCKET, 'new');
           await place();
         });
@@ -147,10 +153,8 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
 
       it('are placed in a folder whose last object was deleted while they waited for their turn', async () => {
         await put('shared/folder/old', 'old');
-        const file = storage.incomingFile();
-        writeFileSync(file, 'new');
-        // The delete empties the folder (and removes it) between the placement's start and its move.
-        await storage.placeObject(BUCKET, 'shared/folder/new', file, md5('new'), {}, async (place) => {
+        // The delete empties the folder (and removes it, in files) between the placement's start and its move.
+        await storage.placeObject(BUCKET, 'shared/folder/new', await incoming('new'), md5('new'), {}, async (place) => {
           await storage.deleteObject(BUCKET, 'shared/folder/old');
           await place();
         });
@@ -238,9 +242,7 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
       it('keep the checksum a part came with until it is uploaded again without one', async () => {
         const uploadId = await storage.startUpload(BUCKET, 'key', {});
         const place = async (data: string, checksum: { algorithm: 'CRC32'; value: string } | null) => {
-          const file = storage.incomingFile();
-          writeFileSync(file, data);
-          await storage.placePart(BUCKET, uploadId, 1, file, md5(data), checksum);
+          await storage.placePart(BUCKET, uploadId, 1, await incoming(data), md5(data), checksum);
         };
         await place('first', { algorithm: 'CRC32', value: 'AAAAAA==' });
         expect((await storage.uploadedParts(BUCKET, uploadId))[0]!.checksum).toEqual({ algorithm: 'CRC32', value: 'AAAAAA==' });
@@ -306,7 +308,7 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
         expect(await storage.uploadKey(BUCKET, uploadId)).toBe('pending');
         expect((await storage.bucketNames()).sort()).toEqual([BUCKET, 'created']);
         expect(storage.readTree().filter((entry) => entry.path !== 'created')).toEqual(entries);
-        expect(readdirSync(parent)).toEqual(['store']);
+        expect(readdirSync(parent)).toEqual(writesFiles ? ['store'] : []);
       });
 
       it('leave the store as it is when discarded', async () => {
@@ -315,7 +317,7 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
         const staged = storage.stageTree([{ path: BUCKET, data: null }], [BUCKET]);
         staged.discard();
         expect(storage.readTree()).toEqual(before);
-        expect(readdirSync(parent)).toEqual(['store']);
+        expect(readdirSync(parent)).toEqual(writesFiles ? ['store'] : []);
       });
 
       it('name what keeps entries from being the store', () => {
@@ -332,4 +334,5 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
   });
 }
 
-storageContract('files', createFileStorage);
+storageContract('files', createFileStorage, true);
+storageContract('memory', () => createMemoryStorage({ budgetBytes: () => 2 ** 30 }), false);

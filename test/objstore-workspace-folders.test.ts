@@ -88,7 +88,7 @@ const DENIED = [403, 'AccessDenied'];
 /** A's tarball is there, byte for byte, over S3 and as a plain file. */
 async function expectTarballIntact(): Promise<void> {
   expect(Buffer.from(await getBytes(s3(keyA), BUCKET, tarballPath)).equals(TARBALL)).toBe(true);
-  expect(readFileSync(join(lp.filesDir, BUCKET, tarballPath)).equals(TARBALL)).toBe(true);
+  expect(readFileSync(join(lp.filesDir!, BUCKET, tarballPath)).equals(TARBALL)).toBe(true);
 }
 
 const listed = async (key: FixtureKey, input: { Prefix?: string; Delimiter?: string } = {}) => {

@@ -65,9 +65,9 @@ async function stop(lp: InProcessLocalplane): Promise<void> {
 /** The state as GET /_localplane/state dumps it (pending work left out: derived), and every plain file. */
 async function stateOf(lp: InProcessLocalplane) {
   const { pending_tasks: _derived, ...state } = (await inProcessApi(lp).get('/_localplane/state')).body;
-  const files = readdirSync(lp.filesDir, { recursive: true, withFileTypes: true })
+  const files = readdirSync(lp.filesDir!, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
-    .map((entry) => `${relative(lp.filesDir, join(entry.parentPath, entry.name))} ${readFileSync(join(entry.parentPath, entry.name), 'utf8')}`)
+    .map((entry) => `${relative(lp.filesDir!, join(entry.parentPath, entry.name))} ${readFileSync(join(entry.parentPath, entry.name), 'utf8')}`)
     .sort();
   return { state, files };
 }

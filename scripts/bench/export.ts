@@ -1,7 +1,8 @@
 /**
  * Export of a generated project (default 1,000,000 runs over four days) to Parquet in the
- * embedded objstore, through the public API of a spawned localplane: runs/s, the server's
- * peak RSS and the API's latency during the export, against DuckDB's COPY of the same rows.
+ * embedded objstore, through the public API of a spawned localplane, with each objstore storage:
+ * runs/s, the server's peak RSS and the API's latency during the export, against DuckDB's COPY
+ * of the same rows.
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,9 +58,13 @@ interface ExportSample {
   connectionResets: number;
 }
 
+/** The objstore storages an export is measured with. */
+const STORAGES = ['files', 'memory'] as const;
+type Storage = (typeof STORAGES)[number];
+
 /** One export on a fresh server; `keep` receives the Parquet files (downloaded before the server stops). */
-async function exportOnce(fixturesDir: string, settings: Settings, keep?: (files: string[], s3: S3Client) => Promise<void>): Promise<ExportSample> {
-  const server = await spawnLocalplane({ flags: ['--fixtures', fixturesDir] });
+async function exportOnce(fixturesDir: string, storage: Storage, settings: Settings, keep?: (files: string[], s3: S3Client) => Promise<void>): Promise<ExportSample> {
+  const server = await spawnLocalplane({ flags: ['--fixtures', fixturesDir, '--objstore-storage', storage] });
   try {
     const began = performance.now();
     const exportId = await createExport({
@@ -131,6 +136,29 @@ function writeBack(): void {
   execFileSync('sync');
 }
 
+function exportRows(storage: Storage, samples: ExportSample[], duckdbRates: number[], settings: Settings): Row[] {
+  const duckdbRate = median(duckdbRates);
+  const rate = median(samples.map((sample) => sample.rowsPerSecond));
+  const peakRss = median(samples.map((sample) => sample.peakRssBytes));
+  const p99 = median(samples.map((sample) => percentile(sample.apiLatencies, 99)));
+  const what = `export of ${settings.exportRuns.toLocaleString('en')} generated runs to ${settings.compression} Parquet in the objstore (${storage} storage)`;
+  const resets = samples.reduce((sum, sample) => sum + sample.connectionResets, 0);
+  const resent = resets > 0 ? `; ${resets} sent again after the server reset their connection` : '';
+  const noPeer = 'none in the same run: the goal';
+  return [
+    { what: `${what}: runs/s`, localplane: medianAndRange(samples.map((sample) => sample.rowsPerSecond), perSecond), peer: `DuckDB COPY of the same rows (FORMAT parquet, COMPRESSION ${settings.compression})`, peerFigure: medianAndRange(duckdbRates, perSecond), ratio: times(rate / duckdbRate), goal: goal(`≥ ${GOALS.ofDuckdb}×`, rate >= GOALS.ofDuckdb * duckdbRate) },
+    { what: `${what}: the server's peak RSS (VmHWM)`, localplane: medianAndRange(samples.map((sample) => sample.peakRssBytes), megabytes), peer: noPeer, peerFigure: megabytes(GOALS.peakRssBytes), ratio: times(peakRss / GOALS.peakRssBytes), goal: goal(`≤ ${megabytes(GOALS.peakRssBytes)}`, peakRss <= GOALS.peakRssBytes) },
+    {
+      what: `${what}: p99 of GET /api/v1/bulk-exports/{id} meanwhile (one every ${POLL_MS} ms${resent})`,
+      localplane: medianAndRange(samples.map((sample) => percentile(sample.apiLatencies, 99)), milliseconds),
+      peer: noPeer,
+      peerFigure: milliseconds(GOALS.apiP99Ms),
+      ratio: times(p99 / GOALS.apiP99Ms),
+      goal: goal(`≤ ${GOALS.apiP99Ms} ms`, p99 <= GOALS.apiP99Ms),
+    },
+  ];
+}
+
 export async function measureExport(settings: Settings): Promise<Row[]> {
   const fixturesDir = writeBenchFixtures(settings.exportRuns);
   const templateStarted = performance.now();
@@ -140,42 +168,25 @@ export async function measureExport(settings: Settings): Promise<Row[]> {
   const scratch = mkdtempSync(join(tmpdir(), 'localplane-bench-export-'));
   let duckdb: Awaited<ReturnType<typeof loadDuckdb>> | undefined;
   try {
-    // Each export is followed by a COPY, so that both of a pair see the machine in the same state.
-    const samples: ExportSample[] = [];
+    // Each run exports with every storage, then COPYs, so that the figures of a run see the machine in the same state.
+    const samples = new Map<Storage, ExportSample[]>(STORAGES.map((storage) => [storage, []]));
     const duckdbRates: number[] = [];
     for (let run = 1; run <= settings.runs; run++) {
+      for (const storage of STORAGES) {
+        writeBack();
+        const sample = await exportOnce(fixturesDir, storage, settings, duckdb ? undefined : (files, s3) => download(files, s3, scratch));
+        samples.get(storage)!.push(sample);
+        duckdb ??= await loadDuckdb(scratch, settings.compression);
+        settings.log(
+          `export ${run}/${settings.runs} (${storage}): localplane ${perSecond(sample.rowsPerSecond)}, peak RSS ${megabytes(sample.peakRssBytes)}, ` +
+            `API p99 ${milliseconds(percentile(sample.apiLatencies, 99))} (${sample.apiLatencies.length} polls, ${sample.connectionResets} sent again after a connection reset)`,
+        );
+      }
       writeBack();
-      samples.push(await exportOnce(fixturesDir, settings, duckdb ? undefined : (files, s3) => download(files, s3, scratch)));
-      duckdb ??= await loadDuckdb(scratch, settings.compression);
-      writeBack();
-      duckdbRates.push(await duckdb.copy(settings.exportRuns));
-      const sample = samples.at(-1)!;
-      settings.log(
-        `export ${run}/${settings.runs}: localplane ${perSecond(sample.rowsPerSecond)}, peak RSS ${megabytes(sample.peakRssBytes)}, ` +
-          `API p99 ${milliseconds(percentile(sample.apiLatencies, 99))} (${sample.apiLatencies.length} polls, ${sample.connectionResets} sent again after a connection reset); ` +
-          `duckdb COPY ${perSecond(duckdbRates.at(-1)!)}`,
-      );
+      duckdbRates.push(await duckdb!.copy(settings.exportRuns));
+      settings.log(`export ${run}/${settings.runs}: duckdb COPY ${perSecond(duckdbRates.at(-1)!)}`);
     }
-    const duckdbRate = median(duckdbRates);
-    const rate = median(samples.map((sample) => sample.rowsPerSecond));
-    const peakRss = median(samples.map((sample) => sample.peakRssBytes));
-    const p99 = median(samples.map((sample) => percentile(sample.apiLatencies, 99)));
-    const what = `export of ${settings.exportRuns.toLocaleString('en')} generated runs to ${settings.compression} Parquet in the objstore`;
-    const resets = samples.reduce((sum, sample) => sum + sample.connectionResets, 0);
-    const resent = resets > 0 ? `; ${resets} sent again after the server reset their connection` : '';
-    const noPeer = 'none in the same run: the goal';
-    return [
-      { what: `${what}: runs/s`, localplane: medianAndRange(samples.map((sample) => sample.rowsPerSecond), perSecond), peer: `DuckDB COPY of the same rows (FORMAT parquet, COMPRESSION ${settings.compression})`, peerFigure: medianAndRange(duckdbRates, perSecond), ratio: times(rate / duckdbRate), goal: goal(`≥ ${GOALS.ofDuckdb}×`, rate >= GOALS.ofDuckdb * duckdbRate) },
-      { what: `${what}: the server's peak RSS (VmHWM)`, localplane: medianAndRange(samples.map((sample) => sample.peakRssBytes), megabytes), peer: noPeer, peerFigure: megabytes(GOALS.peakRssBytes), ratio: times(peakRss / GOALS.peakRssBytes), goal: goal(`≤ ${megabytes(GOALS.peakRssBytes)}`, peakRss <= GOALS.peakRssBytes) },
-      {
-        what: `${what}: p99 of GET /api/v1/bulk-exports/{id} meanwhile (one every ${POLL_MS} ms${resent})`,
-        localplane: medianAndRange(samples.map((sample) => percentile(sample.apiLatencies, 99)), milliseconds),
-        peer: noPeer,
-        peerFigure: milliseconds(GOALS.apiP99Ms),
-        ratio: times(p99 / GOALS.apiP99Ms),
-        goal: goal(`≤ ${GOALS.apiP99Ms} ms`, p99 <= GOALS.apiP99Ms),
-      },
-    ];
+    return STORAGES.flatMap((storage) => exportRows(storage, samples.get(storage)!, duckdbRates, settings));
   } finally {
     duckdb?.close();
     rmSync(scratch, { recursive: true, force: true });

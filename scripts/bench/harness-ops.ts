@@ -19,7 +19,7 @@ import { goal, median, medianAndRange, megabytes, milliseconds, type Row, times 
 /** Each operation is cheap: this many samples (after one warm-up) rather than the heavy rows' runs. */
 export const HARNESS_SAMPLES = 50;
 const RESET_GOAL_MS = 3;
-const INSTANCE_GOALS = { createStopMs: 20, bytesEach: 3 * 1024 * 1024 };
+const INSTANCE_GOALS = { createStopMs: 20, memoryCreateStopMs: 10, bytesEach: 3 * 1024 * 1024 };
 /** Instances kept alive together in one process for the per-instance memory row. */
 const INSTANCES_ALIVE = 50;
 const INSTANCES_ALIVE_SCRIPT = fileURLToPath(new URL('./instances-alive.ts', import.meta.url));
@@ -114,6 +114,7 @@ export async function measureHarnessOps(options: { log: (line: string) => void }
     const { bytes: exportedBytes } = await lp.snapshot(exported);
     const exportedRestores = await timings(() => lp.restore(exported));
     const createStops = await timings(async () => (await createLocalplane(quiet)).stop());
+    const memoryCreateStops = await timings(async () => (await createLocalplane({ ...quiet, objstoreStorage: 'memory' })).stop());
     const startStops = await timings(async () => (await start({ port: 0, objstorePort: 0, ...quiet })).stop());
     const alive = await instancesAlive();
     options.log(`harness: ${HARNESS_SAMPLES} samples each measured`);
@@ -125,6 +126,7 @@ export async function measureHarnessOps(options: { log: (line: string) => void }
       withoutGoal(`snapshot() with a finished three-day export (${Math.round(exportedBytes / 1024)} KiB, ${samples})`, exportedSnapshots),
       withoutGoal(`restore() of that snapshot, its Parquet files placed again (${samples})`, exportedRestores),
       againstGoal(`in-process createLocalplane() + stop() (${samples})`, createStops, INSTANCE_GOALS.createStopMs, 'the goal'),
+      againstGoal(`in-process createLocalplane({ objstoreStorage: 'memory' }) + stop() (${samples})`, memoryCreateStops, INSTANCE_GOALS.memoryCreateStopMs, 'the goal'),
       withoutGoal(`createLocalplane() with ${INSTANCES_ALIVE} instances alive in one process (each)`, alive.createMs),
       {
         what: `memory of each of ${INSTANCES_ALIVE} in-process instances alive in one process: resident set growth (heap and external retained: ${megabytes(alive.retainedBytesEach)})`,

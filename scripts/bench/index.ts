@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --only cold,api,export,harness,dashboard --runs 5 --seconds 5 --connections 50
+ * npm run bench [-- --only cold,api,export,objstore,harness,dashboard --base <checkout> --runs 5 --seconds 5 --connections 50
  *                   --pinned | --no-pinned --generator wrk|autocannon --settle-seconds 90
  *                   --export-runs 1000000 --compression snappy --openapi <file> --no-docs]
  *
@@ -17,13 +17,14 @@ import { measureApiThroughput } from './api-throughput.ts';
 import { measureColdStart } from './cold-start.ts';
 import { measureDashboard } from './dashboard.ts';
 import { measureExport } from './export.ts';
+import { measureUploadParts } from './upload-parts.ts';
 import { HARNESS_SAMPLES, measureHarnessOps } from './harness-ops.ts';
 import { chooseGenerator, choosePlacement } from './load.ts';
 import { prismDocument } from './processes.ts';
 import { formatLoadAverage, type GroupLoad, loadAveragesLine, notQuietWarning, waitForQuiet } from './quiet.ts';
 import { describeMachine, markdownTable, type Row, writeFigures } from './report.ts';
 
-const GROUPS = ['cold', 'api', 'export', 'harness', 'dashboard'] as const;
+const GROUPS = ['cold', 'api', 'export', 'objstore', 'harness', 'dashboard'] as const;
 const DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
 
 const { values } = parseArgs({
@@ -40,6 +41,7 @@ const { values } = parseArgs({
     compression: { type: 'string', default: 'snappy' },
     openapi: { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
+    base: { type: 'string' },
   },
 });
 
@@ -85,6 +87,7 @@ try {
   await runGroup('cold', () => measureColdStart({ ...settings, prism: prism! }));
   await runGroup('api', () => measureApiThroughput({ ...settings, prism: prism! }));
   await runGroup('export', () => measureExport(settings));
+  await runGroup('objstore', () => measureUploadParts({ ...settings, base: values.base }));
   await runGroup('harness', () => measureHarnessOps(settings));
   await runGroup('dashboard', () => measureDashboard(settings));
 } finally {

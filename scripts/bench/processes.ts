@@ -75,11 +75,16 @@ function spawnUntilReady(args: readonly string[], ready: RegExp, timeoutMs: numb
 /**
  * Spawns the compiled `localplane start` on 127.0.0.1 and free ports, without its request log
  * (extra CLI flags in `flags`, e.g. `--fixtures <dir>`), on `cpu` alone if given; resolves once
- * it prints its ready line.
+ * it prints its ready line. `bin` is another checkout's bin/localplane.js, to measure it beside this one.
  */
-export function spawnLocalplane({ flags = [], timeoutMs = 120_000, cpu }: { flags?: readonly string[]; timeoutMs?: number; cpu?: number } = {}): Promise<SpawnedServer> {
+export function spawnLocalplane({
+  flags = [],
+  timeoutMs = 120_000,
+  cpu,
+  bin = BIN,
+}: { flags?: readonly string[]; timeoutMs?: number; cpu?: number; bin?: string } = {}): Promise<SpawnedServer> {
   return spawnUntilReady(
-    [BIN, 'start', '--host', '127.0.0.1', '--port', '0', '--objstore-port', '0', '--quiet', ...flags],
+    [bin, 'start', '--host', '127.0.0.1', '--port', '0', '--objstore-port', '0', '--quiet', ...flags],
     /localplane ready api=(\S+) objstore=(\S+)/,
     timeoutMs,
     cpu,

@@ -20,8 +20,8 @@ const POLL_MS = 100;
 /** An instance the demo starts for itself and stops when done. */
 export interface DemoInstance {
   apiUrl: string;
-  /** The objstore's plain-file view: a folder per bucket. */
-  filesDir: string;
+  /** The objstore's plain-file view, a folder per bucket; null without one (the files then come through the S3 API, as with `url`). */
+  filesDir: string | null;
   stop(): Promise<void>;
 }
 
@@ -89,8 +89,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     print(`export ${created.id} ${ended.status}: runs ${ended.runsDone}/${ended.runsTotal}, ${ended.rowsWritten.toLocaleString('en-US')} rows written\n`);
     if (ended.status !== 'Completed') throw new InstanceError(`export ${created.id} ended ${ended.status}: GET /api/v1/bulk-exports/${created.id}/runs says why`);
 
-    const prefixFolder = instance ? join(instance.filesDir, BUCKET, PREFIX) : options.dir;
-    if (instance) {
+    const filesDir = instance?.filesDir ?? null;
+    const prefixFolder = filesDir !== null ? join(filesDir, BUCKET, PREFIX) : options.dir;
+    if (filesDir !== null) {
       print(`reading the objstore's plain files in place: ${prefixFolder}\n`);
     } else {
       const s3 = await objstoreClient(fixtures, EXPORT_KEY);
@@ -101,7 +102,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     }
 
     const result = await queryExport(prefixFolder, options, created.id, project.run_count);
-    if (instance) copyFolder(prefixFolder, options.dir);
+    if (filesDir !== null) copyFolder(prefixFolder, options.dir);
     print(`\nthe export's files are in ${options.dir}: localplane query "select count(*) from runs"\n`);
 
     const location: WarehouseLocation = {

@@ -8,7 +8,7 @@ import { objstoreBrowserRoutes } from './browser-routes.ts';
 import { objstoreKeyRoutes } from './key-routes.ts';
 import { ObjstoreKeyStore } from './key-store.ts';
 import { createObjstore } from './objstore.ts';
-import type { EmbeddedObjstore, ObjstoreKey, ObjstoreObserver, ObjstoreTreeEntry, StagedContents } from './types.ts';
+import type { EmbeddedObjstore, ObjstoreKey, ObjstoreObserver, ObjstoreStorageKind, ObjstoreTreeEntry, StagedContents } from './types.ts';
 
 /** A private bucket the instance keeps for itself, one folder per workspace, reached in full by its keeper's key alone. */
 export interface InstanceBucket {
@@ -21,6 +21,8 @@ export interface ObjstoreModuleOptions {
   /** Host names it answers under besides the loopback ones and `host`. */
   allowedHosts?: readonly string[];
   port: number;
+  /** With 'memory' the objstore writes nothing under the data dir: no plain-file view. */
+  storage: ObjstoreStorageKind;
   observer: ObjstoreObserver;
   instanceBuckets: readonly InstanceBucket[];
   /** Whether a workspace exists, for a key pair added for one. */
@@ -30,8 +32,8 @@ export interface ObjstoreModuleOptions {
 export interface ObjstoreModule {
   objstore: EmbeddedObjstore;
   keys: ObjstoreKeyStore;
-  /** Every object as a plain file: `<filesDir>/<bucket>/<key>`. */
-  filesDir: string;
+  /** Every object as a plain file: `<filesDir>/<bucket>/<key>`; null with memory storage, which has no plain-file view. */
+  filesDir: string | null;
   /** Binds the objstore's port if it is not yet bound, and gives its URL. */
   bind(): Promise<string>;
   /** /_localplane/objstore/keys and the object browser, /_localplane/objstore/buckets. */
@@ -43,19 +45,21 @@ export async function objstoreModule(core: InstanceCore, options: ObjstoreModule
   const keys = new ObjstoreKeyStore(core.db);
   const buckets = keys.buckets();
   const keepers = new Map(options.instanceBuckets.map(({ keeper }) => [keeper.accessKeyId, keeper]));
-  const filesDir = join(core.dataDir, 'files');
+  const filesDir = options.storage === 'memory' ? null : join(core.dataDir, 'files');
   const objstore = await createObjstore({
     host: options.host,
     allowedHosts: options.allowedHosts,
     port: options.port,
     directory: join(core.dataDir, 'objstore'),
+    storage: options.storage,
+    memoryBudgetBytes: () => core.limits.get().objstore_memory_limit_mb * 1024 * 1024,
     keys: { find: (accessKeyId) => keepers.get(accessKeyId) ?? keys.find(accessKeyId) },
     buckets: [...buckets, ...options.instanceBuckets.map(({ bucket }) => bucket)],
     createdBuckets: new ObjstoreBucketStore(core.db, () => Math.floor(core.clock.now() / 1000)),
     // A --data-dir kept from before a bucket joined the fixtures does not have it.
     publicBuckets: core.fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
     workspaceFolders: Object.fromEntries(options.instanceBuckets.map(({ bucket, keeper }) => [bucket, keeper.accessKeyId])),
-    filesDirectory: filesDir,
+    filesDirectory: filesDir ?? undefined,
     log: core.log,
     observer: options.observer,
   });

@@ -4,17 +4,15 @@
  * them or found by a piece of their name, an object's metadata and its content. It reads the
  * store directly, with no key pair: every bucket and every workspace's folder is in sight.
  */
-import { open, type FileHandle } from 'node:fs/promises';
-
 import type { BucketDirectory } from './bucket-directory.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName } from './checksum-algorithms.ts';
 import { layoutOf } from './server/operations/multipart-layout.ts';
 import { commonPrefixesOf, compareKeys, itemsOf, pageOf } from './server/operations/paging.ts';
 import { userMetadataText } from './server/operations/user-metadata.ts';
 import type { ObjectHead, ObjstoreStorage } from './storage/storage.ts';
-import type { BucketSummary, ListedObject, ObjectBrowser, ObjectDetails, OpenedObject } from './types.ts';
+import type { BucketSummary, ListedObject, ObjectBrowser, ObjectDetails } from './types.ts';
 
-/** The headers s3rver keeps with an object besides its content type, storage class and user metadata. */
+/** The headers stored with an object besides its content type, storage class and user metadata. */
 const STORED_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
 
 const USER_METADATA_PREFIX = 'x-amz-meta-';
@@ -50,17 +48,6 @@ function detailsOf(key: string, head: ObjectHead): ObjectDetails {
     checksumType: Object.keys(checksums).length === 0 ? null : (stored('x-amz-checksum-type') ?? 'FULL_OBJECT'),
     partsCount: layoutOf(head)?.parts.length ?? null,
   };
-}
-
-/** The file of an object's content, opened; null when there is none (no such object). */
-async function openContent(file: string): Promise<FileHandle | null> {
-  try {
-    return await open(file, 'r');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    throw error;
-  }
 }
 
 export interface ObjectBrowserOptions {
@@ -123,17 +110,12 @@ export function createObjectBrowser({ storage, directory, publicBuckets, workspa
     describe,
 
     async open(bucket, key) {
-      const handle = await openContent(storage.objectContentFile(bucket, key));
-      if (handle === null) return null;
-      let opened: OpenedObject | null = null;
-      try {
-        const [{ size }, details] = await Promise.all([handle.stat(), describe(bucket, key)]);
-        // No metadata: the object was deleted since its file was opened.
-        if (details !== null) opened = { details, size, content: handle.createReadStream() };
-      } finally {
-        if (opened === null) await handle.close();
-      }
-      return opened;
+      const opened = await storage.openObject(bucket, key);
+      if (opened === null) return null;
+      const details = await describe(bucket, key);
+      // No metadata: the object was deleted since it was opened.
+      if (details === null) opened.content.destroy();
+      return details && { details, ...opened };
     },
   };
 }

@@ -7,6 +7,8 @@ import { closeConnectionsLingering, LINGER_MS } from '../shared/lingering-close.
 import { BucketDirectory, MemoryBucketRegistry } from './bucket-directory.ts';
 import { createObjectBrowser } from './object-browser.ts';
 import { createFileStorage } from './storage/files-storage.ts';
+import { createMemoryStorage } from './storage/memory-storage.ts';
+import type { ObjstoreStorage } from './storage/storage.ts';
 import { FileView } from './file-view/file-view.ts';
 import type { GatewayHandler } from './server/gateway.ts';
 import { isValidBucketName } from './server/target.ts';
@@ -43,6 +45,9 @@ function formatUrl(host: string, port: number): string {
  */
 const KEEP_ALIVE_TIMEOUT_MS = 20_000;
 
+/** The memory storage's budget when none is given: objstore_memory_limit_mb's default. */
+const DEFAULT_MEMORY_BUDGET_BYTES = 1024 * 1024 * 1024;
+
 /**
  * Creates the object store without binding a port: the storage, the file view and the gateway
  * are ready, and `listen()` binds host:port on first use (an in-process instance whose tests
@@ -52,10 +57,12 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   validateOptions(options);
   const buckets = [...options.buckets];
   const directory = new BucketDirectory(buckets, options.createdBuckets ?? new MemoryBucketRegistry(), options.workspaceFolders);
-  const storage = createFileStorage(options.directory);
-  const fileView = options.filesDirectory
-    ? new FileView({ directory: options.filesDirectory, storage, buckets: () => directory.names(), log: options.log ?? (() => {}) })
-    : undefined;
+  const files = options.storage === 'memory' ? null : createFileStorage(options.directory);
+  const storage: ObjstoreStorage = files ?? createMemoryStorage({ budgetBytes: options.memoryBudgetBytes ?? (() => DEFAULT_MEMORY_BUDGET_BYTES) });
+  const fileView =
+    files && options.filesDirectory
+      ? new FileView({ directory: options.filesDirectory, storage: files, buckets: () => directory.names(), log: options.log ?? (() => {}) })
+      : undefined;
   /** Removes the store's buckets the directory does not hold (a one-workspace reset dropped them from the registry). */
   const pruneBuckets = async () => {
     const known = new Set(directory.names());

@@ -185,6 +185,17 @@ export const errors = {
         'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, or a valid sha256 value.',
     ),
   entityTooLarge: () => badRequest('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size'),
+  /**
+   * The memory storage's byte budget is spent. S3 has no such error; this is WebDAV's 507, as
+   * MinIO answers a full drive (XMinioStorageFull), and no SDK retries it.
+   */
+  insufficientStorage: (budgetBytes: number) =>
+    s3Error(
+      507,
+      'InsufficientStorage',
+      `The objstore's memory storage is full: it keeps at most ${Math.floor(budgetBytes / 2 ** 20)} MB of objects and upload parts ` +
+        '(objstore_memory_limit_mb, PATCH /_localplane/config). Delete objects or raise the limit.',
+    ),
   invalidChunkSize: () => s3Error(403, 'InvalidChunkSizeError', 'Only the last chunk is allowed to have a size less than 8192 bytes'),
   malformedTrailer: () =>
     badRequest('MalformedTrailerError', 'The request contained trailing data that was not well-formed or did not conform to our published schema.'),

@@ -16,6 +16,11 @@ export const OBJSTORE_PERMISSIONS = ['create', 'delete', 'get', 'multipart', 'bu
 
 export type ObjstorePermission = (typeof OBJSTORE_PERMISSIONS)[number];
 
+/** Where objects and upload parts are kept: files under the store's directory, or memory (gone when the store closes). */
+export const OBJSTORE_STORAGE_KINDS = ['files', 'memory'] as const;
+
+export type ObjstoreStorageKind = (typeof OBJSTORE_STORAGE_KINDS)[number];
+
 export interface ObjstoreKey {
   accessKeyId: string;
   secretAccessKey: string;
@@ -62,6 +67,10 @@ export interface ObjstoreOptions {
   port: number;
   /** Root directory of s3rver's filesystem store (created if missing). */
   directory: string;
+  /** Default 'files'. With 'memory' nothing is written under `directory`. */
+  storage?: ObjstoreStorageKind;
+  /** The memory storage's budget in bytes for objects and parts together, read at each upload. */
+  memoryBudgetBytes?: () => number;
   keys: ObjstoreKeyLookup;
   /** Buckets that always exist, shared by every account; clients cannot delete them. */
   buckets: readonly string[];

@@ -1,14 +1,14 @@
 import { EXPORT_NOT_FOUND } from '../bulk-exports/routes.ts';
 import { EXAMPLE_ID, httpError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { INSTANCE_STOPPING, memoryLimitPassed, timeLimitPassed } from './answers.ts';
+import { INSTANCE_STOPPING, memoryLimitPassed, NO_PLAIN_FILES, timeLimitPassed } from './answers.ts';
 import { QUERY_RUNNING, type ExportSql } from './export-sql.ts';
 import { noSuchObject, type ObjectPreviews } from './previews.ts';
 import { previewQuery, previewResponseSchema, sqlRequest, sqlResponseSchema } from './schemas.ts';
 
 export interface WarehouseRouteDeps {
-  sql: ExportSql;
-  previews: ObjectPreviews;
+  sql: Pick<ExportSql, 'run'>;
+  previews: Pick<ObjectPreviews, 'preview'>;
 }
 
 const stopped = httpError(503, 'The instance is stopping', { stopping: INSTANCE_STOPPING });
@@ -41,8 +41,9 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
           ...limitsHit,
         }),
         EXPORT_NOT_FOUND,
-        httpError(409, 'The export has no Parquet files in the objstore', {
+        httpError(409, 'The export has no Parquet files in the objstore, or the objstore keeps its objects in memory (no plain files)', {
           no_files: `Bulk export ${EXAMPLE_ID} has no Parquet files in the objstore (s3://exports/traces/export_id=${EXAMPLE_ID}/): it has written none yet (it is Created), or its destination is another endpoint`,
+          memory_storage: NO_PLAIN_FILES,
         }),
         httpError(429, 'Another query is running', { running: QUERY_RUNNING }),
         stopped,
@@ -67,6 +68,7 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
           not_found: noSuchObject('exports', 'traces/missing.parquet'),
           not_a_file: `${noSuchObject('exports', '../../etc/passwd')} as a plain file: an empty, '.' or '..' segment names no file`,
         }),
+        httpError(409, 'The objstore keeps its objects in memory (no plain files)', { memory_storage: NO_PLAIN_FILES }),
         stopped,
       ],
     },

@@ -8,13 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 
 import { FaultRules } from '../../src/journal/fault-rules.ts';
 import { RequestJournal } from '../../src/journal/journal.ts';
 import { objstoreJournal, type ObjstoreJournalRecord } from '../../src/journal/objstore-journal.ts';
 import { RequestObserver } from '../../src/journal/observe.ts';
 import { startObjstore, type Objstore, type ObjstoreKey, type ObjstoreOptions } from '../../src/objstore/index.ts';
+import { OBJSTORE_STORAGE_KINDS, type ObjstoreStorageKind } from '../../src/objstore/types.ts';
 import { createClock } from '../../src/shared/clock.ts';
 
 export type Credentials = Pick<ObjstoreKey, 'accessKeyId' | 'secretAccessKey'>;
@@ -37,6 +38,26 @@ export function s3ClientFor(url: string, key: Credentials, overrides: Partial<S3
   });
 }
 
+/**
+ * The storage a test file's store has when it names none: LOCALPLANE_TEST_OBJSTORE_STORAGE
+ * (files or memory; `npm run test:objstore-memory` runs the objstore's test files with memory), default files.
+ */
+export function testedStorage(): ObjstoreStorageKind {
+  const kind = process.env['LOCALPLANE_TEST_OBJSTORE_STORAGE'] || 'files';
+  if (!(OBJSTORE_STORAGE_KINDS as readonly string[]).includes(kind)) {
+    throw new RangeError(`LOCALPLANE_TEST_OBJSTORE_STORAGE must be ${OBJSTORE_STORAGE_KINDS.join(' or ')}, got ${JSON.stringify(kind)}`);
+  }
+  return kind as ObjstoreStorageKind;
+}
+
+/**
+ * Runs a file's tests once per storage, in a describe block of each (`with files`, `with memory`),
+ * whatever LOCALPLANE_TEST_OBJSTORE_STORAGE says: the body starts its own store with the storage given.
+ */
+export function forEachStorage(body: (storage: ObjstoreStorageKind) => void): void {
+  describe.each(OBJSTORE_STORAGE_KINDS)('with %s', body);
+}
+
 export interface ObjstoreTestOptions extends Omit<ObjstoreOptions, 'host' | 'port' | 'directory' | 'keys' | 'observer'> {
   /** How the name of the store's temp directory starts. */
   directoryPrefix: string;
@@ -50,17 +71,24 @@ export interface ObjstoreTestContext {
   objstore: Objstore;
   /** The store's requests, oldest first, as an instance's GET /_localplane/objstore/journal answers them. */
   journal(): ObjstoreJournalRecord[];
+  /** Where the store keeps its files ('files'); with 'memory' it stays empty. */
   directory: string;
+  storage: ObjstoreStorageKind;
   /** The keys the store knows, by access key id; a test may add, change or remove keys while it runs. */
   keys: Map<string, ObjstoreKey>;
   /** A new client for the key (destroyed after the file's tests), with these settings over the file's. */
   client(key: Credentials, config?: Partial<S3ClientConfig>): S3Client;
 }
 
-/** Starts one objstore for the calling test file, on 127.0.0.1 (any port) in its own temp directory, and stops it afterwards. */
-export function useObjstore({ directoryPrefix, keys, clientConfig = {}, ...options }: ObjstoreTestOptions): ObjstoreTestContext {
+/**
+ * Starts one objstore for the calling test file (or describe block), on 127.0.0.1 (any port) in its
+ * own temp directory, and stops it afterwards; with `storage` (default: testedStorage()) 'memory',
+ * the directory must still be empty then.
+ */
+export function useObjstore({ directoryPrefix, keys, clientConfig = {}, storage = testedStorage(), ...options }: ObjstoreTestOptions): ObjstoreTestContext {
   const clients: S3Client[] = [];
   const context = {
+    storage,
     keys: new Map(keys.map((key) => [key.accessKeyId, key])),
     client(key: Credentials, config: Partial<S3ClientConfig> = {}): S3Client {
       const client = s3ClientFor(context.objstore.url, key, { ...clientConfig, ...config });
@@ -79,6 +107,7 @@ export function useObjstore({ directoryPrefix, keys, clientConfig = {}, ...optio
       directory: context.directory,
       keys: { find: (accessKeyId) => context.keys.get(accessKeyId) },
       observer: observer.objstore(),
+      storage,
       ...options,
     });
     context.objstore = {
@@ -93,7 +122,11 @@ export function useObjstore({ directoryPrefix, keys, clientConfig = {}, ...optio
   afterAll(async () => {
     for (const client of clients) client.destroy();
     await context.objstore?.close();
-    if (context.directory) fs.rmSync(context.directory, { recursive: true, force: true });
+    if (!context.directory) return;
+    const left = fs.readdirSync(context.directory, { recursive: true });
+    fs.rmSync(context.directory, { recursive: true, force: true });
+    // The memory storage writes nothing to disk.
+    if (storage === 'memory') expect(left, `what the memory storage left in ${context.directory}`).toEqual([]);
   });
   return context;
 }

@@ -45,7 +45,7 @@ export function stateDumper(instance: Pick<Localplane, 'dataDir' | 'filesDir'>):
         tablesDump = rows.join('\n\n');
         dumpedVersion = version;
       }
-      return `${tablesDump}\n\nfiles\n${listFiles(instance.filesDir).join('\n')}`;
+      return `${tablesDump}\n\nfiles\n${listFiles(instance.filesDir!).join('\n')}`;
     },
     close: () => db.close(),
   };

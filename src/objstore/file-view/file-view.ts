@@ -20,7 +20,7 @@ import path from 'node:path';
 import { printable } from '../../shared/log-text.ts';
 import { placeFile } from '../../shared/place-file.ts';
 import { PRIVATE_FOLDER_MODE, resetToEmptyFolders } from '../../shared/private-files.ts';
-import type { ObjstoreStorage } from '../storage/storage.ts';
+import type { FileStorage } from '../storage/files-storage.ts';
 
 /** Failures of placing a file where another object's file or folder is in the way. */
 const PATH_CLASHES = new Set(['ENOTDIR', 'EEXIST', 'EISDIR']);
@@ -40,7 +40,7 @@ export function whyNotAFile(key: string): string | null {
 
 export interface FileViewOptions {
   directory: string;
-  storage: ObjstoreStorage;
+  storage: FileStorage;
   /** Every bucket there is now. */
   buckets: () => readonly string[];
   log: (line: string) => void;

@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { chmodSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 import { ConcurrencyLimit } from '../../shared/concurrency-limit.ts';
@@ -33,7 +33,7 @@ import {
   uploadFiles,
   uploadsDirectory,
 } from './files-layout.ts';
-import type { ObjectHead, ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress, UploadSummary } from './storage.ts';
+import type { IncomingContent, ObjectHead, ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress, UploadSummary } from './storage.ts';
 import { listBucketObjects, objectsOf, openTree, readTree, stageTree, treeProblem } from './tree.ts';
 
 function isMissingFile(err: unknown): boolean {
@@ -232,8 +232,50 @@ function removeObjectFiles(root: string, bucket: string, key: string): void {
   }
 }
 
+/** A body received into a temporary file beside the store, which placing renames into place. */
+class IncomingFile implements IncomingContent {
+  constructor(
+    readonly file: string,
+    private handle: FileHandle | null = null,
+  ) {}
+
+  static async create(root: string): Promise<IncomingFile> {
+    const file = incomingFile(root);
+    return new IncomingFile(file, await open(file, 'wx'));
+  }
+
+  async write(data: readonly Buffer[]): Promise<void> {
+    if (data.length === 1) await this.handle!.write(data[0]!);
+    else if (data.length > 1) await this.handle!.writev(data as Buffer[]);
+  }
+
+  async close(): Promise<void> {
+    const handle = this.handle;
+    this.handle = null;
+    await handle?.close();
+  }
+
+  async discard(): Promise<void> {
+    await this.close();
+    await rm(this.file, { force: true });
+  }
+}
+
+/** The file of content this storage received, closed. */
+async function closedFileOf(content: IncomingContent): Promise<string> {
+  if (!(content instanceof IncomingFile)) throw new TypeError('objstore: content received by another storage');
+  await content.close();
+  return content.file;
+}
+
+/** The files storage, and where an object's content is, for the plain-file view to link. */
+export interface FileStorage extends ObjstoreStorage {
+  /** The file holding an object's content (it may not exist). */
+  objectContentFile(bucket: string, key: string): string;
+}
+
 /** The files storage in `directory` (made 0700 if need be; what a crash left of a restore or an upload is settled first). */
-export function createFileStorage(directory: string): ObjstoreStorage {
+export function createFileStorage(directory: string): FileStorage {
   openTree(directory);
   removeAbandonedIncoming(directory);
   const fileOperations = new ConcurrencyLimit(FILE_OPERATIONS_AT_ONCE);
@@ -297,7 +339,7 @@ export function createFileStorage(directory: string): ObjstoreStorage {
     }
   }
 
-  const storage: ObjstoreStorage = {
+  const storage: FileStorage = {
     async bucketExists(bucket) {
       return orNullWhenMissingSync(() => statSync(bucketDirectory(directory, bucket)))?.isDirectory() ?? false;
     },
@@ -344,10 +386,10 @@ export function createFileStorage(directory: string): ObjstoreStorage {
       removeObjectFiles(directory, bucket, key);
     },
     storedMetadata: (_bucket, _key, headers) => objectMetadata(headers),
-    async placeObject(bucket, key, file, etag, metadata, placing) {
+    async placeObject(bucket, key, content, etag, metadata, placing) {
       const files = objectFiles(directory, bucket, key);
       await placeWithSidecars(
-        file,
+        await closedFileOf(content),
         files.content,
         {
           [files.md5]: etag,
@@ -365,6 +407,19 @@ export function createFileStorage(directory: string): ObjstoreStorage {
     },
     objectTagging: (bucket, key) => readOptional(objectFiles(directory, bucket, key).tagging),
     objectContentFile: (bucket, key) => objectFiles(directory, bucket, key).content,
+    async openObject(bucket, key) {
+      const handle = await orNullWhenMissing(open(objectFiles(directory, bucket, key).content, 'r'));
+      if (handle === null) return null;
+      try {
+        const stats = await handle.stat();
+        if (stats.isFile()) return { size: stats.size, content: handle.createReadStream() };
+      } catch (error) {
+        await handle.close();
+        throw error;
+      }
+      await handle.close();
+      return null;
+    },
     readObject: (bucket, key, range) => createReadStream(objectFiles(directory, bucket, key).content, range ?? {}),
 
     async startUpload(bucket, key, headers) {
@@ -405,10 +460,10 @@ export function createFileStorage(directory: string): ObjstoreStorage {
       }
       return parts;
     },
-    async placePart(bucket, uploadId, partNumber, file, md5, checksum) {
+    async placePart(bucket, uploadId, partNumber, content, md5, checksum) {
       const files = partFiles(uploadDirectory(directory, bucket, uploadId), partNumber);
       // A part uploaded again without a checksum loses the one it had.
-      await placeWithSidecars(file, files.content, { [files.md5]: md5, [files.checksum]: checksum && JSON.stringify(checksum) });
+      await placeWithSidecars(await closedFileOf(content), files.content, { [files.md5]: md5, [files.checksum]: checksum && JSON.stringify(checksum) });
     },
     async completeUpload(bucket, key, uploadId, partNumbers, completion, record, placing) {
       const upload = uploadDirectory(directory, bucket, uploadId);
@@ -424,7 +479,7 @@ export function createFileStorage(directory: string): ObjstoreStorage {
         await rm(file, { force: true });
         throw error;
       }
-      await storage.placeObject(bucket, key, file, completion.etag, { ...metadata, ...completionMetadata }, placing);
+      await storage.placeObject(bucket, key, new IncomingFile(file), completion.etag, { ...metadata, ...completionMetadata }, placing);
       // The record first, then the key (the upload is no longer in progress), then the parts.
       await writeFile(files.completed, await record(), { mode: PRIVATE_FILE_MODE });
       await rm(files.key, { force: true });
@@ -436,7 +491,7 @@ export function createFileStorage(directory: string): ObjstoreStorage {
       await rm(uploadDirectory(directory, bucket, uploadId), { recursive: true, force: true });
     },
 
-    incomingFile: () => incomingFile(directory),
+    receive: () => IncomingFile.create(directory),
 
     listBucketObjects: (bucket) => listBucketObjects(directory, bucket),
     readTree: () => readTree(directory),

@@ -4,7 +4,7 @@
  * `._S3rver_metadata.json` of every store written so far holds, so that what is stored and
  * answered stays the same whichever storage keeps it.
  */
-import { GatewayError, s3Error } from '../s3-errors.ts';
+import { errors, GatewayError } from '../s3-errors.ts';
 
 /** The headers kept, in the order they are stored. */
 const KEPT_HEADERS = [
@@ -46,7 +46,7 @@ const USER_METADATA_PREFIX = 'x-amz-meta-';
  */
 export function objectMetadata(headers: Readonly<Record<string, unknown>>): Record<string, string> {
   if ('x-amz-storage-class' in headers && !STORAGE_CLASSES.includes(headers['x-amz-storage-class'] as string)) {
-    throw new GatewayError(s3Error(400, 'InvalidStorageClass', 'The storage class you specified is not valid'));
+    throw new GatewayError(errors.invalidStorageClass());
   }
   const metadata: Record<string, unknown> = {};
   for (const name of KEPT_HEADERS) if (name in headers) metadata[name] = headers[name];

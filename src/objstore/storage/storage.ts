@@ -1,13 +1,11 @@
 /**
  * What the objstore's server needs from storage: every S3 operation reaches bytes and metadata
  * through it (test/objstore-storage-contract.test.ts holds the behaviours every implementation
- * must have). `files` (files-storage.ts) is the one implementation so far.
+ * must have), over two implementations: `files` (files-storage.ts), s3rver 3.7.1's layout on
+ * disk, and `memory` (memory-storage.ts), within a byte budget.
  *
- * Where the interface is still shaped by files: a body arrives in a file (`incomingFile`) that
- * `placeObject` and `placePart` move into place; `objectContentFile` names the file the plain-file
- * view links, the object browser opens and GetObject sends; snapshots take the store as the
- * entries of its layout (`readTree`, `stageTree`, `treeProblem`, `objectsOf`: file paths inside
- * the store, which a storage without files would have to produce and take as they are).
+ * A snapshot holds the store as the entries of the files layout (`readTree`, `stageTree`), whichever
+ * storage wrote it, so a snapshot taken with one storage restores into the other.
  */
 import type { Readable } from 'node:stream';
 
@@ -70,9 +68,22 @@ export interface ByteRange {
   end: number;
 }
 
-/** A store's whole contents written beside it. */
+/**
+ * The bytes of a body being received (from `receive`), kept by the storage until `placeObject` or
+ * `placePart` takes them, or `discard` drops them. Only the storage that made it takes it.
+ */
+export interface IncomingContent {
+  /** Appends bytes; rejects with the S3 error to answer when the storage cannot keep them. */
+  write(data: readonly Buffer[]): Promise<void>;
+  /** No more bytes come. */
+  close(): Promise<void>;
+  /** Drops what was written (nothing once placed). */
+  discard(): Promise<void>;
+}
+
+/** A store's whole contents made ready beside it. */
 export interface StagedTree {
-  /** Puts them in the store's place (renames) and removes what the store held. */
+  /** Puts them in the store's place and drops what the store held. */
   install(): void;
   /** Removes them (nothing once installed). */
   discard(): void;
@@ -111,14 +122,14 @@ export interface ObjstoreStorage {
    */
   storedMetadata(bucket: string, key: string, headers: Readonly<Record<string, unknown>>): Record<string, string>;
   /**
-   * Puts `file` (from `incomingFile`) in place as the object, with its ETag (unquoted) and
-   * metadata; it appears whole or not at all. `placing` runs the final move, so a caller can
-   * check the key right before it (or refuse by throwing: the file is removed either way).
+   * Puts `content` (closed) in place as the object, with its ETag (unquoted) and metadata; it
+   * appears whole or not at all. `placing` runs the final step, so a caller can check the key
+   * right before it (or refuse by throwing: the content is discarded either way).
    */
   placeObject(
     bucket: string,
     key: string,
-    file: string,
+    content: IncomingContent,
     etag: string,
     metadata: Readonly<Record<string, string>>,
     placing?: PlacementGuard,
@@ -127,9 +138,9 @@ export interface ObjstoreStorage {
   putObjectTagging(bucket: string, key: string, tagging: string): Promise<void>;
   /** The Tagging document of an object's tags as kept; null when it has none (or there is no such object). */
   objectTagging(bucket: string, key: string): Promise<string | null>;
-  /** The file holding an object's content (it may not exist), for the plain-file view to link and the object browser to open. */
-  objectContentFile(bucket: string, key: string): string;
-  /** An object's content, or the byte range of it (an object that exists). */
+  /** An object's whole content as it is now (one replaced meanwhile keeps the content opened); null when there is no such object. */
+  openObject(bucket: string, key: string): Promise<{ size: number; content: Readable } | null>;
+  /** An object's content, or the byte range of it; the stream fails with an error of code ENOENT when there is no such object. */
   readObject(bucket: string, key: string, range: ByteRange | null): Readable;
 
   /** Starts an upload of `key` in a bucket that exists, keeping the CreateMultipartUpload headers given; gives its new id. */
@@ -142,8 +153,8 @@ export interface ObjstoreStorage {
   uploadsInProgress(bucket: string): Promise<UploadSummary[]>;
   /** The parts of an upload uploaded so far (those in `range`), by part number; a part still being written is not one yet. */
   uploadedParts(bucket: string, uploadId: string, range?: PartRange): Promise<UploadedPart[]>;
-  /** Puts `file` (from `incomingFile`) in place as a part, with its MD5 (unquoted) and the checksum it came with. */
-  placePart(bucket: string, uploadId: string, partNumber: number, file: string, md5: string, checksum: PartChecksum | null): Promise<void>;
+  /** Puts `content` (closed) in place as a part, with its MD5 (unquoted) and the checksum it came with. */
+  placePart(bucket: string, uploadId: string, partNumber: number, content: IncomingContent, md5: string, checksum: PartChecksum | null): Promise<void>;
   /**
    * Completes an upload whose parts have been checked: the parts joined into the object, with
    * the completion's ETag and the metadata given when the upload was created beside its own;
@@ -162,17 +173,30 @@ export interface ObjstoreStorage {
   completedUpload(bucket: string, uploadId: string): Promise<string | null>;
   removeUpload(bucket: string, uploadId: string): Promise<void>;
 
-  /** A new temporary file beside the store, for a body being received: the caller places it or removes it. */
-  incomingFile(): string;
+  /** Somewhere to keep a body being received: the caller places it or discards it. */
+  receive(): Promise<IncomingContent>;
 
   /** The bucket's objects in key order, with their sizes (synchronous: for the state dump). */
   listBucketObjects(bucket: string): { key: string; size: number }[];
-  /** Every folder and file of the store, parents first, in name order, for snapshots; uploads still arriving are left out. */
+  /** Every folder and file of the store in the files layout, parents first, for snapshots; uploads still arriving are left out. */
   readTree(): ObjstoreTreeEntry[];
   /** What keeps entries from being the store's contents with these buckets, in words; undefined when they are usable. */
   treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): string | undefined;
-  /** Writes entries read by readTree (that treeProblem found usable) beside the store, with a folder for each bucket, to take its place. */
+  /** Readies entries read by readTree (that treeProblem found usable), with a bucket for each of `buckets`, to take the store's place. */
   stageTree(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): StagedTree;
   /** The objects among readTree's entries. */
   objectsOf(entries: readonly ObjstoreTreeEntry[]): { bucket: string; key: string }[];
+}
+
+/** Receives everything `source` gives into new content of `storage`; the content is discarded if that fails. */
+export async function receiveStream(storage: ObjstoreStorage, source: AsyncIterable<Buffer>): Promise<IncomingContent> {
+  const content = await storage.receive();
+  try {
+    for await (const data of source) await content.write([data]);
+    await content.close();
+    return content;
+  } catch (error) {
+    await content.discard();
+    throw error;
+  }
 }

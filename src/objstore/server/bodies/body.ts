@@ -1,13 +1,11 @@
 /**
  * Receiving the body of an upload (PutObject, UploadPart) as S3 does: aws-chunked framing
- * decoded as it arrives, the decoded bytes spooled to a temporary file beside the store while
- * they are hashed, and every integrity check the request asks for (Content-MD5,
+ * decoded as it arrives, the decoded bytes handed to the storage while they are hashed, and every integrity check the request asks for (Content-MD5,
  * `x-amz-checksum-*` header or trailer, a hex `x-amz-content-sha256`, the decoded length)
  * passed before the caller may make the bytes visible.
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { open, rm, type FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 
 import { AwsChunkedDecoder } from './aws-chunked.ts';
@@ -23,6 +21,7 @@ import { signedContentSha256 } from './signed-payload.ts';
 import type { OperationContext } from '../operations/context.ts';
 import { errors, GatewayError } from '../../s3-errors.ts';
 import { sendContinue, type Exchange } from '../exchange.ts';
+import type { IncomingContent } from '../../storage/storage.ts';
 
 /** S3's limit for one PutObject, one part or one browser form's file. */
 export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
@@ -140,13 +139,13 @@ class ContentDigests {
   }
 }
 
-/** Writes the content of the body to a file, decoding aws-chunked framing on the way. */
+/** Hands the content of the body to the storage, decoding aws-chunked framing on the way. */
 class ContentSpool extends Writable {
   size = 0;
   trailer = new Map<string, string>();
 
   constructor(
-    private readonly file: FileHandle,
+    private readonly content: IncomingContent,
     private readonly decoder: AwsChunkedDecoder | null,
     private readonly digests: ContentDigests,
     private readonly expectedSize: number | null,
@@ -184,8 +183,7 @@ class ContentSpool extends Writable {
       }
       this.digests.update(data);
     }
-    if (content.length === 1) await this.file.write(content[0]!);
-    else if (content.length > 1) await this.file.writev(content);
+    await this.content.write(content);
   }
 }
 
@@ -240,8 +238,8 @@ function checkTrailer(plan: BodyPlan, trailer: Map<string, string>): string | nu
 }
 
 export interface ReceivedBody {
-  /** The content, in a temporary file beside the store: the caller moves it into place or removes it. */
-  file: string;
+  /** The content, kept by the storage: the caller places it or discards it. */
+  content: IncomingContent;
   /** Hex MD5 of the content (its ETag). */
   md5: string;
   /** The checksum of the content: the one the upload came with (verified), else the default one if asked for. */
@@ -252,7 +250,7 @@ async function verifyContent(
   plan: BodyPlan,
   spool: ContentSpool,
   digests: ContentDigests,
-): Promise<Omit<ReceivedBody, 'file'>> {
+): Promise<Omit<ReceivedBody, 'content'>> {
   if (plan.length !== null && spool.size !== plan.length) throw new GatewayError(errors.decodedLengthMismatch());
   const trailerChecksum = checkTrailer(plan, spool.trailer);
   const { md5, sha256, checksum } = await digests.results();
@@ -271,25 +269,21 @@ async function verifyContent(
 
 async function spoolContent(
   exchange: Exchange,
-  file: string,
+  content: IncomingContent,
   decoder: AwsChunkedDecoder | null,
   digests: ContentDigests,
   expectedSize: number | null,
 ): Promise<ContentSpool> {
-  const handle = await open(file, 'wx');
-  try {
-    const spool = new ContentSpool(handle, decoder, digests, expectedSize);
-    sendContinue(exchange);
-    await pipeRequest(exchange.req, spool);
-    return spool;
-  } finally {
-    await handle.close();
-  }
+  const spool = new ContentSpool(content, decoder, digests, expectedSize);
+  sendContinue(exchange);
+  await pipeRequest(exchange.req, spool);
+  await content.close();
+  return spool;
 }
 
 /**
- * Reads the body of an upload into a temporary file and verifies it against `plan`. On any
- * failure the file is removed and the rest of the body is left unread.
+ * Reads the body of an upload into the storage and verifies it against `plan`. On any
+ * failure what was kept is discarded and the rest of the body is left unread.
  *
  * `defaultChecksum` is computed when the upload asks for no checksum (S3 gives new objects one).
  */
@@ -307,13 +301,13 @@ export async function receiveBody(
         })
       : null;
   const digests = new ContentDigests(plan, plan.checksum.source === 'none' ? defaultChecksum : plan.checksum.algorithm);
-  const file = ctx.storage.incomingFile();
+  const content = await ctx.storage.receive();
   try {
-    const spool = await spoolContent(ctx.exchange, file, decoder, digests, plan.length);
-    return { file, ...(await verifyContent(plan, spool, digests)) };
+    const spool = await spoolContent(ctx.exchange, content, decoder, digests, plan.length);
+    return { content, ...(await verifyContent(plan, spool, digests)) };
   } catch (err) {
     abandonBody(ctx.exchange);
-    await rm(file, { force: true });
+    await content.discard();
     throw err;
   }
 }

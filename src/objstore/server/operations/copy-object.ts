@@ -6,12 +6,9 @@
  * `x-amz-metadata-directive: REPLACE` the request's (stored-headers.ts); its tags the source's,
  * or none with `x-amz-tagging-directive: REPLACE`. A copy onto itself must REPLACE, as on S3.
  */
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
-import { pipeline } from 'node:stream/promises';
 
-import type { ObjectHead } from '../../storage/storage.ts';
+import { receiveStream, type IncomingContent, type ObjectHead } from '../../storage/storage.ts';
 import { pickChecksumHeaders } from '../bodies/checksums.ts';
 import { errors, GatewayError } from '../../s3-errors.ts';
 import { parseCopySource } from '../target.ts';
@@ -39,17 +36,14 @@ function contentMetadataOf(head: ObjectHead): Record<string, string> {
 
 const directive = (headers: IncomingHttpHeaders, name: string) => headers[name] === 'REPLACE';
 
-/** Writes the source's bytes to a new incoming file; NoSuchKey when the source went meanwhile. */
-async function copyContent(ctx: OperationContext, bucket: string, key: string): Promise<string> {
-  const file = ctx.storage.incomingFile();
+/** Receives the source's bytes as new content; NoSuchKey when the source went meanwhile. */
+async function copyContent(ctx: OperationContext, bucket: string, key: string): Promise<IncomingContent> {
   try {
-    await pipeline(ctx.storage.readObject(bucket, key, null), createWriteStream(file, { flags: 'wx' }));
+    return await receiveStream(ctx.storage, ctx.storage.readObject(bucket, key, null));
   } catch (err) {
-    await rm(file, { force: true });
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new GatewayError(errors.noSuchKey(key));
     throw err;
   }
-  return file;
 }
 
 /** The request's headers are checked before the bucket is looked up. */
@@ -71,8 +65,8 @@ export const copyObject: BucketHandler = (ctx) => {
 
     const tags = directive(headers, 'x-amz-tagging-directive') ? null : await storage.objectTagging(source.bucket, source.key);
     const metadata = replaced === null ? storedMetadataOf(head) : { ...replaced, ...contentMetadataOf(head) };
-    const file = await copyContent(ctx, source.bucket, source.key);
-    await storage.placeObject(bucket, key, file, String(head['etag']).replace(/"/g, ''), metadata);
+    const content = await copyContent(ctx, source.bucket, source.key);
+    await storage.placeObject(bucket, key, content, String(head['etag']).replace(/"/g, ''), metadata);
     if (tags !== null) await storage.putObjectTagging(bucket, key, tags);
 
     const placed = await storage.headObject(bucket, key);

@@ -5,7 +5,6 @@
  * asked for. s3rver 3.7.1 ignores If-Match / If-Unmodified-Since, reads a suffix range from the
  * start, answers `bytes=0-0` with the whole object and 416s a multiple-range header.
  */
-import { createReadStream } from 'node:fs';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 
 import type { ObjectHead, ObjstoreStorage } from '../../storage/storage.ts';
@@ -14,7 +13,7 @@ import { errors, GatewayError } from '../../s3-errors.ts';
 import type { ParsedQuery } from '../target.ts';
 import type { OperationContext } from './context.ts';
 import { evaluateReadConditions, type ObjectState } from './preconditions.ts';
-import { contentRange, readRangeRequest, type ByteRange } from './ranges.ts';
+import { contentRange, readRangeRequest } from './ranges.ts';
 import { userMetadataHeaderValue } from './user-metadata.ts';
 
 /** An object as stored: its state for conditions, its size, and what HeadObject shows of it. */
@@ -102,20 +101,20 @@ function drained(res: ServerResponse): Promise<void> {
 }
 
 /**
- * Sends the file's bytes (those of `range`), the last piece with `end()`: the observer sees the exchange
+ * Sends the object's bytes (those it was read for), the last piece with `end()`: the observer sees the exchange
  * when the response is ended, which must happen before the client can have read the whole body.
  */
-async function sendContent(ctx: OperationContext, file: string, range: ByteRange | null): Promise<void> {
+async function sendContent(ctx: OperationContext, read: () => AsyncIterable<Buffer>): Promise<void> {
   const { res, method } = ctx.exchange;
   if (method === 'HEAD') {
     res.end();
     return;
   }
   let pending: Buffer | null = null;
-  for await (const piece of createReadStream(file, range ?? {})) {
+  for await (const piece of read()) {
     if (pending !== null && !res.write(pending)) await drained(res);
     if (res.destroyed) return;
-    pending = piece as Buffer;
+    pending = piece;
   }
   res.end(pending ?? undefined);
 }
@@ -153,5 +152,5 @@ export async function readObject(ctx: OperationContext): Promise<void> {
     res.setHeader('Content-Range', contentRange(range, stored.size));
     res.setHeader('Content-Length', range.end - range.start + 1);
   }
-  await sendContent(ctx, ctx.storage.objectContentFile(bucket!, key!), range);
+  await sendContent(ctx, () => ctx.storage.readObject(bucket!, key!, range));
 }

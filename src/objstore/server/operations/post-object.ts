@@ -12,8 +12,8 @@
  * or 303 to `success_action_redirect` with the bucket, key and ETag in its query.
  */
 import { createHash } from 'node:crypto';
-import { open, rm } from 'node:fs/promises';
 
+import type { IncomingContent } from '../../storage/storage.ts';
 import type { ObjstoreKey } from '../../types.ts';
 import { parseV4Credential } from '../auth/credentials.ts';
 import { policySignature, signaturesMatch } from '../auth/sigv4.ts';
@@ -118,42 +118,38 @@ function respond(ctx: OperationContext, fields: FormFields, bucket: string, key:
   res.end();
 }
 
-/** The form's file in a temporary file beside the store, with its ETag and checksum. */
+/** The form's file, kept by the storage, with its ETag and checksum. */
 interface ReceivedFile {
-  staged: string;
+  content: IncomingContent;
   md5: string;
   checksum: string;
 }
 
 /**
- * Streams the form's file to a temporary file, hashing it. At most the policy's largest size is
+ * Streams the form's file to the storage, hashing it. At most the policy's largest size is
  * kept: beyond it the file is only counted, for the ProposedSize of EntityTooLarge (up to S3's
- * limit for an object). The temporary file is removed on any failure.
+ * limit for an object). What was kept is discarded on any failure.
  */
 async function receiveFile(ctx: OperationContext, form: FormDataReader, policy: PostPolicy): Promise<ReceivedFile> {
   const maxSize = maxContentLength(policy, MAX_UPLOAD_BYTES);
-  const staged = ctx.storage.incomingFile();
+  const content = await ctx.storage.receive();
   const md5 = createHash('md5');
   const checksum = startChecksum(DEFAULT_CHECKSUM_ALGORITHM);
   let size = 0;
   try {
-    const file = await open(staged, 'wx');
-    try {
-      for await (const piece of form.fileContent()) {
-        size += piece.length;
-        if (size > MAX_UPLOAD_BYTES) throw new GatewayError(errors.formTooLarge(size, MAX_UPLOAD_BYTES));
-        if (size > maxSize) continue;
-        md5.update(piece);
-        checksum.update(piece);
-        await file.write(piece);
-      }
-    } finally {
-      await file.close();
+    for await (const piece of form.fileContent()) {
+      size += piece.length;
+      if (size > MAX_UPLOAD_BYTES) throw new GatewayError(errors.formTooLarge(size, MAX_UPLOAD_BYTES));
+      if (size > maxSize) continue;
+      md5.update(piece);
+      checksum.update(piece);
+      await content.write([piece]);
     }
+    await content.close();
     requireContentLengthInRange(policy, size);
-    return { staged, md5: md5.digest('hex'), checksum: await checksum.digest() };
+    return { content, md5: md5.digest('hex'), checksum: await checksum.digest() };
   } catch (err) {
-    await rm(staged, { force: true });
+    await content.discard();
     throw err;
   }
 }
@@ -201,7 +197,7 @@ async function receiveObject(ctx: OperationContext, boundary: string): Promise<v
   const { fields, key, file } = upload;
   ctx.exchange.key = key;
   const metadata = ctx.storage.storedMetadata(bucket, key, Object.fromEntries(fields));
-  await ctx.storage.placeObject(bucket, key, file.staged, file.md5, {
+  await ctx.storage.placeObject(bucket, key, file.content, file.md5, {
     ...metadata,
     ...objectChecksumHeaders(DEFAULT_CHECKSUM_ALGORITHM, file.checksum),
   });

@@ -6,10 +6,8 @@
  * so a source it may not read is AccessDenied before anything here runs.
  */
 import { createHash } from 'node:crypto';
-import { pipeline } from 'node:stream/promises';
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
 
+import { receiveStream } from '../../storage/storage.ts';
 import { startChecksum } from '../bodies/checksums.ts';
 import { errors, GatewayError } from '../../s3-errors.ts';
 import { parseCopySource, singleParam, validatePartNumber } from '../target.ts';
@@ -51,22 +49,18 @@ export const uploadPartCopy: OperationHandler = async (ctx) => {
   const upload = await uploadChecksumOf(ctx, uploadId);
   const md5 = createHash('md5');
   const checksum = upload === null ? null : startChecksum(upload.algorithm);
-  const file = storage.incomingFile();
-  try {
-    const bytes = storage.readObject(source.bucket, source.key, range);
-    bytes.on('data', (data) => {
-      md5.update(data as Buffer);
-      checksum?.update(data as Buffer);
-    });
-    await pipeline(bytes, createWriteStream(file, { flags: 'wx' }));
-  } catch (err) {
-    await rm(file, { force: true });
-    throw err;
+  async function* hashed(bytes: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
+    for await (const data of bytes) {
+      md5.update(data);
+      checksum?.update(data);
+      yield data;
+    }
   }
+  const content = await receiveStream(storage, hashed(storage.readObject(source.bucket, source.key, range)));
   const etag = md5.digest('hex');
   const partChecksum = checksum === null ? null : { algorithm: upload!.algorithm, value: await checksum.digest() };
   const bucket = ctx.target.bucket!;
-  await storage.placePart(bucket, uploadId, partNumber, file, etag, partChecksum);
+  await storage.placePart(bucket, uploadId, partNumber, content, etag, partChecksum);
 
   const [placed] = (await storage.uploadedParts(bucket, uploadId, { after: partNumber - 1, limit: 1 })).filter((part) => part.number === partNumber);
   sendXmlResult(ctx.exchange.res, 'CopyPartResult', {

@@ -39,7 +39,7 @@ export const putObject: OperationHandler = async (ctx) => {
   });
   const body = await receiveBody(ctx, plan, DEFAULT_CHECKSUM_ALGORITHM);
   const checksum = body.checksum ? objectChecksumHeaders(body.checksum.algorithm, body.checksum.value) : {};
-  await ctx.storage.placeObject(bucket, key, body.file, body.md5, { ...metadata, ...checksum }, (place) =>
+  await ctx.storage.placeObject(bucket, key, body.content, body.md5, { ...metadata, ...checksum }, (place) =>
     placeUnderWriteConditions(ctx, place),
   );
   respondStored(ctx, body.md5, checksum);
@@ -52,6 +52,6 @@ export const uploadPart: OperationHandler = async (ctx) => {
   const plan = planBody(ctx.exchange.req.headers, ctx.payloadHash);
   requirePartChecksum(await uploadChecksumOf(ctx, uploadId), plan.checksum);
   const body = await receiveBody(ctx, plan, null);
-  await ctx.storage.placePart(ctx.target.bucket!, uploadId, partNumber, body.file, body.md5, body.checksum);
+  await ctx.storage.placePart(ctx.target.bucket!, uploadId, partNumber, body.content, body.md5, body.checksum);
   respondStored(ctx, body.md5, body.checksum ? { [checksumHeaderName(body.checksum.algorithm)]: body.checksum.value } : {});
 };
