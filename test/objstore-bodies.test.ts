@@ -433,7 +433,7 @@ forEachStorage((storage) => {
       expect(Buffer.from(await range.Body!.transformToByteArray()).equals(data.subarray(100, 200))).toBe(true);
     });
 
-    it.runIf(storage === 'files')('answers checksums the SDK checks: a stored object damaged on disk fails its GetObject', async () => {
+    if (storage === 'files') it('answers checksums the SDK checks: a stored object damaged on disk fails its GetObject', async () => {
       const client = defaultClient();
       const data = patterned(10_000, 37);
       await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'damaged', Body: data, ChecksumAlgorithm: 'CRC32C' }));
