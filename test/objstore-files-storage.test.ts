@@ -12,7 +12,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { createFileStorage } from '../src/objstore/storage/files-storage.ts';
-import type { IncomingContent, ObjstoreStorage } from '../src/objstore/storage/storage.ts';
+import type { ObjstoreStorage } from '../src/objstore/storage/storage.ts';
+import { receivedContent } from './support/storage-content.ts';
 
 const md5 = (data: string) => createHash('md5').update(data).digest('hex');
 const BUCKET = 'files';
@@ -38,15 +39,9 @@ describe('the files storage', () => {
   });
   afterEach(() => rmSync(parent, { recursive: true, force: true }));
 
-  async function received(data: string): Promise<IncomingContent> {
-    const content = await storage.receive();
-    await content.write([Buffer.from(data)]);
-    await content.close();
-    return content;
-  }
 
   async function put(key: string, data: string, metadata: Record<string, string>): Promise<void> {
-    await storage.placeObject(BUCKET, key, await received(data), md5(data), metadata);
+    await storage.placeObject(BUCKET, key, await receivedContent(storage, data), md5(data), metadata);
   }
 
   it("keeps an object as s3rver did: its content, its unquoted MD5 and its metadata as indented JSON, beside each other under the key's folders", async () => {
@@ -65,7 +60,7 @@ describe('the files storage', () => {
 
   it("keeps an upload as s3rver did: the key and the creation headers as JSON, each part with its MD5 (and checksum), then only the completion's record", async () => {
     const uploadId = await storage.startUpload(BUCKET, 'big.bin', { 'content-type': 'application/x-big', 'x-amz-meta-k': 'v' });
-    await storage.placePart(BUCKET, uploadId, 1, await received('part one'), md5('part one'), { algorithm: 'CRC32', value: 'AAAAAA==' });
+    await storage.placePart(BUCKET, uploadId, 1, await receivedContent(storage, 'part one'), md5('part one'), { algorithm: 'CRC32', value: 'AAAAAA==' });
     const upload = `._S3rver_uploads/${uploadId}`;
     expect(filesUnder(path.join(root, BUCKET))).toEqual({
       [`${upload}/key`]: 'big.bin',

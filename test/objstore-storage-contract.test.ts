@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../src/objstore/s3-errors.ts';
 import { createFileStorage } from '../src/objstore/storage/files-storage.ts';
 import { createMemoryStorage } from '../src/objstore/storage/memory-storage.ts';
-import type { IncomingContent, ObjstoreStorage } from '../src/objstore/storage/storage.ts';
+import type { ObjstoreStorage } from '../src/objstore/storage/storage.ts';
+import { receivedContent } from './support/storage-content.ts';
 
 const md5 = (data: string) => createHash('md5').update(data).digest('hex');
 
@@ -40,25 +41,18 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
     });
     afterEach(() => rmSync(parent, { recursive: true, force: true }));
 
-    /** `data` received as an upload's body is. */
-    async function incoming(data: string): Promise<IncomingContent> {
-      const content = await storage.receive();
-      await content.write([Buffer.from(data)]);
-      await content.close();
-      return content;
-    }
 
     /** What the store's directory holds of bodies received and not placed (none without one). */
     const leftBehind = () => (existsSync(directory) ? readdirSync(directory).filter((name) => name.startsWith('.incoming-')) : []);
 
     async function put(key: string, data: string, metadata: Record<string, string> = {}, bucket = BUCKET): Promise<void> {
-      await storage.placeObject(bucket, key, await incoming(data), md5(data), metadata);
+      await storage.placeObject(bucket, key, await receivedContent(storage, data), md5(data), metadata);
     }
 
     async function startWithParts(key: string, parts: Record<number, string>): Promise<string> {
       const uploadId = await storage.startUpload(BUCKET, key, { 'content-type': 'text/csv' });
       for (const [number, data] of Object.entries(parts)) {
-        await storage.placePart(BUCKET, uploadId, Number(number), await incoming(data), md5(data), null);
+        await storage.placePart(BUCKET, uploadId, Number(number), await receivedContent(storage, data), md5(data), null);
       }
       return uploadId;
     }
@@ -108,7 +102,7 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
 
     describe('objects', () => {
       it('are placed whole, with their ETag and metadata, and read back whole or by range', async () => {
-        await storage.placeObject(BUCKET, 'greeting.txt', await incoming('hello, world'), md5('hello, world'), { 'content-type': 'text/plain', 'x-amz-meta-lang': 'en' });
+        await storage.placeObject(BUCKET, 'greeting.txt', await receivedContent(storage, 'hello, world'), md5('hello, world'), { 'content-type': 'text/plain', 'x-amz-meta-lang': 'en' });
         expect(leftBehind()).toEqual([]);
 
         const head = await storage.headObject(BUCKET, 'greeting.txt');
@@ -136,14 +130,14 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
       it('are not placed when the placement guard refuses, and what was received is dropped', async () => {
         await put('key', 'before');
         const refusal = new Error('refused');
-        await expect(storage.placeObject(BUCKET, 'key', await incoming('after'), md5('after'), {}, () => Promise.reject(refusal))).rejects.toBe(refusal);
+        await expect(storage.placeObject(BUCKET, 'key', await receivedContent(storage, 'after'), md5('after'), {}, () => Promise.reject(refusal))).rejects.toBe(refusal);
         expect(leftBehind()).toEqual([]);
         expect(await text(storage.readObject(BUCKET, 'key', null))).toBe('before');
       });
 
       it('run the guard around the move that makes them visible', async () => {
         let seenBefore: boolean | null = null;
-        await storage.placeObject(BUCKET, 'new', await incoming('data'), md5('data'), {}, async (place) => {
+        await storage.placeObject(BUCKET, 'new', await receivedContent(storage, 'data'), md5('data'), {}, async (place) => {
           seenBefore = await storage.objectExists(BUCKET, 'new');
           await place();
         });
@@ -154,7 +148,7 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
       it('are placed in a folder whose last object was deleted while they waited for their turn', async () => {
         await put('shared/folder/old', 'old');
         // The delete empties the folder (and removes it, in files) between the placement's start and its move.
-        await storage.placeObject(BUCKET, 'shared/folder/new', await incoming('new'), md5('new'), {}, async (place) => {
+        await storage.placeObject(BUCKET, 'shared/folder/new', await receivedContent(storage, 'new'), md5('new'), {}, async (place) => {
           await storage.deleteObject(BUCKET, 'shared/folder/old');
           await place();
         });
@@ -242,7 +236,7 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
       it('keep the checksum a part came with until it is uploaded again without one', async () => {
         const uploadId = await storage.startUpload(BUCKET, 'key', {});
         const place = async (data: string, checksum: { algorithm: 'CRC32'; value: string } | null) => {
-          await storage.placePart(BUCKET, uploadId, 1, await incoming(data), md5(data), checksum);
+          await storage.placePart(BUCKET, uploadId, 1, await receivedContent(storage, data), md5(data), checksum);
         };
         await place('first', { algorithm: 'CRC32', value: 'AAAAAA==' });
         expect((await storage.uploadedParts(BUCKET, uploadId))[0]!.checksum).toEqual({ algorithm: 'CRC32', value: 'AAAAAA==' });
