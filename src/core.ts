@@ -110,7 +110,7 @@ export async function openCore(options: CoreOptions, fixtures: Fixtures, tables:
         progress: options.progress,
       });
     }
-    db = openInstanceDb(database.path, database.templatePath, tables);
+    db = openInstanceDb(database.path, database.templatePath, tables, { durable: options.dataDir !== undefined });
     teardown.add('resources', () => db.close());
     if (!hasState(db, 'workspaces')) resetInstanceDb(db, tables);
     else refuseUnusableRows(db, tables, database.path);

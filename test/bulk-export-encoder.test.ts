@@ -93,7 +93,7 @@ describe('the encoder thread', () => {
     const template = new Database(join(dir, 'seed.sqlite'));
     template.exec(tracingTables.ddl);
     template.close();
-    const db = openInstanceDb(join(dir, 'instance.sqlite'), join(dir, 'seed.sqlite'), [tracingTables]);
+    const db = openInstanceDb(join(dir, 'instance.sqlite'), join(dir, 'seed.sqlite'), [tracingTables], { durable: false });
     const encoder = new EncoderThread({ path: join(dir, 'instance.sqlite'), templatePath: join(dir, 'seed.sqlite') });
     try {
       await expect(encoder.encode(request)).resolves.toBeNull();
@@ -112,7 +112,7 @@ describe('the encoder thread', () => {
     seed.close();
     const databases = ['empty', 'traced'].map((name) => {
       const path = join(dir, `pooled-${name}.sqlite`);
-      const db = openInstanceDb(path, template, [tracingTables]);
+      const db = openInstanceDb(path, template, [tracingTables], { durable: false });
       if (name === 'traced') insertRuns(db, generateRuns({ tenantId: 't', sessionId: 'traced', count: 5, startMicros: 1_000_000, days: 1, seed: 7 }));
       db.close();
       return { path, templatePath: template };
@@ -138,7 +138,7 @@ describe('the encoder thread', () => {
     insertRuns(seed, seeded);
     seed.close();
     const path = join(dir, 'merged.sqlite');
-    const db = openInstanceDb(path, template, [tracingTables]);
+    const db = openInstanceDb(path, template, [tracingTables], { durable: false });
     const added = [...generateRuns({ tenantId: 't', sessionId: 's', count: 200, startMicros: 1_000_000, days: 1, seed: 2 })];
     // The same cursor in both tables: the runtime copy (another name) is read first.
     const tie = { ...seeded[150]!, name: 'runtime copy', inputs: null };

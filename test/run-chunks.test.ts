@@ -49,7 +49,7 @@ function template(name: string, late: RunRow[] = []): string {
 }
 
 function instance(name: string, templatePath: string): TracingStore {
-  return new TracingStore(openInstanceDb(join(dir, `${name}-instance.sqlite`), templatePath, [tracingTables]));
+  return new TracingStore(openInstanceDb(join(dir, `${name}-instance.sqlite`), templatePath, [tracingTables], { durable: false }));
 }
 
 /** A filter every run passes: the same page, read by SQLite from the rows. */

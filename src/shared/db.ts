@@ -74,9 +74,10 @@ export const TIMESTAMP: ColumnRule = { range: [Number.MIN_SAFE_INTEGER, Number.M
  * Opens an instance database: `main` holds the instance's state, the fixture template is
  * attached as `seed` and never written (it may be a hard link to the cached template, which
  * other instances share). Seeded traced runs stay in the template and are read through the
- * `all_runs` view, so a reset never copies them.
+ * `all_runs` view, so a reset never copies them. `durable`: whether the database is kept
+ * after the instance stops (a --data-dir), and so synced to disk.
  */
-export function openInstanceDb(path: string, templatePath: string, tables: readonly TableSet[]): Db {
+export function openInstanceDb(path: string, templatePath: string, tables: readonly TableSet[], { durable }: { durable: boolean }): Db {
   // SQLite creates its journal files with the database file's mode.
   ensurePrivateFile(path, { create: true });
   for (const suffix of JOURNAL_SUFFIXES) ensurePrivateFile(`${path}${suffix}`, { create: false });
@@ -90,7 +91,9 @@ export function openInstanceDb(path: string, templatePath: string, tables: reado
   // WAL first: in the default rollback mode each of the writes below would sync to disk (tens of
   // milliseconds of a start); in one transaction they are one commit.
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  // A database the instance removes on stop need not outlive a crash: no fsync, not even at the
+  // checkpoint of close (which otherwise takes most of an in-process instance's stop).
+  db.pragma(durable ? 'synchronous = NORMAL' : 'synchronous = OFF');
   db.transaction(() => {
     db.pragma(`user_version = ${stamp}`);
     for (const set of tables) db.exec(set.ddl);
