@@ -50,32 +50,45 @@ function* piecesOf(content: StoredContent, range: ByteRange | null): Generator<B
   }
 }
 
-/** The most bytes one stored block holds (a Buffer's length is bounded, a body's only by S3's 5 GiB). */
+/** The most bytes one block of copied pieces holds (a Buffer's length is bounded, a body's only by S3's 5 GiB). */
 const BLOCK_BYTES = 64 * 1024 * 1024;
+/** A piece this big that owns its memory is kept as it is: a socket read's, which Node allocates for it alone. */
+const KEPT_PIECE_BYTES = 16 * 1024;
+
+const ownsItsMemory = (piece: Buffer) => piece.length >= KEPT_PIECE_BYTES && piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength;
+
+function copyOf(pieces: readonly Buffer[], size: number): Buffer {
+  const block = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const piece of pieces) at += piece.copy(block, at);
+  return block;
+}
 
 /**
- * The pieces of a body copied into blocks of their own: a piece may be a view of a bigger buffer
- * (a socket read, a decoded aws-chunked frame) that it would keep alive, or a slice of Node's
- * shared pool.
+ * The pieces of a body as stored: a piece that owns its memory as it is, the others copied into
+ * blocks of their own, since they may be views of a bigger buffer (a decoded aws-chunked frame, a
+ * socket read holding headers too) that they would keep alive, or slices of Node's shared pool.
  */
-function blocksOf(pieces: readonly Buffer[], size: number): Buffer[] {
+function blocksOf(pieces: readonly Buffer[]): Buffer[] {
   const blocks: Buffer[] = [];
-  let block: Buffer | null = null;
-  let at = 0;
-  let left = size;
-  for (let piece of pieces) {
-    while (piece.length > 0) {
-      if (block === null || at === block.length) {
-        block = Buffer.allocUnsafeSlow(Math.min(left, BLOCK_BYTES));
-        blocks.push(block);
-        at = 0;
-      }
-      const copied = piece.copy(block, at, 0, Math.min(piece.length, block.length - at));
-      at += copied;
-      left -= copied;
-      piece = piece.subarray(copied);
+  let run: Buffer[] = [];
+  let runBytes = 0;
+  const copyRun = () => {
+    if (run.length > 0) blocks.push(copyOf(run, runBytes));
+    run = [];
+    runBytes = 0;
+  };
+  for (const piece of pieces) {
+    if (ownsItsMemory(piece)) {
+      copyRun();
+      blocks.push(piece);
+      continue;
     }
+    if (runBytes + piece.length > BLOCK_BYTES) copyRun();
+    run.push(piece);
+    runBytes += piece.length;
   }
+  copyRun();
   return blocks;
 }
 
@@ -123,7 +136,7 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
       this.placed = true;
       arriving -= this.size;
       stored += this.size;
-      return { chunks: blocksOf(this.pieces, this.size), size: this.size };
+      return { chunks: blocksOf(this.pieces), size: this.size };
     }
   }
 
