@@ -159,7 +159,7 @@ export class RequestObserver {
 
   /** The objstore's observer: the same journal, log and fault rules. */
   objstore(): ObjstoreObserver {
-    /** The target and headers as they arrived: the gateway strips the authentication before s3rver sees the request. */
+    /** The target and headers as they arrived: kept before the gateway's handlers read or change the request. */
     const arrivals = new WeakMap<IncomingMessage, { arrival: Arrival; path: string; search: string; headers: Record<string, string> }>();
     return {
       arrive: (req) => {

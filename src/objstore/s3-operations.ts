@@ -8,8 +8,7 @@ type ByMethod = Readonly<Partial<Record<'GET' | 'PUT' | 'DELETE' | 'POST', strin
 
 /**
  * Query parameters that select a different operation on a bucket, each with the operations S3
- * has for it (`?acl` is GetBucketAcl and PutBucketAcl; there is no DeleteBucketAcl). A superset of
- * s3rver's own list, which clients were answered by before.
+ * has for it (`?acl` is GetBucketAcl and PutBucketAcl; there is no DeleteBucketAcl).
  */
 export const BUCKET_SUBRESOURCES = {
   accelerate: { GET: 'GetBucketAccelerateConfiguration', PUT: 'PutBucketAccelerateConfiguration' },
@@ -46,9 +45,9 @@ export type BucketSubresource = keyof typeof BUCKET_SUBRESOURCES;
 
 /**
  * Query parameters that select a different operation on an object, each with the operations S3
- * has for it. s3rver routed object requests on the union of its bucket and object lists, so the
- * gateway takes every bucket subresource on an object for a subresource too (an operation S3
- * does not have).
+ * has for it. Every bucket subresource on an object is taken for a subresource too (an operation
+ * S3 does not have), as clients were answered when s3rver routed object requests on the union
+ * of its bucket and object lists.
  */
 export const OBJECT_SUBRESOURCES = {
   acl: { GET: 'GetObjectAcl', PUT: 'PutObjectAcl' },

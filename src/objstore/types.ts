@@ -7,9 +7,8 @@ import type { S3Operation } from './s3-operations.ts';
 /**
  * Public types of the embedded S3-compatible object store ("objstore").
  *
- * The objstore is an HTTP gateway in front of s3rver: the gateway authenticates and
- * authorises every request against the configured access keys, and only then hands it
- * to s3rver (which itself runs with authentication effectively disabled).
+ * The objstore is an HTTP gateway that authenticates and authorises every request against the
+ * configured access keys, then answers it from its storage (files or memory: storage/storage.ts).
  */
 
 export const OBJSTORE_PERMISSIONS = ['create', 'delete', 'get', 'multipart', 'buckets'] as const;
@@ -65,7 +64,7 @@ export interface ObjstoreOptions {
   allowedHosts?: readonly string[];
   /** 0 picks any free port; the chosen one is in `Objstore.url`. */
   port: number;
-  /** Root directory of s3rver's filesystem store (created if missing). */
+  /** Root directory of the files storage (created if missing; untouched with 'memory'). */
   directory: string;
   /** Default 'files'. With 'memory' nothing is written under `directory`. */
   storage?: ObjstoreStorageKind;
@@ -122,7 +121,7 @@ export interface ObjstoreRequestRecord {
    * and `errorCode` is `RequestAborted`.
    */
   status: number;
-  /** S3 error code of an error response (from the gateway or from s3rver), else null. */
+  /** S3 error code of an error response, else null. */
   errorCode: string | null;
 }
 
@@ -139,7 +138,7 @@ export const OBSERVED_BODY_BYTES = 8 * 1024;
 
 /** A request or response body as an observer sees it. */
 export interface ObservedBody {
-  /** Its first OBSERVED_BODY_BYTES bytes; null when not copied (uploads s3rver streams to disk). */
+  /** Its first OBSERVED_BODY_BYTES bytes; null when not copied (upload bodies, which go to the storage). */
   head: Buffer | null;
   /** Its whole size in bytes, when known. */
   size: number | null;

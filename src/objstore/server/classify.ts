@@ -29,7 +29,7 @@ const refuse: OperationAccess = { kind: 'refuse' };
 
 const BUCKET_SUBRESOURCE_NAMES = Object.keys(BUCKET_SUBRESOURCES) as BucketSubresource[];
 
-/** Query parameters that select a different operation on an object: its own, and a bucket's (s3rver routed objects on both). */
+/** Query parameters that select a different operation on an object: its own, and a bucket's (see OBJECT_SUBRESOURCES). */
 const OBJECT_SUBRESOURCE_NAMES = new Set<string>([...BUCKET_SUBRESOURCE_NAMES, ...Object.keys(OBJECT_SUBRESOURCES)]);
 
 /** The operation a subresource selects with this method; `Unknown` when S3 has none. */

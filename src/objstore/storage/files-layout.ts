@@ -59,7 +59,7 @@ export interface ObjectFiles {
   tagging: string;
 }
 
-/** A bucket is the folder `<root>/<bucket>`, its user's alone (s3rver's own CreateBucket would make it 0755). */
+/** A bucket is the folder `<root>/<bucket>`, its user's alone. */
 export function bucketDirectory(root: string, bucket: string): string {
   return path.join(root, bucket);
 }

@@ -1,9 +1,7 @@
 /**
- * CompleteMultipartUpload as S3 does it. s3rver streams the listed parts without checking they
- * exist (a missing part crashes the whole process: unhandled 'error' on a fs.ReadStream), and
- * straight into the object file. Here the upload, the part order, every part's ETag and
- * checksum and the part sizes are checked first; the storage then assembles the object beside
- * the store and puts it in place whole, with its checksum (multipart-checksums.ts; a checksum
+ * CompleteMultipartUpload as S3 does it: the upload, the part order, every part's ETag and
+ * checksum and the part sizes are checked first; the storage then assembles the object and puts
+ * it in place whole, with its checksum (multipart-checksums.ts; a checksum
  * of the whole object sent in `x-amz-checksum-*` must match it) and the layout of its parts
  * (multipart-layout.ts).
  *

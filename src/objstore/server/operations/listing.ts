@@ -1,8 +1,6 @@
 /**
- * ListObjects (v1), ListObjectsV2 and ListObjectVersions, answered from the storage rather than
- * by s3rver: its continuation tokens need DES (a 500 on Node >= 17 without the legacy OpenSSL
- * provider), it lists in directory order rather than S3's key order, and it has no
- * ListObjectVersions (405).
+ * ListObjects (v1), ListObjectsV2 and ListObjectVersions, answered from the storage's keys in
+ * S3's key order.
  */
 import { createHash } from 'node:crypto';
 
@@ -132,7 +130,7 @@ function ownerIdOf(ctx: OperationContext): string {
 
 /**
  * ListObjectsV2. What S3 refuses before looking up the bucket is refused first (max-keys that is
- * not an integer, a v1 `marker`); a missing bucket is left to s3rver's NoSuchBucket.
+ * not an integer, a v1 `marker`); then a missing bucket is NoSuchBucket (dispatch.ts).
  */
 export const listObjectsV2: BucketHandler = (ctx) => {
   const { query } = ctx.target;

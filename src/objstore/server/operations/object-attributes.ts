@@ -1,5 +1,5 @@
 /**
- * GetObjectAttributes (`GET /<bucket>/<key>?attributes`), which s3rver lacks: the attributes
+ * GetObjectAttributes (`GET /<bucket>/<key>?attributes`): the attributes
  * named in `x-amz-object-attributes` (ETag, Checksum, ObjectParts, ObjectSize, StorageClass)
  * as S3's GetObjectAttributesResponse, with Last-Modified. ObjectParts is there for multipart
  * objects only: their part count, and the parts (paged by `x-amz-max-parts` and

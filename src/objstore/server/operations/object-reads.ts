@@ -2,8 +2,7 @@
  * GetObject and HeadObject, answered by the gateway from the store as S3 answers them:
  * conditional headers (preconditions.ts), one byte range (ranges.ts), the stored headers with
  * user metadata encoded as S3 encodes it, `response-*` overrides, and the stored checksum when
- * asked for. s3rver 3.7.1 ignores If-Match / If-Unmodified-Since, reads a suffix range from the
- * start, answers `bytes=0-0` with the whole object and 416s a multiple-range header.
+ * asked for.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 

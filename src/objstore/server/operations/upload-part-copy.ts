@@ -1,5 +1,5 @@
 /**
- * UploadPartCopy (s3rver 3.7.1 answers it 501): a part of an upload in progress copied from an
+ * UploadPartCopy: a part of an upload in progress copied from an
  * existing object (`?versionId=null` after the source names its one version), whole or the
  * byte range `x-amz-copy-source-range: bytes=first-last` names,
  * answered with S3's CopyPartResult. The key needs `get` besides `multipart` (operations.ts),

@@ -1,8 +1,7 @@
 /**
  * PutObject and UploadPart, stored only after the body has been received and verified in full
  * (see body.ts): the storage puts the object (or part) in place whole, so it is never visible
- * with bytes that failed a check, nor half-written (s3rver itself writes straight into the
- * object file, which a crash would leave truncated and listed).
+ * with bytes that failed a check, nor half-written.
  *
  * An object's checksum is kept in its stored metadata (`x-amz-checksum-<algorithm>`,
  * `x-amz-checksum-type`); object-reads.ts adds it to GetObject / HeadObject responses that ask
