@@ -16,10 +16,13 @@ import {
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import http from 'node:http';
+
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import type { ObjstoreKey } from '../src/objstore/index.ts';
 import { CHECKSUMS_WHEN_REQUIRED, failure, useObjstore } from './support/objstore-server.ts';
+import { presignedPath } from './support/signed-requests.ts';
 
 const BUCKET = 'exports';
 const KiB = 1024;
@@ -109,5 +112,26 @@ describe('a memory storage of 1 MiB', () => {
     await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'second.bin' }));
     await put('whole.bin', 1000 * KiB);
     expect(await listedKeys()).toEqual(['whole.bin']);
+  });
+
+  it('refuses a body announced past the budget before the client sends it: no 100 Continue for Expect: 100-continue', async () => {
+    const path = await presignedPath(ctx.objstore.url, KEY, { method: 'PUT', path: `/${BUCKET}/announced.bin`, expiresIn: 60 });
+    const { status, continued } = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+      let continued = false;
+      const request = http.request(`${ctx.objstore.url}${path}`, { method: 'PUT', headers: { 'content-length': 2 * MiB, expect: '100-continue' } });
+      request.on('continue', () => {
+        continued = true;
+        request.end(Buffer.alloc(2 * MiB));
+      });
+      request.on('response', (response) => {
+        response.resume();
+        request.destroy();
+        resolve({ status: response.statusCode!, continued });
+      });
+      request.on('error', reject);
+      request.flushHeaders();
+    });
+    expect({ status, continued }).toEqual({ status: 507, continued: false });
+    expect(await listedKeys()).toEqual([]);
   });
 });

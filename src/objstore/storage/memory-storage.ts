@@ -329,7 +329,12 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
       if (bucket !== undefined) removeUpload(bucket, uploadId);
     },
 
-    receive: async () => new IncomingBuffers(),
+    async receive(expectedBytes) {
+      // Refused before a client waiting for 100 Continue sends the body.
+      const budget = options.budgetBytes();
+      if (expectedBytes != null && stored + arriving + expectedBytes > budget) throw new GatewayError(errors.insufficientStorage(budget));
+      return new IncomingBuffers();
+    },
 
     listBucketObjects(bucket) {
       return [...(buckets.get(bucket)?.objects ?? [])]

@@ -173,8 +173,12 @@ export interface ObjstoreStorage {
   completedUpload(bucket: string, uploadId: string): Promise<string | null>;
   removeUpload(bucket: string, uploadId: string): Promise<void>;
 
-  /** Somewhere to keep a body being received: the caller places it or discards it. */
-  receive(): Promise<IncomingContent>;
+  /**
+   * Somewhere to keep a body being received, of `expectedBytes` when the request says (a
+   * Content-Length): the caller places it or discards it. Rejects with the S3 error to answer
+   * when the storage cannot keep that many bytes, before any is read.
+   */
+  receive(expectedBytes?: number | null): Promise<IncomingContent>;
 
   /** The bucket's objects in key order, with their sizes (synchronous: for the state dump). */
   listBucketObjects(bucket: string): { key: string; size: number }[];

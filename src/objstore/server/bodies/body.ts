@@ -301,13 +301,14 @@ export async function receiveBody(
         })
       : null;
   const digests = new ContentDigests(plan, plan.checksum.source === 'none' ? defaultChecksum : plan.checksum.algorithm);
-  const content = await ctx.storage.receive();
+  let content: IncomingContent | undefined;
   try {
+    content = await ctx.storage.receive(plan.length);
     const spool = await spoolContent(ctx.exchange, content, decoder, digests, plan.length);
     return { content, ...(await verifyContent(plan, spool, digests)) };
   } catch (err) {
     abandonBody(ctx.exchange);
-    await content.discard();
+    await content?.discard();
     throw err;
   }
 }
