@@ -140,6 +140,19 @@ function writeBack(): void {
   execFileSync('sync');
 }
 
+/** The memory storage holds the export's objects in the server: its peak RSS without them. */
+function rssBesideObjects(what: string, samples: ExportSample[]): Row {
+  const beside = samples.map((sample) => sample.peakRssBytes - sample.objectBytes);
+  return {
+    what: `${what}: the server's peak RSS less the export's objects it holds (${megabytes(median(samples.map((sample) => sample.objectBytes)))})`,
+    localplane: medianAndRange(beside, megabytes),
+    peer: 'none in the same run: the goal',
+    peerFigure: megabytes(GOALS.peakRssBytes),
+    ratio: times(median(beside) / GOALS.peakRssBytes),
+    goal: '',
+  };
+}
+
 function exportRows(storage: Storage, samples: ExportSample[], duckdbRates: number[], settings: Settings): Row[] {
   const duckdbRate = median(duckdbRates);
   const rate = median(samples.map((sample) => sample.rowsPerSecond));
@@ -152,18 +165,7 @@ function exportRows(storage: Storage, samples: ExportSample[], duckdbRates: numb
   return [
     { what: `${what}: runs/s`, localplane: medianAndRange(samples.map((sample) => sample.rowsPerSecond), perSecond), peer: `DuckDB COPY of the same rows (FORMAT parquet, COMPRESSION ${settings.compression})`, peerFigure: medianAndRange(duckdbRates, perSecond), ratio: times(rate / duckdbRate), goal: goal(`≥ ${GOALS.ofDuckdb}×`, rate >= GOALS.ofDuckdb * duckdbRate) },
     { what: `${what}: the server's peak RSS (VmHWM)`, localplane: medianAndRange(samples.map((sample) => sample.peakRssBytes), megabytes), peer: noPeer, peerFigure: megabytes(GOALS.peakRssBytes), ratio: times(peakRss / GOALS.peakRssBytes), goal: goal(`≤ ${megabytes(GOALS.peakRssBytes)}`, peakRss <= GOALS.peakRssBytes) },
-    ...(storage === 'memory'
-      ? [
-          {
-            what: `${what}: the server's peak RSS less the export's objects it holds (${megabytes(median(samples.map((sample) => sample.objectBytes)))})`,
-            localplane: medianAndRange(samples.map((sample) => sample.peakRssBytes - sample.objectBytes), megabytes),
-            peer: noPeer,
-            peerFigure: megabytes(GOALS.peakRssBytes),
-            ratio: times(median(samples.map((sample) => sample.peakRssBytes - sample.objectBytes)) / GOALS.peakRssBytes),
-            goal: '',
-          },
-        ]
-      : []),
+    ...(storage === 'memory' ? [rssBesideObjects(what, samples)] : []),
     {
       what: `${what}: p99 of GET /api/v1/bulk-exports/{id} meanwhile (one every ${POLL_MS} ms${resent})`,
       localplane: medianAndRange(samples.map((sample) => percentile(sample.apiLatencies, 99)), milliseconds),

@@ -105,6 +105,12 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
   let stored = 0;
   let arriving = 0;
 
+  /** InsufficientStorage unless `bytes` more fit in the budget beside what is stored and arriving. */
+  const requireRoom = (bytes: number) => {
+    const budget = options.budgetBytes();
+    if (stored + arriving + bytes > budget) throw new GatewayError(errors.insufficientStorage(budget));
+  };
+
   /** A body received into buffers, counted against the budget as it arrives. */
   class IncomingBuffers implements IncomingContent {
     private pieces: Buffer[] = [];
@@ -115,8 +121,7 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
     async write(data: readonly Buffer[]): Promise<void> {
       let bytes = 0;
       for (const piece of data) bytes += piece.length;
-      const budget = options.budgetBytes();
-      if (stored + arriving + bytes > budget) throw new GatewayError(errors.insufficientStorage(budget));
+      requireRoom(bytes);
       this.pieces.push(...data);
       this.size += bytes;
       arriving += bytes;
@@ -331,8 +336,7 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
 
     async receive(expectedBytes) {
       // Refused before a client waiting for 100 Continue sends the body.
-      const budget = options.budgetBytes();
-      if (expectedBytes != null && stored + arriving + expectedBytes > budget) throw new GatewayError(errors.insufficientStorage(budget));
+      if (expectedBytes != null) requireRoom(expectedBytes);
       return new IncomingBuffers();
     },
 
