@@ -10,7 +10,8 @@ import base from './vitest.config.ts';
  * against both documents.
  */
 const reference = resolve(process.env.LOCALPLANE_REFERENCE_OPENAPI ?? '../shared/spec/reference-openapi.json');
-if (!existsSync(reference)) throw new Error(`no reference OpenAPI document at ${reference} (set LOCALPLANE_REFERENCE_OPENAPI)`);
+if (!existsSync(reference))
+  throw new Error(`no reference OpenAPI document at ${reference} (set LOCALPLANE_REFERENCE_OPENAPI)`);
 
 const validatingSuites = readdirSync('test')
   .filter((file) => file.endsWith('.test.ts') && readFileSync(`test/${file}`, 'utf8').includes('./support/openapi.ts'))

@@ -75,7 +75,9 @@ await build({
   outfile: `${DIST}cli.bundle.cjs`,
   plugins: [packagesFromNodeModules(BUNDLED_PACKAGES), distModuleUrls],
   // What each start would otherwise compute by reading the source maps of some 40 modules (8 ms).
-  define: { BUNDLED_GENERATOR_FINGERPRINT: JSON.stringify(sourceFingerprint(pathToFileURL(`${DIST}fixtures/template.js`))) },
+  define: {
+    BUNDLED_GENERATOR_FINGERPRINT: JSON.stringify(sourceFingerprint(pathToFileURL(`${DIST}fixtures/template.js`))),
+  },
   // import() of a package becomes require(): a function V8 restores from a code cache has no
   // callback for import() ("A dynamic import callback was not specified").
   supported: { 'dynamic-import': false },

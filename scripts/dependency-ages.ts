@@ -15,7 +15,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /** The packages of the design card: a dependency rule never removes them nor what they pull in. */
-export const DESIGN_CARDS = ['hono', '@hono/node-server', 'better-sqlite3', 'apache-arrow', 'parquet-wasm', 'vitest'] as const;
+export const DESIGN_CARDS = [
+  'hono',
+  '@hono/node-server',
+  'better-sqlite3',
+  'apache-arrow',
+  'parquet-wasm',
+  'vitest',
+] as const;
 
 const HELP = `npx tsx scripts/dependency-ages.ts [--no-write] [--date YYYY-MM-DD] [--jobs N]
 
@@ -53,7 +60,9 @@ too); 2 when a look-up failed (nothing is written).
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const LOCK_FILE = fileURLToPath(new URL('../package-lock.json', import.meta.url));
-export const PRODUCTION_PACKAGES_FILE = fileURLToPath(new URL('../test/data/production-packages.json', import.meta.url));
+export const PRODUCTION_PACKAGES_FILE = fileURLToPath(
+  new URL('../test/data/production-packages.json', import.meta.url),
+);
 
 /** One entry of a lockfileVersion 3 `packages` map. */
 export interface LockEntry {
@@ -87,7 +96,8 @@ export interface ProductionPackage {
 
 export function readLockfile(file = LOCK_FILE): Lockfile {
   const lock = JSON.parse(readFileSync(file, 'utf8')) as Lockfile;
-  if (lock.lockfileVersion < 2 || !lock.packages || !lock.packages['']) throw new Error(`${file}: no "packages" map (lockfileVersion ${lock.lockfileVersion}); npm 7 or later writes one`);
+  if (lock.lockfileVersion < 2 || !lock.packages || !lock.packages[''])
+    throw new Error(`${file}: no "packages" map (lockfileVersion ${lock.lockfileVersion}); npm 7 or later writes one`);
   return lock;
 }
 
@@ -113,7 +123,7 @@ export function productionPackages(lock: Lockfile): ProductionPackage[] {
 
 /** Where Node finds `name` from the package at `from`: its own node_modules, then each enclosing one. */
 export function resolveFrom(lock: Lockfile, from: string, name: string): string | undefined {
-  for (let base = from; ; ) {
+  for (let base = from; ;) {
     const candidate = base === '' ? `node_modules/${name}` : `${base}/node_modules/${name}`;
     const entry = lock.packages[candidate];
     if (entry) return entry.link && entry.resolved !== undefined ? entry.resolved : candidate;
@@ -126,14 +136,25 @@ export function resolveFrom(lock: Lockfile, from: string, name: string): string 
 /** The dependencies npm installs for a package: regular, optional, and the peers it does not mark optional. */
 function edgesOf(lock: Lockfile, location: string): string[] {
   const entry = lock.packages[location]!;
-  const optionalPeers = new Set(Object.entries(entry.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional).map(([name]) => name));
+  const optionalPeers = new Set(
+    Object.entries(entry.peerDependenciesMeta ?? {})
+      .filter(([, meta]) => meta.optional)
+      .map(([name]) => name),
+  );
   const optional = new Set(Object.keys(entry.optionalDependencies ?? {}));
-  const names = [...Object.keys(entry.dependencies ?? {}), ...optional, ...Object.keys(entry.peerDependencies ?? {}).filter((name) => !optionalPeers.has(name))];
+  const names = [
+    ...Object.keys(entry.dependencies ?? {}),
+    ...optional,
+    ...Object.keys(entry.peerDependencies ?? {}).filter((name) => !optionalPeers.has(name)),
+  ];
   const targets: string[] = [];
   for (const name of new Set(names)) {
     const target = resolveFrom(lock, location, name);
     if (target !== undefined) targets.push(target);
-    else if (!optional.has(name)) throw new Error(`package-lock.json: ${name}, a dependency of ${location === '' ? 'the root' : location}, has no entry`);
+    else if (!optional.has(name))
+      throw new Error(
+        `package-lock.json: ${name}, a dependency of ${location === '' ? 'the root' : location}, has no entry`,
+      );
   }
   return targets;
 }
@@ -156,7 +177,11 @@ export function productionGraph(lock: Lockfile): Map<string, string[]> {
  * Breadth first from `start` (the root by default): each location reached with the shortest
  * chain of locations that leads to it. Locations in `avoid` are neither reached nor walked through.
  */
-export function chains(graph: Map<string, string[]>, start = '', avoid: ReadonlySet<string> = new Set()): Map<string, string[]> {
+export function chains(
+  graph: Map<string, string[]>,
+  start = '',
+  avoid: ReadonlySet<string> = new Set(),
+): Map<string, string[]> {
   const reached = new Map<string, string[]>([[start, [start]]]);
   const queue = [start];
   while (queue.length > 0) {
@@ -172,7 +197,11 @@ export function chains(graph: Map<string, string[]>, start = '', avoid: Readonly
 
 /** A chain of locations as people read it: `localplane > better-sqlite3 > prebuild-install > rc`, with versions. */
 export function showChain(lock: Lockfile, chain: string[]): string {
-  return chain.map((location) => (location === '' ? nameAt(lock, '') : `${nameAt(lock, location)}@${lock.packages[location]?.version}`)).join(' > ');
+  return chain
+    .map((location) =>
+      location === '' ? nameAt(lock, '') : `${nameAt(lock, location)}@${lock.packages[location]?.version}`,
+    )
+    .join(' > ');
 }
 
 /** For each production package name: the design-card packages that pull it in, and whether only they do. */
@@ -192,16 +221,31 @@ export interface Provenance {
 export function provenance(lock: Lockfile): Map<string, Provenance> {
   const graph = productionGraph(lock);
   const fromRoot = chains(graph);
-  const designCardLocations = [...graph.keys()].filter((location) => location !== '' && (DESIGN_CARDS as readonly string[]).includes(nameAt(lock, location)));
+  const designCardLocations = [...graph.keys()].filter(
+    (location) => location !== '' && (DESIGN_CARDS as readonly string[]).includes(nameAt(lock, location)),
+  );
   const avoiding = chains(graph, '', new Set(designCardLocations));
-  const reachedBy = designCardLocations.map((location) => ({ card: nameAt(lock, location), reached: chains(graph, location) }));
+  const reachedBy = designCardLocations.map((location) => ({
+    card: nameAt(lock, location),
+    reached: chains(graph, location),
+  }));
   const byName = new Map<string, Provenance>();
   for (const { location, name, version } of productionPackages(lock)) {
     const chain = fromRoot.get(location);
-    if (!chain) throw new Error(`package-lock.json: ${location} is not marked dev, yet no chain of dependencies from the root reaches it`);
-    const known = byName.get(name) ?? { name, versions: [], path: showChain(lock, chain), designCards: [], onlyByDesignCards: true };
+    if (!chain)
+      throw new Error(
+        `package-lock.json: ${location} is not marked dev, yet no chain of dependencies from the root reaches it`,
+      );
+    const known = byName.get(name) ?? {
+      name,
+      versions: [],
+      path: showChain(lock, chain),
+      designCards: [],
+      onlyByDesignCards: true,
+    };
     if (!known.versions.includes(version)) known.versions.push(version);
-    for (const { card, reached } of reachedBy) if (reached.has(location) && !known.designCards.includes(card)) known.designCards.push(card);
+    for (const { card, reached } of reachedBy)
+      if (reached.has(location) && !known.designCards.includes(card)) known.designCards.push(card);
     const around = avoiding.get(location);
     if (around && known.onlyByDesignCards) {
       known.onlyByDesignCards = false;
@@ -218,11 +262,15 @@ export function compareVersions(a: string, b: string): number {
   const parse = (version: string) => {
     const match = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+.*)?$/.exec(version.trim());
     if (!match) throw new Error(`not a version: ${version}`);
-    return { numbers: [match[1], match[2], match[3]].map((part) => Number(part ?? 0)), pre: match[4]?.split('.') ?? [] };
+    return {
+      numbers: [match[1], match[2], match[3]].map((part) => Number(part ?? 0)),
+      pre: match[4]?.split('.') ?? [],
+    };
   };
   const left = parse(a);
   const right = parse(b);
-  for (let index = 0; index < 3; index++) if (left.numbers[index] !== right.numbers[index]) return left.numbers[index]! < right.numbers[index]! ? -1 : 1;
+  for (let index = 0; index < 3; index++)
+    if (left.numbers[index] !== right.numbers[index]) return left.numbers[index]! < right.numbers[index]! ? -1 : 1;
   if (left.pre.length === 0 || right.pre.length === 0) return Math.sign(right.pre.length - left.pre.length);
   for (let index = 0; index < Math.max(left.pre.length, right.pre.length); index++) {
     const [x, y] = [left.pre[index], right.pre[index]];
@@ -242,7 +290,11 @@ export const FORBIDDEN: { name: string; below?: string; why: string }[] = [
   { name: 's3rver', why: 'the objstore answers S3 itself; s3rver left the dependencies in d37e65c' },
   { name: 'busboy', below: '1.0.0', why: 'the 0.x line, unmaintained (s3rver pulled in 0.3.1)' },
   { name: 'dicer', why: "busboy 0.x's multipart parser, unmaintained (s3rver pulled in 0.3.0)" },
-  { name: 'fast-xml-parser', below: '4.0.0', why: 'the 3.x line and older, unmaintained (s3rver pulled in 3.21.1); the objstore uses 5' },
+  {
+    name: 'fast-xml-parser',
+    below: '4.0.0',
+    why: 'the 3.x line and older, unmaintained (s3rver pulled in 3.21.1); the objstore uses 5',
+  },
 ];
 
 /** Each production package that a FORBIDDEN rule names, as a sentence with its version and the path that pulls it in. */
@@ -253,7 +305,9 @@ export function forbiddenPackages(lock: Lockfile): string[] {
     for (const rule of FORBIDDEN) {
       if (rule.name !== name || (rule.below !== undefined && compareVersions(version, rule.below) >= 0)) continue;
       const chain = fromRoot.get(location);
-      found.push(`${name}@${version} (${rule.below ? `below ${rule.below}` : 'any version'}: ${rule.why}), pulled in by ${chain ? showChain(lock, chain) : `${location}, which no chain from the root reaches`}`);
+      found.push(
+        `${name}@${version} (${rule.below ? `below ${rule.below}` : 'any version'}: ${rule.why}), pulled in by ${chain ? showChain(lock, chain) : `${location}, which no chain from the root reaches`}`,
+      );
     }
   }
   return found;
@@ -300,16 +354,23 @@ interface Measured {
 }
 
 async function latestRelease(name: string): Promise<{ latest: string; released: Date }> {
-  const { stdout } = await promisify(execFile)('npm', ['view', name, 'time', 'version', '--json'], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)('npm', ['view', name, 'time', 'version', '--json'], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const answer = JSON.parse(stdout) as { time?: Record<string, string>; version?: string };
   const latest = answer.version;
   const when = latest === undefined ? undefined : answer.time?.[latest];
-  if (latest === undefined || when === undefined) throw new Error(`npm view ${name} gave no latest version with its date`);
+  if (latest === undefined || when === undefined)
+    throw new Error(`npm view ${name} gave no latest version with its date`);
   return { latest, released: new Date(when) };
 }
 
 /** Runs `task` on each item, `jobs` at a time, keeping the items' order. */
-async function pooled<T, R>(items: T[], jobs: number, task: (item: T) => Promise<R>): Promise<PromiseSettledResult<R>[]> {
+async function pooled<T, R>(
+  items: T[],
+  jobs: number,
+  task: (item: T) => Promise<R>,
+): Promise<PromiseSettledResult<R>[]> {
   const results: PromiseSettledResult<R>[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
@@ -344,12 +405,19 @@ async function main() {
   const packages = [...provenance(lock).values()];
 
   const settled = await pooled(packages, jobs, (known) => latestRelease(known.name));
-  const failed = settled.flatMap((result, index) => (result.status === 'rejected' ? [`${packages[index]!.name}: ${String(result.reason instanceof Error ? result.reason.message : result.reason)}`] : []));
+  const failed = settled.flatMap((result, index) =>
+    result.status === 'rejected'
+      ? [`${packages[index]!.name}: ${String(result.reason instanceof Error ? result.reason.message : result.reason)}`]
+      : [],
+  );
   if (failed.length > 0) {
     process.stderr.write(`Look-ups failed, nothing written:\n${failed.map((line) => `  ${line}\n`).join('')}`);
     process.exit(2);
   }
-  const measured: Measured[] = settled.map((result, index) => ({ known: packages[index]!, ...(result as PromiseFulfilledResult<{ latest: string; released: Date }>).value }));
+  const measured: Measured[] = settled.map((result, index) => ({
+    known: packages[index]!,
+    ...(result as PromiseFulfilledResult<{ latest: string; released: Date }>).value,
+  }));
   measured.sort((a, b) => a.released.getTime() - b.released.getTime() || a.known.name.localeCompare(b.known.name));
 
   const lines: string[] = [];
@@ -357,22 +425,42 @@ async function main() {
   for (const entry of measured) {
     const { known, latest, released } = entry;
     const old = overTwoYearsOld(released, today);
-    const by = known.designCards.length === 0 ? '' : known.onlyByDesignCards ? `pulled in only by ${known.designCards.join(', ')} (design card)` : `pulled in by ${known.designCards.join(', ')} (design card) and by ${known.pathAvoidingDesignCards}`;
+    const by =
+      known.designCards.length === 0
+        ? ''
+        : known.onlyByDesignCards
+          ? `pulled in only by ${known.designCards.join(', ')} (design card)`
+          : `pulled in by ${known.designCards.join(', ')} (design card) and by ${known.pathAvoidingDesignCards}`;
     if (old && !known.onlyByDesignCards) blocking.push(entry);
-    lines.push(`${day(released)}  ${old ? 'OLD ' : '    '} ${known.name}@${known.versions.join(', ')} (latest ${latest})${by ? `  ${by}` : ''}`);
+    lines.push(
+      `${day(released)}  ${old ? 'OLD ' : '    '} ${known.name}@${known.versions.join(', ')} (latest ${latest})${by ? `  ${by}` : ''}`,
+    );
   }
-  process.stdout.write(`The production tree of package-lock.json: ${measured.length} packages, by the date of their latest release (OLD: over two years before ${day(today)}).\n\n${lines.join('\n')}\n\n`);
+  process.stdout.write(
+    `The production tree of package-lock.json: ${measured.length} packages, by the date of their latest release (OLD: over two years before ${day(today)}).\n\n${lines.join('\n')}\n\n`,
+  );
   const old = measured.filter(({ released }) => overTwoYearsOld(released, today));
-  process.stdout.write(`${old.length} over two years old, ${old.length - blocking.length} of them pulled in only by design-card packages.\n`);
-  for (const { known, latest, released } of blocking) process.stdout.write(`NOT ALLOWED: ${known.name} (latest release ${latest} on ${day(released)}), pulled in by ${known.pathAvoidingDesignCards}\n`);
+  process.stdout.write(
+    `${old.length} over two years old, ${old.length - blocking.length} of them pulled in only by design-card packages.\n`,
+  );
+  for (const { known, latest, released } of blocking)
+    process.stdout.write(
+      `NOT ALLOWED: ${known.name} (latest release ${latest} on ${day(released)}), pulled in by ${known.pathAvoidingDesignCards}\n`,
+    );
   for (const line of forbidden) process.stdout.write(`FORBIDDEN: ${line}\n`);
 
   if (!process.argv.includes('--no-write')) {
     const file: ProductionPackagesFile = {
-      about: 'The production tree of package-lock.json with the latest release of each package. Written by npx tsx scripts/dependency-ages.ts (run it after changing the dependencies), read by test/dependencies.test.ts.',
+      about:
+        'The production tree of package-lock.json with the latest release of each package. Written by npx tsx scripts/dependency-ages.ts (run it after changing the dependencies), read by test/dependencies.test.ts.',
       measuredOn: day(today),
       packages: Object.fromEntries(
-        [...measured].sort((a, b) => a.known.name.localeCompare(b.known.name)).map(({ known, latest, released }) => [known.name, reason(latest, released, known.onlyByDesignCards ? known.designCards : undefined)]),
+        [...measured]
+          .sort((a, b) => a.known.name.localeCompare(b.known.name))
+          .map(({ known, latest, released }) => [
+            known.name,
+            reason(latest, released, known.onlyByDesignCards ? known.designCards : undefined),
+          ]),
       ),
     };
     writeFileSync(PRODUCTION_PACKAGES_FILE, `${JSON.stringify(file, null, 2)}\n`);

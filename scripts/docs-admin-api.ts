@@ -17,7 +17,16 @@ export const ADMIN_API_BLOCK: GeneratedBlock = {
   end: '<!-- end of generated table -->',
 };
 
-type Schema = { $ref?: string; type?: string | string[]; enum?: unknown[]; const?: unknown; properties?: Record<string, Schema>; required?: string[]; anyOf?: Schema[]; oneOf?: Schema[] };
+type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+};
 interface Operation {
   summary: string;
   parameters?: { name: string; in: string; required?: boolean; schema?: Schema }[];
@@ -38,7 +47,11 @@ function resolved(document: Document, schema: Schema): Schema {
 /** `name` or `name?`, with its values where it has a few: `stage: create \| build \| deploy`. */
 function field(document: Document, name: string, schema: Schema, required: boolean): string {
   const own = resolved(document, schema);
-  const values = own.enum ?? (own.const !== undefined ? [own.const] : (own.anyOf ?? own.oneOf)?.flatMap((option) => resolved(document, option).enum ?? []));
+  const values =
+    own.enum ??
+    (own.const !== undefined
+      ? [own.const]
+      : (own.anyOf ?? own.oneOf)?.flatMap((option) => resolved(document, option).enum ?? []));
   const shown = values && values.length > 0 && values.length <= 6 ? `: ${values.map(String).join(' \\| ')}` : '';
   return `\`${name}${required ? '' : '?'}\`${shown}`;
 }
@@ -48,14 +61,19 @@ function fields(document: Document, body: Schema): string {
   const schema = resolved(document, body);
   const alternatives = schema.anyOf ?? schema.oneOf;
   if (alternatives) return alternatives.map((alternative) => fields(document, alternative)).join(' or ');
-  const named = Object.entries(schema.properties ?? {}).map(([name, property]) => field(document, name, property, (schema.required ?? []).includes(name)));
+  const named = Object.entries(schema.properties ?? {}).map(([name, property]) =>
+    field(document, name, property, (schema.required ?? []).includes(name)),
+  );
   return `{${named.join(', ')}}`;
 }
 
 function takes(document: Document, operation: Operation): string {
   const parts: string[] = [];
   const query = (operation.parameters ?? []).filter((parameter) => parameter.in === 'query');
-  if (query.length > 0) parts.push(`query {${query.map((parameter) => field(document, parameter.name, parameter.schema ?? {}, parameter.required ?? false)).join(', ')}}`);
+  if (query.length > 0)
+    parts.push(
+      `query {${query.map((parameter) => field(document, parameter.name, parameter.schema ?? {}, parameter.required ?? false)).join(', ')}}`,
+    );
   const body = operation.requestBody?.content['application/json']?.schema;
   if (body) parts.push(`${operation.requestBody!.required ? '' : 'optional '}body ${fields(document, body)}`);
   else if (operation.requestBody) parts.push(`body ${Object.keys(operation.requestBody.content).join(', ')}`);
@@ -71,7 +89,9 @@ export function adminApiTable(document: Document): string {
       const operation = operations[method];
       if (!operation) continue;
       const success = Object.keys(operation.responses).filter((status) => status.startsWith('2'));
-      rows.push(`| \`${method.toUpperCase()} ${path.slice('/_localplane'.length)}\` | ${takes(document, operation)} | ${success.join(', ')} | ${operation.summary} |`);
+      rows.push(
+        `| \`${method.toUpperCase()} ${path.slice('/_localplane'.length)}\` | ${takes(document, operation)} | ${success.join(', ')} | ${operation.summary} |`,
+      );
     }
   }
   return rows.join('\n');

@@ -9,6 +9,7 @@ export interface GeneratedBlock {
 export function withGeneratedBlock(markdown: string, block: GeneratedBlock, content: string): string {
   const begin = markdown.indexOf(block.begin);
   const end = markdown.indexOf(block.end, begin);
-  if (begin === -1 || end === -1) throw new Error(`${block.file} has no generated block between ${block.begin} and ${block.end}`);
+  if (begin === -1 || end === -1)
+    throw new Error(`${block.file} has no generated block between ${block.begin} and ${block.end}`);
   return `${markdown.slice(0, begin + block.begin.length)}\n${content}\n${markdown.slice(end)}`;
 }

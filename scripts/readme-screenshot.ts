@@ -19,7 +19,12 @@ const PROJECT = 'research-agent';
 const EXPORT_KEY = 'LPTESTFULLACCESS0001';
 
 interface Fixtures {
-  workspaces: { id: string; api_key: string; sessions: { id: string; name: string }[]; deployments: { id: string }[] }[];
+  workspaces: {
+    id: string;
+    api_key: string;
+    sessions: { id: string; name: string }[];
+    deployments: { id: string }[];
+  }[];
   objstore: { keys: { access_key_id: string; secret_access_key: string }[] };
 }
 
@@ -32,7 +37,11 @@ export interface CaptureOptions {
 }
 
 /** Starts the instance, gives it its activity, saves the overview; returns what went wrong in the page (nothing, normally). */
-export async function captureDashboard({ file, port = 9400, objstorePort = 9401 }: CaptureOptions): Promise<{ pageErrors: string[] }> {
+export async function captureDashboard({
+  file,
+  port = 9400,
+  objstorePort = 9401,
+}: CaptureOptions): Promise<{ pageErrors: string[] }> {
   const lp = await start({ port, objstorePort, seed: 1, freezeClock: true, log: () => {} });
   try {
     await lp.clock.set(CLOCK);
@@ -60,7 +69,10 @@ async function addActivity(apiUrl: string) {
   const call = async (method: string, path: string, apiKey?: string, body?: unknown) => {
     const response = await fetch(`${apiUrl}${path}`, {
       method,
-      headers: { ...(apiKey ? { 'x-api-key': apiKey } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(apiKey ? { 'x-api-key': apiKey } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: response.status, body: (await response.json()) as any };
@@ -97,7 +109,8 @@ async function addActivity(apiUrl: string) {
   const ended = await expectStatus(200, call('GET', `/api/v1/bulk-exports/${created.id}`, workspace.api_key));
   if (ended.status !== 'Completed') throw new Error(`the export ended ${ended.status}`);
 
-  for (const { api_key } of fixtures.workspaces) await expectStatus(200, call('GET', '/v2/deployments?limit=10', api_key));
+  for (const { api_key } of fixtures.workspaces)
+    await expectStatus(200, call('GET', '/v2/deployments?limit=10', api_key));
   await expectStatus(200, call('GET', `/v2/deployments/${workspace.deployments[0]!.id}`, workspace.api_key));
   await expectStatus(404, call('GET', '/v2/deployments/00000000-0000-4000-8000-000000000000', workspace.api_key));
   await expectStatus(422, call('POST', '/api/v1/bulk-exports', workspace.api_key, { start_time: 'yesterday' }));

@@ -30,24 +30,44 @@ const sampleSeconds = Number(values['sample-seconds']);
 const maxRequests = Number(values['max-requests']);
 
 interface Fixtures {
-  workspaces: { id: string; api_key: string; tier: string; sessions: { id: string; run_count: number }[]; integrations: { id: string; repos: { url: string }[] }[]; deployments: { id: string }[] }[];
+  workspaces: {
+    id: string;
+    api_key: string;
+    tier: string;
+    sessions: { id: string; run_count: number }[];
+    integrations: { id: string; repos: { url: string }[] }[];
+    deployments: { id: string }[];
+  }[];
   objstore: { buckets: string[]; keys: { access_key_id: string; secret_access_key: string; permissions: string[] }[] };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
 
-function request(apiUrl: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
+function request(
+  apiUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(`${apiUrl}${path}`, { method, agent, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: text && res.headers['content-type']?.includes('json') ? JSON.parse(text) : text });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      `${apiUrl}${path}`,
+      { method, agent, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({
+            status: res.statusCode ?? 0,
+            body: text && res.headers['content-type']?.includes('json') ? JSON.parse(text) : text,
+          });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -63,7 +83,8 @@ function rssMb(pid: number): number {
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
 
 async function main() {
   const server = await spawnLocalplane();
@@ -71,7 +92,9 @@ async function main() {
   const fixtures = (await request(apiUrl, 'GET', '/_localplane/fixtures', {})).body as Fixtures;
   const workspace = fixtures.workspaces.find((candidate) => candidate.tier === 'plus')!;
   const auth = { 'x-api-key': workspace.api_key, 'x-tenant-id': workspace.id };
-  const key = fixtures.objstore.keys.find((candidate) => OBJSTORE_PERMISSIONS.every((permission) => candidate.permissions.includes(permission)))!;
+  const key = fixtures.objstore.keys.find((candidate) =>
+    OBJSTORE_PERMISSIONS.every((permission) => candidate.permissions.includes(permission)),
+  )!;
   const destinationBody = (name: string) => ({
     display_name: name,
     config: { bucket_name: fixtures.objstore.buckets[0], prefix: `soak/${name}` },
@@ -97,7 +120,8 @@ async function main() {
       const latency = performance.now() - began;
       latencies.push(latency);
       latenciesByKind.set(kind, [...(latenciesByKind.get(kind) ?? []), latency]);
-      if (response.status !== expected) errors.push(`${kind}: ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
+      if (response.status !== expected)
+        errors.push(`${kind}: ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
       return response.body;
     } catch (error) {
       errors.push(`${kind}: ${(error as Error).message}`);
@@ -106,7 +130,13 @@ async function main() {
   };
 
   // Exports of one day of the big project, one after another, for the whole run.
-  const exportsDestination = (await call('create destination', 200, 'POST', '/api/v1/bulk-exports/destinations', destinationBody('exports'))) as { id: string };
+  const exportsDestination = (await call(
+    'create destination',
+    200,
+    'POST',
+    '/api/v1/bulk-exports/destinations',
+    destinationBody('exports'),
+  )) as { id: string };
   let currentExport = '';
   let exportsDone = 0;
   const exporting = (async () => {
@@ -119,11 +149,12 @@ async function main() {
       });
       if (!created) return;
       currentExport = created.id;
-      for (let status = created.status; going() && !isTerminalStatus(String(status)); ) {
+      for (let status = created.status; going() && !isTerminalStatus(String(status));) {
         await new Promise((resolve) => setTimeout(resolve, 200));
         status = (await call('poll export', 200, 'GET', `/api/v1/bulk-exports/${created.id}`))?.status;
         if (status === 'Completed') exportsDone++;
-        else if (status && status !== 'Running' && status !== 'Created') errors.push(`export ${created.id} ended ${status}`);
+        else if (status && status !== 'Running' && status !== 'Created')
+          errors.push(`export ${created.id} ended ${status}`);
       }
     }
   })();
@@ -133,9 +164,11 @@ async function main() {
     for (let n = 0; going(); n++) {
       const dice = random();
       if (dice < 0.3) await call('list deployments', 200, 'GET', '/v2/deployments?limit=20');
-      else if (dice < 0.45) await call('get deployment', 200, 'GET', `/v2/deployments/${seeded[Math.floor(random() * seeded.length)]}`);
+      else if (dice < 0.45)
+        await call('get deployment', 200, 'GET', `/v2/deployments/${seeded[Math.floor(random() * seeded.length)]}`);
       else if (dice < 0.55) await call('list exports', 200, 'GET', '/api/v1/bulk-exports?limit=10');
-      else if (dice < 0.62 && currentExport) await call('get export runs', 200, 'GET', `/api/v1/bulk-exports/${currentExport}/runs`);
+      else if (dice < 0.62 && currentExport)
+        await call('get export runs', 200, 'GET', `/api/v1/bulk-exports/${currentExport}/runs`);
       else if (dice < 0.85) {
         const created = await call('create deployment', 201, 'POST', '/v2/deployments', {
           name: `soak-${index}-${n}`,
@@ -144,10 +177,18 @@ async function main() {
           source_revision_config: { repo_ref: 'main', graph_config_path: 'graph.json' },
           secrets: [],
         });
-        if (created) await call('delete deployment', 204, 'DELETE', `/v2/deployments/${created.id}?delete_tracing_project=true`);
+        if (created)
+          await call('delete deployment', 204, 'DELETE', `/v2/deployments/${created.id}?delete_tracing_project=true`);
       } else if (dice < 0.9) {
-        const destination = await call('create destination', 200, 'POST', '/api/v1/bulk-exports/destinations', destinationBody(`d-${index}-${n}`));
-        if (destination) await call('delete destination', 204, 'DELETE', `/api/v1/bulk-exports/destinations/${destination.id}`);
+        const destination = await call(
+          'create destination',
+          200,
+          'POST',
+          '/api/v1/bulk-exports/destinations',
+          destinationBody(`d-${index}-${n}`),
+        );
+        if (destination)
+          await call('delete destination', 204, 'DELETE', `/api/v1/bulk-exports/destinations/${destination.id}`);
       } else await call('health', 200, 'GET', '/_localplane/health');
     }
   };
@@ -163,7 +204,9 @@ async function main() {
   await server.stop();
 
   latencies.sort((a, b) => a - b);
-  console.log(`soak: ${requests} requests in ${elapsed.toFixed(1)} s over ${connections} connections = ${Math.round(requests / elapsed)} requests/s; ${exportsDone} exports completed`);
+  console.log(
+    `soak: ${requests} requests in ${elapsed.toFixed(1)} s over ${connections} connections = ${Math.round(requests / elapsed)} requests/s; ${exportsDone} exports completed`,
+  );
   const summary = (values: number[]) =>
     `median ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms, max ${(values.at(-1) ?? NaN).toFixed(1)} ms`;
   for (const [kind, values] of [...latenciesByKind].sort((a, b) => b[1].length - a[1].length)) {

@@ -25,7 +25,11 @@ const STALE_CODE_CACHE_MS = 7 * 24 * 3600 * 1000;
 
 /** Where the code cache of this bundle under this Node lives: its name changes with either. */
 function codeCachePath(bundle: Buffer): string {
-  const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000`).update(bundle).digest('hex').slice(0, 20);
+  const key = createHash('sha256')
+    .update(`${process.version}\u0000${process.arch}\u0000`)
+    .update(bundle)
+    .digest('hex')
+    .slice(0, 20);
   return join(defaultCacheDir(), `cli-${key}.v8cache`);
 }
 
@@ -33,7 +37,9 @@ function codeCachePath(bundle: Buffer): string {
 function readCodeCache(path: string): Buffer | undefined {
   try {
     if (untrustedBecause(statSync(dirname(path))) !== null) return undefined;
-    return withFileOpen(path, (descriptor, stats) => (stats.isFile() && untrustedBecause(stats) === null ? readFileSync(descriptor) : undefined));
+    return withFileOpen(path, (descriptor, stats) =>
+      stats.isFile() && untrustedBecause(stats) === null ? readFileSync(descriptor) : undefined,
+    );
   } catch {
     return undefined;
   }
@@ -68,7 +74,10 @@ const bundle = readFileSync(BUNDLE);
 const startsAnInstance = process.argv[2] === 'start' && !process.argv.some((arg) => arg === '--help' || arg === '-h');
 const cached = startsAnInstance ? codeCachePath(bundle) : null;
 const cachedData = cached === null ? undefined : readCodeCache(cached);
-const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bundle.toString(isAscii(bundle) ? 'latin1' : 'utf8')}\n})`, { filename: BUNDLE, cachedData });
+const script = new vm.Script(
+  `(function (exports, require, module, __filename, __dirname) {${bundle.toString(isAscii(bundle) ? 'latin1' : 'utf8')}\n})`,
+  { filename: BUNDLE, cachedData },
+);
 if (cached !== null && (cachedData === undefined || script.cachedDataRejected)) {
   // Taken a while after launch, when a start has served its first answers: in a long run V8
   // drops the bytecode of what ran only at start, and a cache taken at exit lacked it (an
@@ -79,4 +88,10 @@ if (cached !== null && (cachedData === undefined || script.cachedDataRejected)) 
   process.once('exit', (code) => code === 0 && writeCodeCache(cached, data ?? script.createCachedData()));
 }
 const bundleModule = { exports: {} };
-(script.runInThisContext() as (...args: unknown[]) => void)(bundleModule.exports, createRequire(BUNDLE), bundleModule, BUNDLE, dirname(BUNDLE));
+(script.runInThisContext() as (...args: unknown[]) => void)(
+  bundleModule.exports,
+  createRequire(BUNDLE),
+  bundleModule,
+  BUNDLE,
+  dirname(BUNDLE),
+);

@@ -11,7 +11,10 @@ const count = (value: number) => value.toLocaleString('en-US');
 function describeProgress(event: ProgressEvent): { text: string; final: boolean } {
   if (event.kind === 'fixtures') {
     const percent = event.runsTotal === 0 ? 100 : Math.floor((100 * event.runsDone) / event.runsTotal);
-    return { text: `building fixtures: ${count(event.runsDone)}/${count(event.runsTotal)} runs (${percent}%)`, final: event.runsDone >= event.runsTotal };
+    return {
+      text: `building fixtures: ${count(event.runsDone)}/${count(event.runsTotal)} runs (${percent}%)`,
+      final: event.runsDone >= event.runsTotal,
+    };
   }
   return {
     text: `export ${event.exportId} ${event.status}: runs ${event.runsDone}/${event.runsTotal}, ${count(event.rowsWritten)} rows written`,

@@ -11,7 +11,8 @@ import type { Localplane } from './localplane.ts';
 import { OBJSTORE_STORAGE_KINDS } from './objstore/types.ts';
 
 /** How an option's value is read, and what it becomes (a `token-file` becomes the token the file holds; a `choice` is one of its `choices`). */
-type ValueKind = 'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid' | 'token' | 'token-file' | 'choice';
+type ValueKind =
+  'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid' | 'token' | 'token-file' | 'choice';
 
 type WarehouseCommand = 'demo' | 'query';
 /** The commands other than `start`, whose options are theirs alone. */
@@ -60,8 +61,23 @@ const OPTIONS = [
     alsoOf: ['record'],
     fromConfig: 'loopback',
   },
-  { flag: 'port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_PORT', default: '9400', help: 'API port; 0 = any free port', alsoOf: ['record'] },
-  { flag: 'objstore-port', value: 'port', placeholder: '<n>', env: 'LOCALPLANE_OBJSTORE_PORT', default: '9401', help: 'objstore port; 0 = any free port' },
+  {
+    flag: 'port',
+    value: 'port',
+    placeholder: '<n>',
+    env: 'LOCALPLANE_PORT',
+    default: '9400',
+    help: 'API port; 0 = any free port',
+    alsoOf: ['record'],
+  },
+  {
+    flag: 'objstore-port',
+    value: 'port',
+    placeholder: '<n>',
+    env: 'LOCALPLANE_OBJSTORE_PORT',
+    default: '9401',
+    help: 'objstore port; 0 = any free port',
+  },
   {
     flag: 'allow-hosts',
     value: 'text',
@@ -113,11 +129,45 @@ const OPTIONS = [
     default: 'files',
     help: 'where the objstore keeps objects: files (each also a plain file under <data dir>/files) or memory (not on disk: no SQL nor previews, gone on exit)',
   },
-  { flag: 'fixtures', value: 'directory', placeholder: '<dir>', env: 'LOCALPLANE_FIXTURES', default: 'the shipped fixtures/', help: 'fixture directory' },
-  { flag: 'seed', value: 'count', placeholder: '<n>', env: 'LOCALPLANE_SEED', default: '1', help: 'seed of generated runs and of ids' },
-  { flag: 'freeze-clock', value: 'switch', env: 'LOCALPLANE_FREEZE_CLOCK', default: 'a running clock', help: 'start (and reset) with the emulator clock frozen' },
-  { flag: 'quiet', value: 'switch', short: 'q', env: 'LOCALPLANE_QUIET', default: 'a line per request on stderr', help: 'no request log' },
-  { flag: 'import', value: 'path', placeholder: '<file>', env: 'LOCALPLANE_IMPORT', default: 'the seeded fixtures', help: 'start from a snapshot file' },
+  {
+    flag: 'fixtures',
+    value: 'directory',
+    placeholder: '<dir>',
+    env: 'LOCALPLANE_FIXTURES',
+    default: 'the shipped fixtures/',
+    help: 'fixture directory',
+  },
+  {
+    flag: 'seed',
+    value: 'count',
+    placeholder: '<n>',
+    env: 'LOCALPLANE_SEED',
+    default: '1',
+    help: 'seed of generated runs and of ids',
+  },
+  {
+    flag: 'freeze-clock',
+    value: 'switch',
+    env: 'LOCALPLANE_FREEZE_CLOCK',
+    default: 'a running clock',
+    help: 'start (and reset) with the emulator clock frozen',
+  },
+  {
+    flag: 'quiet',
+    value: 'switch',
+    short: 'q',
+    env: 'LOCALPLANE_QUIET',
+    default: 'a line per request on stderr',
+    help: 'no request log',
+  },
+  {
+    flag: 'import',
+    value: 'path',
+    placeholder: '<file>',
+    env: 'LOCALPLANE_IMPORT',
+    default: 'the seeded fixtures',
+    help: 'start from a snapshot file',
+  },
   {
     flag: 'snapshots-dir',
     value: 'path',
@@ -150,11 +200,44 @@ const OPTIONS = [
     help: "where demo copies its export's files (replacing an earlier demo's) and query reads them",
     commands: ['demo', 'query'],
   },
-  { flag: 'sql', value: 'text', placeholder: '<sql>', default: "the demo's tables", help: "print this query's result over the runs view instead", commands: ['demo'] },
-  { flag: 'workspace', value: 'text', placeholder: '<id>', default: 'the recorded one if a fixture, else the first with bulk exports', help: 'the fixture workspace the recorded workspace stands for', commands: ['verify'] },
-  { flag: 'json', value: 'switch', default: 'a table of what differs', help: 'print the report as one JSON document', commands: ['verify'] },
-  { flag: 'export-id', value: 'uuid', placeholder: '<id>', default: 'every export in --dir; with --url the newest completed', help: 'the export query reads', commands: ['query'] },
-  { flag: 'upstream', value: 'url', placeholder: '<url>', help: 'required: the base URL record passes requests on to', commands: ['record'] },
+  {
+    flag: 'sql',
+    value: 'text',
+    placeholder: '<sql>',
+    default: "the demo's tables",
+    help: "print this query's result over the runs view instead",
+    commands: ['demo'],
+  },
+  {
+    flag: 'workspace',
+    value: 'text',
+    placeholder: '<id>',
+    default: 'the recorded one if a fixture, else the first with bulk exports',
+    help: 'the fixture workspace the recorded workspace stands for',
+    commands: ['verify'],
+  },
+  {
+    flag: 'json',
+    value: 'switch',
+    default: 'a table of what differs',
+    help: 'print the report as one JSON document',
+    commands: ['verify'],
+  },
+  {
+    flag: 'export-id',
+    value: 'uuid',
+    placeholder: '<id>',
+    default: 'every export in --dir; with --url the newest completed',
+    help: 'the export query reads',
+    commands: ['query'],
+  },
+  {
+    flag: 'upstream',
+    value: 'url',
+    placeholder: '<url>',
+    help: 'required: the base URL record passes requests on to',
+    commands: ['record'],
+  },
   {
     flag: 'out',
     value: 'path',
@@ -170,7 +253,13 @@ const OPTIONS = [
     help: 'how long the upstream has to start answering before record answers 502; 0 = no limit',
     commands: ['record'],
   },
-  { flag: 'recorded-only', value: 'switch', default: 'the shipped workspaces kept beside it', help: 'fixtures from-recording: only the recorded workspace', commands: ['fixtures'] },
+  {
+    flag: 'recorded-only',
+    value: 'switch',
+    default: 'the shipped workspaces kept beside it',
+    help: 'fixtures from-recording: only the recorded workspace',
+    commands: ['fixtures'],
+  },
   {
     flag: 'config',
     value: 'path',
@@ -184,7 +273,9 @@ const OPTIONS = [
   { flag: 'help', value: 'switch', short: 'h', help: 'print this help', global: true },
 ] as const satisfies readonly OptionSpec[];
 
-type CamelCase<Name extends string> = Name extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : Name;
+type CamelCase<Name extends string> = Name extends `${infer Head}-${infer Tail}`
+  ? `${Head}${Capitalize<CamelCase<Tail>>}`
+  : Name;
 type ValueOf<Option extends OptionSpec> = Option extends { choices: readonly (infer Choice)[] }
   ? Choice
   : Option['value'] extends 'port' | 'count'
@@ -219,7 +310,9 @@ const describe = (source: Source) => (source.kind === 'config' ? `${source.file}
 function wholeNumber(text: string, max: number | undefined, source: Source): number {
   const value = /^\d+$/.test(text) ? Number(text) : NaN;
   if (!(value <= (max ?? Number.MAX_SAFE_INTEGER))) {
-    throw new UsageError(`${describe(source)} must be a whole number${max === undefined ? '' : ` from 0 to ${max}`}, got "${text}"`);
+    throw new UsageError(
+      `${describe(source)} must be a whole number${max === undefined ? '' : ` from 0 to ${max}`}, got "${text}"`,
+    );
   }
   return value;
 }
@@ -231,7 +324,8 @@ function yesOrNo(text: string, source: Source): boolean {
 }
 
 function existingDirectory(path: string, source: Source): string {
-  if (!existsSync(path) || !statSync(path).isDirectory()) throw new UsageError(`${describe(source)}: directory ${path} does not exist`);
+  if (!existsSync(path) || !statSync(path).isDirectory())
+    throw new UsageError(`${describe(source)}: directory ${path} does not exist`);
   return path;
 }
 
@@ -247,10 +341,12 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
     case 'directory':
       return existingDirectory(text, source);
     case 'url':
-      if (!/^https?:\/\/[^/\s]+/.test(text)) throw new UsageError(`${describe(source)} must be an http:// or https:// URL, got "${text}"`);
+      if (!/^https?:\/\/[^/\s]+/.test(text))
+        throw new UsageError(`${describe(source)} must be an http:// or https:// URL, got "${text}"`);
       return text;
     case 'uuid':
-      if (!UUID_PATTERN.test(text)) throw new UsageError(`${describe(source)} must be an export id (a UUID), got "${text}"`);
+      if (!UUID_PATTERN.test(text))
+        throw new UsageError(`${describe(source)} must be an export id (a UUID), got "${text}"`);
       return text;
     case 'text':
     case 'path':
@@ -263,7 +359,10 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
       return tokenFromFile(text, source);
     case 'choice': {
       const choices = option.choices!;
-      if (!choices.includes(text)) throw new UsageError(`${describe(source)} must be ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}, got "${text}"`);
+      if (!choices.includes(text))
+        throw new UsageError(
+          `${describe(source)} must be ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}, got "${text}"`,
+        );
       return text;
     }
   }
@@ -286,13 +385,17 @@ function tokenFromFile(path: string, source: Source): string {
       if (!stats.isFile()) throw new UsageError(`${describe(source)}: ${path} is not a regular file`);
       if (process.getuid !== undefined && (stats.mode & 0o077) !== 0) {
         const mode = (stats.mode & 0o777).toString(8);
-        throw new UsageError(`${describe(source)}: ${path} is readable or writable by group or others (mode ${mode}); chmod 600 it`);
+        throw new UsageError(
+          `${describe(source)}: ${path} is readable or writable by group or others (mode ${mode}); chmod 600 it`,
+        );
       }
       return readFileSync(descriptor, 'utf8');
     });
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`${describe(source)}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new UsageError(
+      `${describe(source)}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
   return validToken(text.replace(/\r?\n$/, ''), `${describe(source)}: the token in ${path}`);
 }
@@ -305,16 +408,24 @@ function tokenFromFile(path: string, source: Source): string {
 const CONFINED_TO_CONFIG_FOLDER: ReadonlySet<string> = new Set(['dataDir', 'import', 'snapshotsDir', 'exportOnExit']);
 
 /** Reads a config-file value: JSON numbers, booleans and strings; paths relative to the file. */
-function fromConfig(option: OptionSpec, value: unknown, source: Source & { kind: 'config' }): string | number | boolean {
-  const expected = option.value === 'port' || option.value === 'count' ? 'number' : option.value === 'switch' ? 'boolean' : 'string';
-  if (typeof value !== expected) throw new UsageError(`${describe(source)} must be a ${expected}, got ${JSON.stringify(value)}`);
+function fromConfig(
+  option: OptionSpec,
+  value: unknown,
+  source: Source & { kind: 'config' },
+): string | number | boolean {
+  const expected =
+    option.value === 'port' || option.value === 'count' ? 'number' : option.value === 'switch' ? 'boolean' : 'string';
+  if (typeof value !== expected)
+    throw new UsageError(`${describe(source)} must be a ${expected}, got ${JSON.stringify(value)}`);
   const text = String(value);
   const relative = option.value === 'path' || option.value === 'directory';
   const read = fromText(option, relative && text !== '' ? resolve(dirname(source.file), text) : text, source);
   if (CONFINED_TO_CONFIG_FOLDER.has(source.key)) {
     const folder = realpathSync(dirname(resolve(source.file)));
     if (!isInside(folder, realLocation(read as string))) {
-      throw new UsageError(`${describe(source)} must stay inside the config file's folder ${folder}, got ${JSON.stringify(text)}; give a path elsewhere with --${option.flag} or ${option.env}`);
+      throw new UsageError(
+        `${describe(source)} must stay inside the config file's folder ${folder}, got ${JSON.stringify(text)}; give a path elsewhere with --${option.flag} or ${option.env}`,
+      );
     }
   }
   return read;
@@ -346,11 +457,15 @@ function isLink(path: string): boolean {
   }
 }
 
-const isInside = (folder: string, path: string | null) => path !== null && (path === folder || path.startsWith(`${folder}${sep}`));
+const isInside = (folder: string, path: string | null) =>
+  path !== null && (path === folder || path.startsWith(`${folder}${sep}`));
 
 function parse(argv: readonly string[]) {
   const parserOptions = Object.fromEntries(
-    OPTIONS.map((option: OptionSpec) => [option.flag, { type: option.value === 'switch' ? 'boolean' : 'string', ...(option.short ? { short: option.short } : {}) }]),
+    OPTIONS.map((option: OptionSpec) => [
+      option.flag,
+      { type: option.value === 'switch' ? 'boolean' : 'string', ...(option.short ? { short: option.short } : {}) },
+    ]),
   ) as Record<string, { type: 'string' | 'boolean'; short?: string }>;
   try {
     return parseArgs({ args: joinNegativeValues(argv, parserOptions), allowPositionals: true, options: parserOptions });
@@ -375,7 +490,10 @@ function joinNegativeValues(argv: readonly string[], parserOptions: Record<strin
 }
 
 /** The config file named by --config or LOCALPLANE_CONFIG (which must exist), else ./localplane.config.json if present. */
-function readConfigFile(flagValue: string | undefined, env: NodeJS.ProcessEnv): { file: string; values: Record<string, unknown> } | null {
+function readConfigFile(
+  flagValue: string | undefined,
+  env: NodeJS.ProcessEnv,
+): { file: string; values: Record<string, unknown> } | null {
   const named = flagValue ?? (env.LOCALPLANE_CONFIG || undefined);
   if (named === undefined && !existsSync(CONFIG_FILE)) return null;
   const file = named ?? CONFIG_FILE;
@@ -383,7 +501,9 @@ function readConfigFile(flagValue: string | undefined, env: NodeJS.ProcessEnv): 
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new UsageError(`${file}: cannot read the config file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new UsageError(
+      `${file}: cannot read the config file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
   let values: unknown;
   try {
@@ -391,7 +511,8 @@ function readConfigFile(flagValue: string | undefined, env: NodeJS.ProcessEnv): 
   } catch (error) {
     throw new UsageError(`${file}: not valid JSON (${(error as Error).message.split('\n')[0]})`);
   }
-  if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new UsageError(`${file}: must hold a JSON object of settings`);
+  if (typeof values !== 'object' || values === null || Array.isArray(values))
+    throw new UsageError(`${file}: must hold a JSON object of settings`);
   return { file, values: values as Record<string, unknown> };
 }
 
@@ -399,7 +520,11 @@ function readConfigFile(flagValue: string | undefined, env: NodeJS.ProcessEnv): 
  * Each setting (of those in `read`) from its flag, else its environment variable, else the config file; none means start()'s default.
  * The admin token comes from its flag, its file or its environment variable, one of them, else the config file.
  */
-function settingsFrom(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, read: readonly OptionSpec[] = startOptions): Settings {
+function settingsFrom(
+  values: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv,
+  read: readonly OptionSpec[] = startOptions,
+): Settings {
   const config = readConfigFile(values.config as string | undefined, env);
   const byKey = new Map(startOptions.map((option) => [camelCase(option.flag), option]));
   if (config) checkConfigKeys(config, byKey);
@@ -408,14 +533,18 @@ function settingsFrom(values: Record<string, string | boolean | undefined>, env:
     values['admin-token-file'] !== undefined && '--admin-token-file',
     env.LOCALPLANE_ADMIN_TOKEN && 'LOCALPLANE_ADMIN_TOKEN',
   ].filter((source) => typeof source === 'string');
-  if (givenTokens.length > 1) throw new UsageError(`${givenTokens.join(' and ')} each give the admin token: give it one way`);
+  if (givenTokens.length > 1)
+    throw new UsageError(`${givenTokens.join(' and ')} each give the admin token: give it one way`);
   const settings: Record<string, string | number | boolean> = {};
   for (const [key, option] of byKey) {
     if (!read.includes(option)) continue;
     const flagValue = values[option.flag];
     const envValue = option.env === undefined ? undefined : env[option.env];
     if (flagValue !== undefined) {
-      settings[key] = typeof flagValue === 'boolean' ? flagValue : fromText(option, flagValue, { kind: 'flag', name: `--${option.flag}` });
+      settings[key] =
+        typeof flagValue === 'boolean'
+          ? flagValue
+          : fromText(option, flagValue, { kind: 'flag', name: `--${option.flag}` });
     } else if (envValue !== undefined && envValue !== '') {
       settings[key] = fromText(option, envValue, { kind: 'env', name: option.env! });
     } else if (config && config.values[key] !== undefined) {
@@ -431,33 +560,50 @@ function settingsFrom(values: Record<string, string | boolean | undefined>, env:
  * An address to bind that only this machine reaches: 127.0.0.0/8, ::1 or `localhost` itself. Not
  * the browser guard's wider `*.localhost` Host names: a name to bind is looked up, maybe in DNS.
  */
-const isLoopbackAddress = (host: string) => /^127(\.\d{1,3}){3}$/.test(host) || host === '::1' || host.toLowerCase() === 'localhost';
+const isLoopbackAddress = (host: string) =>
+  /^127(\.\d{1,3}){3}$/.test(host) || host === '::1' || host.toLowerCase() === 'localhost';
 
 /** Refuses a key that is no start setting, and a setting only a flag or the environment may give (OptionSpec.fromConfig). */
-function checkConfigKeys(config: { file: string; values: Record<string, unknown> }, byKey: ReadonlyMap<string, OptionSpec>): void {
+function checkConfigKeys(
+  config: { file: string; values: Record<string, unknown> },
+  byKey: ReadonlyMap<string, OptionSpec>,
+): void {
   const keys = [...byKey].filter(([, option]) => option.fromConfig !== false).map(([key]) => key);
   for (const [key, value] of Object.entries(config.values)) {
     const option = byKey.get(key);
-    if (option === undefined) throw new UsageError(`${config.file}: unknown key "${key}" (known keys: ${keys.join(', ')})`);
+    if (option === undefined)
+      throw new UsageError(`${config.file}: unknown key "${key}" (known keys: ${keys.join(', ')})`);
     const source = describe({ kind: 'config', file: config.file, key });
     const from = `a flag${option.env ? ' or the environment' : ''}`;
     const instead = `use --${option.flag}${option.env ? ` or ${option.env}` : ''}`;
-    if (option.fromConfig === false) throw new UsageError(`${source} may come only from ${from}, not a config file: ${instead}`);
+    if (option.fromConfig === false)
+      throw new UsageError(`${source} may come only from ${from}, not a config file: ${instead}`);
     // A value of the wrong type is refused later, as any other config value is.
     if (option.fromConfig === 'loopback' && typeof value === 'string' && value !== '' && !isLoopbackAddress(value)) {
-      throw new UsageError(`${source} ${JSON.stringify(value)} is not a loopback address, which only ${from} may give: ${instead}`);
+      throw new UsageError(
+        `${source} ${JSON.stringify(value)} is not a loopback address, which only ${from} may give: ${instead}`,
+      );
     }
   }
 }
 
-const commaSeparated = (text: string | undefined) => text?.split(',').map((name) => name.trim()).filter((name) => name !== '');
+const commaSeparated = (text: string | undefined) =>
+  text
+    ?.split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
 
 function optionLines(options: readonly OptionSpec[]): string {
-  const left = options.map((option) => `${option.short ? `-${option.short}, ` : ''}--${option.flag}${option.placeholder ? ` ${option.placeholder}` : ''}`);
+  const left = options.map(
+    (option) =>
+      `${option.short ? `-${option.short}, ` : ''}--${option.flag}${option.placeholder ? ` ${option.placeholder}` : ''}`,
+  );
   const width = Math.max(...left.map((text) => text.length)) + 2;
   return options
     .map((option, index) => {
-      const details = [option.env && `env ${option.env}`, option.default && `default ${option.default}`].filter(Boolean).join('; ');
+      const details = [option.env && `env ${option.env}`, option.default && `default ${option.default}`]
+        .filter(Boolean)
+        .join('; ');
       const lines = [`  ${left[index]!.padEnd(width)}${option.help}`];
       if (details) lines.push(`  ${' '.repeat(width)}(${details})`);
       return lines.join('\n');
@@ -547,16 +693,18 @@ ${CONFIG_HELP}
 `;
 }
 
-
 const COMMANDS = ['start', 'demo', 'query', 'record', 'verify', 'fixtures'] as const;
 type Command = (typeof COMMANDS)[number];
-const isCommand = (word: string | undefined): word is Command => (COMMANDS as readonly (string | undefined)[]).includes(word);
+const isCommand = (word: string | undefined): word is Command =>
+  (COMMANDS as readonly (string | undefined)[]).includes(word);
 
 /** Each option given must be one of the command's: start's settings for start, demo's and query's own for them. */
 function checkOptionsOf(command: Command, values: Record<string, string | boolean | undefined>): void {
   for (const option of OPTIONS as readonly OptionSpec[]) {
     if (values[option.flag] === undefined || option.global) continue;
-    const belongs = option.commands ? (option.commands as readonly string[]).includes(command) : command === 'start' || (option.alsoOf as readonly string[] | undefined)?.includes(command);
+    const belongs = option.commands
+      ? (option.commands as readonly string[]).includes(command)
+      : command === 'start' || (option.alsoOf as readonly string[] | undefined)?.includes(command);
     if (!belongs) throw new UsageError(`--${option.flag} is not an option of localplane ${command}`);
   }
 }
@@ -572,8 +720,15 @@ async function main(argv: readonly string[]) {
     process.stdout.write(help(isCommand(command) ? command : 'localplane'));
     return;
   }
-  if (!isCommand(command) || positionals.length > (command === 'query' || command === 'verify' ? 2 : command === 'fixtures' ? 3 : 1)) {
-    throw new UsageError(positionals.length === 0 ? 'a command is required: localplane start, demo, query, record, verify or fixtures' : `unknown command "${positionals.join(' ')}"`);
+  if (
+    !isCommand(command) ||
+    positionals.length > (command === 'query' || command === 'verify' ? 2 : command === 'fixtures' ? 3 : 1)
+  ) {
+    throw new UsageError(
+      positionals.length === 0
+        ? 'a command is required: localplane start, demo, query, record, verify or fixtures'
+        : `unknown command "${positionals.join(' ')}"`,
+    );
   }
   checkOptionsOf(command, values);
   if (command === 'record') return recordCommand(values);
@@ -582,12 +737,16 @@ async function main(argv: readonly string[]) {
   if (command !== 'start') return warehouse(command, positionals[1], values);
   const settings = settingsFrom(values, process.env);
   if (values['admin-token'] !== undefined) {
-    const warning = '--admin-token shows the token to every user of this machine (ps); give it with --admin-token-file or LOCALPLANE_ADMIN_TOKEN';
+    const warning =
+      '--admin-token shows the token to every user of this machine (ps); give it with --admin-token-file or LOCALPLANE_ADMIN_TOKEN';
     process.stderr.write(`localplane: ${warning}\n`);
   }
   // Loaded only to start: help, version and bad flags answer without loading the emulator.
   // The instance alone, not the package's other exports (the recording commands' modules).
-  const [{ start }, { SnapshotFileError }] = await Promise.all([import('./localplane.ts'), import('./snapshots/format.ts')]);
+  const [{ start }, { SnapshotFileError }] = await Promise.all([
+    import('./localplane.ts'),
+    import('./snapshots/format.ts'),
+  ]);
   const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
   const starting = start({
     host: settings.host,
@@ -612,7 +771,13 @@ async function main(argv: readonly string[]) {
     stopping ??= starting
       .then(async (instance: Localplane) => {
         // A snapshot that cannot be written is reported, and the instance still cleans up.
-        const exported = settings.exportOnExit === undefined ? null : instance.snapshot(settings.exportOnExit).then(() => null, (error: unknown) => error);
+        const exported =
+          settings.exportOnExit === undefined
+            ? null
+            : instance.snapshot(settings.exportOnExit).then(
+                () => null,
+                (error: unknown) => error,
+              );
         const failure = await exported;
         await instance.stop();
         if (failure) throw failure;
@@ -638,30 +803,52 @@ async function main(argv: readonly string[]) {
 /** A command's own flag (no environment variable, no config-file key), read as its kind says; undefined when not given. */
 function ownFlag(values: Record<string, string | boolean | undefined>, flag: string) {
   const text = values[flag];
-  return typeof text === 'string' ? fromText(OPTIONS.find((spec) => spec.flag === flag)!, text, { kind: 'flag', name: `--${flag}` }) : undefined;
+  return typeof text === 'string'
+    ? fromText(
+        OPTIONS.find((spec) => spec.flag === flag)!,
+        text,
+        { kind: 'flag', name: `--${flag}` },
+      )
+    : undefined;
 }
 
 /** `localplane demo` and `localplane query`: their failures on what they were given (bad SQL, no files, an instance that refuses) are usage errors. */
-async function warehouse(command: WarehouseCommand, sql: string | undefined, values: Record<string, string | boolean | undefined>) {
+async function warehouse(
+  command: WarehouseCommand,
+  sql: string | undefined,
+  values: Record<string, string | boolean | undefined>,
+) {
   const option = (flag: string) => ownFlag(values, flag) as string | undefined;
   const { runDemo, runQuery, formatTable, DEFAULT_DEMO_DIR, isWarehouseUsageError } = await import('./demo/index.ts');
   try {
     if (command === 'query') {
       if (sql === undefined || sql.trim() === '') throw new UsageError('query needs the SQL: localplane query "<SQL>"');
-      process.stdout.write(formatTable(await runQuery({ sql, dir: option('dir'), url: option('url'), exportId: option('export-id') })));
+      process.stdout.write(
+        formatTable(await runQuery({ sql, dir: option('dir'), url: option('url'), exportId: option('export-id') })),
+      );
       return;
     }
     const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : null;
     const url = option('url');
     // Without --url the demo runs on an instance of its own: in process, on free ports, in its own temp dir.
-    const instance = url === undefined ? { start: async () => (await import('./index.ts')).start({ port: 0, objstorePort: 0, log: () => {} }) } : { url };
+    const instance =
+      url === undefined
+        ? { start: async () => (await import('./index.ts')).start({ port: 0, objstorePort: 0, log: () => {} }) }
+        : { url };
     await runDemo({
       ...instance,
       dir: option('dir') ?? DEFAULT_DEMO_DIR,
       sql: option('sql'),
       print: (text) => process.stdout.write(text),
       // The status line while the export runs; its last state the demo prints itself, on stdout.
-      ...(progress ? { progress: (event) => (event.kind === 'export' && ['Created', 'Running'].includes(event.status) ? progress.show(event) : progress.clear()) } : {}),
+      ...(progress
+        ? {
+            progress: (event) =>
+              event.kind === 'export' && ['Created', 'Running'].includes(event.status)
+                ? progress.show(event)
+                : progress.clear(),
+          }
+        : {}),
     });
   } catch (error) {
     throw isWarehouseUsageError(error) ? new UsageError((error as Error).message, false) : error;
@@ -669,14 +856,24 @@ async function warehouse(command: WarehouseCommand, sql: string | undefined, val
 }
 
 /** `localplane fixtures from-recording <recording> --out <dir>`: a recording that is not one, or an --out in use, is a usage error. */
-async function fixturesFromRecording([subcommand, recording]: string[], values: Record<string, string | boolean | undefined>) {
+async function fixturesFromRecording(
+  [subcommand, recording]: string[],
+  values: Record<string, string | boolean | undefined>,
+) {
   const usage = 'localplane fixtures from-recording <recording> --out <dir>';
-  if (subcommand !== 'from-recording') throw new UsageError(`unknown command "fixtures${subcommand ? ` ${subcommand}` : ''}": ${usage}`);
-  if (recording === undefined || typeof values.out !== 'string') throw new UsageError(`the recording and --out are required: ${usage}`);
+  if (subcommand !== 'from-recording')
+    throw new UsageError(`unknown command "fixtures${subcommand ? ` ${subcommand}` : ''}": ${usage}`);
+  if (recording === undefined || typeof values.out !== 'string')
+    throw new UsageError(`the recording and --out are required: ${usage}`);
   const out = ownFlag(values, 'out') as string;
-  const { fixturesFromRecording, formatFromRecordingReport, FromRecordingError } = await import('./recording/fixtures.ts');
+  const { fixturesFromRecording, formatFromRecordingReport, FromRecordingError } =
+    await import('./recording/fixtures.ts');
   try {
-    process.stdout.write(formatFromRecordingReport(fixturesFromRecording({ recording, out, recordedOnly: values['recorded-only'] === true })));
+    process.stdout.write(
+      formatFromRecordingReport(
+        fixturesFromRecording({ recording, out, recordedOnly: values['recorded-only'] === true }),
+      ),
+    );
   } catch (error) {
     throw error instanceof FromRecordingError ? new UsageError(error.message, false) : error;
   }
@@ -686,13 +883,32 @@ async function fixturesFromRecording([subcommand, recording]: string[], values: 
 async function recordCommand(values: Record<string, string | boolean | undefined>) {
   const upstream = ownFlag(values, 'upstream') as string | undefined;
   const out = ownFlag(values, 'out') as string | undefined;
-  if (upstream === undefined || out === undefined) throw new UsageError('record needs --upstream <url> and --out <file>');
-  const { host, port } = settingsFrom(values, process.env, OPTIONS.filter((spec: OptionSpec) => spec.alsoOf?.includes('record')));
+  if (upstream === undefined || out === undefined)
+    throw new UsageError('record needs --upstream <url> and --out <file>');
+  const { host, port } = settingsFrom(
+    values,
+    process.env,
+    OPTIONS.filter((spec: OptionSpec) => spec.alsoOf?.includes('record')),
+  );
   const { record, RecordOptionError } = await import('./recording/record.ts');
-  const recorder = await record({ upstream, out, host, port, upstreamTimeoutSeconds: ownFlag(values, 'upstream-timeout') as number | undefined }).catch((error: unknown) => {
+  const recorder = await record({
+    upstream,
+    out,
+    host,
+    port,
+    upstreamTimeoutSeconds: ownFlag(values, 'upstream-timeout') as number | undefined,
+  }).catch((error: unknown) => {
     throw error instanceof RecordOptionError ? new UsageError(error.message) : couldNotStart(error);
   });
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => void recorder.stop().then(() => process.exit(0), (error: unknown) => fail(error, 1)));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.once(
+      signal,
+      () =>
+        void recorder.stop().then(
+          () => process.exit(0),
+          (error: unknown) => fail(error, 1),
+        ),
+    );
   process.stdout.write(`localplane record ready proxy=${recorder.url} upstream=${recorder.upstream} out=${out}\n`);
 }
 
@@ -700,8 +916,13 @@ async function recordCommand(values: Record<string, string | boolean | undefined
 async function verify(recording: string | undefined, values: Record<string, string | boolean | undefined>) {
   if (recording === undefined) throw new UsageError('verify needs a recording: localplane verify <recording.har>');
   const { verifyRecording, formatVerifyReport, RecordingFileError, VerifyError } = await import('./index.ts');
-  const report = await verifyRecording(recording, { url: ownFlag(values, 'url') as string | undefined, workspace: ownFlag(values, 'workspace') as string | undefined }).catch((error: unknown) => {
-    throw error instanceof RecordingFileError || error instanceof VerifyError ? new UsageError(error.message, false) : error;
+  const report = await verifyRecording(recording, {
+    url: ownFlag(values, 'url') as string | undefined,
+    workspace: ownFlag(values, 'workspace') as string | undefined,
+  }).catch((error: unknown) => {
+    throw error instanceof RecordingFileError || error instanceof VerifyError
+      ? new UsageError(error.message, false)
+      : error;
   });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
   if (report.drift > 0) process.exitCode = 1;
@@ -713,13 +934,21 @@ async function verify(recording: string | undefined, values: Record<string, stri
  * anything else is a bug, reported with its stack.
  */
 function couldNotStart(error: unknown): unknown {
-  if (error instanceof Error && error.constructor === Error) return new UsageError(error.message.split('\n').filter(Boolean).join('; '), false);
+  if (error instanceof Error && error.constructor === Error)
+    return new UsageError(error.message.split('\n').filter(Boolean).join('; '), false);
   return error;
 }
 
 function fail(error: unknown, code: number): never {
-  const message = error instanceof UsageError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`localplane: ${message}${error instanceof UsageError && error.pointsToHelp ? ' (see localplane --help)' : ''}\n`);
+  const message =
+    error instanceof UsageError
+      ? error.message
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
+  process.stderr.write(
+    `localplane: ${message}${error instanceof UsageError && error.pointsToHelp ? ' (see localplane --help)' : ''}\n`,
+  );
   process.exit(code);
 }
 

@@ -86,7 +86,12 @@ export const CLOCK_PART = 'clock';
  * Makes the data dir (a temp dir when none is given), its database from the fixture template
  * and the instance's clock and scheduler. A failure undoes what was made.
  */
-export async function openCore(options: CoreOptions, fixtures: Fixtures, tables: readonly TableSet[], log: (line: string) => void): Promise<InstanceCore> {
+export async function openCore(
+  options: CoreOptions,
+  fixtures: Fixtures,
+  tables: readonly TableSet[],
+  log: (line: string) => void,
+): Promise<InstanceCore> {
   const seed = options.seed ?? 1;
   const limits = new InstanceLimits(applyLimitsPatch(DEFAULT_LIMITS, options.limits));
   const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'localplane-'));
@@ -142,7 +147,12 @@ export async function openCore(options: CoreOptions, fixtures: Fixtures, tables:
   });
   parts.register('ids', {
     reset: () => ids.reset(),
-    snapshot: { field: 'idsDrawn', save: () => ids.drawn(), check: (drawn: number) => drawn, load: (drawn: number) => ids.continueFrom(drawn) },
+    snapshot: {
+      field: 'idsDrawn',
+      save: () => ids.drawn(),
+      check: (drawn: number) => drawn,
+      load: (drawn: number) => ids.continueFrom(drawn),
+    },
   });
   parts.register('database', {
     reset: () => resetInstanceDb(db, tables),
@@ -150,7 +160,22 @@ export async function openCore(options: CoreOptions, fixtures: Fixtures, tables:
     snapshot: databaseSection(db, tables, join(dataDir, 'restoring.sqlite')),
   });
   const clockControl = createClockControl(clock, scheduler);
-  return { dataDir, seed, fixtures, database, db, ids, clock, clockControl, scheduler, limits, log, progress: options.progress, parts, teardown };
+  return {
+    dataDir,
+    seed,
+    fixtures,
+    database,
+    db,
+    ids,
+    clock,
+    clockControl,
+    scheduler,
+    limits,
+    log,
+    progress: options.progress,
+    parts,
+    teardown,
+  };
 }
 
 /**
@@ -160,7 +185,10 @@ export async function openCore(options: CoreOptions, fixtures: Fixtures, tables:
  */
 function refuseUnusableRows(db: Db, tables: readonly TableSet[], path: string): void {
   const problem = invalidRow(db, tables, 'main');
-  if (problem !== undefined) throw new Error(`${path} holds data localplane cannot use: ${problem}: remove that data dir or choose another --data-dir`);
+  if (problem !== undefined)
+    throw new Error(
+      `${path} holds data localplane cannot use: ${problem}: remove that data dir or choose another --data-dir`,
+    );
 }
 
 function limitsSection(limits: InstanceLimits): SnapshotSection<unknown, Limits> {
@@ -179,7 +207,11 @@ function limitsSection(limits: InstanceLimits): SnapshotSection<unknown, Limits>
 }
 
 /** The database as one SQLite image; a restore unpacks it to `image`, checks it whole, and copies its rows in one transaction. */
-function databaseSection(db: Db, tables: readonly TableSet[], image: string): SnapshotSection<Uint8Array, CheckedDatabase, () => void> {
+function databaseSection(
+  db: Db,
+  tables: readonly TableSet[],
+  image: string,
+): SnapshotSection<Uint8Array, CheckedDatabase, () => void> {
   const remove = () => {
     for (const suffix of ['', ...JOURNAL_SUFFIXES]) rmSync(`${image}${suffix}`, { force: true });
   };

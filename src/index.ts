@@ -14,7 +14,12 @@ export {
 export type { ProgressEvent, ProgressListener } from './progress.ts';
 export { DEFAULT_ENDPOINT_ALIASES } from './destinations/endpoints.ts';
 export { SnapshotFileError } from './snapshots/format.ts';
-export { fixturesFromRecording, FromRecordingError, type FromRecordingOptions, type FromRecordingReport } from './recording/fixtures.ts';
+export {
+  fixturesFromRecording,
+  FromRecordingError,
+  type FromRecordingOptions,
+  type FromRecordingReport,
+} from './recording/fixtures.ts';
 export { record, RecordOptionError, type Recorder, type RecordOptions } from './recording/record.ts';
 export type { ClockControl } from './shared/clock-control.ts';
 export type { ObjstoreStorageKind } from './objstore/types.ts';
@@ -23,12 +28,36 @@ export type { JournalBody, JournalEntry } from './journal/schemas.ts';
 export type { FaultRuleInput, FaultRuleView } from './journal/fault-rules.ts';
 export type { JournalFilterInput } from './journal/filter.ts';
 export type { FaultRulesApi, RequestsApi } from './journal/programmatic.ts';
-export { connect, LocalplaneError, type AdminMethods, type ConnectOptions, type LocalplaneClient, type ObjectsOptions, type PreviewOptions } from './admin/client.ts';
-export type { ClockRun, ClockState, FaultsState, FixturesView, Health, ListedTask, State, Task, TierChange } from './admin/schemas.ts';
+export {
+  connect,
+  LocalplaneError,
+  type AdminMethods,
+  type ConnectOptions,
+  type LocalplaneClient,
+  type ObjectsOptions,
+  type PreviewOptions,
+} from './admin/client.ts';
+export type {
+  ClockRun,
+  ClockState,
+  FaultsState,
+  FixturesView,
+  Health,
+  ListedTask,
+  State,
+  Task,
+  TierChange,
+} from './admin/schemas.ts';
 export type { StateQuery } from './admin/state.ts';
 export type { ExportRunFaultInput, ValidationFaultInput } from './bulk-exports/faults.ts';
 export type { RevisionFaultInput } from './deployments/faults.ts';
-export type { DeploymentResponse, DeploymentStatus, RevisionHistory, RevisionResponse, RevisionStatus } from './deployments/schemas.ts';
+export type {
+  DeploymentResponse,
+  DeploymentStatus,
+  RevisionHistory,
+  RevisionResponse,
+  RevisionStatus,
+} from './deployments/schemas.ts';
 export type { NearMisses, RequestStats } from './journal/schemas.ts';
 export type { NearMissesOptions, RequestStatsOptions } from './journal/programmatic.ts';
 export type { BucketView, ObjectsPage, ObjectView } from './objstore/browser-routes.ts';
@@ -37,7 +66,14 @@ export type { Restored, SavedSnapshot, SavedSnapshots } from './snapshots/routes
 export type { RunsAdded, RunsAddition } from './tracing/knob-routes.ts';
 export type { PreviewResponse, SqlRequest, SqlResponse } from './warehouse/schemas.ts';
 export type { Tier } from './workspaces/store.ts';
-export { formatVerifyReport, VerifyError, type ExchangeVerdict, type Outcome, type VerifyOptions, type VerifyReport } from './recording/verify.ts';
+export {
+  formatVerifyReport,
+  VerifyError,
+  type ExchangeVerdict,
+  type Outcome,
+  type VerifyOptions,
+  type VerifyReport,
+} from './recording/verify.ts';
 export { RecordingFileError, type HarLog } from './recording/har.ts';
 
 /**

@@ -39,7 +39,9 @@ function parentOf(pid: number): number | null {
 /** Whether a process runs inside an npm script (npm gives the script's processes this variable, not itself). */
 function runsInNpmScript(pid: number): boolean {
   try {
-    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((entry) => entry.startsWith('npm_lifecycle_event='));
+    return readFileSync(`/proc/${pid}/environ`, 'latin1')
+      .split('\0')
+      .some((entry) => entry.startsWith('npm_lifecycle_event='));
   } catch {
     return false;
   }
@@ -57,7 +59,7 @@ export function launcherChain(): Link[] {
   if (!underNpm && !launchedByTsxCli()) return [];
   const links: Link[] = [{ pid: process.pid, parent: process.ppid }];
   if (!underNpm) return links;
-  for (let pid = process.ppid; pid > 1 && runsInNpmScript(pid); ) {
+  for (let pid = process.ppid; pid > 1 && runsInNpmScript(pid);) {
     const parent = parentOf(pid);
     if (parent === null) break;
     links.push({ pid, parent });

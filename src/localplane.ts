@@ -27,7 +27,13 @@ import type { ProgressListener } from './progress.ts';
 import type { ClockControl } from './shared/clock-control.ts';
 import { writeCounter, type TableSet } from './shared/db.ts';
 import { requireToken } from './shared/admin-token.ts';
-import { browserGuard, foreignHostMessage, hostGuard, isLoopbackName, type BrowserGuardOptions } from './shared/browser-guard.ts';
+import {
+  browserGuard,
+  foreignHostMessage,
+  hostGuard,
+  isLoopbackName,
+  type BrowserGuardOptions,
+} from './shared/browser-guard.ts';
 import { errorResponse } from './shared/errors.ts';
 import { listenFailure, listenHttp } from './shared/http-server.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
@@ -156,7 +162,14 @@ export interface Localplane extends InProcessLocalplane {
 const DASHBOARD_FOLDER = '/ui';
 
 /** The database's tables, a set per domain, in the order the modules are built. */
-const TABLES: readonly TableSet[] = [workspaceTables, tracingTables, objstoreTables, createdBucketTables, bulkExportTables, deploymentTables];
+const TABLES: readonly TableSet[] = [
+  workspaceTables,
+  tracingTables,
+  objstoreTables,
+  createdBucketTables,
+  bulkExportTables,
+  deploymentTables,
+];
 
 /** Builds (once) the cached fixture template that instances with these options start from. */
 export function prepareFixtures(options: Pick<StartOptions, 'fixturesDir' | 'seed' | 'cacheDir'> = {}): string {
@@ -172,13 +185,16 @@ const closeServer = (server: Server) =>
 
 /** Ports are checked before anything is created, so a bad one leaves nothing behind. */
 function validPort(name: string, port: number): number {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`${name} must be a whole number from 0 to 65535, got ${port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new RangeError(`${name} must be a whole number from 0 to 65535, got ${port}`);
   return port;
 }
 
 function validStorage(kind: string): ObjstoreStorageKind {
   if (!(OBJSTORE_STORAGE_KINDS as readonly string[]).includes(kind)) {
-    throw new RangeError(`objstoreStorage must be ${OBJSTORE_STORAGE_KINDS.map((name) => `'${name}'`).join(' or ')}, got ${JSON.stringify(kind)}`);
+    throw new RangeError(
+      `objstoreStorage must be ${OBJSTORE_STORAGE_KINDS.map((name) => `'${name}'`).join(' or ')}, got ${JSON.stringify(kind)}`,
+    );
   }
   return kind as ObjstoreStorageKind;
 }
@@ -190,20 +206,34 @@ function validToken(token: string | undefined): string | undefined {
 
 const ADMIN_TOKEN: SecurityScheme = {
   id: 'Admin Token',
-  scheme: { type: 'http', scheme: 'bearer', description: 'The token localplane was started with (adminToken, --admin-token), which the admin API and the dashboard require over the network' },
+  scheme: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'The token localplane was started with (adminToken, --admin-token), which the admin API and the dashboard require over the network',
+  },
 };
 
 /** What the guards of the admin API and the dashboard answer and read, as the served document lists it on their routes. */
 function harnessGuard(withToken: boolean): GuardDocumentation {
   const errors = [
-    httpError(403, 'A Host that is not a loopback name, the bound host or an allowed name (DNS rebinding), or a change from another origin (a cross-site post)', {
-      foreign_host:
-        foreignHostMessage('evil.example:9400'),
-      cross_origin: 'Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:9400, not https://evil.example',
-    }),
+    httpError(
+      403,
+      'A Host that is not a loopback name, the bound host or an allowed name (DNS rebinding), or a change from another origin (a cross-site post)',
+      {
+        foreign_host: foreignHostMessage('evil.example:9400'),
+        cross_origin:
+          'Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:9400, not https://evil.example',
+      },
+    ),
   ];
   if (!withToken) return { errors };
-  errors.unshift(httpError(401, 'The instance was started with a token (--admin-token) and the request does not carry it', { no_token: 'the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer <token>, or open /ui?token=<token> in a browser' }));
+  errors.unshift(
+    httpError(401, 'The instance was started with a token (--admin-token) and the request does not carry it', {
+      no_token:
+        'the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer <token>, or open /ui?token=<token> in a browser',
+    }),
+  );
   return { errors, security: [[ADMIN_TOKEN]] };
 }
 
@@ -247,24 +277,74 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   try {
     const workspaces = new WorkspaceStore(core.db, new WriteScopedCache(writeCounter(core.db)));
     const tracing = tracingModule(core);
-    const journal = journalModule(core, { capacity: options.journalCapacity, requestLog: options.requestLog, workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null, workspaceExists: (id) => workspaces.find(id) !== undefined });
+    const journal = journalModule(core, {
+      capacity: options.journalCapacity,
+      requestLog: options.requestLog,
+      workspaceOfApiKey: (apiKey) => workspaces.findByApiKey(apiKey)?.id ?? null,
+      workspaceExists: (id) => workspaces.find(id) !== undefined,
+    });
     const sourceTarballs = sourceTarballBucket();
-    const objstore = await objstoreModule(core, { host, allowedHosts: options.allowedHosts, port: objstorePort, storage: objstoreStorage, observer: journal.observer.objstore(), instanceBuckets: [sourceTarballs], workspaceExists: (id) => workspaces.find(id) !== undefined });
-    const destinations = destinationsModule(core, { endpointAliases, reach: { allowed: options.allowedEndpoints, boundHost: host }, embeddedEndpoint: objstore.bind });
+    const objstore = await objstoreModule(core, {
+      host,
+      allowedHosts: options.allowedHosts,
+      port: objstorePort,
+      storage: objstoreStorage,
+      observer: journal.observer.objstore(),
+      instanceBuckets: [sourceTarballs],
+      workspaceExists: (id) => workspaces.find(id) !== undefined,
+    });
+    const destinations = destinationsModule(core, {
+      endpointAliases,
+      reach: { allowed: options.allowedEndpoints, boundHost: host },
+      embeddedEndpoint: objstore.bind,
+    });
     const bulkExports = bulkExportsModule(core, { workspaces, tracing: tracing.store, destinations });
-    const deployments = deploymentsModule(core, { workspaces, tracing: tracing.store, destinations, sourceTarballs, objstoreEndpoint: objstore.bind });
-    const warehouse = warehouseModule(core, { exports: bulkExports.store, objstore: objstore.objstore, filesDir: objstore.filesDir });
-    const snapshots = snapshotsModule(core, () => templateContentKey(fixtures, core.seed, TABLES), options.snapshotsDir);
-    const admin = adminModule(core, { workspaces, tracing: tracing.store, objstore, bulkExports, deployments, endpointAliases, startedAt });
+    const deployments = deploymentsModule(core, {
+      workspaces,
+      tracing: tracing.store,
+      destinations,
+      sourceTarballs,
+      objstoreEndpoint: objstore.bind,
+    });
+    const warehouse = warehouseModule(core, {
+      exports: bulkExports.store,
+      objstore: objstore.objstore,
+      filesDir: objstore.filesDir,
+    });
+    const snapshots = snapshotsModule(
+      core,
+      () => templateContentKey(fixtures, core.seed, TABLES),
+      options.snapshotsDir,
+    );
+    const admin = adminModule(core, {
+      workspaces,
+      tracing: tracing.store,
+      objstore,
+      bulkExports,
+      deployments,
+      endpointAliases,
+      startedAt,
+    });
 
     const hosts = { boundHost: host, allowedHosts: options.allowedHosts };
     const app = createApp(journal.observer, hosts, log);
     const guards = [browserGuard(hosts), ...(adminToken === undefined ? [] : [requireToken(adminToken)])];
-    for (const folder of ['/_localplane', DASHBOARD_FOLDER]) app.guardFolder(folder, harnessGuard(adminToken !== undefined), ...guards);
-    for (const routes of [admin.knobs, tracing.adminRoutes, deployments.adminRoutes, objstore.adminRoutes, snapshots.adminRoutes, admin.state, journal.adminRoutes, warehouse.adminRoutes]) {
+    for (const folder of ['/_localplane', DASHBOARD_FOLDER])
+      app.guardFolder(folder, harnessGuard(adminToken !== undefined), ...guards);
+    for (const routes of [
+      admin.knobs,
+      tracing.adminRoutes,
+      deployments.adminRoutes,
+      objstore.adminRoutes,
+      snapshots.adminRoutes,
+      admin.state,
+      journal.adminRoutes,
+      warehouse.adminRoutes,
+    ]) {
       app.route('/_localplane', routes);
     }
-    for (const routes of [bulkExports.routes, deployments.routes, tracing.routes, openapiRoutes(() => app.documented)]) app.route('/', routes);
+    for (const routes of [bulkExports.routes, deployments.routes, tracing.routes, openapiRoutes(() => app.documented)])
+      app.route('/', routes);
     app.route(DASHBOARD_FOLDER, uiModule(async (request) => app.fetch(request, inProcessEnv())).routes);
 
     if (options.importFrom !== undefined) await snapshots.restore(options.importFrom);
@@ -275,7 +355,9 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       filesDir: objstore.filesDir,
       snapshotsDir: snapshots.folder,
       clock: core.clockControl,
-      routes: handlerRoutes(app).filter(({ path }) => path !== DASHBOARD_FOLDER && !path.startsWith(`${DASHBOARD_FOLDER}/`)),
+      routes: handlerRoutes(app).filter(
+        ({ path }) => path !== DASHBOARD_FOLDER && !path.startsWith(`${DASHBOARD_FOLDER}/`),
+      ),
       request: async (input, init) => app.request(input, init),
       fetch: async (request) => app.fetch(request),
       objstoreEndpoint: objstore.bind,
@@ -314,7 +396,9 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     core.teardown.add('intake', () => closeServer(server));
     const { port } = server.address() as AddressInfo;
     if (!isLoopbackName(host) && options.adminToken === undefined) {
-      log(`bound to ${host}, which other machines can reach: anyone there can read and change all state through the admin API and the dashboard; require a token with adminToken (--admin-token-file, LOCALPLANE_ADMIN_TOKEN)`);
+      log(
+        `bound to ${host}, which other machines can reach: anyone there can read and change all state through the admin API and the dashboard; require a token with adminToken (--admin-token-file, LOCALPLANE_ADMIN_TOKEN)`,
+      );
     }
     return { ...lp, apiUrl: `http://${host}:${port}`, objstoreUrl };
   } catch (error) {

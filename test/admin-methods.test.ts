@@ -4,7 +4,17 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, createLocalplane, LocalplaneError, start, type AdminMethods, type FixturesView, type InProcessLocalplane, type Localplane, type LocalplaneClient } from '../src/index.ts';
+import {
+  connect,
+  createLocalplane,
+  LocalplaneError,
+  start,
+  type AdminMethods,
+  type FixturesView,
+  type InProcessLocalplane,
+  type Localplane,
+  type LocalplaneClient,
+} from '../src/index.ts';
 import { s3For } from './support/objstore.ts';
 
 /** Requests to the harness that no method makes: a stream (read it with EventSource) and the journal's older alias. */
@@ -36,27 +46,77 @@ const ADMIN_STEPS: Step[] = [
   { route: 'GET /_localplane/tasks', call: (api) => api.tasks() },
   { route: 'GET /_localplane/config', call: (api) => api.config.get() },
   { route: 'PATCH /_localplane/config', call: (api) => api.config.patch({ export_run_max_retries: 1 }) },
-  { route: 'POST /_localplane/faults/destination-validations', call: (api) => api.faults.destinationValidations({ error: 'access_denied', count: 2 }) },
-  { route: 'POST /_localplane/faults/export-runs', call: (api) => api.faults.exportRuns({ mode: 'slow', delay_seconds: 5 }) },
-  { route: 'POST /_localplane/faults/revisions', call: (api, ids) => api.faults.revisions({ stage: 'build', deployment_id: ids.deployment }) },
+  {
+    route: 'POST /_localplane/faults/destination-validations',
+    call: (api) => api.faults.destinationValidations({ error: 'access_denied', count: 2 }),
+  },
+  {
+    route: 'POST /_localplane/faults/export-runs',
+    call: (api) => api.faults.exportRuns({ mode: 'slow', delay_seconds: 5 }),
+  },
+  {
+    route: 'POST /_localplane/faults/revisions',
+    call: (api, ids) => api.faults.revisions({ stage: 'build', deployment_id: ids.deployment }),
+  },
   { route: 'GET /_localplane/faults', call: (api) => api.faults.list() },
   { route: 'DELETE /_localplane/faults', call: (api) => api.faults.clear() },
-  { route: 'PUT /_localplane/workspaces/:workspace_id/tier', call: (api, ids) => api.workspaces.setTier(ids.workspace, { tier: 'enterprise' }) },
-  { route: 'POST /_localplane/sessions/:session_id/runs', call: (api, ids) => api.sessions.addRuns(ids.session, { count: 3, start_time: '2026-01-01T00:00:00Z' }) },
-  { route: 'PUT /_localplane/deployments/:deployment_id/status', call: (api, ids) => api.deployments.setStatus(ids.deployment, { status: 'UNUSED' }) },
-  { route: 'PUT /_localplane/deployments/:deployment_id/revisions/:revision_id/status', call: (api, ids) => api.deployments.setRevisionStatus(ids.deployment, ids.revision, { status: 'BUILD_FAILED' }) },
-  { route: 'GET /_localplane/deployments/:deployment_id/revisions/:revision_id/history', call: (api, ids) => api.deployments.revisionHistory(ids.deployment, ids.revision) },
-  { route: 'POST /_localplane/objstore/keys', call: (api) => api.objstore.keys.add({ access_key_id: 'METHODKEY0000000001', secret_access_key: 'method-secret', permissions: ['get'] }) },
+  {
+    route: 'PUT /_localplane/workspaces/:workspace_id/tier',
+    call: (api, ids) => api.workspaces.setTier(ids.workspace, { tier: 'enterprise' }),
+  },
+  {
+    route: 'POST /_localplane/sessions/:session_id/runs',
+    call: (api, ids) => api.sessions.addRuns(ids.session, { count: 3, start_time: '2026-01-01T00:00:00Z' }),
+  },
+  {
+    route: 'PUT /_localplane/deployments/:deployment_id/status',
+    call: (api, ids) => api.deployments.setStatus(ids.deployment, { status: 'UNUSED' }),
+  },
+  {
+    route: 'PUT /_localplane/deployments/:deployment_id/revisions/:revision_id/status',
+    call: (api, ids) => api.deployments.setRevisionStatus(ids.deployment, ids.revision, { status: 'BUILD_FAILED' }),
+  },
+  {
+    route: 'GET /_localplane/deployments/:deployment_id/revisions/:revision_id/history',
+    call: (api, ids) => api.deployments.revisionHistory(ids.deployment, ids.revision),
+  },
+  {
+    route: 'POST /_localplane/objstore/keys',
+    call: (api) =>
+      api.objstore.keys.add({
+        access_key_id: 'METHODKEY0000000001',
+        secret_access_key: 'method-secret',
+        permissions: ['get'],
+      }),
+  },
   { route: 'GET /_localplane/objstore/keys', call: (api) => api.objstore.keys.list() },
-  { route: 'DELETE /_localplane/objstore/keys/:access_key_id', call: (api) => api.objstore.keys.remove('METHODKEY0000000001') },
+  {
+    route: 'DELETE /_localplane/objstore/keys/:access_key_id',
+    call: (api) => api.objstore.keys.remove('METHODKEY0000000001'),
+  },
   { route: 'GET /_localplane/objstore/buckets', call: (api) => api.objstore.buckets() },
-  { route: 'GET /_localplane/objstore/buckets/:bucket/objects', call: (api, ids) => api.objstore.objects(ids.bucket, { prefix: 'methods/', limit: 10 }) },
-  { route: 'GET /_localplane/objstore/buckets/:bucket/object', call: (api, ids) => api.objstore.object(ids.bucket, ids.key) },
-  { route: 'GET /_localplane/objstore/buckets/:bucket/object/content', call: async (api, ids) => Buffer.from(await api.objstore.content(ids.bucket, ids.key)).toString() },
-  { route: 'GET /_localplane/objstore/preview', call: (api, ids) => api.objstore.preview({ bucket: ids.bucket, key: ids.key, rows: 5 }) },
+  {
+    route: 'GET /_localplane/objstore/buckets/:bucket/objects',
+    call: (api, ids) => api.objstore.objects(ids.bucket, { prefix: 'methods/', limit: 10 }),
+  },
+  {
+    route: 'GET /_localplane/objstore/buckets/:bucket/object',
+    call: (api, ids) => api.objstore.object(ids.bucket, ids.key),
+  },
+  {
+    route: 'GET /_localplane/objstore/buckets/:bucket/object/content',
+    call: async (api, ids) => Buffer.from(await api.objstore.content(ids.bucket, ids.key)).toString(),
+  },
+  {
+    route: 'GET /_localplane/objstore/preview',
+    call: (api, ids) => api.objstore.preview({ bucket: ids.bucket, key: ids.key, rows: 5 }),
+  },
   { route: 'POST /_localplane/snapshot', call: (api) => api.snapshots.save(SNAPSHOT) },
   { route: 'GET /_localplane/snapshots', call: (api) => api.snapshots.list() },
-  { route: 'GET /_localplane/snapshots/:name', call: async (api) => (await api.snapshots.download(SNAPSHOT)).byteLength > 0 },
+  {
+    route: 'GET /_localplane/snapshots/:name',
+    call: async (api) => (await api.snapshots.download(SNAPSHOT)).byteLength > 0,
+  },
   {
     route: 'PUT /_localplane/snapshots/:name',
     call: async (api) => {
@@ -68,7 +128,11 @@ const ADMIN_STEPS: Step[] = [
   { route: 'POST /_localplane/restore', call: (api) => api.snapshots.restore(SNAPSHOT) },
   { route: 'GET /_localplane/state', call: (api, ids) => api.state({ workspace_id: ids.workspace }) },
   // No export of that id: the route answers its 404.
-  { route: 'POST /_localplane/sql', call: (api) => api.sql({ sql: 'SELECT 1', export_id: '00000000-0000-4000-8000-000000000000' }), fails: 404 },
+  {
+    route: 'POST /_localplane/sql',
+    call: (api) => api.sql({ sql: 'SELECT 1', export_id: '00000000-0000-4000-8000-000000000000' }),
+    fails: 404,
+  },
 ];
 
 /** Calls of what a connect()ed client has as an in-process instance has it in its own way: reset, the clock, the journal and the fault rules. */
@@ -79,16 +143,28 @@ const CLIENT_STEPS: { route: string; call: (client: LocalplaneClient) => Promise
   { route: 'POST /_localplane/clock/set', call: (client) => client.clock.set(new Date('2030-01-01T00:00:00Z')) },
   { route: 'POST /_localplane/clock/advance', call: (client) => client.clock.advance(30) },
   { route: 'POST /_localplane/clock/advance-to-next', call: (client) => client.clock.advanceToNext() },
-  { route: 'POST /_localplane/clock/run-until-idle', call: (client) => client.clock.runUntilIdle({ withinSeconds: 60 }) },
+  {
+    route: 'POST /_localplane/clock/run-until-idle',
+    call: (client) => client.clock.runUntilIdle({ withinSeconds: 60 }),
+  },
   { route: 'POST /_localplane/clock/unfreeze', call: (client) => client.clock.unfreeze() },
-  { route: 'POST /_localplane/fault-rules', call: (client) => client.faultRules.add({ match: { path: '/v2/deployments' }, action: { status: 503 } }) },
+  {
+    route: 'POST /_localplane/fault-rules',
+    call: (client) => client.faultRules.add({ match: { path: '/v2/deployments' }, action: { status: 503 } }),
+  },
   { route: 'GET /_localplane/fault-rules', call: (client) => client.faultRules.list() },
   { route: 'GET /_localplane/fault-rules/near-misses', call: (client) => client.faultRules.nearMisses({ limit: 5 }) },
   { route: 'DELETE /_localplane/fault-rules/:rule_id', call: (client) => client.faultRules.remove('fault-rule-1') },
   { route: 'DELETE /_localplane/fault-rules', call: (client) => client.faultRules.clear() },
-  { route: 'GET /_localplane/requests', call: (client) => client.requests.list({ source: 'api', limit: 5, order: 'desc' }) },
+  {
+    route: 'GET /_localplane/requests',
+    call: (client) => client.requests.list({ source: 'api', limit: 5, order: 'desc' }),
+  },
   { route: 'POST /_localplane/requests/find', call: (client) => client.requests.find({ method: 'GET' }) },
-  { route: 'GET /_localplane/requests/count', call: (client) => client.requests.count({ header: { name: 'X-API-Key' }, status: 200 }) },
+  {
+    route: 'GET /_localplane/requests/count',
+    call: (client) => client.requests.count({ header: { name: 'X-API-Key' }, status: 200 }),
+  },
   { route: 'GET /_localplane/requests/:request_id', call: (client) => client.requests.get(1) },
   { route: 'GET /_localplane/requests/stats', call: (client) => client.requests.stats({ minutes: 2 }) },
   { route: 'DELETE /_localplane/requests', call: (client) => client.requests.clear() },
@@ -100,10 +176,19 @@ async function recordingProxy(target: string): Promise<{ url: string; seen: stri
   const { port, hostname } = new URL(target);
   const server: Server = createServer((incoming, outgoing) => {
     seen.push(`${incoming.method} ${new URL(incoming.url!, target).pathname}`);
-    const forwarded = httpRequest({ hostname, port, method: incoming.method, path: incoming.url, headers: { ...incoming.headers, host: `${hostname}:${port}` } }, (answer) => {
-      outgoing.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(outgoing);
-    });
+    const forwarded = httpRequest(
+      {
+        hostname,
+        port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: { ...incoming.headers, host: `${hostname}:${port}` },
+      },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
     incoming.pipe(forwarded);
   });
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
@@ -135,18 +220,42 @@ function comparable(value: unknown): unknown {
 }
 
 async function idsOf(api: AdminMethods, endpoint: string, fixtures: FixturesView): Promise<Ids> {
-  const workspace = fixtures.workspaces.find((candidate) => candidate.deployments.length > 0 && candidate.sessions.length > 0)!;
+  const workspace = fixtures.workspaces.find(
+    (candidate) => candidate.deployments.length > 0 && candidate.sessions.length > 0,
+  )!;
   const state = await api.state({ workspace_id: workspace.id });
   const deployment = state.workspaces[0]!.deployments.find((candidate) => candidate.revisions.length > 0)!;
   const key = 'methods/hello.json';
-  const s3 = s3For(endpoint, fixtures.objstore.keys.find((candidate) => candidate.permissions.includes('create'))!);
-  await s3.send(new PutObjectCommand({ Bucket: fixtures.objstore.buckets[0], Key: key, Body: '{"hello": "methods"}', ContentType: 'application/json' }));
+  const s3 = s3For(
+    endpoint,
+    fixtures.objstore.keys.find((candidate) => candidate.permissions.includes('create'))!,
+  );
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: fixtures.objstore.buckets[0],
+      Key: key,
+      Body: '{"hello": "methods"}',
+      ContentType: 'application/json',
+    }),
+  );
   s3.destroy();
-  return { workspace: workspace.id, session: workspace.sessions[0]!.id, deployment: deployment.id, revision: deployment.revisions[0]!.id, bucket: fixtures.objstore.buckets[0]!, key };
+  return {
+    workspace: workspace.id,
+    session: workspace.sessions[0]!.id,
+    deployment: deployment.id,
+    revision: deployment.revisions[0]!.id,
+    bucket: fixtures.objstore.buckets[0]!,
+    key,
+  };
 }
 
 /** Runs the steps, each answer made comparable; with `seen` (a proxy's record), also the routes each step reached. */
-async function runSteps(api: AdminMethods, ids: Ids, seen?: string[], routes: readonly string[] = []): Promise<{ answers: unknown[]; reached: (string | undefined)[][] }> {
+async function runSteps(
+  api: AdminMethods,
+  ids: Ids,
+  seen?: string[],
+  routes: readonly string[] = [],
+): Promise<{ answers: unknown[]; reached: (string | undefined)[][] }> {
   const answers: unknown[] = [];
   const reached: (string | undefined)[][] = [];
   for (const step of ADMIN_STEPS) {
@@ -173,9 +282,14 @@ describe('the admin API as methods', () => {
   let adminRoutes: string[];
 
   beforeAll(async () => {
-    [inProcess, served] = await Promise.all([createLocalplane({ freezeClock: true }), start({ port: 0, objstorePort: 0, freezeClock: true })]);
+    [inProcess, served] = await Promise.all([
+      createLocalplane({ freezeClock: true }),
+      start({ port: 0, objstorePort: 0, freezeClock: true }),
+    ]);
     proxy = await recordingProxy(served.apiUrl);
-    adminRoutes = inProcess.routes.filter(({ path }) => path.startsWith('/_localplane/')).map(({ method, path }) => `${method} ${path}`);
+    adminRoutes = inProcess.routes
+      .filter(({ path }) => path.startsWith('/_localplane/'))
+      .map(({ method, path }) => `${method} ${path}`);
   });
   afterAll(async () => {
     await proxy?.close();
@@ -196,16 +310,25 @@ describe('the admin API as methods', () => {
     ]);
     const local = await runSteps(inProcess, localIds);
     const remote = await runSteps(client, servedIds, proxy.seen, adminRoutes);
-    expect(remote.reached).toEqual(ADMIN_STEPS.map((step) => (step.route === 'PUT /_localplane/snapshots/:name' ? ['GET /_localplane/snapshots/:name', step.route] : [step.route])));
+    expect(remote.reached).toEqual(
+      ADMIN_STEPS.map((step) =>
+        step.route === 'PUT /_localplane/snapshots/:name'
+          ? ['GET /_localplane/snapshots/:name', step.route]
+          : [step.route],
+      ),
+    );
     expect(remote.answers).toEqual(local.answers);
   });
 
-  it("reaches the clock, the journal, the fault rules and reset through connect(), each call one request to its route", async () => {
+  it('reaches the clock, the journal, the fault rules and reset through connect(), each call one request to its route', async () => {
     const client = connect(proxy.url);
     for (const step of CLIENT_STEPS) {
       proxy.seen.length = 0;
       await step.call(client);
-      expect(proxy.seen.map((request) => routeOf(request, adminRoutes)), step.route).toEqual([step.route]);
+      expect(
+        proxy.seen.map((request) => routeOf(request, adminRoutes)),
+        step.route,
+      ).toEqual([step.route]);
     }
   });
 
@@ -213,17 +336,25 @@ describe('the admin API as methods', () => {
     const client = connect(served.apiUrl);
     // Frozen again (the instance's start option), so that both stats are taken at one time.
     await client.reset();
-    for (const run of ['first', 'second']) await fetch(`${served.apiUrl}/v2/deployments`, { headers: { 'X-Test-Run': run } });
+    for (const run of ['first', 'second'])
+      await fetch(`${served.apiUrl}/v2/deployments`, { headers: { 'X-Test-Run': run } });
     const filter = { header: { name: 'x-test-run', value: 'second' }, status: '4xx' };
     expect(await client.requests.count(filter)).toBe(1);
     expect(await client.requests.count(filter)).toBe(served.requests.count(filter));
-    expect(await client.requests.list({ header: 'X-Test-Run:second', status: '4xx' })).toEqual(served.requests.list(filter));
+    expect(await client.requests.list({ header: 'X-Test-Run:second', status: '4xx' })).toEqual(
+      served.requests.list(filter),
+    );
     const [first] = served.requests.list();
     expect(await client.requests.get(first!.id)).toEqual(first);
     expect(await client.requests.get(999_999)).toBeUndefined();
-    expect(await client.requests.stats({ minutes: 3, errors: 1 })).toEqual(served.requests.stats({ minutes: 3, errors: 1 }));
+    expect(await client.requests.stats({ minutes: 3, errors: 1 })).toEqual(
+      served.requests.stats({ minutes: 3, errors: 1 }),
+    );
 
-    const rule = await client.faultRules.add({ match: { path: '/v2/deployments', method: 'POST' }, action: { status: 429, headers: { 'Retry-After': '7' } } });
+    const rule = await client.faultRules.add({
+      match: { path: '/v2/deployments', method: 'POST' },
+      action: { status: 429, headers: { 'Retry-After': '7' } },
+    });
     expect(await client.faultRules.list()).toEqual(served.faultRules.list());
     expect(await client.faultRules.nearMisses()).toEqual(served.faultRules.nearMisses());
     expect((await client.faultRules.nearMisses()).near_misses.map((miss) => miss.rule_id)).toEqual([rule.id, rule.id]);
@@ -233,13 +364,25 @@ describe('the admin API as methods', () => {
 
   it('throws a LocalplaneError with the status and the detail the route answers', async () => {
     const client = connect(served.apiUrl);
-    const unknownWorkspace = await client.workspaces.setTier('00000000-0000-4000-8000-000000000000', { tier: 'plus' }).catch((error: unknown) => error);
+    const unknownWorkspace = await client.workspaces
+      .setTier('00000000-0000-4000-8000-000000000000', { tier: 'plus' })
+      .catch((error: unknown) => error);
     expect(unknownWorkspace).toBeInstanceOf(LocalplaneError);
-    expect(unknownWorkspace).toMatchObject({ status: 404, detail: 'Workspace 00000000-0000-4000-8000-000000000000 not found' });
+    expect(unknownWorkspace).toMatchObject({
+      status: 404,
+      detail: 'Workspace 00000000-0000-4000-8000-000000000000 not found',
+    });
     const badPatch = await inProcess.config.patch({ export_run_max_retries: -1 }).catch((error: unknown) => error);
-    expect(badPatch).toMatchObject({ status: 422, detail: [expect.objectContaining({ loc: ['body', 'export_run_max_retries'], type: 'greater_than_equal' })] });
-    expect((badPatch as Error).message).toMatch(/^PATCH \/_localplane\/config answered 422: body\.export_run_max_retries: /);
-    await expect(client.faultRules.add({ match: { path: '/_localplane/**' }, action: { status: 500 } })).rejects.toMatchObject({ status: 422 });
+    expect(badPatch).toMatchObject({
+      status: 422,
+      detail: [expect.objectContaining({ loc: ['body', 'export_run_max_retries'], type: 'greater_than_equal' })],
+    });
+    expect((badPatch as Error).message).toMatch(
+      /^PATCH \/_localplane\/config answered 422: body\.export_run_max_retries: /,
+    );
+    await expect(
+      client.faultRules.add({ match: { path: '/_localplane/**' }, action: { status: 500 } }),
+    ).rejects.toMatchObject({ status: 422 });
   });
 
   it('sends the admin token it is given', async () => {

@@ -56,28 +56,49 @@ function portless(text: string): string {
     .replaceAll(lp.dataDir, '<data dir>');
 }
 
-async function send(label: string, method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<any> {
+async function send(
+  label: string,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: unknown } = {},
+): Promise<any> {
   const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
-  const headers = { ...options.headers, ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}) };
-  const { status, rawHeaders, bytes } = await new Promise<{ status: number; rawHeaders: string[]; bytes: Buffer }>((resolve, reject) => {
-    const outgoing = request(`${lp.apiUrl}${path}`, { method, headers, agent }, (incoming) => {
-      const chunks: Buffer[] = [];
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-      incoming.on('end', () => resolve({ status: incoming.statusCode!, rawHeaders: incoming.rawHeaders, bytes: Buffer.concat(chunks) }));
-      incoming.on('error', reject);
-    });
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
+  const headers = {
+    ...options.headers,
+    ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}),
+  };
+  const { status, rawHeaders, bytes } = await new Promise<{ status: number; rawHeaders: string[]; bytes: Buffer }>(
+    (resolve, reject) => {
+      const outgoing = request(`${lp.apiUrl}${path}`, { method, headers, agent }, (incoming) => {
+        const chunks: Buffer[] = [];
+        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+        incoming.on('end', () =>
+          resolve({ status: incoming.statusCode!, rawHeaders: incoming.rawHeaders, bytes: Buffer.concat(chunks) }),
+        );
+        incoming.on('error', reject);
+      });
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    },
+  );
   const pairs: string[] = [];
   for (let at = 0; at < rawHeaders.length; at += 2) {
     if (rawHeaders[at]!.toLowerCase() !== 'date') pairs.push(portless(`${rawHeaders[at]}: ${rawHeaders[at + 1]}`));
   }
   const text = portless(bytes.toString('utf8'));
   const normalized = Buffer.from(text);
-  answers.push({ exchange: `${label}: ${method} ${path}`, status, headers: pairs, bytes: normalized.length, sha256: sha256(normalized), head: text.slice(0, 160) });
+  answers.push({
+    exchange: `${label}: ${method} ${path}`,
+    status,
+    headers: pairs,
+    bytes: normalized.length,
+    sha256: sha256(normalized),
+    head: text.slice(0, 160),
+  });
   const type = rawHeaders.find((_, at) => at % 2 === 0 && rawHeaders[at]!.toLowerCase() === 'content-type');
-  return type && /json/.test(rawHeaders[rawHeaders.indexOf(type) + 1]!) && text ? JSON.parse(bytes.toString('utf8')) : text;
+  return type && /json/.test(rawHeaders[rawHeaders.indexOf(type) + 1]!) && text
+    ? JSON.parse(bytes.toString('utf8'))
+    : text;
 }
 
 beforeAll(async () => {
@@ -92,13 +113,21 @@ afterAll(async () => {
 
 test('answers and exported files are byte-identical to the golden ones', async () => {
   const fixtures = (await send('fixtures', 'GET', '/_localplane/fixtures')) as FixturesView;
-  const [selfHosted, other] = [fixtures.workspaces.find((workspace) => workspace.self_hosted)!, fixtures.workspaces.find((workspace) => !workspace.self_hosted)!];
+  const [selfHosted, other] = [
+    fixtures.workspaces.find((workspace) => workspace.self_hosted)!,
+    fixtures.workspaces.find((workspace) => !workspace.self_hosted)!,
+  ];
   const auth = { 'X-API-Key': selfHosted.api_key, 'X-Tenant-Id': selfHosted.id };
   const keyOnly = { 'X-API-Key': other.api_key };
-  const fullKey = fixtures.objstore.keys.find((key) => OBJSTORE_PERMISSIONS.every((permission) => key.permissions.includes(permission)))!;
+  const fullKey = fixtures.objstore.keys.find((key) =>
+    OBJSTORE_PERMISSIONS.every((permission) => key.permissions.includes(permission)),
+  )!;
 
   // The hot reads, their variants and refusals, before any write.
-  for (const [name, headers] of [['self-hosted', auth], ['key only', keyOnly]] as const) {
+  for (const [name, headers] of [
+    ['self-hosted', auth],
+    ['key only', keyOnly],
+  ] as const) {
     await send(name, 'GET', '/v2/deployments?limit=20', { headers });
     await send(name, 'GET', '/v2/deployments?limit=20', { headers });
     await send(name, 'GET', '/v2/deployments?limit=5&offset=2', { headers });
@@ -118,19 +147,29 @@ test('answers and exported files are byte-identical to the golden ones', async (
   // Writes between reads of the same pages.
   const created = await send('create', 'POST', '/v2/deployments', {
     headers: auth,
-    body: codehostDeploymentBody(selfHosted, 'golden-graph', { secrets: [{ name: 'GOLDEN_TOKEN', value: 'golden-secret-value-42' }] }),
+    body: codehostDeploymentBody(selfHosted, 'golden-graph', {
+      secrets: [{ name: 'GOLDEN_TOKEN', value: 'golden-secret-value-42' }],
+    }),
   });
   await send('after create', 'GET', '/v2/deployments?limit=20', { headers: auth });
   await send('invalid create', 'POST', '/v2/deployments', { headers: auth, body: { name: '' } });
-    await send('patch', 'PATCH', `/v2/deployments/${created.id}`, { headers: auth, body: { source_revision_config: { repo_ref: 'release', graph_config_path: 'graph.json' } } });
-    await send('after patch', 'GET', '/v2/deployments?limit=20', { headers: auth });
+  await send('patch', 'PATCH', `/v2/deployments/${created.id}`, {
+    headers: auth,
+    body: { source_revision_config: { repo_ref: 'release', graph_config_path: 'graph.json' } },
+  });
+  await send('after patch', 'GET', '/v2/deployments?limit=20', { headers: auth });
   await lp.clock.advance(600);
   await send('ten minutes later', 'GET', '/v2/deployments?limit=20', { headers: auth });
 
   // An export: its status while pending and once completed, its runs, and the files it wrote.
   const destination = await send('destination', 'POST', '/api/v1/bulk-exports/destinations', {
     headers: auth,
-    body: { destination_type: 'objstore', display_name: 'Golden warehouse', config: { bucket_name: BUCKET, prefix: 'golden' }, credentials: credentialsOf(fullKey) },
+    body: {
+      destination_type: 'objstore',
+      display_name: 'Golden warehouse',
+      config: { bucket_name: BUCKET, prefix: 'golden' },
+      credentials: credentialsOf(fullKey),
+    },
   });
   await send('destinations', 'GET', '/api/v1/bulk-exports/destinations', { headers: auth });
   const exported = await send('export', 'POST', '/api/v1/bulk-exports', {
@@ -149,18 +188,32 @@ test('answers and exported files are byte-identical to the golden ones', async (
   await lp.clock.runUntilIdle();
   await send('completed', 'GET', `/api/v1/bulk-exports/${exported.id}`, { headers: auth });
   await send('completed again', 'GET', `/api/v1/bulk-exports/${exported.id}`, { headers: auth });
-  await send('key only', 'GET', `/api/v1/bulk-exports/${exported.id}`, { headers: { 'X-API-Key': selfHosted.api_key } });
+  await send('key only', 'GET', `/api/v1/bulk-exports/${exported.id}`, {
+    headers: { 'X-API-Key': selfHosted.api_key },
+  });
   await send("another workspace's key", 'GET', `/api/v1/bulk-exports/${exported.id}`, { headers: keyOnly });
   const runs = await send('runs', 'GET', `/api/v1/bulk-exports/${exported.id}/runs`, { headers: auth });
-  if (Array.isArray(runs) && runs[0]) await send('run', 'GET', `/api/v1/bulk-exports/${exported.id}/runs/${runs[0].id}`, { headers: auth });
+  if (Array.isArray(runs) && runs[0])
+    await send('run', 'GET', `/api/v1/bulk-exports/${exported.id}/runs/${runs[0].id}`, { headers: auth });
   await lp.clock.advance(3600);
   await send('an hour later', 'GET', `/api/v1/bulk-exports/${exported.id}`, { headers: auth });
 
   // The API's requests as the journal shows them, the wall time and durations aside (the objstore's carry the SDK's invocation ids and wall-clock signatures).
-  const journal = (await (await fetch(`${lp.apiUrl}/_localplane/requests?limit=100`)).json()) as { requests: { source: string }[] };
+  const journal = (await (await fetch(`${lp.apiUrl}/_localplane/requests?limit=100`)).json()) as {
+    requests: { source: string }[];
+  };
   const apiEntries = journal.requests.filter((entry) => entry.source === 'api');
-  const journalText = portless(JSON.stringify(apiEntries, (key, value) => (key === 'wall_time' || key === 'duration_ms' ? '<varies>' : value)));
-  answers.push({ exchange: 'journal: GET /_localplane/requests?limit=100', status: 200, headers: [], bytes: journalText.length, sha256: sha256(Buffer.from(journalText)), head: journalText.slice(0, 160) });
+  const journalText = portless(
+    JSON.stringify(apiEntries, (key, value) => (key === 'wall_time' || key === 'duration_ms' ? '<varies>' : value)),
+  );
+  answers.push({
+    exchange: 'journal: GET /_localplane/requests?limit=100',
+    status: 200,
+    headers: [],
+    bytes: journalText.length,
+    sha256: sha256(Buffer.from(journalText)),
+    head: journalText.slice(0, 160),
+  });
 
   const s3 = s3For(lp.objstoreUrl, fullKey);
   const files: ExportedFile[] = [];

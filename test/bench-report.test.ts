@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAutocannonJson, parseCpuList, parseWrkOutput } from '../scripts/bench/load.ts';
 import { loadAveragesLine, notQuietWarning } from '../scripts/bench/quiet.ts';
-import { markdownTable, median, medianAndRange, milliseconds, perSecond, writeFigures } from '../scripts/bench/report.ts';
+import {
+  markdownTable,
+  median,
+  medianAndRange,
+  milliseconds,
+  perSecond,
+  writeFigures,
+} from '../scripts/bench/report.ts';
 
 /** wrk 4.1.0 (Debian) with --latency, 1 thread and 50 connections, as captured. */
 const WRK_OUTPUT = `Running 1s test @ http://127.0.0.1:48124/v2/deployments?limit=20
@@ -41,7 +48,16 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
   });
 
   it('prints one table row per row, under one header', () => {
-    const table = markdownTable([{ what: 'reset', localplane: '3.00 ms', peer: 'none', peerFigure: '5.00 ms', ratio: '0.60×', goal: '≤ 5 ms (met)' }]);
+    const table = markdownTable([
+      {
+        what: 'reset',
+        localplane: '3.00 ms',
+        peer: 'none',
+        peerFigure: '5.00 ms',
+        ratio: '0.60×',
+        goal: '≤ 5 ms (met)',
+      },
+    ]);
     expect(table.split('\n')).toEqual([
       "| what (median of the runs, their range) | localplane | peer, same run | peer's figure | localplane ÷ peer | goal |",
       '| --- | --- | --- | --- | --- | --- |',
@@ -53,7 +69,9 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
     const doc = join(scratch, 'benchmarks.md');
     writeFileSync(doc, '# Benchmarks\n\nHow to run them.\n\n## Figures\n\n| old | table |\n');
     writeFigures(doc, '| new | table |\n\nMachine: two cores');
-    expect(readFileSync(doc, 'utf8')).toBe('# Benchmarks\n\nHow to run them.\n\n## Figures\n\n| new | table |\n\nMachine: two cores\n');
+    expect(readFileSync(doc, 'utf8')).toBe(
+      '# Benchmarks\n\nHow to run them.\n\n## Figures\n\n| new | table |\n\nMachine: two cores\n',
+    );
     writeFigures(doc, '| newer |');
     expect(readFileSync(doc, 'utf8')).toBe('# Benchmarks\n\nHow to run them.\n\n## Figures\n\n| newer |\n');
   });
@@ -74,16 +92,30 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
   it('fails a wrk sample with socket errors or answers above 399, quoting wrk, and one without the latency distribution', () => {
     const refused = WRK_OUTPUT.replace('44.85MB read\n', '44.85MB read\n  Non-2xx or 3xx responses: 41801\n');
     expect(() => parseWrkOutput(refused)).toThrow('wrk: Non-2xx or 3xx responses: 41801 (of 41801 requests)');
-    const timedOut = WRK_OUTPUT.replace('44.85MB read\n', '44.85MB read\n  Socket errors: connect 0, read 0, write 0, timeout 12\n');
-    expect(() => parseWrkOutput(timedOut)).toThrow('wrk: Socket errors: connect 0, read 0, write 0, timeout 12 (of 41801 requests)');
+    const timedOut = WRK_OUTPUT.replace(
+      '44.85MB read\n',
+      '44.85MB read\n  Socket errors: connect 0, read 0, write 0, timeout 12\n',
+    );
+    expect(() => parseWrkOutput(timedOut)).toThrow(
+      'wrk: Socket errors: connect 0, read 0, write 0, timeout 12 (of 41801 requests)',
+    );
     const withoutLatency = WRK_OUTPUT.replace(/ {2}Latency Distribution\n(.+\n){4}/, '');
     expect(() => parseWrkOutput(withoutLatency)).toThrow('no Requests/sec or no 50% and 99% latencies');
   });
 
   it("reads autocannon's --json line and fails one with an answer not 2xx", () => {
-    const result = { '2xx': 1000, non2xx: 0, errors: 0, duration: 2, requests: { total: 1000 }, latency: { p50: 4, p99: 17 } };
+    const result = {
+      '2xx': 1000,
+      non2xx: 0,
+      errors: 0,
+      duration: 2,
+      requests: { total: 1000 },
+      latency: { p50: 4, p99: 17 },
+    };
     expect(parseAutocannonJson(`${JSON.stringify(result)}\n`)).toEqual({ requestsPerSecond: 500, p50: 4, p99: 17 });
-    expect(() => parseAutocannonJson(JSON.stringify({ ...result, non2xx: 3 }))).toThrow('3 answers not 2xx and 0 connection errors of 1000 requests');
+    expect(() => parseAutocannonJson(JSON.stringify({ ...result, non2xx: 3 }))).toThrow(
+      '3 answers not 2xx and 0 connection errors of 1000 requests',
+    );
   });
 
   it('reads a Linux CPU list', () => {
@@ -93,10 +125,23 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
   });
 
   it('warns above the table when the load average was above 1 at the start of any group, naming those groups', () => {
-    expect(notQuietWarning([{ group: 'cold', before: 0.4, after: 1.8 }, { group: 'api', before: 1, after: 2.1 }])).toBeUndefined();
-    expect(notQuietWarning([{ group: 'cold', before: 0.4, after: 1.8 }, { group: 'api', before: 1.01, after: 2.1 }, { group: 'export', before: 4.2, after: 3 }])).toBe(
+    expect(
+      notQuietWarning([
+        { group: 'cold', before: 0.4, after: 1.8 },
+        { group: 'api', before: 1, after: 2.1 },
+      ]),
+    ).toBeUndefined();
+    expect(
+      notQuietWarning([
+        { group: 'cold', before: 0.4, after: 1.8 },
+        { group: 'api', before: 1.01, after: 2.1 },
+        { group: 'export', before: 4.2, after: 3 },
+      ]),
+    ).toBe(
       '**not quiet: figures not comparable**: the load average (1 min) was above 1 at the start of api (1.01), export (4.20).',
     );
-    expect(loadAveragesLine([{ group: 'cold', before: 0.4, after: 1.8 }])).toBe('Load average (1 min) at the start and the end of each group: cold 0.40 → 1.80.');
+    expect(loadAveragesLine([{ group: 'cold', before: 0.4, after: 1.8 }])).toBe(
+      'Load average (1 min) at the start and the end of each group: cold 0.40 → 1.80.',
+    );
   });
 });

@@ -19,7 +19,11 @@ let foreign: Server;
 let foreignUrl: string;
 let framed = '';
 beforeAll(async () => {
-  foreign = createServer((_, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><iframe id="victim" src="${framed}"></iframe>`));
+  foreign = createServer((_, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<!doctype html><iframe id="victim" src="${framed}"></iframe>`),
+  );
   await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve));
   foreignUrl = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}/`;
 });
@@ -28,12 +32,15 @@ afterAll(async () => {
 });
 
 describe('the HTML answers of the API port', () => {
-  it.each(['/docs', '/ui', '/ui/clock', '/ui/exports/00000000-0000-4000-8000-000000000000'])('refuse to be framed: %s', async (path) => {
-    const response = await ctx.instance.request(path);
-    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(response.headers.get('x-frame-options')).toBe('DENY');
-    expect(response.headers.get('content-security-policy')).toMatch(/(^|; )frame-ancestors 'none'/);
-  });
+  it.each(['/docs', '/ui', '/ui/clock', '/ui/exports/00000000-0000-4000-8000-000000000000'])(
+    'refuse to be framed: %s',
+    async (path) => {
+      const response = await ctx.instance.request(path);
+      expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('content-security-policy')).toMatch(/(^|; )frame-ancestors 'none'/);
+    },
+  );
 
   it('leave JSON answers as they were', async () => {
     const response = await ctx.instance.request('/_localplane/health');
@@ -62,7 +69,9 @@ describe('an object opened in a browser', () => {
   it('runs no script: stored HTML is sandboxed and never sniffed', async () => {
     const writer = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
     const page = `<!doctype html><title>stored</title><script>document.title = 'script ran'; fetch('/private-bucket/x')</script>`;
-    await writer.send(new PutObjectCommand({ Bucket: 'public-datasets', Key: 'page.html', Body: page, ContentType: 'text/html' }));
+    await writer.send(
+      new PutObjectCommand({ Bucket: 'public-datasets', Key: 'page.html', Body: page, ContentType: 'text/html' }),
+    );
     const url = `${ctx.instance.objstoreUrl}/public-datasets/page.html`;
 
     const answer = await fetch(url);
@@ -78,8 +87,17 @@ describe('an object opened in a browser', () => {
 
   it("is inert on the dashboard's origin too, and never framed", async () => {
     const writer = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
-    await writer.send(new PutObjectCommand({ Bucket: 'public-datasets', Key: 'framed.html', Body: '<!doctype html><p>stored', ContentType: 'text/html' }));
-    const answer = await ctx.instance.request('/_localplane/objstore/buckets/public-datasets/object/content?key=framed.html');
+    await writer.send(
+      new PutObjectCommand({
+        Bucket: 'public-datasets',
+        Key: 'framed.html',
+        Body: '<!doctype html><p>stored',
+        ContentType: 'text/html',
+      }),
+    );
+    const answer = await ctx.instance.request(
+      '/_localplane/objstore/buckets/public-datasets/object/content?key=framed.html',
+    );
     expect(answer.headers.get('content-type')).toBe('text/html');
     expect(answer.headers.get('content-security-policy')).toBe("sandbox; frame-ancestors 'none'");
     expect(answer.headers.get('x-frame-options')).toBe('DENY');

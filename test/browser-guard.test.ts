@@ -28,22 +28,41 @@ afterAll(async () => {
 });
 
 const send = (instance: Localplane, method: string, path: string, headers: Record<string, string>, body?: unknown) =>
-  rawRequest(instance.apiUrl, method, path, { 'content-type': 'application/json', ...headers }, body === undefined ? undefined : JSON.stringify(body));
+  rawRequest(
+    instance.apiUrl,
+    method,
+    path,
+    { 'content-type': 'application/json', ...headers },
+    body === undefined ? undefined : JSON.stringify(body),
+  );
 
 const detailOf = (reply: { body: string }) => (JSON.parse(reply.body) as { detail: string }).detail;
-const clockIsFrozen = async () => (JSON.parse((await send(lp, 'GET', '/_localplane/clock', {})).body) as { frozen: boolean }).frozen;
+const clockIsFrozen = async () =>
+  (JSON.parse((await send(lp, 'GET', '/_localplane/clock', {})).body) as { frozen: boolean }).frozen;
 
 describe('a foreign Host (DNS rebinding)', () => {
   it('cannot make the admin API write a snapshot: 403 with a clear detail, and no file', async () => {
     const file = join(lp.snapshotsDir, 'rebound.snapshot');
-    const refused = await send(lp, 'POST', '/_localplane/snapshot', { host: `evil.example:${port}` }, { name: 'rebound.snapshot' });
+    const refused = await send(
+      lp,
+      'POST',
+      '/_localplane/snapshot',
+      { host: `evil.example:${port}` },
+      { name: 'rebound.snapshot' },
+    );
     expect(refused.status).toBe(403);
     expect(detailOf(refused)).toBe(
       `Host "evil.example:${port}" is not a name localplane answers under: it answers loopback names (localhost, 127.0.0.1) and the host it is bound to; allow others with --allow-hosts (LOCALPLANE_ALLOW_HOSTS, allowedHosts)`,
     );
     expect(existsSync(file)).toBe(false);
 
-    const allowed = await send(lp, 'POST', '/_localplane/snapshot', { host: `127.0.0.1:${port}` }, { name: 'rebound.snapshot' });
+    const allowed = await send(
+      lp,
+      'POST',
+      '/_localplane/snapshot',
+      { host: `127.0.0.1:${port}` },
+      { name: 'rebound.snapshot' },
+    );
     expect(allowed.status).toBe(200);
     expect(existsSync(file)).toBe(true);
   });
@@ -53,40 +72,76 @@ describe('a foreign Host (DNS rebinding)', () => {
     expect((await send(lp, 'GET', '/_localplane/fixtures', { host: `127.0.0.1:${port}` })).status).toBe(200);
   });
 
-  it.each(['localhost', 'LOCALHOST', 'app.localhost', '127.0.0.1', '127.1.2.3', '[::1]'])('passes under the loopback name %s', async (name) => {
-    expect((await send(lp, 'GET', '/_localplane/health', { host: `${name}:${port}` })).status).toBe(200);
-  });
+  it.each(['localhost', 'LOCALHOST', 'app.localhost', '127.0.0.1', '127.1.2.3', '[::1]'])(
+    'passes under the loopback name %s',
+    async (name) => {
+      expect((await send(lp, 'GET', '/_localplane/health', { host: `${name}:${port}` })).status).toBe(200);
+    },
+  );
 
   it('passes under the names given in allowedHosts, case and a trailing dot aside, and only there', async () => {
     const allowingPort = new URL(allowing.apiUrl).port;
     for (const name of ['localplane', 'dev-box.example', 'DEV-BOX.EXAMPLE.']) {
-      expect((await send(allowing, 'GET', '/_localplane/health', { host: `${name}:${allowingPort}` })).status, name).toBe(200);
+      expect(
+        (await send(allowing, 'GET', '/_localplane/health', { host: `${name}:${allowingPort}` })).status,
+        name,
+      ).toBe(200);
     }
-    expect((await send(allowing, 'GET', '/_localplane/health', { host: `evil.example:${allowingPort}` })).status).toBe(403);
+    expect((await send(allowing, 'GET', '/_localplane/health', { host: `evil.example:${allowingPort}` })).status).toBe(
+      403,
+    );
     expect((await send(lp, 'GET', '/_localplane/health', { host: `localplane:${port}` })).status).toBe(403);
   });
 
   it('refuses the service API too, whatever API key it carries: a rebinding page knows the published ones', async () => {
-    const { workspaces } = JSON.parse((await send(lp, 'GET', '/_localplane/fixtures', {})).body) as { workspaces: { id: string; api_key: string }[] };
+    const { workspaces } = JSON.parse((await send(lp, 'GET', '/_localplane/fixtures', {})).body) as {
+      workspaces: { id: string; api_key: string }[];
+    };
     const auth = { 'x-api-key': workspaces[0]!.api_key };
-    const reply = await send(lp, 'GET', '/api/v1/bulk-exports/destinations', { ...auth, host: `rebind.evil.example:${port}` });
+    const reply = await send(lp, 'GET', '/api/v1/bulk-exports/destinations', {
+      ...auth,
+      host: `rebind.evil.example:${port}`,
+    });
     expect(reply.status).toBe(403);
-    expect(detailOf(reply)).toMatch(/^Host "rebind\.evil\.example:\d+" is not a name localplane answers under: .* --allow-hosts/);
-    const created = await send(lp, 'POST', '/v2/deployments', { ...auth, host: 'rebind.evil.example' }, { name: 'rebound', source: 'internal_docker' });
+    expect(detailOf(reply)).toMatch(
+      /^Host "rebind\.evil\.example:\d+" is not a name localplane answers under: .* --allow-hosts/,
+    );
+    const created = await send(
+      lp,
+      'POST',
+      '/v2/deployments',
+      { ...auth, host: 'rebind.evil.example' },
+      { name: 'rebound', source: 'internal_docker' },
+    );
     expect(created.status).toBe(403);
-    expect((await send(lp, 'GET', '/api/v1/bulk-exports/destinations', { ...auth, host: `127.0.0.1:${port}` })).status).toBe(200);
+    expect(
+      (await send(lp, 'GET', '/api/v1/bulk-exports/destinations', { ...auth, host: `127.0.0.1:${port}` })).status,
+    ).toBe(200);
     expect((await send(lp, 'GET', '/no/such/route', { host: 'rebind.evil.example' })).status).toBe(403);
   });
 
   it('refuses the objstore too: an S3 AccessDenied document naming the flag, and under the allowed names it answers', async () => {
     const objstorePort = new URL(lp.objstoreUrl).port;
-    const refused = await rawRequest(lp.objstoreUrl, 'GET', '/public-datasets?list-type=2', { host: `rebind.evil.example:${objstorePort}` });
+    const refused = await rawRequest(lp.objstoreUrl, 'GET', '/public-datasets?list-type=2', {
+      host: `rebind.evil.example:${objstorePort}`,
+    });
     expect(refused.status).toBe(403);
     expect(refused.body).toContain('<Code>AccessDenied</Code>');
-    expect(refused.body).toContain(`Host &quot;rebind.evil.example:${objstorePort}&quot; is not a name localplane answers under`);
-    expect((await rawRequest(lp.objstoreUrl, 'GET', '/public-datasets?list-type=2', { host: `127.0.0.1:${objstorePort}` })).status).toBe(200);
+    expect(refused.body).toContain(
+      `Host &quot;rebind.evil.example:${objstorePort}&quot; is not a name localplane answers under`,
+    );
+    expect(
+      (await rawRequest(lp.objstoreUrl, 'GET', '/public-datasets?list-type=2', { host: `127.0.0.1:${objstorePort}` }))
+        .status,
+    ).toBe(200);
     const allowingObjstore = new URL(allowing.objstoreUrl);
-    expect((await rawRequest(allowing.objstoreUrl, 'GET', '/public-datasets?list-type=2', { host: `localplane:${allowingObjstore.port}` })).status).toBe(200);
+    expect(
+      (
+        await rawRequest(allowing.objstoreUrl, 'GET', '/public-datasets?list-type=2', {
+          host: `localplane:${allowingObjstore.port}`,
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -95,12 +150,26 @@ describe('a state-changing request from another origin', () => {
     expect((await send(lp, 'POST', '/_localplane/clock/freeze', {})).status).toBe(200);
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
 
-    const crossSite = await send(lp, 'POST', '/_localplane/reset', { ...form, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' }, {});
+    const crossSite = await send(
+      lp,
+      'POST',
+      '/_localplane/reset',
+      { ...form, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      {},
+    );
     expect(crossSite.status).toBe(403);
-    expect(detailOf(crossSite)).toBe(`Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:${port}, not https://evil.example`);
+    expect(detailOf(crossSite)).toBe(
+      `Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:${port}, not https://evil.example`,
+    );
     expect(await clockIsFrozen()).toBe(true);
 
-    const sameOrigin = await send(lp, 'POST', '/_localplane/reset', { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin' }, {});
+    const sameOrigin = await send(
+      lp,
+      'POST',
+      '/_localplane/reset',
+      { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin' },
+      {},
+    );
     expect(sameOrigin.status).toBe(200);
     expect(await clockIsFrozen()).toBe(false);
   });
@@ -117,7 +186,10 @@ describe('a state-changing request from another origin', () => {
   });
 
   it('passes reads, whose answers the browser keeps from another origin (no CORS headers), and changes from a typed URL or a client without browser headers', async () => {
-    const read = await send(lp, 'GET', '/_localplane/health', { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' });
+    const read = await send(lp, 'GET', '/_localplane/health', {
+      origin: 'https://evil.example',
+      'sec-fetch-site': 'cross-site',
+    });
     expect(read.status).toBe(200);
     expect(read.headers['access-control-allow-origin']).toBeUndefined();
     expect((await send(lp, 'POST', '/_localplane/clock/freeze', { 'sec-fetch-site': 'none' })).status).toBe(200);
@@ -127,14 +199,23 @@ describe('a state-changing request from another origin', () => {
 
 describe('the served document', () => {
   it('lists the 403 on every admin route', async () => {
-    const document = (await (await fetch(`${lp.apiUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, { content?: unknown }> }>> };
+    const document = (await (await fetch(`${lp.apiUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: unknown }> }>>;
+    };
     const adminOperations = Object.entries(document.paths)
       .filter(([path]) => path.startsWith('/_localplane/'))
-      .flatMap(([path, operations]) => Object.entries(operations).map(([method, operation]) => ({ route: `${method} ${path}`, statuses: Object.keys(operation.responses) })));
+      .flatMap(([path, operations]) =>
+        Object.entries(operations).map(([method, operation]) => ({
+          route: `${method} ${path}`,
+          statuses: Object.keys(operation.responses),
+        })),
+      );
     expect(adminOperations.length).toBeGreaterThan(20);
     for (const { route, statuses } of adminOperations) expect(statuses, route).toContain('403');
     expect(JSON.stringify(document.paths['/_localplane/reset']!.post!.responses['403'])).toContain('DNS rebinding');
-    expect(JSON.stringify(document.paths['/v2/deployments']!.get!.responses['403'] ?? {})).not.toContain('DNS rebinding');
+    expect(JSON.stringify(document.paths['/v2/deployments']!.get!.responses['403'] ?? {})).not.toContain(
+      'DNS rebinding',
+    );
   });
 });
 
@@ -151,7 +232,10 @@ describe('a token (adminToken, --admin-token)', () => {
   });
 
   it('is required of admin requests over the network: 401 with WWW-Authenticate without it or with another', async () => {
-    for (const headers of [{}, { authorization: 'Bearer not-the-token' }, { authorization: TOKEN }] as Record<string, string>[]) {
+    for (const headers of [{}, { authorization: 'Bearer not-the-token' }, { authorization: TOKEN }] as Record<
+      string,
+      string
+    >[]) {
       const reply = await send(guarded, 'GET', '/_localplane/health', headers);
       expect(reply.status).toBe(401);
       expect(reply.headers['www-authenticate']).toBe('Bearer realm="localplane"');
@@ -178,9 +262,14 @@ describe('a token (adminToken, --admin-token)', () => {
     expect((await guarded.request('/_localplane/health')).status).toBe(200);
     expect((await guarded.request('/ui')).status).toBe(200);
     expect((await send(guarded, 'GET', '/v2/deployments', {})).status).toBe(401);
-    expect(detailOf(await send(guarded, 'GET', '/v2/deployments', {}))).not.toContain('token localplane was started with');
+    expect(detailOf(await send(guarded, 'GET', '/v2/deployments', {}))).not.toContain(
+      'token localplane was started with',
+    );
     type Operation = { responses: Record<string, unknown>; security?: Record<string, string[]>[] };
-    const document = (await (await fetch(`${guarded.apiUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
+    const document = (await (await fetch(`${guarded.apiUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Operation>>;
+      components: { securitySchemes: Record<string, unknown> };
+    };
     expect(document.paths['/_localplane/reset']!.post!.responses).toHaveProperty('401');
     expect(document.components.securitySchemes['Admin Token']).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(document.paths['/_localplane/reset']!.post!.security).toEqual([{ 'Admin Token': [] }]);
@@ -198,8 +287,12 @@ describe('a token (adminToken, --admin-token)', () => {
   });
 
   it('refuses a malformed token before anything starts', async () => {
-    await expect(start({ port: 0, objstorePort: 0, log: () => {}, adminToken: 'short' })).rejects.toThrow('adminToken must be 8 to 256 printable characters');
-    await expect(start({ port: 0, objstorePort: 0, log: () => {}, adminToken: 'has a space in it' })).rejects.toThrow(RangeError);
+    await expect(start({ port: 0, objstorePort: 0, log: () => {}, adminToken: 'short' })).rejects.toThrow(
+      'adminToken must be 8 to 256 printable characters',
+    );
+    await expect(start({ port: 0, objstorePort: 0, log: () => {}, adminToken: 'has a space in it' })).rejects.toThrow(
+      RangeError,
+    );
   });
 });
 
@@ -211,7 +304,13 @@ describe('bound to a non-loopback host', () => {
     expect(lines.filter((line) => line.includes('bound to 0.0.0.0, which other machines can reach'))).toHaveLength(1);
     expect(lines.join('\n')).toContain('--admin-token');
     const quiet: string[] = [];
-    const guarded = await start({ host: '0.0.0.0', port: 0, objstorePort: 0, log: (line) => quiet.push(line), adminToken: 'tok-0a1b2c3d4e5f' });
+    const guarded = await start({
+      host: '0.0.0.0',
+      port: 0,
+      objstorePort: 0,
+      log: (line) => quiet.push(line),
+      adminToken: 'tok-0a1b2c3d4e5f',
+    });
     await guarded.stop();
     expect(quiet.join('\n')).not.toContain('other machines can reach');
   });

@@ -39,7 +39,9 @@ describe('bulk-export authentication', () => {
   it('takes header names in any case', async () => {
     const plus = workspaceByTier(ctx.fixtures, 'plus');
     for (const name of ['X-API-Key', 'X-Api-Key', 'x-api-key']) {
-      const response = await ctx.api.request('GET', '/api/v1/bulk-exports', { headers: { [name]: plus.api_key, 'x-tenant-id': plus.id } });
+      const response = await ctx.api.request('GET', '/api/v1/bulk-exports', {
+        headers: { [name]: plus.api_key, 'x-tenant-id': plus.id },
+      });
       expect(response.status, name).toBe(200);
       expect(response.body).toEqual([]);
     }

@@ -51,8 +51,13 @@ describe('exports of one workspace', () => {
     await admin('POST', '/faults/export-runs', { mode: 'slow', count: 10, delay_seconds: 60 });
     const destinationId = await acme.createDestination('workspace-limit');
     const acmeExports: string[] = [];
-    for (let index = 0; index < 3; index++) acmeExports.push(await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY));
-    const globexExport = await globex.startExport(await globex.createDestination('other-workspace'), 'research-agent', ONE_DAY);
+    for (let index = 0; index < 3; index++)
+      acmeExports.push(await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY));
+    const globexExport = await globex.startExport(
+      await globex.createDestination('other-workspace'),
+      'research-agent',
+      ONE_DAY,
+    );
     await advance(0);
     const acmeStatuses = async () => Promise.all(acmeExports.map(async (id) => (await acme.getExport(id)).status));
     expect(await acmeStatuses()).toEqual(['Running', 'Running', 'Created']);
@@ -70,13 +75,17 @@ describe('a recurring export that starts far back', () => {
   it('spawns the children due since one turn of the event loop at a time: the API answers meanwhile, a workspace has one dispatch queued, cancelling stops the rest', async () => {
     const destinationId = await acme.createDestination('far-back');
     // Hourly from a year back: a child is due for each of 8,760 windows at once.
-    const parentId = await acme.startExport(destinationId, 'support-bot-staging', { start_time: '2025-10-10T00:00:00Z', interval_hours: 1 });
+    const parentId = await acme.startExport(destinationId, 'support-bot-staging', {
+      start_time: '2025-10-10T00:00:00Z',
+      interval_hours: 1,
+    });
     let advanced = false;
     const advancing = advance(0).then((response) => {
       advanced = true;
       return response;
     });
-    const childRuns = async () => (await acme.client().get(`/api/v1/bulk-exports/runs?source_bulk_export_id=${parentId}`)).body as ExportRun[];
+    const childRuns = async () =>
+      (await acme.client().get(`/api/v1/bulk-exports/runs?source_bulk_export_id=${parentId}`)).body as ExportRun[];
     await eventually(async () => (await childRuns()).length > 1, 'children of the recurring export');
     const dispatches = (await tasks()).filter((task) => task.label.startsWith('dispatch exports of workspace'));
     expect(dispatches.length).toBeLessThanOrEqual(1);
@@ -138,10 +147,14 @@ describe('side by side', () => {
       return response;
     });
     await eventually(async () => proxy.held().length === 1, 'the stalled upload');
-    const completed = await eventually(async () => {
-      const current = await globex.getExport(other);
-      return current.status === 'Completed' ? current : undefined;
-    }, 'the other workspace to complete', 20_000);
+    const completed = await eventually(
+      async () => {
+        const current = await globex.getExport(other);
+        return current.status === 'Completed' ? current : undefined;
+      },
+      'the other workspace to complete',
+      20_000,
+    );
     const [otherRun] = await globex.getRuns(other);
     expect(otherRun!.metadata.result.exported_files.length).toBeGreaterThan(1);
     expect(completed.finished_at).toBe(NOW);
@@ -162,12 +175,16 @@ describe('the tasks listing', () => {
   it('drops the time limits of runs and exports that have ended', async () => {
     await admin('POST', '/faults/export-runs', { mode: 'slow', count: 1, delay_seconds: 60 });
     const destinationId = await acme.createDestination('tasks');
-    const exportId = await acme.startExport(destinationId, 'support-bot-staging', { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-03T00:00:00Z' });
+    const exportId = await acme.startExport(destinationId, 'support-bot-staging', {
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-03T00:00:00Z',
+    });
     await advance(0);
     const [slowRun, fastRun] = await acme.getRuns(exportId);
     expect(statuses([slowRun!, fastRun!])).toEqual(['Running', 'Completed']);
     // Seeded revisions in progress have tasks too: only the export's are looked at.
-    const labels = async () => (await tasks()).map((task) => task.label).filter((label) => !label.startsWith('revision '));
+    const labels = async () =>
+      (await tasks()).map((task) => task.label).filter((label) => !label.startsWith('revision '));
     expect((await labels()).sort()).toEqual(
       [`export run step ${slowRun!.id}`, `time limit of export ${exportId}`, `time limit of run ${slowRun!.id}`].sort(),
     );
@@ -179,7 +196,9 @@ describe('the tasks listing', () => {
     const cancelledId = await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY);
     await advance(0);
     expect((await labels()).some((label) => label.includes(cancelledId))).toBe(true);
-    expect((await acme.client().patch(`/api/v1/bulk-exports/${cancelledId}`, { status: 'Cancelled' })).status).toBe(200);
+    expect((await acme.client().patch(`/api/v1/bulk-exports/${cancelledId}`, { status: 'Cancelled' })).status).toBe(
+      200,
+    );
     await advance(0);
     expect(await labels()).toEqual([]);
   });

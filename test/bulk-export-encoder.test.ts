@@ -27,7 +27,9 @@ async function exportedFiles(id: string): Promise<Uint8Array[]> {
   const [run] = await exports.getRuns(id);
   const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
   const bucket = ctx.fixtures.objstore.buckets[0]!;
-  return Promise.all(run!.metadata.result.exported_files.map((file) => getBytes(s3, bucket, file.slice(bucket.length + 1))));
+  return Promise.all(
+    run!.metadata.result.exported_files.map((file) => getBytes(s3, bucket, file.slice(bucket.length + 1))),
+  );
 }
 
 describe('files encoded in the export worker', () => {
@@ -35,14 +37,21 @@ describe('files encoded in the export worker', () => {
 
   it.each([
     { session: 'support-bot-staging', formatVersion: 'v2_beta', compression: 'snappy', fields: null },
-    { session: 'support-bot-staging', formatVersion: 'v1', compression: 'gzip', fields: ['end_time', 'id', 'total_cost', 'is_root', 'tags'] },
+    {
+      session: 'support-bot-staging',
+      formatVersion: 'v1',
+      compression: 'gzip',
+      fields: ['end_time', 'id', 'total_cost', 'is_root', 'tags'],
+    },
   ] as { session: string; formatVersion: FormatVersion; compression: Compression; fields: RunColumn[] | null }[])(
     'are byte for byte the in-thread encoding of the same runs: $session, $formatVersion, $compression',
     async ({ session, formatVersion, compression, fields }) => {
       const destinationId = await exports.createDestination(`encoder-${session}`);
       const created = await exports.client().post('/api/v1/bulk-exports', {
         bulk_export_destination_id: destinationId,
-        session_id: ctx.fixtures.workspaces.flatMap((workspace) => workspace.sessions).find((candidate) => candidate.name === session)!.id,
+        session_id: ctx.fixtures.workspaces
+          .flatMap((workspace) => workspace.sessions)
+          .find((candidate) => candidate.name === session)!.id,
         format_version: formatVersion,
         compression,
         ...(fields ? { export_fields: fields } : {}),
@@ -56,9 +65,17 @@ describe('files encoded in the export worker', () => {
       const perFile = limits.export_rows_per_file;
       expect(files.length, 'several files, each read after the cursor of the one before').toBeGreaterThan(1);
       expect(files).toHaveLength(Math.ceil(runs.length / perFile));
-      const options = { formatVersion, compression, columns: fields ?? RUN_COLUMNS, rowGroupSize: limits.export_row_group_size };
+      const options = {
+        formatVersion,
+        compression,
+        columns: fields ?? RUN_COLUMNS,
+        rowGroupSize: limits.export_row_group_size,
+      };
       files.forEach((file, index) => {
-        expect(Buffer.from(file).equals(encodeRunsParquet(runs.slice(index * perFile, (index + 1) * perFile), options)), `file ${index}`).toBe(true);
+        expect(
+          Buffer.from(file).equals(encodeRunsParquet(runs.slice(index * perFile, (index + 1) * perFile), options)),
+          `file ${index}`,
+        ).toBe(true);
       });
     },
   );
@@ -79,7 +96,10 @@ describe('the encoder thread', () => {
 
   it('fails the requests of a worker that died with a clear error, and starts a new worker for the next one', async () => {
     const dying = join(dir, 'dying-worker.mjs');
-    writeFileSync(dying, "import { parentPort } from 'node:worker_threads'; parentPort.on('message', () => process.exit(7));");
+    writeFileSync(
+      dying,
+      "import { parentPort } from 'node:worker_threads'; parentPort.on('message', () => process.exit(7));",
+    );
     const encoder = new EncoderThread(database, pathToFileURL(dying));
     try {
       await expect(encoder.encode(request)).rejects.toThrow('The export encoder stopped unexpectedly (exit code 7)');
@@ -89,15 +109,19 @@ describe('the encoder thread', () => {
     }
   });
 
-  it('answers null when no rows are left, and a failed read as that request\'s error', async () => {
+  it("answers null when no rows are left, and a failed read as that request's error", async () => {
     const template = new Database(join(dir, 'seed.sqlite'));
     template.exec(tracingTables.ddl);
     template.close();
-    const db = openInstanceDb(join(dir, 'instance.sqlite'), join(dir, 'seed.sqlite'), [tracingTables], { durable: false });
+    const db = openInstanceDb(join(dir, 'instance.sqlite'), join(dir, 'seed.sqlite'), [tracingTables], {
+      durable: false,
+    });
     const encoder = new EncoderThread({ path: join(dir, 'instance.sqlite'), templatePath: join(dir, 'seed.sqlite') });
     try {
       await expect(encoder.encode(request)).resolves.toBeNull();
-      await expect(encoder.encode({ ...request, filter: { sql: 'no_such_column = ?', params: [1] } })).rejects.toThrow('no such column: no_such_column');
+      await expect(encoder.encode({ ...request, filter: { sql: 'no_such_column = ?', params: [1] } })).rejects.toThrow(
+        'no such column: no_such_column',
+      );
       await expect(encoder.encode(request), 'the worker lives on').resolves.toBeNull();
     } finally {
       await encoder.close();
@@ -113,11 +137,21 @@ describe('the encoder thread', () => {
     const databases = ['empty', 'traced'].map((name) => {
       const path = join(dir, `pooled-${name}.sqlite`);
       const db = openInstanceDb(path, template, [tracingTables], { durable: false });
-      if (name === 'traced') insertRuns(db, generateRuns({ tenantId: 't', sessionId: 'traced', count: 5, startMicros: 1_000_000, days: 1, seed: 7 }));
+      if (name === 'traced')
+        insertRuns(
+          db,
+          generateRuns({ tenantId: 't', sessionId: 'traced', count: 5, startMicros: 1_000_000, days: 1, seed: 7 }),
+        );
       db.close();
       return { path, templatePath: template };
     });
-    const reads = (sessionId: string): EncodeRequest => ({ ...request, reads: [{ sessionId, after: null }], from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 });
+    const reads = (sessionId: string): EncodeRequest => ({
+      ...request,
+      reads: [{ sessionId, after: null }],
+      from: 0,
+      to: Number.MAX_SAFE_INTEGER,
+      limit: 10,
+    });
 
     const first = new EncoderThread(databases[0]!);
     await expect(first.encode(reads('traced'))).resolves.toBeNull();
@@ -134,24 +168,39 @@ describe('the encoder thread', () => {
     const template = join(dir, 'merged-seed.sqlite');
     const seed = new Database(template);
     seed.exec(tracingTables.ddl);
-    const seeded = [...generateRuns({ tenantId: 't', sessionId: 's', count: 300, startMicros: 1_000_000, days: 1, seed: 1 })];
+    const seeded = [
+      ...generateRuns({ tenantId: 't', sessionId: 's', count: 300, startMicros: 1_000_000, days: 1, seed: 1 }),
+    ];
     insertRuns(seed, seeded);
     seed.close();
     const path = join(dir, 'merged.sqlite');
     const db = openInstanceDb(path, template, [tracingTables], { durable: false });
-    const added = [...generateRuns({ tenantId: 't', sessionId: 's', count: 200, startMicros: 1_000_000, days: 1, seed: 2 })];
+    const added = [
+      ...generateRuns({ tenantId: 't', sessionId: 's', count: 200, startMicros: 1_000_000, days: 1, seed: 2 }),
+    ];
     // The same cursor in both tables: the runtime copy (another name) is read first.
     const tie = { ...seeded[150]!, name: 'runtime copy', inputs: null };
     insertRuns(db, [...added, tie]);
     db.close();
     const merged = [...added, tie, ...seeded].sort(byCursor);
-    const options = { formatVersion: 'v2_beta' as const, compression: 'snappy' as const, columns: RUN_COLUMNS, rowGroupSize: 64 };
+    const options = {
+      formatVersion: 'v2_beta' as const,
+      compression: 'snappy' as const,
+      columns: RUN_COLUMNS,
+      rowGroupSize: 64,
+    };
     const encoder = new EncoderThread({ path, templatePath: template });
     try {
       const files = [];
       let after = null;
       for (;;) {
-        const file = await encoder.encode({ ...request, reads: [{ sessionId: 's', after }], to: Number.MAX_SAFE_INTEGER, limit: 120, parquet: options });
+        const file = await encoder.encode({
+          ...request,
+          reads: [{ sessionId: 's', after }],
+          to: Number.MAX_SAFE_INTEGER,
+          limit: 120,
+          parquet: options,
+        });
         if (file === null) break;
         files.push(file);
         after = file.last;
@@ -175,12 +224,13 @@ describe('the encoder thread', () => {
       parentPort.on('message', (message) => parentPort.postMessage('close' in message ? { id: message.id, file: null } : { id: message.id, error: 'thread ' + threadId }));`,
     );
     const module = pathToFileURL(answering);
-    const threadOf = async (encoder: EncoderThread) => ((await encoder.encode(request).catch((error: Error) => error)) as Error).message;
+    const threadOf = async (encoder: EncoderThread) =>
+      ((await encoder.encode(request).catch((error: Error) => error)) as Error).message;
     const first = new EncoderThread(database, module);
     const firstThread = await threadOf(first);
     await first.close();
     const [second, third] = [new EncoderThread(database, module), new EncoderThread(database, module)];
-    expect(await threadOf(second), 'the closed encoder\'s worker').toBe(firstThread);
+    expect(await threadOf(second), "the closed encoder's worker").toBe(firstThread);
     expect(await threadOf(third), 'a worker of its own').not.toBe(firstThread);
     await Promise.all([second.close(), third.close()]);
 

@@ -27,7 +27,9 @@ function helpers(ctx: TestContext) {
     });
   /** What the embedded objstore received under a prefix. */
   const journalUnder = async (prefix: string) =>
-    ((await ctx.admin.request('GET', '/objstore/journal')).body as JournalRecord[]).filter((record) => record.key?.startsWith(`${prefix}/`));
+    ((await ctx.admin.request('GET', '/objstore/journal')).body as JournalRecord[]).filter((record) =>
+      record.key?.startsWith(`${prefix}/`),
+    );
   /** E1 succeeded, echoed the endpoint as given, and its probe was written and deleted in the embedded objstore. */
   async function expectServedByEmbeddedObjstore(prefix: string, endpointUrl: string | undefined) {
     const response = await createDestination(prefix, endpointUrl);
@@ -80,16 +82,26 @@ describe('production endpoints, with the default alias map', () => {
     expect(created.status).toBe(200);
     await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 0 } });
     expect((await plus().get(`/api/v1/bulk-exports/${created.body.id}`)).body.status).toBe('Completed');
-    const [run] = (await plus().get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body as { metadata: { result: { rows_written: number; exported_files: string[] } } }[];
+    const [run] = (await plus().get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body as {
+      metadata: { result: { rows_written: number; exported_files: string[] } };
+    }[];
     expect(run!.metadata.result.rows_written).toBeGreaterThan(0);
-    const stored = await listKeys(s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures)), bucket(), `${prefix}/export_id=`);
+    const stored = await listKeys(
+      s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures)),
+      bucket(),
+      `${prefix}/export_id=`,
+    );
     expect(stored.map((key) => `${bucket()}/${key}`)).toEqual(run!.metadata.result.exported_files);
 
     const rotation = ctx.fixtures.objstore.keys.find((key) => key.access_key_id.includes('ROTATION'))!;
-    const rotated = await plus().patch(`/api/v1/bulk-exports/destinations/${destination.id}`, { credentials: credentialsOf(rotation) });
+    const rotated = await plus().patch(`/api/v1/bulk-exports/destinations/${destination.id}`, {
+      credentials: credentialsOf(rotation),
+    });
     expect(rotated.status).toBe(200);
     expect(rotated.body.config.endpoint_url).toBe('https://storage.googleapis.com');
-    const probes = (await journalUnder(`${prefix}/tmp`)).filter((record) => record.accessKeyId === rotation.access_key_id);
+    const probes = (await journalUnder(`${prefix}/tmp`)).filter(
+      (record) => record.accessKeyId === rotation.access_key_id,
+    );
     expect(probes.map((record) => [record.operation, record.status])).toEqual([
       ['PutObject', 200],
       ['DeleteObject', 204],
@@ -107,18 +119,23 @@ describe('production endpoints, with the default alias map', () => {
     ['a trailing dot', 'https://storage.googleapis.com.'],
     ['a regional S3 endpoint with a path', 'https://s3.eu-west-1.amazonaws.com/exports'],
     ['the global S3 endpoint over http', 'http://s3.amazonaws.com'],
-  ])('refuses a near miss of a production endpoint (%s) as an invalid endpoint, without a request', async (_, endpointUrl) => {
-    const prefix = `near-miss/${endpointUrl.replace(/\W+/g, '-')}`;
-    const response = await createDestination(prefix, endpointUrl);
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual({ detail: `${DETAIL_PREFIX}Invalid endpoint: ${endpointUrl}` });
-    expect(await journalUnder(prefix)).toEqual([]);
-  });
+  ])(
+    'refuses a near miss of a production endpoint (%s) as an invalid endpoint, without a request',
+    async (_, endpointUrl) => {
+      const prefix = `near-miss/${endpointUrl.replace(/\W+/g, '-')}`;
+      const response = await createDestination(prefix, endpointUrl);
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ detail: `${DETAIL_PREFIX}Invalid endpoint: ${endpointUrl}` });
+      expect(await journalUnder(prefix)).toEqual([]);
+    },
+  );
 
   it('uses any other endpoint as given: unreachable is Could not connect', async () => {
     const response = await createDestination('elsewhere', 'http://127.0.0.1:9');
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ detail: `${DETAIL_PREFIX}Invalid endpoint: Could not connect to the endpoint URL: "http://127.0.0.1:9"` });
+    expect(response.body).toEqual({
+      detail: `${DETAIL_PREFIX}Invalid endpoint: Could not connect to the endpoint URL: "http://127.0.0.1:9"`,
+    });
   });
 });
 
@@ -138,23 +155,24 @@ describe('an alias map given to start()', () => {
     await expectServedByEmbeddedObjstore(`custom/${endpointUrl.replace(/\W+/g, '-')}`, endpointUrl);
   });
 
-  it.each(['https://minio.corp.example', 'https://minio.corp.example:9000/bucket', 'http://abc.r2.cloudflarestorage.com'])(
-    'refuses the near miss %s',
-    async (endpointUrl) => {
-      const response = await createDestination('custom/near-miss', endpointUrl);
-      expect(response.status).toBe(400);
-      expect(response.body).toEqual({ detail: `${DETAIL_PREFIX}Invalid endpoint: ${endpointUrl}` });
-    },
-  );
+  it.each([
+    'https://minio.corp.example',
+    'https://minio.corp.example:9000/bucket',
+    'http://abc.r2.cloudflarestorage.com',
+  ])('refuses the near miss %s', async (endpointUrl) => {
+    const response = await createDestination('custom/near-miss', endpointUrl);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ detail: `${DETAIL_PREFIX}Invalid endpoint: ${endpointUrl}` });
+  });
 
   it('refuses a malformed alias when starting, and leaves no temp dir behind', async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'localplane-aliases-'));
     const tmpdirBefore = process.env.TMPDIR;
     process.env.TMPDIR = scratch;
     try {
-      await expect(start({ port: 0, objstorePort: 0, endpointAliases: ['https://storage.example.com/path'], log: () => {} })).rejects.toThrow(
-        /endpoint alias "https:\/\/storage.example.com\/path" must be/,
-      );
+      await expect(
+        start({ port: 0, objstorePort: 0, endpointAliases: ['https://storage.example.com/path'], log: () => {} }),
+      ).rejects.toThrow(/endpoint alias "https:\/\/storage.example.com\/path" must be/);
     } finally {
       if (tmpdirBefore === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = tmpdirBefore;

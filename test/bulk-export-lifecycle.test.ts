@@ -22,7 +22,10 @@ async function createDestination(client: WorkspaceApi, prefix: string): Promise<
   return response.body.id;
 }
 
-async function createExport(destinationId: string, window: { start_time: string; end_time?: string; interval_hours?: number }) {
+async function createExport(
+  destinationId: string,
+  window: { start_time: string; end_time?: string; interval_hours?: number },
+) {
   const response = await plus().post('/api/v1/bulk-exports', {
     bulk_export_destination_id: destinationId,
     session_id: smallSession().id,
@@ -48,7 +51,10 @@ describe('cancelling', () => {
     await admin('PATCH', '/config', { concurrent_runs_per_export: 1 });
     await admin('POST', '/faults/export-runs', { mode: 'slow', delay_seconds: 300 });
     const destinationId = await createDestination(plus(), 'cancel');
-    const created = await createExport(destinationId, { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-03T00:00:00Z' });
+    const created = await createExport(destinationId, {
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-03T00:00:00Z',
+    });
     await advance(0);
     expect((await getExport(created.id)).status).toBe('Running');
     const runs = await getRuns(created.id);
@@ -62,7 +68,10 @@ describe('cancelling', () => {
     expect(cancelled.body.status).toBe('Cancelled');
     expect(cancelled.body.finished_at).toBe('2026-10-10T00:00:00.000000+00:00');
     await advance(600);
-    expect((await getRuns(created.id)).map((run: { status: string }) => run.status)).toEqual(['Cancelled', 'Cancelled']);
+    expect((await getRuns(created.id)).map((run: { status: string }) => run.status)).toEqual([
+      'Cancelled',
+      'Cancelled',
+    ]);
     expect((await plus().patch(`/api/v1/bulk-exports/${created.id}`, { status: 'Cancelled' })).status).toBe(200);
     const wrongStatus = await plus().patch(`/api/v1/bulk-exports/${created.id}`, { status: 'Running' });
     expect(wrongStatus.status).toBe(422);
@@ -71,7 +80,10 @@ describe('cancelling', () => {
   });
 
   it('refuses to cancel a completed export', async () => {
-    const created = await createExport(await createDestination(plus(), 'done'), { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-01T03:00:00Z' });
+    const created = await createExport(await createDestination(plus(), 'done'), {
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-01T03:00:00Z',
+    });
     await advance(0);
     expect((await getExport(created.id)).status).toBe('Completed');
     const refused = await plus().patch(`/api/v1/bulk-exports/${created.id}`, { status: 'Cancelled' });
@@ -84,7 +96,10 @@ describe('failures, retries and time limits', () => {
   it('retries a failing run on the configured delay, then fails the run and the export', async () => {
     await admin('PATCH', '/config', { export_run_max_retries: 2, export_run_retry_delay_seconds: 30 });
     await admin('POST', '/faults/export-runs', { mode: 'fail', message: 'simulated storage outage' });
-    const created = await createExport(await createDestination(plus(), 'failing'), { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-02T00:00:00Z' });
+    const created = await createExport(await createDestination(plus(), 'failing'), {
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-02T00:00:00Z',
+    });
     await advance(0);
     let [run] = await getRuns(created.id);
     expect(run).toMatchObject({ status: 'Running', retry_number: 1, errors: { retry_0: 'simulated storage outage' } });
@@ -104,7 +119,10 @@ describe('failures, retries and time limits', () => {
 
   it('completes after a retry when only the first attempt fails', async () => {
     await admin('POST', '/faults/export-runs', { mode: 'fail', attempts: 1 });
-    const created = await createExport(await createDestination(plus(), 'recovering'), { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-02T00:00:00Z' });
+    const created = await createExport(await createDestination(plus(), 'recovering'), {
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-02T00:00:00Z',
+    });
     await advance(0);
     expect((await getExport(created.id)).status).toBe('Running');
     await advance(30);
@@ -118,7 +136,10 @@ describe('failures, retries and time limits', () => {
   it('times a run out past the configured limit', async () => {
     await admin('PATCH', '/config', { export_run_time_limit_seconds: 60 });
     await admin('POST', '/faults/export-runs', { mode: 'slow', delay_seconds: 120 });
-    const created = await createExport(await createDestination(plus(), 'slow'), { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-02T00:00:00Z' });
+    const created = await createExport(await createDestination(plus(), 'slow'), {
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-02T00:00:00Z',
+    });
     await advance(59);
     expect((await getExport(created.id)).status).toBe('Running');
     await advance(1);
@@ -130,7 +151,10 @@ describe('failures, retries and time limits', () => {
 describe('recurring exports', () => {
   it('spawns a child per interval at window end + 10 minutes, and stops when the parent is cancelled', async () => {
     await admin('POST', '/clock/set', { time: '2026-10-01T00:00:00Z' });
-    const parent = await createExport(await createDestination(plus(), 'recurring'), { start_time: '2026-10-01T00:00:00Z', interval_hours: 24 });
+    const parent = await createExport(await createDestination(plus(), 'recurring'), {
+      start_time: '2026-10-01T00:00:00Z',
+      interval_hours: 24,
+    });
     expectSchema(parent, 'BulkExport');
     expect(parent).toMatchObject({ status: 'IntervalScheduled', interval_hours: 24, end_time: null });
     const children = async () =>
@@ -177,19 +201,25 @@ describe('credential rotation while an export runs', () => {
     await admin('PATCH', '/config', { export_rows_per_file: 150, concurrent_runs_per_export: 1 });
     await admin('POST', '/faults/export-runs', { mode: 'slow', delay_seconds: 60 });
     const destinationId = await createDestination(plus(), 'rotation');
-    const created = await createExport(destinationId, { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-03T00:00:00Z' });
+    const created = await createExport(destinationId, {
+      start_time: '2026-10-01T00:00:00Z',
+      end_time: '2026-10-03T00:00:00Z',
+    });
     await advance(0);
     expect((await getRuns(created.id)).map((run: { status: string }) => run.status)).toEqual(['Running', 'Created']);
-    const rotated = await plus().patch(`/api/v1/bulk-exports/destinations/${destinationId}`, { credentials: credentialsOf(rotationKey()) });
+    const rotated = await plus().patch(`/api/v1/bulk-exports/destinations/${destinationId}`, {
+      credentials: credentialsOf(rotationKey()),
+    });
     expect(rotated.status).toBe(200);
     for (let step = 0; step < 20 && (await getExport(created.id)).status === 'Running'; step++) await advance(60);
     expect((await getExport(created.id)).status).toBe('Completed');
     const runs = await getRuns(created.id);
     expect(runs[0].metadata.result.exported_files.length).toBeGreaterThan(1);
-    const journal = ((await admin('GET', '/objstore/journal')).body as { operation: string; key: string | null; accessKeyId: string }[]).filter(
-      (record) => record.operation === 'PutObject' && record.key?.includes(`export_id=${created.id}`),
-    );
-    const writers = (day: number) => new Set(journal.filter((record) => record.key!.includes(`/day=${day}/`)).map((record) => record.accessKeyId));
+    const journal = (
+      (await admin('GET', '/objstore/journal')).body as { operation: string; key: string | null; accessKeyId: string }[]
+    ).filter((record) => record.operation === 'PutObject' && record.key?.includes(`export_id=${created.id}`));
+    const writers = (day: number) =>
+      new Set(journal.filter((record) => record.key!.includes(`/day=${day}/`)).map((record) => record.accessKeyId));
     expect(writers(1)).toEqual(new Set([oldKey.access_key_id]));
     expect(writers(2)).toEqual(new Set([rotationKey().access_key_id]));
   });

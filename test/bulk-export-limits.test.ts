@@ -16,7 +16,10 @@ beforeEach(async () => {
 
 describe('export creates per rolling hour', () => {
   it('answers 429 past the limit, stores nothing, counts per workspace, and accepts again once the oldest create is an hour old', async () => {
-    expect((await admin('GET', '/config')).body).toMatchObject({ export_creates_per_hour: 250, recurring_exports_per_workspace: 200 });
+    expect((await admin('GET', '/config')).body).toMatchObject({
+      export_creates_per_hour: 250,
+      recurring_exports_per_workspace: 200,
+    });
     await admin('PATCH', '/config', { export_creates_per_hour: 3 });
     const destinationId = await acme.createDestination('rate');
     await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
@@ -27,7 +30,10 @@ describe('export creates per rolling hour', () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({ detail: RATE_LIMITED });
     expect(await acme.listExports()).toHaveLength(3);
-    const recurring = await acme.createExport(destinationId, 'support-bot-staging', { start_time: '2026-10-01T00:00:00Z', interval_hours: 24 });
+    const recurring = await acme.createExport(destinationId, 'support-bot-staging', {
+      start_time: '2026-10-01T00:00:00Z',
+      interval_hours: 24,
+    });
     expect(recurring.status).toBe(429);
 
     await globex.startExport(await globex.createDestination('rate-other'), 'research-agent', ONE_HOUR);
@@ -59,9 +65,12 @@ describe('export creates per rolling hour', () => {
     await advance(1);
     await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
     // At 01:00:00.75 the create of 00:10:00.25 fills the hour: it is an hour old 599.5 s on.
-    expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).headers.get('retry-after')).toBe('600');
+    expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).headers.get('retry-after')).toBe(
+      '600',
+    );
 
-    const documented = (await ctx.api.request('GET', '/openapi.json')).body.paths['/api/v1/bulk-exports'].post.responses['429'];
+    const documented = (await ctx.api.request('GET', '/openapi.json')).body.paths['/api/v1/bulk-exports'].post
+      .responses['429'];
     expect(documented.headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
   });
 
@@ -73,7 +82,9 @@ describe('export creates per rolling hour', () => {
     }
     await admin('PATCH', '/config', { export_creates_per_hour: 2 });
     // Creates at 00:00, 00:10 and 00:20; at 00:30 a create fits once the one of 00:10 is an hour old.
-    expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).headers.get('retry-after')).toBe('2400');
+    expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).headers.get('retry-after')).toBe(
+      '2400',
+    );
     await advance(2400);
     await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
 
@@ -86,7 +97,10 @@ describe('export creates per rolling hour', () => {
     await admin('PATCH', '/config', { export_creates_per_hour: 2 });
     await admin('POST', '/clock/set', { time: '2026-10-01T00:00:00Z' });
     const destinationId = await acme.createDestination('rate-children');
-    const parent = await acme.startExport(destinationId, 'support-bot-staging', { start_time: '2026-10-01T00:00:00Z', interval_hours: 1 });
+    const parent = await acme.startExport(destinationId, 'support-bot-staging', {
+      start_time: '2026-10-01T00:00:00Z',
+      interval_hours: 1,
+    });
     // Children spawn at 01:10, 02:10 and 03:10; the parent's create is then over an hour old.
     await advance(3 * 3600 + 600);
     const children = (await acme.listExports()).filter((item) => item.id !== parent);
@@ -116,7 +130,8 @@ describe('active recurring exports', () => {
     const refused = await acme.createExport(destinationId, 'support-bot-staging', recurring);
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({
-      detail: 'Too many recurring bulk exports: a workspace may have at most 2 active at once. Cancel one before creating another.',
+      detail:
+        'Too many recurring bulk exports: a workspace may have at most 2 active at once. Cancel one before creating another.',
     });
     // No time frees this slot, only a cancel.
     expect(refused.headers.has('retry-after')).toBe(false);
@@ -132,7 +147,12 @@ describe('active recurring exports', () => {
 
 describe('the limits in the config', () => {
   it('refuses limits that are not whole numbers in range', async () => {
-    for (const patch of [{ export_creates_per_hour: -1 }, { recurring_exports_per_workspace: 1.5 }, { concurrent_runs_per_export: 0 }, { concurrent_exports_per_workspace: 'many' }]) {
+    for (const patch of [
+      { export_creates_per_hour: -1 },
+      { recurring_exports_per_workspace: 1.5 },
+      { concurrent_runs_per_export: 0 },
+      { concurrent_exports_per_workspace: 'many' },
+    ]) {
       const response = await admin('PATCH', '/config', patch);
       expect(response.status).toBe(422);
       expect(response.body.detail[0].loc).toEqual(['body', Object.keys(patch)[0]]);

@@ -2,7 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exportClient, harness } from './support/exports.ts';
-import { Api, eventually, useLocalplane, workspaceByTier, type FixturesView, type TestContext } from './support/instance.ts';
+import {
+  Api,
+  eventually,
+  useLocalplane,
+  workspaceByTier,
+  type FixturesView,
+  type TestContext,
+} from './support/instance.ts';
 import { parquetUpload, startObjstoreProxy, type ObjstoreProxy, type ProxyFault } from './support/objstore-proxy.ts';
 
 const ONE_DAY = { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-02T00:00:00Z' };
@@ -15,7 +22,9 @@ type JournalRecord = { operation: string; key: string | null; status: number };
 const uploadAnswered = (admin: Api, status: number, file = '.parquet') =>
   eventually(async () => {
     const journal = (await admin.request<JournalRecord[]>('GET', '/objstore/journal')).body;
-    return journal.some((record) => record.operation === 'PutObject' && record.key?.endsWith(file) && record.status === status);
+    return journal.some(
+      (record) => record.operation === 'PutObject' && record.key?.endsWith(file) && record.status === status,
+    );
   }, `an upload answered ${status}`);
 
 describe('storage failures of an export run', () => {
@@ -56,7 +65,9 @@ describe('storage failures of an export run', () => {
   ];
 
   it.each(keyChanges)('fails the run at once, without retries, on %s (%s)', async (code, _, change) => {
-    const destinationId = await acme.createDestination(`permanent-${code}`, { credentials: await addKey(KEY_ID, SECRET) });
+    const destinationId = await acme.createDestination(`permanent-${code}`, {
+      credentials: await addKey(KEY_ID, SECRET),
+    });
     await change();
     const exportId = await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY);
     await advance(0);
@@ -71,20 +82,34 @@ describe('storage failures of an export run', () => {
 
   it('fails the run at once when the bucket is gone (NoSuchBucket)', async () => {
     const destinationId = await acme.createDestination('permanent-bucket', { endpointUrl: proxy.url });
-    proxy.arm({ kind: 'answer', status: 404, code: 'NoSuchBucket', message: 'The specified bucket does not exist' }, parquetUpload);
+    proxy.arm(
+      { kind: 'answer', status: 404, code: 'NoSuchBucket', message: 'The specified bucket does not exist' },
+      parquetUpload,
+    );
     const exportId = await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY);
     await advance(0);
     const [run] = await acme.getRuns(exportId);
     expect(run).toMatchObject({
       status: 'Failed',
       retry_number: 0,
-      errors: { retry_0: 'An error occurred (NoSuchBucket) when calling the PutObject operation: The specified bucket does not exist' },
+      errors: {
+        retry_0:
+          'An error occurred (NoSuchBucket) when calling the PutObject operation: The specified bucket does not exist',
+      },
     });
   });
 
   const transient: [string, ProxyFault, string][] = [
-    ['SlowDown', { kind: 'answer', status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' }, 'An error occurred (SlowDown)'],
-    ['a 500', { kind: 'answer', status: 500, code: 'InternalError', message: 'We encountered an internal error.' }, 'An error occurred (InternalError)'],
+    [
+      'SlowDown',
+      { kind: 'answer', status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' },
+      'An error occurred (SlowDown)',
+    ],
+    [
+      'a 500',
+      { kind: 'answer', status: 500, code: 'InternalError', message: 'We encountered an internal error.' },
+      'An error occurred (InternalError)',
+    ],
     ['a dropped connection', { kind: 'drop' }, 'Invalid endpoint: Could not connect to the endpoint URL'],
   ];
 
@@ -105,7 +130,10 @@ describe('storage failures of an export run', () => {
   it('records an upload that fails while the run waits (slow knob) as the run error, not a process failure', async () => {
     await admin('PATCH', '/config', { export_rows_per_file: 100 });
     await admin('POST', '/faults/export-runs', { mode: 'slow', count: 1, delay_seconds: 60 });
-    const destinationId = await acme.createDestination('revoked-while-waiting', { endpointUrl: proxy.url, credentials: await addKey(KEY_ID, SECRET) });
+    const destinationId = await acme.createDestination('revoked-while-waiting', {
+      endpointUrl: proxy.url,
+      credentials: await addKey(KEY_ID, SECRET),
+    });
     const exportId = await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY);
     proxy.arm({ kind: 'hold' }, parquetUpload);
     // The first file's upload starts at +60 s; the run then waits until +120 s for its next step.
@@ -118,7 +146,9 @@ describe('storage failures of an export run', () => {
     await advance(60);
     const [run] = await acme.getRuns(exportId);
     expect(run).toMatchObject({ status: 'Failed', retry_number: 0 });
-    expect(run!.errors!.retry_0).toContain('An error occurred (InvalidAccessKeyId) when calling the PutObject operation');
+    expect(run!.errors!.retry_0).toContain(
+      'An error occurred (InvalidAccessKeyId) when calling the PutObject operation',
+    );
     expect((await acme.getExport(exportId)).status).toBe('Failed');
   });
 });
@@ -131,7 +161,10 @@ describe('the CLI', () => {
   });
 
   it('stays alive when a key pair is revoked while a slowed export waits, and the export ends Failed with the store words', async () => {
-    child = spawn(process.execPath, ['bin/localplane.js', 'start', '--port', '0', '--objstore-port', '0'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, ['bin/localplane.js', 'start', '--port', '0', '--objstore-port', '0'], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
     const ready = await new Promise<string>((resolve, reject) => {
       let stdout = '';
@@ -143,7 +176,11 @@ describe('the CLI', () => {
     });
     const apiUrl = /api=(\S+)/.exec(ready)![1]!;
     const admin = new Api(`${apiUrl}/_localplane`);
-    const ctx = { api: new Api(apiUrl), admin, fixtures: (await admin.request<FixturesView>('GET', '/fixtures')).body } as TestContext;
+    const ctx = {
+      api: new Api(apiUrl),
+      admin,
+      fixtures: (await admin.request<FixturesView>('GET', '/fixtures')).body,
+    } as TestContext;
     const acme = exportClient(ctx, () => workspaceByTier(ctx.fixtures, 'plus'));
     const { advance, addKey } = harness(ctx);
 
@@ -164,7 +201,9 @@ describe('the CLI', () => {
     await advance(6);
     const [run] = await acme.getRuns(exportId);
     expect(run).toMatchObject({ status: 'Failed', retry_number: 0 });
-    expect(run!.errors!.retry_0).toContain('An error occurred (InvalidAccessKeyId) when calling the PutObject operation');
+    expect(run!.errors!.retry_0).toContain(
+      'An error occurred (InvalidAccessKeyId) when calling the PutObject operation',
+    );
     expect((await acme.getExport(exportId)).status).toBe('Failed');
     expect((await admin.request('GET', '/health')).body.status).toBe('ok');
     expect(child.exitCode).toBeNull();

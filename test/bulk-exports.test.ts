@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { credentialsOf, eventually, fullKey, useLocalplane, workspaceByTier, type WorkspaceApi } from './support/instance.ts';
+import {
+  credentialsOf,
+  eventually,
+  fullKey,
+  useLocalplane,
+  workspaceByTier,
+  type WorkspaceApi,
+} from './support/instance.ts';
 import { download, duckdb, listKeys, s3For } from './support/objstore.ts';
 import { expectSchema } from './support/openapi.ts';
 import { inWindow, seededRuns } from './support/source.ts';
@@ -34,7 +41,10 @@ async function waitForExport(client: WorkspaceApi, id: string) {
 async function readBack(prefix: string, select: string, from = `${prefix}/export_id=*/**/*.parquet`) {
   const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
   const root = await download(s3, bucket(), await listKeys(s3, bucket(), `${prefix}/`));
-  return { root, rows: await duckdb(select.replaceAll('$FILES', `read_parquet('${root}/${from}', hive_partitioning = true)`)) };
+  return {
+    root,
+    rows: await duckdb(select.replaceAll('$FILES', `read_parquet('${root}/${from}', hive_partitioning = true)`)),
+  };
 }
 
 describe('a one-time export over three days of the big project', () => {
@@ -54,7 +64,12 @@ describe('a one-time export over three days of the big project', () => {
     });
     expect(created.status).toBe(200);
     expectSchema(created.body, 'BulkExport');
-    expect(created.body).toMatchObject({ status: 'Created', finished_at: null, source_bulk_export_id: null, interval_hours: null });
+    expect(created.body).toMatchObject({
+      status: 'Created',
+      finished_at: null,
+      source_bulk_export_id: null,
+      interval_hours: null,
+    });
     exportId = created.body.id;
     const finished = await waitForExport(plus(), exportId);
     expect(finished.status).toBe('Completed');
@@ -78,7 +93,9 @@ describe('a one-time export over three days of the big project', () => {
       expect(run.metadata.result.exported_files.length, 'several files per day').toBeGreaterThan(1);
       for (const file of run.metadata.result.exported_files) {
         expect(file).toMatch(
-          new RegExp(`^${bucket()}/${prefix}/export_id=${exportId}/tenant_id=${plusWorkspace().id}/session_id=${bigSession().id}/resource=runs/year=2026/month=10/day=[123]/[^/]+\\.parquet$`),
+          new RegExp(
+            `^${bucket()}/${prefix}/export_id=${exportId}/tenant_id=${plusWorkspace().id}/session_id=${bigSession().id}/resource=runs/year=2026/month=10/day=[123]/[^/]+\\.parquet$`,
+          ),
         );
       }
       total += run.metadata.result.rows_written;
@@ -96,16 +113,25 @@ describe('a one-time export over three days of the big project', () => {
     const files = `read_parquet('${root}/${prefix}/export_id=*/**/*.parquet', hive_partitioning = true)`;
     const columns = await duckdb<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM ${files}`);
     const types = Object.fromEntries(columns.map((column) => [column.column_name, column.column_type]));
-    for (const partition of ['export_id', 'tenant_id', 'session_id', 'resource', 'year', 'month', 'day']) expect(types).toHaveProperty(partition);
+    for (const partition of ['export_id', 'tenant_id', 'session_id', 'resource', 'year', 'month', 'day'])
+      expect(types).toHaveProperty(partition);
     expect(types.start_time).toBe('TIMESTAMP WITH TIME ZONE');
     expect(types.first_token_time).toBe('TIMESTAMP WITH TIME ZONE');
     expect(types.is_root).toBe('BOOLEAN');
-    const partitions = await duckdb(`SELECT DISTINCT export_id, resource, year::INTEGER AS year, month::INTEGER AS month, day::INTEGER AS day FROM ${files} ORDER BY day`);
-    expect(partitions).toEqual([1, 2, 3].map((day) => ({ export_id: exportId, resource: 'runs', year: 2026, month: 10, day })));
+    const partitions = await duckdb(
+      `SELECT DISTINCT export_id, resource, year::INTEGER AS year, month::INTEGER AS month, day::INTEGER AS day FROM ${files} ORDER BY day`,
+    );
+    expect(partitions).toEqual(
+      [1, 2, 3].map((day) => ({ export_id: exportId, resource: 'runs', year: 2026, month: 10, day })),
+    );
     const sample = expected.find((run) => run.first_token_time !== null)!;
-    const [stored] = await duckdb<{ micros: string }>(`SELECT epoch_us(first_token_time)::VARCHAR AS micros FROM ${files} WHERE id = '${sample.id}'`);
+    const [stored] = await duckdb<{ micros: string }>(
+      `SELECT epoch_us(first_token_time)::VARCHAR AS micros FROM ${files} WHERE id = '${sample.id}'`,
+    );
     expect(Number(stored!.micros)).toBe(sample.first_token_time);
-    const codecs = await duckdb<{ compression: string }>(`SELECT DISTINCT compression FROM parquet_metadata('${root}/${prefix}/export_id=*/**/*.parquet')`);
+    const codecs = await duckdb<{ compression: string }>(
+      `SELECT DISTINCT compression FROM parquet_metadata('${root}/${prefix}/export_id=*/**/*.parquet')`,
+    );
     expect(codecs.map((codec) => codec.compression)).toEqual(['SNAPPY']);
   });
 
@@ -116,7 +142,9 @@ describe('a one-time export over three days of the big project', () => {
     expect(list.body.map((item: { id: string }) => item.id)).toContain(exportId);
     expect((await enterprise().get(`/api/v1/bulk-exports/${exportId}`)).status).toBe(404);
     expect((await enterprise().get(`/api/v1/bulk-exports/${exportId}/runs`)).status).toBe(404);
-    expect((await plus().get(`/api/v1/bulk-exports/${exportId}/runs/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
+    expect(
+      (await plus().get(`/api/v1/bulk-exports/${exportId}/runs/00000000-0000-4000-8000-000000000000`)).status,
+    ).toBe(404);
     const malformed = await plus().get(`/api/v1/bulk-exports/${exportId}/runs/nope`);
     expect(malformed.status).toBe(422);
     expect(malformed.body.detail[0]).toMatchObject({ type: 'uuid_parsing', loc: ['path', 'run_id'] });
@@ -147,10 +175,14 @@ describe('formats, compressions, fields and filters', () => {
     const { root, rows } = await readBack(prefix, 'SELECT id, run_type FROM $FILES');
     expect(rows.length).toBe(expected.length);
     expect(new Set(rows.map((row) => row.run_type))).toEqual(new Set(['llm']));
-    const columns = await duckdb<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet('${root}/${prefix}/export_id=*/**/*.parquet', hive_partitioning = false)`);
+    const columns = await duckdb<{ column_name: string; column_type: string }>(
+      `DESCRIBE SELECT * FROM read_parquet('${root}/${prefix}/export_id=*/**/*.parquet', hive_partitioning = false)`,
+    );
     expect(columns.map((column) => column.column_name)).toEqual(['id', 'name', 'run_type', 'start_time']);
     expect(columns.find((column) => column.column_name === 'start_time')!.column_type).toBe('TIMESTAMP_NS');
-    const codecs = await duckdb<{ compression: string }>(`SELECT DISTINCT compression FROM parquet_metadata('${root}/${prefix}/export_id=*/**/*.parquet')`);
+    const codecs = await duckdb<{ compression: string }>(
+      `SELECT DISTINCT compression FROM parquet_metadata('${root}/${prefix}/export_id=*/**/*.parquet')`,
+    );
     expect(codecs.map((codec) => codec.compression)).toEqual(['GZIP']);
   });
 
@@ -170,7 +202,9 @@ describe('formats, compressions, fields and filters', () => {
     });
     expect((await waitForExport(plus(), created.body.id)).status).toBe('Completed');
     const { root } = await readBack(prefix, 'SELECT 1');
-    const codecs = await duckdb<{ compression: string }>(`SELECT DISTINCT compression FROM parquet_metadata('${root}/${prefix}/export_id=*/**/*.parquet')`);
+    const codecs = await duckdb<{ compression: string }>(
+      `SELECT DISTINCT compression FROM parquet_metadata('${root}/${prefix}/export_id=*/**/*.parquet')`,
+    );
     expect(codecs.map((entry) => entry.compression)).toEqual([codec]);
   });
 });
@@ -214,7 +248,10 @@ describe('export request errors', () => {
     const foreignSession = await plus().post('/api/v1/bulk-exports', body({ session_id: enterpriseSession }));
     expect(foreignSession.status).toBe(404);
     expect(foreignSession.body.detail).toMatch(/Session/);
-    const unknownDestination = await plus().post('/api/v1/bulk-exports', body({ bulk_export_destination_id: '00000000-0000-4000-8000-000000000001' }));
+    const unknownDestination = await plus().post(
+      '/api/v1/bulk-exports',
+      body({ bulk_export_destination_id: '00000000-0000-4000-8000-000000000001' }),
+    );
     expect(unknownDestination.status).toBe(404);
     const foreignDestination = await enterprise().post('/api/v1/bulk-exports', body({ session_id: enterpriseSession }));
     expect(foreignDestination.status).toBe(404);

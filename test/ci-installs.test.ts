@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -22,9 +31,12 @@ beforeEach(() => {
   installed = join(dir, 'installed');
   mkdirSync(bin);
   mkdirSync(installed);
-  for (const tool of ['bash', 'chmod', 'dirname', 'grep', 'mktemp']) symlinkSync(spawnSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim(), join(bin, tool));
+  for (const tool of ['bash', 'chmod', 'dirname', 'grep', 'mktemp'])
+    symlinkSync(spawnSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim(), join(bin, tool));
   symlinkSync(process.execPath, join(bin, 'node'));
-  script('apt-get', `echo "apt-get $*" >> "${dir}/apt.log"
+  script(
+    'apt-get',
+    `echo "apt-get $*" >> "${dir}/apt.log"
 case "$FAKE_APT:$1" in
   *:update) exit 0 ;;
   ok:install) ;;
@@ -38,10 +50,14 @@ for package in "\${@:3}"; do
     awscli) program=aws ;;
   esac
   printf '#!/bin/sh\\n' > "${installed}/$program" && chmod +x "${installed}/$program"
-done`);
-  script('npm', `for arg in "$@"; do
+done`,
+  );
+  script(
+    'npm',
+    `for arg in "$@"; do
   case "$arg" in --outputFile=*) echo '{"numPassedTests":3,"numFailedTests":0,"numFailedTestSuites":0}' > "\${arg#--outputFile=}" ;; esac
-done`);
+done`,
+  );
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -52,8 +68,18 @@ function script(name: string, body: string) {
 
 function run(file: string, env: Record<string, string>) {
   // No reference document: the run is npm test's alone, wherever the checkout is.
-  const result = spawnSync(join(REPO_ROOT, file), { env: { PATH: `${bin}:${installed}`, HOME: dir, LOCALPLANE_REFERENCE_OPENAPI: join(dir, 'no-reference.json'), ...env }, encoding: 'utf8' });
-  const aptCalls = existsSync(join(dir, 'apt.log')) ? readFileSync(join(dir, 'apt.log'), 'utf8').trim().split('\n') : [];
+  const result = spawnSync(join(REPO_ROOT, file), {
+    env: {
+      PATH: `${bin}:${installed}`,
+      HOME: dir,
+      LOCALPLANE_REFERENCE_OPENAPI: join(dir, 'no-reference.json'),
+      ...env,
+    },
+    encoding: 'utf8',
+  });
+  const aptCalls = existsSync(join(dir, 'apt.log'))
+    ? readFileSync(join(dir, 'apt.log'), 'utf8').trim().split('\n')
+    : [];
   return { status: result.status, output: result.stdout + result.stderr, aptCalls };
 }
 
@@ -80,14 +106,16 @@ describe('.ci/install-chromium', () => {
   it('fails with a message when apt-get cannot install it', () => {
     const { status, output } = run('.ci/install-chromium', { CI: 'true', FAKE_APT: 'broken' });
     expect(status).toBe(1);
-    expect(output).toContain('chromium could not be installed with apt-get; the browser tests (test/ui-*.test.ts) need it at /usr/bin/chromium');
+    expect(output).toContain(
+      'chromium could not be installed with apt-get; the browser tests (test/ui-*.test.ts) need it at /usr/bin/chromium',
+    );
   });
 });
 
 describe('.ci/install-python-tools', () => {
   const ALL = 'apt-get install -y python3-pytest python3-boto3 awscli';
 
-  it('on CI where python3 cannot import pytest and boto3 and no aws is on PATH, installs Debian\'s packages of them with apt-get', () => {
+  it("on CI where python3 cannot import pytest and boto3 and no aws is on PATH, installs Debian's packages of them with apt-get", () => {
     const { status, aptCalls } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' });
     expect(status).toBe(0);
     expect(aptCalls).toEqual([ALL]);
@@ -103,7 +131,10 @@ describe('.ci/install-python-tools', () => {
   it('installs only what is missing, and nothing off CI', () => {
     expect(run('.ci/install-python-tools', { FAKE_APT: 'ok' })).toMatchObject({ status: 0, aptCalls: [] });
     script('python3', '[ "$*" = "-c import pytest, boto3" ]');
-    expect(run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' })).toMatchObject({ status: 0, aptCalls: ['apt-get install -y awscli'] });
+    expect(run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' })).toMatchObject({
+      status: 0,
+      aptCalls: ['apt-get install -y awscli'],
+    });
     script('aws', 'exit 0');
     rmSync(join(dir, 'apt.log'));
     expect(run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' })).toMatchObject({ status: 0, aptCalls: [] });
@@ -117,11 +148,13 @@ describe('.ci/install-python-tools', () => {
     );
   });
 
-  it('fails with a message when the python3 on PATH still cannot import them (one of its own before Debian\'s)', () => {
+  it("fails with a message when the python3 on PATH still cannot import them (one of its own before Debian's)", () => {
     script('python3', 'exit 1');
     const { status, output } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' });
     expect(status).toBe(1);
-    expect(output).toContain(`python3-pytest and python3-boto3 are installed, but ${join(bin, 'python3')} cannot import pytest and boto3: put Debian's /usr/bin/python3 first on PATH`);
+    expect(output).toContain(
+      `python3-pytest and python3-boto3 are installed, but ${join(bin, 'python3')} cannot import pytest and boto3: put Debian's /usr/bin/python3 first on PATH`,
+    );
   });
 });
 

@@ -19,7 +19,9 @@ const TOKEN = 'tok-5e1d9c0b7a3f';
 
 /** The environment without any LOCALPLANE_ setting of the test run, with `extra`. */
 const cleanEnv = (extra: Record<string, string> = {}) => ({
-  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LOCALPLANE_') || name === 'LOCALPLANE_CACHE_DIR')),
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('LOCALPLANE_') || name === 'LOCALPLANE_CACHE_DIR'),
+  ),
   ...extra,
 });
 
@@ -41,7 +43,11 @@ function fileWith(text: string, mode: number): string {
 }
 
 /** Runs `localplane` to its end, or stops it with SIGTERM once it says it is ready (what it should not be here). */
-function runUnlessReady(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runUnlessReady(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -54,7 +60,12 @@ function runUnlessReady(args: readonly string[], env: NodeJS.ProcessEnv, cwd: st
 }
 
 /** Runs `localplane` and expects a usage error: exit code 2, nothing on stdout, one line on stderr matching `words`. */
-async function expectRefused(args: readonly string[], words: RegExp, env = cleanEnv(), cwd = folder()): Promise<string> {
+async function expectRefused(
+  args: readonly string[],
+  words: RegExp,
+  env = cleanEnv(),
+  cwd = folder(),
+): Promise<string> {
   const result = await runUnlessReady(args, env, cwd);
   expect(result.stdout).toBe('');
   expect(result.code).toBe(2);
@@ -70,7 +81,12 @@ async function stateStatus(cli: Launched, headers: Record<string, string> = {}):
 }
 
 /** Starts localplane with those flags and environment, and stops it once `use` is done. */
-async function withStarted(flags: readonly string[], env: NodeJS.ProcessEnv, use: (cli: Launched) => Promise<void>, cwd = folder()): Promise<void> {
+async function withStarted(
+  flags: readonly string[],
+  env: NodeJS.ProcessEnv,
+  use: (cli: Launched) => Promise<void>,
+  cwd = folder(),
+): Promise<void> {
   const cli = await startCli(['--quiet', ...flags], env, cwd);
   try {
     await use(cli);
@@ -91,18 +107,33 @@ describe('a config file cannot widen who reaches the instance', () => {
 
   it('refuses allowHosts also when a flag gives the setting, and for `record`, which reads the same file', async () => {
     const cwd = folder({ allowHosts: REBIND_HOST });
-    await expectRefused(['start', '--allow-hosts', 'localplane'], /"allowHosts" may come only from a flag or the environment/, cleanEnv(), cwd);
-    await expectRefused(['record', '--upstream', 'http://127.0.0.1:9', '--out', join(cwd, 'out.har')], /"allowHosts" may come only from a flag/, cleanEnv(), cwd);
-  });
-
-  it.each(['0.0.0.0', '::', '192.0.2.10', 'dev-box.localhost'])('refuses the host %j, not a loopback address: one line naming the key and --host', async (host) => {
     await expectRefused(
-      ['start'],
-      new RegExp(`^localplane: localplane\\.config\\.json: "host" ${JSON.stringify(host).replace(/\./g, '\\.')} is not a loopback address, .*: use --host or LOCALPLANE_HOST`),
+      ['start', '--allow-hosts', 'localplane'],
+      /"allowHosts" may come only from a flag or the environment/,
       cleanEnv(),
-      folder({ host, port: 0, objstorePort: 0 }),
+      cwd,
+    );
+    await expectRefused(
+      ['record', '--upstream', 'http://127.0.0.1:9', '--out', join(cwd, 'out.har')],
+      /"allowHosts" may come only from a flag/,
+      cleanEnv(),
+      cwd,
     );
   });
+
+  it.each(['0.0.0.0', '::', '192.0.2.10', 'dev-box.localhost'])(
+    'refuses the host %j, not a loopback address: one line naming the key and --host',
+    async (host) => {
+      await expectRefused(
+        ['start'],
+        new RegExp(
+          `^localplane: localplane\\.config\\.json: "host" ${JSON.stringify(host).replace(/\./g, '\\.')} is not a loopback address, .*: use --host or LOCALPLANE_HOST`,
+        ),
+        cleanEnv(),
+        folder({ host, port: 0, objstorePort: 0 }),
+      );
+    },
+  );
 
   it('refuses allowEndpoints: where exports may send comes from the flag or the variable', async () => {
     await expectRefused(
@@ -114,7 +145,12 @@ describe('a config file cannot widen who reaches the instance', () => {
   });
 
   it('refuses adminTokenFile: the token file comes from the flag', async () => {
-    await expectRefused(['start'], /"adminTokenFile" may come only from a flag, not a config file: use --admin-token-file/, cleanEnv(), folder({ adminTokenFile: 'token' }));
+    await expectRefused(
+      ['start'],
+      /"adminTokenFile" may come only from a flag, not a config file: use --admin-token-file/,
+      cleanEnv(),
+      folder({ adminTokenFile: 'token' }),
+    );
   });
 
   it.each(['127.0.0.1', 'localhost'])('still takes the loopback host %j, and its other settings', async (host) => {
@@ -159,15 +195,29 @@ describe('the admin token', () => {
     });
   });
 
-  it.each(['644', '640', '660', '602'])('--admin-token-file refuses a file of mode %s, which other users can read or write: one line, exit code 2', async (mode) => {
-    const file = fileWith(TOKEN, Number.parseInt(mode, 8));
-    const stderr = await expectRefused(['start', '--admin-token-file', file], new RegExp(`^localplane: --admin-token-file: ${file} is readable or writable by group or others \\(mode ${mode}\\)`));
-    expect(stderr).not.toContain(TOKEN);
-  });
+  it.each(['644', '640', '660', '602'])(
+    '--admin-token-file refuses a file of mode %s, which other users can read or write: one line, exit code 2',
+    async (mode) => {
+      const file = fileWith(TOKEN, Number.parseInt(mode, 8));
+      const stderr = await expectRefused(
+        ['start', '--admin-token-file', file],
+        new RegExp(
+          `^localplane: --admin-token-file: ${file} is readable or writable by group or others \\(mode ${mode}\\)`,
+        ),
+      );
+      expect(stderr).not.toContain(TOKEN);
+    },
+  );
 
   it('--admin-token-file refuses a missing file, and one that is not a file', async () => {
-    await expectRefused(['start', '--admin-token-file', join(scratch, 'absent')], /^localplane: --admin-token-file: cannot read .*absent \(ENOENT\)/);
-    await expectRefused(['start', '--admin-token-file', scratch], /^localplane: --admin-token-file: .* is not a regular file/);
+    await expectRefused(
+      ['start', '--admin-token-file', join(scratch, 'absent')],
+      /^localplane: --admin-token-file: cannot read .*absent \(ENOENT\)/,
+    );
+    await expectRefused(
+      ['start', '--admin-token-file', scratch],
+      /^localplane: --admin-token-file: .* is not a regular file/,
+    );
   });
 
   it('LOCALPLANE_ADMIN_TOKEN gives it without the warning', async () => {
@@ -182,8 +232,16 @@ describe('the admin token', () => {
     await withStarted(['--admin-token', TOKEN], cleanEnv(), async (cli) => {
       expect(await stateStatus(cli)).toBe(401);
       expect(await stateStatus(cli, bearer)).toBe(200);
-      const warnings = () => cli.stderr().split('\n').filter((line) => line.includes('--admin-token shows the token'));
-      await expect.poll(warnings).toEqual(['localplane: --admin-token shows the token to every user of this machine (ps); give it with --admin-token-file or LOCALPLANE_ADMIN_TOKEN']);
+      const warnings = () =>
+        cli
+          .stderr()
+          .split('\n')
+          .filter((line) => line.includes('--admin-token shows the token'));
+      await expect
+        .poll(warnings)
+        .toEqual([
+          'localplane: --admin-token shows the token to every user of this machine (ps); give it with --admin-token-file or LOCALPLANE_ADMIN_TOKEN',
+        ]);
       expect(cli.stderr()).not.toContain(TOKEN);
     });
   });
@@ -194,33 +252,63 @@ describe('the admin token', () => {
     ['LOCALPLANE_ADMIN_TOKEN', () => ({ args: [], env: { LOCALPLANE_ADMIN_TOKEN: 'short' } })],
     ['--admin-token-file', () => ({ args: ['--admin-token-file', fileWith('short\n', 0o600)], env: {} })],
     ['--admin-token-file', () => ({ args: ['--admin-token-file', fileWith('', 0o600)], env: {} })],
-  ])('a malformed token from %s: one line naming where it came from, no stack trace, exit code 2', async (source, given) => {
-    const { args, env } = given();
-    const stderr = await expectRefused(['start', ...args], /must be 8 to 256 printable characters without spaces/, cleanEnv(env));
-    expect(stderr.startsWith(`localplane: ${source}`)).toBe(true);
-    expect(stderr).not.toContain('short');
-  });
+  ])(
+    'a malformed token from %s: one line naming where it came from, no stack trace, exit code 2',
+    async (source, given) => {
+      const { args, env } = given();
+      const stderr = await expectRefused(
+        ['start', ...args],
+        /must be 8 to 256 printable characters without spaces/,
+        cleanEnv(env),
+      );
+      expect(stderr.startsWith(`localplane: ${source}`)).toBe(true);
+      expect(stderr).not.toContain('short');
+    },
+  );
 
   it.each([
     [['--admin-token', TOKEN, '--admin-token-file', '/any'], {}, '--admin-token and --admin-token-file'],
     [['--admin-token', TOKEN], { LOCALPLANE_ADMIN_TOKEN: TOKEN }, '--admin-token and LOCALPLANE_ADMIN_TOKEN'],
-    [['--admin-token-file', '/any'], { LOCALPLANE_ADMIN_TOKEN: TOKEN }, '--admin-token-file and LOCALPLANE_ADMIN_TOKEN'],
+    [
+      ['--admin-token-file', '/any'],
+      { LOCALPLANE_ADMIN_TOKEN: TOKEN },
+      '--admin-token-file and LOCALPLANE_ADMIN_TOKEN',
+    ],
   ])('%j with %j: one way at most, exit code 2', async (args, env, named) => {
-    await expectRefused(['start', ...args], new RegExp(`^localplane: ${named} each give the admin token: give it one way`), cleanEnv(env));
+    await expectRefused(
+      ['start', ...args],
+      new RegExp(`^localplane: ${named} each give the admin token: give it one way`),
+      cleanEnv(env),
+    );
   });
 
   it("a config file's adminToken still applies, and --admin-token-file takes its place", async () => {
     const cwd = folder({ adminToken: 'tok-of-the-config' });
-    await withStarted([], cleanEnv(), async (cli) => expect(await stateStatus(cli, { authorization: 'Bearer tok-of-the-config' })).toBe(200), cwd);
-    await withStarted(['--admin-token-file', fileWith(TOKEN, 0o400)], cleanEnv(), async (cli) => {
-      expect(await stateStatus(cli, { authorization: 'Bearer tok-of-the-config' })).toBe(401);
-      expect(await stateStatus(cli, bearer)).toBe(200);
-    }, cwd);
+    await withStarted(
+      [],
+      cleanEnv(),
+      async (cli) => expect(await stateStatus(cli, { authorization: 'Bearer tok-of-the-config' })).toBe(200),
+      cwd,
+    );
+    await withStarted(
+      ['--admin-token-file', fileWith(TOKEN, 0o400)],
+      cleanEnv(),
+      async (cli) => {
+        expect(await stateStatus(cli, { authorization: 'Bearer tok-of-the-config' })).toBe(401);
+        expect(await stateStatus(cli, bearer)).toBe(200);
+      },
+      cwd,
+    );
   });
 
   it('a config file cannot take the token away: an empty or null adminToken is refused', async () => {
     for (const adminToken of ['', null]) {
-      await expectRefused(['start', '--admin-token-file', fileWith(TOKEN, 0o600)], /localplane\.config\.json: "adminToken" must/, cleanEnv(), folder({ adminToken }));
+      await expectRefused(
+        ['start', '--admin-token-file', fileWith(TOKEN, 0o600)],
+        /localplane\.config\.json: "adminToken" must/,
+        cleanEnv(),
+        folder({ adminToken }),
+      );
     }
   });
 });

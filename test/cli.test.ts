@@ -1,5 +1,16 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -18,7 +29,9 @@ const terminalEnv = () => Object.fromEntries(Object.entries(process.env).filter(
 describe('localplane start', () => {
   it('prints one ready line, serves, and exits cleanly on SIGTERM', async () => {
     const cli = await startCli();
-    expect(cli.stdout()).toMatch(/^localplane ready api=http:\/\/127\.0\.0\.1:\d+ objstore=http:\/\/127\.0\.0\.1:\d+\n$/);
+    expect(cli.stdout()).toMatch(
+      /^localplane ready api=http:\/\/127\.0\.0\.1:\d+ objstore=http:\/\/127\.0\.0\.1:\d+\n$/,
+    );
     expect((await fetch(`${cli.apiUrl}/_localplane/health`)).status).toBe(200);
     expect((await fetch(`${cli.apiUrl}/ui`)).status).toBe(200);
     expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
@@ -66,7 +79,10 @@ describe('localplane start', () => {
     const planted = codeCaches();
     // Neither writes one: it would hold little of what a start compiles.
     expect((await runCli(['start', '--help'], env)).code).toBe(0);
-    expect((await runCli(['start', '--port', '0', '--objstore-port', '0', '--fixtures', join(cacheDir, 'nowhere')], env)).code).toBe(2);
+    expect(
+      (await runCli(['start', '--port', '0', '--objstore-port', '0', '--fixtures', join(cacheDir, 'nowhere')], env))
+        .code,
+    ).toBe(2);
     expect(codeCaches()).toEqual(planted);
 
     await createsADestination(await startCli([], env));
@@ -116,8 +132,16 @@ describe('bad flags and failed starts', () => {
   it.each([
     ['LOCALPLANE_PORT', 'abc', /^localplane: LOCALPLANE_PORT must be a whole number from 0 to 65535, got "abc"/],
     ['LOCALPLANE_SEED', '-3', /^localplane: LOCALPLANE_SEED must be a whole number, got "-3"/],
-    ['LOCALPLANE_FIXTURES', '/no/such/fixtures', /^localplane: LOCALPLANE_FIXTURES: directory \/no\/such\/fixtures does not exist/],
-    ['LOCALPLANE_OBJSTORE_STORAGE', 'Memory', /^localplane: LOCALPLANE_OBJSTORE_STORAGE must be files or memory, got "Memory"/],
+    [
+      'LOCALPLANE_FIXTURES',
+      '/no/such/fixtures',
+      /^localplane: LOCALPLANE_FIXTURES: directory \/no\/such\/fixtures does not exist/,
+    ],
+    [
+      'LOCALPLANE_OBJSTORE_STORAGE',
+      'Memory',
+      /^localplane: LOCALPLANE_OBJSTORE_STORAGE must be files or memory, got "Memory"/,
+    ],
   ])('rejects %s=%s with one line naming the variable, exit code 2', async (name, value, words) => {
     const result = await runCli(['start'], { ...process.env, [name]: value });
     expect(result.code).toBe(2);
@@ -128,7 +152,9 @@ describe('bad flags and failed starts', () => {
   it('rejects a LOCALPLANE_FREEZE_CLOCK it cannot read', async () => {
     const result = await runCli(['start'], { ...process.env, LOCALPLANE_FREEZE_CLOCK: 'maybe' });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^localplane: LOCALPLANE_FREEZE_CLOCK must be 1, true, yes, 0, false or no, got "maybe"/);
+    expect(result.stderr).toMatch(
+      /^localplane: LOCALPLANE_FREEZE_CLOCK must be 1, true, yes, 0, false or no, got "maybe"/,
+    );
   });
 
   it('prints its version', async () => {
@@ -148,14 +174,30 @@ describe('bad flags and failed starts', () => {
      */
     async function failedStart(flags: string[]) {
       const tmp = mkdtempSync(join(scratch, 'tmp-'));
-      const result = await runCli(['start', ...flags], { ...process.env, TMPDIR: tmp, LOCALPLANE_CACHE_DIR: defaultCacheDir() });
+      const result = await runCli(['start', ...flags], {
+        ...process.env,
+        TMPDIR: tmp,
+        LOCALPLANE_CACHE_DIR: defaultCacheDir(),
+      });
       return { ...result, leftovers: readdirSync(tmp).filter((name) => !name.startsWith('localplane-templates-')) };
     }
 
     it.each([
-      ['the API port is in use', () => ['--port', String(busyPort), '--objstore-port', '0'], /^localplane: the API port \d+ on 127\.0\.0\.1 is already in use$/],
-      ['the objstore port is in use', () => ['--port', '0', '--objstore-port', String(busyPort)], /^localplane: the objstore port \d+ on 127\.0\.0\.1 is already in use$/],
-      ['the fixtures dir is missing', () => ['--port', '0', '--objstore-port', '0', '--fixtures', join(scratch, 'none')], /^localplane: --fixtures: directory .* does not exist \(see localplane --help\)$/],
+      [
+        'the API port is in use',
+        () => ['--port', String(busyPort), '--objstore-port', '0'],
+        /^localplane: the API port \d+ on 127\.0\.0\.1 is already in use$/,
+      ],
+      [
+        'the objstore port is in use',
+        () => ['--port', '0', '--objstore-port', String(busyPort)],
+        /^localplane: the objstore port \d+ on 127\.0\.0\.1 is already in use$/,
+      ],
+      [
+        'the fixtures dir is missing',
+        () => ['--port', '0', '--objstore-port', '0', '--fixtures', join(scratch, 'none')],
+        /^localplane: --fixtures: directory .* does not exist \(see localplane --help\)$/,
+      ],
       [
         'a fixture file is invalid',
         () => {
@@ -165,8 +207,16 @@ describe('bad flags and failed starts', () => {
         },
         /^localplane: invalid fixture file .*workspaces\.json: .*at workspaces; .*at unknown_api_key$/,
       ],
-      ['the host is not an address of this machine', () => ['--host', '192.0.2.1', '--port', '0', '--objstore-port', '0'], /^localplane: cannot listen on 192\.0\.2\.1: it is not an address of this machine$/],
-      ['the data dir cannot be made', () => ['--port', '0', '--objstore-port', '0', '--data-dir', join(BIN, 'data')], /^localplane: ENOTDIR: not a directory, mkdir '.*'$/],
+      [
+        'the host is not an address of this machine',
+        () => ['--host', '192.0.2.1', '--port', '0', '--objstore-port', '0'],
+        /^localplane: cannot listen on 192\.0\.2\.1: it is not an address of this machine$/,
+      ],
+      [
+        'the data dir cannot be made',
+        () => ['--port', '0', '--objstore-port', '0', '--data-dir', join(BIN, 'data')],
+        /^localplane: ENOTDIR: not a directory, mkdir '.*'$/,
+      ],
     ])('when %s: one line, exit code 2', async (_, flags, words) => {
       busy ??= await new Promise<Server>((resolve) => {
         const server = createServer().listen(0, '127.0.0.1', () => resolve(server));
@@ -194,7 +244,7 @@ function descendantsOf(pid: number): number[] {
     }
   }
   const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0; ) {
+  for (let queue = [pid]; queue.length > 0;) {
     const next = children.get(queue.shift()!) ?? [];
     found.push(...next);
     queue.push(...next);
@@ -224,7 +274,8 @@ describe('the server ends with its launcher', () => {
   const POLL_MS = 10;
   /** A user's terminal, with the launcher watch looking every POLL_MS. */
   const watchedEnv = () => ({ ...terminalEnv(), LOCALPLANE_LAUNCHER_POLL_MS: String(POLL_MS) });
-  const npmStart = () => launch('npm', ['start', '--silent', '--', '--port', '0', '--objstore-port', '0'], watchedEnv());
+  const npmStart = () =>
+    launch('npm', ['start', '--silent', '--', '--port', '0', '--objstore-port', '0'], watchedEnv());
 
   it('npm start, when npm gets SIGTERM', async () => {
     await expectAllGoneAfter(await npmStart(), 'SIGTERM');
@@ -235,22 +286,41 @@ describe('the server ends with its launcher', () => {
   });
 
   it('npx localplane start (the compiled executable), when npm is killed', async () => {
-    await expectAllGoneAfter(await launch('npm', ['exec', '--offline', '--', 'localplane', 'start', '--port', '0', '--objstore-port', '0'], watchedEnv()), 'SIGKILL');
+    await expectAllGoneAfter(
+      await launch(
+        'npm',
+        ['exec', '--offline', '--', 'localplane', 'start', '--port', '0', '--objstore-port', '0'],
+        watchedEnv(),
+      ),
+      'SIGKILL',
+    );
   });
 
   it('tsx src/cli.ts start, when tsx is killed', async () => {
     const tsx = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
-    await expectAllGoneAfter(await launch(tsx, ['src/cli.ts', 'start', '--port', '0', '--objstore-port', '0'], watchedEnv()), 'SIGKILL');
+    await expectAllGoneAfter(
+      await launch(tsx, ['src/cli.ts', 'start', '--port', '0', '--objstore-port', '0'], watchedEnv()),
+      'SIGKILL',
+    );
   });
 
   it('but outlives a plain parent, such as a shell that started it in the background', async () => {
     const out = join(scratch, 'background.out');
     // The shell waits for its input to end, so that it exits after the server is up.
-    const shell = spawn('sh', ['-c', `"${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 > "${out}" 2>&1 & echo $!; read _`], { env: watchedEnv() });
+    const shell = spawn(
+      'sh',
+      ['-c', `"${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 > "${out}" 2>&1 & echo $!; read _`],
+      { env: watchedEnv() },
+    );
     const shellGone = new Promise((resolve) => shell.once('exit', resolve));
-    const pid = Number(await new Promise<string>((resolve) => shell.stdout.on('data', (chunk) => resolve(String(chunk)))));
+    const pid = Number(
+      await new Promise<string>((resolve) => shell.stdout.on('data', (chunk) => resolve(String(chunk)))),
+    );
     try {
-      const apiUrl = await eventually(async () => /api=(\S+)/.exec(existsSync(out) ? readFileSync(out, 'utf8') : '')?.[1], 'the ready line');
+      const apiUrl = await eventually(
+        async () => /api=(\S+)/.exec(existsSync(out) ? readFileSync(out, 'utf8') : '')?.[1],
+        'the ready line',
+      );
       shell.stdin.end();
       await shellGone;
       // Its shell is gone; ten of the launcher watch's polls later, it still serves.
@@ -286,12 +356,18 @@ describe('used as a package', () => {
   function runModule(source: string) {
     const env = { ...process.env };
     delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', source], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', source], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
-    return new Promise<{ stdout: string; stderr: string }>((resolve) => child.once('close', () => resolve({ stdout, stderr })));
+    return new Promise<{ stdout: string; stderr: string }>((resolve) =>
+      child.once('close', () => resolve({ stdout, stderr })),
+    );
   }
 
   it("start() keeps the AWS SDK's Node version notice out of the consumer's output, and its environment as it was", async () => {
@@ -322,15 +398,23 @@ describe('help', () => {
     ['--config <file>', 'LOCALPLANE_CONFIG', './localplane.config.json if there is one'],
   ];
 
-  it.each([[['--help']], [['-h']], [['start', '--help']]])('%j lists every flag with its env var and default', async (args) => {
-    const result = await runCli(args);
-    expect(result).toMatchObject({ code: 0, stderr: '' });
-    for (const [flag, env, defaultValue] of START_FLAGS) {
-      expect(result.stdout).toMatch(new RegExp(`^  (?:-\\w, )?${escape(flag)} +\\S.*\\n +\\(env ${env}; default ${escape(defaultValue)}\\)$`, 'm'));
-    }
-    expect(result.stdout).toContain('-h, --help');
-    expect(result.stdout).toContain('Precedence: flag, then environment variable, then config file, then default.');
-  });
+  it.each([[['--help']], [['-h']], [['start', '--help']]])(
+    '%j lists every flag with its env var and default',
+    async (args) => {
+      const result = await runCli(args);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      for (const [flag, env, defaultValue] of START_FLAGS) {
+        expect(result.stdout).toMatch(
+          new RegExp(
+            `^  (?:-\\w, )?${escape(flag)} +\\S.*\\n +\\(env ${env}; default ${escape(defaultValue)}\\)$`,
+            'm',
+          ),
+        );
+      }
+      expect(result.stdout).toContain('-h, --help');
+      expect(result.stdout).toContain('Precedence: flag, then environment variable, then config file, then default.');
+    },
+  );
 
   it('docs/cli.md has a row for every flag of the help, with its env var', async () => {
     const helpText = (await runCli(['--help'])).stdout;
@@ -338,13 +422,19 @@ describe('help', () => {
     const flags = [...helpText.matchAll(/^  (?:-\w, )?(--[\w-]+)(?: <\w+>)?  .*(?:\n +\(env (\w+))?/gm)];
     expect(flags.length).toBeGreaterThanOrEqual(START_FLAGS.length);
     for (const [, flag, env] of flags) {
-      expect(doc, flag).toMatch(new RegExp(`^\\| \`(-\\w\`, \`)?${flag}[ \`].*\\|${env ? ` \`${env}\`` : ' \\|'}`, 'm'));
+      expect(doc, flag).toMatch(
+        new RegExp(`^\\| \`(-\\w\`, \`)?${flag}[ \`].*\\|${env ? ` \`${env}\`` : ' \\|'}`, 'm'),
+      );
     }
   });
 
   it('localplane --help names the commands; start --help the ready line', async () => {
-    expect((await runCli(['--help'])).stdout).toMatch(/^Usage: localplane <command> \[options\]\n\nCommands:\n  start .*\n  demo .*\n  query /);
-    expect((await runCli(['start', '--help'])).stdout).toMatch(/^Usage: localplane start \[options\]\n[^]*localplane ready api=<url> objstore=<url>\nThe dashboard is at <api url>\/ui/);
+    expect((await runCli(['--help'])).stdout).toMatch(
+      /^Usage: localplane <command> \[options\]\n\nCommands:\n  start .*\n  demo .*\n  query /,
+    );
+    expect((await runCli(['start', '--help'])).stdout).toMatch(
+      /^Usage: localplane start \[options\]\n[^]*localplane ready api=<url> objstore=<url>\nThe dashboard is at <api url>\/ui/,
+    );
   });
 
   it.each([
@@ -354,12 +444,16 @@ describe('help', () => {
     const result = await runCli([command, '--help']);
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).toMatch(new RegExp(`^Usage: localplane ${command} `));
-    for (const flag of flags) expect(result.stdout).toMatch(new RegExp(`^  ${escape(flag)} +\\S.*\\n +\\(default .+\\)$`, 'm'));
+    for (const flag of flags)
+      expect(result.stdout).toMatch(new RegExp(`^  ${escape(flag)} +\\S.*\\n +\\(default .+\\)$`, 'm'));
     for (const flag of others) expect(result.stdout).not.toContain(`${flag} `);
   });
 
   it.each([
-    [['query', 'select 1', '--url', 'localhost:9400'], /^localplane: --url must be an http:\/\/ or https:\/\/ URL, got "localhost:9400"/],
+    [
+      ['query', 'select 1', '--url', 'localhost:9400'],
+      /^localplane: --url must be an http:\/\/ or https:\/\/ URL, got "localhost:9400"/,
+    ],
     [['query', 'select 1', '--sql', 'select 2'], /^localplane: --sql is not an option of localplane query/],
     [['demo', 'extra'], /^localplane: unknown command "demo extra"/],
     [['start', '--dir', '/tmp'], /^localplane: --dir is not an option of localplane start/],
@@ -385,10 +479,14 @@ async function freePort(): Promise<number> {
 /** A copy of the shipped fixtures with few runs: its template builds in a moment, in its own cache. */
 function smallFixtures(dir: string, runsPerSession: number): string {
   mkdirSync(dir, { recursive: true });
-  for (const name of readdirSync(join(REPO_ROOT, 'fixtures'))) copyFileSync(join(REPO_ROOT, 'fixtures', name), join(dir, name));
+  for (const name of readdirSync(join(REPO_ROOT, 'fixtures')))
+    copyFileSync(join(REPO_ROOT, 'fixtures', name), join(dir, name));
   const file = join(dir, 'workspaces.json');
-  const workspaces = JSON.parse(readFileSync(file, 'utf8')) as { workspaces: { sessions: { runs: { count: number } }[] }[] };
-  for (const session of workspaces.workspaces.flatMap((workspace) => workspace.sessions)) session.runs.count = runsPerSession;
+  const workspaces = JSON.parse(readFileSync(file, 'utf8')) as {
+    workspaces: { sessions: { runs: { count: number } }[] }[];
+  };
+  for (const session of workspaces.workspaces.flatMap((workspace) => workspace.sessions))
+    session.runs.count = runsPerSession;
   writeFileSync(file, JSON.stringify(workspaces));
   return dir;
 }
@@ -399,20 +497,27 @@ describe('config file', () => {
   const folder = (name: string, config?: unknown) => {
     const dir = join(scratch, name);
     mkdirSync(dir, { recursive: true });
-    if (config !== undefined) writeFileSync(join(dir, 'localplane.config.json'), typeof config === 'string' ? config : JSON.stringify(config));
+    if (config !== undefined)
+      writeFileSync(join(dir, 'localplane.config.json'), typeof config === 'string' ? config : JSON.stringify(config));
     return dir;
   };
-  const frozen = async (cli: Launched) => (await new Api(`${cli.apiUrl}/_localplane`).request('GET', '/clock')).body.frozen as boolean;
+  const frozen = async (cli: Launched) =>
+    (await new Api(`${cli.apiUrl}/_localplane`).request('GET', '/clock')).body.frozen as boolean;
   /** The environment without any LOCALPLANE_ setting of the test run. */
   const cleanEnv = (extra: Record<string, string> = {}) => ({
-    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LOCALPLANE_') || name === 'LOCALPLANE_CACHE_DIR')),
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([name]) => !name.startsWith('LOCALPLANE_') || name === 'LOCALPLANE_CACHE_DIR',
+      ),
+    ),
     ...extra,
   });
 
   it('localplane.config.json in the working directory is read; flag beats env beats file', async () => {
     const [filePort, envPort, flagPort] = [await freePort(), await freePort(), await freePort()];
     const cwd = folder('precedence', { port: filePort, objstorePort: 0, freezeClock: true });
-    const run = (flags: string[], env: Record<string, string>) => launch(process.execPath, [BIN, 'start', ...flags], cleanEnv(env), cwd);
+    const run = (flags: string[], env: Record<string, string>) =>
+      launch(process.execPath, [BIN, 'start', ...flags], cleanEnv(env), cwd);
 
     const fromFile = await run([], {});
     expect(portOf(fromFile.apiUrl)).toBe(filePort);
@@ -424,7 +529,10 @@ describe('config file', () => {
     expect(await frozen(fromEnv)).toBe(false);
     await fromEnv.kill('SIGTERM');
 
-    const fromFlag = await run(['--port', String(flagPort), '--freeze-clock'], { LOCALPLANE_PORT: String(envPort), LOCALPLANE_FREEZE_CLOCK: 'no' });
+    const fromFlag = await run(['--port', String(flagPort), '--freeze-clock'], {
+      LOCALPLANE_PORT: String(envPort),
+      LOCALPLANE_FREEZE_CLOCK: 'no',
+    });
     expect(portOf(fromFlag.apiUrl)).toBe(flagPort);
     expect(await frozen(fromFlag)).toBe(true);
     await fromFlag.kill('SIGTERM');
@@ -433,9 +541,15 @@ describe('config file', () => {
   it('objstoreStorage in the config file, LOCALPLANE_OBJSTORE_STORAGE and --objstore-storage choose the storage (flag beats env beats file); files without any', async () => {
     const cwd = folder('storage', { port: 0, objstorePort: 0, objstoreStorage: 'memory' });
     const filesDirOf = async (flags: string[], env: Record<string, string>, where = cwd) => {
-      const cli = await launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', ...flags], cleanEnv(env), where);
+      const cli = await launch(
+        process.execPath,
+        [BIN, 'start', '--port', '0', '--objstore-port', '0', ...flags],
+        cleanEnv(env),
+        where,
+      );
       try {
-        return (await new Api(`${cli.apiUrl}/_localplane`).request<FixturesView>('GET', '/fixtures')).body.objstore.files_dir;
+        return (await new Api(`${cli.apiUrl}/_localplane`).request<FixturesView>('GET', '/fixtures')).body.objstore
+          .files_dir;
       } finally {
         await cli.kill('SIGTERM');
       }
@@ -443,45 +557,92 @@ describe('config file', () => {
     const aFolder = expect.stringMatching(/[/\\]files$/);
     expect(await filesDirOf([], {}), 'from the file').toBeNull();
     expect(await filesDirOf([], { LOCALPLANE_OBJSTORE_STORAGE: 'files' }), 'env beats file').toEqual(aFolder);
-    expect(await filesDirOf(['--objstore-storage', 'memory'], { LOCALPLANE_OBJSTORE_STORAGE: 'files' }), 'flag beats env').toBeNull();
+    expect(
+      await filesDirOf(['--objstore-storage', 'memory'], { LOCALPLANE_OBJSTORE_STORAGE: 'files' }),
+      'flag beats env',
+    ).toBeNull();
     expect(await filesDirOf([], {}, folder('storage-default')), 'the default').toEqual(aFolder);
   });
 
   it('--config and LOCALPLANE_CONFIG name a file elsewhere; its paths are relative to it; seed and fixtures apply', async () => {
     const project = folder('named');
     smallFixtures(join(project, 'fx'), 20);
-    writeFileSync(join(project, 'settings.json'), JSON.stringify({ port: 0, objstorePort: 0, seed: 7, fixtures: './fx', dataDir: 'data' }));
+    writeFileSync(
+      join(project, 'settings.json'),
+      JSON.stringify({ port: 0, objstorePort: 0, seed: 7, fixtures: './fx', dataDir: 'data' }),
+    );
     const deploymentIds = async (cli: Launched) => {
       const fixtures = (await new Api(`${cli.apiUrl}/_localplane`).request('GET', '/fixtures')).body as FixturesView;
       await cli.kill('SIGTERM');
-      return { ids: fixtures.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id)), runs: fixtures.workspaces[0]!.sessions[0]!.run_count };
+      return {
+        ids: fixtures.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id)),
+        runs: fixtures.workspaces[0]!.sessions[0]!.run_count,
+      };
     };
-    const viaFlag = await launch(process.execPath, [BIN, 'start', '--config', join(project, 'settings.json')], cleanEnv(), scratch);
+    const viaFlag = await launch(
+      process.execPath,
+      [BIN, 'start', '--config', join(project, 'settings.json')],
+      cleanEnv(),
+      scratch,
+    );
     const dataDir = join(project, 'data');
     expect(existsSync(join(dataDir, 'localplane.sqlite')), 'dataDir relative to the config file').toBe(true);
     const seven = await deploymentIds(viaFlag);
     expect(seven.runs, 'fixtures relative to the config file').toBe(20);
 
     rmSync(dataDir, { recursive: true });
-    const viaEnv = await launch(process.execPath, [BIN, 'start'], cleanEnv({ LOCALPLANE_CONFIG: join(project, 'settings.json') }), scratch);
+    const viaEnv = await launch(
+      process.execPath,
+      [BIN, 'start'],
+      cleanEnv({ LOCALPLANE_CONFIG: join(project, 'settings.json') }),
+      scratch,
+    );
     expect(await deploymentIds(viaEnv)).toEqual(seven);
 
-    const seedOne = await launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', '--fixtures', join(project, 'fx')], cleanEnv(), scratch);
+    const seedOne = await launch(
+      process.execPath,
+      [BIN, 'start', '--port', '0', '--objstore-port', '0', '--fixtures', join(project, 'fx')],
+      cleanEnv(),
+      scratch,
+    );
     expect((await deploymentIds(seedOne)).ids).not.toEqual(seven.ids);
   });
 
   it.each([
-    ['flags', (fixtures: string, dataDir: string, port: number) => ({
-      args: ['--host', '127.0.0.2', '--port', String(port), '--objstore-port', '0', '--data-dir', dataDir, '--seed', '7', '--fixtures', fixtures],
-      env: {},
-    })],
-    ['environment variables', (fixtures: string, dataDir: string, port: number) => ({
-      args: [],
-      env: {
-        LOCALPLANE_HOST: '127.0.0.2', LOCALPLANE_PORT: String(port), LOCALPLANE_OBJSTORE_PORT: '0',
-        LOCALPLANE_DATA_DIR: dataDir, LOCALPLANE_SEED: '7', LOCALPLANE_FIXTURES: fixtures,
-      },
-    })],
+    [
+      'flags',
+      (fixtures: string, dataDir: string, port: number) => ({
+        args: [
+          '--host',
+          '127.0.0.2',
+          '--port',
+          String(port),
+          '--objstore-port',
+          '0',
+          '--data-dir',
+          dataDir,
+          '--seed',
+          '7',
+          '--fixtures',
+          fixtures,
+        ],
+        env: {},
+      }),
+    ],
+    [
+      'environment variables',
+      (fixtures: string, dataDir: string, port: number) => ({
+        args: [],
+        env: {
+          LOCALPLANE_HOST: '127.0.0.2',
+          LOCALPLANE_PORT: String(port),
+          LOCALPLANE_OBJSTORE_PORT: '0',
+          LOCALPLANE_DATA_DIR: dataDir,
+          LOCALPLANE_SEED: '7',
+          LOCALPLANE_FIXTURES: fixtures,
+        },
+      }),
+    ],
   ])('--host, --port, --objstore-port, --data-dir, --seed and --fixtures apply as %s', async (how, settings) => {
     const fixtures = smallFixtures(join(scratch, 'apply-fixtures'), 20);
     const dataDir = join(scratch, `apply-data-${how.replace(/\W/g, '-')}`);
@@ -496,23 +657,56 @@ describe('config file', () => {
     await cli.kill('SIGTERM');
     expect(existsSync(join(dataDir, 'localplane.sqlite')), 'a data dir of its own is kept').toBe(true);
     const ids = view.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id));
-    const seedOne = await launch(process.execPath, [BIN, 'start', '--port', '0', '--objstore-port', '0', '--fixtures', fixtures], cleanEnv(), scratch);
-    const seedOneView = (await new Api(`${seedOne.apiUrl}/_localplane`).request('GET', '/fixtures')).body as FixturesView;
+    const seedOne = await launch(
+      process.execPath,
+      [BIN, 'start', '--port', '0', '--objstore-port', '0', '--fixtures', fixtures],
+      cleanEnv(),
+      scratch,
+    );
+    const seedOneView = (await new Api(`${seedOne.apiUrl}/_localplane`).request('GET', '/fixtures'))
+      .body as FixturesView;
     await seedOne.kill('SIGTERM');
-    expect(seedOneView.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id)), 'seed 7 draws other ids than seed 1').not.toEqual(ids);
+    expect(
+      seedOneView.workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => deployment.id)),
+      'seed 7 draws other ids than seed 1',
+    ).not.toEqual(ids);
   });
 
   it.each([
-    ['unknown key', { port: 0, prot: 1 }, /^localplane: .*localplane\.config\.json: unknown key "prot" \(known keys: host, port, objstorePort, /],
+    [
+      'unknown key',
+      { port: 0, prot: 1 },
+      /^localplane: .*localplane\.config\.json: unknown key "prot" \(known keys: host, port, objstorePort, /,
+    ],
     ['flag spelling', { 'objstore-port': 0 }, /^localplane: .*localplane\.config\.json: unknown key "objstore-port"/],
     ['bad JSON', '{"port": 0,', /^localplane: .*localplane\.config\.json: not valid JSON \(/],
     ['not an object', '[1, 2]', /^localplane: .*localplane\.config\.json: must hold a JSON object of settings/],
-    ['a bad port', { port: 70000 }, /^localplane: .*localplane\.config\.json: "port" must be a whole number from 0 to 65535, got "70000"/],
+    [
+      'a bad port',
+      { port: 70000 },
+      /^localplane: .*localplane\.config\.json: "port" must be a whole number from 0 to 65535, got "70000"/,
+    ],
     ['a port as text', { port: 'abc' }, /^localplane: .*localplane\.config\.json: "port" must be a number, got "abc"/],
-    ['a switch as text', { freezeClock: 'yes' }, /^localplane: .*localplane\.config\.json: "freezeClock" must be a boolean, got "yes"/],
-    ['a storage it does not have', { objstoreStorage: 'disk' }, /^localplane: .*localplane\.config\.json: "objstoreStorage" must be files or memory, got "disk"/],
-    ['a storage as a boolean', { objstoreStorage: true }, /^localplane: .*localplane\.config\.json: "objstoreStorage" must be a string, got true/],
-    ['a missing fixtures dir', { fixtures: 'nowhere' }, /^localplane: .*localplane\.config\.json: "fixtures": directory .*nowhere does not exist/],
+    [
+      'a switch as text',
+      { freezeClock: 'yes' },
+      /^localplane: .*localplane\.config\.json: "freezeClock" must be a boolean, got "yes"/,
+    ],
+    [
+      'a storage it does not have',
+      { objstoreStorage: 'disk' },
+      /^localplane: .*localplane\.config\.json: "objstoreStorage" must be files or memory, got "disk"/,
+    ],
+    [
+      'a storage as a boolean',
+      { objstoreStorage: true },
+      /^localplane: .*localplane\.config\.json: "objstoreStorage" must be a string, got true/,
+    ],
+    [
+      'a missing fixtures dir',
+      { fixtures: 'nowhere' },
+      /^localplane: .*localplane\.config\.json: "fixtures": directory .*nowhere does not exist/,
+    ],
   ])('%s: one line naming the file and key, exit code 2', async (name, config, words) => {
     const result = await runCli(['start'], cleanEnv(), folder(`bad-${name.replace(/\W/g, '-')}`, config));
     expect(result.code).toBe(2);
@@ -525,17 +719,22 @@ describe('config file', () => {
     ['--config', (file: string) => [['start', '--config', file], cleanEnv()] as const],
     ['LOCALPLANE_CONFIG', (file: string) => [['start'], cleanEnv({ LOCALPLANE_CONFIG: file })] as const],
   ])('a config file named by %s that cannot be read: one line, exit code 2', async (_, how) => {
-    for (const [file, reason] of [[join(scratch, 'absent.json'), 'ENOENT'], [scratch, 'EISDIR']] as const) {
+    for (const [file, reason] of [
+      [join(scratch, 'absent.json'), 'ENOENT'],
+      [scratch, 'EISDIR'],
+    ] as const) {
       const [args, env] = how(file);
       const result = await runCli(args, env, folder('unreadable'));
       expect(result.code).toBe(2);
-      expect(result.stderr).toBe(`localplane: ${file}: cannot read the config file (${reason}) (see localplane --help)\n`);
+      expect(result.stderr).toBe(
+        `localplane: ${file}: cannot read the config file (${reason}) (see localplane --help)\n`,
+      );
     }
   });
 });
 
 describe('progress display', () => {
-  it('in a terminal: a status line while a fixture template builds and while an export runs; the export\'s end stays', async () => {
+  it("in a terminal: a status line while a fixture template builds and while an export runs; the export's end stays", async () => {
     const fixtures = smallFixtures(join(scratch, 'progress-fixtures'), 3000);
     const env = { ...terminalEnv(), LOCALPLANE_CACHE_DIR: join(scratch, 'progress-cache'), COLUMNS: '200' };
     // exec: no shell stays between script(1) and the CLI, whatever $SHELL is, so Ctrl-C reaches the CLI alone.
@@ -559,7 +758,10 @@ describe('progress display', () => {
       const destination = await client.post('/api/v1/bulk-exports/destinations', {
         display_name: 'progress',
         config: { bucket_name: view.objstore.buckets[0], prefix: 'progress' },
-        credentials: { access_key_id: view.objstore.keys[0]!.access_key_id, secret_access_key: view.objstore.keys[0]!.secret_access_key },
+        credentials: {
+          access_key_id: view.objstore.keys[0]!.access_key_id,
+          secret_access_key: view.objstore.keys[0]!.secret_access_key,
+        },
       });
       expect(destination.status, destination.text).toBe(200);
       const session = workspace.sessions[0]!;
@@ -573,8 +775,14 @@ describe('progress display', () => {
       });
       expect(created.status, created.text).toBe(200);
       const id = created.body.id as string;
-      await eventually(async () => screen.includes(`localplane: export ${id} Completed`), 'the export\'s last line', 30_000);
-      expect(screen).toMatch(new RegExp(`localplane: export ${id} Completed: runs (\\d+)/\\1, 3,000 rows written\\r?\\n`));
+      await eventually(
+        async () => screen.includes(`localplane: export ${id} Completed`),
+        "the export's last line",
+        30_000,
+      );
+      expect(screen).toMatch(
+        new RegExp(`localplane: export ${id} Completed: runs (\\d+)/\\1, 3,000 rows written\\r?\\n`),
+      );
     } finally {
       // Ctrl-C as a user stops it: SIGINT through the terminal, and the CLI cleans up before script(1) exits.
       terminal.stdin.write('\x03');
@@ -585,7 +793,10 @@ describe('progress display', () => {
 
   it('not in a terminal: nothing but the ready line and log lines', async () => {
     const fixtures = smallFixtures(join(scratch, 'quiet-fixtures'), 3000);
-    const cli = await startCli(['--fixtures', fixtures], { ...process.env, LOCALPLANE_CACHE_DIR: join(scratch, 'quiet-cache') });
+    const cli = await startCli(['--fixtures', fixtures], {
+      ...process.env,
+      LOCALPLANE_CACHE_DIR: join(scratch, 'quiet-cache'),
+    });
     await cli.kill('SIGTERM');
     expect(cli.stdout()).toMatch(/^localplane ready [^\n]*\n$/);
     expect(cli.stderr()).not.toMatch(/building fixtures|\x1b/);

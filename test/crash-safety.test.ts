@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCli, type Launched } from './support/cli.ts';
-import { Api, credentialsOf, fullKey, workspaceByTier, type FixturesView, type WorkspaceApi } from './support/instance.ts';
+import {
+  Api,
+  credentialsOf,
+  fullKey,
+  workspaceByTier,
+  type FixturesView,
+  type WorkspaceApi,
+} from './support/instance.ts';
 import { duckdb } from './support/objstore.ts';
 import { inWindow, seededRuns } from './support/source.ts';
 import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
@@ -43,7 +50,8 @@ async function open(dataDir: string, flags: string[] = []): Promise<Running> {
   return { cli, admin, fixtures, client, bucket: fixtures.objstore.buckets[0]! };
 }
 
-const bigSession = (running: Running) => workspaceByTier(running.fixtures, 'plus').sessions.find((session) => session.run_count >= 50_000)!;
+const bigSession = (running: Running) =>
+  workspaceByTier(running.fixtures, 'plus').sessions.find((session) => session.run_count >= 50_000)!;
 
 function integrityOf(dataDir: string): string {
   const db = new Database(join(dataDir, 'localplane.sqlite'));
@@ -66,11 +74,15 @@ function storedObjects(folder: string): string[] {
 async function crash(running: Running, dataDir: string): Promise<void> {
   expect((await running.cli.kill('SIGKILL')).signal).toBe('SIGKILL');
   expect(integrityOf(dataDir)).toBe('ok');
-  const parquet = storedObjects(join(dataDir, 'objstore', running.bucket)).filter((file) => file.endsWith('.parquet._S3rver_object'));
+  const parquet = storedObjects(join(dataDir, 'objstore', running.bucket)).filter((file) =>
+    file.endsWith('.parquet._S3rver_object'),
+  );
   if (parquet.length > 0) {
     // read_parquet fails on a truncated file: every object that would be listed is whole.
     const list = parquet.map((file) => `'${file}'`).join(', ');
-    const [{ files }] = await duckdb<{ files: number }>(`SELECT count(DISTINCT filename)::INTEGER AS files FROM read_parquet([${list}], filename = true)`);
+    const [{ files }] = await duckdb<{ files: number }>(
+      `SELECT count(DISTINCT filename)::INTEGER AS files FROM read_parquet([${list}], filename = true)`,
+    );
     expect(files).toBe(parquet.length);
   }
 }
@@ -86,7 +98,12 @@ async function createDestination(running: Running, prefix: string): Promise<stri
   return response.body.id;
 }
 
-async function createExport(running: Running, destinationId: string, window: { start_time: string; end_time: string }, compression = 'zstandard') {
+async function createExport(
+  running: Running,
+  destinationId: string,
+  window: { start_time: string; end_time: string },
+  compression = 'zstandard',
+) {
   const response = await running.client.post('/api/v1/bulk-exports', {
     bulk_export_destination_id: destinationId,
     session_id: bigSession(running).id,
@@ -116,11 +133,21 @@ interface RunView {
 
 async function runsOf(running: Running, exportId: string) {
   const runs = (await running.client.get(`/api/v1/bulk-exports/${exportId}/runs`)).body as RunView[];
-  return runs.map((run) => ({ status: run.status, rows_written: run.metadata.result?.rows_written ?? 0, exported_files: run.metadata.result?.exported_files ?? [] }));
+  return runs.map((run) => ({
+    status: run.status,
+    rows_written: run.metadata.result?.rows_written ?? 0,
+    exported_files: run.metadata.result?.exported_files ?? [],
+  }));
 }
 
 /** The export completed, and its files (as plain files) hold every run of its window exactly once. */
-async function expectExactlyOnce(running: Running, dataDir: string, exportId: string, prefix: string, window: { start_time: string; end_time: string }) {
+async function expectExactlyOnce(
+  running: Running,
+  dataDir: string,
+  exportId: string,
+  prefix: string,
+  window: { start_time: string; end_time: string },
+) {
   const finished = await untilFinished(running, exportId);
   expect(finished.status).toBe('Completed');
   const expected = inWindow(seededRuns(bigSession(running).id), window.start_time, window.end_time).length;
@@ -129,8 +156,14 @@ async function expectExactlyOnce(running: Running, dataDir: string, exportId: st
   expect(runs.reduce((sum, run) => sum + run.rows_written, 0)).toBe(expected);
 
   const filesDir = join(dataDir, 'files');
-  const listed = runs.flatMap((run) => run.exported_files).map((file) => join(filesDir, file)).sort();
-  const onDisk = readdirSync(join(filesDir, running.bucket, prefix, `export_id=${exportId}`), { recursive: true, withFileTypes: true })
+  const listed = runs
+    .flatMap((run) => run.exported_files)
+    .map((file) => join(filesDir, file))
+    .sort();
+  const onDisk = readdirSync(join(filesDir, running.bucket, prefix, `export_id=${exportId}`), {
+    recursive: true,
+    withFileTypes: true,
+  })
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name))
     .sort();
@@ -145,7 +178,10 @@ async function expectExactlyOnce(running: Running, dataDir: string, exportId: st
 async function stop(running: Running, dataDir: string) {
   expect((await running.cli.kill('SIGTERM')).code).toBe(0);
   expect(integrityOf(dataDir)).toBe('ok');
-  expect(readdirSync(join(dataDir, 'objstore')).filter((name) => name.startsWith('.incoming-')), 'no temp files left').toEqual([]);
+  expect(
+    readdirSync(join(dataDir, 'objstore')).filter((name) => name.startsWith('.incoming-')),
+    'no temp files left',
+  ).toEqual([]);
 }
 
 const ONE_DAY = { start_time: '2026-10-02T00:00:00Z', end_time: '2026-10-03T00:00:00Z' };
@@ -204,7 +240,13 @@ describe('kill -9 and a restart on the same --data-dir', () => {
     const first = await open(dataDir, ['--freeze-clock']);
     const advance = (running: Running) => running.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
     expect((await first.admin.request('PATCH', '/config', { body: { export_rows_per_file: 2000 } })).status).toBe(200);
-    expect((await first.admin.request('POST', '/faults/export-runs', { body: { mode: 'slow', count: 1, delay_seconds: 60 } })).status).toBe(200);
+    expect(
+      (
+        await first.admin.request('POST', '/faults/export-runs', {
+          body: { mode: 'slow', count: 1, delay_seconds: 60 },
+        })
+      ).status,
+    ).toBe(200);
     const exportId = await createExport(first, await createDestination(first, 'between'), ONE_DAY);
     for (let steps = 0; (await runsOf(first, exportId))[0]!.rows_written < 4000; steps++) {
       expect(steps, 'files are written one per advance').toBeLessThan(10);
@@ -226,14 +268,18 @@ describe('kill -9 and a restart on the same --data-dir', () => {
     expect((await first.admin.request('PATCH', '/config', { body: limits })).status).toBe(200);
     const exportId = await createExport(first, await createDestination(first, 'mid-upload'), ONE_DAY, 'none');
     const uploads = join(dataDir, 'objstore', first.bucket, '._S3rver_uploads');
-    const firstPartStored = () => existsSync(uploads) && readdirSync(uploads).some((upload) => existsSync(join(uploads, upload, '1')));
+    const firstPartStored = () =>
+      existsSync(uploads) && readdirSync(uploads).some((upload) => existsSync(join(uploads, upload, '1')));
     const deadline = Date.now() + 30_000;
     while (!firstPartStored()) {
       if (Date.now() > deadline) throw new Error('no multipart upload started');
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
     await crash(first, dataDir);
-    expect(storedObjects(join(dataDir, 'objstore', first.bucket, 'mid-upload', `export_id=${exportId}`)), 'the upload in progress is no object').toEqual([]);
+    expect(
+      storedObjects(join(dataDir, 'objstore', first.bucket, 'mid-upload', `export_id=${exportId}`)),
+      'the upload in progress is no object',
+    ).toEqual([]);
 
     const second = await open(dataDir);
     await expectExactlyOnce(second, dataDir, exportId, 'mid-upload', ONE_DAY);
@@ -266,14 +312,21 @@ describe('kill -9 and a restart on the same --data-dir', () => {
     );
     await oneCreated;
     await crash(first, dataDir);
-    const created = (await Promise.all(answered)).filter((response) => response?.status === 201).map((response) => response!.body);
+    const created = (await Promise.all(answered))
+      .filter((response) => response?.status === 201)
+      .map((response) => response!.body);
     expect(created.length).toBeGreaterThan(0);
 
     const second = await open(dataDir);
-    const listed = (await second.client.get('/v2/deployments?name_contains=crash-deployment-&limit=100')).body.resources as { id: string; name: string; latest_revision_id: string }[];
-    expect(listed.map((deployment) => deployment.id)).toEqual(expect.arrayContaining(created.map((deployment) => deployment.id)));
+    const listed = (await second.client.get('/v2/deployments?name_contains=crash-deployment-&limit=100')).body
+      .resources as { id: string; name: string; latest_revision_id: string }[];
+    expect(listed.map((deployment) => deployment.id)).toEqual(
+      expect.arrayContaining(created.map((deployment) => deployment.id)),
+    );
     for (const deployment of listed) {
-      const revision = await second.client.get(`/v2/deployments/${deployment.id}/revisions/${deployment.latest_revision_id}`);
+      const revision = await second.client.get(
+        `/v2/deployments/${deployment.id}/revisions/${deployment.latest_revision_id}`,
+      );
       expect(revision.status, `${deployment.name} has its revision`).toBe(200);
       const again = await second.client.post('/v2/deployments', body(deployment.name));
       expect(again.status, `${deployment.name} has its tracing project`).toBe(409);

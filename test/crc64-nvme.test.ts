@@ -12,18 +12,22 @@ describe("the objstore's CRC64/NVME", () => {
     expect(await hex(crc)).toBe('ae8b14860a799888');
   });
 
-  it.each([0, 1, 7, 8, 9, 4_093, 65_536, 131_071, 131_072, 131_073, 400_003])("equals the AWS SDK's over %i bytes, given whole or in uneven pieces", async (size) => {
-    const data = randomBytes(size);
-    const sdk = new Crc64NvmeJs();
-    sdk.update(data);
-    const whole = new Crc64Nvme();
-    whole.update(data);
-    const pieces = new Crc64Nvme();
-    for (let at = 0, step = 1; at < size; at += step, step = (step * 7) % 1_000 + 1) pieces.update(data.subarray(at, at + step));
-    const expected = await hex(sdk);
-    expect(await hex(whole)).toBe(expected);
-    expect(await hex(pieces)).toBe(expected);
-  });
+  it.each([0, 1, 7, 8, 9, 4_093, 65_536, 131_071, 131_072, 131_073, 400_003])(
+    "equals the AWS SDK's over %i bytes, given whole or in uneven pieces",
+    async (size) => {
+      const data = randomBytes(size);
+      const sdk = new Crc64NvmeJs();
+      sdk.update(data);
+      const whole = new Crc64Nvme();
+      whole.update(data);
+      const pieces = new Crc64Nvme();
+      for (let at = 0, step = 1; at < size; at += step, step = ((step * 7) % 1_000) + 1)
+        pieces.update(data.subarray(at, at + step));
+      const expected = await hex(sdk);
+      expect(await hex(whole)).toBe(expected);
+      expect(await hex(pieces)).toBe(expected);
+    },
+  );
 
   it('keeps each checksum its own when several are computed at once', async () => {
     const [a, b] = [randomBytes(200_000), randomBytes(200_000)];

@@ -13,9 +13,11 @@ const scratch = mkdtempSync(join(tmpdir(), 'localplane-demo-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The demo project's run count as the shipped fixtures declare it, independent of the demo's own reading. */
-const SEEDED_RUNS: number = (JSON.parse(readFileSync(join(REPO_ROOT, 'fixtures/workspaces.json'), 'utf8')) as {
-  workspaces: { sessions: { name: string; runs: { count: number; days: number } }[] }[];
-}).workspaces
+const SEEDED_RUNS: number = (
+  JSON.parse(readFileSync(join(REPO_ROOT, 'fixtures/workspaces.json'), 'utf8')) as {
+    workspaces: { sessions: { name: string; runs: { count: number; days: number } }[] }[];
+  }
+).workspaces
   .flatMap((workspace) => workspace.sessions)
   .find((session) => session.name === DEMO_PROJECT)!.runs.count;
 
@@ -40,7 +42,11 @@ describe('localplane demo, on an instance of its own', () => {
   const dir = join(scratch, 'in-process');
 
   beforeAll(async () => {
-    result = await runDemo({ start: () => start({ port: 0, objstorePort: 0, log: () => {} }), dir, print: (text) => (output += text) });
+    result = await runDemo({
+      start: () => start({ port: 0, objstorePort: 0, log: () => {} }),
+      dir,
+      print: (text) => (output += text),
+    });
   });
 
   it('counts every run of the seeded project, per day and run_type summing to it', () => {
@@ -50,7 +56,9 @@ describe('localplane demo, on an instance of its own', () => {
     const total = perDay.columns.indexOf('total');
     expect(perDay.rows.reduce((sum, row) => sum + asNumber(row[total]), 0)).toBe(SEEDED_RUNS);
     for (const row of perDay.rows) {
-      const byType = row.filter((_, column) => !['day', 'total'].includes(perDay.columns[column]!)).reduce((sum: number, cell) => sum + asNumber(cell), 0);
+      const byType = row
+        .filter((_, column) => !['day', 'total'].includes(perDay.columns[column]!))
+        .reduce((sum: number, cell) => sum + asNumber(cell), 0);
       expect(byType, `run types of ${String(row[0])}`).toBe(asNumber(row[total]));
     }
     expect(output).toContain(`${SEEDED_RUNS.toLocaleString('en-US')} rows written`);
@@ -77,7 +85,10 @@ describe('localplane demo, on an instance of its own', () => {
 
   it('rebuilds one trace as a tree: one root, children indented under their parents in dotted order', () => {
     const tree = printedTable(output, DEMO_QUERIES.traceTree.title);
-    const rows = output.slice(output.indexOf(`== ${DEMO_QUERIES.traceTree.title}`)).split('\n').slice(3, 3 + tree.rows.length);
+    const rows = output
+      .slice(output.indexOf(`== ${DEMO_QUERIES.traceTree.title}`))
+      .split('\n')
+      .slice(3, 3 + tree.rows.length);
     const depths = rows.map((line) => line.match(/^ */)![0].length / 2);
     expect(depths[0]).toBe(0);
     expect(depths.filter((depth) => depth === 0)).toHaveLength(1);
@@ -89,22 +100,35 @@ describe('localplane demo, on an instance of its own', () => {
     const probes = result.files.all.filter((file) => file.startsWith('tmp/'));
     expect(probes.length).toBeGreaterThan(0);
     expect(result.files.matched.some((file) => file.startsWith('tmp/'))).toBe(false);
-    expect(result.files.matched).toEqual(result.files.all.filter((file) => file.startsWith(`export_id=${result.exportId}/`) && file.endsWith('.parquet')));
+    expect(result.files.matched).toEqual(
+      result.files.all.filter((file) => file.startsWith(`export_id=${result.exportId}/`) && file.endsWith('.parquet')),
+    );
     expect(result.files.matched).toHaveLength(3);
-    expect(printedTable(output, 'Files under warehouse-demo/: the export_id=* glob skips tmp/').rows).toContainEqual(['tmp/', String(probes.length), '0']);
+    expect(printedTable(output, 'Files under warehouse-demo/: the export_id=* glob skips tmp/').rows).toContainEqual([
+      'tmp/',
+      String(probes.length),
+      '0',
+    ]);
   });
 
   it('prints the BigQuery external table and the ClickHouse s3() query, and never a secret', () => {
     const projectFolder = result.files.matched[0]!.split('/').slice(0, 3).join('/');
     expect(projectFolder).toMatch(/^export_id=[^/]+\/tenant_id=[^/]+\/session_id=[^/]+$/);
-    expect(output).toMatch(/CREATE EXTERNAL TABLE [^]*WITH PARTITION COLUMNS \(resource STRING, year INT64, month INT64, day INT64\)/);
+    expect(output).toMatch(
+      /CREATE EXTERNAL TABLE [^]*WITH PARTITION COLUMNS \(resource STRING, year INT64, month INT64, day INT64\)/,
+    );
     expect(output).toContain(`hive_partition_uri_prefix = 'gs://exports/warehouse-demo/${projectFolder}'`);
-    expect(output).toMatch(/FROM s3\('http:\/\/127\.0\.0\.1:\d+\/exports\/warehouse-demo\/export_id=\*\/\*\*\/\*\.parquet'/);
+    expect(output).toMatch(
+      /FROM s3\('http:\/\/127\.0\.0\.1:\d+\/exports\/warehouse-demo\/export_id=\*\/\*\*\/\*\.parquet'/,
+    );
     expect(output).not.toMatch(SECRETS);
   });
 
   it('answers ad-hoc SQL over the copy it keeps (localplane query)', async () => {
-    const table = await runQuery({ sql: 'SELECT count(*)::INTEGER AS runs, count(DISTINCT export_id)::INTEGER AS exports FROM runs', dir });
+    const table = await runQuery({
+      sql: 'SELECT count(*)::INTEGER AS runs, count(DISTINCT export_id)::INTEGER AS exports FROM runs',
+      dir,
+    });
     expect(table).toEqual({ columns: ['runs', 'exports'], rows: [[SEEDED_RUNS, 1]] });
     const oneExport = await runQuery({ sql: 'SELECT count(*)::INTEGER FROM runs', dir, exportId: result.exportId });
     expect(oneExport.rows).toEqual([[SEEDED_RUNS]]);
@@ -117,7 +141,12 @@ describe('localplane demo --url, against a running instance', () => {
   it('runs the export on the frozen clock, downloads it through the S3 API and reads it the same way; localplane query --url reads its newest export', async () => {
     let output = '';
     const dir = join(scratch, 'url');
-    const result = await runDemo({ url: context.instance.apiUrl, dir, sql: 'SELECT count(*)::INTEGER AS runs FROM runs', print: (text) => (output += text) });
+    const result = await runDemo({
+      url: context.instance.apiUrl,
+      dir,
+      sql: 'SELECT count(*)::INTEGER AS runs FROM runs',
+      print: (text) => (output += text),
+    });
     expect(output).toContain('clock is frozen: POST /_localplane/clock/advance {"seconds": 0} runs the export');
     expect(output).toMatch(/downloaded \d+ objects of s3:\/\/exports\/warehouse-demo\/ through the S3 API/);
     expect(result.tables).toEqual({ sql: { columns: ['runs'], rows: [[SEEDED_RUNS]] } });
@@ -143,7 +172,12 @@ describe('the CLI', () => {
   });
 
   it('localplane query prints a result table', async () => {
-    const query = await runCli(['query', 'select run_type, count(*) as runs from runs group by all order by run_type', '--dir', dir]);
+    const query = await runCli([
+      'query',
+      'select run_type, count(*) as runs from runs group by all order by run_type',
+      '--dir',
+      dir,
+    ]);
     expect(query.code).toBe(0);
     const lines = query.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^run_type\s+runs$/);
@@ -152,10 +186,19 @@ describe('the CLI', () => {
   });
 
   it.each([
-    [['query', 'selec count(*) from runs', '--dir', dir], /^localplane: Parser Error: syntax error at or near "selec"\n$/],
-    [['query', 'select * from nowhere', '--dir', dir], /^localplane: Catalog Error: Table with name nowhere does not exist/],
+    [
+      ['query', 'selec count(*) from runs', '--dir', dir],
+      /^localplane: Parser Error: syntax error at or near "selec"\n$/,
+    ],
+    [
+      ['query', 'select * from nowhere', '--dir', dir],
+      /^localplane: Catalog Error: Table with name nowhere does not exist/,
+    ],
     [['query', '--dir', dir], /^localplane: query needs the SQL/],
-    [['query', 'select 1', '--export-id', 'latest'], /^localplane: --export-id must be an export id \(a UUID\), got "latest"/],
+    [
+      ['query', 'select 1', '--export-id', 'latest'],
+      /^localplane: --export-id must be an export id \(a UUID\), got "latest"/,
+    ],
     [['demo', '--port', '0'], /^localplane: --port is not an option of localplane demo/],
     [['start', '--sql', 'select 1'], /^localplane: --sql is not an option of localplane start/],
   ])('%j: one line on stderr, exit code 2', async (args, words) => {
@@ -167,7 +210,9 @@ describe('the CLI', () => {
     mkdirSync(empty);
     const result = await runCli(['query', 'select 1', '--dir', empty]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(`localplane: no export files in ${empty}: run localplane demo first, or name them with --dir or --url\n`);
+    expect(result.stderr).toBe(
+      `localplane: no export files in ${empty}: run localplane demo first, or name them with --dir or --url\n`,
+    );
   });
 
   it('localplane demo refuses a --dir that holds other files, and leaves them', async () => {

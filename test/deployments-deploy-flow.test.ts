@@ -11,7 +11,14 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { SOURCE_TARBALL_BUCKET } from '../src/deployments/source-uploads.ts';
-import { cliCreateBody, cliRemoteBuildPatch, codehostDeploymentBody, projectTarball, putTarball, TERMINAL_STATUSES } from './support/deployments.ts';
+import {
+  cliCreateBody,
+  cliRemoteBuildPatch,
+  codehostDeploymentBody,
+  projectTarball,
+  putTarball,
+  TERMINAL_STATUSES,
+} from './support/deployments.ts';
 import type { LogsPage } from '../src/deployments/schemas.ts';
 import { useLocalplane, workspaceByTier, type ApiResponse, type FixtureWorkspace } from './support/instance.ts';
 import { getBytes, s3For } from './support/objstore.ts';
@@ -22,7 +29,8 @@ const globex = () => workspaceByTier(ctx.fixtures, 'enterprise');
 /** A second workspace that is not self-hosted, so that it may build from source too. */
 const initech = () => workspaceByTier(ctx.fixtures, 'developer');
 const api = (workspace: FixtureWorkspace = acme()) => ctx.api.as(workspace);
-const admin = (method: string, path: string, body?: unknown) => ctx.admin.request(method, path, body === undefined ? {} : { body });
+const admin = (method: string, path: string, body?: unknown) =>
+  ctx.admin.request(method, path, body === undefined ? {} : { body });
 const advance = (seconds: number) => admin('POST', '/clock/advance', { seconds });
 const SECRET_VALUE = 'lp-deploy-flow-secret-value';
 const SECRETS = [{ name: 'OPENAI_API_KEY', value: SECRET_VALUE }];
@@ -66,7 +74,10 @@ async function pollLatest(deploymentId: string, workspace = acme()): Promise<Pol
     if (seen.at(-1) !== status) seen.push(status);
     if (TERMINAL_STATUSES.includes(status)) return { revisionId, status, seen, buildLog };
     if (status === 'AWAITING_BUILD' || status === 'BUILDING') {
-      const logs: ApiResponse = await api(workspace).post(`/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`, { order: 'asc', limit: 50, ...(offset ? { offset } : {}) });
+      const logs: ApiResponse = await api(workspace).post(
+        `/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`,
+        { order: 'asc', limit: 50, ...(offset ? { offset } : {}) },
+      );
       expect(logs.status).toBe(200);
       buildLog.push(...logs.body.logs.map((entry: { message: string }) => entry.message));
       offset = logs.body.next_offset ?? offset;
@@ -92,11 +103,23 @@ describe('the hosted CLI deploy flow', () => {
     expect(objectPath).toMatch(new RegExp(`^${acme().id}/${created.id}/[0-9a-f-]{36}\\.tar\\.gz$`));
     // The tarball is really in the embedded objstore: read it back through the S3 API with a key of
     // the workspace (no other reaches its folder), and as a plain file.
-    const workspaceKey = { access_key_id: 'LPDEPLOYFLOWACME01', secret_access_key: 'deploy-flow-acme-secret-0123456789', permissions: ['get'] };
+    const workspaceKey = {
+      access_key_id: 'LPDEPLOYFLOWACME01',
+      secret_access_key: 'deploy-flow-acme-secret-0123456789',
+      permissions: ['get'],
+    };
     expect((await admin('POST', '/objstore/keys', { ...workspaceKey, workspace_id: acme().id })).status).toBe(201);
-    const stored = await getBytes(s3For(ctx.fixtures.objstore.endpoint_url, workspaceKey), SOURCE_TARBALL_BUCKET, objectPath);
+    const stored = await getBytes(
+      s3For(ctx.fixtures.objstore.endpoint_url, workspaceKey),
+      SOURCE_TARBALL_BUCKET,
+      objectPath,
+    );
     expect(Buffer.from(stored).equals(tarball)).toBe(true);
-    expect(gunzipSync(readFileSync(join(ctx.fixtures.objstore.files_dir, SOURCE_TARBALL_BUCKET, objectPath))).toString('latin1')).toContain('graph = None');
+    expect(
+      gunzipSync(readFileSync(join(ctx.fixtures.objstore.files_dir, SOURCE_TARBALL_BUCKET, objectPath))).toString(
+        'latin1',
+      ),
+    ).toContain('graph = None');
 
     const revision = await api().post(`/v2/deployments/${created.id}/revisions`, {
       revision_source: 'internal_source',
@@ -104,10 +127,18 @@ describe('the hosted CLI deploy flow', () => {
       tracked_packages: ['graph:1.0.0'],
     });
     expect(revision.status).toBe(201);
-    expect(revision.body).toMatchObject({ status: 'CREATING', source: 'internal_source', source_revision_config: { source_tarball_path: objectPath, graph_config_path: 'graph.json' } });
+    expect(revision.body).toMatchObject({
+      status: 'CREATING',
+      source: 'internal_source',
+      source_revision_config: { source_tarball_path: objectPath, graph_config_path: 'graph.json' },
+    });
 
     const polled = await pollLatest(created.id);
-    expect(polled).toMatchObject({ revisionId: revision.body.id, status: 'DEPLOYED', seen: ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED'] });
+    expect(polled).toMatchObject({
+      revisionId: revision.body.id,
+      status: 'DEPLOYED',
+      seen: ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED'],
+    });
     // Streamed while building, each line once, in order.
     expect(polled.buildLog).toEqual([
       `Creating revision ${revision.body.id} from source tarball ${objectPath}.`,
@@ -118,15 +149,24 @@ describe('the hosted CLI deploy flow', () => {
       'Building the image from graph.json.',
     ]);
     const deployment = (await api().get(`/v2/deployments/${created.id}`)).body;
-    expect(deployment).toMatchObject({ status: 'READY', active_revision_id: revision.body.id, latest_revision_id: revision.body.id });
+    expect(deployment).toMatchObject({
+      status: 'READY',
+      active_revision_id: revision.body.id,
+      latest_revision_id: revision.body.id,
+    });
 
     // `langgraph deploy logs --type build`: newest first, limit 100; timestamps are the emulator clock's.
-    const buildLogs = await api().post(`/v1/projects/${created.id}/revisions/${revision.body.id}/build_logs`, { limit: 100, order: 'desc' });
+    const buildLogs = await api().post(`/v1/projects/${created.id}/revisions/${revision.body.id}/build_logs`, {
+      limit: 100,
+      order: 'desc',
+    });
     expect(messages(buildLogs.body)[0]).toBe('Build succeeded.');
     const createdAt = Date.parse(revision.body.created_at);
     expect(buildLogs.body.logs.at(-1)).toMatchObject({ level: 'INFO', timestamp: createdAt });
     expect(buildLogs.body.logs[0].timestamp).toBe(createdAt + 6000);
-    const deployLogs = await api().post(`/v1/projects/${created.id}/revisions/${revision.body.id}/deploy_logs`, { order: 'asc' });
+    const deployLogs = await api().post(`/v1/projects/${created.id}/revisions/${revision.body.id}/deploy_logs`, {
+      order: 'asc',
+    });
     expect(messages(deployLogs.body)).toEqual([
       'Waiting to deploy.',
       `Deploying revision ${revision.body.id}.`,
@@ -141,7 +181,10 @@ describe('the hosted CLI deploy flow', () => {
     const found = (await api().get(`/v2/deployments?name_contains=${name}`)).body.resources;
     expect(found.map((resource: { id: string }) => resource.id)).toEqual([created.id]);
     const secondPath = await uploadSource(created.id);
-    const patched = await api().patch(`/v2/deployments/${created.id}`, cliRemoteBuildPatch(secondPath, SECRETS, 'yarn install'));
+    const patched = await api().patch(
+      `/v2/deployments/${created.id}`,
+      cliRemoteBuildPatch(secondPath, SECRETS, 'yarn install'),
+    );
     expect(patched.status).toBe(200);
     expect((await pollLatest(created.id)).status).toBe('DEPLOYED');
 
@@ -161,13 +204,18 @@ describe('the hosted CLI deploy flow', () => {
     expect(Date.parse(token.body.expires_at)).toBe(now + 3600_000);
 
     const image = `registry.localplane.test/${acme().id}/${created.id}/cli-local-build@sha256:${'ab'.repeat(32)}`;
-    const patched = await api().patch(`/v2/deployments/${created.id}`, { revision_source: 'internal_container', source_revision_config: { image_uri: image }, secrets: [] });
+    const patched = await api().patch(`/v2/deployments/${created.id}`, {
+      revision_source: 'internal_container',
+      source_revision_config: { image_uri: image },
+      secrets: [],
+    });
     expect(patched.status).toBe(200);
     const polled = await pollLatest(created.id);
     expect(polled.status).toBe('DEPLOYED');
-    const build = await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/build_logs`, { order: 'asc' });
+    const build = await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/build_logs`, {
+      order: 'asc',
+    });
     expect(messages(build.body)).toContain(`Using the pushed image ${image}: nothing to build.`);
-
   });
 
   it('refuses a push token for a deployment the CLI did not create (400 with the words the CLI looks for)', async () => {
@@ -187,8 +235,14 @@ describe('POST /v2/deployments/{id}/revisions', () => {
     expect(again.body.status).toBe('CREATING');
     const first = (await api().get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`)).body;
     expect(first.status).toBe('INTERRUPTED');
-    const log = await api().post(`/v1/projects/${created.id}/revisions/${first.id}/build_logs`, { order: 'desc', limit: 1 });
-    expect(log.body.logs[0]).toMatchObject({ level: 'WARNING', message: 'Interrupted: a newer revision of the deployment superseded this one.' });
+    const log = await api().post(`/v1/projects/${created.id}/revisions/${first.id}/build_logs`, {
+      order: 'desc',
+      limit: 1,
+    });
+    expect(log.body.logs[0]).toMatchObject({
+      level: 'WARNING',
+      message: 'Interrupted: a newer revision of the deployment superseded this one.',
+    });
     expect((await api().get(`/v2/deployments/${created.id}`)).body.latest_revision_id).toBe(again.body.id);
     expect((await pollLatest(created.id)).status).toBe('DEPLOYED');
   });
@@ -198,7 +252,10 @@ describe('POST /v2/deployments/{id}/revisions', () => {
     const before = (await api().get(`/v2/deployments/${created.id}/revisions`)).body.resources.length;
     const fictional = `${acme().id}/${created.id}/00000000-0000-4000-8000-000000000000.tar.gz`;
     for (const path of [fictional, 'uploads/source.tar.gz', '../../etc/passwd']) {
-      const refused = await api().post(`/v2/deployments/${created.id}/revisions`, { revision_source: 'internal_source', source_revision_config: { source_tarball_path: path } });
+      const refused = await api().post(`/v2/deployments/${created.id}/revisions`, {
+        revision_source: 'internal_source',
+        source_revision_config: { source_tarball_path: path },
+      });
       expect(refused.status).toBe(400);
       expect(refused.body.detail).toBe(
         `Source configuration error: source_tarball_path ${path} was never uploaded. Request an upload URL with POST /v2/deployments/{deployment_id}/upload-url, PUT the tarball to it, then pass its object_path.`,
@@ -206,18 +263,35 @@ describe('POST /v2/deployments/{id}/revisions', () => {
     }
     // Requested but never PUT: still not there.
     const unused = await api().post(`/v2/deployments/${created.id}/upload-url`);
-    expect((await api().patch(`/v2/deployments/${created.id}`, { source_revision_config: { source_tarball_path: unused.body.object_path } })).status).toBe(400);
+    expect(
+      (
+        await api().patch(`/v2/deployments/${created.id}`, {
+          source_revision_config: { source_tarball_path: unused.body.object_path },
+        })
+      ).status,
+    ).toBe(400);
     const foreign = await createDeployment('tarball-foreign', 'internal_source', initech());
     const foreignPath = await uploadSource(foreign.id, projectTarball(), initech());
-    expect((await api().post(`/v2/deployments/${created.id}/revisions`, { source_revision_config: { source_tarball_path: foreignPath } })).status).toBe(400);
+    expect(
+      (
+        await api().post(`/v2/deployments/${created.id}/revisions`, {
+          source_revision_config: { source_tarball_path: foreignPath },
+        })
+      ).status,
+    ).toBe(400);
     expect((await api().get(`/v2/deployments/${created.id}/revisions`)).body.resources).toHaveLength(before);
   });
 
   it('validates its body (422) and is 404 for an unknown or foreign deployment', async () => {
     const created = await createDeployment('revisions-bad-input', 'internal_source');
-    const bad = await api().post(`/v2/deployments/${created.id}/revisions`, { revision_source: 'somewhere', secrets: [{ name: 'K', value: 7 }] });
+    const bad = await api().post(`/v2/deployments/${created.id}/revisions`, {
+      revision_source: 'somewhere',
+      secrets: [{ name: 'K', value: 7 }],
+    });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail.map((detail: { loc: unknown[] }) => detail.loc)).toEqual(expect.arrayContaining([['body', 'revision_source']]));
+    expect(bad.body.detail.map((detail: { loc: unknown[] }) => detail.loc)).toEqual(
+      expect.arrayContaining([['body', 'revision_source']]),
+    );
     expect((await api().post('/v2/deployments/not-a-uuid/revisions', {})).status).toBe(422);
     const other = await createDeployment('revisions-foreign', 'internal_source', initech());
     for (const path of ['revisions', 'push-token', 'upload-url']) {
@@ -234,12 +308,17 @@ describe('POST /v2/deployments/{id}/revisions', () => {
 
   it('never echoes the secrets it is given', async () => {
     const created = await createDeployment('revisions-secrets', 'internal_source');
-    const revision = await api().post(`/v2/deployments/${created.id}/revisions`, { secrets: [{ name: 'TOKEN', value: SECRET_VALUE }] });
+    const revision = await api().post(`/v2/deployments/${created.id}/revisions`, {
+      secrets: [{ name: 'TOKEN', value: SECRET_VALUE }],
+    });
     expect(revision.status).toBe(201);
     expect(revision.text).not.toContain(SECRET_VALUE);
     const deployment = await api().get(`/v2/deployments/${created.id}`);
     expect(deployment.body.secrets).toEqual([{ name: 'TOKEN', value: '********' }]);
-    const refused = await api().post(`/v2/deployments/${created.id}/revisions`, { secrets: [{ name: 'TOKEN', value: SECRET_VALUE, extra: [SECRET_VALUE] }], revision_source: 7 });
+    const refused = await api().post(`/v2/deployments/${created.id}/revisions`, {
+      secrets: [{ name: 'TOKEN', value: SECRET_VALUE, extra: [SECRET_VALUE] }],
+      revision_source: 7,
+    });
     expect(refused.status).toBe(422);
     expect(refused.text).not.toContain(SECRET_VALUE);
     expect(ctx.logs.join('\n')).not.toContain(SECRET_VALUE);
@@ -279,16 +358,33 @@ describe('failures, SKIPPED and their log lines', () => {
   it('BUILD_FAILED ends the build log with the knob message, as the CLI shows its last lines', async () => {
     const created = await createDeployment('build-fails', 'internal_source');
     await pollLatest(created.id);
-    await admin('POST', '/faults/revisions', { stage: 'build', deployment_id: created.id, message: 'ERROR: No matching distribution found for graph-sdk==9.9' });
+    await admin('POST', '/faults/revisions', {
+      stage: 'build',
+      deployment_id: created.id,
+      message: 'ERROR: No matching distribution found for graph-sdk==9.9',
+    });
     const path = await uploadSource(created.id);
-    await api().post(`/v2/deployments/${created.id}/revisions`, { revision_source: 'internal_source', source_revision_config: { source_tarball_path: path } });
+    await api().post(`/v2/deployments/${created.id}/revisions`, {
+      revision_source: 'internal_source',
+      source_revision_config: { source_tarball_path: path },
+    });
     const polled = await pollLatest(created.id);
     expect(polled.status).toBe('BUILD_FAILED');
-    const last = await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/build_logs`, { order: 'desc', limit: 30 });
-    expect(last.body.logs[0]).toMatchObject({ level: 'ERROR', message: 'ERROR: No matching distribution found for graph-sdk==9.9' });
-    const errors = await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/build_logs`, { level: 'ERROR' });
+    const last = await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/build_logs`, {
+      order: 'desc',
+      limit: 30,
+    });
+    expect(last.body.logs[0]).toMatchObject({
+      level: 'ERROR',
+      message: 'ERROR: No matching distribution found for graph-sdk==9.9',
+    });
+    const errors = await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/build_logs`, {
+      level: 'ERROR',
+    });
     expect(errors.body.logs).toHaveLength(1);
-    expect((await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/deploy_logs`, {})).body.logs).toEqual([]);
+    expect(
+      (await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/deploy_logs`, {})).body.logs,
+    ).toEqual([]);
   });
 
   it.each([
@@ -300,7 +396,10 @@ describe('failures, SKIPPED and their log lines', () => {
     await api().post(`/v2/deployments/${created.id}/revisions`, {});
     const polled = await pollLatest(created.id);
     expect(polled.status).toBe(status);
-    const log = await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/${stream}`, { order: 'desc', limit: 1 });
+    const log = await api().post(`/v1/projects/${created.id}/revisions/${polled.revisionId}/${stream}`, {
+      order: 'desc',
+      limit: 1,
+    });
     expect(log.body.logs[0]).toMatchObject({ level: 'ERROR', message: line });
   });
 
@@ -311,11 +410,22 @@ describe('failures, SKIPPED and their log lines', () => {
     await admin('POST', '/faults/revisions', { stage: 'skip', deployment_id: created.id });
     const skipped = await api().post(`/v2/deployments/${created.id}/revisions`, {});
     const polled = await pollLatest(created.id);
-    expect(polled).toMatchObject({ revisionId: skipped.body.id, status: 'SKIPPED', seen: ['CREATING', 'QUEUED', 'SKIPPED'] });
+    expect(polled).toMatchObject({
+      revisionId: skipped.body.id,
+      status: 'SKIPPED',
+      seen: ['CREATING', 'QUEUED', 'SKIPPED'],
+    });
     await advance(30);
     expect((await api().get(`/v2/deployments/${created.id}/revisions/${skipped.body.id}`)).body.status).toBe('SKIPPED');
-    expect((await api().get(`/v2/deployments/${created.id}`)).body).toMatchObject({ active_revision_id: first.revisionId, latest_revision_id: skipped.body.id, status: 'READY' });
-    const log = await api().post(`/v1/projects/${created.id}/revisions/${skipped.body.id}/build_logs`, { order: 'desc', limit: 1 });
+    expect((await api().get(`/v2/deployments/${created.id}`)).body).toMatchObject({
+      active_revision_id: first.revisionId,
+      latest_revision_id: skipped.body.id,
+      status: 'READY',
+    });
+    const log = await api().post(`/v1/projects/${created.id}/revisions/${skipped.body.id}/build_logs`, {
+      order: 'desc',
+      limit: 1,
+    });
     expect(log.body.logs[0].level).toBe('WARNING');
     expect(log.body.logs[0].message).toMatch(/^Revision skipped/);
     expect((await admin('GET', '/faults')).body.revisions).toEqual([]);
@@ -347,18 +457,31 @@ describe('logs paging', () => {
     }
     expect(messages((await api().post(path, { query: 'BUILDER' })).body)).toEqual(['Waiting for a builder.']);
     const start = new Date(all.at(-1).timestamp).toISOString();
-    expect((await api().post(path, { start_time: start })).body.logs.every((entry: { timestamp: number }) => entry.timestamp >= all.at(-1).timestamp)).toBe(true);
+    expect(
+      (await api().post(path, { start_time: start })).body.logs.every(
+        (entry: { timestamp: number }) => entry.timestamp >= all.at(-1).timestamp,
+      ),
+    ).toBe(true);
     expect((await api().post(path, { end_time: new Date(all[0].timestamp).toISOString() })).body.logs).toEqual([]);
     expect((await api().post(path)).status).toBe(200);
 
     const badOffset = await api().post(path, { offset: 'nope' });
     expect(badOffset.status).toBe(400);
     expect(badOffset.body.detail).toBe('Invalid offset: nope is not a next_offset of this log.');
-    for (const body of [{ limit: 0 }, { order: 'sideways' }, { level: 'LOUD' }, { start_time: 'yesterday' }, { limit: 'ten' }]) {
+    for (const body of [
+      { limit: 0 },
+      { order: 'sideways' },
+      { level: 'LOUD' },
+      { start_time: 'yesterday' },
+      { limit: 'ten' },
+    ]) {
       const refused = await api().post(path, body);
       expect(refused.status, JSON.stringify(body)).toBe(422);
     }
-    expect((await api().post(`/v1/projects/${created.id}/revisions/00000000-0000-4000-8000-000000000000/build_logs`, {})).status).toBe(404);
+    expect(
+      (await api().post(`/v1/projects/${created.id}/revisions/00000000-0000-4000-8000-000000000000/build_logs`, {}))
+        .status,
+    ).toBe(404);
   });
 });
 
@@ -369,9 +492,22 @@ describe('logs of seeded revisions', () => {
       const revisions = (await api().get(`/v2/deployments/${deploymentId}/revisions?status=DEPLOYED`)).body.resources;
       for (const revision of revisions) {
         checked++;
-        const deploy = (await api().post(`/v1/projects/${deploymentId}/revisions/${revision.id}/deploy_logs`, { order: 'desc', limit: 1 })).body.logs;
-        expect(deploy[0]).toMatchObject({ message: `Server is healthy: revision ${revision.id} is live.`, timestamp: Date.parse(revision.updated_at) });
-        const build = (await api().post(`/v1/projects/${deploymentId}/revisions/${revision.id}/build_logs`, { order: 'asc', limit: 1 })).body.logs;
+        const deploy = (
+          await api().post(`/v1/projects/${deploymentId}/revisions/${revision.id}/deploy_logs`, {
+            order: 'desc',
+            limit: 1,
+          })
+        ).body.logs;
+        expect(deploy[0]).toMatchObject({
+          message: `Server is healthy: revision ${revision.id} is live.`,
+          timestamp: Date.parse(revision.updated_at),
+        });
+        const build = (
+          await api().post(`/v1/projects/${deploymentId}/revisions/${revision.id}/build_logs`, {
+            order: 'asc',
+            limit: 1,
+          })
+        ).body.logs;
         expect(build[0]).toMatchObject({ level: 'INFO', timestamp: Date.parse(revision.created_at) });
         expect(build[0].message).toMatch(new RegExp(`^Creating revision ${revision.id} from `));
       }
@@ -395,8 +531,14 @@ describe('deletion', () => {
 
     const awaiting = await api().get(`/v2/deployments/${created.id}`);
     expect(awaiting.body.status).toBe('AWAITING_DELETE');
-    expect((await api().get('/v2/deployments?name_contains=delete-awaiting')).body.resources.map((resource: { status: string }) => resource.status)).toEqual(['AWAITING_DELETE']);
-    expect((await api().get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`)).body.status).toBe('INTERRUPTED');
+    expect(
+      (await api().get('/v2/deployments?name_contains=delete-awaiting')).body.resources.map(
+        (resource: { status: string }) => resource.status,
+      ),
+    ).toEqual(['AWAITING_DELETE']);
+    expect((await api().get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`)).body.status).toBe(
+      'INTERRUPTED',
+    );
     for (const [method, path, body] of [
       ['PATCH', '', { source_config: { build_on_push: false } }],
       ['POST', '/revisions', {}],
@@ -433,7 +575,10 @@ describe('deletion', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    const revision = await api().post(`/v2/deployments/${created.id}/revisions`, { revision_source: 'internal_source', source_revision_config: { source_tarball_path: path } });
+    const revision = await api().post(`/v2/deployments/${created.id}/revisions`, {
+      revision_source: 'internal_source',
+      source_revision_config: { source_tarball_path: path },
+    });
     expect(revision.status).toBe(201);
     expect((await api().get(`/v2/deployments/${doomed.id}`)).body.status).toBe('AWAITING_DELETE');
     await advance(30);
@@ -444,9 +589,13 @@ describe('deletion', () => {
     await admin('PATCH', '/config', { deployment_deletion_seconds: 30 });
     const created = await createDeployment('delete-reset', 'internal_source');
     await api().delete(`/v2/deployments/${created.id}`);
-    expect((await admin('GET', '/tasks')).body.map((task: { label: string }) => task.label)).toContain(`deletion of deployment ${created.id}`);
+    expect((await admin('GET', '/tasks')).body.map((task: { label: string }) => task.label)).toContain(
+      `deletion of deployment ${created.id}`,
+    );
     await admin('POST', '/reset', { workspace_id: acme().id });
-    expect((await admin('GET', '/tasks')).body.map((task: { label: string }) => task.label)).not.toContain(`deletion of deployment ${created.id}`);
+    expect((await admin('GET', '/tasks')).body.map((task: { label: string }) => task.label)).not.toContain(
+      `deletion of deployment ${created.id}`,
+    );
     expect((await api().get(`/v2/deployments/${created.id}`)).status).toBe(404);
     await admin('POST', '/reset');
     expect((await admin('GET', '/config')).body.deployment_deletion_seconds).toBe(0);

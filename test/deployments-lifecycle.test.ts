@@ -7,7 +7,8 @@ import { expectSchema } from './support/openapi.ts';
 const ctx = useLocalplane({ freezeClock: true });
 const acme = () => workspaceByTier(ctx.fixtures, 'plus');
 const api = () => ctx.api.as(acme());
-const admin = (method: string, path: string, body?: unknown) => ctx.admin.request(method, path, body === undefined ? {} : { body });
+const admin = (method: string, path: string, body?: unknown) =>
+  ctx.admin.request(method, path, body === undefined ? {} : { body });
 const advance = (seconds: number) => admin('POST', '/clock/advance', { seconds });
 const FINAL_STATUSES = ['DEPLOYED', 'CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'SKIPPED'];
 /** The default step durations: the seconds a revision spends in each in-progress status. */
@@ -24,11 +25,15 @@ async function create(name: string) {
   return response.body;
 }
 
-const revision = async (deploymentId: string, revisionId: string) => (await api().get(`/v2/deployments/${deploymentId}/revisions/${revisionId}`)).body;
+const revision = async (deploymentId: string, revisionId: string) =>
+  (await api().get(`/v2/deployments/${deploymentId}/revisions/${revisionId}`)).body;
 const deployment = async (id: string) => (await api().get(`/v2/deployments/${id}`)).body;
 
 /** What a polling client does: read the revision, and while it is in progress let a second pass. */
-async function pollUntilFinal(deploymentId: string, revisionId: string): Promise<{ status: string; seen: string[]; seconds: number }> {
+async function pollUntilFinal(
+  deploymentId: string,
+  revisionId: string,
+): Promise<{ status: string; seen: string[]; seconds: number }> {
   const seen: string[] = [];
   for (let seconds = 0; seconds <= 120; seconds++) {
     const current = await revision(deploymentId, revisionId);
@@ -70,7 +75,9 @@ describe('revision lifecycle on the emulator clock', () => {
     const lookup = await api().get(`/v2/deployments?name_contains=${name}`);
     expect(lookup.status).toBe(200);
     expect(lookup.body.resources.map((found: { id: string }) => found.id)).toEqual([created.body.id]);
-    expect((await api().get('/v2/deployments?name_contains=DOCUMENTED-FLOW')).body.resources[0].id).toBe(created.body.id);
+    expect((await api().get('/v2/deployments?name_contains=DOCUMENTED-FLOW')).body.resources[0].id).toBe(
+      created.body.id,
+    );
 
     const revisions = await api().get(`/v2/deployments/${created.body.id}/revisions`);
     const first = revisions.body.resources[0];
@@ -78,7 +85,9 @@ describe('revision lifecycle on the emulator clock', () => {
     const firstRun = await pollUntilFinal(created.body.id, first.id);
     expect(firstRun).toMatchObject({ status: 'DEPLOYED', seen: [...REVISION_STEP_STATUSES, 'DEPLOYED'] });
 
-    const patched = await api().patch(`/v2/deployments/${created.body.id}`, { source_revision_config: { repo_ref: 'release/2' } });
+    const patched = await api().patch(`/v2/deployments/${created.body.id}`, {
+      source_revision_config: { repo_ref: 'release/2' },
+    });
     expect(patched.status).toBe(200);
     const newest = (await api().get(`/v2/deployments/${created.body.id}/revisions`)).body.resources[0];
     expect(newest.id).toBe(patched.body.latest_revision_id);
@@ -98,12 +107,19 @@ describe('revision lifecycle on the emulator clock', () => {
     const created = await create('lifecycle-superseded');
     await advance(3);
     expect((await revision(created.id, created.latest_revision_id)).status).toBe('BUILDING');
-    const patched = (await api().patch(`/v2/deployments/${created.id}`, { source_revision_config: { graph_config_path: 'other.json' } })).body;
+    const patched = (
+      await api().patch(`/v2/deployments/${created.id}`, {
+        source_revision_config: { graph_config_path: 'other.json' },
+      })
+    ).body;
     expect((await revision(created.id, created.latest_revision_id)).status).toBe('INTERRUPTED');
     await advance(TOTAL_SECONDS);
     expect((await revision(created.id, created.latest_revision_id)).status).toBe('INTERRUPTED');
     expect((await revision(created.id, patched.latest_revision_id)).status).toBe('DEPLOYED');
-    expect(await deployment(created.id)).toMatchObject({ status: 'READY', active_revision_id: patched.latest_revision_id });
+    expect(await deployment(created.id)).toMatchObject({
+      status: 'READY',
+      active_revision_id: patched.latest_revision_id,
+    });
 
     const interrupted = await api().get(`/v2/deployments/${created.id}/revisions?status=INTERRUPTED`);
     expect(interrupted.body.resources.map((found: { id: string }) => found.id)).toEqual([created.latest_revision_id]);
@@ -112,7 +128,9 @@ describe('revision lifecycle on the emulator clock', () => {
   it('deploys a redeployed revision and makes it the active one', async () => {
     const created = await create('lifecycle-redeploy');
     await advance(TOTAL_SECONDS);
-    const redeployed = (await api().post(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}/redeploy`)).body;
+    const redeployed = (
+      await api().post(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}/redeploy`)
+    ).body;
     expect((await revision(created.id, redeployed.latest_revision_id)).status).toBe('CREATING');
     expect(redeployed.active_revision_id).toBe(created.latest_revision_id);
     await advance(TOTAL_SECONDS);
@@ -138,7 +156,10 @@ describe('revision lifecycle on the emulator clock', () => {
     expect((await admin('PATCH', '/config', { revision_step_seconds: { BUILDING: -1 } })).status).toBe(422);
     const typo = await admin('PATCH', '/config', { revision_step_seconds: { BUILT: 1 } });
     expect(typo.status).toBe(422);
-    expect(typo.body.detail[0]).toMatchObject({ type: 'extra_forbidden', loc: ['body', 'revision_step_seconds', 'BUILT'] });
+    expect(typo.body.detail[0]).toMatchObject({
+      type: 'extra_forbidden',
+      loc: ['body', 'revision_step_seconds', 'BUILT'],
+    });
     expect((await admin('PATCH', '/config', { export_run_max_retry: 1 })).status).toBe(422);
   });
 
@@ -147,7 +168,10 @@ describe('revision lifecycle on the emulator clock', () => {
     const config = (await admin('PATCH', '/config', { revision_step_seconds: { QUEUED: 7 } })).body;
     expect(config).toMatchObject({ export_run_max_retries: 3, revision_step_seconds: { QUEUED: 7, BUILDING: 3 } });
     await admin('POST', '/reset');
-    expect((await admin('GET', '/config')).body).toMatchObject({ export_run_max_retries: 20, revision_step_seconds: { QUEUED: 1 } });
+    expect((await admin('GET', '/config')).body).toMatchObject({
+      export_run_max_retries: 20,
+      revision_step_seconds: { QUEUED: 1 },
+    });
   });
 });
 
@@ -156,21 +180,28 @@ describe('revision knobs', () => {
     ['create', 'CREATING', 'CREATE_FAILED'],
     ['build', 'BUILDING', 'BUILD_FAILED'],
     ['deploy', 'DEPLOYING', 'DEPLOY_FAILED'],
-  ])('fails the next revision at %s: %s ends %s, the deployment keeps awaiting its database', async (stage, lastStep, failedStatus) => {
-    const created = await create(`lifecycle-fail-${stage}`);
-    const armed = await admin('POST', '/faults/revisions', { stage, deployment_id: created.id });
-    expect(armed.status).toBe(200);
-    // Armed after creation: it is the next revision, made by a patch, that fails.
-    const patched = (await api().patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'fix' } })).body;
-    const { status, seen } = await pollUntilFinal(created.id, patched.latest_revision_id);
-    expect(status).toBe(failedStatus);
-    expect(seen.at(-2)).toBe(lastStep);
-    expect(await deployment(created.id)).toMatchObject({ status: 'AWAITING_DATABASE', active_revision_id: null });
-    expect((await admin('GET', '/faults')).body.revisions).toEqual([]);
+  ])(
+    'fails the next revision at %s: %s ends %s, the deployment keeps awaiting its database',
+    async (stage, lastStep, failedStatus) => {
+      const created = await create(`lifecycle-fail-${stage}`);
+      const armed = await admin('POST', '/faults/revisions', { stage, deployment_id: created.id });
+      expect(armed.status).toBe(200);
+      // Armed after creation: it is the next revision, made by a patch, that fails.
+      const patched = (
+        await api().patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'fix' } })
+      ).body;
+      const { status, seen } = await pollUntilFinal(created.id, patched.latest_revision_id);
+      expect(status).toBe(failedStatus);
+      expect(seen.at(-2)).toBe(lastStep);
+      expect(await deployment(created.id)).toMatchObject({ status: 'AWAITING_DATABASE', active_revision_id: null });
+      expect((await admin('GET', '/faults')).body.revisions).toEqual([]);
 
-    const retried = (await api().patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'fix-2' } })).body;
-    expect((await pollUntilFinal(created.id, retried.latest_revision_id)).status).toBe('DEPLOYED');
-  });
+      const retried = (
+        await api().patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'fix-2' } })
+      ).body;
+      expect((await pollUntilFinal(created.id, retried.latest_revision_id)).status).toBe('DEPLOYED');
+    },
+  );
 
   it('fails the next revision of any deployment when no deployment is named, count times', async () => {
     await admin('POST', '/faults/revisions', { stage: 'build', count: 2 });
@@ -188,8 +219,10 @@ describe('revision knobs', () => {
     const other = await create('lifecycle-other');
     await advance(TOTAL_SECONDS);
     await admin('POST', '/faults/revisions', { stage: 'deploy', deployment_id: named.id });
-    const otherPatched = (await api().patch(`/v2/deployments/${other.id}`, { secrets: [{ name: 'K', value: 'v' }] })).body;
-    const namedPatched = (await api().patch(`/v2/deployments/${named.id}`, { secrets: [{ name: 'K', value: 'v' }] })).body;
+    const otherPatched = (await api().patch(`/v2/deployments/${other.id}`, { secrets: [{ name: 'K', value: 'v' }] }))
+      .body;
+    const namedPatched = (await api().patch(`/v2/deployments/${named.id}`, { secrets: [{ name: 'K', value: 'v' }] }))
+      .body;
     await advance(TOTAL_SECONDS);
     expect((await revision(other.id, otherPatched.latest_revision_id)).status).toBe('DEPLOYED');
     expect((await revision(named.id, namedPatched.latest_revision_id)).status).toBe('DEPLOY_FAILED');
@@ -210,18 +243,30 @@ describe('revision knobs', () => {
     await advance(1);
     expect((await revision(created.id, created.latest_revision_id)).status).toBe('DEPLOYING');
     await advance(3);
-    expect(await deployment(created.id)).toMatchObject({ status: 'READY', active_revision_id: created.latest_revision_id });
+    expect(await deployment(created.id)).toMatchObject({
+      status: 'READY',
+      active_revision_id: created.latest_revision_id,
+    });
 
     for (const status of ['SKIPPED', 'UNKNOWN', 'INTERRUPTED', 'DEPLOY_FAILED', 'CREATE_FAILED']) {
       expect((await admin('PUT', path, { status })).body.status).toBe(status);
     }
     expect((await admin('PUT', path, { status: 'DONE' })).status).toBe(422);
-    expect((await admin('PUT', `/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/status`, { status: 'DEPLOYED' })).status).toBe(404);
+    expect(
+      (
+        await admin('PUT', `/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/status`, {
+          status: 'DEPLOYED',
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it("sets a deployment's status, which the status filter then sees", async () => {
     const created = await create('lifecycle-deployment-status');
-    const awaitingDelete = async () => (await api().get('/v2/deployments?status=AWAITING_DELETE&limit=100')).body.resources.map((found: { id: string }) => found.id);
+    const awaitingDelete = async () =>
+      (await api().get('/v2/deployments?status=AWAITING_DELETE&limit=100')).body.resources.map(
+        (found: { id: string }) => found.id,
+      );
     expect(await awaitingDelete()).not.toContain(created.id);
     const set = await admin('PUT', `/deployments/${created.id}/status`, { status: 'AWAITING_DELETE' });
     expect(set.status).toBe(200);
@@ -229,7 +274,9 @@ describe('revision knobs', () => {
     expect(set.body.status).toBe('AWAITING_DELETE');
     expect(await awaitingDelete()).toContain(created.id);
     expect((await admin('PUT', `/deployments/${created.id}/status`, { status: 'GONE' })).status).toBe(422);
-    expect((await admin('PUT', '/deployments/00000000-0000-4000-8000-000000000000/status', { status: 'READY' })).status).toBe(404);
+    expect(
+      (await admin('PUT', '/deployments/00000000-0000-4000-8000-000000000000/status', { status: 'READY' })).status,
+    ).toBe(404);
   });
 
   it('is cleared by reset, with the step durations', async () => {
@@ -256,7 +303,9 @@ describe('the revision history (GET /_localplane/deployments/{id}/revisions/{rid
     const history = async (revisionId: string) => {
       const response = await admin('GET', `/deployments/${created.id}/revisions/${revisionId}/history`);
       expect(response.status, response.text).toBe(200);
-      return (response.body as { status: string; at: string; detail: string | null }[]).map(({ status, at, detail }) => ({ status, seconds: (Date.parse(at) - start) / 1000, detail }));
+      return (response.body as { status: string; at: string; detail: string | null }[]).map(
+        ({ status, at, detail }) => ({ status, seconds: (Date.parse(at) - start) / 1000, detail }),
+      );
     };
     expect(await history(created.latest_revision_id)).toEqual([{ status: 'CREATING', seconds: 0, detail: null }]);
     await advance(TOTAL_SECONDS);
@@ -268,23 +317,47 @@ describe('the revision history (GET /_localplane/deployments/{id}/revisions/{rid
     });
     expect(await history(created.latest_revision_id)).toEqual(expected);
 
-    await admin('POST', '/faults/revisions', { stage: 'build', deployment_id: created.id, message: 'npm ERR! missing script: build' });
+    await admin('POST', '/faults/revisions', {
+      stage: 'build',
+      deployment_id: created.id,
+      message: 'npm ERR! missing script: build',
+    });
     const failing = (await api().post(`/v2/deployments/${created.id}/revisions`, {})).body;
     await advance(TOTAL_SECONDS);
-    expect((await history(failing.id)).at(-1)).toEqual({ status: 'BUILD_FAILED', seconds: TOTAL_SECONDS + 6, detail: 'npm ERR! missing script: build' });
+    expect((await history(failing.id)).at(-1)).toEqual({
+      status: 'BUILD_FAILED',
+      seconds: TOTAL_SECONDS + 6,
+      detail: 'npm ERR! missing script: build',
+    });
 
-    expect((await admin('GET', `/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/history`)).status).toBe(404);
-    expect((await admin('GET', `/deployments/00000000-0000-4000-8000-000000000000/revisions/${failing.id}/history`)).status).toBe(404);
+    expect(
+      (await admin('GET', `/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/history`)).status,
+    ).toBe(404);
+    expect(
+      (await admin('GET', `/deployments/00000000-0000-4000-8000-000000000000/revisions/${failing.id}/history`)).status,
+    ).toBe(404);
   });
 
   it('shows the steps a seeded revision went through before localplane started at its creation time, its status at its last update', async () => {
-    const seeded = [...seededFamilies().values()].flatMap((family) => family.deployments).find((candidate) => candidate.revisions.at(-1)!.status === 'DEPLOYED')!;
+    const seeded = [...seededFamilies().values()]
+      .flatMap((family) => family.deployments)
+      .find((candidate) => candidate.revisions.at(-1)!.status === 'DEPLOYED')!;
     const newest = seeded.revisions.at(-1)!;
     const response = await admin('GET', `/deployments/${seeded.row.id}/revisions/${newest.id}/history`);
-    expect(response.body.map((entry: { status: string }) => entry.status)).toEqual([...REVISION_STEP_STATUSES, 'DEPLOYED']);
+    expect(response.body.map((entry: { status: string }) => entry.status)).toEqual([
+      ...REVISION_STEP_STATUSES,
+      'DEPLOYED',
+    ]);
     const times = response.body.map((entry: { at: string }) => Date.parse(entry.at));
-    const revision = (await ctx.api.as(ctx.fixtures.workspaces.find((workspace) => workspace.id === seeded.row.tenant_id)!).get(`/v2/deployments/${seeded.row.id}/revisions/${newest.id}`)).body;
-    expect(times).toEqual([...REVISION_STEP_STATUSES.map(() => Date.parse(revision.created_at)), Date.parse(revision.updated_at)]);
+    const revision = (
+      await ctx.api
+        .as(ctx.fixtures.workspaces.find((workspace) => workspace.id === seeded.row.tenant_id)!)
+        .get(`/v2/deployments/${seeded.row.id}/revisions/${newest.id}`)
+    ).body;
+    expect(times).toEqual([
+      ...REVISION_STEP_STATUSES.map(() => Date.parse(revision.created_at)),
+      Date.parse(revision.updated_at),
+    ]);
   });
 });
 
@@ -294,16 +367,21 @@ describe('seeded revisions in progress', () => {
       .flatMap((family) => family.deployments)
       .filter((seeded) => REVISION_STEP_STATUSES.includes(seeded.revisions.at(-1)!.status as never));
     expect(inProgress.length).toBeGreaterThan(0);
-    const clientOf = (tenantId: string) => ctx.api.as(ctx.fixtures.workspaces.find((workspace) => workspace.id === tenantId)!);
+    const clientOf = (tenantId: string) =>
+      ctx.api.as(ctx.fixtures.workspaces.find((workspace) => workspace.id === tenantId)!);
     for (const seeded of inProgress) {
-      const current = await clientOf(seeded.row.tenant_id).get(`/v2/deployments/${seeded.row.id}/revisions/${seeded.revisions.at(-1)!.id}`);
+      const current = await clientOf(seeded.row.tenant_id).get(
+        `/v2/deployments/${seeded.row.id}/revisions/${seeded.revisions.at(-1)!.id}`,
+      );
       expect(current.body.status).toBe(seeded.revisions.at(-1)!.status);
     }
     await advance(TOTAL_SECONDS);
     for (const seeded of inProgress) {
       const newest = seeded.revisions.at(-1)!;
       const client = clientOf(seeded.row.tenant_id);
-      expect((await client.get(`/v2/deployments/${seeded.row.id}/revisions/${newest.id}`)).body.status).toBe('DEPLOYED');
+      expect((await client.get(`/v2/deployments/${seeded.row.id}/revisions/${newest.id}`)).body.status).toBe(
+        'DEPLOYED',
+      );
       const after = (await client.get(`/v2/deployments/${seeded.row.id}`)).body;
       expect(after.active_revision_id).toBe(newest.id);
       expect(after.status).toBe(seeded.row.status === 'AWAITING_DATABASE' ? 'READY' : seeded.row.status);
@@ -314,20 +392,35 @@ describe('seeded revisions in progress', () => {
 describe('the tracing project of a deployment', () => {
   it('takes runs from the runs knob, and an export of it completes with exactly those runs', async () => {
     const created = await create('lifecycle-exported');
-    const fixtures = (await admin('GET', '/fixtures')).body as { workspaces: { id: string; sessions: { id: string; name: string; run_count: number }[] }[] };
-    const project = fixtures.workspaces.find((workspace) => workspace.id === acme().id)!.sessions.find((session) => session.name === created.name)!;
+    const fixtures = (await admin('GET', '/fixtures')).body as {
+      workspaces: { id: string; sessions: { id: string; name: string; run_count: number }[] }[];
+    };
+    const project = fixtures.workspaces
+      .find((workspace) => workspace.id === acme().id)!
+      .sessions.find((session) => session.name === created.name)!;
     expect(project.run_count).toBe(0);
 
-    const added = await admin('POST', `/sessions/${project.id}/runs`, { count: 400, start_time: '2026-10-01T00:00:00Z', days: 2 });
+    const added = await admin('POST', `/sessions/${project.id}/runs`, {
+      count: 400,
+      start_time: '2026-10-01T00:00:00Z',
+      days: 2,
+    });
     expect(added.status).toBe(201);
     expect(added.body).toMatchObject({ added: 400, session: { id: project.id, run_count: 400 } });
-    expect((await admin('POST', `/sessions/${project.id}/runs`, { count: 100, start_time: '2026-10-01T00:00:00Z', days: 2 })).body.session.run_count).toBe(500);
+    expect(
+      (await admin('POST', `/sessions/${project.id}/runs`, { count: 100, start_time: '2026-10-01T00:00:00Z', days: 2 }))
+        .body.session.run_count,
+    ).toBe(500);
     expect((await admin('POST', '/sessions/00000000-0000-4000-8000-000000000000/runs', { count: 1 })).status).toBe(404);
     expect((await admin('POST', `/sessions/${project.id}/runs`, { count: 0 })).status).toBe(422);
 
     const destination = await api().post('/api/v1/bulk-exports/destinations', {
       display_name: 'deployment project',
-      config: { bucket_name: ctx.fixtures.objstore.buckets[0], prefix: 'deployment-runs', endpoint_url: ctx.fixtures.objstore.endpoint_url },
+      config: {
+        bucket_name: ctx.fixtures.objstore.buckets[0],
+        prefix: 'deployment-runs',
+        endpoint_url: ctx.fixtures.objstore.endpoint_url,
+      },
       credentials: credentialsOf(fullKey(ctx.fixtures)),
     });
     expect(destination.status).toBe(200);
@@ -345,7 +438,9 @@ describe('the tracing project of a deployment', () => {
     }
     expect(status).toBe('Completed');
     const runs = (await api().get(`/api/v1/bulk-exports/${exported.body.id}/runs`)).body;
-    const rows = runs.map((run: { metadata: { result: { rows_written: number } } }) => run.metadata.result.rows_written);
+    const rows = runs.map(
+      (run: { metadata: { result: { rows_written: number } } }) => run.metadata.result.rows_written,
+    );
     expect(rows.reduce((sum: number, count: number) => sum + count, 0)).toBe(500);
   });
 });

@@ -16,7 +16,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { SOURCE_TARBALL_BUCKET } from '../src/deployments/source-uploads.ts';
 import { createRandom, randomInt, seedFrom, type Random } from '../src/shared/prng.ts';
-import { cliCreateBody, cliRemoteBuildPatch, projectTarball, putTarball, TERMINAL_STATUSES } from './support/deployments.ts';
+import {
+  cliCreateBody,
+  cliRemoteBuildPatch,
+  projectTarball,
+  putTarball,
+  TERMINAL_STATUSES,
+} from './support/deployments.ts';
 import { useLocalplane, workspaceByTier, type ApiResponse, type FixtureWorkspace } from './support/instance.ts';
 
 const SEED_ENV = process.env.LOCALPLANE_STRESS_SEED;
@@ -32,7 +38,8 @@ const SECRETS = [{ name: 'OPENAI_API_KEY', value: 'lp-stress-secret-value' }];
 
 // A running clock: nothing advances it, the scheduler's timers start every step.
 const ctx = useLocalplane({});
-const admin = (method: string, path: string, body?: unknown) => ctx.admin.request(method, path, body === undefined ? {} : { body });
+const admin = (method: string, path: string, body?: unknown) =>
+  ctx.admin.request(method, path, body === undefined ? {} : { body });
 /** The two fixture workspaces that are not self-hosted, as deploy-flow's acme and initech. */
 const workspaces = () => [workspaceByTier(ctx.fixtures, 'plus'), workspaceByTier(ctx.fixtures, 'developer')];
 
@@ -48,11 +55,21 @@ interface Fault {
 function drawFault(random: Random): Fault | null {
   const draw = random();
   if (draw < 0.2) {
-    return { kind: 'slow', action: { latency: { distribution: 'uniform', min_ms: 100, max_ms: 400 } }, count: 1, failures: 0 };
+    return {
+      kind: 'slow',
+      action: { latency: { distribution: 'uniform', min_ms: 100, max_ms: 400 } },
+      count: 1,
+      failures: 0,
+    };
   }
   if (draw < 0.35) {
     const failures = randomInt(random, 1, 2);
-    return { kind: 'refused', action: { status: 503, detail: 'Please reduce your request rate.' }, count: failures, failures };
+    return {
+      kind: 'refused',
+      action: { status: 503, detail: 'Please reduce your request rate.' },
+      count: failures,
+      failures,
+    };
   }
   if (draw < 0.45) return { kind: 'dropped', action: { drop_connection: true }, count: 1, failures: 1 };
   if (draw < 0.5) return { kind: 'empty reply', action: { empty_reply: true }, count: 1, failures: 1 };
@@ -88,7 +105,8 @@ class Gone extends Error {
   }
 }
 
-const describeFlow = (flow: Flow) => `seed ${SEED}: ${flow.name} (${flow.workspace.tier}, fault ${flow.fault?.kind ?? 'none'})`;
+const describeFlow = (flow: Flow) =>
+  `seed ${SEED}: ${flow.name} (${flow.workspace.tier}, fault ${flow.fault?.kind ?? 'none'})`;
 
 /** The body of a response with the status the flow expects; a 404 ends the flow (Gone); anything else fails the test. */
 function answer(flow: Flow, step: string, response: ApiResponse, status: number) {
@@ -121,13 +139,25 @@ async function deploy(flow: Flow, onCreated: (flow: Flow) => void): Promise<Depl
   await sleep(flow.startMs);
 
   const found = answer(flow, 'lookup', await api.get(`/v2/deployments?name_contains=${flow.name}`), 200);
-  expect(found.resources.filter((resource: { name: string }) => resource.name === flow.name), describeFlow(flow)).toEqual([]);
-  const created = answer(flow, 'create', await api.post('/v2/deployments', cliCreateBody(flow.name, 'internal_source', SECRETS)), 201);
+  expect(
+    found.resources.filter((resource: { name: string }) => resource.name === flow.name),
+    describeFlow(flow),
+  ).toEqual([]);
+  const created = answer(
+    flow,
+    'create',
+    await api.post('/v2/deployments', cliCreateBody(flow.name, 'internal_source', SECRETS)),
+    201,
+  );
   const deploymentId: string = created.id;
   onCreated(flow);
   let ruleId: string | null = null;
   if (flow.fault) {
-    const match = { source: 'objstore', method: 'PUT', path: `/${SOURCE_TARBALL_BUCKET}/${flow.workspace.id}/${deploymentId}/*` };
+    const match = {
+      source: 'objstore',
+      method: 'PUT',
+      path: `/${SOURCE_TARBALL_BUCKET}/${flow.workspace.id}/${deploymentId}/*`,
+    };
     const rule = await admin('POST', '/fault-rules', { match, action: flow.fault.action, count: flow.fault.count });
     expect(rule.status, rule.text).toBe(201);
     ruleId = rule.body.id;
@@ -175,7 +205,10 @@ async function deploy(flow: Flow, onCreated: (flow: Flow) => void): Promise<Depl
 
   const historyPath = `/deployments/${deploymentId}/revisions/${revisionId}/history`;
   const history: { status: string; at: string }[] = answer(flow, 'history', await admin('GET', historyPath), 200);
-  expect(history.map((step) => step.status), describeFlow(flow)).toEqual(STEPS);
+  expect(
+    history.map((step) => step.status),
+    describeFlow(flow),
+  ).toEqual(STEPS);
   // The clock runs with wall time, so a step's gap past STEP_SECONDS is how late its task started.
   const gaps = history.slice(1).map((step, index) => Date.parse(step.at) - Date.parse(history[index]!.at));
   return { flow, deploymentId, ruleId, failedPuts, lateMs: Math.max(...gaps) - STEP_SECONDS * 1000 };
@@ -196,7 +229,8 @@ async function runFlows(flows: Flow[], onCreated: (flow: Flow) => void = () => {
     else if (outcome.reason instanceof Gone) result.gone.push(outcome.reason);
     else failures.push(outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason));
   }
-  if (failures.length > 0) throw new Error(`seed ${SEED}: ${failures.length} flow(s) failed:\n${failures.join('\n---\n')}`);
+  if (failures.length > 0)
+    throw new Error(`seed ${SEED}: ${failures.length} flow(s) failed:\n${failures.join('\n---\n')}`);
   return result;
 }
 
@@ -208,7 +242,11 @@ async function allDeployed(result: RoundResult): Promise<Deployed[]> {
 }
 
 /** Flows spread over `among` in turn, each with its own generator: its delays and fault owe nothing to the others'. */
-function makeFlows(round: number, count: number, { among = workspaces(), label = '', startWithinMs = 300 } = {}): Flow[] {
+function makeFlows(
+  round: number,
+  count: number,
+  { among = workspaces(), label = '', startWithinMs = 300 } = {},
+): Flow[] {
   return Array.from({ length: count }, (_, index) => {
     const workspace = among[index % among.length]!;
     const name = `stress-r${round}-${workspace.tier}${label}-${index}`;
@@ -276,12 +314,17 @@ describe('the hosted CLI deploy flow under stress', () => {
         const response = await admin('POST', '/reset', { workspace_id: initech.id });
         expect(response.status, response.text).toBe(200);
       })
-      .then(() => null, (error: unknown) => error);
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
     const onCreated = (flow: Flow) => {
       if (flow.workspace === initech && ++createdInitech === resetAfter) requestReset();
     };
     // Should too few creates succeed (a failed round), the reset still happens, so that nothing waits on it for ever.
-    const third = await runFlows(makeFlows(3, FLOWS_PER_ROUND, { startWithinMs: 1000 }), onCreated).finally(requestReset);
+    const third = await runFlows(makeFlows(3, FLOWS_PER_ROUND, { startWithinMs: 1000 }), onCreated).finally(
+      requestReset,
+    );
     const resetError = await reset;
     if (resetError) throw resetError;
     expect(third.deployed.filter(({ flow }) => flow.workspace === acme)).toHaveLength(FLOWS_PER_ROUND / 2);
@@ -293,7 +336,9 @@ describe('the hosted CLI deploy flow under stress', () => {
     await checkRound(third.deployed);
     all.push(...third.deployed);
     // As many fresh deployments in the reset workspace as the reset ended: all DEPLOYED.
-    all.push(...(await allDeployed(await runFlows(makeFlows(3, third.gone.length, { among: [initech], label: '-fresh' })))));
+    all.push(
+      ...(await allDeployed(await runFlows(makeFlows(3, third.gone.length, { among: [initech], label: '-fresh' })))),
+    );
 
     // A full reset that keeps the (running) clock, then round 4.
     const before = Date.parse((await admin('GET', '/clock')).body.now);
@@ -305,10 +350,14 @@ describe('the hosted CLI deploy flow under stress', () => {
     all.push(...(await allDeployed(await runFlows(makeFlows(4, FLOWS_PER_ROUND)))));
 
     const health = await admin('GET', '/health');
-    expect(health.body.watchdog, `seed ${SEED}: the watchdog had work: ${health.text}`).toEqual({ late_starts: 0, overruns: 0 });
+    expect(health.body.watchdog, `seed ${SEED}: the watchdog had work: ${health.text}`).toEqual({
+      late_starts: 0,
+      overruns: 0,
+    });
     expect(ctx.logs.filter((line) => /task ".*" failed|watchdog/.test(line))).toEqual([]);
 
-    const tally = (keys: string[]) => JSON.stringify(Object.fromEntries(keys.map((key) => [key, keys.filter((k) => k === key).length])));
+    const tally = (keys: string[]) =>
+      JSON.stringify(Object.fromEntries(keys.map((key) => [key, keys.filter((k) => k === key).length])));
     const latest = all.reduce((worst, outcome) => (outcome.lateMs > worst.lateMs ? outcome : worst));
     console.log(
       `deployments-stress: seed ${SEED}: ${all.length} deployments DEPLOYED; the reset ended ${third.gone.length} flows with a 404 ` +

@@ -17,7 +17,11 @@ const codehostBody = (workspace: FixtureWorkspace, name: string, overrides: Code
     source_config: { build_on_push: true, ...overrides.source_config },
   });
 
-function containerBody(workspace: FixtureWorkspace, name: string, revisionConfig: Record<string, unknown> = { image_uri: 'registry.example/agent:1' }) {
+function containerBody(
+  workspace: FixtureWorkspace,
+  name: string,
+  revisionConfig: Record<string, unknown> = { image_uri: 'registry.example/agent:1' },
+) {
   return {
     name,
     source: 'external_container',
@@ -41,7 +45,13 @@ describe('E9 POST /v2/deployments', () => {
     const created = await api.post('/v2/deployments', codehostBody(acme(), 'write-codehost'));
     expect(created.status).toBe(201);
     expectSchema(created.body, 'Deployment');
-    expect(created.body).toMatchObject({ name: 'write-codehost', source: 'codehost', tenant_id: acme().id, status: 'AWAITING_DATABASE', active_revision_id: null });
+    expect(created.body).toMatchObject({
+      name: 'write-codehost',
+      source: 'codehost',
+      tenant_id: acme().id,
+      status: 'AWAITING_DATABASE',
+      active_revision_id: null,
+    });
     expect(created.body.secrets).toEqual([{ name: 'OPENAI_API_KEY', value: '********' }]);
     expect(created.body.source_config.deployment_type).toBe('dev');
     expect(created.body.source_revision_config.repo_commit_sha).toMatch(/^[0-9a-f]{40}$/);
@@ -50,7 +60,9 @@ describe('E9 POST /v2/deployments', () => {
 
     const revisions = await api.get(`/v2/deployments/${created.body.id}/revisions`);
     expectSchema(revisions.body, 'RevisionsList');
-    expect(revisions.body.resources.map((revision: { id: string }) => revision.id)).toEqual([created.body.latest_revision_id]);
+    expect(revisions.body.resources.map((revision: { id: string }) => revision.id)).toEqual([
+      created.body.latest_revision_id,
+    ]);
     expect(revisions.body.resources[0].source_revision_config).toEqual(created.body.source_revision_config);
 
     const fetched = await api.get(`/v2/deployments/${created.body.id}`);
@@ -60,11 +72,22 @@ describe('E9 POST /v2/deployments', () => {
   it('gives the bulk-export family its tracing project: an export of it is accepted and completes with 0 rows', async () => {
     const api = client(acme());
     expect((await api.post('/v2/deployments', codehostBody(acme(), 'write-exported'))).status).toBe(201);
-    const fixtures = (await ctx.admin.request<{ workspaces: { id: string; sessions: { id: string; name: string }[] }[] }>('GET', '/fixtures')).body;
-    const project = fixtures.workspaces.find((workspace) => workspace.id === acme().id)!.sessions.find((session) => session.name === 'write-exported')!;
+    const fixtures = (
+      await ctx.admin.request<{ workspaces: { id: string; sessions: { id: string; name: string }[] }[] }>(
+        'GET',
+        '/fixtures',
+      )
+    ).body;
+    const project = fixtures.workspaces
+      .find((workspace) => workspace.id === acme().id)!
+      .sessions.find((session) => session.name === 'write-exported')!;
     const destination = await api.post('/api/v1/bulk-exports/destinations', {
       display_name: 'deployment project',
-      config: { bucket_name: ctx.fixtures.objstore.buckets[0], prefix: 'deployment-project', endpoint_url: ctx.fixtures.objstore.endpoint_url },
+      config: {
+        bucket_name: ctx.fixtures.objstore.buckets[0],
+        prefix: 'deployment-project',
+        endpoint_url: ctx.fixtures.objstore.endpoint_url,
+      },
       credentials: credentialsOf(fullKey(ctx.fixtures)),
     });
     expect(destination.status).toBe(200);
@@ -90,38 +113,82 @@ describe('E9 POST /v2/deployments', () => {
     expect(created.status).toBe(201);
     expectSchema(created.body, 'Deployment');
     expect(created.body.source_config.deployment_type).toBeNull();
-    expect(created.body.source_revision_config).toMatchObject({ image_uri: 'registry.example/agent:1', repo_commit_sha: null });
+    expect(created.body.source_revision_config).toMatchObject({
+      image_uri: 'registry.example/agent:1',
+      repo_commit_sha: null,
+    });
     expect(created.body.secret_references).toEqual([{ name: 'DB_URL', secret_name: 'db', secret_key: 'url' }]);
   });
 
   it('refuses a name taken by a tracing project of the workspace with 409', async () => {
     const response = await client(acme()).post('/v2/deployments', codehostBody(acme(), 'support-bot-production'));
     expect(response.status).toBe(409);
-    expect(response.body.detail).toBe('A tracing project named support-bot-production already exists in this workspace.');
-    expect((await client(globex()).post('/v2/deployments', containerBody(globex(), 'write-codehost'))).status).toBe(201);
+    expect(response.body.detail).toBe(
+      'A tracing project named support-bot-production already exists in this workspace.',
+    );
+    expect((await client(globex()).post('/v2/deployments', containerBody(globex(), 'write-codehost'))).status).toBe(
+      201,
+    );
   });
 
   it('answers schema errors with 422 detail arrays', async () => {
     const missing = await client(acme()).post('/v2/deployments', { name: 'x', source: 'codehost' });
     expect(missing.status).toBe(422);
     expect(missing.body.detail).toEqual(
-      expect.arrayContaining(['source_config', 'source_revision_config', 'secrets'].map((field) => expect.objectContaining({ type: 'missing', loc: ['body', field] }))),
+      expect.arrayContaining(
+        ['source_config', 'source_revision_config', 'secrets'].map((field) =>
+          expect.objectContaining({ type: 'missing', loc: ['body', field] }),
+        ),
+      ),
     );
     const badSource = await client(acme()).post('/v2/deployments', { ...codehostBody(acme(), 'x'), source: 'ftp' });
     expect(badSource.body.detail).toEqual([expect.objectContaining({ type: 'enum', loc: ['body', 'source'] })]);
-    const badIntegration = await client(acme()).post('/v2/deployments', codehostBody(acme(), 'x', { source_config: { integration_id: 'nope' } }));
-    expect(badIntegration.body.detail).toEqual([expect.objectContaining({ type: 'uuid_parsing', loc: ['body', 'source_config', 'integration_id'] })]);
+    const badIntegration = await client(acme()).post(
+      '/v2/deployments',
+      codehostBody(acme(), 'x', { source_config: { integration_id: 'nope' } }),
+    );
+    expect(badIntegration.body.detail).toEqual([
+      expect.objectContaining({ type: 'uuid_parsing', loc: ['body', 'source_config', 'integration_id'] }),
+    ]);
   });
 
   it('enforces the source rules with 400 Source configuration error', async () => {
     const other = globex().integrations[0]!;
-    await expectSourceError(acme(), codehostBody(acme(), 'r1', { source_config: { integration_id: null } }), 'integration_id is required');
-    await expectSourceError(acme(), codehostBody(acme(), 'r2', { source_config: { integration_id: other.id } }), 'is not a codehost integration of this workspace');
-    await expectSourceError(acme(), codehostBody(acme(), 'r3', { source_config: { repo_url: null } }), 'repo_url is required');
-    await expectSourceError(acme(), codehostBody(acme(), 'r4', { source_config: { repo_url: other.repos[0]!.url } }), 'is not a repository of integration');
-    await expectSourceError(acme(), codehostBody(acme(), 'r5', { source_revision_config: { repo_ref: null } }), 'repo_ref is required');
-    await expectSourceError(acme(), codehostBody(acme(), 'r6', { source_revision_config: { graph_config_path: null } }), 'graph_config_path is required');
-    await expectSourceError(acme(), codehostBody(acme(), 'r7', { source_revision_config: { repo_ref: 'refs/tags/v1.0.0' } }), 'build_on_push');
+    await expectSourceError(
+      acme(),
+      codehostBody(acme(), 'r1', { source_config: { integration_id: null } }),
+      'integration_id is required',
+    );
+    await expectSourceError(
+      acme(),
+      codehostBody(acme(), 'r2', { source_config: { integration_id: other.id } }),
+      'is not a codehost integration of this workspace',
+    );
+    await expectSourceError(
+      acme(),
+      codehostBody(acme(), 'r3', { source_config: { repo_url: null } }),
+      'repo_url is required',
+    );
+    await expectSourceError(
+      acme(),
+      codehostBody(acme(), 'r4', { source_config: { repo_url: other.repos[0]!.url } }),
+      'is not a repository of integration',
+    );
+    await expectSourceError(
+      acme(),
+      codehostBody(acme(), 'r5', { source_revision_config: { repo_ref: null } }),
+      'repo_ref is required',
+    );
+    await expectSourceError(
+      acme(),
+      codehostBody(acme(), 'r6', { source_revision_config: { graph_config_path: null } }),
+      'graph_config_path is required',
+    );
+    await expectSourceError(
+      acme(),
+      codehostBody(acme(), 'r7', { source_revision_config: { repo_ref: 'refs/tags/v1.0.0' } }),
+      'build_on_push',
+    );
     await expectSourceError(
       acme(),
       codehostBody(acme(), 'r8', { top: { secret_references: [{ name: 'A', secret_name: 'a', secret_key: 'k' }] } }),
@@ -129,18 +196,29 @@ describe('E9 POST /v2/deployments', () => {
     );
     await expectSourceError(acme(), containerBody(acme(), 'r9'), 'only available for self-hosted');
     await expectSourceError(globex(), containerBody(globex(), 'r10', {}), 'image_uri is required');
-    await expectSourceError(globex(), { ...codehostBody(globex(), 'r11'), source: 'internal_source' }, 'not available for self-hosted');
+    await expectSourceError(
+      globex(),
+      { ...codehostBody(globex(), 'r11'), source: 'internal_source' },
+      'not available for self-hosted',
+    );
     const tagWithoutPush = await client(acme()).post(
       '/v2/deployments',
-      codehostBody(acme(), 'r12', { source_config: { build_on_push: false }, source_revision_config: { repo_ref: 'refs/tags/v1.0.0' } }),
+      codehostBody(acme(), 'r12', {
+        source_config: { build_on_push: false },
+        source_revision_config: { repo_ref: 'refs/tags/v1.0.0' },
+      }),
     );
     expect(tagWithoutPush.status).toBe(201);
   });
 });
 
 const projectNames = async (workspace: FixtureWorkspace) => {
-  const fixtures = (await ctx.admin.request<{ workspaces: { id: string; sessions: { name: string }[] }[] }>('GET', '/fixtures')).body;
-  return fixtures.workspaces.find((candidate) => candidate.id === workspace.id)!.sessions.map((session) => session.name);
+  const fixtures = (
+    await ctx.admin.request<{ workspaces: { id: string; sessions: { name: string }[] }[] }>('GET', '/fixtures')
+  ).body;
+  return fixtures.workspaces
+    .find((candidate) => candidate.id === workspace.id)!
+    .sessions.map((session) => session.name);
 };
 
 describe('DELETE /v2/deployments', () => {
@@ -150,7 +228,9 @@ describe('DELETE /v2/deployments', () => {
     const deleted = await api.delete(`/v2/deployments/${created.id}`);
     expect(deleted.status).toBe(204);
     expect(deleted.text).toBe('');
-    expect((await api.get(`/v2/deployments/${created.id}`)).body).toEqual({ detail: `Deployment ID ${created.id} not found.` });
+    expect((await api.get(`/v2/deployments/${created.id}`)).body).toEqual({
+      detail: `Deployment ID ${created.id} not found.`,
+    });
     expect((await api.get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`)).status).toBe(404);
     expect(await projectNames(acme())).toContain('delete-keep');
     expect((await api.delete(`/v2/deployments/${created.id}`)).status).toBe(404);
@@ -168,7 +248,8 @@ describe('DELETE /v2/deployments', () => {
   it('deletes in bulk: 200 when all are deleted (repeated or comma-separated ids), 207 with per-id results otherwise', async () => {
     const api = client(acme());
     const ids = [];
-    for (const name of ['bulk-a', 'bulk-b', 'bulk-c']) ids.push((await api.post('/v2/deployments', codehostBody(acme(), name))).body.id);
+    for (const name of ['bulk-a', 'bulk-b', 'bulk-c'])
+      ids.push((await api.post('/v2/deployments', codehostBody(acme(), name))).body.id);
     const all = await api.delete(`/v2/deployments?deployment_ids=${ids[0]}&deployment_ids=${ids[1]}`);
     expect(all.status).toBe(200);
     expect(all.body.results).toEqual([
@@ -189,15 +270,23 @@ describe('DELETE /v2/deployments', () => {
 });
 
 describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
-  const revisionIds = async (id: string) => (await client(acme()).get(`/v2/deployments/${id}/revisions`)).body.resources.map((r: { id: string }) => r.id);
+  const revisionIds = async (id: string) =>
+    (await client(acme()).get(`/v2/deployments/${id}/revisions`)).body.resources.map((r: { id: string }) => r.id);
 
   it('changes in-place fields without a new revision', async () => {
     const api = client(acme());
     const created = (await api.post('/v2/deployments', codehostBody(acme(), 'patch-in-place'))).body;
-    const patched = await api.patch(`/v2/deployments/${created.id}`, { source_config: { build_on_push: false, custom_url: 'https://x.test', build_command: 'make' } });
+    const patched = await api.patch(`/v2/deployments/${created.id}`, {
+      source_config: { build_on_push: false, custom_url: 'https://x.test', build_command: 'make' },
+    });
     expect(patched.status).toBe(200);
     expectSchema(patched.body, 'Deployment');
-    expect(patched.body.source_config).toMatchObject({ build_on_push: false, custom_url: 'https://x.test', build_command: 'make', repo_url: created.source_config.repo_url });
+    expect(patched.body.source_config).toMatchObject({
+      build_on_push: false,
+      custom_url: 'https://x.test',
+      build_command: 'make',
+      repo_url: created.source_config.repo_url,
+    });
     expect(patched.body.latest_revision_id).toBe(created.latest_revision_id);
     expect(await revisionIds(created.id)).toEqual([created.latest_revision_id]);
   });
@@ -205,7 +294,9 @@ describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
   it('makes a new revision for revision config, secrets or a changed resource_spec, honouring revision_source', async () => {
     const api = client(acme());
     const created = (await api.post('/v2/deployments', codehostBody(acme(), 'patch-revision'))).body;
-    const byRef = (await api.patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'feature/x' } })).body;
+    const byRef = (
+      await api.patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'feature/x' } })
+    ).body;
     expect(byRef.latest_revision_id).not.toBe(created.latest_revision_id);
     expect(byRef.source_revision_config).toMatchObject({ repo_ref: 'feature/x', graph_config_path: 'graph.json' });
     // An internal_source revision names a tarball uploaded through upload-url.
@@ -222,9 +313,15 @@ describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
     const latest = (await api.get(`/v2/deployments/${created.id}/revisions/${bySecrets.latest_revision_id}`)).body;
     expectSchema(latest, 'Revision');
     expect(latest.source).toBe('internal_source');
-    const bySpec = (await api.patch(`/v2/deployments/${created.id}`, { source_config: { resource_spec: { min_scale: 2 } } })).body;
+    const bySpec = (
+      await api.patch(`/v2/deployments/${created.id}`, { source_config: { resource_spec: { min_scale: 2 } } })
+    ).body;
     expect(bySpec.source_config.resource_spec.min_scale).toBe(2);
-    const sameSpec = (await api.patch(`/v2/deployments/${created.id}`, { source_config: { resource_spec: bySpec.source_config.resource_spec } })).body;
+    const sameSpec = (
+      await api.patch(`/v2/deployments/${created.id}`, {
+        source_config: { resource_spec: bySpec.source_config.resource_spec },
+      })
+    ).body;
     expect(sameSpec.latest_revision_id).toBe(bySpec.latest_revision_id);
     expect(await revisionIds(created.id)).toHaveLength(4);
   });
@@ -244,7 +341,14 @@ describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
       expect(response.status).toBe(400);
       expect(response.body.detail).toBe(`${field} cannot be changed once the deployment is created.`);
     }
-    expect((await api.patch(`/v2/deployments/${created.id}`, { name: 'patch-immutable', source_config: { repo_url: created.source_config.repo_url } })).status).toBe(200);
+    expect(
+      (
+        await api.patch(`/v2/deployments/${created.id}`, {
+          name: 'patch-immutable',
+          source_config: { repo_url: created.source_config.repo_url },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('refuses a revision_source the deployment or the revision cannot build from (400 Source configuration error)', async () => {
@@ -259,12 +363,34 @@ describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
         secrets: [],
       })
     ).body;
-    const external = (await client(globex()).post('/v2/deployments', containerBody(globex(), 'patch-revision-source-external'))).body;
+    const external = (
+      await client(globex()).post('/v2/deployments', containerBody(globex(), 'patch-revision-source-external'))
+    ).body;
     for (const [api_, deployment, body, words] of [
-      [api, codehost, { revision_source: 'internal_source', secrets: [] }, 'source_tarball_path is required for revision_source internal_source'],
-      [api, codehost, { revision_source: 'internal_container', source_revision_config: { repo_ref: 'main' } }, 'image_uri is required'],
-      [api, internal, { revision_source: 'codehost', source_revision_config: { repo_ref: 'main', graph_config_path: 'g.json' } }, 'integration_id and repo_url'],
-      [client(globex()), external, { revision_source: 'internal_container', source_revision_config: { image_uri: 'x' } }, 'not applicable to source external_container'],
+      [
+        api,
+        codehost,
+        { revision_source: 'internal_source', secrets: [] },
+        'source_tarball_path is required for revision_source internal_source',
+      ],
+      [
+        api,
+        codehost,
+        { revision_source: 'internal_container', source_revision_config: { repo_ref: 'main' } },
+        'image_uri is required',
+      ],
+      [
+        api,
+        internal,
+        { revision_source: 'codehost', source_revision_config: { repo_ref: 'main', graph_config_path: 'g.json' } },
+        'integration_id and repo_url',
+      ],
+      [
+        client(globex()),
+        external,
+        { revision_source: 'internal_container', source_revision_config: { image_uri: 'x' } },
+        'not applicable to source external_container',
+      ],
     ] as const) {
       const response = await api_.patch(`/v2/deployments/${deployment.id}`, body);
       expect(response.status).toBe(400);
@@ -272,9 +398,14 @@ describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
       expect(response.body.detail).toContain(words);
     }
     expect(await revisionIds(codehost.id)).toEqual([codehost.latest_revision_id]);
-    const toContainer = await api.patch(`/v2/deployments/${codehost.id}`, { revision_source: 'internal_container', source_revision_config: { image_uri: 'registry.example/agent:2' } });
+    const toContainer = await api.patch(`/v2/deployments/${codehost.id}`, {
+      revision_source: 'internal_container',
+      source_revision_config: { image_uri: 'registry.example/agent:2' },
+    });
     expect(toContainer.status).toBe(200);
-    expect((await api.get(`/v2/deployments/${codehost.id}/revisions/${toContainer.body.latest_revision_id}`)).body.source).toBe('internal_container');
+    expect(
+      (await api.get(`/v2/deployments/${codehost.id}/revisions/${toContainer.body.latest_revision_id}`)).body.source,
+    ).toBe('internal_container');
   });
 
   it('redeploys a revision as a new one with its config (200 Deployment)', async () => {
@@ -286,6 +417,8 @@ describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {
     expectSchema(redeployed.body, 'Deployment');
     expect(redeployed.body.source_revision_config).toEqual(created.source_revision_config);
     expect(await revisionIds(created.id)).toHaveLength(3);
-    expect((await api.post(`/v2/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/redeploy`)).status).toBe(404);
+    expect(
+      (await api.post(`/v2/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/redeploy`)).status,
+    ).toBe(404);
   });
 });

@@ -15,7 +15,9 @@ let received: string[] = [];
 beforeAll(async () => {
   listener = createServer((req, res) => {
     received.push(`${req.method} ${req.url}`);
-    res.writeHead(403, { 'content-type': 'application/xml' }).end('<Error><Code>AccessDenied</Code><Message>listener says no</Message></Error>');
+    res
+      .writeHead(403, { 'content-type': 'application/xml' })
+      .end('<Error><Code>AccessDenied</Code><Message>listener says no</Message></Error>');
   });
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   port = (listener.address() as AddressInfo).port;
@@ -48,7 +50,11 @@ describe('by default', () => {
   });
 
   it('sends to loopback, its own objstore and the production endpoints it serves', async () => {
-    for (const endpoint of [ctx.fixtures.objstore.endpoint_url, 'https://storage.googleapis.com', 'https://s3.eu-west-1.amazonaws.com']) {
+    for (const endpoint of [
+      ctx.fixtures.objstore.endpoint_url,
+      'https://storage.googleapis.com',
+      'https://s3.eu-west-1.amazonaws.com',
+    ]) {
       const response = await createDestination(ctx, endpoint);
       expect(response.status, `${endpoint}: ${response.text}`).toBe(200);
     }

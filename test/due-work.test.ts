@@ -66,14 +66,22 @@ describe('the tasks of deployments', () => {
   it('say where a revision fault ends it: BUILD_FAILED after BUILDING, SKIPPED after QUEUED', async () => {
     const deployment = await createDeployment('due-faults');
     await admin('POST', '/faults/revisions', { stage: 'build', deployment_id: deployment.id });
-    const failing = (await ctx.api.as(plus()).post(`/v2/deployments/${deployment.id}/revisions`, {})).body as { id: string };
+    const failing = (await ctx.api.as(plus()).post(`/v2/deployments/${deployment.id}/revisions`, {})).body as {
+      id: string;
+    };
     await advance(3);
-    expect(await tasksOf(failing.id)).toMatchObject([{ kind: 'revision_step', from_status: 'BUILDING', to_status: 'BUILD_FAILED' }]);
+    expect(await tasksOf(failing.id)).toMatchObject([
+      { kind: 'revision_step', from_status: 'BUILDING', to_status: 'BUILD_FAILED' },
+    ]);
 
     await admin('POST', '/faults/revisions', { stage: 'skip', deployment_id: deployment.id });
-    const skipped = (await ctx.api.as(plus()).post(`/v2/deployments/${deployment.id}/revisions`, {})).body as { id: string };
+    const skipped = (await ctx.api.as(plus()).post(`/v2/deployments/${deployment.id}/revisions`, {})).body as {
+      id: string;
+    };
     await advance(1);
-    expect(await tasksOf(skipped.id)).toMatchObject([{ kind: 'revision_step', from_status: 'QUEUED', to_status: 'SKIPPED' }]);
+    expect(await tasksOf(skipped.id)).toMatchObject([
+      { kind: 'revision_step', from_status: 'QUEUED', to_status: 'SKIPPED' },
+    ]);
   });
 
   it('name the deletion that completes, and when', async () => {
@@ -98,20 +106,41 @@ describe('the tasks of exports', () => {
     await admin('POST', '/faults/export-runs', { mode: 'slow', count: 1, delay_seconds: 60 });
     const exportId = await acme.startExport(await acme.createDestination('due-runs'), 'support-bot-staging', ONE_DAY);
     expect((await tasks()).filter((task) => task.kind === 'export_dispatch')).toEqual([
-      { ...QUEUED_TASK, label: `dispatch exports of workspace ${plus().id}`, kind: 'export_dispatch', workspace_id: plus().id },
+      {
+        ...QUEUED_TASK,
+        label: `dispatch exports of workspace ${plus().id}`,
+        kind: 'export_dispatch',
+        workspace_id: plus().id,
+      },
     ]);
     await advance(0);
     const [run] = await acme.getRuns(exportId);
     const ids = { workspace_id: plus().id, bulk_export_id: exportId, run_id: run!.id };
     expect(await tasksOf(exportId)).toEqual(
       expect.arrayContaining([
-        { ...QUEUED_TASK, label: `export run step ${run!.id}`, kind: 'export_run_step', ...ids, step: 'start', retry_number: 0 },
+        {
+          ...QUEUED_TASK,
+          label: `export run step ${run!.id}`,
+          kind: 'export_run_step',
+          ...ids,
+          step: 'start',
+          retry_number: 0,
+        },
         { ...QUEUED_TASK, label: `time limit of run ${run!.id}`, kind: 'export_run_time_limit', ...ids },
-        { ...QUEUED_TASK, label: `time limit of export ${exportId}`, kind: 'export_time_limit', workspace_id: plus().id, bulk_export_id: exportId },
+        {
+          ...QUEUED_TASK,
+          label: `time limit of export ${exportId}`,
+          kind: 'export_time_limit',
+          workspace_id: plus().id,
+          bulk_export_id: exportId,
+        },
       ]),
     );
     await advance(60);
-    expect((await tasksOf(run!.id)).find((task) => task.kind === 'export_run_step')).toMatchObject({ step: 'next_file', retry_number: 0 });
+    expect((await tasksOf(run!.id)).find((task) => task.kind === 'export_run_step')).toMatchObject({
+      step: 'next_file',
+      retry_number: 0,
+    });
   });
 
   it('name the retry of a failed attempt, with its number', async () => {
@@ -120,11 +149,18 @@ describe('the tasks of exports', () => {
     await advance(0);
     const [run] = await acme.getRuns(exportId);
     expect(run!.retry_number).toBe(1);
-    expect((await tasksOf(run!.id)).find((task) => task.kind === 'export_run_step')).toMatchObject({ step: 'retry', retry_number: 1, bulk_export_id: exportId });
+    expect((await tasksOf(run!.id)).find((task) => task.kind === 'export_run_step')).toMatchObject({
+      step: 'retry',
+      retry_number: 1,
+      bulk_export_id: exportId,
+    });
   });
 
   it("name a recurring export's next child", async () => {
-    const parentId = await acme.startExport(await acme.createDestination('due-recurring'), 'support-bot-staging', { start_time: '2026-10-01T00:00:00Z', interval_hours: 24 });
+    const parentId = await acme.startExport(await acme.createDestination('due-recurring'), 'support-bot-staging', {
+      start_time: '2026-10-01T00:00:00Z',
+      interval_hours: 24,
+    });
     expect(await tasksOf(parentId)).toEqual([
       {
         ...QUEUED_TASK,
@@ -161,7 +197,13 @@ describe('a task in flight', () => {
       expect(queued).toEqual(
         expect.arrayContaining([
           { ...QUEUED_TASK, label: `time limit of run ${run!.id}`, kind: 'export_run_time_limit', ...ids },
-          { ...QUEUED_TASK, label: `time limit of export ${exportId}`, kind: 'export_time_limit', workspace_id: plus().id, bulk_export_id: exportId },
+          {
+            ...QUEUED_TASK,
+            label: `time limit of export ${exportId}`,
+            kind: 'export_time_limit',
+            workspace_id: plus().id,
+            bulk_export_id: exportId,
+          },
         ]),
       );
 

@@ -14,7 +14,9 @@ describe('harness endpoints', () => {
   it('lists the seeded identities', async () => {
     const { workspaces, unknown_api_key, objstore } = ctx.fixtures;
     expect(workspaces.length).toBeGreaterThanOrEqual(3);
-    expect(new Set(workspaces.map((workspace) => workspace.tier))).toEqual(new Set(['plus', 'enterprise', 'developer']));
+    expect(new Set(workspaces.map((workspace) => workspace.tier))).toEqual(
+      new Set(['plus', 'enterprise', 'developer']),
+    );
     expect(workspaces.map((workspace) => workspace.api_key)).not.toContain(unknown_api_key);
     const big = workspaces.flatMap((workspace) => workspace.sessions).find((session) => session.run_count >= 50_000);
     expect(big, 'a project of 50,000 runs or more').toBeDefined();
@@ -24,7 +26,9 @@ describe('harness endpoints', () => {
     expect(objstore.endpoint_url).toBe(ctx.instance.objstoreUrl);
     expect(objstore.buckets.length).toBeGreaterThan(0);
     for (const key of objstore.keys) {
-      expect(key.permissions.every((permission) => ['create', 'delete', 'get', 'multipart', 'buckets'].includes(permission))).toBe(true);
+      expect(
+        key.permissions.every((permission) => ['create', 'delete', 'get', 'multipart', 'buckets'].includes(permission)),
+      ).toBe(true);
     }
   });
 
@@ -33,8 +37,11 @@ describe('harness endpoints', () => {
     const seeded = sessions.find((session) => session.run_count > 0)!;
     const empty = sessions.find((session) => session.run_count === 0)!;
     const sessionNow = async (id: string) =>
-      (await ctx.admin.request('GET', '/fixtures')).body.workspaces.flatMap((workspace: { sessions: unknown[] }) => workspace.sessions).find((session: { id: string }) => session.id === id);
-    const add = (id: string, start_time: string) => ctx.admin.request('POST', `/sessions/${id}/runs`, { body: { count: 3, start_time, days: 1 } });
+      (await ctx.admin.request('GET', '/fixtures')).body.workspaces
+        .flatMap((workspace: { sessions: unknown[] }) => workspace.sessions)
+        .find((session: { id: string }) => session.id === id);
+    const add = (id: string, start_time: string) =>
+      ctx.admin.request('POST', `/sessions/${id}/runs`, { body: { count: 3, start_time, days: 1 } });
     const before = new Date(Date.parse(seeded.first_run_start_time) - 10 * 86_400_000).toISOString();
     const after = new Date(Date.parse(seeded.last_run_start_time) + 86_400_000).toISOString();
 
@@ -45,7 +52,10 @@ describe('harness endpoints', () => {
     expect(earlier.last_run_start_time).toBe(seeded.last_run_start_time);
     expect((await add(seeded.id, after)).status).toBe(201);
     const later = await sessionNow(seeded.id);
-    expect(later).toMatchObject({ run_count: seeded.run_count + 6, first_run_start_time: earlier.first_run_start_time });
+    expect(later).toMatchObject({
+      run_count: seeded.run_count + 6,
+      first_run_start_time: earlier.first_run_start_time,
+    });
     expect(Date.parse(later.last_run_start_time)).toBeGreaterThan(Date.parse(after));
 
     expect(empty).toMatchObject({ first_run_start_time: null, last_run_start_time: null });
@@ -67,11 +77,15 @@ describe('harness endpoints', () => {
   it('resets to the seeded state', async () => {
     const workspace = ctx.fixtures.workspaces.find((candidate) => candidate.tier === 'plus')!;
     await ctx.admin.request('PUT', `/workspaces/${workspace.id}/tier`, { body: { tier: 'developer' } });
-    const changed = (await ctx.admin.request('GET', '/fixtures')).body.workspaces.find((w: { id: string }) => w.id === workspace.id);
+    const changed = (await ctx.admin.request('GET', '/fixtures')).body.workspaces.find(
+      (w: { id: string }) => w.id === workspace.id,
+    );
     expect(changed.tier).toBe('developer');
     await ctx.admin.request('POST', '/clock/freeze');
     expect((await ctx.admin.request('POST', '/reset')).status).toBe(200);
-    const restored = (await ctx.admin.request('GET', '/fixtures')).body.workspaces.find((w: { id: string }) => w.id === workspace.id);
+    const restored = (await ctx.admin.request('GET', '/fixtures')).body.workspaces.find(
+      (w: { id: string }) => w.id === workspace.id,
+    );
     expect(restored.tier).toBe('plus');
     expect((await ctx.admin.request('GET', '/clock')).body.frozen).toBe(false);
   });

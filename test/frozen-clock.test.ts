@@ -12,9 +12,13 @@ beforeEach(async () => {
 });
 
 async function createRevision(name: string) {
-  const created = await acme.client().post('/v2/deployments', codehostDeploymentBody(workspaceByTier(ctx.fixtures, 'plus'), name));
+  const created = await acme
+    .client()
+    .post('/v2/deployments', codehostDeploymentBody(workspaceByTier(ctx.fixtures, 'plus'), name));
   expect(created.status).toBe(201);
-  const status = async () => (await acme.client().get(`/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body.status;
+  const status = async () =>
+    (await acme.client().get(`/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body
+      .status;
   return { status };
 }
 
@@ -30,7 +34,9 @@ describe('start({freezeClock: true})', () => {
     await ctx.instance.clock.settle();
     expect((await acme.getExport(exportId)).status).toBe('Created');
     expect(statuses(await acme.getRuns(exportId))).toEqual(['Created', 'Created']);
-    expect((await tasks()).map((task) => task.label)).toContain(`dispatch exports of workspace ${workspaceByTier(ctx.fixtures, 'plus').id}`);
+    expect((await tasks()).map((task) => task.label)).toContain(
+      `dispatch exports of workspace ${workspaceByTier(ctx.fixtures, 'plus').id}`,
+    );
 
     await advance(0);
     expect((await admin('GET', '/clock')).body).toEqual(frozenAt);

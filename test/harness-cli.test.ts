@@ -9,7 +9,10 @@ const scratch = mkdtempSync(join(tmpdir(), 'localplane-cli-snapshots-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const destinationsOf = async (api: Api, fixtures: FixturesView) =>
-  (await api.as(workspaceByTier(fixtures, 'plus')).get('/api/v1/bulk-exports/destinations')).body as { id: string; display_name: string }[];
+  (await api.as(workspaceByTier(fixtures, 'plus')).get('/api/v1/bulk-exports/destinations')).body as {
+    id: string;
+    display_name: string;
+  }[];
 
 describe('localplane start --export-on-exit and --import', () => {
   it('writes the state on SIGTERM, and a later start from it (LOCALPLANE_IMPORT) has it back', async () => {
@@ -35,7 +38,9 @@ describe('localplane start --export-on-exit and --import', () => {
     }
     const third = await startCli(['--import', file]);
     try {
-      expect((await destinationsOf(new Api(third.apiUrl), fixtures)).map((destination) => destination.display_name)).toEqual(['kept by the snapshot']);
+      expect(
+        (await destinationsOf(new Api(third.apiUrl), fixtures)).map((destination) => destination.display_name),
+      ).toEqual(['kept by the snapshot']);
     } finally {
       await third.kill('SIGHUP');
     }

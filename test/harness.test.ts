@@ -8,7 +8,14 @@ import { loadFixtures } from '../src/fixtures/files.ts';
 import { DEFAULT_FIXTURES_DIR } from '../src/localplane.ts';
 import { codehostDeploymentBody } from './support/deployments.ts';
 import { fixturesOf, inProcessApi } from './support/in-process.ts';
-import { credentialsOf, eventually, fullKey, workspaceByTier, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
+import {
+  credentialsOf,
+  eventually,
+  fullKey,
+  workspaceByTier,
+  type FixturesView,
+  type FixtureWorkspace,
+} from './support/instance.ts';
 import { duckdb } from './support/objstore.ts';
 import { parquetUpload, startObjstoreProxy } from './support/objstore-proxy.ts';
 
@@ -38,7 +45,8 @@ async function frozenInstance(options: CreateOptions = {}) {
   return lp;
 }
 
-const staging = (workspace: FixtureWorkspace) => workspace.sessions.find((session) => session.name === 'support-bot-staging')!.id;
+const staging = (workspace: FixtureWorkspace) =>
+  workspace.sessions.find((session) => session.name === 'support-bot-staging')!.id;
 
 /** Files under a folder, relative, with the SHA-256 of each. */
 function fileHashes(root: string): Record<string, string> {
@@ -61,7 +69,11 @@ function exporter(lp: InProcessLocalplane, fixtures: FixturesView) {
     async destination(prefix: string, endpointUrl?: string) {
       const response = await api.post('/api/v1/bulk-exports/destinations', {
         display_name: prefix,
-        config: { bucket_name: fixtures.objstore.buckets[0], prefix, ...(endpointUrl ? { endpoint_url: endpointUrl } : {}) },
+        config: {
+          bucket_name: fixtures.objstore.buckets[0],
+          prefix,
+          ...(endpointUrl ? { endpoint_url: endpointUrl } : {}),
+        },
         credentials: credentialsOf(fullKey(fixtures)),
       });
       expect(response.status, response.text).toBe(200);
@@ -78,7 +90,12 @@ function exporter(lp: InProcessLocalplane, fixtures: FixturesView) {
       expect(response.status, response.text).toBe(200);
       return response.body as { id: string; status: string };
     },
-    runs: async (exportId: string) => (await api.get(`/api/v1/bulk-exports/${exportId}/runs`)).body as { status: string; retry_number: number; metadata: { result: { rows_written: number; exported_files: string[] } | null } }[],
+    runs: async (exportId: string) =>
+      (await api.get(`/api/v1/bulk-exports/${exportId}/runs`)).body as {
+        status: string;
+        retry_number: number;
+        metadata: { result: { rows_written: number; exported_files: string[] } | null };
+      }[],
   };
 }
 
@@ -98,7 +115,11 @@ describe('an in-process instance', () => {
     expect(created.status, created.text).toBe(201);
     expect((await api.get(`/v2/deployments/${created.body.id}`)).body.name).toBe('in-process');
     // A URL, a Request and fetch() answer the same.
-    const byRequest = await lp.fetch(new Request(`http://localplane.test/v2/deployments/${created.body.id}`, { headers: { 'X-API-Key': seeded.api_key } }));
+    const byRequest = await lp.fetch(
+      new Request(`http://localplane.test/v2/deployments/${created.body.id}`, {
+        headers: { 'X-API-Key': seeded.api_key },
+      }),
+    );
     expect(((await byRequest.json()) as { id: string }).id).toBe(created.body.id);
     expect((await admin.get('/_localplane/health')).body.objstore_url).toBeNull();
 
@@ -158,7 +179,12 @@ async function scenario(lp: InProcessLocalplane) {
   await lp.clock.advance(0);
   await record(api.get(`/api/v1/bulk-exports/${created.id}`));
   await record(api.get(`/api/v1/bulk-exports/${created.id}/runs`));
-  const deployment = await record(api.post('/v2/deployments', codehostDeploymentBody(workspace, 'deterministic', { secrets: [{ name: 'TOKEN', value: 'x' }] })));
+  const deployment = await record(
+    api.post(
+      '/v2/deployments',
+      codehostDeploymentBody(workspace, 'deterministic', { secrets: [{ name: 'TOKEN', value: 'x' }] }),
+    ),
+  );
   await lp.clock.advance(60);
   await record(api.patch(`/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: 'release' } }));
   await lp.clock.advance(60);
@@ -209,7 +235,9 @@ describe('snapshots', () => {
       return state;
     };
     const before = { state: await stateOf(), files: fileHashes(lp.filesDir!) };
-    expect(Object.keys(before.files).some((path) => path.startsWith(`${fixtures.objstore.buckets[0]}/kept/`))).toBe(true);
+    expect(Object.keys(before.files).some((path) => path.startsWith(`${fixtures.objstore.buckets[0]}/kept/`))).toBe(
+      true,
+    );
     const nextId = (await client.destination('after the snapshot')).id;
 
     await lp.reset();
@@ -261,7 +289,9 @@ describe('snapshots', () => {
     await lp.snapshot(file);
     await lp.reset();
     await lp.restore(file);
-    const ids = ((await client.api.get('/api/v1/bulk-exports/destinations')).body as { id: string }[]).map((destination) => destination.id);
+    const ids = ((await client.api.get('/api/v1/bulk-exports/destinations')).body as { id: string }[]).map(
+      (destination) => destination.id,
+    );
     expect(ids.sort()).toEqual([first.id, second.id].sort());
   });
 
@@ -276,7 +306,10 @@ describe('snapshots', () => {
     const damaged = Buffer.from(bytes);
     damaged[damaged.length - 10] ^= 0xff;
     writeFileSync(join(scratch, 'damaged.snapshot'), damaged);
-    writeFileSync(join(scratch, 'version.snapshot'), Buffer.concat([Buffer.from('localplane-snapshot 99'), bytes.subarray(bytes.indexOf(0x0a))]));
+    writeFileSync(
+      join(scratch, 'version.snapshot'),
+      Buffer.concat([Buffer.from('localplane-snapshot 99'), bytes.subarray(bytes.indexOf(0x0a))]),
+    );
     writeFileSync(join(scratch, 'garbage.snapshot'), 'not a snapshot at all');
     writeFileSync(join(scratch, 'truncated.snapshot'), bytes.subarray(0, bytes.length - 100));
     const other = await create({ seed: 2 });
@@ -300,7 +333,11 @@ describe('snapshots', () => {
     const written = await admin.post('/_localplane/snapshot', { name: 'a-folder.snapshot' });
     expect(written.status).toBe(400);
     expect(written.body.detail).toMatch(/cannot write the snapshot file/);
-    expect((await client.api.get('/api/v1/bulk-exports/destinations')).body.map((destination: { id: string }) => destination.id)).toEqual([kept.id]);
+    expect(
+      (await client.api.get('/api/v1/bulk-exports/destinations')).body.map(
+        (destination: { id: string }) => destination.id,
+      ),
+    ).toEqual([kept.id]);
   });
 });
 
@@ -314,7 +351,9 @@ describe('a reset of one workspace', () => {
     const admin = inProcessApi(lp);
 
     const plusExport = await plus.export((await plus.destination('plus')).id);
-    const plusDeployment = (await plus.api.post('/v2/deployments', codehostDeploymentBody(plus.workspace, 'plus-added'))).body;
+    const plusDeployment = (
+      await plus.api.post('/v2/deployments', codehostDeploymentBody(plus.workspace, 'plus-added'))
+    ).body;
     const enterpriseDestination = await enterprise.post('/api/v1/bulk-exports/destinations', {
       display_name: 'enterprise',
       config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'enterprise' },
@@ -327,9 +366,17 @@ describe('a reset of one workspace', () => {
       end_time: new Date(Date.parse(enterpriseWorkspace.sessions[0]!.first_run_start_time) + 3_600_000).toISOString(),
     });
     expect(enterpriseExport.status, enterpriseExport.text).toBe(200);
-    const enterpriseDeployment = (await enterprise.post('/v2/deployments', codehostDeploymentBody(enterpriseWorkspace, 'enterprise-added'))).body;
-    await admin.post('/_localplane/faults/destination-validations', { error: 'access_denied', workspace_id: plus.workspace.id });
-    await admin.post('/_localplane/faults/destination-validations', { error: 'access_denied', workspace_id: enterpriseWorkspace.id });
+    const enterpriseDeployment = (
+      await enterprise.post('/v2/deployments', codehostDeploymentBody(enterpriseWorkspace, 'enterprise-added'))
+    ).body;
+    await admin.post('/_localplane/faults/destination-validations', {
+      error: 'access_denied',
+      workspace_id: plus.workspace.id,
+    });
+    await admin.post('/_localplane/faults/destination-validations', {
+      error: 'access_denied',
+      workspace_id: enterpriseWorkspace.id,
+    });
     const tasksBefore = (await admin.get('/_localplane/tasks')).body as { label: string }[];
     expect(tasksBefore.some((task) => task.label.includes(plus.workspace.id))).toBe(true);
 
@@ -339,18 +386,30 @@ describe('a reset of one workspace', () => {
     expect((await plus.api.get('/api/v1/bulk-exports/destinations')).body).toEqual([]);
     expect((await plus.api.get(`/api/v1/bulk-exports/${plusExport.id}`)).status).toBe(404);
     expect((await plus.api.get(`/v2/deployments/${plusDeployment.id}`)).status).toBe(404);
-    const seededPlus = fixtures.workspaces.find((workspace) => workspace.id === plus.workspace.id)!.deployments.map((deployment) => deployment.id);
-    expect(((await plus.api.get('/v2/deployments?limit=100')).body.resources as { id: string }[]).map((deployment) => deployment.id).sort()).toEqual([...seededPlus].sort());
+    const seededPlus = fixtures.workspaces
+      .find((workspace) => workspace.id === plus.workspace.id)!
+      .deployments.map((deployment) => deployment.id);
+    expect(
+      ((await plus.api.get('/v2/deployments?limit=100')).body.resources as { id: string }[])
+        .map((deployment) => deployment.id)
+        .sort(),
+    ).toEqual([...seededPlus].sort());
     const tasks = (await admin.get('/_localplane/tasks')).body as { label: string }[];
-    expect(tasks.some((task) => task.label.includes(plus.workspace.id) || task.label.includes(plusExport.id))).toBe(false);
+    expect(tasks.some((task) => task.label.includes(plus.workspace.id) || task.label.includes(plusExport.id))).toBe(
+      false,
+    );
     const faults = (await admin.get('/_localplane/faults')).body;
-    expect(faults.destination_validations.map((rule: { workspace_id: string }) => rule.workspace_id)).toEqual([enterpriseWorkspace.id]);
+    expect(faults.destination_validations.map((rule: { workspace_id: string }) => rule.workspace_id)).toEqual([
+      enterpriseWorkspace.id,
+    ]);
 
     expect((await enterprise.get(`/v2/deployments/${enterpriseDeployment.id}`)).status).toBe(200);
     await lp.clock.advance(0);
     expect((await enterprise.get(`/api/v1/bulk-exports/${enterpriseExport.body.id}`)).body.status).toBe('Completed');
 
-    expect((await admin.post('/_localplane/reset', { workspace_id: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
+    expect(
+      (await admin.post('/_localplane/reset', { workspace_id: '00000000-0000-4000-8000-000000000000' })).status,
+    ).toBe(404);
     expect((await admin.post('/_localplane/reset', { workspace_id: 'nope' })).status).toBe(422);
   });
 });
@@ -362,7 +421,11 @@ describe('GET /_localplane/state', () => {
     const client = exporter(lp, fixtures);
     const admin = inProcessApi(lp);
     const secretKey = 'state-dump-secret-0123456789';
-    await admin.post('/_localplane/objstore/keys', { access_key_id: 'LPSTATEKEY', secret_access_key: secretKey, permissions: ['create', 'delete', 'get', 'multipart'] });
+    await admin.post('/_localplane/objstore/keys', {
+      access_key_id: 'LPSTATEKEY',
+      secret_access_key: secretKey,
+      permissions: ['create', 'delete', 'get', 'multipart'],
+    });
     const destination = await client.api.post('/api/v1/bulk-exports/destinations', {
       display_name: 'state',
       config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'state' },
@@ -372,15 +435,27 @@ describe('GET /_localplane/state', () => {
     const exported = await client.export(destination.body.id);
     await lp.clock.advance(0);
     const deploymentSecret = 'deployment-secret-in-the-state-dump';
-    const deployment = (await client.api.post('/v2/deployments', codehostDeploymentBody(client.workspace, 'stateful', { secrets: [{ name: 'TOKEN', value: deploymentSecret }] }))).body;
+    const deployment = (
+      await client.api.post(
+        '/v2/deployments',
+        codehostDeploymentBody(client.workspace, 'stateful', { secrets: [{ name: 'TOKEN', value: deploymentSecret }] }),
+      )
+    ).body;
 
     const reply = await admin.get('/_localplane/state');
     expect(reply.status).toBe(200);
-    for (const secret of [secretKey, deploymentSecret, ...fixtures.workspaces.map((workspace) => workspace.api_key), ...fixtures.objstore.keys.map((key) => key.secret_access_key)]) {
+    for (const secret of [
+      secretKey,
+      deploymentSecret,
+      ...fixtures.workspaces.map((workspace) => workspace.api_key),
+      ...fixtures.objstore.keys.map((key) => key.secret_access_key),
+    ]) {
       expect(reply.text).not.toContain(secret);
     }
     const state = reply.body;
-    expect(state.workspaces.map((workspace: { id: string }) => workspace.id)).toEqual(fixtures.workspaces.map((workspace) => workspace.id));
+    expect(state.workspaces.map((workspace: { id: string }) => workspace.id)).toEqual(
+      fixtures.workspaces.map((workspace) => workspace.id),
+    );
     const plus = state.workspaces.find((workspace: { id: string }) => workspace.id === client.workspace.id);
     expect(plus.api_key).toBe('********');
     expect(plus.destinations.map((row: { id: string }) => row.id)).toEqual([destination.body.id]);
@@ -393,9 +468,15 @@ describe('GET /_localplane/state', () => {
     expect(state.clock).toEqual({ now: expect.stringMatching(/^2026-11-01T00:00:00/), frozen: true });
     expect(state.limits.export_rows_per_file).toBe(200);
     const bucket = state.objstore.buckets.find((row: { name: string }) => row.name === fixtures.objstore.buckets[0]);
-    expect(bucket.objects.filter((object: { key: string }) => object.key.startsWith('state/')).length).toBeGreaterThan(3);
+    expect(bucket.objects.filter((object: { key: string }) => object.key.startsWith('state/')).length).toBeGreaterThan(
+      3,
+    );
     expect(bucket.objects.every((object: { size: number }) => object.size > 0)).toBe(true);
-    expect(state.objstore.keys).toContainEqual({ access_key_id: 'LPSTATEKEY', permissions: ['create', 'delete', 'get', 'multipart'], workspace_id: null });
+    expect(state.objstore.keys).toContainEqual({
+      access_key_id: 'LPSTATEKEY',
+      permissions: ['create', 'delete', 'get', 'multipart'],
+      workspace_id: null,
+    });
     expect(state.pending_tasks.some((task: { label: string }) => task.label.startsWith('revision'))).toBe(true);
 
     const one = (await admin.get(`/_localplane/state?workspace_id=${client.workspace.id}`)).body;

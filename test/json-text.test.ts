@@ -13,11 +13,44 @@ const parses = (text: string) => {
 
 describe('the request JSON check', () => {
   it('accepts exactly what JSON.parse reads, short of the depth limit', () => {
-    const piece = fc.constantFrom('{', '}', '[', ']', ',', ':', '"', '\\', 'u', '0', '1', '-', '.', 'e', '+', ' ', '\n', 'a', 'true', 'null', 'fals', '"a"', '\\u12', 'd800', '\u0001', '😀');
+    const piece = fc.constantFrom(
+      '{',
+      '}',
+      '[',
+      ']',
+      ',',
+      ':',
+      '"',
+      '\\',
+      'u',
+      '0',
+      '1',
+      '-',
+      '.',
+      'e',
+      '+',
+      ' ',
+      '\n',
+      'a',
+      'true',
+      'null',
+      'fals',
+      '"a"',
+      '\\u12',
+      'd800',
+      '\u0001',
+      '😀',
+    );
     const damagedJson = fc
       .tuple(fc.json({ depthSize: 'small' }), fc.nat(), piece)
-      .map(([text, at, inserted]) => text.slice(0, at % (text.length + 1)) + inserted + text.slice(at % (text.length + 1)));
-    const texts = fc.oneof(fc.json(), damagedJson, fc.array(piece, { maxLength: 12 }).map((pieces) => pieces.join('')));
+      .map(
+        ([text, at, inserted]) => text.slice(0, at % (text.length + 1)) + inserted + text.slice(at % (text.length + 1)),
+      );
+    const texts = fc.oneof(
+      fc.json(),
+      damagedJson,
+      fc.array(piece, { maxLength: 12 }).map((pieces) => pieces.join('')),
+    );
     fc.assert(
       fc.property(texts, (text) => {
         const error = findJsonSyntaxError(text, 1000);
@@ -56,7 +89,13 @@ describe('the request JSON check', () => {
 
   it('stops at the depth limit without recursing, whatever the depth', () => {
     expect(findJsonSyntaxError('['.repeat(64) + ']'.repeat(64))).toBeNull();
-    expect(findJsonSyntaxError('['.repeat(65) + ']'.repeat(65))).toEqual({ message: 'Nesting deeper than 64 levels', position: 64 });
-    expect(findJsonSyntaxError('{"a":'.repeat(1_000_000))).toEqual({ message: 'Nesting deeper than 64 levels', position: 320 });
+    expect(findJsonSyntaxError('['.repeat(65) + ']'.repeat(65))).toEqual({
+      message: 'Nesting deeper than 64 levels',
+      position: 64,
+    });
+    expect(findJsonSyntaxError('{"a":'.repeat(1_000_000))).toEqual({
+      message: 'Nesting deeper than 64 levels',
+      position: 320,
+    });
   });
 });

@@ -34,7 +34,8 @@ const RULES: IRegularForbiddenRuleType[] = [
   },
   {
     name: 'no-composition-root-below-it',
-    comment: 'only the composition root (localplane.ts, cli.ts, index.ts) imports itself and admin/; test-runners/ is above it, a user of the package API',
+    comment:
+      'only the composition root (localplane.ts, cli.ts, index.ts) imports itself and admin/; test-runners/ is above it, a user of the package API',
     from: { path: '^src/', pathNot: `${COMPOSITION_ROOT}|^src/(admin|test-runners)/` },
     to: { path: `${COMPOSITION_ROOT}|^src/admin/` },
   },
@@ -96,13 +97,16 @@ const ruleComments = new Map(RULES.map((rule) => [rule.name, rule.comment]));
 
 /** `a.ts -> b.ts breaks <rule> (<what the rule says>)`; a cycle is told whole. */
 function describeViolation(violation: IViolation): string {
-  const imports = violation.cycle ? [violation.from, ...violation.cycle.map((step) => step.name)] : [violation.from, violation.to];
+  const imports = violation.cycle
+    ? [violation.from, ...violation.cycle.map((step) => step.name)]
+    : [violation.from, violation.to];
   return `${imports.join(' -> ')} breaks ${violation.rule.name} (${ruleComments.get(violation.rule.name)})`;
 }
 
 describe('src/ layers', () => {
   it('reads static, dynamic and type-only imports of every module', () => {
-    const importsOf = (module: string) => (modules.get(module) ?? []).map(({ resolved, dependencyTypes }) => `${resolved} ${dependencyTypes.join(',')}`);
+    const importsOf = (module: string) =>
+      (modules.get(module) ?? []).map(({ resolved, dependencyTypes }) => `${resolved} ${dependencyTypes.join(',')}`);
     expect(modules.size).toBeGreaterThan(150);
     expect(importsOf('src/localplane.ts')).toContain('src/core.ts local,import');
     // Loaded on the first request.
@@ -114,7 +118,7 @@ describe('src/ layers', () => {
     expect(violations.map(describeViolation)).toEqual([]);
   });
 
-  it("never loads DuckDB into the instance's process, not even on first use: its own process does (docs/architecture.md, \"What a start loads\")", () => {
+  it('never loads DuckDB into the instance\'s process, not even on first use: its own process does (docs/architecture.md, "What a start loads")', () => {
     const loadable = new Set<string>();
     const visit = (module: string) => {
       if (loadable.has(module)) return;
@@ -125,6 +129,10 @@ describe('src/ layers', () => {
     };
     visit('src/localplane.ts');
     expect(loadable).toContain('src/warehouse/duckdb-process.ts');
-    expect([...loadable].filter((module) => ['src/warehouse/sandbox.ts', 'src/warehouse/duckdb.ts', 'src/warehouse/duckdb-child.ts'].includes(module))).toEqual([]);
+    expect(
+      [...loadable].filter((module) =>
+        ['src/warehouse/sandbox.ts', 'src/warehouse/duckdb.ts', 'src/warehouse/duckdb-child.ts'].includes(module),
+      ),
+    ).toEqual([]);
   });
 });

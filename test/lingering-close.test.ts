@@ -19,7 +19,12 @@ const PIECE = 16 * 1024;
 
 const objstores = {
   brief: useObjstore({ directoryPrefix: 'lingering-close-', keys: [], buckets: ['exports'], lingerMs: LINGER_MS }),
-  patient: useObjstore({ directoryPrefix: 'lingering-close-', keys: [], buckets: ['exports'], lingerMs: PATIENT_LINGER_MS }),
+  patient: useObjstore({
+    directoryPrefix: 'lingering-close-',
+    keys: [],
+    buckets: ['exports'],
+    lingerMs: PATIENT_LINGER_MS,
+  }),
 };
 let lp: InProcessLocalplane;
 const apis: { brief?: Server; patient?: Server } = {};
@@ -27,7 +32,8 @@ const apiLog: string[] = [];
 
 beforeAll(async () => {
   lp = await createLocalplane();
-  const listen = (lingerMs: number) => listenHttp(lp.fetch, { host: '127.0.0.1', port: 0, log: (line) => apiLog.push(line), lingerMs });
+  const listen = (lingerMs: number) =>
+    listenHttp(lp.fetch, { host: '127.0.0.1', port: 0, log: (line) => apiLog.push(line), lingerMs });
   [apis.brief, apis.patient] = await Promise.all([listen(LINGER_MS), listen(PATIENT_LINGER_MS)]);
 });
 afterAll(async () => {
@@ -53,7 +59,9 @@ function answerIn(received: Buffer): Answer | null {
   const headEnd = received.indexOf('\r\n\r\n');
   if (headEnd === -1) return null;
   const [statusLine, ...lines] = received.subarray(0, headEnd).toString('latin1').split('\r\n');
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   const body = received.subarray(headEnd + 4);
   if (body.length < Number(headers['content-length'])) return null;
   return { status: Number(statusLine!.split(' ')[1]), headers, body: body.toString('utf8') };
@@ -137,8 +145,20 @@ const servers: [server: string, port: (linger: Linger) => number, cases: Refused
     'API',
     apiPort,
     [
-      { what: 'a 1 MiB URL', head: `GET /v2/deployments${longUrl} HTTP/1.1\r\nHost: localhost\r\n\r\n`, bodyBytes: 0, status: 431, says: 'Request Header Fields Too Large' },
-      { what: 'a 1 MiB header', head: `GET /v2/deployments HTTP/1.1\r\nHost: localhost\r\n${hugeHeader}\r\n`, bodyBytes: 0, status: 431, says: 'Request Header Fields Too Large' },
+      {
+        what: 'a 1 MiB URL',
+        head: `GET /v2/deployments${longUrl} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+        bodyBytes: 0,
+        status: 431,
+        says: 'Request Header Fields Too Large',
+      },
+      {
+        what: 'a 1 MiB header',
+        head: `GET /v2/deployments HTTP/1.1\r\nHost: localhost\r\n${hugeHeader}\r\n`,
+        bodyBytes: 0,
+        status: 431,
+        says: 'Request Header Fields Too Large',
+      },
       {
         what: 'a body over 1 MiB',
         head: `POST /_localplane/objstore/keys HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${4 * MIB}\r\n\r\n`,
@@ -152,41 +172,70 @@ const servers: [server: string, port: (linger: Linger) => number, cases: Refused
     'objstore',
     objstorePort,
     [
-      { what: 'a 1 MiB URL', head: `GET /exports/key${longUrl} HTTP/1.1\r\nHost: localhost\r\n\r\n`, bodyBytes: 0, status: 431, says: undefined },
-      { what: 'a 1 MiB header', head: `GET /exports/key HTTP/1.1\r\nHost: localhost\r\n${hugeHeader}\r\n`, bodyBytes: 0, status: 431, says: undefined },
-      { what: 'a form upload refused before its file is read', head: formUploadHead(4 * MIB), bodyBytes: 4 * MIB, status: 400, says: 'InvalidArgument' },
+      {
+        what: 'a 1 MiB URL',
+        head: `GET /exports/key${longUrl} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+        bodyBytes: 0,
+        status: 431,
+        says: undefined,
+      },
+      {
+        what: 'a 1 MiB header',
+        head: `GET /exports/key HTTP/1.1\r\nHost: localhost\r\n${hugeHeader}\r\n`,
+        bodyBytes: 0,
+        status: 431,
+        says: undefined,
+      },
+      {
+        what: 'a form upload refused before its file is read',
+        head: formUploadHead(4 * MIB),
+        bodyBytes: 4 * MIB,
+        status: 400,
+        says: 'InvalidArgument',
+      },
     ],
   ],
 ];
 
 describe.each(servers)('the %s answers a client still sending its request, then closes', (_server, port, cases) => {
-  it.each(cases)(`answers $what in full ${REPEATS} times out of ${REPEATS}, never reset`, async ({ head, bodyBytes, status, says }) => {
-    const outcomes = new Map<string, number>();
-    for (let attempt = 0; attempt < REPEATS; attempt++) {
-      const { answer, error } = await sendWhileReading(port('patient'), head, bodyBytes);
-      const outcome = `${answer?.status} ${answer?.headers.connection} ${gist(answer)} ${error ?? 'no error'}`;
-      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
-    }
-    expect(Object.fromEntries(outcomes)).toEqual({ [`${status} close ${says} no error`]: REPEATS });
-  });
+  it.each(cases)(
+    `answers $what in full ${REPEATS} times out of ${REPEATS}, never reset`,
+    async ({ head, bodyBytes, status, says }) => {
+      const outcomes = new Map<string, number>();
+      for (let attempt = 0; attempt < REPEATS; attempt++) {
+        const { answer, error } = await sendWhileReading(port('patient'), head, bodyBytes);
+        const outcome = `${answer?.status} ${answer?.headers.connection} ${gist(answer)} ${error ?? 'no error'}`;
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      }
+      expect(Object.fromEntries(outcomes)).toEqual({ [`${status} close ${says} no error`]: REPEATS });
+    },
+  );
 
-  it.each(cases)('closes within the linger bound a connection that goes on sending after $what', async ({ head, status, says }) => {
-    const { answer, error, closedAfterAnswerMs } = await sendWhileReading(port('brief'), head, Infinity);
-    expect([answer?.status, gist(answer)]).toEqual([status, says]);
-    // Cut off at last: the bytes it sent after the end of the bound are met with a reset.
-    expect(error).toMatch(/^(ECONNRESET|EPIPE)$/);
-    expect(closedAfterAnswerMs).toBeGreaterThan(LINGER_MS - 50);
-    expect(closedAfterAnswerMs).toBeLessThan(LINGER_MS + 1_000);
-  });
+  it.each(cases)(
+    'closes within the linger bound a connection that goes on sending after $what',
+    async ({ head, status, says }) => {
+      const { answer, error, closedAfterAnswerMs } = await sendWhileReading(port('brief'), head, Infinity);
+      expect([answer?.status, gist(answer)]).toEqual([status, says]);
+      // Cut off at last: the bytes it sent after the end of the bound are met with a reset.
+      expect(error).toMatch(/^(ECONNRESET|EPIPE)$/);
+      expect(closedAfterAnswerMs).toBeGreaterThan(LINGER_MS - 50);
+      expect(closedAfterAnswerMs).toBeLessThan(LINGER_MS + 1_000);
+    },
+  );
 });
 
 it('the API keeps serving, and keeps a good request’s connection alive', async () => {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const get = () =>
     new Promise<{ status: number; reusedSocket: boolean }>((resolve, reject) => {
-      const request = httpRequest({ port: apiPort('brief'), host: '127.0.0.1', path: '/_localplane/health', agent }, (response) => {
-        response.resume().on('end', () => resolve({ status: response.statusCode!, reusedSocket: request.reusedSocket }));
-      });
+      const request = httpRequest(
+        { port: apiPort('brief'), host: '127.0.0.1', path: '/_localplane/health', agent },
+        (response) => {
+          response
+            .resume()
+            .on('end', () => resolve({ status: response.statusCode!, reusedSocket: request.reusedSocket }));
+        },
+      );
       request.on('error', reject).end();
     });
   try {

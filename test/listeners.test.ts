@@ -9,7 +9,12 @@ const acme = () => workspaceByTier(ctx.fixtures, 'plus');
 const client = (workspace: FixtureWorkspace) => ctx.api.as(workspace);
 const LISTENERS = '/v2/listeners';
 
-const listenerBody = (computeId: string, namespaces = ['graphs']) => ({ compute_type: 'k8s', compute_id: computeId, compute_config: { k8s_namespaces: namespaces }, version: '0.12.0' });
+const listenerBody = (computeId: string, namespaces = ['graphs']) => ({
+  compute_type: 'k8s',
+  compute_id: computeId,
+  compute_config: { k8s_namespaces: namespaces },
+  version: '0.12.0',
+});
 
 function containerDeployment(name: string, listenerId: string) {
   return {
@@ -27,7 +32,12 @@ describe('GET /v2/listeners', () => {
     expect(all.status).toBe(200);
     expectSchema(all.body, 'ListenersList');
     expect(all.body.resources.map((listener: { id: string }) => listener.id)).toEqual(globex().listeners);
-    expect(all.body.resources[0]).toMatchObject({ compute_type: 'k8s', compute_id: 'globex-k8s-prod', compute_config: { k8s_namespaces: ['graphs', 'graphs-batch'] }, version: '0.11.4' });
+    expect(all.body.resources[0]).toMatchObject({
+      compute_type: 'k8s',
+      compute_id: 'globex-k8s-prod',
+      compute_config: { k8s_namespaces: ['graphs', 'graphs-batch'] },
+      version: '0.11.4',
+    });
 
     const first = await client(globex()).get(`${LISTENERS}?limit=1`);
     expect(first.body).toEqual({ resources: [all.body.resources[0]], offset: 1 });
@@ -49,7 +59,12 @@ describe('POST, GET, PATCH and DELETE /v2/listeners/{listener_id}', () => {
     const created = await api.post(LISTENERS, listenerBody('globex-k8s-edge', ['edge']));
     expect(created.status).toBe(201);
     expectSchema(created.body, 'Listener');
-    expect(created.body).toMatchObject({ compute_type: 'k8s', compute_id: 'globex-k8s-edge', compute_config: { k8s_namespaces: ['edge'] }, version: '0.12.0' });
+    expect(created.body).toMatchObject({
+      compute_type: 'k8s',
+      compute_id: 'globex-k8s-edge',
+      compute_config: { k8s_namespaces: ['edge'] },
+      version: '0.12.0',
+    });
     expect(created.body.created_at).toBe(created.body.updated_at);
     const path = `${LISTENERS}/${created.body.id}`;
     expect((await api.get(path)).body).toEqual(created.body);
@@ -57,10 +72,18 @@ describe('POST, GET, PATCH and DELETE /v2/listeners/{listener_id}', () => {
     await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
     const patched = await api.patch(path, { compute_config: { k8s_namespaces: ['edge', 'edge-batch'] } });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ id: created.body.id, compute_id: 'globex-k8s-edge', version: '0.12.0', compute_config: { k8s_namespaces: ['edge', 'edge-batch'] } });
+    expect(patched.body).toMatchObject({
+      id: created.body.id,
+      compute_id: 'globex-k8s-edge',
+      version: '0.12.0',
+      compute_config: { k8s_namespaces: ['edge', 'edge-batch'] },
+    });
     expect(Date.parse(patched.body.updated_at) - Date.parse(created.body.updated_at)).toBe(60_000);
     const versioned = await api.patch(path, { version: '0.13.1', compute_config: null });
-    expect(versioned.body).toMatchObject({ version: '0.13.1', compute_config: { k8s_namespaces: ['edge', 'edge-batch'] } });
+    expect(versioned.body).toMatchObject({
+      version: '0.13.1',
+      compute_config: { k8s_namespaces: ['edge', 'edge-batch'] },
+    });
 
     const deleted = await api.delete(path);
     expect(deleted.status).toBe(204);
@@ -75,7 +98,9 @@ describe('POST, GET, PATCH and DELETE /v2/listeners/{listener_id}', () => {
     const api = client(globex());
     const duplicate = await api.post(LISTENERS, listenerBody('globex-k8s-prod'));
     expect(duplicate.status).toBe(409);
-    expect(duplicate.body).toEqual({ detail: `Listener for the service workspace ID '${globex().id}' and compute ID 'globex-k8s-prod' already exists.` });
+    expect(duplicate.body).toEqual({
+      detail: `Listener for the service workspace ID '${globex().id}' and compute ID 'globex-k8s-prod' already exists.`,
+    });
     for (const config of [{}, { k8s_namespaces: null }, { k8s_namespaces: [] }]) {
       const refused = await api.post(LISTENERS, { ...listenerBody('globex-k8s-empty'), compute_config: config });
       expect(refused.status, JSON.stringify(config)).toBe(400);
@@ -98,7 +123,8 @@ describe('POST, GET, PATCH and DELETE /v2/listeners/{listener_id}', () => {
       await api.patch(`${LISTENERS}/${globex().listeners[0]}`, { version: 'x' }),
       await api.delete(`${LISTENERS}/${globex().listeners[0]}`),
     ];
-    for (const attempt of attempts) expect({ status: attempt.status, body: attempt.body }).toEqual({ status: 403, body: { detail } });
+    for (const attempt of attempts)
+      expect({ status: attempt.status, body: attempt.body }).toEqual({ status: 403, body: { detail } });
     expect((await client(globex()).get(`${LISTENERS}/${globex().listeners[0]}`)).status).toBe(200);
   });
 });
@@ -113,19 +139,26 @@ describe('listeners and the deployments that run on them', () => {
 
     const refused = await api.delete(`${LISTENERS}/${listener.id}`);
     expect(refused.status).toBe(409);
-    expect(refused.body).toEqual({ detail: `Listener ID ${listener.id} is used by deployment(s) ${deployment.body.id}. Delete those deployments first.` });
+    expect(refused.body).toEqual({
+      detail: `Listener ID ${listener.id} is used by deployment(s) ${deployment.body.id}. Delete those deployments first.`,
+    });
     expect((await api.get(`${LISTENERS}/${listener.id}`)).status).toBe(200);
 
     expect((await api.delete(`/v2/deployments/${deployment.body.id}`)).status).toBe(204);
     expect((await api.delete(`${LISTENERS}/${listener.id}`)).status).toBe(204);
     const orphan = await api.post('/v2/deployments', containerDeployment('on-a-deleted-listener', listener.id));
     expect(orphan.status).toBe(400);
-    expect(orphan.body).toEqual({ detail: `Source configuration error: listener_id ${listener.id} is not a listener of this workspace.` });
+    expect(orphan.body).toEqual({
+      detail: `Source configuration error: listener_id ${listener.id} is not a listener of this workspace.`,
+    });
   });
 
   it('refuses to delete a fixture listener that seeded deployments run on', async () => {
     const state = await ctx.admin.request('GET', `/state?workspace_id=${globex().id}`);
-    const users = state.body.workspaces[0].deployments.filter((deployment: { source_config: { listener_id: string | null } }) => deployment.source_config.listener_id === globex().listeners[0]);
+    const users = state.body.workspaces[0].deployments.filter(
+      (deployment: { source_config: { listener_id: string | null } }) =>
+        deployment.source_config.listener_id === globex().listeners[0],
+    );
     expect(users.length).toBeGreaterThan(0);
     const refused = await client(globex()).delete(`${LISTENERS}/${globex().listeners[0]}`);
     expect(refused.status).toBe(409);

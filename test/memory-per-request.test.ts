@@ -44,7 +44,9 @@ class Probe {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     return new Promise((resolve, reject) => {
-      child.once('message', (urls: { apiUrl: string; objstoreUrl: string }) => resolve(new Probe(child, urls.apiUrl, urls.objstoreUrl)));
+      child.once('message', (urls: { apiUrl: string; objstoreUrl: string }) =>
+        resolve(new Probe(child, urls.apiUrl, urls.objstoreUrl)),
+      );
       child.once('exit', (code) => reject(new Error(`the probe exited (${code}) before it listened`)));
     });
   }
@@ -52,7 +54,8 @@ class Probe {
   /** Sends a message and waits for the answer; fails if the instance exits first (out of memory). */
   private ask<T>(message: ProbeMessage): Promise<T> {
     return new Promise((resolve, reject) => {
-      const exited = (code: number | null, signal: string | null) => reject(new Error(`the instance exited (${code ?? signal})`));
+      const exited = (code: number | null, signal: string | null) =>
+        reject(new Error(`the instance exited (${code ?? signal})`));
       this.child.once('exit', exited);
       this.child.once('message', (answer: T) => {
         this.child.off('exit', exited);
@@ -96,7 +99,13 @@ function writable(request: http.ClientRequest): Promise<void> {
 }
 
 /** Sends a request whose body is written piece by piece as the connection takes it, until it ends or the server answers. */
-function send(url: string, method: string, headers: Record<string, string>, pieces: Iterable<Buffer | string>, agent: http.Agent | false): Promise<Sent> {
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  pieces: Iterable<Buffer | string>,
+  agent: http.Agent | false,
+): Promise<Sent> {
   return new Promise((resolve) => {
     let answered = false;
     const request = http.request(url, { method, headers, agent }, (response) => {
@@ -165,7 +174,8 @@ describe('memory per request', { timeout: 180_000 }, () => {
     const response = await fetch(`${probe.apiUrl}/_localplane${path}`, { method });
     return (response.status === 204 ? undefined : await response.json()) as T;
   };
-  const refusalsJournalled = async () => (await admin<{ count: number }>('GET', '/requests/count?source=objstore&status=403')).count;
+  const refusalsJournalled = async () =>
+    (await admin<{ count: number }>('GET', '/requests/count?source=objstore&status=403')).count;
 
   beforeAll(async () => {
     probe = await Probe.start();
@@ -202,14 +212,25 @@ describe('memory per request', { timeout: 180_000 }, () => {
     const workspace = workspaceByTier(fixtures, 'plus');
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     const body = echoedBody();
-    const headers = { 'x-api-key': workspace.api_key, 'content-type': 'application/json', 'content-length': String(body.length) };
-    const { retained, sent } = await retainedAfter(API_REQUESTS, () => send(`${probe.apiUrl}/api/v1/bulk-exports`, 'POST', headers, [body], agent));
+    const headers = {
+      'x-api-key': workspace.api_key,
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+    };
+    const { retained, sent } = await retainedAfter(API_REQUESTS, () =>
+      send(`${probe.apiUrl}/api/v1/bulk-exports`, 'POST', headers, [body], agent),
+    );
     agent.destroy();
 
     expect(new Set(sent.map((result) => result.status))).toEqual(new Set([422]));
     expect(sent[0]!.body.length).toBeGreaterThan(MiB);
     expect(retained).toBeLessThan(RETAINED_BOUND);
-    const [entry] = (await admin<{ requests: { request: { body: { text: string; size: number; truncated: boolean } } }[] }>('GET', '/requests?limit=1')).requests;
+    const [entry] = (
+      await admin<{ requests: { request: { body: { text: string; size: number; truncated: boolean } } }[] }>(
+        'GET',
+        '/requests?limit=1',
+      )
+    ).requests;
     expect(entry!.request.body).toMatchObject({ size: MiB, truncated: true });
     expect(entry!.request.body.text).toHaveLength(8 * 1024);
   });
@@ -218,7 +239,9 @@ describe('memory per request', { timeout: 180_000 }, () => {
     const headers = { 'x-api-key': workspaceByTier(fixtures, 'plus').api_key };
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     const count = 2000;
-    const { retained, sent } = await retainedAfter(count, () => send(`${probe.apiUrl}/v2/deployments?limit=1`, 'GET', headers, [], agent));
+    const { retained, sent } = await retainedAfter(count, () =>
+      send(`${probe.apiUrl}/v2/deployments?limit=1`, 'GET', headers, [], agent),
+    );
     agent.destroy();
 
     expect(new Set(sent.map((result) => result.status))).toEqual(new Set([200]));
@@ -228,7 +251,15 @@ describe('memory per request', { timeout: 180_000 }, () => {
   it('as many such requests to an in-process instance (no socket) leave no body held either', async () => {
     const api_key = workspaceByTier(fixtures, 'plus').api_key;
     const requests = (count: number) =>
-      probe.requestInProcess({ path: '/api/v1/bulk-exports', init: { method: 'POST', headers: { 'x-api-key': api_key, 'content-type': 'application/json' }, body: echoedBody() }, count });
+      probe.requestInProcess({
+        path: '/api/v1/bulk-exports',
+        init: {
+          method: 'POST',
+          headers: { 'x-api-key': api_key, 'content-type': 'application/json' },
+          body: echoedBody(),
+        },
+        count,
+      });
     await requests(WARM_UP);
     const before = await probe.measure();
     const statuses = await requests(API_REQUESTS);
@@ -243,7 +274,12 @@ describe('memory per request', { timeout: 180_000 }, () => {
     function refusedForm(fileSize: number): () => Promise<Sent> {
       const key = fullKey(fixtures);
       const date = new Date().toISOString().replace(/[-:]|\.\d{3}/g, '');
-      const policy = Buffer.from(JSON.stringify({ expiration: new Date(Date.now() + 3_600_000).toISOString(), conditions: [{ bucket: fixtures.objstore.buckets[0] }] })).toString('base64');
+      const policy = Buffer.from(
+        JSON.stringify({
+          expiration: new Date(Date.now() + 3_600_000).toISOString(),
+          conditions: [{ bucket: fixtures.objstore.buckets[0] }],
+        }),
+      ).toString('base64');
       const fields = {
         key: 'memory/${filename}',
         policy,
@@ -253,16 +289,32 @@ describe('memory per request', { timeout: 180_000 }, () => {
         'x-amz-signature': ZERO_SIGNATURE,
       };
       const head =
-        Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('') +
+        Object.entries(fields)
+          .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
+          .join('') +
         `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="large.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
       const tail = `\r\n--${boundary}--\r\n`;
-      const headers = { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(Buffer.byteLength(head) + fileSize + tail.length) };
-      return () => send(`${probe.objstoreUrl}/${fixtures.objstore.buckets[0]}`, 'POST', headers, framed(head, fileSize, tail), false);
+      const headers = {
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(Buffer.byteLength(head) + fileSize + tail.length),
+      };
+      return () =>
+        send(
+          `${probe.objstoreUrl}/${fixtures.objstore.buckets[0]}`,
+          'POST',
+          headers,
+          framed(head, fileSize, tail),
+          false,
+        );
     }
 
     it('400 forms refused with a 1 MiB file leave no form held', async () => {
       const { retained, sent } = await retainedAfter(REQUESTS, refusedForm(MiB));
-      expect(sent.filter((result) => result.status !== 'cut').every((result) => result.status === 403 && result.body.includes('SignatureDoesNotMatch'))).toBe(true);
+      expect(
+        sent
+          .filter((result) => result.status !== 'cut')
+          .every((result) => result.status === 403 && result.body.includes('SignatureDoesNotMatch')),
+      ).toBe(true);
       expect(await refusalsJournalled()).toBe(WARM_UP + REQUESTS);
       expect(retained).toBeLessThan(RETAINED_BOUND);
     });
@@ -281,15 +333,21 @@ describe('memory per request', { timeout: 180_000 }, () => {
     const key = fullKey(fixtures);
     const bucket = fixtures.objstore.buckets[0]!;
     const path = `/${bucket}/memory/download.bin`;
-    const headers = await signedHeaders(probe.objstoreUrl, { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key }, {
-      method: 'PUT',
-      path,
-      headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
-    });
+    const headers = await signedHeaders(
+      probe.objstoreUrl,
+      { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key },
+      {
+        method: 'PUT',
+        path,
+        headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+      },
+    );
     headers['content-length'] = String(size);
     expect((await send(`${probe.objstoreUrl}${path}`, 'PUT', headers, framed('', size, ''), false)).status).toBe(200);
 
-    const { growth, sent } = await peakOf(() => download(`${probe.apiUrl}/_localplane/objstore/buckets/${bucket}/object/content?key=memory/download.bin`));
+    const { growth, sent } = await peakOf(() =>
+      download(`${probe.apiUrl}/_localplane/objstore/buckets/${bucket}/object/content?key=memory/download.bin`),
+    );
     expect(sent).toEqual({ status: 200, body: String(size) });
     expect(growth).toBeLessThan(64 * MB);
   });
@@ -302,11 +360,19 @@ describe('memory per request', { timeout: 180_000 }, () => {
       const head = `${chunkSize.toString(16)};chunk-signature=${ZERO_SIGNATURE}\r\n`;
       const tail = `\r\n0;chunk-signature=${ZERO_SIGNATURE}\r\n\r\n`;
       return async () => {
-        const headers = await signedHeaders(probe.objstoreUrl, { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key }, {
-          method: 'PUT',
-          path,
-          headers: { 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD', 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': String(chunkSize) },
-        });
+        const headers = await signedHeaders(
+          probe.objstoreUrl,
+          { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key },
+          {
+            method: 'PUT',
+            path,
+            headers: {
+              'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+              'content-encoding': 'aws-chunked',
+              'x-amz-decoded-content-length': String(chunkSize),
+            },
+          },
+        );
         headers['content-length'] = String(head.length + chunkSize + tail.length);
         return send(`${probe.objstoreUrl}${path}`, 'PUT', headers, framed(head, chunkSize, tail), false);
       };
@@ -314,7 +380,11 @@ describe('memory per request', { timeout: 180_000 }, () => {
 
     it('400 uploads with a 256 KiB chunk signed with zeros leave no chunk held', async () => {
       const { retained, sent } = await retainedAfter(REQUESTS, badlySignedChunk(256 * 1024));
-      expect(sent.filter((result) => result.status !== 'cut').every((result) => result.status === 403 && result.body.includes('SignatureDoesNotMatch'))).toBe(true);
+      expect(
+        sent
+          .filter((result) => result.status !== 'cut')
+          .every((result) => result.status === 403 && result.body.includes('SignatureDoesNotMatch')),
+      ).toBe(true);
       expect(await refusalsJournalled()).toBe(WARM_UP + REQUESTS);
       expect(retained).toBeLessThan(RETAINED_BOUND);
     });

@@ -58,8 +58,17 @@ describe('POST /v2/auth/providers', () => {
 
   it('keeps provider_type and token_endpoint_auth_method as given, and refuses values outside their enums (422)', async () => {
     const api = client(acme());
-    const created = await api.post(PROVIDERS, { ...providerBody('crm'), provider_type: 'salesforce', token_endpoint_auth_method: 'client_secret_basic', uses_pkce: true });
-    expect(created.body).toMatchObject({ provider_type: 'salesforce', token_endpoint_auth_method: 'client_secret_basic', uses_pkce: true });
+    const created = await api.post(PROVIDERS, {
+      ...providerBody('crm'),
+      provider_type: 'salesforce',
+      token_endpoint_auth_method: 'client_secret_basic',
+      uses_pkce: true,
+    });
+    expect(created.body).toMatchObject({
+      provider_type: 'salesforce',
+      token_endpoint_auth_method: 'client_secret_basic',
+      uses_pkce: true,
+    });
     const refused = await api.post(PROVIDERS, { ...providerBody('crm-2'), provider_type: 'myspace' });
     expect(refused.status).toBe(422);
     expect(refused.body.detail[0]).toMatchObject({ loc: ['body', 'provider_type'] });
@@ -74,7 +83,9 @@ describe('POST /v2/auth/providers', () => {
     expect(duplicate.body).toEqual({ detail: 'OAuth provider codehost already exists.' });
     const elsewhere = await client(globex()).post(PROVIDERS, providerBody('chat'));
     expect(elsewhere.status).toBe(200);
-    expect(elsewhere.body.organization_id).not.toBe((await client(acme()).get(`${PROVIDERS}/chat`)).body.organization_id);
+    expect(elsewhere.body.organization_id).not.toBe(
+      (await client(acme()).get(`${PROVIDERS}/chat`)).body.organization_id,
+    );
   });
 });
 
@@ -83,9 +94,19 @@ describe('PATCH and DELETE /v2/auth/providers/{provider_id}', () => {
     const api = client(acme());
     const created = (await api.post(PROVIDERS, providerBody('tickets'))).body;
     await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 30 } });
-    const patched = await api.patch(`${PROVIDERS}/tickets`, { name: 'Ticket desk', client_secret: ROTATED_SECRET, uses_pkce: true, token_url: null });
+    const patched = await api.patch(`${PROVIDERS}/tickets`, {
+      name: 'Ticket desk',
+      client_secret: ROTATED_SECRET,
+      uses_pkce: true,
+      token_url: null,
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body).toEqual({ ...created, name: 'Ticket desk', uses_pkce: true, updated_at: patched.body.updated_at });
+    expect(patched.body).toEqual({
+      ...created,
+      name: 'Ticket desk',
+      uses_pkce: true,
+      updated_at: patched.body.updated_at,
+    });
     expect(Date.parse(patched.body.updated_at) - Date.parse(created.updated_at)).toBe(30_000);
     expect(patched.text).not.toContain(ROTATED_SECRET);
     await expectNowhere(ROTATED_SECRET);
@@ -93,11 +114,17 @@ describe('PATCH and DELETE /v2/auth/providers/{provider_id}', () => {
     const deleted = await api.delete(`${PROVIDERS}/tickets`);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ message: 'OAuth provider tickets deleted.' });
-    for (const answer of [await api.get(`${PROVIDERS}/tickets`), await api.patch(`${PROVIDERS}/tickets`, { name: 'x' }), await api.delete(`${PROVIDERS}/tickets`)]) {
+    for (const answer of [
+      await api.get(`${PROVIDERS}/tickets`),
+      await api.patch(`${PROVIDERS}/tickets`, { name: 'x' }),
+      await api.delete(`${PROVIDERS}/tickets`),
+    ]) {
       expect(answer.status).toBe(404);
       expect(answer.body).toEqual({ detail: 'OAuth provider tickets not found.' });
     }
-    expect((await api.get(PROVIDERS)).body.map((provider: { provider_id: string }) => provider.provider_id)).not.toContain('tickets');
+    expect(
+      (await api.get(PROVIDERS)).body.map((provider: { provider_id: string }) => provider.provider_id),
+    ).not.toContain('tickets');
   });
 
   it('deletes a fixture provider, which a reset brings back', async () => {
@@ -113,7 +140,12 @@ describe('PATCH and DELETE /v2/auth/providers/{provider_id}', () => {
 
 describe('POST /v2/auth/providers/mcp-discover', () => {
   it("creates a dynamic-client MCP provider from the server's discovered endpoints (those of the fixtures), deterministically", async () => {
-    const discover = () => client(acme()).post(`${PROVIDERS}/mcp-discover`, { provider_id: 'papers', name: 'Papers', mcp_server_url: 'https://papers.globex.example/mcp' });
+    const discover = () =>
+      client(acme()).post(`${PROVIDERS}/mcp-discover`, {
+        provider_id: 'papers',
+        name: 'Papers',
+        mcp_server_url: 'https://papers.globex.example/mcp',
+      });
     const papersFixture = (await client(globex()).get(`${PROVIDERS}/papers-mcp`)).body;
     expect((await ctx.admin.request('POST', '/reset')).status).toBe(200);
     const created = await discover();
@@ -143,10 +175,15 @@ describe('POST /v2/auth/providers/mcp-discover', () => {
   it('answers 400 with a detail when the MCP server has no OAuth metadata to discover, creating nothing', async () => {
     const api = client(acme());
     const before = (await api.get(PROVIDERS)).body;
-    const refused = await api.post(`${PROVIDERS}/mcp-discover`, { provider_id: 'nowhere', name: 'Nowhere', mcp_server_url: 'https://mcp.nowhere.example/mcp' });
+    const refused = await api.post(`${PROVIDERS}/mcp-discover`, {
+      provider_id: 'nowhere',
+      name: 'Nowhere',
+      mcp_server_url: 'https://mcp.nowhere.example/mcp',
+    });
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual({
-      detail: 'Failed to discover OAuth metadata for MCP server https://mcp.nowhere.example/mcp: no OAuth authorization server metadata was found at the server.',
+      detail:
+        'Failed to discover OAuth metadata for MCP server https://mcp.nowhere.example/mcp: no OAuth authorization server metadata was found at the server.',
     });
     expect((await api.get(PROVIDERS)).body).toEqual(before);
     const incomplete = await api.post(`${PROVIDERS}/mcp-discover`, { provider_id: 'nowhere', name: 'Nowhere' });

@@ -48,7 +48,9 @@ function unpackDataDir(): string {
   const dataDir = path.join(scratch, 'data-dir');
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir);
-  execFileSync('tar', ['-xf', '-', '-C', dataDir], { input: brotliDecompressSync(readFileSync(path.join(DATA, 'data-dir.tar.br'))) });
+  execFileSync('tar', ['-xf', '-', '-C', dataDir], {
+    input: brotliDecompressSync(readFileSync(path.join(DATA, 'data-dir.tar.br'))),
+  });
   return dataDir;
 }
 
@@ -72,7 +74,10 @@ async function corsHeadersOfGet(endpoint: string, origin: string): Promise<Recor
 async function goOnWith(lp: InProcessLocalplane, s3: S3Client, endpoint: string): Promise<void> {
   // The CORS rules s3rver wrote let their origin in, preflight and request.
   const preflight = (origin: string) =>
-    fetch(`${endpoint}/${CREATED_BUCKET}/inside.txt`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PUT' } });
+    fetch(`${endpoint}/${CREATED_BUCKET}/inside.txt`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'PUT' },
+    });
   expect((await preflight('https://app.example')).status).toBe(200);
   expect((await preflight('https://other.example')).status).toBe(403);
   expect(await corsHeadersOfGet(endpoint, 'https://app.example')).toMatchObject({
@@ -83,25 +88,46 @@ async function goOnWith(lp: InProcessLocalplane, s3: S3Client, endpoint: string)
   await expect(corsHeadersOfGet(endpoint, 'https://other.example')).rejects.toThrow(/no CORS rule/);
 
   // The upload 1182b23 left unfinished completes with the parts it took, their ETags and checksums.
-  const uploadId = expected['exports']!.uploads.map((upload) => upload as { Key: string; UploadId: string }).find(({ Key }) => Key === 'unfinished/upload.bin')!.UploadId;
-  const { Parts } = await s3.send(new ListPartsCommand({ Bucket: 'exports', Key: 'unfinished/upload.bin', UploadId: uploadId }));
+  const uploadId = expected['exports']!.uploads.map((upload) => upload as { Key: string; UploadId: string }).find(
+    ({ Key }) => Key === 'unfinished/upload.bin',
+  )!.UploadId;
+  const { Parts } = await s3.send(
+    new ListPartsCommand({ Bucket: 'exports', Key: 'unfinished/upload.bin', UploadId: uploadId }),
+  );
   await s3.send(
     new CompleteMultipartUploadCommand({
       Bucket: 'exports',
       Key: 'unfinished/upload.bin',
       UploadId: uploadId,
-      MultipartUpload: { Parts: Parts!.map(({ PartNumber, ETag, ChecksumCRC32C }) => ({ PartNumber, ETag, ChecksumCRC32C })) },
+      MultipartUpload: {
+        Parts: Parts!.map(({ PartNumber, ETag, ChecksumCRC32C }) => ({ PartNumber, ETag, ChecksumCRC32C })),
+      },
     }),
   );
-  const completed = await s3.send(new HeadObjectCommand({ Bucket: 'exports', Key: 'unfinished/upload.bin', ChecksumMode: 'ENABLED' }));
-  expect(completed).toMatchObject({ ContentLength: 5 * 1024 * 1024 + 50, ContentType: 'application/x-unfinished', Metadata: { state: 'unfinished' }, ChecksumType: 'COMPOSITE' });
+  const completed = await s3.send(
+    new HeadObjectCommand({ Bucket: 'exports', Key: 'unfinished/upload.bin', ChecksumMode: 'ENABLED' }),
+  );
+  expect(completed).toMatchObject({
+    ContentLength: 5 * 1024 * 1024 + 50,
+    ContentType: 'application/x-unfinished',
+    Metadata: { state: 'unfinished' },
+    ChecksumType: 'COMPOSITE',
+  });
   expect(completed.ETag).toMatch(/-2"$/);
   expect(completed.ChecksumCRC32C).toMatch(/-2$/);
   expect((await getBytes(s3, 'exports', 'unfinished/upload.bin')).length).toBe(5 * 1024 * 1024 + 50);
 
   // Tags 1182b23 wrote are replaced, and an object goes with its tags and the folders it leaves empty.
-  await s3.send(new PutObjectTaggingCommand({ Bucket: 'exports', Key: 'tagged/object.json', Tagging: { TagSet: [{ Key: 'again', Value: 'ü 2' }] } }));
-  expect((await s3.send(new GetObjectTaggingCommand({ Bucket: 'exports', Key: 'tagged/object.json' }))).TagSet).toEqual([{ Key: 'again', Value: 'ü 2' }]);
+  await s3.send(
+    new PutObjectTaggingCommand({
+      Bucket: 'exports',
+      Key: 'tagged/object.json',
+      Tagging: { TagSet: [{ Key: 'again', Value: 'ü 2' }] },
+    }),
+  );
+  expect((await s3.send(new GetObjectTaggingCommand({ Bucket: 'exports', Key: 'tagged/object.json' }))).TagSet).toEqual(
+    [{ Key: 'again', Value: 'ü 2' }],
+  );
   await s3.send(new DeleteObjectCommand({ Bucket: 'exports', Key: 'tagged/object.json' }));
   await s3.send(new DeleteObjectCommand({ Bucket: 'exports', Key: 'deep/a/b/c/d.txt' }));
   const bucketFolder = path.join(lp.dataDir, 'objstore', 'exports');
@@ -130,8 +156,16 @@ describe('what 1182b23 stored', () => {
     // generator's sources, which have changed since: the file is 1182b23's but for that key.
     const own = path.join(scratch, 'own.snapshot');
     await lp.snapshot(own);
-    const parts = readSnapshotParts(writeFile(path.join(scratch, '1182b23.snapshot'), brotliDecompressSync(readFileSync(path.join(DATA, 'snapshot.br')))));
-    const snapshot = writeFile(path.join(scratch, 'objstore.snapshot'), snapshotBytes({ ...parts, header: { ...parts.header, template: readSnapshotParts(own).header.template } }));
+    const parts = readSnapshotParts(
+      writeFile(
+        path.join(scratch, '1182b23.snapshot'),
+        brotliDecompressSync(readFileSync(path.join(DATA, 'snapshot.br'))),
+      ),
+    );
+    const snapshot = writeFile(
+      path.join(scratch, 'objstore.snapshot'),
+      snapshotBytes({ ...parts, header: { ...parts.header, template: readSnapshotParts(own).header.template } }),
+    );
     await lp.restore(snapshot);
     const endpoint = await lp.objstoreEndpoint();
     const s3 = s3ClientAt(endpoint, FULL_KEY);

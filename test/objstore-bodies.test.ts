@@ -19,7 +19,15 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import { AwsChunkedDecoder } from '../src/objstore/server/bodies/aws-chunked.ts';
 import type { ObjstoreKey } from '../src/objstore/index.ts';
-import { CHECKSUMS_WHEN_REQUIRED, failure, forEachStorage, NodeSha256, rawRequest, useObjstore, type RawResponse } from './support/objstore-server.ts';
+import {
+  CHECKSUMS_WHEN_REQUIRED,
+  failure,
+  forEachStorage,
+  NodeSha256,
+  rawRequest,
+  useObjstore,
+  type RawResponse,
+} from './support/objstore-server.ts';
 
 const BUCKET = 'exports';
 const REGION = 'us-east-1';
@@ -75,7 +83,9 @@ function signer(): SignatureV4 {
 const codeOf = (xml: string) => /<Code>([^<]*)<\/Code>/.exec(xml)?.[1];
 const XML_ENTITIES: Record<string, string> = { apos: "'", quot: '"', lt: '<', gt: '>', amp: '&' };
 const messageOf = (xml: string) =>
-  /<Message>([^<]*)<\/Message>/.exec(xml)?.[1]?.replace(/&(apos|quot|lt|gt|amp);/g, (_, name: string) => XML_ENTITIES[name]!);
+  /<Message>([^<]*)<\/Message>/
+    .exec(xml)?.[1]
+    ?.replace(/&(apos|quot|lt|gt|amp);/g, (_, name: string) => XML_ENTITIES[name]!);
 
 interface SignedPut {
   key: string;
@@ -96,12 +106,18 @@ interface ChunkedOptions {
 }
 
 function scopeOf(date: Date): { amzDate: string; scope: string } {
-  const amzDate = date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const amzDate = date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   return { amzDate, scope: `${amzDate.slice(0, 8)}/${REGION}/s3/aws4_request` };
 }
 
 /** The aws-chunked encoding of `data`, as an SDK sends it. */
-async function awsChunked(data: Buffer, { chunkSize = 64 * 1024, trailer = [], signing }: ChunkedOptions = {}): Promise<Buffer> {
+async function awsChunked(
+  data: Buffer,
+  { chunkSize = 64 * 1024, trailer = [], signing }: ChunkedOptions = {},
+): Promise<Buffer> {
   const chunks = [...piecesOf(data, chunkSize), Buffer.alloc(0)];
   const parts: Buffer[] = [];
   let previous = signing?.seedSignature ?? '';
@@ -128,7 +144,10 @@ async function awsChunked(data: Buffer, { chunkSize = 64 * 1024, trailer = [], s
 interface ChunkedPut {
   key: string;
   data: Buffer;
-  payload?: 'STREAMING-UNSIGNED-PAYLOAD-TRAILER' | 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD' | 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER';
+  payload?:
+    | 'STREAMING-UNSIGNED-PAYLOAD-TRAILER'
+    | 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD'
+    | 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER';
   /** Announced in x-amz-trailer and sent after the final chunk. */
   trailer?: [name: string, value: string];
   headers?: Record<string, string>;
@@ -150,10 +169,12 @@ const CHECK_VALUES: Record<ChecksumAlgorithm, string> = {
   SHA256: '15e2b0d3c33891ebb0f1ef609ec419420c20e320ce94c65fbc8c3312448eb225',
 };
 const checkValue = (algorithm: ChecksumAlgorithm) => Buffer.from(CHECK_VALUES[algorithm], 'hex').toString('base64');
-const wrongValue = (algorithm: ChecksumAlgorithm) => Buffer.alloc(CHECK_VALUES[algorithm].length / 2, 1).toString('base64');
+const wrongValue = (algorithm: ChecksumAlgorithm) =>
+  Buffer.alloc(CHECK_VALUES[algorithm].length / 2, 1).toString('base64');
 const ALGORITHMS = Object.keys(CHECK_VALUES) as ChecksumAlgorithm[];
 const outputField = (algorithm: ChecksumAlgorithm) =>
-  `Checksum${algorithm}` as 'ChecksumCRC32' | 'ChecksumCRC32C' | 'ChecksumCRC64NVME' | 'ChecksumSHA1' | 'ChecksumSHA256';
+  `Checksum${algorithm}` as
+    'ChecksumCRC32' | 'ChecksumCRC32C' | 'ChecksumCRC64NVME' | 'ChecksumSHA1' | 'ChecksumSHA256';
 const headerName = (algorithm: ChecksumAlgorithm) => `x-amz-checksum-${algorithm.toLowerCase()}`;
 
 function numberBytes(value: number): Buffer {
@@ -185,7 +206,14 @@ forEachStorage((storage) => {
   async function signPut({ key, query = {}, headers }: SignedPut, signingDate: Date) {
     const host = new URL(ctx.objstore.url).host;
     const signed = await signer().sign(
-      { method: 'PUT', protocol: 'http:', hostname: host.split(':')[0]!, path: `/${BUCKET}/${key}`, query, headers: { host, ...headers } },
+      {
+        method: 'PUT',
+        protocol: 'http:',
+        hostname: host.split(':')[0]!,
+        path: `/${BUCKET}/${key}`,
+        query,
+        headers: { host, ...headers },
+      },
       { signingDate },
     );
     const seedSignature = /Signature=([0-9a-f]{64})/.exec(signed.headers['authorization']!)![1]!;
@@ -196,7 +224,13 @@ forEachStorage((storage) => {
   /** PutObject with a plain body; `x-amz-content-sha256` defaults to the body's hash. */
   async function rawPut(key: string, body: Buffer, headers: Record<string, string> = {}): Promise<RawResponse> {
     const signed = await signPut({ key, headers: { 'x-amz-content-sha256': sha256Hex(body), ...headers } }, new Date());
-    return rawRequest(ctx.objstore.url, 'PUT', signed.url, { ...signed.headers, 'content-length': String(body.length) }, body);
+    return rawRequest(
+      ctx.objstore.url,
+      'PUT',
+      signed.url,
+      { ...signed.headers, 'content-length': String(body.length) },
+      body,
+    );
   }
 
   /** PutObject (or UploadPart, with `query`) with an aws-chunked body. */
@@ -226,8 +260,16 @@ forEachStorage((storage) => {
       date,
     );
     const signing = payload.startsWith('STREAMING-AWS4') ? { date, seedSignature: signed.seedSignature } : undefined;
-    const body = edit(await awsChunked(data, { chunkSize, trailer: trailer ? [`${trailer[0]}:${trailer[1]}`] : [], signing }));
-    return rawRequest(ctx.objstore.url, 'PUT', signed.url, { ...signed.headers, 'content-length': String(body.length) }, body);
+    const body = edit(
+      await awsChunked(data, { chunkSize, trailer: trailer ? [`${trailer[0]}:${trailer[1]}`] : [], signing }),
+    );
+    return rawRequest(
+      ctx.objstore.url,
+      'PUT',
+      signed.url,
+      { ...signed.headers, 'content-length': String(body.length) },
+      body,
+    );
   }
 
   beforeEach(async () => {
@@ -235,30 +277,38 @@ forEachStorage((storage) => {
   });
 
   describe('streamed uploads from the SDK at its default settings', () => {
-    it.each([0, 1, 64 * 1024 + 1, 10 * 1024 * 1024])('PutObject of %i bytes from a Readable round-trips', async (size) => {
-      const client = defaultClient();
-      const sent = recordSentHeaders(client);
-      const data = patterned(size);
-      const put = await client.send(
-        new PutObjectCommand({ Bucket: BUCKET, Key: 'streamed', Body: Readable.from(piecesOf(data, 64 * 1024)), ContentLength: size }),
-      );
-      // The trap: the SDK frames a streamed body as aws-chunked with a checksum trailer.
-      expect(sent[0]).toMatchObject({
-        'content-encoding': 'aws-chunked',
-        'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER',
-        'x-amz-trailer': 'x-amz-checksum-crc32',
-      });
-      expect(put.ETag).toBe(`"${md5Hex(data)}"`);
-      expect(put.ChecksumCRC32).toBe(crc32Base64(data));
+    it.each([0, 1, 64 * 1024 + 1, 10 * 1024 * 1024])(
+      'PutObject of %i bytes from a Readable round-trips',
+      async (size) => {
+        const client = defaultClient();
+        const sent = recordSentHeaders(client);
+        const data = patterned(size);
+        const put = await client.send(
+          new PutObjectCommand({
+            Bucket: BUCKET,
+            Key: 'streamed',
+            Body: Readable.from(piecesOf(data, 64 * 1024)),
+            ContentLength: size,
+          }),
+        );
+        // The trap: the SDK frames a streamed body as aws-chunked with a checksum trailer.
+        expect(sent[0]).toMatchObject({
+          'content-encoding': 'aws-chunked',
+          'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER',
+          'x-amz-trailer': 'x-amz-checksum-crc32',
+        });
+        expect(put.ETag).toBe(`"${md5Hex(data)}"`);
+        expect(put.ChecksumCRC32).toBe(crc32Base64(data));
 
-      // The default client asks for the checksum and checks the bytes against it.
-      expect((await bodyOf(client, 'streamed')).equals(data)).toBe(true);
-      const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'streamed' }));
-      expect(head.ContentLength).toBe(size);
-      expect(head.ETag).toBe(`"${md5Hex(data)}"`);
-      expect(head.ContentEncoding).toBeUndefined();
-      expect(incomingFiles()).toEqual([]);
-    });
+        // The default client asks for the checksum and checks the bytes against it.
+        expect((await bodyOf(client, 'streamed')).equals(data)).toBe(true);
+        const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'streamed' }));
+        expect(head.ContentLength).toBe(size);
+        expect(head.ETag).toBe(`"${md5Hex(data)}"`);
+        expect(head.ContentEncoding).toBeUndefined();
+        expect(incomingFiles()).toEqual([]);
+      },
+    );
 
     it('PutObject from a file stream without ContentLength round-trips', async () => {
       const data = patterned(3 * 1024 * 1024 + 5, 7);
@@ -266,7 +316,9 @@ forEachStorage((storage) => {
       fs.writeFileSync(file, data);
       try {
         const client = defaultClient();
-        const put = await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'from-file', Body: fs.createReadStream(file) }));
+        const put = await client.send(
+          new PutObjectCommand({ Bucket: BUCKET, Key: 'from-file', Body: fs.createReadStream(file) }),
+        );
         expect(put.ETag).toBe(`"${md5Hex(data)}"`);
         expect((await bodyOf(client, 'from-file')).equals(data)).toBe(true);
       } finally {
@@ -279,7 +331,13 @@ forEachStorage((storage) => {
       const sent = recordSentHeaders(client);
       const data = patterned(20_000, 3);
       await client.send(
-        new PutObjectCommand({ Bucket: BUCKET, Key: 'gz', Body: Readable.from([data]), ContentLength: data.length, ContentEncoding: 'gzip' }),
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: 'gz',
+          Body: Readable.from([data]),
+          ContentLength: data.length,
+          ContentEncoding: 'gzip',
+        }),
       );
       expect(sent[0]!['content-encoding']).toMatch(/aws-chunked/);
       const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'gz' }));
@@ -290,7 +348,10 @@ forEachStorage((storage) => {
     it('lib-storage Upload of a small stream round-trips in one PutObject', async () => {
       const client = defaultClient();
       const data = patterned(1024 * 1024 + 3, 11);
-      const result = await new Upload({ client, params: { Bucket: BUCKET, Key: 'single', Body: Readable.from(piecesOf(data, 64 * 1024)) } }).done();
+      const result = await new Upload({
+        client,
+        params: { Bucket: BUCKET, Key: 'single', Body: Readable.from(piecesOf(data, 64 * 1024)) },
+      }).done();
       expect(result.ETag).toBe(`"${md5Hex(data)}"`);
       const stored = await bodyOf(client, 'single');
       expect(md5Hex(stored)).toBe(md5Hex(data));
@@ -354,7 +415,12 @@ forEachStorage((storage) => {
       const data = patterned(30_000, 29);
       const error = await failure(
         client.send(
-          new PutObjectCommand({ Bucket: BUCKET, Key: 'small-chunks', Body: Readable.from(piecesOf(data, 100)), ContentLength: data.length }),
+          new PutObjectCommand({
+            Bucket: BUCKET,
+            Key: 'small-chunks',
+            Body: Readable.from(piecesOf(data, 100)),
+            ContentLength: data.length,
+          }),
         ),
       );
       expect(error.$metadata?.httpStatusCode).toBe(403);
@@ -382,7 +448,10 @@ forEachStorage((storage) => {
       );
       expect(sent[0]![headerName(algorithm)]).toBe(checkValue(algorithm));
       expect(sent[1]).toMatchObject({ 'x-amz-trailer': headerName(algorithm) });
-      for (const [key, put] of [['in-header', inHeader], ['in-trailer', inTrailer]] as const) {
+      for (const [key, put] of [
+        ['in-header', inHeader],
+        ['in-trailer', inTrailer],
+      ] as const) {
         expect(put[outputField(algorithm)]).toBe(checkValue(algorithm));
         expect(put.ChecksumType).toBe('FULL_OBJECT');
         const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key, ChecksumMode: 'ENABLED' }));
@@ -392,26 +461,40 @@ forEachStorage((storage) => {
       }
     });
 
-    it.each(ALGORITHMS)('refuses a wrong %s in a header or a trailer with BadDigest, keeping the previous object', async (algorithm) => {
-      const client = plainClient();
-      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept', Body: 'previous' }));
-      const message = `The ${algorithm} you specified did not match the calculated checksum.`;
+    it.each(ALGORITHMS)(
+      'refuses a wrong %s in a header or a trailer with BadDigest, keeping the previous object',
+      async (algorithm) => {
+        const client = plainClient();
+        await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept', Body: 'previous' }));
+        const message = `The ${algorithm} you specified did not match the calculated checksum.`;
 
-      const viaSdk = await failure(
-        client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept', Body: CHECK_DATA, [outputField(algorithm)]: wrongValue(algorithm) })),
-      );
-      expect(viaSdk.name).toBe('BadDigest');
-      expect(viaSdk.$metadata?.httpStatusCode).toBe(400);
-      expect(viaSdk.message).toBe(message);
+        const viaSdk = await failure(
+          client.send(
+            new PutObjectCommand({
+              Bucket: BUCKET,
+              Key: 'kept',
+              Body: CHECK_DATA,
+              [outputField(algorithm)]: wrongValue(algorithm),
+            }),
+          ),
+        );
+        expect(viaSdk.name).toBe('BadDigest');
+        expect(viaSdk.$metadata?.httpStatusCode).toBe(400);
+        expect(viaSdk.message).toBe(message);
 
-      const inTrailer = await chunkedPut({ key: 'kept', data: CHECK_DATA, trailer: [headerName(algorithm), wrongValue(algorithm)] });
-      expect(inTrailer.status).toBe(400);
-      expect(codeOf(inTrailer.body)).toBe('BadDigest');
-      expect(messageOf(inTrailer.body)).toBe(message);
+        const inTrailer = await chunkedPut({
+          key: 'kept',
+          data: CHECK_DATA,
+          trailer: [headerName(algorithm), wrongValue(algorithm)],
+        });
+        expect(inTrailer.status).toBe(400);
+        expect(codeOf(inTrailer.body)).toBe('BadDigest');
+        expect(messageOf(inTrailer.body)).toBe(message);
 
-      expect((await bodyOf(client, 'kept')).toString()).toBe('previous');
-      expect(incomingFiles()).toEqual([]);
-    });
+        expect((await bodyOf(client, 'kept')).toString()).toBe('previous');
+        expect(incomingFiles()).toEqual([]);
+      },
+    );
 
     it('answers the default CRC64NVME for an upload without a checksum', async () => {
       const client = plainClient();
@@ -424,7 +507,9 @@ forEachStorage((storage) => {
     it('answers the stored checksum only when asked for the whole object', async () => {
       const client = defaultClient();
       const data = patterned(50_000, 31);
-      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'ranged', Body: data, ChecksumAlgorithm: 'SHA256' }));
+      await client.send(
+        new PutObjectCommand({ Bucket: BUCKET, Key: 'ranged', Body: data, ChecksumAlgorithm: 'SHA256' }),
+      );
       const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'ranged' }));
       expect(head.ChecksumSHA256).toBeUndefined();
       // The default client validates a checksum it is given, which would fail for a range.
@@ -433,17 +518,20 @@ forEachStorage((storage) => {
       expect(Buffer.from(await range.Body!.transformToByteArray()).equals(data.subarray(100, 200))).toBe(true);
     });
 
-    if (storage === 'files') it('answers checksums the SDK checks: a stored object damaged on disk fails its GetObject', async () => {
-      const client = defaultClient();
-      const data = patterned(10_000, 37);
-      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'damaged', Body: data, ChecksumAlgorithm: 'CRC32C' }));
-      const file = path.join(ctx.directory, BUCKET, 'damaged._S3rver_object');
-      const damaged = Buffer.from(data);
-      damaged[5000] ^= 0xff;
-      fs.writeFileSync(file, damaged);
-      const response = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'damaged' }));
-      await expect(response.Body!.transformToByteArray()).rejects.toThrow(/Checksum mismatch/);
-    });
+    if (storage === 'files')
+      it('answers checksums the SDK checks: a stored object damaged on disk fails its GetObject', async () => {
+        const client = defaultClient();
+        const data = patterned(10_000, 37);
+        await client.send(
+          new PutObjectCommand({ Bucket: BUCKET, Key: 'damaged', Body: data, ChecksumAlgorithm: 'CRC32C' }),
+        );
+        const file = path.join(ctx.directory, BUCKET, 'damaged._S3rver_object');
+        const damaged = Buffer.from(data);
+        damaged[5000] ^= 0xff;
+        fs.writeFileSync(file, damaged);
+        const response = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'damaged' }));
+        await expect(response.Body!.transformToByteArray()).rejects.toThrow(/Checksum mismatch/);
+      });
 
     it('refuses malformed checksum requests with S3 errors', async () => {
       const invalidHeader = await rawPut('bad', CHECK_DATA, { 'x-amz-checksum-crc32': CHECK_VALUES.CRC32 });
@@ -453,7 +541,11 @@ forEachStorage((storage) => {
         'Value for x-amz-checksum-crc32 header is invalid.',
       ]);
 
-      const invalidTrailer = await chunkedPut({ key: 'bad', data: CHECK_DATA, trailer: ['x-amz-checksum-sha1', 'not base64'] });
+      const invalidTrailer = await chunkedPut({
+        key: 'bad',
+        data: CHECK_DATA,
+        trailer: ['x-amz-checksum-sha1', 'not base64'],
+      });
       expect([invalidTrailer.status, messageOf(invalidTrailer.body)]).toEqual([
         400,
         'Value for x-amz-checksum-sha1 trailing header is invalid.',
@@ -471,7 +563,11 @@ forEachStorage((storage) => {
       const algorithmOnly = await rawPut('bad', CHECK_DATA, { 'x-amz-sdk-checksum-algorithm': 'CRC32' });
       expect(codeOf(algorithmOnly.body)).toBe('InvalidRequest');
 
-      const unknownTrailer = await chunkedPut({ key: 'bad', data: CHECK_DATA, trailer: ['x-amz-checksum-md4', 'AAAA'] });
+      const unknownTrailer = await chunkedPut({
+        key: 'bad',
+        data: CHECK_DATA,
+        trailer: ['x-amz-checksum-md4', 'AAAA'],
+      });
       expect([unknownTrailer.status, messageOf(unknownTrailer.body)]).toEqual([
         400,
         'The value specified in the x-amz-trailer header is not supported',
@@ -488,7 +584,9 @@ forEachStorage((storage) => {
       const plainBodyWithTrailer = await rawPut('bad', CHECK_DATA, { 'x-amz-trailer': 'x-amz-checksum-crc32' });
       expect(codeOf(plainBodyWithTrailer.body)).toBe('MalformedTrailerError');
 
-      const head = await plainClient().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'bad' })).catch((err: Error) => err.name);
+      const head = await plainClient()
+        .send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'bad' }))
+        .catch((err: Error) => err.name);
       expect(head).toBe('NotFound');
       expect(incomingFiles()).toEqual([]);
     });
@@ -498,11 +596,15 @@ forEachStorage((storage) => {
     it('accepts a right Content-MD5 and refuses a wrong or malformed one', async () => {
       const client = plainClient();
       const data = patterned(4096, 41);
-      const right = await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'md5', Body: data, ContentMD5: md5Base64(data) }));
+      const right = await client.send(
+        new PutObjectCommand({ Bucket: BUCKET, Key: 'md5', Body: data, ContentMD5: md5Base64(data) }),
+      );
       expect(right.ETag).toBe(`"${md5Hex(data)}"`);
 
       const wrong = await failure(
-        client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'md5', Body: patterned(4096, 43), ContentMD5: md5Base64(data) })),
+        client.send(
+          new PutObjectCommand({ Bucket: BUCKET, Key: 'md5', Body: patterned(4096, 43), ContentMD5: md5Base64(data) }),
+        ),
       );
       expect([wrong.$metadata?.httpStatusCode, wrong.name, wrong.message]).toEqual([
         400,
@@ -527,7 +629,14 @@ forEachStorage((storage) => {
       const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'part-md5' }));
       const wrong = await failure(
         client.send(
-          new UploadPartCommand({ Bucket: BUCKET, Key: 'part-md5', UploadId, PartNumber: 1, Body: data, ContentMD5: md5Base64('other') }),
+          new UploadPartCommand({
+            Bucket: BUCKET,
+            Key: 'part-md5',
+            UploadId,
+            PartNumber: 1,
+            Body: data,
+            ContentMD5: md5Base64('other'),
+          }),
         ),
       );
       expect(wrong.name).toBe('BadDigest');
@@ -577,7 +686,12 @@ forEachStorage((storage) => {
     }
 
     it('decodes signed chunks, with and without a signed trailer', async () => {
-      const signed = await chunkedPut({ key: 'signed', data: DATA, payload: 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD', chunkSize: 8192 });
+      const signed = await chunkedPut({
+        key: 'signed',
+        data: DATA,
+        payload: 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+        chunkSize: 8192,
+      });
       expect(signed.status).toBe(200);
       expect(signed.headers.etag).toBe(`"${md5Hex(DATA)}"`);
 
@@ -632,8 +746,14 @@ forEachStorage((storage) => {
 
     it.each([
       ['a body that ends before the final chunk', (body: Buffer) => body.subarray(0, body.lastIndexOf('0\r\n'))],
-      ['a chunk size that is not hexadecimal', (body: Buffer) => Buffer.concat([Buffer.from('zz'), body.subarray(body.indexOf('\r\n'))])],
-      ['chunk data not followed by CRLF', (body: Buffer) => Buffer.from(body.toString('latin1').replace('\r\n0\r\n', 'xx0\r\n'), 'latin1')],
+      [
+        'a chunk size that is not hexadecimal',
+        (body: Buffer) => Buffer.concat([Buffer.from('zz'), body.subarray(body.indexOf('\r\n'))]),
+      ],
+      [
+        'chunk data not followed by CRLF',
+        (body: Buffer) => Buffer.from(body.toString('latin1').replace('\r\n0\r\n', 'xx0\r\n'), 'latin1'),
+      ],
       ['bytes after the end', (body: Buffer) => Buffer.concat([body, Buffer.from('2\r\nab\r\n')])],
     ])('refuses %s with IncompleteBody', async (_name, edit) => {
       const response = await chunkedPut({ key: 'framed', data: DATA, chunkSize: 8192, edit });
@@ -641,15 +761,18 @@ forEachStorage((storage) => {
       await expectPrevious();
     });
 
-    it.each([DATA.length + 1, DATA.length - 1])('refuses a decoded length of %i that the content does not have', async (declared) => {
-      const response = await chunkedPut({
-        key: 'framed',
-        data: DATA,
-        headers: { 'x-amz-decoded-content-length': String(declared) },
-      });
-      expect([response.status, codeOf(response.body)]).toEqual([400, 'IncompleteBody']);
-      await expectPrevious();
-    });
+    it.each([DATA.length + 1, DATA.length - 1])(
+      'refuses a decoded length of %i that the content does not have',
+      async (declared) => {
+        const response = await chunkedPut({
+          key: 'framed',
+          data: DATA,
+          headers: { 'x-amz-decoded-content-length': String(declared) },
+        });
+        expect([response.status, codeOf(response.body)]).toEqual([400, 'IncompleteBody']);
+        await expectPrevious();
+      },
+    );
 
     it('answers a body that outgrows its decoded length while it is still arriving', async () => {
       const response = await chunkedPut({
@@ -665,11 +788,20 @@ forEachStorage((storage) => {
     it('refuses an aws-chunked body without a decoded length', async () => {
       const date = new Date();
       const noLength = await signPut(
-        { key: 'framed', headers: { 'content-encoding': 'aws-chunked', 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER' } },
+        {
+          key: 'framed',
+          headers: { 'content-encoding': 'aws-chunked', 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER' },
+        },
         date,
       );
       const body = await awsChunked(DATA);
-      const missing = await rawRequest(ctx.objstore.url, 'PUT', noLength.url, { ...noLength.headers, 'content-length': String(body.length) }, body);
+      const missing = await rawRequest(
+        ctx.objstore.url,
+        'PUT',
+        noLength.url,
+        { ...noLength.headers, 'content-length': String(body.length) },
+        body,
+      );
       expect([missing.status, codeOf(missing.body)]).toEqual([411, 'MissingContentLength']);
       await expectPrevious();
     });
@@ -702,7 +834,11 @@ describe('the aws-chunked decoder and chunk signatures', () => {
   it('checks every chunk signature in order, the final empty chunk and the trailer included', async () => {
     const data = patterned(8192 + 10, 67);
     const seedSignature = 'a'.repeat(64);
-    const body = await awsChunked(data, { chunkSize: 8192, trailer: ['x-amz-checksum-crc32:AAAAAA=='], signing: { date: new Date(), seedSignature } });
+    const body = await awsChunked(data, {
+      chunkSize: 8192,
+      trailer: ['x-amz-checksum-crc32:AAAAAA=='],
+      signing: { date: new Date(), seedSignature },
+    });
     const calls: string[] = [];
     const decoder = new AwsChunkedDecoder({
       signatures: {
@@ -721,7 +857,9 @@ describe('the aws-chunked decoder and chunk signatures', () => {
     const decoded = [...piecesOf(body, 7)].flatMap((piece) => decoder.decode(piece));
     expect(Buffer.concat(decoded).equals(data)).toBe(true);
     expect(decoder.end()).toEqual(new Map([['x-amz-checksum-crc32', 'AAAAAA==']]));
-    const signatures = [...body.toString('latin1').matchAll(/(?:chunk-signature=|x-amz-trailer-signature:)([0-9a-f]{8})/g)].map((m) => m[1]);
+    const signatures = [
+      ...body.toString('latin1').matchAll(/(?:chunk-signature=|x-amz-trailer-signature:)([0-9a-f]{8})/g),
+    ].map((m) => m[1]);
     expect(calls).toEqual([
       `chunk ${sha256Hex(data.subarray(0, 8192))} ${signatures[0]}`,
       `chunk ${sha256Hex(data.subarray(8192))} ${signatures[1]}`,
@@ -736,6 +874,8 @@ describe('the aws-chunked decoder and chunk signatures', () => {
       signedTrailer: false,
     });
     const signature = 'b'.repeat(64);
-    expect(() => decoder.decode(Buffer.from(`3;chunk-signature=${signature}\r\nabc\r\n`))).toThrow(/SignatureDoesNotMatch/);
+    expect(() => decoder.decode(Buffer.from(`3;chunk-signature=${signature}\r\nabc\r\n`))).toThrow(
+      /SignatureDoesNotMatch/,
+    );
   });
 });

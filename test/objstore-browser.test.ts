@@ -8,7 +8,14 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 
-import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3Client as Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3Client as Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { beforeAll, describe, expect, it } from 'vitest';
 
@@ -19,13 +26,19 @@ const ctx = useLocalplane();
 let s3: Client;
 const BUCKET = 'warehouse-landing';
 
-const put = (key: string, body: string | Buffer, extra: Partial<ConstructorParameters<typeof PutObjectCommand>[0]> = {}, bucket = BUCKET) =>
-  s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ...extra }));
+const put = (
+  key: string,
+  body: string | Buffer,
+  extra: Partial<ConstructorParameters<typeof PutObjectCommand>[0]> = {},
+  bucket = BUCKET,
+) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ...extra }));
 
 const objectsPath = (bucket: string, query: Record<string, string | number>) =>
   `/objstore/buckets/${encodeURIComponent(bucket)}/objects?${new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)]))}`;
-const objectPath = (key: string, bucket = BUCKET) => `/objstore/buckets/${encodeURIComponent(bucket)}/object?key=${encodeURIComponent(key)}`;
-const contentPath = (key: string, bucket = BUCKET) => `/objstore/buckets/${encodeURIComponent(bucket)}/object/content?key=${encodeURIComponent(key)}`;
+const objectPath = (key: string, bucket = BUCKET) =>
+  `/objstore/buckets/${encodeURIComponent(bucket)}/object?key=${encodeURIComponent(key)}`;
+const contentPath = (key: string, bucket = BUCKET) =>
+  `/objstore/buckets/${encodeURIComponent(bucket)}/object/content?key=${encodeURIComponent(key)}`;
 
 interface Page {
   objects: { key: string; size: number; etag: string; last_modified: string }[];
@@ -38,7 +51,10 @@ async function allPages(bucket: string, query: Record<string, string | number>):
   const pages: Page[] = [];
   let cursor: string | null = null;
   do {
-    const reply: ApiResponse<Page> = await ctx.admin.request<Page>('GET', objectsPath(bucket, cursor === null ? query : { ...query, cursor }));
+    const reply: ApiResponse<Page> = await ctx.admin.request<Page>(
+      'GET',
+      objectsPath(bucket, cursor === null ? query : { ...query, cursor }),
+    );
     expect(reply.status, reply.text).toBe(200);
     pages.push(reply.body);
     cursor = reply.body.next_cursor;
@@ -47,12 +63,23 @@ async function allPages(bucket: string, query: Record<string, string | number>):
 }
 
 /** What ListObjectsV2 lists under a prefix with a delimiter: the keys and the common prefixes, each in order. */
-async function s3Listing(bucket: string, prefix: string, delimiter: string): Promise<{ keys: string[]; prefixes: string[] }> {
+async function s3Listing(
+  bucket: string,
+  prefix: string,
+  delimiter: string,
+): Promise<{ keys: string[]; prefixes: string[] }> {
   const keys: string[] = [];
   const prefixes: string[] = [];
   let token: string | undefined;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter || undefined, ContinuationToken: token }));
+    const page = await s3.send(
+      new ListObjectsV2Command({
+        Bucket: bucket,
+        Prefix: prefix,
+        Delimiter: delimiter || undefined,
+        ContinuationToken: token,
+      }),
+    );
     keys.push(...(page.Contents ?? []).map((object) => object.Key!));
     prefixes.push(...(page.CommonPrefixes ?? []).map((common) => common.Prefix!));
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -92,9 +119,20 @@ describe('GET /_localplane/objstore/buckets', () => {
   it('lists every bucket in name order, with its owner, region, object count and bytes', async () => {
     const workspace = workspaceByTier(ctx.fixtures, 'plus');
     const key = { access_key_id: 'LPBROWSERWORKSPACE01', secret_access_key: 'browser-workspace-secret-01' };
-    expect((await ctx.admin.request('POST', '/objstore/keys', { body: { ...key, permissions: ['create', 'get', 'buckets'], workspace_id: workspace.id } })).status).toBe(201);
+    expect(
+      (
+        await ctx.admin.request('POST', '/objstore/keys', {
+          body: { ...key, permissions: ['create', 'get', 'buckets'], workspace_id: workspace.id },
+        })
+      ).status,
+    ).toBe(201);
     const own = s3For(ctx.instance.objstoreUrl, { ...key, permissions: [] });
-    await own.send(new CreateBucketCommand({ Bucket: 'browser-own-bucket', CreateBucketConfiguration: { LocationConstraint: 'eu-west-2' } }));
+    await own.send(
+      new CreateBucketCommand({
+        Bucket: 'browser-own-bucket',
+        CreateBucketConfiguration: { LocationConstraint: 'eu-west-2' },
+      }),
+    );
     await own.send(new PutObjectCommand({ Bucket: 'browser-own-bucket', Key: 'a.txt', Body: 'abc' }));
     await own.send(new PutObjectCommand({ Bucket: 'browser-own-bucket', Key: 'b/c.txt', Body: 'defgh' }));
 
@@ -102,7 +140,9 @@ describe('GET /_localplane/objstore/buckets', () => {
     expect(reply.status, reply.text).toBe(200);
     const buckets = reply.body.buckets as { name: string }[];
     expect(buckets.map((bucket) => bucket.name)).toEqual([...buckets.map((bucket) => bucket.name)].sort());
-    expect(buckets.map((bucket) => bucket.name)).toEqual(expect.arrayContaining([...ctx.fixtures.objstore.buckets, 'browser-own-bucket']));
+    expect(buckets.map((bucket) => bucket.name)).toEqual(
+      expect.arrayContaining([...ctx.fixtures.objstore.buckets, 'browser-own-bucket']),
+    );
     const byName = new Map(buckets.map((bucket) => [bucket.name, bucket]));
     expect(byName.get('browser-own-bucket')).toEqual({
       name: 'browser-own-bucket',
@@ -116,7 +156,13 @@ describe('GET /_localplane/objstore/buckets', () => {
       bytes: 8,
     });
     const sizes = EXPORT_KEYS.map((exported) => Buffer.byteLength(`content of ${exported}`));
-    expect(byName.get(BUCKET)).toMatchObject({ workspace_id: null, configured: true, region: 'us-east-1', object_count: EXPORT_KEYS.length, bytes: sizes.reduce((a, b) => a + b) });
+    expect(byName.get(BUCKET)).toMatchObject({
+      workspace_id: null,
+      configured: true,
+      region: 'us-east-1',
+      object_count: EXPORT_KEYS.length,
+      bytes: sizes.reduce((a, b) => a + b),
+    });
     expect(byName.get('public-datasets')).toMatchObject({ public: true });
     expect(byName.get('localplane-deployment-sources')).toMatchObject({ workspace_folders: true });
   });
@@ -130,16 +176,22 @@ describe('GET /_localplane/objstore/buckets/{bucket}/objects', () => {
     [`lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/`, '/'],
     ['lake/', ''],
     ['lake/export_id=', '/'],
-  ])('prefix %j, delimiter %j: the keys and folders ListObjectsV2 gives, in its order, hive partitions as stored', async (prefix, delimiter) => {
-    const expected = await s3Listing(BUCKET, prefix, delimiter);
-    const [page] = await allPages(BUCKET, { prefix, delimiter });
-    expect(page!.objects.map((object) => object.key)).toEqual(expected.keys);
-    expect(page!.prefixes).toEqual(expected.prefixes);
-    expect(page!.next_cursor).toBeNull();
-  });
+  ])(
+    'prefix %j, delimiter %j: the keys and folders ListObjectsV2 gives, in its order, hive partitions as stored',
+    async (prefix, delimiter) => {
+      const expected = await s3Listing(BUCKET, prefix, delimiter);
+      const [page] = await allPages(BUCKET, { prefix, delimiter });
+      expect(page!.objects.map((object) => object.key)).toEqual(expected.keys);
+      expect(page!.prefixes).toEqual(expected.prefixes);
+      expect(page!.next_cursor).toBeNull();
+    },
+  );
 
   it('hive partitions are read as stored (export_id=…, day=…), never percent-encoded', async () => {
-    const [page] = await allPages(BUCKET, { prefix: `lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/`, delimiter: '/' });
+    const [page] = await allPages(BUCKET, {
+      prefix: `lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/`,
+      delimiter: '/',
+    });
     expect(page!.prefixes).toEqual([
       `lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/day=2026-11-01/`,
       `lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/day=2026-11-02/`,
@@ -153,14 +205,23 @@ describe('GET /_localplane/objstore/buckets/{bucket}/objects', () => {
     expect(pages.flatMap((page) => page.objects.map((object) => object.key))).toEqual(whole.keys);
 
     const delimited = await allPages(BUCKET, { prefix: 'lake/', delimiter: '/', limit: 1 });
-    expect(delimited.map((page) => [...page.prefixes, ...page.objects.map((object) => object.key)])).toEqual([['lake/README.md'], [`lake/export_id=${EXPORT_ID}/`], ['lake/tmp/']]);
+    expect(delimited.map((page) => [...page.prefixes, ...page.objects.map((object) => object.key)])).toEqual([
+      ['lake/README.md'],
+      [`lake/export_id=${EXPORT_ID}/`],
+      ['lake/tmp/'],
+    ]);
   });
 
   it("lists each object's size, ETag and last modified as ListObjectsV2 does", async () => {
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'lake/' }));
     const [page] = await allPages(BUCKET, { prefix: 'lake/' });
     expect(page!.objects).toEqual(
-      listed.Contents!.map((object) => ({ key: object.Key, size: object.Size, etag: object.ETag, last_modified: object.LastModified!.toISOString() })),
+      listed.Contents!.map((object) => ({
+        key: object.Key,
+        size: object.Size,
+        etag: object.ETag,
+        last_modified: object.LastModified!.toISOString(),
+      })),
     );
   });
 
@@ -184,11 +245,19 @@ describe('GET /_localplane/objstore/buckets/{bucket}/objects', () => {
     expect(flat!.prefixes).toEqual([]);
     // Within a prefix only; an empty search is no search.
     expect((await allPages(bucket, { prefix: 'runs/part-', search: 'needle' }))[0]!.objects).toEqual([]);
-    expect((await allPages(bucket, { prefix: 'runs/', delimiter: '/', search: '' })).flatMap((page) => page.prefixes)).toEqual(['runs/zz/']);
+    expect(
+      (await allPages(bucket, { prefix: 'runs/', delimiter: '/', search: '' })).flatMap((page) => page.prefixes),
+    ).toEqual(['runs/zz/']);
   });
 
   it('refuses a cursor no page gave, and a limit out of 1..1000, with 422', async () => {
-    const queries: Record<string, string | number>[] = [{ cursor: 'not a cursor' }, { cursor: '' }, { limit: 0 }, { limit: 1001 }, { limit: 'ten' }];
+    const queries: Record<string, string | number>[] = [
+      { cursor: 'not a cursor' },
+      { cursor: '' },
+      { limit: 0 },
+      { limit: 1001 },
+      { limit: 'ten' },
+    ];
     for (const query of queries) {
       const reply = await ctx.admin.request('GET', objectsPath(BUCKET, query));
       expect(reply.status, reply.text).toBe(422);
@@ -214,7 +283,9 @@ describe('GET /_localplane/objstore/buckets/{bucket}/object', () => {
       Metadata: { owner: 'team-a', note: `=?UTF-8?B?${Buffer.from('café ✓').toString('base64')}?=` },
       ChecksumAlgorithm: 'SHA256',
     });
-    const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'meta/doc.json', ChecksumMode: 'ENABLED' }));
+    const head = await s3.send(
+      new HeadObjectCommand({ Bucket: BUCKET, Key: 'meta/doc.json', ChecksumMode: 'ENABLED' }),
+    );
 
     const reply = await ctx.admin.request('GET', objectPath('meta/doc.json'));
     expect(reply.status, reply.text).toBe(200);
@@ -238,9 +309,17 @@ describe('GET /_localplane/objstore/buckets/{bucket}/object', () => {
 
   it('an object put without a checksum: the CRC64NVME S3 gives it', async () => {
     await put('meta/plain.bin', Buffer.from([0, 1, 2]));
-    const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'meta/plain.bin', ChecksumMode: 'ENABLED' }));
+    const head = await s3.send(
+      new HeadObjectCommand({ Bucket: BUCKET, Key: 'meta/plain.bin', ChecksumMode: 'ENABLED' }),
+    );
     const reply = await ctx.admin.request('GET', objectPath('meta/plain.bin'));
-    expect(reply.body).toMatchObject({ content_type: head.ContentType, checksums: { CRC64NVME: head.ChecksumCRC64NVME }, checksum_type: 'FULL_OBJECT', user_metadata: {}, headers: {} });
+    expect(reply.body).toMatchObject({
+      content_type: head.ContentType,
+      checksums: { CRC64NVME: head.ChecksumCRC64NVME },
+      checksum_type: 'FULL_OBJECT',
+      user_metadata: {},
+      headers: {},
+    });
   });
 
   it('a multipart object: its part count, multipart ETag and COMPOSITE checksum', async () => {
@@ -248,20 +327,41 @@ describe('GET /_localplane/objstore/buckets/{bucket}/object', () => {
       endpoint: ctx.instance.objstoreUrl,
       region: 'us-east-1',
       forcePathStyle: true,
-      credentials: { accessKeyId: fullKey(ctx.fixtures).access_key_id, secretAccessKey: fullKey(ctx.fixtures).secret_access_key },
+      credentials: {
+        accessKeyId: fullKey(ctx.fixtures).access_key_id,
+        secretAccessKey: fullKey(ctx.fixtures).secret_access_key,
+      },
     });
     const body = Buffer.alloc(6 * 1024 * 1024, 'p');
-    await new Upload({ client, params: { Bucket: BUCKET, Key: 'meta/parts.bin', Body: body }, partSize: 5 * 1024 * 1024 }).done();
-    const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'meta/parts.bin', ChecksumMode: 'ENABLED' }));
+    await new Upload({
+      client,
+      params: { Bucket: BUCKET, Key: 'meta/parts.bin', Body: body },
+      partSize: 5 * 1024 * 1024,
+    }).done();
+    const head = await client.send(
+      new HeadObjectCommand({ Bucket: BUCKET, Key: 'meta/parts.bin', ChecksumMode: 'ENABLED' }),
+    );
 
     const reply = await ctx.admin.request('GET', objectPath('meta/parts.bin'));
-    expect(reply.body).toMatchObject({ size: body.length, etag: head.ETag, parts_count: 2, checksums: { CRC32: head.ChecksumCRC32 }, checksum_type: 'COMPOSITE' });
+    expect(reply.body).toMatchObject({
+      size: body.length,
+      etag: head.ETag,
+      parts_count: 2,
+      checksums: { CRC32: head.ChecksumCRC32 },
+      checksum_type: 'COMPOSITE',
+    });
     expect(reply.body.etag).toMatch(/-2"$/);
   });
 
   it('answers 404 {"detail"} for a missing key or bucket, and 422 for no key, an empty one or one over 1,024 bytes', async () => {
-    expect(await ctx.admin.request('GET', objectPath('meta/none'))).toMatchObject({ status: 404, body: { detail: `Object meta/none not found in bucket ${BUCKET}` } });
-    expect(await ctx.admin.request('GET', objectPath('meta/doc.json', 'no-such-bucket'))).toMatchObject({ status: 404, body: { detail: 'Bucket no-such-bucket not found' } });
+    expect(await ctx.admin.request('GET', objectPath('meta/none'))).toMatchObject({
+      status: 404,
+      body: { detail: `Object meta/none not found in bucket ${BUCKET}` },
+    });
+    expect(await ctx.admin.request('GET', objectPath('meta/doc.json', 'no-such-bucket'))).toMatchObject({
+      status: 404,
+      body: { detail: 'Bucket no-such-bucket not found' },
+    });
     // A key that names a folder of keys is no object.
     expect((await ctx.admin.request('GET', objectPath('lake'))).status).toBe(404);
     for (const [path, type] of [
@@ -284,7 +384,14 @@ describe('GET /_localplane/objstore/buckets/{bucket}/object/content', () => {
     const response = await fetch(`${ctx.instance.apiUrl}/_localplane${contentPath('lake/report.csv')}`);
     expect(response.status).toBe(200);
     expect(Buffer.from(await response.arrayBuffer()).equals(body)).toBe(true);
-    expect(Object.fromEntries(['content-type', 'content-length', 'content-disposition', 'etag', 'x-content-type-options'].map((name) => [name, response.headers.get(name)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ['content-type', 'content-length', 'content-disposition', 'etag', 'x-content-type-options'].map((name) => [
+          name,
+          response.headers.get(name),
+        ]),
+      ),
+    ).toEqual({
       'content-type': 'text/csv',
       'content-length': String(body.length),
       'content-disposition': `attachment; filename="report.csv"; filename*=UTF-8''report.csv`,
@@ -296,13 +403,18 @@ describe('GET /_localplane/objstore/buckets/{bucket}/object/content', () => {
   it('a key with quotes, a backslash and unicode gets a safe ASCII filename beside its UTF-8 name', async () => {
     await put('odd/"quoted"\\ rapport é.txt', 'x');
     const response = await fetch(`${ctx.instance.apiUrl}/_localplane${contentPath('odd/"quoted"\\ rapport é.txt')}`);
-    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="_quoted__ rapport _.txt"; filename*=UTF-8''%22quoted%22%5C%20rapport%20%C3%A9.txt`);
+    expect(response.headers.get('content-disposition')).toBe(
+      `attachment; filename="_quoted__ rapport _.txt"; filename*=UTF-8''%22quoted%22%5C%20rapport%20%C3%A9.txt`,
+    );
     await response.arrayBuffer();
   });
 
   it('answers 404 {"detail"} for a missing object', async () => {
     const reply = await ctx.admin.request('GET', contentPath('lake/none.csv'));
-    expect(reply).toMatchObject({ status: 404, body: { detail: `Object lake/none.csv not found in bucket ${BUCKET}` } });
+    expect(reply).toMatchObject({
+      status: 404,
+      body: { detail: `Object lake/none.csv not found in bucket ${BUCKET}` },
+    });
   });
 });
 
@@ -326,15 +438,18 @@ describe('keys of any shape, and names that are no bucket', () => {
     for (const key of HOSTILE_KEYS) await put(key, `body of ${key}`, {}, BUCKET);
   });
 
-  it.each(HOSTILE_KEYS)('%j: its metadata and content are its own, never another key or a file outside the store', async (key) => {
-    expect(Buffer.byteLength(key)).toBeLessThanOrEqual(1024);
-    const described = await ctx.admin.request('GET', objectPath(key));
-    expect(described.status, described.text).toBe(200);
-    expect(described.body).toMatchObject({ key, size: Buffer.byteLength(`body of ${key}`) });
-    const response = await fetch(`${ctx.instance.apiUrl}/_localplane${contentPath(key)}`);
-    expect(await response.text()).toBe(`body of ${key}`);
-    expect(Buffer.from(await getBytes(s3, BUCKET, key)).toString()).toBe(`body of ${key}`);
-  });
+  it.each(HOSTILE_KEYS)(
+    '%j: its metadata and content are its own, never another key or a file outside the store',
+    async (key) => {
+      expect(Buffer.byteLength(key)).toBeLessThanOrEqual(1024);
+      const described = await ctx.admin.request('GET', objectPath(key));
+      expect(described.status, described.text).toBe(200);
+      expect(described.body).toMatchObject({ key, size: Buffer.byteLength(`body of ${key}`) });
+      const response = await fetch(`${ctx.instance.apiUrl}/_localplane${contentPath(key)}`);
+      expect(await response.text()).toBe(`body of ${key}`);
+      expect(Buffer.from(await getBytes(s3, BUCKET, key)).toString()).toBe(`body of ${key}`);
+    },
+  );
 
   it('lists them and finds them by search as stored', async () => {
     const pages = await allPages(BUCKET, {});

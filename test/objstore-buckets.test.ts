@@ -68,12 +68,17 @@ async function workspaceKey(id: string, workspaceId: string): Promise<TestKey> {
     workspace_id: workspaceId,
   });
   expect(reply.status).toBe(201);
-  expect(reply.body).toEqual({ access_key_id: id, permissions: ['create', 'delete', 'get', 'multipart', 'buckets'], workspace_id: workspaceId });
+  expect(reply.body).toEqual({
+    access_key_id: id,
+    permissions: ['create', 'delete', 'get', 'multipart', 'buckets'],
+    workspace_id: workspaceId,
+  });
   expect(reply.text).not.toContain(key.secretAccessKey);
   return key;
 }
 
-const bucketNames = async (key: TestKey) => ((await s3(key).send(new ListBucketsCommand({}))).Buckets ?? []).map((bucket) => bucket.Name);
+const bucketNames = async (key: TestKey) =>
+  ((await s3(key).send(new ListBucketsCommand({}))).Buckets ?? []).map((bucket) => bucket.Name);
 
 async function bucketExists(key: TestKey, bucket: string): Promise<boolean> {
   const reply = await sendSigned(endpoint, key, { method: 'HEAD', path: `/${bucket}` });
@@ -89,7 +94,9 @@ beforeAll(async () => {
   endpoint = fixtures.objstore.endpoint_url;
   const full = fixtures.objstore.keys.find((key) => key.permissions.includes('buckets'))!;
   shared = asKey(full.access_key_id, full.secret_access_key);
-  const limited = fixtures.objstore.keys.find((key) => key.permissions.length === 1 && key.permissions[0] === 'create')!;
+  const limited = fixtures.objstore.keys.find(
+    (key) => key.permissions.length === 1 && key.permissions[0] === 'create',
+  )!;
   createOnly = asKey(limited.access_key_id, limited.secret_access_key);
 });
 
@@ -105,7 +112,9 @@ afterAll(async () => {
 
 describe('the fixtures', () => {
   it('give the full-access keys the buckets permission, and no other', () => {
-    const withBuckets = fixtures.objstore.keys.filter((key) => key.permissions.includes('buckets')).map((key) => key.access_key_id);
+    const withBuckets = fixtures.objstore.keys
+      .filter((key) => key.permissions.includes('buckets'))
+      .map((key) => key.access_key_id);
     expect(withBuckets).toEqual(['LPTESTFULLACCESS0001', 'LPTESTROTATION000004']);
   });
 });
@@ -122,7 +131,9 @@ describe('CreateBucket', () => {
 
     const head = await client.send(new HeadBucketCommand({ Bucket: 'fresh-bucket' }));
     expect(head.BucketRegion).toBe('us-east-1');
-    const listed = (await client.send(new ListBucketsCommand({}))).Buckets!.find((bucket) => bucket.Name === 'fresh-bucket');
+    const listed = (await client.send(new ListBucketsCommand({}))).Buckets!.find(
+      (bucket) => bucket.Name === 'fresh-bucket',
+    );
     expect(listed).toEqual({ Name: 'fresh-bucket', CreationDate: new Date(CREATED_AT), BucketRegion: 'us-east-1' });
   });
 
@@ -174,17 +185,29 @@ describe('CreateBucket', () => {
 
   it('remembers a LocationConstraint for GetBucketLocation, HeadBucket and ListBuckets', async () => {
     const client = s3(shared);
-    await client.send(new CreateBucketCommand({ Bucket: 'in-ireland', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } }));
-    expect((await client.send(new GetBucketLocationCommand({ Bucket: 'in-ireland' }))).LocationConstraint).toBe('eu-west-1');
+    await client.send(
+      new CreateBucketCommand({ Bucket: 'in-ireland', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } }),
+    );
+    expect((await client.send(new GetBucketLocationCommand({ Bucket: 'in-ireland' }))).LocationConstraint).toBe(
+      'eu-west-1',
+    );
     expect((await client.send(new HeadBucketCommand({ Bucket: 'in-ireland' }))).BucketRegion).toBe('eu-west-1');
-    const listed = (await client.send(new ListBucketsCommand({}))).Buckets!.find((bucket) => bucket.Name === 'in-ireland');
+    const listed = (await client.send(new ListBucketsCommand({}))).Buckets!.find(
+      (bucket) => bucket.Name === 'in-ireland',
+    );
     expect(listed?.BucketRegion).toBe('eu-west-1');
 
     // us-east-1 is the default: an empty LocationConstraint, as S3 writes it.
     await client.send(new CreateBucketCommand({ Bucket: 'in-virginia' }));
-    const location = await sendSigned(endpoint, shared, { method: 'GET', path: '/in-virginia', query: { location: '' } });
+    const location = await sendSigned(endpoint, shared, {
+      method: 'GET',
+      path: '/in-virginia',
+      query: { location: '' },
+    });
     expect(location.status).toBe(200);
-    expect(location.body).toMatch(/<LocationConstraint xmlns="http:\/\/s3\.amazonaws\.com\/doc\/2006-03-01\/"><\/LocationConstraint>$/);
+    expect(location.body).toMatch(
+      /<LocationConstraint xmlns="http:\/\/s3\.amazonaws\.com\/doc\/2006-03-01\/"><\/LocationConstraint>$/,
+    );
     expect((await client.send(new GetBucketLocationCommand({ Bucket: 'exports' }))).LocationConstraint).toBeUndefined();
   });
 
@@ -204,7 +227,11 @@ describe('CreateBucket', () => {
     }
     expect(await bucketExists(shared, 'configured-badly')).toBe(false);
 
-    const empty = await sendSigned(endpoint, shared, { method: 'PUT', path: '/configured-emptily', body: configuration('') });
+    const empty = await sendSigned(endpoint, shared, {
+      method: 'PUT',
+      path: '/configured-emptily',
+      body: configuration(''),
+    });
     expect(empty.status).toBe(200);
   });
 });
@@ -263,7 +290,11 @@ describe('accounts', () => {
       expect([head.status, head.body, head.headers['x-amz-bucket-region']]).toEqual([403, '', 'us-east-1']);
       const read = await sendSigned(endpoint, key, { method: 'GET', path: '/acme-only/k' });
       expect([read.status, xmlElement(read.body, 'Code')]).toEqual([403, 'AccessDenied']);
-      const copy = await sendSigned(endpoint, key, { method: 'PUT', path: '/exports/stolen', headers: { 'x-amz-copy-source': '/acme-only/k' } });
+      const copy = await sendSigned(endpoint, key, {
+        method: 'PUT',
+        path: '/exports/stolen',
+        headers: { 'x-amz-copy-source': '/acme-only/k' },
+      });
       expect([copy.status, xmlElement(copy.body, 'Code')]).toEqual([403, 'AccessDenied']);
     }
 
@@ -303,7 +334,9 @@ describe('accounts', () => {
     expect(sharedObjects.Contents![0]!.Owner).toEqual(sharedOwner);
 
     // An upload in progress is the bucket owner's too, as its Owner and Initiator.
-    const { UploadId } = await s3(acmeKey).send(new CreateMultipartUploadCommand({ Bucket: 'acme-owned', Key: 'in-progress' }));
+    const { UploadId } = await s3(acmeKey).send(
+      new CreateMultipartUploadCommand({ Bucket: 'acme-owned', Key: 'in-progress' }),
+    );
     const parts = await s3(acmeKey).send(new ListPartsCommand({ Bucket: 'acme-owned', Key: 'in-progress', UploadId }));
     expect([parts.Owner, parts.Initiator]).toEqual([acmeOwner, { ...acmeOwner }]);
     const uploads = await s3(acmeKey).send(new ListMultipartUploadsCommand({ Bucket: 'acme-owned' }));
@@ -346,7 +379,9 @@ describe('ListBuckets', () => {
     const prefixed = await client.send(new ListBucketsCommand({ Prefix: 'page-', MaxBuckets: 3 }));
     expect(prefixed.Prefix).toBe('page-');
     expect(prefixed.Buckets!.map((bucket) => bucket.Name)).toEqual(['page-a', 'page-b', 'page-c']);
-    const rest = await client.send(new ListBucketsCommand({ Prefix: 'page-', MaxBuckets: 3, ContinuationToken: prefixed.ContinuationToken }));
+    const rest = await client.send(
+      new ListBucketsCommand({ Prefix: 'page-', MaxBuckets: 3, ContinuationToken: prefixed.ContinuationToken }),
+    );
     expect(rest.Buckets!.map((bucket) => bucket.Name)).toEqual(['page-d', 'page-e']);
     expect(rest.ContinuationToken).toBeUndefined();
 
@@ -358,10 +393,18 @@ describe('ListBuckets', () => {
 
   it('refuses max-buckets out of range and a token it did not hand out; an empty token is none', async () => {
     for (const maxBuckets of ['0', '10001', '-1', 'many']) {
-      const reply = await sendSigned(endpoint, shared, { method: 'GET', path: '/', query: { 'max-buckets': maxBuckets } });
+      const reply = await sendSigned(endpoint, shared, {
+        method: 'GET',
+        path: '/',
+        query: { 'max-buckets': maxBuckets },
+      });
       expect([reply.status, xmlElement(reply.body, 'Code')], maxBuckets).toEqual([400, 'InvalidArgument']);
     }
-    const forged = await sendSigned(endpoint, shared, { method: 'GET', path: '/', query: { 'continuation-token': 'bm90IGEgdG9rZW4=' } });
+    const forged = await sendSigned(endpoint, shared, {
+      method: 'GET',
+      path: '/',
+      query: { 'continuation-token': 'bm90IGEgdG9rZW4=' },
+    });
     expect([forged.status, xmlElement(forged.body, 'Code')]).toEqual([400, 'InvalidArgument']);
     const empty = await sendSigned(endpoint, shared, { method: 'GET', path: '/', query: { 'continuation-token': '' } });
     expect(empty.status).toBe(200);
@@ -408,7 +451,9 @@ describe('created buckets through the harness', () => {
   it('are in snapshots, with their owner, region and objects', async () => {
     const [acme] = fixtures.workspaces;
     const acmeKey = await workspaceKey('LPACMESNAP0000001', acme!.id);
-    await s3(acmeKey).send(new CreateBucketCommand({ Bucket: 'snapped', CreateBucketConfiguration: { LocationConstraint: 'eu-central-1' } }));
+    await s3(acmeKey).send(
+      new CreateBucketCommand({ Bucket: 'snapped', CreateBucketConfiguration: { LocationConstraint: 'eu-central-1' } }),
+    );
     await s3(acmeKey).send(new PutObjectCommand({ Bucket: 'snapped', Key: 'k', Body: 'kept' }));
     const dir = mkdtempSync(join(tmpdir(), 'localplane-buckets-snapshot-'));
     try {
@@ -436,7 +481,9 @@ describe('a kept --data-dir', () => {
       const first = await createLocalplane({ dataDir, log: () => {} });
       const firstEndpoint = await first.objstoreEndpoint();
       const firstClient = s3For(firstEndpoint, { ...shared, permissions: [] });
-      await firstClient.send(new CreateBucketCommand({ Bucket: 'kept-bucket', CreateBucketConfiguration: { LocationConstraint: 'EU' } }));
+      await firstClient.send(
+        new CreateBucketCommand({ Bucket: 'kept-bucket', CreateBucketConfiguration: { LocationConstraint: 'EU' } }),
+      );
       await firstClient.send(new PutObjectCommand({ Bucket: 'kept-bucket', Key: 'k', Body: 'still here' }));
       firstClient.destroy();
       await first.stop();
@@ -444,8 +491,12 @@ describe('a kept --data-dir', () => {
       const second = await createLocalplane({ dataDir, log: () => {} });
       try {
         const secondClient = s3For(await second.objstoreEndpoint(), { ...shared, permissions: [] });
-        expect((await secondClient.send(new GetBucketLocationCommand({ Bucket: 'kept-bucket' }))).LocationConstraint).toBe('EU');
-        expect((await secondClient.send(new HeadBucketCommand({ Bucket: 'kept-bucket' }))).BucketRegion).toBe('eu-west-1');
+        expect(
+          (await secondClient.send(new GetBucketLocationCommand({ Bucket: 'kept-bucket' }))).LocationConstraint,
+        ).toBe('EU');
+        expect((await secondClient.send(new HeadBucketCommand({ Bucket: 'kept-bucket' }))).BucketRegion).toBe(
+          'eu-west-1',
+        );
         expect(Buffer.from(await getBytes(secondClient, 'kept-bucket', 'k')).toString()).toBe('still here');
         expect(readFileSync(join(second.filesDir!, 'kept-bucket', 'k'), 'utf8')).toBe('still here');
         secondClient.destroy();

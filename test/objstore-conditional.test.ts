@@ -20,7 +20,12 @@ const KEY: ObjstoreKey = {
   permissions: ['create', 'delete', 'get', 'multipart'],
 };
 
-const ctx = useObjstore({ directoryPrefix: 'objstore-conditional-', keys: [KEY], buckets: [BUCKET], clientConfig: CHECKSUMS_WHEN_REQUIRED });
+const ctx = useObjstore({
+  directoryPrefix: 'objstore-conditional-',
+  keys: [KEY],
+  buckets: [BUCKET],
+  clientConfig: CHECKSUMS_WHEN_REQUIRED,
+});
 const client = () => ctx.client(KEY);
 
 /** An S3 error as the SDK throws it, with the elements of the error document it copies onto it. */
@@ -74,7 +79,9 @@ describe('GetObject and HeadObject conditions', () => {
     const head = await get({ 'if-match': OTHER_ETAG }, 'HEAD');
     expect([head.status, head.body]).toEqual([412, '']);
 
-    const sdk = await failure(client().send(new GetObjectCommand({ Bucket: BUCKET, Key: 'object', IfMatch: OTHER_ETAG })));
+    const sdk = await failure(
+      client().send(new GetObjectCommand({ Bucket: BUCKET, Key: 'object', IfMatch: OTHER_ETAG })),
+    );
     expect([sdk.name, sdk.$metadata.httpStatusCode]).toEqual(['PreconditionFailed', 412]);
   });
 
@@ -90,7 +97,9 @@ describe('GetObject and HeadObject conditions', () => {
     const other = await get({ 'if-none-match': OTHER_ETAG });
     expect([other.status, other.body]).toEqual([200, 'conditional body']);
 
-    const sdk = await failure(client().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'object', IfNoneMatch: etag })));
+    const sdk = await failure(
+      client().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'object', IfNoneMatch: etag })),
+    );
     expect(sdk.$metadata.httpStatusCode).toBe(304);
   });
 
@@ -126,39 +135,63 @@ describe('GetObject and HeadObject conditions', () => {
 
   it('checks the conditions before the range', async () => {
     const ranged = await get({ 'if-match': etag, range: 'bytes=0-10' });
-    expect([ranged.status, ranged.body, ranged.headers['content-range']]).toEqual([206, 'conditional', 'bytes 0-10/16']);
+    expect([ranged.status, ranged.body, ranged.headers['content-range']]).toEqual([
+      206,
+      'conditional',
+      'bytes 0-10/16',
+    ]);
     expect((await get({ 'if-none-match': etag, range: 'bytes=0-10' })).status).toBe(304);
     expect((await get({ 'if-match': OTHER_ETAG, range: 'bytes=99-' })).status).toBe(412);
   });
 
   it('answers NoSuchKey for a missing object whatever the conditions', async () => {
     const response = await get({ 'if-none-match': '*' }, 'GET', 'missing');
-    expect([response.status, xmlElement(response.body, 'Code'), xmlElement(response.body, 'Key')]).toEqual([404, 'NoSuchKey', 'missing']);
+    expect([response.status, xmlElement(response.body, 'Code'), xmlElement(response.body, 'Key')]).toEqual([
+      404,
+      'NoSuchKey',
+      'missing',
+    ]);
   });
 });
 
 describe('CopyObject source conditions', () => {
   const copy = (conditions: Partial<CopyObjectCommand['input']>) =>
-    client().send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'copy', CopySource: `${BUCKET}/object`, ...conditions }));
+    client().send(
+      new CopyObjectCommand({ Bucket: BUCKET, Key: 'copy', CopySource: `${BUCKET}/object`, ...conditions }),
+    );
 
   it('answers 412 naming the first condition that fails, in S3 order', async () => {
     const now = new Date();
     const dayBefore = new Date(lastModified.getTime() - DAY_MS);
     const cases: [Partial<CopyObjectCommand['input']>, string][] = [
       [
-        { CopySourceIfMatch: OTHER_ETAG, CopySourceIfUnmodifiedSince: dayBefore, CopySourceIfNoneMatch: etag, CopySourceIfModifiedSince: now },
+        {
+          CopySourceIfMatch: OTHER_ETAG,
+          CopySourceIfUnmodifiedSince: dayBefore,
+          CopySourceIfNoneMatch: etag,
+          CopySourceIfModifiedSince: now,
+        },
         'x-amz-copy-source-If-Match',
       ],
-      [{ CopySourceIfUnmodifiedSince: dayBefore, CopySourceIfNoneMatch: etag, CopySourceIfModifiedSince: now }, 'x-amz-copy-source-If-Unmodified-Since'],
+      [
+        { CopySourceIfUnmodifiedSince: dayBefore, CopySourceIfNoneMatch: etag, CopySourceIfModifiedSince: now },
+        'x-amz-copy-source-If-Unmodified-Since',
+      ],
       [{ CopySourceIfNoneMatch: etag, CopySourceIfModifiedSince: now }, 'x-amz-copy-source-If-None-Match'],
       [{ CopySourceIfNoneMatch: etag.replace(/"/g, '') }, 'x-amz-copy-source-If-None-Match'],
       [{ CopySourceIfModifiedSince: now }, 'x-amz-copy-source-If-Modified-Since'],
     ];
     for (const [conditions, condition] of cases) {
       const error = (await failure(copy(conditions))) as S3Failure;
-      expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual(['PreconditionFailed', 412, condition]);
+      expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual([
+        'PreconditionFailed',
+        412,
+        condition,
+      ]);
     }
-    expect(await failure(client().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'copy' })))).toMatchObject({ name: 'NotFound' });
+    expect(await failure(client().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'copy' })))).toMatchObject({
+      name: 'NotFound',
+    });
   });
 
   it('copies when every condition holds, and ignores If-Modified-Since in the future', async () => {
@@ -181,7 +214,11 @@ describe('conditional writes', () => {
     const key = `create-once-${Date.now()}`;
     await put(key, 'first', { IfNoneMatch: '*' });
     const error = (await failure(put(key, 'second', { IfNoneMatch: '*' }))) as S3Failure;
-    expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual(['PreconditionFailed', 412, 'If-None-Match']);
+    expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual([
+      'PreconditionFailed',
+      412,
+      'If-None-Match',
+    ]);
     expect(await bodyOf(key)).toBe('first');
   });
 
@@ -190,7 +227,9 @@ describe('conditional writes', () => {
     const bodies = Array.from({ length: 8 }, (_, i) => `writer ${i}`);
     const outcomes = await Promise.allSettled(bodies.map((body) => put(key, body, { IfNoneMatch: '*' })));
     const won = outcomes.flatMap((outcome, i) => (outcome.status === 'fulfilled' ? [bodies[i]] : []));
-    const refused = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [(outcome.reason as S3Failure).$metadata.httpStatusCode] : []));
+    const refused = outcomes.flatMap((outcome) =>
+      outcome.status === 'rejected' ? [(outcome.reason as S3Failure).$metadata.httpStatusCode] : [],
+    );
     expect(won).toHaveLength(1);
     expect(refused).toEqual(Array(7).fill(412));
     expect(await bodyOf(key)).toBe(won[0]);
@@ -198,7 +237,11 @@ describe('conditional writes', () => {
 
   it('PutObject with If-Match overwrites only the object with that ETag, and 404s when there is none', async () => {
     const error = (await failure(put('object', 'lost update', { IfMatch: OTHER_ETAG }))) as S3Failure;
-    expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual(['PreconditionFailed', 412, 'If-Match']);
+    expect([error.name, error.$metadata.httpStatusCode, error.Condition]).toEqual([
+      'PreconditionFailed',
+      412,
+      'If-Match',
+    ]);
     expect(await bodyOf('object')).toBe('conditional body');
 
     await put('object', 'updated', { IfMatch: etag });
@@ -206,17 +249,35 @@ describe('conditional writes', () => {
 
     const missing = (await failure(put('never-written', 'x', { IfMatch: etag }))) as S3Failure;
     expect([missing.name, missing.$metadata.httpStatusCode, missing.Key]).toEqual(['NoSuchKey', 404, 'never-written']);
-    expect(await failure(client().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'never-written' })))).toMatchObject({ name: 'NotFound' });
+    expect(await failure(client().send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'never-written' })))).toMatchObject(
+      { name: 'NotFound' },
+    );
   });
 
   it.each([
-    [{ 'if-none-match': OTHER_ETAG }, 'If-None-Match', "We don't accept the provided value of If-None-Match header for this API"],
+    [
+      { 'if-none-match': OTHER_ETAG },
+      'If-None-Match',
+      "We don't accept the provided value of If-None-Match header for this API",
+    ],
     [{ 'if-match': '*' }, 'If-None-Match', "We don't accept the provided value of If-None-Match header for this API"],
-    [{ 'if-match': OTHER_ETAG, 'if-none-match': '*' }, 'If-Match,If-None-Match', 'Multiple conditional request headers present in the request'],
+    [
+      { 'if-match': OTHER_ETAG, 'if-none-match': '*' },
+      'If-Match,If-None-Match',
+      'Multiple conditional request headers present in the request',
+    ],
   ])('answers the write conditions S3 does not take (%o) 501 NotImplemented', async (conditions, header, detail) => {
-    const response = await sendSigned(ctx.objstore.url, KEY, { method: 'PUT', path: `/${BUCKET}/object`, headers: conditions, body: 'x' });
+    const response = await sendSigned(ctx.objstore.url, KEY, {
+      method: 'PUT',
+      path: `/${BUCKET}/object`,
+      headers: conditions,
+      body: 'x',
+    });
     expect(response.status).toBe(501);
-    expect([xmlElement(response.body, 'Code'), xmlElement(response.body, 'Header')]).toEqual(['NotImplemented', header]);
+    expect([xmlElement(response.body, 'Code'), xmlElement(response.body, 'Header')]).toEqual([
+      'NotImplemented',
+      header,
+    ]);
     expect(xmlElement(response.body, 'additionalMessage')?.replace('&apos;', "'")).toBe(detail);
     expect(await bodyOf('object')).toBe('conditional body');
   });
@@ -224,7 +285,9 @@ describe('conditional writes', () => {
   it('CompleteMultipartUpload takes If-None-Match and If-Match like PutObject', async () => {
     const complete = async (conditions: Partial<CompleteMultipartUploadCommand['input']>) => {
       const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'object' }));
-      const part = await client().send(new UploadPartCommand({ Bucket: BUCKET, Key: 'object', UploadId, PartNumber: 1, Body: 'multipart body' }));
+      const part = await client().send(
+        new UploadPartCommand({ Bucket: BUCKET, Key: 'object', UploadId, PartNumber: 1, Body: 'multipart body' }),
+      );
       return client().send(
         new CompleteMultipartUploadCommand({
           Bucket: BUCKET,

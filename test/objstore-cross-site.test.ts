@@ -7,7 +7,13 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CreateBucketCommand, GetObjectCommand, PutBucketCorsCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  PutBucketCorsCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useBrowser } from './support/browser.ts';
@@ -25,7 +31,9 @@ let site: Server;
 let siteOrigin: string;
 let pageBody = '';
 beforeAll(async () => {
-  site = createServer((_, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>elsewhere</title>${pageBody}`));
+  site = createServer((_, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>elsewhere</title>${pageBody}`),
+  );
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
 });
@@ -54,7 +62,8 @@ async function open(body: string, requests: number) {
   const page = await browser.newPage();
   const statuses: number[] = [];
   page.on('response', (response) => {
-    if (response.url().startsWith(ctx.instance.objstoreUrl) && response.request().method() !== 'OPTIONS') statuses.push(response.status());
+    if (response.url().startsWith(ctx.instance.objstoreUrl) && response.request().method() !== 'OPTIONS')
+      statuses.push(response.status());
   });
   await page.goto(siteOrigin);
   await expect.poll(() => statuses.length).toBe(requests);
@@ -73,13 +82,20 @@ describe('a page on another site', () => {
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'cross-site/victim.txt', Body: 'keep me' }));
     const url = await presigned('POST', '', { delete: '' });
     const xml = '<Delete><Object><Key>cross-site/victim.txt</Key></Object></Delete>';
-    expect(await visit(`<script>fetch(${JSON.stringify(url)}, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: ${JSON.stringify(xml)} })</script>`, 1)).toEqual([403]);
+    expect(
+      await visit(
+        `<script>fetch(${JSON.stringify(url)}, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: ${JSON.stringify(xml)} })</script>`,
+        1,
+      ),
+    ).toEqual([403]);
     expect(await content('cross-site/victim.txt')).toBe('keep me');
   });
 
   it('cannot write with a POST-policy form signed with a published key', async () => {
     const post = await createPresignedPost(s3, { Bucket: BUCKET, Key: 'cross-site/planted.html' });
-    const fields = Object.entries(post.fields).map(([name, value]) => `<input type="hidden" name="${name}" value="${value}">`).join('');
+    const fields = Object.entries(post.fields)
+      .map(([name, value]) => `<input type="hidden" name="${name}" value="${value}">`)
+      .join('');
     const form = `<form id="f" method="post" enctype="multipart/form-data" action="${post.url}">${fields}<textarea name="file">&lt;script&gt;alert(1)&lt;/script&gt;</textarea></form><script>f.submit()</script>`;
     expect(await visit(form, 1)).toEqual([403]);
     expect(await content('cross-site/planted.html')).toBeNull();
@@ -95,7 +111,16 @@ describe('a page on another site', () => {
     await s3.send(
       new PutBucketCorsCommand({
         Bucket: BUCKET,
-        CORSConfiguration: { CORSRules: [{ AllowedOrigins: [siteOrigin], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag'] }] },
+        CORSConfiguration: {
+          CORSRules: [
+            {
+              AllowedOrigins: [siteOrigin],
+              AllowedMethods: ['GET', 'PUT'],
+              AllowedHeaders: ['*'],
+              ExposeHeaders: ['ETag'],
+            },
+          ],
+        },
       }),
     );
     const put = await presigned('PUT', 'cross-site/allowed.txt');
@@ -111,7 +136,12 @@ describe('a page on another site', () => {
     expect(await content('cross-site/allowed.txt')).toBe('from the page');
     // Methods the rule leaves out are still refused.
     const url = await presigned('POST', '', { delete: '' });
-    expect(await visit(`<script>fetch(${JSON.stringify(url)}, { method: 'POST', mode: 'no-cors', body: '<Delete><Object><Key>cross-site/allowed.txt</Key></Object></Delete>' })</script>`, 1)).toEqual([403]);
+    expect(
+      await visit(
+        `<script>fetch(${JSON.stringify(url)}, { method: 'POST', mode: 'no-cors', body: '<Delete><Object><Key>cross-site/allowed.txt</Key></Object></Delete>' })</script>`,
+        1,
+      ),
+    ).toEqual([403]);
     expect(await content('cross-site/allowed.txt')).toBe('from the page');
   });
 });

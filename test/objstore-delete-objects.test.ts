@@ -16,17 +16,33 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ObjstoreKey } from '../src/objstore/index.ts';
 import { useObjstore } from './support/objstore-server.ts';
 
-const FULL: ObjstoreKey = { accessKeyId: 'LPDELFULL0000001', secretAccessKey: 'delete-full-secret-0123456789abcdef', permissions: ['create', 'delete', 'get', 'multipart'] };
-const NO_DELETE: ObjstoreKey = { accessKeyId: 'LPDELNODELETE001', secretAccessKey: 'delete-none-secret-0123456789abcdef', permissions: ['create', 'get'] };
+const FULL: ObjstoreKey = {
+  accessKeyId: 'LPDELFULL0000001',
+  secretAccessKey: 'delete-full-secret-0123456789abcdef',
+  permissions: ['create', 'delete', 'get', 'multipart'],
+};
+const NO_DELETE: ObjstoreKey = {
+  accessKeyId: 'LPDELNODELETE001',
+  secretAccessKey: 'delete-none-secret-0123456789abcdef',
+  permissions: ['create', 'get'],
+};
 
-const ctx = useObjstore({ directoryPrefix: 'objstore-delete-objects-', keys: [FULL, NO_DELETE], buckets: ['exports', 'other'] });
+const ctx = useObjstore({
+  directoryPrefix: 'objstore-delete-objects-',
+  keys: [FULL, NO_DELETE],
+  buckets: ['exports', 'other'],
+});
 let full: S3Client;
 let noDelete: S3Client;
 
-const put = (bucket: string, key: string) => full.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `body of ${key}` }));
-const keysOf = async (bucket: string) => ((await full.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((object) => object.Key);
+const put = (bucket: string, key: string) =>
+  full.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `body of ${key}` }));
+const keysOf = async (bucket: string) =>
+  ((await full.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((object) => object.Key);
 const deleteKeys = (client: S3Client, bucket: string, keys: string[], quiet?: boolean) =>
-  client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: quiet } }));
+  client.send(
+    new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: quiet } }),
+  );
 
 beforeAll(() => {
   full = ctx.client(FULL);
@@ -40,7 +56,12 @@ describe('DeleteObjects', () => {
     await put('exports', 'kept.txt');
     await put('other', 'secret.txt');
     const result = await deleteKeys(full, 'exports', ['a.txt', 'dir/b & c.txt', 'missing.txt', '../other/secret.txt']);
-    expect(result.Deleted?.map((entry) => entry.Key)).toEqual(['a.txt', 'dir/b & c.txt', 'missing.txt', '../other/secret.txt']);
+    expect(result.Deleted?.map((entry) => entry.Key)).toEqual([
+      'a.txt',
+      'dir/b & c.txt',
+      'missing.txt',
+      '../other/secret.txt',
+    ]);
     expect(result.Errors ?? []).toEqual([]);
     expect(await keysOf('exports')).toEqual(['kept.txt']);
     const secret = await full.send(new GetObjectCommand({ Bucket: 'other', Key: 'secret.txt' }));
@@ -59,7 +80,11 @@ describe('DeleteObjects', () => {
     const refused = await deleteKeys(noDelete, 'exports', ['protected.txt']).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(S3ServiceException);
     expect((refused as S3ServiceException).name).toBe('AccessDenied');
-    const tooMany = await deleteKeys(full, 'exports', Array.from({ length: 1001 }, (_, index) => `k${index}`)).catch((error: unknown) => error);
+    const tooMany = await deleteKeys(
+      full,
+      'exports',
+      Array.from({ length: 1001 }, (_, index) => `k${index}`),
+    ).catch((error: unknown) => error);
     expect((tooMany as S3ServiceException).name).toBe('MalformedXML');
     expect(await keysOf('exports')).toContain('protected.txt');
   });
@@ -89,7 +114,9 @@ describe('DeleteObjects', () => {
   it('reads keys with entity and character references, and refuses a document that is not well-formed XML', async () => {
     await put('exports', 'x & y z.txt');
     await put('exports', 'whole.txt');
-    const deleted = await deleteWithBody('<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Object><Key>x &amp; y&#x20;z.txt</Key></Object></Delete>');
+    const deleted = await deleteWithBody(
+      '<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Object><Key>x &amp; y&#x20;z.txt</Key></Object></Delete>',
+    );
     expect(deleted).not.toBeInstanceOf(Error);
     expect(await keysOf('exports')).not.toContain('x & y z.txt');
     for (const malformed of [

@@ -5,7 +5,17 @@
  * shares are test/objstore-storage-contract.test.ts's.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -22,7 +32,11 @@ const BUCKET = 'files';
 function filesUnder(folder: string): Record<string, string> {
   const files: Record<string, string> = {};
   for (const entry of readdirSync(folder, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files[path.relative(folder, path.join(entry.parentPath, entry.name)).split(path.sep).join('/')] = readFileSync(path.join(entry.parentPath, entry.name), 'utf8');
+    if (entry.isFile())
+      files[path.relative(folder, path.join(entry.parentPath, entry.name)).split(path.sep).join('/')] = readFileSync(
+        path.join(entry.parentPath, entry.name),
+        'utf8',
+      );
   }
   return files;
 }
@@ -39,19 +53,24 @@ describe('the files storage', () => {
   });
   afterEach(() => rmSync(parent, { recursive: true, force: true }));
 
-
   async function put(key: string, data: string, metadata: Record<string, string>): Promise<void> {
     await storage.placeObject(BUCKET, key, await receivedContent(storage, data), md5(data), metadata);
   }
 
   it("keeps an object as s3rver did: its content, its unquoted MD5 and its metadata as indented JSON, beside each other under the key's folders", async () => {
-    const metadata = storage.storedMetadata(BUCKET, 'a/b c/ü.txt', { 'content-length': '5', 'x-amz-meta-z': '1', 'content-type': 'text/plain', 'x-amz-date': 'today' });
+    const metadata = storage.storedMetadata(BUCKET, 'a/b c/ü.txt', {
+      'content-length': '5',
+      'x-amz-meta-z': '1',
+      'content-type': 'text/plain',
+      'x-amz-date': 'today',
+    });
     await put('a/b c/ü.txt', 'hello', metadata);
     await storage.putObjectTagging(BUCKET, 'a/b c/ü.txt', '<Tagging><TagSet></TagSet></Tagging>');
     expect(filesUnder(path.join(root, BUCKET))).toEqual({
       'a/b c/ü.txt._S3rver_object': 'hello',
       'a/b c/ü.txt._S3rver_object.md5': md5('hello'),
-      'a/b c/ü.txt._S3rver_metadata.json': '{\n  "content-type": "text/plain",\n  "content-length": "5",\n  "x-amz-meta-z": "1"\n}',
+      'a/b c/ü.txt._S3rver_metadata.json':
+        '{\n  "content-type": "text/plain",\n  "content-length": "5",\n  "x-amz-meta-z": "1"\n}',
       'a/b c/ü.txt._S3rver_tagging.xml': '<Tagging><TagSet></TagSet></Tagging>',
     });
     await storage.deleteObject(BUCKET, 'a/b c/ü.txt');
@@ -59,8 +78,14 @@ describe('the files storage', () => {
   });
 
   it("keeps an upload as s3rver did: the key and the creation headers as JSON, each part with its MD5 (and checksum), then only the completion's record", async () => {
-    const uploadId = await storage.startUpload(BUCKET, 'big.bin', { 'content-type': 'application/x-big', 'x-amz-meta-k': 'v' });
-    await storage.placePart(BUCKET, uploadId, 1, await receivedContent(storage, 'part one'), md5('part one'), { algorithm: 'CRC32', value: 'AAAAAA==' });
+    const uploadId = await storage.startUpload(BUCKET, 'big.bin', {
+      'content-type': 'application/x-big',
+      'x-amz-meta-k': 'v',
+    });
+    await storage.placePart(BUCKET, uploadId, 1, await receivedContent(storage, 'part one'), md5('part one'), {
+      algorithm: 'CRC32',
+      value: 'AAAAAA==',
+    });
     const upload = `._S3rver_uploads/${uploadId}`;
     expect(filesUnder(path.join(root, BUCKET))).toEqual({
       [`${upload}/key`]: 'big.bin',
@@ -69,12 +94,20 @@ describe('the files storage', () => {
       [`${upload}/1.md5`]: md5('part one'),
       [`${upload}/1.checksum`]: '{"algorithm":"CRC32","value":"AAAAAA=="}',
     });
-    await storage.completeUpload(BUCKET, 'big.bin', uploadId, [1], { etag: 'etag-1', onContent: () => {}, metadata: async () => ({ 'x-amz-checksum-type': 'COMPOSITE' }) }, async () => 'the record');
+    await storage.completeUpload(
+      BUCKET,
+      'big.bin',
+      uploadId,
+      [1],
+      { etag: 'etag-1', onContent: () => {}, metadata: async () => ({ 'x-amz-checksum-type': 'COMPOSITE' }) },
+      async () => 'the record',
+    );
     expect(filesUnder(path.join(root, BUCKET))).toEqual({
       [`${upload}/completed`]: 'the record',
       'big.bin._S3rver_object': 'part one',
       'big.bin._S3rver_object.md5': 'etag-1',
-      'big.bin._S3rver_metadata.json': '{\n  "content-type": "application/x-big",\n  "x-amz-meta-k": "v",\n  "x-amz-checksum-type": "COMPOSITE"\n}',
+      'big.bin._S3rver_metadata.json':
+        '{\n  "content-type": "application/x-big",\n  "x-amz-meta-k": "v",\n  "x-amz-checksum-type": "COMPOSITE"\n}',
     });
   });
 
@@ -89,8 +122,15 @@ describe('the files storage', () => {
     const folder = path.join(root, BUCKET, 'copied');
     mkdirSync(folder);
     writeFileSync(path.join(folder, 'object._S3rver_object'), 'copied bytes');
-    writeFileSync(path.join(folder, 'object._S3rver_metadata.json'), '{\n  "content-type": "text/x-copied",\n  "x-amz-meta-from": "s3rver"\n}');
-    utimesSync(path.join(folder, 'object._S3rver_object'), new Date('2026-10-01T12:00:00Z'), new Date('2026-10-01T12:00:00Z'));
+    writeFileSync(
+      path.join(folder, 'object._S3rver_metadata.json'),
+      '{\n  "content-type": "text/x-copied",\n  "x-amz-meta-from": "s3rver"\n}',
+    );
+    utimesSync(
+      path.join(folder, 'object._S3rver_object'),
+      new Date('2026-10-01T12:00:00Z'),
+      new Date('2026-10-01T12:00:00Z'),
+    );
     expect(await storage.headObject(BUCKET, 'copied/object')).toEqual({
       'content-type': 'text/x-copied',
       'x-amz-meta-from': 's3rver',

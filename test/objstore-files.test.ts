@@ -1,13 +1,36 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SOURCE_TARBALL_BUCKET } from '../src/deployments/source-uploads.ts';
 import { start } from '../src/index.ts';
-import { Api, createOnlyKey, credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixturesView } from './support/instance.ts';
+import {
+  Api,
+  createOnlyKey,
+  credentialsOf,
+  fullKey,
+  useLocalplane,
+  workspaceByTier,
+  type FixturesView,
+} from './support/instance.ts';
 import { duckdb, getBytes, s3For } from './support/objstore.ts';
 import { inWindow, seededRuns } from './support/source.ts';
 
@@ -18,7 +41,8 @@ const fileOf = (key: string, root = ctx.instance.filesDir!) => join(root, bucket
 /** s3rver's own file for an object: what the view must not make readers glob. */
 const storeFileOf = (key: string) => join(ctx.instance.dataDir, 'objstore', bucket(), `${key}._S3rver_object`);
 
-const put = (key: string, body: Uint8Array | string) => s3().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body }));
+const put = (key: string, body: Uint8Array | string) =>
+  s3().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body }));
 const remove = (key: string) => s3().send(new DeleteObjectCommand({ Bucket: bucket(), Key: key }));
 
 /** The view's file holds exactly the object's bytes, as the S3 API serves them, and links s3rver's file (no copy). */
@@ -53,8 +77,17 @@ describe('the plain-file view', () => {
 
   it('follows a multipart upload by the stock managed uploader', async () => {
     const body = randomBytes(11 * 1024 * 1024 + 123);
-    await new Upload({ client: s3(), params: { Bucket: bucket(), Key: 'plain/multipart/big.bin', Body: body }, partSize: 5 * 1024 * 1024, queueSize: 2 }).done();
-    const journal = (await ctx.admin.request('GET', '/objstore/journal')).body as { operation: string; key: string; status: number }[];
+    await new Upload({
+      client: s3(),
+      params: { Bucket: bucket(), Key: 'plain/multipart/big.bin', Body: body },
+      partSize: 5 * 1024 * 1024,
+      queueSize: 2,
+    }).done();
+    const journal = (await ctx.admin.request('GET', '/objstore/journal')).body as {
+      operation: string;
+      key: string;
+      status: number;
+    }[];
     const parts = journal.filter((record) => record.key === 'plain/multipart/big.bin');
     expect(parts.filter((record) => record.operation === 'UploadPart')).toHaveLength(3);
     expect(parts.at(-1)).toMatchObject({ operation: 'CompleteMultipartUpload', status: 200 });
@@ -66,9 +99,21 @@ describe('the plain-file view', () => {
     const other = randomBytes(777);
     await put('plain/copy/source.bin', source);
     await put('plain/copy/other.bin', other);
-    await s3().send(new CopyObjectCommand({ Bucket: bucket(), Key: 'plain/copy/target.bin', CopySource: `${bucket()}/plain/copy/source.bin` }));
+    await s3().send(
+      new CopyObjectCommand({
+        Bucket: bucket(),
+        Key: 'plain/copy/target.bin',
+        CopySource: `${bucket()}/plain/copy/source.bin`,
+      }),
+    );
     await expectInView(s3(), 'plain/copy/target.bin', source);
-    await s3().send(new CopyObjectCommand({ Bucket: bucket(), Key: 'plain/copy/target.bin', CopySource: `${bucket()}/plain/copy/other.bin` }));
+    await s3().send(
+      new CopyObjectCommand({
+        Bucket: bucket(),
+        Key: 'plain/copy/target.bin',
+        CopySource: `${bucket()}/plain/copy/other.bin`,
+      }),
+    );
     await expectInView(s3(), 'plain/copy/target.bin', other);
     await expectInView(s3(), 'plain/copy/source.bin', source);
   });
@@ -90,7 +135,14 @@ describe('the plain-file view', () => {
     // As a request that removed the object and then failed would leave it: gone from the store only.
     rmSync(storeFileOf('plain/failed/gone.txt'));
     const refused = await s3()
-      .send(new PutObjectCommand({ Bucket: bucket(), Key: 'plain/failed/gone.txt', Body: 'never stored', ContentMD5: Buffer.alloc(16).toString('base64') }))
+      .send(
+        new PutObjectCommand({
+          Bucket: bucket(),
+          Key: 'plain/failed/gone.txt',
+          Body: 'never stored',
+          ContentMD5: Buffer.alloc(16).toString('base64'),
+        }),
+      )
       .catch((error: unknown) => error as Error);
     expect((refused as Error).name).toBe('BadDigest');
     expect(existsSync(fileOf('plain/failed/gone.txt'))).toBe(false);
@@ -99,7 +151,9 @@ describe('the plain-file view', () => {
   it('drops the files of DeleteObjects, and only those', async () => {
     const keys = ['plain/batch/one.txt', 'plain/batch/sub/two.txt', 'plain/batch/sub/three.txt'];
     for (const key of [...keys, 'plain/batch/stays.txt']) await put(key, key);
-    const deleted = await s3().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.map((Key) => ({ Key })) } }));
+    const deleted = await s3().send(
+      new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.map((Key) => ({ Key })) } }),
+    );
     expect(deleted.Deleted?.map((entry) => entry.Key).sort()).toEqual([...keys].sort());
     for (const key of keys) expect(existsSync(fileOf(key)), key).toBe(false);
     expect(existsSync(fileOf('plain/batch/sub'))).toBe(false);
@@ -118,7 +172,10 @@ describe('the plain-file view', () => {
     expect(readFileSync(fileOf('clash/x/y'), 'utf8')).toBe('object x/y');
     expect(readdirSync(fileOf('clash')).sort()).toEqual(['a', 'x']);
     for (const key of ['clash/a/b', 'clash/x', 'clash/marker/']) {
-      expect(ctx.logs.some((line) => line.includes(`${bucket()}/${key} is left out`)), key).toBe(true);
+      expect(
+        ctx.logs.some((line) => line.includes(`${bucket()}/${key} is left out`)),
+        key,
+      ).toBe(true);
     }
     for (const key of ['clash/a', 'clash/a/b', 'clash/x/y', 'clash/x', 'clash/marker/']) await remove(key);
     expect(existsSync(fileOf('clash'))).toBe(false);
@@ -148,29 +205,43 @@ describe('the plain-file view', () => {
     expect(created.status).toBe(200);
     await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 0 } });
     expect((await client.get(`/api/v1/bulk-exports/${created.body.id}`)).body.status).toBe('Completed');
-    const runs = (await client.get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body as { metadata: { result: { rows_written: number; exported_files: string[] } } }[];
+    const runs = (await client.get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body as {
+      metadata: { result: { rows_written: number; exported_files: string[] } };
+    }[];
     const rowsWritten = runs.reduce((sum, run) => sum + run.metadata.result.rows_written, 0);
     const exportedFiles = runs.flatMap((run) => run.metadata.result.exported_files);
     expect(exportedFiles.length, 'several files').toBeGreaterThan(2);
 
     const glob = `${ctx.instance.filesDir}/${bucket()}/${prefix}/export_id=*/**/*.parquet`;
     const files = `read_parquet('${glob}', hive_partitioning = true)`;
-    const matched = (await duckdb<{ file: string }>(`SELECT file FROM glob('${glob}') ORDER BY file`)).map((row) => row.file);
+    const matched = (await duckdb<{ file: string }>(`SELECT file FROM glob('${glob}') ORDER BY file`)).map(
+      (row) => row.file,
+    );
     expect(matched).toEqual(exportedFiles.map((file) => join(ctx.instance.filesDir!, file)).sort());
     const probes = readdirSync(fileOf(`${prefix}/tmp`));
     expect(probes).toHaveLength(1);
     expect(probes[0]).toMatch(/^[0-9a-f-]+\.txt$/);
 
     const expected = inWindow(seededRuns(session.id), window.start_time, window.end_time);
-    const [{ rows }] = (await duckdb<{ rows: number }>(`SELECT count(*)::INTEGER AS rows FROM ${files}`)) as [{ rows: number }];
+    const [{ rows }] = (await duckdb<{ rows: number }>(`SELECT count(*)::INTEGER AS rows FROM ${files}`)) as [
+      { rows: number },
+    ];
     expect(rows).toBe(rowsWritten);
     expect(rows).toBe(expected.length);
     const ids = await duckdb<{ id: string }>(`SELECT id FROM ${files} ORDER BY id`);
     expect(ids.map((row) => row.id)).toEqual(expected.map((run) => run.id).sort());
-    const columns = (await duckdb<{ column_name: string }>(`DESCRIBE SELECT * FROM ${files}`)).map((column) => column.column_name);
-    expect(columns).toEqual(expect.arrayContaining(['export_id', 'tenant_id', 'session_id', 'resource', 'year', 'month', 'day']));
-    const partitions = await duckdb(`SELECT DISTINCT export_id, tenant_id, session_id, day::INTEGER AS day FROM ${files} ORDER BY day`);
-    expect(partitions).toEqual([1, 2].map((day) => ({ export_id: created.body.id, tenant_id: workspace.id, session_id: session.id, day })));
+    const columns = (await duckdb<{ column_name: string }>(`DESCRIBE SELECT * FROM ${files}`)).map(
+      (column) => column.column_name,
+    );
+    expect(columns).toEqual(
+      expect.arrayContaining(['export_id', 'tenant_id', 'session_id', 'resource', 'year', 'month', 'day']),
+    );
+    const partitions = await duckdb(
+      `SELECT DISTINCT export_id, tenant_id, session_id, day::INTEGER AS day FROM ${files} ORDER BY day`,
+    );
+    expect(partitions).toEqual(
+      [1, 2].map((day) => ({ export_id: created.body.id, tenant_id: workspace.id, session_id: session.id, day })),
+    );
   });
 
   it('is back to empty bucket folders after a reset', async () => {
@@ -192,7 +263,9 @@ describe('the plain-file view of a kept --data-dir', () => {
     const fixtures = (await new Api(`${first.apiUrl}/_localplane`).request<FixturesView>('GET', '/fixtures')).body;
     const name = fixtures.objstore.buckets[0]!;
     const body = randomBytes(4096);
-    await s3For(first.objstoreUrl, fullKey(fixtures)).send(new PutObjectCommand({ Bucket: name, Key: 'kept/object.bin', Body: body }));
+    await s3For(first.objstoreUrl, fullKey(fixtures)).send(
+      new PutObjectCommand({ Bucket: name, Key: 'kept/object.bin', Body: body }),
+    );
     await first.stop();
 
     const files = join(dataDir, 'files');

@@ -88,7 +88,10 @@ function sign({ method, path: rawPath, query = [], key, presign = false, headers
   headers: Record<string, string>;
 } {
   const host = new URL(ctx.objstore.url).host;
-  const amzDate = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const amzDate = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   const scope = `${amzDate.slice(0, 8)}/us-east-1/s3/aws4_request`;
   const headers: Record<string, string> = { host, ...extra };
   const params = [...query];
@@ -165,7 +168,12 @@ describe('objstore gateway', () => {
 
   it('puts, gets, heads, lists and deletes objects with a full key', async () => {
     const put = await full.send(
-      new PutObjectCommand({ Bucket: BUCKET, Key: 'runs/2024/a.json', Body: '{"a":1}', ContentType: 'application/json' }),
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: 'runs/2024/a.json',
+        Body: '{"a":1}',
+        ContentType: 'application/json',
+      }),
     );
     expect(put.ETag).toBe(`"${createHash('md5').update('{"a":1}').digest('hex')}"`);
     await full.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'b.bin', Body: Buffer.from([0, 1, 2, 255]) }));
@@ -321,7 +329,9 @@ describe('objstore gateway', () => {
 
   it('answers multipart mistakes with S3 errors instead of crashing', async () => {
     const { UploadId } = await full.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'm.bin' }));
-    const part = await full.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'm.bin', UploadId, PartNumber: 1, Body: 'one' }));
+    const part = await full.send(
+      new UploadPartCommand({ Bucket: BUCKET, Key: 'm.bin', UploadId, PartNumber: 1, Body: 'one' }),
+    );
 
     // A part that was never uploaded (s3rver alone crashes the process on this).
     const missing = await failure(
@@ -354,7 +364,9 @@ describe('objstore gateway', () => {
     expect(wrongEtag.name).toBe('InvalidPart');
 
     const noSuchUpload = await failure(
-      full.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'm.bin', UploadId: 'deadbeef', PartNumber: 1, Body: 'x' })),
+      full.send(
+        new UploadPartCommand({ Bucket: BUCKET, Key: 'm.bin', UploadId: 'deadbeef', PartNumber: 1, Body: 'x' }),
+      ),
     );
     expect(noSuchUpload.name).toBe('NoSuchUpload');
 
@@ -500,7 +512,13 @@ describe('objstore gateway', () => {
     expect(head.status).toBe(403);
     expect(head.body).toBe('');
 
-    const putAnonymously = await rawRequest(ctx.objstore.url, 'PUT', `/${BUCKET}/anon.txt`, { 'content-type': 'text/plain' }, 'anon');
+    const putAnonymously = await rawRequest(
+      ctx.objstore.url,
+      'PUT',
+      `/${BUCKET}/anon.txt`,
+      { 'content-type': 'text/plain' },
+      'anon',
+    );
     expect(codeOf(putAnonymously.body)).toBe('AccessDenied');
     expect(await listKeys(full)).toEqual(['public?.txt']);
   });
@@ -543,14 +561,20 @@ describe('objstore gateway', () => {
   it('supports response header overrides on authenticated GetObject', async () => {
     await full.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'o.csv', Body: 'a,b' }));
     const response = await full.send(
-      new GetObjectCommand({ Bucket: BUCKET, Key: 'o.csv', ResponseContentDisposition: 'attachment; filename="o.csv"' }),
+      new GetObjectCommand({
+        Bucket: BUCKET,
+        Key: 'o.csv',
+        ResponseContentDisposition: 'attachment; filename="o.csv"',
+      }),
     );
     expect(response.ContentDisposition).toBe('attachment; filename="o.csv"');
     expect(await response.Body!.transformToString()).toBe('a,b');
   });
 
   it('never crashes on malformed requests', async () => {
-    const malformedHeader = await rawRequest(ctx.objstore.url, 'GET', `/${BUCKET}`, { authorization: 'AWS4-HMAC-SHA256 Credential=oops' });
+    const malformedHeader = await rawRequest(ctx.objstore.url, 'GET', `/${BUCKET}`, {
+      authorization: 'AWS4-HMAC-SHA256 Credential=oops',
+    });
     expect(malformedHeader.status).toBe(400);
     expect(codeOf(malformedHeader.body)).toBe('AuthorizationHeaderMalformed');
 
@@ -576,14 +600,30 @@ describe('objstore gateway', () => {
     expect(codeOf(badBucket.body)).toBe('InvalidBucketName');
 
     const uploadTraversal = await signedRaw(
-      { method: 'PUT', path: `/${BUCKET}/k`, query: [['partNumber', '1'], ['uploadId', '../../x']], key: FULL },
+      {
+        method: 'PUT',
+        path: `/${BUCKET}/k`,
+        query: [
+          ['partNumber', '1'],
+          ['uploadId', '../../x'],
+        ],
+        key: FULL,
+      },
       'x',
     );
     expect(codeOf(uploadTraversal.body)).toBe('NoSuchUpload');
 
     const { UploadId } = await full.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'k' }));
     const badPart = await signedRaw(
-      { method: 'PUT', path: `/${BUCKET}/k`, query: [['partNumber', '../1'], ['uploadId', UploadId!]], key: FULL },
+      {
+        method: 'PUT',
+        path: `/${BUCKET}/k`,
+        query: [
+          ['partNumber', '../1'],
+          ['uploadId', UploadId!],
+        ],
+        key: FULL,
+      },
       'x',
     );
     expect(codeOf(badPart.body)).toBe('InvalidArgument');

@@ -43,7 +43,11 @@ const WORKSPACE_KEY = { access_key_id: 'LPHOSTILEKEYS000001', secret_access_key:
 beforeAll(async () => {
   shared = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
   const added = await ctx.admin.request('POST', '/objstore/keys', {
-    body: { ...WORKSPACE_KEY, permissions: ['create', 'delete', 'get', 'multipart'], workspace_id: workspaceByTier(ctx.fixtures, 'plus').id },
+    body: {
+      ...WORKSPACE_KEY,
+      permissions: ['create', 'delete', 'get', 'multipart'],
+      workspace_id: workspaceByTier(ctx.fixtures, 'plus').id,
+    },
   });
   expect(added.status, added.text).toBe(201);
   workspace = s3For(ctx.instance.objstoreUrl, { ...WORKSPACE_KEY, permissions: [] });
@@ -51,7 +55,8 @@ beforeAll(async () => {
   await shared.send(new CreateBucketCommand({ Bucket: BUCKET }));
 });
 
-const put = (client: S3Client, key: string, body: string, bucket = BUCKET) => client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+const put = (client: S3Client, key: string, body: string, bucket = BUCKET) =>
+  client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
 
 async function bodyOf(client: S3Client, key: string, bucket = BUCKET): Promise<string> {
   return (await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
@@ -62,7 +67,9 @@ async function listed(client: S3Client, bucket = BUCKET, prefix?: string): Promi
   const keys: string[] = [];
   let token: string | undefined;
   do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, EncodingType: 'url', ContinuationToken: token }));
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, EncodingType: 'url', ContinuationToken: token }),
+    );
     keys.push(...(page.Contents ?? []).map((object) => decodeURIComponent(object.Key!)));
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
@@ -77,10 +84,14 @@ async function uploadInParts(client: S3Client, key: string, bucket = BUCKET): Pr
   const first = 'a'.repeat(5 * 1024 * 1024);
   const parts = [];
   for (const [index, body] of [first, 'last part'].entries()) {
-    const { ETag } = await client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: index + 1, Body: body }));
+    const { ETag } = await client.send(
+      new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: index + 1, Body: body }),
+    );
     parts.push({ ETag, PartNumber: index + 1 });
   }
-  await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
+  await client.send(
+    new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+  );
   return `${first}last part`;
 }
 
@@ -88,7 +99,9 @@ async function uploadInParts(client: S3Client, key: string, bucket = BUCKET): Pr
 async function expectRoundTrip(client: S3Client, key: string, bucket = BUCKET): Promise<void> {
   const body = `body of ${JSON.stringify(key)}`;
   await put(client, key, body, bucket);
-  expect((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ContentLength, key).toBe(Buffer.byteLength(body));
+  expect((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ContentLength, key).toBe(
+    Buffer.byteLength(body),
+  );
   expect(await bodyOf(client, key, bucket), key).toBe(body);
   expect(await listed(client, bucket, key), key).toContain(key);
 
@@ -99,8 +112,12 @@ async function expectRoundTrip(client: S3Client, key: string, bucket = BUCKET): 
   await client.send(new CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: copySource('source') }));
   expect(await bodyOf(client, key, bucket), key).toBe('copied onto the key');
 
-  await client.send(new PutObjectTaggingCommand({ Bucket: bucket, Key: key, Tagging: { TagSet: [{ Key: 'kind', Value: 'hostile' }] } }));
-  expect((await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }))).TagSet, key).toEqual([{ Key: 'kind', Value: 'hostile' }]);
+  await client.send(
+    new PutObjectTaggingCommand({ Bucket: bucket, Key: key, Tagging: { TagSet: [{ Key: 'kind', Value: 'hostile' }] } }),
+  );
+  expect((await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }))).TagSet, key).toEqual([
+    { Key: 'kind', Value: 'hostile' },
+  ]);
 
   const joined = await uploadInParts(client, key, bucket);
   expect(await bodyOf(client, key, bucket), key).toBe(joined);
@@ -141,11 +158,15 @@ describe("keys holding the store's own file names", () => {
   it('are shown by the plain-file view under their own names, never the names the store keeps them under', () => {
     const folder = join(ctx.instance.filesDir!, BUCKET);
     expect(readFileSync(join(folder, 'report.csv'), 'utf8')).toBe('shared report.csv');
-    expect(readFileSync(join(folder, 'report.csv._S3rver_object', 'x'), 'utf8')).toBe("workspace's report.csv._S3rver_object/x");
+    expect(readFileSync(join(folder, 'report.csv._S3rver_object', 'x'), 'utf8')).toBe(
+      "workspace's report.csv._S3rver_object/x",
+    );
     const files = readdirSync(folder, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
     const keys = files.map((entry) => join(entry.parentPath, entry.name).slice(folder.length + 1));
     // '._S3rver_uploads' is both a key and a folder of another key's: the view shows whichever came first.
-    expect(sorted(keys)).toEqual(sorted([...LAYOUT_NAMES, 'report.csv', 'm', 'n', 't', 'name', 'p'].filter((key) => key !== '._S3rver_uploads')));
+    expect(sorted(keys)).toEqual(
+      sorted([...LAYOUT_NAMES, 'report.csv', 'm', 'n', 't', 'name', 'p'].filter((key) => key !== '._S3rver_uploads')),
+    );
   });
 
   it.each(LAYOUT_NAMES)('%s: put, head, get, list, copy, tagging, multipart and delete', async (key) => {
@@ -168,10 +189,13 @@ describe('long keys', () => {
     `${'😀'.repeat(200)}/${'x'.repeat(223)}`,
   ];
 
-  it.each(LONG_KEYS.map((key) => [Buffer.byteLength(key), key] as const))('%i bytes: put, head, get, list, copy, tagging, multipart and delete', async (bytes, key) => {
-    expect(bytes).toBeLessThanOrEqual(1024);
-    await expectRoundTrip(shared, key);
-  });
+  it.each(LONG_KEYS.map((key) => [Buffer.byteLength(key), key] as const))(
+    '%i bytes: put, head, get, list, copy, tagging, multipart and delete',
+    async (bytes, key) => {
+      expect(bytes).toBeLessThanOrEqual(1024);
+      await expectRoundTrip(shared, key);
+    },
+  );
 
   it("a key over 1,024 bytes is S3's KeyTooLongError, for every operation that names one", async () => {
     const key = 'k'.repeat(1025);
@@ -181,7 +205,8 @@ describe('long keys', () => {
       () => shared.send(new CopyObjectCommand({ Bucket: BUCKET, Key: key, CopySource: `${BUCKET}/anything` })),
       () => shared.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'é'.repeat(513) })),
     ];
-    for (const refusal of refusals) await expect(refusal()).rejects.toMatchObject({ $metadata: { httpStatusCode: 400 } });
+    for (const refusal of refusals)
+      await expect(refusal()).rejects.toMatchObject({ $metadata: { httpStatusCode: 400 } });
     await expect(put(shared, key, 'x')).rejects.toMatchObject({ name: 'KeyTooLongError' });
   });
 
@@ -226,7 +251,9 @@ describe("'.', '..' and empty segments, NUL, control and URL-reserved characters
     for (const reason of ["an empty, '.' or '..' segment names no file", 'a file name cannot hold NUL']) {
       expect(ctx.logs.some((line) => line.includes(reason))).toBe(true);
     }
-    expect(readdirSync(ctx.instance.filesDir!).sort()).toEqual([...ctx.fixtures.objstore.buckets, BUCKET, 'localplane-deployment-sources'].sort());
+    expect(readdirSync(ctx.instance.filesDir!).sort()).toEqual(
+      [...ctx.fixtures.objstore.buckets, BUCKET, 'localplane-deployment-sources'].sort(),
+    );
   });
 });
 
@@ -261,7 +288,9 @@ describe('the store kept across a snapshot and a restart', () => {
       const after = s3For(second.objstoreUrl, fullKey(fixtures));
       expect(await listed(after, bucket)).toEqual(sorted(KEPT));
       for (const key of KEPT) expect(await bodyOf(after, key, bucket)).toBe(`kept ${key}`);
-      expect(readFileSync(join(second.filesDir!, bucket, 'report.csv._S3rver_object', 'x'), 'utf8')).toBe('kept report.csv._S3rver_object/x');
+      expect(readFileSync(join(second.filesDir!, bucket, 'report.csv._S3rver_object', 'x'), 'utf8')).toBe(
+        'kept report.csv._S3rver_object/x',
+      );
       after.destroy();
     } finally {
       await second.stop();

@@ -3,7 +3,13 @@
  * encodes (the ceph s3-tests cases), v1's Prefix as sent, StartAfter beside a continuation
  * token, an empty continuation-token, and Owner as ListBuckets names it.
  */
-import { ListBucketsCommand, ListObjectsCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  ListBucketsCommand,
+  ListObjectsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { ObjstoreKey } from '../src/objstore/index.ts';
@@ -18,14 +24,32 @@ const FULL: ObjstoreKey = {
   permissions: ['create', 'delete', 'get', 'buckets'],
 };
 
-const KEYS = ['foo+1/bar', 'foo/bar/xyzzy', 'quux ab/thud', 'asdf+b', 'odd/tilde~star*(x)!', 'odd/ü é', 'page/1', 'page/2', 'page/3'];
+const KEYS = [
+  'foo+1/bar',
+  'foo/bar/xyzzy',
+  'quux ab/thud',
+  'asdf+b',
+  'odd/tilde~star*(x)!',
+  'odd/ü é',
+  'page/1',
+  'page/2',
+  'page/3',
+];
 
 forEachStorage((storage) => {
-  const ctx = useObjstore({ directoryPrefix: 'objstore-listing-fidelity-', keys: [FULL], buckets: [BUCKET], clientConfig: CHECKSUMS_WHEN_REQUIRED, storage });
+  const ctx = useObjstore({
+    directoryPrefix: 'objstore-listing-fidelity-',
+    keys: [FULL],
+    buckets: [BUCKET],
+    clientConfig: CHECKSUMS_WHEN_REQUIRED,
+    storage,
+  });
   let client: S3Client;
 
-  const list = (query: Record<string, string>) => sendSigned(ctx.objstore.url, FULL, { method: 'GET', path: `/${BUCKET}`, query });
-  const elements = (xml: string, name: string) => [...xml.matchAll(new RegExp(`<${name}>([^<]*)</${name}>`, 'g'))].map((match) => match[1]);
+  const list = (query: Record<string, string>) =>
+    sendSigned(ctx.objstore.url, FULL, { method: 'GET', path: `/${BUCKET}`, query });
+  const elements = (xml: string, name: string) =>
+    [...xml.matchAll(new RegExp(`<${name}>([^<]*)</${name}>`, 'g'))].map((match) => match[1]);
 
   beforeAll(async () => {
     client = ctx.client(FULL);
@@ -42,7 +66,13 @@ forEachStorage((storage) => {
       expect(status).toBe(200);
       expect(elements(body, 'Key')).toEqual(['asdf%2Bb']);
       expect(body).toContain('<Delimiter>/</Delimiter>');
-      expect(elements(body.replace(/<Prefix><\/Prefix>/, ''), 'Prefix')).toEqual(['foo%2B1/', 'foo/', 'odd/', 'page/', 'quux%20ab/']);
+      expect(elements(body.replace(/<Prefix><\/Prefix>/, ''), 'Prefix')).toEqual([
+        'foo%2B1/',
+        'foo/',
+        'odd/',
+        'page/',
+        'quux%20ab/',
+      ]);
     });
 
     it('keeps letters, digits, -_.* and /, and percent-encodes ~ ! ( ) and UTF-8 in upper case', async () => {
@@ -52,7 +82,9 @@ forEachStorage((storage) => {
 
     it('the SDK decodes what it asked to be encoded back to the keys', async () => {
       const page = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, EncodingType: 'url' }));
-      expect(page.Contents!.map((object) => decodeURIComponent(object.Key!))).toEqual([...KEYS].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      expect(page.Contents!.map((object) => decodeURIComponent(object.Key!))).toEqual(
+        [...KEYS].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
+      );
     });
 
     it("writes v1's Prefix as sent while V2 encodes it", async () => {
@@ -76,7 +108,13 @@ forEachStorage((storage) => {
       const first = await list({ 'list-type': '2', prefix: 'page/', 'start-after': 'page/0', 'max-keys': '1' });
       const [token] = elements(first.body, 'NextContinuationToken');
       expect(token).toBeDefined();
-      const second = await list({ 'list-type': '2', prefix: 'page/', 'start-after': 'page/0', 'max-keys': '1', 'continuation-token': token! });
+      const second = await list({
+        'list-type': '2',
+        prefix: 'page/',
+        'start-after': 'page/0',
+        'max-keys': '1',
+        'continuation-token': token!,
+      });
       expect(second.status).toBe(200);
       expect(elements(second.body, 'StartAfter')).toEqual(['page/0']);
       expect(elements(second.body, 'ContinuationToken')).toEqual([token]);
@@ -88,8 +126,13 @@ forEachStorage((storage) => {
       expect(status).toBe(200);
       expect(body).toContain('<ContinuationToken></ContinuationToken>');
       expect(elements(body, 'Key')).toEqual(['page/1', 'page/2', 'page/3']);
-      expect((await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/', ContinuationToken: '' }))).ContinuationToken).toBe('');
-      expect((await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/' }))).ContinuationToken).toBeUndefined();
+      expect(
+        (await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/', ContinuationToken: '' })))
+          .ContinuationToken,
+      ).toBe('');
+      expect(
+        (await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/' }))).ContinuationToken,
+      ).toBeUndefined();
     });
   });
 

@@ -17,7 +17,13 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { ObjstoreKey } from '../src/objstore/index.ts';
-import { CHECKSUMS_WHEN_REQUIRED, failure, forEachStorage, NodeSha256, useObjstore } from './support/objstore-server.ts';
+import {
+  CHECKSUMS_WHEN_REQUIRED,
+  failure,
+  forEachStorage,
+  NodeSha256,
+  useObjstore,
+} from './support/objstore-server.ts';
 
 const BUCKET = 'exports';
 const OTHER_BUCKET = 'other';
@@ -147,12 +153,18 @@ forEachStorage((storage) => {
     client = ctx.client(FULL);
     await putAll(ALL_KEYS);
     // Neither an upload in progress nor s3rver's sidecar files (metadata, MD5, tags) are objects.
-    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'pending/upload.bin' }));
+    const { UploadId } = await client.send(
+      new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'pending/upload.bin' }),
+    );
     await client.send(
       new UploadPartCommand({ Bucket: BUCKET, Key: 'pending/upload.bin', UploadId, PartNumber: 1, Body: 'part' }),
     );
     await client.send(
-      new PutObjectTaggingCommand({ Bucket: BUCKET, Key: 'README.md', Tagging: { TagSet: [{ Key: 'k', Value: 'v' }] } }),
+      new PutObjectTaggingCommand({
+        Bucket: BUCKET,
+        Key: 'README.md',
+        Tagging: { TagSet: [{ Key: 'k', Value: 'v' }] },
+      }),
     );
   });
 
@@ -217,7 +229,11 @@ forEachStorage((storage) => {
       expect(prefixesOf([top!])).toEqual(['exports/', 'odd/', 'runs/']);
       expect(keysOf([top!])).toEqual(['README.md']);
 
-      const [partitions] = await allPages({ Bucket: BUCKET, Prefix: `exports/export_id=${EXPORT_IDS[1]}/`, Delimiter: '/' });
+      const [partitions] = await allPages({
+        Bucket: BUCKET,
+        Prefix: `exports/export_id=${EXPORT_IDS[1]}/`,
+        Delimiter: '/',
+      });
       expect(prefixesOf([partitions!])).toEqual([
         `exports/export_id=${EXPORT_IDS[1]}/tenant=acme/`,
         `exports/export_id=${EXPORT_IDS[1]}/tenant=globex/`,
@@ -285,21 +301,31 @@ forEachStorage((storage) => {
       expect(prefixesOf([grouped])).toEqual(['odd/a%20']);
       expect(keysOf([grouped])).toEqual(['odd/a', 'odd/a%2Bb.txt', 'odd/a-b', 'odd/a.b', 'odd/a/b', 'odd/a0']);
 
-      const percent = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'odd/1', EncodingType: 'url' }));
+      const percent = await client.send(
+        new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'odd/1', EncodingType: 'url' }),
+      );
       expect(keysOf([percent])).toEqual(['odd/100%25.csv']);
     });
 
     it('refuses a continuation token it did not hand out', async () => {
-      const token = (await client.send(new ListObjectsV2Command({ Bucket: BUCKET, MaxKeys: 10 }))).NextContinuationToken!;
+      const token = (await client.send(new ListObjectsV2Command({ Bucket: BUCKET, MaxKeys: 10 })))
+        .NextContinuationToken!;
 
-      for (const bad of ['bm90IGEgdG9rZW4=', 'garbage!', `${token}x`, token.replace(/^./, (ch) => (ch === 'A' ? 'B' : 'A'))]) {
+      for (const bad of [
+        'bm90IGEgdG9rZW4=',
+        'garbage!',
+        `${token}x`,
+        token.replace(/^./, (ch) => (ch === 'A' ? 'B' : 'A')),
+      ]) {
         const error = await failure(client.send(new ListObjectsV2Command({ Bucket: BUCKET, ContinuationToken: bad })));
         expect(error.name).toBe('InvalidArgument');
         expect(error.message).toBe('The continuation token provided is incorrect');
         expect(error.$metadata?.httpStatusCode).toBe(400);
       }
       // A token is bound to the bucket it was handed out for.
-      const elsewhere = await failure(client.send(new ListObjectsV2Command({ Bucket: OTHER_BUCKET, ContinuationToken: token })));
+      const elsewhere = await failure(
+        client.send(new ListObjectsV2Command({ Bucket: OTHER_BUCKET, ContinuationToken: token })),
+      );
       expect(elsewhere.name).toBe('InvalidArgument');
     });
 
@@ -349,7 +375,9 @@ forEachStorage((storage) => {
       const v1 = await rawList({ 'start-after': 'a' });
       expect(errorMessageOf(v1.body)).toBe('startAfter only supported in REST.GET.BUCKET with list-type=2');
       const v1Token = await rawList({ 'continuation-token': 'a' });
-      expect(errorMessageOf(v1Token.body)).toBe('continuation-token only supported in REST.GET.BUCKET with list-type=2');
+      expect(errorMessageOf(v1Token.body)).toBe(
+        'continuation-token only supported in REST.GET.BUCKET with list-type=2',
+      );
 
       const zeros = await rawList({ 'list-type': '2', 'max-keys': '005' });
       expect(zeros.body).toContain('<KeyCount>5</KeyCount><MaxKeys>5</MaxKeys>');

@@ -57,7 +57,10 @@ beforeAll(() => {
 });
 
 async function createUpload(bucket: string, key: string): Promise<string> {
-  return xmlElement((await send({ method: 'POST', path: `/${bucket}/${key}`, query: { uploads: '' } })).body, 'UploadId')!;
+  return xmlElement(
+    (await send({ method: 'POST', path: `/${bucket}/${key}`, query: { uploads: '' } })).body,
+    'UploadId',
+  )!;
 }
 
 /** Calls `task` for 0..count-1, `atOnce` at a time (as a client's own upload concurrency). */
@@ -91,7 +94,9 @@ describe('an upload of 10,000 parts', () => {
     uploadId = await createUpload('parts', key);
     etags = await inTurns(PARTS, 8, async (index) => {
       const query = { partNumber: String(index + 1), uploadId };
-      return String((await send({ method: 'PUT', path: `/parts/${key}`, query, body: partBody(index + 1) })).headers['etag']);
+      return String(
+        (await send({ method: 'PUT', path: `/parts/${key}`, query, body: partBody(index + 1) })).headers['etag'],
+      );
     });
   }, MAKING_THOUSANDS_MS);
 
@@ -101,7 +106,15 @@ describe('an upload of 10,000 parts', () => {
       let marker: string | undefined;
       let pages = 0;
       for (;;) {
-        const page = await s3.send(new ListPartsCommand({ Bucket: 'parts', Key: key, UploadId: uploadId, MaxParts: maxParts, PartNumberMarker: marker }));
+        const page = await s3.send(
+          new ListPartsCommand({
+            Bucket: 'parts',
+            Key: key,
+            UploadId: uploadId,
+            MaxParts: maxParts,
+            PartNumberMarker: marker,
+          }),
+        );
         pages++;
         expect(page.MaxParts).toBe(maxParts ?? 1000);
         expect(page.Parts!.length).toBeLessThanOrEqual(maxParts ?? 1000);
@@ -124,7 +137,9 @@ describe('an upload of 10,000 parts', () => {
       }),
     );
     const bodies = Array.from({ length: PARTS }, (_, index) => partBody(index + 1));
-    const etag = `"${createHash('md5').update(Buffer.concat(bodies.map((body) => md5(body)))).digest('hex')}-10000"`;
+    const etag = `"${createHash('md5')
+      .update(Buffer.concat(bodies.map((body) => md5(body))))
+      .digest('hex')}-10000"`;
     expect(result.ETag).toBe(etag);
     expect((await s3.send(new HeadObjectCommand({ Bucket: 'parts', Key: key }))).ETag).toBe(etag);
     const object = await s3.send(new GetObjectCommand({ Bucket: 'parts', Key: key }));
@@ -143,13 +158,18 @@ describe('2,000 uploads in progress in one bucket', () => {
     uploadIds = await inTurns(UPLOADS, 8, (index) => createUpload('uploads', keyOf(index)));
   }, MAKING_THOUSANDS_MS);
 
-  async function listAll(): Promise<{ uploads: { key: string; uploadId: string }[]; pages: ListMultipartUploadsCommandOutput[] }> {
+  async function listAll(): Promise<{
+    uploads: { key: string; uploadId: string }[];
+    pages: ListMultipartUploadsCommandOutput[];
+  }> {
     const uploads: { key: string; uploadId: string }[] = [];
     const pages: ListMultipartUploadsCommandOutput[] = [];
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
     for (;;) {
-      const page = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'uploads', KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }));
+      const page = await s3.send(
+        new ListMultipartUploadsCommand({ Bucket: 'uploads', KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
+      );
       pages.push(page);
       uploads.push(...(page.Uploads ?? []).map((upload) => ({ key: upload.Key!, uploadId: upload.UploadId! })));
       if (!page.IsTruncated) return { uploads, pages };
@@ -168,20 +188,33 @@ describe('2,000 uploads in progress in one bucket', () => {
     // Pages of 700 end between uploads of one key: upload-id-marker resumes there.
     const first = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'uploads', MaxUploads: 701 }));
     const second = await s3.send(
-      new ListMultipartUploadsCommand({ Bucket: 'uploads', MaxUploads: 701, KeyMarker: first.NextKeyMarker, UploadIdMarker: first.NextUploadIdMarker }),
+      new ListMultipartUploadsCommand({
+        Bucket: 'uploads',
+        MaxUploads: 701,
+        KeyMarker: first.NextKeyMarker,
+        UploadIdMarker: first.NextUploadIdMarker,
+      }),
     );
-    expect([...first.Uploads!, ...second.Uploads!].map((upload) => upload.UploadId)).toEqual(uploads.slice(0, 1402).map((upload) => upload.uploadId));
+    expect([...first.Uploads!, ...second.Uploads!].map((upload) => upload.UploadId)).toEqual(
+      uploads.slice(0, 1402).map((upload) => upload.uploadId),
+    );
   });
 
   it('ListParts of one of them answers, and PutObjects sent while they are listed all succeed', async () => {
     const uploadId = uploadIds[1234]!;
     const key = keyOf(1234);
-    const part = await s3.send(new UploadPartCommand({ Bucket: 'uploads', Key: key, UploadId: uploadId, PartNumber: 3, Body: 'one part' }));
+    const part = await s3.send(
+      new UploadPartCommand({ Bucket: 'uploads', Key: key, UploadId: uploadId, PartNumber: 3, Body: 'one part' }),
+    );
     const parts = await s3.send(new ListPartsCommand({ Bucket: 'uploads', Key: key, UploadId: uploadId }));
     expect(parts.Parts).toEqual([expect.objectContaining({ PartNumber: 3, ETag: part.ETag, Size: 8 })]);
 
-    const listings = Promise.all(Array.from({ length: 3 }, () => s3.send(new ListMultipartUploadsCommand({ Bucket: 'uploads' }))));
-    const puts = await inTurns(200, 50, (index) => s3.send(new PutObjectCommand({ Bucket: 'uploads', Key: `objects/${index}`, Body: `object ${index}` })));
+    const listings = Promise.all(
+      Array.from({ length: 3 }, () => s3.send(new ListMultipartUploadsCommand({ Bucket: 'uploads' }))),
+    );
+    const puts = await inTurns(200, 50, (index) =>
+      s3.send(new PutObjectCommand({ Bucket: 'uploads', Key: `objects/${index}`, Body: `object ${index}` })),
+    );
     expect(puts.every((put) => put.ETag !== undefined)).toBe(true);
     expect((await listings).map((page) => page.Uploads!.length)).toEqual([1000, 1000, 1000]);
   });

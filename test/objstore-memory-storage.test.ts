@@ -52,8 +52,10 @@ beforeEach(async () => {
   await ctx.objstore.reset();
 });
 
-const put = (key: string, size: number) => client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.alloc(size, key) }));
-const listedKeys = async () => ((await client.send(new ListObjectsV2Command({ Bucket: BUCKET }))).Contents ?? []).map((object) => object.Key);
+const put = (key: string, size: number) =>
+  client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.alloc(size, key) }));
+const listedKeys = async () =>
+  ((await client.send(new ListObjectsV2Command({ Bucket: BUCKET }))).Contents ?? []).map((object) => object.Key);
 
 /** Expects the request to have been refused as the store's memory being full. */
 async function expectInsufficientStorage(request: Promise<unknown>): Promise<void> {
@@ -65,12 +67,17 @@ async function expectInsufficientStorage(request: Promise<unknown>): Promise<voi
 describe('a memory storage of 1 MiB', () => {
   it('refuses a PutObject of 2 MiB with 507 InsufficientStorage, stores nothing, and takes 100 KiB after', async () => {
     await expectInsufficientStorage(put('too-big.bin', 2 * MiB));
-    expect((await failure(client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'too-big.bin' })))).$metadata.httpStatusCode).toBe(404);
+    expect(
+      (await failure(client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'too-big.bin' })))).$metadata
+        .httpStatusCode,
+    ).toBe(404);
     expect(await listedKeys()).toEqual([]);
 
     // The refused body gave its bytes back.
     await put('fits.bin', 100 * KiB);
-    const body = await (await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'fits.bin' }))).Body!.transformToByteArray();
+    const body = await (
+      await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'fits.bin' }))
+    ).Body!.transformToByteArray();
     expect(body.length).toBe(100 * KiB);
     expect(await listedKeys()).toEqual(['fits.bin']);
   });
@@ -78,7 +85,15 @@ describe('a memory storage of 1 MiB', () => {
   it('refuses an UploadPart past the budget the same way; the upload goes on, and aborting it frees its parts', async () => {
     const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'upload.bin' }));
     const part = (PartNumber: number, size: number) =>
-      client.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'upload.bin', UploadId, PartNumber, Body: Buffer.alloc(size, PartNumber) }));
+      client.send(
+        new UploadPartCommand({
+          Bucket: BUCKET,
+          Key: 'upload.bin',
+          UploadId,
+          PartNumber,
+          Body: Buffer.alloc(size, PartNumber),
+        }),
+      );
 
     await expectInsufficientStorage(part(1, 2 * MiB));
     await part(1, 600 * KiB);
@@ -92,10 +107,25 @@ describe('a memory storage of 1 MiB', () => {
 
     // An upload completed within the budget: its parts' bytes become the object's, counted once.
     await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'after-abort.bin' }));
-    const { UploadId: second } = await client.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'upload.bin' }));
-    const only = await client.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'upload.bin', UploadId: second, PartNumber: 1, Body: Buffer.alloc(600 * KiB, 1) }));
+    const { UploadId: second } = await client.send(
+      new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'upload.bin' }),
+    );
+    const only = await client.send(
+      new UploadPartCommand({
+        Bucket: BUCKET,
+        Key: 'upload.bin',
+        UploadId: second,
+        PartNumber: 1,
+        Body: Buffer.alloc(600 * KiB, 1),
+      }),
+    );
     await client.send(
-      new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'upload.bin', UploadId: second, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: only.ETag }] } }),
+      new CompleteMultipartUploadCommand({
+        Bucket: BUCKET,
+        Key: 'upload.bin',
+        UploadId: second,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: only.ETag }] },
+      }),
     );
     expect(await listedKeys()).toEqual(['upload.bin']);
     await put('beside.bin', 300 * KiB);
@@ -115,10 +145,17 @@ describe('a memory storage of 1 MiB', () => {
   });
 
   it('refuses a body announced past the budget before the client sends it: no 100 Continue for Expect: 100-continue', async () => {
-    const path = await presignedPath(ctx.objstore.url, KEY, { method: 'PUT', path: `/${BUCKET}/announced.bin`, expiresIn: 60 });
+    const path = await presignedPath(ctx.objstore.url, KEY, {
+      method: 'PUT',
+      path: `/${BUCKET}/announced.bin`,
+      expiresIn: 60,
+    });
     const { status, continued } = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
       let continued = false;
-      const request = http.request(`${ctx.objstore.url}${path}`, { method: 'PUT', headers: { 'content-length': 2 * MiB, expect: '100-continue' } });
+      const request = http.request(`${ctx.objstore.url}${path}`, {
+        method: 'PUT',
+        headers: { 'content-length': 2 * MiB, expect: '100-continue' },
+      });
       request.on('continue', () => {
         continued = true;
         request.end(Buffer.alloc(2 * MiB));

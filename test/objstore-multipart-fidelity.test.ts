@@ -62,7 +62,11 @@ const quoted = (text: string) => `"${text}"`;
 
 /** S3's multipart ETag, computed here independently of the store. */
 const multipartEtag = (parts: readonly Buffer[]) =>
-  quoted(`${createHash('md5').update(Buffer.concat(parts.map((part) => createHash('md5').update(part).digest()))).digest('hex')}-${parts.length}`);
+  quoted(
+    `${createHash('md5')
+      .update(Buffer.concat(parts.map((part) => createHash('md5').update(part).digest())))
+      .digest('hex')}-${parts.length}`,
+  );
 
 async function crc(checksum: Crc32 | Crc64Nvme, data: Buffer): Promise<Buffer> {
   checksum.update(data);
@@ -73,18 +77,37 @@ async function createUpload(key: string, ChecksumAlgorithm?: ChecksumAlgorithm):
   return (await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key, ChecksumAlgorithm }))).UploadId!;
 }
 
-async function uploadParts(key: string, uploadId: string, parts: readonly Buffer[], ChecksumAlgorithm?: ChecksumAlgorithm): Promise<CompletedPart[]> {
+async function uploadParts(
+  key: string,
+  uploadId: string,
+  parts: readonly Buffer[],
+  ChecksumAlgorithm?: ChecksumAlgorithm,
+): Promise<CompletedPart[]> {
   const completed: CompletedPart[] = [];
   for (const [index, Body] of parts.entries()) {
     const PartNumber = index + 1;
-    const result = await s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, PartNumber, Body, ChecksumAlgorithm }));
-    completed.push({ PartNumber, ETag: result.ETag, ChecksumSHA256: result.ChecksumSHA256, ChecksumCRC32: result.ChecksumCRC32 });
+    const result = await s3.send(
+      new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, PartNumber, Body, ChecksumAlgorithm }),
+    );
+    completed.push({
+      PartNumber,
+      ETag: result.ETag,
+      ChecksumSHA256: result.ChecksumSHA256,
+      ChecksumCRC32: result.ChecksumCRC32,
+    });
   }
   return completed;
 }
 
 function complete(key: string, uploadId: string, parts: CompletedPart[]) {
-  return s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+  return s3.send(
+    new CompleteMultipartUploadCommand({
+      Bucket: BUCKET,
+      Key: key,
+      UploadId: uploadId,
+      MultipartUpload: { Parts: parts },
+    }),
+  );
 }
 
 /** A multipart object of these parts, uploaded without checksums. */
@@ -122,7 +145,13 @@ describe('UploadPartCopy', () => {
     const uploadId = await createUpload('joined.bin');
 
     const whole = await s3.send(
-      new UploadPartCopyCommand({ Bucket: BUCKET, Key: 'joined.bin', UploadId: uploadId, PartNumber: 1, CopySource: `${BUCKET}/source/big.bin` }),
+      new UploadPartCopyCommand({
+        Bucket: BUCKET,
+        Key: 'joined.bin',
+        UploadId: uploadId,
+        PartNumber: 1,
+        CopySource: `${BUCKET}/source/big.bin`,
+      }),
     );
     expect(whole.CopyPartResult?.ETag).toBe(quoted(md5Hex(big)));
     expect(whole.CopyPartResult?.LastModified).toBeInstanceOf(Date);
@@ -161,11 +190,21 @@ describe('UploadPartCopy', () => {
     const copy = (CopySourceRange: string) =>
       failure(
         s3.send(
-          new UploadPartCopyCommand({ Bucket: BUCKET, Key: 'dest.bin', UploadId: uploadId, PartNumber: 1, CopySource: `${BUCKET}/source.bin`, CopySourceRange }),
+          new UploadPartCopyCommand({
+            Bucket: BUCKET,
+            Key: 'dest.bin',
+            UploadId: uploadId,
+            PartNumber: 1,
+            CopySource: `${BUCKET}/source.bin`,
+            CopySourceRange,
+          }),
         ),
       );
     for (const malformed of ['bytes=5-1', 'bytes=0-', 'bytes=-10', 'bytes=a-b', 'bytes=0-1,3-4', 'items=0-1']) {
-      const error = (await copy(malformed)) as Awaited<ReturnType<typeof copy>> & { ArgumentName?: string; ArgumentValue?: string };
+      const error = (await copy(malformed)) as Awaited<ReturnType<typeof copy>> & {
+        ArgumentName?: string;
+        ArgumentValue?: string;
+      };
       expect([error.name, error.$metadata.httpStatusCode, error.ArgumentName, error.ArgumentValue]).toEqual([
         'InvalidArgument',
         400,
@@ -187,14 +226,20 @@ describe('UploadPartCopy', () => {
       'Range specified is not valid for source object of size: 100',
     ]);
     // Nothing was stored for any of them.
-    expect((await s3.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'dest.bin', UploadId: uploadId }))).Parts ?? []).toEqual([]);
+    expect(
+      (await s3.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'dest.bin', UploadId: uploadId }))).Parts ?? [],
+    ).toEqual([]);
   });
 
   it('answers NoSuchKey, NoSuchBucket, NoSuchUpload and AccessDenied (a key that may not read the source)', async () => {
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'source.bin', Body: 'bytes' }));
     const uploadId = await createUpload('dest.bin');
     const copy = (client: S3Client, CopySource: string, UploadId = uploadId) =>
-      failure(client.send(new UploadPartCopyCommand({ Bucket: BUCKET, Key: 'dest.bin', UploadId, PartNumber: 1, CopySource })));
+      failure(
+        client.send(
+          new UploadPartCopyCommand({ Bucket: BUCKET, Key: 'dest.bin', UploadId, PartNumber: 1, CopySource }),
+        ),
+      );
 
     const missingKey = await copy(s3, `${BUCKET}/missing.bin`);
     expect([missingKey.name, missingKey.$metadata.httpStatusCode]).toEqual(['NoSuchKey', 404]);
@@ -206,17 +251,32 @@ describe('UploadPartCopy', () => {
     expect([denied.name, denied.$metadata.httpStatusCode]).toEqual(['AccessDenied', 403]);
   });
   it('honours x-amz-copy-source-if-* as CopyObject does: 412 PreconditionFailed, nothing stored', async () => {
-    const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'conditional-source.bin', Body: 'source bytes' }));
+    const put = await s3.send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: 'conditional-source.bin', Body: 'source bytes' }),
+    );
     const uploadId = await createUpload('conditional-dest.bin');
     const copy = (conditions: Partial<UploadPartCopyCommandInput>) =>
       s3.send(
-        new UploadPartCopyCommand({ Bucket: BUCKET, Key: 'conditional-dest.bin', UploadId: uploadId, PartNumber: 1, CopySource: `${BUCKET}/conditional-source.bin`, ...conditions }),
+        new UploadPartCopyCommand({
+          Bucket: BUCKET,
+          Key: 'conditional-dest.bin',
+          UploadId: uploadId,
+          PartNumber: 1,
+          CopySource: `${BUCKET}/conditional-source.bin`,
+          ...conditions,
+        }),
       );
-    for (const conditions of [{ CopySourceIfMatch: '"0123456789abcdef0123456789abcdef"' }, { CopySourceIfNoneMatch: put.ETag }]) {
+    for (const conditions of [
+      { CopySourceIfMatch: '"0123456789abcdef0123456789abcdef"' },
+      { CopySourceIfNoneMatch: put.ETag },
+    ]) {
       const refused = await failure(copy(conditions));
       expect([refused.name, refused.$metadata.httpStatusCode]).toEqual(['PreconditionFailed', 412]);
     }
-    expect((await s3.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'conditional-dest.bin', UploadId: uploadId }))).Parts ?? []).toEqual([]);
+    expect(
+      (await s3.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'conditional-dest.bin', UploadId: uploadId })))
+        .Parts ?? [],
+    ).toEqual([]);
     const copied = await copy({ CopySourceIfMatch: put.ETag });
     expect(copied.CopyPartResult?.ETag).toBe(put.ETag);
   });
@@ -236,10 +296,14 @@ describe('CompleteMultipartUpload', () => {
 
     const otherParts = await failure(complete('repeat.bin', uploadId, listed.slice(0, 1)));
     expect([otherParts.name, otherParts.$metadata.httpStatusCode]).toEqual(['NoSuchUpload', 404]);
-    const aborted = await failure(s3.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'repeat.bin', UploadId: uploadId })));
+    const aborted = await failure(
+      s3.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'repeat.bin', UploadId: uploadId })),
+    );
     expect(aborted.name).toBe('NoSuchUpload');
     const partUpload = await failure(
-      s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'repeat.bin', UploadId: uploadId, PartNumber: 3, Body: 'late' })),
+      s3.send(
+        new UploadPartCommand({ Bucket: BUCKET, Key: 'repeat.bin', UploadId: uploadId, PartNumber: 3, Body: 'late' }),
+      ),
     );
     expect(partUpload.name).toBe('NoSuchUpload');
     expect((await s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }))).Uploads ?? []).toEqual([]);
@@ -249,7 +313,11 @@ describe('CompleteMultipartUpload', () => {
 
   it('refuses a part listed twice or out of order (InvalidPartOrder), a small part before the last (EntityTooSmall) and a wrong ETag (InvalidPart)', async () => {
     const uploadId = await createUpload('refused.bin');
-    const listed = await uploadParts('refused.bin', uploadId, [randomBytes(5 * MiB), randomBytes(100), randomBytes(100)]);
+    const listed = await uploadParts('refused.bin', uploadId, [
+      randomBytes(5 * MiB),
+      randomBytes(100),
+      randomBytes(100),
+    ]);
     const refusal = async (parts: CompletedPart[]) => {
       const error = await failure(complete('refused.bin', uploadId, parts));
       return [error.name, error.$metadata.httpStatusCode];
@@ -264,40 +332,72 @@ describe('CompleteMultipartUpload', () => {
   });
 });
 
-describe('CompleteMultipartUpload with the whole object\'s checksum', () => {
+describe("CompleteMultipartUpload with the whole object's checksum", () => {
   it('checks an x-amz-checksum-* header against the object: a wrong value is BadDigest, another algorithm InvalidRequest, and the upload stays', async () => {
     const parts = [randomBytes(5 * MiB), randomBytes(123)];
     const whole = Buffer.concat(parts);
     const uploadId = await createUpload('checked.bin');
     const listed = await uploadParts('checked.bin', uploadId, parts);
     const completeWith = (checksum: { ChecksumCRC64NVME?: string; ChecksumCRC32?: string }) =>
-      s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'checked.bin', UploadId: uploadId, MultipartUpload: { Parts: listed }, ...checksum }));
+      s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: BUCKET,
+          Key: 'checked.bin',
+          UploadId: uploadId,
+          MultipartUpload: { Parts: listed },
+          ...checksum,
+        }),
+      );
 
-    const wrongValue = await failure(completeWith({ ChecksumCRC64NVME: (await crc(new Crc64Nvme(), Buffer.from('other bytes'))).toString('base64') }));
-    expect([wrongValue.name, wrongValue.$metadata.httpStatusCode, wrongValue.message]).toEqual(['BadDigest', 400, 'The CRC64NVME you specified did not match the calculated checksum.']);
-    const otherAlgorithm = await failure(completeWith({ ChecksumCRC32: (await crc(new Crc32(), whole)).toString('base64') }));
+    const wrongValue = await failure(
+      completeWith({ ChecksumCRC64NVME: (await crc(new Crc64Nvme(), Buffer.from('other bytes'))).toString('base64') }),
+    );
+    expect([wrongValue.name, wrongValue.$metadata.httpStatusCode, wrongValue.message]).toEqual([
+      'BadDigest',
+      400,
+      'The CRC64NVME you specified did not match the calculated checksum.',
+    ]);
+    const otherAlgorithm = await failure(
+      completeWith({ ChecksumCRC32: (await crc(new Crc32(), whole)).toString('base64') }),
+    );
     expect([otherAlgorithm.name, otherAlgorithm.$metadata.httpStatusCode, otherAlgorithm.message]).toEqual([
       'InvalidRequest',
       400,
       'Checksum Type mismatch occurred, expected checksum Type: crc64nvme, actual checksum Type: crc32',
     ]);
     // Nothing was placed, and the upload is still in progress.
-    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'checked.bin' })))).name).toBe('NotFound');
-    expect((await s3.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'checked.bin', UploadId: uploadId }))).Parts).toHaveLength(2);
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'checked.bin' })))).name).toBe(
+      'NotFound',
+    );
+    expect(
+      (await s3.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'checked.bin', UploadId: uploadId }))).Parts,
+    ).toHaveLength(2);
 
     const right = (await crc(new Crc64Nvme(), whole)).toString('base64');
     const done = await completeWith({ ChecksumCRC64NVME: right });
     expect([done.ChecksumCRC64NVME, done.ChecksumType]).toEqual([right, 'FULL_OBJECT']);
-    expect((await bodyOf(await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'checked.bin' })))).equals(whole)).toBe(true);
+    expect(
+      (await bodyOf(await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'checked.bin' })))).equals(whole),
+    ).toBe(true);
   });
 
-  it('checks a COMPOSITE checksum, the checksum of the parts\' checksums, sent with its part count or without', async () => {
+  it("checks a COMPOSITE checksum, the checksum of the parts' checksums, sent with its part count or without", async () => {
     const parts = [randomBytes(5 * MiB), randomBytes(7)];
     const uploadId = await createUpload('composite.bin', 'SHA256');
     const listed = await uploadParts('composite.bin', uploadId, parts, 'SHA256');
-    const composite = createHash('sha256').update(Buffer.concat(parts.map(sha256))).digest('base64');
+    const composite = createHash('sha256')
+      .update(Buffer.concat(parts.map(sha256)))
+      .digest('base64');
     const completeWith = (ChecksumSHA256: string) =>
-      s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'composite.bin', UploadId: uploadId, MultipartUpload: { Parts: listed }, ChecksumSHA256 }));
+      s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: BUCKET,
+          Key: 'composite.bin',
+          UploadId: uploadId,
+          MultipartUpload: { Parts: listed },
+          ChecksumSHA256,
+        }),
+      );
     expect((await failure(completeWith(sha256(Buffer.from('x')).toString('base64')))).name).toBe('BadDigest');
     expect((await failure(completeWith(`${composite}-3`))).name).toBe('BadDigest');
     const done = await completeWith(`${composite}-2`);
@@ -326,11 +426,21 @@ describe('GetObject / HeadObject ?partNumber', () => {
 
     const last = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'parts.bin', PartNumber: 3 }));
     expect(last.$metadata.httpStatusCode).toBe(206);
-    expect([last.ContentRange, last.ContentLength, last.PartsCount]).toEqual([`bytes ${10 * MiB}-${total - 1}/${total}`, 1000, 3]);
+    expect([last.ContentRange, last.ContentLength, last.PartsCount]).toEqual([
+      `bytes ${10 * MiB}-${total - 1}/${total}`,
+      1000,
+      3,
+    ]);
 
     const beyond = await rawSigned('GET', `/${BUCKET}/parts.bin`, { partNumber: '4' });
-    expect([beyond.status, codeOf(beyond.body), messageOf(beyond.body)]).toEqual([416, 'InvalidPartNumber', 'The requested partnumber is not satisfiable']);
-    const beyondHead = await failure(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'parts.bin', PartNumber: 4 })));
+    expect([beyond.status, codeOf(beyond.body), messageOf(beyond.body)]).toEqual([
+      416,
+      'InvalidPartNumber',
+      'The requested partnumber is not satisfiable',
+    ]);
+    const beyondHead = await failure(
+      s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'parts.bin', PartNumber: 4 })),
+    );
     expect(beyondHead.$metadata.httpStatusCode).toBe(416);
   });
 
@@ -366,7 +476,9 @@ describe('GetObject / HeadObject ?partNumber', () => {
 describe('upload checksums', () => {
   it('echoes ChecksumAlgorithm, checks it on every part, lists part checksums and gives the object the COMPOSITE checksum', async () => {
     const parts = [randomBytes(5 * MiB), randomBytes(4321)];
-    const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'sha.bin', ChecksumAlgorithm: 'SHA256' }));
+    const created = await s3.send(
+      new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'sha.bin', ChecksumAlgorithm: 'SHA256' }),
+    );
     expect([created.ChecksumAlgorithm, created.ChecksumType]).toEqual(['SHA256', 'COMPOSITE']);
     const uploadId = created.UploadId!;
     const listed = await uploadParts('sha.bin', uploadId, parts, 'SHA256');
@@ -389,15 +501,24 @@ describe('upload checksums', () => {
     expect([head.ChecksumSHA256, head.ChecksumType]).toEqual([composite, 'COMPOSITE']);
     const plainHead = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'sha.bin' }));
     expect(plainHead.ChecksumSHA256).toBeUndefined();
-    const part = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'sha.bin', PartNumber: 2, ChecksumMode: 'ENABLED' }));
+    const part = await s3.send(
+      new GetObjectCommand({ Bucket: BUCKET, Key: 'sha.bin', PartNumber: 2, ChecksumMode: 'ENABLED' }),
+    );
     expect(part.ChecksumSHA256).toBe(partDigests[1]!.toString('base64'));
     expect((await bodyOf(part)).equals(parts[1]!)).toBe(true);
   });
 
   it("completes a lib-storage upload from a client with the SDK's default checksum settings (CRC32 parts), and reads it back validated", async () => {
-    const defaults = ctx.client(FULL, { requestChecksumCalculation: 'WHEN_SUPPORTED', responseChecksumValidation: 'WHEN_SUPPORTED' });
+    const defaults = ctx.client(FULL, {
+      requestChecksumCalculation: 'WHEN_SUPPORTED',
+      responseChecksumValidation: 'WHEN_SUPPORTED',
+    });
     const body = randomBytes(6 * MiB);
-    const result = await new Upload({ client: defaults, params: { Bucket: BUCKET, Key: 'defaults.bin', Body: body }, partSize: 5 * MiB }).done();
+    const result = await new Upload({
+      client: defaults,
+      params: { Bucket: BUCKET, Key: 'defaults.bin', Body: body },
+      partSize: 5 * MiB,
+    }).done();
     expect(result.ETag).toBe(multipartEtag([body.subarray(0, 5 * MiB), body.subarray(5 * MiB)]));
     const read = await defaults.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'defaults.bin' }));
     expect(read.ChecksumType).toBe('COMPOSITE');
@@ -408,7 +529,18 @@ describe('upload checksums', () => {
   it('refuses parts without the upload checksum or with another one, and a Complete that leaves them out or gets them wrong', async () => {
     const uploadId = await createUpload('strict.bin', 'SHA256');
     const upload = (Body: string, ChecksumAlgorithm?: ChecksumAlgorithm) =>
-      failure(s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'strict.bin', UploadId: uploadId, PartNumber: 1, Body, ChecksumAlgorithm })));
+      failure(
+        s3.send(
+          new UploadPartCommand({
+            Bucket: BUCKET,
+            Key: 'strict.bin',
+            UploadId: uploadId,
+            PartNumber: 1,
+            Body,
+            ChecksumAlgorithm,
+          }),
+        ),
+      );
     const without = await upload('no checksum');
     expect([without.name, without.$metadata.httpStatusCode, without.message]).toEqual([
       'InvalidRequest',
@@ -416,7 +548,9 @@ describe('upload checksums', () => {
       'Checksum Type mismatch occurred, expected checksum Type: sha256, actual checksum Type: null',
     ]);
     const other = await upload('crc32 instead', 'CRC32');
-    expect(other.message).toBe('Checksum Type mismatch occurred, expected checksum Type: sha256, actual checksum Type: crc32');
+    expect(other.message).toBe(
+      'Checksum Type mismatch occurred, expected checksum Type: sha256, actual checksum Type: crc32',
+    );
 
     const listed = await uploadParts('strict.bin', uploadId, [Buffer.from('only part')], 'SHA256');
     const missing = await failure(complete('strict.bin', uploadId, [{ PartNumber: 1, ETag: listed[0]!.ETag }]));
@@ -425,11 +559,18 @@ describe('upload checksums', () => {
       'The upload was created using a sha256 checksum. The complete request must include the checksum for each part. It was missing for part 1 in the request.',
     ]);
     const wrong = await failure(
-      complete('strict.bin', uploadId, [{ PartNumber: 1, ETag: listed[0]!.ETag, ChecksumSHA256: sha256(Buffer.from('other')).toString('base64') }]),
+      complete('strict.bin', uploadId, [
+        { PartNumber: 1, ETag: listed[0]!.ETag, ChecksumSHA256: sha256(Buffer.from('other')).toString('base64') },
+      ]),
     );
     expect([wrong.name, wrong.$metadata.httpStatusCode]).toEqual(['InvalidPart', 400]);
 
-    const bad = await rawSigned('POST', `/${BUCKET}/strict.bin`, { uploads: '' }, { 'x-amz-checksum-algorithm': 'MD5' });
+    const bad = await rawSigned(
+      'POST',
+      `/${BUCKET}/strict.bin`,
+      { uploads: '' },
+      { 'x-amz-checksum-algorithm': 'MD5' },
+    );
     expect([bad.status, codeOf(bad.body)]).toEqual([400, 'InvalidRequest']);
     expect(messageOf(bad.body)).toBe(
       'Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]',
@@ -440,26 +581,55 @@ describe('upload checksums', () => {
     const parts = [randomBytes(5 * MiB), randomBytes(999)];
     const body = Buffer.concat(parts);
     const full = async (key: string, ChecksumAlgorithm: ChecksumAlgorithm, ChecksumType?: 'FULL_OBJECT') => {
-      const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key, ChecksumAlgorithm, ChecksumType }));
+      const created = await s3.send(
+        new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key, ChecksumAlgorithm, ChecksumType }),
+      );
       expect([created.ChecksumAlgorithm, created.ChecksumType]).toEqual([ChecksumAlgorithm, 'FULL_OBJECT']);
       const listed: CompletedPart[] = [];
       for (const [index, Body] of parts.entries()) {
         const part = await s3.send(
-          new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId: created.UploadId, PartNumber: index + 1, Body, ChecksumAlgorithm }),
+          new UploadPartCommand({
+            Bucket: BUCKET,
+            Key: key,
+            UploadId: created.UploadId,
+            PartNumber: index + 1,
+            Body,
+            ChecksumAlgorithm,
+          }),
         );
-        listed.push({ PartNumber: index + 1, ETag: part.ETag, ChecksumCRC32: part.ChecksumCRC32, ChecksumCRC64NVME: part.ChecksumCRC64NVME });
+        listed.push({
+          PartNumber: index + 1,
+          ETag: part.ETag,
+          ChecksumCRC32: part.ChecksumCRC32,
+          ChecksumCRC64NVME: part.ChecksumCRC64NVME,
+        });
       }
       return complete(key, created.UploadId!, listed);
     };
     const nvme = await full('nvme.bin', 'CRC64NVME');
-    expect([nvme.ChecksumCRC64NVME, nvme.ChecksumType]).toEqual([(await crc(new Crc64Nvme(), body)).toString('base64'), 'FULL_OBJECT']);
+    expect([nvme.ChecksumCRC64NVME, nvme.ChecksumType]).toEqual([
+      (await crc(new Crc64Nvme(), body)).toString('base64'),
+      'FULL_OBJECT',
+    ]);
     const crc32 = await full('crc32-full.bin', 'CRC32', 'FULL_OBJECT');
-    expect([crc32.ChecksumCRC32, crc32.ChecksumType]).toEqual([(await crc(new Crc32(), body)).toString('base64'), 'FULL_OBJECT']);
-    const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'crc32-full.bin', ChecksumMode: 'ENABLED' }));
+    expect([crc32.ChecksumCRC32, crc32.ChecksumType]).toEqual([
+      (await crc(new Crc32(), body)).toString('base64'),
+      'FULL_OBJECT',
+    ]);
+    const head = await s3.send(
+      new HeadObjectCommand({ Bucket: BUCKET, Key: 'crc32-full.bin', ChecksumMode: 'ENABLED' }),
+    );
     expect([head.ChecksumCRC32, head.ChecksumType]).toEqual([crc32.ChecksumCRC32, 'FULL_OBJECT']);
 
     const refused = await failure(
-      s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'sha-full.bin', ChecksumAlgorithm: 'SHA256', ChecksumType: 'FULL_OBJECT' })),
+      s3.send(
+        new CreateMultipartUploadCommand({
+          Bucket: BUCKET,
+          Key: 'sha-full.bin',
+          ChecksumAlgorithm: 'SHA256',
+          ChecksumType: 'FULL_OBJECT',
+        }),
+      ),
     );
     expect([refused.name, refused.$metadata.httpStatusCode, refused.message]).toEqual([
       'InvalidRequest',
@@ -472,7 +642,15 @@ describe('upload checksums', () => {
     const uploadId = await createUpload('declared.bin', 'SHA256');
     const listed = await uploadParts('declared.bin', uploadId, [Buffer.from('twelve bytes')], 'SHA256');
     const completeWith = (extra: { ChecksumType?: 'FULL_OBJECT' | 'COMPOSITE'; MpuObjectSize?: number }) =>
-      s3.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'declared.bin', UploadId: uploadId, MultipartUpload: { Parts: listed }, ...extra }));
+      s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: BUCKET,
+          Key: 'declared.bin',
+          UploadId: uploadId,
+          MultipartUpload: { Parts: listed },
+          ...extra,
+        }),
+      );
     const otherType = await failure(completeWith({ ChecksumType: 'FULL_OBJECT' }));
     expect([otherType.name, otherType.$metadata.httpStatusCode, otherType.message]).toEqual([
       'InvalidRequest',
@@ -480,14 +658,21 @@ describe('upload checksums', () => {
       'The upload was created using the COMPOSITE checksum mode. The complete request must use the same checksum mode.',
     ]);
     const otherSize = await failure(completeWith({ MpuObjectSize: 13 }));
-    expect([otherSize.name, otherSize.message]).toEqual(['InvalidRequest', "The provided 'x-amz-mp-object-size' header does not match what was computed."]);
+    expect([otherSize.name, otherSize.message]).toEqual([
+      'InvalidRequest',
+      "The provided 'x-amz-mp-object-size' header does not match what was computed.",
+    ]);
     const done = await completeWith({ ChecksumType: 'COMPOSITE', MpuObjectSize: 12 });
     expect(done.ChecksumType).toBe('COMPOSITE');
   });
 
   it('gives lib-storage uploads with a CRC32 algorithm the composite CRC32, and uploads without one the full-object CRC64NVME', async () => {
     const body = randomBytes(11 * MiB);
-    await new Upload({ client: s3, params: { Bucket: BUCKET, Key: 'crc32.bin', Body: body, ChecksumAlgorithm: 'CRC32' }, partSize: 5 * MiB }).done();
+    await new Upload({
+      client: s3,
+      params: { Bucket: BUCKET, Key: 'crc32.bin', Body: body, ChecksumAlgorithm: 'CRC32' },
+      partSize: 5 * MiB,
+    }).done();
     const pieces = [body.subarray(0, 5 * MiB), body.subarray(5 * MiB, 10 * MiB), body.subarray(10 * MiB)];
     const partCrcs = await Promise.all(pieces.map((piece) => crc(new Crc32(), piece)));
     const composite = `${(await crc(new Crc32(), Buffer.concat(partCrcs))).toString('base64')}-3`;
@@ -500,7 +685,9 @@ describe('upload checksums', () => {
     expect([plain.ChecksumCRC64NVME, plain.ChecksumType]).toEqual([fullObject, 'FULL_OBJECT']);
     // A client that validates response checksums (the SDK's default) reads it back.
     const validating = ctx.client(FULL, { responseChecksumValidation: 'WHEN_SUPPORTED' });
-    const read = await validating.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'plain.bin', ChecksumMode: 'ENABLED' }));
+    const read = await validating.send(
+      new GetObjectCommand({ Bucket: BUCKET, Key: 'plain.bin', ChecksumMode: 'ENABLED' }),
+    );
     expect((await bodyOf(read)).equals(body)).toBe(true);
   });
 });
@@ -524,12 +711,29 @@ describe('GetObjectAttributes', () => {
     expect(attributes.Checksum).toEqual({ ChecksumSHA256: result.ChecksumSHA256, ChecksumType: 'COMPOSITE' });
     expect([attributes.StorageClass, attributes.ObjectSize]).toEqual(['STANDARD', 10 * MiB + 77]);
     expect(attributes.LastModified).toBeInstanceOf(Date);
-    expect(attributes.ObjectParts).toMatchObject({ TotalPartsCount: 3, PartNumberMarker: '0', NextPartNumberMarker: '2', MaxParts: 2, IsTruncated: true });
+    expect(attributes.ObjectParts).toMatchObject({
+      TotalPartsCount: 3,
+      PartNumberMarker: '0',
+      NextPartNumberMarker: '2',
+      MaxParts: 2,
+      IsTruncated: true,
+    });
     expect(attributes.ObjectParts?.Parts).toEqual(
-      parts.slice(0, 2).map((part, index) => ({ PartNumber: index + 1, Size: part.length, ChecksumSHA256: sha256(part).toString('base64') })),
+      parts
+        .slice(0, 2)
+        .map((part, index) => ({
+          PartNumber: index + 1,
+          Size: part.length,
+          ChecksumSHA256: sha256(part).toString('base64'),
+        })),
     );
     const rest = await s3.send(
-      new GetObjectAttributesCommand({ Bucket: BUCKET, Key: 'attributes.bin', ObjectAttributes: ['ObjectParts'], PartNumberMarker: '2' }),
+      new GetObjectAttributesCommand({
+        Bucket: BUCKET,
+        Key: 'attributes.bin',
+        ObjectAttributes: ['ObjectParts'],
+        PartNumberMarker: '2',
+      }),
     );
     expect(rest.ObjectParts?.Parts?.map((part) => part.PartNumber)).toEqual([3]);
     expect(rest.ObjectParts?.IsTruncated).toBe(false);
@@ -538,7 +742,13 @@ describe('GetObjectAttributes', () => {
 
   it('answers a multipart object uploaded without a checksum algorithm its part count alone, as S3 documents for general purpose buckets', async () => {
     await multipartObject('no-algorithm.bin', [randomBytes(5 * MiB), randomBytes(10)]);
-    const attributes = await s3.send(new GetObjectAttributesCommand({ Bucket: BUCKET, Key: 'no-algorithm.bin', ObjectAttributes: ['ObjectParts', 'Checksum'] }));
+    const attributes = await s3.send(
+      new GetObjectAttributesCommand({
+        Bucket: BUCKET,
+        Key: 'no-algorithm.bin',
+        ObjectAttributes: ['ObjectParts', 'Checksum'],
+      }),
+    );
     expect(attributes.ObjectParts).toEqual({ TotalPartsCount: 2 });
     expect(attributes.Checksum?.ChecksumType).toBe('FULL_OBJECT');
   });
@@ -547,20 +757,42 @@ describe('GetObjectAttributes', () => {
     const body = Buffer.from('one piece');
     const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'single.txt', Body: body }));
     const attributes = await s3.send(
-      new GetObjectAttributesCommand({ Bucket: BUCKET, Key: 'single.txt', ObjectAttributes: ['ETag', 'ObjectParts', 'ObjectSize', 'Checksum'] }),
+      new GetObjectAttributesCommand({
+        Bucket: BUCKET,
+        Key: 'single.txt',
+        ObjectAttributes: ['ETag', 'ObjectParts', 'ObjectSize', 'Checksum'],
+      }),
     );
     expect(attributes.ETag).toBe(put.ETag!.replace(/"/g, ''));
     expect(attributes.ObjectParts).toBeUndefined();
     expect(attributes.ObjectSize).toBe(body.length);
-    expect(attributes.Checksum).toEqual({ ChecksumCRC64NVME: (await crc(new Crc64Nvme(), body)).toString('base64'), ChecksumType: 'FULL_OBJECT' });
+    expect(attributes.Checksum).toEqual({
+      ChecksumCRC64NVME: (await crc(new Crc64Nvme(), body)).toString('base64'),
+      ChecksumType: 'FULL_OBJECT',
+    });
 
-    const unknown = await rawSigned('GET', `/${BUCKET}/single.txt`, { attributes: '' }, { 'x-amz-object-attributes': 'ETag,Colour' });
-    expect([unknown.status, codeOf(unknown.body), messageOf(unknown.body)]).toEqual([400, 'InvalidArgument', 'Invalid attribute name specified.']);
+    const unknown = await rawSigned(
+      'GET',
+      `/${BUCKET}/single.txt`,
+      { attributes: '' },
+      { 'x-amz-object-attributes': 'ETag,Colour' },
+    );
+    expect([unknown.status, codeOf(unknown.body), messageOf(unknown.body)]).toEqual([
+      400,
+      'InvalidArgument',
+      'Invalid attribute name specified.',
+    ]);
     const none = await rawSigned('GET', `/${BUCKET}/single.txt`, { attributes: '' });
     expect([none.status, codeOf(none.body)]).toEqual([400, 'InvalidRequest']);
-    const missing = await failure(s3.send(new GetObjectAttributesCommand({ Bucket: BUCKET, Key: 'missing.txt', ObjectAttributes: ['ETag'] })));
+    const missing = await failure(
+      s3.send(new GetObjectAttributesCommand({ Bucket: BUCKET, Key: 'missing.txt', ObjectAttributes: ['ETag'] })),
+    );
     expect([missing.name, missing.$metadata.httpStatusCode]).toEqual(['NoSuchKey', 404]);
-    const noBucket = await failure(s3.send(new GetObjectAttributesCommand({ Bucket: 'no-such-bucket', Key: 'single.txt', ObjectAttributes: ['ETag'] })));
+    const noBucket = await failure(
+      s3.send(
+        new GetObjectAttributesCommand({ Bucket: 'no-such-bucket', Key: 'single.txt', ObjectAttributes: ['ETag'] }),
+      ),
+    );
     expect([noBucket.name, noBucket.$metadata.httpStatusCode]).toEqual(['NoSuchBucket', 404]);
   });
 });

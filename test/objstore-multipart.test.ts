@@ -40,7 +40,9 @@ const md5 = (data: Buffer | string) => createHash('md5').update(data).digest();
 
 /** S3's ETag of an object uploaded in these parts, computed here independently of the store. */
 function expectedMultipartEtag(parts: readonly Buffer[]): string {
-  return `"${createHash('md5').update(Buffer.concat(parts.map((part) => md5(part)))).digest('hex')}-${parts.length}"`;
+  return `"${createHash('md5')
+    .update(Buffer.concat(parts.map((part) => md5(part))))
+    .digest('hex')}-${parts.length}"`;
 }
 
 function splitIntoParts(body: Buffer, partSize: number): Buffer[] {
@@ -75,7 +77,9 @@ forEachStorage((storage) => {
   }
 
   async function uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer | string) {
-    return full.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body }));
+    return full.send(
+      new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body }),
+    );
   }
 
   const uploadsOf = (page: ListMultipartUploadsCommandOutput) =>
@@ -117,9 +121,13 @@ forEachStorage((storage) => {
       expect(Buffer.from(await get.Body!.transformToByteArray()).equals(body)).toBe(true);
 
       const v2 = await full.send(new ListObjectsV2Command({ Bucket: BUCKET }));
-      expect(v2.Contents).toEqual([expect.objectContaining({ Key: 'big/export.parquet', ETag: etag, Size: body.length })]);
+      expect(v2.Contents).toEqual([
+        expect.objectContaining({ Key: 'big/export.parquet', ETag: etag, Size: body.length }),
+      ]);
       const v1 = await full.send(new ListObjectsCommand({ Bucket: BUCKET }));
-      expect(v1.Contents).toEqual([expect.objectContaining({ Key: 'big/export.parquet', ETag: etag, Size: body.length })]);
+      expect(v1.Contents).toEqual([
+        expect.objectContaining({ Key: 'big/export.parquet', ETag: etag, Size: body.length }),
+      ]);
       expect(await uploadsInProgress()).toEqual([]);
     });
 
@@ -162,9 +170,12 @@ forEachStorage((storage) => {
       const uploadId = await createUpload('aborted.bin');
       const part = await uploadPart('aborted.bin', uploadId, 1, 'part one');
 
-      const aborted = await full.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'aborted.bin', UploadId: uploadId }));
+      const aborted = await full.send(
+        new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'aborted.bin', UploadId: uploadId }),
+      );
       expect(aborted.$metadata.httpStatusCode).toBe(204);
-      if (storage === 'files') expect(fs.existsSync(path.join(ctx.directory, BUCKET, '._S3rver_uploads', uploadId))).toBe(false);
+      if (storage === 'files')
+        expect(fs.existsSync(path.join(ctx.directory, BUCKET, '._S3rver_uploads', uploadId))).toBe(false);
       expect(ctx.journal().at(-1)).toMatchObject({ operation: 'AbortMultipartUpload', status: 204, errorCode: null });
 
       const refusals: (() => Promise<unknown>)[] = [
@@ -230,7 +241,9 @@ forEachStorage((storage) => {
       await uploadPart('parts.bin', uploadId, 2, 'second part, uploaded again');
       bodies.set(2, 'second part, uploaded again');
 
-      const first = await full.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'parts.bin', UploadId: uploadId, MaxParts: 2 }));
+      const first = await full.send(
+        new ListPartsCommand({ Bucket: BUCKET, Key: 'parts.bin', UploadId: uploadId, MaxParts: 2 }),
+      );
       expect(first).toMatchObject({
         Bucket: BUCKET,
         Key: 'parts.bin',
@@ -256,7 +269,12 @@ forEachStorage((storage) => {
       const second = await full.send(
         new ListPartsCommand({ Bucket: BUCKET, Key: 'parts.bin', UploadId: uploadId, PartNumberMarker: '2' }),
       );
-      expect(second).toMatchObject({ PartNumberMarker: '2', NextPartNumberMarker: '5', IsTruncated: false, MaxParts: 1000 });
+      expect(second).toMatchObject({
+        PartNumberMarker: '2',
+        NextPartNumberMarker: '5',
+        IsTruncated: false,
+        MaxParts: 1000,
+      });
       expect(second.Parts?.map((part) => part.PartNumber)).toEqual([3, 5]);
 
       // As on S3, NextPartNumberMarker is there on the last page too (0 on an empty one): clients
@@ -265,7 +283,13 @@ forEachStorage((storage) => {
       let marker: string | undefined;
       for (;;) {
         const page = await full.send(
-          new ListPartsCommand({ Bucket: BUCKET, Key: 'parts.bin', UploadId: uploadId, MaxParts: 1, PartNumberMarker: marker }),
+          new ListPartsCommand({
+            Bucket: BUCKET,
+            Key: 'parts.bin',
+            UploadId: uploadId,
+            MaxParts: 1,
+            PartNumberMarker: marker,
+          }),
         );
         numbers.push(...(page.Parts ?? []).map((part) => part.PartNumber!));
         if (!page.IsTruncated) break;
@@ -281,7 +305,9 @@ forEachStorage((storage) => {
 
     it('answers NoSuchUpload for an upload of another key', async () => {
       const uploadId = await createUpload('mine.bin');
-      const error = await failure(full.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'theirs.bin', UploadId: uploadId })));
+      const error = await failure(
+        full.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'theirs.bin', UploadId: uploadId })),
+      );
       expect(error.name).toBe('NoSuchUpload');
     });
   });
@@ -322,7 +348,9 @@ forEachStorage((storage) => {
         Owner: { ID: expect.stringMatching(/^[0-9a-f]{64}$/) },
       });
 
-      const grouped = await full.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: 'mp/', Delimiter: '/' }));
+      const grouped = await full.send(
+        new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: 'mp/', Delimiter: '/' }),
+      );
       expect(uploadsOf(grouped)).toEqual(expected.slice(0, 3));
       expect(grouped.CommonPrefixes).toEqual([{ Prefix: 'mp/sub/' }]);
       expect(grouped).toMatchObject({ Prefix: 'mp/', Delimiter: '/' });
@@ -340,7 +368,9 @@ forEachStorage((storage) => {
       const afterKey = await full.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, KeyMarker: 'mp/a.bin' }));
       expect(uploadsOf(afterKey)).toEqual(expected.slice(2));
       const unknownMarker = await failure(
-        full.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, KeyMarker: 'mp/a.bin', UploadIdMarker: 'nosuchupload' })),
+        full.send(
+          new ListMultipartUploadsCommand({ Bucket: BUCKET, KeyMarker: 'mp/a.bin', UploadIdMarker: 'nosuchupload' }),
+        ),
       );
       expect(unknownMarker.name).toBe('InvalidArgument');
     });
@@ -358,7 +388,8 @@ forEachStorage((storage) => {
           ),
         () => noMultipart.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'guarded.bin', UploadId: uploadId })),
         () => noMultipart.send(new ListMultipartUploadsCommand({ Bucket: BUCKET })),
-        () => noMultipart.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'guarded.bin', UploadId: uploadId })),
+        () =>
+          noMultipart.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'guarded.bin', UploadId: uploadId })),
         () =>
           noMultipart.send(
             new CompleteMultipartUploadCommand({

@@ -17,7 +17,13 @@ const DIGITS = '0123456789';
 const LARGE = Buffer.from(Array.from({ length: 3 * 1024 * 1024 }, (_, i) => (i * 7919) % 251));
 
 forEachStorage((storage) => {
-  const ctx = useObjstore({ directoryPrefix: 'objstore-ranges-', keys: [KEY], buckets: [BUCKET], clientConfig: CHECKSUMS_WHEN_REQUIRED, storage });
+  const ctx = useObjstore({
+    directoryPrefix: 'objstore-ranges-',
+    keys: [KEY],
+    buckets: [BUCKET],
+    clientConfig: CHECKSUMS_WHEN_REQUIRED,
+    storage,
+  });
   const client = () => ctx.client(KEY);
 
   const get = (range: string, method = 'GET', key = 'digits') =>
@@ -83,26 +89,41 @@ forEachStorage((storage) => {
 
     it('reads the last bytes of a large object with the SDK, and a range from its middle', async () => {
       const suffix = await client().send(new GetObjectCommand({ Bucket: BUCKET, Key: 'large', Range: 'bytes=-7' }));
-      expect(Buffer.from(await suffix.Body!.transformToByteArray()).equals(LARGE.subarray(LARGE.length - 7))).toBe(true);
-      expect([suffix.ContentRange, suffix.ContentLength]).toEqual([`bytes ${LARGE.length - 7}-${LARGE.length - 1}/${LARGE.length}`, 7]);
+      expect(Buffer.from(await suffix.Body!.transformToByteArray()).equals(LARGE.subarray(LARGE.length - 7))).toBe(
+        true,
+      );
+      expect([suffix.ContentRange, suffix.ContentLength]).toEqual([
+        `bytes ${LARGE.length - 7}-${LARGE.length - 1}/${LARGE.length}`,
+        7,
+      ]);
 
       // Across the memory storage's pieces of 1 MiB.
-      const middle = await client().send(new GetObjectCommand({ Bucket: BUCKET, Key: 'large', Range: 'bytes=1000000-2200000' }));
-      expect(Buffer.from(await middle.Body!.transformToByteArray()).equals(LARGE.subarray(1000000, 2200001))).toBe(true);
+      const middle = await client().send(
+        new GetObjectCommand({ Bucket: BUCKET, Key: 'large', Range: 'bytes=1000000-2200000' }),
+      );
+      expect(Buffer.from(await middle.Body!.transformToByteArray()).equals(LARGE.subarray(1000000, 2200001))).toBe(
+        true,
+      );
 
       const whole = await client().send(new GetObjectCommand({ Bucket: BUCKET, Key: 'large' }));
       expect(Buffer.from(await whole.Body!.transformToByteArray()).equals(LARGE)).toBe(true);
     });
 
     it('answers the SDK an InvalidRange error past the end', async () => {
-      const error = await failure(client().send(new GetObjectCommand({ Bucket: BUCKET, Key: 'digits', Range: 'bytes=10-20' })));
+      const error = await failure(
+        client().send(new GetObjectCommand({ Bucket: BUCKET, Key: 'digits', Range: 'bytes=10-20' })),
+      );
       expect([error.name, error.$metadata.httpStatusCode]).toEqual(['InvalidRange', 416]);
     });
 
     it('answers the stored checksum for the whole object only', async () => {
       const unasked = await sendSigned(ctx.objstore.url, KEY, { method: 'GET', path: `/${BUCKET}/digits` });
       expect(unasked.headers['x-amz-checksum-crc64nvme']).toBeUndefined();
-      const asked = await sendSigned(ctx.objstore.url, KEY, { method: 'GET', path: `/${BUCKET}/digits`, headers: { 'x-amz-checksum-mode': 'ENABLED' } });
+      const asked = await sendSigned(ctx.objstore.url, KEY, {
+        method: 'GET',
+        path: `/${BUCKET}/digits`,
+        headers: { 'x-amz-checksum-mode': 'ENABLED' },
+      });
       expect(asked.headers['x-amz-checksum-crc64nvme']).toMatch(/^[A-Za-z0-9+/]{11}=$/);
       const ranged = await sendSigned(ctx.objstore.url, KEY, {
         method: 'GET',

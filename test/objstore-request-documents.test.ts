@@ -5,7 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 
-import { CreateMultipartUploadCommand, HeadObjectCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import {
+  CreateMultipartUploadCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { ObjstoreKey } from '../src/objstore/index.ts';
@@ -25,7 +31,8 @@ beforeAll(() => {
   s3 = ctx.client(FULL);
 });
 
-const nested = (root: string, levels: number, inner = '') => `<${root}>${'<a>'.repeat(levels)}${inner}${'</a>'.repeat(levels)}</${root}>`;
+const nested = (root: string, levels: number, inner = '') =>
+  `<${root}>${'<a>'.repeat(levels)}${inner}${'</a>'.repeat(levels)}</${root}>`;
 
 /** Documents each operation must refuse as MalformedXML, with its root element, nested at most `deepest` levels. */
 function hostileDocuments(root: string, child: string, deepest: number): Record<string, string> {
@@ -43,7 +50,11 @@ function hostileDocuments(root: string, child: string, deepest: number): Record<
   };
 }
 
-async function expectMalformed(request: { method: string; path: string; query?: Record<string, string> }, body: string, what: string): Promise<void> {
+async function expectMalformed(
+  request: { method: string; path: string; query?: Record<string, string> },
+  body: string,
+  what: string,
+): Promise<void> {
   const headers = { 'content-md5': createHash('md5').update(body).digest('base64') };
   const reply = await sendSigned(ctx.objstore.url, FULL, { ...request, headers, body });
   expect(reply.status, `${what}: ${reply.body.slice(0, 200)}`).toBe(400);
@@ -65,19 +76,29 @@ describe('request documents that are not what S3 reads', () => {
 
   it('CompleteMultipartUpload answers MalformedXML and the upload stays in progress', async () => {
     const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'exports', Key: 'upload' }));
-    const { ETag } = await s3.send(new UploadPartCommand({ Bucket: 'exports', Key: 'upload', UploadId, PartNumber: 1, Body: 'k' }));
+    const { ETag } = await s3.send(
+      new UploadPartCommand({ Bucket: 'exports', Key: 'upload', UploadId, PartNumber: 1, Body: 'k' }),
+    );
     const part = `<Part><PartNumber>1</PartNumber><ETag>${ETag}</ETag><X>k</X></Part>`;
     for (const [what, body] of Object.entries(hostileDocuments('CompleteMultipartUpload', part, 100_000))) {
       await expectMalformed({ method: 'POST', path: '/exports/upload', query: { uploadId: UploadId! } }, body, what);
     }
-    const listed = await sendSigned(ctx.objstore.url, FULL, { method: 'GET', path: '/exports/upload', query: { uploadId: UploadId! } });
+    const listed = await sendSigned(ctx.objstore.url, FULL, {
+      method: 'GET',
+      path: '/exports/upload',
+      query: { uploadId: UploadId! },
+    });
     expect(listed.status).toBe(200);
     expect(xmlElement(listed.body, 'PartNumber')).toBe('1');
   });
 
   it('CreateBucket answers MalformedXML and makes no bucket', async () => {
     // A configuration is at most 64 KiB, so its nesting stays under that.
-    const documents = hostileDocuments('CreateBucketConfiguration', '<LocationConstraint>k</LocationConstraint>', 5_000);
+    const documents = hostileDocuments(
+      'CreateBucketConfiguration',
+      '<LocationConstraint>k</LocationConstraint>',
+      5_000,
+    );
     for (const [what, body] of Object.entries(documents)) {
       await expectMalformed({ method: 'PUT', path: '/hostile-configuration' }, body, what);
     }

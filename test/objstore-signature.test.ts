@@ -22,7 +22,13 @@ import type { ObjstoreKey } from '../src/objstore/index.ts';
 import { verifySignature, type SignatureVerdict } from '../src/objstore/server/auth/signature.ts';
 import { chunkSignatureChain } from '../src/objstore/server/auth/sigv4.ts';
 import { parseTarget } from '../src/objstore/server/target.ts';
-import { CHECKSUMS_WHEN_REQUIRED, failure, rawRequest, useObjstore, type Credentials } from './support/objstore-server.ts';
+import {
+  CHECKSUMS_WHEN_REQUIRED,
+  failure,
+  rawRequest,
+  useObjstore,
+  type Credentials,
+} from './support/objstore-server.ts';
 
 const PRIVATE = 'exports';
 const PUBLIC = 'public-datasets';
@@ -49,7 +55,8 @@ const ctx = useObjstore({
 });
 
 /** The stock client, sending its requests unsigned. */
-const anonymous = () => ctx.client({ accessKeyId: 'unused', secretAccessKey: 'unused' }, { signer: { sign: async (request) => request } });
+const anonymous = () =>
+  ctx.client({ accessKeyId: 'unused', secretAccessKey: 'unused' }, { signer: { sign: async (request) => request } });
 
 async function text(client: S3Client, bucket: string, key: string): Promise<string> {
   return (await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
@@ -59,7 +66,8 @@ async function text(client: S3Client, bucket: string, key: string): Promise<stri
 
 const uriEncode = (value: string) =>
   encodeURIComponent(value).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
-const encodePath = (bucket: string, key = '') => `/${bucket}${key ? `/${key.split('/').map(uriEncode).join('/')}` : ''}`;
+const encodePath = (bucket: string, key = '') =>
+  `/${bucket}${key ? `/${key.split('/').map(uriEncode).join('/')}` : ''}`;
 
 interface Unsigned {
   method: string;
@@ -83,7 +91,16 @@ function signer({ credentials = WRITER, region = 'us-east-1', service = 's3' }: 
 
 function httpRequest({ method, bucket, key, query = {}, headers = {}, body }: Unsigned): HttpRequest {
   const { host, hostname, port } = new URL(ctx.objstore.url);
-  return { method, protocol: 'http:', hostname, port: Number(port), path: encodePath(bucket, key), query, headers: { host, ...headers }, body };
+  return {
+    method,
+    protocol: 'http:',
+    hostname,
+    port: Number(port),
+    path: encodePath(bucket, key),
+    query,
+    headers: { host, ...headers },
+    body,
+  };
 }
 
 async function signed(request: Unsigned, options: SigningOptions = {}): Promise<HttpRequest> {
@@ -91,8 +108,14 @@ async function signed(request: Unsigned, options: SigningOptions = {}): Promise<
 }
 
 /** Presigned the way the SDK's S3 presigner does it: UNSIGNED-PAYLOAD named in the query. */
-async function presigned(request: Unsigned, options: SigningOptions & { expiresIn?: number } = {}): Promise<HttpRequest> {
-  const unsigned = httpRequest({ ...request, headers: { ...request.headers, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' } });
+async function presigned(
+  request: Unsigned,
+  options: SigningOptions & { expiresIn?: number } = {},
+): Promise<HttpRequest> {
+  const unsigned = httpRequest({
+    ...request,
+    headers: { ...request.headers, 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' },
+  });
   return signer(options).presign(unsigned, { expiresIn: options.expiresIn ?? 300, signingDate: options.signingDate });
 }
 
@@ -104,7 +127,10 @@ interface Answer {
 }
 
 const unescapeXml = (value: string) =>
-  value.replace(/&(lt|gt|quot|apos|amp);/g, (_, name: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[name]!);
+  value.replace(
+    /&(lt|gt|quot|apos|amp);/g,
+    (_, name: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[name]!,
+  );
 
 async function send(request: HttpRequest): Promise<Answer> {
   const query = Object.entries(request.query ?? {})
@@ -112,8 +138,16 @@ async function send(request: HttpRequest): Promise<Answer> {
     .join('&');
   const target = query ? `${request.path}?${query}` : request.path;
   const origin = `${request.protocol}//${request.hostname}:${request.port}`;
-  const { status, body } = await rawRequest(origin, request.method, target, request.headers, request.body as string | undefined);
-  const error = Object.fromEntries([...body.matchAll(/<([\w-]+)>([^<]*)<\/\1>/g)].map(([, name, value]) => [name!, unescapeXml(value!)]));
+  const { status, body } = await rawRequest(
+    origin,
+    request.method,
+    target,
+    request.headers,
+    request.body as string | undefined,
+  );
+  const error = Object.fromEntries(
+    [...body.matchAll(/<([\w-]+)>([^<]*)<\/\1>/g)].map(([, name, value]) => [name!, unescapeXml(value!)]),
+  );
   return { status, body, error };
 }
 
@@ -132,10 +166,13 @@ describe('requests signed correctly', () => {
 
   it('pass for the stock S3Client, with spaces, unicode, = and + in keys and prefixes', async () => {
     const client = ctx.client(WRITER);
-    for (const key of keys) await client.send(new PutObjectCommand({ Bucket: PRIVATE, Key: key, Body: `body of ${key}` }));
+    for (const key of keys)
+      await client.send(new PutObjectCommand({ Bucket: PRIVATE, Key: key, Body: `body of ${key}` }));
     for (const key of keys) {
       expect(await text(client, PRIVATE, key)).toBe(`body of ${key}`);
-      expect((await client.send(new HeadObjectCommand({ Bucket: PRIVATE, Key: key }))).ContentLength).toBe(Buffer.byteLength(`body of ${key}`));
+      expect((await client.send(new HeadObjectCommand({ Bucket: PRIVATE, Key: key }))).ContentLength).toBe(
+        Buffer.byteLength(`body of ${key}`),
+      );
     }
     const listed = await client.send(new ListObjectsV2Command({ Bucket: PRIVATE }));
     expect(listed.Contents?.map((object) => object.Key).sort()).toEqual([...keys].sort());
@@ -144,10 +181,14 @@ describe('requests signed correctly', () => {
     const spaced = await client.send(new ListObjectsV2Command({ Bucket: PRIVATE, Prefix: 'dir/a ' }));
     expect(spaced.Contents?.map((object) => object.Key)).toEqual(['dir/a b.txt']);
 
-    await client.send(new CopyObjectCommand({ Bucket: PRIVATE, Key: 'copy of k=v+w.txt', CopySource: `${PRIVATE}/dir/a%20b.txt` }));
+    await client.send(
+      new CopyObjectCommand({ Bucket: PRIVATE, Key: 'copy of k=v+w.txt', CopySource: `${PRIVATE}/dir/a%20b.txt` }),
+    );
     expect(await text(client, PRIVATE, 'copy of k=v+w.txt')).toBe('body of dir/a b.txt');
     await client.send(new DeleteObjectCommand({ Bucket: PRIVATE, Key: 'ünïcödé/中文 файл.txt' }));
-    expect((await failure(client.send(new HeadObjectCommand({ Bucket: PRIVATE, Key: 'ünïcödé/中文 файл.txt' })))).name).toBe('NotFound');
+    expect(
+      (await failure(client.send(new HeadObjectCommand({ Bucket: PRIVATE, Key: 'ünïcödé/中文 файл.txt' })))).name,
+    ).toBe('NotFound');
   });
 
   it('pass for the stock S3Client with its default checksums, signed in any region', async () => {
@@ -160,10 +201,17 @@ describe('requests signed correctly', () => {
     const key = 'pre signed/ü=+.txt';
     const put = await send(await presigned({ method: 'PUT', bucket: PRIVATE, key, body: 'presigned body' }));
     expect(put.status).toBe(200);
-    const get = await presigned({ method: 'GET', bucket: PRIVATE, key, query: { 'response-content-type': 'text/x-test' } });
+    const get = await presigned({
+      method: 'GET',
+      bucket: PRIVATE,
+      key,
+      query: { 'response-content-type': 'text/x-test' },
+    });
     expect(await send(get)).toMatchObject({ status: 200, body: 'presigned body' });
     expect((await send(await presigned({ method: 'HEAD', bucket: PRIVATE, key }))).status).toBe(200);
-    expect((await send(await presigned({ method: 'GET', bucket: PRIVATE, key }, { expiresIn: 604800 }))).status).toBe(200);
+    expect((await send(await presigned({ method: 'GET', bucket: PRIVATE, key }, { expiresIn: 604800 }))).status).toBe(
+      200,
+    );
   });
 
   it('pass with the Date header in place of X-Amz-Date', async () => {
@@ -172,9 +220,24 @@ describe('requests signed correctly', () => {
     const host = new URL(ctx.objstore.url).host;
     const unsignedPayload = 'UNSIGNED-PAYLOAD';
     // Signed here by hand: the SDK's signer always adds X-Amz-Date itself.
-    const canonical = ['GET', `/${PRIVATE}/dated.txt`, '', `date:${time.toUTCString()}`, `host:${host}`, `x-amz-content-sha256:${unsignedPayload}`, '', 'date;host;x-amz-content-sha256', unsignedPayload].join('\n');
+    const canonical = [
+      'GET',
+      `/${PRIVATE}/dated.txt`,
+      '',
+      `date:${time.toUTCString()}`,
+      `host:${host}`,
+      `x-amz-content-sha256:${unsignedPayload}`,
+      '',
+      'date;host;x-amz-content-sha256',
+      unsignedPayload,
+    ].join('\n');
     const scope = `${amzDate(time).slice(0, 8)}/us-east-1/s3/aws4_request`;
-    const stringToSign = ['AWS4-HMAC-SHA256', amzDate(time), scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
+    const stringToSign = [
+      'AWS4-HMAC-SHA256',
+      amzDate(time),
+      scope,
+      createHash('sha256').update(canonical).digest('hex'),
+    ].join('\n');
     const request: HttpRequest = {
       ...httpRequest({ method: 'GET', bucket: PRIVATE, key: 'dated.txt' }),
       headers: {
@@ -190,21 +253,40 @@ describe('requests signed correctly', () => {
 
 describe('requests refused', () => {
   it('with a wrong secret: SignatureDoesNotMatch, showing what the store signed and never a secret', async () => {
-    const error = await failure(ctx.client(WRONG_SECRET).send(new PutObjectCommand({ Bucket: PRIVATE, Key: 'x.txt', Body: 'x' })));
+    const error = await failure(
+      ctx.client(WRONG_SECRET).send(new PutObjectCommand({ Bucket: PRIVATE, Key: 'x.txt', Body: 'x' })),
+    );
     expect(error.name).toBe('SignatureDoesNotMatch');
     expect(error.message).toBe(MISMATCH_MESSAGE);
     expect(error.$metadata.httpStatusCode).toBe(403);
 
-    const answer = await send(await signed({ method: 'GET', bucket: PRIVATE, query: { prefix: 'a b' } }, { credentials: WRONG_SECRET }));
+    const answer = await send(
+      await signed({ method: 'GET', bucket: PRIVATE, query: { prefix: 'a b' } }, { credentials: WRONG_SECRET }),
+    );
     expect(answer.status).toBe(403);
-    expect(answer.error).toMatchObject({ Code: 'SignatureDoesNotMatch', Message: MISMATCH_MESSAGE, AWSAccessKeyId: WRITER.accessKeyId });
+    expect(answer.error).toMatchObject({
+      Code: 'SignatureDoesNotMatch',
+      Message: MISMATCH_MESSAGE,
+      AWSAccessKeyId: WRITER.accessKeyId,
+    });
     expect(answer.error['CanonicalRequest']).toMatch(new RegExp(`^GET\n/${PRIVATE}\nprefix=a%20b\nhost:`));
-    expect(answer.error['StringToSign']).toMatch(/^AWS4-HMAC-SHA256\n\d{8}T\d{6}Z\n\d{8}\/us-east-1\/s3\/aws4_request\n[0-9a-f]{64}$/);
-    expect(answer.error['StringToSignBytes']).toBe(Buffer.from(answer.error['StringToSign']!).toString('hex').match(/../g)!.join(' '));
-    for (const secret of [WRITER.secretAccessKey, WRONG_SECRET.secretAccessKey]) expect(answer.body).not.toContain(secret);
-    expect(ctx.journal().at(-1)).toMatchObject({ operation: 'ListObjects', status: 403, errorCode: 'SignatureDoesNotMatch' });
+    expect(answer.error['StringToSign']).toMatch(
+      /^AWS4-HMAC-SHA256\n\d{8}T\d{6}Z\n\d{8}\/us-east-1\/s3\/aws4_request\n[0-9a-f]{64}$/,
+    );
+    expect(answer.error['StringToSignBytes']).toBe(
+      Buffer.from(answer.error['StringToSign']!).toString('hex').match(/../g)!.join(' '),
+    );
+    for (const secret of [WRITER.secretAccessKey, WRONG_SECRET.secretAccessKey])
+      expect(answer.body).not.toContain(secret);
+    expect(ctx.journal().at(-1)).toMatchObject({
+      operation: 'ListObjects',
+      status: 403,
+      errorCode: 'SignatureDoesNotMatch',
+    });
 
-    const presignedAnswer = await send(await presigned({ method: 'GET', bucket: PRIVATE, key: 'x.txt' }, { credentials: WRONG_SECRET }));
+    const presignedAnswer = await send(
+      await presigned({ method: 'GET', bucket: PRIVATE, key: 'x.txt' }, { credentials: WRONG_SECRET }),
+    );
     expect(presignedAnswer.error['Code']).toBe('SignatureDoesNotMatch');
   });
 
@@ -224,7 +306,9 @@ describe('requests refused', () => {
 
     expect(await text(anon, PUBLIC, 'data/open.csv')).toBe('a,b');
     expect((await anon.send(new HeadObjectCommand({ Bucket: PUBLIC, Key: 'data/open.csv' }))).ContentLength).toBe(3);
-    expect((await anon.send(new ListObjectsV2Command({ Bucket: PUBLIC }))).Contents?.map((object) => object.Key)).toEqual(['data/open.csv']);
+    expect(
+      (await anon.send(new ListObjectsV2Command({ Bucket: PUBLIC }))).Contents?.map((object) => object.Key),
+    ).toEqual(['data/open.csv']);
     await anon.send(new HeadBucketCommand({ Bucket: PUBLIC }));
     expect(ctx.journal().at(-1)).toMatchObject({ operation: 'HeadBucket', accessKeyId: null, status: 200 });
 
@@ -239,7 +323,9 @@ describe('requests refused', () => {
       const error = await failure(refusal());
       expect([error.name, error.$metadata.httpStatusCode]).toEqual(['AccessDenied', 403]);
     }
-    expect((await writer.send(new ListObjectsV2Command({ Bucket: PUBLIC }))).Contents?.map((object) => object.Key)).toEqual(['data/open.csv']);
+    expect(
+      (await writer.send(new ListObjectsV2Command({ Bucket: PUBLIC }))).Contents?.map((object) => object.Key),
+    ).toEqual(['data/open.csv']);
   });
 
   it('when signed more than 15 minutes away from the store clock: RequestTimeTooSkewed', async () => {
@@ -255,9 +341,17 @@ describe('requests refused', () => {
     expect(Math.abs(Date.parse(answer.error['ServerTime']!) - Date.now())).toBeLessThan(5_000);
     expect(answer.body.indexOf('<RequestTime>')).toBeGreaterThan(answer.body.indexOf('</Message>'));
 
-    expect((await send(await signed({ method: 'GET', bucket: PRIVATE }, { signingDate: new Date(Date.now() + 14 * MINUTE) }))).status).toBe(200);
+    expect(
+      (
+        await send(
+          await signed({ method: 'GET', bucket: PRIVATE }, { signingDate: new Date(Date.now() + 14 * MINUTE) }),
+        )
+      ).status,
+    ).toBe(200);
     // A bad signature is reported before the time.
-    const both = await send(await signed({ method: 'GET', bucket: PRIVATE }, { signingDate, credentials: WRONG_SECRET }));
+    const both = await send(
+      await signed({ method: 'GET', bucket: PRIVATE }, { signingDate, credentials: WRONG_SECRET }),
+    );
     expect(both.error['Code']).toBe('SignatureDoesNotMatch');
   });
 
@@ -271,12 +365,18 @@ describe('requests refused', () => {
     storeClockOffset = 59 * MINUTE;
     expect((await send(url)).status).toBe(200);
     storeClockOffset = 61 * MINUTE;
-    expect((await send(url)).error).toMatchObject({ Code: 'AccessDenied', Message: 'Request has expired', 'X-Amz-Expires': '3600' });
+    expect((await send(url)).error).toMatchObject({
+      Code: 'AccessDenied',
+      Message: 'Request has expired',
+      'X-Amz-Expires': '3600',
+    });
   });
 
   it('presigned, once past X-Amz-Expires or before X-Amz-Date: AccessDenied', async () => {
     const signingDate = new Date(Math.floor(Date.now() / 1000) * 1000 - 2 * MINUTE);
-    const expired = await send(await presigned({ method: 'GET', bucket: PRIVATE, key: 'x' }, { signingDate, expiresIn: 60 }));
+    const expired = await send(
+      await presigned({ method: 'GET', bucket: PRIVATE, key: 'x' }, { signingDate, expiresIn: 60 }),
+    );
     expect(expired.status).toBe(403);
     expect(expired.error).toMatchObject({
       Code: 'AccessDenied',
@@ -288,23 +388,40 @@ describe('requests refused', () => {
 
     const early = new Date(Date.now() + 20 * MINUTE);
     const notYet = await send(await presigned({ method: 'GET', bucket: PRIVATE, key: 'x' }, { signingDate: early }));
-    expect(notYet.error).toMatchObject({ Code: 'AccessDenied', Message: 'Request is not yet valid', 'X-Amz-Date': amzDate(early) });
+    expect(notYet.error).toMatchObject({
+      Code: 'AccessDenied',
+      Message: 'Request is not yet valid',
+      'X-Amz-Date': amzDate(early),
+    });
   });
 
   it('presigned with an X-Amz-Expires beyond a week or not a number: AuthorizationQueryParametersError', async () => {
     const week = await presigned({ method: 'GET', bucket: PRIVATE, key: 'x' }, { expiresIn: 604800 });
     for (const [expires, message] of [
-      ['604801', 'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds'],
+      [
+        '604801',
+        'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds',
+      ],
       ['-1', 'X-Amz-Expires must be non-negative'],
       ['1h', 'X-Amz-Expires should be a number'],
     ]) {
       const answer = await send({ ...week, query: { ...week.query, 'X-Amz-Expires': expires! } });
-      expect([answer.status, answer.error['Code'], answer.error['Message']]).toEqual([403, 'AuthorizationQueryParametersError', message]);
+      expect([answer.status, answer.error['Code'], answer.error['Message']]).toEqual([
+        403,
+        'AuthorizationQueryParametersError',
+        message,
+      ]);
     }
   });
 
   it('when the path, the query or a signed header changed after signing: SignatureDoesNotMatch', async () => {
-    const original = await signed({ method: 'PUT', bucket: PRIVATE, key: 'a b.txt', headers: { 'x-amz-meta-color': 'red' }, body: 'tampered?' });
+    const original = await signed({
+      method: 'PUT',
+      bucket: PRIVATE,
+      key: 'a b.txt',
+      headers: { 'x-amz-meta-color': 'red' },
+      body: 'tampered?',
+    });
     const tampered: HttpRequest[] = [
       { ...original, path: encodePath(PRIVATE, 'a c.txt') },
       { ...original, query: { 'x-id': 'PutObject' } },
@@ -316,7 +433,12 @@ describe('requests refused', () => {
       expect([answer.status, answer.error['Code']]).toEqual([403, 'SignatureDoesNotMatch']);
     }
 
-    const url = await presigned({ method: 'GET', bucket: PRIVATE, key: 'a b.txt', query: { 'response-content-type': 'text/plain' } });
+    const url = await presigned({
+      method: 'GET',
+      bucket: PRIVATE,
+      key: 'a b.txt',
+      query: { 'response-content-type': 'text/plain' },
+    });
     for (const request of [
       { ...url, query: { ...url.query, 'response-content-type': 'text/html' } },
       { ...url, query: { ...url.query, versionId: 'null' } },
@@ -329,7 +451,10 @@ describe('requests refused', () => {
 
   it('with an x-amz-* header that is not signed: AccessDenied naming the headers', async () => {
     const request = await signed({ method: 'PUT', bucket: PRIVATE, key: 'copy.txt' });
-    const answer = await send({ ...request, headers: { ...request.headers, 'x-amz-copy-source': `/${PRIVATE}/secret.txt`, 'x-amz-meta-a': '1' } });
+    const answer = await send({
+      ...request,
+      headers: { ...request.headers, 'x-amz-copy-source': `/${PRIVATE}/secret.txt`, 'x-amz-meta-a': '1' },
+    });
     expect(answer.status).toBe(403);
     expect(answer.error).toMatchObject({
       Code: 'AccessDenied',
@@ -338,7 +463,10 @@ describe('requests refused', () => {
     });
 
     const url = await presigned({ method: 'PUT', bucket: PRIVATE, key: 'copy.txt', body: 'x' });
-    const presignedAnswer = await send({ ...url, headers: { ...url.headers, 'x-amz-copy-source': `/${PRIVATE}/secret.txt` } });
+    const presignedAnswer = await send({
+      ...url,
+      headers: { ...url.headers, 'x-amz-copy-source': `/${PRIVATE}/secret.txt` },
+    });
     expect(presignedAnswer.error).toMatchObject({ Code: 'AccessDenied', HeadersNotSigned: 'x-amz-copy-source' });
   });
 
@@ -352,7 +480,11 @@ describe('requests refused', () => {
       'Missing required header for this request: x-amz-content-sha256',
     ]);
     const malformed = await send({ ...request, headers: { ...request.headers, 'x-amz-content-sha256': 'abc' } });
-    expect(malformed.error).toMatchObject({ Code: 'InvalidArgument', ArgumentName: 'x-amz-content-sha256', ArgumentValue: 'abc' });
+    expect(malformed.error).toMatchObject({
+      Code: 'InvalidArgument',
+      ArgumentName: 'x-amz-content-sha256',
+      ArgumentValue: 'abc',
+    });
     expect(malformed.status).toBe(400);
   });
 
@@ -365,9 +497,14 @@ describe('requests refused', () => {
     ]);
 
     const request = await signed({ method: 'GET', bucket: PRIVATE });
-    const rewrite = (from: RegExp, to: string) => ({ ...request, headers: { ...request.headers, authorization: request.headers['authorization']!.replace(from, to) } });
+    const rewrite = (from: RegExp, to: string) => ({
+      ...request,
+      headers: { ...request.headers, authorization: request.headers['authorization']!.replace(from, to) },
+    });
     const terminator = await send(rewrite(/aws4_request/, 'aws5_request'));
-    expect(terminator.error['Message']).toBe('The authorization header is malformed; incorrect terminal "aws5_request". This endpoint uses "aws4_request".');
+    expect(terminator.error['Message']).toBe(
+      'The authorization header is malformed; incorrect terminal "aws5_request". This endpoint uses "aws4_request".',
+    );
     const date = await send(rewrite(/\/\d{8}\//, '/20000101/'));
     expect(date.error['Message']).toBe(
       `The authorization header is malformed; Invalid credential date "20000101". This date is not the same as X-Amz-Date: "${request.headers['x-amz-date']!.slice(0, 8)}".`,
@@ -384,11 +521,19 @@ describe('requests refused', () => {
 
   it('signed with Signature Version 2, as a SigV4-only region refuses it', async () => {
     const message = 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.';
-    const header = httpRequest({ method: 'GET', bucket: PRIVATE, headers: { authorization: `AWS ${WRITER.accessKeyId}:frJIUN8DYpKDtOLCwo//yllqDzg=` } });
+    const header = httpRequest({
+      method: 'GET',
+      bucket: PRIVATE,
+      headers: { authorization: `AWS ${WRITER.accessKeyId}:frJIUN8DYpKDtOLCwo//yllqDzg=` },
+    });
     const query = httpRequest({
       method: 'GET',
       bucket: PRIVATE,
-      query: { AWSAccessKeyId: WRITER.accessKeyId, Expires: String(Math.floor(Date.now() / 1000) + 60), Signature: 'frJIUN8DYpKDtOLCwo//yllqDzg=' },
+      query: {
+        AWSAccessKeyId: WRITER.accessKeyId,
+        Expires: String(Math.floor(Date.now() / 1000) + 60),
+        Signature: 'frJIUN8DYpKDtOLCwo//yllqDzg=',
+      },
     });
     for (const request of [header, query]) {
       const answer = await send(request);
@@ -412,7 +557,10 @@ function signingKey(secret: string, time: Date, region = 'us-east-1'): Buffer {
 function trailerSignature(secret: string, time: Date, previous: string, trailerLines: string): string {
   const scope = `${amzDate(time).slice(0, 8)}/us-east-1/s3/aws4_request`;
   const hash = createHash('sha256').update(trailerLines).digest('hex');
-  return hmacHex(signingKey(secret, time), ['AWS4-HMAC-SHA256-TRAILER', amzDate(time), scope, previous, hash].join('\n'));
+  return hmacHex(
+    signingKey(secret, time),
+    ['AWS4-HMAC-SHA256-TRAILER', amzDate(time), scope, previous, hash].join('\n'),
+  );
 }
 
 describe('chunk signatures', () => {
@@ -425,24 +573,47 @@ describe('chunk signatures', () => {
   const hashOf = (chunk: Buffer) => createHash('sha256').update(chunk).digest('hex');
 
   it('verify the AWS example of a chunked upload, chained from its seed signature', async () => {
-    const verifier = await chunkSignatureChain(EXAMPLE, EXAMPLE_TIME, SCOPE, '4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9');
+    const verifier = await chunkSignatureChain(
+      EXAMPLE,
+      EXAMPLE_TIME,
+      SCOPE,
+      '4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9',
+    );
     const signatures = [
       'ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648',
       '0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497',
       'b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9',
     ];
-    expect(chunks.map((chunk, index) => verifier.verifyChunk(hashOf(chunk), signatures[index]!))).toEqual([true, true, true]);
+    expect(chunks.map((chunk, index) => verifier.verifyChunk(hashOf(chunk), signatures[index]!))).toEqual([
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('verify the AWS example of a chunked upload with a signed trailer', async () => {
-    const verifier = await chunkSignatureChain(EXAMPLE, EXAMPLE_TIME, SCOPE, '106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e');
+    const verifier = await chunkSignatureChain(
+      EXAMPLE,
+      EXAMPLE_TIME,
+      SCOPE,
+      '106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e',
+    );
     const signatures = [
       'b474d8862b1487a5145d686f57f013e54db672cee1c953b3010fb58501ef5aa2',
       '1c1344b170168f8e65b41376b44b20fe354e373826ccbbe2c1d40a8cae51e5c7',
       '2ca2aba2005185cf7159c6277faf83795951dd77a3a99e6e65d5c9f85863f992',
     ];
-    expect(chunks.map((chunk, index) => verifier.verifyChunk(hashOf(chunk), signatures[index]!))).toEqual([true, true, true]);
-    expect(verifier.verifyTrailer('x-amz-checksum-crc32c:sOO8/Q==\n', 'd81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435')).toBe(true);
+    expect(chunks.map((chunk, index) => verifier.verifyChunk(hashOf(chunk), signatures[index]!))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(
+      verifier.verifyTrailer(
+        'x-amz-checksum-crc32c:sOO8/Q==\n',
+        'd81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435',
+      ),
+    ).toBe(true);
   });
 
   /** The verdict of the gateway's check for a request as a real server receives it. */
@@ -450,7 +621,13 @@ describe('chunk signatures', () => {
     let verdict!: Promise<SignatureVerdict>;
     const server = http.createServer((req, res) => {
       const target = parseTarget(req.url);
-      verdict = verifySignature({ req, target, credential: extractCredential(req.headers, target.query)!, key: WRITER, now: new Date() });
+      verdict = verifySignature({
+        req,
+        target,
+        credential: extractCredential(req.headers, target.query)!,
+        key: WRITER,
+        now: new Date(),
+      });
       req.resume();
       req.on('end', () => res.end());
     });
@@ -465,7 +642,11 @@ describe('chunk signatures', () => {
   }
 
   async function streamingRequest(payload: string, time: Date): Promise<HttpRequest> {
-    const headers = { 'x-amz-content-sha256': payload, 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '1029' };
+    const headers = {
+      'x-amz-content-sha256': payload,
+      'content-encoding': 'aws-chunked',
+      'x-amz-decoded-content-length': '1029',
+    };
     return signed({ method: 'PUT', bucket: PRIVATE, key: 'chunked.bin', headers }, { signingDate: time });
   }
 
@@ -476,7 +657,10 @@ describe('chunk signatures', () => {
     let previous = /Signature=([0-9a-f]{64})$/.exec(request.headers['authorization']!)![1]!;
     const chunkSignatures: string[] = [];
     for (const chunk of body) {
-      previous = await signer({}).sign({ headers: new Uint8Array(0), payload: chunk }, { signingDate: time, priorSignature: previous });
+      previous = await signer({}).sign(
+        { headers: new Uint8Array(0), payload: chunk },
+        { signingDate: time, priorSignature: previous },
+      );
       chunkSignatures.push(previous);
     }
     const trailer = 'x-amz-checksum-crc32:AAAAAA==\n';
@@ -484,8 +668,14 @@ describe('chunk signatures', () => {
     const verdict = await verdictOf(request);
     expect(verdict.error).toBeNull();
     const { chunks: verifier } = verdict as Extract<SignatureVerdict, { error: null }>;
-    expect(body.map((chunk, index) => verifier.verifyChunk(hashOf(chunk), chunkSignatures[index]!))).toEqual([true, true, true]);
-    expect(verifier.verifyTrailer(trailer, trailerSignature(WRITER.secretAccessKey, time, previous, trailer))).toBe(true);
+    expect(body.map((chunk, index) => verifier.verifyChunk(hashOf(chunk), chunkSignatures[index]!))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(verifier.verifyTrailer(trailer, trailerSignature(WRITER.secretAccessKey, time, previous, trailer))).toBe(
+      true,
+    );
 
     const tampered = ((await verdictOf(request)) as Extract<SignatureVerdict, { error: null }>).chunks;
     expect(tampered.verifyChunk(hashOf(Buffer.alloc(1024, 'y')), chunkSignatures[0]!)).toBe(false);

@@ -41,18 +41,30 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
     });
     afterEach(() => rmSync(parent, { recursive: true, force: true }));
 
-
     /** What the store's directory holds of bodies received and not placed (none without one). */
-    const leftBehind = () => (existsSync(directory) ? readdirSync(directory).filter((name) => name.startsWith('.incoming-')) : []);
+    const leftBehind = () =>
+      existsSync(directory) ? readdirSync(directory).filter((name) => name.startsWith('.incoming-')) : [];
 
-    async function put(key: string, data: string, metadata: Record<string, string> = {}, bucket = BUCKET): Promise<void> {
+    async function put(
+      key: string,
+      data: string,
+      metadata: Record<string, string> = {},
+      bucket = BUCKET,
+    ): Promise<void> {
       await storage.placeObject(bucket, key, await receivedContent(storage, data), md5(data), metadata);
     }
 
     async function startWithParts(key: string, parts: Record<number, string>): Promise<string> {
       const uploadId = await storage.startUpload(BUCKET, key, { 'content-type': 'text/csv' });
       for (const [number, data] of Object.entries(parts)) {
-        await storage.placePart(BUCKET, uploadId, Number(number), await receivedContent(storage, data), md5(data), null);
+        await storage.placePart(
+          BUCKET,
+          uploadId,
+          Number(number),
+          await receivedContent(storage, data),
+          md5(data),
+          null,
+        );
       }
       return uploadId;
     }
@@ -102,11 +114,22 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
 
     describe('objects', () => {
       it('are placed whole, with their ETag and metadata, and read back whole or by range', async () => {
-        await storage.placeObject(BUCKET, 'greeting.txt', await receivedContent(storage, 'hello, world'), md5('hello, world'), { 'content-type': 'text/plain', 'x-amz-meta-lang': 'en' });
+        await storage.placeObject(
+          BUCKET,
+          'greeting.txt',
+          await receivedContent(storage, 'hello, world'),
+          md5('hello, world'),
+          { 'content-type': 'text/plain', 'x-amz-meta-lang': 'en' },
+        );
         expect(leftBehind()).toEqual([]);
 
         const head = await storage.headObject(BUCKET, 'greeting.txt');
-        expect(head).toMatchObject({ etag: JSON.stringify(md5('hello, world')), 'content-length': 12, 'content-type': 'text/plain', 'x-amz-meta-lang': 'en' });
+        expect(head).toMatchObject({
+          etag: JSON.stringify(md5('hello, world')),
+          'content-length': 12,
+          'content-type': 'text/plain',
+          'x-amz-meta-lang': 'en',
+        });
         expect(new Date(String(head!['last-modified'])).getTime()).not.toBeNaN();
         expect(await storage.objectExists(BUCKET, 'greeting.txt')).toBe(true);
         expect(await text(storage.readObject(BUCKET, 'greeting.txt', null))).toBe('hello, world');
@@ -130,17 +153,28 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
       it('are not placed when the placement guard refuses, and what was received is dropped', async () => {
         await put('key', 'before');
         const refusal = new Error('refused');
-        await expect(storage.placeObject(BUCKET, 'key', await receivedContent(storage, 'after'), md5('after'), {}, () => Promise.reject(refusal))).rejects.toBe(refusal);
+        await expect(
+          storage.placeObject(BUCKET, 'key', await receivedContent(storage, 'after'), md5('after'), {}, () =>
+            Promise.reject(refusal),
+          ),
+        ).rejects.toBe(refusal);
         expect(leftBehind()).toEqual([]);
         expect(await text(storage.readObject(BUCKET, 'key', null))).toBe('before');
       });
 
       it('run the guard around the move that makes them visible', async () => {
         let seenBefore: boolean | null = null;
-        await storage.placeObject(BUCKET, 'new', await receivedContent(storage, 'data'), md5('data'), {}, async (place) => {
-          seenBefore = await storage.objectExists(BUCKET, 'new');
-          await place();
-        });
+        await storage.placeObject(
+          BUCKET,
+          'new',
+          await receivedContent(storage, 'data'),
+          md5('data'),
+          {},
+          async (place) => {
+            seenBefore = await storage.objectExists(BUCKET, 'new');
+            await place();
+          },
+        );
         expect(seenBefore).toBe(false);
         expect(await storage.objectExists(BUCKET, 'new')).toBe(true);
       });
@@ -148,10 +182,17 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
       it('are placed in a folder whose last object was deleted while they waited for their turn', async () => {
         await put('shared/folder/old', 'old');
         // The delete empties the folder (and removes it, in files) between the placement's start and its move.
-        await storage.placeObject(BUCKET, 'shared/folder/new', await receivedContent(storage, 'new'), md5('new'), {}, async (place) => {
-          await storage.deleteObject(BUCKET, 'shared/folder/old');
-          await place();
-        });
+        await storage.placeObject(
+          BUCKET,
+          'shared/folder/new',
+          await receivedContent(storage, 'new'),
+          md5('new'),
+          {},
+          async (place) => {
+            await storage.deleteObject(BUCKET, 'shared/folder/old');
+            await place();
+          },
+        );
         expect(await storage.objectKeys(BUCKET, '')).toEqual(['shared/folder/new']);
         expect(await text(storage.readObject(BUCKET, 'shared/folder/new', null))).toBe('new');
       });
@@ -173,14 +214,22 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
         expect((await storage.objectKeys(BUCKET, 'a')).sort()).toEqual(['a', 'a-', 'a//double', 'a/x', 'a/y/z', 'ab']);
         expect((await storage.objectKeys(BUCKET, '')).sort()).toEqual([...keys].sort());
         const sorted = [...keys].sort();
-        expect(storage.listBucketObjects(BUCKET)).toEqual(sorted.map((key) => ({ key, size: Buffer.byteLength(key) * 2 })));
+        expect(storage.listBucketObjects(BUCKET)).toEqual(
+          sorted.map((key) => ({ key, size: Buffer.byteLength(key) * 2 })),
+        );
       });
 
       it('keep the metadata of the request headers S3 stores, and refuse an invalid one', async () => {
-        const metadata = storage.storedMetadata(BUCKET, 'key', { 'content-type': 'text/plain', 'x-amz-meta-owner': 'me', 'x-amz-date': '20240101T000000Z' });
+        const metadata = storage.storedMetadata(BUCKET, 'key', {
+          'content-type': 'text/plain',
+          'x-amz-meta-owner': 'me',
+          'x-amz-date': '20240101T000000Z',
+        });
         expect(metadata).toMatchObject({ 'content-type': 'text/plain', 'x-amz-meta-owner': 'me' });
         expect(metadata['x-amz-date']).toBeUndefined();
-        expect(await s3ErrorCodeOf(() => storage.storedMetadata(BUCKET, 'key', { 'x-amz-storage-class': 'NO_SUCH_CLASS' }))).toBe('InvalidStorageClass');
+        expect(
+          await s3ErrorCodeOf(() => storage.storedMetadata(BUCKET, 'key', { 'x-amz-storage-class': 'NO_SUCH_CLASS' })),
+        ).toBe('InvalidStorageClass');
       });
 
       it('keep a Tagging document as given, which goes with the object', async () => {
@@ -227,7 +276,9 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
           [10, md5('ten'), 3, null],
         ]);
         expect(all.every((part) => part.lastModified instanceof Date)).toBe(true);
-        expect((await storage.uploadedParts(BUCKET, uploadId, { after: 1, limit: 2 })).map((part) => part.number)).toEqual([2, 3]);
+        expect(
+          (await storage.uploadedParts(BUCKET, uploadId, { after: 1, limit: 2 })).map((part) => part.number),
+        ).toEqual([2, 3]);
         expect((await storage.uploadedParts(BUCKET, uploadId, { after: 3 })).map((part) => part.number)).toEqual([10]);
         expect(await storage.uploadedParts(BUCKET, uploadId, { after: 10 })).toEqual([]);
         expect(await storage.uploadedParts(BUCKET, 'no-such-upload')).toEqual([]);
@@ -239,9 +290,16 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
           await storage.placePart(BUCKET, uploadId, 1, await receivedContent(storage, data), md5(data), checksum);
         };
         await place('first', { algorithm: 'CRC32', value: 'AAAAAA==' });
-        expect((await storage.uploadedParts(BUCKET, uploadId))[0]!.checksum).toEqual({ algorithm: 'CRC32', value: 'AAAAAA==' });
+        expect((await storage.uploadedParts(BUCKET, uploadId))[0]!.checksum).toEqual({
+          algorithm: 'CRC32',
+          value: 'AAAAAA==',
+        });
         await place('second!', null);
-        expect((await storage.uploadedParts(BUCKET, uploadId))[0]).toMatchObject({ md5: md5('second!'), size: 7, checksum: null });
+        expect((await storage.uploadedParts(BUCKET, uploadId))[0]).toMatchObject({
+          md5: md5('second!'),
+          size: 7,
+          checksum: null,
+        });
       });
 
       it('complete into the object of the parts listed, joined in order, and are kept only as their record', async () => {
@@ -252,12 +310,20 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
           'joined.csv',
           uploadId,
           [1, 2],
-          { etag: 'abc-2', onContent: (data) => seen.push(data), metadata: async () => ({ 'x-amz-checksum-type': 'FULL_OBJECT' }) },
+          {
+            etag: 'abc-2',
+            onContent: (data) => seen.push(data),
+            metadata: async () => ({ 'x-amz-checksum-type': 'FULL_OBJECT' }),
+          },
           async () => 'the record',
         );
         expect(Buffer.concat(seen).toString()).toBe('a,b\nc,d\n');
         expect(await text(storage.readObject(BUCKET, 'joined.csv', null))).toBe('a,b\nc,d\n');
-        expect(await storage.headObject(BUCKET, 'joined.csv')).toMatchObject({ etag: '"abc-2"', 'content-type': 'text/csv', 'x-amz-checksum-type': 'FULL_OBJECT' });
+        expect(await storage.headObject(BUCKET, 'joined.csv')).toMatchObject({
+          etag: '"abc-2"',
+          'content-type': 'text/csv',
+          'x-amz-checksum-type': 'FULL_OBJECT',
+        });
         expect(await storage.uploadKey(BUCKET, uploadId)).toBeNull();
         expect(await storage.uploadsInProgress(BUCKET)).toEqual([]);
         expect(await storage.completedUpload(BUCKET, uploadId)).toBe('the record');
@@ -268,7 +334,17 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
         const uploadId = await startWithParts('refused', { 1: 'data' });
         const refusal = new Error('refused');
         const completion = { etag: 'abc-1', onContent: () => {}, metadata: async () => ({}) };
-        await expect(storage.completeUpload(BUCKET, 'refused', uploadId, [1], completion, async () => 'record', () => Promise.reject(refusal))).rejects.toBe(refusal);
+        await expect(
+          storage.completeUpload(
+            BUCKET,
+            'refused',
+            uploadId,
+            [1],
+            completion,
+            async () => 'record',
+            () => Promise.reject(refusal),
+          ),
+        ).rejects.toBe(refusal);
         expect(await storage.objectExists(BUCKET, 'refused')).toBe(false);
         expect(await storage.uploadKey(BUCKET, uploadId)).toBe('refused');
         expect(await storage.completedUpload(BUCKET, uploadId)).toBeNull();
@@ -288,7 +364,9 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
         await put('kept/object', 'snapshot');
         const uploadId = await startWithParts('pending', { 1: 'part' });
         const entries = storage.readTree();
-        expect(entries.filter((entry) => entry.path.split('/').length === 1).map((entry) => [entry.path, entry.data])).toEqual([[BUCKET, null]]);
+        expect(
+          entries.filter((entry) => entry.path.split('/').length === 1).map((entry) => [entry.path, entry.data]),
+        ).toEqual([[BUCKET, null]]);
         expect(storage.objectsOf(entries)).toEqual([{ bucket: BUCKET, key: 'kept/object' }]);
         expect(storage.treeProblem(entries, [BUCKET])).toBeUndefined();
 
@@ -320,7 +398,13 @@ function storageContract(name: string, open: (directory: string) => ObjstoreStor
           storage.treeProblem([{ path: '../outside', data: null }], [BUCKET]),
           storage.treeProblem([{ path: BUCKET, data: randomBytes(4) }], [BUCKET]),
           storage.treeProblem([{ path: `${BUCKET}/orphan/file`, data: randomBytes(4) }], [BUCKET]),
-          storage.treeProblem([{ path: BUCKET, data: null }, { path: BUCKET, data: null }], [BUCKET]),
+          storage.treeProblem(
+            [
+              { path: BUCKET, data: null },
+              { path: BUCKET, data: null },
+            ],
+            [BUCKET],
+          ),
         ];
         expect(problems.every((problem) => typeof problem === 'string' && problem.length > 0)).toBe(true);
       });

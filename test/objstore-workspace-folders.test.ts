@@ -27,7 +27,15 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { SOURCE_TARBALL_BUCKET } from '../src/deployments/source-uploads.ts';
 import { createLocalplane, type InProcessLocalplane } from '../src/index.ts';
 import { fixturesOf, inProcessApi } from './support/in-process.ts';
-import { createOnlyKey, fullKey, noCreateKey, workspaceByTier, type FixtureKey, type FixturesView, type FixtureWorkspace } from './support/instance.ts';
+import {
+  createOnlyKey,
+  fullKey,
+  noCreateKey,
+  workspaceByTier,
+  type FixtureKey,
+  type FixturesView,
+  type FixtureWorkspace,
+} from './support/instance.ts';
 import { getBytes, s3For } from './support/objstore.ts';
 import { failure } from './support/objstore-server.ts';
 
@@ -74,7 +82,11 @@ async function uploadSource(workspace: FixtureWorkspace, tarball: Buffer): Promi
   expect(created.status).toBe(201);
   const upload = await api.post(`/v2/deployments/${created.body.id}/upload-url`);
   expect(upload.status).toBe(200);
-  const put = await fetch(upload.body.upload_url, { method: 'PUT', body: new Uint8Array(tarball), headers: { 'Content-Type': 'application/gzip' } });
+  const put = await fetch(upload.body.upload_url, {
+    method: 'PUT',
+    body: new Uint8Array(tarball),
+    headers: { 'Content-Type': 'application/gzip' },
+  });
   expect(put.status).toBe(200);
   return upload.body.object_path;
 }
@@ -93,7 +105,10 @@ async function expectTarballIntact(): Promise<void> {
 
 const listed = async (key: FixtureKey, input: { Prefix?: string; Delimiter?: string } = {}) => {
   const page = await s3(key).send(new ListObjectsV2Command({ Bucket: BUCKET, ...input }));
-  return { keys: (page.Contents ?? []).map((object) => object.Key), prefixes: (page.CommonPrefixes ?? []).map((prefix) => prefix.Prefix) };
+  return {
+    keys: (page.Contents ?? []).map((object) => object.Key),
+    prefixes: (page.CommonPrefixes ?? []).map((prefix) => prefix.Prefix),
+  };
 };
 
 beforeAll(async () => {
@@ -126,16 +141,26 @@ describe('another workspace’s key', () => {
     expect(await codeOf(b.send(new GetObjectCommand({ Bucket: BUCKET, Key: tarballPath })))).toEqual(DENIED);
     // HEAD answers the status alone.
     expect((await codeOf(b.send(new HeadObjectCommand({ Bucket: BUCKET, Key: tarballPath }))))[0]).toBe(403);
-    expect(await codeOf(b.send(new PutObjectCommand({ Bucket: BUCKET, Key: tarballPath, Body: 'overwritten by B' })))).toEqual(DENIED);
+    expect(
+      await codeOf(b.send(new PutObjectCommand({ Bucket: BUCKET, Key: tarballPath, Body: 'overwritten by B' }))),
+    ).toEqual(DENIED);
     expect(await codeOf(b.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: tarballPath })))).toEqual(DENIED);
-    expect(await codeOf(b.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: tarballPath })))).toEqual(DENIED);
+    expect(await codeOf(b.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: tarballPath })))).toEqual(
+      DENIED,
+    );
     // Nor copy it out into its own folder.
-    const copy = new CopyObjectCommand({ Bucket: BUCKET, Key: `${workspaceB.id}/stolen.tar.gz`, CopySource: `${BUCKET}/${tarballPath}` });
+    const copy = new CopyObjectCommand({
+      Bucket: BUCKET,
+      Key: `${workspaceB.id}/stolen.tar.gz`,
+      CopySource: `${BUCKET}/${tarballPath}`,
+    });
     expect(await codeOf(b.send(copy))).toEqual(DENIED);
 
     // DeleteObjects answers each key out of reach as an error of its own, Quiet or not.
     for (const Quiet of [false, true]) {
-      const result = await b.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: tarballPath }], Quiet } }));
+      const result = await b.send(
+        new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: tarballPath }], Quiet } }),
+      );
       expect(result.Deleted ?? []).toEqual([]);
       expect(result.Errors).toEqual([{ Key: tarballPath, Code: 'AccessDenied', Message: 'Access denied.' }]);
     }
@@ -168,17 +193,26 @@ describe('another workspace’s key', () => {
 
 describe('keys of no workspace (the fixture keys)', () => {
   it('reach none of the bucket: no read, overwrite by a create-only key, delete by a key without create, listing', async () => {
-    expect(await codeOf(s3(fullKey(fixtures)).send(new GetObjectCommand({ Bucket: BUCKET, Key: tarballPath })))).toEqual(DENIED);
-    const overwrite = new PutObjectCommand({ Bucket: BUCKET, Key: tarballPath, Body: 'overwritten by a create-only key' });
+    expect(
+      await codeOf(s3(fullKey(fixtures)).send(new GetObjectCommand({ Bucket: BUCKET, Key: tarballPath }))),
+    ).toEqual(DENIED);
+    const overwrite = new PutObjectCommand({
+      Bucket: BUCKET,
+      Key: tarballPath,
+      Body: 'overwritten by a create-only key',
+    });
     expect(await codeOf(s3(createOnlyKey(fixtures)).send(overwrite))).toEqual(DENIED);
-    expect(await codeOf(s3(noCreateKey(fixtures)).send(new DeleteObjectCommand({ Bucket: BUCKET, Key: tarballPath })))).toEqual(DENIED);
+    expect(
+      await codeOf(s3(noCreateKey(fixtures)).send(new DeleteObjectCommand({ Bucket: BUCKET, Key: tarballPath }))),
+    ).toEqual(DENIED);
     const deleteMany = new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: tarballPath }] } });
     expect(await codeOf(s3(noCreateKey(fixtures)).send(deleteMany))).toEqual(DENIED);
     expect(await codeOf(s3(fullKey(fixtures)).send(new ListObjectsV2Command({ Bucket: BUCKET })))).toEqual(DENIED);
     await expectTarballIntact();
 
     // ListBuckets lists the buckets a key may use: not this one for them, and it for a workspace's key.
-    const names = async (key: FixtureKey) => ((await s3(key).send(new ListBucketsCommand({}))).Buckets ?? []).map((bucket) => bucket.Name);
+    const names = async (key: FixtureKey) =>
+      ((await s3(key).send(new ListBucketsCommand({}))).Buckets ?? []).map((bucket) => bucket.Name);
     expect(await names(fullKey(fixtures))).not.toContain(BUCKET);
     expect(await names(keyA)).toContain(BUCKET);
   });
@@ -193,13 +227,20 @@ describe('a workspace’s own keys', () => {
     // create: PutObject (a new key, or over one, as S3's s3:PutObject), never a read or a delete.
     await createOnly.send(new PutObjectCommand({ Bucket: BUCKET, Key: extra, Body: 'extra' }));
     expect(await codeOf(createOnly.send(new GetObjectCommand({ Bucket: BUCKET, Key: extra })))).toEqual(DENIED);
-    expect(await codeOf(createOnly.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: tarballPath })))).toEqual(DENIED);
+    expect(await codeOf(createOnly.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: tarballPath })))).toEqual(
+      DENIED,
+    );
     // Without create: reads and deletes, never writes.
-    expect(await codeOf(noCreate.send(new PutObjectCommand({ Bucket: BUCKET, Key: tarballPath, Body: 'x' })))).toEqual(DENIED);
+    expect(await codeOf(noCreate.send(new PutObjectCommand({ Bucket: BUCKET, Key: tarballPath, Body: 'x' })))).toEqual(
+      DENIED,
+    );
     await expectTarballIntact();
     expect(Buffer.from(await getBytes(noCreate, BUCKET, extra)).toString()).toBe('extra');
     await noCreate.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: extra }));
-    expect(await codeOf(noCreate.send(new HeadObjectCommand({ Bucket: BUCKET, Key: extra })))).toEqual([404, 'NotFound']);
+    expect(await codeOf(noCreate.send(new HeadObjectCommand({ Bucket: BUCKET, Key: extra })))).toEqual([
+      404,
+      'NotFound',
+    ]);
   });
 });
 
@@ -224,7 +265,9 @@ describe('listings', () => {
     await s3(keyA).send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: `${workspaceA.id}/big.tar.gz` }));
     await s3(keyB).send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: `${workspaceB.id}/big.tar.gz` }));
     const uploads = async (key: FixtureKey) =>
-      ((await s3(key).send(new ListMultipartUploadsCommand({ Bucket: BUCKET }))).Uploads ?? []).map((upload) => upload.Key);
+      ((await s3(key).send(new ListMultipartUploadsCommand({ Bucket: BUCKET }))).Uploads ?? []).map(
+        (upload) => upload.Key,
+      );
     expect(await uploads(keyA)).toEqual([`${workspaceA.id}/big.tar.gz`]);
     expect(await uploads(keyB)).toEqual([`${workspaceB.id}/big.tar.gz`]);
   });

@@ -23,7 +23,11 @@ async function execute(page: Page) {
   ]);
   const shown = operation.locator('.live-responses-table tbody td.response-col_status');
   await shown.waitFor();
-  return { sent: await response.request().allHeaders(), shown: (await shown.textContent())?.trim(), body: operation.locator('.live-responses-table tbody td.response-col_description') };
+  return {
+    sent: await response.request().allHeaders(),
+    shown: (await shown.textContent())?.trim(),
+    body: operation.locator('.live-responses-table tbody td.response-col_description'),
+  };
 }
 
 async function tryItOut(page: Page) {
@@ -40,7 +44,7 @@ async function authorize(page: Page, header: string, value: string) {
 }
 
 describe('Try it out on /docs in Chromium', () => {
-  it("is 401 without credentials, and 200 for the workspace after Authorize with its API key and tenant id, which the page keeps", async () => {
+  it('is 401 without credentials, and 200 for the workspace after Authorize with its API key and tenant id, which the page keeps', async () => {
     const workspace = workspaceByTier(ctx.fixtures, 'plus');
     const page = await browser.openDashboard(ctx.instance, '/docs');
 

@@ -12,17 +12,40 @@ import { uuidFrom } from '../src/shared/ids.ts';
 import { RUN_COLUMNS, type RunColumn, type RunRow } from '../src/tracing/schema.ts';
 
 const STRING_COLUMNS = [
-  'id', 'tenant_id', 'session_id', 'trace_id', 'parent_run_id', 'parent_run_ids',
-  'reference_example_id', 'name', 'run_type', 'status', 'dotted_order', 'trace_tier', 'inputs',
-  'outputs', 'error', 'extra', 'events', 'tags', 'feedback_stats',
+  'id',
+  'tenant_id',
+  'session_id',
+  'trace_id',
+  'parent_run_id',
+  'parent_run_ids',
+  'reference_example_id',
+  'name',
+  'run_type',
+  'status',
+  'dotted_order',
+  'trace_tier',
+  'inputs',
+  'outputs',
+  'error',
+  'extra',
+  'events',
+  'tags',
+  'feedback_stats',
 ] as const satisfies readonly RunColumn[];
 const TIME_COLUMNS = ['start_time', 'end_time', 'first_token_time'] as const satisfies readonly RunColumn[];
 const TOKEN_COLUMNS = ['total_tokens', 'prompt_tokens', 'completion_tokens'] as const satisfies readonly RunColumn[];
 const COST_COLUMNS = ['total_cost', 'prompt_cost', 'completion_cost'] as const satisfies readonly RunColumn[];
 
 const UNICODE_SAMPLES = [
-  'héllo wörld', '日本語のテキスト', 'emoji 🚀🔥👩‍💻 and more', 'Ελληνικά', 'عربى', 'a\u0301 combining',
-  'quote " backslash \\ newline \n tab \t', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 astral', '',
+  'héllo wörld',
+  '日本語のテキスト',
+  'emoji 🚀🔥👩‍💻 and more',
+  'Ελληνικά',
+  'عربى',
+  'a\u0301 combining',
+  'quote " backslash \\ newline \n tab \t',
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 astral',
+  '',
 ];
 const NAMES = ['ChatOpenAI', 'RunnableSequence', 'retriever', 'Prompt💬', 'parse_output', 'embed'];
 const RUN_TYPES: RunRow['run_type'][] = ['chain', 'llm', 'tool', 'retriever', 'prompt', 'parser', 'embedding'];
@@ -177,7 +200,12 @@ function toBigInt(v: unknown): bigint | null {
 }
 
 /** Reads every column back in file order and compares it with the source rows. */
-async function expectRowsRoundTrip(path: string, want: readonly RunRow[], epoch: string, perMicro: bigint): Promise<void> {
+async function expectRowsRoundTrip(
+  path: string,
+  want: readonly RunRow[],
+  epoch: string,
+  perMicro: bigint,
+): Promise<void> {
   const timeSelect = TIME_COLUMNS.map((c) => `${epoch}(${c}) AS ${c}`).join(', ');
   const plain = RUN_COLUMNS.filter((c) => !(TIME_COLUMNS as readonly string[]).includes(c)).join(', ');
   const back = await query(
@@ -187,7 +215,8 @@ async function expectRowsRoundTrip(path: string, want: readonly RunRow[], epoch:
   expect(back.map((r) => r.id)).toEqual(want.map((r) => r.id));
   const mismatches: string[] = [];
   const check = (ok: boolean, column: string, i: number, got: unknown, expected: unknown) => {
-    if (!ok && mismatches.length < 20) mismatches.push(`row ${i} ${column}: got ${String(got)}, want ${String(expected)}`);
+    if (!ok && mismatches.length < 20)
+      mismatches.push(`row ${i} ${column}: got ${String(got)}, want ${String(expected)}`);
   };
   for (let i = 0; i < want.length; i++) {
     const w = want[i]!;
@@ -295,16 +324,28 @@ describe('encodeRunsParquet', () => {
     manyRows ??= makeRows(4_000, 42);
     const many = manyRows;
     for (const { formatVersion, epoch, perMicro } of FORMATS) {
-      const path = writeParquetFile(many, { formatVersion, compression: 'snappy', columns: RUN_COLUMNS, rowGroupSize: 1_234 });
+      const path = writeParquetFile(many, {
+        formatVersion,
+        compression: 'snappy',
+        columns: RUN_COLUMNS,
+        rowGroupSize: 1_234,
+      });
       await expectRowsRoundTrip(path, many, epoch, perMicro);
-      const groups = await query(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata('${path}') ORDER BY row_group_id`);
+      const groups = await query(
+        `SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata('${path}') ORDER BY row_group_id`,
+      );
       expect(groups.map((g) => Number(g.row_group_num_rows))).toEqual([1_234, 1_234, 1_234, 298]);
     }
   });
 
   it('recovers after a failure in the middle of a file', async () => {
     manyRows ??= makeRows(4_000, 42);
-    const options: ParquetEncodeOptions = { formatVersion: 'v2_beta', compression: 'snappy', columns: RUN_COLUMNS, rowGroupSize: 1_000 };
+    const options: ParquetEncodeOptions = {
+      formatVersion: 'v2_beta',
+      compression: 'snappy',
+      columns: RUN_COLUMNS,
+      rowGroupSize: 1_000,
+    };
     const broken = manyRows.slice();
     broken[3_000] = { ...broken[3_000]! };
     Object.defineProperty(broken[3_000], 'inputs', {
@@ -319,7 +360,12 @@ describe('encodeRunsParquet', () => {
 
   it('writes only the selected columns, in RUN_COLUMNS order', async () => {
     const columns: RunColumn[] = ['inputs', 'start_time', 'id', 'is_root', 'total_cost', 'tags'];
-    const path = writeParquetFile(rows, { formatVersion: 'v2_beta', compression: 'snappy', columns, rowGroupSize: 1000 });
+    const path = writeParquetFile(rows, {
+      formatVersion: 'v2_beta',
+      compression: 'snappy',
+      columns,
+      rowGroupSize: 1000,
+    });
     const described = await describeColumns(path);
     expect(described).toEqual([
       ['id', 'VARCHAR'],
@@ -344,7 +390,12 @@ describe('encodeRunsParquet', () => {
   });
 
   it('writes a valid file with all columns and no rows', async () => {
-    const path = writeParquetFile([], { formatVersion: 'v1', compression: 'zstandard', columns: RUN_COLUMNS, rowGroupSize: 100 });
+    const path = writeParquetFile([], {
+      formatVersion: 'v1',
+      compression: 'zstandard',
+      columns: RUN_COLUMNS,
+      rowGroupSize: 100,
+    });
     expect(await countRows(path)).toBe(0);
     const described = await describeColumns(path);
     expect(described.map(([name]) => name)).toEqual([...RUN_COLUMNS]);
@@ -352,7 +403,12 @@ describe('encodeRunsParquet', () => {
   });
 
   it('rejects unknown options', async () => {
-    const base: ParquetEncodeOptions = { formatVersion: 'v2_beta', compression: 'snappy', columns: RUN_COLUMNS, rowGroupSize: 10 };
+    const base: ParquetEncodeOptions = {
+      formatVersion: 'v2_beta',
+      compression: 'snappy',
+      columns: RUN_COLUMNS,
+      rowGroupSize: 10,
+    };
     expect(() => encodeRunsParquet(rows, { ...base, compression: 'lz4' as Compression })).toThrow(/compression/);
     expect(() => encodeRunsParquet(rows, { ...base, formatVersion: 'v3' as FormatVersion })).toThrow(/format/);
     expect(() => encodeRunsParquet(rows, { ...base, columns: ['nope' as RunColumn] })).toThrow(/column/);
@@ -363,14 +419,27 @@ describe('encodeRunsParquet', () => {
 
   it('does not grow WebAssembly memory over repeated calls', () => {
     const memory = () => wasmMemory().buffer.byteLength;
-    const options: ParquetEncodeOptions = { formatVersion: 'v2_beta', compression: 'snappy', columns: RUN_COLUMNS, rowGroupSize: 500 };
+    const options: ParquetEncodeOptions = {
+      formatVersion: 'v2_beta',
+      compression: 'snappy',
+      columns: RUN_COLUMNS,
+      rowGroupSize: 500,
+    };
     for (let i = 0; i < 8; i++) {
-      encodeRunsParquet(rows, { ...options, compression: COMPRESSIONS[i % 4]!.compression, formatVersion: i % 2 ? 'v1' : 'v2_beta' });
+      encodeRunsParquet(rows, {
+        ...options,
+        compression: COMPRESSIONS[i % 4]!.compression,
+        formatVersion: i % 2 ? 'v1' : 'v2_beta',
+      });
     }
     const settled = memory();
     expect(settled).toBeGreaterThan(0);
     for (let i = 0; i < 40; i++) {
-      encodeRunsParquet(rows, { ...options, compression: COMPRESSIONS[i % 4]!.compression, formatVersion: i % 2 ? 'v1' : 'v2_beta' });
+      encodeRunsParquet(rows, {
+        ...options,
+        compression: COMPRESSIONS[i % 4]!.compression,
+        formatVersion: i % 2 ? 'v1' : 'v2_beta',
+      });
     }
     expect(memory()).toBe(settled);
   });

@@ -44,7 +44,13 @@ async function createOneOfEach(instance: Localplane): Promise<string[]> {
     secrets: [],
   });
   expect(deployment.status, deployment.text).toBe(201);
-  return [destination.body.id, exported.body.id, ...runs.map((run) => run.id), deployment.body.id, deployment.body.latest_revision_id];
+  return [
+    destination.body.id,
+    exported.body.id,
+    ...runs.map((run) => run.id),
+    deployment.body.id,
+    deployment.body.latest_revision_id,
+  ];
 }
 
 describe('--data-dir', () => {
@@ -65,7 +71,10 @@ describe('--data-dir', () => {
       start_time: '2026-10-01T00:00:00Z',
       end_time: '2026-10-02T00:00:00Z',
     });
-    await eventually(async () => (await client.get(`/api/v1/bulk-exports/${created.body.id}`)).body.status === 'Completed', 'export');
+    await eventually(
+      async () => (await client.get(`/api/v1/bulk-exports/${created.body.id}`)).body.status === 'Completed',
+      'export',
+    );
     await first.stop();
     expect(existsSync(join(dataDir, 'localplane.sqlite'))).toBe(true);
 
@@ -75,7 +84,11 @@ describe('--data-dir', () => {
       expect((await again.get(`/api/v1/bulk-exports/destinations/${destination.body.id}`)).status).toBe(200);
       const exported = await again.get(`/api/v1/bulk-exports/${created.body.id}`);
       expect(exported.body.status).toBe('Completed');
-      const keys = await listKeys(s3For(second.objstoreUrl, fullKey(fixtures)), fixtures.objstore.buckets[0]!, 'kept/export_id=');
+      const keys = await listKeys(
+        s3For(second.objstoreUrl, fullKey(fixtures)),
+        fixtures.objstore.buckets[0]!,
+        'kept/export_id=',
+      );
       expect(keys.length).toBeGreaterThan(0);
     } finally {
       await second.stop();

@@ -13,7 +13,11 @@ const dir = mkdtempSync(join(tmpdir(), 'readme-screenshot-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Width and height from a PNG's IHDR chunk. */
-const pngSize = (bytes: Buffer) => ({ signature: bytes.subarray(1, 4).toString('latin1'), width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) });
+const pngSize = (bytes: Buffer) => ({
+  signature: bytes.subarray(1, 4).toString('latin1'),
+  width: bytes.readUInt32BE(16),
+  height: bytes.readUInt32BE(20),
+});
 
 describe('npm run screenshot:readme', () => {
   it('saves the overview of an instance that has run an export, at 1280x800, from a page that logged no error', async () => {

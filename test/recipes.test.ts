@@ -30,7 +30,12 @@ const RECIPES: Recipe[] = [
   {
     name: 'vitest-global-setup',
     command: bin('vitest'),
-    args: (only) => ['run', '--config', join(recipe('vitest-global-setup'), 'vitest.config.ts'), ...(only ? [only] : [])],
+    args: (only) => [
+      'run',
+      '--config',
+      join(recipe('vitest-global-setup'), 'vitest.config.ts'),
+      ...(only ? [only] : []),
+    ],
     passed: /Tests\s+2 passed \(2\)/,
     failing: {
       file: 'failing.test.ts',
@@ -85,7 +90,14 @@ const RECIPES: Recipe[] = [
     name: 'pytest',
     command: 'python3',
     // -B and no cache provider: no __pycache__ nor .pytest_cache left in the recipe's folder.
-    args: (only) => ['-B', '-m', 'pytest', '-p', 'no:cacheprovider', only ? join(recipe('pytest'), only) : recipe('pytest')],
+    args: (only) => [
+      '-B',
+      '-m',
+      'pytest',
+      '-p',
+      'no:cacheprovider',
+      only ? join(recipe('pytest'), only) : recipe('pytest'),
+    ],
     passed: /^=+ 2 passed in [\d.]+s =+$/m,
     failing: {
       file: 'test_failing.py',
@@ -103,12 +115,20 @@ def test_fails(localplane):
 
 /** The recipe's runner as a user runs it, outside this vitest run (none of its variables). */
 function run({ command, args }: Recipe, only?: string) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(VITEST|NODE_OPTIONS$|TEST$)/.test(name)));
-  const child = spawn(command, args(only), { cwd: REPO_ROOT, env: { ...env, CI: 'true', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(VITEST|NODE_OPTIONS$|TEST$)/.test(name)),
+  );
+  const child = spawn(command, args(only), {
+    cwd: REPO_ROOT,
+    env: { ...env, CI: 'true', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
-  return new Promise<{ code: number | null; output: string }>((resolve) => child.once('close', (code) => resolve({ code, output })));
+  return new Promise<{ code: number | null; output: string }>((resolve) =>
+    child.once('close', (code) => resolve({ code, output })),
+  );
 }
 
 for (const entry of RECIPES) {

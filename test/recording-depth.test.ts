@@ -136,7 +136,11 @@ describe('recorded JSON nested 100,000 levels deep', () => {
 });
 
 describe('secrets in JSON nested 100,000 levels deep', () => {
-  const SECRETS = { top: 'lp-depth-secret-top-0001', bottom: 'lp-depth-secret-bottom-0002', answer: 'lp-depth-secret-answer-0003' };
+  const SECRETS = {
+    top: 'lp-depth-secret-top-0001',
+    bottom: 'lp-depth-secret-bottom-0002',
+    answer: 'lp-depth-secret-answer-0003',
+  };
   const MASKED = '********';
   const OUT = join(dir, 'deep-secrets.har');
   /** A request body with a secret at its top (within what the journal shows) and one at its bottom. */
@@ -154,14 +158,24 @@ describe('secrets in JSON nested 100,000 levels deep', () => {
   const leaked = (text: string) => Object.values(SECRETS).filter((secret) => text.includes(secret));
 
   beforeAll(async () => {
-    deepServer = createServer((_, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(answerBody));
+    deepServer = createServer((_, response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(answerBody),
+    );
     await new Promise<void>((listening) => deepServer.listen(0, '127.0.0.1', listening));
     const toInstance = await record({ upstream: instance.apiUrl, out: OUT, port: 0 });
-    const toDeepServer = await record({ upstream: `http://127.0.0.1:${(deepServer.address() as { port: number }).port}`, out: join(dir, 'deep-answer.har'), port: 0 });
+    const toDeepServer = await record({
+      upstream: `http://127.0.0.1:${(deepServer.address() as { port: number }).port}`,
+      out: join(dir, 'deep-answer.har'),
+      port: 0,
+    });
     try {
       const sent = await fetch(`${toInstance.url}/v2/listeners`, {
         method: 'POST',
-        headers: { 'X-API-Key': 'lp_test_acme_plus_0001', 'X-Tenant-Id': WORKSPACE, 'Content-Type': 'application/json' },
+        headers: {
+          'X-API-Key': 'lp_test_acme_plus_0001',
+          'X-Tenant-Id': WORKSPACE,
+          'Content-Type': 'application/json',
+        },
         body: requestBody,
       });
       await sent.text();
@@ -192,9 +206,13 @@ describe('secrets in JSON nested 100,000 levels deep', () => {
   });
 
   it('the request journal masks the secret it shows of the request', async () => {
-    const { requests } = (await (await fetch(`${instance.apiUrl}/_localplane/requests`)).json()) as { requests: JournalEntry[] };
+    const { requests } = (await (await fetch(`${instance.apiUrl}/_localplane/requests`)).json()) as {
+      requests: JournalEntry[];
+    };
     expect(leaked(JSON.stringify(requests))).toEqual([]);
-    const shown = requests.filter((entry) => entry.method === 'POST' && entry.request.body.text?.startsWith('{"password":'));
+    const shown = requests.filter(
+      (entry) => entry.method === 'POST' && entry.request.body.text?.startsWith('{"password":'),
+    );
     const start = `{"password":"${MASKED}","a":{"a":{"a":`;
     expect(shown.map((entry) => entry.request.body.text!.slice(0, start.length))).toEqual([start]);
     expect(shown[0]!.request.body).toMatchObject({ size: Buffer.byteLength(requestBody), truncated: true });

@@ -44,7 +44,11 @@ interface Seen {
 /** A client of the proxy that keeps what it got, and checks after each exchange that the file is a whole recording of all of them. */
 function clientOf(recorder: Recorder, out: string) {
   const seen: Seen[] = [];
-  const send = async (method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) => {
+  const send = async (
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string> } = {},
+  ) => {
     const response = await fetch(`${recorder.url}${path}`, {
       method,
       headers: { ...options.headers, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -64,7 +68,9 @@ function clientOf(recorder: Recorder, out: string) {
 /** A recorded entry's headers as fetch shows them: names in lower case, repeats joined. */
 const headersOf = (entry: HarEntry) => {
   const joined: Record<string, string> = {};
-  for (const { name, value } of entry.response.headers) joined[name.toLowerCase()] = joined[name.toLowerCase()] === undefined ? value : `${joined[name.toLowerCase()]}, ${value}`;
+  for (const { name, value } of entry.response.headers)
+    joined[name.toLowerCase()] =
+      joined[name.toLowerCase()] === undefined ? value : `${joined[name.toLowerCase()]}, ${value}`;
   return joined;
 };
 
@@ -72,7 +78,10 @@ describe('a recording of a scenario', () => {
   const out = join(dir, 'scenario.har');
   const acme = () => workspaceByTier(fixtures, 'plus');
   const globex = () => fixtures.workspaces.find((workspace) => workspace.self_hosted)!;
-  const auth = (workspace: { id: string; api_key: string }) => ({ 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id });
+  const auth = (workspace: { id: string; api_key: string }) => ({
+    'X-API-Key': workspace.api_key,
+    'X-Tenant-Id': workspace.id,
+  });
   const deploymentSecret = 'lp-record-deployment-secret-0001';
   const clientSecret = 'lp-record-client-secret-0001';
   let seen: Seen[];
@@ -91,7 +100,11 @@ describe('a recording of a scenario', () => {
     };
     const destination = await send(200, 'POST', '/api/v1/bulk-exports/destinations', {
       display_name: 'recorded',
-      config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'recorded', endpoint_url: fixtures.objstore.endpoint_url },
+      config: {
+        bucket_name: fixtures.objstore.buckets[0],
+        prefix: 'recorded',
+        endpoint_url: fixtures.objstore.endpoint_url,
+      },
       credentials: credentialsOf(key),
     });
     const created = await send(200, 'POST', '/api/v1/bulk-exports', {
@@ -101,7 +114,14 @@ describe('a recording of a scenario', () => {
       end_time: '2026-10-03T00:00:00Z',
     });
     await send(200, 'GET', `/api/v1/bulk-exports/${created.id}/runs`);
-    await send(201, 'POST', '/v2/deployments', codehostDeploymentBody(acme(), 'recorded-agent', { secrets: [{ name: 'OPENAI_API_KEY', value: deploymentSecret }] }));
+    await send(
+      201,
+      'POST',
+      '/v2/deployments',
+      codehostDeploymentBody(acme(), 'recorded-agent', {
+        secrets: [{ name: 'OPENAI_API_KEY', value: deploymentSecret }],
+      }),
+    );
     await send(200, 'POST', '/v2/auth/providers', {
       provider_id: 'recorded-provider',
       name: 'Recorded',
@@ -110,20 +130,38 @@ describe('a recording of a scenario', () => {
       auth_url: 'https://auth.example/authorize',
       token_url: 'https://auth.example/token',
     });
-    await send(201, 'POST', '/v2/listeners', { compute_type: 'k8s', compute_id: 'recorded-cluster', compute_config: { k8s_namespaces: ['agents'] } }, globex());
+    await send(
+      201,
+      'POST',
+      '/v2/listeners',
+      { compute_type: 'k8s', compute_id: 'recorded-cluster', compute_config: { k8s_namespaces: ['agents'] } },
+      globex(),
+    );
     await send(200, 'GET', `/v2/deployments?name_contains=recorded&api_key=${acme().api_key}`);
     await send(404, 'GET', '/v2/deployments/00000000-0000-4000-8000-000000000000');
-    await send(422, 'POST', '/v2/deployments', { ...codehostDeploymentBody(acme(), 'recorded-422'), source: 'bogus', secrets: [{ name: 'K', value: deploymentSecret }] });
-    const built = await send(201, 'POST', '/v2/deployments', { name: 'recorded-image', source: 'internal_container', source_config: { deployment_type: 'dev' }, source_revision_config: {}, secrets: [] });
+    await send(422, 'POST', '/v2/deployments', {
+      ...codehostDeploymentBody(acme(), 'recorded-422'),
+      source: 'bogus',
+      secrets: [{ name: 'K', value: deploymentSecret }],
+    });
+    const built = await send(201, 'POST', '/v2/deployments', {
+      name: 'recorded-image',
+      source: 'internal_container',
+      source_config: { deployment_type: 'dev' },
+      source_revision_config: {},
+      secrets: [],
+    });
     secrets.push((await send(200, 'POST', `/v2/deployments/${built.id}/push-token`)).token);
     await recorder.stop();
   });
 
   it('holds each exchange in order, with the status, headers and body the client got', () => {
     const log = readRecording(out);
-    expect(log.entries.map((entry) => `${entry.request.method} ${new URL(entry.request.url).pathname} ${entry.response.status}`)).toEqual(
-      seen.map((exchange) => `${exchange.method} ${exchange.path.split('?')[0]} ${exchange.status}`),
-    );
+    expect(
+      log.entries.map(
+        (entry) => `${entry.request.method} ${new URL(entry.request.url).pathname} ${entry.response.status}`,
+      ),
+    ).toEqual(seen.map((exchange) => `${exchange.method} ${exchange.path.split('?')[0]} ${exchange.status}`));
     log.entries.forEach((entry, at) => {
       expect(headersOf(entry), seen[at]!.path).toEqual(seen[at]!.headers);
       const masked = (entry._masked ?? []).some((where) => where.startsWith('response.content'));
@@ -131,27 +169,42 @@ describe('a recording of a scenario', () => {
     });
     expect(log._localplane).toMatchObject({
       upstream: upstream.apiUrl,
-      masking: { words: expect.arrayContaining(['password', 'token', 'cookie']), listed_names: expect.arrayContaining(['x-api-key']) },
+      masking: {
+        words: expect.arrayContaining(['password', 'token', 'cookie']),
+        listed_names: expect.arrayContaining(['x-api-key']),
+      },
     });
   });
 
   it('masks secrets in requests and answers, keeping their shape, and says what it masked', () => {
     const entries = readRecording(out).entries;
     const [destination, , , deployment, provider, , listed, , refused] = entries;
-    expect(destination!._masked).toEqual(expect.arrayContaining(['request.headers.x-api-key', 'request.postData.credentials']));
-    expect(bodyJson(destination!.request.postData)).toMatchObject({ credentials: { access_key_id: '********', secret_access_key: '********' } });
+    expect(destination!._masked).toEqual(
+      expect.arrayContaining(['request.headers.x-api-key', 'request.postData.credentials']),
+    );
+    expect(bodyJson(destination!.request.postData)).toMatchObject({
+      credentials: { access_key_id: '********', secret_access_key: '********' },
+    });
     // A secret's name labels it and is kept; its value is masked (the answer shows it masked already).
     expect(deployment!._masked).toEqual(['request.headers.x-api-key', 'request.postData.secrets']);
-    expect(bodyJson(deployment!.request.postData)).toMatchObject({ secrets: [{ name: 'OPENAI_API_KEY', value: '********' }] });
+    expect(bodyJson(deployment!.request.postData)).toMatchObject({
+      secrets: [{ name: 'OPENAI_API_KEY', value: '********' }],
+    });
     expect(bodyJson(deployment!.response.content)).toEqual(JSON.parse(seen[3]!.text));
     expect(provider!._masked).toContain('request.postData.client_secret');
     expect(listed!._masked).toContain('request.queryString.api_key');
     expect(listed!.request.url).toBe(`${upstream.apiUrl}/v2/deployments?name_contains=recorded&api_key=********`);
-    expect(listed!.request.queryString).toEqual([{ name: 'name_contains', value: 'recorded' }, { name: 'api_key', value: '********' }]);
+    expect(listed!.request.queryString).toEqual([
+      { name: 'name_contains', value: 'recorded' },
+      { name: 'api_key', value: '********' },
+    ]);
     expect(headerValue(refused!.request.headers, 'x-api-key')).toBe('********');
     const pushToken = entries.at(-1)!;
     expect(pushToken._masked).toContain('response.content.token');
-    expect(bodyJson(pushToken.response.content)).toMatchObject({ token: '********', registry_url: expect.stringMatching(/^https:\/\//) });
+    expect(bodyJson(pushToken.response.content)).toMatchObject({
+      token: '********',
+      registry_url: expect.stringMatching(/^https:\/\//),
+    });
   });
 
   it('holds no secret the client sent or got, anywhere in the file', () => {
@@ -168,13 +221,19 @@ describe('relaying', () => {
   });
   afterAll(() => recorder.stop());
 
-  it.each(['/openapi.json', '/api/v1/bulk-exports/destinations', '/v2/nowhere'])('answers %s byte for byte as the upstream does', async (path) => {
-    const headers = { 'X-API-Key': workspaceByTier(fixtures, 'plus').api_key };
-    const [direct, relayed] = await Promise.all([fetch(`${upstream.apiUrl}${path}`, { headers }), fetch(`${recorder.url}${path}`, { headers })]);
-    expect(relayed.status).toBe(direct.status);
-    expect(relayed.headers.get('content-type')).toBe(direct.headers.get('content-type'));
-    expect(Buffer.from(await relayed.arrayBuffer()).equals(Buffer.from(await direct.arrayBuffer()))).toBe(true);
-  });
+  it.each(['/openapi.json', '/api/v1/bulk-exports/destinations', '/v2/nowhere'])(
+    'answers %s byte for byte as the upstream does',
+    async (path) => {
+      const headers = { 'X-API-Key': workspaceByTier(fixtures, 'plus').api_key };
+      const [direct, relayed] = await Promise.all([
+        fetch(`${upstream.apiUrl}${path}`, { headers }),
+        fetch(`${recorder.url}${path}`, { headers }),
+      ]);
+      expect(relayed.status).toBe(direct.status);
+      expect(relayed.headers.get('content-type')).toBe(direct.headers.get('content-type'));
+      expect(Buffer.from(await relayed.arrayBuffer()).equals(Buffer.from(await direct.arrayBuffer()))).toBe(true);
+    },
+  );
 
   it('passes a stream on as it comes: the first event reaches the client while the upstream still sends', async () => {
     const response = await fetch(`${recorder.url}/_localplane/requests/stream?since=0`);
@@ -198,15 +257,24 @@ describe('relaying', () => {
     // The client's stream ends (cut): what was buffered is read, then nothing more comes.
     while ((await reader.next().catch(() => null)) !== null);
     const [entry] = readRecording(join(dir, 'stopped.har')).entries;
-    expect(entry).toMatchObject({ response: { status: 200 }, comment: 'the recording stopped before the answer ended' });
+    expect(entry).toMatchObject({
+      response: { status: 200 },
+      comment: 'the recording stopped before the answer ended',
+    });
   });
 
   it('sends requests under an upstream with a path to that path', async () => {
-    const prefixed = await record({ upstream: `${upstream.apiUrl}/_localplane/`, out: join(dir, 'prefixed.har'), port: 0 });
+    const prefixed = await record({
+      upstream: `${upstream.apiUrl}/_localplane/`,
+      out: join(dir, 'prefixed.har'),
+      port: 0,
+    });
     const response = await fetch(`${prefixed.url}/health`);
     await prefixed.stop();
     expect(response.status).toBe(200);
-    expect(readRecording(join(dir, 'prefixed.har')).entries.map((entry) => entry.request.url)).toEqual([`${upstream.apiUrl}/_localplane/health`]);
+    expect(readRecording(join(dir, 'prefixed.har')).entries.map((entry) => entry.request.url)).toEqual([
+      `${upstream.apiUrl}/_localplane/health`,
+    ]);
   });
 });
 
@@ -216,7 +284,9 @@ describe('answers the masking reads decoded, and bodies over the limit', () => {
   beforeAll(async () => {
     server = createHttpServer((request, response) => {
       if (request.url === '/gzip') {
-        response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(JSON.stringify({ client_secret: 'lp-gzipped-secret', ok: true })));
+        response
+          .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+          .end(gzipSync(JSON.stringify({ client_secret: 'lp-gzipped-secret', ok: true })));
       } else {
         response.writeHead(200, { 'content-type': 'text/plain' }).end(big);
       }
@@ -227,8 +297,15 @@ describe('answers the masking reads decoded, and bodies over the limit', () => {
 
   it('keeps a gzipped answer decoded and masked, and the first part of a long one', async () => {
     const out = join(dir, 'bodies.har');
-    const recorder = await record({ upstream: `http://127.0.0.1:${(server.address() as { port: number }).port}`, out, port: 0 });
-    expect(await (await fetch(`${recorder.url}/gzip`)).json()).toEqual({ client_secret: 'lp-gzipped-secret', ok: true });
+    const recorder = await record({
+      upstream: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      out,
+      port: 0,
+    });
+    expect(await (await fetch(`${recorder.url}/gzip`)).json()).toEqual({
+      client_secret: 'lp-gzipped-secret',
+      ok: true,
+    });
     expect(await (await fetch(`${recorder.url}/big`)).text()).toBe(big);
     await recorder.stop();
     const [gzipped, long] = readRecording(out).entries;
@@ -260,7 +337,10 @@ describe('bad upstreams', () => {
     await new Promise<void>((listening) => closed.listen(0, '127.0.0.1', listening));
     const { port } = closed.address() as { port: number };
     await new Promise((done) => closed.close(done));
-    expect(await throughProxy(`http://127.0.0.1:${port}`)).toEqual({ status: 502, detail: `upstream http://127.0.0.1:${port} unreachable: connect ECONNREFUSED 127.0.0.1:${port}` });
+    expect(await throughProxy(`http://127.0.0.1:${port}`)).toEqual({
+      status: 502,
+      detail: `upstream http://127.0.0.1:${port} unreachable: connect ECONNREFUSED 127.0.0.1:${port}`,
+    });
   });
 
   it('answers 502 for an upstream whose TLS fails', async () => {
@@ -275,7 +355,10 @@ describe('bad upstreams', () => {
     await new Promise<void>((listening) => silent.listen(0, '127.0.0.1', listening));
     const { port } = silent.address() as { port: number };
     try {
-      expect(await throughProxy(`http://127.0.0.1:${port}`, { upstreamTimeoutSeconds: 0.2 })).toEqual({ status: 502, detail: `upstream http://127.0.0.1:${port} did not answer within 0.2 s` });
+      expect(await throughProxy(`http://127.0.0.1:${port}`, { upstreamTimeoutSeconds: 0.2 })).toEqual({
+        status: 502,
+        detail: `upstream http://127.0.0.1:${port} did not answer within 0.2 s`,
+      });
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((done) => silent.close(done));
@@ -287,14 +370,23 @@ describe('bad upstreams', () => {
     const connected = new Promise<Socket>((resolve) => silent.once('connection', resolve));
     await new Promise<void>((listening) => silent.listen(0, '127.0.0.1', listening));
     const out = join(dir, 'gone.har');
-    const recorder = await record({ upstream: `http://127.0.0.1:${(silent.address() as { port: number }).port}`, out, port: 0 });
+    const recorder = await record({
+      upstream: `http://127.0.0.1:${(silent.address() as { port: number }).port}`,
+      out,
+      port: 0,
+    });
     const leaving = new AbortController();
     const sent = fetch(`${recorder.url}/v2/deployments`, { signal: leaving.signal }).catch((error: unknown) => error);
     const socket = await connected;
     leaving.abort();
     await sent;
     await recorder.settled();
-    expect(readRecording(out).entries).toMatchObject([{ response: { status: 0, content: { size: 0 } }, comment: 'the client closed the connection before the answer ended' }]);
+    expect(readRecording(out).entries).toMatchObject([
+      {
+        response: { status: 0, content: { size: 0 } },
+        comment: 'the client closed the connection before the answer ended',
+      },
+    ]);
     await recorder.stop();
     socket.destroy();
     await new Promise((done) => silent.close(done));
@@ -306,7 +398,9 @@ describe('bad upstreams', () => {
     ['https://api.example/#top', /without a query or fragment/],
     ['https://user:pass@api.example', /must not hold credentials/],
   ])('refuses the upstream %s', async (base, words) => {
-    const refused = await record({ upstream: base, out: join(dir, 'refused.har'), port: 0 }).catch((error: unknown) => error);
+    const refused = await record({ upstream: base, out: join(dir, 'refused.har'), port: 0 }).catch(
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(RecordOptionError);
     expect((refused as Error).message).toMatch(words);
   });
@@ -315,7 +409,10 @@ describe('bad upstreams', () => {
 describe('localplane record (the CLI)', () => {
   it('prints its ready line, records, and leaves a whole file on SIGINT', async () => {
     const out = join(dir, 'cli.har');
-    const child = spawn(process.execPath, [BIN, 'record', '--upstream', upstream.apiUrl, '--out', out, '--port', '0'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'record', '--upstream', upstream.apiUrl, '--out', out, '--port', '0'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     let stdout = '';
     const proxy = await new Promise<string>((resolve, reject) => {
@@ -335,9 +432,18 @@ describe('localplane record (the CLI)', () => {
 
   it.each([
     [['record', '--out', 'x.har'], /^localplane: record needs --upstream <url> and --out <file>/],
-    [['record', '--upstream', 'http://localhost:9400/?a=1', '--out', 'x.har', '--port', '0'], /^localplane: the upstream must be a base URL without a query or fragment/],
-    [['record', '--upstream', 'http://localhost:9400', '--out', '/no/such/folder/x.har', '--port', '0'], /^localplane: cannot write the recording \/no\/such\/folder\/x\.har: ENOENT/],
-    [['record', '--upstream', 'http://localhost:9400', '--out', 'x.har', '--seed', '2'], /^localplane: --seed is not an option of localplane record/],
+    [
+      ['record', '--upstream', 'http://localhost:9400/?a=1', '--out', 'x.har', '--port', '0'],
+      /^localplane: the upstream must be a base URL without a query or fragment/,
+    ],
+    [
+      ['record', '--upstream', 'http://localhost:9400', '--out', '/no/such/folder/x.har', '--port', '0'],
+      /^localplane: cannot write the recording \/no\/such\/folder\/x\.har: ENOENT/,
+    ],
+    [
+      ['record', '--upstream', 'http://localhost:9400', '--out', 'x.har', '--seed', '2'],
+      /^localplane: --seed is not an option of localplane record/,
+    ],
   ])('%j: a usage error', async (args, words) => {
     await expectUsageError(args, words);
   });

@@ -50,13 +50,18 @@ beforeAll(async () => {
     signing: { private_key: SECRETS.private_key },
     usage: { total_tokens: TOTAL_TOKENS, prompt_tokens: 12, session_id: 'names-session' },
   };
-  const created = await fetch(`${recorder.url}/v2/listeners?${query}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const created = await fetch(`${recorder.url}/v2/listeners?${query}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+  });
   expect(created.status, await created.text()).toBe(201);
   const listed = await fetch(`${recorder.url}/v2/deployments?name_contains=names&${query}`, { headers });
   expect(listed.status, await listed.text()).toBe(200);
   await recorder.stop();
   entries = readRecording(out).entries;
-  journal = ((await (await fetch(`${upstream.apiUrl}/_localplane/requests`)).json()) as { requests: JournalEntry[] }).requests;
+  journal = ((await (await fetch(`${upstream.apiUrl}/_localplane/requests`)).json()) as { requests: JournalEntry[] })
+    .requests;
 });
 
 afterAll(async () => {
@@ -104,7 +109,9 @@ describe('secrets named like secrets', () => {
   });
 
   it('are not in the request log', () => {
-    expect(logs.filter((line) => /^(POST \/v2\/listeners|GET \/v2\/deployments) 20\d \d+ms$/.test(line))).toHaveLength(2);
+    expect(logs.filter((line) => /^(POST \/v2\/listeners|GET \/v2\/deployments) 20\d \d+ms$/.test(line))).toHaveLength(
+      2,
+    );
     expect(leaked(logs.join('\n'))).toEqual([]);
   });
 });

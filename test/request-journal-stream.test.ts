@@ -10,13 +10,15 @@ import { eventually, fullKey, useLocalplane, workspaceByTier } from './support/i
 const NOW = '2026-10-04T12:00:00Z';
 const MISSING_DESTINATION = '/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000';
 
-const entriesOf = (events: readonly ServerSentEvent[]) => events.map((event) => JSON.parse(event.data!) as JournalEntry);
+const entriesOf = (events: readonly ServerSentEvent[]) =>
+  events.map((event) => JSON.parse(event.data!) as JournalEntry);
 
 describe('the request journal stream (GET /_localplane/requests/stream)', () => {
   const ctx = useLocalplane({ freezeClock: true });
   const acme = () => ctx.api.as(workspaceByTier(ctx.fixtures, 'plus'));
   const streamUrl = (query = '') => `${ctx.instance.apiUrl}/_localplane/requests/stream${query}`;
-  const journal = async (query = '') => (await ctx.admin.request<{ requests: JournalEntry[] }>('GET', `/requests${query}`)).body.requests;
+  const journal = async (query = '') =>
+    (await ctx.admin.request<{ requests: JournalEntry[] }>('GET', `/requests${query}`)).body.requests;
   const open: EventStreamReader[] = [];
   async function stream(query = '', headers: Record<string, string> = {}): Promise<EventStreamReader> {
     const { response, reader } = await openEventStream(streamUrl(query), headers);
@@ -103,7 +105,8 @@ describe('the request journal stream (GET /_localplane/requests/stream)', () => 
   });
 
   it('opens no stream for a HEAD request (whose body nobody reads)', async () => {
-    for (let i = 0; i <= MAX_JOURNAL_STREAMS; i++) expect((await fetch(streamUrl(), { method: 'HEAD' })).status).toBe(200);
+    for (let i = 0; i <= MAX_JOURNAL_STREAMS; i++)
+      expect((await fetch(streamUrl(), { method: 'HEAD' })).status).toBe(200);
     const reader = await stream();
     await acme().get('/api/v1/bulk-exports');
     expect((await reader.events(1)).map((event) => event.id)).toEqual(['1']);
@@ -113,7 +116,9 @@ describe('the request journal stream (GET /_localplane/requests/stream)', () => 
     const readers = await Promise.all(Array.from({ length: MAX_JOURNAL_STREAMS }, () => stream()));
     const refused = await fetch(streamUrl());
     expect(refused.status).toBe(503);
-    expect(await refused.json()).toEqual({ detail: `At most ${MAX_JOURNAL_STREAMS} journal streams are open at once: close one and try again` });
+    expect(await refused.json()).toEqual({
+      detail: `At most ${MAX_JOURNAL_STREAMS} journal streams are open at once: close one and try again`,
+    });
 
     const head = await fetch(streamUrl(), { method: 'HEAD' });
     expect([head.status, head.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
@@ -184,7 +189,9 @@ describe('request stats (GET /_localplane/requests/stats)', () => {
     await ctx.api.request('GET', '/v2/deployments');
     await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
     const client = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
-    await client.send(new PutObjectCommand({ Bucket: ctx.fixtures.objstore.buckets[0]!, Key: 'stats/a.txt', Body: 'a' }));
+    await client.send(
+      new PutObjectCommand({ Bucket: ctx.fixtures.objstore.buckets[0]!, Key: 'stats/a.txt', Body: 'a' }),
+    );
     client.destroy();
     await acme().get(MISSING_DESTINATION);
 

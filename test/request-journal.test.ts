@@ -7,7 +7,12 @@ import { objstoreJournalSchema, type ObjstoreJournalRecord } from '../src/journa
 import { RequestObserver } from '../src/journal/observe.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { Needle } from '../src/shared/needle.ts';
-import { journalEntrySchema, requestCountResponseSchema, requestsResponseSchema, type JournalEntry } from '../src/journal/schemas.ts';
+import {
+  journalEntrySchema,
+  requestCountResponseSchema,
+  requestsResponseSchema,
+  type JournalEntry,
+} from '../src/journal/schemas.ts';
 import { s3For } from './support/objstore.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type TestContext } from './support/instance.ts';
 
@@ -21,7 +26,8 @@ async function listed(ctx: TestContext, query = ''): Promise<JournalEntry[]> {
   const response = await ctx.admin.request<Listed>('GET', `/requests${query}`);
   expect(response.status, response.text).toBe(200);
   const { requests } = requestsResponseSchema.parse(response.body);
-  for (const entry of response.body.requests) expect(Object.keys(entry).sort()).toEqual(Object.keys(journalEntrySchema.shape).sort());
+  for (const entry of response.body.requests)
+    expect(Object.keys(entry).sort()).toEqual(Object.keys(journalEntrySchema.shape).sort());
   return requests;
 }
 
@@ -95,9 +101,19 @@ describe('the request journal', () => {
 
     const [first, second, third] = await listed(ctx, '?source=api');
     for (const entry of [first!, second!]) {
-      expect(entry.response.body).toEqual({ text: longBytes.subarray(0, 8 * 1024).toString(), size: longBytes.length, content_type: 'application/json', truncated: true });
+      expect(entry.response.body).toEqual({
+        text: longBytes.subarray(0, 8 * 1024).toString(),
+        size: longBytes.length,
+        content_type: 'application/json',
+        truncated: true,
+      });
     }
-    expect(third!.response.body).toEqual({ text: short.text, size: Buffer.byteLength(short.text), content_type: 'application/json', truncated: false });
+    expect(third!.response.body).toEqual({
+      text: short.text,
+      size: Buffer.byteLength(short.text),
+      content_type: 'application/json',
+      truncated: false,
+    });
     const name = (short.body as { resources: { name: string }[] }).resources[0]!.name;
     expect(ids(await listed(ctx, `?response_body_contains=${encodeURIComponent(name)}`))).toContain(third!.id);
   });
@@ -112,7 +128,11 @@ describe('the request journal', () => {
     await acme().post('/api/v1/bulk-exports/destinations', body);
     await acme().post('/api/v1/bulk-exports/destinations', { ...body, display_name: 7 });
     const [read, refused] = await listed(ctx, '?source=api');
-    expect(JSON.parse(read!.request.body.text!)).toEqual({ display_name: 'misspelled', config: body.config, credentials: '********' });
+    expect(JSON.parse(read!.request.body.text!)).toEqual({
+      display_name: 'misspelled',
+      config: body.config,
+      credentials: '********',
+    });
     expect(refused!.request.body.text).toBe('********');
   });
 
@@ -127,7 +147,14 @@ describe('the request journal', () => {
 
   it('journals objstore requests with their operation, key and access key id; uploads are not copied, signatures are masked', async () => {
     const client = s3();
-    await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'journal/data.bin', Body: Buffer.alloc(20_000, 7), ContentType: 'application/octet-stream' }));
+    await client.send(
+      new PutObjectCommand({
+        Bucket: bucket(),
+        Key: 'journal/data.bin',
+        Body: Buffer.alloc(20_000, 7),
+        ContentType: 'application/octet-stream',
+      }),
+    );
     await expect(client.send(new GetObjectCommand({ Bucket: bucket(), Key: 'journal/missing' }))).rejects.toThrow();
     client.destroy();
 
@@ -140,10 +167,22 @@ describe('the request journal', () => {
     expect(put).toMatchObject({
       path: `/${bucket()}/journal/data.bin`,
       workspace_id: null,
-      objstore: { bucket: bucket(), key: 'journal/data.bin', access_key_id: fullKey(ctx.fixtures).access_key_id, error_code: null },
+      objstore: {
+        bucket: bucket(),
+        key: 'journal/data.bin',
+        access_key_id: fullKey(ctx.fixtures).access_key_id,
+        error_code: null,
+      },
     });
-    expect(put.request.body).toEqual({ text: null, size: 20_000, content_type: 'application/octet-stream', truncated: false });
-    expect(put.request.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=\S+, SignedHeaders=\S+, Signature=\*{8}$/);
+    expect(put.request.body).toEqual({
+      text: null,
+      size: 20_000,
+      content_type: 'application/octet-stream',
+      truncated: false,
+    });
+    expect(put.request.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=\S+, SignedHeaders=\S+, Signature=\*{8}$/,
+    );
     expect(get.objstore).toMatchObject({ error_code: 'NoSuchKey' });
     expect(get.response.body.text).toContain('<Code>NoSuchKey</Code>');
     expect(JSON.stringify(entries)).not.toContain(fullKey(ctx.fixtures).secret_access_key);
@@ -158,8 +197,26 @@ describe('the request journal', () => {
     const [putEntry, getEntry] = (await listed(ctx, '?source=objstore')) as [JournalEntry, JournalEntry];
     const accessKeyId = fullKey(ctx.fixtures).access_key_id;
     expect(await objstoreJournal(ctx)).toEqual([
-      { time: putEntry.wall_time, method: 'PUT', operation: 'PutObject', bucket: bucket(), key: 'journal/alias.txt', accessKeyId, status: 200, errorCode: null },
-      { time: getEntry.wall_time, method: 'GET', operation: 'GetObject', bucket: bucket(), key: 'journal/missing', accessKeyId, status: 404, errorCode: 'NoSuchKey' },
+      {
+        time: putEntry.wall_time,
+        method: 'PUT',
+        operation: 'PutObject',
+        bucket: bucket(),
+        key: 'journal/alias.txt',
+        accessKeyId,
+        status: 200,
+        errorCode: null,
+      },
+      {
+        time: getEntry.wall_time,
+        method: 'GET',
+        operation: 'GetObject',
+        bucket: bucket(),
+        key: 'journal/missing',
+        accessKeyId,
+        status: 404,
+        errorCode: 'NoSuchKey',
+      },
     ]);
 
     await ctx.admin.request('DELETE', '/requests');
@@ -178,11 +235,17 @@ describe('the request journal', () => {
     client.destroy();
   });
 
-  it("masks the session token and signature an S3 SignatureDoesNotMatch document quotes", async () => {
+  it('masks the session token and signature an S3 SignatureDoesNotMatch document quotes', async () => {
     const key = fullKey(ctx.fixtures);
     const client = s3For(ctx.instance.objstoreUrl, { ...key, secret_access_key: 'not-the-secret' });
-    client.config.credentials = async () => ({ accessKeyId: key.access_key_id, secretAccessKey: 'not-the-secret', sessionToken: 'session-token-value' });
-    await expect(client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'journal/denied.txt', Body: 'x' }))).rejects.toThrow();
+    client.config.credentials = async () => ({
+      accessKeyId: key.access_key_id,
+      secretAccessKey: 'not-the-secret',
+      sessionToken: 'session-token-value',
+    });
+    await expect(
+      client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'journal/denied.txt', Body: 'x' })),
+    ).rejects.toThrow();
     client.destroy();
     const [entry] = await listed(ctx, '?source=objstore');
     expect(entry!.objstore?.error_code).toBe('SignatureDoesNotMatch');
@@ -194,17 +257,25 @@ describe('the request journal', () => {
   });
 
   it('masks the signature and token of a presigned URL in the query', async () => {
-    const query = 'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20261004%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=deadbeefcafe&X-Amz-Security-Token=token-value';
+    const query =
+      'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20261004%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=deadbeefcafe&X-Amz-Security-Token=token-value';
     await fetch(`${ctx.instance.objstoreUrl}/${bucket()}/presigned?${query}`);
     const [entry] = await listed(ctx, '?source=objstore');
-    expect(entry!.query).toMatchObject({ 'X-Amz-Signature': '********', 'X-Amz-Security-Token': '********', 'X-Amz-Algorithm': 'AWS4-HMAC-SHA256' });
+    expect(entry!.query).toMatchObject({
+      'X-Amz-Signature': '********',
+      'X-Amz-Security-Token': '********',
+      'X-Amz-Algorithm': 'AWS4-HMAC-SHA256',
+    });
     expect(JSON.stringify(entry)).not.toContain('deadbeefcafe');
     expect(JSON.stringify(entry)).not.toContain('token-value');
   });
 
   it('keeps at most 8 KiB of a body and says it is truncated', async () => {
     const body = JSON.stringify({ filter: 'x'.repeat(20_000) });
-    await acme().request('POST', '/api/v1/bulk-exports', { rawBody: body, headers: { 'content-type': 'application/json' } });
+    await acme().request('POST', '/api/v1/bulk-exports', {
+      rawBody: body,
+      headers: { 'content-type': 'application/json' },
+    });
     const [entry] = await listed(ctx);
     expect(entry!.request.body).toMatchObject({ size: body.length, truncated: true });
     expect(entry!.request.body.text).toHaveLength(8 * 1024);
@@ -238,11 +309,19 @@ describe('the request journal', () => {
       expect(await listed(ctx, '?path=/api/v1/bulk-exports/*/*')).toHaveLength(1);
       expect(await listed(ctx, '?path=/api/v1/**')).toHaveLength(3);
       expect(await listed(ctx, `?path=/${bucket()}/**`)).toHaveLength(1);
-      expect((await listed(ctx, '?status=404')).map((entry) => entry.path)).toEqual(['/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000']);
-      expect((await listed(ctx, '?status=4xx')).length).toBe(all.filter((entry) => entry.status >= 400 && entry.status < 500).length);
-      expect(ids(await listed(ctx, `?workspace_id=${workspaceByTier(ctx.fixtures, 'enterprise').id}`))).toEqual([second.id]);
+      expect((await listed(ctx, '?status=404')).map((entry) => entry.path)).toEqual([
+        '/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000',
+      ]);
+      expect((await listed(ctx, '?status=4xx')).length).toBe(
+        all.filter((entry) => entry.status >= 400 && entry.status < 500).length,
+      );
+      expect(ids(await listed(ctx, `?workspace_id=${workspaceByTier(ctx.fixtures, 'enterprise').id}`))).toEqual([
+        second.id,
+      ]);
       expect((await listed(ctx, '?source=objstore')).map((entry) => entry.objstore?.key)).toEqual(['filters/a.txt']);
-      expect(ids(await listed(ctx, `?header=X-Tenant-Id:${workspaceByTier(ctx.fixtures, 'enterprise').id}`))).toEqual([second.id]);
+      expect(ids(await listed(ctx, `?header=X-Tenant-Id:${workspaceByTier(ctx.fixtures, 'enterprise').id}`))).toEqual([
+        second.id,
+      ]);
       expect(await listed(ctx, '?header=x-amz-content-sha256')).toHaveLength(1);
       expect((await listed(ctx, '?body_contains=needle-in-the')).map((entry) => entry.method)).toEqual(['POST']);
       expect(await listed(ctx, '?method=GET&source=api&status=2xx')).toHaveLength(2);
@@ -258,21 +337,29 @@ describe('the request journal', () => {
       expect(ids(await listed(ctx, `?order=desc&since=${all[2]}`))).toEqual(newestFirst.slice(0, 2));
       expect(ids(await listed(ctx, '?order=asc&limit=2'))).toEqual(all.slice(-2));
       expect(ids(await listed(ctx, '?order=desc&limit=2&source=api&method=GET'))).toEqual([all[2], all[1]]);
-      const found = await ctx.admin.request<Listed>('POST', '/requests/find', { body: { order: 'desc', limit: 1, source: 'api' } });
+      const found = await ctx.admin.request<Listed>('POST', '/requests/find', {
+        body: { order: 'desc', limit: 1, source: 'api' },
+      });
       expect(ids(found.body.requests)).toEqual([all[3]]);
       expect(ids(ctx.instance.requests.list({ order: 'desc', limit: 1 }))).toEqual([all[4]]);
     });
 
     it('by the fault rule that fired, and by text in the response body or in either body', async () => {
       await traffic();
-      const rule = (await ctx.admin.request('POST', '/fault-rules', { body: { match: { path: '/v2/**' }, action: { status: 503, detail: 'fault-in-the-answer' }, count: 1 } })).body;
+      const rule = (
+        await ctx.admin.request('POST', '/fault-rules', {
+          body: { match: { path: '/v2/**' }, action: { status: 503, detail: 'fault-in-the-answer' }, count: 1 },
+        })
+      ).body;
       await globex().get('/v2/deployments');
       await globex().get('/v2/deployments');
       const [faulted] = await listed(ctx, `?fault_rule=${rule.id}`);
       expect(faulted).toMatchObject({ status: 503, fault_rule_id: rule.id });
       expect(ids(await listed(ctx, '?fault_rule=any'))).toEqual([faulted!.id]);
       expect(await listed(ctx, '?fault_rule=fault-rule-99')).toEqual([]);
-      expect(ids((await ctx.admin.request<Listed>('POST', '/requests/find', { body: { fault_rule: 'any' } })).body.requests)).toEqual([faulted!.id]);
+      expect(
+        ids((await ctx.admin.request<Listed>('POST', '/requests/find', { body: { fault_rule: 'any' } })).body.requests),
+      ).toEqual([faulted!.id]);
 
       expect(ids(await listed(ctx, '?response_body_contains=fault-in-the-answer'))).toEqual([faulted!.id]);
       expect(await listed(ctx, '?body_contains=fault-in-the-answer')).toEqual([]);
@@ -280,42 +367,61 @@ describe('the request journal', () => {
       const [posted] = await listed(ctx, '?body_contains=needle-in-the-body');
       expect(ids(await listed(ctx, '?any_body_contains=needle-in-the-body'))).toEqual([posted!.id]);
       expect(ids(await listed(ctx, '?any_body_contains=fault-in-the-answer'))).toEqual([faulted!.id]);
-      expect(ids(await listed(ctx, '?any_body_contains=destination%2000000000&order=desc&limit=1'))).toEqual(ids(await listed(ctx, '?status=404')));
+      expect(ids(await listed(ctx, '?any_body_contains=destination%2000000000&order=desc&limit=1'))).toEqual(
+        ids(await listed(ctx, '?status=404')),
+      );
     });
 
     it("by an objstore request's S3 operation, bucket and key, as globs; API requests have none", async () => {
       await acme().get('/api/v1/bulk-exports');
       const client = s3();
       try {
-        await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'hive/export_id=7/day=2026-10-01/part-0.parquet', Body: 'p' }));
+        await client.send(
+          new PutObjectCommand({ Bucket: bucket(), Key: 'hive/export_id=7/day=2026-10-01/part-0.parquet', Body: 'p' }),
+        );
         await client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'notes.parquet', Body: 'n' }));
         await client.send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: 'hive/' }));
       } finally {
         client.destroy();
       }
-      const operations = async (query: string) => (await listed(ctx, query)).map((entry) => `${entry.objstore?.operation} ${entry.objstore?.key}`);
-      expect(await operations('?operation=PutObject')).toEqual(['PutObject hive/export_id=7/day=2026-10-01/part-0.parquet', 'PutObject notes.parquet']);
+      const operations = async (query: string) =>
+        (await listed(ctx, query)).map((entry) => `${entry.objstore?.operation} ${entry.objstore?.key}`);
+      expect(await operations('?operation=PutObject')).toEqual([
+        'PutObject hive/export_id=7/day=2026-10-01/part-0.parquet',
+        'PutObject notes.parquet',
+      ]);
       expect(await operations('?operation=List*')).toEqual(['ListObjectsV2 null']);
-      expect(await operations(`?bucket=${bucket()}&key=hive/**`)).toEqual(['PutObject hive/export_id=7/day=2026-10-01/part-0.parquet']);
+      expect(await operations(`?bucket=${bucket()}&key=hive/**`)).toEqual([
+        'PutObject hive/export_id=7/day=2026-10-01/part-0.parquet',
+      ]);
       expect(await operations('?key=*.parquet'), 'a * stays within a segment').toEqual(['PutObject notes.parquet']);
       expect(await operations('?key=**.parquet')).toHaveLength(2);
       expect(await operations('?key=hive/export_id=*/**'), 'the key as decoded').toHaveLength(1);
       expect(await operations('?bucket=no-such-bucket')).toEqual([]);
       expect(await operations('?operation=*&source=api'), 'an API request has no operation').toEqual([]);
-      const found = await ctx.admin.request<Listed>('POST', '/requests/find', { body: { operation: 'Put*', key: 'notes.*' } });
+      const found = await ctx.admin.request<Listed>('POST', '/requests/find', {
+        body: { operation: 'Put*', key: 'notes.*' },
+      });
       expect(found.body.requests.map((entry) => entry.objstore?.key)).toEqual(['notes.parquet']);
       expect(ctx.instance.requests.count({ bucket: bucket(), operation: 'PutObject' })).toBe(2);
-      for (const query of ['?operation=', `?key=${'*a'.repeat(33)}`]) expect((await ctx.admin.request('GET', `/requests${query}`)).status, query).toBe(422);
+      for (const query of ['?operation=', `?key=${'*a'.repeat(33)}`])
+        expect((await ctx.admin.request('GET', `/requests${query}`)).status, query).toBe(422);
     });
 
     it('by text in API answers sent over a socket or in process, within the head the journal keeps', async () => {
       const workspace = workspaceByTier(ctx.fixtures, 'plus');
       await acme().get('/api/v1/bulk-exports/destinations/caf%C3%A9-n%C3%A4del-over-a-socket');
-      await ctx.instance.request('/api/v1/bulk-exports/destinations/caf%C3%A9-n%C3%A4del-in-process', { headers: { 'x-api-key': workspace.api_key } });
+      await ctx.instance.request('/api/v1/bulk-exports/destinations/caf%C3%A9-n%C3%A4del-in-process', {
+        headers: { 'x-api-key': workspace.api_key },
+      });
       // 4,100 two-byte characters: the marker lies within the first 8,192 characters, past the first 8,192 bytes.
       const past = `${'é'.repeat(4100)}-past-the-kept-head`;
       await acme().post('/api/v1/bulk-exports', { bulk_export_destination_id: past });
-      const post = { method: 'POST', headers: { 'x-api-key': workspace.api_key, 'content-type': 'application/json' }, body: JSON.stringify({ bulk_export_destination_id: past }) };
+      const post = {
+        method: 'POST',
+        headers: { 'x-api-key': workspace.api_key, 'content-type': 'application/json' },
+        body: JSON.stringify({ bulk_export_destination_id: past }),
+      };
       await ctx.instance.request('/api/v1/bulk-exports', post);
 
       const found = await listed(ctx, `?response_body_contains=${encodeURIComponent('café-nädel')}`);
@@ -354,18 +460,36 @@ describe('the request journal', () => {
 
     it('counts, finds with a JSON filter, and is emptied by DELETE with ids going on', async () => {
       await traffic();
-      expect(requestCountResponseSchema.parse((await ctx.admin.request('GET', '/requests/count?source=api&method=GET')).body)).toEqual({ count: 3 });
-      const found = await ctx.admin.request<Listed>('POST', '/requests/find', { body: { status: 404, path: '/api/**', header: { name: 'x-api-key' } } });
+      expect(
+        requestCountResponseSchema.parse(
+          (await ctx.admin.request('GET', '/requests/count?source=api&method=GET')).body,
+        ),
+      ).toEqual({ count: 3 });
+      const found = await ctx.admin.request<Listed>('POST', '/requests/find', {
+        body: { status: 404, path: '/api/**', header: { name: 'x-api-key' } },
+      });
       expect(found.status).toBe(200);
       expect(found.body.requests.map((entry) => entry.status)).toEqual([404]);
-      expect((await ctx.admin.request<Listed>('POST', '/requests/find', { body: { since: 4, limit: 1 } })).body.requests.map((entry) => entry.id)).toEqual([5]);
+      expect(
+        (await ctx.admin.request<Listed>('POST', '/requests/find', { body: { since: 4, limit: 1 } })).body.requests.map(
+          (entry) => entry.id,
+        ),
+      ).toEqual([5]);
       // The header as the query gives it, `Name:value` or `Name`, in JSON and in code too.
       const tenant = workspaceByTier(ctx.fixtures, 'enterprise').id;
-      const byHeader = (await listed(ctx, `?header=${encodeURIComponent(`X-Tenant-Id:${tenant}`)}`)).map((entry) => entry.id);
+      const byHeader = (await listed(ctx, `?header=${encodeURIComponent(`X-Tenant-Id:${tenant}`)}`)).map(
+        (entry) => entry.id,
+      );
       expect(byHeader).toHaveLength(1);
-      expect((await ctx.admin.request<Listed>('POST', '/requests/find', { body: { header: `X-Tenant-Id:${tenant}` } })).body.requests.map((entry) => entry.id)).toEqual(byHeader);
+      expect(
+        (
+          await ctx.admin.request<Listed>('POST', '/requests/find', { body: { header: `X-Tenant-Id:${tenant}` } })
+        ).body.requests.map((entry) => entry.id),
+      ).toEqual(byHeader);
       expect(ctx.instance.requests.count({ header: `X-Tenant-Id:${tenant}` })).toBe(1);
-      expect(ctx.instance.requests.count({ header: 'X-Tenant-Id' })).toBe(ctx.instance.requests.count({ header: { name: 'x-tenant-id' } }));
+      expect(ctx.instance.requests.count({ header: 'X-Tenant-Id' })).toBe(
+        ctx.instance.requests.count({ header: { name: 'x-tenant-id' } }),
+      );
       expect(() => ctx.instance.requests.count({ header: 'not a header:x' })).toThrow(TypeError);
 
       expect((await ctx.admin.request('DELETE', '/requests')).status).toBe(204);
@@ -426,8 +550,13 @@ describe('the request journal', () => {
     const { requests } = ctx.instance;
     expect(requests.count({ method: 'GET', path: '/api/v1/bulk-exports' })).toBe(1);
     expect(requests.count({ path: '/api/v1/bulk-exports/**' })).toBe(1);
-    expect(requests.list().map((entry) => entry.path)).toEqual(['/api/v1/bulk-exports', '/api/v1/bulk-exports/destinations']);
-    expect(requests.find({ status: '2xx', limit: 1 }).map((entry) => entry.path)).toEqual(['/api/v1/bulk-exports/destinations']);
+    expect(requests.list().map((entry) => entry.path)).toEqual([
+      '/api/v1/bulk-exports',
+      '/api/v1/bulk-exports/destinations',
+    ]);
+    expect(requests.find({ status: '2xx', limit: 1 }).map((entry) => entry.path)).toEqual([
+      '/api/v1/bulk-exports/destinations',
+    ]);
     expect(() => requests.count({ status: 'teapot' })).toThrow(TypeError);
     requests.clear();
     expect(requests.count()).toBe(0);
@@ -457,14 +586,30 @@ describe('the request journal bounds', () => {
 describe('the journal and fault rules in process (app.request, no socket)', () => {
   const journal = new RequestJournal();
   const faultRules = new FaultRules(1, () => true);
-  const observer = new RequestObserver({ journal, faultRules, clock: createClock(), workspaceOfApiKey: () => null, requestLog: null, colour: false });
+  const observer = new RequestObserver({
+    journal,
+    faultRules,
+    clock: createClock(),
+    workspaceOfApiKey: () => null,
+    requestLog: null,
+    colour: false,
+  });
   const app = new Hono();
   app.use('*', observer.api());
   app.get('/items/:id', (c) => c.json({ id: c.req.param('id') }));
 
   it('journals the request and applies the rules; a dropped connection is a body that fails to read', async () => {
     expect(await (await app.request('/items/7?x=1')).json()).toEqual({ id: '7' });
-    expect(journal.list()).toMatchObject([{ id: 1, method: 'GET', path: '/items/7', query: { x: '1' }, status: 200, response: { body: { text: '{"id":"7"}' } } }]);
+    expect(journal.list()).toMatchObject([
+      {
+        id: 1,
+        method: 'GET',
+        path: '/items/7',
+        query: { x: '1' },
+        status: 200,
+        response: { body: { text: '{"id":"7"}' } },
+      },
+    ]);
     faultRules.add(faultRuleRequest.parse({ action: { drop_connection: true }, count: 1 }));
     const dropped = await app.request('/items/8');
     await expect(dropped.text()).rejects.toThrow('connection reset by a fault rule');

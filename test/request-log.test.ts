@@ -41,7 +41,9 @@ describe('the request log of the CLI', () => {
     const cli = await startCli(flags, { ...process.env, ...env });
     try {
       expect((await fetch(`${cli.apiUrl}/api/v1/bulk-exports`)).status).toBe(401);
-      expect((await fetch(`${cli.apiUrl}/_localplane/requests/count`).then((response) => response.json())).count).toBe(1);
+      expect((await fetch(`${cli.apiUrl}/_localplane/requests/count`).then((response) => response.json())).count).toBe(
+        1,
+      );
     } finally {
       await cli.kill('SIGTERM');
     }
@@ -54,12 +56,15 @@ describe('the request log of start()', () => {
 
   it('goes to the log option', async () => {
     await ctx.api.request('GET', '/v2/deployments');
-    expect(ctx.logs.filter((line) => line.startsWith('GET /v2/deployments'))).toEqual([expect.stringMatching(/^GET \/v2\/deployments 401 \d+ms$/)]);
+    expect(ctx.logs.filter((line) => line.startsWith('GET /v2/deployments'))).toEqual([
+      expect.stringMatching(/^GET \/v2\/deployments 401 \d+ms$/),
+    ]);
   });
 });
 
 describe('a request log line', () => {
-  const entry = (status: number, source: 'api' | 'objstore' = 'api') => ({ source, method: 'PUT', path: '/a/b', status, duration_ms: 12.6 }) as JournalEntry;
+  const entry = (status: number, source: 'api' | 'objstore' = 'api') =>
+    ({ source, method: 'PUT', path: '/a/b', status, duration_ms: 12.6 }) as JournalEntry;
 
   it('colours the status by its class in a terminal', () => {
     expect(requestLogLine(entry(201), true)).toBe('PUT /a/b \u001b[32m201\u001b[0m 13ms');
@@ -89,19 +94,30 @@ describe('control characters in log lines', () => {
       // Keys ending in '/' have no plain file: the files view says so on stderr, whatever the request log.
       for (const Key of HOSTILE_KEYS) await s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
       s3.destroy();
-      await eventually(async () => (cli.stderr().match(/is left out/g) ?? []).length === HOSTILE_KEYS.length, 'both keys logged');
+      await eventually(
+        async () => (cli.stderr().match(/is left out/g) ?? []).length === HOSTILE_KEYS.length,
+        'both keys logged',
+      );
     } finally {
       await cli.kill('SIGTERM');
     }
     const lines = cli.stderr().trimEnd().split('\n');
     expect(lines.filter((line) => CONTROL.test(line))).toEqual([]);
     expect(lines.filter((line) => !line.startsWith('localplane: '))).toEqual([]);
-    expect(lines).toContain(`localplane: objstore files view: ${bucket}/evil\\x0alocalplane: GET /forged 200 1ms\\x1b]0;pwned\\x07/ is left out: a key ending in '/' names a folder`);
+    expect(lines).toContain(
+      `localplane: objstore files view: ${bucket}/evil\\x0alocalplane: GET /forged 200 1ms\\x1b]0;pwned\\x07/ is left out: a key ending in '/' names a folder`,
+    );
     expect(lines.some((line) => line.startsWith('localplane: GET /forged'))).toBe(false);
   });
 
   it('are escaped in a request log line', () => {
-    const entry = { source: 'api', method: 'GET', path: '/a\nb\u001b[2J\u0085', status: 404, duration_ms: 1 } as JournalEntry;
+    const entry = {
+      source: 'api',
+      method: 'GET',
+      path: '/a\nb\u001b[2J\u0085',
+      status: 404,
+      duration_ms: 1,
+    } as JournalEntry;
     expect(requestLogLine(entry, false)).toBe('GET /a\\x0ab\\x1b[2J\\x85 404 1ms');
   });
 
@@ -115,7 +131,9 @@ describe('control characters in log lines', () => {
     expect((await app.request('/keys/a%0Ab%1B]0;t%07')).status).toBe(500);
     expect(lines).toHaveLength(1);
     const [head, ...frames] = lines[0]!.split('\n');
-    expect(head).toBe('internal error on GET /keys/a\\x0ab\\x1b]0;t\\x07: Error: no such key\\x0alocalplane: forged line');
+    expect(head).toBe(
+      'internal error on GET /keys/a\\x0ab\\x1b]0;t\\x07: Error: no such key\\x0alocalplane: forged line',
+    );
     expect(frames.length).toBeGreaterThan(0);
     expect(frames.every((frame) => frame.startsWith('    at '))).toBe(true);
   });

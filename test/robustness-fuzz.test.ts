@@ -9,7 +9,16 @@
  * failure; LOCALPLANE_FUZZ_SEED=<seed> replays one.
  */
 import fc from 'fast-check';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,11 +116,18 @@ const SPECS: Record<string, EndpointSpec> = {
   'PATCH /_localplane/config': { body: () => ({ export_rows_per_file: 5000, revision_step_seconds: { BUILDING: 3 } }) },
   'GET /_localplane/faults': {},
   'DELETE /_localplane/faults': {},
-  'POST /_localplane/faults/destination-validations': { body: () => ({ error: 'access_denied', count: 1, workspace_id: ids.workspace_id }) },
+  'POST /_localplane/faults/destination-validations': {
+    body: () => ({ error: 'access_denied', count: 1, workspace_id: ids.workspace_id }),
+  },
   'POST /_localplane/faults/export-runs': { body: () => ({ mode: 'fail', count: 1, attempts: 1, message: 'fuzz' }) },
-  'POST /_localplane/faults/revisions': { body: () => ({ stage: 'build', deployment_id: ids.deployment_id, count: 1 }) },
+  'POST /_localplane/faults/revisions': {
+    body: () => ({ stage: 'build', deployment_id: ids.deployment_id, count: 1 }),
+  },
   // An unknown project: a valid body is a 404 rather than thousands of generated runs.
-  'POST /_localplane/sessions/:session_id/runs': { body: () => ({ count: 1, start_time: '2026-10-01T00:00:00Z', days: 1 }), params: () => ({ session_id: UNKNOWN_UUID }) },
+  'POST /_localplane/sessions/:session_id/runs': {
+    body: () => ({ count: 1, start_time: '2026-10-01T00:00:00Z', days: 1 }),
+    params: () => ({ session_id: UNKNOWN_UUID }),
+  },
   'PUT /_localplane/deployments/:deployment_id/status': { body: () => ({ status: 'READY' }) },
   'GET /_localplane/deployments/:deployment_id/revisions/:revision_id/history': {},
   'PUT /_localplane/deployments/:deployment_id/revisions/:revision_id/status': { body: () => ({ status: 'DEPLOYED' }) },
@@ -122,22 +138,34 @@ const SPECS: Record<string, EndpointSpec> = {
   'GET /_localplane/requests/stream': { wrongMethodsOnly: true, neverEnds: true },
   'GET /_localplane/requests/stats': { query: { minutes: 'int', errors: 'int' } },
   'GET /_localplane/requests/:request_id': { params: () => ({ request_id: '1' }) },
-  'POST /_localplane/requests/find': { body: () => ({ method: 'GET', path: '/api/**', status: '2xx', header: { name: 'x-api-key' }, limit: 10 }) },
+  'POST /_localplane/requests/find': {
+    body: () => ({ method: 'GET', path: '/api/**', status: '2xx', header: { name: 'x-api-key' }, limit: 10 }),
+  },
   'DELETE /_localplane/requests': {},
   'GET /_localplane/fault-rules': {},
   'GET /_localplane/fault-rules/near-misses': {},
   // A rule no request matches, and harmless if one did; every accepted rule is removed at once.
-  'POST /_localplane/fault-rules': { body: () => ({ match: { header: { name: 'x-fuzz-never-sent', value: 'x' } }, action: { latency_ms: 0 }, count: 1 }) },
+  'POST /_localplane/fault-rules': {
+    body: () => ({ match: { header: { name: 'x-fuzz-never-sent', value: 'x' } }, action: { latency_ms: 0 }, count: 1 }),
+  },
   'DELETE /_localplane/fault-rules': {},
   'DELETE /_localplane/fault-rules/:rule_id': { params: () => ({ rule_id: 'fault-rule-0' }) },
   // The known export covers an empty window: a valid query is a 409 (no files) rather than DuckDB's work.
   'POST /_localplane/sql': { body: () => ({ export_id: ids.bulk_export_id, sql: 'SELECT count(*) FROM runs' }) },
   'GET /_localplane/objstore/preview': { query: { bucket: 'text', key: 'text', rows: 'int' } },
   'GET /_localplane/objstore/keys': {},
-  'POST /_localplane/objstore/keys': { body: () => ({ access_key_id: 'LPFUZZKEY00000000001', secret_access_key: `${SECRET_MARK}-key`, permissions: ['get', 'create'] }) },
+  'POST /_localplane/objstore/keys': {
+    body: () => ({
+      access_key_id: 'LPFUZZKEY00000000001',
+      secret_access_key: `${SECRET_MARK}-key`,
+      permissions: ['get', 'create'],
+    }),
+  },
   'DELETE /_localplane/objstore/keys/:access_key_id': {},
   'GET /_localplane/objstore/buckets': {},
-  'GET /_localplane/objstore/buckets/:bucket/objects': { query: { prefix: 'text', delimiter: 'text', search: 'text', cursor: 'text', limit: 'int' } },
+  'GET /_localplane/objstore/buckets/:bucket/objects': {
+    query: { prefix: 'text', delimiter: 'text', search: 'text', cursor: 'text', limit: 'int' },
+  },
   'GET /_localplane/objstore/buckets/:bucket/object': { query: { key: 'text' } },
   'GET /_localplane/objstore/buckets/:bucket/object/content': { query: { key: 'text' } },
   'GET /api/v1/bulk-exports/destinations': {},
@@ -145,13 +173,21 @@ const SPECS: Record<string, EndpointSpec> = {
     body: () => ({
       destination_type: 'objstore',
       display_name: 'fuzz destination',
-      config: { bucket_name: 'exports', prefix: 'fuzz', endpoint_url: ctx.fixtures.objstore.endpoint_url, region: 'us-east-1', include_bucket_in_prefix: true },
+      config: {
+        bucket_name: 'exports',
+        prefix: 'fuzz',
+        endpoint_url: ctx.fixtures.objstore.endpoint_url,
+        region: 'us-east-1',
+        include_bucket_in_prefix: true,
+      },
       credentials: { ...credentialsOf(fullKey(ctx.fixtures)), session_token: `${SECRET_MARK}-token` },
     }),
   },
   'GET /api/v1/bulk-exports/destinations/:destination_id': {},
   'PATCH /api/v1/bulk-exports/destinations/:destination_id': {
-    body: () => ({ credentials: { access_key_id: fullKey(ctx.fixtures).access_key_id, secret_access_key: `${SECRET_MARK}-rotated` } }),
+    body: () => ({
+      credentials: { access_key_id: fullKey(ctx.fixtures).access_key_id, secret_access_key: `${SECRET_MARK}-rotated` },
+    }),
   },
   'DELETE /api/v1/bulk-exports/destinations/:destination_id': { params: () => ({ destination_id: UNKNOWN_UUID }) },
   'GET /api/v1/bulk-exports/runs': { query: { source_bulk_export_id: 'uuid' } },
@@ -206,20 +242,35 @@ const SPECS: Record<string, EndpointSpec> = {
     },
   },
   'DELETE /v2/deployments': { query: { deployment_ids: 'uuids' } },
-  'DELETE /v2/deployments/:deployment_id': { query: { delete_tracing_project: 'bool' }, params: () => ({ deployment_id: spareDeploymentId() }) },
+  'DELETE /v2/deployments/:deployment_id': {
+    query: { delete_tracing_project: 'bool' },
+    params: () => ({ deployment_id: spareDeploymentId() }),
+  },
   'GET /v2/deployments/:deployment_id': {},
   'PATCH /v2/deployments/:deployment_id': {
-    body: () => ({ source_config: { build_on_push: false }, source_revision_config: { repo_ref: 'main' }, secrets: [{ name: 'K', value: `${SECRET_MARK}-patch` }] }),
+    body: () => ({
+      source_config: { build_on_push: false },
+      source_revision_config: { repo_ref: 'main' },
+      secrets: [{ name: 'K', value: `${SECRET_MARK}-patch` }],
+    }),
   },
   'POST /v2/deployments/:deployment_id/revisions/:revision_id/redeploy': {},
   'POST /v2/deployments/:deployment_id/revisions': {
-    body: () => ({ revision_source: 'codehost', source_revision_config: { repo_ref: 'main' }, secrets: [{ name: 'K', value: `${SECRET_MARK}-revision` }] }),
+    body: () => ({
+      revision_source: 'codehost',
+      source_revision_config: { repo_ref: 'main' },
+      secrets: [{ name: 'K', value: `${SECRET_MARK}-revision` }],
+    }),
   },
   'POST /v2/deployments/:deployment_id/push-token': {},
   'POST /v2/deployments/:deployment_id/upload-url': {},
-  'POST /v1/projects/:project_id/revisions/:revision_id/build_logs': { body: () => ({ order: 'asc', limit: 50, level: 'INFO', query: 'build', start_time: '2026-01-01T00:00:00Z' }) },
+  'POST /v1/projects/:project_id/revisions/:revision_id/build_logs': {
+    body: () => ({ order: 'asc', limit: 50, level: 'INFO', query: 'build', start_time: '2026-01-01T00:00:00Z' }),
+  },
   'POST /v1/projects/:project_id/revisions/:revision_id/deploy_logs': { body: () => ({ order: 'desc', limit: 30 }) },
-  'POST /v1/projects/:project_id/deploy_logs': { body: () => ({ order: 'desc', limit: 100, end_time: '2030-01-01T00:00:00Z' }) },
+  'POST /v1/projects/:project_id/deploy_logs': {
+    body: () => ({ order: 'desc', limit: 100, end_time: '2030-01-01T00:00:00Z' }),
+  },
   'GET /v2/deployments/:deployment_id/revisions': { query: { ...pageQuery, status: 'enums' } },
   'GET /v2/deployments/:deployment_id/revisions/:revision_id': {},
   'GET /v2/auth/providers': {},
@@ -237,15 +288,32 @@ const SPECS: Record<string, EndpointSpec> = {
       token_endpoint_auth_method: 'client_secret_basic',
     }),
   },
-  'POST /v2/auth/providers/mcp-discover': { body: () => ({ provider_id: 'fuzz-mcp', name: 'Fuzz MCP', mcp_server_url: 'https://mcp.crm.example/mcp' }) },
+  'POST /v2/auth/providers/mcp-discover': {
+    body: () => ({ provider_id: 'fuzz-mcp', name: 'Fuzz MCP', mcp_server_url: 'https://mcp.crm.example/mcp' }),
+  },
   'GET /v2/auth/providers/:provider_id': {},
-  'PATCH /v2/auth/providers/:provider_id': { body: () => ({ name: 'Renamed by the fuzz', client_secret: `${SECRET_MARK}-rotated-client-secret`, uses_pkce: false }) },
+  'PATCH /v2/auth/providers/:provider_id': {
+    body: () => ({
+      name: 'Renamed by the fuzz',
+      client_secret: `${SECRET_MARK}-rotated-client-secret`,
+      uses_pkce: false,
+    }),
+  },
   // The known provider stays for the other requests.
   'DELETE /v2/auth/providers/:provider_id': { params: () => ({ provider_id: 'fuzz-absent-provider' }) },
   'GET /v2/listeners': { query: pageQuery },
-  'POST /v2/listeners': { body: () => ({ compute_type: 'k8s', compute_id: 'fuzz-cluster', compute_config: { k8s_namespaces: ['fuzz'] }, version: '0.1.0' }) },
+  'POST /v2/listeners': {
+    body: () => ({
+      compute_type: 'k8s',
+      compute_id: 'fuzz-cluster',
+      compute_config: { k8s_namespaces: ['fuzz'] },
+      version: '0.1.0',
+    }),
+  },
   'GET /v2/listeners/:listener_id': {},
-  'PATCH /v2/listeners/:listener_id': { body: () => ({ version: '0.2.0', compute_config: { k8s_namespaces: ['fuzz', 'fuzz-2'] } }) },
+  'PATCH /v2/listeners/:listener_id': {
+    body: () => ({ version: '0.2.0', compute_config: { k8s_namespaces: ['fuzz', 'fuzz-2'] } }),
+  },
   'DELETE /v2/listeners/:listener_id': { params: () => ({ listener_id: UNKNOWN_UUID }) },
   'GET /v1/integrations/forge/codehost/install': {},
   'GET /v1/integrations/forge/codehost/:integration_id/repos': {},
@@ -258,9 +326,14 @@ interface Endpoint extends EndpointSpec {
   path: string;
 }
 
-const endpoints = (): Endpoint[] => ctx.instance.routes.map((route) => ({ ...route, ...SPECS[`${route.method} ${route.path}`] }));
+const endpoints = (): Endpoint[] =>
+  ctx.instance.routes.map((route) => ({ ...route, ...SPECS[`${route.method} ${route.path}`] }));
 const isAdmin = (path: string) => path.startsWith('/_localplane');
-const pathValues = (endpoint: Endpoint, overrides: Record<string, string> = {}) => ({ ...ids, ...endpoint.params?.(), ...overrides });
+const pathValues = (endpoint: Endpoint, overrides: Record<string, string> = {}) => ({
+  ...ids,
+  ...endpoint.params?.(),
+  ...overrides,
+});
 /** A deployment that deletions may take: not the one of `ids`, which the other requests use. */
 const spareDeploymentId = () => workspace.deployments.at(-1)!.id;
 const pathOf = (endpoint: Endpoint) => concretePath(endpoint.path, pathValues(endpoint));
@@ -279,12 +352,16 @@ class RawJson {
   }
 }
 
-const deepNesting = fc.tuple(fc.integer({ min: 2, max: 6000 }), fc.boolean()).map(([depth, arrays]) =>
-  arrays
-    ? new RawJson('['.repeat(depth) + ']'.repeat(depth), `[ nested ${depth} deep ]`)
-    : new RawJson('{"a": '.repeat(depth) + '1' + '}'.repeat(depth), `{ nested ${depth} deep }`),
-);
-const hugeString = fc.integer({ min: 1_000_000, max: 1_100_000 }).map((length) => new RawJson(`"${'x'.repeat(length)}"`, `"x" x ${length}`));
+const deepNesting = fc
+  .tuple(fc.integer({ min: 2, max: 6000 }), fc.boolean())
+  .map(([depth, arrays]) =>
+    arrays
+      ? new RawJson('['.repeat(depth) + ']'.repeat(depth), `[ nested ${depth} deep ]`)
+      : new RawJson('{"a": '.repeat(depth) + '1' + '}'.repeat(depth), `{ nested ${depth} deep }`),
+  );
+const hugeString = fc
+  .integer({ min: 1_000_000, max: 1_100_000 })
+  .map((length) => new RawJson(`"${'x'.repeat(length)}"`, `"x" x ${length}`));
 const loneSurrogate = fc
   .tuple(fc.string({ maxLength: 5 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 5 }))
   .map(([before, code, after]) => `${before}${String.fromCharCode(code)}${after}`);
@@ -294,7 +371,20 @@ const text = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 50 }),
   loneSurrogate,
   fc.string({ minLength: 1000, maxLength: 20_000 }),
-  fc.constantFrom('', ' ', '\u0000', '\u202e', 'null', 'true', '0', '../..', '%00', "'; DROP TABLE deployments; --", 'eq(', 'and('.repeat(300)),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '\u202e',
+    'null',
+    'true',
+    '0',
+    '../..',
+    '%00',
+    "'; DROP TABLE deployments; --",
+    'eq(',
+    'and('.repeat(300),
+  ),
 );
 const badUuid = fc.oneof(
   fc.uuid().map((uuid) => uuid.slice(0, -1)),
@@ -319,8 +409,34 @@ const badDate = fc.constantFrom(
   'T00:00:00Z',
   '1767225600',
 );
-const outOfRange = fc.constantFrom(-1, 0, -0, 1.5, 169, 100_001, 2 ** 31, 2 ** 53, 2 ** 53 + 2, 1e21, 1e308, -1e308, 5e-324);
-const unknownEnum = fc.constantFrom('PARQUET', 'parquet', 'v3', 'brotli', 'cancelled', 'ready', 'plus ', 'objstore2', 'CREATING ', 'codehost\u0000', 'mode');
+const outOfRange = fc.constantFrom(
+  -1,
+  0,
+  -0,
+  1.5,
+  169,
+  100_001,
+  2 ** 31,
+  2 ** 53,
+  2 ** 53 + 2,
+  1e21,
+  1e308,
+  -1e308,
+  5e-324,
+);
+const unknownEnum = fc.constantFrom(
+  'PARQUET',
+  'parquet',
+  'v3',
+  'brotli',
+  'cancelled',
+  'ready',
+  'plus ',
+  'objstore2',
+  'CREATING ',
+  'codehost\u0000',
+  'mode',
+);
 const weird: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 3, arbitrary: text },
@@ -336,13 +452,21 @@ const weird: fc.Arbitrary<unknown> = fc.oneof(
 /** JSON text of a value in which RawJson pieces stand as they are. */
 function serialize(value: unknown): string {
   const pieces: string[] = [];
-  const text = JSON.stringify(value, (_key, field) => (field instanceof RawJson ? `\u0000raw${pieces.push(field.text) - 1}\u0000` : field));
+  const text = JSON.stringify(value, (_key, field) =>
+    field instanceof RawJson ? `\u0000raw${pieces.push(field.text) - 1}\u0000` : field,
+  );
   return (text ?? 'null').replace(/"\\u0000raw(\d+)\\u0000"/g, (_, index: string) => pieces[Number(index)]!);
 }
 
 /** Percent-encodes every byte of a text's UTF-8 but the unreserved ones (a lone surrogate becomes U+FFFD). */
 const percentEncode = (text: string) =>
-  [...Buffer.from(text, 'utf8')].map((byte) => (/[\w.~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  [...Buffer.from(text, 'utf8')]
+    .map((byte) =>
+      /[\w.~-]/.test(String.fromCharCode(byte))
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
 
 type Path = (string | number)[];
 
@@ -398,22 +522,47 @@ const CONTENT_TYPES = [
 ] as const;
 
 /** A body of a JSON endpoint, malformed in one way. */
-function malformedBodies(base: unknown): fc.Arbitrary<{ body: string | Uint8Array; contentType: string | null; chunked: boolean }> {
+function malformedBodies(
+  base: unknown,
+): fc.Arbitrary<{ body: string | Uint8Array; contentType: string | null; chunked: boolean }> {
   const places = placesIn(base);
   const fields = places.filter((place) => place.path.length > 0).map((place) => place.path);
   const objects = places.filter((place) => place.isObject).map((place) => place.path);
   const baseText = serialize(base);
-  const asJson = (value: unknown) => ({ body: serialize(value), contentType: JSON_TYPE as string | null, chunked: false });
+  const asJson = (value: unknown) => ({
+    body: serialize(value),
+    contentType: JSON_TYPE as string | null,
+    chunked: false,
+  });
 
-  const wrongValue = fc.tuple(fc.constantFrom(...fields), weird).map(([path, value]) => changedAt(base, path, (parent, key) => (parent[key] = value)));
-  const missingField = fc.constantFrom(...fields).map((path) =>
-    changedAt(base, path, (parent, key) => (Array.isArray(parent) ? parent.splice(Number(key), 1) : delete parent[key])),
-  );
+  const wrongValue = fc
+    .tuple(fc.constantFrom(...fields), weird)
+    .map(([path, value]) => changedAt(base, path, (parent, key) => (parent[key] = value)));
+  const missingField = fc
+    .constantFrom(...fields)
+    .map((path) =>
+      changedAt(base, path, (parent, key) =>
+        Array.isArray(parent) ? parent.splice(Number(key), 1) : delete parent[key],
+      ),
+    );
   const extraField = fc
-    .tuple(fc.constantFrom(...objects), fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'credentials', 'secrets', 'id')), weird)
-    .map(([path, key, value]) => (path.length === 0 ? { ...(base as object), [key]: value } : changedAt(base, [...path, key], (parent, name) => (parent[name] = value))));
+    .tuple(
+      fc.constantFrom(...objects),
+      fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'credentials', 'secrets', 'id')),
+      weird,
+    )
+    .map(([path, key, value]) =>
+      path.length === 0
+        ? { ...(base as object), [key]: value }
+        : changedAt(base, [...path, key], (parent, name) => (parent[name] = value)),
+    );
   const damagedText = fc
-    .tuple(fc.nat(baseText.length), fc.nat(8), fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 3 }), fc.constantFrom('cut', 'insert', 'delete', 'replace', 'prefix'))
+    .tuple(
+      fc.nat(baseText.length),
+      fc.nat(8),
+      fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 3 }),
+      fc.constantFrom('cut', 'insert', 'delete', 'replace', 'prefix'),
+    )
     .map(([at, span, piece, how]) => {
       const body = {
         cut: () => baseText.slice(0, at),
@@ -425,15 +574,31 @@ function malformedBodies(base: unknown): fc.Arbitrary<{ body: string | Uint8Arra
       return { body, contentType: JSON_TYPE as string | null, chunked: false };
     });
   const notUtf8 = fc
-    .tuple(fc.nat(baseText.length), fc.constantFrom([0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xe2, 0x82]))
+    .tuple(
+      fc.nat(baseText.length),
+      fc.constantFrom(
+        [0xff],
+        [0xc3, 0x28],
+        [0xed, 0xa0, 0x80],
+        [0xc0, 0xaf],
+        [0xf8, 0x88, 0x80, 0x80, 0x80],
+        [0xe2, 0x82],
+      ),
+    )
     .map(([at, bytes]) => {
       const encoded = Buffer.from(baseText);
-      return { body: new Uint8Array(Buffer.concat([encoded.subarray(0, at), Buffer.from(bytes), encoded.subarray(at)])), contentType: JSON_TYPE as string | null, chunked: false };
+      return {
+        body: new Uint8Array(Buffer.concat([encoded.subarray(0, at), Buffer.from(bytes), encoded.subarray(at)])),
+        contentType: JSON_TYPE as string | null,
+        chunked: false,
+      };
     });
   const otherContentType = fc
     .tuple(fc.constantFrom(...CONTENT_TYPES), fc.oneof(fc.constant(base), wrongValue))
     .map(([contentType, value]) => ({ body: serialize(value), contentType, chunked: false }));
-  const emptyish = fc.constantFrom('', ' ', '\r\n', '\u00ef\u00bb\u00bf').map((body) => ({ body, contentType: JSON_TYPE as string | null, chunked: false }));
+  const emptyish = fc
+    .constantFrom('', ' ', '\r\n', '\u00ef\u00bb\u00bf')
+    .map((body) => ({ body, contentType: JSON_TYPE as string | null, chunked: false }));
 
   return fc
     .tuple(
@@ -464,17 +629,43 @@ const badPathValue = (name: string) =>
   );
 
 function queryValue(kind: QueryKind): fc.Arbitrary<string> {
-  const generic = fc.oneof(fc.string(), fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('', ' ', ',', ',,', 'null', '[]', '1,2'));
+  const generic = fc.oneof(
+    fc.string(),
+    fc.string({ unit: 'binary', maxLength: 30 }),
+    fc.constantFrom('', ' ', ',', ',,', 'null', '[]', '1,2'),
+  );
   const byKind: Record<QueryKind, fc.Arbitrary<string>> = {
     int: fc.oneof(
       fc.integer({ min: -5, max: 2000 }).map(String),
-      fc.constantFrom('abc', '1.5', '1e3', ' 5 ', '5.00', '+3', '-0', '0x10', '99999999999999999999', 'NaN', 'Infinity', '\u0661', '1_000', '9007199254740993'),
+      fc.constantFrom(
+        'abc',
+        '1.5',
+        '1e3',
+        ' 5 ',
+        '5.00',
+        '+3',
+        '-0',
+        '0x10',
+        '99999999999999999999',
+        'NaN',
+        'Infinity',
+        '\u0661',
+        '1_000',
+        '9007199254740993',
+      ),
     ),
     bool: fc.constantFrom('true', 'false', '1', '0', 'yes', 'no', 'on', 'off', 'maybe', 'TRUE', '2', 't', 'nope'),
     uuid: fc.oneof(fc.uuid(), badUuid, fc.constantFrom(ids.bulk_export_id, ids.deployment_id)),
-    uuids: fc.array(fc.oneof(fc.uuid(), badUuid, fc.constantFrom(spareDeploymentId(), UNKNOWN_UUID)), { minLength: 1, maxLength: 120 }).map((list) => list.join(',')),
+    uuids: fc
+      .array(fc.oneof(fc.uuid(), badUuid, fc.constantFrom(spareDeploymentId(), UNKNOWN_UUID)), {
+        minLength: 1,
+        maxLength: 120,
+      })
+      .map((list) => list.join(',')),
     enum: fc.constantFrom('dev', 'prod', 'dev_free', 'DEV', 'staging', ''),
-    enums: fc.array(fc.constantFrom('DEPLOYED', 'BUILDING', 'deployed', 'NOPE', ''), { maxLength: 4 }).map((list) => list.join(',')),
+    enums: fc
+      .array(fc.constantFrom('DEPLOYED', 'BUILDING', 'deployed', 'NOPE', ''), { maxLength: 4 })
+      .map((list) => list.join(',')),
     text: fc.oneof(fc.string(), loneSurrogate, fc.string({ minLength: 500, maxLength: 4000 })),
   };
   return fc.oneof({ weight: 3, arbitrary: byKind[kind] }, { weight: 1, arbitrary: generic });
@@ -483,8 +674,13 @@ function queryValue(kind: QueryKind): fc.Arbitrary<string> {
 /** Query strings: known parameters with odd values, unknown ones, repeats, raw encodings. */
 function queryStrings(spec: Record<string, QueryKind> = {}): fc.Arbitrary<string> {
   const names = Object.keys(spec);
-  const known = names.length > 0 ? fc.constantFrom(...names).chain((name) => queryValue(spec[name]!).map((value) => [name, value] as const)) : fc.constant(null);
-  const unknown = fc.tuple(fc.string({ maxLength: 10 }), fc.string({ maxLength: 10 })).map((pair) => pair as readonly [string, string]);
+  const known =
+    names.length > 0
+      ? fc.constantFrom(...names).chain((name) => queryValue(spec[name]!).map((value) => [name, value] as const))
+      : fc.constant(null);
+  const unknown = fc
+    .tuple(fc.string({ maxLength: 10 }), fc.string({ maxLength: 10 }))
+    .map((pair) => pair as readonly [string, string]);
   const pair = fc.oneof({ weight: 4, arbitrary: known }, { weight: 1, arbitrary: unknown });
   const encoded = fc.array(pair, { maxLength: 6 }).map((pairs) =>
     pairs
@@ -492,11 +688,43 @@ function queryStrings(spec: Record<string, QueryKind> = {}): fc.Arbitrary<string
       .map(([name, value]) => `${percentEncode(name)}=${percentEncode(value)}`)
       .join('&'),
   );
-  const raw = fc.constantFrom('', '&', '=', '==', '&&=&', 'limit', 'limit=%zz', '%zz=1', 'a=%', 'limit=1&limit=2&limit=x', 'limit=+5', 'offset=%2D1', 'name_contains=%ED%A0%80', 'limit=%FF', 'x=\u00e9');
-  return fc.oneof({ weight: 4, arbitrary: encoded }, { weight: 1, arbitrary: raw }).map((query) => (query === '' ? '' : `?${query}`));
+  const raw = fc.constantFrom(
+    '',
+    '&',
+    '=',
+    '==',
+    '&&=&',
+    'limit',
+    'limit=%zz',
+    '%zz=1',
+    'a=%',
+    'limit=1&limit=2&limit=x',
+    'limit=+5',
+    'offset=%2D1',
+    'name_contains=%ED%A0%80',
+    'limit=%FF',
+    'x=\u00e9',
+  );
+  return fc
+    .oneof({ weight: 4, arbitrary: encoded }, { weight: 1, arbitrary: raw })
+    .map((query) => (query === '' ? '' : `?${query}`));
 }
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'MKCOL', 'PURGE', 'SEARCH', 'LOCK'];
+const METHODS = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'PROPFIND',
+  'MKCOL',
+  'PURGE',
+  'SEARCH',
+  'LOCK',
+];
 
 /** Ways to spell a path that no route has as it is. */
 const pathTricks: fc.Arbitrary<(path: string) => string> = fc.oneof(
@@ -525,19 +753,23 @@ const pathTricks: fc.Arbitrary<(path: string) => string> = fc.oneof(
   }),
 );
 
-const headerTricks: fc.Arbitrary<(headers: Record<string, string>) => Record<string, string | string[]>> = fc.constantFrom(
-  ({ 'x-api-key': _key, ...rest }: Record<string, string>) => rest,
-  (headers: Record<string, string>) => ({ ...headers, 'x-api-key': 'lp_test_unknown_key_9999' }),
-  (headers: Record<string, string>) => ({ ...headers, 'x-api-key': ` ${headers['x-api-key'] ?? ''} ` }),
-  (headers: Record<string, string>) => ({ ...headers, 'x-api-key': [headers['x-api-key'] ?? 'a', 'lp_test_unknown_key_9999'] }),
-  (headers: Record<string, string>) => ({ ...headers, 'x-tenant-id': otherWorkspaceIds.workspace_id! }),
-  (headers: Record<string, string>) => ({ ...headers, 'x-tenant-id': 'not-a-uuid' }),
-  (headers: Record<string, string>) => ({ ...headers, 'x-tenant-id': workspace.id.toUpperCase() }),
-  (headers: Record<string, string>) => ({ ...headers, 'x-fuzz': 'x'.repeat(15_000) }),
-  (headers: Record<string, string>) => ({ ...headers, 'content-type': 'text/plain', 'content-encoding': 'gzip' }),
-  (headers: Record<string, string>) => ({ ...headers, accept: 'application/xml', 'accept-encoding': 'br, gzip' }),
-  (headers: Record<string, string>) => ({ ...headers, expect: '100-continue' }),
-);
+const headerTricks: fc.Arbitrary<(headers: Record<string, string>) => Record<string, string | string[]>> =
+  fc.constantFrom(
+    ({ 'x-api-key': _key, ...rest }: Record<string, string>) => rest,
+    (headers: Record<string, string>) => ({ ...headers, 'x-api-key': 'lp_test_unknown_key_9999' }),
+    (headers: Record<string, string>) => ({ ...headers, 'x-api-key': ` ${headers['x-api-key'] ?? ''} ` }),
+    (headers: Record<string, string>) => ({
+      ...headers,
+      'x-api-key': [headers['x-api-key'] ?? 'a', 'lp_test_unknown_key_9999'],
+    }),
+    (headers: Record<string, string>) => ({ ...headers, 'x-tenant-id': otherWorkspaceIds.workspace_id! }),
+    (headers: Record<string, string>) => ({ ...headers, 'x-tenant-id': 'not-a-uuid' }),
+    (headers: Record<string, string>) => ({ ...headers, 'x-tenant-id': workspace.id.toUpperCase() }),
+    (headers: Record<string, string>) => ({ ...headers, 'x-fuzz': 'x'.repeat(15_000) }),
+    (headers: Record<string, string>) => ({ ...headers, 'content-type': 'text/plain', 'content-encoding': 'gzip' }),
+    (headers: Record<string, string>) => ({ ...headers, accept: 'application/xml', 'accept-encoding': 'br, gzip' }),
+    (headers: Record<string, string>) => ({ ...headers, expect: '100-continue' }),
+  );
 
 // ---------------------------------------------------------------------------------------------
 // The properties.
@@ -556,7 +788,9 @@ const counts = { requests: 0, accepted: 0, byStatus: new Map<number, number>() }
  */
 async function knobs(): Promise<string> {
   const names = ['faults', 'fault-rules', 'config', 'tasks'];
-  const views = await Promise.all(names.map((name) => send(ctx.instance.apiUrl, 'GET', `/_localplane/${name}`, { agent: knobAgent })));
+  const views = await Promise.all(
+    names.map((name) => send(ctx.instance.apiUrl, 'GET', `/_localplane/${name}`, { agent: knobAgent })),
+  );
   views.forEach((view, at) => expect(view.status, `GET /_localplane/${names[at]} -> ${view.text}`).toBe(200));
   const { clock } = ctx.instance;
   const texts = views.map((view) => view.text.replace(/"checked":\d+,/g, ''));
@@ -595,7 +829,8 @@ function routedPath(target: string): string {
 const isDocsPage = (target: string) => /^\/docs(\/|$)/.test(routedPath(target));
 
 /** Whether a target is an object's download, answered in the object's own content type. */
-const isObjectContent = (target: string) => /^\/_localplane\/objstore\/buckets\/.+\/object\/content$/.test(routedPath(target));
+const isObjectContent = (target: string) =>
+  /^\/_localplane\/objstore\/buckets\/.+\/object\/content$/.test(routedPath(target));
 
 /** Whatever the request: not a 5xx, the body its status calls for, no secret; refused, nothing changed. */
 async function checkReply(request: { method: string; target: string }, reply: Reply): Promise<void> {
@@ -627,14 +862,20 @@ async function checkReply(request: { method: string; target: string }, reply: Re
       // disarm what a fault knob armed, so that no later refused request consumes it.
       await ctx.instance.clock.settle();
       // Disarming changes the knobs too, also after a GET of the faults.
-      const knobs = request.target.includes('faults') ? '/faults' : request.target.includes('fault-rules') ? '/fault-rules' : null;
+      const knobs = request.target.includes('faults')
+        ? '/faults'
+        : request.target.includes('fault-rules')
+          ? '/fault-rules'
+          : null;
       if (knobs) await ctx.admin.request('DELETE', knobs);
       await takeBaseline({ knobs: knobs !== null || !['GET', 'HEAD'].includes(request.method) });
     } else {
       const tables = state.dump();
-      if (tables !== baseline.tables) expect.fail(`${what}\nchanged the state: ${firstDifference(baseline.tables, tables)}`);
+      if (tables !== baseline.tables)
+        expect.fail(`${what}\nchanged the state: ${firstDifference(baseline.tables, tables)}`);
       const knobsNow = mayReachKnobs(request) ? await knobs() : baseline.knobs;
-      if (knobsNow !== baseline.knobs) expect.fail(`${what}\nchanged the knobs: ${firstDifference(baseline.knobs, knobsNow)}`);
+      if (knobsNow !== baseline.knobs)
+        expect.fail(`${what}\nchanged the knobs: ${firstDifference(baseline.knobs, knobsNow)}`);
     }
   } catch (error) {
     // Shrinking goes on from the state as it is now.
@@ -681,7 +922,9 @@ afterAll(() => {
   knobAgent.destroy();
   state?.close();
   const statuses = [...counts.byStatus].sort(([a], [b]) => a - b).map(([status, count]) => `${status}: ${count}`);
-  process.stdout.write(`robustness fuzz: ${counts.requests} requests (${counts.accepted} accepted), seed ${SEED}; ${statuses.join(', ')}\n`);
+  process.stdout.write(
+    `robustness fuzz: ${counts.requests} requests (${counts.accepted} accepted), seed ${SEED}; ${statuses.join(', ')}\n`,
+  );
 });
 
 describe('robustness under malformed requests', () => {
@@ -695,61 +938,140 @@ describe('robustness under malformed requests', () => {
     const requests = fc.constantFrom(...bodyEndpoints).chain((endpoint) =>
       malformedBodies(endpoint.body!()).map(({ body, contentType, chunked }): FuzzRequest => {
         const path = pathOf(endpoint);
-        return { method: endpoint.method, target: path, headers: { ...authHeaders(path), ...(contentType === null ? {} : { 'content-type': contentType }) }, body, chunked };
+        return {
+          method: endpoint.method,
+          target: path,
+          headers: { ...authHeaders(path), ...(contentType === null ? {} : { 'content-type': contentType }) },
+          body,
+          chunked,
+        };
       }),
     );
     await assertProperty(requests, sendChecked, runsOf(0.4));
   });
 
-  it('answers bad path parameters and query strings on every endpoint that has them', { timeout: blockTimeout(runsOf(0.25)) }, async () => {
-    const callable = endpoints().filter((endpoint) => !endpoint.wrongMethodsOnly && (endpoint.query || endpoint.path.includes(':')));
-    const requests = fc.constantFrom(...callable).chain((endpoint) => {
-      const names = [...endpoint.path.matchAll(/:(\w+)/g)].map((match) => match[1]!);
-      const values = fc.tuple(...names.map((name) => fc.option(badPathValue(name), { freq: 2, nil: undefined })));
-      return fc.tuple(values, queryStrings(endpoint.query)).map(([bad, query]): FuzzRequest => {
-        const overrides = Object.fromEntries(names.flatMap((name, at) => (bad[at] === undefined ? [] : [[name, bad[at]!]])));
-        const path = concretePath(endpoint.path, pathValues(endpoint, overrides));
-        const body = endpoint.body ? serialize(endpoint.body()) : undefined;
-        return { method: endpoint.method, target: path + query, headers: { ...authHeaders(path), ...(body ? { 'content-type': JSON_TYPE } : {}) }, body };
+  it(
+    'answers bad path parameters and query strings on every endpoint that has them',
+    { timeout: blockTimeout(runsOf(0.25)) },
+    async () => {
+      const callable = endpoints().filter(
+        (endpoint) => !endpoint.wrongMethodsOnly && (endpoint.query || endpoint.path.includes(':')),
+      );
+      const requests = fc.constantFrom(...callable).chain((endpoint) => {
+        const names = [...endpoint.path.matchAll(/:(\w+)/g)].map((match) => match[1]!);
+        const values = fc.tuple(...names.map((name) => fc.option(badPathValue(name), { freq: 2, nil: undefined })));
+        return fc.tuple(values, queryStrings(endpoint.query)).map(([bad, query]): FuzzRequest => {
+          const overrides = Object.fromEntries(
+            names.flatMap((name, at) => (bad[at] === undefined ? [] : [[name, bad[at]!]])),
+          );
+          const path = concretePath(endpoint.path, pathValues(endpoint, overrides));
+          const body = endpoint.body ? serialize(endpoint.body()) : undefined;
+          return {
+            method: endpoint.method,
+            target: path + query,
+            headers: { ...authHeaders(path), ...(body ? { 'content-type': JSON_TYPE } : {}) },
+            body,
+          };
+        });
       });
-    });
-    await assertProperty(requests, sendChecked, runsOf(0.25));
-  });
+      await assertProperty(requests, sendChecked, runsOf(0.25));
+    },
+  );
 
-  it('answers wrong methods, path tricks and odd headers on every endpoint', { timeout: blockTimeout(runsOf(0.2)) }, async () => {
-    const wrongMethod = fc.constantFrom(...endpoints()).chain((endpoint) =>
-      fc.constantFrom(...METHODS.filter((method) => method !== endpoint.method)).map((method): FuzzRequest => {
-        const path = pathOf(endpoint);
-        return { method, target: path, headers: authHeaders(path) };
-      }),
-    );
-    const trickedPath = fc.tuple(fc.constantFrom(...endpoints().filter((endpoint) => !endpoint.neverEnds)), pathTricks).map(([endpoint, trick]): FuzzRequest => {
-      const path = pathOf(endpoint);
-      // Spelled differently, a reset could still reach its route: those go as GET.
-      const method = endpoint.wrongMethodsOnly ? 'GET' : endpoint.method;
-      const body = endpoint.body && !endpoint.wrongMethodsOnly ? serialize(endpoint.body()) : undefined;
-      return { method, target: trick(path), headers: { ...authHeaders(path), ...(body ? { 'content-type': JSON_TYPE } : {}) }, body };
-    });
-    const oddHeaders = fc.tuple(fc.constantFrom(...endpoints().filter((endpoint) => !endpoint.wrongMethodsOnly)), headerTricks).map(([endpoint, trick]): FuzzRequest => {
-      const path = pathOf(endpoint);
-      const body = endpoint.body ? serialize(endpoint.body()) : undefined;
-      return { method: endpoint.method, target: path, headers: trick({ ...authHeaders(path), ...(body ? { 'content-type': JSON_TYPE } : {}) }), body };
-    });
-    await assertProperty(fc.oneof(wrongMethod, trickedPath, oddHeaders), sendChecked, runsOf(0.2));
-  });
+  it(
+    'answers wrong methods, path tricks and odd headers on every endpoint',
+    { timeout: blockTimeout(runsOf(0.2)) },
+    async () => {
+      const wrongMethod = fc.constantFrom(...endpoints()).chain((endpoint) =>
+        fc.constantFrom(...METHODS.filter((method) => method !== endpoint.method)).map((method): FuzzRequest => {
+          const path = pathOf(endpoint);
+          return { method, target: path, headers: authHeaders(path) };
+        }),
+      );
+      const trickedPath = fc
+        .tuple(fc.constantFrom(...endpoints().filter((endpoint) => !endpoint.neverEnds)), pathTricks)
+        .map(([endpoint, trick]): FuzzRequest => {
+          const path = pathOf(endpoint);
+          // Spelled differently, a reset could still reach its route: those go as GET.
+          const method = endpoint.wrongMethodsOnly ? 'GET' : endpoint.method;
+          const body = endpoint.body && !endpoint.wrongMethodsOnly ? serialize(endpoint.body()) : undefined;
+          return {
+            method,
+            target: trick(path),
+            headers: { ...authHeaders(path), ...(body ? { 'content-type': JSON_TYPE } : {}) },
+            body,
+          };
+        });
+      const oddHeaders = fc
+        .tuple(fc.constantFrom(...endpoints().filter((endpoint) => !endpoint.wrongMethodsOnly)), headerTricks)
+        .map(([endpoint, trick]): FuzzRequest => {
+          const path = pathOf(endpoint);
+          const body = endpoint.body ? serialize(endpoint.body()) : undefined;
+          return {
+            method: endpoint.method,
+            target: path,
+            headers: trick({ ...authHeaders(path), ...(body ? { 'content-type': JSON_TYPE } : {}) }),
+            body,
+          };
+        });
+      await assertProperty(fc.oneof(wrongMethod, trickedPath, oddHeaders), sendChecked, runsOf(0.2));
+    },
+  );
 
   it('answers raw request heads that no client would send', { timeout: blockTimeout(runsOf(0.15)) }, async () => {
     const paths = endpoints()
       .filter((endpoint) => !endpoint.wrongMethodsOnly)
       .map(pathOf);
     // A sound request with at most one odd part, so that as many reach the app as the parser refuses.
-    const oddMethod = fc.oneof(fc.stringMatching(/^[A-Z]{1,12}$/), fc.constantFrom('get', 'G ET', '', 'GET\t', 'POST\u0000', '\u0413\u0415\u0422'));
+    const oddMethod = fc.oneof(
+      fc.stringMatching(/^[A-Z]{1,12}$/),
+      fc.constantFrom('get', 'G ET', '', 'GET\t', 'POST\u0000', '\u0413\u0415\u0422'),
+    );
     const oddTarget = fc.oneof(
-      fc.tuple(fc.constantFrom(...paths), fc.constantFrom(' ', '\t', '\u007f', '\u00ff', '\u00e9', '"', '<', '{', '|', '^', '`', '\\', '%', '#', '\u0000')).map(([path, piece]) => `${path}${piece}x`),
-      fc.constantFrom('*', '', '//', '/\\', 'http://localhost/v2/deployments', 'https://x/', 'HTTP://X/', '?', 'x', '/%', `/${'a'.repeat(20_000)}`),
+      fc
+        .tuple(
+          fc.constantFrom(...paths),
+          fc.constantFrom(
+            ' ',
+            '\t',
+            '\u007f',
+            '\u00ff',
+            '\u00e9',
+            '"',
+            '<',
+            '{',
+            '|',
+            '^',
+            '`',
+            '\\',
+            '%',
+            '#',
+            '\u0000',
+          ),
+        )
+        .map(([path, piece]) => `${path}${piece}x`),
+      fc.constantFrom(
+        '*',
+        '',
+        '//',
+        '/\\',
+        'http://localhost/v2/deployments',
+        'https://x/',
+        'HTTP://X/',
+        '?',
+        'x',
+        '/%',
+        `/${'a'.repeat(20_000)}`,
+      ),
     );
     const oddVersion = fc.constantFrom('HTTP/1.0', 'HTTP/0.9', 'HTTP/2.0', 'http/1.1', 'HTTP/1.1 ', 'HTTP/1', '');
-    const soundHeaders = fc.subarray([`X-API-Key: ${workspace.api_key}`, `X-Tenant-Id: ${workspace.id}`, 'Content-Type: application/json', 'Expect: 100-continue', 'Accept: */*']);
+    const soundHeaders = fc.subarray([
+      `X-API-Key: ${workspace.api_key}`,
+      `X-Tenant-Id: ${workspace.id}`,
+      'Content-Type: application/json',
+      'Expect: 100-continue',
+      'Accept: */*',
+    ]);
     const oddHeader = fc.constantFrom(
       'Host: a b',
       'Host:',
@@ -764,7 +1086,9 @@ describe('robustness under malformed requests', () => {
       'Connection: upgrade\r\nUpgrade: websocket',
       `X-Big: ${'b'.repeat(17_000)}`,
     );
-    const soundBody = fc.constantFrom('', '{}', '{"name": "x"}', '{', '[]').map((payload) => ({ framing: payload ? [`Content-Length: ${payload.length}`] : [], payload }));
+    const soundBody = fc
+      .constantFrom('', '{}', '{"name": "x"}', '{', '[]')
+      .map((payload) => ({ framing: payload ? [`Content-Length: ${payload.length}`] : [], payload }));
     const oddBody = fc.constantFrom(
       { framing: ['Content-Length: 2'], payload: '' },
       { framing: ['Content-Length: 2'], payload: '{}{}' },
@@ -780,21 +1104,37 @@ describe('robustness under malformed requests', () => {
       { framing: ['Transfer-Encoding: chunked, gzip'], payload: '{}' },
       { framing: [], payload: '\u00ff\u00fe' },
     );
-    const heads = fc.constantFrom('none', 'method', 'target', 'version', 'header', 'line end', 'body', 'no host').chain((odd) =>
-      fc
-        .record({
-          method: odd === 'method' ? oddMethod : fc.constantFrom(...METHODS),
-          target: odd === 'target' ? oddTarget : fc.constantFrom(...paths),
-          version: odd === 'version' ? oddVersion : fc.constant('HTTP/1.1'),
-          headers: fc.tuple(soundHeaders, odd === 'header' ? oddHeader.map((line) => [line]) : fc.constant([])).map(([sound, odder]) => [...sound, ...odder]),
-          body: odd === 'body' ? oddBody : soundBody,
-        })
-        .map(({ method, target, version, headers, body }) => {
-          const eol = odd === 'line end' ? '\n' : '\r\n';
-          const lines = [...(odd === 'no host' ? [] : ['Host: localhost']), ...headers, ...body.framing, 'Connection: close'];
-          return { method, target, bytes: Buffer.from(`${method} ${target} ${version}${eol}${lines.join(eol)}${eol}${eol}${body.payload}`, 'latin1') };
-        }),
-    );
+    const heads = fc
+      .constantFrom('none', 'method', 'target', 'version', 'header', 'line end', 'body', 'no host')
+      .chain((odd) =>
+        fc
+          .record({
+            method: odd === 'method' ? oddMethod : fc.constantFrom(...METHODS),
+            target: odd === 'target' ? oddTarget : fc.constantFrom(...paths),
+            version: odd === 'version' ? oddVersion : fc.constant('HTTP/1.1'),
+            headers: fc
+              .tuple(soundHeaders, odd === 'header' ? oddHeader.map((line) => [line]) : fc.constant([]))
+              .map(([sound, odder]) => [...sound, ...odder]),
+            body: odd === 'body' ? oddBody : soundBody,
+          })
+          .map(({ method, target, version, headers, body }) => {
+            const eol = odd === 'line end' ? '\n' : '\r\n';
+            const lines = [
+              ...(odd === 'no host' ? [] : ['Host: localhost']),
+              ...headers,
+              ...body.framing,
+              'Connection: close',
+            ];
+            return {
+              method,
+              target,
+              bytes: Buffer.from(
+                `${method} ${target} ${version}${eol}${lines.join(eol)}${eol}${eol}${body.payload}`,
+                'latin1',
+              ),
+            };
+          }),
+      );
     await assertProperty(
       heads,
       async (head) => {
@@ -814,18 +1154,22 @@ describe('object keys sent to the objstore', () => {
   const BUCKET = 'fuzz-object-keys';
   const runs = runsOf(0.02);
 
-  it('each round-trips (put, head, get, listed as sent, delete) beside its neighbour, or is KeyTooLongError; never a 5xx', { timeout: blockTimeout(runs * 8) }, async () => {
-    const checker = objectKeyChecker(ctx.instance.objstoreUrl, fullKey(ctx.fixtures), BUCKET);
-    await checker.createBucket();
-    try {
-      await assertProperty(objectKeys, (key) => checker.check(key), runs);
-    } finally {
-      // Every key checked is deleted again, and the bucket with it: the state is as the other blocks left it.
-      await checker.deleteBucket();
-      checker.close();
-      await takeBaseline();
-    }
-  });
+  it(
+    'each round-trips (put, head, get, listed as sent, delete) beside its neighbour, or is KeyTooLongError; never a 5xx',
+    { timeout: blockTimeout(runs * 8) },
+    async () => {
+      const checker = objectKeyChecker(ctx.instance.objstoreUrl, fullKey(ctx.fixtures), BUCKET);
+      await checker.createBucket();
+      try {
+        await assertProperty(objectKeys, (key) => checker.check(key), runs);
+      } finally {
+        // Every key checked is deleted again, and the bucket with it: the state is as the other blocks left it.
+        await checker.deleteBucket();
+        checker.close();
+        await takeBaseline();
+      }
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -853,8 +1197,13 @@ describe('robustness under hostile snapshot files', () => {
     const failures: string[] = [];
     for (const read of reads) {
       try {
-        const reply = await inProcessApi(lp, read.workspace).call(read.method, read.path, read.method === 'POST' ? {} : undefined);
-        if (reply.status >= 500) failures.push(`${read.method} ${read.path} -> ${reply.status} ${reply.text.slice(0, 200)}`);
+        const reply = await inProcessApi(lp, read.workspace).call(
+          read.method,
+          read.path,
+          read.method === 'POST' ? {} : undefined,
+        );
+        if (reply.status >= 500)
+          failures.push(`${read.method} ${read.path} -> ${reply.status} ${reply.text.slice(0, 200)}`);
       } catch (error) {
         failures.push(`${read.method} ${read.path} threw ${(error as Error).message}`);
       }
@@ -902,39 +1251,49 @@ describe('robustness under hostile snapshot files', () => {
     snapshots?.close();
     await lp?.stop();
     for (const folder of [sandbox, files]) if (folder) rmSync(folder, { recursive: true, force: true });
-    process.stdout.write(`robustness fuzz: ${tally.files} hostile snapshot files (${tally.restored} restored), seed ${SEED}\n`);
+    process.stdout.write(
+      `robustness fuzz: ${tally.files} hostile snapshot files (${tally.restored} restored), seed ${SEED}\n`,
+    );
   });
 
-  it('refuses each with a clear error or restores it harmlessly: never a 5xx, unchanged when refused, nothing outside the data dir; what restores is read without a 5xx', { timeout: blockTimeout(runsOf(0.02) * 20) }, async () => {
-    let before = snapshots.dump();
-    const file = join(files, 'mutated.snapshot');
-    await assertProperty(
-      snapshotMutations(base, VICTIM),
-      async (mutation) => {
-        tally.files++;
-        writeFileSync(file, mutation.bytes);
-        const reply = await lp.request('/_localplane/restore', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'mutated.snapshot' }) });
-        const body = (await reply.json()) as { detail?: unknown };
-        const what = `${mutation.what} -> ${reply.status} ${JSON.stringify(body).slice(0, 300)}`;
-        expect(reply.status === 200 || reply.status === 400, what).toBe(true);
-        if (reply.status === 400) {
-          expect(body.detail, what).toMatch(/^\S+ (is not a usable localplane snapshot|cannot be restored here): ./);
-          const after = snapshots.dump();
-          if (after !== before) expect.fail(`${what}\nchanged the state: ${firstDifference(before, after)}`);
-        } else {
-          tally.restored++;
-          expect(await unreadable(), `${what}: reads and background work`).toEqual([]);
-          before = snapshots.dump();
-        }
-        expect(sandboxOutsideDataDir(), what).toEqual(outside);
-        expect(existsSync(`/tmp/${VICTIM}`), what).toBe(false);
-      },
-      runsOf(0.02),
-    );
-    // The data dir starts again after whatever was restored or refused.
-    await lp.stop();
-    lp = await createLocalplane({ dataDir, freezeClock: true, log: () => {} });
-    expect((await lp.request('/_localplane/health')).status).toBe(200);
-    expect(sandboxOutsideDataDir()).toEqual(outside);
-  });
+  it(
+    'refuses each with a clear error or restores it harmlessly: never a 5xx, unchanged when refused, nothing outside the data dir; what restores is read without a 5xx',
+    { timeout: blockTimeout(runsOf(0.02) * 20) },
+    async () => {
+      let before = snapshots.dump();
+      const file = join(files, 'mutated.snapshot');
+      await assertProperty(
+        snapshotMutations(base, VICTIM),
+        async (mutation) => {
+          tally.files++;
+          writeFileSync(file, mutation.bytes);
+          const reply = await lp.request('/_localplane/restore', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'mutated.snapshot' }),
+          });
+          const body = (await reply.json()) as { detail?: unknown };
+          const what = `${mutation.what} -> ${reply.status} ${JSON.stringify(body).slice(0, 300)}`;
+          expect(reply.status === 200 || reply.status === 400, what).toBe(true);
+          if (reply.status === 400) {
+            expect(body.detail, what).toMatch(/^\S+ (is not a usable localplane snapshot|cannot be restored here): ./);
+            const after = snapshots.dump();
+            if (after !== before) expect.fail(`${what}\nchanged the state: ${firstDifference(before, after)}`);
+          } else {
+            tally.restored++;
+            expect(await unreadable(), `${what}: reads and background work`).toEqual([]);
+            before = snapshots.dump();
+          }
+          expect(sandboxOutsideDataDir(), what).toEqual(outside);
+          expect(existsSync(`/tmp/${VICTIM}`), what).toBe(false);
+        },
+        runsOf(0.02),
+      );
+      // The data dir starts again after whatever was restored or refused.
+      await lp.stop();
+      lp = await createLocalplane({ dataDir, freezeClock: true, log: () => {} });
+      expect((await lp.request('/_localplane/health')).status).toBe(200);
+      expect(sandboxOutsideDataDir()).toEqual(outside);
+    },
+  );
 });

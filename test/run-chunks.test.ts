@@ -15,7 +15,9 @@ const DAY = 86_400_000_000;
 
 /** Generated runs, some sharing a start time (ties the cursor's id decides), with NULL and empty text. */
 function seededRows(): RunRow[] {
-  const runs = [...generateRuns({ tenantId: 'tenant', sessionId: SESSION, count: 3_000, startMicros: START, days: 2, seed: 7 })];
+  const runs = [
+    ...generateRuns({ tenantId: 'tenant', sessionId: SESSION, count: 3_000, startMicros: START, days: 2, seed: 7 }),
+  ];
   const twins = runs.slice(100, 140).flatMap((run, k) => [
     { ...run, id: `${run.id.slice(0, -2)}zz`, tags: null, inputs: '' },
     { ...run, id: `${run.id.slice(0, -2)}aa`, name: `é ${k}`, error: null },
@@ -49,7 +51,9 @@ function template(name: string, late: RunRow[] = []): string {
 }
 
 function instance(name: string, templatePath: string): TracingStore {
-  return new TracingStore(openInstanceDb(join(dir, `${name}-instance.sqlite`), templatePath, [tracingTables], { durable: false }));
+  return new TracingStore(
+    openInstanceDb(join(dir, `${name}-instance.sqlite`), templatePath, [tracingTables], { durable: false }),
+  );
 }
 
 /** A filter every run passes: the same page, read by SQLite from the rows. */
@@ -59,12 +63,22 @@ function comparable(page: RunColumnsPage) {
   return {
     rows: page.rows,
     last: page.last,
-    columns: page.columns.map((cells) => ({ values: Buffer.from(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength).toString('hex'), text: cells.text && Buffer.concat(cells.text).toString('hex') })),
+    columns: page.columns.map((cells) => ({
+      values: Buffer.from(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength).toString('hex'),
+      text: cells.text && Buffer.concat(cells.text).toString('hex'),
+    })),
   };
 }
 
 describe("the template's chunks of seeded runs", () => {
-  const late = generateRuns({ tenantId: 'tenant', sessionId: SESSION, count: 1, startMicros: START + DAY / 2, days: 1, seed: 99 }).next().value as RunRow;
+  const late = generateRuns({
+    tenantId: 'tenant',
+    sessionId: SESSION,
+    count: 1,
+    startMicros: START + DAY / 2,
+    days: 1,
+    seed: 99,
+  }).next().value as RunRow;
   const tracing = instance('main', template('main'));
 
   it('give the pages SQLite reads from the rows, byte for byte, wherever a page starts and ends', () => {
@@ -77,9 +91,17 @@ describe("the template's chunks of seeded runs", () => {
         sessionId: SESSION,
         from: START + Math.floor(random() * DAY),
         // Up to a run's start time (that run left out) or between runs.
-        to: trial % 5 === 0 ? rows[Math.floor(random() * rows.length)]!.start_time : START + DAY + Math.floor(random() * DAY),
+        to:
+          trial % 5 === 0
+            ? rows[Math.floor(random() * rows.length)]!.start_time
+            : START + DAY + Math.floor(random() * DAY),
         // Right after a run, or on a tie's start time with an id between the twins'.
-        after: trial % 4 === 0 ? null : trial % 4 === 1 ? { startTime: pick.start_time, id: `${pick.id.slice(0, -2)}m` } : { startTime: pick.start_time, id: pick.id },
+        after:
+          trial % 4 === 0
+            ? null
+            : trial % 4 === 1
+              ? { startTime: pick.start_time, id: `${pick.id.slice(0, -2)}m` }
+              : { startTime: pick.start_time, id: pick.id },
         limit: 1 + Math.floor(random() * (trial % 2 === 0 ? 40 : 2_000)),
         filter: null,
         columns: columns.length === 0 ? ['id'] : columns,
@@ -91,7 +113,15 @@ describe("the template's chunks of seeded runs", () => {
   });
 
   it('serve a page of seeded runs (a run added to the template after its chunks is not in it), and the rows serve the rest', () => {
-    const query: ColumnsPageQuery = { sessionId: SESSION, from: START, to: START + DAY, after: null, limit: 5_000, filter: null, columns: ['id'] };
+    const query: ColumnsPageQuery = {
+      sessionId: SESSION,
+      from: START,
+      to: START + DAY,
+      after: null,
+      limit: 5_000,
+      filter: null,
+      columns: ['id'],
+    };
     const store = instance('late', template('late', [late]));
     const fromChunks = store.runColumnsPage(query);
     const fromTheRows = store.runColumnsPage(fromRows(query));
@@ -101,7 +131,15 @@ describe("the template's chunks of seeded runs", () => {
 
   it('give way to the rows when a runtime run of the session falls in the page, merged in cursor order', () => {
     const store = instance('runtime', template('runtime'));
-    const query: ColumnsPageQuery = { sessionId: SESSION, from: START, to: START + 2 * DAY, after: null, limit: 10_000, filter: null, columns: ['id', 'start_time'] };
+    const query: ColumnsPageQuery = {
+      sessionId: SESSION,
+      from: START,
+      to: START + 2 * DAY,
+      after: null,
+      limit: 10_000,
+      filter: null,
+      columns: ['id', 'start_time'],
+    };
     const before = store.runColumnsPage(query).rows;
     store.addRuns([{ ...late, id: 'runtime-run' }]);
     const after = store.runColumnsPage(query);
@@ -118,7 +156,15 @@ describe("the template's chunks of seeded runs", () => {
     db.exec('DROP TABLE run_chunks');
     db.close();
     const store = instance('old', path);
-    const query: ColumnsPageQuery = { sessionId: SESSION, from: START, to: START + 2 * DAY, after: null, limit: 500, filter: null, columns: RUN_COLUMNS };
+    const query: ColumnsPageQuery = {
+      sessionId: SESSION,
+      from: START,
+      to: START + 2 * DAY,
+      after: null,
+      limit: 500,
+      filter: null,
+      columns: RUN_COLUMNS,
+    };
     expect(comparable(store.runColumnsPage(query))).toEqual(comparable(store.runColumnsPage(fromRows(query))));
   });
 
@@ -126,7 +172,15 @@ describe("the template's chunks of seeded runs", () => {
     const path = template('cut');
     truncateSync(path, statSync(path).size - 1000);
     const store = instance('cut', path);
-    const query: ColumnsPageQuery = { sessionId: SESSION, from: START, to: START + 2 * DAY, after: null, limit: 5_000, filter: null, columns: ['id'] };
+    const query: ColumnsPageQuery = {
+      sessionId: SESSION,
+      from: START,
+      to: START + 2 * DAY,
+      after: null,
+      limit: 5_000,
+      filter: null,
+      columns: ['id'],
+    };
     expect(() => store.runColumnsPage(query)).toThrow(/ends inside a run chunk: it is damaged/);
   });
 });

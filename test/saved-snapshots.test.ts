@@ -4,7 +4,17 @@
  * (the data dir's by default, snapshotsDir, --snapshots-dir, LOCALPLANE_SNAPSHOTS_DIR).
  * What a request cannot make it read or write (paths, links) is in snapshot-safety.test.ts.
  */
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, utimesSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  utimesSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -30,7 +40,9 @@ async function create(options: CreateOptions = {}): Promise<InProcessLocalplane>
 
 /** The plus workspace's destinations: what a snapshot holds and a reset takes away. */
 async function destinationNames(lp: InProcessLocalplane, fixtures: FixturesView): Promise<string[]> {
-  const reply = await inProcessApi(lp, workspaceByTier(fixtures, 'plus')).get<{ display_name: string }[]>('/api/v1/bulk-exports/destinations');
+  const reply = await inProcessApi(lp, workspaceByTier(fixtures, 'plus')).get<{ display_name: string }[]>(
+    '/api/v1/bulk-exports/destinations',
+  );
   return reply.body.map((destination) => destination.display_name).sort();
 }
 
@@ -56,7 +68,11 @@ const openDescriptorsOf = (file: string) =>
   }).length;
 
 const put = (lp: InProcessLocalplane, name: string, body: Uint8Array, headers: Record<string, string> = {}) =>
-  lp.request(`/_localplane/snapshots/${name}`, { method: 'PUT', body: body as Uint8Array<ArrayBuffer>, headers: { 'content-type': 'application/octet-stream', ...headers } });
+  lp.request(`/_localplane/snapshots/${name}`, {
+    method: 'PUT',
+    body: body as Uint8Array<ArrayBuffer>,
+    headers: { 'content-type': 'application/octet-stream', ...headers },
+  });
 
 describe('saved snapshots', () => {
   it('round trip: save, list, download, upload under another name, reset, restore that one by name, delete', async () => {
@@ -68,8 +84,15 @@ describe('saved snapshots', () => {
     const saved = await api.post('/_localplane/snapshot', { name: 'before-reset.snapshot' });
     expect(saved.status, saved.text).toBe(200);
     const file = join(lp.snapshotsDir, 'before-reset.snapshot');
-    expect(saved.body).toEqual({ name: 'before-reset.snapshot', bytes: lstatSync(file).size, modified_at: new Date(lstatSync(file).mtimeMs).toISOString() });
-    expect((await api.get('/_localplane/snapshots')).body).toEqual({ folder: lp.snapshotsDir, snapshots: [saved.body] });
+    expect(saved.body).toEqual({
+      name: 'before-reset.snapshot',
+      bytes: lstatSync(file).size,
+      modified_at: new Date(lstatSync(file).mtimeMs).toISOString(),
+    });
+    expect((await api.get('/_localplane/snapshots')).body).toEqual({
+      folder: lp.snapshotsDir,
+      snapshots: [saved.body],
+    });
 
     const download = await lp.request('/_localplane/snapshots/before-reset.snapshot');
     expect(download.status).toBe(200);
@@ -86,7 +109,10 @@ describe('saved snapshots', () => {
     const uploaded = await put(lp, 'uploaded.snapshot', bytes);
     expect(uploaded.status, await uploaded.clone().text()).toBe(200);
     expect(await uploaded.json()).toMatchObject({ name: 'uploaded.snapshot', bytes: bytes.byteLength });
-    expect(readFileSync(join(lp.snapshotsDir, 'uploaded.snapshot')).equals(readFileSync(file)), 'the uploaded file, byte for byte').toBe(true);
+    expect(
+      readFileSync(join(lp.snapshotsDir, 'uploaded.snapshot')).equals(readFileSync(file)),
+      'the uploaded file, byte for byte',
+    ).toBe(true);
     expect((lstatSync(join(lp.snapshotsDir, 'uploaded.snapshot')).mode & 0o777).toString(8)).toBe('600');
 
     await lp.reset();
@@ -96,7 +122,8 @@ describe('saved snapshots', () => {
     expect(restored.body).toEqual({ status: 'restored', name: 'uploaded.snapshot' });
     expect(await destinationNames(lp, fixtures)).toEqual(['kept-by-snapshot']);
 
-    for (const name of ['before-reset.snapshot', 'uploaded.snapshot']) expect((await api.delete(`/_localplane/snapshots/${name}`)).status).toBe(204);
+    for (const name of ['before-reset.snapshot', 'uploaded.snapshot'])
+      expect((await api.delete(`/_localplane/snapshots/${name}`)).status).toBe(204);
     expect((await api.get('/_localplane/snapshots')).body.snapshots).toEqual([]);
     const again = await api.delete('/_localplane/snapshots/uploaded.snapshot');
     expect(again.status).toBe(404);
@@ -108,11 +135,13 @@ describe('saved snapshots', () => {
   it('lists the saved snapshots newest first by modification time, then by name; not hidden files, folders or other names', async () => {
     const lp = await create({ snapshotsDir: join(scratch, `listed-${++folders}`) });
     const api = inProcessApi(lp);
-    for (const name of ['old.snapshot', 'new-b.snapshot', 'new-a.snapshot', 'middle']) expect((await api.post('/_localplane/snapshot', { name })).status).toBe(200);
+    for (const name of ['old.snapshot', 'new-b.snapshot', 'new-a.snapshot', 'middle'])
+      expect((await api.post('/_localplane/snapshot', { name })).status).toBe(200);
     const at = (iso: string) => new Date(iso);
     utimesSync(join(lp.snapshotsDir, 'old.snapshot'), at('2026-01-01T00:00:00Z'), at('2026-01-01T00:00:00Z'));
     utimesSync(join(lp.snapshotsDir, 'middle'), at('2026-02-01T00:00:00Z'), at('2026-02-01T00:00:00Z'));
-    for (const name of ['new-a.snapshot', 'new-b.snapshot']) utimesSync(join(lp.snapshotsDir, name), at('2026-03-01T00:00:00Z'), at('2026-03-01T00:00:00Z'));
+    for (const name of ['new-a.snapshot', 'new-b.snapshot'])
+      utimesSync(join(lp.snapshotsDir, name), at('2026-03-01T00:00:00Z'), at('2026-03-01T00:00:00Z'));
     // What is no saved snapshot: an upload still arriving, an earlier save cut short, a folder.
     await lp.snapshot(join(lp.snapshotsDir, '.upload-0123456789ab'));
     await lp.snapshot(join(lp.snapshotsDir, '.x.snapshot.partial-99'));
@@ -138,25 +167,35 @@ describe('saved snapshots', () => {
       ['cut', good.subarray(0, good.length - 100), /header announces/],
       ['empty', new Uint8Array(0), /does not start as a snapshot file does/],
       ['foreign', Buffer.from('PK\u0003\u0004 a zip file, say'), /does not start as a snapshot file does/],
-      ['another version', Buffer.concat([Buffer.from('localplane-snapshot 99'), good.subarray(good.indexOf(0x0a))]), /format version 99/],
+      [
+        'another version',
+        Buffer.concat([Buffer.from('localplane-snapshot 99'), good.subarray(good.indexOf(0x0a))]),
+        /format version 99/,
+      ],
     ];
     for (const [what, body, detail] of cases) {
       for (const name of ['good.snapshot', 'fresh.snapshot']) {
         const reply = await put(lp, name, body);
         const answer = (await reply.json()) as { detail: string };
         expect(reply.status, `${what} as ${name}`).toBe(400);
-        expect(answer.detail, what).toMatch(new RegExp(`^the upload "${name}" is not a usable localplane snapshot: .*${detail.source}`));
+        expect(answer.detail, what).toMatch(
+          new RegExp(`^the upload "${name}" is not a usable localplane snapshot: .*${detail.source}`),
+        );
       }
     }
     expect(readdirSync(lp.snapshotsDir)).toEqual(['good.snapshot']);
-    expect(readFileSync(join(lp.snapshotsDir, 'good.snapshot')).equals(good), 'the earlier snapshot, unchanged').toBe(true);
+    expect(readFileSync(join(lp.snapshotsDir, 'good.snapshot')).equals(good), 'the earlier snapshot, unchanged').toBe(
+      true,
+    );
   });
 
   it('refuses an upload declared over 1 GiB with 413 before reading it', async () => {
     const lp = await create({ snapshotsDir: join(scratch, `too-large-${++folders}`) });
     const reply = await put(lp, 'huge.snapshot', new Uint8Array(16), { 'content-length': String(1024 ** 3 + 1) });
     expect(reply.status).toBe(413);
-    expect(((await reply.json()) as { detail: string }).detail).toBe('a snapshot upload is at most 1 GiB, the most a snapshot file may hold');
+    expect(((await reply.json()) as { detail: string }).detail).toBe(
+      'a snapshot upload is at most 1 GiB, the most a snapshot file may hold',
+    );
     expect(existsSync(lp.snapshotsDir)).toBe(false);
   });
 
@@ -165,7 +204,10 @@ describe('saved snapshots', () => {
     const lp = await create({ dataDir });
     const api = inProcessApi(lp);
     expect(lp.snapshotsDir).toBe(join(dataDir, 'snapshots'));
-    expect((await api.get('/_localplane/snapshots')).body).toEqual({ folder: join(dataDir, 'snapshots'), snapshots: [] });
+    expect((await api.get('/_localplane/snapshots')).body).toEqual({
+      folder: join(dataDir, 'snapshots'),
+      snapshots: [],
+    });
     expect(existsSync(lp.snapshotsDir)).toBe(false);
     expect((await api.post('/_localplane/snapshot', { name: 'first.snapshot' })).status).toBe(200);
     expect((lstatSync(lp.snapshotsDir).mode & 0o777).toString(8)).toBe('700');
@@ -177,14 +219,26 @@ describe('the snapshots folder of the CLI', () => {
   it('is --snapshots-dir, else LOCALPLANE_SNAPSHOTS_DIR, else <data dir>/snapshots', async () => {
     const root = join(scratch, `cli-${++folders}`);
     const cases: [flags: string[], env: NodeJS.ProcessEnv, folder: string][] = [
-      [['--snapshots-dir', join(root, 'by-flag')], { LOCALPLANE_SNAPSHOTS_DIR: join(root, 'by-env') }, join(root, 'by-flag')],
+      [
+        ['--snapshots-dir', join(root, 'by-flag')],
+        { LOCALPLANE_SNAPSHOTS_DIR: join(root, 'by-env') },
+        join(root, 'by-flag'),
+      ],
       [[], { LOCALPLANE_SNAPSHOTS_DIR: join(root, 'by-env') }, join(root, 'by-env')],
       [[], {}, join(root, 'data', 'snapshots')],
     ];
     for (const [flags, env, folder] of cases) {
-      const instance = await startCli(['--quiet', '--data-dir', join(root, 'data'), ...flags], { ...process.env, LOCALPLANE_SNAPSHOTS_DIR: '', ...env });
+      const instance = await startCli(['--quiet', '--data-dir', join(root, 'data'), ...flags], {
+        ...process.env,
+        LOCALPLANE_SNAPSHOTS_DIR: '',
+        ...env,
+      });
       try {
-        const saved = await fetch(`${instance.apiUrl}/_localplane/snapshot`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'cli.snapshot' }) });
+        const saved = await fetch(`${instance.apiUrl}/_localplane/snapshot`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'cli.snapshot' }),
+        });
         expect(saved.status, folder).toBe(200);
         const listed = (await (await fetch(`${instance.apiUrl}/_localplane/snapshots`)).json()) as { folder: string };
         expect(listed.folder).toBe(folder);

@@ -63,12 +63,26 @@ const behaviour: fc.Arbitrary<Behaviour> = fc.oneof(
   }),
 );
 const command: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant('schedule' as const), offsetMs: fc.integer({ min: -2_000, max: 5_000 }), lane, behaviour }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      op: fc.constant('schedule' as const),
+      offsetMs: fc.integer({ min: -2_000, max: 5_000 }),
+      lane,
+      behaviour,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('cancel' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('cancelLane' as const), lane }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('cancelLanes' as const), lanes: fc.uniqueArray(lane, { minLength: 1 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant('cancelLanes' as const), lanes: fc.uniqueArray(lane, { minLength: 1 }) }),
+  },
   { weight: 1, arbitrary: fc.constant({ op: 'cancelAll' as const }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('set' as const), offsetMs: fc.integer({ min: -3_000, max: 3_000 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant('set' as const), offsetMs: fc.integer({ min: -3_000, max: 3_000 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 3_000 }) }) },
   { weight: 1, arbitrary: fc.constant({ op: 'freeze' as const }) },
   { weight: 1, arbitrary: fc.constant({ op: 'unfreeze' as const }) },
@@ -159,12 +173,15 @@ async function runCase(commands: readonly Command[], lags: readonly boolean[]): 
     tracked.startedAt = now;
     if (tracked.task.cancelled) problems.push(`${tracked.name} started though cancelled`);
     if (now < dueAt) problems.push(`${tracked.name} started at ${now}, before its due time ${dueAt}`);
-    if (clock.frozen && clockMoves === 0) problems.push(`${tracked.name} started with the clock frozen and not being moved`);
+    if (clock.frozen && clockMoves === 0)
+      problems.push(`${tracked.name} started with the clock frozen and not being moved`);
     for (const other of tasks) {
       if (other === tracked || other.task.lane !== taskLane) continue;
-      if (other.async && other.startedAt !== null && !other.ended) problems.push(`${tracked.name} started while ${other.name} of its lane was in flight`);
+      if (other.async && other.startedAt !== null && !other.ended)
+        problems.push(`${tracked.name} started while ${other.name} of its lane was in flight`);
       const earlier = other.task.dueAt < dueAt || (other.task.dueAt === dueAt && other.sequence < tracked.sequence);
-      if (earlier && other.startedAt === null && !other.task.cancelled) problems.push(`${tracked.name} started before ${other.name}, due earlier in its lane`);
+      if (earlier && other.startedAt === null && !other.task.cancelled)
+        problems.push(`${tracked.name} started before ${other.name}, due earlier in its lane`);
     }
   };
 
@@ -177,17 +194,22 @@ async function runCase(commands: readonly Command[], lags: readonly boolean[]): 
   const mustHaveStarted = (): void => {
     const now = clock.now();
     for (const tracked of tasks) {
-      if (tracked.task.cancelled && !tracked.mayBeCancelled) problems.push(`${tracked.name} was cancelled though nothing asked for it`);
+      if (tracked.task.cancelled && !tracked.mayBeCancelled)
+        problems.push(`${tracked.name} was cancelled though nothing asked for it`);
     }
     if (clock.frozen || cancelAllUnderWay()) return waitingSince.clear();
     const busyLanes = new Set(tasks.filter((t) => t.async && t.startedAt !== null && !t.ended).map((t) => t.task.lane));
-    const waiting = tasks.filter((t) => t.startedAt === null && !t.task.cancelled && t.task.dueAt <= now && !busyLanes.has(t.task.lane));
+    const waiting = tasks.filter(
+      (t) => t.startedAt === null && !t.task.cancelled && t.task.dueAt <= now && !busyLanes.has(t.task.lane),
+    );
     for (const tracked of waitingSince.keys()) if (!waiting.includes(tracked)) waitingSince.delete(tracked);
     for (const tracked of waiting) {
       const since = waitingSince.get(tracked);
       if (since === undefined) waitingSince.set(tracked, loop.elapsedMs);
       else if (loop.elapsedMs > since) {
-        problems.push(`${tracked.name} was due at ${tracked.task.dueAt} and still waiting at ${now} (loop at ${since} and ${loop.elapsedMs} ms) with its lane free`);
+        problems.push(
+          `${tracked.name} was due at ${tracked.task.dueAt} and still waiting at ${now} (loop at ${since} and ${loop.elapsedMs} ms) with its lane free`,
+        );
       }
     }
   };
@@ -195,7 +217,10 @@ async function runCase(commands: readonly Command[], lags: readonly boolean[]): 
   const cancelling = (lanes: ReadonlySet<string> | null, what: string, promise: Promise<void>): void => {
     const window = { lanes };
     cancellingWindows.add(window);
-    track(what, promise.finally(() => cancellingWindows.delete(window)));
+    track(
+      what,
+      promise.finally(() => cancellingWindows.delete(window)),
+    );
   };
   const movingClock = (what: string, promise: Promise<unknown>): void => {
     clockMoves++;
@@ -260,13 +285,21 @@ async function runCase(commands: readonly Command[], lags: readonly boolean[]): 
 }
 
 describe('the scheduler against its reference', () => {
-  it(`keeps every rule over ${RUNS.toLocaleString('en')} cases (seed ${SEED})`, { timeout: 60_000 + RUNS * 50 }, async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 40 }), fc.array(fc.boolean(), { maxLength: 8 }), async (commands, lags) => {
-        const problem = await runCase(commands, lags);
-        expect(problem).toBeNull();
-      }),
-      { numRuns: RUNS, seed: SEED },
-    );
-  });
+  it(
+    `keeps every rule over ${RUNS.toLocaleString('en')} cases (seed ${SEED})`,
+    { timeout: 60_000 + RUNS * 50 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(command, { minLength: 1, maxLength: 40 }),
+          fc.array(fc.boolean(), { maxLength: 8 }),
+          async (commands, lags) => {
+            const problem = await runCase(commands, lags);
+            expect(problem).toBeNull();
+          },
+        ),
+        { numRuns: RUNS, seed: SEED },
+      );
+    },
+  );
 });

@@ -51,7 +51,13 @@ describe('a running clock', () => {
     const started: string[] = [];
     const first = () => new Promise<void>((resolve) => loop.setTimeout(resolve, 50));
     scheduler.schedule(clock.now(), 'lane', 'first', SUBJECT, () => (started.push(`first@${loop.elapsedMs}`), first()));
-    scheduler.schedule(clock.now() + 10_000, 'lane', 'second', SUBJECT, () => void started.push(`second@${loop.elapsedMs}`));
+    scheduler.schedule(
+      clock.now() + 10_000,
+      'lane',
+      'second',
+      SUBJECT,
+      () => void started.push(`second@${loop.elapsedMs}`),
+    );
     await loop.runUntil(1_000);
     expect(started).toEqual(['first@0', 'second@50']);
   });
@@ -61,9 +67,21 @@ describe('a running clock', () => {
     const { loop, clock, scheduler } = simulatedScheduler();
     const control = createClockControl(clock, scheduler);
     const start = clock.now();
-    scheduler.schedule(start + 1_000_000, 'export run', 'long step', SUBJECT, () => new Promise<void>((resolve) => loop.setTimeout(resolve, 5_000)));
+    scheduler.schedule(
+      start + 1_000_000,
+      'export run',
+      'long step',
+      SUBJECT,
+      () => new Promise<void>((resolve) => loop.setTimeout(resolve, 5_000)),
+    );
     let otherStartedAt: number | null = null;
-    scheduler.schedule(start + 1_010_000, 'deployment d', 'revision step', SUBJECT, () => void (otherStartedAt = clock.now()));
+    scheduler.schedule(
+      start + 1_010_000,
+      'deployment d',
+      'revision step',
+      SUBJECT,
+      () => void (otherStartedAt = clock.now()),
+    );
     await loop.runDue();
     void control.advance(1);
     await loop.runUntil(20);
@@ -76,7 +94,13 @@ describe('a running clock', () => {
     const ran: string[] = [];
     scheduler.schedule(clock.now(), 'lane', 'in flight', SUBJECT, async () => {
       await new Promise<void>((resolve) => loop.setTimeout(resolve, 100));
-      scheduler.schedule(clock.now(), 'lane', 'scheduled while cancelling', SUBJECT, () => void ran.push('cancelled one'));
+      scheduler.schedule(
+        clock.now(),
+        'lane',
+        'scheduled while cancelling',
+        SUBJECT,
+        () => void ran.push('cancelled one'),
+      );
     });
     await loop.runDue();
     let cancelled = false;
@@ -125,7 +149,11 @@ describe('the watchdog', () => {
     await loop.runUntil(LATE_START_MICROS / 1000 + WATCHDOG_PERIOD_MS);
     expect(startedAt! - dueAt).toBe(LATE_START_MICROS);
     expect(scheduler.watchdogCounts()).toEqual({ late_starts: 1, overruns: 0 });
-    expect(watchdogLines).toEqual([expect.stringMatching(/^watchdog: task "revision r QUEUED" was still waiting [\d.]+ s after its due time with its lane free: started now$/)]);
+    expect(watchdogLines).toEqual([
+      expect.stringMatching(
+        /^watchdog: task "revision r QUEUED" was still waiting [\d.]+ s after its due time with its lane free: started now$/,
+      ),
+    ]);
   });
 
   it('frees the lane of a task in flight past the bound, and lists it in flight until then', async () => {
@@ -134,13 +162,17 @@ describe('the watchdog', () => {
     let nextStarted = false;
     scheduler.schedule(clock.now() + 1_000, 'lane', 'behind it', SUBJECT, () => void (nextStarted = true));
     await loop.runUntil(2_000);
-    expect(scheduler.inFlight().map((running) => [running.task.label, running.startedAtMs])).toEqual([['never ends', 0]]);
+    expect(scheduler.inFlight().map((running) => [running.task.label, running.startedAtMs])).toEqual([
+      ['never ends', 0],
+    ]);
     expect(nextStarted).toBe(false);
     await loop.runUntil(3_000);
     expect(nextStarted).toBe(true);
     expect(scheduler.inFlight()).toEqual([]);
     expect(scheduler.watchdogCounts()).toEqual({ late_starts: 0, overruns: 1 });
-    expect(watchdogLines).toEqual(['watchdog: task "never ends" has been in flight 3.0 s, past the 2.5 s bound: the tasks behind it in lane "lane" go on']);
+    expect(watchdogLines).toEqual([
+      'watchdog: task "never ends" has been in flight 3.0 s, past the 2.5 s bound: the tasks behind it in lane "lane" go on',
+    ]);
   });
 
   it('has no timer while there is no work', async () => {

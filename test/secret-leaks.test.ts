@@ -73,9 +73,17 @@ const NOT_JSON = [
 ];
 
 /** SSE-C keys (32 bytes) in base64, as the SDK takes them and their headers carry them (the marker is base64 text). */
-const CUSTOMER_KEYS = { object: 'LEAKCHECK37SSEcustomerKeyOfAnObject0000000A=', copySource: 'LEAKCHECK38SSEcustomerKeyOfCopySource00000A=' };
+const CUSTOMER_KEYS = {
+  object: 'LEAKCHECK37SSEcustomerKeyOfAnObject0000000A=',
+  copySource: 'LEAKCHECK38SSEcustomerKeyOfCopySource00000A=',
+};
 
-const ALL_SECRETS = [...Object.values(SECRETS), ...Object.values(WRONG_TYPE), ...Object.values(TOO_LONG), ...Object.values(CUSTOMER_KEYS)];
+const ALL_SECRETS = [
+  ...Object.values(SECRETS),
+  ...Object.values(WRONG_TYPE),
+  ...Object.values(TOO_LONG),
+  ...Object.values(CUSTOMER_KEYS),
+];
 const NOW = '2026-10-04T12:00:00Z';
 
 type Phase = 'scenario' | 'wrong-type' | 'too-long' | 'not-json' | 'admin';
@@ -90,7 +98,9 @@ interface Exchange {
 
 /** Where a secret, or a piece of one, shows: the marker with its surroundings. */
 function leaksIn(where: string, text: string): string[] {
-  const hits = ALL_SECRETS.filter((value) => text.includes(value)).map((value) => `${where}: the whole secret ${value.slice(0, 60)}`);
+  const hits = ALL_SECRETS.filter((value) => text.includes(value)).map(
+    (value) => `${where}: the whole secret ${value.slice(0, 60)}`,
+  );
   for (let at = text.indexOf(MARKER); at !== -1; at = text.indexOf(MARKER, at + 1)) {
     hits.push(`${where}: ...${text.slice(Math.max(0, at - 60), at + 60)}...`);
   }
@@ -117,11 +127,16 @@ const START_ARGS = ['--port', '0', '--objstore-port', '0', '--freeze-clock'];
 
 /** The compiled CLI in a child process (what `npx localplane start` runs), its stdout and stderr captured. */
 async function startCli(dataDir: string): Promise<Target> {
-  if (!existsSync(join(REPO, 'dist', 'cli.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test does it first)');
-  const child = spawn(process.execPath, [join(REPO, 'bin', 'localplane.js'), 'start', ...START_ARGS, '--data-dir', dataDir], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  if (!existsSync(join(REPO, 'dist', 'cli.js')))
+    throw new Error('dist/ is missing: run `npm run build` (npm test does it first)');
+  const child = spawn(
+    process.execPath,
+    [join(REPO, 'bin', 'localplane.js'), 'start', ...START_ARGS, '--data-dir', dataDir],
+    {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ready = new Promise<string>((resolve, reject) => {
@@ -146,7 +161,13 @@ async function startCli(dataDir: string): Promise<Target> {
 /** An instance in this process, its `log` lines captured. */
 async function startInProcess(dataDir: string): Promise<Target> {
   const lines: string[] = [];
-  const instance = await start({ port: 0, objstorePort: 0, freezeClock: true, dataDir, log: (line) => lines.push(line) });
+  const instance = await start({
+    port: 0,
+    objstorePort: 0,
+    freezeClock: true,
+    dataDir,
+    log: (line) => lines.push(line),
+  });
   return { apiUrl: instance.apiUrl, output: () => lines.join('\n'), stop: () => instance.stop() };
 }
 
@@ -159,7 +180,11 @@ class Recorder {
 
   constructor(private readonly apiUrl: string) {}
 
-  async send(method: string, path: string, options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
+  async send(
+    method: string,
+    path: string,
+    options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  ) {
     const text = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
     const response = await fetch(`${this.apiUrl}${path}`, {
       method,
@@ -182,18 +207,29 @@ class Recorder {
     const response = await fetch(`${this.apiUrl}${path}`);
     const reader = new EventStreamReader(response.body!);
     const data: string[] = [];
-    for (let event = await reader.next(); event !== null; event = event.id === String(lastId) ? null : await reader.next()) {
+    for (
+      let event = await reader.next();
+      event !== null;
+      event = event.id === String(lastId) ? null : await reader.next()
+    ) {
       if (event.data !== undefined) data.push(event.data);
     }
     await reader.cancel();
     const headers = [...response.headers].map(([name, value]) => `${name}: ${value}`).join('\n');
-    this.exchanges.push({ phase: this.phase, request: `GET ${path}`, status: response.status, headers, body: data.join('\n') });
+    this.exchanges.push({
+      phase: this.phase,
+      request: `GET ${path}`,
+      status: response.status,
+      headers,
+      body: data.join('\n'),
+    });
     return data;
   }
 
   as(workspace: FixtureWorkspace) {
     const auth = { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id };
-    return (method: string, path: string, body?: unknown, raw?: string) => this.send(method, path, { body, raw, headers: auth });
+    return (method: string, path: string, body?: unknown, raw?: string) =>
+      this.send(method, path, { body, raw, headers: auth });
   }
 
   admin(method: string, path: string, body?: unknown) {
@@ -201,7 +237,12 @@ class Recorder {
   }
 }
 
-const KEY_IDS = { runtime: 'LPLEAKKEY0001', rotated: 'LPLEAKKEY0002', revoked: 'LPLEAKKEY0003', unknown: 'LPLEAKNOSUCHKEY9' };
+const KEY_IDS = {
+  runtime: 'LPLEAKKEY0001',
+  rotated: 'LPLEAKKEY0002',
+  revoked: 'LPLEAKKEY0003',
+  unknown: 'LPLEAKNOSUCHKEY9',
+};
 const ALL_PERMISSIONS = ['create', 'delete', 'get', 'multipart'];
 const FOLDER_KEY = 'leak-check/folder/';
 
@@ -221,20 +262,69 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
 
   // API keys of no workspace, alone and joined to a real one.
   for (const apiKey of [SECRETS.unknownApiKey, `${acmeWorkspace.api_key}, ${SECRETS.unknownApiKey}`]) {
-    for (const [method, path] of [['GET', '/v2/deployments'], ['GET', '/api/v1/bulk-exports/destinations'], ['POST', '/api/v1/bulk-exports']]) {
-      await expectStatus(recorder.send(method!, path!, { headers: { 'X-API-Key': apiKey, 'X-Tenant-Id': acmeWorkspace.id }, body: method === 'POST' ? {} : undefined }), 401);
+    for (const [method, path] of [
+      ['GET', '/v2/deployments'],
+      ['GET', '/api/v1/bulk-exports/destinations'],
+      ['POST', '/api/v1/bulk-exports'],
+    ]) {
+      await expectStatus(
+        recorder.send(method!, path!, {
+          headers: { 'X-API-Key': apiKey, 'X-Tenant-Id': acmeWorkspace.id },
+          body: method === 'POST' ? {} : undefined,
+        }),
+        401,
+      );
     }
   }
 
   // Objstore keys added at run time, and one whose id is taken.
-  await expectStatus(admin('POST', '/objstore/keys', { access_key_id: KEY_IDS.runtime, secret_access_key: SECRETS.runtimeKey, permissions: ALL_PERMISSIONS }), 201);
-  await expectStatus(admin('POST', '/objstore/keys', { access_key_id: KEY_IDS.rotated, secret_access_key: SECRETS.rotatedKey, permissions: ALL_PERMISSIONS }), 201);
-  await expectStatus(admin('POST', '/objstore/keys', { access_key_id: KEY_IDS.revoked, secret_access_key: SECRETS.revokedKey, permissions: ALL_PERMISSIONS }), 201);
-  await expectStatus(admin('POST', '/objstore/keys', { access_key_id: KEY_IDS.runtime, secret_access_key: SECRETS.duplicateKey, permissions: ALL_PERMISSIONS }), 409);
-  await expectStatus(admin('POST', '/objstore/keys', { access_key_id: '', secret_access_key: SECRETS.objstoreKeyOtherField, permissions: ALL_PERMISSIONS }), 422);
+  await expectStatus(
+    admin('POST', '/objstore/keys', {
+      access_key_id: KEY_IDS.runtime,
+      secret_access_key: SECRETS.runtimeKey,
+      permissions: ALL_PERMISSIONS,
+    }),
+    201,
+  );
+  await expectStatus(
+    admin('POST', '/objstore/keys', {
+      access_key_id: KEY_IDS.rotated,
+      secret_access_key: SECRETS.rotatedKey,
+      permissions: ALL_PERMISSIONS,
+    }),
+    201,
+  );
+  await expectStatus(
+    admin('POST', '/objstore/keys', {
+      access_key_id: KEY_IDS.revoked,
+      secret_access_key: SECRETS.revokedKey,
+      permissions: ALL_PERMISSIONS,
+    }),
+    201,
+  );
+  await expectStatus(
+    admin('POST', '/objstore/keys', {
+      access_key_id: KEY_IDS.runtime,
+      secret_access_key: SECRETS.duplicateKey,
+      permissions: ALL_PERMISSIONS,
+    }),
+    409,
+  );
+  await expectStatus(
+    admin('POST', '/objstore/keys', {
+      access_key_id: '',
+      secret_access_key: SECRETS.objstoreKeyOtherField,
+      permissions: ALL_PERMISSIONS,
+    }),
+    422,
+  );
 
   // Destinations: created with a session token, refused with wrong secrets, rotated.
-  const config = { bucket_name: fixtures.objstore.buckets[0], prefix: 'leak-check', endpoint_url: fixtures.objstore.endpoint_url };
+  const config = {
+    bucket_name: fixtures.objstore.buckets[0],
+    prefix: 'leak-check',
+    endpoint_url: fixtures.objstore.endpoint_url,
+  };
   const credentials = (accessKeyId: string, secretAccessKey: string, sessionToken?: string) => ({
     access_key_id: accessKeyId,
     secret_access_key: secretAccessKey,
@@ -250,16 +340,29 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   );
   expect(destination.credentials_keys).toEqual(['access_key_id', 'secret_access_key', 'session_token']);
   const refused = await expectStatus(
-    acme('POST', '/api/v1/bulk-exports/destinations', { display_name: 'wrong secret', config, credentials: credentials(KEY_IDS.runtime, SECRETS.wrongSecret) }),
+    acme('POST', '/api/v1/bulk-exports/destinations', {
+      display_name: 'wrong secret',
+      config,
+      credentials: credentials(KEY_IDS.runtime, SECRETS.wrongSecret),
+    }),
     400,
   );
   expect(refused.detail).toMatch(/SignatureDoesNotMatch/);
   const unknownKey = await expectStatus(
-    acme('POST', '/api/v1/bulk-exports/destinations', { display_name: 'unknown key', config, credentials: credentials(KEY_IDS.unknown, SECRETS.unknownKeySecret) }),
+    acme('POST', '/api/v1/bulk-exports/destinations', {
+      display_name: 'unknown key',
+      config,
+      credentials: credentials(KEY_IDS.unknown, SECRETS.unknownKeySecret),
+    }),
     400,
   );
   expect(unknownKey.detail).toMatch(/InvalidAccessKeyId/);
-  await expectStatus(acme('PATCH', `/api/v1/bulk-exports/destinations/${destination.id}`, { credentials: credentials(KEY_IDS.rotated, SECRETS.wrongRotationSecret) }), 400);
+  await expectStatus(
+    acme('PATCH', `/api/v1/bulk-exports/destinations/${destination.id}`, {
+      credentials: credentials(KEY_IDS.rotated, SECRETS.wrongRotationSecret),
+    }),
+    400,
+  );
   await expectStatus(
     acme('PATCH', `/api/v1/bulk-exports/destinations/${destination.id}`, {
       credentials: credentials(KEY_IDS.rotated, SECRETS.rotatedKey, SECRETS.rotatedSessionToken),
@@ -267,7 +370,11 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
     200,
   );
   await expectStatus(
-    acme('POST', '/api/v1/bulk-exports/destinations', { display_name: '!!', config, credentials: credentials(KEY_IDS.runtime, SECRETS.badDisplayNameSecret) }),
+    acme('POST', '/api/v1/bulk-exports/destinations', {
+      display_name: '!!',
+      config,
+      credentials: credentials(KEY_IDS.runtime, SECRETS.badDisplayNameSecret),
+    }),
     422,
   );
   await expectStatus(acme('GET', `/api/v1/bulk-exports/destinations/${destination.id}`), 200);
@@ -286,7 +393,14 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   await signed.send(new PutObjectCommand({ Bucket: config.bucket_name, Key: FOLDER_KEY, Body: '' }));
   // SSE-C: an object encrypted with a customer key, copied with it as the source's key, read with it wrongly signed.
   const customerKey = (key: string) => ({ SSECustomerAlgorithm: 'AES256', SSECustomerKey: key });
-  await signed.send(new PutObjectCommand({ Bucket: config.bucket_name, Key: 'leak-check/sse-c', Body: 'encrypted', ...customerKey(CUSTOMER_KEYS.copySource) }));
+  await signed.send(
+    new PutObjectCommand({
+      Bucket: config.bucket_name,
+      Key: 'leak-check/sse-c',
+      Body: 'encrypted',
+      ...customerKey(CUSTOMER_KEYS.copySource),
+    }),
+  );
   await signed.send(
     new CopyObjectCommand({
       Bucket: config.bucket_name,
@@ -299,16 +413,32 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   );
   signed.destroy();
   const wronglySigned = s3(SECRETS.wrongSecret);
-  await expect(wronglySigned.send(new GetObjectCommand({ Bucket: config.bucket_name, Key: FOLDER_KEY }))).rejects.toMatchObject({ name: 'SignatureDoesNotMatch' });
   await expect(
-    wronglySigned.send(new GetObjectCommand({ Bucket: config.bucket_name, Key: 'leak-check/sse-c-copy', ...customerKey(CUSTOMER_KEYS.object) })),
+    wronglySigned.send(new GetObjectCommand({ Bucket: config.bucket_name, Key: FOLDER_KEY })),
+  ).rejects.toMatchObject({ name: 'SignatureDoesNotMatch' });
+  await expect(
+    wronglySigned.send(
+      new GetObjectCommand({
+        Bucket: config.bucket_name,
+        Key: 'leak-check/sse-c-copy',
+        ...customerKey(CUSTOMER_KEYS.object),
+      }),
+    ),
   ).rejects.toMatchObject({ name: 'SignatureDoesNotMatch' });
   wronglySigned.destroy();
 
   // Exports, one-time and recurring, on the rotated pair.
   const session = acmeWorkspace.sessions.find((candidate) => candidate.run_count < 50_000)!;
   const exportOn = (destinationId: string, window: Record<string, unknown>) =>
-    expectStatus(acme('POST', '/api/v1/bulk-exports', { bulk_export_destination_id: destinationId, session_id: session.id, format_version: 'v2_beta', ...window }), 200);
+    expectStatus(
+      acme('POST', '/api/v1/bulk-exports', {
+        bulk_export_destination_id: destinationId,
+        session_id: session.id,
+        format_version: 'v2_beta',
+        ...window,
+      }),
+      200,
+    );
   // The clock is frozen, so nothing starts by itself: each poll runs what is due now.
   const runDue = () => expectStatus(admin('POST', '/clock/advance', { seconds: 0 }), 200);
   const finished = (id: string) =>
@@ -317,7 +447,10 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
       const current = await acme('GET', `/api/v1/bulk-exports/${id}`);
       return isTerminalStatus(current.body.status) ? current.body : undefined;
     }, `export ${id}`);
-  const oneTime = await exportOn(destination.id, { start_time: '2026-10-02T00:00:00Z', end_time: '2026-10-03T00:00:00Z' });
+  const oneTime = await exportOn(destination.id, {
+    start_time: '2026-10-02T00:00:00Z',
+    end_time: '2026-10-03T00:00:00Z',
+  });
   expect((await finished(oneTime.id)).status).toBe('Completed');
   const runs = await expectStatus(acme('GET', `/api/v1/bulk-exports/${oneTime.id}/runs`), 200);
   expect(runs[0].metadata.result.rows_written).toBeGreaterThan(0);
@@ -325,11 +458,21 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   // Read back through the admin API: SQL over its files, a preview of one.
   await expectStatus(admin('POST', '/sql', { export_id: oneTime.id, sql: 'SELECT * FROM runs LIMIT 5' }), 200);
   const [exportedFile] = runs[0].metadata.result.exported_files as string[];
-  await expectStatus(admin('GET', `/objstore/preview?${new URLSearchParams({ bucket: config.bucket_name, key: exportedFile!.slice(config.bucket_name.length + 1) })}`), 200);
+  await expectStatus(
+    admin(
+      'GET',
+      `/objstore/preview?${new URLSearchParams({ bucket: config.bucket_name, key: exportedFile!.slice(config.bucket_name.length + 1) })}`,
+    ),
+    200,
+  );
   const recurring = await exportOn(destination.id, { start_time: '2026-10-03T00:00:00Z', interval_hours: 24 });
   const children = await eventually(async () => {
     await runDue();
-    const listed = (await acme('GET', '/api/v1/bulk-exports')).body as { id: string; status: string; source_bulk_export_id: string | null }[];
+    const listed = (await acme('GET', '/api/v1/bulk-exports')).body as {
+      id: string;
+      status: string;
+      source_bulk_export_id: string | null;
+    }[];
     const child = listed.find((item) => item.source_bulk_export_id === recurring.id);
     return child && child.status === 'Completed' ? [child] : undefined;
   }, 'the child of the recurring export');
@@ -339,7 +482,11 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
 
   // A key revoked under a destination: its export fails, with the store's words in the run's errors.
   const doomed = await expectStatus(
-    acme('POST', '/api/v1/bulk-exports/destinations', { display_name: 'revoked later', config, credentials: credentials(KEY_IDS.revoked, SECRETS.revokedKey) }),
+    acme('POST', '/api/v1/bulk-exports/destinations', {
+      display_name: 'revoked later',
+      config,
+      credentials: credentials(KEY_IDS.revoked, SECRETS.revokedKey),
+    }),
     200,
   );
   await expectStatus(admin('DELETE', `/objstore/keys/${KEY_IDS.revoked}`), 204);
@@ -373,28 +520,61 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
     201,
   );
   const patched = await expectStatus(
-    acme('PATCH', `/v2/deployments/${deployment.id}`, { secrets: [{ name: 'OPENAI_API_KEY', value: SECRETS.patchedSecret }] }),
+    acme('PATCH', `/v2/deployments/${deployment.id}`, {
+      secrets: [{ name: 'OPENAI_API_KEY', value: SECRETS.patchedSecret }],
+    }),
     200,
   );
   expect(patched.latest_revision_id).not.toBe(deployment.latest_revision_id);
-  await expectStatus(globex('PATCH', `/v2/deployments/${container.id}`, { secrets: [{ name: 'DB_PASSWORD', value: SECRETS.patchedSecret }] }), 200);
-  const redeployed = await expectStatus(acme('POST', `/v2/deployments/${deployment.id}/revisions/${deployment.latest_revision_id}/redeploy`), 200);
+  await expectStatus(
+    globex('PATCH', `/v2/deployments/${container.id}`, {
+      secrets: [{ name: 'DB_PASSWORD', value: SECRETS.patchedSecret }],
+    }),
+    200,
+  );
+  const redeployed = await expectStatus(
+    acme('POST', `/v2/deployments/${deployment.id}/revisions/${deployment.latest_revision_id}/redeploy`),
+    200,
+  );
   await expectStatus(admin('POST', '/clock/advance', { seconds: 10 }), 200);
-  const revision = await expectStatus(acme('GET', `/v2/deployments/${deployment.id}/revisions/${redeployed.latest_revision_id}`), 200);
+  const revision = await expectStatus(
+    acme('GET', `/v2/deployments/${deployment.id}/revisions/${redeployed.latest_revision_id}`),
+    200,
+  );
   expect(revision.status).toBe('DEPLOYED');
   await expectStatus(acme('GET', `/v2/deployments/${deployment.id}/revisions`), 200);
   await expectStatus(acme('GET', `/v2/deployments/${deployment.id}`), 200);
   await expectStatus(acme('GET', '/v2/deployments?name_contains=leak-check'), 200);
   await expectStatus(globex('GET', `/v2/deployments/${container.id}`), 200);
   await expectStatus(admin('PUT', `/deployments/${container.id}/status`, { status: 'READY' }), 200);
-  await expectStatus(acme('POST', '/v2/deployments', { ...codehost, secrets: [{ name: 'OPENAI_API_KEY', value: SECRETS.conflictSecret }] }), 409);
   await expectStatus(
-    acme('POST', '/v2/deployments', { ...codehost, name: 'leak-check-400', source: 'external_container', secrets: [{ name: 'K', value: SECRETS.sourceErrorSecret }] }),
+    acme('POST', '/v2/deployments', {
+      ...codehost,
+      secrets: [{ name: 'OPENAI_API_KEY', value: SECRETS.conflictSecret }],
+    }),
+    409,
+  );
+  await expectStatus(
+    acme('POST', '/v2/deployments', {
+      ...codehost,
+      name: 'leak-check-400',
+      source: 'external_container',
+      secrets: [{ name: 'K', value: SECRETS.sourceErrorSecret }],
+    }),
     400,
   );
-  await expectStatus(acme('POST', '/v2/deployments', { ...codehost, source: 'bogus', secrets: [{ name: 'K', value: SECRETS.otherFieldSecret }] }), 422);
   await expectStatus(
-    acme('PATCH', '/v2/deployments/00000000-0000-4000-8000-000000000000', { secrets: [{ name: 'K', value: SECRETS.unknownDeploymentSecret }] }),
+    acme('POST', '/v2/deployments', {
+      ...codehost,
+      source: 'bogus',
+      secrets: [{ name: 'K', value: SECRETS.otherFieldSecret }],
+    }),
+    422,
+  );
+  await expectStatus(
+    acme('PATCH', '/v2/deployments/00000000-0000-4000-8000-000000000000', {
+      secrets: [{ name: 'K', value: SECRETS.unknownDeploymentSecret }],
+    }),
     404,
   );
   await expectStatus(acme('DELETE', `/v2/deployments/${deployment.id}`), 204);
@@ -410,41 +590,96 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   };
   const createdProvider = await expectStatus(acme('POST', '/v2/auth/providers', provider), 200);
   expect(createdProvider).not.toHaveProperty('client_secret');
-  await expectStatus(acme('PATCH', '/v2/auth/providers/leak-check-provider', { client_secret: SECRETS.rotatedClientSecret }), 200);
-  await expectStatus(acme('POST', '/v2/auth/providers', { ...provider, client_secret: SECRETS.conflictClientSecret }), 409);
+  await expectStatus(
+    acme('PATCH', '/v2/auth/providers/leak-check-provider', { client_secret: SECRETS.rotatedClientSecret }),
+    200,
+  );
+  await expectStatus(
+    acme('POST', '/v2/auth/providers', { ...provider, client_secret: SECRETS.conflictClientSecret }),
+    409,
+  );
   await expectStatus(acme('GET', '/v2/auth/providers/leak-check-provider'), 200);
   await expectStatus(acme('GET', '/v2/auth/providers'), 200);
 
   // Secrets of the wrong JSON type.
   recorder.phase = 'wrong-type';
-  await expectStatus(acme('POST', '/api/v1/bulk-exports/destinations', { display_name: 'wrong type', config, credentials: WRONG_TYPE.credentialsString }), 422);
   await expectStatus(
-    acme('POST', '/api/v1/bulk-exports/destinations', { display_name: 'wrong type', config, credentials: { access_key_id: KEY_IDS.runtime, secret_access_key: [WRONG_TYPE.secretList] } }),
+    acme('POST', '/api/v1/bulk-exports/destinations', {
+      display_name: 'wrong type',
+      config,
+      credentials: WRONG_TYPE.credentialsString,
+    }),
+    422,
+  );
+  await expectStatus(
+    acme('POST', '/api/v1/bulk-exports/destinations', {
+      display_name: 'wrong type',
+      config,
+      credentials: { access_key_id: KEY_IDS.runtime, secret_access_key: [WRONG_TYPE.secretList] },
+    }),
     422,
   );
   await expectStatus(
     acme('PATCH', `/api/v1/bulk-exports/destinations/${destination.id}`, {
-      credentials: { ...credentials(KEY_IDS.rotated, 'lp-not-a-secret'), session_token: { token: WRONG_TYPE.sessionTokenObject } },
+      credentials: {
+        ...credentials(KEY_IDS.rotated, 'lp-not-a-secret'),
+        session_token: { token: WRONG_TYPE.sessionTokenObject },
+      },
     }),
     422,
   );
-  await expectStatus(acme('POST', '/v2/deployments', { ...codehost, name: 'leak-check-wrong-type', secrets: { OPENAI_API_KEY: WRONG_TYPE.secretsObject } }), 422);
-  await expectStatus(globex('PATCH', `/v2/deployments/${container.id}`, { secrets: [{ name: 'DB_PASSWORD', value: { value: WRONG_TYPE.secretValueObject } }] }), 422);
+  await expectStatus(
+    acme('POST', '/v2/deployments', {
+      ...codehost,
+      name: 'leak-check-wrong-type',
+      secrets: { OPENAI_API_KEY: WRONG_TYPE.secretsObject },
+    }),
+    422,
+  );
+  await expectStatus(
+    globex('PATCH', `/v2/deployments/${container.id}`, {
+      secrets: [{ name: 'DB_PASSWORD', value: { value: WRONG_TYPE.secretValueObject } }],
+    }),
+    422,
+  );
   await expectStatus(globex('PATCH', `/v2/deployments/${container.id}`, { secrets: WRONG_TYPE.secretsString }), 422);
-  await expectStatus(admin('POST', '/objstore/keys', { access_key_id: 'LPLEAKKEY0005', secret_access_key: [WRONG_TYPE.objstoreSecretList], permissions: ALL_PERMISSIONS }), 422);
-  await expectStatus(acme('PATCH', '/v2/auth/providers/leak-check-provider', { client_secret: [WRONG_TYPE.clientSecretList] }), 422);
+  await expectStatus(
+    admin('POST', '/objstore/keys', {
+      access_key_id: 'LPLEAKKEY0005',
+      secret_access_key: [WRONG_TYPE.objstoreSecretList],
+      permissions: ALL_PERMISSIONS,
+    }),
+    422,
+  );
+  await expectStatus(
+    acme('PATCH', '/v2/auth/providers/leak-check-provider', { client_secret: [WRONG_TYPE.clientSecretList] }),
+    422,
+  );
 
   // Secrets over the length limit.
   recorder.phase = 'too-long';
   await expectStatus(
-    acme('POST', '/api/v1/bulk-exports/destinations', { display_name: 'too long', config, credentials: credentials(KEY_IDS.runtime, TOO_LONG.secretAccessKey) }),
+    acme('POST', '/api/v1/bulk-exports/destinations', {
+      display_name: 'too long',
+      config,
+      credentials: credentials(KEY_IDS.runtime, TOO_LONG.secretAccessKey),
+    }),
     422,
   );
   await expectStatus(
-    acme('PATCH', `/api/v1/bulk-exports/destinations/${destination.id}`, { credentials: credentials(KEY_IDS.rotated, SECRETS.rotatedKey, TOO_LONG.sessionToken) }),
+    acme('PATCH', `/api/v1/bulk-exports/destinations/${destination.id}`, {
+      credentials: credentials(KEY_IDS.rotated, SECRETS.rotatedKey, TOO_LONG.sessionToken),
+    }),
     422,
   );
-  await expectStatus(admin('POST', '/objstore/keys', { access_key_id: 'LPLEAKKEY0006', secret_access_key: TOO_LONG.objstoreSecret, permissions: ALL_PERMISSIONS }), 422);
+  await expectStatus(
+    admin('POST', '/objstore/keys', {
+      access_key_id: 'LPLEAKKEY0006',
+      secret_access_key: TOO_LONG.objstoreSecret,
+      permissions: ALL_PERMISSIONS,
+    }),
+    422,
+  );
 
   // Bodies that are not JSON.
   recorder.phase = 'not-json';
@@ -455,7 +690,8 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
 
   // Every admin endpoint that reads state, found in the instance's own OpenAPI document (every module's routes).
   recorder.phase = 'admin';
-  for (const path of adminReadPaths(await expectStatus(recorder.send('GET', '/openapi.json'), 200))) await expectStatus(admin('GET', path), 200);
+  for (const path of adminReadPaths(await expectStatus(recorder.send('GET', '/openapi.json'), 200)))
+    await expectStatus(admin('GET', path), 200);
   await expectStatus(admin('GET', `/state?workspace_id=${acmeWorkspace.id}`), 200);
   await expectStatus(admin('POST', '/requests/find', {}), 200);
   const [latest] = (await expectStatus(admin('GET', '/requests?order=desc&limit=1'), 200)).requests;
@@ -464,10 +700,29 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
 }
 
 /** The admin GETs that answer JSON and need no path or query parameter (the preview, which does, is read in the scenario; an event stream never ends: it sends the entries GET /requests answers). */
-function adminReadPaths(document: { paths: Record<string, Record<string, { parameters?: { in: string; required?: boolean }[]; responses?: Record<string, { content?: Record<string, unknown> }> }>> }): string[] {
+function adminReadPaths(document: {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { in: string; required?: boolean }[];
+        responses?: Record<string, { content?: Record<string, unknown> }>;
+      }
+    >
+  >;
+}): string[] {
   return Object.entries(document.paths)
-    .filter(([path, operations]) => path.startsWith('/_localplane/') && !path.includes('{') && operations.get?.responses?.['200']?.content?.['application/json'] !== undefined)
-    .filter(([, operations]) => !operations.get!.parameters?.some((parameter) => parameter.in === 'query' && parameter.required))
+    .filter(
+      ([path, operations]) =>
+        path.startsWith('/_localplane/') &&
+        !path.includes('{') &&
+        operations.get?.responses?.['200']?.content?.['application/json'] !== undefined,
+    )
+    .filter(
+      ([, operations]) =>
+        !operations.get!.parameters?.some((parameter) => parameter.in === 'query' && parameter.required),
+    )
     .map(([path]) => path.slice('/_localplane'.length));
 }
 
@@ -529,19 +784,50 @@ describe.each(TARGETS)('no secret shows anywhere after a full scenario, on %s', 
 
   it('in any admin endpoint, the objstore journal, the request journal (its stream too) and the keys included', () => {
     const read = phase('admin');
-    const paths = ['/health', '/fixtures', '/tasks', '/faults', '/config', '/objstore/journal', '/objstore/keys', '/state', '/requests', '/requests/count', '/requests/stats', '/requests/stream?since=0', '/fault-rules'];
-    expect(read.map((exchange) => exchange.request)).toEqual(expect.arrayContaining([...paths.map((path) => `GET /_localplane${path}`), 'POST /_localplane/requests/find']));
+    const paths = [
+      '/health',
+      '/fixtures',
+      '/tasks',
+      '/faults',
+      '/config',
+      '/objstore/journal',
+      '/objstore/keys',
+      '/state',
+      '/requests',
+      '/requests/count',
+      '/requests/stats',
+      '/requests/stream?since=0',
+      '/fault-rules',
+    ];
+    expect(read.map((exchange) => exchange.request)).toEqual(
+      expect.arrayContaining([...paths.map((path) => `GET /_localplane${path}`), 'POST /_localplane/requests/find']),
+    );
     expect(exchangeLeaks(read)).toEqual([]);
-    const journal = JSON.parse(read.find((exchange) => exchange.request === 'GET /_localplane/objstore/journal')!.body) as { accessKeyId: string | null }[];
-    expect(journal.map((record) => record.accessKeyId)).toEqual(expect.arrayContaining([KEY_IDS.runtime, KEY_IDS.rotated, KEY_IDS.revoked, KEY_IDS.unknown]));
+    const journal = JSON.parse(
+      read.find((exchange) => exchange.request === 'GET /_localplane/objstore/journal')!.body,
+    ) as { accessKeyId: string | null }[];
+    expect(journal.map((record) => record.accessKeyId)).toEqual(
+      expect.arrayContaining([KEY_IDS.runtime, KEY_IDS.rotated, KEY_IDS.revoked, KEY_IDS.unknown]),
+    );
     // The request journal holds the whole scenario, bodies with secrets included (masked), from both servers.
-    const requests = (JSON.parse(read.find((exchange) => exchange.request === 'POST /_localplane/requests/find')!.body) as { requests: { source: string; request: { body: { text: string | null } } }[] }).requests;
+    const requests = (
+      JSON.parse(read.find((exchange) => exchange.request === 'POST /_localplane/requests/find')!.body) as {
+        requests: { source: string; request: { body: { text: string | null } } }[];
+      }
+    ).requests;
     expect(requests.filter((entry) => entry.source === 'api').length).toBeGreaterThan(40);
     expect(requests.filter((entry) => entry.source === 'objstore').length).toBeGreaterThan(10);
-    expect(requests.filter((entry) => entry.request.body.text?.includes('"credentials":"********"')).length).toBeGreaterThan(3);
-    const streamed = read.find((exchange) => exchange.request === 'GET /_localplane/requests/stream?since=0')!.body.split('\n').map((line) => JSON.parse(line));
+    expect(
+      requests.filter((entry) => entry.request.body.text?.includes('"credentials":"********"')).length,
+    ).toBeGreaterThan(3);
+    const streamed = read
+      .find((exchange) => exchange.request === 'GET /_localplane/requests/stream?since=0')!
+      .body.split('\n')
+      .map((line) => JSON.parse(line));
     expect(streamed).toEqual(requests);
-    const keys = JSON.parse(read.find((exchange) => exchange.request === 'GET /_localplane/objstore/keys')!.body) as { access_key_id: string }[];
+    const keys = JSON.parse(read.find((exchange) => exchange.request === 'GET /_localplane/objstore/keys')!.body) as {
+      access_key_id: string;
+    }[];
     expect(keys.map((key) => key.access_key_id)).toEqual(expect.arrayContaining([KEY_IDS.runtime, KEY_IDS.rotated]));
   });
 

@@ -87,7 +87,7 @@ describe('isSecretName', () => {
 });
 
 describe('masking by name', () => {
-  it('masks JSON values at any depth, keeps the hosted service\'s kept names whole', () => {
+  it("masks JSON values at any depth, keeps the hosted service's kept names whole", () => {
     const value = {
       usage: { total_tokens: 7, prompt_tokens: 3 },
       items: [{ auth: { clientSecret: 's1', session_id: 'id' } }],
@@ -100,7 +100,9 @@ describe('masking by name', () => {
 
   it('masks a secret at the bottom of JSON nested 100,000 levels deep, as at any other depth, without a stack overflow', () => {
     const depth = 100_000;
-    const value = JSON.parse(`${'{"a":'.repeat(depth)}{"password":"x","token_url":"u","n":[1]}${'}'.repeat(depth)}`) as unknown;
+    const value = JSON.parse(
+      `${'{"a":'.repeat(depth)}{"password":"x","token_url":"u","n":[1]}${'}'.repeat(depth)}`,
+    ) as unknown;
     let bottom = maskSecretFields(value, () => '********') as Record<string, unknown>;
     for (let level = 0; level < depth; level++) bottom = bottom.a as Record<string, unknown>;
     expect(bottom).toEqual({ password: '********', token_url: 'u', n: [1] });
@@ -120,8 +122,11 @@ describe('masking by name', () => {
     );
     expect(heard).toEqual(['access_token', 'password', 'xsignature', 'api_key']);
     // A URL in another parameter's value is searched too.
-    expect(maskSecretQueryValues('/cb?next=https://h/?api_key=k2&state=s')).toBe('/cb?next=https://h/?api_key=********&state=s');
-    const signed = (token: string) => `<CanonicalRequest>GET\n/b/k\n\nhost:h:9401\nx-custom-token:${token}\nx-amz-date:20261004T0Z\n</CanonicalRequest>`;
+    expect(maskSecretQueryValues('/cb?next=https://h/?api_key=k2&state=s')).toBe(
+      '/cb?next=https://h/?api_key=********&state=s',
+    );
+    const signed = (token: string) =>
+      `<CanonicalRequest>GET\n/b/k\n\nhost:h:9401\nx-custom-token:${token}\nx-amz-date:20261004T0Z\n</CanonicalRequest>`;
     expect(maskSigningDetails(signed('t2'))).toBe(signed('********'));
   });
 });

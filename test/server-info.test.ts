@@ -27,7 +27,10 @@ const HOSTED_INFO_SCHEMA = {
         use_multipart_endpoint: { type: 'boolean' },
       },
     },
-    customer_info: { type: 'object', properties: { customer_id: { type: 'string' }, customer_name: { type: 'string' } } },
+    customer_info: {
+      type: 'object',
+      properties: { customer_id: { type: 'string' }, customer_name: { type: 'string' } },
+    },
     instance_flags: { type: 'object' },
     sdk_versions: { type: 'object' },
   },
@@ -75,7 +78,12 @@ describe('GET /info', () => {
   it('answers the same under /api/v1/info, where the generated clients ask, and whatever key is sent', async () => {
     const { body } = await info();
     expect(await info('/api/v1/info')).toEqual({ status: 200, body });
-    expect(await info('/info', { 'X-API-Key': 'not-a-key-of-any-workspace', 'X-Tenant-Id': '00000000-0000-4000-8000-000000000000' })).toEqual({ status: 200, body });
+    expect(
+      await info('/info', {
+        'X-API-Key': 'not-a-key-of-any-workspace',
+        'X-Tenant-Id': '00000000-0000-4000-8000-000000000000',
+      }),
+    ).toEqual({ status: 200, body });
   });
 
   it('gives the Python client what it reads when it starts, so it warns of nothing', async () => {
@@ -84,7 +92,13 @@ describe('GET /info', () => {
     expect(body.license_expiration_time).toBeNull();
     // The tracing thread indexes these four (a missing one is a KeyError in its thread) and reads use_multipart_endpoint.
     const config = body.batch_ingest_config;
-    for (const name of ['size_limit', 'scale_up_nthreads_limit', 'scale_up_qsize_trigger', 'scale_down_nempty_trigger', 'size_limit_bytes']) {
+    for (const name of [
+      'size_limit',
+      'scale_up_nthreads_limit',
+      'scale_up_qsize_trigger',
+      'scale_down_nempty_trigger',
+      'size_limit_bytes',
+    ]) {
       expect(Number.isInteger(config[name]) && config[name] > 0, name).toBe(true);
     }
     expect(config.use_multipart_endpoint).toBe(true);

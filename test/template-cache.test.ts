@@ -1,4 +1,18 @@
-import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -91,7 +105,9 @@ describe('the template cache', () => {
   it('gives the same template to the sources, to the build in dist/ and to the bundled CLI', async () => {
     const fixturesDir = smallFixtures();
     const cacheDir = newCache();
-    const compiled = (await import(new URL('../dist/localplane.js', import.meta.url).href)) as { prepareFixtures: typeof prepareFixtures };
+    const compiled = (await import(new URL('../dist/localplane.js', import.meta.url).href)) as {
+      prepareFixtures: typeof prepareFixtures;
+    };
     const template = prepareFixtures({ fixturesDir, cacheDir });
     expect(compiled.prepareFixtures({ fixturesDir, cacheDir })).toBe(template);
     expect(templatesIn(cacheDir)).toHaveLength(1);
@@ -158,7 +174,10 @@ describe('the template cache', () => {
       }
 
       // Another fixtures dir's copies: one unused for two hours, one for half an hour.
-      const [stale, recent] = ['template-0000000a-00000000000000000000a.sqlite', 'template-0000000b-00000000000000000000b.sqlite'];
+      const [stale, recent] = [
+        'template-0000000a-00000000000000000000a.sqlite',
+        'template-0000000b-00000000000000000000b.sqlite',
+      ];
       if (crossing) {
         for (const name of [stale, recent]) writeFileSync(join(copies, name), '');
         age(join(copies, stale), 2 * 3600 * 1000);
@@ -168,7 +187,10 @@ describe('the template cache', () => {
       const rebuilt = prepareFixtures({ fixturesDir, cacheDir });
       const third = await startOne();
       expect(third.ino).not.toBe(first.ino);
-      if (crossing) expect(readdirSync(copies).sort(), 'the older copy and the one unused for an hour are pruned').toEqual([basename(rebuilt), recent].sort());
+      if (crossing)
+        expect(readdirSync(copies).sort(), 'the older copy and the one unused for an hour are pruned').toEqual(
+          [basename(rebuilt), recent].sort(),
+        );
       for (const instance of instances) expect((await instance.request('/_localplane/fixtures')).status).toBe(200);
     } finally {
       await Promise.all(instances.map((instance) => instance.stop()));
@@ -177,7 +199,7 @@ describe('the template cache', () => {
   });
 });
 
-describe('the template cache is its user\'s own', () => {
+describe("the template cache is its user's own", () => {
   /** Another user's id: files can be given to it when the tests run as root. */
   const OTHER_UID = 4242;
   const isRoot = process.getuid?.() === 0;
@@ -199,11 +221,19 @@ describe('the template cache is its user\'s own', () => {
     }
   }
 
-  it('defaults to localplane in the user\'s cache folder ($XDG_CACHE_HOME, else ~/.cache), not in the shared temp dir', () => {
-    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: '/home/someone/.cache-elsewhere' }, defaultCacheDir)).toBe('/home/someone/.cache-elsewhere/localplane');
-    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined }, defaultCacheDir)).toBe(join(homedir(), '.cache', 'localplane'));
-    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: 'relative/ignored' }, defaultCacheDir)).toBe(join(homedir(), '.cache', 'localplane'));
-    expect(withEnv({ LOCALPLANE_CACHE_DIR: '/srv/lp-cache', XDG_CACHE_HOME: '/x' }, defaultCacheDir)).toBe('/srv/lp-cache');
+  it("defaults to localplane in the user's cache folder ($XDG_CACHE_HOME, else ~/.cache), not in the shared temp dir", () => {
+    expect(
+      withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: '/home/someone/.cache-elsewhere' }, defaultCacheDir),
+    ).toBe('/home/someone/.cache-elsewhere/localplane');
+    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined }, defaultCacheDir)).toBe(
+      join(homedir(), '.cache', 'localplane'),
+    );
+    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: 'relative/ignored' }, defaultCacheDir)).toBe(
+      join(homedir(), '.cache', 'localplane'),
+    );
+    expect(withEnv({ LOCALPLANE_CACHE_DIR: '/srv/lp-cache', XDG_CACHE_HOME: '/x' }, defaultCacheDir)).toBe(
+      '/srv/lp-cache',
+    );
   });
 
   it('creates its folder 0700 and its templates 0600, whatever the umask', () => {
@@ -232,7 +262,7 @@ describe('the template cache is its user\'s own', () => {
     expect(readdirSync(cacheDir)).toEqual([]);
   });
 
-  it('refuses a folder another user owns (root gives one away; any other user is refused root\'s)', () => {
+  it("refuses a folder another user owns (root gives one away; any other user is refused root's)", () => {
     const cacheDir = isRoot ? newCache() : '/';
     if (isRoot) {
       mkdirSync(cacheDir, { mode: 0o755 });
@@ -240,7 +270,9 @@ describe('the template cache is its user\'s own', () => {
     }
     const owner = statSync(cacheDir).uid;
     expect(owner).not.toBe(process.getuid?.());
-    expect(() => prepareFixtures({ fixturesDir: smallFixtures(), cacheDir })).toThrow(`the template cache ${cacheDir} is owned by uid ${owner}, not ${process.getuid?.()}`);
+    expect(() => prepareFixtures({ fixturesDir: smallFixtures(), cacheDir })).toThrow(
+      `the template cache ${cacheDir} is owned by uid ${owner}, not ${process.getuid?.()}`,
+    );
   });
 
   it('stops the CLI with one line that names the folder (exit 2)', async () => {
@@ -248,7 +280,10 @@ describe('the template cache is its user\'s own', () => {
     mkdirSync(cacheDir);
     chmodSync(cacheDir, 0o777);
     const fixturesDir = smallFixtures();
-    const launched = await startCli(['--fixtures', fixturesDir], { ...process.env, LOCALPLANE_CACHE_DIR: cacheDir }).catch((error: Error) => error);
+    const launched = await startCli(['--fixtures', fixturesDir], {
+      ...process.env,
+      LOCALPLANE_CACHE_DIR: cacheDir,
+    }).catch((error: Error) => error);
     if (!(launched instanceof Error)) await launched.kill('SIGTERM');
     expect(launched).toBeInstanceOf(Error);
     expect((launched as Error).message).toBe(
@@ -334,8 +369,13 @@ describe('the source fingerprint', () => {
     for (const name of ['entry', 'nested/used', 'deeper', 'lazy']) {
       const source = readFileSync(join(dir, `${name}.ts`), 'utf8');
       writeFileSync(join(dist, `${name}.js`), source.replaceAll('.ts', '.js'));
-      writeFileSync(join(dist, `${name}.js.map`), JSON.stringify({ version: 3, sources: [`../src/${name}.ts`], sourcesContent: [source], mappings: '' }));
+      writeFileSync(
+        join(dist, `${name}.js.map`),
+        JSON.stringify({ version: 3, sources: [`../src/${name}.ts`], sourcesContent: [source], mappings: '' }),
+      );
     }
-    expect(sourceFingerprint(pathToFileURL(join(dist, 'entry.js')))).toBe(sourceFingerprint(pathToFileURL(join(dir, 'entry.ts'))));
+    expect(sourceFingerprint(pathToFileURL(join(dist, 'entry.js')))).toBe(
+      sourceFingerprint(pathToFileURL(join(dir, 'entry.ts'))),
+    );
   });
 });

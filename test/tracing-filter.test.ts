@@ -44,38 +44,78 @@ function run(overrides: Partial<RunRow> & Pick<RunRow, 'id' | 'name' | 'start_ti
 
 const ROWS: RunRow[] = [
   run({
-    id: 'r1', name: 'ChatPipeline', run_type: 'chain', is_root: 1,
-    start_time: T('2026-10-01T10:00:00Z'), end_time: T('2026-10-01T10:00:02.5Z'),
-    tags: '["prod","v1"]', total_tokens: 100, total_cost: 0.01,
-    inputs: '{"question":"What is the Capital of France?"}', outputs: '{"answer":"Paris"}',
+    id: 'r1',
+    name: 'ChatPipeline',
+    run_type: 'chain',
+    is_root: 1,
+    start_time: T('2026-10-01T10:00:00Z'),
+    end_time: T('2026-10-01T10:00:02.5Z'),
+    tags: '["prod","v1"]',
+    total_tokens: 100,
+    total_cost: 0.01,
+    inputs: '{"question":"What is the Capital of France?"}',
+    outputs: '{"answer":"Paris"}',
   }),
   run({
-    id: 'r2', name: 'ChatModel', run_type: 'llm', is_root: 0, trace_id: 'r1',
-    parent_run_id: 'r1', parent_run_ids: '["r1"]',
-    start_time: T('2026-10-01T10:00:00.5Z'), end_time: T('2026-10-01T10:00:01.5Z'),
+    id: 'r2',
+    name: 'ChatModel',
+    run_type: 'llm',
+    is_root: 0,
+    trace_id: 'r1',
+    parent_run_id: 'r1',
+    parent_run_ids: '["r1"]',
+    start_time: T('2026-10-01T10:00:00.5Z'),
+    end_time: T('2026-10-01T10:00:01.5Z'),
     first_token_time: T('2026-10-01T10:00:00.8Z'),
-    tags: '["prod"]', total_tokens: 80, total_cost: 0.008,
-    inputs: '{"messages":["What is the capital of France?"]}', outputs: '{"text":"PARIS is the capital"}',
+    tags: '["prod"]',
+    total_tokens: 80,
+    total_cost: 0.008,
+    inputs: '{"messages":["What is the capital of France?"]}',
+    outputs: '{"text":"PARIS is the capital"}',
   }),
   run({
-    id: 'r3', name: 'search_tool', run_type: 'tool', is_root: 0, trace_id: 'r1', status: 'pending',
-    parent_run_id: 'r1', parent_run_ids: '["r1"]',
-    start_time: T('2026-10-01T10:00:01.6Z'), end_time: null,
+    id: 'r3',
+    name: 'search_tool',
+    run_type: 'tool',
+    is_root: 0,
+    trace_id: 'r1',
+    status: 'pending',
+    parent_run_id: 'r1',
+    parent_run_ids: '["r1"]',
+    start_time: T('2026-10-01T10:00:01.6Z'),
+    end_time: null,
   }),
   run({
-    id: 'r4', name: 'ChatModel', run_type: 'llm', is_root: 1, status: 'error',
-    start_time: T('2026-10-02T12:00:00Z'), end_time: T('2026-10-02T12:00:10Z'),
-    tags: '["dev","it\'s"]', total_tokens: 0, total_cost: 0,
+    id: 'r4',
+    name: 'ChatModel',
+    run_type: 'llm',
+    is_root: 1,
+    status: 'error',
+    start_time: T('2026-10-02T12:00:00Z'),
+    end_time: T('2026-10-02T12:00:10Z'),
+    tags: '["dev","it\'s"]',
+    total_tokens: 0,
+    total_cost: 0,
     error: 'RateLimitError: Too Many Requests',
   }),
   run({
-    id: 'r5', name: 'O\'Brien "quoted"', run_type: 'chain', is_root: 1,
-    start_time: T('2026-10-03T00:00:00Z'), end_time: T('2026-10-03T00:00:00.2Z'),
-    tags: '["x\'); DROP TABLE runs; --"]', total_tokens: 5000, total_cost: 1.5,
+    id: 'r5',
+    name: 'O\'Brien "quoted"',
+    run_type: 'chain',
+    is_root: 1,
+    start_time: T('2026-10-03T00:00:00Z'),
+    end_time: T('2026-10-03T00:00:00.2Z'),
+    tags: '["x\'); DROP TABLE runs; --"]',
+    total_tokens: 5000,
+    total_cost: 1.5,
   }),
   run({
-    id: 'r6', name: 'legacy', run_type: 'retriever', is_root: 1,
-    start_time: T('2026-09-30T23:59:59.999999Z'), end_time: T('2026-10-01T00:00:05Z'),
+    id: 'r6',
+    name: 'legacy',
+    run_type: 'retriever',
+    is_root: 1,
+    start_time: T('2026-09-30T23:59:59.999999Z'),
+    end_time: T('2026-10-01T00:00:05Z'),
     tags: 'not json', // malformed: must not make has()/eq(tags) fail
   }),
 ];
@@ -180,7 +220,10 @@ describe('compileFilter: booleans, nulls, latency, times', () => {
     expect(ids('gte(start_time, "2026-10-02T02:00:00+02:00")')).toEqual(['r4', 'r5']);
     expect(ids('lt(start_time, "2026-10-01")')).toEqual(['r6']);
     expect(ids('eq(start_time, "2026-10-01T10:00:00.500000Z")')).toEqual(['r2']);
-    expect(ids('and(gt(start_time, "2026-10-01T10:00:00Z"), lt(start_time, "2026-10-02T00:00:00Z"))')).toEqual(['r2', 'r3']);
+    expect(ids('and(gt(start_time, "2026-10-01T10:00:00Z"), lt(start_time, "2026-10-02T00:00:00Z"))')).toEqual([
+      'r2',
+      'r3',
+    ]);
     expect(ids('lt(end_time, "2026-10-01T10:00:02Z")')).toEqual(['r2', 'r6']);
     expect(ids('neq(end_time, "2026-10-03T00:00:00.2Z")')).toEqual(['r1', 'r2', 'r3', 'r4', 'r6']);
     expect(ids('gt(first_token_time, "2026-01-01")')).toEqual(['r2']);
@@ -225,8 +268,9 @@ describe('compileFilter: combinators', () => {
     expect(ids('or(eq(run_type, "tool"), eq(status, "error"))')).toEqual(['r3', 'r4']);
     expect(ids('not(eq(run_type, "llm"))')).toEqual(['r1', 'r3', 'r5', 'r6']);
     expect(ids('and(eq(run_type, "llm"), eq(is_root, false), has(tags, "prod"))')).toEqual(['r2']);
-    expect(ids('or(and(eq(run_type, "chain"), gt(total_tokens, 1000)), and(eq(run_type, "llm"), not(has(tags, "prod"))))'))
-      .toEqual(['r4', 'r5']);
+    expect(
+      ids('or(and(eq(run_type, "chain"), gt(total_tokens, 1000)), and(eq(run_type, "llm"), not(has(tags, "prod"))))'),
+    ).toEqual(['r4', 'r5']);
     expect(ids('not(or(has(tags, "prod"), eq(status, "error")))')).toEqual(['r3', 'r5', 'r6']);
     expect(ids('and(eq(name, "ChatModel"))')).toEqual(['r2', 'r4']);
     expect(ids('or(eq(name, "legacy"))')).toEqual(['r6']);
@@ -234,14 +278,23 @@ describe('compileFilter: combinators', () => {
 
   it('not() is the exact complement, also around NULLs', () => {
     const filters = [
-      'eq(parent_run_id, "r1")', 'gt(total_tokens, 50)', 'lt(latency, 3)', 'has(tags, "prod")',
-      'search("paris")', 'gt(end_time, "2026-10-01T10:00:02Z")', 'eq(error, null)', 'neq(trace_tier, "x")',
+      'eq(parent_run_id, "r1")',
+      'gt(total_tokens, 50)',
+      'lt(latency, 3)',
+      'has(tags, "prod")',
+      'search("paris")',
+      'gt(end_time, "2026-10-01T10:00:02Z")',
+      'eq(error, null)',
+      'neq(trace_tier, "x")',
     ];
     for (const f of filters) {
       const yes = ids(f);
       const no = ids(`not(${f})`);
       expect([...yes, ...no].sort(), f).toEqual(ALL);
-      expect(yes.filter((id) => no.includes(id)), f).toEqual([]);
+      expect(
+        yes.filter((id) => no.includes(id)),
+        f,
+      ).toEqual([]);
     }
     expect(ids('not(eq(parent_run_id, "r1"))')).toEqual(ids('neq(parent_run_id, "r1")'));
   });
@@ -251,7 +304,10 @@ describe('compileFilter: combinators', () => {
   });
 
   it('qualifies columns with the table alias', () => {
-    const { sql, params } = compileFilter('and(eq(run_type, "llm"), has(tags, "prod"), gt(latency, 0.5), search("paris"))', 'r');
+    const { sql, params } = compileFilter(
+      'and(eq(run_type, "llm"), has(tags, "prod"), gt(latency, 0.5), search("paris"))',
+      'r',
+    );
     expect(sql).toMatch(/r\.run_type/);
     expect(sql).toMatch(/json_each\(.*r\.tags/);
     expect(sql).not.toMatch(/(?<![.\w])run_type/);
@@ -294,7 +350,11 @@ describe('compileFilter: errors', () => {
     ['missing value after comma', 'eq(name, )', /Expected an expression but found "\)"/],
     ['too many arguments', 'not(eq(name, "a"), eq(name, "b"))', /Too many arguments/],
     ['trailing garbage', 'eq(name, "a") and', /Unexpected "and" after the end/],
-    ['bad date', 'gt(start_time, "2026-02-30T00:00:00Z")', /Invalid date-time "2026-02-30T00:00:00Z" for field "start_time"/],
+    [
+      'bad date',
+      'gt(start_time, "2026-02-30T00:00:00Z")',
+      /Invalid date-time "2026-02-30T00:00:00Z" for field "start_time"/,
+    ],
     ['non-date time value', 'gt(start_time, 5)', /ISO 8601/],
     ['unterminated string', 'eq(name, "abc)', /Unterminated string/],
     ['bare word value', 'eq(run_type, llm)', /bare word "llm"/],

@@ -10,7 +10,14 @@ import { formatTimestamp, MICROS_PER_DAY } from '../src/shared/time.ts';
 const START = Date.UTC(2026, 9, 1) * 1000; // 2026-10-01T00:00:00Z
 const DAYS = 3;
 const END = START + DAYS * MICROS_PER_DAY;
-const OPTIONS: GenerateRunsOptions = { tenantId: 'tenant-a', sessionId: 'session-a', count: 5000, startMicros: START, days: DAYS, seed: 1234 };
+const OPTIONS: GenerateRunsOptions = {
+  tenantId: 'tenant-a',
+  sessionId: 'session-a',
+  count: 5000,
+  startMicros: START,
+  days: DAYS,
+  seed: 1234,
+};
 
 function openDb(): Database.Database {
   const db = new Database(':memory:');
@@ -28,7 +35,12 @@ function hashRows(db: Database.Database): string {
 }
 
 function count(db: Database.Database, sql: string, ...params: unknown[]): number {
-  return (db.prepare(sql).pluck().get(...params) as number) ?? 0;
+  return (
+    (db
+      .prepare(sql)
+      .pluck()
+      .get(...params) as number) ?? 0
+  );
 }
 
 /** `%Y%m%dT%H%M%S%fZ` derived independently from the shared ISO formatter. */
@@ -91,14 +103,27 @@ describe('generateRuns / insertRuns', () => {
   it('builds consistent trace trees', () => {
     // Roots.
     expect(count(db, 'SELECT count(*) FROM runs WHERE (is_root = 1) <> (parent_run_id IS NULL)')).toBe(0);
-    expect(count(db, `SELECT count(*) FROM runs WHERE is_root = 1 AND (trace_id <> id OR parent_run_ids <> '[]'
-      OR run_type <> 'chain' OR instr(dotted_order, '.') > 0 OR dotted_order <> substr(dotted_order, 1, 22) || id)`)).toBe(0);
+    expect(
+      count(
+        db,
+        `SELECT count(*) FROM runs WHERE is_root = 1 AND (trace_id <> id OR parent_run_ids <> '[]'
+      OR run_type <> 'chain' OR instr(dotted_order, '.') > 0 OR dotted_order <> substr(dotted_order, 1, 22) || id)`,
+      ),
+    ).toBe(0);
     // Every non-root's parent exists in the same trace, was inserted before it, and agrees with it.
-    expect(count(db, `SELECT count(*) FROM runs c LEFT JOIN runs p ON p.id = c.parent_run_id AND p.trace_id = c.trace_id
-      WHERE c.parent_run_id IS NOT NULL AND p.id IS NULL`)).toBe(0);
+    expect(
+      count(
+        db,
+        `SELECT count(*) FROM runs c LEFT JOIN runs p ON p.id = c.parent_run_id AND p.trace_id = c.trace_id
+      WHERE c.parent_run_id IS NOT NULL AND p.id IS NULL`,
+      ),
+    ).toBe(0);
     const nonRoots = count(db, 'SELECT count(*) FROM runs WHERE is_root = 0');
     expect(nonRoots).toBeGreaterThan(3000);
-    expect(count(db, `SELECT count(*) FROM runs c JOIN runs p ON p.id = c.parent_run_id
+    expect(
+      count(
+        db,
+        `SELECT count(*) FROM runs c JOIN runs p ON p.id = c.parent_run_id
       WHERE p.rowid < c.rowid
         AND c.parent_run_ids = json_insert(p.parent_run_ids, '$[#]', p.id)
         AND json_extract(c.parent_run_ids, '$[0]') = c.trace_id
@@ -106,9 +131,14 @@ describe('generateRuns / insertRuns', () => {
         AND c.dotted_order = p.dotted_order || '.' || substr(c.dotted_order, length(p.dotted_order) + 2, 22) || c.id
         AND c.start_time >= p.start_time
         AND (p.end_time IS NULL OR (c.end_time IS NOT NULL AND c.end_time <= p.end_time))
-        AND c.run_type IN ('chain', 'llm', 'tool', 'retriever')`)).toBe(nonRoots);
+        AND c.run_type IN ('chain', 'llm', 'tool', 'retriever')`,
+      ),
+    ).toBe(nonRoots);
     // Each dotted_order segment's timestamp is the run's own start_time.
-    const rows = db.prepare('SELECT id, start_time, dotted_order FROM runs').all() as Pick<RunRow, 'id' | 'start_time' | 'dotted_order'>[];
+    const rows = db.prepare('SELECT id, start_time, dotted_order FROM runs').all() as Pick<
+      RunRow,
+      'id' | 'start_time' | 'dotted_order'
+    >[];
     for (const row of rows) {
       expect(row.dotted_order.endsWith(dottedStamp(row.start_time) + row.id)).toBe(true);
       expect(formatDottedTimestamp(row.start_time)).toBe(dottedStamp(row.start_time));
@@ -131,32 +161,60 @@ describe('generateRuns / insertRuns', () => {
     expect(count(db, 'SELECT max(end_time) FROM runs')).toBeLessThan(END);
     expect(count(db, `SELECT count(DISTINCT start_time / ${MICROS_PER_DAY}) FROM runs`)).toBe(3);
     // Roughly uniform: every 6-hour slot holds some roots.
-    expect(count(db, `SELECT count(DISTINCT (start_time - ${START}) / ${MICROS_PER_DAY / 4}) FROM runs WHERE is_root = 1`)).toBe(12);
+    expect(
+      count(db, `SELECT count(DISTINCT (start_time - ${START}) / ${MICROS_PER_DAY / 4}) FROM runs WHERE is_root = 1`),
+    ).toBe(12);
     const roots = db.prepare('SELECT start_time FROM runs WHERE is_root = 1 ORDER BY rowid').pluck().all() as number[];
     for (let i = 1; i < roots.length; i++) expect(roots[i]!).toBeGreaterThanOrEqual(roots[i - 1]!);
     // Latencies: tens of ms to ~30 s per llm call.
-    expect(count(db, "SELECT max(end_time - start_time) FROM runs WHERE run_type = 'llm'")).toBeLessThanOrEqual(30_000_000);
-    expect(count(db, "SELECT min(end_time - start_time) FROM runs WHERE run_type = 'llm'")).toBeGreaterThanOrEqual(300_000);
+    expect(count(db, "SELECT max(end_time - start_time) FROM runs WHERE run_type = 'llm'")).toBeLessThanOrEqual(
+      30_000_000,
+    );
+    expect(count(db, "SELECT min(end_time - start_time) FROM runs WHERE run_type = 'llm'")).toBeGreaterThanOrEqual(
+      300_000,
+    );
   });
 
   it('fills tokens, costs and first_token_time consistently', () => {
     const llm = count(db, "SELECT count(*) FROM runs WHERE run_type = 'llm' AND status <> 'pending'");
     expect(llm).toBeGreaterThan(1000);
-    expect(count(db, `SELECT count(*) FROM runs WHERE run_type = 'llm' AND status <> 'pending'
+    expect(
+      count(
+        db,
+        `SELECT count(*) FROM runs WHERE run_type = 'llm' AND status <> 'pending'
       AND prompt_tokens > 0 AND completion_tokens >= 0 AND total_tokens = prompt_tokens + completion_tokens
-      AND prompt_cost > 0 AND abs(total_cost - prompt_cost - completion_cost) < 1e-9`)).toBe(llm);
-    expect(count(db, `SELECT count(*) FROM runs WHERE first_token_time IS NOT NULL
-      AND (run_type <> 'llm' OR first_token_time < start_time OR first_token_time > end_time)`)).toBe(0);
-    expect(count(db, "SELECT count(*) FROM runs WHERE run_type = 'llm' AND status = 'success' AND first_token_time IS NULL")).toBe(0);
+      AND prompt_cost > 0 AND abs(total_cost - prompt_cost - completion_cost) < 1e-9`,
+      ),
+    ).toBe(llm);
+    expect(
+      count(
+        db,
+        `SELECT count(*) FROM runs WHERE first_token_time IS NOT NULL
+      AND (run_type <> 'llm' OR first_token_time < start_time OR first_token_time > end_time)`,
+      ),
+    ).toBe(0);
+    expect(
+      count(db, "SELECT count(*) FROM runs WHERE run_type = 'llm' AND status = 'success' AND first_token_time IS NULL"),
+    ).toBe(0);
     // Only llm runs and roots carry tokens and costs.
-    expect(count(db, `SELECT count(*) FROM runs WHERE run_type <> 'llm' AND is_root = 0
-      AND coalesce(total_tokens, prompt_tokens, completion_tokens, total_cost, prompt_cost, completion_cost) IS NOT NULL`)).toBe(0);
+    expect(
+      count(
+        db,
+        `SELECT count(*) FROM runs WHERE run_type <> 'llm' AND is_root = 0
+      AND coalesce(total_tokens, prompt_tokens, completion_tokens, total_cost, prompt_cost, completion_cost) IS NOT NULL`,
+      ),
+    ).toBe(0);
     // Roots carry the sums over their trace's llm runs.
-    expect(count(db, `SELECT count(*) FROM runs r LEFT JOIN (
+    expect(
+      count(
+        db,
+        `SELECT count(*) FROM runs r LEFT JOIN (
         SELECT trace_id, sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(total_cost) AS cost
         FROM runs WHERE run_type = 'llm' GROUP BY trace_id) s ON s.trace_id = r.id
       WHERE r.is_root = 1 AND (r.prompt_tokens <> coalesce(s.p, 0) OR r.completion_tokens <> coalesce(s.c, 0)
-        OR r.total_tokens <> coalesce(s.p, 0) + coalesce(s.c, 0) OR abs(r.total_cost - coalesce(s.cost, 0)) > 1e-6)`)).toBe(0);
+        OR r.total_tokens <> coalesce(s.p, 0) + coalesce(s.c, 0) OR abs(r.total_cost - coalesce(s.cost, 0)) > 1e-6)`,
+      ),
+    ).toBe(0);
     expect(count(db, 'SELECT count(*) FROM runs WHERE is_root = 1 AND total_tokens > 0')).toBeGreaterThan(500);
   });
 
@@ -186,7 +244,8 @@ describe('generateRuns / insertRuns', () => {
         expect(extra.metadata.ls_provider).toBeTypeOf('string');
         expect(extra.metadata.ls_model_name).toBeTypeOf('string');
         expect(extra.runtime.platform).toBe('linux');
-        if (row.status === 'success') expect(JSON.parse(row.outputs!).generations[0].message.content).toBeTypeOf('string');
+        if (row.status === 'success')
+          expect(JSON.parse(row.outputs!).generations[0].message.content).toBeTypeOf('string');
       }
       if (row.run_type === 'retriever') {
         expect(inputs.query).toBeTypeOf('string');
@@ -196,7 +255,9 @@ describe('generateRuns / insertRuns', () => {
     const average = bytes / rows.length;
     expect(average).toBeGreaterThan(500);
     expect(average).toBeLessThan(2000);
-    expect(count(db, "SELECT count(*) FROM runs WHERE run_type = 'llm' AND events LIKE '%new_token%'")).toBeGreaterThan(100);
+    expect(count(db, "SELECT count(*) FROM runs WHERE run_type = 'llm' AND events LIKE '%new_token%'")).toBeGreaterThan(
+      100,
+    );
   });
 
   it('has some errors, pending runs, feedback and reference examples', () => {
@@ -209,14 +270,26 @@ describe('generateRuns / insertRuns', () => {
     expect(count(db, "SELECT count(*) FROM runs WHERE (status = 'error') <> (error IS NOT NULL)")).toBe(0);
     expect(count(db, "SELECT count(*) FROM runs WHERE (status = 'pending') <> (end_time IS NULL)")).toBe(0);
     expect(count(db, "SELECT count(*) FROM runs WHERE status = 'success' AND outputs IS NULL")).toBe(0);
-    expect(count(db, "SELECT count(*) FROM runs WHERE error IS NOT NULL AND error NOT LIKE 'Traceback (most recent call last):%'")).toBe(0);
+    expect(
+      count(
+        db,
+        "SELECT count(*) FROM runs WHERE error IS NOT NULL AND error NOT LIKE 'Traceback (most recent call last):%'",
+      ),
+    ).toBe(0);
 
     const roots = count(db, 'SELECT count(*) FROM runs WHERE is_root = 1');
     const feedback = count(db, 'SELECT count(*) FROM runs WHERE feedback_stats IS NOT NULL');
-    expect(count(db, 'SELECT count(*) FROM runs WHERE is_root = 0 AND (feedback_stats IS NOT NULL OR reference_example_id IS NOT NULL)')).toBe(0);
+    expect(
+      count(
+        db,
+        'SELECT count(*) FROM runs WHERE is_root = 0 AND (feedback_stats IS NOT NULL OR reference_example_id IS NOT NULL)',
+      ),
+    ).toBe(0);
     expect(feedback / roots).toBeGreaterThan(0.1);
     expect(feedback / roots).toBeLessThan(0.3);
-    const stats = JSON.parse(db.prepare('SELECT feedback_stats FROM runs WHERE feedback_stats IS NOT NULL').pluck().get() as string);
+    const stats = JSON.parse(
+      db.prepare('SELECT feedback_stats FROM runs WHERE feedback_stats IS NOT NULL').pluck().get() as string,
+    );
     for (const value of Object.values(stats) as { n: number; avg: number }[]) {
       expect(value.n).toBeGreaterThanOrEqual(1);
       expect(value.avg).toBeGreaterThanOrEqual(0);

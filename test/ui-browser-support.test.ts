@@ -24,13 +24,17 @@ describe('browser test support, on the API reference localplane serves at /docs'
     const path = await screenshot(page, 'api-reference');
     expect(path).toMatch(/test-results\/screenshots\/api-reference\.png$/);
     expect(browser.pageErrors).toEqual([]);
-    expect(browser.remainingProcesses().length, 'the browser and its helpers, found by their marker').toBeGreaterThan(1);
+    expect(browser.remainingProcesses().length, 'the browser and its helpers, found by their marker').toBeGreaterThan(
+      1,
+    );
     // Swagger UI's own markup has serious violations (contrast, controls nested in controls): the
     // accessibility check is proven on pages of the tests' own below, and run on every dashboard view.
   });
 
   it('fails with the URL and the answer when a page does not load', async () => {
-    await expect(browser.openDashboard(ctx.instance, '/no-such-page')).rejects.toThrow(/GET http:\/\/127\.0\.0\.1:\d+\/no-such-page answered 404/);
+    await expect(browser.openDashboard(ctx.instance, '/no-such-page')).rejects.toThrow(
+      /GET http:\/\/127\.0\.0\.1:\d+\/no-such-page answered 404/,
+    );
   });
 
   it('gives each test a fresh context: nothing stored by an earlier test is there', async () => {
@@ -42,8 +46,12 @@ describe('browser test support, on the API reference localplane serves at /docs'
 
   it('keeps the browser offline: a page that loads a script from another host sees the request fail', async () => {
     const page = await browser.newPage();
-    await page.setContent('<!doctype html><html lang="en"><head><title>cdn</title><script src="https://cdn.example.com/library.js"></script></head><body></body></html>');
-    expect(browser.pageErrors.join('\n')).toMatch(/GET https:\/\/cdn\.example\.com\/library\.js failed: net::ERR_NAME_NOT_RESOLVED/);
+    await page.setContent(
+      '<!doctype html><html lang="en"><head><title>cdn</title><script src="https://cdn.example.com/library.js"></script></head><body></body></html>',
+    );
+    expect(browser.pageErrors.join('\n')).toMatch(
+      /GET https:\/\/cdn\.example\.com\/library\.js failed: net::ERR_NAME_NOT_RESOLVED/,
+    );
   });
 });
 
@@ -55,7 +63,9 @@ describe('checkAccessibility', () => {
       () => undefined,
       (error: Error) => error.message,
     );
-    expect(failure).toMatch(/^axe-core finds 1 serious or critical violations on about:blank:\n- label \(critical\): Form elements must have labels https:\/\/dequeuniversity\.com\/rules\/axe\/4\.14\/label/);
+    expect(failure).toMatch(
+      /^axe-core finds 1 serious or critical violations on about:blank:\n- label \(critical\): Form elements must have labels https:\/\/dequeuniversity\.com\/rules\/axe\/4\.14\/label/,
+    );
     expect(failure).toContain('    input: ');
     await page.setContent(LABELED_INPUT);
     expect(await checkAccessibility(page)).toEqual([]);
@@ -63,7 +73,12 @@ describe('checkAccessibility', () => {
 
   it('runs on a page whose Content-Security-Policy allows no inline script', async () => {
     const page = await browser.newPage();
-    await page.setContent(UNLABELED_INPUT.replace('<title>', `<meta http-equiv="Content-Security-Policy" content="script-src 'self'"><title>`));
+    await page.setContent(
+      UNLABELED_INPUT.replace(
+        '<title>',
+        `<meta http-equiv="Content-Security-Policy" content="script-src 'self'"><title>`,
+      ),
+    );
     await expect(checkAccessibility(page)).rejects.toThrow(/- label \(critical\)/);
   });
 });

@@ -47,10 +47,16 @@ const page = async (path: string) => {
 
 /** The cells of the due-work rows of that kind and state. */
 const rowsOf = (html: string, kind: string, state: 'running' | 'queued' = 'queued') =>
-  [...html.matchAll(new RegExp(`<tr data-kind="${kind}" data-state="${state}">(.*?)</tr>`, 'g'))].map(([, row]) => row!);
+  [...html.matchAll(new RegExp(`<tr data-kind="${kind}" data-state="${state}">(.*?)</tr>`, 'g'))].map(
+    ([, row]) => row!,
+  );
 
 /** The text of the element with role="alert", unescaped. */
-const alertOf = (html: string) => html.match(/role="alert">([^<]*)</)?.[1]?.replaceAll('&quot;', '"').replaceAll('&#39;', "'");
+const alertOf = (html: string) =>
+  html
+    .match(/role="alert">([^<]*)</)?.[1]
+    ?.replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'");
 
 describe('the Clock view', () => {
   it('shows now and whether the clock is frozen, with the button that changes it', async () => {
@@ -119,7 +125,11 @@ describe('the Clock view', () => {
 
   it('answers a body that is no form with 400, as the API words it, not a 5xx', async () => {
     for (const path of ['/ui/clock/advance', '/ui/clock/set']) {
-      const response = await lp.request(path, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: '--x\r\nbroken' });
+      const response = await lp.request(path, {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=x' },
+        body: '--x\r\nbroken',
+      });
       expect(response.status, path).toBe(400);
       expect(alertOf(await response.text())).toBe('There was an error parsing the body');
     }
@@ -130,7 +140,7 @@ describe('the Clock view', () => {
     expect(alertOf(refused.html)).toMatch(/^The clock cannot go past /);
   });
 
-  it('sets the clock to a time, and shows the API\'s words for one it cannot read', async () => {
+  it("sets the clock to a time, and shows the API's words for one it cannot read", async () => {
     const { html } = await post('/ui/clock/set', { time: '2030-01-02T03:04:05Z' });
     expect((await clock()).now).toBe('2030-01-02T03:04:05.000000+00:00');
     expect(html).toContain('<time datetime="2030-01-02T03:04:05.000000+00:00">');
@@ -143,7 +153,9 @@ describe('the Clock view', () => {
 
 describe('the due work on the Clock view', () => {
   it('names the revision that moves, linked to its deployment, from which status to which, when and in how long', async () => {
-    const created = (await inProcessApi(lp, acme()).post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-view-due'))).body;
+    const created = (
+      await inProcessApi(lp, acme()).post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-view-due'))
+    ).body;
     const revisionId = created.latest_revision_id as string;
     const tasks = (await admin().get('/_localplane/tasks')).body as { due_at: string; revision_id?: string }[];
     const task = tasks.find((candidate) => candidate.revision_id === revisionId)!;
@@ -151,7 +163,9 @@ describe('the due work on the Clock view', () => {
     const row = rowsOf(html, 'revision_step').find((cells) => cells.includes(`#revision-${revisionId}`));
     expect(row).toBeDefined();
     expect(row).toContain('Revision moves from CREATING to QUEUED');
-    expect(row).toContain(`href="/ui/deployments/${created.id}?workspace_id=${acme().id}#revision-${revisionId}">deployment clock-view-due</a>`);
+    expect(row).toContain(
+      `href="/ui/deployments/${created.id}?workspace_id=${acme().id}#revision-${revisionId}">deployment clock-view-due</a>`,
+    );
     expect(row).toContain(`<td class="mono">${task.due_at}</td><td>in 1s</td>`);
     expect(row).toContain(`<td>${acme().name}</td>`);
     // One row per task the API lists.
@@ -160,8 +174,12 @@ describe('the due work on the Clock view', () => {
 
   it('drives a revision to DEPLOYED from the advance action, and shows the due work after it', async () => {
     const client = inProcessApi(lp, acme());
-    const created = (await client.post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-view-deploy'))).body;
-    const revision = () => client.get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`).then((reply) => reply.body.status as string);
+    const created = (await client.post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-view-deploy')))
+      .body;
+    const revision = () =>
+      client
+        .get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`)
+        .then((reply) => reply.body.status as string);
     expect(await revision()).toBe('CREATING');
     const { html } = await post('/ui/clock/advance', { span: '10s' });
     expect(await revision()).toBe('DEPLOYED');
@@ -177,7 +195,9 @@ describe('the due work of exports and deletions on the Clock view', () => {
   /** An export of a day of the fixtures' support-bot-staging, to a destination served at `endpointUrl`; answers its id. */
   async function startExport(prefix: string, endpointUrl: string) {
     const workspace = inProcessApi(lp, acme());
-    const key = fixtures.objstore.keys.find((candidate) => ['create', 'delete', 'get'].every((permission) => candidate.permissions.includes(permission)))!;
+    const key = fixtures.objstore.keys.find((candidate) =>
+      ['create', 'delete', 'get'].every((permission) => candidate.permissions.includes(permission)),
+    )!;
     const destination = await workspace.post('/api/v1/bulk-exports/destinations', {
       display_name: prefix,
       config: { bucket_name: fixtures.objstore.buckets[0], prefix, endpoint_url: endpointUrl },
@@ -201,24 +221,38 @@ describe('the due work of exports and deletions on the Clock view', () => {
     const exportId = await startExport('clock-view', fixtures.objstore.endpoint_url);
 
     const dispatching = (await page('/ui/clock')).html;
-    expect(rowsOf(dispatching, 'export_dispatch')).toEqual([expect.stringContaining(`<a href="/ui/exports?workspace_id=${acme().id}">exports of the workspace</a>`)]);
-    expect(rowsOf(dispatching, 'export_dispatch')[0]).toContain("The workspace&#39;s waiting exports and runs start, as the limits allow");
+    expect(rowsOf(dispatching, 'export_dispatch')).toEqual([
+      expect.stringContaining(`<a href="/ui/exports?workspace_id=${acme().id}">exports of the workspace</a>`),
+    ]);
+    expect(rowsOf(dispatching, 'export_dispatch')[0]).toContain(
+      'The workspace&#39;s waiting exports and runs start, as the limits allow',
+    );
 
     await post('/ui/clock/advance', { span: '0' });
     const [run] = (await workspace.get(`/api/v1/bulk-exports/${exportId}/runs`)).body as { id: string }[];
     const retrying = (await page('/ui/clock')).html;
     const [step] = rowsOf(retrying, 'export_run_step');
     expect(step).toContain('Export run retries (attempt 2)');
-    expect(step).toContain(`<a href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-${run!.id}">export ${exportId.slice(0, 8)}</a><span class="mono"> · run ${run!.id.slice(0, 8)}</span>`);
-    expect(rowsOf(retrying, 'export_run_time_limit')[0]).toContain('Export run reaches its time limit: TimedOut if still running');
-    expect(rowsOf(retrying, 'export_time_limit')[0]).toContain('Export reaches its time limit: TimedOut if still running');
+    expect(step).toContain(
+      `<a href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-${run!.id}">export ${exportId.slice(0, 8)}</a><span class="mono"> · run ${run!.id.slice(0, 8)}</span>`,
+    );
+    expect(rowsOf(retrying, 'export_run_time_limit')[0]).toContain(
+      'Export run reaches its time limit: TimedOut if still running',
+    );
+    expect(rowsOf(retrying, 'export_time_limit')[0]).toContain(
+      'Export reaches its time limit: TimedOut if still running',
+    );
 
     await admin().patch('/_localplane/config', { deployment_deletion_seconds: 90 });
-    const deployment = (await workspace.post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-view-deletion'))).body;
+    const deployment = (
+      await workspace.post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-view-deletion'))
+    ).body;
     expect((await workspace.delete(`/v2/deployments/${deployment.id}`)).status).toBe(204);
     const [deletion] = rowsOf((await page('/ui/clock')).html, 'deployment_deletion');
     expect(deletion).toContain('Deletion completes: the deployment is gone');
-    expect(deletion).toContain(`href="/ui/deployments/${deployment.id}?workspace_id=${acme().id}">deployment clock-view-deletion</a>`);
+    expect(deletion).toContain(
+      `href="/ui/deployments/${deployment.id}?workspace_id=${acme().id}">deployment clock-view-deletion</a>`,
+    );
     expect(deletion).toContain('<td>in 1m 30s</td>');
   });
 
@@ -232,7 +266,9 @@ describe('the due work of exports and deletions on the Clock view', () => {
       const advancing = lp.clock.advance(0);
       // The first step is in flight for a moment too, while it encodes the file.
       const nextStepRunning = async () =>
-        rowsOf((await page('/ui/clock')).html, 'export_run_step', 'running').find((row) => row.includes('writes its next file'));
+        rowsOf((await page('/ui/clock')).html, 'export_run_step', 'running').find((row) =>
+          row.includes('writes its next file'),
+        );
       const step = await eventually(nextStepRunning, 'the next step in flight');
       expect(step).toContain(`<a href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-`);
       const since = `<span class="badge task-running">running</span> since <time class="mono" datetime="${now}">${now}</time>`;

@@ -15,7 +15,8 @@ import { startObjstoreProxy } from './support/objstore-proxy.ts';
 const ctx = useLocalplane({ freezeClock: true });
 const browser = useBrowser();
 const acme = () => workspaceByTier(ctx.fixtures, 'plus');
-const admin = (method: string, path: string, body?: unknown) => ctx.admin.request(method, path, body === undefined ? {} : { body });
+const admin = (method: string, path: string, body?: unknown) =>
+  ctx.admin.request(method, path, body === undefined ? {} : { body });
 
 beforeEach(async () => {
   await admin('POST', '/reset');
@@ -23,13 +24,19 @@ beforeEach(async () => {
 });
 
 async function createDeployment(name: string) {
-  const response = await ctx.api.as(acme()).post('/v2/deployments', codehostDeploymentBody(acme(), name, { secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-browser-never-shown' }] }));
+  const response = await ctx.api
+    .as(acme())
+    .post(
+      '/v2/deployments',
+      codehostDeploymentBody(acme(), name, { secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-browser-never-shown' }] }),
+    );
   expect(response.status, response.text).toBe(201);
   return response.body as { id: string; latest_revision_id: string };
 }
 
 /** Waits until the page shows the revision in that status (the page swaps it in; no time is waited on). */
-const revisionShows = (page: Page, revisionId: string, status: string) => page.locator(`tr#revision-${revisionId}[data-status="${status}"]`).waitFor();
+const revisionShows = (page: Page, revisionId: string, status: string) =>
+  page.locator(`tr#revision-${revisionId}[data-status="${status}"]`).waitFor();
 
 const clockNow = async (page: Page) => Date.parse((await page.locator('#clock-state time').getAttribute('datetime'))!);
 
@@ -46,8 +53,18 @@ describe("a deployment's page in Chromium", () => {
       await revisionShows(page, created.latest_revision_id, status);
     }
     const timeline = page.getByRole('list', { name: `Statuses of revision ${created.latest_revision_id.slice(0, 8)}` });
-    expect(await timeline.locator('li').allTextContents()).toEqual(['CREATING +0s', 'QUEUED +1s', 'AWAITING_BUILD +2s', 'BUILDING +3s', 'AWAITING_DEPLOY +6s', 'DEPLOYING +7s', 'DEPLOYED +10s']);
-    await expect(page.getByRole('table', { name: 'Deploy log' }).textContent()).resolves.toContain(`Server is healthy: revision ${created.latest_revision_id} is live.`);
+    expect(await timeline.locator('li').allTextContents()).toEqual([
+      'CREATING +0s',
+      'QUEUED +1s',
+      'AWAITING_BUILD +2s',
+      'BUILDING +3s',
+      'AWAITING_DEPLOY +6s',
+      'DEPLOYING +7s',
+      'DEPLOYED +10s',
+    ]);
+    await expect(page.getByRole('table', { name: 'Deploy log' }).textContent()).resolves.toContain(
+      `Server is healthy: revision ${created.latest_revision_id} is live.`,
+    );
     await expect(page.getByText('Nothing is scheduled.').count()).resolves.toBe(1);
     expect(await page.content()).not.toContain('sk-browser-never-shown');
     await screenshot(page, 'deployment');
@@ -73,14 +90,18 @@ describe("a deployment's page in Chromium", () => {
     const page = await browser.openDashboard(ctx.instance, `/ui/deployments/${created.id}?workspace_id=${acme().id}`);
     await page.getByLabel('Failure line (optional)').fill('npm ERR! missing script: build');
     await page.getByRole('button', { name: 'Fail at build' }).click();
-    await page.getByText('The next revision of this deployment ends BUILD_FAILED: npm ERR! missing script: build').waitFor();
+    await page
+      .getByText('The next revision of this deployment ends BUILD_FAILED: npm ERR! missing script: build')
+      .waitFor();
     await page.getByRole('button', { name: 'New revision' }).click();
     await page.locator('tr[data-status="CREATING"]').waitFor();
     const revisionId = (await page.locator('tr[data-status="CREATING"]').getAttribute('id'))!.slice('revision-'.length);
     await admin('POST', '/clock/advance', { seconds: 60 });
     await revisionShows(page, revisionId, 'BUILD_FAILED');
     await page.getByRole('link', { name: 'logs' }).first().click();
-    await expect(page.getByRole('table', { name: 'Build log' }).textContent()).resolves.toContain('npm ERR! missing script: build');
+    await expect(page.getByRole('table', { name: 'Build log' }).textContent()).resolves.toContain(
+      'npm ERR! missing script: build',
+    );
     expect(browser.pageErrors).toEqual([]);
   });
 });
@@ -93,11 +114,17 @@ describe('the deployments list in Chromium', () => {
     await page.getByLabel('Name contains').fill('browser-list');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/name_contains=browser-list/);
-    const names = page.getByRole('table', { name: 'Deployments of the workspace, newest first' }).getByRole('rowheader');
-    await expect.poll(async () => (await names.allTextContents()).sort()).toEqual(['browser-list-alpha', 'browser-list-beta']);
+    const names = page
+      .getByRole('table', { name: 'Deployments of the workspace, newest first' })
+      .getByRole('rowheader');
+    await expect
+      .poll(async () => (await names.allTextContents()).sort())
+      .toEqual(['browser-list-alpha', 'browser-list-beta']);
     await screenshot(page, 'deployments');
     await checkAccessibility(page);
-    const dark = await browser.openDashboard(ctx.instance, page.url().slice(ctx.instance.apiUrl.length), { colorScheme: 'dark' });
+    const dark = await browser.openDashboard(ctx.instance, page.url().slice(ctx.instance.apiUrl.length), {
+      colorScheme: 'dark',
+    });
     await checkAccessibility(dark);
     expect(browser.pageErrors).toEqual([]);
   });
@@ -118,7 +145,9 @@ describe('the Clock view in Chromium', () => {
     await expect.poll(() => clockNow(page)).toBe(start + 3_600_000 + 97_200_000);
     // The time to set starts from now as it is after the move.
     expect(Date.parse(await page.getByLabel('Set to (ISO 8601)').inputValue())).toBe(start + 3_600_000 + 97_200_000);
-    const revision = await ctx.api.as(acme()).get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`);
+    const revision = await ctx.api
+      .as(acme())
+      .get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`);
     expect(revision.body.status).toBe('DEPLOYED');
     await expect(due.count()).resolves.toBe(0);
 

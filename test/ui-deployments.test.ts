@@ -49,7 +49,10 @@ async function post(path: string, form: Record<string, string> = {}) {
 const unescape = (text: string) => text.replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&amp;', '&');
 const alertOf = (html: string) => unescape(html.match(/role="alert">([^<]*)</)?.[1] ?? '');
 /** The deployment names the list shows, in order. */
-const listedNames = (html: string) => [...html.matchAll(/<th scope="row"><a href="\/ui\/deployments\/[^"]+">([^<]+)<\/a>/g)].map(([, name]) => unescape(name!));
+const listedNames = (html: string) =>
+  [...html.matchAll(/<th scope="row"><a href="\/ui\/deployments\/[^"]+">([^<]+)<\/a>/g)].map(([, name]) =>
+    unescape(name!),
+  );
 
 async function createDeployment(name: string, secrets: { name: string; value: string }[] = []) {
   const response = await client().post('/v2/deployments', codehostDeploymentBody(acme(), name, { secrets }));
@@ -64,13 +67,25 @@ describe('the deployments list', () => {
   it("shows a workspace's deployments as the API lists them, filtered by the API's own parameters", async () => {
     await createDeployment('ui-list-alpha-bot');
     await createDeployment('ui-list-beta-bot');
-    for (const filters of ['', 'name_contains=bot', 'name_contains=ALPHA', 'status=READY', 'deployment_type=prod', 'remote_reconciled=false', 'status=UNUSED']) {
-      const fromApi = (await client().get(`/v2/deployments?limit=20&${filters}`)).body.resources.map((deployment: { name: string }) => deployment.name);
+    for (const filters of [
+      '',
+      'name_contains=bot',
+      'name_contains=ALPHA',
+      'status=READY',
+      'deployment_type=prod',
+      'remote_reconciled=false',
+      'status=UNUSED',
+    ]) {
+      const fromApi = (await client().get(`/v2/deployments?limit=20&${filters}`)).body.resources.map(
+        (deployment: { name: string }) => deployment.name,
+      );
       const { status, html } = await page(`/ui/deployments?workspace_id=${acme().id}&${filters}`);
       expect(status, filters).toBe(200);
       expect(listedNames(html), filters).toEqual(fromApi);
     }
-    const filtered = (await page(`/ui/deployments?workspace_id=${acme().id}&name_contains=alpha&status=AWAITING_DATABASE`)).html;
+    const filtered = (
+      await page(`/ui/deployments?workspace_id=${acme().id}&name_contains=alpha&status=AWAITING_DATABASE`)
+    ).html;
     expect(listedNames(filtered)).toEqual(['ui-list-alpha-bot']);
     // The form says what the URL filters by.
     expect(filtered).toContain('<input name="name_contains" value="alpha" autocomplete="off"/>');
@@ -80,7 +95,10 @@ describe('the deployments list', () => {
 
   it('lists the first workspace without one named, another when named', async () => {
     const [first, second] = fixtures.workspaces;
-    const names = async (workspace: FixtureWorkspace) => (await inProcessApi(lp, workspace).get('/v2/deployments?limit=20')).body.resources.map((deployment: { name: string }) => deployment.name);
+    const names = async (workspace: FixtureWorkspace) =>
+      (await inProcessApi(lp, workspace).get('/v2/deployments?limit=20')).body.resources.map(
+        (deployment: { name: string }) => deployment.name,
+      );
     expect(listedNames((await page('/ui/deployments')).html)).toEqual(await names(first!));
     expect(listedNames((await page(`/ui/deployments?workspace_id=${second!.id}`)).html)).toEqual(await names(second!));
   });
@@ -95,7 +113,9 @@ describe('the deployments list', () => {
     const second = (await page(older)).html;
     const apiSecond = (await client().get(`/v2/deployments?limit=2&offset=${apiFirst.offset}`)).body;
     expect(listedNames(second)).toEqual(apiSecond.resources.map((deployment: { name: string }) => deployment.name));
-    expect(unescape(second.match(/<a href="([^"]+)" rel="prev"/)![1]!)).toBe(`/ui/deployments?workspace_id=${acme().id}&limit=2&offset=0`);
+    expect(unescape(second.match(/<a href="([^"]+)" rel="prev"/)![1]!)).toBe(
+      `/ui/deployments?workspace_id=${acme().id}&limit=2&offset=0`,
+    );
   });
 
   it('answers htmx with the results alone', async () => {
@@ -108,7 +128,9 @@ describe('the deployments list', () => {
     const badLimit = await page(`/ui/deployments?workspace_id=${acme().id}&limit=0`);
     expect(badLimit.status).toBe(422);
     expect(alertOf(badLimit.html)).toBe('query.limit: Input should be greater than or equal to 1');
-    expect(alertOf((await page(`/ui/deployments?workspace_id=${acme().id}&deployment_ids=nope`)).html)).toMatch(/^query\.deployment_ids\.0: Input should be a valid UUID/);
+    expect(alertOf((await page(`/ui/deployments?workspace_id=${acme().id}&deployment_ids=nope`)).html)).toMatch(
+      /^query\.deployment_ids\.0: Input should be a valid UUID/,
+    );
     const unknown = await page('/ui/deployments?workspace_id=00000000-0000-4000-8000-000000000000');
     expect(unknown.status).toBe(404);
     expect(alertOf(unknown.html)).toBe('Workspace 00000000-0000-4000-8000-000000000000 not found');
@@ -122,13 +144,29 @@ describe("a deployment's page", () => {
     const { status, html } = await page(`/ui/deployments/${created.id}?workspace_id=${acme().id}`);
     expect(status).toBe(200);
     expect(html).toContain('<h1>ui-detail</h1>');
-    const history = (await admin().get(`/_localplane/deployments/${created.id}/revisions/${created.latest_revision_id}/history`)).body as { status: string; at: string }[];
-    const timeline = html.match(new RegExp(`<tr id="revision-${created.latest_revision_id}" data-status="DEPLOYED">.*?<ol class="timeline"[^>]*>(.*?)</ol>`))![1]!;
-    expect([...timeline.matchAll(/<span class="badge [^"]+">([A-Z_]+)<\/span> <time datetime="([^"]+)"[^>]*>\+([^<]+)<\/time>/g)].map(([, s, at, since]) => [s, at, since])).toEqual(
+    const history = (
+      await admin().get(`/_localplane/deployments/${created.id}/revisions/${created.latest_revision_id}/history`)
+    ).body as { status: string; at: string }[];
+    const timeline = html.match(
+      new RegExp(
+        `<tr id="revision-${created.latest_revision_id}" data-status="DEPLOYED">.*?<ol class="timeline"[^>]*>(.*?)</ol>`,
+      ),
+    )![1]!;
+    expect(
+      [
+        ...timeline.matchAll(
+          /<span class="badge [^"]+">([A-Z_]+)<\/span> <time datetime="([^"]+)"[^>]*>\+([^<]+)<\/time>/g,
+        ),
+      ].map(([, s, at, since]) => [s, at, since]),
+    ).toEqual(
       history.map((entry, index) => [entry.status, entry.at, ['0s', '1s', '2s', '3s', '6s', '7s', '10s'][index]]),
     );
     for (const stream of ['build', 'deploy']) {
-      const logs = (await client().post(`/v1/projects/${created.id}/revisions/${created.latest_revision_id}/${stream}_logs`, { order: 'asc' })).body.logs as { message: string }[];
+      const logs = (
+        await client().post(`/v1/projects/${created.id}/revisions/${created.latest_revision_id}/${stream}_logs`, {
+          order: 'asc',
+        })
+      ).body.logs as { message: string }[];
       expect(logs.length).toBeGreaterThan(0);
       for (const line of logs) expect(unescape(html)).toContain(line.message);
     }
@@ -153,15 +191,21 @@ describe("a deployment's page", () => {
     const created = await createDeployment('ui-polling');
     const path = `/ui/deployments/${created.id}?workspace_id=${acme().id}`;
     const live = await page(path, { 'hx-request': 'true' });
-    expect(live.html.startsWith(`<div id="deployment-live" hx-get="${path.replace('&', '&amp;')}" hx-trigger="every 1s"`)).toBe(true);
+    expect(
+      live.html.startsWith(`<div id="deployment-live" hx-get="${path.replace('&', '&amp;')}" hx-trigger="every 1s"`),
+    ).toBe(true);
     await lp.clock.advance(10);
-    expect((await page(path, { 'hx-request': 'true' })).html.startsWith('<div id="deployment-live"><section')).toBe(true);
+    expect((await page(path, { 'hx-request': 'true' })).html.startsWith('<div id="deployment-live"><section')).toBe(
+      true,
+    );
     // A poll that finds the deployment gone says so, and polls no more.
     await client().post(`/v2/deployments/${created.id}/revisions`, {});
     expect((await client().delete(`/v2/deployments/${created.id}`)).status).toBe(204);
     const gone = await page(path, { 'hx-request': 'true' });
     expect(gone.status).toBe(200);
-    expect(gone.html).toBe(`<div id="deployment-live"><p class="error" role="alert">Deployment ID ${created.id} not found.</p></div>`);
+    expect(gone.html).toBe(
+      `<div id="deployment-live"><p class="error" role="alert">Deployment ID ${created.id} not found.</p></div>`,
+    );
   });
 });
 
@@ -170,12 +214,17 @@ describe('the revision knobs', () => {
     const created = await createDeployment('ui-knob-build');
     await lp.clock.advance(10);
     const base = `/ui/deployments/${created.id}`;
-    const armed = await post(`${base}/fault?workspace_id=${acme().id}`, { stage: 'build', message: 'npm ERR! missing script: build' });
+    const armed = await post(`${base}/fault?workspace_id=${acme().id}`, {
+      stage: 'build',
+      message: 'npm ERR! missing script: build',
+    });
     expect(armed.status).toBe(200);
     expect((await admin().get('/_localplane/faults')).body.revisions).toEqual([
       { stage: 'build', deployment_id: created.id, count: 1, message: 'npm ERR! missing script: build', remaining: 1 },
     ]);
-    expect(unescape(armed.html)).toContain('The next revision of this deployment ends BUILD_FAILED: npm ERR! missing script: build');
+    expect(unescape(armed.html)).toContain(
+      'The next revision of this deployment ends BUILD_FAILED: npm ERR! missing script: build',
+    );
 
     const made = await post(`${base}/revisions?workspace_id=${acme().id}`);
     const { body: newest } = await client().get(`/v2/deployments/${created.id}`);
@@ -206,21 +255,34 @@ describe('the revision knobs', () => {
     expect(await revisionStatus(created.id, newest.latest_revision_id)).toBe('SKIPPED');
     expect(html).toContain(`<tr id="revision-${newest.latest_revision_id}" data-status="SKIPPED">`);
     // It moved to each due time, not past it.
-    const history = (await admin().get(`/_localplane/deployments/${created.id}/revisions/${newest.latest_revision_id}/history`)).body as { at: string }[];
+    const history = (
+      await admin().get(`/_localplane/deployments/${created.id}/revisions/${newest.latest_revision_id}/history`)
+    ).body as { at: string }[];
     expect((await admin().get('/_localplane/clock')).body.now).toBe(history.at(-1)!.at);
   });
 
   it("force a revision's status, and show the API's refusal of one it does not know", async () => {
     const created = await createDeployment('ui-knob-force');
     const base = `/ui/deployments/${created.id}`;
-    const forced = await post(`${base}/status?workspace_id=${acme().id}`, { revision_id: created.latest_revision_id, status: 'DEPLOY_FAILED' });
+    const forced = await post(`${base}/status?workspace_id=${acme().id}`, {
+      revision_id: created.latest_revision_id,
+      status: 'DEPLOY_FAILED',
+    });
     expect(forced.status).toBe(200);
     expect(await revisionStatus(created.id, created.latest_revision_id)).toBe('DEPLOY_FAILED');
     expect(forced.html).toContain(`<tr id="revision-${created.latest_revision_id}" data-status="DEPLOY_FAILED">`);
-    const unknown = await post(`${base}/status?workspace_id=${acme().id}`, { revision_id: '00000000-0000-4000-8000-000000000000', status: 'DEPLOYED' });
+    const unknown = await post(`${base}/status?workspace_id=${acme().id}`, {
+      revision_id: '00000000-0000-4000-8000-000000000000',
+      status: 'DEPLOYED',
+    });
     expect(unknown.status).toBe(200);
     expect(alertOf(unknown.html)).toBe('Revision ID 00000000-0000-4000-8000-000000000000 not found.');
-    expect(alertOf((await post(`${base}/status?workspace_id=${acme().id}`, { revision_id: '../../../reset', status: 'DEPLOYED' })).html)).toBe("path.revision_id: Input should be a valid UUID");
+    expect(
+      alertOf(
+        (await post(`${base}/status?workspace_id=${acme().id}`, { revision_id: '../../../reset', status: 'DEPLOYED' }))
+          .html,
+      ),
+    ).toBe('path.revision_id: Input should be a valid UUID');
   });
 });
 
@@ -244,6 +306,8 @@ describe("the dashboard's own calls to the public API", () => {
     expect((await admin().get('/_localplane/fault-rules')).body.rules).toMatchObject([{ id: rule.body.id, fired: 0 }]);
     // The same call from a client is journaled, and the rule answers it.
     expect((await client().get('/v2/deployments')).status).toBe(503);
-    expect((await admin().get('/_localplane/requests')).body.requests).toMatchObject([{ method: 'GET', path: '/v2/deployments', status: 503 }]);
+    expect((await admin().get('/_localplane/requests')).body.requests).toMatchObject([
+      { method: 'GET', path: '/v2/deployments', status: 503 },
+    ]);
   });
 });

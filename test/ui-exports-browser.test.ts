@@ -45,10 +45,15 @@ describe('the Exports view in Chromium', () => {
     await checkAccessibility(page);
 
     await page.getByLabel('Tracing project').selectOption({ label: 'support-bot-staging' });
-    await Promise.all([page.waitForURL(/\/ui\/exports\/[0-9a-f-]{36}\?workspace_id=/), page.getByRole('button', { name: 'Create export' }).click()]);
+    await Promise.all([
+      page.waitForURL(/\/ui\/exports\/[0-9a-f-]{36}\?workspace_id=/),
+      page.getByRole('button', { name: 'Create export' }).click(),
+    ]);
     await showsText(page, 'Created');
     const exportId = new URL(page.url()).pathname.split('/').pop()!;
-    expect(await page.getByRole('link', { name: 'Query its files in SQL' }).getAttribute('href')).toBe(`/ui/sql?export_id=${exportId}`);
+    expect(await page.getByRole('link', { name: 'Query its files in SQL' }).getAttribute('href')).toBe(
+      `/ui/sql?export_id=${exportId}`,
+    );
 
     await advance(0);
     await page.locator('#export-live [role="status"]').getByText('Running').waitFor();
@@ -60,14 +65,18 @@ describe('the Exports view in Chromium', () => {
     await page.locator('#export-live [role="status"]').getByText('Completed').waitFor();
     expect(await page.locator('#export-live').textContent()).toContain('1 of 1');
 
-    const runs = (await ctx.api.as(acme).get(`/api/v1/bulk-exports/${exportId}/runs`)).body as { metadata: { result: { exported_files: string[] } } }[];
+    const runs = (await ctx.api.as(acme).get(`/api/v1/bulk-exports/${exportId}/runs`)).body as {
+      metadata: { result: { exported_files: string[] } };
+    }[];
     const files = runs.flatMap((run) => run.metadata.result.exported_files);
     expect(files.length).toBeGreaterThan(0);
     const links = page.locator('ul.files a');
     expect(await links.count()).toBe(files.length);
     for (const [index, file] of files.entries()) {
       const [bucket, ...key] = file.split('/');
-      expect(await links.nth(index).getAttribute('href')).toBe(`/ui/objects/${bucket}/object?key=${encodeURIComponent(key.join('/'))}`);
+      expect(await links.nth(index).getAttribute('href')).toBe(
+        `/ui/objects/${bucket}/object?key=${encodeURIComponent(key.join('/'))}`,
+      );
     }
     // Polling has stopped: the live part carries no trigger any more.
     expect(await page.locator('#export-live').getAttribute('hx-trigger')).toBeNull();
@@ -95,7 +104,9 @@ describe('the Exports view in Chromium', () => {
     await page.getByRole('button', { name: 'Create export' }).click();
     const alert = page.getByRole('form', { name: 'New export' }).getByRole('alert');
     await alert.waitFor();
-    expect(await alert.textContent()).toBe('body: Value error, Exactly one of end_time (one-time export) or interval_hours (recurring export) must be set');
+    expect(await alert.textContent()).toBe(
+      'body: Value error, Exactly one of end_time (one-time export) or interval_hours (recurring export) must be set',
+    );
     await checkAccessibility(page);
     expect(browser.pageErrors).toEqual([]);
   });

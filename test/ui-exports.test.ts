@@ -31,7 +31,8 @@ beforeEach(async () => {
   await lp.reset();
 });
 
-const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) => postForm(lp, path, fields, headers);
+const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+  postForm(lp, path, fields, headers);
 const page = (path: string, headers: Record<string, string> = {}) => okPage(lp, path, headers);
 
 const advance = (seconds: number) => inProcessApi(lp).post('/_localplane/clock/advance', { seconds });
@@ -50,7 +51,10 @@ async function createDestinationFromForm(): Promise<string> {
   });
   expect(response.status, await response.clone().text()).toBe(303);
   expect(response.headers.get('location')).toBe(`/ui/exports?workspace_id=${acme.id}`);
-  const destinations = (await acmeApi().get('/api/v1/bulk-exports/destinations')).body as { id: string; display_name: string }[];
+  const destinations = (await acmeApi().get('/api/v1/bulk-exports/destinations')).body as {
+    id: string;
+    display_name: string;
+  }[];
   return destinations.find((destination) => destination.display_name === 'ui destination')!.id;
 }
 
@@ -110,12 +114,18 @@ describe('the exports of a workspace at /ui/exports', () => {
 
   it("shows the API's refusal for a workspace on a plan without bulk exports", async () => {
     const html = await page(`/ui/exports?workspace_id=${initech.id}`);
-    expect(html).toMatch(/<p class="error" role="alert">Bulk export is only available on the Plus and Enterprise plans/);
+    expect(html).toMatch(
+      /<p class="error" role="alert">Bulk export is only available on the Plus and Enterprise plans/,
+    );
   });
 
   it("shows the API's refusal next to the export form, with what was typed", async () => {
     const destinationId = await createDestinationFromForm();
-    const fields = exportFields(destinationId, { start_time: '2026-10-03T00:00', end_time: '2026-10-01T00:00', filter: 'eq(is_root, true)' });
+    const fields = exportFields(destinationId, {
+      start_time: '2026-10-03T00:00',
+      end_time: '2026-10-01T00:00',
+      filter: 'eq(is_root, true)',
+    });
     const whole = await post(`/ui/exports?workspace_id=${acme.id}`, fields);
     expect(whole.status).toBe(422);
     const html = await whole.text();
@@ -124,15 +134,27 @@ describe('the exports of a workspace at /ui/exports', () => {
     // htmx swaps in only a success, so it gets the form with the alert as a 200.
     const fragment = await post(`/ui/exports?workspace_id=${acme.id}`, fields, HTMX);
     expect(fragment.status).toBe(200);
-    expect(await fragment.text()).toMatch(/^<div id="exports-workspace">.*role="alert">body: Value error, start_time must be before end_time/s);
+    expect(await fragment.text()).toMatch(
+      /^<div id="exports-workspace">.*role="alert">body: Value error, start_time must be before end_time/s,
+    );
     expect((await acmeApi().get('/api/v1/bulk-exports')).body).toEqual([]);
   });
 
   it('keeps a typed secret out of the page, the journal and the log', async () => {
     const key = fixtures.objstore.keys[0]!;
-    const fields = { display_name: 'typed secret', bucket_name: fixtures.objstore.buckets[0]!, prefix: 'typed', endpoint_url: '', access_key_id: key.access_key_id, secret_access_key: key.secret_access_key };
+    const fields = {
+      display_name: 'typed secret',
+      bucket_name: fixtures.objstore.buckets[0]!,
+      prefix: 'typed',
+      endpoint_url: '',
+      access_key_id: key.access_key_id,
+      secret_access_key: key.secret_access_key,
+    };
     expect((await post(`/ui/exports/destinations?workspace_id=${acme.id}`, fields)).status).toBe(303);
-    const refused = await post(`/ui/exports/destinations?workspace_id=${acme.id}`, { ...fields, display_name: 'not/allowed' });
+    const refused = await post(`/ui/exports/destinations?workspace_id=${acme.id}`, {
+      ...fields,
+      display_name: 'not/allowed',
+    });
     expect(refused.status).toBe(422);
     const shown = [await refused.text(), await page(`/ui/exports?workspace_id=${acme.id}`)];
     const journal = (await inProcessApi(lp).get('/_localplane/requests')).text;
@@ -176,7 +198,9 @@ describe("an export's page at /ui/exports/<id>", () => {
     // What the polling asks for: the live part alone, which no longer polls once all has ended.
     const after = await page(url, HTMX);
     expect(after.startsWith('<div id="export-live">')).toBe(true);
-    expect(after).toContain('<div class="figure" role="status"><span class="badge export-status done">Completed</span>');
+    expect(after).toContain(
+      '<div class="figure" role="status"><span class="badge export-status done">Completed</span>',
+    );
     expect(after).toContain('2 of 2');
     expect(after).toContain(`<div class="figure">${rows.toLocaleString('en')}</div>`);
     expect(after).not.toContain('hx-trigger');
@@ -188,9 +212,15 @@ describe("an export's page at /ui/exports/<id>", () => {
   });
 
   it('shows the errors of failed attempts and the retry that completed the run', async () => {
-    const armed = await post(`/ui/exports/knobs?workspace_id=${acme.id}`, { mode: 'fail', count: '1', attempts: '1', message: 'the ui armed this' }, HTMX);
+    const armed = await post(
+      `/ui/exports/knobs?workspace_id=${acme.id}`,
+      { mode: 'fail', count: '1', attempts: '1', message: 'the ui armed this' },
+      HTMX,
+    );
     expect(armed.status).toBe(200);
-    expect(await armed.text()).toMatch(/^<section id="export-run-knobs".*export runs fail their first 1 attempt\(s\): “the ui armed this” <span class="badge">1 left<\/span>/s);
+    expect(await armed.text()).toMatch(
+      /^<section id="export-run-knobs".*export runs fail their first 1 attempt\(s\): “the ui armed this” <span class="badge">1 left<\/span>/s,
+    );
 
     const url = await createExportFromForm(await createDestinationFromForm(), { end_time: '2026-10-02T00:00' });
     await advance(0);
@@ -198,7 +228,9 @@ describe("an export's page at /ui/exports/<id>", () => {
     expect(retrying).toContain('<dt>retry_0</dt><dd>the ui armed this</dd>');
     expect(retrying).toContain('hx-trigger="every 1s"');
 
-    const { export_run_retry_delay_seconds: delay } = (await inProcessApi(lp).get('/_localplane/config')).body as { export_run_retry_delay_seconds: number };
+    const { export_run_retry_delay_seconds: delay } = (await inProcessApi(lp).get('/_localplane/config')).body as {
+      export_run_retry_delay_seconds: number;
+    };
     await advance(delay);
     const done = await page(url, HTMX);
     expect(done).toContain('<span class="badge export-status done">Completed</span>');
@@ -210,31 +242,49 @@ describe("an export's page at /ui/exports/<id>", () => {
   it("follows a recurring export through its child exports' runs", async () => {
     // One window, one UTC day, has ended by then: one child export, with one run.
     await inProcessApi(lp).post('/_localplane/clock/set', { time: '2027-01-02T12:00:00Z' });
-    const url = await createExportFromForm(await createDestinationFromForm(), { start_time: '2027-01-01T00:00', end_time: '', interval_hours: '24' });
+    const url = await createExportFromForm(await createDestinationFromForm(), {
+      start_time: '2027-01-01T00:00',
+      end_time: '',
+      interval_hours: '24',
+    });
     expect(await page(url)).toContain('No child export has been spawned yet.');
     await advance(0);
-    const [child] = (await acmeApi().get(`/api/v1/bulk-exports/runs?source_bulk_export_id=${exportIdOf(url)}`)).body as (Run & { bulk_export_id: string })[];
+    const [child] = (await acmeApi().get(`/api/v1/bulk-exports/runs?source_bulk_export_id=${exportIdOf(url)}`))
+      .body as (Run & { bulk_export_id: string })[];
     expect(child!.status).toBe('Completed');
     const html = await page(url, HTMX);
     expect(html).toContain('<h2 id="runs-heading">Runs of its child exports</h2>');
-    expect(html).toContain(`<a href="/ui/exports/${child!.bulk_export_id}?workspace_id=${acme.id}">${child!.bulk_export_id.slice(0, 8)}</a>`);
+    expect(html).toContain(
+      `<a href="/ui/exports/${child!.bulk_export_id}?workspace_id=${acme.id}">${child!.bulk_export_id.slice(0, 8)}</a>`,
+    );
     expect(html).toContain('1 of 1');
     expect(html).toContain('<span class="badge export-status active">IntervalScheduled</span>');
   });
 
   it("names each file's tracing project for an export of all experiments", async () => {
-    const url = await createExportFromForm(await createDestinationFromForm(), { session_id: 'all', end_time: '2026-10-02T00:00' });
+    const url = await createExportFromForm(await createDestinationFromForm(), {
+      session_id: 'all',
+      end_time: '2026-10-02T00:00',
+    });
     await advance(0);
     const html = await page(url, HTMX);
     expect(html).toContain('<span class="badge export-status done">Completed</span>');
-    const labels = [...html.matchAll(/<a href="\/ui\/objects\/[^"]+" class="mono" title="[^"]+">([^<]+)<\/a>/g)].map((match) => match[1]!.split('/')[0]);
+    const labels = [...html.matchAll(/<a href="\/ui\/objects\/[^"]+" class="mono" title="[^"]+">([^<]+)<\/a>/g)].map(
+      (match) => match[1]!.split('/')[0],
+    );
     expect(new Set(labels)).toEqual(new Set(['support-bot-production', 'support-bot-staging']));
   });
 
   it('shows the knob form refusal on the exports view', async () => {
-    const response = await post(`/ui/exports/knobs?workspace_id=${acme.id}`, { mode: 'slow', count: '0', delay_seconds: '60' }, HTMX);
+    const response = await post(
+      `/ui/exports/knobs?workspace_id=${acme.id}`,
+      { mode: 'slow', count: '0', delay_seconds: '60' },
+      HTMX,
+    );
     expect(await response.text()).toMatch(/<p class="error" role="alert">body.count: [^<]+<\/p>/);
-    expect(((await inProcessApi(lp).get('/_localplane/faults')).body as { export_runs: unknown[] }).export_runs).toEqual([]);
+    expect(
+      ((await inProcessApi(lp).get('/_localplane/faults')).body as { export_runs: unknown[] }).export_runs,
+    ).toEqual([]);
   });
 
   it('cancels a running export, and its page ends polling', async () => {
@@ -244,7 +294,9 @@ describe("an export's page at /ui/exports/<id>", () => {
     const fragment = await cancelled.text();
     expect(fragment).toContain('<span class="badge export-status failed">Cancelled</span>');
     expect(fragment).not.toContain('hx-trigger');
-    expect(((await acmeApi().get(`/api/v1/bulk-exports/${exportId}`)).body as { status: string }).status).toBe('Cancelled');
+    expect(((await acmeApi().get(`/api/v1/bulk-exports/${exportId}`)).body as { status: string }).status).toBe(
+      'Cancelled',
+    );
     const again = await post(`/ui/exports/${exportId}/cancel?workspace_id=${acme.id}`, {});
     expect(again.status).toBe(303);
   });
@@ -256,6 +308,8 @@ describe("an export's page at /ui/exports/<id>", () => {
     expect(html).toContain(`<a href="/ui/exports?workspace_id=${acme.id}">Exports of ${acme.name}</a>`);
     const unknown = await lp.request('/ui/exports/00000000-0000-4000-8000-000000000000');
     expect(unknown.status).toBe(404);
-    expect(await unknown.text()).toContain('role="alert">Bulk export 00000000-0000-4000-8000-000000000000 not found in any workspace</p>');
+    expect(await unknown.text()).toContain(
+      'role="alert">Bulk export 00000000-0000-4000-8000-000000000000 not found in any workspace</p>',
+    );
   });
 });

@@ -13,7 +13,10 @@ const browser = useBrowser();
 
 /** The Fired cell of a rule's row, once the page's own refresh shows that count. */
 const firedShows = (page: Page, ruleId: string, fired: number) =>
-  page.getByRole('row', { name: new RegExp(`^${ruleId} `) }).locator(`td[data-fired="${fired}"]`).waitFor();
+  page
+    .getByRole('row', { name: new RegExp(`^${ruleId} `) })
+    .locator(`td[data-fired="${fired}"]`)
+    .waitFor();
 
 describe('the Faults view in Chromium', () => {
   it('adds a fault rule from the form, and its count goes up as API requests hit it', async () => {
@@ -61,7 +64,9 @@ describe('the Faults view in Chromium', () => {
     await knob.getByLabel('Revisions').fill('2');
     await knob.getByRole('button', { name: 'Arm' }).click();
     await page.getByRole('cell', { name: 'revisions are skipped', exact: true }).waitFor();
-    expect((await ctx.admin.request<{ revisions: unknown[] }>('GET', '/faults')).body.revisions).toEqual([{ stage: 'skip', count: 2, remaining: 2 }]);
+    expect((await ctx.admin.request<{ revisions: unknown[] }>('GET', '/faults')).body.revisions).toEqual([
+      { stage: 'skip', count: 2, remaining: 2 },
+    ]);
     await screenshot(page, 'faults-knobs');
     await checkAccessibility(page);
 
@@ -81,7 +86,9 @@ describe('a fault rule in the journal', () => {
     await form.getByLabel('Detail (error)').fill('seen in the journal');
     // The rule exists once the form's post is answered: the click only sends it.
     await Promise.all([
-      faults.waitForResponse((response) => response.request().method() === 'POST' && new URL(response.url()).pathname === '/ui/faults/rules'),
+      faults.waitForResponse(
+        (response) => response.request().method() === 'POST' && new URL(response.url()).pathname === '/ui/faults/rules',
+      ),
       form.getByRole('button', { name: 'Add rule' }).click(),
     ]);
     const { body } = await ctx.admin.request('GET', '/fault-rules');
@@ -90,7 +97,10 @@ describe('a fault rule in the journal', () => {
 
     const journal = await browser.openDashboard(ctx.instance, '/ui/requests');
     expect((await ctx.api.as(acme).get('/api/v1/bulk-exports/destinations')).status).toBe(503);
-    const row = journal.getByRole('row').filter({ hasText: '/api/v1/bulk-exports/destinations' }).filter({ hasText: ruleId });
+    const row = journal
+      .getByRole('row')
+      .filter({ hasText: '/api/v1/bulk-exports/destinations' })
+      .filter({ hasText: ruleId });
     await row.first().waitFor();
     expect(await row.first().textContent()).toContain('503');
 

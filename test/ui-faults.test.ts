@@ -26,11 +26,17 @@ beforeEach(async () => {
   await lp.reset();
 });
 
-const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) => postForm(lp, path, fields, headers);
+const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+  postForm(lp, path, fields, headers);
 const page = (path: string, headers: Record<string, string> = {}) => okPage(lp, path, headers);
 
 const admin = () => inProcessApi(lp);
-const rules = async () => ((await admin().get('/_localplane/fault-rules')).body as { rules: { id: string; fired: number; match: unknown; action: unknown; count: number | null }[] }).rules;
+const rules = async () =>
+  (
+    (await admin().get('/_localplane/fault-rules')).body as {
+      rules: { id: string; fired: number; match: unknown; action: unknown; count: number | null }[];
+    }
+  ).rules;
 const knobs = async () => (await admin().get('/_localplane/faults')).body as Record<string, { remaining: number }[]>;
 
 /** The fault-rule form as a person leaves it: every field sent, the unused ones empty. */
@@ -52,13 +58,23 @@ const ruleForm = (fields: Record<string, string>) => ({
 });
 
 /** The Fired cell of a rule's row. */
-const firedOf = (html: string, ruleId: string) => html.match(new RegExp(`<th scope="row" class="mono">${ruleId}</th>.*?<td class="num" data-fired="(\\d+)">`, 's'))?.[1];
+const firedOf = (html: string, ruleId: string) =>
+  html.match(
+    new RegExp(`<th scope="row" class="mono">${ruleId}</th>.*?<td class="num" data-fired="(\\d+)">`, 's'),
+  )?.[1];
 
 describe('the fault rules at /ui/faults', () => {
   it('adds a rule from the form that fires on a real API request, and shows it fired once', async () => {
     const added = await post(
       '/ui/faults/rules',
-      ruleForm({ match_source: 'api', match_method: 'GET', match_path: '/api/v1/bulk-exports*', match_workspace_id: acme.id, detail: 'injected from the dashboard', count: '2' }),
+      ruleForm({
+        match_source: 'api',
+        match_method: 'GET',
+        match_path: '/api/v1/bulk-exports*',
+        match_workspace_id: acme.id,
+        detail: 'injected from the dashboard',
+        count: '2',
+      }),
       HTMX,
     );
     expect(added.status).toBe(200);
@@ -86,7 +102,9 @@ describe('the fault rules at /ui/faults', () => {
     expect(html).toContain(`api GET /api/v1/bulk-exports* in ${acme.name}`);
     expect(html).toContain('503 “injected from the dashboard”');
     // 2 times, 1 used: 1 left; and the rules refresh themselves while there are any.
-    expect(html).toMatch(/data-fired="1"><a href="\/ui\/requests\?fault_rule=fault-rule-1" aria-label="1: the requests fault-rule-1 fired on">1<\/a><\/td><td class="num">1<\/td>/);
+    expect(html).toMatch(
+      /data-fired="1"><a href="\/ui\/requests\?fault_rule=fault-rule-1" aria-label="1: the requests fault-rule-1 fired on">1<\/a><\/td><td class="num">1<\/td>/,
+    );
     expect(html).toMatch(/<section id="fault-rules" [^>]*hx-get="\/ui\/faults" hx-trigger="every 1s"/);
     // What the refresh asks for: the rules alone.
     const refreshed = await page('/ui/faults', HTMX);
@@ -111,7 +129,12 @@ describe('the fault rules at /ui/faults', () => {
       { match: { source: 'objstore' }, action: { status: 500, code: 'InternalError' } },
     ]);
     const html = await page('/ui/faults');
-    for (const text of ['<td>every request</td><td>+250 ms</td>', '<td>with header x-test: drop me</td><td>drop the connection</td>', '<td>objstore</td><td>empty reply</td>', '<td>500 InternalError</td>']) {
+    for (const text of [
+      '<td>every request</td><td>+250 ms</td>',
+      '<td>with header x-test: drop me</td><td>drop the connection</td>',
+      '<td>objstore</td><td>empty reply</td>',
+      '<td>500 InternalError</td>',
+    ]) {
       expect(html).toContain(text);
     }
   });
@@ -134,7 +157,8 @@ describe('the fault rules at /ui/faults', () => {
   });
 
   it('deletes one rule, then all', async () => {
-    for (const path of ['/one', '/two', '/three']) await admin().post('/_localplane/fault-rules', { match: { path }, action: { status: 500 } });
+    for (const path of ['/one', '/two', '/three'])
+      await admin().post('/_localplane/fault-rules', { match: { path }, action: { status: 500 } });
     const afterOne = await (await post('/ui/faults/rules/fault-rule-2/delete', {}, HTMX)).text();
     expect(afterOne.startsWith('<section id="fault-rules"')).toBe(true);
     expect(afterOne).not.toContain('fault-rule-2');
@@ -157,20 +181,38 @@ describe('the knobs at /ui/faults', () => {
   it('arms each knob from its form, lists them with the uses left, and disarms them all', async () => {
     const deployment = acme.deployments[0]!;
     const answers = [
-      await post('/ui/faults/knobs/destination-validations', { error: 'invalid_bucket', count: '2', workspace_id: acme.id, endpoint_url: '' }, HTMX),
-      await post('/ui/faults/knobs/export-runs', { mode: 'slow', count: '1', attempts: '', message: '', delay_seconds: '90' }, HTMX),
-      await post('/ui/faults/knobs/revisions', { stage: 'build', count: '1', deployment_id: deployment.id, message: 'no room on the builder' }, HTMX),
+      await post(
+        '/ui/faults/knobs/destination-validations',
+        { error: 'invalid_bucket', count: '2', workspace_id: acme.id, endpoint_url: '' },
+        HTMX,
+      ),
+      await post(
+        '/ui/faults/knobs/export-runs',
+        { mode: 'slow', count: '1', attempts: '', message: '', delay_seconds: '90' },
+        HTMX,
+      ),
+      await post(
+        '/ui/faults/knobs/revisions',
+        { stage: 'build', count: '1', deployment_id: deployment.id, message: 'no room on the builder' },
+        HTMX,
+      ),
     ];
     for (const answer of answers) expect((await answer.text()).startsWith('<section id="knobs"')).toBe(true);
     expect(await knobs()).toEqual({
       destination_validations: [{ error: 'invalid_bucket', count: 2, workspace_id: acme.id, remaining: 2 }],
       export_runs: [{ mode: 'slow', count: 1, delay_seconds: 90, remaining: 1 }],
-      revisions: [{ stage: 'build', count: 1, deployment_id: deployment.id, message: 'no room on the builder', remaining: 1 }],
+      revisions: [
+        { stage: 'build', count: 1, deployment_id: deployment.id, message: 'no room on the builder', remaining: 1 },
+      ],
     });
     const html = await page('/ui/faults');
-    expect(html).toContain(`<td>destination validations fail with invalid_bucket in ${acme.name}</td><td class="num">2</td>`);
+    expect(html).toContain(
+      `<td>destination validations fail with invalid_bucket in ${acme.name}</td><td class="num">2</td>`,
+    );
     expect(html).toContain('<td>export runs wait 90 s (emulator clock) before each file</td><td class="num">1</td>');
-    expect(html).toContain(`<td>revisions fail at build of deployment ${deployment.id} with “no room on the builder”</td>`);
+    expect(html).toContain(
+      `<td>revisions fail at build of deployment ${deployment.id} with “no room on the builder”</td>`,
+    );
     expect(html).toContain(`<option value="${deployment.id}">${deployment.name} (${acme.name})</option>`);
 
     const disarmed = await (await post('/ui/faults/knobs/delete', {}, HTMX)).text();
@@ -179,7 +221,12 @@ describe('the knobs at /ui/faults', () => {
   });
 
   it("shows a knob's refusal beside its own form", async () => {
-    const response = await post('/ui/faults/knobs/revisions', { stage: 'build', count: '1', deployment_id: 'not-a-uuid', message: '' });
+    const response = await post('/ui/faults/knobs/revisions', {
+      stage: 'build',
+      count: '1',
+      deployment_id: 'not-a-uuid',
+      message: '',
+    });
     expect(response.status).toBe(422);
     const html = await response.text();
     const revisionsForm = html.slice(html.indexOf('aria-label="Fail or skip the next revisions"'));

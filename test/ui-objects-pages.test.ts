@@ -35,8 +35,20 @@ const textOf = (html: string) => html.replace(/<[^>]*>/g, ' ').replace(/\s+/g, '
 beforeAll(async () => {
   lp = await createLocalplane({ log: () => {} });
   s3 = s3For(await lp.objstoreEndpoint(), fullKey(await fixturesOf(lp)));
-  for (const key of [PARQUET_KEY, `lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/day=2026-11-01/runs-0.parquet`, 'lake/README.md']) {
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: `bytes of ${key}`, ContentType: 'application/octet-stream', Metadata: { exporter: 'test' } }));
+  for (const key of [
+    PARQUET_KEY,
+    `lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/day=2026-11-01/runs-0.parquet`,
+    'lake/README.md',
+  ]) {
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: key,
+        Body: `bytes of ${key}`,
+        ContentType: 'application/octet-stream',
+        Metadata: { exporter: 'test' },
+      }),
+    );
   }
 });
 
@@ -46,7 +58,9 @@ afterAll(async () => {
 
 describe('/ui/objects', () => {
   it('lists every bucket the API lists, each linking to its own URL, with its objects and size', async () => {
-    const { buckets } = (await (await lp.request('/_localplane/objstore/buckets')).json()) as { buckets: { name: string; object_count: number; bytes: number }[] };
+    const { buckets } = (await (await lp.request('/_localplane/objstore/buckets')).json()) as {
+      buckets: { name: string; object_count: number; bytes: number }[];
+    };
     const { status, text } = await page('/ui/objects');
     expect(status).toBe(200);
     expect(text).toContain('<a href="/ui/objects" aria-current="page">Objects</a>');
@@ -55,22 +69,35 @@ describe('/ui/objects', () => {
     }
     const landing = buckets.find((bucket) => bucket.name === BUCKET)!;
     expect(landing.object_count).toBe(3);
-    expect(text).toContain(`<td class="num">3</td><td class="num nowrap" title="${landing.bytes} bytes">${formatBytes(landing.bytes)}</td>`);
+    expect(text).toContain(
+      `<td class="num">3</td><td class="num nowrap" title="${landing.bytes} bytes">${formatBytes(landing.bytes)}</td>`,
+    );
   });
 
   it('a prefix: breadcrumbs and folders read as hive partitions (export_id = …, day = …), each a link to its own URL', async () => {
     const prefix = `lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/`;
     const { status, text } = await page(`/ui/objects/${BUCKET}?prefix=${encodeURIComponent(prefix)}`);
     expect(status).toBe(200);
-    const crumbs = text.slice(text.indexOf('<nav aria-label="Breadcrumb"'), text.indexOf('</nav>', text.indexOf('<nav aria-label="Breadcrumb"')));
-    expect(textOf(crumbs).trim()).toBe(`Buckets ${BUCKET} lake export_id = ${EXPORT_ID} tenant_id = t1 session_id = s1`);
-    expect(crumbs).toContain(`<a href="/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`lake/export_id=${EXPORT_ID}/`)}">export_id = ${EXPORT_ID}</a>`);
+    const crumbs = text.slice(
+      text.indexOf('<nav aria-label="Breadcrumb"'),
+      text.indexOf('</nav>', text.indexOf('<nav aria-label="Breadcrumb"')),
+    );
+    expect(textOf(crumbs).trim()).toBe(
+      `Buckets ${BUCKET} lake export_id = ${EXPORT_ID} tenant_id = t1 session_id = s1`,
+    );
+    expect(crumbs).toContain(
+      `<a href="/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`lake/export_id=${EXPORT_ID}/`)}">export_id = ${EXPORT_ID}</a>`,
+    );
     expect(crumbs).toContain('<span aria-current="page">session_id = s1</span>');
     for (const day of ['2026-11-01', '2026-11-02']) {
-      expect(text).toContain(`<a href="/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`${prefix}day=${day}/`)}">day = ${day}/</a>`);
+      expect(text).toContain(
+        `<a href="/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`${prefix}day=${day}/`)}">day = ${day}/</a>`,
+      );
     }
     const day = await page(`/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`${prefix}day=2026-11-02/`)}`);
-    expect(day.text).toContain(`<a href="/ui/objects/${BUCKET}/object?key=${encodeURIComponent(PARQUET_KEY)}">runs-0.parquet</a>`);
+    expect(day.text).toContain(
+      `<a href="/ui/objects/${BUCKET}/object?key=${encodeURIComponent(PARQUET_KEY)}">runs-0.parquet</a>`,
+    );
   });
 
   it('search finds keys across the whole bucket, past the first page of a folder, by their whole key', async () => {
@@ -85,7 +112,9 @@ describe('/ui/objects', () => {
     const found = await page(`/ui/objects/${bucket}?search=needle`);
     expect(found.status).toBe(200);
     expect(found.text).toContain('<input type="search" name="search" value="needle"');
-    expect(found.text).toContain(`<a href="/ui/objects/${bucket}/object?key=logs%2Fzz%2Fthe-Needle.txt">logs/zz/the-Needle.txt</a>`);
+    expect(found.text).toContain(
+      `<a href="/ui/objects/${bucket}/object?key=logs%2Fzz%2Fthe-Needle.txt">logs/zz/the-Needle.txt</a>`,
+    );
     expect(textOf(found.text)).toContain('Keys holding “needle”');
     const none = await page(`/ui/objects/${bucket}?search=haystack`);
     expect(textOf(none.text)).toContain('No key holds “haystack”.');
@@ -93,7 +122,9 @@ describe('/ui/objects', () => {
 
   it('pages a long folder by cursor, each page its own URL', async () => {
     const first = await page('/ui/objects/ui-search?prefix=logs%2F');
-    const next = /<a href="(\/ui\/objects\/ui-search\?prefix=logs%2F&amp;cursor=[^"]+)">Next page<\/a>/.exec(first.text)?.[1];
+    const next = /<a href="(\/ui\/objects\/ui-search\?prefix=logs%2F&amp;cursor=[^"]+)">Next page<\/a>/.exec(
+      first.text,
+    )?.[1];
     expect(next).toBeDefined();
     expect(first.text).not.toContain('First page');
     const second = await page(next!.replaceAll('&amp;', '&'));
@@ -106,17 +137,39 @@ describe('/ui/objects', () => {
   });
 
   it("an object: its metadata as the API gives it, and a download link to the admin API's content", async () => {
-    const details = (await (await lp.request(`/_localplane/objstore/buckets/${BUCKET}/object?key=${encodeURIComponent(PARQUET_KEY)}`)).json()) as Record<string, any>;
+    const details = (await (
+      await lp.request(`/_localplane/objstore/buckets/${BUCKET}/object?key=${encodeURIComponent(PARQUET_KEY)}`)
+    ).json()) as Record<string, any>;
     const { status, text } = await page(`/ui/objects/${BUCKET}/object?key=${encodeURIComponent(PARQUET_KEY)}`);
     expect(status).toBe(200);
-    const crumbs = text.slice(text.indexOf('<nav aria-label="Breadcrumb"'), text.indexOf('</nav>', text.indexOf('<nav aria-label="Breadcrumb"')));
+    const crumbs = text.slice(
+      text.indexOf('<nav aria-label="Breadcrumb"'),
+      text.indexOf('</nav>', text.indexOf('<nav aria-label="Breadcrumb"')),
+    );
     expect(textOf(crumbs)).toContain(`day = 2026-11-02 runs-0.parquet`);
-    const metadata = textOf(text.slice(text.indexOf('<table aria-label="Metadata"'), text.indexOf('</table>', text.indexOf('<table aria-label="Metadata"'))));
-    for (const value of [PARQUET_KEY, `${details.size} bytes`, details.etag.replaceAll('"', '&quot;'), details.last_modified, details.content_type, `CRC64NVME ${details.checksums.CRC64NVME}`, 'exporter test']) {
+    const metadata = textOf(
+      text.slice(
+        text.indexOf('<table aria-label="Metadata"'),
+        text.indexOf('</table>', text.indexOf('<table aria-label="Metadata"')),
+      ),
+    );
+    for (const value of [
+      PARQUET_KEY,
+      `${details.size} bytes`,
+      details.etag.replaceAll('"', '&quot;'),
+      details.last_modified,
+      details.content_type,
+      `CRC64NVME ${details.checksums.CRC64NVME}`,
+      'exporter test',
+    ]) {
       expect(metadata).toContain(value);
     }
-    const download = /<a href="([^"]+)" download="" hx-boost="false" class="button">Download<\/a>/.exec(text)?.[1]?.replaceAll('&amp;', '&');
-    expect(download).toBe(`/_localplane/objstore/buckets/${BUCKET}/object/content?key=${encodeURIComponent(PARQUET_KEY)}`);
+    const download = /<a href="([^"]+)" download="" hx-boost="false" class="button">Download<\/a>/
+      .exec(text)?.[1]
+      ?.replaceAll('&amp;', '&');
+    expect(download).toBe(
+      `/_localplane/objstore/buckets/${BUCKET}/object/content?key=${encodeURIComponent(PARQUET_KEY)}`,
+    );
     const file = await lp.request(download!);
     expect(await file.text()).toBe(`bytes of ${PARQUET_KEY}`);
     expect(file.headers.get('content-disposition')).toContain('filename="runs-0.parquet"');
@@ -126,7 +179,9 @@ describe('/ui/objects', () => {
     const folder = mkdtempSync(join(tmpdir(), 'localplane-ui-objects-'));
     try {
       const file = join(folder, 'small.parquet');
-      await duckdb(`COPY (SELECT * FROM (VALUES (1, 'alpha', 2.5), (2, NULL, 0.25)) AS t(n, word, score)) TO '${file}' (FORMAT parquet)`);
+      await duckdb(
+        `COPY (SELECT * FROM (VALUES (1, 'alpha', 2.5), (2, NULL, 0.25)) AS t(n, word, score)) TO '${file}' (FORMAT parquet)`,
+      );
       await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/small.parquet', Body: readFileSync(file) }));
     } finally {
       rmSync(folder, { recursive: true, force: true });
@@ -141,18 +196,36 @@ describe('/ui/objects', () => {
     expect(parquet.text).toContain('<td class="mono" title="alpha">alpha</td>');
     expect(textOf(parquet.text)).toContain('First rows (2 of 2)');
 
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/doc.json', Body: '{"a": "<b>"}', ContentType: 'application/json' }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: 'preview/doc.json',
+        Body: '{"a": "<b>"}',
+        ContentType: 'application/json',
+      }),
+    );
     const json = await page(`/ui/objects/${BUCKET}/object?key=preview%2Fdoc.json`);
-    expect(json.text).toContain('<pre aria-label="Content (json)" tabindex="0">{&quot;a&quot;: &quot;&lt;b&gt;&quot;}</pre>');
+    expect(json.text).toContain(
+      '<pre aria-label="Content (json)" tabindex="0">{&quot;a&quot;: &quot;&lt;b&gt;&quot;}</pre>',
+    );
     expect(textOf(json.text)).toContain('JSON, shown below.');
 
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/long.txt', Body: 'line\n'.repeat(20_000), ContentType: 'text/plain' }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: 'preview/long.txt',
+        Body: 'line\n'.repeat(20_000),
+        ContentType: 'text/plain',
+      }),
+    );
     const text = await page(`/ui/objects/${BUCKET}/object?key=preview%2Flong.txt`);
     expect(text.text).toContain('<pre aria-label="Content (text)" tabindex="0">line\nline');
     expect(textOf(text.text)).toContain('Text: its start is shown below; download it for the rest.');
 
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/blob.bin', Body: Buffer.from([0, 1, 2, 255]) }));
-    expect(textOf((await page(`/ui/objects/${BUCKET}/object?key=preview%2Fblob.bin`)).text)).toContain('Binary content: download it to look inside.');
+    expect(textOf((await page(`/ui/objects/${BUCKET}/object?key=preview%2Fblob.bin`)).text)).toContain(
+      'Binary content: download it to look inside.',
+    );
   });
 
   it("shows a preview the API refuses as its detail, in an alert, beside the object's metadata", async () => {
@@ -161,7 +234,9 @@ describe('/ui/objects', () => {
     const odd = await page(`/ui/objects/${BUCKET}/object?key=${encodeURIComponent('preview/../odd.txt')}`);
     expect(odd.status).toBe(200);
     expect(odd.text).toContain('<td class="mono">preview/../odd.txt</td>');
-    const preview = (await (await lp.request(`/_localplane/objstore/preview?bucket=${BUCKET}&key=${encodeURIComponent('preview/../odd.txt')}`)).json()) as { detail: string };
+    const preview = (await (
+      await lp.request(`/_localplane/objstore/preview?bucket=${BUCKET}&key=${encodeURIComponent('preview/../odd.txt')}`)
+    ).json()) as { detail: string };
     expect(odd.text).toContain(`<p class="error" role="alert">${preview.detail.replaceAll("'", '&#39;')}</p>`);
   });
 
@@ -199,6 +274,13 @@ describe('labels', () => {
   });
 
   it('gives sizes in binary units', () => {
-    expect([0, 1023, 1024, 1536, 10 * 1024 * 1024, 5 * 1024 ** 4].map(formatBytes)).toEqual(['0 B', '1023 B', '1.0 KiB', '1.5 KiB', '10 MiB', '5.0 TiB']);
+    expect([0, 1023, 1024, 1536, 10 * 1024 * 1024, 5 * 1024 ** 4].map(formatBytes)).toEqual([
+      '0 B',
+      '1023 B',
+      '1.0 KiB',
+      '1.5 KiB',
+      '10 MiB',
+      '5.0 TiB',
+    ]);
   });
 });

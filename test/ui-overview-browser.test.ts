@@ -35,7 +35,8 @@ describe('the overview at /ui in Chromium', () => {
     expect(await page.locator('main').textContent()).toContain(now.slice(0, 16));
     const rows = page.getByRole('table', { name: 'Workspaces' }).locator('tbody tr');
     expect(await rows.count()).toBe(ctx.fixtures.workspaces.length);
-    for (const workspace of ctx.fixtures.workspaces) expect(await page.getByRole('rowheader', { name: workspace.name, exact: true }).count()).toBe(1);
+    for (const workspace of ctx.fixtures.workspaces)
+      expect(await page.getByRole('rowheader', { name: workspace.name, exact: true }).count()).toBe(1);
     await screenshot(page, 'overview');
     await checkAccessibility(page);
     expect(browser.pageErrors).toEqual([]);
@@ -72,7 +73,20 @@ describe('the overview at /ui in Chromium', () => {
   it('is usable by keyboard alone: a skip link, every view in the navigation, the theme toggle, each with a visible focus ring', async () => {
     const page = await browser.openDashboard(ctx.instance, '/ui');
     const order: string[] = [];
-    const expected = ['Skip to content', 'localplane', 'Overview', 'Requests', 'Exports', 'Objects', 'SQL', 'Deployments', 'Clock', 'Faults', 'State', 'Theme: system'];
+    const expected = [
+      'Skip to content',
+      'localplane',
+      'Overview',
+      'Requests',
+      'Exports',
+      'Objects',
+      'SQL',
+      'Deployments',
+      'Clock',
+      'Faults',
+      'State',
+      'Theme: system',
+    ];
     for (let step = 0; step < expected.length; step++) {
       await page.keyboard.press('Tab');
       const { text, ring } = await focused(page);

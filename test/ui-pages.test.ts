@@ -24,13 +24,24 @@ describe('the overview at /ui', () => {
     const page = await response.text();
     expect(page.startsWith('<!doctype html><html lang="en">')).toBe(true);
     for (const landmark of ['<header', '<nav aria-label="Views">', '<main id="main"']) expect(page).toContain(landmark);
-    for (const view of ['/ui/requests', '/ui/exports', '/ui/objects', '/ui/sql', '/ui/deployments', '/ui/clock', '/ui/faults', '/ui/state']) {
+    for (const view of [
+      '/ui/requests',
+      '/ui/exports',
+      '/ui/objects',
+      '/ui/sql',
+      '/ui/deployments',
+      '/ui/clock',
+      '/ui/faults',
+      '/ui/state',
+    ]) {
       expect(page).toContain(`href="${view}"`);
     }
     expect(page).toContain('<a href="/ui" aria-current="page">Overview</a>');
     const { now } = (await (await lp.request('/_localplane/clock')).json()) as { now: string };
     expect(page).toContain(now.slice(0, 16));
-    const { workspaces } = (await (await lp.request('/_localplane/state')).json()) as { workspaces: { name: string }[] };
+    const { workspaces } = (await (await lp.request('/_localplane/state')).json()) as {
+      workspaces: { name: string }[];
+    };
     expect(workspaces.length).toBeGreaterThan(0);
     for (const workspace of workspaces) expect(page).toContain(`<th scope="row">${workspace.name}</th>`);
   });
@@ -39,7 +50,9 @@ describe('the overview at /ui', () => {
     const fragment = await (await lp.request('/ui', { headers: { 'hx-request': 'true' } })).text();
     expect(fragment).toContain('<section class="cards"');
     expect(fragment).not.toContain('<html');
-    const restored = await (await lp.request('/ui', { headers: { 'hx-request': 'true', 'hx-history-restore-request': 'true' } })).text();
+    const restored = await (
+      await lp.request('/ui', { headers: { 'hx-request': 'true', 'hx-history-restore-request': 'true' } })
+    ).text();
     expect(restored).toContain('<html');
   });
 
@@ -63,9 +76,12 @@ describe('the assets', () => {
     expect(gzipped.headers.get('content-encoding')).toBe('gzip');
     const tag = gzipped.headers.get('etag');
     expect(tag).toBeTruthy();
-    const again = await lp.request('/ui/assets/htmx.min.js', { headers: { 'accept-encoding': 'gzip', 'if-none-match': tag! } });
+    const again = await lp.request('/ui/assets/htmx.min.js', {
+      headers: { 'accept-encoding': 'gzip', 'if-none-match': tag! },
+    });
     expect(again.status).toBe(304);
-    for (const name of ['sse.min.js', 'uPlot.iife.min.js', 'uPlot.min.css', 'ui.css', 'ui.js']) expect((await lp.request(`/ui/assets/${name}`)).status).toBe(200);
+    for (const name of ['sse.min.js', 'uPlot.iife.min.js', 'uPlot.min.css', 'ui.css', 'ui.js'])
+      expect((await lp.request(`/ui/assets/${name}`)).status).toBe(200);
   });
 
   it('are only the listed files', async () => {
@@ -86,12 +102,18 @@ describe('the browser guard', () => {
 
 describe("the overview's activity", () => {
   it('charts the requests of the last 30 minutes by status class and lists the latest errors, linked to their entries', async () => {
-    const { workspaces } = (await (await lp.request('/_localplane/fixtures')).json()) as { workspaces: { api_key: string }[] };
+    const { workspaces } = (await (await lp.request('/_localplane/fixtures')).json()) as {
+      workspaces: { api_key: string }[];
+    };
     await lp.request('/v2/deployments', { headers: { 'x-api-key': workspaces[0]!.api_key } });
     await lp.request('/v2/deployments/not-a-uuid', { headers: { 'x-api-key': workspaces[0]!.api_key } });
-    const [refused] = (await (await lp.request('/_localplane/requests?status=4xx&order=desc&limit=1')).json()).requests as { id: number; status: number }[];
+    const [refused] = (await (await lp.request('/_localplane/requests?status=4xx&order=desc&limit=1')).json())
+      .requests as { id: number; status: number }[];
     const fragment = await (await lp.request('/ui/activity')).text();
-    const chart = JSON.parse(/data-chart="([^"]*)"/.exec(fragment)![1]!.replace(/&quot;/g, '"')) as { x: number[]; series: { label: string; values: number[] }[] };
+    const chart = JSON.parse(/data-chart="([^"]*)"/.exec(fragment)![1]!.replace(/&quot;/g, '"')) as {
+      x: number[];
+      series: { label: string; values: number[] }[];
+    };
     expect(chart.x).toHaveLength(30);
     expect(chart.series.map((series) => series.label)).toEqual(['2xx', '3xx', '4xx', '5xx']);
     expect(chart.series[0]!.values.reduce((sum, value) => sum + value, 0)).toBeGreaterThanOrEqual(1);

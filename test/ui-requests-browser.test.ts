@@ -15,16 +15,26 @@ const browser = useBrowser();
 const MISSING_DESTINATION = '/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000';
 
 /** What went wrong in the page, but the streams it closes on purpose (a new filter, Pause), which Chromium reports as aborted. */
-const pageErrors = () => browser.pageErrors.filter((error) => !/^GET \S+\/ui\/requests\/stream\?\S* failed: net::ERR_ABORTED$/.test(error));
+const pageErrors = () =>
+  browser.pageErrors.filter((error) => !/^GET \S+\/ui\/requests\/stream\?\S* failed: net::ERR_ABORTED$/.test(error));
 
 /** The table's rows, top (newest) first, as path and status. */
 const rowsOf = (page: Page) =>
-  page.locator('#request-rows tr[data-id]').evaluateAll((rows) => rows.map((row) => `${row.querySelector('th')!.textContent} ${row.querySelector('td.num')!.textContent}`));
+  page
+    .locator('#request-rows tr[data-id]')
+    .evaluateAll((rows) =>
+      rows.map((row) => `${row.querySelector('th')!.textContent} ${row.querySelector('td.num')!.textContent}`),
+    );
 
 /** Waits until the table's rows are these, top first (the stream puts new ones there). */
 async function rowsShow(page: Page, expected: string[]) {
   await page.waitForFunction(
-    (wanted) => JSON.stringify([...document.querySelectorAll('#request-rows tr[data-id]')].map((row) => `${row.querySelector('th')!.textContent} ${row.querySelector('td.num')!.textContent}`)) === JSON.stringify(wanted),
+    (wanted) =>
+      JSON.stringify(
+        [...document.querySelectorAll('#request-rows tr[data-id]')].map(
+          (row) => `${row.querySelector('th')!.textContent} ${row.querySelector('td.num')!.textContent}`,
+        ),
+      ) === JSON.stringify(wanted),
     expected,
   );
 }
@@ -72,7 +82,12 @@ describe('the Requests view in Chromium', () => {
     await rowsShow(page, [`${MISSING_DESTINATION} 404`, '/api/v1/bulk-exports 401', `${MISSING_DESTINATION} 404`]);
     await page.getByRole('button', { name: 'Pause', pressed: false }).waitFor();
     await acme().get(`${MISSING_DESTINATION}?after=resume`);
-    await rowsShow(page, [`${MISSING_DESTINATION} 404`, `${MISSING_DESTINATION} 404`, '/api/v1/bulk-exports 401', `${MISSING_DESTINATION} 404`]);
+    await rowsShow(page, [
+      `${MISSING_DESTINATION} 404`,
+      `${MISSING_DESTINATION} 404`,
+      '/api/v1/bulk-exports 401',
+      `${MISSING_DESTINATION} 404`,
+    ]);
     await screenshot(page, 'requests');
     await checkAccessibility(page);
     expect(pageErrors()).toEqual([]);
@@ -99,7 +114,11 @@ describe('the Requests view in Chromium', () => {
     await page.close();
     // Every stream the instance allows opens again: the page's is gone.
     const streams = await eventually(async () => {
-      const opened = await Promise.all(Array.from({ length: MAX_JOURNAL_STREAMS }, () => openEventStream(`${ctx.instance.apiUrl}/_localplane/requests/stream`)));
+      const opened = await Promise.all(
+        Array.from({ length: MAX_JOURNAL_STREAMS }, () =>
+          openEventStream(`${ctx.instance.apiUrl}/_localplane/requests/stream`),
+        ),
+      );
       if (opened.every(({ reader }) => reader !== null)) return opened;
       await Promise.all(opened.map(({ response, reader }) => (reader ? reader.cancel() : response.body?.cancel())));
       return undefined;
@@ -109,13 +128,20 @@ describe('the Requests view in Chromium', () => {
 
   it("opens a request's details beside the list, its own URL, secrets masked, and copies it as curl", async () => {
     await acme().get('/v2/deployments?limit=2');
-    const page = await browser.openDashboard(ctx.instance, '/ui/requests', { permissions: ['clipboard-read', 'clipboard-write'] });
+    const page = await browser.openDashboard(ctx.instance, '/ui/requests', {
+      permissions: ['clipboard-read', 'clipboard-write'],
+    });
     await page.getByRole('link', { name: '/v2/deployments' }).click();
     const pane = page.getByRole('region', { name: 'Request details' });
     await pane.getByRole('heading', { name: 'GET /v2/deployments' }).waitFor();
     expect(new URL(page.url()).pathname).toMatch(/^\/ui\/requests\/\d+$/);
     const headers = pane.locator('dl.details.mono').nth(1);
-    expect(await headers.locator('dt', { hasText: /^x-api-key$/ }).locator('xpath=following-sibling::dd[1]').textContent()).toBe('********');
+    expect(
+      await headers
+        .locator('dt', { hasText: /^x-api-key$/ })
+        .locator('xpath=following-sibling::dd[1]')
+        .textContent(),
+    ).toBe('********');
     expect(await pane.textContent()).not.toContain(workspaceByTier(ctx.fixtures, 'plus').api_key);
 
     await pane.getByRole('button', { name: 'Copy as curl' }).click();
@@ -128,7 +154,10 @@ describe('the Requests view in Chromium', () => {
 
     // The pane's URL opened afresh shows the list with the same pane.
     const reopened = await browser.openDashboard(ctx.instance, new URL(page.url()).pathname);
-    await reopened.getByRole('region', { name: 'Request details' }).getByRole('heading', { name: 'GET /v2/deployments' }).waitFor();
+    await reopened
+      .getByRole('region', { name: 'Request details' })
+      .getByRole('heading', { name: 'GET /v2/deployments' })
+      .waitFor();
     expect(pageErrors()).toEqual([]);
   });
 });

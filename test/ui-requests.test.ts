@@ -42,7 +42,10 @@ const page = async (path: string, headers: Record<string, string> = {}, status =
 };
 
 /** The paths of the table's rows, top (newest) first. */
-const rowPaths = (html: string) => [...html.matchAll(/<tr id="request-\d+" data-id="\d+">.*?<a href="[^"]*"[^>]*>([^<]*)<\/a>/gs)].map((match) => match[1]);
+const rowPaths = (html: string) =>
+  [...html.matchAll(/<tr id="request-\d+" data-id="\d+">.*?<a href="[^"]*"[^>]*>([^<]*)<\/a>/gs)].map(
+    (match) => match[1],
+  );
 const rowIds = (html: string) => [...html.matchAll(/<tr id="request-(\d+)"/g)].map((match) => Number(match[1]));
 
 /** A few API requests of two workspaces: a list, a 404, a 401, a refused body with a secret. */
@@ -52,21 +55,43 @@ async function traffic() {
   await as(acme).get(MISSING_DESTINATION);
   await inProcessApi(lp).get('/v2/deployments');
   await as(globex).get('/v2/deployments?limit=1');
-  await as(acme).post('/api/v1/bulk-exports/destinations', { display_name: 'has a secret', credentials: { access_key_id: 'AKIA', secret_access_key: DESTINATION_SECRET } });
+  await as(acme).post('/api/v1/bulk-exports/destinations', {
+    display_name: 'has a secret',
+    credentials: { access_key_id: 'AKIA', secret_access_key: DESTINATION_SECRET },
+  });
 }
 
-const journal = async (query = '') => ((await inProcessApi(lp).get(`/_localplane/requests${query}`)).body as { requests: JournalEntry[] }).requests;
+const journal = async (query = '') =>
+  ((await inProcessApi(lp).get(`/_localplane/requests${query}`)).body as { requests: JournalEntry[] }).requests;
 
 describe('the Requests view at /ui/requests', () => {
   it('shows the newest requests first, live from the newest shown on, with a labelled filter form', async () => {
     await traffic();
     const html = await page('/ui/requests');
     expect(html).toContain('<a href="/ui/requests" aria-current="page">Requests</a>');
-    expect(rowPaths(html)).toEqual(['/api/v1/bulk-exports/destinations', '/v2/deployments', '/v2/deployments', MISSING_DESTINATION, '/api/v1/bulk-exports']);
+    expect(rowPaths(html)).toEqual([
+      '/api/v1/bulk-exports/destinations',
+      '/v2/deployments',
+      '/v2/deployments',
+      MISSING_DESTINATION,
+      '/api/v1/bulk-exports',
+    ]);
     const newest = Math.max(...rowIds(html));
     expect(html).toContain(`sse-connect="/ui/requests/stream?since=${newest}"`);
-    expect(html).toContain('<tbody id="request-rows" data-max-rows="100" sse-swap="request,reset" hx-swap="afterbegin">');
-    for (const label of ['Source', 'Method', 'Path glob', 'Status or class', 'Workspace', 'Fault rule fired', 'Text in bodies', 'Show newest']) expect(html).toContain(`<label>${label}<`);
+    expect(html).toContain(
+      '<tbody id="request-rows" data-max-rows="100" sse-swap="request,reset" hx-swap="afterbegin">',
+    );
+    for (const label of [
+      'Source',
+      'Method',
+      'Path glob',
+      'Status or class',
+      'Workspace',
+      'Fault rule fired',
+      'Text in bodies',
+      'Show newest',
+    ])
+      expect(html).toContain(`<label>${label}<`);
     expect(html).toContain('<section id="request-detail" aria-label="Request details">');
     expect(html).not.toContain(DESTINATION_SECRET);
 
@@ -77,11 +102,21 @@ describe('the Requests view at /ui/requests', () => {
 
   it('filters by source, method, path, status or class, workspace, fault rule and text in either body; the URL is the filtered view', async () => {
     await traffic();
-    const rule = (await inProcessApi(lp).post('/_localplane/fault-rules', { match: { path: '/api/v1/bulk-exports' }, action: { status: 503, detail: 'injected-for-the-view' }, count: 1 })).body;
+    const rule = (
+      await inProcessApi(lp).post('/_localplane/fault-rules', {
+        match: { path: '/api/v1/bulk-exports' },
+        action: { status: 503, detail: 'injected-for-the-view' },
+        count: 1,
+      })
+    ).body;
     await inProcessApi(lp, acme).get('/api/v1/bulk-exports');
     const filtered = async (query: string) => rowPaths(await page(`/ui/requests?${query}`));
 
-    expect(await filtered('status=4xx')).toEqual(['/api/v1/bulk-exports/destinations', '/v2/deployments', MISSING_DESTINATION]);
+    expect(await filtered('status=4xx')).toEqual([
+      '/api/v1/bulk-exports/destinations',
+      '/v2/deployments',
+      MISSING_DESTINATION,
+    ]);
     expect(await filtered('status=404')).toEqual([MISSING_DESTINATION]);
     expect(await filtered(`workspace_id=${globex.id}`)).toEqual(['/v2/deployments']);
     expect(await filtered('method=POST')).toEqual(['/api/v1/bulk-exports/destinations']);
@@ -98,7 +133,9 @@ describe('the Requests view at /ui/requests', () => {
     expect(html).toContain(`<option value="${acme.id}" selected="">${acme.name}</option>`);
     expect(html).toContain('<option value="any" selected="">any rule</option>');
     expect(html).toContain('<input name="status" value="4xx"');
-    expect(html).toContain(`sse-connect="/ui/requests/stream?status=4xx&amp;workspace_id=${acme.id}&amp;fault_rule=any&amp;limit=20&amp;since=0"`);
+    expect(html).toContain(
+      `sse-connect="/ui/requests/stream?status=4xx&amp;workspace_id=${acme.id}&amp;fault_rule=any&amp;limit=20&amp;since=0"`,
+    );
     // A row's link keeps the filters: the detail page shows the same list.
     expect(await page(`/ui/requests?status=404`)).toMatch(new RegExp(`href="/ui/requests/\\d+\\?status=404"`));
   });
@@ -116,14 +153,18 @@ describe('the Requests view at /ui/requests', () => {
     const paused = await page('/ui/requests?status=4xx&paused=1', HTMX);
     expect(paused).not.toContain('sse-connect');
     expect(paused).not.toContain('sse-swap');
-    expect(paused).toContain('<button type="button" aria-pressed="true" hx-get="/ui/requests?status=4xx" hx-target="#requests-live" hx-swap="outerHTML">Resume</button>');
+    expect(paused).toContain(
+      '<button type="button" aria-pressed="true" hx-get="/ui/requests?status=4xx" hx-target="#requests-live" hx-swap="outerHTML">Resume</button>',
+    );
     expect(paused).toContain('Paused: new requests are not shown until you resume.');
     await inProcessApi(lp).get('/v2/deployments');
     const resumed = await page('/ui/requests?status=4xx', HTMX);
     const newest = Math.max(...rowIds(resumed));
     expect(newest).toBe((await journal('?order=desc&limit=1'))[0]!.id);
     expect(resumed).toContain(`sse-connect="/ui/requests/stream?status=4xx&amp;since=${newest}"`);
-    expect(resumed).toContain('<button type="button" aria-pressed="false" hx-get="/ui/requests?status=4xx&amp;paused=1" hx-target="#requests-live" hx-swap="outerHTML">Pause</button>');
+    expect(resumed).toContain(
+      '<button type="button" aria-pressed="false" hx-get="/ui/requests?status=4xx&amp;paused=1" hx-target="#requests-live" hx-swap="outerHTML">Pause</button>',
+    );
   });
 });
 
@@ -148,7 +189,11 @@ describe('the stream of rows at /ui/requests/stream', () => {
     const [event] = await rows.events(1);
     const [missing] = await journal('?order=desc&limit=1');
     expect(event!.id).toBe(String(missing!.id));
-    expect(event!.data).toMatch(new RegExp(`^<tr id="request-${missing!.id}" data-id="${missing!.id}">.*<a href="/ui/requests/${missing!.id}\\?status=4xx"[^>]*>${MISSING_DESTINATION}</a>.*<span class="status-4">404</span>.*${acme.name}.*</tr>$`));
+    expect(event!.data).toMatch(
+      new RegExp(
+        `^<tr id="request-${missing!.id}" data-id="${missing!.id}">.*<a href="/ui/requests/${missing!.id}\\?status=4xx"[^>]*>${MISSING_DESTINATION}</a>.*<span class="status-4">404</span>.*${acme.name}.*</tr>$`,
+      ),
+    );
     expect(rowPaths(`<table>${event!.data}</table>`)).toEqual([MISSING_DESTINATION]);
     await rows.cancel();
 
@@ -163,7 +208,11 @@ describe('the stream of rows at /ui/requests/stream', () => {
     const rows = await open('since=0');
     await lp.reset();
     const [reset] = await rows.events(1, 'reset');
-    expect(reset).toEqual({ id: '0', event: 'reset', data: '<tr class="journal-reset"><td colspan="8">The journal was reset here: what is above came after it.</td></tr>' });
+    expect(reset).toEqual({
+      id: '0',
+      event: 'reset',
+      data: '<tr class="journal-reset"><td colspan="8">The journal was reset here: what is above came after it.</td></tr>',
+    });
     await rows.cancel();
   });
 
@@ -178,7 +227,11 @@ describe('the stream of rows at /ui/requests/stream', () => {
 
 describe('the detail pane at /ui/requests/<id>', () => {
   it('shows the headers, query, bodies, timings and fault rule, secrets masked, beside the list; htmx gets the pane alone', async () => {
-    await inProcessApi(lp).post('/_localplane/fault-rules', { match: { method: 'POST' }, action: { status: 503, detail: 'pane-fault' }, count: 1 });
+    await inProcessApi(lp).post('/_localplane/fault-rules', {
+      match: { method: 'POST' },
+      action: { status: 503, detail: 'pane-fault' },
+      count: 1,
+    });
     await lp.request('/api/v1/bulk-exports/destinations?dry=1&tag=a&tag=b', {
       method: 'POST',
       headers: { 'x-api-key': acme.api_key, 'content-type': 'application/json', 'x-trace': "it's" },
@@ -186,7 +239,11 @@ describe('the detail pane at /ui/requests/<id>', () => {
     });
     const [entry] = await journal();
     const pane = await page(`/ui/requests/${entry!.id}`, HTMX);
-    expect(pane.startsWith('<article aria-labelledby="request-title"><h2 id="request-title" class="mono">POST /api/v1/bulk-exports/destinations</h2>')).toBe(true);
+    expect(
+      pane.startsWith(
+        '<article aria-labelledby="request-title"><h2 id="request-title" class="mono">POST /api/v1/bulk-exports/destinations</h2>',
+      ),
+    ).toBe(true);
     for (const fact of [
       `<dt>Time (emulator)</dt><dd>${entry!.time}</dd>`,
       `<dt>Took</dt><dd>${entry!.duration_ms} ms</dd>`,
@@ -207,7 +264,9 @@ describe('the detail pane at /ui/requests/<id>', () => {
     expect(whole).toContain('<h1>Requests</h1>');
     expect(whole).toContain('<input name="status" value="5xx"');
     expect(rowIds(whole)).toEqual([entry!.id]);
-    expect(whole).toContain(`<section id="request-detail" aria-label="Request details"><article aria-labelledby="request-title">`);
+    expect(whole).toContain(
+      `<section id="request-detail" aria-label="Request details"><article aria-labelledby="request-title">`,
+    );
   });
 
   it('copies the request as curl against the server it went to, with masked secrets still masked', async () => {
@@ -243,7 +302,13 @@ describe('curl command lines', () => {
     query: { 'X-Amz-Signature': '********' },
     status: 200,
     workspace_id: null,
-    request: { headers: { host: 'localhost:9401', authorization: 'AWS4-HMAC-SHA256 Credential=AK/x, SignedHeaders=host, Signature=********' }, body: { text: null, size: null, content_type: null, truncated: false, ...changes } },
+    request: {
+      headers: {
+        host: 'localhost:9401',
+        authorization: 'AWS4-HMAC-SHA256 Credential=AK/x, SignedHeaders=host, Signature=********',
+      },
+      body: { text: null, size: null, content_type: null, truncated: false, ...changes },
+    },
     response: { body: { text: null, size: 0, content_type: null, truncated: false } },
     objstore: null,
     duration_ms: 1,
@@ -251,7 +316,9 @@ describe('curl command lines', () => {
   });
 
   it('say when the body is not in the journal or cut, and leave out what curl sets itself', () => {
-    expect(curlCommand(entry({ size: 20_000, content_type: 'application/octet-stream' }), 'http://127.0.0.1:9401')).toBe(
+    expect(
+      curlCommand(entry({ size: 20_000, content_type: 'application/octet-stream' }), 'http://127.0.0.1:9401'),
+    ).toBe(
       `curl -X PUT 'http://127.0.0.1:9401/exports/a%20b.parquet?X-Amz-Signature=********' -H 'authorization: AWS4-HMAC-SHA256 Credential=AK/x, SignedHeaders=host, Signature=********' # the body (20000 bytes) is not in the journal`,
     );
     expect(curlCommand(entry({ text: 'x'.repeat(3), size: 9000, truncated: true }, 'GET'), 'http://h')).toBe(

@@ -35,7 +35,11 @@ describe('the SQL view in Chromium', () => {
     expect(await rows.count()).toBe(expected.row_count);
     expect(expected.row_count).toBe(72);
     const address = new URL(page.url());
-    expect([address.pathname, address.searchParams.get('export_id'), address.searchParams.get('sql')]).toEqual(['/ui/sql', exportId, example]);
+    expect([address.pathname, address.searchParams.get('export_id'), address.searchParams.get('sql')]).toEqual([
+      '/ui/sql',
+      exportId,
+      example,
+    ]);
     expect(await page.getByRole('status').textContent()).toMatch(/^72 rows in [\d.]+ ms/);
 
     // uPlot draws runs per hour; picking tokens for y draws those, and the address keeps the pick.
@@ -65,14 +69,19 @@ describe('the SQL view in Chromium', () => {
     await shared.getByRole('table', { name: 'Result' }).locator('tbody tr').first().waitFor();
     expect(await shared.getByRole('table', { name: 'Result' }).locator('tbody tr').count()).toBe(72);
     await shared.locator('.sql-chart .uplot').waitFor();
-    expect(await shared.locator('.sql-chart .u-legend .u-series .u-label').allTextContents()).toEqual(['hour', 'tokens']);
+    expect(await shared.locator('.sql-chart .u-legend .u-series .u-label').allTextContents()).toEqual([
+      'hour',
+      'tokens',
+    ]);
 
     // A query DuckDB refuses: its first line, as an alert.
     await page.getByRole('textbox', { name: /^SQL over the view runs/ }).fill("SELECT * FROM read_csv('/etc/passwd')");
     await page.getByRole('button', { name: 'Run query' }).click();
     const alert = page.getByRole('alert');
     await alert.waitFor();
-    expect(await alert.textContent()).toBe('Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration');
+    expect(await alert.textContent()).toBe(
+      'Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration',
+    );
     await screenshot(page, 'sql-refused');
     await checkAccessibility(page);
     expect(browser.pageErrors).toEqual([]);

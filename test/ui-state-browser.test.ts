@@ -23,7 +23,10 @@ async function destinationNames(): Promise<string[]> {
   return (reply.body as { display_name: string }[]).map((destination) => destination.display_name).sort();
 }
 
-const savedNames = async () => ((await ctx.admin.request('GET', '/snapshots')).body as { snapshots: { name: string }[] }).snapshots.map((saved) => saved.name);
+const savedNames = async () =>
+  ((await ctx.admin.request('GET', '/snapshots')).body as { snapshots: { name: string }[] }).snapshots.map(
+    (saved) => saved.name,
+  );
 
 /** Answers the next confirmation dialog (accepting or dismissing it) and gives its message. */
 function answerConfirmation(page: Page, accept: boolean): Promise<string> {
@@ -42,7 +45,11 @@ describe('the State view at /ui/state in Chromium', () => {
   it('snapshot, reset by keyboard, restore, download and upload back: each step as the API sees it; screenshot and axe-core', async () => {
     const added = await ctx.api.as(plus()).post('/api/v1/bulk-exports/destinations', {
       display_name: 'kept by the snapshot',
-      config: { bucket_name: ctx.fixtures.objstore.buckets[0], prefix: 'ui-state', endpoint_url: ctx.fixtures.objstore.endpoint_url },
+      config: {
+        bucket_name: ctx.fixtures.objstore.buckets[0],
+        prefix: 'ui-state',
+        endpoint_url: ctx.fixtures.objstore.endpoint_url,
+      },
       credentials: credentialsOf(fullKey(ctx.fixtures)),
     });
     expect(added.status).toBe(200);
@@ -65,7 +72,11 @@ describe('the State view at /ui/state in Chromium', () => {
     expect(await resetAsked).toBe('Reset to the seed? What is not saved in a snapshot is lost.');
     await expect.poll(() => notice(page)).toBe('Everything is back to the seed.');
     // htmx focuses the message once the swapped panel settles.
-    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('role')), { message: 'the message takes the focus' }).toBe('status');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('role')), {
+        message: 'the message takes the focus',
+      })
+      .toBe('status');
     expect(await destinationNames()).toEqual([]);
 
     // A dismissed confirmation changes nothing.
@@ -77,17 +88,25 @@ describe('the State view at /ui/state in Chromium', () => {
     // Restore.
     const restoreAsked = answerConfirmation(page, true);
     await page.getByRole('button', { name: 'Restore before-reset.snapshot' }).click();
-    expect(await restoreAsked).toBe('Replace the whole state with before-reset.snapshot? What is not saved in a snapshot is lost.');
+    expect(await restoreAsked).toBe(
+      'Replace the whole state with before-reset.snapshot? What is not saved in a snapshot is lost.',
+    );
     await expect.poll(() => notice(page)).toBe('Restored before-reset.snapshot.');
     expect(await destinationNames()).toEqual(['kept by the snapshot']);
 
     // Download, reset, upload the downloaded file back and restore it.
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download before-reset.snapshot' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download before-reset.snapshot' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('before-reset.snapshot');
     const downloaded = join(scratch, 'downloaded.snapshot');
     await download.saveAs(downloaded);
     const onServer = await fetch(`${ctx.instance.apiUrl}/_localplane/snapshots/before-reset.snapshot`);
-    expect(readFileSync(downloaded).equals(Buffer.from(await onServer.arrayBuffer())), 'the download, byte for byte').toBe(true);
+    expect(
+      readFileSync(downloaded).equals(Buffer.from(await onServer.arrayBuffer())),
+      'the download, byte for byte',
+    ).toBe(true);
     await ctx.admin.request('POST', '/reset');
     expect(await destinationNames()).toEqual([]);
     await page.getByLabel('Snapshot file').setInputFiles(downloaded);
@@ -104,7 +123,7 @@ describe('the State view at /ui/state in Chromium', () => {
     expect(browser.pageErrors).toEqual([]);
   });
 
-  it("shows a damaged upload's refusal in role=\"alert\", keeps nothing, and passes axe-core in the dark theme", async () => {
+  it('shows a damaged upload\'s refusal in role="alert", keeps nothing, and passes axe-core in the dark theme', async () => {
     const damaged = join(scratch, 'damaged.snapshot');
     writeFileSync(damaged, 'localplane-snapshot 1\n{"not": "a header"}\n');
     const page = await browser.openDashboard(ctx.instance, '/ui/state', { colorScheme: 'dark' });
@@ -112,7 +131,9 @@ describe('the State view at /ui/state in Chromium', () => {
     const asked = answerConfirmation(page, true);
     await page.getByRole('button', { name: 'Upload and restore' }).click();
     await asked;
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('the upload "damaged.snapshot" is not a usable localplane snapshot: its header is damaged');
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toBe('the upload "damaged.snapshot" is not a usable localplane snapshot: its header is damaged');
     expect(await savedNames()).not.toContain('damaged.snapshot');
     await screenshot(page, 'state-refused-dark');
     await checkAccessibility(page);

@@ -20,12 +20,15 @@ const TIME_LIMIT_SECONDS = 1;
 const STOP_SLACK_SECONDS = 3;
 const TIME_LIMIT_PASSED = `The query ran past the time limit of ${TIME_LIMIT_SECONDS} s (sql_time_limit_seconds, PATCH /_localplane/config) and was stopped`;
 const memoryLimitPassed = (megabytes: number) =>
-  new RegExp(`^The query needed more memory than the limit of ${megabytes} MB \\(sql_memory_limit_mb, PATCH /_localplane/config\\) and was stopped: \\S`);
+  new RegExp(
+    `^The query needed more memory than the limit of ${megabytes} MB \\(sql_memory_limit_mb, PATCH /_localplane/config\\) and was stopped: \\S`,
+  );
 
 let lp: Launched;
 let exportId: string;
 
-const residentMb = (pid: number) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1000;
+const residentMb = (pid: number) =>
+  Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1000;
 /** The processes whose parent is `pid`, from /proc. */
 const childrenOf = (pid: number) =>
   readdirSync('/proc')
@@ -63,7 +66,11 @@ beforeAll(async () => {
   const destination = await call(
     'POST',
     '/api/v1/bulk-exports/destinations',
-    { display_name: 'bounds', config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'bounds' }, credentials: credentialsOf(fullKey(fixtures)) },
+    {
+      display_name: 'bounds',
+      config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'bounds' },
+      credentials: credentialsOf(fullKey(fixtures)),
+    },
     auth,
   );
   const created = await call(
@@ -90,7 +97,9 @@ afterAll(async () => {
 describe("a query past its bounds, in localplane's own process", () => {
   it('is stopped at the limit it hits and answered 400 naming it, while the API answers; RSS comes back', async () => {
     expect((await sql('SELECT count(*) FROM runs')).body.rows).toEqual([['501']]);
-    expect((await call('PATCH', '/_localplane/config', { sql_time_limit_seconds: TIME_LIMIT_SECONDS })).status).toBe(200);
+    expect((await call('PATCH', '/_localplane/config', { sql_time_limit_seconds: TIME_LIMIT_SECONDS })).status).toBe(
+      200,
+    );
     const before = residentMb(lp.child.pid!);
     const cases: [string, string | RegExp][] = [
       ["SELECT length(repeat('x', 2000000000))", memoryLimitPassed(1000)],
@@ -142,7 +151,11 @@ describe("a query past its bounds, in localplane's own process", () => {
       expect((await sql('SELECT count(*) FROM runs')).body.rows).toEqual([['501']]);
       expect(childrenOf(lp.child.pid!)).toHaveLength(1);
     } finally {
-      await call('PATCH', '/_localplane/config', { sql_memory_limit_mb: 1000, sql_row_limit: 1000, sql_time_limit_seconds: TIME_LIMIT_SECONDS });
+      await call('PATCH', '/_localplane/config', {
+        sql_memory_limit_mb: 1000,
+        sql_row_limit: 1000,
+        sql_time_limit_seconds: TIME_LIMIT_SECONDS,
+      });
     }
   });
 

@@ -21,7 +21,8 @@ const PREFIX = 'sql-staging';
 /** A query that cannot end: a cross join of two ten-million-row ranges. */
 const ENDLESS = 'SELECT sum(a.range * b.range) FROM range(10000000) a, range(10000000) b';
 
-const sql = (exportId: string, text: string) => ctx.admin.request('POST', '/sql', { body: { export_id: exportId, sql: text } });
+const sql = (exportId: string, text: string) =>
+  ctx.admin.request('POST', '/sql', { body: { export_id: exportId, sql: text } });
 const bucket = () => ctx.fixtures.objstore.buckets[0]!;
 const filesDir = () => ctx.fixtures.objstore.files_dir;
 
@@ -39,7 +40,10 @@ beforeAll(async () => {
 
 describe('POST /_localplane/sql', () => {
   it("answers a query over the export's runs view: columns with DuckDB's types, rows as JSON, the count and the time taken", async () => {
-    const answer = await sql(exportId, 'SELECT run_type, count(*) AS runs, sum(total_tokens) AS tokens, min(start_time) AS first FROM runs GROUP BY ALL ORDER BY run_type');
+    const answer = await sql(
+      exportId,
+      'SELECT run_type, count(*) AS runs, sum(total_tokens) AS tokens, min(start_time) AS first FROM runs GROUP BY ALL ORDER BY run_type',
+    );
     expect(answer.status, answer.text).toBe(200);
     const direct = await duckdb<{ run_type: string; runs: string }>(
       `SELECT run_type, count(*)::VARCHAR AS runs FROM read_parquet('${filesDir()}/${bucket()}/${PREFIX}/export_id=${exportId}/**/*.parquet') GROUP BY ALL ORDER BY run_type`,
@@ -57,15 +61,26 @@ describe('POST /_localplane/sql', () => {
       row_limit: 1000,
     });
     // BIGINTs as exact strings, as DuckDB's node API gives them.
-    expect(answer.body.rows.map((row: unknown[]) => row.slice(0, 2))).toEqual(direct.map((row) => [row.run_type, row.runs]));
+    expect(answer.body.rows.map((row: unknown[]) => row.slice(0, 2))).toEqual(
+      direct.map((row) => [row.run_type, row.runs]),
+    );
     expect(answer.body.rows.reduce((sum: number, row: string[]) => sum + Number(row[1]), 0)).toBe(1500);
     expect(answer.body.elapsed_ms).toBeGreaterThanOrEqual(0);
   });
 
   it("has the files' Hive partition keys, and reads that export's files alone", async () => {
-    const oneDay = await plus.startExport(await plus.createDestination(PREFIX), 'support-bot-staging', { start_time: THREE_DAYS.start_time, end_time: '2026-10-02T00:00:00Z' });
+    const oneDay = await plus.startExport(await plus.createDestination(PREFIX), 'support-bot-staging', {
+      start_time: THREE_DAYS.start_time,
+      end_time: '2026-10-02T00:00:00Z',
+    });
     await advance(0);
-    const byExport = async (id: string) => (await sql(id, 'SELECT export_id, resource, count(DISTINCT day) AS days, count(*) AS runs FROM runs GROUP BY ALL')).body.rows;
+    const byExport = async (id: string) =>
+      (
+        await sql(
+          id,
+          'SELECT export_id, resource, count(DISTINCT day) AS days, count(*) AS runs FROM runs GROUP BY ALL',
+        )
+      ).body.rows;
     expect(await byExport(exportId)).toEqual([[exportId, 'runs', '3', '1500']]);
     const [[id, , days, runs]] = await byExport(oneDay);
     expect([id, days]).toEqual([oneDay, '1']);
@@ -89,7 +104,9 @@ describe('POST /_localplane/sql', () => {
   it('refuses a result of more than 16 MB of JSON with a clear 400, whatever its row count', async () => {
     const answer = await sql(exportId, "SELECT repeat('x', 1000000) AS wide FROM range(20)");
     expect(answer.status, answer.text).toBe(400);
-    expect(answer.body.detail).toBe('The result is 20 MB of JSON, more than the 16 MB an answer holds: select fewer rows or columns');
+    expect(answer.body.detail).toBe(
+      'The result is 20 MB of JSON, more than the 16 MB an answer holds: select fewer rows or columns',
+    );
     expect((await sql(exportId, "SELECT length(repeat('x', 1000000)) AS wide FROM range(20)")).body.row_count).toBe(20);
   });
 
@@ -98,7 +115,9 @@ describe('POST /_localplane/sql', () => {
     try {
       const stopped = await sql(exportId, ENDLESS);
       expect(stopped.status, stopped.text).toBe(400);
-      expect(stopped.body.detail).toBe('The query ran past the time limit of 0.2 s (sql_time_limit_seconds, PATCH /_localplane/config) and was stopped');
+      expect(stopped.body.detail).toBe(
+        'The query ran past the time limit of 0.2 s (sql_time_limit_seconds, PATCH /_localplane/config) and was stopped',
+      );
     } finally {
       await admin('PATCH', '/config', { sql_time_limit_seconds: 10 });
     }
@@ -109,11 +128,17 @@ describe('POST /_localplane/sql', () => {
     await admin('PATCH', '/config', { sql_time_limit_seconds: 0.5 });
     try {
       const post = (text: string) =>
-        ctx.instance.request('/_localplane/sql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ export_id: exportId, sql: text }) });
+        ctx.instance.request('/_localplane/sql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ export_id: exportId, sql: text }),
+        });
       // In process and in the same turn: the first has started when the second arrives.
       const [first, second] = await Promise.all([post(ENDLESS), post('SELECT 1')]);
       expect([first.status, second.status]).toEqual([400, 429]);
-      expect(await second.json()).toEqual({ detail: 'Another SQL query is running on this instance (one at a time): try again when it has ended' });
+      expect(await second.json()).toEqual({
+        detail: 'Another SQL query is running on this instance (one at a time): try again when it has ended',
+      });
     } finally {
       await admin('PATCH', '/config', { sql_time_limit_seconds: 10 });
     }
@@ -124,13 +149,25 @@ describe('POST /_localplane/sql', () => {
     const dataDir = join(filesDir(), '..');
     const written = join(filesDir(), bucket(), 'copied.csv');
     const refused: [string, string | RegExp][] = [
-      ["SELECT * FROM read_csv('/etc/passwd')", 'Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration'],
-      [`SELECT * FROM read_text('${filesDir()}/../localplane.sqlite')`, /^Permission Error: Cannot access file ".*localplane\.sqlite"/],
+      [
+        "SELECT * FROM read_csv('/etc/passwd')",
+        'Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration',
+      ],
+      [
+        `SELECT * FROM read_text('${filesDir()}/../localplane.sqlite')`,
+        /^Permission Error: Cannot access file ".*localplane\.sqlite"/,
+      ],
       [`SELECT * FROM read_blob('${dataDir}/localplane.sqlite')`, /^Permission Error: Cannot access file/],
       ["SELECT * FROM glob('/etc/*')", /^Permission Error: Cannot access file "\/etc\/\*"/],
-      ["SELECT * FROM read_parquet('http://127.0.0.1:1/x.parquet')", /^(Permission|Catalog|Missing Extension|IO) Error/],
+      [
+        "SELECT * FROM read_parquet('http://127.0.0.1:1/x.parquet')",
+        /^(Permission|Catalog|Missing Extension|IO) Error/,
+      ],
       [`COPY (SELECT 1) TO '${written}'`, 'Only a SELECT statement runs here (read-only), not COPY'],
-      ["COPY (SELECT 1) TO '/tmp/localplane-sql-test.csv'", /^Permission Error: Cannot access file "\/tmp\/localplane-sql-test\.csv"/],
+      [
+        "COPY (SELECT 1) TO '/tmp/localplane-sql-test.csv'",
+        /^Permission Error: Cannot access file "\/tmp\/localplane-sql-test\.csv"/,
+      ],
       [`EXPLAIN ANALYZE COPY (SELECT 1) TO '${written}'`, 'Only a SELECT statement runs here (read-only), not EXPLAIN'],
       [`ATTACH '${filesDir()}/${bucket()}/attached.db'`, 'Only a SELECT statement runs here (read-only), not ATTACH'],
       ['CREATE TABLE kept AS SELECT 1', 'Only a SELECT statement runs here (read-only), not CREATE'],
@@ -173,7 +210,11 @@ describe('POST /_localplane/sql', () => {
     expect((await sql(exportId, '')).status).toBe(422);
 
     // Created on the frozen clock and not yet run: nothing written.
-    const waiting = await plus.startExport(await plus.createDestination('sql-waiting'), 'support-bot-staging', THREE_DAYS);
+    const waiting = await plus.startExport(
+      await plus.createDestination('sql-waiting'),
+      'support-bot-staging',
+      THREE_DAYS,
+    );
     const answer = await sql(waiting, 'SELECT count(*) FROM runs');
     expect(answer.status).toBe(409);
     expect(answer.body.detail).toBe(
@@ -183,30 +224,42 @@ describe('POST /_localplane/sql', () => {
     await plus.client().post(`/api/v1/bulk-exports/${waiting}/cancel`);
 
     const destination = await plus.createDestination('sql-gone');
-    const done = await plus.startExport(destination, 'support-bot-staging', { start_time: THREE_DAYS.start_time, end_time: '2026-10-02T00:00:00Z' });
+    const done = await plus.startExport(destination, 'support-bot-staging', {
+      start_time: THREE_DAYS.start_time,
+      end_time: '2026-10-02T00:00:00Z',
+    });
     await advance(0);
     expect((await sql(done, 'SELECT 1')).status).toBe(200);
     expect((await plus.client().delete(`/api/v1/bulk-exports/destinations/${destination}`)).status).toBe(204);
-    expect((await sql(done, 'SELECT 1')).body).toEqual({ detail: `The destination of bulk export ${done} was deleted: where its files are is no longer known` });
+    expect((await sql(done, 'SELECT 1')).body).toEqual({
+      detail: `The destination of bulk export ${done} was deleted: where its files are is no longer known`,
+    });
   });
 });
 
 describe('GET /_localplane/objstore/preview', () => {
-  const preview = (query: Record<string, string>) => ctx.admin.request('GET', `/objstore/preview?${new URLSearchParams(query)}`);
+  const preview = (query: Record<string, string>) =>
+    ctx.admin.request('GET', `/objstore/preview?${new URLSearchParams(query)}`);
   const put = (key: string, body: string | Uint8Array, contentType?: string) =>
-    s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures)).send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body, ContentType: contentType }));
+    s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures)).send(
+      new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body, ContentType: contentType }),
+    );
 
   it("shows an exported Parquet file's schema, first rows and row count, as DuckDB reads the file", async () => {
     const key = exportFiles[0]!.slice(bucket().length + 1);
     const path = join(filesDir(), bucket(), key);
     const answer = await preview({ bucket: bucket(), key, rows: '5' });
     expect(answer.status, answer.text).toBe(200);
-    const columns = await duckdb<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet('${path}', hive_partitioning = false)`);
+    const columns = await duckdb<{ column_name: string; column_type: string }>(
+      `DESCRIBE SELECT * FROM read_parquet('${path}', hive_partitioning = false)`,
+    );
     const [{ rows }] = await duckdb<{ rows: number }>(`SELECT count(*)::INTEGER AS rows FROM read_parquet('${path}')`);
     const ids = await duckdb<{ id: string }>(`SELECT id FROM read_parquet('${path}') LIMIT 5`);
     expect(answer.body).toMatchObject({ bucket: bucket(), key, kind: 'parquet', total_rows: rows });
     expect(answer.body.size).toBeGreaterThan(1000);
-    expect(answer.body.schema).toEqual(columns.map((column) => ({ name: column.column_name, type: column.column_type })));
+    expect(answer.body.schema).toEqual(
+      columns.map((column) => ({ name: column.column_name, type: column.column_type })),
+    );
     expect(answer.body.rows).toHaveLength(5);
     const idColumn = answer.body.schema.findIndex((column: { name: string }) => column.name === 'id');
     expect(answer.body.rows.map((row: unknown[]) => row[idColumn])).toEqual(ids.map((row) => row.id));
@@ -234,8 +287,15 @@ describe('GET /_localplane/objstore/preview', () => {
       text: '{"a": [1, 2]}',
       truncated: false,
     });
-    expect((await preview({ bucket: bucket(), key: 'previews/table.csv' })).body).toMatchObject({ kind: 'text', text: 'a,b\n1,2\n', truncated: false });
-    expect((await preview({ bucket: bucket(), key: 'previews/untyped.ndjson' })).body).toMatchObject({ kind: 'json', truncated: false });
+    expect((await preview({ bucket: bucket(), key: 'previews/table.csv' })).body).toMatchObject({
+      kind: 'text',
+      text: 'a,b\n1,2\n',
+      truncated: false,
+    });
+    expect((await preview({ bucket: bucket(), key: 'previews/untyped.ndjson' })).body).toMatchObject({
+      kind: 'json',
+      truncated: false,
+    });
     const cut = (await preview({ bucket: bucket(), key: 'previews/long.txt' })).body;
     expect(cut).toMatchObject({ kind: 'text', truncated: true, size: Buffer.byteLength(long) });
     expect(cut.text).toBe('x'.repeat(65_535));
@@ -277,10 +337,14 @@ describe('GET /_localplane/objstore/preview', () => {
     await put('previews/other.txt', 'the other object');
     await put('previews/dots/../other.txt', 'an object of its own');
     const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
-    expect(new TextDecoder().decode(await getBytes(s3, bucket(), 'previews/dots/../other.txt'))).toBe('an object of its own');
+    expect(new TextDecoder().decode(await getBytes(s3, bucket(), 'previews/dots/../other.txt'))).toBe(
+      'an object of its own',
+    );
     const answer = await preview({ bucket: bucket(), key: 'previews/dots/../other.txt' });
     expect(answer.status, answer.text).toBe(404);
-    expect(answer.body.detail).toBe(`No object previews/dots/../other.txt in bucket ${bucket()} as a plain file: an empty, '.' or '..' segment names no file`);
+    expect(answer.body.detail).toBe(
+      `No object previews/dots/../other.txt in bucket ${bucket()} as a plain file: an empty, '.' or '..' segment names no file`,
+    );
     expect((await preview({ bucket: bucket(), key: 'previews/other.txt' })).body.text).toBe('the other object');
   });
 });
@@ -293,10 +357,18 @@ describe("the instance's DuckDB", () => {
   it('locks its configuration: not even its own setup SQL turns file access back on', async () => {
     const sandbox = await DuckDBSandbox.open(folder, { memoryLimitMb: 1000, threads: 2 });
     try {
-      for (const setup of ['SET enable_external_access = true', "SET allowed_directories = ['/']", 'SET lock_configuration = false']) {
-        await expect(sandbox.query('SELECT 1', { ...bounds, setup })).rejects.toThrow(/^Invalid Input Error: Cannot change configuration option "\w+" - the configuration has been locked$/);
+      for (const setup of [
+        'SET enable_external_access = true',
+        "SET allowed_directories = ['/']",
+        'SET lock_configuration = false',
+      ]) {
+        await expect(sandbox.query('SELECT 1', { ...bounds, setup })).rejects.toThrow(
+          /^Invalid Input Error: Cannot change configuration option "\w+" - the configuration has been locked$/,
+        );
       }
-      await expect(sandbox.query('SELECT 1', { ...bounds, setup: "COPY (SELECT 1) TO '/tmp/localplane-sandbox.csv'" })).rejects.toThrow(/^Permission Error/);
+      await expect(
+        sandbox.query('SELECT 1', { ...bounds, setup: "COPY (SELECT 1) TO '/tmp/localplane-sandbox.csv'" }),
+      ).rejects.toThrow(/^Permission Error/);
       expect(existsSync('/tmp/localplane-sandbox.csv')).toBe(false);
     } finally {
       await sandbox.close();
@@ -337,10 +409,20 @@ describe("the instance's DuckDB", () => {
       });
       await lp.clock.advance(0);
       const admin = inProcessApi(lp);
-      expect((await admin.post('/_localplane/sql', { export_id: created.body.id, sql: 'SELECT count(*) > 0 AS some FROM runs' })).body.rows).toEqual([[true]]);
+      expect(
+        (
+          await admin.post('/_localplane/sql', {
+            export_id: created.body.id,
+            sql: 'SELECT count(*) > 0 AS some FROM runs',
+          })
+        ).body.rows,
+      ).toEqual([[true]]);
       const running = admin.post('/_localplane/sql', { export_id: created.body.id, sql: ENDLESS });
       await lp.stop();
-      expect(await running).toMatchObject({ status: 503, body: { detail: 'The instance is stopping: the query was stopped' } });
+      expect(await running).toMatchObject({
+        status: 503,
+        body: { detail: 'The instance is stopping: the query was stopped' },
+      });
     } finally {
       await lp.stop();
     }

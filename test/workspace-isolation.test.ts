@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { codehostDeploymentBody } from './support/deployments.ts';
-import { credentialsOf, eventually, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace, type WorkspaceApi } from './support/instance.ts';
+import {
+  credentialsOf,
+  eventually,
+  fullKey,
+  useLocalplane,
+  workspaceByTier,
+  type FixtureWorkspace,
+  type WorkspaceApi,
+} from './support/instance.ts';
 import { isTerminalStatus } from '../src/bulk-exports/statuses.ts';
 
 /**
@@ -16,7 +24,8 @@ const BULK = '/api/v1/bulk-exports';
 const DEPLOYMENTS = '/v2/deployments';
 const NOW = '2026-10-04T12:00:00Z';
 const FORBIDDEN = 'Forbidden: the API key does not belong to the workspace in X-Tenant-Id';
-const PLAN_GATE = 'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.';
+const PLAN_GATE =
+  'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.';
 
 interface World {
   workspace: FixtureWorkspace;
@@ -48,7 +57,11 @@ function destinationBody(world: { slug: string }) {
   return {
     destination_type: 'objstore',
     display_name: unique(`isolation ${world.slug}`),
-    config: { bucket_name: ctx.fixtures.objstore.buckets[0], prefix: `isolation/${world.slug}`, endpoint_url: ctx.fixtures.objstore.endpoint_url },
+    config: {
+      bucket_name: ctx.fixtures.objstore.buckets[0],
+      prefix: `isolation/${world.slug}`,
+      endpoint_url: ctx.fixtures.objstore.endpoint_url,
+    },
     credentials: credentialsOf(fullKey(ctx.fixtures)),
   };
 }
@@ -96,7 +109,11 @@ async function buildWorld(workspace: FixtureWorkspace): Promise<World> {
   expect(destination.status).toBe(200);
   world.destinationId = destination.body.id;
   const exportOf = async (window: Record<string, unknown>) => {
-    const created = await client.post(BULK, { bulk_export_destination_id: world.destinationId, session_id: session.id, ...window });
+    const created = await client.post(BULK, {
+      bulk_export_destination_id: world.destinationId,
+      session_id: session.id,
+      ...window,
+    });
     expect(created.status).toBe(200);
     return created.body.id as string;
   };
@@ -105,7 +122,11 @@ async function buildWorld(workspace: FixtureWorkspace): Promise<World> {
   world.recurringExportId = await exportOf({ start_time: '2026-10-02T00:00:00Z', interval_hours: 24 });
   await waitForExport(client, world.oneTimeExportId);
   const children = await eventually(async () => {
-    const listed = (await client.get(`${BULK}?limit=1000`)).body as { id: string; source_bulk_export_id: string | null; status: string }[];
+    const listed = (await client.get(`${BULK}?limit=1000`)).body as {
+      id: string;
+      source_bulk_export_id: string | null;
+      status: string;
+    }[];
     const spawned = listed.filter((item) => item.source_bulk_export_id === world.recurringExportId);
     return spawned.length === 2 && spawned.every((child) => isTerminalStatus(child.status)) ? spawned : undefined;
   }, `children of ${world.recurringExportId}`);
@@ -129,9 +150,17 @@ interface Reply {
 }
 
 /** One request over node:http, so that a header can be sent twice (an array value is one header line each). */
-function send(method: string, path: string, headers: Record<string, string | string[]>, body?: unknown): Promise<Reply> {
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string | string[]>,
+  body?: unknown,
+): Promise<Reply> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  const allHeaders = payload === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
+  const allHeaders =
+    payload === undefined
+      ? headers
+      : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
   return new Promise((resolve, reject) => {
     const request = http.request(new URL(path, ctx.instance.apiUrl), { method, headers: allHeaders }, (response) => {
       const chunks: Buffer[] = [];
@@ -174,7 +203,12 @@ async function snapshot(b: World) {
     '/v1/integrations/forge/codehost/install',
     `/v1/integrations/forge/codehost/${b.integrationId}/repos`,
     ...(b.bulkExport
-      ? [`${BULK}/destinations`, `${BULK}?limit=1000`, `${BULK}/${b.oneTimeExportId}/runs`, `${BULK}/runs?source_bulk_export_id=${b.recurringExportId}`]
+      ? [
+          `${BULK}/destinations`,
+          `${BULK}?limit=1000`,
+          `${BULK}/${b.oneTimeExportId}/runs`,
+          `${BULK}/runs?source_bulk_export_id=${b.recurringExportId}`,
+        ]
       : []),
   ];
   return Promise.all(
@@ -248,7 +282,11 @@ const listenersRefused = (a: World) =>
 /** What A gets for a call naming a listener: a workspace that is not self-hosted is refused them before any id is looked at. */
 const listenerAnswer = (a: World, answer: { status: number; detail?: unknown }) =>
   a.workspace.self_hosted ? answer : { status: 403, detail: listenersRefused(a) };
-const listenerBody = (a: World) => ({ compute_type: 'k8s', compute_id: unique(`isolation-${a.slug}-cluster`), compute_config: { k8s_namespaces: ['graphs'] } });
+const listenerBody = (a: World) => ({
+  compute_type: 'k8s',
+  compute_id: unique(`isolation-${a.slug}-cluster`),
+  compute_config: { k8s_namespaces: ['graphs'] },
+});
 
 async function newListener(a: World): Promise<string> {
   if (!a.workspace.self_hosted) return randomUUID();
@@ -325,7 +363,7 @@ const ENDPOINTS: EndpointCase[] = [
     own: async (a) => ({ path: `${BULK}/destinations`, body: destinationBody(a), status: 200 }),
     foreign: async (a, b) => [
       {
-        what: "tenant_id of B in the body makes a destination of A",
+        what: 'tenant_id of B in the body makes a destination of A',
         path: `${BULK}/destinations`,
         body: { ...destinationBody(a), tenant_id: b.workspace.id },
         status: 200,
@@ -338,13 +376,21 @@ const ENDPOINTS: EndpointCase[] = [
     route: `${BULK}/destinations/:destination_id`,
     own: async (a) => ({ path: `${BULK}/destinations/${a.destinationId}`, status: 200 }),
     foreign: async (_a, b) => [
-      { what: "B's destination", path: `${BULK}/destinations/${b.destinationId}`, ...notFound(`Bulk export destination ${b.destinationId} not found`) },
+      {
+        what: "B's destination",
+        path: `${BULK}/destinations/${b.destinationId}`,
+        ...notFound(`Bulk export destination ${b.destinationId} not found`),
+      },
     ],
   },
   {
     method: 'PATCH',
     route: `${BULK}/destinations/:destination_id`,
-    own: async (a) => ({ path: `${BULK}/destinations/${a.destinationId}`, body: { credentials: credentialsOf(fullKey(ctx.fixtures)) }, status: 200 }),
+    own: async (a) => ({
+      path: `${BULK}/destinations/${a.destinationId}`,
+      body: { credentials: credentialsOf(fullKey(ctx.fixtures)) },
+      status: 200,
+    }),
     foreign: async (_a, b) => [
       {
         what: "rotating B's destination (to a pair with a session token, which B's credentials_keys would show)",
@@ -357,9 +403,16 @@ const ENDPOINTS: EndpointCase[] = [
   {
     method: 'DELETE',
     route: `${BULK}/destinations/:destination_id`,
-    own: async (a) => ({ path: `${BULK}/destinations/${a.bulkExport ? await newDestination(a) : randomUUID()}`, status: 204 }),
+    own: async (a) => ({
+      path: `${BULK}/destinations/${a.bulkExport ? await newDestination(a) : randomUUID()}`,
+      status: 204,
+    }),
     foreign: async (_a, b) => [
-      { what: "B's destination", path: `${BULK}/destinations/${b.destinationId}`, ...notFound(`Bulk export destination ${b.destinationId} not found`) },
+      {
+        what: "B's destination",
+        path: `${BULK}/destinations/${b.destinationId}`,
+        ...notFound(`Bulk export destination ${b.destinationId} not found`),
+      },
     ],
   },
   {
@@ -389,7 +442,8 @@ const ENDPOINTS: EndpointCase[] = [
         path: `${BULK}?limit=1000`,
         status: 200,
         check: (body) => {
-          for (const id of [b.oneTimeExportId, b.recurringExportId, b.childExportId]) expect(ids(body)).not.toContain(id);
+          for (const id of [b.oneTimeExportId, b.recurringExportId, b.childExportId])
+            expect(ids(body)).not.toContain(id);
           for (const item of body) expect(item.tenant_id).toBe(a.workspace.id);
         },
       },
@@ -405,8 +459,18 @@ const ENDPOINTS: EndpointCase[] = [
       settle: (body) => waitForExport(a.client, body.id),
     }),
     foreign: async (a, b) => [
-      { what: "B's destination", path: BULK, body: emptyExport(a, b.destinationId), ...notFound(`Bulk export destination ${b.destinationId} not found`) },
-      { what: "B's session", path: BULK, body: emptyExport(a, a.destinationId, b.sessionId), ...notFound(`Session ${b.sessionId} not found`) },
+      {
+        what: "B's destination",
+        path: BULK,
+        body: emptyExport(a, b.destinationId),
+        ...notFound(`Bulk export destination ${b.destinationId} not found`),
+      },
+      {
+        what: "B's session",
+        path: BULK,
+        body: emptyExport(a, a.destinationId, b.sessionId),
+        ...notFound(`Session ${b.sessionId} not found`),
+      },
       {
         what: "B's destination and session",
         path: BULK,
@@ -420,7 +484,11 @@ const ENDPOINTS: EndpointCase[] = [
     route: `${BULK}/:bulk_export_id`,
     own: async (a) => ({ path: `${BULK}/${a.oneTimeExportId}`, status: 200 }),
     foreign: async (_a, b) =>
-      [b.oneTimeExportId, b.recurringExportId, b.childExportId].map((id) => ({ what: "B's export", path: `${BULK}/${id}`, ...notFound(`Bulk export ${id} not found`) })),
+      [b.oneTimeExportId, b.recurringExportId, b.childExportId].map((id) => ({
+        what: "B's export",
+        path: `${BULK}/${id}`,
+        ...notFound(`Bulk export ${id} not found`),
+      })),
   },
   {
     method: 'PATCH',
@@ -428,7 +496,12 @@ const ENDPOINTS: EndpointCase[] = [
     own: async (a) => {
       if (!a.bulkExport) return { path: `${BULK}/${randomUUID()}`, body: { status: 'Cancelled' }, status: 200 };
       // Its first child would be due after NOW: nothing runs in the background.
-      const created = await a.client.post(BULK, { ...emptyExport(a), end_time: null, start_time: NOW, interval_hours: 24 });
+      const created = await a.client.post(BULK, {
+        ...emptyExport(a),
+        end_time: null,
+        start_time: NOW,
+        interval_hours: 24,
+      });
       expect(created.status).toBe(200);
       return { path: `${BULK}/${created.body.id}`, body: { status: 'Cancelled' }, status: 200 };
     },
@@ -444,15 +517,29 @@ const ENDPOINTS: EndpointCase[] = [
     method: 'GET',
     route: `${BULK}/:bulk_export_id/runs`,
     own: async (a) => ({ path: `${BULK}/${a.oneTimeExportId}/runs`, status: 200 }),
-    foreign: async (_a, b) => [{ what: "B's export", path: `${BULK}/${b.oneTimeExportId}/runs`, ...notFound(`Bulk export ${b.oneTimeExportId} not found`) }],
+    foreign: async (_a, b) => [
+      {
+        what: "B's export",
+        path: `${BULK}/${b.oneTimeExportId}/runs`,
+        ...notFound(`Bulk export ${b.oneTimeExportId} not found`),
+      },
+    ],
   },
   {
     method: 'GET',
     route: `${BULK}/:bulk_export_id/runs/:run_id`,
     own: async (a) => ({ path: `${BULK}/${a.oneTimeExportId}/runs/${a.runId}`, status: 200 }),
     foreign: async (a, b) => [
-      { what: "B's export and run", path: `${BULK}/${b.oneTimeExportId}/runs/${b.runId}`, ...notFound(`Bulk export ${b.oneTimeExportId} not found`) },
-      { what: "B's run under A's export", path: `${BULK}/${a.oneTimeExportId}/runs/${b.runId}`, ...notFound(`Bulk export run ${b.runId} not found`) },
+      {
+        what: "B's export and run",
+        path: `${BULK}/${b.oneTimeExportId}/runs/${b.runId}`,
+        ...notFound(`Bulk export ${b.oneTimeExportId} not found`),
+      },
+      {
+        what: "B's run under A's export",
+        path: `${BULK}/${a.oneTimeExportId}/runs/${b.runId}`,
+        ...notFound(`Bulk export run ${b.runId} not found`),
+      },
     ],
   },
   {
@@ -460,7 +547,12 @@ const ENDPOINTS: EndpointCase[] = [
     route: DEPLOYMENTS,
     own: async () => ({ path: `${DEPLOYMENTS}?limit=5`, status: 200 }),
     foreign: async (a, b) => [
-      { what: "deployment_ids of B", path: `${DEPLOYMENTS}?deployment_ids=${b.deploymentId}`, status: 200, check: (body) => expect(body.resources).toEqual([]) },
+      {
+        what: 'deployment_ids of B',
+        path: `${DEPLOYMENTS}?deployment_ids=${b.deploymentId}`,
+        status: 200,
+        check: (body) => expect(body.resources).toEqual([]),
+      },
       {
         what: 'deployment_ids of A and B, comma-separated',
         path: `${DEPLOYMENTS}?deployment_ids=${a.deploymentId},${b.deploymentId}`,
@@ -477,7 +569,8 @@ const ENDPOINTS: EndpointCase[] = [
         what: "name_contains of B's name",
         path: `${DEPLOYMENTS}?name_contains=${b.deploymentName}`,
         status: 200,
-        check: (body) => expect(body.resources.filter((item: { tenant_id: string }) => item.tenant_id !== a.workspace.id)).toEqual([]),
+        check: (body) =>
+          expect(body.resources.filter((item: { tenant_id: string }) => item.tenant_id !== a.workspace.id)).toEqual([]),
       },
       {
         what: "A's list holds only A's deployments",
@@ -533,10 +626,13 @@ const ENDPOINTS: EndpointCase[] = [
       const temporary = await newDeployment(a);
       return [
         {
-          what: "deployment_ids of B",
+          what: 'deployment_ids of B',
           path: `${DEPLOYMENTS}?deployment_ids=${b.deploymentId}`,
           status: 207,
-          check: (body) => expect(body.results).toEqual([{ deployment_id: b.deploymentId, deleted: false, detail: `Deployment ID ${b.deploymentId} not found.` }]),
+          check: (body) =>
+            expect(body.results).toEqual([
+              { deployment_id: b.deploymentId, deleted: false, detail: `Deployment ID ${b.deploymentId} not found.` },
+            ]),
         },
         {
           what: 'deployment_ids of A and B',
@@ -556,7 +652,11 @@ const ENDPOINTS: EndpointCase[] = [
     route: `${DEPLOYMENTS}/:deployment_id`,
     own: async (a) => ({ path: `${DEPLOYMENTS}/${await newDeployment(a)}`, status: 204 }),
     foreign: async (_a, b) => [
-      { what: "B's deployment", path: `${DEPLOYMENTS}/${b.deploymentId}`, ...notFound(`Deployment ID ${b.deploymentId} not found.`) },
+      {
+        what: "B's deployment",
+        path: `${DEPLOYMENTS}/${b.deploymentId}`,
+        ...notFound(`Deployment ID ${b.deploymentId} not found.`),
+      },
       {
         what: "B's deployment with its tracing project",
         path: `${DEPLOYMENTS}/${b.deploymentId}?delete_tracing_project=true`,
@@ -568,12 +668,22 @@ const ENDPOINTS: EndpointCase[] = [
     method: 'GET',
     route: `${DEPLOYMENTS}/:deployment_id`,
     own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}`, status: 200 }),
-    foreign: async (_a, b) => [{ what: "B's deployment", path: `${DEPLOYMENTS}/${b.deploymentId}`, ...notFound(`Deployment ID ${b.deploymentId} not found.`) }],
+    foreign: async (_a, b) => [
+      {
+        what: "B's deployment",
+        path: `${DEPLOYMENTS}/${b.deploymentId}`,
+        ...notFound(`Deployment ID ${b.deploymentId} not found.`),
+      },
+    ],
   },
   {
     method: 'PATCH',
     route: `${DEPLOYMENTS}/:deployment_id`,
-    own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}`, body: { source_config: { build_on_push: false } }, status: 200 }),
+    own: async (a) => ({
+      path: `${DEPLOYMENTS}/${a.deploymentId}`,
+      body: { source_config: { build_on_push: false } },
+      status: 200,
+    }),
     foreign: async (a, b) => [
       {
         what: "new secrets for B's deployment",
@@ -626,7 +736,12 @@ const ENDPOINTS: EndpointCase[] = [
     route: `${DEPLOYMENTS}/:deployment_id/revisions`,
     own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}/revisions`, body: {}, status: 201 }),
     foreign: async (_a, b) => [
-      { what: "B's deployment", path: `${DEPLOYMENTS}/${b.deploymentId}/revisions`, body: {}, ...notFound(`Deployment ID ${b.deploymentId} not found.`) },
+      {
+        what: "B's deployment",
+        path: `${DEPLOYMENTS}/${b.deploymentId}/revisions`,
+        body: {},
+        ...notFound(`Deployment ID ${b.deploymentId} not found.`),
+      },
     ],
   },
   {
@@ -634,37 +749,72 @@ const ENDPOINTS: EndpointCase[] = [
     route: `${DEPLOYMENTS}/:deployment_id/push-token`,
     // A codehost deployment has no registry repository: A's own is refused too, with a 400.
     own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}/push-token`, status: 400 }),
-    foreign: async (_a, b) => [{ what: "B's deployment", path: `${DEPLOYMENTS}/${b.deploymentId}/push-token`, ...notFound(`Deployment ID ${b.deploymentId} not found.`) }],
+    foreign: async (_a, b) => [
+      {
+        what: "B's deployment",
+        path: `${DEPLOYMENTS}/${b.deploymentId}/push-token`,
+        ...notFound(`Deployment ID ${b.deploymentId} not found.`),
+      },
+    ],
   },
   {
     method: 'POST',
     route: `${DEPLOYMENTS}/:deployment_id/upload-url`,
     own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}/upload-url`, status: 200 }),
-    foreign: async (_a, b) => [{ what: "B's deployment", path: `${DEPLOYMENTS}/${b.deploymentId}/upload-url`, ...notFound(`Deployment ID ${b.deploymentId} not found.`) }],
+    foreign: async (_a, b) => [
+      {
+        what: "B's deployment",
+        path: `${DEPLOYMENTS}/${b.deploymentId}/upload-url`,
+        ...notFound(`Deployment ID ${b.deploymentId} not found.`),
+      },
+    ],
   },
-  ...(['build_logs', 'deploy_logs'] as const).map(
-    (stream): EndpointCase => ({
-      method: 'POST',
-      route: `/v1/projects/:project_id/revisions/:revision_id/${stream}`,
-      own: async (a) => ({ path: `/v1/projects/${a.deploymentId}/revisions/${a.revisionId}/${stream}`, body: {}, status: 200 }),
-      foreign: async (a, b) => [
-        { what: "B's deployment and revision", path: `/v1/projects/${b.deploymentId}/revisions/${b.revisionId}/${stream}`, body: {}, ...notFound(`Deployment ID ${b.deploymentId} not found.`) },
-        { what: "B's revision under A's deployment", path: `/v1/projects/${a.deploymentId}/revisions/${b.revisionId}/${stream}`, body: {}, ...notFound(`Revision ID ${b.revisionId} not found.`) },
-      ],
+  ...(['build_logs', 'deploy_logs'] as const).map((stream): EndpointCase => ({
+    method: 'POST',
+    route: `/v1/projects/:project_id/revisions/:revision_id/${stream}`,
+    own: async (a) => ({
+      path: `/v1/projects/${a.deploymentId}/revisions/${a.revisionId}/${stream}`,
+      body: {},
+      status: 200,
     }),
-  ),
+    foreign: async (a, b) => [
+      {
+        what: "B's deployment and revision",
+        path: `/v1/projects/${b.deploymentId}/revisions/${b.revisionId}/${stream}`,
+        body: {},
+        ...notFound(`Deployment ID ${b.deploymentId} not found.`),
+      },
+      {
+        what: "B's revision under A's deployment",
+        path: `/v1/projects/${a.deploymentId}/revisions/${b.revisionId}/${stream}`,
+        body: {},
+        ...notFound(`Revision ID ${b.revisionId} not found.`),
+      },
+    ],
+  })),
   {
     method: 'POST',
     route: '/v1/projects/:project_id/deploy_logs',
     own: async (a) => ({ path: `/v1/projects/${a.deploymentId}/deploy_logs`, body: {}, status: 200 }),
-    foreign: async (_a, b) => [{ what: "B's deployment", path: `/v1/projects/${b.deploymentId}/deploy_logs`, body: {}, ...notFound(`Deployment ID ${b.deploymentId} not found.`) }],
+    foreign: async (_a, b) => [
+      {
+        what: "B's deployment",
+        path: `/v1/projects/${b.deploymentId}/deploy_logs`,
+        body: {},
+        ...notFound(`Deployment ID ${b.deploymentId} not found.`),
+      },
+    ],
   },
   {
     method: 'GET',
     route: `${DEPLOYMENTS}/:deployment_id/revisions`,
     own: async (a) => ({ path: `${DEPLOYMENTS}/${a.deploymentId}/revisions`, status: 200 }),
     foreign: async (_a, b) => [
-      { what: "B's deployment", path: `${DEPLOYMENTS}/${b.deploymentId}/revisions`, ...notFound(`Deployment ID ${b.deploymentId} not found.`) },
+      {
+        what: "B's deployment",
+        path: `${DEPLOYMENTS}/${b.deploymentId}/revisions`,
+        ...notFound(`Deployment ID ${b.deploymentId} not found.`),
+      },
     ],
   },
   {
@@ -715,8 +865,16 @@ const ENDPOINTS: EndpointCase[] = [
                 status: 200,
                 check: (body: { id: string }) => expect(body.id).toBe(ownNamesake.id),
               }
-            : { what: "B's provider_id", path: `/v2/auth/providers/${provider_id}`, ...notFound(`OAuth provider ${provider_id} not found.`) },
-          { what: "B's provider record id", path: `/v2/auth/providers/${id}`, ...notFound(`OAuth provider ${id} not found.`) },
+            : {
+                what: "B's provider_id",
+                path: `/v2/auth/providers/${provider_id}`,
+                ...notFound(`OAuth provider ${provider_id} not found.`),
+              },
+          {
+            what: "B's provider record id",
+            path: `/v2/auth/providers/${id}`,
+            ...notFound(`OAuth provider ${id} not found.`),
+          },
         ];
       }),
   },
@@ -737,12 +895,25 @@ const ENDPOINTS: EndpointCase[] = [
   {
     method: 'POST',
     route: `${PROVIDERS}/mcp-discover`,
-    own: async (a) => ({ path: `${PROVIDERS}/mcp-discover`, body: { provider_id: unique(`isolation-${a.slug}-mcp`), name: 'MCP', mcp_server_url: 'https://mcp.crm.example/mcp' }, status: 200 }),
+    own: async (a) => ({
+      path: `${PROVIDERS}/mcp-discover`,
+      body: {
+        provider_id: unique(`isolation-${a.slug}-mcp`),
+        name: 'MCP',
+        mcp_server_url: 'https://mcp.crm.example/mcp',
+      },
+      status: 200,
+    }),
     foreign: async (a, b) => [
       {
         what: 'tenant_id of B in the body makes a provider of A',
         path: `${PROVIDERS}/mcp-discover`,
-        body: { provider_id: unique(`isolation-${a.slug}-mcp`), name: 'MCP', mcp_server_url: 'https://papers.globex.example/mcp', tenant_id: b.workspace.id },
+        body: {
+          provider_id: unique(`isolation-${a.slug}-mcp`),
+          name: 'MCP',
+          mcp_server_url: 'https://papers.globex.example/mcp',
+          tenant_id: b.workspace.id,
+        },
         status: 200,
         check: (body) => expect(ids(b.providers)).not.toContain(body.id),
       },
@@ -751,7 +922,11 @@ const ENDPOINTS: EndpointCase[] = [
   {
     method: 'PATCH',
     route: `${PROVIDERS}/:provider_id`,
-    own: async (a) => ({ path: `${PROVIDERS}/${a.providers[0]!.provider_id}`, body: { name: 'Renamed by its own workspace' }, status: 200 }),
+    own: async (a) => ({
+      path: `${PROVIDERS}/${a.providers[0]!.provider_id}`,
+      body: { name: 'Renamed by its own workspace' },
+      status: 200,
+    }),
     foreign: async (a, b) =>
       foreignProviderPaths(a, b).map((providerId) => ({
         what: "renaming B's provider and replacing its secret",
@@ -765,7 +940,11 @@ const ENDPOINTS: EndpointCase[] = [
     route: `${PROVIDERS}/:provider_id`,
     own: async (a) => ({ path: `${PROVIDERS}/${await newProvider(a)}`, status: 200 }),
     foreign: async (a, b) =>
-      foreignProviderPaths(a, b).map((providerId) => ({ what: "B's provider", path: `${PROVIDERS}/${providerId}`, ...notFound(`OAuth provider ${providerId} not found.`) })),
+      foreignProviderPaths(a, b).map((providerId) => ({
+        what: "B's provider",
+        path: `${PROVIDERS}/${providerId}`,
+        ...notFound(`OAuth provider ${providerId} not found.`),
+      })),
   },
   {
     method: 'GET',
@@ -799,7 +978,10 @@ const ENDPOINTS: EndpointCase[] = [
   {
     method: 'GET',
     route: `${LISTENERS}/:listener_id`,
-    own: async (a) => ({ path: `${LISTENERS}/${a.listenerIds[0] ?? randomUUID()}`, status: a.workspace.self_hosted ? 200 : 403 }),
+    own: async (a) => ({
+      path: `${LISTENERS}/${a.listenerIds[0] ?? randomUUID()}`,
+      status: a.workspace.self_hosted ? 200 : 403,
+    }),
     foreign: async (a, b) =>
       [...b.listenerIds, randomUUID()].map((listenerId) => ({
         what: "B's listener (or none)",
@@ -810,7 +992,11 @@ const ENDPOINTS: EndpointCase[] = [
   {
     method: 'PATCH',
     route: `${LISTENERS}/:listener_id`,
-    own: async (a) => ({ path: `${LISTENERS}/${a.listenerIds[0] ?? randomUUID()}`, body: { version: '9.9.9' }, status: a.workspace.self_hosted ? 200 : 403 }),
+    own: async (a) => ({
+      path: `${LISTENERS}/${a.listenerIds[0] ?? randomUUID()}`,
+      body: { version: '9.9.9' },
+      status: a.workspace.self_hosted ? 200 : 403,
+    }),
     foreign: async (a, b) =>
       [...b.listenerIds, randomUUID()].map((listenerId) => ({
         what: "B's listener (or none)",
@@ -869,11 +1055,19 @@ const PAIRS = [
 const isBulkExport = (endpoint: EndpointCase) => endpoint.route.startsWith(BULK);
 
 /** What A gets for a request: the plan gate first, on a tier without bulk export. */
-function expected(a: World, endpoint: EndpointCase, answer: { status: number; detail?: unknown; check?: (body: any) => void }) {
+function expected(
+  a: World,
+  endpoint: EndpointCase,
+  answer: { status: number; detail?: unknown; check?: (body: any) => void },
+) {
   return isBulkExport(endpoint) && !a.bulkExport ? { status: 403, detail: PLAN_GATE } : answer;
 }
 
-function expectAnswer(reply: Reply, answer: { status: number; detail?: unknown; check?: (body: any) => void }, what: string) {
+function expectAnswer(
+  reply: Reply,
+  answer: { status: number; detail?: unknown; check?: (body: any) => void },
+  what: string,
+) {
   expect(reply.status, what).toBe(answer.status);
   if (answer.detail !== undefined) expect(reply.body, what).toEqual({ detail: answer.detail });
   answer.check?.(reply.body);
@@ -883,33 +1077,46 @@ describe.each(PAIRS)('a key of the %s workspace (A) against the %s workspace (B)
   const a = () => worlds.get(attackerTier)!;
   const b = () => worlds.get(victimTier)!;
 
-  it.each(ENDPOINTS.map((endpoint) => [`${endpoint.method} ${endpoint.route}`, endpoint] as const))('%s', async (_name, endpoint) => {
-    const before = await snapshot(b());
-    const projectsBefore = await tracingProjects(b());
-    const attempts = await endpoint.foreign(a(), b());
-    expect(attempts.length).toBeGreaterThan(0);
+  it.each(ENDPOINTS.map((endpoint) => [`${endpoint.method} ${endpoint.route}`, endpoint] as const))(
+    '%s',
+    async (_name, endpoint) => {
+      const before = await snapshot(b());
+      const projectsBefore = await tracingProjects(b());
+      const attempts = await endpoint.foreign(a(), b());
+      expect(attempts.length).toBeGreaterThan(0);
 
-    for (const attempt of attempts) {
-      const reply = await send(attempt.method ?? endpoint.method, attempt.path, authOf(a()), attempt.body);
-      expectAnswer(reply, expected(a(), endpoint, attempt), `${attempt.what}: ${attempt.path}`);
-      expectUnchanged(await snapshot(b()), before, `B after ${attempt.what}`);
-    }
+      for (const attempt of attempts) {
+        const reply = await send(attempt.method ?? endpoint.method, attempt.path, authOf(a()), attempt.body);
+        expectAnswer(reply, expected(a(), endpoint, attempt), `${attempt.what}: ${attempt.path}`);
+        expectUnchanged(await snapshot(b()), before, `B after ${attempt.what}`);
+      }
 
-    const first = attempts[0]!;
-    for (const [what, tenant] of foreignTenantHeaders(a(), b())) {
-      const reply = await send(first.method ?? endpoint.method, first.path, { ...keyOf(a()), 'X-Tenant-Id': tenant }, first.body);
-      expectAnswer(reply, { status: 403, detail: FORBIDDEN }, `X-Tenant-Id ${what}`);
-    }
-    expectUnchanged(await snapshot(b()), before, 'B after the X-Tenant-Id variants');
+      const first = attempts[0]!;
+      for (const [what, tenant] of foreignTenantHeaders(a(), b())) {
+        const reply = await send(
+          first.method ?? endpoint.method,
+          first.path,
+          { ...keyOf(a()), 'X-Tenant-Id': tenant },
+          first.body,
+        );
+        expectAnswer(reply, { status: 403, detail: FORBIDDEN }, `X-Tenant-Id ${what}`);
+      }
+      expectUnchanged(await snapshot(b()), before, 'B after the X-Tenant-Id variants');
 
-    const own = await endpoint.own(a());
-    const reply = await send(own.method ?? endpoint.method, own.path, { ...keyOf(a()), 'X-Tenant-Id': a().workspace.id.toUpperCase() }, own.body);
-    const ownAnswer = expected(a(), endpoint, { status: own.status });
-    expectAnswer(reply, ownAnswer, `A's own request with its id in upper case: ${own.path}`);
-    if (ownAnswer.status === own.status) await own.settle?.(reply.body);
-    expectUnchanged(await snapshot(b()), before, "B after A's own request");
-    expect(await tracingProjects(b())).toEqual(projectsBefore);
-  });
+      const own = await endpoint.own(a());
+      const reply = await send(
+        own.method ?? endpoint.method,
+        own.path,
+        { ...keyOf(a()), 'X-Tenant-Id': a().workspace.id.toUpperCase() },
+        own.body,
+      );
+      const ownAnswer = expected(a(), endpoint, { status: own.status });
+      expectAnswer(reply, ownAnswer, `A's own request with its id in upper case: ${own.path}`);
+      if (ownAnswer.status === own.status) await own.settle?.(reply.body);
+      expectUnchanged(await snapshot(b()), before, "B after A's own request");
+      expect(await tracingProjects(b())).toEqual(projectsBefore);
+    },
+  );
 });
 
 describe('the endpoint table', () => {
@@ -919,7 +1126,9 @@ describe('the endpoint table', () => {
       .filter((route) => !/^\/(_localplane|openapi\.json|docs|info|api\/v1\/info)(\/|$)/.test(route.path))
       .map((route) => `${route.method} ${route.path}`);
     expect(routes.length).toBeGreaterThan(0);
-    expect(ENDPOINTS.map((endpoint) => `${endpoint.method} ${endpoint.route}`).sort()).toEqual([...new Set(routes)].sort());
+    expect(ENDPOINTS.map((endpoint) => `${endpoint.method} ${endpoint.route}`).sort()).toEqual(
+      [...new Set(routes)].sort(),
+    );
   });
 
   it('gives each workspace of the fixtures a world, with something of each kind to reach for', () => {

@@ -9,11 +9,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createExport, DEPLOYMENTS_PAGE, SEEDED_API_KEY, waitForExport } from './client.ts';
 import { describeLoad, type Generator, type LoadSample, type Placement, runLoad } from './load.ts';
-import { type CannedResponse, firstOk, type PrismDocument, spawnCeiling, spawnLocalplane, spawnPrism } from './processes.ts';
+import {
+  type CannedResponse,
+  firstOk,
+  type PrismDocument,
+  spawnCeiling,
+  spawnLocalplane,
+  spawnPrism,
+} from './processes.ts';
 import { goal, median, medianAndRange, milliseconds, percent, perSecond, type Row, times } from './report.ts';
 
 /** A seeded session of the shipped fixtures (1,500 runs over three days), exported once for the bulk-export read. */
-const SEEDED_SESSION = { id: 'b473474a-d1dd-4781-b84d-264ef5770f98', start: '2026-10-01T00:00:00Z', end: '2026-10-04T00:00:00Z' };
+const SEEDED_SESSION = {
+  id: 'b473474a-d1dd-4781-b84d-264ef5770f98',
+  start: '2026-10-01T00:00:00Z',
+  end: '2026-10-04T00:00:00Z',
+};
 const HEADERS = { 'X-API-Key': SEEDED_API_KEY };
 /** Not the answer's own: they describe the connection or the moment. */
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
@@ -39,10 +50,18 @@ async function canned(apiUrl: string, path: string): Promise<CannedResponse> {
   return { path: new URL(path, apiUrl).pathname, status: response.status, headers, body: await response.text() };
 }
 
-function rowsOf(label: string, servers: Record<'localplane' | 'prism' | 'ceiling', LoadSample[]>, settings: Settings, bodyBytes: number): Row[] {
+function rowsOf(
+  label: string,
+  servers: Record<'localplane' | 'prism' | 'ceiling', LoadSample[]>,
+  settings: Settings,
+  bodyBytes: number,
+): Row[] {
   const figure = (samples: LoadSample[]) => ({
     rate: median(samples.map((sample) => sample.requestsPerSecond)),
-    rates: medianAndRange(samples.map((sample) => sample.requestsPerSecond), perSecond),
+    rates: medianAndRange(
+      samples.map((sample) => sample.requestsPerSecond),
+      perSecond,
+    ),
     p50: median(samples.map((sample) => sample.p50)),
     p99: median(samples.map((sample) => sample.p99)),
   });
@@ -67,7 +86,14 @@ function rowsOf(label: string, servers: Record<'localplane' | 'prism' | 'ceiling
       ratio: percent(localplane.rate / ceiling.rate),
       goal: goal(`≥ ${percent(GOALS.ofCeiling)}`, localplane.rate >= GOALS.ofCeiling * ceiling.rate),
     },
-    { what: `${what}: latency`, localplane: latency(localplane), peer: 'prism (p99 ratio)', peerFigure: latency(prism), ratio: times(localplane.p99 / prism.p99), goal: '' },
+    {
+      what: `${what}: latency`,
+      localplane: latency(localplane),
+      peer: 'prism (p99 ratio)',
+      peerFigure: latency(prism),
+      ratio: times(localplane.p99 / prism.p99),
+      goal: '',
+    },
     {
       what: `${what}: latency`,
       localplane: latency(localplane),
@@ -86,7 +112,14 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
     const serverCpu = settings.placement?.serverCpu;
     const localplane = await spawnLocalplane({ cpu: serverCpu });
     stops.push(localplane.stop);
-    const exportId = await createExport({ apiUrl: localplane.apiUrl, apiKey: SEEDED_API_KEY, sessionId: SEEDED_SESSION.id, start: SEEDED_SESSION.start, end: SEEDED_SESSION.end, compression: 'snappy' });
+    const exportId = await createExport({
+      apiUrl: localplane.apiUrl,
+      apiKey: SEEDED_API_KEY,
+      sessionId: SEEDED_SESSION.id,
+      start: SEEDED_SESSION.start,
+      end: SEEDED_SESSION.end,
+      compression: 'snappy',
+    });
     const { status } = await waitForExport(localplane.apiUrl, SEEDED_API_KEY, exportId, 50);
     if (status !== 'Completed') throw new Error(`the seeded export ended ${status}`);
     const reads = [
@@ -106,19 +139,31 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
 
     const servers = { localplane: localplane.apiUrl, prism: prism.apiUrl, ceiling: ceiling.apiUrl };
     const load = (url: string, seconds: number) =>
-      runLoad(settings.generator, { url, connections: settings.connections, seconds, headers: HEADERS }, settings.placement?.loadCpu);
-    const samples = paths.map(() => ({ localplane: [] as LoadSample[], prism: [] as LoadSample[], ceiling: [] as LoadSample[] }));
+      runLoad(
+        settings.generator,
+        { url, connections: settings.connections, seconds, headers: HEADERS },
+        settings.placement?.loadCpu,
+      );
+    const samples = paths.map(() => ({
+      localplane: [] as LoadSample[],
+      prism: [] as LoadSample[],
+      ceiling: [] as LoadSample[],
+    }));
     for (const path of paths) for (const url of Object.values(servers)) await load(`${url}${path}`, 1); // warm-up
     for (let run = 1; run <= settings.runs; run++) {
       for (const [index, path] of paths.entries()) {
         for (const [name, url] of Object.entries(servers) as [keyof typeof servers, string][]) {
           const sample = await load(`${url}${path}`, settings.seconds);
           samples[index]![name].push(sample);
-          settings.log(`api ${run}/${settings.runs} GET ${reads[index]!.label} ${name}: ${perSecond(sample.requestsPerSecond)}, p50 ${milliseconds(sample.p50)}, p99 ${milliseconds(sample.p99)}`);
+          settings.log(
+            `api ${run}/${settings.runs} GET ${reads[index]!.label} ${name}: ${perSecond(sample.requestsPerSecond)}, p50 ${milliseconds(sample.p50)}, p99 ${milliseconds(sample.p99)}`,
+          );
         }
       }
     }
-    return reads.flatMap((read, index) => rowsOf(read.label, samples[index]!, settings, Buffer.byteLength(answers[index]!.body)));
+    return reads.flatMap((read, index) =>
+      rowsOf(read.label, samples[index]!, settings, Buffer.byteLength(answers[index]!.body)),
+    );
   } finally {
     for (const stop of stops.reverse()) await stop();
     rmSync(scratch, { recursive: true, force: true });

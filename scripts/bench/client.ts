@@ -7,10 +7,19 @@ export const DEPLOYMENTS_PAGE = '/v2/deployments?limit=20';
 /** A workspace key of the shipped fixtures; Prism only checks that the header is there. */
 export const SEEDED_API_KEY = 'lp_test_acme_plus_0001';
 /** The shipped objstore fixtures' full-access key, and the bucket exports go to. */
-export const FULL_ACCESS_KEY = { accessKeyId: 'LPTESTFULLACCESS0001', secretAccessKey: 'lp-test-secret-full-access-0001' };
+export const FULL_ACCESS_KEY = {
+  accessKeyId: 'LPTESTFULLACCESS0001',
+  secretAccessKey: 'lp-test-secret-full-access-0001',
+};
 export const EXPORT_BUCKET = 'exports';
 
-export async function callApi(apiUrl: string, apiKey: string, method: string, path: string, body?: unknown): Promise<any> {
+export async function callApi(
+  apiUrl: string,
+  apiKey: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<any> {
   const response = await fetch(`${apiUrl}${path}`, {
     method,
     headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
@@ -37,7 +46,11 @@ export async function createExport(request: ExportRequest): Promise<string> {
   const { apiUrl, apiKey } = request;
   const destination = await callApi(apiUrl, apiKey, 'POST', '/api/v1/bulk-exports/destinations', {
     display_name: 'bench',
-    config: { bucket_name: EXPORT_BUCKET, prefix: 'bench', ...(request.endpointUrl ? { endpoint_url: request.endpointUrl } : {}) },
+    config: {
+      bucket_name: EXPORT_BUCKET,
+      prefix: 'bench',
+      ...(request.endpointUrl ? { endpoint_url: request.endpointUrl } : {}),
+    },
     credentials: { access_key_id: FULL_ACCESS_KEY.accessKeyId, secret_access_key: FULL_ACCESS_KEY.secretAccessKey },
   });
   const created = await callApi(apiUrl, apiKey, 'POST', '/api/v1/bulk-exports', {
@@ -73,7 +86,13 @@ async function getWithRetry(apiUrl: string, apiKey: string, path: string, onRese
  * returns its final status, the latency of every poll (the API's latency while it ran; a
  * poll sent again after a connection reset counts from its first try) and how many were reset.
  */
-export async function waitForExport(apiUrl: string, apiKey: string, exportId: string, intervalMs: number, timeoutMs = 600_000) {
+export async function waitForExport(
+  apiUrl: string,
+  apiKey: string,
+  exportId: string,
+  intervalMs: number,
+  timeoutMs = 600_000,
+) {
   const latencies: number[] = [];
   let connectionResets = 0;
   const giveUpAt = performance.now() + timeoutMs;
@@ -81,7 +100,8 @@ export async function waitForExport(apiUrl: string, apiKey: string, exportId: st
     const asked = performance.now();
     const { status } = await getWithRetry(apiUrl, apiKey, `/api/v1/bulk-exports/${exportId}`, () => connectionResets++);
     latencies.push(performance.now() - asked);
-    if (isTerminalStatus(status)) return { status: status as string, finishedAt: performance.now(), latencies, connectionResets };
+    if (isTerminalStatus(status))
+      return { status: status as string, finishedAt: performance.now(), latencies, connectionResets };
     if (performance.now() > giveUpAt) throw new Error(`export ${exportId} still ${status} after ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }

@@ -23,7 +23,11 @@ async function prismColdStart(document: string): Promise<number> {
   }
 }
 
-export async function measureColdStart(options: { runs: number; prism: PrismDocument; log: (line: string) => void }): Promise<Row[]> {
+export async function measureColdStart(options: {
+  runs: number;
+  prism: PrismDocument;
+  log: (line: string) => void;
+}): Promise<Row[]> {
   // One of each first, not counted: the files they load are in the page cache for every counted run.
   await localplaneColdStart();
   await prismColdStart(options.prism.file);
@@ -32,7 +36,9 @@ export async function measureColdStart(options: { runs: number; prism: PrismDocu
   for (let run = 1; run <= options.runs; run++) {
     localplane.push(await localplaneColdStart());
     prism.push(await prismColdStart(options.prism.file));
-    options.log(`cold start ${run}/${options.runs}: localplane ${milliseconds(localplane.at(-1)!)}, prism ${milliseconds(prism.at(-1)!)}`);
+    options.log(
+      `cold start ${run}/${options.runs}: localplane ${milliseconds(localplane.at(-1)!)}, prism ${milliseconds(prism.at(-1)!)}`,
+    );
   }
   return [
     {
@@ -41,7 +47,10 @@ export async function measureColdStart(options: { runs: number; prism: PrismDocu
       peer: options.prism.peer,
       peerFigure: medianAndRange(prism, milliseconds),
       ratio: times(median(localplane) / median(prism)),
-      goal: goal(`≤ ${GOALS.ms} ms and ≤ ${GOALS.ofPrism}× prism`, median(localplane) <= GOALS.ms && median(localplane) <= GOALS.ofPrism * median(prism)),
+      goal: goal(
+        `≤ ${GOALS.ms} ms and ≤ ${GOALS.ofPrism}× prism`,
+        median(localplane) <= GOALS.ms && median(localplane) <= GOALS.ofPrism * median(prism),
+      ),
     },
   ];
 }

@@ -23,7 +23,11 @@ async function fillJournal(lp: Localplane, apiKey: string): Promise<void> {
         ? await lp.request('/api/v1/bulk-exports/destinations', { headers })
         : kind < 9
           ? await lp.request('/v2/deployments?limit=5', { headers })
-          : await lp.request('/api/v1/bulk-exports', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ bulk_export_destination_id: 'nope' }) });
+          : await lp.request('/api/v1/bulk-exports', {
+              method: 'POST',
+              headers: { ...headers, 'content-type': 'application/json' },
+              body: JSON.stringify({ bulk_export_destination_id: 'nope' }),
+            });
     await response.arrayBuffer();
   }
 }
@@ -78,9 +82,14 @@ async function timeFetch(url: string): Promise<number> {
 
 export async function measureDashboard(options: { runs: number; log: (line: string) => void }): Promise<Row[]> {
   const lp = await start({ port: 0, objstorePort: 0, journalCapacity: JOURNAL_ENTRIES, log: () => {} });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+  });
   try {
-    const { workspaces } = (await (await lp.request('/_localplane/fixtures')).json()) as { workspaces: { api_key: string }[] };
+    const { workspaces } = (await (await lp.request('/_localplane/fixtures')).json()) as {
+      workspaces: { api_key: string }[];
+    };
     await fillJournal(lp, workspaces[0]!.api_key);
     const { count } = (await (await lp.request('/_localplane/requests/count')).json()) as { count: number };
     options.log(`dashboard: ${count.toLocaleString('en')} entries in the journal`);

@@ -13,7 +13,17 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { DEFAULT_FIXTURES_DIR, prepareFixtures } from '../../src/localplane.ts';
 import { callApi, createExport, EXPORT_BUCKET, FULL_ACCESS_KEY, waitForExport } from './client.ts';
 import { peakRssBytes, spawnLocalplane } from './processes.ts';
-import { goal, median, medianAndRange, megabytes, milliseconds, percentile, perSecond, type Row, times } from './report.ts';
+import {
+  goal,
+  median,
+  medianAndRange,
+  megabytes,
+  milliseconds,
+  percentile,
+  perSecond,
+  type Row,
+  times,
+} from './report.ts';
 
 const WORKSPACE = { id: '0b6f6c2e-6a53-4d47-9d1c-5e0e3c2f7a10', api_key: 'lp_bench_key' };
 const SESSION_ID = '2d9e0c4b-8f7a-4e2b-b9a1-1c3d5e7f9a20';
@@ -42,7 +52,14 @@ function writeBenchFixtures(runCount: number): string {
   writeFileSync(
     join(dir, 'workspaces.json'),
     JSON.stringify({
-      workspaces: [{ ...WORKSPACE, name: 'Bench', tier: 'enterprise', sessions: [{ id: SESSION_ID, name: 'bench-project', runs: { count: runCount, start: START, days: DAYS } }] }],
+      workspaces: [
+        {
+          ...WORKSPACE,
+          name: 'Bench',
+          tier: 'enterprise',
+          sessions: [{ id: SESSION_ID, name: 'bench-project', runs: { count: runCount, start: START, days: DAYS } }],
+        },
+      ],
       unknown_api_key: 'lp_bench_unknown',
     }),
   );
@@ -65,7 +82,12 @@ const STORAGES = ['files', 'memory'] as const;
 type Storage = (typeof STORAGES)[number];
 
 /** One export on a fresh server; `keep` receives the Parquet files (downloaded before the server stops). */
-async function exportOnce(fixturesDir: string, storage: Storage, settings: Settings, keep?: (files: string[], s3: S3Client) => Promise<void>): Promise<ExportSample> {
+async function exportOnce(
+  fixturesDir: string,
+  storage: Storage,
+  settings: Settings,
+  keep?: (files: string[], s3: S3Client) => Promise<void>,
+): Promise<ExportSample> {
   const server = await spawnLocalplane({ flags: ['--fixtures', fixturesDir, '--objstore-storage', storage] });
   try {
     const began = performance.now();
@@ -78,7 +100,12 @@ async function exportOnce(fixturesDir: string, storage: Storage, settings: Setti
       end: new Date(Date.parse(START) + DAYS * 86_400_000).toISOString(),
       compression: settings.compression,
     });
-    const { status, finishedAt, latencies, connectionResets } = await waitForExport(server.apiUrl, WORKSPACE.api_key, exportId, POLL_MS);
+    const { status, finishedAt, latencies, connectionResets } = await waitForExport(
+      server.apiUrl,
+      WORKSPACE.api_key,
+      exportId,
+      POLL_MS,
+    );
     if (status !== 'Completed') throw new Error(`the export ended ${status}`);
     const peak = peakRssBytes(server.pid);
     const { buckets } = await callApi(server.apiUrl, WORKSPACE.api_key, 'GET', '/_localplane/objstore/buckets');
@@ -87,14 +114,31 @@ async function exportOnce(fixturesDir: string, storage: Storage, settings: Setti
     const rows: number = runs.reduce((sum: number, run: any) => sum + run.metadata.result.rows_written, 0);
     if (rows !== settings.exportRuns) throw new Error(`the export wrote ${rows} rows of ${settings.exportRuns}`);
     if (keep) {
-      const s3 = new S3Client({ endpoint: server.objstoreUrl, region: 'us-east-1', forcePathStyle: true, credentials: FULL_ACCESS_KEY, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+      const s3 = new S3Client({
+        endpoint: server.objstoreUrl,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: FULL_ACCESS_KEY,
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+      });
       try {
-        await keep(runs.flatMap((run: any) => run.metadata.result.exported_files), s3);
+        await keep(
+          runs.flatMap((run: any) => run.metadata.result.exported_files),
+          s3,
+        );
       } finally {
         s3.destroy();
       }
     }
-    return { rows, rowsPerSecond: rows / ((finishedAt - began) / 1000), peakRssBytes: peak, objectBytes, apiLatencies: latencies, connectionResets };
+    return {
+      rows,
+      rowsPerSecond: rows / ((finishedAt - began) / 1000),
+      peakRssBytes: peak,
+      objectBytes,
+      apiLatencies: latencies,
+      connectionResets,
+    };
   } finally {
     await server.stop();
   }
@@ -115,7 +159,9 @@ async function download(files: string[], s3: S3Client, dir: string): Promise<voi
 async function loadDuckdb(dir: string, compression: string) {
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
   const connection = await instance.connect();
-  await connection.run(`CREATE TABLE runs AS SELECT * FROM read_parquet('${dir}/**/*.parquet', hive_partitioning = false)`);
+  await connection.run(
+    `CREATE TABLE runs AS SELECT * FROM read_parquet('${dir}/**/*.parquet', hive_partitioning = false)`,
+  );
   const codec = compression === 'zstandard' ? 'zstd' : compression === 'none' ? 'uncompressed' : compression;
   return {
     /** One COPY; its rows/s. */
@@ -163,12 +209,35 @@ function exportRows(storage: Storage, samples: ExportSample[], duckdbRates: numb
   const resent = resets > 0 ? `; ${resets} sent again after the server reset their connection` : '';
   const noPeer = 'none in the same run: the goal';
   return [
-    { what: `${what}: runs/s`, localplane: medianAndRange(samples.map((sample) => sample.rowsPerSecond), perSecond), peer: `DuckDB COPY of the same rows (FORMAT parquet, COMPRESSION ${settings.compression})`, peerFigure: medianAndRange(duckdbRates, perSecond), ratio: times(rate / duckdbRate), goal: goal(`≥ ${GOALS.ofDuckdb}×`, rate >= GOALS.ofDuckdb * duckdbRate) },
-    { what: `${what}: the server's peak RSS (VmHWM)`, localplane: medianAndRange(samples.map((sample) => sample.peakRssBytes), megabytes), peer: noPeer, peerFigure: megabytes(GOALS.peakRssBytes), ratio: times(peakRss / GOALS.peakRssBytes), goal: goal(`≤ ${megabytes(GOALS.peakRssBytes)}`, peakRss <= GOALS.peakRssBytes) },
+    {
+      what: `${what}: runs/s`,
+      localplane: medianAndRange(
+        samples.map((sample) => sample.rowsPerSecond),
+        perSecond,
+      ),
+      peer: `DuckDB COPY of the same rows (FORMAT parquet, COMPRESSION ${settings.compression})`,
+      peerFigure: medianAndRange(duckdbRates, perSecond),
+      ratio: times(rate / duckdbRate),
+      goal: goal(`≥ ${GOALS.ofDuckdb}×`, rate >= GOALS.ofDuckdb * duckdbRate),
+    },
+    {
+      what: `${what}: the server's peak RSS (VmHWM)`,
+      localplane: medianAndRange(
+        samples.map((sample) => sample.peakRssBytes),
+        megabytes,
+      ),
+      peer: noPeer,
+      peerFigure: megabytes(GOALS.peakRssBytes),
+      ratio: times(peakRss / GOALS.peakRssBytes),
+      goal: goal(`≤ ${megabytes(GOALS.peakRssBytes)}`, peakRss <= GOALS.peakRssBytes),
+    },
     ...(storage === 'memory' ? [rssBesideObjects(what, samples)] : []),
     {
       what: `${what}: p99 of GET /api/v1/bulk-exports/{id} meanwhile (one every ${POLL_MS} ms${resent})`,
-      localplane: medianAndRange(samples.map((sample) => percentile(sample.apiLatencies, 99)), milliseconds),
+      localplane: medianAndRange(
+        samples.map((sample) => percentile(sample.apiLatencies, 99)),
+        milliseconds,
+      ),
       peer: noPeer,
       peerFigure: milliseconds(GOALS.apiP99Ms),
       ratio: times(p99 / GOALS.apiP99Ms),
@@ -181,7 +250,9 @@ export async function measureExport(settings: Settings): Promise<Row[]> {
   const fixturesDir = writeBenchFixtures(settings.exportRuns);
   const templateStarted = performance.now();
   prepareFixtures({ fixturesDir });
-  settings.log(`export: template of ${settings.exportRuns.toLocaleString('en')} runs ready in ${((performance.now() - templateStarted) / 1000).toFixed(1)} s (built once, then cached)`);
+  settings.log(
+    `export: template of ${settings.exportRuns.toLocaleString('en')} runs ready in ${((performance.now() - templateStarted) / 1000).toFixed(1)} s (built once, then cached)`,
+  );
 
   const scratch = mkdtempSync(join(tmpdir(), 'localplane-bench-export-'));
   let duckdb: Awaited<ReturnType<typeof loadDuckdb>> | undefined;
@@ -192,7 +263,12 @@ export async function measureExport(settings: Settings): Promise<Row[]> {
     for (let run = 1; run <= settings.runs; run++) {
       for (const storage of STORAGES) {
         writeBack();
-        const sample = await exportOnce(fixturesDir, storage, settings, duckdb ? undefined : (files, s3) => download(files, s3, scratch));
+        const sample = await exportOnce(
+          fixturesDir,
+          storage,
+          settings,
+          duckdb ? undefined : (files, s3) => download(files, s3, scratch),
+        );
         samples.get(storage)!.push(sample);
         duckdb ??= await loadDuckdb(scratch, settings.compression);
         settings.log(

@@ -38,7 +38,14 @@ async function timings(once: () => Promise<unknown>): Promise<number[]> {
 
 function againstGoal(what: string, samples: number[], goalMs: number, goalName: string): Row {
   const figure = median(samples);
-  return { what, localplane: medianAndRange(samples, milliseconds), peer: `none in the same run: ${goalName}`, peerFigure: milliseconds(goalMs), ratio: times(figure / goalMs), goal: goal(`≤ ${goalMs} ms`, figure <= goalMs) };
+  return {
+    what,
+    localplane: medianAndRange(samples, milliseconds),
+    peer: `none in the same run: ${goalName}`,
+    peerFigure: milliseconds(goalMs),
+    ratio: times(figure / goalMs),
+    goal: goal(`≤ ${goalMs} ms`, figure <= goalMs),
+  };
 }
 
 async function httpResets(): Promise<number[]> {
@@ -62,24 +69,44 @@ interface InstancesAlive {
 
 /** INSTANCES_ALIVE instances created one after another in a process of their own (instances-alive.ts). */
 async function instancesAlive(): Promise<InstancesAlive> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', INSTANCES_ALIVE_SCRIPT, String(INSTANCES_ALIVE)], { maxBuffer: 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', INSTANCES_ALIVE_SCRIPT, String(INSTANCES_ALIVE)],
+    { maxBuffer: 1024 * 1024 },
+  );
   return JSON.parse(stdout) as InstancesAlive;
 }
 
 function withoutGoal(what: string, samples: number[]): Row {
-  return { what, localplane: medianAndRange(samples, milliseconds), peer: 'none in the same run, no goal set', peerFigure: '', ratio: '', goal: '' };
+  return {
+    what,
+    localplane: medianAndRange(samples, milliseconds),
+    peer: 'none in the same run, no goal set',
+    peerFigure: '',
+    ratio: '',
+    goal: '',
+  };
 }
 
 /** Runs a one-time export of three days of a seeded project to its end, so that the state holds its runs and Parquet files. */
 async function finishThreeDayExport(lp: InProcessLocalplane): Promise<void> {
   const fixtures = (await (await lp.request('/_localplane/fixtures')).json()) as {
     workspaces: { api_key: string; tier: string; sessions: { id: string; name: string }[] }[];
-    objstore: { buckets: string[]; keys: { access_key_id: string; secret_access_key: string; permissions: string[] }[] };
+    objstore: {
+      buckets: string[];
+      keys: { access_key_id: string; secret_access_key: string; permissions: string[] }[];
+    };
   };
   const workspace = fixtures.workspaces.find((candidate) => candidate.tier === 'plus')!;
-  const key = fixtures.objstore.keys.find((candidate) => OBJSTORE_PERMISSIONS.every((permission) => candidate.permissions.includes(permission)))!;
+  const key = fixtures.objstore.keys.find((candidate) =>
+    OBJSTORE_PERMISSIONS.every((permission) => candidate.permissions.includes(permission)),
+  )!;
   const post = async (path: string, body: unknown) => {
-    const response = await lp.request(path, { method: 'POST', headers: { 'content-type': 'application/json', 'X-API-Key': workspace.api_key }, body: JSON.stringify(body) });
+    const response = await lp.request(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-API-Key': workspace.api_key },
+      body: JSON.stringify(body),
+    });
     if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
     return (await response.json()) as { id: string };
   };
@@ -114,19 +141,44 @@ export async function measureHarnessOps(options: { log: (line: string) => void }
     const { bytes: exportedBytes } = await lp.snapshot(exported);
     const exportedRestores = await timings(() => lp.restore(exported));
     const createStops = await timings(async () => (await createLocalplane(quiet)).stop());
-    const memoryCreateStops = await timings(async () => (await createLocalplane({ ...quiet, objstoreStorage: 'memory' })).stop());
+    const memoryCreateStops = await timings(async () =>
+      (await createLocalplane({ ...quiet, objstoreStorage: 'memory' })).stop(),
+    );
     const startStops = await timings(async () => (await start({ port: 0, objstorePort: 0, ...quiet })).stop());
     const alive = await instancesAlive();
     options.log(`harness: ${HARNESS_SAMPLES} samples each measured`);
     const samples = `${HARNESS_SAMPLES} samples`;
     return [
-      againstGoal(`reset: POST /_localplane/reset over HTTP (spawned CLI, ${samples})`, overHttp, RESET_GOAL_MS, 'the goal'),
+      againstGoal(
+        `reset: POST /_localplane/reset over HTTP (spawned CLI, ${samples})`,
+        overHttp,
+        RESET_GOAL_MS,
+        'the goal',
+      ),
       againstGoal(`reset: in-process reset() (${samples})`, inProcess, RESET_GOAL_MS, 'the goal'),
-      againstGoal(`restore() of a snapshot of the seeded state (${Math.round(seededBytes / 1024)} KiB, ${samples})`, seededRestores, RESET_GOAL_MS, "reset's goal (restore has none of its own)"),
-      withoutGoal(`snapshot() with a finished three-day export (${Math.round(exportedBytes / 1024)} KiB, ${samples})`, exportedSnapshots),
+      againstGoal(
+        `restore() of a snapshot of the seeded state (${Math.round(seededBytes / 1024)} KiB, ${samples})`,
+        seededRestores,
+        RESET_GOAL_MS,
+        "reset's goal (restore has none of its own)",
+      ),
+      withoutGoal(
+        `snapshot() with a finished three-day export (${Math.round(exportedBytes / 1024)} KiB, ${samples})`,
+        exportedSnapshots,
+      ),
       withoutGoal(`restore() of that snapshot, its Parquet files placed again (${samples})`, exportedRestores),
-      againstGoal(`in-process createLocalplane() + stop() (${samples})`, createStops, INSTANCE_GOALS.createStopMs, 'the goal'),
-      againstGoal(`in-process createLocalplane({ objstoreStorage: 'memory' }) + stop() (${samples})`, memoryCreateStops, INSTANCE_GOALS.memoryCreateStopMs, 'the goal'),
+      againstGoal(
+        `in-process createLocalplane() + stop() (${samples})`,
+        createStops,
+        INSTANCE_GOALS.createStopMs,
+        'the goal',
+      ),
+      againstGoal(
+        `in-process createLocalplane({ objstoreStorage: 'memory' }) + stop() (${samples})`,
+        memoryCreateStops,
+        INSTANCE_GOALS.memoryCreateStopMs,
+        'the goal',
+      ),
       withoutGoal(`createLocalplane() with ${INSTANCES_ALIVE} instances alive in one process (each)`, alive.createMs),
       {
         what: `memory of each of ${INSTANCES_ALIVE} in-process instances alive in one process: resident set growth (heap and external retained: ${megabytes(alive.retainedBytesEach)})`,

@@ -47,7 +47,8 @@ const { values } = parseArgs({
 
 function wholeNumber(flag: string, text: string, least: number): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < least) throw new Error(`--${flag} must be a whole number of at least ${least}, got "${text}"`);
+  if (!Number.isInteger(value) || value < least)
+    throw new Error(`--${flag} must be a whole number of at least ${least}, got "${text}"`);
   return value;
 }
 
@@ -83,7 +84,8 @@ async function runGroup(group: (typeof GROUPS)[number], measure: () => Promise<R
   loads.push({ group, before: before[0]!, after: after[0]! });
 }
 try {
-  const prism = only.includes('cold') || only.includes('api') ? await prismDocument(values.openapi, scratch) : undefined;
+  const prism =
+    only.includes('cold') || only.includes('api') ? await prismDocument(values.openapi, scratch) : undefined;
   await runGroup('cold', () => measureColdStart({ ...settings, prism: prism! }));
   await runGroup('api', () => measureApiThroughput({ ...settings, prism: prism! }));
   await runGroup('export', () => measureExport(settings));

@@ -39,7 +39,10 @@ const WRK_LATENCY_UNITS_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000
 
 /** wrk's `--latency` report; throws when it counted a socket error or an answer above 399 ("Non-2xx or 3xx responses"). */
 export function parseWrkOutput(output: string): LoadSample {
-  const failures = [/^\s*Socket errors: .+$/m.exec(output)?.[0], /^\s*Non-2xx or 3xx responses: .+$/m.exec(output)?.[0]].filter((line) => line !== undefined);
+  const failures = [
+    /^\s*Socket errors: .+$/m.exec(output)?.[0],
+    /^\s*Non-2xx or 3xx responses: .+$/m.exec(output)?.[0],
+  ].filter((line) => line !== undefined);
   if (failures.length > 0) {
     const total = /^\s*(\d+) requests in /m.exec(output)?.[1] ?? 'an unknown number of';
     throw new Error(`wrk: ${failures.map((line) => line.trim()).join('; ')} (of ${total} requests)`);
@@ -48,8 +51,13 @@ export function parseWrkOutput(output: string): LoadSample {
     const match = new RegExp(`^\\s*${percent}%\\s+([\\d.]+)(us|ms|s)$`, 'm').exec(output);
     return match ? Number(match[1]) * WRK_LATENCY_UNITS_MS[match[2]!]! : NaN;
   };
-  const sample = { requestsPerSecond: Number(/^Requests\/sec:\s+([\d.]+)$/m.exec(output)?.[1]), p50: latency(50), p99: latency(99) };
-  if (Object.values(sample).some(Number.isNaN)) throw new Error(`wrk: no Requests/sec or no 50% and 99% latencies (--latency) in its output:\n${output}`);
+  const sample = {
+    requestsPerSecond: Number(/^Requests\/sec:\s+([\d.]+)$/m.exec(output)?.[1]),
+    p50: latency(50),
+    p99: latency(99),
+  };
+  if (Object.values(sample).some(Number.isNaN))
+    throw new Error(`wrk: no Requests/sec or no 50% and 99% latencies (--latency) in its output:\n${output}`);
   return sample;
 }
 
@@ -57,7 +65,9 @@ export function parseWrkOutput(output: string): LoadSample {
 export function parseAutocannonJson(output: string): LoadSample {
   const result = JSON.parse(output.trim().split('\n').at(-1)!);
   if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`autocannon: ${result.non2xx} answers not 2xx and ${result.errors} connection errors of ${result.requests.total} requests`);
+    throw new Error(
+      `autocannon: ${result.non2xx} answers not 2xx and ${result.errors} connection errors of ${result.requests.total} requests`,
+    );
   }
   return { requestsPerSecond: result['2xx'] / result.duration, p50: result.latency.p50, p99: result.latency.p99 };
 }
@@ -67,9 +77,12 @@ const COMMANDS: Record<Generator, { argv(request: LoadRequest): string[]; parse(
     // One thread: pinned, the generator has one CPU.
     argv: ({ url, connections, seconds, headers }) => [
       'wrk',
-      '--threads', '1',
-      '--connections', String(connections),
-      '--duration', `${seconds}s`,
+      '--threads',
+      '1',
+      '--connections',
+      String(connections),
+      '--duration',
+      `${seconds}s`,
       '--latency',
       ...Object.entries(headers).flatMap(([name, value]) => ['--header', `${name}: ${value}`]),
       url,
@@ -81,9 +94,12 @@ const COMMANDS: Record<Generator, { argv(request: LoadRequest): string[]; parse(
       process.execPath,
       AUTOCANNON,
       '--json',
-      '--connections', String(connections),
-      '--pipelining', '1',
-      '--duration', String(seconds),
+      '--connections',
+      String(connections),
+      '--pipelining',
+      '1',
+      '--duration',
+      String(seconds),
       ...Object.entries(headers).flatMap(([name, value]) => ['--headers', `${name}=${value}`]),
       url,
     ],
@@ -138,8 +154,10 @@ function allowedCpus(): number[] {
 /** The generator asked for, else wrk when installed, else autocannon. */
 export function chooseGenerator(asked: string | undefined): Generator {
   if (asked === undefined) return onPath('wrk') ? 'wrk' : 'autocannon';
-  if (!(GENERATORS as readonly string[]).includes(asked)) throw new Error(`--generator takes ${GENERATORS.join(' or ')}, got "${asked}"`);
-  if (asked === 'wrk' && !onPath('wrk')) throw new Error('--generator wrk: no wrk on the PATH (Debian: apt-get install wrk)');
+  if (!(GENERATORS as readonly string[]).includes(asked))
+    throw new Error(`--generator takes ${GENERATORS.join(' or ')}, got "${asked}"`);
+  if (asked === 'wrk' && !onPath('wrk'))
+    throw new Error('--generator wrk: no wrk on the PATH (Debian: apt-get install wrk)');
   return asked as Generator;
 }
 
@@ -150,7 +168,8 @@ export function chooseGenerator(asked: string | undefined): Generator {
 export function choosePlacement(asked: boolean | undefined): Placement | undefined {
   const [serverCpu, loadCpu] = allowedCpus();
   const canPin = onPath('taskset') && loadCpu !== undefined;
-  if (asked === true && !canPin) throw new Error('--pinned needs taskset on the PATH and at least two CPUs this process may use');
+  if (asked === true && !canPin)
+    throw new Error('--pinned needs taskset on the PATH and at least two CPUs this process may use');
   return (asked ?? canPin) && canPin ? { serverCpu: serverCpu!, loadCpu: loadCpu! } : undefined;
 }
 

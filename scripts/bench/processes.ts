@@ -45,7 +45,12 @@ export function onCpu(cpu: number | undefined, argv: readonly string[]): [string
 }
 
 /** Spawns `node args...` (on `cpu` alone if given) and resolves once its stdout matches `ready` (its groups: the API's URL, then any objstore's). */
-function spawnUntilReady(args: readonly string[], ready: RegExp, timeoutMs: number, cpu?: number): Promise<SpawnedServer> {
+function spawnUntilReady(
+  args: readonly string[],
+  ready: RegExp,
+  timeoutMs: number,
+  cpu?: number,
+): Promise<SpawnedServer> {
   const spawnedAt = performance.now();
   const [command, ...commandArgs] = onCpu(cpu, [process.execPath, ...args]);
   const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -107,10 +112,24 @@ export function freePort(): Promise<number> {
  * Spawns `prism mock` of an OpenAPI document without its request log, on `cpu` alone if given.
  * It prints no usable ready line when quiet, so the caller waits for its first answer (see firstOk).
  */
-export async function spawnPrism(document: string, cpu?: number): Promise<{ apiUrl: string; spawnedAt: number; stop(): Promise<void> }> {
+export async function spawnPrism(
+  document: string,
+  cpu?: number,
+): Promise<{ apiUrl: string; spawnedAt: number; stop(): Promise<void> }> {
   const port = await freePort();
   const spawnedAt = performance.now();
-  const [command, ...args] = onCpu(cpu, [process.execPath, PRISM, 'mock', '--host', '127.0.0.1', '--port', String(port), '--verboseLevel', 'error', document]);
+  const [command, ...args] = onCpu(cpu, [
+    process.execPath,
+    PRISM,
+    'mock',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--verboseLevel',
+    'error',
+    document,
+  ]);
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   running.add(child);
   child.once('exit', () => running.delete(child));

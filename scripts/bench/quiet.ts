@@ -18,7 +18,8 @@ export interface GroupLoad {
   after: number;
 }
 
-export const formatLoadAverage = ([one, five, fifteen]: readonly number[]) => `${one!.toFixed(2)} ${five!.toFixed(2)} ${fifteen!.toFixed(2)} (1, 5, 15 min)`;
+export const formatLoadAverage = ([one, five, fifteen]: readonly number[]) =>
+  `${one!.toFixed(2)} ${five!.toFixed(2)} ${fifteen!.toFixed(2)} (1, 5, 15 min)`;
 
 /**
  * Waits at most `maxSeconds` for the 1-minute load average to fall to QUIET_LOAD. The bench's
@@ -27,7 +28,9 @@ export const formatLoadAverage = ([one, five, fifteen]: readonly number[]) => `$
 export async function waitForQuiet(maxSeconds: number, log: (line: string) => void): Promise<void> {
   if (maxSeconds === 0 || loadavg()[0]! <= QUIET_LOAD) return;
   const giveUpAt = performance.now() + maxSeconds * 1000;
-  log(`load average ${formatLoadAverage(loadavg())}: waiting up to ${maxSeconds} s for the 1-minute one to fall to ${QUIET_LOAD}`);
+  log(
+    `load average ${formatLoadAverage(loadavg())}: waiting up to ${maxSeconds} s for the 1-minute one to fall to ${QUIET_LOAD}`,
+  );
   while (loadavg()[0]! > QUIET_LOAD && performance.now() < giveUpAt) await sleep(LOAD_AVERAGE_PERIOD_MS);
 }
 

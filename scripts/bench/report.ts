@@ -26,9 +26,11 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
 }
 
-export const milliseconds = (value: number) => `${value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en')} ms`;
+export const milliseconds = (value: number) =>
+  `${value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en')} ms`;
 export const perSecond = (value: number) => `${Math.round(value).toLocaleString('en')}/s`;
-export const megabytes = (bytes: number) => `${bytes < 10 * 1024 * 1024 ? (bytes / 1024 / 1024).toFixed(1) : Math.round(bytes / 1024 / 1024)} MB`;
+export const megabytes = (bytes: number) =>
+  `${bytes < 10 * 1024 * 1024 ? (bytes / 1024 / 1024).toFixed(1) : Math.round(bytes / 1024 / 1024)} MB`;
 export const times = (ratio: number) => `${ratio < 1 ? ratio.toFixed(2) : ratio.toFixed(1)}×`;
 export const percent = (ratio: number) => `${Math.round(ratio * 100)}%`;
 /** The median with the range of the runs, e.g. `1,315 ms (1,044–1,446)`. */
@@ -40,8 +42,19 @@ export function medianAndRange(values: readonly number[], format: (value: number
 export const goal = (text: string, met: boolean) => `${text} (${met ? 'met' : 'missed'})`;
 
 export function markdownTable(rows: readonly Row[]): string {
-  const header = ['what (median of the runs, their range)', 'localplane', 'peer, same run', "peer's figure", 'localplane ÷ peer', 'goal'];
-  const lines = [header, header.map(() => '---'), ...rows.map((row) => [row.what, row.localplane, row.peer, row.peerFigure, row.ratio, row.goal])];
+  const header = [
+    'what (median of the runs, their range)',
+    'localplane',
+    'peer, same run',
+    "peer's figure",
+    'localplane ÷ peer',
+    'goal',
+  ];
+  const lines = [
+    header,
+    header.map(() => '---'),
+    ...rows.map((row) => [row.what, row.localplane, row.peer, row.peerFigure, row.ratio, row.goal]),
+  ];
   return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
@@ -56,7 +69,8 @@ function osName(): string {
 function commit(): string {
   try {
     const hash = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
     return dirty ? `${hash} with uncommitted changes` : hash;
   } catch {
     return 'unknown (not a git checkout)';

@@ -5,7 +5,12 @@
  */
 import { join } from 'node:path';
 import { Agent } from 'node:http';
-import { AbortMultipartUploadCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { EXPORT_BUCKET, FULL_ACCESS_KEY } from './client.ts';
 import type { Placement } from './load.ts';
@@ -35,12 +40,22 @@ interface Variant {
 /** Sends `count` parts of one new upload, CONCURRENCY at a time; the seconds they took. */
 async function uploadParts(s3: S3Client, count: number): Promise<number> {
   const body = Buffer.alloc(PART_BYTES, 7);
-  const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: EXPORT_BUCKET, Key: 'bench/parts.bin' }));
+  const { UploadId } = await s3.send(
+    new CreateMultipartUploadCommand({ Bucket: EXPORT_BUCKET, Key: 'bench/parts.bin' }),
+  );
   const began = performance.now();
   let next = 1;
   const worker = async () => {
     for (let partNumber = next++; partNumber <= count; partNumber = next++) {
-      await s3.send(new UploadPartCommand({ Bucket: EXPORT_BUCKET, Key: 'bench/parts.bin', UploadId, PartNumber: partNumber, Body: body }));
+      await s3.send(
+        new UploadPartCommand({
+          Bucket: EXPORT_BUCKET,
+          Key: 'bench/parts.bin',
+          UploadId,
+          PartNumber: partNumber,
+          Body: body,
+        }),
+      );
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -72,7 +87,9 @@ async function partsPerSecond(variant: Variant, settings: Settings): Promise<num
 
 export async function measureUploadParts(settings: Settings): Promise<Row[]> {
   const variants: Variant[] = [
-    ...(settings.base ? [{ label: 'the base checkout (files storage)', flags: [], bin: join(settings.base, 'bin', 'localplane.js') }] : []),
+    ...(settings.base
+      ? [{ label: 'the base checkout (files storage)', flags: [], bin: join(settings.base, 'bin', 'localplane.js') }]
+      : []),
     { label: 'files storage', flags: ['--objstore-storage', 'files'] },
     { label: 'memory storage', flags: ['--objstore-storage', 'memory'] },
   ];

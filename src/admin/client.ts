@@ -7,7 +7,13 @@
 import type { ExportRunFaultInput, ValidationFaultInput } from '../bulk-exports/faults.ts';
 import type { Limits, LimitsPatch } from '../config.ts';
 import type { RevisionFaultInput } from '../deployments/faults.ts';
-import type { DeploymentResponse, DeploymentStatus, RevisionHistory, RevisionResponse, RevisionStatus } from '../deployments/schemas.ts';
+import type {
+  DeploymentResponse,
+  DeploymentStatus,
+  RevisionHistory,
+  RevisionResponse,
+  RevisionStatus,
+} from '../deployments/schemas.ts';
 import type { FaultRuleInput, FaultRuleView } from '../journal/fault-rules.ts';
 import type { JournalFilterInput } from '../journal/filter.ts';
 import type { NearMissesOptions, RequestStatsOptions } from '../journal/programmatic.ts';
@@ -20,7 +26,16 @@ import type { RunsAddition, RunsAdded } from '../tracing/knob-routes.ts';
 import type { PreviewResponse, SqlRequest, SqlResponse, previewQuery } from '../warehouse/schemas.ts';
 import type { Tier } from '../workspaces/store.ts';
 import type { ResetScope } from './module.ts';
-import type { ClockRun, ClockState, FaultsState, FixturesView, Health, ListedTask, State, TierChange } from './schemas.ts';
+import type {
+  ClockRun,
+  ClockState,
+  FaultsState,
+  FixturesView,
+  Health,
+  ListedTask,
+  State,
+  TierChange,
+} from './schemas.ts';
 import type { StateQuery } from './state.ts';
 
 export type PreviewOptions = QueryInput<typeof previewQuery>;
@@ -40,7 +55,10 @@ export class LocalplaneError extends Error {
 
 function describeDetail(detail: unknown): string {
   if (typeof detail === 'string') return detail;
-  if (Array.isArray(detail)) return detail.map((item: { loc?: unknown[]; msg?: string }) => `${(item.loc ?? []).join('.')}: ${item.msg}`).join('; ');
+  if (Array.isArray(detail))
+    return detail
+      .map((item: { loc?: unknown[]; msg?: string }) => `${(item.loc ?? []).join('.')}: ${item.msg}`)
+      .join('; ');
   return JSON.stringify(detail);
 }
 
@@ -72,11 +90,19 @@ export interface AdminMethods {
     /** GET /deployments/{deployment_id}/revisions/{revision_id}/history */
     revisionHistory(deploymentId: string, revisionId: string): Promise<RevisionHistory>;
     /** PUT /deployments/{deployment_id}/revisions/{revision_id}/status */
-    setRevisionStatus(deploymentId: string, revisionId: string, change: { status: RevisionStatus }): Promise<RevisionResponse>;
+    setRevisionStatus(
+      deploymentId: string,
+      revisionId: string,
+      change: { status: RevisionStatus },
+    ): Promise<RevisionResponse>;
   };
   objstore: {
     /** /objstore/keys: key pairs, never with their secrets */
-    keys: { list(): Promise<ObjstoreKeyView[]>; add(key: ObjstoreKeyInput): Promise<ObjstoreKeyView>; remove(accessKeyId: string): Promise<void> };
+    keys: {
+      list(): Promise<ObjstoreKeyView[]>;
+      add(key: ObjstoreKeyInput): Promise<ObjstoreKeyView>;
+      remove(accessKeyId: string): Promise<void>;
+    };
     /** GET /objstore/buckets */
     buckets(): Promise<{ buckets: BucketView[] }>;
     /** GET /objstore/buckets/{bucket}/objects: a page of keys */
@@ -151,7 +177,15 @@ export interface LocalplaneClient extends AdminMethods {
 
 /** A JSON filter as the query of GET /requests/count, which takes the same fields as text. */
 function filterQuery({ header, ...filter }: JournalFilterInput): Record<string, unknown> {
-  return { ...filter, header: typeof header === 'object' ? (header.value === undefined ? header.name : `${header.name}:${header.value}`) : header };
+  return {
+    ...filter,
+    header:
+      typeof header === 'object'
+        ? header.value === undefined
+          ? header.name
+          : `${header.name}:${header.value}`
+        : header,
+  };
 }
 
 /** Sends a request to the instance and gives its answer. */
@@ -173,8 +207,15 @@ function caller(send: Send, baseUrl: string, headers: Readonly<Record<string, st
     const url = new URL(`/_localplane${path}`, baseUrl);
     for (const [name, value] of Object.entries(queryText(query ?? {}))) url.searchParams.set(name, value);
     const body = json !== undefined ? JSON.stringify(json) : (bytes as Uint8Array<ArrayBuffer> | undefined);
-    const contentType = json !== undefined ? 'application/json' : bytes !== undefined ? 'application/octet-stream' : undefined;
-    const response = await send(new Request(url, { method, headers: { ...headers, ...(contentType ? { 'content-type': contentType } : {}) }, body }));
+    const contentType =
+      json !== undefined ? 'application/json' : bytes !== undefined ? 'application/octet-stream' : undefined;
+    const response = await send(
+      new Request(url, {
+        method,
+        headers: { ...headers, ...(contentType ? { 'content-type': contentType } : {}) },
+        body,
+      }),
+    );
     if (response.ok) return response;
     const text = await response.text();
     let detail: unknown = text;
@@ -190,8 +231,10 @@ function caller(send: Send, baseUrl: string, headers: Readonly<Record<string, st
 /** The answer as the route gives it: its JSON, its bytes, or nothing (a 204, or an answer not read). */
 function answers(call: ReturnType<typeof caller>) {
   return {
-    json: async <T>(method: Method, path: string, options?: CallOptions) => (await (await call(method, path, options)).json()) as T,
-    bytes: async (path: string, query?: Record<string, unknown>) => new Uint8Array(await (await call('GET', path, { query })).arrayBuffer()),
+    json: async <T>(method: Method, path: string, options?: CallOptions) =>
+      (await (await call(method, path, options)).json()) as T,
+    bytes: async (path: string, query?: Record<string, unknown>) =>
+      new Uint8Array(await (await call('GET', path, { query })).arrayBuffer()),
     done: async (method: Method, path: string, options?: CallOptions) => {
       await (await call(method, path, options)).body?.cancel();
     },
@@ -204,7 +247,8 @@ const segment = encodeURIComponent;
 
 function adminMethods({ json, bytes, done }: Answers): AdminMethods {
   const bucketPath = (bucket: string) => `/objstore/buckets/${segment(bucket)}`;
-  const revisionPath = (deploymentId: string, revisionId: string) => `/deployments/${segment(deploymentId)}/revisions/${segment(revisionId)}`;
+  const revisionPath = (deploymentId: string, revisionId: string) =>
+    `/deployments/${segment(deploymentId)}/revisions/${segment(revisionId)}`;
   return {
     health: () => json('GET', '/health'),
     fixtures: () => json('GET', '/fixtures'),
@@ -217,12 +261,18 @@ function adminMethods({ json, bytes, done }: Answers): AdminMethods {
       exportRuns: (fault) => json('POST', '/faults/export-runs', { json: fault }),
       revisions: (fault) => json('POST', '/faults/revisions', { json: fault }),
     },
-    workspaces: { setTier: (workspaceId, change) => json('PUT', `/workspaces/${segment(workspaceId)}/tier`, { json: change }) },
-    sessions: { addRuns: (sessionId, runs = {}) => json('POST', `/sessions/${segment(sessionId)}/runs`, { json: runs }) },
+    workspaces: {
+      setTier: (workspaceId, change) => json('PUT', `/workspaces/${segment(workspaceId)}/tier`, { json: change }),
+    },
+    sessions: {
+      addRuns: (sessionId, runs = {}) => json('POST', `/sessions/${segment(sessionId)}/runs`, { json: runs }),
+    },
     deployments: {
-      setStatus: (deploymentId, change) => json('PUT', `/deployments/${segment(deploymentId)}/status`, { json: change }),
+      setStatus: (deploymentId, change) =>
+        json('PUT', `/deployments/${segment(deploymentId)}/status`, { json: change }),
       revisionHistory: (deploymentId, revisionId) => json('GET', `${revisionPath(deploymentId, revisionId)}/history`),
-      setRevisionStatus: (deploymentId, revisionId, change) => json('PUT', `${revisionPath(deploymentId, revisionId)}/status`, { json: change }),
+      setRevisionStatus: (deploymentId, revisionId, change) =>
+        json('PUT', `${revisionPath(deploymentId, revisionId)}/status`, { json: change }),
     },
     objstore: {
       keys: {
@@ -261,7 +311,13 @@ export interface ConnectOptions {
 
 /** A client of a running instance's admin API, by its base URL (`lp.apiUrl`, the CLI's ready line). */
 export function connect(url: string, options: ConnectOptions = {}): LocalplaneClient {
-  const http = answers(caller((request) => fetch(request), url, options.adminToken === undefined ? {} : { authorization: `Bearer ${options.adminToken}` }));
+  const http = answers(
+    caller(
+      (request) => fetch(request),
+      url,
+      options.adminToken === undefined ? {} : { authorization: `Bearer ${options.adminToken}` },
+    ),
+  );
   const { json, done } = http;
   const notFoundAs = async <T>(answer: Promise<T>, absent: T): Promise<T> =>
     answer.catch((error: unknown) => {
@@ -269,11 +325,18 @@ export function connect(url: string, options: ConnectOptions = {}): LocalplaneCl
       throw error;
     });
   const entries = async (method: Method, filter: JournalFilterInput) =>
-    (await json<{ requests: JournalEntry[] }>(method, method === 'GET' ? '/requests' : '/requests/find', method === 'GET' ? { query: filterQuery(filter) } : { json: filter })).requests;
+    (
+      await json<{ requests: JournalEntry[] }>(
+        method,
+        method === 'GET' ? '/requests' : '/requests/find',
+        method === 'GET' ? { query: filterQuery(filter) } : { json: filter },
+      )
+    ).requests;
   return {
     apiUrl: url,
     ...adminMethods(http),
-    reset: (scope = {}) => done('POST', '/reset', { json: { workspace_id: scope.workspaceId, keep_clock: scope.keepClock } }),
+    reset: (scope = {}) =>
+      done('POST', '/reset', { json: { workspace_id: scope.workspaceId, keep_clock: scope.keepClock } }),
     clock: {
       get: () => json('GET', '/clock'),
       freeze: () => json('POST', '/clock/freeze'),
@@ -281,12 +344,14 @@ export function connect(url: string, options: ConnectOptions = {}): LocalplaneCl
       set: (time) => json('POST', '/clock/set', { json: { time: time instanceof Date ? time.toISOString() : time } }),
       advance: (seconds) => json('POST', '/clock/advance', { json: { seconds } }),
       advanceToNext: () => json('POST', '/clock/advance-to-next'),
-      runUntilIdle: ({ withinSeconds } = {}) => json('POST', '/clock/run-until-idle', { json: { within_seconds: withinSeconds } }),
+      runUntilIdle: ({ withinSeconds } = {}) =>
+        json('POST', '/clock/run-until-idle', { json: { within_seconds: withinSeconds } }),
     },
     requests: {
       list: (filter = {}) => entries('GET', filter),
       find: (filter) => entries('POST', filter),
-      count: async (filter = {}) => (await json<{ count: number }>('GET', '/requests/count', { query: filterQuery(filter) })).count,
+      count: async (filter = {}) =>
+        (await json<{ count: number }>('GET', '/requests/count', { query: filterQuery(filter) })).count,
       get: (id) => notFoundAs(json<JournalEntry | undefined>('GET', `/requests/${id}`), undefined),
       stats: (options = {}) => json('GET', '/requests/stats', { query: options }),
       clear: () => done('DELETE', '/requests'),
@@ -294,7 +359,11 @@ export function connect(url: string, options: ConnectOptions = {}): LocalplaneCl
     faultRules: {
       add: (rule) => json('POST', '/fault-rules', { json: rule }),
       list: async () => (await json<{ rules: FaultRuleView[] }>('GET', '/fault-rules')).rules,
-      remove: (id) => notFoundAs(done('DELETE', `/fault-rules/${segment(id)}`).then(() => true), false),
+      remove: (id) =>
+        notFoundAs(
+          done('DELETE', `/fault-rules/${segment(id)}`).then(() => true),
+          false,
+        ),
       clear: () => done('DELETE', '/fault-rules'),
       nearMisses: (options = {}) => json('GET', '/fault-rules/near-misses', { query: options }),
     },

@@ -55,7 +55,13 @@ const LATEST_TIME = Number.MAX_SAFE_INTEGER;
 const clockSet = z.object({ time: requestTimestamp });
 const clockAdvance = z.object({ seconds: z.number().min(0) });
 /** An empty body (or none) runs what is due within a day. */
-const clockRunUntilIdle = z.strictObject({ within_seconds: z.number().positive().max(366 * DEFAULT_IDLE_SECONDS).optional() });
+const clockRunUntilIdle = z.strictObject({
+  within_seconds: z
+    .number()
+    .positive()
+    .max(366 * DEFAULT_IDLE_SECONDS)
+    .optional(),
+});
 const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
 /** An empty body (or none) resets everything; a workspace id, that workspace's resources alone; `keep_clock`, all but the clock. */
@@ -67,19 +73,39 @@ const CLOCK_LIMIT = `The clock cannot go past ${formatTimestamp(LATEST_TIME)}`;
 export function adminRoutes(deps: AdminDeps) {
   const app = new OpenApiHono('admin');
   const clockState = () => ({ now: formatTimestamp(deps.clock.now()), frozen: deps.clock.frozen });
-  const clockResponse = { status: 200, description: "The emulator clock's time and whether it is frozen", schema: clockStateSchema };
-  const faultsResponse = { status: 200, description: 'Every armed knob, with the uses it has left', schema: faultsStateSchema };
+  const clockResponse = {
+    status: 200,
+    description: "The emulator clock's time and whether it is frozen",
+    schema: clockStateSchema,
+  };
+  const faultsResponse = {
+    status: 200,
+    description: 'Every armed knob, with the uses it has left',
+    schema: faultsStateSchema,
+  };
 
   app.openapi(
-    { method: 'get', path: '/health', summary: "Health, the objstore URL, the uptime and what the scheduler's watchdog had to do", response: { status: 200, description: 'Up', schema: healthSchema } },
-    (c) => c.json({ status: 'ok', objstore_url: deps.objstore.url, uptime_seconds: (Date.now() - deps.startedAt) / 1000, watchdog: deps.watchdogCounts() }),
+    {
+      method: 'get',
+      path: '/health',
+      summary: "Health, the objstore URL, the uptime and what the scheduler's watchdog had to do",
+      response: { status: 200, description: 'Up', schema: healthSchema },
+    },
+    (c) =>
+      c.json({
+        status: 'ok',
+        objstore_url: deps.objstore.url,
+        uptime_seconds: (Date.now() - deps.startedAt) / 1000,
+        watchdog: deps.watchdogCounts(),
+      }),
   );
 
   app.openapi(
     {
       method: 'get',
       path: '/fixtures',
-      summary: 'The fixture workspaces, their API keys, projects, integrations and deployments, and the objstore with its keys',
+      summary:
+        'The fixture workspaces, their API keys, projects, integrations and deployments, and the objstore with its keys',
       response: { status: 200, description: 'The fixtures', schema: fixturesViewSchema },
     },
     async (c) =>
@@ -88,10 +114,14 @@ export function adminRoutes(deps: AdminDeps) {
           ...workspaceView(deps, workspace),
           integrations: deps.deployments.integrations(workspace.id).map((integration) => ({
             id: integration.id,
-            repos: deps.deployments.repos(integration.id).map(({ id, url, default_branch }) => ({ id, url, default_branch })),
+            repos: deps.deployments
+              .repos(integration.id)
+              .map(({ id, url, default_branch }) => ({ id, url, default_branch })),
           })),
           listeners: deps.deployments.listeners(workspace.id).map((listener) => listener.id),
-          deployments: deps.deployments.deploymentsOf(workspace.id).map(({ id, name, source }) => ({ id, name, source })),
+          deployments: deps.deployments
+            .deploymentsOf(workspace.id)
+            .map(({ id, name, source }) => ({ id, name, source })),
         })),
         unknown_api_key: deps.fixtures.workspaces.unknown_api_key,
         objstore: {
@@ -110,9 +140,10 @@ export function adminRoutes(deps: AdminDeps) {
     {
       method: 'post',
       path: '/reset',
-      summary: 'Back to the fixtures: everything (state, objstore, knobs, limits, ids and clock), or one workspace\'s resources',
+      summary:
+        "Back to the fixtures: everything (state, objstore, knobs, limits, ids and clock), or one workspace's resources",
       description:
-        'A reset of everything puts the emulator clock back to the wall time, frozen when the instance was started with a frozen clock, running otherwise; `keep_clock: true` leaves it as it is. A workspace\'s reset never touches the clock.',
+        "A reset of everything puts the emulator clock back to the wall time, frozen when the instance was started with a frozen clock, running otherwise; `keep_clock: true` leaves it as it is. A workspace's reset never touches the clock.",
       body: resetRequest,
       bodyOptional: true,
       response: { status: 200, description: 'Reset', schema: resetSchema },
@@ -125,17 +156,31 @@ export function adminRoutes(deps: AdminDeps) {
     },
   );
 
-  app.openapi({ method: 'get', path: '/clock', summary: 'The emulator clock', response: clockResponse }, (c) => c.json(clockState()));
-  app.openapi({ method: 'post', path: '/clock/freeze', summary: 'Freeze the emulator clock', response: clockResponse }, (c) => {
-    deps.clock.freeze();
-    return c.json(clockState());
-  });
-  app.openapi({ method: 'post', path: '/clock/unfreeze', summary: 'Let the emulator clock run again', response: clockResponse }, (c) => {
-    deps.clock.unfreeze();
-    return c.json(clockState());
-  });
+  app.openapi({ method: 'get', path: '/clock', summary: 'The emulator clock', response: clockResponse }, (c) =>
+    c.json(clockState()),
+  );
   app.openapi(
-    { method: 'post', path: '/clock/set', summary: 'Set the emulator clock (what falls due runs)', body: clockSet, response: clockResponse },
+    { method: 'post', path: '/clock/freeze', summary: 'Freeze the emulator clock', response: clockResponse },
+    (c) => {
+      deps.clock.freeze();
+      return c.json(clockState());
+    },
+  );
+  app.openapi(
+    { method: 'post', path: '/clock/unfreeze', summary: 'Let the emulator clock run again', response: clockResponse },
+    (c) => {
+      deps.clock.unfreeze();
+      return c.json(clockState());
+    },
+  );
+  app.openapi(
+    {
+      method: 'post',
+      path: '/clock/set',
+      summary: 'Set the emulator clock (what falls due runs)',
+      body: clockSet,
+      response: clockResponse,
+    },
     async (c, { body }) => {
       await deps.clock.set(body.time);
       return c.json(clockState());
@@ -158,7 +203,11 @@ export function adminRoutes(deps: AdminDeps) {
   );
 
   const clockRun = (ran: ScheduledTask[]) => ({ ...clockState(), ran: ran.map(taskView) });
-  const clockRunResponse = { status: 200, description: 'The clock after the run, and the tasks that ran, in order', schema: clockRunSchema };
+  const clockRunResponse = {
+    status: 200,
+    description: 'The clock after the run, and the tasks that ran, in order',
+    schema: clockRunSchema,
+  };
   app.openapi(
     {
       method: 'post',
@@ -172,7 +221,8 @@ export function adminRoutes(deps: AdminDeps) {
     {
       method: 'post',
       path: '/clock/run-until-idle',
-      summary: 'Move the clock from due task to due task, running each, until none is due within within_seconds (default a day) of the start',
+      summary:
+        'Move the clock from due task to due task, running each, until none is due within within_seconds (default a day) of the start',
       description: `At most ${String(MAX_IDLE_STEPS).replace(/\B(?=(\d{3})+$)/g, ',')} steps, for work that keeps scheduling itself (a recurring export). Fake timers' runAll.`,
       body: clockRunUntilIdle,
       bodyOptional: true,
@@ -197,41 +247,71 @@ export function adminRoutes(deps: AdminDeps) {
   );
 
   const limitsResponse = { status: 200, description: 'The limits in force', schema: limitsSchema };
-  app.openapi({ method: 'get', path: '/config', summary: 'The limits in force', response: limitsResponse }, (c) => c.json(deps.limits.get()));
-  app.openapi({ method: 'patch', path: '/config', summary: 'Change some limits (until reset)', body: limitsPatch, response: limitsResponse }, (c, { body }) => {
-    deps.limits.patch(body);
-    return c.json(deps.limits.get());
-  });
+  app.openapi({ method: 'get', path: '/config', summary: 'The limits in force', response: limitsResponse }, (c) =>
+    c.json(deps.limits.get()),
+  );
+  app.openapi(
+    {
+      method: 'patch',
+      path: '/config',
+      summary: 'Change some limits (until reset)',
+      body: limitsPatch,
+      response: limitsResponse,
+    },
+    (c, { body }) => {
+      deps.limits.patch(body);
+      return c.json(deps.limits.get());
+    },
+  );
 
   const faultsState = () => ({ ...deps.faults.describe(), revisions: deps.revisionFaults.describe() });
-  app.openapi({ method: 'get', path: '/faults', summary: 'The armed knobs', response: faultsResponse }, (c) => c.json(faultsState()));
+  app.openapi({ method: 'get', path: '/faults', summary: 'The armed knobs', response: faultsResponse }, (c) =>
+    c.json(faultsState()),
+  );
   app.openapi({ method: 'delete', path: '/faults', summary: 'Disarm every knob', response: faultsResponse }, (c) => {
     deps.faults.clear();
     deps.revisionFaults.clear();
     return c.json(faultsState());
   });
   app.openapi(
-    { method: 'post', path: '/faults/destination-validations', summary: 'Make the next destination validations fail, by name', body: validationFaultRequest, response: faultsResponse },
+    {
+      method: 'post',
+      path: '/faults/destination-validations',
+      summary: 'Make the next destination validations fail, by name',
+      body: validationFaultRequest,
+      response: faultsResponse,
+    },
     (c, { body }) => {
       deps.faults.armValidation(body);
       return c.json(faultsState());
     },
   );
   app.openapi(
-    { method: 'post', path: '/faults/export-runs', summary: 'Make the next export runs fail or slow', body: exportRunFaultRequest, response: faultsResponse },
+    {
+      method: 'post',
+      path: '/faults/export-runs',
+      summary: 'Make the next export runs fail or slow',
+      body: exportRunFaultRequest,
+      response: faultsResponse,
+    },
     (c, { body }) => {
       deps.faults.armExportRuns(body);
       return c.json(faultsState());
     },
   );
   app.openapi(
-    { method: 'post', path: '/faults/revisions', summary: 'Make the next revisions fail at a stage', body: revisionFaultRequest, response: faultsResponse },
+    {
+      method: 'post',
+      path: '/faults/revisions',
+      summary: 'Make the next revisions fail at a stage',
+      body: revisionFaultRequest,
+      response: faultsResponse,
+    },
     (c, { body }) => {
       deps.revisionFaults.arm(body);
       return c.json(faultsState());
     },
   );
-
 
   app.openapi(
     {

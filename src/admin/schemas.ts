@@ -35,10 +35,23 @@ const timestamp = z.iso.datetime({ offset: true });
 
 /** What the scheduler's watchdog had to do since the start (each is a lost wake-up or a stuck task, and logged as an error): 0 and 0 normally. */
 const watchdogSchema = z.object({
-  late_starts: z.int().min(0).describe('Tasks it started because they were still waiting 5 s past their due time with their lane free and the clock running'),
-  overruns: z.int().min(0).describe('Tasks in flight past `task_in_flight_limit_seconds`, whose lane it let go on without them'),
+  late_starts: z
+    .int()
+    .min(0)
+    .describe(
+      'Tasks it started because they were still waiting 5 s past their due time with their lane free and the clock running',
+    ),
+  overruns: z
+    .int()
+    .min(0)
+    .describe('Tasks in flight past `task_in_flight_limit_seconds`, whose lane it let go on without them'),
 });
-export const healthSchema = z.object({ status: z.literal('ok'), objstore_url: z.string().nullable(), uptime_seconds: z.number(), watchdog: watchdogSchema });
+export const healthSchema = z.object({
+  status: z.literal('ok'),
+  objstore_url: z.string().nullable(),
+  uptime_seconds: z.number(),
+  watchdog: watchdogSchema,
+});
 export type Health = z.output<typeof healthSchema>;
 
 const fixtureKeySchema = z.object({
@@ -61,7 +74,12 @@ const workspaceViewSchema = z.object({
 export const fixturesViewSchema = z.object({
   workspaces: z.array(
     workspaceViewSchema.extend({
-      integrations: z.array(z.object({ id: z.guid(), repos: z.array(z.object({ id: z.int(), url: z.string(), default_branch: z.string() })) })),
+      integrations: z.array(
+        z.object({
+          id: z.guid(),
+          repos: z.array(z.object({ id: z.int(), url: z.string(), default_branch: z.string() })),
+        }),
+      ),
       listeners: z.array(z.string()),
       deployments: z.array(z.object({ id: z.guid(), name: z.string(), source: z.string() })),
     }),
@@ -117,11 +135,16 @@ export type ListedTask = z.infer<typeof listedTaskSchema>;
 export const listedTasksSchema = z.array(listedTaskSchema);
 
 /** A scheduled task as the admin API shows it; the domains type each subject with its kind's schema (taskSchema lists them). */
-export const taskView = (task: ScheduledTask) => ({ due_at: formatTimestamp(task.dueAt), label: task.label, ...task.subject }) as Task;
+export const taskView = (task: ScheduledTask) =>
+  ({ due_at: formatTimestamp(task.dueAt), label: task.label, ...task.subject }) as Task;
 
 /** GET /_localplane/tasks: the task in flight of each lane, longest running first, then the queued ones, soonest first. */
 export const listedTasks = (running: readonly RunningTask[], queued: readonly ScheduledTask[]): ListedTask[] => [
-  ...running.map(({ task, startedAt }) => ({ state: 'running' as const, started_at: formatTimestamp(startedAt), ...taskView(task) })),
+  ...running.map(({ task, startedAt }) => ({
+    state: 'running' as const,
+    started_at: formatTimestamp(startedAt),
+    ...taskView(task),
+  })),
   ...queued.map((task) => ({ state: 'queued' as const, ...taskView(task) })),
 ];
 
@@ -130,7 +153,9 @@ export const clockRunSchema = z.object({ now: timestamp, frozen: z.boolean(), ra
 export type ClockRun = z.output<typeof clockRunSchema>;
 
 export const limitsSchema = limitsPatch.required().extend({
-  revision_step_seconds: z.strictObject(Object.fromEntries(REVISION_STEP_STATUSES.map((status) => [status, z.number()]))),
+  revision_step_seconds: z.strictObject(
+    Object.fromEntries(REVISION_STEP_STATUSES.map((status) => [status, z.number()])),
+  ),
 });
 
 const remaining = { remaining: z.int() };
@@ -143,7 +168,6 @@ export type FaultsState = z.output<typeof faultsStateSchema>;
 
 export const tierChangeSchema = z.object({ id: z.guid(), tier: z.enum(TIERS) });
 export type TierChange = z.output<typeof tierChangeSchema>;
-
 
 /** GET /_localplane/state: every resource in the API's own shapes, secrets masked. */
 export const stateSchema = z.object({

@@ -5,7 +5,13 @@ import type { BulkExportFaults } from '../bulk-exports/faults.ts';
 import { destinationResponse, exportResponse, runResponse } from '../bulk-exports/responses.ts';
 import type { BulkExportStore } from '../bulk-exports/store.ts';
 import type { RevisionFaults } from '../deployments/faults.ts';
-import { codehostIntegrationResponse, codehostRepositoryResponse, deploymentResponse, oauthProviderResponse, revisionResponse } from '../deployments/responses.ts';
+import {
+  codehostIntegrationResponse,
+  codehostRepositoryResponse,
+  deploymentResponse,
+  oauthProviderResponse,
+  revisionResponse,
+} from '../deployments/responses.ts';
 import { listenerResponse } from '../deployments/listeners.ts';
 import type { DeploymentStore } from '../deployments/store.ts';
 import type { ObjstoreKeyStore } from '../objstore/key-store.ts';
@@ -71,7 +77,10 @@ function workspaceState(deps: StateDeps, workspace: Workspace) {
     destinations: destinations.map(destinationResponse),
     bulk_exports: bulkExports.exports(workspace.id, -1, 0).map((exportRow) => {
       const destination = destinations.find((candidate) => candidate.id === exportRow.bulk_export_destination_id);
-      return { ...exportResponse(exportRow), runs: bulkExports.runsOf(exportRow.id).map((run) => runResponse(run, exportRow, destination)) };
+      return {
+        ...exportResponse(exportRow),
+        runs: bulkExports.runsOf(exportRow.id).map((run) => runResponse(run, exportRow, destination)),
+      };
     }),
     deployments: deployments.deploymentsOf(workspace.id).map((row) => ({
       ...deploymentResponse(deployments.deploymentById(row.id)!),

@@ -35,7 +35,12 @@ export function storedCredentials(credentials: DestinationCredentials | null | u
 
 /** A destination's row, from a request already validated against the storage side. */
 export function newDestination(
-  body: { destination_type: DestinationRow['destination_type']; display_name: string; config: object; credentials?: DestinationCredentials | null },
+  body: {
+    destination_type: DestinationRow['destination_type'];
+    display_name: string;
+    config: object;
+    credentials?: DestinationCredentials | null;
+  },
   context: { ids: IdGenerator; tenantId: string; now: Micros },
 ): DestinationRow {
   return {
@@ -61,7 +66,8 @@ function checkFilter(filter: string | null | undefined): void {
   }
 }
 
-export const unknownExportFields = (fields: readonly string[]) => `Invalid export_fields: ${fields.join(', ')}. Valid fields are: ${RUN_COLUMNS.join(', ')}`;
+export const unknownExportFields = (fields: readonly string[]) =>
+  `Invalid export_fields: ${fields.join(', ')}. Valid fields are: ${RUN_COLUMNS.join(', ')}`;
 
 function checkExportFields(fields: readonly string[]): void {
   const unknownFields = fields.filter((field) => !(RUN_COLUMNS as readonly string[]).includes(field));
@@ -78,7 +84,8 @@ export function newExport(body: ExportCreate, context: ExportCreationContext): E
   if (!store.destination(tenantId, body.bulk_export_destination_id)) {
     throw notFound(`Bulk export destination ${body.bulk_export_destination_id} not found`);
   }
-  if (body.session_id && !context.tracing.findSession(tenantId, body.session_id)) throw notFound(`Session ${body.session_id} not found`);
+  if (body.session_id && !context.tracing.findSession(tenantId, body.session_id))
+    throw notFound(`Session ${body.session_id} not found`);
   checkFilter(body.filter);
   checkExportFields(body.export_fields ?? []);
   const recurring = body.interval_hours !== null && body.interval_hours !== undefined;
@@ -96,7 +103,9 @@ export function newExport(body: ExportCreate, context: ExportCreationContext): E
     format: body.format,
     format_version: body.format_version,
     compression: body.compression,
-    export_fields: body.export_fields ? JSON.stringify(RUN_COLUMNS.filter((column) => body.export_fields!.includes(column))) : null,
+    export_fields: body.export_fields
+      ? JSON.stringify(RUN_COLUMNS.filter((column) => body.export_fields!.includes(column)))
+      : null,
     status: recurring ? 'IntervalScheduled' : 'Created',
     created_at: now,
     updated_at: now,

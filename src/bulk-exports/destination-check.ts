@@ -14,7 +14,8 @@ export interface DestinationCheckDeps {
   resolveEndpoint: (endpointUrl: string | null | undefined) => Promise<string>;
 }
 
-const NO_SUCH_BUCKET = 'An error occurred (NoSuchBucket) when calling the PutObject operation: The specified bucket does not exist';
+const NO_SUCH_BUCKET =
+  'An error occurred (NoSuchBucket) when calling the PutObject operation: The specified bucket does not exist';
 
 /** The words the storage side would have used, for a failure forced by a knob. */
 function forcedFailure(failure: ValidationFailure, endpointUrl: string): string {
@@ -38,7 +39,9 @@ function validationFailed(message: string): HttpError {
 
 /** The detail of each failure the validation knob (or `Prefer: example=<name>`) forces, for a destination at this endpoint. */
 export function forcedFailureDetails(endpointUrl: string): Record<ValidationFailure, string> {
-  return Object.fromEntries(VALIDATION_FAILURES.map((failure) => [failure, validationFailedDetail(forcedFailure(failure, endpointUrl))])) as Record<ValidationFailure, string>;
+  return Object.fromEntries(
+    VALIDATION_FAILURES.map((failure) => [failure, validationFailedDetail(forcedFailure(failure, endpointUrl))]),
+  ) as Record<ValidationFailure, string>;
 }
 
 /**
@@ -75,10 +78,18 @@ export async function checkDestination(
   }
   const key = probeKey(config.prefix, deps.ids.uuid());
   try {
-    await deps.objstoreClients.putObject(target, config.bucket_name, key, 'localplane destination validation\n', 'text/plain');
+    await deps.objstoreClients.putObject(
+      target,
+      config.bucket_name,
+      key,
+      'localplane destination validation\n',
+      'text/plain',
+    );
   } catch (error) {
     const failure = error as ObjstoreError;
-    throw validationFailed(failure.code === 'NoSuchBucket' ? `Bucket is not valid: ${failure.message}` : failure.message);
+    throw validationFailed(
+      failure.code === 'NoSuchBucket' ? `Bucket is not valid: ${failure.message}` : failure.message,
+    );
   }
   await deps.objstoreClients.deleteObject(target, config.bucket_name, key).catch(() => undefined);
 }

@@ -23,7 +23,8 @@ export interface EncodedFile {
 }
 
 /** What the worker is sent: a file to encode from an instance's database, or to close that database's connection. */
-export type EncoderMessage = { id: number; database: EncoderDatabase; request: EncodeRequest } | { id: number; close: true };
+export type EncoderMessage =
+  { id: number; database: EncoderDatabase; request: EncodeRequest } | { id: number; close: true };
 
 /** What the worker answers to message `id`: the file (null when no rows are left, or the connection closed) or why it failed. */
 export type EncoderReply = { id: number; file: EncodedFile | null } | { id: number; error: string };
@@ -164,7 +165,9 @@ export class EncoderThread {
     const onExit = (code: number) => {
       if (this.worker === worker) this.release();
       const error = new Error(
-        this.closed ? 'The export encoder was closed' : `The export encoder stopped unexpectedly (exit code ${code})${failure}`,
+        this.closed
+          ? 'The export encoder was closed'
+          : `The export encoder stopped unexpectedly (exit code ${code})${failure}`,
       );
       for (const waiting of this.waiting.values()) waiting.reject(error);
       this.waiting.clear();

@@ -57,5 +57,10 @@ parentPort!.on('message', (message: EncoderMessage) => {
     reply = { id, error: error instanceof Error ? error.message : String(error) };
   }
   const bytes = 'file' in reply ? reply.file?.parquet : undefined;
-  parentPort!.postMessage(reply, bytes && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer as ArrayBuffer] : []);
+  parentPort!.postMessage(
+    reply,
+    bytes && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+      ? [bytes.buffer as ArrayBuffer]
+      : [],
+  );
 });

@@ -20,7 +20,11 @@ const nullableMicros = (timestamp: string | null) => (timestamp === null ? null 
  * starts again as Created, its runs (a day each) planned, so it runs once the instance starts; a
  * recurring one goes on spawning after the children the file holds.
  */
-export function seededBulkExports(fixture: BulkExportWorkspaceFixture, secretOfKey: (accessKeyId: string) => string, seed: number): SeededBulkExports {
+export function seededBulkExports(
+  fixture: BulkExportWorkspaceFixture,
+  secretOfKey: (accessKeyId: string) => string,
+  seed: number,
+): SeededBulkExports {
   const tenantId = fixture.workspace_id;
   const destinations = fixture.destinations.map((destination): DestinationRow => {
     const key = destination.objstore_key;
@@ -39,7 +43,9 @@ export function seededBulkExports(fixture: BulkExportWorkspaceFixture, secretOfK
     };
   });
   const exports = fixture.exports.map((exportFixture) => exportRow(tenantId, exportFixture, fixture.exports));
-  const runs = exports.filter((row) => row.status === 'Created' && row.end_time !== null).flatMap((row) => plannedRuns(row, seed));
+  const runs = exports
+    .filter((row) => row.status === 'Created' && row.end_time !== null)
+    .flatMap((row) => plannedRuns(row, seed));
   return { destinations, exports, runs };
 }
 
@@ -74,12 +80,16 @@ function nextChildIndex(parent: ExportFixture, all: readonly ExportFixture[]): n
   if (parent.interval_hours === null) return 0;
   const interval = parent.interval_hours * MICROS_PER_HOUR;
   const start = micros(parent.start_time);
-  const childWindows = all.filter((child) => child.source_bulk_export_id === parent.id).map((child) => Math.floor((micros(child.start_time) - start) / interval) + 1);
+  const childWindows = all
+    .filter((child) => child.source_bulk_export_id === parent.id)
+    .map((child) => Math.floor((micros(child.start_time) - start) / interval) + 1);
   return Math.max(0, ...childWindows);
 }
 
 /** The runs the runner plans for a new export, one per UTC day of its window, with seeded ids. */
 function plannedRuns(row: ExportRow, seed: number): ExportRunRow[] {
   const random = createRandom(seedFrom(seed, row.id, 'runs'));
-  return dayPartitions(row.start_time, row.end_time!).map((day) => plannedRun(uuidFrom(random), row.id, day, row.created_at));
+  return dayPartitions(row.start_time, row.end_time!).map((day) =>
+    plannedRun(uuidFrom(random), row.id, day, row.created_at),
+  );
 }

@@ -15,7 +15,11 @@ import { destinationResponseSchema, exportResponseSchema, runResponseSchema } fr
 import { BulkExportStore } from './store.ts';
 
 // On load, not per instance: the document without routes (what responses are checked against) lists them too.
-nameComponents({ BulkExportDestination: destinationResponseSchema, BulkExport: exportResponseSchema, BulkExportRun: runResponseSchema });
+nameComponents({
+  BulkExportDestination: destinationResponseSchema,
+  BulkExport: exportResponseSchema,
+  BulkExportRun: runResponseSchema,
+});
 
 export interface BulkExportModuleDeps {
   workspaces: WorkspaceStore;
@@ -30,7 +34,19 @@ export function bulkExportsModule(core: InstanceCore, deps: BulkExportModuleDeps
   const faults = new BulkExportFaults();
   const { clients: objstoreClients, resolveEndpoint } = deps.destinations;
   const encoder = new EncoderThread(core.database);
-  const runner = new ExportRunner({ store, tracing: deps.tracing, scheduler, clock, ids, limits, faults, objstoreClients, resolveEndpoint, encoder, progress: core.progress });
+  const runner = new ExportRunner({
+    store,
+    tracing: deps.tracing,
+    scheduler,
+    clock,
+    ids,
+    limits,
+    faults,
+    objstoreClients,
+    resolveEndpoint,
+    encoder,
+    progress: core.progress,
+  });
   // An export's last upload outlives its step: it lands before the store closes and the data dir goes.
   core.teardown.add('work', () => runner.stop());
   core.teardown.add('resources', () => encoder.close());
@@ -39,8 +55,26 @@ export function bulkExportsModule(core: InstanceCore, deps: BulkExportModuleDeps
     resume: () => runner.recover(),
     stopWorkspace: (workspaceId) => runner.stopWorkspace(workspaceId),
   });
-  core.parts.register('bulk-export faults', { reset: () => faults.clear(), resetWorkspace: (workspaceId) => faults.clearWorkspace(workspaceId) });
-  const routes = new OpenApiHono().route('/api/v1/bulk-exports', bulkExportRoutes({ store, tracing: deps.tracing, workspaces: deps.workspaces, runner, clock, ids, faults, objstoreClients, resolveEndpoint, limits, responseCache: new WriteScopedCache<UnchangingBody>(writeCounter(db)) }));
+  core.parts.register('bulk-export faults', {
+    reset: () => faults.clear(),
+    resetWorkspace: (workspaceId) => faults.clearWorkspace(workspaceId),
+  });
+  const routes = new OpenApiHono().route(
+    '/api/v1/bulk-exports',
+    bulkExportRoutes({
+      store,
+      tracing: deps.tracing,
+      workspaces: deps.workspaces,
+      runner,
+      clock,
+      ids,
+      faults,
+      objstoreClients,
+      resolveEndpoint,
+      limits,
+      responseCache: new WriteScopedCache<UnchangingBody>(writeCounter(db)),
+    }),
+  );
   return { store, faults, routes };
 }
 

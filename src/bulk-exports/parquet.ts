@@ -31,11 +31,7 @@ import {
   Utf8,
   type DataType,
 } from 'apache-arrow';
-import {
-  BufferRegion,
-  FieldNode,
-  RecordBatch as RecordBatchHeader,
-} from 'apache-arrow/ipc/metadata/message';
+import { BufferRegion, FieldNode, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
 import {
   Compression as WasmCompression,
   EnabledStatistics,
@@ -74,8 +70,20 @@ const MAX_ARROW_BYTES = 1536 * 1024 * 1024;
  * column keeps the writer's default (dictionary, falling back to plain when it grows).
  */
 const NO_DICTIONARY: ReadonlySet<RunColumn> = new Set<RunColumn>([
-  'id', 'trace_id', 'parent_run_id', 'parent_run_ids', 'dotted_order', 'inputs', 'outputs', 'error', 'extra', 'events', 'feedback_stats',
-  'start_time', 'end_time', 'first_token_time',
+  'id',
+  'trace_id',
+  'parent_run_id',
+  'parent_run_ids',
+  'dotted_order',
+  'inputs',
+  'outputs',
+  'error',
+  'extra',
+  'events',
+  'feedback_stats',
+  'start_time',
+  'end_time',
+  'first_token_time',
 ]);
 
 /**
@@ -84,7 +92,12 @@ const NO_DICTIONARY: ReadonlySet<RunColumn> = new Set<RunColumn>([
  * The other columns keep page + chunk statistics (e.g. pruning on start_time or ids).
  */
 const NO_STATISTICS: ReadonlySet<RunColumn> = new Set<RunColumn>([
-  'inputs', 'outputs', 'error', 'extra', 'events', 'feedback_stats',
+  'inputs',
+  'outputs',
+  'error',
+  'extra',
+  'events',
+  'feedback_stats',
 ]);
 
 const WASM_COMPRESSION: Record<Compression, WasmCompression> = {
@@ -128,7 +141,11 @@ export function encodeRunsParquet(rows: readonly RunRow[], options: ParquetEncod
  * Encodes `rows` runs given column by column (the cells of exportedColumns(options.columns),
  * in that order) as one complete Parquet file.
  */
-export function encodeColumnsParquet(rows: number, columns: readonly ColumnCells[], options: ParquetEncodeOptions): Uint8Array {
+export function encodeColumnsParquet(
+  rows: number,
+  columns: readonly ColumnCells[],
+  options: ParquetEncodeOptions,
+): Uint8Array {
   const plan = makePlan(options);
   const out = new StreamBuffer(keptBuffer ?? Buffer.alloc(0));
   keptBuffer = null;
@@ -155,7 +172,9 @@ function cellsOf(rows: readonly RunRow[], columns: readonly RunColumn[]): Column
       return { values, text: null };
     }
     const texts = rows.map((row) => row[column] as string | null);
-    const text = Buffer.allocUnsafe(texts.reduce((bytes, cell) => bytes + (cell === null ? 0 : Buffer.byteLength(cell)), 0));
+    const text = Buffer.allocUnsafe(
+      texts.reduce((bytes, cell) => bytes + (cell === null ? 0 : Buffer.byteLength(cell)), 0),
+    );
     let at = 0;
     texts.forEach((cell, i) => {
       values[i] = cell === null ? NaN : text.write(cell, at);
@@ -365,7 +384,12 @@ function writeMessagePrefix(buf: Buffer, at: number, metaLength: number, flatbuf
   buf.fill(0, at + 8 + flatbuffer.byteLength, at + metaLength);
 }
 
-function encodeBatchHeader(length: number, nodes: FieldNode[], regions: BufferRegion[], bodyLength: number): Uint8Array {
+function encodeBatchHeader(
+  length: number,
+  nodes: FieldNode[],
+  regions: BufferRegion[],
+  bodyLength: number,
+): Uint8Array {
   return Message.encode(Message.from(new RecordBatchHeader(length, nodes, regions, null), bodyLength));
 }
 
@@ -418,7 +442,9 @@ function writeRecordBatch(out: StreamBuffer, n: number, columns: readonly Column
       const dataAt = out.pos;
       nulls = fillOffsets(values, n, validity, scratchOffsets);
       if (scratchOffsets[n] !== textBytes || textBytes > 0x7fffffff) {
-        throw new RangeError(`column ${plan.columns[c]}: ${textBytes} bytes of text where the cells' lengths add up to ${scratchOffsets[n]}`);
+        throw new RangeError(
+          `column ${plan.columns[c]}: ${textBytes} bytes of text where the cells' lengths add up to ${scratchOffsets[n]}`,
+        );
       }
       for (const piece of text!) {
         out.buf.set(piece, out.pos);
@@ -446,8 +472,13 @@ function writeRecordBatch(out: StreamBuffer, n: number, columns: readonly Column
       nulls =
         kind === 'float64'
           ? fillFloat64(values, n, validity, new Float64Array(out.buf.buffer, base, n))
-          : fillInt64(values, n, validity, new Int32Array(out.buf.buffer, base, 2 * n),
-              kind === 'timestamp' && plan.nanos ? 1000 : 1);
+          : fillInt64(
+              values,
+              n,
+              validity,
+              new Int32Array(out.buf.buffer, base, 2 * n),
+              kind === 'timestamp' && plan.nanos ? 1000 : 1,
+            );
       out.pos += 8 * n;
       regions.push(new BufferRegion(validityAt - bodyStart, bitmapBytes));
       regions.push(new BufferRegion(dataAt - bodyStart, 8 * n));

@@ -35,6 +35,12 @@ export function runFolder(prefix: string, exportRow: ExportIds, sessionId: strin
 }
 
 /** A run's `export_path`: its project's folder, or for an export of all experiments the export's folder above every project's. */
-export function runExportFolder(prefix: string, exportRow: ExportIds & { session_id: string | null }, runStart: Micros): string {
-  return exportRow.session_id === null ? exportFolder(prefix, exportRow) : runFolder(prefix, exportRow, exportRow.session_id, runStart);
+export function runExportFolder(
+  prefix: string,
+  exportRow: ExportIds & { session_id: string | null },
+  runStart: Micros,
+): string {
+  return exportRow.session_id === null
+    ? exportFolder(prefix, exportRow)
+    : runFolder(prefix, exportRow, exportRow.session_id, runStart);
 }

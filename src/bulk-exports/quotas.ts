@@ -27,7 +27,13 @@ function hourlyCreatesRefusal(store: BulkExportStore, limits: Limits, tenantId: 
  * creates of a rolling hour (on the emulator clock; children a recurring export spawns
  * are not creates), and past the active recurring exports of a workspace.
  */
-export function checkCreateQuota(store: BulkExportStore, limits: Limits, tenantId: string, recurring: boolean, now: Micros): void {
+export function checkCreateQuota(
+  store: BulkExportStore,
+  limits: Limits,
+  tenantId: string,
+  recurring: boolean,
+  now: Micros,
+): void {
   const refusal = hourlyCreatesRefusal(store, limits, tenantId, now);
   if (refusal) throw refusal;
   if (recurring && store.activeRecurringCount(tenantId) >= limits.recurring_exports_per_workspace) {

@@ -39,8 +39,14 @@ export function exportResponse(row: ExportRow): ExportResponse {
   };
 }
 
-export function runResponse(run: ExportRunRow, exportRow: ExportRow, destination: DestinationRow | undefined): RunResponse {
-  const config = destination ? parseConfig(destination) : { prefix: '', bucket_name: '', include_bucket_in_prefix: true };
+export function runResponse(
+  run: ExportRunRow,
+  exportRow: ExportRow,
+  destination: DestinationRow | undefined,
+): RunResponse {
+  const config = destination
+    ? parseConfig(destination)
+    : { prefix: '', bucket_name: '', include_bucket_in_prefix: true };
   const folder = runExportFolder(config.prefix, exportRow, run.start_time);
   const exportPath = config.include_bucket_in_prefix ? `${config.bucket_name}/${folder}` : folder;
   return {

@@ -44,7 +44,8 @@ export interface BulkExportRouteDeps extends DestinationCheckDeps {
   responseCache: WriteScopedCache<UnchangingBody>;
 }
 
-const TIER_REFUSAL = 'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.';
+const TIER_REFUSAL =
+  'Bulk export is only available on the Plus and Enterprise plans. Upgrade your plan to use bulk exports.';
 
 const destinationNotFound = (id: string) => `Bulk export destination ${id} not found`;
 export const exportNotFound = (id: string) => `Bulk export ${id} not found`;
@@ -66,7 +67,13 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
   const app = new OpenApiHono<{ Variables: AuthVariables }>('bulk-exports');
 
   app.guard(
-    { ...WORKSPACE_AUTH, errors: [...WORKSPACE_AUTH.errors, httpError(403, 'The workspace is not on a plan with bulk exports', { plan: TIER_REFUSAL })] },
+    {
+      ...WORKSPACE_AUTH,
+      errors: [
+        ...WORKSPACE_AUTH.errors,
+        httpError(403, 'The workspace is not on a plan with bulk exports', { plan: TIER_REFUSAL }),
+      ],
+    },
     requireWorkspace(deps.workspaces, (workspace) => {
       if (!BULK_EXPORT_TIERS.includes(workspace.tier)) throw new HttpError(403, TIER_REFUSAL);
     }),
@@ -88,7 +95,12 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
   };
 
   app.openapi(
-    { method: 'get', path: '/destinations', summary: "List the workspace's destinations", response: { status: 200, description: 'The destinations', schema: destinations } },
+    {
+      method: 'get',
+      path: '/destinations',
+      summary: "List the workspace's destinations",
+      response: { status: 200, description: 'The destinations', schema: destinations },
+    },
     (c) => c.json(store.destinations(c.get('workspace').id).map(destinationResponse)),
   );
 
@@ -159,7 +171,9 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       const destination = findDestination(c.get('workspace').id, params.destination_id);
       const users = store.activeExportsUsing(destination.id);
       if (users.length > 0) {
-        throw conflict(`Bulk export destination ${destination.id} is in use by bulk export(s) ${users.join(', ')}; cancel them first`);
+        throw conflict(
+          `Bulk export destination ${destination.id} is in use by bulk export(s) ${users.join(', ')}; cancel them first`,
+        );
       }
       store.deleteDestination(destination.id);
       return c.body(null, 204);
@@ -178,12 +192,22 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
     (c, { query }) => {
       const source = findExport(c.get('workspace').id, query.source_bulk_export_id);
       const destination = store.destinationById(source.bulk_export_destination_id);
-      return c.json(store.runsOfChildren(source.id).map((run) => runResponse(run, store.exportById(run.bulk_export_id)!, destination)));
+      return c.json(
+        store
+          .runsOfChildren(source.id)
+          .map((run) => runResponse(run, store.exportById(run.bulk_export_id)!, destination)),
+      );
     },
   );
 
   app.openapi(
-    { method: 'get', path: '/', summary: "List the workspace's exports", query: listQuery, response: { status: 200, description: 'The exports', schema: exports } },
+    {
+      method: 'get',
+      path: '/',
+      summary: "List the workspace's exports",
+      query: listQuery,
+      response: { status: 200, description: 'The exports', schema: exports },
+    },
     (c, { query }) => c.json(store.exports(c.get('workspace').id, query.limit, query.offset).map(exportResponse)),
   );
 
@@ -206,7 +230,10 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
         httpError(
           429,
           'A create quota is used up (see GET /_localplane/config)',
-          { hourly_creates: hourlyCreatesExceeded(DEFAULT_LIMITS), recurring_exports: recurringExportsExceeded(DEFAULT_LIMITS) },
+          {
+            hourly_creates: hourlyCreatesExceeded(DEFAULT_LIMITS),
+            recurring_exports: recurringExportsExceeded(DEFAULT_LIMITS),
+          },
           {
             'Retry-After': {
               description:
@@ -218,7 +245,14 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       ],
     },
     (c, { body }) => {
-      const row = newExport(body, { store, tracing: deps.tracing, limits: deps.limits.get(), ids, tenantId: c.get('workspace').id, now: clock.now() });
+      const row = newExport(body, {
+        store,
+        tracing: deps.tracing,
+        limits: deps.limits.get(),
+        ids,
+        tenantId: c.get('workspace').id,
+        now: clock.now(),
+      });
       // One transaction: a crash never leaves an export without its runs (it would complete empty).
       store.transaction(() => {
         store.insertExport(row);
@@ -258,7 +292,9 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       body: exportUpdate,
       response: { status: 200, description: 'The export', schema: exportResponseSchema },
       errors: [
-        httpError(400, 'The export has already ended', { already_ended: `Bulk export ${EXAMPLE_ID} is already Completed and cannot be cancelled` }),
+        httpError(400, 'The export has already ended', {
+          already_ended: `Bulk export ${EXAMPLE_ID} is already Completed and cannot be cancelled`,
+        }),
         EXPORT_NOT_FOUND,
       ],
     },
@@ -266,7 +302,10 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       const exportRow = findExport(c.get('workspace').id, params.bulk_export_id);
       if (exportRow.status !== 'Cancelled') {
         if (isTerminalStatus(exportRow.status)) {
-          throw new HttpError(400, `Bulk export ${exportRow.id} is already ${exportRow.status} and cannot be cancelled`);
+          throw new HttpError(
+            400,
+            `Bulk export ${exportRow.id} is already ${exportRow.status} and cannot be cancelled`,
+          );
         }
         deps.runner.cancel(exportRow);
       }
@@ -293,7 +332,12 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       summary: 'Get a run of an export',
       params: runIdParams,
       response: { status: 200, description: 'The run', schema: runResponseSchema },
-      errors: [httpError(404, 'The export or the run does not exist', { export_not_found: exportNotFound(EXAMPLE_ID), run_not_found: runNotFound(EXAMPLE_ID) })],
+      errors: [
+        httpError(404, 'The export or the run does not exist', {
+          export_not_found: exportNotFound(EXAMPLE_ID),
+          run_not_found: runNotFound(EXAMPLE_ID),
+        }),
+      ],
     },
     (c, { params }) => {
       const exportRow = findExport(c.get('workspace').id, params.bulk_export_id);

@@ -132,7 +132,8 @@ export class ExportRunner {
     }
     const now = this.deps.clock.now();
     this.deps.store.transaction(() => {
-      for (const day of dayPartitions(exportRow.start_time, exportRow.end_time!)) this.deps.store.insertRun(plannedRun(this.deps.ids.uuid(), exportRow.id, day, now));
+      for (const day of dayPartitions(exportRow.start_time, exportRow.end_time!))
+        this.deps.store.insertRun(plannedRun(this.deps.ids.uuid(), exportRow.id, day, now));
     });
     this.scheduleDispatch(exportRow.tenant_id, now);
   }
@@ -175,7 +176,9 @@ export class ExportRunner {
   async stopWorkspace(tenantId: string): Promise<void> {
     const exports = this.deps.store.exports(tenantId, -1, 0);
     const runIds = exports.flatMap((exportRow) => this.deps.store.runsOf(exportRow.id).map((run) => run.id));
-    await this.deps.scheduler.cancelLanes(new Set([workspaceLane(tenantId), ...exports.map((row) => exportLane(row.id)), ...runIds.map(runLane)]));
+    await this.deps.scheduler.cancelLanes(
+      new Set([workspaceLane(tenantId), ...exports.map((row) => exportLane(row.id)), ...runIds.map(runLane)]),
+    );
     await this.settleUploads(runIds);
   }
 
@@ -189,24 +192,54 @@ export class ExportRunner {
     const queued = this.queuedDispatches.get(tenantId);
     if (queued && !queued.cancelled && queued.dueAt <= at) return;
     const subject: ExportDispatchTask = { kind: 'export_dispatch', workspace_id: tenantId };
-    const task = this.deps.scheduler.schedule(at, workspaceLane(tenantId), `dispatch exports of workspace ${tenantId}`, subject, () => {
-      if (this.queuedDispatches.get(tenantId) === task) this.queuedDispatches.delete(tenantId);
-      this.dispatch(tenantId);
-    });
+    const task = this.deps.scheduler.schedule(
+      at,
+      workspaceLane(tenantId),
+      `dispatch exports of workspace ${tenantId}`,
+      subject,
+      () => {
+        if (this.queuedDispatches.get(tenantId) === task) this.queuedDispatches.delete(tenantId);
+        this.dispatch(tenantId);
+      },
+    );
     this.queuedDispatches.set(tenantId, task);
   }
 
   /** The run's next step, of the attempt `run.retry_number`. */
-  private scheduleStep(run: Pick<ExportRunRow, 'id' | 'bulk_export_id' | 'retry_number'>, tenantId: string, at: Micros, step: RunStep): void {
-    const subject: ExportRunStepTask = { kind: 'export_run_step', workspace_id: tenantId, bulk_export_id: run.bulk_export_id, run_id: run.id, step, retry_number: run.retry_number };
+  private scheduleStep(
+    run: Pick<ExportRunRow, 'id' | 'bulk_export_id' | 'retry_number'>,
+    tenantId: string,
+    at: Micros,
+    step: RunStep,
+  ): void {
+    const subject: ExportRunStepTask = {
+      kind: 'export_run_step',
+      workspace_id: tenantId,
+      bulk_export_id: run.bulk_export_id,
+      run_id: run.id,
+      step,
+      retry_number: run.retry_number,
+    };
     this.deps.scheduler.schedule(at, runLane(run.id), `export run step ${run.id}`, subject, () => this.step(run.id));
   }
 
   private scheduleSpawn(parent: ExportRow, index: number): ScheduledTask {
     const interval = parent.interval_hours! * MICROS_PER_HOUR;
-    const dueAt = parent.start_time + (index + 1) * interval + seconds(this.deps.limits.get().recurring_start_delay_seconds);
-    const subject: RecurringExportSpawnTask = { kind: 'recurring_export_spawn', workspace_id: parent.tenant_id, bulk_export_id: parent.id, child_index: index };
-    return this.deps.scheduler.schedule(dueAt, exportLane(parent.id), `spawn child ${index} of ${parent.id}`, subject, () => this.spawn(parent.id, index));
+    const dueAt =
+      parent.start_time + (index + 1) * interval + seconds(this.deps.limits.get().recurring_start_delay_seconds);
+    const subject: RecurringExportSpawnTask = {
+      kind: 'recurring_export_spawn',
+      workspace_id: parent.tenant_id,
+      bulk_export_id: parent.id,
+      child_index: index,
+    };
+    return this.deps.scheduler.schedule(
+      dueAt,
+      exportLane(parent.id),
+      `spawn child ${index} of ${parent.id}`,
+      subject,
+      () => this.spawn(parent.id, index),
+    );
   }
 
   /**
@@ -262,7 +295,10 @@ export class ExportRunner {
   }
 
   private startRuns(exportRow: ExportRow, limits: Limits, now: Micros): void {
-    const { running, waiting: starting } = this.deps.store.startableRuns(exportRow.id, limits.concurrent_runs_per_export);
+    const { running, waiting: starting } = this.deps.store.startableRuns(
+      exportRow.id,
+      limits.concurrent_runs_per_export,
+    );
     if (running === 0 && starting.length === 0) {
       this.deps.store.updateExport(exportRow.id, { status: 'Completed', finished_at: now, updated_at: now });
       this.deps.scheduler.cancelLane(exportLane(exportRow.id));
@@ -298,15 +334,28 @@ export class ExportRunner {
   /** A running run's next step and its time limit, both in the run's lane. */
   private scheduleRun(run: ExportRunRow, tenantId: string, firstStepAt: Micros, firstStep: RunStep): void {
     const limit = run.started_at! + seconds(this.deps.limits.get().export_run_time_limit_seconds);
-    const subject: ExportRunTimeLimitTask = { kind: 'export_run_time_limit', workspace_id: tenantId, bulk_export_id: run.bulk_export_id, run_id: run.id };
-    this.deps.scheduler.schedule(limit, runLane(run.id), `time limit of run ${run.id}`, subject, () => this.timeOutRun(run.id));
+    const subject: ExportRunTimeLimitTask = {
+      kind: 'export_run_time_limit',
+      workspace_id: tenantId,
+      bulk_export_id: run.bulk_export_id,
+      run_id: run.id,
+    };
+    this.deps.scheduler.schedule(limit, runLane(run.id), `time limit of run ${run.id}`, subject, () =>
+      this.timeOutRun(run.id),
+    );
     this.scheduleStep(run, tenantId, firstStepAt, firstStep);
   }
 
   private scheduleExportTimeLimit(exportRow: ExportRow): void {
     const limit = exportRow.started_at! + seconds(this.deps.limits.get().export_time_limit_seconds);
-    const subject: ExportTimeLimitTask = { kind: 'export_time_limit', workspace_id: exportRow.tenant_id, bulk_export_id: exportRow.id };
-    this.deps.scheduler.schedule(limit, exportLane(exportRow.id), `time limit of export ${exportRow.id}`, subject, () => this.timeOutExport(exportRow.id));
+    const subject: ExportTimeLimitTask = {
+      kind: 'export_time_limit',
+      workspace_id: exportRow.tenant_id,
+      bulk_export_id: exportRow.id,
+    };
+    this.deps.scheduler.schedule(limit, exportLane(exportRow.id), `time limit of export ${exportRow.id}`, subject, () =>
+      this.timeOutExport(exportRow.id),
+    );
   }
 
   /** The run has been running for the configured limit: it and its export end TimedOut. */
@@ -357,7 +406,13 @@ export class ExportRunner {
       this.endRun(current, { status: 'Completed' }, now);
       return;
     }
-    this.uploads.set(runId, { ...next, outcome: next.upload().then(() => null, (error: unknown) => error) });
+    this.uploads.set(runId, {
+      ...next,
+      outcome: next.upload().then(
+        () => null,
+        (error: unknown) => error,
+      ),
+    });
     this.scheduleStep(current, exportRow.tenant_id, now + current.step_delay, 'next_file');
   }
 
@@ -435,7 +490,10 @@ export class ExportRunner {
       .map((session) => session.id)
       .filter((id) => position.sessionId === null || id >= position.sessionId)
       .sort()
-      .map((sessionId) => ({ sessionId, after: position.sessionId === null || sessionId === position.sessionId ? position.after : null }));
+      .map((sessionId) => ({
+        sessionId,
+        after: position.sessionId === null || sessionId === position.sessionId ? position.after : null,
+      }));
   }
 
   /** Waits for the run's in-flight upload and records it: rows, file, cursor. Throws its failure. */
@@ -460,7 +518,14 @@ export class ExportRunner {
     const exportRow = this.deps.store.exportById(exportId);
     if (!exportRow) return;
     const totals = this.deps.store.runTotals(exportId);
-    this.deps.progress({ kind: 'export', exportId, status: exportRow.status, runsDone: totals.done, runsTotal: totals.total, rowsWritten: totals.rowsWritten });
+    this.deps.progress({
+      kind: 'export',
+      exportId,
+      status: exportRow.status,
+      runsDone: totals.done,
+      runsTotal: totals.total,
+      rowsWritten: totals.rowsWritten,
+    });
   }
 
   /** Lets an upload the run no longer needs end (a retry writes its file again); its outcome is not recorded. */
@@ -478,7 +543,10 @@ export class ExportRunner {
     const run = this.deps.store.runById(runId);
     if (!run || run.status !== 'Running') return;
     const now = this.deps.clock.now();
-    const errors = { ...(run.errors ? (JSON.parse(run.errors) as Record<string, string>) : {}), [`retry_${run.retry_number}`]: describeError(error) };
+    const errors = {
+      ...(run.errors ? (JSON.parse(run.errors) as Record<string, string>) : {}),
+      [`retry_${run.retry_number}`]: describeError(error),
+    };
     const limits = this.deps.limits.get();
     const permanent = error instanceof ObjstoreError && error.permanent;
     if (permanent || run.retry_number >= limits.export_run_max_retries) {
@@ -486,7 +554,11 @@ export class ExportRunner {
       return;
     }
     const retry = { ...run, retry_number: run.retry_number + 1 };
-    this.deps.store.updateRun(runId, { errors: JSON.stringify(errors), retry_number: retry.retry_number, updated_at: now });
+    this.deps.store.updateRun(runId, {
+      errors: JSON.stringify(errors),
+      retry_number: retry.retry_number,
+      updated_at: now,
+    });
     this.scheduleStep(retry, tenantId, now + seconds(limits.export_run_retry_delay_seconds), 'retry');
   }
 
@@ -494,7 +566,11 @@ export class ExportRunner {
    * Ends a run. A completed run frees its slot; a run that failed or timed out ends its
    * export the same way. Either way the workspace's waiting work may start.
    */
-  private endRun(run: ExportRunRow, end: { status: 'Completed' | 'Failed' | 'TimedOut'; errors?: string }, now: Micros): void {
+  private endRun(
+    run: ExportRunRow,
+    end: { status: 'Completed' | 'Failed' | 'TimedOut'; errors?: string },
+    now: Micros,
+  ): void {
     this.deps.store.transaction(() => {
       this.deps.store.updateRun(run.id, { ...end, finished_at: now, updated_at: now });
       if (end.status !== 'Completed') this.finishExport(run.bulk_export_id, end.status, now);
@@ -514,7 +590,12 @@ export class ExportRunner {
    * Ends an export and cancels its pending work (time limits, steps, spawns). Its runs
    * that had not finished end Cancelled, or `runningRunsEnd` for those running.
    */
-  private finishExport(exportId: string, status: ExportStatus, now: Micros, runningRunsEnd: 'Cancelled' | 'TimedOut' = 'Cancelled'): void {
+  private finishExport(
+    exportId: string,
+    status: ExportStatus,
+    now: Micros,
+    runningRunsEnd: 'Cancelled' | 'TimedOut' = 'Cancelled',
+  ): void {
     this.deps.store.updateExport(exportId, { status, finished_at: now, updated_at: now });
     this.deps.scheduler.cancelLane(exportLane(exportId));
     for (const run of this.deps.store.runsOf(exportId)) {

@@ -44,7 +44,10 @@ export const destinationCredentials = z.object({
 });
 export type DestinationCredentials = z.output<typeof destinationCredentials>;
 
-export const displayName = z.string().min(1).regex(/^[a-zA-Z0-9\-_ ']+$/);
+export const displayName = z
+  .string()
+  .min(1)
+  .regex(/^[a-zA-Z0-9\-_ ']+$/);
 
 export const destinationCreate = z.object({
   destination_type: z.enum(DESTINATION_TYPES).default('objstore'),
@@ -144,7 +147,9 @@ export const runProgressSchema = z.object({
   exported_files: z.array(z.string()),
   export_path: z.string(),
   latest_cursor: z.string().nullable(),
-  pending_upload: z.object({ target_cursor: z.string().nullable(), file_path: z.string(), rows_count: z.int() }).nullable(),
+  pending_upload: z
+    .object({ target_cursor: z.string().nullable(), file_path: z.string(), rows_count: z.int() })
+    .nullable(),
 });
 
 export const runResponseSchema = z.object({
@@ -183,8 +188,17 @@ export const exportRunStepTaskSchema = z.object({
   /** The attempt the step belongs to: 0, then 1 for the first retry, ... */
   retry_number: z.int(),
 });
-export const exportRunTimeLimitTaskSchema = z.object({ kind: z.literal('export_run_time_limit'), ...workspaceTask, bulk_export_id: z.guid(), run_id: z.guid() });
-export const exportTimeLimitTaskSchema = z.object({ kind: z.literal('export_time_limit'), ...workspaceTask, bulk_export_id: z.guid() });
+export const exportRunTimeLimitTaskSchema = z.object({
+  kind: z.literal('export_run_time_limit'),
+  ...workspaceTask,
+  bulk_export_id: z.guid(),
+  run_id: z.guid(),
+});
+export const exportTimeLimitTaskSchema = z.object({
+  kind: z.literal('export_time_limit'),
+  ...workspaceTask,
+  bulk_export_id: z.guid(),
+});
 export const recurringExportSpawnTaskSchema = z.object({
   kind: z.literal('recurring_export_spawn'),
   ...workspaceTask,

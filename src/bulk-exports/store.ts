@@ -137,16 +137,24 @@ CREATE INDEX IF NOT EXISTS bulk_export_runs_by_status ON bulk_export_runs (bulk_
       end_time: TIMESTAMP,
       started_at: TIMESTAMP,
       exported_files: { json: runProgressSchema.shape.exported_files },
-      step_delay: { range: [0, MAX_SPAN_SECONDS * MICROS_PER_SECOND], says: 'a delay in microseconds of at most 100 years' },
+      step_delay: {
+        range: [0, MAX_SPAN_SECONDS * MICROS_PER_SECOND],
+        says: 'a delay in microseconds of at most 100 years',
+      },
     },
   },
   // What the runner reads again after a restart: a recurring export's interval, when running work started.
   rows: {
     bulk_exports: [
-      { sql: "status <> 'IntervalScheduled' OR interval_hours IS NOT NULL", says: 'an IntervalScheduled export without interval_hours' },
+      {
+        sql: "status <> 'IntervalScheduled' OR interval_hours IS NOT NULL",
+        says: 'an IntervalScheduled export without interval_hours',
+      },
       { sql: "status <> 'Running' OR started_at IS NOT NULL", says: 'a Running export without started_at' },
     ],
-    bulk_export_runs: [{ sql: "status <> 'Running' OR started_at IS NOT NULL", says: 'a Running run without started_at' }],
+    bulk_export_runs: [
+      { sql: "status <> 'Running' OR started_at IS NOT NULL", says: 'a Running run without started_at' },
+    ],
   },
 };
 
@@ -226,7 +234,12 @@ export interface ExportRunRow extends StoredCredentials {
 }
 
 /** A run of one day of an export as the runner plans it: Created, nothing written, no attempt made. */
-export function plannedRun(id: string, exportId: string, [start, end]: readonly [Micros, Micros], at: Micros): ExportRunRow {
+export function plannedRun(
+  id: string,
+  exportId: string,
+  [start, end]: readonly [Micros, Micros],
+  at: Micros,
+): ExportRunRow {
   return {
     id,
     bulk_export_id: exportId,
@@ -260,9 +273,13 @@ export class BulkExportStore {
   constructor(private readonly db: Db) {
     const prepare = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
     this.statements = {
-      destination: prepare<[string, string], DestinationRow>('SELECT * FROM bulk_export_destinations WHERE id = ? AND tenant_id = ?'),
+      destination: prepare<[string, string], DestinationRow>(
+        'SELECT * FROM bulk_export_destinations WHERE id = ? AND tenant_id = ?',
+      ),
       destinationById: prepare<[string], DestinationRow>('SELECT * FROM bulk_export_destinations WHERE id = ?'),
-      destinations: prepare<[string], DestinationRow>('SELECT * FROM bulk_export_destinations WHERE tenant_id = ? ORDER BY created_at, rowid'),
+      destinations: prepare<[string], DestinationRow>(
+        'SELECT * FROM bulk_export_destinations WHERE tenant_id = ? ORDER BY created_at, rowid',
+      ),
       insertDestination: prepare<[DestinationRow]>(
         `INSERT INTO bulk_export_destinations VALUES (@id, @tenant_id, @destination_type, @display_name, @config,
           @credentials_keys, @access_key_id, @secret_access_key, @session_token, @created_at, @updated_at)`,
@@ -280,7 +297,9 @@ export class BulkExportStore {
       exports: prepare<[string, number, number], ExportRow>(
         'SELECT * FROM bulk_exports WHERE tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?',
       ),
-      activeExports: prepare<[], ExportRow>(`SELECT * FROM bulk_exports WHERE status IN ${ACTIVE_EXPORT_STATUSES} ORDER BY created_at, rowid`),
+      activeExports: prepare<[], ExportRow>(
+        `SELECT * FROM bulk_exports WHERE status IN ${ACTIVE_EXPORT_STATUSES} ORDER BY created_at, rowid`,
+      ),
       dispatchable: prepare<[{ tenant: string; waiting: number }], ExportRow>(
         // Each part searches bulk_exports_by_status (an OR would scan every export of the workspace).
         `SELECT * FROM bulk_exports WHERE rowid IN (
@@ -302,10 +321,16 @@ export class BulkExportStore {
           @interval_hours, @filter, @format, @format_version, @compression, @export_fields, @status, @created_at, @updated_at,
           @finished_at, @started_at, @source_bulk_export_id, @next_child_index)`,
       ),
-      run: prepare<[string, string], ExportRunRow>('SELECT * FROM bulk_export_runs WHERE id = ? AND bulk_export_id = ?'),
+      run: prepare<[string, string], ExportRunRow>(
+        'SELECT * FROM bulk_export_runs WHERE id = ? AND bulk_export_id = ?',
+      ),
       runById: prepare<[string], ExportRunRow>('SELECT * FROM bulk_export_runs WHERE id = ?'),
-      runsOf: prepare<[string], ExportRunRow>('SELECT * FROM bulk_export_runs WHERE bulk_export_id = ? ORDER BY start_time, rowid'),
-      runningRunCount: prepare<[string], number>("SELECT count(*) FROM bulk_export_runs WHERE bulk_export_id = ? AND status = 'Running'").pluck(),
+      runsOf: prepare<[string], ExportRunRow>(
+        'SELECT * FROM bulk_export_runs WHERE bulk_export_id = ? ORDER BY start_time, rowid',
+      ),
+      runningRunCount: prepare<[string], number>(
+        "SELECT count(*) FROM bulk_export_runs WHERE bulk_export_id = ? AND status = 'Running'",
+      ).pluck(),
       waitingRuns: prepare<[string, number], ExportRunRow>(
         "SELECT * FROM bulk_export_runs WHERE bulk_export_id = ? AND status = 'Created' ORDER BY start_time, rowid LIMIT ?",
       ),
@@ -338,7 +363,12 @@ export class BulkExportStore {
     this.statements.insertDestination.run(row);
   }
   updateCredentials(id: string, credentials: StoredCredentials, credentialsKeys: string[], now: Micros) {
-    this.statements.updateCredentials.run({ id, ...credentials, credentials_keys: JSON.stringify(credentialsKeys), updated_at: now });
+    this.statements.updateCredentials.run({
+      id,
+      ...credentials,
+      credentials_keys: JSON.stringify(credentialsKeys),
+      updated_at: now,
+    });
   }
   deleteDestination(id: string) {
     this.statements.deleteDestination.run(id);

@@ -7,7 +7,13 @@ export interface FixturesView {
     name: string;
     tier: string;
     api_key: string;
-    sessions: { id: string; name: string; run_count: number; first_run_start_time: string | null; last_run_start_time: string | null }[];
+    sessions: {
+      id: string;
+      name: string;
+      run_count: number;
+      first_run_start_time: string | null;
+      last_run_start_time: string | null;
+    }[];
   }[];
   objstore: {
     endpoint_url: string;
@@ -42,7 +48,8 @@ export class InstanceError extends Error {}
 /** One of the instance's fixture key pairs (public test values), by its id. */
 export function fixtureKey(fixtures: FixturesView, accessKeyId: string): FixturesView['objstore']['keys'][number] {
   const key = fixtures.objstore.keys.find((candidate) => candidate.access_key_id === accessKeyId);
-  if (!key) throw new InstanceError(`the instance has no objstore key ${accessKeyId}: the demo needs the shipped fixtures`);
+  if (!key)
+    throw new InstanceError(`the instance has no objstore key ${accessKeyId}: the demo needs the shipped fixtures`);
   return key;
 }
 
@@ -66,9 +73,15 @@ export class InstanceClient {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let response: Response;
     try {
-      response = await fetch(new URL(path, this.baseUrl), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      response = await fetch(new URL(path, this.baseUrl), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     } catch (error) {
-      throw new InstanceError(`cannot reach localplane at ${this.baseUrl} (${(error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message})`);
+      throw new InstanceError(
+        `cannot reach localplane at ${this.baseUrl} (${(error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message})`,
+      );
     }
     const text = await response.text();
     if (!response.ok) {

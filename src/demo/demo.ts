@@ -3,7 +3,14 @@ import { isTerminalStatus } from '../bulk-exports/statuses.ts';
 import type { ProgressListener } from '../progress.ts';
 import { WarehouseSession, type ResultTable } from '../warehouse/duckdb.ts';
 import { exportGlob } from '../warehouse/runs-view.ts';
-import { fixtureKey, InstanceClient, InstanceError, type ExportRunView, type ExportView, type FixturesView } from './api-client.ts';
+import {
+  fixtureKey,
+  InstanceClient,
+  InstanceError,
+  type ExportRunView,
+  type ExportView,
+  type FixturesView,
+} from './api-client.ts';
 import { copyFolder, downloadObjects, filesBelow, objstoreClient, prepareDemoDir } from './export-files.ts';
 import { formatTable, section } from './tables.ts';
 import { bigQueryDdl, clickHouseQuery, DEMO_QUERIES, globSql, type WarehouseLocation } from './warehouse-sql.ts';
@@ -28,7 +35,9 @@ export interface DemoInstance {
 export type DemoOptions = DemoSettings &
   (
     | { /** A running instance's API base URL. */ url: string }
-    | { /** Starts the instance the demo runs against (the CLI's: in process, on free ports, in its own temp dir). */ start: () => Promise<DemoInstance> }
+    | {
+        /** Starts the instance the demo runs against (the CLI's: in process, on free ports, in its own temp dir). */ start: () => Promise<DemoInstance>;
+      }
   );
 
 interface DemoSettings {
@@ -66,8 +75,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     const destinationId = await createDestination(api, fixtures, EXPORT_KEY);
     // A second destination on the same prefix whose key may not delete: its probe file stays under tmp/.
-    await api.call('DELETE', `/api/v1/bulk-exports/destinations/${await createDestination(api, fixtures, CREATE_ONLY_KEY)}`);
-    print(`destination ${destinationId}: bucket ${BUCKET}, prefix ${PREFIX}, key ${EXPORT_KEY} (validated by a probe under ${PREFIX}/tmp/)\n`);
+    await api.call(
+      'DELETE',
+      `/api/v1/bulk-exports/destinations/${await createDestination(api, fixtures, CREATE_ONLY_KEY)}`,
+    );
+    print(
+      `destination ${destinationId}: bucket ${BUCKET}, prefix ${PREFIX}, key ${EXPORT_KEY} (validated by a probe under ${PREFIX}/tmp/)\n`,
+    );
 
     const window = exportWindow(project);
     const created = await api.call<ExportView>('POST', '/api/v1/bulk-exports', {
@@ -78,7 +92,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       format_version: 'v2_beta',
       compression: 'snappy',
     });
-    print(`export ${created.id}: ${workspace.name} / ${project.name}, ${project.run_count.toLocaleString('en-US')} runs, ${window.start} to ${window.end}, v2_beta, snappy\n`);
+    print(
+      `export ${created.id}: ${workspace.name} / ${project.name}, ${project.run_count.toLocaleString('en-US')} runs, ${window.start} to ${window.end}, v2_beta, snappy\n`,
+    );
     const { frozen } = await admin.call<{ frozen: boolean }>('GET', '/_localplane/clock');
     if (frozen) {
       // Nothing starts by itself on a frozen clock: run what is due now, without moving the clock.
@@ -86,8 +102,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       await admin.call('POST', '/_localplane/clock/advance', { seconds: 0 });
     }
     const ended = await awaitExport(api, created.id, options.progress);
-    print(`export ${created.id} ${ended.status}: runs ${ended.runsDone}/${ended.runsTotal}, ${ended.rowsWritten.toLocaleString('en-US')} rows written\n`);
-    if (ended.status !== 'Completed') throw new InstanceError(`export ${created.id} ended ${ended.status}: GET /api/v1/bulk-exports/${created.id}/runs says why`);
+    print(
+      `export ${created.id} ${ended.status}: runs ${ended.runsDone}/${ended.runsTotal}, ${ended.rowsWritten.toLocaleString('en-US')} rows written\n`,
+    );
+    if (ended.status !== 'Completed')
+      throw new InstanceError(
+        `export ${created.id} ended ${ended.status}: GET /api/v1/bulk-exports/${created.id}/runs says why`,
+      );
 
     const filesDir = instance?.filesDir ?? null;
     const prefixFolder = filesDir !== null ? join(filesDir, BUCKET, PREFIX) : options.dir;
@@ -113,7 +134,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       projectFolder: `export_id=${created.id}/tenant_id=${created.tenant_id}/session_id=${project.id}`,
     };
     print(section('BigQuery: an external table over the same files', bigQueryDdl(location)));
-    print(section(`ClickHouse: the same files through s3(), from the objstore${instance ? ' (while an instance serves them)' : ''}`, clickHouseQuery(location)));
+    print(
+      section(
+        `ClickHouse: the same files through s3(), from the objstore${instance ? ' (while an instance serves them)' : ''}`,
+        clickHouseQuery(location),
+      ),
+    );
     return result;
   } finally {
     await instance?.stop();
@@ -164,7 +190,12 @@ async function awaitExport(api: InstanceClient, exportId: string, progress?: Pro
   }
 }
 
-async function queryExport(prefixFolder: string, options: DemoOptions, exportId: string, projectRunCount: number): Promise<DemoResult> {
+async function queryExport(
+  prefixFolder: string,
+  options: DemoOptions,
+  exportId: string,
+  projectRunCount: number,
+): Promise<DemoResult> {
   const { print } = options;
   const session = await WarehouseSession.open(prefixFolder);
   try {
@@ -172,10 +203,15 @@ async function queryExport(prefixFolder: string, options: DemoOptions, exportId:
     const globbed = await session.query(globSql(exportGlob(prefixFolder)));
     const matched = globbed.rows.map((row) => String(row[0]).slice(prefixFolder.length + 1));
     print(section(`Files under ${PREFIX}/: the export_id=* glob skips tmp/`, formatTable(filesByFolder(all, matched))));
-    print(`\nDuckDB: CREATE VIEW runs AS SELECT * FROM read_parquet('${exportGlob('<prefix>')}', hive_partitioning = true)\n`);
+    print(
+      `\nDuckDB: CREATE VIEW runs AS SELECT * FROM read_parquet('${exportGlob('<prefix>')}', hive_partitioning = true)\n`,
+    );
 
     const tables: Record<string, ResultTable> = {};
-    const queries = options.sql === undefined ? Object.entries(DEMO_QUERIES) : [['sql', { title: options.sql, sql: options.sql }] as const];
+    const queries =
+      options.sql === undefined
+        ? Object.entries(DEMO_QUERIES)
+        : [['sql', { title: options.sql, sql: options.sql }] as const];
     for (const [name, query] of queries) {
       tables[name] = await session.query(query.sql);
       print(section(query.title, formatTable(tables[name])));
@@ -195,5 +231,8 @@ function filesByFolder(all: readonly string[], matched: readonly string[]): Resu
     if (matched.includes(file)) counts[1]++;
     folders.set(`${file.split('/')[0]}/`, counts);
   }
-  return { columns: ['folder', 'files', 'matched by export_id=*'], rows: [...folders].map(([folder, [files, globbed]]) => [folder, files, globbed]) };
+  return {
+    columns: ['folder', 'files', 'matched by export_id=*'],
+    rows: [...folders].map(([folder, [files, globbed]]) => [folder, files, globbed]),
+  };
 }

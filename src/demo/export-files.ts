@@ -17,7 +17,10 @@ export class DemoDirError extends Error {}
 /** Empties the demo's copy folder for a new copy (creating it), refusing a non-empty folder that is not one. */
 export function prepareDemoDir(dir: string): void {
   if (existsSync(dir) && readdirSync(dir).length > 0) {
-    if (!existsSync(join(dir, MARKER))) throw new DemoDirError(`--dir ${dir} is not empty and holds no earlier demo's files: give an empty or new folder`);
+    if (!existsSync(join(dir, MARKER)))
+      throw new DemoDirError(
+        `--dir ${dir} is not empty and holds no earlier demo's files: give an empty or new folder`,
+      );
     rmSync(dir, { recursive: true, force: true });
   }
   mkdirSync(dir, { recursive: true });
@@ -56,12 +59,20 @@ export async function objstoreClient(fixtures: FixturesView, accessKeyId: string
  * Downloads every object under `<keyPrefix>` through the S3 API into `<to>`, keeping the key's
  * path below `<stripPrefix>`: how a user without the instance's data dir gets the files DuckDB reads.
  */
-export async function downloadObjects(s3: S3Client, bucket: string, keyPrefix: string, stripPrefix: string, to: string): Promise<number> {
+export async function downloadObjects(
+  s3: S3Client,
+  bucket: string,
+  keyPrefix: string,
+  stripPrefix: string,
+  to: string,
+): Promise<number> {
   const { GetObjectCommand, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
   let token: string | undefined;
   let count = 0;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, ContinuationToken: token }));
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, ContinuationToken: token }),
+    );
     for (const object of page.Contents ?? []) {
       const path = join(to, object.Key!.slice(stripPrefix.length).replace(/^\/+/, ''));
       mkdirSync(dirname(path), { recursive: true });

@@ -34,7 +34,9 @@ export async function runQuery(options: QueryOptions): Promise<ResultTable> {
 
 async function queryFolder(folder: string, sql: string, exportId?: string): Promise<ResultTable> {
   if (!hasExportFiles(folder, exportId)) {
-    throw new QueryError(`no export files${exportId === undefined ? '' : ` of export ${exportId}`} in ${folder}: run localplane demo first, or name them with --dir or --url`);
+    throw new QueryError(
+      `no export files${exportId === undefined ? '' : ` of export ${exportId}`} in ${folder}: run localplane demo first, or name them with --dir or --url`,
+    );
   }
   const session = await WarehouseSession.open(folder, exportId);
   try {
@@ -51,13 +53,26 @@ async function downloadExport(url: string, exportId: string | undefined, to: str
   const exports = state.workspaces.flatMap((workspace) => workspace.bulk_exports.map((row) => ({ row, workspace })));
   const chosen =
     exportId === undefined
-      ? exports.filter(({ row }) => row.status === 'Completed').sort((a, b) => b.row.created_at.localeCompare(a.row.created_at))[0]
+      ? exports
+          .filter(({ row }) => row.status === 'Completed')
+          .sort((a, b) => b.row.created_at.localeCompare(a.row.created_at))[0]
       : exports.find(({ row }) => row.id === exportId);
-  if (!chosen) throw new InstanceError(exportId === undefined ? `${url} has no completed export` : `${url} has no export ${exportId}`);
-  const destination = chosen.workspace.destinations.find((candidate) => candidate.id === chosen.row.bulk_export_destination_id);
+  if (!chosen)
+    throw new InstanceError(
+      exportId === undefined ? `${url} has no completed export` : `${url} has no export ${exportId}`,
+    );
+  const destination = chosen.workspace.destinations.find(
+    (candidate) => candidate.id === chosen.row.bulk_export_destination_id,
+  );
   if (!destination) throw new InstanceError(`the destination of export ${chosen.row.id} is gone`);
   const fixtures = await admin.call<FixturesView>('GET', '/_localplane/fixtures');
   const { bucket_name: bucket, prefix } = destination.config;
-  await downloadObjects(await objstoreClient(fixtures, DOWNLOAD_KEY), bucket, underPrefix(prefix, `export_id=${chosen.row.id}/`), underPrefix(prefix, ''), to);
+  await downloadObjects(
+    await objstoreClient(fixtures, DOWNLOAD_KEY),
+    bucket,
+    underPrefix(prefix, `export_id=${chosen.row.id}/`),
+    underPrefix(prefix, ''),
+    to,
+  );
   return chosen.row.id;
 }

@@ -2,7 +2,8 @@ import type { ResultTable } from '../warehouse/duckdb.ts';
 
 const NUMBER = /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i;
 
-const cellText = (value: unknown) => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+const cellText = (value: unknown) =>
+  value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
 
 /**
  * A result as an aligned text table: a header, a rule, one line per row; numbers right-aligned,
@@ -10,14 +11,20 @@ const cellText = (value: unknown) => (value === null || value === undefined ? ''
  */
 export function formatTable(result: ResultTable): string {
   const cells = result.rows.map((row) => row.map(cellText));
-  const numeric = result.columns.map((_, column) => cells.length > 0 && cells.every((row) => row[column] === '' || NUMBER.test(row[column]!)));
-  const widths = result.columns.map((name, column) => Math.max(name.length, ...cells.map((row) => row[column]!.length)));
+  const numeric = result.columns.map(
+    (_, column) => cells.length > 0 && cells.every((row) => row[column] === '' || NUMBER.test(row[column]!)),
+  );
+  const widths = result.columns.map((name, column) =>
+    Math.max(name.length, ...cells.map((row) => row[column]!.length)),
+  );
   const line = (values: readonly string[]) =>
     values
       .map((value, column) => (numeric[column] ? value.padStart(widths[column]!) : value.padEnd(widths[column]!)))
       .join('  ')
       .trimEnd();
-  return [line(result.columns), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.map(line)].join('\n') + '\n';
+  return (
+    [line(result.columns), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.map(line)].join('\n') + '\n'
+  );
 }
 
 /** A titled section of the demo's output. */

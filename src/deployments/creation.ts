@@ -20,7 +20,10 @@ export function newRevision(
   config: Omit<SourceRevisionConfig, 'repo_commit_sha'>,
   now: Micros,
 ): RevisionRow {
-  const revisionConfig: SourceRevisionConfig = { ...config, repo_commit_sha: source === 'codehost' ? commitShaFrom(ids) : null };
+  const revisionConfig: SourceRevisionConfig = {
+    ...config,
+    repo_commit_sha: source === 'codehost' ? commitShaFrom(ids) : null,
+  };
   return {
     id: ids.uuid(),
     deployment_id: deploymentId,

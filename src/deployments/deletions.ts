@@ -60,9 +60,17 @@ export class DeploymentDeletions {
   }
 
   private schedule(deletion: DeploymentDeletionRow): void {
-    const subject: DeploymentDeletionTask = { kind: 'deployment_deletion', workspace_id: deletion.tenant_id, deployment_id: deletion.deployment_id };
-    const task = this.deps.scheduler.schedule(deletion.due_at, `deployment ${deletion.deployment_id}`, `deletion of deployment ${deletion.deployment_id}`, subject, () =>
-      this.remove(deletion),
+    const subject: DeploymentDeletionTask = {
+      kind: 'deployment_deletion',
+      workspace_id: deletion.tenant_id,
+      deployment_id: deletion.deployment_id,
+    };
+    const task = this.deps.scheduler.schedule(
+      deletion.due_at,
+      `deployment ${deletion.deployment_id}`,
+      `deletion of deployment ${deletion.deployment_id}`,
+      subject,
+      () => this.remove(deletion),
     );
     this.removals.set(deletion.deployment_id, { tenantId: deletion.tenant_id, task });
   }

@@ -42,21 +42,39 @@ export interface SeededDeploymentFamily {
 }
 
 // Cycle lengths coprime to the source and type counts, so combinations vary.
-const STATUS_CYCLE: readonly DeploymentStatus[] = ['READY', 'AWAITING_DATABASE', 'READY', 'UNUSED', 'READY', 'AWAITING_DELETE', 'UNKNOWN'];
+const STATUS_CYCLE: readonly DeploymentStatus[] = [
+  'READY',
+  'AWAITING_DATABASE',
+  'READY',
+  'UNUSED',
+  'READY',
+  'AWAITING_DELETE',
+  'UNKNOWN',
+];
 const IN_PROGRESS: readonly RevisionStatus[] = REVISION_STEP_STATUSES;
 const ENDED_UNDEPLOYED: readonly RevisionStatus[] = ['CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'SKIPPED'];
-const SUPERSEDED: readonly RevisionStatus[] = ['DEPLOYED', 'DEPLOYED', 'INTERRUPTED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'SKIPPED', 'UNKNOWN'];
+const SUPERSEDED: readonly RevisionStatus[] = [
+  'DEPLOYED',
+  'DEPLOYED',
+  'INTERRUPTED',
+  'BUILD_FAILED',
+  'DEPLOY_FAILED',
+  'SKIPPED',
+  'UNKNOWN',
+];
 const SECRET_NAMES = ['OPENAI_API_KEY', 'DATABASE_URL', 'SLACK_BOT_TOKEN', 'SEARCH_API_KEY'];
 const GRAPH_CONFIG_PATHS = ['graph.json', 'apps/agent/graph.json'];
 
 const micros = (timestamp: string) => parseTimestamp(timestamp)!;
 const flag = (value: boolean) => (value ? 1 : 0) as 0 | 1;
-const hex = (random: Random, length: number) => Array.from({ length }, () => Math.floor(random() * 16).toString(16)).join('');
+const hex = (random: Random, length: number) =>
+  Array.from({ length }, () => Math.floor(random() * 16).toString(16)).join('');
 /** A seeded secret's value: never answered, made up here so that no fixture file holds one. */
 const fixtureSecretValue = (random: Random) => `lp-fixture-secret-${hex(random, 24)}`;
 
 function resourceSpecFor(type: DeploymentType | null): ResourceSpec | null {
-  if (type === 'prod') return { min_scale: 2, max_scale: 10, cpu: 2, memory_mb: 4096, db_storage_gi: 20, labels: { tier: 'prod' } };
+  if (type === 'prod')
+    return { min_scale: 2, max_scale: 10, cpu: 2, memory_mb: 4096, db_storage_gi: 20, labels: { tier: 'prod' } };
   if (type === 'dev') return { min_scale: 1, max_scale: 1, cpu: 1, memory_mb: 1024 };
   return null;
 }
@@ -145,12 +163,22 @@ function generatedDeployments(
   const from = micros(spec.created_from);
   return Array.from({ length: spec.count }, (_, index): SeededDeployment => {
     const source = spec.sources[index % spec.sources.length]!;
-    const deploymentType = source === 'external_container' ? null : DEPLOYMENT_TYPES[Math.floor(index / spec.sources.length) % DEPLOYMENT_TYPES.length]!;
+    const deploymentType =
+      source === 'external_container'
+        ? null
+        : DEPLOYMENT_TYPES[Math.floor(index / spec.sources.length) % DEPLOYMENT_TYPES.length]!;
     const status = STATUS_CYCLE[index % STATUS_CYCLE.length]!;
     const name = `${spec.names[index % spec.names.length]}-${String(index + 1).padStart(2, '0')}`;
     const id = uuidFrom(random);
     const createdAt = from + Math.floor(random() * spec.days * MICROS_PER_DAY);
-    const sourceSetup = setUpSource(source, { random, name, tenantId, deploymentId: id, repos, listeners: fixture.listeners });
+    const sourceSetup = setUpSource(source, {
+      random,
+      name,
+      tenantId,
+      deploymentId: id,
+      repos,
+      listeners: fixture.listeners,
+    });
 
     let revisionTime = createdAt;
     const revisions = revisionStatuses(status, random).map((revisionStatus, number): RevisionRow => {
@@ -168,7 +196,10 @@ function generatedDeployments(
     });
     const newest = revisions.at(-1)!;
     const active = revisions.filter((revision) => revision.status === 'DEPLOYED').at(-1);
-    const secrets: Secret[] = SECRET_NAMES.filter(() => random() < 0.4).map((secretName) => ({ name: secretName, value: fixtureSecretValue(random) }));
+    const secrets: Secret[] = SECRET_NAMES.filter(() => random() < 0.4).map((secretName) => ({
+      name: secretName,
+      value: fixtureSecretValue(random),
+    }));
     return {
       row: {
         id,
@@ -180,7 +211,9 @@ function generatedDeployments(
         source_config: JSON.stringify({ ...sourceSetup.config, resource_spec: resourceSpecFor(deploymentType) }),
         secrets: JSON.stringify(secrets),
         secret_references:
-          source === 'external_container' ? JSON.stringify([{ name: 'OPENAI_API_KEY', secret_name: `${name}-secrets`, secret_key: 'openai-api-key' }]) : null,
+          source === 'external_container'
+            ? JSON.stringify([{ name: 'OPENAI_API_KEY', secret_name: `${name}-secrets`, secret_key: 'openai-api-key' }])
+            : null,
         image_version: pick(random, spec.image_versions),
         tag_value_ids: JSON.stringify(spec.tag_value_ids.filter(() => random() < 0.35)),
         remote_reconciled: flag(random() < 0.35),
@@ -206,7 +239,9 @@ function listedDeployment(tenantId: string, deployment: ListedDeploymentFixture,
       deployment_type: deployment.deployment_type,
       status: deployment.status,
       source_config: JSON.stringify(deployment.source_config),
-      secrets: JSON.stringify(deployment.secrets.map(({ name }): Secret => ({ name, value: fixtureSecretValue(random) }))),
+      secrets: JSON.stringify(
+        deployment.secrets.map(({ name }): Secret => ({ name, value: fixtureSecretValue(random) })),
+      ),
       secret_references: deployment.secret_references === null ? null : JSON.stringify(deployment.secret_references),
       image_version: deployment.image_version,
       tag_value_ids: JSON.stringify(deployment.tag_value_ids),
@@ -281,7 +316,10 @@ function setUpSource(
       };
     }
     case 'internal_container':
-      return { config: {}, revisionConfig: (number) => ({ image_uri: `registry.localplane.test/${context.tenantId}/${name}:r${number}` }) };
+      return {
+        config: {},
+        revisionConfig: (number) => ({ image_uri: `registry.localplane.test/${context.tenantId}/${name}:r${number}` }),
+      };
     case 'internal_source':
       return {
         config: {},

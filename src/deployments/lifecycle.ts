@@ -23,7 +23,8 @@ const FORCED_ENDINGS: Record<RevisionFaultStage, { step: RevisionStepStatus; sta
   deploy: { step: 'DEPLOYING', status: 'DEPLOY_FAILED' },
 };
 
-const isStep = (status: RevisionStatus): status is RevisionStepStatus => (REVISION_STEP_STATUSES as readonly string[]).includes(status);
+const isStep = (status: RevisionStatus): status is RevisionStepStatus =>
+  (REVISION_STEP_STATUSES as readonly string[]).includes(status);
 
 function statusAfter(step: RevisionStepStatus): RevisionStatus {
   return REVISION_STEP_STATUSES[REVISION_STEP_STATUSES.indexOf(step) + 1] ?? 'DEPLOYED';
@@ -94,7 +95,8 @@ export class RevisionLifecycle {
     // A revision whose deployment is gone has nothing left to move.
     const deployment = this.deps.store.deploymentById(revision.deployment_id);
     if (!deployment) return;
-    const dueAt: Micros = this.deps.clock.now() + Math.round(this.deps.limits.get().revision_step_seconds[status] * MICROS_PER_SECOND);
+    const dueAt: Micros =
+      this.deps.clock.now() + Math.round(this.deps.limits.get().revision_step_seconds[status] * MICROS_PER_SECOND);
     const subject: RevisionStepTask = {
       kind: 'revision_step',
       workspace_id: deployment.tenant_id,
@@ -103,8 +105,12 @@ export class RevisionLifecycle {
       from_status: status,
       to_status: this.endOfStep(revision.id, status).status,
     };
-    const task = this.deps.scheduler.schedule(dueAt, `deployment ${revision.deployment_id}`, `revision ${revision.id} ${status}`, subject, () =>
-      this.step(revision, status),
+    const task = this.deps.scheduler.schedule(
+      dueAt,
+      `deployment ${revision.deployment_id}`,
+      `revision ${revision.id} ${status}`,
+      subject,
+      () => this.step(revision, status),
     );
     this.steps.set(revision.id, { deploymentId: revision.deployment_id, task });
   }

@@ -1,5 +1,12 @@
 import { EXAMPLE_ID, httpError, notFoundError } from '../openapi/errors.ts';
-import { listenerCreate, listenerIdParams, listenerPatch, listenerResponseSchema, listenersListSchema, listenersQuery } from './listener-schemas.ts';
+import {
+  listenerCreate,
+  listenerIdParams,
+  listenerPatch,
+  listenerResponseSchema,
+  listenersListSchema,
+  listenersQuery,
+} from './listener-schemas.ts';
 import {
   checkListenersAllowed,
   checkListenerUnused,
@@ -16,9 +23,13 @@ import {
 import { workspaceApp, type DeploymentWriteDeps } from './routes.ts';
 
 const EXAMPLE_WORKSPACE = '00000000-0000-4000-8000-000000000001';
-const LISTENERS_REFUSED = httpError(403, 'The workspace is not self-hosted', { not_self_hosted: listenersRefused(EXAMPLE_WORKSPACE) });
+const LISTENERS_REFUSED = httpError(403, 'The workspace is not self-hosted', {
+  not_self_hosted: listenersRefused(EXAMPLE_WORKSPACE),
+});
 const LISTENER_NOT_FOUND = notFoundError('Listener', listenerNotFound(EXAMPLE_ID));
-const NAMESPACES_MISSING = httpError(400, 'A k8s listener names no namespace', { k8s_namespaces_required: NAMESPACES_REQUIRED });
+const NAMESPACES_MISSING = httpError(400, 'A k8s listener names no namespace', {
+  k8s_namespaces_required: NAMESPACES_REQUIRED,
+});
 
 /** /v2/listeners: the compute a self-hosted workspace's `external_container` deployments run on. */
 export function listenerRoutes(deps: Pick<DeploymentWriteDeps, 'store' | 'workspaces' | 'clock' | 'ids'>) {
@@ -49,7 +60,9 @@ export function listenerRoutes(deps: Pick<DeploymentWriteDeps, 'store' | 'worksp
       errors: [
         NAMESPACES_MISSING,
         LISTENERS_REFUSED,
-        httpError(409, 'The workspace has a listener of that compute_id', { duplicate: duplicateListener(EXAMPLE_WORKSPACE, 'k8s-prod') }),
+        httpError(409, 'The workspace has a listener of that compute_id', {
+          duplicate: duplicateListener(EXAMPLE_WORKSPACE, 'k8s-prod'),
+        }),
       ],
     },
     (c, { body }) => {

@@ -11,7 +11,8 @@ export const duplicateListener = (tenantId: string, computeId: string) =>
   `Listener for the service workspace ID '${tenantId}' and compute ID '${computeId}' already exists.`;
 export const listenerInUse = (id: string, deploymentIds: readonly string[]) =>
   `Listener ID ${id} is used by deployment(s) ${deploymentIds.join(', ')}. Delete those deployments first.`;
-export const NAMESPACES_REQUIRED = 'compute_config.k8s_namespaces must name at least one namespace for compute_type k8s.';
+export const NAMESPACES_REQUIRED =
+  'compute_config.k8s_namespaces must name at least one namespace for compute_type k8s.';
 
 /** Listeners belong to self-hosted workspaces: any other is refused (403) on every call that names or makes one. */
 export function checkListenersAllowed(store: DeploymentStore, tenantId: string): void {
@@ -21,7 +22,8 @@ export function checkListenersAllowed(store: DeploymentStore, tenantId: string):
 /** A k8s listener runs deployments in its namespaces: it needs at least one. */
 function storedComputeConfig(config: ListenerComputeConfig): string {
   const namespaces = config.k8s_namespaces ?? [];
-  if (namespaces.length === 0 || namespaces.some((namespace) => namespace === '')) throw badRequest(NAMESPACES_REQUIRED);
+  if (namespaces.length === 0 || namespaces.some((namespace) => namespace === ''))
+    throw badRequest(NAMESPACES_REQUIRED);
   return JSON.stringify({ k8s_namespaces: namespaces });
 }
 
@@ -32,8 +34,13 @@ export function findListener(store: DeploymentStore, tenantId: string, id: strin
 }
 
 /** A new listener's row: its compute id is unique in the workspace (409). */
-export function newListener(store: DeploymentStore, body: ListenerCreate, context: { tenantId: string; ids: IdGenerator; now: Micros }): ListenerRow {
-  if (store.listenerByComputeId(context.tenantId, body.compute_id)) throw conflict(duplicateListener(context.tenantId, body.compute_id));
+export function newListener(
+  store: DeploymentStore,
+  body: ListenerCreate,
+  context: { tenantId: string; ids: IdGenerator; now: Micros },
+): ListenerRow {
+  if (store.listenerByComputeId(context.tenantId, body.compute_id))
+    throw conflict(duplicateListener(context.tenantId, body.compute_id));
   return {
     id: context.ids.uuid(),
     tenant_id: context.tenantId,

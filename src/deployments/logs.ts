@@ -14,16 +14,33 @@ const info = (...messages: string[]) => messages.map((message) => ({ level: 'INF
 function sourceOf(revision: RevisionRow, config: SourceRevisionConfig): string {
   if (config.source_tarball_path) return `source tarball ${config.source_tarball_path}`;
   if (config.image_uri) return `image ${config.image_uri}`;
-  if (config.repo_ref) return `ref ${config.repo_ref}${config.repo_commit_sha ? ` (commit ${config.repo_commit_sha})` : ''}`;
+  if (config.repo_ref)
+    return `ref ${config.repo_ref}${config.repo_commit_sha ? ` (commit ${config.repo_commit_sha})` : ''}`;
   return `the ${revision.source} source`;
 }
 
 /** The stock line of an early ending, when the knob that forced it gave none. */
 const STOCK_ENDINGS: Partial<Record<RevisionStatus, { stream: LogStream; level: LogLevel; message: string }>> = {
-  CREATE_FAILED: { stream: 'build', level: 'ERROR', message: 'Revision creation failed: the deployment could not be provisioned.' },
-  SKIPPED: { stream: 'build', level: 'WARNING', message: 'Revision skipped: a newer build of the same source made it unnecessary; the active revision stays.' },
-  BUILD_FAILED: { stream: 'build', level: 'ERROR', message: 'Build failed: installing the dependencies exited with status 1.' },
-  DEPLOY_FAILED: { stream: 'deploy', level: 'ERROR', message: 'Deploy failed: the server did not become healthy in time.' },
+  CREATE_FAILED: {
+    stream: 'build',
+    level: 'ERROR',
+    message: 'Revision creation failed: the deployment could not be provisioned.',
+  },
+  SKIPPED: {
+    stream: 'build',
+    level: 'WARNING',
+    message: 'Revision skipped: a newer build of the same source made it unnecessary; the active revision stays.',
+  },
+  BUILD_FAILED: {
+    stream: 'build',
+    level: 'ERROR',
+    message: 'Build failed: installing the dependencies exited with status 1.',
+  },
+  DEPLOY_FAILED: {
+    stream: 'deploy',
+    level: 'ERROR',
+    message: 'Deploy failed: the server did not become healthy in time.',
+  },
 };
 
 const STREAM_LINES: Record<LogStream, Partial<Record<RevisionStatus, Lines>>> = {
@@ -34,25 +51,36 @@ const STREAM_LINES: Record<LogStream, Partial<Record<RevisionStatus, Lines>>> = 
     BUILDING: (revision, config) =>
       config.image_uri && !config.source_tarball_path && !config.repo_ref
         ? info(`Using the pushed image ${config.image_uri}: nothing to build.`)
-        : info(`Fetching ${sourceOf(revision, config)}.`, 'Installing dependencies.', `Building the image from ${config.graph_config_path ?? 'the graph config'}.`),
+        : info(
+            `Fetching ${sourceOf(revision, config)}.`,
+            'Installing dependencies.',
+            `Building the image from ${config.graph_config_path ?? 'the graph config'}.`,
+          ),
     AWAITING_DEPLOY: () => info('Build succeeded.'),
   },
   deploy: {
     AWAITING_DEPLOY: () => info('Waiting to deploy.'),
-    DEPLOYING: (revision) => info(`Deploying revision ${revision.id}.`, 'Starting the server.', 'Running database migrations.'),
+    DEPLOYING: (revision) =>
+      info(`Deploying revision ${revision.id}.`, 'Starting the server.', 'Running database migrations.'),
     DEPLOYED: (revision) => info(`Server is healthy: revision ${revision.id} is live.`),
   },
 };
 
 /** Statuses of a revision that got as far as deploying: an interruption after one is told in the deploy stream. */
-const DEPLOY_STAGE: ReadonlySet<RevisionStatus> = new Set(['AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED', 'DEPLOY_FAILED']);
+const DEPLOY_STAGE: ReadonlySet<RevisionStatus> = new Set([
+  'AWAITING_DEPLOY',
+  'DEPLOYING',
+  'DEPLOYED',
+  'DEPLOY_FAILED',
+]);
 
 /**
  * The statuses a revision went through before the first one recorded here: a seeded revision
  * moved through them before localplane started, at its creation time.
  */
 function earlierSteps(status: RevisionStatus): readonly RevisionStatus[] {
-  const through = (step: RevisionStepStatus) => REVISION_STEP_STATUSES.slice(0, REVISION_STEP_STATUSES.indexOf(step) + 1);
+  const through = (step: RevisionStepStatus) =>
+    REVISION_STEP_STATUSES.slice(0, REVISION_STEP_STATUSES.indexOf(step) + 1);
   switch (status) {
     case 'DEPLOYED':
     case 'DEPLOY_FAILED':
@@ -69,10 +97,16 @@ function earlierSteps(status: RevisionStatus): readonly RevisionStatus[] {
 }
 
 /** Every status the revision reached, in order: those recorded, after those a seeded revision had reached before. */
-export function revisionHistory(revision: RevisionRow, recorded: readonly RevisionEventRow[]): Omit<RevisionEventRow, 'revision_id'>[] {
+export function revisionHistory(
+  revision: RevisionRow,
+  recorded: readonly RevisionEventRow[],
+): Omit<RevisionEventRow, 'revision_id'>[] {
   const first = recorded[0];
   const known = first ?? { status: revision.status, at: revision.updated_at, detail: null };
-  const earlier = known.status === 'CREATING' ? [] : earlierSteps(known.status).map((status) => ({ status, at: revision.created_at, detail: null }));
+  const earlier =
+    known.status === 'CREATING'
+      ? []
+      : earlierSteps(known.status).map((status) => ({ status, at: revision.created_at, detail: null }));
   return [...earlier, ...(first ? recorded : [known])];
 }
 
@@ -81,14 +115,24 @@ export function revisionHistory(revision: RevisionRow, recorded: readonly Revisi
  * emulator-clock time it reached it, and the failure line of an early ending (the knob's words,
  * or the stage's stock line). Deterministic: the same history gives the same lines and ids.
  */
-export function revisionLog(revision: RevisionRow, recorded: readonly RevisionEventRow[], stream: LogStream): LogEntry[] {
+export function revisionLog(
+  revision: RevisionRow,
+  recorded: readonly RevisionEventRow[],
+  stream: LogStream,
+): LogEntry[] {
   const config = JSON.parse(revision.source_revision_config) as SourceRevisionConfig;
   const history = revisionHistory(revision, recorded);
   const entries: LogEntry[] = [];
   const write = (at: Micros, level: LogLevel, message: string) =>
-    entries.push({ id: `${revision.id}-${stream}-${entries.length + 1}`, timestamp: Math.floor(at / 1000), level, message });
+    entries.push({
+      id: `${revision.id}-${stream}-${entries.length + 1}`,
+      timestamp: Math.floor(at / 1000),
+      level,
+      message,
+    });
   for (const [index, event] of history.entries()) {
-    for (const line of STREAM_LINES[stream][event.status]?.(revision, config) ?? []) write(event.at, line.level, line.message);
+    for (const line of STREAM_LINES[stream][event.status]?.(revision, config) ?? [])
+      write(event.at, line.level, line.message);
     const ending = STOCK_ENDINGS[event.status];
     if (ending?.stream === stream) write(event.at, ending.level, event.detail ?? ending.message);
     const deploying = history.slice(0, index).some(({ status }) => DEPLOY_STAGE.has(status));

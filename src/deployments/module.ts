@@ -62,7 +62,12 @@ export function deploymentsModule(core: InstanceCore, deps: DeploymentModuleDeps
   const faults = new RevisionFaults();
   const lifecycle = new RevisionLifecycle({ store, scheduler, clock, limits, faults });
   const deletions = new DeploymentDeletions({ store, scheduler, clock, limits, lifecycle });
-  const sourceUploads = new SourceUploads({ key: deps.sourceTarballs.keeper, ids, objstoreClients: deps.destinations.clients, objstoreEndpoint: deps.objstoreEndpoint });
+  const sourceUploads = new SourceUploads({
+    key: deps.sourceTarballs.keeper,
+    ids,
+    objstoreClients: deps.destinations.clients,
+    objstoreEndpoint: deps.objstoreEndpoint,
+  });
   core.parts.register('revision lifecycle', {
     resume: () => lifecycle.resume(),
     stopWorkspace: (workspaceId) => lifecycle.stopWorkspace(workspaceId),
@@ -75,16 +80,30 @@ export function deploymentsModule(core: InstanceCore, deps: DeploymentModuleDeps
   });
   core.parts.register('revision faults', {
     reset: () => faults.clear(),
-    stopWorkspace: (workspaceId) => faults.clearDeployments(new Set(store.deploymentsOf(workspaceId).map((deployment) => deployment.id))),
+    stopWorkspace: (workspaceId) =>
+      faults.clearDeployments(new Set(store.deploymentsOf(workspaceId).map((deployment) => deployment.id))),
   });
-  const routeDeps = { store, workspaces: deps.workspaces, tracing: deps.tracing, clock, ids, lifecycle, deletions, sourceUploads, responseCache: new WriteScopedCache<UnchangingBody>(writeCounter(db)) };
+  const routeDeps = {
+    store,
+    workspaces: deps.workspaces,
+    tracing: deps.tracing,
+    clock,
+    ids,
+    lifecycle,
+    deletions,
+    sourceUploads,
+    responseCache: new WriteScopedCache<UnchangingBody>(writeCounter(db)),
+  };
   const routes = new OpenApiHono()
     .route('/v2/deployments', deploymentRoutes(routeDeps))
     .route('/v2/listeners', listenerRoutes(routeDeps))
     .route('/v2/auth/providers', oauthProviderRoutes(routeDeps))
     .route('/v1/projects', projectLogRoutes(routeDeps))
     .route('/v1/integrations/forge/codehost', codehostRoutes(routeDeps));
-  const adminRoutes = new OpenApiHono('admin').route('/deployments', deploymentKnobRoutes({ deployments: store, lifecycle, clock }));
+  const adminRoutes = new OpenApiHono('admin').route(
+    '/deployments',
+    deploymentKnobRoutes({ deployments: store, lifecycle, clock }),
+  );
   return { store, faults, routes, adminRoutes };
 }
 

@@ -7,13 +7,23 @@ import {
   providerDeletedSchema,
   providerIdParams,
 } from './oauth-provider-schemas.ts';
-import { discoveredProvider, discoveryFailed, duplicateProvider, findProvider, newProvider, providerNotFound, updatedProvider } from './oauth-providers.ts';
+import {
+  discoveredProvider,
+  discoveryFailed,
+  duplicateProvider,
+  findProvider,
+  newProvider,
+  providerNotFound,
+  updatedProvider,
+} from './oauth-providers.ts';
 import { oauthProviderResponse } from './responses.ts';
 import { workspaceApp, type DeploymentWriteDeps } from './routes.ts';
 import { oauthProviderResponseSchema } from './schemas.ts';
 
 const PROVIDER_NOT_FOUND = notFoundError('OAuth provider', providerNotFound('github'));
-const PROVIDER_EXISTS = httpError(409, 'The workspace has a provider of that provider_id', { duplicate: duplicateProvider('github') });
+const PROVIDER_EXISTS = httpError(409, 'The workspace has a provider of that provider_id', {
+  duplicate: duplicateProvider('github'),
+});
 
 /** /v2/auth/providers: the workspace's OAuth providers (E5). Client secrets are write-only. */
 export function oauthProviderRoutes(deps: Pick<DeploymentWriteDeps, 'store' | 'workspaces' | 'clock' | 'ids'>) {
@@ -22,7 +32,12 @@ export function oauthProviderRoutes(deps: Pick<DeploymentWriteDeps, 'store' | 'w
   const context = (tenantId: string) => ({ tenantId, ids: deps.ids, now: deps.clock.now() });
 
   app.openapi(
-    { method: 'get', path: '/', summary: "List the workspace's OAuth providers", response: { status: 200, description: 'The providers', schema: z.array(oauthProviderResponseSchema) } },
+    {
+      method: 'get',
+      path: '/',
+      summary: "List the workspace's OAuth providers",
+      response: { status: 200, description: 'The providers', schema: z.array(oauthProviderResponseSchema) },
+    },
     (c) => c.json(store.providers(c.get('workspace').id).map(oauthProviderResponse)),
   );
 
@@ -49,7 +64,12 @@ export function oauthProviderRoutes(deps: Pick<DeploymentWriteDeps, 'store' | 'w
       summary: "Create an OAuth provider from an MCP server's discovered OAuth metadata (servers of the fixtures)",
       body: mcpOAuthProviderCreate,
       response: { status: 200, description: 'The provider', schema: oauthProviderResponseSchema },
-      errors: [httpError(400, 'The MCP server has no OAuth metadata to discover', { discovery_failed: discoveryFailed('https://mcp.unknown.example/mcp') }), PROVIDER_EXISTS],
+      errors: [
+        httpError(400, 'The MCP server has no OAuth metadata to discover', {
+          discovery_failed: discoveryFailed('https://mcp.unknown.example/mcp'),
+        }),
+        PROVIDER_EXISTS,
+      ],
     },
     (c, { body }) => {
       const row = discoveredProvider(store, body, context(c.get('workspace').id));
@@ -80,7 +100,11 @@ export function oauthProviderRoutes(deps: Pick<DeploymentWriteDeps, 'store' | 'w
       errors: [PROVIDER_NOT_FOUND],
     },
     (c, { params, body }) => {
-      const row = updatedProvider(findProvider(store, c.get('workspace').id, params.provider_id), body, deps.clock.now());
+      const row = updatedProvider(
+        findProvider(store, c.get('workspace').id, params.provider_id),
+        body,
+        deps.clock.now(),
+      );
       store.updateProvider(row);
       return c.json(oauthProviderResponse(row));
     },

@@ -35,7 +35,11 @@ function providerBase(store: DeploymentStore, providerId: string, context: Provi
   };
 }
 
-export function newProvider(store: DeploymentStore, body: OAuthProviderCreate, context: ProviderContext): OAuthProviderRow {
+export function newProvider(
+  store: DeploymentStore,
+  body: OAuthProviderCreate,
+  context: ProviderContext,
+): OAuthProviderRow {
   return {
     ...providerBase(store, body.provider_id, context),
     name: body.name,
@@ -58,7 +62,11 @@ export function newProvider(store: DeploymentStore, body: OAuthProviderCreate, c
  * Discovery registers a public client dynamically (PKCE S256, no client secret); its
  * client_id comes from the seeded id sequence.
  */
-export function discoveredProvider(store: DeploymentStore, body: McpOAuthProviderCreate, context: ProviderContext): OAuthProviderRow {
+export function discoveredProvider(
+  store: DeploymentStore,
+  body: McpOAuthProviderCreate,
+  context: ProviderContext,
+): OAuthProviderRow {
   const server = store.mcpServerFixture(body.mcp_server_url);
   if (!server) throw badRequest(discoveryFailed(body.mcp_server_url));
   const base = providerBase(store, body.provider_id, context);

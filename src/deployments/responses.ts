@@ -13,7 +13,13 @@ import {
   type Secret,
   type SecretReference,
 } from './schemas.ts';
-import type { CodehostIntegrationRow, CodehostRepoRow, DeploymentView, OAuthProviderRow, RevisionRow } from './store.ts';
+import type {
+  CodehostIntegrationRow,
+  CodehostRepoRow,
+  DeploymentView,
+  OAuthProviderRow,
+  RevisionRow,
+} from './store.ts';
 
 const fillSourceConfig = nullFiller(sourceConfig);
 const fillRevisionConfig = nullFiller(sourceRevisionConfig);

@@ -129,9 +129,18 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
   };
 
   /** PATCH, or POST revisions (`alwaysNewRevision`): the tarball check is the only await, so nothing runs between the read and the write. */
-  const patchDeployment = async (tenantId: string, id: string, body: Parameters<typeof applyPatch>[1], alwaysNewRevision: boolean) => {
+  const patchDeployment = async (
+    tenantId: string,
+    id: string,
+    body: Parameters<typeof applyPatch>[1],
+    alwaysNewRevision: boolean,
+  ) => {
     await checkTarball(tenantId, body.source_revision_config);
-    const patched = applyPatch(findLiveDeployment(tenantId, id), body, { ids: deps.ids, now: deps.clock.now(), alwaysNewRevision });
+    const patched = applyPatch(findLiveDeployment(tenantId, id), body, {
+      ids: deps.ids,
+      now: deps.clock.now(),
+      alwaysNewRevision,
+    });
     store.update(patched.deployment, patched.revision);
     if (patched.revision) lifecycle.started(patched.revision);
     return patched;
@@ -153,7 +162,9 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
       let body = deps.responseCache.get(cacheKey);
       if (body === undefined) {
         const resources = store.deployments(c.get('workspace').id, query).map(deploymentResponse);
-        body = unchangingBody(JSON.stringify({ resources, offset: query.offset + resources.length } satisfies DeploymentsList));
+        body = unchangingBody(
+          JSON.stringify({ resources, offset: query.offset + resources.length } satisfies DeploymentsList),
+        );
         deps.responseCache.set(cacheKey, body);
       }
       return c.body(body, 200, { 'content-type': 'application/json' });
@@ -172,7 +183,9 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
           source_configuration: SOURCE_CONFIGURATION_ERROR,
           not_uploaded: NOT_UPLOADED_EXAMPLE,
         }),
-        httpError(409, 'A tracing project of that name exists', { project_exists: 'A tracing project named my-graph already exists in this workspace.' }),
+        httpError(409, 'A tracing project of that name exists', {
+          project_exists: 'A tracing project named my-graph already exists in this workspace.',
+        }),
       ],
     },
     async (c, { body }) => {
@@ -218,14 +231,17 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     {
       method: 'delete',
       path: '/:deployment_id',
-      summary: 'Delete a deployment (and, if asked, its tracing project): at once, or AWAITING_DELETE first (deployment_deletion_seconds)',
+      summary:
+        'Delete a deployment (and, if asked, its tracing project): at once, or AWAITING_DELETE first (deployment_deletion_seconds)',
       params: deploymentIdParams,
       query: deleteDeploymentQuery,
       response: { status: 204, description: 'Deleted' },
       errors: [DEPLOYMENT_NOT_FOUND],
     },
     (c, { params, query }) => {
-      deps.deletions.delete(findDeployment(c.get('workspace').id, params.deployment_id), { deleteTracingProject: query.delete_tracing_project });
+      deps.deletions.delete(findDeployment(c.get('workspace').id, params.deployment_id), {
+        deleteTracingProject: query.delete_tracing_project,
+      });
       return c.body(null, 204);
     },
   );
@@ -253,7 +269,8 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
       errors: [
         httpError(400, 'A fixed field changes, or a source rule is broken', {
           fixed_field: 'name cannot be changed once the deployment is created.',
-          source_configuration: 'Source configuration error: secret_references are only applicable to source external_container.',
+          source_configuration:
+            'Source configuration error: secret_references are only applicable to source external_container.',
           not_uploaded: NOT_UPLOADED_EXAMPLE,
         }),
         DEPLOYMENT_NOT_FOUND,
@@ -298,7 +315,8 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
       response: { status: 201, description: 'The revision', schema: revisionResponseSchema },
       errors: [
         httpError(400, 'A source rule is broken, or the source tarball was never uploaded', {
-          source_configuration: 'Source configuration error: source_tarball_path is required for revision_source internal_source.',
+          source_configuration:
+            'Source configuration error: source_tarball_path is required for revision_source internal_source.',
           not_uploaded: NOT_UPLOADED_EXAMPLE,
         }),
         DEPLOYMENT_NOT_FOUND,
@@ -318,7 +336,11 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
       summary: "A short-lived token to push an image to the deployment's repository of the service's registry",
       params: deploymentIdParams,
       response: { status: 200, description: 'The token and the registry', schema: pushTokenSchema },
-      errors: [httpError(400, `The deployment's source is not ${PUSH_TOKEN_SOURCE}`, { wrong_source: pushTokenRefused }), DEPLOYMENT_NOT_FOUND, BEING_DELETED],
+      errors: [
+        httpError(400, `The deployment's source is not ${PUSH_TOKEN_SOURCE}`, { wrong_source: pushTokenRefused }),
+        DEPLOYMENT_NOT_FOUND,
+        BEING_DELETED,
+      ],
     },
     (c, { params }) => {
       const tenantId = c.get('workspace').id;
@@ -336,10 +358,15 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     {
       method: 'post',
       path: '/:deployment_id/upload-url',
-      summary: 'A presigned URL to PUT a source tarball to (the embedded objstore), and the object_path a revision then names',
+      summary:
+        'A presigned URL to PUT a source tarball to (the embedded objstore), and the object_path a revision then names',
       params: deploymentIdParams,
       response: { status: 200, description: 'The upload URL and the object path', schema: uploadUrlSchema },
-      errors: [httpError(400, 'The deployment deploys a given image', { wrong_source: uploadUrlRefused }), DEPLOYMENT_NOT_FOUND, BEING_DELETED],
+      errors: [
+        httpError(400, 'The deployment deploys a given image', { wrong_source: uploadUrlRefused }),
+        DEPLOYMENT_NOT_FOUND,
+        BEING_DELETED,
+      ],
     },
     async (c, { params }) => {
       const tenantId = c.get('workspace').id;
@@ -390,13 +417,16 @@ export function projectLogRoutes(deps: DeploymentRouteDeps) {
   const { store } = deps;
   const app = workspaceApp('deployments', deps);
   const logsResponse = { status: 200, description: 'A page of log entries', schema: logsPageSchema };
-  const INVALID_OFFSET = httpError(400, 'The offset is no next_offset of this log', { invalid_offset: 'Invalid offset: x is not a next_offset of this log.' });
+  const INVALID_OFFSET = httpError(400, 'The offset is no next_offset of this log', {
+    invalid_offset: 'Invalid offset: x is not a next_offset of this log.',
+  });
 
   const revisionLogOf = (tenantId: string, deploymentId: string, revisionId: string, stream: LogStream) => {
     const revision = findRevisionIn(store, findDeploymentIn(store, tenantId, deploymentId).id, revisionId);
     return revisionLog(revision, store.revisionEvents(revision.id), stream);
   };
-  const page = (entries: Parameters<typeof logsPage>[0], body: LogsRequest | undefined) => logsPage(entries, body ?? logsRequest.parse({}));
+  const page = (entries: Parameters<typeof logsPage>[0], body: LogsRequest | undefined) =>
+    logsPage(entries, body ?? logsRequest.parse({}));
 
   for (const stream of ['build', 'deploy'] as const) {
     app.openapi(
@@ -410,7 +440,8 @@ export function projectLogRoutes(deps: DeploymentRouteDeps) {
         response: logsResponse,
         errors: [INVALID_OFFSET, REVISION_NOT_FOUND],
       },
-      (c, { params, body }) => c.json(page(revisionLogOf(c.get('workspace').id, params.project_id, params.revision_id, stream), body)),
+      (c, { params, body }) =>
+        c.json(page(revisionLogOf(c.get('workspace').id, params.project_id, params.revision_id, stream), body)),
     );
   }
 
@@ -427,7 +458,10 @@ export function projectLogRoutes(deps: DeploymentRouteDeps) {
     },
     (c, { params, body }) => {
       const deployment = findDeploymentIn(store, c.get('workspace').id, params.project_id);
-      const logs = store.revisionsOf(deployment.id).reverse().map((revision) => revisionLog(revision, store.revisionEvents(revision.id), 'deploy'));
+      const logs = store
+        .revisionsOf(deployment.id)
+        .reverse()
+        .map((revision) => revisionLog(revision, store.revisionEvents(revision.id), 'deploy'));
       return c.json(page(mergedLog(logs), body));
     },
   );
@@ -440,7 +474,12 @@ export function codehostRoutes(deps: DeploymentRouteDeps) {
   const app = workspaceApp('codehost', deps);
 
   app.openapi(
-    { method: 'get', path: '/install', summary: "List the workspace's codehost integrations", response: { status: 200, description: 'The integrations', schema: z.array(codehostIntegrationSchema) } },
+    {
+      method: 'get',
+      path: '/install',
+      summary: "List the workspace's codehost integrations",
+      response: { status: 200, description: 'The integrations', schema: z.array(codehostIntegrationSchema) },
+    },
     (c) => c.json(deps.store.integrations(c.get('workspace').id).map(codehostIntegrationResponse)),
   );
 

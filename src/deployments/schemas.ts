@@ -3,7 +3,13 @@ import { REVISION_STEP_STATUSES } from '../config.ts';
 import { requestTimestamp } from '../shared/validation.ts';
 import { queryBoolean, queryInteger } from '../shared/validation.ts';
 
-export const DEPLOYMENT_SOURCES = ['codehost', 'external_container', 'internal_container', 'internal_source', 'internal_template'] as const;
+export const DEPLOYMENT_SOURCES = [
+  'codehost',
+  'external_container',
+  'internal_container',
+  'internal_source',
+  'internal_template',
+] as const;
 export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod'] as const;
 export const DEPLOYMENT_STATUSES = ['AWAITING_DATABASE', 'READY', 'UNUSED', 'AWAITING_DELETE', 'UNKNOWN'] as const;
 export const REVISION_STATUSES = [
@@ -253,7 +259,8 @@ export type LogEntry = z.infer<typeof logEntrySchema>;
 export const logsPageSchema = z.object({ logs: z.array(logEntrySchema), next_offset: z.string().nullable() });
 export type LogsPage = z.infer<typeof logsPageSchema>;
 
-export const listPage = <S extends z.ZodType>(resource: S) => z.object({ resources: z.array(resource), offset: z.int() });
+export const listPage = <S extends z.ZodType>(resource: S) =>
+  z.object({ resources: z.array(resource), offset: z.int() });
 export const deploymentsListSchema = listPage(deploymentResponseSchema);
 export type DeploymentsList = z.infer<typeof deploymentsListSchema>;
 export const revisionsListSchema = listPage(revisionResponseSchema);

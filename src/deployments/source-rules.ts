@@ -1,5 +1,11 @@
 import { badRequest } from '../shared/errors.ts';
-import type { DeploymentCreate, DeploymentSource, RevisionSource, SourceRevisionConfig, StoredSourceConfig } from './schemas.ts';
+import type {
+  DeploymentCreate,
+  DeploymentSource,
+  RevisionSource,
+  SourceRevisionConfig,
+  StoredSourceConfig,
+} from './schemas.ts';
 import type { DeploymentStore } from './store.ts';
 
 const INTERNAL_SOURCES = ['internal_container', 'internal_source', 'internal_template'];
@@ -10,23 +16,32 @@ const sourceError = (message: string) => badRequest(`Source configuration error:
 export function checkCreateSource(store: DeploymentStore, tenantId: string, body: DeploymentCreate): void {
   const { source, source_config: config, source_revision_config: revisionConfig } = body;
   const selfHosted = store.isSelfHosted(tenantId);
-  if (source === 'external_container' && !selfHosted) throw sourceError('source external_container is only available for self-hosted deployments.');
-  if (INTERNAL_SOURCES.includes(source) && selfHosted) throw sourceError(`source ${source} is not available for self-hosted deployments.`);
+  if (source === 'external_container' && !selfHosted)
+    throw sourceError('source external_container is only available for self-hosted deployments.');
+  if (INTERNAL_SOURCES.includes(source) && selfHosted)
+    throw sourceError(`source ${source} is not available for self-hosted deployments.`);
   if (source === 'codehost') checkCodehost(store, tenantId, body);
   if (config.listener_id && !store.listener(tenantId, config.listener_id)) {
     throw sourceError(`listener_id ${config.listener_id} is not a listener of this workspace.`);
   }
-  if (source === 'external_container' && !revisionConfig.image_uri) throw sourceError('image_uri is required for source external_container.');
+  if (source === 'external_container' && !revisionConfig.image_uri)
+    throw sourceError('image_uri is required for source external_container.');
   if (config.build_on_push && revisionConfig.repo_ref?.startsWith('refs/tags/')) {
     throw sourceError('build_on_push cannot be enabled when repo_ref is a tag (refs/tags/...).');
   }
-  if (body.secret_references && source !== 'external_container') throw sourceError('secret_references are only applicable to source external_container.');
+  if (body.secret_references && source !== 'external_container')
+    throw sourceError('secret_references are only applicable to source external_container.');
 }
 
-function checkCodehost(store: DeploymentStore, tenantId: string, { source_config: config, source_revision_config: revisionConfig }: DeploymentCreate) {
+function checkCodehost(
+  store: DeploymentStore,
+  tenantId: string,
+  { source_config: config, source_revision_config: revisionConfig }: DeploymentCreate,
+) {
   if (!config.integration_id) throw sourceError('integration_id is required for source codehost.');
   const integration = store.integration(tenantId, config.integration_id);
-  if (!integration) throw sourceError(`integration_id ${config.integration_id} is not a codehost integration of this workspace.`);
+  if (!integration)
+    throw sourceError(`integration_id ${config.integration_id} is not a codehost integration of this workspace.`);
   if (!config.repo_url) throw sourceError('repo_url is required for source codehost.');
   if (!store.repos(integration.id).some((repo) => repo.url === config.repo_url)) {
     throw sourceError(`repo_url ${config.repo_url} is not a repository of integration ${integration.id}.`);
@@ -53,9 +68,12 @@ export function checkRevisionSource(
   revisionSource: RevisionSource,
   revisionConfig: RevisionRequestConfig,
 ): void {
-  if (deployment.source === 'external_container') throw sourceError('revision_source is not applicable to source external_container.');
+  if (deployment.source === 'external_container')
+    throw sourceError('revision_source is not applicable to source external_container.');
   if (revisionSource === 'codehost' && !(deployment.config.integration_id && deployment.config.repo_url)) {
-    throw sourceError('revision_source codehost needs a deployment connected to a codehost repository (integration_id and repo_url).');
+    throw sourceError(
+      'revision_source codehost needs a deployment connected to a codehost repository (integration_id and repo_url).',
+    );
   }
   for (const field of REVISION_SOURCE_NEEDS[revisionSource]) {
     if (!revisionConfig[field]) throw sourceError(`${field} is required for revision_source ${revisionSource}.`);

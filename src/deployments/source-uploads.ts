@@ -22,7 +22,11 @@ const UPLOAD_URL_SECONDS = 3600;
  * holder make exactly the request signed, a PUT of one key, and nothing else.
  */
 export function sourceUploadKey(): ObjstoreKey {
-  return { accessKeyId: 'LPDEPLOYMENTSOURCES0', secretAccessKey: randomBytes(30).toString('base64url'), permissions: ['create', 'get'] };
+  return {
+    accessKeyId: 'LPDEPLOYMENTSOURCES0',
+    secretAccessKey: randomBytes(30).toString('base64url'),
+    permissions: ['create', 'get'],
+  };
 }
 
 export interface SourceUploadDeps {
@@ -52,7 +56,13 @@ export class SourceUploads {
     const endpoint = new URL(await this.deps.objstoreEndpoint());
     // Loaded here: no start needs the signer, and it costs tens of milliseconds to load.
     const { SignatureV4 } = await import('@smithy/signature-v4');
-    const signer = new SignatureV4({ credentials: this.deps.key, region: 'us-east-1', service: 's3', sha256: NodeSha256, uriEscapePath: false });
+    const signer = new SignatureV4({
+      credentials: this.deps.key,
+      region: 'us-east-1',
+      service: 's3',
+      sha256: NodeSha256,
+      uriEscapePath: false,
+    });
     const signed = await signer.presign(
       {
         method: 'PUT',
@@ -72,9 +82,14 @@ export class SourceUploads {
   /** Throws the 400 of a source_tarball_path that names no tarball uploaded for the workspace. */
   async checkUploaded(tenantId: string, path: string): Promise<void> {
     const [workspace, deployment, file, ...rest] = path.split('/');
-    const issued = workspace === tenantId && UUID.test(deployment ?? '') && TARBALL_NAME.test(file ?? '') && rest.length === 0;
+    const issued =
+      workspace === tenantId && UUID.test(deployment ?? '') && TARBALL_NAME.test(file ?? '') && rest.length === 0;
     if (!issued) throw notUploaded(path);
-    const target: ObjstoreTarget = { endpoint: await this.deps.objstoreEndpoint(), region: 'us-east-1', credentials: this.deps.key };
+    const target: ObjstoreTarget = {
+      endpoint: await this.deps.objstoreEndpoint(),
+      region: 'us-east-1',
+      credentials: this.deps.key,
+    };
     try {
       await this.deps.objstoreClients.objectSize(target, SOURCE_TARBALL_BUCKET, path);
     } catch (error) {

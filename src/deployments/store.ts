@@ -117,7 +117,15 @@ CREATE TABLE IF NOT EXISTS deployment_deletions (
   due_at INTEGER NOT NULL,
   delete_tracing_project INTEGER NOT NULL
 );`,
-  seeded: ['deployment_tenants', 'oauth_providers', 'codehost_integrations', 'codehost_repos', 'listeners', 'deployments', 'deployment_revisions'],
+  seeded: [
+    'deployment_tenants',
+    'oauth_providers',
+    'codehost_integrations',
+    'codehost_repos',
+    'listeners',
+    'deployments',
+    'deployment_revisions',
+  ],
   runtime: ['deployment_revision_events', 'deployment_deletions'],
   workspaceRows: {
     deployment_tenants: 'tenant_id = ?',
@@ -303,28 +311,50 @@ export class DeploymentStore {
     const prepare = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
     this.statements = {
       tenant: prepare<[string], DeploymentTenantRow>('SELECT * FROM deployment_tenants WHERE tenant_id = ?'),
-      providers: prepare<[string], OAuthProviderRow>('SELECT * FROM oauth_providers WHERE tenant_id = ? ORDER BY created_at, id'),
-      provider: prepare<[string, string], OAuthProviderRow>('SELECT * FROM oauth_providers WHERE tenant_id = ? AND provider_id = ?'),
-      integrations: prepare<[string], CodehostIntegrationRow>('SELECT * FROM codehost_integrations WHERE tenant_id = ? ORDER BY position'),
-      integration: prepare<[string, string], CodehostIntegrationRow>('SELECT * FROM codehost_integrations WHERE tenant_id = ? AND id = ?'),
-      repos: prepare<[string], CodehostRepoRow>('SELECT * FROM codehost_repos WHERE integration_id = ? ORDER BY position'),
+      providers: prepare<[string], OAuthProviderRow>(
+        'SELECT * FROM oauth_providers WHERE tenant_id = ? ORDER BY created_at, id',
+      ),
+      provider: prepare<[string, string], OAuthProviderRow>(
+        'SELECT * FROM oauth_providers WHERE tenant_id = ? AND provider_id = ?',
+      ),
+      integrations: prepare<[string], CodehostIntegrationRow>(
+        'SELECT * FROM codehost_integrations WHERE tenant_id = ? ORDER BY position',
+      ),
+      integration: prepare<[string, string], CodehostIntegrationRow>(
+        'SELECT * FROM codehost_integrations WHERE tenant_id = ? AND id = ?',
+      ),
+      repos: prepare<[string], CodehostRepoRow>(
+        'SELECT * FROM codehost_repos WHERE integration_id = ? ORDER BY position',
+      ),
       listeners: prepare<[string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? ORDER BY created_at, id'),
       listener: prepare<[string, string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? AND id = ?'),
-      listenerByComputeId: prepare<[string, string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? AND compute_id = ?'),
+      listenerByComputeId: prepare<[string, string], ListenerRow>(
+        'SELECT * FROM listeners WHERE tenant_id = ? AND compute_id = ?',
+      ),
       listenerUsers: prepare<[string, string], { id: string }>(
         "SELECT id FROM deployments WHERE tenant_id = ? AND json_extract(source_config, '$.listener_id') = ? ORDER BY created_at, id",
       ),
-      mcpServerFixture: prepare<[string], OAuthProviderRow>('SELECT * FROM seed.oauth_providers WHERE mcp_server_url = ? ORDER BY created_at, id LIMIT 1'),
+      mcpServerFixture: prepare<[string], OAuthProviderRow>(
+        'SELECT * FROM seed.oauth_providers WHERE mcp_server_url = ? ORDER BY created_at, id LIMIT 1',
+      ),
       deployment: prepare<[string, string], DeploymentView>(`${DEPLOYMENT_VIEW} WHERE d.tenant_id = ? AND d.id = ?`),
-      deploymentsOf: prepare<[string], DeploymentRow>(`SELECT * FROM deployments d WHERE d.tenant_id = ? ${DEPLOYMENT_ORDER}`),
-      revision: prepare<[string, string], RevisionRow>('SELECT * FROM deployment_revisions WHERE deployment_id = ? AND id = ?'),
+      deploymentsOf: prepare<[string], DeploymentRow>(
+        `SELECT * FROM deployments d WHERE d.tenant_id = ? ${DEPLOYMENT_ORDER}`,
+      ),
+      revision: prepare<[string, string], RevisionRow>(
+        'SELECT * FROM deployment_revisions WHERE deployment_id = ? AND id = ?',
+      ),
       revisionsInProgress: prepare<string[], RevisionRow>(
         `SELECT * FROM deployment_revisions WHERE status IN (${placeholders(REVISION_STEP_STATUSES)}) ORDER BY created_at, id`,
       ),
       deploymentById: prepare<[string], DeploymentView>(`${DEPLOYMENT_VIEW} WHERE d.id = ?`),
-      revisionEvents: prepare<[string], RevisionEventRow>('SELECT * FROM deployment_revision_events WHERE revision_id = ? ORDER BY rowid'),
+      revisionEvents: prepare<[string], RevisionEventRow>(
+        'SELECT * FROM deployment_revision_events WHERE revision_id = ? ORDER BY rowid',
+      ),
       deletion: prepare<[string], DeploymentDeletionRow>('SELECT * FROM deployment_deletions WHERE deployment_id = ?'),
-      deletions: prepare<[], DeploymentDeletionRow>('SELECT * FROM deployment_deletions ORDER BY due_at, deployment_id'),
+      deletions: prepare<[], DeploymentDeletionRow>(
+        'SELECT * FROM deployment_deletions ORDER BY due_at, deployment_id',
+      ),
     };
   }
 
@@ -379,13 +409,17 @@ export class DeploymentStore {
   /** Removes a deployment with its revisions and, when asked, its tracing project (the session of the same name). */
   delete(deployment: DeploymentRow, options: { deleteTracingProject: boolean }): void {
     this.db.transaction(() => {
-      this.prepared('DELETE FROM deployment_revision_events WHERE revision_id IN (SELECT id FROM deployment_revisions WHERE deployment_id = ?)').run(
-        deployment.id,
-      );
+      this.prepared(
+        'DELETE FROM deployment_revision_events WHERE revision_id IN (SELECT id FROM deployment_revisions WHERE deployment_id = ?)',
+      ).run(deployment.id);
       this.prepared('DELETE FROM deployment_revisions WHERE deployment_id = ?').run(deployment.id);
       this.prepared('DELETE FROM deployment_deletions WHERE deployment_id = ?').run(deployment.id);
       this.prepared('DELETE FROM deployments WHERE id = ?').run(deployment.id);
-      if (options.deleteTracingProject) this.prepared('DELETE FROM sessions WHERE tenant_id = ? AND name = ?').run(deployment.tenant_id, deployment.name);
+      if (options.deleteTracingProject)
+        this.prepared('DELETE FROM sessions WHERE tenant_id = ? AND name = ?').run(
+          deployment.tenant_id,
+          deployment.name,
+        );
     })();
   }
 
@@ -395,7 +429,11 @@ export class DeploymentStore {
    */
   setRevisionStatus(revision: RevisionRow, status: RevisionStatus, now: Micros, detail: string | null = null): void {
     this.db.transaction(() => {
-      this.prepared('UPDATE deployment_revisions SET status = ?, updated_at = ? WHERE id = ?').run(status, now, revision.id);
+      this.prepared('UPDATE deployment_revisions SET status = ?, updated_at = ? WHERE id = ?').run(
+        status,
+        now,
+        revision.id,
+      );
       this.addEvent({ revision_id: revision.id, status, at: now, detail });
       if (status !== 'DEPLOYED') return;
       this.prepared(
@@ -410,7 +448,11 @@ export class DeploymentStore {
   }
 
   /** A deletion that takes time: the deployment AWAITING_DELETE until `dueAt`, its revisions in progress INTERRUPTED. */
-  startDeletion(deployment: DeploymentRow, dueAt: Micros, options: { deleteTracingProject: boolean; now: Micros }): void {
+  startDeletion(
+    deployment: DeploymentRow,
+    dueAt: Micros,
+    options: { deleteTracingProject: boolean; now: Micros },
+  ): void {
     this.db.transaction(() => {
       this.interruptInProgress(deployment.id, options.now);
       this.setDeploymentStatus(deployment.id, 'AWAITING_DELETE', options.now);
@@ -455,7 +497,11 @@ export class DeploymentStore {
       `INSERT INTO deployment_revision_events (revision_id, status, at, detail)
        SELECT id, 'INTERRUPTED', ?, NULL FROM deployment_revisions WHERE ${inProgress} ORDER BY created_at, id`,
     ).run(now, deploymentId, ...REVISION_STEP_STATUSES);
-    this.prepared(`UPDATE deployment_revisions SET status = 'INTERRUPTED', updated_at = ? WHERE ${inProgress}`).run(now, deploymentId, ...REVISION_STEP_STATUSES);
+    this.prepared(`UPDATE deployment_revisions SET status = 'INTERRUPTED', updated_at = ? WHERE ${inProgress}`).run(
+      now,
+      deploymentId,
+      ...REVISION_STEP_STATUSES,
+    );
   }
 
   /** Every revision, of any workspace, that is on its way to DEPLOYED. */
@@ -521,11 +567,9 @@ export class DeploymentStore {
   }
   /** One page of the workspace's listeners, oldest first. */
   listenersPage(tenantId: string, page: { limit: number; offset: number }): ListenerRow[] {
-    return this.prepared<unknown[], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?').all(
-      tenantId,
-      page.limit,
-      page.offset,
-    );
+    return this.prepared<unknown[], ListenerRow>(
+      'SELECT * FROM listeners WHERE tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?',
+    ).all(tenantId, page.limit, page.offset);
   }
   /** The ids of the workspace's deployments that run on a listener. */
   listenerUsers(tenantId: string, listenerId: string): string[] {
@@ -535,7 +579,9 @@ export class DeploymentStore {
     DeploymentStore.insertListener(this.db, row);
   }
   updateListener(row: ListenerRow): void {
-    this.prepared('UPDATE listeners SET compute_config = @compute_config, version = @version, updated_at = @updated_at WHERE id = @id').run(row);
+    this.prepared(
+      'UPDATE listeners SET compute_config = @compute_config, version = @version, updated_at = @updated_at WHERE id = @id',
+    ).run(row);
   }
   deleteListener(id: string): void {
     this.prepared('DELETE FROM listeners WHERE id = ?').run(id);
@@ -561,7 +607,10 @@ export class DeploymentStore {
     if (query.status !== undefined) where('d.status = ?', query.status);
     if (query.remote_reconciled !== undefined) where('d.remote_reconciled = ?', query.remote_reconciled ? 1 : 0);
     if (query.tag_value_ids?.length) {
-      where(`EXISTS (SELECT 1 FROM json_each(d.tag_value_ids) WHERE value IN (${placeholders(query.tag_value_ids)}))`, ...query.tag_value_ids);
+      where(
+        `EXISTS (SELECT 1 FROM json_each(d.tag_value_ids) WHERE value IN (${placeholders(query.tag_value_ids)}))`,
+        ...query.tag_value_ids,
+      );
     }
     if (query.image_version !== undefined) where('d.image_version = ?', query.image_version);
     if (query.deployment_type !== undefined) where('d.deployment_type = ?', query.deployment_type);

@@ -74,7 +74,15 @@ export function checkEndpoint(endpoint: string): void {
   }
 }
 
-const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'TimeoutError']);
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ETIMEDOUT',
+  'TimeoutError',
+]);
 
 /** Rewords an S3 client failure as `An error occurred (<Code>) when calling the <Operation> operation: <message>`. */
 export function describeFailure(error: unknown, operation: string, endpoint: string): ObjstoreError {
@@ -86,9 +94,15 @@ export function describeFailure(error: unknown, operation: string, endpoint: str
   }
   const code = (error as { code?: string; name?: string }).code ?? (error as { name?: string }).name ?? '';
   if (CONNECTION_ERRORS.has(code)) {
-    return new ObjstoreError(`Invalid endpoint: Could not connect to the endpoint URL: "${endpoint}"`, 'EndpointConnectionError');
+    return new ObjstoreError(
+      `Invalid endpoint: Could not connect to the endpoint URL: "${endpoint}"`,
+      'EndpointConnectionError',
+    );
   }
-  return new ObjstoreError(`An error occurred when calling the ${operation} operation: ${String((error as Error).message ?? error)}`, 'Unknown');
+  return new ObjstoreError(
+    `An error occurred when calling the ${operation} operation: ${String((error as Error).message ?? error)}`,
+    'Unknown',
+  );
 }
 
 const NODE_VERSION_NOTICE_SWITCH = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
@@ -118,24 +132,32 @@ export class ObjstoreClients {
 
   private async client(target: ObjstoreTarget): Promise<S3Client> {
     const { S3Client } = await loadSdk();
-    const cacheKey = JSON.stringify([target.endpoint, target.region, target.credentials.accessKeyId, target.credentials.secretAccessKey]);
+    const cacheKey = JSON.stringify([
+      target.endpoint,
+      target.region,
+      target.credentials.accessKeyId,
+      target.credentials.secretAccessKey,
+    ]);
     let client = this.clients.get(cacheKey);
     if (!client) {
-      client = withoutNodeVersionNotice(() => new S3Client({
-        endpoint: target.endpoint,
-        region: target.region,
-        credentials: target.credentials,
-        forcePathStyle: true,
-        maxAttempts: 1,
-        // An endpoint that accepts connections but never answers fails as unreachable instead of hanging.
-        // One connection per request: a pooled connection that sat idle while a run waited (the slow
-        // knob) could be one the store had dropped, failing the next upload with ECONNRESET; the
-        // embedded objstore is on loopback, where a new connection costs next to nothing.
-        requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000, httpAgent: { keepAlive: false } },
-        // A plain body with a checksum header, not aws-chunked framing.
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-      }));
+      client = withoutNodeVersionNotice(
+        () =>
+          new S3Client({
+            endpoint: target.endpoint,
+            region: target.region,
+            credentials: target.credentials,
+            forcePathStyle: true,
+            maxAttempts: 1,
+            // An endpoint that accepts connections but never answers fails as unreachable instead of hanging.
+            // One connection per request: a pooled connection that sat idle while a run waited (the slow
+            // knob) could be one the store had dropped, failing the next upload with ECONNRESET; the
+            // embedded objstore is on loopback, where a new connection costs next to nothing.
+            requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000, httpAgent: { keepAlive: false } },
+            // A plain body with a checksum header, not aws-chunked framing.
+            requestChecksumCalculation: 'WHEN_REQUIRED',
+            responseChecksumValidation: 'WHEN_REQUIRED',
+          }),
+      );
       this.clients.set(cacheKey, client);
     }
     return client;
@@ -146,7 +168,11 @@ export class ObjstoreClients {
     this.clients.clear();
   }
 
-  private async call<T>(target: ObjstoreTarget, operation: string, send: (client: S3Client, sdk: Sdk) => Promise<T>): Promise<T> {
+  private async call<T>(
+    target: ObjstoreTarget,
+    operation: string,
+    send: (client: S3Client, sdk: Sdk) => Promise<T>,
+  ): Promise<T> {
     try {
       return await send(await this.client(target), await loadSdk());
     } catch (error) {
@@ -161,7 +187,9 @@ export class ObjstoreClients {
   }
 
   deleteObject(target: ObjstoreTarget, bucket: string, key: string) {
-    return this.call(target, 'DeleteObject', (client, { DeleteObjectCommand }) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+    return this.call(target, 'DeleteObject', (client, { DeleteObjectCommand }) =>
+      client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })),
+    );
   }
 
   /** Size of a stored object, or null when the key pair may not read it (get permission is optional). */
@@ -180,17 +208,30 @@ export class ObjstoreClients {
    * Uploads a file: multipart above `partSize`, falling back to one PutObject when the key
    * pair may not use multipart uploads (that permission is optional for a destination).
    */
-  async uploadFile(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array, partSize: number): Promise<void> {
+  async uploadFile(
+    target: ObjstoreTarget,
+    bucket: string,
+    key: string,
+    body: Uint8Array,
+    partSize: number,
+  ): Promise<void> {
     const contentType = 'application/octet-stream';
     if (body.byteLength <= partSize) {
       await this.putObject(target, bucket, key, body, contentType);
       return;
     }
     const client = await this.client(target);
-    const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } = await loadSdk();
+    const {
+      AbortMultipartUploadCommand,
+      CompleteMultipartUploadCommand,
+      CreateMultipartUploadCommand,
+      UploadPartCommand,
+    } = await loadSdk();
     let uploadId: string | undefined;
     try {
-      uploadId = (await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType }))).UploadId;
+      uploadId = (
+        await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType }))
+      ).UploadId;
     } catch (error) {
       if (isServiceError(error) && error.name === 'AccessDenied') {
         await this.putObject(target, bucket, key, body, contentType);
@@ -202,13 +243,28 @@ export class ObjstoreClients {
       const parts = [];
       for (let offset = 0, partNumber = 1; offset < body.byteLength; offset += partSize, partNumber++) {
         const part = await client.send(
-          new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body.subarray(offset, offset + partSize) }),
+          new UploadPartCommand({
+            Bucket: bucket,
+            Key: key,
+            UploadId: uploadId,
+            PartNumber: partNumber,
+            Body: body.subarray(offset, offset + partSize),
+          }),
         );
         parts.push({ ETag: part.ETag, PartNumber: partNumber });
       }
-      await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      await client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
     } catch (error) {
-      await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      await client
+        .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }))
+        .catch(() => undefined);
       throw describeFailure(error, 'UploadPart', target.endpoint);
     }
   }

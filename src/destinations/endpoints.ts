@@ -29,7 +29,9 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 function compileAlias(alias: string): EndpointAlias {
   const shape = ALIAS_SHAPE.exec(alias);
   if (!shape) {
-    throw new TypeError(`endpoint alias ${JSON.stringify(alias)} must be http(s)://<host>[:<port>], with * for one host label`);
+    throw new TypeError(
+      `endpoint alias ${JSON.stringify(alias)} must be http(s)://<host>[:<port>], with * for one host label`,
+    );
   }
   const { scheme, host, port = '' } = shape.groups!;
   const hostPattern = host!.split('*').map(escapeRegExp).join('[A-Za-z0-9-]+');
@@ -41,7 +43,10 @@ function compileAlias(alias: string): EndpointAlias {
 
 /** The host an endpoint names, however malformed the rest (no scheme, a path, a port, user info). */
 function hostOf(endpoint: string): string {
-  const authority = endpoint.trim().replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, '').split(/[/?#]/, 1)[0]!;
+  const authority = endpoint
+    .trim()
+    .replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, '')
+    .split(/[/?#]/, 1)[0]!;
   return authority
     .slice(authority.lastIndexOf('@') + 1)
     .replace(/:\d*$/, '')
@@ -60,11 +65,20 @@ export function checkEndpointAliases(aliases: readonly string[]): void {
   aliases.forEach(compileAlias);
 }
 
-const isAliasOf = (compiled: readonly EndpointAlias[], endpointUrl: string) => compiled.some((alias) => alias.endpoint.test(endpointUrl));
+const isAliasOf = (compiled: readonly EndpointAlias[], endpointUrl: string) =>
+  compiled.some((alias) => alias.endpoint.test(endpointUrl));
 
 /** Whether a destination of this endpoint_url writes to the embedded objstore: none given, or exactly an alias. */
-export function isEmbeddedEndpoint(endpointUrl: string | null | undefined, aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES): boolean {
-  return endpointUrl === null || endpointUrl === undefined || endpointUrl === '' || isAliasOf(aliases.map(compileAlias), endpointUrl);
+export function isEmbeddedEndpoint(
+  endpointUrl: string | null | undefined,
+  aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES,
+): boolean {
+  return (
+    endpointUrl === null ||
+    endpointUrl === undefined ||
+    endpointUrl === '' ||
+    isAliasOf(aliases.map(compileAlias), endpointUrl)
+  );
 }
 
 const ALLOWED_ENDPOINT_SHAPE = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
@@ -72,7 +86,8 @@ const ALLOWED_ENDPOINT_SHAPE = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa
 /** Throws for an allowed endpoint that is not `host[:port]`. */
 export function checkAllowedEndpoints(allowed: readonly string[]): void {
   for (const entry of allowed) {
-    if (!ALLOWED_ENDPOINT_SHAPE.test(entry)) throw new TypeError(`allowed endpoint ${JSON.stringify(entry)} must be host[:port]`);
+    if (!ALLOWED_ENDPOINT_SHAPE.test(entry))
+      throw new TypeError(`allowed endpoint ${JSON.stringify(entry)} must be host[:port]`);
   }
 }
 
@@ -86,10 +101,13 @@ export interface EndpointReach {
 
 /** Throws, before anything is sent, for a resolved endpoint outside the reach: loopback, the bound host and the allowed entries. */
 export function endpointReachCheck(reach: EndpointReach): (endpointUrl: string) => void {
-  const allowed = new Set([...(reach.allowed ?? []), ...(reach.boundHost ? [reach.boundHost] : [])].map((entry) => entry.toLowerCase()));
+  const allowed = new Set(
+    [...(reach.allowed ?? []), ...(reach.boundHost ? [reach.boundHost] : [])].map((entry) => entry.toLowerCase()),
+  );
   return (endpointUrl) => {
     const url = new URL(endpointUrl);
-    if (isLoopbackName(url.hostname) || allowed.has(url.hostname.toLowerCase()) || allowed.has(url.host.toLowerCase())) return;
+    if (isLoopbackName(url.hostname) || allowed.has(url.hostname.toLowerCase()) || allowed.has(url.host.toLowerCase()))
+      return;
     throw new ObjstoreError(
       `Invalid endpoint: ${endpointUrl}: localplane sends only to loopback, its own objstore and the production endpoints it serves; ` +
         `start it with --allow-endpoints ${url.host} (LOCALPLANE_ALLOW_ENDPOINTS) to send there`,
@@ -98,7 +116,10 @@ export function endpointReachCheck(reach: EndpointReach): (endpointUrl: string) 
   };
 }
 
-export function createEndpointResolver(embeddedUrl: () => Promise<string>, aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES) {
+export function createEndpointResolver(
+  embeddedUrl: () => Promise<string>,
+  aliases: readonly string[] = DEFAULT_ENDPOINT_ALIASES,
+) {
   const compiled = aliases.map(compileAlias);
   return async (endpointUrl: string | null | undefined): Promise<string> => {
     if (endpointUrl === null || endpointUrl === undefined || endpointUrl === '') return embeddedUrl();

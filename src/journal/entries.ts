@@ -8,12 +8,18 @@ export const JOURNAL_BODY_CHARS = 8 * 1024;
 
 /** A SigV4 Authorization header keeps its credential scope and signed headers; any other scheme is masked whole. */
 function maskAuthorization(value: string): string {
-  return value.startsWith('AWS4-') ? value.replace(/Signature=[^,\s]*/g, `Signature=${MASKED_SECRET_VALUE}`) : MASKED_SECRET_VALUE;
+  return value.startsWith('AWS4-')
+    ? value.replace(/Signature=[^,\s]*/g, `Signature=${MASKED_SECRET_VALUE}`)
+    : MASKED_SECRET_VALUE;
 }
 
 /** A header's value as the journal shows it (`name` in lower case): whole when its name is secret, else its secret query parameters. */
 export const maskedHeaderValue = (name: string, value: string) =>
-  name === 'authorization' ? maskAuthorization(value) : isSecretName(name) ? MASKED_SECRET_VALUE : maskSecretQueryValues(value);
+  name === 'authorization'
+    ? maskAuthorization(value)
+    : isSecretName(name)
+      ? MASKED_SECRET_VALUE
+      : maskSecretQueryValues(value);
 
 /** Header names in lower case, a repeated header's values joined by `, ` as Headers does, secrets masked. */
 export function maskedHeaders(headers: Iterable<[string, string]>): Record<string, string> {
@@ -88,13 +94,18 @@ function maskedJson(text: string, mask: (value: unknown) => unknown): string | n
 /** A JSON value with the value of every secret name (isSecretName) masked whole, at any depth. */
 const maskSecretValues = (value: unknown) => maskSecretFields(value, () => MASKED_SECRET_VALUE);
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** The fields of a sent value that its schema read (`accepted`, unknown fields dropped), with their values as sent. */
 function knownFields(sent: unknown, accepted: unknown): unknown {
   if (Array.isArray(sent) && Array.isArray(accepted)) return sent.map((item, at) => knownFields(item, accepted[at]));
   if (isRecord(sent) && isRecord(accepted)) {
-    return Object.fromEntries(Object.entries(sent).flatMap(([key, value]) => (Object.hasOwn(accepted, key) ? [[key, knownFields(value, accepted[key])]] : [])));
+    return Object.fromEntries(
+      Object.entries(sent).flatMap(([key, value]) =>
+        Object.hasOwn(accepted, key) ? [[key, knownFields(value, accepted[key])]] : [],
+      ),
+    );
   }
   return sent;
 }
@@ -177,13 +188,22 @@ export function maskSigningDetails(text: string): string {
  * A body as the journal keeps it: JSON with its secret names' values masked, text bounded, binary as
  * size and type. It holds no reference to the body: only the first JOURNAL_BODY_CHARS characters.
  */
-export function journalBody({ bytes, size, contentType, maskText, maskJson = maskSecretValues }: BodyCapture): JournalBody {
+export function journalBody({
+  bytes,
+  size,
+  contentType,
+  maskText,
+  maskJson = maskSecretValues,
+}: BodyCapture): JournalBody {
   const summary = { text: null, size, content_type: contentType, truncated: false };
   if (bytes === null || bytes.byteLength === 0) return summary;
   const whole = size === null || bytes.byteLength >= size;
   const decoded = decodeText(bytes, contentType, whole);
   if (decoded === null) return summary;
-  const json = maskJson !== null && whole && (contentType === null || JSON_TYPE.test(contentType)) ? maskedJson(decoded, maskJson) : null;
+  const json =
+    maskJson !== null && whole && (contentType === null || JSON_TYPE.test(contentType))
+      ? maskedJson(decoded, maskJson)
+      : null;
   const text = json ?? maskText(decoded);
   const truncated = !whole || text.length > JOURNAL_BODY_CHARS;
   return { text: textHead(text, JOURNAL_BODY_CHARS), size, content_type: contentType, truncated };

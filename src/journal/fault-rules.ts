@@ -2,7 +2,14 @@ import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { customIssue, ValidationFailed, type ValidationDetail } from '../shared/errors.ts';
 import { createRandom, seedFrom, type Random } from '../shared/prng.ts';
-import { missedFields, onlyHarnessPaths, requestMatcher, requestMatchFields, type MatchableRequest, type MissedField } from './matching.ts';
+import {
+  missedFields,
+  onlyHarnessPaths,
+  requestMatcher,
+  requestMatchFields,
+  type MatchableRequest,
+  type MissedField,
+} from './matching.ts';
 
 /** Added latency is wall time, and at most this much per request. */
 export const MAX_LATENCY_MS = 60_000;
@@ -16,13 +23,29 @@ const latencyDistribution = z.discriminatedUnion('distribution', [
 const ACTION_KINDS = ['status', 'latency_ms', 'latency', 'drop_connection', 'empty_reply'] as const;
 
 /** Headers that frame a reply: a fault's error reply sets them itself. */
-const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'trailer', 'content-encoding']);
+const FRAMING_HEADERS = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'trailer',
+  'content-encoding',
+]);
 const MAX_REPLY_HEADERS = 20;
 
 /** Headers an error reply carries beside its own (`Retry-After`, say). */
 const replyHeaders = z
-  .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/), z.string().max(1000).regex(/^[^\r\n\0]*$/))
-  .refine((headers) => Object.keys(headers).length <= MAX_REPLY_HEADERS, { message: `at most ${MAX_REPLY_HEADERS} headers` })
+  .record(
+    z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/),
+    z
+      .string()
+      .max(1000)
+      .regex(/^[^\r\n\0]*$/),
+  )
+  .refine((headers) => Object.keys(headers).length <= MAX_REPLY_HEADERS, {
+    message: `at most ${MAX_REPLY_HEADERS} headers`,
+  })
   .refine((headers) => Object.keys(headers).every((name) => !FRAMING_HEADERS.has(name.toLowerCase())), {
     message: `the reply sets its own ${[...FRAMING_HEADERS].join(', ')}`,
   });
@@ -37,7 +60,10 @@ export const faultAction = z
   .strictObject({
     status: z.int().min(400).max(599).optional(),
     detail: z.string().min(1).max(1000).optional(),
-    code: z.string().regex(/^[A-Za-z]{1,64}$/).optional(),
+    code: z
+      .string()
+      .regex(/^[A-Za-z]{1,64}$/)
+      .optional(),
     headers: replyHeaders.optional(),
     /** Any JSON value (the request is JSON): a recursive JSON schema would not fit the served document. */
     body: z.unknown().optional(),
@@ -49,9 +75,17 @@ export const faultAction = z
   .superRefine((action, ctx) => {
     const given = ACTION_KINDS.filter((kind) => action[kind] !== undefined);
     if (given.length !== 1) {
-      ctx.addIssue(customIssue('value_error', `an action has exactly one of ${ACTION_KINDS.join(', ')}; got ${given.length === 0 ? 'none' : given.join(', ')}`));
+      ctx.addIssue(
+        customIssue(
+          'value_error',
+          `an action has exactly one of ${ACTION_KINDS.join(', ')}; got ${given.length === 0 ? 'none' : given.join(', ')}`,
+        ),
+      );
     }
-    if (action.status === undefined && (['detail', 'code', 'headers', 'body'] as const).some((field) => action[field] !== undefined)) {
+    if (
+      action.status === undefined &&
+      (['detail', 'code', 'headers', 'body'] as const).some((field) => action[field] !== undefined)
+    ) {
       ctx.addIssue(customIssue('value_error', 'detail, code, headers and body go with status'));
     }
     if (action.latency?.distribution === 'uniform' && action.latency.min_ms > action.latency.max_ms) {
@@ -114,24 +148,59 @@ function standardNormal(random: Random): number {
  * requests, which have none), or a body for objstore answers (an S3 error, as code and detail).
  */
 function refusals({ match, action }: FaultRuleRequest, workspaceExists: (id: string) => boolean): ValidationDetail[] {
-  const detail = (loc: string[], input: unknown, why: string): ValidationDetail => ({ type: 'value_error', loc: ['body', ...loc], msg: `Value error, ${why}`, input });
+  const detail = (loc: string[], input: unknown, why: string): ValidationDetail => ({
+    type: 'value_error',
+    loc: ['body', ...loc],
+    msg: `Value error, ${why}`,
+    input,
+  });
   const details: ValidationDetail[] = [];
   if (match.path !== undefined && match.source !== 'objstore' && onlyHarnessPaths(match.path)) {
-    details.push(detail(['match', 'path'], match.path, 'the harness\'s own paths (/_localplane, /docs, /ui, /openapi.json) are never faulted: this rule would never fire'));
+    details.push(
+      detail(
+        ['match', 'path'],
+        match.path,
+        "the harness's own paths (/_localplane, /docs, /ui, /openapi.json) are never faulted: this rule would never fire",
+      ),
+    );
   }
   if (match.workspace_id !== undefined) {
-    if (match.source === 'objstore') details.push(detail(['match', 'workspace_id'], match.workspace_id, 'objstore requests belong to no workspace: this rule would never fire'));
-    else if (!workspaceExists(match.workspace_id.toLowerCase())) details.push(detail(['match', 'workspace_id'], match.workspace_id, `there is no workspace ${match.workspace_id}: this rule would never fire`));
+    if (match.source === 'objstore')
+      details.push(
+        detail(
+          ['match', 'workspace_id'],
+          match.workspace_id,
+          'objstore requests belong to no workspace: this rule would never fire',
+        ),
+      );
+    else if (!workspaceExists(match.workspace_id.toLowerCase()))
+      details.push(
+        detail(
+          ['match', 'workspace_id'],
+          match.workspace_id,
+          `there is no workspace ${match.workspace_id}: this rule would never fire`,
+        ),
+      );
   }
   if (action.body !== undefined && match.source === 'objstore') {
-    details.push(detail(['action', 'body'], action.body, 'the objstore answers an S3 error document (its code and detail): a body is for API answers'));
+    details.push(
+      detail(
+        ['action', 'body'],
+        action.body,
+        'the objstore answers an S3 error document (its code and detail): a body is for API answers',
+      ),
+    );
   }
   return details;
 }
 
 /** Generic fault rules for the API and the objstore: the first matching rule that fires acts. */
 export class FaultRules {
-  private rules: { rule: FaultRule; matches: (request: MatchableRequest) => boolean; misses: (request: MatchableRequest) => MissedField[] }[] = [];
+  private rules: {
+    rule: FaultRule;
+    matches: (request: MatchableRequest) => boolean;
+    misses: (request: MatchableRequest) => MissedField[];
+  }[] = [];
   private nextId = 1;
   private random: Random;
 
@@ -217,7 +286,10 @@ export class FaultRules {
     }
     if (action.latency_ms !== undefined) return { kind: 'delay', ms: action.latency_ms };
     if (action.latency?.distribution === 'uniform') {
-      return { kind: 'delay', ms: action.latency.min_ms + this.random() * (action.latency.max_ms - action.latency.min_ms) };
+      return {
+        kind: 'delay',
+        ms: action.latency.min_ms + this.random() * (action.latency.max_ms - action.latency.min_ms),
+      };
     }
     if (action.latency?.distribution === 'normal') {
       const drawn = action.latency.mean_ms + action.latency.stddev_ms * standardNormal(this.random);

@@ -4,7 +4,14 @@ import { customIssue } from '../shared/errors.ts';
 import { queryInteger } from '../shared/validation.ts';
 import { Needle } from '../shared/needle.ts';
 import { globMatcher } from './glob.ts';
-import { globText, headerMatch, headerMatchText, requestMatcher, requestMatchFields, type MatchableRequest } from './matching.ts';
+import {
+  globText,
+  headerMatch,
+  headerMatchText,
+  requestMatcher,
+  requestMatchFields,
+  type MatchableRequest,
+} from './matching.ts';
 import type { JournalEntry, ObjstoreTarget } from './schemas.ts';
 
 export const MAX_JOURNAL_LIMIT = 10_000;
@@ -66,7 +73,15 @@ export const journalStreamQuery = z.strictObject({ since: sinceText.optional(), 
 
 /** The filter as the JSON body of POST /_localplane/requests/find (and `lp.requests.*`). */
 export const journalFind = z.strictObject({
-  since: z.union([z.int().min(0).transform((id): Since => ({ id })), sinceText]).optional(),
+  since: z
+    .union([
+      z
+        .int()
+        .min(0)
+        .transform((id): Since => ({ id })),
+      sinceText,
+    ])
+    .optional(),
   limit: z.int().min(1).max(MAX_JOURNAL_LIMIT).optional(),
   order: order.optional(),
   ...requestMatchFields,
@@ -109,7 +124,8 @@ function targetTest(filter: JournalFilter): ((target: ObjstoreTarget | null) => 
     return glob === undefined ? [] : [{ field, matches: globMatcher(glob) }];
   });
   if (tests.length === 0) return null;
-  return (target) => target !== null && tests.every(({ field, matches }) => target[field] !== null && matches(target[field]));
+  return (target) =>
+    target !== null && tests.every(({ field, matches }) => target[field] !== null && matches(target[field]));
 }
 
 /**
@@ -122,12 +138,17 @@ export function entryMatcher(filter: JournalFilter): (kept: FilterableEntry) => 
   const { since, fault_rule: faultRuleId } = filter;
   const statusHolds = statusTest(filter.status);
   const targetHolds = targetTest(filter);
-  const [inRequest, inResponse, inEither] = [filter.body_contains, filter.response_body_contains, filter.any_body_contains].map(needleOf);
+  const [inRequest, inResponse, inEither] = [
+    filter.body_contains,
+    filter.response_body_contains,
+    filter.any_body_contains,
+  ].map(needleOf);
   return (kept) => {
     return (
       (since === undefined || ('id' in since ? kept.id > since.id : kept.micros >= since.time)) &&
       (statusHolds === null || statusHolds(kept.status)) &&
-      (faultRuleId === undefined || (faultRuleId === 'any' ? kept.fault_rule_id !== null : kept.fault_rule_id === faultRuleId)) &&
+      (faultRuleId === undefined ||
+        (faultRuleId === 'any' ? kept.fault_rule_id !== null : kept.fault_rule_id === faultRuleId)) &&
       (targetHolds === null || targetHolds(kept.target)) &&
       matchesRequest(kept) &&
       (inRequest === undefined || kept.bodyHolds('request', inRequest)) &&

@@ -310,7 +310,8 @@ class GlobAutomaton {
 }
 
 /** A set as a text (two characters a word), to find its state by. */
-const keyOf = (set: Uint32Array): string => String.fromCharCode(...new Uint16Array(set.buffer, set.byteOffset, set.length * 2));
+const keyOf = (set: Uint32Array): string =>
+  String.fromCharCode(...new Uint16Array(set.buffer, set.byteOffset, set.length * 2));
 
 const setBit = (set: Uint32Array, position: number) => (set[position >>> 5]! |= 1 << (position & 31));
 const hasBit = (set: Uint32Array, position: number) => (set[position >>> 5]! & (1 << (position & 31))) !== 0;

@@ -7,11 +7,15 @@ import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 
 /** What is known of a request when it is recorded, and all that the cheap filters read (`target`: null for the API's). */
-export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'> & { target: ObjstoreTarget | null };
+export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'> & {
+  target: ObjstoreTarget | null;
+};
 /** An entry's bodies, made apart from the rest: a body filter reads them alone. */
 export type EntryBodies = { request: JournalBody; response: JournalBody };
 /** The rest of an entry, but for its time (its `micros`). */
-export type EntryDetails = Pick<JournalEntry, 'wall_time' | 'query' | 'objstore' | 'duration_ms'> & { requestHeaders: JournalEntry['request']['headers'] };
+export type EntryDetails = Pick<JournalEntry, 'wall_time' | 'query' | 'objstore' | 'duration_ms'> & {
+  requestHeaders: JournalEntry['request']['headers'];
+};
 /**
  * Makes an entry's parts when the journal is read (building and masking them costs more than
  * answering a cached list), each apart: a body filter reads the bodies alone. One object of
@@ -72,7 +76,13 @@ export class KeptEntry implements FilterableEntry {
   /** Whether the text of a body holds the needle. */
   bodyHolds(part: keyof EntryBodies, needle: Needle): boolean {
     const responseSource = this.parts?.responseSource;
-    if (part === 'response' && this.madeResponse === null && responseSource !== undefined && !needle.mayBeIn(responseSource)) return false;
+    if (
+      part === 'response' &&
+      this.madeResponse === null &&
+      responseSource !== undefined &&
+      !needle.mayBeIn(responseSource)
+    )
+      return false;
     return this.body(part).text?.includes(needle.text) ?? false;
   }
 

@@ -10,7 +10,8 @@ const HARNESS_PATHS = new Set(['/openapi.json', ...HARNESS_FOLDERS]);
 const HARNESS_PREFIXES = HARNESS_FOLDERS.map((folder) => `${folder}/`);
 
 /** The harness's own paths, never journalled or faulted: the admin API, the API's description (/openapi.json, /docs) and the dashboard (/ui). */
-export const isHarnessPath = (path: string) => HARNESS_PATHS.has(path) || HARNESS_PREFIXES.some((prefix) => path.startsWith(prefix));
+export const isHarnessPath = (path: string) =>
+  HARNESS_PATHS.has(path) || HARNESS_PREFIXES.some((prefix) => path.startsWith(prefix));
 
 /** Whether every path a glob matches is the harness's own: its text before any wildcard is a harness path, and ends in `/` when a wildcard follows. */
 export function onlyHarnessPaths(glob: string): boolean {
@@ -34,9 +35,13 @@ export const globText = z
   .string()
   .min(1)
   .max(MAX_GLOB_LENGTH)
-  .refine((glob) => (glob.match(/\*+/g) ?? []).length <= MAX_GLOB_WILDCARDS, { message: `A glob has at most ${MAX_GLOB_WILDCARDS} wildcards` });
+  .refine((glob) => (glob.match(/\*+/g) ?? []).length <= MAX_GLOB_WILDCARDS, {
+    message: `A glob has at most ${MAX_GLOB_WILDCARDS} wildcards`,
+  });
 
-export const pathGlob = globText.refine((glob) => glob.startsWith('/') || glob.startsWith('*'), { message: 'A path glob starts with / (or a wildcard)' });
+export const pathGlob = globText.refine((glob) => glob.startsWith('/') || glob.startsWith('*'), {
+  message: 'A path glob starts with / (or a wildcard)',
+});
 
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/);
 
@@ -63,7 +68,13 @@ export const requestMatchFields = {
   header: headerMatch.optional(),
   source: z.enum(REQUEST_SOURCES).optional(),
 };
-export type RequestMatch = { method?: string; path?: string; workspace_id?: string; header?: HeaderMatch; source?: RequestSource };
+export type RequestMatch = {
+  method?: string;
+  path?: string;
+  workspace_id?: string;
+  header?: HeaderMatch;
+  source?: RequestSource;
+};
 /** The fields a match may name. */
 export const MATCH_FIELDS = Object.keys(requestMatchFields) as [keyof RequestMatch, ...(keyof RequestMatch)[]];
 
@@ -116,10 +127,21 @@ function fieldTests(match: RequestMatch): FieldTest[] {
   const tests: FieldTest[] = [];
   if (match.method !== undefined) {
     const method = match.method.toUpperCase();
-    tests.push({ field: 'method', wanted: method, holds: (request) => request.method === method, got: (request) => request.method });
+    tests.push({
+      field: 'method',
+      wanted: method,
+      holds: (request) => request.method === method,
+      got: (request) => request.method,
+    });
   }
   const { source } = match;
-  if (source !== undefined) tests.push({ field: 'source', wanted: source, holds: (request) => request.source === source, got: (request) => request.source });
+  if (source !== undefined)
+    tests.push({
+      field: 'source',
+      wanted: source,
+      holds: (request) => request.source === source,
+      got: (request) => request.source,
+    });
   if (match.path !== undefined) {
     const glob = globMatcher(match.path);
     const got = (request: MatchableRequest) => {
@@ -130,7 +152,12 @@ function fieldTests(match: RequestMatch): FieldTest[] {
   }
   if (match.workspace_id !== undefined) {
     const workspaceId = match.workspace_id.toLowerCase();
-    tests.push({ field: 'workspace_id', wanted: workspaceId, holds: (request) => request.workspaceId() === workspaceId, got: (request) => request.workspaceId() });
+    tests.push({
+      field: 'workspace_id',
+      wanted: workspaceId,
+      holds: (request) => request.workspaceId() === workspaceId,
+      got: (request) => request.workspaceId(),
+    });
   }
   const { header } = match;
   if (header !== undefined) {
@@ -154,7 +181,10 @@ export function requestMatcher(match: RequestMatch): (request: MatchableRequest)
 /** The fields of a match that a request misses, with what it wanted and what the request had (none: it matches). */
 export function missedFields(match: RequestMatch): (request: MatchableRequest) => MissedField[] {
   const tests = fieldTests(match);
-  return (request) => tests.filter((test) => !test.holds(request)).map(({ field, wanted, got }) => ({ field, wanted, got: got(request) }));
+  return (request) =>
+    tests
+      .filter((test) => !test.holds(request))
+      .map(({ field, wanted, got }) => ({ field, wanted, got: got(request) }));
 }
 
 function headerHolds(match: HeaderMatch, value: string | undefined): boolean {

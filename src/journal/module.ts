@@ -34,5 +34,10 @@ export function journalModule(core: InstanceCore, options: JournalModuleOptions)
   core.teardown.add('intake', () => streams.closeAll());
   core.parts.register('request journal', { reset: () => journal.reset() });
   core.parts.register('fault rules', { reset: () => faultRules.reset() });
-  return { observer, adminRoutes: journalRoutes({ journal, streams, faultRules, clock: core.clock }), requests: requestsApi(journal, core.clock), faultRules: faultRulesApi(faultRules, journal) };
+  return {
+    observer,
+    adminRoutes: journalRoutes({ journal, streams, faultRules, clock: core.clock }),
+    requests: requestsApi(journal, core.clock),
+    faultRules: faultRulesApi(faultRules, journal),
+  };
 }

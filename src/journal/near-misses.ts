@@ -14,12 +14,22 @@ export const nearMissesQuery = z.strictObject({
 });
 
 /** The journalled requests no rule acted on, oldest first, each beside the rule closest to matching it; none while there are no rules. */
-export function nearMisses(journal: RequestJournal, faultRules: FaultRules, { since, limit }: z.output<typeof nearMissesQuery>): NearMisses {
+export function nearMisses(
+  journal: RequestJournal,
+  faultRules: FaultRules,
+  { since, limit }: z.output<typeof nearMissesQuery>,
+): NearMisses {
   const near_misses = journal.unfaulted(since ?? 0, limit ?? DEFAULT_NEAR_MISSES).flatMap((kept) => {
     const nearest = faultRules.nearest(kept);
     if (nearest === null) return [];
     const { id, time, source, method, path, status, workspace_id } = kept.entry();
-    return [{ request: { id, time, source, method, path, status, workspace_id }, rule_id: nearest.ruleId, missed: nearest.missed }];
+    return [
+      {
+        request: { id, time, source, method, path, status, workspace_id },
+        rule_id: nearest.ruleId,
+        missed: nearest.missed,
+      },
+    ];
   });
   return { near_misses };
 }

@@ -22,6 +22,15 @@ export function objstoreJournal(journal: RequestJournal): ObjstoreJournalRecord[
   return journal.list({ source: 'objstore' }).map(({ wall_time, method, status, objstore }) => {
     // Every objstore request's entry has its S3 details.
     const { operation, bucket, key, access_key_id, error_code } = objstore!;
-    return { time: wall_time, method, operation, bucket, key, accessKeyId: access_key_id, status, errorCode: error_code };
+    return {
+      time: wall_time,
+      method,
+      operation,
+      bucket,
+      key,
+      accessKeyId: access_key_id,
+      status,
+      errorCode: error_code,
+    };
   });
 }

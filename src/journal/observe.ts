@@ -9,7 +9,16 @@ import { isInProcessCall } from '../shared/in-process-calls.ts';
 import { printable } from '../shared/log-text.ts';
 import { ABORTED_STATUS, headerText, whenResponseEnds, type CapturedResponse } from '../shared/response-capture.ts';
 import { bodyReadOf } from '../shared/validation.ts';
-import { JOURNAL_BODY_CHARS, journalBody, maskedHeaders, maskedQuery, maskAsRead, maskSecretQueryValues, maskSigningDetails, maskWhole } from './entries.ts';
+import {
+  JOURNAL_BODY_CHARS,
+  journalBody,
+  maskedHeaders,
+  maskedQuery,
+  maskAsRead,
+  maskSecretQueryValues,
+  maskSigningDetails,
+  maskWhole,
+} from './entries.ts';
 import type { JournalBody, JournalEntry } from './schemas.ts';
 import type { FaultEffect, FaultRules } from './fault-rules.ts';
 import type { EntryDetails, EntryParts, EntrySummary, RequestJournal } from './journal.ts';
@@ -46,8 +55,13 @@ const arrivalNow = (clock: Pick<Clock, 'now'>): Arrival => ({
 const STATUS_COLOURS: Readonly<Record<number, number>> = { 2: 32, 3: 36, 4: 33, 5: 31 };
 
 /** `[objstore ]METHOD /path STATUS Nms`: the path without its query, which may hold presigned signatures, control characters escaped. */
-export function requestLogLine(entry: Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'duration_ms'>, colour: boolean): string {
-  const status = colour ? `\u001b[${STATUS_COLOURS[Math.floor(entry.status / 100)] ?? 0}m${entry.status}\u001b[0m` : String(entry.status);
+export function requestLogLine(
+  entry: Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'duration_ms'>,
+  colour: boolean,
+): string {
+  const status = colour
+    ? `\u001b[${STATUS_COLOURS[Math.floor(entry.status / 100)] ?? 0}m${entry.status}\u001b[0m`
+    : String(entry.status);
   return `${entry.source === 'objstore' ? 'objstore ' : ''}${printable(`${entry.method} ${entry.path}`)} ${status} ${Math.round(entry.duration_ms)}ms`;
 }
 
@@ -57,11 +71,11 @@ const keepText = (text: string) => text;
  * API responses are kept as sent, never parsed (parsing a 32 KB list costs more than serving it):
  * the API answers no secret values (test/secret-leaks.test.ts reads every answer, the journal's too).
  */
-const apiResponseBody = ({ head, size, contentType }: CapturedResponse) => journalBody({ bytes: head, size, contentType, maskText: keepText, maskJson: null });
+const apiResponseBody = ({ head, size, contentType }: CapturedResponse) =>
+  journalBody({ bytes: head, size, contentType, maskText: keepText, maskJson: null });
 
 /** Names the fault rule that answered an API request with its status and detail. */
 export const FAULT_RULE_HEADER = 'X-Localplane-Fault-Rule';
-
 
 const splitTarget = (target: string) => {
   const mark = target.indexOf('?');
@@ -124,12 +138,21 @@ export class RequestObserver {
       const workspaceId = () => {
         if (keyWorkspaceId === undefined) {
           const apiKey = headers.get('x-api-key');
-          keyWorkspaceId = (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ?? headers.get('x-tenant-id')?.toLowerCase() ?? null;
+          keyWorkspaceId =
+            (apiKey === null ? null : this.deps.workspaceOfApiKey(apiKey)) ??
+            headers.get('x-tenant-id')?.toLowerCase() ??
+            null;
         }
         return keyWorkspaceId;
       };
       const method = c.req.method;
-      const effect = this.fire(arrival, { source: 'api', method, path, workspaceId, header: (name) => headers.get(name) ?? undefined });
+      const effect = this.fire(arrival, {
+        source: 'api',
+        method,
+        path,
+        workspaceId,
+        header: (name) => headers.get(name) ?? undefined,
+      });
 
       const stopped = effect?.kind === 'delay' && !(await this.delay(effect.ms));
       if (stopped) c.res = cutConnection(incoming, 'reset');
@@ -142,7 +165,11 @@ export class RequestObserver {
       const requestBody = apiRequestBody(c.req.raw);
       const workspace_id = c.get('workspace')?.id ?? workspaceId();
       const journal = (status: number, written: CapturedResponse | null) =>
-        this.record(arrival, { source: 'api', method, path, status, workspace_id, target: null }, new ApiEntryParts(arrival, requestBody, written, search, headerList));
+        this.record(
+          arrival,
+          { source: 'api', method, path, status, workspace_id, target: null },
+          new ApiEntryParts(arrival, requestBody, written, search, headerList),
+        );
       if (stopped || effect?.kind === 'reset' || effect?.kind === 'close') return journal(ABORTED_STATUS, null);
       const outgoing = c.env?.outgoing;
       if (outgoing) {
@@ -152,7 +179,12 @@ export class RequestObserver {
         const bytes = c.res.body === null ? new Uint8Array(0) : new Uint8Array(await c.res.clone().arrayBuffer());
         // Only a copy of the head is kept, as from a socket: the entry is made later, from it.
         const head = Buffer.from(bytes.slice(0, JOURNAL_BODY_CHARS).buffer);
-        journal(c.res.status, { head, source: head, size: bytes.byteLength, contentType: c.res.headers.get('content-type') });
+        journal(c.res.status, {
+          head,
+          source: head,
+          size: bytes.byteLength,
+          contentType: c.res.headers.get('content-type'),
+        });
       }
     };
   }
@@ -160,7 +192,10 @@ export class RequestObserver {
   /** The objstore's observer: the same journal, log and fault rules. */
   objstore(): ObjstoreObserver {
     /** The target and headers as they arrived: kept before the gateway's handlers read or change the request. */
-    const arrivals = new WeakMap<IncomingMessage, { arrival: Arrival; path: string; search: string; headers: Record<string, string> }>();
+    const arrivals = new WeakMap<
+      IncomingMessage,
+      { arrival: Arrival; path: string; search: string; headers: Record<string, string> }
+    >();
     return {
       arrive: (req) => {
         const arrival = arrivalNow(this.deps.clock);
@@ -177,10 +212,21 @@ export class RequestObserver {
         return this.delay(effect.ms).then((served): ObjstoreFault | null => (served ? null : { kind: 'reset' }));
       },
       complete: ({ req, record, requestBody, responseBody }) => {
-        const { arrival, path, search, headers } = arrivals.get(req) ?? { arrival: arrivalNow(this.deps.clock), ...splitTarget(req.url ?? '/'), headers: {} };
+        const { arrival, path, search, headers } = arrivals.get(req) ?? {
+          arrival: arrivalNow(this.deps.clock),
+          ...splitTarget(req.url ?? '/'),
+          headers: {},
+        };
         this.record(
           arrival,
-          { source: 'objstore', method: record.method, path, status: record.status, workspace_id: null, target: { operation: record.operation, bucket: record.bucket, key: record.key } },
+          {
+            source: 'objstore',
+            method: record.method,
+            path,
+            status: record.status,
+            workspace_id: null,
+            target: { operation: record.operation, bucket: record.bucket, key: record.key },
+          },
           new ObjstoreEntryParts(arrival, requestBody, responseBody, search, headers, record),
         );
       },
@@ -241,7 +287,11 @@ class ApiEntryParts extends RecordedParts {
   }
 
   protected requestDetails(): RequestDetails {
-    return { query: maskedQuery(this.search), requestHeaders: maskedHeaders(headerPairsOf(this.headerList)), objstore: null };
+    return {
+      query: maskedQuery(this.search),
+      requestHeaders: maskedHeaders(headerPairsOf(this.headerList)),
+      objstore: null,
+    };
   }
 }
 
@@ -268,11 +318,16 @@ class ObjstoreEntryParts extends RecordedParts {
 
   protected requestDetails(): RequestDetails {
     const { operation, bucket, key, accessKeyId, errorCode } = this.record;
-    return { query: maskedQuery(this.search), requestHeaders: this.headers, objstore: { operation, bucket, key, access_key_id: accessKeyId, error_code: errorCode } };
+    return {
+      query: maskedQuery(this.search),
+      requestHeaders: this.headers,
+      objstore: { operation, bucket, key, access_key_id: accessKeyId, error_code: errorCode },
+    };
   }
 }
 
-const objstoreBody = ({ head, size, contentType }: ObservedBody): JournalBody => journalBody({ bytes: head, size, contentType, maskText: maskSigningDetails });
+const objstoreBody = ({ head, size, contentType }: ObservedBody): JournalBody =>
+  journalBody({ bytes: head, size, contentType, maskText: maskSigningDetails });
 
 /** What the endpoint read of the body (see BodyRead); only the declared size of a body it did not read. */
 function apiRequestBody(request: Request): JournalBody {
@@ -281,7 +336,9 @@ function apiRequestBody(request: Request): JournalBody {
   if (read === undefined) {
     const declared = request.headers.get('content-length');
     const size = declared !== null ? Number(declared) : request.headers.has('transfer-encoding') ? null : 0;
-    return size === 0 && contentType === null ? NO_BODY : { text: null, size, content_type: contentType, truncated: false };
+    return size === 0 && contentType === null
+      ? NO_BODY
+      : { text: null, size, content_type: contentType, truncated: false };
   }
   // Text that is not JSON (a form, say) may still carry secrets as query parameters.
   const masks = read.carriesSecrets
@@ -298,7 +355,8 @@ function faultReply(c: Context, effect: Extract<FaultEffect, { kind: 'error' }>,
 
 function objstoreFault(effect: FaultEffect | null): ObjstoreFault | null {
   if (effect === null || effect.kind === 'delay') return null;
-  if (effect.kind === 'error') return { kind: 'error', status: effect.status, code: effect.code, message: effect.detail, headers: effect.headers };
+  if (effect.kind === 'error')
+    return { kind: 'error', status: effect.status, code: effect.code, message: effect.detail, headers: effect.headers };
   return { kind: effect.kind };
 }
 
@@ -315,7 +373,10 @@ function cutConnection(incoming: IncomingMessage | undefined, how: 'reset' | 'cl
   }
   return new Response(
     new ReadableStream({
-      start: (controller) => controller.error(new Error(how === 'reset' ? 'connection reset by a fault rule' : 'empty reply from a fault rule')),
+      start: (controller) =>
+        controller.error(
+          new Error(how === 'reset' ? 'connection reset by a fault rule' : 'empty reply from a fault rule'),
+        ),
     }),
   );
 }

@@ -61,7 +61,8 @@ function added(rules: FaultRules, rule: FaultRuleInput): FaultRuleView {
   try {
     return rules.add(parsed(faultRuleRequest, rule));
   } catch (error) {
-    if (error instanceof ValidationFailed) throw new TypeError(error.details.map((detail) => `${detail.loc.slice(1).join('.')}: ${detail.msg}`).join('\n'));
+    if (error instanceof ValidationFailed)
+      throw new TypeError(error.details.map((detail) => `${detail.loc.slice(1).join('.')}: ${detail.msg}`).join('\n'));
     throw error;
   }
 }

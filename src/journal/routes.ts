@@ -50,7 +50,11 @@ function lastEventId(c: Context): number | undefined {
   return parsed.data['last-event-id'];
 }
 
-const requestsResponse = { status: 200, description: 'The matching requests, oldest first (newest first with order=desc)', schema: requestsResponseSchema };
+const requestsResponse = {
+  status: 200,
+  description: 'The matching requests, oldest first (newest first with order=desc)',
+  schema: requestsResponseSchema,
+};
 const emptied = { status: 204, description: 'Emptied' };
 
 /** /_localplane/requests (the request journal, /objstore/journal a view of it) and /_localplane/fault-rules. */
@@ -58,7 +62,13 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
   const app = new OpenApiHono('admin');
 
   app.openapi(
-    { method: 'get', path: '/requests', summary: 'The request journal of the API and the objstore, filtered', query: journalQuery, response: requestsResponse },
+    {
+      method: 'get',
+      path: '/requests',
+      summary: 'The request journal of the API and the objstore, filtered',
+      query: journalQuery,
+      response: requestsResponse,
+    },
     (c, { query }) => c.json({ requests: journal.list(query) }),
   );
   app.openapi(
@@ -86,7 +96,10 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
       // HEAD is answered by this route too, and the body dropped unread (never cancelled): no stream for it.
       if (c.req.method === 'HEAD') return new Response(null, { headers: EVENT_STREAM_HEADERS });
       const connection = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket;
-      const body = streams.open(resumeAfter === undefined ? query : { ...query, since: { id: resumeAfter } }, connection);
+      const body = streams.open(
+        resumeAfter === undefined ? query : { ...query, since: { id: resumeAfter } },
+        connection,
+      );
       if (body === null) throw new HttpError(503, TOO_MANY_STREAMS);
       return new Response(body, { headers: EVENT_STREAM_HEADERS });
     },
@@ -97,7 +110,11 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
       path: '/requests/stats',
       summary: 'Requests per minute of the emulator clock by status class and by source, and the latest errors',
       query: requestStatsQuery,
-      response: { status: 200, description: 'The minutes, oldest first, and the errors, newest first', schema: requestStatsResponseSchema },
+      response: {
+        status: 200,
+        description: 'The minutes, oldest first, and the errors, newest first',
+        schema: requestStatsResponseSchema,
+      },
     },
     (c, { query }) => c.json(requestStats(journal, clock.now(), query)),
   );
@@ -117,7 +134,13 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
     },
   );
   app.openapi(
-    { method: 'post', path: '/requests/find', summary: 'The journaled requests matching a filter sent as JSON (WireMock\'s find)', body: journalFind, response: requestsResponse },
+    {
+      method: 'post',
+      path: '/requests/find',
+      summary: "The journaled requests matching a filter sent as JSON (WireMock's find)",
+      body: journalFind,
+      response: requestsResponse,
+    },
     (c, { body }) => c.json({ requests: journal.list(body) }),
   );
   app.openapi({ method: 'delete', path: '/requests', summary: 'Empty the request journal', response: emptied }, (c) => {
@@ -135,14 +158,20 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
   );
 
   app.openapi(
-    { method: 'get', path: '/fault-rules', summary: 'The fault rules, with how often each fired', response: { status: 200, description: 'The rules', schema: faultRulesResponseSchema } },
+    {
+      method: 'get',
+      path: '/fault-rules',
+      summary: 'The fault rules, with how often each fired',
+      response: { status: 200, description: 'The rules', schema: faultRulesResponseSchema },
+    },
     (c) => c.json({ rules: faultRules.list() }),
   );
   app.openapi(
     {
       method: 'get',
       path: '/fault-rules/near-misses',
-      summary: 'Journalled requests no fault rule acted on, each beside the rule closest to matching it and the fields it missed',
+      summary:
+        'Journalled requests no fault rule acted on, each beside the rule closest to matching it and the fields it missed',
       description: `WireMock's near misses: for a rule that never fires, which of its match fields the requests missed (a path glob against the path as sent and as decoded). Oldest first, after \`since\` (a sequence id), at most \`limit\` (default ${DEFAULT_NEAR_MISSES}, at most ${MAX_NEAR_MISSES}); none while there are no rules.`,
       query: nearMissesQuery,
       response: { status: 200, description: 'The near misses', schema: nearMissesResponseSchema },
@@ -159,10 +188,13 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
     },
     (c, { body }) => c.json(faultRules.add(body), 201),
   );
-  app.openapi({ method: 'delete', path: '/fault-rules', summary: 'Remove every fault rule', response: emptied }, (c) => {
-    faultRules.clear();
-    return c.body(null, 204);
-  });
+  app.openapi(
+    { method: 'delete', path: '/fault-rules', summary: 'Remove every fault rule', response: emptied },
+    (c) => {
+      faultRules.clear();
+      return c.body(null, 204);
+    },
+  );
   app.openapi(
     {
       method: 'delete',

@@ -30,7 +30,13 @@ export const journalEntrySchema = z.object({
   request: z.object({ headers: z.record(z.string(), z.string()), body: journalBodySchema }),
   response: z.object({ body: journalBodySchema }),
   objstore: z
-    .object({ operation: z.string(), bucket: z.string().nullable(), key: z.string().nullable(), access_key_id: z.string().nullable(), error_code: z.string().nullable() })
+    .object({
+      operation: z.string(),
+      bucket: z.string().nullable(),
+      key: z.string().nullable(),
+      access_key_id: z.string().nullable(),
+      error_code: z.string().nullable(),
+    })
     .nullable(),
   duration_ms: z.number(),
   /** The fault rule that acted on the request, if one did. */
@@ -48,8 +54,15 @@ export const requestMinuteSchema = z.object({
   /** The minute's start, on the emulator clock. */
   start: z.string(),
   total: z.int(),
-  by_status_class: z.object(Object.fromEntries(STATUS_CLASSES.map((statusClass) => [statusClass, z.int()])) as Record<StatusClass, z.ZodInt>),
-  by_source: z.object(Object.fromEntries(REQUEST_SOURCES.map((source) => [source, z.int()])) as Record<(typeof REQUEST_SOURCES)[number], z.ZodInt>),
+  by_status_class: z.object(
+    Object.fromEntries(STATUS_CLASSES.map((statusClass) => [statusClass, z.int()])) as Record<StatusClass, z.ZodInt>,
+  ),
+  by_source: z.object(
+    Object.fromEntries(REQUEST_SOURCES.map((source) => [source, z.int()])) as Record<
+      (typeof REQUEST_SOURCES)[number],
+      z.ZodInt
+    >,
+  ),
 });
 export type RequestMinute = z.infer<typeof requestMinuteSchema>;
 
@@ -77,7 +90,15 @@ export const faultRulesResponseSchema = z.object({ rules: z.array(faultRuleRespo
 
 /** A journalled request that no fault rule acted on, beside the rule closest to matching it. */
 export const nearMissSchema = z.object({
-  request: journalEntrySchema.pick({ id: true, time: true, source: true, method: true, path: true, status: true, workspace_id: true }),
+  request: journalEntrySchema.pick({
+    id: true,
+    time: true,
+    source: true,
+    method: true,
+    path: true,
+    status: true,
+    workspace_id: true,
+  }),
   rule_id: z.string(),
   /** The fields of the rule's match that the request missed: what it wanted and what the request had. None: the rule matched but did not act (its probability, or it was spent, or a rule before it acted). */
   missed: z.array(z.object({ field: z.enum(MATCH_FIELDS), wanted: z.string(), got: z.string().nullable() })),

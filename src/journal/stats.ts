@@ -28,13 +28,18 @@ const emptyMinute = (start: Micros): RequestMinute => ({
  * they arrived), and the latest `errors` entries with a status of 400 or more, wherever they are
  * in the journal. One pass over the entries' summaries: only the errors shown are made.
  */
-export function requestStats(journal: RequestJournal, now: Micros, { minutes = DEFAULT_STATS_MINUTES, errors = DEFAULT_STATS_ERRORS }: z.output<typeof requestStatsQuery>): RequestStats {
+export function requestStats(
+  journal: RequestJournal,
+  now: Micros,
+  { minutes = DEFAULT_STATS_MINUTES, errors = DEFAULT_STATS_ERRORS }: z.output<typeof requestStatsQuery>,
+): RequestStats {
   const firstStart = (Math.floor(now / MICROS_PER_MINUTE) - minutes + 1) * MICROS_PER_MINUTE;
   const perMinute = Array.from({ length: minutes }, (_, index) => emptyMinute(firstStart + index * MICROS_PER_MINUTE));
   const latestErrors: JournalEntry[] = [];
   journal.scan(0, true, (kept) => {
     const { status, source } = kept;
-    const minute = kept.micros <= now ? perMinute[Math.floor((kept.micros - firstStart) / MICROS_PER_MINUTE)] : undefined;
+    const minute =
+      kept.micros <= now ? perMinute[Math.floor((kept.micros - firstStart) / MICROS_PER_MINUTE)] : undefined;
     if (minute !== undefined) {
       minute.total++;
       minute.by_status_class[`${Math.floor(status / 100)}xx` as StatusClass]++;

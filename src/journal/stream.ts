@@ -114,7 +114,10 @@ export class JournalStreams {
     this.streams.set(stream, () => connection?.off('end', gone));
     if (this.streams.size === 1) {
       this.stopListening = this.journal.listen(() => this.scheduleWakeUp());
-      this.heartbeats = setInterval(() => this.streams.forEach((_stop, open) => open.heartbeat()), JOURNAL_STREAM_HEARTBEAT_MS);
+      this.heartbeats = setInterval(
+        () => this.streams.forEach((_stop, open) => open.heartbeat()),
+        JOURNAL_STREAM_HEARTBEAT_MS,
+      );
     }
     return stream.body;
   }

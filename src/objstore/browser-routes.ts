@@ -77,7 +77,9 @@ const pageQuery = z.object({
 const objectKey = z
   .string()
   .min(1)
-  .refine((key) => Buffer.byteLength(key) <= MAX_KEY_BYTES, { message: `an object key is at most ${MAX_KEY_BYTES} bytes of UTF-8` });
+  .refine((key) => Buffer.byteLength(key) <= MAX_KEY_BYTES, {
+    message: `an object key is at most ${MAX_KEY_BYTES} bytes of UTF-8`,
+  });
 const objectQuery = z.object({ key: objectKey });
 
 export type BucketView = z.output<typeof bucketSchema>;
@@ -86,7 +88,10 @@ export type ObjectsPage = z.output<typeof pageSchema>;
 export type ObjectView = z.output<typeof objectSchema>;
 
 const bucketNotFound = notFoundError('Bucket', 'Bucket reports not found');
-const objectNotFound = notFoundError('Bucket or object', 'Object day=2026-11-02/runs.parquet not found in bucket exports');
+const objectNotFound = notFoundError(
+  'Bucket or object',
+  'Object day=2026-11-02/runs.parquet not found in bucket exports',
+);
 
 const bucketView = (bucket: BucketSummary) => ({
   name: bucket.name,
@@ -100,7 +105,12 @@ const bucketView = (bucket: BucketSummary) => ({
   bytes: bucket.bytes,
 });
 
-const objectView = (object: ListedObject) => ({ key: object.key, size: object.size, etag: object.etag, last_modified: object.lastModified.toISOString() });
+const objectView = (object: ListedObject) => ({
+  key: object.key,
+  size: object.size,
+  etag: object.etag,
+  last_modified: object.lastModified.toISOString(),
+});
 
 const detailsView = (bucket: string, details: ObjectDetails) => ({
   bucket,
@@ -118,12 +128,16 @@ const detailsView = (bucket: string, details: ObjectDetails) => ({
 function contentDisposition(key: string): string {
   const name = key.slice(key.lastIndexOf('/') + 1) || 'download';
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+  const encoded = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
 /** A stored content type a header can carry as is (one restored from a snapshot could hold anything). */
-const servableContentType = (type: string) => (/^[\x21-\x7e][\x20-\x7e]*$/.test(type) ? type : 'application/octet-stream');
+const servableContentType = (type: string) =>
+  /^[\x21-\x7e][\x20-\x7e]*$/.test(type) ? type : 'application/octet-stream';
 
 /** /_localplane/objstore/buckets: every bucket and object as stored, to look at and download (the dashboard's object browser). */
 export function objstoreBrowserRoutes(browser: ObjectBrowser) {
@@ -137,8 +151,12 @@ export function objstoreBrowserRoutes(browser: ObjectBrowser) {
     {
       method: 'get',
       path: '/objstore/buckets',
-      summary: "Every bucket of the objstore, configured and created: owner, region, object count and bytes",
-      response: { status: 200, description: 'The buckets, in name order', schema: z.object({ buckets: z.array(bucketSchema) }) },
+      summary: 'Every bucket of the objstore, configured and created: owner, region, object count and bytes',
+      response: {
+        status: 200,
+        description: 'The buckets, in name order',
+        schema: z.object({ buckets: z.array(bucketSchema) }),
+      },
     },
     async (c) => c.json({ buckets: (await browser.buckets()).map(bucketView) }),
   );
@@ -160,7 +178,13 @@ export function objstoreBrowserRoutes(browser: ObjectBrowser) {
     async (c, { params: { bucket }, query }) => {
       requireBucket(bucket);
       const search = query.search || null;
-      const page = await browser.page(bucket, { prefix: query.prefix, delimiter: query.delimiter, search, after: query.cursor ?? '', limit: query.limit ?? DEFAULT_PAGE });
+      const page = await browser.page(bucket, {
+        prefix: query.prefix,
+        delimiter: query.delimiter,
+        search,
+        after: query.cursor ?? '',
+        limit: query.limit ?? DEFAULT_PAGE,
+      });
       return c.json({
         bucket,
         prefix: query.prefix,
@@ -196,7 +220,8 @@ export function objstoreBrowserRoutes(browser: ObjectBrowser) {
       method: 'get',
       path: '/objstore/buckets/:bucket/object/content',
       summary: "An object's content, as a download",
-      description: 'With the content type it was stored with, its ETag and Last-Modified, and Content-Disposition: attachment named after the key.',
+      description:
+        'With the content type it was stored with, its ETag and Last-Modified, and Content-Disposition: attachment named after the key.',
       params: bucketParams,
       query: objectQuery,
       response: { status: 200, description: 'The content', contentType: 'application/octet-stream' },

@@ -19,7 +19,9 @@ CREATE TABLE IF NOT EXISTS objstore_created_buckets (
   workspaceRows: { objstore_created_buckets: 'workspace_id = ?' },
   invalidRow(db, schema) {
     const configured = new Set(namesIn(db, schema, 'objstore_buckets'));
-    for (const row of db.prepare<[], Record<keyof BucketRow, unknown>>(`SELECT * FROM ${schema}.objstore_created_buckets`).iterate()) {
+    for (const row of db
+      .prepare<[], Record<keyof BucketRow, unknown>>(`SELECT * FROM ${schema}.objstore_created_buckets`)
+      .iterate()) {
       const problem = invalidBucket(row, configured);
       if (problem !== undefined) return `objstore_created_buckets holds ${problem}`;
     }
@@ -28,16 +30,24 @@ CREATE TABLE IF NOT EXISTS objstore_created_buckets (
 };
 
 /** What is wrong with a created bucket's row, in words. Its name becomes a folder of the store and of the file view: it must be one CreateBucket lets in. */
-function invalidBucket({ name, workspace_id, region, created_at }: Record<keyof BucketRow, unknown>, configured: ReadonlySet<unknown>): string | undefined {
-  if (typeof name !== 'string' || !isCreatableBucketName(name)) return `the bucket name ${valueInWords(name)}, not a name S3 creates a bucket with`;
+function invalidBucket(
+  { name, workspace_id, region, created_at }: Record<keyof BucketRow, unknown>,
+  configured: ReadonlySet<unknown>,
+): string | undefined {
+  if (typeof name !== 'string' || !isCreatableBucketName(name))
+    return `the bucket name ${valueInWords(name)}, not a name S3 creates a bucket with`;
   if (configured.has(name)) return `the bucket ${valueInWords(name)}, one of the configured buckets`;
-  if (!(workspace_id === null || typeof workspace_id === 'string')) return `the workspace id ${valueInWords(workspace_id)}`;
-  if (!(region === null || (typeof region === 'string' && isValidLocationConstraint(region)))) return `the region ${valueInWords(region)}, not a location constraint S3 takes`;
-  if (typeof created_at !== 'string' || Number.isNaN(Date.parse(created_at))) return `the creation time ${valueInWords(created_at)}`;
+  if (!(workspace_id === null || typeof workspace_id === 'string'))
+    return `the workspace id ${valueInWords(workspace_id)}`;
+  if (!(region === null || (typeof region === 'string' && isValidLocationConstraint(region))))
+    return `the region ${valueInWords(region)}, not a location constraint S3 takes`;
+  if (typeof created_at !== 'string' || Number.isNaN(Date.parse(created_at)))
+    return `the creation time ${valueInWords(created_at)}`;
   return undefined;
 }
 
-const namesIn = (db: Db, schema: string, table: string): unknown[] => db.prepare<[], unknown>(`SELECT name FROM ${schema}.${table}`).pluck().all();
+const namesIn = (db: Db, schema: string, table: string): unknown[] =>
+  db.prepare<[], unknown>(`SELECT name FROM ${schema}.${table}`).pluck().all();
 
 /** The created buckets' names in a schema of the instance database (`snapshot`: a snapshot being restored), once invalidRow has found them usable. */
 export function createdBucketNames(db: Db, schema: string): string[] {
@@ -51,7 +61,12 @@ interface BucketRow {
   created_at: string;
 }
 
-const toBucket = (row: BucketRow): CreatedBucket => ({ name: row.name, workspaceId: row.workspace_id, region: row.region, createdAt: row.created_at });
+const toBucket = (row: BucketRow): CreatedBucket => ({
+  name: row.name,
+  workspaceId: row.workspace_id,
+  region: row.region,
+  createdAt: row.created_at,
+});
 
 export class ObjstoreBucketStore implements ObjstoreBucketRegistry {
   private readonly findStatement;

@@ -11,7 +11,11 @@ export interface ObjstoreKeyRouteDeps {
   workspaceExists(workspaceId: string): boolean;
 }
 
-export const objstoreKeySchema = z.object({ access_key_id: z.string(), permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)), workspace_id: z.guid().nullable() });
+export const objstoreKeySchema = z.object({
+  access_key_id: z.string(),
+  permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)),
+  workspace_id: z.guid().nullable(),
+});
 
 const keyCreate = z.object({
   access_key_id: z.string().min(1).max(255),
@@ -24,13 +28,22 @@ export type ObjstoreKeyInput = z.input<typeof keyCreate>;
 export type ObjstoreKeyView = z.output<typeof objstoreKeySchema>;
 
 /** A key pair without its secret: the caller chose the secret and keeps it. */
-export const objstoreKeyView = (key: ObjstoreKey) => ({ access_key_id: key.accessKeyId, permissions: key.permissions, workspace_id: key.workspaceId ?? null });
+export const objstoreKeyView = (key: ObjstoreKey) => ({
+  access_key_id: key.accessKeyId,
+  permissions: key.permissions,
+  workspace_id: key.workspaceId ?? null,
+});
 
 /** /_localplane/objstore/keys: the objstore's key pairs, added and revoked at run time. */
 export function objstoreKeyRoutes(deps: ObjstoreKeyRouteDeps) {
   const app = new OpenApiHono('admin');
   app.openapi(
-    { method: 'get', path: '/objstore/keys', summary: "The objstore's key pairs, without their secrets", response: { status: 200, description: 'The keys', schema: z.array(objstoreKeySchema) } },
+    {
+      method: 'get',
+      path: '/objstore/keys',
+      summary: "The objstore's key pairs, without their secrets",
+      response: { status: 200, description: 'The keys', schema: z.array(objstoreKeySchema) },
+    },
     (c) => c.json(deps.keys.list().map(objstoreKeyView)),
   );
   app.openapi(
@@ -47,8 +60,14 @@ export function objstoreKeyRoutes(deps: ObjstoreKeyRouteDeps) {
     },
     (c, { body }) => {
       const workspaceId = body.workspace_id ?? null;
-      if (workspaceId !== null && !deps.workspaceExists(workspaceId)) throw notFound(`Workspace ${workspaceId} not found`);
-      const key = { accessKeyId: body.access_key_id, secretAccessKey: body.secret_access_key, permissions: body.permissions, workspaceId };
+      if (workspaceId !== null && !deps.workspaceExists(workspaceId))
+        throw notFound(`Workspace ${workspaceId} not found`);
+      const key = {
+        accessKeyId: body.access_key_id,
+        secretAccessKey: body.secret_access_key,
+        permissions: body.permissions,
+        workspaceId,
+      };
       if (!deps.keys.add(key)) throw conflict(`Objstore key ${body.access_key_id} already exists`);
       return c.json(objstoreKeyView(key), 201);
     },

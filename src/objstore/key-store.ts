@@ -28,7 +28,9 @@ CREATE TABLE IF NOT EXISTS objstore_buckets (
       )
       .pluck()
       .get();
-    return differing === undefined ? undefined : `objstore_buckets differs from this instance's configured buckets in ${valueInWords(differing)}`;
+    return differing === undefined
+      ? undefined
+      : `objstore_buckets differs from this instance's configured buckets in ${valueInWords(differing)}`;
   },
 };
 
@@ -61,12 +63,9 @@ export class ObjstoreKeyStore implements ObjstoreKeyLookup {
   }
 
   static insertKey(db: Db, key: ObjstoreKey): void {
-    db.prepare('INSERT INTO objstore_keys (access_key_id, secret_access_key, permissions, workspace_id) VALUES (?, ?, ?, ?)').run(
-      key.accessKeyId,
-      key.secretAccessKey,
-      JSON.stringify(key.permissions),
-      key.workspaceId ?? null,
-    );
+    db.prepare(
+      'INSERT INTO objstore_keys (access_key_id, secret_access_key, permissions, workspace_id) VALUES (?, ?, ?, ?)',
+    ).run(key.accessKeyId, key.secretAccessKey, JSON.stringify(key.permissions), key.workspaceId ?? null);
   }
 
   static insertBucket(db: Db, name: string): void {

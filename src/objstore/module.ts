@@ -8,7 +8,14 @@ import { objstoreBrowserRoutes } from './browser-routes.ts';
 import { objstoreKeyRoutes } from './key-routes.ts';
 import { ObjstoreKeyStore } from './key-store.ts';
 import { createObjstore } from './objstore.ts';
-import type { EmbeddedObjstore, ObjstoreKey, ObjstoreObserver, ObjstoreStorageKind, ObjstoreTreeEntry, StagedContents } from './types.ts';
+import type {
+  EmbeddedObjstore,
+  ObjstoreKey,
+  ObjstoreObserver,
+  ObjstoreStorageKind,
+  ObjstoreTreeEntry,
+  StagedContents,
+} from './types.ts';
 
 /** A private bucket the instance keeps for itself, one folder per workspace, reached in full by its keeper's key alone. */
 export interface InstanceBucket {
@@ -58,14 +65,20 @@ export async function objstoreModule(core: InstanceCore, options: ObjstoreModule
     createdBuckets: new ObjstoreBucketStore(core.db, () => Math.floor(core.clock.now() / 1000)),
     // A --data-dir kept from before a bucket joined the fixtures does not have it.
     publicBuckets: core.fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
-    workspaceFolders: Object.fromEntries(options.instanceBuckets.map(({ bucket, keeper }) => [bucket, keeper.accessKeyId])),
+    workspaceFolders: Object.fromEntries(
+      options.instanceBuckets.map(({ bucket, keeper }) => [bucket, keeper.accessKeyId]),
+    ),
     filesDirectory: filesDir ?? undefined,
     log: core.log,
     observer: options.observer,
   });
   core.teardown.add('resources', () => objstore.close());
   // After the database: a one-workspace reset has dropped the workspace's created buckets there.
-  core.parts.register('objstore', { reset: () => objstore.reset(), resetWorkspace: () => objstore.pruneBuckets(), snapshot: objstoreSection(core, objstore) });
+  core.parts.register('objstore', {
+    reset: () => objstore.reset(),
+    resetWorkspace: () => objstore.pruneBuckets(),
+    snapshot: objstoreSection(core, objstore),
+  });
   const bind = async () => {
     try {
       return await objstore.listen();
@@ -86,12 +99,17 @@ interface CheckedContents {
 }
 
 /** The store's whole tree; a restore writes it beside the store and renames it into place. */
-function objstoreSection(core: InstanceCore, objstore: EmbeddedObjstore): SnapshotSection<ObjstoreTreeEntry[], CheckedContents, StagedContents> {
+function objstoreSection(
+  core: InstanceCore,
+  objstore: EmbeddedObjstore,
+): SnapshotSection<ObjstoreTreeEntry[], CheckedContents, StagedContents> {
   return {
     field: 'objstore',
     save: () => objstore.contents(),
     check: (entries, earlier) => {
-      const createdBuckets = readSnapshotDatabase(core, earlier.get('database') as CheckedDatabase, (db) => createdBucketNames(db, 'snapshot'));
+      const createdBuckets = readSnapshotDatabase(core, earlier.get('database') as CheckedDatabase, (db) =>
+        createdBucketNames(db, 'snapshot'),
+      );
       const problem = objstore.contentsProblem(entries, createdBuckets);
       if (problem !== undefined) throw new Error(problem);
       return { entries, createdBuckets };

@@ -13,12 +13,24 @@ import type { ObjectHead, ObjstoreStorage } from './storage/storage.ts';
 import type { BucketSummary, ListedObject, ObjectBrowser, ObjectDetails } from './types.ts';
 
 /** The headers stored with an object besides its content type, storage class and user metadata. */
-const STORED_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
+const STORED_HEADERS = [
+  'cache-control',
+  'content-disposition',
+  'content-encoding',
+  'content-language',
+  'expires',
+  'x-amz-website-redirect-location',
+];
 
 const USER_METADATA_PREFIX = 'x-amz-meta-';
 
 function listedObject(key: string, head: ObjectHead): ListedObject {
-  return { key, size: Number(head['content-length']), etag: String(head['etag']), lastModified: new Date(String(head['last-modified'])) };
+  return {
+    key,
+    size: Number(head['content-length']),
+    etag: String(head['etag']),
+    lastModified: new Date(String(head['last-modified'])),
+  };
 }
 
 function detailsOf(key: string, head: ObjectHead): ObjectDetails {
@@ -31,7 +43,8 @@ function detailsOf(key: string, head: ObjectHead): ObjectDetails {
   const userMetadata: Record<string, string> = {};
   for (const name of Object.keys(head)) {
     const value = stored(name);
-    if (name.startsWith(USER_METADATA_PREFIX) && value !== undefined) userMetadata[name.slice(USER_METADATA_PREFIX.length)] = userMetadataText(value);
+    if (name.startsWith(USER_METADATA_PREFIX) && value !== undefined)
+      userMetadata[name.slice(USER_METADATA_PREFIX.length)] = userMetadataText(value);
   }
   const headers: Record<string, string> = {};
   for (const name of STORED_HEADERS) {
@@ -58,7 +71,12 @@ export interface ObjectBrowserOptions {
   workspaceFolders: ReadonlySet<string>;
 }
 
-export function createObjectBrowser({ storage, directory, publicBuckets, workspaceFolders }: ObjectBrowserOptions): ObjectBrowser {
+export function createObjectBrowser({
+  storage,
+  directory,
+  publicBuckets,
+  workspaceFolders,
+}: ObjectBrowserOptions): ObjectBrowser {
   const describe = async (bucket: string, key: string) => {
     const head = await storage.headObject(bucket, key);
     return head && detailsOf(key, head);
@@ -92,7 +110,12 @@ export function createObjectBrowser({ storage, directory, publicBuckets, workspa
         const wanted = search.toLowerCase();
         keys = keys.filter((key) => key.toLowerCase().includes(wanted));
       }
-      const page = pageOf(keys.sort(compareKeys), (key) => key, { prefix, delimiter: search === null ? delimiter : '', marker: after, limit });
+      const page = pageOf(keys.sort(compareKeys), (key) => key, {
+        prefix,
+        delimiter: search === null ? delimiter : '',
+        marker: after,
+        limit,
+      });
       // An object deleted since its key was read drops out.
       const objects = await Promise.all(
         itemsOf(page).map(async (key) => {

@@ -24,7 +24,8 @@ function validateOptions(options: ObjstoreOptions): void {
     if (!isValidBucketName(bucket)) throw new TypeError(`objstore: invalid bucket name ${JSON.stringify(bucket)}`);
   }
   for (const bucket of options.publicBuckets ?? []) {
-    if (!options.buckets.includes(bucket)) throw new TypeError(`objstore: public bucket ${JSON.stringify(bucket)} is not a bucket`);
+    if (!options.buckets.includes(bucket))
+      throw new TypeError(`objstore: public bucket ${JSON.stringify(bucket)} is not a bucket`);
   }
   for (const bucket of Object.keys(options.workspaceFolders ?? {})) {
     if (!options.buckets.includes(bucket) || options.publicBuckets?.includes(bucket)) {
@@ -56,12 +57,22 @@ const DEFAULT_MEMORY_BUDGET_BYTES = 1024 * 1024 * 1024;
 export async function createObjstore(options: ObjstoreOptions): Promise<EmbeddedObjstore> {
   validateOptions(options);
   const buckets = [...options.buckets];
-  const directory = new BucketDirectory(buckets, options.createdBuckets ?? new MemoryBucketRegistry(), options.workspaceFolders);
+  const directory = new BucketDirectory(
+    buckets,
+    options.createdBuckets ?? new MemoryBucketRegistry(),
+    options.workspaceFolders,
+  );
   const files = options.storage === 'memory' ? null : createFileStorage(options.directory);
-  const storage: ObjstoreStorage = files ?? createMemoryStorage({ budgetBytes: options.memoryBudgetBytes ?? (() => DEFAULT_MEMORY_BUDGET_BYTES) });
+  const storage: ObjstoreStorage =
+    files ?? createMemoryStorage({ budgetBytes: options.memoryBudgetBytes ?? (() => DEFAULT_MEMORY_BUDGET_BYTES) });
   const fileView =
     files && options.filesDirectory
-      ? new FileView({ directory: options.filesDirectory, storage: files, buckets: () => directory.names(), log: options.log ?? (() => {}) })
+      ? new FileView({
+          directory: options.filesDirectory,
+          storage: files,
+          buckets: () => directory.names(),
+          log: options.log ?? (() => {}),
+        })
       : undefined;
   /** Removes the store's buckets the directory does not hold (a one-workspace reset dropped them from the registry). */
   const pruneBuckets = async () => {
@@ -80,22 +91,30 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   let gateway: GatewayHandler | null = null;
   let loadingGateway: Promise<GatewayHandler> | null = null;
   const loadGateway = () =>
-    (loadingGateway ??= import('./server/gateway.ts').then(({ createGateway }) =>
-      (gateway = createGateway({
-        keys: options.keys,
-        storage,
-        buckets: directory,
-        publicBuckets: new Set(options.publicBuckets),
-        now: options.now,
-        observer: options.observer,
-        fileView,
-        minPartSize: options.minPartSize,
-        acceptsHost: hostAllowList({ boundHost: options.host, allowedHosts: options.allowedHosts }),
-      })),
+    (loadingGateway ??= import('./server/gateway.ts').then(
+      ({ createGateway }) =>
+        (gateway = createGateway({
+          keys: options.keys,
+          storage,
+          buckets: directory,
+          publicBuckets: new Set(options.publicBuckets),
+          now: options.now,
+          observer: options.observer,
+          fileView,
+          minPartSize: options.minPartSize,
+          acceptsHost: hostAllowList({ boundHost: options.host, allowedHosts: options.allowedHosts }),
+        })),
     ));
   const requests = new InFlight();
   const handle = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) =>
-    requests.track(gateway ? gateway(req, res, expectContinue) : loadGateway().then((loaded) => loaded(req, res, expectContinue), () => void res.destroy()));
+    requests.track(
+      gateway
+        ? gateway(req, res, expectContinue)
+        : loadGateway().then(
+            (loaded) => loaded(req, res, expectContinue),
+            () => void res.destroy(),
+          ),
+    );
   /**
    * Waits for the requests under way and the file view updates they asked for: a closed
    * connection ends a request's reply, not the writes it began, and the data dir may be removed next.
@@ -164,7 +183,8 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
       publicBuckets: new Set(options.publicBuckets),
       workspaceFolders: new Set(Object.keys(options.workspaceFolders ?? {})),
     }),
-    headObject: async (bucket, key) => (directory.ownerOf(bucket) === undefined ? null : storage.headObject(bucket, key)),
+    headObject: async (bucket, key) =>
+      directory.ownerOf(bucket) === undefined ? null : storage.headObject(bucket, key),
     pruneBuckets,
     contents: () => storage.readTree(),
     contentsProblem: (entries, createdBuckets) => storage.treeProblem(entries, [...buckets, ...createdBuckets]),

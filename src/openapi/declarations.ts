@@ -33,7 +33,9 @@ export interface SecurityScheme {
   /** Its key in components.securitySchemes, by which operations name it. */
   id: string;
   /** An OpenAPI Security Scheme Object: a header, or a bearer token in Authorization. */
-  scheme: { type: 'apiKey'; in: 'header'; name: string; description?: string } | { type: 'http'; scheme: 'bearer'; description?: string };
+  scheme:
+    | { type: 'apiKey'; in: 'header'; name: string; description?: string }
+    | { type: 'http'; scheme: 'bearer'; description?: string };
 }
 
 /**

@@ -4,7 +4,13 @@ import { PACKAGE_VERSION } from '../shared/package-version.ts';
 import { namedComponents } from './components.ts';
 import { errorsByStatus } from './errors.ts';
 import { forcedResponse, PREFER_DESCRIPTION } from './prefer.ts';
-import type { DocumentedRoute, ErrorResponse, RouteDeclaration, SecurityScheme, SuccessResponse } from './declarations.ts';
+import type {
+  DocumentedRoute,
+  ErrorResponse,
+  RouteDeclaration,
+  SecurityScheme,
+  SuccessResponse,
+} from './declarations.ts';
 
 const errorBodySchema = z.object({ detail: z.string() });
 
@@ -34,7 +40,6 @@ export interface OpenApiDocument {
   components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, SecurityScheme['scheme']> };
 }
 
-
 const componentRef = (id: string) => `#/components/schemas/${id}`;
 /** Ids of the schemas inlined into operations; never a component's name. */
 const INLINE_ID = /^~(\d+)$/;
@@ -47,7 +52,8 @@ const INLINE_ID = /^~(\d+)$/;
 function convert(schemas: readonly z.ZodType[], io: 'input' | 'output') {
   const registry = z.registry<{ id: string }>();
   const ids = new Map<z.ZodType, string>();
-  if (io === 'output') for (const [id, schema] of [...namedComponents(), ...Object.entries(ERROR_COMPONENTS)]) ids.set(schema, id);
+  if (io === 'output')
+    for (const [id, schema] of [...namedComponents(), ...Object.entries(ERROR_COMPONENTS)]) ids.set(schema, id);
   for (const schema of schemas) if (!ids.has(schema)) ids.set(schema, `~${ids.size}`);
   for (const [schema, id] of ids) registry.add(schema, { id });
   const converted = z.toJSONSchema(registry, { uri: componentRef, io, unrepresentable: 'any' }).schemas;
@@ -70,7 +76,13 @@ function convert(schemas: readonly z.ZodType[], io: 'input' | 'output') {
     const id = ids.get(schema)!;
     return INLINE_ID.test(id) ? (inlined(byId[id]) as JsonSchema) : { $ref: componentRef(id) };
   };
-  return { jsonSchemaOf, components: inlined(Object.fromEntries(Object.entries(byId).filter(([id]) => !INLINE_ID.test(id)))) as Record<string, JsonSchema> };
+  return {
+    jsonSchemaOf,
+    components: inlined(Object.fromEntries(Object.entries(byId).filter(([id]) => !INLINE_ID.test(id)))) as Record<
+      string,
+      JsonSchema
+    >,
+  };
 }
 
 const successesOf = (declaration: RouteDeclaration): readonly SuccessResponse[] =>
@@ -83,7 +95,11 @@ function preferRefusal(errors: readonly ErrorResponse[]): ErrorResponse {
   try {
     forcedResponse('code=418', errors);
   } catch (error) {
-    return { status: 400, description: 'The Prefer header names an error this endpoint does not document', examples: { prefer_refused: { detail: (error as HttpError).detail } } };
+    return {
+      status: 400,
+      description: 'The Prefer header names an error this endpoint does not document',
+      examples: { prefer_refused: { detail: (error as HttpError).detail } },
+    };
   }
   throw new Error('code=418 is documented');
 }
@@ -112,11 +128,21 @@ function parametersOf(route: DocumentedRoute, input: ReturnType<typeof convert>)
       });
     }
   }
-  parameters.push({ name: 'Prefer', in: 'header', required: false, description: PREFER_DESCRIPTION, schema: { type: 'string', examples: ['code=404'] } });
+  parameters.push({
+    name: 'Prefer',
+    in: 'header',
+    required: false,
+    description: PREFER_DESCRIPTION,
+    schema: { type: 'string', examples: ['code=404'] },
+  });
   return parameters;
 }
 
-function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, output: ReturnType<typeof convert>): JsonSchema {
+function operation(
+  route: DocumentedRoute,
+  input: ReturnType<typeof convert>,
+  output: ReturnType<typeof convert>,
+): JsonSchema {
   const { declaration } = route;
   const responses: Record<string, JsonSchema> = {};
   for (const success of successesOf(declaration)) {
@@ -129,18 +155,37 @@ function operation(route: DocumentedRoute, input: ReturnType<typeof convert>, ou
   for (const error of errorsByStatus([...route.errors, preferRefusal(route.errors)])) {
     const schema = { $ref: componentRef(error.status === 422 ? 'HTTPValidationError' : 'HTTPError') };
     const examples = Object.fromEntries(Object.entries(error.examples).map(([name, value]) => [name, { value }]));
-    responses[error.status] = { description: error.description, ...(error.headers ? { headers: error.headers } : {}), content: { 'application/json': { schema, examples } } };
+    responses[error.status] = {
+      description: error.description,
+      ...(error.headers ? { headers: error.headers } : {}),
+      content: { 'application/json': { schema, examples } },
+    };
   }
   return {
     tags: [route.tag],
     summary: declaration.summary,
     ...(declaration.description ? { description: declaration.description } : {}),
     operationId: `${declaration.method}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_match, next: string | undefined) => next?.toUpperCase() ?? '')}`,
-    ...(route.security ? { security: route.security.map((schemes) => Object.fromEntries(schemes.map(({ id }) => [id, []]))) } : {}),
+    ...(route.security
+      ? { security: route.security.map((schemes) => Object.fromEntries(schemes.map(({ id }) => [id, []]))) }
+      : {}),
     parameters: parametersOf(route, input),
-    ...(declaration.body ? { requestBody: { required: !declaration.bodyOptional, content: { 'application/json': { schema: input.jsonSchemaOf(declaration.body) } } } } : {}),
+    ...(declaration.body
+      ? {
+          requestBody: {
+            required: !declaration.bodyOptional,
+            content: { 'application/json': { schema: input.jsonSchemaOf(declaration.body) } },
+          },
+        }
+      : {}),
     ...(declaration.rawBody
-      ? { requestBody: { required: true, description: declaration.rawBody.description, content: { [declaration.rawBody.contentType]: { schema: { type: 'string', format: 'binary' } } } } }
+      ? {
+          requestBody: {
+            required: true,
+            description: declaration.rawBody.description,
+            content: { [declaration.rawBody.contentType]: { schema: { type: 'string', format: 'binary' } } },
+          },
+        }
       : {}),
     responses,
   };
@@ -164,8 +209,12 @@ function securitySchemes(routes: readonly DocumentedRoute[]): OpenApiDocument['c
  * modules name when they load.
  */
 export function openapiDocument(routes: readonly DocumentedRoute[] = []): OpenApiDocument {
-  const requestSchemas = routes.flatMap(({ declaration: { params, query, body } }) => [params, query, body].filter((schema) => schema !== undefined));
-  const responseSchemas = routes.flatMap(({ declaration }) => successesOf(declaration).flatMap((success) => (success.schema ? [success.schema] : [])));
+  const requestSchemas = routes.flatMap(({ declaration: { params, query, body } }) =>
+    [params, query, body].filter((schema) => schema !== undefined),
+  );
+  const responseSchemas = routes.flatMap(({ declaration }) =>
+    successesOf(declaration).flatMap((success) => (success.schema ? [success.schema] : [])),
+  );
   const input = convert(requestSchemas, 'input');
   const output = convert(responseSchemas, 'output');
   const paths: OpenApiDocument['paths'] = {};
@@ -176,7 +225,12 @@ export function openapiDocument(routes: readonly DocumentedRoute[] = []): OpenAp
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'localplane', version: PACKAGE_VERSION, description: 'A local emulator of the bulk trace export and deployment API, and its harness knobs under /_localplane.' },
+    info: {
+      title: 'localplane',
+      version: PACKAGE_VERSION,
+      description:
+        'A local emulator of the bulk trace export and deployment API, and its harness knobs under /_localplane.',
+    },
     paths,
     components: { schemas: output.components, securitySchemes: securitySchemes(routes) },
   };

@@ -6,11 +6,22 @@ import type { ErrorResponse, ResponseHeader, RouteDeclaration } from './declarat
 export const EXAMPLE_ID = '3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b';
 
 /** An error answered as `{"detail": "<message>"}`, with its named examples (and the headers it may carry). */
-export function httpError(status: number, description: string, examples: Record<string, string>, headers?: Record<string, ResponseHeader>): ErrorResponse {
-  return { status, description, examples: Object.fromEntries(Object.entries(examples).map(([name, detail]) => [name, { detail }])), ...(headers ? { headers } : {}) };
+export function httpError(
+  status: number,
+  description: string,
+  examples: Record<string, string>,
+  headers?: Record<string, ResponseHeader>,
+): ErrorResponse {
+  return {
+    status,
+    description,
+    examples: Object.fromEntries(Object.entries(examples).map(([name, detail]) => [name, { detail }])),
+    ...(headers ? { headers } : {}),
+  };
 }
 
-export const notFoundError = (what: string, detail: string) => httpError(404, `${what} not found`, { not_found: detail });
+export const notFoundError = (what: string, detail: string) =>
+  httpError(404, `${what} not found`, { not_found: detail });
 
 function firstField(schema: z.ZodType | undefined): string | undefined {
   const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
@@ -21,8 +32,17 @@ function firstField(schema: z.ZodType | undefined): string | undefined {
 function validationExample(declaration: RouteDeclaration): unknown {
   if (declaration.body) return { detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] };
   const pathField = firstField(declaration.params);
-  if (pathField) return { detail: [{ type: 'uuid_parsing', loc: ['path', pathField], msg: 'Input should be a valid UUID', input: 'not-a-uuid' }] };
-  return { detail: [{ type: 'missing', loc: ['query', firstField(declaration.query) ?? 'query'], msg: 'Field required', input: null }] };
+  if (pathField)
+    return {
+      detail: [
+        { type: 'uuid_parsing', loc: ['path', pathField], msg: 'Input should be a valid UUID', input: 'not-a-uuid' },
+      ],
+    };
+  return {
+    detail: [
+      { type: 'missing', loc: ['query', firstField(declaration.query) ?? 'query'], msg: 'Field required', input: null },
+    ],
+  };
 }
 
 /** The errors that reading a route's declared parts can give (see src/shared/validation.ts). */
@@ -33,7 +53,11 @@ export function requestErrors(declaration: RouteDeclaration): ErrorResponse[] {
     errors.push(httpError(413, 'The body is over 1 MiB', { body_too_large: BODY_TOO_LARGE }));
   }
   if (declaration.body || declaration.params || declaration.query) {
-    errors.push({ status: 422, description: 'Validation Error', examples: { validation_error: validationExample(declaration) } });
+    errors.push({
+      status: 422,
+      description: 'Validation Error',
+      examples: { validation_error: validationExample(declaration) },
+    });
   }
   return errors;
 }
@@ -47,7 +71,12 @@ export function errorsByStatus(errors: readonly ErrorResponse[]): ErrorResponse[
     merged.set(
       error.status,
       known
-        ? { status: error.status, description: `${known.description}; ${error.description}`, examples: { ...known.examples, ...error.examples }, ...headers }
+        ? {
+            status: error.status,
+            description: `${known.description}; ${error.description}`,
+            examples: { ...known.examples, ...error.examples },
+            ...headers,
+          }
         : error,
     );
   }

@@ -23,7 +23,10 @@ const listed = (values: readonly (string | number)[]) => (values.length > 0 ? va
  * The documented error response a request's Prefer header asks for, or null when it asks for
  * none; a code or example the endpoint does not document is a 400 that lists those it does.
  */
-export function forcedResponse(header: string | undefined, errors: readonly ErrorResponse[]): { status: number; body: unknown } | null {
+export function forcedResponse(
+  header: string | undefined,
+  errors: readonly ErrorResponse[],
+): { status: number; body: unknown } | null {
   if (!header) return null;
   const { code, example } = preferences(header);
   if (code === undefined && example === undefined) return null;
@@ -32,7 +35,9 @@ export function forcedResponse(header: string | undefined, errors: readonly Erro
   if (code !== undefined) {
     candidates = documented.filter((error) => String(error.status) === code);
     if (candidates.length === 0) {
-      throw badRequest(`Prefer code=${code} is not an error response of this endpoint; it documents: ${listed(documented.map((error) => error.status))}`);
+      throw badRequest(
+        `Prefer code=${code} is not an error response of this endpoint; it documents: ${listed(documented.map((error) => error.status))}`,
+      );
     }
   }
   if (example === undefined) {
@@ -42,7 +47,9 @@ export function forcedResponse(header: string | undefined, errors: readonly Erro
   const chosen = candidates.find((error) => Object.hasOwn(error.examples, example));
   if (!chosen) {
     const names = candidates.flatMap((error) => Object.keys(error.examples));
-    throw badRequest(`Prefer example=${example} is not an error example of this endpoint${code ? ` for code ${code}` : ''}; it documents: ${listed(names)}`);
+    throw badRequest(
+      `Prefer example=${example} is not an error example of this endpoint${code ? ` for code ${code}` : ''}; it documents: ${listed(names)}`,
+    );
   }
   return { status: chosen.status, body: chosen.examples[example] };
 }

@@ -3,11 +3,22 @@ import { mergePath } from 'hono/utils/url';
 import { RememberingRouter, rememberedByPath } from '../shared/routing.ts';
 import { jsonBody, optionalJsonBody, pathParams, queryParams } from '../shared/validation.ts';
 import { requestErrors } from './errors.ts';
-import type { DocumentedRoute, ErrorResponse, GuardDocumentation, RouteDeclaration, RouteInput, Schema, SecurityRequirement } from './declarations.ts';
+import type {
+  DocumentedRoute,
+  ErrorResponse,
+  GuardDocumentation,
+  RouteDeclaration,
+  RouteInput,
+  Schema,
+  SecurityRequirement,
+} from './declarations.ts';
 import { forcedResponse } from './prefer.ts';
 
 /** Both requirements met (two guards in a row): each alternative of one with each of the other. */
-function jointly(first: SecurityRequirement | undefined, second: SecurityRequirement | undefined): SecurityRequirement | undefined {
+function jointly(
+  first: SecurityRequirement | undefined,
+  second: SecurityRequirement | undefined,
+): SecurityRequirement | undefined {
   if (!first || !second) return first ?? second;
   return first.flatMap((schemes) => second.map((others) => [...schemes, ...others]));
 }
@@ -53,9 +64,16 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
   ): this {
     // The route's own errors first: `Prefer: code=400` answers the first example of that status.
     const errors: ErrorResponse[] = [...(declaration.errors ?? []), ...this.guardErrors, ...requestErrors(declaration)];
-    this.documented.push({ declaration: declaration as RouteDeclaration, path: declaration.path, tag: this.tag, errors, security: this.guardSecurity });
+    this.documented.push({
+      declaration: declaration as RouteDeclaration,
+      path: declaration.path,
+      tag: this.tag,
+      errors,
+      security: this.guardSecurity,
+    });
     // The route's path decides its parameters: a polled resource's are validated once.
-    const validParams = declaration.params && rememberedByPath((_path, c: Context) => pathParams(c, declaration.params!));
+    const validParams =
+      declaration.params && rememberedByPath((_path, c: Context) => pathParams(c, declaration.params!));
     this.on(declaration.method.toUpperCase(), declaration.path, async (c) => {
       const forced = forcedResponse(c.req.header('prefer'), errors);
       if (forced) return c.json(forced.body as object, forced.status as 400);
@@ -74,10 +92,15 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
     if (app instanceof OpenApiHono) {
       for (const route of app.documented) {
         const fullPath = mergePath(path, route.path);
-        const guarded = this.folderGuards.filter(({ folder }) => fullPath === folder || fullPath.startsWith(`${folder}/`));
+        const guarded = this.folderGuards.filter(
+          ({ folder }) => fullPath === folder || fullPath.startsWith(`${folder}/`),
+        );
         // Into the route's own list, which its handler reads for `Prefer: code=`.
         route.errors.push(...guarded.flatMap(({ documentation }) => documentation.errors));
-        const security = guarded.reduce((required, { documentation }) => jointly(required, documentation.security), route.security);
+        const security = guarded.reduce(
+          (required, { documentation }) => jointly(required, documentation.security),
+          route.security,
+        );
         this.documented.push({ ...route, path: fullPath, security });
       }
     }

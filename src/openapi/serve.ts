@@ -63,12 +63,23 @@ export function openapiRoutes(documented: () => readonly DocumentedRoute[]) {
   let document: string | undefined;
 
   app.openapi(
-    { method: 'get', path: '/openapi.json', summary: "This API's OpenAPI 3.1 document, admin API included", response: { status: 200, description: 'The document', schema: documentSchema } },
-    (c) => c.body((document ??= JSON.stringify(openapiDocument(documented()))), 200, { 'content-type': 'application/json' }),
+    {
+      method: 'get',
+      path: '/openapi.json',
+      summary: "This API's OpenAPI 3.1 document, admin API included",
+      response: { status: 200, description: 'The document', schema: documentSchema },
+    },
+    (c) =>
+      c.body((document ??= JSON.stringify(openapiDocument(documented()))), 200, { 'content-type': 'application/json' }),
   );
 
   app.openapi(
-    { method: 'get', path: '/docs', summary: 'A readable reference rendered from /openapi.json (Swagger UI)', response: { status: 200, description: 'The page', contentType: 'text/html' } },
+    {
+      method: 'get',
+      path: '/docs',
+      summary: 'A readable reference rendered from /openapi.json (Swagger UI)',
+      response: { status: 200, description: 'The page', contentType: 'text/html' },
+    },
     (c) => c.html(DOCS_PAGE, 200, neverFramedHeaders()),
   );
 

@@ -37,14 +37,19 @@ type Kind = 'deployments' | 'oauthProviders' | 'listeners' | 'codehostIntegratio
 interface Route {
   method: RegExp;
   path: RegExp;
-  apply(state: RecordedState, exchange: { parts: Record<string, string>; body: unknown; tenantId: string | undefined }): void;
+  apply(
+    state: RecordedState,
+    exchange: { parts: Record<string, string>; body: unknown; tenantId: string | undefined },
+  ): void;
 }
 
 const ID = '(?<id>[^/]+)';
 /** Where the API's paths begin in a URL: a base URL may put a prefix before them. */
-const API_ROOTS = /\/(?:v2\/deployments|v2\/listeners|v2\/auth\/providers|v1\/integrations\/forge\/codehost|api\/v1\/bulk-exports)(?:\/|$)/;
+const API_ROOTS =
+  /\/(?:v2\/deployments|v2\/listeners|v2\/auth\/providers|v1\/integrations\/forge\/codehost|api\/v1\/bulk-exports)(?:\/|$)/;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The objects of a list answer: a JSON array, or a page's `resources`. */
 function itemsOf(body: unknown): Record<string, unknown>[] {
@@ -64,16 +69,24 @@ function keep(state: RecordedState, kind: Kind, body: unknown, tenantId: string 
   resources.set(body[key], answered(body, tenantId));
 }
 
-const keepEach = (kind: Kind, key = 'id'): Route['apply'] => (state, { body, tenantId }) => {
-  for (const item of itemsOf(body)) keep(state, kind, item, tenantId, key);
-};
-const keepOne = (kind: Kind, key = 'id'): Route['apply'] => (state, { body, tenantId }) => keep(state, kind, body, tenantId, key);
+const keepEach =
+  (kind: Kind, key = 'id'): Route['apply'] =>
+  (state, { body, tenantId }) => {
+    for (const item of itemsOf(body)) keep(state, kind, item, tenantId, key);
+  };
+const keepOne =
+  (kind: Kind, key = 'id'): Route['apply'] =>
+  (state, { body, tenantId }) =>
+    keep(state, kind, body, tenantId, key);
 function forget(state: RecordedState, kind: Kind, id: string): void {
   state[kind].delete(id);
   state.removed.add(`${kind} ${id}`);
 }
 
-const forgetOne = (kind: Kind): Route['apply'] => (state, { parts }) => forget(state, kind, parts.id!);
+const forgetOne =
+  (kind: Kind): Route['apply'] =>
+  (state, { parts }) =>
+    forget(state, kind, parts.id!);
 
 function keepRevision(state: RecordedState, deploymentId: string, body: unknown, tenantId: string | undefined): void {
   if (!isObject(body) || typeof body.id !== 'string') return;
@@ -91,20 +104,31 @@ const ROUTES: readonly Route[] = [
   { method: /^GET$/, path: /^\/v2\/deployments$/, apply: keepEach('deployments') },
   { method: /^POST$/, path: /^\/v2\/deployments$/, apply: keepOne('deployments') },
   { method: /^(GET|PATCH)$/, path: new RegExp(`^/v2/deployments/${ID}$`), apply: keepOne('deployments') },
-  { method: /^POST$/, path: new RegExp(`^/v2/deployments/${ID}/revisions/[^/]+/redeploy$`), apply: keepOne('deployments') },
-  { method: /^DELETE$/, path: new RegExp(`^/v2/deployments/${ID}$`), apply: (state, { parts }) => forgetDeployment(state, parts.id!) },
+  {
+    method: /^POST$/,
+    path: new RegExp(`^/v2/deployments/${ID}/revisions/[^/]+/redeploy$`),
+    apply: keepOne('deployments'),
+  },
+  {
+    method: /^DELETE$/,
+    path: new RegExp(`^/v2/deployments/${ID}$`),
+    apply: (state, { parts }) => forgetDeployment(state, parts.id!),
+  },
   {
     method: /^DELETE$/,
     path: /^\/v2\/deployments$/,
     apply: (state, { body }) => {
       const results = isObject(body) && Array.isArray(body.results) ? body.results.filter(isObject) : [];
-      for (const result of results) if (result.deleted === true && typeof result.deployment_id === 'string') forgetDeployment(state, result.deployment_id);
+      for (const result of results)
+        if (result.deleted === true && typeof result.deployment_id === 'string')
+          forgetDeployment(state, result.deployment_id);
     },
   },
   {
     method: /^GET$/,
     path: new RegExp(`^/v2/deployments/${ID}/revisions$`),
-    apply: (state, { parts, body, tenantId }) => itemsOf(body).forEach((item) => keepRevision(state, parts.id!, item, tenantId)),
+    apply: (state, { parts, body, tenantId }) =>
+      itemsOf(body).forEach((item) => keepRevision(state, parts.id!, item, tenantId)),
   },
   {
     method: /^(GET|POST)$/,
@@ -116,22 +140,46 @@ const ROUTES: readonly Route[] = [
   { method: /^(GET|PATCH)$/, path: new RegExp(`^/v2/listeners/${ID}$`), apply: keepOne('listeners') },
   { method: /^DELETE$/, path: new RegExp(`^/v2/listeners/${ID}$`), apply: forgetOne('listeners') },
   { method: /^GET$/, path: /^\/v2\/auth\/providers$/, apply: keepEach('oauthProviders', 'provider_id') },
-  { method: /^POST$/, path: /^\/v2\/auth\/providers(\/mcp-discover)?$/, apply: keepOne('oauthProviders', 'provider_id') },
-  { method: /^(GET|PATCH)$/, path: new RegExp(`^/v2/auth/providers/${ID}$`), apply: keepOne('oauthProviders', 'provider_id') },
+  {
+    method: /^POST$/,
+    path: /^\/v2\/auth\/providers(\/mcp-discover)?$/,
+    apply: keepOne('oauthProviders', 'provider_id'),
+  },
+  {
+    method: /^(GET|PATCH)$/,
+    path: new RegExp(`^/v2/auth/providers/${ID}$`),
+    apply: keepOne('oauthProviders', 'provider_id'),
+  },
   { method: /^DELETE$/, path: new RegExp(`^/v2/auth/providers/${ID}$`), apply: forgetOne('oauthProviders') },
   { method: /^GET$/, path: /^\/v1\/integrations\/forge\/codehost\/install$/, apply: keepEach('codehostIntegrations') },
   {
     method: /^GET$/,
     path: new RegExp(`^/v1/integrations/forge/codehost/${ID}/repos$`),
-    apply: (state, { parts, body, tenantId }) => void state.codehostRepos.set(parts.id!, itemsOf(body).map((item) => answered(item, tenantId))),
+    apply: (state, { parts, body, tenantId }) =>
+      void state.codehostRepos.set(
+        parts.id!,
+        itemsOf(body).map((item) => answered(item, tenantId)),
+      ),
   },
   { method: /^GET$/, path: /^\/api\/v1\/bulk-exports\/destinations$/, apply: keepEach('destinations') },
   { method: /^POST$/, path: /^\/api\/v1\/bulk-exports\/destinations$/, apply: keepOne('destinations') },
-  { method: /^(GET|PATCH)$/, path: new RegExp(`^/api/v1/bulk-exports/destinations/${ID}$`), apply: keepOne('destinations') },
-  { method: /^DELETE$/, path: new RegExp(`^/api/v1/bulk-exports/destinations/${ID}$`), apply: forgetOne('destinations') },
+  {
+    method: /^(GET|PATCH)$/,
+    path: new RegExp(`^/api/v1/bulk-exports/destinations/${ID}$`),
+    apply: keepOne('destinations'),
+  },
+  {
+    method: /^DELETE$/,
+    path: new RegExp(`^/api/v1/bulk-exports/destinations/${ID}$`),
+    apply: forgetOne('destinations'),
+  },
   { method: /^GET$/, path: /^\/api\/v1\/bulk-exports$/, apply: keepEach('exports') },
   { method: /^POST$/, path: /^\/api\/v1\/bulk-exports$/, apply: keepOne('exports') },
-  { method: /^GET$/, path: /^\/api\/v1\/bulk-exports\/(runs$|[^/]+\/runs)/, apply: (state) => void state.exportRunAnswers++ },
+  {
+    method: /^GET$/,
+    path: /^\/api\/v1\/bulk-exports\/(runs$|[^/]+\/runs)/,
+    apply: (state) => void state.exportRunAnswers++,
+  },
   { method: /^(GET|PATCH)$/, path: new RegExp(`^/api/v1/bulk-exports/${ID}$`), apply: keepOne('exports') },
 ];
 
@@ -172,8 +220,12 @@ export function recordedState(log: HarLog): RecordedState {
     if (!route) continue;
     const body = bodyJson(response.content);
     route.apply(state, { parts: route.path.exec(path)!.groups ?? {}, body, tenantId: requestTenant });
-    const answerTenant = isObject(body) && typeof body.tenant_id === 'string' ? body.tenant_id : itemsOf(body).find((item) => typeof item.tenant_id === 'string')?.tenant_id;
-    for (const tenant of [requestTenant, answerTenant]) if (typeof tenant === 'string' && tenant !== '') tenants.add(tenant);
+    const answerTenant =
+      isObject(body) && typeof body.tenant_id === 'string'
+        ? body.tenant_id
+        : itemsOf(body).find((item) => typeof item.tenant_id === 'string')?.tenant_id;
+    for (const tenant of [requestTenant, answerTenant])
+      if (typeof tenant === 'string' && tenant !== '') tenants.add(tenant);
   }
   state.tenantIds = [...tenants];
   return state;

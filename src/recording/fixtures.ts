@@ -90,9 +90,11 @@ function checked<S extends z.ZodType>(schema: S, value: unknown): Converted<z.ou
   return { why: `${issue.path.join('.') || 'the answer'}: ${issue.message}` };
 }
 
-const field = <T>(answer: Answer, name: string, guard: (value: unknown) => value is T): T | undefined => (guard(answer[name]) ? answer[name] : undefined);
+const field = <T>(answer: Answer, name: string, guard: (value: unknown) => value is T): T | undefined =>
+  guard(answer[name]) ? answer[name] : undefined;
 const isString = (value: unknown): value is string => typeof value === 'string';
-const isObject = (value: unknown): value is Answer => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Answer =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Collects what is placed, what is not and why, and the notes of the report. */
 class Placement {
@@ -104,14 +106,19 @@ class Placement {
 
   /** The converted resource, or undefined when it is of another workspace or the conversion refused it. */
   place<T>(resource: string, id: string, recorded: Answered, convert: () => Converted<T>): T | undefined {
-    if (recorded.tenantId !== undefined && recorded.tenantId !== this.workspaceId) return this.refuse(resource, id, `of workspace ${recorded.tenantId}`);
+    if (recorded.tenantId !== undefined && recorded.tenantId !== this.workspaceId)
+      return this.refuse(resource, id, `of workspace ${recorded.tenantId}`);
     const converted = convert();
     if ('why' in converted) return this.refuse(resource, id, converted.why);
     // Nothing the API would refuse in a request is held: the instance answers with JSON.stringify,
     // which runs out of stack some 4,000 levels down.
     const depth = jsonDepth(converted.value);
     if (depth > MAX_JSON_DEPTH) {
-      return this.refuse(resource, id, `nested ${depth} levels deep, more than the ${MAX_JSON_DEPTH} levels localplane's API takes`);
+      return this.refuse(
+        resource,
+        id,
+        `nested ${depth} levels deep, more than the ${MAX_JSON_DEPTH} levels localplane's API takes`,
+      );
     }
     this.count(`${resource}s`);
     return converted.value;
@@ -130,7 +137,8 @@ class Placement {
 function refuseUsedOut(out: string): void {
   if (!existsSync(out)) return;
   if (!statSync(out).isDirectory()) throw new FromRecordingError(`--out ${out} is not a directory`);
-  if (readdirSync(out).length > 0) throw new FromRecordingError(`--out ${out} is not empty: give a new or empty directory`);
+  if (readdirSync(out).length > 0)
+    throw new FromRecordingError(`--out ${out} is not empty: give a new or empty directory`);
 }
 
 function readLog(path: string) {
@@ -151,32 +159,53 @@ export function fixturesFromRecording(options: FromRecordingOptions): FromRecord
   const shipped = loadFixtures(DEFAULT_FIXTURES_DIR);
   const { files, report } = recordedFixtures(recordedState(log), shipped, { ...options, out, digest });
   mkdirSync(out, { recursive: true });
-  for (const [name, value] of Object.entries(files)) writeFileSync(join(out, name), `${JSON.stringify(value, null, 2)}\n`);
+  for (const [name, value] of Object.entries(files))
+    writeFileSync(join(out, name), `${JSON.stringify(value, null, 2)}\n`);
   writeFileSync(join(out, REPORT_FILE), formatFromRecordingReport(report));
   // What was written must start: a failure here is a bug of this module, not of the recording.
   loadFixtures(out);
   return report;
 }
 
-function recordedFixtures(state: RecordedState, shipped: Fixtures, options: FromRecordingOptions & { out: string; digest: string }) {
+function recordedFixtures(
+  state: RecordedState,
+  shipped: Fixtures,
+  options: FromRecordingOptions & { out: string; digest: string },
+) {
   const madeUpId = (what: string) => uuidFrom(createRandom(seedFrom(options.digest, what)));
   const workspaceId = state.tenantIds[0] ?? madeUpId('workspace');
   const placement = new Placement(workspaceId);
-  if (state.tenantIds.length > 1) placement.notes.push(`The recording names other workspaces (${state.tenantIds.slice(1).join(', ')}): only ${workspaceId}'s resources are placed.`);
+  if (state.tenantIds.length > 1)
+    placement.notes.push(
+      `The recording names other workspaces (${state.tenantIds.slice(1).join(', ')}): only ${workspaceId}'s resources are placed.`,
+    );
   const shippedWorkspace = shipped.workspaces.workspaces.find((workspace) => workspace.id === workspaceId);
   const shippedFamily = shipped.deployments.workspaces.find((workspace) => workspace.workspace_id === workspaceId);
 
-  const listeners = [...state.listeners].flatMap(([id, recorded]) => placement.place('listener', id, recorded, () => listenerOf(recorded.answer)) ?? []);
+  const listeners = [...state.listeners].flatMap(
+    ([id, recorded]) => placement.place('listener', id, recorded, () => listenerOf(recorded.answer)) ?? [],
+  );
   const selfHosted =
-    listeners.length > 0 || [...state.deployments.values()].some(({ answer }) => answer.source === 'external_container') || (shippedFamily?.self_hosted ?? false);
-  const oauthProviders = [...state.oauthProviders].flatMap(([providerId, recorded]) => placement.place('OAuth provider', providerId, recorded, () => checked(oauthProviderFixture, withUtcTimes(recorded.answer))) ?? []);
+    listeners.length > 0 ||
+    [...state.deployments.values()].some(({ answer }) => answer.source === 'external_container') ||
+    (shippedFamily?.self_hosted ?? false);
+  const oauthProviders = [...state.oauthProviders].flatMap(
+    ([providerId, recorded]) =>
+      placement.place('OAuth provider', providerId, recorded, () =>
+        checked(oauthProviderFixture, withUtcTimes(recorded.answer)),
+      ) ?? [],
+  );
   const organizationId =
-    [...state.oauthProviders.values()].map(({ answer }) => answer.organization_id).find(isString) ?? shippedFamily?.organization_id ?? madeUpId('organization');
+    [...state.oauthProviders.values()].map(({ answer }) => answer.organization_id).find(isString) ??
+    shippedFamily?.organization_id ??
+    madeUpId('organization');
   const codehostIntegrations = integrationsOf(state, placement);
   const listedDeployments = deploymentsOf(state, placement, selfHosted);
 
   const buckets = [...shipped.objstore.buckets];
-  const objstoreKey = shipped.objstore.keys.find((key) => EXPORT_PERMISSIONS.every((permission) => key.permissions.includes(permission)))?.access_key_id;
+  const objstoreKey = shipped.objstore.keys.find((key) =>
+    EXPORT_PERMISSIONS.every((permission) => key.permissions.includes(permission)),
+  )?.access_key_id;
   const destinations = destinationsOf(state, placement, { buckets, objstoreKey });
   const sessions = [...(shippedWorkspace?.sessions ?? [])];
   const exports = exportsOf(state, placement, new Set(destinations.map((destination) => destination.id)));
@@ -185,8 +214,15 @@ function recordedFixtures(state: RecordedState, shipped: Fixtures, options: From
 
   const apiKey = `lp_recorded_${options.digest.slice(0, 24)}`;
   const name = shippedWorkspace?.name ?? NEW_WORKSPACE_NAME;
-  if (shippedWorkspace) placement.notes.push(`Workspace ${workspaceId} is the shipped fixtures' ${name}: it keeps its tier and tracing projects, its deployment family is the recorded one, and its API key is new.`);
-  const keptIds = new Set(options.recordedOnly ? [] : shipped.workspaces.workspaces.map((workspace) => workspace.id).filter((id) => id !== workspaceId));
+  if (shippedWorkspace)
+    placement.notes.push(
+      `Workspace ${workspaceId} is the shipped fixtures' ${name}: it keeps its tier and tracing projects, its deployment family is the recorded one, and its API key is new.`,
+    );
+  const keptIds = new Set(
+    options.recordedOnly
+      ? []
+      : shipped.workspaces.workspaces.map((workspace) => workspace.id).filter((id) => id !== workspaceId),
+  );
   const files = {
     [FIXTURE_FILES.workspaces]: {
       workspaces: [
@@ -222,10 +258,15 @@ function recordedFixtures(state: RecordedState, shipped: Fixtures, options: From
   return { files, report };
 }
 
-const withUtcTimes = (answer: Answer) => ({ ...answer, created_at: utc(answer.created_at), updated_at: utc(answer.updated_at) });
+const withUtcTimes = (answer: Answer) => ({
+  ...answer,
+  created_at: utc(answer.created_at),
+  updated_at: utc(answer.updated_at),
+});
 
 function listenerOf(answer: Answer) {
-  if (answer.compute_type !== 'k8s') return { why: `compute_type ${JSON.stringify(answer.compute_type)}: the fixtures hold k8s listeners only` };
+  if (answer.compute_type !== 'k8s')
+    return { why: `compute_type ${JSON.stringify(answer.compute_type)}: the fixtures hold k8s listeners only` };
   const computeConfig = isObject(answer.compute_config) ? answer.compute_config : {};
   return checked(listenerFixture, { ...withUtcTimes(answer), k8s_namespaces: computeConfig.k8s_namespaces });
 }
@@ -239,11 +280,24 @@ function integrationsOf(state: RecordedState, placement: Placement) {
     const listed = state.codehostIntegrations.get(id);
     const recorded = listed ?? state.codehostRepos.get(id)![0] ?? { answer: {}, tenantId: undefined };
     if (!listed) madeUp.push(id);
-    const integration = listed?.answer ?? { installation_id: 0, name: repos.map((repo) => repo.owner).find(isString) ?? 'codehost' };
-    return placement.place('codehost integration', id, recorded, () => checked(codehostIntegrationFixture, { ...integration, id, repos })) ?? [];
+    const integration = listed?.answer ?? {
+      installation_id: 0,
+      name: repos.map((repo) => repo.owner).find(isString) ?? 'codehost',
+    };
+    return (
+      placement.place('codehost integration', id, recorded, () =>
+        checked(codehostIntegrationFixture, { ...integration, id, repos }),
+      ) ?? []
+    );
   });
-  placement.count('codehost repositories', integrations.reduce((sum, integration) => sum + integration.repos.length, 0));
-  if (madeUp.length > 0) placement.notes.push(`Codehost integrations ${madeUp.join(', ')} were only seen through their repositories: installation_id 0, named after the repositories' owner.`);
+  placement.count(
+    'codehost repositories',
+    integrations.reduce((sum, integration) => sum + integration.repos.length, 0),
+  );
+  if (madeUp.length > 0)
+    placement.notes.push(
+      `Codehost integrations ${madeUp.join(', ')} were only seen through their repositories: installation_id 0, named after the repositories' owner.`,
+    );
   return integrations;
 }
 
@@ -254,7 +308,8 @@ function deploymentsOf(state: RecordedState, placement: Placement, selfHosted: b
   const deployments = [...state.deployments].flatMap(([id, recorded]) => {
     const { answer } = recorded;
     const placed = placement.place('deployment', id, recorded, () => {
-      if (answer.source === 'external_container' && !selfHosted) return { why: 'source external_container in a workspace that is not self-hosted' };
+      if (answer.source === 'external_container' && !selfHosted)
+        return { why: 'source external_container in a workspace that is not self-hosted' };
       if (isString(answer.name) && names.has(answer.name)) return { why: `a second deployment named ${answer.name}` };
       const revisions = revisionsOf(answer, state.revisions.get(id));
       madeUpRevisions += revisions.madeUp;
@@ -273,7 +328,9 @@ function deploymentsOf(state: RecordedState, placement: Placement, selfHosted: b
     );
   }
   if (madeUpSecretNames > 0) {
-    placement.notes.push(`${madeUpSecretNames} deployment secrets' names were masked in the recording: written as RECORDED_SECRET_<n>, n their place in the deployment's list.`);
+    placement.notes.push(
+      `${madeUpSecretNames} deployment secrets' names were masked in the recording: written as RECORDED_SECRET_<n>, n their place in the deployment's list.`,
+    );
   }
   return deployments;
 }
@@ -291,7 +348,9 @@ function secretNamesOf(answer: Answer): { list: unknown; madeUp: number } {
 }
 
 function deploymentFixtureOf(answer: Answer, revisions: Answer[], secrets: unknown) {
-  const { deployment_type: deploymentType = null, ...sourceConfig } = isObject(answer.source_config) ? answer.source_config : {};
+  const { deployment_type: deploymentType = null, ...sourceConfig } = isObject(answer.source_config)
+    ? answer.source_config
+    : {};
   return {
     ...withUtcTimes(answer),
     deployment_type: deploymentType,
@@ -302,7 +361,10 @@ function deploymentFixtureOf(answer: Answer, revisions: Answer[], secrets: unkno
 }
 
 /** The recorded revisions of a deployment, and those its answer names but the recording never showed, made up from it. */
-function revisionsOf(deployment: Answer, recorded: Map<string, Answered> | undefined): { list: Answer[]; madeUp: number } {
+function revisionsOf(
+  deployment: Answer,
+  recorded: Map<string, Answered> | undefined,
+): { list: Answer[]; madeUp: number } {
   const list: Answer[] = [...(recorded?.values() ?? [])].map(({ answer }) => withUtcTimes(answer));
   const latest = field(deployment, 'latest_revision_id', isString);
   const active = field(deployment, 'active_revision_id', isString);
@@ -324,18 +386,33 @@ function revisionsOf(deployment: Answer, recorded: Map<string, Answered> | undef
 }
 
 /** Destinations writing to the fixture objstore: a recorded bucket becomes a fixture bucket, the fixture key pair signs. */
-function destinationsOf(state: RecordedState, placement: Placement, context: { buckets: string[]; objstoreKey: string | undefined }) {
+function destinationsOf(
+  state: RecordedState,
+  placement: Placement,
+  context: { buckets: string[]; objstoreKey: string | undefined },
+) {
   return [...state.destinations].flatMap(([id, recorded]) => {
     const { answer } = recorded;
     const config = isObject(answer.config) ? answer.config : {};
     const recordedBucket = config.bucket_name;
-    const bucket = isString(recordedBucket) && isCreatableBucketName(recordedBucket) ? recordedBucket : context.buckets[0]!;
-    if (bucket !== recordedBucket) placement.notes.push(`Destination ${id}: bucket ${JSON.stringify(recordedBucket)} is not a name the objstore can create; it writes to ${bucket}.`);
+    const bucket =
+      isString(recordedBucket) && isCreatableBucketName(recordedBucket) ? recordedBucket : context.buckets[0]!;
+    if (bucket !== recordedBucket)
+      placement.notes.push(
+        `Destination ${id}: bucket ${JSON.stringify(recordedBucket)} is not a name the objstore can create; it writes to ${bucket}.`,
+      );
     const recordedEndpoint = isString(config.endpoint_url) ? config.endpoint_url : null;
     const endpoint = isEmbeddedEndpoint(recordedEndpoint) ? recordedEndpoint : null;
-    if (endpoint !== recordedEndpoint) placement.notes.push(`Destination ${id}: endpoint_url ${recordedEndpoint} left out, so that it writes to the embedded objstore.`);
+    if (endpoint !== recordedEndpoint)
+      placement.notes.push(
+        `Destination ${id}: endpoint_url ${recordedEndpoint} left out, so that it writes to the embedded objstore.`,
+      );
     const placed = placement.place('destination', id, recorded, () =>
-      checked(destinationFixture, { ...withUtcTimes(answer), config: { ...config, endpoint_url: endpoint, bucket_name: bucket }, objstore_key: context.objstoreKey }),
+      checked(destinationFixture, {
+        ...withUtcTimes(answer),
+        config: { ...config, endpoint_url: endpoint, bucket_name: bucket },
+        objstore_key: context.objstoreKey,
+      }),
     );
     if (placed && !context.buckets.includes(bucket)) context.buckets.push(bucket);
     return placed ?? [];
@@ -349,16 +426,28 @@ function exportsOf(state: RecordedState, placement: Placement, destinationIds: R
     return (
       placement.place('export', id, recorded, () => {
         const destination = answer.bulk_export_destination_id;
-        if (!isString(destination) || !destinationIds.has(destination)) return { why: `its destination ${String(destination)} is not placed` };
+        if (!isString(destination) || !destinationIds.has(destination))
+          return { why: `its destination ${String(destination)} is not placed` };
         const parent = answer.source_bulk_export_id;
         const keepsParent = parent === null || parent === undefined || state.exports.has(parent as string);
         if (!keepsParent) unlinked.push(id);
-        const times = { start_time: utc(answer.start_time), end_time: utc(answer.end_time), finished_at: utc(answer.finished_at) };
-        return checked(exportFixture, { ...withUtcTimes(answer), ...times, source_bulk_export_id: keepsParent ? parent : null });
+        const times = {
+          start_time: utc(answer.start_time),
+          end_time: utc(answer.end_time),
+          finished_at: utc(answer.finished_at),
+        };
+        return checked(exportFixture, {
+          ...withUtcTimes(answer),
+          ...times,
+          source_bulk_export_id: keepsParent ? parent : null,
+        });
       }) ?? []
     );
   });
-  if (unlinked.length > 0) placement.notes.push(`Exports ${unlinked.join(', ')} were spawned by recurring exports the recording does not show: written without source_bulk_export_id.`);
+  if (unlinked.length > 0)
+    placement.notes.push(
+      `Exports ${unlinked.join(', ')} were spawned by recurring exports the recording does not show: written without source_bulk_export_id.`,
+    );
   return exports;
 }
 
@@ -366,7 +455,11 @@ type ExportFixtureOut = z.output<typeof exportFixture>;
 type SessionFixture = Fixtures['workspaces']['workspaces'][number]['sessions'][number];
 
 /** A tracing project for each exported one the fixtures lack, with synthetic runs over the exports' windows (the recording shows none). */
-function addExportedProjects(exports: readonly ExportFixtureOut[], sessions: SessionFixture[], placement: Placement): void {
+function addExportedProjects(
+  exports: readonly ExportFixtureOut[],
+  sessions: SessionFixture[],
+  placement: Placement,
+): void {
   const windows = new Map<string, { start: number; end: number }>();
   for (const exportFixture of exports) {
     const sessionId = exportFixture.session_id;
@@ -378,7 +471,11 @@ function addExportedProjects(exports: readonly ExportFixtureOut[], sessions: Ses
   }
   for (const [id, { start, end }] of windows) {
     const days = Math.min(MAX_MADE_UP_DAYS, Math.max(1, Math.ceil((end - startOfUtcDay(start)) / MICROS_PER_DAY)));
-    sessions.push({ id, name: `recorded-project-${id.slice(0, 8)}`, runs: { count: RUNS_PER_DAY * days, start: formatTimestamp(startOfUtcDay(start)), days } });
+    sessions.push({
+      id,
+      name: `recorded-project-${id.slice(0, 8)}`,
+      runs: { count: RUNS_PER_DAY * days, start: formatTimestamp(startOfUtcDay(start)), days },
+    });
   }
   if (windows.size > 0) {
     placement.count('tracing projects', windows.size);
@@ -388,13 +485,22 @@ function addExportedProjects(exports: readonly ExportFixtureOut[], sessions: Ses
   }
 }
 
-function noteLeftOut(state: RecordedState, placement: Placement, placed: { objstoreKey: string | undefined; listedDeployments: readonly unknown[]; exports: readonly unknown[] }): void {
+function noteLeftOut(
+  state: RecordedState,
+  placement: Placement,
+  placed: { objstoreKey: string | undefined; listedDeployments: readonly unknown[]; exports: readonly unknown[] },
+): void {
   placement.notes.push(
     `No secret is written: deployment secrets keep their names (made up where the recording masked them) with made-up values, OAuth providers have no client secret, destinations sign with the fixture key pair ${placed.objstoreKey ?? '(none)'} of objstore.json.`,
   );
-  if (placed.listedDeployments.length > 0) placement.notes.push("Deployments' tag_value_ids and remote_reconciled are not in the API's answers: written as [] and false.");
+  if (placed.listedDeployments.length > 0)
+    placement.notes.push(
+      "Deployments' tag_value_ids and remote_reconciled are not in the API's answers: written as [] and false.",
+    );
   if (placed.exports.length > 0 || state.exportRunAnswers > 0) {
-    placement.notes.push('Export runs are not kept: an export that ended keeps its status without runs; one Created or Running starts again as Created and runs.');
+    placement.notes.push(
+      'Export runs are not kept: an export that ended keeps its status without runs; one Created or Running starts again as Created and runs.',
+    );
   }
 }
 

@@ -10,8 +10,17 @@ import { z } from 'zod';
 const nameValue = z.object({ name: z.string(), value: z.string() }).loose();
 
 /** A body as HAR holds it: text, or base64 (`encoding: "base64"`) for bytes that are not text. */
-const harPostData = z.object({ mimeType: z.string().default(''), text: z.string().optional(), encoding: z.string().optional() }).loose();
-const harContent = z.object({ size: z.number().default(-1), mimeType: z.string().default(''), text: z.string().optional(), encoding: z.string().optional() }).loose();
+const harPostData = z
+  .object({ mimeType: z.string().default(''), text: z.string().optional(), encoding: z.string().optional() })
+  .loose();
+const harContent = z
+  .object({
+    size: z.number().default(-1),
+    mimeType: z.string().default(''),
+    text: z.string().optional(),
+    encoding: z.string().optional(),
+  })
+  .loose();
 
 const harRequest = z
   .object({
@@ -83,7 +92,9 @@ export function readRecording(path: string): HarLog {
   const parsed = harFile.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new RecordingFileError(`${path} is not a HAR recording: ${issue.path.join('.') || 'the file'}: ${issue.message}`);
+    throw new RecordingFileError(
+      `${path} is not a HAR recording: ${issue.path.join('.') || 'the file'}: ${issue.message}`,
+    );
   }
   return parsed.data.log;
 }

@@ -1,4 +1,12 @@
-import { constants, createBrotliDecompress, createGunzip, createInflate, type BrotliDecompress, type Gunzip, type Inflate } from 'node:zlib';
+import {
+  constants,
+  createBrotliDecompress,
+  createGunzip,
+  createInflate,
+  type BrotliDecompress,
+  type Gunzip,
+  type Inflate,
+} from 'node:zlib';
 
 /** The most of a body a recording keeps: a longer body is kept as its first part, marked `_truncated`. */
 export const RECORDED_BODY_LIMIT = 1024 * 1024;

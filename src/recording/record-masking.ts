@@ -14,7 +14,14 @@ import {
 } from '../journal/entries.ts';
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
 import { copyJson, jsonText } from '../shared/json-walk.ts';
-import { isSecretName, KEPT_NAMES, maskSecretFields, SECRET_NAMES, SECRET_WORD_PAIRS, SECRET_WORDS } from '../shared/secret-names.ts';
+import {
+  isSecretName,
+  KEPT_NAMES,
+  maskSecretFields,
+  SECRET_NAMES,
+  SECRET_WORD_PAIRS,
+  SECRET_WORDS,
+} from '../shared/secret-names.ts';
 import type { HarHeader } from './har.ts';
 
 /** Hears each thing masked, by where it was in the entry. */
@@ -31,8 +38,9 @@ export const MASKING = {
   word_pairs: [...SECRET_WORD_PAIRS],
   listed_names: [...SECRET_NAMES],
   kept_names: [...KEPT_NAMES],
-  authorization: 'AWS4 (SigV4): its Signature, the credential scope and signed headers kept; any other scheme: the whole value',
-  json: 'each string and number under a secret name, at any depth, but a secret\'s name; the shape kept',
+  authorization:
+    'AWS4 (SigV4): its Signature, the credential scope and signed headers kept; any other scheme: the whole value',
+  json: "each string and number under a secret name, at any depth, but a secret's name; the shape kept",
   text:
     'secret query parameters in any text and header (presigned URLs in JSON strings); S3 signing details; event streams ' +
     'line by line, form bodies as queries; a body that does not parse and claims to be JSON, or names a secret JSON field, whole',
@@ -48,7 +56,11 @@ function namesSecretField(text: string): boolean {
   return false;
 }
 
-export function maskedHarHeaders(pairs: readonly (readonly [string, string])[], where: string, report: MaskReport): HarHeader[] {
+export function maskedHarHeaders(
+  pairs: readonly (readonly [string, string])[],
+  where: string,
+  report: MaskReport,
+): HarHeader[] {
   return pairs.map(([name, value]) => {
     const lower = name.toLowerCase();
     const masked = maskedHeaderValue(lower, value);
@@ -132,7 +144,13 @@ function maskedText(text: string, claimsJson: boolean, where: string, report: Ma
  * they claim to be JSON (then masked whole). `whole` is false for the first part of a longer
  * body: JSON cut short does not parse, and is kept unless it names a secret field.
  */
-export function maskedBody(bytes: Buffer, mimeType: string, whole: boolean, where: string, report: MaskReport): { text: string; encoding?: 'base64' } {
+export function maskedBody(
+  bytes: Buffer,
+  mimeType: string,
+  whole: boolean,
+  where: string,
+  report: MaskReport,
+): { text: string; encoding?: 'base64' } {
   const text = decodeText(bytes, null, whole);
   if (text === null) {
     if (!JSON_TYPE.test(mimeType)) return { text: bytes.toString('base64'), encoding: 'base64' };
@@ -140,7 +158,12 @@ export function maskedBody(bytes: Buffer, mimeType: string, whole: boolean, wher
     return { text: MASKED_SECRET_VALUE };
   }
   if (EVENT_STREAM_TYPE.test(mimeType)) {
-    return { text: text.replace(/^(data: ?)(.*)$/gm, (_, field: string, data: string) => `${field}${maskedText(data, false, where, report)}`) };
+    return {
+      text: text.replace(
+        /^(data: ?)(.*)$/gm,
+        (_, field: string, data: string) => `${field}${maskedText(data, false, where, report)}`,
+      ),
+    };
   }
   if (FORM_TYPE.test(mimeType)) return { text: maskedQueryText(text, where, report) };
   return { text: maskedText(text, whole && JSON_TYPE.test(mimeType), where, report) };

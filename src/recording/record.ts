@@ -4,7 +4,14 @@
  * appended to a HAR file once it ends, secrets masked (record-masking.ts), bodies bounded
  * (record-body.ts). An upstream that cannot be reached answers 502 with a `detail`, recorded too.
  */
-import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  Agent as HttpAgent,
+  createServer,
+  request as httpRequest,
+  STATUS_CODES,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { finished } from 'node:stream/promises';
@@ -54,15 +61,26 @@ export class RecordOptionError extends Error {
   override name = 'RecordOptionError';
 }
 
-
 /** Headers of one connection, not of the exchange (RFC 9110, 7.6.1), beside those the Connection header names. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** Node's raw header list (name, value, name, value...) without the hop-by-hop headers and `drop`. */
 function endToEndHeaders(raw: readonly string[], drop: readonly string[] = []): [string, string][] {
   const pairs: [string, string][] = [];
   for (let at = 0; at < raw.length; at += 2) pairs.push([raw[at]!, raw[at + 1]!]);
-  const named = pairs.filter(([name]) => name.toLowerCase() === 'connection').flatMap(([, value]) => value.split(',').map((token) => token.trim().toLowerCase()));
+  const named = pairs
+    .filter(([name]) => name.toLowerCase() === 'connection')
+    .flatMap(([, value]) => value.split(',').map((token) => token.trim().toLowerCase()));
   return pairs.filter(([name]) => {
     const lower = name.toLowerCase();
     return !HOP_BY_HOP.has(lower) && !named.includes(lower) && !drop.includes(lower);
@@ -76,16 +94,30 @@ function upstreamBase(text: string): URL {
   } catch {
     // Told below.
   }
-  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new RecordOptionError(`the upstream must be an http:// or https:// URL, got "${text}"`);
-  if (/[?#]/.test(text)) throw new RecordOptionError(`the upstream must be a base URL without a query or fragment (requests bring their own), got "${text}"`);
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new RecordOptionError(`the upstream must be an http:// or https:// URL, got "${text}"`);
+  if (/[?#]/.test(text))
+    throw new RecordOptionError(
+      `the upstream must be a base URL without a query or fragment (requests bring their own), got "${text}"`,
+    );
   if (url.username !== '' || url.password !== '') {
-    throw new RecordOptionError(`the upstream must not hold credentials (they would be in the recording): send them as headers, got ${url.protocol}//...@${url.host}${url.pathname}`);
+    throw new RecordOptionError(
+      `the upstream must not hold credentials (they would be in the recording): send them as headers, got ${url.protocol}//...@${url.host}${url.pathname}`,
+    );
   }
   return url;
 }
 
 const TLS_ERROR = /^(ERR_TLS_|ERR_SSL_|EPROTO$)|CERT|SELF_SIGNED|UNABLE_TO_/;
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EADDRNOTAVAIL']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'EADDRNOTAVAIL',
+]);
 
 /** What the client's 502 says of an upstream that failed before answering. */
 function failureDetail(upstream: string, error: NodeJS.ErrnoException & { errors?: Error[] }): string {
@@ -109,7 +141,14 @@ interface RelayedAnswer {
 /** What the client gets of an upstream that fails before it answers: a 502 in the service's error shape. */
 const failureAnswer = (detail: string) => {
   const body = JSON.stringify({ detail });
-  return { status: 502, headers: [['content-type', 'application/json'], ['content-length', String(Buffer.byteLength(body))]] as [string, string][], body };
+  return {
+    status: 502,
+    headers: [
+      ['content-type', 'application/json'],
+      ['content-length', String(Buffer.byteLength(body))],
+    ] as [string, string][],
+    body,
+  };
 };
 type FailureAnswer = ReturnType<typeof failureAnswer>;
 
@@ -172,7 +211,20 @@ function relay(proxy: Proxy, clientRequest: IncomingMessage, clientResponse: Ser
         .then(() => Promise.all([requestBody.end(), answer?.body.end()]))
         .then(() => {
           const wait = (answeredAt || done) - started;
-          resolve(entryOf({ proxy, clientRequest, target, requestHeaders, requestBody, answer, failure, startedDateTime, timings: { wait, receive: done - started - wait }, ending }));
+          resolve(
+            entryOf({
+              proxy,
+              clientRequest,
+              target,
+              requestHeaders,
+              requestBody,
+              answer,
+              failure,
+              startedDateTime,
+              timings: { wait, receive: done - started - wait },
+              ending,
+            }),
+          );
         });
     };
 
@@ -189,13 +241,21 @@ function relay(proxy: Proxy, clientRequest: IncomingMessage, clientResponse: Ser
       answeredAt = performance.now();
       const headers = endToEndHeaders(response.rawHeaders);
       const body = new BodyCopy(headerOf(headers, 'content-encoding'));
-      answer = { status: response.statusCode!, statusText: response.statusMessage ?? '', httpVersion: `HTTP/${response.httpVersion}`, headers, body };
+      answer = {
+        status: response.statusCode!,
+        statusText: response.statusMessage ?? '',
+        httpVersion: `HTTP/${response.httpVersion}`,
+        headers,
+        body,
+      };
       let brokenBy: Error | null = null;
       response.on('error', (error) => (brokenBy = error));
       response.once('close', () => {
         if (response.complete) return;
         clientResponse.destroy();
-        end({ error: `upstream ${proxy.upstream} broke off its answer: ${brokenBy?.message ?? 'the connection closed'}` });
+        end({
+          error: `upstream ${proxy.upstream} broke off its answer: ${brokenBy?.message ?? 'the connection closed'}`,
+        });
       });
       clientResponse.writeHead(answer.status, answer.statusText, headers.flat());
       // Sent now: a stream's first event may be long in coming.
@@ -206,7 +266,9 @@ function relay(proxy: Proxy, clientRequest: IncomingMessage, clientResponse: Ser
 
     upstreamRequest.on('error', (error: NodeJS.ErrnoException) => {
       if (ended || answer !== null) return;
-      const detail = timedOut ? `upstream ${proxy.upstream} did not answer within ${proxy.timeoutMs / 1000} s` : failureDetail(proxy.upstream, error);
+      const detail = timedOut
+        ? `upstream ${proxy.upstream} did not answer within ${proxy.timeoutMs / 1000} s`
+        : failureDetail(proxy.upstream, error);
       failure = failureAnswer(detail);
       clientResponse.writeHead(failure.status, failure.headers.flat()).end(failure.body);
       end({ error: detail });
@@ -216,12 +278,20 @@ function relay(proxy: Proxy, clientRequest: IncomingMessage, clientResponse: Ser
     clientResponse.once('close', () => {
       if (clientResponse.writableFinished) return;
       upstreamRequest.destroy();
-      end({ comment: proxy.stopping ? 'the recording stopped before the answer ended' : 'the client closed the connection before the answer ended' });
+      end({
+        comment: proxy.stopping
+          ? 'the recording stopped before the answer ended'
+          : 'the client closed the connection before the answer ended',
+      });
     });
   });
 }
 
-const headerOf = (pairs: readonly [string, string][], name: string) => headerValue(pairs.map(([n, value]) => ({ name: n, value })), name);
+const headerOf = (pairs: readonly [string, string][], name: string) =>
+  headerValue(
+    pairs.map(([n, value]) => ({ name: n, value })),
+    name,
+  );
 
 interface ExchangeRecord {
   proxy: Proxy;
@@ -278,7 +348,18 @@ function harResponse(answer: RelayedAnswer | null, failure: FailureAnswer | null
 }
 
 /** The exchange as the file keeps it, everything masked on the way in and named in `_masked`. */
-function entryOf({ proxy, clientRequest, target, requestHeaders, requestBody, answer, failure, startedDateTime, timings, ending }: ExchangeRecord): HarEntry {
+function entryOf({
+  proxy,
+  clientRequest,
+  target,
+  requestHeaders,
+  requestBody,
+  answer,
+  failure,
+  startedDateTime,
+  timings,
+  ending,
+}: ExchangeRecord): HarEntry {
   const masked = new Set<string>();
   const report: MaskReport = (where) => masked.add(where);
   const mark = target.indexOf('?');
@@ -295,7 +376,9 @@ function entryOf({ proxy, clientRequest, target, requestHeaders, requestBody, an
       cookies: [],
       headers: maskedHarHeaders(requestHeaders, 'request.headers', report),
       queryString: [...new URLSearchParams(query)].map(([name, value]) => ({ name, value })),
-      ...(requestBody.wireSize > 0 ? { postData: { mimeType: requestType, ...harBody(requestBody, requestType, 'request.postData', report) } } : {}),
+      ...(requestBody.wireSize > 0
+        ? { postData: { mimeType: requestType, ...harBody(requestBody, requestType, 'request.postData', report) } }
+        : {}),
       headersSize: -1,
       bodySize: requestBody.wireSize,
     },
@@ -341,7 +424,11 @@ export async function record(options: RecordOptions): Promise<Recorder> {
     throw listenFailure('proxy', host, port, error);
   });
   try {
-    writer = new RecordingWriter(options.out, { name: 'localplane', version: PACKAGE_VERSION }, { _localplane: { upstream: proxy.upstream, masking: MASKING, body_limit_bytes: RECORDED_BODY_LIMIT } });
+    writer = new RecordingWriter(
+      options.out,
+      { name: 'localplane', version: PACKAGE_VERSION },
+      { _localplane: { upstream: proxy.upstream, masking: MASKING, body_limit_bytes: RECORDED_BODY_LIMIT } },
+    );
   } catch (error) {
     server.close();
     throw new RecordOptionError(`cannot write the recording ${options.out}: ${(error as Error).message}`);

@@ -71,7 +71,8 @@ function shapeOf(value: unknown): Shape {
   return root;
 }
 
-const fieldPath = (at: string, key: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`);
+const fieldPath = (at: string, key: string) =>
+  /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`;
 const typeNames = (types: Set<JsonType>) => [...types].sort().join('|');
 /** A field's types, `null` when it was only ever null, `missing` when there is no such field. */
 const typeNamesOf = (field: Shape | undefined) => (field ? typeNames(field.types) || 'null' : MISSING);
@@ -108,7 +109,8 @@ function compareShapes(recordedBody: Shape, hereBody: Shape, differences: Differ
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 const errorCount = (count: number) => `${count} error${count === 1 ? '' : 's'}`;
 
@@ -117,12 +119,21 @@ function compareValidationErrors(recorded: unknown, here: unknown, differences: 
   if (!isRecord(recorded) || !isRecord(here) || !Array.isArray(recorded.detail) || !Array.isArray(here.detail)) return;
   const [recordedErrors, hereErrors] = [recorded.detail, here.detail];
   if (recordedErrors.length !== hereErrors.length) {
-    differences.push({ at: 'body.detail', recorded: errorCount(recordedErrors.length), here: errorCount(hereErrors.length) });
+    differences.push({
+      at: 'body.detail',
+      recorded: errorCount(recordedErrors.length),
+      here: errorCount(hereErrors.length),
+    });
   }
   for (let index = 0; index < Math.min(recordedErrors.length, hereErrors.length); index++) {
     for (const field of ['type', 'loc']) {
       const [recordedValue, hereValue] = [recordedErrors, hereErrors].map((errors) => jsonText(errors[index]?.[field]));
-      if (recordedValue !== hereValue) differences.push({ at: `body.detail[${index}].${field}`, recorded: recordedValue ?? MISSING, here: hereValue ?? MISSING });
+      if (recordedValue !== hereValue)
+        differences.push({
+          at: `body.detail[${index}].${field}`,
+          recorded: recordedValue ?? MISSING,
+          here: hereValue ?? MISSING,
+        });
     }
   }
 }
@@ -132,10 +143,12 @@ const mediaTypeOf = (contentType: string) => contentType.split(';')[0]!.trim().t
 
 /** What differs between a recorded answer and localplane's; a different status says it all. */
 export function compareAnswers(recorded: ComparedAnswer, here: ComparedAnswer): Difference[] {
-  if (recorded.status !== here.status) return [{ at: 'status', recorded: String(recorded.status), here: String(here.status) }];
+  if (recorded.status !== here.status)
+    return [{ at: 'status', recorded: String(recorded.status), here: String(here.status) }];
   const differences: Difference[] = [];
   const [recordedType, hereType] = [mediaTypeOf(recorded.contentType), mediaTypeOf(here.contentType)];
-  if (recordedType !== hereType) differences.push({ at: 'content type', recorded: recordedType || 'none', here: hereType || 'none' });
+  if (recordedType !== hereType)
+    differences.push({ at: 'content type', recorded: recordedType || 'none', here: hereType || 'none' });
   if (!recorded.bodyKept) return differences;
   if ((recorded.body === undefined) !== (here.body === undefined)) {
     differences.push({ at: 'body', recorded: bodyKind(recorded.body), here: bodyKind(here.body) });

@@ -83,7 +83,8 @@ export class IdMap {
         const [recordedIds, localIds] = [idsIn(recorded), idsIn(local)];
         if (recordedIds.length === localIds.length) recordedIds.forEach((id, index) => this.pair(id, localIds[index]!));
       } else if (Array.isArray(recorded) && Array.isArray(local)) {
-        for (let index = 0; index < Math.min(recorded.length, local.length); index++) alongside.push([recorded[index], local[index]]);
+        for (let index = 0; index < Math.min(recorded.length, local.length); index++)
+          alongside.push([recorded[index], local[index]]);
       } else if (recorded !== null && local !== null && typeof recorded === 'object' && typeof local === 'object') {
         for (const [key, field] of Object.entries(recorded)) {
           if (Object.hasOwn(local, key)) alongside.push([field, (local as Record<string, unknown>)[key]]);

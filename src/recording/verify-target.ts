@@ -40,7 +40,11 @@ export function sendOverHttp(url: string): Send {
   };
 }
 
-const fixtureKey = z.object({ access_key_id: z.string(), secret_access_key: z.string(), permissions: z.array(z.string()) });
+const fixtureKey = z.object({
+  access_key_id: z.string(),
+  secret_access_key: z.string(),
+  permissions: z.array(z.string()),
+});
 export type FixtureKey = z.infer<typeof fixtureKey>;
 
 /** The parts of GET /_localplane/fixtures verify uses. */
@@ -56,7 +60,12 @@ const fixturesSchema = z.object({
       deployments: z.array(z.object({ id: z.string() })),
     }),
   ),
-  objstore: z.object({ endpoint_url: z.string(), buckets: z.array(z.string()), keys: z.array(fixtureKey), endpoint_aliases: z.array(z.string()) }),
+  objstore: z.object({
+    endpoint_url: z.string(),
+    buckets: z.array(z.string()),
+    keys: z.array(fixtureKey),
+    endpoint_aliases: z.array(z.string()),
+  }),
 });
 export type FixtureWorkspace = z.infer<typeof fixturesSchema>['workspaces'][number];
 
@@ -83,21 +92,32 @@ export interface Target {
 
 async function readJson(send: Send, where: string, path: string): Promise<unknown> {
   const answer = await send(path);
-  if (!answer.ok) throw new VerifyError(`${where} does not answer as a localplane: GET ${path} answered ${answer.status}`);
+  if (!answer.ok)
+    throw new VerifyError(`${where} does not answer as a localplane: GET ${path} answered ${answer.status}`);
   return answer.json();
 }
 
 /** `/v2/deployments/{deployment_id}` as a pattern of paths. */
-const pathPattern = (template: string) => new RegExp(`^${template.replace(/[.+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}/]+\}/g, '[^/]+')}$`);
+const pathPattern = (template: string) =>
+  new RegExp(`^${template.replace(/[.+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}/]+\}/g, '[^/]+')}$`);
 
 /** Reads the instance's fixtures, clock and API paths (from its OpenAPI document). */
 export async function openTarget(send: Send, where: string): Promise<Target> {
   const fixtures = fixturesSchema.parse(await readJson(send, where, '/_localplane/fixtures'));
   const clock = z.object({ frozen: z.boolean() }).parse(await readJson(send, where, '/_localplane/clock'));
-  const document = z.object({ paths: z.record(z.string(), z.unknown()) }).parse(await readJson(send, where, '/openapi.json'));
-  const apiPaths = Object.keys(document.paths).filter((path) => !isHarnessPath(path)).map(pathPattern);
-  const fullAccessKey = fixtures.objstore.keys.find((key) => OBJSTORE_PERMISSIONS.every((permission) => key.permissions.includes(permission)));
-  if (!fullAccessKey) throw new VerifyError(`${where} has no fixture objstore key with every permission (${OBJSTORE_PERMISSIONS.join(', ')}) for destination credentials`);
+  const document = z
+    .object({ paths: z.record(z.string(), z.unknown()) })
+    .parse(await readJson(send, where, '/openapi.json'));
+  const apiPaths = Object.keys(document.paths)
+    .filter((path) => !isHarnessPath(path))
+    .map(pathPattern);
+  const fullAccessKey = fixtures.objstore.keys.find((key) =>
+    OBJSTORE_PERMISSIONS.every((permission) => key.permissions.includes(permission)),
+  );
+  if (!fullAccessKey)
+    throw new VerifyError(
+      `${where} has no fixture objstore key with every permission (${OBJSTORE_PERMISSIONS.join(', ')}) for destination credentials`,
+    );
   const resolveEndpoint = createEndpointResolver(async () => EMBEDDED, fixtures.objstore.endpoint_aliases);
   const buckets = new Set(fixtures.objstore.buckets);
   return {
@@ -105,7 +125,13 @@ export async function openTarget(send: Send, where: string): Promise<Target> {
     frozenClock: clock.frozen,
     workspaces: fixtures.workspaces,
     fixtureIds: new Set(
-      fixtures.workspaces.flatMap((workspace) => [workspace.id, ...workspace.listeners, ...[...workspace.sessions, ...workspace.integrations, ...workspace.deployments].map(({ id }) => id)].map((id) => id.toLowerCase())),
+      fixtures.workspaces.flatMap((workspace) =>
+        [
+          workspace.id,
+          ...workspace.listeners,
+          ...[...workspace.sessions, ...workspace.integrations, ...workspace.deployments].map(({ id }) => id),
+        ].map((id) => id.toLowerCase()),
+      ),
     ),
     objstoreEndpoint: fixtures.objstore.endpoint_url,
     fixtureKeys: fixtures.objstore.keys,
@@ -114,7 +140,11 @@ export async function openTarget(send: Send, where: string): Promise<Target> {
       const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
       return !isHarnessPath(trimmed) && apiPaths.some((pattern) => pattern.test(trimmed));
     },
-    servedByObjstore: (endpointUrl) => resolveEndpoint(endpointUrl).then((resolved) => resolved === EMBEDDED, () => true),
+    servedByObjstore: (endpointUrl) =>
+      resolveEndpoint(endpointUrl).then(
+        (resolved) => resolved === EMBEDDED,
+        () => true,
+      ),
     async ensureBucket(name) {
       if (buckets.has(name)) return null;
       buckets.add(name);
@@ -140,7 +170,9 @@ async function createBucket(endpoint: string, key: FixtureKey, name: string): Pr
     return null;
   } catch (error) {
     const code = (error as Error).name;
-    return code === 'BucketAlreadyOwnedByYou' || code === 'BucketAlreadyExists' ? null : `bucket ${name} could not be created here: ${code}: ${(error as Error).message}`;
+    return code === 'BucketAlreadyOwnedByYou' || code === 'BucketAlreadyExists'
+      ? null
+      : `bucket ${name} could not be created here: ${code}: ${(error as Error).message}`;
   } finally {
     client.destroy();
   }
@@ -151,14 +183,22 @@ async function createBucket(endpoint: string, key: FixtureKey, name: string): Pr
  * the recorded one itself when the instance has it (a recording made against localplane); else
  * the first on a plan with bulk exports.
  */
-export function workspaceChooser(workspaces: readonly FixtureWorkspace[], requested: string | undefined): (recorded: string | undefined) => FixtureWorkspace {
-  const byId = (id: string | undefined) => workspaces.find((workspace) => workspace.id.toLowerCase() === id?.toLowerCase());
+export function workspaceChooser(
+  workspaces: readonly FixtureWorkspace[],
+  requested: string | undefined,
+): (recorded: string | undefined) => FixtureWorkspace {
+  const byId = (id: string | undefined) =>
+    workspaces.find((workspace) => workspace.id.toLowerCase() === id?.toLowerCase());
   if (requested !== undefined) {
     const chosen = byId(requested);
-    if (!chosen) throw new VerifyError(`workspace ${requested} is not a fixture workspace of the instance (it has ${workspaces.map(({ id }) => id).join(', ')})`);
+    if (!chosen)
+      throw new VerifyError(
+        `workspace ${requested} is not a fixture workspace of the instance (it has ${workspaces.map(({ id }) => id).join(', ')})`,
+      );
     return () => chosen;
   }
-  const withBulkExports = workspaces.find((workspace) => BULK_EXPORT_TIERS.includes(workspace.tier as Tier)) ?? workspaces[0];
+  const withBulkExports =
+    workspaces.find((workspace) => BULK_EXPORT_TIERS.includes(workspace.tier as Tier)) ?? workspaces[0];
   if (!withBulkExports) throw new VerifyError('the instance has no fixture workspace');
   return (recorded) => byId(recorded) ?? withBulkExports;
 }

@@ -5,10 +5,26 @@
  */
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';
 import { copyJson, jsonText } from '../shared/json-walk.ts';
-import { bodyBytes, bodyJson, headerValue, readRecording, type HarEntry, type HarLog, type HarResponse } from './har.ts';
+import {
+  bodyBytes,
+  bodyJson,
+  headerValue,
+  readRecording,
+  type HarEntry,
+  type HarLog,
+  type HarResponse,
+} from './har.ts';
 import { compareAnswers, describeDifference, type ComparedAnswer } from './verify-compare.ts';
 import { IdMap, idsOf, type UnknownId } from './verify-ids.ts';
-import { openTarget, sendInProcess, sendOverHttp, workspaceChooser, type FixtureWorkspace, type ReplayInstance, type Target } from './verify-target.ts';
+import {
+  openTarget,
+  sendInProcess,
+  sendOverHttp,
+  workspaceChooser,
+  type FixtureWorkspace,
+  type ReplayInstance,
+  type Target,
+} from './verify-target.ts';
 
 export { VerifyError } from './verify-target.ts';
 
@@ -45,9 +61,14 @@ export interface VerifyReport {
 }
 
 /** Replays a recording into a fresh instance (made by `freshInstance`, stopped afterwards) or, with `url`, a running one. */
-export async function verifyWith(recording: string | HarLog, options: VerifyOptions, freshInstance: () => Promise<ReplayInstance>): Promise<VerifyReport> {
+export async function verifyWith(
+  recording: string | HarLog,
+  options: VerifyOptions,
+  freshInstance: () => Promise<ReplayInstance>,
+): Promise<VerifyReport> {
   const log = typeof recording === 'string' ? readRecording(recording) : recording;
-  if (options.url !== undefined) return replay(log, await openTarget(sendOverHttp(options.url), options.url), options.workspace);
+  if (options.url !== undefined)
+    return replay(log, await openTarget(sendOverHttp(options.url), options.url), options.workspace);
   const instance = await freshInstance();
   try {
     return await replay(log, await openTarget(sendInProcess(instance), 'the instance'), options.workspace);
@@ -59,11 +80,26 @@ export async function verifyWith(recording: string | HarLog, options: VerifyOpti
 const TENANT_HEADER = 'x-tenant-id';
 const KEY_HEADER = 'x-api-key';
 /** Headers not replayed: the connection's own, and the upstream's credentials (localplane's are set instead). */
-const NOT_REPLAYED = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-connection', 'proxy-authorization', 'accept-encoding', 'cookie', 'authorization']);
+const NOT_REPLAYED = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-connection',
+  'proxy-authorization',
+  'accept-encoding',
+  'cookie',
+  'authorization',
+]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const BODILESS_METHODS = new Set(['GET', 'HEAD']);
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 const startedAt = (entry: HarEntry) => Date.parse(entry.startedDateTime);
 
 function recordedAnswer(response: HarResponse): ComparedAnswer {
@@ -73,7 +109,11 @@ function recordedAnswer(response: HarResponse): ComparedAnswer {
     // Browsers write x-unknown for an answer without a Content-Type.
     contentType: contentType === 'x-unknown' ? '' : contentType,
     body: bodyJson(response.content),
-    bodyKept: response.content.text !== undefined || response.content.size === 0 || response.status === 204 || response.status === 304,
+    bodyKept:
+      response.content.text !== undefined ||
+      response.content.size === 0 ||
+      response.status === 204 ||
+      response.status === 304,
   };
 }
 
@@ -91,10 +131,13 @@ function brokenAnswer(entry: HarEntry): string | null {
   return cut ? `the recorded answer was cut (${kept} of ${content.size} bytes)` : null;
 }
 
-const maskedAnswer = (entry: HarEntry) => (entry._masked ?? []).some((where) => where === 'response.content' || where.startsWith('response.content.'));
+const maskedAnswer = (entry: HarEntry) =>
+  (entry._masked ?? []).some((where) => where === 'response.content' || where.startsWith('response.content.'));
 
 function unknownIdReason(unknown: UnknownId): string {
-  return unknown.firstSeenIn === null ? `${unknown.id} existed upstream before the recording` : `${unknown.id} (from the answer of #${unknown.firstSeenIn}) has no counterpart here`;
+  return unknown.firstSeenIn === null
+    ? `${unknown.id} existed upstream before the recording`
+    : `${unknown.id} (from the answer of #${unknown.firstSeenIn}) has no counterpart here`;
 }
 
 class Replay {
@@ -113,7 +156,9 @@ class Replay {
   ) {
     this.ids = new IdMap(target.fixtureIds);
     this.workspaceFor = workspaceChooser(target.workspaces, workspace);
-    const tenants = entries.map((entry) => headerValue(entry.request.headers, TENANT_HEADER)).filter((tenant) => tenant !== undefined);
+    const tenants = entries
+      .map((entry) => headerValue(entry.request.headers, TENANT_HEADER))
+      .filter((tenant) => tenant !== undefined);
     this.firstTenant = tenants[0];
     for (const tenant of tenants) this.ids.map(tenant, this.workspaceFor(tenant).id);
   }
@@ -124,13 +169,20 @@ class Replay {
 
   async exchange(entry: HarEntry, index: number): Promise<ExchangeVerdict> {
     const url = new URL(entry.request.url, 'http://recording.invalid');
-    const verdict = (outcome: Outcome, reasons: string[]): ExchangeVerdict => ({ index, method: entry.request.method, path: url.pathname + url.search, outcome, reasons });
+    const verdict = (outcome: Outcome, reasons: string[]): ExchangeVerdict => ({
+      index,
+      method: entry.request.method,
+      path: url.pathname + url.search,
+      outcome,
+      reasons,
+    });
     this.passTime(entry);
     if (!this.target.isApiPath(url.pathname)) return verdict('skipped', ['not a request to the API']);
     const recorded = recordedAnswer(entry.response);
     const broken = brokenAnswer(entry);
     const requestJson = bodyJson(entry.request.postData);
-    const unknown = this.ids.unknown([...idsOf(url.pathname + url.search), ...idsOf(requestJson)])
+    const unknown = this.ids
+      .unknown([...idsOf(url.pathname + url.search), ...idsOf(requestJson)])
       // A resource the upstream did not have either (it answered 404) is none to be missing here.
       .filter((id) => id.firstSeenIn !== null || recorded.status !== 404);
     if (broken !== null || unknown.length > 0) {
@@ -156,12 +208,22 @@ class Replay {
     if (!this.target.frozenClock || !(this.pendingSeconds > 0)) return;
     const seconds = this.pendingSeconds;
     this.pendingSeconds = 0;
-    const answer = await this.target.send('/_localplane/clock/advance', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ seconds }) });
-    if (!answer.ok) throw new Error(`POST /_localplane/clock/advance answered ${answer.status}: ${await answer.text()}`);
+    const answer = await this.target.send('/_localplane/clock/advance', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ seconds }),
+    });
+    if (!answer.ok)
+      throw new Error(`POST /_localplane/clock/advance answered ${answer.status}: ${await answer.text()}`);
   }
 
   /** Sends the request as rewritten for this instance; what went wrong preparing it (a bucket it could not create) comes with the answer. */
-  private async send(entry: HarEntry, url: URL, requestJson: unknown, recorded: ComparedAnswer): Promise<{ here: ComparedAnswer; setupProblems: string[] }> {
+  private async send(
+    entry: HarEntry,
+    url: URL,
+    requestJson: unknown,
+    recorded: ComparedAnswer,
+  ): Promise<{ here: ComparedAnswer; setupProblems: string[] }> {
     const method = entry.request.method.toUpperCase();
     const setupProblems: string[] = [];
     let body: BodyInit | undefined;
@@ -176,10 +238,19 @@ class Replay {
       }
     }
     await this.advanceClock();
-    const answer = await this.target.send(this.ids.rewriteText(url.pathname + url.search), { method, headers: this.headers(entry), body });
+    const answer = await this.target.send(this.ids.rewriteText(url.pathname + url.search), {
+      method,
+      headers: this.headers(entry),
+      body,
+    });
     const text = await answer.text();
     return {
-      here: { status: answer.status, contentType: answer.headers.get('content-type') ?? '', body: bodyJson({ text }), bodyKept: true },
+      here: {
+        status: answer.status,
+        contentType: answer.headers.get('content-type') ?? '',
+        body: bodyJson({ text }),
+        bodyKept: true,
+      },
       setupProblems,
     };
   }
@@ -191,7 +262,11 @@ class Replay {
       const lower = name.toLowerCase();
       if (NOT_REPLAYED.has(lower) || !HEADER_NAME.test(name)) continue;
       const replayed =
-        lower === KEY_HEADER ? this.workspaceFor(recordedTenant ?? this.firstTenant).api_key : lower === TENANT_HEADER ? this.workspaceFor(value).id : this.ids.rewriteText(value);
+        lower === KEY_HEADER
+          ? this.workspaceFor(recordedTenant ?? this.firstTenant).api_key
+          : lower === TENANT_HEADER
+            ? this.workspaceFor(value).id
+            : this.ids.rewriteText(value);
       try {
         headers.set(name, replayed);
       } catch {
@@ -207,13 +282,21 @@ class Replay {
    * values (deployment secrets' names and values) are valid as they are.
    */
   private withWorkingCredentials(value: unknown): unknown {
-    return copyJson(value, (field, key) => (key === 'credentials' ? { value: this.workingCredentials(field) } : undefined));
+    return copyJson(value, (field, key) =>
+      key === 'credentials' ? { value: this.workingCredentials(field) } : undefined,
+    );
   }
 
   private workingCredentials(recorded: unknown): unknown {
     const keyId = isRecord(recorded) ? recorded.access_key_id : undefined;
     const fixture = this.target.fixtureKeys.find((key) => key.access_key_id === keyId);
-    if (fixture && isRecord(recorded) && typeof recorded.secret_access_key === 'string' && recorded.secret_access_key !== MASKED_SECRET_VALUE) return recorded;
+    if (
+      fixture &&
+      isRecord(recorded) &&
+      typeof recorded.secret_access_key === 'string' &&
+      recorded.secret_access_key !== MASKED_SECRET_VALUE
+    )
+      return recorded;
     const { access_key_id, secret_access_key } = fixture ?? this.target.fullAccessKey;
     return { access_key_id, secret_access_key };
   }
@@ -226,7 +309,11 @@ class Replay {
   private async prepareDestination(body: unknown, recordedStatus: number): Promise<string[]> {
     if (!isRecord(body) || body.credentials === undefined || !isRecord(body.config)) return [];
     const { config } = body;
-    if (typeof config.endpoint_url === 'string' && config.endpoint_url !== '' && !(await this.target.servedByObjstore(config.endpoint_url))) {
+    if (
+      typeof config.endpoint_url === 'string' &&
+      config.endpoint_url !== '' &&
+      !(await this.target.servedByObjstore(config.endpoint_url))
+    ) {
       config.endpoint_url = this.target.objstoreEndpoint;
     }
     if (typeof config.bucket_name !== 'string' || recordedStatus < 200 || recordedStatus > 299) return [];
@@ -267,6 +354,8 @@ export function formatVerifyReport(report: VerifyReport): string {
   if (rows.length === 0) return `${summaryLine(report)}\n`;
   const table = [['#', 'method', 'path', 'what differs'], ...rows];
   const widths = [0, 1, 2].map((column) => Math.max(...table.map((row) => row[column]!.length)));
-  const lines = table.map((row) => [row[0]!.padStart(widths[0]!), row[1]!.padEnd(widths[1]!), row[2]!.padEnd(widths[2]!), row[3]].join('  ').trimEnd());
+  const lines = table.map((row) =>
+    [row[0]!.padStart(widths[0]!), row[1]!.padEnd(widths[1]!), row[2]!.padEnd(widths[2]!), row[3]].join('  ').trimEnd(),
+  );
   return `${lines.join('\n')}\n${summaryLine(report)}\n`;
 }

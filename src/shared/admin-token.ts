@@ -22,7 +22,8 @@ function bearerToken(authorization: string | undefined): string | undefined {
 
 export function requireToken(token: string): MiddlewareHandler {
   const expected = digest(token);
-  const matches = (candidate: string | undefined) => candidate !== undefined && timingSafeEqual(digest(candidate), expected);
+  const matches = (candidate: string | undefined) =>
+    candidate !== undefined && timingSafeEqual(digest(candidate), expected);
   return async (c, next) => {
     if ((c.env as Partial<HttpBindings> | undefined)?.incoming === undefined) return next();
     // A link with the token (typed once into the browser) leaves it in a cookie and is replaced by the same URL without it.
@@ -35,6 +36,9 @@ export function requireToken(token: string): MiddlewareHandler {
     }
     if (matches(bearerToken(c.req.header('authorization'))) || matches(getCookie(c, TOKEN_COOKIE))) return next();
     c.header('www-authenticate', 'Bearer realm="localplane"');
-    throw new HttpError(401, `the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer <token>, or open /ui?token=<token> in a browser`);
+    throw new HttpError(
+      401,
+      `the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer <token>, or open /ui?token=<token> in a browser`,
+    );
   };
 }

@@ -23,7 +23,11 @@ export interface BrowserGuardOptions {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** A host name as compared: lower case, no trailing dot, an IPv6 address without brackets. */
-const normalized = (hostname: string) => hostname.toLowerCase().replace(/\.$/, '').replace(/^\[(.*)\]$/, '$1');
+const normalized = (hostname: string) =>
+  hostname
+    .toLowerCase()
+    .replace(/\.$/, '')
+    .replace(/^\[(.*)\]$/, '$1');
 
 /** `localhost` and its subdomains (RFC 6761), 127.0.0.0/8 and ::1. */
 export function isLoopbackName(hostname: string): boolean {
@@ -42,7 +46,10 @@ function hostnameOf(host: string): string {
  * Whether a Host header names this instance: a loopback name, the bound host or an allowed name.
  * A request without one is no browser's (every browser sends it) and passes.
  */
-export function hostAllowList({ boundHost, allowedHosts = [] }: BrowserGuardOptions): (host: string | undefined) => boolean {
+export function hostAllowList({
+  boundHost,
+  allowedHosts = [],
+}: BrowserGuardOptions): (host: string | undefined) => boolean {
   const allowed = new Set([boundHost, ...allowedHosts].map(normalized));
   return (host) => {
     if (host === undefined || host === '') return true;
@@ -83,7 +90,10 @@ export function browserGuard(options: BrowserGuardOptions): MiddlewareHandler {
       const origin = c.req.header('origin');
       const crossSite = site !== undefined && site !== 'same-origin' && site !== 'none';
       if (crossSite || (origin !== undefined && origin !== url.origin)) {
-        throw new HttpError(403, `Cross-origin ${c.req.method} refused: the admin API and the dashboard take changes only from their own origin ${url.origin}, not ${origin ?? `a ${site} page`}`);
+        throw new HttpError(
+          403,
+          `Cross-origin ${c.req.method} refused: the admin API and the dashboard take changes only from their own origin ${url.origin}, not ${origin ?? `a ${site} page`}`,
+        );
       }
     }
     await next();

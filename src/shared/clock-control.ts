@@ -64,7 +64,11 @@ export function createClockControl(clock: Clock, scheduler: Scheduler): ClockCon
       const horizon = clock.now() + Math.round(withinSeconds * MICROS_PER_SECOND);
       return scheduler.recording(async () => {
         await scheduler.advanceTo(clock.now());
-        for (let step = 0, next = scheduler.nextDueAt(); step < MAX_IDLE_STEPS && next !== null && next <= horizon; step++, next = scheduler.nextDueAt()) {
+        for (
+          let step = 0, next = scheduler.nextDueAt();
+          step < MAX_IDLE_STEPS && next !== null && next <= horizon;
+          step++, next = scheduler.nextDueAt()
+        ) {
           await scheduler.advanceTo(Math.max(next, clock.now()));
         }
       });

@@ -68,7 +68,10 @@ export interface RowRule {
 export const FLAG: ColumnRule = { oneOf: [0, 1] };
 
 /** Microseconds since the epoch, as the clock hands them out: whole numbers JavaScript holds exactly (1684 to 2255, as parseTimestamp reads them). */
-export const TIMESTAMP: ColumnRule = { range: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER], says: 'a time in microseconds from 1684 to 2255' };
+export const TIMESTAMP: ColumnRule = {
+  range: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  says: 'a time in microseconds from 1684 to 2255',
+};
 
 /**
  * Opens an instance database: `main` holds the instance's state, the fixture template is
@@ -77,7 +80,12 @@ export const TIMESTAMP: ColumnRule = { range: [Number.MIN_SAFE_INTEGER, Number.M
  * `all_runs` view, so a reset never copies them. `durable`: whether the database is kept
  * after the instance stops (a --data-dir), and so synced to disk.
  */
-export function openInstanceDb(path: string, templatePath: string, tables: readonly TableSet[], { durable }: { durable: boolean }): Db {
+export function openInstanceDb(
+  path: string,
+  templatePath: string,
+  tables: readonly TableSet[],
+  { durable }: { durable: boolean },
+): Db {
   // SQLite creates its journal files with the database file's mode.
   ensurePrivateFile(path, { create: true });
   for (const suffix of JOURNAL_SUFFIXES) ensurePrivateFile(`${path}${suffix}`, { create: false });
@@ -86,7 +94,9 @@ export function openInstanceDb(path: string, templatePath: string, tables: reado
   const holdsTables = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").get() !== undefined;
   if (holdsTables && db.pragma('user_version', { simple: true }) !== stamp) {
     db.close();
-    throw new Error(`${path} was written by another version of localplane (its tables differ): remove that data dir or choose another --data-dir`);
+    throw new Error(
+      `${path} was written by another version of localplane (its tables differ): remove that data dir or choose another --data-dir`,
+    );
   }
   // WAL first: in the default rollback mode each of the writes below would sync to disk (tens of
   // milliseconds of a start); in one transaction they are one commit.
@@ -125,7 +135,12 @@ function attachSeed(db: Db, templatePath: string): void {
  * whose tables another version wrote is refused at start instead of failing at its first write.
  */
 function schemaStamp(tables: readonly TableSet[]): number {
-  return createHash('sha256').update(tables.map((set) => set.ddl).join('\n')).digest().readUInt32BE(0) >>> 1;
+  return (
+    createHash('sha256')
+      .update(tables.map((set) => set.ddl).join('\n'))
+      .digest()
+      .readUInt32BE(0) >>> 1
+  );
 }
 
 /** Restores the seeded state: a handful of small tables, so it takes a few milliseconds. */
@@ -147,25 +162,35 @@ export function resetInstanceDb(db: Db, tables: readonly TableSet[]): void {
  */
 export function resetWorkspaceRows(db: Db, tables: readonly TableSet[], workspaceId: string): void {
   const scoped = tables.flatMap((set) =>
-    Object.entries(set.workspaceRows ?? {}).map(([table, condition]) => ({ table, condition, seeded: set.seeded.includes(table) })),
+    Object.entries(set.workspaceRows ?? {}).map(([table, condition]) => ({
+      table,
+      condition,
+      seeded: set.seeded.includes(table),
+    })),
   );
   const where = (condition: string, schema: string) => condition.replaceAll('{schema}', schema);
   db.transaction(() => {
-    for (const { table, condition } of [...scoped].reverse()) db.prepare(`DELETE FROM main.${table} WHERE ${where(condition, 'main')}`).run(workspaceId);
+    for (const { table, condition } of [...scoped].reverse())
+      db.prepare(`DELETE FROM main.${table} WHERE ${where(condition, 'main')}`).run(workspaceId);
     for (const { table, condition, seeded } of scoped) {
-      if (seeded) db.prepare(`INSERT INTO main.${table} SELECT * FROM seed.${table} WHERE ${where(condition, 'seed')}`).run(workspaceId);
+      if (seeded)
+        db.prepare(`INSERT INTO main.${table} SELECT * FROM seed.${table} WHERE ${where(condition, 'seed')}`).run(
+          workspaceId,
+        );
     }
   })();
 }
 
 /** A value read from a row, for a sentence about it: a string quoted (and cut short), anything else by its type. */
 export function valueInWords(value: unknown): string {
-  if (typeof value !== 'string') return value === null ? 'NULL' : value instanceof Uint8Array ? 'a blob' : `the ${typeof value} ${String(value)}`;
+  if (typeof value !== 'string')
+    return value === null ? 'NULL' : value instanceof Uint8Array ? 'a blob' : `the ${typeof value} ${String(value)}`;
   return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
 }
 
 /** Every table of these sets, in their order. */
-export const tablesOf = (tables: readonly TableSet[]): string[] => tables.flatMap((set) => [...set.seeded, ...set.runtime]);
+export const tablesOf = (tables: readonly TableSet[]): string[] =>
+  tables.flatMap((set) => [...set.seeded, ...set.runtime]);
 
 /** Whether the instance already holds state (a persisted --data-dir), so start must not reset it. */
 export function hasState(db: Db, table: string): boolean {

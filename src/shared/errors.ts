@@ -34,7 +34,14 @@ export interface ValidationDetail {
  * belongs is masked too). The journal and recordings mask these and any other name that reads
  * as a secret (isSecretName in secret-names.ts).
  */
-export const SECRET_FIELDS: ReadonlySet<string> = new Set(['credentials', 'secrets', 'secret_access_key', 'session_token', 'client_secret', 'token']);
+export const SECRET_FIELDS: ReadonlySet<string> = new Set([
+  'credentials',
+  'secrets',
+  'secret_access_key',
+  'session_token',
+  'client_secret',
+  'token',
+]);
 /** What a response shows instead of a secret value. */
 export const MASKED_SECRET_VALUE = '********';
 
@@ -43,7 +50,10 @@ export function maskSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(maskSecrets);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
-    Object.entries(value).map(([key, field]) => [key, SECRET_FIELDS.has(key) ? MASKED_SECRET_VALUE : maskSecrets(field)]),
+    Object.entries(value).map(([key, field]) => [
+      key,
+      SECRET_FIELDS.has(key) ? MASKED_SECRET_VALUE : maskSecrets(field),
+    ]),
   );
 }
 
@@ -111,7 +121,8 @@ export function toValidationDetails(error: z.ZodError, part: RequestPart, input:
       case 'invalid_value':
         return entry('enum', `Input should be ${quoteList(issue.values)}`, { expected: quoteList(issue.values) });
       case 'invalid_format':
-        if (issue.format === 'uuid' || issue.format === 'guid') return entry('uuid_parsing', 'Input should be a valid UUID');
+        if (issue.format === 'uuid' || issue.format === 'guid')
+          return entry('uuid_parsing', 'Input should be a valid UUID');
         if (issue.format === 'regex') {
           const pattern = (issue as { pattern?: string }).pattern ?? '';
           return entry('string_pattern_mismatch', `String should match pattern '${pattern}'`, { pattern });
@@ -119,21 +130,36 @@ export function toValidationDetails(error: z.ZodError, part: RequestPart, input:
         return entry('value_error', issue.message);
       case 'too_small':
         if (issue.origin === 'string') {
-          return entry('string_too_short', `String should have at least ${issue.minimum} character${issue.minimum === 1 ? '' : 's'}`, { min_length: Number(issue.minimum) });
+          return entry(
+            'string_too_short',
+            `String should have at least ${issue.minimum} character${issue.minimum === 1 ? '' : 's'}`,
+            { min_length: Number(issue.minimum) },
+          );
         }
         if (issue.origin === 'array') {
-          return entry('too_short', `List should have at least ${issue.minimum} items`, { min_length: Number(issue.minimum) });
+          return entry('too_short', `List should have at least ${issue.minimum} items`, {
+            min_length: Number(issue.minimum),
+          });
         }
-        if (issue.inclusive === false) return entry('greater_than', `Input should be greater than ${issue.minimum}`, { gt: Number(issue.minimum) });
-        return entry('greater_than_equal', `Input should be greater than or equal to ${issue.minimum}`, { ge: Number(issue.minimum) });
+        if (issue.inclusive === false)
+          return entry('greater_than', `Input should be greater than ${issue.minimum}`, { gt: Number(issue.minimum) });
+        return entry('greater_than_equal', `Input should be greater than or equal to ${issue.minimum}`, {
+          ge: Number(issue.minimum),
+        });
       case 'too_big':
         if (issue.origin === 'string') {
-          return entry('string_too_long', `String should have at most ${issue.maximum} characters`, { max_length: Number(issue.maximum) });
+          return entry('string_too_long', `String should have at most ${issue.maximum} characters`, {
+            max_length: Number(issue.maximum),
+          });
         }
         if (issue.origin === 'array') {
-          return entry('too_long', `List should have at most ${issue.maximum} items`, { max_length: Number(issue.maximum) });
+          return entry('too_long', `List should have at most ${issue.maximum} items`, {
+            max_length: Number(issue.maximum),
+          });
         }
-        return entry('less_than_equal', `Input should be less than or equal to ${issue.maximum}`, { le: Number(issue.maximum) });
+        return entry('less_than_equal', `Input should be less than or equal to ${issue.maximum}`, {
+          le: Number(issue.maximum),
+        });
       case 'unrecognized_keys':
         return { type: 'extra_forbidden', loc: [...loc, issue.keys[0]!], msg: 'Extra inputs are not permitted' };
       case 'custom': {
@@ -153,7 +179,8 @@ export function toValidationDetails(error: z.ZodError, part: RequestPart, input:
 const closesConnection = (status: number): Record<string, string> => (status === 413 ? { connection: 'close' } : {});
 
 export function errorResponse(c: Context, error: unknown, log: (message: string) => void): Response {
-  if (error instanceof HttpError) return c.json({ detail: error.detail }, error.status, { ...error.headers, ...closesConnection(error.status) });
+  if (error instanceof HttpError)
+    return c.json({ detail: error.detail }, error.status, { ...error.headers, ...closesConnection(error.status) });
   if (error instanceof ValidationFailed) return c.json({ detail: error.details.map(withoutSecrets) }, 422);
   log(`internal error on ${c.req.method} ${printable(c.req.path)}: ${printableError(error)}`);
   return c.json({ detail: 'Internal Server Error' }, 500);

@@ -9,13 +9,22 @@ const UNPARSABLE_REQUEST = 'Invalid HTTP request received.';
 
 function jsonReply(detail: string) {
   const body = JSON.stringify({ detail });
-  return { body, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), connection: 'close' } };
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      connection: 'close',
+    },
+  };
 }
 
 /** A whole response, for a socket that no request object owns (the request could not be parsed). */
 function rawReply(status: number, detail: string): string {
   const { body, headers } = jsonReply(detail);
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`;
 }
 
@@ -48,7 +57,12 @@ export function parserErrorReply(code: string | undefined): [status: number, det
  */
 export function listenHttp(
   fetch: (request: Request) => Response | Promise<Response>,
-  { host, port, log, lingerMs = LINGER_MS }: { host: string; port: number; log: (line: string) => void; lingerMs?: number },
+  {
+    host,
+    port,
+    log,
+    lingerMs = LINGER_MS,
+  }: { host: string; port: number; log: (line: string) => void; lingerMs?: number },
 ): Promise<Server> {
   const listener = getRequestListener(fetch, {
     hostname: host,
@@ -74,9 +88,13 @@ export function listenHttp(
   // Half-open, the connection closes after that reply.
   (server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   closeConnectionsLingering(server, lingerMs, (code) => rawReply(...parserErrorReply(code)));
-  server.on('connect', (_request, socket: Duplex) => endLingering(socket, lingerMs, rawReply(400, `${UNPARSABLE_REQUEST} CONNECT is not supported.`)));
+  server.on('connect', (_request, socket: Duplex) =>
+    endLingering(socket, lingerMs, rawReply(400, `${UNPARSABLE_REQUEST} CONNECT is not supported.`)),
+  );
   // Node answers an Expect header other than 100-continue itself, with an empty 417.
-  server.on('checkExpectation', (_request, response: ServerResponse) => replyOnResponse(response, 417, 'Expectation Failed'));
+  server.on('checkExpectation', (_request, response: ServerResponse) =>
+    replyOnResponse(response, 417, 'Expectation Failed'),
+  );
   return new Promise((resolveServer, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -90,6 +108,7 @@ export function listenHttp(
 export function listenFailure(server: string, host: string, port: number, error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   if (code === 'EADDRINUSE') return new Error(`the ${server} port ${port} on ${host} is already in use`);
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new Error(`cannot listen on ${host}: it is not an address of this machine`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+    return new Error(`cannot listen on ${host}: it is not an address of this machine`);
   return error;
 }

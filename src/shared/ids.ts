@@ -27,12 +27,26 @@ export function uuidFrom(random: Random): string {
   const c = Math.floor(random() * 4294967296);
   const d = Math.floor(random() * 4294967296);
   return (
-    HEX[a & 0xff]! + HEX[(a >>> 8) & 0xff]! + HEX[(a >>> 16) & 0xff]! + HEX[a >>> 24]! + '-' +
-    HEX[b & 0xff]! + HEX[(b >>> 8) & 0xff]! + '-' +
-    HEX[((b >>> 16) & 0x0f) | 0x40]! + HEX[b >>> 24]! + '-' +
-    HEX[(c & 0x3f) | 0x80]! + HEX[(c >>> 8) & 0xff]! + '-' +
-    HEX[(c >>> 16) & 0xff]! + HEX[c >>> 24]! +
-    HEX[d & 0xff]! + HEX[(d >>> 8) & 0xff]! + HEX[(d >>> 16) & 0xff]! + HEX[d >>> 24]!
+    HEX[a & 0xff]! +
+    HEX[(a >>> 8) & 0xff]! +
+    HEX[(a >>> 16) & 0xff]! +
+    HEX[a >>> 24]! +
+    '-' +
+    HEX[b & 0xff]! +
+    HEX[(b >>> 8) & 0xff]! +
+    '-' +
+    HEX[((b >>> 16) & 0x0f) | 0x40]! +
+    HEX[b >>> 24]! +
+    '-' +
+    HEX[(c & 0x3f) | 0x80]! +
+    HEX[(c >>> 8) & 0xff]! +
+    '-' +
+    HEX[(c >>> 16) & 0xff]! +
+    HEX[c >>> 24]! +
+    HEX[d & 0xff]! +
+    HEX[(d >>> 8) & 0xff]! +
+    HEX[(d >>> 16) & 0xff]! +
+    HEX[d >>> 24]!
   );
 }
 
@@ -98,7 +112,8 @@ export function idReservationsFile(path: string): IdReservations {
         throw error;
       }
       const count = Number(text);
-      if (!Number.isSafeInteger(count) || count < 0) throw new Error(`${path} does not hold a count of ids: ${JSON.stringify(text)}`);
+      if (!Number.isSafeInteger(count) || count < 0)
+        throw new Error(`${path} does not hold a count of ids: ${JSON.stringify(text)}`);
       return count;
     },
     save(count) {

@@ -8,4 +8,5 @@ const IN_PROCESS_CALL = 'localplaneInProcessCall';
 
 export const inProcessEnv = (): Record<string, unknown> => ({ [IN_PROCESS_CALL]: true });
 
-export const isInProcessCall = (env: unknown): boolean => typeof env === 'object' && env !== null && (env as Record<string, unknown>)[IN_PROCESS_CALL] === true;
+export const isInProcessCall = (env: unknown): boolean =>
+  typeof env === 'object' && env !== null && (env as Record<string, unknown>)[IN_PROCESS_CALL] === true;

@@ -33,7 +33,7 @@ class Malformed extends Error {
 
 /** The index after the string literal that opens at `start`. */
 function skipString(text: string, start: number): number {
-  for (let index = start + 1; ; ) {
+  for (let index = start + 1; ;) {
     if (index >= text.length) throw new Malformed(start, 'Unterminated string starting at');
     const code = text.charCodeAt(index);
     if (code === 0x22) return index + 1;
@@ -107,7 +107,8 @@ export function findJsonSyntaxError(text: string, maxDepth = MAX_JSON_DEPTH): Js
         index = end;
         expect = Expect.AfterValue;
       } else if (expect === Expect.Key) {
-        if (text.charCodeAt(index) !== 0x22) throw new Malformed(index, 'Expecting property name enclosed in double quotes');
+        if (text.charCodeAt(index) !== 0x22)
+          throw new Malformed(index, 'Expecting property name enclosed in double quotes');
         index = skipWhitespace(skipString(text, index));
         if (text.charCodeAt(index) !== 0x3a) throw new Malformed(index, "Expecting ':' delimiter");
         index = skipWhitespace(index + 1);

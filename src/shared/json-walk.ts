@@ -25,7 +25,10 @@ export function* stringsOf(value: unknown): Generator<string> {
     if (typeof next === 'string') {
       yield next;
     } else if (isContainer(next)) {
-      pushInOrder(pending, childrenOf(next).flatMap(([key, child]) => (key === null ? [child] : [key, child])));
+      pushInOrder(
+        pending,
+        childrenOf(next).flatMap(([key, child]) => (key === null ? [child] : [key, child])),
+      );
     }
   }
 }
@@ -41,7 +44,11 @@ const put = (target: Container, key: string | number, value: unknown) =>
  * A copy of a JSON value, with what `replace` gives in place of the values it takes (each value is
  * offered to it, with the key of its field, before it is walked into) and each key renamed by `renameKey`.
  */
-export function copyJson(value: unknown, replace: Replacement, renameKey: (key: string) => string = (key) => key): unknown {
+export function copyJson(
+  value: unknown,
+  replace: Replacement,
+  renameKey: (key: string) => string = (key) => key,
+): unknown {
   const root: unknown[] = [undefined];
   type Step = { target: Container; at: string | number; value: unknown; key: string | null };
   const pending: Step[] = [{ target: root, at: 0, value, key: null }];
@@ -58,7 +65,10 @@ export function copyJson(value: unknown, replace: Replacement, renameKey: (key: 
     const places = children.map(([field], index) => (field === null ? index : renameKey(field)));
     // Laid out in order, filled in order: of two keys renamed alike, the later one's value stays (as with Object.fromEntries).
     for (const place of places) if (typeof place === 'string') put(copy, place, undefined);
-    pushInOrder(pending, children.map(([field, child], index): Step => ({ target: copy, at: places[index]!, value: child, key: field })));
+    pushInOrder(
+      pending,
+      children.map(([field, child], index): Step => ({ target: copy, at: places[index]!, value: child, key: field })),
+    );
   }
   return root[0];
 }
@@ -76,7 +86,9 @@ export function jsonText(value: unknown): string | undefined {
     parts.push(array ? '[' : '{');
     const children = childrenOf(container);
     // JSON.stringify leaves out the fields it has no text for, and writes null for such items.
-    const written = array ? children : children.filter(([, child]) => isContainer(child) || scalarText(child) !== undefined);
+    const written = array
+      ? children
+      : children.filter(([, child]) => isContainer(child) || scalarText(child) !== undefined);
     open.push({ array, next: 0, children: written });
   };
   enter(value);

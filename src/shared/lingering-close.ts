@@ -32,7 +32,11 @@ export function endLingering(socket: Duplex, lingerMs: number, lastBytes?: strin
  * A parse error is answered with `answerParseError(code)`, the raw bytes of a whole response.
  * Requests refused this way close their connection, as their framing is not to be trusted.
  */
-export function closeConnectionsLingering(server: Server, lingerMs: number, answerParseError: (code: string | undefined) => string): void {
+export function closeConnectionsLingering(
+  server: Server,
+  lingerMs: number,
+  answerParseError: (code: string | undefined) => string,
+): void {
   server.on('connection', (socket: Socket) => {
     socket.destroySoon = () => endLingering(socket, lingerMs);
   });

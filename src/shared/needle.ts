@@ -17,7 +17,10 @@ export class Needle {
   mayBeIn(source: string | Buffer): boolean {
     if (source !== this.lastSource) {
       this.lastSource = source;
-      this.lastAnswer = typeof source === 'string' ? source.includes(this.text) || this.text.includes('\uFFFD') : source.includes(this.utf8);
+      this.lastAnswer =
+        typeof source === 'string'
+          ? source.includes(this.text) || this.text.includes('\uFFFD')
+          : source.includes(this.utf8);
     }
     return this.lastAnswer;
   }

@@ -6,5 +6,8 @@
  */
 export function neverFramedHeaders(policy?: string): Record<string, string> {
   const frameAncestors = "frame-ancestors 'none'";
-  return { 'content-security-policy': policy ? `${policy}; ${frameAncestors}` : frameAncestors, 'x-frame-options': 'DENY' };
+  return {
+    'content-security-policy': policy ? `${policy}; ${frameAncestors}` : frameAncestors,
+    'x-frame-options': 'DENY',
+  };
 }

@@ -4,7 +4,18 @@
  * their user alone, whatever the process's umask: files 0600, folders 0700. And a path given to
  * read may name anything: it is opened without waiting, and looked at before it is read.
  */
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readdirSync, rmSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { join } from 'node:path';
 
 export const PRIVATE_FILE_MODE = 0o600;
@@ -46,7 +57,7 @@ export function writePrivateFile(path: string, data: string | Uint8Array): void 
   try {
     fchmodSync(descriptor, PRIVATE_FILE_MODE);
     const bytes = typeof data === 'string' ? Buffer.from(data) : data;
-    for (let written = 0; written < bytes.byteLength; ) written += writeSync(descriptor, bytes, written);
+    for (let written = 0; written < bytes.byteLength;) written += writeSync(descriptor, bytes, written);
   } finally {
     closeSync(descriptor);
   }
@@ -78,7 +89,11 @@ export function withFileOpen<T>(path: string, use: (descriptor: number, stats: S
 export function ensurePrivateFile(path: string, { create }: { create: boolean }): void {
   let descriptor: number;
   try {
-    descriptor = openSync(path, constants.O_RDWR | NONBLOCKING | (constants.O_NOFOLLOW ?? 0) | (create ? constants.O_CREAT : 0), PRIVATE_FILE_MODE);
+    descriptor = openSync(
+      path,
+      constants.O_RDWR | NONBLOCKING | (constants.O_NOFOLLOW ?? 0) | (create ? constants.O_CREAT : 0),
+      PRIVATE_FILE_MODE,
+    );
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !create) return;
@@ -86,7 +101,8 @@ export function ensurePrivateFile(path: string, { create }: { create: boolean })
     throw error;
   }
   try {
-    if (!fstatSync(descriptor).isFile()) throw new Error(`${path} is not a regular file, where localplane keeps a file of its own`);
+    if (!fstatSync(descriptor).isFile())
+      throw new Error(`${path} is not a regular file, where localplane keeps a file of its own`);
     fchmodSync(descriptor, PRIVATE_FILE_MODE);
   } finally {
     closeSync(descriptor);

@@ -18,11 +18,13 @@ export const headerText = (value: string | string[] | number | undefined): strin
 function contentTypeIn(headers: unknown): string | null {
   if (Array.isArray(headers)) {
     const flat = headers.flat() as unknown[];
-    for (let i = 0; i + 1 < flat.length; i += 2) if (String(flat[i]).toLowerCase() === 'content-type') return String(flat[i + 1]);
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      if (String(flat[i]).toLowerCase() === 'content-type') return String(flat[i + 1]);
     return null;
   }
   if (headers === undefined) return null;
-  for (const [name, value] of Object.entries(headers as object)) if (name.toLowerCase() === 'content-type') return headerText(value as string);
+  for (const [name, value] of Object.entries(headers as object))
+    if (name.toLowerCase() === 'content-type') return headerText(value as string);
   return null;
 }
 
@@ -48,7 +50,10 @@ let lastHead: Buffer = Buffer.alloc(0);
 function bytesHead(bytes: Uint8Array, length: number): Buffer {
   if (!unchangingBodies.has(bytes)) return Buffer.from(bytes.subarray(0, length));
   if (bytes !== lastBody || length !== lastLength) {
-    lastHead = bytes.byteLength <= length ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.from(bytes.subarray(0, length));
+    lastHead =
+      bytes.byteLength <= length
+        ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+        : Buffer.from(bytes.subarray(0, length));
     lastBody = bytes;
     lastLength = length;
   }
@@ -112,7 +117,12 @@ export class ResponseCapture {
   /** What was written so far; the content type is read now, the head encoded when `head` is first read. */
   captured(): CapturedResponse {
     const kept = this.chunks.length === 1 ? this.chunks[0]! : this.chunks;
-    return new WrittenHead(kept, this.limit, this.size, headerText(this.res.getHeader('content-type')) ?? this.headContentType);
+    return new WrittenHead(
+      kept,
+      this.limit,
+      this.size,
+      headerText(this.res.getHeader('content-type')) ?? this.headContentType,
+    );
   }
 }
 
@@ -133,7 +143,9 @@ class WrittenHead implements CapturedResponse {
     // One chunk of bytes is kept within the limit already.
     if (Buffer.isBuffer(kept)) return kept;
     const chunks = typeof kept === 'string' ? [kept] : kept;
-    return (this.encoded ??= Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).subarray(0, this.limit));
+    return (this.encoded ??= Buffer.concat(
+      chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)),
+    ).subarray(0, this.limit));
   }
 
   get source(): string | Buffer {

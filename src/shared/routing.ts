@@ -3,7 +3,8 @@ import type { Result, Router } from 'hono/router';
 import { TrieRouter } from 'hono/router/trie-router';
 
 /** The routes of an app's handlers (`:name` a path parameter); middleware is mounted for 'ALL' methods and makes no path exist. */
-export const handlerRoutes = (app: Hono<any>) => app.routes.filter((route) => route.method !== 'ALL').map(({ method, path }) => ({ method, path }));
+export const handlerRoutes = (app: Hono<any>) =>
+  app.routes.filter((route) => route.method !== 'ALL').map(({ method, path }) => ({ method, path }));
 
 /**
  * What one memory holds at most before it starts again: a client walking through ids empties it
@@ -17,7 +18,9 @@ const REMEMBERED_PATH_CHARS = 64 * 1024;
  * What `find` answered for each path lately, found again without asking it (`extra` is what it
  * reads the answer from, which the path alone decides). An answer it throws is not remembered.
  */
-export function rememberedByPath<T, Extra extends unknown[] = []>(find: (path: string, ...extra: Extra) => T): (path: string, ...extra: Extra) => T {
+export function rememberedByPath<T, Extra extends unknown[] = []>(
+  find: (path: string, ...extra: Extra) => T,
+): (path: string, ...extra: Extra) => T {
   const found = new Map<string, T>();
   let chars = 0;
   return (path, ...extra) => {

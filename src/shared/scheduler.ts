@@ -78,7 +78,8 @@ export const WATCHDOG_PERIOD_MS = 1000;
 /** Longest timer Node accepts; a task further out is re-armed when the timer fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | undefined)?.then === 'function';
+const isPromise = (value: unknown): value is Promise<unknown> =>
+  typeof (value as Promise<unknown> | undefined)?.then === 'function';
 
 /**
  * Runs work when the emulator clock reaches it. Each task belongs to a lane: a lane runs
@@ -122,7 +123,13 @@ export class Scheduler {
     this.timers = options.timers ?? NODE_TIMERS;
   }
 
-  schedule(dueAt: Micros, lane: string, label: string, subject: TaskSubject, run: () => Promise<void> | void): ScheduledTask {
+  schedule(
+    dueAt: Micros,
+    lane: string,
+    label: string,
+    subject: TaskSubject,
+    run: () => Promise<void> | void,
+  ): ScheduledTask {
     const task: QueuedTask = {
       dueAt,
       lane,
@@ -384,7 +391,9 @@ export class Scheduler {
       const now = this.clock.now();
       for (const task of this.lateTasks(now)) {
         this.counts.late_starts++;
-        this.options.onWatchdog(`watchdog: task "${task.label}" was still waiting ${((now - task.dueAt) / 1_000_000).toFixed(1)} s after its due time with its lane free: started now`);
+        this.options.onWatchdog(
+          `watchdog: task "${task.label}" was still waiting ${((now - task.dueAt) / 1_000_000).toFixed(1)} s after its due time with its lane free: started now`,
+        );
       }
       this.wake();
     });

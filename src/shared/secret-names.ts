@@ -26,7 +26,10 @@ export const SECRET_WORDS: ReadonlySet<string> = new Set([
 export const SECRET_WORD_PAIRS: ReadonlySet<string> = new Set(['api key', 'private key', 'session token']);
 
 /** SSE-C customer keys: the key that encrypts an object (or a copy's source), as a header or a presigned URL's parameter. */
-const CUSTOMER_KEYS = ['x-amz-server-side-encryption-customer-key', 'x-amz-copy-source-server-side-encryption-customer-key'];
+const CUSTOMER_KEYS = [
+  'x-amz-server-side-encryption-customer-key',
+  'x-amz-copy-source-server-side-encryption-customer-key',
+];
 
 /** Names secret whatever their words (`secrets`, the SSE-C customer keys), in lower case: the list the rule came after. */
 export const SECRET_NAMES: ReadonlySet<string> = new Set([
@@ -72,7 +75,9 @@ export function isSecretName(name: string): boolean {
   if (!MAY_BE_SECRET.test(name) || KEPT_NAMES.has(name)) return false;
   if (SECRET_NAMES.has(name.toLowerCase())) return true;
   const words = name.split(WORD_BREAK).map((word) => word.toLowerCase());
-  return words.some((word, at) => SECRET_WORDS.has(word) || (at > 0 && SECRET_WORD_PAIRS.has(`${words[at - 1]} ${word}`)));
+  return words.some(
+    (word, at) => SECRET_WORDS.has(word) || (at > 0 && SECRET_WORD_PAIRS.has(`${words[at - 1]} ${word}`)),
+  );
 }
 
 /**
@@ -82,5 +87,11 @@ export function isSecretName(name: string): boolean {
  */
 export const maskSecretFields = (value: unknown, masked: (field: unknown, name: string) => unknown): unknown =>
   copyJson(value, (field, key) =>
-    key === null ? undefined : KEPT_NAMES.has(key) ? { value: field } : isSecretName(key) ? { value: masked(field, key) } : undefined,
+    key === null
+      ? undefined
+      : KEPT_NAMES.has(key)
+        ? { value: field }
+        : isSecretName(key)
+          ? { value: masked(field, key) }
+          : undefined,
   );

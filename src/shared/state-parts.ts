@@ -94,7 +94,9 @@ export class StateParts {
       try {
         await phase(part, name);
       } catch (error) {
-        throw new Error(`resetting the ${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new Error(`resetting the ${name} failed: ${error instanceof Error ? error.message : String(error)}`, {
+          cause: error,
+        });
       }
     }
   }

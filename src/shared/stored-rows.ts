@@ -23,11 +23,19 @@ export function checkSnapshotImage(db: Db, tables: readonly TableSet[]): void {
   let problem: string | undefined;
   try {
     const definitions = (schema: string) =>
-      new Map(db.prepare<[], { name: string; sql: string }>(`SELECT name, sql FROM ${schema}.sqlite_schema WHERE type = 'table'`).all().map((row) => [row.name, row.sql]));
+      new Map(
+        db
+          .prepare<[], { name: string; sql: string }>(
+            `SELECT name, sql FROM ${schema}.sqlite_schema WHERE type = 'table'`,
+          )
+          .all()
+          .map((row) => [row.name, row.sql]),
+      );
     const [expected, found] = [definitions('main'), definitions('snapshot')];
     const table = tablesOf(tables).find((name) => found.get(name) !== expected.get(name));
     if (table !== undefined) throw new Error(`its table ${table} is missing or defined otherwise`);
-    if (db.prepare<[], string>('PRAGMA snapshot.integrity_check(1)').pluck().get() !== 'ok') throw new Error('its database is damaged');
+    if (db.prepare<[], string>('PRAGMA snapshot.integrity_check(1)').pluck().get() !== 'ok')
+      throw new Error('its database is damaged');
     problem = invalidRow(db, tables, 'snapshot');
   } catch (error) {
     const message = (error as Error).message;
@@ -55,17 +63,26 @@ const STORAGE: Readonly<Record<string, { classes: string; words: string }>> = {
   REAL: { classes: "'integer', 'real'", words: 'a number' },
 };
 
-const sqlLiteral = (value: string | number) => (typeof value === 'number' ? String(value) : `'${value.replaceAll("'", "''")}'`);
+const sqlLiteral = (value: string | number) =>
+  typeof value === 'number' ? String(value) : `'${value.replaceAll("'", "''")}'`;
 const quoted = (name: string) => `"${name}"`;
 
 /** What `value` is, for a sentence: a secret's value is never shown, only its kind. */
 function valueOf(column: string, value: unknown): string {
   if (!SECRET_FIELDS.has(column) || value === null) return valueInWords(value);
-  return typeof value === 'string' ? 'a text (a secret, not shown)' : value instanceof Uint8Array ? 'a blob' : `a ${typeof value}`;
+  return typeof value === 'string'
+    ? 'a text (a secret, not shown)'
+    : value instanceof Uint8Array
+      ? 'a blob'
+      : `a ${typeof value}`;
 }
 
 /** Where in a JSON value a schema's issue is: `[0].value`. */
-const jsonPath = (path: readonly PropertyKey[]) => path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('').replace(/^\./, '');
+const jsonPath = (path: readonly PropertyKey[]) =>
+  path
+    .map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))
+    .join('')
+    .replace(/^\./, '');
 
 /** A table's checks, as SQL over `{schema}` (the schema checked) and the value checks run after it. */
 interface TableChecks {
@@ -95,7 +112,11 @@ function checksOf(db: Db, set: TableSet, table: string): TableChecks {
   const known = tables.get(table);
   if (known) return known;
   const rules = set.columns?.[table] ?? {};
-  const columns = db.prepare<[], { name: string; type: string; notnull: number; pk: number }>(`PRAGMA main.table_info(${quoted(table)})`).all();
+  const columns = db
+    .prepare<[], { name: string; type: string; notnull: number; pk: number }>(
+      `PRAGMA main.table_info(${quoted(table)})`,
+    )
+    .all();
   const unknown = Object.keys(rules).find((name) => !columns.some((column) => column.name === name));
   if (unknown !== undefined) throw new Error(`a rule names ${table}.${unknown}, which is no column`);
   const checks: Check[] = [];
@@ -128,7 +149,10 @@ function checksOf(db: Db, set: TableSet, table: string): TableChecks {
       });
     } else if (rule && 'text' in rule) {
       const { text: accepts, says } = rule;
-      valueChecks.push({ column: name, judge: (text) => (accepts(text) ? undefined : `${valueOf(name, text)} in ${name}, which takes ${says}`) });
+      valueChecks.push({
+        column: name,
+        judge: (text) => (accepts(text) ? undefined : `${valueOf(name, text)} in ${name}, which takes ${says}`),
+      });
     }
     // SQLite lets NULL into a PRIMARY KEY that is not an INTEGER one: the code takes a key for a value.
     const nullable = notnull === 0 && pk === 0;
@@ -159,7 +183,8 @@ function invalidValue(db: Db, set: TableSet, schema: string): string | undefined
   for (const table of tablesOf([set])) {
     const { checks, firstInvalid, valueChecks, values } = checksOf(db, set, table);
     const row = db.prepare<[], Record<string, unknown>>(inSchema(firstInvalid)).get();
-    if (row !== undefined) return `${table} holds ${checks.find((_, index) => row[`lp_check_${index}`] !== 1)!.problem(row)}`;
+    if (row !== undefined)
+      return `${table} holds ${checks.find((_, index) => row[`lp_check_${index}`] !== 1)!.problem(row)}`;
     if (valueChecks.length === 0) continue;
     for (const judged of db.prepare<[], unknown[]>(inSchema(values)).raw().iterate()) {
       for (const [index, { judge }] of valueChecks.entries()) {

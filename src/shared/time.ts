@@ -43,7 +43,13 @@ export function parseTimestamp(text: string): Micros | null {
   // Set the year apart: Date.UTC reads years 0–99 as 1900–1999.
   check.setUTCFullYear(+year!, +month! - 1, +day!);
   const millis = check.getTime();
-  if (check.getUTCMonth() !== +month! - 1 || check.getUTCDate() !== +day! || +hour > 23 || +minute > 59 || +second > 59) {
+  if (
+    check.getUTCMonth() !== +month! - 1 ||
+    check.getUTCDate() !== +day! ||
+    +hour > 23 ||
+    +minute > 59 ||
+    +second > 59
+  ) {
     return null;
   }
   let offsetMinutes = 0;

@@ -88,7 +88,13 @@ function loneSurrogates(root: unknown): ValidationDetail[] {
   for (let next = 0; next < pending.length; next++) {
     const { value, loc } = pending[next]!;
     if (typeof value === 'string') {
-      if (LONE_SURROGATE.test(value)) found.push({ type: 'string_unicode', loc, msg: 'Input should be a valid string, unable to parse raw data as a unicode string', input: value });
+      if (LONE_SURROGATE.test(value))
+        found.push({
+          type: 'string_unicode',
+          loc,
+          msg: 'Input should be a valid string, unable to parse raw data as a unicode string',
+          input: value,
+        });
     } else if (Array.isArray(value)) {
       value.forEach((element, index) => pending.push({ value: element, loc: [...loc, index] }));
     } else if (value !== null && typeof value === 'object') {
@@ -144,7 +150,12 @@ function parseJsonBody<S extends z.ZodType>(c: Context, schema: S, read: BodyRea
   if (!isJsonContentType(c.req.header('content-type'))) {
     const input = carriesSecrets(schema) ? MASKED_SECRET_VALUE : new TextDecoder().decode(bytes);
     throw new ValidationFailed([
-      { type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input },
+      {
+        type: 'model_attributes_type',
+        loc: ['body'],
+        msg: 'Input should be a valid dictionary or object to extract fields from',
+        input,
+      },
     ]);
   }
   let text: string;
@@ -156,7 +167,13 @@ function parseJsonBody<S extends z.ZodType>(c: Context, schema: S, read: BodyRea
   const syntaxError = findJsonSyntaxError(text);
   if (syntaxError) {
     throw new ValidationFailed([
-      { type: 'json_invalid', loc: ['body', syntaxError.position], msg: 'JSON decode error', input: {}, ctx: { error: syntaxError.message } },
+      {
+        type: 'json_invalid',
+        loc: ['body', syntaxError.position],
+        msg: 'JSON decode error',
+        input: {},
+        ctx: { error: syntaxError.message },
+      },
     ]);
   }
   const input: unknown = JSON.parse(text);
@@ -176,7 +193,10 @@ export function queryParams<S extends z.ZodType>(c: Context, schema: S, lists: r
   for (const [name, values] of Object.entries(c.req.queries())) {
     // A parameter sent twice takes its last value, as Starlette reads it.
     input[name] = lists.includes(name)
-      ? values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '')
+      ? values
+          .flatMap((value) => value.split(','))
+          .map((value) => value.trim())
+          .filter((value) => value !== '')
       : values.at(-1)!;
   }
   return parse(schema, 'query', input);
@@ -187,14 +207,17 @@ export function pathParams<S extends z.ZodType>(c: Context, schema: S): z.output
 }
 
 /** An ISO 8601 date-time in a request, read as microseconds (naive times are UTC). */
-export const requestTimestamp = z.string().transform((text, ctx) => {
-  const micros = parseTimestamp(text);
-  if (micros === null) {
-    ctx.addIssue(customIssue('datetime_parsing', 'Input should be a valid datetime'));
-    return z.NEVER;
-  }
-  return micros;
-}).meta({ format: 'date-time' });
+export const requestTimestamp = z
+  .string()
+  .transform((text, ctx) => {
+    const micros = parseTimestamp(text);
+    if (micros === null) {
+      ctx.addIssue(customIssue('datetime_parsing', 'Input should be a valid datetime'));
+      return z.NEVER;
+    }
+    return micros;
+  })
+  .meta({ format: 'date-time' });
 
 const INTEGER_TEXT = /^\s*([+-]?\d+)(?:\.0*)?\s*$/;
 
@@ -204,32 +227,43 @@ const INTEGER_TEXT = /^\s*([+-]?\d+)(?:\.0*)?\s*$/;
  * (at most 2^53 - 1 without a bound: what a JavaScript number holds exactly).
  */
 export function queryInteger({ min, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number }) {
-  return z.string().transform((text, ctx) => {
-    const digits = INTEGER_TEXT.exec(text)?.[1];
-    if (digits === undefined) {
-      ctx.addIssue(customIssue('int_parsing', 'Input should be a valid integer, unable to parse string as an integer'));
-      return z.NEVER;
-    }
-    const value = Number(digits);
-    if (min !== undefined && value < min) ctx.addIssue({ code: 'too_small', origin: 'number', minimum: min, inclusive: true, input: text });
-    if (value > max) ctx.addIssue({ code: 'too_big', origin: 'number', maximum: max, inclusive: true, input: text });
-    return value;
-  })
-    // What the OpenAPI document shows of the parameter: the integer it is read as.
-    .meta({ type: 'integer', ...(min === undefined ? {} : { minimum: min }), maximum: max });
+  return (
+    z
+      .string()
+      .transform((text, ctx) => {
+        const digits = INTEGER_TEXT.exec(text)?.[1];
+        if (digits === undefined) {
+          ctx.addIssue(
+            customIssue('int_parsing', 'Input should be a valid integer, unable to parse string as an integer'),
+          );
+          return z.NEVER;
+        }
+        const value = Number(digits);
+        if (min !== undefined && value < min)
+          ctx.addIssue({ code: 'too_small', origin: 'number', minimum: min, inclusive: true, input: text });
+        if (value > max)
+          ctx.addIssue({ code: 'too_big', origin: 'number', maximum: max, inclusive: true, input: text });
+        return value;
+      })
+      // What the OpenAPI document shows of the parameter: the integer it is read as.
+      .meta({ type: 'integer', ...(min === undefined ? {} : { minimum: min }), maximum: max })
+  );
 }
 
 const TRUE_WORDS = ['1', 'on', 't', 'true', 'y', 'yes'];
 const FALSE_WORDS = ['0', 'off', 'f', 'false', 'n', 'no'];
 
 /** A boolean query parameter, read the way pydantic reads one (`true`/`false`, `1`/`0`, `yes`/`no` ...). */
-export const queryBoolean = z.string().transform((text, ctx) => {
-  const word = text.trim().toLowerCase();
-  if (TRUE_WORDS.includes(word)) return true;
-  if (FALSE_WORDS.includes(word)) return false;
-  ctx.addIssue(customIssue('bool_parsing', 'Input should be a valid boolean, unable to interpret input'));
-  return z.NEVER;
-}).meta({ type: 'boolean' });
+export const queryBoolean = z
+  .string()
+  .transform((text, ctx) => {
+    const word = text.trim().toLowerCase();
+    if (TRUE_WORDS.includes(word)) return true;
+    if (FALSE_WORDS.includes(word)) return false;
+    ctx.addIssue(customIssue('bool_parsing', 'Input should be a valid boolean, unable to interpret input'));
+    return z.NEVER;
+  })
+  .meta({ type: 'boolean' });
 
 /** The object schema inside default / nullable / optional wrappers, if the field holds one. */
 function objectSchemaOf(field: z.ZodType): z.ZodObject | null {
@@ -254,7 +288,12 @@ export function nullFiller<S extends z.ZodObject>(schema: S): (value: Record<str
     const filled: Record<string, unknown> = {};
     for (const [key, fillNested] of fields) {
       const given = value[key];
-      filled[key] = given === undefined || given === null ? null : fillNested ? fillNested(given as Record<string, unknown>) : given;
+      filled[key] =
+        given === undefined || given === null
+          ? null
+          : fillNested
+            ? fillNested(given as Record<string, unknown>)
+            : given;
     }
     return filled as z.output<S>;
   };

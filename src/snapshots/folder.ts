@@ -7,7 +7,19 @@
  * ~/.ssh). It is made 0700 on the first save, not before.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, createReadStream, fstatSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  createReadStream,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  type Stats,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -18,7 +30,8 @@ import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS, parseSnapshotFile } fro
 
 /** Letters, digits, `.`, `-` and `_`, not starting with `.` (no hidden file, no `..`), at most 128. */
 export const SNAPSHOT_NAME = /^(?!\.)[A-Za-z0-9._-]{1,128}$/;
-export const SNAPSHOT_NAME_RULE = 'a snapshot name is a plain file name: letters, digits, ".", "-" and "_", at most 128, not starting with "."';
+export const SNAPSHOT_NAME_RULE =
+  'a snapshot name is a plain file name: letters, digits, ".", "-" and "_", at most 128, not starting with "."';
 
 export interface SavedSnapshot {
   name: string;
@@ -29,7 +42,11 @@ export interface SavedSnapshot {
 
 export const UPLOAD_TOO_LARGE = `a snapshot upload is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}, the most a snapshot file may hold`;
 
-const entryOf = (name: string, stats: Stats): SavedSnapshot => ({ name, bytes: stats.size, modified_at: new Date(stats.mtimeMs).toISOString() });
+const entryOf = (name: string, stats: Stats): SavedSnapshot => ({
+  name,
+  bytes: stats.size,
+  modified_at: new Date(stats.mtimeMs).toISOString(),
+});
 
 /** A file operation in the folder that failed for a reason of the machine's (permissions, a full disk), said in a sentence. */
 const unusable = (what: string, error: unknown) => badRequest(`${what}: ${(error as Error).message}`);
@@ -93,7 +110,10 @@ export class SnapshotFolder {
       closeSync(descriptor);
       throw notASnapshot(file);
     }
-    return { snapshot: entryOf(name, stats), body: Readable.toWeb(createReadStream(file, { fd: descriptor })) as ReadableStream<Uint8Array> };
+    return {
+      snapshot: entryOf(name, stats),
+      body: Readable.toWeb(createReadStream(file, { fd: descriptor })) as ReadableStream<Uint8Array>,
+    };
   }
 
   /**
@@ -102,7 +122,11 @@ export class SnapshotFolder {
    * say): it streams to a hidden file beside, is checked, and is renamed into place, so a
    * damaged or too large upload leaves nothing and replaces nothing.
    */
-  async receive(name: string, body: ReadableStream<Uint8Array> | null, declaredBytes: number | undefined): Promise<SavedSnapshot> {
+  async receive(
+    name: string,
+    body: ReadableStream<Uint8Array> | null,
+    declaredBytes: number | undefined,
+  ): Promise<SavedSnapshot> {
     if (declaredBytes !== undefined && declaredBytes > MAX_SNAPSHOT_BYTES) throw new HttpError(413, UPLOAD_TOO_LARGE);
     this.make();
     const staging = join(this.path, `.upload-${randomBytes(6).toString('hex')}`);
@@ -167,7 +191,9 @@ export class SnapshotFolder {
       throw error;
     }
     if (!stats.isDirectory()) {
-      throw badRequest(`${this.path} is ${stats.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}, where localplane keeps its snapshots folder: remove it, or give another folder with snapshotsDir (--snapshots-dir)`);
+      throw badRequest(
+        `${this.path} is ${stats.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}, where localplane keeps its snapshots folder: remove it, or give another folder with snapshotsDir (--snapshots-dir)`,
+      );
     }
     return true;
   }
@@ -182,7 +208,8 @@ export class SnapshotFolder {
   }
 }
 
-const notASnapshot = (file: string) => badRequest(`${file} is not a saved snapshot: it is not a regular file (a symbolic link, a folder or a named pipe)`);
+const notASnapshot = (file: string) =>
+  badRequest(`${file} is not a saved snapshot: it is not a regular file (a symbolic link, a folder or a named pipe)`);
 
 /** The upload's chunks; a body that breaks off (the client went away) is FastAPI's 400. */
 async function* readUpload(body: ReadableStream<Uint8Array> | null): AsyncGenerator<Uint8Array> {

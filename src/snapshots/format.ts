@@ -45,7 +45,13 @@ export interface SnapshotContent {
 }
 
 /** The fields of SnapshotContent that the instance's state parts save and load (the others say which instance took it). */
-export const SNAPSHOT_SECTION_FIELDS = ['clock', 'idsDrawn', 'limits', 'database', 'objstore'] as const satisfies readonly (keyof SnapshotContent)[];
+export const SNAPSHOT_SECTION_FIELDS = [
+  'clock',
+  'idsDrawn',
+  'limits',
+  'database',
+  'objstore',
+] as const satisfies readonly (keyof SnapshotContent)[];
 
 /** A snapshot file that cannot be written, read or restored: its message says why, in a sentence. */
 export class SnapshotFileError extends Error {
@@ -91,7 +97,9 @@ export function writeSnapshotFile(path: string, content: SnapshotContent): numbe
   const head = Buffer.from(`${MAGIC} ${SNAPSHOT_FORMAT_VERSION}\n${headerLine}\n`);
   const size = payload.reduce((sum, part) => sum + part.byteLength, head.byteLength);
   if (size > MAX_SNAPSHOT_BYTES) {
-    throw new SnapshotFileError(`cannot write the snapshot file ${path}: the state takes ${size} bytes, more than the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`);
+    throw new SnapshotFileError(
+      `cannot write the snapshot file ${path}: the state takes ${size} bytes, more than the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`,
+    );
   }
   const file = Buffer.concat([head, ...payload]);
   const partial = join(dirname(path), `.${basename(path)}.partial-${process.pid}`);
@@ -114,19 +122,28 @@ export type SnapshotFileIdentity = string;
  * that of a file already read). Throws SnapshotFileError for a missing, unreadable, not regular
  * or too large file, before reading a byte of it.
  */
-export function openSnapshotFile<T>(path: string, use: (identity: SnapshotFileIdentity, read: () => SnapshotContent) => T): T {
+export function openSnapshotFile<T>(
+  path: string,
+  use: (identity: SnapshotFileIdentity, read: () => SnapshotContent) => T,
+): T {
   try {
     return withFileOpen(path, (descriptor, stats) => {
-      if (!stats.isFile()) throw new SnapshotFileError(`cannot read the snapshot file ${path}: it is not a regular file (a named pipe, a device or a folder)`);
+      if (!stats.isFile())
+        throw new SnapshotFileError(
+          `cannot read the snapshot file ${path}: it is not a regular file (a named pipe, a device or a folder)`,
+        );
       if (stats.size > MAX_SNAPSHOT_BYTES) {
-        throw new SnapshotFileError(`cannot read the snapshot file ${path}: it is ${stats.size} bytes, larger than the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`);
+        throw new SnapshotFileError(
+          `cannot read the snapshot file ${path}: it is ${stats.size} bytes, larger than the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`,
+        );
       }
       const { dev, ino, size, mtimeMs } = stats;
       return use(`${dev}:${ino}:${size}:${mtimeMs}`, () => parseSnapshotFile(path, readWhole(descriptor, size)));
     });
   } catch (error) {
     if (error instanceof SnapshotFileError) throw error;
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SnapshotFileError(`the snapshot file ${path} does not exist`, true);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new SnapshotFileError(`the snapshot file ${path} does not exist`, true);
     throw new SnapshotFileError(`cannot read the snapshot file ${path}: ${(error as Error).message}`);
   }
 }
@@ -148,7 +165,8 @@ export function parseSnapshotFile(path: string, file: Buffer): SnapshotContent {
   const damaged = (why: string) => new SnapshotFileError(`${path} is not a usable localplane snapshot: ${why}`);
   const firstLineEnd = file.subarray(0, MAX_FIRST_LINE_BYTES + 1).indexOf(0x0a);
   const [magic, version] = file.subarray(0, Math.max(firstLineEnd, 0)).toString('latin1').split(' ');
-  if (magic !== MAGIC || firstLineEnd === -1 || !/^\d{1,9}$/.test(version ?? '')) throw damaged('it does not start as a snapshot file does');
+  if (magic !== MAGIC || firstLineEnd === -1 || !/^\d{1,9}$/.test(version ?? ''))
+    throw damaged('it does not start as a snapshot file does');
   if (version !== String(SNAPSHOT_FORMAT_VERSION)) {
     throw damaged(`it is of format version ${version}, this localplane reads version ${SNAPSHOT_FORMAT_VERSION}`);
   }
@@ -162,7 +180,8 @@ export function parseSnapshotFile(path: string, file: Buffer): SnapshotContent {
   }
   const payload = file.subarray(headerEnd + 1);
   const expectedBytes = parsed.database_bytes + parsed.objstore.reduce((sum, entry) => sum + (entry.bytes ?? 0), 0);
-  if (payload.byteLength !== expectedBytes) throw damaged(`it holds ${payload.byteLength} bytes of data, its header announces ${expectedBytes}`);
+  if (payload.byteLength !== expectedBytes)
+    throw damaged(`it holds ${payload.byteLength} bytes of data, its header announces ${expectedBytes}`);
   if (sha256([payload]) !== parsed.payload_sha256) throw damaged('its data does not match its checksum');
   let offset = parsed.database_bytes;
   const objstore = parsed.objstore.map(({ path: entryPath, bytes }) => {

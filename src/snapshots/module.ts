@@ -15,5 +15,10 @@ export function snapshotsModule(core: InstanceCore, template: () => string, fold
   const save = (path: string) => snapshots.save(path);
   const restore = (path: string) => snapshots.restore(path);
   const savedSnapshots = new SnapshotFolder(resolve(folder));
-  return { save, restore, folder: savedSnapshots.path, adminRoutes: snapshotRoutes({ save, restore, folder: savedSnapshots }) };
+  return {
+    save,
+    restore,
+    folder: savedSnapshots.path,
+    adminRoutes: snapshotRoutes({ save, restore, folder: savedSnapshots }),
+  };
 }

@@ -19,7 +19,11 @@ const snapshotName = z
   })
   .meta({ pattern: SNAPSHOT_NAME.source, description: 'A file in the snapshots folder' });
 
-const savedSnapshotSchema = z.object({ name: z.string(), bytes: z.int(), modified_at: z.string().meta({ format: 'date-time' }) });
+const savedSnapshotSchema = z.object({
+  name: z.string(),
+  bytes: z.int(),
+  modified_at: z.string().meta({ format: 'date-time' }),
+});
 const savedSnapshotsSchema = z.object({ folder: z.string(), snapshots: z.array(savedSnapshotSchema) });
 const restoredSchema = z.object({ status: z.literal('restored'), name: z.string() });
 export type SavedSnapshot = z.output<typeof savedSnapshotSchema>;
@@ -93,13 +97,17 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
       response: { status: 200, description: 'Restored', schema: restoredSchema },
       errors: [
         notFoundError('Saved snapshot', NO_SUCH_SNAPSHOT),
-        httpError(400, 'The body names a path; or the file is not a usable snapshot (nothing of it is restored), or was taken with another seed or other fixtures', {
-          path_not_taken: PATH_NOT_TAKEN,
-          damaged: `${EXAMPLE_FOLDER}/state.snapshot is not a usable localplane snapshot: its data does not match its checksum`,
-          other_seed: `${EXAMPLE_FOLDER}/state.snapshot cannot be restored here: it was taken with seed 7, this instance has seed 1`,
-          unusable_row: `${EXAMPLE_FOLDER}/state.snapshot cannot be restored here: its table objstore_created_buckets holds the bucket name "../../victim", not a name S3 creates a bucket with`,
-          not_a_file: NOT_A_FILE,
-        }),
+        httpError(
+          400,
+          'The body names a path; or the file is not a usable snapshot (nothing of it is restored), or was taken with another seed or other fixtures',
+          {
+            path_not_taken: PATH_NOT_TAKEN,
+            damaged: `${EXAMPLE_FOLDER}/state.snapshot is not a usable localplane snapshot: its data does not match its checksum`,
+            other_seed: `${EXAMPLE_FOLDER}/state.snapshot cannot be restored here: it was taken with seed 7, this instance has seed 1`,
+            unusable_row: `${EXAMPLE_FOLDER}/state.snapshot cannot be restored here: its table objstore_created_buckets holds the bucket name "../../victim", not a name S3 creates a bucket with`,
+            not_a_file: NOT_A_FILE,
+          },
+        ),
       ],
     },
     async (c, { body }) => {
@@ -116,7 +124,8 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
       method: 'get',
       path: '/snapshots',
       summary: 'The saved snapshots: the files of the snapshots folder, newest first',
-      description: "`modified_at` is the file's modification time by the machine's clock (a file outlives the emulator clock that was running when it was saved).",
+      description:
+        "`modified_at` is the file's modification time by the machine's clock (a file outlives the emulator clock that was running when it was saved).",
       response: { status: 200, description: 'The snapshots folder and its files', schema: savedSnapshotsSchema },
       errors: [httpError(400, 'The snapshots folder cannot be read', { folder_linked: FOLDER_LINKED })],
     },
@@ -129,7 +138,10 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
       summary: 'Download a saved snapshot file (it holds the state with its secrets, as the file does)',
       params: nameParams,
       response: { status: 200, description: 'The file', contentType: 'application/octet-stream' },
-      errors: [notFoundError('Saved snapshot', NO_SUCH_SNAPSHOT), httpError(400, 'The name is not a regular file', { not_a_file: NOT_A_FILE })],
+      errors: [
+        notFoundError('Saved snapshot', NO_SUCH_SNAPSHOT),
+        httpError(400, 'The name is not a regular file', { not_a_file: NOT_A_FILE }),
+      ],
     },
     (c, { params }) => {
       const headersOf = (snapshot: { name: string; bytes: number }) => ({
@@ -147,13 +159,18 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
     {
       method: 'put',
       path: '/snapshots/:name',
-      summary: 'Upload a snapshot file into the snapshots folder (kept only if it is a whole snapshot file; one of that name is replaced)',
+      summary:
+        'Upload a snapshot file into the snapshots folder (kept only if it is a whole snapshot file; one of that name is replaced)',
       params: nameParams,
-      rawBody: { contentType: 'application/octet-stream', description: `A snapshot file, at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}` },
+      rawBody: {
+        contentType: 'application/octet-stream',
+        description: `A snapshot file, at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`,
+      },
       response: { status: 200, description: 'The file kept', schema: savedSnapshotSchema },
       errors: [
         httpError(400, 'The upload is not a whole snapshot file (nothing is kept), or broke off', {
-          damaged: 'the upload "state.snapshot" is not a usable localplane snapshot: its data does not match its checksum',
+          damaged:
+            'the upload "state.snapshot" is not a usable localplane snapshot: its data does not match its checksum',
           body_unreadable: BODY_UNREADABLE,
         }),
         httpError(413, 'The upload is larger than a snapshot file may be', { too_large: UPLOAD_TOO_LARGE }),
@@ -162,7 +179,9 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
     async (c, { params }) => {
       const declared = c.req.header('content-length');
       try {
-        return c.json(await folder.receive(params.name, c.req.raw.body, declared === undefined ? undefined : Number(declared)));
+        return c.json(
+          await folder.receive(params.name, c.req.raw.body, declared === undefined ? undefined : Number(declared)),
+        );
       } catch (error) {
         throw asHttpError(error);
       }
@@ -175,7 +194,10 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
       summary: 'Delete a saved snapshot file',
       params: nameParams,
       response: { status: 204, description: 'Deleted' },
-      errors: [notFoundError('Saved snapshot', NO_SUCH_SNAPSHOT), httpError(400, 'The name is not a regular file', { not_a_file: NOT_A_FILE })],
+      errors: [
+        notFoundError('Saved snapshot', NO_SUCH_SNAPSHOT),
+        httpError(400, 'The name is not a regular file', { not_a_file: NOT_A_FILE }),
+      ],
     },
     (c, { params }) => {
       folder.remove(params.name);

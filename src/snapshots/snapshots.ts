@@ -1,5 +1,12 @@
 import type { SnapshotSection, StateParts } from '../shared/state-parts.ts';
-import { openSnapshotFile, SnapshotFileError, SNAPSHOT_SECTION_FIELDS, writeSnapshotFile, type SnapshotContent, type SnapshotFileIdentity } from './format.ts';
+import {
+  openSnapshotFile,
+  SnapshotFileError,
+  SNAPSHOT_SECTION_FIELDS,
+  writeSnapshotFile,
+  type SnapshotContent,
+  type SnapshotFileIdentity,
+} from './format.ts';
 
 export interface SnapshotDeps {
   /** The instance's state parts: those with a snapshot section make up a snapshot. */
@@ -26,7 +33,9 @@ export class Snapshots {
     this.sections = deps.parts.snapshotSections();
     const fields = this.sections.map((section) => section.field).sort();
     if (fields.join() !== [...SNAPSHOT_SECTION_FIELDS].sort().join()) {
-      throw new Error(`the state parts save ${fields.join(', ')} in a snapshot; its format holds ${SNAPSHOT_SECTION_FIELDS.join(', ')}`);
+      throw new Error(
+        `the state parts save ${fields.join(', ')} in a snapshot; its format holds ${SNAPSHOT_SECTION_FIELDS.join(', ')}`,
+      );
     }
   }
 
@@ -87,7 +96,8 @@ export class Snapshots {
       }
       const checked = new Map<string, unknown>();
       try {
-        for (const section of this.sections) checked.set(section.field, section.check(snapshot[section.field as keyof SnapshotContent], checked));
+        for (const section of this.sections)
+          checked.set(section.field, section.check(snapshot[section.field as keyof SnapshotContent], checked));
       } catch (error) {
         this.forget(checked);
         throw refuse((error as Error).message);

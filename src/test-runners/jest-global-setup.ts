@@ -11,7 +11,10 @@ const RUN_INSTANCE = Symbol.for('localplane.jest.instance');
 
 type JestGlobal = typeof globalThis & { [RUN_INSTANCE]?: Localplane };
 
-export default async function globalSetup(_globalConfig: unknown, projectConfig: { globals?: { localplane?: StartOptions } } = {}): Promise<void> {
+export default async function globalSetup(
+  _globalConfig: unknown,
+  projectConfig: { globals?: { localplane?: StartOptions } } = {},
+): Promise<void> {
   const lp = await start({ port: 0, objstorePort: 0, ...projectConfig.globals?.localplane });
   process.env.LOCALPLANE_URL = lp.apiUrl;
   process.env.LOCALPLANE_OBJSTORE_URL = lp.objstoreUrl;

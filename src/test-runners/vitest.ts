@@ -5,7 +5,16 @@
  * per test file, in the file's own process.
  */
 import { inject, test as base } from 'vitest';
-import { connect, createLocalplane, start, type CreateOptions, type InProcessLocalplane, type Localplane, type LocalplaneClient, type StartOptions } from '../index.ts';
+import {
+  connect,
+  createLocalplane,
+  start,
+  type CreateOptions,
+  type InProcessLocalplane,
+  type Localplane,
+  type LocalplaneClient,
+  type StartOptions,
+} from '../index.ts';
 // The type of what the global setup provides (vitest's ProvidedContext).
 import type {} from './vitest-global-setup.ts';
 
@@ -19,7 +28,10 @@ export const test = base.extend<{ localplane: RunLocalplane }>({
   // vitest reads what a fixture depends on from its first parameter's pattern: none here.
   localplane: async ({}, use) => {
     const run = inject('localplane');
-    if (run === undefined) throw new Error("localplane/vitest's test reaches the run's instance: add globalSetup: ['localplane/vitest/global-setup'] to the vitest config, or use fileTest() for an instance per file");
+    if (run === undefined)
+      throw new Error(
+        "localplane/vitest's test reaches the run's instance: add globalSetup: ['localplane/vitest/global-setup'] to the vitest config, or use fileTest() for an instance per file",
+      );
     const { apiUrl, objstoreUrl, adminToken } = run;
     const client: RunLocalplane = { ...connect(apiUrl, { adminToken }), objstoreUrl };
     await client.reset();
@@ -49,7 +61,9 @@ function perFile<T extends InProcessLocalplane>(make: () => Promise<T>) {
 }
 
 /** An instance of the test file's own, listening on free ports (`start({ port: 0, objstorePort: 0, ...options })`): for clients that need a URL. */
-export const fileTest = (options: StartOptions = {}) => perFile<Localplane>(() => start({ port: 0, objstorePort: 0, ...options }));
+export const fileTest = (options: StartOptions = {}) =>
+  perFile<Localplane>(() => start({ port: 0, objstorePort: 0, ...options }));
 
 /** An instance of the test file's own that answers in process (`createLocalplane(options)`, `lp.request()`): no port at all. */
-export const inProcessFileTest = (options: CreateOptions = {}) => perFile<InProcessLocalplane>(() => createLocalplane(options));
+export const inProcessFileTest = (options: CreateOptions = {}) =>
+  perFile<InProcessLocalplane>(() => createLocalplane(options));

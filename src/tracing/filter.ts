@@ -92,8 +92,17 @@ FIELDS.set('project_id', { kind: 'text', column: 'session_id' });
 
 /** Columns declared NOT NULL in RUNS_DDL: comparisons on them need no NULL guard. */
 const NOT_NULL_COLUMNS: ReadonlySet<RunColumn> = new Set<RunColumn>([
-  'id', 'tenant_id', 'session_id', 'trace_id', 'parent_run_ids', 'name', 'run_type',
-  'start_time', 'status', 'is_root', 'dotted_order',
+  'id',
+  'tenant_id',
+  'session_id',
+  'trace_id',
+  'parent_run_ids',
+  'name',
+  'run_type',
+  'start_time',
+  'status',
+  'is_root',
+  'dotted_order',
 ]);
 
 /** Field names the filter language accepts (columns and aliases). */
@@ -116,16 +125,27 @@ const IDENT_START = /[A-Za-z_]/;
 const IDENT_PART = /[A-Za-z0-9_.]/;
 const NUMBER_AT = /-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y;
 const SIMPLE_ESCAPES: Record<string, string> = {
-  n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', v: '\v', '0': '\0',
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  b: '\b',
+  f: '\f',
+  v: '\v',
+  '0': '\0',
 };
 
 function describe(token: Token): string {
   switch (token.type) {
-    case 'eof': return 'end of input';
-    case 'ident': return `"${token.value}"`;
-    case 'string': return `string ${JSON.stringify(token.value)}`;
-    case 'number': return `number ${token.text}`;
-    default: return `"${token.type}"`;
+    case 'eof':
+      return 'end of input';
+    case 'ident':
+      return `"${token.value}"`;
+    case 'string':
+      return `string ${JSON.stringify(token.value)}`;
+    case 'number':
+      return `number ${token.text}`;
+    default:
+      return `"${token.type}"`;
   }
 }
 
@@ -134,8 +154,15 @@ function tokenize(text: string): Token[] {
   let i = 0;
   while (i < text.length) {
     const ch = text[i]!;
-    if (/\s/.test(ch)) { i++; continue; }
-    if (ch === '(' || ch === ')' || ch === ',') { tokens.push({ type: ch, pos: i }); i++; continue; }
+    if (/\s/.test(ch)) {
+      i++;
+      continue;
+    }
+    if (ch === '(' || ch === ')' || ch === ',') {
+      tokens.push({ type: ch, pos: i });
+      i++;
+      continue;
+    }
     if (ch === '"' || ch === "'") {
       const start = i;
       let value = '';
@@ -143,7 +170,10 @@ function tokenize(text: string): Token[] {
       for (;;) {
         if (i >= text.length) throw new FilterSyntaxError('Unterminated string starting', start);
         const c = text[i]!;
-        if (c === ch) { i++; break; }
+        if (c === ch) {
+          i++;
+          break;
+        }
         if (c === '\\') {
           if (i + 1 >= text.length) throw new FilterSyntaxError('Unterminated string starting', start);
           const e = text[i + 1]!;
@@ -202,8 +232,12 @@ class Parser {
   private index = 0;
   constructor(private readonly tokens: Token[]) {}
 
-  private peek(): Token { return this.tokens[this.index]!; }
-  private next(): Token { return this.tokens[this.index++]!; }
+  private peek(): Token {
+    return this.tokens[this.index]!;
+  }
+  private next(): Token {
+    return this.tokens[this.index++]!;
+  }
 
   parseFilter(): Node {
     const node = this.parseExpr(1);
@@ -217,8 +251,10 @@ class Parser {
   private parseExpr(depth: number): Node {
     const token = this.next();
     switch (token.type) {
-      case 'string': return { type: 'literal', value: token.value, pos: token.pos };
-      case 'number': return { type: 'literal', value: token.value, pos: token.pos };
+      case 'string':
+        return { type: 'literal', value: token.value, pos: token.pos };
+      case 'number':
+        return { type: 'literal', value: token.value, pos: token.pos };
       case 'ident': {
         if (this.peek().type === '(') return this.parseCall(token.value, token.pos, depth);
         const lower = token.value.toLowerCase();
@@ -246,7 +282,10 @@ class Parser {
       const sep = this.next();
       if (sep.type === ')') return { type: 'call', name, args, pos, end: sep.pos };
       if (sep.type !== ',') {
-        const what = sep.type === 'eof' ? `missing ")" to close ${name}(` : `expected "," or ")" in ${name}(...) but found ${describe(sep)}`;
+        const what =
+          sep.type === 'eof'
+            ? `missing ")" to close ${name}(`
+            : `expected "," or ")" in ${name}(...) but found ${describe(sep)}`;
         throw new FilterSyntaxError(what.charAt(0).toUpperCase() + what.slice(1), sep.pos);
       }
     }
@@ -282,7 +321,10 @@ class Compiler {
 
   compile(node: Node): string {
     if (node.type !== 'call') {
-      throw new FilterSyntaxError('Expected a condition such as eq(field, value), and(...), or(...), not(...)', node.pos);
+      throw new FilterSyntaxError(
+        'Expected a condition such as eq(field, value), and(...), or(...), not(...)',
+        node.pos,
+      );
     }
     const fn = node.name.toLowerCase();
     switch (fn) {
@@ -296,7 +338,12 @@ class Compiler {
         this.arity(node, 1, 'not(condition)');
         return `(NOT ${this.compile(node.args[0]!)})`;
       }
-      case 'eq': case 'neq': case 'gt': case 'gte': case 'lt': case 'lte': {
+      case 'eq':
+      case 'neq':
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte': {
         this.arity(node, 2, `${fn}(field, value)`);
         const field = this.field(node.args[0]!, fn);
         return this.comparison(fn, field, this.literal(node.args[1]!, fn));
@@ -305,7 +352,10 @@ class Compiler {
         this.arity(node, 2, 'has(field, value)');
         const field = this.field(node.args[0]!, fn);
         if (field.info.kind !== 'array') {
-          throw new FilterSyntaxError(`has() applies to array fields (tags, parent_run_ids), not "${field.name}"`, node.args[0]!.pos);
+          throw new FilterSyntaxError(
+            `has() applies to array fields (tags, parent_run_ids), not "${field.name}"`,
+            node.args[0]!.pos,
+          );
         }
         const value = this.literal(node.args[1]!, fn);
         return this.membership(field.info.column, this.arrayElement(value, field.name));
@@ -323,7 +373,9 @@ class Compiler {
       }
       default:
         throw new FilterSyntaxError(
-          `Unknown function "${node.name}" (expected one of ${FUNCTIONS.join(', ')})`, node.pos);
+          `Unknown function "${node.name}" (expected one of ${FUNCTIONS.join(', ')})`,
+          node.pos,
+        );
     }
   }
 
@@ -332,7 +384,10 @@ class Compiler {
       throw new FilterSyntaxError(`Missing argument: ${node.name}() takes ${count} (${usage})`, node.end);
     }
     if (node.args.length > count) {
-      throw new FilterSyntaxError(`Too many arguments: ${node.name}() takes ${count} (${usage})`, node.args[count]!.pos);
+      throw new FilterSyntaxError(
+        `Too many arguments: ${node.name}() takes ${count} (${usage})`,
+        node.args[count]!.pos,
+      );
     }
   }
 
@@ -342,8 +397,7 @@ class Compiler {
     }
     const info = FIELDS.get(node.name.toLowerCase());
     if (!info) {
-      throw new FilterSyntaxError(
-        `Unknown field "${node.name}" (supported: ${FILTER_FIELDS.join(', ')})`, node.pos);
+      throw new FilterSyntaxError(`Unknown field "${node.name}" (supported: ${FILTER_FIELDS.join(', ')})`, node.pos);
     }
     return { name: node.name.toLowerCase(), info };
   }
@@ -352,12 +406,18 @@ class Compiler {
     if (node.type === 'literal') return { value: node.value, pos: node.pos };
     if (node.type === 'ident') {
       throw new FilterSyntaxError(
-        `Expected a value in ${fn}() but found the bare word "${node.name}" (quote strings, e.g. "${node.name}")`, node.pos);
+        `Expected a value in ${fn}() but found the bare word "${node.name}" (quote strings, e.g. "${node.name}")`,
+        node.pos,
+      );
     }
     throw new FilterSyntaxError(`Expected a value in ${fn}() but found a function call`, node.pos);
   }
 
-  private comparison(fn: Comparator, field: { name: string; info: FieldInfo }, value: { value: Literal; pos: number }): string {
+  private comparison(
+    fn: Comparator,
+    field: { name: string; info: FieldInfo },
+    value: { value: Literal; pos: number },
+  ): string {
     const { kind, column } = field.info;
     const ordering = fn !== 'eq' && fn !== 'neq';
 
@@ -369,15 +429,22 @@ class Compiler {
 
     switch (kind) {
       case 'array': {
-        if (ordering) throw new FilterSyntaxError(`${fn}() is not supported for array field "${field.name}"; use eq, neq or has`, value.pos);
+        if (ordering)
+          throw new FilterSyntaxError(
+            `${fn}() is not supported for array field "${field.name}"; use eq, neq or has`,
+            value.pos,
+          );
         const member = this.membership(column, this.arrayElement(value, field.name));
         return fn === 'eq' ? member : `(NOT ${member})`;
       }
       case 'json':
         throw new FilterSyntaxError(
-          `Field "${field.name}" can only be compared with null; use search("...") to match its contents`, value.pos);
+          `Field "${field.name}" can only be compared with null; use search("...") to match its contents`,
+          value.pos,
+        );
       case 'bool': {
-        if (ordering) throw new FilterSyntaxError(`${fn}() is not supported for boolean field "${field.name}"`, value.pos);
+        if (ordering)
+          throw new FilterSyntaxError(`${fn}() is not supported for boolean field "${field.name}"`, value.pos);
         return this.compare(fn, this.col(column), this.param(this.toBool(value, field.name)), this.nullable(column));
       }
       case 'time':
@@ -405,8 +472,10 @@ class Compiler {
    */
   private compare(fn: Comparator, expr: string, placeholder: string, nullable: string | null = expr): string {
     if (nullable === null) return `${expr} ${COMPARATORS[fn]} ${placeholder}`;
-    if (fn === 'eq') return nullable === expr ? `${expr} IS ${placeholder}` : `(${nullable} IS NOT NULL AND ${expr} = ${placeholder})`;
-    if (fn === 'neq') return nullable === expr ? `${expr} IS NOT ${placeholder}` : `(${nullable} IS NULL OR ${expr} <> ${placeholder})`;
+    if (fn === 'eq')
+      return nullable === expr ? `${expr} IS ${placeholder}` : `(${nullable} IS NOT NULL AND ${expr} = ${placeholder})`;
+    if (fn === 'neq')
+      return nullable === expr ? `${expr} IS NOT ${placeholder}` : `(${nullable} IS NULL OR ${expr} <> ${placeholder})`;
     return `(${nullable} IS NOT NULL AND ${expr} ${COMPARATORS[fn]} ${placeholder})`;
   }
 
@@ -431,7 +500,10 @@ class Compiler {
 
   private toMicros(value: { value: Literal; pos: number }, name: string): number {
     if (typeof value.value !== 'string') {
-      throw new FilterSyntaxError(`Field "${name}" expects an ISO 8601 date-time string such as "2026-10-02T00:00:00Z"`, value.pos);
+      throw new FilterSyntaxError(
+        `Field "${name}" expects an ISO 8601 date-time string such as "2026-10-02T00:00:00Z"`,
+        value.pos,
+      );
     }
     const micros = parseTimestamp(value.value);
     if (micros === null) {

@@ -30,37 +30,174 @@ type Status = RunRow['status'];
 // ---------------------------------------------------------------------------------------
 
 const NOUNS = [
-  'invoice', 'account', 'subscription', 'order', 'refund', 'password', 'dashboard', 'report',
-  'pipeline', 'dataset', 'model', 'prompt', 'deployment', 'cluster', 'bucket', 'token',
-  'webhook', 'integration', 'workspace', 'project', 'query', 'index', 'schema', 'table',
-  'export', 'policy', 'permission', 'team', 'billing plan', 'API key', 'trace', 'dataset split',
-  'embedding', 'vector store', 'retry policy', 'rate limit', 'timeout', 'cache', 'region',
-  'backup', 'migration', 'notification', 'calendar', 'shipment', 'warehouse', 'contract',
+  'invoice',
+  'account',
+  'subscription',
+  'order',
+  'refund',
+  'password',
+  'dashboard',
+  'report',
+  'pipeline',
+  'dataset',
+  'model',
+  'prompt',
+  'deployment',
+  'cluster',
+  'bucket',
+  'token',
+  'webhook',
+  'integration',
+  'workspace',
+  'project',
+  'query',
+  'index',
+  'schema',
+  'table',
+  'export',
+  'policy',
+  'permission',
+  'team',
+  'billing plan',
+  'API key',
+  'trace',
+  'dataset split',
+  'embedding',
+  'vector store',
+  'retry policy',
+  'rate limit',
+  'timeout',
+  'cache',
+  'region',
+  'backup',
+  'migration',
+  'notification',
+  'calendar',
+  'shipment',
+  'warehouse',
+  'contract',
 ];
 const VERBS = [
-  'configure', 'export', 'delete', 'rotate', 'migrate', 'share', 'debug', 'monitor', 'update',
-  'restore', 'cancel', 'upgrade', 'connect', 'filter', 'schedule', 'deploy', 'evaluate',
-  'compare', 'archive', 'retry', 'invite', 'reset', 'sync', 'tag',
+  'configure',
+  'export',
+  'delete',
+  'rotate',
+  'migrate',
+  'share',
+  'debug',
+  'monitor',
+  'update',
+  'restore',
+  'cancel',
+  'upgrade',
+  'connect',
+  'filter',
+  'schedule',
+  'deploy',
+  'evaluate',
+  'compare',
+  'archive',
+  'retry',
+  'invite',
+  'reset',
+  'sync',
+  'tag',
 ];
 const ADJECTIVES = [
-  'new', 'existing', 'shared', 'private', 'default', 'production', 'staging', 'legacy',
-  'large', 'failed', 'pending', 'monthly', 'annual', 'internal', 'public', 'custom',
-  'encrypted', 'regional', 'primary', 'secondary',
+  'new',
+  'existing',
+  'shared',
+  'private',
+  'default',
+  'production',
+  'staging',
+  'legacy',
+  'large',
+  'failed',
+  'pending',
+  'monthly',
+  'annual',
+  'internal',
+  'public',
+  'custom',
+  'encrypted',
+  'regional',
+  'primary',
+  'secondary',
 ];
 const FILLER = [
-  'the', 'a', 'your', 'this', 'each', 'every', 'that', 'our', 'their', 'any', 'its', 'one',
-  'with', 'from', 'into', 'for', 'after', 'before', 'when', 'while', 'using', 'without',
-  'and', 'or', 'but', 'then', 'also', 'only', 'usually', 'first', 'next', 'finally',
-  'is', 'are', 'can', 'should', 'will', 'may', 'must', 'needs', 'requires', 'supports',
+  'the',
+  'a',
+  'your',
+  'this',
+  'each',
+  'every',
+  'that',
+  'our',
+  'their',
+  'any',
+  'its',
+  'one',
+  'with',
+  'from',
+  'into',
+  'for',
+  'after',
+  'before',
+  'when',
+  'while',
+  'using',
+  'without',
+  'and',
+  'or',
+  'but',
+  'then',
+  'also',
+  'only',
+  'usually',
+  'first',
+  'next',
+  'finally',
+  'is',
+  'are',
+  'can',
+  'should',
+  'will',
+  'may',
+  'must',
+  'needs',
+  'requires',
+  'supports',
 ];
-const PRODUCTS = ['the console', 'the CLI', 'the Python SDK', 'the REST API', 'the mobile app', 'the admin panel', 'Terraform', 'the web UI'];
+const PRODUCTS = [
+  'the console',
+  'the CLI',
+  'the Python SDK',
+  'the REST API',
+  'the mobile app',
+  'the admin panel',
+  'Terraform',
+  'the web UI',
+];
 const QUESTION_STARTS = [
-  'How do I', 'What is the best way to', 'Can you explain how to', 'Is it possible to',
-  'Why can\'t I', 'What happens when I', 'Where do I go to', 'Is there a limit on how often I can',
+  'How do I',
+  'What is the best way to',
+  'Can you explain how to',
+  'Is it possible to',
+  "Why can't I",
+  'What happens when I',
+  'Where do I go to',
+  'Is there a limit on how often I can',
 ];
 const ANSWER_STARTS = [
-  'To do this,', 'Yes —', 'You can', 'In most cases,', 'Sure.', 'Based on the documentation,',
-  'The short answer is that', 'According to the retrieved context,',
+  'To do this,',
+  'Yes —',
+  'You can',
+  'In most cases,',
+  'Sure.',
+  'Based on the documentation,',
+  'The short answer is that',
+  'According to the retrieved context,',
 ];
 const SYSTEM_PROMPTS = [
   'You are a helpful support assistant. Answer using only the provided context. If you do not know, say so.',
@@ -81,12 +218,54 @@ interface ModelInfo {
   tokensPerSecond: number;
 }
 const MODELS: readonly ModelInfo[] = [
-  { provider: 'openai', model: 'gpt-4o-mini', name: 'ChatOpenAI', promptPrice: 1.5e-7, completionPrice: 6e-7, tokensPerSecond: 90 },
-  { provider: 'openai', model: 'gpt-4o', name: 'ChatOpenAI', promptPrice: 2.5e-6, completionPrice: 1e-5, tokensPerSecond: 60 },
-  { provider: 'openai', model: 'gpt-4.1', name: 'ChatOpenAI', promptPrice: 2e-6, completionPrice: 8e-6, tokensPerSecond: 55 },
-  { provider: 'anthropic', model: 'claude-3-5-sonnet-20241022', name: 'ChatAnthropic', promptPrice: 3e-6, completionPrice: 1.5e-5, tokensPerSecond: 50 },
-  { provider: 'anthropic', model: 'claude-3-5-haiku-20241022', name: 'ChatAnthropic', promptPrice: 8e-7, completionPrice: 4e-6, tokensPerSecond: 80 },
-  { provider: 'google_vertexai', model: 'gemini-1.5-flash', name: 'ChatVertexAI', promptPrice: 7.5e-8, completionPrice: 3e-7, tokensPerSecond: 120 },
+  {
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    name: 'ChatOpenAI',
+    promptPrice: 1.5e-7,
+    completionPrice: 6e-7,
+    tokensPerSecond: 90,
+  },
+  {
+    provider: 'openai',
+    model: 'gpt-4o',
+    name: 'ChatOpenAI',
+    promptPrice: 2.5e-6,
+    completionPrice: 1e-5,
+    tokensPerSecond: 60,
+  },
+  {
+    provider: 'openai',
+    model: 'gpt-4.1',
+    name: 'ChatOpenAI',
+    promptPrice: 2e-6,
+    completionPrice: 8e-6,
+    tokensPerSecond: 55,
+  },
+  {
+    provider: 'anthropic',
+    model: 'claude-3-5-sonnet-20241022',
+    name: 'ChatAnthropic',
+    promptPrice: 3e-6,
+    completionPrice: 1.5e-5,
+    tokensPerSecond: 50,
+  },
+  {
+    provider: 'anthropic',
+    model: 'claude-3-5-haiku-20241022',
+    name: 'ChatAnthropic',
+    promptPrice: 8e-7,
+    completionPrice: 4e-6,
+    tokensPerSecond: 80,
+  },
+  {
+    provider: 'google_vertexai',
+    model: 'gemini-1.5-flash',
+    name: 'ChatVertexAI',
+    promptPrice: 7.5e-8,
+    completionPrice: 3e-7,
+    tokensPerSecond: 120,
+  },
 ];
 
 const RUNTIMES = [
@@ -96,7 +275,16 @@ const RUNTIMES = [
 ].map((runtime) => JSON.stringify(runtime));
 const REVISIONS = ['v1.4.2', 'v1.5.0', 'v1.5.1', 'a3f9c21', '7d0e5b8', 'main-2026-09-30'];
 
-const TOOLS = ['search_web', 'calculator', 'get_weather', 'lookup_order', 'sql_db_query', 'get_account_status', 'send_email', 'python_repl'];
+const TOOLS = [
+  'search_web',
+  'calculator',
+  'get_weather',
+  'lookup_order',
+  'sql_db_query',
+  'get_account_status',
+  'send_email',
+  'python_repl',
+];
 const RETRIEVERS = ['VectorStoreRetriever', 'PineconeRetriever', 'ElasticsearchRetriever', 'EnsembleRetriever'];
 const ROOT_NAMES = {
   single: ['RunnableLambda', 'classify_intent', 'route_question'],
@@ -118,14 +306,14 @@ const ERRORS: Record<RunType, string[]> = {
     "openai.RateLimitError: Error code: 429 - {'error': {'message': 'Rate limit reached for gpt-4o-mini in organization org-3Xk on tokens per min (TPM): Limit 200000, Used 199412, Requested 1630. Please try again in 312ms.', 'type': 'tokens', 'param': None, 'code': 'rate_limit_exceeded'}}",
     'httpx.ReadTimeout: The read operation timed out',
     "anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error', 'message': 'Overloaded'}}",
-    'openai.BadRequestError: Error code: 400 - {\'error\': {\'message\': "This model\'s maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens.", \'type\': \'invalid_request_error\', \'param\': \'messages\', \'code\': \'context_length_exceeded\'}}',
+    "openai.BadRequestError: Error code: 400 - {'error': {'message': \"This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens.\", 'type': 'invalid_request_error', 'param': 'messages', 'code': 'context_length_exceeded'}}",
     'openai.APIConnectionError: Connection error.',
   ]),
   tool: withTraceback([
     'langchain_core.tools.ToolException: Error executing tool sql_db_query: (sqlite3.OperationalError) no such table: orders',
     'httpx.ConnectError: [Errno 111] Connection refused',
     "TypeError: unsupported operand type(s) for +: 'NoneType' and 'str'",
-    "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://api.example.com/v1/orders/8812",
+    'requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://api.example.com/v1/orders/8812',
   ]),
   retriever: withTraceback([
     'httpx.ConnectError: [Errno 111] Connection refused',
@@ -265,13 +453,28 @@ interface Node {
 }
 
 function newNode(type: RunType, name: string, parent: number): Node {
-  return { type, name, parent, kids: [], lead: 0, gap: 0, duration: 0, start: 0, status: 'success', id: '', dotted: '', ancestors: [], depth: 0 };
+  return {
+    type,
+    name,
+    parent,
+    kids: [],
+    lead: 0,
+    gap: 0,
+    duration: 0,
+    start: 0,
+    status: 'success',
+    id: '',
+    dotted: '',
+    ancestors: [],
+    depth: 0,
+  };
 }
 
 /** Builds a trace tree in depth-first order (every parent precedes its children). */
 function buildShape(random: Random, model: ModelInfo): { nodes: Node[]; kind: keyof typeof ROOT_NAMES } {
   const r = random();
-  const kind: keyof typeof ROOT_NAMES = r < 0.08 ? 'single' : r < 0.28 ? 'llm' : r < 0.58 ? 'rag' : r < 0.83 ? 'agent' : 'multi';
+  const kind: keyof typeof ROOT_NAMES =
+    r < 0.08 ? 'single' : r < 0.28 ? 'llm' : r < 0.58 ? 'rag' : r < 0.83 ? 'agent' : 'multi';
   const nodes: Node[] = [newNode('chain', pick(random, ROOT_NAMES[kind]), -1)];
   const add = (type: RunType, name: string, parent: number): number => {
     if (nodes.length >= MAX_TRACE_RUNS) return -1;
@@ -393,11 +596,14 @@ function inputsFor(random: Random, node: Node, ctx: TraceContext, depth: number)
   switch (node.type) {
     case 'chain':
       if (depth === 0) {
-        return JSON.stringify(node.name === 'AgentExecutor' || node.name === 'support_agent'
-          ? { input: ctx.question, chat_history: [] }
-          : { question: ctx.question });
+        return JSON.stringify(
+          node.name === 'AgentExecutor' || node.name === 'support_agent'
+            ? { input: ctx.question, chat_history: [] }
+            : { question: ctx.question },
+        );
       }
-      if (node.name === 'format_docs') return JSON.stringify({ documents: [sentence(random, 6, 12), sentence(random, 6, 12)] });
+      if (node.name === 'format_docs')
+        return JSON.stringify({ documents: [sentence(random, 6, 12), sentence(random, 6, 12)] });
       if (node.name === 'StrOutputParser') return JSON.stringify({ input: sentence(random, 6, 14) });
       return JSON.stringify({ question: ctx.question, context: sentence(random, 8, 18) });
     case 'llm': {
@@ -416,7 +622,12 @@ function inputsFor(random: Random, node: Node, ctx: TraceContext, depth: number)
 function outputsFor(random: Random, node: Node, ctx: TraceContext, depth: number): string {
   switch (node.type) {
     case 'chain':
-      if (depth === 0) return JSON.stringify(node.name === 'AgentExecutor' || node.name === 'support_agent' ? { output: ctx.finalAnswer } : { answer: ctx.finalAnswer });
+      if (depth === 0)
+        return JSON.stringify(
+          node.name === 'AgentExecutor' || node.name === 'support_agent'
+            ? { output: ctx.finalAnswer }
+            : { answer: ctx.finalAnswer },
+        );
       return JSON.stringify({ output: sentence(random, 8, 20) });
     case 'llm': {
       const text = random() < 0.7 ? answer(random) : sentence(random, 6, 14);
@@ -598,7 +809,10 @@ export function* generateRuns(options: GenerateRunsOptions): Generator<RunRow> {
           const prompt = (kind === 'rag' || kind === 'multi' ? 600 : 80) + Math.floor(random() * 2500);
           // First token after 10–60% of the call; completion length follows the generation time.
           const ttft = node.status === 'success' ? Math.floor(node.duration * (0.1 + random() * 0.5)) : -1;
-          const completion = ttft < 0 ? 0 : Math.max(1, Math.round(((node.duration - ttft) / 1e6) * model.tokensPerSecond * (0.5 + random())));
+          const completion =
+            ttft < 0
+              ? 0
+              : Math.max(1, Math.round(((node.duration - ttft) / 1e6) * model.tokensPerSecond * (0.5 + random())));
           const pCost = round8(prompt * model.promptPrice);
           const cCost = round8(completion * model.completionPrice);
           row.prompt_tokens = prompt;
@@ -661,7 +875,11 @@ const DEFAULT_BATCH_SIZE = 50_000;
  * 50,000) with one prepared statement; returns how many were inserted. Rows are pulled from
  * `rows` lazily inside each transaction, so a generator of any length uses flat memory.
  */
-export function insertRuns(db: BetterSqlite3.Database, rows: Iterable<RunRow>, options: { batchSize?: number } = {}): number {
+export function insertRuns(
+  db: BetterSqlite3.Database,
+  rows: Iterable<RunRow>,
+  options: { batchSize?: number } = {},
+): number {
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   if (!(batchSize >= 1)) throw new RangeError(`batchSize must be at least 1, got ${batchSize}`);
   const statement = db.prepare(INSERT_SQL);
@@ -678,11 +896,35 @@ export function insertRuns(db: BetterSqlite3.Database, rows: Iterable<RunRow>, o
       }
       const r = next.value;
       statement.run(
-        r.id, r.tenant_id, r.session_id, r.trace_id, r.parent_run_id, r.parent_run_ids,
-        r.reference_example_id, r.name, r.run_type, r.start_time, r.end_time, r.status,
-        r.is_root, r.dotted_order, r.trace_tier, r.inputs, r.outputs, r.error, r.extra, r.events,
-        r.tags, r.feedback_stats, r.total_tokens, r.prompt_tokens, r.completion_tokens,
-        r.total_cost, r.prompt_cost, r.completion_cost, r.first_token_time,
+        r.id,
+        r.tenant_id,
+        r.session_id,
+        r.trace_id,
+        r.parent_run_id,
+        r.parent_run_ids,
+        r.reference_example_id,
+        r.name,
+        r.run_type,
+        r.start_time,
+        r.end_time,
+        r.status,
+        r.is_root,
+        r.dotted_order,
+        r.trace_tier,
+        r.inputs,
+        r.outputs,
+        r.error,
+        r.extra,
+        r.events,
+        r.tags,
+        r.feedback_stats,
+        r.total_tokens,
+        r.prompt_tokens,
+        r.completion_tokens,
+        r.total_cost,
+        r.prompt_cost,
+        r.completion_cost,
+        r.first_token_time,
       );
       inserted++;
     }

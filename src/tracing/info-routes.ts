@@ -62,7 +62,8 @@ export function serverInfoRoutes() {
       {
         method: 'get',
         path,
-        summary: "The service's version, run batching limits and feature flags, as the hosted service's SDK clients read them when they start",
+        summary:
+          "The service's version, run batching limits and feature flags, as the hosted service's SDK clients read them when they start",
         response: { status: 200, description: 'The service information', schema: serverInfoSchema },
       },
       (c) => c.json(SERVER_INFO),

@@ -8,6 +8,9 @@ import { TracingStore } from './store.ts';
 export function tracingModule(core: InstanceCore) {
   const store = new TracingStore(core.db);
   const routes = serverInfoRoutes();
-  const adminRoutes = new OpenApiHono('admin').route('/sessions', tracingKnobRoutes({ tracing: store, clock: core.clock, seed: core.seed }));
+  const adminRoutes = new OpenApiHono('admin').route(
+    '/sessions',
+    tracingKnobRoutes({ tracing: store, clock: core.clock, seed: core.seed }),
+  );
   return { store, routes, adminRoutes };
 }

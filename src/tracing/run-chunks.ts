@@ -44,7 +44,9 @@ export type ReadAllColumns = (after: RunCursor | null, limit: number) => RunColu
 
 /** Writes a session's chunks into the region and says where they are, from its runs read page by page in export order. */
 export function writeRunChunks(db: Db, sessionId: string, read: ReadAllColumns, region: ChunkRegion): void {
-  const insert = db.prepare('INSERT INTO run_chunks (session_id, last_start_time, last_id, rows, region_offset, bytes) VALUES (?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO run_chunks (session_id, last_start_time, last_id, rows, region_offset, bytes) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   let after: RunCursor | null = null;
   for (;;) {
     const page = read(after, RUN_CHUNK_ROWS);
@@ -56,7 +58,9 @@ export function writeRunChunks(db: Db, sessionId: string, read: ReadAllColumns, 
 }
 
 function chunkCells(page: RunColumnsPage): Buffer {
-  const parts: Uint8Array[] = page.columns.map((cells) => new Uint8Array(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength));
+  const parts: Uint8Array[] = page.columns.map(
+    (cells) => new Uint8Array(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength),
+  );
   for (const cells of page.columns) if (cells.text !== null) parts.push(...cells.text);
   return Buffer.concat(parts);
 }
@@ -85,7 +89,8 @@ function parseChunk(rows: number, cells: Uint8Array): Chunk {
 }
 
 /** The float64 values the bytes hold. */
-const asFloats = (bytes: Uint8Array): Float64Array => new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
+const asFloats = (bytes: Uint8Array): Float64Array =>
+  new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
 
 /** The bytes of cells `from` to `to` (exclusive) of a text column, whose values are their lengths (NaN for NULL). */
 function sumLengths(lengths: Float64Array, from: number, to: number): number {
@@ -132,12 +137,20 @@ export class RunChunkReader {
     const columns = db.prepare<[], string>("SELECT name FROM pragma_table_info('run_chunks', 'seed')").pluck().all();
     if (!columns.includes('region_offset')) return null;
     const file = db.prepare<[], string>("SELECT file FROM pragma_database_list WHERE name = 'seed'").pluck().get()!;
-    const regionStart = (db.pragma('seed.page_count', { simple: true }) as number) * (db.pragma('seed.page_size', { simple: true }) as number);
+    const regionStart =
+      (db.pragma('seed.page_count', { simple: true }) as number) *
+      (db.pragma('seed.page_size', { simple: true }) as number);
     return new RunChunkReader(db, file, regionStart);
   }
 
   /** The seeded runs of the session in [after, to), at most `limit`, in export order. */
-  page(query: { sessionId: string; after: RunCursor; to: Micros; limit: number; columns: readonly RunColumn[] }): RunColumnsPage {
+  page(query: {
+    sessionId: string;
+    after: RunCursor;
+    to: Micros;
+    limit: number;
+    columns: readonly RunColumn[];
+  }): RunColumnsPage {
     const { after, to, limit } = query;
     const chunks = this.read(this.chunksOfPage(query.sessionId, after, to, limit));
     const slices: Slice[] = [];
@@ -154,7 +167,11 @@ export class RunChunkReader {
     if (rows === 0) return { rows, columns: [], last: null };
     const last = slices.at(-1)!;
     const lastId = lastText(last.chunk, ID_AT, last.to);
-    const columns = joinColumns(slices, rows, query.columns.map((column) => RUN_COLUMNS.indexOf(column)));
+    const columns = joinColumns(
+      slices,
+      rows,
+      query.columns.map((column) => RUN_COLUMNS.indexOf(column)),
+    );
     return { rows, columns, last: { startTime: last.starts[last.to - 1]!, id: lastId } };
   }
 

@@ -40,11 +40,35 @@ export interface RunRow {
 
 /** The 29 exported columns, in the order the real service writes them. */
 export const RUN_COLUMNS = [
-  'id', 'tenant_id', 'session_id', 'trace_id', 'parent_run_id', 'parent_run_ids',
-  'reference_example_id', 'name', 'run_type', 'start_time', 'end_time', 'status',
-  'is_root', 'dotted_order', 'trace_tier', 'inputs', 'outputs', 'error', 'extra', 'events',
-  'tags', 'feedback_stats', 'total_tokens', 'prompt_tokens', 'completion_tokens',
-  'total_cost', 'prompt_cost', 'completion_cost', 'first_token_time',
+  'id',
+  'tenant_id',
+  'session_id',
+  'trace_id',
+  'parent_run_id',
+  'parent_run_ids',
+  'reference_example_id',
+  'name',
+  'run_type',
+  'start_time',
+  'end_time',
+  'status',
+  'is_root',
+  'dotted_order',
+  'trace_tier',
+  'inputs',
+  'outputs',
+  'error',
+  'extra',
+  'events',
+  'tags',
+  'feedback_stats',
+  'total_tokens',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_cost',
+  'prompt_cost',
+  'completion_cost',
+  'first_token_time',
 ] as const satisfies readonly (keyof RunRow)[];
 
 export type RunColumn = (typeof RUN_COLUMNS)[number];
@@ -85,7 +109,9 @@ export const RUN_COLUMN_KINDS: Record<RunColumn, RunColumnKind> = {
 };
 
 /** The columns stored as numbers; the others hold text. */
-export const NUMBER_RUN_COLUMNS: ReadonlySet<RunColumn> = new Set(RUN_COLUMNS.filter((column) => RUN_COLUMN_KINDS[column] !== 'string'));
+export const NUMBER_RUN_COLUMNS: ReadonlySet<RunColumn> = new Set(
+  RUN_COLUMNS.filter((column) => RUN_COLUMN_KINDS[column] !== 'string'),
+);
 
 export const RUNS_DDL = `
 CREATE TABLE IF NOT EXISTS runs (

@@ -29,7 +29,10 @@ CREATE TABLE IF NOT EXISTS sessions (
 ${RUNS_DDL}`,
   seeded: ['sessions'],
   runtime: ['runs'],
-  workspaceRows: { sessions: 'tenant_id = ?', runs: 'session_id IN (SELECT id FROM {schema}.sessions WHERE tenant_id = ?)' },
+  workspaceRows: {
+    sessions: 'tenant_id = ?',
+    runs: 'session_id IN (SELECT id FROM {schema}.sessions WHERE tenant_id = ?)',
+  },
   // The exporter writes the runs' JSON columns as the text they are, and filters read them in SQL that takes any text.
   columns: {
     sessions: { created_at: TIMESTAMP },
@@ -52,9 +55,13 @@ export class TracingStore {
 
   constructor(private readonly db: Db) {
     this.prepared = statementCache(db);
-    this.sessionStatement = db.prepare<[string, string], TracingSession>('SELECT * FROM sessions WHERE id = ? AND tenant_id = ?');
+    this.sessionStatement = db.prepare<[string, string], TracingSession>(
+      'SELECT * FROM sessions WHERE id = ? AND tenant_id = ?',
+    );
     this.sessionByIdStatement = db.prepare<[string], TracingSession>('SELECT * FROM sessions WHERE id = ?');
-    this.sessionsOfTenantStatement = db.prepare<[string], TracingSession>('SELECT * FROM sessions WHERE tenant_id = ? ORDER BY rowid');
+    this.sessionsOfTenantStatement = db.prepare<[string], TracingSession>(
+      'SELECT * FROM sessions WHERE tenant_id = ? ORDER BY rowid',
+    );
     // Each table's aggregate read from its (session_id, start_time) index: over the all_runs
     // view, SQLite would read every column of every row of the session.
     const statsOf = (table: string) =>
@@ -69,7 +76,9 @@ export class TracingStore {
   }
 
   static insertSession(db: Db, session: TracingSession): void {
-    db.prepare('INSERT INTO sessions (id, tenant_id, name, created_at) VALUES (@id, @tenant_id, @name, @created_at)').run(session);
+    db.prepare(
+      'INSERT INTO sessions (id, tenant_id, name, created_at) VALUES (@id, @tenant_id, @name, @created_at)',
+    ).run(session);
   }
 
   findSession(tenantId: string, id: string): TracingSession | undefined {
@@ -118,11 +127,21 @@ export class TracingStore {
       if (!RUN_COLUMNS.includes(column)) throw new Error(`unknown column: ${column}`);
     }
     // Runs from `from` on: a cursor before it reads from there.
-    const after = query.after !== null && query.after.startTime >= query.from ? query.after : { startTime: query.from, id: '' };
+    const after =
+      query.after !== null && query.after.startTime >= query.from ? query.after : { startTime: query.from, id: '' };
     if (query.filter === null) {
       this.chunks ??= RunChunkReader.of(this.db);
-      if (this.chunks && this.runtimeRunAfterStatement.get(query.sessionId, query.to, after.startTime, after.id) === undefined) {
-        return this.chunks.page({ sessionId: query.sessionId, after, to: query.to, limit: query.limit, columns: query.columns });
+      if (
+        this.chunks &&
+        this.runtimeRunAfterStatement.get(query.sessionId, query.to, after.startTime, after.id) === undefined
+      ) {
+        return this.chunks.page({
+          sessionId: query.sessionId,
+          after,
+          to: query.to,
+          limit: query.limit,
+          columns: query.columns,
+        });
       }
     }
     return readColumnsPage(this.prepared, ['main', 'seed'], { ...query, after });
@@ -136,9 +155,22 @@ export class TracingStore {
   static writeRunChunks(db: Db, sessionId: string, region: ChunkRegion): void {
     db.exec(RUN_CHUNKS_DDL);
     const prepared = statementCache(db);
-    const everything = { sessionId, from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER, filter: null, columns: RUN_COLUMNS };
-    writeRunChunks(db, sessionId, (after, limit) =>
-      readColumnsPage(prepared, ['main'], { ...everything, after: after ?? { startTime: everything.from, id: '' }, limit }),
+    const everything = {
+      sessionId,
+      from: Number.MIN_SAFE_INTEGER,
+      to: Number.MAX_SAFE_INTEGER,
+      filter: null,
+      columns: RUN_COLUMNS,
+    };
+    writeRunChunks(
+      db,
+      sessionId,
+      (after, limit) =>
+        readColumnsPage(prepared, ['main'], {
+          ...everything,
+          after: after ?? { startTime: everything.from, id: '' },
+          limit,
+        }),
       region,
     );
   }
@@ -161,11 +193,22 @@ export interface ColumnsPageQuery {
  * Several schemas' runs are merged in index order (MERGE (UNION ALL), no temporary B-tree); on a
  * tie the first schema's run comes first.
  */
-function readColumnsPage(prepared: ReturnType<typeof statementCache>, schemas: readonly string[], query: ColumnsPageQuery & { after: RunCursor }): RunColumnsPage {
+function readColumnsPage(
+  prepared: ReturnType<typeof statementCache>,
+  schemas: readonly string[],
+  query: ColumnsPageQuery & { after: RunCursor },
+): RunColumnsPage {
   const { after } = query;
   // The cursor (never before `from`) bounds start_time too: SQLite seeks the index to the lower
   // of the two bounds it is given, and from `from` it would step over every run already read.
-  const armParams = [query.sessionId, after.startTime, query.to, after.startTime, after.id, ...(query.filter?.params ?? [])];
+  const armParams = [
+    query.sessionId,
+    after.startTime,
+    query.to,
+    after.startTime,
+    after.id,
+    ...(query.filter?.params ?? []),
+  ];
   const filterSql = query.filter?.sql;
   const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
   const read: RunColumn[] = [...query.columns, ...CURSOR_COLUMNS.filter((column) => !query.columns.includes(column))];
@@ -178,12 +221,17 @@ function readColumnsPage(prepared: ReturnType<typeof statementCache>, schemas: r
       : `group_concat(ifnull(octet_length(c${k}), ''), ','), CAST(group_concat(c${k}, '') AS BLOB)`,
   );
   const sql = `SELECT count(*), ${cells.join(', ')} FROM (${page} ORDER BY c${startTimeAt}, c${idAt} LIMIT ?)`;
-  const [rows, ...aggregates] = prepared<unknown[], unknown[]>(sql).raw().get(...schemas.flatMap(() => armParams), query.limit)! as [number, ...unknown[]];
+  const [rows, ...aggregates] = prepared<unknown[], unknown[]>(sql)
+    .raw()
+    .get(...schemas.flatMap(() => armParams), query.limit)! as [number, ...unknown[]];
   if (rows === 0) return { rows, columns: [], last: null };
   let next = 0;
   const columns = read.map((column): ColumnCells => {
     const values = parseCells(aggregates[next++] as string, rows);
-    return { values, text: NUMBER_RUN_COLUMNS.has(column) ? null : [(aggregates[next++] as Buffer | null) ?? EMPTY_TEXT] };
+    return {
+      values,
+      text: NUMBER_RUN_COLUMNS.has(column) ? null : [(aggregates[next++] as Buffer | null) ?? EMPTY_TEXT],
+    };
   });
   assertInCursorOrder(columns[startTimeAt]!.values);
   const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
@@ -207,7 +255,10 @@ function lastText(cells: ColumnCells, rows: number): string {
  */
 function assertInCursorOrder(startTimes: Float64Array): void {
   for (let i = 1; i < startTimes.length; i++) {
-    if (startTimes[i]! < startTimes[i - 1]!) throw new Error(`SQLite concatenated an export page out of order (row ${i}): this SQLite does not keep the order this reader relies on`);
+    if (startTimes[i]! < startTimes[i - 1]!)
+      throw new Error(
+        `SQLite concatenated an export page out of order (row ${i}): this SQLite does not keep the order this reader relies on`,
+      );
   }
 }
 

@@ -13,7 +13,9 @@ function detailText(detail: unknown, fallback: string): string {
   if (typeof detail === 'string') return detail;
   if (Array.isArray(detail)) {
     return detail
-      .map((issue: { loc?: unknown[]; msg?: string }) => [Array.isArray(issue.loc) ? issue.loc.join('.') : '', issue.msg ?? ''].filter(Boolean).join(': '))
+      .map((issue: { loc?: unknown[]; msg?: string }) =>
+        [Array.isArray(issue.loc) ? issue.loc.join('.') : '', issue.msg ?? ''].filter(Boolean).join(': '),
+      )
       .join('; ');
   }
   return fallback;
@@ -45,7 +47,11 @@ export class DashboardApi {
   constructor(private readonly send: (request: Request) => Promise<Response>) {}
 
   /** The response as it is, whatever its status. */
-  async raw(method: string, path: string, { body, file, workspaceId, headers = {} }: DashboardRequest = {}): Promise<Response> {
+  async raw(
+    method: string,
+    path: string,
+    { body, file, workspaceId, headers = {} }: DashboardRequest = {},
+  ): Promise<Response> {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
       init.body = JSON.stringify(body);
@@ -55,7 +61,8 @@ export class DashboardApi {
       init.body = file;
       (init.headers as Record<string, string>)['content-type'] = 'application/octet-stream';
     }
-    if (workspaceId !== undefined) (init.headers as Record<string, string>)['x-api-key'] = await this.apiKeyOf(workspaceId);
+    if (workspaceId !== undefined)
+      (init.headers as Record<string, string>)['x-api-key'] = await this.apiKeyOf(workspaceId);
     return this.send(new Request(new URL(path, 'http://localhost'), init));
   }
 
@@ -65,7 +72,11 @@ export class DashboardApi {
     if (response.status === 204) return null as T;
     const text = await response.text();
     const parsed: unknown = text === '' ? null : JSON.parse(text);
-    if (!response.ok) throw new DashboardApiError(response.status, detailText((parsed as { detail?: unknown } | null)?.detail, `${method} ${path} answered ${response.status}`));
+    if (!response.ok)
+      throw new DashboardApiError(
+        response.status,
+        detailText((parsed as { detail?: unknown } | null)?.detail, `${method} ${path} answered ${response.status}`),
+      );
     return parsed as T;
   }
 
@@ -75,7 +86,9 @@ export class DashboardApi {
 
   /** The fixtures' keys (the state dump masks them), read once: a reset keeps them. */
   private async apiKeyOf(workspaceId: string): Promise<string> {
-    this.apiKeys ??= this.get<{ workspaces: WorkspaceKey[] }>('/_localplane/fixtures').then(({ workspaces }) => new Map(workspaces.map((workspace) => [workspace.id, workspace.api_key])));
+    this.apiKeys ??= this.get<{ workspaces: WorkspaceKey[] }>('/_localplane/fixtures').then(
+      ({ workspaces }) => new Map(workspaces.map((workspace) => [workspace.id, workspace.api_key])),
+    );
     const apiKey = (await this.apiKeys).get(workspaceId);
     if (apiKey === undefined) throw new DashboardApiError(404, `Workspace ${workspaceId} not found`);
     return apiKey;

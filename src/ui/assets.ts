@@ -17,9 +17,18 @@ const OWN_ASSETS = new URL('../../src/ui/assets/', import.meta.url);
 const FILES: Readonly<Record<string, { path: () => string; type: string }>> = {
   'ui.css': { path: () => fileURLToPath(new URL('ui.css', OWN_ASSETS)), type: 'text/css; charset=utf-8' },
   'ui.js': { path: () => fileURLToPath(new URL('ui.js', OWN_ASSETS)), type: 'text/javascript; charset=utf-8' },
-  'htmx.min.js': { path: () => resolvePackageFile('htmx.org/dist/htmx.min.js'), type: 'text/javascript; charset=utf-8' },
-  'sse.min.js': { path: () => resolvePackageFile('htmx-ext-sse/dist/sse.min.js'), type: 'text/javascript; charset=utf-8' },
-  'uPlot.iife.min.js': { path: () => resolvePackageFile('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
+  'htmx.min.js': {
+    path: () => resolvePackageFile('htmx.org/dist/htmx.min.js'),
+    type: 'text/javascript; charset=utf-8',
+  },
+  'sse.min.js': {
+    path: () => resolvePackageFile('htmx-ext-sse/dist/sse.min.js'),
+    type: 'text/javascript; charset=utf-8',
+  },
+  'uPlot.iife.min.js': {
+    path: () => resolvePackageFile('uplot/dist/uPlot.iife.min.js'),
+    type: 'text/javascript; charset=utf-8',
+  },
   'uPlot.min.css': { path: () => resolvePackageFile('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
 };
 

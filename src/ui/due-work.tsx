@@ -18,7 +18,10 @@ export interface ClockState {
 }
 
 /** A task of GET /_localplane/tasks: running since `started_at` or queued, its due time and label, and the fields of its kind. */
-export type Task = ({ state: 'running'; started_at: string } | { state: 'queued' }) & { due_at: string; label: string } & (
+export type Task = ({ state: 'running'; started_at: string } | { state: 'queued' }) & {
+  due_at: string;
+  label: string;
+} & (
     | RevisionStepTask
     | DeploymentDeletionTask
     | ExportDispatchTask
@@ -36,7 +39,8 @@ export interface Names {
 
 export const shortId = (id: string) => id.slice(0, 8);
 
-export const deploymentPath = (workspaceId: string, deploymentId: string) => `/ui/deployments/${deploymentId}?workspace_id=${workspaceId}`;
+export const deploymentPath = (workspaceId: string, deploymentId: string) =>
+  `/ui/deployments/${deploymentId}?workspace_id=${workspaceId}`;
 const exportPath = (workspaceId: string, exportId: string) => `/ui/exports/${exportId}?workspace_id=${workspaceId}`;
 
 const RUN_STEP_WORDS: Record<ExportRunStepTask['step'], string> = {
@@ -76,7 +80,9 @@ function TaskResource({ task, names }: { task: Task; names: Names }) {
       const revision = task.kind === 'revision_step' ? task.revision_id : null;
       return (
         <>
-          <a href={`${deploymentPath(workspace, task.deployment_id)}${revision ? `#revision-${revision}` : ''}`}>deployment {name}</a>
+          <a href={`${deploymentPath(workspace, task.deployment_id)}${revision ? `#revision-${revision}` : ''}`}>
+            deployment {name}
+          </a>
           {revision && <span class="mono"> · revision {shortId(revision)}</span>}
         </>
       );
@@ -87,7 +93,9 @@ function TaskResource({ task, names }: { task: Task; names: Names }) {
     case 'export_run_time_limit':
       return (
         <>
-          <a href={`${exportPath(workspace, task.bulk_export_id)}#run-${task.run_id}`}>export {shortId(task.bulk_export_id)}</a>
+          <a href={`${exportPath(workspace, task.bulk_export_id)}#run-${task.run_id}`}>
+            export {shortId(task.bulk_export_id)}
+          </a>
           <span class="mono"> · run {shortId(task.run_id)}</span>
         </>
       );
@@ -121,7 +129,17 @@ function TaskTime({ task, now }: { task: Task; now: string }) {
 }
 
 /** The due work as a table: what, which resource, when (or running since when), in how long (from the emulator clock's now). */
-export function DueWork({ tasks, names, now, caption }: { tasks: readonly Task[]; names: Names; now: string; caption: string }) {
+export function DueWork({
+  tasks,
+  names,
+  now,
+  caption,
+}: {
+  tasks: readonly Task[];
+  names: Names;
+  now: string;
+  caption: string;
+}) {
   if (tasks.length === 0) return <p class="muted">Nothing is scheduled.</p>;
   return (
     <table class="due-work">
@@ -171,4 +189,3 @@ export async function namesFor(api: DashboardApi, tasks: readonly Task[]): Promi
   );
   return { workspaces: new Map(workspaces.map((workspace) => [workspace.id, workspace.name])), deployments };
 }
-

@@ -61,7 +61,9 @@ function Page({ title, active, charts = false, children }: PageProps) {
         {charts && <script src={assetPath('uPlot.iife.min.js')} defer></script>}
       </head>
       <body>
-        <a class="skip" href="#main">Skip to content</a>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
         <header class="top">
           <a class="brand" href="/ui">
             localplane
@@ -91,7 +93,8 @@ function Page({ title, active, charts = false, children }: PageProps) {
 }
 
 /** True when htmx asks for the part of a view that changes, not for the whole page (a history restore asks for the page). */
-export const isFragmentRequest = (c: Context) => c.req.header('hx-request') === 'true' && c.req.header('hx-history-restore-request') !== 'true';
+export const isFragmentRequest = (c: Context) =>
+  c.req.header('hx-request') === 'true' && c.req.header('hx-history-restore-request') !== 'true';
 
 /** The whole page, or only `fragment` (default: the page's content) when htmx asks for a part. */
 export function renderView(c: Context, props: PageProps & { fragment?: Child }) {
@@ -106,7 +109,13 @@ export function renderView(c: Context, props: PageProps & { fragment?: Child }) 
 
 /** An error of the API, as the dashboard shows it in place of what could not be read or done. */
 /** Name-value pairs as a description list; `mono` for names and values as sent (headers, query). */
-export const DetailList = ({ pairs, mono = false }: { pairs: readonly (readonly [string, unknown])[]; mono?: boolean }) => (
+export const DetailList = ({
+  pairs,
+  mono = false,
+}: {
+  pairs: readonly (readonly [string, unknown])[];
+  mono?: boolean;
+}) => (
   <dl class={mono ? 'details mono' : 'details'}>
     {pairs.map(([name, value]) => (
       <>

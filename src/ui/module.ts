@@ -27,7 +27,9 @@ export function uiModule(send: (request: Request) => Promise<Response>) {
   app.use('*', async (c, next) => {
     await next();
     // The dashboard is never framed (no clickjacking of its buttons) and loads nothing from elsewhere.
-    const headers = neverFramedHeaders("default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'");
+    const headers = neverFramedHeaders(
+      "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'",
+    );
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     c.header('x-content-type-options', 'nosniff');
     c.header('referrer-policy', 'no-referrer');

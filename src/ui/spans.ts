@@ -24,7 +24,8 @@ const UNIT_SECONDS: Readonly<Record<string, number>> = {
 /** A number and its unit; spaces and commas may separate the parts. */
 const PART = /\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*,?/iy;
 
-export const SPAN_HINT = 'a number and a unit (s, m, h, d), parts added up: 90s, 15m, 2h, 1d 3h; a bare number is seconds';
+export const SPAN_HINT =
+  'a number and a unit (s, m, h, d), parts added up: 90s, 15m, 2h, 1d 3h; a bare number is seconds';
 
 /** A typed span in seconds, or an error that says what could not be read. */
 export function parseSpan(text: string): { seconds: number } | { error: string } {
@@ -50,7 +51,11 @@ export function parseSpan(text: string): { seconds: number } | { error: string }
 export function formatSpan(milliseconds: number): string {
   let rest = Math.round(Math.abs(milliseconds));
   const parts: string[] = [];
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ] as const) {
     if (rest >= size) parts.push(`${Math.floor(rest / size)}${unit}`);
     rest %= size;
   }

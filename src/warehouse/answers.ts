@@ -11,7 +11,10 @@ export const NO_PLAIN_FILES =
   "This instance's objstore keeps its objects in memory (--objstore-storage memory, objstoreStorage: 'memory'), with no plain files for DuckDB to read: SQL and previews need files storage";
 
 /** The API's answer to a query DuckDB refused or stopped: 400 naming the limit it hit, 503 while the instance stops. */
-export function queryAnswer(error: QueryError, limits: Pick<Limits, 'sql_time_limit_seconds' | 'sql_memory_limit_mb'>): HttpError {
+export function queryAnswer(
+  error: QueryError,
+  limits: Pick<Limits, 'sql_time_limit_seconds' | 'sql_memory_limit_mb'>,
+): HttpError {
   if (!(error instanceof QueryStopped)) return badRequest(error.message);
   switch (error.reason) {
     case 'time limit':

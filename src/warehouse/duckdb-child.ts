@@ -46,16 +46,24 @@ void opening.then(
 async function answer({ id, work }: DuckDBRequest): Promise<DuckDBReply> {
   try {
     const sandbox = await opening;
-    const result = work.kind === 'query' ? await sandbox.query(work.sql, work) : await sandbox.previewParquet(work.file, work.rows, work.timeLimitMs);
+    const result =
+      work.kind === 'query'
+        ? await sandbox.query(work.sql, work)
+        : await sandbox.previewParquet(work.file, work.rows, work.timeLimitMs);
     const length = JSON.stringify(result).length;
     if (length > RESULT_JSON_LIMIT) {
-      return { id, error: `The result is ${Math.round(length / MB)} MB of JSON, more than the ${RESULT_JSON_LIMIT / MB} MB an answer holds: select fewer rows or columns` };
+      return {
+        id,
+        error: `The result is ${Math.round(length / MB)} MB of JSON, more than the ${RESULT_JSON_LIMIT / MB} MB an answer holds: select fewer rows or columns`,
+      };
     }
     return { id, result };
   } catch (error) {
     const refused = duckdbError(error);
     const stopped = error instanceof QueryStopped ? error : refused instanceof QueryStopped ? refused : null;
-    return stopped ? { id, error: stopped.message, stopped: stopped.reason, detail: stopped.detail } : { id, error: refused.message };
+    return stopped
+      ? { id, error: stopped.message, stopped: stopped.reason, detail: stopped.detail }
+      : { id, error: refused.message };
   }
 }
 

@@ -44,7 +44,9 @@ interface Waiting {
 /** From dist/, the compiled child; from the sources (tsx, vitest), the child bundled first (sourceChild). */
 const childModule = (): Promise<string> => {
   const here = new URL(import.meta.url);
-  return here.pathname.endsWith('.ts') ? (sourceChildModule ??= sourceChild(new URL('./duckdb-child.ts', here))) : Promise.resolve(fileURLToPath(new URL('./duckdb-child.js', here)));
+  return here.pathname.endsWith('.ts')
+    ? (sourceChildModule ??= sourceChild(new URL('./duckdb-child.ts', here)))
+    : Promise.resolve(fileURLToPath(new URL('./duckdb-child.js', here)));
 };
 let sourceChildModule: Promise<string> | undefined;
 
@@ -58,12 +60,25 @@ async function sourceChild(entry: URL): Promise<string> {
   const packagesWhereTheyAre: Plugin = {
     name: 'packages-where-they-are',
     setup(esbuild) {
-      esbuild.onResolve({ filter: /^[^./]/ }, ({ path }) => ({ path: path.startsWith('node:') ? path : import.meta.resolve(path), external: true }));
+      esbuild.onResolve({ filter: /^[^./]/ }, ({ path }) => ({
+        path: path.startsWith('node:') ? path : import.meta.resolve(path),
+        external: true,
+      }));
     },
   };
-  const { outputFiles } = await build({ entryPoints: [fileURLToPath(entry)], bundle: true, platform: 'node', format: 'esm', write: false, plugins: [packagesWhereTheyAre] });
+  const { outputFiles } = await build({
+    entryPoints: [fileURLToPath(entry)],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+    plugins: [packagesWhereTheyAre],
+  });
   const code = outputFiles[0]!.contents;
-  const file = join(tmpdir(), `localplane-duckdb-child-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
+  const file = join(
+    tmpdir(),
+    `localplane-duckdb-child-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`,
+  );
   if (!existsSync(file)) {
     const written = `${file}.${process.pid}`;
     await writeFile(written, code);
@@ -82,7 +97,11 @@ async function spawnChild(settings: DuckDBChildSettings): Promise<ChildProcess> 
   if (process.platform !== 'linux') return spawn(process.execPath, args, options);
   const addressSpaceKib = Math.ceil(((settings.memoryLimitMb + ADDRESS_SPACE_HEADROOM_MB) * 1_000_000) / 1024);
   // Where the hard limit is lower already, that one holds.
-  return spawn('/bin/sh', ['-c', 'ulimit -v "$0" 2>/dev/null; exec "$@"', String(addressSpaceKib), process.execPath, ...args], options);
+  return spawn(
+    '/bin/sh',
+    ['-c', 'ulimit -v "$0" 2>/dev/null; exec "$@"', String(addressSpaceKib), process.execPath, ...args],
+    options,
+  );
 }
 
 /** One DuckDB process and the requests it has not answered yet. */
@@ -115,7 +134,9 @@ class DuckDBChild {
     this.process.on('error', () => {});
     this.opened = new Promise((resolve) => (this.onOpened = resolve));
     // 'close' comes after the last of stderr, and after a failed spawn too.
-    this.exited = new Promise((resolve) => this.process.once('close', (code, signal) => resolve(this.onExit(code, signal))));
+    this.exited = new Promise((resolve) =>
+      this.process.once('close', (code, signal) => resolve(this.onExit(code, signal))),
+    );
     this.idle();
   }
 
@@ -175,9 +196,12 @@ class DuckDBChild {
 
   /** Node aborts when the address-space limit leaves its heap no room: that is the memory limit too. */
   private whyItEnded(code: number | null, signal: NodeJS.Signals | null): QueryError {
-    if (this.outOfMemory) return new QueryStopped('memory limit', `DuckDB's process ran out of memory (${this.outOfMemory})`);
+    if (this.outOfMemory)
+      return new QueryStopped('memory limit', `DuckDB's process ran out of memory (${this.outOfMemory})`);
     const lastLine = this.stderr.trim().split('\n').at(-1);
-    return new QueryError(`DuckDB's process ended unexpectedly (${signal ?? `exit code ${code}`})${lastLine ? `: ${lastLine}` : ''}; the next query starts it again`);
+    return new QueryError(
+      `DuckDB's process ended unexpectedly (${signal ?? `exit code ${code}`})${lastLine ? `: ${lastLine}` : ''}; the next query starts it again`,
+    );
   }
 
   private settle(id: number, waiting: Waiting): void {
@@ -213,7 +237,10 @@ export class DuckDBProcess {
   }
 
   previewParquet(file: string, rows: number, bounds: QueryBounds): Promise<ParquetPreview> {
-    return this.run({ kind: 'preview', file, rows, timeLimitMs: bounds.timeLimitMs }, bounds) as Promise<ParquetPreview>;
+    return this.run(
+      { kind: 'preview', file, rows, timeLimitMs: bounds.timeLimitMs },
+      bounds,
+    ) as Promise<ParquetPreview>;
   }
 
   /** Kills the processes: what they have not answered is stopped ('closing'). */

@@ -19,7 +19,11 @@ export class QueryStopped extends QueryError {
 
 /** DuckDB's error as a QueryError: the first line of its message, without the wrapper the node API adds around a parser error. */
 export function duckdbError(error: unknown): QueryError {
-  const message = (error instanceof Error ? error.message : String(error)).replace(/^Failed to extract statements: /, '').split('\n')[0]!;
+  const message = (error instanceof Error ? error.message : String(error))
+    .replace(/^Failed to extract statements: /, '')
+    .split('\n')[0]!;
   // DuckDB refuses an allocation past its memory_limit, or one the address-space limit of its process refuses.
-  return message.startsWith('Out of Memory Error') ? new QueryStopped('memory limit', message) : new QueryError(message);
+  return message.startsWith('Out of Memory Error')
+    ? new QueryStopped('memory limit', message)
+    : new QueryError(message);
 }

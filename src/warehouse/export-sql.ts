@@ -19,7 +19,8 @@ export interface ExportSqlDeps {
   limits: InstanceLimits;
 }
 
-export const QUERY_RUNNING = 'Another SQL query is running on this instance (one at a time): try again when it has ended';
+export const QUERY_RUNNING =
+  'Another SQL query is running on this instance (one at a time): try again when it has ended';
 
 /** POST /_localplane/sql: SQL over an export's Parquet files with the `runs` view, one query at a time per instance. */
 export class ExportSql {
@@ -64,11 +65,17 @@ export class ExportSql {
   /** The folder of the export's destination prefix in the plain-file view, once it holds the export's Parquet files. */
   private prefixFolder(exportRow: ExportRow): string {
     const destination = this.deps.exports.destinationById(exportRow.bulk_export_destination_id);
-    if (!destination) throw conflict(`The destination of bulk export ${exportRow.id} was deleted: where its files are is no longer known`);
+    if (!destination)
+      throw conflict(
+        `The destination of bulk export ${exportRow.id} was deleted: where its files are is no longer known`,
+      );
     const { bucket_name: bucket, prefix } = parseConfig(destination);
     const exportKeys = underPrefix(prefix, `export_id=${exportRow.id}`);
     // A bucket or prefix the plain-file view cannot hold (an empty or '..' segment) has no files there.
-    const folder = bucket && whyNotAFile(`${bucket}/${exportKeys}`) === null ? join(this.deps.filesDir, bucket, underPrefix(prefix, '')) : null;
+    const folder =
+      bucket && whyNotAFile(`${bucket}/${exportKeys}`) === null
+        ? join(this.deps.filesDir, bucket, underPrefix(prefix, ''))
+        : null;
     if (folder === null || !hasExportFiles(folder, exportRow.id)) {
       throw conflict(
         `Bulk export ${exportRow.id} has no Parquet files in the objstore (s3://${bucket}/${exportKeys}/): ` +

@@ -32,7 +32,13 @@ async function readHead(file: FileHandle, size: number): Promise<{ head: Buffer;
   await file.read(head, 0, head.length, 0);
   const tail = Buffer.alloc(4);
   if (size >= 12) await file.read(tail, 0, 4, size - 4);
-  return { head, parquet: size >= 12 && head.subarray(0, 4).toString('latin1') === PARQUET_MAGIC && tail.toString('latin1') === PARQUET_MAGIC };
+  return {
+    head,
+    parquet:
+      size >= 12 &&
+      head.subarray(0, 4).toString('latin1') === PARQUET_MAGIC &&
+      tail.toString('latin1') === PARQUET_MAGIC,
+  };
 }
 
 /** The bytes as UTF-8 text, when they are (a character cut at the end of a truncated head is left out); null for binary (NUL bytes, invalid UTF-8). */
@@ -63,7 +69,9 @@ export class ObjectPreviews {
       // The view holds files it made itself; a link in its place is not followed.
       file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
     } catch {
-      throw notFound(`${noSuchObject(bucket, key)} as a plain file: the objstore's plain-file view left it out (its path clashes with another object's)`);
+      throw notFound(
+        `${noSuchObject(bucket, key)} as a plain file: the objstore's plain-file view left it out (its path clashes with another object's)`,
+      );
     }
     let read: { head: Buffer; parquet: boolean };
     let size: number;
@@ -75,7 +83,8 @@ export class ObjectPreviews {
     }
     if (read.parquet && !GLOB_CHARACTERS.test(path)) {
       const parquet = await this.parquet(path, rows);
-      if (parquet) return { ...base, kind: 'parquet', schema: parquet.schema, rows: parquet.rows, total_rows: parquet.totalRows };
+      if (parquet)
+        return { ...base, kind: 'parquet', schema: parquet.schema, rows: parquet.rows, total_rows: parquet.totalRows };
     }
     const truncated = size > PREVIEW_TEXT_BYTES;
     const text = read.parquet ? null : asText(read.head, truncated);
@@ -88,7 +97,10 @@ export class ObjectPreviews {
   private async parquet(path: string, rows: number) {
     const limits = this.deps.limits.get();
     try {
-      return await this.deps.duckdb.previewParquet(path, rows, { timeLimitMs: limits.sql_time_limit_seconds * 1000, memoryLimitMb: limits.sql_memory_limit_mb });
+      return await this.deps.duckdb.previewParquet(path, rows, {
+        timeLimitMs: limits.sql_time_limit_seconds * 1000,
+        memoryLimitMb: limits.sql_memory_limit_mb,
+      });
     } catch (error) {
       if (error instanceof QueryStopped) throw queryAnswer(error, limits);
       if (error instanceof QueryError) return null;

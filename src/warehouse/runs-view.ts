@@ -27,6 +27,12 @@ function entriesOf(folder: string, recursive = false): Dirent[] {
 /** Whether `exportGlob` matches a file: a Parquet file below an `export_id=` folder (of the export named, or of any). */
 export function hasExportFiles(prefixFolder: string, exportId?: string): boolean {
   return entriesOf(prefixFolder)
-    .filter((entry) => entry.isDirectory() && (exportId === undefined ? entry.name.startsWith('export_id=') : entry.name === `export_id=${exportId}`))
-    .some((entry) => entriesOf(join(prefixFolder, entry.name), true).some((file) => file.isFile() && file.name.endsWith('.parquet')));
+    .filter(
+      (entry) =>
+        entry.isDirectory() &&
+        (exportId === undefined ? entry.name.startsWith('export_id=') : entry.name === `export_id=${exportId}`),
+    )
+    .some((entry) =>
+      entriesOf(join(prefixFolder, entry.name), true).some((file) => file.isFile() && file.name.endsWith('.parquet')),
+    );
 }

@@ -4,7 +4,13 @@
  * of its own, a single SELECT bounded in rows, time and memory. It runs in a process of its own
  * (duckdb-child.ts), which holds the bounds DuckDB itself cannot.
  */
-import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBResultReader, type Json } from '@duckdb/node-api';
+import {
+  DuckDBInstance,
+  StatementType,
+  type DuckDBConnection,
+  type DuckDBResultReader,
+  type Json,
+} from '@duckdb/node-api';
 import { duckdbError, QueryError, QueryStopped, type StopReason } from './errors.ts';
 import { sqlString } from './runs-view.ts';
 
@@ -44,7 +50,8 @@ interface Running {
 }
 
 /** A statement type as the SQL names it: INSTALL and LOAD are both DuckDB's LOAD statement. */
-const statementName = (type: StatementType) => (type === StatementType.LOAD ? 'INSTALL or LOAD' : StatementType[type].replaceAll('_', ' '));
+const statementName = (type: StatementType) =>
+  type === StatementType.LOAD ? 'INSTALL or LOAD' : StatementType[type].replaceAll('_', ' ');
 
 const columnsOf = (reader: DuckDBResultReader): ResultColumn[] =>
   reader.columnNames().map((name, index) => ({ name, type: reader.columnType(index).toString() }));
@@ -94,10 +101,16 @@ export class DuckDBSandbox {
       const statement = await this.onlyStatement(connection, sql);
       checkStopped();
       if (statement.statementType !== StatementType.SELECT) {
-        throw new QueryError(`Only a SELECT statement runs here (read-only), not ${statementName(statement.statementType)}`);
+        throw new QueryError(
+          `Only a SELECT statement runs here (read-only), not ${statementName(statement.statementType)}`,
+        );
       }
       const reader = await statement.streamAndReadUntil(options.rowLimit + 1);
-      return { columns: columnsOf(reader), rows: reader.getRowsJson().slice(0, options.rowLimit), truncated: reader.currentRowCount > options.rowLimit };
+      return {
+        columns: columnsOf(reader),
+        rows: reader.getRowsJson().slice(0, options.rowLimit),
+        truncated: reader.currentRowCount > options.rowLimit,
+      };
     });
   }
 
@@ -128,7 +141,8 @@ export class DuckDBSandbox {
       statements = await connection.extractStatements(sql);
     } catch (error) {
       // The node API answers SQL of comments and semicolons alone with a bare "Error in native callback".
-      if (!(error as Error).message.startsWith('Failed to extract statements')) throw new QueryError('The SQL holds no statement');
+      if (!(error as Error).message.startsWith('Failed to extract statements'))
+        throw new QueryError('The SQL holds no statement');
       throw error;
     }
     if (statements.count !== 1) throw new QueryError(`One statement at a time: the SQL holds ${statements.count}`);
@@ -136,7 +150,10 @@ export class DuckDBSandbox {
   }
 
   /** Runs `work` on a connection of its own, interrupted past the time limit or when DuckDB closes; DuckDB's errors as QueryErrors. */
-  private withConnection<T>(timeLimitMs: number, work: (connection: DuckDBConnection, checkStopped: () => void) => Promise<T>): Promise<T> {
+  private withConnection<T>(
+    timeLimitMs: number,
+    work: (connection: DuckDBConnection, checkStopped: () => void) => Promise<T>,
+  ): Promise<T> {
     if (this.closing) return Promise.reject(new QueryStopped('closing'));
     let connection: DuckDBConnection | null = null;
     let repeat: NodeJS.Timeout | undefined;

@@ -10,8 +10,11 @@ import { openapiDocument, type JsonSchema } from '../../src/openapi/document.ts'
  * required fields, compatible types, and enum values the reference knows.
  */
 const referencePath = process.env.LOCALPLANE_REFERENCE_OPENAPI;
-if (!referencePath) throw new Error('LOCALPLANE_REFERENCE_OPENAPI names the reference OpenAPI document: run npm run check:reference');
-const reference = JSON.parse(readFileSync(referencePath, 'utf8')) as { components: { schemas: Record<string, JsonSchema> } };
+if (!referencePath)
+  throw new Error('LOCALPLANE_REFERENCE_OPENAPI names the reference OpenAPI document: run npm run check:reference');
+const reference = JSON.parse(readFileSync(referencePath, 'utf8')) as {
+  components: { schemas: Record<string, JsonSchema> };
+};
 const ours = openapiDocument().components.schemas;
 
 /**
@@ -43,23 +46,32 @@ function nonNull(schemas: Record<string, JsonSchema>, schema: JsonSchema | undef
   return [resolved];
 }
 
-const kind = (schema: JsonSchema) => (schema.type === 'integer' ? 'number' : (schema.type as string | undefined) ?? 'any');
+const kind = (schema: JsonSchema) =>
+  schema.type === 'integer' ? 'number' : ((schema.type as string | undefined) ?? 'any');
 
-function compare(path: string, ourSchema: JsonSchema | undefined, theirSchema: JsonSchema | undefined, out: string[]): void {
+function compare(
+  path: string,
+  ourSchema: JsonSchema | undefined,
+  theirSchema: JsonSchema | undefined,
+  out: string[],
+): void {
   // A reference to another of our components is compared as that component.
   if (ourSchema?.$ref) return;
   const ourBranches = nonNull(ours, ourSchema);
   const theirBranches = nonNull(reference.components.schemas, theirSchema);
   if (ourBranches.length === 0 || theirBranches.length === 0) return;
   for (const our of ourBranches) {
-    const match = theirBranches.find((candidate) => kind(candidate) === kind(our) || kind(candidate) === 'any' || kind(our) === 'any');
+    const match = theirBranches.find(
+      (candidate) => kind(candidate) === kind(our) || kind(candidate) === 'any' || kind(our) === 'any',
+    );
     if (!match) {
       out.push(`${path}: type ${kind(our)} where the reference has ${theirBranches.map(kind).join(' | ')}`);
       continue;
     }
     if (our.enum && match.enum) {
       for (const value of our.enum as unknown[]) {
-        if (!(match.enum as unknown[]).includes(value)) out.push(`${path}: enum value ${String(value)} not in the reference`);
+        if (!(match.enum as unknown[]).includes(value))
+          out.push(`${path}: enum value ${String(value)} not in the reference`);
       }
     }
     if (kind(our) === 'array') compare(`${path}[]`, our.items as JsonSchema, match.items as JsonSchema, out);
@@ -87,7 +99,16 @@ describe('localplane OpenAPI components against the reference document', () => {
   const shared = Object.keys(ours).filter((name) => name in reference.components.schemas);
 
   it('covers the reference components that the emulated endpoints answer with', () => {
-    expect(shared).toEqual(expect.arrayContaining(['BulkExportDestination', 'BulkExport', 'BulkExportRun', 'Deployment', 'Revision', 'HTTPValidationError']));
+    expect(shared).toEqual(
+      expect.arrayContaining([
+        'BulkExportDestination',
+        'BulkExport',
+        'BulkExportRun',
+        'Deployment',
+        'Revision',
+        'HTTPValidationError',
+      ]),
+    );
   });
 
   it('differs from the reference only where known', () => {

@@ -10,10 +10,14 @@ import { createLocalplane, type InProcessLocalplane } from '../../src/index.ts';
  * component where the reference names one, and asks for credentials the reference names.
  */
 const referencePath = process.env.LOCALPLANE_REFERENCE_OPENAPI;
-if (!referencePath) throw new Error('LOCALPLANE_REFERENCE_OPENAPI names the reference OpenAPI document: run npm run check:reference');
+if (!referencePath)
+  throw new Error('LOCALPLANE_REFERENCE_OPENAPI names the reference OpenAPI document: run npm run check:reference');
 
 type Schema = { $ref?: string; type?: string; items?: Schema };
-type Operation = { responses: Record<string, { content?: Record<string, { schema?: Schema }> }>; security?: Record<string, string[]>[] };
+type Operation = {
+  responses: Record<string, { content?: Record<string, { schema?: Schema }> }>;
+  security?: Record<string, string[]>[];
+};
 type Operations = Record<string, Record<string, Operation>>;
 type Document = { paths: Operations; components: { securitySchemes?: Record<string, { description?: string }> } };
 const reference = JSON.parse(readFileSync(referencePath, 'utf8')) as Document;
@@ -56,7 +60,8 @@ function componentOf(schema: Schema | undefined): string | null {
 }
 
 /** The ids of the schemes an operation's requirements name, whichever alternative. */
-const schemesOf = (operation: Operation) => new Set((operation.security ?? []).flatMap((requirement) => Object.keys(requirement)));
+const schemesOf = (operation: Operation) =>
+  new Set((operation.security ?? []).flatMap((requirement) => Object.keys(requirement)));
 
 let lp: InProcessLocalplane;
 let served: Document;
@@ -102,7 +107,8 @@ describe('localplane OpenAPI operations against the reference document', () => {
         }
         const expected = componentOf(response.content?.['application/json']?.schema);
         const actual = componentOf(declared.content?.['application/json']?.schema);
-        if (expected !== null && expected !== actual) differences.push(`${name} ${status}: ${actual ?? 'an inline schema'} where the reference has ${expected}`);
+        if (expected !== null && expected !== actual)
+          differences.push(`${name} ${status}: ${actual ?? 'an inline schema'} where the reference has ${expected}`);
       }
     }
     expect(compared.length).toBeGreaterThan(10);
@@ -119,13 +125,15 @@ describe('localplane OpenAPI operations against the reference document', () => {
     const referenceSchemes = reference.components.securitySchemes ?? {};
     for (const [id, { description: _ours, ...scheme }] of Object.entries(served.components.securitySchemes ?? {})) {
       const { description: _theirs, ...theirs } = referenceSchemes[id] ?? {};
-      if (!isDeepStrictEqual(scheme, theirs)) differences.push(`scheme ${id}: ${JSON.stringify(scheme)} where the reference has ${JSON.stringify(theirs)}`);
+      if (!isDeepStrictEqual(scheme, theirs))
+        differences.push(`scheme ${id}: ${JSON.stringify(scheme)} where the reference has ${JSON.stringify(theirs)}`);
     }
     const unaccepted = new Set<string>();
     for (const { name, theirs, own } of operationsBothServe()) {
       const [ourSchemes, theirSchemes] = [schemesOf(own), schemesOf(theirs)];
       expect(ourSchemes.size > 0, `${name} asks for a credential where the reference does`).toBe(theirSchemes.size > 0);
-      for (const id of ourSchemes) if (!theirSchemes.has(id)) differences.push(`${name}: scheme ${id} not the reference's`);
+      for (const id of ourSchemes)
+        if (!theirSchemes.has(id)) differences.push(`${name}: scheme ${id} not the reference's`);
       for (const id of theirSchemes) if (!ourSchemes.has(id)) unaccepted.add(id);
     }
     expect(differences).toEqual([]);

@@ -15,7 +15,11 @@ export interface BrowserSession {
   /** A page in a fresh browser context (own cookies and storage), closed after the test. */
   newPage(options?: BrowserContextOptions): Promise<Page>;
   /** A fresh page at `path` of the instance (or base URL); fails with the URL when the page does not load with a 2xx. */
-  openDashboard(target: Pick<Localplane, 'apiUrl'> | string, path?: string, options?: BrowserContextOptions): Promise<Page>;
+  openDashboard(
+    target: Pick<Localplane, 'apiUrl'> | string,
+    path?: string,
+    options?: BrowserContextOptions,
+  ): Promise<Page>;
   /** What went wrong in the current test's pages: uncaught exceptions, console errors (a 404 asset logs one), failed requests. */
   readonly pageErrors: string[];
   /** The processes of this file's browser that are still running (pid and name); none once the file's afterAll has run. */
@@ -42,7 +46,11 @@ export function useBrowser(): BrowserSession {
     browser = await launchChromium({ LOCALPLANE_BROWSER_TEST: marker });
     // Playwright starts the browser detached, in a process group of its own; never the test process's.
     const ownGroup = readProcess('self')?.group;
-    processGroups = new Set(browserProcesses(marker, new Set()).map(({ group }) => group).filter((group) => group !== ownGroup));
+    processGroups = new Set(
+      browserProcesses(marker, new Set())
+        .map(({ group }) => group)
+        .filter((group) => group !== ownGroup),
+    );
   });
 
   afterEach(async () => {
@@ -58,7 +66,9 @@ export function useBrowser(): BrowserSession {
     const leftover = await untilGone(() => browserProcesses(marker, processGroups));
     if (leftover.length > 0) {
       for (const { pid } of leftover) process.kill(pid, 'SIGKILL');
-      throw new Error(`Chromium processes outlived the browser (killed): ${leftover.map(({ pid, name }) => `${pid} ${name}`).join(', ')}`);
+      throw new Error(
+        `Chromium processes outlived the browser (killed): ${leftover.map(({ pid, name }) => `${pid} ${name}`).join(', ')}`,
+      );
     }
   });
 
@@ -71,7 +81,11 @@ export function useBrowser(): BrowserSession {
     return page;
   }
 
-  async function openDashboard(target: Pick<Localplane, 'apiUrl'> | string, path = '/ui', options: BrowserContextOptions = {}): Promise<Page> {
+  async function openDashboard(
+    target: Pick<Localplane, 'apiUrl'> | string,
+    path = '/ui',
+    options: BrowserContextOptions = {},
+  ): Promise<Page> {
     const url = new URL(path, typeof target === 'string' ? target : target.apiUrl).href;
     const page = await newPage(options);
     const response = await page.goto(url);
@@ -87,7 +101,8 @@ export function useBrowser(): BrowserSession {
 
 /** Saves the whole page (or one part of it) as test-results/screenshots/<name>.png and prints that path, for the notes that cite it. */
 export async function screenshot(page: Page, name: string, part?: Locator): Promise<string> {
-  if (!/^[\w.-]+$/.test(name)) throw new Error(`screenshot name ${JSON.stringify(name)}: letters, digits, '.', '-' and '_' only`);
+  if (!/^[\w.-]+$/.test(name))
+    throw new Error(`screenshot name ${JSON.stringify(name)}: letters, digits, '.', '-' and '_' only`);
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
   const path = join(SCREENSHOTS_DIR, `${name}.png`);
   const options = { path, animations: 'disabled', caret: 'hide' } as const;
@@ -117,7 +132,9 @@ export async function checkAccessibility(page: Page): Promise<AccessibilityViola
   // evaluate, not a <script> tag: a page's Content-Security-Policy does not apply to it.
   if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const { axe } = window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: AccessibilityViolation[] }> } };
+    const { axe } = window as unknown as {
+      axe: { run(context: Document, options: object): Promise<{ violations: AccessibilityViolation[] }> };
+    };
     const results = await axe.run(document, { resultTypes: ['violations'] });
     return results.violations.map(({ id, impact, help, helpUrl, nodes }) => ({
       id,
@@ -128,7 +145,10 @@ export async function checkAccessibility(page: Page): Promise<AccessibilityViola
     }));
   });
   const blocking = violations.filter(({ impact }) => impact === 'serious' || impact === 'critical');
-  if (blocking.length > 0) throw new Error(`axe-core finds ${blocking.length} serious or critical violations on ${page.url()}:\n${describeViolations(blocking)}`);
+  if (blocking.length > 0)
+    throw new Error(
+      `axe-core finds ${blocking.length} serious or critical violations on ${page.url()}:\n${describeViolations(blocking)}`,
+    );
   return violations;
 }
 
@@ -136,7 +156,12 @@ export function describeViolations(violations: AccessibilityViolation[]): string
   return violations
     .map(({ id, impact, help, helpUrl, nodes }) => {
       const shown = nodes.slice(0, 5).map(({ target, failureSummary }) => {
-        const summary = (failureSummary ?? '').split('\n').map((line) => line.trim()).filter(Boolean).slice(1, 3).join(' ');
+        const summary = (failureSummary ?? '')
+          .split('\n')
+          .map((line) => line.trim())
+          .filter(Boolean)
+          .slice(1, 3)
+          .join(' ');
         return `    ${target.join(' ')}${summary ? `: ${summary}` : ''}`;
       });
       if (nodes.length > shown.length) shown.push(`    and ${nodes.length - shown.length} more`);
@@ -160,7 +185,11 @@ function browserProcesses(marker: string, groups: Set<number>): BrowserProcess[]
     try {
       const running = readProcess(entry);
       if (!running) continue;
-      if (groups.has(running.group) || readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`LOCALPLANE_BROWSER_TEST=${marker}`)) found.push(running);
+      if (
+        groups.has(running.group) ||
+        readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`LOCALPLANE_BROWSER_TEST=${marker}`)
+      )
+        found.push(running);
     } catch {
       // Gone meanwhile, or another user's process.
     }
@@ -174,7 +203,11 @@ function readProcess(entry: string): BrowserProcess | undefined {
   // pid (name) state ppid pgrp ...: the name may hold spaces and parentheses.
   const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   if (state === 'Z') return undefined;
-  return { pid: Number(stat.slice(0, stat.indexOf(' '))), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), group: Number(group) };
+  return {
+    pid: Number(stat.slice(0, stat.indexOf(' '))),
+    name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    group: Number(group),
+  };
 }
 
 /** Waits for processes that are exiting (Chromium's helpers exit just after the browser); returns those still there after 10 s. */

@@ -25,7 +25,12 @@ export interface Launched {
 const READY = /^localplane ready api=(\S+) objstore=(\S+)$/m;
 
 /** Spawns a command that starts localplane, and resolves once it has printed its ready line. */
-export function launch(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = REPO_ROOT): Promise<Launched> {
+export function launch(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = REPO_ROOT,
+): Promise<Launched> {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -50,7 +55,11 @@ export function launch(command: string, args: readonly string[], env: NodeJS.Pro
         },
       });
     });
-    void exited.then((exit) => reject(new Error(`${command} ${args.join(' ')} exited (${exit.code ?? exit.signal}) before it was ready: ${stderr}`)));
+    void exited.then((exit) =>
+      reject(
+        new Error(`${command} ${args.join(' ')} exited (${exit.code ?? exit.signal}) before it was ready: ${stderr}`),
+      ),
+    );
   });
 }
 
@@ -60,7 +69,11 @@ export function startCli(flags: readonly string[] = [], env?: NodeJS.ProcessEnv,
 }
 
 /** Runs the compiled executable to its end. */
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = REPO_ROOT): Promise<Exit & { stdout: string; stderr: string }> {
+export function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = REPO_ROOT,
+): Promise<Exit & { stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

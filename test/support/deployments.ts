@@ -12,7 +12,12 @@ export const deploymentFixtures = () => loadFixtures(DEFAULT_FIXTURES_DIR).deplo
 
 /** The seeded deployment family of each workspace, regenerated: the source the API must match. */
 export function seededFamilies(seed = 1): Map<string, SeededDeploymentFamily> {
-  return new Map(deploymentFixtures().workspaces.map((workspace) => [workspace.workspace_id, seededDeploymentFamily(workspace, seed)]));
+  return new Map(
+    deploymentFixtures().workspaces.map((workspace) => [
+      workspace.workspace_id,
+      seededDeploymentFamily(workspace, seed),
+    ]),
+  );
 }
 
 export interface CodehostBodyOverrides {
@@ -24,14 +29,27 @@ export interface CodehostBodyOverrides {
 }
 
 /** A valid codehost create body (E9) for the workspace's first integration and repository. */
-export function codehostDeploymentBody(workspace: FixtureWorkspace, name: string, overrides: CodehostBodyOverrides = {}) {
+export function codehostDeploymentBody(
+  workspace: FixtureWorkspace,
+  name: string,
+  overrides: CodehostBodyOverrides = {},
+) {
   const integration = workspace.integrations[0]!;
   const repo = integration.repos[0]!;
   return {
     name,
     source: 'codehost',
-    source_config: { integration_id: integration.id, repo_url: repo.url, deployment_type: 'dev', ...overrides.source_config },
-    source_revision_config: { repo_ref: repo.default_branch, graph_config_path: 'graph.json', ...overrides.source_revision_config },
+    source_config: {
+      integration_id: integration.id,
+      repo_url: repo.url,
+      deployment_type: 'dev',
+      ...overrides.source_config,
+    },
+    source_revision_config: {
+      repo_ref: repo.default_branch,
+      graph_config_path: 'graph.json',
+      ...overrides.source_revision_config,
+    },
     secrets: overrides.secrets ?? [],
     ...overrides.top,
   };
@@ -44,7 +62,10 @@ export const TERMINAL_STATUSES = ['DEPLOYED', 'CREATE_FAILED', 'BUILD_FAILED', '
 export function projectTarball(): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'localplane-deploy-flow-'));
   try {
-    writeFileSync(join(dir, 'graph.json'), JSON.stringify({ graphs: { agent: './agent.py:graph' }, dependencies: ['.'] }));
+    writeFileSync(
+      join(dir, 'graph.json'),
+      JSON.stringify({ graphs: { agent: './agent.py:graph' }, dependencies: ['.'] }),
+    );
     writeFileSync(join(dir, 'agent.py'), 'graph = None\n');
     const archive = join(dir, 'source.tgz');
     const tar = spawnSync('tar', ['-czf', archive, '-C', dir, 'graph.json', 'agent.py']);
@@ -60,7 +81,11 @@ export const putTarball = (url: string, tarball: Buffer) =>
   fetch(url, {
     method: 'PUT',
     body: new Uint8Array(tarball),
-    headers: { 'Content-Type': 'application/gzip', 'Content-Length': String(tarball.length), 'X-Goog-Content-Length-Range': '0,209715200' },
+    headers: {
+      'Content-Type': 'application/gzip',
+      'Content-Length': String(tarball.length),
+      'X-Goog-Content-Length-Range': '0,209715200',
+    },
   });
 
 type Secrets = { name: string; value: string }[];

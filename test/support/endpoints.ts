@@ -1,4 +1,11 @@
-import { credentialsOf, fullKey, workspaceByTier, type FixturesView, type FixtureWorkspace, type TestContext } from './instance.ts';
+import {
+  credentialsOf,
+  fullKey,
+  workspaceByTier,
+  type FixturesView,
+  type FixtureWorkspace,
+  type TestContext,
+} from './instance.ts';
 
 /** An existing value for each path parameter of the API, all in the workspace `workspace`. */
 export interface KnownIds extends Record<string, string> {
@@ -112,16 +119,23 @@ const EVENT_STREAMS = new Set(['/_localplane/requests/stream']);
 
 /** The routes that only read and answer: every GET but the event streams, and the deployment logs' POSTs (a log is asked for with a body). */
 const readsOnly = (route: { method: string; path: string }) =>
-  (route.method === 'GET' && !EVENT_STREAMS.has(route.path)) || (route.method === 'POST' && route.path.endsWith('_logs'));
+  (route.method === 'GET' && !EVENT_STREAMS.has(route.path)) ||
+  (route.method === 'POST' && route.path.endsWith('_logs'));
 
 /**
  * Every read of `routes` for each workspace of `fixtures`, naming resources of its own as
  * `state` (GET /_localplane/state) shows them; the admin API's once, the state also per
  * workspace. A route naming a resource the workspace has none of is left out.
  */
-export function readRequests(routes: readonly { method: string; path: string }[], fixtures: FixturesView, state: { workspaces: WorkspaceState[] }): ReadRequest[] {
+export function readRequests(
+  routes: readonly { method: string; path: string }[],
+  fixtures: FixturesView,
+  state: { workspaces: WorkspaceState[] },
+): ReadRequest[] {
   const reads = routes.filter(readsOnly);
-  const requests: ReadRequest[] = reads.filter((route) => route.path.startsWith('/_localplane/') && !route.path.includes(':')).map((route) => ({ method: 'GET', path: route.path }));
+  const requests: ReadRequest[] = reads
+    .filter((route) => route.path.startsWith('/_localplane/') && !route.path.includes(':'))
+    .map((route) => ({ method: 'GET', path: route.path }));
   for (const resources of state.workspaces) {
     const workspace = fixtures.workspaces.find((candidate) => candidate.id === resources.id);
     if (!workspace) continue;
@@ -142,13 +156,23 @@ export function readRequests(routes: readonly { method: string; path: string }[]
       provider_id: resources.oauth_providers[0]?.provider_id,
       integration_id: resources.codehost_integrations[0]?.id,
     };
-    const known = Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    const known = Object.fromEntries(
+      Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    );
     for (const route of reads) {
-      if (route.path.startsWith('/_localplane/') || route.path.startsWith('/docs') || route.path === '/openapi.json') continue;
+      if (route.path.startsWith('/_localplane/') || route.path.startsWith('/docs') || route.path === '/openapi.json')
+        continue;
       const names = [...route.path.matchAll(/:(\w+)/g)].map((match) => match[1]!);
       if (names.some((name) => known[name] === undefined)) continue;
-      const query = route.path === '/api/v1/bulk-exports/runs' ? `?source_bulk_export_id=${(recurring ?? exported)?.id ?? workspace.id}` : '';
-      requests.push({ method: route.method as ReadRequest['method'], path: `${concretePath(route.path, known)}${query}`, workspace });
+      const query =
+        route.path === '/api/v1/bulk-exports/runs'
+          ? `?source_bulk_export_id=${(recurring ?? exported)?.id ?? workspace.id}`
+          : '';
+      requests.push({
+        method: route.method as ReadRequest['method'],
+        path: `${concretePath(route.path, known)}${query}`,
+        workspace,
+      });
     }
   }
   return requests;

@@ -26,16 +26,31 @@ export async function fillEveryTable(lp: InProcessLocalplane): Promise<FixturesV
   const session = plus.sessions[0]!;
   const day = session.last_run_start_time.slice(0, 10);
   const oneDay = { start_time: `${day}T00:00:00Z`, end_time: `${day}T23:00:00Z` };
-  must('traced runs', await admin.post(`/_localplane/sessions/${session.id}/runs`, { count: 20, start_time: oneDay.start_time, days: 1 }));
+  must(
+    'traced runs',
+    await admin.post(`/_localplane/sessions/${session.id}/runs`, { count: 20, start_time: oneDay.start_time, days: 1 }),
+  );
   const destination = must(
     'a destination',
     await api.post('/api/v1/bulk-exports/destinations', {
       display_name: 'every row',
-      config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'every-row', endpoint_url: fixtures.objstore.endpoint_url },
+      config: {
+        bucket_name: fixtures.objstore.buckets[0],
+        prefix: 'every-row',
+        endpoint_url: fixtures.objstore.endpoint_url,
+      },
       credentials: { ...credentialsOf(fullKey(fixtures)), session_token: 'every-row-token' },
     }),
   ).body;
-  must('a fault', await admin.post('/_localplane/faults/export-runs', { mode: 'fail', count: 1, attempts: 1, message: 'failed once on purpose' }));
+  must(
+    'a fault',
+    await admin.post('/_localplane/faults/export-runs', {
+      mode: 'fail',
+      count: 1,
+      attempts: 1,
+      message: 'failed once on purpose',
+    }),
+  );
   must(
     'an export',
     await api.post('/api/v1/bulk-exports', {
@@ -57,18 +72,36 @@ export async function fillEveryTable(lp: InProcessLocalplane): Promise<FixturesV
       interval_hours: 24,
     }),
   ).body;
-  must('a fault', await admin.post('/_localplane/faults/export-runs', { mode: 'slow', count: 10, delay_seconds: 100_000 }));
-  must('an export', await api.post('/api/v1/bulk-exports', { bulk_export_destination_id: destination.id, all_experiments: true, ...oneDay }));
+  must(
+    'a fault',
+    await admin.post('/_localplane/faults/export-runs', { mode: 'slow', count: 10, delay_seconds: 100_000 }),
+  );
+  must(
+    'an export',
+    await api.post('/api/v1/bulk-exports', {
+      bulk_export_destination_id: destination.id,
+      all_experiments: true,
+      ...oneDay,
+    }),
+  );
   await lp.clock.advance(1);
   // Cancelled once it spawned its child: a recurring export whose start a changed value moves decades back spawns a child for every interval since.
-  must('a recurring export cancelled', await api.patch(`/api/v1/bulk-exports/${recurring.id}`, { status: 'Cancelled' }));
+  must(
+    'a recurring export cancelled',
+    await api.patch(`/api/v1/bulk-exports/${recurring.id}`, { status: 'Cancelled' }),
+  );
   const integration = plus.integrations[0]!;
   must(
     'a deployment',
     await api.post('/v2/deployments', {
       name: 'every-row-agent',
       source: 'codehost',
-      source_config: { integration_id: integration.id, repo_url: integration.repos[0]!.url, deployment_type: 'dev', resource_spec: { min_scale: 1, labels: { team: 'rows' } } },
+      source_config: {
+        integration_id: integration.id,
+        repo_url: integration.repos[0]!.url,
+        deployment_type: 'dev',
+        resource_spec: { min_scale: 1, labels: { team: 'rows' } },
+      },
       source_revision_config: { repo_ref: 'main', graph_config_path: 'graph.json' },
       secrets: [{ name: 'EVERY_ROW_KEY', value: 'every-row-secret' }],
       secret_references: null,
@@ -90,10 +123,22 @@ export async function fillEveryTable(lp: InProcessLocalplane): Promise<FixturesV
     }),
   );
   const enterprise = workspaceByTier(fixtures, 'enterprise');
-  must('a listener', await inProcessApi(lp, enterprise).post('/v2/listeners', { compute_type: 'k8s', compute_id: 'every-row', compute_config: { k8s_namespaces: ['rows'] } }));
+  must(
+    'a listener',
+    await inProcessApi(lp, enterprise).post('/v2/listeners', {
+      compute_type: 'k8s',
+      compute_id: 'every-row',
+      compute_config: { k8s_namespaces: ['rows'] },
+    }),
+  );
   must(
     'an objstore key',
-    await admin.post('/_localplane/objstore/keys', { access_key_id: 'LPEVERYROWKEY0000001', secret_access_key: 'every-row-key-secret', permissions: ['get'], workspace_id: plus.id }),
+    await admin.post('/_localplane/objstore/keys', {
+      access_key_id: 'LPEVERYROWKEY0000001',
+      secret_access_key: 'every-row-key-secret',
+      permissions: ['get'],
+      workspace_id: plus.id,
+    }),
   );
   return fixtures;
 }

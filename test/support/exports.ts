@@ -26,10 +26,17 @@ export function exportClient(ctx: TestContext, workspace: () => FixtureWorkspace
   const client = () => ctx.api.as(workspace());
   const session = (name: string) => workspace().sessions.find((candidate) => candidate.name === name)!.id;
 
-  async function createDestination(prefix: string, options: { endpointUrl?: string; credentials?: { access_key_id: string; secret_access_key: string } } = {}) {
+  async function createDestination(
+    prefix: string,
+    options: { endpointUrl?: string; credentials?: { access_key_id: string; secret_access_key: string } } = {},
+  ) {
     const response = await client().post('/api/v1/bulk-exports/destinations', {
       display_name: prefix,
-      config: { bucket_name: ctx.fixtures.objstore.buckets[0], prefix, endpoint_url: options.endpointUrl ?? ctx.fixtures.objstore.endpoint_url },
+      config: {
+        bucket_name: ctx.fixtures.objstore.buckets[0],
+        prefix,
+        endpoint_url: options.endpointUrl ?? ctx.fixtures.objstore.endpoint_url,
+      },
       credentials: options.credentials ?? credentialsOf(fullKey(ctx.fixtures)),
     });
     expect(response.status, response.text).toBe(200);
@@ -59,7 +66,8 @@ export function exportClient(ctx: TestContext, workspace: () => FixtureWorkspace
     startExport,
     getExport: async (id: string) => (await client().get(`/api/v1/bulk-exports/${id}`)).body,
     getRuns: async (id: string) => (await client().get(`/api/v1/bulk-exports/${id}/runs`)).body as ExportRun[],
-    listExports: async () => (await client().get('/api/v1/bulk-exports?limit=100')).body as { id: string; status: string }[],
+    listExports: async () =>
+      (await client().get('/api/v1/bulk-exports?limit=100')).body as { id: string; status: string }[],
   };
 }
 
@@ -74,14 +82,19 @@ export interface ListedTask {
 
 /** Harness knobs of the test file's instance. */
 export function harness(ctx: TestContext) {
-  const admin = (method: string, path: string, body?: unknown) => ctx.admin.request(method, path, body === undefined ? {} : { body });
+  const admin = (method: string, path: string, body?: unknown) =>
+    ctx.admin.request(method, path, body === undefined ? {} : { body });
   return {
     admin,
     advance: (seconds: number) => admin('POST', '/clock/advance', { seconds }),
     tasks: async () => (await admin('GET', '/tasks')).body as ListedTask[],
     /** A key pair of the test's own, so it can revoke or change it without touching the fixtures. */
     async addKey(accessKeyId: string, secretAccessKey: string, permissions = ['create', 'delete', 'get', 'multipart']) {
-      const response = await admin('POST', '/objstore/keys', { access_key_id: accessKeyId, secret_access_key: secretAccessKey, permissions });
+      const response = await admin('POST', '/objstore/keys', {
+        access_key_id: accessKeyId,
+        secret_access_key: secretAccessKey,
+        permissions,
+      });
       expect(response.status, response.text).toBe(201);
       return { access_key_id: accessKeyId, secret_access_key: secretAccessKey };
     },
@@ -98,7 +111,12 @@ const ONE_DAY = { start_time: '2026-10-01T00:00:00Z', end_time: '2026-10-02T00:0
  * due at once, waits for it. Answers the export's id and the advance that ran the steps, which
  * ends once `proxy.release()` lets the upload through.
  */
-export async function exportWithStepInFlight(ctx: TestContext, workspace: () => FixtureWorkspace, proxy: ObjstoreProxy, prefix: string) {
+export async function exportWithStepInFlight(
+  ctx: TestContext,
+  workspace: () => FixtureWorkspace,
+  proxy: ObjstoreProxy,
+  prefix: string,
+) {
   const exports = exportClient(ctx, workspace);
   const { advance, tasks } = harness(ctx);
   const destinationId = await exports.createDestination(prefix, { endpointUrl: proxy.url });
@@ -107,7 +125,9 @@ export async function exportWithStepInFlight(ctx: TestContext, workspace: () => 
   const advancing = advance(0);
   // The first step is in flight for a moment too, while it encodes the file.
   const nextStepRuns = async () =>
-    (await tasks()).some((task) => task.state === 'running' && task.bulk_export_id === exportId && task.step === 'next_file');
+    (await tasks()).some(
+      (task) => task.state === 'running' && task.bulk_export_id === exportId && task.step === 'next_file',
+    );
   await eventually(nextStepRuns, 'the next step in flight');
   return { exportId, advancing };
 }

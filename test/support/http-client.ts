@@ -42,23 +42,37 @@ export async function send(baseUrl: string, method: string, target: string, opti
   const timeoutMs = options.timeoutMs ?? 10_000;
   return new Promise((resolve, reject) => {
     const headers = { ...options.headers };
-    if (options.body !== undefined && !options.chunked) headers['content-length'] = String(Buffer.byteLength(options.body));
-    const request = httpRequest({ hostname, port, method, path: target, headers, agent: options.agent, timeout: timeoutMs }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        // Answered before the whole body went out (a 413 while streaming): the rest would only meet a closed socket (EPIPE).
-        if (!request.writableFinished) request.destroy();
-        const text = Buffer.concat(chunks).toString('utf8');
-        const replyHeaders: Record<string, string> = {};
-        for (const [name, value] of Object.entries(response.headers)) replyHeaders[name] = Array.isArray(value) ? value.join(', ') : String(value);
-        const reply = { status: response.statusCode!, headers: replyHeaders, text, json: parseJson(text) };
-        // The served OpenAPI document describes every response of the API (the objstore has none).
-        checkServedResponse(`${new URL(baseUrl).origin}${target}`, method, reply.status, replyHeaders['content-type'] ?? '', text, replyHeaders['x-localplane-fault-rule'] ?? null).then(() => resolve(reply), reject);
-      });
-      response.on('error', reject);
-    });
-    request.on('timeout', () => request.destroy(new Error(`no reply to ${method} ${target.slice(0, 200)} within ${timeoutMs} ms`)));
+    if (options.body !== undefined && !options.chunked)
+      headers['content-length'] = String(Buffer.byteLength(options.body));
+    const request = httpRequest(
+      { hostname, port, method, path: target, headers, agent: options.agent, timeout: timeoutMs },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          // Answered before the whole body went out (a 413 while streaming): the rest would only meet a closed socket (EPIPE).
+          if (!request.writableFinished) request.destroy();
+          const text = Buffer.concat(chunks).toString('utf8');
+          const replyHeaders: Record<string, string> = {};
+          for (const [name, value] of Object.entries(response.headers))
+            replyHeaders[name] = Array.isArray(value) ? value.join(', ') : String(value);
+          const reply = { status: response.statusCode!, headers: replyHeaders, text, json: parseJson(text) };
+          // The served OpenAPI document describes every response of the API (the objstore has none).
+          checkServedResponse(
+            `${new URL(baseUrl).origin}${target}`,
+            method,
+            reply.status,
+            replyHeaders['content-type'] ?? '',
+            text,
+            replyHeaders['x-localplane-fault-rule'] ?? null,
+          ).then(() => resolve(reply), reject);
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('timeout', () =>
+      request.destroy(new Error(`no reply to ${method} ${target.slice(0, 200)} within ${timeoutMs} ms`)),
+    );
     request.on('error', reject);
     // A server that refuses a body before reading it (413) closes while the rest is still being
     // written: that write fails (EPIPE, ECONNRESET) after the reply came, possibly once the
@@ -70,7 +84,8 @@ export async function send(baseUrl: string, method: string, target: string, opti
     });
     if (options.body !== undefined && options.chunked) {
       const bytes = Buffer.from(options.body);
-      for (let offset = 0; offset < bytes.length; offset += 64 * 1024) request.write(bytes.subarray(offset, offset + 64 * 1024));
+      for (let offset = 0; offset < bytes.length; offset += 64 * 1024)
+        request.write(bytes.subarray(offset, offset + 64 * 1024));
     } else if (options.body !== undefined) {
       request.write(options.body);
     }
@@ -80,7 +95,7 @@ export async function send(baseUrl: string, method: string, target: string, opti
 
 /** Where the final reply's head ends in what was read, past any interim (1xx) replies. */
 function finalHeadEnd(received: Buffer): { start: number; end: number } | null {
-  for (let start = 0; ; ) {
+  for (let start = 0; ;) {
     const end = received.indexOf('\r\n\r\n', start);
     if (end === -1) return null;
     if (!/^HTTP\/\d\.\d 1\d\d/.test(received.subarray(start, end).toString('latin1'))) return { start, end };
@@ -105,7 +120,8 @@ export function sendRaw(baseUrl: string, bytes: string | Uint8Array, timeoutMs =
       clearTimeout(timer);
       if (error) return reject(error);
       const head = finalHeadEnd(received);
-      if (!head) return reject(new Error(`no complete reply, got ${JSON.stringify(received.toString('latin1').slice(0, 200))}`));
+      if (!head)
+        return reject(new Error(`no complete reply, got ${JSON.stringify(received.toString('latin1').slice(0, 200))}`));
       const [statusLine, ...headerLines] = received.subarray(head.start, head.end).toString('latin1').split('\r\n');
       const headers: Record<string, string> = {};
       for (const line of headerLines) {
@@ -120,7 +136,9 @@ export function sendRaw(baseUrl: string, bytes: string | Uint8Array, timeoutMs =
       received = Buffer.concat([received, chunk]);
       const head = finalHeadEnd(received);
       if (!head) return;
-      const length = /\r\ncontent-length: *(\d+)/i.exec(received.subarray(head.start, head.end).toString('latin1'))?.[1];
+      const length = /\r\ncontent-length: *(\d+)/i.exec(
+        received.subarray(head.start, head.end).toString('latin1'),
+      )?.[1];
       if (length !== undefined && received.length >= head.end + 4 + Number(length)) finish();
     });
     socket.on('end', () => finish());

@@ -13,7 +13,11 @@ export function inProcessApi(lp: InProcessLocalplane, workspace?: Pick<FixtureWo
   async function call<T = any>(method: string, path: string, body?: unknown): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...auth };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await lp.request(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await lp.request(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await response.text();
     return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, text };
   }

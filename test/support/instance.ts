@@ -8,7 +8,13 @@ export interface FixtureWorkspace {
   name: string;
   tier: string;
   api_key: string;
-  sessions: { id: string; name: string; run_count: number; first_run_start_time: string; last_run_start_time: string }[];
+  sessions: {
+    id: string;
+    name: string;
+    run_count: number;
+    first_run_start_time: string;
+    last_run_start_time: string;
+  }[];
   self_hosted: boolean;
   integrations: { id: string; repos: { id: number; url: string; default_branch: string }[] }[];
   listeners: string[];
@@ -24,7 +30,14 @@ export interface FixtureKey {
 export interface FixturesView {
   workspaces: FixtureWorkspace[];
   unknown_api_key: string;
-  objstore: { endpoint_url: string; buckets: string[]; public_buckets: string[]; keys: FixtureKey[]; files_dir: string; endpoint_aliases: string[] };
+  objstore: {
+    endpoint_url: string;
+    buckets: string[];
+    public_buckets: string[];
+    keys: FixtureKey[];
+    files_dir: string;
+    endpoint_aliases: string[];
+  };
 }
 
 export interface ApiResponse<T = any> {
@@ -37,7 +50,11 @@ export interface ApiResponse<T = any> {
 export class Api {
   constructor(readonly baseUrl: string) {}
 
-  async request<T = any>(method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}): Promise<ApiResponse<T>> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     let body: string | undefined = options.rawBody;
     if (options.body !== undefined) {
@@ -47,7 +64,14 @@ export class Api {
     const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
     // The served OpenAPI document describes every response the suite sees (redirects followed).
-    await checkServedResponse(response.url, method, response.status, response.headers.get('content-type') ?? '', text, response.headers.get('x-localplane-fault-rule'));
+    await checkServedResponse(
+      response.url,
+      method,
+      response.status,
+      response.headers.get('content-type') ?? '',
+      text,
+      response.headers.get('x-localplane-fault-rule'),
+    );
     let parsed: unknown = undefined;
     if (text) {
       try {
@@ -73,7 +97,11 @@ export class WorkspaceApi extends Api {
     super(baseUrl);
   }
 
-  override request<T = any>(method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
+  override request<T = any>(
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+  ) {
     return super.request<T>(method, path, { ...options, headers: { ...this.auth, ...options.headers } });
   }
 
@@ -104,12 +132,16 @@ export function useLocalplane(options: StartOptions = {}): TestContext {
   afterAll(async () => {
     if (!context.instance) return;
     // A lost wake-up anywhere in the file's work shows here: the watchdog had to start or free something.
-    const headers: Record<string, string> = options.adminToken === undefined ? {} : { authorization: `Bearer ${options.adminToken}` };
+    const headers: Record<string, string> =
+      options.adminToken === undefined ? {} : { authorization: `Bearer ${options.adminToken}` };
     // In process: a socket kept alive from before a long in-process loop may be closed by the server under the request.
     const health = await context.instance.request('/_localplane/health', { headers });
     const watchdog = ((await health.json()) as { watchdog: unknown }).watchdog;
     await context.instance.stop();
-    expect(watchdog, context.logs.filter((line) => line.includes('watchdog:')).join('\n')).toEqual({ late_starts: 0, overruns: 0 });
+    expect(watchdog, context.logs.filter((line) => line.includes('watchdog:')).join('\n')).toEqual({
+      late_starts: 0,
+      overruns: 0,
+    });
   });
   return context;
 }
@@ -126,8 +158,10 @@ export function keyWith(fixtures: FixturesView, test: (permissions: string[]) =>
   return key;
 }
 
-export const fullKey = (fixtures: FixturesView) => keyWith(fixtures, (p) => OBJSTORE_PERMISSIONS.every((permission) => p.includes(permission)));
-export const createOnlyKey = (fixtures: FixturesView) => keyWith(fixtures, (p) => p.includes('create') && !p.includes('delete'));
+export const fullKey = (fixtures: FixturesView) =>
+  keyWith(fixtures, (p) => OBJSTORE_PERMISSIONS.every((permission) => p.includes(permission)));
+export const createOnlyKey = (fixtures: FixturesView) =>
+  keyWith(fixtures, (p) => p.includes('create') && !p.includes('delete'));
 export const noCreateKey = (fixtures: FixturesView) => keyWith(fixtures, (p) => !p.includes('create'));
 
 export function credentialsOf(key: FixtureKey) {
@@ -135,7 +169,11 @@ export function credentialsOf(key: FixtureKey) {
 }
 
 /** Polls until the check returns a value; for work that runs on real I/O, not on the emulator clock. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 60_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

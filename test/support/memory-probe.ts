@@ -26,7 +26,8 @@ export interface InProcessRequests {
 
 export type ProbeMessage = 'measure' | 'reset-peak' | 'stop' | InProcessRequests;
 
-const statusBytes = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+const statusBytes = (field: string) =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
 
 function measure(): ProbeMemory {
   // Twice: the first collection may leave what finalizers of the first freed.

@@ -3,7 +3,15 @@
  * object. S3 takes any key of at most 1,024 bytes of UTF-8 and refuses longer ones with
  * KeyTooLongError, so each generated key either round-trips or gets exactly that refusal.
  */
-import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 
@@ -34,13 +42,47 @@ const controlCharacter = fc.integer({ min: 0, max: 0x1f }).map((code) => String.
 
 const segment = fc.oneof(
   { arbitrary: plainName, weight: 4 },
-  { arbitrary: fc.tuple(fc.option(plainName, { nil: '' }), fc.constantFrom(...LAYOUT_NAMES)).map(([name, suffix]) => name + suffix), weight: 4 },
-  { arbitrary: fc.constantFrom('', '.', '..', '...', '%', '%%', '%+', '%25', '%2E', '%2F', '+', ' ', '?', '#', '=', '&'), weight: 3 },
-  { arbitrary: fc.string({ unit: fc.oneof(controlCharacter, fc.constantFrom('\u007f', '\u0085', '\u2028', '\u202e', '\ufeff')), minLength: 1, maxLength: 4 }), weight: 2 },
+  {
+    arbitrary: fc
+      .tuple(fc.option(plainName, { nil: '' }), fc.constantFrom(...LAYOUT_NAMES))
+      .map(([name, suffix]) => name + suffix),
+    weight: 4,
+  },
+  {
+    arbitrary: fc.constantFrom(
+      '',
+      '.',
+      '..',
+      '...',
+      '%',
+      '%%',
+      '%+',
+      '%25',
+      '%2E',
+      '%2F',
+      '+',
+      ' ',
+      '?',
+      '#',
+      '=',
+      '&',
+    ),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.string({
+      unit: fc.oneof(controlCharacter, fc.constantFrom('\u007f', '\u0085', '\u2028', '\u202e', '\ufeff')),
+      minLength: 1,
+      maxLength: 4,
+    }),
+    weight: 2,
+  },
   { arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }), weight: 2 },
   // Segments around a file name's 255 bytes, and keys up to and past S3's 1,024.
   {
-    arbitrary: fc.tuple(fc.constantFrom('a', 'é', '😀', '%', '.', '\u0001'), fc.integer({ min: 200, max: 1100 })).map(([unit, bytes]) => unit.repeat(Math.ceil(bytes / Buffer.byteLength(unit)))),
+    arbitrary: fc
+      .tuple(fc.constantFrom('a', 'é', '😀', '%', '.', '\u0001'), fc.integer({ min: 200, max: 1100 }))
+      .map(([unit, bytes]) => unit.repeat(Math.ceil(bytes / Buffer.byteLength(unit)))),
     weight: 2,
   },
 );
@@ -72,7 +114,8 @@ export interface ObjectKeyChecker {
 export function objectKeyChecker(objstoreUrl: string, credentials: FixtureKey, bucket: string): ObjectKeyChecker {
   const s3 = s3For(objstoreUrl, credentials);
   const put = (key: string, body: string) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
-  const read = async (key: string) => (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
+  const read = async (key: string) =>
+    (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
   const listed = async (prefix: string) => {
     const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, EncodingType: 'url' }));
     return (page.Contents ?? []).map((object) => decodeURIComponent(object.Key!));
@@ -90,8 +133,12 @@ export function objectKeyChecker(objstoreUrl: string, credentials: FixtureKey, b
       expect((error as Error).name, what).toBe('KeyTooLongError');
       return;
     }
-    expect(Buffer.byteLength(key), `${what} is over ${MAX_KEY_BYTES} bytes, yet stored`).toBeLessThanOrEqual(MAX_KEY_BYTES);
-    expect((await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ContentLength, what).toBe(Buffer.byteLength(body));
+    expect(Buffer.byteLength(key), `${what} is over ${MAX_KEY_BYTES} bytes, yet stored`).toBeLessThanOrEqual(
+      MAX_KEY_BYTES,
+    );
+    expect((await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ContentLength, what).toBe(
+      Buffer.byteLength(body),
+    );
     expect(await read(key), what).toBe(body);
     expect(await listed(key), what).toContain(key);
     const neighbour = neighbourOf(key);

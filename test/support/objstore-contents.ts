@@ -41,8 +41,12 @@ function plain(value: unknown): Json {
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map(plain);
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([name, field]) => name !== '$metadata' && name !== 'Body' && field !== undefined);
-    return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, field]) => [name, plain(field)]));
+    const entries = Object.entries(value).filter(
+      ([name, field]) => name !== '$metadata' && name !== 'Body' && field !== undefined,
+    );
+    return Object.fromEntries(
+      entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, field]) => [name, plain(field)]),
+    );
   }
   return value as Json;
 }
@@ -88,11 +92,17 @@ async function captureObject(s3: S3Client, bucket: string, key: string): Promise
     bytes: body.length,
     tags: plain(tags.TagSet ?? []),
   };
-  const partCount = head.ETag?.includes('-') ? (await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key, PartNumber: 1 }))).PartsCount : undefined;
+  const partCount = head.ETag?.includes('-')
+    ? (await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key, PartNumber: 1 }))).PartsCount
+    : undefined;
   if (partCount !== undefined) {
     captured.parts = [];
     for (let part = 1; part <= partCount; part++) {
-      captured.parts.push(plain(await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key, PartNumber: part, ChecksumMode: 'ENABLED' }))));
+      captured.parts.push(
+        plain(
+          await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key, PartNumber: part, ChecksumMode: 'ENABLED' })),
+        ),
+      );
     }
   }
   return captured;
@@ -103,7 +113,9 @@ export async function captureBucket(s3: S3Client, bucket: string): Promise<Captu
   const keys: string[] = [];
   let token: string | undefined;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token, MaxKeys: 7, FetchOwner: true }));
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token, MaxKeys: 7, FetchOwner: true }),
+    );
     for (const object of page.Contents ?? []) {
       listing.push(plain(object));
       keys.push(object.Key!);
@@ -113,7 +125,9 @@ export async function captureBucket(s3: S3Client, bucket: string): Promise<Captu
   const uploads = (await s3.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads ?? [];
   const parts: Record<string, Json> = {};
   for (const upload of uploads) {
-    parts[upload.UploadId!] = plain(await s3.send(new ListPartsCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId })));
+    parts[upload.UploadId!] = plain(
+      await s3.send(new ListPartsCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId })),
+    );
   }
   const objects: Record<string, CapturedObject> = {};
   for (const key of keys) objects[key] = await captureObject(s3, bucket, key);
@@ -134,5 +148,7 @@ export async function captureStore(s3: S3Client, buckets: readonly string[]): Pr
 
 /** The store as a restored snapshot answers it: a restore writes every file anew, so objects and uploads are as new as the restore. */
 export function withoutTimes(store: CapturedStore): Json {
-  return JSON.parse(JSON.stringify(store), (name, value: Json) => (name === 'LastModified' || name === 'Initiated' ? undefined : value)) as Json;
+  return JSON.parse(JSON.stringify(store), (name, value: Json) =>
+    name === 'LastModified' || name === 'Initiated' ? undefined : value,
+  ) as Json;
 }

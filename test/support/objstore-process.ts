@@ -38,7 +38,11 @@ console.log(objstore.url);
 `;
 
 /** Starts the objstore process for the calling test file and stops it afterwards. */
-export function useObjstoreProcess({ directoryPrefix, maxOpenFiles, ...options }: ObjstoreProcessOptions): ObjstoreProcess {
+export function useObjstoreProcess({
+  directoryPrefix,
+  maxOpenFiles,
+  ...options
+}: ObjstoreProcessOptions): ObjstoreProcess {
   const context = {} as ObjstoreProcess;
   let stop = async () => {};
   beforeAll(async () => {
@@ -48,10 +52,14 @@ export function useObjstoreProcess({ directoryPrefix, maxOpenFiles, ...options }
       LP_OBJSTORE_MODULE: pathToFileURL(path.join(REPO_ROOT, 'dist', 'objstore', 'index.js')).href,
       LP_OBJSTORE_OPTIONS: JSON.stringify({ ...options, directory: context.directory }),
     };
-    const child = spawn('sh', ['-c', `ulimit -n ${maxOpenFiles} && exec "$0" --input-type=module -e "$1"`, process.execPath, SOURCE], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'sh',
+      ['-c', `ulimit -n ${maxOpenFiles} && exec "$0" --input-type=module -e "$1"`, process.execPath, SOURCE],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     let stopping = false;
     child.stderr.on('data', (chunk) => (stderr += chunk));

@@ -11,9 +11,7 @@ type Match = (request: ProxiedRequest) => boolean;
 
 /** What the proxy does to the next matching requests instead of passing them on. */
 export type ProxyFault =
-  | { kind: 'hold' }
-  | { kind: 'answer'; status: number; code: string; message: string }
-  | { kind: 'drop' };
+  { kind: 'hold' } | { kind: 'answer'; status: number; code: string; message: string } | { kind: 'drop' };
 
 interface ArmedFault {
   fault: ProxyFault;
@@ -72,7 +70,9 @@ export async function startObjstoreProxy(objstoreUrl: string): Promise<ObjstoreP
     } else {
       req.resume();
       res.writeHead(fault.status, { 'content-type': 'application/xml' });
-      res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${fault.code}</Code><Message>${fault.message}</Message></Error>`);
+      res.end(
+        `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${fault.code}</Code><Message>${fault.message}</Message></Error>`,
+      );
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -45,7 +45,9 @@ export function s3ClientFor(url: string, key: Credentials, overrides: Partial<S3
 export function testedStorage(): ObjstoreStorageKind {
   const kind = process.env['LOCALPLANE_TEST_OBJSTORE_STORAGE'] || 'files';
   if (!(OBJSTORE_STORAGE_KINDS as readonly string[]).includes(kind)) {
-    throw new RangeError(`LOCALPLANE_TEST_OBJSTORE_STORAGE must be ${OBJSTORE_STORAGE_KINDS.join(' or ')}, got ${JSON.stringify(kind)}`);
+    throw new RangeError(
+      `LOCALPLANE_TEST_OBJSTORE_STORAGE must be ${OBJSTORE_STORAGE_KINDS.join(' or ')}, got ${JSON.stringify(kind)}`,
+    );
   }
   return kind as ObjstoreStorageKind;
 }
@@ -58,7 +60,10 @@ export function forEachStorage(body: (storage: ObjstoreStorageKind) => void): vo
   describe.each(OBJSTORE_STORAGE_KINDS)('with %s', body);
 }
 
-export interface ObjstoreTestOptions extends Omit<ObjstoreOptions, 'host' | 'port' | 'directory' | 'keys' | 'observer'> {
+export interface ObjstoreTestOptions extends Omit<
+  ObjstoreOptions,
+  'host' | 'port' | 'directory' | 'keys' | 'observer'
+> {
   /** How the name of the store's temp directory starts. */
   directoryPrefix: string;
   keys: readonly ObjstoreKey[];
@@ -85,7 +90,13 @@ export interface ObjstoreTestContext {
  * own temp directory, and stops it afterwards; with `storage` (default: testedStorage()) 'memory',
  * the directory must still be empty then.
  */
-export function useObjstore({ directoryPrefix, keys, clientConfig = {}, storage = testedStorage(), ...options }: ObjstoreTestOptions): ObjstoreTestContext {
+export function useObjstore({
+  directoryPrefix,
+  keys,
+  clientConfig = {},
+  storage = testedStorage(),
+  ...options
+}: ObjstoreTestOptions): ObjstoreTestContext {
   const clients: S3Client[] = [];
   const context = {
     storage,
@@ -100,7 +111,14 @@ export function useObjstore({ directoryPrefix, keys, clientConfig = {}, storage 
     context.directory = fs.mkdtempSync(path.join(os.tmpdir(), directoryPrefix));
     // An instance's request journal, which sees the store's requests through its observer.
     const journal = new RequestJournal();
-    const observer = new RequestObserver({ journal, faultRules: new FaultRules(0, () => true), clock: createClock(), workspaceOfApiKey: () => null, requestLog: null, colour: false });
+    const observer = new RequestObserver({
+      journal,
+      faultRules: new FaultRules(0, () => true),
+      clock: createClock(),
+      workspaceOfApiKey: () => null,
+      requestLog: null,
+      colour: false,
+    });
     const objstore = await startObjstore({
       host: '127.0.0.1',
       port: 0,
@@ -167,7 +185,11 @@ export function rawRequest(
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () =>
-        resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        resolve({
+          status: response.statusCode!,
+          headers: response.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
       );
       response.on('error', reject);
     });

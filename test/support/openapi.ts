@@ -42,12 +42,19 @@ function validator(document: string, name: string) {
  * Asserts that a response body matches a component schema (`Name` or `Name[]`) of every document
  * in use, or of localplane's own only, for a body of a feature the reference predates.
  */
-export function expectSchema(body: unknown, name: string, scope: 'every document' | 'localplane only' = 'every document'): void {
+export function expectSchema(
+  body: unknown,
+  name: string,
+  scope: 'every document' | 'localplane only' = 'every document',
+): void {
   for (const document of scope === 'localplane only' ? ['localplane'] : Object.keys(documents)) {
     const validate = validator(document, name);
     const valid = validate(body);
     const problems = valid ? '' : `: ${ajv.errorsText(validate.errors)}`;
-    expect(valid ? [] : validate.errors, `response matches ${name} of the ${document} OpenAPI document${problems}`).toEqual([]);
+    expect(
+      valid ? [] : validate.errors,
+      `response matches ${name} of the ${document} OpenAPI document${problems}`,
+    ).toEqual([]);
   }
 }
 
@@ -69,7 +76,8 @@ const pointerSegment = (segment: string) => encodeURIComponent(segment.replaceAl
  * Replies given below the app, whatever the route (see src/shared/http-server.ts): the
  * request could not be parsed, so no operation answered it.
  */
-const SERVER_LEVEL_DETAILS = /^(Invalid HTTP request received\.|Request Header Fields Too Large|Content Too Large|Request Timeout|Expectation Failed)/;
+const SERVER_LEVEL_DETAILS =
+  /^(Invalid HTTP request received\.|Request Header Fields Too Large|Content Too Large|Request Timeout|Expectation Failed)/;
 
 class ResponseChecker {
   private readonly ajv = newAjv();
@@ -97,15 +105,19 @@ class ResponseChecker {
     const declared = operation.responses[String(status)];
     if (!declared) {
       if (status >= 400 && SERVER_LEVEL_DETAILS.test(parseJson(text)?.detail ?? '')) return;
-      throw new Error(`${what}: status ${status} is not in the served OpenAPI document for ${method} ${template} (it declares ${Object.keys(operation.responses).join(', ')})`);
+      throw new Error(
+        `${what}: status ${status} is not in the served OpenAPI document for ${method} ${template} (it declares ${Object.keys(operation.responses).join(', ')})`,
+      );
     }
     const schema = declared.content?.['application/json']?.schema;
     if (!schema) {
-      if (!declared.content && text !== '') throw new Error(`${what}: the served OpenAPI document declares no body for ${method} ${template} ${status}`);
+      if (!declared.content && text !== '')
+        throw new Error(`${what}: the served OpenAPI document declares no body for ${method} ${template} ${status}`);
       return;
     }
     if (method === 'HEAD') return;
-    if (!contentType.startsWith('application/json')) throw new Error(`${what}: content type ${contentType}, not JSON as the served OpenAPI document declares`);
+    if (!contentType.startsWith('application/json'))
+      throw new Error(`${what}: content type ${contentType}, not JSON as the served OpenAPI document declares`);
     const ref = `served#/paths/${pointerSegment(template)}/${method.toLowerCase()}/responses/${status}/content/${pointerSegment('application/json')}/schema`;
     let validate = this.validators.get(ref);
     if (!validate) {
@@ -113,7 +125,9 @@ class ResponseChecker {
       this.validators.set(ref, validate);
     }
     if (!validate(JSON.parse(text))) {
-      throw new Error(`${what}: does not match the served OpenAPI document's schema for ${method} ${template} ${status}: ${this.ajv.errorsText(validate.errors)}`);
+      throw new Error(
+        `${what}: does not match the served OpenAPI document's schema for ${method} ${template} ${status}: ${this.ajv.errorsText(validate.errors)}`,
+      );
     }
   }
 }
@@ -132,7 +146,8 @@ const checkersOfDocuments = new Map<string, ResponseChecker>();
 
 async function checkerFor(origin: string): Promise<ResponseChecker | null> {
   const response = await fetch(`${origin}/openapi.json`);
-  const text = response.ok && response.headers.get('content-type')?.startsWith('application/json') ? await response.text() : null;
+  const text =
+    response.ok && response.headers.get('content-type')?.startsWith('application/json') ? await response.text() : null;
   const document = text === null ? null : (parseJson(text) as ServedDocument | undefined);
   // Not a localplane API (the objstore answers there): nothing to check against.
   if (!document?.paths) return null;
@@ -162,7 +177,14 @@ export function servedChecker(origin: string): Promise<ResponseChecker | null> {
  * declare, or a body that does not match the declared schema. An answer a fault rule forced
  * (it names the rule in X-Localplane-Fault-Rule) is the test's own, not the endpoint's.
  */
-export async function checkServedResponse(url: string, method: string, status: number, contentType: string, text: string, faultRule: string | null): Promise<void> {
+export async function checkServedResponse(
+  url: string,
+  method: string,
+  status: number,
+  contentType: string,
+  text: string,
+  faultRule: string | null,
+): Promise<void> {
   if (faultRule !== null) return;
   let origin: string;
   let pathname: string;

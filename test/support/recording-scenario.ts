@@ -8,7 +8,10 @@ import { s3For } from './objstore.ts';
 /** The bucket the recorded destination writes to: made upstream before the recording, a name no fixture has. */
 export const RECORDED_BUCKET = 'recorded-landing';
 /** A key pair added upstream before the recording: the recorded destination signs with it. */
-export const RECORDED_OBJSTORE_KEY = { access_key_id: 'RECORDEDKEY000000042', secret_access_key: 'recorded-objstore-secret-key-1234' };
+export const RECORDED_OBJSTORE_KEY = {
+  access_key_id: 'RECORDEDKEY000000042',
+  secret_access_key: 'recorded-objstore-secret-key-1234',
+};
 const DEPLOYMENT_SECRET = 'sk-recorded-deployment-secret-4711';
 const CLIENT_SECRET = 'recorded-oauth-client-secret-0815';
 const SCRATCH_CLIENT_SECRET = 'scratch-oauth-client-secret-2323';
@@ -57,25 +60,42 @@ export interface ScenarioOptions {
  * answers, and last an export left pending and the deployments listed. The recorder's clock is the
  * upstream's frozen one, moved as a user's time would pass.
  */
-export async function recordScenario({ upstream, out, via = upstream.apiUrl }: ScenarioOptions): Promise<RecordedScenario> {
+export async function recordScenario({
+  upstream,
+  out,
+  via = upstream.apiUrl,
+}: ScenarioOptions): Promise<RecordedScenario> {
   const fixtures = (await (await fetch(`${upstream.apiUrl}/_localplane/fixtures`)).json()) as FixturesView;
   const workspace = fixtures.workspaces.find((candidate) => candidate.self_hosted)!;
   const auth = { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id };
-  const [fullKey, rotatedKey] = fixtures.objstore.keys.filter((key) => OBJSTORE_PERMISSIONS.every((permission) => key.permissions.includes(permission)));
+  const [fullKey, rotatedKey] = fixtures.objstore.keys.filter((key) =>
+    OBJSTORE_PERMISSIONS.every((permission) => key.permissions.includes(permission)),
+  );
   const [full, rotated] = [credentialsOf(fullKey!), credentialsOf(rotatedKey!)];
 
   await s3For(upstream.objstoreUrl, fullKey!).send(new CreateBucketCommand({ Bucket: RECORDED_BUCKET }));
   const admin = async (method: string, path: string, body: unknown) => {
-    const answer = await fetch(`${upstream.apiUrl}/_localplane${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = await fetch(`${upstream.apiUrl}/_localplane${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (!answer.ok) throw new Error(`the upstream refused ${method} ${path}: ${answer.status} ${await answer.text()}`);
   };
-  await admin('POST', '/objstore/keys', { ...RECORDED_OBJSTORE_KEY, permissions: ['create', 'get', 'delete', 'multipart'] });
+  await admin('POST', '/objstore/keys', {
+    ...RECORDED_OBJSTORE_KEY,
+    permissions: ['create', 'get', 'delete', 'multipart'],
+  });
   // A deleted deployment is listed AWAITING_DELETE for a while, as the hosted service lists it.
   await admin('PATCH', '/config', { deployment_deletion_seconds: 300 });
   const earlier = await fetch(`${upstream.apiUrl}/api/v1/bulk-exports/destinations`, {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ display_name: 'made before the recording', config: { bucket_name: 'exports', prefix: 'earlier' }, credentials: full }),
+    body: JSON.stringify({
+      display_name: 'made before the recording',
+      config: { bucket_name: 'exports', prefix: 'earlier' },
+      credentials: full,
+    }),
   });
   const earlierDestinationId = ((await earlier.json()) as { id: string }).id;
 
@@ -127,7 +147,12 @@ export async function recordScenario({ upstream, out, via = upstream.apiUrl }: S
     await send(200, 'GET', `/api/v1/bulk-exports/${created.body.id}/runs/${runs.body[0].id}`);
     await send(204, 'DELETE', `/api/v1/bulk-exports/destinations/${scratch.body.id}`);
 
-    const listenerBody = { compute_type: 'k8s', compute_id: 'recorded-cluster', compute_config: { k8s_namespaces: ['graphs', 'staging'] }, version: '1.2.0' };
+    const listenerBody = {
+      compute_type: 'k8s',
+      compute_id: 'recorded-cluster',
+      compute_config: { k8s_namespaces: ['graphs', 'staging'] },
+      version: '1.2.0',
+    };
     const posted = await send(201, 'POST', '/v2/listeners', listenerBody);
     await send(200, 'GET', '/v2/listeners');
     const listener = (await send(200, 'PATCH', `/v2/listeners/${posted.body.id}`, { version: '1.3.0' })).body;
@@ -151,9 +176,15 @@ export async function recordScenario({ upstream, out, via = upstream.apiUrl }: S
     const firstRevisions = await send(200, 'GET', `/v2/deployments/${patched}/revisions`);
     await upstream.clock.advance(600);
     await send(200, 'GET', `/v2/deployments/${patched}/revisions/${firstRevisions.body.resources[0].id}`);
-    await send(200, 'PATCH', `/v2/deployments/${patched}`, { source_revision_config: { image_uri: 'registry.example/recorded-graph-a:2' } });
-    await send(200, 'PATCH', `/v2/deployments/${patched}`, { secrets: [{ name: 'OPENAI_API_KEY', value: `${DEPLOYMENT_SECRET}-rotated` }] });
-    await send(201, 'POST', `/v2/deployments/${revised}/revisions`, { source_revision_config: { image_uri: 'registry.example/recorded-graph-b:2' } });
+    await send(200, 'PATCH', `/v2/deployments/${patched}`, {
+      source_revision_config: { image_uri: 'registry.example/recorded-graph-a:2' },
+    });
+    await send(200, 'PATCH', `/v2/deployments/${patched}`, {
+      secrets: [{ name: 'OPENAI_API_KEY', value: `${DEPLOYMENT_SECRET}-rotated` }],
+    });
+    await send(201, 'POST', `/v2/deployments/${revised}/revisions`, {
+      source_revision_config: { image_uri: 'registry.example/recorded-graph-b:2' },
+    });
     await upstream.clock.advance(600);
     await send(200, 'GET', `/v2/deployments/${patched}`);
     await send(200, 'GET', '/v2/deployments?name_contains=recorded');
@@ -177,7 +208,10 @@ export async function recordScenario({ upstream, out, via = upstream.apiUrl }: S
     });
     await send(200, 'GET', '/v2/auth/providers');
     await send(200, 'GET', '/v2/auth/providers/scratch-chat');
-    await send(200, 'PATCH', '/v2/auth/providers/scratch-chat', { name: 'Chat desk', client_secret: `${SCRATCH_CLIENT_SECRET}-rotated` });
+    await send(200, 'PATCH', '/v2/auth/providers/scratch-chat', {
+      name: 'Chat desk',
+      client_secret: `${SCRATCH_CLIENT_SECRET}-rotated`,
+    });
     await send(200, 'DELETE', '/v2/auth/providers/scratch-chat');
     await send(404, 'GET', '/v2/auth/providers/scratch-chat');
 
@@ -188,11 +222,15 @@ export async function recordScenario({ upstream, out, via = upstream.apiUrl }: S
     const integrations = await send(200, 'GET', '/v1/integrations/forge/codehost/install');
     await send(200, 'GET', `/v1/integrations/forge/codehost/${integrations.body[0].id}/repos`);
 
-    const pending = await send(200, 'POST', '/api/v1/bulk-exports', { ...exportBody, end_time: '2026-10-01T06:00:00Z' });
+    const pending = await send(200, 'POST', '/api/v1/bulk-exports', {
+      ...exportBody,
+      end_time: '2026-10-01T06:00:00Z',
+    });
     const pendingExport = (await send(200, 'GET', `/api/v1/bulk-exports/${pending.body.id}`)).body;
     await send(204, 'DELETE', `/v2/deployments/${deleted}`);
     const revisions = new Map<string, any[]>();
-    for (const id of [patched, revised]) revisions.set(id, (await send(200, 'GET', `/v2/deployments/${id}/revisions`)).body.resources);
+    for (const id of [patched, revised])
+      revisions.set(id, (await send(200, 'GET', `/v2/deployments/${id}/revisions`)).body.resources);
     // Listed right after the delete, before the clock moves: the deleted one is AWAITING_DELETE.
     const deployments = (await send(200, 'GET', '/v2/deployments?limit=100')).body.resources;
     await upstream.clock.advance(600);

@@ -36,10 +36,16 @@ function searchOf(query: Record<string, string>): string {
 
 /** Node writes header text as Latin-1, one byte a character: hand it the UTF-8 bytes that way. */
 const asUtf8Bytes = (headers: Record<string, string>) =>
-  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Buffer.from(value, 'utf8').toString('latin1')]));
+  Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, Buffer.from(value, 'utf8').toString('latin1')]),
+  );
 
 /** The headers of a request signed in its Authorization header (the body's SHA-256 as its payload hash), ready to send. */
-export async function signedHeaders(url: string, credentials: Credentials, request: SignedRequest): Promise<Record<string, string>> {
+export async function signedHeaders(
+  url: string,
+  credentials: Credentials,
+  request: SignedRequest,
+): Promise<Record<string, string>> {
   const { host, hostname, port } = new URL(url);
   const signed = await signer(credentials).sign(
     {
@@ -57,10 +63,16 @@ export async function signedHeaders(url: string, credentials: Credentials, reque
 }
 
 /** The path and query of a request as sent. */
-export const targetOf = (request: Pick<SignedRequest, 'path' | 'query'>) => `${request.path}${searchOf(request.query ?? {})}`;
+export const targetOf = (request: Pick<SignedRequest, 'path' | 'query'>) =>
+  `${request.path}${searchOf(request.query ?? {})}`;
 
 /** Sends a request signed in its Authorization header, its body in one piece with its length. */
-export async function sendSigned(url: string, credentials: Credentials, request: SignedRequest, agent: http.Agent | false = false): Promise<RawResponse> {
+export async function sendSigned(
+  url: string,
+  credentials: Credentials,
+  request: SignedRequest,
+  agent: http.Agent | false = false,
+): Promise<RawResponse> {
   const headers = await signedHeaders(url, credentials, request);
   // As bytes: Node writes the headers together with a first string chunk in the chunk's encoding.
   const body = request.body === undefined ? undefined : Buffer.from(request.body);
@@ -72,7 +84,11 @@ export async function sendSigned(url: string, credentials: Credentials, request:
  * Sends requests as `sendSigned` does, over at most `connections` kept-alive connections: the
  * cheapest way to make thousands of small requests (an upload's parts) in a test.
  */
-export function keepAliveSender(url: string, credentials: Credentials, connections: number): { send(request: SignedRequest): Promise<RawResponse>; close(): void } {
+export function keepAliveSender(
+  url: string,
+  credentials: Credentials,
+  connections: number,
+): { send(request: SignedRequest): Promise<RawResponse>; close(): void } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   return { send: (request) => sendSigned(url, credentials, request, agent), close: () => agent.destroy() };
 }
@@ -103,7 +119,9 @@ export async function presignedPath(
 export function sendExactly(url: string, head: string, body = ''): Promise<{ status: number; text: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname, () => socket.write(`${head}\r\nConnection: close\r\n\r\n${body}`));
+    const socket = net.connect(Number(port), hostname, () =>
+      socket.write(`${head}\r\nConnection: close\r\n\r\n${body}`),
+    );
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', reject);

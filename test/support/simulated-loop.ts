@@ -76,7 +76,8 @@ export class SimulatedLoop implements SchedulerTimers {
   /** Turns the loop at the current time until nothing is left to run then; calls `idle` once it is. */
   async runDue(idle: () => void = () => undefined): Promise<void> {
     for (let turns = 0; await this.turn(); turns++) {
-      if (turns === MAX_TURNS_AT_ONE_TIME) throw new Error(`the loop kept turning at ${this.time} ms: work that never settles`);
+      if (turns === MAX_TURNS_AT_ONE_TIME)
+        throw new Error(`the loop kept turning at ${this.time} ms: work that never settles`);
     }
     idle();
   }
@@ -105,7 +106,9 @@ export class SimulatedLoop implements SchedulerTimers {
     await drainMicrotasks();
     let ran = false;
     for (;;) {
-      const due = [...this.timers].filter(([, timer]) => timer.at <= this.time).sort(([, a], [, b]) => a.at - b.at || a.order - b.order)[0];
+      const due = [...this.timers]
+        .filter(([, timer]) => timer.at <= this.time)
+        .sort(([, a], [, b]) => a.at - b.at || a.order - b.order)[0];
       if (!due) break;
       this.timers.delete(due[0]);
       due[1].callback();

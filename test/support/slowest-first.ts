@@ -29,7 +29,8 @@ export const SLOWEST_FILES = [
 ];
 
 const missing = SLOWEST_FILES.filter((file) => !existsSync(resolve(import.meta.dirname, '../..', file)));
-if (missing.length > 0) throw new Error(`test/support/slowest-first.ts names files that are gone: ${missing.join(', ')}`);
+if (missing.length > 0)
+  throw new Error(`test/support/slowest-first.ts names files that are gone: ${missing.join(', ')}`);
 
 export class SlowestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -38,6 +39,9 @@ export class SlowestFirst extends BaseSequencer {
       return at === -1 ? SLOWEST_FILES.length : at;
     };
     const byVitest = await super.sort(files);
-    return byVitest.map((file, order) => ({ file, order })).sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order).map(({ file }) => file);
+    return byVitest
+      .map((file, order) => ({ file, order }))
+      .sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order)
+      .map(({ file }) => file);
   }
 }

@@ -27,7 +27,12 @@ export function readSnapshotParts(file: string): SnapshotParts {
     path,
     data: size === null ? null : Buffer.from(payload.subarray(offset, (offset += size))),
   }));
-  return { magic: bytes.subarray(0, magicEnd).toString('latin1'), header, database: Buffer.from(payload.subarray(0, header.database_bytes as number)), objstore };
+  return {
+    magic: bytes.subarray(0, magicEnd).toString('latin1'),
+    header,
+    database: Buffer.from(payload.subarray(0, header.database_bytes as number)),
+    objstore,
+  };
 }
 
 /**
@@ -35,8 +40,14 @@ export function readSnapshotParts(file: string): SnapshotParts {
  * except the header fields given in `keep` (left as the header holds them, to craft a file
  * that lies about itself).
  */
-export function snapshotBytes(parts: SnapshotParts, keep: readonly ('database_bytes' | 'objstore' | 'payload_sha256')[] = []): Buffer {
-  const payload = Buffer.concat([parts.database, ...parts.objstore.flatMap((entry) => (entry.data ? [entry.data] : []))]);
+export function snapshotBytes(
+  parts: SnapshotParts,
+  keep: readonly ('database_bytes' | 'objstore' | 'payload_sha256')[] = [],
+): Buffer {
+  const payload = Buffer.concat([
+    parts.database,
+    ...parts.objstore.flatMap((entry) => (entry.data ? [entry.data] : [])),
+  ]);
   const computed: Record<string, unknown> = {
     database_bytes: parts.database.byteLength,
     objstore: parts.objstore.map((entry) => ({ path: entry.path, bytes: entry.data?.byteLength ?? null })),

@@ -80,7 +80,10 @@ const HOSTILE_JSON: readonly unknown[] = [
 
 /** A row that breaks its table's NOT NULL constraint, under the table's own definition: made without it, then the definition put back. */
 function nullWhereNotNull(db: Database.Database): void {
-  const definition = db.prepare<[], string>("SELECT sql FROM sqlite_schema WHERE name = 'objstore_created_buckets'").pluck().get()!;
+  const definition = db
+    .prepare<[], string>("SELECT sql FROM sqlite_schema WHERE name = 'objstore_created_buckets'")
+    .pluck()
+    .get()!;
   db.exec(`DROP TABLE objstore_created_buckets; ${definition.replace('created_at TEXT NOT NULL', 'created_at TEXT')}`);
   db.prepare("INSERT INTO objstore_created_buckets VALUES ('fuzz-null-time', NULL, NULL, NULL)").run();
   db.unsafeMode(true);
@@ -90,37 +93,74 @@ function nullWhereNotNull(db: Database.Database): void {
 
 /** Changes to the header's own fields (sizes, entries and checksum are recomputed unless kept). */
 function headerMutations(base: SnapshotParts): fc.Arbitrary<SnapshotMutation> {
-  const fields = ['template', 'seed', 'clock', 'ids_drawn', 'limits', 'database_bytes', 'objstore', 'payload_sha256', 'unknown_field'] as const;
-  return fc.tuple(fc.constantFrom(...fields), fc.option(fc.constantFrom(...HOSTILE_JSON), { nil: undefined })).map(([field, value]) => {
-    const header = { ...base.header };
-    if (value === undefined) delete header[field];
-    else header[field] = value;
-    const kept = (['database_bytes', 'objstore', 'payload_sha256'] as const).filter((name) => name === field);
-    return { what: `header ${field} ${value === undefined ? 'left out' : JSON.stringify(value)}`, bytes: snapshotBytes({ ...base, header }, kept) };
-  });
+  const fields = [
+    'template',
+    'seed',
+    'clock',
+    'ids_drawn',
+    'limits',
+    'database_bytes',
+    'objstore',
+    'payload_sha256',
+    'unknown_field',
+  ] as const;
+  return fc
+    .tuple(fc.constantFrom(...fields), fc.option(fc.constantFrom(...HOSTILE_JSON), { nil: undefined }))
+    .map(([field, value]) => {
+      const header = { ...base.header };
+      if (value === undefined) delete header[field];
+      else header[field] = value;
+      const kept = (['database_bytes', 'objstore', 'payload_sha256'] as const).filter((name) => name === field);
+      return {
+        what: `header ${field} ${value === undefined ? 'left out' : JSON.stringify(value)}`,
+        bytes: snapshotBytes({ ...base, header }, kept),
+      };
+    });
 }
 
 /** SQL run on the database image (the checksum recomputed): rows whose values become paths, and damage. */
 function rowMutations(base: SnapshotParts, victim: string): fc.Arbitrary<SnapshotMutation> {
   const name = fc.constantFrom(...hostileNames(victim));
   type Edit = [string, (db: Database.Database) => unknown];
-  const withName = (what: string, sql: string) => name.map((value): Edit => [`${what} ${JSON.stringify(value)}`, (db) => db.prepare(sql).run(value)]);
+  const withName = (what: string, sql: string) =>
+    name.map((value): Edit => [`${what} ${JSON.stringify(value)}`, (db) => db.prepare(sql).run(value)]);
   const edits: fc.Arbitrary<Edit> = fc.oneof(
-    withName('created bucket', "INSERT OR REPLACE INTO objstore_created_buckets VALUES (?, NULL, NULL, '2026-11-01T00:00:00.000Z')"),
+    withName(
+      'created bucket',
+      "INSERT OR REPLACE INTO objstore_created_buckets VALUES (?, NULL, NULL, '2026-11-01T00:00:00.000Z')",
+    ),
     withName('created bucket renamed', 'UPDATE OR REPLACE objstore_created_buckets SET name = ?'),
     withName('configured bucket', 'INSERT OR REPLACE INTO objstore_buckets VALUES (?)'),
     withName('configured bucket renamed', "UPDATE OR REPLACE objstore_buckets SET name = ? WHERE name = 'exports'"),
     withName('created bucket region', 'UPDATE objstore_created_buckets SET region = ?'),
     fc.constantFrom<Edit>(
-      ['created bucket name as a blob', (db) => db.prepare("INSERT INTO objstore_created_buckets VALUES (x'2e2e2f2e2e2f78', NULL, NULL, 'x')").run()],
-      ['created bucket name as a number', (db) => db.prepare("INSERT INTO objstore_created_buckets VALUES (42, NULL, NULL, 'x')").run()],
-      ['created bucket creation time', (db) => db.prepare("UPDATE objstore_created_buckets SET created_at = 'not a time'").run()],
+      [
+        'created bucket name as a blob',
+        (db) => db.prepare("INSERT INTO objstore_created_buckets VALUES (x'2e2e2f2e2e2f78', NULL, NULL, 'x')").run(),
+      ],
+      [
+        'created bucket name as a number',
+        (db) => db.prepare("INSERT INTO objstore_created_buckets VALUES (42, NULL, NULL, 'x')").run(),
+      ],
+      [
+        'created bucket creation time',
+        (db) => db.prepare("UPDATE objstore_created_buckets SET created_at = 'not a time'").run(),
+      ],
       ['key permissions not JSON', (db) => db.prepare("UPDATE objstore_keys SET permissions = 'not json'").run()],
       ['key permissions unknown', (db) => db.prepare('UPDATE objstore_keys SET permissions = \'["root"]\'').run()],
       ['key secret as a number', (db) => db.prepare('UPDATE objstore_keys SET secret_access_key = 7').run()],
       ['a table dropped', (db) => db.exec('DROP TABLE objstore_created_buckets')],
-      ['a table defined otherwise', (db) => db.exec('DROP TABLE objstore_keys; CREATE TABLE objstore_keys (access_key_id TEXT)')],
-      ['an extra table and trigger', (db) => db.exec('CREATE TABLE fuzz (x); CREATE TRIGGER fuzz_trigger AFTER INSERT ON objstore_keys BEGIN DELETE FROM objstore_keys; END')],
+      [
+        'a table defined otherwise',
+        (db) => db.exec('DROP TABLE objstore_keys; CREATE TABLE objstore_keys (access_key_id TEXT)'),
+      ],
+      [
+        'an extra table and trigger',
+        (db) =>
+          db.exec(
+            'CREATE TABLE fuzz (x); CREATE TRIGGER fuzz_trigger AFTER INSERT ON objstore_keys BEGIN DELETE FROM objstore_keys; END',
+          ),
+      ],
       ['a NULL where NOT NULL', nullWhereNotNull],
     ),
   );
@@ -197,12 +237,24 @@ function valueMutations(base: SnapshotParts): fc.Arbitrary<SnapshotMutation> {
   });
   return fc
     .constantFrom(...tables)
-    .chain(({ table, columns, rows }) => fc.tuple(fc.constant(table), fc.constantFrom(...columns), fc.constantFrom(...HOSTILE_VALUES), fc.option(fc.nat(rows - 1), { nil: undefined })))
+    .chain(({ table, columns, rows }) =>
+      fc.tuple(
+        fc.constant(table),
+        fc.constantFrom(...columns),
+        fc.constantFrom(...HOSTILE_VALUES),
+        fc.option(fc.nat(rows - 1), { nil: undefined }),
+      ),
+    )
     .map(([table, column, value, row]) => {
       const where = row === undefined ? '' : ` WHERE rowid = (SELECT rowid FROM "${table}" LIMIT 1 OFFSET ${row})`;
       const what = `${table}.${column} = ${value} in ${row === undefined ? 'every row' : `row ${row}`}`;
       try {
-        return { what, bytes: snapshotBytes(withDatabase(base, (db) => db.exec(`UPDATE "${table}" SET "${column}" = ${value}${where}`))) };
+        return {
+          what,
+          bytes: snapshotBytes(
+            withDatabase(base, (db) => db.exec(`UPDATE "${table}" SET "${column}" = ${value}${where}`)),
+          ),
+        };
       } catch {
         // SQLite refused the change itself (a constraint): the sound file, which must restore.
         return { what: `${what} (refused by SQLite: the sound file)`, bytes: snapshotBytes(base) };
@@ -217,22 +269,38 @@ function treeMutations(base: SnapshotParts, victim: string): fc.Arbitrary<Snapsh
     fc.constantFrom(...hostileNames(victim)),
     fc.constantFrom(...hostileNames(victim)).map((name) => `${bucket}/${name}`),
     fc.constantFrom(...hostileNames(victim)).map((name) => `${bucket}/${name}/file._S3rver_object`),
-    fc.constantFrom(`${bucket}/fuzz.txt._S3rver_object`, `${bucket}/._S3rver_uploads`, `${bucket}/deep/er/fuzz._S3rver_object`, bucket),
+    fc.constantFrom(
+      `${bucket}/fuzz.txt._S3rver_object`,
+      `${bucket}/._S3rver_uploads`,
+      `${bucket}/deep/er/fuzz._S3rver_object`,
+      bucket,
+    ),
   );
   const data = fc.option(fc.constantFrom(Buffer.from(''), Buffer.from('fuzz data')), { nil: null });
   const entries = base.objstore;
   return fc.oneof(
     fc.tuple(path, data, fc.nat(entries.length)).map(([entryPath, bytes, at]): SnapshotMutation => ({
       what: `entry ${JSON.stringify(entryPath)} (${bytes === null ? 'folder' : 'file'}) added at ${at}`,
-      bytes: snapshotBytes({ ...base, objstore: [...entries.slice(0, at), { path: entryPath, data: bytes }, ...entries.slice(at)] }),
+      bytes: snapshotBytes({
+        ...base,
+        objstore: [...entries.slice(0, at), { path: entryPath, data: bytes }, ...entries.slice(at)],
+      }),
     })),
     fc.tuple(fc.nat(entries.length - 1), path).map(([at, entryPath]): SnapshotMutation => ({
       what: `entry ${at} renamed ${JSON.stringify(entryPath)}`,
-      bytes: snapshotBytes({ ...base, objstore: entries.map((entry, index) => (index === at ? { ...entry, path: entryPath } : entry)) }),
+      bytes: snapshotBytes({
+        ...base,
+        objstore: entries.map((entry, index) => (index === at ? { ...entry, path: entryPath } : entry)),
+      }),
     })),
     fc.nat(entries.length - 1).map((at): SnapshotMutation => ({
       what: `entry ${at} turned ${entries[at]!.data === null ? 'into a file' : 'into a folder'}`,
-      bytes: snapshotBytes({ ...base, objstore: entries.map((entry, index) => (index === at ? { ...entry, data: entry.data === null ? Buffer.from('x') : null } : entry)) }),
+      bytes: snapshotBytes({
+        ...base,
+        objstore: entries.map((entry, index) =>
+          index === at ? { ...entry, data: entry.data === null ? Buffer.from('x') : null } : entry,
+        ),
+      }),
     })),
     fc.nat(entries.length - 1).map((at): SnapshotMutation => ({
       what: `entry ${at} moved first and written twice`,
@@ -246,23 +314,49 @@ function sizeMutations(base: SnapshotParts): fc.Arbitrary<SnapshotMutation> {
   const sound = snapshotBytes(base);
   const files = base.objstore.flatMap((entry, at) => (entry.data === null ? [] : [at]));
   return fc.oneof(
-    fc.integer({ min: -3, max: 3 }).filter((delta) => delta !== 0).map((delta): SnapshotMutation => ({
-      what: `database_bytes off by ${delta}`,
-      bytes: snapshotBytes({ ...base, header: { ...base.header, database_bytes: base.database.byteLength + delta } }, ['database_bytes']),
-    })),
+    fc
+      .integer({ min: -3, max: 3 })
+      .filter((delta) => delta !== 0)
+      .map((delta): SnapshotMutation => ({
+        what: `database_bytes off by ${delta}`,
+        bytes: snapshotBytes(
+          { ...base, header: { ...base.header, database_bytes: base.database.byteLength + delta } },
+          ['database_bytes'],
+        ),
+      })),
     fc.tuple(fc.constantFrom(...files), fc.integer({ min: -2, max: 2 })).map(([at, delta]): SnapshotMutation => {
-      const listed = base.objstore.map((entry, index) => ({ path: entry.path, bytes: entry.data === null ? null : entry.data.byteLength + (index === at ? delta : 0) }));
-      return { what: `entry ${at} size off by ${delta}`, bytes: snapshotBytes({ ...base, header: { ...base.header, objstore: listed } }, ['objstore']) };
+      const listed = base.objstore.map((entry, index) => ({
+        path: entry.path,
+        bytes: entry.data === null ? null : entry.data.byteLength + (index === at ? delta : 0),
+      }));
+      return {
+        what: `entry ${at} size off by ${delta}`,
+        bytes: snapshotBytes({ ...base, header: { ...base.header, objstore: listed } }, ['objstore']),
+      };
     }),
     fc.constantFrom('0'.repeat(64), 'f'.repeat(64), 'not hex').map((checksum): SnapshotMutation => ({
       what: `checksum ${checksum}`,
       bytes: snapshotBytes({ ...base, header: { ...base.header, payload_sha256: checksum } }, ['payload_sha256']),
     })),
-    fc.integer({ min: 1, max: sound.byteLength - 1 }).map((length): SnapshotMutation => ({ what: `file cut to ${length} bytes`, bytes: sound.subarray(0, length) })),
-    fc.constantFrom(Buffer.from('\n'), Buffer.alloc(1000), Buffer.from('trailing')).map((extra): SnapshotMutation => ({ what: `${extra.byteLength} bytes added`, bytes: Buffer.concat([sound, extra]) })),
+    fc
+      .integer({ min: 1, max: sound.byteLength - 1 })
+      .map((length): SnapshotMutation => ({ what: `file cut to ${length} bytes`, bytes: sound.subarray(0, length) })),
+    fc
+      .constantFrom(Buffer.from('\n'), Buffer.alloc(1000), Buffer.from('trailing'))
+      .map((extra): SnapshotMutation => ({
+        what: `${extra.byteLength} bytes added`,
+        bytes: Buffer.concat([sound, extra]),
+      })),
     fc.constantFrom('{', 'null', '[]', '"header"', '{"template": 1}').map((line): SnapshotMutation => {
       const headerStart = sound.indexOf(0x0a) + 1;
-      return { what: `header line ${line}`, bytes: Buffer.concat([sound.subarray(0, headerStart), Buffer.from(`${line}\n`), sound.subarray(sound.indexOf(0x0a, headerStart) + 1)]) };
+      return {
+        what: `header line ${line}`,
+        bytes: Buffer.concat([
+          sound.subarray(0, headerStart),
+          Buffer.from(`${line}\n`),
+          sound.subarray(sound.indexOf(0x0a, headerStart) + 1),
+        ]),
+      };
     }),
   );
 }
@@ -271,12 +365,17 @@ function sizeMutations(base: SnapshotParts): fc.Arbitrary<SnapshotMutation> {
 export function snapshotMutations(base: SnapshotParts, victim: string): fc.Arbitrary<SnapshotMutation> {
   return fc
     .oneof(
-    fc.constantFrom(...MAGIC_LINES).map((magic): SnapshotMutation => ({ what: `magic line ${JSON.stringify(magic)}`, bytes: snapshotBytes({ ...base, magic }) })),
-    headerMutations(base),
-    rowMutations(base, victim),
-    { arbitrary: valueMutations(base), weight: 3 },
-    treeMutations(base, victim),
-    sizeMutations(base),
+      fc
+        .constantFrom(...MAGIC_LINES)
+        .map((magic): SnapshotMutation => ({
+          what: `magic line ${JSON.stringify(magic)}`,
+          bytes: snapshotBytes({ ...base, magic }),
+        })),
+      headerMutations(base),
+      rowMutations(base, victim),
+      { arbitrary: valueMutations(base), weight: 3 },
+      treeMutations(base, victim),
+      sizeMutations(base),
     )
     .map((mutation) => Object.assign(mutation, { [fc.toStringMethod]: () => mutation.what }));
 }

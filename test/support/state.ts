@@ -30,7 +30,10 @@ function listFiles(root: string): string[] {
  */
 export function stateDumper(instance: Pick<Localplane, 'dataDir' | 'filesDir'>): StateDumper {
   const db = new Database(join(instance.dataDir, 'localplane.sqlite'), { readonly: true, fileMustExist: true });
-  const tables = db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+  const tables = db
+    .prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .pluck()
+    .all();
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   let dumpedVersion: number | undefined;
   let tablesDump = '';
@@ -39,7 +42,11 @@ export function stateDumper(instance: Pick<Localplane, 'dataDir' | 'filesDir'>):
       const version = dataVersion.get()!;
       if (version !== dumpedVersion) {
         const rows = tables.map((table) => {
-          const lines = db.prepare(`SELECT * FROM "${table}"`).raw().all().map((row) => JSON.stringify(row));
+          const lines = db
+            .prepare(`SELECT * FROM "${table}"`)
+            .raw()
+            .all()
+            .map((row) => JSON.stringify(row));
           return `${table}\n${lines.sort().join('\n')}`;
         });
         tablesDump = rows.join('\n\n');

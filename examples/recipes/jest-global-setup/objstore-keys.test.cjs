@@ -8,7 +8,11 @@ test('a key pair added at run time is listed, without its secret', async () => {
   const response = await fetch(`${api}/_localplane/objstore/keys`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ access_key_id: 'RECIPEKEY00000000001', secret_access_key: 'recipe-secret', permissions: ['create', 'get'] }),
+    body: JSON.stringify({
+      access_key_id: 'RECIPEKEY00000000001',
+      secret_access_key: 'recipe-secret',
+      permissions: ['create', 'get'],
+    }),
   });
   expect(response.status).toBe(201);
   expect(await keyIds()).toContain('RECIPEKEY00000000001');

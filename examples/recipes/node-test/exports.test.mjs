@@ -9,7 +9,11 @@ before(async () => {
 beforeEach(() => lp.reset());
 after(() => lp.stop());
 
-const acme = { 'X-API-Key': 'lp_test_acme_plus_0001', 'X-Tenant-Id': '6e81f035-1834-4208-8f34-e3a9482cde15', 'Content-Type': 'application/json' };
+const acme = {
+  'X-API-Key': 'lp_test_acme_plus_0001',
+  'X-Tenant-Id': '6e81f035-1834-4208-8f34-e3a9482cde15',
+  'Content-Type': 'application/json',
+};
 const call = async (method, path, body) => {
   const response = await fetch(`${lp.apiUrl}${path}`, { method, headers: acme, body: body && JSON.stringify(body) });
   return { status: response.status, body: await response.json() };

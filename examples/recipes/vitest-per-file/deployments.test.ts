@@ -25,7 +25,10 @@ test('a new revision deploys when the test moves the clock', async ({ localplane
   expect(created.status).toBe(201);
   const deployment = await created.json();
   await lp.clock.advance(10); // the default revision steps take ten seconds in all
-  expect(await get(lp.apiUrl, `/v2/deployments/${deployment.id}`)).toMatchObject({ status: 'READY', active_revision_id: deployment.latest_revision_id });
+  expect(await get(lp.apiUrl, `/v2/deployments/${deployment.id}`)).toMatchObject({
+    status: 'READY',
+    active_revision_id: deployment.latest_revision_id,
+  });
 });
 
 test('the name is free again after the reset', async ({ localplane: lp }) => {

@@ -32,9 +32,11 @@ const NAME_MAX = 255;
 export function whyNotAFile(key: string): string | null {
   const segments = key.split('/');
   if (key.endsWith('/')) return "a key ending in '/' names a folder";
-  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) return "an empty, '.' or '..' segment names no file";
+  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..'))
+    return "an empty, '.' or '..' segment names no file";
   if (key.includes('\0')) return 'a file name cannot hold NUL';
-  if (segments.some((segment) => Buffer.byteLength(segment) > NAME_MAX)) return 'a segment is longer than a file name (255 bytes)';
+  if (segments.some((segment) => Buffer.byteLength(segment) > NAME_MAX))
+    return 'a segment is longer than a file name (255 bytes)';
   return null;
 }
 
@@ -138,7 +140,9 @@ export class FileView {
   /** Never rejects: a view that cannot follow is logged, and must not fail the S3 request. */
   private enqueue(update: () => Promise<void>): Promise<void> {
     const run = this.tail.then(update).catch((error: unknown) => {
-      this.options.log(`objstore files view: update failed: ${printable(error instanceof Error ? error.message : String(error))}`);
+      this.options.log(
+        `objstore files view: update failed: ${printable(error instanceof Error ? error.message : String(error))}`,
+      );
     });
     this.tail = run;
     return run;

@@ -2,7 +2,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 import { errors, type S3ErrorSpec } from '../s3-errors.ts';
 import { hasParam, type RequestTarget } from './target.ts';
-import { BUCKET_SUBRESOURCES, OBJECT_SUBRESOURCES, type BucketSubresource, type S3Operation } from '../s3-operations.ts';
+import {
+  BUCKET_SUBRESOURCES,
+  OBJECT_SUBRESOURCES,
+  type BucketSubresource,
+  type S3Operation,
+} from '../s3-operations.ts';
 import type { ObjstorePermission } from '../types.ts';
 
 /** What it takes to be allowed to perform an operation. */
@@ -33,7 +38,11 @@ const BUCKET_SUBRESOURCE_NAMES = Object.keys(BUCKET_SUBRESOURCES) as BucketSubre
 const OBJECT_SUBRESOURCE_NAMES = new Set<string>([...BUCKET_SUBRESOURCE_NAMES, ...Object.keys(OBJECT_SUBRESOURCES)]);
 
 /** The operation a subresource selects with this method; `Unknown` when S3 has none. */
-function subresourceOperation(table: Readonly<Record<string, Readonly<Partial<Record<string, S3Operation>>>>>, subresource: string, method: string): S3Operation {
+function subresourceOperation(
+  table: Readonly<Record<string, Readonly<Partial<Record<string, S3Operation>>>>>,
+  subresource: string,
+  method: string,
+): S3Operation {
   return table[subresource]?.[method] ?? 'Unknown';
 }
 
@@ -59,7 +68,11 @@ function classifyService(method: string): ClassifiedOperation {
 }
 
 function classifyBucket(method: string, target: RequestTarget, subresource: string | null): ClassifiedOperation {
-  const op = (operation: S3Operation, access: OperationAccess): ClassifiedOperation => ({ operation, access, subresource });
+  const op = (operation: S3Operation, access: OperationAccess): ClassifiedOperation => ({
+    operation,
+    access,
+    subresource,
+  });
   const selected = () => subresourceOperation(BUCKET_SUBRESOURCES, subresource!, method);
   switch (method) {
     case 'HEAD':
@@ -71,9 +84,13 @@ function classifyBucket(method: string, target: RequestTarget, subresource: stri
       return op(selected(), needs(subresource === 'uploads' ? 'multipart' : 'get'));
     // Of a bucket's configuration, only its CORS rules may be set: they are how a page the user serves gets to use the objstore.
     case 'PUT':
-      return subresource === null ? op('CreateBucket', needs('buckets')) : op(selected(), subresource === 'cors' ? needs('buckets') : refuse);
+      return subresource === null
+        ? op('CreateBucket', needs('buckets'))
+        : op(selected(), subresource === 'cors' ? needs('buckets') : refuse);
     case 'DELETE':
-      return subresource === null ? op('DeleteBucket', needs('buckets')) : op(selected(), subresource === 'cors' ? needs('buckets') : refuse);
+      return subresource === null
+        ? op('DeleteBucket', needs('buckets'))
+        : op(selected(), subresource === 'cors' ? needs('buckets') : refuse);
     case 'POST':
       if (subresource === 'delete') return op('DeleteObjects', needs('delete'));
       // Browser form upload: the form's policy signature authenticates it (post-object.ts).
@@ -84,12 +101,12 @@ function classifyBucket(method: string, target: RequestTarget, subresource: stri
   }
 }
 
-function classifyObject(
-  method: string,
-  subresource: string | null,
-  headers: IncomingHttpHeaders,
-): ClassifiedOperation {
-  const op = (operation: S3Operation, access: OperationAccess): ClassifiedOperation => ({ operation, access, subresource });
+function classifyObject(method: string, subresource: string | null, headers: IncomingHttpHeaders): ClassifiedOperation {
+  const op = (operation: S3Operation, access: OperationAccess): ClassifiedOperation => ({
+    operation,
+    access,
+    subresource,
+  });
   const selected = (as = method) => subresourceOperation(OBJECT_SUBRESOURCES, subresource!, as);
   const copy = headers['x-amz-copy-source'] !== undefined;
   switch (method) {
@@ -99,7 +116,8 @@ function classifyObject(
       if (subresource === 'uploadId') return op('ListParts', needs('multipart'));
       return op(selected('GET'), needs('get'));
     case 'PUT':
-      if (subresource === null) return copy ? op('CopyObject', needs('create', 'get')) : op('PutObject', needs('create'));
+      if (subresource === null)
+        return copy ? op('CopyObject', needs('create', 'get')) : op('PutObject', needs('create'));
       if (subresource === 'uploadId') {
         return copy ? op('UploadPartCopy', needs('multipart', 'get')) : op('UploadPart', needs('multipart'));
       }
@@ -127,8 +145,13 @@ export function classifyOperation(
   if (method === 'OPTIONS') return { operation: 'OptionsObject', access: { kind: 'anyone' }, subresource: null };
   if (target.bucket === null) return classifyService(method);
   const isObject = target.key !== null;
-  const { subresource, conflict } = selectSubresource(target, isObject ? OBJECT_SUBRESOURCE_NAMES : BUCKET_SUBRESOURCE_NAMES);
-  const classified = isObject ? classifyObject(method, subresource, headers) : classifyBucket(method, target, subresource);
+  const { subresource, conflict } = selectSubresource(
+    target,
+    isObject ? OBJECT_SUBRESOURCE_NAMES : BUCKET_SUBRESOURCE_NAMES,
+  );
+  const classified = isObject
+    ? classifyObject(method, subresource, headers)
+    : classifyBucket(method, target, subresource);
   // Conflicting subresources are a client error, unless the operation is refused anyway.
   if (conflict && classified.access.kind !== 'refuse') {
     return { ...classified, access: { kind: 'reject', error: conflict } };

@@ -38,7 +38,8 @@ function atMostOne(rule: XmlElement, name: string): string | undefined {
 }
 
 function requireOneWildcardAtMost(element: string, values: readonly string[]): void {
-  for (const value of values) if (value.split('*').length > 2) throw new GatewayError(errors.corsTwoWildcards(element, value));
+  for (const value of values)
+    if (value.split('*').length > 2) throw new GatewayError(errors.corsTwoWildcards(element, value));
 }
 
 /**
@@ -65,8 +66,10 @@ export function parseCorsConfiguration(document: string): CorsRule[] {
   }
   if (rules.length === 0) throw new GatewayError(errors.malformedXml());
   for (const rule of rules) {
-    if (!rule.allowedOrigins.some(Boolean) || !rule.allowedMethods.some(Boolean)) throw new GatewayError(errors.malformedXml());
-    if (rule.maxAgeSeconds !== undefined && !/^\d+$/.test(rule.maxAgeSeconds)) throw new GatewayError(errors.malformedXml());
+    if (!rule.allowedOrigins.some(Boolean) || !rule.allowedMethods.some(Boolean))
+      throw new GatewayError(errors.malformedXml());
+    if (rule.maxAgeSeconds !== undefined && !/^\d+$/.test(rule.maxAgeSeconds))
+      throw new GatewayError(errors.malformedXml());
     const unsupported = rule.allowedMethods.find((method) => !CORS_METHODS.has(method));
     if (unsupported !== undefined) throw new GatewayError(errors.corsUnsupportedMethod(unsupported));
   }
@@ -104,16 +107,29 @@ export async function corsRulesOf(storage: ObjstoreStorage, bucket: string): Pro
 
 /** `*` in a pattern stands for any text; the rest is matched as it is (AllowedHeader in any case). */
 function wildcardPattern(pattern: string, flags = ''): RegExp {
-  return new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, flags);
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    flags,
+  );
 }
 
 /** The first rule allowing `origin` to send `method` and, when given, every header of `requestHeaders` (lower case). */
-export function matchCorsRule(rules: readonly CorsRule[], origin: string, method: string, requestHeaders: readonly string[] = []): CorsRule | undefined {
+export function matchCorsRule(
+  rules: readonly CorsRule[],
+  origin: string,
+  method: string,
+  requestHeaders: readonly string[] = [],
+): CorsRule | undefined {
   return rules.find(
     (rule) =>
       rule.allowedOrigins.some((pattern) => wildcardPattern(pattern).test(origin)) &&
       rule.allowedMethods.includes(method.toUpperCase()) &&
-      requestHeaders.every((header) => rule.allowedHeaders.some((pattern) => wildcardPattern(pattern, 'i').test(header))),
+      requestHeaders.every((header) =>
+        rule.allowedHeaders.some((pattern) => wildcardPattern(pattern, 'i').test(header)),
+      ),
   );
 }
 

@@ -45,7 +45,12 @@ function newRequestId(): string {
  * Starts tracking a request: assigns the request id headers and hands the request to the
  * observer when its response ends (or the connection closes first).
  */
-export function beginExchange(req: IncomingMessage, res: ServerResponse, expectContinue: boolean, observer?: ObjstoreObserver): Exchange {
+export function beginExchange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  expectContinue: boolean,
+  observer?: ObjstoreObserver,
+): Exchange {
   const method = (req.method ?? 'GET').toUpperCase();
   const exchange: Exchange = {
     req,
@@ -102,7 +107,12 @@ function declaredSize(req: IncomingMessage): number | null {
  */
 function requestBodyOf(exchange: Exchange): ObservedBody {
   const contentType = headerText(exchange.req.headers['content-type']);
-  if (exchange.body !== null) return { head: Buffer.from(exchange.body.subarray(0, OBSERVED_BODY_BYTES)), size: exchange.body.length, contentType };
+  if (exchange.body !== null)
+    return {
+      head: Buffer.from(exchange.body.subarray(0, OBSERVED_BODY_BYTES)),
+      size: exchange.body.length,
+      contentType,
+    };
   const size = declaredSize(exchange.req);
   return { head: size === 0 ? Buffer.alloc(0) : null, size, contentType };
 }

@@ -122,8 +122,14 @@ const ANONYMOUS_READS = new Set<S3Operation>(['GetObject', 'HeadObject', 'ListOb
  * Throws AccessDenied unless an unsigned request reads a public bucket; NoSuchBucket for a
  * bucket that does not exist, as S3 answers anyone.
  */
-export function authorizeAnonymous(classified: ClassifiedOperation, target: RequestTarget, publicBuckets: ReadonlySet<string>, buckets: BucketDirectory): void {
-  if (target.bucket !== null && buckets.ownerOf(target.bucket) === undefined) throw new GatewayError(errors.noSuchBucket(target.bucket));
+export function authorizeAnonymous(
+  classified: ClassifiedOperation,
+  target: RequestTarget,
+  publicBuckets: ReadonlySet<string>,
+  buckets: BucketDirectory,
+): void {
+  if (target.bucket !== null && buckets.ownerOf(target.bucket) === undefined)
+    throw new GatewayError(errors.noSuchBucket(target.bucket));
   const bucketIsPublic = target.bucket !== null && publicBuckets.has(target.bucket);
   if (!bucketIsPublic || !ANONYMOUS_READS.has(classified.operation)) throw new GatewayError(errors.accessDenied());
 }
@@ -252,7 +258,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const { req } = exchange;
     // What an error document names until the target is parsed.
     exchange.resource = (req.url ?? '/').split('?')[0] || '/';
-    if (options.acceptsHost && !options.acceptsHost(req.headers.host)) throw new GatewayError(errors.foreignHost(req.headers.host!));
+    if (options.acceptsHost && !options.acceptsHost(req.headers.host))
+      throw new GatewayError(errors.foreignHost(req.headers.host!));
     if (await injectFault(exchange)) return;
     const target = parseTarget(req.url);
     exchange.bucket = target.bucket;
@@ -282,7 +289,12 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     await answer(operationContext(exchange, target, classified, admission));
   }
 
-  function operationContext(exchange: Exchange, target: RequestTarget, classified: ClassifiedOperation, admission: Admission): OperationContext {
+  function operationContext(
+    exchange: Exchange,
+    target: RequestTarget,
+    classified: ClassifiedOperation,
+    admission: Admission,
+  ): OperationContext {
     const { key, payloadHash, chunkSignatures } = admission;
     return {
       exchange,

@@ -118,7 +118,9 @@ export function validatePartNumber(partNumber: string | undefined): number {
  * '/', the bucket up to the first '/' and the key after it, then an optional `?versionId=`
  * (as sent: the operation judges it, versions.ts).
  */
-export function parseCopySource(headers: IncomingHttpHeaders): { bucket: string; key: string; versionId: string | null } | null {
+export function parseCopySource(
+  headers: IncomingHttpHeaders,
+): { bucket: string; key: string; versionId: string | null } | null {
   const header = headers['x-amz-copy-source'];
   if (header === undefined) return null;
   const value = Array.isArray(header) ? header.join(',') : header;

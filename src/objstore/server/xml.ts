@@ -31,7 +31,12 @@ export interface XmlContent {
 // Entities escaped: & < > " ' (processEntities); an empty string is written `<A></A>`, as S3 does.
 let builder: InstanceType<FastXmlParser['XMLBuilder']> | null = null;
 const xmlBuilder = () =>
-  (builder ??= new (xmlLibrary().XMLBuilder)({ ignoreAttributes: false, attributeNamePrefix: '@', suppressEmptyNode: false, format: false }));
+  (builder ??= new (xmlLibrary().XMLBuilder)({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@',
+    suppressEmptyNode: false,
+    format: false,
+  }));
 
 /** `<?xml ...?>\n<root xmlns="...">content</root>`: an S3 result document (a few, e.g. LocationConstraint, hold only text). */
 export function renderResult(root: string, content: XmlContent | string): string {
@@ -62,7 +67,13 @@ export function renderError(error: S3ErrorSpec, resource: string, { requestId, h
  * Writes an S3 XML error response. HEAD requests get the status and headers only, like S3.
  * Does nothing if a response has already been started.
  */
-export function sendError(res: ServerResponse, method: string, error: S3ErrorSpec, resource: string, ids: ResponseIds): void {
+export function sendError(
+  res: ServerResponse,
+  method: string,
+  error: S3ErrorSpec,
+  resource: string,
+  ids: ResponseIds,
+): void {
   if (res.headersSent || res.writableEnded) return;
   res.statusCode = error.status;
   res.setHeader('Content-Type', 'application/xml');
@@ -102,9 +113,15 @@ const UNDEFINED_ENTITY = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
  * untrimmed unless `trim`), with entity and character references resolved. Elements named in
  * `lists` are always lists, even when given once.
  */
-export function parseRequestDocument(body: string, root: string, lists: readonly string[] = [], { trim = false } = {}): XmlElement {
+export function parseRequestDocument(
+  body: string,
+  root: string,
+  lists: readonly string[] = [],
+  { trim = false } = {},
+): XmlElement {
   const { XMLParser, XMLValidator } = xmlLibrary();
-  if (XMLValidator.validate(body) !== true || UNDEFINED_ENTITY.test(body)) throw new GatewayError(errors.malformedXml());
+  if (XMLValidator.validate(body) !== true || UNDEFINED_ENTITY.test(body))
+    throw new GatewayError(errors.malformedXml());
   const listed = new Set(lists);
   const parser = new XMLParser({
     ignoreAttributes: true,
@@ -126,7 +143,8 @@ export function parseRequestDocument(body: string, root: string, lists: readonly
   const roots = Object.keys(document);
   const content = document[root];
   // Two roots of the same name parse as a list.
-  if (roots.length !== 1 || content === undefined || Array.isArray(content)) throw new GatewayError(errors.malformedXml());
+  if (roots.length !== 1 || content === undefined || Array.isArray(content))
+    throw new GatewayError(errors.malformedXml());
   // An element with no children and no text parses as ''.
   return typeof content === 'string' ? {} : (content as XmlElement);
 }
@@ -140,5 +158,9 @@ export function childText(element: XmlElement, name: string): string | undefined
 /** The elements among a list of children (texts are not elements: `<Part>x</Part>`). */
 export function childElements(element: XmlElement, name: string): (XmlElement | string)[] {
   const child = element[name];
-  return child === undefined ? [] : Array.isArray(child) ? (child as (XmlElement | string)[]) : [child as XmlElement | string];
+  return child === undefined
+    ? []
+    : Array.isArray(child)
+      ? (child as (XmlElement | string)[])
+      : [child as XmlElement | string];
 }

@@ -80,7 +80,10 @@ function isPlainSegment(segment: string, last: boolean): boolean {
 }
 
 function escapedNames(segment: string): string[] {
-  const encoded = segment.replace(ESCAPED_CHARACTERS, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  const encoded = segment.replace(
+    ESCAPED_CHARACTERS,
+    (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
   const names = [ESCAPED];
   let bytes = 0;
   for (const piece of encoded.match(ENCODED_PIECE) ?? []) {
@@ -109,7 +112,8 @@ function storedNames(key: string): string[] {
  * itself): a new segment, or the rest of the last one. null when the name cannot be a key's.
  */
 export function followStoredName(keySoFar: string | null, name: string): string | null {
-  if (name.startsWith(CONTINUED)) return keySoFar === null ? null : keySoFar + decodeEscaped(name.slice(CONTINUED.length));
+  if (name.startsWith(CONTINUED))
+    return keySoFar === null ? null : keySoFar + decodeEscaped(name.slice(CONTINUED.length));
   const segment = name.startsWith(ESCAPED) ? decodeEscaped(name.slice(ESCAPED.length)) : name;
   return keySoFar === null ? segment : `${keySoFar}/${segment}`;
 }
@@ -177,10 +181,17 @@ export function uploadDirectory(root: string, bucket: string, uploadId: string):
 
 /** The files of an upload in progress that describe it. */
 export function uploadFiles(directory: string): { key: string; createHeaders: string; completed: string } {
-  return { key: path.join(directory, 'key'), createHeaders: path.join(directory, 'metadata'), completed: path.join(directory, 'completed') };
+  return {
+    key: path.join(directory, 'key'),
+    createHeaders: path.join(directory, 'metadata'),
+    completed: path.join(directory, 'completed'),
+  };
 }
 
-export function partFiles(uploadDirectory: string, partNumber: number): { content: string; md5: string; checksum: string } {
+export function partFiles(
+  uploadDirectory: string,
+  partNumber: number,
+): { content: string; md5: string; checksum: string } {
   const content = path.join(uploadDirectory, String(partNumber));
   return { content, md5: `${content}.md5`, checksum: `${content}.checksum` };
 }

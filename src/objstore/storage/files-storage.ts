@@ -7,7 +7,20 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { chmodSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -33,7 +46,16 @@ import {
   uploadFiles,
   uploadsDirectory,
 } from './files-layout.ts';
-import type { IncomingContent, ObjectHead, ObjstoreStorage, PartChecksum, PlacementGuard, UploadedPart, UploadInProgress, UploadSummary } from './storage.ts';
+import type {
+  IncomingContent,
+  ObjectHead,
+  ObjstoreStorage,
+  PartChecksum,
+  PlacementGuard,
+  UploadedPart,
+  UploadInProgress,
+  UploadSummary,
+} from './storage.ts';
 import { listBucketObjects, objectsOf, openTree, readTree, stageTree, treeProblem } from './tree.ts';
 
 function isMissingFile(err: unknown): boolean {
@@ -94,7 +116,8 @@ async function holdsObject(folder: string): Promise<boolean> {
   const entries = await readDirectory(folder);
   if (entries.some((entry) => entry.isFile() && nameOfObjectFile(entry.name) !== null)) return true;
   for (const entry of entries) {
-    if (entry.isDirectory() && isKeyFolder(entry.name) && (await holdsObject(path.join(folder, entry.name)))) return true;
+    if (entry.isDirectory() && isKeyFolder(entry.name) && (await holdsObject(path.join(folder, entry.name))))
+      return true;
   }
   return false;
 }
@@ -132,7 +155,12 @@ function summarizeUpload(directory: string, uploadId: string): UploadSummary | n
 function describeUpload(directory: string, uploadId: string): UploadInProgress | null {
   const summary = summarizeUpload(directory, uploadId);
   if (summary === null) return null;
-  return { ...summary, createHeaders: parseHeaders(orNullWhenMissingSync(() => readFileSync(uploadFiles(directory).createHeaders, 'utf8'))) };
+  return {
+    ...summary,
+    createHeaders: parseHeaders(
+      orNullWhenMissingSync(() => readFileSync(uploadFiles(directory).createHeaders, 'utf8')),
+    ),
+  };
 }
 
 /** null for a part that is not (or no longer) whole. */
@@ -142,11 +170,21 @@ function readPart(upload: string, number: number): UploadedPart | null {
   const stats = orNullWhenMissingSync(() => statSync(files.content));
   const checksum = orNullWhenMissingSync(() => readFileSync(files.checksum, 'utf8'));
   if (md5 === null || stats === null) return null;
-  return { number, md5: md5.trim(), size: stats.size, lastModified: stats.mtime, checksum: JSON.parse(checksum ?? 'null') as PartChecksum | null };
+  return {
+    number,
+    md5: md5.trim(),
+    size: stats.size,
+    lastModified: stats.mtime,
+    checksum: JSON.parse(checksum ?? 'null') as PartChecksum | null,
+  };
 }
 
 /** Appends each file's content to `destination` in turn, one descriptor open for reading at a time. */
-async function concatenate(sources: readonly string[], destination: string, onContent: (data: Buffer) => void): Promise<void> {
+async function concatenate(
+  sources: readonly string[],
+  destination: string,
+  onContent: (data: Buffer) => void,
+): Promise<void> {
   const output = await open(destination, 'w');
   try {
     for (const source of sources) {
@@ -223,7 +261,11 @@ function removeObjectFiles(root: string, bucket: string, key: string): void {
   const files = objectFiles(root, bucket, key);
   for (const file of [files.content, files.md5, files.metadata, files.tagging]) unlinkIfExists(file);
   const bucketFolder = bucketDirectory(root, bucket);
-  for (let folder = path.dirname(files.content); folder.startsWith(bucketFolder + path.sep); folder = path.dirname(folder)) {
+  for (
+    let folder = path.dirname(files.content);
+    folder.startsWith(bucketFolder + path.sep);
+    folder = path.dirname(folder)
+  ) {
     try {
       rmdirSync(folder);
     } catch {
@@ -279,7 +321,8 @@ export function createFileStorage(directory: string): FileStorage {
   openTree(directory);
   removeAbandonedIncoming(directory);
   const fileOperations = new ConcurrencyLimit(FILE_OPERATIONS_AT_ONCE);
-  const makeBucket = (bucket: string) => mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
+  const makeBucket = (bucket: string) =>
+    mkdir(bucketDirectory(directory, bucket), { recursive: true, mode: BUCKET_MODE });
 
   /**
    * Removes the sidecar files whose contents are null, renames each other sidecar (path ->
@@ -321,7 +364,8 @@ export function createFileStorage(directory: string): FileStorage {
         }
       });
     } finally {
-      for (const from of new Set([file, ...files.map(({ from }) => from)])) if (!moved.has(from)) rmSync(from, { force: true });
+      for (const from of new Set([file, ...files.map(({ from }) => from)]))
+        if (!moved.has(from)) rmSync(from, { force: true });
     }
   }
 
@@ -378,7 +422,8 @@ export function createFileStorage(directory: string): FileStorage {
       await collectKeys(bucketDirectory(directory, bucket), null, prefix, keys);
       return keys;
     },
-    headObject: (bucket, key) => fileOperations.run(() => orNullWhenMissing(readHead(objectFiles(directory, bucket, key)))),
+    headObject: (bucket, key) =>
+      fileOperations.run(() => orNullWhenMissing(readHead(objectFiles(directory, bucket, key)))),
     async objectExists(bucket, key) {
       return (await orNullWhenMissing(stat(objectFiles(directory, bucket, key).content)))?.isFile() ?? false;
     },
@@ -427,7 +472,8 @@ export function createFileStorage(directory: string): FileStorage {
       const upload = uploadDirectory(directory, bucket, uploadId);
       const files = uploadFiles(upload);
       // A bucket a delete took meanwhile is not made again.
-      if (!existsSync(bucketDirectory(directory, bucket))) throw new Error(`objstore: no bucket ${bucket} to start an upload in`);
+      if (!existsSync(bucketDirectory(directory, bucket)))
+        throw new Error(`objstore: no bucket ${bucket} to start an upload in`);
       mkdirSync(upload, { recursive: true, mode: PRIVATE_FOLDER_MODE });
       // The headers first: an upload is in progress once its key is there, written whole.
       writeFileSync(files.createHeaders, JSON.stringify(headers), { mode: PRIVATE_FILE_MODE });
@@ -435,14 +481,18 @@ export function createFileStorage(directory: string): FileStorage {
       return uploadId;
     },
     async uploadKey(bucket, uploadId) {
-      return orNullWhenMissingSync(() => readFileSync(uploadFiles(uploadDirectory(directory, bucket, uploadId)).key, 'utf8'));
+      return orNullWhenMissingSync(() =>
+        readFileSync(uploadFiles(uploadDirectory(directory, bucket, uploadId)).key, 'utf8'),
+      );
     },
     async uploadInProgress(bucket, uploadId) {
       return describeUpload(uploadDirectory(directory, bucket, uploadId), uploadId);
     },
     async uploadsInProgress(bucket) {
       const root = uploadsDirectory(directory, bucket);
-      const uploads = await mapInSlices(await readDirectoryNames(root), SYNC_READS_PER_SLICE, (uploadId) => summarizeUpload(path.join(root, uploadId), uploadId));
+      const uploads = await mapInSlices(await readDirectoryNames(root), SYNC_READS_PER_SLICE, (uploadId) =>
+        summarizeUpload(path.join(root, uploadId), uploadId),
+      );
       return uploads.filter((upload) => upload !== null);
     },
     async uploadedParts(bucket, uploadId, { after = 0, limit = Infinity } = {}) {
@@ -453,17 +503,21 @@ export function createFileStorage(directory: string): FileStorage {
         .sort((a, b) => a - b);
       const parts: UploadedPart[] = [];
       // A part removed meanwhile drops out, and the next one takes its place.
-      for (let rest = numbers; rest.length > 0 && parts.length < limit; ) {
+      for (let rest = numbers; rest.length > 0 && parts.length < limit;) {
         const batch = rest.slice(0, limit - parts.length);
         rest = rest.slice(batch.length);
-        for (const part of await mapInSlices(batch, SYNC_READS_PER_SLICE, (number) => readPart(upload, number))) if (part !== null) parts.push(part);
+        for (const part of await mapInSlices(batch, SYNC_READS_PER_SLICE, (number) => readPart(upload, number)))
+          if (part !== null) parts.push(part);
       }
       return parts;
     },
     async placePart(bucket, uploadId, partNumber, content, md5, checksum) {
       const files = partFiles(uploadDirectory(directory, bucket, uploadId), partNumber);
       // A part uploaded again without a checksum loses the one it had.
-      await placeWithSidecars(await closedFileOf(content), files.content, { [files.md5]: md5, [files.checksum]: checksum && JSON.stringify(checksum) });
+      await placeWithSidecars(await closedFileOf(content), files.content, {
+        [files.md5]: md5,
+        [files.checksum]: checksum && JSON.stringify(checksum),
+      });
     },
     async completeUpload(bucket, key, uploadId, partNumbers, completion, record, placing) {
       const upload = uploadDirectory(directory, bucket, uploadId);
@@ -473,20 +527,34 @@ export function createFileStorage(directory: string): FileStorage {
       const file = incomingFile(directory);
       let completionMetadata: Record<string, string>;
       try {
-        await concatenate(partNumbers.map((number) => partFiles(upload, number).content), file, (data) => completion.onContent(data));
+        await concatenate(
+          partNumbers.map((number) => partFiles(upload, number).content),
+          file,
+          (data) => completion.onContent(data),
+        );
         completionMetadata = await completion.metadata();
       } catch (error) {
         await rm(file, { force: true });
         throw error;
       }
-      await storage.placeObject(bucket, key, new IncomingFile(file), completion.etag, { ...metadata, ...completionMetadata }, placing);
+      await storage.placeObject(
+        bucket,
+        key,
+        new IncomingFile(file),
+        completion.etag,
+        { ...metadata, ...completionMetadata },
+        placing,
+      );
       // The record first, then the key (the upload is no longer in progress), then the parts.
       await writeFile(files.completed, await record(), { mode: PRIVATE_FILE_MODE });
       await rm(files.key, { force: true });
-      const leftovers = (await readDirectoryNames(upload)).filter((name) => path.join(upload, name) !== files.completed);
+      const leftovers = (await readDirectoryNames(upload)).filter(
+        (name) => path.join(upload, name) !== files.completed,
+      );
       await fileOperations.map(leftovers, (name) => orNullWhenMissing(unlink(path.join(upload, name))));
     },
-    completedUpload: (bucket, uploadId) => readOptional(uploadFiles(uploadDirectory(directory, bucket, uploadId)).completed),
+    completedUpload: (bucket, uploadId) =>
+      readOptional(uploadFiles(uploadDirectory(directory, bucket, uploadId)).completed),
     async removeUpload(bucket, uploadId) {
       await rm(uploadDirectory(directory, bucket, uploadId), { recursive: true, force: true });
     },

@@ -55,7 +55,8 @@ const BLOCK_BYTES = 64 * 1024 * 1024;
 /** A piece this big that owns its memory is kept as it is: a socket read's, which Node allocates for it alone. */
 const KEPT_PIECE_BYTES = 16 * 1024;
 
-const ownsItsMemory = (piece: Buffer) => piece.length >= KEPT_PIECE_BYTES && piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength;
+const ownsItsMemory = (piece: Buffer) =>
+  piece.length >= KEPT_PIECE_BYTES && piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength;
 
 function copyOf(pieces: readonly Buffer[], size: number): Buffer {
   const block = Buffer.allocUnsafeSlow(size);
@@ -92,7 +93,8 @@ function blocksOf(pieces: readonly Buffer[]): Buffer[] {
   return blocks;
 }
 
-const readerOf = (content: StoredContent, range: ByteRange | null) => Readable.from(piecesOf(content, range), { objectMode: false });
+const readerOf = (content: StoredContent, range: ByteRange | null) =>
+  Readable.from(piecesOf(content, range), { objectMode: false });
 
 /** Metadata as the files storage keeps it, in JSON: a header given without a value (a PutObject's dropped aws-chunked Content-Encoding) is left out. */
 const keptMetadata = (metadata: Readonly<Record<string, string>>): Record<string, string> =>
@@ -241,7 +243,13 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
       const incoming = contentOf(content);
       try {
         await placing(async () => {
-          setObject(existingBucket(name), key, { ...incoming.take(), etag, metadata: keptMetadata(metadata), tagging: null, lastModified: new Date() });
+          setObject(existingBucket(name), key, {
+            ...incoming.take(),
+            etag,
+            metadata: keptMetadata(metadata),
+            tagging: null,
+            lastModified: new Date(),
+          });
         });
       } finally {
         await incoming.discard();
@@ -272,7 +280,13 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
       const bucket = buckets.get(name);
       if (bucket === undefined) throw new Error(`objstore: no bucket ${name} to start an upload in`);
       const uploadId = randomBytes(16).toString('hex');
-      bucket.uploads.set(uploadId, { key, createHeaders: { ...headers }, initiated: new Date(), parts: new Map(), completed: null });
+      bucket.uploads.set(uploadId, {
+        key,
+        createHeaders: { ...headers },
+        initiated: new Date(),
+        parts: new Map(),
+        completed: null,
+      });
       return uploadId;
     },
     async uploadKey(bucket, uploadId) {
@@ -280,7 +294,9 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
     },
     async uploadInProgress(bucket, uploadId) {
       const upload = uploadInProgressOf(bucket, uploadId);
-      return upload === undefined ? null : { key: upload.key, uploadId, initiated: upload.initiated, createHeaders: upload.createHeaders };
+      return upload === undefined
+        ? null
+        : { key: upload.key, uploadId, initiated: upload.initiated, createHeaders: upload.createHeaders };
     },
     async uploadsInProgress(bucket) {
       return [...(buckets.get(bucket)?.uploads ?? [])].flatMap(([uploadId, upload]: [string, MemoryUpload]) =>
@@ -319,7 +335,14 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
         const bucket = existingBucket(name);
         // The parts' bytes become the object's: counted once, as the object's.
         stored += size;
-        setObject(bucket, key, { chunks, size, etag: completion.etag, metadata, tagging: null, lastModified: new Date() });
+        setObject(bucket, key, {
+          chunks,
+          size,
+          etag: completion.etag,
+          metadata,
+          tagging: null,
+          lastModified: new Date(),
+        });
       });
       const completed = await record();
       stored -= uploadBytes(upload);
@@ -352,7 +375,9 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
       const bytes = storedBytes(staged);
       const budget = options.budgetBytes();
       if (bytes > budget) {
-        throw new Error(`its objects and upload parts take ${bytes} bytes, more than the memory storage keeps (${budget} bytes, objstore_memory_limit_mb)`);
+        throw new Error(
+          `its objects and upload parts take ${bytes} bytes, more than the memory storage keeps (${budget} bytes, objstore_memory_limit_mb)`,
+        );
       }
       return { install: () => replaceBuckets(staged), discard: () => {} };
     },

@@ -6,7 +6,16 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 
 import type { ObjstoreTreeEntry } from '../types.ts';
-import { bucketCorsFile, keyOfObjectFile, objectFiles, partFiles, partNumberOfFile, uploadDirectory, uploadFiles, uploadsDirectory } from './files-layout.ts';
+import {
+  bucketCorsFile,
+  keyOfObjectFile,
+  objectFiles,
+  partFiles,
+  partNumberOfFile,
+  uploadDirectory,
+  uploadFiles,
+  uploadsDirectory,
+} from './files-layout.ts';
 import { emptyBucket, type MemoryBucket, type MemoryBuckets, type MemoryUpload } from './memory-state.ts';
 import type { PartChecksum } from './storage.ts';
 
@@ -77,7 +86,8 @@ const textOf = (data: Uint8Array | undefined) => (data === undefined ? null : Bu
 function readUpload(files: Map<string, Uint8Array>, now: Date): MemoryUpload | null {
   const key = textOf(files.get('key'));
   const completed = textOf(files.get('completed'));
-  if (key === null) return completed === null ? null : { key: '', createHeaders: {}, initiated: now, parts: new Map(), completed };
+  if (key === null)
+    return completed === null ? null : { key: '', createHeaders: {}, initiated: now, parts: new Map(), completed };
   let createHeaders: Record<string, unknown> = {};
   try {
     createHeaders = JSON.parse(textOf(files.get('metadata')) ?? '{}') as Record<string, unknown>;
@@ -90,7 +100,13 @@ function readUpload(files: Map<string, Uint8Array>, now: Date): MemoryUpload | n
     const md5 = textOf(files.get(`${name}.md5`));
     if (number === null || md5 === null) continue;
     const checksum = JSON.parse(textOf(files.get(`${name}.checksum`)) ?? 'null') as PartChecksum | null;
-    upload.parts.set(number, { chunks: [Buffer.from(data)], size: data.byteLength, md5: md5.trim(), checksum, lastModified: now });
+    upload.parts.set(number, {
+      chunks: [Buffer.from(data)],
+      size: data.byteLength,
+      md5: md5.trim(),
+      checksum,
+      lastModified: now,
+    });
   }
   return upload;
 }
@@ -101,7 +117,11 @@ function readUpload(files: Map<string, Uint8Array>, now: Date): MemoryUpload | n
  */
 export function bucketsOf(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[], now: Date): MemoryBuckets {
   const files = new Map(entries.flatMap(({ path: file, data }) => (data === null ? [] : [[file, data] as const])));
-  const result: MemoryBuckets = new Map([...buckets, ...entries.filter(({ path: entry }) => !entry.includes('/')).map(({ path: entry }) => entry)].map((name) => [name, emptyBucket(now)]));
+  const result: MemoryBuckets = new Map(
+    [...buckets, ...entries.filter(({ path: entry }) => !entry.includes('/')).map(({ path: entry }) => entry)].map(
+      (name) => [name, emptyBucket(now)],
+    ),
+  );
   const uploadFolders = new Map<string, { bucket: string; uploadId: string; files: Map<string, Uint8Array> }>();
   for (const [file, data] of files) {
     const [name, ...rest] = file.split('/');
@@ -110,7 +130,11 @@ export function bucketsOf(entries: readonly ObjstoreTreeEntry[], buckets: readon
       bucket.cors = textOf(data);
     } else if (rest.length === 3 && `${name}/${rest[0]}` === entryPath(uploadsDirectory('', name!))) {
       const folder = `${name}/${rest[0]}/${rest[1]}`;
-      const upload = uploadFolders.get(folder) ?? { bucket: name!, uploadId: rest[1]!, files: new Map<string, Uint8Array>() };
+      const upload = uploadFolders.get(folder) ?? {
+        bucket: name!,
+        uploadId: rest[1]!,
+        files: new Map<string, Uint8Array>(),
+      };
       upload.files.set(rest[2]!, data);
       uploadFolders.set(folder, upload);
     } else {

@@ -51,6 +51,7 @@ export function objectMetadata(headers: Readonly<Record<string, unknown>>): Reco
   const metadata: Record<string, unknown> = {};
   for (const name of KEPT_HEADERS) if (name in headers) metadata[name] = headers[name];
   if (!metadata['content-type']) metadata['content-type'] = DEFAULT_CONTENT_TYPE;
-  for (const [name, value] of Object.entries(headers)) if (name.startsWith(USER_METADATA_PREFIX)) metadata[name] = value;
+  for (const [name, value] of Object.entries(headers))
+    if (name.startsWith(USER_METADATA_PREFIX)) metadata[name] = value;
   return metadata as Record<string, string>;
 }

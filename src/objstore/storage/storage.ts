@@ -154,7 +154,14 @@ export interface ObjstoreStorage {
   /** The parts of an upload uploaded so far (those in `range`), by part number; a part still being written is not one yet. */
   uploadedParts(bucket: string, uploadId: string, range?: PartRange): Promise<UploadedPart[]>;
   /** Puts `content` (closed) in place as a part, with its MD5 (unquoted) and the checksum it came with. */
-  placePart(bucket: string, uploadId: string, partNumber: number, content: IncomingContent, md5: string, checksum: PartChecksum | null): Promise<void>;
+  placePart(
+    bucket: string,
+    uploadId: string,
+    partNumber: number,
+    content: IncomingContent,
+    md5: string,
+    checksum: PartChecksum | null,
+  ): Promise<void>;
   /**
    * Completes an upload whose parts have been checked: the parts joined into the object, with
    * the completion's ETag and the metadata given when the upload was created beside its own;

@@ -15,7 +15,9 @@ import type { ObjstoreTreeEntry } from '../types.ts';
 export function readTree(root: string): ObjstoreTreeEntry[] {
   const entries: ObjstoreTreeEntry[] = [];
   const walk = (folder: string, relative: string) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )) {
       if (relative === '' && isIncomingFile(entry.name)) continue;
       const entryPath = relative === '' ? entry.name : `${relative}/${entry.name}`;
       const full = path.join(folder, entry.name);
@@ -45,7 +47,9 @@ export function isSafeTreePath(entryPath: string): boolean {
     !path.isAbsolute(entryPath) &&
     !entryPath.includes('\0') &&
     !(path.sep === '\\' && entryPath.includes('\\')) &&
-    entryPath.split('/').every((name) => name !== '' && name !== '.' && name !== '..' && Buffer.byteLength(name) <= MAX_NAME_BYTES)
+    entryPath
+      .split('/')
+      .every((name) => name !== '' && name !== '.' && name !== '..' && Buffer.byteLength(name) <= MAX_NAME_BYTES)
   );
 }
 
@@ -126,7 +130,10 @@ export function openTree(root: string): void {
   rmSync(replaced, { recursive: true, force: true });
   makePrivateFolder(root);
   const link = readdirSync(root, { recursive: true, withFileTypes: true }).find((entry) => entry.isSymbolicLink());
-  if (link) throw new Error(`${path.join(link.parentPath, link.name)} is a symbolic link, which the objstore never makes: remove it`);
+  if (link)
+    throw new Error(
+      `${path.join(link.parentPath, link.name)} is a symbolic link, which the objstore never makes: remove it`,
+    );
 }
 
 /** The objects of one bucket, in key order, with their sizes. */

@@ -40,8 +40,21 @@
         height: 200,
         scales: { x: { time: spec.time !== false } },
         // The y axis as wide as its longest label (uPlot's default 50 px cuts 5-digit numbers).
-        axes: [axis, { ...axis, size: (self, values) => Math.max(50, ...(values ?? []).map((value) => String(value).length * 8 + 18)) }],
-        series: [{ label: spec.xLabel ?? 'time' }, ...spec.series.map((series, index) => ({ label: series.label, stroke: colours[index % colours.length], width: 2 }))],
+        axes: [
+          axis,
+          {
+            ...axis,
+            size: (self, values) => Math.max(50, ...(values ?? []).map((value) => String(value).length * 8 + 18)),
+          },
+        ],
+        series: [
+          { label: spec.xLabel ?? 'time' },
+          ...spec.series.map((series, index) => ({
+            label: series.label,
+            stroke: colours[index % colours.length],
+            width: 2,
+          })),
+        ],
       },
       [spec.x, ...spec.series.map((series) => series.values)],
       figure,
@@ -55,12 +68,19 @@
   const drawColumns = (section) => {
     const figure = section.querySelector('figure[data-columns]');
     const columns = JSON.parse(figure.dataset.columns);
-    const [x, y] = ['x', 'y'].map((axis) => columns.find((column) => column.name === section.querySelector(`[data-axis="${axis}"]`).value));
+    const [x, y] = ['x', 'y'].map((axis) =>
+      columns.find((column) => column.name === section.querySelector(`[data-axis="${axis}"]`).value),
+    );
     const points = x.values
       .map((value, index) => [value, y.values[index]])
       .filter(([a, b]) => a !== null && b !== null)
       .sort((a, b) => a[0] - b[0]);
-    figure.dataset.chart = JSON.stringify({ time: x.kind === 'time', xLabel: x.name, x: points.map((point) => point[0]), series: [{ label: y.name, values: points.map((point) => point[1]) }] });
+    figure.dataset.chart = JSON.stringify({
+      time: x.kind === 'time',
+      xLabel: x.name,
+      x: points.map((point) => point[0]),
+      series: [{ label: y.name, values: points.map((point) => point[1]) }],
+    });
     figure.replaceChildren();
     delete figure.dataset.drawn;
     drawChart(figure);

@@ -19,7 +19,13 @@ function ClockStatePanel({ clock, error }: { clock: ClockState; error?: string }
       <div class="figure mono">
         <time datetime={clock.now}>{clock.now}</time>
       </div>
-      <form class="inline" method="post" action={`/ui/clock/${action}`} hx-post={`/ui/clock/${action}`} {...FRAGMENT_TARGET}>
+      <form
+        class="inline"
+        method="post"
+        action={`/ui/clock/${action}`}
+        hx-post={`/ui/clock/${action}`}
+        {...FRAGMENT_TARGET}
+      >
         <span class={`badge clock-${clock.frozen ? 'frozen' : 'running'}`}>{clock.frozen ? 'frozen' : 'running'}</span>
         <button type="submit">{clock.frozen ? 'Unfreeze' : 'Freeze'}</button>
       </form>
@@ -27,7 +33,17 @@ function ClockStatePanel({ clock, error }: { clock: ClockState; error?: string }
   );
 }
 
-function DueWorkPanel({ tasks, names, now, outOfBand = false }: { tasks: readonly Task[]; names: Names; now: string; outOfBand?: boolean }) {
+function DueWorkPanel({
+  tasks,
+  names,
+  now,
+  outOfBand = false,
+}: {
+  tasks: readonly Task[];
+  names: Names;
+  now: string;
+  outOfBand?: boolean;
+}) {
   return (
     <section id="due-work" aria-labelledby="due-work-title" {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}>
       <h2 id="due-work-title">Due work</h2>
@@ -44,7 +60,15 @@ function DueWorkPanel({ tasks, names, now, outOfBand = false }: { tasks: readonl
 /** Set to a time, from now as the clock last read: an action's answer brings it up to date (out of band), a poll leaves what is typed alone. */
 function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: boolean }) {
   return (
-    <form id="clock-set" class="inline" method="post" action="/ui/clock/set" hx-post="/ui/clock/set" {...FRAGMENT_TARGET} {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}>
+    <form
+      id="clock-set"
+      class="inline"
+      method="post"
+      action="/ui/clock/set"
+      hx-post="/ui/clock/set"
+      {...FRAGMENT_TARGET}
+      {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}
+    >
       <label>
         Set to (ISO 8601)
         <input name="time" required value={now} class="mono" size={34} autocomplete="off" />
@@ -93,7 +117,10 @@ export function clockView(api: DashboardApi) {
 
   /** The view after an action (or none), with the action's refusal in place: its status and words. */
   const render = async (c: Context, refusal?: { status: number; detail: string }) => {
-    const [clock, tasks] = await Promise.all([api.get<ClockState>('/_localplane/clock'), api.get<Task[]>('/_localplane/tasks')]);
+    const [clock, tasks] = await Promise.all([
+      api.get<ClockState>('/_localplane/clock'),
+      api.get<Task[]>('/_localplane/tasks'),
+    ]);
     const names = await namesFor(api, tasks);
     // htmx swaps only success answers: to htmx, a refusal comes back in the fragment as a 200.
     if (refusal && !isFragmentRequest(c)) c.status(refusal.status as 400);

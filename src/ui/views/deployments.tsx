@@ -32,7 +32,17 @@ interface ArmedRevisionFault {
 }
 
 /** The E8 filters, by the names GET /v2/deployments takes them: the view's URL passes them on as they are. */
-const LIST_FILTERS = ['name_contains', 'status', 'deployment_type', 'image_version', 'remote_reconciled', 'tag_value_ids', 'deployment_ids', 'limit', 'offset'] as const;
+const LIST_FILTERS = [
+  'name_contains',
+  'status',
+  'deployment_type',
+  'image_version',
+  'remote_reconciled',
+  'tag_value_ids',
+  'deployment_ids',
+  'limit',
+  'offset',
+] as const;
 const DEFAULT_LIMIT = 20;
 
 const IN_PROGRESS: ReadonlySet<string> = new Set(REVISION_STEP_STATUSES);
@@ -83,7 +93,15 @@ function listQuery(c: Context): URLSearchParams {
   return query;
 }
 
-function FilterForm({ workspaces, workspaceId, query }: { workspaces: readonly FixtureWorkspace[]; workspaceId: string; query: URLSearchParams }) {
+function FilterForm({
+  workspaces,
+  workspaceId,
+  query,
+}: {
+  workspaces: readonly FixtureWorkspace[];
+  workspaceId: string;
+  query: URLSearchParams;
+}) {
   const text = (name: string, label: string, hint?: string) => (
     <label>
       {label}
@@ -104,7 +122,15 @@ function FilterForm({ workspaces, workspaceId, query }: { workspaces: readonly F
     </label>
   );
   return (
-    <form class="inline filters" method="get" action="/ui/deployments" hx-get="/ui/deployments" hx-target="#deployments-results" hx-swap="outerHTML" hx-push-url="true">
+    <form
+      class="inline filters"
+      method="get"
+      action="/ui/deployments"
+      hx-get="/ui/deployments"
+      hx-target="#deployments-results"
+      hx-swap="outerHTML"
+      hx-push-url="true"
+    >
       <label>
         Workspace
         <select name="workspace_id">
@@ -133,7 +159,17 @@ function FilterForm({ workspaces, workspaceId, query }: { workspaces: readonly F
   );
 }
 
-function DeploymentsResults({ workspaceId, query, page, error }: { workspaceId: string; query: URLSearchParams; page?: DeploymentsList; error?: string }) {
+function DeploymentsResults({
+  workspaceId,
+  query,
+  page,
+  error,
+}: {
+  workspaceId: string;
+  query: URLSearchParams;
+  page?: DeploymentsList;
+  error?: string;
+}) {
   const limit = Number(query.get('limit') ?? DEFAULT_LIMIT);
   const offset = Number(query.get('offset') ?? 0);
   const pageUrl = (at: number) => {
@@ -142,7 +178,14 @@ function DeploymentsResults({ workspaceId, query, page, error }: { workspaceId: 
     return `/ui/deployments?workspace_id=${workspaceId}&${next}`;
   };
   const pageLink = (at: number, label: string, rel: string) => (
-    <a href={pageUrl(at)} rel={rel} hx-get={pageUrl(at)} hx-target="#deployments-results" hx-swap="outerHTML" hx-push-url="true">
+    <a
+      href={pageUrl(at)}
+      rel={rel}
+      hx-get={pageUrl(at)}
+      hx-target="#deployments-results"
+      hx-swap="outerHTML"
+      hx-push-url="true"
+    >
       {label}
     </a>
   );
@@ -218,13 +261,22 @@ interface DeploymentPage {
 
 const REVISIONS_PER_PAGE = 20;
 
-async function loadDeploymentPage(api: DashboardApi, c: Context, deploymentId: string, workspaceId: string): Promise<DeploymentPage> {
+async function loadDeploymentPage(
+  api: DashboardApi,
+  c: Context,
+  deploymentId: string,
+  workspaceId: string,
+): Promise<DeploymentPage> {
   const asWorkspace = { workspaceId };
   const id = encodeURIComponent(deploymentId);
   const revisionsOffset = Math.max(0, Number(c.req.query('revisions_offset') ?? 0) || 0);
   const [deployment, revisions, clock, allTasks, faults] = await Promise.all([
     api.json<DeploymentResponse>('GET', `/v2/deployments/${id}`, asWorkspace),
-    api.json<RevisionsList>('GET', `/v2/deployments/${id}/revisions?limit=${REVISIONS_PER_PAGE}&offset=${revisionsOffset}`, asWorkspace),
+    api.json<RevisionsList>(
+      'GET',
+      `/v2/deployments/${id}/revisions?limit=${REVISIONS_PER_PAGE}&offset=${revisionsOffset}`,
+      asWorkspace,
+    ),
     api.get<ClockState>('/_localplane/clock'),
     api.get<Task[]>('/_localplane/tasks'),
     api.get<{ revisions: ArmedRevisionFault[] }>('/_localplane/faults'),
@@ -232,14 +284,23 @@ async function loadDeploymentPage(api: DashboardApi, c: Context, deploymentId: s
   const histories = new Map(
     await Promise.all(
       revisions.resources.map(
-        async (revision) => [revision.id, await api.get<HistoryEntry[]>(`/_localplane/deployments/${id}/revisions/${revision.id}/history`)] as const,
+        async (revision) =>
+          [
+            revision.id,
+            await api.get<HistoryEntry[]>(`/_localplane/deployments/${id}/revisions/${revision.id}/history`),
+          ] as const,
       ),
     ),
   );
   const logsOf = c.req.query('revision') ?? deployment.latest_revision_id;
   const readLog = (stream: 'build' | 'deploy') =>
-    api.json<LogsPage>('POST', `/v1/projects/${id}/revisions/${encodeURIComponent(logsOf!)}/${stream}_logs`, { ...asWorkspace, body: { order: 'asc', limit: 1000 } });
-  const logs = logsOf ? await Promise.all([readLog('build'), readLog('deploy')]).then(([build, deploy]) => ({ build, deploy })) : null;
+    api.json<LogsPage>('POST', `/v1/projects/${id}/revisions/${encodeURIComponent(logsOf!)}/${stream}_logs`, {
+      ...asWorkspace,
+      body: { order: 'asc', limit: 1000 },
+    });
+  const logs = logsOf
+    ? await Promise.all([readLog('build'), readLog('deploy')]).then(([build, deploy]) => ({ build, deploy }))
+    : null;
   const tasks = allTasks.filter((task) => 'deployment_id' in task && task.deployment_id === deploymentId);
   return {
     workspaceId,
@@ -283,7 +344,8 @@ function revisionSource(revision: RevisionResponse): string {
   const config = revision.source_revision_config;
   if (config.image_uri) return `image ${config.image_uri}`;
   if (config.source_tarball_path) return `tarball ${config.source_tarball_path}`;
-  if (config.repo_ref) return `${config.repo_ref}${config.repo_commit_sha ? ` @ ${config.repo_commit_sha.slice(0, 12)}` : ''}`;
+  if (config.repo_ref)
+    return `${config.repo_ref}${config.repo_commit_sha ? ` @ ${config.repo_commit_sha.slice(0, 12)}` : ''}`;
   return revision.source;
 }
 
@@ -324,7 +386,9 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
   const moving = revisions.resources.some((revision) => IN_PROGRESS.has(revision.status)) || page.tasks.length > 0;
   // The poll asks for what this URL shows: the logs of the revision chosen, else of the latest one then.
   const self = `${detailPath(page)}${page.logsChosen ? `&revision=${page.logsOf}` : ''}${page.revisionsOffset ? `&revisions_offset=${page.revisionsOffset}` : ''}`;
-  const polling = moving ? { 'hx-get': self, 'hx-trigger': 'every 1s', 'hx-target': 'this', 'hx-swap': 'outerHTML' } : {};
+  const polling = moving
+    ? { 'hx-get': self, 'hx-trigger': 'every 1s', 'hx-target': 'this', 'hx-swap': 'outerHTML' }
+    : {};
   const next = page.tasks.find((task) => task.state === 'queued');
   const revisionsPage = (offset: number) => `${detailPath(page)}&revisions_offset=${offset}`;
   return (
@@ -339,8 +403,12 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
         </div>
         <div class="card">
           <h2>Active revision</h2>
-          <div class="figure mono">{deployment.active_revision_id ? shortId(deployment.active_revision_id) : 'none'}</div>
-          <div class="muted">latest {deployment.latest_revision_id ? shortId(deployment.latest_revision_id) : 'none'}</div>
+          <div class="figure mono">
+            {deployment.active_revision_id ? shortId(deployment.active_revision_id) : 'none'}
+          </div>
+          <div class="muted">
+            latest {deployment.latest_revision_id ? shortId(deployment.latest_revision_id) : 'none'}
+          </div>
         </div>
         <div class="card">
           <h2>Emulator clock</h2>
@@ -353,9 +421,21 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
 
       <section aria-labelledby="due-title">
         <h2 id="due-title">Due work of this deployment</h2>
-        <DueWork tasks={page.tasks} names={page.names} now={page.clock.now} caption="Work of this deployment: the tasks running, then those scheduled, soonest first" />
+        <DueWork
+          tasks={page.tasks}
+          names={page.names}
+          now={page.clock.now}
+          caption="Work of this deployment: the tasks running, then those scheduled, soonest first"
+        />
         {next && (
-          <form class="inline" method="post" action={detailPath(page, '/advance')} hx-post={detailPath(page, '/advance')} hx-target="#deployment" hx-swap="outerHTML">
+          <form
+            class="inline"
+            method="post"
+            action={detailPath(page, '/advance')}
+            hx-post={detailPath(page, '/advance')}
+            hx-target="#deployment"
+            hx-swap="outerHTML"
+          >
             <input type="hidden" name="until" value={next.due_at} />
             <button type="submit">Advance the clock to the next step</button>
           </form>
@@ -365,7 +445,9 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
       <section aria-labelledby="revisions-title">
         <h2 id="revisions-title">Revisions</h2>
         <table class="revisions">
-          <caption class="visually-hidden">Revisions, newest first, each with its statuses on the emulator clock</caption>
+          <caption class="visually-hidden">
+            Revisions, newest first, each with its statuses on the emulator clock
+          </caption>
           <thead>
             <tr>
               <th scope="col">Revision</th>
@@ -392,7 +474,10 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
                   <Timeline revision={revision} history={page.histories.get(revision.id) ?? []} />
                 </td>
                 <td>
-                  <a href={`${detailPath(page)}&revision=${revision.id}#logs`} aria-current={revision.id === page.logsOf ? 'true' : undefined}>
+                  <a
+                    href={`${detailPath(page)}&revision=${revision.id}#logs`}
+                    aria-current={revision.id === page.logsOf ? 'true' : undefined}
+                  >
                     logs
                   </a>
                 </td>
@@ -401,7 +486,9 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
           </tbody>
         </table>
         <nav class="pager" aria-label="Pages of revisions">
-          {page.revisionsOffset > 0 && <a href={revisionsPage(Math.max(0, page.revisionsOffset - REVISIONS_PER_PAGE))}>Newer</a>}
+          {page.revisionsOffset > 0 && (
+            <a href={revisionsPage(Math.max(0, page.revisionsOffset - REVISIONS_PER_PAGE))}>Newer</a>
+          )}
           {revisions.resources.length === REVISIONS_PER_PAGE && <a href={revisionsPage(revisions.offset)}>Older</a>}
         </nav>
       </section>
@@ -425,9 +512,11 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
 /** What does not move with the clock: the configuration, the secrets' names, the knobs. */
 function DeploymentSettings({ page }: { page: DeploymentPage }) {
   const { deployment } = page;
-  const config = Object.entries({ source: deployment.source, ...deployment.source_config, ...deployment.source_revision_config }).filter(
-    ([, value]) => value !== null && typeof value !== 'object',
-  );
+  const config = Object.entries({
+    source: deployment.source,
+    ...deployment.source_config,
+    ...deployment.source_revision_config,
+  }).filter(([, value]) => value !== null && typeof value !== 'object');
   return (
     <div class="split">
       <section aria-labelledby="config-title">
@@ -459,7 +548,14 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
       </section>
       <section aria-labelledby="knobs-title">
         <h2 id="knobs-title">Revision knobs</h2>
-        <form class="inline" method="post" action={detailPath(page, '/fault')} hx-post={detailPath(page, '/fault')} hx-target="#deployment" hx-swap="outerHTML">
+        <form
+          class="inline"
+          method="post"
+          action={detailPath(page, '/fault')}
+          hx-post={detailPath(page, '/fault')}
+          hx-target="#deployment"
+          hx-swap="outerHTML"
+        >
           <label>
             Failure line (optional)
             <input name="message" maxlength={2000} placeholder="the last line of its log" autocomplete="off" />
@@ -475,21 +571,35 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
           <ul class="armed" aria-label="Armed revision knobs">
             {page.faults.map((fault) => (
               <li>
-                The next {fault.remaining === 1 ? 'revision' : `${fault.remaining} revisions`} {fault.deployment_id ? 'of this deployment' : 'of any deployment'}{' '}
-                {FAULT_WORDS[fault.stage]}
+                The next {fault.remaining === 1 ? 'revision' : `${fault.remaining} revisions`}{' '}
+                {fault.deployment_id ? 'of this deployment' : 'of any deployment'} {FAULT_WORDS[fault.stage]}
                 {fault.message ? `: ${fault.message}` : ''}
               </li>
             ))}
           </ul>
         )}
-        <form class="inline" method="post" action={detailPath(page, '/revisions')} hx-post={detailPath(page, '/revisions')} hx-target="#deployment" hx-swap="outerHTML">
+        <form
+          class="inline"
+          method="post"
+          action={detailPath(page, '/revisions')}
+          hx-post={detailPath(page, '/revisions')}
+          hx-target="#deployment"
+          hx-swap="outerHTML"
+        >
           <button type="submit" class="primary">
             New revision
           </button>
           <span class="muted">from the latest revision's configuration</span>
         </form>
         {page.revisions.resources.length > 0 && (
-          <form class="inline" method="post" action={detailPath(page, '/status')} hx-post={detailPath(page, '/status')} hx-target="#deployment" hx-swap="outerHTML">
+          <form
+            class="inline"
+            method="post"
+            action={detailPath(page, '/status')}
+            hx-post={detailPath(page, '/status')}
+            hx-target="#deployment"
+            hx-swap="outerHTML"
+          >
             <label>
               Revision
               <select name="revision_id">
@@ -562,7 +672,9 @@ export function deploymentsView(api: DashboardApi) {
     const named = c.req.query('workspace_id');
     if (named) return named;
     for (const workspace of await workspacesOf(api)) {
-      const response = await api.raw('GET', `/v2/deployments/${encodeURIComponent(deploymentId)}`, { workspaceId: workspace.id });
+      const response = await api.raw('GET', `/v2/deployments/${encodeURIComponent(deploymentId)}`, {
+        workspaceId: workspace.id,
+      });
       if (response.ok) return workspace.id;
     }
     return null;
@@ -575,7 +687,8 @@ export function deploymentsView(api: DashboardApi) {
       active: 'deployments',
       children: <DeploymentContent page={page} error={error} />,
       // A poll asks for the live part; an action's answer replaces the whole deployment.
-      fragment: c.req.method === 'GET' ? <LiveDeployment page={page} /> : <DeploymentContent page={page} error={error} />,
+      fragment:
+        c.req.method === 'GET' ? <LiveDeployment page={page} /> : <DeploymentContent page={page} error={error} />,
     });
   };
 
@@ -583,7 +696,8 @@ export function deploymentsView(api: DashboardApi) {
     const deploymentId = c.req.param('deployment_id');
     const workspaceId = await workspaceOf(c, deploymentId);
     if (workspaceId === null) throw new DashboardApiError(404, deploymentNotFound(deploymentId));
-    if (!c.req.query('workspace_id')) return c.redirect(`/ui/deployments/${deploymentId}?workspace_id=${workspaceId}`, 303);
+    if (!c.req.query('workspace_id'))
+      return c.redirect(`/ui/deployments/${deploymentId}?workspace_id=${workspaceId}`, 303);
     try {
       return await renderDeployment(c, deploymentId, workspaceId);
     } catch (error) {
@@ -618,19 +732,27 @@ export function deploymentsView(api: DashboardApi) {
     '/:deployment_id/fault',
     action(({ deploymentId }, form) => {
       const message = form.message?.trim();
-      return api.json('POST', '/_localplane/faults/revisions', { body: { stage: form.stage, deployment_id: deploymentId, ...(message ? { message } : {}) } });
+      return api.json('POST', '/_localplane/faults/revisions', {
+        body: { stage: form.stage, deployment_id: deploymentId, ...(message ? { message } : {}) },
+      });
     }),
   );
   app.post(
     '/:deployment_id/revisions',
-    action(({ deploymentId, workspaceId }) => api.json('POST', `/v2/deployments/${encodeURIComponent(deploymentId)}/revisions`, { workspaceId, body: {} })),
+    action(({ deploymentId, workspaceId }) =>
+      api.json('POST', `/v2/deployments/${encodeURIComponent(deploymentId)}/revisions`, { workspaceId, body: {} }),
+    ),
   );
   app.post(
     '/:deployment_id/status',
     action(({ deploymentId }, form) =>
-      api.json('PUT', `/_localplane/deployments/${encodeURIComponent(deploymentId)}/revisions/${encodeURIComponent(form.revision_id ?? '')}/status`, {
-        body: { status: form.status },
-      }),
+      api.json(
+        'PUT',
+        `/_localplane/deployments/${encodeURIComponent(deploymentId)}/revisions/${encodeURIComponent(form.revision_id ?? '')}/status`,
+        {
+          body: { status: form.status },
+        },
+      ),
     ),
   );
   app.post(
@@ -638,7 +760,8 @@ export function deploymentsView(api: DashboardApi) {
     action(async (_ids, form) => {
       const { now } = await api.get<ClockState>('/_localplane/clock');
       const milliseconds = Date.parse(form.until ?? '') - Date.parse(now);
-      if (Number.isNaN(milliseconds)) throw new DashboardApiError(422, `Cannot read "${form.until ?? ''}" as a time to advance the clock to.`);
+      if (Number.isNaN(milliseconds))
+        throw new DashboardApiError(422, `Cannot read "${form.until ?? ''}" as a time to advance the clock to.`);
       return api.json('POST', '/_localplane/clock/advance', { body: { seconds: Math.max(0, milliseconds) / 1000 } });
     }),
   );

@@ -1,5 +1,11 @@
 import { Hono, type Context } from 'hono';
-import { COMPRESSIONS, FORMAT_VERSIONS, type DestinationResponse, type ExportResponse, type RunResponse } from '../../bulk-exports/schemas.ts';
+import {
+  COMPRESSIONS,
+  FORMAT_VERSIONS,
+  type DestinationResponse,
+  type ExportResponse,
+  type RunResponse,
+} from '../../bulk-exports/schemas.ts';
 import { isTerminalStatus } from '../../bulk-exports/statuses.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type Fixtures, type FixtureWorkspace } from '../fixtures.ts';
@@ -17,15 +23,21 @@ const isActive = (status: string) => status === 'Created' || status === 'Running
 
 /** Where a file an export run lists lies in the objstore: `<bucket>/<key>`, or the key alone when the destination leaves the bucket out of its paths. */
 function objectOf(file: string, destination: DestinationResponse | null): { bucket: string; key: string } {
-  if (destination && !destination.config.include_bucket_in_prefix) return { bucket: destination.config.bucket_name ?? '', key: file };
+  if (destination && !destination.config.include_bucket_in_prefix)
+    return { bucket: destination.config.bucket_name ?? '', key: file };
   const slash = file.indexOf('/');
   return { bucket: file.slice(0, slash), key: file.slice(slash + 1) };
 }
 
-const objectUrl = ({ bucket, key }: { bucket: string; key: string }) => `/ui/objects/${encodeURIComponent(bucket)}/object?key=${encodeURIComponent(key)}`;
+const objectUrl = ({ bucket, key }: { bucket: string; key: string }) =>
+  `/ui/objects/${encodeURIComponent(bucket)}/object?key=${encodeURIComponent(key)}`;
 
 const Status = ({ status }: { status: string }) => (
-  <span class={`badge export-status ${isTerminalStatus(status) ? (status === 'Completed' ? 'done' : 'failed') : 'active'}`}>{status}</span>
+  <span
+    class={`badge export-status ${isTerminalStatus(status) ? (status === 'Completed' ? 'done' : 'failed') : 'active'}`}
+  >
+    {status}
+  </span>
 );
 
 const Window = ({ start, end }: { start: string; end: string | null }) => (
@@ -54,9 +66,18 @@ interface WorkspaceProps {
   forms: WorkspaceForms;
 }
 
-function ExportList({ workspace, destinations, exports }: Pick<WorkspaceProps, 'workspace' | 'destinations' | 'exports'>) {
+function ExportList({
+  workspace,
+  destinations,
+  exports,
+}: Pick<WorkspaceProps, 'workspace' | 'destinations' | 'exports'>) {
   const polling = exports.some((row) => isActive(row.status))
-    ? { 'hx-get': exportsUrl(workspace.id), 'hx-trigger': 'every 1s', 'hx-select': '#export-list', 'hx-swap': 'outerHTML' }
+    ? {
+        'hx-get': exportsUrl(workspace.id),
+        'hx-trigger': 'every 1s',
+        'hx-select': '#export-list',
+        'hx-swap': 'outerHTML',
+      }
     : {};
   return (
     <div id="export-list" {...polling}>
@@ -79,7 +100,9 @@ function ExportList({ workspace, destinations, exports }: Pick<WorkspaceProps, '
               <tr>
                 <th scope="row" class="mono">
                   <a href={exportUrl(workspace.id, row.id)}>{row.id}</a>
-                  {row.source_bulk_export_id && <div class="muted">child of {row.source_bulk_export_id.slice(0, 8)}</div>}
+                  {row.source_bulk_export_id && (
+                    <div class="muted">child of {row.source_bulk_export_id.slice(0, 8)}</div>
+                  )}
                 </th>
                 <td>
                   <Status status={row.status} />
@@ -89,7 +112,10 @@ function ExportList({ workspace, destinations, exports }: Pick<WorkspaceProps, '
                   <Window start={row.start_time} end={row.end_time} />
                   {row.interval_hours !== null && <div class="muted">every {row.interval_hours} h</div>}
                 </td>
-                <td>{destinations.find((destination) => destination.id === row.bulk_export_destination_id)?.display_name ?? row.bulk_export_destination_id}</td>
+                <td>
+                  {destinations.find((destination) => destination.id === row.bulk_export_destination_id)
+                    ?.display_name ?? row.bulk_export_destination_id}
+                </td>
                 <td class="mono">{row.created_at.slice(0, 19).replace('T', ' ')}</td>
               </tr>
             ))}
@@ -100,11 +126,26 @@ function ExportList({ workspace, destinations, exports }: Pick<WorkspaceProps, '
   );
 }
 
-function DestinationForm({ workspace, fixtures, state = {} }: { workspace: FixtureWorkspace; fixtures: Fixtures; state?: FormState }) {
+function DestinationForm({
+  workspace,
+  fixtures,
+  state = {},
+}: {
+  workspace: FixtureWorkspace;
+  fixtures: Fixtures;
+  state?: FormState;
+}) {
   const values = state.values ?? {};
   const action = `${EXPORTS}/destinations?workspace_id=${workspace.id}`;
   return (
-    <form method="post" action={action} hx-post={action} hx-target="#exports-workspace" hx-swap="outerHTML" aria-labelledby="new-destination-heading">
+    <form
+      method="post"
+      action={action}
+      hx-post={action}
+      hx-target="#exports-workspace"
+      hx-swap="outerHTML"
+      aria-labelledby="new-destination-heading"
+    >
       <h3 id="new-destination-heading">New destination</h3>
       <div class="inline">
         <label>
@@ -157,12 +198,27 @@ function defaultWindow(workspace: FixtureWorkspace): { start: string; end: strin
 
 const ALL_EXPERIMENTS = 'all';
 
-function ExportForm({ workspace, destinations, state = {} }: { workspace: FixtureWorkspace; destinations: DestinationResponse[]; state?: FormState }) {
+function ExportForm({
+  workspace,
+  destinations,
+  state = {},
+}: {
+  workspace: FixtureWorkspace;
+  destinations: DestinationResponse[];
+  state?: FormState;
+}) {
   const values = state.values ?? {};
   const action = `${EXPORTS}?workspace_id=${workspace.id}`;
   const window = defaultWindow(workspace);
   return (
-    <form method="post" action={action} hx-post={action} hx-target="#exports-workspace" hx-swap="outerHTML" aria-labelledby="new-export-heading">
+    <form
+      method="post"
+      action={action}
+      hx-post={action}
+      hx-target="#exports-workspace"
+      hx-swap="outerHTML"
+      aria-labelledby="new-export-heading"
+    >
       <h3 id="new-export-heading">New export</h3>
       {destinations.length === 0 ? (
         <p class="muted">Create a destination first.</p>
@@ -317,8 +373,12 @@ function Runs({ runs, destination, workspaceId, ofChildren, projects }: RunsProp
           {ofChildren && <th scope="col">Export</th>}
           <th scope="col">Run (UTC day)</th>
           <th scope="col">Status</th>
-          <th scope="col" class="num">Retries</th>
-          <th scope="col" class="num">Rows</th>
+          <th scope="col" class="num">
+            Retries
+          </th>
+          <th scope="col" class="num">
+            Rows
+          </th>
           <th scope="col">Files</th>
           <th scope="col">Errors</th>
           <th scope="col">Finished</th>
@@ -401,7 +461,13 @@ function ExportLive({ exportRow, error, ...runsProps }: ExportLiveProps) {
           <div class="figure" role="status">
             <Status status={exportRow.status} />
           </div>
-          <div class="muted">{live ? 'refreshing every second' : exportRow.finished_at ? `finished ${exportRow.finished_at.slice(0, 19).replace('T', ' ')}` : ''}</div>
+          <div class="muted">
+            {live
+              ? 'refreshing every second'
+              : exportRow.finished_at
+                ? `finished ${exportRow.finished_at.slice(0, 19).replace('T', ' ')}`
+                : ''}
+          </div>
         </div>
         <div class="card">
           <h2>{ofChildren ? 'Runs of child exports done' : 'Runs done'}</h2>
@@ -417,7 +483,14 @@ function ExportLive({ exportRow, error, ...runsProps }: ExportLiveProps) {
         </div>
       </section>
       {!isTerminalStatus(exportRow.status) && (
-        <form method="post" action={cancelUrl} hx-post={cancelUrl} hx-target="#export-live" hx-swap="outerHTML" class="inline">
+        <form
+          method="post"
+          action={cancelUrl}
+          hx-post={cancelUrl}
+          hx-target="#export-live"
+          hx-swap="outerHTML"
+          class="inline"
+        >
           <button type="submit" class="danger" id="cancel-export">
             Cancel export
           </button>
@@ -425,16 +498,33 @@ function ExportLive({ exportRow, error, ...runsProps }: ExportLiveProps) {
       )}
       {error && <ErrorNote message={error} />}
       <h2 id="runs-heading">{ofChildren ? 'Runs of its child exports' : 'Runs'}</h2>
-      {runs.length === 0 ? <p class="muted">{ofChildren ? 'No child export has been spawned yet.' : 'No runs.'}</p> : <Runs {...runsProps} />}
+      {runs.length === 0 ? (
+        <p class="muted">{ofChildren ? 'No child export has been spawned yet.' : 'No runs.'}</p>
+      ) : (
+        <Runs {...runsProps} />
+      )}
     </div>
   );
 }
 
-function ExportDetails({ exportRow, destination, workspace }: { exportRow: ExportResponse; destination: DestinationResponse | null; workspace: FixtureWorkspace | undefined }) {
+function ExportDetails({
+  exportRow,
+  destination,
+  workspace,
+}: {
+  exportRow: ExportResponse;
+  destination: DestinationResponse | null;
+  workspace: FixtureWorkspace | undefined;
+}) {
   const details: [string, string][] = [
     ['Tracing project', projectName(exportRow, workspace) ?? ''],
     ['Window (UTC)', `${exportRow.start_time} → ${exportRow.end_time ?? `every ${exportRow.interval_hours} h`}`],
-    ['Destination', destination ? `${destination.display_name}: ${destination.config.bucket_name}/${destination.config.prefix}` : exportRow.bulk_export_destination_id],
+    [
+      'Destination',
+      destination
+        ? `${destination.display_name}: ${destination.config.bucket_name}/${destination.config.prefix}`
+        : exportRow.bulk_export_destination_id,
+    ],
     ['Format', `${exportRow.format} ${exportRow.format_version}, ${exportRow.compression}`],
     ['Filter', exportRow.filter ?? 'none'],
     ['Fields', exportRow.export_fields?.join(', ') ?? 'all'],
@@ -450,7 +540,9 @@ function ExportDetails({ exportRow, destination, workspace }: { exportRow: Expor
         {exportRow.source_bulk_export_id && (
           <>
             {' · '}
-            <a href={exportUrl(exportRow.tenant_id, exportRow.source_bulk_export_id)}>the recurring export that spawned it</a>
+            <a href={exportUrl(exportRow.tenant_id, exportRow.source_bulk_export_id)}>
+              the recurring export that spawned it
+            </a>
           </>
         )}
       </p>
@@ -483,7 +575,15 @@ export function exportsView(api: DashboardApi) {
           api.get<DestinationResponse[]>(`${API}/destinations`, { workspaceId: workspace.id }),
           api.get<ExportResponse[]>(`${API}?limit=100`, { workspaceId: workspace.id }),
         ]);
-        content = <WorkspaceExports workspace={workspace} fixtures={fixtures} destinations={destinations} exports={exports} forms={forms} />;
+        content = (
+          <WorkspaceExports
+            workspace={workspace}
+            fixtures={fixtures}
+            destinations={destinations}
+            exports={exports}
+            forms={forms}
+          />
+        );
       } catch (error) {
         content = (
           <div id="exports-workspace">
@@ -500,7 +600,16 @@ export function exportsView(api: DashboardApi) {
       fragment: forms.knobs ? knobSection : content,
       children: (
         <>
-          <form class="inline" method="get" action={EXPORTS} hx-get={EXPORTS} hx-target="#exports-workspace" hx-swap="outerHTML" hx-push-url="true" hx-trigger="change">
+          <form
+            class="inline"
+            method="get"
+            action={EXPORTS}
+            hx-get={EXPORTS}
+            hx-target="#exports-workspace"
+            hx-swap="outerHTML"
+            hx-push-url="true"
+            hx-trigger="change"
+          >
             <label>
               Workspace
               <select name="workspace_id">
@@ -521,7 +630,11 @@ export function exportsView(api: DashboardApi) {
   }
 
   /** Calls the API with what a workspace form sent: a refusal shows beside the form, with what was typed. */
-  async function workspaceAction(c: Context, form: keyof WorkspaceForms, call: (values: Record<string, string>, workspaceId: string) => Promise<string>) {
+  async function workspaceAction(
+    c: Context,
+    form: keyof WorkspaceForms,
+    call: (values: Record<string, string>, workspaceId: string) => Promise<string>,
+  ) {
     const values = await formValues(c);
     const workspaceId = c.req.query('workspace_id') ?? '';
     let next: string;
@@ -543,12 +656,19 @@ export function exportsView(api: DashboardApi) {
 
   app.post('/destinations', (c) =>
     workspaceAction(c, 'destination', async (values, workspaceId) => {
-      const secret = values.secret_access_key || (await readFixtures(api)).objstore.keys.find((key) => key.access_key_id === values.access_key_id)?.secret_access_key;
+      const secret =
+        values.secret_access_key ||
+        (await readFixtures(api)).objstore.keys.find((key) => key.access_key_id === values.access_key_id)
+          ?.secret_access_key;
       await api.json('POST', `${API}/destinations`, {
         workspaceId,
         body: {
           display_name: values.display_name,
-          config: { bucket_name: values.bucket_name, prefix: values.prefix, endpoint_url: optionalText(values.endpoint_url) },
+          config: {
+            bucket_name: values.bucket_name,
+            prefix: values.prefix,
+            endpoint_url: optionalText(values.endpoint_url),
+          },
           credentials: { access_key_id: values.access_key_id, secret_access_key: secret },
         },
       });
@@ -571,7 +691,9 @@ export function exportsView(api: DashboardApi) {
           filter: optionalText(values.filter),
           format_version: values.format_version,
           compression: values.compression,
-          export_fields: values.export_fields ? values.export_fields.split(',').map((field) => field.trim()) : undefined,
+          export_fields: values.export_fields
+            ? values.export_fields.split(',').map((field) => field.trim())
+            : undefined,
         },
       });
       return exportUrl(workspaceId, created.id);
@@ -595,7 +717,8 @@ export function exportsView(api: DashboardApi) {
     const named = c.req.query('workspace_id');
     if (named) return named;
     for (const workspace of fixtures.workspaces) {
-      if ((await api.raw('GET', `${API}/${encodeURIComponent(exportId)}`, { workspaceId: workspace.id })).ok) return workspace.id;
+      if ((await api.raw('GET', `${API}/${encodeURIComponent(exportId)}`, { workspaceId: workspace.id })).ok)
+        return workspace.id;
     }
     throw new DashboardApiError(404, `Bulk export ${exportId} not found in any workspace`);
   }
@@ -608,15 +731,32 @@ export function exportsView(api: DashboardApi) {
     // A recurring export has no runs of its own: its child exports run its windows.
     const ofChildren = exportRow.interval_hours !== null;
     const [runs, destination] = await Promise.all([
-      api.get<RunResponse[]>(ofChildren ? `${API}/runs?source_bulk_export_id=${encodeURIComponent(exportId)}` : `${API}/${encodeURIComponent(exportId)}/runs`, { workspaceId }),
-      api.get<DestinationResponse>(`${API}/destinations/${exportRow.bulk_export_destination_id}`, { workspaceId }).catch((error: unknown) => {
-        // Deleted since: the files' paths then name their bucket.
-        if (error instanceof DashboardApiError && error.status === 404) return null;
-        throw error;
-      }),
+      api.get<RunResponse[]>(
+        ofChildren
+          ? `${API}/runs?source_bulk_export_id=${encodeURIComponent(exportId)}`
+          : `${API}/${encodeURIComponent(exportId)}/runs`,
+        { workspaceId },
+      ),
+      api
+        .get<DestinationResponse>(`${API}/destinations/${exportRow.bulk_export_destination_id}`, { workspaceId })
+        .catch((error: unknown) => {
+          // Deleted since: the files' paths then name their bucket.
+          if (error instanceof DashboardApiError && error.status === 404) return null;
+          throw error;
+        }),
     ]);
     const projects = exportRow.all_experiments ? (workspace?.sessions ?? []) : null;
-    const live = <ExportLive exportRow={exportRow} runs={runs} ofChildren={ofChildren} projects={projects} destination={destination} workspaceId={workspaceId} error={error} />;
+    const live = (
+      <ExportLive
+        exportRow={exportRow}
+        runs={runs}
+        ofChildren={ofChildren}
+        projects={projects}
+        destination={destination}
+        workspaceId={workspaceId}
+        error={error}
+      />
+    );
     c.status(refusedStatus(c, status) as 200);
     return renderView(c, {
       title: `Export ${exportRow.id}`,

@@ -1,11 +1,23 @@
 import { Hono, type Context } from 'hono';
-import { VALIDATION_FAILURES, type ExportRunFaultRequest, type ValidationFaultRequest } from '../../bulk-exports/faults.ts';
+import {
+  VALIDATION_FAILURES,
+  type ExportRunFaultRequest,
+  type ValidationFaultRequest,
+} from '../../bulk-exports/faults.ts';
 import { REVISION_FAULT_STAGES, type RevisionFaultRequest } from '../../deployments/faults.ts';
 import type { FaultAction, FaultRuleView } from '../../journal/fault-rules.ts';
 import { REQUEST_SOURCES, type RequestMatch } from '../../journal/matching.ts';
 import type { DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { formValues, optionalNumber, optionalText, refusal, refusedStatus, type FormState, type FormValues } from '../forms.ts';
+import {
+  formValues,
+  optionalNumber,
+  optionalText,
+  refusal,
+  refusedStatus,
+  type FormState,
+  type FormValues,
+} from '../forms.ts';
 import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 
 type Armed<Knob> = Knob & { remaining: number };
@@ -18,9 +30,15 @@ export interface ArmedKnobs {
 }
 
 const FAULTS = '/ui/faults';
-const RULE_ACTIONS = { status: 'Error reply', latency: 'Added latency', drop: 'Drop the connection', close: 'Empty reply' } as const;
+const RULE_ACTIONS = {
+  status: 'Error reply',
+  latency: 'Added latency',
+  drop: 'Drop the connection',
+  close: 'Empty reply',
+} as const;
 
-const workspaceName = (workspaces: FixtureWorkspace[], id: string) => workspaces.find((workspace) => workspace.id === id)?.name ?? id;
+const workspaceName = (workspaces: FixtureWorkspace[], id: string) =>
+  workspaces.find((workspace) => workspace.id === id)?.name ?? id;
 
 function describeMatch(match: RequestMatch, workspaces: FixtureWorkspace[]): string {
   const parts = [
@@ -28,13 +46,15 @@ function describeMatch(match: RequestMatch, workspaces: FixtureWorkspace[]): str
     match.method,
     match.path,
     match.workspace_id && `in ${workspaceName(workspaces, match.workspace_id)}`,
-    match.header && `with header ${match.header.name}${match.header.value === undefined ? '' : `: ${match.header.value}`}`,
+    match.header &&
+      `with header ${match.header.name}${match.header.value === undefined ? '' : `: ${match.header.value}`}`,
   ].filter(Boolean);
   return parts.length === 0 ? 'every request' : parts.join(' ');
 }
 
 function describeAction(action: FaultAction): string {
-  if (action.status !== undefined) return [`${action.status}`, action.code, action.detail && `“${action.detail}”`].filter(Boolean).join(' ');
+  if (action.status !== undefined)
+    return [`${action.status}`, action.code, action.detail && `“${action.detail}”`].filter(Boolean).join(' ');
   if (action.latency_ms !== undefined) return `+${action.latency_ms} ms`;
   if (action.latency?.distribution === 'uniform') return `+${action.latency.min_ms}–${action.latency.max_ms} ms`;
   if (action.latency?.distribution === 'normal') return `+${action.latency.mean_ms} ± ${action.latency.stddev_ms} ms`;
@@ -45,7 +65,11 @@ function describeAction(action: FaultAction): string {
 function faultRuleRequest(values: FormValues) {
   const headerGiven = values.match_header_name || values.match_header_value;
   const actions: Record<string, () => Record<string, unknown>> = {
-    status: () => ({ status: optionalNumber(values.status), detail: optionalText(values.detail), code: optionalText(values.code) }),
+    status: () => ({
+      status: optionalNumber(values.status),
+      detail: optionalText(values.detail),
+      code: optionalText(values.code),
+    }),
     latency: () => ({ latency_ms: optionalNumber(values.latency_ms) }),
     drop: () => ({ drop_connection: true }),
     close: () => ({ empty_reply: true }),
@@ -56,7 +80,9 @@ function faultRuleRequest(values: FormValues) {
       method: optionalText(values.match_method),
       path: optionalText(values.match_path),
       workspace_id: optionalText(values.match_workspace_id),
-      header: headerGiven ? { name: optionalText(values.match_header_name), value: optionalText(values.match_header_value) } : undefined,
+      header: headerGiven
+        ? { name: optionalText(values.match_header_name), value: optionalText(values.match_header_value) }
+        : undefined,
     },
     action: actions[values.action]?.() ?? {},
     probability: optionalNumber(values.probability),
@@ -64,8 +90,17 @@ function faultRuleRequest(values: FormValues) {
   };
 }
 
-function describeValidationKnob({ error, workspace_id, endpoint_url }: ValidationFaultRequest, workspaces: FixtureWorkspace[]): string {
-  return [`destination validations fail with ${error}`, workspace_id && `in ${workspaceName(workspaces, workspace_id)}`, endpoint_url && `for ${endpoint_url}`].filter(Boolean).join(' ');
+function describeValidationKnob(
+  { error, workspace_id, endpoint_url }: ValidationFaultRequest,
+  workspaces: FixtureWorkspace[],
+): string {
+  return [
+    `destination validations fail with ${error}`,
+    workspace_id && `in ${workspaceName(workspaces, workspace_id)}`,
+    endpoint_url && `for ${endpoint_url}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 function describeExportRunKnob(knob: ExportRunFaultRequest): string {
@@ -74,7 +109,13 @@ function describeExportRunKnob(knob: ExportRunFaultRequest): string {
 }
 
 function describeRevisionKnob({ stage, deployment_id, message }: RevisionFaultRequest): string {
-  return [stage === 'skip' ? 'revisions are skipped' : `revisions fail at ${stage}`, deployment_id && `of deployment ${deployment_id}`, message && `with “${message}”`].filter(Boolean).join(' ');
+  return [
+    stage === 'skip' ? 'revisions are skipped' : `revisions fail at ${stage}`,
+    deployment_id && `of deployment ${deployment_id}`,
+    message && `with “${message}”`,
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 const Options = ({ choices, selected, any }: { choices: readonly string[]; selected?: string; any?: string }) => (
@@ -100,10 +141,26 @@ const WorkspaceOptions = ({ workspaces, selected }: { workspaces: FixtureWorkspa
 );
 
 /** The form arming POST /_localplane/faults/export-runs, on this view and on the exports view. */
-export function ExportRunKnobForm({ action, target, state = {} }: { action: string; target: string; state?: FormState }) {
+export function ExportRunKnobForm({
+  action,
+  target,
+  state = {},
+}: {
+  action: string;
+  target: string;
+  state?: FormState;
+}) {
   const values = state.values ?? {};
   return (
-    <form class="inline" method="post" action={action} hx-post={action} hx-target={target} hx-swap="outerHTML" aria-label="Fail or slow the next export runs">
+    <form
+      class="inline"
+      method="post"
+      action={action}
+      hx-post={action}
+      hx-target={target}
+      hx-swap="outerHTML"
+      aria-label="Fail or slow the next export runs"
+    >
       <label>
         Mode
         <select name="mode">
@@ -166,7 +223,12 @@ interface RulesProps {
 function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
   const polling = rules.length > 0 ? { 'hx-get': FAULTS, 'hx-trigger': 'every 1s', 'hx-swap': 'outerHTML' } : {};
   return (
-    <section id="fault-rules" aria-labelledby="fault-rules-heading" hx-swap-oob={outOfBand ? 'true' : undefined} {...polling}>
+    <section
+      id="fault-rules"
+      aria-labelledby="fault-rules-heading"
+      hx-swap-oob={outOfBand ? 'true' : undefined}
+      {...polling}
+    >
       <h2 id="fault-rules-heading">Fault rules</h2>
       {error && <ErrorNote message={error} />}
       {rules.length === 0 ? (
@@ -179,9 +241,15 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
                 <th scope="col">Rule</th>
                 <th scope="col">Match</th>
                 <th scope="col">Action</th>
-                <th scope="col" class="num">Probability</th>
-                <th scope="col" class="num">Fired</th>
-                <th scope="col" class="num">Left</th>
+                <th scope="col" class="num">
+                  Probability
+                </th>
+                <th scope="col" class="num">
+                  Fired
+                </th>
+                <th scope="col" class="num">
+                  Left
+                </th>
                 <th scope="col">Delete</th>
               </tr>
             </thead>
@@ -195,13 +263,22 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
                   <td>{describeAction(rule.action)}</td>
                   <td class="num">{rule.probability}</td>
                   <td class="num" data-fired={rule.fired}>
-                    <a href={`/ui/requests?fault_rule=${encodeURIComponent(rule.id)}`} aria-label={`${rule.fired}: the requests ${rule.id} fired on`}>
+                    <a
+                      href={`/ui/requests?fault_rule=${encodeURIComponent(rule.id)}`}
+                      aria-label={`${rule.fired}: the requests ${rule.id} fired on`}
+                    >
                       {rule.fired}
                     </a>
                   </td>
                   <td class="num">{rule.remaining ?? 'no end'}</td>
                   <td>
-                    <form method="post" action={`${FAULTS}/rules/${encodeURIComponent(rule.id)}/delete`} hx-post={`${FAULTS}/rules/${encodeURIComponent(rule.id)}/delete`} hx-target="#fault-rules" hx-swap="outerHTML">
+                    <form
+                      method="post"
+                      action={`${FAULTS}/rules/${encodeURIComponent(rule.id)}/delete`}
+                      hx-post={`${FAULTS}/rules/${encodeURIComponent(rule.id)}/delete`}
+                      hx-target="#fault-rules"
+                      hx-swap="outerHTML"
+                    >
                       {/* An id keeps the focus on the button across the refreshes. */}
                       <button type="submit" class="danger" id={`delete-${rule.id}`} aria-label={`Delete ${rule.id}`}>
                         Delete
@@ -212,7 +289,13 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
               ))}
             </tbody>
           </table>
-          <form method="post" action={`${FAULTS}/rules/delete`} hx-post={`${FAULTS}/rules/delete`} hx-target="#fault-rules" hx-swap="outerHTML">
+          <form
+            method="post"
+            action={`${FAULTS}/rules/delete`}
+            hx-post={`${FAULTS}/rules/delete`}
+            hx-target="#fault-rules"
+            hx-swap="outerHTML"
+          >
             <button type="submit" class="danger" id="delete-all-fault-rules">
               Delete all rules
             </button>
@@ -228,7 +311,14 @@ function FaultRuleForm({ workspaces, state = {} }: { workspaces: FixtureWorkspac
   return (
     <section id="fault-rule-form" aria-labelledby="fault-rule-form-heading">
       <h2 id="fault-rule-form-heading">Add a fault rule</h2>
-      <form method="post" action={`${FAULTS}/rules`} hx-post={`${FAULTS}/rules`} hx-target="#fault-rule-form" hx-swap="outerHTML" aria-labelledby="fault-rule-form-heading">
+      <form
+        method="post"
+        action={`${FAULTS}/rules`}
+        hx-post={`${FAULTS}/rules`}
+        hx-target="#fault-rule-form"
+        hx-swap="outerHTML"
+        aria-labelledby="fault-rule-form-heading"
+      >
         <fieldset class="inline">
           <legend>Match (every field given must hold)</legend>
           <label>
@@ -320,12 +410,23 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
   const validation = forms.validation?.values ?? {};
   const revision = forms.revisions?.values ?? {};
   const armed = [
-    ...knobs.destination_validations.map((knob) => ({ text: describeValidationKnob(knob, workspaces), remaining: knob.remaining })),
+    ...knobs.destination_validations.map((knob) => ({
+      text: describeValidationKnob(knob, workspaces),
+      remaining: knob.remaining,
+    })),
     ...knobs.export_runs.map((knob) => ({ text: describeExportRunKnob(knob), remaining: knob.remaining })),
     ...knobs.revisions.map((knob) => ({ text: describeRevisionKnob(knob), remaining: knob.remaining })),
   ];
-  const knobForm = (name: string) => ({ method: 'post' as const, action: `${FAULTS}/knobs/${name}`, 'hx-post': `${FAULTS}/knobs/${name}`, 'hx-target': '#knobs', 'hx-swap': 'outerHTML' });
-  const deployments = workspaces.flatMap((workspace) => workspace.deployments.map((deployment) => ({ ...deployment, workspace: workspace.name })));
+  const knobForm = (name: string) => ({
+    method: 'post' as const,
+    action: `${FAULTS}/knobs/${name}`,
+    'hx-post': `${FAULTS}/knobs/${name}`,
+    'hx-target': '#knobs',
+    'hx-swap': 'outerHTML',
+  });
+  const deployments = workspaces.flatMap((workspace) =>
+    workspace.deployments.map((deployment) => ({ ...deployment, workspace: workspace.name })),
+  );
   return (
     <section id="knobs" aria-labelledby="knobs-heading">
       <h2 id="knobs-heading">Knobs</h2>
@@ -338,7 +439,9 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
             <thead>
               <tr>
                 <th scope="col">Armed knob</th>
-                <th scope="col" class="num">Left</th>
+                <th scope="col" class="num">
+                  Left
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -457,8 +560,9 @@ export function faultsView(api: DashboardApi) {
       children: (
         <>
           <p class="muted">
-            Fault rules act on API and objstore requests (not on <code>/_localplane</code> or the dashboard); the knobs act on what runs inside: destination validations, export runs,
-            revisions. Rules and knobs last until they are used up, deleted, or the instance is reset.
+            Fault rules act on API and objstore requests (not on <code>/_localplane</code> or the dashboard); the knobs
+            act on what runs inside: destination validations, export runs, revisions. Rules and knobs last until they
+            are used up, deleted, or the instance is reset.
           </p>
           <FaultRules rules={rules} workspaces={workspaces} error={rulesError} />
           <FaultRuleForm workspaces={workspaces} state={ruleForm} />
@@ -469,7 +573,11 @@ export function faultsView(api: DashboardApi) {
   }
 
   /** Does what the form asks of the API; then htmx gets the updated part, a plain form post the page again (303). */
-  async function act(c: Context, call: (values: FormValues) => Promise<unknown>, refused: (state: FormState) => PageState) {
+  async function act(
+    c: Context,
+    call: (values: FormValues) => Promise<unknown>,
+    refused: (state: FormState) => PageState,
+  ) {
     const values = await formValues(c);
     try {
       await call(values);
@@ -517,7 +625,12 @@ export function faultsView(api: DashboardApi) {
       c,
       (values) =>
         api.json('POST', '/_localplane/faults/destination-validations', {
-          body: { error: values.error, count: optionalNumber(values.count), workspace_id: optionalText(values.workspace_id), endpoint_url: optionalText(values.endpoint_url) },
+          body: {
+            error: values.error,
+            count: optionalNumber(values.count),
+            workspace_id: optionalText(values.workspace_id),
+            endpoint_url: optionalText(values.endpoint_url),
+          },
         }),
       (state) => ({ knobForms: { validation: state }, part: 'knobs' }),
     ),
@@ -534,7 +647,12 @@ export function faultsView(api: DashboardApi) {
       c,
       (values) =>
         api.json('POST', '/_localplane/faults/revisions', {
-          body: { stage: values.stage, count: optionalNumber(values.count), deployment_id: optionalText(values.deployment_id), message: optionalText(values.message) },
+          body: {
+            stage: values.stage,
+            count: optionalNumber(values.count),
+            deployment_id: optionalText(values.deployment_id),
+            message: optionalText(values.message),
+          },
         }),
       (state) => ({ knobForms: { revisions: state }, part: 'knobs' }),
     ),

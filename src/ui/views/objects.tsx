@@ -59,14 +59,17 @@ const bucketPath = (bucket: string) => `/ui/objects/${encodeURIComponent(bucket)
 
 /** A link in the browser, with its query (empty values left out). */
 function href(path: string, query: Record<string, string | undefined> = {}): string {
-  const search = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+  const search = new URLSearchParams(
+    Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  );
   const text = search.toString();
   return text === '' ? path : `${path}?${text}`;
 }
 
 const prefixLink = (bucket: string, prefix: string) => href(bucketPath(bucket), { prefix });
 const objectLink = (bucket: string, key: string) => href(`${bucketPath(bucket)}/object`, { key });
-const downloadLink = (bucket: string, key: string) => href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/object/content`, { key });
+const downloadLink = (bucket: string, key: string) =>
+  href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/object/content`, { key });
 
 /** A key's segment as read: a hive partition `name=value` as `name = value`. */
 export function segmentLabel(segment: string): string {
@@ -89,7 +92,10 @@ export function formatBytes(bytes: number): string {
 /** The folders of a prefix (`a/b/`) or of a key's folder, each with the prefix that lists it. */
 function folderTrail(path: string): { label: string; prefix: string }[] {
   const segments = path.split('/').slice(0, -1);
-  return segments.map((segment, index) => ({ label: segmentLabel(segment), prefix: `${segments.slice(0, index + 1).join('/')}/` }));
+  return segments.map((segment, index) => ({
+    label: segmentLabel(segment),
+    prefix: `${segments.slice(0, index + 1).join('/')}/`,
+  }));
 }
 
 /** Buckets › bucket › folders … (› the object): where the page is, each step a link but the last. */
@@ -97,7 +103,8 @@ function Breadcrumbs({ bucket, path, last }: { bucket?: string; path?: string; l
   const steps: { label: string; link: string }[] = [{ label: 'Buckets', link: '/ui/objects' }];
   if (bucket !== undefined) {
     steps.push({ label: bucket, link: bucketPath(bucket) });
-    for (const folder of folderTrail(path ?? '')) steps.push({ label: folder.label, link: prefixLink(bucket, folder.prefix) });
+    for (const folder of folderTrail(path ?? ''))
+      steps.push({ label: folder.label, link: prefixLink(bucket, folder.prefix) });
   }
   if (last !== undefined) steps.push({ label: last, link: '' });
   return (
@@ -145,8 +152,12 @@ function BucketTable({ buckets }: { buckets: Bucket[] }) {
           <th scope="col">Workspace</th>
           <th scope="col">Region</th>
           <th scope="col">Kind</th>
-          <th scope="col" class="num">Objects</th>
-          <th scope="col" class="num">Size</th>
+          <th scope="col" class="num">
+            Objects
+          </th>
+          <th scope="col" class="num">
+            Size
+          </th>
           <th scope="col">Created</th>
         </tr>
       </thead>
@@ -159,7 +170,11 @@ function BucketTable({ buckets }: { buckets: Bucket[] }) {
             <td class="mono">{bucket.workspace_id ?? <span class="muted">shared</span>}</td>
             <td>{bucket.region}</td>
             <td>
-              {[bucket.configured ? 'configured' : 'created', bucket.public ? 'public' : '', bucket.workspace_folders ? 'a folder per workspace' : '']
+              {[
+                bucket.configured ? 'configured' : 'created',
+                bucket.public ? 'public' : '',
+                bucket.workspace_folders ? 'a folder per workspace' : '',
+              ]
                 .filter(Boolean)
                 .join(', ')}
             </td>
@@ -200,7 +215,9 @@ function ObjectTable({ bucket, page }: { bucket: string; page: ObjectPage }) {
       <thead>
         <tr>
           <th scope="col">{searching ? 'Key' : 'Name'}</th>
-          <th scope="col" class="num">Size</th>
+          <th scope="col" class="num">
+            Size
+          </th>
           <th scope="col">Last modified</th>
         </tr>
       </thead>
@@ -284,7 +301,10 @@ function MetadataTable({ details }: { details: ObjectDetails }) {
           <th scope="row">Storage class</th>
           <td>{details.storage_class}</td>
         </tr>
-        <MapRows label={details.checksum_type === null ? 'Checksums' : `Checksums (${details.checksum_type})`} values={details.checksums} />
+        <MapRows
+          label={details.checksum_type === null ? 'Checksums' : `Checksums (${details.checksum_type})`}
+          values={details.checksums}
+        />
         <tr>
           <th scope="row">Parts</th>
           <td>{details.parts_count ?? <span class="muted">put in one piece</span>}</td>
@@ -328,7 +348,10 @@ function RowsTable({ schema, rows, totalRows }: { schema: { name: string }[]; ro
   return (
     <>
       <h3 id="preview-rows">
-        First rows <span class="muted">({rows.length} of {totalRows})</span>
+        First rows{' '}
+        <span class="muted">
+          ({rows.length} of {totalRows})
+        </span>
       </h3>
       {/* Focusable, so the keyboard scrolls it as the mouse does. */}
       <div class="scroll" tabindex={0} role="region" aria-labelledby="preview-rows">
@@ -344,7 +367,10 @@ function RowsTable({ schema, rows, totalRows }: { schema: { name: string }[]; ro
             {rows.map((row) => (
               <tr>
                 {row.map((value) => (
-                  <td class={value === null ? 'mono muted' : 'mono'} title={value === null ? undefined : cellText(value)}>
+                  <td
+                    class={value === null ? 'mono muted' : 'mono'}
+                    title={value === null ? undefined : cellText(value)}
+                  >
                     {value === null ? 'null' : cellText(value)}
                   </td>
                 ))}
@@ -364,14 +390,23 @@ function previewParts(preview: Preview | DashboardApiError): { beside: Child; be
     case 'parquet': {
       const schema = preview.schema ?? [];
       const rows = preview.rows ?? [];
-      return { beside: <SchemaTable schema={schema} />, below: <RowsTable schema={schema} rows={rows} totalRows={preview.total_rows ?? rows.length} /> };
+      return {
+        beside: <SchemaTable schema={schema} />,
+        below: <RowsTable schema={schema} rows={rows} totalRows={preview.total_rows ?? rows.length} />,
+      };
     }
     case 'binary':
       return { beside: <p class="muted">Binary content: download it to look inside.</p>, below: null };
     default: {
       const what = preview.kind === 'json' ? 'JSON' : 'Text';
       return {
-        beside: <p class="muted">{preview.truncated ? `${what}: its start is shown below; download it for the rest.` : `${what}, shown below.`}</p>,
+        beside: (
+          <p class="muted">
+            {preview.truncated
+              ? `${what}: its start is shown below; download it for the rest.`
+              : `${what}, shown below.`}
+          </p>
+        ),
         below: (
           <pre aria-label={`Content (${preview.kind})`} tabindex={0}>
             {preview.text ?? ''}
@@ -405,7 +440,13 @@ export function objectsView(api: DashboardApi) {
     const cursor = c.req.query('cursor');
     // A search covers the whole bucket; otherwise one folder at a time.
     const listing = search === '' ? { prefix } : { search };
-    const page = await api.get<ObjectPage>(href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/objects`, { ...listing, delimiter: search === '' ? '/' : undefined, cursor }));
+    const page = await api.get<ObjectPage>(
+      href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/objects`, {
+        ...listing,
+        delimiter: search === '' ? '/' : undefined,
+        cursor,
+      }),
+    );
     return renderObjects(
       c,
       <>
@@ -416,7 +457,9 @@ export function objectsView(api: DashboardApi) {
         {(cursor !== undefined || page.next_cursor !== null) && (
           <nav aria-label="Pages" class="pages">
             {cursor !== undefined && <a href={href(bucketPath(bucket), listing)}>First page</a>}
-            {page.next_cursor !== null && <a href={href(bucketPath(bucket), { ...listing, cursor: page.next_cursor })}>Next page</a>}
+            {page.next_cursor !== null && (
+              <a href={href(bucketPath(bucket), { ...listing, cursor: page.next_cursor })}>Next page</a>
+            )}
           </nav>
         )}
       </>,

@@ -29,15 +29,28 @@ const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 function Activity({ stats }: { stats: RequestStats }) {
   const chart = {
     x: stats.minutes.map((minute) => Date.parse(minute.start) / 1000),
-    series: STATUS_CLASSES.map((statusClass) => ({ label: statusClass, values: stats.minutes.map((minute) => minute.by_status_class[statusClass]) })),
+    series: STATUS_CLASSES.map((statusClass) => ({
+      label: statusClass,
+      values: stats.minutes.map((minute) => minute.by_status_class[statusClass]),
+    })),
   };
-  const totals = STATUS_CLASSES.map((statusClass) => `${stats.minutes.reduce((sum, minute) => sum + minute.by_status_class[statusClass], 0)} ${statusClass}`).join(', ');
+  const totals = STATUS_CLASSES.map(
+    (statusClass) =>
+      `${stats.minutes.reduce((sum, minute) => sum + minute.by_status_class[statusClass], 0)} ${statusClass}`,
+  ).join(', ');
   return (
-    <section id="activity" aria-labelledby="activity-heading" hx-get="/ui/activity" hx-trigger="every 5s" hx-swap="outerHTML">
+    <section
+      id="activity"
+      aria-labelledby="activity-heading"
+      hx-get="/ui/activity"
+      hx-trigger="every 5s"
+      hx-swap="outerHTML"
+    >
       <h2 id="activity-heading">Requests per minute</h2>
       <figure class="chart" data-chart={JSON.stringify(chart)}>
         <figcaption class="muted">
-          The last {ACTIVITY_MINUTES} minutes of the emulator clock, by status class: {totals}. <a href="/ui/requests">All requests</a>
+          The last {ACTIVITY_MINUTES} minutes of the emulator clock, by status class: {totals}.{' '}
+          <a href="/ui/requests">All requests</a>
         </figcaption>
       </figure>
       <h2 id="errors-heading">Latest errors</h2>
@@ -50,7 +63,9 @@ function Activity({ stats }: { stats: RequestStats }) {
               <th scope="col">Time</th>
               <th scope="col">Source</th>
               <th scope="col">Request</th>
-              <th scope="col" class="num">Status</th>
+              <th scope="col" class="num">
+                Status
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -73,14 +88,23 @@ function Activity({ stats }: { stats: RequestStats }) {
   );
 }
 
-const readStats = (api: DashboardApi) => api.get<RequestStats>(`/_localplane/requests/stats?minutes=${ACTIVITY_MINUTES}&errors=10`);
+const readStats = (api: DashboardApi) =>
+  api.get<RequestStats>(`/_localplane/requests/stats?minutes=${ACTIVITY_MINUTES}&errors=10`);
 
 /** /ui: health, the clock, the workspaces with their counts, the requests of the last minutes. */
 export function overviewView(api: DashboardApi) {
   const app = new Hono();
   app.get('/', async (c) => {
-    const [health, state, stats] = await Promise.all([api.get<Health>('/_localplane/health'), api.get<StateDump>('/_localplane/state'), readStats(api)]);
-    const exportsIn = (status: string) => state.workspaces.reduce((sum, workspace) => sum + workspace.bulk_exports.filter((entry) => entry.status === status).length, 0);
+    const [health, state, stats] = await Promise.all([
+      api.get<Health>('/_localplane/health'),
+      api.get<StateDump>('/_localplane/state'),
+      readStats(api),
+    ]);
+    const exportsIn = (status: string) =>
+      state.workspaces.reduce(
+        (sum, workspace) => sum + workspace.bulk_exports.filter((entry) => entry.status === status).length,
+        0,
+      );
     return renderView(c, {
       title: 'Overview',
       active: 'overview',
@@ -122,10 +146,18 @@ export function overviewView(api: DashboardApi) {
                 <th scope="col">Name</th>
                 <th scope="col">Id</th>
                 <th scope="col">Tier</th>
-                <th scope="col" class="num">Tracing projects</th>
-                <th scope="col" class="num">Destinations</th>
-                <th scope="col" class="num">Exports</th>
-                <th scope="col" class="num">Deployments</th>
+                <th scope="col" class="num">
+                  Tracing projects
+                </th>
+                <th scope="col" class="num">
+                  Destinations
+                </th>
+                <th scope="col" class="num">
+                  Exports
+                </th>
+                <th scope="col" class="num">
+                  Deployments
+                </th>
               </tr>
             </thead>
             <tbody>

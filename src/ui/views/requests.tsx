@@ -120,15 +120,27 @@ function LiveRequests({ query, entries, names, paused, error }: LiveProps) {
   const live = !paused && entries !== undefined;
   const toggle = paused ? withQuery(REQUESTS, query) : withQuery(REQUESTS, pausedQuery);
   return (
-    <section id="requests-live" aria-labelledby="requests-heading" {...(live ? { 'hx-ext': 'sse', 'sse-connect': withQuery(`${REQUESTS}/stream`, streamQuery) } : {})}>
+    <section
+      id="requests-live"
+      aria-labelledby="requests-heading"
+      {...(live ? { 'hx-ext': 'sse', 'sse-connect': withQuery(`${REQUESTS}/stream`, streamQuery) } : {})}
+    >
       <div class="live-bar">
         <h2 id="requests-heading">Newest {shown} matching</h2>
         {entries !== undefined && (
           <>
             <p role="status" class="muted">
-              {paused ? 'Paused: new requests are not shown until you resume.' : 'Live: new requests appear at the top.'}
+              {paused
+                ? 'Paused: new requests are not shown until you resume.'
+                : 'Live: new requests appear at the top.'}
             </p>
-            <button type="button" aria-pressed={paused ? 'true' : 'false'} hx-get={toggle} hx-target="#requests-live" hx-swap="outerHTML">
+            <button
+              type="button"
+              aria-pressed={paused ? 'true' : 'false'}
+              hx-get={toggle}
+              hx-target="#requests-live"
+              hx-swap="outerHTML"
+            >
               {paused ? 'Resume' : 'Pause'}
             </button>
           </>
@@ -146,7 +158,11 @@ function LiveRequests({ query, entries, names, paused, error }: LiveProps) {
               ))}
             </tr>
           </thead>
-          <tbody id="request-rows" data-max-rows={shown} {...(live ? { 'sse-swap': 'request,reset', 'hx-swap': 'afterbegin' } : {})}>
+          <tbody
+            id="request-rows"
+            data-max-rows={shown}
+            {...(live ? { 'sse-swap': 'request,reset', 'hx-swap': 'afterbegin' } : {})}
+          >
             {entries.length === 0 && (
               <tr data-placeholder>
                 <td colspan={COLUMNS.length} class="muted">
@@ -164,11 +180,27 @@ function LiveRequests({ query, entries, names, paused, error }: LiveProps) {
   );
 }
 
-function FilterForm({ query, workspaces, rules }: { query: URLSearchParams; workspaces: FixtureWorkspace[]; rules: FaultRuleView[] }) {
-  const choice = (name: string, label: string, options: readonly (readonly [value: string, label: string])[], unfiltered = 'any') => {
+function FilterForm({
+  query,
+  workspaces,
+  rules,
+}: {
+  query: URLSearchParams;
+  workspaces: FixtureWorkspace[];
+  rules: FaultRuleView[];
+}) {
+  const choice = (
+    name: string,
+    label: string,
+    options: readonly (readonly [value: string, label: string])[],
+    unfiltered = 'any',
+  ) => {
     const current = query.get(name) ?? '';
     // A value the list does not hold (a rule deleted since) stays selectable, so the form says what the URL filters on.
-    const all = current !== '' && !options.some(([value]) => value === current) ? [...options, [current, current] as const] : options;
+    const all =
+      current !== '' && !options.some(([value]) => value === current)
+        ? [...options, [current, current] as const]
+        : options;
     return (
       <label>
         {label}
@@ -190,13 +222,39 @@ function FilterForm({ query, workspaces, rules }: { query: URLSearchParams; work
     </label>
   );
   return (
-    <form class="inline filters" aria-label="Filter requests" method="get" action={REQUESTS} hx-get={REQUESTS} hx-target="#requests-live" hx-swap="outerHTML" hx-push-url="true">
-      {choice('source', 'Source', REQUEST_SOURCES.map((source) => [source, source] as const))}
-      {choice('method', 'Method', METHODS.map((method) => [method, method] as const))}
+    <form
+      class="inline filters"
+      aria-label="Filter requests"
+      method="get"
+      action={REQUESTS}
+      hx-get={REQUESTS}
+      hx-target="#requests-live"
+      hx-swap="outerHTML"
+      hx-push-url="true"
+    >
+      {choice(
+        'source',
+        'Source',
+        REQUEST_SOURCES.map((source) => [source, source] as const),
+      )}
+      {choice(
+        'method',
+        'Method',
+        METHODS.map((method) => [method, method] as const),
+      )}
       {text('path', 'Path glob', '/api/v1/**')}
       {text('status', 'Status or class', '404 or 4xx')}
-      {choice('workspace_id', 'Workspace', workspaces.map((workspace) => [workspace.id, workspace.name] as const))}
-      {choice('fault_rule', 'Fault rule fired', [['any', 'any rule'], ...rules.map((rule) => [rule.id, rule.id] as const)], 'any or none')}
+      {choice(
+        'workspace_id',
+        'Workspace',
+        workspaces.map((workspace) => [workspace.id, workspace.name] as const),
+      )}
+      {choice(
+        'fault_rule',
+        'Fault rule fired',
+        [['any', 'any rule'], ...rules.map((rule) => [rule.id, rule.id] as const)],
+        'any or none',
+      )}
       {text('text', 'Text in bodies', 'request or response')}
       <label>
         Show newest
@@ -224,21 +282,31 @@ const CURL_SETS = new Set(['host', 'content-length', 'connection', 'transfer-enc
  */
 export function curlCommand(entry: JournalEntry, origin: string): string {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(entry.query)) for (const each of Array.isArray(value) ? value : [value]) search.append(name, each);
+  for (const [name, value] of Object.entries(entry.query))
+    for (const each of Array.isArray(value) ? value : [value]) search.append(name, each);
   const words = ['curl'];
   if (entry.method !== 'GET') words.push('-X', entry.method);
   words.push(shellWord(`${origin}${entry.path}${search.size > 0 ? `?${search}` : ''}`));
-  for (const [name, value] of Object.entries(entry.request.headers)) if (!CURL_SETS.has(name)) words.push('-H', shellWord(`${name}: ${value}`));
+  for (const [name, value] of Object.entries(entry.request.headers))
+    if (!CURL_SETS.has(name)) words.push('-H', shellWord(`${name}: ${value}`));
   const { body } = entry.request;
   if (body.text !== null && body.text !== '') words.push('--data-raw', shellWord(body.text));
   const line = words.join(' ');
-  if (body.text !== null && body.truncated) return `${line} # the body is cut to its first 8 KiB, as the journal keeps it`;
-  if (body.text === null && body.size !== null && body.size > 0) return `${line} # the body (${body.size} bytes) is not in the journal`;
+  if (body.text !== null && body.truncated)
+    return `${line} # the body is cut to its first 8 KiB, as the journal keeps it`;
+  if (body.text === null && body.size !== null && body.size > 0)
+    return `${line} # the body (${body.size} bytes) is not in the journal`;
   return line;
 }
 
 function BodyView({ label, body }: { label: string; body: JournalBody }) {
-  const facts = [body.content_type, body.size === null ? 'size unknown' : `${body.size} bytes`, body.truncated ? 'first 8 KiB shown' : null].filter(Boolean).join(' · ');
+  const facts = [
+    body.content_type,
+    body.size === null ? 'size unknown' : `${body.size} bytes`,
+    body.truncated ? 'first 8 KiB shown' : null,
+  ]
+    .filter(Boolean)
+    .join(' · ');
   return (
     <>
       <h3>{label}</h3>
@@ -259,17 +327,15 @@ function NameValues({ label, pairs }: { label: string; pairs: [string, string][]
   return (
     <>
       <h3>{label}</h3>
-      {pairs.length === 0 ? (
-        <p class="muted">None.</p>
-      ) : (
-        <DetailList pairs={pairs} mono />
-      )}
+      {pairs.length === 0 ? <p class="muted">None.</p> : <DetailList pairs={pairs} mono />}
     </>
   );
 }
 
 function RequestDetail({ entry, names, curl }: { entry: JournalEntry; names: WorkspaceNames; curl: string }) {
-  const query = Object.entries(entry.query).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((each): [string, string] => [name, each]));
+  const query = Object.entries(entry.query).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).map((each): [string, string] => [name, each]),
+  );
   const facts: [string, unknown][] = [
     ['Id', entry.id],
     ['Time (emulator)', entry.time],
@@ -277,12 +343,28 @@ function RequestDetail({ entry, names, curl }: { entry: JournalEntry; names: Wor
     ['Took', `${entry.duration_ms} ms`],
     ['Source', entry.source],
     ['Status', <StatusText status={entry.status} />],
-    ['Workspace', entry.workspace_id === null ? '—' : `${names.get(entry.workspace_id) ?? ''} ${entry.workspace_id}`.trim()],
-    ['Fault rule', entry.fault_rule_id === null ? 'none fired' : <a href={`/ui/faults#${entry.fault_rule_id}`}>{entry.fault_rule_id}</a>],
+    [
+      'Workspace',
+      entry.workspace_id === null ? '—' : `${names.get(entry.workspace_id) ?? ''} ${entry.workspace_id}`.trim(),
+    ],
+    [
+      'Fault rule',
+      entry.fault_rule_id === null ? (
+        'none fired'
+      ) : (
+        <a href={`/ui/faults#${entry.fault_rule_id}`}>{entry.fault_rule_id}</a>
+      ),
+    ],
   ];
   if (entry.objstore !== null) {
     const { operation, bucket, key, access_key_id, error_code } = entry.objstore;
-    facts.push(['Operation', operation], ['Bucket', bucket ?? '—'], ['Key', key ?? '—'], ['Access key id', access_key_id ?? '—'], ['Error code', error_code ?? '—']);
+    facts.push(
+      ['Operation', operation],
+      ['Bucket', bucket ?? '—'],
+      ['Key', key ?? '—'],
+      ['Access key id', access_key_id ?? '—'],
+      ['Error code', error_code ?? '—'],
+    );
   }
   return (
     <article aria-labelledby="request-title">
@@ -346,7 +428,11 @@ const eventText = ({ id, event, data }: { id?: string; event: string; data: stri
  * extension to put in place; ids go through, so a reconnecting browser's Last-Event-ID is the
  * API's. Cancelling, or `clientGone`, cancels the API's stream.
  */
-function rowEvents(upstream: ReadableStream<Uint8Array>, row: (entry: JournalEntry) => string, clientGone: AbortSignal): ReadableStream<Uint8Array> {
+function rowEvents(
+  upstream: ReadableStream<Uint8Array>,
+  row: (entry: JournalEntry) => string,
+  clientGone: AbortSignal,
+): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let buffered = '';
@@ -357,8 +443,14 @@ function rowEvents(upstream: ReadableStream<Uint8Array>, row: (entry: JournalEnt
       const event = parseEvent(buffered.slice(0, end));
       buffered = buffered.slice(end + 2);
       if (event.comment !== undefined) controller.enqueue(encoder.encode(`: ${event.comment}\n\n`));
-      else if (event.event === 'request') controller.enqueue(encoder.encode(eventText({ id: event.id, event: 'request', data: row(JSON.parse(event.data!) as JournalEntry) })));
-      else if (event.event === 'reset') controller.enqueue(encoder.encode(eventText({ id: event.id, event: 'reset', data: String(<ResetRow />) })));
+      else if (event.event === 'request')
+        controller.enqueue(
+          encoder.encode(
+            eventText({ id: event.id, event: 'request', data: row(JSON.parse(event.data!) as JournalEntry) }),
+          ),
+        );
+      else if (event.event === 'reset')
+        controller.enqueue(encoder.encode(eventText({ id: event.id, event: 'reset', data: String(<ResetRow />) })));
     }
   };
   const rows = upstream.pipeThrough(new TransformStream({ transform })).getReader();
@@ -402,7 +494,11 @@ export function requestsView(api: DashboardApi) {
   /** The whole page: the filters, the table and the detail pane. */
   const renderPage = async (c: Context, detail: Child) => {
     const query = viewQuery(c);
-    const [live, fixtures, { rules }] = await Promise.all([loadLive(c, query), readFixtures(api), api.get<{ rules: FaultRuleView[] }>('/_localplane/fault-rules')]);
+    const [live, fixtures, { rules }] = await Promise.all([
+      loadLive(c, query),
+      readFixtures(api),
+      api.get<{ rules: FaultRuleView[] }>('/_localplane/fault-rules'),
+    ]);
     return renderView(c, {
       title: 'Requests',
       active: 'requests',
@@ -448,14 +544,20 @@ export function requestsView(api: DashboardApi) {
     const since = c.req.query('since');
     if (since) filter.set('since', since);
     const lastEventId = c.req.header('last-event-id');
-    const upstream = await api.raw('GET', `/_localplane/requests/stream?${filter}`, { headers: lastEventId ? { 'last-event-id': lastEventId } : {} });
+    const upstream = await api.raw('GET', `/_localplane/requests/stream?${filter}`, {
+      headers: lastEventId ? { 'last-event-id': lastEventId } : {},
+    });
     if (!upstream.ok || upstream.body === null) return upstream;
     const names = await workspaceNames(api);
     // A browser that ends its side of the connection has gone: the server would keep the half-open connection for a reply with no end.
     const clientGone = new AbortController();
     (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket.once('end', () => clientGone.abort());
     return new Response(
-      rowEvents(upstream.body, (entry) => String(<RequestRow entry={entry} names={names} query={query} />), clientGone.signal),
+      rowEvents(
+        upstream.body,
+        (entry) => String(<RequestRow entry={entry} names={names} query={query} />),
+        clientGone.signal,
+      ),
       { headers: EVENT_STREAM_HEADERS },
     );
   });

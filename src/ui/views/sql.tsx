@@ -34,15 +34,24 @@ async function exportChoices(api: DashboardApi): Promise<{ workspace: string; ex
   const fixtures = await readFixtures(api);
   return Promise.all(
     fixtures.workspaces.map(async (workspace) => {
-      const exports = await api.get<ExportResponse[]>('/api/v1/bulk-exports?limit=100', { workspaceId: workspace.id }).catch((error: unknown) => {
-        if (error instanceof DashboardApiError && error.status === 403) return [];
-        throw error;
-      });
+      const exports = await api
+        .get<ExportResponse[]>('/api/v1/bulk-exports?limit=100', { workspaceId: workspace.id })
+        .catch((error: unknown) => {
+          if (error instanceof DashboardApiError && error.status === 403) return [];
+          throw error;
+        });
       return {
         workspace: workspace.name,
         exports: exports.map((row) => {
-          const project = row.all_experiments ? 'all experiments' : (workspace.sessions.find((session) => session.id === row.session_id)?.name ?? row.session_id);
-          return { id: row.id, status: row.status, createdAt: row.created_at, label: `${project} · ${row.status} · ${row.created_at.slice(0, 16).replace('T', ' ')} · ${row.id.slice(0, 8)}` };
+          const project = row.all_experiments
+            ? 'all experiments'
+            : (workspace.sessions.find((session) => session.id === row.session_id)?.name ?? row.session_id);
+          return {
+            id: row.id,
+            status: row.status,
+            createdAt: row.created_at,
+            label: `${project} · ${row.status} · ${row.created_at.slice(0, 16).replace('T', ' ')} · ${row.id.slice(0, 8)}`,
+          };
         }),
       };
     }),
@@ -55,9 +64,11 @@ function defaultExport(groups: { exports: ExportChoice[] }[]): string | undefine
   return (all.find((choice) => choice.status === 'Completed') ?? all[0])?.id;
 }
 
-const queryUrl = (path: string, exportId: string, sql: string) => `${path}?${new URLSearchParams({ export_id: exportId, sql })}`;
+const queryUrl = (path: string, exportId: string, sql: string) =>
+  `${path}?${new URLSearchParams({ export_id: exportId, sql })}`;
 
-const cellText = (value: unknown) => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+const cellText = (value: unknown) =>
+  value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
 
 /** A result as CSV (RFC 4180): a header of the column names, a line per row; NULL is an empty cell. */
 export function resultCsv(result: SqlResponse): string {
@@ -86,10 +97,18 @@ function chartColumns(result: SqlResponse): ChartColumn[] {
     const parsed = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
     return Number.isFinite(parsed) ? parsed : null;
   };
-  const columns: ChartColumn[] = [{ name: ROW_NUMBER, kind: 'number', values: result.rows.map((_, index) => index + 1) }];
+  const columns: ChartColumn[] = [
+    { name: ROW_NUMBER, kind: 'number', values: result.rows.map((_, index) => index + 1) },
+  ];
   result.columns.forEach(({ name, type }, index) => {
-    if (NUMERIC_TYPE.test(type)) columns.push({ name, kind: 'number', values: result.rows.map((row) => number(row[index])) });
-    else if (TIME_TYPE.test(type)) columns.push({ name, kind: 'time', values: result.rows.map((row) => (typeof row[index] === 'string' ? epochSeconds(row[index]) : null)) });
+    if (NUMERIC_TYPE.test(type))
+      columns.push({ name, kind: 'number', values: result.rows.map((row) => number(row[index])) });
+    else if (TIME_TYPE.test(type))
+      columns.push({
+        name,
+        kind: 'time',
+        values: result.rows.map((row) => (typeof row[index] === 'string' ? epochSeconds(row[index]) : null)),
+      });
   });
   return columns;
 }
@@ -99,8 +118,10 @@ function Chart({ result, x, y }: { result: SqlResponse; x?: string; y?: string }
   const columns = chartColumns(result);
   const numbers = columns.filter((column) => column.kind === 'number' && column.name !== ROW_NUMBER);
   if (numbers.length === 0 || result.rows.length === 0) return <p class="muted">No numeric column to chart.</p>;
-  const xColumn = columns.find((column) => column.name === x) ?? columns.find((column) => column.kind === 'time') ?? columns[0]!;
-  const yColumn = numbers.find((column) => column.name === y) ?? numbers.find((column) => column !== xColumn) ?? numbers[0]!;
+  const xColumn =
+    columns.find((column) => column.name === x) ?? columns.find((column) => column.kind === 'time') ?? columns[0]!;
+  const yColumn =
+    numbers.find((column) => column.name === y) ?? numbers.find((column) => column !== xColumn) ?? numbers[0]!;
   return (
     <section class="sql-chart" data-xy-chart aria-labelledby="chart-heading">
       <h2 id="chart-heading">Chart</h2>
@@ -126,7 +147,12 @@ function Chart({ result, x, y }: { result: SqlResponse; x?: string; y?: string }
           </select>
         </label>
       </div>
-      <figure class="chart" role="img" aria-label="The chosen y column against the x column, from the table below" data-columns={JSON.stringify(columns)}></figure>
+      <figure
+        class="chart"
+        role="img"
+        aria-label="The chosen y column against the x column, from the table below"
+        data-columns={JSON.stringify(columns)}
+      ></figure>
     </section>
   );
 }
@@ -154,7 +180,13 @@ function ResultTable({ result }: { result: SqlResponse }) {
                 const cut = text.length > CELL_CHARACTERS;
                 return (
                   <td class={numeric[index] ? 'num' : undefined} title={cut ? text.slice(0, 2000) : undefined}>
-                    {value === null ? <span class="muted">NULL</span> : cut ? `${text.slice(0, CELL_CHARACTERS)}…` : text}
+                    {value === null ? (
+                      <span class="muted">NULL</span>
+                    ) : cut ? (
+                      `${text.slice(0, CELL_CHARACTERS)}…`
+                    ) : (
+                      text
+                    )}
                   </td>
                 );
               })}
@@ -177,7 +209,10 @@ function Result({ outcome, x, y }: { outcome: Outcome | null; x?: string; y?: st
   if (!outcome) {
     return (
       <div id="sql-result">
-        <p class="muted">Run the query to see its rows. Its URL, with the export and the SQL in it, can be shared: opened, it shows the query, which runs from the Run query button.</p>
+        <p class="muted">
+          Run the query to see its rows. Its URL, with the export and the SQL in it, can be shared: opened, it shows the
+          query, which runs from the Run query button.
+        </p>
         {/* The chart's columns a shared URL picks, until the run's own pickers replace this part. */}
         {x !== undefined && <input type="hidden" name="x" form="sql-form" value={x} />}
         {y !== undefined && <input type="hidden" name="y" form="sql-form" value={y} />}
@@ -193,7 +228,9 @@ function Result({ outcome, x, y }: { outcome: Outcome | null; x?: string; y?: st
           <h2 id="result-heading">Result</h2>
           <p role="status">
             {result.row_count.toLocaleString('en')} {result.row_count === 1 ? 'row' : 'rows'}
-            {result.truncated && ` (the first ${result.row_limit.toLocaleString('en')}: sql_row_limit cut the result)`} in {result.elapsed_ms} ms ·{' '}
+            {result.truncated &&
+              ` (the first ${result.row_limit.toLocaleString('en')}: sql_row_limit cut the result)`}{' '}
+            in {result.elapsed_ms} ms ·{' '}
             <a href={queryUrl(`${SQL}.csv`, outcome.exportId, outcome.sql)} download>
               Download CSV
             </a>{' '}
@@ -208,7 +245,11 @@ function Result({ outcome, x, y }: { outcome: Outcome | null; x?: string; y?: st
 }
 
 /** Runs the query through POST /_localplane/sql; a refusal (a bad query, no files, another query running) is the outcome's error. */
-async function runQuery(api: DashboardApi, exportId: string, sql: string): Promise<{ outcome: Outcome; status: number }> {
+async function runQuery(
+  api: DashboardApi,
+  exportId: string,
+  sql: string,
+): Promise<{ outcome: Outcome; status: number }> {
   try {
     const result = await api.json<SqlResponse>('POST', '/_localplane/sql', { body: { export_id: exportId, sql } });
     return { outcome: { exportId, sql, result }, status: 200 };
@@ -255,7 +296,15 @@ export function sqlView(api: DashboardApi) {
           </p>
         ) : (
           <>
-            <form id="sql-form" method="get" action={SQL} hx-get={SQL} hx-target="#sql-result" hx-swap="outerHTML" hx-push-url="true">
+            <form
+              id="sql-form"
+              method="get"
+              action={SQL}
+              hx-get={SQL}
+              hx-target="#sql-result"
+              hx-swap="outerHTML"
+              hx-push-url="true"
+            >
               <label>
                 Export
                 <select name="export_id">
@@ -283,7 +332,10 @@ export function sqlView(api: DashboardApi) {
                   <span class="when-idle">Run query</span>
                   <span class="when-busy">Running…</span>
                 </button>
-                <span class="muted">One SELECT, read-only; at most sql_row_limit rows and sql_time_limit_seconds (PATCH /_localplane/config).</span>
+                <span class="muted">
+                  One SELECT, read-only; at most sql_row_limit rows and sql_time_limit_seconds (PATCH
+                  /_localplane/config).
+                </span>
               </div>
             </form>
             {result}

@@ -23,7 +23,8 @@ type Outcome = { done: string } | { refused: string; status: number };
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 
 const CONFIRM_RESET = 'Reset to the seed? What is not saved in a snapshot is lost.';
-const confirmRestore = (name: string) => `Replace the whole state with ${name}? What is not saved in a snapshot is lost.`;
+const confirmRestore = (name: string) =>
+  `Replace the whole state with ${name}? What is not saved in a snapshot is lost.`;
 const confirmDelete = (name: string) => `Delete the saved snapshot ${name}?`;
 const CONFIRM_UPLOAD = 'Upload this file and replace the whole state with it? What is not saved in a snapshot is lost.';
 
@@ -41,7 +42,12 @@ const nameOfFile = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]+/g, '
 
 /** A form whose submission htmx posts to /ui/state/<action>, answered with the panel, after a confirmation when `confirm` says so. */
 function actionAttributes(action: string, confirm?: string) {
-  return { 'hx-post': `/ui/state/${action}`, 'hx-target': '#state-panel', 'hx-swap': 'outerHTML', ...(confirm ? { 'hx-confirm': confirm } : {}) };
+  return {
+    'hx-post': `/ui/state/${action}`,
+    'hx-target': '#state-panel',
+    'hx-swap': 'outerHTML',
+    ...(confirm ? { 'hx-confirm': confirm } : {}),
+  };
 }
 
 /** /ui/state: reset (everything or one workspace), save a snapshot, the saved snapshots (download, restore, delete), restore from a file. */
@@ -67,8 +73,8 @@ export function stateView(api: DashboardApi) {
           </div>
         )}
         <p class="muted">
-          Emulator clock: <span class="mono">{clock.now}</span> ({clock.frozen ? 'frozen' : 'running'}). A snapshot holds the database, the objstore, the
-          ids, the clock and the limits.
+          Emulator clock: <span class="mono">{clock.now}</span> ({clock.frozen ? 'frozen' : 'running'}). A snapshot
+          holds the database, the objstore, the ids, the clock and the limits.
         </p>
 
         <section aria-labelledby="reset-heading">
@@ -96,7 +102,14 @@ export function stateView(api: DashboardApi) {
           <form class="inline" {...actionAttributes('snapshot')}>
             <label>
               File name
-              <input name="name" required size={34} value={suggestedName(clock.now)} spellcheck={false} aria-describedby="name-rule" />
+              <input
+                name="name"
+                required
+                size={34}
+                value={suggestedName(clock.now)}
+                spellcheck={false}
+                aria-describedby="name-rule"
+              />
             </label>
             <button type="submit" class="primary">
               Save
@@ -134,11 +147,16 @@ export function stateView(api: DashboardApi) {
                     </th>
                     <td class="num">{sizeText(snapshot.bytes)}</td>
                     <td>
-                      <time datetime={snapshot.modified_at}>{snapshot.modified_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>
+                      <time datetime={snapshot.modified_at}>
+                        {snapshot.modified_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}
+                      </time>
                     </td>
                     <td>
                       <div class="actions">
-                        <a href={`/_localplane/snapshots/${encodeURIComponent(snapshot.name)}`} download={snapshot.name}>
+                        <a
+                          href={`/_localplane/snapshots/${encodeURIComponent(snapshot.name)}`}
+                          download={snapshot.name}
+                        >
                           Download {snapshot.name}
                         </a>
                         <form {...actionAttributes('restore', confirmRestore(snapshot.name))}>
@@ -209,7 +227,9 @@ export function stateView(api: DashboardApi) {
         return 'Everything is back to the seed.';
       }
       await api.json('POST', '/_localplane/reset', { body: { workspace_id: workspaceId } });
-      const { workspaces } = await api.get<{ workspaces: Workspace[] }>(`/_localplane/state?workspace_id=${encodeURIComponent(workspaceId)}`);
+      const { workspaces } = await api.get<{ workspaces: Workspace[] }>(
+        `/_localplane/state?workspace_id=${encodeURIComponent(workspaceId)}`,
+      );
       return `Workspace ${workspaces[0]?.name ?? workspaceId} is back to the seed.`;
     }),
   );
@@ -217,7 +237,9 @@ export function stateView(api: DashboardApi) {
   app.post(
     '/snapshot',
     act(async (values) => {
-      const saved = await api.json<SavedSnapshot>('POST', '/_localplane/snapshot', { body: { name: values.name ?? '' } });
+      const saved = await api.json<SavedSnapshot>('POST', '/_localplane/snapshot', {
+        body: { name: values.name ?? '' },
+      });
       return `Saved ${saved.name} (${sizeText(saved.bytes)}).`;
     }),
   );
@@ -245,12 +267,16 @@ export function stateView(api: DashboardApi) {
     const declared = Number(c.req.header('content-length'));
     if (!(declared <= MAX_SNAPSHOT_BYTES + FORM_OVERHEAD_BYTES)) {
       const unsized = Number.isNaN(declared);
-      return page(c, { refused: `The upload cannot be read: ${unsized ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.`, status: unsized ? 411 : 413 });
+      return page(c, {
+        refused: `The upload cannot be read: ${unsized ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.`,
+        status: unsized ? 411 : 413,
+      });
     }
     return act(async (values, context) => {
       // The form's file (formValues keeps its text fields; the body is parsed once).
       const { file } = await context.req.parseBody();
-      if (!(file instanceof File) || file.size === 0) throw new DashboardApiError(400, 'Choose a snapshot file to upload.');
+      if (!(file instanceof File) || file.size === 0)
+        throw new DashboardApiError(400, 'Choose a snapshot file to upload.');
       const name = values.name || nameOfFile(file.name);
       await api.json('PUT', snapshotPath(name), { file });
       await api.json('POST', '/_localplane/restore', { body: { name } });

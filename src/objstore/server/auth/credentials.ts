@@ -74,7 +74,10 @@ function parseAuthorizationHeader(value: string): RequestCredential {
       mechanism: 'sigv4-header',
       accessKeyId: parsed.accessKeyId,
       scope: parsed.scope,
-      signedHeaders: components.get('SignedHeaders')!.split(';').map((h) => h.trim().toLowerCase()),
+      signedHeaders: components
+        .get('SignedHeaders')!
+        .split(';')
+        .map((h) => h.trim().toLowerCase()),
       signature: components.get('Signature')!,
     };
   }

@@ -6,7 +6,14 @@ import type { QueryParameterBag } from '@smithy/types';
 import { amzQueryParam, type CredentialScope, type RequestCredential } from './credentials.ts';
 import { errors, GatewayError, type ErrorDetail, type S3ErrorSpec } from '../../s3-errors.ts';
 import { headerBytesAsText } from '../header-bytes.ts';
-import { calculateSignature, chunkSignatureChain, longDate, signaturesMatch, type ChunkSignatures, type RequestSignature } from './sigv4.ts';
+import {
+  calculateSignature,
+  chunkSignatureChain,
+  longDate,
+  signaturesMatch,
+  type ChunkSignatures,
+  type RequestSignature,
+} from './sigv4.ts';
 import type { ParsedQuery, RequestTarget } from '../target.ts';
 import type { ObjstoreKey } from '../../types.ts';
 
@@ -41,7 +48,10 @@ export const NO_CHUNK_SIGNATURES: ChunkSignatures = { verifyChunk: () => false, 
 const MAX_CLOCK_SKEW_MS = 15 * 60 * 1000;
 const MAX_PRESIGNED_EXPIRES_SECONDS = 7 * 24 * 60 * 60;
 const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
-const SIGNED_CHUNK_PAYLOADS = new Set(['STREAMING-AWS4-HMAC-SHA256-PAYLOAD', 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER']);
+const SIGNED_CHUNK_PAYLOADS = new Set([
+  'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+  'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER',
+]);
 const PAYLOAD_KINDS = new Set([
   UNSIGNED_PAYLOAD,
   'STREAMING-UNSIGNED-PAYLOAD-TRAILER',
@@ -137,7 +147,8 @@ function readQueryClaim(query: ParsedQuery, credential: RequestCredential): Sign
 
 /** What is wrong with a credential scope, in S3's words; any region is fine (the store stands in for all). */
 function scopeProblem({ date, service, terminator }: CredentialScope): string | null {
-  if (!/^\d{8}$/.test(date)) return `incorrect date format "${date}". This date in the credential must be in the format "yyyyMMdd".`;
+  if (!/^\d{8}$/.test(date))
+    return `incorrect date format "${date}". This date in the credential must be in the format "yyyyMMdd".`;
   if (service !== 's3') return `incorrect service "${service}". This endpoint belongs to "s3".`;
   if (terminator !== 'aws4_request') return `incorrect terminal "${terminator}". This endpoint uses "aws4_request".`;
   return null;
@@ -177,7 +188,9 @@ function canonicalPath(rawPath: string): string {
 
 /** The query as S3 reads it ('+' is a space), which the signer encodes canonically. */
 function canonicalQueryInput(query: ParsedQuery): QueryParameterBag {
-  return Object.fromEntries(Object.entries(query).filter((entry): entry is [string, string | string[]] => entry[1] !== undefined));
+  return Object.fromEntries(
+    Object.entries(query).filter((entry): entry is [string, string | string[]] => entry[1] !== undefined),
+  );
 }
 
 /** The signer hashes text as UTF-8, S3 the bytes received: give it the text whose UTF-8 they are. */
@@ -185,7 +198,10 @@ function signedHeaderValues(req: IncomingMessage, names: readonly string[]): Rec
   return Object.fromEntries(names.map((name) => [name, headerBytesAsText(headerValue(req, name) ?? '')]));
 }
 
-const hexBytes = (text: string) => Buffer.from(text).toString('hex').replace(/(..)(?!$)/g, '$1 ');
+const hexBytes = (text: string) =>
+  Buffer.from(text)
+    .toString('hex')
+    .replace(/(..)(?!$)/g, '$1 ');
 
 /** The strings S3 shows with SignatureDoesNotMatch, so a client can see what was signed. */
 function mismatchDetails(credential: RequestCredential, calculated: RequestSignature): ErrorDetail[] {
@@ -219,7 +235,9 @@ function requireTimely(claim: SignatureClaim, now: Date): void {
 async function verifySignatureV4(check: SignatureCheck): Promise<{ chunks: ChunkSignatures; payloadHash: string }> {
   const { req, target, credential, key, now } = check;
   const claim =
-    credential.mechanism === 'sigv4-header' ? readHeaderClaim(req, credential) : readQueryClaim(target.query, credential);
+    credential.mechanism === 'sigv4-header'
+      ? readHeaderClaim(req, credential)
+      : readQueryClaim(target.query, credential);
   requireS3Scope(claim);
   requireSignedHeaders(req, claim);
 

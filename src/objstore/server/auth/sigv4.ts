@@ -4,7 +4,13 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-import { ALGORITHM_IDENTIFIER, createScope, getCanonicalHeaders, getSigningKey, SignatureV4 } from '@smithy/signature-v4';
+import {
+  ALGORITHM_IDENTIFIER,
+  createScope,
+  getCanonicalHeaders,
+  getSigningKey,
+  SignatureV4,
+} from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, HeaderBag, HttpRequest, QueryParameterBag } from '@smithy/types';
 import { NodeSha256 } from '../../../shared/node-sha256.ts';
 
@@ -52,7 +58,10 @@ export interface RequestSignature {
 
 /** yyyyMMdd'T'HHmmss'Z', the time format of SigV4. */
 export function longDate(time: Date): string {
-  return time.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  return time
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
 }
 
 function scopeOf(time: Date, scope: SigningScope): string {
@@ -64,7 +73,14 @@ class ReceivedRequestSigner extends SignatureV4 {
   constructor(credentials: AwsCredentialIdentity) {
     // S3 signs the URI path once encoded, not encoded again (`uriEscapePath: false`), and
     // takes the payload hash from x-amz-content-sha256 (`applyChecksum: false`).
-    super({ credentials, region: 'us-east-1', service: 's3', sha256: NodeSha256, uriEscapePath: false, applyChecksum: false });
+    super({
+      credentials,
+      region: 'us-east-1',
+      service: 's3',
+      sha256: NodeSha256,
+      uriEscapePath: false,
+      applyChecksum: false,
+    });
   }
 
   async signReceived(request: SignableRequest): Promise<RequestSignature> {
@@ -95,7 +111,10 @@ class ReceivedRequestSigner extends SignatureV4 {
 }
 
 /** The signature a request as received should carry when signed with these credentials. */
-export function calculateSignature(credentials: AwsCredentialIdentity, request: SignableRequest): Promise<RequestSignature> {
+export function calculateSignature(
+  credentials: AwsCredentialIdentity,
+  request: SignableRequest,
+): Promise<RequestSignature> {
   return new ReceivedRequestSigner(credentials).signReceived(request);
 }
 
@@ -132,14 +151,20 @@ export async function chunkSignatureChain(
   };
 
   return {
-    verifyChunk: (chunkSha256, chunkSignature) => advance('AWS4-HMAC-SHA256-PAYLOAD', [EMPTY_SHA256, chunkSha256], chunkSignature),
+    verifyChunk: (chunkSha256, chunkSignature) =>
+      advance('AWS4-HMAC-SHA256-PAYLOAD', [EMPTY_SHA256, chunkSha256], chunkSignature),
     verifyTrailer: (trailerLines, trailerSignature) =>
       advance('AWS4-HMAC-SHA256-TRAILER', [sha256Hex(trailerLines)], trailerSignature),
   };
 }
 
 /** The signature of a browser form upload (POST object): the base64 policy signed with the scope's signing key. */
-export async function policySignature(credentials: AwsCredentialIdentity, scopeDate: string, scope: SigningScope, policy: string): Promise<string> {
+export async function policySignature(
+  credentials: AwsCredentialIdentity,
+  scopeDate: string,
+  scope: SigningScope,
+  policy: string,
+): Promise<string> {
   const signingKey = await getSigningKey(NodeSha256, credentials, scopeDate, scope.region, scope.service);
   return createHmac('sha256', signingKey).update(policy).digest('hex');
 }

@@ -134,7 +134,10 @@ class ContentDigests {
   }
 
   async results(): Promise<{ md5: Buffer; sha256: string | null; checksum: VerifiedChecksum | null }> {
-    const checksum = this.checksum && { algorithm: this.checksum.algorithm, value: await this.checksum.running.digest() };
+    const checksum = this.checksum && {
+      algorithm: this.checksum.algorithm,
+      value: await this.checksum.running.digest(),
+    };
     return { md5: this.md5.digest(), sha256: this.sha256?.digest('hex') ?? null, checksum };
   }
 }

@@ -12,7 +12,6 @@ import { Crc64Nvme } from './crc64-nvme.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
 import { errors, GatewayError } from '../../s3-errors.ts';
 
-
 /** A checksum being computed over a body that arrives in pieces. */
 export interface RunningChecksum {
   update(data: Uint8Array): void;
@@ -100,7 +99,8 @@ export function readChecksumRequest(headers: IncomingHttpHeaders): ChecksumReque
   const inHeaders = checksumHeaders(headers);
   const trailer = announcedTrailer(headers);
   if (inHeaders.length + (trailer ? 1 : 0) > 1) throw new GatewayError(errors.multipleChecksums());
-  const requested: ChecksumRequest = trailer ?? (inHeaders[0] ? { source: 'header', ...inHeaders[0] } : { source: 'none' });
+  const requested: ChecksumRequest =
+    trailer ?? (inHeaders[0] ? { source: 'header', ...inHeaders[0] } : { source: 'none' });
   if (requested.source === 'header' && !isValidChecksumValue(requested.algorithm, requested.value)) {
     throw new GatewayError(errors.invalidChecksumValue(checksumHeaderName(requested.algorithm), 'header'));
   }

@@ -14,7 +14,10 @@ const MAX_CONFIGURATION_BYTES = 64 * 1024;
 /** Replaces the bucket's rules; the document is kept as GetBucketCors answers it. */
 export const putBucketCors: OperationHandler = async (ctx) => {
   const rules = parseCorsConfiguration((await ctx.readBody(MAX_CONFIGURATION_BYTES)).toString('utf8'));
-  await ctx.storage.setBucketCors(ctx.target.bucket!, renderResult('CORSConfiguration', corsConfigurationContent(rules)));
+  await ctx.storage.setBucketCors(
+    ctx.target.bucket!,
+    renderResult('CORSConfiguration', corsConfigurationContent(rules)),
+  );
   endEmpty(ctx, 200);
 };
 
@@ -49,7 +52,12 @@ export const optionsObject: OperationHandler = async (ctx) => {
   const rules = ctx.target.bucket === null ? null : await corsRulesOf(ctx.storage, ctx.target.bucket);
   if (rules === null) throw new GatewayError(errors.corsNotEnabled());
   const listed = header(ctx, 'access-control-request-headers');
-  const requestHeaders = listed ? listed.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean) : [];
+  const requestHeaders = listed
+    ? listed
+        .split(',')
+        .map((name) => name.trim().toLowerCase())
+        .filter(Boolean)
+    : [];
   const rule = matchCorsRule(rules, origin, method, requestHeaders);
   if (rule === undefined) throw new GatewayError(errors.corsNotAllowed());
   endEmpty(ctx, 200, {

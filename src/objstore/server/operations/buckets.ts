@@ -61,7 +61,9 @@ export const headBucket: OperationHandler = async (ctx) => {
 
 /** An empty LocationConstraint is us-east-1, as S3 answers it. */
 export const getBucketLocation: OperationHandler = async (ctx) => {
-  sendXmlResult(ctx.exchange.res, 'LocationConstraint', { '#text': ctx.buckets.locationConstraintOf(ctx.target.bucket!) ?? '' });
+  sendXmlResult(ctx.exchange.res, 'LocationConstraint', {
+    '#text': ctx.buckets.locationConstraintOf(ctx.target.bucket!) ?? '',
+  });
 };
 
 /** The objstore's buckets never have versioning: S3 answers such a bucket's configuration empty, with no Status. */
@@ -98,7 +100,8 @@ export const listBuckets: OperationHandler = async (ctx) => {
   const listed = await Promise.all(
     itemsOf(page).map(async (bucket) => ({
       ...bucket,
-      createdAt: bucket.createdAt === null ? await ctx.storage.bucketCreationDate(bucket.name) : new Date(bucket.createdAt),
+      createdAt:
+        bucket.createdAt === null ? await ctx.storage.bucketCreationDate(bucket.name) : new Date(bucket.createdAt),
     })),
   );
   const last = page.entries.at(-1);

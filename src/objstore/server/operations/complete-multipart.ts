@@ -78,10 +78,14 @@ interface CompletedUpload {
 const sameParts = (a: readonly CompletedPart[], b: readonly CompletedPart[]) =>
   a.length === b.length && a.every((part, index) => part.number === b[index]!.number && part.etag === b[index]!.etag);
 
-const partsOf = (parts: readonly CompletedPart[]): CompletedPart[] => parts.map(({ number, etag }) => ({ number, etag }));
+const partsOf = (parts: readonly CompletedPart[]): CompletedPart[] =>
+  parts.map(({ number, etag }) => ({ number, etag }));
 
 /** The upload's record, when this very key was completed with exactly these parts. */
-async function completedBefore(ctx: OperationContext, parts: readonly CompletedPart[]): Promise<CompletedUpload | null> {
+async function completedBefore(
+  ctx: OperationContext,
+  parts: readonly CompletedPart[],
+): Promise<CompletedUpload | null> {
   const uploadId = validateUploadId(singleParam(ctx.target.query, 'uploadId'));
   const stored = await ctx.storage.completedUpload(ctx.target.bucket!, uploadId);
   if (stored === null) return null;
@@ -124,7 +128,8 @@ function checkListedParts(
   const byNumber = new Map(uploaded.map((part) => [part.number, part]));
   const objectParts = parts.map((part): ObjectPart => {
     const stored = byNumber.get(part.number);
-    if (stored === undefined || stored.md5.toLowerCase() !== part.etag.toLowerCase()) throw new GatewayError(errors.invalidPart());
+    if (stored === undefined || stored.md5.toLowerCase() !== part.etag.toLowerCase())
+      throw new GatewayError(errors.invalidPart());
     requireListedPartChecksum(upload, part.number, part.checksums, stored.checksum);
     return { number: part.number, size: stored.size, checksum: upload === null ? null : stored.checksum!.value };
   });
@@ -177,11 +182,19 @@ export const completeMultipartUpload: OperationHandler = async (ctx) => {
   const upload = await uploadChecksumOf(ctx, uploadId);
   requireCompletionChecksumType(upload, ctx.exchange.req.headers);
   const sentChecksum = readCompletionChecksum(ctx.exchange.req.headers);
-  const objectParts = checkListedParts(upload, parts, await ctx.storage.uploadedParts(bucket, uploadId), ctx.minPartSize);
+  const objectParts = checkListedParts(
+    upload,
+    parts,
+    await ctx.storage.uploadedParts(bucket, uploadId),
+    ctx.minPartSize,
+  );
   requireDeclaredSize(ctx, objectParts);
 
   const etag = multipartEtag(parts);
-  const checksum = completedObjectChecksum(upload, objectParts.map((part) => part.checksum));
+  const checksum = completedObjectChecksum(
+    upload,
+    objectParts.map((part) => part.checksum),
+  );
   const completed = async (): Promise<CompletedUpload> => ({
     key: ctx.target.key!,
     parts: partsOf(parts),

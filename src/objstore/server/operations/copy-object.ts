@@ -25,7 +25,11 @@ const INTRINSIC = new Set(['etag', 'last-modified', 'content-length']);
 
 /** The metadata stored with an object, from what HeadObject shows of it. */
 function storedMetadataOf(head: ObjectHead): Record<string, string> {
-  return Object.fromEntries(Object.entries(head).flatMap(([name, value]) => (INTRINSIC.has(name) || value === undefined ? [] : [[name, String(value)]])));
+  return Object.fromEntries(
+    Object.entries(head).flatMap(([name, value]) =>
+      INTRINSIC.has(name) || value === undefined ? [] : [[name, String(value)]],
+    ),
+  );
 }
 
 /** What describes the bytes rather than the request that wrote them: the checksum and the parts. */
@@ -61,9 +65,12 @@ export const copyObject: BucketHandler = (ctx) => {
     const head = await storage.headObject(source.bucket, source.key);
     if (head === null) throw new GatewayError(errors.noSuchKey(source.key));
     await requireCopySourceConditionsMet(ctx);
-    if (source.bucket === bucket && source.key === key && replaced === null) throw new GatewayError(errors.copyOntoItself());
+    if (source.bucket === bucket && source.key === key && replaced === null)
+      throw new GatewayError(errors.copyOntoItself());
 
-    const tags = directive(headers, 'x-amz-tagging-directive') ? null : await storage.objectTagging(source.bucket, source.key);
+    const tags = directive(headers, 'x-amz-tagging-directive')
+      ? null
+      : await storage.objectTagging(source.bucket, source.key);
     const metadata = replaced === null ? storedMetadataOf(head) : { ...replaced, ...contentMetadataOf(head) };
     const content = await copyContent(ctx, source.bucket, source.key);
     await storage.placeObject(bucket, key, content, String(head['etag']).replace(/"/g, ''), metadata);

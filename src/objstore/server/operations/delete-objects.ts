@@ -69,7 +69,8 @@ export async function deleteObjects(ctx: OperationContext): Promise<void> {
   // As on S3, deleting a key that does not exist succeeds; a key out of reach or a version the
   // bucket cannot have is an error of its own, Quiet or not.
   for (const { key, versionId } of objects) {
-    const failure = reach === null || !key.startsWith(reach) ? errors.accessDenied() : versionIdProblem('versionId', versionId);
+    const failure =
+      reach === null || !key.startsWith(reach) ? errors.accessDenied() : versionIdProblem('versionId', versionId);
     if (failure !== null) {
       failed.push({ Key: key, VersionId: versionId, Code: failure.code, Message: failure.message });
       continue;

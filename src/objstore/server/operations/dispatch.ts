@@ -16,7 +16,14 @@
 import type { S3Operation } from '../../s3-operations.ts';
 import { getBucketAcl, getObjectAcl } from './acl.ts';
 import { deleteBucketCors, getBucketCors, optionsObject, putBucketCors } from './bucket-cors.ts';
-import { createBucket, deleteBucket, getBucketLocation, getBucketVersioning, headBucket, listBuckets } from './buckets.ts';
+import {
+  createBucket,
+  deleteBucket,
+  getBucketLocation,
+  getBucketVersioning,
+  headBucket,
+  listBuckets,
+} from './buckets.ts';
 import { completeMultipartUpload } from './complete-multipart.ts';
 import { checkedInBucket, inBucket, type OperationHandler } from './context.ts';
 import { copyObject } from './copy-object.ts';

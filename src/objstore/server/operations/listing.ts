@@ -58,7 +58,9 @@ async function reachableKeys(ctx: OperationContext, bucket: string, prefix: stri
   const reach = reachOf(ctx);
   if (reach === null) return [];
   const narrower = prefix.length >= reach.length ? prefix : reach;
-  return (await ctx.storage.objectKeys(bucket, narrower)).filter((key) => key.startsWith(reach) && key.startsWith(prefix));
+  return (await ctx.storage.objectKeys(bucket, narrower)).filter(
+    (key) => key.startsWith(reach) && key.startsWith(prefix),
+  );
 }
 
 /** One page of the bucket's objects (those the key reaches); objects deleted while it was read are left out. */
@@ -222,7 +224,12 @@ export const listObjectVersions: BucketHandler = (ctx) => {
     requireNonNegative(maxKeys, 'maxKeys');
     const { prefix, delimiter } = parsePrefixAndDelimiter(query);
     // Each key has one version, so the versions after (key, null) are those of the keys after it.
-    const page = await listObjectPage(ctx, { prefix, delimiter, marker: keyMarker, limit: Math.min(maxKeys, MAX_KEYS) });
+    const page = await listObjectPage(ctx, {
+      prefix,
+      delimiter,
+      marker: keyMarker,
+      limit: Math.min(maxKeys, MAX_KEYS),
+    });
     const last = page.entries.at(-1);
     const owner = ownerIdOf(ctx);
     sendXmlResult(ctx.exchange.res, 'ListVersionsResult', {

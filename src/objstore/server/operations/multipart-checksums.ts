@@ -10,7 +10,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 import type { PartChecksum } from '../../storage/storage.ts';
-import { CHECKSUM_ALGORITHMS, checksumHeaderName, DEFAULT_CHECKSUM_ALGORITHM, type ChecksumAlgorithm } from '../../checksum-algorithms.ts';
+import {
+  CHECKSUM_ALGORITHMS,
+  checksumHeaderName,
+  DEFAULT_CHECKSUM_ALGORITHM,
+  type ChecksumAlgorithm,
+} from '../../checksum-algorithms.ts';
 import { readChecksumRequest, startChecksum, type ChecksumRequest } from '../bodies/checksums.ts';
 import { errors, GatewayError } from '../../s3-errors.ts';
 import type { OperationContext } from './context.ts';
@@ -50,7 +55,8 @@ export function readUploadChecksum(headers: Readonly<Record<string, unknown>>): 
   }
   const algorithm = CHECKSUM_ALGORITHMS.find((candidate) => candidate === named.toUpperCase());
   if (algorithm === undefined) throw new GatewayError(errors.unsupportedChecksumAlgorithm());
-  const type = namedType === undefined ? (algorithm === 'CRC64NVME' ? 'FULL_OBJECT' : 'COMPOSITE') : namedType.toUpperCase();
+  const type =
+    namedType === undefined ? (algorithm === 'CRC64NVME' ? 'FULL_OBJECT' : 'COMPOSITE') : namedType.toUpperCase();
   if (type !== 'COMPOSITE' && type !== 'FULL_OBJECT') {
     throw new GatewayError(errors.invalidChecksumType());
   }
@@ -76,7 +82,9 @@ export function requireCompletionChecksumType(upload: UploadChecksum | null, hea
 
 /** The headers CreateMultipartUpload answers for an upload with a checksum. */
 export function uploadChecksumHeaders(checksum: UploadChecksum | null): Record<string, string> {
-  return checksum === null ? {} : { 'x-amz-checksum-algorithm': checksum.algorithm, 'x-amz-checksum-type': checksum.type };
+  return checksum === null
+    ? {}
+    : { 'x-amz-checksum-algorithm': checksum.algorithm, 'x-amz-checksum-type': checksum.type };
 }
 
 /** An UploadPart into an upload with a checksum must carry that algorithm's checksum. */
@@ -108,7 +116,12 @@ export function requireListedPartChecksum(
   const [entry] = entries;
   if (entry === undefined) throw new GatewayError(errors.missingPartChecksum(upload.algorithm, partNumber));
   const [algorithm, value] = entry;
-  if (algorithm !== upload.algorithm || stored === null || stored.algorithm !== algorithm || stored.value !== value.trim()) {
+  if (
+    algorithm !== upload.algorithm ||
+    stored === null ||
+    stored.algorithm !== algorithm ||
+    stored.value !== value.trim()
+  ) {
     throw new GatewayError(errors.invalidPart());
   }
 }
@@ -139,7 +152,11 @@ export function completedObjectChecksum(
 ): { update(data: Buffer): void; digest(): Promise<ObjectChecksum> } {
   if (upload?.type === 'COMPOSITE') {
     const algorithm = upload.algorithm;
-    const composite = compositeChecksum(algorithm, partChecksums as string[]).then((value) => ({ algorithm, value, type: upload.type }));
+    const composite = compositeChecksum(algorithm, partChecksums as string[]).then((value) => ({
+      algorithm,
+      value,
+      type: upload.type,
+    }));
     return { update: () => {}, digest: () => composite };
   }
   const algorithm = upload?.algorithm ?? DEFAULT_CHECKSUM_ALGORITHM;
@@ -168,7 +185,10 @@ const PART_COUNT_SUFFIX = /-\d{1,5}$/;
  */
 export function readCompletionChecksum(headers: IncomingHttpHeaders): SentChecksum | null {
   const withoutPartCounts = Object.fromEntries(
-    Object.entries(headers).map(([name, value]) => [name, name.startsWith('x-amz-checksum-') && typeof value === 'string' ? value.replace(PART_COUNT_SUFFIX, '') : value]),
+    Object.entries(headers).map(([name, value]) => [
+      name,
+      name.startsWith('x-amz-checksum-') && typeof value === 'string' ? value.replace(PART_COUNT_SUFFIX, '') : value,
+    ]),
   );
   const requested = readChecksumRequest(withoutPartCounts);
   if (requested.source !== 'header') return null;
@@ -183,7 +203,8 @@ export function readCompletionChecksum(headers: IncomingHttpHeaders): SentChecks
  */
 export function requireCompletionChecksum(sent: SentChecksum | null, object: ObjectChecksum): void {
   if (sent === null) return;
-  if (sent.algorithm !== object.algorithm) throw new GatewayError(errors.partChecksumTypeMismatch(object.algorithm, sent.algorithm));
+  if (sent.algorithm !== object.algorithm)
+    throw new GatewayError(errors.partChecksumTypeMismatch(object.algorithm, sent.algorithm));
   const expected = PART_COUNT_SUFFIX.test(sent.value) ? object.value : object.value.replace(PART_COUNT_SUFFIX, '');
   if (sent.value !== expected) throw new GatewayError(errors.badChecksum(sent.algorithm));
 }

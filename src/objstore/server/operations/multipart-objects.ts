@@ -7,7 +7,11 @@ import type { BucketHandler, OperationContext, OperationHandler } from './contex
 import { layoutOf, type MultipartLayout } from './multipart-layout.ts';
 
 /** The byte range of part `partNumber` (1-based, in part order) and the object's part count. */
-function partRange(layout: MultipartLayout | null, size: number, partNumber: number): { start: number; end: number; count: number } {
+function partRange(
+  layout: MultipartLayout | null,
+  size: number,
+  partNumber: number,
+): { start: number; end: number; count: number } {
   const sizes = layout === null ? [size] : layout.parts.map((part) => part.size);
   if (partNumber > sizes.length) throw new GatewayError(errors.partNumberNotSatisfiable());
   const start = sizes.slice(0, partNumber - 1).reduce((sum, partSize) => sum + partSize, 0);

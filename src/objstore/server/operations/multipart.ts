@@ -20,7 +20,12 @@ import { bucketOwnerContent, commonPrefixes, s3Timestamp } from './result-xml.ts
 import { singleParam } from '../target.ts';
 import { reachOf, requireUpload, type BucketHandler, type OperationContext } from './context.ts';
 import { sendXmlResult, type XmlContent } from '../xml.ts';
-import { checksumElementName, readUploadChecksum, uploadChecksumHeaders, type UploadChecksum } from './multipart-checksums.ts';
+import {
+  checksumElementName,
+  readUploadChecksum,
+  uploadChecksumHeaders,
+  type UploadChecksum,
+} from './multipart-checksums.ts';
 import { storedHeaders } from './stored-headers.ts';
 
 /** The most parts (ListParts) or uploads (ListMultipartUploads) one page holds, and the default. */
@@ -35,9 +40,12 @@ function storageClassOf(upload: UploadInProgress): string {
 /** The bucket's uploads in progress that the request's key reaches: by key, then by initiation (as S3 lists them). */
 async function uploadsInProgress(ctx: OperationContext, bucket: string): Promise<UploadSummary[]> {
   const reach = reachOf(ctx);
-  const reachable = (await ctx.storage.uploadsInProgress(bucket)).filter((upload) => reach !== null && upload.key.startsWith(reach));
+  const reachable = (await ctx.storage.uploadsInProgress(bucket)).filter(
+    (upload) => reach !== null && upload.key.startsWith(reach),
+  );
   return reachable.sort(
-    (a, b) => compareKeys(a.key, b.key) || a.initiated.getTime() - b.initiated.getTime() || compareKeys(a.uploadId, b.uploadId),
+    (a, b) =>
+      compareKeys(a.key, b.key) || a.initiated.getTime() - b.initiated.getTime() || compareKeys(a.uploadId, b.uploadId),
   );
 }
 
@@ -165,7 +173,9 @@ export const listMultipartUploads: BucketHandler = (ctx) => {
     const last = page.entries.at(-1);
     const owner = bucketOwnerContent(ctx.buckets, bucket);
     // Only the uploads on the page are read whole; one completed or aborted meanwhile drops out.
-    const listed = await Promise.all(itemsOf(page).map((upload) => ctx.storage.uploadInProgress(bucket, upload.uploadId)));
+    const listed = await Promise.all(
+      itemsOf(page).map((upload) => ctx.storage.uploadInProgress(bucket, upload.uploadId)),
+    );
     sendXmlResult(ctx.exchange.res, 'ListMultipartUploadsResult', {
       Bucket: bucket,
       KeyMarker: encode(keyMarker),

@@ -35,5 +35,10 @@ export const missingObjectLock = answer(() => errors.missingObjectLockConfigurat
 export const unknownOperation: OperationHandler = async (ctx) => {
   if (ctx.target.bucket !== null) await requireBucket(ctx);
   if (ctx.subresource === null && ctx.target.key !== null) throw new GatewayError(errors.notImplemented());
-  throw new GatewayError(errors.methodNotAllowed(ctx.exchange.method, (ctx.subresource ?? (ctx.target.key === null ? 'bucket' : 'object')).toUpperCase()));
+  throw new GatewayError(
+    errors.methodNotAllowed(
+      ctx.exchange.method,
+      (ctx.subresource ?? (ctx.target.key === null ? 'bucket' : 'object')).toUpperCase(),
+    ),
+  );
 };

@@ -53,7 +53,9 @@ function checksumContent(metadata: Readonly<Record<string, unknown>>): XmlConten
 
 function partContent(layout: MultipartLayout, part: ObjectPart): XmlContent {
   return {
-    ...(part.checksum === null || layout.checksum === null ? {} : { [checksumElementName(layout.checksum.algorithm)]: part.checksum }),
+    ...(part.checksum === null || layout.checksum === null
+      ? {}
+      : { [checksumElementName(layout.checksum.algorithm)]: part.checksum }),
     PartNumber: part.number,
     Size: part.size,
   };
@@ -77,7 +79,10 @@ function objectPartsContent(layout: MultipartLayout, maxParts: number, marker: n
 export const getObjectAttributes: BucketHandler = (ctx) => {
   const { req, res } = ctx.exchange;
   const attributes = requestedAttributes(header(req.headers['x-amz-object-attributes']));
-  const maxParts = Math.min(nonNegativeHeader(header(req.headers['x-amz-max-parts']), 'max-parts', MAX_PARTS), MAX_PARTS);
+  const maxParts = Math.min(
+    nonNegativeHeader(header(req.headers['x-amz-max-parts']), 'max-parts', MAX_PARTS),
+    MAX_PARTS,
+  );
   const marker = nonNegativeHeader(header(req.headers['x-amz-part-number-marker']), 'part-number-marker', 0);
   return async () => {
     const { bucket, key } = ctx.target;

@@ -23,7 +23,11 @@ export interface StoredObject {
 }
 
 /** The object under `key`, or null when there is none. */
-export async function readStoredObject(storage: ObjstoreStorage, bucket: string, key: string): Promise<StoredObject | null> {
+export async function readStoredObject(
+  storage: ObjstoreStorage,
+  bucket: string,
+  key: string,
+): Promise<StoredObject | null> {
   const head = await storage.headObject(bucket, key);
   if (head === null) return null;
   return {
@@ -68,9 +72,15 @@ function spelledAsS3(name: string): string {
 }
 
 /** The headers of the object as stored, user metadata as S3 answers it. */
-function storedHeaders(ctx: OperationContext, stored: StoredObject, request: IncomingHttpHeaders): Record<string, string> {
+function storedHeaders(
+  ctx: OperationContext,
+  stored: StoredObject,
+  request: IncomingHttpHeaders,
+): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(ctx.storage.storedMetadata(ctx.target.bucket!, ctx.target.key!, stored.head))) {
+  for (const [name, value] of Object.entries(
+    ctx.storage.storedMetadata(ctx.target.bucket!, ctx.target.key!, stored.head),
+  )) {
     if (name === 'content-length') continue;
     headers[spelledAsS3(name)] = name.startsWith('x-amz-meta-') ? userMetadataHeaderValue(value) : value;
   }

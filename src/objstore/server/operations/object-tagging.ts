@@ -41,7 +41,9 @@ function tagsOf(document: string): { Key: string; Value: string }[] {
   }
   const tagSet = tagging['TagSet'];
   if (tagSet === undefined || typeof tagSet === 'string' || Array.isArray(tagSet)) return [];
-  return childElements(tagSet, 'Tag').flatMap((tag) => (typeof tag === 'string' ? [] : [{ Key: childText(tag, 'Key') ?? '', Value: childText(tag, 'Value') ?? '' }]));
+  return childElements(tagSet, 'Tag').flatMap((tag) =>
+    typeof tag === 'string' ? [] : [{ Key: childText(tag, 'Key') ?? '', Value: childText(tag, 'Value') ?? '' }],
+  );
 }
 
 export const getObjectTagging: OperationHandler = async (ctx) => {

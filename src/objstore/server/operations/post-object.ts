@@ -54,7 +54,8 @@ async function authenticate(ctx: OperationContext, fields: FormFields) {
   // A form without a policy is an anonymous upload, which no bucket here allows.
   if (policyText === undefined) throw new GatewayError(errors.accessDenied());
   // A Signature Version 2 form (AWSAccessKeyId, signature) is refused as a SigV4-only region refuses it.
-  if (!fields.has('x-amz-algorithm') && fields.has('awsaccesskeyid')) throw new GatewayError(errors.signatureVersionNotSupported());
+  if (!fields.has('x-amz-algorithm') && fields.has('awsaccesskeyid'))
+    throw new GatewayError(errors.signatureVersionNotSupported());
   const [algorithm, credentialText, , signature] = SIGNING_FIELDS.map((name) => requireField(fields, name));
   if (algorithm !== 'AWS4-HMAC-SHA256') throw new GatewayError(errors.unsupportedAuthorizationType());
   const credential = parseV4Credential(credentialText!);
@@ -78,7 +79,8 @@ async function authenticate(ctx: OperationContext, fields: FormFields) {
   return { policy: parsePolicy(policyText), signer: key };
 }
 
-const rfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+const rfc3986 = (text: string) =>
+  encodeURIComponent(text).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
 
 function redirectTarget(redirect: string, bucket: string, key: string, etag: string): string | null {
   let url: URL;

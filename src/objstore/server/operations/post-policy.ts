@@ -35,16 +35,27 @@ function parseCondition(condition: unknown): Condition {
       }
       return { kind: 'content-length-range', min, max };
     }
-    if ((name === 'eq' || name === 'starts-with') && condition.length === 3 && typeof first === 'string' && first.startsWith('$')) {
+    if (
+      (name === 'eq' || name === 'starts-with') &&
+      condition.length === 3 &&
+      typeof first === 'string' &&
+      first.startsWith('$')
+    ) {
       if (typeof second !== 'string') throw invalid(`Condition value must be a string: ${JSON.stringify(condition)}`);
-      return { kind: name, field: first.slice(1).toLowerCase(), value: second, text: `["${name}", "${first}", "${second}"]` };
+      return {
+        kind: name,
+        field: first.slice(1).toLowerCase(),
+        value: second,
+        text: `["${name}", "${first}", "${second}"]`,
+      };
     }
     throw invalid(`Invalid condition: ${JSON.stringify(condition)}`);
   }
   if (condition !== null && typeof condition === 'object') {
     const entries = Object.entries(condition);
     const [entry] = entries;
-    if (entries.length !== 1 || typeof entry![1] !== 'string') throw invalid(`Invalid simple condition: ${JSON.stringify(condition)}`);
+    if (entries.length !== 1 || typeof entry![1] !== 'string')
+      throw invalid(`Invalid simple condition: ${JSON.stringify(condition)}`);
     const [field, value] = entry as [string, string];
     return { kind: 'eq', field: field.toLowerCase(), value, text: `["eq", "$${field}", "${value}"]` };
   }
@@ -83,13 +94,18 @@ export function requireFieldsAllowed(policy: PostPolicy, fields: FormFields, now
     const met = condition.kind === 'eq' ? value === condition.value : value.startsWith(condition.value);
     if (!met) throw new GatewayError(errors.deniedByPolicy(`Policy Condition failed: ${condition.text}`));
   }
-  const extra = [...fields.keys()].filter((name) => !named.has(name) && !UNCONDITIONED_FIELDS.has(name) && !name.startsWith('x-ignore-'));
+  const extra = [...fields.keys()].filter(
+    (name) => !named.has(name) && !UNCONDITIONED_FIELDS.has(name) && !name.startsWith('x-ignore-'),
+  );
   if (extra.length > 0) throw new GatewayError(errors.deniedByPolicy(`Extra input fields: ${extra.join(', ')}`));
 }
 
 /** The largest file every content-length-range allows, within `limit`. */
 export function maxContentLength(policy: PostPolicy, limit: number): number {
-  return policy.conditions.reduce((max, condition) => (condition.kind === 'content-length-range' ? Math.min(max, condition.max) : max), limit);
+  return policy.conditions.reduce(
+    (max, condition) => (condition.kind === 'content-length-range' ? Math.min(max, condition.max) : max),
+    limit,
+  );
 }
 
 /** Throws EntityTooSmall / EntityTooLarge unless the file's size is within every content-length-range. */

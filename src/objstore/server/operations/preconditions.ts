@@ -132,7 +132,10 @@ export function requireWriteConditions(headers: IncomingHttpHeaders, key: string
   const ifNoneMatch = header(headers, 'if-none-match');
   if (ifMatch !== undefined && ifNoneMatch !== undefined) {
     throw new GatewayError(
-      errors.unsupportedWriteCondition('If-Match,If-None-Match', 'Multiple conditional request headers present in the request'),
+      errors.unsupportedWriteCondition(
+        'If-Match,If-None-Match',
+        'Multiple conditional request headers present in the request',
+      ),
     );
   }
   if ((ifNoneMatch !== undefined && ifNoneMatch.trim() !== '*') || ifMatch?.trim() === '*') {

@@ -13,9 +13,7 @@ export interface ByteRange {
 
 export type RangeRequest =
   /** No range applies: serve the whole object. */
-  | { kind: 'whole' }
-  | { kind: 'range'; range: ByteRange }
-  | { kind: 'unsatisfiable' };
+  { kind: 'whole' } | { kind: 'range'; range: ByteRange } | { kind: 'unsatisfiable' };
 
 const SINGLE_RANGE = /^bytes=(\d*)-(\d*)$/;
 
@@ -42,4 +40,3 @@ export function readRangeRequest(header: string | undefined, size: number): Rang
 export function contentRange({ start, end }: ByteRange, size: number): string {
   return `bytes ${start}-${end}/${size}`;
 }
-

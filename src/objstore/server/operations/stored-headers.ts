@@ -14,11 +14,15 @@ const REDIRECT_LOCATION = /^(https?:\/)?\//;
 /** InvalidArgument for an `x-amz-website-redirect-location` that is neither a URL nor a path. */
 export function requireRedirectLocation(headers: Readonly<Record<string, unknown>>): void {
   const location = headers['x-amz-website-redirect-location'];
-  if (typeof location === 'string' && !REDIRECT_LOCATION.test(location)) throw new GatewayError(errors.websiteRedirectLocation());
+  if (typeof location === 'string' && !REDIRECT_LOCATION.test(location))
+    throw new GatewayError(errors.websiteRedirectLocation());
 }
 
 /** The metadata the request's object is stored with; its headers' S3 errors thrown. */
-export function storedHeaders(ctx: OperationContext, headers: Readonly<Record<string, unknown>>): Record<string, string> {
+export function storedHeaders(
+  ctx: OperationContext,
+  headers: Readonly<Record<string, unknown>>,
+): Record<string, string> {
   requireRedirectLocation(headers);
   return ctx.storage.storedMetadata(ctx.target.bucket!, ctx.target.key!, headers);
 }

@@ -44,7 +44,10 @@ export const uploadPartCopy: OperationHandler = async (ctx) => {
   if (head === null) throw new GatewayError(errors.noSuchKey(source.key));
   await requireCopySourceConditionsMet(ctx);
   const rangeHeader = req.headers[RANGE_HEADER];
-  const range = parseCopySourceRange(Array.isArray(rangeHeader) ? rangeHeader.join(',') : rangeHeader, Number(head['content-length']));
+  const range = parseCopySourceRange(
+    Array.isArray(rangeHeader) ? rangeHeader.join(',') : rangeHeader,
+    Number(head['content-length']),
+  );
 
   const upload = await uploadChecksumOf(ctx, uploadId);
   const md5 = createHash('md5');
@@ -62,7 +65,9 @@ export const uploadPartCopy: OperationHandler = async (ctx) => {
   const bucket = ctx.target.bucket!;
   await storage.placePart(bucket, uploadId, partNumber, content, etag, partChecksum);
 
-  const [placed] = (await storage.uploadedParts(bucket, uploadId, { after: partNumber - 1, limit: 1 })).filter((part) => part.number === partNumber);
+  const [placed] = (await storage.uploadedParts(bucket, uploadId, { after: partNumber - 1, limit: 1 })).filter(
+    (part) => part.number === partNumber,
+  );
   sendXmlResult(ctx.exchange.res, 'CopyPartResult', {
     LastModified: s3Timestamp(placed?.lastModified ?? new Date()),
     ETag: JSON.stringify(etag),

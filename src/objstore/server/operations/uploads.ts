@@ -52,5 +52,9 @@ export const uploadPart: OperationHandler = async (ctx) => {
   requirePartChecksum(await uploadChecksumOf(ctx, uploadId), plan.checksum);
   const body = await receiveBody(ctx, plan, null);
   await ctx.storage.placePart(ctx.target.bucket!, uploadId, partNumber, body.content, body.md5, body.checksum);
-  respondStored(ctx, body.md5, body.checksum ? { [checksumHeaderName(body.checksum.algorithm)]: body.checksum.value } : {});
+  respondStored(
+    ctx,
+    body.md5,
+    body.checksum ? { [checksumHeaderName(body.checksum.algorithm)]: body.checksum.value } : {},
+  );
 };

@@ -15,7 +15,9 @@ function decodeEncodedWord(charset: string, encoding: string, text: string): str
   const latin1 =
     encoding.toUpperCase() === 'B'
       ? Buffer.from(text, 'base64').toString('latin1')
-      : text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+      : text
+          .replace(/_/g, ' ')
+          .replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   switch (charset.toLowerCase()) {
     case 'utf-8':
       return utf8OfHeaderBytes(latin1);

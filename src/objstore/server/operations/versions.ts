@@ -11,7 +11,9 @@ export const NULL_VERSION_ID = 'null';
 
 /** InvalidArgument for a version id other than `null`; null when it is `null` or none (null or undefined) is given. */
 export function versionIdProblem(parameter: string, versionId: string | null | undefined): S3ErrorSpec | null {
-  return versionId === null || versionId === undefined || versionId === NULL_VERSION_ID ? null : errors.invalidVersionId(parameter, versionId);
+  return versionId === null || versionId === undefined || versionId === NULL_VERSION_ID
+    ? null
+    : errors.invalidVersionId(parameter, versionId);
 }
 
 /** Throws versionIdProblem's error, if any. */
