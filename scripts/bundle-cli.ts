@@ -13,7 +13,9 @@ import { build, type Plugin } from 'esbuild';
 import { sourceFingerprint } from '../src/fixtures/source-fingerprint.ts';
 
 const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
-/** Packages small enough to be worth bundling, all loaded at every start; the others load from node_modules as today. */
+/**
+ * Packages small enough to be worth bundling, all loaded at every start; the others load from node_modules as today.
+ */
 const BUNDLED_PACKAGES = /^(hono|@hono\/node-server|zod)(\/|$)/;
 /**
  * The worker's pure-JavaScript packages. Loaded one module at a time they took most of its

@@ -297,7 +297,9 @@ export const FORBIDDEN: { name: string; below?: string; why: string }[] = [
   },
 ];
 
-/** Each production package that a FORBIDDEN rule names, as a sentence with its version and the path that pulls it in. */
+/**
+ * Each production package that a FORBIDDEN rule names, as a sentence with its version and the path that pulls it in.
+ */
 export function forbiddenPackages(lock: Lockfile): string[] {
   const fromRoot = chains(productionGraph(lock));
   const found: string[] = [];
@@ -306,7 +308,8 @@ export function forbiddenPackages(lock: Lockfile): string[] {
       if (rule.name !== name || (rule.below !== undefined && compareVersions(version, rule.below) >= 0)) continue;
       const chain = fromRoot.get(location);
       found.push(
-        `${name}@${version} (${rule.below ? `below ${rule.below}` : 'any version'}: ${rule.why}), pulled in by ${chain ? showChain(lock, chain) : `${location}, which no chain from the root reaches`}`,
+        `${name}@${version} (${rule.below ? `below ${rule.below}` : 'any version'}: ${rule.why}), pulled in ` +
+          `by ${chain ? showChain(lock, chain) : `${location}, which no chain from the root reaches`}`,
       );
     }
   }
@@ -338,7 +341,10 @@ export interface ProductionPackagesFile {
 export const REASON = /^(?:pulled in only by (.+) \(design card\), )?latest release (\S+) on (\d{4}-\d{2}-\d{2})$/;
 
 export function reason(latest: string, released: Date, onlyBy: string[] | undefined): string {
-  return `${onlyBy ? `pulled in only by ${onlyBy.join(', ')} (design card), ` : ''}latest release ${latest} on ${day(released)}`;
+  return (
+    `${onlyBy ? `pulled in only by ${onlyBy.join(', ')} (design card), ` : ''}latest release ${latest} ` +
+    `on ${day(released)}`
+  );
 }
 
 export function parseReason(text: string): { onlyBy?: string[]; latest: string; released: Date } | undefined {
@@ -433,26 +439,31 @@ async function main() {
           : `pulled in by ${known.designCards.join(', ')} (design card) and by ${known.pathAvoidingDesignCards}`;
     if (old && !known.onlyByDesignCards) blocking.push(entry);
     lines.push(
-      `${day(released)}  ${old ? 'OLD ' : '    '} ${known.name}@${known.versions.join(', ')} (latest ${latest})${by ? `  ${by}` : ''}`,
+      `${day(released)}  ${old ? 'OLD ' : '    '} ${known.name}@${known.versions.join(', ')} ` +
+        `(latest ${latest})${by ? `  ${by}` : ''}`,
     );
   }
   process.stdout.write(
-    `The production tree of package-lock.json: ${measured.length} packages, by the date of their latest release (OLD: over two years before ${day(today)}).\n\n${lines.join('\n')}\n\n`,
+    `The production tree of package-lock.json: ${measured.length} packages, by the date of their latest release ` +
+      `(OLD: over two years before ${day(today)}).\n\n${lines.join('\n')}\n\n`,
   );
   const old = measured.filter(({ released }) => overTwoYearsOld(released, today));
   process.stdout.write(
-    `${old.length} over two years old, ${old.length - blocking.length} of them pulled in only by design-card packages.\n`,
+    `${old.length} over two years old, ${old.length - blocking.length} of them pulled in only by design-card ` +
+      `packages.\n`,
   );
   for (const { known, latest, released } of blocking)
     process.stdout.write(
-      `NOT ALLOWED: ${known.name} (latest release ${latest} on ${day(released)}), pulled in by ${known.pathAvoidingDesignCards}\n`,
+      `NOT ALLOWED: ${known.name} (latest release ${latest} on ${day(released)}), pulled in ` +
+        `by ${known.pathAvoidingDesignCards}\n`,
     );
   for (const line of forbidden) process.stdout.write(`FORBIDDEN: ${line}\n`);
 
   if (!process.argv.includes('--no-write')) {
     const file: ProductionPackagesFile = {
       about:
-        'The production tree of package-lock.json with the latest release of each package. Written by npx tsx scripts/dependency-ages.ts (run it after changing the dependencies), read by test/dependencies.test.ts.',
+        'The production tree of package-lock.json with the latest release of each package. Written by npx tsx ' +
+        'scripts/dependency-ages.ts (run it after changing the dependencies), read by test/dependencies.test.ts.',
       measuredOn: day(today),
       packages: Object.fromEntries(
         [...measured]

@@ -72,7 +72,8 @@ function takes(document: Document, operation: Operation): string {
   const query = (operation.parameters ?? []).filter((parameter) => parameter.in === 'query');
   if (query.length > 0)
     parts.push(
-      `query {${query.map((parameter) => field(document, parameter.name, parameter.schema ?? {}, parameter.required ?? false)).join(', ')}}`,
+      `query ` +
+        `{${query.map((parameter) => field(document, parameter.name, parameter.schema ?? {}, parameter.required ?? false)).join(', ')}}`,
     );
   const body = operation.requestBody?.content['application/json']?.schema;
   if (body) parts.push(`${operation.requestBody!.required ? '' : 'optional '}body ${fields(document, body)}`);
@@ -90,7 +91,8 @@ export function adminApiTable(document: Document): string {
       if (!operation) continue;
       const success = Object.keys(operation.responses).filter((status) => status.startsWith('2'));
       rows.push(
-        `| \`${method.toUpperCase()} ${path.slice('/_localplane'.length)}\` | ${takes(document, operation)} | ${success.join(', ')} | ${operation.summary} |`,
+        `| \`${method.toUpperCase()} ${path.slice('/_localplane'.length)}\` | ${takes(document, operation)} ` +
+          `| ${success.join(', ')} | ${operation.summary} |`,
       );
     }
   }

@@ -50,7 +50,8 @@ const MEANINGS: Record<RunColumn, string> = {
   status: '`success`, `error` or `pending`',
   is_root: 'true for the root run of its trace',
   dotted_order:
-    "`<%Y%m%dT%H%M%S%fZ><run id>` segments (start time and id) joined by `.` from the root down: sorts a trace's runs in order",
+    "`<%Y%m%dT%H%M%S%fZ><run id>` segments (start time and id) joined by `.` from the root down: sorts a trace's " +
+    'runs in order',
   trace_tier: "the trace's retention tier, `longlived` or `shortlived`",
   inputs: "the run's inputs, JSON text",
   outputs: "the run's outputs, JSON text",
@@ -126,7 +127,8 @@ export function columnsTable(columns: readonly WrittenColumn[]): string {
   const rows = ['| column | Parquet type | DuckDB type | nullable | meaning |', '|---|---|---|---|---|'];
   for (const column of columns) {
     rows.push(
-      `| \`${column.name}\` | ${typeCell(column, 'parquet')} | ${typeCell(column, 'duckdb')} | ${column.optional ? 'yes' : 'no'} | ${MEANINGS[column.name as RunColumn] ?? ''} |`,
+      `| \`${column.name}\` | ${typeCell(column, 'parquet')} | ${typeCell(column, 'duckdb')} ` +
+        `| ${column.optional ? 'yes' : 'no'} | ${MEANINGS[column.name as RunColumn] ?? ''} |`,
     );
   }
   const neverNull = neverNullColumns().map((column) => `\`${column}\``);

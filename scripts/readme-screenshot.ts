@@ -31,12 +31,17 @@ interface Fixtures {
 export interface CaptureOptions {
   /** The PNG to write. */
   file: string;
-  /** The API's and the objstore's ports (the overview shows the objstore's URL); default the documented 9400 and 9401. */
+  /**
+   * The API's and the objstore's ports (the overview shows the objstore's URL); default the documented 9400 and 9401.
+   */
   port?: number;
   objstorePort?: number;
 }
 
-/** Starts the instance, gives it its activity, saves the overview; returns what went wrong in the page (nothing, normally). */
+/**
+ * Starts the instance, gives it its activity, saves the overview; returns what went wrong in the page (nothing,
+ * normally).
+ */
 export async function captureDashboard({
   file,
   port = 9400,

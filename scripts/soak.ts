@@ -205,10 +205,12 @@ async function main() {
 
   latencies.sort((a, b) => a - b);
   console.log(
-    `soak: ${requests} requests in ${elapsed.toFixed(1)} s over ${connections} connections = ${Math.round(requests / elapsed)} requests/s; ${exportsDone} exports completed`,
+    `soak: ${requests} requests in ${elapsed.toFixed(1)} s over ${connections} connections ` +
+      `= ${Math.round(requests / elapsed)} requests/s; ${exportsDone} exports completed`,
   );
   const summary = (values: number[]) =>
-    `median ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms, max ${(values.at(-1) ?? NaN).toFixed(1)} ms`;
+    `median ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms, ` +
+    `max ${(values.at(-1) ?? NaN).toFixed(1)} ms`;
   for (const [kind, values] of [...latenciesByKind].sort((a, b) => b[1].length - a[1].length)) {
     console.log(`  ${kind}: ${values.length}; ${summary(values.sort((a, b) => a - b))}`);
   }

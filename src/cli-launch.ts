@@ -75,7 +75,8 @@ const startsAnInstance = process.argv[2] === 'start' && !process.argv.some((arg)
 const cached = startsAnInstance ? codeCachePath(bundle) : null;
 const cachedData = cached === null ? undefined : readCodeCache(cached);
 const script = new vm.Script(
-  `(function (exports, require, module, __filename, __dirname) {${bundle.toString(isAscii(bundle) ? 'latin1' : 'utf8')}\n})`,
+  `(function (exports, require, module, __filename, __dirname) ` +
+    `{${bundle.toString(isAscii(bundle) ? 'latin1' : 'utf8')}\n})`,
   { filename: BUNDLE, cachedData },
 );
 if (cached !== null && (cachedData === undefined || script.cachedDataRejected)) {

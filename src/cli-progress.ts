@@ -17,7 +17,9 @@ function describeProgress(event: ProgressEvent): { text: string; final: boolean 
     };
   }
   return {
-    text: `export ${event.exportId} ${event.status}: runs ${event.runsDone}/${event.runsTotal}, ${count(event.rowsWritten)} rows written`,
+    text:
+      `export ${event.exportId} ${event.status}: ` +
+      `runs ${event.runsDone}/${event.runsTotal}, ${count(event.rowsWritten)} rows written`,
     final: isTerminalStatus(event.status),
   };
 }

@@ -10,7 +10,10 @@ import { withFileOpen } from './shared/private-files.ts';
 import type { Localplane } from './localplane.ts';
 import { OBJSTORE_STORAGE_KINDS } from './objstore/types.ts';
 
-/** How an option's value is read, and what it becomes (a `token-file` becomes the token the file holds; a `choice` is one of its `choices`). */
+/**
+ * How an option's value is read, and what it becomes (a `token-file` becomes the token the file holds; a `choice` is
+ * one of its `choices`).
+ */
 type ValueKind =
   'port' | 'count' | 'text' | 'path' | 'directory' | 'switch' | 'url' | 'uuid' | 'token' | 'token-file' | 'choice';
 
@@ -102,14 +105,18 @@ const OPTIONS = [
     placeholder: '<token>',
     env: 'LOCALPLANE_ADMIN_TOKEN',
     default: 'none',
-    help: 'require this token of the admin API and the dashboard (Authorization: Bearer, or /ui?token=); the flag shows it in ps',
+    help:
+      'require this token of the admin API and the dashboard (Authorization: Bearer, or /ui?token=); the flag ' +
+      'shows it in ps',
   },
   {
     flag: 'admin-token-file',
     value: 'token-file',
     placeholder: '<file>',
     default: 'none',
-    help: 'read the admin token from this file, which no other user may read or write (chmod 600); not with --admin-token or its env',
+    help:
+      'read the admin token from this file, which no other user may read or write (chmod 600); not with ' +
+      '--admin-token or its env',
     fromConfig: false,
   },
   {
@@ -127,7 +134,9 @@ const OPTIONS = [
     placeholder: '<kind>',
     env: 'LOCALPLANE_OBJSTORE_STORAGE',
     default: 'files',
-    help: 'where the objstore keeps objects: files (each also a plain file under <data dir>/files) or memory (not on disk: no SQL nor previews, gone on exit)',
+    help:
+      'where the objstore keeps objects: files (each also a plain file under <data dir>/files) or memory (not ' +
+      'on disk: no SQL nor previews, gone on exit)',
   },
   {
     flag: 'fixtures',
@@ -189,7 +198,9 @@ const OPTIONS = [
     value: 'url',
     placeholder: '<url>',
     default: 'demo, verify: an instance of its own; query: the files in --dir',
-    help: "a running localplane's API URL (demo exports there; query reads its export; verify replays into it as it is); files come through the S3 API",
+    help:
+      "a running localplane's API URL (demo exports there; query reads its export; verify replays into it as " +
+      'it is); files come through the S3 API',
     commands: ['demo', 'query', 'verify'],
   },
   {
@@ -242,7 +253,9 @@ const OPTIONS = [
     flag: 'out',
     value: 'path',
     placeholder: '<path>',
-    help: 'required: the HAR file record writes (replaced); the fixtures directory fixtures from-recording writes (new or empty)',
+    help:
+      'required: the HAR file record writes (replaced); the fixtures directory fixtures from-recording writes ' +
+      '(new or empty)',
     commands: ['record', 'fixtures'],
   },
   {
@@ -368,7 +381,9 @@ function fromText(option: OptionSpec, text: string, source: Source): string | nu
   }
 }
 
-/** The check start() makes of an adminToken, in the words of where the token came from and without the token, a secret. */
+/**
+ * The check start() makes of an adminToken, in the words of where the token came from and without the token, a secret.
+ */
 function validToken(token: string, what: string): string {
   if (!ADMIN_TOKEN_SHAPE.test(token)) throw new UsageError(`${what} ${ADMIN_TOKEN_RULE}`);
   return token;
@@ -424,7 +439,8 @@ function fromConfig(
     const folder = realpathSync(dirname(resolve(source.file)));
     if (!isInside(folder, realLocation(read as string))) {
       throw new UsageError(
-        `${describe(source)} must stay inside the config file's folder ${folder}, got ${JSON.stringify(text)}; give a path elsewhere with --${option.flag} or ${option.env}`,
+        `${describe(source)} must stay inside the config file's folder ${folder}, got ${JSON.stringify(text)}; ` +
+          `give a path elsewhere with --${option.flag} or ${option.env}`,
       );
     }
   }
@@ -489,7 +505,9 @@ function joinNegativeValues(argv: readonly string[], parserOptions: Record<strin
   return joined;
 }
 
-/** The config file named by --config or LOCALPLANE_CONFIG (which must exist), else ./localplane.config.json if present. */
+/**
+ * The config file named by --config or LOCALPLANE_CONFIG (which must exist), else ./localplane.config.json if present.
+ */
 function readConfigFile(
   flagValue: string | undefined,
   env: NodeJS.ProcessEnv,
@@ -517,8 +535,9 @@ function readConfigFile(
 }
 
 /**
- * Each setting (of those in `read`) from its flag, else its environment variable, else the config file; none means start()'s default.
- * The admin token comes from its flag, its file or its environment variable, one of them, else the config file.
+ * Each setting (of those in `read`) from its flag, else its environment variable, else the config file; none means
+ * start()'s default. The admin token comes from its flag, its file or its environment variable, one of them, else the
+ * config file.
  */
 function settingsFrom(
   values: Record<string, string | boolean | undefined>,
@@ -563,7 +582,10 @@ function settingsFrom(
 const isLoopbackAddress = (host: string) =>
   /^127(\.\d{1,3}){3}$/.test(host) || host === '::1' || host.toLowerCase() === 'localhost';
 
-/** Refuses a key that is no start setting, and a setting only a flag or the environment may give (OptionSpec.fromConfig). */
+/**
+ * Refuses a key that is no start setting, and a setting only a flag or the environment may give
+ * (OptionSpec.fromConfig).
+ */
 function checkConfigKeys(
   config: { file: string; values: Record<string, unknown> },
   byKey: ReadonlyMap<string, OptionSpec>,
@@ -738,7 +760,8 @@ async function main(argv: readonly string[]) {
   const settings = settingsFrom(values, process.env);
   if (values['admin-token'] !== undefined) {
     const warning =
-      '--admin-token shows the token to every user of this machine (ps); give it with --admin-token-file or LOCALPLANE_ADMIN_TOKEN';
+      '--admin-token shows the token to every user of this machine (ps); give it with --admin-token-file or ' +
+      'LOCALPLANE_ADMIN_TOKEN';
     process.stderr.write(`localplane: ${warning}\n`);
   }
   // Loaded only to start: help, version and bad flags answer without loading the emulator.
@@ -800,7 +823,9 @@ async function main(argv: readonly string[]) {
   if (!settings.quiet) process.stderr.write(`localplane: dashboard at ${instance.apiUrl}/ui\n`);
 }
 
-/** A command's own flag (no environment variable, no config-file key), read as its kind says; undefined when not given. */
+/**
+ * A command's own flag (no environment variable, no config-file key), read as its kind says; undefined when not given.
+ */
 function ownFlag(values: Record<string, string | boolean | undefined>, flag: string) {
   const text = values[flag];
   return typeof text === 'string'
@@ -812,7 +837,10 @@ function ownFlag(values: Record<string, string | boolean | undefined>, flag: str
     : undefined;
 }
 
-/** `localplane demo` and `localplane query`: their failures on what they were given (bad SQL, no files, an instance that refuses) are usage errors. */
+/**
+ * `localplane demo` and `localplane query`: their failures on what they were given (bad SQL, no files, an instance that
+ * refuses) are usage errors.
+ */
 async function warehouse(
   command: WarehouseCommand,
   sql: string | undefined,
@@ -855,7 +883,10 @@ async function warehouse(
   }
 }
 
-/** `localplane fixtures from-recording <recording> --out <dir>`: a recording that is not one, or an --out in use, is a usage error. */
+/**
+ * `localplane fixtures from-recording <recording> --out <dir>`: a recording that is not one, or an --out in use, is a
+ * usage error.
+ */
 async function fixturesFromRecording(
   [subcommand, recording]: string[],
   values: Record<string, string | boolean | undefined>,
@@ -879,7 +910,10 @@ async function fixturesFromRecording(
   }
 }
 
-/** `localplane record`: a recording proxy until SIGINT, SIGTERM or SIGHUP; an upstream or file it cannot use, or a port in use, is a usage error. */
+/**
+ * `localplane record`: a recording proxy until SIGINT, SIGTERM or SIGHUP; an upstream or file it cannot use, or a port
+ * in use, is a usage error.
+ */
 async function recordCommand(values: Record<string, string | boolean | undefined>) {
   const upstream = ownFlag(values, 'upstream') as string | undefined;
   const out = ownFlag(values, 'out') as string | undefined;
@@ -912,7 +946,10 @@ async function recordCommand(values: Record<string, string | boolean | undefined
   process.stdout.write(`localplane record ready proxy=${recorder.url} upstream=${recorder.upstream} out=${out}\n`);
 }
 
-/** `localplane verify <recording>`: exits 1 on drift; a recording it cannot read, or an instance or workspace it cannot use, is a usage error. */
+/**
+ * `localplane verify <recording>`: exits 1 on drift; a recording it cannot read, or an instance or workspace it cannot
+ * use, is a usage error.
+ */
 async function verify(recording: string | undefined, values: Record<string, string | boolean | undefined>) {
   if (recording === undefined) throw new UsageError('verify needs a recording: localplane verify <recording.har>');
   const { verifyRecording, formatVerifyReport, RecordingFileError, VerifyError } = await import('./index.ts');

@@ -55,11 +55,17 @@ export const limitsPatch = z
     sql_row_limit: z.int().min(1).max(100_000),
     /** Wall-clock seconds a query of POST /_localplane/sql may run before DuckDB is interrupted. */
     sql_time_limit_seconds: z.number().positive().max(3600),
-    /** Memory (MB) DuckDB may hold for POST /_localplane/sql and Parquet previews; its process is bounded a little above. */
+    /**
+     * Memory (MB) DuckDB may hold for POST /_localplane/sql and Parquet previews; its process is bounded a little
+     * above.
+     */
     sql_memory_limit_mb: z.int().min(100).max(1_000_000),
     /** Memory (MiB) the objstore's memory storage may hold in objects and upload parts together. */
     objstore_memory_limit_mb: z.int().min(1).max(1_000_000),
-    /** Wall-clock seconds a scheduled task may be in flight before the watchdog logs it and lets the tasks behind it in its lane go on. */
+    /**
+     * Wall-clock seconds a scheduled task may be in flight before the watchdog logs it and lets the tasks behind it in
+     * its lane go on.
+     */
     task_in_flight_limit_seconds: z.number().positive().max(MAX_SPAN_SECONDS),
   })
   .partial();

@@ -64,7 +64,9 @@ interface ClockState {
   frozen: boolean;
 }
 
-/** What a restore makes of a snapshot's database before anything changes: the image unpacked where SQLite can attach it. */
+/**
+ * What a restore makes of a snapshot's database before anything changes: the image unpacked where SQLite can attach it.
+ */
 export interface CheckedDatabase {
   image: string;
 }
@@ -206,7 +208,10 @@ function limitsSection(limits: InstanceLimits): SnapshotSection<unknown, Limits>
   };
 }
 
-/** The database as one SQLite image; a restore unpacks it to `image`, checks it whole, and copies its rows in one transaction. */
+/**
+ * The database as one SQLite image; a restore unpacks it to `image`, checks it whole, and copies its rows in one
+ * transaction.
+ */
 function databaseSection(
   db: Db,
   tables: readonly TableSet[],

@@ -70,7 +70,10 @@ export interface CreateOptions {
   limits?: LimitsPatch;
   /** Starts the clock frozen at the wall time (and freezes it again on reset); default a running clock. */
   freezeClock?: boolean;
-  /** Where fixture templates are cached (default $LOCALPLANE_CACHE_DIR, else `localplane` in $XDG_CACHE_HOME or ~/.cache); a folder another user can write to is refused. */
+  /**
+   * Where fixture templates are cached (default $LOCALPLANE_CACHE_DIR, else `localplane` in $XDG_CACHE_HOME or
+   * ~/.cache); a folder another user can write to is refused.
+   */
   cacheDir?: string;
   /** Diagnostic lines (never secrets); default stderr. */
   log?: (line: string) => void;
@@ -128,18 +131,27 @@ export interface StartOptions extends CreateOptions {
  */
 export interface InProcessLocalplane extends AdminMethods {
   dataDir: string;
-  /** Every object as a plain file: `<filesDir>/<bucket>/<key>`; null with `objstoreStorage: 'memory'`, which has no plain-file view. */
+  /**
+   * Every object as a plain file: `<filesDir>/<bucket>/<key>`; null with `objstoreStorage: 'memory'`, which has no
+   * plain-file view.
+   */
   filesDir: string | null;
   /** The snapshots folder (see `snapshotsDir`). */
   snapshotsDir: string;
   clock: ClockControl;
-  /** The API's routes, the admin API included and the dashboard's pages not (`:name` is a path parameter), e.g. to drive a test over every endpoint. */
+  /**
+   * The API's routes, the admin API included and the dashboard's pages not (`:name` is a path parameter), e.g. to drive
+   * a test over every endpoint.
+   */
   routes: readonly { method: string; path: string }[];
   /** The request journal of the API and the objstore (GET /_localplane/requests). */
   requests: RequestsApi;
   /** Generic fault rules (POST /_localplane/fault-rules). */
   faultRules: FaultRulesApi;
-  /** A request to the API (the admin API included), as hono's `app.request()`: a path such as `/v2/deployments`, a URL, or a Request. */
+  /**
+   * A request to the API (the admin API included), as hono's `app.request()`: a path such as `/v2/deployments`, a URL,
+   * or a Request.
+   */
   request(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   fetch(request: Request): Promise<Response>;
   /** The objstore's `http://host:port`; binds it on the first call. */
@@ -193,7 +205,8 @@ function validPort(name: string, port: number): number {
 function validStorage(kind: string): ObjstoreStorageKind {
   if (!(OBJSTORE_STORAGE_KINDS as readonly string[]).includes(kind)) {
     throw new RangeError(
-      `objstoreStorage must be ${OBJSTORE_STORAGE_KINDS.map((name) => `'${name}'`).join(' or ')}, got ${JSON.stringify(kind)}`,
+      `objstoreStorage must be ${OBJSTORE_STORAGE_KINDS.map((name) => `'${name}'`).join(' or ')}, ` +
+        `got ${JSON.stringify(kind)}`,
     );
   }
   return kind as ObjstoreStorageKind;
@@ -210,20 +223,25 @@ const ADMIN_TOKEN: SecurityScheme = {
     type: 'http',
     scheme: 'bearer',
     description:
-      'The token localplane was started with (adminToken, --admin-token), which the admin API and the dashboard require over the network',
+      'The token localplane was started with (adminToken, --admin-token), which the admin API and the dashboard ' +
+      'require over the network',
   },
 };
 
-/** What the guards of the admin API and the dashboard answer and read, as the served document lists it on their routes. */
+/**
+ * What the guards of the admin API and the dashboard answer and read, as the served document lists it on their routes.
+ */
 function harnessGuard(withToken: boolean): GuardDocumentation {
   const errors = [
     httpError(
       403,
-      'A Host that is not a loopback name, the bound host or an allowed name (DNS rebinding), or a change from another origin (a cross-site post)',
+      'A Host that is not a loopback name, the bound host or an allowed name (DNS rebinding), or a change from ' +
+        'another origin (a cross-site post)',
       {
         foreign_host: foreignHostMessage('evil.example:9400'),
         cross_origin:
-          'Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:9400, not https://evil.example',
+          'Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin ' +
+          'http://127.0.0.1:9400, not https://evil.example',
       },
     ),
   ];
@@ -231,7 +249,8 @@ function harnessGuard(withToken: boolean): GuardDocumentation {
   errors.unshift(
     httpError(401, 'The instance was started with a token (--admin-token) and the request does not carry it', {
       no_token:
-        'the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer <token>, or open /ui?token=<token> in a browser',
+        'the admin API and the dashboard require the token localplane was started with: send Authorization: ' +
+        'Bearer <token>, or open /ui?token=<token> in a browser',
     }),
   );
   return { errors, security: [[ADMIN_TOKEN]] };
@@ -397,7 +416,9 @@ export async function start(options: StartOptions = {}): Promise<Localplane> {
     const { port } = server.address() as AddressInfo;
     if (!isLoopbackName(host) && options.adminToken === undefined) {
       log(
-        `bound to ${host}, which other machines can reach: anyone there can read and change all state through the admin API and the dashboard; require a token with adminToken (--admin-token-file, LOCALPLANE_ADMIN_TOKEN)`,
+        `bound to ${host}, which other machines can reach: anyone there can read and change all state through the ` +
+          `admin API and the dashboard; require a token with adminToken (--admin-token-file, ` +
+          `LOCALPLANE_ADMIN_TOKEN)`,
       );
     }
     return { ...lp, apiUrl: `http://${host}:${port}`, objstoreUrl };

@@ -135,7 +135,10 @@ const ADMIN_STEPS: Step[] = [
   },
 ];
 
-/** Calls of what a connect()ed client has as an in-process instance has it in its own way: reset, the clock, the journal and the fault rules. */
+/**
+ * Calls of what a connect()ed client has as an in-process instance has it in its own way: reset, the clock, the journal
+ * and the fault rules.
+ */
 const CLIENT_STEPS: { route: string; call: (client: LocalplaneClient) => Promise<unknown> }[] = [
   { route: 'POST /_localplane/reset', call: (client) => client.reset({ keepClock: true }) },
   { route: 'GET /_localplane/clock', call: (client) => client.clock.get() },
@@ -170,7 +173,9 @@ const CLIENT_STEPS: { route: string; call: (client: LocalplaneClient) => Promise
   { route: 'DELETE /_localplane/requests', call: (client) => client.requests.clear() },
 ];
 
-/** A proxy in front of the instance that notes each request's method and path, to see which route a client call reached. */
+/**
+ * A proxy in front of the instance that notes each request's method and path, to see which route a client call reached.
+ */
 async function recordingProxy(target: string): Promise<{ url: string; seen: string[]; close: () => Promise<void> }> {
   const seen: string[] = [];
   const { port, hostname } = new URL(target);
@@ -320,17 +325,21 @@ describe('the admin API as methods', () => {
     expect(remote.answers).toEqual(local.answers);
   });
 
-  it('reaches the clock, the journal, the fault rules and reset through connect(), each call one request to its route', async () => {
-    const client = connect(proxy.url);
-    for (const step of CLIENT_STEPS) {
-      proxy.seen.length = 0;
-      await step.call(client);
-      expect(
-        proxy.seen.map((request) => routeOf(request, adminRoutes)),
-        step.route,
-      ).toEqual([step.route]);
-    }
-  });
+  it(
+    'reaches the clock, the journal, the fault rules and reset through connect(), each call one request to its ' +
+      'route',
+    async () => {
+      const client = connect(proxy.url);
+      for (const step of CLIENT_STEPS) {
+        proxy.seen.length = 0;
+        await step.call(client);
+        expect(
+          proxy.seen.map((request) => routeOf(request, adminRoutes)),
+          step.route,
+        ).toEqual([step.route]);
+      }
+    },
+  );
 
   it("answers the journal and the fault rules as the instance's own methods do", async () => {
     const client = connect(served.apiUrl);

@@ -198,7 +198,8 @@ test('answers and exported files are byte-identical to the golden ones', async (
   await lp.clock.advance(3600);
   await send('an hour later', 'GET', `/api/v1/bulk-exports/${exported.id}`, { headers: auth });
 
-  // The API's requests as the journal shows them, the wall time and durations aside (the objstore's carry the SDK's invocation ids and wall-clock signatures).
+  // The API's requests as the journal shows them, the wall time and durations aside (the objstore's carry the SDK's
+  // invocation ids and wall-clock signatures).
   const journal = (await (await fetch(`${lp.apiUrl}/_localplane/requests?limit=100`)).json()) as {
     requests: { source: string }[];
   };

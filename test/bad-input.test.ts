@@ -165,18 +165,23 @@ describe('requests refused below the app', () => {
     expect(reply.json.status).toBe('ok');
   });
 
-  it('answers a client that ends its side of the connection as soon as its request is sent, also when the answer waits on files', async () => {
-    // sendRaw half-closes the connection after the request; the bucket listing reads the objstore's folders first.
-    for (const version of ['HTTP/1.0', 'HTTP/1.1']) {
-      const reply = await raw(`GET /_localplane/objstore/buckets ${version}\r\nHost: localhost\r\n\r\n`);
-      expect(reply.status, version).toBe(200);
-      expect(reply.json.buckets.map((bucket: { name: string }) => bucket.name)).toContain('exports');
-    }
-  });
+  it(
+    'answers a client that ends its side of the connection as soon as its request is sent, also when the answer ' +
+      'waits on files',
+    async () => {
+      // sendRaw half-closes the connection after the request; the bucket listing reads the objstore's folders first.
+      for (const version of ['HTTP/1.0', 'HTTP/1.1']) {
+        const reply = await raw(`GET /_localplane/objstore/buckets ${version}\r\nHost: localhost\r\n\r\n`);
+        expect(reply.status, version).toBe(200);
+        expect(reply.json.buckets.map((bucket: { name: string }) => bucket.name)).toContain('exports');
+      }
+    },
+  );
 
   it('answers a body cut short by the client with 400, never 500', async () => {
     const reply = await raw(
-      `POST /v2/deployments HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${workspace.api_key}\r\nContent-Length: 100\r\n\r\n{"name":`,
+      `POST /v2/deployments HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${workspace.api_key}\r\nContent-Length: ` +
+        `100\r\n\r\n{"name":`,
     );
     expect(reply.status).toBe(400);
     expect(ctx.logs.filter((line) => line.includes('internal error'))).toEqual([]);

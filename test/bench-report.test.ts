@@ -36,11 +36,15 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
   });
   afterEach(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('takes the middle value of an odd count, the mean of the two middle ones of an even count, whatever their order', () => {
-    expect(median([9, 1, 5])).toBe(5);
-    expect(median([4, 1, 3, 2])).toBe(2.5);
-    expect(median([])).toBeNaN();
-  });
+  it(
+    'takes the middle value of an odd count, the mean of the two middle ones of an even count, whatever their ' +
+      'order',
+    () => {
+      expect(median([9, 1, 5])).toBe(5);
+      expect(median([4, 1, 3, 2])).toBe(2.5);
+      expect(median([])).toBeNaN();
+    },
+  );
 
   it('gives a figure as its median and the range of the runs, the unit once', () => {
     expect(medianAndRange([1044.2, 1446, 1315.4], milliseconds)).toBe('1,315 ms (1,044–1,446)');
@@ -59,7 +63,8 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
       },
     ]);
     expect(table.split('\n')).toEqual([
-      "| what (median of the runs, their range) | localplane | peer, same run | peer's figure | localplane ÷ peer | goal |",
+      "| what (median of the runs, their range) | localplane | peer, same run | peer's figure | localplane ÷ peer | " +
+        'goal |',
       '| --- | --- | --- | --- | --- | --- |',
       '| reset | 3.00 ms | none | 5.00 ms | 0.60× | ≤ 5 ms (met) |',
     ]);
@@ -89,19 +94,23 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
     expect(parseWrkOutput(otherUnits)).toEqual({ requestsPerSecond: 41668.83, p50: 0.812, p99: 1200 });
   });
 
-  it('fails a wrk sample with socket errors or answers above 399, quoting wrk, and one without the latency distribution', () => {
-    const refused = WRK_OUTPUT.replace('44.85MB read\n', '44.85MB read\n  Non-2xx or 3xx responses: 41801\n');
-    expect(() => parseWrkOutput(refused)).toThrow('wrk: Non-2xx or 3xx responses: 41801 (of 41801 requests)');
-    const timedOut = WRK_OUTPUT.replace(
-      '44.85MB read\n',
-      '44.85MB read\n  Socket errors: connect 0, read 0, write 0, timeout 12\n',
-    );
-    expect(() => parseWrkOutput(timedOut)).toThrow(
-      'wrk: Socket errors: connect 0, read 0, write 0, timeout 12 (of 41801 requests)',
-    );
-    const withoutLatency = WRK_OUTPUT.replace(/ {2}Latency Distribution\n(.+\n){4}/, '');
-    expect(() => parseWrkOutput(withoutLatency)).toThrow('no Requests/sec or no 50% and 99% latencies');
-  });
+  it(
+    'fails a wrk sample with socket errors or answers above 399, quoting wrk, and one without the latency ' +
+      'distribution',
+    () => {
+      const refused = WRK_OUTPUT.replace('44.85MB read\n', '44.85MB read\n  Non-2xx or 3xx responses: 41801\n');
+      expect(() => parseWrkOutput(refused)).toThrow('wrk: Non-2xx or 3xx responses: 41801 (of 41801 requests)');
+      const timedOut = WRK_OUTPUT.replace(
+        '44.85MB read\n',
+        '44.85MB read\n  Socket errors: connect 0, read 0, write 0, timeout 12\n',
+      );
+      expect(() => parseWrkOutput(timedOut)).toThrow(
+        'wrk: Socket errors: connect 0, read 0, write 0, timeout 12 (of 41801 requests)',
+      );
+      const withoutLatency = WRK_OUTPUT.replace(/ {2}Latency Distribution\n(.+\n){4}/, '');
+      expect(() => parseWrkOutput(withoutLatency)).toThrow('no Requests/sec or no 50% and 99% latencies');
+    },
+  );
 
   it("reads autocannon's --json line and fails one with an answer not 2xx", () => {
     const result = {
@@ -138,7 +147,8 @@ describe('npm run bench: the table and docs/benchmarks.md', () => {
         { group: 'export', before: 4.2, after: 3 },
       ]),
     ).toBe(
-      '**not quiet: figures not comparable**: the load average (1 min) was above 1 at the start of api (1.01), export (4.20).',
+      '**not quiet: figures not comparable**: the load average (1 min) was above 1 at the start of api (1.01), ' +
+        'export (4.20).',
     );
     expect(loadAveragesLine([{ group: 'cold', before: 0.4, after: 1.8 }])).toBe(
       'Load average (1 min) at the start and the end of each group: cold 0.40 → 1.80.',

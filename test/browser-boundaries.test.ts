@@ -68,7 +68,9 @@ describe('the HTML answers of the API port', () => {
 describe('an object opened in a browser', () => {
   it('runs no script: stored HTML is sandboxed and never sniffed', async () => {
     const writer = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
-    const page = `<!doctype html><title>stored</title><script>document.title = 'script ran'; fetch('/private-bucket/x')</script>`;
+    const page =
+      `<!doctype html><title>stored</title><script>document.title = 'script ran'; ` +
+      `fetch('/private-bucket/x')</script>`;
     await writer.send(
       new PutObjectCommand({ Bucket: 'public-datasets', Key: 'page.html', Body: page, ContentType: 'text/html' }),
     );

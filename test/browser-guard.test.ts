@@ -52,7 +52,9 @@ describe('a foreign Host (DNS rebinding)', () => {
     );
     expect(refused.status).toBe(403);
     expect(detailOf(refused)).toBe(
-      `Host "evil.example:${port}" is not a name localplane answers under: it answers loopback names (localhost, 127.0.0.1) and the host it is bound to; allow others with --allow-hosts (LOCALPLANE_ALLOW_HOSTS, allowedHosts)`,
+      `Host "evil.example:${port}" is not a name localplane answers under: it answers loopback names (localhost, ` +
+        `127.0.0.1) and the host it is bound to; allow others with --allow-hosts (LOCALPLANE_ALLOW_HOSTS, ` +
+        `allowedHosts)`,
     );
     expect(existsSync(file)).toBe(false);
 
@@ -159,7 +161,8 @@ describe('a state-changing request from another origin', () => {
     );
     expect(crossSite.status).toBe(403);
     expect(detailOf(crossSite)).toBe(
-      `Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin http://127.0.0.1:${port}, not https://evil.example`,
+      `Cross-origin POST refused: the admin API and the dashboard take changes only from their own origin ` +
+        `http://127.0.0.1:${port}, not https://evil.example`,
     );
     expect(await clockIsFrozen()).toBe(true);
 
@@ -185,16 +188,20 @@ describe('a state-changing request from another origin', () => {
     expect(await clockIsFrozen()).toBe(false);
   });
 
-  it('passes reads, whose answers the browser keeps from another origin (no CORS headers), and changes from a typed URL or a client without browser headers', async () => {
-    const read = await send(lp, 'GET', '/_localplane/health', {
-      origin: 'https://evil.example',
-      'sec-fetch-site': 'cross-site',
-    });
-    expect(read.status).toBe(200);
-    expect(read.headers['access-control-allow-origin']).toBeUndefined();
-    expect((await send(lp, 'POST', '/_localplane/clock/freeze', { 'sec-fetch-site': 'none' })).status).toBe(200);
-    expect((await send(lp, 'POST', '/_localplane/clock/unfreeze', {})).status).toBe(200);
-  });
+  it(
+    'passes reads, whose answers the browser keeps from another origin (no CORS headers), and changes from a ' +
+      'typed URL or a client without browser headers',
+    async () => {
+      const read = await send(lp, 'GET', '/_localplane/health', {
+        origin: 'https://evil.example',
+        'sec-fetch-site': 'cross-site',
+      });
+      expect(read.status).toBe(200);
+      expect(read.headers['access-control-allow-origin']).toBeUndefined();
+      expect((await send(lp, 'POST', '/_localplane/clock/freeze', { 'sec-fetch-site': 'none' })).status).toBe(200);
+      expect((await send(lp, 'POST', '/_localplane/clock/unfreeze', {})).status).toBe(200);
+    },
+  );
 });
 
 describe('the served document', () => {
@@ -258,28 +265,32 @@ describe('a token (adminToken, --admin-token)', () => {
     expect((await send(guarded, 'GET', '/ui?token=wrong-token-123', {})).status).toBe(401);
   });
 
-  it("is not asked of in-process requests, nor of the service API, and the document lists the 401 and the token as the admin routes' security", async () => {
-    expect((await guarded.request('/_localplane/health')).status).toBe(200);
-    expect((await guarded.request('/ui')).status).toBe(200);
-    expect((await send(guarded, 'GET', '/v2/deployments', {})).status).toBe(401);
-    expect(detailOf(await send(guarded, 'GET', '/v2/deployments', {}))).not.toContain(
-      'token localplane was started with',
-    );
-    type Operation = { responses: Record<string, unknown>; security?: Record<string, string[]>[] };
-    const document = (await (await fetch(`${guarded.apiUrl}/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, Operation>>;
-      components: { securitySchemes: Record<string, unknown> };
-    };
-    expect(document.paths['/_localplane/reset']!.post!.responses).toHaveProperty('401');
-    expect(document.components.securitySchemes['Admin Token']).toMatchObject({ type: 'http', scheme: 'bearer' });
-    expect(document.paths['/_localplane/reset']!.post!.security).toEqual([{ 'Admin Token': [] }]);
-    expect(JSON.stringify(document.paths['/v2/deployments']!.get!.security)).not.toContain('Admin Token');
-    expect(document.paths['/docs']!.get!.security).toBeUndefined();
-    // The lp started without a token names none.
-    const open = (await (await fetch(`${lp.apiUrl}/openapi.json`)).json()) as typeof document;
-    expect(open.components.securitySchemes).not.toHaveProperty('Admin Token');
-    expect(open.paths['/_localplane/reset']!.post!.security).toBeUndefined();
-  });
+  it(
+    'is not asked of in-process requests, nor of the service API, and the document lists the 401 and the token ' +
+      "as the admin routes' security",
+    async () => {
+      expect((await guarded.request('/_localplane/health')).status).toBe(200);
+      expect((await guarded.request('/ui')).status).toBe(200);
+      expect((await send(guarded, 'GET', '/v2/deployments', {})).status).toBe(401);
+      expect(detailOf(await send(guarded, 'GET', '/v2/deployments', {}))).not.toContain(
+        'token localplane was started with',
+      );
+      type Operation = { responses: Record<string, unknown>; security?: Record<string, string[]>[] };
+      const document = (await (await fetch(`${guarded.apiUrl}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, Operation>>;
+        components: { securitySchemes: Record<string, unknown> };
+      };
+      expect(document.paths['/_localplane/reset']!.post!.responses).toHaveProperty('401');
+      expect(document.components.securitySchemes['Admin Token']).toMatchObject({ type: 'http', scheme: 'bearer' });
+      expect(document.paths['/_localplane/reset']!.post!.security).toEqual([{ 'Admin Token': [] }]);
+      expect(JSON.stringify(document.paths['/v2/deployments']!.get!.security)).not.toContain('Admin Token');
+      expect(document.paths['/docs']!.get!.security).toBeUndefined();
+      // The lp started without a token names none.
+      const open = (await (await fetch(`${lp.apiUrl}/openapi.json`)).json()) as typeof document;
+      expect(open.components.securitySchemes).not.toHaveProperty('Admin Token');
+      expect(open.paths['/_localplane/reset']!.post!.security).toBeUndefined();
+    },
+  );
 
   it('is never logged, and an instance with it bound to loopback gives no warning', () => {
     expect(lines.join('\n')).not.toContain(TOKEN);

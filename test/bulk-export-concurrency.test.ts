@@ -46,59 +46,67 @@ describe('runs of one export', () => {
 });
 
 describe('exports of one workspace', () => {
-  it('runs at most concurrent_exports_per_workspace exports at once, oldest first; other workspaces are not held back', async () => {
-    await admin('PATCH', '/config', { concurrent_exports_per_workspace: 2 });
-    await admin('POST', '/faults/export-runs', { mode: 'slow', count: 10, delay_seconds: 60 });
-    const destinationId = await acme.createDestination('workspace-limit');
-    const acmeExports: string[] = [];
-    for (let index = 0; index < 3; index++)
-      acmeExports.push(await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY));
-    const globexExport = await globex.startExport(
-      await globex.createDestination('other-workspace'),
-      'research-agent',
-      ONE_DAY,
-    );
-    await advance(0);
-    const acmeStatuses = async () => Promise.all(acmeExports.map(async (id) => (await acme.getExport(id)).status));
-    expect(await acmeStatuses()).toEqual(['Running', 'Running', 'Created']);
-    expect((await globex.getExport(globexExport)).status).toBe('Running');
-    await advance(120);
-    expect(await acmeStatuses()).toEqual(['Completed', 'Completed', 'Running']);
-    // The third started when a slot freed, at the time that was due.
-    expect((await acme.getExport(acmeExports[2]!)).updated_at).toBe('2026-10-10T00:02:00.000000+00:00');
-    await advance(120);
-    expect(await acmeStatuses()).toEqual(['Completed', 'Completed', 'Completed']);
-  });
+  it(
+    'runs at most concurrent_exports_per_workspace exports at once, oldest first; other workspaces are not held ' +
+      'back',
+    async () => {
+      await admin('PATCH', '/config', { concurrent_exports_per_workspace: 2 });
+      await admin('POST', '/faults/export-runs', { mode: 'slow', count: 10, delay_seconds: 60 });
+      const destinationId = await acme.createDestination('workspace-limit');
+      const acmeExports: string[] = [];
+      for (let index = 0; index < 3; index++)
+        acmeExports.push(await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY));
+      const globexExport = await globex.startExport(
+        await globex.createDestination('other-workspace'),
+        'research-agent',
+        ONE_DAY,
+      );
+      await advance(0);
+      const acmeStatuses = async () => Promise.all(acmeExports.map(async (id) => (await acme.getExport(id)).status));
+      expect(await acmeStatuses()).toEqual(['Running', 'Running', 'Created']);
+      expect((await globex.getExport(globexExport)).status).toBe('Running');
+      await advance(120);
+      expect(await acmeStatuses()).toEqual(['Completed', 'Completed', 'Running']);
+      // The third started when a slot freed, at the time that was due.
+      expect((await acme.getExport(acmeExports[2]!)).updated_at).toBe('2026-10-10T00:02:00.000000+00:00');
+      await advance(120);
+      expect(await acmeStatuses()).toEqual(['Completed', 'Completed', 'Completed']);
+    },
+  );
 });
 
 describe('a recurring export that starts far back', () => {
-  it('spawns the children due since one turn of the event loop at a time: the API answers meanwhile, a workspace has one dispatch queued, cancelling stops the rest', async () => {
-    const destinationId = await acme.createDestination('far-back');
-    // Hourly from a year back: a child is due for each of 8,760 windows at once.
-    const parentId = await acme.startExport(destinationId, 'support-bot-staging', {
-      start_time: '2025-10-10T00:00:00Z',
-      interval_hours: 1,
-    });
-    let advanced = false;
-    const advancing = advance(0).then((response) => {
-      advanced = true;
-      return response;
-    });
-    const childRuns = async () =>
-      (await acme.client().get(`/api/v1/bulk-exports/runs?source_bulk_export_id=${parentId}`)).body as ExportRun[];
-    await eventually(async () => (await childRuns()).length > 1, 'children of the recurring export');
-    const dispatches = (await tasks()).filter((task) => task.label.startsWith('dispatch exports of workspace'));
-    expect(dispatches.length).toBeLessThanOrEqual(1);
-    expect((await acme.client().patch(`/api/v1/bulk-exports/${parentId}`, { status: 'Cancelled' })).status).toBe(200);
-    expect(advanced).toBe(false);
+  it(
+    'spawns the children due since one turn of the event loop at a time: the API answers meanwhile, a workspace ' +
+      'has one dispatch queued, cancelling stops the rest',
+    async () => {
+      const destinationId = await acme.createDestination('far-back');
+      // Hourly from a year back: a child is due for each of 8,760 windows at once.
+      const parentId = await acme.startExport(destinationId, 'support-bot-staging', {
+        start_time: '2025-10-10T00:00:00Z',
+        interval_hours: 1,
+      });
+      let advanced = false;
+      const advancing = advance(0).then((response) => {
+        advanced = true;
+        return response;
+      });
+      const childRuns = async () =>
+        (await acme.client().get(`/api/v1/bulk-exports/runs?source_bulk_export_id=${parentId}`)).body as ExportRun[];
+      await eventually(async () => (await childRuns()).length > 1, 'children of the recurring export');
+      const dispatches = (await tasks()).filter((task) => task.label.startsWith('dispatch exports of workspace'));
+      expect(dispatches.length).toBeLessThanOrEqual(1);
+      expect((await acme.client().patch(`/api/v1/bulk-exports/${parentId}`, { status: 'Cancelled' })).status).toBe(200);
+      expect(advanced).toBe(false);
 
-    expect((await advancing).status).toBe(200);
-    const runs = await childRuns();
-    expect(runs.length).toBeGreaterThan(1);
-    expect(runs.length).toBeLessThan(8760);
-    expect(new Set(statuses(runs))).toEqual(new Set(['Completed']));
-    expect((await tasks()).filter((task) => task.label.includes(parentId))).toEqual([]);
-  });
+      expect((await advancing).status).toBe(200);
+      const runs = await childRuns();
+      expect(runs.length).toBeGreaterThan(1);
+      expect(runs.length).toBeLessThan(8760);
+      expect(new Set(statuses(runs))).toEqual(new Set(['Completed']));
+      expect((await tasks()).filter((task) => task.label.includes(parentId))).toEqual([]);
+    },
+  );
 });
 
 describe('a one-time export over decades', () => {

@@ -105,7 +105,8 @@ describe('POST /api/v1/bulk-exports/destinations', () => {
     expect(response.body).toEqual({
       detail:
         `${DETAIL_PREFIX}An error occurred (SignatureDoesNotMatch) when calling the PutObject operation: ` +
-        'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+        ('The request signature we calculated does not match the signature you provided. Check your key and ' +
+          'signing method.'),
     });
     expect(response.text).not.toContain(wrongSecret.secret_access_key);
   });

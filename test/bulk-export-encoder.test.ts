@@ -164,57 +164,61 @@ describe('the encoder thread', () => {
     }
   });
 
-  it('reads seeded and runtime runs of a session as one sequence, a runtime run first on a tie, byte for byte the in-thread encoding', async () => {
-    const template = join(dir, 'merged-seed.sqlite');
-    const seed = new Database(template);
-    seed.exec(tracingTables.ddl);
-    const seeded = [
-      ...generateRuns({ tenantId: 't', sessionId: 's', count: 300, startMicros: 1_000_000, days: 1, seed: 1 }),
-    ];
-    insertRuns(seed, seeded);
-    seed.close();
-    const path = join(dir, 'merged.sqlite');
-    const db = openInstanceDb(path, template, [tracingTables], { durable: false });
-    const added = [
-      ...generateRuns({ tenantId: 't', sessionId: 's', count: 200, startMicros: 1_000_000, days: 1, seed: 2 }),
-    ];
-    // The same cursor in both tables: the runtime copy (another name) is read first.
-    const tie = { ...seeded[150]!, name: 'runtime copy', inputs: null };
-    insertRuns(db, [...added, tie]);
-    db.close();
-    const merged = [...added, tie, ...seeded].sort(byCursor);
-    const options = {
-      formatVersion: 'v2_beta' as const,
-      compression: 'snappy' as const,
-      columns: RUN_COLUMNS,
-      rowGroupSize: 64,
-    };
-    const encoder = new EncoderThread({ path, templatePath: template });
-    try {
-      const files = [];
-      let after = null;
-      for (;;) {
-        const file = await encoder.encode({
-          ...request,
-          reads: [{ sessionId: 's', after }],
-          to: Number.MAX_SAFE_INTEGER,
-          limit: 120,
-          parquet: options,
+  it(
+    'reads seeded and runtime runs of a session as one sequence, a runtime run first on a tie, byte for byte the ' +
+      'in-thread encoding',
+    async () => {
+      const template = join(dir, 'merged-seed.sqlite');
+      const seed = new Database(template);
+      seed.exec(tracingTables.ddl);
+      const seeded = [
+        ...generateRuns({ tenantId: 't', sessionId: 's', count: 300, startMicros: 1_000_000, days: 1, seed: 1 }),
+      ];
+      insertRuns(seed, seeded);
+      seed.close();
+      const path = join(dir, 'merged.sqlite');
+      const db = openInstanceDb(path, template, [tracingTables], { durable: false });
+      const added = [
+        ...generateRuns({ tenantId: 't', sessionId: 's', count: 200, startMicros: 1_000_000, days: 1, seed: 2 }),
+      ];
+      // The same cursor in both tables: the runtime copy (another name) is read first.
+      const tie = { ...seeded[150]!, name: 'runtime copy', inputs: null };
+      insertRuns(db, [...added, tie]);
+      db.close();
+      const merged = [...added, tie, ...seeded].sort(byCursor);
+      const options = {
+        formatVersion: 'v2_beta' as const,
+        compression: 'snappy' as const,
+        columns: RUN_COLUMNS,
+        rowGroupSize: 64,
+      };
+      const encoder = new EncoderThread({ path, templatePath: template });
+      try {
+        const files = [];
+        let after = null;
+        for (;;) {
+          const file = await encoder.encode({
+            ...request,
+            reads: [{ sessionId: 's', after }],
+            to: Number.MAX_SAFE_INTEGER,
+            limit: 120,
+            parquet: options,
+          });
+          if (file === null) break;
+          files.push(file);
+          after = file.last;
+        }
+        expect(files.map((file) => file.rows)).toEqual([120, 120, 120, 120, 21]);
+        files.forEach((file, index) => {
+          const runs = merged.slice(index * 120, (index + 1) * 120);
+          expect(file.last).toEqual({ startTime: runs.at(-1)!.start_time, id: runs.at(-1)!.id });
+          expect(Buffer.from(file.parquet).equals(encodeRunsParquet(runs, options)), `file ${index}`).toBe(true);
         });
-        if (file === null) break;
-        files.push(file);
-        after = file.last;
+      } finally {
+        await encoder.close();
       }
-      expect(files.map((file) => file.rows)).toEqual([120, 120, 120, 120, 21]);
-      files.forEach((file, index) => {
-        const runs = merged.slice(index * 120, (index + 1) * 120);
-        expect(file.last).toEqual({ startTime: runs.at(-1)!.start_time, id: runs.at(-1)!.id });
-        expect(Buffer.from(file.parquet).equals(encodeRunsParquet(runs, options)), `file ${index}`).toBe(true);
-      });
-    } finally {
-      await encoder.close();
-    }
-  });
+    },
+  );
 
   it('hands an idle worker to one encoder at a time, and stops a busy one on close', async () => {
     const answering = join(dir, 'thread-id-worker.mjs');

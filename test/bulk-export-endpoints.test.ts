@@ -66,47 +66,51 @@ describe('production endpoints, with the default alias map', () => {
     await expectServedByEmbeddedObjstore(`alias/${(endpointUrl ?? 'omitted').replace(/\W+/g, '-')}`, endpointUrl);
   });
 
-  it('exports to a https://storage.googleapis.com destination into the embedded bucket, and rotates its key pair there', async () => {
-    const prefix = 'alias/gcs-export';
-    const destination = await expectServedByEmbeddedObjstore(prefix, 'https://storage.googleapis.com');
-    const workspace = workspaceByTier(ctx.fixtures, 'plus');
-    await ctx.admin.request('POST', '/clock/set', { body: { time: '2026-10-10T00:00:00Z' } });
-    const created = await plus().post('/api/v1/bulk-exports', {
-      bulk_export_destination_id: destination.id,
-      session_id: workspace.sessions.find((session) => session.run_count < 50_000)!.id,
-      start_time: '2026-10-01T00:00:00Z',
-      end_time: '2026-10-02T00:00:00Z',
-      format_version: 'v2_beta',
-      compression: 'snappy',
-    });
-    expect(created.status).toBe(200);
-    await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 0 } });
-    expect((await plus().get(`/api/v1/bulk-exports/${created.body.id}`)).body.status).toBe('Completed');
-    const [run] = (await plus().get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body as {
-      metadata: { result: { rows_written: number; exported_files: string[] } };
-    }[];
-    expect(run!.metadata.result.rows_written).toBeGreaterThan(0);
-    const stored = await listKeys(
-      s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures)),
-      bucket(),
-      `${prefix}/export_id=`,
-    );
-    expect(stored.map((key) => `${bucket()}/${key}`)).toEqual(run!.metadata.result.exported_files);
+  it(
+    'exports to a https://storage.googleapis.com destination into the embedded bucket, and rotates its key pair ' +
+      'there',
+    async () => {
+      const prefix = 'alias/gcs-export';
+      const destination = await expectServedByEmbeddedObjstore(prefix, 'https://storage.googleapis.com');
+      const workspace = workspaceByTier(ctx.fixtures, 'plus');
+      await ctx.admin.request('POST', '/clock/set', { body: { time: '2026-10-10T00:00:00Z' } });
+      const created = await plus().post('/api/v1/bulk-exports', {
+        bulk_export_destination_id: destination.id,
+        session_id: workspace.sessions.find((session) => session.run_count < 50_000)!.id,
+        start_time: '2026-10-01T00:00:00Z',
+        end_time: '2026-10-02T00:00:00Z',
+        format_version: 'v2_beta',
+        compression: 'snappy',
+      });
+      expect(created.status).toBe(200);
+      await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 0 } });
+      expect((await plus().get(`/api/v1/bulk-exports/${created.body.id}`)).body.status).toBe('Completed');
+      const [run] = (await plus().get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body as {
+        metadata: { result: { rows_written: number; exported_files: string[] } };
+      }[];
+      expect(run!.metadata.result.rows_written).toBeGreaterThan(0);
+      const stored = await listKeys(
+        s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures)),
+        bucket(),
+        `${prefix}/export_id=`,
+      );
+      expect(stored.map((key) => `${bucket()}/${key}`)).toEqual(run!.metadata.result.exported_files);
 
-    const rotation = ctx.fixtures.objstore.keys.find((key) => key.access_key_id.includes('ROTATION'))!;
-    const rotated = await plus().patch(`/api/v1/bulk-exports/destinations/${destination.id}`, {
-      credentials: credentialsOf(rotation),
-    });
-    expect(rotated.status).toBe(200);
-    expect(rotated.body.config.endpoint_url).toBe('https://storage.googleapis.com');
-    const probes = (await journalUnder(`${prefix}/tmp`)).filter(
-      (record) => record.accessKeyId === rotation.access_key_id,
-    );
-    expect(probes.map((record) => [record.operation, record.status])).toEqual([
-      ['PutObject', 200],
-      ['DeleteObject', 204],
-    ]);
-  });
+      const rotation = ctx.fixtures.objstore.keys.find((key) => key.access_key_id.includes('ROTATION'))!;
+      const rotated = await plus().patch(`/api/v1/bulk-exports/destinations/${destination.id}`, {
+        credentials: credentialsOf(rotation),
+      });
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.config.endpoint_url).toBe('https://storage.googleapis.com');
+      const probes = (await journalUnder(`${prefix}/tmp`)).filter(
+        (record) => record.accessKeyId === rotation.access_key_id,
+      );
+      expect(probes.map((record) => [record.operation, record.status])).toEqual([
+        ['PutObject', 200],
+        ['DeleteObject', 204],
+      ]);
+    },
+  );
 
   it.each([
     ['a trailing path', 'https://storage.googleapis.com/my-bucket'],

@@ -15,37 +15,41 @@ beforeEach(async () => {
 });
 
 describe('export creates per rolling hour', () => {
-  it('answers 429 past the limit, stores nothing, counts per workspace, and accepts again once the oldest create is an hour old', async () => {
-    expect((await admin('GET', '/config')).body).toMatchObject({
-      export_creates_per_hour: 250,
-      recurring_exports_per_workspace: 200,
-    });
-    await admin('PATCH', '/config', { export_creates_per_hour: 3 });
-    const destinationId = await acme.createDestination('rate');
-    await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
-    await advance(600);
-    await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
-    await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
-    const refused = await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR);
-    expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ detail: RATE_LIMITED });
-    expect(await acme.listExports()).toHaveLength(3);
-    const recurring = await acme.createExport(destinationId, 'support-bot-staging', {
-      start_time: '2026-10-01T00:00:00Z',
-      interval_hours: 24,
-    });
-    expect(recurring.status).toBe(429);
+  it(
+    'answers 429 past the limit, stores nothing, counts per workspace, and accepts again once the oldest create ' +
+      'is an hour old',
+    async () => {
+      expect((await admin('GET', '/config')).body).toMatchObject({
+        export_creates_per_hour: 250,
+        recurring_exports_per_workspace: 200,
+      });
+      await admin('PATCH', '/config', { export_creates_per_hour: 3 });
+      const destinationId = await acme.createDestination('rate');
+      await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+      await advance(600);
+      await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+      await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+      const refused = await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({ detail: RATE_LIMITED });
+      expect(await acme.listExports()).toHaveLength(3);
+      const recurring = await acme.createExport(destinationId, 'support-bot-staging', {
+        start_time: '2026-10-01T00:00:00Z',
+        interval_hours: 24,
+      });
+      expect(recurring.status).toBe(429);
 
-    await globex.startExport(await globex.createDestination('rate-other'), 'research-agent', ONE_HOUR);
+      await globex.startExport(await globex.createDestination('rate-other'), 'research-agent', ONE_HOUR);
 
-    // The first create was at 00:00, the others at 00:10: one slot frees at 01:00.
-    await advance(3000 - 1);
-    expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).status).toBe(429);
-    await advance(1);
-    await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
-    expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).status).toBe(429);
-    expect(await acme.listExports()).toHaveLength(4);
-  });
+      // The first create was at 00:00, the others at 00:10: one slot frees at 01:00.
+      await advance(3000 - 1);
+      expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).status).toBe(429);
+      await advance(1);
+      await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+      expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).status).toBe(429);
+      expect(await acme.listExports()).toHaveLength(4);
+    },
+  );
 
   it('says in Retry-After the seconds until the rolling hour frees a slot, rounded up, on the emulator clock', async () => {
     await admin('PATCH', '/config', { export_creates_per_hour: 2 });
@@ -74,24 +78,28 @@ describe('export creates per rolling hour', () => {
     expect(documented.headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
   });
 
-  it('counts Retry-After from the create that fills the hour when the limit is lowered, and sends none when no create ever fits', async () => {
-    const destinationId = await acme.createDestination('retry-after-lowered');
-    for (let create = 0; create < 3; create++) {
+  it(
+    'counts Retry-After from the create that fills the hour when the limit is lowered, and sends none when no ' +
+      'create ever fits',
+    async () => {
+      const destinationId = await acme.createDestination('retry-after-lowered');
+      for (let create = 0; create < 3; create++) {
+        await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
+        await advance(600);
+      }
+      await admin('PATCH', '/config', { export_creates_per_hour: 2 });
+      // Creates at 00:00, 00:10 and 00:20; at 00:30 a create fits once the one of 00:10 is an hour old.
+      expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).headers.get('retry-after')).toBe(
+        '2400',
+      );
+      await advance(2400);
       await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
-      await advance(600);
-    }
-    await admin('PATCH', '/config', { export_creates_per_hour: 2 });
-    // Creates at 00:00, 00:10 and 00:20; at 00:30 a create fits once the one of 00:10 is an hour old.
-    expect((await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR)).headers.get('retry-after')).toBe(
-      '2400',
-    );
-    await advance(2400);
-    await acme.startExport(destinationId, 'support-bot-staging', ONE_HOUR);
 
-    await admin('PATCH', '/config', { export_creates_per_hour: 0 });
-    const never = await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR);
-    expect([never.status, never.headers.has('retry-after')]).toEqual([429, false]);
-  });
+      await admin('PATCH', '/config', { export_creates_per_hour: 0 });
+      const never = await acme.createExport(destinationId, 'support-bot-staging', ONE_HOUR);
+      expect([never.status, never.headers.has('retry-after')]).toEqual([429, false]);
+    },
+  );
 
   it('does not count the children a recurring export spawns', async () => {
     await admin('PATCH', '/config', { export_creates_per_hour: 2 });
@@ -131,7 +139,8 @@ describe('active recurring exports', () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({
       detail:
-        'Too many recurring bulk exports: a workspace may have at most 2 active at once. Cancel one before creating another.',
+        'Too many recurring bulk exports: a workspace may have at most 2 active at once. Cancel one before ' +
+        'creating another.',
     });
     // No time frees this slot, only a cancel.
     expect(refused.headers.has('retry-after')).toBe(false);

@@ -160,54 +160,58 @@ describe('the CLI', () => {
     child?.kill('SIGTERM');
   });
 
-  it('stays alive when a key pair is revoked while a slowed export waits, and the export ends Failed with the store words', async () => {
-    child = spawn(process.execPath, ['bin/localplane.js', 'start', '--port', '0', '--objstore-port', '0'], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
-    const ready = await new Promise<string>((resolve, reject) => {
-      let stdout = '';
-      child!.stdout!.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        if (stdout.includes('\n')) resolve(stdout);
+  it(
+    'stays alive when a key pair is revoked while a slowed export waits, and the export ends Failed with the store ' +
+      'words',
+    async () => {
+      child = spawn(process.execPath, ['bin/localplane.js', 'start', '--port', '0', '--objstore-port', '0'], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      child!.once('exit', (code) => reject(new Error(`exited ${code} before ready`)));
-    });
-    const apiUrl = /api=(\S+)/.exec(ready)![1]!;
-    const admin = new Api(`${apiUrl}/_localplane`);
-    const ctx = {
-      api: new Api(apiUrl),
-      admin,
-      fixtures: (await admin.request<FixturesView>('GET', '/fixtures')).body,
-    } as TestContext;
-    const acme = exportClient(ctx, () => workspaceByTier(ctx.fixtures, 'plus'));
-    const { advance, addKey } = harness(ctx);
+      const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
+      const ready = await new Promise<string>((resolve, reject) => {
+        let stdout = '';
+        child!.stdout!.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          if (stdout.includes('\n')) resolve(stdout);
+        });
+        child!.once('exit', (code) => reject(new Error(`exited ${code} before ready`)));
+      });
+      const apiUrl = /api=(\S+)/.exec(ready)![1]!;
+      const admin = new Api(`${apiUrl}/_localplane`);
+      const ctx = {
+        api: new Api(apiUrl),
+        admin,
+        fixtures: (await admin.request<FixturesView>('GET', '/fixtures')).body,
+      } as TestContext;
+      const acme = exportClient(ctx, () => workspaceByTier(ctx.fixtures, 'plus'));
+      const { advance, addKey } = harness(ctx);
 
-    await admin.request('POST', '/clock/freeze');
-    await admin.request('POST', '/clock/set', { body: { time: '2026-10-10T00:00:00Z' } });
-    await admin.request('PATCH', '/config', { body: { export_rows_per_file: 100 } });
-    await admin.request('POST', '/faults/export-runs', { body: { mode: 'slow', count: 1, delay_seconds: 6 } });
-    const destinationId = await acme.createDestination('cli-revoked', { credentials: await addKey(KEY_ID, SECRET) });
-    const exportId = await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY);
-    await advance(6);
-    // The first file is stored; the run waits 6 s before the next one.
-    await uploadAnswered(admin, 200, '_0.parquet');
-    expect((await admin.request('DELETE', `/objstore/keys/${KEY_ID}`)).status).toBe(204);
-    // The second file's upload starts, and is refused while the run waits for its next step.
-    await advance(6);
-    await uploadAnswered(admin, 403);
-    expect(child.exitCode).toBeNull();
-    await advance(6);
-    const [run] = await acme.getRuns(exportId);
-    expect(run).toMatchObject({ status: 'Failed', retry_number: 0 });
-    expect(run!.errors!.retry_0).toContain(
-      'An error occurred (InvalidAccessKeyId) when calling the PutObject operation',
-    );
-    expect((await acme.getExport(exportId)).status).toBe('Failed');
-    expect((await admin.request('GET', '/health')).body.status).toBe('ok');
-    expect(child.exitCode).toBeNull();
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-  });
+      await admin.request('POST', '/clock/freeze');
+      await admin.request('POST', '/clock/set', { body: { time: '2026-10-10T00:00:00Z' } });
+      await admin.request('PATCH', '/config', { body: { export_rows_per_file: 100 } });
+      await admin.request('POST', '/faults/export-runs', { body: { mode: 'slow', count: 1, delay_seconds: 6 } });
+      const destinationId = await acme.createDestination('cli-revoked', { credentials: await addKey(KEY_ID, SECRET) });
+      const exportId = await acme.startExport(destinationId, 'support-bot-staging', ONE_DAY);
+      await advance(6);
+      // The first file is stored; the run waits 6 s before the next one.
+      await uploadAnswered(admin, 200, '_0.parquet');
+      expect((await admin.request('DELETE', `/objstore/keys/${KEY_ID}`)).status).toBe(204);
+      // The second file's upload starts, and is refused while the run waits for its next step.
+      await advance(6);
+      await uploadAnswered(admin, 403);
+      expect(child.exitCode).toBeNull();
+      await advance(6);
+      const [run] = await acme.getRuns(exportId);
+      expect(run).toMatchObject({ status: 'Failed', retry_number: 0 });
+      expect(run!.errors!.retry_0).toContain(
+        'An error occurred (InvalidAccessKeyId) when calling the PutObject operation',
+      );
+      expect((await acme.getExport(exportId)).status).toBe('Failed');
+      expect((await admin.request('GET', '/health')).body.status).toBe('ok');
+      expect(child.exitCode).toBeNull();
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    },
+  );
 });

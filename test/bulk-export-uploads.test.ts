@@ -56,29 +56,36 @@ describe('uploading large files', () => {
     expect(operations).toContain('HeadObject');
   });
 
-  it('falls back to one PutObject for a key without multipart permission, and leaves tmp/ out of the export_id=* glob', async () => {
-    const prefix = 'create-only-export';
-    const { exportId, journal } = await exportWith(createOnlyKey(ctx.fixtures), prefix, 'none');
-    expect(
-      journal.filter((record) => record.operation === 'CreateMultipartUpload').every((record) => record.status === 403),
-    ).toBe(true);
-    expect(journal.some((record) => record.operation === 'PutObject' && record.status === 200)).toBe(true);
-    const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
-    const keys = await listKeys(s3, bucket(), `${prefix}/`);
-    const probes = keys.filter((key) => key.startsWith(`${prefix}/tmp/`));
-    expect(probes).toHaveLength(1);
-    expect(probes[0]).toMatch(/\.txt$/);
-    const root = await download(s3, bucket(), keys);
-    const [{ count }] = await duckdb<{ count: number }>(
-      `SELECT count(*)::INTEGER AS count FROM read_parquet('${root}/${prefix}/export_id=*/**/*.parquet', hive_partitioning = true) WHERE export_id = '${exportId}'`,
-    );
-    expect(count).toBe(inWindow(seededRuns(bigSession().id), window.start_time, window.end_time).length);
-    const [{ files }] = await duckdb<{ files: number }>(
-      `SELECT count(*)::INTEGER AS files FROM glob('${root}/${prefix}/*/**')`,
-    );
-    const [{ exportFiles }] = await duckdb<{ exportFiles: number }>(
-      `SELECT count(*)::INTEGER AS exportFiles FROM glob('${root}/${prefix}/export_id=*/**')`,
-    );
-    expect(files, 'a broad glob over the prefix matches tmp/').toBe(exportFiles + 1);
-  });
+  it(
+    'falls back to one PutObject for a key without multipart permission, and leaves tmp/ out of the export_id=* ' +
+      'glob',
+    async () => {
+      const prefix = 'create-only-export';
+      const { exportId, journal } = await exportWith(createOnlyKey(ctx.fixtures), prefix, 'none');
+      expect(
+        journal
+          .filter((record) => record.operation === 'CreateMultipartUpload')
+          .every((record) => record.status === 403),
+      ).toBe(true);
+      expect(journal.some((record) => record.operation === 'PutObject' && record.status === 200)).toBe(true);
+      const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+      const keys = await listKeys(s3, bucket(), `${prefix}/`);
+      const probes = keys.filter((key) => key.startsWith(`${prefix}/tmp/`));
+      expect(probes).toHaveLength(1);
+      expect(probes[0]).toMatch(/\.txt$/);
+      const root = await download(s3, bucket(), keys);
+      const [{ count }] = await duckdb<{ count: number }>(
+        `SELECT count(*)::INTEGER AS count FROM read_parquet('${root}/${prefix}/export_id=*/**/*.parquet', ` +
+          `hive_partitioning = true) WHERE export_id = '${exportId}'`,
+      );
+      expect(count).toBe(inWindow(seededRuns(bigSession().id), window.start_time, window.end_time).length);
+      const [{ files }] = await duckdb<{ files: number }>(
+        `SELECT count(*)::INTEGER AS files FROM glob('${root}/${prefix}/*/**')`,
+      );
+      const [{ exportFiles }] = await duckdb<{ exportFiles: number }>(
+        `SELECT count(*)::INTEGER AS exportFiles FROM glob('${root}/${prefix}/export_id=*/**')`,
+      );
+      expect(files, 'a broad glob over the prefix matches tmp/').toBe(exportFiles + 1);
+    },
+  );
 });

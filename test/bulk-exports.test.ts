@@ -119,7 +119,8 @@ describe('a one-time export over three days of the big project', () => {
     expect(types.first_token_time).toBe('TIMESTAMP WITH TIME ZONE');
     expect(types.is_root).toBe('BOOLEAN');
     const partitions = await duckdb(
-      `SELECT DISTINCT export_id, resource, year::INTEGER AS year, month::INTEGER AS month, day::INTEGER AS day FROM ${files} ORDER BY day`,
+      `SELECT DISTINCT export_id, resource, year::INTEGER AS year, month::INTEGER AS month, day::INTEGER AS day ` +
+        `FROM ${files} ORDER BY day`,
     );
     expect(partitions).toEqual(
       [1, 2, 3].map((day) => ({ export_id: exportId, resource: 'runs', year: 2026, month: 10, day })),

@@ -107,7 +107,8 @@ describe('.ci/install-chromium', () => {
     const { status, output } = run('.ci/install-chromium', { CI: 'true', FAKE_APT: 'broken' });
     expect(status).toBe(1);
     expect(output).toContain(
-      'chromium could not be installed with apt-get; the browser tests (test/ui-*.test.ts) need it at /usr/bin/chromium',
+      'chromium could not be installed with apt-get; the browser tests (test/ui-*.test.ts) need it at ' +
+        '/usr/bin/chromium',
     );
   });
 });
@@ -115,12 +116,16 @@ describe('.ci/install-chromium', () => {
 describe('.ci/install-python-tools', () => {
   const ALL = 'apt-get install -y python3-pytest python3-boto3 awscli';
 
-  it("on CI where python3 cannot import pytest and boto3 and no aws is on PATH, installs Debian's packages of them with apt-get", () => {
-    const { status, aptCalls } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' });
-    expect(status).toBe(0);
-    expect(aptCalls).toEqual([ALL]);
-    expect(existsSync(join(installed, 'aws'))).toBe(true);
-  });
+  it(
+    "on CI where python3 cannot import pytest and boto3 and no aws is on PATH, installs Debian's packages of " +
+      'them with apt-get',
+    () => {
+      const { status, aptCalls } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' });
+      expect(status).toBe(0);
+      expect(aptCalls).toEqual([ALL]);
+      expect(existsSync(join(installed, 'aws'))).toBe(true);
+    },
+  );
 
   it('updates the package lists when the install fails (a fresh runner has none), then installs', () => {
     const { status, aptCalls } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'needs-update' });
@@ -144,7 +149,9 @@ describe('.ci/install-python-tools', () => {
     const { status, output } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'broken' });
     expect(status).toBe(1);
     expect(output).toContain(
-      'python3-pytest python3-boto3 awscli could not be installed with apt-get; the pytest recipe (examples/recipes/pytest) needs python3 with pytest and boto3, the aws CLI checks (test/objstore-aws-cli.test.ts) an aws on PATH',
+      'python3-pytest python3-boto3 awscli could not be installed with apt-get; the pytest recipe ' +
+        '(examples/recipes/pytest) needs python3 with pytest and boto3, the aws CLI checks ' +
+        '(test/objstore-aws-cli.test.ts) an aws on PATH',
     );
   });
 
@@ -153,7 +160,8 @@ describe('.ci/install-python-tools', () => {
     const { status, output } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' });
     expect(status).toBe(1);
     expect(output).toContain(
-      `python3-pytest and python3-boto3 are installed, but ${join(bin, 'python3')} cannot import pytest and boto3: put Debian's /usr/bin/python3 first on PATH`,
+      `python3-pytest and python3-boto3 are installed, but ${join(bin, 'python3')} cannot import pytest and ` +
+        `boto3: put Debian's /usr/bin/python3 first on PATH`,
     );
   });
 });

@@ -127,7 +127,8 @@ describe('a config file cannot widen who reaches the instance', () => {
       await expectRefused(
         ['start'],
         new RegExp(
-          `^localplane: localplane\\.config\\.json: "host" ${JSON.stringify(host).replace(/\./g, '\\.')} is not a loopback address, .*: use --host or LOCALPLANE_HOST`,
+          `^localplane: localplane\\.config\\.json: "host" ${JSON.stringify(host).replace(/\./g, '\\.')} is not a ` +
+            `loopback address, .*: use --host or LOCALPLANE_HOST`,
         ),
         cleanEnv(),
         folder({ host, port: 0, objstorePort: 0 }),
@@ -175,25 +176,33 @@ describe('a config file cannot widen who reaches the instance', () => {
     });
   });
 
-  it('--host with an address other machines reach still comes from the flag, with the warning of an instance without a token', async () => {
-    await withStarted(['--host', '0.0.0.0'], cleanEnv(), async (cli) => {
-      await expect.poll(() => cli.stderr()).toContain('bound to 0.0.0.0, which other machines can reach');
-    });
-  });
+  it(
+    '--host with an address other machines reach still comes from the flag, with the warning of an instance ' +
+      'without a token',
+    async () => {
+      await withStarted(['--host', '0.0.0.0'], cleanEnv(), async (cli) => {
+        await expect.poll(() => cli.stderr()).toContain('bound to 0.0.0.0, which other machines can reach');
+      });
+    },
+  );
 });
 
 describe('the admin token', () => {
   const bearer = { authorization: `Bearer ${TOKEN}` };
   const noFlagWarning = (cli: Launched) => expect(cli.stderr()).not.toContain('--admin-token shows the token');
 
-  it('--admin-token-file reads it (one trailing newline left out) from a file only its user may read: the admin API then requires it', async () => {
-    await withStarted(['--admin-token-file', fileWith(`${TOKEN}\n`, 0o600)], cleanEnv(), async (cli) => {
-      expect(await stateStatus(cli)).toBe(401);
-      expect(await stateStatus(cli, bearer)).toBe(200);
-      noFlagWarning(cli);
-      expect(cli.stderr()).not.toContain(TOKEN);
-    });
-  });
+  it(
+    '--admin-token-file reads it (one trailing newline left out) from a file only its user may read: the admin ' +
+      'API then requires it',
+    async () => {
+      await withStarted(['--admin-token-file', fileWith(`${TOKEN}\n`, 0o600)], cleanEnv(), async (cli) => {
+        expect(await stateStatus(cli)).toBe(401);
+        expect(await stateStatus(cli, bearer)).toBe(200);
+        noFlagWarning(cli);
+        expect(cli.stderr()).not.toContain(TOKEN);
+      });
+    },
+  );
 
   it.each(['644', '640', '660', '602'])(
     '--admin-token-file refuses a file of mode %s, which other users can read or write: one line, exit code 2',
@@ -240,7 +249,8 @@ describe('the admin token', () => {
       await expect
         .poll(warnings)
         .toEqual([
-          'localplane: --admin-token shows the token to every user of this machine (ps); give it with --admin-token-file or LOCALPLANE_ADMIN_TOKEN',
+          'localplane: --admin-token shows the token to every user of this machine (ps); give it with ' +
+            '--admin-token-file or LOCALPLANE_ADMIN_TOKEN',
         ]);
       expect(cli.stderr()).not.toContain(TOKEN);
     });

@@ -51,55 +51,59 @@ describe('localplane start', () => {
     }
   });
 
-  it('keeps a code cache its user alone can write, written as a start that served exits (pruning those a week old); the next start runs from it, and a damaged one is written again', async () => {
-    const cacheDir = mkdtempSync(join(scratch, 'cache-'));
-    const template = prepareFixtures();
-    copyFileSync(template, join(cacheDir, basename(template)));
-    const env = { ...process.env, LOCALPLANE_CACHE_DIR: cacheDir };
-    const codeCaches = () => readdirSync(cacheDir).filter((name) => name.endsWith('.v8cache'));
-    // A destination check loads the AWS SDK on demand, from code the cache holds once a start has run.
-    const createsADestination = async (cli: Launched) => {
-      const api = new Api(cli.apiUrl);
-      const fixtures = (await api.request<FixturesView>('GET', '/_localplane/fixtures')).body;
-      const created = await api.as(workspaceByTier(fixtures, 'plus')).post('/api/v1/bulk-exports/destinations', {
-        display_name: 'checked',
-        config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'checked' },
-        credentials: credentialsOf(fullKey(fixtures)),
-      });
-      expect(created.status, created.text).toBe(200);
-      expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
-    };
+  it(
+    'keeps a code cache its user alone can write, written as a start that served exits (pruning those a week ' +
+      'old); the next start runs from it, and a damaged one is written again',
+    async () => {
+      const cacheDir = mkdtempSync(join(scratch, 'cache-'));
+      const template = prepareFixtures();
+      copyFileSync(template, join(cacheDir, basename(template)));
+      const env = { ...process.env, LOCALPLANE_CACHE_DIR: cacheDir };
+      const codeCaches = () => readdirSync(cacheDir).filter((name) => name.endsWith('.v8cache'));
+      // A destination check loads the AWS SDK on demand, from code the cache holds once a start has run.
+      const createsADestination = async (cli: Launched) => {
+        const api = new Api(cli.apiUrl);
+        const fixtures = (await api.request<FixturesView>('GET', '/_localplane/fixtures')).body;
+        const created = await api.as(workspaceByTier(fixtures, 'plus')).post('/api/v1/bulk-exports/destinations', {
+          display_name: 'checked',
+          config: { bucket_name: fixtures.objstore.buckets[0], prefix: 'checked' },
+          credentials: credentialsOf(fullKey(fixtures)),
+        });
+        expect(created.status, created.text).toBe(200);
+        expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+      };
 
-    const weekOld = new Date(Date.now() - 8 * 24 * 3600 * 1000);
-    for (const name of ['cli-of-another-node.v8cache', 'cli-a-start-died-writing.v8cache.123.writing']) {
-      writeFileSync(join(cacheDir, name), 'stale');
-      utimesSync(join(cacheDir, name), weekOld, weekOld);
-    }
-    writeFileSync(join(cacheDir, 'cli-of-another-bundle-in-use.v8cache'), 'recent');
-    const planted = codeCaches();
-    // Neither writes one: it would hold little of what a start compiles.
-    expect((await runCli(['start', '--help'], env)).code).toBe(0);
-    expect(
-      (await runCli(['start', '--port', '0', '--objstore-port', '0', '--fixtures', join(cacheDir, 'nowhere')], env))
-        .code,
-    ).toBe(2);
-    expect(codeCaches()).toEqual(planted);
+      const weekOld = new Date(Date.now() - 8 * 24 * 3600 * 1000);
+      for (const name of ['cli-of-another-node.v8cache', 'cli-a-start-died-writing.v8cache.123.writing']) {
+        writeFileSync(join(cacheDir, name), 'stale');
+        utimesSync(join(cacheDir, name), weekOld, weekOld);
+      }
+      writeFileSync(join(cacheDir, 'cli-of-another-bundle-in-use.v8cache'), 'recent');
+      const planted = codeCaches();
+      // Neither writes one: it would hold little of what a start compiles.
+      expect((await runCli(['start', '--help'], env)).code).toBe(0);
+      expect(
+        (await runCli(['start', '--port', '0', '--objstore-port', '0', '--fixtures', join(cacheDir, 'nowhere')], env))
+          .code,
+      ).toBe(2);
+      expect(codeCaches()).toEqual(planted);
 
-    await createsADestination(await startCli([], env));
-    const [cacheName, ...others] = codeCaches().filter((name) => name !== 'cli-of-another-bundle-in-use.v8cache');
-    expect(others, 'the week-old ones are pruned').toEqual([]);
-    expect(readdirSync(cacheDir).filter((name) => name.endsWith('.writing'))).toEqual([]);
-    const cache = join(cacheDir, cacheName!);
-    expect(statSync(cache).mode & 0o777).toBe(0o600);
-    const written = statSync(cache).mtimeMs;
+      await createsADestination(await startCli([], env));
+      const [cacheName, ...others] = codeCaches().filter((name) => name !== 'cli-of-another-bundle-in-use.v8cache');
+      expect(others, 'the week-old ones are pruned').toEqual([]);
+      expect(readdirSync(cacheDir).filter((name) => name.endsWith('.writing'))).toEqual([]);
+      const cache = join(cacheDir, cacheName!);
+      expect(statSync(cache).mode & 0o777).toBe(0o600);
+      const written = statSync(cache).mtimeMs;
 
-    await createsADestination(await startCli([], env));
-    expect(statSync(cache).mtimeMs, 'used, not written again').toBe(written);
+      await createsADestination(await startCli([], env));
+      expect(statSync(cache).mtimeMs, 'used, not written again').toBe(written);
 
-    writeFileSync(cache, 'not a code cache');
-    await createsADestination(await startCli([], env));
-    expect(statSync(cache).size).toBeGreaterThan(100_000);
-  });
+      writeFileSync(cache, 'not a code cache');
+      await createsADestination(await startCli([], env));
+      expect(statSync(cache).size).toBeGreaterThan(100_000);
+    },
+  );
 
   it.each(['true', 'yes', '1'])('starts with the clock frozen for LOCALPLANE_FREEZE_CLOCK=%s', async (value) => {
     const cli = await startCli([], { ...process.env, LOCALPLANE_FREEZE_CLOCK: value });
@@ -351,7 +355,9 @@ describe('used as a package', () => {
     console.log(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ?? 'unset');
     await lp.stop();
   `;
-  const sdkAlone = `import { S3Client } from '@aws-sdk/client-s3'; new S3Client({ region: 'us-east-1' }); console.log('created');`;
+  const sdkAlone =
+    `import { S3Client } from '@aws-sdk/client-s3'; new S3Client({ region: 'us-east-1' }); ` +
+    `console.log('created');`;
 
   function runModule(source: string) {
     const env = { ...process.env };
@@ -538,31 +544,35 @@ describe('config file', () => {
     await fromFlag.kill('SIGTERM');
   });
 
-  it('objstoreStorage in the config file, LOCALPLANE_OBJSTORE_STORAGE and --objstore-storage choose the storage (flag beats env beats file); files without any', async () => {
-    const cwd = folder('storage', { port: 0, objstorePort: 0, objstoreStorage: 'memory' });
-    const filesDirOf = async (flags: string[], env: Record<string, string>, where = cwd) => {
-      const cli = await launch(
-        process.execPath,
-        [BIN, 'start', '--port', '0', '--objstore-port', '0', ...flags],
-        cleanEnv(env),
-        where,
-      );
-      try {
-        return (await new Api(`${cli.apiUrl}/_localplane`).request<FixturesView>('GET', '/fixtures')).body.objstore
-          .files_dir;
-      } finally {
-        await cli.kill('SIGTERM');
-      }
-    };
-    const aFolder = expect.stringMatching(/[/\\]files$/);
-    expect(await filesDirOf([], {}), 'from the file').toBeNull();
-    expect(await filesDirOf([], { LOCALPLANE_OBJSTORE_STORAGE: 'files' }), 'env beats file').toEqual(aFolder);
-    expect(
-      await filesDirOf(['--objstore-storage', 'memory'], { LOCALPLANE_OBJSTORE_STORAGE: 'files' }),
-      'flag beats env',
-    ).toBeNull();
-    expect(await filesDirOf([], {}, folder('storage-default')), 'the default').toEqual(aFolder);
-  });
+  it(
+    'objstoreStorage in the config file, LOCALPLANE_OBJSTORE_STORAGE and --objstore-storage choose the storage ' +
+      '(flag beats env beats file); files without any',
+    async () => {
+      const cwd = folder('storage', { port: 0, objstorePort: 0, objstoreStorage: 'memory' });
+      const filesDirOf = async (flags: string[], env: Record<string, string>, where = cwd) => {
+        const cli = await launch(
+          process.execPath,
+          [BIN, 'start', '--port', '0', '--objstore-port', '0', ...flags],
+          cleanEnv(env),
+          where,
+        );
+        try {
+          return (await new Api(`${cli.apiUrl}/_localplane`).request<FixturesView>('GET', '/fixtures')).body.objstore
+            .files_dir;
+        } finally {
+          await cli.kill('SIGTERM');
+        }
+      };
+      const aFolder = expect.stringMatching(/[/\\]files$/);
+      expect(await filesDirOf([], {}), 'from the file').toBeNull();
+      expect(await filesDirOf([], { LOCALPLANE_OBJSTORE_STORAGE: 'files' }), 'env beats file').toEqual(aFolder);
+      expect(
+        await filesDirOf(['--objstore-storage', 'memory'], { LOCALPLANE_OBJSTORE_STORAGE: 'files' }),
+        'flag beats env',
+      ).toBeNull();
+      expect(await filesDirOf([], {}, folder('storage-default')), 'the default').toEqual(aFolder);
+    },
+  );
 
   it('--config and LOCALPLANE_CONFIG name a file elsewhere; its paths are relative to it; seed and fixtures apply', async () => {
     const project = folder('named');

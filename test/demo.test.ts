@@ -138,24 +138,28 @@ describe('localplane demo, on an instance of its own', () => {
 describe('localplane demo --url, against a running instance', () => {
   const context = useLocalplane({ requestLog: false, freezeClock: true });
 
-  it('runs the export on the frozen clock, downloads it through the S3 API and reads it the same way; localplane query --url reads its newest export', async () => {
-    let output = '';
-    const dir = join(scratch, 'url');
-    const result = await runDemo({
-      url: context.instance.apiUrl,
-      dir,
-      sql: 'SELECT count(*)::INTEGER AS runs FROM runs',
-      print: (text) => (output += text),
-    });
-    expect(output).toContain('clock is frozen: POST /_localplane/clock/advance {"seconds": 0} runs the export');
-    expect(output).toMatch(/downloaded \d+ objects of s3:\/\/exports\/warehouse-demo\/ through the S3 API/);
-    expect(result.tables).toEqual({ sql: { columns: ['runs'], rows: [[SEEDED_RUNS]] } });
-    expect(result.files.all.some((file) => file.startsWith('tmp/'))).toBe(true);
-    expect(result.files.matched.every((file) => file.startsWith(`export_id=${result.exportId}/`))).toBe(true);
-    const newest = await runQuery({ url: context.instance.apiUrl, sql: 'SELECT DISTINCT export_id FROM runs' });
-    expect(newest.rows).toEqual([[result.exportId]]);
-    expect(output + context.logs.join('\n')).not.toMatch(SECRETS);
-  });
+  it(
+    'runs the export on the frozen clock, downloads it through the S3 API and reads it the same way; localplane ' +
+      'query --url reads its newest export',
+    async () => {
+      let output = '';
+      const dir = join(scratch, 'url');
+      const result = await runDemo({
+        url: context.instance.apiUrl,
+        dir,
+        sql: 'SELECT count(*)::INTEGER AS runs FROM runs',
+        print: (text) => (output += text),
+      });
+      expect(output).toContain('clock is frozen: POST /_localplane/clock/advance {"seconds": 0} runs the export');
+      expect(output).toMatch(/downloaded \d+ objects of s3:\/\/exports\/warehouse-demo\/ through the S3 API/);
+      expect(result.tables).toEqual({ sql: { columns: ['runs'], rows: [[SEEDED_RUNS]] } });
+      expect(result.files.all.some((file) => file.startsWith('tmp/'))).toBe(true);
+      expect(result.files.matched.every((file) => file.startsWith(`export_id=${result.exportId}/`))).toBe(true);
+      const newest = await runQuery({ url: context.instance.apiUrl, sql: 'SELECT DISTINCT export_id FROM runs' });
+      expect(newest.rows).toEqual([[result.exportId]]);
+      expect(output + context.logs.join('\n')).not.toMatch(SECRETS);
+    },
+  );
 });
 
 describe('the CLI', () => {

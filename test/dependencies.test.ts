@@ -42,7 +42,8 @@ import {
 } from '../scripts/dependency-ages.ts';
 
 const RUN_THE_SCRIPT =
-  'run npx tsx scripts/dependency-ages.ts, which measures the latest releases and rewrites test/data/production-packages.json';
+  'run npx tsx scripts/dependency-ages.ts, which measures the latest releases and rewrites ' +
+  'test/data/production-packages.json';
 
 describe('the production tree of package-lock.json', () => {
   const lock = readLockfile();
@@ -50,15 +51,19 @@ describe('the production tree of package-lock.json', () => {
   const listFile = JSON.parse(readFileSync(PRODUCTION_PACKAGES_FILE, 'utf8')) as ProductionPackagesFile;
   const listed = listFile.packages;
 
-  it("is what the lock file's dev flags say it is: every entry not marked dev, each reached from the root's dependencies", () => {
-    const reached = [...productionGraph(lock).keys()].filter((location) => location !== '');
-    expect(reached.sort()).toEqual(
-      productionPackages(lock)
-        .map(({ location }) => location)
-        .sort(),
-    );
-    expect(packages.size).toBeGreaterThan(50);
-  });
+  it(
+    "is what the lock file's dev flags say it is: every entry not marked dev, each reached from the root's " +
+      'dependencies',
+    () => {
+      const reached = [...productionGraph(lock).keys()].filter((location) => location !== '');
+      expect(reached.sort()).toEqual(
+        productionPackages(lock)
+          .map(({ location }) => location)
+          .sort(),
+      );
+      expect(packages.size).toBeGreaterThan(50);
+    },
+  );
 
   it('holds no s3rver, busboy below 1, dicer, nor fast-xml-parser below 4', () => {
     expect(forbiddenPackages(lock)).toEqual([]);
@@ -83,35 +88,46 @@ describe('the production tree of package-lock.json', () => {
       const known = packages.get(name);
       if (!reason)
         wrong.push(
-          `${name}: "${text}" does not read "[pulled in only by <packages> (design card), ]latest release <version> on <YYYY-MM-DD>": ${RUN_THE_SCRIPT}`,
+          `${name}: "${text}" does not read "[pulled in only by <packages> (design card), ]latest release ` +
+            `<version> on <YYYY-MM-DD>": ${RUN_THE_SCRIPT}`,
         );
       else if (!known)
         continue; // named by the test above
       else if (reason.onlyBy && !known.onlyByDesignCards)
         wrong.push(
-          `${name}: the list says only ${reason.onlyBy.join(', ')} (design card) pulls it in, yet ${known.pathAvoidingDesignCards} does: ${RUN_THE_SCRIPT}`,
+          `${name}: the list says only ${reason.onlyBy.join(', ')} (design card) pulls it in, ` +
+            `yet ${known.pathAvoidingDesignCards} does: ${RUN_THE_SCRIPT}`,
         );
       else if (reason.onlyBy?.join(', ') !== (known.onlyByDesignCards ? known.designCards.join(', ') : undefined))
         wrong.push(
-          `${name}: the list says "${text}", the lock file has it pulled in ${known.onlyByDesignCards ? `only by ${known.designCards.join(', ')} (design card)` : `by ${known.path}`}: ${RUN_THE_SCRIPT}`,
+          `${name}: the list says "${text}", the lock file has it pulled ` +
+            `in ${known.onlyByDesignCards ? `only by ${known.designCards.join(', ')} (design card)` : `by ${known.path}`}: ${RUN_THE_SCRIPT}`,
         );
     }
     expect(wrong).toEqual([]);
   });
 
-  // As of the day the list was measured, not today: the test gives the same answer every day, and the script (run by hand) answers for today.
-  it('held no package whose latest release was over two years old when the list was measured, but those only design-card packages pull in', () => {
-    const measuredOn = new Date(`${listFile.measuredOn}T23:59:59Z`);
-    const old = Object.entries(listed).flatMap(([name, text]) => {
-      const reason = parseReason(text);
-      const known = packages.get(name);
-      if (!reason || !known || known.onlyByDesignCards || !overTwoYearsOld(reason.released, measuredOn)) return [];
-      return [
-        `${name}@${known.versions.join(', ')}: the list has its latest release, ${reason.latest}, out on ${text.slice(-10)}, over two years ago; it is pulled in by ${known.pathAvoidingDesignCards}. ${RUN_THE_SCRIPT}; if it still has no newer release, replace what pulls it in`,
-      ];
-    });
-    expect(old).toEqual([]);
-  });
+  // As of the day the list was measured, not today: the test gives the same answer every day, and the script (run by
+  // hand) answers for today.
+  it(
+    'held no package whose latest release was over two years old when the list was measured, but those only ' +
+      'design-card packages pull in',
+    () => {
+      const measuredOn = new Date(`${listFile.measuredOn}T23:59:59Z`);
+      const old = Object.entries(listed).flatMap(([name, text]) => {
+        const reason = parseReason(text);
+        const known = packages.get(name);
+        if (!reason || !known || known.onlyByDesignCards || !overTwoYearsOld(reason.released, measuredOn)) return [];
+        return [
+          `${name}@${known.versions.join(', ')}: the list has its latest release, ${reason.latest}, out ` +
+            `on ${text.slice(-10)}, over two years ago; it is pulled in ` +
+            (`by ${known.pathAvoidingDesignCards}. ${RUN_THE_SCRIPT}; if it still has no newer release, replace ` +
+              `what pulls it in`),
+        ];
+      });
+      expect(old).toEqual([]);
+    },
+  );
 });
 
 describe('the checks themselves', () => {
@@ -134,100 +150,108 @@ describe('the checks themselves', () => {
     expect(overTwoYearsOld(released, new Date('2026-12-05T00:00:00Z'))).toBe(true);
   });
 
-  it('find the forbidden packages of a lock file like the one before s3rver left, with their paths, and none of the dev tree', () => {
-    const before: Lockfile = {
-      lockfileVersion: 3,
-      packages: {
-        '': {
-          name: 'localplane',
-          dependencies: { s3rver: '^3.7.1', '@scope/uploads': '1.0.0' },
-          devDependencies: { tool: '1.0.0' },
+  it(
+    'find the forbidden packages of a lock file like the one before s3rver left, with their paths, and none of ' +
+      'the dev tree',
+    () => {
+      const before: Lockfile = {
+        lockfileVersion: 3,
+        packages: {
+          '': {
+            name: 'localplane',
+            dependencies: { s3rver: '^3.7.1', '@scope/uploads': '1.0.0' },
+            devDependencies: { tool: '1.0.0' },
+          },
+          'node_modules/s3rver': { version: '3.7.1', dependencies: { busboy: '^0.3.1', 'fast-xml-parser': '^3.19.0' } },
+          'node_modules/busboy': { version: '0.3.1', dependencies: { dicer: '0.3.0' } },
+          'node_modules/dicer': { version: '0.3.0' },
+          'node_modules/fast-xml-parser': { version: '3.21.1' },
+          'node_modules/@scope/uploads': { version: '1.0.0', dependencies: { busboy: '1.0.0-alpha.1' } },
+          'node_modules/@scope/uploads/node_modules/busboy': { version: '1.0.0-alpha.1' },
+          'node_modules/tool': {
+            version: '1.0.0',
+            dev: true,
+            dependencies: { busboy: '^1', 'fast-xml-parser': '^4', dicer: '*' },
+          },
+          'node_modules/tool/node_modules/busboy': { version: '1.6.0', dev: true },
+          'node_modules/tool/node_modules/fast-xml-parser': { version: '4.5.7', dev: true },
+          'node_modules/tool/node_modules/dicer': { version: '0.3.1', dev: true },
         },
-        'node_modules/s3rver': { version: '3.7.1', dependencies: { busboy: '^0.3.1', 'fast-xml-parser': '^3.19.0' } },
-        'node_modules/busboy': { version: '0.3.1', dependencies: { dicer: '0.3.0' } },
-        'node_modules/dicer': { version: '0.3.0' },
-        'node_modules/fast-xml-parser': { version: '3.21.1' },
-        'node_modules/@scope/uploads': { version: '1.0.0', dependencies: { busboy: '1.0.0-alpha.1' } },
-        'node_modules/@scope/uploads/node_modules/busboy': { version: '1.0.0-alpha.1' },
-        'node_modules/tool': {
-          version: '1.0.0',
-          dev: true,
-          dependencies: { busboy: '^1', 'fast-xml-parser': '^4', dicer: '*' },
-        },
-        'node_modules/tool/node_modules/busboy': { version: '1.6.0', dev: true },
-        'node_modules/tool/node_modules/fast-xml-parser': { version: '4.5.7', dev: true },
-        'node_modules/tool/node_modules/dicer': { version: '0.3.1', dev: true },
-      },
-    };
-    const found = forbiddenPackages(before);
-    expect(found.map((line) => line.slice(0, line.indexOf(' '))).sort()).toEqual([
-      'busboy@0.3.1',
-      'busboy@1.0.0-alpha.1',
-      'dicer@0.3.0',
-      'fast-xml-parser@3.21.1',
-      's3rver@3.7.1',
-    ]);
-    expect(found).toContainEqual(expect.stringContaining('dicer@0.3.0 (any version'));
-    expect(found).toContainEqual(
-      expect.stringMatching(
-        /^dicer@0\.3\.0 .*pulled in by localplane > s3rver@3\.7\.1 > busboy@0\.3\.1 > dicer@0\.3\.0$/,
-      ),
-    );
-    expect(found).toContainEqual(
-      expect.stringMatching(
-        /^busboy@1\.0\.0-alpha\.1 \(below 1\.0\.0.*pulled in by localplane > @scope\/uploads@1\.0\.0 > busboy@1\.0\.0-alpha\.1$/,
-      ),
-    );
-  });
+      };
+      const found = forbiddenPackages(before);
+      expect(found.map((line) => line.slice(0, line.indexOf(' '))).sort()).toEqual([
+        'busboy@0.3.1',
+        'busboy@1.0.0-alpha.1',
+        'dicer@0.3.0',
+        'fast-xml-parser@3.21.1',
+        's3rver@3.7.1',
+      ]);
+      expect(found).toContainEqual(expect.stringContaining('dicer@0.3.0 (any version'));
+      expect(found).toContainEqual(
+        expect.stringMatching(
+          /^dicer@0\.3\.0 .*pulled in by localplane > s3rver@3\.7\.1 > busboy@0\.3\.1 > dicer@0\.3\.0$/,
+        ),
+      );
+      expect(found).toContainEqual(
+        expect.stringMatching(
+          /^busboy@1\.0\.0-alpha\.1 \(below 1\.0\.0.*pulled in by localplane > @scope\/uploads@1\.0\.0 > busboy@1\.0\.0-alpha\.1$/,
+        ),
+      );
+    },
+  );
 
-  it('tell a package only design-card packages pull in from one another package pulls in too, and count optional packages but not dev ones', () => {
-    const lock: Lockfile = {
-      lockfileVersion: 3,
-      packages: {
-        '': {
-          name: 'localplane',
-          dependencies: { 'better-sqlite3': '12', 'swagger-ui-dist': '5' },
-          devDependencies: { tool: '1' },
+  it(
+    'tell a package only design-card packages pull in from one another package pulls in too, and count optional ' +
+      'packages but not dev ones',
+    () => {
+      const lock: Lockfile = {
+        lockfileVersion: 3,
+        packages: {
+          '': {
+            name: 'localplane',
+            dependencies: { 'better-sqlite3': '12', 'swagger-ui-dist': '5' },
+            devDependencies: { tool: '1' },
+          },
+          'node_modules/better-sqlite3': { version: '12.0.0', dependencies: { 'prebuild-install': '7' } },
+          'node_modules/prebuild-install': {
+            version: '7.1.3',
+            dependencies: { once: '1', 'detect-libc': '2' },
+            optionalDependencies: { 'other-platform': '1', absent: '1' },
+          },
+          'node_modules/once': { version: '1.4.0' },
+          'node_modules/detect-libc': { version: '2.1.2' },
+          'node_modules/other-platform': { version: '1.0.0', optional: true },
+          'node_modules/swagger-ui-dist': {
+            version: '5.0.0',
+            dependencies: { 'detect-libc': '2' },
+            optionalDependencies: { shared: '1' },
+          },
+          'node_modules/shared': { version: '1.0.0', devOptional: true },
+          'node_modules/tool': { version: '1.0.0', dev: true, dependencies: { shared: '1' } },
         },
-        'node_modules/better-sqlite3': { version: '12.0.0', dependencies: { 'prebuild-install': '7' } },
-        'node_modules/prebuild-install': {
-          version: '7.1.3',
-          dependencies: { once: '1', 'detect-libc': '2' },
-          optionalDependencies: { 'other-platform': '1', absent: '1' },
-        },
-        'node_modules/once': { version: '1.4.0' },
-        'node_modules/detect-libc': { version: '2.1.2' },
-        'node_modules/other-platform': { version: '1.0.0', optional: true },
-        'node_modules/swagger-ui-dist': {
-          version: '5.0.0',
-          dependencies: { 'detect-libc': '2' },
-          optionalDependencies: { shared: '1' },
-        },
-        'node_modules/shared': { version: '1.0.0', devOptional: true },
-        'node_modules/tool': { version: '1.0.0', dev: true, dependencies: { shared: '1' } },
-      },
-    };
-    const known = provenance(lock);
-    expect([...known.keys()]).toEqual([
-      'better-sqlite3',
-      'detect-libc',
-      'once',
-      'other-platform',
-      'prebuild-install',
-      'shared',
-      'swagger-ui-dist',
-    ]);
-    expect(known.get('once')).toMatchObject({
-      onlyByDesignCards: true,
-      designCards: ['better-sqlite3'],
-      path: 'localplane > better-sqlite3@12.0.0 > prebuild-install@7.1.3 > once@1.4.0',
-    });
-    expect(known.get('better-sqlite3')).toMatchObject({ onlyByDesignCards: true, designCards: ['better-sqlite3'] });
-    expect(known.get('detect-libc')).toMatchObject({
-      onlyByDesignCards: false,
-      designCards: ['better-sqlite3'],
-      pathAvoidingDesignCards: 'localplane > swagger-ui-dist@5.0.0 > detect-libc@2.1.2',
-    });
-    expect(known.get('shared')).toMatchObject({ onlyByDesignCards: false, designCards: [] });
-  });
+      };
+      const known = provenance(lock);
+      expect([...known.keys()]).toEqual([
+        'better-sqlite3',
+        'detect-libc',
+        'once',
+        'other-platform',
+        'prebuild-install',
+        'shared',
+        'swagger-ui-dist',
+      ]);
+      expect(known.get('once')).toMatchObject({
+        onlyByDesignCards: true,
+        designCards: ['better-sqlite3'],
+        path: 'localplane > better-sqlite3@12.0.0 > prebuild-install@7.1.3 > once@1.4.0',
+      });
+      expect(known.get('better-sqlite3')).toMatchObject({ onlyByDesignCards: true, designCards: ['better-sqlite3'] });
+      expect(known.get('detect-libc')).toMatchObject({
+        onlyByDesignCards: false,
+        designCards: ['better-sqlite3'],
+        pathAvoidingDesignCards: 'localplane > swagger-ui-dist@5.0.0 > detect-libc@2.1.2',
+      });
+      expect(known.get('shared')).toMatchObject({ onlyByDesignCards: false, designCards: [] });
+    },
+  );
 });

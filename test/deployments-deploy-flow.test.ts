@@ -61,7 +61,10 @@ interface Poll {
   buildLog: string[];
 }
 
-/** The CLI's _poll_revision_status with --verbose: the latest revision polled once a second, build logs streamed with next_offset. */
+/**
+ * The CLI's _poll_revision_status with --verbose: the latest revision polled once a second, build logs streamed with
+ * next_offset.
+ */
 async function pollLatest(deploymentId: string, workspace = acme()): Promise<Poll & { revisionId: string }> {
   const latest = await api(workspace).get(`/v2/deployments/${deploymentId}/revisions?limit=1`);
   const revisionId: string = latest.body.resources[0].id;
@@ -90,108 +93,112 @@ async function pollLatest(deploymentId: string, workspace = acme()): Promise<Pol
 const messages = (page: { logs: { message: string }[] }) => page.logs.map((entry) => entry.message);
 
 describe('the hosted CLI deploy flow', () => {
-  it('remote build: looks up, creates, uploads a real tarball, makes a revision of it, polls to DEPLOYED, reads the logs, patches, deletes', async () => {
-    const name = 'cli-remote-build';
-    expect((await api().get(`/v2/deployments?name_contains=${name}`)).body.resources).toEqual([]);
-    const created = await createDeployment(name, 'internal_source');
-    expect(created.secrets).toEqual([{ name: 'OPENAI_API_KEY', value: '********' }]);
-    const first = await pollLatest(created.id);
-    expect(first.status).toBe('DEPLOYED');
+  it(
+    'remote build: looks up, creates, uploads a real tarball, makes a revision of it, polls to DEPLOYED, reads ' +
+      'the logs, patches, deletes',
+    async () => {
+      const name = 'cli-remote-build';
+      expect((await api().get(`/v2/deployments?name_contains=${name}`)).body.resources).toEqual([]);
+      const created = await createDeployment(name, 'internal_source');
+      expect(created.secrets).toEqual([{ name: 'OPENAI_API_KEY', value: '********' }]);
+      const first = await pollLatest(created.id);
+      expect(first.status).toBe('DEPLOYED');
 
-    const tarball = projectTarball();
-    const objectPath = await uploadSource(created.id, tarball);
-    expect(objectPath).toMatch(new RegExp(`^${acme().id}/${created.id}/[0-9a-f-]{36}\\.tar\\.gz$`));
-    // The tarball is really in the embedded objstore: read it back through the S3 API with a key of
-    // the workspace (no other reaches its folder), and as a plain file.
-    const workspaceKey = {
-      access_key_id: 'LPDEPLOYFLOWACME01',
-      secret_access_key: 'deploy-flow-acme-secret-0123456789',
-      permissions: ['get'],
-    };
-    expect((await admin('POST', '/objstore/keys', { ...workspaceKey, workspace_id: acme().id })).status).toBe(201);
-    const stored = await getBytes(
-      s3For(ctx.fixtures.objstore.endpoint_url, workspaceKey),
-      SOURCE_TARBALL_BUCKET,
-      objectPath,
-    );
-    expect(Buffer.from(stored).equals(tarball)).toBe(true);
-    expect(
-      gunzipSync(readFileSync(join(ctx.fixtures.objstore.files_dir, SOURCE_TARBALL_BUCKET, objectPath))).toString(
-        'latin1',
-      ),
-    ).toContain('graph = None');
+      const tarball = projectTarball();
+      const objectPath = await uploadSource(created.id, tarball);
+      expect(objectPath).toMatch(new RegExp(`^${acme().id}/${created.id}/[0-9a-f-]{36}\\.tar\\.gz$`));
+      // The tarball is really in the embedded objstore: read it back through the S3 API with a key of
+      // the workspace (no other reaches its folder), and as a plain file.
+      const workspaceKey = {
+        access_key_id: 'LPDEPLOYFLOWACME01',
+        secret_access_key: 'deploy-flow-acme-secret-0123456789',
+        permissions: ['get'],
+      };
+      expect((await admin('POST', '/objstore/keys', { ...workspaceKey, workspace_id: acme().id })).status).toBe(201);
+      const stored = await getBytes(
+        s3For(ctx.fixtures.objstore.endpoint_url, workspaceKey),
+        SOURCE_TARBALL_BUCKET,
+        objectPath,
+      );
+      expect(Buffer.from(stored).equals(tarball)).toBe(true);
+      expect(
+        gunzipSync(readFileSync(join(ctx.fixtures.objstore.files_dir, SOURCE_TARBALL_BUCKET, objectPath))).toString(
+          'latin1',
+        ),
+      ).toContain('graph = None');
 
-    const revision = await api().post(`/v2/deployments/${created.id}/revisions`, {
-      revision_source: 'internal_source',
-      source_revision_config: { source_tarball_path: objectPath, graph_config_path: 'graph.json' },
-      tracked_packages: ['graph:1.0.0'],
-    });
-    expect(revision.status).toBe(201);
-    expect(revision.body).toMatchObject({
-      status: 'CREATING',
-      source: 'internal_source',
-      source_revision_config: { source_tarball_path: objectPath, graph_config_path: 'graph.json' },
-    });
+      const revision = await api().post(`/v2/deployments/${created.id}/revisions`, {
+        revision_source: 'internal_source',
+        source_revision_config: { source_tarball_path: objectPath, graph_config_path: 'graph.json' },
+        tracked_packages: ['graph:1.0.0'],
+      });
+      expect(revision.status).toBe(201);
+      expect(revision.body).toMatchObject({
+        status: 'CREATING',
+        source: 'internal_source',
+        source_revision_config: { source_tarball_path: objectPath, graph_config_path: 'graph.json' },
+      });
 
-    const polled = await pollLatest(created.id);
-    expect(polled).toMatchObject({
-      revisionId: revision.body.id,
-      status: 'DEPLOYED',
-      seen: ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED'],
-    });
-    // Streamed while building, each line once, in order.
-    expect(polled.buildLog).toEqual([
-      `Creating revision ${revision.body.id} from source tarball ${objectPath}.`,
-      'Queued for a build.',
-      'Waiting for a builder.',
-      `Fetching source tarball ${objectPath}.`,
-      'Installing dependencies.',
-      'Building the image from graph.json.',
-    ]);
-    const deployment = (await api().get(`/v2/deployments/${created.id}`)).body;
-    expect(deployment).toMatchObject({
-      status: 'READY',
-      active_revision_id: revision.body.id,
-      latest_revision_id: revision.body.id,
-    });
+      const polled = await pollLatest(created.id);
+      expect(polled).toMatchObject({
+        revisionId: revision.body.id,
+        status: 'DEPLOYED',
+        seen: ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED'],
+      });
+      // Streamed while building, each line once, in order.
+      expect(polled.buildLog).toEqual([
+        `Creating revision ${revision.body.id} from source tarball ${objectPath}.`,
+        'Queued for a build.',
+        'Waiting for a builder.',
+        `Fetching source tarball ${objectPath}.`,
+        'Installing dependencies.',
+        'Building the image from graph.json.',
+      ]);
+      const deployment = (await api().get(`/v2/deployments/${created.id}`)).body;
+      expect(deployment).toMatchObject({
+        status: 'READY',
+        active_revision_id: revision.body.id,
+        latest_revision_id: revision.body.id,
+      });
 
-    // `langgraph deploy logs --type build`: newest first, limit 100; timestamps are the emulator clock's.
-    const buildLogs = await api().post(`/v1/projects/${created.id}/revisions/${revision.body.id}/build_logs`, {
-      limit: 100,
-      order: 'desc',
-    });
-    expect(messages(buildLogs.body)[0]).toBe('Build succeeded.');
-    const createdAt = Date.parse(revision.body.created_at);
-    expect(buildLogs.body.logs.at(-1)).toMatchObject({ level: 'INFO', timestamp: createdAt });
-    expect(buildLogs.body.logs[0].timestamp).toBe(createdAt + 6000);
-    const deployLogs = await api().post(`/v1/projects/${created.id}/revisions/${revision.body.id}/deploy_logs`, {
-      order: 'asc',
-    });
-    expect(messages(deployLogs.body)).toEqual([
-      'Waiting to deploy.',
-      `Deploying revision ${revision.body.id}.`,
-      'Starting the server.',
-      'Running database migrations.',
-      `Server is healthy: revision ${revision.body.id} is live.`,
-    ]);
-    const allDeployLogs = await api().post(`/v1/projects/${created.id}/deploy_logs`, { order: 'asc', limit: 1000 });
-    expect(messages(allDeployLogs.body).filter((message) => message.startsWith('Server is healthy'))).toHaveLength(2);
+      // `langgraph deploy logs --type build`: newest first, limit 100; timestamps are the emulator clock's.
+      const buildLogs = await api().post(`/v1/projects/${created.id}/revisions/${revision.body.id}/build_logs`, {
+        limit: 100,
+        order: 'desc',
+      });
+      expect(messages(buildLogs.body)[0]).toBe('Build succeeded.');
+      const createdAt = Date.parse(revision.body.created_at);
+      expect(buildLogs.body.logs.at(-1)).toMatchObject({ level: 'INFO', timestamp: createdAt });
+      expect(buildLogs.body.logs[0].timestamp).toBe(createdAt + 6000);
+      const deployLogs = await api().post(`/v1/projects/${created.id}/revisions/${revision.body.id}/deploy_logs`, {
+        order: 'asc',
+      });
+      expect(messages(deployLogs.body)).toEqual([
+        'Waiting to deploy.',
+        `Deploying revision ${revision.body.id}.`,
+        'Starting the server.',
+        'Running database migrations.',
+        `Server is healthy: revision ${revision.body.id} is live.`,
+      ]);
+      const allDeployLogs = await api().post(`/v1/projects/${created.id}/deploy_logs`, { order: 'asc', limit: 1000 });
+      expect(messages(allDeployLogs.body).filter((message) => message.startsWith('Server is healthy'))).toHaveLength(2);
 
-    // The CLI's next deploy of the same name: found by name, a new upload, the PATCH it sends.
-    const found = (await api().get(`/v2/deployments?name_contains=${name}`)).body.resources;
-    expect(found.map((resource: { id: string }) => resource.id)).toEqual([created.id]);
-    const secondPath = await uploadSource(created.id);
-    const patched = await api().patch(
-      `/v2/deployments/${created.id}`,
-      cliRemoteBuildPatch(secondPath, SECRETS, 'yarn install'),
-    );
-    expect(patched.status).toBe(200);
-    expect((await pollLatest(created.id)).status).toBe('DEPLOYED');
+      // The CLI's next deploy of the same name: found by name, a new upload, the PATCH it sends.
+      const found = (await api().get(`/v2/deployments?name_contains=${name}`)).body.resources;
+      expect(found.map((resource: { id: string }) => resource.id)).toEqual([created.id]);
+      const secondPath = await uploadSource(created.id);
+      const patched = await api().patch(
+        `/v2/deployments/${created.id}`,
+        cliRemoteBuildPatch(secondPath, SECRETS, 'yarn install'),
+      );
+      expect(patched.status).toBe(200);
+      expect((await pollLatest(created.id)).status).toBe('DEPLOYED');
 
-    expect((await api().delete(`/v2/deployments/${created.id}`)).status).toBe(204);
-    expect((await api().get(`/v2/deployments/${created.id}`)).status).toBe(404);
-    expect(ctx.logs.join('\n')).not.toContain(SECRET_VALUE);
-  });
+      expect((await api().delete(`/v2/deployments/${created.id}`)).status).toBe(204);
+      expect((await api().get(`/v2/deployments/${created.id}`)).status).toBe(404);
+      expect(ctx.logs.join('\n')).not.toContain(SECRET_VALUE);
+    },
+  );
 
   it('local build: a push token for an internal_container deployment, then the PATCH with the pushed image', async () => {
     const created = await createDeployment('cli-local-build', 'internal_container');
@@ -247,40 +254,45 @@ describe('POST /v2/deployments/{id}/revisions', () => {
     expect((await pollLatest(created.id)).status).toBe('DEPLOYED');
   });
 
-  it('refuses a source_tarball_path that was never uploaded, or was uploaded by another workspace (400), and changes nothing', async () => {
-    const created = await createDeployment('tarball-check', 'internal_source');
-    const before = (await api().get(`/v2/deployments/${created.id}/revisions`)).body.resources.length;
-    const fictional = `${acme().id}/${created.id}/00000000-0000-4000-8000-000000000000.tar.gz`;
-    for (const path of [fictional, 'uploads/source.tar.gz', '../../etc/passwd']) {
-      const refused = await api().post(`/v2/deployments/${created.id}/revisions`, {
-        revision_source: 'internal_source',
-        source_revision_config: { source_tarball_path: path },
-      });
-      expect(refused.status).toBe(400);
-      expect(refused.body.detail).toBe(
-        `Source configuration error: source_tarball_path ${path} was never uploaded. Request an upload URL with POST /v2/deployments/{deployment_id}/upload-url, PUT the tarball to it, then pass its object_path.`,
-      );
-    }
-    // Requested but never PUT: still not there.
-    const unused = await api().post(`/v2/deployments/${created.id}/upload-url`);
-    expect(
-      (
-        await api().patch(`/v2/deployments/${created.id}`, {
-          source_revision_config: { source_tarball_path: unused.body.object_path },
-        })
-      ).status,
-    ).toBe(400);
-    const foreign = await createDeployment('tarball-foreign', 'internal_source', initech());
-    const foreignPath = await uploadSource(foreign.id, projectTarball(), initech());
-    expect(
-      (
-        await api().post(`/v2/deployments/${created.id}/revisions`, {
-          source_revision_config: { source_tarball_path: foreignPath },
-        })
-      ).status,
-    ).toBe(400);
-    expect((await api().get(`/v2/deployments/${created.id}/revisions`)).body.resources).toHaveLength(before);
-  });
+  it(
+    'refuses a source_tarball_path that was never uploaded, or was uploaded by another workspace (400), and ' +
+      'changes nothing',
+    async () => {
+      const created = await createDeployment('tarball-check', 'internal_source');
+      const before = (await api().get(`/v2/deployments/${created.id}/revisions`)).body.resources.length;
+      const fictional = `${acme().id}/${created.id}/00000000-0000-4000-8000-000000000000.tar.gz`;
+      for (const path of [fictional, 'uploads/source.tar.gz', '../../etc/passwd']) {
+        const refused = await api().post(`/v2/deployments/${created.id}/revisions`, {
+          revision_source: 'internal_source',
+          source_revision_config: { source_tarball_path: path },
+        });
+        expect(refused.status).toBe(400);
+        expect(refused.body.detail).toBe(
+          `Source configuration error: source_tarball_path ${path} was never uploaded. Request an upload URL with ` +
+            `POST /v2/deployments/{deployment_id}/upload-url, PUT the tarball to it, then pass its object_path.`,
+        );
+      }
+      // Requested but never PUT: still not there.
+      const unused = await api().post(`/v2/deployments/${created.id}/upload-url`);
+      expect(
+        (
+          await api().patch(`/v2/deployments/${created.id}`, {
+            source_revision_config: { source_tarball_path: unused.body.object_path },
+          })
+        ).status,
+      ).toBe(400);
+      const foreign = await createDeployment('tarball-foreign', 'internal_source', initech());
+      const foreignPath = await uploadSource(foreign.id, projectTarball(), initech());
+      expect(
+        (
+          await api().post(`/v2/deployments/${created.id}/revisions`, {
+            source_revision_config: { source_tarball_path: foreignPath },
+          })
+        ).status,
+      ).toBe(400);
+      expect((await api().get(`/v2/deployments/${created.id}/revisions`)).body.resources).toHaveLength(before);
+    },
+  );
 
   it('validates its body (422) and is 404 for an unknown or foreign deployment', async () => {
     const created = await createDeployment('revisions-bad-input', 'internal_source');

@@ -67,41 +67,45 @@ describe('revision lifecycle on the emulator clock', () => {
     expect(after).toMatchObject({ status: 'READY', active_revision_id: revisionId, latest_revision_id: revisionId });
   });
 
-  it('replays the documented client flow: create, poll to DEPLOYED, patch, poll again, delete; the CLI finds it by name_contains', async () => {
-    const name = 'documented-flow-agent';
-    const created = await api().post('/v2/deployments', codehostDeploymentBody(acme(), name));
-    expect(created.status).toBe(201);
+  it(
+    'replays the documented client flow: create, poll to DEPLOYED, patch, poll again, delete; the CLI finds it ' +
+      'by name_contains',
+    async () => {
+      const name = 'documented-flow-agent';
+      const created = await api().post('/v2/deployments', codehostDeploymentBody(acme(), name));
+      expect(created.status).toBe(201);
 
-    const lookup = await api().get(`/v2/deployments?name_contains=${name}`);
-    expect(lookup.status).toBe(200);
-    expect(lookup.body.resources.map((found: { id: string }) => found.id)).toEqual([created.body.id]);
-    expect((await api().get('/v2/deployments?name_contains=DOCUMENTED-FLOW')).body.resources[0].id).toBe(
-      created.body.id,
-    );
+      const lookup = await api().get(`/v2/deployments?name_contains=${name}`);
+      expect(lookup.status).toBe(200);
+      expect(lookup.body.resources.map((found: { id: string }) => found.id)).toEqual([created.body.id]);
+      expect((await api().get('/v2/deployments?name_contains=DOCUMENTED-FLOW')).body.resources[0].id).toBe(
+        created.body.id,
+      );
 
-    const revisions = await api().get(`/v2/deployments/${created.body.id}/revisions`);
-    const first = revisions.body.resources[0];
-    expect(first.status).toBe('CREATING');
-    const firstRun = await pollUntilFinal(created.body.id, first.id);
-    expect(firstRun).toMatchObject({ status: 'DEPLOYED', seen: [...REVISION_STEP_STATUSES, 'DEPLOYED'] });
+      const revisions = await api().get(`/v2/deployments/${created.body.id}/revisions`);
+      const first = revisions.body.resources[0];
+      expect(first.status).toBe('CREATING');
+      const firstRun = await pollUntilFinal(created.body.id, first.id);
+      expect(firstRun).toMatchObject({ status: 'DEPLOYED', seen: [...REVISION_STEP_STATUSES, 'DEPLOYED'] });
 
-    const patched = await api().patch(`/v2/deployments/${created.body.id}`, {
-      source_revision_config: { repo_ref: 'release/2' },
-    });
-    expect(patched.status).toBe(200);
-    const newest = (await api().get(`/v2/deployments/${created.body.id}/revisions`)).body.resources[0];
-    expect(newest.id).toBe(patched.body.latest_revision_id);
-    expect(newest.id).not.toBe(first.id);
-    expect((await pollUntilFinal(created.body.id, newest.id)).status).toBe('DEPLOYED');
-    expect(await deployment(created.body.id)).toMatchObject({ status: 'READY', active_revision_id: newest.id });
-    expect((await revision(created.body.id, first.id)).status).toBe('DEPLOYED');
+      const patched = await api().patch(`/v2/deployments/${created.body.id}`, {
+        source_revision_config: { repo_ref: 'release/2' },
+      });
+      expect(patched.status).toBe(200);
+      const newest = (await api().get(`/v2/deployments/${created.body.id}/revisions`)).body.resources[0];
+      expect(newest.id).toBe(patched.body.latest_revision_id);
+      expect(newest.id).not.toBe(first.id);
+      expect((await pollUntilFinal(created.body.id, newest.id)).status).toBe('DEPLOYED');
+      expect(await deployment(created.body.id)).toMatchObject({ status: 'READY', active_revision_id: newest.id });
+      expect((await revision(created.body.id, first.id)).status).toBe('DEPLOYED');
 
-    const deleted = await api().delete(`/v2/deployments/${created.body.id}`);
-    expect(deleted.status).toBe(204);
-    expect(deleted.text).toBe('');
-    expect((await api().get(`/v2/deployments?name_contains=${name}`)).body.resources).toEqual([]);
-    expect((await api().get(`/v2/deployments/${created.body.id}`)).status).toBe(404);
-  });
+      const deleted = await api().delete(`/v2/deployments/${created.body.id}`);
+      expect(deleted.status).toBe(204);
+      expect(deleted.text).toBe('');
+      expect((await api().get(`/v2/deployments?name_contains=${name}`)).body.resources).toEqual([]);
+      expect((await api().get(`/v2/deployments/${created.body.id}`)).status).toBe(404);
+    },
+  );
 
   it('interrupts a revision still in progress when a newer one supersedes it', async () => {
     const created = await create('lifecycle-superseded');
@@ -229,37 +233,41 @@ describe('revision knobs', () => {
     expect(await deployment(named.id)).toMatchObject({ status: 'READY', active_revision_id: named.latest_revision_id });
   });
 
-  it('sets a revision to any status: a final one stops it, DEPLOYED activates it, an in-progress one goes on from there', async () => {
-    const created = await create('lifecycle-set-status');
-    const path = `/deployments/${created.id}/revisions/${created.latest_revision_id}/status`;
-    const failed = await admin('PUT', path, { status: 'BUILD_FAILED' });
-    expect(failed.status).toBe(200);
-    expectSchema(failed.body, 'Revision');
-    expect(failed.body.status).toBe('BUILD_FAILED');
-    await advance(TOTAL_SECONDS);
-    expect((await revision(created.id, created.latest_revision_id)).status).toBe('BUILD_FAILED');
+  it(
+    'sets a revision to any status: a final one stops it, DEPLOYED activates it, an in-progress one goes on from ' +
+      'there',
+    async () => {
+      const created = await create('lifecycle-set-status');
+      const path = `/deployments/${created.id}/revisions/${created.latest_revision_id}/status`;
+      const failed = await admin('PUT', path, { status: 'BUILD_FAILED' });
+      expect(failed.status).toBe(200);
+      expectSchema(failed.body, 'Revision');
+      expect(failed.body.status).toBe('BUILD_FAILED');
+      await advance(TOTAL_SECONDS);
+      expect((await revision(created.id, created.latest_revision_id)).status).toBe('BUILD_FAILED');
 
-    await admin('PUT', path, { status: 'AWAITING_DEPLOY' });
-    await advance(1);
-    expect((await revision(created.id, created.latest_revision_id)).status).toBe('DEPLOYING');
-    await advance(3);
-    expect(await deployment(created.id)).toMatchObject({
-      status: 'READY',
-      active_revision_id: created.latest_revision_id,
-    });
+      await admin('PUT', path, { status: 'AWAITING_DEPLOY' });
+      await advance(1);
+      expect((await revision(created.id, created.latest_revision_id)).status).toBe('DEPLOYING');
+      await advance(3);
+      expect(await deployment(created.id)).toMatchObject({
+        status: 'READY',
+        active_revision_id: created.latest_revision_id,
+      });
 
-    for (const status of ['SKIPPED', 'UNKNOWN', 'INTERRUPTED', 'DEPLOY_FAILED', 'CREATE_FAILED']) {
-      expect((await admin('PUT', path, { status })).body.status).toBe(status);
-    }
-    expect((await admin('PUT', path, { status: 'DONE' })).status).toBe(422);
-    expect(
-      (
-        await admin('PUT', `/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/status`, {
-          status: 'DEPLOYED',
-        })
-      ).status,
-    ).toBe(404);
-  });
+      for (const status of ['SKIPPED', 'UNKNOWN', 'INTERRUPTED', 'DEPLOY_FAILED', 'CREATE_FAILED']) {
+        expect((await admin('PUT', path, { status })).body.status).toBe(status);
+      }
+      expect((await admin('PUT', path, { status: 'DONE' })).status).toBe(422);
+      expect(
+        (
+          await admin('PUT', `/deployments/${created.id}/revisions/00000000-0000-4000-8000-000000000000/status`, {
+            status: 'DEPLOYED',
+          })
+        ).status,
+      ).toBe(404);
+    },
+  );
 
   it("sets a deployment's status, which the status filter then sees", async () => {
     const created = await create('lifecycle-deployment-status');
@@ -338,27 +346,31 @@ describe('the revision history (GET /_localplane/deployments/{id}/revisions/{rid
     ).toBe(404);
   });
 
-  it('shows the steps a seeded revision went through before localplane started at its creation time, its status at its last update', async () => {
-    const seeded = [...seededFamilies().values()]
-      .flatMap((family) => family.deployments)
-      .find((candidate) => candidate.revisions.at(-1)!.status === 'DEPLOYED')!;
-    const newest = seeded.revisions.at(-1)!;
-    const response = await admin('GET', `/deployments/${seeded.row.id}/revisions/${newest.id}/history`);
-    expect(response.body.map((entry: { status: string }) => entry.status)).toEqual([
-      ...REVISION_STEP_STATUSES,
-      'DEPLOYED',
-    ]);
-    const times = response.body.map((entry: { at: string }) => Date.parse(entry.at));
-    const revision = (
-      await ctx.api
-        .as(ctx.fixtures.workspaces.find((workspace) => workspace.id === seeded.row.tenant_id)!)
-        .get(`/v2/deployments/${seeded.row.id}/revisions/${newest.id}`)
-    ).body;
-    expect(times).toEqual([
-      ...REVISION_STEP_STATUSES.map(() => Date.parse(revision.created_at)),
-      Date.parse(revision.updated_at),
-    ]);
-  });
+  it(
+    'shows the steps a seeded revision went through before localplane started at its creation time, its status ' +
+      'at its last update',
+    async () => {
+      const seeded = [...seededFamilies().values()]
+        .flatMap((family) => family.deployments)
+        .find((candidate) => candidate.revisions.at(-1)!.status === 'DEPLOYED')!;
+      const newest = seeded.revisions.at(-1)!;
+      const response = await admin('GET', `/deployments/${seeded.row.id}/revisions/${newest.id}/history`);
+      expect(response.body.map((entry: { status: string }) => entry.status)).toEqual([
+        ...REVISION_STEP_STATUSES,
+        'DEPLOYED',
+      ]);
+      const times = response.body.map((entry: { at: string }) => Date.parse(entry.at));
+      const revision = (
+        await ctx.api
+          .as(ctx.fixtures.workspaces.find((workspace) => workspace.id === seeded.row.tenant_id)!)
+          .get(`/v2/deployments/${seeded.row.id}/revisions/${newest.id}`)
+      ).body;
+      expect(times).toEqual([
+        ...REVISION_STEP_STATUSES.map(() => Date.parse(revision.created_at)),
+        Date.parse(revision.updated_at),
+      ]);
+    },
+  );
 });
 
 describe('seeded revisions in progress', () => {

@@ -108,7 +108,9 @@ class Gone extends Error {
 const describeFlow = (flow: Flow) =>
   `seed ${SEED}: ${flow.name} (${flow.workspace.tier}, fault ${flow.fault?.kind ?? 'none'})`;
 
-/** The body of a response with the status the flow expects; a 404 ends the flow (Gone); anything else fails the test. */
+/**
+ * The body of a response with the status the flow expects; a 404 ends the flow (Gone); anything else fails the test.
+ */
 function answer(flow: Flow, step: string, response: ApiResponse, status: number) {
   if (response.status === status) return response.body;
   if (response.status === 404) throw new Gone(flow, step);
@@ -279,91 +281,98 @@ async function configure(): Promise<void> {
 }
 
 describe('the hosted CLI deploy flow under stress', () => {
-  it('rounds of concurrent deployments, slow and failed uploads, resets between rounds and one mid-flight: all DEPLOYED', async () => {
-    console.log(`deployments-stress: seed ${SEED} (LOCALPLANE_STRESS_SEED=${SEED} replays it)`);
-    tarball = projectTarball();
-    const [acme, initech] = workspaces() as [FixtureWorkspace, FixtureWorkspace];
-    const all: Deployed[] = [];
-    await configure();
+  it(
+    'rounds of concurrent deployments, slow and failed uploads, resets between rounds and one mid-flight: all ' +
+      'DEPLOYED',
+    async () => {
+      console.log(`deployments-stress: seed ${SEED} (LOCALPLANE_STRESS_SEED=${SEED} replays it)`);
+      tarball = projectTarball();
+      const [acme, initech] = workspaces() as [FixtureWorkspace, FixtureWorkspace];
+      const all: Deployed[] = [];
+      await configure();
 
-    // Round 1, then a full reset: the clock back to wall time and running, the limits and the fault rules back to none.
-    all.push(...(await allDeployed(await runFlows(makeFlows(1, FLOWS_PER_ROUND)))));
-    expect((await admin('POST', '/reset')).status).toBe(200);
-    expect((await admin('GET', '/clock')).body.frozen).toBe(false);
-    expect((await admin('GET', '/fault-rules')).body.rules).toEqual([]);
-    expect(await stressNames(acme)).toEqual([]);
-    await configure();
+      // Round 1, then a full reset: the clock back to wall time and running, the limits and the fault rules back to none.
+      all.push(...(await allDeployed(await runFlows(makeFlows(1, FLOWS_PER_ROUND)))));
+      expect((await admin('POST', '/reset')).status).toBe(200);
+      expect((await admin('GET', '/clock')).body.frozen).toBe(false);
+      expect((await admin('GET', '/fault-rules')).body.rules).toEqual([]);
+      expect(await stressNames(acme)).toEqual([]);
+      await configure();
 
-    // Round 2, then acme's reset alone: initech's deployments stay.
-    const second = await allDeployed(await runFlows(makeFlows(2, FLOWS_PER_ROUND)));
-    all.push(...second);
-    expect((await admin('POST', '/reset', { workspace_id: acme.id })).status).toBe(200);
-    expect(await stressNames(acme)).toEqual([]);
-    const initechNames = second.filter(({ flow }) => flow.workspace === initech).map(({ flow }) => flow.name);
-    expect((await stressNames(initech)).sort()).toEqual(initechNames.sort());
+      // Round 2, then acme's reset alone: initech's deployments stay.
+      const second = await allDeployed(await runFlows(makeFlows(2, FLOWS_PER_ROUND)));
+      all.push(...second);
+      expect((await admin('POST', '/reset', { workspace_id: acme.id })).status).toBe(200);
+      expect(await stressNames(acme)).toEqual([]);
+      const initechNames = second.filter(({ flow }) => flow.workspace === initech).map(({ flow }) => flow.name);
+      expect((await stressNames(initech)).sort()).toEqual(initechNames.sort());
 
-    // Round 3: initech is reset once 4 to 8 of its 12 flows have created their deployment (whose first revision
-    // is then on its way), some further on; the round's starts are spread wider, so that some start after it.
-    const resetAfter = randomInt(createRandom(seedFrom(SEED, 'reset point')), 4, 8);
-    let createdInitech = 0;
-    let resetSentAt = Infinity;
-    let requestReset!: () => void;
-    const reset = new Promise<void>((resolve) => (requestReset = resolve))
-      .then(async () => {
-        resetSentAt = performance.now();
-        const response = await admin('POST', '/reset', { workspace_id: initech.id });
-        expect(response.status, response.text).toBe(200);
-      })
-      .then(
-        () => null,
-        (error: unknown) => error,
+      // Round 3: initech is reset once 4 to 8 of its 12 flows have created their deployment (whose first revision
+      // is then on its way), some further on; the round's starts are spread wider, so that some start after it.
+      const resetAfter = randomInt(createRandom(seedFrom(SEED, 'reset point')), 4, 8);
+      let createdInitech = 0;
+      let resetSentAt = Infinity;
+      let requestReset!: () => void;
+      const reset = new Promise<void>((resolve) => (requestReset = resolve))
+        .then(async () => {
+          resetSentAt = performance.now();
+          const response = await admin('POST', '/reset', { workspace_id: initech.id });
+          expect(response.status, response.text).toBe(200);
+        })
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      const onCreated = (flow: Flow) => {
+        if (flow.workspace === initech && ++createdInitech === resetAfter) requestReset();
+      };
+      // Should too few creates succeed (a failed round), the reset still happens, so that nothing waits on it for ever.
+      const third = await runFlows(makeFlows(3, FLOWS_PER_ROUND, { startWithinMs: 1000 }), onCreated).finally(
+        requestReset,
       );
-    const onCreated = (flow: Flow) => {
-      if (flow.workspace === initech && ++createdInitech === resetAfter) requestReset();
-    };
-    // Should too few creates succeed (a failed round), the reset still happens, so that nothing waits on it for ever.
-    const third = await runFlows(makeFlows(3, FLOWS_PER_ROUND, { startWithinMs: 1000 }), onCreated).finally(
-      requestReset,
-    );
-    const resetError = await reset;
-    if (resetError) throw resetError;
-    expect(third.deployed.filter(({ flow }) => flow.workspace === acme)).toHaveLength(FLOWS_PER_ROUND / 2);
-    expect(third.gone.length, `seed ${SEED}: the reset ended no flow in flight`).toBeGreaterThan(0);
-    for (const gone of third.gone) {
-      expect(gone.flow.workspace, `seed ${SEED}: ${gone.message}`).toBe(initech);
-      expect(gone.at, `seed ${SEED}: ${gone.message} before the reset was sent`).toBeGreaterThan(resetSentAt);
-    }
-    await checkRound(third.deployed);
-    all.push(...third.deployed);
-    // As many fresh deployments in the reset workspace as the reset ended: all DEPLOYED.
-    all.push(
-      ...(await allDeployed(await runFlows(makeFlows(3, third.gone.length, { among: [initech], label: '-fresh' })))),
-    );
+      const resetError = await reset;
+      if (resetError) throw resetError;
+      expect(third.deployed.filter(({ flow }) => flow.workspace === acme)).toHaveLength(FLOWS_PER_ROUND / 2);
+      expect(third.gone.length, `seed ${SEED}: the reset ended no flow in flight`).toBeGreaterThan(0);
+      for (const gone of third.gone) {
+        expect(gone.flow.workspace, `seed ${SEED}: ${gone.message}`).toBe(initech);
+        expect(gone.at, `seed ${SEED}: ${gone.message} before the reset was sent`).toBeGreaterThan(resetSentAt);
+      }
+      await checkRound(third.deployed);
+      all.push(...third.deployed);
+      // As many fresh deployments in the reset workspace as the reset ended: all DEPLOYED.
+      all.push(
+        ...(await allDeployed(await runFlows(makeFlows(3, third.gone.length, { among: [initech], label: '-fresh' })))),
+      );
 
-    // A full reset that keeps the (running) clock, then round 4.
-    const before = Date.parse((await admin('GET', '/clock')).body.now);
-    expect((await admin('POST', '/reset', { keep_clock: true })).status).toBe(200);
-    const kept = (await admin('GET', '/clock')).body;
-    expect(kept.frozen).toBe(false);
-    expect(Date.parse(kept.now)).toBeGreaterThanOrEqual(before);
-    await configure();
-    all.push(...(await allDeployed(await runFlows(makeFlows(4, FLOWS_PER_ROUND)))));
+      // A full reset that keeps the (running) clock, then round 4.
+      const before = Date.parse((await admin('GET', '/clock')).body.now);
+      expect((await admin('POST', '/reset', { keep_clock: true })).status).toBe(200);
+      const kept = (await admin('GET', '/clock')).body;
+      expect(kept.frozen).toBe(false);
+      expect(Date.parse(kept.now)).toBeGreaterThanOrEqual(before);
+      await configure();
+      all.push(...(await allDeployed(await runFlows(makeFlows(4, FLOWS_PER_ROUND)))));
 
-    const health = await admin('GET', '/health');
-    expect(health.body.watchdog, `seed ${SEED}: the watchdog had work: ${health.text}`).toEqual({
-      late_starts: 0,
-      overruns: 0,
-    });
-    expect(ctx.logs.filter((line) => /task ".*" failed|watchdog/.test(line))).toEqual([]);
+      const health = await admin('GET', '/health');
+      expect(health.body.watchdog, `seed ${SEED}: the watchdog had work: ${health.text}`).toEqual({
+        late_starts: 0,
+        overruns: 0,
+      });
+      expect(ctx.logs.filter((line) => /task ".*" failed|watchdog/.test(line))).toEqual([]);
 
-    const tally = (keys: string[]) =>
-      JSON.stringify(Object.fromEntries(keys.map((key) => [key, keys.filter((k) => k === key).length])));
-    const latest = all.reduce((worst, outcome) => (outcome.lateMs > worst.lateMs ? outcome : worst));
-    console.log(
-      `deployments-stress: seed ${SEED}: ${all.length} deployments DEPLOYED; the reset ended ${third.gone.length} flows with a 404 ` +
-        `(at ${tally(third.gone.map((gone) => gone.step))}), ${third.deployed.length - FLOWS_PER_ROUND / 2} of initech's DEPLOYED; ` +
-        `faults ${tally(all.map(({ flow }) => flow.fault?.kind ?? 'none'))}; ` +
-        `latest step ${latest.lateMs} ms past due (${latest.flow.name})`,
-    );
-  }, 120_000);
+      const tally = (keys: string[]) =>
+        JSON.stringify(Object.fromEntries(keys.map((key) => [key, keys.filter((k) => k === key).length])));
+      const latest = all.reduce((worst, outcome) => (outcome.lateMs > worst.lateMs ? outcome : worst));
+      console.log(
+        `deployments-stress: seed ${SEED}: ${all.length} deployments DEPLOYED; the reset ended ${third.gone.length} ` +
+          `flows with a 404 ` +
+          (`(at ${tally(third.gone.map((gone) => gone.step))}), ${third.deployed.length - FLOWS_PER_ROUND / 2} of ` +
+            `initech's DEPLOYED; `) +
+          `faults ${tally(all.map(({ flow }) => flow.fault?.kind ?? 'none'))}; ` +
+          `latest step ${latest.lateMs} ms past due (${latest.flow.name})`,
+      );
+    },
+    120_000,
+  );
 });

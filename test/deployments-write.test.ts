@@ -245,28 +245,32 @@ describe('DELETE /v2/deployments', () => {
     expect((await api.post('/v2/deployments', codehostBody(acme(), 'delete-project'))).status).toBe(201);
   });
 
-  it('deletes in bulk: 200 when all are deleted (repeated or comma-separated ids), 207 with per-id results otherwise', async () => {
-    const api = client(acme());
-    const ids = [];
-    for (const name of ['bulk-a', 'bulk-b', 'bulk-c'])
-      ids.push((await api.post('/v2/deployments', codehostBody(acme(), name))).body.id);
-    const all = await api.delete(`/v2/deployments?deployment_ids=${ids[0]}&deployment_ids=${ids[1]}`);
-    expect(all.status).toBe(200);
-    expect(all.body.results).toEqual([
-      { deployment_id: ids[0], deleted: true },
-      { deployment_id: ids[1], deleted: true },
-    ]);
-    const missing = '00000000-0000-4000-8000-000000000000';
-    const some = await api.delete(`/v2/deployments?deployment_ids=${ids[2]},${missing}`);
-    expect(some.status).toBe(207);
-    expect(some.body.results).toEqual([
-      { deployment_id: ids[2], deleted: true },
-      { deployment_id: missing, deleted: false, detail: `Deployment ID ${missing} not found.` },
-    ]);
-    const tooMany = Array.from({ length: 101 }, () => missing).join(',');
-    expect((await api.delete(`/v2/deployments?deployment_ids=${tooMany}`)).status).toBe(422);
-    expect((await api.delete('/v2/deployments')).status).toBe(422);
-  });
+  it(
+    'deletes in bulk: 200 when all are deleted (repeated or comma-separated ids), 207 with per-id results ' +
+      'otherwise',
+    async () => {
+      const api = client(acme());
+      const ids = [];
+      for (const name of ['bulk-a', 'bulk-b', 'bulk-c'])
+        ids.push((await api.post('/v2/deployments', codehostBody(acme(), name))).body.id);
+      const all = await api.delete(`/v2/deployments?deployment_ids=${ids[0]}&deployment_ids=${ids[1]}`);
+      expect(all.status).toBe(200);
+      expect(all.body.results).toEqual([
+        { deployment_id: ids[0], deleted: true },
+        { deployment_id: ids[1], deleted: true },
+      ]);
+      const missing = '00000000-0000-4000-8000-000000000000';
+      const some = await api.delete(`/v2/deployments?deployment_ids=${ids[2]},${missing}`);
+      expect(some.status).toBe(207);
+      expect(some.body.results).toEqual([
+        { deployment_id: ids[2], deleted: true },
+        { deployment_id: missing, deleted: false, detail: `Deployment ID ${missing} not found.` },
+      ]);
+      const tooMany = Array.from({ length: 101 }, () => missing).join(',');
+      expect((await api.delete(`/v2/deployments?deployment_ids=${tooMany}`)).status).toBe(422);
+      expect((await api.delete('/v2/deployments')).status).toBe(422);
+    },
+  );
 });
 
 describe('E7 PATCH /v2/deployments/{id} and redeploy', () => {

@@ -42,7 +42,8 @@ describe('by default', () => {
     expect(response.status).toBe(400);
     expect(response.body).toEqual({
       detail: expect.stringContaining(
-        `Invalid endpoint: http://0.0.0.0:${port}: localplane sends only to loopback, its own objstore and the production endpoints it serves; ` +
+        `Invalid endpoint: http://0.0.0.0:${port}: localplane sends only to loopback, its own objstore and the ` +
+          `production endpoints it serves; ` +
           `start it with --allow-endpoints 0.0.0.0:${port} (LOCALPLANE_ALLOW_ENDPOINTS) to send there`,
       ),
     });

@@ -68,7 +68,8 @@ function productionPackagesWithInstallScripts(): string[] {
         .map(([name]) => name),
     );
     const optional = new Set(Object.keys(manifest.optionalDependencies ?? {}));
-    // An optional peer is the consumer's own choice to install (vitest for localplane/vitest), and its scripts the consumer's to allow.
+    // An optional peer is the consumer's own choice to install (vitest for localplane/vitest), and its scripts the
+    // consumer's to allow.
     const peers = Object.keys(manifest.peerDependencies ?? {}).filter((name) => !optionalPeers.has(name));
     for (const name of [
       ...new Set([...Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies }), ...peers]),
@@ -189,7 +190,10 @@ describe('the docs', () => {
   });
 });
 
-/** DuckDB's account of a Parquet logical type, e.g. `TimestampType(isAdjustedToUTC=1, unit=TimeUnit(MILLIS=<null>, MICROS=MicroSeconds(), NANOS=<null>))`, in the Parquet spec's notation. */
+/**
+ * DuckDB's account of a Parquet logical type, e.g. `TimestampType(isAdjustedToUTC=1, unit=TimeUnit(MILLIS=<null>,
+ * MICROS=MicroSeconds(), NANOS=<null>))`, in the Parquet spec's notation.
+ */
 function logicalType(described: string | null): string {
   if (described === null) return '';
   if (described === 'StringType()') return ' STRING';
@@ -246,7 +250,8 @@ describe("docs/exports.md's Parquet columns", () => {
         (column) => `count(*) FILTER (WHERE "${column}" IS NULL)::INTEGER AS "${column}"`,
       );
       const [counts] = await duckdb<Record<string, number>>(
-        `SELECT count(*)::INTEGER AS runs, ${nullCounts.join(', ')} FROM read_parquet([${files.map((path) => `'${path}'`).join(', ')}], hive_partitioning = false)`,
+        `SELECT count(*)::INTEGER AS runs, ${nullCounts.join(', ')} FROM ` +
+          `read_parquet([${files.map((path) => `'${path}'`).join(', ')}], hive_partitioning = false)`,
       );
       const { runs, ...nulls } = counts!;
       expect(runs).toBeGreaterThan(0);

@@ -208,47 +208,52 @@ describe('fault rules', () => {
     expect(await rules()).toEqual([]);
   });
 
-  it('that could never fire are refused with a 422 naming why: the harness paths, a workspace that does not exist, a workspace on objstore requests', async () => {
-    const refusal = async (match: object) => {
-      const response = await admin('POST', '/fault-rules', { match, action: { status: 503 } });
-      expect(response.status, JSON.stringify(match)).toBe(422);
-      return response.body.detail as { loc: string[]; msg: string }[];
-    };
-    for (const path of ['/_localplane/reset', '/_localplane/**', '/ui', '/docs/**', '/openapi.json']) {
-      expect(await refusal({ path }), path).toEqual([
-        expect.objectContaining({ loc: ['body', 'match', 'path'], msg: expect.stringContaining('never faulted') }),
+  it(
+    'that could never fire are refused with a 422 naming why: the harness paths, a workspace that does not ' +
+      'exist, a workspace on objstore requests',
+    async () => {
+      const refusal = async (match: object) => {
+        const response = await admin('POST', '/fault-rules', { match, action: { status: 503 } });
+        expect(response.status, JSON.stringify(match)).toBe(422);
+        return response.body.detail as { loc: string[]; msg: string }[];
+      };
+      for (const path of ['/_localplane/reset', '/_localplane/**', '/ui', '/docs/**', '/openapi.json']) {
+        expect(await refusal({ path }), path).toEqual([
+          expect.objectContaining({ loc: ['body', 'match', 'path'], msg: expect.stringContaining('never faulted') }),
+        ]);
+      }
+      const unknown = '00000000-0000-4000-8000-00000000abcd';
+      expect(await refusal({ workspace_id: unknown })).toEqual([
+        expect.objectContaining({
+          loc: ['body', 'match', 'workspace_id'],
+          msg: `Value error, there is no workspace ${unknown}: this rule would never fire`,
+        }),
       ]);
-    }
-    const unknown = '00000000-0000-4000-8000-00000000abcd';
-    expect(await refusal({ workspace_id: unknown })).toEqual([
-      expect.objectContaining({
-        loc: ['body', 'match', 'workspace_id'],
-        msg: `Value error, there is no workspace ${unknown}: this rule would never fire`,
-      }),
-    ]);
-    expect(await refusal({ source: 'objstore', workspace_id: plus().id })).toEqual([
-      expect.objectContaining({
-        loc: ['body', 'match', 'workspace_id'],
-        msg: 'Value error, objstore requests belong to no workspace: this rule would never fire',
-      }),
-    ]);
-    expect(() => ctx.instance.faultRules.add({ match: { workspace_id: unknown }, action: { status: 503 } })).toThrow(
-      new TypeError(`match.workspace_id: Value error, there is no workspace ${unknown}: this rule would never fire`),
-    );
-    expect(await rules()).toEqual([]);
-    // Paths that only begin like the harness's, a workspace in upper case, and an objstore bucket glob are rules like any other.
-    for (const match of [
-      { path: '/uikit/**' },
-      { path: '/docs-and-more' },
-      { workspace_id: plus().id.toUpperCase() },
-      { source: 'objstore', path: '/_localplane/**' },
-    ]) {
-      expect(
-        (await admin('POST', '/fault-rules', { match, action: { status: 503 } })).status,
-        JSON.stringify(match),
-      ).toBe(201);
-    }
-  });
+      expect(await refusal({ source: 'objstore', workspace_id: plus().id })).toEqual([
+        expect.objectContaining({
+          loc: ['body', 'match', 'workspace_id'],
+          msg: 'Value error, objstore requests belong to no workspace: this rule would never fire',
+        }),
+      ]);
+      expect(() => ctx.instance.faultRules.add({ match: { workspace_id: unknown }, action: { status: 503 } })).toThrow(
+        new TypeError(`match.workspace_id: Value error, there is no workspace ${unknown}: this rule would never fire`),
+      );
+      expect(await rules()).toEqual([]);
+      // Paths that only begin like the harness's, a workspace in upper case, and an objstore bucket glob are rules like
+      // any other.
+      for (const match of [
+        { path: '/uikit/**' },
+        { path: '/docs-and-more' },
+        { workspace_id: plus().id.toUpperCase() },
+        { source: 'objstore', path: '/_localplane/**' },
+      ]) {
+        expect(
+          (await admin('POST', '/fault-rules', { match, action: { status: 503 } })).status,
+          JSON.stringify(match),
+        ).toBe(201);
+      }
+    },
+  );
 
   it('answer with headers beside their own (Retry-After) and, on the API, a JSON body of their own', async () => {
     await addRule({

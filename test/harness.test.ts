@@ -156,7 +156,8 @@ describe('an in-process instance', () => {
     expect(runs.map((run) => [run.status, run.retry_number])).toEqual(runs.map(() => ['Completed', 0]));
     expect(runs.reduce((sum, run) => sum + run.metadata.result!.rows_written, 0)).toBe(1500);
     const [{ count }] = await duckdb<{ count: number }>(
-      `SELECT count(*)::INTEGER AS count FROM read_parquet('${second.filesDir}/${secondFixtures.objstore.buckets[0]}/second/**/*.parquet')`,
+      `SELECT count(*)::INTEGER AS count FROM ` +
+        `read_parquet('${second.filesDir}/${secondFixtures.objstore.buckets[0]}/second/**/*.parquet')`,
     );
     expect(count).toBe(1500);
   });

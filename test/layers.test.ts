@@ -35,7 +35,8 @@ const RULES: IRegularForbiddenRuleType[] = [
   {
     name: 'no-composition-root-below-it',
     comment:
-      'only the composition root (localplane.ts, cli.ts, index.ts) imports itself and admin/; test-runners/ is above it, a user of the package API',
+      'only the composition root (localplane.ts, cli.ts, index.ts) imports itself and admin/; test-runners/ is ' +
+      'above it, a user of the package API',
     from: { path: '^src/', pathNot: `${COMPOSITION_ROOT}|^src/(admin|test-runners)/` },
     to: { path: `${COMPOSITION_ROOT}|^src/admin/` },
   },
@@ -118,21 +119,25 @@ describe('src/ layers', () => {
     expect(violations.map(describeViolation)).toEqual([]);
   });
 
-  it('never loads DuckDB into the instance\'s process, not even on first use: its own process does (docs/architecture.md, "What a start loads")', () => {
-    const loadable = new Set<string>();
-    const visit = (module: string) => {
-      if (loadable.has(module)) return;
-      loadable.add(module);
-      for (const { resolved, dependencyTypes } of modules.get(module) ?? []) {
-        if (!dependencyTypes.includes('type-only')) visit(resolved);
-      }
-    };
-    visit('src/localplane.ts');
-    expect(loadable).toContain('src/warehouse/duckdb-process.ts');
-    expect(
-      [...loadable].filter((module) =>
-        ['src/warehouse/sandbox.ts', 'src/warehouse/duckdb.ts', 'src/warehouse/duckdb-child.ts'].includes(module),
-      ),
-    ).toEqual([]);
-  });
+  it(
+    "never loads DuckDB into the instance's process, not even on first use: its own process does " +
+      '(docs/architecture.md, "What a start loads")',
+    () => {
+      const loadable = new Set<string>();
+      const visit = (module: string) => {
+        if (loadable.has(module)) return;
+        loadable.add(module);
+        for (const { resolved, dependencyTypes } of modules.get(module) ?? []) {
+          if (!dependencyTypes.includes('type-only')) visit(resolved);
+        }
+      };
+      visit('src/localplane.ts');
+      expect(loadable).toContain('src/warehouse/duckdb-process.ts');
+      expect(
+        [...loadable].filter((module) =>
+          ['src/warehouse/sandbox.ts', 'src/warehouse/duckdb.ts', 'src/warehouse/duckdb-child.ts'].includes(module),
+        ),
+      ).toEqual([]);
+    },
+  );
 });

@@ -123,7 +123,10 @@ const hugeHeader = `X-Big: ${'b'.repeat(MIB)}\r\n`;
 /** A browser form upload (POST Object) whose file, `fileBytes` long, is its first part: it names no key. */
 function formUploadHead(fileBytes: number): string {
   const filePart = '--form\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\n';
-  return `POST /exports HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=form\r\nContent-Length: ${filePart.length + fileBytes}\r\n\r\n${filePart}`;
+  return (
+    `POST /exports HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; ` +
+    `boundary=form\r\nContent-Length: ${filePart.length + fileBytes}\r\n\r\n${filePart}`
+  );
 }
 
 /** What an answer says: the API's `detail`, the objstore's error `Code`, or nothing (an empty body). */
@@ -161,7 +164,9 @@ const servers: [server: string, port: (linger: Linger) => number, cases: Refused
       },
       {
         what: 'a body over 1 MiB',
-        head: `POST /_localplane/objstore/keys HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${4 * MIB}\r\n\r\n`,
+        head:
+          `POST /_localplane/objstore/keys HTTP/1.1\r\nHost: localhost\r\nContent-Type: ` +
+          `application/json\r\nContent-Length: ${4 * MIB}\r\n\r\n`,
         bodyBytes: 4 * MIB,
         status: 413,
         says: 'Request body too large: the limit is 1048576 bytes (1 MiB)',

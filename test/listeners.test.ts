@@ -54,45 +54,49 @@ describe('GET /v2/listeners', () => {
 });
 
 describe('POST, GET, PATCH and DELETE /v2/listeners/{listener_id}', () => {
-  it('creates a listener (201), reads it back, patches its version and namespaces in place (200), deletes it (204), then 404', async () => {
-    const api = client(globex());
-    const created = await api.post(LISTENERS, listenerBody('globex-k8s-edge', ['edge']));
-    expect(created.status).toBe(201);
-    expectSchema(created.body, 'Listener');
-    expect(created.body).toMatchObject({
-      compute_type: 'k8s',
-      compute_id: 'globex-k8s-edge',
-      compute_config: { k8s_namespaces: ['edge'] },
-      version: '0.12.0',
-    });
-    expect(created.body.created_at).toBe(created.body.updated_at);
-    const path = `${LISTENERS}/${created.body.id}`;
-    expect((await api.get(path)).body).toEqual(created.body);
+  it(
+    'creates a listener (201), reads it back, patches its version and namespaces in place (200), deletes it ' +
+      '(204), then 404',
+    async () => {
+      const api = client(globex());
+      const created = await api.post(LISTENERS, listenerBody('globex-k8s-edge', ['edge']));
+      expect(created.status).toBe(201);
+      expectSchema(created.body, 'Listener');
+      expect(created.body).toMatchObject({
+        compute_type: 'k8s',
+        compute_id: 'globex-k8s-edge',
+        compute_config: { k8s_namespaces: ['edge'] },
+        version: '0.12.0',
+      });
+      expect(created.body.created_at).toBe(created.body.updated_at);
+      const path = `${LISTENERS}/${created.body.id}`;
+      expect((await api.get(path)).body).toEqual(created.body);
 
-    await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
-    const patched = await api.patch(path, { compute_config: { k8s_namespaces: ['edge', 'edge-batch'] } });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({
-      id: created.body.id,
-      compute_id: 'globex-k8s-edge',
-      version: '0.12.0',
-      compute_config: { k8s_namespaces: ['edge', 'edge-batch'] },
-    });
-    expect(Date.parse(patched.body.updated_at) - Date.parse(created.body.updated_at)).toBe(60_000);
-    const versioned = await api.patch(path, { version: '0.13.1', compute_config: null });
-    expect(versioned.body).toMatchObject({
-      version: '0.13.1',
-      compute_config: { k8s_namespaces: ['edge', 'edge-batch'] },
-    });
+      await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
+      const patched = await api.patch(path, { compute_config: { k8s_namespaces: ['edge', 'edge-batch'] } });
+      expect(patched.status).toBe(200);
+      expect(patched.body).toMatchObject({
+        id: created.body.id,
+        compute_id: 'globex-k8s-edge',
+        version: '0.12.0',
+        compute_config: { k8s_namespaces: ['edge', 'edge-batch'] },
+      });
+      expect(Date.parse(patched.body.updated_at) - Date.parse(created.body.updated_at)).toBe(60_000);
+      const versioned = await api.patch(path, { version: '0.13.1', compute_config: null });
+      expect(versioned.body).toMatchObject({
+        version: '0.13.1',
+        compute_config: { k8s_namespaces: ['edge', 'edge-batch'] },
+      });
 
-    const deleted = await api.delete(path);
-    expect(deleted.status).toBe(204);
-    expect(deleted.text).toBe('');
-    const gone = await api.get(path);
-    expect(gone.status).toBe(404);
-    expect(gone.body).toEqual({ detail: `Listener ID ${created.body.id} not found.` });
-    expect((await api.delete(path)).status).toBe(404);
-  });
+      const deleted = await api.delete(path);
+      expect(deleted.status).toBe(204);
+      expect(deleted.text).toBe('');
+      const gone = await api.get(path);
+      expect(gone.status).toBe(404);
+      expect(gone.body).toEqual({ detail: `Listener ID ${created.body.id} not found.` });
+      expect((await api.delete(path)).status).toBe(404);
+    },
+  );
 
   it('refuses a second listener of the same compute_id (409) and a k8s listener without namespaces (400)', async () => {
     const api = client(globex());
@@ -116,7 +120,9 @@ describe('POST, GET, PATCH and DELETE /v2/listeners/{listener_id}', () => {
 
   it('refuses every listener call of a workspace that is not self-hosted with 403, whatever the id', async () => {
     const api = client(acme());
-    const detail = `Listeners cannot be created for the service workspace ID '${acme().id}'. Creating listeners is only allowed for the service organizations with self-hosted enterprise plans.`;
+    const detail =
+      `Listeners cannot be created for the service workspace ID '${acme().id}'. Creating listeners ` +
+      `is only allowed for the service organizations with self-hosted enterprise plans.`;
     const attempts = [
       await api.post(LISTENERS, listenerBody('acme-k8s')),
       await api.get(`${LISTENERS}/${globex().listeners[0]}`),
@@ -130,28 +136,34 @@ describe('POST, GET, PATCH and DELETE /v2/listeners/{listener_id}', () => {
 });
 
 describe('listeners and the deployments that run on them', () => {
-  it("lets an external_container deployment name a created listener, refuses the listener's deletion while it runs one (409), then deletes it", async () => {
-    const api = client(globex());
-    const listener = (await api.post(LISTENERS, listenerBody('globex-k8s-deploys'))).body;
-    const deployment = await api.post('/v2/deployments', containerDeployment('on-a-new-listener', listener.id));
-    expect(deployment.status, deployment.text).toBe(201);
-    expect(deployment.body.source_config.listener_id).toBe(listener.id);
+  it(
+    "lets an external_container deployment name a created listener, refuses the listener's deletion while it " +
+      'runs one (409), then deletes it',
+    async () => {
+      const api = client(globex());
+      const listener = (await api.post(LISTENERS, listenerBody('globex-k8s-deploys'))).body;
+      const deployment = await api.post('/v2/deployments', containerDeployment('on-a-new-listener', listener.id));
+      expect(deployment.status, deployment.text).toBe(201);
+      expect(deployment.body.source_config.listener_id).toBe(listener.id);
 
-    const refused = await api.delete(`${LISTENERS}/${listener.id}`);
-    expect(refused.status).toBe(409);
-    expect(refused.body).toEqual({
-      detail: `Listener ID ${listener.id} is used by deployment(s) ${deployment.body.id}. Delete those deployments first.`,
-    });
-    expect((await api.get(`${LISTENERS}/${listener.id}`)).status).toBe(200);
+      const refused = await api.delete(`${LISTENERS}/${listener.id}`);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({
+        detail:
+          `Listener ID ${listener.id} is used by deployment(s) ${deployment.body.id}. Delete those ` +
+          `deployments first.`,
+      });
+      expect((await api.get(`${LISTENERS}/${listener.id}`)).status).toBe(200);
 
-    expect((await api.delete(`/v2/deployments/${deployment.body.id}`)).status).toBe(204);
-    expect((await api.delete(`${LISTENERS}/${listener.id}`)).status).toBe(204);
-    const orphan = await api.post('/v2/deployments', containerDeployment('on-a-deleted-listener', listener.id));
-    expect(orphan.status).toBe(400);
-    expect(orphan.body).toEqual({
-      detail: `Source configuration error: listener_id ${listener.id} is not a listener of this workspace.`,
-    });
-  });
+      expect((await api.delete(`/v2/deployments/${deployment.body.id}`)).status).toBe(204);
+      expect((await api.delete(`${LISTENERS}/${listener.id}`)).status).toBe(204);
+      const orphan = await api.post('/v2/deployments', containerDeployment('on-a-deleted-listener', listener.id));
+      expect(orphan.status).toBe(400);
+      expect(orphan.body).toEqual({
+        detail: `Source configuration error: listener_id ${listener.id} is not a listener of this workspace.`,
+      });
+    },
+  );
 
   it('refuses to delete a fixture listener that seeded deployments run on', async () => {
     const state = await ctx.admin.request('GET', `/state?workspace_id=${globex().id}`);

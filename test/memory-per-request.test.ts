@@ -19,7 +19,10 @@ const MiB = 1024 * 1024;
 const MB = 1000 * 1000;
 /** Objstore requests of each kind: each would leave its body held, 400 MB of forms or 100 MB of chunks in all. */
 const REQUESTS = 400;
-/** API requests of 1 MiB answered with their value echoed: each would leave 2 MiB held, 200 MB in all, four times RETAINED_BOUND. */
+/**
+ * API requests of 1 MiB answered with their value echoed: each would leave 2 MiB held, 200 MB in all, four times
+ * RETAINED_BOUND.
+ */
 const API_REQUESTS = 100;
 /** Requests of a kind made before measuring, so that what they load (modules, compiled code) is there before. */
 const WARM_UP = 20;
@@ -80,7 +83,10 @@ class Probe {
 }
 
 interface Sent {
-  /** 'cut': the server closed the connection before the answer was read (it may answer a refused upload and close at once). */
+  /**
+   * 'cut': the server closed the connection before the answer was read (it may answer a refused upload and close at
+   * once).
+   */
   status: number | 'cut';
   body: string;
 }
@@ -98,7 +104,9 @@ function writable(request: http.ClientRequest): Promise<void> {
   });
 }
 
-/** Sends a request whose body is written piece by piece as the connection takes it, until it ends or the server answers. */
+/**
+ * Sends a request whose body is written piece by piece as the connection takes it, until it ends or the server answers.
+ */
 function send(
   url: string,
   method: string,
@@ -292,7 +300,8 @@ describe('memory per request', { timeout: 180_000 }, () => {
         Object.entries(fields)
           .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
           .join('') +
-        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="large.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+        (`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="large.bin"\r\nContent-Type: ` +
+          `application/octet-stream\r\n\r\n`);
       const tail = `\r\n--${boundary}--\r\n`;
       const headers = {
         'content-type': `multipart/form-data; boundary=${boundary}`,
@@ -328,32 +337,39 @@ describe('memory per request', { timeout: 180_000 }, () => {
     });
   });
 
-  it('a 128 MiB object downloads from the object browser (/_localplane/objstore/buckets/{bucket}/object/content) streamed, never held whole', async () => {
-    const size = 128 * MiB;
-    const key = fullKey(fixtures);
-    const bucket = fixtures.objstore.buckets[0]!;
-    const path = `/${bucket}/memory/download.bin`;
-    const headers = await signedHeaders(
-      probe.objstoreUrl,
-      { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key },
-      {
-        method: 'PUT',
-        path,
-        headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
-      },
-    );
-    headers['content-length'] = String(size);
-    expect((await send(`${probe.objstoreUrl}${path}`, 'PUT', headers, framed('', size, ''), false)).status).toBe(200);
+  it(
+    'a 128 MiB object downloads from the object browser (/_localplane/objstore/buckets/{bucket}/object/content) ' +
+      'streamed, never held whole',
+    async () => {
+      const size = 128 * MiB;
+      const key = fullKey(fixtures);
+      const bucket = fixtures.objstore.buckets[0]!;
+      const path = `/${bucket}/memory/download.bin`;
+      const headers = await signedHeaders(
+        probe.objstoreUrl,
+        { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key },
+        {
+          method: 'PUT',
+          path,
+          headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+        },
+      );
+      headers['content-length'] = String(size);
+      expect((await send(`${probe.objstoreUrl}${path}`, 'PUT', headers, framed('', size, ''), false)).status).toBe(200);
 
-    const { growth, sent } = await peakOf(() =>
-      download(`${probe.apiUrl}/_localplane/objstore/buckets/${bucket}/object/content?key=memory/download.bin`),
-    );
-    expect(sent).toEqual({ status: 200, body: String(size) });
-    expect(growth).toBeLessThan(64 * MB);
-  });
+      const { growth, sent } = await peakOf(() =>
+        download(`${probe.apiUrl}/_localplane/objstore/buckets/${bucket}/object/content?key=memory/download.bin`),
+      );
+      expect(sent).toEqual({ status: 200, body: String(size) });
+      expect(growth).toBeLessThan(64 * MB);
+    },
+  );
 
   describe('aws-chunked uploads', () => {
-    /** A PutObject signed by a fixture key whose one chunk of `chunkSize` bytes is signed with zeros: refused at the chunk's end. */
+    /**
+     * A PutObject signed by a fixture key whose one chunk of `chunkSize` bytes is signed with zeros: refused at the
+     * chunk's end.
+     */
     function badlySignedChunk(chunkSize: number): () => Promise<Sent> {
       const key = fullKey(fixtures);
       const path = `/${fixtures.objstore.buckets[0]}/memory/chunked.bin`;

@@ -49,57 +49,61 @@ function aws(...args: string[]): Promise<{ status: number | null; stdout: string
 }
 
 describe.skipIf(skipped)(`the aws CLI${skipped ? ' (skipped: no aws on PATH; apt-get install awscli)' : ''}`, () => {
-  it('lists object versions page by page (null, latest), reads the versioning configuration, and deletes a folder recursively', async () => {
-    expect(awsMissing, 'an aws on PATH').toBe(false);
-    const keys = Array.from({ length: 45 }, (_, index) => `cli/folder/object-${String(index).padStart(2, '0')}.txt`);
-    for (const key of keys) await s3().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: key }));
+  it(
+    'lists object versions page by page (null, latest), reads the versioning configuration, and deletes a folder ' +
+      'recursively',
+    async () => {
+      expect(awsMissing, 'an aws on PATH').toBe(false);
+      const keys = Array.from({ length: 45 }, (_, index) => `cli/folder/object-${String(index).padStart(2, '0')}.txt`);
+      for (const key of keys) await s3().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: key }));
 
-    // --page-size 10: the CLI follows NextKeyMarker / NextVersionIdMarker over five requests.
-    const listed = await aws(
-      's3api',
-      'list-object-versions',
-      '--bucket',
-      bucket(),
-      '--prefix',
-      'cli/',
-      '--page-size',
-      '10',
-      '--output',
-      'json',
-    );
-    expect(listed.stderr).toBe('');
-    expect(listed.status).toBe(0);
-    const versions = (
-      JSON.parse(listed.stdout) as { Versions: { Key: string; VersionId: string; IsLatest: boolean; Size: number }[] }
-    ).Versions;
-    expect(versions.map((version) => version.Key)).toEqual(keys);
-    expect(
-      versions.every(
-        (version) => version.VersionId === 'null' && version.IsLatest && version.Size === version.Key.length,
-      ),
-    ).toBe(true);
-    const journal = (await ctx.admin.request('GET', '/objstore/journal')).body as {
-      operation: string;
-      status: number;
-    }[];
-    expect(
-      journal.filter((record) => record.operation === 'ListObjectVersions').map((record) => record.status),
-    ).toEqual([200, 200, 200, 200, 200]);
+      // --page-size 10: the CLI follows NextKeyMarker / NextVersionIdMarker over five requests.
+      const listed = await aws(
+        's3api',
+        'list-object-versions',
+        '--bucket',
+        bucket(),
+        '--prefix',
+        'cli/',
+        '--page-size',
+        '10',
+        '--output',
+        'json',
+      );
+      expect(listed.stderr).toBe('');
+      expect(listed.status).toBe(0);
+      const versions = (
+        JSON.parse(listed.stdout) as { Versions: { Key: string; VersionId: string; IsLatest: boolean; Size: number }[] }
+      ).Versions;
+      expect(versions.map((version) => version.Key)).toEqual(keys);
+      expect(
+        versions.every(
+          (version) => version.VersionId === 'null' && version.IsLatest && version.Size === version.Key.length,
+        ),
+      ).toBe(true);
+      const journal = (await ctx.admin.request('GET', '/objstore/journal')).body as {
+        operation: string;
+        status: number;
+      }[];
+      expect(
+        journal.filter((record) => record.operation === 'ListObjectVersions').map((record) => record.status),
+      ).toEqual([200, 200, 200, 200, 200]);
 
-    const versioning = await aws('s3api', 'get-bucket-versioning', '--bucket', bucket(), '--output', 'json');
-    expect(versioning).toMatchObject({ status: 0, stdout: '', stderr: '' });
+      const versioning = await aws('s3api', 'get-bucket-versioning', '--bucket', bucket(), '--output', 'json');
+      expect(versioning).toMatchObject({ status: 0, stdout: '', stderr: '' });
 
-    const removed = await aws('s3', 'rm', '--recursive', `s3://${bucket()}/cli/`);
-    expect(removed.stderr).toBe('');
-    expect(removed.status).toBe(0);
-    expect(removed.stdout.trim().split('\n')).toHaveLength(keys.length);
-    expect(await listKeys(s3(), bucket(), 'cli/')).toEqual([]);
-    const deletes = (
-      (await ctx.admin.request('GET', '/objstore/journal')).body as { operation: string; status: number }[]
-    ).filter((record) => record.operation === 'DeleteObject');
-    expect(deletes.map((record) => record.status)).toEqual(keys.map(() => 204));
-    // Neither view keeps the emptied folder.
-    expect(existsSync(join(ctx.instance.filesDir!, bucket(), 'cli'))).toBe(false);
-    expect(readdirSync(join(ctx.instance.dataDir, 'objstore', bucket()))).not.toContain('cli');
-  });
+      const removed = await aws('s3', 'rm', '--recursive', `s3://${bucket()}/cli/`);
+      expect(removed.stderr).toBe('');
+      expect(removed.status).toBe(0);
+      expect(removed.stdout.trim().split('\n')).toHaveLength(keys.length);
+      expect(await listKeys(s3(), bucket(), 'cli/')).toEqual([]);
+      const deletes = (
+        (await ctx.admin.request('GET', '/objstore/journal')).body as { operation: string; status: number }[]
+      ).filter((record) => record.operation === 'DeleteObject');
+      expect(deletes.map((record) => record.status)).toEqual(keys.map(() => 204));
+      // Neither view keeps the emptied folder.
+      expect(existsSync(join(ctx.instance.filesDir!, bucket(), 'cli'))).toBe(false);
+      expect(readdirSync(join(ctx.instance.dataDir, 'objstore', bucket()))).not.toContain('cli');
+    },
+  );
 });

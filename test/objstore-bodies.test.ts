@@ -197,7 +197,10 @@ forEachStorage((storage) => {
   /** A client that sends checksums only when told to, as the app's own client does. */
   const plainClient = () => ctx.client(KEY, CHECKSUMS_WHEN_REQUIRED);
 
-  /** The bodies being received that the files storage keeps beside the store (the memory storage writes none: useObjstore checks it). */
+  /**
+   * The bodies being received that the files storage keeps beside the store (the memory storage writes none:
+   * useObjstore checks it).
+   */
   function incomingFiles(): string[] {
     return fs.readdirSync(ctx.directory).filter((name) => name.startsWith('.incoming-'));
   }

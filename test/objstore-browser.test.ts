@@ -225,30 +225,34 @@ describe('GET /_localplane/objstore/buckets/{bucket}/objects', () => {
     );
   });
 
-  it('search finds keys holding the text, in any case, across the whole bucket (not only the first page), paged by its cursor', async () => {
-    const bucket = 'browser-search';
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-    const keys = Array.from({ length: 150 }, (_, index) => `runs/part-${String(index).padStart(3, '0')}.parquet`);
-    keys[140] = 'runs/zz/Needle-In-A-Haystack.parquet';
-    keys[145] = 'runs/zz/another-needle.json';
-    await Promise.all(keys.map((key) => put(key, 'x', {}, bucket)));
+  it(
+    'search finds keys holding the text, in any case, across the whole bucket (not only the first page), paged ' +
+      'by its cursor',
+    async () => {
+      const bucket = 'browser-search';
+      await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+      const keys = Array.from({ length: 150 }, (_, index) => `runs/part-${String(index).padStart(3, '0')}.parquet`);
+      keys[140] = 'runs/zz/Needle-In-A-Haystack.parquet';
+      keys[145] = 'runs/zz/another-needle.json';
+      await Promise.all(keys.map((key) => put(key, 'x', {}, bucket)));
 
-    const [firstPage] = await allPages(bucket, { prefix: 'runs/' });
-    expect(firstPage!.objects).toHaveLength(100);
-    expect(firstPage!.objects.map((object) => object.key)).not.toContain(keys[140]);
+      const [firstPage] = await allPages(bucket, { prefix: 'runs/' });
+      expect(firstPage!.objects).toHaveLength(100);
+      expect(firstPage!.objects.map((object) => object.key)).not.toContain(keys[140]);
 
-    const found = await allPages(bucket, { search: 'NEEDLE', limit: 1 });
-    expect(found.map((page) => page.objects.map((object) => object.key))).toEqual([[keys[140]], [keys[145]]]);
-    // A delimiter does not hide what is found in folders: the search lists keys flat.
-    const [flat] = await allPages(bucket, { search: 'needle', delimiter: '/' });
-    expect(flat!.objects.map((object) => object.key)).toEqual([keys[140], keys[145]]);
-    expect(flat!.prefixes).toEqual([]);
-    // Within a prefix only; an empty search is no search.
-    expect((await allPages(bucket, { prefix: 'runs/part-', search: 'needle' }))[0]!.objects).toEqual([]);
-    expect(
-      (await allPages(bucket, { prefix: 'runs/', delimiter: '/', search: '' })).flatMap((page) => page.prefixes),
-    ).toEqual(['runs/zz/']);
-  });
+      const found = await allPages(bucket, { search: 'NEEDLE', limit: 1 });
+      expect(found.map((page) => page.objects.map((object) => object.key))).toEqual([[keys[140]], [keys[145]]]);
+      // A delimiter does not hide what is found in folders: the search lists keys flat.
+      const [flat] = await allPages(bucket, { search: 'needle', delimiter: '/' });
+      expect(flat!.objects.map((object) => object.key)).toEqual([keys[140], keys[145]]);
+      expect(flat!.prefixes).toEqual([]);
+      // Within a prefix only; an empty search is no search.
+      expect((await allPages(bucket, { prefix: 'runs/part-', search: 'needle' }))[0]!.objects).toEqual([]);
+      expect(
+        (await allPages(bucket, { prefix: 'runs/', delimiter: '/', search: '' })).flatMap((page) => page.prefixes),
+      ).toEqual(['runs/zz/']);
+    },
+  );
 
   it('refuses a cursor no page gave, and a limit out of 1..1000, with 422', async () => {
     const queries: Record<string, string | number>[] = [
@@ -273,39 +277,43 @@ describe('GET /_localplane/objstore/buckets/{bucket}/objects', () => {
 });
 
 describe('GET /_localplane/objstore/buckets/{bucket}/object', () => {
-  it('shows what HeadObject shows: size, ETag, checksums by algorithm, content type, user metadata, stored headers, last modified', async () => {
-    const body = Buffer.from('{"hello": "world"}');
-    await put('meta/doc.json', body, {
-      ContentType: 'application/json',
-      CacheControl: 'max-age=60',
-      ContentLanguage: 'en',
-      // Non-ASCII metadata travels RFC 2047-encoded (the SDK sends no other header bytes); it reads back as text.
-      Metadata: { owner: 'team-a', note: `=?UTF-8?B?${Buffer.from('café ✓').toString('base64')}?=` },
-      ChecksumAlgorithm: 'SHA256',
-    });
-    const head = await s3.send(
-      new HeadObjectCommand({ Bucket: BUCKET, Key: 'meta/doc.json', ChecksumMode: 'ENABLED' }),
-    );
+  it(
+    'shows what HeadObject shows: size, ETag, checksums by algorithm, content type, user metadata, stored ' +
+      'headers, last modified',
+    async () => {
+      const body = Buffer.from('{"hello": "world"}');
+      await put('meta/doc.json', body, {
+        ContentType: 'application/json',
+        CacheControl: 'max-age=60',
+        ContentLanguage: 'en',
+        // Non-ASCII metadata travels RFC 2047-encoded (the SDK sends no other header bytes); it reads back as text.
+        Metadata: { owner: 'team-a', note: `=?UTF-8?B?${Buffer.from('café ✓').toString('base64')}?=` },
+        ChecksumAlgorithm: 'SHA256',
+      });
+      const head = await s3.send(
+        new HeadObjectCommand({ Bucket: BUCKET, Key: 'meta/doc.json', ChecksumMode: 'ENABLED' }),
+      );
 
-    const reply = await ctx.admin.request('GET', objectPath('meta/doc.json'));
-    expect(reply.status, reply.text).toBe(200);
-    expect(reply.body).toEqual({
-      bucket: BUCKET,
-      key: 'meta/doc.json',
-      size: body.length,
-      etag: `"${createHash('md5').update(body).digest('hex')}"`,
-      last_modified: head.LastModified!.toISOString(),
-      content_type: 'application/json',
-      storage_class: 'STANDARD',
-      headers: { 'cache-control': 'max-age=60', 'content-language': 'en' },
-      user_metadata: { owner: 'team-a', note: 'café ✓' },
-      checksums: { SHA256: createHash('sha256').update(body).digest('base64') },
-      checksum_type: 'FULL_OBJECT',
-      parts_count: null,
-    });
-    expect(reply.body.etag).toBe(head.ETag);
-    expect(reply.body.checksums.SHA256).toBe(head.ChecksumSHA256);
-  });
+      const reply = await ctx.admin.request('GET', objectPath('meta/doc.json'));
+      expect(reply.status, reply.text).toBe(200);
+      expect(reply.body).toEqual({
+        bucket: BUCKET,
+        key: 'meta/doc.json',
+        size: body.length,
+        etag: `"${createHash('md5').update(body).digest('hex')}"`,
+        last_modified: head.LastModified!.toISOString(),
+        content_type: 'application/json',
+        storage_class: 'STANDARD',
+        headers: { 'cache-control': 'max-age=60', 'content-language': 'en' },
+        user_metadata: { owner: 'team-a', note: 'café ✓' },
+        checksums: { SHA256: createHash('sha256').update(body).digest('base64') },
+        checksum_type: 'FULL_OBJECT',
+        parts_count: null,
+      });
+      expect(reply.body.etag).toBe(head.ETag);
+      expect(reply.body.checksums.SHA256).toBe(head.ChecksumSHA256);
+    },
+  );
 
   it('an object put without a checksum: the CRC64NVME S3 gives it', async () => {
     await put('meta/plain.bin', Buffer.from([0, 1, 2]));

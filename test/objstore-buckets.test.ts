@@ -237,24 +237,27 @@ describe('CreateBucket', () => {
 });
 
 describe('DeleteBucket and HeadBucket', () => {
-  it('deletes an empty bucket (204), refuses one with objects (BucketNotEmpty), and then knows none (NoSuchBucket)', async () => {
-    const client = s3(shared);
-    await client.send(new CreateBucketCommand({ Bucket: 'short-lived' }));
-    await client.send(new PutObjectCommand({ Bucket: 'short-lived', Key: 'object', Body: 'x' }));
+  it(
+    'deletes an empty bucket (204), refuses one with objects (BucketNotEmpty), and then knows none ' + '(NoSuchBucket)',
+    async () => {
+      const client = s3(shared);
+      await client.send(new CreateBucketCommand({ Bucket: 'short-lived' }));
+      await client.send(new PutObjectCommand({ Bucket: 'short-lived', Key: 'object', Body: 'x' }));
 
-    const notEmpty = await failure(client.send(new DeleteBucketCommand({ Bucket: 'short-lived' })));
-    expect([notEmpty.name, notEmpty.$metadata.httpStatusCode]).toEqual(['BucketNotEmpty', 409]);
+      const notEmpty = await failure(client.send(new DeleteBucketCommand({ Bucket: 'short-lived' })));
+      expect([notEmpty.name, notEmpty.$metadata.httpStatusCode]).toEqual(['BucketNotEmpty', 409]);
 
-    await client.send(new DeleteObjectCommand({ Bucket: 'short-lived', Key: 'object' }));
-    const deleted = await client.send(new DeleteBucketCommand({ Bucket: 'short-lived' }));
-    expect(deleted.$metadata.httpStatusCode).toBe(204);
+      await client.send(new DeleteObjectCommand({ Bucket: 'short-lived', Key: 'object' }));
+      const deleted = await client.send(new DeleteBucketCommand({ Bucket: 'short-lived' }));
+      expect(deleted.$metadata.httpStatusCode).toBe(204);
 
-    const head = await sendSigned(endpoint, shared, { method: 'HEAD', path: '/short-lived' });
-    expect([head.status, head.body]).toEqual([404, '']);
-    const again = await sendSigned(endpoint, shared, { method: 'DELETE', path: '/short-lived' });
-    expect([again.status, xmlElement(again.body, 'Code')]).toEqual([404, 'NoSuchBucket']);
-    expect(again.body).toContain('<BucketName>short-lived</BucketName>');
-  });
+      const head = await sendSigned(endpoint, shared, { method: 'HEAD', path: '/short-lived' });
+      expect([head.status, head.body]).toEqual([404, '']);
+      const again = await sendSigned(endpoint, shared, { method: 'DELETE', path: '/short-lived' });
+      expect([again.status, xmlElement(again.body, 'Code')]).toEqual([404, 'NoSuchBucket']);
+      expect(again.body).toContain('<BucketName>short-lived</BucketName>');
+    },
+  );
 
   it('keeps the configured buckets: no account may delete them', async () => {
     const reply = await sendSigned(endpoint, shared, { method: 'DELETE', path: '/warehouse-landing' });

@@ -57,7 +57,10 @@ forEachStorage((storage) => {
 
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   let client: S3Client | null = null;
-  /** One client for every request, up to 64 at once over kept-alive connections; each request is tried once, so a 5xx is seen. */
+  /**
+   * One client for every request, up to 64 at once over kept-alive connections; each request is tried once, so a 5xx is
+   * seen.
+   */
   function s3(): S3Client {
     const key = fullKey(ctx.fixtures);
     client ??= s3ClientFor(
@@ -74,61 +77,69 @@ forEachStorage((storage) => {
   });
 
   describe('deletes and puts racing in the same folders', () => {
-    it('1,000 concurrent requests: no 5xx, and the S3 view (with files, the plain-file view too) holds what the last requests left, byte for byte', async () => {
-      const next = random(20261126);
-      // 30 keys in 6 folders under race/: deletes empty the folders that puts are filling.
-      const keys = Array.from({ length: 30 }, (_, index) => `race/p${index % 3}/q${index % 2}/k${index}`);
-      const put = (key: string, body: string) => () =>
-        s3().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body }));
-      const remove = (key: string, versionId?: string) => () =>
-        s3().send(new DeleteObjectCommand({ Bucket: bucket(), Key: key, VersionId: versionId }));
-      const racing = Array.from({ length: 900 }, (_, index) => {
-        const key = keys[Math.floor(next() * keys.length)]!;
-        const roll = next();
-        if (roll < 0.55) return put(key, `${key} #${index}`);
-        if (roll < 0.95) return remove(key, roll < 0.75 ? 'null' : undefined);
-        const batch = keys.filter(() => next() < 0.1).map((Key) => ({ Key, VersionId: 'null' }));
-        return () =>
-          s3().send(
-            new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: [{ Key: key }, ...batch], Quiet: true } }),
-          );
-      });
-      // Then 100 more at once that leave a known state whatever their order: the even keys put again, the odd ones deleted.
-      const settling = Array.from({ length: 100 }, (_, index) =>
-        index % 2 === 0 ? put(keys[index % 30]!, `${keys[index % 30]} last`) : remove(keys[index % 30]!),
-      );
-      const outcomes = [...(await sendAll(racing)), ...(await sendAll(settling))];
-      expect(outcomes).toHaveLength(1000);
-      expect(outcomes.filter((outcome) => typeof outcome !== 'number').map(describeFailure)).toEqual([]);
-      expect(new Set(outcomes)).toEqual(new Set([200, 204]));
-
-      const expected = keys.filter((_, index) => index % 2 === 0).sort();
-      expect(await listKeys(s3(), bucket(), 'race/')).toEqual(expected);
-      for (const key of expected) {
-        const stored = await (
-          await s3().send(new GetObjectCommand({ Bucket: bucket(), Key: key }))
-        ).Body!.transformToString();
-        expect(stored).toBe(`${key} last`);
-      }
-      if (storage === 'memory') {
-        expect(ctx.instance.filesDir).toBeNull();
-        expect(existsSync(join(ctx.instance.dataDir, 'objstore'))).toBe(false);
-        return;
-      }
-      const viewRoot = join(ctx.instance.filesDir!, bucket());
-      expect(filesUnder(join(viewRoot, 'race')).map((key) => `race/${key}`)).toEqual(expected);
-      for (const key of expected)
-        expect(readFileSync(join(viewRoot, ...key.split('/')), 'utf8'), key).toBe(`${key} last`);
-      // The q1 folders held odd keys only, all deleted at the end: gone from the store's layout as from the view.
-      for (const root of [viewRoot, join(ctx.instance.dataDir, 'objstore', bucket())]) {
-        const folders = readdirSync(join(root, 'race'), { recursive: true, withFileTypes: true }).filter((entry) =>
-          entry.isDirectory(),
+    it(
+      '1,000 concurrent requests: no 5xx, and the S3 view (with files, the plain-file view too) holds what the ' +
+        'last requests left, byte for byte',
+      async () => {
+        const next = random(20261126);
+        // 30 keys in 6 folders under race/: deletes empty the folders that puts are filling.
+        const keys = Array.from({ length: 30 }, (_, index) => `race/p${index % 3}/q${index % 2}/k${index}`);
+        const put = (key: string, body: string) => () =>
+          s3().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body }));
+        const remove = (key: string, versionId?: string) => () =>
+          s3().send(new DeleteObjectCommand({ Bucket: bucket(), Key: key, VersionId: versionId }));
+        const racing = Array.from({ length: 900 }, (_, index) => {
+          const key = keys[Math.floor(next() * keys.length)]!;
+          const roll = next();
+          if (roll < 0.55) return put(key, `${key} #${index}`);
+          if (roll < 0.95) return remove(key, roll < 0.75 ? 'null' : undefined);
+          const batch = keys.filter(() => next() < 0.1).map((Key) => ({ Key, VersionId: 'null' }));
+          return () =>
+            s3().send(
+              new DeleteObjectsCommand({
+                Bucket: bucket(),
+                Delete: { Objects: [{ Key: key }, ...batch], Quiet: true },
+              }),
+            );
+        });
+        // Then 100 more at once that leave a known state whatever their order: the even keys put again, the odd ones
+        // deleted.
+        const settling = Array.from({ length: 100 }, (_, index) =>
+          index % 2 === 0 ? put(keys[index % 30]!, `${keys[index % 30]} last`) : remove(keys[index % 30]!),
         );
-        expect(
-          folders.map((folder) => relative(join(root, 'race'), join(folder.parentPath, folder.name))).sort(),
-          root,
-        ).toEqual(['p0', 'p0/q0', 'p1', 'p1/q0', 'p2', 'p2/q0']);
-      }
-    });
+        const outcomes = [...(await sendAll(racing)), ...(await sendAll(settling))];
+        expect(outcomes).toHaveLength(1000);
+        expect(outcomes.filter((outcome) => typeof outcome !== 'number').map(describeFailure)).toEqual([]);
+        expect(new Set(outcomes)).toEqual(new Set([200, 204]));
+
+        const expected = keys.filter((_, index) => index % 2 === 0).sort();
+        expect(await listKeys(s3(), bucket(), 'race/')).toEqual(expected);
+        for (const key of expected) {
+          const stored = await (
+            await s3().send(new GetObjectCommand({ Bucket: bucket(), Key: key }))
+          ).Body!.transformToString();
+          expect(stored).toBe(`${key} last`);
+        }
+        if (storage === 'memory') {
+          expect(ctx.instance.filesDir).toBeNull();
+          expect(existsSync(join(ctx.instance.dataDir, 'objstore'))).toBe(false);
+          return;
+        }
+        const viewRoot = join(ctx.instance.filesDir!, bucket());
+        expect(filesUnder(join(viewRoot, 'race')).map((key) => `race/${key}`)).toEqual(expected);
+        for (const key of expected)
+          expect(readFileSync(join(viewRoot, ...key.split('/')), 'utf8'), key).toBe(`${key} last`);
+        // The q1 folders held odd keys only, all deleted at the end: gone from the store's layout as from the view.
+        for (const root of [viewRoot, join(ctx.instance.dataDir, 'objstore', bucket())]) {
+          const folders = readdirSync(join(root, 'race'), { recursive: true, withFileTypes: true }).filter((entry) =>
+            entry.isDirectory(),
+          );
+          expect(
+            folders.map((folder) => relative(join(root, 'race'), join(folder.parentPath, folder.name))).sort(),
+            root,
+          ).toEqual(['p0', 'p0/q0', 'p1', 'p1/q0', 'p2', 'p2/q0']);
+        }
+      },
+    );
   });
 });

@@ -56,7 +56,10 @@ const content = async (key: string) => {
   }
 };
 
-/** Opens the other site's page with `body` and answers the objstore's statuses of the requests it sent (preflights aside), and the page. */
+/**
+ * Opens the other site's page with `body` and answers the objstore's statuses of the requests it sent (preflights
+ * aside), and the page.
+ */
 async function open(body: string, requests: number) {
   pageBody = body;
   const page = await browser.newPage();
@@ -84,7 +87,8 @@ describe('a page on another site', () => {
     const xml = '<Delete><Object><Key>cross-site/victim.txt</Key></Object></Delete>';
     expect(
       await visit(
-        `<script>fetch(${JSON.stringify(url)}, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: ${JSON.stringify(xml)} })</script>`,
+        `<script>fetch(${JSON.stringify(url)}, { method: 'POST', mode: 'no-cors', headers: { 'content-type': ` +
+          `'text/plain' }, body: ${JSON.stringify(xml)} })</script>`,
         1,
       ),
     ).toEqual([403]);
@@ -96,7 +100,10 @@ describe('a page on another site', () => {
     const fields = Object.entries(post.fields)
       .map(([name, value]) => `<input type="hidden" name="${name}" value="${value}">`)
       .join('');
-    const form = `<form id="f" method="post" enctype="multipart/form-data" action="${post.url}">${fields}<textarea name="file">&lt;script&gt;alert(1)&lt;/script&gt;</textarea></form><script>f.submit()</script>`;
+    const form =
+      `<form id="f" method="post" enctype="multipart/form-data" ` +
+      `action="${post.url}">${fields}<textarea ` +
+      `name="file">&lt;script&gt;alert(1)&lt;/script&gt;</textarea></form><script>f.submit()</script>`;
     expect(await visit(form, 1)).toEqual([403]);
     expect(await content('cross-site/planted.html')).toBeNull();
   });
@@ -138,7 +145,8 @@ describe('a page on another site', () => {
     const url = await presigned('POST', '', { delete: '' });
     expect(
       await visit(
-        `<script>fetch(${JSON.stringify(url)}, { method: 'POST', mode: 'no-cors', body: '<Delete><Object><Key>cross-site/allowed.txt</Key></Object></Delete>' })</script>`,
+        `<script>fetch(${JSON.stringify(url)}, { method: 'POST', mode: 'no-cors', body: ` +
+          `'<Delete><Object><Key>cross-site/allowed.txt</Key></Object></Delete>' })</script>`,
         1,
       ),
     ).toEqual([403]);

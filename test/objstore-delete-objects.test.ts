@@ -115,7 +115,8 @@ describe('DeleteObjects', () => {
     await put('exports', 'x & y z.txt');
     await put('exports', 'whole.txt');
     const deleted = await deleteWithBody(
-      '<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Object><Key>x &amp; y&#x20;z.txt</Key></Object></Delete>',
+      '<?xml version="1.0" encoding="UTF-8"?><Delete ' +
+        'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Object><Key>x &amp; y&#x20;z.txt</Key></Object></Delete>',
     );
     expect(deleted).not.toBeInstanceOf(Error);
     expect(await keysOf('exports')).not.toContain('x & y z.txt');

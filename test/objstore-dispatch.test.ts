@@ -114,29 +114,33 @@ forEachStorage((storage) => {
       expect(Object.keys(OPERATIONS).sort()).toEqual([...new Set(named)].sort());
     });
 
-    it('answers NoSuchBucket for every operation on a bucket that does not exist, whatever S3 would answer in one that does', async () => {
-      const missing = 'no-such-bucket';
-      const answers: Record<string, string> = {};
-      const expected: Record<string, string> = {};
-      for (const operation of Object.keys(OPERATIONS) as S3Operation[]) {
-        const request = requestFor(operation, missing);
-        if (request === null) continue;
-        const classified = classifyOperation(request.method, parseTarget(targetOf(request)), request.headers ?? {});
-        expect(classified.operation, `${request.method} ${targetOf(request)}`).toBe(operation);
-        answers[operation] = codeOf(await send(request)).join(' ');
-        // A bucket's configuration other than CORS cannot be set by any key; a HEAD answer has no document.
-        expected[operation] =
-          classified.access.kind === 'refuse'
-            ? '403 AccessDenied'
-            : request.method === 'HEAD'
-              ? '404 '
-              : '404 NoSuchBucket';
-      }
-      expect(answers).toEqual(expected);
-      expect(Object.keys(answers)).toHaveLength(
-        Object.keys(OPERATIONS).length - ['ListBuckets', 'CreateBucket', 'OptionsObject'].length,
-      );
-    });
+    it(
+      'answers NoSuchBucket for every operation on a bucket that does not exist, whatever S3 would answer in one ' +
+        'that does',
+      async () => {
+        const missing = 'no-such-bucket';
+        const answers: Record<string, string> = {};
+        const expected: Record<string, string> = {};
+        for (const operation of Object.keys(OPERATIONS) as S3Operation[]) {
+          const request = requestFor(operation, missing);
+          if (request === null) continue;
+          const classified = classifyOperation(request.method, parseTarget(targetOf(request)), request.headers ?? {});
+          expect(classified.operation, `${request.method} ${targetOf(request)}`).toBe(operation);
+          answers[operation] = codeOf(await send(request)).join(' ');
+          // A bucket's configuration other than CORS cannot be set by any key; a HEAD answer has no document.
+          expected[operation] =
+            classified.access.kind === 'refuse'
+              ? '403 AccessDenied'
+              : request.method === 'HEAD'
+                ? '404 '
+                : '404 NoSuchBucket';
+        }
+        expect(answers).toEqual(expected);
+        expect(Object.keys(answers)).toHaveLength(
+          Object.keys(OPERATIONS).length - ['ListBuckets', 'CreateBucket', 'OptionsObject'].length,
+        );
+      },
+    );
   });
 
   describe('CopyObject', () => {
@@ -271,31 +275,37 @@ forEachStorage((storage) => {
       expect([object.headers['content-type'], object.headers['x-amz-meta-m']]).toEqual(['text/x', '1']);
     });
 
-    it('refuses an unsupported checksum or storage class before the bucket is looked up, and takes a website redirect location', async () => {
-      const create = (headers: Record<string, string>, bucket = BUCKET) =>
-        send({ method: 'POST', path: `/${bucket}/upload`, query: { uploads: '' }, headers });
-      expect(codeOf(await create({ 'x-amz-checksum-algorithm': 'MD5' }, 'no-such-bucket'))).toEqual([
-        400,
-        'InvalidRequest',
-      ]);
-      expect(codeOf(await create({ 'x-amz-storage-class': 'BOGUS' }))).toEqual([400, 'InvalidStorageClass']);
-      expect(codeOf(await create({ 'x-amz-website-redirect-location': 'elsewhere' }))).toEqual([
-        400,
-        'InvalidArgument',
-      ]);
-      expect(codeOf(await create({ 'x-amz-website-redirect-location': '/elsewhere' }))).toEqual([200, null]);
-      expect(codeOf(await create({}, 'no-such-bucket'))).toEqual([404, 'NoSuchBucket']);
-    });
+    it(
+      'refuses an unsupported checksum or storage class before the bucket is looked up, and takes a website ' +
+        'redirect location',
+      async () => {
+        const create = (headers: Record<string, string>, bucket = BUCKET) =>
+          send({ method: 'POST', path: `/${bucket}/upload`, query: { uploads: '' }, headers });
+        expect(codeOf(await create({ 'x-amz-checksum-algorithm': 'MD5' }, 'no-such-bucket'))).toEqual([
+          400,
+          'InvalidRequest',
+        ]);
+        expect(codeOf(await create({ 'x-amz-storage-class': 'BOGUS' }))).toEqual([400, 'InvalidStorageClass']);
+        expect(codeOf(await create({ 'x-amz-website-redirect-location': 'elsewhere' }))).toEqual([
+          400,
+          'InvalidArgument',
+        ]);
+        expect(codeOf(await create({ 'x-amz-website-redirect-location': '/elsewhere' }))).toEqual([200, null]);
+        expect(codeOf(await create({}, 'no-such-bucket'))).toEqual([404, 'NoSuchBucket']);
+      },
+    );
   });
 
   describe('object tags', () => {
     it('are read back as put, escaped, and removed by DeleteObjectTagging', async () => {
       await put('tagged', 'data');
       expect(await tagsOf('tagged')).toBe(
-        '<?xml version="1.0" encoding="UTF-8"?>\n<Tagging xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><TagSet></TagSet></Tagging>',
+        '<?xml version="1.0" encoding="UTF-8"?>\n<Tagging ' +
+          'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><TagSet></TagSet></Tagging>',
       );
       const tagging =
-        '<Tagging><TagSet><Tag><Key>a &amp; b</Key><Value>007</Value></Tag><Tag><Key>c</Key><Value></Value></Tag></TagSet></Tagging>';
+        '<Tagging><TagSet><Tag><Key>a &amp; ' +
+        'b</Key><Value>007</Value></Tag><Tag><Key>c</Key><Value></Value></Tag></TagSet></Tagging>';
       await send({ method: 'PUT', path: `/${BUCKET}/tagged`, query: { tagging: '' }, body: tagging });
       expect(await tagsOf('tagged')).toContain(
         '<TagSet><Tag><Key>a &amp; b</Key><Value>007</Value></Tag><Tag><Key>c</Key><Value></Value></Tag></TagSet>',
@@ -319,7 +329,8 @@ forEachStorage((storage) => {
       it('written by s3rver (indented, texts unescaped) read back', async () => {
         await put('old', 'data');
         const document =
-          '<Tagging>\n  <TagSet>\n    <Tag>\n      <Key>team</Key>\n      <Value>R&D</Value>\n    </Tag>\n  </TagSet>\n</Tagging>';
+          '<Tagging>\n  <TagSet>\n    <Tag>\n      <Key>team</Key>\n      <Value>R&D</Value>\n    </Tag>\n  ' +
+          '</TagSet>\n</Tagging>';
         writeFileSync(path.join(ctx.directory, BUCKET, 'old._S3rver_tagging.xml'), document);
         expect(await tagsOf('old')).toContain('<TagSet><Tag><Key>team</Key><Value>R&amp;D</Value></Tag></TagSet>');
       });
@@ -350,7 +361,8 @@ forEachStorage((storage) => {
         expect(acl).toContain(`<Owner><ID>${owner}</ID></Owner>`);
         // Each grant names its permission (s3cmd 2.3 reads it from the grant, and failed on s3rver's answer).
         expect(acl).toContain(
-          `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser"><ID>${owner}</ID></Grantee><Permission>FULL_CONTROL</Permission></Grant>`,
+          `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" ` +
+            `xsi:type="CanonicalUser"><ID>${owner}</ID></Grantee><Permission>FULL_CONTROL</Permission></Grant>`,
         );
       }
       expect(
@@ -460,7 +472,9 @@ forEachStorage((storage) => {
     if (storage === 'files')
       it('written by s3rver (indented) still apply', async () => {
         const document =
-          '<CORSConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">\n  <CORSRule>\n    <AllowedOrigin>http://old.example</AllowedOrigin>\n    <AllowedMethod>GET</AllowedMethod>\n  </CORSRule>\n</CORSConfiguration>';
+          '<CORSConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">\n  <CORSRule>\n    ' +
+          '<AllowedOrigin>http://old.example</AllowedOrigin>\n    <AllowedMethod>GET</AllowedMethod>\n  ' +
+          '</CORSRule>\n</CORSConfiguration>';
         writeFileSync(path.join(ctx.directory, BUCKET, '._S3rver_cors.xml'), document);
         expect((await preflight({ origin: 'http://old.example', 'access-control-request-method': 'GET' })).status).toBe(
           200,

@@ -171,7 +171,8 @@ describe('presigned URL expiry', () => {
   it.each([
     [
       '604801',
-      'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds',
+      'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than ' +
+        '604800 seconds',
     ],
     ['-1', 'X-Amz-Expires must be non-negative'],
     ['soon', 'X-Amz-Expires should be a number'],

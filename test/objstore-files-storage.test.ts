@@ -57,59 +57,67 @@ describe('the files storage', () => {
     await storage.placeObject(BUCKET, key, await receivedContent(storage, data), md5(data), metadata);
   }
 
-  it("keeps an object as s3rver did: its content, its unquoted MD5 and its metadata as indented JSON, beside each other under the key's folders", async () => {
-    const metadata = storage.storedMetadata(BUCKET, 'a/b c/ü.txt', {
-      'content-length': '5',
-      'x-amz-meta-z': '1',
-      'content-type': 'text/plain',
-      'x-amz-date': 'today',
-    });
-    await put('a/b c/ü.txt', 'hello', metadata);
-    await storage.putObjectTagging(BUCKET, 'a/b c/ü.txt', '<Tagging><TagSet></TagSet></Tagging>');
-    expect(filesUnder(path.join(root, BUCKET))).toEqual({
-      'a/b c/ü.txt._S3rver_object': 'hello',
-      'a/b c/ü.txt._S3rver_object.md5': md5('hello'),
-      'a/b c/ü.txt._S3rver_metadata.json':
-        '{\n  "content-type": "text/plain",\n  "content-length": "5",\n  "x-amz-meta-z": "1"\n}',
-      'a/b c/ü.txt._S3rver_tagging.xml': '<Tagging><TagSet></TagSet></Tagging>',
-    });
-    await storage.deleteObject(BUCKET, 'a/b c/ü.txt');
-    expect(readdirSync(path.join(root, BUCKET))).toEqual([]);
-  });
+  it(
+    'keeps an object as s3rver did: its content, its unquoted MD5 and its metadata as indented JSON, beside each ' +
+      "other under the key's folders",
+    async () => {
+      const metadata = storage.storedMetadata(BUCKET, 'a/b c/ü.txt', {
+        'content-length': '5',
+        'x-amz-meta-z': '1',
+        'content-type': 'text/plain',
+        'x-amz-date': 'today',
+      });
+      await put('a/b c/ü.txt', 'hello', metadata);
+      await storage.putObjectTagging(BUCKET, 'a/b c/ü.txt', '<Tagging><TagSet></TagSet></Tagging>');
+      expect(filesUnder(path.join(root, BUCKET))).toEqual({
+        'a/b c/ü.txt._S3rver_object': 'hello',
+        'a/b c/ü.txt._S3rver_object.md5': md5('hello'),
+        'a/b c/ü.txt._S3rver_metadata.json':
+          '{\n  "content-type": "text/plain",\n  "content-length": "5",\n  "x-amz-meta-z": "1"\n}',
+        'a/b c/ü.txt._S3rver_tagging.xml': '<Tagging><TagSet></TagSet></Tagging>',
+      });
+      await storage.deleteObject(BUCKET, 'a/b c/ü.txt');
+      expect(readdirSync(path.join(root, BUCKET))).toEqual([]);
+    },
+  );
 
-  it("keeps an upload as s3rver did: the key and the creation headers as JSON, each part with its MD5 (and checksum), then only the completion's record", async () => {
-    const uploadId = await storage.startUpload(BUCKET, 'big.bin', {
-      'content-type': 'application/x-big',
-      'x-amz-meta-k': 'v',
-    });
-    await storage.placePart(BUCKET, uploadId, 1, await receivedContent(storage, 'part one'), md5('part one'), {
-      algorithm: 'CRC32',
-      value: 'AAAAAA==',
-    });
-    const upload = `._S3rver_uploads/${uploadId}`;
-    expect(filesUnder(path.join(root, BUCKET))).toEqual({
-      [`${upload}/key`]: 'big.bin',
-      [`${upload}/metadata`]: '{"content-type":"application/x-big","x-amz-meta-k":"v"}',
-      [`${upload}/1`]: 'part one',
-      [`${upload}/1.md5`]: md5('part one'),
-      [`${upload}/1.checksum`]: '{"algorithm":"CRC32","value":"AAAAAA=="}',
-    });
-    await storage.completeUpload(
-      BUCKET,
-      'big.bin',
-      uploadId,
-      [1],
-      { etag: 'etag-1', onContent: () => {}, metadata: async () => ({ 'x-amz-checksum-type': 'COMPOSITE' }) },
-      async () => 'the record',
-    );
-    expect(filesUnder(path.join(root, BUCKET))).toEqual({
-      [`${upload}/completed`]: 'the record',
-      'big.bin._S3rver_object': 'part one',
-      'big.bin._S3rver_object.md5': 'etag-1',
-      'big.bin._S3rver_metadata.json':
-        '{\n  "content-type": "application/x-big",\n  "x-amz-meta-k": "v",\n  "x-amz-checksum-type": "COMPOSITE"\n}',
-    });
-  });
+  it(
+    'keeps an upload as s3rver did: the key and the creation headers as JSON, each part with its MD5 (and ' +
+      "checksum), then only the completion's record",
+    async () => {
+      const uploadId = await storage.startUpload(BUCKET, 'big.bin', {
+        'content-type': 'application/x-big',
+        'x-amz-meta-k': 'v',
+      });
+      await storage.placePart(BUCKET, uploadId, 1, await receivedContent(storage, 'part one'), md5('part one'), {
+        algorithm: 'CRC32',
+        value: 'AAAAAA==',
+      });
+      const upload = `._S3rver_uploads/${uploadId}`;
+      expect(filesUnder(path.join(root, BUCKET))).toEqual({
+        [`${upload}/key`]: 'big.bin',
+        [`${upload}/metadata`]: '{"content-type":"application/x-big","x-amz-meta-k":"v"}',
+        [`${upload}/1`]: 'part one',
+        [`${upload}/1.md5`]: md5('part one'),
+        [`${upload}/1.checksum`]: '{"algorithm":"CRC32","value":"AAAAAA=="}',
+      });
+      await storage.completeUpload(
+        BUCKET,
+        'big.bin',
+        uploadId,
+        [1],
+        { etag: 'etag-1', onContent: () => {}, metadata: async () => ({ 'x-amz-checksum-type': 'COMPOSITE' }) },
+        async () => 'the record',
+      );
+      expect(filesUnder(path.join(root, BUCKET))).toEqual({
+        [`${upload}/completed`]: 'the record',
+        'big.bin._S3rver_object': 'part one',
+        'big.bin._S3rver_object.md5': 'etag-1',
+        'big.bin._S3rver_metadata.json':
+          '{\n  "content-type": "application/x-big",\n  "x-amz-meta-k": "v",\n  "x-amz-checksum-type": "COMPOSITE"\n}',
+      });
+    },
+  );
 
   it("keeps a bucket's CORS configuration as s3rver did, beside its objects", async () => {
     await storage.setBucketCors(BUCKET, '<CORSConfiguration/>');

@@ -649,14 +649,18 @@ describe('objstore gateway', () => {
 });
 
 describe('idle connections', () => {
-  it("stay open 20 s idle, longer than Node's 5 s default, and the server says so to clients that keep them (Keep-Alive: timeout=20)", async () => {
-    const agent = new http.Agent({ keepAlive: true });
-    try {
-      const response = await rawRequest(ctx.objstore.url, 'GET', '/', {}, undefined, agent);
-      expect(response.headers.connection).toBe('keep-alive');
-      expect(response.headers['keep-alive']).toBe('timeout=20');
-    } finally {
-      agent.destroy();
-    }
-  });
+  it(
+    "stay open 20 s idle, longer than Node's 5 s default, and the server says so to clients that keep them " +
+      '(Keep-Alive: timeout=20)',
+    async () => {
+      const agent = new http.Agent({ keepAlive: true });
+      try {
+        const response = await rawRequest(ctx.objstore.url, 'GET', '/', {}, undefined, agent);
+        expect(response.headers.connection).toBe('keep-alive');
+        expect(response.headers['keep-alive']).toBe('timeout=20');
+      } finally {
+        agent.destroy();
+      }
+    },
+  );
 });

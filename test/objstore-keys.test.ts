@@ -62,7 +62,10 @@ async function bodyOf(client: S3Client, key: string, bucket = BUCKET): Promise<s
   return (await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
 }
 
-/** Every key of the bucket, as listed with `encoding-type=url` (so control characters and NUL survive the XML) and decoded. */
+/**
+ * Every key of the bucket, as listed with `encoding-type=url` (so control characters and NUL survive the XML) and
+ * decoded.
+ */
 async function listed(client: S3Client, bucket = BUCKET, prefix?: string): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
@@ -127,7 +130,10 @@ async function expectRoundTrip(client: S3Client, key: string, bucket = BUCKET): 
   for (const other of ['copied', 'source']) await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: other }));
 }
 
-/** Names of the store's own files, in keys: sidecar suffixes as folders and names, its uploads folder, its temporary files. */
+/**
+ * Names of the store's own files, in keys: sidecar suffixes as folders and names, its uploads folder, its temporary
+ * files.
+ */
 const LAYOUT_NAMES = [
   'report.csv._S3rver_object/x',
   'm._S3rver_metadata.json/x',
@@ -145,15 +151,19 @@ const LAYOUT_NAMES = [
 ];
 
 describe("keys holding the store's own file names", () => {
-  it("never spoil another account's keys in a shared bucket: every later PutObject of report.csv, m, n and t answers 200", async () => {
-    for (const key of LAYOUT_NAMES) await put(workspace, key, `workspace's ${key}`);
-    for (const key of ['report.csv', 'm', 'n', 't', 'name', 'p']) {
-      await put(shared, key, `shared ${key}`);
-      expect(await bodyOf(workspace, key)).toBe(`shared ${key}`);
-    }
-    for (const key of LAYOUT_NAMES) expect(await bodyOf(shared, key)).toBe(`workspace's ${key}`);
-    expect(await listed(shared)).toEqual(sorted([...LAYOUT_NAMES, 'report.csv', 'm', 'n', 't', 'name', 'p']));
-  });
+  it(
+    "never spoil another account's keys in a shared bucket: every later PutObject of report.csv, m, n and t " +
+      'answers 200',
+    async () => {
+      for (const key of LAYOUT_NAMES) await put(workspace, key, `workspace's ${key}`);
+      for (const key of ['report.csv', 'm', 'n', 't', 'name', 'p']) {
+        await put(shared, key, `shared ${key}`);
+        expect(await bodyOf(workspace, key)).toBe(`shared ${key}`);
+      }
+      for (const key of LAYOUT_NAMES) expect(await bodyOf(shared, key)).toBe(`workspace's ${key}`);
+      expect(await listed(shared)).toEqual(sorted([...LAYOUT_NAMES, 'report.csv', 'm', 'n', 't', 'name', 'p']));
+    },
+  );
 
   it('are shown by the plain-file view under their own names, never the names the store keeps them under', () => {
     const folder = join(ctx.instance.filesDir!, BUCKET);
@@ -246,15 +256,19 @@ describe("'.', '..' and empty segments, NUL, control and URL-reserved characters
     expect(existsSync(join(ctx.instance.dataDir, 'objstore', 'etc'))).toBe(false);
   });
 
-  it('the plain-file view leaves out keys that cannot be files (and logs them), and holds nothing outside the bucket folder', async () => {
-    for (const key of ['a/../b', 'a//b', 'nul\0key', '..']) await put(shared, key, key);
-    for (const reason of ["an empty, '.' or '..' segment names no file", 'a file name cannot hold NUL']) {
-      expect(ctx.logs.some((line) => line.includes(reason))).toBe(true);
-    }
-    expect(readdirSync(ctx.instance.filesDir!).sort()).toEqual(
-      [...ctx.fixtures.objstore.buckets, BUCKET, 'localplane-deployment-sources'].sort(),
-    );
-  });
+  it(
+    'the plain-file view leaves out keys that cannot be files (and logs them), and holds nothing outside the ' +
+      'bucket folder',
+    async () => {
+      for (const key of ['a/../b', 'a//b', 'nul\0key', '..']) await put(shared, key, key);
+      for (const reason of ["an empty, '.' or '..' segment names no file", 'a file name cannot hold NUL']) {
+        expect(ctx.logs.some((line) => line.includes(reason))).toBe(true);
+      }
+      expect(readdirSync(ctx.instance.filesDir!).sort()).toEqual(
+        [...ctx.fixtures.objstore.buckets, BUCKET, 'localplane-deployment-sources'].sort(),
+      );
+    },
+  );
 });
 
 describe('the store kept across a snapshot and a restart', () => {

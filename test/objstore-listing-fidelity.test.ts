@@ -137,19 +137,23 @@ forEachStorage((storage) => {
   });
 
   describe('Owner', () => {
-    it('is the ID ListBuckets names: always on v1, with fetch-owner on V2, and no DisplayName (S3 dropped it in November 2025)', async () => {
-      const { Owner: owner } = await client.send(new ListBucketsCommand({}));
-      expect(owner).toEqual({ ID: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    it(
+      'is the ID ListBuckets names: always on v1, with fetch-owner on V2, and no DisplayName (S3 dropped it in ' +
+        'November 2025)',
+      async () => {
+        const { Owner: owner } = await client.send(new ListBucketsCommand({}));
+        expect(owner).toEqual({ ID: expect.stringMatching(/^[0-9a-f]{64}$/) });
 
-      const v1 = await client.send(new ListObjectsCommand({ Bucket: BUCKET, Prefix: 'page/' }));
-      expect(v1.Contents!.map((object) => object.Owner)).toEqual([owner, owner, owner]);
-      const v2 = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/', FetchOwner: true }));
-      expect(v2.Contents!.map((object) => object.Owner)).toEqual([owner, owner, owner]);
-      const withoutOwner = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/' }));
-      expect(withoutOwner.Contents!.map((object) => object.Owner)).toEqual([undefined, undefined, undefined]);
+        const v1 = await client.send(new ListObjectsCommand({ Bucket: BUCKET, Prefix: 'page/' }));
+        expect(v1.Contents!.map((object) => object.Owner)).toEqual([owner, owner, owner]);
+        const v2 = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/', FetchOwner: true }));
+        expect(v2.Contents!.map((object) => object.Owner)).toEqual([owner, owner, owner]);
+        const withoutOwner = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'page/' }));
+        expect(withoutOwner.Contents!.map((object) => object.Owner)).toEqual([undefined, undefined, undefined]);
 
-      const raw = await list({});
-      expect(raw.body).not.toContain('DisplayName');
-    });
+        const raw = await list({});
+        expect(raw.body).not.toContain('DisplayName');
+      },
+    );
   });
 });

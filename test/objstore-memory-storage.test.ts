@@ -144,31 +144,35 @@ describe('a memory storage of 1 MiB', () => {
     expect(await listedKeys()).toEqual(['whole.bin']);
   });
 
-  it('refuses a body announced past the budget before the client sends it: no 100 Continue for Expect: 100-continue', async () => {
-    const path = await presignedPath(ctx.objstore.url, KEY, {
-      method: 'PUT',
-      path: `/${BUCKET}/announced.bin`,
-      expiresIn: 60,
-    });
-    const { status, continued } = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
-      let continued = false;
-      const request = http.request(`${ctx.objstore.url}${path}`, {
+  it(
+    'refuses a body announced past the budget before the client sends it: no 100 Continue for Expect: ' +
+      '100-continue',
+    async () => {
+      const path = await presignedPath(ctx.objstore.url, KEY, {
         method: 'PUT',
-        headers: { 'content-length': 2 * MiB, expect: '100-continue' },
+        path: `/${BUCKET}/announced.bin`,
+        expiresIn: 60,
       });
-      request.on('continue', () => {
-        continued = true;
-        request.end(Buffer.alloc(2 * MiB));
+      const { status, continued } = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+        let continued = false;
+        const request = http.request(`${ctx.objstore.url}${path}`, {
+          method: 'PUT',
+          headers: { 'content-length': 2 * MiB, expect: '100-continue' },
+        });
+        request.on('continue', () => {
+          continued = true;
+          request.end(Buffer.alloc(2 * MiB));
+        });
+        request.on('response', (response) => {
+          response.resume();
+          request.destroy();
+          resolve({ status: response.statusCode!, continued });
+        });
+        request.on('error', reject);
+        request.flushHeaders();
       });
-      request.on('response', (response) => {
-        response.resume();
-        request.destroy();
-        resolve({ status: response.statusCode!, continued });
-      });
-      request.on('error', reject);
-      request.flushHeaders();
-    });
-    expect({ status, continued }).toEqual({ status: 507, continued: false });
-    expect(await listedKeys()).toEqual([]);
-  });
+      expect({ status, continued }).toEqual({ status: 507, continued: false });
+      expect(await listedKeys()).toEqual([]);
+    },
+  );
 });

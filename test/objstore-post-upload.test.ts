@@ -84,35 +84,39 @@ beforeEach(async () => {
 });
 
 describe('POST object', () => {
-  it('stores the file under the key (with ${filename}), its Content-Type and metadata, and answers 201 with PostResponse', async () => {
-    const { url, fields } = await presign({
-      Key: 'incoming/${filename}',
-      Fields: { 'Content-Type': 'text/plain', 'x-amz-meta-owner': 'ada', success_action_status: '201' },
-      Conditions: [['content-length-range', 1, 1024]],
-    });
-    expect(url).toBe(`${ctx.objstore.url}/${BUCKET}`);
-    const response = await submit(fields);
-    expect(response.status).toBe(201);
-    const etag = `"${md5Hex('hello form')}"`;
-    expect(response.headers.get('etag')).toBe(etag);
-    expect(response.headers.get('content-type')).toBe('application/xml');
-    expect([
-      elementOf(response.body, 'Bucket'),
-      elementOf(response.body, 'Key'),
-      elementOf(response.body, 'ETag'),
-    ]).toEqual([BUCKET, 'incoming/notes.txt', '&quot;' + md5Hex('hello form') + '&quot;']);
-    expect(elementOf(response.body, 'Location')).toBe(`${ctx.objstore.url}/${BUCKET}/incoming/notes.txt`);
+  it(
+    'stores the file under the key (with ${filename}), its Content-Type and metadata, and answers 201 with ' +
+      'PostResponse',
+    async () => {
+      const { url, fields } = await presign({
+        Key: 'incoming/${filename}',
+        Fields: { 'Content-Type': 'text/plain', 'x-amz-meta-owner': 'ada', success_action_status: '201' },
+        Conditions: [['content-length-range', 1, 1024]],
+      });
+      expect(url).toBe(`${ctx.objstore.url}/${BUCKET}`);
+      const response = await submit(fields);
+      expect(response.status).toBe(201);
+      const etag = `"${md5Hex('hello form')}"`;
+      expect(response.headers.get('etag')).toBe(etag);
+      expect(response.headers.get('content-type')).toBe('application/xml');
+      expect([
+        elementOf(response.body, 'Bucket'),
+        elementOf(response.body, 'Key'),
+        elementOf(response.body, 'ETag'),
+      ]).toEqual([BUCKET, 'incoming/notes.txt', '&quot;' + md5Hex('hello form') + '&quot;']);
+      expect(elementOf(response.body, 'Location')).toBe(`${ctx.objstore.url}/${BUCKET}/incoming/notes.txt`);
 
-    const object = await writer.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'incoming/notes.txt' }));
-    expect(await object.Body!.transformToString()).toBe('hello form');
-    expect([object.ETag, object.ContentType, object.Metadata]).toEqual([etag, 'text/plain', { owner: 'ada' }]);
-    expect(ctx.journal().at(-2)).toMatchObject({
-      operation: 'PostObject',
-      accessKeyId: WRITER.accessKeyId,
-      status: 201,
-      key: 'incoming/notes.txt',
-    });
-  });
+      const object = await writer.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'incoming/notes.txt' }));
+      expect(await object.Body!.transformToString()).toBe('hello form');
+      expect([object.ETag, object.ContentType, object.Metadata]).toEqual([etag, 'text/plain', { owner: 'ada' }]);
+      expect(ctx.journal().at(-2)).toMatchObject({
+        operation: 'PostObject',
+        accessKeyId: WRITER.accessKeyId,
+        status: 201,
+        key: 'incoming/notes.txt',
+      });
+    },
+  );
 
   it('answers 204 by default and 200 when asked, with ETag and Location', async () => {
     const plain = await presign({ Key: 'plain.txt' });
@@ -144,51 +148,59 @@ describe('POST object', () => {
     });
   });
 
-  it('refuses a policy signed with another secret (SignatureDoesNotMatch), an unknown key, and a key that may not create', async () => {
-    const forged = ctx.client({
-      accessKeyId: WRITER.accessKeyId,
-      secretAccessKey: 'not-the-writer-secret-0123456789abcdef',
-    });
-    const mismatch = await submit((await presign({ Key: 'forged.txt' }, forged)).fields);
-    expect([mismatch.status, codeOf(mismatch.body)]).toEqual([403, 'SignatureDoesNotMatch']);
-    expect(mismatch.body).not.toContain(WRITER.secretAccessKey);
+  it(
+    'refuses a policy signed with another secret (SignatureDoesNotMatch), an unknown key, and a key that may not ' +
+      'create',
+    async () => {
+      const forged = ctx.client({
+        accessKeyId: WRITER.accessKeyId,
+        secretAccessKey: 'not-the-writer-secret-0123456789abcdef',
+      });
+      const mismatch = await submit((await presign({ Key: 'forged.txt' }, forged)).fields);
+      expect([mismatch.status, codeOf(mismatch.body)]).toEqual([403, 'SignatureDoesNotMatch']);
+      expect(mismatch.body).not.toContain(WRITER.secretAccessKey);
 
-    const stranger = ctx.client({
-      accessKeyId: 'LPPOSTUNKNOWN001',
-      secretAccessKey: 'unknown-secret-0123456789abcdefghijkl',
-    });
-    const unknown = await submit((await presign({ Key: 'stranger.txt' }, stranger)).fields);
-    expect([unknown.status, codeOf(unknown.body)]).toEqual([403, 'InvalidAccessKeyId']);
+      const stranger = ctx.client({
+        accessKeyId: 'LPPOSTUNKNOWN001',
+        secretAccessKey: 'unknown-secret-0123456789abcdefghijkl',
+      });
+      const unknown = await submit((await presign({ Key: 'stranger.txt' }, stranger)).fields);
+      expect([unknown.status, codeOf(unknown.body)]).toEqual([403, 'InvalidAccessKeyId']);
 
-    const denied = await submit((await presign({ Key: 'reader.txt' }, ctx.client(READER))).fields);
-    expect([denied.status, codeOf(denied.body)]).toEqual([403, 'AccessDenied']);
-    expect((await failure(writer.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'forged.txt' })))).name).toBe(
-      'NotFound',
-    );
-  });
+      const denied = await submit((await presign({ Key: 'reader.txt' }, ctx.client(READER))).fields);
+      expect([denied.status, codeOf(denied.body)]).toEqual([403, 'AccessDenied']);
+      expect((await failure(writer.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'forged.txt' })))).name).toBe(
+        'NotFound',
+      );
+    },
+  );
 
-  it("refuses what the policy does not allow: a failed condition, a field it does not name, an expired policy (AccessDenied, S3's messages)", async () => {
-    const { fields } = await presign({ Key: 'exact.txt', Fields: { 'Content-Type': 'text/plain' } });
-    const otherKey = await submit(fields, { extra: { key: 'elsewhere.txt' } });
-    expect([otherKey.status, codeOf(otherKey.body), messageOf(otherKey.body)]).toEqual([
-      403,
-      'AccessDenied',
-      'Invalid according to Policy: Policy Condition failed: ["eq", "$key", "exact.txt"]',
-    ]);
-    const extraField = await submit(fields, { extra: { 'x-amz-meta-sneaky': 'yes' } });
-    expect(messageOf(extraField.body)).toBe('Invalid according to Policy: Extra input fields: x-amz-meta-sneaky');
-    // x-ignore- fields need no condition.
-    expect((await submit(fields, { extra: { 'x-ignore-tracking': '1' } })).status).toBe(204);
+  it(
+    'refuses what the policy does not allow: a failed condition, a field it does not name, an expired policy ' +
+      "(AccessDenied, S3's messages)",
+    async () => {
+      const { fields } = await presign({ Key: 'exact.txt', Fields: { 'Content-Type': 'text/plain' } });
+      const otherKey = await submit(fields, { extra: { key: 'elsewhere.txt' } });
+      expect([otherKey.status, codeOf(otherKey.body), messageOf(otherKey.body)]).toEqual([
+        403,
+        'AccessDenied',
+        'Invalid according to Policy: Policy Condition failed: ["eq", "$key", "exact.txt"]',
+      ]);
+      const extraField = await submit(fields, { extra: { 'x-amz-meta-sneaky': 'yes' } });
+      expect(messageOf(extraField.body)).toBe('Invalid according to Policy: Extra input fields: x-amz-meta-sneaky');
+      // x-ignore- fields need no condition.
+      expect((await submit(fields, { extra: { 'x-ignore-tracking': '1' } })).status).toBe(204);
 
-    const shortLived = await presign({ Key: 'brief.txt', Expires: 60 });
-    clockOffsetMs = 61_000;
-    const expired = await submit(shortLived.fields);
-    expect([expired.status, codeOf(expired.body), messageOf(expired.body)]).toEqual([
-      403,
-      'AccessDenied',
-      'Invalid according to Policy: Policy expired.',
-    ]);
-  });
+      const shortLived = await presign({ Key: 'brief.txt', Expires: 60 });
+      clockOffsetMs = 61_000;
+      const expired = await submit(shortLived.fields);
+      expect([expired.status, codeOf(expired.body), messageOf(expired.body)]).toEqual([
+        403,
+        'AccessDenied',
+        'Invalid according to Policy: Policy expired.',
+      ]);
+    },
+  );
 
   it('refuses files outside content-length-range (EntityTooSmall / EntityTooLarge with the sizes)', async () => {
     const { fields } = await presign({ Key: 'sized.bin', Conditions: [['content-length-range', 5, 10]] });
@@ -255,7 +267,8 @@ describe('the form, read as it arrives', () => {
   const field = ([name, value]: [string, string]) =>
     `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
   const filePart = (name: string) =>
-    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n`;
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: ` +
+    `text/plain\r\n\r\n`;
 
   /** A form's body as a browser sends it: the fields, the file, fields after it, the closing boundary. */
   const formText = (before: Record<string, string>, content: string, after: Record<string, string> = {}) =>
@@ -348,16 +361,21 @@ describe('the form, read as it arrives', () => {
     expect(await object.Body!.transformToString()).toBe('quoted');
   });
 
-  it("reads fields sent with a filename= parameter as fields, as S3 does (Python's requests sends every field of `files=` so)", async () => {
-    const { fields } = await presign({ Key: 'requests/${filename}' });
-    const asFiles = ([name, value]: [string, string]) =>
-      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n${value}\r\n`;
-    const body = `${Object.entries(fields).map(asFiles).join('')}${filePart('upload.csv')}a,b\r\n--${BOUNDARY}--\r\n`;
-    const stored = await post(body);
-    expect(stored.status).toBe(204);
-    const object = await writer.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'requests/upload.csv' }));
-    expect(await object.Body!.transformToString()).toBe('a,b');
-  });
+  it(
+    "reads fields sent with a filename= parameter as fields, as S3 does (Python's requests sends every field of " +
+      '`files=` so)',
+    async () => {
+      const { fields } = await presign({ Key: 'requests/${filename}' });
+      const asFiles = ([name, value]: [string, string]) =>
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}"\r\nContent-Type: ` +
+        `application/octet-stream\r\n\r\n${value}\r\n`;
+      const body = `${Object.entries(fields).map(asFiles).join('')}${filePart('upload.csv')}a,b\r\n--${BOUNDARY}--\r\n`;
+      const stored = await post(body);
+      expect(stored.status).toBe(204);
+      const object = await writer.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'requests/upload.csv' }));
+      expect(await object.Body!.transformToString()).toBe('a,b');
+    },
+  );
 
   it('refuses a body that is not well-formed multipart/form-data (MalformedPOSTRequest), storing nothing', async () => {
     const { fields } = await presign({ Key: 'malformed.txt' });

@@ -43,7 +43,8 @@ function hostileDocuments(root: string, child: string, deepest: number): Record<
     'an element named __proto__': `<${root}><__proto__><Key>k</Key></__proto__>${child}</${root}>`,
     'an element named constructor': `<${root}><constructor>k</constructor>${child}</${root}>`,
     'an internal entity': `<!DOCTYPE d [<!ENTITY x "k">]><${root}>${child.replace('k<', '&x;<')}</${root}>`,
-    'an external entity': `<!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><${root}>${child.replace('k<', '&x;<')}</${root}>`,
+    'an external entity':
+      `<!DOCTYPE d [<!ENTITY x SYSTEM ` + `"file:///etc/passwd">]><${root}>${child.replace('k<', '&x;<')}</${root}>`,
     'another root': `<Other>${child}</Other>`,
     'two roots': `<${root}>${child}</${root}><${root}>${child}</${root}>`,
     'unclosed nesting': `<${root}>${'<a>'.repeat(deepest)}`,

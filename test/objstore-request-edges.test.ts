@@ -55,7 +55,8 @@ describe('anonymous requests', () => {
       const reply = await rawRequest(ctx.objstore.url, method, path);
       expect(reply.status, `${method} ${path}`).toBe(404);
       expect(reply.body).toContain(
-        '<Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message><BucketName>no-such-bucket</BucketName>',
+        '<Code>NoSuchBucket</Code><Message>The specified bucket does not ' +
+          'exist</Message><BucketName>no-such-bucket</BucketName>',
       );
     }
     expect((await rawRequest(ctx.objstore.url, 'HEAD', '/no-such-bucket')).status).toBe(404);

@@ -244,7 +244,10 @@ describe('requests signed correctly', () => {
         host,
         date: time.toUTCString(),
         'x-amz-content-sha256': unsignedPayload,
-        authorization: `AWS4-HMAC-SHA256 Credential=${WRITER.accessKeyId}/${scope}, SignedHeaders=date;host;x-amz-content-sha256, Signature=${hmacHex(signingKey(WRITER.secretAccessKey, time), stringToSign)}`,
+        authorization:
+          `AWS4-HMAC-SHA256 Credential=${WRITER.accessKeyId}/${scope}, ` +
+          `SignedHeaders=date;host;x-amz-content-sha256, ` +
+          `Signature=${hmacHex(signingKey(WRITER.secretAccessKey, time), stringToSign)}`,
       },
     };
     expect(await send(request)).toMatchObject({ status: 200, body: 'dated' });
@@ -400,7 +403,8 @@ describe('requests refused', () => {
     for (const [expires, message] of [
       [
         '604801',
-        'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds',
+        'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than ' +
+          '604800 seconds',
       ],
       ['-1', 'X-Amz-Expires must be non-negative'],
       ['1h', 'X-Amz-Expires should be a number'],
@@ -507,7 +511,8 @@ describe('requests refused', () => {
     );
     const date = await send(rewrite(/\/\d{8}\//, '/20000101/'));
     expect(date.error['Message']).toBe(
-      `The authorization header is malformed; Invalid credential date "20000101". This date is not the same as X-Amz-Date: "${request.headers['x-amz-date']!.slice(0, 8)}".`,
+      `The authorization header is malformed; Invalid credential date "20000101". This date is not the same as ` +
+        `X-Amz-Date: "${request.headers['x-amz-date']!.slice(0, 8)}".`,
     );
 
     const url = await presigned({ method: 'GET', bucket: PRIVATE }, { service: 'sts' });
@@ -650,41 +655,45 @@ describe('chunk signatures', () => {
     return signed({ method: 'PUT', bucket: PRIVATE, key: 'chunked.bin', headers }, { signingDate: time });
   }
 
-  it('chain from the seed signature of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER request, as the SDK signs chunks', async () => {
-    const time = new Date();
-    const request = await streamingRequest('STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER', time);
-    const body = [Buffer.alloc(1024, 'x'), Buffer.from('tail!'), Buffer.alloc(0)];
-    let previous = /Signature=([0-9a-f]{64})$/.exec(request.headers['authorization']!)![1]!;
-    const chunkSignatures: string[] = [];
-    for (const chunk of body) {
-      previous = await signer({}).sign(
-        { headers: new Uint8Array(0), payload: chunk },
-        { signingDate: time, priorSignature: previous },
+  it(
+    'chain from the seed signature of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER request, as the SDK signs ' +
+      'chunks',
+    async () => {
+      const time = new Date();
+      const request = await streamingRequest('STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER', time);
+      const body = [Buffer.alloc(1024, 'x'), Buffer.from('tail!'), Buffer.alloc(0)];
+      let previous = /Signature=([0-9a-f]{64})$/.exec(request.headers['authorization']!)![1]!;
+      const chunkSignatures: string[] = [];
+      for (const chunk of body) {
+        previous = await signer({}).sign(
+          { headers: new Uint8Array(0), payload: chunk },
+          { signingDate: time, priorSignature: previous },
+        );
+        chunkSignatures.push(previous);
+      }
+      const trailer = 'x-amz-checksum-crc32:AAAAAA==\n';
+
+      const verdict = await verdictOf(request);
+      expect(verdict.error).toBeNull();
+      const { chunks: verifier } = verdict as Extract<SignatureVerdict, { error: null }>;
+      expect(body.map((chunk, index) => verifier.verifyChunk(hashOf(chunk), chunkSignatures[index]!))).toEqual([
+        true,
+        true,
+        true,
+      ]);
+      expect(verifier.verifyTrailer(trailer, trailerSignature(WRITER.secretAccessKey, time, previous, trailer))).toBe(
+        true,
       );
-      chunkSignatures.push(previous);
-    }
-    const trailer = 'x-amz-checksum-crc32:AAAAAA==\n';
 
-    const verdict = await verdictOf(request);
-    expect(verdict.error).toBeNull();
-    const { chunks: verifier } = verdict as Extract<SignatureVerdict, { error: null }>;
-    expect(body.map((chunk, index) => verifier.verifyChunk(hashOf(chunk), chunkSignatures[index]!))).toEqual([
-      true,
-      true,
-      true,
-    ]);
-    expect(verifier.verifyTrailer(trailer, trailerSignature(WRITER.secretAccessKey, time, previous, trailer))).toBe(
-      true,
-    );
+      const tampered = ((await verdictOf(request)) as Extract<SignatureVerdict, { error: null }>).chunks;
+      expect(tampered.verifyChunk(hashOf(Buffer.alloc(1024, 'y')), chunkSignatures[0]!)).toBe(false);
+      // The chain stays broken after a bad chunk.
+      expect(tampered.verifyChunk(hashOf(body[1]!), chunkSignatures[1]!)).toBe(false);
 
-    const tampered = ((await verdictOf(request)) as Extract<SignatureVerdict, { error: null }>).chunks;
-    expect(tampered.verifyChunk(hashOf(Buffer.alloc(1024, 'y')), chunkSignatures[0]!)).toBe(false);
-    // The chain stays broken after a bad chunk.
-    expect(tampered.verifyChunk(hashOf(body[1]!), chunkSignatures[1]!)).toBe(false);
-
-    const reordered = ((await verdictOf(request)) as Extract<SignatureVerdict, { error: null }>).chunks;
-    expect(reordered.verifyChunk(hashOf(body[1]!), chunkSignatures[1]!)).toBe(false);
-  });
+      const reordered = ((await verdictOf(request)) as Extract<SignatureVerdict, { error: null }>).chunks;
+      expect(reordered.verifyChunk(hashOf(body[1]!), chunkSignatures[1]!)).toBe(false);
+    },
+  );
 
   it('are never right for a body sent without chunk signatures', async () => {
     const verdict = await verdictOf(await streamingRequest('STREAMING-UNSIGNED-PAYLOAD-TRAILER', new Date()));

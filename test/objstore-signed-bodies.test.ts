@@ -189,20 +189,24 @@ describe('payloads that bind no body', () => {
     expect(await bodyOf('unsigned.txt')).toBeNull();
   });
 
-  it('signed chunks are for uploads: another operation with a STREAMING payload hash is NotImplemented, and acts on nothing', async () => {
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'chunked.txt', Body: 'x' }));
-    const document = deleteDocument('chunked.txt');
-    const framed = `${document.length.toString(16)};chunk-signature=${'0'.repeat(64)}\r\n${document}\r\n0;chunk-signature=${'0'.repeat(64)}\r\n\r\n`;
-    const request = {
-      ...deleteRequest(''),
-      headers: {
-        'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
-        'x-amz-decoded-content-length': String(document.length),
-      },
-    };
-    const reply = await sendInstead(request, framed);
-    expect(codeOf(reply)).toEqual([501, 'NotImplemented']);
-    expect(xmlElement(reply.body, 'Header')).toBe('x-amz-content-sha256');
-    expect(await bodyOf('chunked.txt')).toBe('x');
-  });
+  it(
+    'signed chunks are for uploads: another operation with a STREAMING payload hash is NotImplemented, and acts on ' +
+      'nothing',
+    async () => {
+      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'chunked.txt', Body: 'x' }));
+      const document = deleteDocument('chunked.txt');
+      const framed = `${document.length.toString(16)};chunk-signature=${'0'.repeat(64)}\r\n${document}\r\n0;chunk-signature=${'0'.repeat(64)}\r\n\r\n`;
+      const request = {
+        ...deleteRequest(''),
+        headers: {
+          'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+          'x-amz-decoded-content-length': String(document.length),
+        },
+      };
+      const reply = await sendInstead(request, framed);
+      expect(codeOf(reply)).toEqual([501, 'NotImplemented']);
+      expect(xmlElement(reply.body, 'Header')).toBe('x-amz-content-sha256');
+      expect(await bodyOf('chunked.txt')).toBe('x');
+    },
+  );
 });

@@ -45,7 +45,8 @@ async function filesDirAt(apiUrl: string): Promise<string | null> {
 
 describe('createLocalplane({ objstoreStorage })', () => {
   it.each([[undefined], ['files' as const]])(
-    'objstoreStorage %s: every object also a plain file under <dataDir>/files, as lp.filesDir, the fixtures view and the state say',
+    'objstoreStorage %s: every object also a plain file under <dataDir>/files, as lp.filesDir, the fixtures view ' +
+      'and the state say',
     async (objstoreStorage) => {
       const lp = await createLocalplane({ ...quiet, objstoreStorage });
       try {
@@ -57,23 +58,27 @@ describe('createLocalplane({ objstoreStorage })', () => {
     },
   );
 
-  it('memory: no plain-file view, null in lp.filesDir, the fixtures view and the state; SQL and previews answer 409 saying why', async () => {
-    const lp = await createLocalplane({ ...quiet, objstoreStorage: 'memory' });
-    try {
-      expect(lp.filesDir).toBeNull();
-      expect(await answeredFilesDirs(lp)).toEqual([null, null]);
-      const api = inProcessApi(lp);
-      const sql = await api.post('/_localplane/sql', {
-        sql: 'select 1',
-        export_id: '00000000-0000-4000-8000-000000000001',
-      });
-      const preview = await api.get('/_localplane/objstore/preview?bucket=exports&key=traces/a.parquet');
-      for (const answer of [sql, preview])
-        expect(answer).toMatchObject({ status: 409, body: { detail: NO_PLAIN_FILES } });
-    } finally {
-      await lp.stop();
-    }
-  });
+  it(
+    'memory: no plain-file view, null in lp.filesDir, the fixtures view and the state; SQL and previews answer ' +
+      '409 saying why',
+    async () => {
+      const lp = await createLocalplane({ ...quiet, objstoreStorage: 'memory' });
+      try {
+        expect(lp.filesDir).toBeNull();
+        expect(await answeredFilesDirs(lp)).toEqual([null, null]);
+        const api = inProcessApi(lp);
+        const sql = await api.post('/_localplane/sql', {
+          sql: 'select 1',
+          export_id: '00000000-0000-4000-8000-000000000001',
+        });
+        const preview = await api.get('/_localplane/objstore/preview?bucket=exports&key=traces/a.parquet');
+        for (const answer of [sql, preview])
+          expect(answer).toMatchObject({ status: 409, body: { detail: NO_PLAIN_FILES } });
+      } finally {
+        await lp.stop();
+      }
+    },
+  );
 
   it.each(['disk', 'Memory', ''])('refuses objstoreStorage %j, naming the kinds it takes', async (kind) => {
     const message = `objstoreStorage must be 'files' or 'memory', got ${JSON.stringify(kind)}`;
@@ -90,17 +95,25 @@ describe('objstore_memory_limit_mb', () => {
   });
   afterAll(() => lp?.stop());
 
-  it('is 1024 by default, in the served OpenAPI document, patched by PATCH /_localplane/config and put back by a reset', async () => {
-    expect(DEFAULT_LIMITS.objstore_memory_limit_mb).toBe(1024);
-    expect((await lp.config.get()).objstore_memory_limit_mb).toBe(1024);
-    const document = (await (await lp.request('/openapi.json')).json()) as any;
-    const patchBody = document.paths['/_localplane/config'].patch.requestBody.content['application/json'].schema;
-    expect(patchBody.properties.objstore_memory_limit_mb).toEqual({ type: 'integer', minimum: 1, maximum: 1_000_000 });
-    expect((await lp.config.patch({ objstore_memory_limit_mb: 1 })).objstore_memory_limit_mb).toBe(1);
-    expect((await lp.config.patch({ objstore_memory_limit_mb: 1_000_000 })).objstore_memory_limit_mb).toBe(1_000_000);
-    await lp.reset();
-    expect((await lp.config.get()).objstore_memory_limit_mb).toBe(1024);
-  });
+  it(
+    'is 1024 by default, in the served OpenAPI document, patched by PATCH /_localplane/config and put back by a ' +
+      'reset',
+    async () => {
+      expect(DEFAULT_LIMITS.objstore_memory_limit_mb).toBe(1024);
+      expect((await lp.config.get()).objstore_memory_limit_mb).toBe(1024);
+      const document = (await (await lp.request('/openapi.json')).json()) as any;
+      const patchBody = document.paths['/_localplane/config'].patch.requestBody.content['application/json'].schema;
+      expect(patchBody.properties.objstore_memory_limit_mb).toEqual({
+        type: 'integer',
+        minimum: 1,
+        maximum: 1_000_000,
+      });
+      expect((await lp.config.patch({ objstore_memory_limit_mb: 1 })).objstore_memory_limit_mb).toBe(1);
+      expect((await lp.config.patch({ objstore_memory_limit_mb: 1_000_000 })).objstore_memory_limit_mb).toBe(1_000_000);
+      await lp.reset();
+      expect((await lp.config.get()).objstore_memory_limit_mb).toBe(1024);
+    },
+  );
 
   it.each([0, -1, 1.5, 1_000_001, '64', null])(
     'refuses %j with a 422 on the field, and keeps the limit',
@@ -181,34 +194,38 @@ describe('the test-runner helpers keep files storage unless told, and pass objst
 });
 
 describe('an instance with memory storage', () => {
-  it('makes no objstore nor files folder in its data dir, serves an object put with the AWS SDK, and refuses an upload past objstore_memory_limit_mb', async () => {
-    const lp = await start({ ...quiet, port: 0, objstorePort: 0, objstoreStorage: 'memory' });
-    const fixtures = await fixturesOf(lp);
-    const s3 = s3For(lp.objstoreUrl, fullKey(fixtures));
-    const bucket = fixtures.objstore.buckets[0]!;
-    try {
-      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'memory/hello.txt', Body: 'kept in memory' }));
-      expect(Buffer.from(await getBytes(s3, bucket, 'memory/hello.txt')).toString()).toBe('kept in memory');
-      const entries = readdirSync(lp.dataDir);
-      expect(entries).not.toContain('objstore');
-      expect(entries).not.toContain('files');
-      // The core's own files alone: the database, the fixture template it started from, the id sequence.
-      expect(
-        entries.filter((name) => !/^(localplane\.sqlite(-wal|-shm)?|seed\.sqlite|id-sequence)$/.test(name)),
-      ).toEqual([]);
+  it(
+    'makes no objstore nor files folder in its data dir, serves an object put with the AWS SDK, and refuses an ' +
+      'upload past objstore_memory_limit_mb',
+    async () => {
+      const lp = await start({ ...quiet, port: 0, objstorePort: 0, objstoreStorage: 'memory' });
+      const fixtures = await fixturesOf(lp);
+      const s3 = s3For(lp.objstoreUrl, fullKey(fixtures));
+      const bucket = fixtures.objstore.buckets[0]!;
+      try {
+        await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'memory/hello.txt', Body: 'kept in memory' }));
+        expect(Buffer.from(await getBytes(s3, bucket, 'memory/hello.txt')).toString()).toBe('kept in memory');
+        const entries = readdirSync(lp.dataDir);
+        expect(entries).not.toContain('objstore');
+        expect(entries).not.toContain('files');
+        // The core's own files alone: the database, the fixture template it started from, the id sequence.
+        expect(
+          entries.filter((name) => !/^(localplane\.sqlite(-wal|-shm)?|seed\.sqlite|id-sequence)$/.test(name)),
+        ).toEqual([]);
 
-      await lp.config.patch({ objstore_memory_limit_mb: 1 });
-      await expect(
-        s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'memory/too-big.bin', Body: Buffer.alloc(2 * MIB) })),
-      ).rejects.toMatchObject({
-        name: 'InsufficientStorage',
-        $metadata: { httpStatusCode: 507 },
-      });
-    } finally {
-      s3.destroy();
-      await lp.stop();
-    }
-  });
+        await lp.config.patch({ objstore_memory_limit_mb: 1 });
+        await expect(
+          s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'memory/too-big.bin', Body: Buffer.alloc(2 * MIB) })),
+        ).rejects.toMatchObject({
+          name: 'InsufficientStorage',
+          $metadata: { httpStatusCode: 507 },
+        });
+      } finally {
+        s3.destroy();
+        await lp.stop();
+      }
+    },
+  );
 });
 
 describe('snapshots across storages', () => {

@@ -159,7 +159,8 @@ describe('GetBucketVersioning', () => {
       query: { versioning: '' },
     });
     expect(raw.body).toBe(
-      '<?xml version="1.0" encoding="UTF-8"?>\n<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></VersioningConfiguration>',
+      '<?xml version="1.0" encoding="UTF-8"?>\n<VersioningConfiguration ' +
+        'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></VersioningConfiguration>',
     );
     expect(await failure(s3.send(new GetBucketVersioningCommand({ Bucket: 'no-such-bucket' })))).toMatchObject({
       name: 'NoSuchBucket',
@@ -168,19 +169,23 @@ describe('GetBucketVersioning', () => {
 });
 
 describe('DeleteObject', () => {
-  it('deletes with or without versionId=null (naming the version deleted), and answers 204 for a key that holds nothing', async () => {
-    await put('one');
-    await put('two');
-    const plain = await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'one' }));
-    expect(plain.$metadata.httpStatusCode).toBe(204);
-    expect(plain.VersionId).toBeUndefined();
-    const byVersion = await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'two', VersionId: 'null' }));
-    expect(byVersion.$metadata.httpStatusCode).toBe(204);
-    expect(byVersion.VersionId).toBe('null');
-    expect(await keysOf()).toEqual([]);
-    const nothing = await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'never-there' }));
-    expect(nothing.$metadata.httpStatusCode).toBe(204);
-  });
+  it(
+    'deletes with or without versionId=null (naming the version deleted), and answers 204 for a key that holds ' +
+      'nothing',
+    async () => {
+      await put('one');
+      await put('two');
+      const plain = await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'one' }));
+      expect(plain.$metadata.httpStatusCode).toBe(204);
+      expect(plain.VersionId).toBeUndefined();
+      const byVersion = await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'two', VersionId: 'null' }));
+      expect(byVersion.$metadata.httpStatusCode).toBe(204);
+      expect(byVersion.VersionId).toBe('null');
+      expect(await keysOf()).toEqual([]);
+      const nothing = await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'never-there' }));
+      expect(nothing.$metadata.httpStatusCode).toBe(204);
+    },
+  );
 
   it('refuses any other version id and keeps the object', async () => {
     await put('kept');
@@ -238,30 +243,34 @@ describe('DeleteObjects', () => {
     );
   });
 
-  it("empties a bucket as s3-tests' cleanup does: ListObjectVersions pages into quiet DeleteObjects that bypass governance retention", async () => {
-    for (let index = 0; index < 300; index++) await put(`nuke/${String(index).padStart(3, '0')}`);
-    let markers: { KeyMarker?: string; VersionIdMarker?: string } = {};
-    for (let truncated = true; truncated;) {
-      const listed = await versions({ MaxKeys: 128, ...markers });
-      markers = { KeyMarker: listed.NextKeyMarker, VersionIdMarker: listed.NextVersionIdMarker };
-      truncated = listed.IsTruncated!;
-      const objects = [...(listed.Versions ?? []), ...(listed.DeleteMarkers ?? [])].map(({ Key, VersionId }) => ({
-        Key,
-        VersionId,
-      }));
-      if (objects.length === 0) continue;
-      const deleted = await s3.send(
-        new DeleteObjectsCommand({
-          Bucket: BUCKET,
-          Delete: { Objects: objects, Quiet: true },
-          BypassGovernanceRetention: true,
-        }),
-      );
-      expect(deleted.Errors ?? []).toEqual([]);
-    }
-    expect(await keysOf()).toEqual([]);
-    expect((await versions()).Versions).toBeUndefined();
-  });
+  it(
+    "empties a bucket as s3-tests' cleanup does: ListObjectVersions pages into quiet DeleteObjects that bypass " +
+      'governance retention',
+    async () => {
+      for (let index = 0; index < 300; index++) await put(`nuke/${String(index).padStart(3, '0')}`);
+      let markers: { KeyMarker?: string; VersionIdMarker?: string } = {};
+      for (let truncated = true; truncated;) {
+        const listed = await versions({ MaxKeys: 128, ...markers });
+        markers = { KeyMarker: listed.NextKeyMarker, VersionIdMarker: listed.NextVersionIdMarker };
+        truncated = listed.IsTruncated!;
+        const objects = [...(listed.Versions ?? []), ...(listed.DeleteMarkers ?? [])].map(({ Key, VersionId }) => ({
+          Key,
+          VersionId,
+        }));
+        if (objects.length === 0) continue;
+        const deleted = await s3.send(
+          new DeleteObjectsCommand({
+            Bucket: BUCKET,
+            Delete: { Objects: objects, Quiet: true },
+            BypassGovernanceRetention: true,
+          }),
+        );
+        expect(deleted.Errors ?? []).toEqual([]);
+      }
+      expect(await keysOf()).toEqual([]);
+      expect((await versions()).Versions).toBeUndefined();
+    },
+  );
 });
 
 describe('copy sources with ?versionId=null', () => {

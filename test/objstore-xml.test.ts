@@ -52,13 +52,15 @@ describe('S3 XML documents', () => {
       details: [['AWSAccessKeyId', 'AK']] as const,
     };
     expect(renderError(spec, '/b/k', { requestId: 'RID', hostId: 'HID+/=' })).toBe(
-      `${DECLARATION}<Error><Code>SignatureDoesNotMatch</Code><Message>x &amp; y</Message><AWSAccessKeyId>AK</AWSAccessKeyId><Resource>/b/k</Resource><RequestId>RID</RequestId><HostId>HID+/=</HostId></Error>`,
+      `${DECLARATION}<Error><Code>SignatureDoesNotMatch</Code><Message>x &amp; ` +
+        `y</Message><AWSAccessKeyId>AK</AWSAccessKeyId><Resource>/b/k</Resource><RequestId>RID</RequestId><HostId>HID+/=</HostId></Error>`,
     );
   });
 
   it('parses a request document: texts as sent, references resolved, listed names always lists', () => {
     const request = parseRequestDocument(
-      `<?xml version="1.0"?>\n<CompleteMultipartUpload ${NS}><Part><PartNumber> 0007 </PartNumber><ETag>&quot;e&#x41;&#66;&quot;</ETag></Part></CompleteMultipartUpload>`,
+      `<?xml version="1.0"?>\n<CompleteMultipartUpload ${NS}><Part><PartNumber> 0007 ` +
+        `</PartNumber><ETag>&quot;e&#x41;&#66;&quot;</ETag></Part></CompleteMultipartUpload>`,
       'CompleteMultipartUpload',
       ['Part'],
     );

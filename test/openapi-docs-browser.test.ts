@@ -14,7 +14,9 @@ const browser = useBrowser();
 /** GET /v2/deployments's block, by the id Swagger UI gives it (tag and operationId). */
 const listDeployments = (page: Page) => page.locator('#operations-deployments-getV2Deployments');
 
-/** Clicks Execute on the operation's open "Try it out" and answers the request the page sent and the status it shows. */
+/**
+ * Clicks Execute on the operation's open "Try it out" and answers the request the page sent and the status it shows.
+ */
 async function execute(page: Page) {
   const operation = listDeployments(page);
   const [response] = await Promise.all([
@@ -44,33 +46,39 @@ async function authorize(page: Page, header: string, value: string) {
 }
 
 describe('Try it out on /docs in Chromium', () => {
-  it('is 401 without credentials, and 200 for the workspace after Authorize with its API key and tenant id, which the page keeps', async () => {
-    const workspace = workspaceByTier(ctx.fixtures, 'plus');
-    const page = await browser.openDashboard(ctx.instance, '/docs');
+  it(
+    'is 401 without credentials, and 200 for the workspace after Authorize with its API key and tenant id, which ' +
+      'the page keeps',
+    async () => {
+      const workspace = workspaceByTier(ctx.fixtures, 'plus');
+      const page = await browser.openDashboard(ctx.instance, '/docs');
 
-    await tryItOut(page);
-    const anonymous = await execute(page);
-    expect(anonymous.shown).toBe('401');
-    expect(anonymous.sent).not.toHaveProperty('x-api-key');
-    await listDeployments(page).getByRole('button', { name: 'Clear' }).click();
+      await tryItOut(page);
+      const anonymous = await execute(page);
+      expect(anonymous.shown).toBe('401');
+      expect(anonymous.sent).not.toHaveProperty('x-api-key');
+      await listDeployments(page).getByRole('button', { name: 'Clear' }).click();
 
-    await page.locator('.auth-wrapper').getByRole('button', { name: 'Authorize' }).click();
-    await authorize(page, 'X-API-Key', workspace.api_key);
-    await authorize(page, 'X-Tenant-Id', workspace.id);
-    await page.locator('.dialog-ux').getByRole('button', { name: 'Close' }).first().click();
+      await page.locator('.auth-wrapper').getByRole('button', { name: 'Authorize' }).click();
+      await authorize(page, 'X-API-Key', workspace.api_key);
+      await authorize(page, 'X-Tenant-Id', workspace.id);
+      await page.locator('.dialog-ux').getByRole('button', { name: 'Close' }).first().click();
 
-    const authorized = await execute(page);
-    expect(authorized.shown).toBe('200');
-    expect(authorized.sent).toMatchObject({ 'x-api-key': workspace.api_key, 'x-tenant-id': workspace.id });
-    expect(await authorized.body.textContent()).toContain(workspace.deployments[0]!.name);
-    await screenshot(page, 'docs-try-it-out', listDeployments(page));
+      const authorized = await execute(page);
+      expect(authorized.shown).toBe('200');
+      expect(authorized.sent).toMatchObject({ 'x-api-key': workspace.api_key, 'x-tenant-id': workspace.id });
+      expect(await authorized.body.textContent()).toContain(workspace.deployments[0]!.name);
+      await screenshot(page, 'docs-try-it-out', listDeployments(page));
 
-    // persistAuthorization: the page opened again keeps what Authorize was given (not reloaded: the address now opens the operation).
-    await page.goto(new URL('/docs', ctx.instance.apiUrl).href);
-    await tryItOut(page);
-    expect((await execute(page)).shown).toBe('200');
-    // Chromium logs the refused call of the first run, and nothing else went wrong.
-    expect(browser.pageErrors).toEqual([expect.stringMatching(/status of 401 \(Unauthorized\)/)]);
-    // Swagger UI renders the whole document three times: 10-30 s on two busy cores.
-  }, 120_000);
+      // persistAuthorization: the page opened again keeps what Authorize was given (not reloaded: the address now opens
+      // the operation).
+      await page.goto(new URL('/docs', ctx.instance.apiUrl).href);
+      await tryItOut(page);
+      expect((await execute(page)).shown).toBe('200');
+      // Chromium logs the refused call of the first run, and nothing else went wrong.
+      expect(browser.pageErrors).toEqual([expect.stringMatching(/status of 401 \(Unauthorized\)/)]);
+      // Swagger UI renders the whole document three times: 10-30 s on two busy cores.
+    },
+    120_000,
+  );
 });

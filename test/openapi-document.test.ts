@@ -49,42 +49,46 @@ describe("localplane's own OpenAPI document", () => {
     expect(() => expectSchema({ detail: [{ loc: 'body', msg: 'x', type: 'y' }] }, 'HTTPValidationError')).toThrow();
   });
 
-  it("gives each route its guards' security, both guards' when a guarded app is mounted in a guarded folder, and names each scheme once", () => {
-    const header = (id: string, name: string): SecurityScheme => ({
-      id,
-      scheme: { type: 'apiKey', in: 'header', name },
-    });
-    const [key, tenant, token] = [
-      header('Key', 'X-Key'),
-      header('Tenant', 'X-Tenant'),
-      { id: 'Token', scheme: { type: 'http', scheme: 'bearer' } } satisfies SecurityScheme,
-    ];
-    const ok = () => new Response();
-    const declaration = (path: string) =>
-      ({ method: 'get', path, summary: path, response: { status: 200, description: 'ok' } }) as const;
-    const guarded = new OpenApiHono('guarded')
-      .openapi(declaration('/open'), ok)
-      .guard({ errors: [], security: [[key, tenant], [key]] })
-      .openapi(declaration('/keyed'), ok);
-    const root = new OpenApiHono()
-      .guardFolder('/folder', { errors: [], security: [[token]] })
-      .route('/folder', guarded)
-      .route('/', guarded);
-    const { paths, components } = openapiDocument(root.documented);
-    expect(paths['/folder/keyed']!.get!.security).toEqual([
-      { Key: [], Tenant: [], Token: [] },
-      { Key: [], Token: [] },
-    ]);
-    expect(paths['/folder/open']!.get!.security).toEqual([{ Token: [] }]);
-    expect(paths['/keyed']!.get!.security).toEqual([{ Key: [], Tenant: [] }, { Key: [] }]);
-    expect(paths['/open']!.get).not.toHaveProperty('security');
-    expect(components.securitySchemes).toEqual({ Key: key.scheme, Tenant: tenant.scheme, Token: token.scheme });
+  it(
+    "gives each route its guards' security, both guards' when a guarded app is mounted in a guarded folder, and " +
+      'names each scheme once',
+    () => {
+      const header = (id: string, name: string): SecurityScheme => ({
+        id,
+        scheme: { type: 'apiKey', in: 'header', name },
+      });
+      const [key, tenant, token] = [
+        header('Key', 'X-Key'),
+        header('Tenant', 'X-Tenant'),
+        { id: 'Token', scheme: { type: 'http', scheme: 'bearer' } } satisfies SecurityScheme,
+      ];
+      const ok = () => new Response();
+      const declaration = (path: string) =>
+        ({ method: 'get', path, summary: path, response: { status: 200, description: 'ok' } }) as const;
+      const guarded = new OpenApiHono('guarded')
+        .openapi(declaration('/open'), ok)
+        .guard({ errors: [], security: [[key, tenant], [key]] })
+        .openapi(declaration('/keyed'), ok);
+      const root = new OpenApiHono()
+        .guardFolder('/folder', { errors: [], security: [[token]] })
+        .route('/folder', guarded)
+        .route('/', guarded);
+      const { paths, components } = openapiDocument(root.documented);
+      expect(paths['/folder/keyed']!.get!.security).toEqual([
+        { Key: [], Tenant: [], Token: [] },
+        { Key: [], Token: [] },
+      ]);
+      expect(paths['/folder/open']!.get!.security).toEqual([{ Token: [] }]);
+      expect(paths['/keyed']!.get!.security).toEqual([{ Key: [], Tenant: [] }, { Key: [] }]);
+      expect(paths['/open']!.get).not.toHaveProperty('security');
+      expect(components.securitySchemes).toEqual({ Key: key.scheme, Tenant: tenant.scheme, Token: token.scheme });
 
-    const twin = new OpenApiHono()
-      .guard({ errors: [], security: [[header('Key', 'X-Other-Key')]] })
-      .openapi(declaration('/twin'), ok);
-    expect(() => openapiDocument([...root.documented, ...twin.documented])).toThrow(
-      'two security schemes are named "Key"',
-    );
-  });
+      const twin = new OpenApiHono()
+        .guard({ errors: [], security: [[header('Key', 'X-Other-Key')]] })
+        .openapi(declaration('/twin'), ok);
+      expect(() => openapiDocument([...root.documented, ...twin.documented])).toThrow(
+        'two security schemes are named "Key"',
+      );
+    },
+  );
 });

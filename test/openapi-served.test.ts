@@ -23,7 +23,10 @@ const operationOf = (method: string, path: string) => document.paths[openapiPath
 const exampleOf = (method: string, path: string, status: number, name: string) =>
   operationOf(method, path).responses[status].content['application/json'].examples[name].value;
 const auth = () => ({ 'X-API-Key': workspace.api_key });
-/** The API's routes that take a workspace's key: not the harness's, the served reference's, nor GET /info (the hosted service answers it to anyone). */
+/**
+ * The API's routes that take a workspace's key: not the harness's, the served reference's, nor GET /info (the hosted
+ * service answers it to anyone).
+ */
 const takesKey = (path: string) =>
   !path.startsWith('/_localplane') &&
   !['/openapi.json', '/docs', '/docs/:asset', '/info', '/api/v1/info'].includes(path);
@@ -109,42 +112,54 @@ describe('the security schemes of /openapi.json', () => {
     });
   });
 
-  it('are required of every API operation, the key with the tenant id or alone, and of no harness, reference or /info operation', () => {
-    for (const { method, path } of ctx.instance.routes) {
-      const { security } = operationOf(method, path);
-      if (takesKey(path))
-        expect(security, `${method} ${path}`).toEqual([{ 'API Key': [], 'Tenant ID': [] }, { 'API Key': [] }]);
-      else expect(security, `${method} ${path}`).toBeUndefined();
-    }
-  });
-
-  it("are exactly what each API route's guard reads: any one requirement gets a request past it, the schemes of none do not", async () => {
-    // What each header the document names takes; one the suite does not know fails below.
-    const credentials: Record<string, string> = { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id };
-    let checked = 0;
-    for (const { method, path } of ctx.instance.routes.filter(({ path }) => takesKey(path))) {
-      const requirements: Record<string, []>[] = operationOf(method, path).security;
-      const named = [...new Set(requirements.flatMap((requirement) => Object.keys(requirement)))];
-      // Every combination of the schemes the operation names: none, each alone, together.
-      for (let mask = 0; mask < 2 ** named.length; mask++) {
-        const sent = named.filter((_, index) => mask & (2 ** index));
-        const headers: Record<string, string> = {};
-        for (const id of sent) {
-          const header = document.components.securitySchemes[id].name;
-          expect(credentials, `the value of ${header} (${id})`).toHaveProperty(header);
-          headers[header] = credentials[header]!;
-        }
-        const satisfied = requirements.some((requirement) => Object.keys(requirement).every((id) => sent.includes(id)));
-        // An undocumented Prefer code is refused only once the guard has let the request through.
-        const reply = await send(ctx.instance.apiUrl, method, concretePath(path, ids), {
-          headers: { ...headers, prefer: 'code=418' },
-        });
-        expect(reply.status, `${method} ${path} with ${sent.join(' and ') || 'no scheme'}`).toBe(satisfied ? 400 : 401);
-        checked++;
+  it(
+    'are required of every API operation, the key with the tenant id or alone, and of no harness, reference or ' +
+      '/info operation',
+    () => {
+      for (const { method, path } of ctx.instance.routes) {
+        const { security } = operationOf(method, path);
+        if (takesKey(path))
+          expect(security, `${method} ${path}`).toEqual([{ 'API Key': [], 'Tenant ID': [] }, { 'API Key': [] }]);
+        else expect(security, `${method} ${path}`).toBeUndefined();
       }
-    }
-    expect(checked).toBeGreaterThan(100);
-  });
+    },
+  );
+
+  it(
+    "are exactly what each API route's guard reads: any one requirement gets a request past it, the schemes of " +
+      'none do not',
+    async () => {
+      // What each header the document names takes; one the suite does not know fails below.
+      const credentials: Record<string, string> = { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id };
+      let checked = 0;
+      for (const { method, path } of ctx.instance.routes.filter(({ path }) => takesKey(path))) {
+        const requirements: Record<string, []>[] = operationOf(method, path).security;
+        const named = [...new Set(requirements.flatMap((requirement) => Object.keys(requirement)))];
+        // Every combination of the schemes the operation names: none, each alone, together.
+        for (let mask = 0; mask < 2 ** named.length; mask++) {
+          const sent = named.filter((_, index) => mask & (2 ** index));
+          const headers: Record<string, string> = {};
+          for (const id of sent) {
+            const header = document.components.securitySchemes[id].name;
+            expect(credentials, `the value of ${header} (${id})`).toHaveProperty(header);
+            headers[header] = credentials[header]!;
+          }
+          const satisfied = requirements.some((requirement) =>
+            Object.keys(requirement).every((id) => sent.includes(id)),
+          );
+          // An undocumented Prefer code is refused only once the guard has let the request through.
+          const reply = await send(ctx.instance.apiUrl, method, concretePath(path, ids), {
+            headers: { ...headers, prefer: 'code=418' },
+          });
+          expect(reply.status, `${method} ${path} with ${sent.join(' and ') || 'no scheme'}`).toBe(
+            satisfied ? 400 : 401,
+          );
+          checked++;
+        }
+      }
+      expect(checked).toBeGreaterThan(100);
+    },
+  );
 });
 
 describe('GET /docs', () => {
@@ -288,7 +303,8 @@ describe('Prefer: code= and example=', () => {
     });
     expect(unnamed.status).toBe(400);
     expect(unnamed.json.detail).toBe(
-      'Prefer example=hourly_creates is not an error example of this endpoint for code 404; it documents: destination_not_found, session_not_found',
+      'Prefer example=hourly_creates is not an error example of this endpoint for code 404; it documents: ' +
+        'destination_not_found, session_not_found',
     );
     // The refusal is documented too: the served document describes it as the endpoint's 400.
     expect(exampleOf('GET', '/api/v1/bulk-exports/destinations', 400, 'prefer_refused')).toEqual(teapot.json);

@@ -286,7 +286,8 @@ describe('encodeRunsParquet', () => {
 
         // Parquet logical type of timestamps: UTC-adjusted micros (v2_beta) / local nanos (v1)
         const schema = await query(
-          `SELECT name, logical_type FROM parquet_schema('${path}') WHERE name IN ('start_time', 'end_time', 'first_token_time')`,
+          `SELECT name, logical_type FROM parquet_schema('${path}') WHERE name IN ('start_time', 'end_time', ` +
+            `'first_token_time')`,
         );
         expect(schema.length).toBe(3);
         for (const s of schema) {

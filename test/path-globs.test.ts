@@ -81,30 +81,38 @@ describe('path globs', () => {
     );
   });
 
-  it('match as the reference does when a glob has more states than its table holds (the rest of a path is read by set steps)', () => {
-    // 40 classes of characters leave room for about 2,700 states; this glob's states remember
-    // which of the last 14 segments ended in `a`, so these paths reach thousands of them.
-    const prefix = '/ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789bc';
-    const glob = `${prefix}**/*a${'/*'.repeat(14)}`;
-    const random = fc.sample(fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), { numRuns: 500, seed: 18 });
-    const paths = random.map((ends) => `${prefix}${ends.map((endsInA) => (endsInA ? '/xa' : '/x')).join('')}`);
-    const matches = globMatcher(glob);
-    const results = paths.map((path) => matches(path));
-    expect(results).toEqual(paths.map((path) => referenceMatch(glob, path)));
-    expect(results.filter(Boolean).length, 'some match, some do not').toBeGreaterThan(100);
-    expect(results.filter((result) => !result).length).toBeGreaterThan(100);
-  });
+  it(
+    'match as the reference does when a glob has more states than its table holds (the rest of a path is read by ' +
+      'set steps)',
+    () => {
+      // 40 classes of characters leave room for about 2,700 states; this glob's states remember
+      // which of the last 14 segments ended in `a`, so these paths reach thousands of them.
+      const prefix = '/ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789bc';
+      const glob = `${prefix}**/*a${'/*'.repeat(14)}`;
+      const random = fc.sample(fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), { numRuns: 500, seed: 18 });
+      const paths = random.map((ends) => `${prefix}${ends.map((endsInA) => (endsInA ? '/xa' : '/x')).join('')}`);
+      const matches = globMatcher(glob);
+      const results = paths.map((path) => matches(path));
+      expect(results).toEqual(paths.map((path) => referenceMatch(glob, path)));
+      expect(results.filter(Boolean).length, 'some match, some do not').toBeGreaterThan(100);
+      expect(results.filter((result) => !result).length).toBeGreaterThan(100);
+    },
+  );
 
-  it('cost little on long paths: 100 fault rules of 32 wildcards add under 10 ms of CPU to a request (they added 0.65 s)', () => {
-    const rules = new FaultRules(1, () => true);
-    const globs = [...DYNAMIC_PROGRAMMING_WORST, ...AUTOMATON_WORST];
-    for (let rule = 0; rule < 100; rule++)
-      rules.add(faultRuleRequest.parse({ match: { path: globs[rule % globs.length] }, action: { status: 503 } }));
-    const requests = Array.from({ length: 10 }, (_, index) => requestOn(longPath(index, 3000)));
-    const started = cpuMs();
-    for (const request of requests) expect(rules.fire(request)).toBeNull();
-    expect((cpuMs() - started) / requests.length).toBeLessThan(10);
-  });
+  it(
+    'cost little on long paths: 100 fault rules of 32 wildcards add under 10 ms of CPU to a request (they added ' +
+      '0.65 s)',
+    () => {
+      const rules = new FaultRules(1, () => true);
+      const globs = [...DYNAMIC_PROGRAMMING_WORST, ...AUTOMATON_WORST];
+      for (let rule = 0; rule < 100; rule++)
+        rules.add(faultRuleRequest.parse({ match: { path: globs[rule % globs.length] }, action: { status: 503 } }));
+      const requests = Array.from({ length: 10 }, (_, index) => requestOn(longPath(index, 3000)));
+      const started = cpuMs();
+      for (const request of requests) expect(rules.fire(request)).toBeNull();
+      expect((cpuMs() - started) / requests.length).toBeLessThan(10);
+    },
+  );
 });
 
 /**
@@ -139,8 +147,8 @@ describe('a path glob over a full journal of long paths', () => {
     for (let index = 0; index < JOURNAL_ENTRIES; index++) await ctx.instance.request(longPath(index, 1100));
     const count = async (query: string) => {
       const started = cpuMs();
-      // In process, as the requests that fill the journal: the socket the instance's start opened has been idle past the
-      // server's keep-alive timeout by now, and a fetch on it could be reset as the server's timer closes it.
+      // In process, as the requests that fill the journal: the socket the instance's start opened has been idle past
+      // the server's keep-alive timeout by now, and a fetch on it could be reset as the server's timer closes it.
       const response = await ctx.instance.request(`/_localplane/requests/count${query}`);
       const { count } = (await response.json()) as { count: number };
       return { count, ms: cpuMs() - started };

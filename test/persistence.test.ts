@@ -173,7 +173,8 @@ describe('--data-dir', () => {
     older.close();
 
     await expect(start({ port: 0, objstorePort: 0, dataDir: dir, log: () => {} })).rejects.toThrow(
-      `${file} was written by another version of localplane (its tables differ): remove that data dir or choose another --data-dir`,
+      `${file} was written by another version of localplane (its tables differ): remove that data dir or choose ` +
+        `another --data-dir`,
     );
     const kept = new Database(file, { readonly: true });
     expect(kept.pragma('user_version', { simple: true })).toBe(0);

@@ -14,7 +14,10 @@ interface Recipe {
   args: (only?: string) => string[];
   /** The runner's words for the recipe's two tests passing. */
   passed: RegExp;
-  /** A test file that fails an assertion against the recipe's instance, its file name, and any other text its failure shows. */
+  /**
+   * A test file that fails an assertion against the recipe's instance, its file name, and any other text its failure
+   * shows.
+   */
   failing: { file: string; source: string; also?: string };
   /** Why the recipe's runner cannot run on this machine, and what to install; undefined where it can. */
   missing?: string;
@@ -24,7 +27,8 @@ interface Recipe {
 const pythonToolsMissing = (): string | undefined =>
   spawnSync('python3', ['-c', 'import pytest, boto3'], { stdio: 'ignore' }).status === 0
     ? undefined
-    : 'python3 cannot import pytest and boto3: install them (apt-get install python3-pytest python3-boto3, or pip install pytest boto3)';
+    : 'python3 cannot import pytest and boto3: install them (apt-get install python3-pytest python3-boto3, or pip ' +
+      'install pytest boto3)';
 
 const RECIPES: Recipe[] = [
   {
@@ -57,7 +61,9 @@ const RECIPES: Recipe[] = [
         const test = fileTest();
         test('fails', async ({ localplane }) => expect((await fetch(localplane.apiUrl + '/_localplane/health')).status).toBe(418));
         runTest('reads the health', async ({ localplane }) => { await localplane.health(); });`,
-      also: "add globalSetup: ['localplane/vitest/global-setup'] to the vitest config, or use fileTest() for an instance per file",
+      also:
+        "add globalSetup: ['localplane/vitest/global-setup'] to the vitest config, or use fileTest() for an " +
+        'instance per file',
     },
   },
   {
@@ -67,7 +73,9 @@ const RECIPES: Recipe[] = [
     passed: /Tests:\s+3 passed, 3 total/,
     failing: {
       file: 'failing.test.cjs',
-      source: `test('fails', async () => expect((await fetch(process.env.LOCALPLANE_URL + '/_localplane/health')).status).toBe(418));`,
+      source:
+        `test('fails', async () => expect((await fetch(process.env.LOCALPLANE_URL + ` +
+        `'/_localplane/health')).status).toBe(418));`,
     },
   },
   {
@@ -132,7 +140,8 @@ function run({ command, args }: Recipe, only?: string) {
 }
 
 for (const entry of RECIPES) {
-  // Without its runner, a recipe fails on CI (.ci/run installs it) and is skipped elsewhere, its name saying what to install.
+  // Without its runner, a recipe fails on CI (.ci/run installs it) and is skipped elsewhere, its name saying what to
+  // install.
   const skipped = entry.missing !== undefined && !process.env.CI;
   describe.skipIf(skipped)(`recipe ${entry.name}${skipped ? ` (skipped: ${entry.missing})` : ''}`, () => {
     if (entry.missing !== undefined) {

@@ -1,5 +1,6 @@
-// `localplane verify` and `fixtures from-recording` on recorded JSON nested 100,000 levels deep, which JSON.parse reads:
-// each answers as it does for any other body, by what the comparison or the placement finds, never a stack overflow;
+// `localplane verify` and `fixtures from-recording` on recorded JSON nested 100,000 levels deep, which JSON.parse
+// reads: each answers as it does for any other body, by what the comparison or the placement finds, never a stack
+// overflow;
 // `localplane record` and the request journal mask the secrets in such JSON as in any other.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -123,16 +124,22 @@ describe('recorded JSON nested 100,000 levels deep', () => {
     expect(result.code).toBe(1);
   }, 120_000);
 
-  it('localplane fixtures from-recording reads it, and leaves out a resource nested deeper than the API takes, saying why', async () => {
-    const matches = await runCli(['fixtures', 'from-recording', MATCHES, '--out', join(dir, 'from-matches')]);
-    expect(matches).toMatchObject({ code: 0, stderr: '' });
-    expect(matches.stdout).toContain('Not placed: nothing\n');
-    const drifts = await runCli(['fixtures', 'from-recording', DRIFTS, '--out', join(dir, 'from-drifts')]);
-    expect(drifts).toMatchObject({ code: 0, stderr: '' });
-    expect(drifts.stdout).toContain(
-      `Not placed: 1\n  - destination ${DESTINATION_ID}: nested ${DEPTH + 2} levels deep, more than the 64 levels localplane's API takes\n`,
-    );
-  }, 120_000);
+  it(
+    'localplane fixtures from-recording reads it, and leaves out a resource nested deeper than the API takes, ' +
+      'saying why',
+    async () => {
+      const matches = await runCli(['fixtures', 'from-recording', MATCHES, '--out', join(dir, 'from-matches')]);
+      expect(matches).toMatchObject({ code: 0, stderr: '' });
+      expect(matches.stdout).toContain('Not placed: nothing\n');
+      const drifts = await runCli(['fixtures', 'from-recording', DRIFTS, '--out', join(dir, 'from-drifts')]);
+      expect(drifts).toMatchObject({ code: 0, stderr: '' });
+      expect(drifts.stdout).toContain(
+        `Not placed: 1\n  - destination ${DESTINATION_ID}: nested ${DEPTH + 2} levels deep, more than the 64 levels ` +
+          `localplane's API takes\n`,
+      );
+    },
+    120_000,
+  );
 });
 
 describe('secrets in JSON nested 100,000 levels deep', () => {
@@ -189,21 +196,25 @@ describe('secrets in JSON nested 100,000 levels deep', () => {
   }, 60_000);
   afterAll(() => new Promise((closed) => deepServer?.close(closed)));
 
-  it('localplane record relays the exchanges and masks the secrets at the top and the bottom of a request and an answer', () => {
-    // The instance refuses a body nested deeper than 64 levels; the other upstream answers its deep JSON.
-    expect(statuses).toEqual([422, 200]);
-    const [sent] = readRecording(OUT).entries as [HarEntry];
-    expect(leaked(readFileSync(OUT, 'utf8'))).toEqual([]);
-    expect(sent.response.status).toBe(422);
-    expect(sent._masked).toEqual(['request.headers.x-api-key', 'request.postData.password']);
-    const body = bodyJson(sent.request.postData) as { password: string; a: unknown };
-    expect(body.password).toBe(MASKED);
-    expect(bottomOf(body.a)).toEqual({ password: MASKED });
-    const [answered] = readRecording(join(dir, 'deep-answer.har')).entries as [HarEntry];
-    expect(leaked(readFileSync(join(dir, 'deep-answer.har'), 'utf8'))).toEqual([]);
-    expect(answered._masked).toEqual(['response.content.client_secret']);
-    expect(bottomOf(bodyJson(answered.response.content))).toEqual({ client_secret: MASKED });
-  });
+  it(
+    'localplane record relays the exchanges and masks the secrets at the top and the bottom of a request and an ' +
+      'answer',
+    () => {
+      // The instance refuses a body nested deeper than 64 levels; the other upstream answers its deep JSON.
+      expect(statuses).toEqual([422, 200]);
+      const [sent] = readRecording(OUT).entries as [HarEntry];
+      expect(leaked(readFileSync(OUT, 'utf8'))).toEqual([]);
+      expect(sent.response.status).toBe(422);
+      expect(sent._masked).toEqual(['request.headers.x-api-key', 'request.postData.password']);
+      const body = bodyJson(sent.request.postData) as { password: string; a: unknown };
+      expect(body.password).toBe(MASKED);
+      expect(bottomOf(body.a)).toEqual({ password: MASKED });
+      const [answered] = readRecording(join(dir, 'deep-answer.har')).entries as [HarEntry];
+      expect(leaked(readFileSync(join(dir, 'deep-answer.har'), 'utf8'))).toEqual([]);
+      expect(answered._masked).toEqual(['response.content.client_secret']);
+      expect(bottomOf(bodyJson(answered.response.content))).toEqual({ client_secret: MASKED });
+    },
+  );
 
   it('the request journal masks the secret it shows of the request', async () => {
     const { requests } = (await (await fetch(`${instance.apiUrl}/_localplane/requests`)).json()) as {

@@ -93,30 +93,40 @@ describe('fixtures from-recording', () => {
     expect(text).not.toMatch(/RECORDED_SECRET/);
   });
 
-  it('answers GET /v2/deployments as the upstream did: the same deployments, ids, names, sources, configs, statuses, times and secret names; the deleted one absent', async () => {
-    const answer = await api.get('/v2/deployments?limit=100');
-    expect(answer.status).toBe(200);
-    expect(seen.deployments.find((deployment) => deployment.id === seen.deletedDeploymentId)).toMatchObject({
-      status: 'AWAITING_DELETE',
-    });
-    const upstreamDeployments = seen.deployments.filter((deployment) => deployment.id !== seen.deletedDeploymentId);
-    expect(answer.body.resources).toHaveLength(upstreamDeployments.length);
-    expect(upstreamDeployments.some((deployment) => deployment.secrets.length > 0)).toBe(true);
-    for (const [index, upstreamDeployment] of upstreamDeployments.entries())
-      expect(answer.body.resources[index], upstreamDeployment.name).toEqual(upstreamDeployment);
-    for (const [id, revisions] of seen.revisions)
-      expect((await api.get(`/v2/deployments/${id}/revisions`)).body.resources).toEqual(revisions);
-  });
+  it(
+    'answers GET /v2/deployments as the upstream did: the same deployments, ids, names, sources, configs, ' +
+      'statuses, times and secret names; the deleted one absent',
+    async () => {
+      const answer = await api.get('/v2/deployments?limit=100');
+      expect(answer.status).toBe(200);
+      expect(seen.deployments.find((deployment) => deployment.id === seen.deletedDeploymentId)).toMatchObject({
+        status: 'AWAITING_DELETE',
+      });
+      const upstreamDeployments = seen.deployments.filter((deployment) => deployment.id !== seen.deletedDeploymentId);
+      expect(answer.body.resources).toHaveLength(upstreamDeployments.length);
+      expect(upstreamDeployments.some((deployment) => deployment.secrets.length > 0)).toBe(true);
+      for (const [index, upstreamDeployment] of upstreamDeployments.entries())
+        expect(answer.body.resources[index], upstreamDeployment.name).toEqual(upstreamDeployment);
+      for (const [id, revisions] of seen.revisions)
+        expect((await api.get(`/v2/deployments/${id}/revisions`)).body.resources).toEqual(revisions);
+    },
+  );
 
-  it('has the OAuth provider without its client secret, the listener, the destination on the fixture objstore and the export', async () => {
-    expect((await api.get('/v2/auth/providers')).body).toContainEqual(seen.provider);
-    expect((await api.get('/v2/listeners?limit=100')).body.resources).toContainEqual(seen.listener);
-    const { credentials_keys: _keys, ...destination } = seen.destination;
-    expect((await api.get(`/api/v1/bulk-exports/destinations/${seen.destination.id}`)).body).toMatchObject(destination);
-    const { status, updated_at: _updated, ...settings } = seen.pendingExport;
-    expect((await api.get(`/api/v1/bulk-exports/${seen.pendingExport.id}`)).body).toMatchObject(settings);
-    expect(status).toMatch(/^(Created|Running|Completed)$/);
-  });
+  it(
+    'has the OAuth provider without its client secret, the listener, the destination on the fixture objstore and ' +
+      'the export',
+    async () => {
+      expect((await api.get('/v2/auth/providers')).body).toContainEqual(seen.provider);
+      expect((await api.get('/v2/listeners?limit=100')).body.resources).toContainEqual(seen.listener);
+      const { credentials_keys: _keys, ...destination } = seen.destination;
+      expect((await api.get(`/api/v1/bulk-exports/destinations/${seen.destination.id}`)).body).toMatchObject(
+        destination,
+      );
+      const { status, updated_at: _updated, ...settings } = seen.pendingExport;
+      expect((await api.get(`/api/v1/bulk-exports/${seen.pendingExport.id}`)).body).toMatchObject(settings);
+      expect(status).toMatch(/^(Created|Running|Completed)$/);
+    },
+  );
 
   it('runs the recorded export into the recorded bucket, now a fixture bucket, signing with the fixture key pair', async () => {
     expect(loadFixtures(dir).objstore.buckets).toContain(RECORDED_BUCKET);

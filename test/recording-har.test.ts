@@ -1,4 +1,5 @@
-// Recordings as HAR 1.2: the writer leaves a whole document after each exchange; the reader takes HAR from other tools and names what is wrong.
+// Recordings as HAR 1.2: the writer leaves a whole document after each exchange; the reader takes HAR from other tools
+// and names what is wrong.
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

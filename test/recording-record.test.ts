@@ -1,4 +1,5 @@
-// `localplane record` in front of a real localplane: answers relayed unchanged (streams as they come), every exchange in the file, masked, the file whole throughout.
+// `localplane record` in front of a real localplane: answers relayed unchanged (streams as they come), every exchange
+// in the file, masked, the file whole throughout.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
@@ -41,7 +42,10 @@ interface Seen {
   text: string;
 }
 
-/** A client of the proxy that keeps what it got, and checks after each exchange that the file is a whole recording of all of them. */
+/**
+ * A client of the proxy that keeps what it got, and checks after each exchange that the file is a whole recording of
+ * all of them.
+ */
 function clientOf(recorder: Recorder, out: string) {
   const seen: Seen[] = [];
   const send = async (
@@ -244,7 +248,8 @@ describe('relaying', () => {
     await recorder.settled();
     const entry = readRecording(out).entries.find((recorded) => recorded.request.url.includes('/requests/stream'))!;
     expect(entry.comment).toBe('the client closed the connection before the answer ended');
-    // The event is masked as any answer is (the journal entry it carries quotes an `authorization` header): the same entry.
+    // The event is masked as any answer is (the journal entry it carries quotes an `authorization` header): the same
+    // entry.
     const { id, path } = JSON.parse(event!.data!) as { id: number; path: string };
     expect(JSON.parse(/^data: (.*)$/m.exec(entry.response.content.text!)![1]!)).toMatchObject({ id, path });
   });
@@ -318,7 +323,9 @@ describe('answers the masking reads decoded, and bodies over the limit', () => {
 });
 
 describe('bad upstreams', () => {
-  /** Records one GET through a proxy in front of `upstream`, and answers what the client got and what the file holds. */
+  /**
+   * Records one GET through a proxy in front of `upstream`, and answers what the client got and what the file holds.
+   */
   async function throughProxy(base: string, options: { upstreamTimeoutSeconds?: number } = {}) {
     const out = join(dir, `bad-${Math.random().toString(36).slice(2)}.har`);
     const recorder = await record({ upstream: base, out, port: 0, ...options });

@@ -1,6 +1,6 @@
 // Secrets named as clients name them (a JSON `password`, a query's `access_token`, an `X-Custom-Token` header) are
-// masked in a recording, in the upstream's request journal and kept out of its request log; `total_tokens` is no secret.
-// It imports only modules that masking by name did not add, so that it runs on the code before it too.
+// masked in a recording, in the upstream's request journal and kept out of its request log; `total_tokens` is no
+// secret. It imports only modules that masking by name did not add, so that it runs on the code before it too.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,5 @@
-// `localplane verify`: recordings of real exchanges with an upstream localplane (another seed, so every id it creates differs), replayed into a fresh instance and compared.
+// `localplane verify`: recordings of real exchanges with an upstream localplane (another seed, so every id it creates
+// differs), replayed into a fresh instance and compared.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -119,17 +120,21 @@ describe('verifyRecording', () => {
     clean = await verifyRecording(CLEAN);
   }, 60_000);
 
-  it('finds no drift in a recording of the same behaviour, with every id the upstream created mapped to the one created here', () => {
-    expect(scenario().unexpected).toEqual([]);
-    expect(clean.drift, JSON.stringify(differing(clean, 'drift'), null, 1)).toBe(0);
-    expect(clean).toMatchObject({ exchanges: entries(CLEAN).length, skipped: 0 });
-    expect(clean.same).toBe(clean.exchanges - 1);
-    const recordedDestination = scenario().destination.id;
-    expect(clean.ids[recordedDestination]).toMatch(/^[0-9a-f-]{36}$/);
-    expect(clean.ids[recordedDestination]).not.toBe(recordedDestination);
-    // The exports, a run, the listeners, the deployments, their revisions: each mapped.
-    expect(Object.keys(clean.ids).length).toBeGreaterThanOrEqual(8);
-  });
+  it(
+    'finds no drift in a recording of the same behaviour, with every id the upstream created mapped to the one ' +
+      'created here',
+    () => {
+      expect(scenario().unexpected).toEqual([]);
+      expect(clean.drift, JSON.stringify(differing(clean, 'drift'), null, 1)).toBe(0);
+      expect(clean).toMatchObject({ exchanges: entries(CLEAN).length, skipped: 0 });
+      expect(clean.same).toBe(clean.exchanges - 1);
+      const recordedDestination = scenario().destination.id;
+      expect(clean.ids[recordedDestination]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(clean.ids[recordedDestination]).not.toBe(recordedDestination);
+      // The exports, a run, the listeners, the deployments, their revisions: each mapped.
+      expect(Object.keys(clean.ids).length).toBeGreaterThanOrEqual(8);
+    },
+  );
 
   it('reports a request about a resource the upstream had before the recording as not comparable', () => {
     const earlierId = scenario().earlierDestinationId;
@@ -230,7 +235,8 @@ describe('verifyRecording: mapping and what is not compared', () => {
     unreachable._error = 'upstream unreachable: connect ECONNREFUSED';
     const cut = structuredClone(listed);
     cut.response.content.size += 100;
-    // An answer the recorder masked keeps less text than the answer had (a push token's 40 characters are 8 now): only `_truncated` says it was cut.
+    // An answer the recorder masked keeps less text than the answer had (a push token's 40 characters are 8 now): only
+    // `_truncated` says it was cut.
     const deploymentPath = `/v2/deployments/${scenario().deployments.find((deployment) => deployment.name === 'recorded-graph-a').id}`;
     const masked = structuredClone(
       log.entries.find(
@@ -341,7 +347,8 @@ describe('localplane verify', () => {
       expect.stringMatching(/^ *\d+ {2}GET {5}\/v2\/auth\/providers +body\[\]\.client_id: extra$/),
     );
     expect(lines.at(-1)).toBe(
-      `${entries(RESHAPED).length} exchanges: ${entries(RESHAPED).length - 4} same, 3 drift, 1 not comparable, 0 skipped`,
+      `${entries(RESHAPED).length} exchanges: ${entries(RESHAPED).length - 4} same, 3 drift, 1 not comparable, 0 ` +
+        `skipped`,
     );
   }, 60_000);
 

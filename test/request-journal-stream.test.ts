@@ -50,24 +50,28 @@ describe('the request journal stream (GET /_localplane/requests/stream)', () => 
     expect(entriesOf(events)).toEqual(listed);
   });
 
-  it('sends what came after `since` first, and after Last-Event-ID (which wins): a client that reconnects loses nothing', async () => {
-    for (let page = 1; page <= 3; page++) await acme().get(`/api/v1/bulk-exports?page=${page}`);
-    const first = await stream('?since=1');
-    expect((await first.events(2)).map((event) => event.id)).toEqual(['2', '3']);
-    await acme().get('/api/v1/bulk-exports?page=4');
-    expect((await first.events(1)).map((event) => event.id)).toEqual(['4']);
-    await first.cancel();
+  it(
+    'sends what came after `since` first, and after Last-Event-ID (which wins): a client that reconnects loses ' +
+      'nothing',
+    async () => {
+      for (let page = 1; page <= 3; page++) await acme().get(`/api/v1/bulk-exports?page=${page}`);
+      const first = await stream('?since=1');
+      expect((await first.events(2)).map((event) => event.id)).toEqual(['2', '3']);
+      await acme().get('/api/v1/bulk-exports?page=4');
+      expect((await first.events(1)).map((event) => event.id)).toEqual(['4']);
+      await first.cancel();
 
-    await acme().get('/api/v1/bulk-exports?page=5');
-    await acme().get('/api/v1/bulk-exports?page=6');
-    const again = await stream('?since=1', { 'Last-Event-ID': '4' });
-    await acme().get('/api/v1/bulk-exports?page=7');
-    expect(entriesOf(await again.events(3)).map((entry) => [entry.id, entry.query.page])).toEqual([
-      [5, '5'],
-      [6, '6'],
-      [7, '7'],
-    ]);
-  });
+      await acme().get('/api/v1/bulk-exports?page=5');
+      await acme().get('/api/v1/bulk-exports?page=6');
+      const again = await stream('?since=1', { 'Last-Event-ID': '4' });
+      await acme().get('/api/v1/bulk-exports?page=7');
+      expect(entriesOf(await again.events(3)).map((entry) => [entry.id, entry.query.page])).toEqual([
+        [5, '5'],
+        [6, '6'],
+        [7, '7'],
+      ]);
+    },
+  );
 
   it('replays from a `since` emulator time and filters every later entry by it', async () => {
     await acme().get('/api/v1/bulk-exports?at=noon');
@@ -78,20 +82,26 @@ describe('the request journal stream (GET /_localplane/requests/stream)', () => 
     expect(entriesOf(await reader.events(2)).map((entry) => entry.query.at)).toEqual(['later', 'live']);
   });
 
-  it('after a reset says so (an event reset with id 0) and goes on from id 1; a Last-Event-ID from before the reset gets everything', async () => {
-    await acme().get('/api/v1/bulk-exports?page=1');
-    await acme().get('/api/v1/bulk-exports?page=2');
-    const reader = await stream();
-    await acme().get('/api/v1/bulk-exports?page=3');
-    expect((await reader.events(1)).map((event) => event.id)).toEqual(['3']);
-    await ctx.admin.request('POST', '/reset');
-    expect(await reader.events(1, 'reset')).toEqual([{ id: '0', event: 'reset', data: '{}' }]);
-    await acme().get('/api/v1/bulk-exports?page=after');
-    expect(entriesOf(await reader.events(1)).map((entry) => [entry.id, entry.query.page])).toEqual([[1, 'after']]);
+  it(
+    'after a reset says so (an event reset with id 0) and goes on from id 1; a Last-Event-ID from before the ' +
+      'reset gets everything',
+    async () => {
+      await acme().get('/api/v1/bulk-exports?page=1');
+      await acme().get('/api/v1/bulk-exports?page=2');
+      const reader = await stream();
+      await acme().get('/api/v1/bulk-exports?page=3');
+      expect((await reader.events(1)).map((event) => event.id)).toEqual(['3']);
+      await ctx.admin.request('POST', '/reset');
+      expect(await reader.events(1, 'reset')).toEqual([{ id: '0', event: 'reset', data: '{}' }]);
+      await acme().get('/api/v1/bulk-exports?page=after');
+      expect(entriesOf(await reader.events(1)).map((entry) => [entry.id, entry.query.page])).toEqual([[1, 'after']]);
 
-    const reconnected = await stream('', { 'Last-Event-ID': '3' });
-    expect(entriesOf(await reconnected.events(1)).map((entry) => [entry.id, entry.query.page])).toEqual([[1, 'after']]);
-  });
+      const reconnected = await stream('', { 'Last-Event-ID': '3' });
+      expect(entriesOf(await reconnected.events(1)).map((entry) => [entry.id, entry.query.page])).toEqual([
+        [1, 'after'],
+      ]);
+    },
+  );
 
   it('sends a comment while idle, and its timer goes when the last client goes away', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
@@ -184,35 +194,39 @@ describe('request stats (GET /_localplane/requests/stats)', () => {
     await ctx.admin.request('POST', '/clock/set', { body: { time: '2026-10-04T12:00:30Z' } });
   });
 
-  it('counts requests per minute of the emulator clock by status class and by source, and gives the latest errors newest first', async () => {
-    await acme().get('/api/v1/bulk-exports');
-    await ctx.api.request('GET', '/v2/deployments');
-    await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
-    const client = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
-    await client.send(
-      new PutObjectCommand({ Bucket: ctx.fixtures.objstore.buckets[0]!, Key: 'stats/a.txt', Body: 'a' }),
-    );
-    client.destroy();
-    await acme().get(MISSING_DESTINATION);
+  it(
+    'counts requests per minute of the emulator clock by status class and by source, and gives the latest errors ' +
+      'newest first',
+    async () => {
+      await acme().get('/api/v1/bulk-exports');
+      await ctx.api.request('GET', '/v2/deployments');
+      await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
+      const client = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+      await client.send(
+        new PutObjectCommand({ Bucket: ctx.fixtures.objstore.buckets[0]!, Key: 'stats/a.txt', Body: 'a' }),
+      );
+      client.destroy();
+      await acme().get(MISSING_DESTINATION);
 
-    const { now, minutes, latest_errors } = await stats('?minutes=3');
-    expect(now).toBe('2026-10-04T12:01:30.000000+00:00');
-    expect(minutes).toEqual([
-      { start: '2026-10-04T11:59:00.000000+00:00', ...counts(0, 0, {}) },
-      { start: '2026-10-04T12:00:00.000000+00:00', ...counts(2, 0, { '2xx': 1, '4xx': 1 }) },
-      { start: '2026-10-04T12:01:00.000000+00:00', ...counts(1, 1, { '2xx': 1, '4xx': 1 }) },
-    ]);
-    expect(latest_errors.map((entry) => [entry.status, entry.path])).toEqual([
-      [404, MISSING_DESTINATION],
-      [401, '/v2/deployments'],
-    ]);
-    expect(latest_errors[0]).toEqual((await ctx.admin.request('GET', `/requests/${latest_errors[0]!.id}`)).body);
+      const { now, minutes, latest_errors } = await stats('?minutes=3');
+      expect(now).toBe('2026-10-04T12:01:30.000000+00:00');
+      expect(minutes).toEqual([
+        { start: '2026-10-04T11:59:00.000000+00:00', ...counts(0, 0, {}) },
+        { start: '2026-10-04T12:00:00.000000+00:00', ...counts(2, 0, { '2xx': 1, '4xx': 1 }) },
+        { start: '2026-10-04T12:01:00.000000+00:00', ...counts(1, 1, { '2xx': 1, '4xx': 1 }) },
+      ]);
+      expect(latest_errors.map((entry) => [entry.status, entry.path])).toEqual([
+        [404, MISSING_DESTINATION],
+        [401, '/v2/deployments'],
+      ]);
+      expect(latest_errors[0]).toEqual((await ctx.admin.request('GET', `/requests/${latest_errors[0]!.id}`)).body);
 
-    expect((await stats()).minutes).toHaveLength(15);
-    expect((await stats('?minutes=1&errors=1')).latest_errors.map((entry) => entry.status)).toEqual([404]);
-    await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 3600 } });
-    expect((await stats('?minutes=60')).minutes.every((minute) => minute.total === 0)).toBe(true);
-  });
+      expect((await stats()).minutes).toHaveLength(15);
+      expect((await stats('?minutes=1&errors=1')).latest_errors.map((entry) => entry.status)).toEqual([404]);
+      await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 3600 } });
+      expect((await stats('?minutes=60')).minutes.every((minute) => minute.total === 0)).toBe(true);
+    },
+  );
 
   it.each([
     ['?minutes=0', 'minutes'],

@@ -91,32 +91,36 @@ describe('the request journal', () => {
     expect(get.request.body).toEqual({ text: null, size: 0, content_type: null, truncated: false });
   });
 
-  it('keeps the head of an answer served from a cache as bytes: the first 8 KiB of a long one each time it is sent, a short one whole', async () => {
-    const long = await acme().get('/v2/deployments?limit=20');
-    const again = await acme().get('/v2/deployments?limit=20');
-    const short = await acme().get('/v2/deployments?limit=1');
-    expect(again.text).toBe(long.text);
-    const longBytes = Buffer.from(long.text);
-    expect(longBytes.length).toBeGreaterThan(8 * 1024);
+  it(
+    'keeps the head of an answer served from a cache as bytes: the first 8 KiB of a long one each time it is ' +
+      'sent, a short one whole',
+    async () => {
+      const long = await acme().get('/v2/deployments?limit=20');
+      const again = await acme().get('/v2/deployments?limit=20');
+      const short = await acme().get('/v2/deployments?limit=1');
+      expect(again.text).toBe(long.text);
+      const longBytes = Buffer.from(long.text);
+      expect(longBytes.length).toBeGreaterThan(8 * 1024);
 
-    const [first, second, third] = await listed(ctx, '?source=api');
-    for (const entry of [first!, second!]) {
-      expect(entry.response.body).toEqual({
-        text: longBytes.subarray(0, 8 * 1024).toString(),
-        size: longBytes.length,
+      const [first, second, third] = await listed(ctx, '?source=api');
+      for (const entry of [first!, second!]) {
+        expect(entry.response.body).toEqual({
+          text: longBytes.subarray(0, 8 * 1024).toString(),
+          size: longBytes.length,
+          content_type: 'application/json',
+          truncated: true,
+        });
+      }
+      expect(third!.response.body).toEqual({
+        text: short.text,
+        size: Buffer.byteLength(short.text),
         content_type: 'application/json',
-        truncated: true,
+        truncated: false,
       });
-    }
-    expect(third!.response.body).toEqual({
-      text: short.text,
-      size: Buffer.byteLength(short.text),
-      content_type: 'application/json',
-      truncated: false,
-    });
-    const name = (short.body as { resources: { name: string }[] }).resources[0]!.name;
-    expect(ids(await listed(ctx, `?response_body_contains=${encodeURIComponent(name)}`))).toContain(third!.id);
-  });
+      const name = (short.body as { resources: { name: string }[] }).resources[0]!.name;
+      expect(ids(await listed(ctx, `?response_body_contains=${encodeURIComponent(name)}`))).toContain(third!.id);
+    },
+  );
 
   it('shows a body sent to an endpoint with secret fields as the endpoint read it, and a refused one masked whole', async () => {
     const body = {
@@ -136,104 +140,116 @@ describe('the request journal', () => {
     expect(refused!.request.body.text).toBe('********');
   });
 
-  it('takes the workspace from X-Tenant-Id when the request is not authenticated, and does not journal /_localplane', async () => {
-    const tenant = workspaceByTier(ctx.fixtures, 'enterprise').id;
-    await ctx.api.request('GET', '/v2/deployments', { headers: { 'X-Tenant-Id': tenant.toUpperCase() } });
-    await ctx.admin.request('GET', '/health');
-    const entries = await listed(ctx);
-    expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ status: 401, workspace_id: tenant });
-  });
+  it(
+    'takes the workspace from X-Tenant-Id when the request is not authenticated, and does not journal ' +
+      '/_localplane',
+    async () => {
+      const tenant = workspaceByTier(ctx.fixtures, 'enterprise').id;
+      await ctx.api.request('GET', '/v2/deployments', { headers: { 'X-Tenant-Id': tenant.toUpperCase() } });
+      await ctx.admin.request('GET', '/health');
+      const entries = await listed(ctx);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ status: 401, workspace_id: tenant });
+    },
+  );
 
-  it('journals objstore requests with their operation, key and access key id; uploads are not copied, signatures are masked', async () => {
-    const client = s3();
-    await client.send(
-      new PutObjectCommand({
-        Bucket: bucket(),
-        Key: 'journal/data.bin',
-        Body: Buffer.alloc(20_000, 7),
-        ContentType: 'application/octet-stream',
-      }),
-    );
-    await expect(client.send(new GetObjectCommand({ Bucket: bucket(), Key: 'journal/missing' }))).rejects.toThrow();
-    client.destroy();
+  it(
+    'journals objstore requests with their operation, key and access key id; uploads are not copied, signatures ' +
+      'are masked',
+    async () => {
+      const client = s3();
+      await client.send(
+        new PutObjectCommand({
+          Bucket: bucket(),
+          Key: 'journal/data.bin',
+          Body: Buffer.alloc(20_000, 7),
+          ContentType: 'application/octet-stream',
+        }),
+      );
+      await expect(client.send(new GetObjectCommand({ Bucket: bucket(), Key: 'journal/missing' }))).rejects.toThrow();
+      client.destroy();
 
-    const entries = await listed(ctx, '?source=objstore');
-    expect(entries.map((entry) => [entry.method, entry.status, entry.objstore?.operation])).toEqual([
-      ['PUT', 200, 'PutObject'],
-      ['GET', 404, 'GetObject'],
-    ]);
-    const [put, get] = entries as [JournalEntry, JournalEntry];
-    expect(put).toMatchObject({
-      path: `/${bucket()}/journal/data.bin`,
-      workspace_id: null,
-      objstore: {
-        bucket: bucket(),
-        key: 'journal/data.bin',
-        access_key_id: fullKey(ctx.fixtures).access_key_id,
-        error_code: null,
-      },
-    });
-    expect(put.request.body).toEqual({
-      text: null,
-      size: 20_000,
-      content_type: 'application/octet-stream',
-      truncated: false,
-    });
-    expect(put.request.headers.authorization).toMatch(
-      /^AWS4-HMAC-SHA256 Credential=\S+, SignedHeaders=\S+, Signature=\*{8}$/,
-    );
-    expect(get.objstore).toMatchObject({ error_code: 'NoSuchKey' });
-    expect(get.response.body.text).toContain('<Code>NoSuchKey</Code>');
-    expect(JSON.stringify(entries)).not.toContain(fullKey(ctx.fixtures).secret_access_key);
-  });
+      const entries = await listed(ctx, '?source=objstore');
+      expect(entries.map((entry) => [entry.method, entry.status, entry.objstore?.operation])).toEqual([
+        ['PUT', 200, 'PutObject'],
+        ['GET', 404, 'GetObject'],
+      ]);
+      const [put, get] = entries as [JournalEntry, JournalEntry];
+      expect(put).toMatchObject({
+        path: `/${bucket()}/journal/data.bin`,
+        workspace_id: null,
+        objstore: {
+          bucket: bucket(),
+          key: 'journal/data.bin',
+          access_key_id: fullKey(ctx.fixtures).access_key_id,
+          error_code: null,
+        },
+      });
+      expect(put.request.body).toEqual({
+        text: null,
+        size: 20_000,
+        content_type: 'application/octet-stream',
+        truncated: false,
+      });
+      expect(put.request.headers.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=\S+, SignedHeaders=\S+, Signature=\*{8}$/,
+      );
+      expect(get.objstore).toMatchObject({ error_code: 'NoSuchKey' });
+      expect(get.response.body.text).toContain('<Code>NoSuchKey</Code>');
+      expect(JSON.stringify(entries)).not.toContain(fullKey(ctx.fixtures).secret_access_key);
+    },
+  );
 
-  it('answers GET /objstore/journal with its objstore requests in the older shape; DELETE /requests, a restore and a reset empty it', async () => {
-    const client = s3();
-    const put = () => client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'journal/alias.txt', Body: 'x' }));
-    await put();
-    await expect(client.send(new GetObjectCommand({ Bucket: bucket(), Key: 'journal/missing' }))).rejects.toThrow();
-    await acme().get('/api/v1/bulk-exports');
-    const [putEntry, getEntry] = (await listed(ctx, '?source=objstore')) as [JournalEntry, JournalEntry];
-    const accessKeyId = fullKey(ctx.fixtures).access_key_id;
-    expect(await objstoreJournal(ctx)).toEqual([
-      {
-        time: putEntry.wall_time,
-        method: 'PUT',
-        operation: 'PutObject',
-        bucket: bucket(),
-        key: 'journal/alias.txt',
-        accessKeyId,
-        status: 200,
-        errorCode: null,
-      },
-      {
-        time: getEntry.wall_time,
-        method: 'GET',
-        operation: 'GetObject',
-        bucket: bucket(),
-        key: 'journal/missing',
-        accessKeyId,
-        status: 404,
-        errorCode: 'NoSuchKey',
-      },
-    ]);
+  it(
+    'answers GET /objstore/journal with its objstore requests in the older shape; DELETE /requests, a restore ' +
+      'and a reset empty it',
+    async () => {
+      const client = s3();
+      const put = () => client.send(new PutObjectCommand({ Bucket: bucket(), Key: 'journal/alias.txt', Body: 'x' }));
+      await put();
+      await expect(client.send(new GetObjectCommand({ Bucket: bucket(), Key: 'journal/missing' }))).rejects.toThrow();
+      await acme().get('/api/v1/bulk-exports');
+      const [putEntry, getEntry] = (await listed(ctx, '?source=objstore')) as [JournalEntry, JournalEntry];
+      const accessKeyId = fullKey(ctx.fixtures).access_key_id;
+      expect(await objstoreJournal(ctx)).toEqual([
+        {
+          time: putEntry.wall_time,
+          method: 'PUT',
+          operation: 'PutObject',
+          bucket: bucket(),
+          key: 'journal/alias.txt',
+          accessKeyId,
+          status: 200,
+          errorCode: null,
+        },
+        {
+          time: getEntry.wall_time,
+          method: 'GET',
+          operation: 'GetObject',
+          bucket: bucket(),
+          key: 'journal/missing',
+          accessKeyId,
+          status: 404,
+          errorCode: 'NoSuchKey',
+        },
+      ]);
 
-    await ctx.admin.request('DELETE', '/requests');
-    expect(await objstoreJournal(ctx)).toEqual([]);
+      await ctx.admin.request('DELETE', '/requests');
+      expect(await objstoreJournal(ctx)).toEqual([]);
 
-    expect((await ctx.admin.request('POST', '/snapshot', { body: { name: 'journal.snapshot' } })).status).toBe(200);
-    await put();
-    expect(await objstoreJournal(ctx)).toHaveLength(1);
-    expect((await ctx.admin.request('POST', '/restore', { body: { name: 'journal.snapshot' } })).status).toBe(200);
-    expect(await objstoreJournal(ctx)).toEqual([]);
+      expect((await ctx.admin.request('POST', '/snapshot', { body: { name: 'journal.snapshot' } })).status).toBe(200);
+      await put();
+      expect(await objstoreJournal(ctx)).toHaveLength(1);
+      expect((await ctx.admin.request('POST', '/restore', { body: { name: 'journal.snapshot' } })).status).toBe(200);
+      expect(await objstoreJournal(ctx)).toEqual([]);
 
-    await put();
-    expect(await objstoreJournal(ctx)).toHaveLength(1);
-    await ctx.admin.request('POST', '/reset');
-    expect(await objstoreJournal(ctx)).toEqual([]);
-    client.destroy();
-  });
+      await put();
+      expect(await objstoreJournal(ctx)).toHaveLength(1);
+      await ctx.admin.request('POST', '/reset');
+      expect(await objstoreJournal(ctx)).toEqual([]);
+      client.destroy();
+    },
+  );
 
   it('masks the session token and signature an S3 SignatureDoesNotMatch document quotes', async () => {
     const key = fullKey(ctx.fixtures);

@@ -105,7 +105,8 @@ describe('control characters in log lines', () => {
     expect(lines.filter((line) => CONTROL.test(line))).toEqual([]);
     expect(lines.filter((line) => !line.startsWith('localplane: '))).toEqual([]);
     expect(lines).toContain(
-      `localplane: objstore files view: ${bucket}/evil\\x0alocalplane: GET /forged 200 1ms\\x1b]0;pwned\\x07/ is left out: a key ending in '/' names a folder`,
+      `localplane: objstore files view: ${bucket}/evil\\x0alocalplane: GET /forged 200 1ms\\x1b]0;pwned\\x07/ is ` +
+        `left out: a key ending in '/' names a folder`,
     );
     expect(lines.some((line) => line.startsWith('localplane: GET /forged'))).toBe(false);
   });

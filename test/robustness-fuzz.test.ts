@@ -59,7 +59,10 @@ interface EndpointSpec {
   body?: () => unknown;
   /** The query parameters it reads. */
   query?: Record<string, QueryKind>;
-  /** Path values to use instead of the known ids: where a valid request would be too heavy, or delete what other requests use. */
+  /**
+   * Path values to use instead of the known ids: where a valid request would be too heavy, or delete what other
+   * requests use.
+   */
   params?: () => Record<string, string>;
   /** Sent only with other methods: it resets or restarts the instance's clock, or its answer never ends. */
   wrongMethodsOnly?: true;
@@ -99,7 +102,8 @@ const SPECS: Record<string, EndpointSpec> = {
   'POST /_localplane/snapshot': { wrongMethodsOnly: true },
   'POST /_localplane/restore': { wrongMethodsOnly: true },
   'GET /_localplane/snapshots': {},
-  // No saved snapshot has these names: a download answers 404, a delete removes nothing; an upload (a body of none or JSON) is never a snapshot file.
+  // No saved snapshot has these names: a download answers 404, a delete removes nothing; an upload (a body of none or
+  // JSON) is never a snapshot file.
   'GET /_localplane/snapshots/:name': { params: () => ({ name: 'fuzz-absent.snapshot' }) },
   'PUT /_localplane/snapshots/:name': { params: () => ({ name: 'fuzz.snapshot' }) },
   'DELETE /_localplane/snapshots/:name': { params: () => ({ name: 'fuzz-absent.snapshot' }) },
@@ -809,7 +813,10 @@ function firstDifference(before: string, after: string): string {
   const afterLines = after.split('\n');
   const index = beforeLines.findIndex((line, at) => line !== afterLines[at]);
   const at = index === -1 ? beforeLines.length : index;
-  return `line ${at}: ${JSON.stringify(beforeLines[at]?.slice(0, 300))} became ${JSON.stringify(afterLines[at]?.slice(0, 300))}`;
+  return (
+    `line ${at}: ${JSON.stringify(beforeLines[at]?.slice(0, 300))} ` +
+    `became ${JSON.stringify(afterLines[at]?.slice(0, 300))}`
+  );
 }
 
 /** A target's path as routed: percent-decoded where it can be, dot segments resolved. */
@@ -923,7 +930,8 @@ afterAll(() => {
   state?.close();
   const statuses = [...counts.byStatus].sort(([a], [b]) => a - b).map(([status, count]) => `${status}: ${count}`);
   process.stdout.write(
-    `robustness fuzz: ${counts.requests} requests (${counts.accepted} accepted), seed ${SEED}; ${statuses.join(', ')}\n`,
+    `robustness fuzz: ${counts.requests} requests (${counts.accepted} accepted), ` +
+      `seed ${SEED}; ${statuses.join(', ')}\n`,
   );
 });
 
@@ -1155,7 +1163,8 @@ describe('object keys sent to the objstore', () => {
   const runs = runsOf(0.02);
 
   it(
-    'each round-trips (put, head, get, listed as sent, delete) beside its neighbour, or is KeyTooLongError; never a 5xx',
+    'each round-trips (put, head, get, listed as sent, delete) beside its neighbour, or is KeyTooLongError; never a ' +
+      '5xx',
     { timeout: blockTimeout(runs * 8) },
     async () => {
       const checker = objectKeyChecker(ctx.instance.objstoreUrl, fullKey(ctx.fixtures), BUCKET);
@@ -1192,7 +1201,10 @@ describe('robustness under hostile snapshot files', () => {
   const log: string[] = [];
   const tally = { files: 0, restored: 0 };
 
-  /** What any read answers with 5xx or throws after a restore, and the background tasks that failed while the clock moves on. */
+  /**
+   * What any read answers with 5xx or throws after a restore, and the background tasks that failed while the clock
+   * moves on.
+   */
   async function unreadable(): Promise<string[]> {
     const failures: string[] = [];
     for (const read of reads) {
@@ -1233,7 +1245,8 @@ describe('robustness under hostile snapshot files', () => {
     }
     dataDir = join(folder, 'data');
     lp = await createLocalplane({ dataDir, snapshotsDir: files, freezeClock: true, log: (line) => log.push(line) });
-    // A sound snapshot with rows in every table, an object and a bucket created over S3, so rows, values and entries of each kind are there to change.
+    // A sound snapshot with rows in every table, an object and a bucket created over S3, so rows, values and entries of
+    // each kind are there to change.
     const fixtures = await fillEveryTable(lp);
     const s3 = s3For(await lp.objstoreEndpoint(), fullKey(fixtures));
     await s3.send(new CreateBucketCommand({ Bucket: 'fuzz-created-bucket' }));
@@ -1257,7 +1270,8 @@ describe('robustness under hostile snapshot files', () => {
   });
 
   it(
-    'refuses each with a clear error or restores it harmlessly: never a 5xx, unchanged when refused, nothing outside the data dir; what restores is read without a 5xx',
+    'refuses each with a clear error or restores it harmlessly: never a 5xx, unchanged when refused, nothing ' +
+      'outside the data dir; what restores is read without a 5xx',
     { timeout: blockTimeout(runsOf(0.02) * 20) },
     async () => {
       let before = snapshots.dump();

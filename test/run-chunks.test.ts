@@ -28,7 +28,10 @@ function seededRows(): RunRow[] {
 const dir = mkdtempSync(join(tmpdir(), 'localplane-test-run-chunks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A template of the rows with its chunks (written as the template builder does); `late` rows go into its runs table after the chunks were written. */
+/**
+ * A template of the rows with its chunks (written as the template builder does); `late` rows go into its runs table
+ * after the chunks were written.
+ */
 function template(name: string, late: RunRow[] = []): string {
   const path = join(dir, `${name}.sqlite`);
   const db = new Database(path);
@@ -112,22 +115,26 @@ describe("the template's chunks of seeded runs", () => {
     }
   });
 
-  it('serve a page of seeded runs (a run added to the template after its chunks is not in it), and the rows serve the rest', () => {
-    const query: ColumnsPageQuery = {
-      sessionId: SESSION,
-      from: START,
-      to: START + DAY,
-      after: null,
-      limit: 5_000,
-      filter: null,
-      columns: ['id'],
-    };
-    const store = instance('late', template('late', [late]));
-    const fromChunks = store.runColumnsPage(query);
-    const fromTheRows = store.runColumnsPage(fromRows(query));
-    expect(fromTheRows.rows).toBe(fromChunks.rows + 1);
-    expect(store.runColumnsPage({ ...query, sessionId: 'another session' }).rows).toBe(0);
-  });
+  it(
+    'serve a page of seeded runs (a run added to the template after its chunks is not in it), and the rows serve ' +
+      'the rest',
+    () => {
+      const query: ColumnsPageQuery = {
+        sessionId: SESSION,
+        from: START,
+        to: START + DAY,
+        after: null,
+        limit: 5_000,
+        filter: null,
+        columns: ['id'],
+      };
+      const store = instance('late', template('late', [late]));
+      const fromChunks = store.runColumnsPage(query);
+      const fromTheRows = store.runColumnsPage(fromRows(query));
+      expect(fromTheRows.rows).toBe(fromChunks.rows + 1);
+      expect(store.runColumnsPage({ ...query, sessionId: 'another session' }).rows).toBe(0);
+    },
+  );
 
   it('give way to the rows when a runtime run of the session falls in the page, merged in cursor order', () => {
     const store = instance('runtime', template('runtime'));

@@ -132,62 +132,73 @@ describe('saved snapshots', () => {
     expect((await api.post('/_localplane/restore', { name: 'uploaded.snapshot' })).status).toBe(404);
   });
 
-  it('lists the saved snapshots newest first by modification time, then by name; not hidden files, folders or other names', async () => {
-    const lp = await create({ snapshotsDir: join(scratch, `listed-${++folders}`) });
-    const api = inProcessApi(lp);
-    for (const name of ['old.snapshot', 'new-b.snapshot', 'new-a.snapshot', 'middle'])
-      expect((await api.post('/_localplane/snapshot', { name })).status).toBe(200);
-    const at = (iso: string) => new Date(iso);
-    utimesSync(join(lp.snapshotsDir, 'old.snapshot'), at('2026-01-01T00:00:00Z'), at('2026-01-01T00:00:00Z'));
-    utimesSync(join(lp.snapshotsDir, 'middle'), at('2026-02-01T00:00:00Z'), at('2026-02-01T00:00:00Z'));
-    for (const name of ['new-a.snapshot', 'new-b.snapshot'])
-      utimesSync(join(lp.snapshotsDir, name), at('2026-03-01T00:00:00Z'), at('2026-03-01T00:00:00Z'));
-    // What is no saved snapshot: an upload still arriving, an earlier save cut short, a folder.
-    await lp.snapshot(join(lp.snapshotsDir, '.upload-0123456789ab'));
-    await lp.snapshot(join(lp.snapshotsDir, '.x.snapshot.partial-99'));
-    mkdirSync(join(lp.snapshotsDir, 'a-folder.snapshot'));
-    const listed = (await api.get('/_localplane/snapshots')).body.snapshots as { name: string; modified_at: string }[];
-    expect(listed.map((saved) => [saved.name, saved.modified_at])).toEqual([
-      ['new-a.snapshot', '2026-03-01T00:00:00.000Z'],
-      ['new-b.snapshot', '2026-03-01T00:00:00.000Z'],
-      ['middle', '2026-02-01T00:00:00.000Z'],
-      ['old.snapshot', '2026-01-01T00:00:00.000Z'],
-    ]);
-  });
+  it(
+    'lists the saved snapshots newest first by modification time, then by name; not hidden files, folders or other ' +
+      'names',
+    async () => {
+      const lp = await create({ snapshotsDir: join(scratch, `listed-${++folders}`) });
+      const api = inProcessApi(lp);
+      for (const name of ['old.snapshot', 'new-b.snapshot', 'new-a.snapshot', 'middle'])
+        expect((await api.post('/_localplane/snapshot', { name })).status).toBe(200);
+      const at = (iso: string) => new Date(iso);
+      utimesSync(join(lp.snapshotsDir, 'old.snapshot'), at('2026-01-01T00:00:00Z'), at('2026-01-01T00:00:00Z'));
+      utimesSync(join(lp.snapshotsDir, 'middle'), at('2026-02-01T00:00:00Z'), at('2026-02-01T00:00:00Z'));
+      for (const name of ['new-a.snapshot', 'new-b.snapshot'])
+        utimesSync(join(lp.snapshotsDir, name), at('2026-03-01T00:00:00Z'), at('2026-03-01T00:00:00Z'));
+      // What is no saved snapshot: an upload still arriving, an earlier save cut short, a folder.
+      await lp.snapshot(join(lp.snapshotsDir, '.upload-0123456789ab'));
+      await lp.snapshot(join(lp.snapshotsDir, '.x.snapshot.partial-99'));
+      mkdirSync(join(lp.snapshotsDir, 'a-folder.snapshot'));
+      const listed = (await api.get('/_localplane/snapshots')).body.snapshots as {
+        name: string;
+        modified_at: string;
+      }[];
+      expect(listed.map((saved) => [saved.name, saved.modified_at])).toEqual([
+        ['new-a.snapshot', '2026-03-01T00:00:00.000Z'],
+        ['new-b.snapshot', '2026-03-01T00:00:00.000Z'],
+        ['middle', '2026-02-01T00:00:00.000Z'],
+        ['old.snapshot', '2026-01-01T00:00:00.000Z'],
+      ]);
+    },
+  );
 
-  it('refuses a damaged, cut, empty or foreign upload with 400 and keeps nothing: a snapshot of that name stays as it was', async () => {
-    const lp = await create({ snapshotsDir: join(scratch, `uploads-${++folders}`) });
-    const api = inProcessApi(lp);
-    expect((await api.post('/_localplane/snapshot', { name: 'good.snapshot' })).status).toBe(200);
-    const good = readFileSync(join(lp.snapshotsDir, 'good.snapshot'));
-    const damaged = Buffer.from(good);
-    damaged[damaged.length - 10]! ^= 0xff;
-    const cases: [string, Uint8Array, RegExp][] = [
-      ['damaged', damaged, /does not match its checksum/],
-      ['cut', good.subarray(0, good.length - 100), /header announces/],
-      ['empty', new Uint8Array(0), /does not start as a snapshot file does/],
-      ['foreign', Buffer.from('PK\u0003\u0004 a zip file, say'), /does not start as a snapshot file does/],
-      [
-        'another version',
-        Buffer.concat([Buffer.from('localplane-snapshot 99'), good.subarray(good.indexOf(0x0a))]),
-        /format version 99/,
-      ],
-    ];
-    for (const [what, body, detail] of cases) {
-      for (const name of ['good.snapshot', 'fresh.snapshot']) {
-        const reply = await put(lp, name, body);
-        const answer = (await reply.json()) as { detail: string };
-        expect(reply.status, `${what} as ${name}`).toBe(400);
-        expect(answer.detail, what).toMatch(
-          new RegExp(`^the upload "${name}" is not a usable localplane snapshot: .*${detail.source}`),
-        );
+  it(
+    'refuses a damaged, cut, empty or foreign upload with 400 and keeps nothing: a snapshot of that name stays as ' +
+      'it was',
+    async () => {
+      const lp = await create({ snapshotsDir: join(scratch, `uploads-${++folders}`) });
+      const api = inProcessApi(lp);
+      expect((await api.post('/_localplane/snapshot', { name: 'good.snapshot' })).status).toBe(200);
+      const good = readFileSync(join(lp.snapshotsDir, 'good.snapshot'));
+      const damaged = Buffer.from(good);
+      damaged[damaged.length - 10]! ^= 0xff;
+      const cases: [string, Uint8Array, RegExp][] = [
+        ['damaged', damaged, /does not match its checksum/],
+        ['cut', good.subarray(0, good.length - 100), /header announces/],
+        ['empty', new Uint8Array(0), /does not start as a snapshot file does/],
+        ['foreign', Buffer.from('PK\u0003\u0004 a zip file, say'), /does not start as a snapshot file does/],
+        [
+          'another version',
+          Buffer.concat([Buffer.from('localplane-snapshot 99'), good.subarray(good.indexOf(0x0a))]),
+          /format version 99/,
+        ],
+      ];
+      for (const [what, body, detail] of cases) {
+        for (const name of ['good.snapshot', 'fresh.snapshot']) {
+          const reply = await put(lp, name, body);
+          const answer = (await reply.json()) as { detail: string };
+          expect(reply.status, `${what} as ${name}`).toBe(400);
+          expect(answer.detail, what).toMatch(
+            new RegExp(`^the upload "${name}" is not a usable localplane snapshot: .*${detail.source}`),
+          );
+        }
       }
-    }
-    expect(readdirSync(lp.snapshotsDir)).toEqual(['good.snapshot']);
-    expect(readFileSync(join(lp.snapshotsDir, 'good.snapshot')).equals(good), 'the earlier snapshot, unchanged').toBe(
-      true,
-    );
-  });
+      expect(readdirSync(lp.snapshotsDir)).toEqual(['good.snapshot']);
+      expect(readFileSync(join(lp.snapshotsDir, 'good.snapshot')).equals(good), 'the earlier snapshot, unchanged').toBe(
+        true,
+      );
+    },
+  );
 
   it('refuses an upload declared over 1 GiB with 413 before reading it', async () => {
     const lp = await create({ snapshotsDir: join(scratch, `too-large-${++folders}`) });

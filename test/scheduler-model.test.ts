@@ -96,7 +96,10 @@ interface TrackedTask {
   readonly async: boolean;
   startedAt: number | null;
   ended: boolean;
-  /** Whether a call asked for it to be cancelled (or it fell in the window of one that cancels what is scheduled meanwhile). */
+  /**
+   * Whether a call asked for it to be cancelled (or it fell in the window of one that cancels what is scheduled
+   * meanwhile).
+   */
   mayBeCancelled: boolean;
 }
 
@@ -113,7 +116,10 @@ async function runCase(commands: readonly Command[], lags: readonly boolean[]): 
   });
   const control = createClockControl(clock, scheduler);
   const tasks: TrackedTask[] = [];
-  /** The lanes of each cancelLanes under way, and a null for each cancelAll under way: they also cancel what is scheduled meanwhile. */
+  /**
+   * The lanes of each cancelLanes under way, and a null for each cancelAll under way: they also cancel what is
+   * scheduled meanwhile.
+   */
   const cancellingWindows = new Set<{ lanes: ReadonlySet<string> | null }>();
   let clockMoves = 0;
   const unsettled = new Set<string>();
@@ -208,7 +214,8 @@ async function runCase(commands: readonly Command[], lags: readonly boolean[]): 
       if (since === undefined) waitingSince.set(tracked, loop.elapsedMs);
       else if (loop.elapsedMs > since) {
         problems.push(
-          `${tracked.name} was due at ${tracked.task.dueAt} and still waiting at ${now} (loop at ${since} and ${loop.elapsedMs} ms) with its lane free`,
+          `${tracked.name} was due at ${tracked.task.dueAt} and still waiting at ${now} (loop at ${since} ` +
+            `and ${loop.elapsedMs} ms) with its lane free`,
         );
       }
     }

@@ -699,7 +699,10 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   await expectStatus(admin('POST', '/snapshot', { name: basename(snapshotPath) }), 200);
 }
 
-/** The admin GETs that answer JSON and need no path or query parameter (the preview, which does, is read in the scenario; an event stream never ends: it sends the entries GET /requests answers). */
+/**
+ * The admin GETs that answer JSON and need no path or query parameter (the preview, which does, is read in the
+ * scenario; an event stream never ends: it sends the entries GET /requests answers).
+ */
 function adminReadPaths(document: {
   paths: Record<
     string,

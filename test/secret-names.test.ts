@@ -98,15 +98,19 @@ describe('masking by name', () => {
     expect(maskSecretFields(value, () => '********')).toEqual(masked);
   });
 
-  it('masks a secret at the bottom of JSON nested 100,000 levels deep, as at any other depth, without a stack overflow', () => {
-    const depth = 100_000;
-    const value = JSON.parse(
-      `${'{"a":'.repeat(depth)}{"password":"x","token_url":"u","n":[1]}${'}'.repeat(depth)}`,
-    ) as unknown;
-    let bottom = maskSecretFields(value, () => '********') as Record<string, unknown>;
-    for (let level = 0; level < depth; level++) bottom = bottom.a as Record<string, unknown>;
-    expect(bottom).toEqual({ password: '********', token_url: 'u', n: [1] });
-  });
+  it(
+    'masks a secret at the bottom of JSON nested 100,000 levels deep, as at any other depth, without a stack ' +
+      'overflow',
+    () => {
+      const depth = 100_000;
+      const value = JSON.parse(
+        `${'{"a":'.repeat(depth)}{"password":"x","token_url":"u","n":[1]}${'}'.repeat(depth)}`,
+      ) as unknown;
+      let bottom = maskSecretFields(value, () => '********') as Record<string, unknown>;
+      for (let level = 0; level < depth; level++) bottom = bottom.a as Record<string, unknown>;
+      expect(bottom).toEqual({ password: '********', token_url: 'u', n: [1] });
+    },
+  );
 
   it('keeps a `__proto__` key as a field of its own, and masks what it holds', () => {
     const masked = maskSecretFields(JSON.parse('{"__proto__":{"password":"x","id":1}}'), () => '********') as object;

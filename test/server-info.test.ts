@@ -36,7 +36,10 @@ const HOSTED_INFO_SCHEMA = {
   },
 };
 
-/** The oldest backend version the Python SDK accepts without a warning on any of its resources (annotation queues' items). */
+/**
+ * The oldest backend version the Python SDK accepts without a warning on any of its resources (annotation queues'
+ * items).
+ */
 const NEWEST_MINIMUM_VERSION = '0.16.14';
 
 /** Negative, zero or positive as version a is older than, the same as or newer than b (major.minor.patch). */
@@ -90,7 +93,8 @@ describe('GET /info', () => {
     const { body } = await info();
     // The client's model of it takes a license time as a datetime or null; the hosted service has none.
     expect(body.license_expiration_time).toBeNull();
-    // The tracing thread indexes these four (a missing one is a KeyError in its thread) and reads use_multipart_endpoint.
+    // The tracing thread indexes these four (a missing one is a KeyError in its thread) and reads
+    // use_multipart_endpoint.
     const config = body.batch_ingest_config;
     for (const name of [
       'size_limit',

@@ -111,7 +111,8 @@ const restore = (lp: InProcessLocalplane, file: string) =>
 const createdBucket = (name: string) => (db: Database.Database) =>
   db
     .prepare(
-      "INSERT INTO objstore_created_buckets (name, workspace_id, region, created_at) VALUES (?, NULL, NULL, '2026-11-01T00:00:00.000Z')",
+      'INSERT INTO objstore_created_buckets (name, workspace_id, region, created_at) VALUES (?, NULL, NULL, ' +
+        "'2026-11-01T00:00:00.000Z')",
     )
     .run(name);
 
@@ -125,24 +126,28 @@ async function seventeenObjects(lp: InProcessLocalplane, fixtures: FixturesView)
 }
 
 describe('a restore checks the whole file before it changes anything', () => {
-  it('refuses a bucket named ../../victim, creates and deletes nothing outside the data dir, and the next start works', async () => {
-    const { root, dataDir, victim } = project();
-    const lp = await create({ dataDir });
-    const file = craft('victim.snapshot', withDatabase(await partsOf(lp), createdBucket('../../victim')));
-    const before = await stateOf(lp);
-    const outside = outsideTheDataDir(root);
+  it(
+    'refuses a bucket named ../../victim, creates and deletes nothing outside the data dir, and the next start ' +
+      'works',
+    async () => {
+      const { root, dataDir, victim } = project();
+      const lp = await create({ dataDir });
+      const file = craft('victim.snapshot', withDatabase(await partsOf(lp), createdBucket('../../victim')));
+      const before = await stateOf(lp);
+      const outside = outsideTheDataDir(root);
 
-    const reply = await restore(lp, file);
-    expect(reply.status, reply.text).toBe(400);
-    expect(reply.body.detail).toMatch(/objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/);
-    expect(await stateOf(lp)).toEqual(before);
-    await stop(lp);
-    const again = await create({ dataDir });
-    expect((await inProcessApi(again).get('/_localplane/health')).status).toBe(200);
-    await stop(again);
-    expect(outsideTheDataDir(root)).toEqual(outside);
-    expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
-  });
+      const reply = await restore(lp, file);
+      expect(reply.status, reply.text).toBe(400);
+      expect(reply.body.detail).toMatch(/objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/);
+      expect(await stateOf(lp)).toEqual(before);
+      await stop(lp);
+      const again = await create({ dataDir });
+      expect((await inProcessApi(again).get('/_localplane/health')).status).toBe(200);
+      await stop(again);
+      expect(outsideTheDataDir(root)).toEqual(outside);
+      expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
+    },
+  );
 
   it('refuses every row whose value would become a path or a key the store could not use, as on creation', async () => {
     const lp = await create();
@@ -188,180 +193,189 @@ describe('a restore checks the whole file before it changes anything', () => {
     expect(await stateOf(lp)).toEqual(before);
   });
 
-  it('refuses every row the API or the background work could not read, in every domain, naming its table, column and value, and no secret', async () => {
-    const lp = await create();
-    await fillEveryTable(lp);
-    const parts = await partsOf(lp);
-    const before = await stateOf(lp);
-    const cases: [string, string, RegExp][] = [
-      [
-        'a plan no workspace has',
-        "UPDATE workspaces SET tier = 'platinum'",
-        /workspaces holds "platinum" in tier, which takes one of developer, plus, enterprise$/,
-      ],
-      [
-        'a NULL key',
-        'UPDATE workspaces SET id = NULL WHERE rowid = 1',
-        /workspaces holds NULL in id, which takes text$/,
-      ],
-      [
-        'a project created at a text',
-        "UPDATE sessions SET created_at = 'yesterday'",
-        /sessions holds "yesterday" in created_at, which takes a time in microseconds from 1684 to 2255$/,
-      ],
-      [
-        'a traced run after 2255',
-        'UPDATE runs SET start_time = 4611686018427387904',
-        /runs holds the number 4611686018427388000 in start_time, which takes a time/,
-      ],
-      ['a traced run named by a blob', "UPDATE runs SET name = x'00'", /runs holds a blob in name, which takes text$/],
-      [
-        'key permissions unknown',
-        `UPDATE objstore_keys SET permissions = '["get","root"]'`,
-        /objstore_keys holds "\[\\"get\\",\\"root\\"\]" in permissions, JSON of another shape than it keeps \(\[1\]: /,
-      ],
-      [
-        'a destination config not JSON',
-        "UPDATE bulk_export_destinations SET config = '{bad'",
-        /bulk_export_destinations holds "\{bad" in config, which takes JSON$/,
-      ],
-      [
-        'a destination config without its prefix',
-        "UPDATE bulk_export_destinations SET config = json_remove(config, '$.prefix')",
-        /bulk_export_destinations holds ".*" in config, JSON of another shape than it keeps \(prefix: /,
-      ],
-      [
-        'credential keys as an object',
-        "UPDATE bulk_export_destinations SET credentials_keys = '{}'",
-        /bulk_export_destinations holds "\{\}" in credentials_keys, JSON of another shape/,
-      ],
-      [
-        'a secret key as a blob',
-        "UPDATE bulk_export_destinations SET secret_access_key = x'00'",
-        /bulk_export_destinations holds a blob in secret_access_key, which takes text or NULL$/,
-      ],
-      [
-        'an export status of none',
-        "UPDATE bulk_exports SET status = 'Paused'",
-        /bulk_exports holds "Paused" in status, which takes one of Cancelled, Completed, Created, IntervalScheduled, Failed, TimedOut, Running$/,
-      ],
-      [
-        'a filter that does not parse',
-        "UPDATE bulk_exports SET filter = 'eq(is_root' WHERE filter IS NOT NULL",
-        /bulk_exports holds "eq\(is_root" in filter, which takes a filter that parses$/,
-      ],
-      [
-        'export fields no run has',
-        `UPDATE bulk_exports SET export_fields = '["id","password"]' WHERE export_fields IS NOT NULL`,
-        /bulk_exports holds .* in export_fields, JSON of another shape than it keeps \(\[1\]: /,
-      ],
-      [
-        'an interval of a year',
-        'UPDATE bulk_exports SET interval_hours = 8760 WHERE interval_hours IS NOT NULL',
-        /bulk_exports holds the number 8760 in interval_hours, which takes a whole number from 1 to 168 or NULL$/,
-      ],
-      [
-        'a recurring export without its interval',
-        "UPDATE bulk_exports SET status = 'IntervalScheduled', interval_hours = NULL WHERE interval_hours IS NOT NULL",
-        /bulk_exports holds an IntervalScheduled export without interval_hours \(id "[\da-f-]{36}"\)$/,
-      ],
-      [
-        'exported files not JSON',
-        "UPDATE bulk_export_runs SET exported_files = 'a.parquet'",
-        /bulk_export_runs holds "a\.parquet" in exported_files, which takes JSON$/,
-      ],
-      [
-        'errors as a list',
-        `UPDATE bulk_export_runs SET errors = '["failed"]' WHERE errors IS NOT NULL`,
-        /bulk_export_runs holds .* in errors, JSON of another shape than it keeps \(Invalid input: expected record/,
-      ],
-      [
-        'a running run never started',
-        "UPDATE bulk_export_runs SET started_at = NULL WHERE status = 'Running'",
-        /bulk_export_runs holds a Running run without started_at \(id "[\da-f-]{36}"\)$/,
-      ],
-      [
-        'a creation time as a real',
-        'UPDATE bulk_export_runs SET created_at = 1.5',
-        /bulk_export_runs holds the number 1\.5 in created_at, which takes a time/,
-      ],
-      [
-        'a step delay beyond 100 years',
-        'UPDATE bulk_export_runs SET step_delay = 9007199254740991',
-        /bulk_export_runs holds the number 9007199254740991 in step_delay, which takes a delay/,
-      ],
-      [
-        'secrets not JSON',
-        "UPDATE deployments SET secrets = 'every-row-secret'",
-        /deployments holds a text \(a secret, not shown\) in secrets, which takes JSON$/,
-      ],
-      [
-        'secrets of another shape',
-        `UPDATE deployments SET secrets = '[{"name": 1, "value": "every-row-secret"}]'`,
-        /deployments holds a text \(a secret, not shown\) in secrets, JSON of another shape than it keeps \(\[0\]\.name: /,
-      ],
-      [
-        'a source config as a list',
-        "UPDATE deployments SET source_config = '[]'",
-        /deployments holds "\[\]" in source_config, JSON of another shape/,
-      ],
-      [
-        'tag value ids not JSON',
-        "UPDATE deployments SET tag_value_ids = '{bad'",
-        /deployments holds "\{bad" in tag_value_ids, which takes JSON$/,
-      ],
-      [
-        'a deployment status of none',
-        "UPDATE deployments SET status = 'GONE'",
-        /deployments holds "GONE" in status, which takes one of AWAITING_DATABASE/,
-      ],
-      [
-        'a revision ref as a number',
-        `UPDATE deployment_revisions SET source_revision_config = '{"repo_ref": 5}'`,
-        /deployment_revisions holds .* in source_revision_config, JSON of another shape than it keeps \(repo_ref: /,
-      ],
-      [
-        'a revision status of none',
-        "UPDATE deployment_revisions SET status = 'PAUSED'",
-        /deployment_revisions holds "PAUSED" in status, which takes one of CREATING/,
-      ],
-      [
-        'a revision event at a text',
-        "UPDATE deployment_revision_events SET at = 'now'",
-        /deployment_revision_events holds "now" in at, which takes a time/,
-      ],
-      [
-        'a deletion due at a blob',
-        "UPDATE deployment_deletions SET due_at = x'00'",
-        /deployment_deletions holds a blob in due_at, which takes a time/,
-      ],
-      [
-        'listener namespaces as a text',
-        `UPDATE listeners SET compute_config = '{"k8s_namespaces": "rows"}'`,
-        /listeners holds .* in compute_config, JSON of another shape than it keeps \(k8s_namespaces: /,
-      ],
-      [
-        'a PKCE flag of 2',
-        'UPDATE oauth_providers SET uses_pkce = 2',
-        /oauth_providers holds the number 2 in uses_pkce, which takes one of 0, 1$/,
-      ],
-    ];
-    for (const [name, sql, detail] of cases) {
-      const reply = await restore(
-        lp,
-        craft(
-          `values-${name}.snapshot`,
-          withDatabase(parts, (db) => db.exec(sql)),
-        ),
-      );
-      expect(reply.status, `${name}: ${reply.text}`).toBe(400);
-      expect(reply.body.detail, name).toMatch(new RegExp(`cannot be restored here: its table ${detail.source}`));
-      expect(reply.text, name).not.toMatch(/every-row(-key|-client)?-secret|every-row-token/);
-    }
-    expect(await stateOf(lp)).toEqual(before);
-    // The rows as the API made them are all usable.
-    expect((await restore(lp, craft('every-row.snapshot', parts))).status).toBe(200);
-  });
+  it(
+    'refuses every row the API or the background work could not read, in every domain, naming its table, column ' +
+      'and value, and no secret',
+    async () => {
+      const lp = await create();
+      await fillEveryTable(lp);
+      const parts = await partsOf(lp);
+      const before = await stateOf(lp);
+      const cases: [string, string, RegExp][] = [
+        [
+          'a plan no workspace has',
+          "UPDATE workspaces SET tier = 'platinum'",
+          /workspaces holds "platinum" in tier, which takes one of developer, plus, enterprise$/,
+        ],
+        [
+          'a NULL key',
+          'UPDATE workspaces SET id = NULL WHERE rowid = 1',
+          /workspaces holds NULL in id, which takes text$/,
+        ],
+        [
+          'a project created at a text',
+          "UPDATE sessions SET created_at = 'yesterday'",
+          /sessions holds "yesterday" in created_at, which takes a time in microseconds from 1684 to 2255$/,
+        ],
+        [
+          'a traced run after 2255',
+          'UPDATE runs SET start_time = 4611686018427387904',
+          /runs holds the number 4611686018427388000 in start_time, which takes a time/,
+        ],
+        [
+          'a traced run named by a blob',
+          "UPDATE runs SET name = x'00'",
+          /runs holds a blob in name, which takes text$/,
+        ],
+        [
+          'key permissions unknown',
+          `UPDATE objstore_keys SET permissions = '["get","root"]'`,
+          /objstore_keys holds "\[\\"get\\",\\"root\\"\]" in permissions, JSON of another shape than it keeps \(\[1\]: /,
+        ],
+        [
+          'a destination config not JSON',
+          "UPDATE bulk_export_destinations SET config = '{bad'",
+          /bulk_export_destinations holds "\{bad" in config, which takes JSON$/,
+        ],
+        [
+          'a destination config without its prefix',
+          "UPDATE bulk_export_destinations SET config = json_remove(config, '$.prefix')",
+          /bulk_export_destinations holds ".*" in config, JSON of another shape than it keeps \(prefix: /,
+        ],
+        [
+          'credential keys as an object',
+          "UPDATE bulk_export_destinations SET credentials_keys = '{}'",
+          /bulk_export_destinations holds "\{\}" in credentials_keys, JSON of another shape/,
+        ],
+        [
+          'a secret key as a blob',
+          "UPDATE bulk_export_destinations SET secret_access_key = x'00'",
+          /bulk_export_destinations holds a blob in secret_access_key, which takes text or NULL$/,
+        ],
+        [
+          'an export status of none',
+          "UPDATE bulk_exports SET status = 'Paused'",
+          /bulk_exports holds "Paused" in status, which takes one of Cancelled, Completed, Created, IntervalScheduled, Failed, TimedOut, Running$/,
+        ],
+        [
+          'a filter that does not parse',
+          "UPDATE bulk_exports SET filter = 'eq(is_root' WHERE filter IS NOT NULL",
+          /bulk_exports holds "eq\(is_root" in filter, which takes a filter that parses$/,
+        ],
+        [
+          'export fields no run has',
+          `UPDATE bulk_exports SET export_fields = '["id","password"]' WHERE export_fields IS NOT NULL`,
+          /bulk_exports holds .* in export_fields, JSON of another shape than it keeps \(\[1\]: /,
+        ],
+        [
+          'an interval of a year',
+          'UPDATE bulk_exports SET interval_hours = 8760 WHERE interval_hours IS NOT NULL',
+          /bulk_exports holds the number 8760 in interval_hours, which takes a whole number from 1 to 168 or NULL$/,
+        ],
+        [
+          'a recurring export without its interval',
+          "UPDATE bulk_exports SET status = 'IntervalScheduled', interval_hours = NULL WHERE interval_hours IS NOT " +
+            'NULL',
+          /bulk_exports holds an IntervalScheduled export without interval_hours \(id "[\da-f-]{36}"\)$/,
+        ],
+        [
+          'exported files not JSON',
+          "UPDATE bulk_export_runs SET exported_files = 'a.parquet'",
+          /bulk_export_runs holds "a\.parquet" in exported_files, which takes JSON$/,
+        ],
+        [
+          'errors as a list',
+          `UPDATE bulk_export_runs SET errors = '["failed"]' WHERE errors IS NOT NULL`,
+          /bulk_export_runs holds .* in errors, JSON of another shape than it keeps \(Invalid input: expected record/,
+        ],
+        [
+          'a running run never started',
+          "UPDATE bulk_export_runs SET started_at = NULL WHERE status = 'Running'",
+          /bulk_export_runs holds a Running run without started_at \(id "[\da-f-]{36}"\)$/,
+        ],
+        [
+          'a creation time as a real',
+          'UPDATE bulk_export_runs SET created_at = 1.5',
+          /bulk_export_runs holds the number 1\.5 in created_at, which takes a time/,
+        ],
+        [
+          'a step delay beyond 100 years',
+          'UPDATE bulk_export_runs SET step_delay = 9007199254740991',
+          /bulk_export_runs holds the number 9007199254740991 in step_delay, which takes a delay/,
+        ],
+        [
+          'secrets not JSON',
+          "UPDATE deployments SET secrets = 'every-row-secret'",
+          /deployments holds a text \(a secret, not shown\) in secrets, which takes JSON$/,
+        ],
+        [
+          'secrets of another shape',
+          `UPDATE deployments SET secrets = '[{"name": 1, "value": "every-row-secret"}]'`,
+          /deployments holds a text \(a secret, not shown\) in secrets, JSON of another shape than it keeps \(\[0\]\.name: /,
+        ],
+        [
+          'a source config as a list',
+          "UPDATE deployments SET source_config = '[]'",
+          /deployments holds "\[\]" in source_config, JSON of another shape/,
+        ],
+        [
+          'tag value ids not JSON',
+          "UPDATE deployments SET tag_value_ids = '{bad'",
+          /deployments holds "\{bad" in tag_value_ids, which takes JSON$/,
+        ],
+        [
+          'a deployment status of none',
+          "UPDATE deployments SET status = 'GONE'",
+          /deployments holds "GONE" in status, which takes one of AWAITING_DATABASE/,
+        ],
+        [
+          'a revision ref as a number',
+          `UPDATE deployment_revisions SET source_revision_config = '{"repo_ref": 5}'`,
+          /deployment_revisions holds .* in source_revision_config, JSON of another shape than it keeps \(repo_ref: /,
+        ],
+        [
+          'a revision status of none',
+          "UPDATE deployment_revisions SET status = 'PAUSED'",
+          /deployment_revisions holds "PAUSED" in status, which takes one of CREATING/,
+        ],
+        [
+          'a revision event at a text',
+          "UPDATE deployment_revision_events SET at = 'now'",
+          /deployment_revision_events holds "now" in at, which takes a time/,
+        ],
+        [
+          'a deletion due at a blob',
+          "UPDATE deployment_deletions SET due_at = x'00'",
+          /deployment_deletions holds a blob in due_at, which takes a time/,
+        ],
+        [
+          'listener namespaces as a text',
+          `UPDATE listeners SET compute_config = '{"k8s_namespaces": "rows"}'`,
+          /listeners holds .* in compute_config, JSON of another shape than it keeps \(k8s_namespaces: /,
+        ],
+        [
+          'a PKCE flag of 2',
+          'UPDATE oauth_providers SET uses_pkce = 2',
+          /oauth_providers holds the number 2 in uses_pkce, which takes one of 0, 1$/,
+        ],
+      ];
+      for (const [name, sql, detail] of cases) {
+        const reply = await restore(
+          lp,
+          craft(
+            `values-${name}.snapshot`,
+            withDatabase(parts, (db) => db.exec(sql)),
+          ),
+        );
+        expect(reply.status, `${name}: ${reply.text}`).toBe(400);
+        expect(reply.body.detail, name).toMatch(new RegExp(`cannot be restored here: its table ${detail.source}`));
+        expect(reply.text, name).not.toMatch(/every-row(-key|-client)?-secret|every-row-token/);
+      }
+      expect(await stateOf(lp)).toEqual(before);
+      // The rows as the API made them are all usable.
+      expect((await restore(lp, craft('every-row.snapshot', parts))).status).toBe(200);
+    },
+  );
 
   it('refuses an objstore part with a file where a bucket folder belongs, and the 17 objects are still there', async () => {
     const lp = await create();
@@ -484,86 +498,95 @@ describe('over HTTP, a snapshot is a file of the snapshots folder, never a path'
     expect(outsideTheDataDir(root)).toEqual(outside);
   });
 
-  it('refuses a name that is a path, a parent, hidden, empty or too long, in a body or in the URL, with a 422 naming the rule', async () => {
-    const { root, lp, api } = await inProject();
-    const outside = outsideTheDataDir(root);
-    const names = [
-      join(root, 'stolen.snapshot'),
-      '../stolen.snapshot',
-      '..',
-      '.',
-      'a/b',
-      'a\\b',
-      '.hidden',
-      '',
-      'n'.repeat(129),
-      'a\u0000b',
-      'snapshot 1',
-      'é.snapshot',
-    ];
-    for (const name of names) {
-      for (const path of ['/_localplane/snapshot', '/_localplane/restore']) {
-        const reply = await api.post(path, { name });
-        expect(reply.status, `${path} ${JSON.stringify(name)}`).toBe(422);
-        expect(reply.body.detail[0], `${path} ${JSON.stringify(name)}`).toMatchObject({
-          loc: ['body', 'name'],
-          msg: expect.stringContaining('a snapshot name is a plain file name'),
-        });
+  it(
+    'refuses a name that is a path, a parent, hidden, empty or too long, in a body or in the URL, with a 422 ' +
+      'naming the rule',
+    async () => {
+      const { root, lp, api } = await inProject();
+      const outside = outsideTheDataDir(root);
+      const names = [
+        join(root, 'stolen.snapshot'),
+        '../stolen.snapshot',
+        '..',
+        '.',
+        'a/b',
+        'a\\b',
+        '.hidden',
+        '',
+        'n'.repeat(129),
+        'a\u0000b',
+        'snapshot 1',
+        'é.snapshot',
+      ];
+      for (const name of names) {
+        for (const path of ['/_localplane/snapshot', '/_localplane/restore']) {
+          const reply = await api.post(path, { name });
+          expect(reply.status, `${path} ${JSON.stringify(name)}`).toBe(422);
+          expect(reply.body.detail[0], `${path} ${JSON.stringify(name)}`).toMatchObject({
+            loc: ['body', 'name'],
+            msg: expect.stringContaining('a snapshot name is a plain file name'),
+          });
+        }
       }
-    }
-    for (const name of ['..%2Fstolen.snapshot', '.hidden', 'a%5Cb', 'n'.repeat(129)]) {
-      for (const method of ['GET', 'PUT', 'DELETE']) {
-        const reply = await api.call(method, `/_localplane/snapshots/${name}`);
-        expect(reply.status, `${method} ${name}`).toBe(422);
-        expect(reply.body.detail[0].loc, `${method} ${name}`).toEqual(['path', 'name']);
+      for (const name of ['..%2Fstolen.snapshot', '.hidden', 'a%5Cb', 'n'.repeat(129)]) {
+        for (const method of ['GET', 'PUT', 'DELETE']) {
+          const reply = await api.call(method, `/_localplane/snapshots/${name}`);
+          expect(reply.status, `${method} ${name}`).toBe(422);
+          expect(reply.body.detail[0].loc, `${method} ${name}`).toEqual(['path', 'name']);
+        }
       }
-    }
-    expect(existsSync(lp.snapshotsDir)).toBe(false);
-    expect(outsideTheDataDir(root)).toEqual(outside);
-  });
+      expect(existsSync(lp.snapshotsDir)).toBe(false);
+      expect(outsideTheDataDir(root)).toEqual(outside);
+    },
+  );
 
-  it('follows no symbolic link in the snapshots folder: not listed, not restored, downloaded or deleted, and a save replaces the link, not its target', async () => {
-    const { root, lp, victim, api } = await inProject();
-    const elsewhere = join(scratch, `linked-to-${folders}.snapshot`);
-    await lp.snapshot(elsewhere);
-    const elsewhereBytes = readFileSync(elsewhere);
-    // A snapshot of another state, so that one written through a link would show.
-    await lp.clock.advance(60);
-    expect((await api.post('/_localplane/snapshot', { name: 'kept.snapshot' })).status).toBe(200);
-    // A link to a sound snapshot outside, to a file outside, and to a folder outside.
-    symlinkSync(elsewhere, join(lp.snapshotsDir, 'sound.snapshot'));
-    symlinkSync(join(victim, 'keep.txt'), join(lp.snapshotsDir, 'keep.txt'));
-    symlinkSync(victim, join(lp.snapshotsDir, 'victim'));
-    const outside = outsideTheDataDir(root);
+  it(
+    'follows no symbolic link in the snapshots folder: not listed, not restored, downloaded or deleted, and a ' +
+      'save replaces the link, not its target',
+    async () => {
+      const { root, lp, victim, api } = await inProject();
+      const elsewhere = join(scratch, `linked-to-${folders}.snapshot`);
+      await lp.snapshot(elsewhere);
+      const elsewhereBytes = readFileSync(elsewhere);
+      // A snapshot of another state, so that one written through a link would show.
+      await lp.clock.advance(60);
+      expect((await api.post('/_localplane/snapshot', { name: 'kept.snapshot' })).status).toBe(200);
+      // A link to a sound snapshot outside, to a file outside, and to a folder outside.
+      symlinkSync(elsewhere, join(lp.snapshotsDir, 'sound.snapshot'));
+      symlinkSync(join(victim, 'keep.txt'), join(lp.snapshotsDir, 'keep.txt'));
+      symlinkSync(victim, join(lp.snapshotsDir, 'victim'));
+      const outside = outsideTheDataDir(root);
 
-    expect(
-      (await api.get('/_localplane/snapshots')).body.snapshots.map((saved: { name: string }) => saved.name),
-    ).toEqual(['kept.snapshot']);
-    for (const name of ['sound.snapshot', 'keep.txt', 'victim']) {
-      const restored = await api.post('/_localplane/restore', { name });
-      expect(restored.status, name).toBe(400);
-      expect(restored.body.detail, name).toBe(
-        `${join(lp.snapshotsDir, name)} is not a saved snapshot: it is not a regular file (a symbolic link, a folder or a named pipe)`,
+      expect(
+        (await api.get('/_localplane/snapshots')).body.snapshots.map((saved: { name: string }) => saved.name),
+      ).toEqual(['kept.snapshot']);
+      for (const name of ['sound.snapshot', 'keep.txt', 'victim']) {
+        const restored = await api.post('/_localplane/restore', { name });
+        expect(restored.status, name).toBe(400);
+        expect(restored.body.detail, name).toBe(
+          `${join(lp.snapshotsDir, name)} is not a saved snapshot: it is not a regular file (a symbolic link, a ` +
+            `folder or a named pipe)`,
+        );
+        expect((await api.get(`/_localplane/snapshots/${name}`)).status, name).toBe(400);
+        expect((await api.delete(`/_localplane/snapshots/${name}`)).status, name).toBe(400);
+        expect(lstatSync(join(lp.snapshotsDir, name)).isSymbolicLink(), name).toBe(true);
+      }
+      const victimFile = join(victim, 'keep.txt');
+      expect((await api.post('/_localplane/snapshot', { name: 'keep.txt' })).status).toBe(200);
+      const bytes = readFileSync(join(lp.snapshotsDir, 'kept.snapshot'));
+      expect((await lp.request('/_localplane/snapshots/sound.snapshot', { method: 'PUT', body: bytes })).status).toBe(
+        200,
       );
-      expect((await api.get(`/_localplane/snapshots/${name}`)).status, name).toBe(400);
-      expect((await api.delete(`/_localplane/snapshots/${name}`)).status, name).toBe(400);
-      expect(lstatSync(join(lp.snapshotsDir, name)).isSymbolicLink(), name).toBe(true);
-    }
-    const victimFile = join(victim, 'keep.txt');
-    expect((await api.post('/_localplane/snapshot', { name: 'keep.txt' })).status).toBe(200);
-    const bytes = readFileSync(join(lp.snapshotsDir, 'kept.snapshot'));
-    expect((await lp.request('/_localplane/snapshots/sound.snapshot', { method: 'PUT', body: bytes })).status).toBe(
-      200,
-    );
-    expect(lstatSync(join(lp.snapshotsDir, 'keep.txt')).isFile()).toBe(true);
-    expect(lstatSync(join(lp.snapshotsDir, 'sound.snapshot')).isFile()).toBe(true);
-    expect(readFileSync(victimFile, 'utf8')).toBe("not localplane's");
-    expect(readFileSync(elsewhere).equals(elsewhereBytes), 'the file elsewhere, unchanged').toBe(true);
-    expect(readFileSync(join(lp.snapshotsDir, 'sound.snapshot')).equals(bytes), 'the snapshot, byte for byte').toBe(
-      true,
-    );
-    expect(outsideTheDataDir(root)).toEqual(outside);
-  });
+      expect(lstatSync(join(lp.snapshotsDir, 'keep.txt')).isFile()).toBe(true);
+      expect(lstatSync(join(lp.snapshotsDir, 'sound.snapshot')).isFile()).toBe(true);
+      expect(readFileSync(victimFile, 'utf8')).toBe("not localplane's");
+      expect(readFileSync(elsewhere).equals(elsewhereBytes), 'the file elsewhere, unchanged').toBe(true);
+      expect(readFileSync(join(lp.snapshotsDir, 'sound.snapshot')).equals(bytes), 'the snapshot, byte for byte').toBe(
+        true,
+      );
+      expect(outsideTheDataDir(root)).toEqual(outside);
+    },
+  );
 
   it('refuses a snapshots folder that is a symbolic link, on every endpoint, and writes nothing through it', async () => {
     const { root, lp, victim, api } = await inProject();
@@ -583,7 +606,8 @@ describe('over HTTP, a snapshot is a file of the snapshots folder, never a path'
     for (const reply of replies) {
       expect(reply.status, reply.text).toBe(400);
       expect(reply.body.detail).toBe(
-        `${lp.snapshotsDir} is a symbolic link, where localplane keeps its snapshots folder: remove it, or give another folder with snapshotsDir (--snapshots-dir)`,
+        `${lp.snapshotsDir} is a symbolic link, where localplane keeps its snapshots folder: remove it, or give ` +
+          `another folder with snapshotsDir (--snapshots-dir)`,
       );
     }
     expect(outsideTheDataDir(root)).toEqual(outside);
@@ -614,41 +638,45 @@ async function post(url: string, body: unknown): Promise<{ status: number; detai
 }
 
 describe('a restore reads only a regular file of bounded size', () => {
-  it('over HTTP, refuses by name a named pipe, a link to a device, a folder and a file over the size cap without reading them, and both ports go on answering', async () => {
-    const folder = join(scratch, 'reads-snapshots');
-    mkdirSync(folder);
-    await new Promise<void>((done, failed) =>
-      spawn('mkfifo', [join(folder, 'state.fifo')]).once('exit', (code) =>
-        code === 0 ? done() : failed(new Error(`mkfifo: ${code}`)),
-      ),
-    );
-    symlinkSync('/dev/zero', join(folder, 'zero.snapshot'));
-    mkdirSync(join(folder, 'folder.snapshot'));
-    writeFileSync(join(folder, 'huge.snapshot'), '');
-    truncateSync(join(folder, 'huge.snapshot'), MAX_SNAPSHOT_BYTES + 1);
-    // Its own data dir, so that a process that has to be killed leaves nothing behind outside the scratch folder.
-    const instance = await startCli(['--quiet', '--data-dir', join(scratch, 'reads'), '--snapshots-dir', folder]);
-    try {
-      for (const [name, detail] of [
-        ['state.fifo', /is not a saved snapshot: it is not a regular file/],
-        ['zero.snapshot', /is not a saved snapshot: it is not a regular file/],
-        ['folder.snapshot', /is not a saved snapshot: it is not a regular file/],
-        ['huge.snapshot', /larger than the 1 GiB a snapshot file may hold/],
-      ] as const) {
-        const reply = await post(`${instance.apiUrl}/_localplane/restore`, { name });
-        expect(reply.status, name).toBe(400);
-        expect(reply.detail, name).toMatch(detail);
+  it(
+    'over HTTP, refuses by name a named pipe, a link to a device, a folder and a file over the size cap without ' +
+      'reading them, and both ports go on answering',
+    async () => {
+      const folder = join(scratch, 'reads-snapshots');
+      mkdirSync(folder);
+      await new Promise<void>((done, failed) =>
+        spawn('mkfifo', [join(folder, 'state.fifo')]).once('exit', (code) =>
+          code === 0 ? done() : failed(new Error(`mkfifo: ${code}`)),
+        ),
+      );
+      symlinkSync('/dev/zero', join(folder, 'zero.snapshot'));
+      mkdirSync(join(folder, 'folder.snapshot'));
+      writeFileSync(join(folder, 'huge.snapshot'), '');
+      truncateSync(join(folder, 'huge.snapshot'), MAX_SNAPSHOT_BYTES + 1);
+      // Its own data dir, so that a process that has to be killed leaves nothing behind outside the scratch folder.
+      const instance = await startCli(['--quiet', '--data-dir', join(scratch, 'reads'), '--snapshots-dir', folder]);
+      try {
+        for (const [name, detail] of [
+          ['state.fifo', /is not a saved snapshot: it is not a regular file/],
+          ['zero.snapshot', /is not a saved snapshot: it is not a regular file/],
+          ['folder.snapshot', /is not a saved snapshot: it is not a regular file/],
+          ['huge.snapshot', /larger than the 1 GiB a snapshot file may hold/],
+        ] as const) {
+          const reply = await post(`${instance.apiUrl}/_localplane/restore`, { name });
+          expect(reply.status, name).toBe(400);
+          expect(reply.detail, name).toMatch(detail);
+        }
+        expect(
+          (await fetch(`${instance.apiUrl}/_localplane/health`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }))
+            .status,
+        ).toBe(200);
+        expect((await fetch(instance.objstoreUrl, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status).toBe(403);
+      } finally {
+        // A process stuck in a read answers no signal it handles.
+        await instance.kill('SIGKILL');
       }
-      expect(
-        (await fetch(`${instance.apiUrl}/_localplane/health`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }))
-          .status,
-      ).toBe(200);
-      expect((await fetch(instance.objstoreUrl, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status).toBe(403);
-    } finally {
-      // A process stuck in a read answers no signal it handles.
-      await instance.kill('SIGKILL');
-    }
-  });
+    },
+  );
 
   it('from --import, refuses a named pipe, a device and a folder without reading them', async () => {
     const fifo = join(scratch, 'import.fifo');
@@ -703,53 +731,58 @@ describe('a start on a data dir that was tampered with', () => {
     expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
   });
 
-  it('refuses a database holding rows the API or the background work could not read, in one line that shows no secret', async () => {
-    const dataDir = join(scratch, `unreadable-${++folders}`);
-    const lp = await create({ dataDir });
-    await fillEveryTable(lp);
-    await stop(lp);
-    const cases: [string, string, string, RegExp][] = [
-      [
-        'exported files not JSON',
-        "UPDATE bulk_export_runs SET exported_files = 'a.parquet' WHERE rowid = 1",
-        "UPDATE bulk_export_runs SET exported_files = '[]' WHERE rowid = 1",
-        /bulk_export_runs holds "a\.parquet" in exported_files, which takes JSON/,
-      ],
-      [
-        'secrets of another shape',
-        `UPDATE deployments SET secrets = '{"EVERY_ROW_KEY": "every-row-secret"}' WHERE name = 'every-row-agent'`,
-        `UPDATE deployments SET secrets = '[]' WHERE name = 'every-row-agent'`,
-        /deployments holds a text \(a secret, not shown\) in secrets, JSON of another shape than it keeps/,
-      ],
-      [
-        'a running export that never started',
-        "UPDATE bulk_exports SET started_at = NULL WHERE status = 'Running'",
-        "UPDATE bulk_exports SET started_at = created_at WHERE status = 'Running'",
-        /bulk_exports holds a Running export without started_at/,
-      ],
-    ];
-    const database = (sql: string) => {
-      const db = new Database(join(dataDir, 'localplane.sqlite'));
-      db.exec(sql);
-      db.close();
-    };
-    for (const [name, tamper, undo, detail] of cases) {
-      database(tamper);
-      const refusal = await create({ dataDir }).then(
-        () => expect.fail(`${name}: started`),
-        (error: Error) => error.message,
-      );
-      expect(refusal, name).toMatch(
-        new RegExp(
-          `localplane\\.sqlite holds data localplane cannot use: ${detail.source}.*: remove that data dir or choose another --data-dir$`,
-        ),
-      );
-      expect(refusal.split('\n'), name).toHaveLength(1);
-      expect(refusal, name).not.toContain('every-row-secret');
-      database(undo);
-    }
-    await stop(await create({ dataDir }));
-  });
+  it(
+    'refuses a database holding rows the API or the background work could not read, in one line that shows no ' +
+      'secret',
+    async () => {
+      const dataDir = join(scratch, `unreadable-${++folders}`);
+      const lp = await create({ dataDir });
+      await fillEveryTable(lp);
+      await stop(lp);
+      const cases: [string, string, string, RegExp][] = [
+        [
+          'exported files not JSON',
+          "UPDATE bulk_export_runs SET exported_files = 'a.parquet' WHERE rowid = 1",
+          "UPDATE bulk_export_runs SET exported_files = '[]' WHERE rowid = 1",
+          /bulk_export_runs holds "a\.parquet" in exported_files, which takes JSON/,
+        ],
+        [
+          'secrets of another shape',
+          `UPDATE deployments SET secrets = '{"EVERY_ROW_KEY": "every-row-secret"}' WHERE name = 'every-row-agent'`,
+          `UPDATE deployments SET secrets = '[]' WHERE name = 'every-row-agent'`,
+          /deployments holds a text \(a secret, not shown\) in secrets, JSON of another shape than it keeps/,
+        ],
+        [
+          'a running export that never started',
+          "UPDATE bulk_exports SET started_at = NULL WHERE status = 'Running'",
+          "UPDATE bulk_exports SET started_at = created_at WHERE status = 'Running'",
+          /bulk_exports holds a Running export without started_at/,
+        ],
+      ];
+      const database = (sql: string) => {
+        const db = new Database(join(dataDir, 'localplane.sqlite'));
+        db.exec(sql);
+        db.close();
+      };
+      for (const [name, tamper, undo, detail] of cases) {
+        database(tamper);
+        const refusal = await create({ dataDir }).then(
+          () => expect.fail(`${name}: started`),
+          (error: Error) => error.message,
+        );
+        expect(refusal, name).toMatch(
+          new RegExp(
+            `localplane\\.sqlite holds data localplane cannot use: ${detail.source}.*: remove that data dir or ` +
+              `choose another --data-dir$`,
+          ),
+        );
+        expect(refusal.split('\n'), name).toHaveLength(1);
+        expect(refusal, name).not.toContain('every-row-secret');
+        database(undo);
+      }
+      await stop(await create({ dataDir }));
+    },
+  );
 
   it('follows no symbolic link planted in the file view, and refuses one in the store', async () => {
     const { root, dataDir, victim } = project();
@@ -768,7 +801,10 @@ describe('a start on a data dir that was tampered with', () => {
   });
 });
 
-/** `localplane start` in `cwd` (where it finds localplane.config.json), stopped with SIGTERM once ready: its exit code and stderr. */
+/**
+ * `localplane start` in `cwd` (where it finds localplane.config.json), stopped with SIGTERM once ready: its exit code
+ * and stderr.
+ */
 function startIn(
   cwd: string,
   flags: readonly string[] = [],
@@ -788,72 +824,80 @@ function startIn(
 }
 
 describe('the config file', () => {
-  it('with {"dataDir": ".lp", "import": "state.lps"} and a bucket ../../victim in state.lps: two starts leave everything outside the data dir alone', async () => {
-    const { root, victim } = project();
-    const lp = await create();
-    writeFileSync(
-      join(root, 'state.lps'),
-      snapshotBytes(withDatabase(await partsOf(lp), createdBucket('../../victim'))),
-    );
-    writeFileSync(join(root, 'localplane.config.json'), JSON.stringify({ dataDir: '.lp', import: 'state.lps' }));
-    const outside = outsideTheDataDir(root);
-    for (const attempt of [1, 2]) {
-      const run = await startIn(root);
-      expect(run.code, `start ${attempt}: ${run.stderr}`).toBe(2);
-      expect(run.stderr.trim().split('\n'), `start ${attempt}`).toHaveLength(1);
-      expect(run.stderr).toMatch(
-        /state\.lps cannot be restored here: its table objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/,
+  it(
+    'with {"dataDir": ".lp", "import": "state.lps"} and a bucket ../../victim in state.lps: two starts leave ' +
+      'everything outside the data dir alone',
+    async () => {
+      const { root, victim } = project();
+      const lp = await create();
+      writeFileSync(
+        join(root, 'state.lps'),
+        snapshotBytes(withDatabase(await partsOf(lp), createdBucket('../../victim'))),
       );
-    }
-    expect(outsideTheDataDir(root)).toEqual(outside);
-    expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
-  });
+      writeFileSync(join(root, 'localplane.config.json'), JSON.stringify({ dataDir: '.lp', import: 'state.lps' }));
+      const outside = outsideTheDataDir(root);
+      for (const attempt of [1, 2]) {
+        const run = await startIn(root);
+        expect(run.code, `start ${attempt}: ${run.stderr}`).toBe(2);
+        expect(run.stderr.trim().split('\n'), `start ${attempt}`).toHaveLength(1);
+        expect(run.stderr).toMatch(
+          /state\.lps cannot be restored here: its table objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/,
+        );
+      }
+      expect(outsideTheDataDir(root)).toEqual(outside);
+      expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
+    },
+  );
 
-  it('refuses a dataDir, import, snapshotsDir or exportOnExit that leaves its folder, symlinks included; flags and environment variables take any path', async () => {
-    const { root } = project();
-    const elsewhere = join(scratch, `elsewhere-${folders}`);
-    mkdirSync(elsewhere);
-    const lp = await create();
-    await lp.snapshot(join(elsewhere, 'state.lps'));
-    symlinkSync(elsewhere, join(root, 'linked'));
-    const cases: [Record<string, string>, RegExp][] = [
-      [{ dataDir: '../elsewhere-data' }, /"dataDir" must stay inside the config file's folder/],
-      [{ dataDir: elsewhere }, /"dataDir" must stay inside the config file's folder/],
-      [{ dataDir: 'linked/data' }, /"dataDir" must stay inside the config file's folder/],
-      [{ dataDir: 'linked' }, /"dataDir" must stay inside the config file's folder/],
-      [{ import: join(elsewhere, 'state.lps') }, /"import" must stay inside the config file's folder/],
-      [{ import: 'linked/state.lps' }, /"import" must stay inside the config file's folder/],
-      [{ exportOnExit: '../stolen.lps' }, /"exportOnExit" must stay inside the config file's folder/],
-      [{ snapshotsDir: elsewhere }, /"snapshotsDir" must stay inside the config file's folder/],
-      [{ snapshotsDir: 'linked/snapshots' }, /"snapshotsDir" must stay inside the config file's folder/],
-    ];
-    for (const [config, words] of cases) {
-      writeFileSync(join(root, 'localplane.config.json'), JSON.stringify(config));
-      const run = await startIn(root);
-      expect(run.code, `${JSON.stringify(config)}: ${run.stderr}`).toBe(2);
-      expect(run.stderr.trim().split('\n')).toHaveLength(1);
-      expect(run.stderr).toMatch(words);
-      expect(run.stderr).toContain('--');
-    }
-    expect(readdirSync(elsewhere)).toEqual(['state.lps']);
+  it(
+    'refuses a dataDir, import, snapshotsDir or exportOnExit that leaves its folder, symlinks included; flags ' +
+      'and environment variables take any path',
+    async () => {
+      const { root } = project();
+      const elsewhere = join(scratch, `elsewhere-${folders}`);
+      mkdirSync(elsewhere);
+      const lp = await create();
+      await lp.snapshot(join(elsewhere, 'state.lps'));
+      symlinkSync(elsewhere, join(root, 'linked'));
+      const cases: [Record<string, string>, RegExp][] = [
+        [{ dataDir: '../elsewhere-data' }, /"dataDir" must stay inside the config file's folder/],
+        [{ dataDir: elsewhere }, /"dataDir" must stay inside the config file's folder/],
+        [{ dataDir: 'linked/data' }, /"dataDir" must stay inside the config file's folder/],
+        [{ dataDir: 'linked' }, /"dataDir" must stay inside the config file's folder/],
+        [{ import: join(elsewhere, 'state.lps') }, /"import" must stay inside the config file's folder/],
+        [{ import: 'linked/state.lps' }, /"import" must stay inside the config file's folder/],
+        [{ exportOnExit: '../stolen.lps' }, /"exportOnExit" must stay inside the config file's folder/],
+        [{ snapshotsDir: elsewhere }, /"snapshotsDir" must stay inside the config file's folder/],
+        [{ snapshotsDir: 'linked/snapshots' }, /"snapshotsDir" must stay inside the config file's folder/],
+      ];
+      for (const [config, words] of cases) {
+        writeFileSync(join(root, 'localplane.config.json'), JSON.stringify(config));
+        const run = await startIn(root);
+        expect(run.code, `${JSON.stringify(config)}: ${run.stderr}`).toBe(2);
+        expect(run.stderr.trim().split('\n')).toHaveLength(1);
+        expect(run.stderr).toMatch(words);
+        expect(run.stderr).toContain('--');
+      }
+      expect(readdirSync(elsewhere)).toEqual(['state.lps']);
 
-    writeFileSync(join(root, 'localplane.config.json'), JSON.stringify({ dataDir: '.lp', import: 'state.lps' }));
-    const byFlags = await startIn(root, [
-      '--data-dir',
-      join(elsewhere, 'by-flag'),
-      '--import',
-      join(elsewhere, 'state.lps'),
-    ]);
-    expect(byFlags.code, byFlags.stderr).toBe(0);
-    const byEnv = await startIn(root, [], {
-      ...process.env,
-      LOCALPLANE_DATA_DIR: join(elsewhere, 'by-env'),
-      LOCALPLANE_IMPORT: join(elsewhere, 'state.lps'),
-    });
-    expect(byEnv.code, byEnv.stderr).toBe(0);
-    expect(readdirSync(elsewhere).sort()).toEqual(['by-env', 'by-flag', 'state.lps']);
-    expect(existsSync(join(root, '.lp'))).toBe(false);
-  });
+      writeFileSync(join(root, 'localplane.config.json'), JSON.stringify({ dataDir: '.lp', import: 'state.lps' }));
+      const byFlags = await startIn(root, [
+        '--data-dir',
+        join(elsewhere, 'by-flag'),
+        '--import',
+        join(elsewhere, 'state.lps'),
+      ]);
+      expect(byFlags.code, byFlags.stderr).toBe(0);
+      const byEnv = await startIn(root, [], {
+        ...process.env,
+        LOCALPLANE_DATA_DIR: join(elsewhere, 'by-env'),
+        LOCALPLANE_IMPORT: join(elsewhere, 'state.lps'),
+      });
+      expect(byEnv.code, byEnv.stderr).toBe(0);
+      expect(readdirSync(elsewhere).sort()).toEqual(['by-env', 'by-flag', 'state.lps']);
+      expect(existsSync(join(root, '.lp'))).toBe(false);
+    },
+  );
 
   it('says so in --help', async () => {
     const run = await runCli(['start', '--help']);
@@ -867,7 +911,8 @@ describe('file modes', () => {
     const snapshot = join(dataDir, 'snapshots', 'modes.snapshot');
     const instance = await launch('sh', [
       '-c',
-      `umask 000 && exec "${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 --quiet --data-dir "${dataDir}"`,
+      `umask 000 && exec "${process.execPath}" "${BIN}" start --port 0 --objstore-port 0 --quiet --data-dir ` +
+        `"${dataDir}"`,
     ]);
     try {
       const fixtures = (await (await fetch(`${instance.apiUrl}/_localplane/fixtures`)).json()) as FixturesView;

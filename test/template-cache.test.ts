@@ -221,20 +221,24 @@ describe("the template cache is its user's own", () => {
     }
   }
 
-  it("defaults to localplane in the user's cache folder ($XDG_CACHE_HOME, else ~/.cache), not in the shared temp dir", () => {
-    expect(
-      withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: '/home/someone/.cache-elsewhere' }, defaultCacheDir),
-    ).toBe('/home/someone/.cache-elsewhere/localplane');
-    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined }, defaultCacheDir)).toBe(
-      join(homedir(), '.cache', 'localplane'),
-    );
-    expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: 'relative/ignored' }, defaultCacheDir)).toBe(
-      join(homedir(), '.cache', 'localplane'),
-    );
-    expect(withEnv({ LOCALPLANE_CACHE_DIR: '/srv/lp-cache', XDG_CACHE_HOME: '/x' }, defaultCacheDir)).toBe(
-      '/srv/lp-cache',
-    );
-  });
+  it(
+    "defaults to localplane in the user's cache folder ($XDG_CACHE_HOME, else ~/.cache), not in the shared temp " +
+      'dir',
+    () => {
+      expect(
+        withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: '/home/someone/.cache-elsewhere' }, defaultCacheDir),
+      ).toBe('/home/someone/.cache-elsewhere/localplane');
+      expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined }, defaultCacheDir)).toBe(
+        join(homedir(), '.cache', 'localplane'),
+      );
+      expect(withEnv({ LOCALPLANE_CACHE_DIR: undefined, XDG_CACHE_HOME: 'relative/ignored' }, defaultCacheDir)).toBe(
+        join(homedir(), '.cache', 'localplane'),
+      );
+      expect(withEnv({ LOCALPLANE_CACHE_DIR: '/srv/lp-cache', XDG_CACHE_HOME: '/x' }, defaultCacheDir)).toBe(
+        '/srv/lp-cache',
+      );
+    },
+  );
 
   it('creates its folder 0700 and its templates 0600, whatever the umask', () => {
     const cacheDir = join(newCache(), 'made');
@@ -257,7 +261,8 @@ describe("the template cache is its user's own", () => {
     mkdirSync(cacheDir);
     chmodSync(cacheDir, mode);
     expect(() => prepareFixtures({ fixturesDir: smallFixtures(), cacheDir })).toThrow(
-      `the template cache ${cacheDir} is writable by group or others (${words}): another user could plant a template there; use a folder only you can write to (LOCALPLANE_CACHE_DIR)`,
+      `the template cache ${cacheDir} is writable by group or others (${words}): another user could plant a ` +
+        `template there; use a folder only you can write to (LOCALPLANE_CACHE_DIR)`,
     );
     expect(readdirSync(cacheDir)).toEqual([]);
   });
@@ -287,8 +292,10 @@ describe("the template cache is its user's own", () => {
     if (!(launched instanceof Error)) await launched.kill('SIGTERM');
     expect(launched).toBeInstanceOf(Error);
     expect((launched as Error).message).toBe(
-      `${process.execPath} ${BIN} start --port 0 --objstore-port 0 --fixtures ${fixturesDir} exited (2) before it was ready: ` +
-        `localplane: the template cache ${cacheDir} is writable by group or others (mode 777): another user could plant a template there; use a folder only you can write to (LOCALPLANE_CACHE_DIR)\n`,
+      `${process.execPath} ${BIN} start --port 0 --objstore-port 0 --fixtures ${fixturesDir} exited (2) before it ` +
+        `was ready: ` +
+        (`localplane: the template cache ${cacheDir} is writable by group or others (mode 777): another user could ` +
+          `plant a template there; use a folder only you can write to (LOCALPLANE_CACHE_DIR)\n`),
     );
   });
 

@@ -282,7 +282,8 @@ describe('generateRuns / insertRuns', () => {
     expect(
       count(
         db,
-        'SELECT count(*) FROM runs WHERE is_root = 0 AND (feedback_stats IS NOT NULL OR reference_example_id IS NOT NULL)',
+        'SELECT count(*) FROM runs WHERE is_root = 0 AND (feedback_stats IS NOT NULL OR reference_example_id IS NOT ' +
+          'NULL)',
       ),
     ).toBe(0);
     expect(feedback / roots).toBeGreaterThan(0.1);

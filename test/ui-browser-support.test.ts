@@ -47,7 +47,8 @@ describe('browser test support, on the API reference localplane serves at /docs'
   it('keeps the browser offline: a page that loads a script from another host sees the request fail', async () => {
     const page = await browser.newPage();
     await page.setContent(
-      '<!doctype html><html lang="en"><head><title>cdn</title><script src="https://cdn.example.com/library.js"></script></head><body></body></html>',
+      '<!doctype html><html lang="en"><head><title>cdn</title><script ' +
+        'src="https://cdn.example.com/library.js"></script></head><body></body></html>',
     );
     expect(browser.pageErrors.join('\n')).toMatch(
       /GET https:\/\/cdn\.example\.com\/library\.js failed: net::ERR_NAME_NOT_RESOLVED/,
@@ -56,20 +57,24 @@ describe('browser test support, on the API reference localplane serves at /docs'
 });
 
 describe('checkAccessibility', () => {
-  it('fails on a planted serious violation (an input without a label) with a readable list, and passes the page once it is fixed', async () => {
-    const page = await browser.newPage();
-    await page.setContent(UNLABELED_INPUT);
-    const failure = await checkAccessibility(page).then(
-      () => undefined,
-      (error: Error) => error.message,
-    );
-    expect(failure).toMatch(
-      /^axe-core finds 1 serious or critical violations on about:blank:\n- label \(critical\): Form elements must have labels https:\/\/dequeuniversity\.com\/rules\/axe\/4\.14\/label/,
-    );
-    expect(failure).toContain('    input: ');
-    await page.setContent(LABELED_INPUT);
-    expect(await checkAccessibility(page)).toEqual([]);
-  });
+  it(
+    'fails on a planted serious violation (an input without a label) with a readable list, and passes the page ' +
+      'once it is fixed',
+    async () => {
+      const page = await browser.newPage();
+      await page.setContent(UNLABELED_INPUT);
+      const failure = await checkAccessibility(page).then(
+        () => undefined,
+        (error: Error) => error.message,
+      );
+      expect(failure).toMatch(
+        /^axe-core finds 1 serious or critical violations on about:blank:\n- label \(critical\): Form elements must have labels https:\/\/dequeuniversity\.com\/rules\/axe\/4\.14\/label/,
+      );
+      expect(failure).toContain('    input: ');
+      await page.setContent(LABELED_INPUT);
+      expect(await checkAccessibility(page)).toEqual([]);
+    },
+  );
 
   it('runs on a page whose Content-Security-Policy allows no inline script', async () => {
     const page = await browser.newPage();

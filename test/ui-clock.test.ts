@@ -164,7 +164,8 @@ describe('the due work on the Clock view', () => {
     expect(row).toBeDefined();
     expect(row).toContain('Revision moves from CREATING to QUEUED');
     expect(row).toContain(
-      `href="/ui/deployments/${created.id}?workspace_id=${acme().id}#revision-${revisionId}">deployment clock-view-due</a>`,
+      `href="/ui/deployments/${created.id}?workspace_id=${acme().id}#revision-${revisionId}">deployment ` +
+        `clock-view-due</a>`,
     );
     expect(row).toContain(`<td class="mono">${task.due_at}</td><td>in 1s</td>`);
     expect(row).toContain(`<td>${acme().name}</td>`);
@@ -192,7 +193,9 @@ describe('the due work on the Clock view', () => {
 });
 
 describe('the due work of exports and deletions on the Clock view', () => {
-  /** An export of a day of the fixtures' support-bot-staging, to a destination served at `endpointUrl`; answers its id. */
+  /**
+   * An export of a day of the fixtures' support-bot-staging, to a destination served at `endpointUrl`; answers its id.
+   */
   async function startExport(prefix: string, endpointUrl: string) {
     const workspace = inProcessApi(lp, acme());
     const key = fixtures.objstore.keys.find((candidate) =>
@@ -234,7 +237,9 @@ describe('the due work of exports and deletions on the Clock view', () => {
     const [step] = rowsOf(retrying, 'export_run_step');
     expect(step).toContain('Export run retries (attempt 2)');
     expect(step).toContain(
-      `<a href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-${run!.id}">export ${exportId.slice(0, 8)}</a><span class="mono"> · run ${run!.id.slice(0, 8)}</span>`,
+      `<a ` +
+        `href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-${run!.id}">export ${exportId.slice(0, 8)}</a><span ` +
+        `class="mono"> · run ${run!.id.slice(0, 8)}</span>`,
     );
     expect(rowsOf(retrying, 'export_run_time_limit')[0]).toContain(
       'Export run reaches its time limit: TimedOut if still running',
@@ -271,7 +276,8 @@ describe('the due work of exports and deletions on the Clock view', () => {
         );
       const step = await eventually(nextStepRunning, 'the next step in flight');
       expect(step).toContain(`<a href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-`);
-      const since = `<span class="badge task-running">running</span> since <time class="mono" datetime="${now}">${now}</time>`;
+      const since =
+        `<span class="badge task-running">running</span> since <time class="mono" ` + `datetime="${now}">${now}</time>`;
       expect(step).toContain(`<td>${since}</td><td>now</td>`);
       const { html } = await page('/ui/clock');
       const states = [...html.matchAll(/<tr data-kind="[a-z_]+" data-state="([a-z]+)">/g)].map(([, state]) => state);

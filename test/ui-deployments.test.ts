@@ -138,41 +138,46 @@ describe('the deployments list', () => {
 });
 
 describe("a deployment's page", () => {
-  it('shows its revisions as a timeline on the emulator clock, its build and deploy logs, and only the names of its secrets', async () => {
-    const created = await createDeployment('ui-detail', [{ name: 'OPENAI_API_KEY', value: 'sk-never-shown-4242' }]);
-    await lp.clock.advance(10);
-    const { status, html } = await page(`/ui/deployments/${created.id}?workspace_id=${acme().id}`);
-    expect(status).toBe(200);
-    expect(html).toContain('<h1>ui-detail</h1>');
-    const history = (
-      await admin().get(`/_localplane/deployments/${created.id}/revisions/${created.latest_revision_id}/history`)
-    ).body as { status: string; at: string }[];
-    const timeline = html.match(
-      new RegExp(
-        `<tr id="revision-${created.latest_revision_id}" data-status="DEPLOYED">.*?<ol class="timeline"[^>]*>(.*?)</ol>`,
-      ),
-    )![1]!;
-    expect(
-      [
-        ...timeline.matchAll(
-          /<span class="badge [^"]+">([A-Z_]+)<\/span> <time datetime="([^"]+)"[^>]*>\+([^<]+)<\/time>/g,
+  it(
+    'shows its revisions as a timeline on the emulator clock, its build and deploy logs, and only the names of its ' +
+      'secrets',
+    async () => {
+      const created = await createDeployment('ui-detail', [{ name: 'OPENAI_API_KEY', value: 'sk-never-shown-4242' }]);
+      await lp.clock.advance(10);
+      const { status, html } = await page(`/ui/deployments/${created.id}?workspace_id=${acme().id}`);
+      expect(status).toBe(200);
+      expect(html).toContain('<h1>ui-detail</h1>');
+      const history = (
+        await admin().get(`/_localplane/deployments/${created.id}/revisions/${created.latest_revision_id}/history`)
+      ).body as { status: string; at: string }[];
+      const timeline = html.match(
+        new RegExp(
+          `<tr id="revision-${created.latest_revision_id}" data-status="DEPLOYED">.*?<ol ` +
+            `class="timeline"[^>]*>(.*?)</ol>`,
         ),
-      ].map(([, s, at, since]) => [s, at, since]),
-    ).toEqual(
-      history.map((entry, index) => [entry.status, entry.at, ['0s', '1s', '2s', '3s', '6s', '7s', '10s'][index]]),
-    );
-    for (const stream of ['build', 'deploy']) {
-      const logs = (
-        await client().post(`/v1/projects/${created.id}/revisions/${created.latest_revision_id}/${stream}_logs`, {
-          order: 'asc',
-        })
-      ).body.logs as { message: string }[];
-      expect(logs.length).toBeGreaterThan(0);
-      for (const line of logs) expect(unescape(html)).toContain(line.message);
-    }
-    expect(html).toContain('<li class="mono">OPENAI_API_KEY</li>');
-    expect(html).not.toContain('sk-never-shown-4242');
-  });
+      )![1]!;
+      expect(
+        [
+          ...timeline.matchAll(
+            /<span class="badge [^"]+">([A-Z_]+)<\/span> <time datetime="([^"]+)"[^>]*>\+([^<]+)<\/time>/g,
+          ),
+        ].map(([, s, at, since]) => [s, at, since]),
+      ).toEqual(
+        history.map((entry, index) => [entry.status, entry.at, ['0s', '1s', '2s', '3s', '6s', '7s', '10s'][index]]),
+      );
+      for (const stream of ['build', 'deploy']) {
+        const logs = (
+          await client().post(`/v1/projects/${created.id}/revisions/${created.latest_revision_id}/${stream}_logs`, {
+            order: 'asc',
+          })
+        ).body.logs as { message: string }[];
+        expect(logs.length).toBeGreaterThan(0);
+        for (const line of logs) expect(unescape(html)).toContain(line.message);
+      }
+      expect(html).toContain('<li class="mono">OPENAI_API_KEY</li>');
+      expect(html).not.toContain('sk-never-shown-4242');
+    },
+  );
 
   it('is found from its id alone, and says when there is none', async () => {
     const created = await createDeployment('ui-by-id');
@@ -210,36 +215,46 @@ describe("a deployment's page", () => {
 });
 
 describe('the revision knobs', () => {
-  it('fail the next revision at build from a button: a new revision ends BUILD_FAILED when the clock moves, with the failure line in its build log', async () => {
-    const created = await createDeployment('ui-knob-build');
-    await lp.clock.advance(10);
-    const base = `/ui/deployments/${created.id}`;
-    const armed = await post(`${base}/fault?workspace_id=${acme().id}`, {
-      stage: 'build',
-      message: 'npm ERR! missing script: build',
-    });
-    expect(armed.status).toBe(200);
-    expect((await admin().get('/_localplane/faults')).body.revisions).toEqual([
-      { stage: 'build', deployment_id: created.id, count: 1, message: 'npm ERR! missing script: build', remaining: 1 },
-    ]);
-    expect(unescape(armed.html)).toContain(
-      'The next revision of this deployment ends BUILD_FAILED: npm ERR! missing script: build',
-    );
+  it(
+    'fail the next revision at build from a button: a new revision ends BUILD_FAILED when the clock moves, with ' +
+      'the failure line in its build log',
+    async () => {
+      const created = await createDeployment('ui-knob-build');
+      await lp.clock.advance(10);
+      const base = `/ui/deployments/${created.id}`;
+      const armed = await post(`${base}/fault?workspace_id=${acme().id}`, {
+        stage: 'build',
+        message: 'npm ERR! missing script: build',
+      });
+      expect(armed.status).toBe(200);
+      expect((await admin().get('/_localplane/faults')).body.revisions).toEqual([
+        {
+          stage: 'build',
+          deployment_id: created.id,
+          count: 1,
+          message: 'npm ERR! missing script: build',
+          remaining: 1,
+        },
+      ]);
+      expect(unescape(armed.html)).toContain(
+        'The next revision of this deployment ends BUILD_FAILED: npm ERR! missing script: build',
+      );
 
-    const made = await post(`${base}/revisions?workspace_id=${acme().id}`);
-    const { body: newest } = await client().get(`/v2/deployments/${created.id}`);
-    expect(newest.latest_revision_id).not.toBe(created.latest_revision_id);
-    expect(made.html).toContain(`<tr id="revision-${newest.latest_revision_id}" data-status="CREATING">`);
-    // The due work names where the knob ends it.
-    expect(made.html).toContain('Revision moves from CREATING to QUEUED');
+      const made = await post(`${base}/revisions?workspace_id=${acme().id}`);
+      const { body: newest } = await client().get(`/v2/deployments/${created.id}`);
+      expect(newest.latest_revision_id).not.toBe(created.latest_revision_id);
+      expect(made.html).toContain(`<tr id="revision-${newest.latest_revision_id}" data-status="CREATING">`);
+      // The due work names where the knob ends it.
+      expect(made.html).toContain('Revision moves from CREATING to QUEUED');
 
-    await post('/ui/clock/advance', { span: '1m' });
-    expect(await revisionStatus(created.id, newest.latest_revision_id)).toBe('BUILD_FAILED');
-    const after = (await page(`${base}?workspace_id=${acme().id}`)).html;
-    expect(after).toContain(`<tr id="revision-${newest.latest_revision_id}" data-status="BUILD_FAILED">`);
-    expect(after).toContain('<td class="mono">npm ERR! missing script: build</td>');
-    expect(after).toContain('<span class="muted"> npm ERR! missing script: build</span>');
-  });
+      await post('/ui/clock/advance', { span: '1m' });
+      expect(await revisionStatus(created.id, newest.latest_revision_id)).toBe('BUILD_FAILED');
+      const after = (await page(`${base}?workspace_id=${acme().id}`)).html;
+      expect(after).toContain(`<tr id="revision-${newest.latest_revision_id}" data-status="BUILD_FAILED">`);
+      expect(after).toContain('<td class="mono">npm ERR! missing script: build</td>');
+      expect(after).toContain('<span class="muted"> npm ERR! missing script: build</span>');
+    },
+  );
 
   it('skip the next revision, and step it to its end with the advance button', async () => {
     const created = await createDeployment('ui-knob-skip');

@@ -78,37 +78,42 @@ describe('the Faults view in Chromium', () => {
 });
 
 describe('a fault rule in the journal', () => {
-  it('added in the Faults view, fires on a real request, which the Requests view shows live with the rule, linked from its count', async () => {
-    const acme = workspaceByTier(ctx.fixtures, 'plus');
-    const faults = await browser.openDashboard(ctx.instance, '/ui/faults');
-    const form = faults.getByRole('form', { name: 'Add a fault rule' });
-    await form.getByLabel('Path glob').fill('/api/v1/bulk-exports/destinations');
-    await form.getByLabel('Detail (error)').fill('seen in the journal');
-    // The rule exists once the form's post is answered: the click only sends it.
-    await Promise.all([
-      faults.waitForResponse(
-        (response) => response.request().method() === 'POST' && new URL(response.url()).pathname === '/ui/faults/rules',
-      ),
-      form.getByRole('button', { name: 'Add rule' }).click(),
-    ]);
-    const { body } = await ctx.admin.request('GET', '/fault-rules');
-    const ruleId = (body as { rules: { id: string }[] }).rules.at(-1)!.id;
-    await firedShows(faults, ruleId, 0);
+  it(
+    'added in the Faults view, fires on a real request, which the Requests view shows live with the rule, linked ' +
+      'from its count',
+    async () => {
+      const acme = workspaceByTier(ctx.fixtures, 'plus');
+      const faults = await browser.openDashboard(ctx.instance, '/ui/faults');
+      const form = faults.getByRole('form', { name: 'Add a fault rule' });
+      await form.getByLabel('Path glob').fill('/api/v1/bulk-exports/destinations');
+      await form.getByLabel('Detail (error)').fill('seen in the journal');
+      // The rule exists once the form's post is answered: the click only sends it.
+      await Promise.all([
+        faults.waitForResponse(
+          (response) =>
+            response.request().method() === 'POST' && new URL(response.url()).pathname === '/ui/faults/rules',
+        ),
+        form.getByRole('button', { name: 'Add rule' }).click(),
+      ]);
+      const { body } = await ctx.admin.request('GET', '/fault-rules');
+      const ruleId = (body as { rules: { id: string }[] }).rules.at(-1)!.id;
+      await firedShows(faults, ruleId, 0);
 
-    const journal = await browser.openDashboard(ctx.instance, '/ui/requests');
-    expect((await ctx.api.as(acme).get('/api/v1/bulk-exports/destinations')).status).toBe(503);
-    const row = journal
-      .getByRole('row')
-      .filter({ hasText: '/api/v1/bulk-exports/destinations' })
-      .filter({ hasText: ruleId });
-    await row.first().waitFor();
-    expect(await row.first().textContent()).toContain('503');
+      const journal = await browser.openDashboard(ctx.instance, '/ui/requests');
+      expect((await ctx.api.as(acme).get('/api/v1/bulk-exports/destinations')).status).toBe(503);
+      const row = journal
+        .getByRole('row')
+        .filter({ hasText: '/api/v1/bulk-exports/destinations' })
+        .filter({ hasText: ruleId });
+      await row.first().waitFor();
+      expect(await row.first().textContent()).toContain('503');
 
-    await firedShows(faults, ruleId, 1);
-    await faults.getByRole('link', { name: `1: the requests ${ruleId} fired on` }).click();
-    await faults.waitForURL(new RegExp(`/ui/requests\\?fault_rule=${ruleId}$`));
-    await faults.getByRole('row').filter({ hasText: ruleId }).first().waitFor();
-    await screenshot(faults, 'requests-fault-rule');
-    expect(browser.pageErrors).toEqual([]);
-  });
+      await firedShows(faults, ruleId, 1);
+      await faults.getByRole('link', { name: `1: the requests ${ruleId} fired on` }).click();
+      await faults.waitForURL(new RegExp(`/ui/requests\\?fault_rule=${ruleId}$`));
+      await faults.getByRole('row').filter({ hasText: ruleId }).first().waitFor();
+      await screenshot(faults, 'requests-fault-rule');
+      expect(browser.pageErrors).toEqual([]);
+    },
+  );
 });

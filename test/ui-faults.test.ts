@@ -148,7 +148,8 @@ describe('the fault rules at /ui/faults', () => {
       const alert = html.match(/<p class="error" role="alert">([^<]*)<\/p>/)?.[1];
       expect(alert).toBe(
         'body.match.path: Value error, A path glob starts with / (or a wildcard); ' +
-          'body.action: Value error, an action has exactly one of status, latency_ms, latency, drop_connection, empty_reply; got none; ' +
+          ('body.action: Value error, an action has exactly one of status, latency_ms, latency, drop_connection, ' +
+            'empty_reply; got none; ') +
           'body.probability: Input should be less than or equal to 1',
       );
       expect(html).toContain('name="match_path" value="no-slash"');

@@ -74,31 +74,36 @@ describe('/ui/objects', () => {
     );
   });
 
-  it('a prefix: breadcrumbs and folders read as hive partitions (export_id = …, day = …), each a link to its own URL', async () => {
-    const prefix = `lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/`;
-    const { status, text } = await page(`/ui/objects/${BUCKET}?prefix=${encodeURIComponent(prefix)}`);
-    expect(status).toBe(200);
-    const crumbs = text.slice(
-      text.indexOf('<nav aria-label="Breadcrumb"'),
-      text.indexOf('</nav>', text.indexOf('<nav aria-label="Breadcrumb"')),
-    );
-    expect(textOf(crumbs).trim()).toBe(
-      `Buckets ${BUCKET} lake export_id = ${EXPORT_ID} tenant_id = t1 session_id = s1`,
-    );
-    expect(crumbs).toContain(
-      `<a href="/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`lake/export_id=${EXPORT_ID}/`)}">export_id = ${EXPORT_ID}</a>`,
-    );
-    expect(crumbs).toContain('<span aria-current="page">session_id = s1</span>');
-    for (const day of ['2026-11-01', '2026-11-02']) {
-      expect(text).toContain(
-        `<a href="/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`${prefix}day=${day}/`)}">day = ${day}/</a>`,
+  it(
+    'a prefix: breadcrumbs and folders read as hive partitions (export_id = …, day = …), each a link to its own ' +
+      'URL',
+    async () => {
+      const prefix = `lake/export_id=${EXPORT_ID}/tenant_id=t1/session_id=s1/`;
+      const { status, text } = await page(`/ui/objects/${BUCKET}?prefix=${encodeURIComponent(prefix)}`);
+      expect(status).toBe(200);
+      const crumbs = text.slice(
+        text.indexOf('<nav aria-label="Breadcrumb"'),
+        text.indexOf('</nav>', text.indexOf('<nav aria-label="Breadcrumb"')),
       );
-    }
-    const day = await page(`/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`${prefix}day=2026-11-02/`)}`);
-    expect(day.text).toContain(
-      `<a href="/ui/objects/${BUCKET}/object?key=${encodeURIComponent(PARQUET_KEY)}">runs-0.parquet</a>`,
-    );
-  });
+      expect(textOf(crumbs).trim()).toBe(
+        `Buckets ${BUCKET} lake export_id = ${EXPORT_ID} tenant_id = t1 session_id = s1`,
+      );
+      expect(crumbs).toContain(
+        `<a href="/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`lake/export_id=${EXPORT_ID}/`)}">export_id ` +
+          `= ${EXPORT_ID}</a>`,
+      );
+      expect(crumbs).toContain('<span aria-current="page">session_id = s1</span>');
+      for (const day of ['2026-11-01', '2026-11-02']) {
+        expect(text).toContain(
+          `<a href="/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`${prefix}day=${day}/`)}">day = ${day}/</a>`,
+        );
+      }
+      const day = await page(`/ui/objects/${BUCKET}?prefix=${encodeURIComponent(`${prefix}day=2026-11-02/`)}`);
+      expect(day.text).toContain(
+        `<a href="/ui/objects/${BUCKET}/object?key=${encodeURIComponent(PARQUET_KEY)}">runs-0.parquet</a>`,
+      );
+    },
+  );
 
   it('search finds keys across the whole bucket, past the first page of a folder, by their whole key', async () => {
     const bucket = 'ui-search';
@@ -175,58 +180,67 @@ describe('/ui/objects', () => {
     expect(file.headers.get('content-disposition')).toContain('filename="runs-0.parquet"');
   });
 
-  it('previews a Parquet file as its schema and first rows (nulls shown as null), JSON and text in a <pre>, binary content as a note', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'localplane-ui-objects-'));
-    try {
-      const file = join(folder, 'small.parquet');
-      await duckdb(
-        `COPY (SELECT * FROM (VALUES (1, 'alpha', 2.5), (2, NULL, 0.25)) AS t(n, word, score)) TO '${file}' (FORMAT parquet)`,
+  it(
+    'previews a Parquet file as its schema and first rows (nulls shown as null), JSON and text in a <pre>, ' +
+      'binary content as a note',
+    async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'localplane-ui-objects-'));
+      try {
+        const file = join(folder, 'small.parquet');
+        await duckdb(
+          `COPY (SELECT * FROM (VALUES (1, 'alpha', 2.5), (2, NULL, 0.25)) AS t(n, word, score)) TO '${file}' ` +
+            `(FORMAT parquet)`,
+        );
+        await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/small.parquet', Body: readFileSync(file) }));
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+      const parquet = await page(`/ui/objects/${BUCKET}/object?key=preview%2Fsmall.parquet`);
+      expect(parquet.status).toBe(200);
+      const schema = parquet.text.slice(parquet.text.indexOf('<table aria-labelledby="preview-schema">'));
+      expect(textOf(schema.slice(0, schema.indexOf('</table>')))).toContain(
+        'n INTEGER word VARCHAR score DECIMAL(3,2)',
       );
-      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/small.parquet', Body: readFileSync(file) }));
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
-    const parquet = await page(`/ui/objects/${BUCKET}/object?key=preview%2Fsmall.parquet`);
-    expect(parquet.status).toBe(200);
-    const schema = parquet.text.slice(parquet.text.indexOf('<table aria-labelledby="preview-schema">'));
-    expect(textOf(schema.slice(0, schema.indexOf('</table>')))).toContain('n INTEGER word VARCHAR score DECIMAL(3,2)');
-    const rows = parquet.text.slice(parquet.text.indexOf('<table aria-labelledby="preview-rows"'));
-    expect(textOf(rows.slice(0, rows.indexOf('</table>'))).trim()).toBe('n word score 1 alpha 2.50 2 null 0.25');
-    expect(parquet.text).toContain('<td class="mono muted">null</td>');
-    expect(parquet.text).toContain('<td class="mono" title="alpha">alpha</td>');
-    expect(textOf(parquet.text)).toContain('First rows (2 of 2)');
+      const rows = parquet.text.slice(parquet.text.indexOf('<table aria-labelledby="preview-rows"'));
+      expect(textOf(rows.slice(0, rows.indexOf('</table>'))).trim()).toBe('n word score 1 alpha 2.50 2 null 0.25');
+      expect(parquet.text).toContain('<td class="mono muted">null</td>');
+      expect(parquet.text).toContain('<td class="mono" title="alpha">alpha</td>');
+      expect(textOf(parquet.text)).toContain('First rows (2 of 2)');
 
-    await s3.send(
-      new PutObjectCommand({
-        Bucket: BUCKET,
-        Key: 'preview/doc.json',
-        Body: '{"a": "<b>"}',
-        ContentType: 'application/json',
-      }),
-    );
-    const json = await page(`/ui/objects/${BUCKET}/object?key=preview%2Fdoc.json`);
-    expect(json.text).toContain(
-      '<pre aria-label="Content (json)" tabindex="0">{&quot;a&quot;: &quot;&lt;b&gt;&quot;}</pre>',
-    );
-    expect(textOf(json.text)).toContain('JSON, shown below.');
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: 'preview/doc.json',
+          Body: '{"a": "<b>"}',
+          ContentType: 'application/json',
+        }),
+      );
+      const json = await page(`/ui/objects/${BUCKET}/object?key=preview%2Fdoc.json`);
+      expect(json.text).toContain(
+        '<pre aria-label="Content (json)" tabindex="0">{&quot;a&quot;: &quot;&lt;b&gt;&quot;}</pre>',
+      );
+      expect(textOf(json.text)).toContain('JSON, shown below.');
 
-    await s3.send(
-      new PutObjectCommand({
-        Bucket: BUCKET,
-        Key: 'preview/long.txt',
-        Body: 'line\n'.repeat(20_000),
-        ContentType: 'text/plain',
-      }),
-    );
-    const text = await page(`/ui/objects/${BUCKET}/object?key=preview%2Flong.txt`);
-    expect(text.text).toContain('<pre aria-label="Content (text)" tabindex="0">line\nline');
-    expect(textOf(text.text)).toContain('Text: its start is shown below; download it for the rest.');
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: 'preview/long.txt',
+          Body: 'line\n'.repeat(20_000),
+          ContentType: 'text/plain',
+        }),
+      );
+      const text = await page(`/ui/objects/${BUCKET}/object?key=preview%2Flong.txt`);
+      expect(text.text).toContain('<pre aria-label="Content (text)" tabindex="0">line\nline');
+      expect(textOf(text.text)).toContain('Text: its start is shown below; download it for the rest.');
 
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/blob.bin', Body: Buffer.from([0, 1, 2, 255]) }));
-    expect(textOf((await page(`/ui/objects/${BUCKET}/object?key=preview%2Fblob.bin`)).text)).toContain(
-      'Binary content: download it to look inside.',
-    );
-  });
+      await s3.send(
+        new PutObjectCommand({ Bucket: BUCKET, Key: 'preview/blob.bin', Body: Buffer.from([0, 1, 2, 255]) }),
+      );
+      expect(textOf((await page(`/ui/objects/${BUCKET}/object?key=preview%2Fblob.bin`)).text)).toContain(
+        'Binary content: download it to look inside.',
+      );
+    },
+  );
 
   it("shows a preview the API refuses as its detail, in an alert, beside the object's metadata", async () => {
     // A key with a `..` segment is an object like any other, but no plain file: the preview reads plain files.

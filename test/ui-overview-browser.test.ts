@@ -70,44 +70,48 @@ describe('the overview at /ui in Chromium', () => {
     expect(browser.pageErrors).toEqual([]);
   });
 
-  it('is usable by keyboard alone: a skip link, every view in the navigation, the theme toggle, each with a visible focus ring', async () => {
-    const page = await browser.openDashboard(ctx.instance, '/ui');
-    const order: string[] = [];
-    const expected = [
-      'Skip to content',
-      'localplane',
-      'Overview',
-      'Requests',
-      'Exports',
-      'Objects',
-      'SQL',
-      'Deployments',
-      'Clock',
-      'Faults',
-      'State',
-      'Theme: system',
-    ];
-    for (let step = 0; step < expected.length; step++) {
-      await page.keyboard.press('Tab');
-      const { text, ring } = await focused(page);
-      order.push(text);
-      expect(ring, `a focus ring around "${text}"`).toBe(true);
-    }
-    expect(order).toEqual(expected);
-    await page.keyboard.press('Enter');
-    expect(await themeToggle(page).textContent(), 'Enter on the toggle').toBe('Theme: light');
-    await screenshot(page, 'overview-keyboard-focus');
+  it(
+    'is usable by keyboard alone: a skip link, every view in the navigation, the theme toggle, each with a ' +
+      'visible focus ring',
+    async () => {
+      const page = await browser.openDashboard(ctx.instance, '/ui');
+      const order: string[] = [];
+      const expected = [
+        'Skip to content',
+        'localplane',
+        'Overview',
+        'Requests',
+        'Exports',
+        'Objects',
+        'SQL',
+        'Deployments',
+        'Clock',
+        'Faults',
+        'State',
+        'Theme: system',
+      ];
+      for (let step = 0; step < expected.length; step++) {
+        await page.keyboard.press('Tab');
+        const { text, ring } = await focused(page);
+        order.push(text);
+        expect(ring, `a focus ring around "${text}"`).toBe(true);
+      }
+      expect(order).toEqual(expected);
+      await page.keyboard.press('Enter');
+      expect(await themeToggle(page).textContent(), 'Enter on the toggle').toBe('Theme: light');
+      await screenshot(page, 'overview-keyboard-focus');
 
-    await page.keyboard.press('Shift+Tab');
-    await page.keyboard.press('Shift+Tab');
-    expect((await focused(page)).text).toBe('Faults');
-    await Promise.all([page.waitForURL('**/ui/faults'), page.keyboard.press('Enter')]);
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Shift+Tab');
+      expect((await focused(page)).text).toBe('Faults');
+      await Promise.all([page.waitForURL('**/ui/faults'), page.keyboard.press('Enter')]);
 
-    const skip = await browser.openDashboard(ctx.instance, '/ui');
-    await skip.keyboard.press('Tab');
-    const box = await skip.getByRole('link', { name: 'Skip to content' }).boundingBox();
-    expect(box && box.x >= 0 && box.y >= 0, 'the skip link comes into view when focused').toBe(true);
-    await skip.keyboard.press('Enter');
-    expect((await focused(skip)).id, 'Enter on the skip link moves focus to the content').toBe('main');
-  });
+      const skip = await browser.openDashboard(ctx.instance, '/ui');
+      await skip.keyboard.press('Tab');
+      const box = await skip.getByRole('link', { name: 'Skip to content' }).boundingBox();
+      expect(box && box.x >= 0 && box.y >= 0, 'the skip link comes into view when focused').toBe(true);
+      await skip.keyboard.press('Enter');
+      expect((await focused(skip)).id, 'Enter on the skip link moves focus to the content').toBe('main');
+    },
+  );
 });

@@ -101,27 +101,31 @@ describe('the browser guard', () => {
 });
 
 describe("the overview's activity", () => {
-  it('charts the requests of the last 30 minutes by status class and lists the latest errors, linked to their entries', async () => {
-    const { workspaces } = (await (await lp.request('/_localplane/fixtures')).json()) as {
-      workspaces: { api_key: string }[];
-    };
-    await lp.request('/v2/deployments', { headers: { 'x-api-key': workspaces[0]!.api_key } });
-    await lp.request('/v2/deployments/not-a-uuid', { headers: { 'x-api-key': workspaces[0]!.api_key } });
-    const [refused] = (await (await lp.request('/_localplane/requests?status=4xx&order=desc&limit=1')).json())
-      .requests as { id: number; status: number }[];
-    const fragment = await (await lp.request('/ui/activity')).text();
-    const chart = JSON.parse(/data-chart="([^"]*)"/.exec(fragment)![1]!.replace(/&quot;/g, '"')) as {
-      x: number[];
-      series: { label: string; values: number[] }[];
-    };
-    expect(chart.x).toHaveLength(30);
-    expect(chart.series.map((series) => series.label)).toEqual(['2xx', '3xx', '4xx', '5xx']);
-    expect(chart.series[0]!.values.reduce((sum, value) => sum + value, 0)).toBeGreaterThanOrEqual(1);
-    expect(chart.series[2]!.values.reduce((sum, value) => sum + value, 0)).toBeGreaterThanOrEqual(1);
-    expect(fragment).toContain(`<a href="/ui/requests/${refused!.id}">GET /v2/deployments/not-a-uuid</a>`);
-    expect(fragment).toContain('hx-trigger="every 5s"');
-    expect(await (await lp.request('/ui')).text()).toContain('id="activity"');
-  });
+  it(
+    'charts the requests of the last 30 minutes by status class and lists the latest errors, linked to their ' +
+      'entries',
+    async () => {
+      const { workspaces } = (await (await lp.request('/_localplane/fixtures')).json()) as {
+        workspaces: { api_key: string }[];
+      };
+      await lp.request('/v2/deployments', { headers: { 'x-api-key': workspaces[0]!.api_key } });
+      await lp.request('/v2/deployments/not-a-uuid', { headers: { 'x-api-key': workspaces[0]!.api_key } });
+      const [refused] = (await (await lp.request('/_localplane/requests?status=4xx&order=desc&limit=1')).json())
+        .requests as { id: number; status: number }[];
+      const fragment = await (await lp.request('/ui/activity')).text();
+      const chart = JSON.parse(/data-chart="([^"]*)"/.exec(fragment)![1]!.replace(/&quot;/g, '"')) as {
+        x: number[];
+        series: { label: string; values: number[] }[];
+      };
+      expect(chart.x).toHaveLength(30);
+      expect(chart.series.map((series) => series.label)).toEqual(['2xx', '3xx', '4xx', '5xx']);
+      expect(chart.series[0]!.values.reduce((sum, value) => sum + value, 0)).toBeGreaterThanOrEqual(1);
+      expect(chart.series[2]!.values.reduce((sum, value) => sum + value, 0)).toBeGreaterThanOrEqual(1);
+      expect(fragment).toContain(`<a href="/ui/requests/${refused!.id}">GET /v2/deployments/not-a-uuid</a>`);
+      expect(fragment).toContain('hx-trigger="every 5s"');
+      expect(await (await lp.request('/ui')).text()).toContain('id="activity"');
+    },
+  );
 });
 
 describe("the browser's cache", () => {

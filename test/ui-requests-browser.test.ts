@@ -14,7 +14,10 @@ const ctx = useLocalplane({ freezeClock: true });
 const browser = useBrowser();
 const MISSING_DESTINATION = '/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000';
 
-/** What went wrong in the page, but the streams it closes on purpose (a new filter, Pause), which Chromium reports as aborted. */
+/**
+ * What went wrong in the page, but the streams it closes on purpose (a new filter, Pause), which Chromium reports as
+ * aborted.
+ */
 const pageErrors = () =>
   browser.pageErrors.filter((error) => !/^GET \S+\/ui\/requests\/stream\?\S* failed: net::ERR_ABORTED$/.test(error));
 

@@ -100,45 +100,49 @@ describe('the Requests view at /ui/requests', () => {
     expect(rowIds(fragment)).toEqual(rowIds(html));
   });
 
-  it('filters by source, method, path, status or class, workspace, fault rule and text in either body; the URL is the filtered view', async () => {
-    await traffic();
-    const rule = (
-      await inProcessApi(lp).post('/_localplane/fault-rules', {
-        match: { path: '/api/v1/bulk-exports' },
-        action: { status: 503, detail: 'injected-for-the-view' },
-        count: 1,
-      })
-    ).body;
-    await inProcessApi(lp, acme).get('/api/v1/bulk-exports');
-    const filtered = async (query: string) => rowPaths(await page(`/ui/requests?${query}`));
+  it(
+    'filters by source, method, path, status or class, workspace, fault rule and text in either body; the URL is ' +
+      'the filtered view',
+    async () => {
+      await traffic();
+      const rule = (
+        await inProcessApi(lp).post('/_localplane/fault-rules', {
+          match: { path: '/api/v1/bulk-exports' },
+          action: { status: 503, detail: 'injected-for-the-view' },
+          count: 1,
+        })
+      ).body;
+      await inProcessApi(lp, acme).get('/api/v1/bulk-exports');
+      const filtered = async (query: string) => rowPaths(await page(`/ui/requests?${query}`));
 
-    expect(await filtered('status=4xx')).toEqual([
-      '/api/v1/bulk-exports/destinations',
-      '/v2/deployments',
-      MISSING_DESTINATION,
-    ]);
-    expect(await filtered('status=404')).toEqual([MISSING_DESTINATION]);
-    expect(await filtered(`workspace_id=${globex.id}`)).toEqual(['/v2/deployments']);
-    expect(await filtered('method=POST')).toEqual(['/api/v1/bulk-exports/destinations']);
-    expect(await filtered('path=/v2/**')).toEqual(['/v2/deployments', '/v2/deployments']);
-    expect(await filtered('source=objstore')).toEqual([]);
-    expect(await filtered(`fault_rule=${rule.id}`)).toEqual(['/api/v1/bulk-exports']);
-    expect(await filtered('fault_rule=any')).toEqual(['/api/v1/bulk-exports']);
-    expect(await filtered('text=injected-for-the-view')).toEqual(['/api/v1/bulk-exports']);
-    expect(await filtered('text=has%20a')).toEqual([]);
-    expect(await filtered('text=00000000-0000-4000-8000-000000000000')).toEqual([MISSING_DESTINATION]);
-    expect(await filtered('limit=2')).toEqual(['/api/v1/bulk-exports', '/api/v1/bulk-exports/destinations']);
+      expect(await filtered('status=4xx')).toEqual([
+        '/api/v1/bulk-exports/destinations',
+        '/v2/deployments',
+        MISSING_DESTINATION,
+      ]);
+      expect(await filtered('status=404')).toEqual([MISSING_DESTINATION]);
+      expect(await filtered(`workspace_id=${globex.id}`)).toEqual(['/v2/deployments']);
+      expect(await filtered('method=POST')).toEqual(['/api/v1/bulk-exports/destinations']);
+      expect(await filtered('path=/v2/**')).toEqual(['/v2/deployments', '/v2/deployments']);
+      expect(await filtered('source=objstore')).toEqual([]);
+      expect(await filtered(`fault_rule=${rule.id}`)).toEqual(['/api/v1/bulk-exports']);
+      expect(await filtered('fault_rule=any')).toEqual(['/api/v1/bulk-exports']);
+      expect(await filtered('text=injected-for-the-view')).toEqual(['/api/v1/bulk-exports']);
+      expect(await filtered('text=has%20a')).toEqual([]);
+      expect(await filtered('text=00000000-0000-4000-8000-000000000000')).toEqual([MISSING_DESTINATION]);
+      expect(await filtered('limit=2')).toEqual(['/api/v1/bulk-exports', '/api/v1/bulk-exports/destinations']);
 
-    const html = await page(`/ui/requests?status=4xx&workspace_id=${acme.id}&fault_rule=any&limit=20`);
-    expect(html).toContain(`<option value="${acme.id}" selected="">${acme.name}</option>`);
-    expect(html).toContain('<option value="any" selected="">any rule</option>');
-    expect(html).toContain('<input name="status" value="4xx"');
-    expect(html).toContain(
-      `sse-connect="/ui/requests/stream?status=4xx&amp;workspace_id=${acme.id}&amp;fault_rule=any&amp;limit=20&amp;since=0"`,
-    );
-    // A row's link keeps the filters: the detail page shows the same list.
-    expect(await page(`/ui/requests?status=404`)).toMatch(new RegExp(`href="/ui/requests/\\d+\\?status=404"`));
-  });
+      const html = await page(`/ui/requests?status=4xx&workspace_id=${acme.id}&fault_rule=any&limit=20`);
+      expect(html).toContain(`<option value="${acme.id}" selected="">${acme.name}</option>`);
+      expect(html).toContain('<option value="any" selected="">any rule</option>');
+      expect(html).toContain('<input name="status" value="4xx"');
+      expect(html).toContain(
+        `sse-connect="/ui/requests/stream?status=4xx&amp;workspace_id=${acme.id}&amp;fault_rule=any&amp;limit=20&amp;since=0"`,
+      );
+      // A row's link keeps the filters: the detail page shows the same list.
+      expect(await page(`/ui/requests?status=404`)).toMatch(new RegExp(`href="/ui/requests/\\d+\\?status=404"`));
+    },
+  );
 
   it("shows the API's refusal of a filter in an alert, with its status, and opens no stream", async () => {
     const html = await page('/ui/requests?status=4x', {}, 422);
@@ -154,7 +158,8 @@ describe('the Requests view at /ui/requests', () => {
     expect(paused).not.toContain('sse-connect');
     expect(paused).not.toContain('sse-swap');
     expect(paused).toContain(
-      '<button type="button" aria-pressed="true" hx-get="/ui/requests?status=4xx" hx-target="#requests-live" hx-swap="outerHTML">Resume</button>',
+      '<button type="button" aria-pressed="true" hx-get="/ui/requests?status=4xx" hx-target="#requests-live" ' +
+        'hx-swap="outerHTML">Resume</button>',
     );
     expect(paused).toContain('Paused: new requests are not shown until you resume.');
     await inProcessApi(lp).get('/v2/deployments');
@@ -163,7 +168,8 @@ describe('the Requests view at /ui/requests', () => {
     expect(newest).toBe((await journal('?order=desc&limit=1'))[0]!.id);
     expect(resumed).toContain(`sse-connect="/ui/requests/stream?status=4xx&amp;since=${newest}"`);
     expect(resumed).toContain(
-      '<button type="button" aria-pressed="false" hx-get="/ui/requests?status=4xx&amp;paused=1" hx-target="#requests-live" hx-swap="outerHTML">Pause</button>',
+      '<button type="button" aria-pressed="false" hx-get="/ui/requests?status=4xx&amp;paused=1" ' +
+        'hx-target="#requests-live" hx-swap="outerHTML">Pause</button>',
     );
   });
 });
@@ -191,13 +197,16 @@ describe('the stream of rows at /ui/requests/stream', () => {
     expect(event!.id).toBe(String(missing!.id));
     expect(event!.data).toMatch(
       new RegExp(
-        `^<tr id="request-${missing!.id}" data-id="${missing!.id}">.*<a href="/ui/requests/${missing!.id}\\?status=4xx"[^>]*>${MISSING_DESTINATION}</a>.*<span class="status-4">404</span>.*${acme.name}.*</tr>$`,
+        `^<tr id="request-${missing!.id}" data-id="${missing!.id}">.*<a ` +
+          `href="/ui/requests/${missing!.id}\\?status=4xx"[^>]*>${MISSING_DESTINATION}</a>.*<span ` +
+          `class="status-4">404</span>.*${acme.name}.*</tr>$`,
       ),
     );
     expect(rowPaths(`<table>${event!.data}</table>`)).toEqual([MISSING_DESTINATION]);
     await rows.cancel();
 
-    // Reconnecting, the browser says the last id it had: what came after is sent, the `since` in the URL notwithstanding.
+    // Reconnecting, the browser says the last id it had: what came after is sent, the `since` in the URL
+    // notwithstanding.
     await inProcessApi(lp).get('/v2/deployments');
     const again = await open('status=4xx&since=0', { 'last-event-id': String(missing!.id) });
     expect(rowPaths(`<table>${(await again.events(1))[0]!.data}</table>`)).toEqual(['/v2/deployments']);
@@ -211,7 +220,9 @@ describe('the stream of rows at /ui/requests/stream', () => {
     expect(reset).toEqual({
       id: '0',
       event: 'reset',
-      data: '<tr class="journal-reset"><td colspan="8">The journal was reset here: what is above came after it.</td></tr>',
+      data:
+        '<tr class="journal-reset"><td colspan="8">The journal was reset here: what is above came after ' +
+        'it.</td></tr>',
     });
     await rows.cancel();
   });
@@ -226,48 +237,53 @@ describe('the stream of rows at /ui/requests/stream', () => {
 });
 
 describe('the detail pane at /ui/requests/<id>', () => {
-  it('shows the headers, query, bodies, timings and fault rule, secrets masked, beside the list; htmx gets the pane alone', async () => {
-    await inProcessApi(lp).post('/_localplane/fault-rules', {
-      match: { method: 'POST' },
-      action: { status: 503, detail: 'pane-fault' },
-      count: 1,
-    });
-    await lp.request('/api/v1/bulk-exports/destinations?dry=1&tag=a&tag=b', {
-      method: 'POST',
-      headers: { 'x-api-key': acme.api_key, 'content-type': 'application/json', 'x-trace': "it's" },
-      body: JSON.stringify({ display_name: 'x', credentials: { secret_access_key: DESTINATION_SECRET } }),
-    });
-    const [entry] = await journal();
-    const pane = await page(`/ui/requests/${entry!.id}`, HTMX);
-    expect(
-      pane.startsWith(
-        '<article aria-labelledby="request-title"><h2 id="request-title" class="mono">POST /api/v1/bulk-exports/destinations</h2>',
-      ),
-    ).toBe(true);
-    for (const fact of [
-      `<dt>Time (emulator)</dt><dd>${entry!.time}</dd>`,
-      `<dt>Took</dt><dd>${entry!.duration_ms} ms</dd>`,
-      '<dt>Status</dt><dd><span class="status-5">503</span></dd>',
-      `<dt>Workspace</dt><dd>${acme.name} ${acme.id}</dd>`,
-      '<dt>Fault rule</dt><dd><a href="/ui/faults#fault-rule-1">fault-rule-1</a></dd>',
-      '<dt>dry</dt><dd>1</dd><dt>tag</dt><dd>a</dd><dt>tag</dt><dd>b</dd>',
-      '<dt>x-api-key</dt><dd>********</dd>',
-      '<dt>x-trace</dt><dd>it&#39;s</dd>',
-      '<pre tabindex="0" aria-label="Response body">{&quot;detail&quot;:&quot;pane-fault&quot;}</pre>',
-    ]) {
-      expect(pane).toContain(fact);
-    }
-    expect(pane).not.toContain(DESTINATION_SECRET);
-    expect(pane).not.toContain(acme.api_key);
+  it(
+    'shows the headers, query, bodies, timings and fault rule, secrets masked, beside the list; htmx gets the pane ' +
+      'alone',
+    async () => {
+      await inProcessApi(lp).post('/_localplane/fault-rules', {
+        match: { method: 'POST' },
+        action: { status: 503, detail: 'pane-fault' },
+        count: 1,
+      });
+      await lp.request('/api/v1/bulk-exports/destinations?dry=1&tag=a&tag=b', {
+        method: 'POST',
+        headers: { 'x-api-key': acme.api_key, 'content-type': 'application/json', 'x-trace': "it's" },
+        body: JSON.stringify({ display_name: 'x', credentials: { secret_access_key: DESTINATION_SECRET } }),
+      });
+      const [entry] = await journal();
+      const pane = await page(`/ui/requests/${entry!.id}`, HTMX);
+      expect(
+        pane.startsWith(
+          '<article aria-labelledby="request-title"><h2 id="request-title" class="mono">POST ' +
+            '/api/v1/bulk-exports/destinations</h2>',
+        ),
+      ).toBe(true);
+      for (const fact of [
+        `<dt>Time (emulator)</dt><dd>${entry!.time}</dd>`,
+        `<dt>Took</dt><dd>${entry!.duration_ms} ms</dd>`,
+        '<dt>Status</dt><dd><span class="status-5">503</span></dd>',
+        `<dt>Workspace</dt><dd>${acme.name} ${acme.id}</dd>`,
+        '<dt>Fault rule</dt><dd><a href="/ui/faults#fault-rule-1">fault-rule-1</a></dd>',
+        '<dt>dry</dt><dd>1</dd><dt>tag</dt><dd>a</dd><dt>tag</dt><dd>b</dd>',
+        '<dt>x-api-key</dt><dd>********</dd>',
+        '<dt>x-trace</dt><dd>it&#39;s</dd>',
+        '<pre tabindex="0" aria-label="Response body">{&quot;detail&quot;:&quot;pane-fault&quot;}</pre>',
+      ]) {
+        expect(pane).toContain(fact);
+      }
+      expect(pane).not.toContain(DESTINATION_SECRET);
+      expect(pane).not.toContain(acme.api_key);
 
-    const whole = await page(`/ui/requests/${entry!.id}?status=5xx`);
-    expect(whole).toContain('<h1>Requests</h1>');
-    expect(whole).toContain('<input name="status" value="5xx"');
-    expect(rowIds(whole)).toEqual([entry!.id]);
-    expect(whole).toContain(
-      `<section id="request-detail" aria-label="Request details"><article aria-labelledby="request-title">`,
-    );
-  });
+      const whole = await page(`/ui/requests/${entry!.id}?status=5xx`);
+      expect(whole).toContain('<h1>Requests</h1>');
+      expect(whole).toContain('<input name="status" value="5xx"');
+      expect(rowIds(whole)).toEqual([entry!.id]);
+      expect(whole).toContain(
+        `<section id="request-detail" aria-label="Request details"><article aria-labelledby="request-title">`,
+      );
+    },
+  );
 
   it('copies the request as curl against the server it went to, with masked secrets still masked', async () => {
     await lp.request('/api/v1/bulk-exports/destinations?tag=a&tag=b', {
@@ -276,7 +292,9 @@ describe('the detail pane at /ui/requests/<id>', () => {
       body: JSON.stringify({ display_name: 'x', credentials: { secret_access_key: DESTINATION_SECRET } }),
     });
     const [entry] = await journal();
-    const curl = `curl -X POST 'http://localhost/api/v1/bulk-exports/destinations?tag=a&tag=b' -H 'content-type: application/json' -H 'x-api-key: ********' -H 'x-trace: it'\\''s' --data-raw '********'`;
+    const curl =
+      `curl -X POST 'http://localhost/api/v1/bulk-exports/destinations?tag=a&tag=b' -H 'content-type: ` +
+      `application/json' -H 'x-api-key: ********' -H 'x-trace: it'\\''s' --data-raw '********'`;
     const pane = await page(`/ui/requests/${entry!.id}`, HTMX);
     const quoted = curl.replaceAll('&', '&amp;').replaceAll("'", '&#39;');
     expect(pane).toContain(`<button type="button" data-copy="${quoted}">Copy as curl</button>`);
@@ -319,10 +337,14 @@ describe('curl command lines', () => {
     expect(
       curlCommand(entry({ size: 20_000, content_type: 'application/octet-stream' }), 'http://127.0.0.1:9401'),
     ).toBe(
-      `curl -X PUT 'http://127.0.0.1:9401/exports/a%20b.parquet?X-Amz-Signature=********' -H 'authorization: AWS4-HMAC-SHA256 Credential=AK/x, SignedHeaders=host, Signature=********' # the body (20000 bytes) is not in the journal`,
+      `curl -X PUT 'http://127.0.0.1:9401/exports/a%20b.parquet?X-Amz-Signature=********' -H 'authorization: ` +
+        `AWS4-HMAC-SHA256 Credential=AK/x, SignedHeaders=host, Signature=********' # the body (20000 bytes) is not ` +
+        `in the journal`,
     );
     expect(curlCommand(entry({ text: 'x'.repeat(3), size: 9000, truncated: true }, 'GET'), 'http://h')).toBe(
-      `curl 'http://h/exports/a%20b.parquet?X-Amz-Signature=********' -H 'authorization: AWS4-HMAC-SHA256 Credential=AK/x, SignedHeaders=host, Signature=********' --data-raw xxx # the body is cut to its first 8 KiB, as the journal keeps it`,
+      `curl 'http://h/exports/a%20b.parquet?X-Amz-Signature=********' -H 'authorization: AWS4-HMAC-SHA256 ` +
+        `Credential=AK/x, SignedHeaders=host, Signature=********' --data-raw xxx # the body is cut to its first 8 ` +
+        `KiB, as the journal keeps it`,
     );
   });
 });

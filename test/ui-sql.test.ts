@@ -65,25 +65,29 @@ const api = (sql: string, exportId = completed) =>
   inProcessApi(lp).post('/_localplane/sql', { export_id: exportId, sql });
 
 describe('the SQL view at /ui/sql', () => {
-  it('offers the exports of every workspace, the newest completed one picked, and the example query over runs, not yet run', async () => {
-    const response = await page('/ui/sql');
-    expect(response.status).toBe(200);
-    const html = await response.text();
-    expect(html).toContain('<a href="/ui/sql" aria-current="page">SQL</a>');
-    for (const workspace of ['plus', 'enterprise'])
-      expect(html).toContain(`<optgroup label="${workspaceByTier(fixtures, workspace).name}">`);
-    expect(html).toMatch(new RegExp(`<option value="${completed}" selected="">support-bot-staging · Completed · `));
-    expect(html).toMatch(new RegExp(`<option value="${waiting}">research-agent · Created · `));
-    expect(html).toContain(
-      `<textarea name="sql" rows="6" spellcheck="false">${EXAMPLE_SQL.replaceAll("'", '&#39;')}</textarea>`,
-    );
-    expect(html).toContain(
-      '<form id="sql-form" method="get" action="/ui/sql" hx-get="/ui/sql" hx-target="#sql-result"',
-    );
-    expect(html).not.toContain('<table');
-    // uPlot for the chart.
-    expect(html).toContain('/ui/assets/uPlot.iife.min.js');
-  });
+  it(
+    'offers the exports of every workspace, the newest completed one picked, and the example query over runs, not ' +
+      'yet run',
+    async () => {
+      const response = await page('/ui/sql');
+      expect(response.status).toBe(200);
+      const html = await response.text();
+      expect(html).toContain('<a href="/ui/sql" aria-current="page">SQL</a>');
+      for (const workspace of ['plus', 'enterprise'])
+        expect(html).toContain(`<optgroup label="${workspaceByTier(fixtures, workspace).name}">`);
+      expect(html).toMatch(new RegExp(`<option value="${completed}" selected="">support-bot-staging · Completed · `));
+      expect(html).toMatch(new RegExp(`<option value="${waiting}">research-agent · Created · `));
+      expect(html).toContain(
+        `<textarea name="sql" rows="6" spellcheck="false">${EXAMPLE_SQL.replaceAll("'", '&#39;')}</textarea>`,
+      );
+      expect(html).toContain(
+        '<form id="sql-form" method="get" action="/ui/sql" hx-get="/ui/sql" hx-target="#sql-result"',
+      );
+      expect(html).not.toContain('<table');
+      // uPlot for the chart.
+      expect(html).toContain('/ui/assets/uPlot.iife.min.js');
+    },
+  );
 
   it.each([
     ['a link or an image on another site', { 'sec-fetch-site': 'cross-site' }],
@@ -105,47 +109,52 @@ describe('the SQL view at /ui/sql', () => {
     expect((await page(`/ui/sql.csv?${new URLSearchParams({ export_id: completed, sql })}`)).status).toBe(200);
   });
 
-  it('runs the query its URL names: the rows as the API answers them, each column with its type, and the chart of one column against another', async () => {
-    const sql =
-      "SELECT date_trunc('hour', start_time) AS hour, count(*) AS runs, min(name) AS first_name FROM runs GROUP BY ALL ORDER BY hour";
-    const answer = (await api(sql)).body;
-    const response = await page(sqlUrl(completed, sql));
-    expect(response.status).toBe(200);
-    const html = await response.text();
-    expect(html).toContain(
-      `<textarea name="sql" rows="6" spellcheck="false">${sql.replaceAll("'", '&#39;')}</textarea>`,
-    );
-    expect(html).toContain(`<p role="status">${answer.row_count} rows in `);
-    expect(html).toContain('<th scope="col">hour<div class="muted mono">TIMESTAMP WITH TIME ZONE</div></th>');
-    expect(html).toContain('<th scope="col" class="num">runs<div class="muted mono">BIGINT</div></th>');
-    const cells = [...html.matchAll(/<td class="num">(\d+)<\/td>/g)].map((match) => match[1]);
-    expect(cells).toEqual(answer.rows.map((row: string[]) => row[1]));
-    expect(html).toContain(
-      `href="/ui/sql.csv?${new URLSearchParams({ export_id: completed, sql })}" download`.replaceAll('&', '&amp;'),
-    );
+  it(
+    'runs the query its URL names: the rows as the API answers them, each column with its type, and the chart of ' +
+      'one column against another',
+    async () => {
+      const sql =
+        "SELECT date_trunc('hour', start_time) AS hour, count(*) AS runs, min(name) AS first_name FROM runs GROUP " +
+        'BY ALL ORDER BY hour';
+      const answer = (await api(sql)).body;
+      const response = await page(sqlUrl(completed, sql));
+      expect(response.status).toBe(200);
+      const html = await response.text();
+      expect(html).toContain(
+        `<textarea name="sql" rows="6" spellcheck="false">${sql.replaceAll("'", '&#39;')}</textarea>`,
+      );
+      expect(html).toContain(`<p role="status">${answer.row_count} rows in `);
+      expect(html).toContain('<th scope="col">hour<div class="muted mono">TIMESTAMP WITH TIME ZONE</div></th>');
+      expect(html).toContain('<th scope="col" class="num">runs<div class="muted mono">BIGINT</div></th>');
+      const cells = [...html.matchAll(/<td class="num">(\d+)<\/td>/g)].map((match) => match[1]);
+      expect(cells).toEqual(answer.rows.map((row: string[]) => row[1]));
+      expect(html).toContain(
+        `href="/ui/sql.csv?${new URLSearchParams({ export_id: completed, sql })}" download`.replaceAll('&', '&amp;'),
+      );
 
-    // The chart: x the time column (in epoch seconds), y the first number; text columns are not offered.
-    const columns = JSON.parse(
-      html
-        .match(/data-columns="([^"]*)"/)![1]!
-        .replaceAll('&quot;', '"')
-        .replaceAll('&#39;', "'")
-        .replaceAll('&amp;', '&'),
-    );
-    expect(columns.map((column: { name: string; kind: string }) => [column.name, column.kind])).toEqual([
-      ['(row)', 'number'],
-      ['hour', 'time'],
-      ['runs', 'number'],
-    ]);
-    expect(columns[1].values[0]).toBe(Date.parse('2026-10-01T00:00:00Z') / 1000);
-    expect(columns[2].values).toEqual(answer.rows.map((row: string[]) => Number(row[1])));
-    expect(html).toMatch(
-      /<select name="x" form="sql-form" data-axis="x">.*<option value="hour" selected="">hour<\/option>/s,
-    );
-    expect(html).toMatch(
-      /<select name="y" form="sql-form" data-axis="y"><option value="runs" selected="">runs<\/option><\/select>/,
-    );
-  });
+      // The chart: x the time column (in epoch seconds), y the first number; text columns are not offered.
+      const columns = JSON.parse(
+        html
+          .match(/data-columns="([^"]*)"/)![1]!
+          .replaceAll('&quot;', '"')
+          .replaceAll('&#39;', "'")
+          .replaceAll('&amp;', '&'),
+      );
+      expect(columns.map((column: { name: string; kind: string }) => [column.name, column.kind])).toEqual([
+        ['(row)', 'number'],
+        ['hour', 'time'],
+        ['runs', 'number'],
+      ]);
+      expect(columns[1].values[0]).toBe(Date.parse('2026-10-01T00:00:00Z') / 1000);
+      expect(columns[2].values).toEqual(answer.rows.map((row: string[]) => Number(row[1])));
+      expect(html).toMatch(
+        /<select name="x" form="sql-form" data-axis="x">.*<option value="hour" selected="">hour<\/option>/s,
+      );
+      expect(html).toMatch(
+        /<select name="y" form="sql-form" data-axis="y"><option value="runs" selected="">runs<\/option><\/select>/,
+      );
+    },
+  );
 
   it('keeps the chart columns the URL picks', async () => {
     const html = await (
@@ -169,32 +178,37 @@ describe('the SQL view at /ui/sql', () => {
     expect(fragment).toContain('<p role="status">1 row in ');
   });
 
-  it("shows the API's refusal as an alert: DuckDB's first line, a file outside the objstore, an export without files", async () => {
-    const cases: [string, string, string][] = [
-      [
-        completed,
-        'SELECT nope FROM runs',
-        'Binder Error: Referenced column &quot;nope&quot; not found in FROM clause!',
-      ],
-      [
-        completed,
-        "SELECT * FROM read_csv('/etc/passwd')",
-        'Permission Error: Cannot access file &quot;/etc/passwd&quot; - file system operations are disabled by configuration',
-      ],
-      [waiting, 'SELECT count(*) FROM runs', `Bulk export ${waiting} has no Parquet files in the objstore`],
-    ];
-    for (const [exportId, sql, detail] of cases) {
-      const whole = await page(sqlUrl(exportId, sql));
-      expect(whole.status, sql).toBe(exportId === waiting ? 409 : 400);
-      const html = await whole.text();
-      expect(html).toContain('<p class="error" role="alert">');
-      expect(html).toContain(detail);
-      // htmx swaps in only what a success brings.
-      const fragment = await page(sqlUrl(exportId, sql), { 'hx-request': 'true' });
-      expect(fragment.status).toBe(200);
-      expect(await fragment.text()).toContain(detail);
-    }
-  });
+  it(
+    "shows the API's refusal as an alert: DuckDB's first line, a file outside the objstore, an export without " +
+      'files',
+    async () => {
+      const cases: [string, string, string][] = [
+        [
+          completed,
+          'SELECT nope FROM runs',
+          'Binder Error: Referenced column &quot;nope&quot; not found in FROM clause!',
+        ],
+        [
+          completed,
+          "SELECT * FROM read_csv('/etc/passwd')",
+          'Permission Error: Cannot access file &quot;/etc/passwd&quot; - file system operations are disabled by ' +
+            'configuration',
+        ],
+        [waiting, 'SELECT count(*) FROM runs', `Bulk export ${waiting} has no Parquet files in the objstore`],
+      ];
+      for (const [exportId, sql, detail] of cases) {
+        const whole = await page(sqlUrl(exportId, sql));
+        expect(whole.status, sql).toBe(exportId === waiting ? 409 : 400);
+        const html = await whole.text();
+        expect(html).toContain('<p class="error" role="alert">');
+        expect(html).toContain(detail);
+        // htmx swaps in only what a success brings.
+        const fragment = await page(sqlUrl(exportId, sql), { 'hx-request': 'true' });
+        expect(fragment.status).toBe(200);
+        expect(await fragment.text()).toContain(detail);
+      }
+    },
+  );
 
   it('says where to make an export when there is none', async () => {
     const empty = await createLocalplane({ log: () => {} });
@@ -212,7 +226,9 @@ describe('the SQL view at /ui/sql', () => {
 
 describe('the CSV download at /ui/sql.csv', () => {
   it("is the query's rows as CSV: a header, quoted cells where they need it, NULL empty", async () => {
-    const sql = `SELECT * FROM (VALUES (1, 'plain', NULL), (2, 'a, "quoted"' || chr(10) || 'line', [1, 2])) AS t(n, text, list) ORDER BY n`;
+    const sql =
+      `SELECT * FROM (VALUES (1, 'plain', NULL), (2, 'a, "quoted"' || chr(10) || 'line', [1, 2])) AS ` +
+      `t(n, text, list) ORDER BY n`;
     const response = await page(`/ui/sql.csv?${new URLSearchParams({ export_id: completed, sql })}`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');

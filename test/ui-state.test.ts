@@ -81,51 +81,59 @@ const savedNames = async () =>
   );
 
 describe('the State view at /ui/state', () => {
-  it('is a whole page: a reset of everything or of each workspace, a save with a name from the clock, the saved snapshots with their size, time and actions, an upload', async () => {
-    expect((await inProcessApi(lp).post('/_localplane/snapshot', { name: 'listed.snapshot' })).status).toBe(200);
-    const response = await lp.request('/ui/state');
-    expect(response.status).toBe(200);
-    const page = await response.text();
-    expect(page).toContain('<title>State · localplane</title>');
-    expect(page).toContain('<a href="/ui/state" aria-current="page">State</a>');
-    expect(page).toContain('<option value="">Everything (state, objstore, knobs, clock)</option>');
-    for (const workspace of fixtures.workspaces)
+  it(
+    'is a whole page: a reset of everything or of each workspace, a save with a name from the clock, the saved ' +
+      'snapshots with their size, time and actions, an upload',
+    async () => {
+      expect((await inProcessApi(lp).post('/_localplane/snapshot', { name: 'listed.snapshot' })).status).toBe(200);
+      const response = await lp.request('/ui/state');
+      expect(response.status).toBe(200);
+      const page = await response.text();
+      expect(page).toContain('<title>State · localplane</title>');
+      expect(page).toContain('<a href="/ui/state" aria-current="page">State</a>');
+      expect(page).toContain('<option value="">Everything (state, objstore, knobs, clock)</option>');
+      for (const workspace of fixtures.workspaces)
+        expect(page).toContain(
+          `<option value="${workspace.id}">Workspace ${workspace.name} (${workspace.tier}) only</option>`,
+        );
+      const { now } = (await inProcessApi(lp).get('/_localplane/clock')).body as { now: string };
+      expect(page).toContain(`value="${now.slice(0, 19).replaceAll(':', '-')}.snapshot"`);
+      const [saved] = (await inProcessApi(lp).get('/_localplane/snapshots')).body.snapshots as {
+        bytes: number;
+        modified_at: string;
+      }[];
+      expect(page).toContain('<th scope="row" class="mono">listed.snapshot</th>');
+      expect(page).toContain(`<td class="num">${(saved!.bytes / 1024).toFixed(1)} KiB</td>`);
+      expect(page).toContain(`<time datetime="${saved!.modified_at}">`);
       expect(page).toContain(
-        `<option value="${workspace.id}">Workspace ${workspace.name} (${workspace.tier}) only</option>`,
+        '<a href="/_localplane/snapshots/listed.snapshot" download="listed.snapshot">Download listed.snapshot</a>',
       );
-    const { now } = (await inProcessApi(lp).get('/_localplane/clock')).body as { now: string };
-    expect(page).toContain(`value="${now.slice(0, 19).replaceAll(':', '-')}.snapshot"`);
-    const [saved] = (await inProcessApi(lp).get('/_localplane/snapshots')).body.snapshots as {
-      bytes: number;
-      modified_at: string;
-    }[];
-    expect(page).toContain('<th scope="row" class="mono">listed.snapshot</th>');
-    expect(page).toContain(`<td class="num">${(saved!.bytes / 1024).toFixed(1)} KiB</td>`);
-    expect(page).toContain(`<time datetime="${saved!.modified_at}">`);
-    expect(page).toContain(
-      '<a href="/_localplane/snapshots/listed.snapshot" download="listed.snapshot">Download listed.snapshot</a>',
-    );
-    expect(page).toContain(`In <span class="mono">${lp.snapshotsDir}</span>`);
-    expect(page).toContain('<input type="file" name="file" required=""/>');
-    // Every field has a label around it.
-    expect(page.match(/<(input|select)(?![^>]*type="hidden")/g)?.length).toBe(
-      page.match(/<label>[^<]*<(input|select)/g)?.length,
-    );
-  });
+      expect(page).toContain(`In <span class="mono">${lp.snapshotsDir}</span>`);
+      expect(page).toContain('<input type="file" name="file" required=""/>');
+      // Every field has a label around it.
+      expect(page.match(/<(input|select)(?![^>]*type="hidden")/g)?.length).toBe(
+        page.match(/<label>[^<]*<(input|select)/g)?.length,
+      );
+    },
+  );
 
-  it('asks for confirmation before each destructive action: reset, restore, delete, upload and restore; not before a save', async () => {
-    expect((await inProcessApi(lp).post('/_localplane/snapshot', { name: 'confirmed.snapshot' })).status).toBe(200);
-    const page = await (await lp.request('/ui/state')).text();
-    const confirmOf = (action: string) =>
-      new RegExp(`hx-post="/ui/state/${action}"[^>]*hx-confirm="([^"]+)"`).exec(page)?.[1];
-    expect(confirmOf('reset')).toBe('Reset to the seed? What is not saved in a snapshot is lost.');
-    expect(confirmOf('restore')).toBe(
-      'Replace the whole state with confirmed.snapshot? What is not saved in a snapshot is lost.',
-    );
-    expect(confirmOf('delete')).toBe('Delete the saved snapshot confirmed.snapshot?');
-    expect(confirmOf('upload')).toMatch(/^Upload this file and replace the whole state with it\?/);
-    expect(confirmOf('snapshot')).toBeUndefined();
-  });
+  it(
+    'asks for confirmation before each destructive action: reset, restore, delete, upload and restore; not ' +
+      'before a save',
+    async () => {
+      expect((await inProcessApi(lp).post('/_localplane/snapshot', { name: 'confirmed.snapshot' })).status).toBe(200);
+      const page = await (await lp.request('/ui/state')).text();
+      const confirmOf = (action: string) =>
+        new RegExp(`hx-post="/ui/state/${action}"[^>]*hx-confirm="([^"]+)"`).exec(page)?.[1];
+      expect(confirmOf('reset')).toBe('Reset to the seed? What is not saved in a snapshot is lost.');
+      expect(confirmOf('restore')).toBe(
+        'Replace the whole state with confirmed.snapshot? What is not saved in a snapshot is lost.',
+      );
+      expect(confirmOf('delete')).toBe('Delete the saved snapshot confirmed.snapshot?');
+      expect(confirmOf('upload')).toMatch(/^Upload this file and replace the whole state with it\?/);
+      expect(confirmOf('snapshot')).toBeUndefined();
+    },
+  );
 
   it('answers htmx with the panel alone', async () => {
     const fragment = await (await lp.request('/ui/state', { headers: { 'hx-request': 'true' } })).text();
@@ -166,43 +174,47 @@ describe('the State view at /ui/state', () => {
     expect(await destinationsOf(enterprise())).toEqual([]);
   });
 
-  it('uploads a file under its own name (or the one given) and restores it; a damaged one is refused, kept nowhere, and the state stays', async () => {
-    await addDestination(plus(), 'in-the-file');
-    expect((await inProcessApi(lp).post('/_localplane/snapshot', { name: 'source.snapshot' })).status).toBe(200);
-    const bytes = readFileSync(join(lp.snapshotsDir, 'source.snapshot'));
-    await inProcessApi(lp).delete('/_localplane/snapshots/source.snapshot');
-    await lp.reset();
+  it(
+    'uploads a file under its own name (or the one given) and restores it; a damaged one is refused, kept ' +
+      'nowhere, and the state stays',
+    async () => {
+      await addDestination(plus(), 'in-the-file');
+      expect((await inProcessApi(lp).post('/_localplane/snapshot', { name: 'source.snapshot' })).status).toBe(200);
+      const bytes = readFileSync(join(lp.snapshotsDir, 'source.snapshot'));
+      await inProcessApi(lp).delete('/_localplane/snapshots/source.snapshot');
+      await lp.reset();
 
-    const upload = async (fileName: string, content: Uint8Array, saveAs = '') => {
-      const form = new FormData();
-      form.set('file', new File([content as Uint8Array<ArrayBuffer>], fileName));
-      form.set('name', saveAs);
-      const response = await lp.request('/ui/state/upload', { method: 'POST', ...(await asBrowserSends(form)) });
-      expect(response.status).toBe(200);
-      return response.text();
-    };
-    const byFileName = await upload('state from my laptop (1).snapshot', bytes);
-    expect(byFileName).toContain('Uploaded state-from-my-laptop-1-.snapshot and restored it.');
-    expect(await destinationsOf(plus())).toEqual(['in-the-file']);
+      const upload = async (fileName: string, content: Uint8Array, saveAs = '') => {
+        const form = new FormData();
+        form.set('file', new File([content as Uint8Array<ArrayBuffer>], fileName));
+        form.set('name', saveAs);
+        const response = await lp.request('/ui/state/upload', { method: 'POST', ...(await asBrowserSends(form)) });
+        expect(response.status).toBe(200);
+        return response.text();
+      };
+      const byFileName = await upload('state from my laptop (1).snapshot', bytes);
+      expect(byFileName).toContain('Uploaded state-from-my-laptop-1-.snapshot and restored it.');
+      expect(await destinationsOf(plus())).toEqual(['in-the-file']);
 
-    await lp.reset();
-    expect(await upload('whatever.bin', bytes, 'chosen.snapshot')).toContain(
-      'Uploaded chosen.snapshot and restored it.',
-    );
-    expect(await destinationsOf(plus())).toEqual(['in-the-file']);
-    expect((await savedNames()).sort()).toEqual(['chosen.snapshot', 'state-from-my-laptop-1-.snapshot']);
+      await lp.reset();
+      expect(await upload('whatever.bin', bytes, 'chosen.snapshot')).toContain(
+        'Uploaded chosen.snapshot and restored it.',
+      );
+      expect(await destinationsOf(plus())).toEqual(['in-the-file']);
+      expect((await savedNames()).sort()).toEqual(['chosen.snapshot', 'state-from-my-laptop-1-.snapshot']);
 
-    await lp.reset();
-    const damaged = await upload('damaged.snapshot', bytes.subarray(0, 2000));
-    expect(damaged).toMatch(
-      /<p class="error" role="alert">the upload &quot;damaged\.snapshot&quot; is not a usable localplane snapshot: it holds \d+ bytes of data, its header announces \d+<\/p>/,
-    );
-    expect(existsSync(join(lp.snapshotsDir, 'damaged.snapshot'))).toBe(false);
-    expect(await destinationsOf(plus())).toEqual([]);
-    expect(await upload('empty.snapshot', new Uint8Array(0))).toContain(
-      '<p class="error" role="alert">Choose a snapshot file to upload.</p>',
-    );
-  });
+      await lp.reset();
+      const damaged = await upload('damaged.snapshot', bytes.subarray(0, 2000));
+      expect(damaged).toMatch(
+        /<p class="error" role="alert">the upload &quot;damaged\.snapshot&quot; is not a usable localplane snapshot: it holds \d+ bytes of data, its header announces \d+<\/p>/,
+      );
+      expect(existsSync(join(lp.snapshotsDir, 'damaged.snapshot'))).toBe(false);
+      expect(await destinationsOf(plus())).toEqual([]);
+      expect(await upload('empty.snapshot', new Uint8Array(0))).toContain(
+        '<p class="error" role="alert">Choose a snapshot file to upload.</p>',
+      );
+    },
+  );
 
   it('shows the API\'s refusal in role="alert" and changes nothing', async () => {
     await addDestination(plus(), 'kept');
@@ -212,7 +224,8 @@ describe('the State view at /ui/state', () => {
     );
     const missing = await post('restore', { name: 'missing.snapshot' });
     expect(missing).toContain(
-      `<p class="error" role="alert">there is no saved snapshot named &quot;missing.snapshot&quot; in ${lp.snapshotsDir}</p>`,
+      `<p class="error" role="alert">there is no saved snapshot named &quot;missing.snapshot&quot; ` +
+        `in ${lp.snapshotsDir}</p>`,
     );
     const unknownWorkspace = await post('reset', { workspace_id: 'not-a-workspace' });
     expect(unknownWorkspace).toContain('<p class="error" role="alert">body.workspace_id:');

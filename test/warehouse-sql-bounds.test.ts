@@ -18,10 +18,13 @@ const TIME_LIMIT_SECONDS = 1;
  * measured by hand on a quiet one (the note of issue 35).
  */
 const STOP_SLACK_SECONDS = 3;
-const TIME_LIMIT_PASSED = `The query ran past the time limit of ${TIME_LIMIT_SECONDS} s (sql_time_limit_seconds, PATCH /_localplane/config) and was stopped`;
+const TIME_LIMIT_PASSED =
+  `The query ran past the time limit of ${TIME_LIMIT_SECONDS} s (sql_time_limit_seconds, ` +
+  `PATCH /_localplane/config) and was stopped`;
 const memoryLimitPassed = (megabytes: number) =>
   new RegExp(
-    `^The query needed more memory than the limit of ${megabytes} MB \\(sql_memory_limit_mb, PATCH /_localplane/config\\) and was stopped: \\S`,
+    `^The query needed more memory than the limit of ${megabytes} MB \\(sql_memory_limit_mb, PATCH ` +
+      `/_localplane/config\\) and was stopped: \\S`,
   );
 
 let lp: Launched;
@@ -144,7 +147,8 @@ describe("a query past its bounds, in localplane's own process", () => {
       expect(counted.body.detail).toMatch(memoryLimitPassed(200));
       expect(counted.body.detail).toMatch(/: Out of Memory Error: /);
       await call('PATCH', '/_localplane/config', { sql_memory_limit_mb: 100, sql_row_limit: 100_000 });
-      // 500 MB of rows, which DuckDB's process cannot hold twice (DuckDB's and JavaScript's) under the limit of its address space.
+      // 500 MB of rows, which DuckDB's process cannot hold twice (DuckDB's and JavaScript's) under the limit of its
+      // address space.
       const rows = await sql("SELECT repeat('x', 5000) FROM range(100000)");
       expect(rows.status).toBe(400);
       expect(rows.body.detail).toMatch(memoryLimitPassed(100));

@@ -39,34 +39,41 @@ beforeAll(async () => {
 });
 
 describe('POST /_localplane/sql', () => {
-  it("answers a query over the export's runs view: columns with DuckDB's types, rows as JSON, the count and the time taken", async () => {
-    const answer = await sql(
-      exportId,
-      'SELECT run_type, count(*) AS runs, sum(total_tokens) AS tokens, min(start_time) AS first FROM runs GROUP BY ALL ORDER BY run_type',
-    );
-    expect(answer.status, answer.text).toBe(200);
-    const direct = await duckdb<{ run_type: string; runs: string }>(
-      `SELECT run_type, count(*)::VARCHAR AS runs FROM read_parquet('${filesDir()}/${bucket()}/${PREFIX}/export_id=${exportId}/**/*.parquet') GROUP BY ALL ORDER BY run_type`,
-    );
-    expect(answer.body).toMatchObject({
-      export_id: exportId,
-      columns: [
-        { name: 'run_type', type: 'VARCHAR' },
-        { name: 'runs', type: 'BIGINT' },
-        { name: 'tokens', type: 'HUGEINT' },
-        { name: 'first', type: 'TIMESTAMP WITH TIME ZONE' },
-      ],
-      row_count: direct.length,
-      truncated: false,
-      row_limit: 1000,
-    });
-    // BIGINTs as exact strings, as DuckDB's node API gives them.
-    expect(answer.body.rows.map((row: unknown[]) => row.slice(0, 2))).toEqual(
-      direct.map((row) => [row.run_type, row.runs]),
-    );
-    expect(answer.body.rows.reduce((sum: number, row: string[]) => sum + Number(row[1]), 0)).toBe(1500);
-    expect(answer.body.elapsed_ms).toBeGreaterThanOrEqual(0);
-  });
+  it(
+    "answers a query over the export's runs view: columns with DuckDB's types, rows as JSON, the count and the " +
+      'time taken',
+    async () => {
+      const answer = await sql(
+        exportId,
+        'SELECT run_type, count(*) AS runs, sum(total_tokens) AS tokens, min(start_time) AS first FROM runs GROUP ' +
+          'BY ALL ORDER BY run_type',
+      );
+      expect(answer.status, answer.text).toBe(200);
+      const direct = await duckdb<{ run_type: string; runs: string }>(
+        `SELECT run_type, count(*)::VARCHAR AS runs FROM ` +
+          (`read_parquet('${filesDir()}/${bucket()}/${PREFIX}/export_id=${exportId}/**/*.parquet') GROUP BY ALL ` +
+            `ORDER BY run_type`),
+      );
+      expect(answer.body).toMatchObject({
+        export_id: exportId,
+        columns: [
+          { name: 'run_type', type: 'VARCHAR' },
+          { name: 'runs', type: 'BIGINT' },
+          { name: 'tokens', type: 'HUGEINT' },
+          { name: 'first', type: 'TIMESTAMP WITH TIME ZONE' },
+        ],
+        row_count: direct.length,
+        truncated: false,
+        row_limit: 1000,
+      });
+      // BIGINTs as exact strings, as DuckDB's node API gives them.
+      expect(answer.body.rows.map((row: unknown[]) => row.slice(0, 2))).toEqual(
+        direct.map((row) => [row.run_type, row.runs]),
+      );
+      expect(answer.body.rows.reduce((sum: number, row: string[]) => sum + Number(row[1]), 0)).toBe(1500);
+      expect(answer.body.elapsed_ms).toBeGreaterThanOrEqual(0);
+    },
+  );
 
   it("has the files' Hive partition keys, and reads that export's files alone", async () => {
     const oneDay = await plus.startExport(await plus.createDestination(PREFIX), 'support-bot-staging', {
@@ -116,7 +123,8 @@ describe('POST /_localplane/sql', () => {
       const stopped = await sql(exportId, ENDLESS);
       expect(stopped.status, stopped.text).toBe(400);
       expect(stopped.body.detail).toBe(
-        'The query ran past the time limit of 0.2 s (sql_time_limit_seconds, PATCH /_localplane/config) and was stopped',
+        'The query ran past the time limit of 0.2 s (sql_time_limit_seconds, PATCH /_localplane/config) and was ' +
+          'stopped',
       );
     } finally {
       await admin('PATCH', '/config', { sql_time_limit_seconds: 10 });
@@ -218,7 +226,8 @@ describe('POST /_localplane/sql', () => {
     const answer = await sql(waiting, 'SELECT count(*) FROM runs');
     expect(answer.status).toBe(409);
     expect(answer.body.detail).toBe(
-      `Bulk export ${waiting} has no Parquet files in the objstore (s3://${bucket()}/sql-waiting/export_id=${waiting}/): ` +
+      `Bulk export ${waiting} has no Parquet files in the objstore ` +
+        `(s3://${bucket()}/sql-waiting/export_id=${waiting}/): ` +
         'it has written none yet (it is Created), or its destination is another endpoint',
     );
     await plus.client().post(`/api/v1/bulk-exports/${waiting}/cancel`);
@@ -328,7 +337,8 @@ describe('GET /_localplane/objstore/preview', () => {
       expect(answer.text).not.toContain('SQLite format');
     }
     expect((await preview({ bucket: bucket(), key: '../../localplane.sqlite' })).body.detail).toBe(
-      `No object ../../localplane.sqlite in bucket ${bucket()} as a plain file: an empty, '.' or '..' segment names no file`,
+      `No object ../../localplane.sqlite in bucket ${bucket()} as a plain file: an empty, '.' or '..' segment ` +
+        `names no file`,
     );
   });
 
@@ -343,7 +353,8 @@ describe('GET /_localplane/objstore/preview', () => {
     const answer = await preview({ bucket: bucket(), key: 'previews/dots/../other.txt' });
     expect(answer.status, answer.text).toBe(404);
     expect(answer.body.detail).toBe(
-      `No object previews/dots/../other.txt in bucket ${bucket()} as a plain file: an empty, '.' or '..' segment names no file`,
+      `No object previews/dots/../other.txt in bucket ${bucket()} as a plain file: an empty, '.' or '..' segment ` +
+        `names no file`,
     );
     expect((await preview({ bucket: bucket(), key: 'previews/other.txt' })).body.text).toBe('the other object');
   });

@@ -219,7 +219,10 @@ async function snapshot(b: World) {
   );
 }
 
-/** Asserts that B's view did not move: compared as JSON text first (deep equality over every list is most of this file's time), deeply for the diff when it differs. */
+/**
+ * Asserts that B's view did not move: compared as JSON text first (deep equality over every list is most of this file's
+ * time), deeply for the diff when it differs.
+ */
 function expectUnchanged(now: unknown, before: unknown, what: string): void {
   if (JSON.stringify(now) !== JSON.stringify(before)) expect(now, what).toEqual(before);
 }
@@ -278,8 +281,12 @@ async function newDestination(a: World): Promise<string> {
 const LISTENERS = '/v2/listeners';
 const PROVIDERS = '/v2/auth/providers';
 const listenersRefused = (a: World) =>
-  `Listeners cannot be created for the service workspace ID '${a.workspace.id}'. Creating listeners is only allowed for the service organizations with self-hosted enterprise plans.`;
-/** What A gets for a call naming a listener: a workspace that is not self-hosted is refused them before any id is looked at. */
+  `Listeners cannot be created for the service workspace ID '${a.workspace.id}'. Creating listeners is only ` +
+  `allowed for the service organizations with self-hosted enterprise plans.`;
+/**
+ * What A gets for a call naming a listener: a workspace that is not self-hosted is refused them before any id is looked
+ * at.
+ */
 const listenerAnswer = (a: World, answer: { status: number; detail?: unknown }) =>
   a.workspace.self_hosted ? answer : { status: 403, detail: listenersRefused(a) };
 const listenerBody = (a: World) => ({
@@ -596,7 +603,9 @@ const ENDPOINTS: EndpointCase[] = [
           source_config: { integration_id: b.integrationId, repo_url: b.repoUrl, deployment_type: 'dev' },
         },
         status: 400,
-        detail: `Source configuration error: integration_id ${b.integrationId} is not a codehost integration of this workspace.`,
+        detail:
+          `Source configuration error: integration_id ${b.integrationId} is not a codehost integration of ` +
+          `this workspace.`,
       },
       {
         what: "B's repository under A's integration",
@@ -606,7 +615,9 @@ const ENDPOINTS: EndpointCase[] = [
           source_config: { integration_id: a.integrationId, repo_url: b.repoUrl, deployment_type: 'dev' },
         },
         status: 400,
-        detail: `Source configuration error: repo_url ${b.repoUrl} is not a repository of integration ${a.integrationId}.`,
+        detail:
+          `Source configuration error: repo_url ${b.repoUrl} is not a repository of ` +
+          `integration ${a.integrationId}.`,
       },
       ...listenerCreates(a, b),
       {
@@ -1121,7 +1132,8 @@ describe.each(PAIRS)('a key of the %s workspace (A) against the %s workspace (B)
 
 describe('the endpoint table', () => {
   it('covers every route of every API family', () => {
-    // Every route but the harness's own (/_localplane), the served reference (/openapi.json, /docs) and /info (one answer for everyone).
+    // Every route but the harness's own (/_localplane), the served reference (/openapi.json, /docs) and /info (one
+    // answer for everyone).
     const routes = ctx.instance.routes
       .filter((route) => !/^\/(_localplane|openapi\.json|docs|info|api\/v1\/info)(\/|$)/.test(route.path))
       .map((route) => `${route.method} ${route.path}`);

@@ -67,7 +67,9 @@ function rowsOf(
   });
   const [localplane, prism, ceiling] = [figure(servers.localplane), figure(servers.prism), figure(servers.ceiling)];
   const latency = (of: typeof localplane) => `p50 ${milliseconds(of.p50)}, p99 ${milliseconds(of.p99)}`;
-  const what = `GET ${label}, ${describeLoad(settings.generator, settings.connections, settings.placement)} (${(bodyBytes / 1024).toFixed(1)} KiB answer)`;
+  const what =
+    `GET ${label}, ${describeLoad(settings.generator, settings.connections, settings.placement)} ` +
+    `(${(bodyBytes / 1024).toFixed(1)} KiB answer)`;
   const isDeployments = label === DEPLOYMENTS_PAGE;
   return [
     {
@@ -156,7 +158,9 @@ export async function measureApiThroughput(settings: Settings): Promise<Row[]> {
           const sample = await load(`${url}${path}`, settings.seconds);
           samples[index]![name].push(sample);
           settings.log(
-            `api ${run}/${settings.runs} GET ${reads[index]!.label} ${name}: ${perSecond(sample.requestsPerSecond)}, p50 ${milliseconds(sample.p50)}, p99 ${milliseconds(sample.p99)}`,
+            `api ${run}/${settings.runs} ` +
+              `GET ${reads[index]!.label} ${name}: ${perSecond(sample.requestsPerSecond)}, ` +
+              `p50 ${milliseconds(sample.p50)}, p99 ${milliseconds(sample.p99)}`,
           );
         }
       }

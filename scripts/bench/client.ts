@@ -41,7 +41,10 @@ export interface ExportRequest {
   compression: string;
 }
 
-/** Creates a destination in EXPORT_BUCKET (FULL_ACCESS_KEY) and a one-time v2_beta export to it; returns the export's id. */
+/**
+ * Creates a destination in EXPORT_BUCKET (FULL_ACCESS_KEY) and a one-time v2_beta export to it; returns the export's
+ * id.
+ */
 export async function createExport(request: ExportRequest): Promise<string> {
   const { apiUrl, apiKey } = request;
   const destination = await callApi(apiUrl, apiKey, 'POST', '/api/v1/bulk-exports/destinations', {

@@ -37,7 +37,8 @@ export async function measureColdStart(options: {
     localplane.push(await localplaneColdStart());
     prism.push(await prismColdStart(options.prism.file));
     options.log(
-      `cold start ${run}/${options.runs}: localplane ${milliseconds(localplane.at(-1)!)}, prism ${milliseconds(prism.at(-1)!)}`,
+      `cold start ${run}/${options.runs}: localplane ${milliseconds(localplane.at(-1)!)}, ` +
+        `prism ${milliseconds(prism.at(-1)!)}`,
     );
   }
   return [

@@ -32,7 +32,10 @@ async function fillJournal(lp: Localplane, apiKey: string): Promise<void> {
   }
 }
 
-/** Filters of the Requests view over the full journal: one that stops early, one that reads every entry, one that reads every body. */
+/**
+ * Filters of the Requests view over the full journal: one that stops early, one that reads every entry, one that reads
+ * every body.
+ */
 const FILTERS: [what: string, query: string][] = [
   ['newest 100 of the 4xx under a path glob', 'status=4xx&path=/api/v1/**&limit=100&order=desc'],
   ['a filter no entry matches (every entry read)', 'status=5xx&path=/nowhere/**&limit=100&order=desc'],
@@ -113,7 +116,9 @@ export async function measureDashboard(options: { runs: number; log: (line: stri
       const ms = runs.map((run) => run.ms);
       const bytes = median(runs.map((run) => run.bytes));
       rows.push({
-        what: `dashboard: ${path} first view in chromium, fresh context, ${JOURNAL_ENTRIES.toLocaleString('en')}-entry journal (${samples} loads)`,
+        what:
+          `dashboard: ${path} first view in chromium, fresh ` +
+          `context, ${JOURNAL_ENTRIES.toLocaleString('en')}-entry journal (${samples} loads)`,
         localplane: medianAndRange(ms, milliseconds),
         peer: 'none in the same run: the goal',
         peerFigure: milliseconds(FIRST_VIEW_GOAL_MS),

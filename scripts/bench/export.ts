@@ -190,7 +190,9 @@ function writeBack(): void {
 function rssBesideObjects(what: string, samples: ExportSample[]): Row {
   const beside = samples.map((sample) => sample.peakRssBytes - sample.objectBytes);
   return {
-    what: `${what}: the server's peak RSS less the export's objects it holds (${megabytes(median(samples.map((sample) => sample.objectBytes)))})`,
+    what:
+      `${what}: the server's peak RSS less the export's objects it holds ` +
+      `(${megabytes(median(samples.map((sample) => sample.objectBytes)))})`,
     localplane: medianAndRange(beside, megabytes),
     peer: 'none in the same run: the goal',
     peerFigure: megabytes(GOALS.peakRssBytes),
@@ -204,7 +206,9 @@ function exportRows(storage: Storage, samples: ExportSample[], duckdbRates: numb
   const rate = median(samples.map((sample) => sample.rowsPerSecond));
   const peakRss = median(samples.map((sample) => sample.peakRssBytes));
   const p99 = median(samples.map((sample) => percentile(sample.apiLatencies, 99)));
-  const what = `export of ${settings.exportRuns.toLocaleString('en')} generated runs to ${settings.compression} Parquet in the objstore (${storage} storage)`;
+  const what =
+    `export of ${settings.exportRuns.toLocaleString('en')} generated runs to ${settings.compression} ` +
+    `Parquet in the objstore (${storage} storage)`;
   const resets = samples.reduce((sum, sample) => sum + sample.connectionResets, 0);
   const resent = resets > 0 ? `; ${resets} sent again after the server reset their connection` : '';
   const noPeer = 'none in the same run: the goal';
@@ -251,7 +255,8 @@ export async function measureExport(settings: Settings): Promise<Row[]> {
   const templateStarted = performance.now();
   prepareFixtures({ fixturesDir });
   settings.log(
-    `export: template of ${settings.exportRuns.toLocaleString('en')} runs ready in ${((performance.now() - templateStarted) / 1000).toFixed(1)} s (built once, then cached)`,
+    `export: template of ${settings.exportRuns.toLocaleString('en')} runs ready ` +
+      `in ${((performance.now() - templateStarted) / 1000).toFixed(1)} s (built once, then cached)`,
   );
 
   const scratch = mkdtempSync(join(tmpdir(), 'localplane-bench-export-'));
@@ -272,8 +277,10 @@ export async function measureExport(settings: Settings): Promise<Row[]> {
         samples.get(storage)!.push(sample);
         duckdb ??= await loadDuckdb(scratch, settings.compression);
         settings.log(
-          `export ${run}/${settings.runs} (${storage}): localplane ${perSecond(sample.rowsPerSecond)}, peak RSS ${megabytes(sample.peakRssBytes)}, ` +
-            `API p99 ${milliseconds(percentile(sample.apiLatencies, 99))} (${sample.apiLatencies.length} polls, ${sample.connectionResets} sent again after a connection reset)`,
+          `export ${run}/${settings.runs} (${storage}): localplane ${perSecond(sample.rowsPerSecond)}, peak ` +
+            `RSS ${megabytes(sample.peakRssBytes)}, ` +
+            (`API p99 ${milliseconds(percentile(sample.apiLatencies, 99))} (${sample.apiLatencies.length} ` +
+              `polls, ${sample.connectionResets} sent again after a connection reset)`),
         );
       }
       writeBack();

@@ -88,7 +88,10 @@ function withoutGoal(what: string, samples: number[]): Row {
   };
 }
 
-/** Runs a one-time export of three days of a seeded project to its end, so that the state holds its runs and Parquet files. */
+/**
+ * Runs a one-time export of three days of a seeded project to its end, so that the state holds its runs and Parquet
+ * files.
+ */
 async function finishThreeDayExport(lp: InProcessLocalplane): Promise<void> {
   const fixtures = (await (await lp.request('/_localplane/fixtures')).json()) as {
     workspaces: { api_key: string; tier: string; sessions: { id: string; name: string }[] }[];
@@ -181,7 +184,9 @@ export async function measureHarnessOps(options: { log: (line: string) => void }
       ),
       withoutGoal(`createLocalplane() with ${INSTANCES_ALIVE} instances alive in one process (each)`, alive.createMs),
       {
-        what: `memory of each of ${INSTANCES_ALIVE} in-process instances alive in one process: resident set growth (heap and external retained: ${megabytes(alive.retainedBytesEach)})`,
+        what:
+          `memory of each of ${INSTANCES_ALIVE} in-process instances alive in one process: resident set ` +
+          `growth (heap and external retained: ${megabytes(alive.retainedBytesEach)})`,
         localplane: megabytes(alive.residentBytesEach),
         peer: 'none in the same run: the goal',
         peerFigure: megabytes(INSTANCE_GOALS.bytesEach),

@@ -1,5 +1,6 @@
 /**
- * npm run bench [-- --only cold,api,export,objstore,harness,dashboard --base <checkout> --runs 5 --seconds 5 --connections 50
+ * npm run bench [-- --only cold,api,export,objstore,harness,dashboard --base <checkout> --runs 5 --seconds 5
+ * --connections 50
  *                   --pinned | --no-pinned --generator wrk|autocannon --settle-seconds 90
  *                   --export-runs 1000000 --compression snappy --openapi <file> --no-docs]
  *
@@ -104,7 +105,8 @@ const section = [
   '',
   `Settings: ${settings.runs} runs of each figure (reset, restore and start + stop: ${HARNESS_SAMPLES} samples), ` +
     `${settings.seconds} s of load per API sample at ${settings.connections} connections, ` +
-    `${settings.exportRuns.toLocaleString('en')} runs exported (${settings.compression}); the whole run took ${minutes.toFixed(1)} min.`,
+    (`${settings.exportRuns.toLocaleString('en')} runs exported (${settings.compression}); the whole run ` +
+      `took ${minutes.toFixed(1)} min.`),
   '',
   loadAveragesLine(loads),
   '',

@@ -37,7 +37,9 @@ export interface LoadSample {
 
 const WRK_LATENCY_UNITS_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000 };
 
-/** wrk's `--latency` report; throws when it counted a socket error or an answer above 399 ("Non-2xx or 3xx responses"). */
+/**
+ * wrk's `--latency` report; throws when it counted a socket error or an answer above 399 ("Non-2xx or 3xx responses").
+ */
 export function parseWrkOutput(output: string): LoadSample {
   const failures = [
     /^\s*Socket errors: .+$/m.exec(output)?.[0],
@@ -66,7 +68,8 @@ export function parseAutocannonJson(output: string): LoadSample {
   const result = JSON.parse(output.trim().split('\n').at(-1)!);
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(
-      `autocannon: ${result.non2xx} answers not 2xx and ${result.errors} connection errors of ${result.requests.total} requests`,
+      `autocannon: ${result.non2xx} answers not 2xx and ${result.errors} connection errors ` +
+        `of ${result.requests.total} requests`,
     );
   }
   return { requestsPerSecond: result['2xx'] / result.duration, p50: result.latency.p50, p99: result.latency.p99 };
@@ -176,6 +179,7 @@ export function choosePlacement(asked: boolean | undefined): Placement | undefin
 /** How the table names the load: its generator, connections and where it ran. */
 export function describeLoad(generator: Generator, connections: number, placement: Placement | undefined): string {
   return placement
-    ? `${connections} connections of ${generator} pinned to CPU ${placement.loadCpu}, the server to CPU ${placement.serverCpu}`
+    ? `${connections} connections of ${generator} pinned to CPU ${placement.loadCpu}, the server to ` +
+        `CPU ${placement.serverCpu}`
     : `${connections} connections of ${generator} sharing the CPUs with the server`;
 }

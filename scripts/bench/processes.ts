@@ -44,7 +44,10 @@ export function onCpu(cpu: number | undefined, argv: readonly string[]): [string
   return ['taskset', '--cpu-list', String(cpu), ...argv];
 }
 
-/** Spawns `node args...` (on `cpu` alone if given) and resolves once its stdout matches `ready` (its groups: the API's URL, then any objstore's). */
+/**
+ * Spawns `node args...` (on `cpu` alone if given) and resolves once its stdout matches `ready` (its groups: the API's
+ * URL, then any objstore's).
+ */
 function spawnUntilReady(
   args: readonly string[],
   ready: RegExp,
@@ -164,7 +167,9 @@ export interface CannedResponse {
   body: string;
 }
 
-/** Spawns the bare Hono server (ceiling-server.ts) answering each path with its canned bytes, on `cpu` alone if given. */
+/**
+ * Spawns the bare Hono server (ceiling-server.ts) answering each path with its canned bytes, on `cpu` alone if given.
+ */
 export function spawnCeiling(responsesFile: string, cpu?: number): Promise<SpawnedServer> {
   return spawnUntilReady(['--import', 'tsx', CEILING, responsesFile], /ceiling ready (\S+)/, 30_000, cpu);
 }

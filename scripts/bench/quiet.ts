@@ -29,12 +29,16 @@ export async function waitForQuiet(maxSeconds: number, log: (line: string) => vo
   if (maxSeconds === 0 || loadavg()[0]! <= QUIET_LOAD) return;
   const giveUpAt = performance.now() + maxSeconds * 1000;
   log(
-    `load average ${formatLoadAverage(loadavg())}: waiting up to ${maxSeconds} s for the 1-minute one to fall to ${QUIET_LOAD}`,
+    `load average ${formatLoadAverage(loadavg())}: waiting up to ${maxSeconds} s for the 1-minute one to fall ` +
+      `to ${QUIET_LOAD}`,
   );
   while (loadavg()[0]! > QUIET_LOAD && performance.now() < giveUpAt) await sleep(LOAD_AVERAGE_PERIOD_MS);
 }
 
-/** The line above the table when the load average was above QUIET_LOAD at the start of any group; undefined when it never was. */
+/**
+ * The line above the table when the load average was above QUIET_LOAD at the start of any group; undefined when it
+ * never was.
+ */
 export function notQuietWarning(loads: readonly GroupLoad[]): string | undefined {
   const busy = loads.filter((load) => load.before > QUIET_LOAD);
   if (busy.length === 0) return undefined;
@@ -43,5 +47,8 @@ export function notQuietWarning(loads: readonly GroupLoad[]): string | undefined
 }
 
 export function loadAveragesLine(loads: readonly GroupLoad[]): string {
-  return `Load average (1 min) at the start and the end of each group: ${loads.map((load) => `${load.group} ${load.before.toFixed(2)} → ${load.after.toFixed(2)}`).join(', ')}.`;
+  return (
+    `Load average (1 min) at the start and the end of each ` +
+    `group: ${loads.map((load) => `${load.group} ${load.before.toFixed(2)} → ${load.after.toFixed(2)}`).join(', ')}.`
+  );
 }

@@ -3,7 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, release } from 'node:os';
 
-/** One line of the table: localplane's figure beside a peer's from the same run, or beside a goal where there is no peer. */
+/**
+ * One line of the table: localplane's figure beside a peer's from the same run, or beside a goal where there is no
+ * peer.
+ */
 export interface Row {
   what: string;
   localplane: string;
@@ -91,7 +94,10 @@ export function describeMachine(): string[] {
 
 const FIGURES_HEADING = '## Figures';
 
-/** Replaces the figures section (from its heading to the end of the file) of the benchmarks doc, keeping the prose above it. */
+/**
+ * Replaces the figures section (from its heading to the end of the file) of the benchmarks doc, keeping the prose above
+ * it.
+ */
 export function writeFigures(docPath: string, section: string): void {
   const text = readFileSync(docPath, 'utf8');
   const at = text.indexOf(`\n${FIGURES_HEADING}\n`);

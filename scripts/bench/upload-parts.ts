@@ -103,7 +103,9 @@ export async function measureUploadParts(settings: Settings): Promise<Row[]> {
     }
   }
   const files = variants.find((variant) => variant.label === 'files storage')!;
-  const what = `${PARTS.toLocaleString('en')} UploadParts of ${PART_BYTES / 1024} KiB, ${CONCURRENCY} at a time, into one upload: parts/s`;
+  const what =
+    `${PARTS.toLocaleString('en')} UploadParts of ${PART_BYTES / 1024} KiB, ${CONCURRENCY} at a time, ` +
+    `into one upload: parts/s`;
   return variants.map((variant) => ({
     what: `${what} (${variant.label})`,
     localplane: medianAndRange(rates.get(variant)!, perSecond),

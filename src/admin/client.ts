@@ -68,7 +68,10 @@ export interface AdminMethods {
   health(): Promise<Health>;
   /** GET /fixtures (binds an in-process instance's objstore, whose endpoint it hands out) */
   fixtures(): Promise<FixturesView>;
-  /** GET /tasks: the task in flight of each lane (`state: 'running'`), longest running first, then the queued ones, soonest first */
+  /**
+   * GET /tasks: the task in flight of each lane (`state: 'running'`), longest running first, then the queued ones,
+   * soonest first
+   */
   tasks(): Promise<ListedTask[]>;
   /** GET and PATCH /config: the limits in force, changed until a reset */
   config: { get(): Promise<Limits>; patch(changes: LimitsPatch): Promise<Limits> };
@@ -114,7 +117,10 @@ export interface AdminMethods {
     /** GET /objstore/preview */
     preview(options: PreviewOptions): Promise<PreviewResponse>;
   };
-  /** Snapshot files of the snapshots folder, each named by a plain file name (`snapshot()` and `restore()` of an instance take any path). */
+  /**
+   * Snapshot files of the snapshots folder, each named by a plain file name (`snapshot()` and `restore()` of an
+   * instance take any path).
+   */
   snapshots: {
     /** POST /snapshot */
     save(name: string): Promise<SavedSnapshot>;

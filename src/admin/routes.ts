@@ -64,7 +64,10 @@ const clockRunUntilIdle = z.strictObject({
 });
 const tierChange = z.object({ tier: z.enum(TIERS) });
 const workspaceParams = z.object({ workspace_id: z.guid() });
-/** An empty body (or none) resets everything; a workspace id, that workspace's resources alone; `keep_clock`, all but the clock. */
+/**
+ * An empty body (or none) resets everything; a workspace id, that workspace's resources alone; `keep_clock`, all but
+ * the clock.
+ */
 const resetRequest = z.strictObject({ workspace_id: z.guid().optional(), keep_clock: z.boolean().optional() });
 
 const CLOCK_LIMIT = `The clock cannot go past ${formatTimestamp(LATEST_TIME)}`;
@@ -105,7 +108,8 @@ export function adminRoutes(deps: AdminDeps) {
       method: 'get',
       path: '/fixtures',
       summary:
-        'The fixture workspaces, their API keys, projects, integrations and deployments, and the objstore with its keys',
+        'The fixture workspaces, their API keys, projects, integrations and deployments, and the objstore with its ' +
+        'keys',
       response: { status: 200, description: 'The fixtures', schema: fixturesViewSchema },
     },
     async (c) =>
@@ -141,9 +145,12 @@ export function adminRoutes(deps: AdminDeps) {
       method: 'post',
       path: '/reset',
       summary:
-        "Back to the fixtures: everything (state, objstore, knobs, limits, ids and clock), or one workspace's resources",
+        "Back to the fixtures: everything (state, objstore, knobs, limits, ids and clock), or one workspace's " +
+        'resources',
       description:
-        "A reset of everything puts the emulator clock back to the wall time, frozen when the instance was started with a frozen clock, running otherwise; `keep_clock: true` leaves it as it is. A workspace's reset never touches the clock.",
+        'A reset of everything puts the emulator clock back to the wall time, frozen when the instance was ' +
+        "started with a frozen clock, running otherwise; `keep_clock: true` leaves it as it is. A workspace's " +
+        'reset never touches the clock.',
       body: resetRequest,
       bodyOptional: true,
       response: { status: 200, description: 'Reset', schema: resetSchema },
@@ -222,8 +229,11 @@ export function adminRoutes(deps: AdminDeps) {
       method: 'post',
       path: '/clock/run-until-idle',
       summary:
-        'Move the clock from due task to due task, running each, until none is due within within_seconds (default a day) of the start',
-      description: `At most ${String(MAX_IDLE_STEPS).replace(/\B(?=(\d{3})+$)/g, ',')} steps, for work that keeps scheduling itself (a recurring export). Fake timers' runAll.`,
+        'Move the clock from due task to due task, running each, until none is due within within_seconds (default ' +
+        'a day) of the start',
+      description:
+        `At most ${String(MAX_IDLE_STEPS).replace(/\B(?=(\d{3})+$)/g, ',')} steps, for work that keeps ` +
+        `scheduling itself (a recurring export). Fake timers' runAll.`,
       body: clockRunUntilIdle,
       bodyOptional: true,
       response: clockRunResponse,

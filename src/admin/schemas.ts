@@ -33,13 +33,17 @@ import { TIERS } from '../workspaces/store.ts';
 
 const timestamp = z.iso.datetime({ offset: true });
 
-/** What the scheduler's watchdog had to do since the start (each is a lost wake-up or a stuck task, and logged as an error): 0 and 0 normally. */
+/**
+ * What the scheduler's watchdog had to do since the start (each is a lost wake-up or a stuck task, and logged as an
+ * error): 0 and 0 normally.
+ */
 const watchdogSchema = z.object({
   late_starts: z
     .int()
     .min(0)
     .describe(
-      'Tasks it started because they were still waiting 5 s past their due time with their lane free and the clock running',
+      'Tasks it started because they were still waiting 5 s past their due time with their lane free and the ' +
+        'clock running',
     ),
   overruns: z
     .int()
@@ -102,8 +106,8 @@ export const clockStateSchema = z.object({ now: timestamp, frozen: z.boolean() }
 export type ClockState = z.output<typeof clockStateSchema>;
 
 /**
- * A task of every kind, each with `head` first: then when it is due and its label (as before kinds were added), then what it
- * does to which resources: the fields of its `kind`.
+ * A task of every kind, each with `head` first: then when it is due and its label (as before kinds were added), then
+ * what it does to which resources: the fields of its `kind`.
  */
 const taskOfEveryKind = <H extends z.ZodRawShape>(head: H) => {
   const task = <S extends z.ZodRawShape>(subject: z.ZodObject<S>) =>
@@ -118,7 +122,10 @@ const taskOfEveryKind = <H extends z.ZodRawShape>(head: H) => {
     task(recurringExportSpawnTaskSchema),
   ]);
 };
-/** A task as the clock's runs (`ran`) and the state dump (`pending_tasks`) list it: without a `state`, which each list's name says. */
+/**
+ * A task as the clock's runs (`ran`) and the state dump (`pending_tasks`) list it: without a `state`, which each list's
+ * name says.
+ */
 const taskSchema = taskOfEveryKind({});
 export type Task = z.infer<typeof taskSchema>;
 const tasksSchema = z.array(taskSchema);
@@ -134,11 +141,16 @@ const listedTaskSchema = z.discriminatedUnion('state', [
 export type ListedTask = z.infer<typeof listedTaskSchema>;
 export const listedTasksSchema = z.array(listedTaskSchema);
 
-/** A scheduled task as the admin API shows it; the domains type each subject with its kind's schema (taskSchema lists them). */
+/**
+ * A scheduled task as the admin API shows it; the domains type each subject with its kind's schema (taskSchema lists
+ * them).
+ */
 export const taskView = (task: ScheduledTask) =>
   ({ due_at: formatTimestamp(task.dueAt), label: task.label, ...task.subject }) as Task;
 
-/** GET /_localplane/tasks: the task in flight of each lane, longest running first, then the queued ones, soonest first. */
+/**
+ * GET /_localplane/tasks: the task in flight of each lane, longest running first, then the queued ones, soonest first.
+ */
 export const listedTasks = (running: readonly RunningTask[], queued: readonly ScheduledTask[]): ListedTask[] => [
   ...running.map(({ task, startedAt }) => ({
     state: 'running' as const,

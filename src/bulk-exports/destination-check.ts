@@ -23,7 +23,10 @@ function forcedFailure(failure: ValidationFailure, endpointUrl: string): string 
     case 'access_denied':
       return `An error occurred (AccessDenied) when calling the PutObject operation: ${ACCESS_DENIED_MESSAGE}`;
     case 'unknown_key_id':
-      return `An error occurred (InvalidAccessKeyId) when calling the PutObject operation: ${INVALID_ACCESS_KEY_ID_MESSAGE}`;
+      return (
+        `An error occurred (InvalidAccessKeyId) when calling the PutObject ` +
+        `operation: ${INVALID_ACCESS_KEY_ID_MESSAGE}`
+      );
     case 'invalid_endpoint':
       return `Invalid endpoint: ${endpointUrl}`;
     case 'invalid_bucket':
@@ -37,7 +40,10 @@ function validationFailed(message: string): HttpError {
   return new HttpError(400, validationFailedDetail(message));
 }
 
-/** The detail of each failure the validation knob (or `Prefer: example=<name>`) forces, for a destination at this endpoint. */
+/**
+ * The detail of each failure the validation knob (or `Prefer: example=<name>`) forces, for a destination at this
+ * endpoint.
+ */
 export function forcedFailureDetails(endpointUrl: string): Record<ValidationFailure, string> {
   return Object.fromEntries(
     VALIDATION_FAILURES.map((failure) => [failure, validationFailedDetail(forcedFailure(failure, endpointUrl))]),

@@ -26,7 +26,10 @@ export interface EncodedFile {
 export type EncoderMessage =
   { id: number; database: EncoderDatabase; request: EncodeRequest } | { id: number; close: true };
 
-/** What the worker answers to message `id`: the file (null when no rows are left, or the connection closed) or why it failed. */
+/**
+ * What the worker answers to message `id`: the file (null when no rows are left, or the connection closed) or why it
+ * failed.
+ */
 export type EncoderReply = { id: number; file: EncodedFile | null } | { id: number; error: string };
 
 export interface EncoderDatabase {
@@ -190,7 +193,10 @@ export class EncoderThread {
   }
 }
 
-/** From dist/, the worker bundled with its JavaScript packages (scripts/bundle-cli.ts); from the sources, export-worker.ts. */
+/**
+ * From dist/, the worker bundled with its JavaScript packages (scripts/bundle-cli.ts); from the sources,
+ * export-worker.ts.
+ */
 function defaultWorkerModule(): URL {
   const here = new URL(import.meta.url);
   return new URL(here.pathname.endsWith('.ts') ? './export-worker.ts' : './export-worker.bundle.cjs', here);
@@ -202,6 +208,8 @@ function defaultWorkerModule(): URL {
  */
 function sourceLoader(module: URL): URL {
   const tsx = import.meta.resolve('tsx/esm/api');
-  const code = `import { tsImport } from ${JSON.stringify(tsx)}; await tsImport(${JSON.stringify(module.href)}, ${JSON.stringify(module.href)});`;
+  const code =
+    `import { tsImport } from ${JSON.stringify(tsx)}; await ` +
+    `tsImport(${JSON.stringify(module.href)}, ${JSON.stringify(module.href)});`;
   return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
 }

@@ -443,7 +443,8 @@ function writeRecordBatch(out: StreamBuffer, n: number, columns: readonly Column
       nulls = fillOffsets(values, n, validity, scratchOffsets);
       if (scratchOffsets[n] !== textBytes || textBytes > 0x7fffffff) {
         throw new RangeError(
-          `column ${plan.columns[c]}: ${textBytes} bytes of text where the cells' lengths add up to ${scratchOffsets[n]}`,
+          `column ${plan.columns[c]}: ${textBytes} bytes of text where the cells' lengths add up ` +
+            `to ${scratchOffsets[n]}`,
         );
       }
       for (const piece of text!) {

@@ -34,7 +34,10 @@ export function runFolder(prefix: string, exportRow: ExportIds, sessionId: strin
   ].join('/');
 }
 
-/** A run's `export_path`: its project's folder, or for an export of all experiments the export's folder above every project's. */
+/**
+ * A run's `export_path`: its project's folder, or for an export of all experiments the export's folder above every
+ * project's.
+ */
 export function runExportFolder(
   prefix: string,
   exportRow: ExportIds & { session_id: string | null },

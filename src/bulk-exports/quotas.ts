@@ -4,9 +4,11 @@ import { MICROS_PER_HOUR, MICROS_PER_SECOND, type Micros } from '../shared/time.
 import type { BulkExportStore } from './store.ts';
 
 export const hourlyCreatesExceeded = (limits: Limits) =>
-  `Rate limit exceeded: a workspace may create at most ${limits.export_creates_per_hour} bulk exports per hour. Try again later.`;
+  `Rate limit exceeded: a workspace may create at most ${limits.export_creates_per_hour} bulk exports per hour. ` +
+  `Try again later.`;
 export const recurringExportsExceeded = (limits: Limits) =>
-  `Too many recurring bulk exports: a workspace may have at most ${limits.recurring_exports_per_workspace} active at once. Cancel one before creating another.`;
+  `Too many recurring bulk exports: a workspace may have at most ${limits.recurring_exports_per_workspace} active ` +
+  `at once. Cancel one before creating another.`;
 
 /**
  * The 429 of the rolling hour's creates, or null when another create fits. Retry-After says

@@ -55,7 +55,8 @@ const DESTINATION_NOT_FOUND = notFoundError('Destination', destinationNotFound(E
 export const EXPORT_NOT_FOUND = notFoundError('Bulk export', exportNotFound(EXAMPLE_ID));
 const DESTINATION_VALIDATION_FAILED = httpError(
   400,
-  'The destination failed validation: a probe object written with its key pair was refused (the validation knob forces these by name)',
+  'The destination failed validation: a probe object written with its key pair was refused (the validation knob ' +
+    'forces these by name)',
   forcedFailureDetails('https://objstore.example.com'),
 );
 const destinations = z.array(destinationResponseSchema);
@@ -172,7 +173,8 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
       const users = store.activeExportsUsing(destination.id);
       if (users.length > 0) {
         throw conflict(
-          `Bulk export destination ${destination.id} is in use by bulk export(s) ${users.join(', ')}; cancel them first`,
+          `Bulk export destination ${destination.id} is in use by bulk export(s) ${users.join(', ')}; cancel them ` +
+            `first`,
         );
       }
       store.deleteDestination(destination.id);
@@ -237,7 +239,9 @@ export function bulkExportRoutes(deps: BulkExportRouteDeps) {
           {
             'Retry-After': {
               description:
-                'With hourly_creates: the seconds (whole, rounded up) of the emulator clock until the rolling hour frees a slot, that is until the create that fills it is an hour old. Not sent when export_creates_per_hour is 0, nor with recurring_exports (only a cancel frees that slot)',
+                'With hourly_creates: the seconds (whole, rounded up) of the emulator clock until the rolling ' +
+                'hour frees a slot, that is until the create that fills it is an hour old. Not sent when ' +
+                'export_creates_per_hour is 0, nor with recurring_exports (only a cancel frees that slot)',
               schema: { type: 'integer', minimum: 1 },
             },
           },

@@ -79,7 +79,10 @@ interface PendingFile {
 }
 
 interface UploadingFile extends PendingFile {
-  /** Settles when the upload ends, with its failure or null: it never rejects, so a failure cannot go unhandled while the run waits. */
+  /**
+   * Settles when the upload ends, with its failure or null: it never rejects, so a failure cannot go unhandled while
+   * the run waits.
+   */
   outcome: Promise<unknown>;
 }
 
@@ -172,7 +175,10 @@ export class ExportRunner {
     await this.settleUploads([...this.uploads.keys()]);
   }
 
-  /** Cancels every scheduled step of the workspace's exports, waits for those in flight and for their uploads, and forgets them. */
+  /**
+   * Cancels every scheduled step of the workspace's exports, waits for those in flight and for their uploads, and
+   * forgets them.
+   */
   async stopWorkspace(tenantId: string): Promise<void> {
     const exports = this.deps.store.exports(tenantId, -1, 0);
     const runIds = exports.flatMap((exportRow) => this.deps.store.runsOf(exportRow.id).map((run) => run.id));
@@ -187,7 +193,9 @@ export class ExportRunner {
     for (const runId of runIds) this.uploads.delete(runId);
   }
 
-  /** A dispatch queued and not yet started covers every later request to dispatch: it reads the state when it starts. */
+  /**
+   * A dispatch queued and not yet started covers every later request to dispatch: it reads the state when it starts.
+   */
   private scheduleDispatch(tenantId: string, at: Micros): void {
     const queued = this.queuedDispatches.get(tenantId);
     if (queued && !queued.cancelled && queued.dueAt <= at) return;

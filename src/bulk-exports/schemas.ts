@@ -175,7 +175,10 @@ export type RunResponse = z.infer<typeof runResponseSchema>;
 
 // The work the export runner schedules, as GET /_localplane/tasks describes each task beside its label.
 const workspaceTask = { workspace_id: z.guid() };
-/** Starts what the concurrency limits allow in the workspace: waiting exports and their runs; completes exports whose runs are done. */
+/**
+ * Starts what the concurrency limits allow in the workspace: waiting exports and their runs; completes exports whose
+ * runs are done.
+ */
 export const exportDispatchTaskSchema = z.object({ kind: z.literal('export_dispatch'), ...workspaceTask });
 export const RUN_STEPS = ['start', 'next_file', 'retry', 'resume'] as const;
 export const exportRunStepTaskSchema = z.object({
@@ -183,7 +186,10 @@ export const exportRunStepTaskSchema = z.object({
   ...workspaceTask,
   bulk_export_id: z.guid(),
   run_id: z.guid(),
-  /** `start`: the run's first file; `next_file`; `retry`: after a failed attempt; `resume`: after a restart or a restore. */
+  /**
+   * `start`: the run's first file; `next_file`; `retry`: after a failed attempt; `resume`: after a restart or a
+   * restore.
+   */
   step: z.enum(RUN_STEPS),
   /** The attempt the step belongs to: 0, then 1 for the first retry, ... */
   retry_number: z.int(),

@@ -1,4 +1,7 @@
-/** An export's and an export run's statuses, as the API spells them: no zod here, so the CLI's progress line can read them without loading it. */
+/**
+ * An export's and an export run's statuses, as the API spells them: no zod here, so the CLI's progress line can read
+ * them without loading it.
+ */
 export const EXPORT_STATUSES = [
   'Cancelled',
   'Completed',

@@ -290,7 +290,8 @@ export class BulkExportStore {
       ),
       deleteDestination: prepare<[string]>('DELETE FROM bulk_export_destinations WHERE id = ?'),
       activeExportsOf: prepare<[string], { id: string }>(
-        `SELECT id FROM bulk_exports WHERE bulk_export_destination_id = ? AND status IN ${ACTIVE_EXPORT_STATUSES} ORDER BY created_at`,
+        `SELECT id FROM bulk_exports WHERE bulk_export_destination_id = ? AND status IN ${ACTIVE_EXPORT_STATUSES} ` +
+          `ORDER BY created_at`,
       ),
       export: prepare<[string, string], ExportRow>('SELECT * FROM bulk_exports WHERE id = ? AND tenant_id = ?'),
       exportById: prepare<[string], ExportRow>('SELECT * FROM bulk_exports WHERE id = ?'),
@@ -332,7 +333,8 @@ export class BulkExportStore {
         "SELECT count(*) FROM bulk_export_runs WHERE bulk_export_id = ? AND status = 'Running'",
       ).pluck(),
       waitingRuns: prepare<[string, number], ExportRunRow>(
-        "SELECT * FROM bulk_export_runs WHERE bulk_export_id = ? AND status = 'Created' ORDER BY start_time, rowid LIMIT ?",
+        "SELECT * FROM bulk_export_runs WHERE bulk_export_id = ? AND status = 'Created' ORDER BY start_time, " +
+          'rowid LIMIT ?',
       ),
       runTotals: prepare<[string], RunTotals>(
         `SELECT count(*) AS total, count(*) FILTER (WHERE status NOT IN ('Created', 'Running')) AS done, coalesce(sum(rows_written), 0) AS rowsWritten
@@ -398,7 +400,10 @@ export class BulkExportStore {
     return this.statements.dispatchable.all({ tenant: tenantId, waiting: concurrentExports });
   }
   /** Exports the workspace created itself (not recurring children) in (from, to]. */
-  /** When the workspace made the `rank`-th newest of its creates (not the children a recurring export spawns) in (from, to]; null when it made fewer. */
+  /**
+   * When the workspace made the `rank`-th newest of its creates (not the children a recurring export spawns) in (from,
+   * to]; null when it made fewer.
+   */
   nthNewestCreateBetween(tenantId: string, from: Micros, to: Micros, rank: number): Micros | null {
     return this.statements.nthNewestCreateBetween.get(tenantId, from, to, rank - 1) ?? null;
   }

@@ -80,7 +80,8 @@ export class InstanceClient {
       });
     } catch (error) {
       throw new InstanceError(
-        `cannot reach localplane at ${this.baseUrl} (${(error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message})`,
+        `cannot reach localplane at ${this.baseUrl} ` +
+          `(${(error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message})`,
       );
     }
     const text = await response.text();

@@ -27,7 +27,10 @@ const POLL_MS = 100;
 /** An instance the demo starts for itself and stops when done. */
 export interface DemoInstance {
   apiUrl: string;
-  /** The objstore's plain-file view, a folder per bucket; null without one (the files then come through the S3 API, as with `url`). */
+  /**
+   * The objstore's plain-file view, a folder per bucket; null without one (the files then come through the S3 API, as
+   * with `url`).
+   */
   filesDir: string | null;
   stop(): Promise<void>;
 }
@@ -36,7 +39,8 @@ export type DemoOptions = DemoSettings &
   (
     | { /** A running instance's API base URL. */ url: string }
     | {
-        /** Starts the instance the demo runs against (the CLI's: in process, on free ports, in its own temp dir). */ start: () => Promise<DemoInstance>;
+        /** Starts the instance the demo runs against (the CLI's: in process, on free ports, in its own temp dir). */
+        start: () => Promise<DemoInstance>;
       }
   );
 
@@ -80,7 +84,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       `/api/v1/bulk-exports/destinations/${await createDestination(api, fixtures, CREATE_ONLY_KEY)}`,
     );
     print(
-      `destination ${destinationId}: bucket ${BUCKET}, prefix ${PREFIX}, key ${EXPORT_KEY} (validated by a probe under ${PREFIX}/tmp/)\n`,
+      `destination ${destinationId}: bucket ${BUCKET}, prefix ${PREFIX}, key ${EXPORT_KEY} (validated by a probe ` +
+        `under ${PREFIX}/tmp/)\n`,
     );
 
     const window = exportWindow(project);
@@ -93,7 +98,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       compression: 'snappy',
     });
     print(
-      `export ${created.id}: ${workspace.name} / ${project.name}, ${project.run_count.toLocaleString('en-US')} runs, ${window.start} to ${window.end}, v2_beta, snappy\n`,
+      `export ${created.id}: ${workspace.name} / ${project.name}, ${project.run_count.toLocaleString('en-US')} ` +
+        `runs, ${window.start} to ${window.end}, v2_beta, snappy\n`,
     );
     const { frozen } = await admin.call<{ frozen: boolean }>('GET', '/_localplane/clock');
     if (frozen) {
@@ -103,7 +109,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     }
     const ended = await awaitExport(api, created.id, options.progress);
     print(
-      `export ${created.id} ${ended.status}: runs ${ended.runsDone}/${ended.runsTotal}, ${ended.rowsWritten.toLocaleString('en-US')} rows written\n`,
+      `export ${created.id} ${ended.status}: ` +
+        `runs ${ended.runsDone}/${ended.runsTotal}, ${ended.rowsWritten.toLocaleString('en-US')} rows written\n`,
     );
     if (ended.status !== 'Completed')
       throw new InstanceError(
@@ -136,7 +143,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     print(section('BigQuery: an external table over the same files', bigQueryDdl(location)));
     print(
       section(
-        `ClickHouse: the same files through s3(), from the objstore${instance ? ' (while an instance serves them)' : ''}`,
+        `ClickHouse: the same files through s3(), from the ` +
+          `objstore${instance ? ' (while an instance serves them)' : ''}`,
         clickHouseQuery(location),
       ),
     );
@@ -204,7 +212,8 @@ async function queryExport(
     const matched = globbed.rows.map((row) => String(row[0]).slice(prefixFolder.length + 1));
     print(section(`Files under ${PREFIX}/: the export_id=* glob skips tmp/`, formatTable(filesByFolder(all, matched))));
     print(
-      `\nDuckDB: CREATE VIEW runs AS SELECT * FROM read_parquet('${exportGlob('<prefix>')}', hive_partitioning = true)\n`,
+      `\nDuckDB: CREATE VIEW runs AS SELECT * FROM read_parquet('${exportGlob('<prefix>')}', hive_partitioning = ` +
+        `true)\n`,
     );
 
     const tables: Record<string, ResultTable> = {};

@@ -40,7 +40,10 @@ export function copyFolder(from: string, to: string): void {
   cpSync(from, to, { recursive: true });
 }
 
-/** An S3 client of the objstore with one of the instance's fixture keys (the SDK loaded only then: it takes a tenth of a second). */
+/**
+ * An S3 client of the objstore with one of the instance's fixture keys (the SDK loaded only then: it takes a tenth of a
+ * second).
+ */
 export async function objstoreClient(fixtures: FixturesView, accessKeyId: string): Promise<S3Client> {
   const key = fixtureKey(fixtures, accessKeyId);
   const { S3Client } = await import('@aws-sdk/client-s3');

@@ -35,7 +35,8 @@ export async function runQuery(options: QueryOptions): Promise<ResultTable> {
 async function queryFolder(folder: string, sql: string, exportId?: string): Promise<ResultTable> {
   if (!hasExportFiles(folder, exportId)) {
     throw new QueryError(
-      `no export files${exportId === undefined ? '' : ` of export ${exportId}`} in ${folder}: run localplane demo first, or name them with --dir or --url`,
+      `no export files${exportId === undefined ? '' : ` of export ${exportId}`} in ${folder}: run localplane demo ` +
+        `first, or name them with --dir or --url`,
     );
   }
   const session = await WarehouseSession.open(folder, exportId);

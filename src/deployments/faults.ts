@@ -10,7 +10,9 @@ export const revisionFaultRequest = z.object({
   /** Only revisions of this deployment; omitted, the next revisions of any deployment. */
   deployment_id: z.guid().nullish(),
   count: z.int().min(1).default(1),
-  /** The line the revision's logs end with (the build error of a BUILD_FAILED, say); omitted, a stock line of the stage. */
+  /**
+   * The line the revision's logs end with (the build error of a BUILD_FAILED, say); omitted, a stock line of the stage.
+   */
   message: z.string().min(1).max(2000).nullish(),
 });
 export type RevisionFaultRequest = z.output<typeof revisionFaultRequest>;
@@ -22,7 +24,10 @@ export interface RevisionFault {
   message: string | null;
 }
 
-/** The deployment knob "make the next revision fail (or be skipped)": armed by the admin API, taken by each new revision. */
+/**
+ * The deployment knob "make the next revision fail (or be skipped)": armed by the admin API, taken by each new
+ * revision.
+ */
 export class RevisionFaults {
   private readonly rules = new CountedRules<RevisionFaultRequest>();
 

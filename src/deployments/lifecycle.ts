@@ -44,7 +44,10 @@ export class RevisionLifecycle {
 
   constructor(private readonly deps: RevisionLifecycleDeps) {}
 
-  /** A revision was just created (E9, E7, POST .../revisions, redeploy); the store has already interrupted the ones it supersedes. */
+  /**
+   * A revision was just created (E9, E7, POST .../revisions, redeploy); the store has already interrupted the ones it
+   * supersedes.
+   */
   started(revision: RevisionRow): void {
     this.stop(revision.deployment_id);
     const fault = this.deps.faults.take(revision.deployment_id);
@@ -62,7 +65,9 @@ export class RevisionLifecycle {
     }
   }
 
-  /** The knob: puts a revision in any status, with what reaching it implies; an in-progress status goes on from there. */
+  /**
+   * The knob: puts a revision in any status, with what reaching it implies; an in-progress status goes on from there.
+   */
   setStatus(revision: RevisionRow, status: RevisionStatus): void {
     this.steps.get(revision.id)?.task.cancel();
     this.steps.delete(revision.id);
@@ -115,7 +120,10 @@ export class RevisionLifecycle {
     this.steps.set(revision.id, { deploymentId: revision.deployment_id, task });
   }
 
-  /** Where a revision goes at the end of a step: the next status, or the ending its fault forces there (with the fault's words). */
+  /**
+   * Where a revision goes at the end of a step: the next status, or the ending its fault forces there (with the fault's
+   * words).
+   */
   private endOfStep(revisionId: string, step: RevisionStepStatus): { status: RevisionStatus; detail: string | null } {
     const fault = this.faults.get(revisionId);
     const ending = fault && FORCED_ENDINGS[fault.stage].step === step ? FORCED_ENDINGS[fault.stage] : null;

@@ -6,7 +6,8 @@ import type { DeploymentStore, ListenerRow } from './store.ts';
 
 export const listenerNotFound = (id: string) => `Listener ID ${id} not found.`;
 export const listenersRefused = (tenantId: string) =>
-  `Listeners cannot be created for the service workspace ID '${tenantId}'. Creating listeners is only allowed for the service organizations with self-hosted enterprise plans.`;
+  `Listeners cannot be created for the service workspace ID '${tenantId}'. Creating listeners is only allowed for ` +
+  `the service organizations with self-hosted enterprise plans.`;
 export const duplicateListener = (tenantId: string, computeId: string) =>
   `Listener for the service workspace ID '${tenantId}' and compute ID '${computeId}' already exists.`;
 export const listenerInUse = (id: string, deploymentIds: readonly string[]) =>

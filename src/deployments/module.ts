@@ -55,7 +55,10 @@ export interface DeploymentModuleDeps {
   objstoreEndpoint: () => Promise<string>;
 }
 
-/** Deployments, listeners and OAuth providers: their store, the revision lifecycle and deletions, their faults, routes, knobs and state parts. */
+/**
+ * Deployments, listeners and OAuth providers: their store, the revision lifecycle and deletions, their faults, routes,
+ * knobs and state parts.
+ */
 export function deploymentsModule(core: InstanceCore, deps: DeploymentModuleDeps) {
   const { db, scheduler, clock, ids, limits } = core;
   const store = new DeploymentStore(db);

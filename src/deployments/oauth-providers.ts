@@ -7,7 +7,8 @@ import type { DeploymentStore, OAuthProviderRow } from './store.ts';
 export const providerNotFound = (providerId: string) => `OAuth provider ${providerId} not found.`;
 export const duplicateProvider = (providerId: string) => `OAuth provider ${providerId} already exists.`;
 export const discoveryFailed = (url: string) =>
-  `Failed to discover OAuth metadata for MCP server ${url}: no OAuth authorization server metadata was found at the server.`;
+  `Failed to discover OAuth metadata for MCP server ${url}: no OAuth authorization server metadata was found at the ` +
+  `server.`;
 
 interface ProviderContext {
   tenantId: string;
@@ -21,7 +22,10 @@ export function findProvider(store: DeploymentStore, tenantId: string, providerI
   return provider;
 }
 
-/** The fields every new provider has: its ids, its organization, its times; provider_id is unique in the workspace (409). */
+/**
+ * The fields every new provider has: its ids, its organization, its times; provider_id is unique in the workspace
+ * (409).
+ */
 function providerBase(store: DeploymentStore, providerId: string, context: ProviderContext) {
   if (store.provider(context.tenantId, providerId)) throw conflict(duplicateProvider(providerId));
   return {

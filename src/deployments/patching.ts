@@ -23,7 +23,8 @@ const cannotChange = (field: string) => badRequest(`${field} cannot be changed o
 /**
  * E7. A non-null source_revision_config field, non-null secrets or a changed resource_spec
  * make a new revision (from the latest one's config), as POST .../revisions always does; the
- * other source_config fields change in place; name, source, integration_id, repo_url, deployment_type and listener_id are fixed.
+ * other source_config fields change in place; name, source, integration_id, repo_url, deployment_type and listener_id
+ * are fixed.
  */
 export function applyPatch(
   current: DeploymentView,

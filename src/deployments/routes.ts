@@ -82,11 +82,16 @@ const REVISION_NOT_FOUND = httpError(404, 'The deployment or the revision does n
 const SOURCE_CONFIGURATION_ERROR = 'Source configuration error: image_uri is required for source external_container.';
 const beingDeleted = (id: string) => `Deployment ID ${id} is being deleted.`;
 const BEING_DELETED = httpError(409, 'The deployment is AWAITING_DELETE', { being_deleted: beingDeleted(EXAMPLE_ID) });
-const NOT_UPLOADED_EXAMPLE = `Source configuration error: source_tarball_path ${EXAMPLE_ID}/${EXAMPLE_ID}/${EXAMPLE_ID}.tar.gz was never uploaded.`;
+const NOT_UPLOADED_EXAMPLE =
+  `Source configuration error: ` +
+  `source_tarball_path ${EXAMPLE_ID}/${EXAMPLE_ID}/${EXAMPLE_ID}.tar.gz was never uploaded.`;
 const PUSH_TOKEN_SOURCE = 'internal_container';
 const pushTokenRefused = `push token is only available for '${PUSH_TOKEN_SOURCE}' source deployments`;
 const uploadUrlRefused = "upload url is not available for 'external_container' source deployments";
-/** Where push tokens let a client push its image: a registry host of the emulated service, one repository per deployment. */
+/**
+ * Where push tokens let a client push its image: a registry host of the emulated service, one repository per
+ * deployment.
+ */
 const REGISTRY_HOST = 'registry.localplane.test';
 const PUSH_TOKEN_HOURS = 1;
 
@@ -103,7 +108,10 @@ function findRevisionIn(store: DeploymentStore, deploymentId: string, id: string
   return revision;
 }
 
-/** An app of the deployment family: every route needs a workspace's API key (and X-Tenant-Id, when sent, names that workspace). */
+/**
+ * An app of the deployment family: every route needs a workspace's API key (and X-Tenant-Id, when sent, names that
+ * workspace).
+ */
 export function workspaceApp(tag: string, deps: DeploymentRouteDeps) {
   return new OpenApiHono<{ Variables: AuthVariables }>(tag).guard(WORKSPACE_AUTH, requireWorkspace(deps.workspaces));
 }
@@ -128,7 +136,10 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
     if (config?.source_tarball_path) await deps.sourceUploads.checkUploaded(tenantId, config.source_tarball_path);
   };
 
-  /** PATCH, or POST revisions (`alwaysNewRevision`): the tarball check is the only await, so nothing runs between the read and the write. */
+  /**
+   * PATCH, or POST revisions (`alwaysNewRevision`): the tarball check is the only await, so nothing runs between the
+   * read and the write.
+   */
   const patchDeployment = async (
     tenantId: string,
     id: string,
@@ -232,7 +243,8 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
       method: 'delete',
       path: '/:deployment_id',
       summary:
-        'Delete a deployment (and, if asked, its tracing project): at once, or AWAITING_DELETE first (deployment_deletion_seconds)',
+        'Delete a deployment (and, if asked, its tracing project): at once, or AWAITING_DELETE first ' +
+        '(deployment_deletion_seconds)',
       params: deploymentIdParams,
       query: deleteDeploymentQuery,
       response: { status: 204, description: 'Deleted' },
@@ -412,7 +424,10 @@ export function deploymentRoutes(deps: DeploymentWriteDeps) {
   return app;
 }
 
-/** /v1/projects: the build and deploy logs of revisions, as the hosted CLI reads them (`project_id` is the deployment id). */
+/**
+ * /v1/projects: the build and deploy logs of revisions, as the hosted CLI reads them (`project_id` is the deployment
+ * id).
+ */
 export function projectLogRoutes(deps: DeploymentRouteDeps) {
   const { store } = deps;
   const app = workspaceApp('deployments', deps);

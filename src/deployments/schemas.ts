@@ -298,7 +298,10 @@ export const codehostRepositorySchema = z.object({
 });
 export type CodehostRepository = z.infer<typeof codehostRepositorySchema>;
 
-/** The statuses a revision reached, oldest first, each with the emulator-clock time it reached it (the times its logs give). */
+/**
+ * The statuses a revision reached, oldest first, each with the emulator-clock time it reached it (the times its logs
+ * give).
+ */
 export const revisionHistorySchema = z.array(
   z.object({
     status: z.enum(REVISION_STATUSES),

@@ -43,7 +43,8 @@ const TARBALL_NAME = new RegExp(`^${UUID_SOURCE}\\.tar\\.gz$`);
 
 const notUploaded = (path: string) =>
   badRequest(
-    `Source configuration error: source_tarball_path ${path} was never uploaded. Request an upload URL with POST /v2/deployments/{deployment_id}/upload-url, PUT the tarball to it, then pass its object_path.`,
+    `Source configuration error: source_tarball_path ${path} was never uploaded. Request an upload URL with POST ` +
+      `/v2/deployments/{deployment_id}/upload-url, PUT the tarball to it, then pass its object_path.`,
   );
 
 /** upload-url: presigned PUT URLs into the embedded objstore, and the check that a revision's tarball is there. */

@@ -332,7 +332,8 @@ export class DeploymentStore {
         'SELECT * FROM listeners WHERE tenant_id = ? AND compute_id = ?',
       ),
       listenerUsers: prepare<[string, string], { id: string }>(
-        "SELECT id FROM deployments WHERE tenant_id = ? AND json_extract(source_config, '$.listener_id') = ? ORDER BY created_at, id",
+        "SELECT id FROM deployments WHERE tenant_id = ? AND json_extract(source_config, '$.listener_id') = ? " +
+          'ORDER BY created_at, id',
       ),
       mcpServerFixture: prepare<[string], OAuthProviderRow>(
         'SELECT * FROM seed.oauth_providers WHERE mcp_server_url = ? ORDER BY created_at, id LIMIT 1',
@@ -345,7 +346,8 @@ export class DeploymentStore {
         'SELECT * FROM deployment_revisions WHERE deployment_id = ? AND id = ?',
       ),
       revisionsInProgress: prepare<string[], RevisionRow>(
-        `SELECT * FROM deployment_revisions WHERE status IN (${placeholders(REVISION_STEP_STATUSES)}) ORDER BY created_at, id`,
+        `SELECT * FROM deployment_revisions WHERE status IN (${placeholders(REVISION_STEP_STATUSES)}) ORDER BY ` +
+          `created_at, id`,
       ),
       deploymentById: prepare<[string], DeploymentView>(`${DEPLOYMENT_VIEW} WHERE d.id = ?`),
       revisionEvents: prepare<[string], RevisionEventRow>(
@@ -410,7 +412,8 @@ export class DeploymentStore {
   delete(deployment: DeploymentRow, options: { deleteTracingProject: boolean }): void {
     this.db.transaction(() => {
       this.prepared(
-        'DELETE FROM deployment_revision_events WHERE revision_id IN (SELECT id FROM deployment_revisions WHERE deployment_id = ?)',
+        'DELETE FROM deployment_revision_events WHERE revision_id IN (SELECT id FROM deployment_revisions WHERE ' +
+          'deployment_id = ?)',
       ).run(deployment.id);
       this.prepared('DELETE FROM deployment_revisions WHERE deployment_id = ?').run(deployment.id);
       this.prepared('DELETE FROM deployment_deletions WHERE deployment_id = ?').run(deployment.id);
@@ -447,7 +450,9 @@ export class DeploymentStore {
     this.prepared('UPDATE deployments SET status = ?, updated_at = ? WHERE id = ?').run(status, now, id);
   }
 
-  /** A deletion that takes time: the deployment AWAITING_DELETE until `dueAt`, its revisions in progress INTERRUPTED. */
+  /**
+   * A deletion that takes time: the deployment AWAITING_DELETE until `dueAt`, its revisions in progress INTERRUPTED.
+   */
   startDeletion(
     deployment: DeploymentRow,
     dueAt: Micros,
@@ -476,7 +481,9 @@ export class DeploymentStore {
     return this.statements.deletions.all();
   }
 
-  /** The statuses a revision reached since it was created here, in order (none for a seeded revision before it moved). */
+  /**
+   * The statuses a revision reached since it was created here, in order (none for a seeded revision before it moved).
+   */
   revisionEvents(revisionId: string): RevisionEventRow[] {
     return this.statements.revisionEvents.all(revisionId);
   }
@@ -580,7 +587,8 @@ export class DeploymentStore {
   }
   updateListener(row: ListenerRow): void {
     this.prepared(
-      'UPDATE listeners SET compute_config = @compute_config, version = @version, updated_at = @updated_at WHERE id = @id',
+      'UPDATE listeners SET compute_config = @compute_config, version = @version, updated_at = @updated_at WHERE id ' +
+        '= @id',
     ).run(row);
   }
   deleteListener(id: string): void {
@@ -630,7 +638,9 @@ export class DeploymentStore {
   /** One page of a deployment's revisions, newest first, optionally of some statuses only. */
   revisions(deploymentId: string, query: RevisionsQuery): RevisionRow[] {
     const statuses = query.status?.length ? query.status : null;
-    const sql = `SELECT * FROM deployment_revisions WHERE deployment_id = ?${statuses ? ` AND status IN (${placeholders(statuses)})` : ''}
+    const sql = `SELECT * FROM deployment_revisions WHERE deployment_id = ?${
+      statuses ? ` AND status IN ` + `(${placeholders(statuses)})` : ''
+    }
       ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`;
     return this.prepared<unknown[], RevisionRow>(sql).all(deploymentId, ...(statuses ?? []), query.limit, query.offset);
   }

@@ -91,7 +91,10 @@ export function checkAllowedEndpoints(allowed: readonly string[]): void {
   }
 }
 
-/** Where destinations may send besides the embedded objstore, so that a page or a snapshot naming any other host cannot make localplane a client of the user's network. */
+/**
+ * Where destinations may send besides the embedded objstore, so that a page or a snapshot naming any other host cannot
+ * make localplane a client of the user's network.
+ */
 export interface EndpointReach {
   /** `host[:port]` entries (a host alone: any port) a destination may name besides loopback. */
   allowed?: readonly string[];
@@ -99,7 +102,10 @@ export interface EndpointReach {
   boundHost?: string;
 }
 
-/** Throws, before anything is sent, for a resolved endpoint outside the reach: loopback, the bound host and the allowed entries. */
+/**
+ * Throws, before anything is sent, for a resolved endpoint outside the reach: loopback, the bound host and the allowed
+ * entries.
+ */
 export function endpointReachCheck(reach: EndpointReach): (endpointUrl: string) => void {
   const allowed = new Set(
     [...(reach.allowed ?? []), ...(reach.boundHost ? [reach.boundHost] : [])].map((entry) => entry.toLowerCase()),
@@ -109,7 +115,8 @@ export function endpointReachCheck(reach: EndpointReach): (endpointUrl: string) 
     if (isLoopbackName(url.hostname) || allowed.has(url.hostname.toLowerCase()) || allowed.has(url.host.toLowerCase()))
       return;
     throw new ObjstoreError(
-      `Invalid endpoint: ${endpointUrl}: localplane sends only to loopback, its own objstore and the production endpoints it serves; ` +
+      `Invalid endpoint: ${endpointUrl}: localplane sends only to loopback, its own objstore and the production ` +
+        `endpoints it serves; ` +
         `start it with --allow-endpoints ${url.host} (LOCALPLANE_ALLOW_ENDPOINTS) to send there`,
       'InvalidEndpoint',
     );

@@ -13,7 +13,10 @@ function maskAuthorization(value: string): string {
     : MASKED_SECRET_VALUE;
 }
 
-/** A header's value as the journal shows it (`name` in lower case): whole when its name is secret, else its secret query parameters. */
+/**
+ * A header's value as the journal shows it (`name` in lower case): whole when its name is secret, else its secret query
+ * parameters.
+ */
 export const maskedHeaderValue = (name: string, value: string) =>
   name === 'authorization'
     ? maskAuthorization(value)
@@ -52,7 +55,9 @@ export function decodedComponent(text: string): string {
   }
 }
 
-/** A listed secret name at the end of a longer one (`xsignature=`): the texts were searched for these before the rule. */
+/**
+ * A listed secret name at the end of a longer one (`xsignature=`): the texts were searched for these before the rule.
+ */
 const LISTED_NAME_AT_END = new RegExp(`(?:${[...SECRET_NAMES].join('|')})$`, 'i');
 /** A name found in a text (`name=` or `name:`) as sent: secret by its words, decoded, or ending in a listed name. */
 const isSecretInText = (name: string) => isSecretName(decodedComponent(name)) || LISTED_NAME_AT_END.test(name);
@@ -61,7 +66,10 @@ const TEXT_TYPE = /^(text\/|application\/(json|xml|x-www-form-urlencoded|problem
 export const JSON_TYPE = /^application\/([^;]*\+)?json\b/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The text of a body, null when binary (by its content type, if given, or its bytes). The first bytes of a longer body may end inside a character. */
+/**
+ * The text of a body, null when binary (by its content type, if given, or its bytes). The first bytes of a longer body
+ * may end inside a character.
+ */
 export function decodeText(bytes: Uint8Array, contentType: string | null, whole: boolean): string | null {
   if (contentType !== null && !TEXT_TYPE.test(contentType)) return null;
   try {
@@ -80,7 +88,10 @@ function lastCharacterEnd(bytes: Uint8Array): number {
   return start + length <= bytes.length ? bytes.length : start;
 }
 
-/** JSON text masked, at any depth (jsonText, not JSON.stringify, which runs out of stack on deep JSON); null when the text is not JSON. */
+/**
+ * JSON text masked, at any depth (jsonText, not JSON.stringify, which runs out of stack on deep JSON); null when the
+ * text is not JSON.
+ */
 function maskedJson(text: string, mask: (value: unknown) => unknown): string | null {
   let value: unknown;
   try {

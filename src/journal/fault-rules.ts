@@ -78,7 +78,8 @@ export const faultAction = z
       ctx.addIssue(
         customIssue(
           'value_error',
-          `an action has exactly one of ${ACTION_KINDS.join(', ')}; got ${given.length === 0 ? 'none' : given.join(', ')}`,
+          `an action has exactly one of ${ACTION_KINDS.join(', ')}; ` +
+            `got ${given.length === 0 ? 'none' : given.join(', ')}`,
         ),
       );
     }
@@ -160,7 +161,8 @@ function refusals({ match, action }: FaultRuleRequest, workspaceExists: (id: str
       detail(
         ['match', 'path'],
         match.path,
-        "the harness's own paths (/_localplane, /docs, /ui, /openapi.json) are never faulted: this rule would never fire",
+        "the harness's own paths (/_localplane, /docs, /ui, /openapi.json) are never faulted: this rule would never " +
+          'fire',
       ),
     );
   }

@@ -68,7 +68,10 @@ export const journalQuery = z.strictObject({
   ...queryFilterFields,
 });
 
-/** The filter as query parameters of GET /_localplane/requests/stream: it sends every matching entry in the order they are recorded. */
+/**
+ * The filter as query parameters of GET /_localplane/requests/stream: it sends every matching entry in the order they
+ * are recorded.
+ */
 export const journalStreamQuery = z.strictObject({ since: sinceText.optional(), ...queryFilterFields });
 
 /** The filter as the JSON body of POST /_localplane/requests/find (and `lp.requests.*`). */
@@ -95,7 +98,10 @@ export type JournalFilter = z.output<typeof journalFind>;
 /** What callers of the programmatic API write. */
 export type JournalFilterInput = z.input<typeof journalFind>;
 
-/** A journalled request as the filters read it: what was recorded with it, its bodies' text and its entry (made when a filter reads the headers). */
+/**
+ * A journalled request as the filters read it: what was recorded with it, its bodies' text and its entry (made when a
+ * filter reads the headers).
+ */
 export interface FilterableEntry extends MatchableRequest {
   readonly id: number;
   /** `entry.time` in emulator microseconds. */

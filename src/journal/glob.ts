@@ -27,7 +27,10 @@ const NO_ROOM = -1;
 /** The dead state (no glob position left, so nothing after it matches) and the start state. */
 const DEAD = 0;
 const START = 1;
-/** A waiting state is searched ahead once it has held for this many characters (a shorter wait costs less read than searched). */
+/**
+ * A waiting state is searched ahead once it has held for this many characters (a shorter wait costs less read than
+ * searched).
+ */
 const SEARCH_AFTER_HELD = 16;
 
 /**
@@ -83,7 +86,10 @@ class GlobAutomaton {
   /** Per state: 1 when it waits. */
   private waiting = new Uint8Array(0);
   private ids = new Map<string, number>();
-  /** Per text slot, while a path is read: where that text next occurs (the path's length if nowhere), -1 before a search. */
+  /**
+   * Per text slot, while a path is read: where that text next occurs (the path's length if nowhere), -1 before a
+   * search.
+   */
   private readonly nextOccurrence: Int32Array;
 
   constructor(items: readonly number[]) {
@@ -162,7 +168,10 @@ class GlobAutomaton {
     return this.accepting[state]!;
   }
 
-  /** Whether the rest of the path from `at` on takes the glob from this set to its end, a set step a character (no state made). */
+  /**
+   * Whether the rest of the path from `at` on takes the glob from this set to its end, a set step a character (no state
+   * made).
+   */
   private matchesAfter(set: Uint32Array, path: string, at: number): boolean {
     let current = set;
     let next = this.emptySet();

@@ -6,7 +6,9 @@ import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter
 
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 
-/** What is known of a request when it is recorded, and all that the cheap filters read (`target`: null for the API's). */
+/**
+ * What is known of a request when it is recorded, and all that the cheap filters read (`target`: null for the API's).
+ */
 export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'workspace_id'> & {
   target: ObjstoreTarget | null;
 };

@@ -9,11 +9,17 @@ const HARNESS_FOLDERS = ['/_localplane', '/docs', '/ui'];
 const HARNESS_PATHS = new Set(['/openapi.json', ...HARNESS_FOLDERS]);
 const HARNESS_PREFIXES = HARNESS_FOLDERS.map((folder) => `${folder}/`);
 
-/** The harness's own paths, never journalled or faulted: the admin API, the API's description (/openapi.json, /docs) and the dashboard (/ui). */
+/**
+ * The harness's own paths, never journalled or faulted: the admin API, the API's description (/openapi.json, /docs) and
+ * the dashboard (/ui).
+ */
 export const isHarnessPath = (path: string) =>
   HARNESS_PATHS.has(path) || HARNESS_PREFIXES.some((prefix) => path.startsWith(prefix));
 
-/** Whether every path a glob matches is the harness's own: its text before any wildcard is a harness path, and ends in `/` when a wildcard follows. */
+/**
+ * Whether every path a glob matches is the harness's own: its text before any wildcard is a harness path, and ends in
+ * `/` when a wildcard follows.
+ */
 export function onlyHarnessPaths(glob: string): boolean {
   const [literal = ''] = glob.split('*');
   return (literal === glob || literal.endsWith('/')) && isHarnessPath(literal);

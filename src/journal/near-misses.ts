@@ -13,7 +13,10 @@ export const nearMissesQuery = z.strictObject({
   limit: queryInteger({ min: 1, max: MAX_NEAR_MISSES }).optional(),
 });
 
-/** The journalled requests no rule acted on, oldest first, each beside the rule closest to matching it; none while there are no rules. */
+/**
+ * The journalled requests no rule acted on, oldest first, each beside the rule closest to matching it; none while there
+ * are no rules.
+ */
 export function nearMisses(
   journal: RequestJournal,
   faultRules: FaultRules,

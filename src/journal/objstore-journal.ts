@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import type { RequestJournal } from './journal.ts';
 
-/** GET /_localplane/objstore/journal: the objstore's requests in their older shape (camel case, S3 details only, no bodies). */
+/**
+ * GET /_localplane/objstore/journal: the objstore's requests in their older shape (camel case, S3 details only, no
+ * bodies).
+ */
 export const objstoreJournalSchema = z.array(
   z.object({
     /** When the request arrived, on the wall clock. */

@@ -54,7 +54,10 @@ const arrivalNow = (clock: Pick<Clock, 'now'>): Arrival => ({
 
 const STATUS_COLOURS: Readonly<Record<number, number>> = { 2: 32, 3: 36, 4: 33, 5: 31 };
 
-/** `[objstore ]METHOD /path STATUS Nms`: the path without its query, which may hold presigned signatures, control characters escaped. */
+/**
+ * `[objstore ]METHOD /path STATUS Nms`: the path without its query, which may hold presigned signatures, control
+ * characters escaped.
+ */
 export function requestLogLine(
   entry: Pick<JournalEntry, 'source' | 'method' | 'path' | 'status' | 'duration_ms'>,
   colour: boolean,
@@ -112,7 +115,10 @@ export class RequestObserver {
     return sleep(ms, true, { ref: false, signal: this.stopping.signal }).catch(() => false);
   }
 
-  /** Journals and logs a request: what the log and the journal's filters read at once, the rest made from `parts` only when the journal is read. */
+  /**
+   * Journals and logs a request: what the log and the journal's filters read at once, the rest made from `parts` only
+   * when the journal is read.
+   */
   private record(arrival: Arrival, summary: EntrySummary, parts: RecordedParts): void {
     this.deps.journal.record(arrival.micros, summary, arrival.faultRuleId, parts);
     this.deps.requestLog?.(requestLogLine({ ...summary, duration_ms: parts.duration_ms }, this.deps.colour));
@@ -124,7 +130,10 @@ export class RequestObserver {
     return fired?.effect ?? null;
   }
 
-  /** Hono middleware for the API (the harness's own paths and the dashboard's in-process calls are neither journalled nor faulted). */
+  /**
+   * Hono middleware for the API (the harness's own paths and the dashboard's in-process calls are neither journalled
+   * nor faulted).
+   */
   api(): MiddlewareHandler<{ Variables: Partial<AuthVariables>; Bindings: Partial<HttpBindings> }> {
     return async (c, next) => {
       const incoming = c.env?.incoming;

@@ -17,7 +17,10 @@ export interface RequestsApi {
   list(filter?: JournalFilterInput): JournalEntry[];
   /** The entries a filter matches (WireMock's findAll). */
   find(filter: JournalFilterInput): JournalEntry[];
-  /** How many entries match, e.g. to verify a client called an endpoint once: `count({ method: 'POST', path: '/api/v1/bulk-exports' })`. */
+  /**
+   * How many entries match, e.g. to verify a client called an endpoint once: `count({ method: 'POST', path:
+   * '/api/v1/bulk-exports' })`.
+   */
   count(filter?: JournalFilterInput): number;
   /** One entry by its sequence id (GET /requests/{request_id}); undefined when the journal no longer holds it. */
   get(id: number): JournalEntry | undefined;
@@ -33,7 +36,10 @@ export interface FaultRulesApi {
   /** False when there is no such rule. */
   remove(id: string): boolean;
   clear(): void;
-  /** The journalled requests no rule acted on, each beside the rule closest to matching it (GET /fault-rules/near-misses). */
+  /**
+   * The journalled requests no rule acted on, each beside the rule closest to matching it (GET
+   * /fault-rules/near-misses).
+   */
   nearMisses(options?: NearMissesOptions): NearMisses;
 }
 

@@ -32,7 +32,14 @@ export interface JournalRouteDeps {
 
 const TOO_MANY_STREAMS = `At most ${MAX_JOURNAL_STREAMS} journal streams are open at once: close one and try again`;
 
-const STREAM_DESCRIPTION = `Server-sent events: each journal entry matching the filter as it is recorded, as \`id: <sequence id>\`, \`event: request\`, \`data: <the entry as GET /requests gives it>\`. \`since\` (or the Last-Event-ID header a reconnecting client sends, which wins) sends the entries after it first; without either the stream starts with the next entry. After a reset (ids from 1 again) an \`event: reset\` with \`id: 0\`. A comment line every ${JOURNAL_STREAM_HEARTBEAT_MS / 1000} s while idle. At most ${MAX_JOURNAL_STREAMS} streams at once.`;
+const STREAM_DESCRIPTION =
+  `Server-sent events: each journal entry matching the filter as it is recorded, as ` +
+  `\`id: <sequence id>\`, \`event: request\`, \`data: <the entry as GET /requests gives ` +
+  `it>\`. \`since\` (or the Last-Event-ID header a reconnecting client sends, which ` +
+  `wins) sends the entries after it first; without either the stream starts with the ` +
+  `next entry. After a reset (ids from 1 again) an \`event: reset\` with \`id: 0\`. A ` +
+  `comment line every ${JOURNAL_STREAM_HEARTBEAT_MS / 1000} s while idle. At ` +
+  `most ${MAX_JOURNAL_STREAMS} streams at once.`;
 
 const requestParams = z.object({ request_id: queryInteger({ min: 1 }) });
 
@@ -171,8 +178,13 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
       method: 'get',
       path: '/fault-rules/near-misses',
       summary:
-        'Journalled requests no fault rule acted on, each beside the rule closest to matching it and the fields it missed',
-      description: `WireMock's near misses: for a rule that never fires, which of its match fields the requests missed (a path glob against the path as sent and as decoded). Oldest first, after \`since\` (a sequence id), at most \`limit\` (default ${DEFAULT_NEAR_MISSES}, at most ${MAX_NEAR_MISSES}); none while there are no rules.`,
+        'Journalled requests no fault rule acted on, each beside the rule closest to matching it and the fields it ' +
+        'missed',
+      description:
+        `WireMock's near misses: for a rule that never fires, which of its match fields the requests ` +
+        `missed (a path glob against the path as sent and as decoded). Oldest first, after \`since\` ` +
+        `(a sequence id), at most \`limit\` (default ${DEFAULT_NEAR_MISSES}, at ` +
+        `most ${MAX_NEAR_MISSES}); none while there are no rules.`,
       query: nearMissesQuery,
       response: { status: 200, description: 'The near misses', schema: nearMissesResponseSchema },
     },

@@ -100,7 +100,10 @@ export const nearMissSchema = z.object({
     workspace_id: true,
   }),
   rule_id: z.string(),
-  /** The fields of the rule's match that the request missed: what it wanted and what the request had. None: the rule matched but did not act (its probability, or it was spent, or a rule before it acted). */
+  /**
+   * The fields of the rule's match that the request missed: what it wanted and what the request had. None: the rule
+   * matched but did not act (its probability, or it was spent, or a rule before it acted).
+   */
   missed: z.array(z.object({ field: z.enum(MATCH_FIELDS), wanted: z.string(), got: z.string().nullable() })),
 });
 export const nearMissesResponseSchema = z.object({ near_misses: z.array(nearMissSchema) });

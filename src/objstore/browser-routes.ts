@@ -54,7 +54,10 @@ const objectSchema = listedObjectSchema.extend({
 
 const bucketParams = z.object({ bucket: z.string() });
 
-/** A page's cursor is the name the page ended on, base64url: opaque to clients, and resumed after as S3 resumes a listing. */
+/**
+ * A page's cursor is the name the page ended on, base64url: opaque to clients, and resumed after as S3 resumes a
+ * listing.
+ */
 const cursorOf = (name: string) => Buffer.from(name, 'utf8').toString('base64url');
 
 const cursor = z.string().transform((text, ctx) => {
@@ -124,7 +127,10 @@ const detailsView = (bucket: string, details: ObjectDetails) => ({
   parts_count: details.partsCount,
 });
 
-/** A name for the downloaded file: the key's last segment, with an ASCII stand-in for clients that do not read `filename*`. */
+/**
+ * A name for the downloaded file: the key's last segment, with an ASCII stand-in for clients that do not read
+ * `filename*`.
+ */
 function contentDisposition(key: string): string {
   const name = key.slice(key.lastIndexOf('/') + 1) || 'download';
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
@@ -139,7 +145,10 @@ function contentDisposition(key: string): string {
 const servableContentType = (type: string) =>
   /^[\x21-\x7e][\x20-\x7e]*$/.test(type) ? type : 'application/octet-stream';
 
-/** /_localplane/objstore/buckets: every bucket and object as stored, to look at and download (the dashboard's object browser). */
+/**
+ * /_localplane/objstore/buckets: every bucket and object as stored, to look at and download (the dashboard's object
+ * browser).
+ */
 export function objstoreBrowserRoutes(browser: ObjectBrowser) {
   const app = new OpenApiHono('admin');
   const requireBucket = (bucket: string) => {
@@ -167,9 +176,12 @@ export function objstoreBrowserRoutes(browser: ObjectBrowser) {
       path: '/objstore/buckets/:bucket/objects',
       summary: "A page of a bucket's keys under a prefix, as S3 lists them, or those holding a piece of text",
       description:
-        'Keys in S3 order; with a delimiter, the keys holding it after the prefix are rolled up into `prefixes` (folders), as ListObjectsV2 does. ' +
-        '`search` finds the keys under the prefix holding that text (in any case), across the whole bucket, listed flat. ' +
-        'A page holds `limit` entries (objects and prefixes, 100 by default, at most 1000); `next_cursor` resumes after it.',
+        'Keys in S3 order; with a delimiter, the keys holding it after the prefix are rolled up into `prefixes` ' +
+        '(folders), as ListObjectsV2 does. ' +
+        ('`search` finds the keys under the prefix holding that text (in any case), across the whole bucket, ' +
+          'listed flat. ') +
+        ('A page holds `limit` entries (objects and prefixes, 100 by default, at most 1000); `next_cursor` resumes ' +
+          'after it.'),
       params: bucketParams,
       query: pageQuery,
       response: { status: 200, description: 'The page', schema: pageSchema },
@@ -221,7 +233,8 @@ export function objstoreBrowserRoutes(browser: ObjectBrowser) {
       path: '/objstore/buckets/:bucket/object/content',
       summary: "An object's content, as a download",
       description:
-        'With the content type it was stored with, its ETag and Last-Modified, and Content-Disposition: attachment named after the key.',
+        'With the content type it was stored with, its ETag and Last-Modified, and Content-Disposition: ' +
+        'attachment named after the key.',
       params: bucketParams,
       query: objectQuery,
       response: { status: 200, description: 'The content', contentType: 'application/octet-stream' },

@@ -20,7 +20,10 @@ export function accountOf(key: ObjstoreKey | null): Account {
   return key?.workspaceId ?? null;
 }
 
-/** An account's canonical user id, in S3's shape (64 hex digits); the shared account's is the objstore's long-standing owner id. */
+/**
+ * An account's canonical user id, in S3's shape (64 hex digits); the shared account's is the objstore's long-standing
+ * owner id.
+ */
 export function canonicalIdOf(account: Account): string {
   const hash = createHash('sha256').update('localplane objstore owner');
   if (account !== null) hash.update(`\0${account}`);
@@ -175,7 +178,10 @@ export class BucketDirectory {
     this.registry.remove(name);
   }
 
-  /** The buckets a key's account sees in ListBuckets: those it may use, the shared account's (configured or created) and its own. */
+  /**
+   * The buckets a key's account sees in ListBuckets: those it may use, the shared account's (configured or created) and
+   * its own.
+   */
   visibleTo(key: ObjstoreKey): { name: string; createdAt: string | null; region: string }[] {
     const account = accountOf(key);
     const configured = [...this.configured]

@@ -29,7 +29,10 @@ CREATE TABLE IF NOT EXISTS objstore_created_buckets (
   },
 };
 
-/** What is wrong with a created bucket's row, in words. Its name becomes a folder of the store and of the file view: it must be one CreateBucket lets in. */
+/**
+ * What is wrong with a created bucket's row, in words. Its name becomes a folder of the store and of the file view: it
+ * must be one CreateBucket lets in.
+ */
 function invalidBucket(
   { name, workspace_id, region, created_at }: Record<keyof BucketRow, unknown>,
   configured: ReadonlySet<unknown>,
@@ -49,7 +52,10 @@ function invalidBucket(
 const namesIn = (db: Db, schema: string, table: string): unknown[] =>
   db.prepare<[], unknown>(`SELECT name FROM ${schema}.${table}`).pluck().all();
 
-/** The created buckets' names in a schema of the instance database (`snapshot`: a snapshot being restored), once invalidRow has found them usable. */
+/**
+ * The created buckets' names in a schema of the instance database (`snapshot`: a snapshot being restored), once
+ * invalidRow has found them usable.
+ */
 export function createdBucketNames(db: Db, schema: string): string[] {
   return namesIn(db, schema, 'objstore_created_buckets') as string[];
 }

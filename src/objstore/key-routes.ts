@@ -21,7 +21,10 @@ const keyCreate = z.object({
   access_key_id: z.string().min(1).max(255),
   secret_access_key: z.string().min(1).max(2048),
   permissions: z.array(z.enum(OBJSTORE_PERMISSIONS)),
-  /** The workspace whose account the key acts for (buckets it creates are that workspace's); none for the shared account. */
+  /**
+   * The workspace whose account the key acts for (buckets it creates are that workspace's); none for the shared
+   * account.
+   */
   workspace_id: z.guid().optional(),
 });
 export type ObjstoreKeyInput = z.input<typeof keyCreate>;

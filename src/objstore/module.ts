@@ -17,7 +17,9 @@ import type {
   StagedContents,
 } from './types.ts';
 
-/** A private bucket the instance keeps for itself, one folder per workspace, reached in full by its keeper's key alone. */
+/**
+ * A private bucket the instance keeps for itself, one folder per workspace, reached in full by its keeper's key alone.
+ */
 export interface InstanceBucket {
   bucket: string;
   keeper: ObjstoreKey;
@@ -39,7 +41,9 @@ export interface ObjstoreModuleOptions {
 export interface ObjstoreModule {
   objstore: EmbeddedObjstore;
   keys: ObjstoreKeyStore;
-  /** Every object as a plain file: `<filesDir>/<bucket>/<key>`; null with memory storage, which has no plain-file view. */
+  /**
+   * Every object as a plain file: `<filesDir>/<bucket>/<key>`; null with memory storage, which has no plain-file view.
+   */
   filesDir: string | null;
   /** Binds the objstore's port if it is not yet bound, and gives its URL. */
   bind(): Promise<string>;

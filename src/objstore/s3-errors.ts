@@ -118,13 +118,15 @@ export const errors = {
     s3Error(
       403,
       'SignatureDoesNotMatch',
-      'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+      'The request signature we calculated does not match the signature you provided. Check your key and signing ' +
+        'method.',
       details,
     ),
   unsupportedAuthorizationType: () => invalidArgument('Unsupported Authorization Type'),
   multipleAuthMechanisms: () =>
     invalidArgument(
-      'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the ' +
+      'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string ' +
+        'parameter or the ' +
         'Authorization header should be specified',
     ),
   /** SigV2, as a region that only takes SigV4 refuses it. */
@@ -139,7 +141,8 @@ export const errors = {
   repeatedAuthQueryParameter: (name: string) => queryParametersError(`${name} must be specified only once.`),
   missingV4QueryParameters: () =>
     queryParametersError(
-      'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, ' +
+      'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, ' +
+        'X-Amz-Date, ' +
         'X-Amz-SignedHeaders, and X-Amz-Expires parameters.',
     ),
   unsupportedQueryAlgorithm: () =>
@@ -151,7 +154,8 @@ export const errors = {
   missingContentSha256: () => invalidRequest('Missing required header for this request: x-amz-content-sha256'),
   invalidContentSha256: (value: string) =>
     invalidArgument(
-      'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, ' +
+      'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, ' +
+        'STREAMING-AWS4-HMAC-SHA256-PAYLOAD, ' +
         'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD, ' +
         'STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER or a valid sha256 value.',
       argument('x-amz-content-sha256', value),
@@ -163,7 +167,8 @@ export const errors = {
   expiresNegative: () => expiresRefused('X-Amz-Expires must be non-negative'),
   expiresTooLong: (maxSeconds: number) =>
     expiresRefused(
-      `X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than ${maxSeconds} seconds`,
+      `X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less ` +
+        `than ${maxSeconds} seconds`,
     ),
   /** A credential scope S3 does not take: `detail` says which part is wrong. */
   badScope: (presigned: boolean, detail: string) =>
@@ -210,7 +215,8 @@ export const errors = {
   /** A payload hash an upload's body cannot be framed by. */
   unsupportedPayloadHash: () =>
     invalidArgument(
-      'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, ' +
+      'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, ' +
+        'STREAMING-AWS4-HMAC-SHA256-PAYLOAD, ' +
         'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, or a valid sha256 value.',
     ),
   entityTooLarge: () => badRequest('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size'),
@@ -222,7 +228,8 @@ export const errors = {
     s3Error(
       507,
       'InsufficientStorage',
-      `The objstore's memory storage is full: it keeps at most ${Math.floor(budgetBytes / 2 ** 20)} MB of objects and upload parts ` +
+      `The objstore's memory storage is full: it keeps at most ${Math.floor(budgetBytes / 2 ** 20)} MB of objects ` +
+        `and upload parts ` +
         '(objstore_memory_limit_mb, PATCH /_localplane/config). Delete objects or raise the limit.',
     ),
   invalidChunkSize: () =>
@@ -248,11 +255,13 @@ export const errors = {
   unsupportedTrailer: () => invalidRequest('The value specified in the x-amz-trailer header is not supported'),
   unsupportedChecksumAlgorithm: () =>
     invalidRequest(
-      `Checksum algorithm provided is unsupported. Please try again with any of the valid types: [${CHECKSUM_ALGORITHMS.join(', ')}]`,
+      `Checksum algorithm provided is unsupported. Please try again with any of the valid types: ` +
+        `[${CHECKSUM_ALGORITHMS.join(', ')}]`,
     ),
   sdkAlgorithmWithoutChecksum: () =>
     invalidRequest(
-      'x-amz-sdk-checksum-algorithm specified, but no corresponding x-amz-checksum-* or x-amz-trailer headers were found.',
+      'x-amz-sdk-checksum-algorithm specified, but no corresponding x-amz-checksum-* or x-amz-trailer headers were ' +
+        'found.',
     ),
 
   // --- Buckets and listings ---------------------------------------------------------------
@@ -267,7 +276,8 @@ export const errors = {
     s3Error(
       409,
       'BucketAlreadyExists',
-      'The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.',
+      'The requested bucket name is not available. The bucket namespace is shared by all users of the system. ' +
+        'Please select a different name and try again.',
       inBucket(bucket),
     ),
   bucketNotEmpty: (bucket: string) =>
@@ -312,7 +322,8 @@ export const errors = {
   partNumberNotSatisfiable: () => s3Error(416, 'InvalidPartNumber', 'The requested partnumber is not satisfiable'),
   notOverridableHeader: (name: string, value: string) =>
     invalidArgument(
-      `${name} is not in the set of overridable response headers. Please refer to the S3 API documentation for a complete list of overridable response headers.`,
+      `${name} is not in the set of overridable response headers. Please refer to the S3 API documentation for a ` +
+        `complete list of overridable response headers.`,
       argument(name, value),
     ),
   anonymousResponseOverrides: () =>
@@ -331,7 +342,8 @@ export const errors = {
     invalidArgument(`Invalid copy source ${what}.`),
   copyOntoItself: () =>
     invalidRequest(
-      "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, " +
+      'This copy request is illegal because it is trying to copy an object to itself without changing the ' +
+        "object's metadata, " +
         'storage class, website redirect location or encryption attributes.',
     ),
 
@@ -340,13 +352,15 @@ export const errors = {
     s3Error(
       404,
       'NoSuchUpload',
-      'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.',
+      'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or ' +
+        'completed.',
     ),
   invalidPartNumber: () => invalidArgument('Part number must be an integer between 1 and 10000, inclusive'),
   invalidPart: () =>
     badRequest(
       'InvalidPart',
-      "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not have matched the part's entity tag.",
+      'One or more of the specified parts could not be found.  The part may not have been uploaded, or the ' +
+        "specified entity tag may not have matched the part's entity tag.",
     ),
   invalidPartOrder: () =>
     badRequest(
@@ -365,11 +379,13 @@ export const errors = {
     invalidRequest(`The ${type} checksum type cannot be used with the ${lower(algorithm)} checksum algorithm.`),
   partChecksumTypeMismatch: (expected: ChecksumAlgorithm, actual: ChecksumAlgorithm | null) =>
     invalidRequest(
-      `Checksum Type mismatch occurred, expected checksum Type: ${lower(expected)}, actual checksum Type: ${actual === null ? 'null' : lower(actual)}`,
+      `Checksum Type mismatch occurred, expected checksum Type: ${lower(expected)}, actual checksum ` +
+        `Type: ${actual === null ? 'null' : lower(actual)}`,
     ),
   missingPartChecksum: (algorithm: ChecksumAlgorithm, partNumber: number) =>
     invalidRequest(
-      `The upload was created using a ${lower(algorithm)} checksum. The complete request must include the checksum for each part. ` +
+      `The upload was created using a ${lower(algorithm)} checksum. The complete request must include the ` +
+        `checksum for each part. ` +
         `It was missing for part ${partNumber} in the request.`,
     ),
   multiplePartChecksums: () => invalidArgument('Multiple checksum types are not allowed for a single part.'),
@@ -379,7 +395,8 @@ export const errors = {
     ),
   malformedCopyRange: (value: string) =>
     invalidArgument(
-      'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy',
+      'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the ' +
+        'zero-based offsets of the first and last bytes to copy',
       argument('x-amz-copy-source-range', value),
     ),
   copyRangeStartsPastSource: () => invalidRequest('The specified copy range is invalid for the source object size'),
@@ -442,7 +459,8 @@ export const errors = {
       403,
       'CORSResponse',
       'This CORS request is not allowed. This is usually because the evalution of Origin, request method / ' +
-        "Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec.",
+        ("Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS " +
+          'spec.'),
     ),
 
   // --- What is not emulated ---------------------------------------------------------------

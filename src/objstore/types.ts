@@ -15,7 +15,9 @@ export const OBJSTORE_PERMISSIONS = ['create', 'delete', 'get', 'multipart', 'bu
 
 export type ObjstorePermission = (typeof OBJSTORE_PERMISSIONS)[number];
 
-/** Where objects and upload parts are kept: files under the store's directory, or memory (gone when the store closes). */
+/**
+ * Where objects and upload parts are kept: files under the store's directory, or memory (gone when the store closes).
+ */
 export const OBJSTORE_STORAGE_KINDS = ['files', 'memory'] as const;
 
 export type ObjstoreStorageKind = (typeof OBJSTORE_STORAGE_KINDS)[number];
@@ -60,7 +62,9 @@ export interface ObjstoreBucketRegistry {
 
 export interface ObjstoreOptions {
   host: string;
-  /** Host names it answers under besides the loopback ones and `host`; a request under any other is 403 AccessDenied. */
+  /**
+   * Host names it answers under besides the loopback ones and `host`; a request under any other is 403 AccessDenied.
+   */
   allowedHosts?: readonly string[];
   /** 0 picks any free port; the chosen one is in `Objstore.url`. */
   port: number;
@@ -103,7 +107,9 @@ export interface ObjstoreOptions {
    * 5 MiB. Smaller only for tests of uploads with thousands of parts, which S3 would make gigabytes.
    */
   minPartSize?: number;
-  /** How long a closing connection goes on reading what its client still sends (see lingering-close.ts); default 2 s. */
+  /**
+   * How long a closing connection goes on reading what its client still sends (see lingering-close.ts); default 2 s.
+   */
   lingerMs?: number;
 }
 
@@ -186,7 +192,10 @@ export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
   buckets(): { name: string; objects: { key: string; size: number }[] }[];
   /** Reads every bucket and object as they are stored, whoever owns them (the admin API's object browser). */
   browser: ObjectBrowser;
-  /** What HeadObject shows of an object (`content-type`, `content-length`, `etag`, ...); null when there is no such bucket or object. */
+  /**
+   * What HeadObject shows of an object (`content-type`, `content-length`, `etag`, ...); null when there is no such
+   * bucket or object.
+   */
   headObject(bucket: string, key: string): Promise<Readonly<Record<string, string | number | undefined>> | null>;
   /** Removes the created buckets the registry no longer holds (after a one-workspace reset dropped them). */
   pruneBuckets(): Promise<void>;
@@ -197,7 +206,10 @@ export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
    * the configured ones, in words; undefined when they are usable.
    */
   contentsProblem(entries: readonly ObjstoreTreeEntry[], createdBuckets: readonly string[]): string | undefined;
-  /** Writes `contents()` taken before (that contentsProblem found usable) beside the store, to replace it: nothing changes until `install`. */
+  /**
+   * Writes `contents()` taken before (that contentsProblem found usable) beside the store, to replace it: nothing
+   * changes until `install`.
+   */
   stageContents(entries: readonly ObjstoreTreeEntry[], createdBuckets: readonly string[]): StagedContents;
 }
 

@@ -2,7 +2,9 @@ import type { z } from 'zod';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-/** An error response an endpoint can give: named example bodies, the first being what `Prefer: code=<status>` answers. */
+/**
+ * An error response an endpoint can give: named example bodies, the first being what `Prefer: code=<status>` answers.
+ */
 export interface ErrorResponse {
   status: number;
   description: string;
@@ -44,7 +46,10 @@ export interface SecurityScheme {
  */
 export type SecurityRequirement = readonly (readonly SecurityScheme[])[];
 
-/** What a guard documents on each route it guards: the errors it can give, and the credentials it reads (none if no security). */
+/**
+ * What a guard documents on each route it guards: the errors it can give, and the credentials it reads (none if no
+ * security).
+ */
 export interface GuardDocumentation {
   errors: readonly ErrorResponse[];
   security?: SecurityRequirement;

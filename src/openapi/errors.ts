@@ -62,7 +62,9 @@ export function requestErrors(declaration: RouteDeclaration): ErrorResponse[] {
   return errors;
 }
 
-/** Errors by status, in status order: the descriptions joined, the examples (and headers) of each in declaration order. */
+/**
+ * Errors by status, in status order: the descriptions joined, the examples (and headers) of each in declaration order.
+ */
 export function errorsByStatus(errors: readonly ErrorResponse[]): ErrorResponse[] {
   const merged = new Map<number, ErrorResponse>();
   for (const error of errors) {

@@ -4,10 +4,13 @@ import type { ErrorResponse } from './declarations.ts';
 
 /** What the served document says of the Prefer header on every endpoint. */
 export const PREFER_DESCRIPTION =
-  'Prism-style: `code=<status>` answers that documented error response (its first example) instead of running the request, ' +
+  'Prism-style: `code=<status>` answers that documented error response (its first example) instead of running the ' +
+  'request, ' +
   '`example=<name>` the documented example of that name; nothing changes. Authentication applies first.';
 
-/** The `code` and `example` preferences of a Prefer header (RFC 7240: others are ignored), as `code=429, example=name`. */
+/**
+ * The `code` and `example` preferences of a Prefer header (RFC 7240: others are ignored), as `code=429, example=name`.
+ */
 function preferences(header: string): { code?: string; example?: string } {
   const found: Record<string, string> = {};
   for (const part of header.split(/[,;]/)) {
@@ -36,7 +39,8 @@ export function forcedResponse(
     candidates = documented.filter((error) => String(error.status) === code);
     if (candidates.length === 0) {
       throw badRequest(
-        `Prefer code=${code} is not an error response of this endpoint; it documents: ${listed(documented.map((error) => error.status))}`,
+        `Prefer code=${code} is not an error response of this endpoint; it ` +
+          `documents: ${listed(documented.map((error) => error.status))}`,
       );
     }
   }
@@ -48,7 +52,8 @@ export function forcedResponse(
   if (!chosen) {
     const names = candidates.flatMap((error) => Object.keys(error.examples));
     throw badRequest(
-      `Prefer example=${example} is not an error example of this endpoint${code ? ` for code ${code}` : ''}; it documents: ${listed(names)}`,
+      `Prefer example=${example} is not an error example of this endpoint${code ? ` for code ${code}` : ''}; it ` +
+        `documents: ${listed(names)}`,
     );
   }
   return { status: chosen.status, body: chosen.examples[example] };

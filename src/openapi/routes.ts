@@ -40,7 +40,10 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
     super({ router: new RememberingRouter() });
   }
 
-  /** Middleware for every request of this app, and what it documents (its errors, the credentials it reads) on each route declared after it. */
+  /**
+   * Middleware for every request of this app, and what it documents (its errors, the credentials it reads) on each
+   * route declared after it.
+   */
   guard({ errors, security }: GuardDocumentation, ...middleware: MiddlewareHandler<E>[]): this {
     this.guardErrors.push(...errors);
     this.guardSecurity = jointly(this.guardSecurity, security);

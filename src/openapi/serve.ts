@@ -57,7 +57,10 @@ const documentSchema = z.looseObject({
   components: z.looseObject({ schemas: z.record(z.string(), z.unknown()) }),
 });
 
-/** GET /openapi.json (generated from the routes `documented` gives, once every route is mounted) and the /docs page that renders it. */
+/**
+ * GET /openapi.json (generated from the routes `documented` gives, once every route is mounted) and the /docs page that
+ * renders it.
+ */
 export function openapiRoutes(documented: () => readonly DocumentedRoute[]) {
   const app = new OpenApiHono('reference');
   let document: string | undefined;

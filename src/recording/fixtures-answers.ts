@@ -27,7 +27,10 @@ export interface RecordedState {
   exportRunAnswers: number;
   /** The workspaces the exchanges named, in the order they first did. */
   tenantIds: string[];
-  /** What a DELETE removed, as `<kind> <id>`: a later answer (a deployment still AWAITING_DELETE) does not bring it back. */
+  /**
+   * What a DELETE removed, as `<kind> <id>`: a later answer (a deployment still AWAITING_DELETE) does not bring it
+   * back.
+   */
   removed: Set<string>;
 }
 

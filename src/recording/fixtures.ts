@@ -177,7 +177,8 @@ function recordedFixtures(
   const placement = new Placement(workspaceId);
   if (state.tenantIds.length > 1)
     placement.notes.push(
-      `The recording names other workspaces (${state.tenantIds.slice(1).join(', ')}): only ${workspaceId}'s resources are placed.`,
+      `The recording names other workspaces (${state.tenantIds.slice(1).join(', ')}): only ${workspaceId}'s ` +
+        `resources are placed.`,
     );
   const shippedWorkspace = shipped.workspaces.workspaces.find((workspace) => workspace.id === workspaceId);
   const shippedFamily = shipped.deployments.workspaces.find((workspace) => workspace.workspace_id === workspaceId);
@@ -216,7 +217,8 @@ function recordedFixtures(
   const name = shippedWorkspace?.name ?? NEW_WORKSPACE_NAME;
   if (shippedWorkspace)
     placement.notes.push(
-      `Workspace ${workspaceId} is the shipped fixtures' ${name}: it keeps its tier and tracing projects, its deployment family is the recorded one, and its API key is new.`,
+      `Workspace ${workspaceId} is the shipped fixtures' ${name}: it keeps its tier and tracing projects, its ` +
+        `deployment family is the recorded one, and its API key is new.`,
     );
   const keptIds = new Set(
     options.recordedOnly
@@ -271,7 +273,10 @@ function listenerOf(answer: Answer) {
   return checked(listenerFixture, { ...withUtcTimes(answer), k8s_namespaces: computeConfig.k8s_namespaces });
 }
 
-/** Integrations as /install answered them, with the repositories their listings answered; one only listed gets a made-up installation. */
+/**
+ * Integrations as /install answered them, with the repositories their listings answered; one only listed gets a made-up
+ * installation.
+ */
 function integrationsOf(state: RecordedState, placement: Placement) {
   const ids = [...new Set([...state.codehostIntegrations.keys(), ...state.codehostRepos.keys()])];
   const madeUp: string[] = [];
@@ -296,7 +301,8 @@ function integrationsOf(state: RecordedState, placement: Placement) {
   );
   if (madeUp.length > 0)
     placement.notes.push(
-      `Codehost integrations ${madeUp.join(', ')} were only seen through their repositories: installation_id 0, named after the repositories' owner.`,
+      `Codehost integrations ${madeUp.join(', ')} were only seen through their repositories: installation_id 0, ` +
+        `named after the repositories' owner.`,
     );
   return integrations;
 }
@@ -324,12 +330,14 @@ function deploymentsOf(state: RecordedState, placement: Placement, selfHosted: b
   });
   if (madeUpRevisions > 0) {
     placement.notes.push(
-      `${madeUpRevisions} revisions were only named by their deployments (latest_revision_id, active_revision_id): made up from the deployment's answer, DEPLOYED when active, else UNKNOWN.`,
+      `${madeUpRevisions} revisions were only named by their deployments (latest_revision_id, ` +
+        `active_revision_id): made up from the deployment's answer, DEPLOYED when active, else UNKNOWN.`,
     );
   }
   if (madeUpSecretNames > 0) {
     placement.notes.push(
-      `${madeUpSecretNames} deployment secrets' names were masked in the recording: written as RECORDED_SECRET_<n>, n their place in the deployment's list.`,
+      `${madeUpSecretNames} deployment secrets' names were masked in the recording: written as ` +
+        `RECORDED_SECRET_<n>, n their place in the deployment's list.`,
     );
   }
   return deployments;
@@ -360,7 +368,9 @@ function deploymentFixtureOf(answer: Answer, revisions: Answer[], secrets: unkno
   };
 }
 
-/** The recorded revisions of a deployment, and those its answer names but the recording never showed, made up from it. */
+/**
+ * The recorded revisions of a deployment, and those its answer names but the recording never showed, made up from it.
+ */
 function revisionsOf(
   deployment: Answer,
   recorded: Map<string, Answered> | undefined,
@@ -385,7 +395,9 @@ function revisionsOf(
   return { list, madeUp };
 }
 
-/** Destinations writing to the fixture objstore: a recorded bucket becomes a fixture bucket, the fixture key pair signs. */
+/**
+ * Destinations writing to the fixture objstore: a recorded bucket becomes a fixture bucket, the fixture key pair signs.
+ */
 function destinationsOf(
   state: RecordedState,
   placement: Placement,
@@ -399,7 +411,8 @@ function destinationsOf(
       isString(recordedBucket) && isCreatableBucketName(recordedBucket) ? recordedBucket : context.buckets[0]!;
     if (bucket !== recordedBucket)
       placement.notes.push(
-        `Destination ${id}: bucket ${JSON.stringify(recordedBucket)} is not a name the objstore can create; it writes to ${bucket}.`,
+        `Destination ${id}: bucket ${JSON.stringify(recordedBucket)} is not a name the objstore can create; it ` +
+          `writes to ${bucket}.`,
       );
     const recordedEndpoint = isString(config.endpoint_url) ? config.endpoint_url : null;
     const endpoint = isEmbeddedEndpoint(recordedEndpoint) ? recordedEndpoint : null;
@@ -446,7 +459,8 @@ function exportsOf(state: RecordedState, placement: Placement, destinationIds: R
   });
   if (unlinked.length > 0)
     placement.notes.push(
-      `Exports ${unlinked.join(', ')} were spawned by recurring exports the recording does not show: written without source_bulk_export_id.`,
+      `Exports ${unlinked.join(', ')} were spawned by recurring exports the recording does not show: written ` +
+        `without source_bulk_export_id.`,
     );
   return exports;
 }
@@ -454,7 +468,10 @@ function exportsOf(state: RecordedState, placement: Placement, destinationIds: R
 type ExportFixtureOut = z.output<typeof exportFixture>;
 type SessionFixture = Fixtures['workspaces']['workspaces'][number]['sessions'][number];
 
-/** A tracing project for each exported one the fixtures lack, with synthetic runs over the exports' windows (the recording shows none). */
+/**
+ * A tracing project for each exported one the fixtures lack, with synthetic runs over the exports' windows (the
+ * recording shows none).
+ */
 function addExportedProjects(
   exports: readonly ExportFixtureOut[],
   sessions: SessionFixture[],
@@ -480,7 +497,8 @@ function addExportedProjects(
   if (windows.size > 0) {
     placement.count('tracing projects', windows.size);
     placement.notes.push(
-      `Tracing projects ${[...windows.keys()].join(', ')} are only named by exports: made (recorded-project-<id>), with ${RUNS_PER_DAY} synthetic runs a day over the exports' windows.`,
+      `Tracing projects ${[...windows.keys()].join(', ')} are only named by exports: made ` +
+        `(recorded-project-<id>), with ${RUNS_PER_DAY} synthetic runs a day over the exports' windows.`,
     );
   }
 }
@@ -491,7 +509,9 @@ function noteLeftOut(
   placed: { objstoreKey: string | undefined; listedDeployments: readonly unknown[]; exports: readonly unknown[] },
 ): void {
   placement.notes.push(
-    `No secret is written: deployment secrets keep their names (made up where the recording masked them) with made-up values, OAuth providers have no client secret, destinations sign with the fixture key pair ${placed.objstoreKey ?? '(none)'} of objstore.json.`,
+    `No secret is written: deployment secrets keep their names (made up where the recording masked them) with ` +
+      `made-up values, OAuth providers have no client secret, destinations sign with the fixture key ` +
+      `pair ${placed.objstoreKey ?? '(none)'} of objstore.json.`,
   );
   if (placed.listedDeployments.length > 0)
     placement.notes.push(
@@ -499,7 +519,8 @@ function noteLeftOut(
     );
   if (placed.exports.length > 0 || state.exportRunAnswers > 0) {
     placement.notes.push(
-      'Export runs are not kept: an export that ended keeps its status without runs; one Created or Running starts again as Created and runs.',
+      'Export runs are not kept: an export that ended keeps its status without runs; one Created or Running ' +
+        'starts again as Created and runs.',
     );
   }
 }

@@ -75,7 +75,10 @@ export class RecordingFileError extends Error {
   override name = 'RecordingFileError';
 }
 
-/** Reads a recording whole; a file that is not HAR (or not JSON, or unreadable) throws a RecordingFileError naming the field. */
+/**
+ * Reads a recording whole; a file that is not HAR (or not JSON, or unreadable) throws a RecordingFileError naming the
+ * field.
+ */
 export function readRecording(path: string): HarLog {
   let text: string;
   try {

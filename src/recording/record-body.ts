@@ -13,7 +13,10 @@ export const RECORDED_BODY_LIMIT = 1024 * 1024;
 
 type Decoder = Gunzip | Inflate | BrotliDecompress;
 
-/** The Content-Encodings a recording decodes; a cut stream (a client gone, an upstream broken off) decodes as far as it came. */
+/**
+ * The Content-Encodings a recording decodes; a cut stream (a client gone, an upstream broken off) decodes as far as it
+ * came.
+ */
 const DECODERS: Readonly<Record<string, () => Decoder>> = {
   gzip: () => createGunzip({ finishFlush: constants.Z_SYNC_FLUSH }),
   'x-gzip': () => createGunzip({ finishFlush: constants.Z_SYNC_FLUSH }),

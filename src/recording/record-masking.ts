@@ -31,7 +31,8 @@ export type MaskReport = (where: string) => void;
 export const MASKING = {
   value: MASKED_SECRET_VALUE,
   names:
-    'headers, query parameters and JSON fields, in any case, named with one of the words below (split at anything but ' +
+    'headers, query parameters and JSON fields, in any case, named with one of the words below (split at anything ' +
+    'but ' +
     'a letter or digit and at case changes), two of its words in a row a pair below, or one of the names listed; ' +
     'but the kept names, whose values are kept whole',
   words: [...SECRET_WORDS],
@@ -42,13 +43,18 @@ export const MASKING = {
     'AWS4 (SigV4): its Signature, the credential scope and signed headers kept; any other scheme: the whole value',
   json: "each string and number under a secret name, at any depth, but a secret's name; the shape kept",
   text:
-    'secret query parameters in any text and header (presigned URLs in JSON strings); S3 signing details; event streams ' +
-    'line by line, form bodies as queries; a body that does not parse and claims to be JSON, or names a secret JSON field, whole',
+    'secret query parameters in any text and header (presigned URLs in JSON strings); S3 signing details; event ' +
+    'streams ' +
+    ('line by line, form bodies as queries; a body that does not parse and claims to be JSON, or names a secret ' +
+      'JSON field, whole'),
 };
 
 const EVENT_STREAM_TYPE = /^text\/event-stream\b/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
-/** A JSON field's name (`"credentials":`): text that is not JSON but names a secret field likely holds its value next to it. */
+/**
+ * A JSON field's name (`"credentials":`): text that is not JSON but names a secret field likely holds its value next to
+ * it.
+ */
 const FIELD_NAME = /"([^"\\\n]*)"\s*:/g;
 
 function namesSecretField(text: string): boolean {
@@ -88,7 +94,10 @@ export function maskedQueryText(query: string, where: string, report: MaskReport
 /** A secret's name (a deployment's `secrets: [{name, value}]`) labels it and is kept. */
 const SECRET_NAME_KEY = 'name';
 
-/** Each string and number of a secret field's value masked, at any depth, but a secret's name; `masked` hears the field's name for each one. */
+/**
+ * Each string and number of a secret field's value masked, at any depth, but a secret's name; `masked` hears the
+ * field's name for each one.
+ */
 const maskedLeaves = (value: unknown, secretField: string, masked: (field: string) => void): unknown =>
   copyJson(value, (leaf, key) => {
     if (key === SECRET_NAME_KEY) return { value: leaf };

@@ -24,7 +24,10 @@ import { headerValue, RecordingWriter, type HarEntry } from './har.ts';
 export const DEFAULT_UPSTREAM_TIMEOUT_SECONDS = 60;
 
 export interface RecordOptions {
-  /** The base URL requests go to: http or https, no query or fragment; a path (`https://host/api`) prefixes every request's. */
+  /**
+   * The base URL requests go to: http or https, no query or fragment; a path (`https://host/api`) prefixes every
+   * request's.
+   */
   upstream: string;
   /** The HAR file (replaced if it exists, made 0600). */
   out: string;
@@ -32,7 +35,10 @@ export interface RecordOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** How long the upstream has to start answering (its status and headers) before the client gets a 502; 0 for no limit. Default 60. */
+  /**
+   * How long the upstream has to start answering (its status and headers) before the client gets a 502; 0 for no limit.
+   * Default 60.
+   */
   upstreamTimeoutSeconds?: number;
   /**
    * The time an exchange's `startedDateTime` says, in milliseconds since the epoch. Default the
@@ -52,7 +58,9 @@ export interface Recorder {
   readonly exchanges: number;
   /** Resolves once every exchange under way now is in the file (an answer has reached its client a moment before). */
   settled(): Promise<void>;
-  /** Stops listening, ends the exchanges under way (recorded as cut short) and closes the file, a whole HAR document. */
+  /**
+   * Stops listening, ends the exchanges under way (recorded as cut short) and closes the file, a whole HAR document.
+   */
   stop(): Promise<void>;
 }
 
@@ -102,7 +110,8 @@ function upstreamBase(text: string): URL {
     );
   if (url.username !== '' || url.password !== '') {
     throw new RecordOptionError(
-      `the upstream must not hold credentials (they would be in the recording): send them as headers, got ${url.protocol}//...@${url.host}${url.pathname}`,
+      `the upstream must not hold credentials (they would be in the recording): send them as headers, ` +
+        `got ${url.protocol}//...@${url.host}${url.pathname}`,
     );
   }
   return url;

@@ -1,7 +1,10 @@
 import { UUID_SOURCE } from '../shared/ids.ts';
 import { copyJson, pushInOrder, stringsOf } from '../shared/json-walk.ts';
 
-/** A UUID anywhere in a string: alone, or inside the service's other id shapes (`lp-dcr-<uuid>`, `export_id=<uuid>/...`). */
+/**
+ * A UUID anywhere in a string: alone, or inside the service's other id shapes (`lp-dcr-<uuid>`,
+ * `export_id=<uuid>/...`).
+ */
 const UUID_ANYWHERE = new RegExp(UUID_SOURCE, 'gi');
 
 const idsIn = (text: string) => Array.from(text.matchAll(UUID_ANYWHERE), (match) => match[0].toLowerCase());
@@ -29,7 +32,10 @@ export class IdMap {
   /** Recorded ids some recorded answer showed, by the exchange that showed them first. */
   private readonly firstSeen = new Map<string, number>();
 
-  /** @param fixtureIds ids both sides hold from the start (workspaces, projects, integrations, ...): never mapped to anything else. */
+  /**
+   * @param fixtureIds ids both sides hold from the start (workspaces, projects, integrations, ...): never mapped to
+   * anything else.
+   */
   constructor(private readonly fixtureIds: ReadonlySet<string>) {}
 
   /** Maps a recorded id to a local one outright (the recorded workspace to the fixture workspace). */

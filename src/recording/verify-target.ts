@@ -84,7 +84,10 @@ export interface Target {
   fullAccessKey: FixtureKey;
   /** Whether a path is one of the API's (not the harness's own, not a page asset). */
   isApiPath(path: string): boolean;
-  /** Whether a destination's endpoint_url is served by the embedded objstore (or is refused as a near miss of one of its aliases). */
+  /**
+   * Whether a destination's endpoint_url is served by the embedded objstore (or is refused as a near miss of one of its
+   * aliases).
+   */
   servedByObjstore(endpointUrl: string): Promise<boolean>;
   /** Creates a bucket in the objstore unless it is there; what went wrong, if anything. */
   ensureBucket(name: string): Promise<string | null>;
@@ -116,7 +119,8 @@ export async function openTarget(send: Send, where: string): Promise<Target> {
   );
   if (!fullAccessKey)
     throw new VerifyError(
-      `${where} has no fixture objstore key with every permission (${OBJSTORE_PERMISSIONS.join(', ')}) for destination credentials`,
+      `${where} has no fixture objstore key with every permission (${OBJSTORE_PERMISSIONS.join(', ')}) for ` +
+        `destination credentials`,
     );
   const resolveEndpoint = createEndpointResolver(async () => EMBEDDED, fixtures.objstore.endpoint_aliases);
   const buckets = new Set(fixtures.objstore.buckets);
@@ -193,7 +197,8 @@ export function workspaceChooser(
     const chosen = byId(requested);
     if (!chosen)
       throw new VerifyError(
-        `workspace ${requested} is not a fixture workspace of the instance (it has ${workspaces.map(({ id }) => id).join(', ')})`,
+        `workspace ${requested} is not a fixture workspace of the instance (it ` +
+          `has ${workspaces.map(({ id }) => id).join(', ')})`,
       );
     return () => chosen;
   }

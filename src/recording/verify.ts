@@ -29,9 +29,15 @@ import {
 export { VerifyError } from './verify-target.ts';
 
 export interface VerifyOptions {
-  /** A running localplane's API URL: the recording is replayed into it as it is (no reset). Default: a fresh instance of verify's own, its clock frozen. */
+  /**
+   * A running localplane's API URL: the recording is replayed into it as it is (no reset). Default: a fresh instance of
+   * verify's own, its clock frozen.
+   */
   url?: string;
-  /** The fixture workspace the recorded workspaces stand for; default the recorded one when the instance has it, else the first on a plan with bulk exports. */
+  /**
+   * The fixture workspace the recorded workspaces stand for; default the recorded one when the instance has it, else
+   * the first on a plan with bulk exports.
+   */
   workspace?: string;
 }
 
@@ -60,7 +66,10 @@ export interface VerifyReport {
   ids: Record<string, string>;
 }
 
-/** Replays a recording into a fresh instance (made by `freshInstance`, stopped afterwards) or, with `url`, a running one. */
+/**
+ * Replays a recording into a fresh instance (made by `freshInstance`, stopped afterwards) or, with `url`, a running
+ * one.
+ */
 export async function verifyWith(
   recording: string | HarLog,
   options: VerifyOptions,
@@ -117,7 +126,9 @@ function recordedAnswer(response: HarResponse): ComparedAnswer {
   };
 }
 
-/** Why a recorded answer is no answer of the upstream's to compare with: the recorder's own error, or a body cut short. */
+/**
+ * Why a recorded answer is no answer of the upstream's to compare with: the recorder's own error, or a body cut short.
+ */
 function brokenAnswer(entry: HarEntry): string | null {
   const error = entry._error ?? entry.response._error;
   if (error !== undefined && error !== null && error !== false) {
@@ -217,7 +228,10 @@ class Replay {
       throw new Error(`POST /_localplane/clock/advance answered ${answer.status}: ${await answer.text()}`);
   }
 
-  /** Sends the request as rewritten for this instance; what went wrong preparing it (a bucket it could not create) comes with the answer. */
+  /**
+   * Sends the request as rewritten for this instance; what went wrong preparing it (a bucket it could not create) comes
+   * with the answer.
+   */
   private async send(
     entry: HarEntry,
     url: URL,
@@ -339,7 +353,8 @@ async function replay(log: HarLog, target: Target, workspace: string | undefined
 }
 
 const summaryLine = (report: VerifyReport) =>
-  `${report.exchanges} exchanges: ${report.same} same, ${report.drift} drift, ${report.notComparable} not comparable, ${report.skipped} skipped`;
+  `${report.exchanges} exchanges: ${report.same} same, ${report.drift} drift, ${report.notComparable} not ` +
+  `comparable, ${report.skipped} skipped`;
 
 /** The exchanges that differ or cannot be compared, a line per reason, then the summary line. */
 export function formatVerifyReport(report: VerifyReport): string {

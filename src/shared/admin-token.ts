@@ -26,7 +26,8 @@ export function requireToken(token: string): MiddlewareHandler {
     candidate !== undefined && timingSafeEqual(digest(candidate), expected);
   return async (c, next) => {
     if ((c.env as Partial<HttpBindings> | undefined)?.incoming === undefined) return next();
-    // A link with the token (typed once into the browser) leaves it in a cookie and is replaced by the same URL without it.
+    // A link with the token (typed once into the browser) leaves it in a cookie and is replaced by the same URL without
+    // it.
     const offered = c.req.query('token');
     if (c.req.method === 'GET' && matches(offered)) {
       setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
@@ -38,7 +39,8 @@ export function requireToken(token: string): MiddlewareHandler {
     c.header('www-authenticate', 'Bearer realm="localplane"');
     throw new HttpError(
       401,
-      `the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer <token>, or open /ui?token=<token> in a browser`,
+      `the admin API and the dashboard require the token localplane was started with: send Authorization: Bearer ` +
+        `<token>, or open /ui?token=<token> in a browser`,
     );
   };
 }

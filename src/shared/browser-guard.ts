@@ -60,7 +60,8 @@ export function hostAllowList({
 
 /** The one line a request under a foreign Host gets, on either port. */
 export const foreignHostMessage = (host: string) =>
-  `Host "${host}" is not a name localplane answers under: it answers loopback names (localhost, 127.0.0.1) and the host it is bound to; allow others with --allow-hosts (LOCALPLANE_ALLOW_HOSTS, allowedHosts)`;
+  `Host "${host}" is not a name localplane answers under: it answers loopback names (localhost, 127.0.0.1) and ` +
+  `the host it is bound to; allow others with --allow-hosts (LOCALPLANE_ALLOW_HOSTS, allowedHosts)`;
 
 /**
  * Refuses, on every route, a request over the network whose Host does not name this instance. An
@@ -92,7 +93,8 @@ export function browserGuard(options: BrowserGuardOptions): MiddlewareHandler {
       if (crossSite || (origin !== undefined && origin !== url.origin)) {
         throw new HttpError(
           403,
-          `Cross-origin ${c.req.method} refused: the admin API and the dashboard take changes only from their own origin ${url.origin}, not ${origin ?? `a ${site} page`}`,
+          `Cross-origin ${c.req.method} refused: the admin API and the dashboard take changes only from their own ` +
+            `origin ${url.origin}, not ${origin ?? `a ${site} page`}`,
         );
       }
     }

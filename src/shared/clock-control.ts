@@ -15,7 +15,10 @@ export interface ClockControl {
   /** Jumps to a time: forward runs everything due on the way, backward runs nothing. */
   set(time: Micros | Date | string): Promise<void>;
   advance(seconds: number): Promise<void>;
-  /** Moves the clock to the next task's due time (not back: a task already due runs now) and runs what is due then; answers the tasks that ran, none when none is scheduled. */
+  /**
+   * Moves the clock to the next task's due time (not back: a task already due runs now) and runs what is due then;
+   * answers the tasks that ran, none when none is scheduled.
+   */
   advanceToNext(): Promise<ScheduledTask[]>;
   /**
    * Moves the clock from one due task to the next, running each, until no task is due within

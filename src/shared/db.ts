@@ -58,7 +58,10 @@ export type ColumnRule =
   /** Text the predicate accepts; `says` what it is, in words. */
   | { text: (value: string) => boolean; says: string };
 
-/** A condition in SQL over one row's columns, and what a row failing it is, in words (`a Running run without started_at`). */
+/**
+ * A condition in SQL over one row's columns, and what a row failing it is, in words (`a Running run without
+ * started_at`).
+ */
 export interface RowRule {
   sql: string;
   says: string;
@@ -67,7 +70,10 @@ export interface RowRule {
 /** SQLite has no boolean: 0 or 1. */
 export const FLAG: ColumnRule = { oneOf: [0, 1] };
 
-/** Microseconds since the epoch, as the clock hands them out: whole numbers JavaScript holds exactly (1684 to 2255, as parseTimestamp reads them). */
+/**
+ * Microseconds since the epoch, as the clock hands them out: whole numbers JavaScript holds exactly (1684 to 2255, as
+ * parseTimestamp reads them).
+ */
 export const TIMESTAMP: ColumnRule = {
   range: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
   says: 'a time in microseconds from 1684 to 2255',
@@ -95,7 +101,8 @@ export function openInstanceDb(
   if (holdsTables && db.pragma('user_version', { simple: true }) !== stamp) {
     db.close();
     throw new Error(
-      `${path} was written by another version of localplane (its tables differ): remove that data dir or choose another --data-dir`,
+      `${path} was written by another version of localplane (its tables differ): remove that data dir or choose ` +
+        `another --data-dir`,
     );
   }
   // WAL first: in the default rollback mode each of the writes below would sync to disk (tens of

@@ -33,7 +33,9 @@ export function* stringsOf(value: unknown): Generator<string> {
   }
 }
 
-/** What a copy puts in a value's place instead of copying it: `{ value }`, or undefined to copy it (walking into it). */
+/**
+ * What a copy puts in a value's place instead of copying it: `{ value }`, or undefined to copy it (walking into it).
+ */
 export type Replacement = (value: unknown, key: string | null) => { value: unknown } | undefined;
 
 /** Sets a field as Object.fromEntries does: an own property, a `__proto__` key included. */
@@ -63,7 +65,8 @@ export function copyJson(
     put(target, at, copy);
     const children = childrenOf(next);
     const places = children.map(([field], index) => (field === null ? index : renameKey(field)));
-    // Laid out in order, filled in order: of two keys renamed alike, the later one's value stays (as with Object.fromEntries).
+    // Laid out in order, filled in order: of two keys renamed alike, the later one's value stays (as with
+    // Object.fromEntries).
     for (const place of places) if (typeof place === 'string') put(copy, place, undefined);
     pushInOrder(
       pending,
@@ -76,7 +79,9 @@ export function copyJson(
 /** A scalar as JSON.stringify writes it; undefined for what JSON has no text for (undefined, functions). */
 const scalarText = (value: unknown): string | undefined => JSON.stringify(value);
 
-/** JSON.stringify(value) for JSON data (what JSON.parse gives, and undefined fields, which are left out), at any depth. */
+/**
+ * JSON.stringify(value) for JSON data (what JSON.parse gives, and undefined fields, which are left out), at any depth.
+ */
 export function jsonText(value: unknown): string | undefined {
   if (!isContainer(value)) return scalarText(value);
   const parts: string[] = [];

@@ -28,7 +28,10 @@ function contentTypeIn(headers: unknown): string | null {
   return null;
 }
 
-/** Bytes that nothing writes to once made: a capture may keep them, or one copy of their head, instead of a copy per response. */
+/**
+ * Bytes that nothing writes to once made: a capture may keep them, or one copy of their head, instead of a copy per
+ * response.
+ */
 const unchangingBodies = new WeakSet<Uint8Array>();
 
 /** An answer's bytes kept to be sent many times (a cached read). */
@@ -41,12 +44,18 @@ export function unchangingBody(text: string): UnchangingBody {
   return bytes;
 }
 
-/** The last unchanging body whose head was taken, and that head (see textHead, the same for text): a journal keeps one per response. */
+/**
+ * The last unchanging body whose head was taken, and that head (see textHead, the same for text): a journal keeps one
+ * per response.
+ */
 let lastBody: Uint8Array | null = null;
 let lastLength = 0;
 let lastHead: Buffer = Buffer.alloc(0);
 
-/** The first `length` bytes of `bytes` as a buffer of their own: a copy, as a writer may reuse its buffer, unless nothing writes to it. */
+/**
+ * The first `length` bytes of `bytes` as a buffer of their own: a copy, as a writer may reuse its buffer, unless
+ * nothing writes to it.
+ */
 function bytesHead(bytes: Uint8Array, length: number): Buffer {
   if (!unchangingBodies.has(bytes)) return Buffer.from(bytes.subarray(0, length));
   if (bytes !== lastBody || length !== lastLength) {
@@ -126,7 +135,10 @@ export class ResponseCapture {
   }
 }
 
-/** A class, not an object literal with getters: a journal keeps one per request, and such a literal is made a dictionary with its own getters. */
+/**
+ * A class, not an object literal with getters: a journal keeps one per request, and such a literal is made a dictionary
+ * with its own getters.
+ */
 class WrittenHead implements CapturedResponse {
   private encoded: Buffer | undefined;
 

@@ -2,7 +2,10 @@ import type { Hono, MiddlewareHandler } from 'hono';
 import type { Result, Router } from 'hono/router';
 import { TrieRouter } from 'hono/router/trie-router';
 
-/** The routes of an app's handlers (`:name` a path parameter); middleware is mounted for 'ALL' methods and makes no path exist. */
+/**
+ * The routes of an app's handlers (`:name` a path parameter); middleware is mounted for 'ALL' methods and makes no path
+ * exist.
+ */
 export const handlerRoutes = (app: Hono<any>) =>
   app.routes.filter((route) => route.method !== 'ALL').map(({ method, path }) => ({ method, path }));
 

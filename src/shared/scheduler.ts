@@ -27,7 +27,10 @@ interface QueuedTask extends ScheduledTask {
   cancelled: boolean;
 }
 
-/** A task in flight: what runs, since when (emulator time and the timers' own time), and its end as a promise that never rejects. */
+/**
+ * A task in flight: what runs, since when (emulator time and the timers' own time), and its end as a promise that never
+ * rejects.
+ */
 export interface RunningTask {
   readonly task: ScheduledTask;
   readonly startedAt: Micros;
@@ -54,7 +57,10 @@ const NODE_TIMERS: SchedulerTimers = {
 
 /** What the watchdog found and fixed since the instance started: each is also logged as an error. */
 export interface WatchdogCounts {
-  /** Tasks it started because they were still waiting, past LATE_START_MICROS after their due time, with their lane free and the clock running. */
+  /**
+   * Tasks it started because they were still waiting, past LATE_START_MICROS after their due time, with their lane free
+   * and the clock running.
+   */
   late_starts: number;
   /** Tasks in flight longer than the bound, whose lane it freed for the tasks behind them. */
   overruns: number;
@@ -329,7 +335,8 @@ export class Scheduler {
         .finally(() => {
           // The watchdog may have freed the lane already, and another task may hold it now.
           if (this.running.get(task.lane) === running) this.running.delete(task.lane);
-          // On the next turn of the event loop: tasks that end without I/O would otherwise start the next ones from this promise chain, and requests would wait until no task is left.
+          // On the next turn of the event loop: tasks that end without I/O would otherwise start the next ones from
+          // this promise chain, and requests would wait until no task is left.
           this.wakeNextTurn();
         }),
     };
@@ -385,14 +392,16 @@ export class Scheduler {
   private watch(): void {
     if (this.releaseOverruns()) this.wake();
     if (this.clock.frozen || !this.mayStart() || this.lateTasks(this.clock.now()).length === 0) return;
-    // After this turn's own wake-ups (a lane freed in this turn wakes its queue with setImmediate), so that only a task nothing else would start counts.
+    // After this turn's own wake-ups (a lane freed in this turn wakes its queue with setImmediate), so that only a task
+    // nothing else would start counts.
     this.timers.setImmediate(() => {
       if (this.clock.frozen || !this.mayStart()) return;
       const now = this.clock.now();
       for (const task of this.lateTasks(now)) {
         this.counts.late_starts++;
         this.options.onWatchdog(
-          `watchdog: task "${task.label}" was still waiting ${((now - task.dueAt) / 1_000_000).toFixed(1)} s after its due time with its lane free: started now`,
+          `watchdog: task "${task.label}" was still waiting ${((now - task.dueAt) / 1_000_000).toFixed(1)} s ` +
+            `after its due time with its lane free: started now`,
         );
       }
       this.wake();
@@ -411,7 +420,8 @@ export class Scheduler {
       this.counts.overruns++;
       released = true;
       this.options.onWatchdog(
-        `watchdog: task "${running.task.label}" has been in flight ${(ranMs / 1000).toFixed(1)} s, past the ${limitMs / 1000} s bound: the tasks behind it in lane "${lane}" go on`,
+        `watchdog: task "${running.task.label}" has been in flight ${(ranMs / 1000).toFixed(1)} s, past ` +
+          `the ${limitMs / 1000} s bound: the tasks behind it in lane "${lane}" go on`,
       );
     }
     return released;

@@ -22,16 +22,24 @@ export const SECRET_WORDS: ReadonlySet<string> = new Set([
   'cookie',
 ]);
 
-/** Two words in a row that make a name secret (`private_key`), where one of them alone does not (`access_key_id`, `api_version`). */
+/**
+ * Two words in a row that make a name secret (`private_key`), where one of them alone does not (`access_key_id`,
+ * `api_version`).
+ */
 export const SECRET_WORD_PAIRS: ReadonlySet<string> = new Set(['api key', 'private key', 'session token']);
 
-/** SSE-C customer keys: the key that encrypts an object (or a copy's source), as a header or a presigned URL's parameter. */
+/**
+ * SSE-C customer keys: the key that encrypts an object (or a copy's source), as a header or a presigned URL's
+ * parameter.
+ */
 const CUSTOMER_KEYS = [
   'x-amz-server-side-encryption-customer-key',
   'x-amz-copy-source-server-side-encryption-customer-key',
 ];
 
-/** Names secret whatever their words (`secrets`, the SSE-C customer keys), in lower case: the list the rule came after. */
+/**
+ * Names secret whatever their words (`secrets`, the SSE-C customer keys), in lower case: the list the rule came after.
+ */
 export const SECRET_NAMES: ReadonlySet<string> = new Set([
   ...SECRET_FIELDS,
   'x-api-key',
@@ -67,7 +75,10 @@ export const KEPT_NAMES: ReadonlySet<string> = new Set([
 const WORD_BREAK = /[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
 
 const SECOND_WORDS = [...SECRET_WORD_PAIRS].map((pair) => pair.split(' ')[1]!);
-/** Any of the words, a pair's second word or a listed name, in any case: a name that holds none is no secret, and is not split. */
+/**
+ * Any of the words, a pair's second word or a listed name, in any case: a name that holds none is no secret, and is not
+ * split.
+ */
 const MAY_BE_SECRET = new RegExp([...SECRET_WORDS, ...SECOND_WORDS, ...SECRET_NAMES].join('|'), 'i');
 
 /** Whether a value named so is secret, in any case: see the module's comment. */

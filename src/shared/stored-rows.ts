@@ -144,7 +144,10 @@ function checksOf(db: Db, set: TableSet, table: string): TableChecks {
           const result = schemaOfRule.safeParse(JSON.parse(text));
           if (result.success) return undefined;
           const issue = result.error.issues[0]!;
-          return `${valueOf(name, text)} in ${name}, JSON of another shape than it keeps (${issue.path.length > 0 ? `${jsonPath(issue.path)}: ` : ''}${issue.message})`;
+          return (
+            `${valueOf(name, text)} in ${name}, JSON of another shape than it keeps ` +
+            `(${issue.path.length > 0 ? `${jsonPath(issue.path)}: ` : ''}${issue.message})`
+          );
         },
       });
     } else if (rule && 'text' in rule) {
@@ -169,7 +172,9 @@ function checksOf(db: Db, set: TableSet, table: string): TableChecks {
   const judged = valueChecks.map((check) => quoted(check.column)).join(', ');
   const made: TableChecks = {
     checks,
-    firstInvalid: `SELECT ${results}, * FROM {schema}.${quoted(table)} WHERE NOT (${checks.map((check) => check.sql).join(' AND ')}) LIMIT 1`,
+    firstInvalid:
+      `SELECT ${results}, * FROM {schema}.${quoted(table)} WHERE NOT ` +
+      `(${checks.map((check) => check.sql).join(' AND ')}) LIMIT 1`,
     valueChecks,
     values: `SELECT ${judged} FROM {schema}.${quoted(table)} EXCEPT SELECT ${judged} FROM seed.${quoted(table)}`,
   };

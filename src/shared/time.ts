@@ -8,7 +8,10 @@ export type Micros = number;
 export const MICROS_PER_SECOND = 1_000_000;
 export const MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND;
 export const MICROS_PER_DAY = 24 * MICROS_PER_HOUR;
-/** The longest span a request may give in seconds (a limit, a delay): 100 years, so that the times computed from it stay valid. */
+/**
+ * The longest span a request may give in seconds (a limit, a delay): 100 years, so that the times computed from it stay
+ * valid.
+ */
 export const MAX_SPAN_SECONDS = 100 * 365 * 24 * 3600;
 
 export function microsFromMillis(millis: number): Micros {

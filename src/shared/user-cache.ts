@@ -1,4 +1,7 @@
-/** The user's cache folder, which holds the fixture templates and the CLI's code cache: what is read from it must be the user's own. */
+/**
+ * The user's cache folder, which holds the fixture templates and the CLI's code cache: what is read from it must be the
+ * user's own.
+ */
 import type { Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -14,7 +17,10 @@ export function defaultCacheDir(): string {
   return join(xdgCache && isAbsolute(xdgCache) ? xdgCache : join(homedir(), '.cache'), 'localplane');
 }
 
-/** Why another user could have written it (owned by someone else, or writable by group or others), or null; files have no owners on Windows. */
+/**
+ * Why another user could have written it (owned by someone else, or writable by group or others), or null; files have
+ * no owners on Windows.
+ */
 export function untrustedBecause(stats: Stats): string | null {
   const uid = process.getuid?.();
   if (uid === undefined) return null;

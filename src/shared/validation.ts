@@ -106,7 +106,10 @@ function loneSurrogates(root: unknown): ValidationDetail[] {
   return found;
 }
 
-/** The body jsonBody read of a request, whether its schema has secret fields, and what it made of it: for the request journal. */
+/**
+ * The body jsonBody read of a request, whether its schema has secret fields, and what it made of it: for the request
+ * journal.
+ */
 export interface BodyRead {
   bytes: Uint8Array;
   carriesSecrets: boolean;
@@ -133,7 +136,9 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   return parseJsonBody(c, schema, read);
 }
 
-/** A body the endpoint may do without (FastAPI's `body: Model | None = None`): undefined when empty, else as jsonBody. */
+/**
+ * A body the endpoint may do without (FastAPI's `body: Model | None = None`): undefined when empty, else as jsonBody.
+ */
 export async function optionalJsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S> | undefined> {
   const read = await readRecordedBody(c, schema);
   return read.bytes.byteLength === 0 ? undefined : parseJsonBody(c, schema, read);

@@ -20,7 +20,10 @@ export class WriteScopedCache<V> {
     return this.values.get(key);
   }
 
-  /** Stores a value computed after the `get` that missed (no write can have happened in between: handlers are synchronous). */
+  /**
+   * Stores a value computed after the `get` that missed (no write can have happened in between: handlers are
+   * synchronous).
+   */
   set(key: string, value: V): void {
     if (this.values.size >= this.capacity) this.values.clear();
     this.values.set(key, value);

@@ -40,7 +40,8 @@ export interface SavedSnapshot {
   modified_at: string;
 }
 
-export const UPLOAD_TOO_LARGE = `a snapshot upload is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}, the most a snapshot file may hold`;
+export const UPLOAD_TOO_LARGE =
+  `a snapshot upload is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}, the most a snapshot ` + `file may hold`;
 
 const entryOf = (name: string, stats: Stats): SavedSnapshot => ({
   name,
@@ -48,7 +49,10 @@ const entryOf = (name: string, stats: Stats): SavedSnapshot => ({
   modified_at: new Date(stats.mtimeMs).toISOString(),
 });
 
-/** A file operation in the folder that failed for a reason of the machine's (permissions, a full disk), said in a sentence. */
+/**
+ * A file operation in the folder that failed for a reason of the machine's (permissions, a full disk), said in a
+ * sentence.
+ */
 const unusable = (what: string, error: unknown) => badRequest(`${what}: ${(error as Error).message}`);
 
 /** Runs a file operation, turning a failure other than an HttpError into a 400 that says what could not be done. */
@@ -78,7 +82,10 @@ export class SnapshotFolder {
     });
   }
 
-  /** Where a snapshot of that name is written (the folder made on the first save); a link or file already there is replaced, not followed. */
+  /**
+   * Where a snapshot of that name is written (the folder made on the first save); a link or file already there is
+   * replaced, not followed.
+   */
   fileToWrite(name: string): string {
     this.make();
     return join(this.path, name);
@@ -162,7 +169,10 @@ export class SnapshotFolder {
     attempt(`cannot remove ${file}`, () => rmSync(file));
   }
 
-  /** The file of that name and its own stats (a link's, not its target's): 404 when there is none, 400 when it is no regular file. */
+  /**
+   * The file of that name and its own stats (a link's, not its target's): 404 when there is none, 400 when it is no
+   * regular file.
+   */
   private look(name: string): { file: string; stats: Stats } {
     const file = join(this.path, name);
     const stats = attempt(`cannot read ${file}`, () => (this.exists() ? this.statOf(name) : null));
@@ -192,7 +202,8 @@ export class SnapshotFolder {
     }
     if (!stats.isDirectory()) {
       throw badRequest(
-        `${this.path} is ${stats.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}, where localplane keeps its snapshots folder: remove it, or give another folder with snapshotsDir (--snapshots-dir)`,
+        `${this.path} is ${stats.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}, where localplane keeps ` +
+          `its snapshots folder: remove it, or give another folder with snapshotsDir (--snapshots-dir)`,
       );
     }
     return true;

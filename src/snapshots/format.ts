@@ -44,7 +44,9 @@ export interface SnapshotContent {
   objstore: ObjstoreTreeEntry[];
 }
 
-/** The fields of SnapshotContent that the instance's state parts save and load (the others say which instance took it). */
+/**
+ * The fields of SnapshotContent that the instance's state parts save and load (the others say which instance took it).
+ */
 export const SNAPSHOT_SECTION_FIELDS = [
   'clock',
   'idsDrawn',
@@ -98,7 +100,8 @@ export function writeSnapshotFile(path: string, content: SnapshotContent): numbe
   const size = payload.reduce((sum, part) => sum + part.byteLength, head.byteLength);
   if (size > MAX_SNAPSHOT_BYTES) {
     throw new SnapshotFileError(
-      `cannot write the snapshot file ${path}: the state takes ${size} bytes, more than the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`,
+      `cannot write the snapshot file ${path}: the state takes ${size} bytes, more than ` +
+        `the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`,
     );
   }
   const file = Buffer.concat([head, ...payload]);
@@ -134,7 +137,8 @@ export function openSnapshotFile<T>(
         );
       if (stats.size > MAX_SNAPSHOT_BYTES) {
         throw new SnapshotFileError(
-          `cannot read the snapshot file ${path}: it is ${stats.size} bytes, larger than the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`,
+          `cannot read the snapshot file ${path}: it is ${stats.size} bytes, larger than ` +
+            `the ${MAX_SNAPSHOT_SIZE_IN_WORDS} a snapshot file may hold`,
         );
       }
       const { dev, ino, size, mtimeMs } = stats;
@@ -160,7 +164,10 @@ function readWhole(descriptor: number, size: number): Buffer {
   return file.subarray(0, read);
 }
 
-/** Checks a snapshot file's bytes (`path` names it in the errors); throws SnapshotFileError for a foreign, other-version or damaged one. */
+/**
+ * Checks a snapshot file's bytes (`path` names it in the errors); throws SnapshotFileError for a foreign, other-version
+ * or damaged one.
+ */
 export function parseSnapshotFile(path: string, file: Buffer): SnapshotContent {
   const damaged = (why: string) => new SnapshotFileError(`${path} is not a usable localplane snapshot: ${why}`);
   const firstLineEnd = file.subarray(0, MAX_FIRST_LINE_BYTES + 1).indexOf(0x0a);

@@ -32,7 +32,9 @@ export type Restored = z.output<typeof restoredSchema>;
 
 /** What a body naming a path (as these endpoints once took) is told. */
 const PATH_NOT_TAKEN =
-  'a snapshot over HTTP is a file in the snapshots folder, named by "name" (a plain file name), not "path"; a file elsewhere is for localplane start --import and --export-on-exit, or lp.snapshot(file) and lp.restore(file) in process';
+  'a snapshot over HTTP is a file in the snapshots folder, named by "name" (a plain file name), not "path"; a ' +
+  'file elsewhere is for localplane start --import and --export-on-exit, or lp.snapshot(file) and ' +
+  'lp.restore(file) in process';
 
 /**
  * `{"name"}`; a `path` is answered 400 PATH_NOT_TAKEN at once (the error map runs while the
@@ -51,8 +53,12 @@ const nameParams = z.object({ name: snapshotName });
 
 const EXAMPLE_FOLDER = '/home/me/.localplane/snapshots';
 const NO_SUCH_SNAPSHOT = `there is no saved snapshot named "before.snapshot" in ${EXAMPLE_FOLDER}`;
-const NOT_A_FILE = `${EXAMPLE_FOLDER}/linked.snapshot is not a saved snapshot: it is not a regular file (a symbolic link, a folder or a named pipe)`;
-const FOLDER_LINKED = `${EXAMPLE_FOLDER} is a symbolic link, where localplane keeps its snapshots folder: remove it, or give another folder with snapshotsDir (--snapshots-dir)`;
+const NOT_A_FILE =
+  `${EXAMPLE_FOLDER}/linked.snapshot is not a saved snapshot: it is not a regular file (a ` +
+  `symbolic link, a folder or a named pipe)`;
+const FOLDER_LINKED =
+  `${EXAMPLE_FOLDER} is a symbolic link, where localplane keeps its snapshots folder: remove ` +
+  `it, or give another folder with snapshotsDir (--snapshots-dir)`;
 
 /** A snapshot file problem as the caller's error: 404 for a missing file, 400 for any other. */
 function asHttpError(error: unknown): unknown {
@@ -60,7 +66,10 @@ function asHttpError(error: unknown): unknown {
   return error.missing ? notFound(error.message) : badRequest(error.message);
 }
 
-/** /_localplane/snapshot and /restore: the whole state to a file of the snapshots folder and back; /snapshots: those files. */
+/**
+ * /_localplane/snapshot and /restore: the whole state to a file of the snapshots folder and back; /snapshots: those
+ * files.
+ */
 export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
   const app = new OpenApiHono('admin');
   app.openapi(
@@ -74,7 +83,9 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
       errors: [
         httpError(400, 'The body names a path; or the file cannot be written', {
           path_not_taken: PATH_NOT_TAKEN,
-          unwritable: `cannot write the snapshot file ${EXAMPLE_FOLDER}/state.snapshot: ENOSPC: no space left on device, write`,
+          unwritable:
+            `cannot write the snapshot file ${EXAMPLE_FOLDER}/state.snapshot: ENOSPC: no space left on ` +
+            `device, write`,
           folder_linked: FOLDER_LINKED,
         }),
       ],
@@ -99,12 +110,19 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
         notFoundError('Saved snapshot', NO_SUCH_SNAPSHOT),
         httpError(
           400,
-          'The body names a path; or the file is not a usable snapshot (nothing of it is restored), or was taken with another seed or other fixtures',
+          'The body names a path; or the file is not a usable snapshot (nothing of it is restored), or was taken ' +
+            'with another seed or other fixtures',
           {
             path_not_taken: PATH_NOT_TAKEN,
-            damaged: `${EXAMPLE_FOLDER}/state.snapshot is not a usable localplane snapshot: its data does not match its checksum`,
-            other_seed: `${EXAMPLE_FOLDER}/state.snapshot cannot be restored here: it was taken with seed 7, this instance has seed 1`,
-            unusable_row: `${EXAMPLE_FOLDER}/state.snapshot cannot be restored here: its table objstore_created_buckets holds the bucket name "../../victim", not a name S3 creates a bucket with`,
+            damaged:
+              `${EXAMPLE_FOLDER}/state.snapshot is not a usable localplane snapshot: its data does not ` +
+              `match its checksum`,
+            other_seed:
+              `${EXAMPLE_FOLDER}/state.snapshot cannot be restored here: it was taken with seed 7, this ` +
+              `instance has seed 1`,
+            unusable_row:
+              `${EXAMPLE_FOLDER}/state.snapshot cannot be restored here: its table ` +
+              `objstore_created_buckets holds the bucket name "../../victim", not a name S3 creates a bucket with`,
             not_a_file: NOT_A_FILE,
           },
         ),
@@ -125,7 +143,8 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
       path: '/snapshots',
       summary: 'The saved snapshots: the files of the snapshots folder, newest first',
       description:
-        "`modified_at` is the file's modification time by the machine's clock (a file outlives the emulator clock that was running when it was saved).",
+        "`modified_at` is the file's modification time by the machine's clock (a file outlives the emulator clock " +
+        'that was running when it was saved).',
       response: { status: 200, description: 'The snapshots folder and its files', schema: savedSnapshotsSchema },
       errors: [httpError(400, 'The snapshots folder cannot be read', { folder_linked: FOLDER_LINKED })],
     },
@@ -160,7 +179,8 @@ export function snapshotRoutes({ save, restore, folder }: SnapshotRouteDeps) {
       method: 'put',
       path: '/snapshots/:name',
       summary:
-        'Upload a snapshot file into the snapshots folder (kept only if it is a whole snapshot file; one of that name is replaced)',
+        'Upload a snapshot file into the snapshots folder (kept only if it is a whole snapshot file; one of that ' +
+        'name is replaced)',
       params: nameParams,
       rawBody: {
         contentType: 'application/octet-stream',

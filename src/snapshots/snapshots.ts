@@ -11,7 +11,10 @@ import {
 export interface SnapshotDeps {
   /** The instance's state parts: those with a snapshot section make up a snapshot. */
   parts: StateParts;
-  /** The content key of the instance's fixture template (a snapshot restores only onto the same one); asked at the first snapshot or restore, not at start. */
+  /**
+   * The content key of the instance's fixture template (a snapshot restores only onto the same one); asked at the first
+   * snapshot or restore, not at start.
+   */
   template: () => string;
   seed: number;
 }
@@ -34,7 +37,8 @@ export class Snapshots {
     const fields = this.sections.map((section) => section.field).sort();
     if (fields.join() !== [...SNAPSHOT_SECTION_FIELDS].sort().join()) {
       throw new Error(
-        `the state parts save ${fields.join(', ')} in a snapshot; its format holds ${SNAPSHOT_SECTION_FIELDS.join(', ')}`,
+        `the state parts save ${fields.join(', ')} in a snapshot; its format ` +
+          `holds ${SNAPSHOT_SECTION_FIELDS.join(', ')}`,
       );
     }
   }

@@ -30,7 +30,8 @@ export const test = base.extend<{ localplane: RunLocalplane }>({
     const run = inject('localplane');
     if (run === undefined)
       throw new Error(
-        "localplane/vitest's test reaches the run's instance: add globalSetup: ['localplane/vitest/global-setup'] to the vitest config, or use fileTest() for an instance per file",
+        "localplane/vitest's test reaches the run's instance: add globalSetup: ['localplane/vitest/global-setup'] " +
+          'to the vitest config, or use fileTest() for an instance per file',
       );
     const { apiUrl, objstoreUrl, adminToken } = run;
     const client: RunLocalplane = { ...connect(apiUrl, { adminToken }), objstoreUrl };
@@ -39,7 +40,10 @@ export const test = base.extend<{ localplane: RunLocalplane }>({
   },
 });
 
-/** A test whose instance is made once per file, the first time a test of the file uses it, and stopped after the file's last test. */
+/**
+ * A test whose instance is made once per file, the first time a test of the file uses it, and stopped after the file's
+ * last test.
+ */
 function perFile<T extends InProcessLocalplane>(make: () => Promise<T>) {
   return base.extend<{ $test: { localplane: T }; $file: { fileInstance: T } }>({
     fileInstance: [
@@ -60,10 +64,16 @@ function perFile<T extends InProcessLocalplane>(make: () => Promise<T>) {
   });
 }
 
-/** An instance of the test file's own, listening on free ports (`start({ port: 0, objstorePort: 0, ...options })`): for clients that need a URL. */
+/**
+ * An instance of the test file's own, listening on free ports (`start({ port: 0, objstorePort: 0, ...options })`): for
+ * clients that need a URL.
+ */
 export const fileTest = (options: StartOptions = {}) =>
   perFile<Localplane>(() => start({ port: 0, objstorePort: 0, ...options }));
 
-/** An instance of the test file's own that answers in process (`createLocalplane(options)`, `lp.request()`): no port at all. */
+/**
+ * An instance of the test file's own that answers in process (`createLocalplane(options)`, `lp.request()`): no port at
+ * all.
+ */
 export const inProcessFileTest = (options: CreateOptions = {}) =>
   perFile<InProcessLocalplane>(() => createLocalplane(options));

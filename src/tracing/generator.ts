@@ -303,14 +303,20 @@ const TRACEBACK_HEAD =
 const withTraceback = (messages: string[]): string[] => messages.map((message) => `${TRACEBACK_HEAD}  ...\n${message}`);
 const ERRORS: Record<RunType, string[]> = {
   llm: withTraceback([
-    "openai.RateLimitError: Error code: 429 - {'error': {'message': 'Rate limit reached for gpt-4o-mini in organization org-3Xk on tokens per min (TPM): Limit 200000, Used 199412, Requested 1630. Please try again in 312ms.', 'type': 'tokens', 'param': None, 'code': 'rate_limit_exceeded'}}",
+    "openai.RateLimitError: Error code: 429 - {'error': {'message': 'Rate limit reached for gpt-4o-mini in " +
+      'organization org-3Xk on tokens per min (TPM): Limit 200000, Used 199412, Requested 1630. Please try again in ' +
+      "312ms.', 'type': 'tokens', 'param': None, 'code': 'rate_limit_exceeded'}}",
     'httpx.ReadTimeout: The read operation timed out',
-    "anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error', 'message': 'Overloaded'}}",
-    "openai.BadRequestError: Error code: 400 - {'error': {'message': \"This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens.\", 'type': 'invalid_request_error', 'param': 'messages', 'code': 'context_length_exceeded'}}",
+    "anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error', " +
+      "'message': 'Overloaded'}}",
+    "openai.BadRequestError: Error code: 400 - {'error': {'message': \"This model's maximum context length is " +
+      "128000 tokens. However, your messages resulted in 131072 tokens.\", 'type': 'invalid_request_error', " +
+      "'param': 'messages', 'code': 'context_length_exceeded'}}",
     'openai.APIConnectionError: Connection error.',
   ]),
   tool: withTraceback([
-    'langchain_core.tools.ToolException: Error executing tool sql_db_query: (sqlite3.OperationalError) no such table: orders',
+    'langchain_core.tools.ToolException: Error executing tool sql_db_query: (sqlite3.OperationalError) no such ' +
+      'table: orders',
     'httpx.ConnectError: [Errno 111] Connection refused',
     "TypeError: unsupported operand type(s) for +: 'NoneType' and 'str'",
     'requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://api.example.com/v1/orders/8812',
@@ -318,13 +324,16 @@ const ERRORS: Record<RunType, string[]> = {
   retriever: withTraceback([
     'httpx.ConnectError: [Errno 111] Connection refused',
     'httpx.ReadTimeout: The read operation timed out',
-    "pinecone.exceptions.PineconeApiException: (400) Reason: Bad Request HTTP response body: {'code': 3, 'message': 'Vector dimension 1536 does not match the dimension of the index 3072'}",
+    "pinecone.exceptions.PineconeApiException: (400) Reason: Bad Request HTTP response body: {'code': 3, " +
+      "'message': 'Vector dimension 1536 does not match the dimension of the index 3072'}",
   ]),
   chain: withTraceback([
     "KeyError: 'context'",
     'ValueError: Could not parse LLM output: `I should look up the order status first`',
-    "langchain_core.exceptions.OutputParserException: Invalid json output: Expecting ',' delimiter: line 3 column 5 (char 41)",
-    'GraphRecursionError: Recursion limit of 25 reached without hitting a stop condition. You can increase the limit by setting the `recursion_limit` config key.',
+    "langchain_core.exceptions.OutputParserException: Invalid json output: Expecting ',' delimiter: line 3 column 5 " +
+      '(char 41)',
+    'GraphRecursionError: Recursion limit of 25 reached without hitting a stop condition. You can increase the ' +
+      'limit by setting the `recursion_limit` config key.',
     'asyncio.exceptions.CancelledError',
   ]),
 };
@@ -410,7 +419,10 @@ function paragraph(random: Random, minSentences: number, maxSentences: number): 
 }
 
 function question(random: Random): string {
-  return `${pick(random, QUESTION_STARTS)} ${pick(random, VERBS)} ${pick(random, ['a', 'the', 'my', 'our'])} ${pick(random, ADJECTIVES)} ${pick(random, NOUNS)} in ${pick(random, PRODUCTS)}?`;
+  return (
+    `${pick(random, QUESTION_STARTS)} ${pick(random, VERBS)} ${pick(random, ['a', 'the', 'my', 'our'])} ${pick(random, ADJECTIVES)} ${pick(random, NOUNS)} ` +
+    `in ${pick(random, PRODUCTS)}?`
+  );
 }
 
 function answer(random: Random): string {

@@ -43,7 +43,8 @@ const SERVER_INFO: z.infer<typeof serverInfoSchema> = {
     size_limit: 100,
     size_limit_bytes: 20_971_520,
   },
-  // The flags the SDKs read, as the hosted service sets them; without zstd_compression_enabled the Python client warns that run compression is off.
+  // The flags the SDKs read, as the hosted service sets them; without zstd_compression_enabled the Python client warns
+  // that run compression is off.
   instance_flags: {
     zstd_compression_enabled: true,
     dataset_examples_multipart_enabled: true,
@@ -63,7 +64,8 @@ export function serverInfoRoutes() {
         method: 'get',
         path,
         summary:
-          "The service's version, run batching limits and feature flags, as the hosted service's SDK clients read them when they start",
+          "The service's version, run batching limits and feature flags, as the hosted service's SDK clients read " +
+          'them when they start',
         response: { status: 200, description: 'The service information', schema: serverInfoSchema },
       },
       (c) => c.json(SERVER_INFO),

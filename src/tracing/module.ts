@@ -4,7 +4,10 @@ import { serverInfoRoutes } from './info-routes.ts';
 import { tracingKnobRoutes } from './knob-routes.ts';
 import { TracingStore } from './store.ts';
 
-/** Tracing projects and their runs: the store, the knob that adds runs to a project, and GET /info, which the tracing SDKs read when they start. */
+/**
+ * Tracing projects and their runs: the store, the knob that adds runs to a project, and GET /info, which the tracing
+ * SDKs read when they start.
+ */
 export function tracingModule(core: InstanceCore) {
   const store = new TracingStore(core.db);
   const routes = serverInfoRoutes();

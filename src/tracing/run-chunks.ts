@@ -28,7 +28,10 @@ CREATE TABLE IF NOT EXISTS run_chunks (
 ) WITHOUT ROWID;
 `;
 
-/** Where a template's chunks go while it is built: each chunk's bytes, appended; the offset they start at, from the region's start. */
+/**
+ * Where a template's chunks go while it is built: each chunk's bytes, appended; the offset they start at, from the
+ * region's start.
+ */
 export interface ChunkRegion {
   append(bytes: Uint8Array): number;
 }
@@ -42,10 +45,13 @@ const ID_AT = RUN_COLUMNS.indexOf('id');
 /** A page of a session's runs after a cursor, all columns: what chunks are cut from. */
 export type ReadAllColumns = (after: RunCursor | null, limit: number) => RunColumnsPage;
 
-/** Writes a session's chunks into the region and says where they are, from its runs read page by page in export order. */
+/**
+ * Writes a session's chunks into the region and says where they are, from its runs read page by page in export order.
+ */
 export function writeRunChunks(db: Db, sessionId: string, read: ReadAllColumns, region: ChunkRegion): void {
   const insert = db.prepare(
-    'INSERT INTO run_chunks (session_id, last_start_time, last_id, rows, region_offset, bytes) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO run_chunks (session_id, last_start_time, last_id, rows, region_offset, bytes) VALUES (?, ?, ?, ?, ' +
+      '?, ?)',
   );
   let after: RunCursor | null = null;
   for (;;) {
@@ -127,7 +133,8 @@ export class RunChunkReader {
   ) {
     this.chunks = db
       .prepare<[string, Micros, string]>(
-        'SELECT rows, region_offset, bytes, last_start_time FROM seed.run_chunks WHERE session_id = ? AND (last_start_time, last_id) > (?, ?) ORDER BY last_start_time, last_id',
+        'SELECT rows, region_offset, bytes, last_start_time FROM seed.run_chunks WHERE session_id = ? AND ' +
+          '(last_start_time, last_id) > (?, ?) ORDER BY last_start_time, last_id',
       )
       .raw();
   }
@@ -207,7 +214,10 @@ export class RunChunkReader {
   }
 }
 
-/** The first row of the chunk after the cursor, in (start_time, id) order; ids compare as SQLite's BINARY collation does. */
+/**
+ * The first row of the chunk after the cursor, in (start_time, id) order; ids compare as SQLite's BINARY collation
+ * does.
+ */
 function firstAfter(chunk: Chunk, starts: Float64Array, after: RunCursor): number {
   let row = 0;
   while (row < chunk.rows && starts[row]! < after.startTime) row++;

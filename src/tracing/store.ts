@@ -66,7 +66,8 @@ export class TracingStore {
     // view, SQLite would read every column of every row of the session.
     const statsOf = (table: string) =>
       db.prepare<[string], SessionRunStats>(
-        `SELECT count(*) AS run_count, min(start_time) AS first_run_start_time, max(start_time) AS last_run_start_time FROM ${table} WHERE session_id = ?`,
+        `SELECT count(*) AS run_count, min(start_time) AS first_run_start_time, max(start_time) AS ` +
+          `last_run_start_time FROM ${table} WHERE session_id = ?`,
       );
     this.seedStatsStatement = statsOf('seed.runs');
     this.runtimeStatsStatement = statsOf('main.runs');
@@ -210,7 +211,9 @@ function readColumnsPage(
     ...(query.filter?.params ?? []),
   ];
   const filterSql = query.filter?.sql;
-  const where = `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ?)${filterSql ? ` AND (${filterSql})` : ''}`;
+  const where =
+    `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ` +
+    `?)${filterSql ? ` AND (${filterSql})` : ''}`;
   const read: RunColumn[] = [...query.columns, ...CURSOR_COLUMNS.filter((column) => !query.columns.includes(column))];
   const [startTimeAt, idAt] = CURSOR_COLUMNS.map((column) => read.indexOf(column)) as [number, number];
   const select = read.map((column, k) => `${column} AS c${k}`).join(', ');
@@ -257,7 +260,8 @@ function assertInCursorOrder(startTimes: Float64Array): void {
   for (let i = 1; i < startTimes.length; i++) {
     if (startTimes[i]! < startTimes[i - 1]!)
       throw new Error(
-        `SQLite concatenated an export page out of order (row ${i}): this SQLite does not keep the order this reader relies on`,
+        `SQLite concatenated an export page out of order (row ${i}): this SQLite does not keep the order this ` +
+          `reader relies on`,
       );
   }
 }

@@ -17,7 +17,10 @@ export interface ClockState {
   frozen: boolean;
 }
 
-/** A task of GET /_localplane/tasks: running since `started_at` or queued, its due time and label, and the fields of its kind. */
+/**
+ * A task of GET /_localplane/tasks: running since `started_at` or queued, its due time and label, and the fields of its
+ * kind.
+ */
 export type Task = ({ state: 'running'; started_at: string } | { state: 'queued' }) & {
   due_at: string;
   label: string;
@@ -60,7 +63,10 @@ function describeTask(task: Task): string {
     case 'export_dispatch':
       return "The workspace's waiting exports and runs start, as the limits allow";
     case 'export_run_step':
-      return `Export run ${RUN_STEP_WORDS[task.step]}${task.retry_number > 0 ? ` (attempt ${task.retry_number + 1})` : ''}`;
+      return (
+        `Export ` +
+        `run ${RUN_STEP_WORDS[task.step]}${task.retry_number > 0 ? ` (attempt ${task.retry_number + 1})` : ''}`
+      );
     case 'export_run_time_limit':
       return 'Export run reaches its time limit: TimedOut if still running';
     case 'export_time_limit':
@@ -128,7 +134,10 @@ function TaskTime({ task, now }: { task: Task; now: string }) {
   );
 }
 
-/** The due work as a table: what, which resource, when (or running since when), in how long (from the emulator clock's now). */
+/**
+ * The due work as a table: what, which resource, when (or running since when), in how long (from the emulator clock's
+ * now).
+ */
 export function DueWork({
   tasks,
   names,
@@ -169,7 +178,10 @@ export function DueWork({
   );
 }
 
-/** The names the table shows: workspaces from the fixtures, deployments from each workspace's list (the API's deployment_ids filter). */
+/**
+ * The names the table shows: workspaces from the fixtures, deployments from each workspace's list (the API's
+ * deployment_ids filter).
+ */
 export async function namesFor(api: DashboardApi, tasks: readonly Task[]): Promise<Names> {
   const { workspaces } = await readFixtures(api);
   const wanted = new Map<string, Set<string>>();

@@ -12,7 +12,10 @@ export interface FormState {
   error?: string;
 }
 
-/** A posted form's text fields, trimmed (a repeated field gives its last value); a body that is no form is a 400, as the API words it. */
+/**
+ * A posted form's text fields, trimmed (a repeated field gives its last value); a body that is no form is a 400, as the
+ * API words it.
+ */
 export async function formValues(c: Context): Promise<FormValues> {
   let body: Record<string, unknown>;
   try {

@@ -92,7 +92,10 @@ function Page({ title, active, charts = false, children }: PageProps) {
   );
 }
 
-/** True when htmx asks for the part of a view that changes, not for the whole page (a history restore asks for the page). */
+/**
+ * True when htmx asks for the part of a view that changes, not for the whole page (a history restore asks for the
+ * page).
+ */
 export const isFragmentRequest = (c: Context) =>
   c.req.header('hx-request') === 'true' && c.req.header('hx-history-restore-request') !== 'true';
 

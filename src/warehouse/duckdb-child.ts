@@ -54,7 +54,9 @@ async function answer({ id, work }: DuckDBRequest): Promise<DuckDBReply> {
     if (length > RESULT_JSON_LIMIT) {
       return {
         id,
-        error: `The result is ${Math.round(length / MB)} MB of JSON, more than the ${RESULT_JSON_LIMIT / MB} MB an answer holds: select fewer rows or columns`,
+        error:
+          `The result is ${Math.round(length / MB)} MB of JSON, more than the ${RESULT_JSON_LIMIT / MB} MB ` +
+          `an answer holds: select fewer rows or columns`,
       };
     }
     return { id, result };

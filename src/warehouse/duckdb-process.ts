@@ -200,7 +200,8 @@ class DuckDBChild {
       return new QueryStopped('memory limit', `DuckDB's process ran out of memory (${this.outOfMemory})`);
     const lastLine = this.stderr.trim().split('\n').at(-1);
     return new QueryError(
-      `DuckDB's process ended unexpectedly (${signal ?? `exit code ${code}`})${lastLine ? `: ${lastLine}` : ''}; the next query starts it again`,
+      `DuckDB's process ended unexpectedly (${signal ?? `exit code ${code}`})${lastLine ? `: ${lastLine}` : ''}; ` +
+        `the next query starts it again`,
     );
   }
 
@@ -223,7 +224,10 @@ interface Started {
   child: Promise<DuckDBChild>;
 }
 
-/** The instance's DuckDB over one folder: a process started on first use, again after one ends, and anew when the memory limit changes. */
+/**
+ * The instance's DuckDB over one folder: a process started on first use, again after one ends, and anew when the memory
+ * limit changes.
+ */
 export class DuckDBProcess {
   private current: Started | null = null;
   private readonly children = new Set<DuckDBChild>();

@@ -9,7 +9,10 @@ export interface ResultTable {
   rows: Json[][];
 }
 
-/** An in-memory DuckDB with the `runs` view over the export files below a destination's prefix folder (`localplane demo` and `query`). */
+/**
+ * An in-memory DuckDB with the `runs` view over the export files below a destination's prefix folder (`localplane demo`
+ * and `query`).
+ */
 export class WarehouseSession {
   private constructor(
     private readonly instance: DuckDBInstance,

@@ -17,7 +17,10 @@ export class QueryStopped extends QueryError {
   }
 }
 
-/** DuckDB's error as a QueryError: the first line of its message, without the wrapper the node API adds around a parser error. */
+/**
+ * DuckDB's error as a QueryError: the first line of its message, without the wrapper the node API adds around a parser
+ * error.
+ */
 export function duckdbError(error: unknown): QueryError {
   const message = (error instanceof Error ? error.message : String(error))
     .replace(/^Failed to extract statements: /, '')

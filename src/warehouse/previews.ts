@@ -41,7 +41,10 @@ async function readHead(file: FileHandle, size: number): Promise<{ head: Buffer;
   };
 }
 
-/** The bytes as UTF-8 text, when they are (a character cut at the end of a truncated head is left out); null for binary (NUL bytes, invalid UTF-8). */
+/**
+ * The bytes as UTF-8 text, when they are (a character cut at the end of a truncated head is left out); null for binary
+ * (NUL bytes, invalid UTF-8).
+ */
 function asText(head: Buffer, truncated: boolean): string | null {
   if (head.includes(0)) return null;
   try {
@@ -51,7 +54,10 @@ function asText(head: Buffer, truncated: boolean): string | null {
   }
 }
 
-/** GET /_localplane/objstore/preview: an object's first rows (Parquet, read by DuckDB) or first 64 KiB (JSON, text) from its plain file. */
+/**
+ * GET /_localplane/objstore/preview: an object's first rows (Parquet, read by DuckDB) or first 64 KiB (JSON, text) from
+ * its plain file.
+ */
 export class ObjectPreviews {
   constructor(private readonly deps: PreviewDeps) {}
 
@@ -70,7 +76,8 @@ export class ObjectPreviews {
       file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
     } catch {
       throw notFound(
-        `${noSuchObject(bucket, key)} as a plain file: the objstore's plain-file view left it out (its path clashes with another object's)`,
+        `${noSuchObject(bucket, key)} as a plain file: the objstore's plain-file view left it out (its path ` +
+          `clashes with another object's)`,
       );
     }
     let read: { head: Buffer; parquet: boolean };

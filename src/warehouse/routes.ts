@@ -20,7 +20,9 @@ const limitsHit = {
   ),
 };
 
-/** /_localplane/sql (SQL over an export's Parquet) and /_localplane/objstore/preview (an object's first rows or text). */
+/**
+ * /_localplane/sql (SQL over an export's Parquet) and /_localplane/objstore/preview (an object's first rows or text).
+ */
 export function warehouseRoutes(deps: WarehouseRouteDeps) {
   const app = new OpenApiHono('admin');
 
@@ -30,8 +32,10 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
       path: '/sql',
       summary: "Run a read-only SQL query (DuckDB) over an export's Parquet files, with the `runs` view",
       description:
-        'One SELECT statement, bounded: at most `sql_row_limit` rows are answered (`truncated` says there were more) and it is stopped after ' +
-        '`sql_time_limit_seconds` (both in GET /_localplane/config). One query runs at a time per instance. DuckDB reads only the ' +
+        'One SELECT statement, bounded: at most `sql_row_limit` rows are answered (`truncated` says there were ' +
+        'more) and it is stopped after ' +
+        ('`sql_time_limit_seconds` (both in GET /_localplane/config). One query runs at a time per instance. ' +
+          'DuckDB reads only the ') +
         "objstore's plain files: no other file, no extension, no network, and no statement that writes.",
       body: sqlRequest,
       response: { status: 200, description: 'The result', schema: sqlResponseSchema },
@@ -48,9 +52,13 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
         EXPORT_NOT_FOUND,
         httpError(
           409,
-          'The export has no Parquet files in the objstore, or the objstore keeps its objects in memory (no plain files)',
+          'The export has no Parquet files in the objstore, or the objstore keeps its objects in memory (no plain ' +
+            'files)',
           {
-            no_files: `Bulk export ${EXAMPLE_ID} has no Parquet files in the objstore (s3://exports/traces/export_id=${EXAMPLE_ID}/): it has written none yet (it is Created), or its destination is another endpoint`,
+            no_files:
+              `Bulk export ${EXAMPLE_ID} has no Parquet files in the objstore ` +
+              `(s3://exports/traces/export_id=${EXAMPLE_ID}/): it has written none yet (it is Created), ` +
+              `or its destination is another endpoint`,
             memory_storage: NO_PLAIN_FILES,
           },
         ),
@@ -67,8 +75,10 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
       path: '/objstore/preview',
       summary: "Preview an object: a Parquet file's schema and first rows, the first 64 KiB of JSON or text",
       description:
-        "`kind` is `parquet` for a file that starts and ends with Parquet's magic and DuckDB reads; `json` for UTF-8 text whose content type or key " +
-        'says JSON; `text` for other UTF-8 text without NUL bytes; `binary` for anything else (nothing more is answered).',
+        "`kind` is `parquet` for a file that starts and ends with Parquet's magic and DuckDB reads; `json` for " +
+        'UTF-8 text whose content type or key ' +
+        ('says JSON; `text` for other UTF-8 text without NUL bytes; `binary` for anything else (nothing more is ' +
+          'answered).'),
       query: previewQuery,
       response: { status: 200, description: 'The preview', schema: previewResponseSchema },
       errors: [
@@ -79,7 +89,9 @@ export function warehouseRoutes(deps: WarehouseRouteDeps) {
         ),
         httpError(404, 'No such bucket or object, or none the plain-file view holds', {
           not_found: noSuchObject('exports', 'traces/missing.parquet'),
-          not_a_file: `${noSuchObject('exports', '../../etc/passwd')} as a plain file: an empty, '.' or '..' segment names no file`,
+          not_a_file:
+            `${noSuchObject('exports', '../../etc/passwd')} as a plain file: an empty, '.' or '..' ` +
+            `segment names no file`,
         }),
         httpError(409, 'The objstore keeps its objects in memory (no plain files)', { memory_storage: NO_PLAIN_FILES }),
         stopped,

@@ -1,8 +1,14 @@
-/** DuckDB's `runs` view over an export's Parquet files, as `localplane query`, the demo and POST /_localplane/sql read them. */
+/**
+ * DuckDB's `runs` view over an export's Parquet files, as `localplane query`, the demo and POST /_localplane/sql read
+ * them.
+ */
 import { readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 
-/** `<folder>/export_id=*`: every export below a destination's prefix (or the one named), and nothing of its `tmp/` probes. */
+/**
+ * `<folder>/export_id=*`: every export below a destination's prefix (or the one named), and nothing of its `tmp/`
+ * probes.
+ */
 export function exportGlob(prefixFolder: string, exportId = '*'): string {
   return `${prefixFolder.replace(/\/+$/, '')}/export_id=${exportId}/**/*.parquet`;
 }
@@ -12,7 +18,10 @@ export const sqlString = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** The `runs` view: every column of the files plus the Hive partition keys of their paths. */
 export function runsViewSql(prefixFolder: string, exportId?: string): string {
-  return `CREATE OR REPLACE VIEW runs AS SELECT * FROM read_parquet(${sqlString(exportGlob(prefixFolder, exportId))}, hive_partitioning = true)`;
+  return (
+    `CREATE OR REPLACE VIEW runs AS SELECT * FROM ` +
+    `read_parquet(${sqlString(exportGlob(prefixFolder, exportId))}, hive_partitioning = true)`
+  );
 }
 
 /** A folder's entries (all below it with `recursive`); none when it cannot be read (it is missing). */
@@ -24,7 +33,9 @@ function entriesOf(folder: string, recursive = false): Dirent[] {
   }
 }
 
-/** Whether `exportGlob` matches a file: a Parquet file below an `export_id=` folder (of the export named, or of any). */
+/**
+ * Whether `exportGlob` matches a file: a Parquet file below an `export_id=` folder (of the export named, or of any).
+ */
 export function hasExportFiles(prefixFolder: string, exportId?: string): boolean {
   return entriesOf(prefixFolder)
     .filter(

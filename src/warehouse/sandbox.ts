@@ -14,12 +14,18 @@ import {
 import { duckdbError, QueryError, QueryStopped, type StopReason } from './errors.ts';
 import { sqlString } from './runs-view.ts';
 
-/** DuckDB's memory for every query together (MB, as `sql_memory_limit_mb`) and its threads. Nothing spills to disk (no temp directory). */
+/**
+ * DuckDB's memory for every query together (MB, as `sql_memory_limit_mb`) and its threads. Nothing spills to disk (no
+ * temp directory).
+ */
 export interface SandboxSettings {
   memoryLimitMb: number;
   threads: number;
 }
-/** How often a query past its time limit is interrupted again, in case the first interrupt fell between two of its steps. */
+/**
+ * How often a query past its time limit is interrupted again, in case the first interrupt fell between two of its
+ * steps.
+ */
 const INTERRUPT_REPEAT_MS = 50;
 
 export interface ResultColumn {
@@ -114,7 +120,9 @@ export class DuckDBSandbox {
     });
   }
 
-  /** A Parquet file's columns, its first `rows` rows and how many it holds (the file alone: no Hive keys from its path). */
+  /**
+   * A Parquet file's columns, its first `rows` rows and how many it holds (the file alone: no Hive keys from its path).
+   */
   previewParquet(file: string, rows: number, timeLimitMs: number): Promise<ParquetPreview> {
     const source = `read_parquet(${sqlString(file)}, hive_partitioning = false)`;
     return this.withConnection(timeLimitMs, async (connection, checkStopped) => {
@@ -149,7 +157,10 @@ export class DuckDBSandbox {
     return statements.prepare(0);
   }
 
-  /** Runs `work` on a connection of its own, interrupted past the time limit or when DuckDB closes; DuckDB's errors as QueryErrors. */
+  /**
+   * Runs `work` on a connection of its own, interrupted past the time limit or when DuckDB closes; DuckDB's errors as
+   * QueryErrors.
+   */
   private withConnection<T>(
     timeLimitMs: number,
     work: (connection: DuckDBConnection, checkStopped: () => void) => Promise<T>,

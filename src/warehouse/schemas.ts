@@ -15,7 +15,10 @@ export const sqlRequest = z.object({
 export type SqlRequest = z.input<typeof sqlRequest>;
 
 const column = z.object({ name: z.string(), type: z.string().meta({ description: "DuckDB's type name" }) });
-/** One row: JSON values as DuckDB's node API gives them (BIGINT, HUGEINT and DECIMAL as exact strings, timestamps as text, lists as arrays, structs as objects). */
+/**
+ * One row: JSON values as DuckDB's node API gives them (BIGINT, HUGEINT and DECIMAL as exact strings, timestamps as
+ * text, lists as arrays, structs as objects).
+ */
 const row = z.array(z.unknown());
 
 export const sqlResponseSchema = z.object({

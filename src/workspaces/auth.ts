@@ -25,7 +25,8 @@ const TENANT_ID = {
     in: 'header',
     name: 'X-Tenant-Id',
     description:
-      "The workspace id, which the hosted service requires with the key; localplane takes it or leaves it out, but refuses another workspace's (403)",
+      'The workspace id, which the hosted service requires with the key; localplane takes it or leaves it out, ' +
+      "but refuses another workspace's (403)",
   },
 } satisfies SecurityScheme;
 

@@ -22,7 +22,8 @@ const ours = openapiDocument().components.schemas;
  * goes away fails the check, so this list stays exact.
  */
 const KNOWN_DIFFERENCES = [
-  // The export request's all_experiments (which the hosted service added after the reference) is echoed, as BulkExport echoes every request field.
+  // The export request's all_experiments (which the hosted service added after the reference) is echoed, as BulkExport
+  // echoes every request field.
   'BulkExport: field all_experiments not in the reference',
   // pydantic v2 (and so FastAPI) sends input and ctx; the reference's ValidationError predates them.
   'ValidationError: field ctx not in the reference',
@@ -34,7 +35,9 @@ function resolve(schemas: Record<string, JsonSchema>, schema: JsonSchema | undef
   return ref ? resolve(schemas, schemas[ref.split('/').pop()!]) : schema;
 }
 
-/** The alternatives of a schema without its null branch: `anyOf: [X, {type: null}]` and `type: [X, "null"]` both give X. */
+/**
+ * The alternatives of a schema without its null branch: `anyOf: [X, {type: null}]` and `type: [X, "null"]` both give X.
+ */
 function nonNull(schemas: Record<string, JsonSchema>, schema: JsonSchema | undefined): JsonSchema[] {
   const resolved = resolve(schemas, schema);
   if (!resolved) return [];

@@ -27,7 +27,8 @@ const reference = JSON.parse(readFileSync(referencePath, 'utf8')) as Document;
  * goes away fails the check, so this list stays exact.
  */
 const KNOWN_DIFFERENCES = [
-  // reference-notes.md: 200 when every id was deleted, 207 when some failed; an unknown id is a failed entry, never a 404.
+  // reference-notes.md: 200 when every id was deleted, 207 when some failed; an unknown id is a failed entry, never a
+  // 404.
   'DELETE /v2/deployments: status 404 not declared',
   // FastAPI documents a 422 on every operation with parameters; provider_id is any string, so none can fail validation.
   'GET /v2/auth/providers/{provider_id}: status 422 not declared',

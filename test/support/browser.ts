@@ -14,15 +14,22 @@ let launches = 0;
 export interface BrowserSession {
   /** A page in a fresh browser context (own cookies and storage), closed after the test. */
   newPage(options?: BrowserContextOptions): Promise<Page>;
-  /** A fresh page at `path` of the instance (or base URL); fails with the URL when the page does not load with a 2xx. */
+  /**
+   * A fresh page at `path` of the instance (or base URL); fails with the URL when the page does not load with a 2xx.
+   */
   openDashboard(
     target: Pick<Localplane, 'apiUrl'> | string,
     path?: string,
     options?: BrowserContextOptions,
   ): Promise<Page>;
-  /** What went wrong in the current test's pages: uncaught exceptions, console errors (a 404 asset logs one), failed requests. */
+  /**
+   * What went wrong in the current test's pages: uncaught exceptions, console errors (a 404 asset logs one), failed
+   * requests.
+   */
   readonly pageErrors: string[];
-  /** The processes of this file's browser that are still running (pid and name); none once the file's afterAll has run. */
+  /**
+   * The processes of this file's browser that are still running (pid and name); none once the file's afterAll has run.
+   */
   remainingProcesses(): string[];
 }
 
@@ -67,7 +74,8 @@ export function useBrowser(): BrowserSession {
     if (leftover.length > 0) {
       for (const { pid } of leftover) process.kill(pid, 'SIGKILL');
       throw new Error(
-        `Chromium processes outlived the browser (killed): ${leftover.map(({ pid, name }) => `${pid} ${name}`).join(', ')}`,
+        `Chromium processes outlived the browser ` +
+          `(killed): ${leftover.map(({ pid, name }) => `${pid} ${name}`).join(', ')}`,
       );
     }
   });
@@ -99,7 +107,10 @@ export function useBrowser(): BrowserSession {
   return { newPage, openDashboard, pageErrors, remainingProcesses };
 }
 
-/** Saves the whole page (or one part of it) as test-results/screenshots/<name>.png and prints that path, for the notes that cite it. */
+/**
+ * Saves the whole page (or one part of it) as test-results/screenshots/<name>.png and prints that path, for the notes
+ * that cite it.
+ */
 export async function screenshot(page: Page, name: string, part?: Locator): Promise<string> {
   if (!/^[\w.-]+$/.test(name))
     throw new Error(`screenshot name ${JSON.stringify(name)}: letters, digits, '.', '-' and '_' only`);
@@ -147,7 +158,8 @@ export async function checkAccessibility(page: Page): Promise<AccessibilityViola
   const blocking = violations.filter(({ impact }) => impact === 'serious' || impact === 'critical');
   if (blocking.length > 0)
     throw new Error(
-      `axe-core finds ${blocking.length} serious or critical violations on ${page.url()}:\n${describeViolations(blocking)}`,
+      `axe-core finds ${blocking.length} serious or critical violations ` +
+        `on ${page.url()}:\n${describeViolations(blocking)}`,
     );
   return violations;
 }
@@ -210,7 +222,10 @@ function readProcess(entry: string): BrowserProcess | undefined {
   };
 }
 
-/** Waits for processes that are exiting (Chromium's helpers exit just after the browser); returns those still there after 10 s. */
+/**
+ * Waits for processes that are exiting (Chromium's helpers exit just after the browser); returns those still there
+ * after 10 s.
+ */
 async function untilGone(list: () => BrowserProcess[]): Promise<BrowserProcess[]> {
   const deadline = Date.now() + 10_000;
   for (;;) {

@@ -26,7 +26,8 @@ export const CONTEXT_DEFAULTS: BrowserContextOptions = {
 export async function launchChromium(env: Record<string, string> = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
-      `no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium) or set LOCALPLANE_CHROMIUM to a Chromium executable`,
+      `no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium) or set ` +
+        `LOCALPLANE_CHROMIUM to a Chromium executable`,
     );
   }
   return chromium.launch({

@@ -82,7 +82,9 @@ export function runCli(
   return new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
 }
 
-/** Runs the executable and expects a usage error: exit code 2, nothing on stdout, one line on stderr matching `words`. */
+/**
+ * Runs the executable and expects a usage error: exit code 2, nothing on stdout, one line on stderr matching `words`.
+ */
 export async function expectUsageError(args: readonly string[], words: RegExp): Promise<void> {
   const result = await runCli(args);
   expect(result.code).toBe(2);

@@ -76,7 +76,10 @@ export function projectTarball(): Buffer {
   }
 }
 
-/** The CLI's _upload_to_gcs: a PUT of the file to the signed URL with its headers (no retry: a failure ends the command). */
+/**
+ * The CLI's _upload_to_gcs: a PUT of the file to the signed URL with its headers (no retry: a failure ends the
+ * command).
+ */
 export const putTarball = (url: string, tarball: Buffer) =>
   fetch(url, {
     method: 'PUT',

@@ -117,7 +117,10 @@ export interface ReadRequest {
 /** Event streams: a read of one is answered with no end (test/request-journal-stream.test.ts reads them). */
 const EVENT_STREAMS = new Set(['/_localplane/requests/stream']);
 
-/** The routes that only read and answer: every GET but the event streams, and the deployment logs' POSTs (a log is asked for with a body). */
+/**
+ * The routes that only read and answer: every GET but the event streams, and the deployment logs' POSTs (a log is asked
+ * for with a body).
+ */
 const readsOnly = (route: { method: string; path: string }) =>
   (route.method === 'GET' && !EVENT_STREAMS.has(route.path)) ||
   (route.method === 'POST' && route.path.endsWith('_logs'));

@@ -85,7 +85,8 @@ export async function fillEveryTable(lp: InProcessLocalplane): Promise<FixturesV
     }),
   );
   await lp.clock.advance(1);
-  // Cancelled once it spawned its child: a recurring export whose start a changed value moves decades back spawns a child for every interval since.
+  // Cancelled once it spawned its child: a recurring export whose start a changed value moves decades back spawns a
+  // child for every interval since.
   must(
     'a recurring export cancelled',
     await api.patch(`/api/v1/bulk-exports/${recurring.id}`, { status: 'Cancelled' }),

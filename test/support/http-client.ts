@@ -50,7 +50,8 @@ export async function send(baseUrl: string, method: string, target: string, opti
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => {
-          // Answered before the whole body went out (a 413 while streaming): the rest would only meet a closed socket (EPIPE).
+          // Answered before the whole body went out (a 413 while streaming): the rest would only meet a closed socket
+          // (EPIPE).
           if (!request.writableFinished) request.destroy();
           const text = Buffer.concat(chunks).toString('utf8');
           const replyHeaders: Record<string, string> = {};

@@ -93,7 +93,10 @@ export const objectKeys: fc.Arbitrary<string> = fc
   .map((segments) => segments.join('/'))
   .filter((key) => key !== '');
 
-/** Another key the store's own names in `key` could spoil (`report.csv` for `report.csv._S3rver_object/x`); null when it names none. */
+/**
+ * Another key the store's own names in `key` could spoil (`report.csv` for `report.csv._S3rver_object/x`); null when it
+ * names none.
+ */
 export function neighbourOf(key: string): string | null {
   const at = key.indexOf('._S3rver_');
   if (at <= 0) return null;
@@ -103,7 +106,10 @@ export function neighbourOf(key: string): string | null {
 export interface ObjectKeyChecker {
   /** Creates the (new) bucket the keys go to. */
   createBucket(): Promise<void>;
-  /** The key round-trips (put, head, get, listed under its own name, delete) without disturbing its neighbour, or is KeyTooLongError; never a 5xx. */
+  /**
+   * The key round-trips (put, head, get, listed under its own name, delete) without disturbing its neighbour, or is
+   * KeyTooLongError; never a 5xx.
+   */
   check(key: string): Promise<void>;
   /** Deletes the bucket, emptied by every check. */
   deleteBucket(): Promise<void>;

@@ -146,7 +146,10 @@ export async function captureStore(s3: S3Client, buckets: readonly string[]): Pr
   return store;
 }
 
-/** The store as a restored snapshot answers it: a restore writes every file anew, so objects and uploads are as new as the restore. */
+/**
+ * The store as a restored snapshot answers it: a restore writes every file anew, so objects and uploads are as new as
+ * the restore.
+ */
 export function withoutTimes(store: CapturedStore): Json {
   return JSON.parse(JSON.stringify(store), (name, value: Json) =>
     name === 'LastModified' || name === 'Initiated' ? undefined : value,

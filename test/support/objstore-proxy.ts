@@ -71,7 +71,8 @@ export async function startObjstoreProxy(objstoreUrl: string): Promise<ObjstoreP
       req.resume();
       res.writeHead(fault.status, { 'content-type': 'application/xml' });
       res.end(
-        `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${fault.code}</Code><Message>${fault.message}</Message></Error>`,
+        `<?xml version="1.0" ` +
+          `encoding="UTF-8"?><Error><Code>${fault.code}</Code><Message>${fault.message}</Message></Error>`,
       );
     }
   });

@@ -106,7 +106,8 @@ class ResponseChecker {
     if (!declared) {
       if (status >= 400 && SERVER_LEVEL_DETAILS.test(parseJson(text)?.detail ?? '')) return;
       throw new Error(
-        `${what}: status ${status} is not in the served OpenAPI document for ${method} ${template} (it declares ${Object.keys(operation.responses).join(', ')})`,
+        `${what}: status ${status} is not in the served OpenAPI document for ${method} ${template} (it ` +
+          `declares ${Object.keys(operation.responses).join(', ')})`,
       );
     }
     const schema = declared.content?.['application/json']?.schema;
@@ -126,7 +127,8 @@ class ResponseChecker {
     }
     if (!validate(JSON.parse(text))) {
       throw new Error(
-        `${what}: does not match the served OpenAPI document's schema for ${method} ${template} ${status}: ${this.ajv.errorsText(validate.errors)}`,
+        `${what}: does not match the served OpenAPI document's schema ` +
+          `for ${method} ${template} ${status}: ${this.ajv.errorsText(validate.errors)}`,
       );
     }
   }
@@ -141,7 +143,10 @@ function parseJson(text: string): any {
 }
 
 const checkers = new Map<string, Promise<ResponseChecker | null>>();
-/** Checkers by the text of the document they check against: every instance serves the same one, and compiling its validators is most of a checker's cost. */
+/**
+ * Checkers by the text of the document they check against: every instance serves the same one, and compiling its
+ * validators is most of a checker's cost.
+ */
 const checkersOfDocuments = new Map<string, ResponseChecker>();
 
 async function checkerFor(origin: string): Promise<ResponseChecker | null> {
@@ -159,7 +164,10 @@ async function checkerFor(origin: string): Promise<ResponseChecker | null> {
   return checker;
 }
 
-/** The checker of the API at `origin` (null for another server), loaded once: fetched before a request goes out, it is ready when the reply comes. */
+/**
+ * The checker of the API at `origin` (null for another server), loaded once: fetched before a request goes out, it is
+ * ready when the reply comes.
+ */
 export function servedChecker(origin: string): Promise<ResponseChecker | null> {
   let checker = checkers.get(origin);
   if (!checker) {

@@ -49,7 +49,10 @@ export interface RecordedScenario {
 export interface ScenarioOptions {
   upstream: Localplane;
   out: string;
-  /** Where the recorder sends requests on to; default the upstream itself (a proxy of the test's in front of it, to drift on purpose). */
+  /**
+   * Where the recorder sends requests on to; default the upstream itself (a proxy of the test's in front of it, to
+   * drift on purpose).
+   */
   via?: string;
 }
 

@@ -40,7 +40,9 @@ const asUtf8Bytes = (headers: Record<string, string>) =>
     Object.entries(headers).map(([name, value]) => [name, Buffer.from(value, 'utf8').toString('latin1')]),
   );
 
-/** The headers of a request signed in its Authorization header (the body's SHA-256 as its payload hash), ready to send. */
+/**
+ * The headers of a request signed in its Authorization header (the body's SHA-256 as its payload hash), ready to send.
+ */
 export async function signedHeaders(
   url: string,
   credentials: Credentials,
@@ -93,7 +95,10 @@ export function keepAliveSender(
   return { send: (request) => sendSigned(url, credentials, request, agent), close: () => agent.destroy() };
 }
 
-/** A presigned URL's path and query, signed for `expiresIn` seconds from `signingDate` as the SDK's S3 presigner signs it. */
+/**
+ * A presigned URL's path and query, signed for `expiresIn` seconds from `signingDate` as the SDK's S3 presigner signs
+ * it.
+ */
 export async function presignedPath(
   url: string,
   credentials: Credentials,
@@ -115,7 +120,10 @@ export async function presignedPath(
   return `${request.path}${searchOf(presigned.query as Record<string, string>)}`;
 }
 
-/** Sends `head` (request line and headers, CRLF-separated, without the blank line) and `body` as they are, over one connection. */
+/**
+ * Sends `head` (request line and headers, CRLF-separated, without the blank line) and `body` as they are, over one
+ * connection.
+ */
 export function sendExactly(url: string, head: string, body = ''): Promise<{ status: number; text: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {

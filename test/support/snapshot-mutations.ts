@@ -78,7 +78,10 @@ const HOSTILE_JSON: readonly unknown[] = [
   { revision_step_seconds: { BUILDING: 1e308 } },
 ];
 
-/** A row that breaks its table's NOT NULL constraint, under the table's own definition: made without it, then the definition put back. */
+/**
+ * A row that breaks its table's NOT NULL constraint, under the table's own definition: made without it, then the
+ * definition put back.
+ */
 function nullWhereNotNull(db: Database.Database): void {
   const definition = db
     .prepare<[], string>("SELECT sql FROM sqlite_schema WHERE name = 'objstore_created_buckets'")
@@ -158,7 +161,8 @@ function rowMutations(base: SnapshotParts, victim: string): fc.Arbitrary<Snapsho
         'an extra table and trigger',
         (db) =>
           db.exec(
-            'CREATE TABLE fuzz (x); CREATE TRIGGER fuzz_trigger AFTER INSERT ON objstore_keys BEGIN DELETE FROM objstore_keys; END',
+            'CREATE TABLE fuzz (x); CREATE TRIGGER fuzz_trigger AFTER INSERT ON objstore_keys BEGIN DELETE FROM ' +
+              'objstore_keys; END',
           ),
       ],
       ['a NULL where NOT NULL', nullWhereNotNull],
@@ -341,12 +345,10 @@ function sizeMutations(base: SnapshotParts): fc.Arbitrary<SnapshotMutation> {
     fc
       .integer({ min: 1, max: sound.byteLength - 1 })
       .map((length): SnapshotMutation => ({ what: `file cut to ${length} bytes`, bytes: sound.subarray(0, length) })),
-    fc
-      .constantFrom(Buffer.from('\n'), Buffer.alloc(1000), Buffer.from('trailing'))
-      .map((extra): SnapshotMutation => ({
-        what: `${extra.byteLength} bytes added`,
-        bytes: Buffer.concat([sound, extra]),
-      })),
+    fc.constantFrom(Buffer.from('\n'), Buffer.alloc(1000), Buffer.from('trailing')).map((extra): SnapshotMutation => ({
+      what: `${extra.byteLength} bytes added`,
+      bytes: Buffer.concat([sound, extra]),
+    })),
     fc.constantFrom('{', 'null', '[]', '"header"', '{"template": 1}').map((line): SnapshotMutation => {
       const headerStart = sound.indexOf(0x0a) + 1;
       return {
@@ -361,16 +363,16 @@ function sizeMutations(base: SnapshotParts): fc.Arbitrary<SnapshotMutation> {
   );
 }
 
-/** One change to the sound snapshot `base`, of any kind; a counterexample shows what was changed, not the file's bytes. */
+/**
+ * One change to the sound snapshot `base`, of any kind; a counterexample shows what was changed, not the file's bytes.
+ */
 export function snapshotMutations(base: SnapshotParts, victim: string): fc.Arbitrary<SnapshotMutation> {
   return fc
     .oneof(
-      fc
-        .constantFrom(...MAGIC_LINES)
-        .map((magic): SnapshotMutation => ({
-          what: `magic line ${JSON.stringify(magic)}`,
-          bytes: snapshotBytes({ ...base, magic }),
-        })),
+      fc.constantFrom(...MAGIC_LINES).map((magic): SnapshotMutation => ({
+        what: `magic line ${JSON.stringify(magic)}`,
+        bytes: snapshotBytes({ ...base, magic }),
+      })),
       headerMutations(base),
       rowMutations(base, victim),
       { arbitrary: valueMutations(base), weight: 3 },

@@ -122,7 +122,9 @@ export class FileView {
     return this.enqueue(async () => this.emptyFolders());
   }
 
-  /** After the store's contents were replaced wholesale (a restored snapshot): empty folders, then these objects' files. */
+  /**
+   * After the store's contents were replaced wholesale (a restored snapshot): empty folders, then these objects' files.
+   */
   replace(objects: readonly { bucket: string; key: string }[]): Promise<void> {
     return this.enqueue(() => this.refill(objects));
   }

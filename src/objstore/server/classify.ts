@@ -18,7 +18,10 @@ export type OperationAccess =
   | { kind: 'refuse' }
   /** Not a valid request; answered with this error once the caller is authenticated. */
   | { kind: 'reject'; error: S3ErrorSpec }
-  /** Answered to anyone, without authentication: a CORS preflight, which changes nothing and is answered from the bucket's rules. */
+  /**
+   * Answered to anyone, without authentication: a CORS preflight, which changes nothing and is answered from the
+   * bucket's rules.
+   */
   | { kind: 'anyone' };
 
 export interface ClassifiedOperation {
@@ -34,7 +37,9 @@ const refuse: OperationAccess = { kind: 'refuse' };
 
 const BUCKET_SUBRESOURCE_NAMES = Object.keys(BUCKET_SUBRESOURCES) as BucketSubresource[];
 
-/** Query parameters that select a different operation on an object: its own, and a bucket's (see OBJECT_SUBRESOURCES). */
+/**
+ * Query parameters that select a different operation on an object: its own, and a bucket's (see OBJECT_SUBRESOURCES).
+ */
 const OBJECT_SUBRESOURCE_NAMES = new Set<string>([...BUCKET_SUBRESOURCE_NAMES, ...Object.keys(OBJECT_SUBRESOURCES)]);
 
 /** The operation a subresource selects with this method; `Unknown` when S3 has none. */
@@ -82,7 +87,8 @@ function classifyBucket(method: string, target: RequestTarget, subresource: stri
         return op(target.query['list-type'] === '2' ? 'ListObjectsV2' : 'ListObjects', needs('get'));
       }
       return op(selected(), needs(subresource === 'uploads' ? 'multipart' : 'get'));
-    // Of a bucket's configuration, only its CORS rules may be set: they are how a page the user serves gets to use the objstore.
+    // Of a bucket's configuration, only its CORS rules may be set: they are how a page the user serves gets to use the
+    // objstore.
     case 'PUT':
       return subresource === null
         ? op('CreateBucket', needs('buckets'))

@@ -76,7 +76,9 @@ export function parseCorsConfiguration(document: string): CorsRule[] {
   return rules;
 }
 
-/** The content of a CORSConfiguration document holding `rules`, as GetBucketCors answers it and the storage keeps it. */
+/**
+ * The content of a CORSConfiguration document holding `rules`, as GetBucketCors answers it and the storage keeps it.
+ */
 export function corsConfigurationContent(rules: readonly CorsRule[]): XmlContent {
   return {
     CORSRule: rules.map((rule) => ({

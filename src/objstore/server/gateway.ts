@@ -69,7 +69,10 @@ function browserOrigin(req: IncomingMessage): string | null | undefined {
 /** Answers one request; resolves (never rejects) once the gateway's work for it is done. */
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, expectContinue: boolean) => Promise<void>;
 
-/** What a request's signature shows: its key, the payload hash its body is held to, and the chunk signatures of that body. */
+/**
+ * What a request's signature shows: its key, the payload hash its body is held to, and the chunk signatures of that
+ * body.
+ */
 interface Admission {
   key: ObjstoreKey | null;
   payloadHash: string | null;

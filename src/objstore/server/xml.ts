@@ -38,7 +38,10 @@ const xmlBuilder = () =>
     format: false,
   }));
 
-/** `<?xml ...?>\n<root xmlns="...">content</root>`: an S3 result document (a few, e.g. LocationConstraint, hold only text). */
+/**
+ * `<?xml ...?>\n<root xmlns="...">content</root>`: an S3 result document (a few, e.g. LocationConstraint, hold only
+ * text).
+ */
 export function renderResult(root: string, content: XmlContent | string): string {
   const children = typeof content === 'string' ? { '#text': content } : content;
   return `${DECLARATION}\n${xmlBuilder().build({ [root]: { '@xmlns': S3_NAMESPACE, ...children } })}`;

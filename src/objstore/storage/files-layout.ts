@@ -98,7 +98,9 @@ function escapedNames(segment: string): string[] {
   return names;
 }
 
-/** The names a key is stored under in its bucket folder: its folders, then the name its files' suffixes are added to. */
+/**
+ * The names a key is stored under in its bucket folder: its folders, then the name its files' suffixes are added to.
+ */
 function storedNames(key: string): string[] {
   const segments = key.split('/');
   return segments.flatMap((segment, index) => {

@@ -82,7 +82,10 @@ async function readDirectoryNames(directory: string): Promise<string[]> {
   return (await orNullWhenMissing(readdir(directory))) ?? [];
 }
 
-/** Removes the temporary files of uploads that a killed process left unfinished (and a folder by such a name, which the store never makes). */
+/**
+ * Removes the temporary files of uploads that a killed process left unfinished (and a folder by such a name, which the
+ * store never makes).
+ */
 function removeAbandonedIncoming(root: string): void {
   for (const name of readdirSync(root)) {
     if (isIncomingFile(name)) rmSync(path.join(root, name), { recursive: true, force: true });
@@ -316,7 +319,10 @@ export interface FileStorage extends ObjstoreStorage {
   objectContentFile(bucket: string, key: string): string;
 }
 
-/** The files storage in `directory` (made 0700 if need be; what a crash left of a restore or an upload is settled first). */
+/**
+ * The files storage in `directory` (made 0700 if need be; what a crash left of a restore or an upload is settled
+ * first).
+ */
 export function createFileStorage(directory: string): FileStorage {
   openTree(directory);
   removeAbandonedIncoming(directory);

@@ -96,7 +96,10 @@ function blocksOf(pieces: readonly Buffer[]): Buffer[] {
 const readerOf = (content: StoredContent, range: ByteRange | null) =>
   Readable.from(piecesOf(content, range), { objectMode: false });
 
-/** Metadata as the files storage keeps it, in JSON: a header given without a value (a PutObject's dropped aws-chunked Content-Encoding) is left out. */
+/**
+ * Metadata as the files storage keeps it, in JSON: a header given without a value (a PutObject's dropped aws-chunked
+ * Content-Encoding) is left out.
+ */
 const keptMetadata = (metadata: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(metadata).filter(([, value]) => value !== undefined));
 
@@ -376,7 +379,8 @@ export function createMemoryStorage(options: MemoryStorageOptions): ObjstoreStor
       const budget = options.budgetBytes();
       if (bytes > budget) {
         throw new Error(
-          `its objects and upload parts take ${bytes} bytes, more than the memory storage keeps (${budget} bytes, objstore_memory_limit_mb)`,
+          `its objects and upload parts take ${bytes} bytes, more than the memory storage keeps (${budget} bytes, ` +
+            `objstore_memory_limit_mb)`,
         );
       }
       return { install: () => replaceBuckets(staged), discard: () => {} };

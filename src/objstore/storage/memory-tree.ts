@@ -82,7 +82,9 @@ export function treeOf(buckets: MemoryBuckets): ObjstoreTreeEntry[] {
 
 const textOf = (data: Uint8Array | undefined) => (data === undefined ? null : Buffer.from(data).toString('utf8'));
 
-/** Reads an upload's files (names inside its folder) into an upload; null when they make none (no key and no record). */
+/**
+ * Reads an upload's files (names inside its folder) into an upload; null when they make none (no key and no record).
+ */
 function readUpload(files: Map<string, Uint8Array>, now: Date): MemoryUpload | null {
   const key = textOf(files.get('key'));
   const completed = textOf(files.get('completed'));

@@ -12,7 +12,10 @@ import type { Readable } from 'node:stream';
 import type { ChecksumAlgorithm } from '../checksum-algorithms.ts';
 import type { ObjstoreTreeEntry } from '../types.ts';
 
-/** What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date), `content-length` and the stored headers. */
+/**
+ * What HeadObject shows of an object: `etag` (quoted), `last-modified` (HTTP date), `content-length` and the stored
+ * headers.
+ */
 export type ObjectHead = Readonly<Record<string, string | number | undefined>>;
 
 /** Runs the move that makes an object visible (`place`); it may throw instead of calling it. */
@@ -30,7 +33,9 @@ export interface UploadInProgress extends UploadSummary {
   createHeaders: Record<string, unknown> | null;
 }
 
-/** Which of an upload's parts to read: those numbered above `after` (default 0), at most `limit` of them (default all). */
+/**
+ * Which of an upload's parts to read: those numbered above `after` (default 0), at most `limit` of them (default all).
+ */
 export interface PartRange {
   after?: number;
   limit?: number;
@@ -105,7 +110,10 @@ export interface ObjstoreStorage {
   bucketCreationDate(bucket: string): Promise<Date | null>;
   /** Whether the bucket holds at least one object (uploads in progress are not objects). */
   hasObjects(bucket: string): Promise<boolean>;
-  /** The CORSConfiguration document kept for the bucket (PutBucketCors); null when it has none (or there is no such bucket). */
+  /**
+   * The CORSConfiguration document kept for the bucket (PutBucketCors); null when it has none (or there is no such
+   * bucket).
+   */
   bucketCors(bucket: string): Promise<string | null>;
   /** Keeps a CORSConfiguration document for a bucket that exists, or removes the one it has (null). */
   setBucketCors(bucket: string, document: string | null): Promise<void>;
@@ -134,16 +142,28 @@ export interface ObjstoreStorage {
     metadata: Readonly<Record<string, string>>,
     placing?: PlacementGuard,
   ): Promise<void>;
-  /** Replaces the tags of an object that exists with a Tagging document, kept as given (the caller checks it); nothing when the object is gone. */
+  /**
+   * Replaces the tags of an object that exists with a Tagging document, kept as given (the caller checks it); nothing
+   * when the object is gone.
+   */
   putObjectTagging(bucket: string, key: string, tagging: string): Promise<void>;
   /** The Tagging document of an object's tags as kept; null when it has none (or there is no such object). */
   objectTagging(bucket: string, key: string): Promise<string | null>;
-  /** An object's whole content as it is now (one replaced meanwhile keeps the content opened); null when there is no such object. */
+  /**
+   * An object's whole content as it is now (one replaced meanwhile keeps the content opened); null when there is no
+   * such object.
+   */
   openObject(bucket: string, key: string): Promise<{ size: number; content: Readable } | null>;
-  /** An object's content, or the byte range of it; the stream fails with an error of code ENOENT when there is no such object. */
+  /**
+   * An object's content, or the byte range of it; the stream fails with an error of code ENOENT when there is no such
+   * object.
+   */
   readObject(bucket: string, key: string, range: ByteRange | null): Readable;
 
-  /** Starts an upload of `key` in a bucket that exists, keeping the CreateMultipartUpload headers given; gives its new id. */
+  /**
+   * Starts an upload of `key` in a bucket that exists, keeping the CreateMultipartUpload headers given; gives its new
+   * id.
+   */
   startUpload(bucket: string, key: string, headers: Readonly<Record<string, unknown>>): Promise<string>;
   /** The key an upload in progress was started for; null when there is no such upload. */
   uploadKey(bucket: string, uploadId: string): Promise<string | null>;
@@ -151,7 +171,10 @@ export interface ObjstoreStorage {
   uploadInProgress(bucket: string, uploadId: string): Promise<UploadInProgress | null>;
   /** The bucket's uploads in progress, in no particular order. */
   uploadsInProgress(bucket: string): Promise<UploadSummary[]>;
-  /** The parts of an upload uploaded so far (those in `range`), by part number; a part still being written is not one yet. */
+  /**
+   * The parts of an upload uploaded so far (those in `range`), by part number; a part still being written is not one
+   * yet.
+   */
   uploadedParts(bucket: string, uploadId: string, range?: PartRange): Promise<UploadedPart[]>;
   /** Puts `content` (closed) in place as a part, with its MD5 (unquoted) and the checksum it came with. */
   placePart(
@@ -189,11 +212,19 @@ export interface ObjstoreStorage {
 
   /** The bucket's objects in key order, with their sizes (synchronous: for the state dump). */
   listBucketObjects(bucket: string): { key: string; size: number }[];
-  /** Every folder and file of the store in the files layout, parents first, for snapshots; uploads still arriving are left out. */
+  /**
+   * Every folder and file of the store in the files layout, parents first, for snapshots; uploads still arriving are
+   * left out.
+   */
   readTree(): ObjstoreTreeEntry[];
-  /** What keeps entries from being the store's contents with these buckets, in words; undefined when they are usable. */
+  /**
+   * What keeps entries from being the store's contents with these buckets, in words; undefined when they are usable.
+   */
   treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): string | undefined;
-  /** Readies entries read by readTree (that treeProblem found usable), with a bucket for each of `buckets`, to take the store's place. */
+  /**
+   * Readies entries read by readTree (that treeProblem found usable), with a bucket for each of `buckets`, to take the
+   * store's place.
+   */
   stageTree(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): StagedTree;
   /** The objects among readTree's entries. */
   objectsOf(entries: readonly ObjstoreTreeEntry[]): { bucket: string; key: string }[];

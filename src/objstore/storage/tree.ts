@@ -79,7 +79,10 @@ export function treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: read
   return undefined;
 }
 
-/** Where a restored store is written before it takes the store's place, and where the store it replaces goes meanwhile: beside it, on its file system. */
+/**
+ * Where a restored store is written before it takes the store's place, and where the store it replaces goes meanwhile:
+ * beside it, on its file system.
+ */
 const stagingOf = (root: string) => ({ staged: `${root}.restoring`, replaced: `${root}.replaced` });
 
 /**

@@ -7,7 +7,10 @@ import { parseSpan, SPAN_HINT } from '../spans.ts';
 
 const FRAGMENT_TARGET = { 'hx-target': '#clock-state', 'hx-swap': 'outerHTML' };
 
-/** The part that changes: the time, frozen or running, the error of the last action; the due work comes with it, swapped out of band. */
+/**
+ * The part that changes: the time, frozen or running, the error of the last action; the due work comes with it, swapped
+ * out of band.
+ */
 function ClockStatePanel({ clock, error }: { clock: ClockState; error?: string }) {
   const action = clock.frozen ? 'unfreeze' : 'freeze';
   // While the clock runs, the time and the due work follow it.
@@ -57,7 +60,10 @@ function DueWorkPanel({
   );
 }
 
-/** Set to a time, from now as the clock last read: an action's answer brings it up to date (out of band), a poll leaves what is typed alone. */
+/**
+ * Set to a time, from now as the clock last read: an action's answer brings it up to date (out of band), a poll leaves
+ * what is typed alone.
+ */
 function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: boolean }) {
   return (
     <form

@@ -76,7 +76,10 @@ const deploymentNotFound = (id: string) => `Deployment ID ${id} not found.`;
 /** The workspaces to choose from, from the fixtures. */
 const workspacesOf = async (api: DashboardApi) => (await readFixtures(api)).workspaces;
 
-/** An action's refusal: to htmx a 200 with the words in the fragment (htmx swaps only successes); to a plain form post the API's status. */
+/**
+ * An action's refusal: to htmx a 200 with the words in the fragment (htmx swaps only successes); to a plain form post
+ * the API's status.
+ */
 function refusalStatus(c: Context, error: DashboardApiError) {
   if (!isFragmentRequest(c)) c.status((error.status >= 500 ? 502 : error.status) as 400);
 }
@@ -380,7 +383,10 @@ function LogTable({ title, page }: { title: string; page: LogsPage }) {
   );
 }
 
-/** The part that moves with the clock: status, due work, revisions with their timelines, logs. Polled while a revision is in progress. */
+/**
+ * The part that moves with the clock: status, due work, revisions with their timelines, logs. Polled while a revision
+ * is in progress.
+ */
 function LiveDeployment({ page }: { page: DeploymentPage }) {
   const { deployment, revisions, workspaceId } = page;
   const moving = revisions.resources.some((revision) => IN_PROGRESS.has(revision.status)) || page.tasks.length > 0;
@@ -636,7 +642,10 @@ function DeploymentContent({ page, error }: { page: DeploymentPage; error?: stri
   );
 }
 
-/** /ui/deployments: a workspace's deployments with the API's filters and paging; a deployment's revisions, logs and knobs. */
+/**
+ * /ui/deployments: a workspace's deployments with the API's filters and paging; a deployment's revisions, logs and
+ * knobs.
+ */
 export function deploymentsView(api: DashboardApi) {
   const app = new Hono();
 
@@ -711,7 +720,10 @@ export function deploymentsView(api: DashboardApi) {
     }
   });
 
-  /** An action on the deployment: runs the API call, then answers the deployment as it is now, with the call's refusal if any. */
+  /**
+   * An action on the deployment: runs the API call, then answers the deployment as it is now, with the call's refusal
+   * if any.
+   */
   type Call = (ids: { deploymentId: string; workspaceId: string }, form: Record<string, string>) => Promise<unknown>;
   const action = (call: Call) => async (c: Context) => {
     const deploymentId = c.req.param('deployment_id')!;

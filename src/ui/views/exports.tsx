@@ -21,7 +21,10 @@ const API = '/api/v1/bulk-exports';
 /** Created and Running move on by themselves (on a running clock): their pages refresh until they end. */
 const isActive = (status: string) => status === 'Created' || status === 'Running';
 
-/** Where a file an export run lists lies in the objstore: `<bucket>/<key>`, or the key alone when the destination leaves the bucket out of its paths. */
+/**
+ * Where a file an export run lists lies in the objstore: `<bucket>/<key>`, or the key alone when the destination leaves
+ * the bucket out of its paths.
+ */
 function objectOf(file: string, destination: DestinationResponse | null): { bucket: string; key: string } {
   if (destination && !destination.config.include_bucket_in_prefix)
     return { bucket: destination.config.bucket_name ?? '', key: file };
@@ -712,7 +715,10 @@ export function exportsView(api: DashboardApi) {
     return listPage(c, { knobs: {} });
   });
 
-  /** The export's workspace: as the URL names it, else the one whose API finds the export (a link from elsewhere may know the export alone). */
+  /**
+   * The export's workspace: as the URL names it, else the one whose API finds the export (a link from elsewhere may
+   * know the export alone).
+   */
   async function workspaceOf(c: Context, exportId: string, fixtures: Fixtures): Promise<string> {
     const named = c.req.query('workspace_id');
     if (named) return named;

@@ -105,7 +105,10 @@ function describeValidationKnob(
 
 function describeExportRunKnob(knob: ExportRunFaultRequest): string {
   if (knob.mode === 'slow') return `export runs wait ${knob.delay_seconds} s (emulator clock) before each file`;
-  return `export runs fail ${knob.attempts ? `their first ${knob.attempts} attempt(s)` : 'every attempt'}: “${knob.message}”`;
+  return (
+    `export runs fail ${knob.attempts ? `their first ${knob.attempts} attempt(s)` : 'every attempt'}: ` +
+    `“${knob.message}”`
+  );
 }
 
 function describeRevisionKnob({ stage, deployment_id, message }: RevisionFaultRequest): string {

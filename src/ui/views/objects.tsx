@@ -383,7 +383,10 @@ function RowsTable({ schema, rows, totalRows }: { schema: { name: string }[]; ro
   );
 }
 
-/** The preview in two parts: what fits beside the metadata (a Parquet schema, a note), and what needs the page's width (rows, text). */
+/**
+ * The preview in two parts: what fits beside the metadata (a Parquet schema, a note), and what needs the page's width
+ * (rows, text).
+ */
 function previewParts(preview: Preview | DashboardApiError): { beside: Child; below: Child } {
   if (preview instanceof DashboardApiError) return { beside: <ErrorNote message={preview.detail} />, below: null };
   switch (preview.kind) {

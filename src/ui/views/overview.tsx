@@ -25,7 +25,10 @@ interface StateDump {
 const ACTIVITY_MINUTES = 30;
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 
-/** Requests per minute by status class (a chart, and its totals as text) and the latest errors, refreshed every few seconds. */
+/**
+ * Requests per minute by status class (a chart, and its totals as text) and the latest errors, refreshed every few
+ * seconds.
+ */
 function Activity({ stats }: { stats: RequestStats }) {
   const chart = {
     x: stats.minutes.map((minute) => Date.parse(minute.start) / 1000),

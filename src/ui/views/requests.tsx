@@ -549,7 +549,8 @@ export function requestsView(api: DashboardApi) {
     });
     if (!upstream.ok || upstream.body === null) return upstream;
     const names = await workspaceNames(api);
-    // A browser that ends its side of the connection has gone: the server would keep the half-open connection for a reply with no end.
+    // A browser that ends its side of the connection has gone: the server would keep the half-open connection for a
+    // reply with no end.
     const clientGone = new AbortController();
     (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket.once('end', () => clientGone.abort());
     return new Response(

@@ -29,7 +29,9 @@ interface ExportChoice {
   createdAt: string;
 }
 
-/** Every workspace's exports (newest 100 of each), grouped by workspace; a workspace whose plan has no exports has none. */
+/**
+ * Every workspace's exports (newest 100 of each), grouped by workspace; a workspace whose plan has no exports has none.
+ */
 async function exportChoices(api: DashboardApi): Promise<{ workspace: string; exports: ExportChoice[] }[]> {
   const fixtures = await readFixtures(api);
   return Promise.all(
@@ -50,7 +52,9 @@ async function exportChoices(api: DashboardApi): Promise<{ workspace: string; ex
             id: row.id,
             status: row.status,
             createdAt: row.created_at,
-            label: `${project} · ${row.status} · ${row.created_at.slice(0, 16).replace('T', ' ')} · ${row.id.slice(0, 8)}`,
+            label:
+              `${project} · ${row.status} · ${row.created_at.slice(0, 16).replace('T', ' ')} ` +
+              `· ${row.id.slice(0, 8)}`,
           };
         }),
       };
@@ -244,7 +248,10 @@ function Result({ outcome, x, y }: { outcome: Outcome | null; x?: string; y?: st
   );
 }
 
-/** Runs the query through POST /_localplane/sql; a refusal (a bad query, no files, another query running) is the outcome's error. */
+/**
+ * Runs the query through POST /_localplane/sql; a refusal (a bad query, no files, another query running) is the
+ * outcome's error.
+ */
 async function runQuery(
   api: DashboardApi,
   exportId: string,

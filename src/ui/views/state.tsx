@@ -40,7 +40,10 @@ const suggestedName = (now: string) => `${now.slice(0, 19).replaceAll(':', '-')}
 /** The uploaded file's own name as a snapshot name: what the name rule does not take becomes `-`, no leading dot. */
 const nameOfFile = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^\.+/, '');
 
-/** A form whose submission htmx posts to /ui/state/<action>, answered with the panel, after a confirmation when `confirm` says so. */
+/**
+ * A form whose submission htmx posts to /ui/state/<action>, answered with the panel, after a confirmation when
+ * `confirm` says so.
+ */
 function actionAttributes(action: string, confirm?: string) {
   return {
     'hx-post': `/ui/state/${action}`,
@@ -50,7 +53,10 @@ function actionAttributes(action: string, confirm?: string) {
   };
 }
 
-/** /ui/state: reset (everything or one workspace), save a snapshot, the saved snapshots (download, restore, delete), restore from a file. */
+/**
+ * /ui/state: reset (everything or one workspace), save a snapshot, the saved snapshots (download, restore, delete),
+ * restore from a file.
+ */
 export function stateView(api: DashboardApi) {
   const app = new Hono();
 
@@ -268,7 +274,9 @@ export function stateView(api: DashboardApi) {
     if (!(declared <= MAX_SNAPSHOT_BYTES + FORM_OVERHEAD_BYTES)) {
       const unsized = Number.isNaN(declared);
       return page(c, {
-        refused: `The upload cannot be read: ${unsized ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.`,
+        refused:
+          `The upload cannot be ` +
+          `read: ${unsized ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.`,
         status: unsized ? 411 : 413,
       });
     }

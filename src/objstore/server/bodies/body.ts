@@ -1,6 +1,7 @@
 /**
  * Receiving the body of an upload (PutObject, UploadPart) as S3 does: aws-chunked framing
- * decoded as it arrives, the decoded bytes handed to the storage while they are hashed, and every integrity check the request asks for (Content-MD5,
+ * decoded as it arrives, the decoded bytes handed to the storage while they are hashed, and every integrity check the
+ * request asks for (Content-MD5,
  * `x-amz-checksum-*` header or trailer, a hex `x-amz-content-sha256`, the decoded length)
  * passed before the caller may make the bytes visible.
  */
@@ -54,7 +55,10 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-/** The payload hash the signature holds the body to decides the framing and the SHA-256 to check; the signature itself is verified by the gateway. */
+/**
+ * The payload hash the signature holds the body to decides the framing and the SHA-256 to check; the signature itself
+ * is verified by the gateway.
+ */
 function readPayloadHash(value: string | null): { framing: Framing; contentSha256: string | null } {
   if (value === null || value === 'UNSIGNED-PAYLOAD') return { framing: { kind: 'plain' }, contentSha256: null };
   const contentSha256 = signedContentSha256(value);

@@ -189,7 +189,10 @@ function startEngine(): Engine {
   };
 }
 
-/** A CRC64/NVME over data given in pieces, used as the SDK's checksums are; its digest is the 8 bytes big-endian, as S3 writes it. */
+/**
+ * A CRC64/NVME over data given in pieces, used as the SDK's checksums are; its digest is the 8 bytes big-endian, as S3
+ * writes it.
+ */
 export class Crc64Nvme {
   private crc = ALL_ONES;
 

@@ -74,7 +74,10 @@ export const getBucketVersioning: OperationHandler = async (ctx) => {
 /** S3's page size when a client pages without `max-buckets`, and the most one page holds. */
 const MAX_BUCKETS = 10000;
 
-/** ListBuckets: the configured buckets and the caller's own, by name, paged by `max-buckets` and an opaque continuation token. */
+/**
+ * ListBuckets: the configured buckets and the caller's own, by name, paged by `max-buckets` and an opaque continuation
+ * token.
+ */
 export const listBuckets: OperationHandler = async (ctx) => {
   const { query } = ctx.target;
   const maxBuckets = parseIntegerParam(query, 'max-buckets', MAX_BUCKETS);

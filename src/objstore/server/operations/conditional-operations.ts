@@ -9,7 +9,10 @@ import {
   requireWriteConditions,
 } from './preconditions.ts';
 
-/** PutObject / CompleteMultipartUpload: throws 412 or 404 NoSuchKey unless the object under the key meets If-Match / If-None-Match. */
+/**
+ * PutObject / CompleteMultipartUpload: throws 412 or 404 NoSuchKey unless the object under the key meets If-Match /
+ * If-None-Match.
+ */
 export async function requireWriteConditionsMet(ctx: OperationContext): Promise<void> {
   const { headers } = ctx.exchange.req;
   if (!hasWriteConditions(headers)) return;
@@ -32,7 +35,10 @@ export async function placeUnderWriteConditions(ctx: OperationContext, place: ()
   });
 }
 
-/** CopyObject and UploadPartCopy: throws 412 unless the source (when it exists) meets every `x-amz-copy-source-if-*` condition. */
+/**
+ * CopyObject and UploadPartCopy: throws 412 unless the source (when it exists) meets every `x-amz-copy-source-if-*`
+ * condition.
+ */
 export async function requireCopySourceConditionsMet(ctx: OperationContext): Promise<void> {
   const { headers } = ctx.exchange.req;
   const source = parseCopySource(headers);

@@ -67,7 +67,9 @@ export async function requireBucket(ctx: OperationContext): Promise<string> {
   return name;
 }
 
-/** An operation answered in a bucket that exists: NoSuchBucket first, as S3 answers every operation on a missing bucket. */
+/**
+ * An operation answered in a bucket that exists: NoSuchBucket first, as S3 answers every operation on a missing bucket.
+ */
 export function inBucket(answer: OperationHandler): OperationHandler {
   return async (ctx) => {
     await requireBucket(ctx);
@@ -75,7 +77,10 @@ export function inBucket(answer: OperationHandler): OperationHandler {
   };
 }
 
-/** An operation whose parameters are checked before the bucket is looked up (`start`), then answered in a bucket that exists. */
+/**
+ * An operation whose parameters are checked before the bucket is looked up (`start`), then answered in a bucket that
+ * exists.
+ */
 export function checkedInBucket(start: BucketHandler): OperationHandler {
   return async (ctx) => {
     const answer = start(ctx);

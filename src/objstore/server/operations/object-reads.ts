@@ -150,7 +150,8 @@ export async function readObject(ctx: OperationContext): Promise<void> {
   for (const [name, value] of Object.entries(storedHeaders(ctx, stored, req.headers))) res.setHeader(name, value);
   res.setHeader('Accept-Ranges', 'bytes');
   for (const [name, value] of Object.entries(overrides)) res.setHeader(name, value);
-  // An object opened in a browser is inert: stored HTML never runs as a page of this origin, and nothing is sniffed into one.
+  // An object opened in a browser is inert: stored HTML never runs as a page of this origin, and nothing is sniffed
+  // into one.
   res.setHeader('Content-Security-Policy', 'sandbox');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   if (range === null) {

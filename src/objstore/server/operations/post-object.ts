@@ -43,12 +43,17 @@ function requireField(fields: FormFields, name: string): string {
   return value;
 }
 
-/** Throws AccessDenied unless the key that signed the form may use the bucket, and reaches the object key once that is known. */
+/**
+ * Throws AccessDenied unless the key that signed the form may use the bucket, and reaches the object key once that is
+ * known.
+ */
 function authorizeBucket(ctx: OperationContext, key: ObjstoreKey, objectKey: string | null): void {
   if (!ctx.buckets.mayReach(ctx.target.bucket!, objectKey, key)) throw new GatewayError(errors.accessDenied());
 }
 
-/** Checks the form's signature over its policy and the key's permissions; answers the policy and the key that signed it. */
+/**
+ * Checks the form's signature over its policy and the key's permissions; answers the policy and the key that signed it.
+ */
 async function authenticate(ctx: OperationContext, fields: FormFields) {
   const policyText = fields.get('policy');
   // A form without a policy is an anonymous upload, which no bucket here allows.
