@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { sourceFingerprint } from '../src/fixtures/source-fingerprint.ts';
+import { sourceFingerprint } from '../src/shared/source-fingerprint.ts';
 
 const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
 /**
@@ -78,7 +78,7 @@ await build({
   plugins: [packagesFromNodeModules(BUNDLED_PACKAGES), distModuleUrls],
   // What each start would otherwise compute by reading the source maps of some 40 modules (8 ms).
   define: {
-    BUNDLED_GENERATOR_FINGERPRINT: JSON.stringify(sourceFingerprint(pathToFileURL(`${DIST}fixtures/template.js`))),
+    BUNDLED_GENERATOR_FINGERPRINT: JSON.stringify(sourceFingerprint(pathToFileURL(`${DIST}fixtures/seeding.js`))),
   },
   // import() of a package becomes require(): a function V8 restores from a code cache has no
   // callback for import() ("A dynamic import callback was not specified").

@@ -6,8 +6,6 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { applyLimitsPatch, DEFAULT_LIMITS, InstanceLimits, type Limits, type LimitsPatch } from './config.ts';
-import type { Fixtures } from './fixtures/files.ts';
-import { installTemplate, tempTemplatesDir } from './fixtures/template.ts';
 import type { ProgressListener } from './progress.ts';
 import { createClock, type Clock } from './shared/clock.ts';
 import { createClockControl, type ClockControl } from './shared/clock-control.ts';
@@ -28,6 +26,12 @@ import { printableError } from './shared/log-text.ts';
 import { makePrivateFolder, writePrivateFile } from './shared/private-files.ts';
 import { Scheduler } from './shared/scheduler.ts';
 import { StateParts, type SnapshotSection } from './shared/state-parts.ts';
+import {
+  installTemplate,
+  tempTemplatesDir,
+  type FixtureSource,
+  type TemplateSeeding,
+} from './shared/template-cache.ts';
 import { checkSnapshotImage, invalidRow } from './shared/stored-rows.ts';
 import { Teardown } from './shared/teardown.ts';
 
@@ -43,7 +47,6 @@ export interface CoreOptions {
 export interface InstanceCore {
   dataDir: string;
   seed: number;
-  fixtures: Fixtures;
   /** The instance's database file and the fixture template it reads the seed from. */
   database: { path: string; templatePath: string };
   db: Db;
@@ -56,6 +59,12 @@ export interface InstanceCore {
   progress?: ProgressListener;
   parts: StateParts;
   teardown: Teardown;
+}
+
+/** The fixture files an instance's database is seeded from, and how (for a seed, telling progress to a listener). */
+export interface InstanceTemplate {
+  fixtures: FixtureSource;
+  seeding: (seed: number, progress?: ProgressListener) => TemplateSeeding;
 }
 
 /** The clock as a snapshot holds it. */
@@ -90,7 +99,7 @@ export const CLOCK_PART = 'clock';
  */
 export async function openCore(
   options: CoreOptions,
-  fixtures: Fixtures,
+  template: InstanceTemplate,
   tables: readonly TableSet[],
   log: (line: string) => void,
 ): Promise<InstanceCore> {
@@ -108,13 +117,13 @@ export async function openCore(
     ids = createIdGenerator(seed, idReservationsFile(join(dataDir, 'id-sequence')));
     if (!existsSync(database.templatePath)) {
       await installTemplate({
-        fixtures,
+        fixtures: template.fixtures,
+        seeding: template.seeding(seed, options.progress),
         seed,
         tables,
         cacheDir: options.cacheDir,
         destination: database.templatePath,
         copiesDir: options.dataDir === undefined ? tempTemplatesDir() : undefined,
-        progress: options.progress,
       });
     }
     db = openInstanceDb(database.path, database.templatePath, tables, { durable: options.dataDir !== undefined });
@@ -165,7 +174,6 @@ export async function openCore(
   return {
     dataDir,
     seed,
-    fixtures,
     database,
     db,
     ids,

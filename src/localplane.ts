@@ -11,7 +11,7 @@ import { deploymentTables } from './deployments/store.ts';
 import { checkAllowedEndpoints, checkEndpointAliases, DEFAULT_ENDPOINT_ALIASES } from './destinations/endpoints.ts';
 import { destinationsModule } from './destinations/module.ts';
 import { DEFAULT_FIXTURES_DIR, loadFixtures } from './fixtures/files.ts';
-import { ensureTemplate, templateContentKey } from './fixtures/template.ts';
+import { fixtureSeeding } from './fixtures/seeding.ts';
 import { journalModule } from './journal/module.ts';
 import type { RequestObserver } from './journal/observe.ts';
 import type { FaultRulesApi, RequestsApi } from './journal/programmatic.ts';
@@ -37,6 +37,7 @@ import {
 import { errorResponse } from './shared/errors.ts';
 import { listenFailure, listenHttp } from './shared/http-server.ts';
 import { handlerRoutes, starletteRouting } from './shared/routing.ts';
+import { ensureTemplate, templateContentKey } from './shared/template-cache.ts';
 import { WriteScopedCache } from './shared/write-scoped-cache.ts';
 import { snapshotsModule } from './snapshots/module.ts';
 import { tracingModule } from './tracing/module.ts';
@@ -186,7 +187,14 @@ const TABLES: readonly TableSet[] = [
 /** Builds (once) the cached fixture template that instances with these options start from. */
 export function prepareFixtures(options: Pick<StartOptions, 'fixturesDir' | 'seed' | 'cacheDir'> = {}): string {
   const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
-  return ensureTemplate({ fixtures, seed: options.seed ?? 1, tables: TABLES, cacheDir: options.cacheDir });
+  const seed = options.seed ?? 1;
+  return ensureTemplate({
+    fixtures,
+    seed,
+    tables: TABLES,
+    seeding: fixtureSeeding(fixtures, seed),
+    cacheDir: options.cacheDir,
+  });
 }
 
 const closeServer = (server: Server) =>
@@ -292,7 +300,12 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
   checkEndpointAliases(endpointAliases);
   checkAllowedEndpoints(options.allowedEndpoints ?? []);
   const fixtures = loadFixtures(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
-  const core = await openCore(options, fixtures, TABLES, log);
+  const core = await openCore(
+    options,
+    { fixtures, seeding: (seed, progress) => fixtureSeeding(fixtures, seed, progress) },
+    TABLES,
+    log,
+  );
   try {
     const workspaces = new WorkspaceStore(core.db, new WriteScopedCache(writeCounter(core.db)));
     const tracing = tracingModule(core);
@@ -310,6 +323,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       storage: objstoreStorage,
       observer: journal.observer.objstore(),
       instanceBuckets: [sourceTarballs],
+      publicBuckets: fixtures.objstore.public_buckets,
       workspaceExists: (id) => workspaces.find(id) !== undefined,
     });
     const destinations = destinationsModule(core, {
@@ -332,10 +346,12 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
     });
     const snapshots = snapshotsModule(
       core,
-      () => templateContentKey(fixtures, core.seed, TABLES),
+      () =>
+        templateContentKey({ fixtures, seed: core.seed, tables: TABLES, seeding: fixtureSeeding(fixtures, core.seed) }),
       options.snapshotsDir,
     );
     const admin = adminModule(core, {
+      fixtures,
       workspaces,
       tracing: tracing.store,
       objstore,

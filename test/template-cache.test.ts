@@ -17,7 +17,7 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sourceFingerprint } from '../src/fixtures/source-fingerprint.ts';
+import { sourceFingerprint } from '../src/shared/source-fingerprint.ts';
 import { defaultCacheDir } from '../src/shared/user-cache.ts';
 import { DEFAULT_FIXTURES_DIR, prepareFixtures, start, type Localplane } from '../src/localplane.ts';
 import { BIN, REPO_ROOT, startCli } from './support/cli.ts';

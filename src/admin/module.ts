@@ -1,3 +1,4 @@
+import type { Fixtures } from '../fixtures/files.ts';
 import { CLOCK_PART, type InstanceCore } from '../core.ts';
 import type { BulkExportModule } from '../bulk-exports/module.ts';
 import type { DeploymentModule } from '../deployments/module.ts';
@@ -21,6 +22,7 @@ export interface ResetScope {
 }
 
 export interface AdminModuleDeps {
+  fixtures: Fixtures;
   workspaces: WorkspaceStore;
   tracing: TracingStore;
   objstore: ObjstoreModule;
@@ -41,7 +43,7 @@ export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
   };
   const pendingTasks = () => core.scheduler.pending().map(taskView);
   const knobs = adminRoutes({
-    fixtures: core.fixtures,
+    fixtures: deps.fixtures,
     workspaces,
     tracing,
     deployments: deployments.store,

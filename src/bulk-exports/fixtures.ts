@@ -1,8 +1,9 @@
-import type { BulkExportWorkspaceFixture, ExportFixture } from '../fixtures/files.ts';
+import type { Db } from '../shared/db.ts';
 import { uuidFrom } from '../shared/ids.ts';
 import { createRandom, seedFrom } from '../shared/prng.ts';
 import { dayPartitions, MICROS_PER_HOUR, parseTimestamp } from '../shared/time.ts';
-import { plannedRun, type DestinationRow, type ExportRow, type ExportRunRow } from './store.ts';
+import type { BulkExportsFile, BulkExportWorkspaceFixture, ExportFixture } from './fixture-file.ts';
+import { BulkExportStore, plannedRun, type DestinationRow, type ExportRow, type ExportRunRow } from './store.ts';
 
 /** One workspace's seeded destinations and exports, as rows; the runs of the exports that are to run. */
 export interface SeededBulkExports {
@@ -92,4 +93,20 @@ function plannedRuns(row: ExportRow, seed: number): ExportRunRow[] {
   return dayPartitions(row.start_time, row.end_time!).map((day) =>
     plannedRun(uuidFrom(random), row.id, day, row.created_at),
   );
+}
+
+/** Seeds a template with bulk-exports.json: a destination signs with the key pair `secretOfKey` finds for it. */
+export function seedBulkExports(
+  db: Db,
+  file: BulkExportsFile,
+  secretOfKey: (accessKeyId: string) => string,
+  seed: number,
+): void {
+  const store = new BulkExportStore(db);
+  for (const workspace of file.workspaces) {
+    const seeded = seededBulkExports(workspace, secretOfKey, seed);
+    for (const destination of seeded.destinations) store.insertDestination(destination);
+    for (const exportRow of seeded.exports) store.insertExport(exportRow);
+    for (const run of seeded.runs) store.insertRun(run);
+  }
 }

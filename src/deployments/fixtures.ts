@@ -1,5 +1,5 @@
 import { REVISION_STEP_STATUSES } from '../config.ts';
-import type { DeploymentWorkspaceFixture, ListedDeploymentFixture } from '../fixtures/files.ts';
+import type { Db } from '../shared/db.ts';
 import { uuidFrom } from '../shared/ids.ts';
 import { createRandom, pick, randomInt, seedFrom, type Random } from '../shared/prng.ts';
 import { MICROS_PER_DAY, MICROS_PER_SECOND, parseTimestamp } from '../shared/time.ts';
@@ -14,8 +14,11 @@ import {
   type SourceRevisionConfig,
   type StoredSourceConfig,
 } from './schemas.ts';
-import type {
-  CodehostIntegrationRow,
+import { TracingStore } from '../tracing/store.ts';
+import type { DeploymentsFile, DeploymentWorkspaceFixture, ListedDeploymentFixture } from './fixture-file.ts';
+import {
+  DeploymentStore,
+  type CodehostIntegrationRow,
   CodehostRepoRow,
   DeploymentRow,
   DeploymentTenantRow,
@@ -330,5 +333,27 @@ function setUpSource(
       };
     case 'internal_template':
       return { config: {}, revisionConfig: () => ({}) };
+  }
+}
+
+/** Seeds a template with deployments.json: each workspace's family, each deployment with its tracing project. */
+export function seedDeployments(db: Db, file: DeploymentsFile, seed: number): void {
+  for (const workspace of file.workspaces) {
+    const family = seededDeploymentFamily(workspace, seed);
+    DeploymentStore.insertTenant(db, family.tenant);
+    for (const provider of family.providers) DeploymentStore.insertProvider(db, provider);
+    for (const integration of family.integrations) DeploymentStore.insertIntegration(db, integration);
+    for (const repo of family.repos) DeploymentStore.insertRepo(db, repo);
+    for (const listener of family.listeners) DeploymentStore.insertListener(db, listener);
+    for (const { row, revisions, tracingProjectId } of family.deployments) {
+      DeploymentStore.insertDeployment(db, row);
+      for (const revision of revisions) DeploymentStore.insertRevision(db, revision);
+      TracingStore.insertSession(db, {
+        id: tracingProjectId,
+        tenant_id: row.tenant_id,
+        name: row.name,
+        created_at: row.created_at,
+      });
+    }
   }
 }

@@ -34,6 +34,8 @@ export interface ObjstoreModuleOptions {
   storage: ObjstoreStorageKind;
   observer: ObjstoreObserver;
   instanceBuckets: readonly InstanceBucket[];
+  /** The fixtures' buckets anyone may read without signing. */
+  publicBuckets: readonly string[];
   /** Whether a workspace exists, for a key pair added for one. */
   workspaceExists(workspaceId: string): boolean;
 }
@@ -68,7 +70,7 @@ export async function objstoreModule(core: InstanceCore, options: ObjstoreModule
     buckets: [...buckets, ...options.instanceBuckets.map(({ bucket }) => bucket)],
     createdBuckets: new ObjstoreBucketStore(core.db, () => Math.floor(core.clock.now() / 1000)),
     // A --data-dir kept from before a bucket joined the fixtures does not have it.
-    publicBuckets: core.fixtures.objstore.public_buckets.filter((bucket) => buckets.includes(bucket)),
+    publicBuckets: options.publicBuckets.filter((bucket) => buckets.includes(bucket)),
     workspaceFolders: Object.fromEntries(
       options.instanceBuckets.map(({ bucket, keeper }) => [bucket, keeper.accessKeyId]),
     ),

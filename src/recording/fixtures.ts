@@ -9,18 +9,14 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'nod
 import { join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { isEmbeddedEndpoint } from '../destinations/endpoints.ts';
+import { destinationFixture, exportFixture } from '../bulk-exports/fixture-file.ts';
 import {
   codehostIntegrationFixture,
-  DEFAULT_FIXTURES_DIR,
-  destinationFixture,
-  exportFixture,
-  FIXTURE_FILES,
   listedDeploymentFixture,
   listenerFixture,
-  loadFixtures,
   oauthProviderFixture,
-  type Fixtures,
-} from '../fixtures/files.ts';
+} from '../deployments/fixture-file.ts';
+import { DEFAULT_FIXTURES_DIR, FIXTURE_FILES, loadFixtures, type Fixtures } from '../fixtures/files.ts';
 import { isCreatableBucketName } from '../objstore/bucket-directory.ts';
 import type { ObjstorePermission } from '../objstore/types.ts';
 import { MASKED_SECRET_VALUE } from '../shared/errors.ts';

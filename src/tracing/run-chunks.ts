@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Db } from '../shared/db.ts';
+import type { AppendRegion } from '../shared/template-cache.ts';
 import type { Micros } from '../shared/time.ts';
 import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, type RunColumn } from './schema.ts';
 import type { ColumnCells, RunColumnsPage, RunCursor } from './pages.ts';
@@ -28,14 +29,6 @@ CREATE TABLE IF NOT EXISTS run_chunks (
 ) WITHOUT ROWID;
 `;
 
-/**
- * Where a template's chunks go while it is built: each chunk's bytes, appended; the offset they start at, from the
- * region's start.
- */
-export interface ChunkRegion {
-  append(bytes: Uint8Array): number;
-}
-
 /** Runs per chunk: a 5,000-run export page reads at most one chunk more than it keeps. */
 const RUN_CHUNK_ROWS = 512;
 
@@ -48,7 +41,7 @@ export type ReadAllColumns = (after: RunCursor | null, limit: number) => RunColu
 /**
  * Writes a session's chunks into the region and says where they are, from its runs read page by page in export order.
  */
-export function writeRunChunks(db: Db, sessionId: string, read: ReadAllColumns, region: ChunkRegion): void {
+export function writeRunChunks(db: Db, sessionId: string, read: ReadAllColumns, region: AppendRegion): void {
   const insert = db.prepare(
     'INSERT INTO run_chunks (session_id, last_start_time, last_id, rows, region_offset, bytes) VALUES (?, ?, ?, ?, ' +
       '?, ?)',

@@ -1,8 +1,9 @@
 import { FLAG, statementCache, TIMESTAMP, type Db, type TableSet } from '../shared/db.ts';
+import type { AppendRegion } from '../shared/template-cache.ts';
 import type { Micros } from '../shared/time.ts';
 import { insertRuns } from './generator.ts';
 import type { ColumnCells, RunColumnsPage, RunCursor } from './pages.ts';
-import { RUN_CHUNKS_DDL, RunChunkReader, writeRunChunks, type ChunkRegion } from './run-chunks.ts';
+import { RUN_CHUNKS_DDL, RunChunkReader, writeRunChunks } from './run-chunks.ts';
 import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, RUNS_DDL, type RunColumn, type RunRow } from './schema.ts';
 
 export interface TracingSession {
@@ -153,7 +154,7 @@ export class TracingStore {
    * own `runs` table holds the seeded runs: their bytes into the region, where they are into the
    * database.
    */
-  static writeRunChunks(db: Db, sessionId: string, region: ChunkRegion): void {
+  static writeRunChunks(db: Db, sessionId: string, region: AppendRegion): void {
     db.exec(RUN_CHUNKS_DDL);
     const prepared = statementCache(db);
     const everything = {
