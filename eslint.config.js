@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'test-results/', '.benchmarks/', 'test/data/', 'test/golden/'] },
+  { ignores: ['dist/', 'test-results/', '.benchmarks/', 'test/*/data/', 'test/*/golden/'] },
   js.configs.recommended,
   {
     plugins: { '@stylistic': stylistic },

@@ -13,9 +13,14 @@ const reference = resolve(process.env.LOCALPLANE_REFERENCE_OPENAPI ?? '../shared
 if (!existsSync(reference))
   throw new Error(`no reference OpenAPI document at ${reference} (set LOCALPLANE_REFERENCE_OPENAPI)`);
 
-const validatingSuites = readdirSync('test')
-  .filter((file) => file.endsWith('.test.ts') && readFileSync(`test/${file}`, 'utf8').includes('./support/openapi.ts'))
-  .map((file) => `test/${file}`);
+const validatingSuites = readdirSync('test', { recursive: true, encoding: 'utf8' })
+  .map((file) => `test/${file}`)
+  .filter(
+    (file) =>
+      file.endsWith('.test.ts') &&
+      !file.startsWith('test/reference/') &&
+      readFileSync(file, 'utf8').includes('../support/openapi.ts'),
+  );
 
 export default defineConfig({
   test: {

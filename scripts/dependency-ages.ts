@@ -6,7 +6,7 @@
  * latest release is over two years old, unless only design-card packages pull it in (a
  * dependency rule never removes a design-card package or what it pulls in). See HELP below.
  *
- * test/dependencies.test.ts imports the lock-file reading from here, so that the test and the
+ * test/project/dependencies.test.ts imports the lock-file reading from here, so that the test and the
  * script agree on what the production tree is and who pulls a package in.
  */
 import { execFile } from 'node:child_process';
@@ -33,10 +33,10 @@ those whose latest release is over two years old, and says which design-card pac
 pull each one in (${DESIGN_CARDS.join(', ')}):
 a dependency rule never removes them nor what they pull in.
 
-Then it rewrites test/data/production-packages.json: every production package by name,
+Then it rewrites test/project/data/production-packages.json: every production package by name,
 with its latest release as measured ("latest release 1.5.1 on 2024-02-27"), preceded by
 "pulled in only by better-sqlite3 (design card), " where every path from the root to it
-passes through a design-card package. test/dependencies.test.ts reads that list and
+passes through a design-card package. test/project/dependencies.test.ts reads that list and
 fails when:
   - the production tree holds a package the list does not name (a dependency was
     added or changed: run this script),
@@ -53,7 +53,7 @@ packages and no forbidden package is there; 1 otherwise (each is printed with th
 that pulls it in; the list is still written, with its date, so the test fails on it
 too); 2 when a look-up failed (nothing is written).
 
-  --no-write   print the measurement only; leave test/data/production-packages.json alone
+  --no-write   print the measurement only; leave test/project/data/production-packages.json alone
   --date D     count "over two years old" back from D (YYYY-MM-DD) instead of today
   --jobs N     npm view calls at a time (default 4)
   --help       this text`;
@@ -61,7 +61,7 @@ too); 2 when a look-up failed (nothing is written).
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const LOCK_FILE = fileURLToPath(new URL('../package-lock.json', import.meta.url));
 export const PRODUCTION_PACKAGES_FILE = fileURLToPath(
-  new URL('../test/data/production-packages.json', import.meta.url),
+  new URL('../test/project/data/production-packages.json', import.meta.url),
 );
 
 /** One entry of a lockfileVersion 3 `packages` map. */
@@ -330,7 +330,7 @@ export function overTwoYearsOld(released: Date, today: Date): boolean {
   return day(released) < day(limit);
 }
 
-/** What test/data/production-packages.json holds. */
+/** What test/project/data/production-packages.json holds. */
 export interface ProductionPackagesFile {
   about: string;
   measuredOn: string;
@@ -463,7 +463,7 @@ async function main() {
     const file: ProductionPackagesFile = {
       about:
         'The production tree of package-lock.json with the latest release of each package. Written by npx tsx ' +
-        'scripts/dependency-ages.ts (run it after changing the dependencies), read by test/dependencies.test.ts.',
+        'scripts/dependency-ages.ts (run it after changing the dependencies), read by test/project/dependencies.test.ts.',
       measuredOn: day(today),
       packages: Object.fromEntries(
         [...measured]

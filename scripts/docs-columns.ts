@@ -1,7 +1,7 @@
 /**
  * The table of docs/exports.md that lists the Parquet columns of an exported run, from the
  * Arrow schema the export encoder writes (src/bulk-exports/parquet.ts) and the NOT NULL
- * constraints of the runs table. `npm run docs:admin` writes it; test/docs.test.ts checks it
+ * constraints of the runs table. `npm run docs:admin` writes it; test/project/docs.test.ts checks it
  * against the code and against the files a real export wrote.
  */
 import { fileURLToPath } from 'node:url';

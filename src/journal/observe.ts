@@ -72,7 +72,7 @@ const keepText = (text: string) => text;
 
 /**
  * API responses are kept as sent, never parsed (parsing a 32 KB list costs more than serving it):
- * the API answers no secret values (test/secret-leaks.test.ts reads every answer, the journal's too).
+ * the API answers no secret values (test/instance/secret-leaks.test.ts reads every answer, the journal's too).
  */
 const apiResponseBody = ({ head, size, contentType }: CapturedResponse) =>
   journalBody({ bytes: head, size, contentType, maskText: keepText, maskJson: null });

@@ -114,7 +114,7 @@ export interface ReadRequest {
   workspace?: Pick<FixtureWorkspace, 'id' | 'api_key'>;
 }
 
-/** Event streams: a read of one is answered with no end (test/request-journal-stream.test.ts reads them). */
+/** Event streams: a read of one is answered with no end (test/journal/stream.test.ts reads them). */
 const EVENT_STREAMS = new Set(['/_localplane/requests/stream']);
 
 /**

@@ -1,6 +1,6 @@
 /**
  * An in-process instance given rows of every kind its tables hold, made through the API as a
- * user makes them: what a snapshot's rows can be changed from (test/snapshot-safety.test.ts, the
+ * user makes them: what a snapshot's rows can be changed from (test/snapshots/safety.test.ts, the
  * hostile snapshot files of the fuzz suite).
  */
 import type { InProcessLocalplane } from '../../src/index.ts';

@@ -1,5 +1,5 @@
 /**
- * Helpers for the tests that start the objstore by itself (test/objstore-*.test.ts); tests
+ * Helpers for the tests that start the objstore by itself (the files of test/objstore/); tests
  * against a whole localplane use ./objstore.ts.
  */
 import fs from 'node:fs';

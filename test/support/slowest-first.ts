@@ -10,22 +10,22 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * suite before, and CI's clone never has.
  */
 export const SLOWEST_FILES = [
-  'test/recipes.test.ts',
-  'test/robustness-fuzz.test.ts',
-  'test/cli.test.ts',
-  'test/snapshot-safety.test.ts',
-  'test/crash-safety.test.ts',
-  'test/workspace-isolation.test.ts',
-  'test/examples.test.ts',
-  'test/memory-per-request.test.ts',
-  'test/recording-verify.test.ts',
-  'test/objstore-keys.test.ts',
-  'test/demo.test.ts',
-  'test/objstore-many-parts.test.ts',
-  'test/openapi-docs-browser.test.ts',
-  'test/ui-deployments-browser.test.ts',
-  'test/ui-faults-browser.test.ts',
-  'test/request-log.test.ts',
+  'test/project/recipes.test.ts',
+  'test/instance/robustness-fuzz.test.ts',
+  'test/cli/cli.test.ts',
+  'test/snapshots/safety.test.ts',
+  'test/instance/crash-safety.test.ts',
+  'test/workspaces/isolation.test.ts',
+  'test/project/examples.test.ts',
+  'test/instance/memory-per-request.test.ts',
+  'test/recording/verify.test.ts',
+  'test/objstore/keys.test.ts',
+  'test/demo/demo.test.ts',
+  'test/objstore/many-parts.test.ts',
+  'test/openapi/docs-browser.test.ts',
+  'test/ui/deployments-browser.test.ts',
+  'test/ui/faults-browser.test.ts',
+  'test/journal/request-log.test.ts',
 ];
 
 const missing = SLOWEST_FILES.filter((file) => !existsSync(resolve(import.meta.dirname, '../..', file)));

@@ -2,7 +2,7 @@
  * The objstore's storage in files (`files`): each object is its content file beside its ETag and
  * metadata files, each upload in progress a folder of its parts, in s3rver 3.7.1's layout
  * (files-layout.ts), written and read as s3rver's FilesystemStore did, so that every data dir and
- * snapshot written so far reads the same (test/objstore-1182b23-data.test.ts). The objects are
+ * snapshot written so far reads the same (test/objstore/1182b23-data.test.ts). The objects are
  * plain files, which the plain-file view links.
  */
 import { createHash, randomBytes } from 'node:crypto';

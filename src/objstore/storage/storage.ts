@@ -1,6 +1,6 @@
 /**
  * What the objstore's server needs from storage: every S3 operation reaches bytes and metadata
- * through it (test/objstore-storage-contract.test.ts holds the behaviours every implementation
+ * through it (test/objstore/storage-contract.test.ts holds the behaviours every implementation
  * must have), over two implementations: `files` (files-storage.ts), s3rver 3.7.1's layout on
  * disk, and `memory` (memory-storage.ts), within a byte budget.
  *

@@ -1,0 +1,193 @@
+import { appendFileSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Database, openInstanceDb } from '../../src/shared/db.ts';
+import { createRandom } from '../../src/shared/prng.ts';
+import { generateRuns, insertRuns } from '../../src/tracing/generator.ts';
+import { RUN_COLUMNS, type RunColumn, type RunRow } from '../../src/tracing/schema.ts';
+import type { RunColumnsPage } from '../../src/tracing/pages.ts';
+import { tracingTables, TracingStore, type ColumnsPageQuery } from '../../src/tracing/store.ts';
+
+const SESSION = '5a0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3';
+const START = Date.parse('2026-10-01T00:00:00Z') * 1000;
+const DAY = 86_400_000_000;
+
+/** Generated runs, some sharing a start time (ties the cursor's id decides), with NULL and empty text. */
+function seededRows(): RunRow[] {
+  const runs = [
+    ...generateRuns({ tenantId: 'tenant', sessionId: SESSION, count: 3_000, startMicros: START, days: 2, seed: 7 }),
+  ];
+  const twins = runs.slice(100, 140).flatMap((run, k) => [
+    { ...run, id: `${run.id.slice(0, -2)}zz`, tags: null, inputs: '' },
+    { ...run, id: `${run.id.slice(0, -2)}aa`, name: `é ${k}`, error: null },
+  ]);
+  return [...runs, ...twins];
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'localplane-test-run-chunks-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * A template of the rows with its chunks (written as the template builder does); `late` rows go into its runs table
+ * after the chunks were written.
+ */
+function template(name: string, late: RunRow[] = []): string {
+  const path = join(dir, `${name}.sqlite`);
+  const db = new Database(path);
+  db.exec(tracingTables.ddl);
+  insertRuns(db, seededRows());
+  const chunks: Buffer[] = [];
+  let size = 0;
+  TracingStore.writeRunChunks(db, SESSION, {
+    append: (bytes) => {
+      chunks.push(Buffer.from(bytes));
+      size += bytes.byteLength;
+      return size - bytes.byteLength;
+    },
+  });
+  insertRuns(db, late);
+  db.close();
+  // After the database's pages, as the template builder puts them.
+  appendFileSync(path, Buffer.concat(chunks));
+  return path;
+}
+
+function instance(name: string, templatePath: string): TracingStore {
+  return new TracingStore(
+    openInstanceDb(join(dir, `${name}-instance.sqlite`), templatePath, [tracingTables], { durable: false }),
+  );
+}
+
+/** A filter every run passes: the same page, read by SQLite from the rows. */
+const fromRows = (query: ColumnsPageQuery): ColumnsPageQuery => ({ ...query, filter: { sql: '1 = ?', params: [1] } });
+
+function comparable(page: RunColumnsPage) {
+  return {
+    rows: page.rows,
+    last: page.last,
+    columns: page.columns.map((cells) => ({
+      values: Buffer.from(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength).toString('hex'),
+      text: cells.text && Buffer.concat(cells.text).toString('hex'),
+    })),
+  };
+}
+
+describe("the template's chunks of seeded runs", () => {
+  const late = generateRuns({
+    tenantId: 'tenant',
+    sessionId: SESSION,
+    count: 1,
+    startMicros: START + DAY / 2,
+    days: 1,
+    seed: 99,
+  }).next().value as RunRow;
+  const tracing = instance('main', template('main'));
+
+  it('give the pages SQLite reads from the rows, byte for byte, wherever a page starts and ends', () => {
+    const random = createRandom(11);
+    const rows = seededRows().sort((a, b) => a.start_time - b.start_time || (a.id < b.id ? -1 : 1));
+    for (let trial = 0; trial < 200; trial++) {
+      const pick = rows[Math.floor(random() * rows.length)]!;
+      const columns: readonly RunColumn[] = trial % 3 === 0 ? RUN_COLUMNS : RUN_COLUMNS.filter(() => random() < 0.4);
+      const query: ColumnsPageQuery = {
+        sessionId: SESSION,
+        from: START + Math.floor(random() * DAY),
+        // Up to a run's start time (that run left out) or between runs.
+        to:
+          trial % 5 === 0
+            ? rows[Math.floor(random() * rows.length)]!.start_time
+            : START + DAY + Math.floor(random() * DAY),
+        // Right after a run, or on a tie's start time with an id between the twins'.
+        after:
+          trial % 4 === 0
+            ? null
+            : trial % 4 === 1
+              ? { startTime: pick.start_time, id: `${pick.id.slice(0, -2)}m` }
+              : { startTime: pick.start_time, id: pick.id },
+        limit: 1 + Math.floor(random() * (trial % 2 === 0 ? 40 : 2_000)),
+        filter: null,
+        columns: columns.length === 0 ? ['id'] : columns,
+      };
+      const fromChunks = tracing.runColumnsPage(query);
+      const expected = tracing.runColumnsPage(fromRows(query));
+      expect(comparable(fromChunks), JSON.stringify({ ...query, filter: null })).toEqual(comparable(expected));
+    }
+  });
+
+  it(
+    'serve a page of seeded runs (a run added to the template after its chunks is not in it), and the rows serve ' +
+      'the rest',
+    () => {
+      const query: ColumnsPageQuery = {
+        sessionId: SESSION,
+        from: START,
+        to: START + DAY,
+        after: null,
+        limit: 5_000,
+        filter: null,
+        columns: ['id'],
+      };
+      const store = instance('late', template('late', [late]));
+      const fromChunks = store.runColumnsPage(query);
+      const fromTheRows = store.runColumnsPage(fromRows(query));
+      expect(fromTheRows.rows).toBe(fromChunks.rows + 1);
+      expect(store.runColumnsPage({ ...query, sessionId: 'another session' }).rows).toBe(0);
+    },
+  );
+
+  it('give way to the rows when a runtime run of the session falls in the page, merged in cursor order', () => {
+    const store = instance('runtime', template('runtime'));
+    const query: ColumnsPageQuery = {
+      sessionId: SESSION,
+      from: START,
+      to: START + 2 * DAY,
+      after: null,
+      limit: 10_000,
+      filter: null,
+      columns: ['id', 'start_time'],
+    };
+    const before = store.runColumnsPage(query).rows;
+    store.addRuns([{ ...late, id: 'runtime-run' }]);
+    const after = store.runColumnsPage(query);
+    expect(after.rows).toBe(before + 1);
+    expect(comparable(after)).toEqual(comparable(store.runColumnsPage(fromRows(query))));
+    // A page that ends before the runtime run is still read from the chunks, and equal.
+    const early = { ...query, to: late.start_time };
+    expect(comparable(store.runColumnsPage(early))).toEqual(comparable(store.runColumnsPage(fromRows(early))));
+  });
+
+  it('are not needed: a template built before them (a kept data dir) is read from its rows', () => {
+    const path = template('old');
+    const db = new Database(path);
+    db.exec('DROP TABLE run_chunks');
+    db.close();
+    const store = instance('old', path);
+    const query: ColumnsPageQuery = {
+      sessionId: SESSION,
+      from: START,
+      to: START + 2 * DAY,
+      after: null,
+      limit: 500,
+      filter: null,
+      columns: RUN_COLUMNS,
+    };
+    expect(comparable(store.runColumnsPage(query))).toEqual(comparable(store.runColumnsPage(fromRows(query))));
+  });
+
+  it('fail a page with a clear error when the template ends inside them', () => {
+    const path = template('cut');
+    truncateSync(path, statSync(path).size - 1000);
+    const store = instance('cut', path);
+    const query: ColumnsPageQuery = {
+      sessionId: SESSION,
+      from: START,
+      to: START + 2 * DAY,
+      after: null,
+      limit: 5_000,
+      filter: null,
+      columns: ['id'],
+    };
+    expect(() => store.runColumnsPage(query)).toThrow(/ends inside a run chunk: it is damaged/);
+  });
+});

@@ -1,0 +1,350 @@
+/**
+ * The Requests view as app.request() sees it: the newest matching journal entries from the
+ * documented API, the filters as the page's URL, the live stream of rows (from the API's journal
+ * stream) and pausing it, and one request's detail pane with "copy as curl", secrets masked.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createLocalplane, type InProcessLocalplane } from '../../src/index.ts';
+import type { JournalEntry } from '../../src/journal/schemas.ts';
+import { curlCommand } from '../../src/ui/views/requests.tsx';
+import { EventStreamReader } from '../support/event-stream.ts';
+import { eventually } from '../support/instance.ts';
+import { fixturesOf, inProcessApi } from '../support/in-process.ts';
+import type { FixtureWorkspace } from '../support/instance.ts';
+
+const DESTINATION_SECRET = 'ui-requests-destination-secret';
+const MISSING_DESTINATION = '/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000';
+const HTMX = { 'hx-request': 'true' };
+
+let lp: InProcessLocalplane;
+let acme: FixtureWorkspace;
+let globex: FixtureWorkspace;
+
+beforeAll(async () => {
+  lp = await createLocalplane({ log: () => {} });
+  const { workspaces } = await fixturesOf(lp);
+  acme = workspaces.find((workspace) => workspace.tier === 'plus')!;
+  globex = workspaces.find((workspace) => workspace.tier === 'enterprise')!;
+});
+
+afterAll(async () => {
+  await lp?.stop();
+});
+
+beforeEach(async () => {
+  await lp.reset();
+});
+
+const page = async (path: string, headers: Record<string, string> = {}, status = 200) => {
+  const response = await lp.request(path, { headers });
+  expect(response.status, path).toBe(status);
+  return response.text();
+};
+
+/** The paths of the table's rows, top (newest) first. */
+const rowPaths = (html: string) =>
+  [...html.matchAll(/<tr id="request-\d+" data-id="\d+">.*?<a href="[^"]*"[^>]*>([^<]*)<\/a>/gs)].map(
+    (match) => match[1],
+  );
+const rowIds = (html: string) => [...html.matchAll(/<tr id="request-(\d+)"/g)].map((match) => Number(match[1]));
+
+/** A few API requests of two workspaces: a list, a 404, a 401, a refused body with a secret. */
+async function traffic() {
+  const as = (workspace: FixtureWorkspace) => inProcessApi(lp, workspace);
+  await as(acme).get('/api/v1/bulk-exports');
+  await as(acme).get(MISSING_DESTINATION);
+  await inProcessApi(lp).get('/v2/deployments');
+  await as(globex).get('/v2/deployments?limit=1');
+  await as(acme).post('/api/v1/bulk-exports/destinations', {
+    display_name: 'has a secret',
+    credentials: { access_key_id: 'AKIA', secret_access_key: DESTINATION_SECRET },
+  });
+}
+
+const journal = async (query = '') =>
+  ((await inProcessApi(lp).get(`/_localplane/requests${query}`)).body as { requests: JournalEntry[] }).requests;
+
+describe('the Requests view at /ui/requests', () => {
+  it('shows the newest requests first, live from the newest shown on, with a labelled filter form', async () => {
+    await traffic();
+    const html = await page('/ui/requests');
+    expect(html).toContain('<a href="/ui/requests" aria-current="page">Requests</a>');
+    expect(rowPaths(html)).toEqual([
+      '/api/v1/bulk-exports/destinations',
+      '/v2/deployments',
+      '/v2/deployments',
+      MISSING_DESTINATION,
+      '/api/v1/bulk-exports',
+    ]);
+    const newest = Math.max(...rowIds(html));
+    expect(html).toContain(`sse-connect="/ui/requests/stream?since=${newest}"`);
+    expect(html).toContain(
+      '<tbody id="request-rows" data-max-rows="100" sse-swap="request,reset" hx-swap="afterbegin">',
+    );
+    for (const label of [
+      'Source',
+      'Method',
+      'Path glob',
+      'Status or class',
+      'Workspace',
+      'Fault rule fired',
+      'Text in bodies',
+      'Show newest',
+    ])
+      expect(html).toContain(`<label>${label}<`);
+    expect(html).toContain('<section id="request-detail" aria-label="Request details">');
+    expect(html).not.toContain(DESTINATION_SECRET);
+
+    const fragment = await page('/ui/requests', HTMX);
+    expect(fragment.startsWith('<section id="requests-live"')).toBe(true);
+    expect(rowIds(fragment)).toEqual(rowIds(html));
+  });
+
+  it(
+    'filters by source, method, path, status or class, workspace, fault rule and text in either body; the URL is ' +
+      'the filtered view',
+    async () => {
+      await traffic();
+      const rule = (
+        await inProcessApi(lp).post('/_localplane/fault-rules', {
+          match: { path: '/api/v1/bulk-exports' },
+          action: { status: 503, detail: 'injected-for-the-view' },
+          count: 1,
+        })
+      ).body;
+      await inProcessApi(lp, acme).get('/api/v1/bulk-exports');
+      const filtered = async (query: string) => rowPaths(await page(`/ui/requests?${query}`));
+
+      expect(await filtered('status=4xx')).toEqual([
+        '/api/v1/bulk-exports/destinations',
+        '/v2/deployments',
+        MISSING_DESTINATION,
+      ]);
+      expect(await filtered('status=404')).toEqual([MISSING_DESTINATION]);
+      expect(await filtered(`workspace_id=${globex.id}`)).toEqual(['/v2/deployments']);
+      expect(await filtered('method=POST')).toEqual(['/api/v1/bulk-exports/destinations']);
+      expect(await filtered('path=/v2/**')).toEqual(['/v2/deployments', '/v2/deployments']);
+      expect(await filtered('source=objstore')).toEqual([]);
+      expect(await filtered(`fault_rule=${rule.id}`)).toEqual(['/api/v1/bulk-exports']);
+      expect(await filtered('fault_rule=any')).toEqual(['/api/v1/bulk-exports']);
+      expect(await filtered('text=injected-for-the-view')).toEqual(['/api/v1/bulk-exports']);
+      expect(await filtered('text=has%20a')).toEqual([]);
+      expect(await filtered('text=00000000-0000-4000-8000-000000000000')).toEqual([MISSING_DESTINATION]);
+      expect(await filtered('limit=2')).toEqual(['/api/v1/bulk-exports', '/api/v1/bulk-exports/destinations']);
+
+      const html = await page(`/ui/requests?status=4xx&workspace_id=${acme.id}&fault_rule=any&limit=20`);
+      expect(html).toContain(`<option value="${acme.id}" selected="">${acme.name}</option>`);
+      expect(html).toContain('<option value="any" selected="">any rule</option>');
+      expect(html).toContain('<input name="status" value="4xx"');
+      expect(html).toContain(
+        `sse-connect="/ui/requests/stream?status=4xx&amp;workspace_id=${acme.id}&amp;fault_rule=any&amp;limit=20&amp;since=0"`,
+      );
+      // A row's link keeps the filters: the detail page shows the same list.
+      expect(await page(`/ui/requests?status=404`)).toMatch(new RegExp(`href="/ui/requests/\\d+\\?status=404"`));
+    },
+  );
+
+  it("shows the API's refusal of a filter in an alert, with its status, and opens no stream", async () => {
+    const html = await page('/ui/requests?status=4x', {}, 422);
+    expect(html).toMatch(/<p class="error" role="alert">query\.status: String should match pattern [^<]*<\/p>/);
+    expect(html).not.toContain('sse-connect');
+    const fragment = await page('/ui/requests?path=no-slash', HTMX, 422);
+    expect(fragment).toContain('query.path: Value error, A path glob starts with / (or a wildcard)');
+  });
+
+  it('pauses (the stream closed, the rows kept) and resumes from the newest', async () => {
+    await traffic();
+    const paused = await page('/ui/requests?status=4xx&paused=1', HTMX);
+    expect(paused).not.toContain('sse-connect');
+    expect(paused).not.toContain('sse-swap');
+    expect(paused).toContain(
+      '<button type="button" aria-pressed="true" hx-get="/ui/requests?status=4xx" hx-target="#requests-live" ' +
+        'hx-swap="outerHTML">Resume</button>',
+    );
+    expect(paused).toContain('Paused: new requests are not shown until you resume.');
+    await inProcessApi(lp).get('/v2/deployments');
+    const resumed = await page('/ui/requests?status=4xx', HTMX);
+    const newest = Math.max(...rowIds(resumed));
+    expect(newest).toBe((await journal('?order=desc&limit=1'))[0]!.id);
+    expect(resumed).toContain(`sse-connect="/ui/requests/stream?status=4xx&amp;since=${newest}"`);
+    expect(resumed).toContain(
+      '<button type="button" aria-pressed="false" hx-get="/ui/requests?status=4xx&amp;paused=1" ' +
+        'hx-target="#requests-live" hx-swap="outerHTML">Pause</button>',
+    );
+  });
+});
+
+describe('the stream of rows at /ui/requests/stream', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  async function open(query: string, headers: Record<string, string> = {}) {
+    const response = await lp.request(`/ui/requests/stream?${query}`, { headers });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    return new EventStreamReader(response.body!);
+  }
+
+  it('sends each new matching request as the table row, after the `since` id or the Last-Event-ID', async () => {
+    await traffic();
+    const [newest] = await journal('?order=desc&limit=1');
+    const rows = await open(`status=4xx&since=${newest!.id}`);
+    await inProcessApi(lp, acme).get('/api/v1/bulk-exports');
+    await inProcessApi(lp, acme).get(MISSING_DESTINATION);
+    const [event] = await rows.events(1);
+    const [missing] = await journal('?order=desc&limit=1');
+    expect(event!.id).toBe(String(missing!.id));
+    expect(event!.data).toMatch(
+      new RegExp(
+        `^<tr id="request-${missing!.id}" data-id="${missing!.id}">.*<a ` +
+          `href="/ui/requests/${missing!.id}\\?status=4xx"[^>]*>${MISSING_DESTINATION}</a>.*<span ` +
+          `class="status-4">404</span>.*${acme.name}.*</tr>$`,
+      ),
+    );
+    expect(rowPaths(`<table>${event!.data}</table>`)).toEqual([MISSING_DESTINATION]);
+    await rows.cancel();
+
+    // Reconnecting, the browser says the last id it had: what came after is sent, the `since` in the URL
+    // notwithstanding.
+    await inProcessApi(lp).get('/v2/deployments');
+    const again = await open('status=4xx&since=0', { 'last-event-id': String(missing!.id) });
+    expect(rowPaths(`<table>${(await again.events(1))[0]!.data}</table>`)).toEqual(['/v2/deployments']);
+    await again.cancel();
+  });
+
+  it('sends a row saying so after a reset', async () => {
+    const rows = await open('since=0');
+    await lp.reset();
+    const [reset] = await rows.events(1, 'reset');
+    expect(reset).toEqual({
+      id: '0',
+      event: 'reset',
+      data:
+        '<tr class="journal-reset"><td colspan="8">The journal was reset here: what is above came after ' +
+        'it.</td></tr>',
+    });
+    await rows.cancel();
+  });
+
+  it("closes the API's stream when the browser goes away", async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const rows = await open('since=0');
+    expect(vi.getTimerCount()).toBe(1);
+    await rows.cancel();
+    await eventually(async () => vi.getTimerCount() === 0, "the API's stream to be closed");
+  });
+});
+
+describe('the detail pane at /ui/requests/<id>', () => {
+  it(
+    'shows the headers, query, bodies, timings and fault rule, secrets masked, beside the list; htmx gets the pane ' +
+      'alone',
+    async () => {
+      await inProcessApi(lp).post('/_localplane/fault-rules', {
+        match: { method: 'POST' },
+        action: { status: 503, detail: 'pane-fault' },
+        count: 1,
+      });
+      await lp.request('/api/v1/bulk-exports/destinations?dry=1&tag=a&tag=b', {
+        method: 'POST',
+        headers: { 'x-api-key': acme.api_key, 'content-type': 'application/json', 'x-trace': "it's" },
+        body: JSON.stringify({ display_name: 'x', credentials: { secret_access_key: DESTINATION_SECRET } }),
+      });
+      const [entry] = await journal();
+      const pane = await page(`/ui/requests/${entry!.id}`, HTMX);
+      expect(
+        pane.startsWith(
+          '<article aria-labelledby="request-title"><h2 id="request-title" class="mono">POST ' +
+            '/api/v1/bulk-exports/destinations</h2>',
+        ),
+      ).toBe(true);
+      for (const fact of [
+        `<dt>Time (emulator)</dt><dd>${entry!.time}</dd>`,
+        `<dt>Took</dt><dd>${entry!.duration_ms} ms</dd>`,
+        '<dt>Status</dt><dd><span class="status-5">503</span></dd>',
+        `<dt>Workspace</dt><dd>${acme.name} ${acme.id}</dd>`,
+        '<dt>Fault rule</dt><dd><a href="/ui/faults#fault-rule-1">fault-rule-1</a></dd>',
+        '<dt>dry</dt><dd>1</dd><dt>tag</dt><dd>a</dd><dt>tag</dt><dd>b</dd>',
+        '<dt>x-api-key</dt><dd>********</dd>',
+        '<dt>x-trace</dt><dd>it&#39;s</dd>',
+        '<pre tabindex="0" aria-label="Response body">{&quot;detail&quot;:&quot;pane-fault&quot;}</pre>',
+      ]) {
+        expect(pane).toContain(fact);
+      }
+      expect(pane).not.toContain(DESTINATION_SECRET);
+      expect(pane).not.toContain(acme.api_key);
+
+      const whole = await page(`/ui/requests/${entry!.id}?status=5xx`);
+      expect(whole).toContain('<h1>Requests</h1>');
+      expect(whole).toContain('<input name="status" value="5xx"');
+      expect(rowIds(whole)).toEqual([entry!.id]);
+      expect(whole).toContain(
+        `<section id="request-detail" aria-label="Request details"><article aria-labelledby="request-title">`,
+      );
+    },
+  );
+
+  it('copies the request as curl against the server it went to, with masked secrets still masked', async () => {
+    await lp.request('/api/v1/bulk-exports/destinations?tag=a&tag=b', {
+      method: 'POST',
+      headers: { 'x-api-key': acme.api_key, 'content-type': 'application/json', 'x-trace': "it's" },
+      body: JSON.stringify({ display_name: 'x', credentials: { secret_access_key: DESTINATION_SECRET } }),
+    });
+    const [entry] = await journal();
+    const curl =
+      `curl -X POST 'http://localhost/api/v1/bulk-exports/destinations?tag=a&tag=b' -H 'content-type: ` +
+      `application/json' -H 'x-api-key: ********' -H 'x-trace: it'\\''s' --data-raw '********'`;
+    const pane = await page(`/ui/requests/${entry!.id}`, HTMX);
+    const quoted = curl.replaceAll('&', '&amp;').replaceAll("'", '&#39;');
+    expect(pane).toContain(`<button type="button" data-copy="${quoted}">Copy as curl</button>`);
+    expect(pane).toContain(`<pre class="curl" tabindex="0" aria-label="The request as curl">${quoted}</pre>`);
+  });
+
+  it("answers a request the journal no longer keeps with the API's 404 in an alert", async () => {
+    const pane = await page('/ui/requests/999', HTMX, 404);
+    expect(pane).toBe('<p class="error" role="alert">Request 999 not found in the journal</p>');
+    const whole = await page('/ui/requests/999', {}, 404);
+    expect(whole).toContain('<h1>Requests</h1>');
+  });
+});
+
+describe('curl command lines', () => {
+  const entry = (changes: Partial<JournalEntry['request']['body']>, method = 'PUT'): JournalEntry => ({
+    id: 1,
+    time: '2026-10-04T12:00:00.000000+00:00',
+    wall_time: '2026-10-04T12:00:00.000Z',
+    source: 'objstore',
+    method,
+    path: '/exports/a%20b.parquet',
+    query: { 'X-Amz-Signature': '********' },
+    status: 200,
+    workspace_id: null,
+    request: {
+      headers: {
+        host: 'localhost:9401',
+        authorization: 'AWS4-HMAC-SHA256 Credential=AK/x, SignedHeaders=host, Signature=********',
+      },
+      body: { text: null, size: null, content_type: null, truncated: false, ...changes },
+    },
+    response: { body: { text: null, size: 0, content_type: null, truncated: false } },
+    objstore: null,
+    duration_ms: 1,
+    fault_rule_id: null,
+  });
+
+  it('say when the body is not in the journal or cut, and leave out what curl sets itself', () => {
+    expect(
+      curlCommand(entry({ size: 20_000, content_type: 'application/octet-stream' }), 'http://127.0.0.1:9401'),
+    ).toBe(
+      `curl -X PUT 'http://127.0.0.1:9401/exports/a%20b.parquet?X-Amz-Signature=********' -H 'authorization: ` +
+        `AWS4-HMAC-SHA256 Credential=AK/x, SignedHeaders=host, Signature=********' # the body (20000 bytes) is not ` +
+        `in the journal`,
+    );
+    expect(curlCommand(entry({ text: 'x'.repeat(3), size: 9000, truncated: true }, 'GET'), 'http://h')).toBe(
+      `curl 'http://h/exports/a%20b.parquet?X-Amz-Signature=********' -H 'authorization: AWS4-HMAC-SHA256 ` +
+        `Credential=AK/x, SignedHeaders=host, Signature=********' --data-raw xxx # the body is cut to its first 8 ` +
+        `KiB, as the journal keeps it`,
+    );
+  });
+});
