@@ -2,7 +2,7 @@
  * Assembles the WebAssembly text sources of src/ (every `*.wat`) into the TypeScript modules that
  * carry their bytes: `x.wat` becomes `x.wasm.ts` beside it, exporting `MODULE_BYTES`. Run it after
  * editing a .wat (`npm run assemble:wasm`, or `npx tsx scripts/assemble-wasm.ts`) and commit both;
- * test/crc64-nvme.test.ts assembles the .wat again with `assembleWat` and fails when the bytes differ.
+ * test/objstore/crc64-nvme.test.ts assembles the .wat again with `assembleWat` and fails when the bytes differ.
  *
  * The assembler is the `wabt` package (WABT, the WebAssembly Binary Toolkit, compiled to JS):
  * canonical LEB128s, no name section, as `wat2wasm` writes them.

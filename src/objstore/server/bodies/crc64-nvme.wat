@@ -1,7 +1,7 @@
 ;; CRC64/NVME, slicing-by-8 over 64-bit words: the WebAssembly that crc64-nvme.ts runs.
 ;;
 ;; This text is the source. `npm run assemble:wasm` (scripts/assemble-wasm.ts, with the wabt package)
-;; assembles it into crc64-nvme.wasm.ts, which crc64-nvme.ts imports; test/crc64-nvme.test.ts fails
+;; assembles it into crc64-nvme.wasm.ts, which crc64-nvme.ts imports; test/objstore/crc64-nvme.test.ts fails
 ;; when the two differ, so regenerate after every edit here.
 ;;
 ;; The CRC is the reflected one (polynomial 0x9a6c9329ac4bc9b5 bit-reversed, bits taken from the
