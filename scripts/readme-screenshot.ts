@@ -7,6 +7,7 @@
  * 1280x800 in the light theme. Rerun after changing the dashboard, and commit the picture; the
  * same dashboard gives the same picture but for the instance's uptime.
  */
+import type { FixturesView } from '../src/admin/schemas.ts';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,16 +18,6 @@ export const README_SCREENSHOT = fileURLToPath(new URL('../docs/images/dashboard
 const CLOCK = '2026-10-05T09:00:00Z';
 const PROJECT = 'research-agent';
 const EXPORT_KEY = 'LPTESTFULLACCESS0001';
-
-interface Fixtures {
-  workspaces: {
-    id: string;
-    api_key: string;
-    sessions: { id: string; name: string }[];
-    deployments: { id: string }[];
-  }[];
-  objstore: { keys: { access_key_id: string; secret_access_key: string }[] };
-}
 
 export interface CaptureOptions {
   /** The PNG to write. */
@@ -88,7 +79,7 @@ async function addActivity(apiUrl: string) {
     return body;
   };
 
-  const fixtures: Fixtures = await expectStatus(200, call('GET', '/_localplane/fixtures'));
+  const fixtures: FixturesView = await expectStatus(200, call('GET', '/_localplane/fixtures'));
   const workspace = fixtures.workspaces.find(({ sessions }) => sessions.some(({ name }) => name === PROJECT))!;
   const key = fixtures.objstore.keys.find(({ access_key_id }) => access_key_id === EXPORT_KEY)!;
   const destination = await expectStatus(

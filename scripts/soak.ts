@@ -8,6 +8,7 @@
  * limit, then prints the requests by kind, every unexpected answer (none expected), latency
  * percentiles and the server's RSS sampled every `sample-seconds`; exits 1 on any error.
  */
+import type { FixturesView } from '../src/admin/schemas.ts';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
@@ -28,18 +29,6 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const sampleSeconds = Number(values['sample-seconds']);
 const maxRequests = Number(values['max-requests']);
-
-interface Fixtures {
-  workspaces: {
-    id: string;
-    api_key: string;
-    tier: string;
-    sessions: { id: string; run_count: number }[];
-    integrations: { id: string; repos: { url: string }[] }[];
-    deployments: { id: string }[];
-  }[];
-  objstore: { buckets: string[]; keys: { access_key_id: string; secret_access_key: string; permissions: string[] }[] };
-}
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
 
@@ -89,7 +78,7 @@ const percentile = (sorted: number[], p: number) =>
 async function main() {
   const server = await spawnLocalplane();
   const { apiUrl, pid } = server;
-  const fixtures = (await request(apiUrl, 'GET', '/_localplane/fixtures', {})).body as Fixtures;
+  const fixtures = (await request(apiUrl, 'GET', '/_localplane/fixtures', {})).body as FixturesView;
   const workspace = fixtures.workspaces.find((candidate) => candidate.tier === 'plus')!;
   const auth = { 'x-api-key': workspace.api_key, 'x-tenant-id': workspace.id };
   const key = fixtures.objstore.keys.find((candidate) =>

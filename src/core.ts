@@ -68,7 +68,7 @@ export interface InstanceTemplate {
 }
 
 /** The clock as a snapshot holds it. */
-interface ClockState {
+interface SavedClock {
   now: number;
   frozen: boolean;
 }
@@ -152,8 +152,8 @@ export async function openCore(
     snapshot: {
       field: 'clock',
       save: () => ({ now: clock.now(), frozen: clock.frozen }),
-      check: (saved: ClockState) => saved,
-      load: (saved: ClockState) => clock.restart(saved.frozen, saved.now),
+      check: (saved: SavedClock) => saved,
+      load: (saved: SavedClock) => clock.restart(saved.frozen, saved.now),
     },
   });
   parts.register('ids', {

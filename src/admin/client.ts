@@ -21,7 +21,8 @@ import type { JournalEntry, NearMisses, RequestStats } from '../journal/schemas.
 import type { BucketView, ObjectsPage, ObjectsQuery, ObjectView } from '../objstore/browser-routes.ts';
 import type { ObjstoreKeyInput, ObjstoreKeyView } from '../objstore/key-routes.ts';
 import { queryText, type QueryInput } from '../shared/query-text.ts';
-import type { Restored, SavedSnapshot, SavedSnapshots } from '../snapshots/routes.ts';
+import type { SavedSnapshot } from '../snapshots/folder.ts';
+import type { Restored, SavedSnapshots } from '../snapshots/routes.ts';
 import type { RunsAddition, RunsAdded } from '../tracing/knob-routes.ts';
 import type { PreviewResponse, SqlRequest, SqlResponse, previewQuery } from '../warehouse/schemas.ts';
 import type { Tier } from '../workspaces/store.ts';

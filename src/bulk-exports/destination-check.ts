@@ -1,5 +1,5 @@
 import type { IdGenerator } from '../shared/ids.ts';
-import type { ObjstoreClients, ObjstoreError, ObjstoreTarget } from '../destinations/clients.ts';
+import type { ObjstoreClients, ObjstoreError, ObjstoreConnection } from '../destinations/clients.ts';
 import { ACCESS_DENIED_MESSAGE, INVALID_ACCESS_KEY_ID_MESSAGE } from '../objstore/s3-errors.ts';
 import { HttpError } from '../shared/errors.ts';
 import { VALIDATION_FAILURES, type BulkExportFaults, type ValidationFailure } from './faults.ts';
@@ -68,7 +68,7 @@ export async function checkDestination(
     throw validationFailed('credentials are required: localplane cannot assume role_arn roles');
   }
   if (!config.bucket_name) throw validationFailed('Bucket is not valid: bucket_name is required');
-  let target: ObjstoreTarget;
+  let target: ObjstoreConnection;
   try {
     target = {
       endpoint: await deps.resolveEndpoint(config.endpoint_url),

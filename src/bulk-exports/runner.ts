@@ -10,7 +10,7 @@ import { compileFilter } from '../tracing/filter.ts';
 import { RUN_COLUMNS, type RunColumn } from '../tracing/schema.ts';
 import type { RunCursor } from '../tracing/pages.ts';
 import type { TracingStore } from '../tracing/store.ts';
-import { ObjstoreError, type ObjstoreClients, type ObjstoreTarget } from '../destinations/clients.ts';
+import { ObjstoreError, type ObjstoreClients, type ObjstoreConnection } from '../destinations/clients.ts';
 import type { BulkExportFaults } from './faults.ts';
 import type { EncodeRequest, EncoderThread } from './encoder-thread.ts';
 import type { ExportStatus } from './statuses.ts';
@@ -461,7 +461,7 @@ export class ExportRunner {
     const config = parseConfig(destination);
     const sequence = written.length + (inFlight ? 1 : 0);
     const key = `${runFolder(config.prefix, exportRow, sessionId, run.start_time)}/${run.id}_${sequence}.parquet`;
-    const target: ObjstoreTarget = {
+    const target: ObjstoreConnection = {
       endpoint,
       region: config.region ?? 'us-east-1',
       credentials: {

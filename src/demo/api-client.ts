@@ -1,26 +1,5 @@
+import type { FixturesView } from '../admin/schemas.ts';
 import type { ExportStatus } from '../bulk-exports/statuses.ts';
-
-/** What the demo and `localplane query` read from an instance's admin API (GET /_localplane/fixtures, /state). */
-export interface FixturesView {
-  workspaces: {
-    id: string;
-    name: string;
-    tier: string;
-    api_key: string;
-    sessions: {
-      id: string;
-      name: string;
-      run_count: number;
-      first_run_start_time: string | null;
-      last_run_start_time: string | null;
-    }[];
-  }[];
-  objstore: {
-    endpoint_url: string;
-    keys: { access_key_id: string; secret_access_key: string; permissions: string[] }[];
-    files_dir: string | null;
-  };
-}
 
 export interface ExportView {
   id: string;

@@ -1,16 +1,10 @@
+import type { FixturesView } from '../admin/schemas.ts';
 import { join } from 'node:path';
 import { isTerminalStatus } from '../bulk-exports/statuses.ts';
 import type { ProgressListener } from '../progress.ts';
 import { WarehouseSession, type ResultTable } from '../warehouse/duckdb.ts';
 import { exportGlob } from '../warehouse/runs-view.ts';
-import {
-  fixtureKey,
-  InstanceClient,
-  InstanceError,
-  type ExportRunView,
-  type ExportView,
-  type FixturesView,
-} from './api-client.ts';
+import { fixtureKey, InstanceClient, InstanceError, type ExportRunView, type ExportView } from './api-client.ts';
 import { copyFolder, downloadObjects, filesBelow, objstoreClient, prepareDemoDir } from './export-files.ts';
 import { formatTable, section } from './tables.ts';
 import { bigQueryDdl, clickHouseQuery, DEMO_QUERIES, globSql, type WarehouseLocation } from './warehouse-sql.ts';

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { withoutNodeVersionNotice } from '../destinations/clients.ts';
-import { fixtureKey, type FixturesView } from './api-client.ts';
+import type { FixturesView } from '../admin/schemas.ts';
+import { fixtureKey } from './api-client.ts';
 
 /** Where `localplane demo` keeps a copy of its export's files, and `localplane query` reads them, by default. */
 export const DEFAULT_DEMO_DIR = join(tmpdir(), 'localplane-demo');

@@ -5,7 +5,8 @@ import { underPrefix } from '../bulk-exports/paths.ts';
 import { WarehouseSession, type ResultTable } from '../warehouse/duckdb.ts';
 import { QueryError } from '../warehouse/errors.ts';
 import { hasExportFiles } from '../warehouse/runs-view.ts';
-import { InstanceClient, InstanceError, type FixturesView, type StateView } from './api-client.ts';
+import type { FixturesView } from '../admin/schemas.ts';
+import { InstanceClient, InstanceError, type StateView } from './api-client.ts';
 import { DEFAULT_DEMO_DIR, downloadObjects, objstoreClient } from './export-files.ts';
 
 export interface QueryOptions {

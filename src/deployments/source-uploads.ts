@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ObjstoreClients, ObjstoreError, ObjstoreTarget } from '../destinations/clients.ts';
+import type { ObjstoreClients, ObjstoreError, ObjstoreConnection } from '../destinations/clients.ts';
 import { NodeSha256 } from '../shared/node-sha256.ts';
 import type { ObjstoreKey } from '../objstore/types.ts';
 import { badRequest } from '../shared/errors.ts';
@@ -86,7 +86,7 @@ export class SourceUploads {
     const issued =
       workspace === tenantId && UUID.test(deployment ?? '') && TARBALL_NAME.test(file ?? '') && rest.length === 0;
     if (!issued) throw notUploaded(path);
-    const target: ObjstoreTarget = {
+    const target: ObjstoreConnection = {
       endpoint: await this.deps.objstoreEndpoint(),
       region: 'us-east-1',
       credentials: this.deps.key,

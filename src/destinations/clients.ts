@@ -19,7 +19,8 @@ export interface ObjstoreCredentials {
   sessionToken?: string;
 }
 
-export interface ObjstoreTarget {
+/** Where an S3 client sends its requests, and as whom. */
+export interface ObjstoreConnection {
   endpoint: string;
   region: string;
   credentials: ObjstoreCredentials;
@@ -130,7 +131,7 @@ export function withoutNodeVersionNotice<T>(make: () => T): T {
 export class ObjstoreClients {
   private readonly clients = new Map<string, S3Client>();
 
-  private async client(target: ObjstoreTarget): Promise<S3Client> {
+  private async client(target: ObjstoreConnection): Promise<S3Client> {
     const { S3Client } = await loadSdk();
     const cacheKey = JSON.stringify([
       target.endpoint,
@@ -169,7 +170,7 @@ export class ObjstoreClients {
   }
 
   private async call<T>(
-    target: ObjstoreTarget,
+    target: ObjstoreConnection,
     operation: string,
     send: (client: S3Client, sdk: Sdk) => Promise<T>,
   ): Promise<T> {
@@ -180,20 +181,20 @@ export class ObjstoreClients {
     }
   }
 
-  putObject(target: ObjstoreTarget, bucket: string, key: string, body: Uint8Array | string, contentType: string) {
+  putObject(target: ObjstoreConnection, bucket: string, key: string, body: Uint8Array | string, contentType: string) {
     return this.call(target, 'PutObject', (client, { PutObjectCommand }) =>
       client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType })),
     );
   }
 
-  deleteObject(target: ObjstoreTarget, bucket: string, key: string) {
+  deleteObject(target: ObjstoreConnection, bucket: string, key: string) {
     return this.call(target, 'DeleteObject', (client, { DeleteObjectCommand }) =>
       client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })),
     );
   }
 
   /** Size of a stored object, or null when the key pair may not read it (get permission is optional). */
-  async objectSize(target: ObjstoreTarget, bucket: string, key: string): Promise<number | null> {
+  async objectSize(target: ObjstoreConnection, bucket: string, key: string): Promise<number | null> {
     try {
       const { HeadObjectCommand } = await loadSdk();
       const head = await (await this.client(target)).send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
@@ -209,7 +210,7 @@ export class ObjstoreClients {
    * pair may not use multipart uploads (that permission is optional for a destination).
    */
   async uploadFile(
-    target: ObjstoreTarget,
+    target: ObjstoreConnection,
     bucket: string,
     key: string,
     body: Uint8Array,

@@ -5,7 +5,7 @@ import { OBJSTORE_PERMISSIONS } from './types.ts';
 /** objstore.json: the buckets, which of them anyone may read, and the key pairs. */
 export const objstoreFile = z
   .object({
-    /** Each becomes a folder of the data dir's objstore: a name the store can hold, never a path. */
+    /** Each becomes a folder of the data dir's objstore: a name the storage can hold, never a path. */
     buckets: z
       .array(
         z

@@ -104,7 +104,7 @@ interface CheckedContents {
   createdBuckets: string[];
 }
 
-/** The store's whole tree; a restore writes it beside the store and renames it into place. */
+/** The storage's whole tree; a restore writes it beside the storage and renames it into place. */
 function objstoreSection(
   core: InstanceCore,
   objstore: EmbeddedObjstore,

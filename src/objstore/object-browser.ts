@@ -2,7 +2,7 @@
  * The objstore as the harness sees it (the admin API's object browser, /_localplane/objstore/buckets):
  * every bucket with its owner and size, a bucket's keys a page at a time as S3's listing pages
  * them or found by a piece of their name, an object's metadata and its content. It reads the
- * store directly, with no key pair: every bucket and every workspace's folder is in sight.
+ * storage directly, with no key pair: every bucket and every workspace's folder is in sight.
  */
 import type { BucketDirectory } from './bucket-directory.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName } from './checksum-algorithms.ts';

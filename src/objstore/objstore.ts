@@ -41,7 +41,7 @@ function formatUrl(host: string, port: number): string {
 /**
  * How long an idle client connection stays open. Node's default of 5 s is shorter than the
  * pauses S3 clients commonly leave between requests (a test between its steps, a slowed
- * export run): a client that reuses a connection the store has just dropped fails with
+ * export run): a client that reuses a connection the storage has just dropped fails with
  * "socket hang up" on its next request.
  */
 const KEEP_ALIVE_TIMEOUT_MS = 20_000;
@@ -50,7 +50,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 20_000;
 const DEFAULT_MEMORY_BUDGET_BYTES = 1024 * 1024 * 1024;
 
 /**
- * Creates the object store without binding a port: the storage, the file view and the gateway
+ * Creates the object storage without binding a port: the storage, the file view and the gateway
  * are ready, and `listen()` binds host:port on first use (an in-process instance whose tests
  * never touch the objstore binds nothing).
  */
@@ -74,7 +74,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
           log: options.log ?? (() => {}),
         })
       : undefined;
-  /** Removes the store's buckets the directory does not hold (a one-workspace reset dropped them from the registry). */
+  /** Removes the storage's buckets the directory does not hold (a one-workspace reset dropped them from the registry). */
   const pruneBuckets = async () => {
     const known = new Set(directory.names());
     for (const name of await storage.bucketNames()) {
@@ -211,7 +211,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
   };
 }
 
-/** Starts the object store listening on host:port at once. */
+/** Starts the object storage listening on host:port at once. */
 export async function startObjstore(options: ObjstoreOptions): Promise<Objstore> {
   const objstore = await createObjstore(options);
   let url: string;

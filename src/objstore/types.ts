@@ -5,7 +5,7 @@ import type { ChecksumAlgorithm } from './checksum-algorithms.ts';
 import type { S3Operation } from './s3-operations.ts';
 
 /**
- * Public types of the embedded S3-compatible object store ("objstore").
+ * Public types of the embedded S3-compatible object storage ("objstore").
  *
  * The objstore is an HTTP gateway that authenticates and authorises every request against the
  * configured access keys, then answers it from its storage (files or memory: storage/storage.ts).
@@ -16,7 +16,7 @@ export const OBJSTORE_PERMISSIONS = ['create', 'delete', 'get', 'multipart', 'bu
 export type ObjstorePermission = (typeof OBJSTORE_PERMISSIONS)[number];
 
 /**
- * Where objects and upload parts are kept: files under the store's directory, or memory (gone when the store closes).
+ * Where objects and upload parts are kept: files under the storage's directory, or memory (gone when the storage closes).
  */
 export const OBJSTORE_STORAGE_KINDS = ['files', 'memory'] as const;
 
@@ -95,7 +95,7 @@ export interface ObjstoreOptions {
    */
   workspaceFolders?: Readonly<Record<string, string>>;
   /**
-   * The store's clock in epoch milliseconds, for the SigV4 request-time checks (15 minutes of
+   * The storage's clock in epoch milliseconds, for the SigV4 request-time checks (15 minutes of
    * skew, presigned expiry); default `Date.now`. Wall time, not the emulator's test clock: SDK
    * clients sign with wall time even while a test has frozen or moved the emulator clock.
    */
@@ -175,9 +175,9 @@ export interface Objstore {
   close(): Promise<void>;
 }
 
-/** One file or folder of the store's own directory, for snapshots: `data` is null for a folder. */
+/** One file or folder of the storage's own directory, for snapshots: `data` is null for a folder. */
 export interface ObjstoreTreeEntry {
-  /** Relative to the store's directory, '/'-separated. */
+  /** Relative to the storage's directory, '/'-separated. */
   path: string;
   data: Uint8Array | null;
 }
@@ -202,20 +202,20 @@ export interface EmbeddedObjstore extends Omit<Objstore, 'url'> {
   /** Every bucket, object, metadata sidecar and upload in progress, as stored. */
   contents(): ObjstoreTreeEntry[];
   /**
-   * What keeps `contents()` taken before from being this store's, with `createdBuckets` besides
+   * What keeps `contents()` taken before from being this storage's, with `createdBuckets` besides
    * the configured ones, in words; undefined when they are usable.
    */
   contentsProblem(entries: readonly ObjstoreTreeEntry[], createdBuckets: readonly string[]): string | undefined;
   /**
-   * Writes `contents()` taken before (that contentsProblem found usable) beside the store, to replace it: nothing
+   * Writes `contents()` taken before (that contentsProblem found usable) beside the storage, to replace it: nothing
    * changes until `install`.
    */
   stageContents(entries: readonly ObjstoreTreeEntry[], createdBuckets: readonly string[]): StagedContents;
 }
 
-/** A store's whole contents written beside it. */
+/** A storage's whole contents written beside it. */
 export interface StagedContents {
-  /** Replaces the whole store with them in one step; the file view is rebuilt. */
+  /** Replaces the whole storage with them in one step; the file view is rebuilt. */
   install(): Promise<void>;
   /** Removes them (nothing once installed). */
   discard(): void;

@@ -3,7 +3,13 @@ import { httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
 import { badRequest, customIssue, notFound } from '../shared/errors.ts';
 import { BODY_UNREADABLE } from '../shared/validation.ts';
-import { SNAPSHOT_NAME, SNAPSHOT_NAME_RULE, UPLOAD_TOO_LARGE, type SnapshotFolder } from './folder.ts';
+import {
+  SNAPSHOT_NAME,
+  SNAPSHOT_NAME_RULE,
+  UPLOAD_TOO_LARGE,
+  type SavedSnapshot,
+  type SnapshotFolder,
+} from './folder.ts';
 import { MAX_SNAPSHOT_SIZE_IN_WORDS, SnapshotFileError } from './format.ts';
 
 export interface SnapshotRouteDeps {
@@ -23,10 +29,9 @@ const savedSnapshotSchema = z.object({
   name: z.string(),
   bytes: z.int(),
   modified_at: z.string().meta({ format: 'date-time' }),
-});
+}) satisfies z.ZodType<SavedSnapshot>;
 const savedSnapshotsSchema = z.object({ folder: z.string(), snapshots: z.array(savedSnapshotSchema) });
 const restoredSchema = z.object({ status: z.literal('restored'), name: z.string() });
-export type SavedSnapshot = z.output<typeof savedSnapshotSchema>;
 export type SavedSnapshots = z.output<typeof savedSnapshotsSchema>;
 export type Restored = z.output<typeof restoredSchema>;
 

@@ -1,38 +1,10 @@
 // The due work of GET /_localplane/tasks, as the Clock view and a deployment's page show it.
-import type {
-  ExportDispatchTask,
-  ExportRunStepTask,
-  ExportRunTimeLimitTask,
-  ExportTimeLimitTask,
-  RecurringExportSpawnTask,
-} from '../bulk-exports/schemas.ts';
-import type { DeploymentDeletionTask, DeploymentsList, RevisionStepTask } from '../deployments/schemas.ts';
+import type { ListedTask } from '../admin/schemas.ts';
+import type { ExportRunStepTask } from '../bulk-exports/schemas.ts';
+import type { DeploymentsList } from '../deployments/schemas.ts';
 import type { DashboardApi } from './api.ts';
 import { fromNow } from './spans.ts';
 import { readFixtures } from './fixtures.ts';
-
-/** GET /_localplane/clock. */
-export interface ClockState {
-  now: string;
-  frozen: boolean;
-}
-
-/**
- * A task of GET /_localplane/tasks: running since `started_at` or queued, its due time and label, and the fields of its
- * kind.
- */
-export type Task = ({ state: 'running'; started_at: string } | { state: 'queued' }) & {
-  due_at: string;
-  label: string;
-} & (
-    | RevisionStepTask
-    | DeploymentDeletionTask
-    | ExportDispatchTask
-    | ExportRunStepTask
-    | ExportRunTimeLimitTask
-    | ExportTimeLimitTask
-    | RecurringExportSpawnTask
-  );
 
 /** What the due-work table names: workspaces, and the deployments tasks move, by id. */
 export interface Names {
@@ -54,7 +26,7 @@ const RUN_STEP_WORDS: Record<ExportRunStepTask['step'], string> = {
 };
 
 /** What the task does, in words. */
-function describeTask(task: Task): string {
+function describeTask(task: ListedTask): string {
   switch (task.kind) {
     case 'revision_step':
       return `Revision moves from ${task.from_status} to ${task.to_status}`;
@@ -77,7 +49,7 @@ function describeTask(task: Task): string {
 }
 
 /** The resource the task acts on, linked to its view. */
-function TaskResource({ task, names }: { task: Task; names: Names }) {
+function TaskResource({ task, names }: { task: ListedTask; names: Names }) {
   const workspace = task.workspace_id;
   switch (task.kind) {
     case 'revision_step':
@@ -112,7 +84,7 @@ function TaskResource({ task, names }: { task: Task; names: Names }) {
 }
 
 /** When a queued task is due, or since when a running one runs, and how far that is from the emulator clock's now. */
-function TaskTime({ task, now }: { task: Task; now: string }) {
+function TaskTime({ task, now }: { task: ListedTask; now: string }) {
   if (task.state === 'queued') {
     return (
       <>
@@ -144,7 +116,7 @@ export function DueWork({
   now,
   caption,
 }: {
-  tasks: readonly Task[];
+  tasks: readonly ListedTask[];
   names: Names;
   now: string;
   caption: string;
@@ -182,7 +154,7 @@ export function DueWork({
  * The names the table shows: workspaces from the fixtures, deployments from each workspace's list (the API's
  * deployment_ids filter).
  */
-export async function namesFor(api: DashboardApi, tasks: readonly Task[]): Promise<Names> {
+export async function namesFor(api: DashboardApi, tasks: readonly ListedTask[]): Promise<Names> {
   const { workspaces } = await readFixtures(api);
   const wanted = new Map<string, Set<string>>();
   for (const task of tasks) {

@@ -19,7 +19,7 @@ import {
   type S3Operation,
 } from '../../src/objstore/s3-operations.ts';
 import { classifyOperation } from '../../src/objstore/server/classify.ts';
-import { OPERATIONS } from '../../src/objstore/server/operations/dispatch.ts';
+import { OPERATION_HANDLERS } from '../../src/objstore/server/operations/dispatch.ts';
 import { parseTarget } from '../../src/objstore/server/target.ts';
 import { forEachStorage, rawRequest, useObjstore, type RawResponse } from '../support/objstore-server.ts';
 import { sendSigned, targetOf, xmlElement, type SignedRequest } from '../support/signed-requests.ts';
@@ -111,7 +111,7 @@ forEachStorage((storage) => {
     ];
 
     it('has one handler for every operation classifyOperation can name, and nothing else', () => {
-      expect(Object.keys(OPERATIONS).sort()).toEqual([...new Set(named)].sort());
+      expect(Object.keys(OPERATION_HANDLERS).sort()).toEqual([...new Set(named)].sort());
     });
 
     it(
@@ -121,7 +121,7 @@ forEachStorage((storage) => {
         const missing = 'no-such-bucket';
         const answers: Record<string, string> = {};
         const expected: Record<string, string> = {};
-        for (const operation of Object.keys(OPERATIONS) as S3Operation[]) {
+        for (const operation of Object.keys(OPERATION_HANDLERS) as S3Operation[]) {
           const request = requestFor(operation, missing);
           if (request === null) continue;
           const classified = classifyOperation(request.method, parseTarget(targetOf(request)), request.headers ?? {});
@@ -137,7 +137,7 @@ forEachStorage((storage) => {
         }
         expect(answers).toEqual(expected);
         expect(Object.keys(answers)).toHaveLength(
-          Object.keys(OPERATIONS).length - ['ListBuckets', 'CreateBucket', 'OptionsObject'].length,
+          Object.keys(OPERATION_HANDLERS).length - ['ListBuckets', 'CreateBucket', 'OptionsObject'].length,
         );
       },
     );

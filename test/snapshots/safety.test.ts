@@ -392,7 +392,7 @@ describe('a restore checks the whole file before it changes anything', () => {
 
     const reply = await restore(lp, craft('file-for-bucket.snapshot', crafted));
     expect(reply.status, reply.text).toBe(400);
-    expect(reply.body.detail).toMatch(new RegExp(`"${bucket}" is a file, where the store keeps a folder`));
+    expect(reply.body.detail).toMatch(new RegExp(`"${bucket}" is a file, where the storage keeps a folder`));
     expect(await listKeys(s3, bucket, '')).toEqual(keys);
     for (const key of keys) expect(Buffer.from(await getBytes(s3, bucket, key)).toString()).toBe(`content of ${key}`);
     expect(await stateOf(lp)).toEqual(before);
@@ -411,11 +411,11 @@ describe('a restore checks the whole file before it changes anything', () => {
       ['an upload still arriving, as a folder', [folder('.incoming-stray')], /".incoming-stray" is no bucket/],
       ['a stray folder', [folder('stray')], /"stray" is no bucket/],
       ['a stray file', [file('stray.txt')], /"stray.txt" is no bucket/],
-      ['a parent path', [file('exports/../../victim/x')], /leaves the store/],
-      ['an absolute path', [file('/tmp/x')], /leaves the store/],
-      ['an empty segment', [file('exports//x')], /leaves the store/],
-      ['a NUL', [file('exports/a\u0000b')], /leaves the store/],
-      ['a segment longer than a file name may be', [file(`exports/${'n'.repeat(256)}`)], /leaves the store/],
+      ['a parent path', [file('exports/../../victim/x')], /leaves the storage/],
+      ['an absolute path', [file('/tmp/x')], /leaves the storage/],
+      ['an empty segment', [file('exports//x')], /leaves the storage/],
+      ['a NUL', [file('exports/a\u0000b')], /leaves the storage/],
+      ['a segment longer than a file name may be', [file(`exports/${'n'.repeat(256)}`)], /leaves the storage/],
       [
         'a file inside a file',
         [file('exports/a'), file('exports/a/b')],

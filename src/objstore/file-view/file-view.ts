@@ -11,7 +11,7 @@
  * Keys that cannot be files are left out (and logged): a key ending in '/', one with an empty,
  * `.` or `..` segment, a NUL or a segment longer than a file name (all of which S3 takes), and a
  * key whose path clashes with another object's (`a` beside `a/b`: whichever was placed first stays).
- * The view only ever holds keys' own names, never the store's.
+ * The view only ever holds keys' own names, never the storage's.
  */
 import type { Stats } from 'node:fs';
 import { lstat, mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
@@ -76,7 +76,7 @@ async function filesUnder(root: string): Promise<string[]> {
 }
 
 export class FileView {
-  /** Updates run one at a time: each one reads the store as it is when its turn comes. */
+  /** Updates run one at a time: each one reads the storage as it is when its turn comes. */
   private tail: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: FileViewOptions) {}
@@ -85,18 +85,18 @@ export class FileView {
     return this.options.directory;
   }
 
-  /** Makes the file of one key match the store: placed, replaced, or removed. */
+  /** Makes the file of one key match the storage: placed, replaced, or removed. */
   syncKey(bucket: string, key: string): Promise<void> {
     return this.enqueue(() => this.mirror(bucket, key));
   }
 
-  /** Makes a whole bucket's files match the store; a bucket that is gone loses its folder. */
+  /** Makes a whole bucket's files match the storage; a bucket that is gone loses its folder. */
   syncBucket(bucket: string): Promise<void> {
     return this.enqueue(() => this.rebuildBucket(bucket));
   }
 
   /**
-   * Brings every bucket's files in step with the store on start: made again from the store's
+   * Brings every bucket's files in step with the storage on start: made again from the storage's
    * objects, so nothing a data dir holds in the view's folder (a link planted there) is followed.
    */
   rebuild(): Promise<void> {
@@ -117,13 +117,13 @@ export class FileView {
     }
   }
 
-  /** Back to empty bucket folders, after the store was reset. */
+  /** Back to empty bucket folders, after the storage was reset. */
   reset(): Promise<void> {
     return this.enqueue(async () => this.emptyFolders());
   }
 
   /**
-   * After the store's contents were replaced wholesale (a restored snapshot): empty folders, then these objects' files.
+   * After the storage's contents were replaced wholesale (a restored snapshot): empty folders, then these objects' files.
    */
   replace(objects: readonly { bucket: string; key: string }[]): Promise<void> {
     return this.enqueue(() => this.refill(objects));
@@ -134,7 +134,7 @@ export class FileView {
     for (const { bucket, key } of objects) await this.mirror(bucket, key);
   }
 
-  /** Synchronous, as the store's own reset is: faster than a round trip through libuv's pool per folder. */
+  /** Synchronous, as the storage's own reset is: faster than a round trip through libuv's pool per folder. */
   private emptyFolders(): void {
     resetToEmptyFolders(this.options.directory, this.options.buckets());
   }
@@ -206,7 +206,7 @@ export class FileView {
       return;
     }
     await mkdir(folder, { recursive: true, mode: PRIVATE_FOLDER_MODE });
-    // Files first, so ones whose objects are gone make way before the store's objects are placed.
+    // Files first, so ones whose objects are gone make way before the storage's objects are placed.
     for (const key of await filesUnder(folder)) await this.mirror(bucket, key);
     for (const key of await this.options.storage.objectKeys(bucket, '')) await this.mirror(bucket, key);
   }

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { BucketDirectory } from '../bucket-directory.ts';
 import type { ObjstoreStorage } from '../storage/storage.ts';
-import { OPERATIONS } from './operations/dispatch.ts';
+import { OPERATION_HANDLERS } from './operations/dispatch.ts';
 import { S3_MIN_PART_SIZE, type OperationContext } from './operations/context.ts';
 import { corsHeaders, corsRulesOf, matchCorsRule } from './cors.ts';
 import { TurnTaking } from './turn-taking.ts';
@@ -138,7 +138,7 @@ export function authorizeAnonymous(
 }
 
 /**
- * Rejects names the store cannot hold (bucket names it would not take for a folder, keys over
+ * Rejects names the storage cannot hold (bucket names it would not take for a folder, keys over
  * S3's 1,024 bytes), malformed multipart parameters and copy sources.
  */
 export function validateRequest(classified: ClassifiedOperation, target: RequestTarget, req: IncomingMessage): void {
@@ -271,7 +271,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
 
     const classified = classifyOperation(exchange.method, target, req.headers);
     exchange.operation = classified.operation;
-    const answer = OPERATIONS[classified.operation];
+    const answer = OPERATION_HANDLERS[classified.operation];
     // A preflight changes nothing: it is answered from the bucket's rules, without authentication, as S3 does.
     if (classified.access.kind === 'anyone') {
       if (target.bucket !== null) validateBucketName(target.bucket);

@@ -78,7 +78,7 @@ export function singleParam(query: ParsedQuery, name: string): string | undefine
 }
 
 // ---------------------------------------------------------------------------------------
-// Names the store can hold. Bucket names become folder names as they are; keys are mapped onto
+// Names the storage can hold. Bucket names become folder names as they are; keys are mapped onto
 // file names by the storage (storage/files-layout.ts), so any key S3 takes is stored.
 
 const BUCKET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
@@ -99,7 +99,7 @@ export function validateObjectKey(key: string): void {
 
 const UPLOAD_ID = /^[A-Za-z0-9_-]{1,256}$/;
 
-/** Upload ids become directory names in the store; anything unexpected cannot exist. */
+/** Upload ids become directory names in the storage; anything unexpected cannot exist. */
 export function validateUploadId(uploadId: string | undefined): string {
   if (uploadId === undefined || !UPLOAD_ID.test(uploadId)) throw new GatewayError(errors.noSuchUpload());
   return uploadId;

@@ -26,7 +26,7 @@
  * is escaped: `%%` then the segment with `%`, `.` and NUL percent-encoded (so it holds no
  * `._S3rver_`), cut into names of at most 200 bytes, each after the first marked `%+` (it
  * continues the segment rather than starting the next one). Keys without such a segment are
- * stored as s3rver stores them, so existing stores and snapshots read the same.
+ * stored as s3rver stores them, so existing data dirs and snapshots read the same.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -203,12 +203,12 @@ export function partNumberOfFile(name: string): number | null {
   return PART_FILE.test(name) ? Number(name) : null;
 }
 
-/** A new temporary file beside the store. */
+/** A new temporary file beside the storage. */
 export function incomingFile(root: string): string {
   return path.join(root, `${INCOMING_PREFIX}${randomUUID()}`);
 }
 
-/** Whether a file in the store's root is an upload still arriving (or abandoned by a killed process). */
+/** Whether a file in the storage's root is an upload still arriving (or abandoned by a killed process). */
 export function isIncomingFile(name: string): boolean {
   return name.startsWith(INCOMING_PREFIX);
 }

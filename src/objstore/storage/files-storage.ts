@@ -84,7 +84,7 @@ async function readDirectoryNames(directory: string): Promise<string[]> {
 
 /**
  * Removes the temporary files of uploads that a killed process left unfinished (and a folder by such a name, which the
- * store never makes).
+ * storage never makes).
  */
 function removeAbandonedIncoming(root: string): void {
   for (const name of readdirSync(root)) {
@@ -211,7 +211,7 @@ async function md5Of(file: string): Promise<string> {
 /**
  * What HeadObject shows of the object of these files (rejects with ENOENT when there is none):
  * the headers kept in its metadata file, then `etag` (its MD5 file's, quoted), `last-modified`
- * (its content's mtime) and `content-length` (its size). An object without an MD5 file (a store
+ * (its content's mtime) and `content-length` (its size). An object without an MD5 file (a storage
  * s3rver's CopyObject wrote) gets one, of its content.
  */
 async function readHead(files: ObjectFiles): Promise<ObjectHead> {
@@ -277,7 +277,7 @@ function removeObjectFiles(root: string, bucket: string, key: string): void {
   }
 }
 
-/** A body received into a temporary file beside the store, which placing renames into place. */
+/** A body received into a temporary file beside the storage, which placing renames into place. */
 class IncomingFile implements IncomingContent {
   constructor(
     readonly file: string,
@@ -333,13 +333,13 @@ export function createFileStorage(directory: string): FileStorage {
   /**
    * Removes the sidecar files whose contents are null, renames each other sidecar (path ->
    * contents) into place, then `file` to `destination`: the sidecars are written beside the
-   * store first so no reader sees a half-written one, and the body comes last, so a new object
+   * storage first so no reader sees a half-written one, and the body comes last, so a new object
    * appears whole with its ETag and metadata even if the process dies in between. Nothing is
    * moved unless every file is ready; whatever was not moved is removed. The removals and the
    * moves run inside `placing`.
    *
    * Synchronous but for `placing`: a few tiny file operations, each faster than a round trip
-   * through libuv's pool (the store's hottest path: every PutObject and UploadPart).
+   * through libuv's pool (the storage's hottest path: every PutObject and UploadPart).
    */
   async function placeWithSidecars(
     file: string,
@@ -357,7 +357,7 @@ export function createFileStorage(directory: string): FileStorage {
         files.push({ from: staged, to });
         writeFileSync(staged, contents, { mode: PRIVATE_FILE_MODE });
       }
-      // Whoever wrote the body, and with whatever umask: what the store holds is its user's alone.
+      // Whoever wrote the body, and with whatever umask: what the storage holds is its user's alone.
       chmodSync(file, PRIVATE_FILE_MODE);
       files.push({ from: file, to: destination });
       await placing(async () => {
@@ -376,7 +376,7 @@ export function createFileStorage(directory: string): FileStorage {
   }
 
   /**
-   * Writes `contents` beside the store and renames it to `destination` (readers see the file
+   * Writes `contents` beside the storage and renames it to `destination` (readers see the file
    * before or after, never part of it), if `stillWanted` (asked right before the rename).
    */
   function placeFile(destination: string, contents: string, stillWanted: () => boolean = () => true): void {

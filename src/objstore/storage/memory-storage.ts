@@ -1,6 +1,6 @@
 /**
  * The objstore's storage in memory (`memory`): objects, uploads and their parts kept as the
- * buffers they arrived in, nothing written to disk, gone when the store closes. Their bytes, and
+ * buffers they arrived in, nothing written to disk, gone when the storage closes. Their bytes, and
  * those of bodies still arriving, stay within a budget: a body that would pass it is refused
  * with 507 InsufficientStorage as it arrives, before it is all read.
  */

@@ -24,7 +24,7 @@ const entryPath = (file: string) => file.split(path.sep).join('/');
 
 const contentOf = (chunks: readonly Buffer[]) => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
 
-/** Orders paths as readTree walks a store: name by name, so a folder comes before what it holds. */
+/** Orders paths as readTree walks a storage: name by name, so a folder comes before what it holds. */
 function compareEntryPaths(a: string, b: string): number {
   const left = a.split('/');
   const right = b.split('/');
@@ -148,7 +148,7 @@ export function bucketsOf(entries: readonly ObjstoreTreeEntry[], buckets: readon
       bucket.objects.set(key, {
         chunks: [content],
         size: content.length,
-        // A store s3rver's CopyObject wrote may lack the MD5 file: the files storage makes it from the content too.
+        // A data dir s3rver's CopyObject wrote may lack the MD5 file: the files storage makes it from the content too.
         etag: md5 ?? createHash('md5').update(content).digest('hex'),
         metadata: JSON.parse(textOf(files.get(`${base}metadata.json`)) ?? '{}') as Record<string, string>,
         tagging: textOf(files.get(`${base}tagging.xml`)),

@@ -1,7 +1,7 @@
 /**
  * The metadata an object keeps of the headers it was put with (and that HeadObject and GetObject
  * answer again): the selection s3rver 3.7.1 made (lib/models/object.js, S3Object), which the
- * `._S3rver_metadata.json` of every store written so far holds, so that what is stored and
+ * `._S3rver_metadata.json` of every data dir written so far holds, so that what is stored and
  * answered stays the same whichever storage keeps it.
  */
 import { errors, GatewayError } from '../s3-errors.ts';

@@ -4,7 +4,7 @@
  * must have), over two implementations: `files` (files-storage.ts), s3rver 3.7.1's layout on
  * disk, and `memory` (memory-storage.ts), within a byte budget.
  *
- * A snapshot holds the store as the entries of the files layout (`readTree`, `stageTree`), whichever
+ * A snapshot holds the storage as the entries of the files layout (`readTree`, `stageTree`), whichever
  * storage wrote it, so a snapshot taken with one storage restores into the other.
  */
 import type { Readable } from 'node:stream';
@@ -86,9 +86,9 @@ export interface IncomingContent {
   discard(): Promise<void>;
 }
 
-/** A store's whole contents made ready beside it. */
+/** A storage's whole contents made ready beside it. */
 export interface StagedTree {
-  /** Puts them in the store's place and drops what the store held. */
+  /** Puts them in the storage's place and drops what the storage held. */
   install(): void;
   /** Removes them (nothing once installed). */
   discard(): void;
@@ -213,17 +213,17 @@ export interface ObjstoreStorage {
   /** The bucket's objects in key order, with their sizes (synchronous: for the state dump). */
   listBucketObjects(bucket: string): { key: string; size: number }[];
   /**
-   * Every folder and file of the store in the files layout, parents first, for snapshots; uploads still arriving are
+   * Every folder and file of the storage in the files layout, parents first, for snapshots; uploads still arriving are
    * left out.
    */
   readTree(): ObjstoreTreeEntry[];
   /**
-   * What keeps entries from being the store's contents with these buckets, in words; undefined when they are usable.
+   * What keeps entries from being the storage's contents with these buckets, in words; undefined when they are usable.
    */
   treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): string | undefined;
   /**
    * Readies entries read by readTree (that treeProblem found usable), with a bucket for each of `buckets`, to take the
-   * store's place.
+   * storage's place.
    */
   stageTree(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): StagedTree;
   /** The objects among readTree's entries. */

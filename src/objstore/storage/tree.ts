@@ -1,4 +1,4 @@
-/** The store's own directory as a list of entries and back, for snapshots. */
+/** The storage's own directory as a list of entries and back, for snapshots. */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -9,8 +9,8 @@ import type { ObjstoreTreeEntry } from '../types.ts';
 
 /**
  * Every folder and file under `root`, parents before children, in name order (so the same
- * store gives the same list). Uploads still arriving (a temporary file at the root) are left out.
- * Synchronous on purpose: nothing can write to the store between two reads.
+ * storage gives the same list). Uploads still arriving (a temporary file at the root) are left out.
+ * Synchronous on purpose: nothing can write to the storage between two reads.
  */
 export function readTree(root: string): ObjstoreTreeEntry[] {
   const entries: ObjstoreTreeEntry[] = [];
@@ -37,7 +37,7 @@ export function readTree(root: string): ObjstoreTreeEntry[] {
 const MAX_NAME_BYTES = 255;
 
 /**
- * Whether a snapshot's entry path names a file or folder inside the store's directory:
+ * Whether a snapshot's entry path names a file or folder inside the storage's directory:
  * relative, '/'-separated names that are not empty, '.' or '..', hold no NUL (nor, on Windows,
  * a backslash) and are no longer than a file system takes.
  */
@@ -54,8 +54,8 @@ export function isSafeTreePath(entryPath: string): boolean {
 }
 
 /**
- * What keeps entries from being the contents of a store whose buckets are `buckets`, in words;
- * undefined when they are usable. As readTree lists a store: its root holds only the buckets'
+ * What keeps entries from being the contents of a storage whose buckets are `buckets`, in words;
+ * undefined when they are usable. As readTree lists a storage: its root holds only the buckets'
  * folders, every other entry comes after its folder, and no path appears twice.
  */
 export function treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): string | undefined {
@@ -64,13 +64,13 @@ export function treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: read
   const folders = new Set<string>();
   for (const { path: entryPath, data } of entries) {
     const quoted = JSON.stringify(entryPath);
-    if (!isSafeTreePath(entryPath)) return `its objstore path ${quoted} leaves the store`;
+    if (!isSafeTreePath(entryPath)) return `its objstore path ${quoted} leaves the storage`;
     if (seen.has(entryPath)) return `its objstore path ${quoted} appears twice`;
     seen.add(entryPath);
     const parent = entryPath.slice(0, Math.max(entryPath.lastIndexOf('/'), 0));
     if (parent === '') {
       if (!known.has(entryPath)) return `its objstore path ${quoted} is no bucket of this instance`;
-      if (data !== null) return `its objstore path ${quoted} is a file, where the store keeps a folder`;
+      if (data !== null) return `its objstore path ${quoted} is a file, where the storage keeps a folder`;
     } else if (!folders.has(parent)) {
       return `its objstore path ${quoted} is inside ${JSON.stringify(parent)}, which is no folder listed before it`;
     }
@@ -80,14 +80,14 @@ export function treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: read
 }
 
 /**
- * Where a restored store is written before it takes the store's place, and where the store it replaces goes meanwhile:
+ * Where a restored storage is written before it takes the storage's place, and where the storage it replaces goes meanwhile:
  * beside it, on its file system.
  */
 const stagingOf = (root: string) => ({ staged: `${root}.restoring`, replaced: `${root}.replaced` });
 
 /**
- * Writes entries (that treeProblem found usable) into a new folder beside the store at `root`,
- * with a folder for each of `buckets`; files 0600, folders 0700. Nothing of the store changes
+ * Writes entries (that treeProblem found usable) into a new folder beside the storage at `root`,
+ * with a folder for each of `buckets`; files 0600, folders 0700. Nothing of the storage changes
  * until `install`.
  */
 export function stageTree(root: string, entries: readonly ObjstoreTreeEntry[], buckets: readonly string[]): StagedTree {
@@ -118,10 +118,10 @@ export function stageTree(root: string, entries: readonly ObjstoreTreeEntry[], b
 }
 
 /**
- * Readies the store's folder at `root` (0700) on start. A restore that a crash cut short is
- * settled: the staged store takes the place of one already moved aside, and what is left of
- * either goes. A store holding a symbolic link is refused: the store never makes one, and
- * following it would read, write and delete outside the store.
+ * Readies the storage's folder at `root` (0700) on start. A restore that a crash cut short is
+ * settled: the staged storage takes the place of one already moved aside, and what is left of
+ * either goes. A storage holding a symbolic link is refused: the storage never makes one, and
+ * following it would read, write and delete outside the storage.
  */
 export function openTree(root: string): void {
   const { staged, replaced } = stagingOf(root);

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { DueWork, namesFor, type ClockState, type Names, type Task } from '../due-work.tsx';
+import type { ClockState, ListedTask } from '../../admin/schemas.ts';
+import { DueWork, namesFor, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
 import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 import { parseSpan, SPAN_HINT } from '../spans.ts';
@@ -42,7 +43,7 @@ function DueWorkPanel({
   now,
   outOfBand = false,
 }: {
-  tasks: readonly Task[];
+  tasks: readonly ListedTask[];
   names: Names;
   now: string;
   outOfBand?: boolean;
@@ -125,7 +126,7 @@ export function clockView(api: DashboardApi) {
   const render = async (c: Context, refusal?: { status: number; detail: string }) => {
     const [clock, tasks] = await Promise.all([
       api.get<ClockState>('/_localplane/clock'),
-      api.get<Task[]>('/_localplane/tasks'),
+      api.get<ListedTask[]>('/_localplane/tasks'),
     ]);
     const names = await namesFor(api, tasks);
     // htmx swaps only success answers: to htmx, a refusal comes back in the fragment as a 200.

@@ -12,7 +12,8 @@ import {
   type RevisionsList,
 } from '../../deployments/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { deploymentPath, DueWork, namesFor, shortId, type ClockState, type Names, type Task } from '../due-work.tsx';
+import type { ClockState, ListedTask } from '../../admin/schemas.ts';
+import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
 import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
@@ -257,7 +258,7 @@ interface DeploymentPage {
   logsChosen: boolean;
   logs: { build: LogsPage; deploy: LogsPage } | null;
   clock: ClockState;
-  tasks: Task[];
+  tasks: ListedTask[];
   names: Names;
   faults: ArmedRevisionFault[];
 }
@@ -281,7 +282,7 @@ async function loadDeploymentPage(
       asWorkspace,
     ),
     api.get<ClockState>('/_localplane/clock'),
-    api.get<Task[]>('/_localplane/tasks'),
+    api.get<ListedTask[]>('/_localplane/tasks'),
     api.get<{ revisions: ArmedRevisionFault[] }>('/_localplane/faults'),
   ]);
   const histories = new Map(

@@ -8,7 +8,8 @@ import {
 } from '../../bulk-exports/schemas.ts';
 import { isTerminalStatus } from '../../bulk-exports/statuses.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { readFixtures, type Fixtures, type FixtureWorkspace } from '../fixtures.ts';
+import type { FixturesView } from '../../admin/schemas.ts';
+import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { formValues, optionalNumber, optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
 import { DetailList, ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
 import { ArmedExportRunKnobs, ExportRunKnobForm, exportRunKnobRequest, type ArmedKnobs } from './faults.tsx';
@@ -63,7 +64,7 @@ interface WorkspaceForms {
 
 interface WorkspaceProps {
   workspace: FixtureWorkspace;
-  fixtures: Fixtures;
+  fixtures: FixturesView;
   destinations: DestinationResponse[];
   exports: ExportResponse[];
   forms: WorkspaceForms;
@@ -135,7 +136,7 @@ function DestinationForm({
   state = {},
 }: {
   workspace: FixtureWorkspace;
-  fixtures: Fixtures;
+  fixtures: FixturesView;
   state?: FormState;
 }) {
   const values = state.values ?? {};
@@ -719,7 +720,7 @@ export function exportsView(api: DashboardApi) {
    * The export's workspace: as the URL names it, else the one whose API finds the export (a link from elsewhere may
    * know the export alone).
    */
-  async function workspaceOf(c: Context, exportId: string, fixtures: Fixtures): Promise<string> {
+  async function workspaceOf(c: Context, exportId: string, fixtures: FixturesView): Promise<string> {
     const named = c.req.query('workspace_id');
     if (named) return named;
     for (const workspace of fixtures.workspaces) {

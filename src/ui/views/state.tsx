@@ -2,13 +2,8 @@ import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
 import { ErrorNote, renderView } from '../layout.tsx';
+import type { SavedSnapshot } from '../../snapshots/folder.ts';
 import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
-
-interface SavedSnapshot {
-  name: string;
-  bytes: number;
-  modified_at: string;
-}
 
 interface Workspace {
   id: string;

@@ -25,7 +25,7 @@ export interface SignatureCheck {
   credential: RequestCredential;
   /** The key the credential names; `key.secretAccessKey` derives the signing key. */
   key: ObjstoreKey;
-  /** The store's clock: wall time, the time clients sign with. */
+  /** The storage's clock: wall time, the time clients sign with. */
   now: Date;
 }
 
@@ -145,7 +145,7 @@ function readQueryClaim(query: ParsedQuery, credential: RequestCredential): Sign
   };
 }
 
-/** What is wrong with a credential scope, in S3's words; any region is fine (the store stands in for all). */
+/** What is wrong with a credential scope, in S3's words; any region is fine (the storage stands in for all). */
 function scopeProblem({ date, service, terminator }: CredentialScope): string | null {
   if (!/^\d{8}$/.test(date))
     return `incorrect date format "${date}". This date in the credential must be in the format "yyyyMMdd".`;
@@ -264,7 +264,7 @@ async function verifySignatureV4(check: SignatureCheck): Promise<{ chunks: Chunk
 
 /**
  * Verifies the request's AWS Signature Version 4 (Authorization header or presigned query)
- * against the key's secret, then its time: within 15 minutes of the store's clock, or for a
+ * against the key's secret, then its time: within 15 minutes of the storage's clock, or for a
  * presigned URL, not yet past X-Amz-Expires. SigV2 is refused as a SigV4-only region does.
  *
  * Answers the S3 error to refuse the request with, or the payload hash it was signed with and

@@ -1,4 +1,4 @@
-/** The conditions of writes and copies, checked against the objects in the store (preconditions.ts has the rules). */
+/** The conditions of writes and copies, checked against the objects in the storage (preconditions.ts has the rules). */
 import { parseCopySource } from '../target.ts';
 import type { OperationContext } from './context.ts';
 import { readStoredObject } from './object-reads.ts';

@@ -35,7 +35,7 @@ export function parseDeleteRequest(xml: string): DeleteRequest {
   return { objects, quiet: childText(request, 'Quiet')?.trim().toLowerCase() === 'true' };
 }
 
-/** Whether the store can hold the key at all: one it cannot hold was never written, so deleting it is a no-op. */
+/** Whether the storage can hold the key at all: one it cannot hold was never written, so deleting it is a no-op. */
 function isStorableKey(key: string): boolean {
   try {
     validateObjectKey(key);

@@ -52,7 +52,7 @@ import { putObject, uploadPart } from './uploads.ts';
 /** Not emulated, in a bucket that exists. */
 const notImplementedInBucket = inBucket(notImplemented);
 
-export const OPERATIONS: Readonly<Record<S3Operation, OperationHandler>> = {
+export const OPERATION_HANDLERS: Readonly<Record<S3Operation, OperationHandler>> = {
   // The service
   ListBuckets: listBuckets,
 

@@ -1,5 +1,5 @@
 /**
- * GetObject and HeadObject, answered by the gateway from the store as S3 answers them:
+ * GetObject and HeadObject, answered by the gateway from the storage as S3 answers them:
  * conditional headers (preconditions.ts), one byte range (ranges.ts), the stored headers with
  * user metadata encoded as S3 encodes it, `response-*` overrides, and the stored checksum when
  * asked for.

@@ -5,11 +5,7 @@
  * past the end of the object (or an empty suffix, `bytes=-0`) is 416 InvalidRange.
  */
 
-/** Inclusive byte offsets within the object. */
-export interface ByteRange {
-  start: number;
-  end: number;
-}
+import type { ByteRange } from '../../storage/storage.ts';
 
 export type RangeRequest =
   /** No range applies: serve the whole object. */
