@@ -1,3 +1,4 @@
+import { EVENT_STREAM_HEADERS } from '../shared/event-stream.ts';
 import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
 import { z } from 'zod';
@@ -42,8 +43,6 @@ const STREAM_DESCRIPTION =
   `most ${MAX_JOURNAL_STREAMS} streams at once.`;
 
 const requestParams = z.object({ request_id: queryInteger({ min: 1 }) });
-
-const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
 const lastEventIdHeader = z.object({ 'last-event-id': queryInteger({ min: 0 }) });
 

@@ -1,4 +1,5 @@
 import type { EventEmitter } from 'node:events';
+import { commentText, eventText } from '../shared/event-stream.ts';
 import { entryMatcher, type JournalFilter } from './filter.ts';
 import type { KeptEntry, RequestJournal } from './journal.ts';
 import type { JournalEntry } from './schemas.ts';
@@ -12,11 +13,12 @@ const ENTRIES_PER_CHUNK = 200;
 
 const encoder = new TextEncoder();
 
-const requestEvent = (entry: JournalEntry) => `id: ${entry.id}\nevent: request\ndata: ${JSON.stringify(entry)}\n\n`;
+const requestEvent = (entry: JournalEntry) =>
+  eventText({ id: entry.id, event: 'request', data: JSON.stringify(entry) });
 /** After a reset, ids start from 1 again: `id: 0` makes a reconnecting client ask for everything after it. */
-const RESET_EVENT = 'id: 0\nevent: reset\ndata: {}\n\n';
-const OPENING = ': localplane request journal\n\n';
-const HEARTBEAT = ': heartbeat\n\n';
+const RESET_EVENT = eventText({ id: 0, event: 'reset', data: '{}' });
+const OPENING = commentText('localplane request journal');
+const HEARTBEAT = commentText('heartbeat');
 
 /**
  * One client's stream. It keeps no queue of its own: it reads the journal from the last id

@@ -1,3 +1,10 @@
+import {
+  commentText,
+  EVENT_STREAM_HEADERS,
+  eventText,
+  readEvents,
+  type ServerSentEvent,
+} from '../../shared/event-stream.ts';
 import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
@@ -393,36 +400,6 @@ const DETAIL_HINT = <p class="muted">Choose a request to see its headers, query,
 // ---------------------------------------------------------------------------------------------
 // The stream of rows: the API's journal stream, each entry rendered as the table's row.
 
-/** An event of a text/event-stream: its fields, or a comment. */
-interface StreamEvent {
-  id?: string;
-  event?: string;
-  data?: string;
-  comment?: string;
-}
-
-function parseEvent(block: string): StreamEvent {
-  const event: StreamEvent = {};
-  for (const line of block.split('\n')) {
-    const colon = line.indexOf(':');
-    if (colon === 0) {
-      event.comment = line.slice(1).trim();
-      continue;
-    }
-    const field = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'id' || field === 'event') event[field] = value;
-    else if (field === 'data') event.data = event.data === undefined ? value : `${event.data}\n${value}`;
-  }
-  return event;
-}
-
-const eventText = ({ id, event, data }: { id?: string; event: string; data: string }) =>
-  `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\n${data
-    .split('\n')
-    .map((line) => `data: ${line}`)
-    .join('\n')}\n\n`;
-
 /**
  * The API's journal events (one JSON entry each) as events of table rows, for htmx's sse
  * extension to put in place; ids go through, so a reconnecting browser's Last-Event-ID is the
@@ -433,27 +410,19 @@ function rowEvents(
   row: (entry: JournalEntry) => string,
   clientGone: AbortSignal,
 ): ReadableStream<Uint8Array> {
-  const decoder = new TextDecoder();
   const encoder = new TextEncoder();
-  let buffered = '';
-  const transform = (chunk: Uint8Array, controller: TransformStreamDefaultController<Uint8Array>) => {
-    buffered += decoder.decode(chunk, { stream: true }).replaceAll('\r\n', '\n');
-    let end: number;
-    while ((end = buffered.indexOf('\n\n')) !== -1) {
-      const event = parseEvent(buffered.slice(0, end));
-      buffered = buffered.slice(end + 2);
-      if (event.comment !== undefined) controller.enqueue(encoder.encode(`: ${event.comment}\n\n`));
-      else if (event.event === 'request')
-        controller.enqueue(
-          encoder.encode(
-            eventText({ id: event.id, event: 'request', data: row(JSON.parse(event.data!) as JournalEntry) }),
-          ),
-        );
-      else if (event.event === 'reset')
-        controller.enqueue(encoder.encode(eventText({ id: event.id, event: 'reset', data: String(<ResetRow />) })));
-    }
+  const transform = (event: ServerSentEvent, controller: TransformStreamDefaultController<Uint8Array>) => {
+    if (event.comment !== undefined) controller.enqueue(encoder.encode(commentText(event.comment)));
+    else if (event.event === 'request')
+      controller.enqueue(
+        encoder.encode(
+          eventText({ id: event.id, event: 'request', data: row(JSON.parse(event.data!) as JournalEntry) }),
+        ),
+      );
+    else if (event.event === 'reset')
+      controller.enqueue(encoder.encode(eventText({ id: event.id, event: 'reset', data: String(<ResetRow />) })));
   };
-  const rows = upstream.pipeThrough(new TransformStream({ transform })).getReader();
+  const rows = upstream.pipeThrough(readEvents()).pipeThrough(new TransformStream({ transform })).getReader();
   // The client's going ends the rows (and lets the API's stream go) without an error to log.
   clientGone.addEventListener('abort', () => void rows.cancel(), { once: true });
   return new ReadableStream({
@@ -465,8 +434,6 @@ function rowEvents(
     cancel: (reason) => rows.cancel(reason),
   });
 }
-
-const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
 // ---------------------------------------------------------------------------------------------
 
