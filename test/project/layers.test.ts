@@ -1,76 +1,15 @@
-// The layers of src/ (docs/architecture.md, "Layers"): each rule names imports that point the wrong way.
+// The layers of src/ (docs/architecture.md, "Layers"), as .dependency-cruiser.cjs holds them: each rule names imports
+// that point the wrong way. The architecture page shows the same rules and every top-level part of src/.
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { cruise, type IRegularForbiddenRuleType, type IViolation } from 'dependency-cruiser';
+import { cruise, type IConfiguration, type IViolation } from 'dependency-cruiser';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
-const COMPOSITION_ROOT = '^src/(localplane|cli|index)\\.ts$';
-
-/** Static, dynamic (`import('./x.ts')`) and type-only imports alike: each is a dependency. */
-const RULES: IRegularForbiddenRuleType[] = [
-  {
-    name: 'shared-is-the-bottom',
-    comment: 'src/shared/ imports nothing of src/ outside shared/ (node built-ins and npm packages only)',
-    from: { path: '^src/shared/' },
-    to: { path: '^src/', pathNot: '^src/shared/' },
-  },
-  {
-    name: 'openapi-knows-no-domain',
-    comment: 'src/openapi/ imports only shared/: the domains name their components and declare their routes with it',
-    from: { path: '^src/openapi/' },
-    to: { path: '^src/', pathNot: '^src/(openapi|shared)/' },
-  },
-  {
-    name: 'objstore-storage-below-server',
-    comment: "the objstore's storage and plain-file view do not import its server",
-    from: { path: '^src/objstore/(storage|file-view)/' },
-    to: { path: '^src/objstore/server/' },
-  },
-  {
-    name: 'objstore-not-a-client',
-    comment: 'the objstore (the S3 server side) does not import the S3 client side (destinations/)',
-    from: { path: '^src/objstore/' },
-    to: { path: '^src/destinations/' },
-  },
-  {
-    name: 'no-composition-root-below-it',
-    comment:
-      'only the composition root (localplane.ts, cli.ts, index.ts) imports itself and admin/; test-runners/ is ' +
-      'above it, a user of the package API',
-    from: { path: '^src/', pathNot: `${COMPOSITION_ROOT}|^src/(admin|test-runners)/` },
-    to: { path: `${COMPOSITION_ROOT}|^src/admin/` },
-  },
-  {
-    name: 'test-runners-on-top',
-    comment: 'nothing below src/test-runners/ (localplane/vitest, localplane/jest/*) imports it',
-    from: { path: '^src/', pathNot: '^src/test-runners/' },
-    to: { path: '^src/test-runners/' },
-  },
-  {
-    name: 'test-runners-use-the-package-api',
-    comment: 'src/test-runners/ imports only the package API (index.ts) and its own files',
-    from: { path: '^src/test-runners/' },
-    to: { path: '^src/', pathNot: '^src/(index\\.ts$|test-runners/)' },
-  },
-  {
-    name: 'helpers-know-no-domain',
-    comment: 'config.ts and progress.ts import shared/ only',
-    from: { path: '^src/(config|progress)\\.ts$' },
-    to: { path: '^src/', pathNot: '^src/shared/' },
-  },
-  {
-    name: 'core-knows-no-domain',
-    comment: 'core.ts imports shared/, fixtures/, config.ts and progress.ts only',
-    from: { path: '^src/core\\.ts$' },
-    to: { path: '^src/', pathNot: '^src/(shared/|fixtures/|(config|progress)\\.ts$)' },
-  },
-  {
-    name: 'no-cycle',
-    comment: 'a cycle makes load order matter and hides who depends on whom',
-    from: { path: '^src/' },
-    to: { circular: true },
-  },
-];
+const CONFIG = createRequire(import.meta.url)(path.join(REPO, '.dependency-cruiser.cjs')) as IConfiguration;
+const RULES = CONFIG.forbidden ?? [];
+const ARCHITECTURE = readFileSync(path.join(REPO, 'docs/architecture.md'), 'utf8');
 
 interface Dependency {
   resolved: string;
@@ -82,12 +21,10 @@ let violations: IViolation[];
 
 beforeAll(async () => {
   const { output } = await cruise(['src'], {
+    ...CONFIG.options,
     baseDir: REPO,
-    // Type-only imports are read from the TypeScript source (they are gone from its JavaScript).
-    tsPreCompilationDeps: true,
-    includeOnly: '^src/',
     validate: true,
-    ruleSet: { forbidden: RULES.map((rule) => ({ ...rule, severity: 'error' })) },
+    ruleSet: { forbidden: RULES },
   });
   if (typeof output === 'string') throw new Error('dependency-cruiser answered text, not its result');
   modules = new Map(output.modules.map((module) => [module.source, module.dependencies]));
@@ -95,6 +32,9 @@ beforeAll(async () => {
 });
 
 const ruleComments = new Map(RULES.map((rule) => [rule.name, rule.comment]));
+
+/** The section of docs/architecture.md under `heading`, up to the next one. */
+const section = (heading: string) => ARCHITECTURE.split(`\n## ${heading}\n`)[1]!.split('\n## ')[0]!;
 
 /** `a.ts -> b.ts breaks <rule> (<what the rule says>)`; a cycle is told whole. */
 function describeViolation(violation: IViolation): string {
@@ -140,4 +80,19 @@ describe('src/ layers', () => {
       ).toEqual([]);
     },
   );
+
+  it('are the rules docs/architecture.md shows, each rule named once in its table, and every rule is an error', () => {
+    const documented = [...section('Layers').matchAll(/^\| ([a-z-]+) \|/gm)].map((match) => match[1]);
+    expect(documented.filter((name) => name !== 'rule' && name !== '---')).toEqual(RULES.map((rule) => rule.name));
+    expect(RULES.filter((rule) => rule.severity !== 'error').map((rule) => rule.name)).toEqual([]);
+  });
+
+  it("names every top-level folder and file of src/ in docs/architecture.md's layout", () => {
+    const layout = section('Layout');
+    const parts = readdirSync(path.join(REPO, 'src'), { withFileTypes: true }).map((entry) =>
+      entry.isDirectory() ? `${entry.name}/` : entry.name,
+    );
+    expect(parts.length).toBeGreaterThan(20);
+    expect(parts.filter((part) => !new RegExp(`^  ${part.replaceAll('.', '\\.')}\\s`, 'm').test(layout))).toEqual([]);
+  });
 });
