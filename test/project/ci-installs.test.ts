@@ -54,7 +54,8 @@ done`,
   );
   script(
     'npm',
-    `for arg in "$@"; do
+    `[ "$1 $2" = "run lint" ] && { echo "lint: $FAKE_LINT"; [ "$FAKE_LINT" != failing ]; exit; }
+for arg in "$@"; do
   case "$arg" in --outputFile=*) echo '{"numPassedTests":3,"numFailedTests":0,"numFailedTestSuites":0}' > "\${arg#--outputFile=}" ;; esac
 done`,
   );
@@ -182,5 +183,16 @@ describe('.ci/run', () => {
     expect(output).toContain('== test: npm test');
     expect(output.trim().split('\n').at(-1)).toBe('3 passed, 2 failed');
     expect(status).toBe(1);
+  });
+
+  it('runs the linter before the tests, and counts a failed lint as one failure', () => {
+    const passing = run('.ci/run', { CI: 'true', FAKE_APT: 'ok', FAKE_LINT: 'passing' });
+    expect(passing.output.indexOf('lint: passing')).toBeLessThan(passing.output.indexOf('== test: npm test'));
+    expect(passing.status).toBe(0);
+    const failing = run('.ci/run', { CI: 'true', FAKE_APT: 'ok', FAKE_LINT: 'failing' });
+    expect(failing.output).toContain('lint failed: npm run format fixes the layout');
+    expect(failing.output).toContain('== test: npm test');
+    expect(failing.output.trim().split('\n').at(-1)).toBe('3 passed, 1 failed');
+    expect(failing.status).toBe(1);
   });
 });
