@@ -206,11 +206,11 @@ interface CallOptions {
   bytes?: Uint8Array;
 }
 
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** One request to /_localplane/…: the answer when it succeeded, else a LocalplaneError. */
 function caller(send: Send, baseUrl: string, headers: Readonly<Record<string, string>>) {
-  return async (method: Method, path: string, { query, json, bytes }: CallOptions = {}): Promise<Response> => {
+  return async (method: HttpMethod, path: string, { query, json, bytes }: CallOptions = {}): Promise<Response> => {
     const url = new URL(`/_localplane${path}`, baseUrl);
     for (const [name, value] of Object.entries(queryText(query ?? {}))) url.searchParams.set(name, value);
     const body = json !== undefined ? JSON.stringify(json) : (bytes as Uint8Array<ArrayBuffer> | undefined);
@@ -238,11 +238,11 @@ function caller(send: Send, baseUrl: string, headers: Readonly<Record<string, st
 /** The answer as the route gives it: its JSON, its bytes, or nothing (a 204, or an answer not read). */
 function answers(call: ReturnType<typeof caller>) {
   return {
-    json: async <T>(method: Method, path: string, options?: CallOptions) =>
+    json: async <T>(method: HttpMethod, path: string, options?: CallOptions) =>
       (await (await call(method, path, options)).json()) as T,
     bytes: async (path: string, query?: Record<string, unknown>) =>
       new Uint8Array(await (await call('GET', path, { query })).arrayBuffer()),
-    done: async (method: Method, path: string, options?: CallOptions) => {
+    done: async (method: HttpMethod, path: string, options?: CallOptions) => {
       await (await call(method, path, options)).body?.cancel();
     },
   };
@@ -331,7 +331,7 @@ export function connect(url: string, options: ConnectOptions = {}): LocalplaneCl
       if (error instanceof LocalplaneError && error.status === 404) return absent;
       throw error;
     });
-  const entries = async (method: Method, filter: JournalFilterInput) =>
+  const entries = async (method: HttpMethod, filter: JournalFilterInput) =>
     (
       await json<{ requests: JournalEntry[] }>(
         method,

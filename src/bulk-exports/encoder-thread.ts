@@ -37,7 +37,7 @@ export interface EncoderDatabase {
   templatePath: string;
 }
 
-interface Waiting {
+interface PendingEncode {
   resolve: (file: EncodedFile | null) => void;
   reject: (error: Error) => void;
 }
@@ -101,7 +101,7 @@ function takeIdle(module: URL): Worker | null {
  */
 export class EncoderThread {
   private worker: Worker | null = null;
-  private readonly waiting = new Map<number, Waiting>();
+  private readonly waiting = new Map<number, PendingEncode>();
   private nextId = 1;
   private closed = false;
   private detach: (() => void) | null = null;

@@ -17,14 +17,14 @@ export interface ReplayInstance {
 }
 
 /** A request to the instance replayed into: a path with its query. */
-export type Send = (path: string, init?: RequestInit) => Promise<Response>;
+export type SendToTarget = (path: string, init?: RequestInit) => Promise<Response>;
 
 export const sendInProcess =
-  (instance: ReplayInstance): Send =>
+  (instance: ReplayInstance): SendToTarget =>
   (path, init) =>
     instance.fetch(new Request(`http://localhost${path}`, init));
 
-export function sendOverHttp(url: string): Send {
+export function sendOverHttp(url: string): SendToTarget {
   const base = url.replace(/\/+$/, '');
   return async (path, init) => {
     // A connection per request: the replay's own work between two requests (reading a large or deep answer) can last
@@ -67,15 +67,15 @@ const fixturesSchema = z.object({
     endpoint_aliases: z.array(z.string()),
   }),
 });
-export type FixtureWorkspace = z.infer<typeof fixturesSchema>['workspaces'][number];
+export type TargetWorkspace = z.infer<typeof fixturesSchema>['workspaces'][number];
 
 const EMBEDDED = 'embedded objstore';
 
 /** The instance replayed into, as verify reads it before the first exchange. */
 export interface Target {
-  send: Send;
+  send: SendToTarget;
   frozenClock: boolean;
-  workspaces: FixtureWorkspace[];
+  workspaces: TargetWorkspace[];
   /** The ids of the fixtures, which a recording made against localplane shares with it. */
   fixtureIds: Set<string>;
   objstoreEndpoint: string;
@@ -93,7 +93,7 @@ export interface Target {
   ensureBucket(name: string): Promise<string | null>;
 }
 
-async function readJson(send: Send, where: string, path: string): Promise<unknown> {
+async function readJson(send: SendToTarget, where: string, path: string): Promise<unknown> {
   const answer = await send(path);
   if (!answer.ok)
     throw new VerifyError(`${where} does not answer as a localplane: GET ${path} answered ${answer.status}`);
@@ -105,7 +105,7 @@ const pathPattern = (template: string) =>
   new RegExp(`^${template.replace(/[.+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}/]+\}/g, '[^/]+')}$`);
 
 /** Reads the instance's fixtures, clock and API paths (from its OpenAPI document). */
-export async function openTarget(send: Send, where: string): Promise<Target> {
+export async function openTarget(send: SendToTarget, where: string): Promise<Target> {
   const fixtures = fixturesSchema.parse(await readJson(send, where, '/_localplane/fixtures'));
   const clock = z.object({ frozen: z.boolean() }).parse(await readJson(send, where, '/_localplane/clock'));
   const document = z
@@ -188,9 +188,9 @@ async function createBucket(endpoint: string, key: FixtureKey, name: string): Pr
  * the first on a plan with bulk exports.
  */
 export function workspaceChooser(
-  workspaces: readonly FixtureWorkspace[],
+  workspaces: readonly TargetWorkspace[],
   requested: string | undefined,
-): (recorded: string | undefined) => FixtureWorkspace {
+): (recorded: string | undefined) => TargetWorkspace {
   const byId = (id: string | undefined) =>
     workspaces.find((workspace) => workspace.id.toLowerCase() === id?.toLowerCase());
   if (requested !== undefined) {

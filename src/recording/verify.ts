@@ -21,7 +21,7 @@ import {
   sendInProcess,
   sendOverHttp,
   workspaceChooser,
-  type FixtureWorkspace,
+  type TargetWorkspace,
   type ReplayInstance,
   type Target,
 } from './verify-target.ts';
@@ -153,7 +153,7 @@ function unknownIdReason(unknown: UnknownId): string {
 
 class Replay {
   private readonly ids: IdMap;
-  private readonly workspaceFor: (recordedTenant: string | undefined) => FixtureWorkspace;
+  private readonly workspaceFor: (recordedTenant: string | undefined) => TargetWorkspace;
   /** The workspace of requests that carry a key but no X-Tenant-Id. */
   private readonly firstTenant: string | undefined;
   /** Recorded time not yet passed on the instance's clock, in seconds. */

@@ -223,8 +223,8 @@ function tokenize(text: string): Token[] {
 
 type Literal = string | number | boolean | null;
 
-type Node =
-  | { type: 'call'; name: string; args: Node[]; pos: number; end: number }
+type FilterNode =
+  | { type: 'call'; name: string; args: FilterNode[]; pos: number; end: number }
   | { type: 'ident'; name: string; pos: number }
   | { type: 'literal'; value: Literal; pos: number };
 
@@ -239,7 +239,7 @@ class Parser {
     return this.tokens[this.index++]!;
   }
 
-  parseFilter(): Node {
+  parseFilter(): FilterNode {
     const node = this.parseExpr(1);
     const rest = this.peek();
     if (rest.type !== 'eof') {
@@ -248,7 +248,7 @@ class Parser {
     return node;
   }
 
-  private parseExpr(depth: number): Node {
+  private parseExpr(depth: number): FilterNode {
     const token = this.next();
     switch (token.type) {
       case 'string':
@@ -268,12 +268,12 @@ class Parser {
     }
   }
 
-  private parseCall(name: string, pos: number, depth: number): Node {
+  private parseCall(name: string, pos: number, depth: number): FilterNode {
     if (depth > MAX_FILTER_DEPTH) {
       throw new FilterSyntaxError(`Filter is nested more than ${MAX_FILTER_DEPTH} levels deep`, pos);
     }
     this.next(); // '('
-    const args: Node[] = [];
+    const args: FilterNode[] = [];
     if (this.peek().type === ')') {
       return { type: 'call', name, args, pos, end: this.next().pos };
     }
@@ -319,7 +319,7 @@ class Compiler {
     return '?';
   }
 
-  compile(node: Node): string {
+  compile(node: FilterNode): string {
     if (node.type !== 'call') {
       throw new FilterSyntaxError(
         'Expected a condition such as eq(field, value), and(...), or(...), not(...)',
@@ -379,7 +379,7 @@ class Compiler {
     }
   }
 
-  private arity(node: Extract<Node, { type: 'call' }>, count: number, usage: string): void {
+  private arity(node: Extract<FilterNode, { type: 'call' }>, count: number, usage: string): void {
     if (node.args.length < count) {
       throw new FilterSyntaxError(`Missing argument: ${node.name}() takes ${count} (${usage})`, node.end);
     }
@@ -391,7 +391,7 @@ class Compiler {
     }
   }
 
-  private field(node: Node, fn: string): { name: string; info: FieldInfo } {
+  private field(node: FilterNode, fn: string): { name: string; info: FieldInfo } {
     if (node.type !== 'ident') {
       throw new FilterSyntaxError(`The first argument of ${fn}() must be a field name such as run_type`, node.pos);
     }
@@ -402,7 +402,7 @@ class Compiler {
     return { name: node.name.toLowerCase(), info };
   }
 
-  private literal(node: Node, fn: string): { value: Literal; pos: number } {
+  private literal(node: FilterNode, fn: string): { value: Literal; pos: number } {
     if (node.type === 'literal') return { value: node.value, pos: node.pos };
     if (node.type === 'ident') {
       throw new FilterSyntaxError(

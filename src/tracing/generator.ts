@@ -446,7 +446,7 @@ function latency(random: Random, minMs: number, maxMs: number): number {
 // Trace shape
 // ---------------------------------------------------------------------------------------
 
-interface Node {
+interface RunNode {
   type: RunType;
   name: string;
   parent: number;
@@ -464,7 +464,7 @@ interface Node {
   depth: number;
 }
 
-function newNode(type: RunType, name: string, parent: number): Node {
+function newNode(type: RunType, name: string, parent: number): RunNode {
   return {
     type,
     name,
@@ -483,11 +483,11 @@ function newNode(type: RunType, name: string, parent: number): Node {
 }
 
 /** Builds a trace tree in depth-first order (every parent precedes its children). */
-function buildShape(random: Random, model: ModelInfo): { nodes: Node[]; kind: keyof typeof ROOT_NAMES } {
+function buildShape(random: Random, model: ModelInfo): { nodes: RunNode[]; kind: keyof typeof ROOT_NAMES } {
   const r = random();
   const kind: keyof typeof ROOT_NAMES =
     r < 0.08 ? 'single' : r < 0.28 ? 'llm' : r < 0.58 ? 'rag' : r < 0.83 ? 'agent' : 'multi';
-  const nodes: Node[] = [newNode('chain', pick(random, ROOT_NAMES[kind]), -1)];
+  const nodes: RunNode[] = [newNode('chain', pick(random, ROOT_NAMES[kind]), -1)];
   const add = (type: RunType, name: string, parent: number): number => {
     if (nodes.length >= MAX_TRACE_RUNS) return -1;
     nodes.push(newNode(type, name, parent));
@@ -546,7 +546,7 @@ function buildShape(random: Random, model: ModelInfo): { nodes: Node[]; kind: ke
 }
 
 /** Keeps nodes [0, keep) only; they stay closed under "parent" because parents come first. */
-function truncate(nodes: Node[], keep: number): void {
+function truncate(nodes: RunNode[], keep: number): void {
   if (keep >= nodes.length) return;
   nodes.length = keep;
   for (const node of nodes) {
@@ -554,11 +554,11 @@ function truncate(nodes: Node[], keep: number): void {
   }
 }
 
-function markPath(nodes: Node[], from: number, status: Status): void {
+function markPath(nodes: RunNode[], from: number, status: Status): void {
   for (let i = from; i >= 0; i = nodes[i]!.parent) nodes[i]!.status = status;
 }
 
-function leafLatency(random: Random, node: Node, isRoot: boolean): number {
+function leafLatency(random: Random, node: RunNode, isRoot: boolean): number {
   switch (node.type) {
     case 'llm':
       return latency(random, 300, 30_000);
@@ -604,7 +604,7 @@ function documents(random: Random): object {
   return { documents: docs };
 }
 
-function inputsFor(random: Random, node: Node, ctx: TraceContext, depth: number): string {
+function inputsFor(random: Random, node: RunNode, ctx: TraceContext, depth: number): string {
   switch (node.type) {
     case 'chain':
       if (depth === 0) {
@@ -631,7 +631,7 @@ function inputsFor(random: Random, node: Node, ctx: TraceContext, depth: number)
   }
 }
 
-function outputsFor(random: Random, node: Node, ctx: TraceContext, depth: number): string {
+function outputsFor(random: Random, node: RunNode, ctx: TraceContext, depth: number): string {
   switch (node.type) {
     case 'chain':
       if (depth === 0)

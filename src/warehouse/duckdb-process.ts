@@ -35,7 +35,7 @@ export interface QueryBounds {
   memoryLimitMb: number;
 }
 
-interface Waiting {
+interface PendingQuery {
   resolve: (result: BoundedResult | ParquetPreview) => void;
   reject: (error: QueryError) => void;
   deadline: NodeJS.Timeout;
@@ -106,7 +106,7 @@ async function spawnChild(settings: DuckDBChildSettings): Promise<ChildProcess> 
 
 /** One DuckDB process and the requests it has not answered yet. */
 class DuckDBChild {
-  private readonly waiting = new Map<number, Waiting>();
+  private readonly waiting = new Map<number, PendingQuery>();
   private nextId = 0;
   /** Why the process ended or is ending: what it has not answered, and whatever it is sent next, gets this. */
   private stopped: QueryError | null = null;
@@ -205,7 +205,7 @@ class DuckDBChild {
     );
   }
 
-  private settle(id: number, waiting: Waiting): void {
+  private settle(id: number, waiting: PendingQuery): void {
     clearTimeout(waiting.deadline);
     this.waiting.delete(id);
     if (!this.busy) this.idle();

@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
+import type { ObjectsPage, ObjectView } from '../../objstore/browser-routes.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { ErrorNote, renderView } from '../layout.tsx';
 
@@ -13,32 +14,6 @@ interface Bucket {
   workspace_folders: boolean;
   object_count: number;
   bytes: number;
-}
-
-interface ListedObject {
-  key: string;
-  size: number;
-  etag: string;
-  last_modified: string;
-}
-
-interface ObjectPage {
-  prefix: string;
-  search: string | null;
-  objects: ListedObject[];
-  prefixes: string[];
-  next_cursor: string | null;
-}
-
-interface ObjectDetails extends ListedObject {
-  bucket: string;
-  content_type: string;
-  storage_class: string;
-  headers: Record<string, string>;
-  user_metadata: Record<string, string>;
-  checksums: Record<string, string>;
-  checksum_type: string | null;
-  parts_count: number | null;
 }
 
 /** What GET /_localplane/objstore/preview answers: a Parquet file's schema and first rows, or the start of a text. */
@@ -204,7 +179,7 @@ function SearchForm({ bucket, search }: { bucket: string; search: string }) {
 }
 
 /** A page of a prefix (folders, then objects) or of search results (objects by their whole key). */
-function ObjectTable({ bucket, page }: { bucket: string; page: ObjectPage }) {
+function ObjectTable({ bucket, page }: { bucket: string; page: ObjectsPage }) {
   const searching = page.search !== null;
   const nameOf = (name: string) => (searching ? name : name.slice(page.prefix.length));
   if (page.prefixes.length === 0 && page.objects.length === 0) {
@@ -271,7 +246,7 @@ function MapRows({ label, values }: { label: string; values: Record<string, stri
   );
 }
 
-function MetadataTable({ details }: { details: ObjectDetails }) {
+function MetadataTable({ details }: { details: ObjectView }) {
   return (
     <table aria-label="Metadata" class="metadata">
       <tbody>
@@ -443,7 +418,7 @@ export function objectsView(api: DashboardApi) {
     const cursor = c.req.query('cursor');
     // A search covers the whole bucket; otherwise one folder at a time.
     const listing = search === '' ? { prefix } : { search };
-    const page = await api.get<ObjectPage>(
+    const page = await api.get<ObjectsPage>(
       href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/objects`, {
         ...listing,
         delimiter: search === '' ? '/' : undefined,
@@ -474,7 +449,7 @@ export function objectsView(api: DashboardApi) {
     const key = c.req.query('key') ?? '';
     const objectPath = href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/object`, { key });
     const [details, preview] = await Promise.all([
-      api.get<ObjectDetails>(objectPath),
+      api.get<ObjectView>(objectPath),
       api.get<Preview>(href(`${ADMIN_OBJSTORE}/preview`, { bucket, key })).catch((error: unknown) => {
         if (error instanceof DashboardApiError) return error;
         throw error;

@@ -1,26 +1,8 @@
 import { Hono } from 'hono';
+import type { Health, State } from '../../admin/schemas.ts';
 import type { RequestStats } from '../../journal/schemas.ts';
 import type { DashboardApi } from '../api.ts';
 import { renderView } from '../layout.tsx';
-
-interface Health {
-  status: string;
-  objstore_url: string | null;
-  uptime_seconds: number;
-}
-
-interface StateDump {
-  clock: { now: string; frozen: boolean };
-  workspaces: {
-    id: string;
-    name: string;
-    tier: string;
-    sessions: unknown[];
-    destinations: unknown[];
-    bulk_exports: { status: string }[];
-    deployments: unknown[];
-  }[];
-}
 
 const ACTIVITY_MINUTES = 30;
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
@@ -100,7 +82,7 @@ export function overviewView(api: DashboardApi) {
   app.get('/', async (c) => {
     const [health, state, stats] = await Promise.all([
       api.get<Health>('/_localplane/health'),
-      api.get<StateDump>('/_localplane/state'),
+      api.get<State>('/_localplane/state'),
       readStats(api),
     ]);
     const exportsIn = (status: string) =>

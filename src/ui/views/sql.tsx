@@ -202,14 +202,14 @@ function ResultTable({ result }: { result: SqlResponse }) {
   );
 }
 
-interface Outcome {
+interface SqlOutcome {
   exportId: string;
   sql: string;
   result?: SqlResponse;
   error?: string;
 }
 
-function Result({ outcome, x, y }: { outcome: Outcome | null; x?: string; y?: string }) {
+function Result({ outcome, x, y }: { outcome: SqlOutcome | null; x?: string; y?: string }) {
   if (!outcome) {
     return (
       <div id="sql-result">
@@ -256,7 +256,7 @@ async function runQuery(
   api: DashboardApi,
   exportId: string,
   sql: string,
-): Promise<{ outcome: Outcome; status: number }> {
+): Promise<{ outcome: SqlOutcome; status: number }> {
   try {
     const result = await api.json<SqlResponse>('POST', '/_localplane/sql', { body: { export_id: exportId, sql } });
     return { outcome: { exportId, sql, result }, status: 200 };

@@ -1,3 +1,4 @@
+import type { State } from '../../admin/schemas.ts';
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
@@ -5,14 +6,8 @@ import { ErrorNote, renderView } from '../layout.tsx';
 import type { SavedSnapshot } from '../../snapshots/folder.ts';
 import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
 
-interface Workspace {
-  id: string;
-  name: string;
-  tier: string;
-}
-
 /** What an action did, or what the API refused: shown above the panel, focused so that a keyboard user lands on it. */
-type Outcome = { done: string } | { refused: string; status: number };
+type ActionOutcome = { done: string } | { refused: string; status: number };
 
 /** Room for a multipart form's own bytes (boundaries, headers, the name field) around the file. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -55,10 +50,10 @@ function actionAttributes(action: string, confirm?: string) {
 export function stateView(api: DashboardApi) {
   const app = new Hono();
 
-  async function panel(outcome?: Outcome) {
+  async function panel(outcome?: ActionOutcome) {
     const [clock, state, saved] = await Promise.all([
       api.get<{ now: string; frozen: boolean }>('/_localplane/clock'),
-      api.get<{ workspaces: Workspace[] }>('/_localplane/state'),
+      api.get<State>('/_localplane/state'),
       api.get<{ folder: string; snapshots: SavedSnapshot[] }>('/_localplane/snapshots'),
     ]);
     return (
@@ -197,7 +192,7 @@ export function stateView(api: DashboardApi) {
     );
   }
 
-  const page = async (c: Context, outcome?: Outcome) => {
+  const page = async (c: Context, outcome?: ActionOutcome) => {
     const content = await panel(outcome);
     if (outcome && 'refused' in outcome) c.status(refusedStatus(c, outcome.status) as 200);
     return renderView(c, { title: 'State', active: 'state', children: content });
@@ -205,7 +200,7 @@ export function stateView(api: DashboardApi) {
 
   /** Runs an action through the API and answers the panel with what it did, or the API's refusal. */
   const act = (run: (values: FormValues, c: Context) => Promise<string>) => async (c: Context) => {
-    let outcome: Outcome;
+    let outcome: ActionOutcome;
     try {
       outcome = { done: await run(await formValues(c), c) };
     } catch (error) {
@@ -228,9 +223,7 @@ export function stateView(api: DashboardApi) {
         return 'Everything is back to the seed.';
       }
       await api.json('POST', '/_localplane/reset', { body: { workspace_id: workspaceId } });
-      const { workspaces } = await api.get<{ workspaces: Workspace[] }>(
-        `/_localplane/state?workspace_id=${encodeURIComponent(workspaceId)}`,
-      );
+      const { workspaces } = await api.get<State>(`/_localplane/state?workspace_id=${encodeURIComponent(workspaceId)}`);
       return `Workspace ${workspaces[0]?.name ?? workspaceId} is back to the seed.`;
     }),
   );

@@ -32,12 +32,12 @@ export interface AwsChunkedOptions {
   signedTrailer: boolean;
 }
 
-type State = 'size' | 'data' | 'data-end' | 'trailer' | 'done';
+type DecoderState = 'size' | 'data' | 'data-end' | 'trailer' | 'done';
 
 const incomplete = () => new GatewayError(errors.incompleteBody());
 
 export class AwsChunkedDecoder {
-  private state: State = 'size';
+  private state: DecoderState = 'size';
   /** Bytes of the line being read (a chunk header, a trailer line or a CRLF). */
   private line: Buffer[] = [];
   private lineBytes = 0;
