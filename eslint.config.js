@@ -43,4 +43,8 @@ export default tseslint.config(
     files: ['bin/**/*.js', 'examples/**/*.{js,mjs,cjs}', '*.config.{js,mjs,cjs}', '.dependency-cruiser.cjs'],
     languageOptions: { globals: globals.node },
   },
+  {
+    files: ['examples/recipes/jest-*/**/*.test.{js,cjs,mjs}'],
+    languageOptions: { globals: globals.jest },
+  },
 );

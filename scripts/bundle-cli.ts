@@ -36,7 +36,8 @@ const distModuleUrls: Plugin = {
     esbuild.onLoad({ filter: /\.js$/ }, async ({ path }) => {
       const text = await readFile(path, 'utf8');
       if (!path.startsWith(DIST) || !text.includes('import.meta')) return { contents: text, loader: 'js' };
-      const url = `require('node:url').pathToFileURL(require('node:path').join(__dirname, ${JSON.stringify(relative(DIST, path))})).href`;
+      const fromDist = JSON.stringify(relative(DIST, path));
+      const url = `require('node:url').pathToFileURL(require('node:path').join(__dirname, ${fromDist})).href`;
       return { contents: text.replaceAll('import.meta.url', `(${url})`), loader: 'js' };
     });
   },

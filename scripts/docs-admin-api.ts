@@ -73,7 +73,9 @@ function takes(document: Document, operation: Operation): string {
   if (query.length > 0)
     parts.push(
       `query ` +
-        `{${query.map((parameter) => field(document, parameter.name, parameter.schema ?? {}, parameter.required ?? false)).join(', ')}}`,
+        `{${query
+          .map((parameter) => field(document, parameter.name, parameter.schema ?? {}, parameter.required ?? false))
+          .join(', ')}}`,
     );
   const body = operation.requestBody?.content['application/json']?.schema;
   if (body) parts.push(`${operation.requestBody!.required ? '' : 'optional '}body ${fields(document, body)}`);

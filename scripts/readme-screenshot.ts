@@ -71,18 +71,19 @@ async function addActivity(apiUrl: string) {
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: response.status, body: (await response.json()) as any };
+    return { status: response.status, body: (await response.json()) as unknown };
   };
-  const expectStatus = async (expected: number, reply: Promise<{ status: number; body: any }>) => {
+  /** The answer's body, as the shape `T` the caller expects of it (not checked). */
+  const expectStatus = async <T>(expected: number, reply: Promise<{ status: number; body: unknown }>) => {
     const { status, body } = await reply;
     if (status !== expected) throw new Error(`expected ${expected}, got ${status}: ${JSON.stringify(body)}`);
-    return body;
+    return body as T;
   };
 
-  const fixtures: FixturesView = await expectStatus(200, call('GET', '/_localplane/fixtures'));
+  const fixtures = await expectStatus<FixturesView>(200, call('GET', '/_localplane/fixtures'));
   const workspace = fixtures.workspaces.find(({ sessions }) => sessions.some(({ name }) => name === PROJECT))!;
   const key = fixtures.objstore.keys.find(({ access_key_id }) => access_key_id === EXPORT_KEY)!;
-  const destination = await expectStatus(
+  const destination = await expectStatus<{ id: string }>(
     200,
     call('POST', '/api/v1/bulk-exports/destinations', workspace.api_key, {
       display_name: 'warehouse',
@@ -90,7 +91,7 @@ async function addActivity(apiUrl: string) {
       credentials: { access_key_id: key.access_key_id, secret_access_key: key.secret_access_key },
     }),
   );
-  const created = await expectStatus(
+  const created = await expectStatus<{ id: string }>(
     200,
     call('POST', '/api/v1/bulk-exports', workspace.api_key, {
       bulk_export_destination_id: destination.id,
@@ -102,7 +103,10 @@ async function addActivity(apiUrl: string) {
     }),
   );
   await expectStatus(200, call('POST', '/_localplane/clock/advance', undefined, { seconds: 60 }));
-  const ended = await expectStatus(200, call('GET', `/api/v1/bulk-exports/${created.id}`, workspace.api_key));
+  const ended = await expectStatus<{ status: string }>(
+    200,
+    call('GET', `/api/v1/bulk-exports/${created.id}`, workspace.api_key),
+  );
   if (ended.status !== 'Completed') throw new Error(`the export ended ${ended.status}`);
 
   for (const { api_key } of fixtures.workspaces)

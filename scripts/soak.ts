@@ -38,7 +38,7 @@ function request(
   path: string,
   headers: Record<string, string>,
   body?: unknown,
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: unknown }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -100,8 +100,17 @@ async function main() {
   const deadline = performance.now() + seconds * 1000;
   const going = () => performance.now() < deadline && requests < maxRequests;
 
-  /** One request of a kind, expecting one status; anything else is an error. */
-  const call = async (kind: string, expected: number, method: string, path: string, body?: unknown) => {
+  /**
+   * One request of a kind, expecting one status; anything else is an error. The answer's body is returned as the shape
+   * `T` the caller expects (not checked), undefined when the request failed.
+   */
+  const call = async <T>(
+    kind: string,
+    expected: number,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<T | undefined> => {
     requests++;
     const began = performance.now();
     try {
@@ -111,7 +120,7 @@ async function main() {
       latenciesByKind.set(kind, [...(latenciesByKind.get(kind) ?? []), latency]);
       if (response.status !== expected)
         errors.push(`${kind}: ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
-      return response.body;
+      return response.body as T;
     } catch (error) {
       errors.push(`${kind}: ${(error as Error).message}`);
       return undefined;
@@ -119,18 +128,18 @@ async function main() {
   };
 
   // Exports of one day of the big project, one after another, for the whole run.
-  const exportsDestination = (await call(
+  const exportsDestination = (await call<{ id: string }>(
     'create destination',
     200,
     'POST',
     '/api/v1/bulk-exports/destinations',
     destinationBody('exports'),
-  )) as { id: string };
+  ))!;
   let currentExport = '';
   let exportsDone = 0;
   const exporting = (async () => {
     while (going()) {
-      const created = await call('create export', 200, 'POST', '/api/v1/bulk-exports', {
+      const created = await call<{ id: string; status: string }>('create export', 200, 'POST', '/api/v1/bulk-exports', {
         bulk_export_destination_id: exportsDestination.id,
         session_id: bigSession.id,
         start_time: '2026-10-02T00:00:00Z',
@@ -138,9 +147,10 @@ async function main() {
       });
       if (!created) return;
       currentExport = created.id;
-      for (let status = created.status; going() && !isTerminalStatus(String(status));) {
+      for (let status: string | undefined = created.status; going() && !isTerminalStatus(String(status));) {
         await new Promise((resolve) => setTimeout(resolve, 200));
-        status = (await call('poll export', 200, 'GET', `/api/v1/bulk-exports/${created.id}`))?.status;
+        status = (await call<{ status: string }>('poll export', 200, 'GET', `/api/v1/bulk-exports/${created.id}`))
+          ?.status;
         if (status === 'Completed') exportsDone++;
         else if (status && status !== 'Running' && status !== 'Created')
           errors.push(`export ${created.id} ended ${status}`);
@@ -159,7 +169,7 @@ async function main() {
       else if (dice < 0.62 && currentExport)
         await call('get export runs', 200, 'GET', `/api/v1/bulk-exports/${currentExport}/runs`);
       else if (dice < 0.85) {
-        const created = await call('create deployment', 201, 'POST', '/v2/deployments', {
+        const created = await call<{ id: string }>('create deployment', 201, 'POST', '/v2/deployments', {
           name: `soak-${index}-${n}`,
           source: 'codehost',
           source_config: { integration_id: integration.id, repo_url: integration.repos[0]!.url },
@@ -169,7 +179,7 @@ async function main() {
         if (created)
           await call('delete deployment', 204, 'DELETE', `/v2/deployments/${created.id}?delete_tracing_project=true`);
       } else if (dice < 0.9) {
-        const destination = await call(
+        const destination = await call<{ id: string }>(
           'create destination',
           200,
           'POST',

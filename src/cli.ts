@@ -616,10 +616,10 @@ const commaSeparated = (text: string | undefined) =>
     .filter((name) => name !== '');
 
 function optionLines(options: readonly OptionSpec[]): string {
-  const left = options.map(
-    (option) =>
-      `${option.short ? `-${option.short}, ` : ''}--${option.flag}${option.placeholder ? ` ${option.placeholder}` : ''}`,
-  );
+  const left = options.map((option) => {
+    const short = option.short ? `-${option.short}, ` : '';
+    return `${short}--${option.flag}${option.placeholder ? ` ${option.placeholder}` : ''}`;
+  });
   const width = Math.max(...left.map((text) => text.length)) + 2;
   return options
     .map((option, index) => {
@@ -692,10 +692,12 @@ ${CONFIG_HELP}
 `;
   }
   if (command !== 'localplane') {
+    const ofCommand = (option: OptionSpec) =>
+      option.commands?.includes(command) || option.alsoOf?.includes(command) || option.flag === 'help';
     return `${COMMANDS_HELP[command]}
 
 Options:
-${optionLines(OPTIONS.filter((option: OptionSpec) => option.commands?.includes(command) || option.alsoOf?.includes(command) || option.flag === 'help'))}
+${optionLines(OPTIONS.filter(ofCommand))}
 `;
   }
   return `Usage: localplane <command> [options]

@@ -13,13 +13,14 @@ export const FULL_ACCESS_KEY = {
 };
 export const EXPORT_BUCKET = 'exports';
 
-export async function callApi(
+/** A JSON call that must succeed; `T` is the shape the caller expects of the answer (not checked). */
+export async function callApi<T>(
   apiUrl: string,
   apiKey: string,
   method: string,
   path: string,
   body?: unknown,
-): Promise<any> {
+): Promise<T> {
   const response = await fetch(`${apiUrl}${path}`, {
     method,
     headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
@@ -27,7 +28,7 @@ export async function callApi(
   });
   const json = await response.json();
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
+  return json as T;
 }
 
 export interface ExportRequest {
@@ -47,7 +48,7 @@ export interface ExportRequest {
  */
 export async function createExport(request: ExportRequest): Promise<string> {
   const { apiUrl, apiKey } = request;
-  const destination = await callApi(apiUrl, apiKey, 'POST', '/api/v1/bulk-exports/destinations', {
+  const destination = await callApi<{ id: string }>(apiUrl, apiKey, 'POST', '/api/v1/bulk-exports/destinations', {
     display_name: 'bench',
     config: {
       bucket_name: EXPORT_BUCKET,
@@ -56,7 +57,7 @@ export async function createExport(request: ExportRequest): Promise<string> {
     },
     credentials: { access_key_id: FULL_ACCESS_KEY.accessKeyId, secret_access_key: FULL_ACCESS_KEY.secretAccessKey },
   });
-  const created = await callApi(apiUrl, apiKey, 'POST', '/api/v1/bulk-exports', {
+  const created = await callApi<{ id: string }>(apiUrl, apiKey, 'POST', '/api/v1/bulk-exports', {
     bulk_export_destination_id: destination.id,
     session_id: request.sessionId,
     start_time: request.start,
@@ -72,10 +73,10 @@ export async function createExport(request: ExportRequest): Promise<string> {
  * a server whose event loop was blocked past its keep-alive timeout closes idle connections
  * before it reads what arrived on them meanwhile.
  */
-async function getWithRetry(apiUrl: string, apiKey: string, path: string, onReset: () => void): Promise<any> {
+async function getWithRetry<T>(apiUrl: string, apiKey: string, path: string, onReset: () => void): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await callApi(apiUrl, apiKey, 'GET', path);
+      return await callApi<T>(apiUrl, apiKey, 'GET', path);
     } catch (error) {
       const code = ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code;
       if (code !== 'ECONNRESET' || attempt === 3) throw error;
@@ -101,7 +102,12 @@ export async function waitForExport(
   const giveUpAt = performance.now() + timeoutMs;
   for (;;) {
     const asked = performance.now();
-    const { status } = await getWithRetry(apiUrl, apiKey, `/api/v1/bulk-exports/${exportId}`, () => connectionResets++);
+    const { status } = await getWithRetry<{ status: string }>(
+      apiUrl,
+      apiKey,
+      `/api/v1/bulk-exports/${exportId}`,
+      () => connectionResets++,
+    );
     latencies.push(performance.now() - asked);
     if (isTerminalStatus(status))
       return { status: status as string, finishedAt: performance.now(), latencies, connectionResets };

@@ -66,6 +66,11 @@ function writeBenchFixtures(runCount: number): string {
   return dir;
 }
 
+/** What the bench reads of an export's run (GET /api/v1/bulk-exports/{id}/runs). */
+interface ExportRun {
+  metadata: { result: { rows_written: number; exported_files: string[] } };
+}
+
 interface ExportSample {
   rows: number;
   rowsPerSecond: number;
@@ -108,10 +113,20 @@ async function exportOnce(
     );
     if (status !== 'Completed') throw new Error(`the export ended ${status}`);
     const peak = peakRssBytes(server.pid);
-    const { buckets } = await callApi(server.apiUrl, WORKSPACE.api_key, 'GET', '/_localplane/objstore/buckets');
-    const objectBytes: number = buckets.find((bucket: any) => bucket.name === EXPORT_BUCKET).bytes;
-    const runs = await callApi(server.apiUrl, WORKSPACE.api_key, 'GET', `/api/v1/bulk-exports/${exportId}/runs`);
-    const rows: number = runs.reduce((sum: number, run: any) => sum + run.metadata.result.rows_written, 0);
+    const { buckets } = await callApi<{ buckets: { name: string; bytes: number }[] }>(
+      server.apiUrl,
+      WORKSPACE.api_key,
+      'GET',
+      '/_localplane/objstore/buckets',
+    );
+    const objectBytes = buckets.find((bucket) => bucket.name === EXPORT_BUCKET)!.bytes;
+    const runs = await callApi<ExportRun[]>(
+      server.apiUrl,
+      WORKSPACE.api_key,
+      'GET',
+      `/api/v1/bulk-exports/${exportId}/runs`,
+    );
+    const rows = runs.reduce((sum, run) => sum + run.metadata.result.rows_written, 0);
     if (rows !== settings.exportRuns) throw new Error(`the export wrote ${rows} rows of ${settings.exportRuns}`);
     if (keep) {
       const s3 = new S3Client({
@@ -124,7 +139,7 @@ async function exportOnce(
       });
       try {
         await keep(
-          runs.flatMap((run: any) => run.metadata.result.exported_files),
+          runs.flatMap((run) => run.metadata.result.exported_files),
           s3,
         );
       } finally {

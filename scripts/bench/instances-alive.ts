@@ -30,6 +30,6 @@ for (let created = 0; created < count; created++) {
 }
 const after = settled();
 for (const lp of instances) await lp.stop();
-process.stdout.write(
-  `${JSON.stringify({ createMs, residentBytesEach: (after.resident - before.resident) / count, retainedBytesEach: (after.retained - before.retained) / count })}\n`,
-);
+const residentBytesEach = (after.resident - before.resident) / count;
+const retainedBytesEach = (after.retained - before.retained) / count;
+process.stdout.write(`${JSON.stringify({ createMs, residentBytesEach, retainedBytesEach })}\n`);

@@ -189,7 +189,7 @@ export class ExportRunner {
   }
 
   private async settleUploads(runIds: readonly string[]): Promise<void> {
-    await Promise.all(runIds.map((runId) => this.uploads.get(runId)?.outcome));
+    await Promise.all(runIds.flatMap((runId) => this.uploads.get(runId)?.outcome ?? []));
     for (const runId of runIds) this.uploads.delete(runId);
   }
 

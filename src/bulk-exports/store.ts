@@ -286,7 +286,8 @@ export class BulkExportStore {
       ),
       updateCredentials: prepare<[StoredCredentials & { id: string; credentials_keys: string; updated_at: Micros }]>(
         `UPDATE bulk_export_destinations SET access_key_id = @access_key_id, secret_access_key = @secret_access_key,
-          session_token = @session_token, credentials_keys = @credentials_keys, updated_at = @updated_at WHERE id = @id`,
+          session_token = @session_token, credentials_keys = @credentials_keys, updated_at = @updated_at
+          WHERE id = @id`,
       ),
       deleteDestination: prepare<[string]>('DELETE FROM bulk_export_destinations WHERE id = ?'),
       activeExportsOf: prepare<[string], { id: string }>(
@@ -306,7 +307,8 @@ export class BulkExportStore {
         `SELECT * FROM bulk_exports WHERE rowid IN (
            SELECT rowid FROM bulk_exports WHERE tenant_id = @tenant AND status = 'Running'
            UNION ALL
-           SELECT * FROM (SELECT rowid FROM bulk_exports WHERE tenant_id = @tenant AND status = 'Created' ORDER BY created_at, rowid LIMIT @waiting))
+           SELECT * FROM (SELECT rowid FROM bulk_exports WHERE tenant_id = @tenant AND status = 'Created'
+                          ORDER BY created_at, rowid LIMIT @waiting))
          ORDER BY created_at, rowid`,
       ),
       nthNewestCreateBetween: prepare<[string, Micros, Micros, number], Micros>(
@@ -318,9 +320,9 @@ export class BulkExportStore {
         "SELECT count(*) FROM bulk_exports WHERE tenant_id = ? AND status = 'IntervalScheduled'",
       ).pluck(),
       insertExport: prepare<[ExportRow]>(
-        `INSERT INTO bulk_exports VALUES (@id, @tenant_id, @bulk_export_destination_id, @session_id, @all_experiments, @start_time, @end_time,
-          @interval_hours, @filter, @format, @format_version, @compression, @export_fields, @status, @created_at, @updated_at,
-          @finished_at, @started_at, @source_bulk_export_id, @next_child_index)`,
+        `INSERT INTO bulk_exports VALUES (@id, @tenant_id, @bulk_export_destination_id, @session_id, @all_experiments,
+          @start_time, @end_time, @interval_hours, @filter, @format, @format_version, @compression, @export_fields,
+          @status, @created_at, @updated_at, @finished_at, @started_at, @source_bulk_export_id, @next_child_index)`,
       ),
       run: prepare<[string, string], ExportRunRow>(
         'SELECT * FROM bulk_export_runs WHERE id = ? AND bulk_export_id = ?',
@@ -337,7 +339,8 @@ export class BulkExportStore {
           'rowid LIMIT ?',
       ),
       runTotals: prepare<[string], RunTotals>(
-        `SELECT count(*) AS total, count(*) FILTER (WHERE status NOT IN ('Created', 'Running')) AS done, coalesce(sum(rows_written), 0) AS rowsWritten
+        `SELECT count(*) AS total, count(*) FILTER (WHERE status NOT IN ('Created', 'Running')) AS done,
+                coalesce(sum(rows_written), 0) AS rowsWritten
            FROM bulk_export_runs WHERE bulk_export_id = ?`,
       ),
       runsOfChildren: prepare<[string], ExportRunRow>(
@@ -345,9 +348,9 @@ export class BulkExportStore {
           WHERE e.source_bulk_export_id = ? ORDER BY e.start_time, r.start_time, r.rowid`,
       ),
       insertRun: prepare<[ExportRunRow]>(
-        `INSERT INTO bulk_export_runs VALUES (@id, @bulk_export_id, @status, @retry_number, @errors, @created_at, @updated_at,
-          @finished_at, @start_time, @end_time, @started_at, @rows_written, @exported_files, @latest_cursor, @access_key_id,
-          @secret_access_key, @session_token, @failing_attempts, @step_delay)`,
+        `INSERT INTO bulk_export_runs VALUES (@id, @bulk_export_id, @status, @retry_number, @errors, @created_at,
+          @updated_at, @finished_at, @start_time, @end_time, @started_at, @rows_written, @exported_files,
+          @latest_cursor, @access_key_id, @secret_access_key, @session_token, @failing_attempts, @step_delay)`,
       ),
     };
   }

@@ -17,20 +17,31 @@ export interface DemoQuery {
 const PARTITION_DAY = `strftime(make_date(year::INTEGER, month::INTEGER, day::INTEGER), '%Y-%m-%d')`;
 const LATENCY_MS = `date_diff('millisecond', start_time, end_time)`;
 
+/** The largest trace of at most 12 runs, the earliest of those: small enough to read whole. */
+const CHOSEN_TRACE =
+  'SELECT trace_id FROM runs GROUP BY trace_id HAVING count(*) <= 12 ' +
+  'ORDER BY count(*) DESC, min(start_time), trace_id LIMIT 1';
+
 export const DEMO_QUERIES = {
   runsPerDay: {
     title: 'Runs per day and run_type',
-    sql: `PIVOT (SELECT ${PARTITION_DAY} AS day, run_type, count(*) OVER (PARTITION BY year, month, day) AS total FROM runs)
+    sql:
+      `PIVOT (SELECT ${PARTITION_DAY} AS day, run_type, count(*) OVER (PARTITION BY year, month, day) AS total ` +
+      `FROM runs)
           ON run_type USING count(*) GROUP BY day, total ORDER BY day`,
   },
   topNamesByTokens: {
     title: 'Top names by total tokens',
-    sql: `SELECT name, count(*) AS runs, sum(total_tokens) AS total_tokens, sum(total_cost)::DECIMAL(12, 4) AS total_cost
+    sql:
+      `SELECT name, count(*) AS runs, sum(total_tokens) AS total_tokens, ` +
+      `sum(total_cost)::DECIMAL(12, 4) AS total_cost
           FROM runs WHERE total_tokens IS NOT NULL GROUP BY name ORDER BY total_tokens DESC, name LIMIT 10`,
   },
   costPerDay: {
     title: 'Cost per day (USD)',
-    sql: `SELECT ${PARTITION_DAY} AS day, sum(prompt_cost)::DECIMAL(12, 4) AS prompt_cost, sum(completion_cost)::DECIMAL(12, 4) AS completion_cost,
+    sql:
+      `SELECT ${PARTITION_DAY} AS day, sum(prompt_cost)::DECIMAL(12, 4) AS prompt_cost, ` +
+      `sum(completion_cost)::DECIMAL(12, 4) AS completion_cost,
                  sum(total_cost)::DECIMAL(12, 4) AS total_cost
           FROM runs GROUP BY ALL ORDER BY day`,
   },
@@ -42,15 +53,16 @@ export const DEMO_QUERIES = {
   },
   latencyByName: {
     title: 'Latency by run name (ms)',
-    sql: `SELECT name, count(*) AS runs, round(quantile_cont(${LATENCY_MS}, 0.5)) AS p50, round(quantile_cont(${LATENCY_MS}, 0.95)) AS p95,
+    sql:
+      `SELECT name, count(*) AS runs, round(quantile_cont(${LATENCY_MS}, 0.5)) AS p50, ` +
+      `round(quantile_cont(${LATENCY_MS}, 0.95)) AS p95,
                  round(quantile_cont(${LATENCY_MS}, 0.99)) AS p99
           FROM runs WHERE end_time IS NOT NULL GROUP BY name ORDER BY p99 DESC, name LIMIT 15`,
   },
   traceTree: {
     title: 'One trace, rebuilt from parent_run_id (depth) and dotted_order (order)',
-    // The largest trace of at most 12 runs, the earliest of those: small enough to read whole.
     sql: `WITH RECURSIVE
-            chosen AS (SELECT trace_id FROM runs GROUP BY trace_id HAVING count(*) <= 12 ORDER BY count(*) DESC, min(start_time), trace_id LIMIT 1),
+            chosen AS (${CHOSEN_TRACE}),
             trace AS (SELECT * FROM runs WHERE trace_id = (SELECT trace_id FROM chosen)),
             tree AS (
               SELECT id, 0 AS depth FROM trace WHERE parent_run_id IS NULL
@@ -73,6 +85,10 @@ export interface WarehouseLocation {
   projectFolder: string;
 }
 
+const BIGQUERY_PREFIX_NOTE =
+  "-- the prefix is one project's folder: BigQuery refuses partition keys that are also file columns " +
+  '(tenant_id, session_id)';
+
 /**
  * BigQuery external table over the files, once they are in a bucket BigQuery reads. BigQuery
  * refuses partition keys that are also columns of the files, and tenant_id and session_id are
@@ -80,8 +96,9 @@ export interface WarehouseLocation {
  */
 export function bigQueryDdl(location: WarehouseLocation): string {
   const prefixUri = `gs://${location.bucket}/${location.prefix}/${location.projectFolder}`;
-  return `-- after copying s3://${location.bucket}/${location.prefix}/ to Cloud Storage (or through a BigQuery Omni connection to S3);
--- the prefix is one project's folder: BigQuery refuses partition keys that are also file columns (tenant_id, session_id)
+  const copied = `s3://${location.bucket}/${location.prefix}/`;
+  return `-- after copying ${copied} to Cloud Storage (or through a BigQuery Omni connection to S3);
+${BIGQUERY_PREFIX_NOTE}
 CREATE EXTERNAL TABLE \`my_project.my_dataset.runs\`
 WITH PARTITION COLUMNS (resource STRING, year INT64, month INT64, day INT64)
 OPTIONS (

@@ -402,8 +402,9 @@ export class DeploymentStore {
         this.addRevision(revision);
       }
       this.prepared(
-        `UPDATE deployments SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references,
-           latest_revision_id = @latest_revision_id, updated_at = @updated_at WHERE id = @id`,
+        `UPDATE deployments SET source_config = @source_config, secrets = @secrets,
+           secret_references = @secret_references, latest_revision_id = @latest_revision_id, updated_at = @updated_at
+           WHERE id = @id`,
       ).run(deployment);
     })();
   }
@@ -542,8 +543,10 @@ export class DeploymentStore {
   }
   updateProvider(row: OAuthProviderRow): void {
     this.prepared(
-      `UPDATE oauth_providers SET name = @name, client_id = @client_id, client_secret = @client_secret, auth_url = @auth_url,
-         token_url = @token_url, uses_pkce = @uses_pkce, code_challenge_method = @code_challenge_method, updated_at = @updated_at WHERE id = @id`,
+      `UPDATE oauth_providers SET name = @name, client_id = @client_id, client_secret = @client_secret,
+         auth_url = @auth_url, token_url = @token_url, uses_pkce = @uses_pkce,
+         code_challenge_method = @code_challenge_method, updated_at = @updated_at
+         WHERE id = @id`,
     ).run(row);
   }
   deleteProvider(id: string): void {

@@ -65,7 +65,8 @@ export function requestLogLine(
   const status = colour
     ? `\u001b[${STATUS_COLOURS[Math.floor(entry.status / 100)] ?? 0}m${entry.status}\u001b[0m`
     : String(entry.status);
-  return `${entry.source === 'objstore' ? 'objstore ' : ''}${printable(`${entry.method} ${entry.path}`)} ${status} ${Math.round(entry.duration_ms)}ms`;
+  const source = entry.source === 'objstore' ? 'objstore ' : '';
+  return `${source}${printable(`${entry.method} ${entry.path}`)} ${status} ${Math.round(entry.duration_ms)}ms`;
 }
 
 const keepText = (text: string) => text;

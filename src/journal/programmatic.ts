@@ -68,7 +68,9 @@ function added(rules: FaultRules, rule: FaultRuleInput): FaultRuleView {
     return rules.add(parsed(faultRuleRequest, rule));
   } catch (error) {
     if (error instanceof ValidationFailed)
-      throw new TypeError(error.details.map((detail) => `${detail.loc.slice(1).join('.')}: ${detail.msg}`).join('\n'));
+      throw new TypeError(error.details.map((detail) => `${detail.loc.slice(1).join('.')}: ${detail.msg}`).join('\n'), {
+        cause: error,
+      });
     throw error;
   }
 }

@@ -24,7 +24,9 @@ CREATE TABLE IF NOT EXISTS objstore_buckets (
     const differing = db
       .prepare<[], unknown>(
         `SELECT name FROM (SELECT name FROM ${schema}.objstore_buckets EXCEPT SELECT name FROM seed.objstore_buckets)
-         UNION ALL SELECT name FROM (SELECT name FROM seed.objstore_buckets EXCEPT SELECT name FROM ${schema}.objstore_buckets) LIMIT 1`,
+         UNION ALL
+         SELECT name FROM (SELECT name FROM seed.objstore_buckets EXCEPT SELECT name FROM ${schema}.objstore_buckets)
+         LIMIT 1`,
       )
       .pluck()
       .get();

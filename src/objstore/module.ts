@@ -124,7 +124,7 @@ function objstoreSection(
       try {
         return objstore.stageContents(entries, createdBuckets);
       } catch (error) {
-        throw new Error(`its objstore cannot be written: ${(error as Error).message}`);
+        throw new Error(`its objstore cannot be written: ${(error as Error).message}`, { cause: error });
       }
     },
     unstage: (staged) => staged.discard(),

@@ -138,6 +138,10 @@ function parametersOf(route: DocumentedRoute, input: ReturnType<typeof convert>)
   return parameters;
 }
 
+/** A path as the end of an operationId: each run of other characters dropped, the letter after it upper-cased. */
+const camelCased = (path: string) =>
+  path.replace(/[^A-Za-z0-9]+(\w)?/g, (_match, next: string | undefined) => next?.toUpperCase() ?? '');
+
 function operation(
   route: DocumentedRoute,
   input: ReturnType<typeof convert>,
@@ -165,7 +169,7 @@ function operation(
     tags: [route.tag],
     summary: declaration.summary,
     ...(declaration.description ? { description: declaration.description } : {}),
-    operationId: `${declaration.method}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_match, next: string | undefined) => next?.toUpperCase() ?? '')}`,
+    operationId: `${declaration.method}${camelCased(route.path)}`,
     ...(route.security
       ? { security: route.security.map((schemes) => Object.fromEntries(schemes.map(({ id }) => [id, []]))) }
       : {}),

@@ -1,4 +1,4 @@
-import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type Env, type MiddlewareHandler, type Schema as HonoSchema } from 'hono';
 import { mergePath } from 'hono/utils/url';
 import { RememberingRouter, rememberedByPath } from '../shared/routing.ts';
 import { jsonBody, optionalJsonBody, pathParams, queryParams } from '../shared/validation.ts';
@@ -91,7 +91,10 @@ export class OpenApiHono<E extends Env = Env> extends Hono<E> {
   }
 
   /** Mounts a sub-app as hono does; an OpenApiHono's declarations join this app's under the prefix. */
-  override route(path: string, app: Hono<any, any, any>): this {
+  override route<SubEnv extends Env, SubSchema extends HonoSchema, SubBasePath extends string>(
+    path: string,
+    app: Hono<SubEnv, SubSchema, SubBasePath>,
+  ): this {
     if (app instanceof OpenApiHono) {
       for (const route of app.documented) {
         const fullPath = mergePath(path, route.path);

@@ -32,6 +32,9 @@ function assetBytes(name: string): Uint8Array<ArrayBuffer> {
 
 // validatorUrl null: Swagger UI would otherwise send the document to a public validator.
 // persistAuthorization: what Authorize was given survives a reload (in the page's localStorage).
+const SWAGGER_UI_OPTIONS =
+  "{ url: '/openapi.json', dom_id: '#swagger-ui', validatorUrl: null, deepLinking: true, tryItOutEnabled: false, " +
+  'persistAuthorization: true }';
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -44,7 +47,7 @@ const DOCS_PAGE = `<!doctype html>
   <div id="swagger-ui"></div>
   <script src="/docs/swagger-ui-bundle.js"></script>
   <script>
-    window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', validatorUrl: null, deepLinking: true, tryItOutEnabled: false, persistAuthorization: true });
+    window.ui = SwaggerUIBundle(${SWAGGER_UI_OPTIONS});
   </script>
 </body>
 </html>

@@ -49,7 +49,7 @@ interface Route {
 const ID = '(?<id>[^/]+)';
 /** Where the API's paths begin in a URL: a base URL may put a prefix before them. */
 const API_ROOTS =
-  /\/(?:v2\/deployments|v2\/listeners|v2\/auth\/providers|v1\/integrations\/forge\/codehost|api\/v1\/bulk-exports)(?:\/|$)/;
+  /\/(?:v2\/(?:deployments|listeners|auth\/providers)|v1\/integrations\/forge\/codehost|api\/v1\/bulk-exports)(?:\/|$)/;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -79,9 +79,15 @@ export function listenHttp(
   // Node's own check of Host answers an empty 400; this one answers in JSON (HTTP/1.0 needs no Host).
   const server = createServer({ requireHostHeader: false }, (request, response) => {
     if (request.headers.host === undefined && request.httpVersion !== '1.0') {
-      return replyOnResponse(response, 400, `${UNPARSABLE_REQUEST} Missing host header.`);
+      replyOnResponse(response, 400, `${UNPARSABLE_REQUEST} Missing host header.`);
+      return;
     }
-    return listener(request, response);
+    // The listener answers its own failures (errorHandler); were that to fail, the request is logged as an internal
+    // error and its connection dropped.
+    listener(request, response).catch((error: unknown) => {
+      log(`internal error: ${printableError(error)}`);
+      response.destroy();
+    });
   });
   // A client may end its side of the connection once its request is sent (HTTP/1.1 allows it):
   // Node then drops the reply of a request still being answered, one waiting on files say.

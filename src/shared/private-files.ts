@@ -97,7 +97,8 @@ export function ensurePrivateFile(path: string, { create }: { create: boolean })
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !create) return;
-    if (code === 'ELOOP') throw new Error(`${path} is a symbolic link, where localplane keeps a file of its own`);
+    if (code === 'ELOOP')
+      throw new Error(`${path} is a symbolic link, where localplane keeps a file of its own`, { cause: error });
     throw error;
   }
   try {

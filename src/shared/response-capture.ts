@@ -89,20 +89,24 @@ export class ResponseCapture {
     private readonly res: ServerResponse,
     private readonly limit: number,
   ) {
-    const capture = this;
+    // The wrappers are functions, called on the response (`this`); these reach the capture.
+    const noteHeadContentType = (args: unknown[]) => {
+      this.headContentType = contentTypeIn(args.find((arg) => typeof arg === 'object' && arg !== null));
+    };
+    const take = (chunk: unknown) => this.take(chunk);
     const originalWriteHead = res.writeHead;
     res.writeHead = function writeHead(this: ServerResponse, ...args: unknown[]) {
-      capture.headContentType = contentTypeIn(args.find((arg) => typeof arg === 'object' && arg !== null));
+      noteHeadContentType(args);
       return (originalWriteHead as (...a: unknown[]) => ServerResponse).apply(this, args);
     } as ServerResponse['writeHead'];
     const originalWrite = res.write;
     res.write = function write(this: ServerResponse, ...args: unknown[]) {
-      capture.take(args[0]);
+      take(args[0]);
       return (originalWrite as (...a: unknown[]) => boolean).apply(this, args);
     } as ServerResponse['write'];
     const originalEnd = res.end;
     res.end = function end(this: ServerResponse, ...args: unknown[]) {
-      capture.take(args[0]);
+      take(args[0]);
       return (originalEnd as (...a: unknown[]) => ServerResponse).apply(this, args);
     } as ServerResponse['end'];
   }

@@ -6,7 +6,7 @@ import { TrieRouter } from 'hono/router/trie-router';
  * The routes of an app's handlers (`:name` a path parameter); middleware is mounted for 'ALL' methods and makes no path
  * exist.
  */
-export const handlerRoutes = (app: Hono<any>) =>
+export const handlerRoutes = (app: Pick<Hono, 'routes'>) =>
   app.routes.filter((route) => route.method !== 'ALL').map(({ method, path }) => ({ method, path }));
 
 /**
@@ -75,7 +75,7 @@ const otherSlashForm = (path: string) => (path.endsWith('/') ? path.replace(/\/+
  * (`redirect_slashes`, query kept), anything else the app's 404.
  * The route table is read from `app` at the first request, once every route is mounted.
  */
-export function starletteRouting(app: Hono<any>): MiddlewareHandler {
+export function starletteRouting(app: Pick<Hono, 'routes'>): MiddlewareHandler {
   let methodsAt: ((path: string) => ReadonlySet<string>) | undefined;
   const methodsOf = (routes: TrieRouter<string>, path: string) => {
     const methods = new Set(routes.match('GET', path)[0].map(([method]) => method));

@@ -39,7 +39,7 @@ export function checkSnapshotImage(db: Db, tables: readonly TableSet[]): void {
     problem = invalidRow(db, tables, 'snapshot');
   } catch (error) {
     const message = (error as Error).message;
-    throw new Error(/not a database|malformed/i.test(message) ? 'its database is damaged' : message);
+    throw new Error(/not a database|malformed/i.test(message) ? 'its database is damaged' : message, { cause: error });
   }
   if (problem !== undefined) throw new Error(`its table ${problem}`);
 }

@@ -26,6 +26,7 @@ export interface RunLocalplane extends LocalplaneClient {
 /** The run's instance (localplane/vitest/global-setup), reset before each test that uses it. */
 export const test = base.extend<{ localplane: RunLocalplane }>({
   // vitest reads what a fixture depends on from its first parameter's pattern: none here.
+  // eslint-disable-next-line no-empty-pattern -- vitest reads the fixtures a test uses from this pattern
   localplane: async ({}, use) => {
     const run = inject('localplane');
     if (run === undefined)
@@ -47,6 +48,7 @@ export const test = base.extend<{ localplane: RunLocalplane }>({
 function perFile<T extends InProcessLocalplane>(make: () => Promise<T>) {
   return base.extend<{ $test: { localplane: T }; $file: { fileInstance: T } }>({
     fileInstance: [
+      // eslint-disable-next-line no-empty-pattern -- vitest reads the fixtures a test uses from this pattern
       async ({}, use) => {
         const lp = await make();
         try {

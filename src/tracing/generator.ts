@@ -379,13 +379,15 @@ function splitTime(micros: Micros): [day: number, hh: number, mm: number, ss: nu
 /** `%Y%m%dT%H%M%S%fZ`, the timestamp part of a dotted_order segment. */
 export function formatDottedTimestamp(micros: Micros): string {
   const [day, hh, mm, ss, us] = splitTime(micros);
-  return `${dayStrings(day).compact}T${TWO_DIGITS[hh]}${TWO_DIGITS[mm]}${TWO_DIGITS[ss]}${String(us + 1_000_000).slice(1)}Z`;
+  const fraction = String(us + 1_000_000).slice(1);
+  return `${dayStrings(day).compact}T${TWO_DIGITS[hh]}${TWO_DIGITS[mm]}${TWO_DIGITS[ss]}${fraction}Z`;
 }
 
 /** Same output as formatTimestamp in shared/time.ts (ISO 8601, microseconds, +00:00), but faster. */
 function formatIso(micros: Micros): string {
   const [day, hh, mm, ss, us] = splitTime(micros);
-  return `${dayStrings(day).iso}T${TWO_DIGITS[hh]}:${TWO_DIGITS[mm]}:${TWO_DIGITS[ss]}.${String(us + 1_000_000).slice(1)}+00:00`;
+  const fraction = String(us + 1_000_000).slice(1);
+  return `${dayStrings(day).iso}T${TWO_DIGITS[hh]}:${TWO_DIGITS[mm]}:${TWO_DIGITS[ss]}.${fraction}+00:00`;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -420,8 +422,8 @@ function paragraph(random: Random, minSentences: number, maxSentences: number): 
 
 function question(random: Random): string {
   return (
-    `${pick(random, QUESTION_STARTS)} ${pick(random, VERBS)} ${pick(random, ['a', 'the', 'my', 'our'])} ${pick(random, ADJECTIVES)} ${pick(random, NOUNS)} ` +
-    `in ${pick(random, PRODUCTS)}?`
+    `${pick(random, QUESTION_STARTS)} ${pick(random, VERBS)} ${pick(random, ['a', 'the', 'my', 'our'])} ` +
+    `${pick(random, ADJECTIVES)} ${pick(random, NOUNS)} in ${pick(random, PRODUCTS)}?`
   );
 }
 
@@ -843,7 +845,8 @@ export function* generateRuns(options: GenerateRunsOptions): Generator<RunRow> {
               const tokens = 3 + Math.floor(random() * 6);
               const step = Math.floor((node.duration - ttft) / (tokens + 1));
               for (let t = 0; t < tokens; t++) {
-                events += `,{"name":"new_token","time":"${formatIso(node.start + ttft + t * step)}","kwargs":{"token":"${pick(random, FILLER)}"}}`;
+                const time = formatIso(node.start + ttft + t * step);
+                events += `,{"name":"new_token","time":"${time}","kwargs":{"token":"${pick(random, FILLER)}"}}`;
               }
             }
           }

@@ -1,4 +1,5 @@
 // The dashboard's few behaviours that are not htmx attributes: the theme, copying, charts (an SQL result's too).
+/* global uPlot -- from uPlot.iife.min.js, which the views with charts load (deferred, so after this script) */
 (() => {
   const THEMES = ['system', 'light', 'dark'];
   const stored = () => {
@@ -121,7 +122,9 @@
       const next = THEMES[(THEMES.indexOf(stored()) + 1) % THEMES.length];
       try {
         localStorage.setItem('localplane-theme', next);
-      } catch {}
+      } catch {
+        // Storage refused (a private window, say): the theme still applies to this page.
+      }
       apply(next);
       return;
     }

@@ -392,7 +392,9 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
   const { deployment, revisions, workspaceId } = page;
   const moving = revisions.resources.some((revision) => IN_PROGRESS.has(revision.status)) || page.tasks.length > 0;
   // The poll asks for what this URL shows: the logs of the revision chosen, else of the latest one then.
-  const self = `${detailPath(page)}${page.logsChosen ? `&revision=${page.logsOf}` : ''}${page.revisionsOffset ? `&revisions_offset=${page.revisionsOffset}` : ''}`;
+  const revisionParam = page.logsChosen ? `&revision=${page.logsOf}` : '';
+  const offsetParam = page.revisionsOffset ? `&revisions_offset=${page.revisionsOffset}` : '';
+  const self = `${detailPath(page)}${revisionParam}${offsetParam}`;
   const polling = moving
     ? { 'hx-get': self, 'hx-trigger': 'every 1s', 'hx-target': 'this', 'hx-swap': 'outerHTML' }
     : {};
@@ -761,7 +763,8 @@ export function deploymentsView(api: DashboardApi) {
     action(({ deploymentId }, form) =>
       api.json(
         'PUT',
-        `/_localplane/deployments/${encodeURIComponent(deploymentId)}/revisions/${encodeURIComponent(form.revision_id ?? '')}/status`,
+        `/_localplane/deployments/${encodeURIComponent(deploymentId)}/revisions/` +
+          `${encodeURIComponent(form.revision_id ?? '')}/status`,
         {
           body: { status: form.status },
         },
