@@ -162,8 +162,10 @@ describe('POST /api/v1/bulk-exports with all_experiments', () => {
       const root = await download(s3, bucket(), await listKeys(s3, bucket(), `${prefix}/`));
       const files = `read_parquet('${root}/${prefix}/export_id=*/**/*.parquet', hive_partitioning = true)`;
       const perProject = await duckdb<{ session_id: string; folder: string; rows: number }>(
-        `SELECT session_id, CAST(regexp_extract(filename, 'session_id=([0-9a-f-]+)', 1) AS VARCHAR) AS folder, count(*)::INTEGER AS rows
-       FROM read_parquet('${root}/${prefix}/export_id=*/**/*.parquet', filename = true) GROUP BY ALL ORDER BY session_id`,
+        `SELECT session_id, CAST(regexp_extract(filename, 'session_id=([0-9a-f-]+)', 1) AS VARCHAR) AS folder,
+              count(*)::INTEGER AS rows
+       FROM read_parquet('${root}/${prefix}/export_id=*/**/*.parquet', filename = true)
+       GROUP BY ALL ORDER BY session_id`,
       );
       // Every row lies in the folder of its own project.
       for (const group of perProject) expect(group.folder).toBe(group.session_id);

@@ -225,7 +225,11 @@ describe('the encoder thread', () => {
     writeFileSync(
       answering,
       `import { parentPort, threadId } from 'node:worker_threads';
-      parentPort.on('message', (message) => parentPort.postMessage('close' in message ? { id: message.id, file: null } : { id: message.id, error: 'thread ' + threadId }));`,
+      parentPort.on('message', (message) =>
+        parentPort.postMessage(
+          'close' in message ? { id: message.id, file: null } : { id: message.id, error: 'thread ' + threadId },
+        ),
+      );`,
     );
     const module = pathToFileURL(answering);
     const threadOf = async (encoder: EncoderThread) =>

@@ -94,7 +94,8 @@ describe('a one-time export over three days of the big project', () => {
       for (const file of run.metadata.result.exported_files) {
         expect(file).toMatch(
           new RegExp(
-            `^${bucket()}/${prefix}/export_id=${exportId}/tenant_id=${plusWorkspace().id}/session_id=${bigSession().id}/resource=runs/year=2026/month=10/day=[123]/[^/]+\\.parquet$`,
+            `^${bucket()}/${prefix}/export_id=${exportId}/tenant_id=${plusWorkspace().id}` +
+              `/session_id=${bigSession().id}/resource=runs/year=2026/month=10/day=[123]/[^/]+\\.parquet$`,
           ),
         );
       }

@@ -75,6 +75,13 @@ async function expectRefused(
   return result.stderr;
 }
 
+/** The refusal of a config file's key that only a flag or the environment may give. */
+const onlyFromFlagOrEnvironment = (key: string, flag: string, variable: string) =>
+  new RegExp(
+    `^localplane: localplane\\.config\\.json: "${key}" may come only from a flag or the environment, not a config ` +
+      `file: use --${flag} or ${variable}`,
+  );
+
 /** The status of a GET of the admin API's state, with those headers (a `host` among them, else the instance's own). */
 async function stateStatus(cli: Launched, headers: Record<string, string> = {}): Promise<number> {
   return (await rawRequest(cli.apiUrl, 'GET', '/_localplane/state', headers)).status;
@@ -99,7 +106,7 @@ describe('a config file cannot widen who reaches the instance', () => {
   it('refuses allowHosts: one line naming the key, the flag and the variable, exit code 2', async () => {
     await expectRefused(
       ['start'],
-      /^localplane: localplane\.config\.json: "allowHosts" may come only from a flag or the environment, not a config file: use --allow-hosts or LOCALPLANE_ALLOW_HOSTS/,
+      onlyFromFlagOrEnvironment('allowHosts', 'allow-hosts', 'LOCALPLANE_ALLOW_HOSTS'),
       cleanEnv(),
       folder({ allowHosts: REBIND_HOST, port: 0, objstorePort: 0 }),
     );
@@ -139,7 +146,7 @@ describe('a config file cannot widen who reaches the instance', () => {
   it('refuses allowEndpoints: where exports may send comes from the flag or the variable', async () => {
     await expectRefused(
       ['start'],
-      /^localplane: localplane\.config\.json: "allowEndpoints" may come only from a flag or the environment, not a config file: use --allow-endpoints or LOCALPLANE_ALLOW_ENDPOINTS/,
+      onlyFromFlagOrEnvironment('allowEndpoints', 'allow-endpoints', 'LOCALPLANE_ALLOW_ENDPOINTS'),
       cleanEnv(),
       folder({ allowEndpoints: 'minio.corp.example:9000', port: 0, objstorePort: 0 }),
     );

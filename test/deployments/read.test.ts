@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SeededDeployment } from '../../src/deployments/fixtures.ts';
+import type { CodehostRepository } from '../../src/deployments/schemas.ts';
 import {
   DEPLOYMENT_SOURCES,
   DEPLOYMENT_STATUSES,
@@ -41,7 +42,7 @@ async function walkDeployments(api: WorkspaceApi, query: string, limit: number):
   }
 }
 
-function expect422(response: { status: number; body: any }, type: string, loc: (string | number)[]) {
+function expect422(response: { status: number; body: { detail?: unknown } }, type: string, loc: (string | number)[]) {
   expect(response.status).toBe(422);
   expect(response.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ type, loc })]));
 }
@@ -229,10 +230,12 @@ describe('E6: codehost integrations and repositories', () => {
   it('lists the repositories of an integration as 2.4 records', async () => {
     for (const workspace of ctx.fixtures.workspaces) {
       for (const integration of workspace.integrations) {
-        const response = await client(workspace).get(`/v1/integrations/forge/codehost/${integration.id}/repos`);
+        const response = await client(workspace).get<CodehostRepository[]>(
+          `/v1/integrations/forge/codehost/${integration.id}/repos`,
+        );
         expect(response.status).toBe(200);
         expectSchema(response.body, 'CodehostRepository[]');
-        expect(response.body.map(({ id, url, default_branch }: any) => ({ id, url, default_branch }))).toEqual(
+        expect(response.body.map(({ id, url, default_branch }) => ({ id, url, default_branch }))).toEqual(
           integration.repos,
         );
         for (const repo of response.body) {

@@ -193,7 +193,7 @@ async function deploy(flow: Flow, onCreated: (flow: Flow) => void): Promise<Depl
   expect(revisionId, describeFlow(flow)).toBe(patched.latest_revision_id);
 
   const deadline = performance.now() + POLL_DEADLINE_MS;
-  let status = '';
+  let status: string;
   for (;;) {
     status = answer(flow, 'poll', await api.get(`/v2/deployments/${deploymentId}/revisions/${revisionId}`), 200).status;
     if (TERMINAL_STATUSES.includes(status)) break;
@@ -291,7 +291,8 @@ describe('the hosted CLI deploy flow under stress', () => {
       const all: Deployed[] = [];
       await configure();
 
-      // Round 1, then a full reset: the clock back to wall time and running, the limits and the fault rules back to none.
+      // Round 1, then a full reset: the clock back to wall time and running, the limits and the fault rules back to
+      // none.
       all.push(...(await allDeployed(await runFlows(makeFlows(1, FLOWS_PER_ROUND)))));
       expect((await admin('POST', '/reset')).status).toBe(200);
       expect((await admin('GET', '/clock')).body.frozen).toBe(false);

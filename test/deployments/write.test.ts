@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from '../support/instance.ts';
 import { codehostDeploymentBody, type CodehostBodyOverrides } from '../support/deployments.ts';
 import { expectSchema } from '../support/openapi.ts';
+import type { RunResponse } from '../../src/bulk-exports/schemas.ts';
 
 const ctx = useLocalplane();
 const acme = () => workspaceByTier(ctx.fixtures, 'plus');
@@ -103,8 +104,8 @@ describe('E9 POST /v2/deployments', () => {
     expect(created.status).toBe(200);
     await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
     expect((await api.get(`/api/v1/bulk-exports/${created.body.id}`)).body.status).toBe('Completed');
-    const runs = (await api.get(`/api/v1/bulk-exports/${created.body.id}/runs`)).body;
-    expect(runs.map((run: any) => run.metadata.result.rows_written)).toEqual([0]);
+    const runs = (await api.get<RunResponse[]>(`/api/v1/bulk-exports/${created.body.id}/runs`)).body;
+    expect(runs.map((run) => run.metadata.result!.rows_written)).toEqual([0]);
     await ctx.admin.request('POST', '/clock/unfreeze');
   });
 

@@ -61,7 +61,7 @@ async function send(
   method: string,
   path: string,
   options: { headers?: Record<string, string>; body?: unknown } = {},
-): Promise<any> {
+): Promise<unknown> {
   const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
   const headers = {
     ...options.headers,
@@ -145,12 +145,12 @@ test('answers and exported files are byte-identical to the golden ones', async (
   await send('malformed export id', 'GET', '/api/v1/bulk-exports/not-a-uuid', { headers: auth });
 
   // Writes between reads of the same pages.
-  const created = await send('create', 'POST', '/v2/deployments', {
+  const created = (await send('create', 'POST', '/v2/deployments', {
     headers: auth,
     body: codehostDeploymentBody(selfHosted, 'golden-graph', {
       secrets: [{ name: 'GOLDEN_TOKEN', value: 'golden-secret-value-42' }],
     }),
-  });
+  })) as { id: string };
   await send('after create', 'GET', '/v2/deployments?limit=20', { headers: auth });
   await send('invalid create', 'POST', '/v2/deployments', { headers: auth, body: { name: '' } });
   await send('patch', 'PATCH', `/v2/deployments/${created.id}`, {
@@ -162,7 +162,7 @@ test('answers and exported files are byte-identical to the golden ones', async (
   await send('ten minutes later', 'GET', '/v2/deployments?limit=20', { headers: auth });
 
   // An export: its status while pending and once completed, its runs, and the files it wrote.
-  const destination = await send('destination', 'POST', '/api/v1/bulk-exports/destinations', {
+  const destination = (await send('destination', 'POST', '/api/v1/bulk-exports/destinations', {
     headers: auth,
     body: {
       destination_type: 'objstore',
@@ -170,9 +170,9 @@ test('answers and exported files are byte-identical to the golden ones', async (
       config: { bucket_name: BUCKET, prefix: 'golden' },
       credentials: credentialsOf(fullKey),
     },
-  });
+  })) as { id: string };
   await send('destinations', 'GET', '/api/v1/bulk-exports/destinations', { headers: auth });
-  const exported = await send('export', 'POST', '/api/v1/bulk-exports', {
+  const exported = (await send('export', 'POST', '/api/v1/bulk-exports', {
     headers: auth,
     body: {
       bulk_export_destination_id: destination.id,
@@ -182,7 +182,7 @@ test('answers and exported files are byte-identical to the golden ones', async (
       format_version: 'v2_beta',
       compression: 'snappy',
     },
-  });
+  })) as { id: string };
   await send('pending', 'GET', `/api/v1/bulk-exports/${exported.id}`, { headers: auth });
   await send('pending again', 'GET', `/api/v1/bulk-exports/${exported.id}`, { headers: auth });
   await lp.clock.runUntilIdle();

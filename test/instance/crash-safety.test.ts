@@ -170,7 +170,8 @@ async function expectExactlyOnce(
   expect(onDisk, 'exactly the files exported_files names').toEqual(listed);
   const [{ rows, ids, files }] = await duckdb<{ rows: number; ids: number; files: number }>(
     `SELECT count(*)::INTEGER AS rows, count(DISTINCT id)::INTEGER AS ids, count(DISTINCT filename)::INTEGER AS files
-       FROM read_parquet('${filesDir}/${running.bucket}/${prefix}/export_id=${exportId}/**/*.parquet', hive_partitioning = true, filename = true)`,
+       FROM read_parquet('${filesDir}/${running.bucket}/${prefix}/export_id=${exportId}/**/*.parquet',
+                         hive_partitioning = true, filename = true)`,
   );
   expect({ rows, ids, files }).toEqual({ rows: expected, ids: expected, files: listed.length });
 }

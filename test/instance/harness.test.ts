@@ -168,10 +168,10 @@ async function scenario(lp: InProcessLocalplane) {
   const fixtures = await fixturesOf(lp);
   const { api, workspace, destination, export: startExport } = exporter(lp, fixtures);
   const bodies: unknown[] = [];
-  const record = async (reply: Promise<{ status: number; body: unknown }>) => {
+  const record = async <T>(reply: Promise<{ status: number; body: T }>) => {
     const { status, body } = await reply;
     bodies.push({ status, body });
-    return body as any;
+    return body;
   };
   const target = await destination('determinism');
   bodies.push(target);
@@ -181,7 +181,7 @@ async function scenario(lp: InProcessLocalplane) {
   await record(api.get(`/api/v1/bulk-exports/${created.id}`));
   await record(api.get(`/api/v1/bulk-exports/${created.id}/runs`));
   const deployment = await record(
-    api.post(
+    api.post<{ id: string }>(
       '/v2/deployments',
       codehostDeploymentBody(workspace, 'deterministic', { secrets: [{ name: 'TOKEN', value: 'x' }] }),
     ),

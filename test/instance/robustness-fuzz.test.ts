@@ -485,10 +485,13 @@ function placesIn(value: unknown, at: Path = []): { path: Path; isObject: boolea
   return [{ path: at, isObject }, ...children];
 }
 
-function changedAt(root: unknown, path: Path, change: (parent: any, key: string | number) => void): unknown {
+/** An object or an array inside a JSON value, indexed by a path's keys. */
+type JsonContainer = Record<string | number, unknown>;
+
+function changedAt(root: unknown, path: Path, change: (parent: JsonContainer, key: string | number) => void): unknown {
   const copy = structuredClone(root);
-  let parent: any = copy;
-  for (const key of path.slice(0, -1)) parent = parent[key];
+  let parent = copy as JsonContainer;
+  for (const key of path.slice(0, -1)) parent = parent[key] as JsonContainer;
   change(parent, path.at(-1)!);
   return copy;
 }

@@ -251,7 +251,7 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   const globexWorkspace = fixtures.workspaces.find((workspace) => workspace.self_hosted)!;
   const acme = recorder.as(acmeWorkspace);
   const globex = recorder.as(globexWorkspace);
-  const expectStatus = async (sent: Promise<{ status: number; body: any }>, status: number) => {
+  const expectStatus = async <T>(sent: Promise<{ status: number; body: T }>, status: number) => {
     const response = await sent;
     expect(response.status, JSON.stringify(response.body)?.slice(0, 300)).toBe(status);
     return response.body;
@@ -458,11 +458,9 @@ async function runScenario(recorder: Recorder, fixtures: FixturesView, snapshotP
   // Read back through the admin API: SQL over its files, a preview of one.
   await expectStatus(admin('POST', '/sql', { export_id: oneTime.id, sql: 'SELECT * FROM runs LIMIT 5' }), 200);
   const [exportedFile] = runs[0].metadata.result.exported_files as string[];
+  const previewKey = exportedFile!.slice(config.bucket_name.length + 1);
   await expectStatus(
-    admin(
-      'GET',
-      `/objstore/preview?${new URLSearchParams({ bucket: config.bucket_name, key: exportedFile!.slice(config.bucket_name.length + 1) })}`,
-    ),
+    admin('GET', `/objstore/preview?${new URLSearchParams({ bucket: config.bucket_name, key: previewKey })}`),
     200,
   );
   const recurring = await exportOn(destination.id, { start_time: '2026-10-03T00:00:00Z', interval_hours: 24 });

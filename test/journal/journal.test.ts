@@ -274,7 +274,8 @@ describe('the request journal', () => {
 
   it('masks the signature and token of a presigned URL in the query', async () => {
     const query =
-      'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20261004%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=deadbeefcafe&X-Amz-Security-Token=token-value';
+      'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20261004%2Fus-east-1%2Fs3%2Faws4_request' +
+      '&X-Amz-Signature=deadbeefcafe&X-Amz-Security-Token=token-value';
     await fetch(`${ctx.instance.objstoreUrl}/${bucket()}/presigned?${query}`);
     const [entry] = await listed(ctx, '?source=objstore');
     expect(entry!.query).toMatchObject({

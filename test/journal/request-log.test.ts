@@ -86,7 +86,7 @@ describe('control characters in log lines', () => {
     ['with the request log', []],
   ])('are escaped as \\xNN in the keys the CLI prints, %s', async (_, flags) => {
     const cli = await startCli(flags);
-    let bucket = '';
+    let bucket: string;
     try {
       const fixtures = (await (await fetch(`${cli.apiUrl}/_localplane/fixtures`)).json()) as FixturesView;
       bucket = fixtures.objstore.buckets[0]!;

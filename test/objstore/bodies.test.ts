@@ -133,9 +133,10 @@ async function awsChunked(
     if (chunk.length > 0) parts.push(Buffer.from('\r\n'));
   }
   const fields = trailer.map((field) => `${field}\r\n`).join('');
+  const signedFields = trailer.map((field) => `${field}\n`).join('');
   const trailerSignature =
     signing && trailer.length > 0
-      ? `x-amz-trailer-signature:${await signNext('TRAILER', [sha256Hex(trailer.map((field) => `${field}\n`).join(''))])}\r\n`
+      ? `x-amz-trailer-signature:${await signNext('TRAILER', [sha256Hex(signedFields)])}\r\n`
       : '';
   parts.push(Buffer.from(`${fields}${trailerSignature}\r\n`));
   return Buffer.concat(parts);

@@ -33,8 +33,10 @@ const put = (
   bucket = BUCKET,
 ) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ...extra }));
 
-const objectsPath = (bucket: string, query: Record<string, string | number>) =>
-  `/objstore/buckets/${encodeURIComponent(bucket)}/objects?${new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)]))}`;
+const objectsPath = (bucket: string, query: Record<string, string | number>) => {
+  const search = new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)]));
+  return `/objstore/buckets/${encodeURIComponent(bucket)}/objects?${search}`;
+};
 const objectPath = (key: string, bucket = BUCKET) =>
   `/objstore/buckets/${encodeURIComponent(bucket)}/object?key=${encodeURIComponent(key)}`;
 const contentPath = (key: string, bucket = BUCKET) =>

@@ -46,8 +46,11 @@ const credentials = () => {
   const { access_key_id, secret_access_key } = credentialsOf(fullKey(ctx.fixtures));
   return { accessKeyId: access_key_id, secretAccessKey: secret_access_key };
 };
-const presigned = async (method: string, key: string, query: Record<string, string> = {}) =>
-  `${ctx.instance.objstoreUrl}${await presignedPath(ctx.instance.objstoreUrl, credentials(), { method, path: `/${BUCKET}/${key}`.replace(/\/$/, ''), query, expiresIn: 600 })}`;
+const presigned = async (method: string, key: string, query: Record<string, string> = {}) => {
+  const path = `/${BUCKET}/${key}`.replace(/\/$/, '');
+  const signed = await presignedPath(ctx.instance.objstoreUrl, credentials(), { method, path, query, expiresIn: 600 });
+  return `${ctx.instance.objstoreUrl}${signed}`;
+};
 const content = async (key: string) => {
   try {
     return await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToString();

@@ -202,7 +202,9 @@ forEachStorage((storage) => {
         method: 'POST',
         path: `/${BUCKET}/parted`,
         query: { uploadId },
-        body: `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"${md5('part one')}"</ETag></Part></CompleteMultipartUpload>`,
+        body:
+          `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"${md5('part one')}"</ETag></Part>` +
+          '</CompleteMultipartUpload>',
       });
       await copy('parted-copy', 'parted', { 'x-amz-metadata-directive': 'REPLACE' });
       const part = await send({ method: 'HEAD', path: `/${BUCKET}/parted-copy`, query: { partNumber: '1' } });
@@ -268,7 +270,9 @@ forEachStorage((storage) => {
         method: 'POST',
         path: `/${BUCKET}/upload`,
         query: { uploadId },
-        body: `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"${md5('data')}"</ETag><ChecksumSHA256>${sha256}</ChecksumSHA256></Part></CompleteMultipartUpload>`,
+        body:
+          `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"${md5('data')}"</ETag>` +
+          `<ChecksumSHA256>${sha256}</ChecksumSHA256></Part></CompleteMultipartUpload>`,
       });
       expect(completed.status).toBe(200);
       const object = await head('upload');
@@ -382,7 +386,8 @@ forEachStorage((storage) => {
   describe('bucket CORS', () => {
     const RULES =
       '<CORSConfiguration><CORSRule><AllowedOrigin>http://a.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedMethod>PUT</AllowedMethod>' +
-      '<AllowedHeader>x-amz-*</AllowedHeader><ExposeHeader>ETag</ExposeHeader><MaxAgeSeconds>600</MaxAgeSeconds></CORSRule>' +
+      '<AllowedHeader>x-amz-*</AllowedHeader><ExposeHeader>ETag</ExposeHeader>' +
+      '<MaxAgeSeconds>600</MaxAgeSeconds></CORSRule>' +
       '<CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>HEAD</AllowedMethod></CORSRule></CORSConfiguration>';
     const putCors = (body: string) => send({ method: 'PUT', path: `/${BUCKET}`, query: { cors: '' }, body });
     const preflight = (headers: Record<string, string>, target = `/${BUCKET}/k`) =>
@@ -415,12 +420,14 @@ forEachStorage((storage) => {
       ],
       [
         'a method a rule may not allow',
-        '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>PATCH</AllowedMethod></CORSRule></CORSConfiguration>',
+        '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>PATCH</AllowedMethod></CORSRule>' +
+          '</CORSConfiguration>',
         'InvalidRequest',
       ],
       [
         'an origin with two wildcards',
-        '<CORSConfiguration><CORSRule><AllowedOrigin>*.*</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule></CORSConfiguration>',
+        '<CORSConfiguration><CORSRule><AllowedOrigin>*.*</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule>' +
+          '</CORSConfiguration>',
         'InvalidRequest',
       ],
     ])('refuse a configuration %s', async (_, body, code) => {

@@ -503,7 +503,11 @@ describe('objstore gateway', () => {
     expect(response.status).toBe(403);
     expect(response.headers['content-type']).toBe('application/xml');
     expect(response.body).toMatch(
-      /^<\?xml version="1\.0" encoding="UTF-8"\?><Error><Code>AccessDenied<\/Code><Message>Access denied\.<\/Message><Resource>\/exports\/public\?\.txt<\/Resource><RequestId>[0-9A-F]{16}<\/RequestId><HostId>[A-Za-z0-9+/=]{32}<\/HostId><\/Error>$/,
+      new RegExp(
+        String.raw`^<\?xml version="1\.0" encoding="UTF-8"\?><Error><Code>AccessDenied<\/Code>` +
+          String.raw`<Message>Access denied\.<\/Message><Resource>\/exports\/public\?\.txt<\/Resource>` +
+          String.raw`<RequestId>[0-9A-F]{16}<\/RequestId><HostId>[A-Za-z0-9+/=]{32}<\/HostId><\/Error>$`,
+      ),
     );
     expect(response.body).toContain(`<RequestId>${response.headers['x-amz-request-id']}</RequestId>`);
     expect(lastRecord(() => true)).toMatchObject({ operation: 'GetObject', accessKeyId: null, status: 403 });

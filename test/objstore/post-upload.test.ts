@@ -272,7 +272,8 @@ describe('the form, read as it arrives', () => {
 
   /** A form's body as a browser sends it: the fields, the file, fields after it, the closing boundary. */
   const formText = (before: Record<string, string>, content: string, after: Record<string, string> = {}) =>
-    `${Object.entries(before).map(field).join('')}${filePart('notes.txt')}${content}\r\n${Object.entries(after).map(field).join('')}--${BOUNDARY}--\r\n`;
+    `${Object.entries(before).map(field).join('')}${filePart('notes.txt')}${content}\r\n` +
+    `${Object.entries(after).map(field).join('')}--${BOUNDARY}--\r\n`;
 
   async function post(body: string, contentType = `multipart/form-data; boundary=${BOUNDARY}`) {
     const response = await fetch(`${ctx.objstore.url}/${BUCKET}`, {

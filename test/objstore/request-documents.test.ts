@@ -36,10 +36,11 @@ const nested = (root: string, levels: number, inner = '') =>
 
 /** Documents each operation must refuse as MalformedXML, with its root element, nested at most `deepest` levels. */
 function hostileDocuments(root: string, child: string, deepest: number): Record<string, string> {
+  const nested200 = `${'<a>'.repeat(200)}${'</a>'.repeat(200)}`;
   return {
     [`nested ${deepest} levels deep`]: nested(root, deepest),
     'nested 1,000 levels deep': nested(root, 1_000),
-    'a child nested 200 levels deep': `<${root}>${child.replace('>', `>${'<a>'.repeat(200)}${'</a>'.repeat(200)}`)}</${root}>`,
+    'a child nested 200 levels deep': `<${root}>${child.replace('>', `>${nested200}`)}</${root}>`,
     'an element named __proto__': `<${root}><__proto__><Key>k</Key></__proto__>${child}</${root}>`,
     'an element named constructor': `<${root}><constructor>k</constructor>${child}</${root}>`,
     'an internal entity': `<!DOCTYPE d [<!ENTITY x "k">]><${root}>${child.replace('k<', '&x;<')}</${root}>`,

@@ -107,7 +107,9 @@ describe('a body other than the one signed', () => {
     const { ETag } = await s3.send(
       new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId, PartNumber: 1, Body: 'only part' }),
     );
-    const complete = `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${ETag}</ETag></Part></CompleteMultipartUpload>`;
+    const complete =
+      `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${ETag}</ETag></Part>` +
+      '</CompleteMultipartUpload>';
     const request: SignedRequest = {
       method: 'POST',
       path: `/${BUCKET}/${key}`,
@@ -195,7 +197,8 @@ describe('payloads that bind no body', () => {
     async () => {
       await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'chunked.txt', Body: 'x' }));
       const document = deleteDocument('chunked.txt');
-      const framed = `${document.length.toString(16)};chunk-signature=${'0'.repeat(64)}\r\n${document}\r\n0;chunk-signature=${'0'.repeat(64)}\r\n\r\n`;
+      const signature = `chunk-signature=${'0'.repeat(64)}`;
+      const framed = `${document.length.toString(16)};${signature}\r\n${document}\r\n0;${signature}\r\n\r\n`;
       const request = {
         ...deleteRequest(''),
         headers: {

@@ -88,6 +88,14 @@ describe('createLocalplane({ objstoreStorage })', () => {
   });
 });
 
+/** What the test reads of the served OpenAPI document: the schema of PATCH /_localplane/config's body. */
+interface ServedConfigPatch {
+  paths: Record<
+    string,
+    { patch: { requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } } }
+  >;
+}
+
 describe('objstore_memory_limit_mb', () => {
   let lp: InProcessLocalplane;
   beforeAll(async () => {
@@ -101,7 +109,7 @@ describe('objstore_memory_limit_mb', () => {
     async () => {
       expect(DEFAULT_LIMITS.objstore_memory_limit_mb).toBe(1024);
       expect((await lp.config.get()).objstore_memory_limit_mb).toBe(1024);
-      const document = (await (await lp.request('/openapi.json')).json()) as any;
+      const document = (await (await lp.request('/openapi.json')).json()) as ServedConfigPatch;
       const patchBody = document.paths['/_localplane/config'].patch.requestBody.content['application/json'].schema;
       expect(patchBody.properties.objstore_memory_limit_mb).toEqual({
         type: 'integer',

@@ -37,7 +37,8 @@ describe('S3 XML documents', () => {
       }),
     ).toBe(
       `${DECLARATION}\n<ListBucketResult ${NS}><Name>b</Name><Prefix></Prefix><IsTruncated>false</IsTruncated>` +
-        '<Contents><Key>a&lt;b&gt;&amp;&quot;c&apos;</Key><Size>1</Size></Contents><Contents><Key>d</Key><Size>2</Size></Contents></ListBucketResult>',
+        '<Contents><Key>a&lt;b&gt;&amp;&quot;c&apos;</Key><Size>1</Size></Contents>' +
+        '<Contents><Key>d</Key><Size>2</Size></Contents></ListBucketResult>',
     );
     expect(renderResult('LocationConstraint', 'eu-west-1')).toBe(
       `${DECLARATION}\n<LocationConstraint ${NS}>eu-west-1</LocationConstraint>`,
@@ -53,7 +54,8 @@ describe('S3 XML documents', () => {
     };
     expect(renderError(spec, '/b/k', { requestId: 'RID', hostId: 'HID+/=' })).toBe(
       `${DECLARATION}<Error><Code>SignatureDoesNotMatch</Code><Message>x &amp; ` +
-        `y</Message><AWSAccessKeyId>AK</AWSAccessKeyId><Resource>/b/k</Resource><RequestId>RID</RequestId><HostId>HID+/=</HostId></Error>`,
+        `y</Message><AWSAccessKeyId>AK</AWSAccessKeyId><Resource>/b/k</Resource>` +
+        `<RequestId>RID</RequestId><HostId>HID+/=</HostId></Error>`,
     );
   });
 

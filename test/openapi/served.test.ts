@@ -4,16 +4,35 @@ import { send } from '../support/http-client.ts';
 import { credentialsOf, fullKey, useLocalplane, workspaceByTier, type FixtureWorkspace } from '../support/instance.ts';
 import { checkServedResponse } from '../support/openapi.ts';
 import { stateDumper, type StateDumper } from '../support/state.ts';
+import type { DestinationResponse } from '../../src/bulk-exports/schemas.ts';
+
+/** What the tests read of the served OpenAPI document. */
+interface MediaType {
+  schema: Record<string, unknown>;
+  examples?: Record<string, { value: unknown }>;
+}
+interface Operation {
+  summary: string;
+  parameters: { name: string; in: string }[];
+  requestBody?: { content: Record<string, MediaType> };
+  responses: Record<string, { content?: Record<string, MediaType> }>;
+  security?: Record<string, string[]>[];
+}
+interface ServedDocument {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, { name: string }> };
+}
 
 const ctx = useLocalplane({ freezeClock: true });
-let document: any;
+let document: ServedDocument;
 let workspace: FixtureWorkspace;
 let ids: KnownIds;
 let state: StateDumper;
 
 beforeAll(async () => {
   ({ workspace, ids } = await prepareKnownIds(ctx));
-  document = (await ctx.api.request('GET', '/openapi.json')).body;
+  document = (await ctx.api.request<ServedDocument>('GET', '/openapi.json')).body;
   state = stateDumper(ctx.instance);
 });
 afterAll(() => state?.close());
@@ -21,7 +40,7 @@ afterAll(() => state?.close());
 const openapiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 const operationOf = (method: string, path: string) => document.paths[openapiPath(path)]?.[method.toLowerCase()];
 const exampleOf = (method: string, path: string, status: number, name: string) =>
-  operationOf(method, path).responses[status].content['application/json'].examples[name].value;
+  operationOf(method, path).responses[status].content!['application/json'].examples![name].value;
 const auth = () => ({ 'X-API-Key': workspace.api_key });
 /**
  * The API's routes that take a workspace's key: not the harness's, the served reference's, nor GET /info (the hosted
@@ -40,11 +59,11 @@ describe('GET /openapi.json', () => {
       expect(operation, `${method} ${path} in /openapi.json`).toBeDefined();
       expect(operation.summary, `${method} ${path}`).toMatch(/\w/);
       const pathParameters = operation.parameters
-        .filter((parameter: any) => parameter.in === 'path')
-        .map((parameter: any) => parameter.name);
+        .filter((parameter) => parameter.in === 'path')
+        .map((parameter) => parameter.name);
       expect(pathParameters, `${method} ${path}`).toEqual([...path.matchAll(/:(\w+)/g)].map(([, name]) => name));
       expect(
-        operation.parameters.some((parameter: any) => parameter.in === 'header' && parameter.name === 'Prefer'),
+        operation.parameters.some((parameter) => parameter.in === 'header' && parameter.name === 'Prefer'),
         `${method} ${path}`,
       ).toBe(true);
       const successes = Object.keys(operation.responses).filter((status) => status.startsWith('2'));
@@ -62,17 +81,17 @@ describe('GET /openapi.json', () => {
     const create = operationOf('POST', '/api/v1/bulk-exports');
     expect(Object.keys(create.responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '422', '429']);
     // session_id or all_experiments: exactly one, which the schema alone cannot say.
-    expect(create.requestBody.content['application/json'].schema.required).toEqual([
+    expect(create.requestBody!.content['application/json'].schema.required).toEqual([
       'bulk_export_destination_id',
       'start_time',
     ]);
-    expect(create.responses['200'].content['application/json'].schema).toEqual({
+    expect(create.responses['200'].content!['application/json'].schema).toEqual({
       $ref: '#/components/schemas/BulkExport',
     });
-    expect(create.responses['422'].content['application/json'].schema).toEqual({
+    expect(create.responses['422'].content!['application/json'].schema).toEqual({
       $ref: '#/components/schemas/HTTPValidationError',
     });
-    expect(Object.keys(create.responses['429'].content['application/json'].examples)).toEqual([
+    expect(Object.keys(create.responses['429'].content!['application/json'].examples!)).toEqual([
       'hourly_creates',
       'recurring_exports',
     ]);
@@ -83,7 +102,7 @@ describe('GET /openapi.json', () => {
       operationOf('DELETE', '/api/v1/bulk-exports/destinations/:destination_id').responses['204'].content,
     ).toBeUndefined();
     const list = operationOf('GET', '/v2/deployments').parameters.find(
-      (parameter: any) => parameter.name === 'deployment_ids',
+      (parameter) => parameter.name === 'deployment_ids',
     );
     expect(list).toMatchObject({ in: 'query', required: false, explode: true });
     expect(Object.keys(document.components.schemas)).toEqual(
@@ -133,7 +152,7 @@ describe('the security schemes of /openapi.json', () => {
       const credentials: Record<string, string> = { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id };
       let checked = 0;
       for (const { method, path } of ctx.instance.routes.filter(({ path }) => takesKey(path))) {
-        const requirements: Record<string, []>[] = operationOf(method, path).security;
+        const requirements = operationOf(method, path).security!;
         const named = [...new Set(requirements.flatMap((requirement) => Object.keys(requirement)))];
         // Every combination of the schemes the operation names: none, each alone, together.
         for (let mask = 0; mask < 2 ** named.length; mask++) {
@@ -236,8 +255,8 @@ describe('Prefer: code= and example=', () => {
     let forced = 0;
     for (const { method, path } of ctx.instance.routes) {
       const target = concretePath(path, { ...ids, asset: 'swagger-ui.css' });
-      for (const [status, response] of Object.entries<any>(operationOf(method, path).responses)) {
-        const examples = Object.entries<any>(response.content?.['application/json']?.examples ?? {}).filter(
+      for (const [status, response] of Object.entries(operationOf(method, path).responses)) {
+        const examples = Object.entries(response.content?.['application/json']?.examples ?? {}).filter(
           ([name]) => name !== 'prefer_refused',
         );
         if (Number(status) < 400 || examples.length === 0) continue;
@@ -280,8 +299,8 @@ describe('Prefer: code= and example=', () => {
     }
     expect((await ctx.admin.request('GET', '/objstore/journal')).body.length).toBe(journal);
     expect(
-      (await ctx.api.as(workspace).get('/api/v1/bulk-exports/destinations')).body.map(
-        (destination: any) => destination.display_name,
+      (await ctx.api.as(workspace).get<DestinationResponse[]>('/api/v1/bulk-exports/destinations')).body.map(
+        (destination) => destination.display_name,
       ),
     ).not.toContain('preferred');
   });

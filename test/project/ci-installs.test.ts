@@ -40,7 +40,8 @@ beforeEach(() => {
 case "$FAKE_APT:$1" in
   *:update) exit 0 ;;
   ok:install) ;;
-  needs-update:install) grep -q "apt-get update" "${dir}/apt.log" || { echo "E: Unable to locate package $3"; exit 100; } ;;
+  needs-update:install)
+    grep -q "apt-get update" "${dir}/apt.log" || { echo "E: Unable to locate package $3"; exit 100; } ;;
   *) echo "E: Unable to locate package $3"; exit 100 ;;
 esac
 for package in "\${@:3}"; do
@@ -56,7 +57,9 @@ done`,
     'npm',
     `[ "$1 $2" = "run lint" ] && { echo "lint: $FAKE_LINT"; [ "$FAKE_LINT" != failing ]; exit; }
 for arg in "$@"; do
-  case "$arg" in --outputFile=*) echo '{"numPassedTests":3,"numFailedTests":0,"numFailedTestSuites":0}' > "\${arg#--outputFile=}" ;; esac
+  case "$arg" in
+    --outputFile=*) echo '{"numPassedTests":3,"numFailedTests":0,"numFailedTestSuites":0}' > "\${arg#--outputFile=}" ;;
+  esac
 done`,
   );
 });

@@ -100,8 +100,9 @@ describe('the production tree of package-lock.json', () => {
         );
       else if (reason.onlyBy?.join(', ') !== (known.onlyByDesignCards ? known.designCards.join(', ') : undefined))
         wrong.push(
-          `${name}: the list says "${text}", the lock file has it pulled ` +
-            `in ${known.onlyByDesignCards ? `only by ${known.designCards.join(', ')} (design card)` : `by ${known.path}`}: ${RUN_THE_SCRIPT}`,
+          `${name}: the list says "${text}", the lock file has it pulled in ` +
+            (known.onlyByDesignCards ? `only by ${known.designCards.join(', ')} (design card)` : `by ${known.path}`) +
+            `: ${RUN_THE_SCRIPT}`,
         );
     }
     expect(wrong).toEqual([]);
@@ -194,7 +195,10 @@ describe('the checks themselves', () => {
       );
       expect(found).toContainEqual(
         expect.stringMatching(
-          /^busboy@1\.0\.0-alpha\.1 \(below 1\.0\.0.*pulled in by localplane > @scope\/uploads@1\.0\.0 > busboy@1\.0\.0-alpha\.1$/,
+          new RegExp(
+            String.raw`^busboy@1\.0\.0-alpha\.1 \(below 1\.0\.0.*` +
+              String.raw`pulled in by localplane > @scope\/uploads@1\.0\.0 > busboy@1\.0\.0-alpha\.1$`,
+          ),
         ),
       );
     },

@@ -90,7 +90,11 @@ const RECIPES: Recipe[] = [
         import { start } from 'localplane';
         test('fails', async () => {
           const lp = await start({ port: 0, objstorePort: 0 });
-          try { assert.equal((await fetch(lp.apiUrl + '/_localplane/health')).status, 418); } finally { await lp.stop(); }
+          try {
+            assert.equal((await fetch(lp.apiUrl + '/_localplane/health')).status, 418);
+          } finally {
+            await lp.stop();
+          }
         });`,
     },
   },

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FIXTURES_DIR, loadFixtures } from '../../src/fixtures/files.ts';
 import { start, type Localplane } from '../../src/index.ts';
+import type { RunResponse } from '../../src/bulk-exports/schemas.ts';
 import {
   fixturesFromRecording,
   FromRecordingError,
@@ -22,6 +23,18 @@ const recording = join(scratch, 'recording.har');
 /** What the upstream answered the recorder's client, to compare the started instance's answers with. */
 let seen: RecordedScenario;
 const globex = () => seen.workspace;
+
+/** The fixture files as parsed, for the tests that spoil them: the parts those reach, any value allowed. */
+type Fields = Record<string, unknown>;
+interface BulkExportsJson {
+  workspaces: { destinations: Fields[]; exports: Fields[] }[];
+}
+interface DeploymentsJson {
+  workspaces: { listed_deployments: Fields[] }[];
+}
+interface ObjstoreJson {
+  buckets: string[];
+}
 
 beforeAll(async () => {
   mkdirSync(cacheDir, { mode: 0o700 });
@@ -129,7 +142,8 @@ describe('fixtures from-recording', () => {
     // The instance's clock is frozen (so the deployments compare as recorded): run the export's work.
     await instance.clock.runUntilIdle();
     expect((await api.get(path)).body.status).toBe('Completed');
-    const files = (await api.get(`${path}/runs`)).body.flatMap((run: any) => run.metadata.result?.exported_files ?? []);
+    const runs = (await api.get<RunResponse[]>(`${path}/runs`)).body;
+    const files = runs.flatMap((run) => run.metadata.result?.exported_files ?? []);
     expect(files.length).toBeGreaterThan(0);
     for (const file of files)
       expect(file).toMatch(new RegExp(`^${RECORDED_BUCKET}/traces/recorded/export_id=${seen.pendingExport.id}/`));
@@ -138,32 +152,32 @@ describe('fixtures from-recording', () => {
   it.each([
     [
       'bulk-exports.json',
-      (file: any) => (file.workspaces[0].destinations[0].objstore_key = 'LPNOSUCHKEY'),
+      (file: BulkExportsJson) => (file.workspaces[0].destinations[0].objstore_key = 'LPNOSUCHKEY'),
       /LPNOSUCHKEY is not a key of objstore\.json[^]*workspaces\[0\]\.destinations\[0\]\.objstore_key/,
     ],
     [
       'bulk-exports.json',
-      (file: any) => (file.workspaces[0].exports[0].session_id = '00000000-0000-4000-8000-000000000000'),
+      (file: BulkExportsJson) => (file.workspaces[0].exports[0].session_id = '00000000-0000-4000-8000-000000000000'),
       /not a tracing project[^]*exports\[0\]\.session_id/,
     ],
     [
       'bulk-exports.json',
-      (file: any) => (file.workspaces[0].exports[0].filter = 'eq(name'),
+      (file: BulkExportsJson) => (file.workspaces[0].exports[0].filter = 'eq(name'),
       /a filter that parses[^]*exports\[0\]\.filter/,
     ],
     [
       'deployments.json',
-      (file: any) =>
+      (file: DeploymentsJson) =>
         (file.workspaces[0].listed_deployments[0].secrets = [{ name: 'OPENAI_API_KEY', value: 'sk-live' }]),
       /Unrecognized key: "value"[^]*listed_deployments\[0\]\.secrets\[0\]/,
     ],
     [
       'deployments.json',
-      (file: any) =>
+      (file: DeploymentsJson) =>
         (file.workspaces[0].listed_deployments[0].active_revision_id = '00000000-0000-4000-8000-000000000000'),
       /not one of this deployment's revisions[^]*listed_deployments\[0\]\.active_revision_id/,
     ],
-    ['objstore.json', (file: any) => file.buckets.push('../../victim'), /a bucket name is[^]*buckets\[4\]/],
+    ['objstore.json', (file: ObjstoreJson) => file.buckets.push('../../victim'), /a bucket name is[^]*buckets\[4\]/],
   ])(
     'the fixtures it writes are checked as untrusted input: a bad value in %s is refused naming the file and the field',
     (name, spoil, words) => {

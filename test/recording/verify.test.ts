@@ -1,7 +1,7 @@
 // `localplane verify`: recordings of real exchanges with an upstream localplane (another seed, so every id it creates
 // differs), replayed into a fresh instance and compared.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +27,8 @@ const reposPath = () => `/v1/integrations/forge/codehost/${workspace().integrati
 interface Reshaping {
   method: string;
   path: RegExp;
-  reshape: (body: any) => unknown;
+  /** Takes the parsed answer (an object or an array, as the path's answer is). */
+  reshape: (body: unknown) => unknown;
 }
 
 /** Drifts on purpose: each reshaping changes the first answer that matches it; everything else passes through. */
@@ -36,24 +37,32 @@ const RESHAPINGS: Reshaping[] = [
     method: 'POST',
     path: /^\/v2\/listeners$/,
     reshape: (body) =>
-      Object.fromEntries(Object.entries(body).map(([key, value]) => [key === 'compute_id' ? 'computeId' : key, value])),
+      Object.fromEntries(
+        Object.entries(body as Record<string, unknown>).map(([key, value]) => [
+          key === 'compute_id' ? 'computeId' : key,
+          value,
+        ]),
+      ),
   },
   {
     method: 'GET',
     path: /^\/v2\/auth\/providers$/,
-    reshape: (body) => body.map(({ client_id: _dropped, ...provider }: Record<string, unknown>) => provider),
+    reshape: (body) => (body as Record<string, unknown>[]).map(({ client_id: _dropped, ...provider }) => provider),
   },
   {
     method: 'GET',
     path: /^\/api\/v1\/bulk-exports\/[^/]+\/runs\/[^/]+$/,
-    reshape: (body) => ({ ...body, retry_number: String(body.retry_number) }),
+    reshape: (body) => {
+      const run = body as Record<string, unknown>;
+      return { ...run, retry_number: String(run.retry_number) };
+    },
   },
 ];
 
 /** A small HTTP server in front of the upstream that reshapes answers as RESHAPINGS say. */
 async function reshapingProxy(upstreamUrl: string): Promise<{ url: string; server: Server }> {
   const pending = [...RESHAPINGS];
-  const server = createServer(async (request, response) => {
+  const proxy = async (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const headers = Object.fromEntries(
@@ -74,6 +83,13 @@ async function reshapingProxy(upstreamUrl: string): Promise<{ url: string; serve
     const contentType = answer.headers.get('content-type');
     response.writeHead(answer.status, contentType === null ? {} : { 'content-type': contentType });
     response.end(text);
+  };
+  const server = createServer((request, response) => {
+    // A failure reaches the recorder as a bad gateway, saying what went wrong.
+    proxy(request, response).catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(502, { 'content-type': 'text/plain' });
+      response.end(String(error));
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
@@ -237,7 +253,8 @@ describe('verifyRecording: mapping and what is not compared', () => {
     cut.response.content.size += 100;
     // An answer the recorder masked keeps less text than the answer had (a push token's 40 characters are 8 now): only
     // `_truncated` says it was cut.
-    const deploymentPath = `/v2/deployments/${scenario().deployments.find((deployment) => deployment.name === 'recorded-graph-a').id}`;
+    const graphA = scenario().deployments.find((deployment) => deployment.name === 'recorded-graph-a')!;
+    const deploymentPath = `/v2/deployments/${graphA.id}`;
     const masked = structuredClone(
       log.entries.find(
         (entry) => entry.request.method === 'GET' && new URL(entry.request.url).pathname === deploymentPath,

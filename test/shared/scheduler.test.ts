@@ -159,7 +159,10 @@ describe('the watchdog', () => {
     expect(scheduler.watchdogCounts()).toEqual({ late_starts: 1, overruns: 0 });
     expect(watchdogLines).toEqual([
       expect.stringMatching(
-        /^watchdog: task "revision r QUEUED" was still waiting [\d.]+ s after its due time with its lane free: started now$/,
+        new RegExp(
+          String.raw`^watchdog: task "revision r QUEUED" was still waiting [\d.]+ s after its due time ` +
+            'with its lane free: started now$',
+        ),
       ),
     ]);
   });

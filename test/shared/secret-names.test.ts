@@ -130,7 +130,8 @@ describe('masking by name', () => {
       '/cb?next=https://h/?api_key=********&state=s',
     );
     const signed = (token: string) =>
-      `<CanonicalRequest>GET\n/b/k\n\nhost:h:9401\nx-custom-token:${token}\nx-amz-date:20261004T0Z\n</CanonicalRequest>`;
+      `<CanonicalRequest>GET\n/b/k\n\nhost:h:9401\nx-custom-token:${token}\nx-amz-date:20261004T0Z\n` +
+      '</CanonicalRequest>';
     expect(maskSigningDetails(signed('t2'))).toBe(signed('********'));
   });
 });

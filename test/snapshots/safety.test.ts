@@ -83,10 +83,10 @@ async function stateOf(lp: InProcessLocalplane) {
   const { pending_tasks: _derived, ...state } = (await inProcessApi(lp).get('/_localplane/state')).body;
   const files = readdirSync(lp.filesDir!, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
-    .map(
-      (entry) =>
-        `${relative(lp.filesDir!, join(entry.parentPath, entry.name))} ${readFileSync(join(entry.parentPath, entry.name), 'utf8')}`,
-    )
+    .map((entry) => {
+      const path = join(entry.parentPath, entry.name);
+      return `${relative(lp.filesDir!, path)} ${readFileSync(path, 'utf8')}`;
+    })
     .sort();
   return { state, files };
 }
@@ -230,7 +230,10 @@ describe('a restore checks the whole file before it changes anything', () => {
         [
           'key permissions unknown',
           `UPDATE objstore_keys SET permissions = '["get","root"]'`,
-          /objstore_keys holds "\[\\"get\\",\\"root\\"\]" in permissions, JSON of another shape than it keeps \(\[1\]: /,
+          new RegExp(
+            String.raw`objstore_keys holds "\[\\"get\\",\\"root\\"\]" in permissions, ` +
+              String.raw`JSON of another shape than it keeps \(\[1\]: `,
+          ),
         ],
         [
           'a destination config not JSON',
@@ -255,7 +258,10 @@ describe('a restore checks the whole file before it changes anything', () => {
         [
           'an export status of none',
           "UPDATE bulk_exports SET status = 'Paused'",
-          /bulk_exports holds "Paused" in status, which takes one of Cancelled, Completed, Created, IntervalScheduled, Failed, TimedOut, Running$/,
+          new RegExp(
+            'bulk_exports holds "Paused" in status, which takes one of ' +
+              'Cancelled, Completed, Created, IntervalScheduled, Failed, TimedOut, Running$',
+          ),
         ],
         [
           'a filter that does not parse',
@@ -311,7 +317,10 @@ describe('a restore checks the whole file before it changes anything', () => {
         [
           'secrets of another shape',
           `UPDATE deployments SET secrets = '[{"name": 1, "value": "every-row-secret"}]'`,
-          /deployments holds a text \(a secret, not shown\) in secrets, JSON of another shape than it keeps \(\[0\]\.name: /,
+          new RegExp(
+            String.raw`deployments holds a text \(a secret, not shown\) in secrets, ` +
+              String.raw`JSON of another shape than it keeps \(\[0\]\.name: `,
+          ),
         ],
         [
           'a source config as a list',
@@ -487,7 +496,10 @@ describe('over HTTP, a snapshot is a file of the snapshots folder, never a path'
       const saved = await api.post('/_localplane/snapshot', body);
       expect(saved.status, JSON.stringify(body)).toBe(400);
       expect(saved.body.detail).toMatch(
-        /^a snapshot over HTTP is a file in the snapshots folder, named by "name" \(a plain file name\), not "path"; a file elsewhere is for localplane start --import/,
+        new RegExp(
+          String.raw`^a snapshot over HTTP is a file in the snapshots folder, named by "name" \(a plain file name\), ` +
+            'not "path"; a file elsewhere is for localplane start --import',
+        ),
       );
     }
     const restored = await api.post('/_localplane/restore', { path: join(scratch, 'elsewhere.snapshot') });
@@ -725,7 +737,10 @@ describe('a start on a data dir that was tampered with', () => {
     const outside = outsideTheDataDir(root);
 
     await expect(create({ dataDir })).rejects.toThrow(
-      /localplane\.sqlite holds data localplane cannot use: objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/,
+      new RegExp(
+        String.raw`localplane\.sqlite holds data localplane cannot use: ` +
+          String.raw`objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"`,
+      ),
     );
     expect(outsideTheDataDir(root)).toEqual(outside);
     expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe("not localplane's");
@@ -841,7 +856,10 @@ describe('the config file', () => {
         expect(run.code, `start ${attempt}: ${run.stderr}`).toBe(2);
         expect(run.stderr.trim().split('\n'), `start ${attempt}`).toHaveLength(1);
         expect(run.stderr).toMatch(
-          /state\.lps cannot be restored here: its table objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"/,
+          new RegExp(
+            String.raw`state\.lps cannot be restored here: ` +
+              String.raw`its table objstore_created_buckets holds the bucket name "\.\.\/\.\.\/victim"`,
+          ),
         );
       }
       expect(outsideTheDataDir(root)).toEqual(outside);

@@ -1,6 +1,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { checkServedResponse, servedChecker } from './openapi.ts';
+import type { UntypedJson } from './untyped-json.ts';
 
 export interface Reply {
   status: number;
@@ -8,7 +9,7 @@ export interface Reply {
   headers: Record<string, string>;
   text: string;
   /** The body parsed as JSON, or undefined when it is not JSON. */
-  json: any;
+  json: UntypedJson;
 }
 
 function parseJson(text: string): unknown {

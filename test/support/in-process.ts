@@ -1,7 +1,8 @@
 import type { InProcessLocalplane } from '../../src/index.ts';
 import type { FixturesView, FixtureWorkspace } from './instance.ts';
+import type { UntypedJson } from './untyped-json.ts';
 
-export interface Reply<T = any> {
+export interface Reply<T = UntypedJson> {
   status: number;
   body: T;
   text: string;
@@ -10,7 +11,7 @@ export interface Reply<T = any> {
 /** JSON calls to an in-process instance through `lp.request()`, optionally as one workspace. */
 export function inProcessApi(lp: InProcessLocalplane, workspace?: Pick<FixtureWorkspace, 'id' | 'api_key'>) {
   const auth: Record<string, string> = workspace ? { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id } : {};
-  async function call<T = any>(method: string, path: string, body?: unknown): Promise<Reply<T>> {
+  async function call<T = UntypedJson>(method: string, path: string, body?: unknown): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...auth };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const response = await lp.request(path, {
@@ -23,10 +24,10 @@ export function inProcessApi(lp: InProcessLocalplane, workspace?: Pick<FixtureWo
   }
   return {
     call,
-    get: <T = any>(path: string) => call<T>('GET', path),
-    post: <T = any>(path: string, body?: unknown) => call<T>('POST', path, body),
-    patch: <T = any>(path: string, body?: unknown) => call<T>('PATCH', path, body),
-    delete: <T = any>(path: string) => call<T>('DELETE', path),
+    get: <T = UntypedJson>(path: string) => call<T>('GET', path),
+    post: <T = UntypedJson>(path: string, body?: unknown) => call<T>('POST', path, body),
+    patch: <T = UntypedJson>(path: string, body?: unknown) => call<T>('PATCH', path, body),
+    delete: <T = UntypedJson>(path: string) => call<T>('DELETE', path),
   };
 }
 

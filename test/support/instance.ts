@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { start, type Localplane, type StartOptions } from '../../src/index.ts';
 import { OBJSTORE_PERMISSIONS } from '../../src/objstore/index.ts';
 import { checkServedResponse } from './openapi.ts';
+import type { UntypedJson } from './untyped-json.ts';
 
 export interface FixtureWorkspace {
   id: string;
@@ -40,7 +41,7 @@ export interface FixturesView {
   };
 }
 
-export interface ApiResponse<T = any> {
+export interface ApiResponse<T = UntypedJson> {
   status: number;
   body: T;
   text: string;
@@ -50,7 +51,7 @@ export interface ApiResponse<T = any> {
 export class Api {
   constructor(readonly baseUrl: string) {}
 
-  async request<T = any>(
+  async request<T = UntypedJson>(
     method: string,
     path: string,
     options: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
@@ -97,7 +98,7 @@ export class WorkspaceApi extends Api {
     super(baseUrl);
   }
 
-  override request<T = any>(
+  override request<T = UntypedJson>(
     method: string,
     path: string,
     options: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
@@ -105,10 +106,10 @@ export class WorkspaceApi extends Api {
     return super.request<T>(method, path, { ...options, headers: { ...this.auth, ...options.headers } });
   }
 
-  get = <T = any>(path: string) => this.request<T>('GET', path);
-  post = <T = any>(path: string, body?: unknown) => this.request<T>('POST', path, { body });
-  patch = <T = any>(path: string, body?: unknown) => this.request<T>('PATCH', path, { body });
-  delete = <T = any>(path: string) => this.request<T>('DELETE', path);
+  get = <T = UntypedJson>(path: string) => this.request<T>('GET', path);
+  post = <T = UntypedJson>(path: string, body?: unknown) => this.request<T>('POST', path, { body });
+  patch = <T = UntypedJson>(path: string, body?: unknown) => this.request<T>('PATCH', path, { body });
+  delete = <T = UntypedJson>(path: string) => this.request<T>('DELETE', path);
 }
 
 export interface TestContext {

@@ -206,7 +206,8 @@ describe('generateRuns / insertRuns', () => {
       count(
         db,
         `SELECT count(*) FROM runs WHERE run_type <> 'llm' AND is_root = 0
-      AND coalesce(total_tokens, prompt_tokens, completion_tokens, total_cost, prompt_cost, completion_cost) IS NOT NULL`,
+      AND coalesce(total_tokens, prompt_tokens, completion_tokens, total_cost, prompt_cost, completion_cost)
+          IS NOT NULL`,
       ),
     ).toBe(0);
     // Roots carry the sums over their trace's llm runs.

@@ -68,7 +68,11 @@ describe('checkAccessibility', () => {
         (error: Error) => error.message,
       );
       expect(failure).toMatch(
-        /^axe-core finds 1 serious or critical violations on about:blank:\n- label \(critical\): Form elements must have labels https:\/\/dequeuniversity\.com\/rules\/axe\/4\.14\/label/,
+        new RegExp(
+          String.raw`^axe-core finds 1 serious or critical violations on about:blank:\n` +
+            String.raw`- label \(critical\): Form elements must have labels ` +
+            String.raw`https:\/\/dequeuniversity\.com\/rules\/axe\/4\.14\/label`,
+        ),
       );
       expect(failure).toContain('    input: ');
       await page.setContent(LABELED_INPUT);

@@ -25,7 +25,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   await lp.reset();
-  await lp.clock.freeze();
+  lp.clock.freeze();
 });
 
 const admin = () => inProcessApi(lp);
@@ -237,9 +237,8 @@ describe('the due work of exports and deletions on the Clock view', () => {
     const [step] = rowsOf(retrying, 'export_run_step');
     expect(step).toContain('Export run retries (attempt 2)');
     expect(step).toContain(
-      `<a ` +
-        `href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-${run!.id}">export ${exportId.slice(0, 8)}</a><span ` +
-        `class="mono"> · run ${run!.id.slice(0, 8)}</span>`,
+      `<a href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-${run!.id}">` +
+        `export ${exportId.slice(0, 8)}</a><span class="mono"> · run ${run!.id.slice(0, 8)}</span>`,
     );
     expect(rowsOf(retrying, 'export_run_time_limit')[0]).toContain(
       'Export run reaches its time limit: TimedOut if still running',

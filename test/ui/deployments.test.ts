@@ -25,7 +25,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   await lp.reset();
-  await lp.clock.freeze();
+  lp.clock.freeze();
 });
 
 const acme = (): FixtureWorkspace => fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!;

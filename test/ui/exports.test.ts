@@ -219,7 +219,11 @@ describe("an export's page at /ui/exports/<id>", () => {
     );
     expect(armed.status).toBe(200);
     expect(await armed.text()).toMatch(
-      /^<section id="export-run-knobs".*export runs fail their first 1 attempt\(s\): “the ui armed this” <span class="badge">1 left<\/span>/s,
+      new RegExp(
+        String.raw`^<section id="export-run-knobs".*export runs fail their first 1 attempt\(s\): ` +
+          String.raw`“the ui armed this” <span class="badge">1 left<\/span>`,
+        's',
+      ),
     );
 
     const url = await createExportFromForm(await createDestinationFromForm(), { end_time: '2026-10-02T00:00' });

@@ -103,7 +103,10 @@ describe('the fault rules at /ui/faults', () => {
     expect(html).toContain('503 “injected from the dashboard”');
     // 2 times, 1 used: 1 left; and the rules refresh themselves while there are any.
     expect(html).toMatch(
-      /data-fired="1"><a href="\/ui\/requests\?fault_rule=fault-rule-1" aria-label="1: the requests fault-rule-1 fired on">1<\/a><\/td><td class="num">1<\/td>/,
+      new RegExp(
+        String.raw`data-fired="1"><a href="\/ui\/requests\?fault_rule=fault-rule-1" ` +
+          String.raw`aria-label="1: the requests fault-rule-1 fired on">1<\/a><\/td><td class="num">1<\/td>`,
+      ),
     );
     expect(html).toMatch(/<section id="fault-rules" [^>]*hx-get="\/ui\/faults" hx-trigger="every 1s"/);
     // What the refresh asks for: the rules alone.

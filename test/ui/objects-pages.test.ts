@@ -17,6 +17,7 @@ import { formatBytes, segmentLabel } from '../../src/ui/views/objects.tsx';
 import { fixturesOf } from '../support/in-process.ts';
 import { fullKey } from '../support/instance.ts';
 import { duckdb, s3For } from '../support/objstore.ts';
+import type { ObjectView } from '../../src/objstore/browser-routes.ts';
 
 let lp: InProcessLocalplane;
 let s3: S3Client;
@@ -144,7 +145,7 @@ describe('/ui/objects', () => {
   it("an object: its metadata as the API gives it, and a download link to the admin API's content", async () => {
     const details = (await (
       await lp.request(`/_localplane/objstore/buckets/${BUCKET}/object?key=${encodeURIComponent(PARQUET_KEY)}`)
-    ).json()) as Record<string, any>;
+    ).json()) as ObjectView;
     const { status, text } = await page(`/ui/objects/${BUCKET}/object?key=${encodeURIComponent(PARQUET_KEY)}`);
     expect(status).toBe(200);
     const crumbs = text.slice(

@@ -123,7 +123,11 @@ describe('the Requests view in Chromium', () => {
         ),
       );
       if (opened.every(({ reader }) => reader !== null)) return opened;
-      await Promise.all(opened.map(({ response, reader }) => (reader ? reader.cancel() : response.body?.cancel())));
+      await Promise.all(
+        opened.flatMap(({ response, reader }) =>
+          reader ? [reader.cancel()] : response.body ? [response.body.cancel()] : [],
+        ),
+      );
       return undefined;
     }, "the page's stream to be let go");
     await Promise.all(streams.map(({ reader }) => reader!.cancel()));

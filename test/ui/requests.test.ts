@@ -137,7 +137,8 @@ describe('the Requests view at /ui/requests', () => {
       expect(html).toContain('<option value="any" selected="">any rule</option>');
       expect(html).toContain('<input name="status" value="4xx"');
       expect(html).toContain(
-        `sse-connect="/ui/requests/stream?status=4xx&amp;workspace_id=${acme.id}&amp;fault_rule=any&amp;limit=20&amp;since=0"`,
+        `sse-connect="/ui/requests/stream?status=4xx&amp;workspace_id=${acme.id}` +
+          '&amp;fault_rule=any&amp;limit=20&amp;since=0"',
       );
       // A row's link keeps the filters: the detail page shows the same list.
       expect(await page(`/ui/requests?status=404`)).toMatch(new RegExp(`href="/ui/requests/\\d+\\?status=404"`));

@@ -145,7 +145,10 @@ describe('the State view at /ui/state', () => {
     await addDestination(plus(), 'before-the-save');
     const saved = await post('snapshot', { name: 'by-the-dashboard.snapshot' });
     expect(saved).toMatch(
-      /<p class="notice" role="status" tabindex="-1" autofocus="">Saved by-the-dashboard\.snapshot \(\d+\.\d KiB\)\.<\/p>/,
+      new RegExp(
+        String.raw`<p class="notice" role="status" tabindex="-1" autofocus="">` +
+          String.raw`Saved by-the-dashboard\.snapshot \(\d+\.\d KiB\)\.<\/p>`,
+      ),
     );
     expect(saved).toContain('<th scope="row" class="mono">by-the-dashboard.snapshot</th>');
     expect(await savedNames()).toEqual(['by-the-dashboard.snapshot']);
@@ -206,7 +209,10 @@ describe('the State view at /ui/state', () => {
       await lp.reset();
       const damaged = await upload('damaged.snapshot', bytes.subarray(0, 2000));
       expect(damaged).toMatch(
-        /<p class="error" role="alert">the upload &quot;damaged\.snapshot&quot; is not a usable localplane snapshot: it holds \d+ bytes of data, its header announces \d+<\/p>/,
+        new RegExp(
+          String.raw`<p class="error" role="alert">the upload &quot;damaged\.snapshot&quot; ` +
+            String.raw`is not a usable localplane snapshot: it holds \d+ bytes of data, its header announces \d+<\/p>`,
+        ),
       );
       expect(existsSync(join(lp.snapshotsDir, 'damaged.snapshot'))).toBe(false);
       expect(await destinationsOf(plus())).toEqual([]);

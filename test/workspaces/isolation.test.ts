@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { codehostDeploymentBody } from '../support/deployments.ts';
+import type { UntypedJson } from '../support/untyped-json.ts';
 import {
   credentialsOf,
   eventually,
@@ -146,7 +147,7 @@ beforeAll(async () => {
 
 interface Reply {
   status: number;
-  body: any;
+  body: UntypedJson;
 }
 
 /** One request over node:http, so that a header can be sent twice (an array value is one header line each). */
@@ -246,14 +247,14 @@ interface Attempt extends RequestSpec {
   what: string;
   status: number;
   detail?: unknown;
-  check?: (body: any) => void;
+  check?: (body: UntypedJson) => void;
 }
 
 /** A's request at its own things, allowed: what an upper-case X-Tenant-Id of A must still reach. */
 interface OwnRequest extends RequestSpec {
   status: number;
   /** Waits for background work the request started, so that A is settled when it is watched as B. */
-  settle?: (body: any) => Promise<void>;
+  settle?: (body: UntypedJson) => Promise<void>;
 }
 
 interface EndpointCase {
@@ -1069,14 +1070,14 @@ const isBulkExport = (endpoint: EndpointCase) => endpoint.route.startsWith(BULK)
 function expected(
   a: World,
   endpoint: EndpointCase,
-  answer: { status: number; detail?: unknown; check?: (body: any) => void },
+  answer: { status: number; detail?: unknown; check?: (body: UntypedJson) => void },
 ) {
   return isBulkExport(endpoint) && !a.bulkExport ? { status: 403, detail: PLAN_GATE } : answer;
 }
 
 function expectAnswer(
   reply: Reply,
-  answer: { status: number; detail?: unknown; check?: (body: any) => void },
+  answer: { status: number; detail?: unknown; check?: (body: UntypedJson) => void },
   what: string,
 ) {
   expect(reply.status, what).toBe(answer.status);

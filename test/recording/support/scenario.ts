@@ -4,6 +4,16 @@ import { record, type Localplane } from '../../../src/index.ts';
 import { OBJSTORE_PERMISSIONS } from '../../../src/objstore/index.ts';
 import { credentialsOf, type FixturesView, type FixtureWorkspace } from '../../support/instance.ts';
 import { s3For } from '../../support/objstore.ts';
+import type { DestinationResponse, ExportResponse, RunResponse } from '../../../src/bulk-exports/schemas.ts';
+import type { ListenerResponse } from '../../../src/deployments/listener-schemas.ts';
+import type {
+  CodehostIntegration,
+  DeploymentResponse,
+  DeploymentsList,
+  OAuthProviderResponse,
+  RevisionResponse,
+  RevisionsList,
+} from '../../../src/deployments/schemas.ts';
 
 /** The bucket the recorded destination writes to: made upstream before the recording, a name no fixture has. */
 export const RECORDED_BUCKET = 'recorded-landing';
@@ -16,7 +26,7 @@ const DEPLOYMENT_SECRET = 'sk-recorded-deployment-secret-4711';
 const CLIENT_SECRET = 'recorded-oauth-client-secret-0815';
 const SCRATCH_CLIENT_SECRET = 'scratch-oauth-client-secret-2323';
 
-interface Answer<T = any> {
+interface Answer<T> {
   status: number;
   body: T;
 }
@@ -26,18 +36,18 @@ export interface RecordedScenario {
   workspace: FixtureWorkspace;
   /** A destination made upstream before the recording began, which the recording reads. */
   earlierDestinationId: string;
-  destination: any;
+  destination: DestinationResponse;
   /** Polled until it completed. */
-  completedExport: any;
+  completedExport: ExportResponse;
   /** Created last, as it answered then (not run). */
-  pendingExport: any;
-  listener: any;
-  provider: any;
+  pendingExport: ExportResponse;
+  listener: ListenerResponse;
+  provider: OAuthProviderResponse;
   /** The last listing of the workspace's deployments: the deleted one is still AWAITING_DELETE in it. */
-  deployments: any[];
+  deployments: DeploymentResponse[];
   deletedDeploymentId: string;
   /** The revisions of the deployments not deleted, as last listed, by deployment id. */
-  revisions: Map<string, any[]>;
+  revisions: Map<string, RevisionResponse[]>;
   /** How far the test moved the upstream's clock while it recorded. */
   secondsPassed: number;
   /** Every API key, key pair secret, deployment secret value and OAuth client secret the client sent. */
@@ -105,7 +115,8 @@ export async function recordScenario({
   const startedAt = upstream.clock.now();
   const recorder = await record({ upstream: via, out, port: 0, now: () => upstream.clock.now() / 1000 });
   const unexpected: string[] = [];
-  const send = async <T = any>(meant: number, method: string, path: string, body?: unknown): Promise<Answer<T>> => {
+  /** An answer, its body as the shape `T` the scenario expects of it (each is checked by the tests that read it). */
+  const send = async <T = unknown>(meant: number, method: string, path: string, body?: unknown): Promise<Answer<T>> => {
     const response = await fetch(`${recorder.url}${path}`, {
       method,
       headers: body === undefined ? auth : { ...auth, 'content-type': 'application/json' },
@@ -117,14 +128,14 @@ export async function recordScenario({
   };
 
   try {
-    const destination = await send(200, 'POST', '/api/v1/bulk-exports/destinations', {
+    const destination = await send<DestinationResponse>(200, 'POST', '/api/v1/bulk-exports/destinations', {
       destination_type: 'objstore',
       display_name: 'Recorded warehouse',
       config: { bucket_name: RECORDED_BUCKET, prefix: 'traces/recorded' },
       credentials: RECORDED_OBJSTORE_KEY,
     });
     await send(200, 'GET', `/api/v1/bulk-exports/destinations/${earlierDestinationId}`);
-    const scratch = await send(200, 'POST', '/api/v1/bulk-exports/destinations', {
+    const scratch = await send<DestinationResponse>(200, 'POST', '/api/v1/bulk-exports/destinations', {
       display_name: 'scratch',
       config: { bucket_name: RECORDED_BUCKET, prefix: 'scratch', endpoint_url: upstream.objstoreUrl },
       credentials: full,
@@ -139,14 +150,14 @@ export async function recordScenario({
       format_version: 'v2_beta',
       compression: 'snappy',
     };
-    const created = await send(200, 'POST', '/api/v1/bulk-exports', exportBody);
-    let completedExport = (await send(200, 'GET', `/api/v1/bulk-exports/${created.body.id}`)).body;
+    const created = await send<ExportResponse>(200, 'POST', '/api/v1/bulk-exports', exportBody);
+    let completedExport = (await send<ExportResponse>(200, 'GET', `/api/v1/bulk-exports/${created.body.id}`)).body;
     for (let polls = 1; completedExport.status !== 'Completed'; polls++) {
       if (polls === 10) throw new Error(`the upstream export did not complete: ${JSON.stringify(completedExport)}`);
       await upstream.clock.advance(30);
-      completedExport = (await send(200, 'GET', `/api/v1/bulk-exports/${created.body.id}`)).body;
+      completedExport = (await send<ExportResponse>(200, 'GET', `/api/v1/bulk-exports/${created.body.id}`)).body;
     }
-    const runs = await send(200, 'GET', `/api/v1/bulk-exports/${created.body.id}/runs`);
+    const runs = await send<RunResponse[]>(200, 'GET', `/api/v1/bulk-exports/${created.body.id}/runs`);
     await send(200, 'GET', `/api/v1/bulk-exports/${created.body.id}/runs/${runs.body[0].id}`);
     await send(204, 'DELETE', `/api/v1/bulk-exports/destinations/${scratch.body.id}`);
 
@@ -156,16 +167,21 @@ export async function recordScenario({
       compute_config: { k8s_namespaces: ['graphs', 'staging'] },
       version: '1.2.0',
     };
-    const posted = await send(201, 'POST', '/v2/listeners', listenerBody);
+    const posted = await send<ListenerResponse>(201, 'POST', '/v2/listeners', listenerBody);
     await send(200, 'GET', '/v2/listeners');
-    const listener = (await send(200, 'PATCH', `/v2/listeners/${posted.body.id}`, { version: '1.3.0' })).body;
+    const listener = (
+      await send<ListenerResponse>(200, 'PATCH', `/v2/listeners/${posted.body.id}`, { version: '1.3.0' })
+    ).body;
     await send(409, 'POST', '/v2/listeners', listenerBody);
-    const spare = await send(201, 'POST', '/v2/listeners', { ...listenerBody, compute_id: 'spare-cluster' });
+    const spare = await send<ListenerResponse>(201, 'POST', '/v2/listeners', {
+      ...listenerBody,
+      compute_id: 'spare-cluster',
+    });
     await send(204, 'DELETE', `/v2/listeners/${spare.body.id}`);
 
     const deploymentIds: string[] = [];
     for (const name of ['recorded-graph-a', 'recorded-graph-b', 'recorded-graph-c']) {
-      const deployment = await send(201, 'POST', '/v2/deployments', {
+      const deployment = await send<DeploymentResponse>(201, 'POST', '/v2/deployments', {
         name,
         source: 'external_container',
         source_config: { listener_id: listener.id, listener_config: { k8s_namespace: 'graphs' } },
@@ -176,7 +192,7 @@ export async function recordScenario({
       deploymentIds.push(deployment.body.id);
     }
     const [patched, revised, deleted] = deploymentIds as [string, string, string];
-    const firstRevisions = await send(200, 'GET', `/v2/deployments/${patched}/revisions`);
+    const firstRevisions = await send<RevisionsList>(200, 'GET', `/v2/deployments/${patched}/revisions`);
     await upstream.clock.advance(600);
     await send(200, 'GET', `/v2/deployments/${patched}/revisions/${firstRevisions.body.resources[0].id}`);
     await send(200, 'PATCH', `/v2/deployments/${patched}`, {
@@ -192,7 +208,7 @@ export async function recordScenario({
     await send(200, 'GET', `/v2/deployments/${patched}`);
     await send(200, 'GET', '/v2/deployments?name_contains=recorded');
 
-    const provider = await send(200, 'POST', '/v2/auth/providers', {
+    const provider = await send<OAuthProviderResponse>(200, 'POST', '/v2/auth/providers', {
       provider_id: 'recorded-sso',
       name: 'Recorded SSO',
       client_id: 'recorded-client',
@@ -222,20 +238,20 @@ export async function recordScenario({
     await send(422, 'GET', '/v2/listeners?limit=101');
     await send(422, 'POST', '/v2/deployments', { name: 'no-source' });
     await send(422, 'GET', '/v1/integrations/forge/codehost/not-a-uuid/repos');
-    const integrations = await send(200, 'GET', '/v1/integrations/forge/codehost/install');
+    const integrations = await send<CodehostIntegration[]>(200, 'GET', '/v1/integrations/forge/codehost/install');
     await send(200, 'GET', `/v1/integrations/forge/codehost/${integrations.body[0].id}/repos`);
 
-    const pending = await send(200, 'POST', '/api/v1/bulk-exports', {
+    const pending = await send<ExportResponse>(200, 'POST', '/api/v1/bulk-exports', {
       ...exportBody,
       end_time: '2026-10-01T06:00:00Z',
     });
-    const pendingExport = (await send(200, 'GET', `/api/v1/bulk-exports/${pending.body.id}`)).body;
+    const pendingExport = (await send<ExportResponse>(200, 'GET', `/api/v1/bulk-exports/${pending.body.id}`)).body;
     await send(204, 'DELETE', `/v2/deployments/${deleted}`);
-    const revisions = new Map<string, any[]>();
+    const revisions = new Map<string, RevisionResponse[]>();
     for (const id of [patched, revised])
-      revisions.set(id, (await send(200, 'GET', `/v2/deployments/${id}/revisions`)).body.resources);
+      revisions.set(id, (await send<RevisionsList>(200, 'GET', `/v2/deployments/${id}/revisions`)).body.resources);
     // Listed right after the delete, before the clock moves: the deleted one is AWAITING_DELETE.
-    const deployments = (await send(200, 'GET', '/v2/deployments?limit=100')).body.resources;
+    const deployments = (await send<DeploymentsList>(200, 'GET', '/v2/deployments?limit=100')).body.resources;
     await upstream.clock.advance(600);
     await send(404, 'GET', `/v2/deployments/${deleted}`);
 
