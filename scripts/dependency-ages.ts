@@ -463,7 +463,8 @@ async function main() {
     const file: ProductionPackagesFile = {
       about:
         'The production tree of package-lock.json with the latest release of each package. Written by npx tsx ' +
-        'scripts/dependency-ages.ts (run it after changing the dependencies), read by test/project/dependencies.test.ts.',
+        'scripts/dependency-ages.ts (run it after changing the dependencies), read by ' +
+        'test/project/dependencies.test.ts.',
       measuredOn: day(today),
       packages: Object.fromEntries(
         [...measured]

@@ -74,7 +74,9 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
           log: options.log ?? (() => {}),
         })
       : undefined;
-  /** Removes the storage's buckets the directory does not hold (a one-workspace reset dropped them from the registry). */
+  /**
+   * Removes the storage's buckets the directory does not hold (a one-workspace reset dropped them from the registry).
+   */
   const pruneBuckets = async () => {
     const known = new Set(directory.names());
     for (const name of await storage.bucketNames()) {

@@ -16,7 +16,8 @@ export const OBJSTORE_PERMISSIONS = ['create', 'delete', 'get', 'multipart', 'bu
 export type ObjstorePermission = (typeof OBJSTORE_PERMISSIONS)[number];
 
 /**
- * Where objects and upload parts are kept: files under the storage's directory, or memory (gone when the storage closes).
+ * Where objects and upload parts are kept: files under the storage's directory, or memory (gone when the storage
+ * closes).
  */
 export const OBJSTORE_STORAGE_KINDS = ['files', 'memory'] as const;
 

@@ -123,7 +123,8 @@ export class FileView {
   }
 
   /**
-   * After the storage's contents were replaced wholesale (a restored snapshot): empty folders, then these objects' files.
+   * After the storage's contents were replaced wholesale (a restored snapshot): empty folders, then these objects'
+   * files.
    */
   replace(objects: readonly { bucket: string; key: string }[]): Promise<void> {
     return this.enqueue(() => this.refill(objects));

@@ -80,8 +80,8 @@ export function treeProblem(entries: readonly ObjstoreTreeEntry[], buckets: read
 }
 
 /**
- * Where a restored storage is written before it takes the storage's place, and where the storage it replaces goes meanwhile:
- * beside it, on its file system.
+ * Where a restored storage is written before it takes the storage's place, and where the storage it replaces goes
+ * meanwhile: beside it, on its file system.
  */
 const stagingOf = (root: string) => ({ staged: `${root}.restoring`, replaced: `${root}.replaced` });
 
