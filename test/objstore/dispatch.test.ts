@@ -385,7 +385,8 @@ forEachStorage((storage) => {
 
   describe('bucket CORS', () => {
     const RULES =
-      '<CORSConfiguration><CORSRule><AllowedOrigin>http://a.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedMethod>PUT</AllowedMethod>' +
+      '<CORSConfiguration><CORSRule><AllowedOrigin>http://a.example</AllowedOrigin>' +
+      '<AllowedMethod>GET</AllowedMethod><AllowedMethod>PUT</AllowedMethod>' +
       '<AllowedHeader>x-amz-*</AllowedHeader><ExposeHeader>ETag</ExposeHeader>' +
       '<MaxAgeSeconds>600</MaxAgeSeconds></CORSRule>' +
       '<CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>HEAD</AllowedMethod></CORSRule></CORSConfiguration>';
@@ -401,7 +402,9 @@ forEachStorage((storage) => {
       expect(codeOf(await putCors(RULES))).toEqual([200, null]);
       const read = (await send({ method: 'GET', path: `/${BUCKET}`, query: { cors: '' } })).body;
       expect(read).toContain(
-        '<CORSRule><AllowedHeader>x-amz-*</AllowedHeader><AllowedMethod>GET</AllowedMethod><AllowedMethod>PUT</AllowedMethod><AllowedOrigin>http://a.example</AllowedOrigin><ExposeHeader>ETag</ExposeHeader><MaxAgeSeconds>600</MaxAgeSeconds></CORSRule>',
+        '<CORSRule><AllowedHeader>x-amz-*</AllowedHeader><AllowedMethod>GET</AllowedMethod>' +
+          '<AllowedMethod>PUT</AllowedMethod><AllowedOrigin>http://a.example</AllowedOrigin>' +
+          '<ExposeHeader>ETag</ExposeHeader><MaxAgeSeconds>600</MaxAgeSeconds></CORSRule>',
       );
       expect(codeOf(await send({ method: 'DELETE', path: `/${BUCKET}`, query: { cors: '' } }))).toEqual([204, null]);
       expect(codeOf(await send({ method: 'GET', path: `/${BUCKET}`, query: { cors: '' } }))).toEqual([

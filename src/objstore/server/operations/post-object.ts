@@ -103,7 +103,8 @@ function redirectTarget(redirect: string, bucket: string, key: string, etag: str
 function respond(ctx: OperationContext, fields: FormFields, bucket: string, key: string, md5: string): void {
   const { req, res } = ctx.exchange;
   const etag = JSON.stringify(md5);
-  const location = `http://${req.headers.host ?? 'localhost'}/${rfc3986(bucket)}/${key.split('/').map(rfc3986).join('/')}`;
+  const path = [bucket, ...key.split('/')].map(rfc3986).join('/');
+  const location = `http://${req.headers.host ?? 'localhost'}/${path}`;
   res.setHeader('ETag', etag);
   res.setHeader('Location', location);
   const redirect = fields.get('success_action_redirect') ?? fields.get('redirect');
