@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { Child } from 'hono/jsx';
+import type { Child, JSX } from 'hono/jsx';
 import { raw } from 'hono/html';
 import { assetPath } from './assets.ts';
 
@@ -110,7 +110,35 @@ export function renderView(c: Context, props: PageProps & { fragment?: Child }) 
   );
 }
 
-/** An error of the API, as the dashboard shows it in place of what could not be read or done. */
+type HtmxFormProps = JSX.HTMLAttributes & {
+  method?: 'get' | 'post';
+  action: string;
+  /** The element (a CSS selector) whose place the answer takes. */
+  replaces: string;
+};
+
+/**
+ * A form that works as a plain one without script and, through htmx, puts the answer in place of an element of the
+ * page. A get's URL goes to the address bar, as a plain get's would.
+ */
+export function HtmxForm({ method = 'post', action, replaces, children, ...attributes }: HtmxFormProps) {
+  const get = method === 'get';
+  return (
+    <form
+      {...attributes}
+      method={method}
+      action={action}
+      hx-get={get ? action : undefined}
+      hx-post={get ? undefined : action}
+      hx-target={replaces}
+      hx-swap="outerHTML"
+      hx-push-url={get ? 'true' : undefined}
+    >
+      {children}
+    </form>
+  );
+}
+
 /** Name-value pairs as a description list; `mono` for names and values as sent (headers, query). */
 export const DetailList = ({
   pairs,
@@ -129,6 +157,7 @@ export const DetailList = ({
   </dl>
 );
 
+/** An error of the API, as the dashboard shows it in place of what could not be read or done. */
 export const ErrorNote = ({ message }: { message: string }) => (
   <p class="error" role="alert">
     {message}

@@ -3,10 +3,10 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { DueWork, namesFor, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
-import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
+import { ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
 import { parseSpan, SPAN_HINT } from '../spans.ts';
 
-const FRAGMENT_TARGET = { 'hx-target': '#clock-state', 'hx-swap': 'outerHTML' };
+const CLOCK_STATE = '#clock-state';
 
 /**
  * The part that changes: the time, frozen or running, the error of the last action; the due work comes with it, swapped
@@ -15,7 +15,9 @@ const FRAGMENT_TARGET = { 'hx-target': '#clock-state', 'hx-swap': 'outerHTML' };
 function ClockStatePanel({ clock, error }: { clock: ClockState; error?: string }) {
   const action = clock.frozen ? 'unfreeze' : 'freeze';
   // While the clock runs, the time and the due work follow it.
-  const polling = clock.frozen ? {} : { 'hx-get': '/ui/clock', 'hx-trigger': 'every 2s', ...FRAGMENT_TARGET };
+  const polling = clock.frozen
+    ? {}
+    : { 'hx-get': '/ui/clock', 'hx-trigger': 'every 2s', 'hx-target': CLOCK_STATE, 'hx-swap': 'outerHTML' };
   return (
     <section id="clock-state" class="card clock-state" aria-label="Emulator clock" {...polling}>
       {error && <ErrorNote message={error} />}
@@ -23,16 +25,10 @@ function ClockStatePanel({ clock, error }: { clock: ClockState; error?: string }
       <div class="figure mono">
         <time datetime={clock.now}>{clock.now}</time>
       </div>
-      <form
-        class="inline"
-        method="post"
-        action={`/ui/clock/${action}`}
-        hx-post={`/ui/clock/${action}`}
-        {...FRAGMENT_TARGET}
-      >
+      <HtmxForm class="inline" action={`/ui/clock/${action}`} replaces={CLOCK_STATE}>
         <span class={`badge clock-${clock.frozen ? 'frozen' : 'running'}`}>{clock.frozen ? 'frozen' : 'running'}</span>
         <button type="submit">{clock.frozen ? 'Unfreeze' : 'Freeze'}</button>
-      </form>
+      </HtmxForm>
     </section>
   );
 }
@@ -67,13 +63,11 @@ function DueWorkPanel({
  */
 function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: boolean }) {
   return (
-    <form
+    <HtmxForm
       id="clock-set"
       class="inline"
-      method="post"
       action="/ui/clock/set"
-      hx-post="/ui/clock/set"
-      {...FRAGMENT_TARGET}
+      replaces={CLOCK_STATE}
       {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}
     >
       <label>
@@ -82,7 +76,7 @@ function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: bool
       </label>
       <button type="submit">Set</button>
       <span class="muted">Forward runs what falls due on the way; backward runs nothing.</span>
-    </form>
+    </HtmxForm>
   );
 }
 
@@ -90,7 +84,7 @@ function MoveControls({ now }: { now: string }) {
   return (
     <section aria-labelledby="move-title">
       <h2 id="move-title">Move the clock</h2>
-      <form class="inline" method="post" action="/ui/clock/advance" hx-post="/ui/clock/advance" {...FRAGMENT_TARGET}>
+      <HtmxForm class="inline" action="/ui/clock/advance" replaces={CLOCK_STATE}>
         <button type="submit" name="span" value="1m">
           +1 minute
         </button>
@@ -100,8 +94,8 @@ function MoveControls({ now }: { now: string }) {
         <button type="submit" name="span" value="1d">
           +1 day
         </button>
-      </form>
-      <form class="inline" method="post" action="/ui/clock/advance" hx-post="/ui/clock/advance" {...FRAGMENT_TARGET}>
+      </HtmxForm>
+      <HtmxForm class="inline" action="/ui/clock/advance" replaces={CLOCK_STATE}>
         <label>
           Advance by
           <input name="span" required placeholder="90s, 2h, 1d 3h" aria-describedby="span-hint" autocomplete="off" />
@@ -112,7 +106,7 @@ function MoveControls({ now }: { now: string }) {
         <span id="span-hint" class="muted">
           {SPAN_HINT}; 0 runs what is due now. What falls due on the way runs at its own time.
         </span>
-      </form>
+      </HtmxForm>
       <SetTimeForm now={now} />
     </section>
   );

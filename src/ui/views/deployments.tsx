@@ -15,7 +15,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
-import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
+import { ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 
@@ -126,15 +126,7 @@ function FilterForm({
     </label>
   );
   return (
-    <form
-      class="inline filters"
-      method="get"
-      action="/ui/deployments"
-      hx-get="/ui/deployments"
-      hx-target="#deployments-results"
-      hx-swap="outerHTML"
-      hx-push-url="true"
-    >
+    <HtmxForm class="inline filters" method="get" action="/ui/deployments" replaces="#deployments-results">
       <label>
         Workspace
         <select name="workspace_id">
@@ -159,7 +151,7 @@ function FilterForm({
       <button type="submit" class="primary">
         Filter
       </button>
-    </form>
+    </HtmxForm>
   );
 }
 
@@ -437,17 +429,10 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
           caption="Work of this deployment: the tasks running, then those scheduled, soonest first"
         />
         {next && (
-          <form
-            class="inline"
-            method="post"
-            action={detailPath(page, '/advance')}
-            hx-post={detailPath(page, '/advance')}
-            hx-target="#deployment"
-            hx-swap="outerHTML"
-          >
+          <HtmxForm class="inline" action={detailPath(page, '/advance')} replaces="#deployment">
             <input type="hidden" name="until" value={next.due_at} />
             <button type="submit">Advance the clock to the next step</button>
-          </form>
+          </HtmxForm>
         )}
       </section>
 
@@ -557,14 +542,7 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
       </section>
       <section aria-labelledby="knobs-title">
         <h2 id="knobs-title">Revision knobs</h2>
-        <form
-          class="inline"
-          method="post"
-          action={detailPath(page, '/fault')}
-          hx-post={detailPath(page, '/fault')}
-          hx-target="#deployment"
-          hx-swap="outerHTML"
-        >
+        <HtmxForm class="inline" action={detailPath(page, '/fault')} replaces="#deployment">
           <label>
             Failure line (optional)
             <input name="message" maxlength={2000} placeholder="the last line of its log" autocomplete="off" />
@@ -575,7 +553,7 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
               {FAULT_BUTTONS[stage]}
             </button>
           ))}
-        </form>
+        </HtmxForm>
         {page.faults.length > 0 && (
           <ul class="armed" aria-label="Armed revision knobs">
             {page.faults.map((fault) => (
@@ -587,28 +565,14 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
             ))}
           </ul>
         )}
-        <form
-          class="inline"
-          method="post"
-          action={detailPath(page, '/revisions')}
-          hx-post={detailPath(page, '/revisions')}
-          hx-target="#deployment"
-          hx-swap="outerHTML"
-        >
+        <HtmxForm class="inline" action={detailPath(page, '/revisions')} replaces="#deployment">
           <button type="submit" class="primary">
             New revision
           </button>
           <span class="muted">from the latest revision's configuration</span>
-        </form>
+        </HtmxForm>
         {page.revisions.resources.length > 0 && (
-          <form
-            class="inline"
-            method="post"
-            action={detailPath(page, '/status')}
-            hx-post={detailPath(page, '/status')}
-            hx-target="#deployment"
-            hx-swap="outerHTML"
-          >
+          <HtmxForm class="inline" action={detailPath(page, '/status')} replaces="#deployment">
             <label>
               Revision
               <select name="revision_id">
@@ -628,7 +592,7 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
               </select>
             </label>
             <button type="submit">Force the status</button>
-          </form>
+          </HtmxForm>
         )}
       </section>
     </div>

@@ -11,7 +11,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { FixturesView } from '../../admin/schemas.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { formValues, optionalNumber, optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
-import { DetailList, ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
+import { DetailList, ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
 import { ArmedExportRunKnobs, ExportRunKnobForm, exportRunKnobRequest, type ArmedKnobs } from './faults.tsx';
 
 const EXPORTS = '/ui/exports';
@@ -142,14 +142,7 @@ function DestinationForm({
   const values = state.values ?? {};
   const action = `${EXPORTS}/destinations?workspace_id=${workspace.id}`;
   return (
-    <form
-      method="post"
-      action={action}
-      hx-post={action}
-      hx-target="#exports-workspace"
-      hx-swap="outerHTML"
-      aria-labelledby="new-destination-heading"
-    >
+    <HtmxForm action={action} replaces="#exports-workspace" aria-labelledby="new-destination-heading">
       <h3 id="new-destination-heading">New destination</h3>
       <div class="inline">
         <label>
@@ -187,7 +180,7 @@ function DestinationForm({
         <button type="submit">Create destination</button>
       </div>
       {state.error && <ErrorNote message={state.error} />}
-    </form>
+    </HtmxForm>
   );
 }
 
@@ -215,14 +208,7 @@ function ExportForm({
   const action = `${EXPORTS}?workspace_id=${workspace.id}`;
   const window = defaultWindow(workspace);
   return (
-    <form
-      method="post"
-      action={action}
-      hx-post={action}
-      hx-target="#exports-workspace"
-      hx-swap="outerHTML"
-      aria-labelledby="new-export-heading"
-    >
+    <HtmxForm action={action} replaces="#exports-workspace" aria-labelledby="new-export-heading">
       <h3 id="new-export-heading">New export</h3>
       {destinations.length === 0 ? (
         <p class="muted">Create a destination first.</p>
@@ -294,7 +280,7 @@ function ExportForm({
         </div>
       )}
       {state.error && <ErrorNote message={state.error} />}
-    </form>
+    </HtmxForm>
   );
 }
 
@@ -346,7 +332,7 @@ function ExportRunKnobs({ knobs, state }: { knobs: ArmedKnobs['export_runs']; st
     <section id="export-run-knobs" aria-labelledby="export-run-knobs-heading">
       <h2 id="export-run-knobs-heading">Export-run knobs</h2>
       <ArmedExportRunKnobs knobs={knobs} />
-      <ExportRunKnobForm action={`${EXPORTS}/knobs`} target="#export-run-knobs" state={state} />
+      <ExportRunKnobForm action={`${EXPORTS}/knobs`} replaces="#export-run-knobs" state={state} />
     </section>
   );
 }
@@ -487,18 +473,11 @@ function ExportLive({ exportRow, error, ...runsProps }: ExportLiveProps) {
         </div>
       </section>
       {!isTerminalStatus(exportRow.status) && (
-        <form
-          method="post"
-          action={cancelUrl}
-          hx-post={cancelUrl}
-          hx-target="#export-live"
-          hx-swap="outerHTML"
-          class="inline"
-        >
+        <HtmxForm action={cancelUrl} replaces="#export-live" class="inline">
           <button type="submit" class="danger" id="cancel-export">
             Cancel export
           </button>
-        </form>
+        </HtmxForm>
       )}
       {error && <ErrorNote message={error} />}
       <h2 id="runs-heading">{ofChildren ? 'Runs of its child exports' : 'Runs'}</h2>
@@ -604,16 +583,7 @@ export function exportsView(api: DashboardApi) {
       fragment: forms.knobs ? knobSection : content,
       children: (
         <>
-          <form
-            class="inline"
-            method="get"
-            action={EXPORTS}
-            hx-get={EXPORTS}
-            hx-target="#exports-workspace"
-            hx-swap="outerHTML"
-            hx-push-url="true"
-            hx-trigger="change"
-          >
+          <HtmxForm class="inline" method="get" action={EXPORTS} replaces="#exports-workspace" hx-trigger="change">
             <label>
               Workspace
               <select name="workspace_id">
@@ -625,7 +595,7 @@ export function exportsView(api: DashboardApi) {
               </select>
             </label>
             <button type="submit">Show</button>
-          </form>
+          </HtmxForm>
           {content}
           {knobSection}
         </>

@@ -18,7 +18,7 @@ import {
   type FormState,
   type FormValues,
 } from '../forms.ts';
-import { ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
+import { ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
 
 type Armed<Knob> = Knob & { remaining: number };
 
@@ -146,24 +146,16 @@ const WorkspaceOptions = ({ workspaces, selected }: { workspaces: FixtureWorkspa
 /** The form arming POST /_localplane/faults/export-runs, on this view and on the exports view. */
 export function ExportRunKnobForm({
   action,
-  target,
+  replaces,
   state = {},
 }: {
   action: string;
-  target: string;
+  replaces: string;
   state?: FormState;
 }) {
   const values = state.values ?? {};
   return (
-    <form
-      class="inline"
-      method="post"
-      action={action}
-      hx-post={action}
-      hx-target={target}
-      hx-swap="outerHTML"
-      aria-label="Fail or slow the next export runs"
-    >
+    <HtmxForm class="inline" action={action} replaces={replaces} aria-label="Fail or slow the next export runs">
       <label>
         Mode
         <select name="mode">
@@ -188,7 +180,7 @@ export function ExportRunKnobForm({
       </label>
       <button type="submit">Arm</button>
       {state.error && <ErrorNote message={state.error} />}
-    </form>
+    </HtmxForm>
   );
 }
 
@@ -275,34 +267,22 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
                   </td>
                   <td class="num">{rule.remaining ?? 'no end'}</td>
                   <td>
-                    <form
-                      method="post"
-                      action={`${FAULTS}/rules/${encodeURIComponent(rule.id)}/delete`}
-                      hx-post={`${FAULTS}/rules/${encodeURIComponent(rule.id)}/delete`}
-                      hx-target="#fault-rules"
-                      hx-swap="outerHTML"
-                    >
+                    <HtmxForm action={`${FAULTS}/rules/${encodeURIComponent(rule.id)}/delete`} replaces="#fault-rules">
                       {/* An id keeps the focus on the button across the refreshes. */}
                       <button type="submit" class="danger" id={`delete-${rule.id}`} aria-label={`Delete ${rule.id}`}>
                         Delete
                       </button>
-                    </form>
+                    </HtmxForm>
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-          <form
-            method="post"
-            action={`${FAULTS}/rules/delete`}
-            hx-post={`${FAULTS}/rules/delete`}
-            hx-target="#fault-rules"
-            hx-swap="outerHTML"
-          >
+          <HtmxForm action={`${FAULTS}/rules/delete`} replaces="#fault-rules">
             <button type="submit" class="danger" id="delete-all-fault-rules">
               Delete all rules
             </button>
-          </form>
+          </HtmxForm>
         </>
       )}
     </section>
@@ -314,14 +294,7 @@ function FaultRuleForm({ workspaces, state = {} }: { workspaces: FixtureWorkspac
   return (
     <section id="fault-rule-form" aria-labelledby="fault-rule-form-heading">
       <h2 id="fault-rule-form-heading">Add a fault rule</h2>
-      <form
-        method="post"
-        action={`${FAULTS}/rules`}
-        hx-post={`${FAULTS}/rules`}
-        hx-target="#fault-rule-form"
-        hx-swap="outerHTML"
-        aria-labelledby="fault-rule-form-heading"
-      >
+      <HtmxForm action={`${FAULTS}/rules`} replaces="#fault-rule-form" aria-labelledby="fault-rule-form-heading">
         <fieldset class="inline">
           <legend>Match (every field given must hold)</legend>
           <label>
@@ -396,7 +369,7 @@ function FaultRuleForm({ workspaces, state = {} }: { workspaces: FixtureWorkspac
           </button>
         </div>
         {state.error && <ErrorNote message={state.error} />}
-      </form>
+      </HtmxForm>
     </section>
   );
 }
@@ -420,13 +393,6 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
     ...knobs.export_runs.map((knob) => ({ text: describeExportRunKnob(knob), remaining: knob.remaining })),
     ...knobs.revisions.map((knob) => ({ text: describeRevisionKnob(knob), remaining: knob.remaining })),
   ];
-  const knobForm = (name: string) => ({
-    method: 'post' as const,
-    action: `${FAULTS}/knobs/${name}`,
-    'hx-post': `${FAULTS}/knobs/${name}`,
-    'hx-target': '#knobs',
-    'hx-swap': 'outerHTML',
-  });
   const deployments = workspaces.flatMap((workspace) =>
     workspace.deployments.map((deployment) => ({ ...deployment, workspace: workspace.name })),
   );
@@ -456,17 +422,22 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
               ))}
             </tbody>
           </table>
-          <form {...knobForm('delete')}>
+          <HtmxForm action={`${FAULTS}/knobs/delete`} replaces="#knobs">
             <button type="submit" class="danger" id="disarm-all-knobs">
               Disarm all knobs
             </button>
-          </form>
+          </HtmxForm>
         </>
       )}
       {forms.disarm?.error && <ErrorNote message={forms.disarm.error} />}
 
       <h3>Destination validations</h3>
-      <form class="inline" {...knobForm('destination-validations')} aria-label="Fail the next destination validations">
+      <HtmxForm
+        class="inline"
+        action={`${FAULTS}/knobs/destination-validations`}
+        replaces="#knobs"
+        aria-label="Fail the next destination validations"
+      >
         <label>
           Failure
           <select name="error">
@@ -489,13 +460,18 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
         </label>
         <button type="submit">Arm</button>
         {forms.validation?.error && <ErrorNote message={forms.validation.error} />}
-      </form>
+      </HtmxForm>
 
       <h3>Export runs</h3>
-      <ExportRunKnobForm action={`${FAULTS}/knobs/export-runs`} target="#knobs" state={forms.exportRuns} />
+      <ExportRunKnobForm action={`${FAULTS}/knobs/export-runs`} replaces="#knobs" state={forms.exportRuns} />
 
       <h3>Revisions</h3>
-      <form class="inline" {...knobForm('revisions')} aria-label="Fail or skip the next revisions">
+      <HtmxForm
+        class="inline"
+        action={`${FAULTS}/knobs/revisions`}
+        replaces="#knobs"
+        aria-label="Fail or skip the next revisions"
+      >
         <label>
           Stage
           <select name="stage">
@@ -521,7 +497,7 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
         </label>
         <button type="submit">Arm</button>
         {forms.revisions?.error && <ErrorNote message={forms.revisions.error} />}
-      </form>
+      </HtmxForm>
     </section>
   );
 }

@@ -13,7 +13,7 @@ import { REQUEST_SOURCES } from '../../journal/matching.ts';
 import type { JournalBody, JournalEntry } from '../../journal/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { DetailList, ErrorNote, isFragmentRequest, renderView } from '../layout.tsx';
+import { DetailList, ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
 
 const REQUESTS = '/ui/requests';
 /** The view's filters, named as the API names them but `text`, which searches both bodies (`any_body_contains`). */
@@ -229,15 +229,12 @@ function FilterForm({
     </label>
   );
   return (
-    <form
+    <HtmxForm
       class="inline filters"
       aria-label="Filter requests"
       method="get"
       action={REQUESTS}
-      hx-get={REQUESTS}
-      hx-target="#requests-live"
-      hx-swap="outerHTML"
-      hx-push-url="true"
+      replaces="#requests-live"
     >
       {choice(
         'source',
@@ -270,7 +267,7 @@ function FilterForm({
       <button type="submit" class="primary">
         Filter
       </button>
-    </form>
+    </HtmxForm>
   );
 }
 

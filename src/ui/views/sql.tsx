@@ -4,7 +4,7 @@ import type { SqlResponse } from '../../warehouse/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures } from '../fixtures.ts';
 import { refusal, refusedStatus } from '../forms.ts';
-import { ErrorNote, renderView } from '../layout.tsx';
+import { ErrorNote, HtmxForm, renderView } from '../layout.tsx';
 
 const SQL = '/ui/sql';
 
@@ -303,15 +303,7 @@ export function sqlView(api: DashboardApi) {
           </p>
         ) : (
           <>
-            <form
-              id="sql-form"
-              method="get"
-              action={SQL}
-              hx-get={SQL}
-              hx-target="#sql-result"
-              hx-swap="outerHTML"
-              hx-push-url="true"
-            >
+            <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result">
               <label>
                 Export
                 <select name="export_id">
@@ -344,7 +336,7 @@ export function sqlView(api: DashboardApi) {
                   /_localplane/config).
                 </span>
               </div>
-            </form>
+            </HtmxForm>
             {result}
           </>
         ),
