@@ -5,6 +5,7 @@ import type { DeploymentsList } from '../deployments/schemas.ts';
 import type { DashboardApi } from './api.ts';
 import { fromNow } from './spans.ts';
 import { readFixtures } from './fixtures.ts';
+import { TableHead } from './layout.tsx';
 
 /** What the due-work table names: workspaces, and the deployments tasks move, by id. */
 export interface Names {
@@ -125,15 +126,7 @@ export function DueWork({
   return (
     <table class="due-work">
       <caption class="visually-hidden">{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">What</th>
-          <th scope="col">Resource</th>
-          <th scope="col">Workspace</th>
-          <th scope="col">Due at</th>
-          <th scope="col">In</th>
-        </tr>
-      </thead>
+      <TableHead columns={['What', 'Resource', 'Workspace', 'Due at', 'In']} />
       <tbody>
         {tasks.map((task) => (
           <tr data-kind={task.kind} data-state={task.state}>

@@ -139,6 +139,19 @@ export function HtmxForm({ method = 'post', action, replaces, children, ...attri
   );
 }
 
+/** A table's head: a header a column, each scoped to its column; those named in `numeric` align as numbers. */
+export const TableHead = ({ columns, numeric = [] }: { columns: readonly string[]; numeric?: readonly string[] }) => (
+  <thead>
+    <tr>
+      {columns.map((column) => (
+        <th scope="col" class={numeric.includes(column) ? 'num' : undefined}>
+          {column}
+        </th>
+      ))}
+    </tr>
+  </thead>
+);
+
 /** Name-value pairs as a description list; `mono` for names and values as sent (headers, query). */
 export const DetailList = ({
   pairs,

@@ -15,7 +15,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
-import { ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
+import { ErrorNote, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 
@@ -193,17 +193,7 @@ function DeploymentsResults({
       {page && page.resources.length > 0 && (
         <table>
           <caption class="visually-hidden">Deployments of the workspace, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">Type</th>
-              <th scope="col">Source</th>
-              <th scope="col">Image version</th>
-              <th scope="col">Active revision</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Name', 'Status', 'Type', 'Source', 'Image version', 'Active revision', 'Updated']} />
           <tbody>
             {page.resources.map((deployment) => (
               <tr>
@@ -354,13 +344,7 @@ function LogTable({ title, page }: { title: string; page: LogsPage }) {
       ) : (
         <table class="log">
           <caption class="visually-hidden">{title}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Level</th>
-              <th scope="col">Message</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Time', 'Level', 'Message']} />
           <tbody>
             {page.logs.map((line) => (
               <tr class={`log-${line.level.toLowerCase()}`}>
@@ -442,16 +426,7 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
           <caption class="visually-hidden">
             Revisions, newest first, each with its statuses on the emulator clock
           </caption>
-          <thead>
-            <tr>
-              <th scope="col">Revision</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Source</th>
-              <th scope="col">Timeline</th>
-              <th scope="col">Logs</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Revision', 'Status', 'Created', 'Source', 'Timeline', 'Logs']} />
           <tbody>
             {revisions.resources.map((revision) => (
               <tr id={`revision-${revision.id}`} data-status={revision.status}>

@@ -11,7 +11,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { FixturesView } from '../../admin/schemas.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { formValues, optionalNumber, optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
-import { DetailList, ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
+import { DetailList, ErrorNote, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
 import { ArmedExportRunKnobs, ExportRunKnobForm, exportRunKnobRequest, type ArmedKnobs } from './faults.tsx';
 
 const EXPORTS = '/ui/exports';
@@ -89,16 +89,7 @@ function ExportList({
         <p class="muted">No exports in {workspace.name} yet.</p>
       ) : (
         <table aria-labelledby="exports-heading">
-          <thead>
-            <tr>
-              <th scope="col">Export</th>
-              <th scope="col">Status</th>
-              <th scope="col">Tracing project</th>
-              <th scope="col">Window (UTC)</th>
-              <th scope="col">Destination</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Export', 'Status', 'Tracing project', 'Window (UTC)', 'Destination', 'Created']} />
           <tbody>
             {exports.map((row) => (
               <tr>
@@ -293,15 +284,7 @@ function WorkspaceExports(props: WorkspaceProps) {
         <p class="muted">No destinations in {workspace.name} yet.</p>
       ) : (
         <table aria-labelledby="destinations-heading">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Id</th>
-              <th scope="col">Bucket and prefix</th>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Name', 'Id', 'Bucket and prefix', 'Endpoint', 'Created']} />
           <tbody>
             {destinations.map((destination) => (
               <tr>
@@ -358,22 +341,19 @@ interface RunsProps {
 function Runs({ runs, destination, workspaceId, ofChildren, projects }: RunsProps) {
   return (
     <table aria-labelledby="runs-heading">
-      <thead>
-        <tr>
-          {ofChildren && <th scope="col">Export</th>}
-          <th scope="col">Run (UTC day)</th>
-          <th scope="col">Status</th>
-          <th scope="col" class="num">
-            Retries
-          </th>
-          <th scope="col" class="num">
-            Rows
-          </th>
-          <th scope="col">Files</th>
-          <th scope="col">Errors</th>
-          <th scope="col">Finished</th>
-        </tr>
-      </thead>
+      <TableHead
+        columns={[
+          ...(ofChildren ? ['Export'] : []),
+          'Run (UTC day)',
+          'Status',
+          'Retries',
+          'Rows',
+          'Files',
+          'Errors',
+          'Finished',
+        ]}
+        numeric={['Retries', 'Rows']}
+      />
       <tbody>
         {runs.map((run) => (
           <tr>

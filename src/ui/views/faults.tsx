@@ -18,7 +18,7 @@ import {
   type FormState,
   type FormValues,
 } from '../forms.ts';
-import { ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
+import { ErrorNote, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
 
 type Armed<Knob> = Knob & { remaining: number };
 
@@ -231,23 +231,10 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
       ) : (
         <>
           <table aria-labelledby="fault-rules-heading">
-            <thead>
-              <tr>
-                <th scope="col">Rule</th>
-                <th scope="col">Match</th>
-                <th scope="col">Action</th>
-                <th scope="col" class="num">
-                  Probability
-                </th>
-                <th scope="col" class="num">
-                  Fired
-                </th>
-                <th scope="col" class="num">
-                  Left
-                </th>
-                <th scope="col">Delete</th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={['Rule', 'Match', 'Action', 'Probability', 'Fired', 'Left', 'Delete']}
+              numeric={['Probability', 'Fired', 'Left']}
+            />
             <tbody>
               {rules.map((rule) => (
                 <tr id={rule.id}>
@@ -405,14 +392,7 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
       ) : (
         <>
           <table aria-labelledby="knobs-heading">
-            <thead>
-              <tr>
-                <th scope="col">Armed knob</th>
-                <th scope="col" class="num">
-                  Left
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Armed knob', 'Left']} numeric={['Left']} />
             <tbody>
               {armed.map((knob) => (
                 <tr>

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { ObjectsPage, ObjectView } from '../../objstore/browser-routes.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { ErrorNote, renderView } from '../layout.tsx';
+import { ErrorNote, renderView, TableHead } from '../layout.tsx';
 
 interface Bucket {
   name: string;
@@ -121,21 +121,10 @@ function renderObjects(c: Context, content: Child) {
 function BucketTable({ buckets }: { buckets: Bucket[] }) {
   return (
     <table aria-labelledby="buckets-heading">
-      <thead>
-        <tr>
-          <th scope="col">Bucket</th>
-          <th scope="col">Workspace</th>
-          <th scope="col">Region</th>
-          <th scope="col">Kind</th>
-          <th scope="col" class="num">
-            Objects
-          </th>
-          <th scope="col" class="num">
-            Size
-          </th>
-          <th scope="col">Created</th>
-        </tr>
-      </thead>
+      <TableHead
+        columns={['Bucket', 'Workspace', 'Region', 'Kind', 'Objects', 'Size', 'Created']}
+        numeric={['Objects', 'Size']}
+      />
       <tbody>
         {buckets.map((bucket) => (
           <tr>
@@ -187,15 +176,7 @@ function ObjectTable({ bucket, page }: { bucket: string; page: ObjectsPage }) {
   }
   return (
     <table aria-label={searching ? 'Keys found' : 'Folders and objects'}>
-      <thead>
-        <tr>
-          <th scope="col">{searching ? 'Key' : 'Name'}</th>
-          <th scope="col" class="num">
-            Size
-          </th>
-          <th scope="col">Last modified</th>
-        </tr>
-      </thead>
+      <TableHead columns={[searching ? 'Key' : 'Name', 'Size', 'Last modified']} numeric={['Size']} />
       <tbody>
         {page.prefixes.map((prefix) => (
           <tr class="folder">
@@ -298,12 +279,7 @@ function SchemaTable({ schema }: { schema: { name: string; type: string }[] }) {
     <>
       <h3 id="preview-schema">Schema</h3>
       <table aria-labelledby="preview-schema">
-        <thead>
-          <tr>
-            <th scope="col">Column</th>
-            <th scope="col">Type</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Column', 'Type']} />
         <tbody>
           {schema.map((column) => (
             <tr>
@@ -331,13 +307,7 @@ function RowsTable({ schema, rows, totalRows }: { schema: { name: string }[]; ro
       {/* Focusable, so the keyboard scrolls it as the mouse does. */}
       <div class="scroll" tabindex={0} role="region" aria-labelledby="preview-rows">
         <table aria-labelledby="preview-rows" class="rows">
-          <thead>
-            <tr>
-              {schema.map((column) => (
-                <th scope="col">{column.name}</th>
-              ))}
-            </tr>
-          </thead>
+          <TableHead columns={schema.map((column) => column.name)} />
           <tbody>
             {rows.map((row) => (
               <tr>

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Health, State } from '../../admin/schemas.ts';
 import type { RequestStats } from '../../journal/schemas.ts';
 import type { DashboardApi } from '../api.ts';
-import { renderView } from '../layout.tsx';
+import { renderView, TableHead } from '../layout.tsx';
 
 const ACTIVITY_MINUTES = 30;
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
@@ -43,16 +43,7 @@ function Activity({ stats }: { stats: RequestStats }) {
         <p class="muted">None.</p>
       ) : (
         <table aria-labelledby="errors-heading">
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Source</th>
-              <th scope="col">Request</th>
-              <th scope="col" class="num">
-                Status
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Time', 'Source', 'Request', 'Status']} numeric={['Status']} />
           <tbody>
             {stats.latest_errors.map((entry) => (
               <tr>
@@ -126,25 +117,10 @@ export function overviewView(api: DashboardApi) {
           </section>
           <h2 id="workspaces">Workspaces</h2>
           <table aria-labelledby="workspaces">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Id</th>
-                <th scope="col">Tier</th>
-                <th scope="col" class="num">
-                  Tracing projects
-                </th>
-                <th scope="col" class="num">
-                  Destinations
-                </th>
-                <th scope="col" class="num">
-                  Exports
-                </th>
-                <th scope="col" class="num">
-                  Deployments
-                </th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={['Name', 'Id', 'Tier', 'Tracing projects', 'Destinations', 'Exports', 'Deployments']}
+              numeric={['Tracing projects', 'Destinations', 'Exports', 'Deployments']}
+            />
             <tbody>
               {state.workspaces.map((workspace) => (
                 <tr>

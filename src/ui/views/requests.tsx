@@ -13,7 +13,7 @@ import { REQUEST_SOURCES } from '../../journal/matching.ts';
 import type { JournalBody, JournalEntry } from '../../journal/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { DetailList, ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
+import { DetailList, ErrorNote, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
 
 const REQUESTS = '/ui/requests';
 /** The view's filters, named as the API names them but `text`, which searches both bodies (`any_body_contains`). */
@@ -156,15 +156,7 @@ function LiveRequests({ query, entries, names, paused, error }: LiveProps) {
       {error !== undefined && <ErrorNote message={error} />}
       {entries !== undefined && (
         <table class="requests" aria-labelledby="requests-heading">
-          <thead>
-            <tr>
-              {COLUMNS.map((column) => (
-                <th scope="col" class={column === 'Status' || column === 'ms' ? 'num' : undefined}>
-                  {column}
-                </th>
-              ))}
-            </tr>
-          </thead>
+          <TableHead columns={COLUMNS} numeric={['Status', 'ms']} />
           <tbody
             id="request-rows"
             data-max-rows={shown}

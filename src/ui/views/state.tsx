@@ -2,7 +2,7 @@ import type { State } from '../../admin/schemas.ts';
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
-import { ErrorNote, renderView } from '../layout.tsx';
+import { ErrorNote, renderView, TableHead } from '../layout.tsx';
 import type { SavedSnapshot } from '../../snapshots/folder.ts';
 import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
 
@@ -125,16 +125,7 @@ export function stateView(api: DashboardApi) {
             <p>No saved snapshot yet.</p>
           ) : (
             <table aria-labelledby="saved-heading">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col" class="num">
-                    Size
-                  </th>
-                  <th scope="col">Saved (file time)</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Name', 'Size', 'Saved (file time)', 'Actions']} numeric={['Size']} />
               <tbody>
                 {saved.snapshots.map((snapshot) => (
                   <tr>
