@@ -340,14 +340,14 @@ function setUpSource(
 export function seedDeployments(db: Db, file: DeploymentsFile, seed: number): void {
   for (const workspace of file.workspaces) {
     const family = seededDeploymentFamily(workspace, seed);
-    DeploymentStore.insertTenant(db, family.tenant);
-    for (const provider of family.providers) DeploymentStore.insertProvider(db, provider);
-    for (const integration of family.integrations) DeploymentStore.insertIntegration(db, integration);
-    for (const repo of family.repos) DeploymentStore.insertRepo(db, repo);
-    for (const listener of family.listeners) DeploymentStore.insertListener(db, listener);
+    DeploymentStore.insert(db, 'deployment_tenants', family.tenant);
+    for (const provider of family.providers) DeploymentStore.insert(db, 'oauth_providers', provider);
+    for (const integration of family.integrations) DeploymentStore.insert(db, 'codehost_integrations', integration);
+    for (const repo of family.repos) DeploymentStore.insert(db, 'codehost_repos', repo);
+    for (const listener of family.listeners) DeploymentStore.insert(db, 'listeners', listener);
     for (const { row, revisions, tracingProjectId } of family.deployments) {
-      DeploymentStore.insertDeployment(db, row);
-      for (const revision of revisions) DeploymentStore.insertRevision(db, revision);
+      DeploymentStore.insert(db, 'deployments', row);
+      for (const revision of revisions) DeploymentStore.insert(db, 'deployment_revisions', revision);
       TracingStore.insertSession(db, {
         id: tracingProjectId,
         tenant_id: row.tenant_id,

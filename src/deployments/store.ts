@@ -292,10 +292,21 @@ export interface DeploymentDeletionRow {
   delete_tracing_project: Flag;
 }
 
+/** The row each of the domain's tables holds. */
+interface TableRows {
+  deployment_tenants: DeploymentTenantRow;
+  oauth_providers: OAuthProviderRow;
+  codehost_integrations: CodehostIntegrationRow;
+  codehost_repos: CodehostRepoRow;
+  listeners: ListenerRow;
+  deployments: DeploymentRow;
+  deployment_revisions: RevisionRow;
+  deployment_revision_events: RevisionEventRow;
+  deployment_deletions: DeploymentDeletionRow;
+}
+
 const insertSql = (table: string, columns: readonly string[]) =>
   `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((column) => `@${column}`).join(', ')})`;
-
-const insertRow = (db: Db, table: string, row: object) => db.prepare(insertSql(table, Object.keys(row))).run(row);
 
 const DEPLOYMENT_VIEW = `SELECT d.*, r.source_revision_config AS latest_source_revision_config
   FROM deployments d LEFT JOIN deployment_revisions r ON r.id = d.latest_revision_id`;
@@ -360,32 +371,15 @@ export class DeploymentStore {
     };
   }
 
-  static insertTenant(db: Db, row: DeploymentTenantRow) {
-    insertRow(db, 'deployment_tenants', row);
-  }
-  static insertProvider(db: Db, row: OAuthProviderRow) {
-    insertRow(db, 'oauth_providers', row);
-  }
-  static insertIntegration(db: Db, row: CodehostIntegrationRow) {
-    insertRow(db, 'codehost_integrations', row);
-  }
-  static insertRepo(db: Db, row: CodehostRepoRow) {
-    insertRow(db, 'codehost_repos', row);
-  }
-  static insertListener(db: Db, row: ListenerRow) {
-    insertRow(db, 'listeners', row);
-  }
-  static insertDeployment(db: Db, row: DeploymentRow) {
-    insertRow(db, 'deployments', row);
-  }
-  static insertRevision(db: Db, row: RevisionRow) {
-    insertRow(db, 'deployment_revisions', row);
+  /** Inserts a row into one of the domain's tables; static, for the fixtures, which seed them before any store. */
+  static insert<Table extends keyof TableRows>(db: Db, table: Table, row: TableRows[Table]) {
+    db.prepare(insertSql(table, Object.keys(row))).run(row);
   }
 
   /** A new deployment with its first revision and its tracing project, all or nothing. */
   create(deployment: DeploymentRow, revision: RevisionRow, project: TracingSession): void {
     this.db.transaction(() => {
-      DeploymentStore.insertDeployment(this.db, deployment);
+      DeploymentStore.insert(this.db, 'deployments', deployment);
       this.addRevision(revision);
       TracingStore.insertSession(this.db, project);
     })();
@@ -468,7 +462,7 @@ export class DeploymentStore {
         due_at: dueAt,
         delete_tracing_project: options.deleteTracingProject ? 1 : 0,
       };
-      insertRow(this.db, 'deployment_deletions', row);
+      DeploymentStore.insert(this.db, 'deployment_deletions', row);
     })();
   }
 
@@ -490,12 +484,12 @@ export class DeploymentStore {
   }
 
   private addRevision(revision: RevisionRow): void {
-    DeploymentStore.insertRevision(this.db, revision);
+    DeploymentStore.insert(this.db, 'deployment_revisions', revision);
     this.addEvent({ revision_id: revision.id, status: revision.status, at: revision.created_at, detail: null });
   }
 
   private addEvent(event: RevisionEventRow): void {
-    insertRow(this.db, 'deployment_revision_events', event);
+    DeploymentStore.insert(this.db, 'deployment_revision_events', event);
   }
 
   /** A deployment's revisions still on their way to DEPLOYED end INTERRUPTED. */
@@ -539,7 +533,7 @@ export class DeploymentStore {
     return this.statements.provider.get(tenantId, providerId);
   }
   insertProvider(row: OAuthProviderRow): void {
-    DeploymentStore.insertProvider(this.db, row);
+    DeploymentStore.insert(this.db, 'oauth_providers', row);
   }
   updateProvider(row: OAuthProviderRow): void {
     this.prepared(
@@ -586,7 +580,7 @@ export class DeploymentStore {
     return this.statements.listenerUsers.all(tenantId, listenerId).map((row) => row.id);
   }
   insertListener(row: ListenerRow): void {
-    DeploymentStore.insertListener(this.db, row);
+    DeploymentStore.insert(this.db, 'listeners', row);
   }
   updateListener(row: ListenerRow): void {
     this.prepared(
