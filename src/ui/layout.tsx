@@ -152,6 +152,26 @@ export const TableHead = ({ columns, numeric = [] }: { columns: readonly string[
   </thead>
 );
 
+/** A select's options, each its own value; `any`, the label of a first option whose empty value leaves it unset. */
+export const Options = ({
+  choices,
+  selected,
+  any,
+}: {
+  choices: readonly string[];
+  selected?: string;
+  any?: string;
+}) => (
+  <>
+    {any !== undefined && <option value="">{any}</option>}
+    {choices.map((choice) => (
+      <option value={choice} selected={choice === selected}>
+        {choice}
+      </option>
+    ))}
+  </>
+);
+
 /** Name-value pairs as a description list; `mono` for names and values as sent (headers, query). */
 export const DetailList = ({
   pairs,

@@ -15,7 +15,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
-import { ErrorNote, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
+import { ErrorNote, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 
@@ -116,12 +116,7 @@ function FilterForm({
     <label>
       {label}
       <select name={name}>
-        <option value="">any</option>
-        {options.map((option) => (
-          <option value={option} selected={query.get(name) === option}>
-            {option}
-          </option>
-        ))}
+        <Options choices={options} selected={query.get(name) ?? undefined} any="any" />
       </select>
     </label>
   );
@@ -561,9 +556,7 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
             <label>
               Status
               <select name="status">
-                {REVISION_STATUSES.map((status) => (
-                  <option value={status}>{status}</option>
-                ))}
+                <Options choices={REVISION_STATUSES} />
               </select>
             </label>
             <button type="submit">Force the status</button>

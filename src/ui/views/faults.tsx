@@ -18,7 +18,7 @@ import {
   type FormState,
   type FormValues,
 } from '../forms.ts';
-import { ErrorNote, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
+import { ErrorNote, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
 
 type Armed<Knob> = Knob & { remaining: number };
 
@@ -120,17 +120,6 @@ function describeRevisionKnob({ stage, deployment_id, message }: RevisionFaultRe
     .filter(Boolean)
     .join(' ');
 }
-
-const Options = ({ choices, selected, any }: { choices: readonly string[]; selected?: string; any?: string }) => (
-  <>
-    {any !== undefined && <option value="">{any}</option>}
-    {choices.map((choice) => (
-      <option value={choice} selected={choice === selected}>
-        {choice}
-      </option>
-    ))}
-  </>
-);
 
 const WorkspaceOptions = ({ workspaces, selected }: { workspaces: FixtureWorkspace[]; selected?: string }) => (
   <>
