@@ -156,11 +156,11 @@ describe('the Clock view in Chromium', () => {
     await expect(page.getByRole('alert').textContent()).resolves.toBe('Unknown unit "x" in "2x": use s, m, h or d.');
     expect(await clockNow(page)).toBe(start + 3_600_000 + 97_200_000);
 
-    await page.getByRole('button', { name: 'Unfreeze' }).click();
-    await page.getByRole('button', { name: 'Freeze' }).waitFor();
+    await page.getByRole('button', { name: 'Unfreeze', exact: true }).click();
+    await page.getByRole('button', { name: 'Freeze', exact: true }).waitFor();
     expect((await admin('GET', '/clock')).body.frozen).toBe(false);
-    await page.getByRole('button', { name: 'Freeze' }).click();
-    await page.getByRole('button', { name: 'Unfreeze' }).waitFor();
+    await page.getByRole('button', { name: 'Freeze', exact: true }).click();
+    await page.getByRole('button', { name: 'Unfreeze', exact: true }).waitFor();
     await screenshot(page, 'clock');
     await checkAccessibility(page);
     expect(browser.pageErrors).toEqual([]);
