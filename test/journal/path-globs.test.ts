@@ -108,9 +108,14 @@ describe('path globs', () => {
       for (let rule = 0; rule < 100; rule++)
         rules.add(faultRuleRequest.parse({ match: { path: globs[rule % globs.length] }, action: { status: 503 } }));
       const requests = Array.from({ length: 10 }, (_, index) => requestOn(longPath(index, 3000)));
-      const started = cpuMs();
-      for (const request of requests) expect(rules.fire(request)).toBeNull();
-      expect((cpuMs() - started) / requests.length).toBeLessThan(10);
+      // The least of three passes: a collection of what test files beside this one left, or the first pass's
+      // compiling, is not the rules' cost.
+      const passes = Array.from({ length: 3 }, () => {
+        const started = cpuMs();
+        for (const request of requests) expect(rules.fire(request)).toBeNull();
+        return (cpuMs() - started) / requests.length;
+      });
+      expect(Math.min(...passes)).toBeLessThan(10);
     },
   );
 });
