@@ -63,6 +63,7 @@ const order = z.enum(['asc', 'desc']);
 /** The filter as query parameters of GET /_localplane/requests (and /count). */
 export const journalQuery = z.strictObject({
   since: sinceText.optional(),
+  before: queryInteger({ min: 1 }).optional(),
   limit: queryInteger({ min: 1, max: MAX_JOURNAL_LIMIT }).optional(),
   order: order.optional(),
   ...queryFilterFields,
@@ -85,6 +86,8 @@ export const journalFind = z.strictObject({
       sinceText,
     ])
     .optional(),
+  /** Entries with a lower sequence id only: with `limit`, the page before the oldest one seen. */
+  before: z.int().min(1).optional(),
   limit: z.int().min(1).max(MAX_JOURNAL_LIMIT).optional(),
   order: order.optional(),
   ...requestMatchFields,
@@ -141,7 +144,7 @@ function targetTest(filter: JournalFilter): ((target: ObjstoreTarget | null) => 
  */
 export function entryMatcher(filter: JournalFilter): (kept: FilterableEntry) => boolean {
   const matchesRequest = requestMatcher(filter);
-  const { since, fault_rule: faultRuleId } = filter;
+  const { since, before, fault_rule: faultRuleId } = filter;
   const statusHolds = statusTest(filter.status);
   const targetHolds = targetTest(filter);
   const [inRequest, inResponse, inEither] = [
@@ -152,6 +155,7 @@ export function entryMatcher(filter: JournalFilter): (kept: FilterableEntry) => 
   return (kept) => {
     return (
       (since === undefined || ('id' in since ? kept.id > since.id : kept.micros >= since.time)) &&
+      (before === undefined || kept.id < before) &&
       (statusHolds === null || statusHolds(kept.status)) &&
       (faultRuleId === undefined ||
         (faultRuleId === 'any' ? kept.fault_rule_id !== null : kept.fault_rule_id === faultRuleId)) &&

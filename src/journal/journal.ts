@@ -132,7 +132,7 @@ export class RequestJournal {
   private resets = 0;
   private readonly listeners = new Set<() => void>();
 
-  constructor(capacity = DEFAULT_JOURNAL_CAPACITY) {
+  constructor(readonly capacity = DEFAULT_JOURNAL_CAPACITY) {
     this.kept = new RingBuffer(capacity);
   }
 
@@ -145,6 +145,14 @@ export class RequestJournal {
   /** The id of the latest entry recorded since the last reset (0 before the first). */
   get latestId(): number {
     return this.nextId - 1;
+  }
+
+  /**
+   * The id of the oldest entry kept (the next id while none is): the entries recorded before it since the last reset
+   * were dropped, for room or by `clear`.
+   */
+  get firstKeptId(): number {
+    return this.kept.length === 0 ? this.nextId : this.kept.at(0).id;
   }
 
   /** How many times the journal was reset: ids from 1 again. */
@@ -184,26 +192,36 @@ export class RequestJournal {
 
   /**
    * The matching entries, oldest first (`order: 'desc'`: newest first). `limit` keeps the
-   * first ones after `since` when it is given (paging forward), else the most recent ones.
+   * first ones after `since` when it is given (paging forward), else the most recent ones
+   * (before `before`, when given: paging back). `total` counts every match, `limit` aside.
    */
-  private matching(filter: JournalFilter): KeptEntry[] {
+  private matching(filter: JournalFilter, counting = false): { found: KeptEntry[]; total: number } {
     const matches = entryMatcher(filter);
     const { since, limit = Infinity, order = 'asc' } = filter;
     const newestFirst = order === 'desc' || (limit !== Infinity && since === undefined);
     const found: KeptEntry[] = [];
+    let total = 0;
     this.scan(since !== undefined && 'id' in since ? since.id : 0, newestFirst, (kept) => {
-      if (matches(kept)) found.push(kept);
-      return found.length < limit;
+      if (!matches(kept)) return true;
+      total++;
+      if (found.length < limit) found.push(kept);
+      return counting || found.length < limit;
     });
-    return newestFirst === (order === 'desc') ? found : found.reverse();
+    return { found: newestFirst === (order === 'desc') ? found : found.reverse(), total };
   }
 
   list(filter: JournalFilter = {}): JournalEntry[] {
-    return this.matching(filter).map((kept) => kept.entry());
+    return this.matching(filter).found.map((kept) => kept.entry());
+  }
+
+  /** The matching entries as `list` gives them, and how many match in all, `limit` aside. */
+  page(filter: JournalFilter = {}): { entries: JournalEntry[]; total: number } {
+    const { found, total } = this.matching(filter, true);
+    return { entries: found.map((kept) => kept.entry()), total };
   }
 
   count(filter: JournalFilter = {}): number {
-    return this.matching(filter).length;
+    return this.matching(filter, true).total;
   }
 
   /** The entries after the id `afterId` that no fault rule acted on, oldest first, at most `limit`. */

@@ -9,13 +9,14 @@ import { HttpError, notFound, toValidationDetails, ValidationFailed } from '../s
 import { queryInteger } from '../shared/validation.ts';
 import { faultRuleParams, faultRuleRequest, type FaultRules } from './fault-rules.ts';
 import { DEFAULT_NEAR_MISSES, MAX_NEAR_MISSES, nearMisses, nearMissesQuery } from './near-misses.ts';
-import { journalFind, journalQuery, journalStreamQuery } from './filter.ts';
+import { journalFind, journalQuery, journalStreamQuery, type JournalFilter } from './filter.ts';
 import type { RequestJournal } from './journal.ts';
 import { objstoreJournal, objstoreJournalSchema } from './objstore-journal.ts';
 import {
   faultRuleResponseSchema,
   journalEntrySchema,
   faultRulesResponseSchema,
+  type JournalBounds,
   nearMissesResponseSchema,
   requestCountResponseSchema,
   requestsResponseSchema,
@@ -56,6 +57,27 @@ function lastEventId(c: Context): number | undefined {
   return parsed.data['last-event-id'];
 }
 
+const journalBounds = (journal: RequestJournal): JournalBounds => ({
+  capacity: journal.capacity,
+  first_kept_id: journal.firstKeptId,
+  dropped: journal.firstKeptId - 1,
+});
+
+function journalPage(journal: RequestJournal, filter: JournalFilter) {
+  const { entries, total } = journal.page(filter);
+  return { requests: entries, total, journal: journalBounds(journal) };
+}
+
+/** Why the journal has no entry of that id: dropped (an id below the oldest kept) or never recorded. */
+function missingRequestDetail(journal: RequestJournal, id: number): string {
+  const { capacity, firstKeptId } = journal;
+  if (id >= firstKeptId) return `Request ${id} not found in the journal`;
+  return (
+    `Request ${id} not found in the journal: it was dropped, with every request before ${firstKeptId} ` +
+    `(the journal keeps the latest ${capacity}, and DELETE /_localplane/requests empties it)`
+  );
+}
+
 const requestsResponse = {
   status: 200,
   description: 'The matching requests, oldest first (newest first with order=desc)',
@@ -75,7 +97,7 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
       query: journalQuery,
       response: requestsResponse,
     },
-    (c, { query }) => c.json({ requests: journal.list(query) }),
+    (c, { query }) => c.json(journalPage(journal, query)),
   );
   app.openapi(
     {
@@ -85,7 +107,7 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
       query: journalQuery,
       response: { status: 200, description: 'The count', schema: requestCountResponseSchema },
     },
-    (c, { query }) => c.json({ count: journal.count(query) }),
+    (c, { query }) => c.json({ count: journal.count(query), journal: journalBounds(journal) }),
   );
   app.openapi(
     {
@@ -135,7 +157,7 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
     },
     (c, { params }) => {
       const entry = journal.get(params.request_id);
-      if (entry === undefined) throw notFound(`Request ${params.request_id} not found in the journal`);
+      if (entry === undefined) throw notFound(missingRequestDetail(journal, params.request_id));
       return c.json(entry);
     },
   );
@@ -147,7 +169,7 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
       body: journalFind,
       response: requestsResponse,
     },
-    (c, { body }) => c.json({ requests: journal.list(body) }),
+    (c, { body }) => c.json(journalPage(journal, body)),
   );
   app.openapi({ method: 'delete', path: '/requests', summary: 'Empty the request journal', response: emptied }, (c) => {
     journal.clear();

@@ -76,8 +76,24 @@ export const requestStatsResponseSchema = z.object({
 });
 export type RequestStats = z.infer<typeof requestStatsResponseSchema>;
 
-export const requestsResponseSchema = z.object({ requests: z.array(journalEntrySchema) });
-export const requestCountResponseSchema = z.object({ count: z.int() });
+/** The journal's bound and what it dropped: a reader's way to tell "no such request" from "no longer kept". */
+export const journalBoundsSchema = z.object({
+  /** How many entries the journal keeps; the oldest go first. */
+  capacity: z.int(),
+  /** The id of the oldest entry kept (the next id while the journal is empty). */
+  first_kept_id: z.int(),
+  /** Entries recorded since the last reset and no longer kept (for room, or emptied): those before first_kept_id. */
+  dropped: z.int(),
+});
+export type JournalBounds = z.infer<typeof journalBoundsSchema>;
+
+export const requestsResponseSchema = z.object({
+  requests: z.array(journalEntrySchema),
+  /** How many kept entries match the filter, `limit` aside: more than `requests` holds when the limit cut them. */
+  total: z.int(),
+  journal: journalBoundsSchema,
+});
+export const requestCountResponseSchema = z.object({ count: z.int(), journal: journalBoundsSchema });
 
 export const faultRuleResponseSchema = faultRuleRequest.extend({
   id: z.string(),

@@ -481,7 +481,7 @@ describe('the request journal', () => {
         requestCountResponseSchema.parse(
           (await ctx.admin.request('GET', '/requests/count?source=api&method=GET')).body,
         ),
-      ).toEqual({ count: 3 });
+      ).toEqual({ count: 3, journal: { capacity: 10_000, first_kept_id: 1, dropped: 0 } });
       const found = await ctx.admin.request<Listed>('POST', '/requests/find', {
         body: { status: 404, path: '/api/**', header: { name: 'x-api-key' } },
       });
