@@ -167,4 +167,155 @@ describe('the Requests view in Chromium', () => {
       .waitFor();
     expect(pageErrors()).toEqual([]);
   });
+  describe('the split view and the keyboard', () => {
+    const WIDE = { viewport: { width: 1440, height: 900 } };
+    const PHONE = {
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+      colorScheme: 'dark' as const,
+    };
+    /** A 300-character path of 20-character segments. */
+    const LONG_PATH =
+      `/api/v1/bulk-exports/${Array.from({ length: 20 }, (_, index) => `segment-${index}-abcdefghij`).join('/')}`.slice(
+        0,
+        300,
+      );
+
+    /** A long path, then enough requests that the list is far taller than the window. */
+    async function traffic() {
+      await acme().get(LONG_PATH);
+      for (let index = 0; index < 60; index++) await ctx.api.request('GET', `/v2/deployments?n=${index}`);
+      await acme().get('/api/v1/bulk-exports');
+    }
+
+    const box = async (page: Page, selector: string) => (await page.locator(selector).first().boundingBox())!;
+    const focused = (page: Page) =>
+      page.evaluate(() => {
+        const element = document.activeElement!;
+        return { id: element.id, text: element.textContent, row: element.closest('tr')?.id ?? null };
+      });
+
+    it('keeps the list and the detail apart with a 300-character path, the detail in view as the list scrolls, the row marked', async () => {
+      expect(LONG_PATH).toHaveLength(300);
+      await traffic();
+      const page = await browser.openDashboard(ctx.instance, '/ui/requests', WIDE);
+      const row = page.locator('#request-rows tr', { has: page.locator(`a[title="${LONG_PATH}"]`) });
+      await row.getByRole('link').click();
+      const pane = page.getByRole('region', { name: 'Request details' });
+      await pane.getByRole('heading', { level: 2 }).waitFor();
+      expect(await row.getAttribute('aria-current')).toBe('true');
+      expect(await page.locator('#request-rows tr[aria-current="true"]').count()).toBe(1);
+
+      const detail = await box(page, '#request-detail');
+      const table = await box(page, 'table.requests');
+      const lastCells = await page
+        .locator('table.requests tr > :last-child')
+        .evaluateAll((cells) => cells.map((cell) => cell.getBoundingClientRect().right));
+      expect(table.x + table.width).toBeLessThanOrEqual(detail.x);
+      expect(Math.max(...lastCells)).toBeLessThanOrEqual(detail.x);
+      // The path is cut in the list, whole in its title.
+      const link = await box(page, `a[title="${LONG_PATH}"]`);
+      expect(link.x + link.width).toBeLessThanOrEqual(detail.x);
+      await screenshot(page, 'requests-split-1440');
+
+      await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+      await page.waitForFunction(() => window.scrollY > 900);
+      const scrolled = await box(page, '#request-detail');
+      expect(scrolled.y).toBeGreaterThanOrEqual(0);
+      expect(scrolled.y).toBeLessThan(100);
+      expect(await pane.getByRole('button', { name: 'Copy as curl' }).isVisible()).toBe(true);
+      await checkAccessibility(page);
+      expect(pageErrors()).toEqual([]);
+    });
+
+    it('opens a request from the keyboard, reaches "Copy as curl" within 5 Tabs, goes back with Esc, moves with j and k', async () => {
+      await traffic();
+      const page = await browser.openDashboard(ctx.instance, '/ui/requests', WIDE);
+      const ids = await page.locator('#request-rows tr[data-id]').evaluateAll((rows) => rows.map((row) => row.id));
+      await page.keyboard.press('j');
+      expect((await focused(page)).row).toBe(ids[0]);
+      await page.keyboard.press('j');
+      await page.keyboard.press('j');
+      expect((await focused(page)).row).toBe(ids[2]);
+      await page.keyboard.press('k');
+      expect((await focused(page)).row).toBe(ids[1]);
+
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.activeElement?.id === 'request-title');
+      let tabs = 0;
+      while ((await focused(page)).text !== 'Copy as curl' && tabs < 5) {
+        await page.keyboard.press('Tab');
+        tabs++;
+      }
+      expect((await focused(page)).text).toBe('Copy as curl');
+      expect(tabs).toBeLessThanOrEqual(5);
+      expect(await page.locator(`#${ids[1]}`).getAttribute('aria-current')).toBe('true');
+
+      await page.keyboard.press('Escape');
+      expect(await focused(page)).toMatchObject({ row: ids[1] });
+      await page.keyboard.press('j');
+      expect((await focused(page)).row).toBe(ids[2]);
+
+      // Typing in a field is typing: j stays in it.
+      await page.getByLabel('Path glob').focus();
+      await page.keyboard.press('j');
+      expect(await page.getByLabel('Path glob').inputValue()).toBe('j');
+      expect(pageErrors()).toEqual([]);
+    });
+
+    it('on a phone brings the detail into view when a row is tapped, and Esc closes it, back at the row', async () => {
+      await traffic();
+      const page = await browser.openDashboard(ctx.instance, '/ui/requests', PHONE);
+      const last = page.locator('#request-rows tr[data-id]').last();
+      await last.getByRole('link').tap();
+      const heading = page.getByRole('region', { name: 'Request details' }).getByRole('heading', { level: 2 });
+      await page.waitForFunction(() => document.activeElement?.id === 'request-title');
+      const shown = (await heading.boundingBox())!;
+      expect(shown.y).toBeGreaterThanOrEqual(0);
+      expect(shown.y).toBeLessThan(844);
+      // The table fits the phone's width: no sideways scrolling inside it or of the page because of it.
+      expect(
+        await page.locator('#requests-live').evaluate((section) => section.scrollWidth <= section.clientWidth),
+      ).toBe(true);
+      await screenshot(page, 'requests-detail-390-dark');
+
+      await page.keyboard.press('Escape');
+      expect(await page.locator('#request-detail').isHidden()).toBe(true);
+      expect((await focused(page)).row).toBe(await last.getAttribute('id'));
+      expect(new URL(page.url()).pathname).toBe('/ui/requests');
+      expect(pageErrors()).toEqual([]);
+    });
+
+    it('links a fired rule to its row on the Faults view, and clears the journal after a confirmation', async () => {
+      const rule = (
+        await ctx.admin.request('POST', '/fault-rules', {
+          body: { match: { path: '/v2/deployments' }, action: { status: 503 }, count: 1 },
+        })
+      ).body as { id: string };
+      await ctx.api.request('GET', '/v2/deployments');
+      const page = await browser.openDashboard(ctx.instance, '/ui/requests', WIDE);
+      const ruleLink = page.locator('#request-rows').getByRole('link', { name: rule.id });
+      expect(await ruleLink.getAttribute('href')).toBe(`/ui/faults#${rule.id}`);
+      await ruleLink.click();
+      await page.waitForURL(`**/ui/faults#${rule.id}`);
+      expect(await page.locator(`[id="${rule.id}"]`).count()).toBe(1);
+
+      await page.goto(`${ctx.instance.apiUrl}/ui/requests`);
+      let asked = '';
+      page.once('dialog', (dialog) => {
+        asked = dialog.message();
+        void dialog.accept();
+      });
+      await page.getByRole('button', { name: 'Clear the journal' }).click();
+      await page.getByText('The journal was emptied').waitFor();
+      expect(asked).toMatch(/^Empty the request journal\?/);
+      expect(await rowsOf(page)).toEqual([]);
+      expect((await ctx.admin.request('GET', '/requests')).body).toMatchObject({ requests: [], total: 0 });
+      // Live still: a new request shows.
+      await ctx.api.request('GET', '/v2/deployments');
+      await rowsShow(page, ['/v2/deployments 401']);
+      expect(pageErrors()).toEqual([]);
+    });
+  });
 });

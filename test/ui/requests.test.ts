@@ -9,8 +9,10 @@ import type { JournalEntry } from '../../src/journal/schemas.ts';
 import { curlCommand } from '../../src/ui/views/requests.tsx';
 import { EventStreamReader } from '../support/event-stream.ts';
 import { eventually } from '../support/instance.ts';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { fixturesOf, inProcessApi } from '../support/in-process.ts';
-import type { FixtureWorkspace } from '../support/instance.ts';
+import { fullKey, type FixtureWorkspace } from '../support/instance.ts';
+import { s3For } from '../support/objstore.ts';
 
 const DESTINATION_SECRET = 'ui-requests-destination-secret';
 const MISSING_DESTINATION = '/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000';
@@ -46,6 +48,7 @@ const rowPaths = (html: string) =>
   [...html.matchAll(/<tr id="request-\d+" data-id="\d+">.*?<a href="[^"]*"[^>]*>([^<]*)<\/a>/gs)].map(
     (match) => match[1],
   );
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const rowIds = (html: string) => [...html.matchAll(/<tr id="request-(\d+)"/g)].map((match) => Number(match[1]));
 
 /** A few API requests of two workspaces: a list, a 404, a 401, a refused body with a secret. */
@@ -256,8 +259,8 @@ describe('the detail pane at /ui/requests/<id>', () => {
       const pane = await page(`/ui/requests/${entry!.id}`, HTMX);
       expect(
         pane.startsWith(
-          '<article aria-labelledby="request-title"><h2 id="request-title" class="mono">POST ' +
-            '/api/v1/bulk-exports/destinations</h2>',
+          '<article aria-labelledby="request-title"><h2 id="request-title" class="mono" tabindex="-1">POST ' +
+            '/<wbr/>api/<wbr/>v1/<wbr/>bulk-exports/<wbr/>destinations</h2>',
         ),
       ).toBe(true);
       for (const fact of [
@@ -269,7 +272,8 @@ describe('the detail pane at /ui/requests/<id>', () => {
         '<dt>dry</dt><dd>1</dd><dt>tag</dt><dd>a</dd><dt>tag</dt><dd>b</dd>',
         '<dt>x-api-key</dt><dd>********</dd>',
         '<dt>x-trace</dt><dd>it&#39;s</dd>',
-        '<pre tabindex="0" aria-label="Response body">{&quot;detail&quot;:&quot;pane-fault&quot;}</pre>',
+        // JSON bodies indented.
+        '<pre tabindex="0" aria-label="Response body">{\n  &quot;detail&quot;: &quot;pane-fault&quot;\n}</pre>',
       ]) {
         expect(pane).toContain(fact);
       }
@@ -282,6 +286,11 @@ describe('the detail pane at /ui/requests/<id>', () => {
       expect(rowIds(whole)).toEqual([entry!.id]);
       expect(whole).toContain(
         `<section id="request-detail" aria-label="Request details"><article aria-labelledby="request-title">`,
+      );
+      // The row of the request the pane shows is marked; its fault rule links to the rule on the Faults view.
+      expect(whole).toContain(`<tr id="request-${entry!.id}" data-id="${entry!.id}" aria-current="true">`);
+      expect(whole).toMatch(
+        new RegExp(`<tr id="request-${entry!.id}"[^>]*>.*<td class="mono"><a href="/ui/faults#fault-rule-1">`),
       );
     },
   );
@@ -302,11 +311,193 @@ describe('the detail pane at /ui/requests/<id>', () => {
     expect(pane).toContain(`<pre class="curl" tabindex="0" aria-label="The request as curl">${quoted}</pre>`);
   });
 
-  it("answers a request the journal no longer keeps with the API's 404 in an alert", async () => {
+  it("answers a request the journal never held with the API's 404 in an alert", async () => {
     const pane = await page('/ui/requests/999', HTMX, 404);
     expect(pane).toBe('<p class="error" role="alert">Request 999 not found in the journal</p>');
     const whole = await page('/ui/requests/999', {}, 404);
     expect(whole).toContain('<h1>Requests</h1>');
+  });
+
+  it('copies the URL, the response body and the entry as JSON beside "Copy as curl", the first stop after the title', async () => {
+    await inProcessApi(lp, acme).get('/api/v1/bulk-exports?limit=1');
+    const [entry] = await journal();
+    const pane = await page(`/ui/requests/${entry!.id}`, HTMX);
+    const attribute = (text: string) =>
+      text.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
+    expect(pane).toMatch(
+      new RegExp(
+        '</h2><p class="actions"><button type="button" data-copy="curl [^"]*">Copy as curl</button>' +
+          escapeRegExp(
+            '<button type="button" data-copy="http://localhost/api/v1/bulk-exports?limit=1">Copy URL</button>',
+          ),
+      ),
+    );
+    expect(pane).toContain(
+      `<button type="button" data-copy="${attribute(entry!.response.body.text!)}">Copy response body</button>`,
+    );
+    expect(pane).toContain(
+      `<button type="button" data-copy="${attribute(JSON.stringify(entry, null, 2))}">Copy as JSON</button>`,
+    );
+  });
+
+  it("shows an objstore request's key decoded, broken at slashes, linked to the object", async () => {
+    const s3 = s3For(await lp.objstoreEndpoint(), fullKey(await fixturesOf(lp)));
+    const key = 'exports/export_id=4e1f/day=2026-10-04/part 0.json';
+    await s3.send(new CreateBucketCommand({ Bucket: 'journal-links' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'journal-links', Key: key, Body: '{"a":[1,{}],"b":"x"}' }));
+    const [put] = await journal('?source=objstore&method=PUT&order=desc&limit=1');
+    expect(put!.path).toContain('export_id%3D4e1f');
+    const html = await page('/ui/requests?source=objstore');
+    expect(html).toContain(`title="/journal-links/${key}"`);
+    expect(html).not.toContain('%3D');
+    const pane = await page(`/ui/requests/${put!.id}`, HTMX);
+    expect(pane).toContain(
+      `<h2 id="request-title" class="mono" tabindex="-1">PUT /<wbr/>journal-links/<wbr/>exports/<wbr/>` +
+        'export_id=4e1f/<wbr/>day=2026-10-04/<wbr/>part 0.json</h2>',
+    );
+    const objectHref = `/ui/objects/journal-links/object?${new URLSearchParams({ key })}`.replaceAll('&', '&amp;');
+    expect(pane).toContain(
+      `<dt>Key</dt><dd><a href="${objectHref}" title="The object in the object browser">exports/<wbr/>` +
+        'export_id=4e1f/<wbr/>day=2026-10-04/<wbr/>part 0.json</a></dd>',
+    );
+    // The page it links to is the object's.
+    expect(await page(objectHref.replaceAll('&amp;', '&'))).toContain('part 0.json');
+  });
+
+  it('shows JSON bodies indented by 2, strings as sent; other text as it is', async () => {
+    const post = (body: string) =>
+      lp.request('/api/v1/bulk-exports', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': acme.api_key },
+        body,
+      });
+    await post('{"a": [1, {}, []],"n":1.5e3,"s":"x\\"}, [y"}');
+    await post('{"not json');
+    const [json, text] = await journal();
+    expect(await page(`/ui/requests/${json!.id}`, HTMX)).toContain(
+      '<pre tabindex="0" aria-label="Request body">{\n  &quot;a&quot;: [\n    1,\n    {},\n    []\n  ],\n  ' +
+        '&quot;n&quot;: 1500,\n  &quot;s&quot;: &quot;x\\&quot;}, [y&quot;\n}</pre>',
+    );
+    expect(await page(`/ui/requests/${text!.id}`, HTMX)).toContain(
+      '<pre tabindex="0" aria-label="Request body">{&quot;not json</pre>',
+    );
+  });
+});
+
+describe("the journal's bound, seen from the view", () => {
+  it(
+    'says how many match and which requests were dropped, pages back and forth by id, and says an evicted ' +
+      'request was dropped',
+    { timeout: 120_000 },
+    async () => {
+      const rule = (
+        await inProcessApi(lp).post('/_localplane/fault-rules', {
+          match: { path: '/v2/deployments' },
+          action: { status: 503 },
+        })
+      ).body as { id: string };
+      for (let index = 0; index < 20_000; index++) await lp.request('/v2/deployments');
+
+      // The API: a total matching the filter, the journal's bound and what it dropped.
+      const listed = (await inProcessApi(lp).get('/_localplane/requests?order=desc&limit=2')).body;
+      const bounds = { capacity: 10_000, first_kept_id: 10_001, dropped: 10_000 };
+      expect({ ...listed, requests: listed.requests.map((entry: JournalEntry) => entry.id) }).toEqual({
+        requests: [20_000, 19_999],
+        total: 10_000,
+        journal: bounds,
+      });
+      expect((await inProcessApi(lp).get('/_localplane/requests/count?status=503')).body).toEqual({
+        count: 10_000,
+        journal: bounds,
+      });
+      const olderPage = await inProcessApi(lp).get('/_localplane/requests?before=10004&order=desc&limit=5');
+      expect(olderPage.body.requests.map((entry: JournalEntry) => entry.id)).toEqual([10_003, 10_002, 10_001]);
+      expect(olderPage.body.total).toBe(3);
+      const evicted = await inProcessApi(lp).get('/_localplane/requests/5');
+      expect(evicted.status).toBe(404);
+      expect(evicted.body).toEqual({
+        detail:
+          'Request 5 not found in the journal: it was dropped, with every request before 10001 (the journal keeps ' +
+          'the latest 10000, and DELETE /_localplane/requests empties it)',
+      });
+
+      const newest = await page('/ui/requests');
+      expect(newest).toContain(
+        '<p class="muted">Showing 100 of 10,000 matching. Requests before #10,001 were dropped (the journal keeps ' +
+          'the last 10,000).</p>',
+      );
+      expect(rowIds(newest)).toEqual(Array.from({ length: 100 }, (_, index) => 20_000 - index));
+      expect(newest).toContain('href="/ui/requests?before=19901"');
+      expect(newest).not.toContain('>Newer</a>');
+
+      const older = await page('/ui/requests?before=19901');
+      expect(rowIds(older)).toEqual(Array.from({ length: 100 }, (_, index) => 19_900 - index));
+      expect(older).toContain('Showing 100 of 10,000 matching.');
+      // An older page is not live: its rows stay as they are.
+      expect(older).not.toContain('sse-connect');
+      for (const [label, href] of [
+        ['Newest', '/ui/requests'],
+        ['Newer', '/ui/requests?after=19900'],
+        ['Older', '/ui/requests?before=19801'],
+      ])
+        expect(older).toMatch(new RegExp(`<a href="${escapeRegExp(href)}" hx-get="[^"]*"[^>]*>${label}</a>`));
+      expect(rowIds(await page('/ui/requests?after=19900'))).toEqual(
+        Array.from({ length: 100 }, (_, index) => 20_000 - index),
+      );
+      // The oldest page kept: nothing older to go to.
+      const oldest = await page('/ui/requests?before=10051');
+      expect(rowIds(oldest)).toEqual(Array.from({ length: 50 }, (_, index) => 10_050 - index));
+      expect(oldest).not.toContain('>Older</a>');
+
+      // Filtering by the rule: it fired more often than the journal keeps requests.
+      expect(await page(`/ui/requests?fault_rule=${rule.id}`)).toContain(
+        `The rule ${rule.id} fired 20,000 times; 10,000 of them are no longer in the journal.`,
+      );
+      expect(await page('/ui/requests/5', HTMX, 404)).toContain(
+        'Request 5 not found in the journal: it was dropped, with every request before 10001',
+      );
+    },
+  );
+
+  it('refuses a limit above what a page shows, as the API refuses one above its own, rather than cutting it', async () => {
+    await traffic();
+    const html = await page('/ui/requests?limit=5000', {}, 422);
+    expect(html).toContain(
+      '<p class="error" role="alert">limit: a page shows 1 to 1000 requests (5000 asked); Older and Newer page ' +
+        'through the rest</p>',
+    );
+    expect(html).not.toContain('sse-connect');
+    expect((await page('/ui/requests?limit=0', HTMX, 422)).includes('(0 asked)')).toBe(true);
+    const api = await inProcessApi(lp).get('/_localplane/requests?limit=10001');
+    expect(api.status).toBe(422);
+    expect(api.body.detail[0].loc).toEqual(['query', 'limit']);
+    expect(rowPaths(await page('/ui/requests?limit=1000'))).toHaveLength(5);
+  });
+
+  it('clears the journal: the table says so and the ids go on', async () => {
+    await traffic();
+    const html = await page('/ui/requests');
+    expect(html).toContain('action="/ui/requests/clear"');
+    expect(html).toContain('hx-confirm="Empty the request journal?');
+    const cleared = await lp.request('/ui/requests/clear?status=4xx', {
+      method: 'POST',
+      headers: { ...HTMX, 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost' },
+      body: '',
+    });
+    expect(cleared.status).toBe(200);
+    const fragment = await cleared.text();
+    expect(fragment).toContain('The journal was emptied: the requests made from now on show here.');
+    expect(fragment).toContain('No request matches yet.');
+    expect(await journal()).toEqual([]);
+    const plain = await lp.request('/ui/requests/clear', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost' },
+      body: '',
+    });
+    expect(plain.status).toBe(303);
+    expect(plain.headers.get('location')).toBe('/ui/requests');
+    await inProcessApi(lp).get('/v2/deployments');
+    expect((await journal())[0]!.id).toBe(6);
   });
 });
 

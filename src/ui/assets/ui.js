@@ -140,3 +140,54 @@
     }
   });
 })();
+
+// The Requests view from the keyboard: a request's detail focused as it loads (its copy buttons the next Tabs), its
+// row marked; Esc back to the row (the detail closed on a narrow screen); j and k from row to row.
+(() => {
+  const NARROW = '(max-width: 900px)';
+  const rows = () => [...document.querySelectorAll('#request-rows tr[data-id]')];
+  const selectedRow = () => document.querySelector('#request-rows tr[aria-current="true"]');
+  const typing = (target) => target.closest?.('input, textarea, select, [contenteditable]') != null;
+
+  const select = (row) => {
+    selectedRow()?.removeAttribute('aria-current');
+    row?.setAttribute('aria-current', 'true');
+  };
+
+  document.addEventListener('htmx:afterSwap', (event) => {
+    const detail = event.target;
+    if (detail.id !== 'request-detail') return;
+    detail.hidden = false;
+    select(event.detail.requestConfig?.elt?.closest('#request-rows tr[data-id]'));
+    const heading = detail.querySelector('#request-title') ?? detail.querySelector('[role="alert"]');
+    if (!heading) return;
+    if (!heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1');
+    // On a narrow screen the detail is below the list: it is brought into view; beside the list it is in view.
+    const narrow = matchMedia(NARROW).matches;
+    heading.focus({ preventScroll: !narrow });
+    if (narrow) detail.scrollIntoView({ block: 'start' });
+  });
+
+  document.addEventListener('keydown', (event) => {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || typing(event.target)) return;
+    if (!document.getElementById('request-rows')) return;
+    if (event.key === 'Escape') {
+      const row = selectedRow();
+      if (!row) return;
+      row.querySelector('a')?.focus();
+      if (matchMedia(NARROW).matches) {
+        document.getElementById('request-detail').hidden = true;
+        history.replaceState(history.state, '', `/ui/requests${location.search}`);
+      }
+      event.preventDefault();
+    } else if (event.key === 'j' || event.key === 'k') {
+      const all = rows();
+      if (all.length === 0) return;
+      const current = all.findIndex((row) => row.contains(document.activeElement));
+      const from = current >= 0 ? current : all.indexOf(selectedRow());
+      const next = from < 0 ? 0 : Math.min(Math.max(from + (event.key === 'j' ? 1 : -1), 0), all.length - 1);
+      all[next].querySelector('a')?.focus();
+      event.preventDefault();
+    }
+  });
+})();

@@ -42,7 +42,8 @@ function href(path: string, query: Record<string, string | undefined> = {}): str
 }
 
 const prefixLink = (bucket: string, prefix: string) => href(bucketPath(bucket), { prefix });
-const objectLink = (bucket: string, key: string) => href(`${bucketPath(bucket)}/object`, { key });
+/** An object's page in the object browser. */
+export const objectLink = (bucket: string, key: string) => href(`${bucketPath(bucket)}/object`, { key });
 const downloadLink = (bucket: string, key: string) =>
   href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/object/content`, { key });
 

@@ -10,10 +10,11 @@ import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { FaultRuleView } from '../../journal/fault-rules.ts';
 import { REQUEST_SOURCES } from '../../journal/matching.ts';
-import type { JournalBody, JournalEntry } from '../../journal/schemas.ts';
+import type { JournalBody, JournalBounds, JournalEntry } from '../../journal/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { DetailList, ErrorNote, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
+import { objectLink } from './objects.tsx';
 
 const REQUESTS = '/ui/requests';
 /** The view's filters, named as the API names them but `text`, which searches both bodies (`any_body_contains`). */
@@ -23,25 +24,51 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** How many of the newest matching requests the table shows, and at most: the page stays quick with a full journal. */
 const DEFAULT_SHOWN = 100;
 const MAX_SHOWN = 1000;
+/** The page's cursors: `before` an id (the page of older requests), `after` an id (the page of newer ones). */
+const CURSORS = ['before', 'after'] as const;
 
-/** The view's URL query: the filters given, and how many to show when not the default. */
+/** The view's URL query: the filters given, how many to show when not the default, and the page's cursor. */
 function viewQuery(c: Context): URLSearchParams {
   const query = new URLSearchParams();
   for (const name of FILTERS) {
     const value = c.req.query(name)?.trim();
     if (value) query.set(name, value);
   }
-  const shown = shownOf(c.req.query('limit'));
-  if (shown !== DEFAULT_SHOWN) query.set('limit', String(shown));
+  const limit = c.req.query('limit')?.trim();
+  if (limit && limit !== String(DEFAULT_SHOWN)) query.set('limit', limit);
+  for (const name of CURSORS) {
+    const id = c.req.query(name)?.trim();
+    if (id && /^\d+$/.test(id)) query.set(name, id);
+  }
   return query;
 }
 
-function shownOf(limit: string | undefined): number {
-  const shown = Number.parseInt(limit ?? '', 10);
-  return Number.isNaN(shown) ? DEFAULT_SHOWN : Math.min(Math.max(shown, 1), MAX_SHOWN);
+const isPaged = (query: URLSearchParams) => CURSORS.some((name) => query.has(name));
+
+/** The query of the newest page: the filters and the limit, no cursor. */
+function newestPageQuery(query: URLSearchParams): URLSearchParams {
+  const newest = new URLSearchParams(query);
+  for (const name of CURSORS) newest.delete(name);
+  return newest;
 }
 
-/** The journal filter the API takes for the view's query (no limit: the caller says). */
+/** The rows a page shows: the query's `limit` when it is one the view takes (limitRefusal says), else the default. */
+function shownOf(query: URLSearchParams): number {
+  const limit = query.get('limit');
+  return limit === null || limitRefusal(query) !== undefined ? DEFAULT_SHOWN : Number(limit);
+}
+
+/**
+ * Why the view does not take the query's `limit`: above the maximum it is refused, as the API refuses one above its
+ * own, rather than cut (a page cut short would pass for every match).
+ */
+function limitRefusal(query: URLSearchParams): string | undefined {
+  const limit = query.get('limit');
+  if (limit === null || (/^\d+$/.test(limit) && Number(limit) >= 1 && Number(limit) <= MAX_SHOWN)) return undefined;
+  return `limit: a page shows 1 to ${MAX_SHOWN} requests (${limit} asked); Older and Newer page through the rest`;
+}
+
+/** The journal filter the API takes for the view's query (no limit, no cursor: the caller says). */
 function apiFilter(query: URLSearchParams): URLSearchParams {
   const filter = new URLSearchParams();
   for (const name of FILTERS) {
@@ -50,6 +77,9 @@ function apiFilter(query: URLSearchParams): URLSearchParams {
   }
   return filter;
 }
+
+/** GET /_localplane/requests's answer. */
+type RequestsPage = { requests: JournalEntry[]; total: number; journal: JournalBounds };
 
 const withQuery = (path: string, query: URLSearchParams) => (query.size === 0 ? path : `${path}?${query}`);
 const detailPath = (id: number, query: URLSearchParams) => withQuery(`${REQUESTS}/${id}`, query);
@@ -71,26 +101,69 @@ const StatusText = ({ status }: { status: number }) => (
   </span>
 );
 
-/** One journal entry as a row: its link opens the detail pane beside the table. */
-function RequestRow({ entry, names, query }: { entry: JournalEntry; names: WorkspaceNames; query: URLSearchParams }) {
+/** A path as read: an objstore request's decoded (a key's `=` rather than `%3D`), the API's as sent. */
+function readablePath(entry: JournalEntry): string {
+  if (entry.source !== 'objstore') return entry.path;
+  try {
+    return decodeURIComponent(entry.path);
+  } catch {
+    return entry.path;
+  }
+}
+
+/** A long path or key, free to break after each `/` rather than anywhere. */
+const BreakingAtSlashes = ({ text }: { text: string }) => (
+  <>
+    {text.split('/').map((part, index) => (
+      <>
+        {index > 0 && (
+          <>
+            /<wbr />
+          </>
+        )}
+        {part}
+      </>
+    ))}
+  </>
+);
+
+const faultRuleLink = (ruleId: string) => <a href={`/ui/faults#${ruleId}`}>{ruleId}</a>;
+
+/**
+ * One journal entry as a row: its link opens the detail pane beside the table; the row of the request the pane shows
+ * is marked (aria-current), here and, as the pane changes, by ui.js.
+ */
+function RequestRow({
+  entry,
+  names,
+  query,
+  selected = false,
+}: {
+  entry: JournalEntry;
+  names: WorkspaceNames;
+  query: URLSearchParams;
+  selected?: boolean;
+}) {
   const href = detailPath(entry.id, query);
+  const path = readablePath(entry);
+  const workspace = entry.workspace_id === null ? '—' : (names.get(entry.workspace_id) ?? entry.workspace_id);
   return (
-    <tr id={`request-${entry.id}`} data-id={entry.id}>
+    <tr id={`request-${entry.id}`} data-id={entry.id} aria-current={selected ? 'true' : undefined}>
       <td class="mono">
         <TimeOfDay time={entry.time} />
       </td>
       <td>{entry.source}</td>
       <td class="mono">{entry.method}</td>
       <th scope="row" class="path mono">
-        <a href={href} hx-get={href} hx-target="#request-detail" hx-swap="innerHTML" hx-push-url="true">
-          {entry.path}
+        <a href={href} title={path} hx-get={href} hx-target="#request-detail" hx-swap="innerHTML" hx-push-url="true">
+          {path}
         </a>
       </th>
       <td class="num">
         <StatusText status={entry.status} />
       </td>
-      <td>{entry.workspace_id === null ? '—' : (names.get(entry.workspace_id) ?? entry.workspace_id)}</td>
-      <td class="mono">{entry.fault_rule_id ?? '—'}</td>
+      <td title={workspace}>{workspace}</td>
+      <td class="mono">{entry.fault_rule_id === null ? '—' : faultRuleLink(entry.fault_rule_id)}</td>
       <td class="num">{entry.duration_ms.toFixed(1)}</td>
     </tr>
   );
@@ -105,12 +178,75 @@ const ResetRow = () => (
   </tr>
 );
 
+/** Where the rows shown stand in the journal: for the line above the table and the links to other pages. */
+interface PageFacts {
+  /** Kept entries matching the filters, on every page. */
+  matching: number;
+  older: boolean;
+  newer: boolean;
+  journal: JournalBounds;
+  /** The filter's fault rule, when it fired more often than the journal keeps requests of it. */
+  rule?: { id: string; fired: number };
+}
+
 interface LiveProps {
   query: URLSearchParams;
   entries?: JournalEntry[];
   names: WorkspaceNames;
   paused: boolean;
   error?: string;
+  page?: PageFacts;
+  /** The request the detail pane shows, its row marked. */
+  selectedId?: number;
+  notice?: string;
+}
+
+const counted = (count: number) => count.toLocaleString('en-US');
+
+/** How many rows of how many matching, and what the journal no longer holds. */
+function PageNote({ shown, page }: { shown: number; page: PageFacts }) {
+  const { matching, journal, rule } = page;
+  return (
+    <div id="requests-page-note">
+      <p class="muted">
+        Showing {counted(shown)} of {counted(matching)} matching.
+        {journal.dropped > 0 &&
+          ` Requests before #${counted(journal.first_kept_id)} were dropped (the journal keeps the last ` +
+            `${counted(journal.capacity)}).`}
+      </p>
+      {rule !== undefined && (
+        <p class="muted">
+          The rule {rule.id} fired {counted(rule.fired)} times; {counted(rule.fired - matching)} of them are no longer
+          in the journal.
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** Links to the newest page, the page of newer and of older requests, each a page of the same size. */
+function Pager({ query, entries, page }: { query: URLSearchParams; entries: JournalEntry[]; page: PageFacts }) {
+  const link = (label: string, cursor?: [name: string, id: number]) => {
+    const target = newestPageQuery(query);
+    if (cursor) target.set(cursor[0], String(cursor[1]));
+    const href = withQuery(REQUESTS, target);
+    return (
+      <a href={href} hx-get={href} hx-target="#requests-live" hx-swap="outerHTML" hx-push-url="true">
+        {label}
+      </a>
+    );
+  };
+  const newest = entries[0]?.id;
+  const oldest = entries.at(-1)?.id;
+  const after = Number(query.get('after') ?? 0);
+  if (!isPaged(query) && !page.older) return null;
+  return (
+    <nav class="pager" aria-label="Pages of requests">
+      {isPaged(query) && link('Newest')}
+      {page.newer && link('Newer', ['after', newest ?? Number(query.get('before')) - 1])}
+      {page.older && link('Older', ['before', oldest ?? after + 1])}
+    </nav>
+  );
 }
 
 /**
@@ -118,13 +254,15 @@ interface LiveProps {
  * newest shown on, so none is missed between the page and the stream) and keeps the newest
  * `limit` rows; paused, the stream is closed and the rows stay. Resuming loads the newest again.
  */
-function LiveRequests({ query, entries, names, paused, error }: LiveProps) {
-  const shown = shownOf(query.get('limit') ?? undefined);
+function LiveRequests({ query, entries, names, paused, error, page, selectedId, notice }: LiveProps) {
+  const shown = shownOf(query);
+  const paged = isPaged(query);
   const streamQuery = new URLSearchParams(query);
   streamQuery.set('since', String(entries?.[0]?.id ?? 0));
   const pausedQuery = new URLSearchParams(query);
   pausedQuery.set('paused', '1');
-  const live = !paused && entries !== undefined;
+  // Only the newest page is live: the rows of an older one stay as they are.
+  const live = !paused && !paged && entries !== undefined;
   const toggle = paused ? withQuery(REQUESTS, query) : withQuery(REQUESTS, pausedQuery);
   return (
     <section
@@ -133,8 +271,8 @@ function LiveRequests({ query, entries, names, paused, error }: LiveProps) {
       {...(live ? { 'hx-ext': 'sse', 'sse-connect': withQuery(`${REQUESTS}/stream`, streamQuery) } : {})}
     >
       <div class="live-bar">
-        <h2 id="requests-heading">Newest {shown} matching</h2>
-        {entries !== undefined && (
+        <h2 id="requests-heading">{paged ? `${shown} older matching` : `Newest ${shown} matching`}</h2>
+        {entries !== undefined && !paged && (
           <>
             <p role="status" class="muted">
               {paused
@@ -154,6 +292,12 @@ function LiveRequests({ query, entries, names, paused, error }: LiveProps) {
         )}
       </div>
       {error !== undefined && <ErrorNote message={error} />}
+      {notice !== undefined && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      {entries !== undefined && page !== undefined && <PageNote shown={entries.length} page={page} />}
       {entries !== undefined && (
         <table class="requests" aria-labelledby="requests-heading">
           <TableHead columns={COLUMNS} numeric={['Status', 'ms']} />
@@ -170,11 +314,12 @@ function LiveRequests({ query, entries, names, paused, error }: LiveProps) {
               </tr>
             )}
             {entries.map((entry) => (
-              <RequestRow entry={entry} names={names} query={query} />
+              <RequestRow entry={entry} names={names} query={query} selected={entry.id === selectedId} />
             ))}
           </tbody>
         </table>
       )}
+      {entries !== undefined && page !== undefined && <Pager query={query} entries={entries} page={page} />}
     </section>
   );
 }
@@ -266,6 +411,14 @@ function FilterForm({
 // ---------------------------------------------------------------------------------------------
 // The detail pane: /ui/requests/<id>
 
+/** The URL the request went to, its query as the journal keeps it (masked values masked). */
+function requestUrl(entry: JournalEntry, origin: string): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(entry.query))
+    for (const each of Array.isArray(value) ? value : [value]) search.append(name, each);
+  return `${origin}${entry.path}${search.size > 0 ? `?${search}` : ''}`;
+}
+
 /** A shell word: single-quoted, a quote inside closed, escaped and reopened. */
 const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`);
 
@@ -277,12 +430,9 @@ const CURL_SETS = new Set(['host', 'content-length', 'connection', 'transfer-enc
  * journal keeps them, so masked secrets stay masked (`********`) and a body not kept is said so.
  */
 export function curlCommand(entry: JournalEntry, origin: string): string {
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(entry.query))
-    for (const each of Array.isArray(value) ? value : [value]) search.append(name, each);
   const words = ['curl'];
   if (entry.method !== 'GET') words.push('-X', entry.method);
-  words.push(shellWord(`${origin}${entry.path}${search.size > 0 ? `?${search}` : ''}`));
+  words.push(shellWord(requestUrl(entry, origin)));
   for (const [name, value] of Object.entries(entry.request.headers))
     if (!CURL_SETS.has(name)) words.push('-H', shellWord(`${name}: ${value}`));
   const { body } = entry.request;
@@ -293,6 +443,59 @@ export function curlCommand(entry: JournalEntry, origin: string): string {
   if (body.text === null && body.size !== null && body.size > 0)
     return `${line} # the body (${body.size} bytes) is not in the journal`;
   return line;
+}
+
+/**
+ * JSON text indented by 2, token by token: numbers, escapes and the order of keys stay as sent (a parse and
+ * stringify would round big numbers).
+ */
+function indentJson(text: string): string {
+  let out = '';
+  let depth = 0;
+  const newline = () => `\n${'  '.repeat(depth)}`;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index]!;
+    if (char === '"') {
+      const end = stringEnd(text, index);
+      out += text.slice(index, end);
+      index = end - 1;
+    } else if (char === '{' || char === '[') {
+      const rest = text.slice(index + 1).trimStart();
+      if (rest.startsWith(char === '{' ? '}' : ']')) {
+        out += char === '{' ? '{}' : '[]';
+        index = text.length - rest.length;
+      } else {
+        depth++;
+        out += char + newline();
+      }
+    } else if (char === '}' || char === ']') {
+      depth--;
+      out += newline() + char;
+    } else if (char === ',') out += `,${newline()}`;
+    else if (char === ':') out += ': ';
+    else if (!/\s/.test(char)) out += char;
+  }
+  return out;
+}
+
+/** The index after the JSON string starting at `start` (its opening quote). */
+function stringEnd(text: string, start: number): number {
+  for (let index = start + 1; index < text.length; index++) {
+    if (text[index] === '\\') index++;
+    else if (text[index] === '"') return index + 1;
+  }
+  return text.length;
+}
+
+/** A body's text as shown: a whole JSON object or array indented by 2, anything else as kept. */
+function shownText(body: JournalBody & { text: string }): string {
+  if (body.truncated || !/^\s*[[{]/.test(body.text)) return body.text;
+  try {
+    JSON.parse(body.text);
+  } catch {
+    return body.text;
+  }
+  return indentJson(body.text);
 }
 
 function BodyView({ label, body }: { label: string; body: JournalBody }) {
@@ -310,7 +513,7 @@ function BodyView({ label, body }: { label: string; body: JournalBody }) {
       {body.text !== null && body.text !== '' ? (
         // Scrolled when long: focusable, so the keyboard scrolls it too.
         <pre tabindex={0} aria-label={label}>
-          {body.text}
+          {shownText({ ...body, text: body.text })}
         </pre>
       ) : (
         <p class="muted">{body.size ? 'Binary, or not kept in the journal.' : 'Empty.'}</p>
@@ -328,7 +531,8 @@ function NameValues({ label, pairs }: { label: string; pairs: [string, string][]
   );
 }
 
-function RequestDetail({ entry, names, curl }: { entry: JournalEntry; names: WorkspaceNames; curl: string }) {
+function RequestDetail({ entry, names, origin }: { entry: JournalEntry; names: WorkspaceNames; origin: string }) {
+  const curl = curlCommand(entry, origin);
   const query = Object.entries(entry.query).flatMap(([name, value]) =>
     (Array.isArray(value) ? value : [value]).map((each): [string, string] => [name, each]),
   );
@@ -343,36 +547,52 @@ function RequestDetail({ entry, names, curl }: { entry: JournalEntry; names: Wor
       'Workspace',
       entry.workspace_id === null ? '—' : `${names.get(entry.workspace_id) ?? ''} ${entry.workspace_id}`.trim(),
     ],
-    [
-      'Fault rule',
-      entry.fault_rule_id === null ? (
-        'none fired'
-      ) : (
-        <a href={`/ui/faults#${entry.fault_rule_id}`}>{entry.fault_rule_id}</a>
-      ),
-    ],
+    ['Fault rule', entry.fault_rule_id === null ? 'none fired' : faultRuleLink(entry.fault_rule_id)],
   ];
   if (entry.objstore !== null) {
     const { operation, bucket, key, access_key_id, error_code } = entry.objstore;
     facts.push(
       ['Operation', operation],
       ['Bucket', bucket ?? '—'],
-      ['Key', key ?? '—'],
+      [
+        'Key',
+        key === null ? (
+          '—'
+        ) : bucket === null ? (
+          <BreakingAtSlashes text={key} />
+        ) : (
+          <a href={objectLink(bucket, key)} title="The object in the object browser">
+            <BreakingAtSlashes text={key} />
+          </a>
+        ),
+      ],
       ['Access key id', access_key_id ?? '—'],
       ['Error code', error_code ?? '—'],
     );
   }
   return (
     <article aria-labelledby="request-title">
-      <h2 id="request-title" class="mono">
-        {entry.method} {entry.path}
+      {/* Focused when the pane loads (ui.js): the copy buttons are the next stops of Tab. */}
+      <h2 id="request-title" class="mono" tabindex={-1}>
+        {entry.method} <BreakingAtSlashes text={readablePath(entry)} />
       </h2>
-      <DetailList pairs={facts} />
-      <p>
+      <p class="actions">
         <button type="button" data-copy={curl}>
           Copy as curl
         </button>
+        <button type="button" data-copy={requestUrl(entry, origin)}>
+          Copy URL
+        </button>
+        {entry.response.body.text !== null && entry.response.body.text !== '' && (
+          <button type="button" data-copy={entry.response.body.text}>
+            Copy response body
+          </button>
+        )}
+        <button type="button" data-copy={JSON.stringify(entry, null, 2)}>
+          Copy as JSON
+        </button>
       </p>
+      <DetailList pairs={facts} />
       <pre class="curl" tabindex={0} aria-label="The request as curl">
         {curl}
       </pre>
@@ -385,6 +605,24 @@ function RequestDetail({ entry, names, curl }: { entry: JournalEntry; names: Wor
 }
 
 const DETAIL_HINT = <p class="muted">Choose a request to see its headers, query, bodies and timings.</p>;
+
+const JOURNAL_EMPTIED = 'The journal was emptied: the requests made from now on show here.';
+const CONFIRM_CLEAR = 'Empty the request journal? Every request it holds is dropped (ids go on from where they are).';
+
+/** Empties the journal (DELETE /_localplane/requests) after a confirmation; the table shows what is left. */
+const ClearJournalForm = ({ query }: { query: URLSearchParams }) => (
+  <HtmxForm
+    class="inline"
+    action={withQuery(`${REQUESTS}/clear`, query)}
+    replaces="#requests-live"
+    hx-confirm={CONFIRM_CLEAR}
+    aria-label="Clear the journal"
+  >
+    <button type="submit" class="danger">
+      Clear the journal
+    </button>
+  </HtmxForm>
+);
 
 // ---------------------------------------------------------------------------------------------
 // The stream of rows: the API's journal stream, each entry rendered as the table's row.
@@ -430,16 +668,43 @@ function rowEvents(
 export function requestsView(api: DashboardApi) {
   const app = new Hono();
 
-  /** The table's part: the newest matching entries, or the API's refusal of the filter (its status on the page). */
+  /**
+   * The page's rows, newest first (the newest matching entries, or those before or after a cursor), where they stand,
+   * or the refusal of the filter or the limit (its status on the page).
+   */
   const loadLive = async (c: Context, query: URLSearchParams): Promise<LiveProps> => {
-    const filter = apiFilter(query);
-    filter.set('order', 'desc');
-    filter.set('limit', String(shownOf(query.get('limit') ?? undefined)));
     const paused = c.req.query('paused') === '1';
     const names = await workspaceNames(api);
+    const limitError = limitRefusal(query);
+    if (limitError !== undefined) {
+      c.status(422);
+      return { query, names, paused, error: limitError };
+    }
+    const filter = apiFilter(query);
+    filter.set('limit', String(shownOf(query)));
+    const after = query.get('after');
+    const before = query.get('before');
+    // Newer rows: the first ones after the cursor, oldest first; older: the newest before it.
+    if (after !== null) filter.set('since', after);
+    else filter.set('order', 'desc');
+    if (after === null && before !== null) filter.set('before', before);
     try {
-      const { requests } = await api.get<{ requests: JournalEntry[] }>(`/_localplane/requests?${filter}`);
-      return { query, entries: requests, names, paused };
+      const [listed, unpaged, rule] = await Promise.all([
+        api.get<RequestsPage>(`/_localplane/requests?${filter}`),
+        isPaged(query) ? api.get<{ count: number }>(`/_localplane/requests/count?${apiFilter(query)}`) : undefined,
+        filteredRule(query),
+      ]);
+      const entries = after === null ? listed.requests : [...listed.requests].reverse();
+      const matching = unpaged?.count ?? listed.total;
+      const beyond = listed.total > entries.length;
+      const page: PageFacts = {
+        matching,
+        older: after === null ? beyond : true,
+        newer: after === null ? before !== null : beyond,
+        journal: listed.journal,
+        rule: rule !== undefined && rule.fired > matching ? rule : undefined,
+      };
+      return { query, entries, names, paused, page };
     } catch (refused) {
       if (!(refused instanceof DashboardApiError) || refused.status >= 500) throw refused;
       c.status(refused.status as 400);
@@ -447,8 +712,16 @@ export function requestsView(api: DashboardApi) {
     }
   };
 
-  /** The whole page: the filters, the table and the detail pane. */
-  const renderPage = async (c: Context, detail: Child) => {
+  /** The fault rule the view filters on when it filters on nothing else: its count of firings is comparable. */
+  const filteredRule = async (query: URLSearchParams): Promise<FaultRuleView | undefined> => {
+    const ruleId = query.get('fault_rule');
+    if (ruleId === null || ruleId === 'any' || apiFilter(query).size !== 1) return undefined;
+    const { rules } = await api.get<{ rules: FaultRuleView[] }>('/_localplane/fault-rules');
+    return rules.find((rule) => rule.id === ruleId);
+  };
+
+  /** The whole page: the filters, the table and the detail pane (of the request `selectedId`, its row marked). */
+  const renderPage = async (c: Context, detail: Child, selectedId?: number) => {
     const query = viewQuery(c);
     const [live, fixtures, { rules }] = await Promise.all([
       loadLive(c, query),
@@ -461,8 +734,9 @@ export function requestsView(api: DashboardApi) {
       children: (
         <>
           <FilterForm query={query} workspaces={fixtures.workspaces} rules={rules} />
-          <div class="split">
-            <LiveRequests {...live} />
+          <ClearJournalForm query={query} />
+          <div class="split requests-split">
+            <LiveRequests {...live} selectedId={selectedId} />
             <section id="request-detail" aria-label="Request details">
               {detail}
             </section>
@@ -481,7 +755,7 @@ export function requestsView(api: DashboardApi) {
         api.get<{ objstore_url: string | null }>('/_localplane/health'),
       ]);
       const origin = entry.source === 'objstore' ? (health.objstore_url ?? '') : new URL(c.req.url).origin;
-      return <RequestDetail entry={entry} names={names} curl={curlCommand(entry, origin)} />;
+      return <RequestDetail entry={entry} names={names} origin={origin} />;
     } catch (refused) {
       if (!(refused instanceof DashboardApiError) || refused.status >= 500) throw refused;
       c.status(refused.status as 404);
@@ -519,10 +793,19 @@ export function requestsView(api: DashboardApi) {
     );
   });
 
+  // A plain form's post is answered with the view (a redirect), htmx's with the table.
+  app.post('/clear', async (c) => {
+    const query = newestPageQuery(viewQuery(c));
+    await api.json('DELETE', '/_localplane/requests');
+    if (!isFragmentRequest(c)) return c.redirect(withQuery(REQUESTS, query), 303);
+    return c.html(<LiveRequests {...await loadLive(c, query)} notice={JOURNAL_EMPTIED} />);
+  });
+
   app.get('/:request_id', async (c) => {
-    const detail = await loadDetail(c, c.req.param('request_id'));
+    const requestId = c.req.param('request_id');
+    const detail = await loadDetail(c, requestId);
     if (isFragmentRequest(c)) return c.html(<>{detail}</>);
-    return renderPage(c, detail);
+    return renderPage(c, detail, Number(requestId));
   });
 
   return app;
