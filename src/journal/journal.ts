@@ -221,7 +221,7 @@ export class RequestJournal {
   }
 
   count(filter: JournalFilter = {}): number {
-    return this.matching(filter, true).total;
+    return this.matching(filter).found.length;
   }
 
   /** The entries after the id `afterId` that no fault rule acted on, oldest first, at most `limit`. */
