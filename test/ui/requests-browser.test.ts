@@ -279,11 +279,45 @@ describe('the Requests view in Chromium', () => {
         await page.locator('#requests-live').evaluate((section) => section.scrollWidth <= section.clientWidth),
       ).toBe(true);
       await screenshot(page, 'requests-detail-390-dark');
+      await checkAccessibility(page);
 
       await page.keyboard.press('Escape');
       expect(await page.locator('#request-detail').isHidden()).toBe(true);
       expect((await focused(page)).row).toBe(await last.getAttribute('id'));
       expect(new URL(page.url()).pathname).toBe('/ui/requests');
+      expect(pageErrors()).toEqual([]);
+    });
+
+    it('pages to older and newer requests by id, an older page not live, Newest live again', async () => {
+      for (let index = 1; index <= 12; index++) await ctx.api.request('GET', `/v2/deployments?n=${index}`);
+      const page = await browser.openDashboard(ctx.instance, '/ui/requests?limit=5', WIDE);
+      const ids = () =>
+        page.locator('#request-rows tr[data-id]').evaluateAll((rows) => rows.map((row) => Number(row.dataset.id)));
+      const idsShow = (expected: number[]) =>
+        page.waitForFunction(
+          (wanted) =>
+            [...document.querySelectorAll<HTMLElement>('#request-rows tr[data-id]')]
+              .map((row) => row.dataset.id)
+              .join() === wanted.join(),
+          expected,
+        );
+      const pages = page.getByRole('navigation', { name: 'Pages of requests' });
+      expect(await ids()).toEqual([12, 11, 10, 9, 8]);
+      await expect.poll(() => page.getByText('Showing 5 of 12 matching.').count()).toBe(1);
+
+      await pages.getByRole('link', { name: 'Older' }).click();
+      await idsShow([7, 6, 5, 4, 3]);
+      expect(new URL(page.url()).search).toBe('?limit=5&before=8');
+      expect(await page.locator('#requests-live').getAttribute('sse-connect')).toBeNull();
+      await pages.getByRole('link', { name: 'Older' }).click();
+      await idsShow([2, 1]);
+      expect(await pages.getByRole('link', { name: 'Older' }).count()).toBe(0);
+      await pages.getByRole('link', { name: 'Newer' }).click();
+      await idsShow([7, 6, 5, 4, 3]);
+      await pages.getByRole('link', { name: 'Newest' }).click();
+      await idsShow([12, 11, 10, 9, 8]);
+      await ctx.api.request('GET', '/v2/deployments?n=13');
+      await idsShow([13, 12, 11, 10, 9]);
       expect(pageErrors()).toEqual([]);
     });
 
