@@ -1,11 +1,31 @@
-/** An answer of the API that is not a success, with its `detail` as text (a 422's list joined). */
+/** One item of a 422's detail list: where the refused value was (`['body', 'match', 'path']`) and why. */
+export interface ApiIssue {
+  loc: (string | number)[];
+  msg: string;
+}
+
+/**
+ * An answer of the API that is not a success, with its `detail` as text (a 422's list joined) and, for a 422, the list
+ * itself, for a form to show each item at its field.
+ */
 export class DashboardApiError extends Error {
   constructor(
     readonly status: number,
     readonly detail: string,
+    readonly issues: readonly ApiIssue[] = [],
   ) {
     super(detail);
   }
+}
+
+/** A 422's detail items that have a location and words; none for any other detail. */
+function issuesOf(detail: unknown): ApiIssue[] {
+  if (!Array.isArray(detail)) return [];
+  return detail.flatMap((issue: { loc?: unknown; msg?: unknown }) =>
+    Array.isArray(issue?.loc) && typeof issue.msg === 'string'
+      ? [{ loc: issue.loc as (string | number)[], msg: issue.msg }]
+      : [],
+  );
 }
 
 /** A 422 detail list as one line: "body.seconds: Input should be a valid number; ...". */
@@ -72,11 +92,14 @@ export class DashboardApi {
     if (response.status === 204) return null as T;
     const text = await response.text();
     const parsed: unknown = text === '' ? null : JSON.parse(text);
-    if (!response.ok)
+    if (!response.ok) {
+      const detail = (parsed as { detail?: unknown } | null)?.detail;
       throw new DashboardApiError(
         response.status,
-        detailText((parsed as { detail?: unknown } | null)?.detail, `${method} ${path} answered ${response.status}`),
+        detailText(detail, `${method} ${path} answered ${response.status}`),
+        issuesOf(detail),
       );
+    }
     return parsed as T;
   }
 

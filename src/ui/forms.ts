@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { BODY_UNREADABLE } from '../shared/validation.ts';
-import { DashboardApiError } from './api.ts';
+import { DashboardApiError, type ApiIssue } from './api.ts';
 import { isFragmentRequest } from './layout.tsx';
 
 /** A form's fields as sent (text fields only), trimmed. */
@@ -9,7 +9,10 @@ export type FormValues = Record<string, string>;
 /** What a form shows again: the values sent and the API's refusal, if it refused them. */
 export interface FormState {
   values?: FormValues;
+  /** The refusal, or the part of it that is about no field of the form. */
   error?: string;
+  /** The API's words on each field it refused, by the field's name (see Field in layout.tsx). */
+  fieldErrors?: Record<string, string>;
 }
 
 /**
@@ -49,3 +52,55 @@ export function refusal(error: unknown): { status: number; detail: string } {
  * htmx, which swaps in only what a success status brings (the alert would not be shown).
  */
 export const refusedStatus = (c: Context, status: number) => (isFragmentRequest(c) ? 200 : status);
+
+/** The request parts a 422 item's location starts with: the form's fields are named after what follows. */
+const REQUEST_PARTS = new Set(['body', 'query', 'path', 'header']);
+
+/** A validator's message in plain words: without its "Value error, " and starting as a sentence. */
+export function plainMessage(message: string): string {
+  const words = message.replace(/^Value error, /, '');
+  return /^[a-z]+\b(?!_)/.test(words) ? words[0]!.toUpperCase() + words.slice(1) : words;
+}
+
+/**
+ * The field of a form that sent the value a 422 item refused: the longest run of the item's location (after its
+ * request part) that, joined with `_`, names a field the form sent, the innermost of equals.
+ * `['body', 'match', 'path']` is `match_path`, `['body', 'action', 'status']` is `status`,
+ * `['body', 'action', 'headers', 'X-A']` is `headers`.
+ */
+function fieldOf({ loc }: ApiIssue, fields: ReadonlySet<string>): string | undefined {
+  const path = loc.map(String);
+  if (REQUEST_PARTS.has(path[0]!)) path.shift();
+  for (let length = path.length; length > 0; length--) {
+    for (let start = path.length - length; start >= 0; start--) {
+      const name = path.slice(start, start + length).join('_');
+      if (fields.has(name)) return name;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The API's refusal of what a form sent, as the form shows it again: each 422 item at the field that sent it, in plain
+ * words; what is about no field (or a refusal that is no 422) as `error`. Any other failure is not the form's to show.
+ */
+export function refusedForm(error: unknown, values: FormValues): { status: number; state: FormState } {
+  const { status, detail } = refusal(error);
+  const issues = (error as DashboardApiError).issues;
+  if (issues.length === 0) return { status, state: { values, error: detail } };
+  const fields = new Set(Object.keys(values));
+  const fieldErrors: Record<string, string> = {};
+  const others: string[] = [];
+  for (const issue of issues) {
+    const field = fieldOf(issue, fields);
+    const message = plainMessage(issue.msg);
+    if (field === undefined) {
+      const where = (REQUEST_PARTS.has(String(issue.loc[0])) ? issue.loc.slice(1) : issue.loc).join('.');
+      others.push(where ? `${where}: ${message}` : message);
+    } else fieldErrors[field] = fieldErrors[field] ? `${fieldErrors[field]}; ${message}` : message;
+  }
+  return {
+    status,
+    state: { values, fieldErrors, ...(others.length > 0 ? { error: others.join('; ') } : {}) },
+  };
+}

@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
-import type { Child, JSX } from 'hono/jsx';
+import { cloneElement, createContext, useContext, type Child, type JSX, type JSXNode } from 'hono/jsx';
 import { raw } from 'hono/html';
 import { assetPath } from './assets.ts';
+import type { FormState } from './forms.ts';
 
 /** The views in the order the navigation lists them. */
 const VIEWS = [
@@ -115,14 +116,17 @@ type HtmxFormProps = JSX.HTMLAttributes & {
   action: string;
   /** The element (a CSS selector) whose place the answer takes. */
   replaces: string;
+  /** The API's refusal of what the form sent: its Field children show their errors (see FieldErrors). */
+  state?: FormState;
 };
 
 /**
  * A form that works as a plain one without script and, through htmx, puts the answer in place of an element of the
  * page. A get's URL goes to the address bar, as a plain get's would.
  */
-export function HtmxForm({ method = 'post', action, replaces, children, ...attributes }: HtmxFormProps) {
+export function HtmxForm({ method = 'post', action, replaces, state, children, ...attributes }: HtmxFormProps) {
   const get = method === 'get';
+  const fields = state?.fieldErrors ? <FieldErrors state={state}>{children}</FieldErrors> : children;
   return (
     <form
       {...attributes}
@@ -134,7 +138,7 @@ export function HtmxForm({ method = 'post', action, replaces, children, ...attri
       hx-swap="outerHTML"
       hx-push-url={get ? 'true' : undefined}
     >
-      {children}
+      {fields}
     </form>
   );
 }
@@ -201,4 +205,88 @@ export const ErrorNote = ({ message }: { message: string }) => (
 export function renderError(c: Context, status: number, detail: string) {
   c.status(status >= 500 ? 502 : (status as 400));
   return renderView(c, { title: 'Error', active: 'overview', children: <ErrorNote message={detail} /> });
+}
+
+// Form errors (issue 38, point 11): each refused field marked at its place, a summary of them first.
+
+/** The refused fields of the form being drawn, and whether its first invalid field has had the focus given. */
+interface FieldErrorScope {
+  errors: Record<string, string>;
+  focusGiven: boolean;
+}
+const FieldErrorContext = createContext<FieldErrorScope | null>(null);
+
+/** The id of a refused field's input: the summary links to it. */
+const invalidFieldId = (name: string) => `invalid-${name}`;
+
+/** A field's name as the summary words it: `match_path` is "Match path". */
+const fieldTitle = (name: string) => {
+  const words = name.replaceAll('_', ' ');
+  return words[0]!.toUpperCase() + words.slice(1);
+};
+
+/**
+ * The fields inside it show the API's refusal of each (Field); first, a summary lists the refusals, each a link to its
+ * field. HtmxForm uses it for its `state`; a plain form wraps its fields in it.
+ */
+export function FieldErrors({ state, children }: { state?: FormState; children?: Child }) {
+  const errors = state?.fieldErrors ?? {};
+  const refused = Object.entries(errors);
+  return (
+    <FieldErrorContext.Provider value={{ errors, focusGiven: false }}>
+      {refused.length > 0 && (
+        <div class="error-summary" role="alert">
+          <p>{refused.length === 1 ? 'One field needs a change:' : `${refused.length} fields need a change:`}</p>
+          <ul>
+            {refused.map(([name, message]) => (
+              <li>
+                <a href={`#${invalidFieldId(name)}`}>{`${fieldTitle(name)}: ${message}`}</a>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {children}
+    </FieldErrorContext.Provider>
+  );
+}
+
+/**
+ * A labelled input (its only child, named as the API's field after the request part, `_` for `.`: see refusedForm in
+ * forms.ts). When the API refused its value, the input is marked aria-invalid, described by the message beside it, and
+ * the form's first such input has autofocus (a whole page; after an htmx swap ui.js moves the focus).
+ */
+export function Field({ label, children }: { label: Child; children: Child }) {
+  const scope = useContext(FieldErrorContext);
+  // JSX gives an element where its type says only Child.
+  const element = children as JSXNode;
+  const name = String(element.props.name);
+  const message = scope?.errors[name];
+  if (scope === null || message === undefined)
+    return (
+      <label>
+        {label}
+        {children}
+      </label>
+    );
+  const id = invalidFieldId(name);
+  const focus = !scope.focusGiven;
+  scope.focusGiven = true;
+  const input = cloneElement(element, {
+    id,
+    'aria-invalid': 'true',
+    'aria-describedby': [element.props['aria-describedby'], `${id}-error`].filter(Boolean).join(' '),
+    autofocus: focus,
+  });
+  return (
+    <div class="field invalid">
+      <label>
+        {label}
+        {input}
+      </label>
+      <span class="field-error" id={`${id}-error`}>
+        {message}
+      </span>
+    </div>
+  );
 }

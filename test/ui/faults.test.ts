@@ -51,7 +51,13 @@ const ruleForm = (fields: Record<string, string>) => ({
   status: '503',
   detail: '',
   code: '',
+  headers: '',
+  body: '',
   latency_ms: '',
+  latency_min_ms: '',
+  latency_max_ms: '',
+  latency_mean_ms: '',
+  latency_stddev_ms: '',
   probability: '1',
   count: '',
   ...fields,
@@ -142,22 +148,128 @@ describe('the fault rules at /ui/faults', () => {
     }
   });
 
-  it("shows the API's 422 next to the form, readably, keeping what was typed", async () => {
-    const fields = ruleForm({ match_path: 'no-slash', status: '', probability: '2' });
+  it('sets reply headers, a JSON body and latency ranges from the form, which act as set', async () => {
+    const forms: Record<string, string>[] = [
+      {
+        match_path: '/api/v1/bulk-exports/destinations',
+        status: '429',
+        headers: 'Retry-After: 30\nX-Injected: dashboard',
+        body: '{"detail": "slow down", "retry": true}',
+        count: '1',
+      },
+      { action: 'latency_uniform', latency_min_ms: '10', latency_max_ms: '20', match_path: '/never/one' },
+      { action: 'latency_normal', latency_mean_ms: '50', latency_stddev_ms: '5', match_path: '/never/two' },
+    ];
+    for (const fields of forms) expect((await post('/ui/faults/rules', ruleForm(fields))).status).toBe(303);
+    expect((await rules()).map(({ action }) => action)).toEqual([
+      {
+        status: 429,
+        headers: { 'Retry-After': '30', 'X-Injected': 'dashboard' },
+        body: { detail: 'slow down', retry: true },
+      },
+      { latency: { distribution: 'uniform', min_ms: 10, max_ms: 20 } },
+      { latency: { distribution: 'normal', mean_ms: 50, stddev_ms: 5 } },
+    ]);
+
+    const faulted = await lp.request('/api/v1/bulk-exports/destinations', {
+      headers: { 'X-API-Key': acme.api_key, 'X-Tenant-Id': acme.id },
+    });
+    expect(faulted.status).toBe(429);
+    expect(faulted.headers.get('retry-after')).toBe('30');
+    expect(faulted.headers.get('x-injected')).toBe('dashboard');
+    expect(await faulted.json()).toEqual({ detail: 'slow down', retry: true });
+
+    const html = await page('/ui/faults');
+    expect(html).toContain('429 with Retry-After: 30, X-Injected: dashboard body {&quot;detail&quot;:');
+    expect(html).toContain('<td>+10–20 ms</td>');
+    expect(html).toContain('<td>+50 ± 5 ms</td>');
+  });
+
+  it('shows how often each rule was checked, and the near misses linked to their requests and rules', async () => {
+    await admin().post('/_localplane/fault-rules', {
+      match: { method: 'POST', path: '/api/v1/bulk-exports/destinations' },
+      action: { status: 500 },
+    });
+    const client = inProcessApi(lp, acme);
+    expect((await client.get('/api/v1/bulk-exports/destinations')).status).toBe(200);
+    expect((await client.get('/api/v1/bulk-exports')).status).toBe(200);
+    const { requests } = (await admin().get('/_localplane/requests')).body as { requests: { id: number }[] };
+    const [first, second] = requests.map((request) => request.id);
+
+    const html = await page('/ui/faults');
+    expect(html).toMatch(/<th scope="row" class="mono">fault-rule-1<\/th>.*?<td class="num" data-checked="2">2<\/td>/s);
+    const nearMisses = html.slice(html.indexOf('<h3 id="near-misses-heading">'));
+    // Newest first: the second request missed the method and the path, the first the method only.
+    expect(nearMisses).toMatch(
+      new RegExp(
+        `<a href="/ui/requests/${second}">#${second} GET <span class="mono">/api/v1/bulk-exports</span></a>.*?` +
+          '<a href="/ui/faults#fault-rule-1" class="mono">fault-rule-1</a>.*?' +
+          '<span class="mono">method</span>: wanted <code>POST</code>, got <code>GET</code>.*?' +
+          '<span class="mono">path</span>: wanted <code>/api/v1/bulk-exports/destinations</code>, got ' +
+          '<code>/api/v1/bulk-exports</code>.*?' +
+          `<a href="/ui/requests/${first}">#${first} GET`,
+        's',
+      ),
+    );
+    // The row a link names by #fault-rule-1 carries that id.
+    expect(html).toContain('<tr id="fault-rule-1">');
+  });
+
+  it('marks each field the API refused, in plain words, with a summary linking to it, keeping what was typed', async () => {
+    const manyWildcards = `/${'a*'.repeat(33)}`;
+    const fields = ruleForm({ match_path: manyWildcards, status: '', probability: '2' });
     const whole = await post('/ui/faults/rules', fields);
     expect(whole.status).toBe(422);
     const fragment = await (await post('/ui/faults/rules', fields, HTMX)).text();
     for (const html of [await whole.text(), fragment]) {
-      const alert = html.match(/<p class="error" role="alert">([^<]*)<\/p>/)?.[1];
-      expect(alert).toBe(
-        'body.match.path: Value error, A path glob starts with / (or a wildcard); ' +
-          ('body.action: Value error, an action has exactly one of status, latency_ms, latency, drop_connection, ' +
-            'empty_reply; got none; ') +
-          'body.probability: Input should be less than or equal to 1',
+      const summary = html.match(/<div class="error-summary" role="alert">(.*?)<\/div>/s)?.[1];
+      expect(summary).toContain('3 fields need a change:');
+      expect(summary).toContain('<a href="#invalid-match_path">Match path: A glob has at most 32 wildcards</a>');
+      expect(summary).toContain(
+        '<a href="#invalid-action">Action: An action has exactly one of status, latency_ms, latency, ' +
+          'drop_connection, empty_reply; got none</a>',
       );
-      expect(html).toContain('name="match_path" value="no-slash"');
+      expect(summary).toContain(
+        '<a href="#invalid-probability">Probability: Input should be less than or equal to 1</a>',
+      );
+      // The first refused field has the focus of a whole page; each is invalid and described by its message.
+      expect(html).toMatch(
+        new RegExp(
+          '<input name="match_path" [^>]* value="[/a*]+" [^>]*id="invalid-match_path" aria-invalid="true" ' +
+            'aria-describedby="invalid-match_path-error" autofocus=""/>',
+        ),
+      );
+      expect(html).toContain('<span class="field-error" id="invalid-match_path-error">A glob has at most 32 wildcards');
+      expect(html).toMatch(
+        /<select name="action" id="invalid-action" aria-invalid="true" aria-describedby="invalid-action-error">/,
+      );
+      expect(html).toMatch(
+        /<input name="probability" [^>]*aria-invalid="true" aria-describedby="invalid-probability-error"\/>/,
+      );
+      expect(html.match(/autofocus/g)).toHaveLength(1);
+      expect(html).not.toContain('body.match.path');
+      expect(html).not.toContain('Value error');
     }
     expect(await rules()).toEqual([]);
+  });
+
+  it('refuses headers and a body it cannot read at their own fields, before the API', async () => {
+    const html = await (
+      await post('/ui/faults/rules', ruleForm({ headers: 'Retry-After 30', body: '{nope' }), HTMX)
+    ).text();
+    expect(html).toContain('<a href="#invalid-headers">Headers: “Retry-After 30” is no header: write Name: value</a>');
+    expect(html).toMatch(/<textarea name="headers" [^>]*id="invalid-headers" aria-invalid="true"[^>]*>Retry-After 30</);
+    expect(await rules()).toEqual([]);
+    const body = await (await post('/ui/faults/rules', ruleForm({ body: '{nope' }), HTMX)).text();
+    expect(body).toContain('<span class="field-error" id="invalid-body-error">The body is not JSON');
+  });
+
+  it('constrains the fields as the API does, so the browser refuses values out of range before sending', async () => {
+    const html = await page('/ui/faults');
+    expect(html).toMatch(/<input name="status" type="number" inputmode="numeric" min="400" max="599" step="1"/);
+    expect(html).toMatch(/<input name="probability" type="number" min="0" max="1" step="any"/);
+    expect(html).toMatch(/<input name="count" type="number" inputmode="numeric" min="1" step="1"/);
+    expect(html).toMatch(/<input name="latency_min_ms" type="number" min="0" max="60000" step="any"/);
   });
 
   it('deletes one rule, then all', async () => {
@@ -234,7 +346,10 @@ describe('the knobs at /ui/faults', () => {
     expect(response.status).toBe(422);
     const html = await response.text();
     const revisionsForm = html.slice(html.indexOf('aria-label="Fail or skip the next revisions"'));
-    expect(revisionsForm).toMatch(/^[^]*?<p class="error" role="alert">body.deployment_id: [^<]+<\/p><\/form>/);
+    expect(revisionsForm).toMatch(
+      /^[^>]*><div class="error-summary" role="alert">.*?<a href="#invalid-deployment_id">Deployment id: [^<]+<\/a>/s,
+    );
+    expect(revisionsForm).toMatch(/<input name="deployment_id" [^>]*aria-invalid="true"/);
     expect(html.match(/role="alert"/g)).toHaveLength(1);
   });
 });

@@ -92,6 +92,27 @@
     root.querySelectorAll?.('[data-xy-chart]').forEach(drawColumns);
   };
 
+  // Form errors and linked rows (issue 38, points 9 to 11). After htmx swaps in a form the API refused, the focus goes
+  // to its first invalid field (a whole page has the autofocus attribute on it). The element the URL's #fragment names
+  // keeps its highlight when a refresh swaps in a new copy of it, which :target alone does not match.
+  const focusFirstInvalid = (root) => {
+    const invalid = root.querySelector?.('[aria-invalid="true"]');
+    if (invalid && !root.contains(document.activeElement)) invalid.focus();
+  };
+  const markTarget = () => {
+    document.querySelectorAll('.is-target').forEach((element) => element.classList.remove('is-target'));
+    const id = decodeURIComponent(location.hash.slice(1));
+    if (id) document.getElementById(id)?.classList.add('is-target');
+  };
+  document.addEventListener('DOMContentLoaded', () => {
+    markTarget();
+    window.addEventListener('hashchange', markTarget);
+    document.body.addEventListener('htmx:load', (event) => {
+      focusFirstInvalid(event.target);
+      markTarget();
+    });
+  });
+
   document.addEventListener('DOMContentLoaded', () => {
     apply(stored());
     enhance(document);

@@ -5,20 +5,23 @@ import {
   type ValidationFaultRequest,
 } from '../../bulk-exports/faults.ts';
 import { REVISION_FAULT_STAGES, type RevisionFaultRequest } from '../../deployments/faults.ts';
-import type { FaultAction, FaultRuleView } from '../../journal/fault-rules.ts';
+import { MAX_SPAN_SECONDS } from '../../shared/time.ts';
+import { MAX_LATENCY_MS, type FaultAction, type FaultRuleView } from '../../journal/fault-rules.ts';
+import { MAX_GLOB_LENGTH } from '../../journal/glob.ts';
 import { REQUEST_SOURCES, type RequestMatch } from '../../journal/matching.ts';
-import type { DashboardApi } from '../api.ts';
+import type { NearMisses } from '../../journal/schemas.ts';
+import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import {
   formValues,
   optionalNumber,
   optionalText,
-  refusal,
+  refusedForm,
   refusedStatus,
   type FormState,
   type FormValues,
 } from '../forms.ts';
-import { ErrorNote, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
+import { ErrorNote, Field, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
 
 type Armed<Knob> = Knob & { remaining: number };
 
@@ -33,9 +36,14 @@ const FAULTS = '/ui/faults';
 const RULE_ACTIONS = {
   status: 'Error reply',
   latency: 'Added latency',
+  latency_uniform: 'Added latency, uniform between min and max',
+  latency_normal: 'Added latency, normal around a mean',
   drop: 'Drop the connection',
   close: 'Empty reply',
 } as const;
+/** The near misses the view shows: those among the newest this many requests. */
+const NEAR_MISS_WINDOW = 100;
+const SHOWN_NEAR_MISSES = 20;
 
 const workspaceName = (workspaces: FixtureWorkspace[], id: string) =>
   workspaces.find((workspace) => workspace.id === id)?.name ?? id;
@@ -54,11 +62,49 @@ function describeMatch(match: RequestMatch, workspaces: FixtureWorkspace[]): str
 
 function describeAction(action: FaultAction): string {
   if (action.status !== undefined)
-    return [`${action.status}`, action.code, action.detail && `“${action.detail}”`].filter(Boolean).join(' ');
+    return [
+      `${action.status}`,
+      action.code,
+      action.detail && `“${action.detail}”`,
+      action.headers &&
+        `with ${Object.entries(action.headers)
+          .map(([name, value]) => `${name}: ${value}`)
+          .join(', ')}`,
+      action.body !== undefined && `body ${JSON.stringify(action.body)}`,
+    ]
+      .filter(Boolean)
+      .join(' ');
   if (action.latency_ms !== undefined) return `+${action.latency_ms} ms`;
   if (action.latency?.distribution === 'uniform') return `+${action.latency.min_ms}–${action.latency.max_ms} ms`;
   if (action.latency?.distribution === 'normal') return `+${action.latency.mean_ms} ± ${action.latency.stddev_ms} ms`;
   return action.drop_connection ? 'drop the connection' : 'empty reply';
+}
+
+/** A refusal of a field's text before the API sees it, worded and placed as the API's 422 items are. */
+const fieldRefusal = (loc: string[], msg: string) =>
+  new DashboardApiError(422, `${loc.join('.')}: ${msg}`, [{ loc: ['body', ...loc], msg }]);
+
+/** The reply headers typed as `Name: value` lines (blank lines skipped); none given is undefined. */
+function replyHeaders(text: string | undefined): Record<string, string> | undefined {
+  const lines = (text ?? '').split(/\r?\n/).filter((line) => line.trim() !== '');
+  if (lines.length === 0) return undefined;
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon === -1) throw fieldRefusal(['action', 'headers'], `“${line}” is no header: write Name: value`);
+    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/** The reply body typed as JSON; none given is undefined. */
+function replyBody(text: string | undefined): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw fieldRefusal(['action', 'body'], 'The body is not JSON: write a JSON value, a string in double quotes');
+  }
 }
 
 /** The request POST /_localplane/fault-rules takes, from the form; what the API refuses it names. */
@@ -69,8 +115,24 @@ function faultRuleRequest(values: FormValues) {
       status: optionalNumber(values.status),
       detail: optionalText(values.detail),
       code: optionalText(values.code),
+      headers: replyHeaders(values.headers),
+      body: replyBody(values.body),
     }),
     latency: () => ({ latency_ms: optionalNumber(values.latency_ms) }),
+    latency_uniform: () => ({
+      latency: {
+        distribution: 'uniform',
+        min_ms: optionalNumber(values.latency_min_ms),
+        max_ms: optionalNumber(values.latency_max_ms),
+      },
+    }),
+    latency_normal: () => ({
+      latency: {
+        distribution: 'normal',
+        mean_ms: optionalNumber(values.latency_mean_ms),
+        stddev_ms: optionalNumber(values.latency_stddev_ms),
+      },
+    }),
     drop: () => ({ drop_connection: true }),
     close: () => ({ empty_reply: true }),
   };
@@ -144,29 +206,38 @@ export function ExportRunKnobForm({
 }) {
   const values = state.values ?? {};
   return (
-    <HtmxForm class="inline" action={action} replaces={replaces} aria-label="Fail or slow the next export runs">
-      <label>
-        Mode
+    <HtmxForm
+      class="inline"
+      action={action}
+      replaces={replaces}
+      aria-label="Fail or slow the next export runs"
+      state={state}
+    >
+      <Field label="Mode">
         <select name="mode">
           <Options choices={['fail', 'slow']} selected={values.mode} />
         </select>
-      </label>
-      <label>
-        Runs
-        <input name="count" type="number" inputmode="numeric" size={4} value={values.count ?? '1'} />
-      </label>
-      <label>
-        Failing attempts (fail; blank: all)
-        <input name="attempts" type="number" inputmode="numeric" size={4} value={values.attempts} />
-      </label>
-      <label>
-        Message (fail)
+      </Field>
+      <Field label="Runs">
+        <input name="count" type="number" inputmode="numeric" min={1} step={1} size={4} value={values.count ?? '1'} />
+      </Field>
+      <Field label="Failing attempts (fail; blank: all)">
+        <input name="attempts" type="number" inputmode="numeric" min={1} step={1} size={4} value={values.attempts} />
+      </Field>
+      <Field label="Message (fail)">
         <input name="message" value={values.message} placeholder="Injected failure: the export run failed" />
-      </label>
-      <label>
-        Delay seconds (slow)
-        <input name="delay_seconds" type="number" step="any" size={6} value={values.delay_seconds ?? '60'} />
-      </label>
+      </Field>
+      <Field label="Delay seconds (slow)">
+        <input
+          name="delay_seconds"
+          type="number"
+          min={0.001}
+          max={MAX_SPAN_SECONDS}
+          step="any"
+          size={6}
+          value={values.delay_seconds ?? '60'}
+        />
+      </Field>
       <button type="submit">Arm</button>
       {state.error && <ErrorNote message={state.error} />}
     </HtmxForm>
@@ -197,14 +268,74 @@ export const ArmedExportRunKnobs = ({ knobs }: { knobs: Armed<ExportRunFaultRequ
 
 interface RulesProps {
   rules: FaultRuleView[];
+  nearMisses: NearMisses['near_misses'];
   workspaces: FixtureWorkspace[];
   error?: string;
   /** Sent beside another part, replacing the rules in place (htmx's out-of-band swap). */
   outOfBand?: boolean;
 }
 
-/** The rules with how often each fired; refreshed every second while there are rules, to show them firing. */
-function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
+/** What a near miss's request missed of its rule's match: each field's wanted and got, or why a match did not act. */
+const MissedFields = ({ missed }: { missed: NearMisses['near_misses'][number]['missed'] }) =>
+  missed.length === 0 ? (
+    <span class="muted">matched, but did not act (its probability, spent, or a rule before it acted)</span>
+  ) : (
+    <ul class="missed">
+      {missed.map(({ field, wanted, got }) => (
+        <li>
+          <span class="mono">{field}</span>: wanted <code>{wanted}</code>, got{' '}
+          {got === null ? <span class="muted">none</span> : <code>{got}</code>}
+        </li>
+      ))}
+    </ul>
+  );
+
+/** The newest requests no rule acted on, each beside the rule closest to matching it, newest first. */
+function NearMissList({ nearMisses }: { nearMisses: NearMisses['near_misses'] }) {
+  const shown = nearMisses.slice(-SHOWN_NEAR_MISSES).reverse();
+  return (
+    <>
+      <h3 id="near-misses-heading">Near misses</h3>
+      <p class="muted">
+        Requests among the newest {NEAR_MISS_WINDOW} that no rule acted on, each beside the rule closest to matching it
+        and the fields it missed.
+      </p>
+      {shown.length === 0 ? (
+        <p class="muted">No near miss: every recent request was faulted, or none came.</p>
+      ) : (
+        <table class="near-misses" aria-labelledby="near-misses-heading">
+          <TableHead columns={['Request', 'Rule', 'Missed']} />
+          <tbody>
+            {shown.map(({ request, rule_id, missed }) => (
+              <tr>
+                <td>
+                  <a href={`/ui/requests/${request.id}`}>
+                    #{request.id} {request.method} <span class="mono">{request.path}</span>
+                  </a>{' '}
+                  <span class={`badge status-${String(request.status)[0]}`}>{request.status}</span>
+                </td>
+                <td>
+                  <a href={`${FAULTS}#${rule_id}`} class="mono">
+                    {rule_id}
+                  </a>
+                </td>
+                <td>
+                  <MissedFields missed={missed} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+/**
+ * The rules with how often each was checked and fired, and the near misses; refreshed every second while there are
+ * rules, to show them firing.
+ */
+function FaultRules({ rules, nearMisses, workspaces, error, outOfBand }: RulesProps) {
   const polling = rules.length > 0 ? { 'hx-get': FAULTS, 'hx-trigger': 'every 1s', 'hx-swap': 'outerHTML' } : {};
   return (
     <section
@@ -219,10 +350,10 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
         <p class="muted">No fault rules: every request is served as usual.</p>
       ) : (
         <>
-          <table aria-labelledby="fault-rules-heading">
+          <table class="fault-rules" aria-labelledby="fault-rules-heading">
             <TableHead
-              columns={['Rule', 'Match', 'Action', 'Probability', 'Fired', 'Left', 'Delete']}
-              numeric={['Probability', 'Fired', 'Left']}
+              columns={['Rule', 'Match', 'Action', 'Probability', 'Checked', 'Fired', 'Left', 'Delete']}
+              numeric={['Probability', 'Checked', 'Fired', 'Left']}
             />
             <tbody>
               {rules.map((rule) => (
@@ -233,6 +364,9 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
                   <td>{describeMatch(rule.match, workspaces)}</td>
                   <td>{describeAction(rule.action)}</td>
                   <td class="num">{rule.probability}</td>
+                  <td class="num" data-checked={rule.checked}>
+                    {rule.checked}
+                  </td>
                   <td class="num" data-fired={rule.fired}>
                     <a
                       href={`/ui/requests?fault_rule=${encodeURIComponent(rule.id)}`}
@@ -259,6 +393,7 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
               Delete all rules
             </button>
           </HtmxForm>
+          <NearMissList nearMisses={nearMisses} />
         </>
       )}
     </section>
@@ -267,45 +402,51 @@ function FaultRules({ rules, workspaces, error, outOfBand }: RulesProps) {
 
 function FaultRuleForm({ workspaces, state = {} }: { workspaces: FixtureWorkspace[]; state?: FormState }) {
   const values = state.values ?? {};
+  const latency = { type: 'number', min: 0, max: MAX_LATENCY_MS, step: 'any', size: 6 } as const;
   return (
     <section id="fault-rule-form" aria-labelledby="fault-rule-form-heading">
       <h2 id="fault-rule-form-heading">Add a fault rule</h2>
-      <HtmxForm action={`${FAULTS}/rules`} replaces="#fault-rule-form" aria-labelledby="fault-rule-form-heading">
+      <HtmxForm
+        action={`${FAULTS}/rules`}
+        replaces="#fault-rule-form"
+        aria-labelledby="fault-rule-form-heading"
+        state={state}
+      >
         <fieldset class="inline">
           <legend>Match (every field given must hold)</legend>
-          <label>
-            Source
+          <Field label="Source">
             <select name="match_source">
               <Options choices={REQUEST_SOURCES} selected={values.match_source} any="any" />
             </select>
-          </label>
-          <label>
-            Method
-            <input name="match_method" size={7} value={values.match_method} placeholder="any" />
-          </label>
-          <label>
-            Path glob
-            <input name="match_path" value={values.match_path} placeholder="/api/v1/bulk-exports*" />
-          </label>
-          <label>
-            Workspace
+          </Field>
+          <Field label="Method">
+            <input name="match_method" size={7} maxlength={32} value={values.match_method} placeholder="any" />
+          </Field>
+          <Field label="Path glob">
+            <input
+              name="match_path"
+              maxlength={MAX_GLOB_LENGTH}
+              pattern="(/|\*).*"
+              title="A path glob starts with / (or a wildcard)"
+              value={values.match_path}
+              placeholder="/api/v1/bulk-exports*"
+            />
+          </Field>
+          <Field label="Workspace">
             <select name="match_workspace_id">
               <WorkspaceOptions workspaces={workspaces} selected={values.match_workspace_id} />
             </select>
-          </label>
-          <label>
-            Header name
+          </Field>
+          <Field label="Header name">
             <input name="match_header_name" size={12} value={values.match_header_name} />
-          </label>
-          <label>
-            Header value (blank: any)
+          </Field>
+          <Field label="Header value (blank: any)">
             <input name="match_header_value" size={12} value={values.match_header_value} />
-          </label>
+          </Field>
         </fieldset>
         <fieldset class="inline">
           <legend>Action</legend>
-          <label>
-            Do
+          <Field label="Do">
             <select name="action">
               {Object.entries(RULE_ACTIONS).map(([value, label]) => (
                 <option value={value} selected={value === values.action}>
@@ -313,33 +454,72 @@ function FaultRuleForm({ workspaces, state = {} }: { workspaces: FixtureWorkspac
                 </option>
               ))}
             </select>
-          </label>
-          <label>
-            Status (error)
-            <input name="status" type="number" inputmode="numeric" size={4} value={values.status ?? '503'} />
-          </label>
-          <label>
-            Detail (error)
-            <input name="detail" value={values.detail} />
-          </label>
-          <label>
-            S3 code (error, objstore)
-            <input name="code" size={12} value={values.code} />
-          </label>
-          <label>
-            Latency ms
-            <input name="latency_ms" type="number" step="any" size={6} value={values.latency_ms} />
-          </label>
+          </Field>
+          <Field label="Status (error)">
+            <input
+              name="status"
+              type="number"
+              inputmode="numeric"
+              min={400}
+              max={599}
+              step={1}
+              size={4}
+              value={values.status ?? '503'}
+            />
+          </Field>
+          <Field label="Detail (error)">
+            <input name="detail" maxlength={1000} value={values.detail} />
+          </Field>
+          <Field label="S3 code (error, objstore)">
+            <input
+              name="code"
+              size={12}
+              pattern="[A-Za-z]{1,64}"
+              title="Letters only, as S3's codes"
+              value={values.code}
+            />
+          </Field>
+          <Field label="Reply headers (error; Name: value lines)">
+            <textarea name="headers" rows={2} cols={28} spellcheck={false} placeholder="Retry-After: 30">
+              {values.headers}
+            </textarea>
+          </Field>
+          <Field label="Reply body (error, API; JSON)">
+            <textarea name="body" rows={2} cols={28} spellcheck={false} placeholder='{"detail": "try later"}'>
+              {values.body}
+            </textarea>
+          </Field>
+          <Field label="Latency ms">
+            <input name="latency_ms" {...latency} value={values.latency_ms} />
+          </Field>
+          <Field label="Min ms (uniform)">
+            <input name="latency_min_ms" {...latency} value={values.latency_min_ms} />
+          </Field>
+          <Field label="Max ms (uniform)">
+            <input name="latency_max_ms" {...latency} value={values.latency_max_ms} />
+          </Field>
+          <Field label="Mean ms (normal)">
+            <input name="latency_mean_ms" {...latency} value={values.latency_mean_ms} />
+          </Field>
+          <Field label="Std dev ms (normal)">
+            <input name="latency_stddev_ms" {...latency} value={values.latency_stddev_ms} />
+          </Field>
         </fieldset>
         <div class="inline">
-          <label>
-            Probability
-            <input name="probability" type="number" step="any" size={4} value={values.probability ?? '1'} />
-          </label>
-          <label>
-            Times (blank: no end)
-            <input name="count" type="number" inputmode="numeric" size={4} value={values.count} />
-          </label>
+          <Field label="Probability">
+            <input
+              name="probability"
+              type="number"
+              min={0}
+              max={1}
+              step="any"
+              size={4}
+              value={values.probability ?? '1'}
+            />
+          </Field>
+          <Field label="Times (blank: no end)">
+            <input name="count" type="number" inputmode="numeric" min={1} step={1} size={4} value={values.count} />
+          </Field>
           <button type="submit" class="primary">
             Add rule
           </button>
@@ -406,27 +586,32 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
         action={`${FAULTS}/knobs/destination-validations`}
         replaces="#knobs"
         aria-label="Fail the next destination validations"
+        state={forms.validation}
       >
-        <label>
-          Failure
+        <Field label="Failure">
           <select name="error">
             <Options choices={VALIDATION_FAILURES} selected={validation.error} />
           </select>
-        </label>
-        <label>
-          Validations
-          <input name="count" type="number" inputmode="numeric" size={4} value={validation.count ?? '1'} />
-        </label>
-        <label>
-          Workspace
+        </Field>
+        <Field label="Validations">
+          <input
+            name="count"
+            type="number"
+            inputmode="numeric"
+            min={1}
+            step={1}
+            size={4}
+            value={validation.count ?? '1'}
+          />
+        </Field>
+        <Field label="Workspace">
           <select name="workspace_id">
             <WorkspaceOptions workspaces={workspaces} selected={validation.workspace_id} />
           </select>
-        </label>
-        <label>
-          Endpoint URL (blank: any)
+        </Field>
+        <Field label="Endpoint URL (blank: any)">
           <input name="endpoint_url" value={validation.endpoint_url} />
-        </label>
+        </Field>
         <button type="submit">Arm</button>
         {forms.validation?.error && <ErrorNote message={forms.validation.error} />}
       </HtmxForm>
@@ -440,30 +625,35 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
         action={`${FAULTS}/knobs/revisions`}
         replaces="#knobs"
         aria-label="Fail or skip the next revisions"
+        state={forms.revisions}
       >
-        <label>
-          Stage
+        <Field label="Stage">
           <select name="stage">
             <Options choices={REVISION_FAULT_STAGES} selected={revision.stage} />
           </select>
-        </label>
-        <label>
-          Revisions
-          <input name="count" type="number" inputmode="numeric" size={4} value={revision.count ?? '1'} />
-        </label>
-        <label>
-          Deployment id (blank: any)
+        </Field>
+        <Field label="Revisions">
+          <input
+            name="count"
+            type="number"
+            inputmode="numeric"
+            min={1}
+            step={1}
+            size={4}
+            value={revision.count ?? '1'}
+          />
+        </Field>
+        <Field label="Deployment id (blank: any)">
           <input name="deployment_id" list="knob-deployments" size={38} value={revision.deployment_id} />
-        </label>
+        </Field>
         <datalist id="knob-deployments">
           {deployments.map((deployment) => (
             <option value={deployment.id}>{`${deployment.name} (${deployment.workspace})`}</option>
           ))}
         </datalist>
-        <label>
-          Message (blank: the stage's own)
-          <input name="message" value={revision.message} />
-        </label>
+        <Field label="Message (blank: the stage's own)">
+          <input name="message" maxlength={2000} value={revision.message} />
+        </Field>
         <button type="submit">Arm</button>
         {forms.revisions?.error && <ErrorNote message={forms.revisions.error} />}
       </HtmxForm>
@@ -484,18 +674,30 @@ interface PageState {
 export function faultsView(api: DashboardApi) {
   const app = new Hono();
 
+  /** The near misses among the newest NEAR_MISS_WINDOW requests (none while there are no rules). */
+  async function recentNearMisses(): Promise<NearMisses['near_misses']> {
+    const { requests } = await api.get<{ requests: { id: number }[] }>('/_localplane/requests?order=desc&limit=1');
+    const since = Math.max(0, (requests[0]?.id ?? 0) - NEAR_MISS_WINDOW);
+    const { near_misses } = await api.get<NearMisses>(
+      `/_localplane/fault-rules/near-misses?since=${since}&limit=${NEAR_MISS_WINDOW}`,
+    );
+    return near_misses;
+  }
+
   async function page(c: Context, { rulesError, ruleForm, knobForms, part = 'rules', status = 200 }: PageState) {
-    const [{ rules }, knobs, { workspaces }] = await Promise.all([
+    const [{ rules }, knobs, { workspaces }, nearMisses] = await Promise.all([
       api.get<{ rules: FaultRuleView[] }>('/_localplane/fault-rules'),
       api.get<ArmedKnobs>('/_localplane/faults'),
       readFixtures(api),
+      recentNearMisses(),
     ]);
+    const rulesProps = { rules, nearMisses, workspaces };
     const fragments = {
-      rules: <FaultRules rules={rules} workspaces={workspaces} error={rulesError} />,
+      rules: <FaultRules {...rulesProps} error={rulesError} />,
       'rule-form': (
         <>
           <FaultRuleForm workspaces={workspaces} state={ruleForm} />
-          <FaultRules rules={rules} workspaces={workspaces} outOfBand />
+          <FaultRules {...rulesProps} outOfBand />
         </>
       ),
       knobs: <Knobs knobs={knobs} workspaces={workspaces} forms={knobForms} />,
@@ -512,7 +714,7 @@ export function faultsView(api: DashboardApi) {
             act on what runs inside: destination validations, export runs, revisions. Rules and knobs last until they
             are used up, deleted, or the instance is reset.
           </p>
-          <FaultRules rules={rules} workspaces={workspaces} error={rulesError} />
+          <FaultRules {...rulesProps} error={rulesError} />
           <FaultRuleForm workspaces={workspaces} state={ruleForm} />
           <Knobs knobs={knobs} workspaces={workspaces} forms={knobForms} />
         </>
@@ -530,8 +732,8 @@ export function faultsView(api: DashboardApi) {
     try {
       await call(values);
     } catch (error) {
-      const { status, detail } = refusal(error);
-      return page(c, { ...refused({ values, error: detail }), status });
+      const { status, state } = refusedForm(error, values);
+      return page(c, { ...refused(state), status });
     }
     if (!isFragmentRequest(c)) return c.redirect(FAULTS, 303);
     return page(c, refused({}));
