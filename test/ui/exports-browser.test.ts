@@ -110,7 +110,7 @@ describe('the Exports view in Chromium', () => {
     const alert = page.getByRole('form', { name: 'New export' }).getByRole('alert');
     await alert.waitFor();
     expect(await alert.textContent()).toBe(
-      'body: Value error, Exactly one of end_time (one-time export) or interval_hours (recurring export) must be set',
+      'Exactly one of end_time (one-time export) or interval_hours (recurring export) must be set',
     );
     await checkAccessibility(page);
     expect(browser.pageErrors).toEqual([]);

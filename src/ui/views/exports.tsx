@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import {
   COMPRESSIONS,
   FORMAT_VERSIONS,
+  MAX_INTERVAL_HOURS,
   type DestinationResponse,
   type ExportResponse,
   type RunResponse,
@@ -10,8 +11,16 @@ import { isTerminalStatus } from '../../bulk-exports/statuses.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { FixturesView } from '../../admin/schemas.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { formValues, optionalNumber, optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
-import { DetailList, ErrorNote, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
+import {
+  formValues,
+  optionalNumber,
+  optionalText,
+  refusal,
+  refusedForm,
+  refusedStatus,
+  type FormState,
+} from '../forms.ts';
+import { DetailList, ErrorNote, Field, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
 import { ArmedExportRunKnobs, ExportRunKnobForm, exportRunKnobRequest, type ArmedKnobs } from './faults.tsx';
 
 const EXPORTS = '/ui/exports';
@@ -133,41 +142,41 @@ function DestinationForm({
   const values = state.values ?? {};
   const action = `${EXPORTS}/destinations?workspace_id=${workspace.id}`;
   return (
-    <HtmxForm action={action} replaces="#exports-workspace" aria-labelledby="new-destination-heading">
+    <HtmxForm action={action} replaces="#exports-workspace" aria-labelledby="new-destination-heading" state={state}>
       <h3 id="new-destination-heading">New destination</h3>
       <div class="inline">
-        <label>
-          Name
-          <input name="display_name" value={values.display_name ?? 'local objstore'} />
-        </label>
-        <label>
-          Bucket
+        <Field label="Name">
+          <input
+            name="display_name"
+            required
+            pattern="[a-zA-Z0-9_ '\-]+"
+            title="Letters, digits, spaces, - _ and '"
+            value={values.display_name ?? 'local objstore'}
+          />
+        </Field>
+        <Field label="Bucket">
           <select name="bucket_name">
             {fixtures.objstore.buckets.map((bucket) => (
               <option selected={bucket === values.bucket_name}>{bucket}</option>
             ))}
           </select>
-        </label>
-        <label>
-          Prefix
-          <input name="prefix" value={values.prefix ?? 'traces'} />
-        </label>
-        <label>
-          Endpoint URL (blank: the embedded objstore)
-          <input name="endpoint_url" value={values.endpoint_url} />
-        </label>
-        <label>
-          Access key id
+        </Field>
+        <Field label="Prefix">
+          <input name="prefix" maxlength={2048} value={values.prefix ?? 'traces'} />
+        </Field>
+        <Field label="Endpoint URL (blank: the embedded objstore)">
+          <input name="endpoint_url" type="url" maxlength={2048} value={values.endpoint_url} />
+        </Field>
+        <Field label="Access key id">
           <select name="access_key_id">
             {fixtures.objstore.keys.map((key) => (
               <option selected={key.access_key_id === values.access_key_id}>{key.access_key_id}</option>
             ))}
           </select>
-        </label>
-        <label>
-          Secret access key (blank: the fixture key's own)
-          <input name="secret_access_key" type="password" autocomplete="off" />
-        </label>
+        </Field>
+        <Field label="Secret access key (blank: the fixture key's own)">
+          <input name="secret_access_key" type="password" maxlength={2048} autocomplete="off" />
+        </Field>
         <button type="submit">Create destination</button>
       </div>
       {state.error && <ErrorNote message={state.error} />}
@@ -199,14 +208,13 @@ function ExportForm({
   const action = `${EXPORTS}?workspace_id=${workspace.id}`;
   const window = defaultWindow(workspace);
   return (
-    <HtmxForm action={action} replaces="#exports-workspace" aria-labelledby="new-export-heading">
+    <HtmxForm action={action} replaces="#exports-workspace" aria-labelledby="new-export-heading" state={state}>
       <h3 id="new-export-heading">New export</h3>
       {destinations.length === 0 ? (
         <p class="muted">Create a destination first.</p>
       ) : (
         <div class="inline">
-          <label>
-            Destination
+          <Field label="Destination">
             <select name="bulk_export_destination_id">
               {destinations.map((destination) => (
                 <option value={destination.id} selected={destination.id === values.bulk_export_destination_id}>
@@ -214,9 +222,8 @@ function ExportForm({
                 </option>
               ))}
             </select>
-          </label>
-          <label>
-            Tracing project
+          </Field>
+          <Field label="Tracing project">
             <select name="session_id">
               {workspace.sessions.map((session) => (
                 <option value={session.id} selected={session.id === values.session_id}>
@@ -227,44 +234,46 @@ function ExportForm({
                 all experiments
               </option>
             </select>
-          </label>
-          <label>
-            {/* A datetime-local field sends a naive date-time, which the API reads as UTC. */}
-            Start (UTC)
-            <input name="start_time" type="datetime-local" value={values.start_time ?? window.start} />
-          </label>
-          <label>
-            End (UTC; blank for a recurring export)
+          </Field>
+          {/* A datetime-local field sends a naive date-time, which the API reads as UTC. */}
+          <Field label="Start (UTC)">
+            <input name="start_time" type="datetime-local" required value={values.start_time ?? window.start} />
+          </Field>
+          <Field label="End (UTC; blank for a recurring export)">
             <input name="end_time" type="datetime-local" value={values.end_time ?? window.end} />
-          </label>
-          <label>
-            Every hours (recurring)
-            <input name="interval_hours" type="number" inputmode="numeric" size={4} value={values.interval_hours} />
-          </label>
-          <label>
-            Filter
+          </Field>
+          <Field label="Every hours (recurring)">
+            <input
+              name="interval_hours"
+              type="number"
+              inputmode="numeric"
+              min={1}
+              max={MAX_INTERVAL_HOURS}
+              step={1}
+              size={4}
+              value={values.interval_hours}
+            />
+          </Field>
+          <Field label="Filter">
             <input name="filter" value={values.filter} placeholder="eq(is_root, true)" />
-          </label>
-          <label>
-            Format version
+          </Field>
+          <Field label="Format version">
             <select name="format_version">
               {FORMAT_VERSIONS.map((version) => (
                 <option selected={version === (values.format_version ?? 'v2_beta')}>{version}</option>
               ))}
             </select>
-          </label>
-          <label>
-            Compression
+          </Field>
+          <Field label="Compression">
             <select name="compression">
               {COMPRESSIONS.map((compression) => (
                 <option selected={compression === (values.compression ?? 'snappy')}>{compression}</option>
               ))}
             </select>
-          </label>
-          <label>
-            Fields (comma-separated; blank: all)
+          </Field>
+          <Field label="Fields (comma-separated; blank: all)">
             <input name="export_fields" value={values.export_fields} />
-          </label>
+          </Field>
           <button type="submit" class="primary">
             Create export
           </button>
@@ -595,8 +604,8 @@ export function exportsView(api: DashboardApi) {
     try {
       next = await call(values, workspaceId);
     } catch (error) {
-      const { status, detail } = refusal(error);
-      return listPage(c, { [form]: { values, error: detail } }, status);
+      const { status, state } = refusedForm(error, values);
+      return listPage(c, { [form]: state }, status);
     }
     if (isFragmentRequest(c)) {
       // htmx loads the whole page it is sent to.
@@ -659,8 +668,8 @@ export function exportsView(api: DashboardApi) {
     try {
       await api.json('POST', '/_localplane/faults/export-runs', { body: exportRunKnobRequest(values) });
     } catch (error) {
-      const { status, detail } = refusal(error);
-      return listPage(c, { knobs: { values, error: detail } }, status);
+      const { status, state } = refusedForm(error, values);
+      return listPage(c, { knobs: state }, status);
     }
     if (!isFragmentRequest(c)) return c.redirect(exportsUrl(c.req.query('workspace_id') ?? ''), 303);
     return listPage(c, { knobs: {} });
