@@ -104,6 +104,39 @@
     const id = decodeURIComponent(location.hash.slice(1));
     if (id) document.getElementById(id)?.classList.add('is-target');
   };
+  // A value the browser refuses by the field's constraints (min, max, pattern, required) is marked as the API's
+  // refusals are: aria-invalid, its message beside the field and describing it, until the value is valid.
+  let browserMessages = 0;
+  document.addEventListener(
+    'invalid',
+    (event) => {
+      const field = event.target;
+      let message = field.browserMessage;
+      if (!message) {
+        message = document.createElement('span');
+        message.className = 'field-error';
+        message.id = `browser-invalid-${++browserMessages}`;
+        (field.closest('label') ?? field).after(message);
+        field.setAttribute('aria-describedby', `${field.getAttribute('aria-describedby') ?? ''} ${message.id}`.trim());
+        field.browserMessage = message;
+      }
+      message.textContent = field.validationMessage;
+      field.setAttribute('aria-invalid', 'true');
+    },
+    true,
+  );
+  document.addEventListener('input', (event) => {
+    const field = event.target;
+    const message = field.browserMessage;
+    if (!message || !field.validity.valid) return;
+    message.remove();
+    delete field.browserMessage;
+    const describedBy = field.getAttribute('aria-describedby').replace(message.id, '').trim();
+    if (describedBy) field.setAttribute('aria-describedby', describedBy);
+    else field.removeAttribute('aria-describedby');
+    field.removeAttribute('aria-invalid');
+  });
+
   document.addEventListener('DOMContentLoaded', () => {
     markTarget();
     window.addEventListener('hashchange', markTarget);

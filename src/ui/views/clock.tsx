@@ -3,7 +3,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { DueWork, namesFor, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
-import { ErrorNote, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
+import { ErrorNote, Field, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
 import { parseSpan, SPAN_HINT } from '../spans.ts';
 
 const CLOCK_STATE = '#clock-state';
@@ -70,10 +70,9 @@ function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: bool
       replaces={CLOCK_STATE}
       {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}
     >
-      <label>
-        Set to (ISO 8601)
+      <Field label="Set to (ISO 8601)">
         <input name="time" required value={now} class="mono" size={34} autocomplete="off" />
-      </label>
+      </Field>
       <button type="submit">Set</button>
       <span class="muted">Forward runs what falls due on the way; backward runs nothing.</span>
     </HtmxForm>
@@ -96,10 +95,9 @@ function MoveControls({ now }: { now: string }) {
         </button>
       </HtmxForm>
       <HtmxForm class="inline" action="/ui/clock/advance" replaces={CLOCK_STATE}>
-        <label>
-          Advance by
+        <Field label="Advance by">
           <input name="span" required placeholder="90s, 2h, 1d 3h" aria-describedby="span-hint" autocomplete="off" />
-        </label>
+        </Field>
         <button type="submit" class="primary">
           Advance
         </button>

@@ -15,7 +15,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
-import { ErrorNote, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
+import { ErrorNote, Field, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 
@@ -107,23 +107,20 @@ function FilterForm({
   query: URLSearchParams;
 }) {
   const text = (name: string, label: string, hint?: string) => (
-    <label>
-      {label}
+    <Field label={label}>
       <input name={name} value={query.get(name) ?? ''} placeholder={hint} autocomplete="off" />
-    </label>
+    </Field>
   );
   const choice = (name: string, label: string, options: readonly string[]) => (
-    <label>
-      {label}
+    <Field label={label}>
       <select name={name}>
         <Options choices={options} selected={query.get(name) ?? undefined} any="any" />
       </select>
-    </label>
+    </Field>
   );
   return (
     <HtmxForm class="inline filters" method="get" action="/ui/deployments" replaces="#deployments-results">
-      <label>
-        Workspace
+      <Field label="Workspace">
         <select name="workspace_id">
           {workspaces.map((workspace) => (
             <option value={workspace.id} selected={workspace.id === workspaceId}>
@@ -131,7 +128,7 @@ function FilterForm({
             </option>
           ))}
         </select>
-      </label>
+      </Field>
       {text('name_contains', 'Name contains')}
       {choice('status', 'Status', DEPLOYMENT_STATUSES)}
       {choice('deployment_type', 'Type', DEPLOYMENT_TYPES)}
@@ -139,10 +136,9 @@ function FilterForm({
       {choice('remote_reconciled', 'Remote reconciled', ['true', 'false'])}
       {text('tag_value_ids', 'Tag value ids', 'comma-separated')}
       {text('deployment_ids', 'Deployment ids', 'comma-separated')}
-      <label>
-        Per page
+      <Field label="Per page">
         <input name="limit" type="number" min={1} max={100} value={query.get('limit') ?? String(DEFAULT_LIMIT)} />
-      </label>
+      </Field>
       <button type="submit" class="primary">
         Filter
       </button>
@@ -513,10 +509,9 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
       <section aria-labelledby="knobs-title">
         <h2 id="knobs-title">Revision knobs</h2>
         <HtmxForm class="inline" action={detailPath(page, '/fault')} replaces="#deployment">
-          <label>
-            Failure line (optional)
+          <Field label="Failure line (optional)">
             <input name="message" maxlength={2000} placeholder="the last line of its log" autocomplete="off" />
-          </label>
+          </Field>
           <span class="muted">The next revision of this deployment:</span>
           {REVISION_FAULT_STAGES.map((stage) => (
             <button type="submit" name="stage" value={stage}>
@@ -543,8 +538,7 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
         </HtmxForm>
         {page.revisions.resources.length > 0 && (
           <HtmxForm class="inline" action={detailPath(page, '/status')} replaces="#deployment">
-            <label>
-              Revision
+            <Field label="Revision">
               <select name="revision_id">
                 {page.revisions.resources.map((revision) => (
                   <option value={revision.id}>
@@ -552,13 +546,12 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
                   </option>
                 ))}
               </select>
-            </label>
-            <label>
-              Status
+            </Field>
+            <Field label="Status">
               <select name="status">
                 <Options choices={REVISION_STATUSES} />
               </select>
-            </label>
+            </Field>
             <button type="submit">Force the status</button>
           </HtmxForm>
         )}

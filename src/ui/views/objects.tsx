@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { ObjectsPage, ObjectView } from '../../objstore/browser-routes.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { ErrorNote, renderView, TableHead } from '../layout.tsx';
+import { ErrorNote, Field, renderView, TableHead } from '../layout.tsx';
 
 interface Bucket {
   name: string;
@@ -158,10 +158,9 @@ function BucketTable({ buckets }: { buckets: Bucket[] }) {
 function SearchForm({ bucket, search }: { bucket: string; search: string }) {
   return (
     <form role="search" class="inline" method="get" action={bucketPath(bucket)}>
-      <label>
-        Search keys in {bucket}
+      <Field label={`Search keys in ${bucket}`}>
         <input type="search" name="search" value={search} placeholder="part of a key, any case" />
-      </label>
+      </Field>
       <button type="submit">Search</button>
       {search !== '' && <a href={bucketPath(bucket)}>Clear</a>}
     </form>

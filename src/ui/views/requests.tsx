@@ -9,11 +9,12 @@ import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { FaultRuleView } from '../../journal/fault-rules.ts';
+import { MAX_GLOB_LENGTH } from '../../journal/glob.ts';
 import { REQUEST_SOURCES } from '../../journal/matching.ts';
 import type { JournalBody, JournalBounds, JournalEntry } from '../../journal/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { DetailList, ErrorNote, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
+import { DetailList, ErrorNote, Field, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
 import { objectLink } from './objects.tsx';
 
 const REQUESTS = '/ui/requests';
@@ -346,8 +347,7 @@ function FilterForm({
         ? [...options, [current, current] as const]
         : options;
     return (
-      <label>
-        {label}
+      <Field label={label}>
         <select name={name}>
           <option value="">{unfiltered}</option>
           {all.map(([value, text]) => (
@@ -356,14 +356,13 @@ function FilterForm({
             </option>
           ))}
         </select>
-      </label>
+      </Field>
     );
   };
-  const text = (name: string, label: string, hint: string) => (
-    <label>
-      {label}
-      <input name={name} value={query.get(name) ?? ''} placeholder={hint} autocomplete="off" />
-    </label>
+  const text = (name: string, label: string, hint: string, constraints: Record<string, string | number> = {}) => (
+    <Field label={label}>
+      <input name={name} value={query.get(name) ?? ''} placeholder={hint} autocomplete="off" {...constraints} />
+    </Field>
   );
   return (
     <HtmxForm
@@ -383,8 +382,15 @@ function FilterForm({
         'Method',
         METHODS.map((method) => [method, method] as const),
       )}
-      {text('path', 'Path glob', '/api/v1/**')}
-      {text('status', 'Status or class', '404 or 4xx')}
+      {text('path', 'Path glob', '/api/v1/**', {
+        maxlength: MAX_GLOB_LENGTH,
+        pattern: '(/|\\*).*',
+        title: 'A path glob starts with / (or a wildcard)',
+      })}
+      {text('status', 'Status or class', '404 or 4xx', {
+        pattern: '[1-5]([0-9]{2}|[xX]{2})',
+        title: 'Three digits (404) or a class (4xx)',
+      })}
       {choice(
         'workspace_id',
         'Workspace',
@@ -397,10 +403,9 @@ function FilterForm({
         'any or none',
       )}
       {text('text', 'Text in bodies', 'request or response')}
-      <label>
-        Show newest
+      <Field label="Show newest">
         <input name="limit" type="number" min={1} max={MAX_SHOWN} value={query.get('limit') ?? String(DEFAULT_SHOWN)} />
-      </label>
+      </Field>
       <button type="submit" class="primary">
         Filter
       </button>

@@ -4,7 +4,7 @@ import type { SqlResponse } from '../../warehouse/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures } from '../fixtures.ts';
 import { refusal, refusedStatus } from '../forms.ts';
-import { ErrorNote, HtmxForm, renderView } from '../layout.tsx';
+import { ErrorNote, Field, HtmxForm, renderView } from '../layout.tsx';
 
 const SQL = '/ui/sql';
 
@@ -130,8 +130,7 @@ function Chart({ result, x, y }: { result: SqlResponse; x?: string; y?: string }
     <section class="sql-chart" data-xy-chart aria-labelledby="chart-heading">
       <h2 id="chart-heading">Chart</h2>
       <div class="inline">
-        <label>
-          x axis
+        <Field label="x axis">
           <select name="x" form="sql-form" data-axis="x">
             {columns.map((column) => (
               <option value={column.name} selected={column === xColumn}>
@@ -139,9 +138,8 @@ function Chart({ result, x, y }: { result: SqlResponse; x?: string; y?: string }
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          y axis
+        </Field>
+        <Field label="y axis">
           <select name="y" form="sql-form" data-axis="y">
             {numbers.map((column) => (
               <option value={column.name} selected={column === yColumn}>
@@ -149,7 +147,7 @@ function Chart({ result, x, y }: { result: SqlResponse; x?: string; y?: string }
               </option>
             ))}
           </select>
-        </label>
+        </Field>
       </div>
       <figure
         class="chart"
@@ -304,8 +302,7 @@ export function sqlView(api: DashboardApi) {
         ) : (
           <>
             <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result">
-              <label>
-                Export
+              <Field label="Export">
                 <select name="export_id">
                   {groups
                     .filter((group) => group.exports.length > 0)
@@ -319,13 +316,12 @@ export function sqlView(api: DashboardApi) {
                       </optgroup>
                     ))}
                 </select>
-              </label>
-              <label>
-                SQL over the view runs (the export's runs, with its Hive partition keys)
+              </Field>
+              <Field label="SQL over the view runs (the export's runs, with its Hive partition keys)">
                 <textarea name="sql" rows={6} spellcheck={false}>
                   {sql ?? EXAMPLE_SQL}
                 </textarea>
-              </label>
+              </Field>
               <div class="inline">
                 <button type="submit" class="primary">
                   <span class="when-idle">Run query</span>

@@ -2,8 +2,8 @@ import type { State } from '../../admin/schemas.ts';
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
-import { ErrorNote, renderView, TableHead } from '../layout.tsx';
-import type { SavedSnapshot } from '../../snapshots/folder.ts';
+import { ErrorNote, Field, renderView, TableHead } from '../layout.tsx';
+import { SNAPSHOT_NAME_RULE, type SavedSnapshot } from '../../snapshots/folder.ts';
 import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
 
 /** What an action did, or what the API refused: shown above the panel, focused so that a keyboard user lands on it. */
@@ -11,6 +11,9 @@ type ActionOutcome = { done: string } | { refused: string; status: number };
 
 /** Room for a multipart form's own bytes (boundaries, headers, the name field) around the file. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
+
+/** SNAPSHOT_NAME as an input's pattern (the whole value, the `v` flag: `-` escaped in a class). */
+const SNAPSHOT_NAME_PATTERN = String.raw`(?!\.)[A-Za-z0-9._\-]{1,128}`;
 
 const CONFIRM_RESET = 'Reset to the seed? What is not saved in a snapshot is lost.';
 const confirmRestore = (name: string) =>
@@ -76,8 +79,7 @@ export function stateView(api: DashboardApi) {
         <section aria-labelledby="reset-heading">
           <h2 id="reset-heading">Reset</h2>
           <form class="inline" {...actionAttributes('reset', CONFIRM_RESET)}>
-            <label>
-              What to reset
+            <Field label="What to reset">
               <select name="workspace_id">
                 <option value="">Everything (state, objstore, knobs, clock)</option>
                 {state.workspaces.map((workspace) => (
@@ -86,7 +88,7 @@ export function stateView(api: DashboardApi) {
                   </option>
                 ))}
               </select>
-            </label>
+            </Field>
             <button type="submit" class="danger">
               Reset
             </button>
@@ -96,17 +98,19 @@ export function stateView(api: DashboardApi) {
         <section aria-labelledby="save-heading">
           <h2 id="save-heading">Save a snapshot</h2>
           <form class="inline" {...actionAttributes('snapshot')}>
-            <label>
-              File name
+            <Field label="File name">
               <input
                 name="name"
                 required
+                maxlength={128}
+                pattern={SNAPSHOT_NAME_PATTERN}
+                title={SNAPSHOT_NAME_RULE}
                 size={34}
                 value={suggestedName(clock.now)}
                 spellcheck={false}
                 aria-describedby="name-rule"
               />
-            </label>
+            </Field>
             <button type="submit" class="primary">
               Save
             </button>
@@ -168,14 +172,19 @@ export function stateView(api: DashboardApi) {
         <section aria-labelledby="upload-heading">
           <h2 id="upload-heading">Restore from a file</h2>
           <form class="inline" {...actionAttributes('upload', CONFIRM_UPLOAD)} hx-encoding="multipart/form-data">
-            <label>
-              Snapshot file
+            <Field label="Snapshot file">
               <input type="file" name="file" required />
-            </label>
-            <label>
-              Save as (default: the file's name)
-              <input name="name" size={34} spellcheck={false} />
-            </label>
+            </Field>
+            <Field label="Save as (default: the file's name)">
+              <input
+                name="name"
+                maxlength={128}
+                pattern={SNAPSHOT_NAME_PATTERN}
+                title={SNAPSHOT_NAME_RULE}
+                size={34}
+                spellcheck={false}
+              />
+            </Field>
             <button type="submit">Upload and restore</button>
           </form>
         </section>

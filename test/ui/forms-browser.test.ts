@@ -1,0 +1,179 @@
+/**
+ * Every form of the dashboard in Chromium, given a bad value: the error shows at the field that holds it (the API's
+ * refusal placed by the server, or the browser's refusal of a value outside the field's constraints, which then never
+ * reaches the server), the field is aria-invalid and described by the message, and the focus is on it.
+ */
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { checkAccessibility, screenshot, useBrowser } from '../support/browser.ts';
+import { credentialsOf, fullKey, useLocalplane, workspaceByTier } from '../support/instance.ts';
+
+const ctx = useLocalplane({ freezeClock: true });
+const browser = useBrowser();
+
+/** The requests the page sends to `path` from now on. */
+function requestsTo(page: Page, path: string): string[] {
+  const sent: string[] = [];
+  page.on('request', (request) => {
+    if (new URL(request.url()).pathname === path) sent.push(`${request.method()} ${path}`);
+  });
+  return sent;
+}
+
+/** The field is marked invalid, holds the focus, and the message describing it says `message`. */
+async function expectInvalidAt(field: Locator, message: RegExp) {
+  await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true');
+  expect(await field.evaluate((element) => element === document.activeElement), 'the focus is on the field').toBe(true);
+  const description = await field.evaluate((element) =>
+    (element.getAttribute('aria-describedby') ?? '')
+      .split(' ')
+      .map((id) => document.getElementById(id)?.textContent ?? '')
+      .join(' '),
+  );
+  expect(description).toMatch(message);
+}
+
+/**
+ * Fills a field with a bad value and submits its form: the browser refuses it at the field, and sends nothing; typing a
+ * good value takes the mark away.
+ */
+async function refusedByBrowser(
+  page: Page,
+  field: Locator,
+  { bad, good, submit, message }: { bad: string; good: string; submit: Locator; message: RegExp },
+) {
+  // Where the form goes: htmx's attribute, else its action.
+  const action = await submit.evaluate((button: HTMLButtonElement) => {
+    const form = button.form!;
+    return new URL(form.getAttribute('hx-post') ?? form.getAttribute('hx-get') ?? form.action, location.href).pathname;
+  });
+  const sent = requestsTo(page, action);
+  await field.fill(bad);
+  await submit.click();
+  await expectInvalidAt(field, message);
+  expect(sent, `nothing reached ${action}`).toEqual([]);
+  await field.fill(good);
+  expect(await field.getAttribute('aria-invalid')).toBeNull();
+}
+
+describe('every form shows a bad value at its field and moves the focus there', () => {
+  it('the Faults view: the rule form, the knobs (the API refusing one at its field)', async () => {
+    const page = await browser.openDashboard(ctx.instance, '/ui/faults', { viewport: { width: 1440, height: 900 } });
+    const rule = page.getByRole('form', { name: 'Add a fault rule' });
+    await refusedByBrowser(page, rule.getByLabel('Times (blank: no end)'), {
+      bad: '0',
+      good: '1',
+      submit: rule.getByRole('button', { name: 'Add rule' }),
+      message: /1/,
+    });
+    await refusedByBrowser(page, rule.getByLabel('Min ms (uniform)'), {
+      bad: '-5',
+      good: '5',
+      submit: rule.getByRole('button', { name: 'Add rule' }),
+      message: /0/,
+    });
+    const validation = page.getByRole('form', { name: 'Fail the next destination validations' });
+    await refusedByBrowser(page, validation.getByLabel('Validations'), {
+      bad: '0',
+      good: '1',
+      submit: validation.getByRole('button', { name: 'Arm' }),
+      message: /1/,
+    });
+    const exportRuns = page.getByRole('form', { name: 'Fail or slow the next export runs' });
+    await refusedByBrowser(page, exportRuns.getByLabel('Delay seconds (slow)'), {
+      bad: '0',
+      good: '1',
+      submit: exportRuns.getByRole('button', { name: 'Arm' }),
+      message: /0\.001/,
+    });
+
+    // A value only the API can judge: its refusal comes back at the field, which gets the focus after the swap.
+    const revisions = page.getByRole('form', { name: 'Fail or skip the next revisions' });
+    await revisions.getByLabel('Deployment id (blank: any)').fill('not-a-uuid');
+    await revisions.getByRole('button', { name: 'Arm' }).click();
+    const deploymentId = page
+      .getByRole('form', { name: 'Fail or skip the next revisions' })
+      .getByLabel('Deployment id (blank: any)');
+    await expectInvalidAt(deploymentId, /UUID/i);
+    const summary = page.getByRole('form', { name: 'Fail or skip the next revisions' }).getByRole('alert');
+    expect(await summary.getByRole('link').textContent()).toMatch(/^Deployment id: /);
+    expect(await summary.textContent()).not.toContain('body.');
+    await screenshot(page, 'forms-faults-refused');
+    await checkAccessibility(page);
+    // The summary's link leads to the field.
+    await summary.getByRole('link').click();
+    expect(await page.evaluate(() => location.hash)).toBe('#invalid-deployment_id');
+    expect(browser.pageErrors).toEqual([]);
+  });
+
+  it('the Exports view: a new destination, a new export', async () => {
+    const acme = workspaceByTier(ctx.fixtures, 'plus');
+    const created = await ctx.api.as(acme).post('/api/v1/bulk-exports/destinations', {
+      display_name: 'forms',
+      config: { bucket_name: ctx.fixtures.objstore.buckets[0], prefix: 'forms' },
+      credentials: credentialsOf(fullKey(ctx.fixtures)),
+    });
+    expect(created.status, created.text).toBe(200);
+    const page = await browser.openDashboard(ctx.instance, `/ui/exports?workspace_id=${acme.id}`, {
+      viewport: { width: 390, height: 844 },
+    });
+    const destination = page.getByRole('form', { name: 'New destination' });
+    await refusedByBrowser(page, destination.getByLabel('Name'), {
+      bad: 'no! exclamations',
+      good: 'forms two',
+      submit: destination.getByRole('button', { name: 'Create destination' }),
+      message: /./,
+    });
+    const newExport = page.getByRole('form', { name: 'New export' });
+    await refusedByBrowser(page, newExport.getByLabel('Every hours (recurring)'), {
+      bad: '500',
+      good: '24',
+      submit: newExport.getByRole('button', { name: 'Create export' }),
+      message: /168/,
+    });
+    await screenshot(page, 'forms-exports-refused-phone');
+    expect(browser.pageErrors).toEqual([]);
+  });
+
+  it('the Requests, Deployments, Clock and State views', async () => {
+    const page = await browser.openDashboard(ctx.instance, '/ui/requests');
+    const filters = page.getByRole('form', { name: 'Filter requests' });
+    await refusedByBrowser(page, filters.getByLabel('Status or class'), {
+      bad: '4yy',
+      good: '4xx',
+      submit: filters.getByRole('button', { name: 'Filter' }),
+      message: /404|4xx|format/i,
+    });
+    await refusedByBrowser(page, filters.getByLabel('Path glob'), {
+      bad: 'no-slash',
+      good: '/api/**',
+      submit: filters.getByRole('button', { name: 'Filter' }),
+      message: /format|starts with/,
+    });
+
+    await page.goto(`${ctx.instance.apiUrl}/ui/deployments`);
+    await refusedByBrowser(page, page.getByLabel('Per page'), {
+      bad: '0',
+      good: '1',
+      submit: page.getByRole('button', { name: 'Filter' }),
+      message: /1/,
+    });
+
+    await page.goto(`${ctx.instance.apiUrl}/ui/clock`);
+    await refusedByBrowser(page, page.getByLabel('Set to (ISO 8601)'), {
+      bad: '',
+      good: '2026-11-01T00:00:00Z',
+      submit: page.getByRole('button', { name: 'Set', exact: true }),
+      message: /fill/i,
+    });
+
+    await page.goto(`${ctx.instance.apiUrl}/ui/state`);
+    await refusedByBrowser(page, page.getByLabel('File name'), {
+      bad: '.hidden',
+      good: 'fine.snapshot',
+      submit: page.getByRole('button', { name: 'Save', exact: true }),
+      message: /format|snapshot name/,
+    });
+    expect(browser.pageErrors).toEqual([]);
+  });
+});
