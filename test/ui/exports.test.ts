@@ -96,9 +96,12 @@ describe('the exports of a workspace at /ui/exports', () => {
     const html = await page(`/ui/exports?workspace_id=${acme.id}`);
     expect(html).toContain('<a href="/ui/exports" aria-current="page">Exports</a>');
     expect(html).toContain(`<option value="${acme.id}" selected="">`);
-    expect(html).toContain('<th scope="row">ui destination</th>');
+    expect(html).toContain('<th scope="row">ui destination<div class="muted mono">');
     expect(html).toContain(`${fixtures.objstore.buckets[0]}/from-the-ui`);
-    expect(html).toContain(`<a href="/ui/exports/${exportId}?workspace_id=${acme.id}">${exportId}</a>`);
+    expect(html).toContain(
+      `<a href="/ui/exports/${exportId}?workspace_id=${acme.id}">ui destination · support-bot-staging · ` +
+        `2026-10-01 00:00 → 2026-10-03 00:00</a><div class="muted mono">${exportId}</div>`,
+    );
     expect(html).toContain('support-bot-staging');
     // A Created export refreshes the list every second until it ends.
     expect(html).toMatch(/<div id="export-list" hx-get="[^"]+" hx-trigger="every 1s"/);

@@ -74,7 +74,7 @@ describe('the SQL view at /ui/sql', () => {
       const html = await response.text();
       expect(html).toContain('<a href="/ui/sql" aria-current="page">SQL</a>');
       for (const workspace of ['plus', 'enterprise'])
-        expect(html).toContain(`<optgroup label="${workspaceByTier(fixtures, workspace).name}">`);
+        expect(html).toContain(`<optgroup label="${workspaceByTier(fixtures, workspace).name} · `);
       expect(html).toMatch(new RegExp(`<option value="${completed}" selected="">support-bot-staging · Completed · `));
       expect(html).toMatch(new RegExp(`<option value="${waiting}">research-agent · Created · `));
       expect(html).toContain(

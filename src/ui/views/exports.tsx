@@ -7,7 +7,8 @@ import {
   type ExportResponse,
   type RunResponse,
 } from '../../bulk-exports/schemas.ts';
-import { isTerminalStatus } from '../../bulk-exports/statuses.ts';
+import { EXPORT_STATUSES, isTerminalStatus } from '../../bulk-exports/statuses.ts';
+import type { ObjectsPage } from '../../objstore/browser-routes.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { FixturesView } from '../../admin/schemas.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
@@ -19,8 +20,19 @@ import {
   refusedForm,
   refusedStatus,
   type FormState,
+  type FormValues,
 } from '../forms.ts';
-import { DetailList, ErrorNote, Field, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
+import {
+  DetailList,
+  ErrorNote,
+  Field,
+  HtmxForm,
+  isFragmentRequest,
+  Options,
+  renderView,
+  TableHead,
+} from '../layout.tsx';
+import { formatBytes, KeyText } from './objects.tsx';
 import { ArmedExportRunKnobs, ExportRunKnobForm, exportRunKnobRequest, type ArmedKnobs } from './faults.tsx';
 
 const EXPORTS = '/ui/exports';
@@ -41,6 +53,9 @@ function objectOf(file: string, destination: DestinationResponse | null): { buck
   const slash = file.indexOf('/');
   return { bucket: file.slice(0, slash), key: file.slice(slash + 1) };
 }
+
+const bucketSearchUrl = (bucket: string, search: string) =>
+  `/ui/objects/${encodeURIComponent(bucket)}?${new URLSearchParams({ search })}`;
 
 const objectUrl = ({ bucket, key }: { bucket: string; key: string }) =>
   `/ui/objects/${encodeURIComponent(bucket)}/object?key=${encodeURIComponent(key)}`;
@@ -69,6 +84,8 @@ const WORKSPACE_HINT = 'Bulk exports need a workspace on the plus or enterprise 
 interface WorkspaceForms {
   destination?: FormState;
   export?: FormState;
+  /** A destination's delete or rotation, its id in values.destination_id. */
+  destinationAction?: FormState;
 }
 
 interface WorkspaceProps {
@@ -77,54 +94,302 @@ interface WorkspaceProps {
   destinations: DestinationResponse[];
   exports: ExportResponse[];
   forms: WorkspaceForms;
+  query: ListQuery;
 }
 
+const PAGE_SIZE = 20;
+const CHILDREN_PAGE_SIZE = 10;
+
+/** What the list shows: its filters, order and page, and the recurring export whose children are paged. */
+interface ListQuery {
+  status: string;
+  destinationId: string;
+  sort: 'newest' | 'oldest';
+  page: number;
+  childrenOf: string;
+  childrenPage: number;
+}
+
+const pageNumber = (text: string | undefined) => Math.max(1, Number.parseInt(text ?? '', 10) || 1);
+
+const DEFAULT_QUERY: ListQuery = {
+  status: '',
+  destinationId: '',
+  sort: 'newest',
+  page: 1,
+  childrenOf: '',
+  childrenPage: 1,
+};
+
+function listQueryOf(c: Context): ListQuery {
+  return {
+    status: c.req.query('status') ?? '',
+    destinationId: c.req.query('destination_id') ?? '',
+    sort: c.req.query('sort') === 'oldest' ? 'oldest' : 'newest',
+    page: pageNumber(c.req.query('page')),
+    childrenOf: c.req.query('children_of') ?? '',
+    childrenPage: pageNumber(c.req.query('children_page')),
+  };
+}
+
+/** The list's URL for a query, the defaults left out. */
+function listUrl(workspaceId: string, query: ListQuery): string {
+  const search = new URLSearchParams({ workspace_id: workspaceId });
+  if (query.status) search.set('status', query.status);
+  if (query.destinationId) search.set('destination_id', query.destinationId);
+  if (query.sort !== 'newest') search.set('sort', query.sort);
+  if (query.page > 1) search.set('page', String(query.page));
+  if (query.childrenOf) {
+    search.set('children_of', query.childrenOf);
+    if (query.childrenPage > 1) search.set('children_page', String(query.childrenPage));
+  }
+  return `${EXPORTS}?${search}`;
+}
+
+const windowText = (row: Pick<ExportResponse, 'start_time' | 'end_time' | 'interval_hours'>) => {
+  const minute = (time: string) => time.slice(0, 16).replace('T', ' ');
+  return row.end_time
+    ? `${minute(row.start_time)} → ${minute(row.end_time)}`
+    : `from ${minute(row.start_time)}, every ${row.interval_hours} h`;
+};
+
+/** An export as a person knows it: where it goes, what it exports and which window. */
+function exportName(row: ExportResponse, destinations: DestinationResponse[], workspace: FixtureWorkspace | undefined) {
+  const destination =
+    destinations.find((candidate) => candidate.id === row.bulk_export_destination_id)?.display_name ??
+    'deleted destination';
+  return `${destination} · ${projectName(row, workspace)} · ${windowText(row)}`;
+}
+
+/** Counts by status, most first: "50 Completed · 8 Failed". */
+function statusCounts(rows: readonly { status: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const row of rows) counts.set(row.status, (counts.get(row.status) ?? 0) + 1);
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([status, count]) => `${count} ${status}`)
+    .join(' · ');
+}
+
+/** Every export of the workspace, newest first, read a thousand (the API's most) at a time. */
+async function allExports(api: DashboardApi, workspaceId: string): Promise<ExportResponse[]> {
+  const exports: ExportResponse[] = [];
+  for (;;) {
+    const page = await api.get<ExportResponse[]>(`${API}?limit=1000&offset=${exports.length}`, { workspaceId });
+    exports.push(...page);
+    if (page.length < 1000) return exports;
+  }
+}
+
+/** Previous and next links of a paged list, with where it is. */
+function Pager({
+  page,
+  pages,
+  link,
+  label,
+}: {
+  page: number;
+  pages: number;
+  link: (page: number) => string;
+  label: string;
+}) {
+  if (pages <= 1) return null;
+  return (
+    <nav class="pager" aria-label={label}>
+      {page > 1 ? <a href={link(page - 1)}>Previous</a> : <span class="muted">Previous</span>}
+      <span>
+        Page {page} of {pages}
+      </span>
+      {page < pages ? <a href={link(page + 1)}>Next</a> : <span class="muted">Next</span>}
+    </nav>
+  );
+}
+
+const ExportLink = ({ row, name }: { row: ExportResponse; name: string }) => (
+  <>
+    <a href={exportUrl(row.tenant_id, row.id)}>{name}</a>
+    <div class="muted mono">{row.id}</div>
+  </>
+);
+
+/** A recurring export's child exports, collapsed: their counts by status, and a page of them when opened. */
+function ChildExports({
+  parent,
+  children,
+  query,
+}: {
+  parent: ExportResponse;
+  children: ExportResponse[];
+  query: ListQuery;
+}) {
+  const shown = query.status ? children.filter((child) => child.status === query.status) : children;
+  const open = query.childrenOf === parent.id;
+  const pages = Math.max(1, Math.ceil(shown.length / CHILDREN_PAGE_SIZE));
+  const page = open ? Math.min(query.childrenPage, pages) : 1;
+  const link = (childrenPage: number) =>
+    `${listUrl(parent.tenant_id, { ...query, childrenOf: parent.id, childrenPage })}#children-${parent.id}`;
+  return (
+    <details class="children" id={`children-${parent.id}`} open={open}>
+      <summary>
+        {children.length === 1 ? '1 child export' : `${children.length} child exports`}: {statusCounts(children)}
+      </summary>
+      {query.status && (
+        <p class="muted">
+          {shown.length} {query.status}
+        </p>
+      )}
+      <table aria-label={`Child exports of ${parent.id}`}>
+        <TableHead columns={['Window (UTC)', 'Status', 'Created']} />
+        <tbody>
+          {shown.slice((page - 1) * CHILDREN_PAGE_SIZE, page * CHILDREN_PAGE_SIZE).map((child) => (
+            <tr>
+              <th scope="row">
+                <a href={exportUrl(child.tenant_id, child.id)}>{windowText(child)}</a>
+                <div class="muted mono">{child.id}</div>
+              </th>
+              <td>
+                <Status status={child.status} />
+              </td>
+              <td class="mono">{child.created_at.slice(0, 19).replace('T', ' ')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <Pager page={page} pages={pages} link={link} label="Pages of child exports" />
+    </details>
+  );
+}
+
+function ExportFilters({
+  workspace,
+  destinations,
+  query,
+}: {
+  workspace: FixtureWorkspace;
+  destinations: DestinationResponse[];
+  query: ListQuery;
+}) {
+  return (
+    <HtmxForm method="get" action={EXPORTS} replaces="#exports-workspace" class="inline" aria-label="Filter exports">
+      <input type="hidden" name="workspace_id" value={workspace.id} />
+      <Field label="Status">
+        <select name="status">
+          <Options choices={EXPORT_STATUSES} selected={query.status} any="any" />
+        </select>
+      </Field>
+      <Field label="Destination">
+        <select name="destination_id">
+          <option value="">any</option>
+          {destinations.map((destination) => (
+            <option value={destination.id} selected={destination.id === query.destinationId}>
+              {destination.display_name}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Order">
+        <select name="sort">
+          <option value="newest">newest first</option>
+          <option value="oldest" selected={query.sort === 'oldest'}>
+            oldest first
+          </option>
+        </select>
+      </Field>
+      <button type="submit">Show</button>
+    </HtmxForm>
+  );
+}
+
+/**
+ * The workspace's exports a page at a time, filtered by status and destination, in order of creation; a recurring
+ * export's child exports are collapsed under it. The API pages but does not filter, so the view reads them all and
+ * filters and pages here.
+ */
 function ExportList({
   workspace,
   destinations,
   exports,
-}: Pick<WorkspaceProps, 'workspace' | 'destinations' | 'exports'>) {
-  const polling = exports.some((row) => isActive(row.status))
+  query,
+}: Pick<WorkspaceProps, 'workspace' | 'destinations' | 'exports' | 'query'>) {
+  const ids = new Set(exports.map((row) => row.id));
+  const childrenOf = new Map<string, ExportResponse[]>();
+  for (const row of exports) {
+    if (row.source_bulk_export_id && ids.has(row.source_bulk_export_id))
+      childrenOf.set(row.source_bulk_export_id, [...(childrenOf.get(row.source_bulk_export_id) ?? []), row]);
+  }
+  const matching = exports.filter(
+    (row) =>
+      !(row.source_bulk_export_id && ids.has(row.source_bulk_export_id)) &&
+      (!query.destinationId || row.bulk_export_destination_id === query.destinationId) &&
+      (!query.status ||
+        row.status === query.status ||
+        (childrenOf.get(row.id) ?? []).some((child) => child.status === query.status)),
+  );
+  if (query.sort === 'oldest') matching.reverse();
+  const pages = Math.max(1, Math.ceil(matching.length / PAGE_SIZE));
+  const page = Math.min(query.page, pages);
+  const shown = matching.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE);
+  const polling = shown.some(
+    (row) => isActive(row.status) || (childrenOf.get(row.id) ?? []).some((child) => isActive(child.status)),
+  )
     ? {
-        'hx-get': exportsUrl(workspace.id),
+        'hx-get': listUrl(workspace.id, query),
         'hx-trigger': 'every 1s',
         'hx-select': '#export-list',
         'hx-swap': 'outerHTML',
       }
     : {};
+  const filtered = query.status !== '' || query.destinationId !== '';
   return (
     <div id="export-list" {...polling}>
       {exports.length === 0 ? (
         <p class="muted">No exports in {workspace.name} yet.</p>
       ) : (
-        <table aria-labelledby="exports-heading">
-          <TableHead columns={['Export', 'Status', 'Tracing project', 'Window (UTC)', 'Destination', 'Created']} />
-          <tbody>
-            {exports.map((row) => (
-              <tr>
-                <th scope="row" class="mono">
-                  <a href={exportUrl(workspace.id, row.id)}>{row.id}</a>
-                  {row.source_bulk_export_id && (
-                    <div class="muted">child of {row.source_bulk_export_id.slice(0, 8)}</div>
+        <>
+          <p class="muted">
+            {matching.length} {filtered ? 'matching ' : ''}
+            {matching.length === 1 ? 'export' : 'exports'}
+            {childrenOf.size > 0 && ', child exports under their recurring export'}
+            {filtered && (
+              <>
+                {' · '}
+                <a href={exportsUrl(workspace.id)}>show all</a>
+              </>
+            )}
+          </p>
+          <table aria-labelledby="exports-heading" class="exports">
+            <TableHead columns={['Export', 'Status', 'Created']} />
+            {shown.map((row) => {
+              const children = childrenOf.get(row.id) ?? [];
+              return (
+                <tbody>
+                  <tr>
+                    <th scope="row">
+                      <ExportLink row={row} name={exportName(row, destinations, workspace)} />
+                    </th>
+                    <td>
+                      <Status status={row.status} />
+                    </td>
+                    <td class="mono">{row.created_at.slice(0, 19).replace('T', ' ')}</td>
+                  </tr>
+                  {children.length > 0 && (
+                    <tr>
+                      <td colspan={3}>
+                        <ChildExports parent={row} children={children} query={query} />
+                      </td>
+                    </tr>
                   )}
-                </th>
-                <td>
-                  <Status status={row.status} />
-                </td>
-                <td>{projectName(row, workspace)}</td>
-                <td>
-                  <Window start={row.start_time} end={row.end_time} />
-                  {row.interval_hours !== null && <div class="muted">every {row.interval_hours} h</div>}
-                </td>
-                <td>
-                  {destinations.find((destination) => destination.id === row.bulk_export_destination_id)
-                    ?.display_name ?? row.bulk_export_destination_id}
-                </td>
-                <td class="mono">{row.created_at.slice(0, 19).replace('T', ' ')}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </tbody>
+              );
+            })}
+          </table>
+          <Pager
+            page={page}
+            pages={pages}
+            link={(next) => listUrl(workspace.id, { ...query, page: next })}
+            label="Pages of exports"
+          />
+        </>
       )}
     </div>
   );
@@ -209,7 +474,7 @@ function ExportForm({
   const window = defaultWindow(workspace);
   return (
     <HtmxForm action={action} replaces="#exports-workspace" aria-labelledby="new-export-heading" state={state}>
-      <h3 id="new-export-heading">New export</h3>
+      <h2 id="new-export-heading">New export</h2>
       {destinations.length === 0 ? (
         <p class="muted">Create a destination first.</p>
       ) : (
@@ -284,37 +549,109 @@ function ExportForm({
   );
 }
 
+/** A destination's delete and key rotation; the API's refusal of either shows under them. */
+function DestinationActions({
+  destination,
+  workspace,
+  fixtures,
+  state,
+}: {
+  destination: DestinationResponse;
+  workspace: FixtureWorkspace;
+  fixtures: FixturesView;
+  state?: FormState;
+}) {
+  const action = (verb: string) => `${EXPORTS}/destinations/${destination.id}/${verb}?workspace_id=${workspace.id}`;
+  const values = state?.values?.destination_id === destination.id ? state.values : {};
+  return (
+    <div class="actions">
+      <HtmxForm
+        action={action('delete')}
+        replaces="#exports-workspace"
+        hx-confirm={`Delete the destination ${destination.display_name}?`}
+      >
+        <input type="hidden" name="destination_id" value={destination.id} />
+        <button type="submit" class="danger" aria-label={`Delete ${destination.display_name}`}>
+          Delete
+        </button>
+      </HtmxForm>
+      <details open={values.access_key_id !== undefined}>
+        <summary>Rotate key pair</summary>
+        <HtmxForm
+          action={action('rotate')}
+          replaces="#exports-workspace"
+          aria-label={`Rotate ${destination.display_name}'s key pair`}
+        >
+          <input type="hidden" name="destination_id" value={destination.id} />
+          <div class="inline">
+            <Field label="Access key id">
+              <select name="access_key_id">
+                {fixtures.objstore.keys.map((key) => (
+                  <option selected={key.access_key_id === values.access_key_id}>{key.access_key_id}</option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Secret access key (blank: the fixture key's own)">
+              <input name="secret_access_key" type="password" autocomplete="off" />
+            </Field>
+            <button type="submit">Rotate</button>
+          </div>
+        </HtmxForm>
+      </details>
+      {values.destination_id && state?.error && <ErrorNote message={state.error} />}
+    </div>
+  );
+}
+
+function Destinations({
+  workspace,
+  fixtures,
+  destinations,
+  forms,
+}: Pick<WorkspaceProps, 'workspace' | 'fixtures' | 'destinations' | 'forms'>) {
+  if (destinations.length === 0) return <p class="muted">No destinations in {workspace.name} yet.</p>;
+  return (
+    <table aria-labelledby="destinations-heading" class="destinations">
+      <TableHead columns={['Name', 'Bucket and prefix', 'Endpoint', 'Created', 'Actions']} />
+      <tbody>
+        {destinations.map((destination) => (
+          <tr id={`destination-${destination.id}`}>
+            <th scope="row">
+              {destination.display_name}
+              <div class="muted mono">{destination.id}</div>
+              <a href={listUrl(workspace.id, { ...DEFAULT_QUERY, destinationId: destination.id })}>its exports</a>
+            </th>
+            <td class="mono">
+              {destination.config.bucket_name}/{destination.config.prefix}
+            </td>
+            <td class="mono">{destination.config.endpoint_url ?? 'the embedded objstore'}</td>
+            <td class="mono">{destination.created_at.slice(0, 19).replace('T', ' ')}</td>
+            <td>
+              <DestinationActions
+                destination={destination}
+                workspace={workspace}
+                fixtures={fixtures}
+                state={forms.destinationAction}
+              />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 function WorkspaceExports(props: WorkspaceProps) {
   const { workspace, fixtures, destinations, forms } = props;
   return (
     <div id="exports-workspace">
-      <h2 id="destinations-heading">Destinations</h2>
-      {destinations.length === 0 ? (
-        <p class="muted">No destinations in {workspace.name} yet.</p>
-      ) : (
-        <table aria-labelledby="destinations-heading">
-          <TableHead columns={['Name', 'Id', 'Bucket and prefix', 'Endpoint', 'Created']} />
-          <tbody>
-            {destinations.map((destination) => (
-              <tr>
-                <th scope="row">{destination.display_name}</th>
-                <td class="mono">{destination.id}</td>
-                <td class="mono">
-                  {destination.config.bucket_name}/{destination.config.prefix}
-                </td>
-                <td class="mono">{destination.config.endpoint_url ?? 'the embedded objstore'}</td>
-                <td class="mono">{destination.created_at.slice(0, 19).replace('T', ' ')}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ExportForm workspace={workspace} destinations={destinations} state={forms.export} />
       <h2 id="exports-heading">Exports</h2>
+      <ExportFilters workspace={workspace} destinations={destinations} query={props.query} />
       <ExportList {...props} />
-      <div class="split">
-        <ExportForm workspace={workspace} destinations={destinations} state={forms.export} />
-        <DestinationForm workspace={workspace} fixtures={fixtures} state={forms.destination} />
-      </div>
+      <h2 id="destinations-heading">Destinations</h2>
+      <Destinations {...props} />
+      <DestinationForm workspace={workspace} fixtures={fixtures} state={forms.destination} />
     </div>
   );
 }
@@ -335,6 +672,19 @@ function fileLabel(key: string, projects: FixtureWorkspace['sessions'] | null): 
   const projectId = projects && key.match(/(?:^|\/)session_id=([^/]+)\//)?.[1];
   if (!projectId) return name;
   return `${projects.find((project) => project.id === projectId)?.name ?? projectId}/${name}`;
+}
+
+/** A run's attempts' errors, identical consecutive ones as one: its first and last attempt and how many. */
+export function errorGroups(errors: Record<string, string>) {
+  const groups: { first: string; last: string; count: number; message: string }[] = [];
+  for (const [attempt, message] of Object.entries(errors)) {
+    const previous = groups.at(-1);
+    if (previous?.message === message) {
+      previous.last = attempt;
+      previous.count++;
+    } else groups.push({ first: attempt, last: attempt, count: 1, message });
+  }
+  return groups;
 }
 
 interface RunsProps {
@@ -396,10 +746,13 @@ function Runs({ runs, destination, workspaceId, ofChildren, projects }: RunsProp
             <td>
               {run.errors && (
                 <dl class="run-errors">
-                  {Object.entries(run.errors).map(([attempt, message]) => (
+                  {errorGroups(run.errors).map(({ first, last, count, message }) => (
                     <>
-                      <dt>{attempt}</dt>
-                      <dd>{message}</dd>
+                      <dt>{count === 1 ? first : `${first} – ${last}`}</dt>
+                      <dd>
+                        {message}
+                        {count > 1 && <span class="badge">× {count}</span>}
+                      </dd>
                     </>
                   ))}
                 </dl>
@@ -413,8 +766,93 @@ function Runs({ runs, destination, workspaceId, ofChildren, projects }: RunsProp
   );
 }
 
+type StoredObject = ObjectsPage['objects'][number];
+
+/** The objects under an export's folder in the objstore, read through the admin API's object browser. */
+interface StoredFiles {
+  exportId: string;
+  bucket: string;
+  objects: StoredObject[];
+}
+
+const fileCount = (count: number) => (count === 1 ? '1 file' : `${count} files`);
+const RUN_STATUS_WORDS: Record<string, string> = {
+  Cancelled: 'a cancelled run',
+  Failed: 'a failed run',
+  TimedOut: 'a timed-out run',
+  Running: 'a running run',
+  Created: 'a run not yet started',
+  Completed: 'a completed run',
+};
+
+/**
+ * What the objstore holds under the export's folder beside what its runs count: a file a run wrote but does not list
+ * (a cancelled run's, say) is named with the run it came from, and a listed file gone from the bucket is said too.
+ */
+function StoredFilesNote({
+  stored,
+  runs,
+  destination,
+}: {
+  stored: StoredFiles;
+  runs: RunResponse[];
+  destination: DestinationResponse | null;
+}) {
+  const counted = new Set(
+    runs.flatMap((run) => (run.metadata.result?.exported_files ?? []).map((file) => objectOf(file, destination).key)),
+  );
+  const uncounted = stored.objects.filter((object) => !counted.has(object.key));
+  const storedKeys = new Set(stored.objects.map((object) => object.key));
+  const missing = [...counted].filter((key) => !storedKeys.has(key));
+  const runOf = (key: string) =>
+    runs.find(
+      (run) => run.metadata.result && key.startsWith(objectOf(run.metadata.result.export_path, destination).key),
+    );
+  const bySource = new Map<string, StoredObject[]>();
+  for (const object of uncounted) {
+    const status = runOf(object.key)?.status;
+    const source = (status && RUN_STATUS_WORDS[status]) ?? 'no run the export lists';
+    bySource.set(source, [...(bySource.get(source) ?? []), object]);
+  }
+  const bytes = (objects: StoredObject[]) => formatBytes(objects.reduce((sum, object) => sum + object.size, 0));
+  return (
+    <section aria-labelledby="stored-heading">
+      <h2 id="stored-heading">In the bucket</h2>
+      <p>
+        {fileCount(stored.objects.length)} ({bytes(stored.objects)}) under the export's folder in{' '}
+        <a href={bucketSearchUrl(stored.bucket, `export_id=${stored.exportId}/`)}>{stored.bucket}</a>
+        {uncounted.length === 0 && missing.length === 0 && ": the export's counts hold them all."}
+      </p>
+      {[...bySource].map(([source, objects]) => (
+        <div class="notice-warn" role="note">
+          <p>
+            {fileCount(objects.length)} ({bytes(objects)}) from {source} {objects.length === 1 ? 'is' : 'are'} in the
+            bucket; the export's counts do not include {objects.length === 1 ? 'it' : 'them'}.
+          </p>
+          <ul class="files">
+            {objects.map((object) => (
+              <li>
+                <a href={objectUrl({ bucket: stored.bucket, key: object.key })} class="mono">
+                  <KeyText text={object.key} />
+                </a>{' '}
+                <span class="muted">{formatBytes(object.size)}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ))}
+      {missing.length > 0 && (
+        <p class="notice-warn" role="note">
+          {fileCount(missing.length)} the export lists {missing.length === 1 ? 'is' : 'are'} no longer in the bucket.
+        </p>
+      )}
+    </section>
+  );
+}
+
 interface ExportLiveProps extends RunsProps {
   exportRow: ExportResponse;
+  stored: StoredFiles | null;
   error?: string;
 }
 
@@ -423,7 +861,7 @@ interface ExportLiveProps extends RunsProps {
  * runs have ended. Polled rather than streamed: the API has no stream of export changes, and a
  * poll is one in-process read of the export and its runs, made only while a page shows one moving.
  */
-function ExportLive({ exportRow, error, ...runsProps }: ExportLiveProps) {
+function ExportLive({ exportRow, stored, error, ...runsProps }: ExportLiveProps) {
   const { runs, workspaceId, ofChildren } = runsProps;
   const url = exportUrl(workspaceId, exportRow.id);
   const live = isActive(exportRow.status) || runs.some((run) => isActive(run.status));
@@ -461,6 +899,7 @@ function ExportLive({ exportRow, error, ...runsProps }: ExportLiveProps) {
           <div class="muted">in {files === 1 ? '1 file' : `${files} files`}</div>
         </div>
       </section>
+      {stored && <StoredFilesNote stored={stored} runs={runs} destination={runsProps.destination} />}
       {!isTerminalStatus(exportRow.status) && (
         <HtmxForm action={cancelUrl} replaces="#export-live" class="inline">
           <button type="submit" class="danger" id="cancel-export">
@@ -488,14 +927,22 @@ function ExportDetails({
   destination: DestinationResponse | null;
   workspace: FixtureWorkspace | undefined;
 }) {
-  const details: [string, string][] = [
+  const destinationLink = `${exportsUrl(exportRow.tenant_id)}#destination-${exportRow.bulk_export_destination_id}`;
+  const details: [string, unknown][] = [
     ['Tracing project', projectName(exportRow, workspace) ?? ''],
     ['Window (UTC)', `${exportRow.start_time} → ${exportRow.end_time ?? `every ${exportRow.interval_hours} h`}`],
     [
       'Destination',
-      destination
-        ? `${destination.display_name}: ${destination.config.bucket_name}/${destination.config.prefix}`
-        : exportRow.bulk_export_destination_id,
+      destination ? (
+        <>
+          <a href={destinationLink}>{destination.display_name}</a>:{' '}
+          <a href={bucketSearchUrl(destination.config.bucket_name ?? '', `export_id=${exportRow.id}/`)} class="mono">
+            {destination.config.bucket_name}/{destination.config.prefix}
+          </a>
+        </>
+      ) : (
+        `${exportRow.bulk_export_destination_id} (deleted)`
+      ),
     ],
     ['Format', `${exportRow.format} ${exportRow.format_version}, ${exportRow.compression}`],
     ['Filter', exportRow.filter ?? 'none'],
@@ -509,6 +956,14 @@ function ExportDetails({
       <DetailList pairs={details} />
       <p>
         <a href={`/ui/sql?export_id=${exportRow.id}`}>Query its files in SQL</a>
+        {' · '}
+        <a href={`/ui/requests?${new URLSearchParams({ path: `/api/v1/bulk-exports/${exportRow.id}**` })}`}>
+          its API requests
+        </a>
+        {' · '}
+        <a href={`/ui/requests?${new URLSearchParams({ source: 'objstore', path: `**export_id=${exportRow.id}/**` })}`}>
+          its objstore requests
+        </a>
         {exportRow.source_bulk_export_id && (
           <>
             {' · '}
@@ -545,7 +1000,7 @@ export function exportsView(api: DashboardApi) {
       try {
         const [destinations, exports] = await Promise.all([
           api.get<DestinationResponse[]>(`${API}/destinations`, { workspaceId: workspace.id }),
-          api.get<ExportResponse[]>(`${API}?limit=100`, { workspaceId: workspace.id }),
+          allExports(api, workspace.id),
         ]);
         content = (
           <WorkspaceExports
@@ -554,6 +1009,7 @@ export function exportsView(api: DashboardApi) {
             destinations={destinations}
             exports={exports}
             forms={forms}
+            query={listQueryOf(c)}
           />
         );
       } catch (error) {
@@ -573,8 +1029,7 @@ export function exportsView(api: DashboardApi) {
       children: (
         <>
           <HtmxForm class="inline" method="get" action={EXPORTS} replaces="#exports-workspace" hx-trigger="change">
-            <label>
-              Workspace
+            <Field label="Workspace">
               <select name="workspace_id">
                 {fixtures.workspaces.map((candidate) => (
                   <option value={candidate.id} selected={candidate.id === workspaceId}>
@@ -582,7 +1037,7 @@ export function exportsView(api: DashboardApi) {
                   </option>
                 ))}
               </select>
-            </label>
+            </Field>
             <button type="submit">Show</button>
           </HtmxForm>
           {content}
@@ -617,12 +1072,33 @@ export function exportsView(api: DashboardApi) {
 
   app.get('/', (c) => listPage(c));
 
+  /** A key pair as a form sends it: a blank secret is the fixture key's own. */
+  async function credentialsOf(values: FormValues) {
+    const secret =
+      values.secret_access_key ||
+      (await readFixtures(api)).objstore.keys.find((key) => key.access_key_id === values.access_key_id)
+        ?.secret_access_key;
+    return { access_key_id: values.access_key_id, secret_access_key: secret };
+  }
+
+  const destinationPath = (c: Context) => `${API}/destinations/${encodeURIComponent(c.req.param('destination_id')!)}`;
+
+  app.post('/destinations/:destination_id/delete', (c) =>
+    workspaceAction(c, 'destinationAction', async (_values, workspaceId) => {
+      await api.json('DELETE', destinationPath(c), { workspaceId });
+      return exportsUrl(workspaceId);
+    }),
+  );
+
+  app.post('/destinations/:destination_id/rotate', (c) =>
+    workspaceAction(c, 'destinationAction', async (values, workspaceId) => {
+      await api.json('PATCH', destinationPath(c), { workspaceId, body: { credentials: await credentialsOf(values) } });
+      return `${exportsUrl(workspaceId)}#destination-${c.req.param('destination_id')}`;
+    }),
+  );
+
   app.post('/destinations', (c) =>
     workspaceAction(c, 'destination', async (values, workspaceId) => {
-      const secret =
-        values.secret_access_key ||
-        (await readFixtures(api)).objstore.keys.find((key) => key.access_key_id === values.access_key_id)
-          ?.secret_access_key;
       await api.json('POST', `${API}/destinations`, {
         workspaceId,
         body: {
@@ -632,7 +1108,7 @@ export function exportsView(api: DashboardApi) {
             prefix: values.prefix,
             endpoint_url: optionalText(values.endpoint_url),
           },
-          credentials: { access_key_id: values.access_key_id, secret_access_key: secret },
+          credentials: await credentialsOf(values),
         },
       });
       return exportsUrl(workspaceId);
@@ -689,6 +1165,27 @@ export function exportsView(api: DashboardApi) {
     throw new DashboardApiError(404, `Bulk export ${exportId} not found in any workspace`);
   }
 
+  /**
+   * The objects under the export's folder in its bucket, when the bucket is the embedded objstore's (null otherwise):
+   * found by the `export_id=<id>/` segment every file of the export has in its key.
+   */
+  async function storedFiles(
+    exportId: string,
+    runs: RunResponse[],
+    destination: DestinationResponse | null,
+  ): Promise<StoredFiles | null> {
+    const listed = runs.flatMap((run) => run.metadata.result?.exported_files ?? [])[0];
+    const bucket = destination?.config.bucket_name ?? (listed && objectOf(listed, null).bucket);
+    if (!bucket) return null;
+    const search = new URLSearchParams({ search: `export_id=${exportId}/`, limit: '1000' });
+    const response = await api.raw(
+      'GET',
+      `/_localplane/objstore/buckets/${encodeURIComponent(bucket)}/objects?${search}`,
+    );
+    if (!response.ok) return null;
+    return { exportId, bucket, objects: ((await response.json()) as ObjectsPage).objects };
+  }
+
   async function exportPage(c: Context, exportId: string, error?: string, status = 200) {
     const fixtures = await readFixtures(api);
     const workspaceId = await workspaceOf(c, exportId, fixtures);
@@ -712,6 +1209,7 @@ export function exportsView(api: DashboardApi) {
         }),
     ]);
     const projects = exportRow.all_experiments ? (workspace?.sessions ?? []) : null;
+    const stored = ofChildren ? null : await storedFiles(exportRow.id, runs, destination);
     const live = (
       <ExportLive
         exportRow={exportRow}
@@ -720,6 +1218,7 @@ export function exportsView(api: DashboardApi) {
         projects={projects}
         destination={destination}
         workspaceId={workspaceId}
+        stored={stored}
         error={error}
       />
     );

@@ -2,7 +2,11 @@ import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { ObjectsPage, ObjectView } from '../../objstore/browser-routes.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { ErrorNote, Field, renderView, TableHead } from '../layout.tsx';
+import type { ObjstoreKeyView } from '../../objstore/key-routes.ts';
+import { OBJSTORE_PERMISSIONS } from '../../objstore/types.ts';
+import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
+import { optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
+import { ErrorNote, Field, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
 
 interface Bucket {
   name: string;
@@ -64,6 +68,21 @@ export function formatBytes(bytes: number): string {
   }
   return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
+
+/** A key (or any slash-separated path) that may break after each `/`, so a long one wraps at its folders. */
+export const KeyText = ({ text }: { text: string }) => (
+  <>
+    {text.split('/').map((part, index, parts) =>
+      index === parts.length - 1 ? (
+        part
+      ) : (
+        <>
+          {part}/<wbr />
+        </>
+      ),
+    )}
+  </>
+);
 
 /** The folders of a prefix (`a/b/`) or of a key's folder, each with the prefix that lists it. */
 function folderTrail(path: string): { label: string; prefix: string }[] {
@@ -175,7 +194,7 @@ function ObjectTable({ bucket, page }: { bucket: string; page: ObjectsPage }) {
     return <p class="muted">{searching ? `No key holds “${page.search}”.` : 'Nothing here.'}</p>;
   }
   return (
-    <table aria-label={searching ? 'Keys found' : 'Folders and objects'}>
+    <table aria-label={searching ? 'Keys found' : 'Folders and objects'} class="objects">
       <TableHead columns={[searching ? 'Key' : 'Name', 'Size', 'Last modified']} numeric={['Size']} />
       <tbody>
         {page.prefixes.map((prefix) => (
@@ -190,7 +209,9 @@ function ObjectTable({ bucket, page }: { bucket: string; page: ObjectsPage }) {
         {page.objects.map((object) => (
           <tr>
             <th scope="row" class="mono">
-              <a href={objectLink(bucket, object.key)}>{nameOf(object.key) || object.key}</a>
+              <a href={objectLink(bucket, object.key)}>
+                <KeyText text={nameOf(object.key) || object.key} />
+              </a>
             </th>
             <td class="num nowrap" title={`${object.size} bytes`}>
               {formatBytes(object.size)}
@@ -233,7 +254,9 @@ function MetadataTable({ details }: { details: ObjectView }) {
       <tbody>
         <tr>
           <th scope="row">Key</th>
-          <td class="mono">{details.key}</td>
+          <td class="mono">
+            <KeyText text={details.key} />
+          </td>
         </tr>
         <tr>
           <th scope="row">Size</th>
@@ -328,6 +351,15 @@ function RowsTable({ schema, rows, totalRows }: { schema: { name: string }[]; ro
   );
 }
 
+/** JSON text indented two spaces a level; text that does not parse (JSON lines, say) as it is. */
+export function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
 /**
  * The preview in two parts: what fits beside the metadata (a Parquet schema, a note), and what needs the page's width
  * (rows, text).
@@ -357,7 +389,7 @@ function previewParts(preview: Preview | DashboardApiError): { beside: Child; be
         ),
         below: (
           <pre aria-label={`Content (${preview.kind})`} tabindex={0}>
-            {preview.text ?? ''}
+            {preview.kind === 'json' && !preview.truncated ? prettyJson(preview.text ?? '') : (preview.text ?? '')}
           </pre>
         ),
       };
@@ -365,20 +397,187 @@ function previewParts(preview: Preview | DashboardApiError): { beside: Child; be
   }
 }
 
+const workspaceName = (workspaces: FixtureWorkspace[], id: string | null) =>
+  id === null ? 'shared' : (workspaces.find((workspace) => workspace.id === id)?.name ?? id);
+
+/** The objstore's key pairs (never their secrets), each with its revoke button. */
+function KeyTable({ keys, workspaces }: { keys: ObjstoreKeyView[]; workspaces: FixtureWorkspace[] }) {
+  return (
+    <table aria-labelledby="keys-heading">
+      <TableHead columns={['Access key id', 'Permissions', 'Account', '']} />
+      <tbody>
+        {keys.map((key) => (
+          <tr>
+            <th scope="row" class="mono">
+              {key.access_key_id}
+            </th>
+            <td>{key.permissions.join(', ')}</td>
+            <td>{workspaceName(workspaces, key.workspace_id)}</td>
+            <td>
+              <form
+                method="post"
+                action={`/ui/objects/keys/${encodeURIComponent(key.access_key_id)}/delete`}
+                hx-confirm={`Revoke the key pair ${key.access_key_id}? Clients using it are refused from then on.`}
+              >
+                <button type="submit" class="danger" aria-label={`Revoke ${key.access_key_id}`}>
+                  Revoke
+                </button>
+              </form>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function KeyForm({ workspaces, state }: { workspaces: FixtureWorkspace[]; state: FormState }) {
+  const values = state.values ?? {};
+  const granted = (values.permissions ?? 'get,create,delete,multipart').split(',');
+  return (
+    <form method="post" action="/ui/objects/keys" aria-labelledby="new-key-heading">
+      <h3 id="new-key-heading">New key pair</h3>
+      <div class="inline">
+        <Field label="Access key id">
+          <input name="access_key_id" value={values.access_key_id} required />
+        </Field>
+        <Field label="Secret access key">
+          <input name="secret_access_key" type="password" autocomplete="new-password" required />
+        </Field>
+        <Field label="Account">
+          <select name="workspace_id">
+            <option value="">shared</option>
+            {workspaces.map((workspace) => (
+              <option value={workspace.id} selected={workspace.id === values.workspace_id}>
+                {workspace.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <fieldset class="inline">
+          <legend>Permissions</legend>
+          {OBJSTORE_PERMISSIONS.map((permission) => (
+            <label class="check">
+              <input type="checkbox" name="permissions" value={permission} checked={granted.includes(permission)} />
+              {permission}
+            </label>
+          ))}
+        </fieldset>
+        <button type="submit">Add key pair</button>
+      </div>
+      {state.error && <ErrorNote message={state.error} />}
+    </form>
+  );
+}
+
+/** The export that wrote an object, from its key's `export_id=<id>/` folder. */
+const exportIdOf = (key: string) => key.match(/(?:^|\/)export_id=([0-9a-f-]{36})\//)?.[1];
+
+/**
+ * SQL over the rows of an export file's partition: the runs view's Hive keys (session_id, year, month, day) of the
+ * key's folders.
+ */
+export function partitionQuery(key: string): string {
+  const conditions = [...key.matchAll(/(?<=^|\/)(session_id|year|month|day)=([^/]+)(?=\/)/g)].map(([, name, value]) =>
+    /^\d+$/.test(value!) ? `${name} = ${value}` : `${name} = '${value!.replaceAll("'", "''")}'`,
+  );
+  return `SELECT *\nFROM runs${conditions.length > 0 ? `\nWHERE ${conditions.join(' AND ')}` : ''}\nLIMIT 100`;
+}
+
+/** Download, copies of the key and its S3 URI, and for an export's file its export and SQL over its partition. */
+function ObjectActions({ bucket, objectKey }: { bucket: string; objectKey: string }) {
+  const exportId = exportIdOf(objectKey);
+  return (
+    <p class="actions">
+      <a href={downloadLink(bucket, objectKey)} download hx-boost="false" class="button">
+        Download
+      </a>
+      <button type="button" data-copy={objectKey}>
+        Copy key
+      </button>
+      <button type="button" data-copy={`s3://${bucket}/${objectKey}`}>
+        Copy S3 URI
+      </button>
+      {exportId && (
+        <>
+          <a href={`/ui/exports/${exportId}`} hx-boost="false">
+            The export that wrote it
+          </a>
+          <a
+            href={`/ui/sql?${new URLSearchParams({ export_id: exportId, sql: partitionQuery(objectKey) })}`}
+            hx-boost="false"
+          >
+            Query in SQL
+          </a>
+        </>
+      )}
+    </p>
+  );
+}
+
 /** /ui/objects: buckets, their folders and objects, search by key, an object's metadata, download and preview. */
 export function objectsView(api: DashboardApi) {
   const app = new Hono();
 
-  app.get('/', async (c) => {
-    const { buckets } = await api.get<{ buckets: Bucket[] }>(`${ADMIN_OBJSTORE}/buckets`);
+  async function bucketsPage(c: Context, keyForm: FormState = {}, status = 200) {
+    const [{ buckets }, keys, fixtures] = await Promise.all([
+      api.get<{ buckets: Bucket[] }>(`${ADMIN_OBJSTORE}/buckets`),
+      api.get<ObjstoreKeyView[]>(`${ADMIN_OBJSTORE}/keys`),
+      readFixtures(api),
+    ]);
+    c.status(refusedStatus(c, status) as 200);
     return renderObjects(
       c,
       <>
         <Breadcrumbs />
         <h2 id="buckets-heading">Buckets</h2>
         <BucketTable buckets={buckets} />
+        <h2 id="keys-heading">Key pairs</h2>
+        <KeyTable keys={keys} workspaces={fixtures.workspaces} />
+        <KeyForm workspaces={fixtures.workspaces} state={keyForm} />
       </>,
     );
+  }
+
+  app.get('/', (c) => bucketsPage(c));
+
+  /** After a key's change: the buckets page, in place for htmx (boosted forms), else by a redirect. */
+  const keyChanged = (c: Context) =>
+    isFragmentRequest(c) ? bucketsPage(c) : c.redirect('/ui/objects#keys-heading', 303);
+
+  app.post('/keys', async (c) => {
+    const body = await c.req.parseBody({ all: true });
+    const text = (name: string) => (typeof body[name] === 'string' ? body[name].trim() : '');
+    const permissions = [body.permissions ?? []].flat().filter((value) => typeof value === 'string');
+    const values = {
+      access_key_id: text('access_key_id'),
+      workspace_id: text('workspace_id'),
+      permissions: permissions.join(','),
+    };
+    try {
+      await api.json('POST', `${ADMIN_OBJSTORE}/keys`, {
+        body: {
+          access_key_id: values.access_key_id,
+          secret_access_key: text('secret_access_key'),
+          permissions,
+          workspace_id: optionalText(values.workspace_id),
+        },
+      });
+    } catch (error) {
+      const { status, detail } = refusal(error);
+      return bucketsPage(c, { values, error: detail }, status);
+    }
+    return keyChanged(c);
+  });
+
+  app.post('/keys/:access_key_id/delete', async (c) => {
+    try {
+      await api.json('DELETE', `${ADMIN_OBJSTORE}/keys/${encodeURIComponent(c.req.param('access_key_id'))}`);
+    } catch (error) {
+      const { status, detail } = refusal(error);
+      return bucketsPage(c, { error: detail }, status);
+    }
+    return keyChanged(c);
   });
 
   app.get('/:bucket', async (c) => {
@@ -435,11 +634,7 @@ export function objectsView(api: DashboardApi) {
           <section aria-labelledby="metadata-heading">
             <h2 id="metadata-heading">Object</h2>
             <MetadataTable details={details} />
-            <p>
-              <a href={downloadLink(bucket, key)} download hx-boost="false" class="button">
-                Download
-              </a>
-            </p>
+            <ObjectActions bucket={bucket} objectKey={key} />
           </section>
           <section aria-labelledby="preview-heading">
             <h2 id="preview-heading">Preview</h2>

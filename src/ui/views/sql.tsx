@@ -68,6 +68,57 @@ function defaultExport(groups: { exports: ExportChoice[] }[]): string | undefine
   return (all.find((choice) => choice.status === 'Completed') ?? all[0])?.id;
 }
 
+/** The picker lists this many of the newest exports (and the chosen one); any other is typed by its id. */
+const PICKER_EXPORTS = 20;
+
+/**
+ * The picker's groups: the newest PICKER_EXPORTS exports of every workspace and the chosen one, by workspace and
+ * status, newest first in each.
+ */
+function pickerGroups(groups: { workspace: string; exports: ExportChoice[] }[], chosen: string) {
+  const all = groups
+    .flatMap((group) => group.exports.map((choice) => ({ ...choice, workspace: group.workspace })))
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const shown = all.filter((choice, index) => index < PICKER_EXPORTS || choice.id === chosen);
+  const byGroup = new Map<string, ExportChoice[]>();
+  for (const choice of shown) {
+    const label = `${choice.workspace} · ${choice.status}`;
+    byGroup.set(label, [...(byGroup.get(label) ?? []), choice]);
+  }
+  return { groups: [...byGroup], total: all.length, shown: shown.length };
+}
+
+/** The export picker: a select of the newest exports, grouped, and a field taking any export's id instead. */
+function ExportPicker({
+  groups,
+  exportId,
+}: {
+  groups: { workspace: string; exports: ExportChoice[] }[];
+  exportId: string;
+}) {
+  const picker = pickerGroups(groups, exportId);
+  return (
+    <div class="inline">
+      <Field label={`Export${picker.total > picker.shown ? ` (the newest ${picker.shown} of ${picker.total})` : ''}`}>
+        <select name="export_id">
+          {picker.groups.map(([label, choices]) => (
+            <optgroup label={label}>
+              {choices.map((choice) => (
+                <option value={choice.id} selected={choice.id === exportId}>
+                  {choice.label}
+                </option>
+              ))}
+            </optgroup>
+          ))}
+        </select>
+      </Field>
+      <Field label="or an export id">
+        <input name="typed_export_id" class="mono" size={36} placeholder="any export's id" autocomplete="off" />
+      </Field>
+    </div>
+  );
+}
+
 const queryUrl = (path: string, exportId: string, sql: string) =>
   `${path}?${new URLSearchParams({ export_id: exportId, sql })}`;
 
@@ -283,7 +334,8 @@ export function sqlView(api: DashboardApi) {
 
   app.get('/sql', async (c: Context) => {
     const groups = await exportChoices(api);
-    const exportId = c.req.query('export_id') ?? defaultExport(groups);
+    // An id typed into the picker's field wins over the list's choice.
+    const exportId = c.req.query('typed_export_id')?.trim() || (c.req.query('export_id') ?? defaultExport(groups));
     const sql = c.req.query('sql');
     const asked = exportId !== undefined && sql !== undefined && sql.trim() !== '';
     const ran = asked && fromThisPage(c) ? await runQuery(api, exportId, sql) : null;
@@ -302,21 +354,7 @@ export function sqlView(api: DashboardApi) {
         ) : (
           <>
             <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result">
-              <Field label="Export">
-                <select name="export_id">
-                  {groups
-                    .filter((group) => group.exports.length > 0)
-                    .map((group) => (
-                      <optgroup label={group.workspace}>
-                        {group.exports.map((choice) => (
-                          <option value={choice.id} selected={choice.id === exportId}>
-                            {choice.label}
-                          </option>
-                        ))}
-                      </optgroup>
-                    ))}
-                </select>
-              </Field>
+              <ExportPicker groups={groups} exportId={exportId} />
               <Field label="SQL over the view runs (the export's runs, with its Hive partition keys)">
                 <textarea name="sql" rows={6} spellcheck={false}>
                   {sql ?? EXAMPLE_SQL}
