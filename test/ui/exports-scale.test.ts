@@ -256,6 +256,9 @@ describe('retry errors', () => {
     for (let step = 0; step < 4; step++) await advance(1);
     const html = await page(`/ui/exports/${exportId}?workspace_id=${acme.id}`, HTMX);
     expect(html).toContain('<dt>retry_0 – retry_3</dt><dd>same<span class="badge">× 4</span></dd>');
+    // The run's row is the target of the Clock view's links to it.
+    const [run] = (await acmeApi().get<{ id: string }[]>(`/api/v1/bulk-exports/${exportId}/runs`)).body;
+    expect(html).toContain(`<tr id="run-${run!.id}">`);
   });
 });
 

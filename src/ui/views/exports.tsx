@@ -715,7 +715,7 @@ function Runs({ runs, destination, workspaceId, ofChildren, projects }: RunsProp
       />
       <tbody>
         {runs.map((run) => (
-          <tr>
+          <tr id={`run-${run.id}`}>
             {ofChildren && (
               <td class="mono">
                 <a href={exportUrl(workspaceId, run.bulk_export_id)}>{run.bulk_export_id.slice(0, 8)}</a>
