@@ -280,5 +280,6 @@ describe("the SQL page's export picker", () => {
     // The oldest, typed, is the one queried, and the list shows it as chosen.
     const typed = await page(`/ui/sql?export_id=${ids[24]}&typed_export_id=${ids[0]}`);
     expect(typed).toMatch(new RegExp(`<option value="${ids[0]}" selected="">`));
+    expect(typed).toContain(`<input name="typed_export_id" value="${ids[0]}"`);
   });
 });

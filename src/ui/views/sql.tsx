@@ -92,9 +92,11 @@ function pickerGroups(groups: { workspace: string; exports: ExportChoice[] }[], 
 function ExportPicker({
   groups,
   exportId,
+  typed,
 }: {
   groups: { workspace: string; exports: ExportChoice[] }[];
   exportId: string;
+  typed?: string;
 }) {
   const picker = pickerGroups(groups, exportId);
   return (
@@ -113,7 +115,14 @@ function ExportPicker({
         </select>
       </Field>
       <Field label="or an export id">
-        <input name="typed_export_id" class="mono" size={36} placeholder="any export's id" autocomplete="off" />
+        <input
+          name="typed_export_id"
+          value={typed}
+          class="mono"
+          size={36}
+          placeholder="any export's id"
+          autocomplete="off"
+        />
       </Field>
     </div>
   );
@@ -335,7 +344,8 @@ export function sqlView(api: DashboardApi) {
   app.get('/sql', async (c: Context) => {
     const groups = await exportChoices(api);
     // An id typed into the picker's field wins over the list's choice.
-    const exportId = c.req.query('typed_export_id')?.trim() || (c.req.query('export_id') ?? defaultExport(groups));
+    const typed = c.req.query('typed_export_id')?.trim() || undefined;
+    const exportId = typed ?? c.req.query('export_id') ?? defaultExport(groups);
     const sql = c.req.query('sql');
     const asked = exportId !== undefined && sql !== undefined && sql.trim() !== '';
     const ran = asked && fromThisPage(c) ? await runQuery(api, exportId, sql) : null;
@@ -354,7 +364,7 @@ export function sqlView(api: DashboardApi) {
         ) : (
           <>
             <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result">
-              <ExportPicker groups={groups} exportId={exportId} />
+              <ExportPicker groups={groups} exportId={exportId} typed={typed} />
               <Field label="SQL over the view runs (the export's runs, with its Hive partition keys)">
                 <textarea name="sql" rows={6} spellcheck={false}>
                   {sql ?? EXAMPLE_SQL}
