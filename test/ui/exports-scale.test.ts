@@ -84,7 +84,7 @@ describe('the exports list at /ui/exports', () => {
       await advance(1);
     }
     const first = await page(listUrl());
-    expect(listedIds(first)).toEqual(ids.toReversed().slice(0, 20));
+    expect(listedIds(first)).toEqual([...ids].reverse().slice(0, 20));
     expect(first).toContain('25 exports');
     expect(first).toContain('Page 1 of 2');
     expect(first).toContain(`<a href="/ui/exports?workspace_id=${acme.id}&amp;page=2">Next</a>`);
@@ -94,7 +94,7 @@ describe('the exports list at /ui/exports', () => {
         `2028-01-25 00:00 → 2028-01-26 00:00</a><div class="muted mono">${ids[24]}</div>`,
     );
     const second = await page(listUrl('&page=2'));
-    expect(listedIds(second)).toEqual(ids.toReversed().slice(20));
+    expect(listedIds(second)).toEqual([...ids].reverse().slice(20));
     const oldest = await page(listUrl('&sort=oldest'));
     expect(listedIds(oldest)).toEqual(ids.slice(0, 20));
   });
