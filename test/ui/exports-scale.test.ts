@@ -231,6 +231,10 @@ describe("an export's page beside the objstore", () => {
     const exportId = await createExport(destinationId, emptyDay(1));
     const html = await page(`/ui/exports/${exportId}?workspace_id=${acme.id}`);
     expect(html).toContain(`<a href="/ui/exports?workspace_id=${acme.id}#destination-${destinationId}">linked</a>`);
+    // Named as the list names it, above its UUID title.
+    expect(html).toContain(
+      '<p class="export-name">linked · support-bot-staging · 2028-01-01 00:00 → 2028-01-02 00:00</p>',
+    );
     const requests = html
       .match(/<a href="(\/ui\/requests\?path=[^"]+)">its API requests<\/a>/)![1]!
       .replaceAll('&amp;', '&');

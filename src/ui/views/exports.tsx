@@ -1232,6 +1232,7 @@ export function exportsView(api: DashboardApi) {
           <p>
             <a href={exportsUrl(workspaceId)}>Exports of {workspace?.name ?? workspaceId}</a>
           </p>
+          <p class="export-name">{exportName(exportRow, destination ? [destination] : [], workspace)}</p>
           {live}
           <ExportDetails exportRow={exportRow} destination={destination} workspace={workspace} />
         </>
