@@ -1,5 +1,5 @@
 // The due work of GET /_localplane/tasks, as the Clock view and a deployment's page show it.
-import type { ListedTask } from '../admin/schemas.ts';
+import type { ListedTask, Task } from '../admin/schemas.ts';
 import type { ExportRunStepTask } from '../bulk-exports/schemas.ts';
 import type { DeploymentsList } from '../deployments/schemas.ts';
 import type { DashboardApi } from './api.ts';
@@ -26,8 +26,8 @@ const RUN_STEP_WORDS: Record<ExportRunStepTask['step'], string> = {
   resume: 'resumes',
 };
 
-/** What the task does, in words. */
-function describeTask(task: ListedTask): string {
+/** What the task does, in words (a task listed, or one that ran). */
+export function describeTask(task: Task): string {
   switch (task.kind) {
     case 'revision_step':
       return `Revision moves from ${task.from_status} to ${task.to_status}`;
@@ -50,7 +50,7 @@ function describeTask(task: ListedTask): string {
 }
 
 /** The resource the task acts on, linked to its view. */
-function TaskResource({ task, names }: { task: ListedTask; names: Names }) {
+export function TaskResource({ task, names }: { task: Task; names: Names }) {
   const workspace = task.workspace_id;
   switch (task.kind) {
     case 'revision_step':
@@ -147,7 +147,7 @@ export function DueWork({
  * The names the table shows: workspaces from the fixtures, deployments from each workspace's list (the API's
  * deployment_ids filter).
  */
-export async function namesFor(api: DashboardApi, tasks: readonly ListedTask[]): Promise<Names> {
+export async function namesFor(api: DashboardApi, tasks: readonly Task[]): Promise<Names> {
   const { workspaces } = await readFixtures(api);
   const wanted = new Map<string, Set<string>>();
   for (const task of tasks) {

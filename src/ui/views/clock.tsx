@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import type { ClockState, ListedTask } from '../../admin/schemas.ts';
-import { DueWork, namesFor, type Names } from '../due-work.tsx';
+import type { ClockRun, ClockState, ListedTask, Task } from '../../admin/schemas.ts';
+import { describeTask, DueWork, namesFor, TaskResource, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
 import { ErrorNote, Field, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
 import { parseSpan, SPAN_HINT } from '../spans.ts';
@@ -12,24 +12,76 @@ const CLOCK_STATE = '#clock-state';
  * The part that changes: the time, frozen or running, the error of the last action; the due work comes with it, swapped
  * out of band.
  */
-function ClockStatePanel({ clock, error }: { clock: ClockState; error?: string }) {
+function ClockStatePanel({
+  clock,
+  error,
+  ran,
+  names,
+}: {
+  clock: ClockState;
+  error?: string;
+  ran?: RanWork;
+  names: Names;
+}) {
   const action = clock.frozen ? 'unfreeze' : 'freeze';
   // While the clock runs, the time and the due work follow it.
   const polling = clock.frozen
     ? {}
     : { 'hx-get': '/ui/clock', 'hx-trigger': 'every 2s', 'hx-target': CLOCK_STATE, 'hx-swap': 'outerHTML' };
   return (
-    <section id="clock-state" class="card clock-state" aria-label="Emulator clock" {...polling}>
+    <section
+      id="clock-state"
+      class="card clock-state"
+      aria-label="Emulator clock"
+      data-route="GET /_localplane/clock, GET /_localplane/tasks"
+      {...polling}
+    >
       {error && <ErrorNote message={error} />}
+      {ran && <RanTasks ran={ran} names={names} />}
       <div class="muted">Now, on the emulator clock</div>
       <div class="figure mono">
         <time datetime={clock.now}>{clock.now}</time>
       </div>
-      <HtmxForm class="inline" action={`/ui/clock/${action}`} replaces={CLOCK_STATE}>
+      <HtmxForm
+        class="inline"
+        action={`/ui/clock/${action}`}
+        replaces={CLOCK_STATE}
+        // One toggle for both: it offers whichever the clock's state allows.
+        data-route="POST /_localplane/clock/freeze, POST /_localplane/clock/unfreeze"
+      >
         <span class={`badge clock-${clock.frozen ? 'frozen' : 'running'}`}>{clock.frozen ? 'frozen' : 'running'}</span>
         <button type="submit">{clock.frozen ? 'Unfreeze' : 'Freeze'}</button>
       </HtmxForm>
     </section>
+  );
+}
+
+/** What a run of due work did: its action's words and the tasks that ran, in order. */
+interface RanWork {
+  action: string;
+  tasks: readonly Task[];
+}
+
+/** The tasks a run of due work ran, each with what it did, the resource it acted on and when it was due. */
+function RanTasks({ ran, names }: { ran: RanWork; names: Names }) {
+  return (
+    <div class="notice ran-tasks" role="status">
+      <p>
+        {ran.action}: {ran.tasks.length === 0 ? 'no task was due.' : `${ran.tasks.length} ran.`}
+      </p>
+      {ran.tasks.length > 0 && (
+        <ol aria-label="The tasks that ran, in order">
+          {ran.tasks.map((task) => (
+            <li data-kind={task.kind}>
+              {describeTask(task)} · <TaskResource task={task} names={names} /> ·{' '}
+              <time class="mono" datetime={task.due_at}>
+                {task.due_at}
+              </time>
+            </li>
+          ))}
+        </ol>
+      )}
+    </div>
   );
 }
 
@@ -68,6 +120,7 @@ function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: bool
       class="inline"
       action="/ui/clock/set"
       replaces={CLOCK_STATE}
+      data-route="POST /_localplane/clock/set"
       {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}
     >
       <Field label="Set to (ISO 8601)">
@@ -83,7 +136,12 @@ function MoveControls({ now }: { now: string }) {
   return (
     <section aria-labelledby="move-title">
       <h2 id="move-title">Move the clock</h2>
-      <HtmxForm class="inline" action="/ui/clock/advance" replaces={CLOCK_STATE}>
+      <HtmxForm
+        class="inline"
+        action="/ui/clock/advance"
+        replaces={CLOCK_STATE}
+        data-route="POST /_localplane/clock/advance"
+      >
         <button type="submit" name="span" value="1m">
           +1 minute
         </button>
@@ -94,7 +152,12 @@ function MoveControls({ now }: { now: string }) {
           +1 day
         </button>
       </HtmxForm>
-      <HtmxForm class="inline" action="/ui/clock/advance" replaces={CLOCK_STATE}>
+      <HtmxForm
+        class="inline"
+        action="/ui/clock/advance"
+        replaces={CLOCK_STATE}
+        data-route="POST /_localplane/clock/advance"
+      >
         <Field label="Advance by">
           <input name="span" required placeholder="90s, 2h, 1d 3h" aria-describedby="span-hint" autocomplete="off" />
         </Field>
@@ -106,6 +169,29 @@ function MoveControls({ now }: { now: string }) {
         </span>
       </HtmxForm>
       <SetTimeForm now={now} />
+      <HtmxForm
+        class="inline"
+        action="/ui/clock/advance-to-next"
+        replaces={CLOCK_STATE}
+        data-route="POST /_localplane/clock/advance-to-next"
+      >
+        <button type="submit">Advance to the next task</button>
+        <span class="muted">Moves to the soonest task's due time and runs what is due then.</span>
+      </HtmxForm>
+      <HtmxForm
+        class="inline"
+        action="/ui/clock/run-until-idle"
+        replaces={CLOCK_STATE}
+        data-route="POST /_localplane/clock/run-until-idle"
+      >
+        <Field label="Within">
+          <input name="within" placeholder="1d" size={8} aria-describedby="idle-hint" autocomplete="off" />
+        </Field>
+        <button type="submit">Run until idle</button>
+        <span id="idle-hint" class="muted">
+          From task to task until none is due within that span of now (default a day).
+        </span>
+      </HtmxForm>
     </section>
   );
 }
@@ -115,12 +201,12 @@ export function clockView(api: DashboardApi) {
   const app = new Hono();
 
   /** The view after an action (or none), with the action's refusal in place: its status and words. */
-  const render = async (c: Context, refusal?: { status: number; detail: string }) => {
+  const render = async (c: Context, refusal?: { status: number; detail: string }, ran?: RanWork) => {
     const [clock, tasks] = await Promise.all([
       api.get<ClockState>('/_localplane/clock'),
       api.get<ListedTask[]>('/_localplane/tasks'),
     ]);
-    const names = await namesFor(api, tasks);
+    const names = await namesFor(api, [...tasks, ...(ran?.tasks ?? [])]);
     // htmx swaps only success answers: to htmx, a refusal comes back in the fragment as a 200.
     if (refusal && !isFragmentRequest(c)) c.status(refusal.status as 400);
     const error = refusal?.detail;
@@ -130,7 +216,7 @@ export function clockView(api: DashboardApi) {
       children: (
         <>
           <div class="clock-top">
-            <ClockStatePanel clock={clock} error={error} />
+            <ClockStatePanel clock={clock} error={error} ran={ran} names={names} />
             <MoveControls now={clock.now} />
           </div>
           <DueWorkPanel tasks={tasks} names={names} now={clock.now} />
@@ -138,7 +224,7 @@ export function clockView(api: DashboardApi) {
       ),
       fragment: (
         <>
-          <ClockStatePanel clock={clock} error={error} />
+          <ClockStatePanel clock={clock} error={error} ran={ran} names={names} />
           <DueWorkPanel tasks={tasks} names={names} now={clock.now} outOfBand />
           {c.req.method === 'POST' && <SetTimeForm now={clock.now} outOfBand />}
         </>
@@ -146,11 +232,11 @@ export function clockView(api: DashboardApi) {
     });
   };
 
-  /** Runs an API call for an action; its refusal is shown, not thrown. */
-  const act = async (c: Context, call: () => Promise<unknown>) => {
+  /** Runs an API call for an action; its refusal is shown, not thrown; a run of due work shows the tasks it ran. */
+  const act = async (c: Context, call: () => Promise<unknown>, action?: string) => {
     try {
-      await call();
-      return render(c);
+      const answer = await call();
+      return render(c, undefined, action ? { action, tasks: (answer as ClockRun).ran } : undefined);
     } catch (error) {
       if (!(error instanceof DashboardApiError)) throw error;
       return render(c, { status: error.status >= 500 ? 502 : error.status, detail: error.detail });
@@ -168,6 +254,19 @@ export function clockView(api: DashboardApi) {
   app.post('/set', async (c) => {
     const time = (await formValues(c)).time?.trim() ?? '';
     return act(c, () => api.json('POST', '/_localplane/clock/set', { body: { time } }));
+  });
+  app.post('/advance-to-next', (c) =>
+    act(c, () => api.json('POST', '/_localplane/clock/advance-to-next'), 'Advanced to the next task'),
+  );
+  app.post('/run-until-idle', async (c) => {
+    const within = (await formValues(c)).within ?? '';
+    let body = {};
+    if (within !== '') {
+      const span = parseSpan(within);
+      if ('error' in span) return render(c, { status: 422, detail: span.error });
+      body = { within_seconds: span.seconds };
+    }
+    return act(c, () => api.json('POST', '/_localplane/clock/run-until-idle', { body }), 'Ran until idle');
   });
   return app;
 }

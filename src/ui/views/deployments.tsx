@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { REVISION_STEP_STATUSES } from '../../config.ts';
 import { REVISION_FAULT_STAGES, type RevisionFaultStage } from '../../deployments/faults.ts';
 import {
+  DEPLOYMENT_SOURCES,
   DEPLOYMENT_STATUSES,
   DEPLOYMENT_TYPES,
   REVISION_STATUSES,
@@ -14,7 +15,8 @@ import {
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-work.tsx';
-import { formValues } from '../forms.ts';
+import { formValues, type FormValues } from '../forms.ts';
+import { DeploymentTabs, deploymentResourcesView, nestedBody, secretsOf } from './deployment-resources.tsx';
 import { ErrorNote, Field, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
@@ -73,6 +75,15 @@ const FAULT_WORDS: Record<RevisionFaultStage, string> = {
 };
 
 const deploymentNotFound = (id: string) => `Deployment ID ${id} not found.`;
+
+/** After an action that leaves the page: htmx goes there as a whole page, a plain form by a 303. */
+function seeOther(c: Context, location: string) {
+  if (isFragmentRequest(c)) {
+    c.header('HX-Redirect', location);
+    return c.body(null, 204);
+  }
+  return c.redirect(location, 303);
+}
 
 /** The workspaces to choose from, from the fixtures. */
 const workspacesOf = async (api: DashboardApi) => (await readFixtures(api)).workspaces;
@@ -151,11 +162,13 @@ function DeploymentsResults({
   query,
   page,
   error,
+  notice,
 }: {
   workspaceId: string;
   query: URLSearchParams;
   page?: DeploymentsList;
   error?: string;
+  notice?: string;
 }) {
   const limit = Number(query.get('limit') ?? DEFAULT_LIMIT);
   const offset = Number(query.get('offset') ?? 0);
@@ -177,17 +190,33 @@ function DeploymentsResults({
     </a>
   );
   return (
-    <section id="deployments-results" aria-labelledby="deployments-title">
+    <section id="deployments-results" aria-labelledby="deployments-title" data-route="GET /v2/deployments">
       <h2 id="deployments-title">Deployments</h2>
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
       {error && <ErrorNote message={error} />}
       {page && page.resources.length === 0 && <p class="muted">No deployment matches.</p>}
       {page && page.resources.length > 0 && (
         <table>
           <caption class="visually-hidden">Deployments of the workspace, newest first</caption>
-          <TableHead columns={['Name', 'Status', 'Type', 'Source', 'Image version', 'Active revision', 'Updated']} />
+          <TableHead
+            columns={['Select', 'Name', 'Status', 'Type', 'Source', 'Image version', 'Active revision', 'Updated']}
+          />
           <tbody>
             {page.resources.map((deployment) => (
               <tr>
+                <td>
+                  <input
+                    type="checkbox"
+                    name="deployment_ids"
+                    value={deployment.id}
+                    form="delete-deployments"
+                    aria-label={`Select ${deployment.name}`}
+                  />
+                </td>
                 <th scope="row">
                   <a href={deploymentPath(workspaceId, deployment.id)}>{deployment.name}</a>
                 </th>
@@ -204,6 +233,20 @@ function DeploymentsResults({
           </tbody>
         </table>
       )}
+      {page && page.resources.length > 0 && (
+        <HtmxForm
+          id="delete-deployments"
+          class="inline"
+          action={`/ui/deployments/delete?workspace_id=${workspaceId}&${query}`}
+          replaces="#deployments-results"
+          hx-confirm="Delete the selected deployments? Their tracing projects stay."
+          data-route="DELETE /v2/deployments"
+        >
+          <button type="submit" class="danger">
+            Delete selected
+          </button>
+        </HtmxForm>
+      )}
       {page && (
         <nav class="pager" aria-label="Pages of deployments">
           {offset > 0 && pageLink(Math.max(0, offset - limit), 'Newer', 'prev')}
@@ -216,6 +259,107 @@ function DeploymentsResults({
     </section>
   );
 }
+
+/** A field of a form whose name is the API body's (dotted for a nested field). */
+const BodyField = ({
+  name,
+  label,
+  values = {},
+  required = false,
+  hint,
+}: {
+  name: string;
+  label: string;
+  values?: FormValues;
+  required?: boolean;
+  hint?: string;
+}) => (
+  <Field label={label}>
+    <input name={name} value={values[name] ?? ''} required={required} placeholder={hint} autocomplete="off" />
+  </Field>
+);
+
+/** Secrets as NAME=value lines; what was typed is never shown back. */
+const SecretsField = ({ label }: { label: string }) => (
+  <Field label={label}>
+    <textarea name="secrets" rows={2} placeholder="NAME=value, one a line" autocomplete="off" spellcheck={false} />
+  </Field>
+);
+
+/** The E9 create form; a refusal shows it again with what was typed but the secrets. */
+function CreateForm({
+  workspaceId,
+  integrations,
+  values = {},
+  error,
+}: {
+  workspaceId: string;
+  integrations: FixtureWorkspace['integrations'];
+  values?: FormValues;
+  error?: string;
+}) {
+  return (
+    <details id="deployment-create" open={error !== undefined}>
+      <summary>New deployment</summary>
+      {error && <ErrorNote message={error} />}
+      <HtmxForm
+        class="stacked"
+        action={`/ui/deployments/create?workspace_id=${workspaceId}`}
+        replaces="#deployment-create"
+        data-route="POST /v2/deployments"
+      >
+        <BodyField name="name" label="Name" values={values} required />
+        <Field label="Source">
+          <select name="source">
+            <Options choices={DEPLOYMENT_SOURCES} selected={values.source ?? 'codehost'} />
+          </select>
+        </Field>
+        <Field label="Deployment type">
+          <select name="source_config.deployment_type">
+            <Options choices={DEPLOYMENT_TYPES} selected={values['source_config.deployment_type']} any="default" />
+          </select>
+        </Field>
+        <Field label="Codehost integration">
+          <select name="source_config.integration_id">
+            <option value="">none</option>
+            {integrations.map((integration) => (
+              <option value={integration.id} selected={integration.id === values['source_config.integration_id']}>
+                {shortId(integration.id)} ({integration.repos.map((repo) => repo.url).join(', ') || 'no repository'})
+              </option>
+            ))}
+          </select>
+        </Field>
+        <BodyField
+          name="source_config.repo_url"
+          label="Repository URL"
+          values={values}
+          hint={integrations[0]?.repos[0]?.url}
+        />
+        <BodyField name="source_revision_config.repo_ref" label="Repository ref" values={values} hint="main" />
+        <BodyField
+          name="source_revision_config.graph_config_path"
+          label="Graph config path"
+          values={values}
+          hint="graph.json"
+        />
+        <BodyField name="source_revision_config.image_uri" label="Image URI" values={values} />
+        <BodyField name="source_config.listener_id" label="Listener id (self-hosted)" values={values} />
+        <SecretsField label="Secrets" />
+        <button type="submit" class="primary">
+          Create deployment
+        </button>
+      </HtmxForm>
+    </details>
+  );
+}
+
+/** The E9 body from the create form: the nested fields, the secrets as a list (none: an empty one). */
+const createBody = (values: FormValues) => ({
+  source_config: {},
+  source_revision_config: {},
+  ...nestedBody(values, ['secrets']),
+  secrets: secretsOf(values.secrets),
+});
 
 // ---------------------------------------------------------------------------------------------
 // A deployment: /ui/deployments/<id>?workspace_id=&revision=<id whose logs show>&revisions_offset=
@@ -368,7 +512,14 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
   const next = page.tasks.find((task) => task.state === 'queued');
   const revisionsPage = (offset: number) => `${detailPath(page)}&revisions_offset=${offset}`;
   return (
-    <div id="deployment-live" {...polling}>
+    <div
+      id="deployment-live"
+      data-route={
+        'GET /v2/deployments/:deployment_id, GET /v2/deployments/:deployment_id/revisions, ' +
+        'GET /_localplane/deployments/:deployment_id/revisions/:revision_id/history'
+      }
+      {...polling}
+    >
       <section class="cards" aria-label="Deployment">
         <div class="card">
           <h2>Status</h2>
@@ -404,7 +555,12 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
           caption="Work of this deployment: the tasks running, then those scheduled, soonest first"
         />
         {next && (
-          <HtmxForm class="inline" action={detailPath(page, '/advance')} replaces="#deployment">
+          <HtmxForm
+            class="inline"
+            action={detailPath(page, '/advance')}
+            replaces="#deployment"
+            data-route="POST /_localplane/clock/advance"
+          >
             <input type="hidden" name="until" value={next.due_at} />
             <button type="submit">Advance the clock to the next step</button>
           </HtmxForm>
@@ -417,7 +573,7 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
           <caption class="visually-hidden">
             Revisions, newest first, each with its statuses on the emulator clock
           </caption>
-          <TableHead columns={['Revision', 'Status', 'Created', 'Source', 'Timeline', 'Logs']} />
+          <TableHead columns={['Revision', 'Status', 'Created', 'Source', 'Timeline', 'Logs', 'Redeploy']} />
           <tbody>
             {revisions.resources.map((revision) => (
               <tr id={`revision-${revision.id}`} data-status={revision.status}>
@@ -441,6 +597,18 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
                     logs
                   </a>
                 </td>
+                <td>
+                  <HtmxForm
+                    action={detailPath(page, '/redeploy')}
+                    replaces="#deployment"
+                    data-route="POST /v2/deployments/:deployment_id/revisions/:revision_id/redeploy"
+                  >
+                    <input type="hidden" name="revision_id" value={revision.id} />
+                    <button type="submit" aria-label={`Redeploy revision ${shortId(revision.id)}`}>
+                      Redeploy
+                    </button>
+                  </HtmxForm>
+                </td>
               </tr>
             ))}
           </tbody>
@@ -454,7 +622,14 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
       </section>
 
       {page.logs && (
-        <section id="logs" aria-labelledby="logs-title">
+        <section
+          id="logs"
+          aria-labelledby="logs-title"
+          data-route={
+            'POST /v1/projects/:project_id/revisions/:revision_id/build_logs, ' +
+            'POST /v1/projects/:project_id/revisions/:revision_id/deploy_logs'
+          }
+        >
           <h2 id="logs-title">Logs of revision {shortId(page.logsOf!)}</h2>
           <div class="split">
             <LogTable title="Build log" page={page.logs.build} />
@@ -508,7 +683,12 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
       </section>
       <section aria-labelledby="knobs-title">
         <h2 id="knobs-title">Revision knobs</h2>
-        <HtmxForm class="inline" action={detailPath(page, '/fault')} replaces="#deployment">
+        <HtmxForm
+          class="inline"
+          action={detailPath(page, '/fault')}
+          replaces="#deployment"
+          data-route="POST /_localplane/faults/revisions"
+        >
           <Field label="Failure line (optional)">
             <input name="message" maxlength={2000} placeholder="the last line of its log" autocomplete="off" />
           </Field>
@@ -530,14 +710,24 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
             ))}
           </ul>
         )}
-        <HtmxForm class="inline" action={detailPath(page, '/revisions')} replaces="#deployment">
+        <HtmxForm
+          class="inline"
+          action={detailPath(page, '/revisions')}
+          replaces="#deployment"
+          data-route="POST /v2/deployments/:deployment_id/revisions"
+        >
           <button type="submit" class="primary">
             New revision
           </button>
           <span class="muted">from the latest revision's configuration</span>
         </HtmxForm>
         {page.revisions.resources.length > 0 && (
-          <HtmxForm class="inline" action={detailPath(page, '/status')} replaces="#deployment">
+          <HtmxForm
+            class="inline"
+            action={detailPath(page, '/status')}
+            replaces="#deployment"
+            data-route="PUT /_localplane/deployments/:deployment_id/revisions/:revision_id/status"
+          >
             <Field label="Revision">
               <select name="revision_id">
                 {page.revisions.resources.map((revision) => (
@@ -555,17 +745,98 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
             <button type="submit">Force the status</button>
           </HtmxForm>
         )}
+        <HtmxForm
+          class="inline"
+          action={detailPath(page, '/deployment-status')}
+          replaces="#deployment"
+          data-route="PUT /_localplane/deployments/:deployment_id/status"
+        >
+          <Field label="Deployment status">
+            <select name="status">
+              <Options choices={DEPLOYMENT_STATUSES} selected={deployment.status} />
+            </select>
+          </Field>
+          <button type="submit">Force the deployment's status</button>
+        </HtmxForm>
       </section>
     </div>
   );
 }
 
-function DeploymentContent({ page, error }: { page: DeploymentPage; error?: string }) {
+/** What the API changes of a deployment and the deploy flow's calls: patch, push token, upload URL, delete. */
+function DeploymentActions({ page }: { page: DeploymentPage }) {
+  const { deployment } = page;
+  return (
+    <section aria-labelledby="actions-title">
+      <h2 id="actions-title">Change or delete</h2>
+      <div class="split">
+        <HtmxForm
+          class="stacked"
+          action={detailPath(page, '/patch')}
+          replaces="#deployment"
+          data-route="PATCH /v2/deployments/:deployment_id"
+        >
+          <h3>Change the deployment</h3>
+          <p class="muted">An empty field stays as it is; a new ref, image or path makes a new revision.</p>
+          <BodyField name="source_revision_config.repo_ref" label="Repository ref" />
+          <BodyField name="source_revision_config.graph_config_path" label="Graph config path" />
+          <BodyField name="source_revision_config.image_uri" label="Image URI" />
+          <SecretsField label="Secrets (replace them all; values are never shown)" />
+          <button type="submit">Change</button>
+        </HtmxForm>
+        <div>
+          <h3>Deploy flow</h3>
+          <HtmxForm
+            class="inline"
+            action={detailPath(page, '/push-token')}
+            replaces="#deployment"
+            data-route="POST /v2/deployments/:deployment_id/push-token"
+          >
+            <button type="submit">Get a push token</button>
+            <span class="muted">internal_container deployments</span>
+          </HtmxForm>
+          <HtmxForm
+            class="inline"
+            action={detailPath(page, '/upload-url')}
+            replaces="#deployment"
+            data-route="POST /v2/deployments/:deployment_id/upload-url"
+          >
+            <button type="submit">Get an upload URL</button>
+            <span class="muted">for a source tarball</span>
+          </HtmxForm>
+          <h3>Delete</h3>
+          <HtmxForm
+            class="inline"
+            action={detailPath(page, '/delete')}
+            replaces="#deployment"
+            hx-confirm={`Delete the deployment ${deployment.name}?`}
+            data-route="DELETE /v2/deployments/:deployment_id"
+          >
+            <label class="check">
+              <input type="checkbox" name="delete_tracing_project" value="true" /> and its tracing project
+            </label>
+            <button type="submit" class="danger">
+              Delete {deployment.name}
+            </button>
+          </HtmxForm>
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function DeploymentContent({ page, error, notice }: { page: DeploymentPage; error?: string; notice?: string }) {
   return (
     <div id="deployment">
       {error && <ErrorNote message={error} />}
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
       <LiveDeployment page={page} />
       <DeploymentSettings page={page} />
+      <DeploymentActions page={page} />
     </div>
   );
 }
@@ -576,8 +847,11 @@ function DeploymentContent({ page, error }: { page: DeploymentPage; error?: stri
  */
 export function deploymentsView(api: DashboardApi) {
   const app = new Hono();
+  // Before /:deployment_id, which would take their names for ids.
+  app.route('/', deploymentResourcesView(api));
 
-  app.get('/', async (c) => {
+  /** The list (to htmx, its results), with what a bulk deletion did. */
+  const renderList = async (c: Context, notice?: string) => {
     const workspaces = await workspacesOf(api);
     const workspaceId = c.req.query('workspace_id') ?? workspaces[0]?.id ?? '';
     const query = listQuery(c);
@@ -590,18 +864,68 @@ export function deploymentsView(api: DashboardApi) {
       error = refused.detail;
       c.status(refused.status >= 500 ? 502 : (refused.status as 400));
     }
-    const results = <DeploymentsResults workspaceId={workspaceId} query={query} page={page} error={error} />;
+    const results = (
+      <DeploymentsResults workspaceId={workspaceId} query={query} page={page} error={error} notice={notice} />
+    );
+    const integrations = workspaces.find((workspace) => workspace.id === workspaceId)?.integrations ?? [];
     return renderView(c, {
       title: 'Deployments',
       active: 'deployments',
       children: (
         <>
+          <DeploymentTabs active="deployments" workspaceId={workspaceId} />
           <FilterForm workspaces={workspaces} workspaceId={workspaceId} query={query} />
+          <CreateForm workspaceId={workspaceId} integrations={integrations} />
           {results}
         </>
       ),
       fragment: results,
     });
+  };
+
+  app.get('/', (c) => renderList(c));
+
+  app.post('/create', async (c) => {
+    const workspaceId = c.req.query('workspace_id') ?? '';
+    const values = await formValues(c);
+    try {
+      const created = await api.json<DeploymentResponse>('POST', '/v2/deployments', {
+        workspaceId,
+        body: createBody(values),
+      });
+      return seeOther(c, deploymentPath(workspaceId, created.id));
+    } catch (error) {
+      if (!(error instanceof DashboardApiError)) throw error;
+      refusalStatus(c, error);
+      const integrations =
+        (await workspacesOf(api)).find((workspace) => workspace.id === workspaceId)?.integrations ?? [];
+      const { secrets: _secrets, ...typed } = values;
+      const form = (
+        <CreateForm workspaceId={workspaceId} integrations={integrations} values={typed} error={error.detail} />
+      );
+      return renderView(c, { title: 'Deployments', active: 'deployments', children: form });
+    }
+  });
+
+  app.post('/delete', async (c) => {
+    const workspaceId = c.req.query('workspace_id') ?? '';
+    const selected = (await c.req.parseBody({ all: true })).deployment_ids;
+    const ids = (Array.isArray(selected) ? selected : [selected]).filter((id) => typeof id === 'string');
+    if (ids.length === 0) return renderList(c, 'Select the deployments to delete.');
+    const query = new URLSearchParams(ids.map((id) => ['deployment_ids', id]));
+    try {
+      const { results } = await api.json<{ results: { deployment_id: string; deleted: boolean; detail?: string }[] }>(
+        'DELETE',
+        `/v2/deployments?${query}`,
+        { workspaceId },
+      );
+      const deleted = results.filter((result) => result.deleted).length;
+      const refused = results.filter((result) => !result.deleted).map((result) => result.detail);
+      return renderList(c, [`Deleted ${deleted} of ${results.length}.`, ...refused].join(' '));
+    } catch (error) {
+      if (!(error instanceof DashboardApiError)) throw error;
+      return renderList(c, error.detail);
+    }
   });
 
   /** The deployment's workspace: the one named, else the one that has it (a link from elsewhere may not say). */
@@ -617,15 +941,20 @@ export function deploymentsView(api: DashboardApi) {
     return null;
   };
 
-  const renderDeployment = async (c: Context, deploymentId: string, workspaceId: string, error?: string) => {
+  const renderDeployment = async (
+    c: Context,
+    deploymentId: string,
+    workspaceId: string,
+    { error, notice }: { error?: string; notice?: string } = {},
+  ) => {
     const page = await loadDeploymentPage(api, c, deploymentId, workspaceId);
+    const content = <DeploymentContent page={page} error={error} notice={notice} />;
     return renderView(c, {
       title: page.deployment.name,
       active: 'deployments',
-      children: <DeploymentContent page={page} error={error} />,
+      children: content,
       // A poll asks for the live part; an action's answer replaces the whole deployment.
-      fragment:
-        c.req.method === 'GET' ? <LiveDeployment page={page} /> : <DeploymentContent page={page} error={error} />,
+      fragment: c.req.method === 'GET' ? <LiveDeployment page={page} /> : content,
     });
   };
 
@@ -650,7 +979,7 @@ export function deploymentsView(api: DashboardApi) {
 
   /**
    * An action on the deployment: runs the API call, then answers the deployment as it is now, with the call's refusal
-   * if any.
+   * if any, or the words the call resolves to.
    */
   type Call = (ids: { deploymentId: string; workspaceId: string }, form: Record<string, string>) => Promise<unknown>;
   const action = (call: Call) => async (c: Context) => {
@@ -658,15 +987,19 @@ export function deploymentsView(api: DashboardApi) {
     const workspaceId = await workspaceOf(c, deploymentId);
     if (workspaceId === null) throw new DashboardApiError(404, deploymentNotFound(deploymentId));
     const form = await formValues(c);
+    let notice: string | undefined;
     try {
-      await call({ deploymentId, workspaceId }, form);
+      const done = await call({ deploymentId, workspaceId }, form);
+      if (typeof done === 'string') notice = done;
     } catch (error) {
       if (!(error instanceof DashboardApiError)) throw error;
       refusalStatus(c, error);
-      return renderDeployment(c, deploymentId, workspaceId, error.detail);
+      return renderDeployment(c, deploymentId, workspaceId, { error: error.detail });
     }
-    return renderDeployment(c, deploymentId, workspaceId);
+    return renderDeployment(c, deploymentId, workspaceId, { notice });
   };
+  const deploymentApiPath = (deploymentId: string, rest = '') =>
+    `/v2/deployments/${encodeURIComponent(deploymentId)}${rest}`;
 
   app.post(
     '/:deployment_id/fault',
@@ -706,6 +1039,80 @@ export function deploymentsView(api: DashboardApi) {
       return api.json('POST', '/_localplane/clock/advance', { body: { seconds: Math.max(0, milliseconds) / 1000 } });
     }),
   );
+  app.post(
+    '/:deployment_id/redeploy',
+    action(({ deploymentId, workspaceId }, form) =>
+      api.json(
+        'POST',
+        deploymentApiPath(deploymentId, `/revisions/${encodeURIComponent(form.revision_id ?? '')}/redeploy`),
+        { workspaceId },
+      ),
+    ),
+  );
+  app.post(
+    '/:deployment_id/deployment-status',
+    action(({ deploymentId }, form) =>
+      api.json('PUT', `/_localplane/deployments/${encodeURIComponent(deploymentId)}/status`, {
+        body: { status: form.status },
+      }),
+    ),
+  );
+  app.post(
+    '/:deployment_id/patch',
+    action(async ({ deploymentId, workspaceId }, form) => {
+      const body = nestedBody(form, ['secrets']);
+      if (form.secrets) body.secrets = secretsOf(form.secrets);
+      if (Object.keys(body).length === 0) return 'Nothing to change: every field was empty.';
+      await api.json('PATCH', deploymentApiPath(deploymentId), { workspaceId, body });
+      return `Changed ${Object.keys(body).join(', ')}.`;
+    }),
+  );
+  app.post(
+    '/:deployment_id/push-token',
+    action(async ({ deploymentId, workspaceId }) => {
+      const token = await api.json<{ token: string; registry_url: string; expires_at: string }>(
+        'POST',
+        deploymentApiPath(deploymentId, '/push-token'),
+        { workspaceId },
+      );
+      // The token is a credential: the page says it was issued, not what it is.
+      return `A push token for ${token.registry_url} was issued, valid until ${token.expires_at} (not shown).`;
+    }),
+  );
+  app.post(
+    '/:deployment_id/upload-url',
+    action(async ({ deploymentId, workspaceId }) => {
+      const upload = await api.json<{ upload_url: string; object_path: string }>(
+        'POST',
+        deploymentApiPath(deploymentId, '/upload-url'),
+        { workspaceId },
+      );
+      // The URL's query is its signature: the page names where it points, not the signature.
+      const { origin, pathname } = new URL(upload.upload_url);
+      return (
+        `An upload URL was issued: PUT a tarball to ${origin}${pathname}; ` +
+        `a revision names it as ${upload.object_path}.`
+      );
+    }),
+  );
+  app.post('/:deployment_id/delete', async (c) => {
+    const deploymentId = c.req.param('deployment_id');
+    const workspaceId = await workspaceOf(c, deploymentId);
+    if (workspaceId === null) throw new DashboardApiError(404, deploymentNotFound(deploymentId));
+    const { delete_tracing_project: deleteProject } = await formValues(c);
+    try {
+      await api.json(
+        'DELETE',
+        `${deploymentApiPath(deploymentId)}?delete_tracing_project=${deleteProject === 'true' ? 'true' : 'false'}`,
+        { workspaceId },
+      );
+    } catch (error) {
+      if (!(error instanceof DashboardApiError)) throw error;
+      refusalStatus(c, error);
+      return renderDeployment(c, deploymentId, workspaceId, { error: error.detail });
+    }
+    return seeOther(c, `/ui/deployments?workspace_id=${workspaceId}`);
+  });
 
   return app;
 }

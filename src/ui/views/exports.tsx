@@ -341,7 +341,7 @@ function ExportList({
     : {};
   const filtered = query.status !== '' || query.destinationId !== '';
   return (
-    <div id="export-list" {...polling}>
+    <div id="export-list" data-route="GET /api/v1/bulk-exports" {...polling}>
       {exports.length === 0 ? (
         <p class="muted">No exports in {workspace.name} yet.</p>
       ) : (
@@ -407,7 +407,13 @@ function DestinationForm({
   const values = state.values ?? {};
   const action = `${EXPORTS}/destinations?workspace_id=${workspace.id}`;
   return (
-    <HtmxForm action={action} replaces="#exports-workspace" aria-labelledby="new-destination-heading" state={state}>
+    <HtmxForm
+      action={action}
+      replaces="#exports-workspace"
+      aria-labelledby="new-destination-heading"
+      state={state}
+      data-route="POST /api/v1/bulk-exports/destinations"
+    >
       <h3 id="new-destination-heading">New destination</h3>
       <div class="inline">
         <Field label="Name">
@@ -473,7 +479,13 @@ function ExportForm({
   const action = `${EXPORTS}?workspace_id=${workspace.id}`;
   const window = defaultWindow(workspace);
   return (
-    <HtmxForm action={action} replaces="#exports-workspace" aria-labelledby="new-export-heading" state={state}>
+    <HtmxForm
+      action={action}
+      replaces="#exports-workspace"
+      aria-labelledby="new-export-heading"
+      state={state}
+      data-route="POST /api/v1/bulk-exports"
+    >
       <h2 id="new-export-heading">New export</h2>
       {destinations.length === 0 ? (
         <p class="muted">Create a destination first.</p>
@@ -644,7 +656,7 @@ function Destinations({
 function WorkspaceExports(props: WorkspaceProps) {
   const { workspace, fixtures, destinations, forms } = props;
   return (
-    <div id="exports-workspace">
+    <div id="exports-workspace" data-route="GET /api/v1/bulk-exports/destinations">
       <ExportForm workspace={workspace} destinations={destinations} state={forms.export} />
       <h2 id="exports-heading">Exports</h2>
       <ExportFilters workspace={workspace} destinations={destinations} query={props.query} />
@@ -871,7 +883,11 @@ function ExportLive({ exportRow, stored, error, ...runsProps }: ExportLiveProps)
   const files = runs.reduce((sum, run) => sum + (run.metadata.result?.exported_files.length ?? 0), 0);
   const cancelUrl = `${EXPORTS}/${exportRow.id}/cancel?workspace_id=${workspaceId}`;
   return (
-    <div id="export-live" {...polling}>
+    <div
+      id="export-live"
+      data-route="GET /api/v1/bulk-exports/:bulk_export_id, GET /api/v1/bulk-exports/:bulk_export_id/runs"
+      {...polling}
+    >
       <section class="cards" aria-label="Progress">
         <div class="card">
           <h2>Status</h2>
@@ -901,7 +917,12 @@ function ExportLive({ exportRow, stored, error, ...runsProps }: ExportLiveProps)
       </section>
       {stored && <StoredFilesNote stored={stored} runs={runs} destination={runsProps.destination} />}
       {!isTerminalStatus(exportRow.status) && (
-        <HtmxForm action={cancelUrl} replaces="#export-live" class="inline">
+        <HtmxForm
+          action={cancelUrl}
+          replaces="#export-live"
+          class="inline"
+          data-route="PATCH /api/v1/bulk-exports/:bulk_export_id"
+        >
           <button type="submit" class="danger" id="cancel-export">
             Cancel export
           </button>

@@ -212,6 +212,7 @@ export function ExportRunKnobForm({
       replaces={replaces}
       aria-label="Fail or slow the next export runs"
       state={state}
+      data-route="POST /_localplane/faults/export-runs"
     >
       <Field label="Mode">
         <select name="mode">
@@ -341,6 +342,7 @@ function FaultRules({ rules, nearMisses, workspaces, error, outOfBand }: RulesPr
     <section
       id="fault-rules"
       aria-labelledby="fault-rules-heading"
+      data-route="GET /_localplane/fault-rules"
       hx-swap-oob={outOfBand ? 'true' : undefined}
       {...polling}
     >
@@ -377,7 +379,11 @@ function FaultRules({ rules, nearMisses, workspaces, error, outOfBand }: RulesPr
                   </td>
                   <td class="num">{rule.remaining ?? 'no end'}</td>
                   <td>
-                    <HtmxForm action={`${FAULTS}/rules/${encodeURIComponent(rule.id)}/delete`} replaces="#fault-rules">
+                    <HtmxForm
+                      action={`${FAULTS}/rules/${encodeURIComponent(rule.id)}/delete`}
+                      replaces="#fault-rules"
+                      data-route="DELETE /_localplane/fault-rules/:rule_id"
+                    >
                       {/* An id keeps the focus on the button across the refreshes. */}
                       <button type="submit" class="danger" id={`delete-${rule.id}`} aria-label={`Delete ${rule.id}`}>
                         Delete
@@ -388,7 +394,11 @@ function FaultRules({ rules, nearMisses, workspaces, error, outOfBand }: RulesPr
               ))}
             </tbody>
           </table>
-          <HtmxForm action={`${FAULTS}/rules/delete`} replaces="#fault-rules">
+          <HtmxForm
+            action={`${FAULTS}/rules/delete`}
+            replaces="#fault-rules"
+            data-route="DELETE /_localplane/fault-rules"
+          >
             <button type="submit" class="danger" id="delete-all-fault-rules">
               Delete all rules
             </button>
@@ -411,6 +421,7 @@ function FaultRuleForm({ workspaces, state = {} }: { workspaces: FixtureWorkspac
         replaces="#fault-rule-form"
         aria-labelledby="fault-rule-form-heading"
         state={state}
+        data-route="POST /_localplane/fault-rules"
       >
         <fieldset class="inline">
           <legend>Match (every field given must hold)</legend>
@@ -553,7 +564,7 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
     workspace.deployments.map((deployment) => ({ ...deployment, workspace: workspace.name })),
   );
   return (
-    <section id="knobs" aria-labelledby="knobs-heading">
+    <section id="knobs" aria-labelledby="knobs-heading" data-route="GET /_localplane/faults">
       <h2 id="knobs-heading">Knobs</h2>
       <p class="muted">Each armed knob acts on the next matching events, as many times as it has left.</p>
       {armed.length === 0 ? (
@@ -571,7 +582,7 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
               ))}
             </tbody>
           </table>
-          <HtmxForm action={`${FAULTS}/knobs/delete`} replaces="#knobs">
+          <HtmxForm action={`${FAULTS}/knobs/delete`} replaces="#knobs" data-route="DELETE /_localplane/faults">
             <button type="submit" class="danger" id="disarm-all-knobs">
               Disarm all knobs
             </button>
@@ -584,6 +595,7 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
       <HtmxForm
         class="inline"
         action={`${FAULTS}/knobs/destination-validations`}
+        data-route="POST /_localplane/faults/destination-validations"
         replaces="#knobs"
         aria-label="Fail the next destination validations"
         state={forms.validation}
@@ -623,6 +635,7 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
       <HtmxForm
         class="inline"
         action={`${FAULTS}/knobs/revisions`}
+        data-route="POST /_localplane/faults/revisions"
         replaces="#knobs"
         aria-label="Fail or skip the next revisions"
         state={forms.revisions}

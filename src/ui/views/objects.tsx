@@ -140,7 +140,7 @@ function renderObjects(c: Context, content: Child) {
 
 function BucketTable({ buckets }: { buckets: Bucket[] }) {
   return (
-    <table aria-labelledby="buckets-heading">
+    <table aria-labelledby="buckets-heading" data-route="GET /_localplane/objstore/buckets">
       <TableHead
         columns={['Bucket', 'Workspace', 'Region', 'Kind', 'Objects', 'Size', 'Created']}
         numeric={['Objects', 'Size']}
@@ -194,7 +194,11 @@ function ObjectTable({ bucket, page }: { bucket: string; page: ObjectsPage }) {
     return <p class="muted">{searching ? `No key holds “${page.search}”.` : 'Nothing here.'}</p>;
   }
   return (
-    <table aria-label={searching ? 'Keys found' : 'Folders and objects'} class="objects">
+    <table
+      aria-label={searching ? 'Keys found' : 'Folders and objects'}
+      class="objects"
+      data-route="GET /_localplane/objstore/buckets/:bucket/objects"
+    >
       <TableHead columns={[searching ? 'Key' : 'Name', 'Size', 'Last modified']} numeric={['Size']} />
       <tbody>
         {page.prefixes.map((prefix) => (
@@ -250,7 +254,7 @@ function MapRows({ label, values }: { label: string; values: Record<string, stri
 
 function MetadataTable({ details }: { details: ObjectView }) {
   return (
-    <table aria-label="Metadata" class="metadata">
+    <table aria-label="Metadata" class="metadata" data-route="GET /_localplane/objstore/buckets/:bucket/object">
       <tbody>
         <tr>
           <th scope="row">Key</th>
@@ -636,7 +640,7 @@ export function objectsView(api: DashboardApi) {
             <MetadataTable details={details} />
             <ObjectActions bucket={bucket} objectKey={key} />
           </section>
-          <section aria-labelledby="preview-heading">
+          <section aria-labelledby="preview-heading" data-route="GET /_localplane/objstore/preview">
             <h2 id="preview-heading">Preview</h2>
             {beside}
           </section>

@@ -27,6 +27,7 @@ function Activity({ stats }: { stats: RequestStats }) {
     <section
       id="activity"
       aria-labelledby="activity-heading"
+      data-route="GET /_localplane/requests/stats"
       hx-get="/ui/activity"
       hx-trigger="every 5s"
       hx-swap="outerHTML"
@@ -87,7 +88,11 @@ export function overviewView(api: DashboardApi) {
       charts: true,
       children: (
         <>
-          <section class="cards" aria-label="Summary">
+          <section
+            class="cards"
+            aria-label="Summary"
+            data-route="GET /_localplane/health, GET /_localplane/state, GET /_localplane/fixtures"
+          >
             <div class="card">
               <h2>Health</h2>
               <div class="figure">{health.status}</div>

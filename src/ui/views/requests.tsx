@@ -269,6 +269,7 @@ function LiveRequests({ query, entries, names, paused, error, page, selectedId, 
     <section
       id="requests-live"
       aria-labelledby="requests-heading"
+      data-route="GET /_localplane/requests, GET /_localplane/requests/stream"
       {...(live ? { 'hx-ext': 'sse', 'sse-connect': withQuery(`${REQUESTS}/stream`, streamQuery) } : {})}
     >
       <div class="live-bar">
@@ -740,7 +741,7 @@ export function requestsView(api: DashboardApi) {
         <>
           <FilterForm query={query} workspaces={fixtures.workspaces} rules={rules} />
           <ClearJournalForm query={query} />
-          <div class="split requests-split">
+          <div class="split requests-split" data-route="GET /_localplane/requests/:request_id">
             <LiveRequests {...live} selectedId={selectedId} />
             <section id="request-detail" aria-label="Request details">
               {detail}

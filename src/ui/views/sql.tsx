@@ -363,7 +363,7 @@ export function sqlView(api: DashboardApi) {
           </p>
         ) : (
           <>
-            <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result">
+            <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result" data-route="POST /_localplane/sql">
               <ExportPicker groups={groups} exportId={exportId} typed={typed} />
               <Field label="SQL over the view runs (the export's runs, with its Hive partition keys)">
                 <textarea name="sql" rows={6} spellcheck={false}>

@@ -1,10 +1,40 @@
 import type { State } from '../../admin/schemas.ts';
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
-import { ErrorNote, Field, renderView, TableHead } from '../layout.tsx';
+import { formValues, optionalNumber, refusal, refusedStatus, type FormValues } from '../forms.ts';
+import { ErrorNote, Field, Options, renderView, TableHead } from '../layout.tsx';
 import { SNAPSHOT_NAME_RULE, type SavedSnapshot } from '../../snapshots/folder.ts';
 import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
+import { TIERS } from '../../workspaces/store.ts';
+
+/** GET /_localplane/config: numbers, and the seconds each revision step takes. */
+type Limits = Record<string, number> & { revision_step_seconds: Record<string, number> };
+
+/** The limits' fields as the form names them: each key, a revision step's as `revision_step_seconds.<STATUS>`. */
+const limitFields = (limits: Limits): [string, number][] =>
+  Object.entries(limits).flatMap(([name, value]): [string, number][] =>
+    typeof value === 'number'
+      ? [[name, value]]
+      : Object.entries(value).map(([status, seconds]): [string, number] => [`${name}.${status}`, seconds]),
+  );
+
+/**
+ * The PATCH body of the fields typed differently from the limits in force (a revision step's under
+ * revision_step_seconds); what is not a number goes as typed, for the API to refuse in its words.
+ */
+function limitsPatch(values: FormValues, limits: Limits): { patch: Record<string, unknown>; changed: string[] } {
+  const patch: Record<string, unknown> = {};
+  const changed: string[] = [];
+  for (const [field, current] of limitFields(limits)) {
+    const typed = optionalNumber(values[field]);
+    if (typed === undefined || typed === current) continue;
+    changed.push(field);
+    const [name, status] = field.split('.') as [string, string | undefined];
+    if (status === undefined) patch[name] = typed;
+    else patch[name] = { ...(patch[name] as object | undefined), [status]: typed };
+  }
+  return { patch, changed };
+}
 
 /** What an action did, or what the API refused: shown above the panel, focused so that a keyboard user lands on it. */
 type ActionOutcome = { done: string } | { refused: string; status: number };
@@ -54,10 +84,11 @@ export function stateView(api: DashboardApi) {
   const app = new Hono();
 
   async function panel(outcome?: ActionOutcome) {
-    const [clock, state, saved] = await Promise.all([
+    const [clock, state, saved, limits] = await Promise.all([
       api.get<{ now: string; frozen: boolean }>('/_localplane/clock'),
       api.get<State>('/_localplane/state'),
       api.get<{ folder: string; snapshots: SavedSnapshot[] }>('/_localplane/snapshots'),
+      api.get<Limits>('/_localplane/config'),
     ]);
     return (
       <div id="state-panel">
@@ -78,7 +109,7 @@ export function stateView(api: DashboardApi) {
 
         <section aria-labelledby="reset-heading">
           <h2 id="reset-heading">Reset</h2>
-          <form class="inline" {...actionAttributes('reset', CONFIRM_RESET)}>
+          <form class="inline" {...actionAttributes('reset', CONFIRM_RESET)} data-route="POST /_localplane/reset">
             <Field label="What to reset">
               <select name="workspace_id">
                 <option value="">Everything (state, objstore, knobs, clock)</option>
@@ -97,7 +128,7 @@ export function stateView(api: DashboardApi) {
 
         <section aria-labelledby="save-heading">
           <h2 id="save-heading">Save a snapshot</h2>
-          <form class="inline" {...actionAttributes('snapshot')}>
+          <form class="inline" {...actionAttributes('snapshot')} data-route="POST /_localplane/snapshot">
             <Field label="File name">
               <input
                 name="name"
@@ -122,7 +153,7 @@ export function stateView(api: DashboardApi) {
 
         <section aria-labelledby="saved-heading">
           <h2 id="saved-heading">Saved snapshots</h2>
-          <p class="muted">
+          <p class="muted" data-route="GET /_localplane/snapshots">
             In <span class="mono">{saved.folder}</span>, newest first.
           </p>
           {saved.snapshots.length === 0 ? (
@@ -150,11 +181,17 @@ export function stateView(api: DashboardApi) {
                         >
                           Download {snapshot.name}
                         </a>
-                        <form {...actionAttributes('restore', confirmRestore(snapshot.name))}>
+                        <form
+                          {...actionAttributes('restore', confirmRestore(snapshot.name))}
+                          data-route="POST /_localplane/restore"
+                        >
                           <input type="hidden" name="name" value={snapshot.name} />
                           <button type="submit">Restore {snapshot.name}</button>
                         </form>
-                        <form {...actionAttributes('delete', confirmDelete(snapshot.name))}>
+                        <form
+                          {...actionAttributes('delete', confirmDelete(snapshot.name))}
+                          data-route="DELETE /_localplane/snapshots/:name"
+                        >
                           <input type="hidden" name="name" value={snapshot.name} />
                           <button type="submit" class="danger">
                             Delete {snapshot.name}
@@ -171,7 +208,12 @@ export function stateView(api: DashboardApi) {
 
         <section aria-labelledby="upload-heading">
           <h2 id="upload-heading">Restore from a file</h2>
-          <form class="inline" {...actionAttributes('upload', CONFIRM_UPLOAD)} hx-encoding="multipart/form-data">
+          <form
+            class="inline"
+            {...actionAttributes('upload', CONFIRM_UPLOAD)}
+            hx-encoding="multipart/form-data"
+            data-route="PUT /_localplane/snapshots/:name, POST /_localplane/restore"
+          >
             <Field label="Snapshot file">
               <input type="file" name="file" required />
             </Field>
@@ -186,6 +228,62 @@ export function stateView(api: DashboardApi) {
               />
             </Field>
             <button type="submit">Upload and restore</button>
+          </form>
+        </section>
+
+        <section aria-labelledby="plans-heading">
+          <h2 id="plans-heading">Workspaces' plans</h2>
+          <p class="muted">Bulk exports need the Plus or Enterprise plan; a developer workspace's are refused.</p>
+          <table aria-labelledby="plans-heading">
+            <TableHead columns={['Workspace', 'Plan', 'Change']} />
+            <tbody>
+              {state.workspaces.map((workspace) => (
+                <tr>
+                  <th scope="row">{workspace.name}</th>
+                  <td>{workspace.tier}</td>
+                  <td>
+                    <form
+                      class="inline"
+                      {...actionAttributes('tier')}
+                      data-route="PUT /_localplane/workspaces/:workspace_id/tier"
+                    >
+                      <input type="hidden" name="workspace_id" value={workspace.id} />
+                      <Field label={`Plan of ${workspace.name}`}>
+                        <select name="tier">
+                          <Options choices={TIERS} selected={workspace.tier} />
+                        </select>
+                      </Field>
+                      <button type="submit">Change plan</button>
+                    </form>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+
+        <section id="limits" aria-labelledby="limits-heading">
+          <h2 id="limits-heading">Limits</h2>
+          <p class="muted">
+            The limits in force (<span class="mono">GET /_localplane/config</span>); a changed field is sent to{' '}
+            <span class="mono">PATCH /_localplane/config</span>, the others are left as they are. A reset puts back
+            those the instance started with.
+          </p>
+          <form
+            class="limits"
+            {...actionAttributes('limits')}
+            data-route="GET /_localplane/config, PATCH /_localplane/config"
+          >
+            <div class="limit-fields">
+              {limitFields(limits).map(([field, value]) => (
+                <Field label={<span class="mono">{field}</span>}>
+                  <input name={field} type="number" step="any" value={String(value)} required />
+                </Field>
+              ))}
+            </div>
+            <button type="submit" class="primary">
+              Change limits
+            </button>
           </form>
         </section>
       </div>
@@ -279,6 +377,30 @@ export function stateView(api: DashboardApi) {
       return `Uploaded ${name} and restored it.`;
     })(c);
   });
+
+  app.post(
+    '/tier',
+    act(async (values) => {
+      const workspaceId = values.workspace_id ?? '';
+      const changed = await api.json<{ tier: string }>(
+        'PUT',
+        `/_localplane/workspaces/${encodeURIComponent(workspaceId)}/tier`,
+        { body: { tier: values.tier ?? '' } },
+      );
+      const { workspaces } = await api.get<State>(`/_localplane/state?workspace_id=${encodeURIComponent(workspaceId)}`);
+      return `Workspace ${workspaces[0]?.name ?? workspaceId} is on the ${changed.tier} plan.`;
+    }),
+  );
+
+  app.post(
+    '/limits',
+    act(async (values) => {
+      const { patch, changed } = limitsPatch(values, await api.get<Limits>('/_localplane/config'));
+      if (changed.length === 0) return 'No limit changed.';
+      await api.json('PATCH', '/_localplane/config', { body: patch });
+      return `Changed ${changed.join(', ')}.`;
+    }),
+  );
 
   return app;
 }

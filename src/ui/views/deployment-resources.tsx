@@ -1,0 +1,590 @@
+// The deployments' neighbours under /ui/deployments/: OAuth providers, listeners and codehost integrations, each a
+// sub-page of the Deployments view with its tabs, listed and changed through the public API as a workspace.
+import { Hono, type Context } from 'hono';
+import type { Child } from 'hono/jsx';
+import type { CodehostIntegration, CodehostRepository, OAuthProviderResponse } from '../../deployments/schemas.ts';
+import type { ListenerResponse } from '../../deployments/listener-schemas.ts';
+import { LISTENER_COMPUTE_TYPES } from '../../deployments/listener-schemas.ts';
+import { PROVIDER_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../../deployments/oauth-provider-schemas.ts';
+import type { DashboardApi } from '../api.ts';
+import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
+import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
+import { ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
+import { shortId } from '../due-work.tsx';
+
+/** The sub-pages of the Deployments view, in the order its tabs list them. */
+const TABS = [
+  { name: 'deployments', path: '/ui/deployments', label: 'Deployments' },
+  { name: 'providers', path: '/ui/deployments/providers', label: 'OAuth providers' },
+  { name: 'listeners', path: '/ui/deployments/listeners', label: 'Listeners' },
+  { name: 'integrations', path: '/ui/deployments/integrations', label: 'Codehost integrations' },
+] as const;
+
+type TabName = (typeof TABS)[number]['name'];
+
+/** The Deployments view's tabs, each keeping the workspace chosen. */
+export const DeploymentTabs = ({ active, workspaceId }: { active: TabName; workspaceId: string }) => (
+  <nav class="tabs" aria-label="Deployments and their neighbours">
+    <ul>
+      {TABS.map((tab) => (
+        <li>
+          <a
+            href={`${tab.path}?workspace_id=${encodeURIComponent(workspaceId)}`}
+            aria-current={tab.name === active ? 'page' : undefined}
+          >
+            {tab.label}
+          </a>
+        </li>
+      ))}
+    </ul>
+  </nav>
+);
+
+/**
+ * A request body from a form whose fields are named as the body's: `source_config.repo_url` nests, an empty field is
+ * left out (the API's default applies), a checkbox's "true" is true.
+ */
+export function nestedBody(values: FormValues, skip: readonly string[] = []): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(values)) {
+    if (value === '' || skip.includes(field)) continue;
+    const path = field.split('.');
+    let at = body;
+    for (const name of path.slice(0, -1)) at = (at[name] ??= {}) as Record<string, unknown>;
+    at[path.at(-1)!] = value === 'true' ? true : value;
+  }
+  return body;
+}
+
+/** Secrets typed one a line as NAME=value (the value may hold "="), as the API's list of {name, value}. */
+export const secretsOf = (text: string | undefined) =>
+  (text ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => {
+      const at = line.indexOf('=');
+      return at === -1 ? { name: line, value: '' } : { name: line.slice(0, at).trim(), value: line.slice(at + 1) };
+    });
+
+/** A comma-separated field as a list, or undefined when empty. */
+const listOf = (text: string | undefined) => {
+  const items = (text ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  return items.length > 0 ? items : undefined;
+};
+
+/** What an action did, or what the API refused. */
+type Outcome = { done: string } | { refused: string; status: number };
+
+const OutcomeNote = ({ outcome }: { outcome?: Outcome }) => {
+  if (!outcome) return null;
+  if ('done' in outcome)
+    return (
+      <p class="notice" role="status">
+        {outcome.done}
+      </p>
+    );
+  return <ErrorNote message={outcome.refused} />;
+};
+
+/** The workspace picker of a sub-page: a get of the page itself. */
+const WorkspacePicker = ({
+  path,
+  workspaces,
+  workspaceId,
+}: {
+  path: string;
+  workspaces: readonly FixtureWorkspace[];
+  workspaceId: string;
+}) => (
+  <form class="inline filters" method="get" action={path}>
+    <Field label="Workspace">
+      <select name="workspace_id">
+        {workspaces.map((workspace) => (
+          <option value={workspace.id} selected={workspace.id === workspaceId}>
+            {workspace.name}
+            {workspace.self_hosted ? ' (self-hosted)' : ''}
+          </option>
+        ))}
+      </select>
+    </Field>
+    <button type="submit">Show</button>
+  </form>
+);
+
+const PANEL = '#resource-panel';
+
+/** A sub-page's list and forms, given the workspace; what they show is read through the API. */
+type Panel = (workspaceId: string) => Promise<Child>;
+
+// ---------------------------------------------------------------------------------------------
+// OAuth providers: /ui/deployments/providers
+
+const providersPath = (workspaceId: string, action = '') =>
+  `/ui/deployments/providers${action}?workspace_id=${encodeURIComponent(workspaceId)}`;
+
+function ProvidersPanel({ workspaceId, providers }: { workspaceId: string; providers: OAuthProviderResponse[] }) {
+  const text = (name: string, label: string, required = false) => (
+    <Field label={label}>
+      <input name={name} required={required} autocomplete="off" />
+    </Field>
+  );
+  return (
+    <>
+      <section aria-labelledby="providers-title" data-route="GET /v2/auth/providers">
+        <h2 id="providers-title">OAuth providers</h2>
+        {providers.length === 0 ? (
+          <p class="muted">No OAuth provider.</p>
+        ) : (
+          <table class="providers">
+            <caption class="visually-hidden">
+              The workspace's OAuth providers; client secrets are write-only and never shown
+            </caption>
+            <TableHead columns={['Provider id', 'Name', 'Client id', 'Endpoints', 'Client secret', 'Actions']} />
+            <tbody>
+              {providers.map((provider) => (
+                <tr id={`provider-${provider.provider_id}`}>
+                  <th scope="row" class="mono">
+                    {provider.provider_id}
+                  </th>
+                  <td>
+                    {provider.name}
+                    {provider.provider_type && <span class="muted"> · {provider.provider_type}</span>}
+                  </td>
+                  <td class="mono">{provider.client_id}</td>
+                  <td class="mono">
+                    {provider.mcp_server_url && <div>MCP {provider.mcp_server_url}</div>}
+                    <div>auth {provider.auth_url}</div>
+                    <div>token {provider.token_url}</div>
+                    <div class="muted">
+                      {provider.token_endpoint_auth_method}
+                      {provider.uses_pkce ? ` · PKCE ${provider.code_challenge_method ?? ''}` : ''}
+                    </div>
+                  </td>
+                  <td class="muted">write-only</td>
+                  <td>
+                    <div class="actions">
+                      <HtmxForm
+                        action={providersPath(workspaceId, `/${encodeURIComponent(provider.provider_id)}/delete`)}
+                        replaces={PANEL}
+                        hx-confirm={`Delete the OAuth provider ${provider.provider_id}?`}
+                        data-route="DELETE /v2/auth/providers/:provider_id"
+                      >
+                        <button type="submit" class="danger">
+                          Delete {provider.provider_id}
+                        </button>
+                      </HtmxForm>
+                      <details>
+                        <summary>Change {provider.provider_id}</summary>
+                        <HtmxForm
+                          class="stacked"
+                          action={providersPath(workspaceId, `/${encodeURIComponent(provider.provider_id)}/update`)}
+                          replaces={PANEL}
+                          data-route="PATCH /v2/auth/providers/:provider_id"
+                        >
+                          <p class="muted">An empty field stays as it is.</p>
+                          {text('name', 'Name')}
+                          {text('client_id', 'Client id')}
+                          <Field label="Client secret">
+                            <input name="client_secret" type="password" autocomplete="new-password" />
+                          </Field>
+                          {text('auth_url', 'Auth URL')}
+                          {text('token_url', 'Token URL')}
+                          <button type="submit">Change</button>
+                        </HtmxForm>
+                      </details>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <div class="split">
+        <section aria-labelledby="provider-create-title">
+          <h2 id="provider-create-title">New OAuth provider</h2>
+          <HtmxForm
+            class="stacked"
+            action={providersPath(workspaceId)}
+            replaces={PANEL}
+            data-route="POST /v2/auth/providers"
+          >
+            {text('provider_id', 'Provider id', true)}
+            {text('name', 'Name', true)}
+            {text('client_id', 'Client id', true)}
+            <Field label="Client secret (write-only)">
+              <input name="client_secret" type="password" autocomplete="new-password" />
+            </Field>
+            {text('auth_url', 'Auth URL', true)}
+            {text('token_url', 'Token URL', true)}
+            <Field label="Provider type">
+              <select name="provider_type">
+                <Options choices={PROVIDER_TYPES} any="none" />
+              </select>
+            </Field>
+            <Field label="Token endpoint auth method">
+              <select name="token_endpoint_auth_method">
+                <Options choices={TOKEN_ENDPOINT_AUTH_METHODS} any="default" />
+              </select>
+            </Field>
+            <label class="check">
+              <input type="checkbox" name="uses_pkce" value="true" /> Uses PKCE
+            </label>
+            {text('code_challenge_method', 'Code challenge method (default S256)')}
+            <button type="submit" class="primary">
+              Create provider
+            </button>
+          </HtmxForm>
+        </section>
+        <section aria-labelledby="provider-mcp-title">
+          <h2 id="provider-mcp-title">From an MCP server</h2>
+          <HtmxForm
+            class="stacked"
+            action={providersPath(workspaceId, '/mcp-discover')}
+            replaces={PANEL}
+            data-route="POST /v2/auth/providers/mcp-discover"
+          >
+            <p class="muted">The OAuth endpoints are discovered from the server (the fixtures' MCP servers).</p>
+            {text('provider_id', 'Provider id', true)}
+            {text('name', 'Name', true)}
+            {text('mcp_server_url', 'MCP server URL', true)}
+            <button type="submit" class="primary">
+              Discover and create
+            </button>
+          </HtmxForm>
+        </section>
+      </div>
+    </>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listeners: /ui/deployments/listeners
+
+const listenersPath = (workspaceId: string, action = '') =>
+  `/ui/deployments/listeners${action}?workspace_id=${encodeURIComponent(workspaceId)}`;
+
+/** A listener's body from its form: the namespaces typed comma-separated. */
+const listenerBody = (values: FormValues) => {
+  const namespaces = listOf(values['compute_config.k8s_namespaces']);
+  return {
+    ...nestedBody(values, ['compute_config.k8s_namespaces']),
+    ...(namespaces ? { compute_config: { k8s_namespaces: namespaces } } : {}),
+  };
+};
+
+/** The listeners, or the API's refusal to list them (a workspace not self-hosted): the form shows either way. */
+function ListenersPanel({
+  workspaceId,
+  listeners,
+}: {
+  workspaceId: string;
+  listeners: ListenerResponse[] | { refused: string };
+}) {
+  return (
+    <>
+      <section aria-labelledby="listeners-title" data-route="GET /v2/listeners">
+        <h2 id="listeners-title">Listeners</h2>
+        {'refused' in listeners ? (
+          <ErrorNote message={listeners.refused} />
+        ) : listeners.length === 0 ? (
+          <p class="muted">No listener.</p>
+        ) : (
+          <table class="listeners">
+            <caption class="visually-hidden">The workspace's listeners, oldest first</caption>
+            <TableHead columns={['Listener', 'Compute', 'Namespaces', 'Version', 'Created', 'Actions']} />
+            <tbody>
+              {listeners.map((listener) => (
+                <tr id={`listener-${listener.id}`}>
+                  <th scope="row" class="mono" title={listener.id}>
+                    {shortId(listener.id)}
+                  </th>
+                  <td class="mono">
+                    {listener.compute_type} {listener.compute_id}
+                  </td>
+                  <td class="mono">{listener.compute_config.k8s_namespaces?.join(', ') ?? '—'}</td>
+                  <td class="mono">{listener.version ?? '—'}</td>
+                  <td class="mono">{listener.created_at}</td>
+                  <td>
+                    <div class="actions">
+                      <HtmxForm
+                        action={listenersPath(workspaceId, `/${listener.id}/delete`)}
+                        replaces={PANEL}
+                        hx-confirm={`Delete the listener ${listener.compute_id}?`}
+                        data-route="DELETE /v2/listeners/:listener_id"
+                      >
+                        <button type="submit" class="danger">
+                          Delete {listener.compute_id}
+                        </button>
+                      </HtmxForm>
+                      <details>
+                        <summary>Change {listener.compute_id}</summary>
+                        <HtmxForm
+                          class="stacked"
+                          action={listenersPath(workspaceId, `/${listener.id}/update`)}
+                          replaces={PANEL}
+                          data-route="PATCH /v2/listeners/:listener_id"
+                        >
+                          <p class="muted">An empty field stays as it is.</p>
+                          <Field label="Version">
+                            <input name="version" autocomplete="off" />
+                          </Field>
+                          <Field label="Namespaces (comma-separated)">
+                            <input name="compute_config.k8s_namespaces" autocomplete="off" />
+                          </Field>
+                          <button type="submit">Change</button>
+                        </HtmxForm>
+                      </details>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <section aria-labelledby="listener-create-title">
+        <h2 id="listener-create-title">New listener</h2>
+        <HtmxForm class="inline" action={listenersPath(workspaceId)} replaces={PANEL} data-route="POST /v2/listeners">
+          <Field label="Compute type">
+            <select name="compute_type">
+              <Options choices={LISTENER_COMPUTE_TYPES} />
+            </select>
+          </Field>
+          <Field label="Compute id">
+            <input name="compute_id" required autocomplete="off" />
+          </Field>
+          <Field label="Namespaces (comma-separated)">
+            <input name="compute_config.k8s_namespaces" autocomplete="off" />
+          </Field>
+          <Field label="Version">
+            <input name="version" autocomplete="off" />
+          </Field>
+          <button type="submit" class="primary">
+            Create listener
+          </button>
+        </HtmxForm>
+        <p class="muted">Only a self-hosted workspace has listeners; another's are refused.</p>
+      </section>
+    </>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Codehost integrations: /ui/deployments/integrations (the API lists them and their repositories, no more)
+
+function IntegrationsPanel({
+  integrations,
+}: {
+  integrations: { integration: CodehostIntegration; repos: CodehostRepository[] }[];
+}) {
+  return (
+    <section aria-labelledby="integrations-title" data-route="GET /v1/integrations/forge/codehost/install">
+      <h2 id="integrations-title">Codehost integrations</h2>
+      <p class="muted">
+        The fixtures install them; the API lists them and their repositories, which a codehost deployment names.
+      </p>
+      {integrations.length === 0 && <p class="muted">No codehost integration.</p>}
+      {integrations.map(({ integration, repos }) => (
+        <section
+          id={`integration-${integration.id}`}
+          aria-label={`Integration ${integration.name}`}
+          data-route="GET /v1/integrations/forge/codehost/:integration_id/repos"
+        >
+          <h3>
+            {integration.name} <span class="muted mono">installation {integration.installation_id}</span>
+          </h3>
+          <p class="muted mono">{integration.id}</p>
+          {repos.length === 0 ? (
+            <p class="muted">No repository.</p>
+          ) : (
+            <table>
+              <caption class="visually-hidden">Repositories of {integration.name}</caption>
+              <TableHead columns={['Repository', 'Default branch', 'URL']} />
+              <tbody>
+                {repos.map((repo) => (
+                  <tr>
+                    <th scope="row">
+                      {repo.owner}/{repo.name}
+                    </th>
+                    <td class="mono">{repo.default_branch}</td>
+                    <td class="mono">{repo.url}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      ))}
+    </section>
+  );
+}
+
+/** /ui/deployments/{providers,listeners,integrations}: mounted by the Deployments view before its deployment pages. */
+export function deploymentResourcesView(api: DashboardApi) {
+  const app = new Hono();
+
+  const panels: Record<Exclude<TabName, 'deployments'>, { title: string; panel: Panel }> = {
+    providers: {
+      title: 'OAuth providers',
+      panel: async (workspaceId) => (
+        <ProvidersPanel
+          workspaceId={workspaceId}
+          providers={await api.get<OAuthProviderResponse[]>('/v2/auth/providers', { workspaceId })}
+        />
+      ),
+    },
+    listeners: {
+      title: 'Listeners',
+      panel: async (workspaceId) => (
+        <ListenersPanel
+          workspaceId={workspaceId}
+          listeners={await api.get<{ resources: ListenerResponse[] }>('/v2/listeners?limit=100', { workspaceId }).then(
+            (page) => page.resources,
+            (error: unknown) => ({ refused: refusal(error).detail }),
+          )}
+        />
+      ),
+    },
+    integrations: {
+      title: 'Codehost integrations',
+      panel: async (workspaceId) => {
+        const installed = await api.get<CodehostIntegration[]>('/v1/integrations/forge/codehost/install', {
+          workspaceId,
+        });
+        const integrations = await Promise.all(
+          installed.map(async (integration) => ({
+            integration,
+            repos: await api.get<CodehostRepository[]>(
+              `/v1/integrations/forge/codehost/${encodeURIComponent(integration.id)}/repos`,
+              { workspaceId },
+            ),
+          })),
+        );
+        return <IntegrationsPanel integrations={integrations} />;
+      },
+    },
+  };
+
+  /** The sub-page, or (to htmx) its panel, with what an action did or the API's refusal above it. */
+  const render = async (c: Context, tab: keyof typeof panels, outcome?: Outcome) => {
+    const workspaces = (await readFixtures(api)).workspaces;
+    const workspaceId = c.req.query('workspace_id') ?? workspaces[0]?.id ?? '';
+    const { title, panel } = panels[tab];
+    let content: Child;
+    try {
+      content = await panel(workspaceId);
+    } catch (error) {
+      const refused = refusal(error);
+      content = null;
+      outcome ??= { refused: refused.detail, status: refused.status };
+    }
+    if (outcome && 'refused' in outcome) c.status(refusedStatus(c, outcome.status) as 200);
+    const panelElement = (
+      <div id="resource-panel">
+        <OutcomeNote outcome={outcome} />
+        {content}
+      </div>
+    );
+    return renderView(c, {
+      title,
+      active: 'deployments',
+      children: (
+        <>
+          <DeploymentTabs active={tab} workspaceId={workspaceId} />
+          <WorkspacePicker path={TABS.find((each) => each.name === tab)!.path} {...{ workspaces, workspaceId }} />
+          {panelElement}
+        </>
+      ),
+      fragment: panelElement,
+    });
+  };
+
+  /** An action: the API call as the workspace of the URL, then the sub-page with what it did. */
+  const act =
+    (tab: keyof typeof panels, call: (values: FormValues, workspaceId: string, c: Context) => Promise<string>) =>
+    async (c: Context) => {
+      const workspaceId = c.req.query('workspace_id') ?? '';
+      let outcome: Outcome;
+      try {
+        outcome = { done: await call(await formValues(c), workspaceId, c) };
+      } catch (error) {
+        const { status, detail } = refusal(error);
+        outcome = { refused: detail, status };
+      }
+      return render(c, tab, outcome);
+    };
+
+  for (const tab of Object.keys(panels) as (keyof typeof panels)[]) app.get(`/${tab}`, (c) => render(c, tab));
+
+  const providerPath = (c: Context) => `/v2/auth/providers/${encodeURIComponent(c.req.param('provider_id')!)}`;
+  app.post(
+    '/providers',
+    act('providers', async (values, workspaceId) => {
+      const created = await api.json<OAuthProviderResponse>('POST', '/v2/auth/providers', {
+        workspaceId,
+        body: { uses_pkce: false, ...nestedBody(values) },
+      });
+      return `Created the OAuth provider ${created.provider_id}.`;
+    }),
+  );
+  app.post(
+    '/providers/mcp-discover',
+    act('providers', async (values, workspaceId) => {
+      const created = await api.json<OAuthProviderResponse>('POST', '/v2/auth/providers/mcp-discover', {
+        workspaceId,
+        body: nestedBody(values),
+      });
+      return `Created the OAuth provider ${created.provider_id} from ${created.mcp_server_url ?? 'the MCP server'}.`;
+    }),
+  );
+  app.post(
+    '/providers/:provider_id/update',
+    act('providers', async (values, workspaceId, c) => {
+      await api.json('PATCH', providerPath(c), { workspaceId, body: nestedBody(values) });
+      return `Changed the OAuth provider ${c.req.param('provider_id')}.`;
+    }),
+  );
+  app.post(
+    '/providers/:provider_id/delete',
+    act('providers', async (_values, workspaceId, c) => {
+      await api.json('DELETE', providerPath(c), { workspaceId });
+      return `Deleted the OAuth provider ${c.req.param('provider_id')}.`;
+    }),
+  );
+
+  const listenerPath = (c: Context) => `/v2/listeners/${encodeURIComponent(c.req.param('listener_id')!)}`;
+  app.post(
+    '/listeners',
+    act('listeners', async (values, workspaceId) => {
+      const created = await api.json<ListenerResponse>('POST', '/v2/listeners', {
+        workspaceId,
+        body: { compute_config: {}, ...listenerBody(values) },
+      });
+      return `Created the listener ${created.compute_id}.`;
+    }),
+  );
+  app.post(
+    '/listeners/:listener_id/update',
+    act('listeners', async (values, workspaceId, c) => {
+      const changed = await api.json<ListenerResponse>('PATCH', listenerPath(c), {
+        workspaceId,
+        body: listenerBody(values),
+      });
+      return `Changed the listener ${changed.compute_id}.`;
+    }),
+  );
+  app.post(
+    '/listeners/:listener_id/delete',
+    act('listeners', async (_values, workspaceId, c) => {
+      await api.json('DELETE', listenerPath(c), { workspaceId });
+      return `Deleted the listener ${shortId(c.req.param('listener_id')!)}.`;
+    }),
+  );
+
+  return app;
+}
