@@ -192,6 +192,56 @@ describe('the due work on the Clock view', () => {
   });
 });
 
+describe('running due work from the Clock view', () => {
+  /** The items of the list of tasks that ran. */
+  const ranOf = (html: string) => [...html.matchAll(/<li data-kind="([^"]+)">(.*?)<\/li>/g)].map(([, kind]) => kind);
+
+  it('advances to the next task, runs it and names it', async () => {
+    const created = (
+      await inProcessApi(lp, acme()).post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-next'))
+    ).body;
+    const tasks = (await admin().get('/_localplane/tasks')).body as { due_at: string; deployment_id?: string }[];
+    // The soonest due time, and every task due then (the fixtures' deployments have revisions on their way too).
+    const due = tasks.filter((task) => task.due_at === tasks[0]!.due_at);
+    expect(due.map((task) => task.deployment_id)).toContain(created.id);
+    const { status, html } = await post('/ui/clock/advance-to-next');
+    expect(status).toBe(200);
+    expect((await clock()).now).toBe(due[0]!.due_at);
+    expect(html).toContain(`Advanced to the next task: ${due.length} ran.`);
+    expect(ranOf(html)).toEqual(due.map(() => 'revision_step'));
+    expect(html).toContain(
+      `Revision moves from CREATING to QUEUED · <a href="/ui/deployments/${created.id}?workspace_id=${acme().id}` +
+        '#revision-',
+    );
+    expect((await admin().get('/_localplane/tasks')).body).not.toContainEqual(due[0]);
+  });
+
+  it('runs until idle, listing every task that ran in order, and says when none was due', async () => {
+    const client = inProcessApi(lp, acme());
+    const created = (await client.post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-idle'))).body;
+    const { html } = await post('/ui/clock/run-until-idle', { within: '' });
+    expect((await admin().get('/_localplane/tasks')).body).toEqual([]);
+    expect(
+      (await client.get(`/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`)).body.status,
+    ).toBe('DEPLOYED');
+    const ran = ranOf(html);
+    expect(ran.length).toBeGreaterThanOrEqual(6);
+    expect(new Set(ran)).toEqual(new Set(['revision_step']));
+    expect(html).toContain(`Ran until idle: ${ran.length} ran.`);
+    expect((await post('/ui/clock/run-until-idle', { within: '1h' })).html).toContain(
+      'Ran until idle: no task was due.',
+    );
+  });
+
+  it("refuses a span it cannot read, and shows the API's refusal of one too long", async () => {
+    const before = await clock();
+    expect(alertOf((await post('/ui/clock/run-until-idle', { within: 'soon' })).html)).toMatch(/soon/);
+    const tooLong = await post('/ui/clock/run-until-idle', { within: '400d' });
+    expect(alertOf(tooLong.html)).toMatch(/^body\.within_seconds: /);
+    expect(await clock()).toEqual(before);
+  });
+});
+
 describe('the due work of exports and deletions on the Clock view', () => {
   /**
    * An export of a day of the fixtures' support-bot-staging, to a destination served at `endpointUrl`; answers its id.

@@ -46,6 +46,13 @@ async function asBrowserSends(
   };
 }
 
+/** The State page, whole. */
+async function okPanel(): Promise<string> {
+  const response = await lp.request('/ui/state');
+  expect(response.status).toBe(200);
+  return response.text();
+}
+
 /** A form posted as htmx posts it: the panel comes back. */
 async function post(action: string, fields: Record<string, string>): Promise<string> {
   const response = await lp.request(`/ui/state/${action}`, {
@@ -245,6 +252,63 @@ describe('the State view at /ui/state', () => {
     expect(await page.text()).toContain('<p class="error" role="alert">there is no saved snapshot named');
     expect(await destinationsOf(plus())).toEqual(['kept']);
     expect(await savedNames()).toEqual([]);
+  });
+
+  it("changes a workspace's plan, and shows the API's refusal of an unknown one", async () => {
+    const developer = workspaceByTier(fixtures, 'developer');
+    const tierOf = async () =>
+      (
+        await inProcessApi(lp).get<{ workspaces: { tier: string }[] }>(
+          `/_localplane/state?workspace_id=${developer.id}`,
+        )
+      ).body.workspaces[0]!.tier;
+    const html = await post('tier', { workspace_id: developer.id, tier: 'plus' });
+    expect(html).toContain(`Workspace ${developer.name} is on the plus plan.`);
+    expect(await tierOf()).toBe('plus');
+    // The developer workspace's exports, refused before, are now allowed.
+    expect((await inProcessApi(lp, developer).get('/api/v1/bulk-exports')).status).toBe(200);
+    expect(await post('tier', { workspace_id: developer.id, tier: 'platinum' })).toContain(
+      '<p class="error" role="alert">body.tier:',
+    );
+    expect(await tierOf()).toBe('plus');
+  });
+
+  it('shows the limits in force and changes those typed differently, nested ones too', async () => {
+    const limits = async () =>
+      (await inProcessApi(lp).get<Record<string, unknown>>('/_localplane/config')).body as {
+        export_rows_per_file: number;
+        sql_row_limit: number;
+        revision_step_seconds: Record<string, number>;
+      };
+    const before = await limits();
+    const html = await okPanel();
+    expect(html).toContain(
+      `name="export_rows_per_file" type="number" step="any" value="${before.export_rows_per_file}"`,
+    );
+    expect(html).toContain('name="revision_step_seconds.BUILDING"');
+    const fields = Object.fromEntries(
+      [...html.matchAll(/<input name="([a-z_.A-Z]+)" type="number" step="any" value="([^"]*)"/g)].map(
+        ([, name, value]) => [name!, value!],
+      ),
+    );
+    const changed = await post('limits', {
+      ...fields,
+      export_rows_per_file: '1234',
+      'revision_step_seconds.BUILDING': '7',
+    });
+    expect(changed).toContain('Changed export_rows_per_file, revision_step_seconds.BUILDING.');
+    const after = await limits();
+    expect(after).toEqual({
+      ...before,
+      export_rows_per_file: 1234,
+      revision_step_seconds: { ...before.revision_step_seconds, BUILDING: 7 },
+    });
+    expect(
+      await post('limits', { ...fields, export_rows_per_file: '1234', 'revision_step_seconds.BUILDING': '7' }),
+    ).toContain('No limit changed.');
+    const refused = await post('limits', { ...fields, sql_row_limit: '0' });
+    expect(refused).toContain('<p class="error" role="alert">body.sql_row_limit:');
+    expect((await limits()).sql_row_limit).toBe(before.sql_row_limit);
   });
 
   it('refuses an upload form without a Content-Length or over the size of a snapshot file, unread', async () => {

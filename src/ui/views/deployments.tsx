@@ -512,15 +512,15 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
   const next = page.tasks.find((task) => task.state === 'queued');
   const revisionsPage = (offset: number) => `${detailPath(page)}&revisions_offset=${offset}`;
   return (
-    <div
-      id="deployment-live"
-      data-route={
-        'GET /v2/deployments/:deployment_id, GET /v2/deployments/:deployment_id/revisions, ' +
-        'GET /_localplane/deployments/:deployment_id/revisions/:revision_id/history'
-      }
-      {...polling}
-    >
-      <section class="cards" aria-label="Deployment">
+    <div id="deployment-live" {...polling}>
+      <section
+        class="cards"
+        aria-label="Deployment"
+        data-route={
+          'GET /v2/deployments/:deployment_id, GET /v2/deployments/:deployment_id/revisions, ' +
+          'GET /_localplane/deployments/:deployment_id/revisions/:revision_id/history'
+        }
+      >
         <div class="card">
           <h2>Status</h2>
           <div class="figure">

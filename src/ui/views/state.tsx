@@ -276,7 +276,7 @@ export function stateView(api: DashboardApi) {
           >
             <div class="limit-fields">
               {limitFields(limits).map(([field, value]) => (
-                <Field label={<span class="mono">{field}</span>}>
+                <Field label={field}>
                   <input name={field} type="number" step="any" value={String(value)} required />
                 </Field>
               ))}
