@@ -139,69 +139,71 @@ function ProvidersPanel({ workspaceId, providers }: { workspaceId: string; provi
         {providers.length === 0 ? (
           <p class="muted">No OAuth provider.</p>
         ) : (
-          <table class="providers">
-            <caption class="visually-hidden">
-              The workspace's OAuth providers; client secrets are write-only and never shown
-            </caption>
-            <TableHead columns={['Provider id', 'Name', 'Client id', 'Endpoints', 'Client secret', 'Actions']} />
-            <tbody>
-              {providers.map((provider) => (
-                <tr id={`provider-${provider.provider_id}`}>
-                  <th scope="row" class="mono">
-                    {provider.provider_id}
-                  </th>
-                  <td>
-                    {provider.name}
-                    {provider.provider_type && <span class="muted"> · {provider.provider_type}</span>}
-                  </td>
-                  <td class="mono">{provider.client_id}</td>
-                  <td class="mono">
-                    {provider.mcp_server_url && <div>MCP {provider.mcp_server_url}</div>}
-                    <div>auth {provider.auth_url}</div>
-                    <div>token {provider.token_url}</div>
-                    <div class="muted">
-                      {provider.token_endpoint_auth_method}
-                      {provider.uses_pkce ? ` · PKCE ${provider.code_challenge_method ?? ''}` : ''}
-                    </div>
-                  </td>
-                  <td class="muted">write-only</td>
-                  <td>
-                    <div class="actions">
-                      <HtmxForm
-                        action={providersPath(workspaceId, `/${encodeURIComponent(provider.provider_id)}/delete`)}
-                        replaces={PANEL}
-                        hx-confirm={`Delete the OAuth provider ${provider.provider_id}?`}
-                        data-route="DELETE /v2/auth/providers/:provider_id"
-                      >
-                        <button type="submit" class="danger">
-                          Delete {provider.provider_id}
-                        </button>
-                      </HtmxForm>
-                      <details>
-                        <summary>Change {provider.provider_id}</summary>
+          <div class="scroll-x">
+            <table class="providers">
+              <caption class="visually-hidden">
+                The workspace's OAuth providers; client secrets are write-only and never shown
+              </caption>
+              <TableHead columns={['Provider id', 'Name', 'Client id', 'Endpoints', 'Client secret', 'Actions']} />
+              <tbody>
+                {providers.map((provider) => (
+                  <tr id={`provider-${provider.provider_id}`}>
+                    <th scope="row" class="mono">
+                      {provider.provider_id}
+                    </th>
+                    <td>
+                      {provider.name}
+                      {provider.provider_type && <span class="muted"> · {provider.provider_type}</span>}
+                    </td>
+                    <td class="mono">{provider.client_id}</td>
+                    <td class="mono">
+                      {provider.mcp_server_url && <div>MCP {provider.mcp_server_url}</div>}
+                      <div>auth {provider.auth_url}</div>
+                      <div>token {provider.token_url}</div>
+                      <div class="muted">
+                        {provider.token_endpoint_auth_method}
+                        {provider.uses_pkce ? ` · PKCE ${provider.code_challenge_method ?? ''}` : ''}
+                      </div>
+                    </td>
+                    <td class="muted">write-only</td>
+                    <td>
+                      <div class="actions">
                         <HtmxForm
-                          class="stacked"
-                          action={providersPath(workspaceId, `/${encodeURIComponent(provider.provider_id)}/update`)}
+                          action={providersPath(workspaceId, `/${encodeURIComponent(provider.provider_id)}/delete`)}
                           replaces={PANEL}
-                          data-route="PATCH /v2/auth/providers/:provider_id"
+                          hx-confirm={`Delete the OAuth provider ${provider.provider_id}?`}
+                          data-route="DELETE /v2/auth/providers/:provider_id"
                         >
-                          <p class="muted">An empty field stays as it is.</p>
-                          {text('name', 'Name')}
-                          {text('client_id', 'Client id')}
-                          <Field label="Client secret">
-                            <input name="client_secret" type="password" autocomplete="new-password" />
-                          </Field>
-                          {text('auth_url', 'Auth URL')}
-                          {text('token_url', 'Token URL')}
-                          <button type="submit">Change</button>
+                          <button type="submit" class="danger">
+                            Delete {provider.provider_id}
+                          </button>
                         </HtmxForm>
-                      </details>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                        <details>
+                          <summary>Change {provider.provider_id}</summary>
+                          <HtmxForm
+                            class="stacked"
+                            action={providersPath(workspaceId, `/${encodeURIComponent(provider.provider_id)}/update`)}
+                            replaces={PANEL}
+                            data-route="PATCH /v2/auth/providers/:provider_id"
+                          >
+                            <p class="muted">An empty field stays as it is.</p>
+                            {text('name', 'Name')}
+                            {text('client_id', 'Client id')}
+                            <Field label="Client secret">
+                              <input name="client_secret" type="password" autocomplete="new-password" />
+                            </Field>
+                            {text('auth_url', 'Auth URL')}
+                            {text('token_url', 'Token URL')}
+                            <button type="submit">Change</button>
+                          </HtmxForm>
+                        </details>
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </section>
       <div class="split">
@@ -294,57 +296,59 @@ function ListenersPanel({
         ) : listeners.length === 0 ? (
           <p class="muted">No listener.</p>
         ) : (
-          <table class="listeners">
-            <caption class="visually-hidden">The workspace's listeners, oldest first</caption>
-            <TableHead columns={['Listener', 'Compute', 'Namespaces', 'Version', 'Created', 'Actions']} />
-            <tbody>
-              {listeners.map((listener) => (
-                <tr id={`listener-${listener.id}`}>
-                  <th scope="row" class="mono" title={listener.id}>
-                    {shortId(listener.id)}
-                  </th>
-                  <td class="mono">
-                    {listener.compute_type} {listener.compute_id}
-                  </td>
-                  <td class="mono">{listener.compute_config.k8s_namespaces?.join(', ') ?? '—'}</td>
-                  <td class="mono">{listener.version ?? '—'}</td>
-                  <td class="mono">{listener.created_at}</td>
-                  <td>
-                    <div class="actions">
-                      <HtmxForm
-                        action={listenersPath(workspaceId, `/${listener.id}/delete`)}
-                        replaces={PANEL}
-                        hx-confirm={`Delete the listener ${listener.compute_id}?`}
-                        data-route="DELETE /v2/listeners/:listener_id"
-                      >
-                        <button type="submit" class="danger">
-                          Delete {listener.compute_id}
-                        </button>
-                      </HtmxForm>
-                      <details>
-                        <summary>Change {listener.compute_id}</summary>
+          <div class="scroll-x">
+            <table class="listeners">
+              <caption class="visually-hidden">The workspace's listeners, oldest first</caption>
+              <TableHead columns={['Listener', 'Compute', 'Namespaces', 'Version', 'Created', 'Actions']} />
+              <tbody>
+                {listeners.map((listener) => (
+                  <tr id={`listener-${listener.id}`}>
+                    <th scope="row" class="mono" title={listener.id}>
+                      {shortId(listener.id)}
+                    </th>
+                    <td class="mono">
+                      {listener.compute_type} {listener.compute_id}
+                    </td>
+                    <td class="mono">{listener.compute_config.k8s_namespaces?.join(', ') ?? '—'}</td>
+                    <td class="mono">{listener.version ?? '—'}</td>
+                    <td class="mono">{listener.created_at}</td>
+                    <td>
+                      <div class="actions">
                         <HtmxForm
-                          class="stacked"
-                          action={listenersPath(workspaceId, `/${listener.id}/update`)}
+                          action={listenersPath(workspaceId, `/${listener.id}/delete`)}
                           replaces={PANEL}
-                          data-route="PATCH /v2/listeners/:listener_id"
+                          hx-confirm={`Delete the listener ${listener.compute_id}?`}
+                          data-route="DELETE /v2/listeners/:listener_id"
                         >
-                          <p class="muted">An empty field stays as it is.</p>
-                          <Field label="Version">
-                            <input name="version" autocomplete="off" />
-                          </Field>
-                          <Field label="Namespaces (comma-separated)">
-                            <input name="compute_config.k8s_namespaces" autocomplete="off" />
-                          </Field>
-                          <button type="submit">Change</button>
+                          <button type="submit" class="danger">
+                            Delete {listener.compute_id}
+                          </button>
                         </HtmxForm>
-                      </details>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                        <details>
+                          <summary>Change {listener.compute_id}</summary>
+                          <HtmxForm
+                            class="stacked"
+                            action={listenersPath(workspaceId, `/${listener.id}/update`)}
+                            replaces={PANEL}
+                            data-route="PATCH /v2/listeners/:listener_id"
+                          >
+                            <p class="muted">An empty field stays as it is.</p>
+                            <Field label="Version">
+                              <input name="version" autocomplete="off" />
+                            </Field>
+                            <Field label="Namespaces (comma-separated)">
+                              <input name="compute_config.k8s_namespaces" autocomplete="off" />
+                            </Field>
+                            <button type="submit">Change</button>
+                          </HtmxForm>
+                        </details>
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </section>
       <section aria-labelledby="listener-create-title">
@@ -402,21 +406,23 @@ function IntegrationsPanel({
           {repos.length === 0 ? (
             <p class="muted">No repository.</p>
           ) : (
-            <table>
-              <caption class="visually-hidden">Repositories of {integration.name}</caption>
-              <TableHead columns={['Repository', 'Default branch', 'URL']} />
-              <tbody>
-                {repos.map((repo) => (
-                  <tr>
-                    <th scope="row">
-                      {repo.owner}/{repo.name}
-                    </th>
-                    <td class="mono">{repo.default_branch}</td>
-                    <td class="mono">{repo.url}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <div class="scroll-x">
+              <table>
+                <caption class="visually-hidden">Repositories of {integration.name}</caption>
+                <TableHead columns={['Repository', 'Default branch', 'URL']} />
+                <tbody>
+                  {repos.map((repo) => (
+                    <tr>
+                      <th scope="row">
+                        {repo.owner}/{repo.name}
+                      </th>
+                      <td class="mono">{repo.default_branch}</td>
+                      <td class="mono">{repo.url}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
         </section>
       ))}
