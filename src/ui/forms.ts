@@ -104,3 +104,16 @@ export function refusedForm(error: unknown, values: FormValues): { status: numbe
     state: { values, fieldErrors, ...(others.length > 0 ? { error: others.join('; ') } : {}) },
   };
 }
+
+/** Every value of a repeated field (checkboxes of one name), trimmed; a body that is no form is a 400. */
+export async function formList(c: Context, name: string): Promise<string[]> {
+  let values: unknown;
+  try {
+    values = (await c.req.parseBody({ all: true }))[name];
+  } catch {
+    throw new DashboardApiError(400, BODY_UNREADABLE);
+  }
+  return (Array.isArray(values) ? values : [values])
+    .filter((value) => typeof value === 'string')
+    .map((value) => value.trim());
+}

@@ -15,7 +15,7 @@ import {
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-work.tsx';
-import { formValues, type FormValues } from '../forms.ts';
+import { formList, formValues, type FormValues } from '../forms.ts';
 import { DeploymentTabs, deploymentResourcesView, nestedBody, secretsOf } from './deployment-resources.tsx';
 import { ErrorNote, Field, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
 import { formatSpan } from '../spans.ts';
@@ -909,8 +909,7 @@ export function deploymentsView(api: DashboardApi) {
 
   app.post('/delete', async (c) => {
     const workspaceId = c.req.query('workspace_id') ?? '';
-    const selected = (await c.req.parseBody({ all: true })).deployment_ids;
-    const ids = (Array.isArray(selected) ? selected : [selected]).filter((id) => typeof id === 'string');
+    const ids = (await formList(c, 'deployment_ids')).filter(Boolean);
     if (ids.length === 0) return renderList(c, 'Select the deployments to delete.');
     const query = new URLSearchParams(ids.map((id) => ['deployment_ids', id]));
     try {
