@@ -341,7 +341,7 @@ function ExportList({
     : {};
   const filtered = query.status !== '' || query.destinationId !== '';
   return (
-    <div id="export-list" data-route="GET /api/v1/bulk-exports" {...polling}>
+    <div id="export-list" {...polling} data-route="GET /api/v1/bulk-exports">
       {exports.length === 0 ? (
         <p class="muted">No exports in {workspace.name} yet.</p>
       ) : (
@@ -883,12 +883,12 @@ function ExportLive({ exportRow, stored, error, ...runsProps }: ExportLiveProps)
   const files = runs.reduce((sum, run) => sum + (run.metadata.result?.exported_files.length ?? 0), 0);
   const cancelUrl = `${EXPORTS}/${exportRow.id}/cancel?workspace_id=${workspaceId}`;
   return (
-    <div
-      id="export-live"
-      data-route="GET /api/v1/bulk-exports/:bulk_export_id, GET /api/v1/bulk-exports/:bulk_export_id/runs"
-      {...polling}
-    >
-      <section class="cards" aria-label="Progress">
+    <div id="export-live" {...polling}>
+      <section
+        class="cards"
+        aria-label="Progress"
+        data-route="GET /api/v1/bulk-exports/:bulk_export_id, GET /api/v1/bulk-exports/:bulk_export_id/runs"
+      >
         <div class="card">
           <h2>Status</h2>
           <div class="figure" role="status">

@@ -342,11 +342,12 @@ function FaultRules({ rules, nearMisses, workspaces, error, outOfBand }: RulesPr
     <section
       id="fault-rules"
       aria-labelledby="fault-rules-heading"
-      data-route="GET /_localplane/fault-rules"
       hx-swap-oob={outOfBand ? 'true' : undefined}
       {...polling}
     >
-      <h2 id="fault-rules-heading">Fault rules</h2>
+      <h2 id="fault-rules-heading" data-route="GET /_localplane/fault-rules">
+        Fault rules
+      </h2>
       {error && <ErrorNote message={error} />}
       {rules.length === 0 ? (
         <p class="muted">No fault rules: every request is served as usual.</p>

@@ -363,7 +363,7 @@ export function sqlView(api: DashboardApi) {
           </p>
         ) : (
           <>
-            <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result" data-route="POST /_localplane/sql">
+            <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result">
               <ExportPicker groups={groups} exportId={exportId} typed={typed} />
               <Field label="SQL over the view runs (the export's runs, with its Hive partition keys)">
                 <textarea name="sql" rows={6} spellcheck={false}>
@@ -371,7 +371,7 @@ export function sqlView(api: DashboardApi) {
                 </textarea>
               </Field>
               <div class="inline">
-                <button type="submit" class="primary">
+                <button type="submit" class="primary" data-route="POST /_localplane/sql">
                   <span class="when-idle">Run query</span>
                   <span class="when-busy">Running…</span>
                 </button>
