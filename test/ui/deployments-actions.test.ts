@@ -99,6 +99,19 @@ describe('deployments from the dashboard', () => {
     expect(html).toContain('<details id="deployment-create" open="">');
     expect(html).toContain('value="refused"');
     expect(html).not.toContain(SECRET);
+    // A plain form's answer is the list page with the form open, at the API's status.
+    const plain = await postForm(lp, `/ui/deployments/create?workspace_id=${acme().id}`, {
+      name: 'refused',
+      source: 'codehost',
+      secrets: `KEY=${SECRET}`,
+    });
+    const page = await plain.text();
+    expect(plain.status).toBeGreaterThanOrEqual(400);
+    expect(plain.status).toBeLessThan(500);
+    expect(page).toContain('<title>Deployments · localplane</title>');
+    expect(page).toContain('<details id="deployment-create" open="">');
+    expect(alertOf(page)).not.toBe('');
+    expect(page).not.toContain(SECRET);
   });
 
   it('changes, redeploys, forces the status of and deletes a deployment', async () => {

@@ -850,8 +850,11 @@ export function deploymentsView(api: DashboardApi) {
   // Before /:deployment_id, which would take their names for ids.
   app.route('/', deploymentResourcesView(api));
 
-  /** The list (to htmx, its results), with what a bulk deletion did. */
-  const renderList = async (c: Context, notice?: string) => {
+  /**
+   * The list (to htmx, its results), with what a bulk deletion did, or with the create form as it was sent and the
+   * API's refusal of it.
+   */
+  const renderList = async (c: Context, notice?: string, refusedCreate?: { values: FormValues; error: string }) => {
     const workspaces = await workspacesOf(api);
     const workspaceId = c.req.query('workspace_id') ?? workspaces[0]?.id ?? '';
     const query = listQuery(c);
@@ -875,7 +878,7 @@ export function deploymentsView(api: DashboardApi) {
         <>
           <DeploymentTabs active="deployments" workspaceId={workspaceId} />
           <FilterForm workspaces={workspaces} workspaceId={workspaceId} query={query} />
-          <CreateForm workspaceId={workspaceId} integrations={integrations} />
+          <CreateForm workspaceId={workspaceId} integrations={integrations} {...refusedCreate} />
           {results}
         </>
       ),
@@ -896,14 +899,15 @@ export function deploymentsView(api: DashboardApi) {
       return seeOther(c, deploymentPath(workspaceId, created.id));
     } catch (error) {
       if (!(error instanceof DashboardApiError)) throw error;
+      const { secrets: _secrets, ...typed } = values;
+      // A plain form's answer is the whole list with the form open; htmx swaps in the form alone.
       refusalStatus(c, error);
+      if (!isFragmentRequest(c)) return renderList(c, undefined, { values: typed, error: error.detail });
       const integrations =
         (await workspacesOf(api)).find((workspace) => workspace.id === workspaceId)?.integrations ?? [];
-      const { secrets: _secrets, ...typed } = values;
-      const form = (
-        <CreateForm workspaceId={workspaceId} integrations={integrations} values={typed} error={error.detail} />
+      return c.html(
+        <CreateForm workspaceId={workspaceId} integrations={integrations} values={typed} error={error.detail} />,
       );
-      return renderView(c, { title: 'Deployments', active: 'deployments', children: form });
     }
   });
 
