@@ -231,7 +231,7 @@ export function stateView(api: DashboardApi) {
           </form>
         </section>
 
-        <section aria-labelledby="plans-heading">
+        <section id="plans" aria-labelledby="plans-heading">
           <h2 id="plans-heading">Workspaces' plans</h2>
           <p class="muted">Bulk exports need the Plus or Enterprise plan; a developer workspace's are refused.</p>
           <table aria-labelledby="plans-heading">
