@@ -30,21 +30,6 @@ const EXCEPTIONS: Record<string, string> = {
     "the hosted CLI's log of every revision at once: a deployment's page shows each revision's deploy log",
 };
 
-/**
- * Routes other parts of issue 38 give a dashboard action (destinations, objects, objstore keys, the journal): emptied
- * when those parts are merged. A route here that a page does name fails the test, so that the list shrinks.
- */
-const STILL_MISSING = [
-  'DELETE /api/v1/bulk-exports/destinations/:destination_id',
-  'PATCH /api/v1/bulk-exports/destinations/:destination_id',
-  'GET /_localplane/objstore/keys',
-  'POST /_localplane/objstore/keys',
-  'DELETE /_localplane/objstore/keys/:access_key_id',
-  'DELETE /_localplane/requests',
-  // Issue 38 point 10: the faults view shows the near misses.
-  'GET /_localplane/fault-rules/near-misses',
-];
-
 /** Segments that are ids, which one page of each kind stands for. */
 const ID_SEGMENT = /^([0-9a-f]{8}-[0-9a-f-]{27}|\d+)$/;
 const MAX_PAGES = 300;
@@ -171,19 +156,17 @@ describe('the dashboard', () => {
   });
 
   it('has an element calling every admin route and every API route, but the exceptions', () => {
-    const missing = routes.filter(
-      (route) => !result.named.has(route) && !(route in EXCEPTIONS) && !STILL_MISSING.includes(route),
-    );
+    const missing = routes.filter((route) => !result.named.has(route) && !(route in EXCEPTIONS));
     expect(missing, `walked ${result.pages} pages`).toEqual([]);
   });
 
   it('names only routes that exist', () => {
     expect(result.unknown).toEqual([]);
-    for (const route of [...Object.keys(EXCEPTIONS), ...STILL_MISSING]) expect(routes, route).toContain(route);
+    for (const route of Object.keys(EXCEPTIONS)) expect(routes, route).toContain(route);
   });
 
-  it('keeps the exceptions and the routes still missing to those no page names', () => {
-    const named = [...Object.keys(EXCEPTIONS), ...STILL_MISSING].filter((route) => result.named.has(route));
+  it('keeps the exceptions to routes no page names', () => {
+    const named = Object.keys(EXCEPTIONS).filter((route) => result.named.has(route));
     expect(named.map((route) => `${route} (on ${result.named.get(route)})`)).toEqual([]);
   });
 });

@@ -581,6 +581,7 @@ function DestinationActions({
         action={action('delete')}
         replaces="#exports-workspace"
         hx-confirm={`Delete the destination ${destination.display_name}?`}
+        data-route="DELETE /api/v1/bulk-exports/destinations/:destination_id"
       >
         <input type="hidden" name="destination_id" value={destination.id} />
         <button type="submit" class="danger" aria-label={`Delete ${destination.display_name}`}>
@@ -593,6 +594,7 @@ function DestinationActions({
           action={action('rotate')}
           replaces="#exports-workspace"
           aria-label={`Rotate ${destination.display_name}'s key pair`}
+          data-route="PATCH /api/v1/bulk-exports/destinations/:destination_id"
         >
           <input type="hidden" name="destination_id" value={destination.id} />
           <div class="inline">

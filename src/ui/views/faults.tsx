@@ -304,7 +304,11 @@ function NearMissList({ nearMisses }: { nearMisses: NearMisses['near_misses'] })
       {shown.length === 0 ? (
         <p class="muted">No near miss: every recent request was faulted, or none came.</p>
       ) : (
-        <table class="near-misses" aria-labelledby="near-misses-heading">
+        <table
+          class="near-misses"
+          aria-labelledby="near-misses-heading"
+          data-route="GET /_localplane/fault-rules/near-misses"
+        >
           <TableHead columns={['Request', 'Rule', 'Missed']} />
           <tbody>
             {shown.map(({ request, rule_id, missed }) => (

@@ -407,7 +407,7 @@ const workspaceName = (workspaces: FixtureWorkspace[], id: string | null) =>
 /** The objstore's key pairs (never their secrets), each with its revoke button. */
 function KeyTable({ keys, workspaces }: { keys: ObjstoreKeyView[]; workspaces: FixtureWorkspace[] }) {
   return (
-    <table aria-labelledby="keys-heading">
+    <table aria-labelledby="keys-heading" data-route="GET /_localplane/objstore/keys">
       <TableHead columns={['Access key id', 'Permissions', 'Account', '']} />
       <tbody>
         {keys.map((key) => (
@@ -422,6 +422,7 @@ function KeyTable({ keys, workspaces }: { keys: ObjstoreKeyView[]; workspaces: F
                 method="post"
                 action={`/ui/objects/keys/${encodeURIComponent(key.access_key_id)}/delete`}
                 hx-confirm={`Revoke the key pair ${key.access_key_id}? Clients using it are refused from then on.`}
+                data-route="DELETE /_localplane/objstore/keys/:access_key_id"
               >
                 <button type="submit" class="danger" aria-label={`Revoke ${key.access_key_id}`}>
                   Revoke
@@ -439,7 +440,12 @@ function KeyForm({ workspaces, state }: { workspaces: FixtureWorkspace[]; state:
   const values = state.values ?? {};
   const granted = (values.permissions ?? 'get,create,delete,multipart').split(',');
   return (
-    <form method="post" action="/ui/objects/keys" aria-labelledby="new-key-heading">
+    <form
+      method="post"
+      action="/ui/objects/keys"
+      aria-labelledby="new-key-heading"
+      data-route="POST /_localplane/objstore/keys"
+    >
       <h3 id="new-key-heading">New key pair</h3>
       <div class="inline">
         <Field label="Access key id">

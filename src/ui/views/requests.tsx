@@ -623,6 +623,7 @@ const ClearJournalForm = ({ query }: { query: URLSearchParams }) => (
     replaces="#requests-live"
     hx-confirm={CONFIRM_CLEAR}
     aria-label="Clear the journal"
+    data-route="DELETE /_localplane/requests"
   >
     <button type="submit" class="danger">
       Clear the journal
