@@ -658,12 +658,14 @@ function Destinations({
 function WorkspaceExports(props: WorkspaceProps) {
   const { workspace, fixtures, destinations, forms } = props;
   return (
-    <div id="exports-workspace" data-route="GET /api/v1/bulk-exports/destinations">
+    <div id="exports-workspace">
       <ExportForm workspace={workspace} destinations={destinations} state={forms.export} />
       <h2 id="exports-heading">Exports</h2>
       <ExportFilters workspace={workspace} destinations={destinations} query={props.query} />
       <ExportList {...props} />
-      <h2 id="destinations-heading">Destinations</h2>
+      <h2 id="destinations-heading" data-route="GET /api/v1/bulk-exports/destinations">
+        Destinations
+      </h2>
       <Destinations {...props} />
       <DestinationForm workspace={workspace} fixtures={fixtures} state={forms.destination} />
     </div>

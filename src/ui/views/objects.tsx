@@ -5,7 +5,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ObjstoreKeyView } from '../../objstore/key-routes.ts';
 import { OBJSTORE_PERMISSIONS } from '../../objstore/types.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
+import { formList, formValues, optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
 import { ErrorNote, Field, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
 
 interface Bucket {
@@ -176,7 +176,13 @@ function BucketTable({ buckets }: { buckets: Bucket[] }) {
 
 function SearchForm({ bucket, search }: { bucket: string; search: string }) {
   return (
-    <form role="search" class="inline" method="get" action={bucketPath(bucket)}>
+    <form
+      role="search"
+      class="inline"
+      method="get"
+      action={bucketPath(bucket)}
+      data-route="GET /_localplane/objstore/buckets/:bucket/objects"
+    >
       <Field label={`Search keys in ${bucket}`}>
         <input type="search" name="search" value={search} placeholder="part of a key, any case" />
       </Field>
@@ -194,11 +200,7 @@ function ObjectTable({ bucket, page }: { bucket: string; page: ObjectsPage }) {
     return <p class="muted">{searching ? `No key holds “${page.search}”.` : 'Nothing here.'}</p>;
   }
   return (
-    <table
-      aria-label={searching ? 'Keys found' : 'Folders and objects'}
-      class="objects"
-      data-route="GET /_localplane/objstore/buckets/:bucket/objects"
-    >
+    <table aria-label={searching ? 'Keys found' : 'Folders and objects'} class="objects">
       <TableHead columns={[searching ? 'Key' : 'Name', 'Size', 'Last modified']} numeric={['Size']} />
       <tbody>
         {page.prefixes.map((prefix) => (
@@ -556,9 +558,9 @@ export function objectsView(api: DashboardApi) {
     isFragmentRequest(c) ? bucketsPage(c) : c.redirect('/ui/objects#keys-heading', 303);
 
   app.post('/keys', async (c) => {
-    const body = await c.req.parseBody({ all: true });
-    const text = (name: string) => (typeof body[name] === 'string' ? body[name].trim() : '');
-    const permissions = [body.permissions ?? []].flat().filter((value) => typeof value === 'string');
+    const permissions = await formList(c, 'permissions');
+    const fields = await formValues(c);
+    const text = (name: string) => fields[name] ?? '';
     const values = {
       access_key_id: text('access_key_id'),
       workspace_id: text('workspace_id'),
