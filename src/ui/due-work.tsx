@@ -6,6 +6,7 @@ import type { DashboardApi } from './api.ts';
 import { fromNow } from './spans.ts';
 import { readFixtures } from './fixtures.ts';
 import { TableHead } from './layout.tsx';
+import { Timestamp } from './time.tsx';
 
 /** What the due-work table names: workspaces, and the deployments tasks move, by id. */
 export interface Names {
@@ -89,7 +90,9 @@ function TaskTime({ task, now }: { task: ListedTask; now: string }) {
   if (task.state === 'queued') {
     return (
       <>
-        <td class="mono">{task.due_at}</td>
+        <td class="mono">
+          <Timestamp at={task.due_at} />
+        </td>
         <td>{fromNow(task.due_at, now)}</td>
       </>
     );
@@ -98,9 +101,9 @@ function TaskTime({ task, now }: { task: ListedTask; now: string }) {
     <>
       <td>
         <span class="badge task-running">running</span> since{' '}
-        <time class="mono" datetime={task.started_at}>
-          {task.started_at}
-        </time>
+        <span class="mono">
+          <Timestamp at={task.started_at} />
+        </span>
       </td>
       <td>{fromNow(task.started_at, now)}</td>
     </>

@@ -37,7 +37,8 @@ export type ViewName = (typeof VIEWS)[number]['name'];
 export interface PageProps {
   /** The page's own title; the tab shows it before "localplane". */
   title: string;
-  active: ViewName;
+  /** The view the navigation marks as the current page; none for a page of no view (an error). */
+  active?: ViewName;
   /** uPlot's script and styles, for views that draw charts. */
   charts?: boolean;
   children?: Child;
@@ -80,6 +81,9 @@ function Page({ title, active, charts = false, children }: PageProps) {
               ))}
             </ul>
           </nav>
+          <button type="button" class="time-toggle" data-time-toggle aria-live="polite">
+            Times: UTC
+          </button>
           <button type="button" class="theme-toggle" data-theme-toggle aria-live="polite">
             Theme: system
           </button>
@@ -204,7 +208,7 @@ export const ErrorNote = ({ message }: { message: string }) => (
 /** A page (or fragment) saying what the API refused, with the API's status; an API failure shows as 502. */
 export function renderError(c: Context, status: number, detail: string) {
   c.status(status >= 500 ? 502 : (status as 400));
-  return renderView(c, { title: 'Error', active: 'overview', children: <ErrorNote message={detail} /> });
+  return renderView(c, { title: 'Error', children: <ErrorNote message={detail} /> });
 }
 
 // Form errors (issue 38, point 11): each refused field marked at its place, a summary of them first.

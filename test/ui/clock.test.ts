@@ -10,6 +10,7 @@ import { codehostDeploymentBody } from '../support/deployments.ts';
 import { fixturesOf, inProcessApi } from '../support/in-process.ts';
 import { eventually, type FixturesView } from '../support/instance.ts';
 import { parquetUpload, startObjstoreProxy } from '../support/objstore-proxy.ts';
+import { timestampHtml } from './support/time.ts';
 
 let lp: InProcessLocalplane;
 let fixtures: FixturesView;
@@ -63,7 +64,7 @@ describe('the Clock view', () => {
     const { status, html } = await page('/ui/clock');
     expect(status).toBe(200);
     expect(html).toContain('<a href="/ui/clock" aria-current="page">Clock</a>');
-    expect(html).toContain(`<time datetime="${(await clock()).now}">`);
+    expect(html).toContain(timestampHtml((await clock()).now, true));
     expect(html).toContain('>frozen</span>');
     expect(html).toContain('hx-post="/ui/clock/unfreeze"');
 
@@ -89,7 +90,7 @@ describe('the Clock view', () => {
     expect(status).toBe(200);
     const { now } = await clock();
     expect(Date.parse(now) - before).toBe(seconds * 1000);
-    expect(html).toContain(`<time datetime="${now}">`);
+    expect(html).toContain(timestampHtml(now, true));
   });
 
   it('advances by a typed span', async () => {
@@ -143,7 +144,10 @@ describe('the Clock view', () => {
   it("sets the clock to a time, and shows the API's words for one it cannot read", async () => {
     const { html } = await post('/ui/clock/set', { time: '2030-01-02T03:04:05Z' });
     expect((await clock()).now).toBe('2030-01-02T03:04:05.000000+00:00');
-    expect(html).toContain('<time datetime="2030-01-02T03:04:05.000000+00:00">');
+    expect(html).toContain(
+      '<time class="timestamp" datetime="2030-01-02T03:04:05.000Z" data-format="datetime-ms">' +
+        '2030-01-02 03:04:05.000 UTC</time>',
+    );
     const refused = await post('/ui/clock/set', { time: 'next tuesday' });
     expect(refused.status).toBe(200);
     expect(alertOf(refused.html)).toMatch(/^body\.time: /);
@@ -167,7 +171,7 @@ describe('the due work on the Clock view', () => {
       `href="/ui/deployments/${created.id}?workspace_id=${acme().id}#revision-${revisionId}">deployment ` +
         `clock-view-due</a>`,
     );
-    expect(row).toContain(`<td class="mono">${task.due_at}</td><td>in 1s</td>`);
+    expect(row).toContain(`<td class="mono">${timestampHtml(task.due_at)}</td><td>in 1s</td>`);
     expect(row).toContain(`<td>${acme().name}</td>`);
     // One row per task the API lists.
     expect(html.match(/<tr data-kind=/g)).toHaveLength(tasks.length);
@@ -326,7 +330,7 @@ describe('the due work of exports and deletions on the Clock view', () => {
       const step = await eventually(nextStepRunning, 'the next step in flight');
       expect(step).toContain(`<a href="/ui/exports/${exportId}?workspace_id=${acme().id}#run-`);
       const since =
-        `<span class="badge task-running">running</span> since <time class="mono" ` + `datetime="${now}">${now}</time>`;
+        '<span class="badge task-running">running</span> since ' + `<span class="mono">${timestampHtml(now)}</span>`;
       expect(step).toContain(`<td>${since}</td><td>now</td>`);
       const { html } = await page('/ui/clock');
       const states = [...html.matchAll(/<tr data-kind="[a-z_]+" data-state="([a-z]+)">/g)].map(([, state]) => state);

@@ -18,6 +18,7 @@ import { fixturesOf } from '../support/in-process.ts';
 import { fullKey } from '../support/instance.ts';
 import { duckdb, s3For } from '../support/objstore.ts';
 import type { ObjectView } from '../../src/objstore/browser-routes.ts';
+import { timestampText } from './support/time.ts';
 
 let lp: InProcessLocalplane;
 let s3: S3Client;
@@ -167,7 +168,7 @@ describe('/ui/objects', () => {
       PARQUET_KEY,
       `${details.size} bytes`,
       details.etag.replaceAll('"', '&quot;'),
-      details.last_modified,
+      timestampText(details.last_modified),
       details.content_type,
       `CRC64NVME ${details.checksums.CRC64NVME}`,
       'exporter test',

@@ -13,6 +13,7 @@ import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { fixturesOf, inProcessApi } from '../support/in-process.ts';
 import { fullKey, type FixtureWorkspace } from '../support/instance.ts';
 import { s3For } from '../support/objstore.ts';
+import { timestampHtml } from './support/time.ts';
 
 const DESTINATION_SECRET = 'ui-requests-destination-secret';
 const MISSING_DESTINATION = '/api/v1/bulk-exports/destinations/00000000-0000-4000-8000-000000000000';
@@ -264,7 +265,7 @@ describe('the detail pane at /ui/requests/<id>', () => {
         ),
       ).toBe(true);
       for (const fact of [
-        `<dt>Time (emulator)</dt><dd>${entry!.time}</dd>`,
+        `<dt>Time (emulator)</dt><dd>${timestampHtml(entry!.time, true)}</dd>`,
         `<dt>Took</dt><dd>${entry!.duration_ms} ms</dd>`,
         '<dt>Status</dt><dd><span class="status-5">503</span></dd>',
         `<dt>Workspace</dt><dd>${acme.name} ${acme.id}</dd>`,

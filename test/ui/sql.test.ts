@@ -80,9 +80,24 @@ describe('the SQL view at /ui/sql', () => {
       expect(html).toContain(
         `<textarea name="sql" rows="6" spellcheck="false">${EXAMPLE_SQL.replaceAll("'", '&#39;')}</textarea>`,
       );
+      // The Run button is disabled while a query runs; Cancel shows only then; Ctrl+Enter is the button's shortcut.
       expect(html).toContain(
-        '<form id="sql-form" method="get" action="/ui/sql" hx-get="/ui/sql" hx-target="#sql-result"',
+        '<form id="sql-form" hx-disabled-elt="find .run-query" method="get" action="/ui/sql" hx-get="/ui/sql" ' +
+          'hx-target="#sql-result"',
       );
+      expect(html).toContain('<button type="submit" class="primary run-query" aria-keyshortcuts="Control+Enter">');
+      expect(html).toContain('<button type="button" class="when-busy" data-sql-cancel="true">Cancel</button>');
+      // The schema beside the editor: the view's columns with their types, each a button putting its name in the query.
+      const schema = html.slice(html.indexOf('<section id="sql-schema"'), html.indexOf('</section>'));
+      expect(schema).toContain('<summary class="mono">runs</summary>');
+      const columns = [
+        ...schema.matchAll(/data-sql-insert="([^"]+)"[^>]*>[^<]*<\/button> <span class="muted mono">([^<]+)</g),
+      ];
+      const described = (await api('SELECT * FROM runs LIMIT 0')).body.columns as { name: string; type: string }[];
+      expect(columns.map(([, name, type]) => ({ name, type }))).toEqual(described);
+      expect(described.map((column) => column.name)).toEqual(expect.arrayContaining(['name', 'start_time', 'status']));
+      // The history, filled by the browser.
+      expect(html).toContain('<section id="sql-history" aria-labelledby="history-heading" hidden="">');
       expect(html).not.toContain('<table');
       // uPlot for the chart.
       expect(html).toContain('/ui/assets/uPlot.iife.min.js');
@@ -132,7 +147,7 @@ describe('the SQL view at /ui/sql', () => {
         `href="/ui/sql.csv?${new URLSearchParams({ export_id: completed, sql })}" download`.replaceAll('&', '&amp;'),
       );
 
-      // The chart: x the time column (in epoch seconds), y the first number; text columns are not offered.
+      // The chart: x the time column (in epoch seconds), y the first number; a text column is offered on x only.
       const columns = JSON.parse(
         html
           .match(/data-columns="([^"]*)"/)![1]!
@@ -144,7 +159,9 @@ describe('the SQL view at /ui/sql', () => {
         ['(row)', 'number'],
         ['hour', 'time'],
         ['runs', 'number'],
+        ['first_name', 'category'],
       ]);
+      expect(columns[3].values).toEqual(answer.rows.map((row: string[]) => row[2]));
       expect(columns[1].values[0]).toBe(Date.parse('2026-10-01T00:00:00Z') / 1000);
       expect(columns[2].values).toEqual(answer.rows.map((row: string[]) => Number(row[1])));
       expect(html).toMatch(
@@ -170,9 +187,19 @@ describe('the SQL view at /ui/sql', () => {
     expect(html).toMatch(/<select name="y"[^>]*>.*<option value="tokens" selected="">tokens<\/option>/s);
   });
 
-  it('answers htmx with the result alone', async () => {
+  it('charts a result without a time column by its first text column, as bars, not against the row number', async () => {
+    const sql = 'SELECT status, count(*) AS runs FROM runs GROUP BY status ORDER BY runs DESC';
+    const html = await (await page(sqlUrl(completed, sql))).text();
+    expect(html).toMatch(
+      /<select name="x" form="sql-form" data-axis="x">.*<option value="status" selected="">status</s,
+    );
+    expect(html).toMatch(/<option value="\(row\)">row number<\/option>/);
+  });
+
+  it('answers htmx with the result alone, and the schema of its export out of band', async () => {
     const fragment = await (await page(sqlUrl(completed, 'SELECT 1 AS one'), { 'hx-request': 'true' })).text();
     expect(fragment.startsWith('<div id="sql-result">')).toBe(true);
+    expect(fragment).toContain('<section id="sql-schema" aria-labelledby="schema-heading" hx-swap-oob="true">');
     expect(fragment).not.toContain('<html');
     expect(fragment).not.toContain('<textarea');
     expect(fragment).toContain('<p role="status">1 row in ');

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalplane, type InProcessLocalplane } from '../../src/index.ts';
 import { fixturesOf, inProcessApi } from '../support/in-process.ts';
 import { credentialsOf, fullKey, workspaceByTier, type FixturesView } from '../support/instance.ts';
+import { timestampHtml } from './support/time.ts';
 
 let lp: InProcessLocalplane;
 let fixtures: FixturesView;
@@ -111,7 +112,7 @@ describe('the State view at /ui/state', () => {
       }[];
       expect(page).toContain('<th scope="row" class="mono">listed.snapshot</th>');
       expect(page).toContain(`<td class="num">${(saved!.bytes / 1024).toFixed(1)} KiB</td>`);
-      expect(page).toContain(`<time datetime="${saved!.modified_at}">`);
+      expect(page).toContain(timestampHtml(saved!.modified_at));
       expect(page).toContain(
         '<a href="/_localplane/snapshots/listed.snapshot" download="listed.snapshot">Download listed.snapshot</a>',
       );

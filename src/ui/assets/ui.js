@@ -1,5 +1,7 @@
-// The dashboard's few behaviours that are not htmx attributes: the theme, copying, charts (an SQL result's too).
+// The dashboard's few behaviours that are not htmx attributes: the theme, the time zone, copying, charts (an SQL
+// result's too), the SQL editor's keys, schema and history.
 /* global uPlot -- from uPlot.iife.min.js, which the views with charts load (deferred, so after this script) */
+/* global htmx -- from htmx.min.js (deferred, so after this script) */
 (() => {
   const THEMES = ['system', 'light', 'dark'];
   const stored = () => {
@@ -18,6 +20,51 @@
   // Set before the body is drawn, so a dark page does not flash light.
   apply(stored());
 
+  // Times: the server writes them in UTC (time.tsx); the header's toggle shows them in the browser's zone instead.
+  const TIME_ZONES = ['utc', 'local'];
+  const storedZone = () => {
+    try {
+      return localStorage.getItem('localplane-time') === 'local' ? 'local' : 'utc';
+    } catch {
+      return 'utc';
+    }
+  };
+  /** An instant as time.tsx's formats write it ('datetime', 'datetime-ms', 'time', 'time-ms'), in UTC or local. */
+  const timeText = (date, format, zone) => {
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat('en-US', {
+        timeZone: zone === 'utc' ? 'UTC' : undefined,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        fractionalSecondDigits: 3,
+        hourCycle: 'h23',
+        timeZoneName: 'short',
+      })
+        .formatToParts(date)
+        .map((part) => [part.type, part.value]),
+    );
+    const seconds = format.endsWith('-ms') ? `${parts.second}.${parts.fractionalSecond}` : parts.second;
+    const clock = `${parts.hour}:${parts.minute}:${seconds}`;
+    const zoneName = zone === 'utc' ? 'UTC' : parts.timeZoneName;
+    return format.startsWith('datetime') ? `${parts.year}-${parts.month}-${parts.day} ${clock} ${zoneName}` : clock;
+  };
+  /** Every time under root in the chosen zone, the other zone's reading (to the millisecond) as its title. */
+  const showTimes = (root) => {
+    const zone = storedZone();
+    const button = document.querySelector('[data-time-toggle]');
+    if (button) button.textContent = `Times: ${zone === 'utc' ? 'UTC' : 'local'}`;
+    root.querySelectorAll?.('time[datetime]').forEach((time) => {
+      const date = new Date(time.dateTime);
+      if (Number.isNaN(date.getTime())) return;
+      if (time.dataset.format) time.textContent = timeText(date, time.dataset.format, zone);
+      time.title = timeText(date, 'datetime-ms', zone === 'utc' ? 'local' : 'utc');
+    });
+  };
+
   /** A colour variable as the canvas takes it: light-dark() resolved by an element's computed colour. */
   const colourOf = (name) => {
     const probe = document.createElement('span');
@@ -28,32 +75,73 @@
     return colour;
   };
 
-  /** A uPlot chart from a figure's data-chart: {"x": [epoch seconds], "series": [{"label", "values"}]}. */
+  /**
+   * uPlot's time axis labels by tick spacing, 24-hour with ISO dates (its own table's layout: the spacing in seconds,
+   * the label, then the label where the year, month, day, hour, minute or second changes, then the mode).
+   */
+  const DAY = 86_400;
+  const TIME_TICKS = [
+    [DAY * 365, '{YYYY}', null, null, null, null, null, null, 1],
+    [DAY * 28, '{MMM}', '\n{YYYY}', null, null, null, null, null, 1],
+    [DAY, '{MM}-{DD}', '\n{YYYY}', null, null, null, null, null, 1],
+    [3600, '{HH}:00', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
+    [60, '{HH}:{mm}', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
+    [1, ':{ss}', '\n{YYYY}-{MM}-{DD} {HH}:{mm}', null, '\n{MM}-{DD} {HH}:{mm}', null, '\n{HH}:{mm}', null, 1],
+    [0.001, ':{ss}.{fff}', '\n{YYYY}-{MM}-{DD} {HH}:{mm}', null, '\n{MM}-{DD} {HH}:{mm}', null, '\n{HH}:{mm}', null, 1],
+  ];
+
+  /**
+   * A uPlot chart from a figure's data-chart: {"x": [epoch seconds], "series": [{"label", "values"}]}; with "time":
+   * false, x is a number; with "categories": [names], x is each one's index and the series are bars.
+   */
   const drawChart = (figure) => {
     if (figure.dataset.drawn || typeof uPlot === 'undefined') return;
     figure.dataset.drawn = 'true';
     const spec = JSON.parse(figure.dataset.chart);
+    const { categories } = spec;
+    const time = spec.time !== false && !categories;
     const colours = ['--ok', '--accent', '--warn', '--bad'].map(colourOf);
     const axis = { stroke: colourOf('--fg-soft'), grid: { stroke: colourOf('--line') } };
-    new uPlot(
+    const xAxis = categories
+      ? {
+          ...axis,
+          splits: () => categories.map((_, index) => index),
+          values: (self, ticks) => ticks.map((index) => categories[index] ?? ''),
+        }
+      : time
+        ? { ...axis, values: TIME_TICKS }
+        : axis;
+    figure.uplot = new uPlot(
       {
         width: Math.max(figure.clientWidth, 300),
         height: 200,
-        scales: { x: { time: spec.time !== false } },
+        // A time axis in the zone the page's times are in (uPlot's own default is the browser's).
+        tzDate: storedZone() === 'utc' ? (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC') : undefined,
+        scales: { x: categories ? { time: false, range: () => [-0.5, categories.length - 0.5] } : { time } },
         // The y axis as wide as its longest label (uPlot's default 50 px cuts 5-digit numbers).
         axes: [
-          axis,
+          xAxis,
           {
             ...axis,
             size: (self, values) => Math.max(50, ...(values ?? []).map((value) => String(value).length * 8 + 18)),
           },
         ],
         series: [
-          { label: spec.xLabel ?? 'time' },
+          {
+            label: spec.xLabel ?? 'time',
+            value: categories
+              ? (self, index) => categories[index] ?? '--'
+              : time
+                ? '{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}'
+                : undefined,
+          },
           ...spec.series.map((series, index) => ({
             label: series.label,
             stroke: colours[index % colours.length],
             width: 2,
+            ...(categories
+              ? { fill: colours[index % colours.length], paths: uPlot.paths.bars({ size: [0.6, 64] }) }
+              : {}),
           })),
         ],
       },
@@ -63,8 +151,8 @@
   };
 
   /**
-   * An SQL result's chart of one column against another: the columns its x and y selects name,
-   * from its figure's data-columns ([{"name", "kind": "number" | "time", "values"}]), in x order.
+   * An SQL result's chart of one column against another: the columns its x and y selects name, from its figure's
+   * data-columns ([{"name", "kind": "number" | "time" | "category", "values"}]), in x order, or bars by category.
    */
   const drawColumns = (section) => {
     const figure = section.querySelector('figure[data-columns]');
@@ -74,20 +162,62 @@
     );
     const points = x.values
       .map((value, index) => [value, y.values[index]])
-      .filter(([a, b]) => a !== null && b !== null)
-      .sort((a, b) => a[0] - b[0]);
-    figure.dataset.chart = JSON.stringify({
-      time: x.kind === 'time',
-      xLabel: x.name,
-      x: points.map((point) => point[0]),
-      series: [{ label: y.name, values: points.map((point) => point[1]) }],
-    });
+      .filter(([a, b]) => a !== null && b !== null);
+    if (x.kind === 'category') {
+      // A bar a category, in the order the rows name them; a category named by several rows has their sum.
+      const sums = new Map();
+      for (const [category, value] of points) sums.set(category, (sums.get(category) ?? 0) + value);
+      figure.dataset.chart = JSON.stringify({
+        categories: [...sums.keys()],
+        xLabel: x.name,
+        x: [...sums.keys()].map((_, index) => index),
+        series: [{ label: y.name, values: [...sums.values()] }],
+      });
+    } else {
+      points.sort((a, b) => a[0] - b[0]);
+      figure.dataset.chart = JSON.stringify({
+        time: x.kind === 'time',
+        xLabel: x.name,
+        x: points.map((point) => point[0]),
+        series: [{ label: y.name, values: points.map((point) => point[1]) }],
+      });
+    }
+    figure.uplot?.destroy();
     figure.replaceChildren();
     delete figure.dataset.drawn;
     drawChart(figure);
   };
 
+  /** The charts drawn again (the time zone changed). */
+  const redrawCharts = () =>
+    document.querySelectorAll('[data-chart][data-drawn]').forEach((figure) => {
+      figure.uplot?.destroy();
+      delete figure.dataset.drawn;
+      drawChart(figure);
+    });
+
+  /** Each body cell names its column (data-label), for the phone layout that stacks a table's row into a card. */
+  const labelCells = (root) => {
+    const tables = root.closest?.('table') ? [root.closest('table')] : [...(root.querySelectorAll?.('table') ?? [])];
+    for (const table of tables) {
+      const names = [...(table.tHead?.rows[0]?.cells ?? [])].flatMap((cell) =>
+        Array(cell.colSpan).fill(cell.textContent.trim()),
+      );
+      if (names.length === 0) continue;
+      for (const body of table.tBodies)
+        for (const row of body.rows) {
+          let column = 0;
+          for (const cell of row.cells) {
+            if (cell.tagName === 'TD' && cell.colSpan === 1 && names[column]) cell.dataset.label = names[column];
+            column += cell.colSpan;
+          }
+        }
+    }
+  };
+
   const enhance = (root) => {
+    showTimes(root);
+    labelCells(root);
     root.querySelectorAll?.('[data-chart]').forEach(drawChart);
     root.querySelectorAll?.('[data-xy-chart]').forEach(drawColumns);
   };
@@ -146,8 +276,50 @@
     });
   });
 
+  // The SQL editor: the last queries run, kept in the browser, newest first.
+  const SQL_HISTORY = 'localplane-sql-history';
+  const SQL_HISTORY_SIZE = 20;
+  const sqlHistory = () => {
+    try {
+      const entries = JSON.parse(localStorage.getItem(SQL_HISTORY) ?? '[]');
+      return Array.isArray(entries) ? entries.filter((entry) => typeof entry === 'string') : [];
+    } catch {
+      return [];
+    }
+  };
+  const showSqlHistory = () => {
+    const section = document.getElementById('sql-history');
+    if (!section) return;
+    const entries = sqlHistory();
+    section.hidden = entries.length === 0;
+    section.querySelector('ol').replaceChildren(
+      ...entries.map((sql) => {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.className = 'mono';
+        button.dataset.sqlHistory = sql;
+        button.textContent = sql;
+        const item = document.createElement('li');
+        item.append(button);
+        return item;
+      }),
+    );
+  };
+  const rememberSql = (sql) => {
+    if (!sql) return;
+    try {
+      const entries = [sql, ...sqlHistory().filter((entry) => entry !== sql)].slice(0, SQL_HISTORY_SIZE);
+      localStorage.setItem(SQL_HISTORY, JSON.stringify(entries));
+    } catch {
+      // Storage refused: no history.
+    }
+    showSqlHistory();
+  };
+  const sqlBox = () => document.querySelector('#sql-form textarea[name="sql"]');
+
   document.addEventListener('DOMContentLoaded', () => {
     apply(stored());
+    showSqlHistory();
     enhance(document);
     document.body.addEventListener('htmx:load', (event) => enhance(event.target));
     // A live table keeps its newest data-max-rows rows, and drops its "none yet" row once one comes.
@@ -156,6 +328,8 @@
       const max = Number(rows.dataset?.maxRows);
       if (!max) return;
       rows.querySelector('tr[data-placeholder]')?.remove();
+      showTimes(rows);
+      labelCells(rows);
       while (rows.rows.length > max) rows.deleteRow(-1);
     });
   });
@@ -170,6 +344,23 @@
     history.replaceState(history.state, '', url);
   });
 
+  // A query run (by its button, Ctrl+Enter or Enter in a field) goes into the history; capture, as htmx cancels the
+  // submit event on the form.
+  document.addEventListener(
+    'submit',
+    (event) => {
+      if (event.target.id === 'sql-form') rememberSql(sqlBox()?.value.trim());
+    },
+    true,
+  );
+
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter' || !(event.ctrlKey || event.metaKey) || !event.target.matches?.('#sql-form textarea'))
+      return;
+    event.preventDefault();
+    event.target.form.requestSubmit();
+  });
+
   document.addEventListener('click', (event) => {
     const toggle = event.target.closest?.('[data-theme-toggle]');
     if (toggle) {
@@ -180,6 +371,26 @@
         // Storage refused (a private window, say): the theme still applies to this page.
       }
       apply(next);
+      return;
+    }
+    if (event.target.closest?.('[data-time-toggle]')) {
+      const next = TIME_ZONES[(TIME_ZONES.indexOf(storedZone()) + 1) % TIME_ZONES.length];
+      try {
+        localStorage.setItem('localplane-time', next);
+      } catch {
+        // Storage refused: the zone still applies to this page.
+      }
+      showTimes(document);
+      redrawCharts();
+      return;
+    }
+    const sqlAction = event.target.closest?.('[data-sql-insert], [data-sql-history], [data-sql-cancel]');
+    if (sqlAction) {
+      const box = sqlBox();
+      if (sqlAction.dataset.sqlCancel !== undefined) htmx.trigger(box.form, 'htmx:abort');
+      else if (sqlAction.dataset.sqlHistory !== undefined) box.value = sqlAction.dataset.sqlHistory;
+      else box.setRangeText(sqlAction.dataset.sqlInsert, box.selectionStart, box.selectionEnd, 'end');
+      if (sqlAction.dataset.sqlCancel === undefined) box.focus();
       return;
     }
     const copy = event.target.closest?.('[data-copy]');

@@ -4,6 +4,7 @@ import type { ClockRun, ClockState, ListedTask, Task } from '../../admin/schemas
 import { describeTask, DueWork, namesFor, TaskResource, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
 import { ErrorNote, Field, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
+import { Timestamp } from '../time.tsx';
 import { parseSpan, SPAN_HINT } from '../spans.ts';
 
 const CLOCK_STATE = '#clock-state';
@@ -40,7 +41,7 @@ function ClockStatePanel({
       {ran && <RanTasks ran={ran} names={names} />}
       <div class="muted">Now, on the emulator clock</div>
       <div class="figure mono">
-        <time datetime={clock.now}>{clock.now}</time>
+        <Timestamp at={clock.now} precise />
       </div>
       <HtmxForm
         class="inline"
@@ -73,10 +74,7 @@ function RanTasks({ ran, names }: { ran: RanWork; names: Names }) {
         <ol aria-label="The tasks that ran, in order">
           {ran.tasks.map((task) => (
             <li data-kind={task.kind}>
-              {describeTask(task)} · <TaskResource task={task} names={names} /> ·{' '}
-              <time class="mono" datetime={task.due_at}>
-                {task.due_at}
-              </time>
+              {describeTask(task)} · <TaskResource task={task} names={names} /> · <Timestamp at={task.due_at} />
             </li>
           ))}
         </ol>

@@ -10,6 +10,7 @@ import type { DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
 import { ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
+import { Timestamp } from '../time.tsx';
 import { shortId } from '../due-work.tsx';
 
 /** The sub-pages of the Deployments view, in the order its tabs list them. */
@@ -311,7 +312,9 @@ function ListenersPanel({
                     </td>
                     <td class="mono">{listener.compute_config.k8s_namespaces?.join(', ') ?? '—'}</td>
                     <td class="mono">{listener.version ?? '—'}</td>
-                    <td class="mono">{listener.created_at}</td>
+                    <td class="mono">
+                      <Timestamp at={listener.created_at} />
+                    </td>
                     <td>
                       <div class="actions">
                         <HtmxForm

@@ -18,6 +18,7 @@ import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-w
 import { formList, formValues, type FormValues } from '../forms.ts';
 import { DeploymentTabs, deploymentResourcesView, nestedBody, secretsOf } from './deployment-resources.tsx';
 import { ErrorNote, Field, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
+import { Timestamp } from '../time.tsx';
 import { formatSpan } from '../spans.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 
@@ -227,7 +228,9 @@ function DeploymentsResults({
                 <td>{deployment.source}</td>
                 <td class="mono">{deployment.image_version ?? '—'}</td>
                 <td class="mono">{deployment.active_revision_id ? shortId(deployment.active_revision_id) : '—'}</td>
-                <td class="mono">{deployment.updated_at}</td>
+                <td class="mono">
+                  <Timestamp at={deployment.updated_at} />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -450,9 +453,7 @@ function Timeline({ revision, history }: { revision: RevisionResponse; history: 
       {history.map((entry) => (
         <li>
           <StatusBadge status={entry.status} />{' '}
-          <time datetime={entry.at} title={entry.at}>
-            +{formatSpan(Date.parse(entry.at) - created)}
-          </time>
+          <time datetime={entry.at}>+{formatSpan(Date.parse(entry.at) - created)}</time>
           {entry.detail && <span class="muted"> {entry.detail}</span>}
         </li>
       ))}
@@ -483,7 +484,9 @@ function LogTable({ title, page }: { title: string; page: LogsPage }) {
           <tbody>
             {page.logs.map((line) => (
               <tr class={`log-${line.level.toLowerCase()}`}>
-                <td class="mono">{new Date(line.timestamp).toISOString()}</td>
+                <td class="mono nowrap">
+                  <Timestamp at={line.timestamp} precise />
+                </td>
                 <td>{line.level}</td>
                 <td class="mono">{line.message}</td>
               </tr>
@@ -584,7 +587,9 @@ function LiveDeployment({ page }: { page: DeploymentPage }) {
                 <td>
                   <StatusBadge status={revision.status} />
                 </td>
-                <td class="mono">{revision.created_at}</td>
+                <td class="mono">
+                  <Timestamp at={revision.created_at} />
+                </td>
                 <td class="mono">{revisionSource(revision)}</td>
                 <td>
                   <Timeline revision={revision} history={page.histories.get(revision.id) ?? []} />

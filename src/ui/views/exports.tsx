@@ -33,6 +33,7 @@ import {
   TableHead,
 } from '../layout.tsx';
 import { formatBytes, KeyText } from './objects.tsx';
+import { Timestamp } from '../time.tsx';
 import { ArmedExportRunKnobs, ExportRunKnobForm, exportRunKnobRequest, type ArmedKnobs } from './faults.tsx';
 
 const EXPORTS = '/ui/exports';
@@ -70,7 +71,7 @@ const Status = ({ status }: { status: string }) => (
 
 const Window = ({ start, end }: { start: string; end: string | null }) => (
   <span class="mono">
-    {start.slice(0, 16).replace('T', ' ')} → {end ? end.slice(0, 16).replace('T', ' ') : 'on'}
+    <Timestamp at={start} /> → {end ? <Timestamp at={end} /> : 'on'}
   </span>
 );
 
@@ -250,7 +251,9 @@ function ChildExports({
               <td>
                 <Status status={child.status} />
               </td>
-              <td class="mono">{child.created_at.slice(0, 19).replace('T', ' ')}</td>
+              <td class="mono">
+                <Timestamp at={child.created_at} />
+              </td>
             </tr>
           ))}
         </tbody>
@@ -370,7 +373,9 @@ function ExportList({
                     <td>
                       <Status status={row.status} />
                     </td>
-                    <td class="mono">{row.created_at.slice(0, 19).replace('T', ' ')}</td>
+                    <td class="mono">
+                      <Timestamp at={row.created_at} />
+                    </td>
                   </tr>
                   {children.length > 0 && (
                     <tr>
@@ -639,7 +644,9 @@ function Destinations({
               {destination.config.bucket_name}/{destination.config.prefix}
             </td>
             <td class="mono">{destination.config.endpoint_url ?? 'the embedded objstore'}</td>
-            <td class="mono">{destination.created_at.slice(0, 19).replace('T', ' ')}</td>
+            <td class="mono">
+              <Timestamp at={destination.created_at} />
+            </td>
             <td>
               <DestinationActions
                 destination={destination}
@@ -774,7 +781,7 @@ function Runs({ runs, destination, workspaceId, ofChildren, projects }: RunsProp
                 </dl>
               )}
             </td>
-            <td class="mono">{run.finished_at?.slice(0, 19).replace('T', ' ') ?? ''}</td>
+            <td class="mono">{run.finished_at && <Timestamp at={run.finished_at} />}</td>
           </tr>
         ))}
       </tbody>
@@ -899,11 +906,15 @@ function ExportLive({ exportRow, stored, error, ...runsProps }: ExportLiveProps)
             <Status status={exportRow.status} />
           </div>
           <div class="muted">
-            {live
-              ? 'refreshing every second'
-              : exportRow.finished_at
-                ? `finished ${exportRow.finished_at.slice(0, 19).replace('T', ' ')}`
-                : ''}
+            {live ? (
+              'refreshing every second'
+            ) : exportRow.finished_at ? (
+              <>
+                finished <Timestamp at={exportRow.finished_at} />
+              </>
+            ) : (
+              ''
+            )}
           </div>
         </div>
         <div class="card">
@@ -972,7 +983,7 @@ function ExportDetails({
     ['Format', `${exportRow.format} ${exportRow.format_version}, ${exportRow.compression}`],
     ['Filter', exportRow.filter ?? 'none'],
     ['Fields', exportRow.export_fields?.join(', ') ?? 'all'],
-    ['Created', exportRow.created_at],
+    ['Created', <Timestamp at={exportRow.created_at} />],
   ];
   if (exportRow.source_bulk_export_id) details.push(['Spawned by', exportRow.source_bulk_export_id]);
   return (

@@ -7,6 +7,7 @@ import { OBJSTORE_PERMISSIONS } from '../../objstore/types.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { formList, formValues, optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
 import { ErrorNote, Field, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
+import { Timestamp } from '../time.tsx';
 
 interface Bucket {
   name: string;
@@ -166,7 +167,7 @@ function BucketTable({ buckets }: { buckets: Bucket[] }) {
             <td class="num nowrap" title={`${bucket.bytes} bytes`}>
               {formatBytes(bucket.bytes)}
             </td>
-            <td class="mono nowrap">{bucket.created_at ?? ''}</td>
+            <td class="mono nowrap">{bucket.created_at && <Timestamp at={bucket.created_at} />}</td>
           </tr>
         ))}
       </tbody>
@@ -222,7 +223,9 @@ function ObjectTable({ bucket, page }: { bucket: string; page: ObjectsPage }) {
             <td class="num nowrap" title={`${object.size} bytes`}>
               {formatBytes(object.size)}
             </td>
-            <td class="mono nowrap">{object.last_modified}</td>
+            <td class="mono nowrap">
+              <Timestamp at={object.last_modified} />
+            </td>
           </tr>
         ))}
       </tbody>
@@ -276,7 +279,9 @@ function MetadataTable({ details }: { details: ObjectView }) {
         </tr>
         <tr>
           <th scope="row">Last modified</th>
-          <td class="mono">{details.last_modified}</td>
+          <td class="mono">
+            <Timestamp at={details.last_modified} />
+          </td>
         </tr>
         <tr>
           <th scope="row">Content type</th>

@@ -3,6 +3,7 @@ import type { Health, State } from '../../admin/schemas.ts';
 import type { RequestStats } from '../../journal/schemas.ts';
 import type { DashboardApi } from '../api.ts';
 import { renderView, TableHead } from '../layout.tsx';
+import { EmulatorTime, Timestamp } from '../time.tsx';
 
 const ACTIVITY_MINUTES = 30;
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
@@ -48,7 +49,9 @@ function Activity({ stats }: { stats: RequestStats }) {
           <tbody>
             {stats.latest_errors.map((entry) => (
               <tr>
-                <td class="mono">{entry.time}</td>
+                <td class="mono">
+                  <EmulatorTime at={entry.time} wall={entry.wall_time} precise />
+                </td>
                 <td>{entry.source}</td>
                 <td class="mono">
                   <a href={`/ui/requests/${entry.id}`}>
@@ -100,7 +103,9 @@ export function overviewView(api: DashboardApi) {
             </div>
             <div class="card">
               <h2>Clock</h2>
-              <div class="figure mono">{state.clock.now}</div>
+              <div class="figure mono">
+                <Timestamp at={state.clock.now} />
+              </div>
               <div class="muted">
                 {state.clock.frozen ? 'frozen' : 'running'} · <a href="/ui/clock">change</a>
               </div>

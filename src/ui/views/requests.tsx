@@ -16,6 +16,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { DetailList, ErrorNote, Field, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
 import { objectLink } from './objects.tsx';
+import { EmulatorTime, Timestamp } from '../time.tsx';
 
 const REQUESTS = '/ui/requests';
 /** The view's filters, named as the API names them but `text`, which searches both bodies (`any_body_contains`). */
@@ -89,13 +90,6 @@ type WorkspaceNames = ReadonlyMap<string, string>;
 const workspaceNames = async (api: DashboardApi): Promise<WorkspaceNames> =>
   new Map((await readFixtures(api)).workspaces.map((workspace) => [workspace.id, workspace.name]));
 
-/** An emulator time as the table shows it: the time of day to the millisecond (the whole time in the title). */
-const TimeOfDay = ({ time }: { time: string }) => (
-  <time datetime={time} title={time}>
-    {time.slice(11, 23)}
-  </time>
-);
-
 const StatusText = ({ status }: { status: number }) => (
   <span class={`status-${Math.floor(status / 100)}`} title={status === 499 ? 'no reply was sent' : undefined}>
     {status}
@@ -151,7 +145,7 @@ function RequestRow({
   return (
     <tr id={`request-${entry.id}`} data-id={entry.id} aria-current={selected ? 'true' : undefined}>
       <td class="mono">
-        <TimeOfDay time={entry.time} />
+        <EmulatorTime at={entry.time} wall={entry.wall_time} precise />
       </td>
       <td>{entry.source}</td>
       <td class="mono">{entry.method}</td>
@@ -544,8 +538,8 @@ function RequestDetail({ entry, names, origin }: { entry: JournalEntry; names: W
   );
   const facts: [string, unknown][] = [
     ['Id', entry.id],
-    ['Time (emulator)', entry.time],
-    ['Wall time', entry.wall_time],
+    ['Time (emulator)', <Timestamp at={entry.time} precise />],
+    ['Wall time', <Timestamp at={entry.wall_time} precise />],
     ['Took', `${entry.duration_ms} ms`],
     ['Source', entry.source],
     ['Status', <StatusText status={entry.status} />],

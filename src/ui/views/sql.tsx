@@ -21,6 +21,10 @@ const ROW_NUMBER = '(row)';
 
 const NUMERIC_TYPE = /^(U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL)\b/;
 const TIME_TYPE = /^(DATE|TIMESTAMP)\b/;
+/** Columns whose values name categories: charted as a bar a value. */
+const CATEGORY_TYPE = /^(VARCHAR|BOOLEAN|ENUM|UUID)\b/;
+/** The query that reads the view's columns and their types (the schema beside the editor). */
+const SCHEMA_SQL = 'SELECT * FROM runs LIMIT 0';
 
 interface ExportChoice {
   id: string;
@@ -149,13 +153,14 @@ function epochSeconds(text: string): number | null {
   return Number.isNaN(ms) ? null : ms / 1000;
 }
 
-interface ChartColumn {
-  name: string;
-  kind: 'number' | 'time';
-  values: (number | null)[];
-}
+type ChartColumn =
+  | { name: string; kind: 'number' | 'time'; values: (number | null)[] }
+  | { name: string; kind: 'category'; values: (string | null)[] };
 
-/** The columns a chart can draw (numbers, and dates and times on x), their values as numbers; the row number first. */
+/**
+ * The columns a chart can draw: numbers, and on x dates and times (as epoch seconds) and categories (text, drawn as
+ * bars); the row number first.
+ */
 function chartColumns(result: SqlResponse): ChartColumn[] {
   const number = (value: unknown) => {
     const parsed = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
@@ -173,6 +178,12 @@ function chartColumns(result: SqlResponse): ChartColumn[] {
         kind: 'time',
         values: result.rows.map((row) => (typeof row[index] === 'string' ? epochSeconds(row[index]) : null)),
       });
+    else if (CATEGORY_TYPE.test(type))
+      columns.push({
+        name,
+        kind: 'category',
+        values: result.rows.map((row) => (row[index] === null ? null : cellText(row[index]))),
+      });
   });
   return columns;
 }
@@ -183,7 +194,10 @@ function Chart({ result, x, y }: { result: SqlResponse; x?: string; y?: string }
   const numbers = columns.filter((column) => column.kind === 'number' && column.name !== ROW_NUMBER);
   if (numbers.length === 0 || result.rows.length === 0) return <p class="muted">No numeric column to chart.</p>;
   const xColumn =
-    columns.find((column) => column.name === x) ?? columns.find((column) => column.kind === 'time') ?? columns[0]!;
+    columns.find((column) => column.name === x) ??
+    columns.find((column) => column.kind === 'time') ??
+    columns.find((column) => column.kind === 'category') ??
+    columns[0]!;
   const yColumn =
     numbers.find((column) => column.name === y) ?? numbers.find((column) => column !== xColumn) ?? numbers[0]!;
   return (
@@ -325,6 +339,35 @@ async function runQuery(
 }
 
 /**
+ * The view's columns and their types (a query of no rows over the export), each a button that puts its name into the
+ * query; out of band, it follows a run's export. The queries run before (ui.js keeps them in the browser) go under it.
+ */
+function Schema({ schema, outOfBand = false }: { schema: SqlOutcome; outOfBand?: boolean }) {
+  return (
+    <section id="sql-schema" aria-labelledby="schema-heading" {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}>
+      <h2 id="schema-heading">Schema</h2>
+      {schema.result ? (
+        <details open>
+          <summary class="mono">runs</summary>
+          <ul class="schema-columns">
+            {schema.result.columns.map((column) => (
+              <li>
+                <button type="button" class="mono" data-sql-insert={column.name} title="Put the name in the query">
+                  {column.name}
+                </button>{' '}
+                <span class="muted mono">{column.type}</span>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : (
+        <p class="muted">{schema.error}</p>
+      )}
+    </section>
+  );
+}
+
+/**
  * Whether the browser sent the request from a page of the dashboard's own origin: only then does a
  * URL run its query. A link or an image on another site (Sec-Fetch-Site: cross-site), a typed or
  * bookmarked URL (none) and a client that is no browser (no header) get the query shown, not run.
@@ -349,13 +392,20 @@ export function sqlView(api: DashboardApi) {
     const sql = c.req.query('sql');
     const asked = exportId !== undefined && sql !== undefined && sql.trim() !== '';
     const ran = asked && fromThisPage(c) ? await runQuery(api, exportId, sql) : null;
+    // After the query: the API runs one at a time.
+    const schema = exportId === undefined ? undefined : (await runQuery(api, exportId, SCHEMA_SQL)).outcome;
     c.status(refusedStatus(c, ran?.status ?? 200) as 200);
     const result = <Result outcome={ran?.outcome ?? null} x={c.req.query('x')} y={c.req.query('y')} />;
     return renderView(c, {
       title: 'SQL',
       active: 'sql',
       charts: true,
-      fragment: result,
+      fragment: (
+        <>
+          {result}
+          {schema && <Schema schema={schema} outOfBand />}
+        </>
+      ),
       children:
         exportId === undefined ? (
           <p class="muted">
@@ -363,7 +413,7 @@ export function sqlView(api: DashboardApi) {
           </p>
         ) : (
           <>
-            <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result">
+            <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result" hx-disabled-elt="find .run-query">
               <ExportPicker groups={groups} exportId={exportId} typed={typed} />
               <Field label="SQL over the view runs (the export's runs, with its Hive partition keys)">
                 <textarea name="sql" rows={6} spellcheck={false}>
@@ -371,16 +421,31 @@ export function sqlView(api: DashboardApi) {
                 </textarea>
               </Field>
               <div class="inline">
-                <button type="submit" class="primary" data-route="POST /_localplane/sql">
+                <button
+                  type="submit"
+                  class="primary run-query"
+                  aria-keyshortcuts="Control+Enter"
+                  data-route="POST /_localplane/sql"
+                >
                   <span class="when-idle">Run query</span>
                   <span class="when-busy">Running…</span>
                 </button>
+                <button type="button" class="when-busy" data-sql-cancel>
+                  Cancel
+                </button>
                 <span class="muted">
-                  One SELECT, read-only; at most sql_row_limit rows and sql_time_limit_seconds (PATCH
-                  /_localplane/config).
+                  Ctrl+Enter runs it. One SELECT, read-only; at most sql_row_limit rows and sql_time_limit_seconds
+                  (PATCH /_localplane/config).
                 </span>
               </div>
             </HtmxForm>
+            <aside class="sql-side" aria-label="Schema and history">
+              {schema && <Schema schema={schema} />}
+              <section id="sql-history" aria-labelledby="history-heading" hidden>
+                <h2 id="history-heading">History</h2>
+                <ol></ol>
+              </section>
+            </aside>
             {result}
           </>
         ),

@@ -4,6 +4,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { formValues, optionalNumber, refusal, refusedStatus, type FormValues } from '../forms.ts';
 import { ErrorNote, Field, Options, renderView, TableHead } from '../layout.tsx';
 import { SNAPSHOT_NAME_RULE, type SavedSnapshot } from '../../snapshots/folder.ts';
+import { Timestamp } from '../time.tsx';
 import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
 import { TIERS } from '../../workspaces/store.ts';
 
@@ -169,9 +170,7 @@ export function stateView(api: DashboardApi) {
                     </th>
                     <td class="num">{sizeText(snapshot.bytes)}</td>
                     <td>
-                      <time datetime={snapshot.modified_at}>
-                        {snapshot.modified_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}
-                      </time>
+                      <Timestamp at={snapshot.modified_at} />
                     </td>
                     <td>
                       <div class="actions">
