@@ -11,6 +11,7 @@ import { codehostDeploymentBody } from '../support/deployments.ts';
 import { exportWithStepInFlight } from '../support/exports.ts';
 import { useLocalplane, workspaceByTier } from '../support/instance.ts';
 import { startObjstoreProxy } from '../support/objstore-proxy.ts';
+import { timestampText } from './support/time.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
 const browser = useBrowser();
@@ -174,7 +175,7 @@ describe('the Clock view in Chromium', () => {
       const page = await browser.openDashboard(ctx.instance, '/ui/clock');
       const running = page.locator('#due-work tr[data-state="running"]');
       await expect(running.textContent()).resolves.toContain('Export run writes its next file');
-      await expect(running.getByRole('cell', { name: `running since ${now}` }).count()).resolves.toBe(1);
+      await expect(running.getByRole('cell', { name: `running since ${timestampText(now)}` }).count()).resolves.toBe(1);
       await screenshot(page, 'clock-running-task');
       await checkAccessibility(page);
       await checkAccessibility(await browser.openDashboard(ctx.instance, '/ui/clock', { colorScheme: 'dark' }));

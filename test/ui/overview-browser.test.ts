@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { checkAccessibility, screenshot, useBrowser } from '../support/browser.ts';
 import { useLocalplane } from '../support/instance.ts';
+import { timestampText } from './support/time.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
 const browser = useBrowser();
@@ -32,7 +33,7 @@ describe('the overview at /ui in Chromium', () => {
     expect(await page.title()).toBe('Overview · localplane');
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Overview');
     const { now } = (await ctx.admin.request<{ now: string }>('GET', '/clock')).body;
-    expect(await page.locator('main').textContent()).toContain(now.slice(0, 16));
+    expect(await page.locator('main').textContent()).toContain(timestampText(now));
     const rows = page.getByRole('table', { name: 'Workspaces' }).locator('tbody tr');
     expect(await rows.count()).toBe(ctx.fixtures.workspaces.length);
     for (const workspace of ctx.fixtures.workspaces)
@@ -88,6 +89,7 @@ describe('the overview at /ui in Chromium', () => {
         'Clock',
         'Faults',
         'State',
+        'Times: UTC',
         'Theme: system',
       ];
       for (let step = 0; step < expected.length; step++) {
@@ -101,8 +103,7 @@ describe('the overview at /ui in Chromium', () => {
       expect(await themeToggle(page).textContent(), 'Enter on the toggle').toBe('Theme: light');
       await screenshot(page, 'overview-keyboard-focus');
 
-      await page.keyboard.press('Shift+Tab');
-      await page.keyboard.press('Shift+Tab');
+      for (const _ of ['Times: UTC', 'State', 'Faults']) await page.keyboard.press('Shift+Tab');
       expect((await focused(page)).text).toBe('Faults');
       await Promise.all([page.waitForURL('**/ui/faults'), page.keyboard.press('Enter')]);
 
