@@ -23,6 +23,13 @@ export function utcText(iso: string, format: TimeFormat): string {
   return format.startsWith('datetime') ? `${iso.slice(0, 10)} ${clock} UTC` : clock;
 }
 
+interface TimestampProps {
+  at: Moment;
+  precise?: boolean;
+  /** The time of day alone (the datetime attribute and the title keep the date). */
+  timeOfDay?: boolean;
+}
+
 /** One time; `precise` shows its milliseconds. A text that is no time is shown as it is. */
 export function Timestamp({ at, precise = false, timeOfDay = false }: TimestampProps) {
   const iso = isoOf(at);
@@ -33,13 +40,6 @@ export function Timestamp({ at, precise = false, timeOfDay = false }: TimestampP
       {utcText(iso, format)}
     </time>
   );
-}
-
-interface TimestampProps {
-  at: Moment;
-  precise?: boolean;
-  /** The time of day alone (the datetime attribute and the title keep the date). */
-  timeOfDay?: boolean;
 }
 
 /** Emulator and wall clock this far apart or more are shown both. */
