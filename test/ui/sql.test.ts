@@ -85,7 +85,9 @@ describe('the SQL view at /ui/sql', () => {
         '<form id="sql-form" hx-disabled-elt="find .run-query" method="get" action="/ui/sql" hx-get="/ui/sql" ' +
           'hx-target="#sql-result"',
       );
-      expect(html).toContain('<button type="submit" class="primary run-query" aria-keyshortcuts="Control+Enter">');
+      expect(html).toContain(
+        '<button type="submit" class="primary run-query" aria-keyshortcuts="Control+Enter" data-route="POST /_localplane/sql">',
+      );
       expect(html).toContain('<button type="button" class="when-busy" data-sql-cancel="true">Cancel</button>');
       // The schema beside the editor: the view's columns with their types, each a button putting its name in the query.
       const schema = html.slice(html.indexOf('<section id="sql-schema"'), html.indexOf('</section>'));
