@@ -182,17 +182,13 @@ export interface LocalplaneClient extends AdminMethods {
   };
 }
 
+/** A header match as a query's `Name:value` text. */
+const headerMatchText = (header: JournalFilterInput['header']) =>
+  typeof header === 'object' ? (header.value === undefined ? header.name : `${header.name}:${header.value}`) : header;
+
 /** A JSON filter as the query of GET /requests/count, which takes the same fields as text. */
-function filterQuery({ header, ...filter }: JournalFilterInput): Record<string, unknown> {
-  return {
-    ...filter,
-    header:
-      typeof header === 'object'
-        ? header.value === undefined
-          ? header.name
-          : `${header.name}:${header.value}`
-        : header,
-  };
+function filterQuery({ header, response_header, ...filter }: JournalFilterInput): Record<string, unknown> {
+  return { ...filter, header: headerMatchText(header), response_header: headerMatchText(response_header) };
 }
 
 /** Sends a request to the instance and gives its answer. */

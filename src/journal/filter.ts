@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { requestTimestamp } from '../shared/validation.ts';
 import { customIssue } from '../shared/errors.ts';
-import { queryInteger } from '../shared/validation.ts';
+import { queryBoolean, queryInteger } from '../shared/validation.ts';
 import { Needle } from '../shared/needle.ts';
 import { globMatcher } from './glob.ts';
 import {
   globText,
+  headerHolds,
   headerMatch,
   headerMatchText,
   requestMatcher,
@@ -54,6 +55,8 @@ const TARGET_FIELDS = ['operation', 'bucket', 'key'] as const;
 const queryFilterFields = {
   ...requestMatchFields,
   header: headerMatchText.optional(),
+  /** A response header as `header` is a request header's: `Name:value`, or `Name` for any value (as journalled). */
+  response_header: headerMatchText.optional(),
   status: statusPattern.optional(),
   ...filterFields,
 };
@@ -73,7 +76,12 @@ export const journalQuery = z.strictObject({
  * The filter as query parameters of GET /_localplane/requests/stream: it sends every matching entry in the order they
  * are recorded.
  */
-export const journalStreamQuery = z.strictObject({ since: sinceText.optional(), ...queryFilterFields });
+export const journalStreamQuery = z.strictObject({
+  since: sinceText.optional(),
+  /** Each event a list of the entries' summaries (what a live list shows) instead of one whole entry. */
+  summary: queryBoolean.optional(),
+  ...queryFilterFields,
+});
 
 /** The filter as the JSON body of POST /_localplane/requests/find (and `lp.requests.*`). */
 export const journalFind = z.strictObject({
@@ -93,6 +101,7 @@ export const journalFind = z.strictObject({
   ...requestMatchFields,
   // The query's `Name:value` text as well as `{name, value}`: the HTTP and code forms take the same inputs.
   header: z.union([headerMatch, headerMatchText]).optional(),
+  response_header: z.union([headerMatch, headerMatchText]).optional(),
   status: z.union([z.int().min(100).max(599).transform(String), statusPattern]).optional(),
   ...filterFields,
 });
@@ -114,6 +123,8 @@ export interface FilterableEntry extends MatchableRequest {
   /** An objstore request's operation, bucket and key; null for the API's. */
   readonly target: ObjstoreTarget | null;
   bodyHolds(part: 'request' | 'response', needle: Needle): boolean;
+  /** A response header by its name (any case), as journalled; undefined when not sent. */
+  responseHeader(name: string): string | undefined;
   entry(): JournalEntry;
 }
 
@@ -144,7 +155,7 @@ function targetTest(filter: JournalFilter): ((target: ObjstoreTarget | null) => 
  */
 export function entryMatcher(filter: JournalFilter): (kept: FilterableEntry) => boolean {
   const matchesRequest = requestMatcher(filter);
-  const { since, before, fault_rule: faultRuleId } = filter;
+  const { since, before, fault_rule: faultRuleId, response_header: responseHeader } = filter;
   const statusHolds = statusTest(filter.status);
   const targetHolds = targetTest(filter);
   const [inRequest, inResponse, inEither] = [
@@ -161,6 +172,7 @@ export function entryMatcher(filter: JournalFilter): (kept: FilterableEntry) => 
         (faultRuleId === 'any' ? kept.fault_rule_id !== null : kept.fault_rule_id === faultRuleId)) &&
       (targetHolds === null || targetHolds(kept.target)) &&
       matchesRequest(kept) &&
+      (responseHeader === undefined || headerHolds(responseHeader, kept.responseHeader(responseHeader.name))) &&
       (inRequest === undefined || kept.bodyHolds('request', inRequest)) &&
       (inResponse === undefined || kept.bodyHolds('response', inResponse)) &&
       (inEither === undefined || kept.bodyHolds('request', inEither) || kept.bodyHolds('response', inEither))

@@ -1,7 +1,7 @@
 import { RingBuffer } from '../shared/ring-buffer.ts';
 import type { Needle } from '../shared/needle.ts';
 import { formatTimestamp } from '../shared/time.ts';
-import type { JournalBody, JournalEntry, ObjstoreTarget } from './schemas.ts';
+import type { JournalBody, JournalEntry, JournalEntrySummary, ObjstoreTarget } from './schemas.ts';
 import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter.ts';
 
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
@@ -14,9 +14,10 @@ export type EntrySummary = Pick<JournalEntry, 'source' | 'method' | 'path' | 'st
 };
 /** An entry's bodies, made apart from the rest: a body filter reads them alone. */
 export type EntryBodies = { request: JournalBody; response: JournalBody };
-/** The rest of an entry, but for its time (its `micros`). */
-export type EntryDetails = Pick<JournalEntry, 'wall_time' | 'query' | 'objstore' | 'duration_ms'> & {
+/** The rest of an entry, but for its times and duration (the kept entry's own fields). */
+export type EntryDetails = Pick<JournalEntry, 'query' | 'objstore'> & {
   requestHeaders: JournalEntry['request']['headers'];
+  responseHeaders: JournalEntry['response']['headers'];
 };
 /**
  * Makes an entry's parts when the journal is read (building and masking them costs more than
@@ -29,6 +30,9 @@ export interface EntryParts {
   requestBody(): JournalBody;
   responseBody(): JournalBody;
   readonly responseSource?: string | Buffer;
+  /** When the request arrived, on the wall clock (epoch milliseconds). */
+  readonly wallMs: number;
+  readonly duration_ms: number;
   details(): EntryDetails;
 }
 
@@ -45,6 +49,9 @@ export class KeptEntry implements FilterableEntry {
   readonly status: number;
   readonly workspace_id: string | null;
   readonly target: ObjstoreTarget | null;
+  /** When the request arrived, on the wall clock (epoch milliseconds): the stats count by it. */
+  readonly wallMs: number;
+  readonly duration_ms: number;
   private parts: EntryParts | null;
   private madeRequest: JournalBody | null = null;
   private madeResponse: JournalBody | null = null;
@@ -64,6 +71,8 @@ export class KeptEntry implements FilterableEntry {
     this.status = summary.status;
     this.workspace_id = summary.workspace_id;
     this.target = summary.target;
+    this.wallMs = parts.wallMs;
+    this.duration_ms = parts.duration_ms;
     this.parts = parts;
   }
 
@@ -73,6 +82,27 @@ export class KeptEntry implements FilterableEntry {
 
   header(name: string): string | undefined {
     return this.entry().request.headers[name.toLowerCase()];
+  }
+
+  responseHeader(name: string): string | undefined {
+    return this.entry().response.headers[name.toLowerCase()];
+  }
+
+  /** What the journal's live list shows of the entry, made without making the entry. */
+  summary(): JournalEntrySummary {
+    const { id, source, method, path, status, workspace_id, fault_rule_id, duration_ms } = this;
+    return {
+      id,
+      time: formatTimestamp(this.micros),
+      wall_time: new Date(this.wallMs).toISOString(),
+      source,
+      method,
+      path,
+      status,
+      workspace_id,
+      fault_rule_id,
+      duration_ms,
+    };
   }
 
   /** Whether the text of a body holds the needle. */
@@ -99,12 +129,12 @@ export class KeptEntry implements FilterableEntry {
     if (this.made === null) {
       const request = this.body('request');
       const response = this.body('response');
-      const { wall_time, query, requestHeaders, objstore, duration_ms } = this.parts!.details();
-      const { source, method, path, status, workspace_id, fault_rule_id } = this;
+      const { query, requestHeaders, responseHeaders, objstore } = this.parts!.details();
+      const { source, method, path, status, workspace_id, fault_rule_id, duration_ms } = this;
       this.made = Object.freeze({
         id: this.id,
         time: formatTimestamp(this.micros),
-        wall_time,
+        wall_time: new Date(this.wallMs).toISOString(),
         source,
         method,
         path,
@@ -112,7 +142,7 @@ export class KeptEntry implements FilterableEntry {
         status,
         workspace_id,
         request: { headers: requestHeaders, body: request },
-        response: { body: response },
+        response: { headers: responseHeaders, body: response },
         objstore,
         duration_ms,
         fault_rule_id,

@@ -193,6 +193,7 @@ export function missedFields(match: RequestMatch): (request: MatchableRequest) =
       .map(({ field, wanted, got }) => ({ field, wanted, got: got(request) }));
 }
 
-function headerHolds(match: HeaderMatch, value: string | undefined): boolean {
+/** Whether a header's value (undefined: not there) is what the match wants. */
+export function headerHolds(match: HeaderMatch, value: string | undefined): boolean {
   return value !== undefined && (match.value === undefined || match.value === value);
 }

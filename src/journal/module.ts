@@ -36,8 +36,8 @@ export function journalModule(core: InstanceCore, options: JournalModuleOptions)
   core.parts.register('fault rules', { reset: () => faultRules.reset() });
   return {
     observer,
-    adminRoutes: journalRoutes({ journal, streams, faultRules, clock: core.clock }),
-    requests: requestsApi(journal, core.clock),
+    adminRoutes: journalRoutes({ journal, streams, faultRules }),
+    requests: requestsApi(journal),
     faultRules: faultRulesApi(faultRules, journal),
   };
 }

@@ -36,8 +36,6 @@ export interface ObserverDeps {
   colour: boolean;
 }
 
-type RequestDetails = Pick<JournalEntry, 'query' | 'objstore'> & { requestHeaders: JournalEntry['request']['headers'] };
-
 interface Arrival {
   micros: number;
   wallMs: number;
@@ -189,11 +187,13 @@ export class RequestObserver {
         const bytes = c.res.body === null ? new Uint8Array(0) : new Uint8Array(await c.res.clone().arrayBuffer());
         // Only a copy of the head is kept, as from a socket: the entry is made later, from it.
         const head = Buffer.from(bytes.slice(0, JOURNAL_BODY_CHARS).buffer);
+        const headerPairs = [...c.res.headers];
         journal(c.res.status, {
           head,
           source: head,
           size: bytes.byteLength,
           contentType: c.res.headers.get('content-type'),
+          headerPairs: () => headerPairs,
         });
       }
     };
@@ -221,7 +221,7 @@ export class RequestObserver {
         if (effect?.kind !== 'delay') return objstoreFault(effect);
         return this.delay(effect.ms).then((served): ObjstoreFault | null => (served ? null : { kind: 'reset' }));
       },
-      complete: ({ req, record, requestBody, responseBody }) => {
+      complete: ({ req, record, requestBody, responseBody, responseHeaders }) => {
         const { arrival, path, search, headers } = arrivals.get(req) ?? {
           arrival: arrivalNow(this.deps.clock),
           ...splitTarget(req.url ?? '/'),
@@ -237,7 +237,7 @@ export class RequestObserver {
             workspace_id: null,
             target: { operation: record.operation, bucket: record.bucket, key: record.key },
           },
-          new ObjstoreEntryParts(arrival, requestBody, responseBody, search, headers, record),
+          new ObjstoreEntryParts(arrival, requestBody, responseBody, search, headers, responseHeaders, record),
         );
       },
     };
@@ -251,7 +251,7 @@ export class RequestObserver {
  * keeps the entry.
  */
 abstract class RecordedParts implements EntryParts {
-  private readonly wallMs: number;
+  readonly wallMs: number;
   readonly duration_ms: number;
 
   constructor(arrival: Arrival) {
@@ -261,11 +261,7 @@ abstract class RecordedParts implements EntryParts {
 
   abstract requestBody(): JournalBody;
   abstract responseBody(): JournalBody;
-  protected abstract requestDetails(): RequestDetails;
-
-  details(): EntryDetails {
-    return { wall_time: new Date(this.wallMs).toISOString(), ...this.requestDetails(), duration_ms: this.duration_ms };
-  }
+  abstract details(): EntryDetails;
 }
 
 /** No body, nor a content type: one object for every such entry. */
@@ -296,10 +292,11 @@ class ApiEntryParts extends RecordedParts {
     return this.written === null ? NO_BODY : apiResponseBody(this.written);
   }
 
-  protected requestDetails(): RequestDetails {
+  details(): EntryDetails {
     return {
       query: maskedQuery(this.search),
       requestHeaders: maskedHeaders(headerPairsOf(this.headerList)),
+      responseHeaders: maskedHeaders(this.written?.headerPairs() ?? []),
       objstore: null,
     };
   }
@@ -313,6 +310,7 @@ class ObjstoreEntryParts extends RecordedParts {
     private readonly search: string,
     /** Masked as they arrived. */
     private readonly headers: Record<string, string>,
+    private readonly responseHeaders: [string, string][],
     private readonly record: ObjstoreRequestRecord,
   ) {
     super(arrival);
@@ -326,11 +324,12 @@ class ObjstoreEntryParts extends RecordedParts {
     return objstoreBody(this.responseWritten);
   }
 
-  protected requestDetails(): RequestDetails {
+  details(): EntryDetails {
     const { operation, bucket, key, accessKeyId, errorCode } = this.record;
     return {
       query: maskedQuery(this.search),
       requestHeaders: this.headers,
+      responseHeaders: maskedHeaders(this.responseHeaders),
       objstore: { operation, bucket, key, access_key_id: accessKeyId, error_code: errorCode },
     };
   }

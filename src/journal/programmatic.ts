@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { ValidationFailed } from '../shared/errors.ts';
-import type { Clock } from '../shared/clock.ts';
 import { queryText, type QueryInput } from '../shared/query-text.ts';
 import type { JournalEntry, NearMisses, RequestStats } from './schemas.ts';
 import { faultRuleRequest, type FaultRuleInput, type FaultRuleView, type FaultRules } from './fault-rules.ts';
@@ -24,7 +23,7 @@ export interface RequestsApi {
   count(filter?: JournalFilterInput): number;
   /** One entry by its sequence id (GET /requests/{request_id}); undefined when the journal no longer holds it. */
   get(id: number): JournalEntry | undefined;
-  /** Requests per minute of the emulator clock and the latest errors (GET /requests/stats). */
+  /** Requests per minute of the wall clock and the latest errors (GET /requests/stats). */
   stats(options?: RequestStatsOptions): RequestStats;
   clear(): void;
 }
@@ -50,14 +49,14 @@ function parsed<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   return result.data;
 }
 
-export function requestsApi(journal: RequestJournal, clock: Pick<Clock, 'now'>): RequestsApi {
+export function requestsApi(journal: RequestJournal): RequestsApi {
   const list = (filter: JournalFilterInput = {}) => journal.list(parsed(journalFind, filter));
   return {
     list,
     find: list,
     count: (filter = {}) => journal.count(parsed(journalFind, filter)),
     get: (id) => journal.get(id),
-    stats: (options = {}) => requestStats(journal, clock.now(), parsed(requestStatsQuery, queryText(options))),
+    stats: (options = {}) => requestStats(journal, Date.now(), parsed(requestStatsQuery, queryText(options))),
     clear: () => journal.clear(),
   };
 }

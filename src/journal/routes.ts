@@ -4,7 +4,6 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import type { Clock } from '../shared/clock.ts';
 import { HttpError, notFound, toValidationDetails, ValidationFailed } from '../shared/errors.ts';
 import { queryInteger } from '../shared/validation.ts';
 import { faultRuleParams, faultRuleRequest, type FaultRules } from './fault-rules.ts';
@@ -23,13 +22,18 @@ import {
   requestStatsResponseSchema,
 } from './schemas.ts';
 import { requestStats, requestStatsQuery } from './stats.ts';
-import { JOURNAL_STREAM_HEARTBEAT_MS, MAX_JOURNAL_STREAMS, type JournalStreams } from './stream.ts';
+import {
+  ENTRIES_PER_CHUNK,
+  JOURNAL_STREAM_HEARTBEAT_MS,
+  JOURNAL_STREAM_INTERVAL_MS,
+  MAX_JOURNAL_STREAMS,
+  type JournalStreams,
+} from './stream.ts';
 
 export interface JournalRouteDeps {
   journal: RequestJournal;
   streams: JournalStreams;
   faultRules: FaultRules;
-  clock: Pick<Clock, 'now'>;
 }
 
 const TOO_MANY_STREAMS = `At most ${MAX_JOURNAL_STREAMS} journal streams are open at once: close one and try again`;
@@ -41,7 +45,11 @@ const STREAM_DESCRIPTION =
   `wins) sends the entries after it first; without either the stream starts with the ` +
   `next entry. After a reset (ids from 1 again) an \`event: reset\` with \`id: 0\`. A ` +
   `comment line every ${JOURNAL_STREAM_HEARTBEAT_MS / 1000} s while idle. At ` +
-  `most ${MAX_JOURNAL_STREAMS} streams at once.`;
+  `most ${MAX_JOURNAL_STREAMS} streams at once. With \`summary=true\` (what a live list reads), an \`event: ` +
+  `requests\` instead, its data a JSON list of up to ${ENTRIES_PER_CHUNK} entries' summaries (id, time, wall_time, ` +
+  `source, method, path, status, workspace_id, fault_rule_id, duration_ms), oldest first, its id the last one's. ` +
+  `Entries go out at once after a quiet spell, then at most every ${JOURNAL_STREAM_INTERVAL_MS} ms: a burst of ` +
+  `requests comes in a few chunks.`;
 
 const requestParams = z.object({ request_id: queryInteger({ min: 1 }) });
 
@@ -86,7 +94,7 @@ const requestsResponse = {
 const emptied = { status: 204, description: 'Emptied' };
 
 /** /_localplane/requests (the request journal, /objstore/journal a view of it) and /_localplane/fault-rules. */
-export function journalRoutes({ journal, streams, faultRules, clock }: JournalRouteDeps) {
+export function journalRoutes({ journal, streams, faultRules }: JournalRouteDeps) {
   const app = new OpenApiHono('admin');
 
   app.openapi(
@@ -124,9 +132,11 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
       // HEAD is answered by this route too, and the body dropped unread (never cancelled): no stream for it.
       if (c.req.method === 'HEAD') return new Response(null, { headers: EVENT_STREAM_HEADERS });
       const connection = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket;
+      const { summary, ...filter } = query;
       const body = streams.open(
-        resumeAfter === undefined ? query : { ...query, since: { id: resumeAfter } },
+        resumeAfter === undefined ? filter : { ...filter, since: { id: resumeAfter } },
         connection,
+        summary ? 'summaries' : 'entries',
       );
       if (body === null) throw new HttpError(503, TOO_MANY_STREAMS);
       return new Response(body, { headers: EVENT_STREAM_HEADERS });
@@ -136,7 +146,7 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
     {
       method: 'get',
       path: '/requests/stats',
-      summary: 'Requests per minute of the emulator clock by status class and by source, and the latest errors',
+      summary: 'Requests per minute of the wall clock by status class and by source, and the latest errors',
       query: requestStatsQuery,
       response: {
         status: 200,
@@ -144,7 +154,7 @@ export function journalRoutes({ journal, streams, faultRules, clock }: JournalRo
         schema: requestStatsResponseSchema,
       },
     },
-    (c, { query }) => c.json(requestStats(journal, clock.now(), query)),
+    (c, { query }) => c.json(requestStats(journal, Date.now(), query)),
   );
   app.openapi(
     {

@@ -28,7 +28,14 @@ export const journalEntrySchema = z.object({
   status: z.int(),
   workspace_id: z.string().nullable(),
   request: z.object({ headers: z.record(z.string(), z.string()), body: journalBodySchema }),
-  response: z.object({ body: journalBodySchema }),
+  response: z.object({
+    /**
+     * The headers the response was given (not those Node adds for the connection: Date, Connection, Keep-Alive,
+     * Transfer-Encoding), secrets masked as the request's are; none when no reply was sent.
+     */
+    headers: z.record(z.string(), z.string()),
+    body: journalBodySchema,
+  }),
   objstore: z
     .object({
       operation: z.string(),
@@ -43,15 +50,30 @@ export const journalEntrySchema = z.object({
   fault_rule_id: z.string().nullable(),
 });
 export type JournalEntry = z.infer<typeof journalEntrySchema>;
+
+/** What the journal's live list shows of an entry: GET /requests/stream?summary=true sends these. */
+export const journalEntrySummarySchema = journalEntrySchema.pick({
+  id: true,
+  time: true,
+  wall_time: true,
+  source: true,
+  method: true,
+  path: true,
+  status: true,
+  workspace_id: true,
+  fault_rule_id: true,
+  duration_ms: true,
+});
+export type JournalEntrySummary = z.infer<typeof journalEntrySummarySchema>;
 /** What an objstore request was about: its S3 operation, bucket and key. */
 export type ObjstoreTarget = Pick<NonNullable<JournalEntry['objstore']>, 'operation' | 'bucket' | 'key'>;
 
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 export type StatusClass = (typeof STATUS_CLASSES)[number];
 
-/** One minute of the emulator clock in GET /_localplane/requests/stats. */
+/** One minute of the wall clock in GET /_localplane/requests/stats. */
 export const requestMinuteSchema = z.object({
-  /** The minute's start, on the emulator clock. */
+  /** The minute's start, on the wall clock. */
   start: z.string(),
   total: z.int(),
   by_status_class: z.object(
@@ -67,7 +89,7 @@ export const requestMinuteSchema = z.object({
 export type RequestMinute = z.infer<typeof requestMinuteSchema>;
 
 export const requestStatsResponseSchema = z.object({
-  /** The emulator clock's time the minutes end at. */
+  /** The wall clock's time the minutes end at (the requests are counted by their `wall_time`). */
   now: z.string(),
   /** Oldest first, the last one the minute under way. */
   minutes: z.array(requestMinuteSchema),

@@ -2,19 +2,38 @@ import type { EventEmitter } from 'node:events';
 import { commentText, eventText } from '../shared/event-stream.ts';
 import { entryMatcher, type JournalFilter } from './filter.ts';
 import type { KeptEntry, RequestJournal } from './journal.ts';
-import type { JournalEntry } from './schemas.ts';
 
 /** Journal streams open at once per instance (a browser opens at most 6 connections to a host). */
 export const MAX_JOURNAL_STREAMS = 16;
 /** A comment line this often keeps proxies and clients from closing an idle stream. */
 export const JOURNAL_STREAM_HEARTBEAT_MS = 15_000;
-/** Entries sent in one chunk at most: a long replay goes out as the client reads it. */
-const ENTRIES_PER_CHUNK = 200;
+/**
+ * New entries go out at once after a quiet spell, then at most this often: a burst of requests is a chunk per interval,
+ * not a write per request.
+ */
+export const JOURNAL_STREAM_INTERVAL_MS = 100;
+/** Entries in one chunk at most: a long replay goes out as the client reads it. */
+export const ENTRIES_PER_CHUNK = 200;
+
+/**
+ * How a stream sends what it read: an event per entry as GET /requests gives it, or one event per chunk of the entries'
+ * summaries (a JSON list, oldest first; the event's id the last one's), which makes no entry.
+ */
+export type JournalStreamShape = 'entries' | 'summaries';
+
+const CHUNK_TEXT: Readonly<Record<JournalStreamShape, (chunk: KeptEntry[]) => string>> = {
+  entries: (chunk) =>
+    chunk.map((kept) => eventText({ id: kept.id, event: 'request', data: JSON.stringify(kept.entry()) })).join(''),
+  summaries: (chunk) =>
+    eventText({
+      id: chunk.at(-1)!.id,
+      event: 'requests',
+      data: JSON.stringify(chunk.map((kept) => kept.summary())),
+    }),
+};
 
 const encoder = new TextEncoder();
 
-const requestEvent = (entry: JournalEntry) =>
-  eventText({ id: entry.id, event: 'request', data: JSON.stringify(entry) });
 /** After a reset, ids start from 1 again: `id: 0` makes a reconnecting client ask for everything after it. */
 const RESET_EVENT = eventText({ id: 0, event: 'reset', data: '{}' });
 const OPENING = commentText('localplane request journal');
@@ -28,6 +47,12 @@ const HEARTBEAT = commentText('heartbeat');
 class JournalStream {
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private generation: number;
+  /**
+   * Whether the journal may hold entries not sent yet that the client's reading should fetch: the last fill stopped
+   * for the client, not at the journal's end. New entries are the wake-ups' to send.
+   */
+  private behind = true;
+  private readonly chunkText: (chunk: KeptEntry[]) => string;
   readonly body: ReadableStream<Uint8Array>;
 
   constructor(
@@ -35,15 +60,19 @@ class JournalStream {
     private readonly matches: (kept: KeptEntry) => boolean,
     /** The id of the last entry looked at. */
     private cursor: number,
+    shape: JournalStreamShape,
     onCancel: () => void,
   ) {
     this.generation = journal.generation;
+    this.chunkText = CHUNK_TEXT[shape];
     this.body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.controller = controller;
         controller.enqueue(encoder.encode(OPENING));
       },
-      pull: () => this.fill(),
+      pull: () => {
+        if (this.behind) this.fill();
+      },
       cancel: onCancel,
     });
   }
@@ -55,15 +84,20 @@ class JournalStream {
       this.cursor = 0;
       this.controller.enqueue(encoder.encode(RESET_EVENT));
     }
-    while ((this.controller.desiredSize ?? 0) > 0) {
-      const events: string[] = [];
+    this.behind = false;
+    for (;;) {
+      if ((this.controller.desiredSize ?? 0) <= 0) {
+        this.behind = true;
+        return;
+      }
+      const chunk: KeptEntry[] = [];
       this.journal.scan(this.cursor, false, (kept) => {
         this.cursor = kept.id;
-        if (this.matches(kept)) events.push(requestEvent(kept.entry()));
-        return events.length < ENTRIES_PER_CHUNK;
+        if (this.matches(kept)) chunk.push(kept);
+        return chunk.length < ENTRIES_PER_CHUNK;
       });
-      if (events.length === 0) return;
-      this.controller.enqueue(encoder.encode(events.join('')));
+      if (chunk.length === 0) return;
+      this.controller.enqueue(encoder.encode(this.chunkText(chunk)));
     }
   }
 
@@ -76,20 +110,24 @@ class JournalStream {
   }
 }
 
-/**
- * The journal's server-sent event streams. The journal calls back only while one is open, and
- * the streams read it on the next turn of the event loop: the request that was recorded is not
- * kept waiting, and a burst of requests goes out in one chunk.
- */
 /** The client's socket, when the stream goes over one (not in process). */
 export type ClientConnection = Pick<EventEmitter, 'once' | 'off'>;
 
+/**
+ * The journal's server-sent event streams. The journal calls back only while one is open, and
+ * the streams read it on the next turn of the event loop, or JOURNAL_STREAM_INTERVAL_MS after
+ * they last did: the request that was recorded is not kept waiting, and a burst of requests goes
+ * out in a chunk per interval.
+ */
 export class JournalStreams {
   /** The open streams, each with what stops watching its connection. */
   private readonly streams = new Map<JournalStream, () => void>();
   private stopListening: (() => void) | null = null;
   private heartbeats: NodeJS.Timeout | null = null;
-  private wakeUp: NodeJS.Immediate | null = null;
+  /** Cancels the wake-up to come, when one is. */
+  private cancelWakeUp: (() => void) | null = null;
+  /** When the streams last read the journal (performance.now()). */
+  private lastWakeUp = -Infinity;
 
   constructor(private readonly journal: RequestJournal) {}
 
@@ -102,7 +140,11 @@ export class JournalStreams {
    * close): the stream ends. The server keeps a half-open connection until its reply is sent,
    * and this reply has no end of its own.
    */
-  open(filter: JournalFilter, connection?: ClientConnection): ReadableStream<Uint8Array> | null {
+  open(
+    filter: JournalFilter,
+    connection?: ClientConnection,
+    shape: JournalStreamShape = 'entries',
+  ): ReadableStream<Uint8Array> | null {
     if (this.streams.size >= MAX_JOURNAL_STREAMS) return null;
     const { since } = filter;
     const latest = this.journal.latestId;
@@ -110,7 +152,7 @@ export class JournalStreams {
     const cursor = since === undefined ? latest : 'id' in since && since.id <= latest ? since.id : 0;
     // The cursor stands for a `since` id; a `since` time is a filter on every entry.
     const matches = entryMatcher(fromId ? { ...filter, since: undefined } : filter);
-    const stream: JournalStream = new JournalStream(this.journal, matches, cursor, () => this.remove(stream));
+    const stream: JournalStream = new JournalStream(this.journal, matches, cursor, shape, () => this.remove(stream));
     const gone = () => this.end(stream);
     connection?.once('end', gone);
     this.streams.set(stream, () => connection?.off('end', gone));
@@ -125,10 +167,20 @@ export class JournalStreams {
   }
 
   private scheduleWakeUp(): void {
-    this.wakeUp ??= setImmediate(() => {
-      this.wakeUp = null;
+    if (this.cancelWakeUp !== null) return;
+    const wakeUp = () => {
+      this.cancelWakeUp = null;
+      this.lastWakeUp = performance.now();
       this.streams.forEach((_stop, open) => open.fill());
-    });
+    };
+    const wait = this.lastWakeUp + JOURNAL_STREAM_INTERVAL_MS - performance.now();
+    if (wait <= 0) {
+      const immediate = setImmediate(wakeUp);
+      this.cancelWakeUp = () => clearImmediate(immediate);
+    } else {
+      const timer = setTimeout(wakeUp, wait);
+      this.cancelWakeUp = () => clearTimeout(timer);
+    }
   }
 
   private remove(stream: JournalStream): void {
@@ -139,8 +191,8 @@ export class JournalStreams {
     this.stopListening = null;
     clearInterval(this.heartbeats ?? undefined);
     this.heartbeats = null;
-    clearImmediate(this.wakeUp ?? undefined);
-    this.wakeUp = null;
+    this.cancelWakeUp?.();
+    this.cancelWakeUp = null;
   }
 
   /** Ends a stream still open (its reply completes). */

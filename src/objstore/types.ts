@@ -157,6 +157,8 @@ export interface ObjstoreObservation {
   record: ObjstoreRequestRecord;
   requestBody: ObservedBody;
   responseBody: ObservedBody;
+  /** The response's headers as name and value pairs, as set whether or not they were sent. */
+  responseHeaders: [string, string][];
 }
 
 export interface ObjstoreObserver {

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { textHead } from './text-head.ts';
 
 /** What a response wrote: its first bytes, its whole size, its content type. */
@@ -8,6 +8,8 @@ export interface CapturedResponse {
   source: string | Buffer;
   size: number;
   contentType: string | null;
+  /** The headers the response was given (writeHead's and those set before it), as name and value pairs. */
+  headerPairs(): [string, string][];
 }
 
 /** A Node header value as one string. */
@@ -26,6 +28,21 @@ function contentTypeIn(headers: unknown): string | null {
   for (const [name, value] of Object.entries(headers as object))
     if (name.toLowerCase() === 'content-type') return headerText(value as string);
   return null;
+}
+
+/** The name and value pairs of writeHead's headers: an object, or a list of names and values (flat or in pairs). */
+function headerPairsIn(headers: unknown): [string, string][] {
+  if (Array.isArray(headers)) {
+    const flat = headers.flat() as unknown[];
+    const pairs: [string, string][] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([String(flat[i]), String(flat[i + 1])]);
+    return pairs;
+  }
+  if (headers === undefined || headers === null) return [];
+  return Object.entries(headers as object).flatMap(([name, value]) => {
+    const text = headerText(value as string | string[] | number | undefined);
+    return text === null ? [] : [[name, text] as [string, string]];
+  });
 }
 
 /**
@@ -79,8 +96,8 @@ function bytesHead(bytes: Uint8Array, length: number): Buffer {
  */
 export class ResponseCapture {
   private readonly chunks: (string | Buffer)[] = [];
-  /** Given to writeHead (as @hono/node-server gives every header), where getHeader cannot see it. */
-  private headContentType: string | null = null;
+  /** Given to writeHead (as @hono/node-server gives every header), where getHeader cannot see them. */
+  private headHeaders: unknown = undefined;
   /** Characters or bytes kept: a character is at least a byte, so this bounds the bytes from below. */
   private kept = 0;
   private size = 0;
@@ -90,13 +107,13 @@ export class ResponseCapture {
     private readonly limit: number,
   ) {
     // The wrappers are functions, called on the response (`this`); these reach the capture.
-    const noteHeadContentType = (args: unknown[]) => {
-      this.headContentType = contentTypeIn(args.find((arg) => typeof arg === 'object' && arg !== null));
+    const noteHeadHeaders = (args: unknown[]) => {
+      this.headHeaders = args.find((arg) => typeof arg === 'object' && arg !== null);
     };
     const take = (chunk: unknown) => this.take(chunk);
     const originalWriteHead = res.writeHead;
     res.writeHead = function writeHead(this: ServerResponse, ...args: unknown[]) {
-      noteHeadContentType(args);
+      noteHeadHeaders(args);
       return (originalWriteHead as (...a: unknown[]) => ServerResponse).apply(this, args);
     } as ServerResponse['writeHead'];
     const originalWrite = res.write;
@@ -134,7 +151,9 @@ export class ResponseCapture {
       kept,
       this.limit,
       this.size,
-      headerText(this.res.getHeader('content-type')) ?? this.headContentType,
+      headerText(this.res.getHeader('content-type')) ?? contentTypeIn(this.headHeaders),
+      this.res.getHeaders(),
+      this.headHeaders,
     );
   }
 }
@@ -152,7 +171,15 @@ class WrittenHead implements CapturedResponse {
     private readonly limit: number,
     readonly size: number,
     readonly contentType: string | null,
+    /** Set on the response (setHeader) before writeHead. */
+    private readonly setHeaders: OutgoingHttpHeaders,
+    /** Given to writeHead. */
+    private readonly headHeaders: unknown,
   ) {}
+
+  headerPairs(): [string, string][] {
+    return [...headerPairsIn(this.setHeaders), ...headerPairsIn(this.headHeaders)];
+  }
 
   get head(): Buffer {
     const { kept } = this;

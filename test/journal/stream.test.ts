@@ -1,8 +1,18 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLocalplane } from '../../src/index.ts';
-import { requestStatsResponseSchema, type JournalEntry } from '../../src/journal/schemas.ts';
-import { JOURNAL_STREAM_HEARTBEAT_MS, MAX_JOURNAL_STREAMS } from '../../src/journal/stream.ts';
+import {
+  journalEntrySummarySchema,
+  requestStatsResponseSchema,
+  type JournalEntry,
+  type JournalEntrySummary,
+} from '../../src/journal/schemas.ts';
+import {
+  ENTRIES_PER_CHUNK,
+  JOURNAL_STREAM_HEARTBEAT_MS,
+  JOURNAL_STREAM_INTERVAL_MS,
+  MAX_JOURNAL_STREAMS,
+} from '../../src/journal/stream.ts';
 import { EventStreamReader, openEventStream, type ServerSentEvent } from '../support/event-stream.ts';
 import { s3For } from '../support/objstore.ts';
 import { eventually, fullKey, useLocalplane, workspaceByTier } from '../support/instance.ts';
@@ -175,6 +185,39 @@ describe('a journal stream in process (app.request)', () => {
   });
 });
 
+describe('a journal stream of summaries (GET /_localplane/requests/stream?summary=true)', () => {
+  it('sends a burst of requests in far fewer events than requests, each entry once and in order, as its summary', async () => {
+    const burst = 600;
+    const lp = await createLocalplane({ log: () => {} });
+    try {
+      const reader = new EventStreamReader((await lp.request('/_localplane/requests/stream?summary=true')).body!);
+      const began = performance.now();
+      await Promise.all(Array.from({ length: burst }, (_, n) => lp.request(`/v2/deployments?n=${n}`)));
+      const summaries: JournalEntrySummary[] = [];
+      let events = 0;
+      while (summaries.length < burst) {
+        const [event] = await reader.events(1, 'requests');
+        const chunk = JSON.parse(event!.data!) as JournalEntrySummary[];
+        expect(event!.id).toBe(String(chunk.at(-1)!.id));
+        summaries.push(...chunk);
+        events++;
+      }
+      const elapsed = performance.now() - began;
+      expect(summaries.map((summary) => summary.id)).toEqual(Array.from({ length: burst }, (_, n) => n + 1));
+      // The journal is read at once, then at most once an interval, and again as the client reads what it was sent
+      // while it read: a chunk or two each time, but for full ones.
+      const readings = 1 + Math.ceil(elapsed / JOURNAL_STREAM_INTERVAL_MS);
+      expect(events).toBeLessThanOrEqual(2 * readings + Math.ceil(burst / ENTRIES_PER_CHUNK));
+      expect(events).toBeLessThan(burst / 4);
+      const entries = lp.requests.list();
+      expect(summaries).toEqual(entries.map((entry) => journalEntrySummarySchema.parse(entry)));
+      await reader.cancel();
+    } finally {
+      await lp.stop();
+    }
+  });
+});
+
 describe('request stats (GET /_localplane/requests/stats)', () => {
   const ctx = useLocalplane({ freezeClock: true });
   const acme = () => ctx.api.as(workspaceByTier(ctx.fixtures, 'plus'));
@@ -194,13 +237,19 @@ describe('request stats (GET /_localplane/requests/stats)', () => {
     await ctx.admin.request('POST', '/clock/set', { body: { time: '2026-10-04T12:00:30Z' } });
   });
 
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it(
-    'counts requests per minute of the emulator clock by status class and by source, and gives the latest errors ' +
-      'newest first',
+    'counts requests per minute of the wall clock by status class and by source, however far the emulator clock ' +
+      'moved, and gives the latest errors newest first',
     async () => {
+      vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-11-29T10:00:30Z') });
       await acme().get('/api/v1/bulk-exports');
       await ctx.api.request('GET', '/v2/deployments');
-      await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 60 } });
+      await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 2 * 3600 } });
+      vi.setSystemTime(new Date('2026-11-29T10:01:30Z'));
       const client = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
       await client.send(
         new PutObjectCommand({ Bucket: ctx.fixtures.objstore.buckets[0]!, Key: 'stats/a.txt', Body: 'a' }),
@@ -209,11 +258,11 @@ describe('request stats (GET /_localplane/requests/stats)', () => {
       await acme().get(MISSING_DESTINATION);
 
       const { now, minutes, latest_errors } = await stats('?minutes=3');
-      expect(now).toBe('2026-10-04T12:01:30.000000+00:00');
+      expect(now).toBe('2026-11-29T10:01:30.000000+00:00');
       expect(minutes).toEqual([
-        { start: '2026-10-04T11:59:00.000000+00:00', ...counts(0, 0, {}) },
-        { start: '2026-10-04T12:00:00.000000+00:00', ...counts(2, 0, { '2xx': 1, '4xx': 1 }) },
-        { start: '2026-10-04T12:01:00.000000+00:00', ...counts(1, 1, { '2xx': 1, '4xx': 1 }) },
+        { start: '2026-11-29T09:59:00.000000+00:00', ...counts(0, 0, {}) },
+        { start: '2026-11-29T10:00:00.000000+00:00', ...counts(2, 0, { '2xx': 1, '4xx': 1 }) },
+        { start: '2026-11-29T10:01:00.000000+00:00', ...counts(1, 1, { '2xx': 1, '4xx': 1 }) },
       ]);
       expect(latest_errors.map((entry) => [entry.status, entry.path])).toEqual([
         [404, MISSING_DESTINATION],
@@ -224,6 +273,8 @@ describe('request stats (GET /_localplane/requests/stats)', () => {
       expect((await stats()).minutes).toHaveLength(15);
       expect((await stats('?minutes=1&errors=1')).latest_errors.map((entry) => entry.status)).toEqual([404]);
       await ctx.admin.request('POST', '/clock/advance', { body: { seconds: 3600 } });
+      expect((await stats('?minutes=2')).minutes.map((minute) => minute.total)).toEqual([2, 2]);
+      vi.setSystemTime(new Date('2026-11-29T11:01:30Z'));
       expect((await stats('?minutes=60')).minutes.every((minute) => minute.total === 0)).toBe(true);
     },
   );

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLocalplane, type InProcessLocalplane } from '../../src/index.ts';
-import type { JournalEntry } from '../../src/journal/schemas.ts';
+import { journalEntrySummarySchema, type JournalEntry } from '../../src/journal/schemas.ts';
 import { curlCommand } from '../../src/ui/views/requests.tsx';
 import { EventStreamReader } from '../support/event-stream.ts';
 import { eventually } from '../support/instance.ts';
@@ -83,8 +83,10 @@ describe('the Requests view at /ui/requests', () => {
     const newest = Math.max(...rowIds(html));
     expect(html).toContain(`sse-connect="/ui/requests/stream?since=${newest}"`);
     expect(html).toContain(
-      '<tbody id="request-rows" data-max-rows="100" sse-swap="request,reset" hx-swap="afterbegin">',
+      '<tbody id="request-rows" data-max-rows="100" sse-swap="requests,reset" hx-swap="afterbegin" data-row-query="" ' +
+        'data-workspace-names="{',
     );
+    expect(html).toContain(`&quot;${acme.id}&quot;:&quot;${acme.name}&quot;`);
     for (const label of [
       'Source',
       'Method',
@@ -191,32 +193,30 @@ describe('the stream of rows at /ui/requests/stream', () => {
     return new EventStreamReader(response.body!);
   }
 
-  it('sends each new matching request as the table row, after the `since` id or the Last-Event-ID', async () => {
-    await traffic();
-    const [newest] = await journal('?order=desc&limit=1');
-    const rows = await open(`status=4xx&since=${newest!.id}`);
-    await inProcessApi(lp, acme).get('/api/v1/bulk-exports');
-    await inProcessApi(lp, acme).get(MISSING_DESTINATION);
-    const [event] = await rows.events(1);
-    const [missing] = await journal('?order=desc&limit=1');
-    expect(event!.id).toBe(String(missing!.id));
-    expect(event!.data).toMatch(
-      new RegExp(
-        `^<tr id="request-${missing!.id}" data-id="${missing!.id}">.*<a ` +
-          `href="/ui/requests/${missing!.id}\\?status=4xx"[^>]*>${MISSING_DESTINATION}</a>.*<span ` +
-          `class="status-4">404</span>.*${acme.name}.*</tr>$`,
-      ),
-    );
-    expect(rowPaths(`<table>${event!.data}</table>`)).toEqual([MISSING_DESTINATION]);
-    await rows.cancel();
+  it(
+    "sends the new matching requests' summaries for ui.js to make rows of, after the `since` id or the " +
+      'Last-Event-ID',
+    async () => {
+      await traffic();
+      const [newest] = await journal('?order=desc&limit=1');
+      const rows = await open(`status=4xx&since=${newest!.id}`);
+      await inProcessApi(lp, acme).get('/api/v1/bulk-exports');
+      await inProcessApi(lp, acme).get(MISSING_DESTINATION);
+      const [event] = await rows.events(1, 'requests');
+      const [missing] = await journal('?order=desc&limit=1');
+      expect(event!.id).toBe(String(missing!.id));
+      expect(JSON.parse(event!.data!)).toEqual([journalEntrySummarySchema.parse(missing)]);
+      await rows.cancel();
 
-    // Reconnecting, the browser says the last id it had: what came after is sent, the `since` in the URL
-    // notwithstanding.
-    await inProcessApi(lp).get('/v2/deployments');
-    const again = await open('status=4xx&since=0', { 'last-event-id': String(missing!.id) });
-    expect(rowPaths(`<table>${(await again.events(1))[0]!.data}</table>`)).toEqual(['/v2/deployments']);
-    await again.cancel();
-  });
+      // Reconnecting, the browser says the last id it had: what came after is sent, the `since` in the URL
+      // notwithstanding.
+      await inProcessApi(lp).get('/v2/deployments');
+      const again = await open('status=4xx&since=0', { 'last-event-id': String(missing!.id) });
+      const [after] = await again.events(1, 'requests');
+      expect((JSON.parse(after!.data!) as JournalEntry[]).map((entry) => entry.path)).toEqual(['/v2/deployments']);
+      await again.cancel();
+    },
+  );
 
   it('sends a row saying so after a reset', async () => {
     const rows = await open('since=0');
@@ -520,7 +520,7 @@ describe('curl command lines', () => {
       },
       body: { text: null, size: null, content_type: null, truncated: false, ...changes },
     },
-    response: { body: { text: null, size: 0, content_type: null, truncated: false } },
+    response: { headers: {}, body: { text: null, size: 0, content_type: null, truncated: false } },
     objstore: null,
     duration_ms: 1,
     fault_rule_id: null,

@@ -87,7 +87,13 @@ export function beginExchange(
         status,
         errorCode: cut ? (exchange.errorCode ?? 'RequestAborted') : exchange.errorCode,
       };
-      observer.complete({ req, record, requestBody: requestBodyOf(exchange), responseBody: written });
+      observer.complete({
+        req,
+        record,
+        requestBody: requestBodyOf(exchange),
+        responseBody: written,
+        responseHeaders: written.headerPairs(),
+      });
     });
   }
 

@@ -215,6 +215,124 @@
     }
   };
 
+  // --- The Requests view's live rows (issue 38, point 6) ---
+
+  /** A live table keeps its newest data-max-rows rows, and drops its "none yet" row once one comes. */
+  const keepNewest = (rows) => {
+    const max = Number(rows.dataset?.maxRows);
+    if (!max) return;
+    rows.querySelector('tr[data-placeholder]')?.remove();
+    while (rows.rows.length > max) rows.deleteRow(-1);
+  };
+
+  const withAttributes = (element, attributes) => {
+    for (const [name, value] of Object.entries(attributes)) if (value !== undefined) element.setAttribute(name, value);
+    return element;
+  };
+
+  /** A <time> as time.tsx's Timestamp writes it; showTimes then writes it in the chosen zone. */
+  const timestamp = (element, at, format) => {
+    const iso = new Date(at).toISOString();
+    const clock = iso.slice(11, format.endsWith('-ms') ? 23 : 19);
+    const text = format.startsWith('datetime') ? `${iso.slice(0, 10)} ${clock} UTC` : clock;
+    return element('time', { class: 'timestamp', datetime: iso, 'data-format': format }, text);
+  };
+
+  /** Emulator and wall clock this far apart or more are shown both (time.tsx's EmulatorTime). */
+  const SAME_TIME_MS = 1000;
+
+  /** An objstore request's path decoded (a key's `=` rather than `%3D`), the API's as sent. */
+  const readablePath = (summary) => {
+    if (summary.source !== 'objstore') return summary.path;
+    try {
+      return decodeURIComponent(summary.path);
+    } catch {
+      return summary.path;
+    }
+  };
+
+  /**
+   * A journal entry's summary as the table's row, as the server makes it (RequestRow in views/requests.tsx;
+   * test/ui/requests-live-browser.test.ts compares the two): every text set as text.
+   */
+  const liveRow = (summary, names, query) => {
+    const element = (tag, attributes, ...children) => {
+      const made = withAttributes(document.createElement(tag), attributes);
+      made.append(...children);
+      return made;
+    };
+    const href = `/ui/requests/${summary.id}${query ? `?${query}` : ''}`;
+    const statusClass = `status-${Math.floor(summary.status / 100)}`;
+    const path = readablePath(summary);
+    const workspace = summary.workspace_id === null ? '—' : (names[summary.workspace_id] ?? summary.workspace_id);
+    const apart = Math.abs(Date.parse(summary.time) - Date.parse(summary.wall_time)) >= SAME_TIME_MS;
+    const time = apart
+      ? element(
+          'span',
+          { class: 'time-pair' },
+          'emulator ',
+          timestamp(element, summary.time, 'datetime-ms'),
+          ' · wall ',
+          timestamp(element, summary.wall_time, 'time-ms'),
+        )
+      : timestamp(element, summary.time, 'datetime-ms');
+    return element(
+      'tr',
+      { id: `request-${summary.id}`, 'data-id': String(summary.id) },
+      element('td', { class: 'mono' }, time),
+      element('td', {}, summary.source),
+      element('td', { class: 'mono' }, summary.method),
+      element(
+        'th',
+        { scope: 'row', class: 'path mono' },
+        element(
+          'a',
+          {
+            href,
+            title: path,
+            'hx-get': href,
+            'hx-target': '#request-detail',
+            'hx-swap': 'innerHTML',
+            'hx-push-url': 'true',
+          },
+          path,
+        ),
+      ),
+      element(
+        'td',
+        { class: 'num' },
+        element(
+          'span',
+          { class: statusClass, title: summary.status === 499 ? 'no reply was sent' : undefined },
+          String(summary.status),
+        ),
+      ),
+      element('td', { title: workspace }, workspace),
+      element(
+        'td',
+        { class: 'mono' },
+        summary.fault_rule_id === null
+          ? '—'
+          : element('a', { href: `/ui/faults#${summary.fault_rule_id}` }, summary.fault_rule_id),
+      ),
+      element('td', { class: 'num' }, summary.duration_ms.toFixed(1)),
+    );
+  };
+
+  /** A chunk of the stream's summaries (oldest first) put at the top of the table, newest first. */
+  const addLiveRows = (rows, summaries) => {
+    const names = JSON.parse(rows.dataset.workspaceNames ?? '{}');
+    const query = rows.dataset.rowQuery ?? '';
+    const newest = summaries.slice(-(Number(rows.dataset.maxRows) || summaries.length)).reverse();
+    const added = newest.map((summary) => liveRow(summary, names, query));
+    rows.prepend(...added);
+    keepNewest(rows);
+    showTimes(rows);
+    labelCells(rows);
+    // The links' hx- attributes take effect.
+    added.forEach((row) => htmx.process(row));
+  };
+
   const enhance = (root) => {
     showTimes(root);
     labelCells(root);
@@ -322,15 +440,17 @@
     showSqlHistory();
     enhance(document);
     document.body.addEventListener('htmx:load', (event) => enhance(event.target));
-    // A live table keeps its newest data-max-rows rows, and drops its "none yet" row once one comes.
     document.body.addEventListener('htmx:sseMessage', (event) => {
       const rows = event.target;
-      const max = Number(rows.dataset?.maxRows);
-      if (!max) return;
-      rows.querySelector('tr[data-placeholder]')?.remove();
+      keepNewest(rows);
       showTimes(rows);
       labelCells(rows);
-      while (rows.rows.length > max) rows.deleteRow(-1);
+    });
+    // The Requests view's chunks of summaries are made rows here, not swapped in as HTML.
+    document.body.addEventListener('htmx:sseBeforeMessage', (event) => {
+      if (event.detail?.type !== 'requests') return;
+      event.preventDefault();
+      addLiveRows(event.target, JSON.parse(event.detail.data));
     });
   });
 

@@ -126,7 +126,8 @@ const faultRuleLink = (ruleId: string) => <a href={`/ui/faults#${ruleId}`}>{rule
 
 /**
  * One journal entry as a row: its link opens the detail pane beside the table; the row of the request the pane shows
- * is marked (aria-current), here and, as the pane changes, by ui.js.
+ * is marked (aria-current), here and, as the pane changes, by ui.js. ui.js's liveRow makes the live rows the same
+ * (test/ui/requests-live-browser.test.ts compares them).
  */
 function RequestRow({
   entry,
@@ -300,7 +301,15 @@ function LiveRequests({ query, entries, names, paused, error, page, selectedId, 
           <tbody
             id="request-rows"
             data-max-rows={shown}
-            {...(live ? { 'sse-swap': 'request,reset', 'hx-swap': 'afterbegin' } : {})}
+            {...(live
+              ? {
+                  'sse-swap': 'requests,reset',
+                  'hx-swap': 'afterbegin',
+                  // What ui.js makes the stream's rows with: the rows' links keep the filters; workspaces by name.
+                  'data-row-query': query.toString(),
+                  'data-workspace-names': JSON.stringify(Object.fromEntries(names)),
+                }
+              : {})}
           >
             {entries.length === 0 && (
               <tr data-placeholder>
@@ -598,6 +607,7 @@ function RequestDetail({ entry, names, origin }: { entry: JournalEntry; names: W
       </pre>
       <NameValues label="Query" pairs={query} />
       <NameValues label="Request headers" pairs={Object.entries(entry.request.headers)} />
+      <NameValues label="Response headers" pairs={Object.entries(entry.response.headers)} />
       <BodyView label="Request body" body={entry.request.body} />
       <BodyView label="Response body" body={entry.response.body} />
     </article>
@@ -626,40 +636,33 @@ const ClearJournalForm = ({ query }: { query: URLSearchParams }) => (
 );
 
 // ---------------------------------------------------------------------------------------------
-// The stream of rows: the API's journal stream, each entry rendered as the table's row.
+// The live rows: the API's journal stream of summaries, which ui.js makes into the table's rows.
 
 /**
- * The API's journal events (one JSON entry each) as events of table rows, for htmx's sse
- * extension to put in place; ids go through, so a reconnecting browser's Last-Event-ID is the
- * API's. Cancelling, or `clientGone`, cancels the API's stream.
+ * The API's journal events for the page: its chunks of entry summaries as they are (ui.js makes
+ * them rows, as RequestRow does), a reset as the row saying so, for htmx's sse extension to put
+ * at the top. Ids go through, so a reconnecting browser's Last-Event-ID is the API's.
+ * Cancelling, or `clientGone`, cancels the API's stream.
  */
-function rowEvents(
-  upstream: ReadableStream<Uint8Array>,
-  row: (entry: JournalEntry) => string,
-  clientGone: AbortSignal,
-): ReadableStream<Uint8Array> {
+function liveEvents(upstream: ReadableStream<Uint8Array>, clientGone: AbortSignal): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const transform = (event: ServerSentEvent, controller: TransformStreamDefaultController<Uint8Array>) => {
     if (event.comment !== undefined) controller.enqueue(encoder.encode(commentText(event.comment)));
-    else if (event.event === 'request')
-      controller.enqueue(
-        encoder.encode(
-          eventText({ id: event.id, event: 'request', data: row(JSON.parse(event.data!) as JournalEntry) }),
-        ),
-      );
+    else if (event.event === 'requests')
+      controller.enqueue(encoder.encode(eventText({ id: event.id, event: 'requests', data: event.data! })));
     else if (event.event === 'reset')
       controller.enqueue(encoder.encode(eventText({ id: event.id, event: 'reset', data: String(<ResetRow />) })));
   };
-  const rows = upstream.pipeThrough(readEvents()).pipeThrough(new TransformStream({ transform })).getReader();
-  // The client's going ends the rows (and lets the API's stream go) without an error to log.
-  clientGone.addEventListener('abort', () => void rows.cancel(), { once: true });
+  const events = upstream.pipeThrough(readEvents()).pipeThrough(new TransformStream({ transform })).getReader();
+  // The client's going ends the events (and lets the API's stream go) without an error to log.
+  clientGone.addEventListener('abort', () => void events.cancel(), { once: true });
   return new ReadableStream({
     async pull(controller) {
-      const { done, value } = await rows.read();
+      const { done, value } = await events.read();
       if (done) controller.close();
       else controller.enqueue(value);
     },
-    cancel: (reason) => rows.cancel(reason),
+    cancel: (reason) => events.cancel(reason),
   });
 }
 
@@ -772,6 +775,7 @@ export function requestsView(api: DashboardApi) {
   app.get('/stream', async (c) => {
     const query = viewQuery(c);
     const filter = apiFilter(query);
+    filter.set('summary', 'true');
     const since = c.req.query('since');
     if (since) filter.set('since', since);
     const lastEventId = c.req.header('last-event-id');
@@ -779,19 +783,11 @@ export function requestsView(api: DashboardApi) {
       headers: lastEventId ? { 'last-event-id': lastEventId } : {},
     });
     if (!upstream.ok || upstream.body === null) return upstream;
-    const names = await workspaceNames(api);
     // A browser that ends its side of the connection has gone: the server would keep the half-open connection for a
     // reply with no end.
     const clientGone = new AbortController();
     (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket.once('end', () => clientGone.abort());
-    return new Response(
-      rowEvents(
-        upstream.body,
-        (entry) => String(<RequestRow entry={entry} names={names} query={query} />),
-        clientGone.signal,
-      ),
-      { headers: EVENT_STREAM_HEADERS },
-    );
+    return new Response(liveEvents(upstream.body, clientGone.signal), { headers: EVENT_STREAM_HEADERS });
   });
 
   // A plain form's post is answered with the view (a redirect), htmx's with the table.
