@@ -1,11 +1,12 @@
 /**
  * The dashboard with a full journal: 100,000 entries, then /ui's first views loaded in Debian's
- * chromium (a fresh context each time: nothing cached), their bytes, and a journal filter over
- * HTTP. No peer has a dashboard to set beside it, so each figure is set beside its goal.
+ * chromium (a fresh context each time: nothing cached), their bytes, a journal filter over
+ * HTTP, and a burst of requests with and without the Requests view watching live. No peer has a
+ * dashboard to set beside it, so each figure is set beside its goal.
  */
 import { chromium, type Browser } from 'playwright-core';
 import { start, type Localplane } from '../../src/localplane.ts';
-import { goal, median, medianAndRange, milliseconds, type Row } from './report.ts';
+import { goal, median, medianAndRange, milliseconds, percent, perSecond, type Row } from './report.ts';
 
 const JOURNAL_ENTRIES = 100_000;
 const FIRST_VIEW_GOAL_MS = 300;
@@ -51,6 +52,80 @@ function filterRow(what: string, times: number[], samples: number): Row {
     ratio: `${(median(times) / FILTER_GOAL_MS).toFixed(2)}×`,
     goal: goal(`≤ ${FILTER_GOAL_MS} ms`, median(times) <= FILTER_GOAL_MS),
   };
+}
+
+/** A burst of API requests, with and without the Requests view open live beside it. */
+const BURST = 3000;
+const BURST_CONNECTIONS = 10;
+const LIVE_VIEW_GOAL = 0.8;
+
+/** BURST requests over BURST_CONNECTIONS connections, one in flight on each; requests per second. */
+async function burst(apiUrl: string, apiKey: string): Promise<number> {
+  const headers = { 'x-api-key': apiKey };
+  let sent = 0;
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: BURST_CONNECTIONS }, async () => {
+      while (sent < BURST) {
+        sent++;
+        const response = await fetch(`${apiUrl}/api/v1/bulk-exports/destinations`, { headers });
+        await response.arrayBuffer();
+      }
+    }),
+  );
+  return BURST / ((performance.now() - began) / 1000);
+}
+
+/**
+ * The burst's rate with no viewer and with /ui/requests open in chromium (live, as a person
+ * watches it: its stream read and its rows drawn), in turns, `runs` of each; the burst ends when
+ * its last request has been answered, and the page is then waited on to show it.
+ */
+export async function measureLiveView(
+  lp: Pick<Localplane, 'apiUrl'>,
+  browser: Browser,
+  apiKey: string,
+  runs: number,
+): Promise<Row[]> {
+  const alone: number[] = [];
+  const watched: number[] = [];
+  await burst(lp.apiUrl, apiKey); // warm-up
+  for (let run = 0; run < runs; run++) {
+    alone.push(await burst(lp.apiUrl, apiKey));
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${lp.apiUrl}/ui/requests`, { waitUntil: 'load' });
+      await page.waitForFunction(() => document.querySelector('#requests-live[sse-connect]') !== null);
+      watched.push(await burst(lp.apiUrl, apiKey));
+      const { requests } = (await (await fetch(`${lp.apiUrl}/_localplane/requests?order=desc&limit=1`)).json()) as {
+        requests: { id: number }[];
+      };
+      await page.waitForSelector(`#request-${requests[0]!.id}`, { timeout: 60_000 });
+    } finally {
+      await context.close();
+    }
+  }
+  const ratio = median(watched) / median(alone);
+  const what = `${BURST.toLocaleString('en')}-request burst over ${BURST_CONNECTIONS} connections (${runs} runs)`;
+  return [
+    {
+      what: `dashboard: ${what}, no viewer`,
+      localplane: medianAndRange(alone, perSecond),
+      peer: 'none: the row below is set beside it',
+      peerFigure: '—',
+      ratio: '—',
+      goal: '—',
+    },
+    {
+      what: `dashboard: ${what}, /ui/requests open live in chromium`,
+      localplane: medianAndRange(watched, perSecond),
+      peer: 'the same burst with no viewer',
+      peerFigure: perSecond(median(alone)),
+      ratio: percent(ratio),
+      goal: goal(`≥ ${percent(LIVE_VIEW_GOAL)} of it`, ratio >= LIVE_VIEW_GOAL),
+    },
+  ];
 }
 
 interface FirstView {
@@ -135,6 +210,7 @@ export async function measureDashboard(options: { runs: number; log: (line: stri
       });
     }
     rows.push(...filterRows);
+    rows.push(...(await measureLiveView(lp, browser, workspaces[0]!.api_key, options.runs)));
     return rows;
   } finally {
     await browser.close();
