@@ -36,7 +36,7 @@ function Activity({ stats }: { stats: RequestStats }) {
       <h2 id="activity-heading">Requests per minute</h2>
       <figure class="chart" data-chart={JSON.stringify(chart)}>
         <figcaption class="muted">
-          The last {ACTIVITY_MINUTES} minutes of the emulator clock, by status class: {totals}.{' '}
+          The last {ACTIVITY_MINUTES} minutes of the wall clock (not the emulator's), by status class: {totals}.{' '}
           <a href="/ui/requests">All requests</a>
         </figcaption>
       </figure>
