@@ -86,7 +86,8 @@ describe('the SQL view at /ui/sql', () => {
           'hx-target="#sql-result"',
       );
       expect(html).toContain(
-        '<button type="submit" class="primary run-query" aria-keyshortcuts="Control+Enter" data-route="POST /_localplane/sql">',
+        '<button type="submit" class="primary run-query" aria-keyshortcuts="Control+Enter" ' +
+          'data-route="POST /_localplane/sql">',
       );
       expect(html).toContain('<button type="button" class="when-busy" data-sql-cancel="true">Cancel</button>');
       // The schema beside the editor: the view's columns with their types, each a button putting its name in the query.
