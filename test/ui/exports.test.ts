@@ -115,11 +115,12 @@ describe('the exports of a workspace at /ui/exports', () => {
     expect(fragment).not.toContain('<html');
   });
 
-  it("shows the API's refusal for a workspace on a plan without bulk exports", async () => {
+  it("shows the API's refusal for a workspace on a plan without bulk exports, with a link to change the plan", async () => {
     const html = await page(`/ui/exports?workspace_id=${initech.id}`);
     expect(html).toMatch(
       /<p class="error" role="alert">Bulk export is only available on the Plus and Enterprise plans/,
     );
+    expect(html).toContain('<a href="/ui/state#plans">Change the workspace&#39;s plan</a>');
   });
 
   it("shows the API's refusal next to the export form, with what was typed", async () => {

@@ -1052,6 +1052,9 @@ export function exportsView(api: DashboardApi) {
         content = (
           <div id="exports-workspace">
             <ErrorNote message={`${refusal(error).detail} ${WORKSPACE_HINT}`} />
+            <p>
+              <a href="/ui/state#plans">Change the workspace's plan</a> on the State view.
+            </p>
           </div>
         );
       }

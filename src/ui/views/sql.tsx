@@ -434,8 +434,8 @@ export function sqlView(api: DashboardApi) {
                   Cancel
                 </button>
                 <span class="muted">
-                  Ctrl+Enter runs it. One SELECT, read-only; at most sql_row_limit rows and sql_time_limit_seconds
-                  (PATCH /_localplane/config).
+                  Ctrl+Enter runs it. One SELECT, read-only; at most sql_row_limit rows and sql_time_limit_seconds (
+                  <a href="/ui/state#limits">the limits</a>, PATCH /_localplane/config).
                 </span>
               </div>
             </HtmxForm>
