@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { BODY_UNREADABLE } from '../shared/validation.ts';
 import { DashboardApiError, type ApiIssue } from './api.ts';
-import { isFragmentRequest } from './layout.tsx';
+import { isFragmentRequest } from './fragments.ts';
 
 /** A form's fields as sent (text fields only), trimmed. */
 export type FormValues = Record<string, string>;

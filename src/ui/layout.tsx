@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { cloneElement, createContext, useContext, type Child, type JSX, type JSXNode } from 'hono/jsx';
 import { raw } from 'hono/html';
 import { assetPath } from './assets.ts';
+import { isFragmentRequest } from './fragments.ts';
 import type { FormState } from './forms.ts';
 
 /** The views in the order the navigation lists them. */
@@ -96,13 +97,6 @@ function Page({ title, active, charts = false, children }: PageProps) {
     </html>
   );
 }
-
-/**
- * True when htmx asks for the part of a view that changes, not for the whole page (a history restore asks for the
- * page).
- */
-export const isFragmentRequest = (c: Context) =>
-  c.req.header('hx-request') === 'true' && c.req.header('hx-history-restore-request') !== 'true';
 
 /** The whole page, or only `fragment` (default: the page's content) when htmx asks for a part. */
 export function renderView(c: Context, props: PageProps & { fragment?: Child }) {

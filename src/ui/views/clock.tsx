@@ -3,7 +3,8 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockRun, ClockState, ListedTask, Task } from '../../admin/schemas.ts';
 import { describeTask, DueWork, namesFor, TaskResource, type Names } from '../due-work.tsx';
 import { formValues } from '../forms.ts';
-import { ErrorNote, Field, HtmxForm, isFragmentRequest, renderView } from '../layout.tsx';
+import { isFragmentRequest } from '../fragments.ts';
+import { ErrorNote, Field, HtmxForm, renderView } from '../layout.tsx';
 import { Timestamp } from '../time.tsx';
 import { parseSpan, SPAN_HINT } from '../spans.ts';
 

@@ -22,16 +22,8 @@ import {
   type FormState,
   type FormValues,
 } from '../forms.ts';
-import {
-  DetailList,
-  ErrorNote,
-  Field,
-  HtmxForm,
-  isFragmentRequest,
-  Options,
-  renderView,
-  TableHead,
-} from '../layout.tsx';
+import { isFragmentRequest } from '../fragments.ts';
+import { DetailList, ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
 import { formatBytes, KeyText } from './objects.tsx';
 import { Timestamp } from '../time.tsx';
 import { ArmedExportRunKnobs, ExportRunKnobForm, exportRunKnobRequest, type ArmedKnobs } from './faults.tsx';

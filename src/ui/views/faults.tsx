@@ -21,7 +21,8 @@ import {
   type FormState,
   type FormValues,
 } from '../forms.ts';
-import { ErrorNote, Field, HtmxForm, isFragmentRequest, Options, renderView, TableHead } from '../layout.tsx';
+import { isFragmentRequest } from '../fragments.ts';
+import { ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
 
 type Armed<Knob> = Knob & { remaining: number };
 

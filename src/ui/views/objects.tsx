@@ -6,7 +6,8 @@ import type { ObjstoreKeyView } from '../../objstore/key-routes.ts';
 import { OBJSTORE_PERMISSIONS } from '../../objstore/types.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { formList, formValues, optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
-import { ErrorNote, Field, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
+import { isFragmentRequest } from '../fragments.ts';
+import { ErrorNote, Field, renderView, TableHead } from '../layout.tsx';
 import { Timestamp } from '../time.tsx';
 
 interface Bucket {

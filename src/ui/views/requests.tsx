@@ -14,7 +14,8 @@ import { REQUEST_SOURCES } from '../../journal/matching.ts';
 import type { JournalBody, JournalBounds, JournalEntry } from '../../journal/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { DetailList, ErrorNote, Field, HtmxForm, isFragmentRequest, renderView, TableHead } from '../layout.tsx';
+import { isFragmentRequest } from '../fragments.ts';
+import { DetailList, ErrorNote, Field, HtmxForm, renderView, TableHead } from '../layout.tsx';
 import { objectLink } from './objects.tsx';
 import { EmulatorTime, Timestamp } from '../time.tsx';
 
