@@ -115,6 +115,15 @@ export interface AdminMethods {
     object(bucket: string, key: string): Promise<ObjectView>;
     /** GET /objstore/buckets/{bucket}/object/content?key= */
     content(bucket: string, key: string): Promise<Uint8Array>;
+    /** PUT /objstore/buckets/{bucket}/object?key=: stored as S3 PutObject stores it (octet-stream unless given) */
+    putObject(
+      bucket: string,
+      key: string,
+      content: Uint8Array,
+      options?: { contentType?: string },
+    ): Promise<ObjectView>;
+    /** DELETE /objstore/buckets/{bucket}/object?key= */
+    deleteObject(bucket: string, key: string): Promise<void>;
     /** GET /objstore/preview */
     preview(options: PreviewOptions): Promise<PreviewResponse>;
   };
@@ -198,20 +207,29 @@ interface CallOptions {
   query?: Readonly<Record<string, unknown>>;
   /** A JSON body. */
   json?: unknown;
-  /** A body sent as application/octet-stream. */
+  /** A body sent as application/octet-stream, or as `contentType`. */
   bytes?: Uint8Array;
+  contentType?: string;
 }
 
 type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** One request to /_localplane/…: the answer when it succeeded, else a LocalplaneError. */
 function caller(send: Send, baseUrl: string, headers: Readonly<Record<string, string>>) {
-  return async (method: HttpMethod, path: string, { query, json, bytes }: CallOptions = {}): Promise<Response> => {
+  return async (
+    method: HttpMethod,
+    path: string,
+    { query, json, bytes, contentType: bytesType }: CallOptions = {},
+  ): Promise<Response> => {
     const url = new URL(`/_localplane${path}`, baseUrl);
     for (const [name, value] of Object.entries(queryText(query ?? {}))) url.searchParams.set(name, value);
     const body = json !== undefined ? JSON.stringify(json) : (bytes as Uint8Array<ArrayBuffer> | undefined);
     const contentType =
-      json !== undefined ? 'application/json' : bytes !== undefined ? 'application/octet-stream' : undefined;
+      json !== undefined
+        ? 'application/json'
+        : bytes !== undefined
+          ? (bytesType ?? 'application/octet-stream')
+          : undefined;
     const response = await send(
       new Request(url, {
         method,
@@ -287,6 +305,9 @@ function adminMethods({ json, bytes, done }: Answers): AdminMethods {
       objects: (bucket, options = {}) => json('GET', `${bucketPath(bucket)}/objects`, { query: options }),
       object: (bucket, key) => json('GET', `${bucketPath(bucket)}/object`, { query: { key } }),
       content: (bucket, key) => bytes(`${bucketPath(bucket)}/object/content`, { key }),
+      putObject: (bucket, key, content, { contentType } = {}) =>
+        json('PUT', `${bucketPath(bucket)}/object`, { query: { key }, bytes: content, contentType }),
+      deleteObject: (bucket, key) => done('DELETE', `${bucketPath(bucket)}/object`, { query: { key } }),
       preview: (options) => json('GET', '/objstore/preview', { query: options }),
     },
     snapshots: {

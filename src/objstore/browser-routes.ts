@@ -1,12 +1,15 @@
 import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 
-import { notFoundError } from '../openapi/errors.ts';
+import { httpError, notFoundError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
-import { customIssue, notFound } from '../shared/errors.ts';
+import { customIssue, HttpError, notFound } from '../shared/errors.ts';
 import { neverFramedHeaders } from '../shared/never-framed.ts';
 import { queryInteger } from '../shared/validation.ts';
 import { CHECKSUM_ALGORITHMS } from './checksum-algorithms.ts';
+import { errors as s3Errors, GatewayError } from './s3-errors.ts';
 import type { BucketSummary, ListedObject, ObjectBrowser, ObjectDetails } from './types.ts';
 
 /** S3's longest key, in bytes of UTF-8. */
@@ -126,6 +129,18 @@ const detailsView = (bucket: string, details: ObjectDetails) => ({
   checksum_type: details.checksumType,
   parts_count: details.partsCount,
 });
+
+/** What an upload is refused for, in the API's shape: the S3 error's status and message (413 for a too large one). */
+function uploadRefused(error: unknown): unknown {
+  if (!(error instanceof GatewayError)) return error;
+  const { status, code, message } = error.spec;
+  return new HttpError(code === s3Errors.entityTooLarge().code ? 413 : (status as ContentfulStatusCode), message);
+}
+
+/** The declared size of a request's body; null when it is sent in chunks. */
+function declaredLength(header: string | undefined): number | null {
+  return header !== undefined && /^\d{1,16}$/.test(header) ? Number(header) : null;
+}
 
 /**
  * A name for the downloaded file: the key's last segment, with an ASCII stand-in for clients that do not read
@@ -254,6 +269,64 @@ export function objstoreBrowserRoutes(browser: ObjectBrowser) {
         'x-content-type-options': 'nosniff',
         ...neverFramedHeaders('sandbox'),
       });
+    },
+  );
+
+  app.openapi(
+    {
+      method: 'put',
+      path: '/objstore/buckets/:bucket/object',
+      summary: 'Store an object under a key, as S3 PutObject does: its bytes are the body',
+      description:
+        "The content type is the request's Content-Type (application/octet-stream without one). The object is " +
+        'stored as a PutObject of the same bytes would be: same ETag and checksum (CRC64NVME), same storage and ' +
+        "limits (5 GiB; the memory storage's budget), one under the key replaced.",
+      params: bucketParams,
+      query: objectQuery,
+      rawBody: { contentType: 'application/octet-stream', description: "The object's content, at most 5 GiB" },
+      response: [
+        { status: 201, description: 'The object stored', schema: objectSchema },
+        { status: 200, description: 'The object that was under the key replaced', schema: objectSchema },
+      ],
+      errors: [
+        bucketNotFound,
+        httpError(413, 'The content is over 5 GiB', { too_large: s3Errors.entityTooLarge().message }),
+        httpError(507, "The memory storage's budget is spent", {
+          insufficient_storage: s3Errors.insufficientStorage(2 ** 30).message,
+        }),
+      ],
+    },
+    async (c, { params: { bucket }, query: { key } }) => {
+      requireBucket(bucket);
+      const replaced = (await browser.describe(bucket, key)) !== null;
+      const body = c.req.raw.body;
+      const content = body === null ? Readable.from([]) : Readable.fromWeb(body as WebReadableStream);
+      try {
+        const details = await browser.put(bucket, key, content, {
+          length: declaredLength(c.req.header('content-length')),
+          contentType: c.req.header('content-type') || 'application/octet-stream',
+        });
+        return c.json(detailsView(bucket, details), replaced ? 200 : 201);
+      } catch (error) {
+        throw uploadRefused(error);
+      }
+    },
+  );
+
+  app.openapi(
+    {
+      method: 'delete',
+      path: '/objstore/buckets/:bucket/object',
+      summary: 'Delete an object, as S3 DeleteObject does',
+      params: bucketParams,
+      query: objectQuery,
+      response: { status: 204, description: 'Deleted' },
+      errors: [objectNotFound],
+    },
+    async (c, { params: { bucket }, query: { key } }) => {
+      requireBucket(bucket);
+      if (!(await browser.delete(bucket, key))) throw objectMissing(bucket, key);
+      return c.body(null, 204);
     },
   );
 

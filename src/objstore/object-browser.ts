@@ -5,6 +5,7 @@
  * storage directly, with no key pair: every bucket and every workspace's folder is in sight.
  */
 import type { BucketDirectory } from './bucket-directory.ts';
+import type { FileView } from './file-view/file-view.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName } from './checksum-algorithms.ts';
 import { layoutOf } from './server/operations/multipart-layout.ts';
 import { commonPrefixesOf, compareKeys, itemsOf, pageOf } from './server/operations/paging.ts';
@@ -69,6 +70,8 @@ export interface ObjectBrowserOptions {
   publicBuckets: ReadonlySet<string>;
   /** The buckets of workspace folders. */
   workspaceFolders: ReadonlySet<string>;
+  /** Kept in step with every write. */
+  fileView?: FileView;
 }
 
 export function createObjectBrowser({
@@ -76,6 +79,7 @@ export function createObjectBrowser({
   directory,
   publicBuckets,
   workspaceFolders,
+  fileView,
 }: ObjectBrowserOptions): ObjectBrowser {
   const describe = async (bucket: string, key: string) => {
     const head = await storage.headObject(bucket, key);
@@ -131,6 +135,24 @@ export function createObjectBrowser({
     },
 
     describe,
+
+    async put(bucket, key, content, { length, contentType }) {
+      // The S3 operations load with the gateway's first request (objstore.ts); an upload loads them too.
+      const { putObjectContent } = await import('./server/operations/uploads.ts');
+      try {
+        await putObjectContent(storage, bucket, key, content, length, { 'content-type': contentType });
+      } finally {
+        await fileView?.syncKey(bucket, key);
+      }
+      return (await describe(bucket, key))!;
+    },
+
+    async delete(bucket, key) {
+      if (!(await storage.objectExists(bucket, key))) return false;
+      await storage.deleteObject(bucket, key);
+      await fileView?.syncKey(bucket, key);
+      return true;
+    },
 
     async open(bucket, key) {
       const opened = await storage.openObject(bucket, key);

@@ -184,6 +184,7 @@ export async function createObjstore(options: ObjstoreOptions): Promise<Embedded
       directory,
       publicBuckets: new Set(options.publicBuckets),
       workspaceFolders: new Set(Object.keys(options.workspaceFolders ?? {})),
+      fileView,
     }),
     headObject: async (bucket, key) =>
       directory.ownerOf(bucket) === undefined ? null : storage.headObject(bucket, key),

@@ -307,4 +307,16 @@ export interface ObjectBrowser {
   describe(bucket: string, key: string): Promise<ObjectDetails | null>;
   /** null when there is no such object. */
   open(bucket: string, key: string): Promise<OpenedObject | null>;
+  /**
+   * Stores an object in a bucket that exists as PutObject does (`length` null: the size shows at the end of the
+   * content); throws the S3 error PutObject would answer (a GatewayError).
+   */
+  put(
+    bucket: string,
+    key: string,
+    content: Readable,
+    upload: { length: number | null; contentType: string },
+  ): Promise<ObjectDetails>;
+  /** Deletes an object as DeleteObject does; false when there is no such object. */
+  delete(bucket: string, key: string): Promise<boolean>;
 }

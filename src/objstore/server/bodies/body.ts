@@ -7,7 +7,8 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { Writable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 import { AwsChunkedDecoder } from './aws-chunked.ts';
 import {
@@ -22,7 +23,7 @@ import { signedContentSha256 } from './signed-payload.ts';
 import type { OperationContext } from '../operations/context.ts';
 import { errors, GatewayError } from '../../s3-errors.ts';
 import { sendContinue, type Exchange } from '../exchange.ts';
-import type { IncomingContent } from '../../storage/storage.ts';
+import type { IncomingContent, ObjstoreStorage } from '../../storage/storage.ts';
 
 /** S3's limit for one PutObject, one part or one browser form's file. */
 export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
@@ -315,6 +316,39 @@ export async function receiveBody(
     return { content, ...(await verifyContent(plan, spool, digests)) };
   } catch (err) {
     abandonBody(ctx.exchange);
+    await content?.discard();
+    throw err;
+  }
+}
+
+/**
+ * Reads a plain body that comes with no S3 framing or digests to check (the admin API's upload) into the storage as
+ * receiveBody does, with the same ETag and the `defaultChecksum` S3 gives a new object. On failure what was kept is
+ * discarded.
+ */
+export async function receiveContent(
+  storage: ObjstoreStorage,
+  source: Readable,
+  length: number | null,
+  defaultChecksum: ChecksumAlgorithm,
+): Promise<ReceivedBody> {
+  if (length !== null && length > MAX_UPLOAD_BYTES) throw new GatewayError(errors.entityTooLarge());
+  const plan: BodyPlan = {
+    framing: { kind: 'plain' },
+    length,
+    contentMd5: null,
+    contentSha256: null,
+    checksum: { source: 'none' },
+  };
+  const digests = new ContentDigests(plan, defaultChecksum);
+  let content: IncomingContent | undefined;
+  try {
+    content = await storage.receive(length);
+    const spool = new ContentSpool(content, null, digests, length);
+    await pipeline(source, spool);
+    await content.close();
+    return { content, ...(await verifyContent(plan, spool, digests)) };
+  } catch (err) {
     await content?.discard();
     throw err;
   }
