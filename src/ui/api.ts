@@ -44,7 +44,7 @@ function detailText(detail: unknown, fallback: string): string {
 export interface DashboardRequest {
   /** A JSON body. */
   body?: unknown;
-  /** A body sent as it is, as application/octet-stream (an uploaded file). */
+  /** A body sent as it is (an uploaded file), with its type as the content type (else application/octet-stream). */
   file?: Blob;
   /** Calls the public API as this workspace (with its API key). */
   workspaceId?: string;
@@ -79,7 +79,7 @@ export class DashboardApi {
     }
     if (file !== undefined) {
       init.body = file;
-      (init.headers as Record<string, string>)['content-type'] = 'application/octet-stream';
+      (init.headers as Record<string, string>)['content-type'] = file.type || 'application/octet-stream';
     }
     if (workspaceId !== undefined)
       (init.headers as Record<string, string>)['x-api-key'] = await this.apiKeyOf(workspaceId);

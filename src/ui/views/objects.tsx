@@ -53,6 +53,14 @@ export const objectLink = (bucket: string, key: string) => href(`${bucketPath(bu
 const downloadLink = (bucket: string, key: string) =>
   href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/object/content`, { key });
 
+/** The folder a key is in (`a/b/` of `a/b/c.csv`; empty at the bucket's top). */
+const folderOf = (key: string) => key.slice(0, key.lastIndexOf('/') + 1);
+
+/** The dashboard reads an upload's form whole: files up to this size (larger ones go over S3, up to 5 GiB). */
+const MAX_FORM_UPLOAD_BYTES = 1024 ** 3;
+/** Room for a multipart form's own bytes (boundaries, headers, the key field) around the file. */
+const FORM_OVERHEAD_BYTES = 64 * 1024;
+
 /** A key's segment as read: a hive partition `name=value` as `name = value`. */
 export function segmentLabel(segment: string): string {
   const at = segment.indexOf('=');
@@ -533,6 +541,52 @@ function ObjectActions({ bucket, objectKey }: { bucket: string; objectKey: strin
   );
 }
 
+/**
+ * A file uploaded into the folder shown: its key is the one typed, or the folder (as typed, ending in `/`) and the
+ * file's name.
+ */
+function UploadForm({ bucket, prefix, state }: { bucket: string; prefix: string; state: FormState }) {
+  return (
+    <section aria-labelledby="upload-heading">
+      <h2 id="upload-heading">Upload</h2>
+      <form
+        class="inline"
+        method="post"
+        action={href(`${bucketPath(bucket)}/upload`, { prefix })}
+        enctype="multipart/form-data"
+        hx-encoding="multipart/form-data"
+        aria-labelledby="upload-heading"
+        data-route="PUT /_localplane/objstore/buckets/:bucket/object"
+      >
+        <Field label="File">
+          <input type="file" name="file" required />
+        </Field>
+        <Field label="Key (ending in /: that folder and the file's name)">
+          <input name="key" value={state.values?.key ?? prefix} size={40} spellcheck={false} />
+        </Field>
+        <button type="submit">Upload</button>
+      </form>
+      {state.error && <ErrorNote message={state.error} />}
+    </section>
+  );
+}
+
+function DeleteForm({ bucket, objectKey }: { bucket: string; objectKey: string }) {
+  return (
+    <form
+      method="post"
+      action={href(`${bucketPath(bucket)}/delete`, { prefix: folderOf(objectKey) })}
+      hx-confirm={`Delete ${objectKey} from ${bucket}? Its bytes are gone for good.`}
+      data-route="DELETE /_localplane/objstore/buckets/:bucket/object"
+    >
+      <input type="hidden" name="key" value={objectKey} />
+      <button type="submit" class="danger">
+        Delete
+      </button>
+    </form>
+  );
+}
+
 /** /ui/objects: buckets, their folders and objects, search by key, an object's metadata, download and preview. */
 export function objectsView(api: DashboardApi) {
   const app = new Hono();
@@ -598,8 +652,12 @@ export function objectsView(api: DashboardApi) {
     return keyChanged(c);
   });
 
-  app.get('/:bucket', async (c) => {
-    const bucket = c.req.param('bucket');
+  /**
+   * A bucket's folder (or search) as the query asks, with the upload form: the refusal of an upload or a delete shown,
+   * with `status`.
+   */
+  async function bucketPage(c: Context, refused: { upload?: FormState; deleteError?: string } = {}, status = 200) {
+    const bucket = c.req.param('bucket')!;
     const prefix = c.req.query('prefix') ?? '';
     const search = c.req.query('search') ?? '';
     const cursor = c.req.query('cursor');
@@ -612,10 +670,12 @@ export function objectsView(api: DashboardApi) {
         cursor,
       }),
     );
+    c.status(refusedStatus(c, status) as 200);
     return renderObjects(
       c,
       <>
         <Breadcrumbs bucket={bucket} path={search === '' ? prefix : ''} />
+        {refused.deleteError && <ErrorNote message={refused.deleteError} />}
         <SearchForm bucket={bucket} search={search} />
         {search !== '' && <h2>Keys holding “{search}”</h2>}
         <ObjectTable bucket={bucket} page={page} />
@@ -627,16 +687,60 @@ export function objectsView(api: DashboardApi) {
             )}
           </nav>
         )}
+        <UploadForm bucket={bucket} prefix={search === '' ? prefix : ''} state={refused.upload ?? {}} />
       </>,
     );
+  }
+
+  app.get('/:bucket', (c) => bucketPage(c));
+
+  const objectPathOf = (bucket: string, key: string) =>
+    href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/object`, { key });
+
+  app.post('/:bucket/upload', async (c) => {
+    const bucket = c.req.param('bucket');
+    // The form is read whole into memory: one larger than that is refused unread.
+    const declared = Number(c.req.header('content-length'));
+    if (!(declared <= MAX_FORM_UPLOAD_BYTES + FORM_OVERHEAD_BYTES)) {
+      const unsized = Number.isNaN(declared);
+      const error = unsized
+        ? 'The upload cannot be read: it has no Content-Length.'
+        : `The dashboard takes files up to ${formatBytes(MAX_FORM_UPLOAD_BYTES)}; put larger ones over S3.`;
+      return bucketPage(c, { upload: { error } }, unsized ? 411 : 413);
+    }
+    const { key: keyField = '' } = await formValues(c);
+    // The form's file (formValues keeps its text fields; the body is parsed once).
+    const { file } = await c.req.parseBody();
+    // A form sent with no file chosen has a nameless, empty one.
+    if (!(file instanceof File) || file.name === '')
+      return bucketPage(c, { upload: { values: { key: keyField }, error: 'Choose a file to upload.' } }, 400);
+    const key = keyField === '' || keyField.endsWith('/') ? `${keyField}${file.name}` : keyField;
+    try {
+      await api.json('PUT', objectPathOf(bucket, key), { file });
+    } catch (error) {
+      const { status, detail } = refusal(error);
+      return bucketPage(c, { upload: { values: { key: keyField }, error: detail } }, status);
+    }
+    return c.redirect(prefixLink(bucket, folderOf(key)), 303);
+  });
+
+  app.post('/:bucket/delete', async (c) => {
+    const bucket = c.req.param('bucket');
+    const { key = '' } = await formValues(c);
+    try {
+      await api.json('DELETE', objectPathOf(bucket, key));
+    } catch (error) {
+      const { status, detail } = refusal(error);
+      return bucketPage(c, { deleteError: detail }, status);
+    }
+    return c.redirect(prefixLink(bucket, folderOf(key)), 303);
   });
 
   app.get('/:bucket/object', async (c) => {
     const bucket = c.req.param('bucket');
     const key = c.req.query('key') ?? '';
-    const objectPath = href(`${ADMIN_OBJSTORE}/buckets/${encodeURIComponent(bucket)}/object`, { key });
     const [details, preview] = await Promise.all([
-      api.get<ObjectView>(objectPath),
+      api.get<ObjectView>(objectPathOf(bucket, key)),
       api.get<Preview>(href(`${ADMIN_OBJSTORE}/preview`, { bucket, key })).catch((error: unknown) => {
         if (error instanceof DashboardApiError) return error;
         throw error;
@@ -653,6 +757,7 @@ export function objectsView(api: DashboardApi) {
             <h2 id="metadata-heading">Object</h2>
             <MetadataTable details={details} />
             <ObjectActions bucket={bucket} objectKey={key} />
+            <DeleteForm bucket={bucket} objectKey={key} />
           </section>
           <section aria-labelledby="preview-heading" data-route="GET /_localplane/objstore/preview">
             <h2 id="preview-heading">Preview</h2>
