@@ -111,6 +111,17 @@ const ADMIN_STEPS: Step[] = [
     route: 'GET /_localplane/objstore/preview',
     call: (api, ids) => api.objstore.preview({ bucket: ids.bucket, key: ids.key, rows: 5 }),
   },
+  {
+    route: 'PUT /_localplane/objstore/buckets/:bucket/object',
+    call: (api, ids) =>
+      api.objstore.putObject(ids.bucket, 'methods/put.json', new TextEncoder().encode('{"put": true}'), {
+        contentType: 'application/json',
+      }),
+  },
+  {
+    route: 'DELETE /_localplane/objstore/buckets/:bucket/object',
+    call: (api, ids) => api.objstore.deleteObject(ids.bucket, 'methods/put.json'),
+  },
   { route: 'POST /_localplane/snapshot', call: (api) => api.snapshots.save(SNAPSHOT) },
   { route: 'GET /_localplane/snapshots', call: (api) => api.snapshots.list() },
   {
