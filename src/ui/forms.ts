@@ -105,6 +105,18 @@ export function refusedForm(error: unknown, values: FormValues): { status: numbe
   };
 }
 
+/**
+ * The API's refusal of a form whose words are about one field (an unreadable span, a refused statement): what
+ * refusedForm would show in the form's alert is shown at that field too.
+ */
+export function refusedAt(field: string, error: unknown, values: FormValues): { status: number; state: FormState } {
+  const { status, state } = refusedForm(error, values);
+  if (state.error === undefined) return { status, state };
+  const { error: message, fieldErrors = {} } = state;
+  const joined = fieldErrors[field] ? `${fieldErrors[field]}; ${message}` : message;
+  return { status, state: { values, fieldErrors: { ...fieldErrors, [field]: joined } } };
+}
+
 /** Every value of a repeated field (checkboxes of one name), trimmed; a body that is no form is a 400. */
 export async function formList(c: Context, name: string): Promise<string[]> {
   let values: unknown;

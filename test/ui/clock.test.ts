@@ -52,6 +52,13 @@ const rowsOf = (html: string, kind: string, state: 'running' | 'queued' = 'queue
     ([, row]) => row!,
   );
 
+/** The message shown beside the refused field of that name, unescaped. */
+const fieldErrorOf = (html: string, name: string) =>
+  html
+    .match(new RegExp(`id="invalid-${name}-error">([^<]*)<`))?.[1]
+    ?.replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'");
+
 /** The text of the element with role="alert", unescaped. */
 const alertOf = (html: string) =>
   html
@@ -108,20 +115,26 @@ describe('the Clock view', () => {
     }
   });
 
-  it('says what it cannot read in a span, in an alert, and leaves the clock alone', async () => {
+  it('says what it cannot read in a span, at the span field, and leaves the clock alone', async () => {
     const before = (await clock()).now;
     const refused = await post('/ui/clock/advance', { span: '2x' });
     expect(refused.status).toBe(200);
-    expect(alertOf(refused.html)).toBe('Unknown unit "x" in "2x": use s, m, h or d.');
-    expect(alertOf((await post('/ui/clock/advance', { span: '1h 30' })).html)).toMatch(/^"30" in "1h 30" has no unit/);
-    expect(alertOf((await post('/ui/clock/advance', { span: 'soon' })).html)).toMatch(/^Cannot read "soon" in "soon"/);
-    expect(alertOf((await post('/ui/clock/advance', { span: ' ' })).html)).toMatch(/^Type a span/);
+    expect(fieldErrorOf(refused.html, 'span')).toBe('Unknown unit "x" in "2x": use s, m, h or d.');
+    // The form comes back out of band, the span as typed, marked.
+    expect(refused.html).toMatch(/<form id="clock-advance"[^>]*hx-swap-oob="true"/);
+    expect(refused.html).toMatch(/<input name="span" required="" value="2x"[^>]*aria-invalid="true"/);
+    const noUnit = await post('/ui/clock/advance', { span: '1h 30' });
+    expect(fieldErrorOf(noUnit.html, 'span')).toMatch(/^"30" in "1h 30" has no unit/);
+    const soon = await post('/ui/clock/advance', { span: 'soon' });
+    expect(fieldErrorOf(soon.html, 'span')).toMatch(/^Cannot read "soon" in "soon"/);
+    expect(fieldErrorOf((await post('/ui/clock/advance', { span: ' ' })).html, 'span')).toMatch(/^Type a span/);
     expect((await clock()).now).toBe(before);
-    // A plain form post (no htmx) gets the whole page, with the refusal's status.
+    // A plain form post (no htmx) gets the whole page, with the refusal's status, the field marked and focused.
     const plain = await post('/ui/clock/advance', { span: '2x' }, { htmx: false });
     expect(plain.status).toBe(422);
     expect(plain.html).toContain('<html');
-    expect(alertOf(plain.html)).toBe('Unknown unit "x" in "2x": use s, m, h or d.');
+    expect(fieldErrorOf(plain.html, 'span')).toBe('Unknown unit "x" in "2x": use s, m, h or d.');
+    expect(plain.html).toMatch(/<input name="span"[^>]*id="invalid-span" aria-invalid="true"[^>]*autofocus=""/);
   });
 
   it('answers a body that is no form with 400, as the API words it, not a 5xx', async () => {
@@ -138,7 +151,7 @@ describe('the Clock view', () => {
 
   it("shows the API's refusal of a span it cannot take", async () => {
     const refused = await post('/ui/clock/advance', { span: '100000000d' });
-    expect(alertOf(refused.html)).toMatch(/^The clock cannot go past /);
+    expect(fieldErrorOf(refused.html, 'span')).toMatch(/^The clock cannot go past /);
   });
 
   it("sets the clock to a time, and shows the API's words for one it cannot read", async () => {
@@ -150,7 +163,11 @@ describe('the Clock view', () => {
     );
     const refused = await post('/ui/clock/set', { time: 'next tuesday' });
     expect(refused.status).toBe(200);
-    expect(alertOf(refused.html)).toMatch(/^body\.time: /);
+    expect(fieldErrorOf(refused.html, 'time')).toMatch(/^Input should be a valid datetime/);
+    expect(refused.html).toMatch(/<input name="time" required="" value="next tuesday"[^>]*aria-invalid="true"/);
+    const plain = await post('/ui/clock/set', { time: 'next tuesday' }, { htmx: false });
+    expect(plain.status).toBe(422);
+    expect(plain.html).toMatch(/<input name="time"[^>]*id="invalid-time" aria-invalid="true"[^>]*autofocus=""/);
     expect((await clock()).now).toBe('2030-01-02T03:04:05.000000+00:00');
   });
 });
@@ -239,9 +256,11 @@ describe('running due work from the Clock view', () => {
 
   it("refuses a span it cannot read, and shows the API's refusal of one too long", async () => {
     const before = await clock();
-    expect(alertOf((await post('/ui/clock/run-until-idle', { within: 'soon' })).html)).toMatch(/soon/);
+    expect(fieldErrorOf((await post('/ui/clock/run-until-idle', { within: 'soon' })).html, 'within')).toMatch(/soon/);
     const tooLong = await post('/ui/clock/run-until-idle', { within: '400d' });
-    expect(alertOf(tooLong.html)).toMatch(/^body\.within_seconds: /);
+    expect(fieldErrorOf(tooLong.html, 'within')).toMatch(/^within_seconds: /);
+    const plain = await post('/ui/clock/run-until-idle', { within: '400d' }, { htmx: false });
+    expect(plain.html).toMatch(/<input name="within" value="400d"[^>]*aria-invalid="true"[^>]*autofocus=""/);
     expect(await clock()).toEqual(before);
   });
 });

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockRun, ClockState, ListedTask, Task } from '../../admin/schemas.ts';
 import { describeTask, DueWork, namesFor, TaskResource, type Names } from '../due-work.tsx';
-import { formValues } from '../forms.ts';
+import { formValues, refusedAt, type FormState, type FormValues } from '../forms.ts';
 import { isFragmentRequest } from '../fragments.ts';
 import { ErrorNote, Field, HtmxForm, renderView } from '../layout.tsx';
 import { Timestamp } from '../time.tsx';
@@ -108,11 +108,22 @@ function DueWorkPanel({
   );
 }
 
+/** The forms with a field to type in: an answer to one of them brings it back out of band, with its refusal. */
+type TypedForm = 'advance' | 'set' | 'idle';
+
+/** A typed form's state and whether it comes out of band (in the answer to its post). */
+interface TypedFormProps {
+  state?: FormState;
+  outOfBand?: boolean;
+}
+
+const outOfBandSwap = (outOfBand: boolean | undefined) => (outOfBand ? { 'hx-swap-oob': 'true' } : {});
+
 /**
  * Set to a time, from now as the clock last read: an action's answer brings it up to date (out of band), a poll leaves
- * what is typed alone.
+ * what is typed alone; a refused time stays as typed.
  */
-function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: boolean }) {
+function SetTimeForm({ now, state, outOfBand }: TypedFormProps & { now: string }) {
   return (
     <HtmxForm
       id="clock-set"
@@ -120,10 +131,18 @@ function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: bool
       action="/ui/clock/set"
       replaces={CLOCK_STATE}
       data-route="POST /_localplane/clock/set"
-      {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}
+      state={state}
+      {...outOfBandSwap(outOfBand)}
     >
       <Field label="Set to (ISO 8601)">
-        <input name="time" required value={now} class="mono" size={34} autocomplete="off" />
+        <input
+          name="time"
+          required
+          value={state?.fieldErrors ? state.values?.time : now}
+          class="mono"
+          size={34}
+          autocomplete="off"
+        />
       </Field>
       <button type="submit">Set</button>
       <span class="muted">Forward runs what falls due on the way; backward runs nothing.</span>
@@ -131,7 +150,67 @@ function SetTimeForm({ now, outOfBand = false }: { now: string; outOfBand?: bool
   );
 }
 
-function MoveControls({ now }: { now: string }) {
+function AdvanceForm({ state, outOfBand }: TypedFormProps) {
+  return (
+    <HtmxForm
+      id="clock-advance"
+      class="inline"
+      action="/ui/clock/advance"
+      replaces={CLOCK_STATE}
+      data-route="POST /_localplane/clock/advance"
+      state={state}
+      {...outOfBandSwap(outOfBand)}
+    >
+      <Field label="Advance by">
+        <input
+          name="span"
+          required
+          value={state?.values?.span}
+          placeholder="90s, 2h, 1d 3h"
+          aria-describedby="span-hint"
+          autocomplete="off"
+        />
+      </Field>
+      <button type="submit" class="primary">
+        Advance
+      </button>
+      <span id="span-hint" class="muted">
+        {SPAN_HINT}; 0 runs what is due now. What falls due on the way runs at its own time.
+      </span>
+    </HtmxForm>
+  );
+}
+
+function RunUntilIdleForm({ state, outOfBand }: TypedFormProps) {
+  return (
+    <HtmxForm
+      id="clock-idle"
+      class="inline"
+      action="/ui/clock/run-until-idle"
+      replaces={CLOCK_STATE}
+      data-route="POST /_localplane/clock/run-until-idle"
+      state={state}
+      {...outOfBandSwap(outOfBand)}
+    >
+      <Field label="Within">
+        <input
+          name="within"
+          value={state?.values?.within}
+          placeholder="1d"
+          size={8}
+          aria-describedby="idle-hint"
+          autocomplete="off"
+        />
+      </Field>
+      <button type="submit">Run until idle</button>
+      <span id="idle-hint" class="muted">
+        From task to task until none is due within that span of now (default a day).
+      </span>
+    </HtmxForm>
+  );
+}
+
+function MoveControls({ now, forms }: { now: string; forms: Partial<Record<TypedForm, FormState>> }) {
   return (
     <section aria-labelledby="move-title">
       <h2 id="move-title">Move the clock</h2>
@@ -151,23 +230,8 @@ function MoveControls({ now }: { now: string }) {
           +1 day
         </button>
       </HtmxForm>
-      <HtmxForm
-        class="inline"
-        action="/ui/clock/advance"
-        replaces={CLOCK_STATE}
-        data-route="POST /_localplane/clock/advance"
-      >
-        <Field label="Advance by">
-          <input name="span" required placeholder="90s, 2h, 1d 3h" aria-describedby="span-hint" autocomplete="off" />
-        </Field>
-        <button type="submit" class="primary">
-          Advance
-        </button>
-        <span id="span-hint" class="muted">
-          {SPAN_HINT}; 0 runs what is due now. What falls due on the way runs at its own time.
-        </span>
-      </HtmxForm>
-      <SetTimeForm now={now} />
+      <AdvanceForm state={forms.advance} />
+      <SetTimeForm now={now} state={forms.set} />
       <HtmxForm
         class="inline"
         action="/ui/clock/advance-to-next"
@@ -177,38 +241,45 @@ function MoveControls({ now }: { now: string }) {
         <button type="submit">Advance to the next task</button>
         <span class="muted">Moves to the soonest task's due time and runs what is due then.</span>
       </HtmxForm>
-      <HtmxForm
-        class="inline"
-        action="/ui/clock/run-until-idle"
-        replaces={CLOCK_STATE}
-        data-route="POST /_localplane/clock/run-until-idle"
-      >
-        <Field label="Within">
-          <input name="within" placeholder="1d" size={8} aria-describedby="idle-hint" autocomplete="off" />
-        </Field>
-        <button type="submit">Run until idle</button>
-        <span id="idle-hint" class="muted">
-          From task to task until none is due within that span of now (default a day).
-        </span>
-      </HtmxForm>
+      <RunUntilIdleForm state={forms.idle} />
     </section>
   );
+}
+
+/** What an action came to: a refusal of no field (its status and words), or a typed form posted and its state. */
+interface Outcome {
+  status?: number;
+  error?: string;
+  form?: TypedForm;
+  state?: FormState;
+}
+
+/** A typed form's post: its one field (where a refusal shows) and values; `kept` when a success brings it back too. */
+interface TypedFormPost {
+  form: TypedForm;
+  field: string;
+  values: FormValues;
+  kept?: boolean;
 }
 
 /** /ui/clock: the emulator clock, frozen or running, moved by a span or to a time, and the work due on it. */
 export function clockView(api: DashboardApi) {
   const app = new Hono();
 
-  /** The view after an action (or none), with the action's refusal in place: its status and words. */
-  const render = async (c: Context, refusal?: { status: number; detail: string }, ran?: RanWork) => {
+  /**
+   * The view after an action (or none): a refusal of no field in the clock's panel, with its status; a typed form
+   * posted comes back out of band, as typed, with its refusal at its field.
+   */
+  const render = async (c: Context, outcome: Outcome = {}, ran?: RanWork) => {
     const [clock, tasks] = await Promise.all([
       api.get<ClockState>('/_localplane/clock'),
       api.get<ListedTask[]>('/_localplane/tasks'),
     ]);
     const names = await namesFor(api, [...tasks, ...(ran?.tasks ?? [])]);
     // htmx swaps only success answers: to htmx, a refusal comes back in the fragment as a 200.
-    if (refusal && !isFragmentRequest(c)) c.status(refusal.status as 400);
-    const error = refusal?.detail;
+    if (outcome.status && !isFragmentRequest(c)) c.status(outcome.status as 400);
+    const { error, form } = outcome;
+    const forms = form ? { [form]: outcome.state } : {};
     return renderView(c, {
       title: 'Clock',
       active: 'clock',
@@ -216,7 +287,7 @@ export function clockView(api: DashboardApi) {
         <>
           <div class="clock-top">
             <ClockStatePanel clock={clock} error={error} ran={ran} names={names} />
-            <MoveControls now={clock.now} />
+            <MoveControls now={clock.now} forms={forms} />
           </div>
           <DueWorkPanel tasks={tasks} names={names} now={clock.now} />
         </>
@@ -225,47 +296,77 @@ export function clockView(api: DashboardApi) {
         <>
           <ClockStatePanel clock={clock} error={error} ran={ran} names={names} />
           <DueWorkPanel tasks={tasks} names={names} now={clock.now} outOfBand />
-          {c.req.method === 'POST' && <SetTimeForm now={clock.now} outOfBand />}
+          {c.req.method === 'POST' && <SetTimeForm now={clock.now} state={forms.set} outOfBand />}
+          {form === 'advance' && <AdvanceForm state={forms.advance} outOfBand />}
+          {form === 'idle' && <RunUntilIdleForm state={forms.idle} outOfBand />}
         </>
       ),
     });
   };
 
-  /** Runs an API call for an action; its refusal is shown, not thrown; a run of due work shows the tasks it ran. */
-  const act = async (c: Context, call: () => Promise<unknown>, action?: string) => {
+  /**
+   * Runs an API call for an action; its refusal is shown, not thrown: at the field of the typed form posted, if any;
+   * a run of due work shows the tasks it ran.
+   */
+  const act = async (c: Context, call: () => Promise<unknown>, action?: string, typed?: TypedFormPost) => {
     try {
       const answer = await call();
-      return render(c, undefined, action ? { action, tasks: (answer as ClockRun).ran } : undefined);
+      const ran = action ? { action, tasks: (answer as ClockRun).ran } : undefined;
+      return render(c, typed?.kept ? { form: typed.form, state: { values: typed.values } } : {}, ran);
     } catch (error) {
       if (!(error instanceof DashboardApiError)) throw error;
-      return render(c, { status: error.status >= 500 ? 502 : error.status, detail: error.detail });
+      if (error.status < 500 && typed) return refused(c, typed, error);
+      return render(c, { status: error.status >= 500 ? 502 : error.status, error: error.detail });
     }
+  };
+
+  /** A typed form's refusal, at its one field. */
+  const refused = (c: Context, { form, field, values }: TypedFormPost, error: DashboardApiError) => {
+    const { status, state } = refusedAt(field, error, values);
+    return render(c, { status, form, state });
   };
 
   app.get('/', (c) => render(c));
   app.post('/freeze', (c) => act(c, () => api.json('POST', '/_localplane/clock/freeze')));
   app.post('/unfreeze', (c) => act(c, () => api.json('POST', '/_localplane/clock/unfreeze')));
   app.post('/advance', async (c) => {
-    const span = parseSpan((await formValues(c)).span ?? '');
-    if ('error' in span) return render(c, { status: 422, detail: span.error });
-    return act(c, () => api.json('POST', '/_localplane/clock/advance', { body: { seconds: span.seconds } }));
+    const values = await formValues(c);
+    // The typed span's form comes back as typed; the quick buttons' (no id for htmx to name) leaves it alone.
+    const typed = {
+      form: 'advance',
+      field: 'span',
+      values,
+      kept: c.req.header('hx-trigger') === 'clock-advance',
+    } as const;
+    const span = parseSpan(values.span ?? '');
+    if ('error' in span) return refused(c, typed, new DashboardApiError(422, span.error));
+    return act(
+      c,
+      () => api.json('POST', '/_localplane/clock/advance', { body: { seconds: span.seconds } }),
+      undefined,
+      typed,
+    );
   });
   app.post('/set', async (c) => {
-    const time = (await formValues(c)).time?.trim() ?? '';
-    return act(c, () => api.json('POST', '/_localplane/clock/set', { body: { time } }));
+    const values = await formValues(c);
+    const time = values.time ?? '';
+    const typed = { form: 'set', field: 'time', values } as const;
+    return act(c, () => api.json('POST', '/_localplane/clock/set', { body: { time } }), undefined, typed);
   });
   app.post('/advance-to-next', (c) =>
     act(c, () => api.json('POST', '/_localplane/clock/advance-to-next'), 'Advanced to the next task'),
   );
   app.post('/run-until-idle', async (c) => {
-    const within = (await formValues(c)).within ?? '';
+    const values = await formValues(c);
+    const within = values.within ?? '';
+    const typed = { form: 'idle', field: 'within', values, kept: true } as const;
     let body = {};
     if (within !== '') {
       const span = parseSpan(within);
-      if ('error' in span) return render(c, { status: 422, detail: span.error });
+      if ('error' in span) return refused(c, typed, new DashboardApiError(422, span.error));
       body = { within_seconds: span.seconds };
     }
-    return act(c, () => api.json('POST', '/_localplane/clock/run-until-idle', { body }), 'Ran until idle');
+    return act(c, () => api.json('POST', '/_localplane/clock/run-until-idle', { body }), 'Ran until idle', typed);
   });
   return app;
 }
