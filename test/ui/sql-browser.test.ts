@@ -80,14 +80,14 @@ describe('the SQL view in Chromium', () => {
         'tokens',
       ]);
 
-      // A query DuckDB refuses: its first line, as an alert.
+      // A query DuckDB refuses: its first line, at the SQL field.
       await page
         .getByRole('textbox', { name: /^SQL over the view runs/ })
         .fill("SELECT * FROM read_csv('/etc/passwd')");
       await page.getByRole('button', { name: 'Run query' }).click();
-      const alert = page.getByRole('alert');
-      await alert.waitFor();
-      expect(await alert.textContent()).toBe(
+      const message = page.locator('#invalid-sql-error');
+      await message.waitFor();
+      expect(await message.textContent()).toBe(
         'Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration',
       );
       await screenshot(page, 'sql-refused');

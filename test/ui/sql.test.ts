@@ -209,8 +209,8 @@ describe('the SQL view at /ui/sql', () => {
   });
 
   it(
-    "shows the API's refusal as an alert: DuckDB's first line, a file outside the objstore, an export without " +
-      'files',
+    "shows the API's refusal of the SQL at the SQL field (DuckDB's first line, a file outside the objstore), an " +
+      'export without files as an alert',
     async () => {
       const cases: [string, string, string][] = [
         [
@@ -230,12 +230,16 @@ describe('the SQL view at /ui/sql', () => {
         const whole = await page(sqlUrl(exportId, sql));
         expect(whole.status, sql).toBe(exportId === waiting ? 409 : 400);
         const html = await whole.text();
-        expect(html).toContain('<p class="error" role="alert">');
         expect(html).toContain(detail);
-        // htmx swaps in only what a success brings.
+        if (exportId === waiting) expect(html).toContain('<p class="error" role="alert">');
+        // A whole page marks the SQL field, typed as sent, and gives it the focus.
+        else expect(html).toMatch(/<textarea name="sql"[^>]*aria-invalid="true"[^>]*autofocus="">SELECT/);
+        // htmx swaps in only what a success brings; a refused SQL brings the form out of band, marked.
         const fragment = await page(sqlUrl(exportId, sql), { 'hx-request': 'true' });
         expect(fragment.status).toBe(200);
-        expect(await fragment.text()).toContain(detail);
+        const text = await fragment.text();
+        expect(text).toContain(detail);
+        if (exportId !== waiting) expect(text).toMatch(/<form id="sql-form"[^>]*hx-swap-oob="true"/);
       }
     },
   );

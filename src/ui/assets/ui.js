@@ -385,6 +385,26 @@
     field.removeAttribute('aria-invalid');
   });
 
+  // A form sent again through htmx loses the marks of the API's last refusal (Field in layout.tsx): a form whose answer
+  // goes elsewhere comes back, out of band, only when refused again.
+  document.addEventListener('htmx:beforeRequest', (event) => {
+    const form = event.detail.elt;
+    if (!(form instanceof HTMLFormElement)) return;
+    form.querySelector('.error-summary')?.remove();
+    form.querySelectorAll('.field.invalid').forEach((field) => {
+      field.classList.remove('invalid');
+      const message = field.querySelector(':scope > .field-error');
+      const input = field.querySelector('[aria-invalid="true"]');
+      if (input && message) {
+        const describedBy = (input.getAttribute('aria-describedby') ?? '').replace(message.id, '').trim();
+        if (describedBy) input.setAttribute('aria-describedby', describedBy);
+        else input.removeAttribute('aria-describedby');
+        input.removeAttribute('aria-invalid');
+      }
+      message?.remove();
+    });
+  });
+
   document.addEventListener('DOMContentLoaded', () => {
     markTarget();
     window.addEventListener('hashchange', markTarget);

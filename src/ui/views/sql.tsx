@@ -3,7 +3,7 @@ import type { ExportResponse } from '../../bulk-exports/schemas.ts';
 import type { SqlResponse } from '../../warehouse/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures } from '../fixtures.ts';
-import { refusal, refusedStatus } from '../forms.ts';
+import { refusal, refusedAt, refusedForm, refusedStatus, type FormState, type FormValues } from '../forms.ts';
 import { ErrorNote, Field, HtmxForm, renderView } from '../layout.tsx';
 
 const SQL = '/ui/sql';
@@ -328,14 +328,84 @@ async function runQuery(
   api: DashboardApi,
   exportId: string,
   sql: string,
-): Promise<{ outcome: SqlOutcome; status: number }> {
+): Promise<{ outcome: SqlOutcome; status: number; refused?: unknown }> {
   try {
     const result = await api.json<SqlResponse>('POST', '/_localplane/sql', { body: { export_id: exportId, sql } });
     return { outcome: { exportId, sql, result }, status: 200 };
   } catch (error) {
     const { status, detail } = refusal(error);
-    return { outcome: { exportId, sql, error: detail }, status };
+    return { outcome: { exportId, sql, error: detail }, status, refused: error };
   }
+}
+
+/**
+ * The query form's state after the API refused its query, when the refusal is about a field: a statement DuckDB or
+ * the API refuses (400) is about the SQL, an export not found (404) about the export; a 422 at the fields it names.
+ * Another query running, an export without files: about no field (the result's alert).
+ */
+function refusedQuery(status: number, refused: unknown, values: FormValues): FormState | undefined {
+  const exportField = values.typed_export_id ? 'typed_export_id' : 'export_id';
+  if (status === 400) return refusedAt('sql', refused, values).state;
+  if (status === 404) return refusedAt(exportField, refused, values).state;
+  if (status === 422) {
+    const { state } = refusedForm(refused, values);
+    return state.fieldErrors && Object.keys(state.fieldErrors).length > 0 ? state : undefined;
+  }
+  return undefined;
+}
+
+/** The query form: the export, the SQL; out of band, it brings a refusal at its field. */
+function QueryForm({
+  groups,
+  exportId,
+  typed,
+  sql,
+  state,
+  outOfBand = false,
+}: {
+  groups: { workspace: string; exports: ExportChoice[] }[];
+  exportId: string;
+  typed?: string;
+  sql?: string;
+  state?: FormState;
+  outOfBand?: boolean;
+}) {
+  return (
+    <HtmxForm
+      id="sql-form"
+      method="get"
+      action={SQL}
+      replaces="#sql-result"
+      hx-disabled-elt="find .run-query"
+      state={state}
+      {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}
+    >
+      <ExportPicker groups={groups} exportId={exportId} typed={typed} />
+      <Field label="SQL over the view runs (the export's runs, with its Hive partition keys)">
+        <textarea name="sql" rows={6} spellcheck={false}>
+          {sql ?? EXAMPLE_SQL}
+        </textarea>
+      </Field>
+      <div class="inline">
+        <button
+          type="submit"
+          class="primary run-query"
+          aria-keyshortcuts="Control+Enter"
+          data-route="POST /_localplane/sql"
+        >
+          <span class="when-idle">Run query</span>
+          <span class="when-busy">Running…</span>
+        </button>
+        <button type="button" class="when-busy" data-sql-cancel>
+          Cancel
+        </button>
+        <span class="muted">
+          Ctrl+Enter runs it. One SELECT, read-only; at most sql_row_limit rows and sql_time_limit_seconds (
+          <a href="/ui/state#limits">the limits</a>, PATCH /_localplane/config).
+        </span>
+      </div>
+    </HtmxForm>
+  );
 }
 
 /**
@@ -395,7 +465,15 @@ export function sqlView(api: DashboardApi) {
     // After the query: the API runs one at a time.
     const schema = exportId === undefined ? undefined : (await runQuery(api, exportId, SCHEMA_SQL)).outcome;
     c.status(refusedStatus(c, ran?.status ?? 200) as 200);
-    const result = <Result outcome={ran?.outcome ?? null} x={c.req.query('x')} y={c.req.query('y')} />;
+    const values = { export_id: c.req.query('export_id') ?? '', typed_export_id: typed ?? '', sql: sql ?? '' };
+    const state = ran?.refused === undefined ? undefined : refusedQuery(ran.status, ran.refused, values);
+    // A refusal shown at its field is not repeated in the result.
+    const outcome = state && ran ? { ...ran.outcome, error: undefined } : (ran?.outcome ?? null);
+    const result = <Result outcome={outcome} x={c.req.query('x')} y={c.req.query('y')} />;
+    const form = (outOfBand: boolean) =>
+      exportId !== undefined && (
+        <QueryForm groups={groups} exportId={exportId} typed={typed} sql={sql} state={state} outOfBand={outOfBand} />
+      );
     return renderView(c, {
       title: 'SQL',
       active: 'sql',
@@ -404,6 +482,7 @@ export function sqlView(api: DashboardApi) {
         <>
           {result}
           {schema && <Schema schema={schema} outOfBand />}
+          {state && form(true)}
         </>
       ),
       children:
@@ -413,32 +492,7 @@ export function sqlView(api: DashboardApi) {
           </p>
         ) : (
           <>
-            <HtmxForm id="sql-form" method="get" action={SQL} replaces="#sql-result" hx-disabled-elt="find .run-query">
-              <ExportPicker groups={groups} exportId={exportId} typed={typed} />
-              <Field label="SQL over the view runs (the export's runs, with its Hive partition keys)">
-                <textarea name="sql" rows={6} spellcheck={false}>
-                  {sql ?? EXAMPLE_SQL}
-                </textarea>
-              </Field>
-              <div class="inline">
-                <button
-                  type="submit"
-                  class="primary run-query"
-                  aria-keyshortcuts="Control+Enter"
-                  data-route="POST /_localplane/sql"
-                >
-                  <span class="when-idle">Run query</span>
-                  <span class="when-busy">Running…</span>
-                </button>
-                <button type="button" class="when-busy" data-sql-cancel>
-                  Cancel
-                </button>
-                <span class="muted">
-                  Ctrl+Enter runs it. One SELECT, read-only; at most sql_row_limit rows and sql_time_limit_seconds (
-                  <a href="/ui/state#limits">the limits</a>, PATCH /_localplane/config).
-                </span>
-              </div>
-            </HtmxForm>
+            {form(false)}
             <aside class="sql-side" aria-label="Schema and history">
               {schema && <Schema schema={schema} />}
               <section id="sql-history" aria-labelledby="history-heading" hidden>
