@@ -233,9 +233,9 @@ describe('the State view at /ui/state', () => {
   it('shows the API\'s refusal in role="alert" and changes nothing', async () => {
     await addDestination(plus(), 'kept');
     const badName = await post('snapshot', { name: '../outside.snapshot' });
-    expect(badName).toContain(
-      '<p class="error" role="alert">body.name: Value error, a snapshot name is a plain file name',
-    );
+    // At the name field, as typed, in plain words.
+    expect(badName).toMatch(/<input name="name"[^>]*value="..\/outside.snapshot"[^>]*aria-invalid="true"/);
+    expect(badName).toContain('id="invalid-name-error">A snapshot name is a plain file name');
     const missing = await post('restore', { name: 'missing.snapshot' });
     expect(missing).toContain(
       `<p class="error" role="alert">there is no saved snapshot named &quot;missing.snapshot&quot; ` +
@@ -255,6 +255,21 @@ describe('the State view at /ui/state', () => {
     expect(await savedNames()).toEqual([]);
   });
 
+  it('shows a snapshot name the API refuses at the name field, focused, on a whole page', async () => {
+    const page = await lp.request('/ui/state/snapshot', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=a%2Fb.snapshot',
+    });
+    expect(page.status).toBe(422);
+    const html = await page.text();
+    expect(html).toMatch(
+      /<input name="name"[^>]*value="a\/b.snapshot"[^>]*id="invalid-name" aria-invalid="true"[^>]*autofocus=""/,
+    );
+    expect(html).toContain('<div class="error-summary" role="alert">');
+    expect(html).not.toContain('<p class="error" role="alert">');
+  });
+
   it("changes a workspace's plan, and shows the API's refusal of an unknown one", async () => {
     const developer = workspaceByTier(fixtures, 'developer');
     const tierOf = async () =>
@@ -268,9 +283,11 @@ describe('the State view at /ui/state', () => {
     expect(await tierOf()).toBe('plus');
     // The developer workspace's exports, refused before, are now allowed.
     expect((await inProcessApi(lp, developer).get('/api/v1/bulk-exports')).status).toBe(200);
-    expect(await post('tier', { workspace_id: developer.id, tier: 'platinum' })).toContain(
-      '<p class="error" role="alert">body.tier:',
-    );
+    const refused = await post('tier', { workspace_id: developer.id, tier: 'platinum' });
+    expect(refused).toMatch(/<select name="tier" id="invalid-tier" aria-invalid="true"[^>]*autofocus="">/);
+    expect(refused).toContain('<a href="#invalid-tier">Tier: ');
+    // Only the plan of the workspace sent is marked.
+    expect(refused.match(/aria-invalid="true"/g)).toHaveLength(1);
     expect(await tierOf()).toBe('plus');
   });
 
@@ -307,8 +324,15 @@ describe('the State view at /ui/state', () => {
     expect(
       await post('limits', { ...fields, export_rows_per_file: '1234', 'revision_step_seconds.BUILDING': '7' }),
     ).toContain('No limit changed.');
-    const refused = await post('limits', { ...fields, sql_row_limit: '0' });
-    expect(refused).toContain('<p class="error" role="alert">body.sql_row_limit:');
+    const refused = await post('limits', { ...fields, sql_row_limit: '0', 'revision_step_seconds.BUILDING': '-1' });
+    // Each at its field, as typed; the first has the focus.
+    expect(refused).toMatch(
+      /<input name="revision_step_seconds.BUILDING"[^>]*value="-1"[^>]*id="invalid-revision_step_seconds.BUILDING" aria-invalid="true"[^>]*autofocus=""/,
+    );
+    expect(refused).toMatch(
+      /<input name="sql_row_limit"[^>]*value="0"[^>]*id="invalid-sql_row_limit" aria-invalid="true"/,
+    );
+    expect(refused).not.toContain('role="alert">body.');
     expect((await limits()).sql_row_limit).toBe(before.sql_row_limit);
   });
 

@@ -1,8 +1,17 @@
 import type { State } from '../../admin/schemas.ts';
 import { Hono, type Context } from 'hono';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { formValues, optionalNumber, refusal, refusedStatus, type FormValues } from '../forms.ts';
-import { ErrorNote, Field, Options, renderView, TableHead } from '../layout.tsx';
+import {
+  formValues,
+  optionalNumber,
+  refusal,
+  refusedAt,
+  refusedForm,
+  refusedStatus,
+  type FormState,
+  type FormValues,
+} from '../forms.ts';
+import { ErrorNote, Field, FieldErrors, Options, renderView, TableHead } from '../layout.tsx';
 import { SNAPSHOT_NAME_RULE, type SavedSnapshot } from '../../snapshots/folder.ts';
 import { Timestamp } from '../time.tsx';
 import { MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_SIZE_IN_WORDS } from '../../snapshots/format.ts';
@@ -37,8 +46,30 @@ function limitsPatch(values: FormValues, limits: Limits): { patch: Record<string
   return { patch, changed };
 }
 
-/** What an action did, or what the API refused: shown above the panel, focused so that a keyboard user lands on it. */
-type ActionOutcome = { done: string } | { refused: string; status: number };
+/** The forms that show a refusal at their fields. */
+type FieldForm = 'snapshot' | 'tier' | 'limits';
+
+/**
+ * What an action did, or what the API refused: shown above the panel, focused so that a keyboard user lands on it; a
+ * refusal about a form's fields is shown at them instead (`refused`, what is about none of them).
+ */
+type ActionOutcome = { done: string } | { refused?: string; status: number; form?: FieldForm; state?: FormState };
+
+/**
+ * The API's refusal of the limits form: its fields are named `revision_step_seconds.<STATUS>` where the API's location
+ * is `revision_step_seconds`, `<STATUS>`.
+ */
+function refusedLimits(error: unknown, values: FormValues): FormState {
+  const byLocation = new Map(Object.keys(values).map((name) => [name.replaceAll('.', '_'), name]));
+  const located = Object.fromEntries(Object.entries(values).map(([name, value]) => [name.replaceAll('.', '_'), value]));
+  const { state } = refusedForm(error, located);
+  if (!state.fieldErrors) return { ...state, values };
+  const fieldErrors = Object.entries(state.fieldErrors ?? {}).map(([name, message]) => [
+    byLocation.get(name)!,
+    message,
+  ]);
+  return { ...state, values, fieldErrors: Object.fromEntries(fieldErrors) };
+}
 
 /** Room for a multipart form's own bytes (boundaries, headers, the name field) around the file. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -85,6 +116,9 @@ export function stateView(api: DashboardApi) {
   const app = new Hono();
 
   async function panel(outcome?: ActionOutcome) {
+    const refused = outcome && 'status' in outcome ? outcome : undefined;
+    /** The state of a form of the panel, if it was the one refused. */
+    const stateOf = (form: FieldForm) => (refused?.form === form ? refused.state : undefined);
     const [clock, state, saved, limits] = await Promise.all([
       api.get<{ now: string; frozen: boolean }>('/_localplane/clock'),
       api.get<State>('/_localplane/state'),
@@ -98,9 +132,9 @@ export function stateView(api: DashboardApi) {
             {outcome.done}
           </p>
         )}
-        {outcome && 'refused' in outcome && (
-          <div tabindex={-1} autofocus>
-            <ErrorNote message={outcome.refused} />
+        {refused?.refused && (
+          <div tabindex={-1} autofocus={!refused.state?.fieldErrors}>
+            <ErrorNote message={refused.refused} />
           </div>
         )}
         <p class="muted">
@@ -130,22 +164,24 @@ export function stateView(api: DashboardApi) {
         <section aria-labelledby="save-heading">
           <h2 id="save-heading">Save a snapshot</h2>
           <form class="inline" {...actionAttributes('snapshot')} data-route="POST /_localplane/snapshot">
-            <Field label="File name">
-              <input
-                name="name"
-                required
-                maxlength={128}
-                pattern={SNAPSHOT_NAME_PATTERN}
-                title={SNAPSHOT_NAME_RULE}
-                size={34}
-                value={suggestedName(clock.now)}
-                spellcheck={false}
-                aria-describedby="name-rule"
-              />
-            </Field>
-            <button type="submit" class="primary">
-              Save
-            </button>
+            <FieldErrors state={stateOf('snapshot')}>
+              <Field label="File name">
+                <input
+                  name="name"
+                  required
+                  maxlength={128}
+                  pattern={SNAPSHOT_NAME_PATTERN}
+                  title={SNAPSHOT_NAME_RULE}
+                  size={34}
+                  value={stateOf('snapshot')?.values?.name ?? suggestedName(clock.now)}
+                  spellcheck={false}
+                  aria-describedby="name-rule"
+                />
+              </Field>
+              <button type="submit" class="primary">
+                Save
+              </button>
+            </FieldErrors>
           </form>
           <p class="muted" id="name-rule">
             Letters, digits, ".", "-" and "_"; a file of that name is replaced.
@@ -247,12 +283,16 @@ export function stateView(api: DashboardApi) {
                       data-route="PUT /_localplane/workspaces/:workspace_id/tier"
                     >
                       <input type="hidden" name="workspace_id" value={workspace.id} />
-                      <Field label={`Plan of ${workspace.name}`}>
-                        <select name="tier">
-                          <Options choices={TIERS} selected={workspace.tier} />
-                        </select>
-                      </Field>
-                      <button type="submit">Change plan</button>
+                      <FieldErrors
+                        state={stateOf('tier')?.values?.workspace_id === workspace.id ? stateOf('tier') : undefined}
+                      >
+                        <Field label={`Plan of ${workspace.name}`}>
+                          <select name="tier">
+                            <Options choices={TIERS} selected={workspace.tier} />
+                          </select>
+                        </Field>
+                        <button type="submit">Change plan</button>
+                      </FieldErrors>
                     </form>
                   </td>
                 </tr>
@@ -273,16 +313,24 @@ export function stateView(api: DashboardApi) {
             {...actionAttributes('limits')}
             data-route="GET /_localplane/config, PATCH /_localplane/config"
           >
-            <div class="limit-fields">
-              {limitFields(limits).map(([field, value]) => (
-                <Field label={field}>
-                  <input name={field} type="number" step="any" value={String(value)} required />
-                </Field>
-              ))}
-            </div>
-            <button type="submit" class="primary">
-              Change limits
-            </button>
+            <FieldErrors state={stateOf('limits')}>
+              <div class="limit-fields">
+                {limitFields(limits).map(([field, value]) => (
+                  <Field label={field}>
+                    <input
+                      name={field}
+                      type="number"
+                      step="any"
+                      value={stateOf('limits')?.values?.[field] ?? String(value)}
+                      required
+                    />
+                  </Field>
+                ))}
+              </div>
+              <button type="submit" class="primary">
+                Change limits
+              </button>
+            </FieldErrors>
           </form>
         </section>
       </div>
@@ -291,21 +339,36 @@ export function stateView(api: DashboardApi) {
 
   const page = async (c: Context, outcome?: ActionOutcome) => {
     const content = await panel(outcome);
-    if (outcome && 'refused' in outcome) c.status(refusedStatus(c, outcome.status) as 200);
+    if (outcome && 'status' in outcome) c.status(refusedStatus(c, outcome.status) as 200);
     return renderView(c, { title: 'State', active: 'state', children: content });
   };
 
-  /** Runs an action through the API and answers the panel with what it did, or the API's refusal. */
-  const act = (run: (values: FormValues, c: Context) => Promise<string>) => async (c: Context) => {
-    let outcome: ActionOutcome;
-    try {
-      outcome = { done: await run(await formValues(c), c) };
-    } catch (error) {
-      const { status, detail } = refusal(error);
-      outcome = { refused: detail, status };
-    }
-    return page(c, outcome);
-  };
+  /**
+   * Runs an action through the API and answers the panel with what it did, or the API's refusal; a form that shows
+   * refusals at its fields gets them from `refusedState`.
+   */
+  const act =
+    (
+      run: (values: FormValues, c: Context) => Promise<string>,
+      form?: { name: FieldForm; refusedState: (error: unknown, values: FormValues) => FormState },
+    ) =>
+    async (c: Context) => {
+      let outcome: ActionOutcome;
+      let values: FormValues = {};
+      try {
+        values = await formValues(c);
+        outcome = { done: await run(values, c) };
+      } catch (error) {
+        const { status, detail } = refusal(error);
+        if (form) {
+          const state = form.refusedState(error, values);
+          outcome = { refused: state.error, status, form: form.name, state };
+        } else outcome = { refused: detail, status };
+      }
+      return page(c, outcome);
+    };
+  /** A refusal of a form with one field the API judges: at that field. */
+  const atField = (field: string) => (error: unknown, values: FormValues) => refusedAt(field, error, values).state;
 
   const snapshotPath = (name: string) => `/_localplane/snapshots/${encodeURIComponent(name)}`;
 
@@ -327,12 +390,15 @@ export function stateView(api: DashboardApi) {
 
   app.post(
     '/snapshot',
-    act(async (values) => {
-      const saved = await api.json<SavedSnapshot>('POST', '/_localplane/snapshot', {
-        body: { name: values.name ?? '' },
-      });
-      return `Saved ${saved.name} (${sizeText(saved.bytes)}).`;
-    }),
+    act(
+      async (values) => {
+        const saved = await api.json<SavedSnapshot>('POST', '/_localplane/snapshot', {
+          body: { name: values.name ?? '' },
+        });
+        return `Saved ${saved.name} (${sizeText(saved.bytes)}).`;
+      },
+      { name: 'snapshot', refusedState: atField('name') },
+    ),
   );
 
   app.post(
@@ -379,26 +445,34 @@ export function stateView(api: DashboardApi) {
 
   app.post(
     '/tier',
-    act(async (values) => {
-      const workspaceId = values.workspace_id ?? '';
-      const changed = await api.json<{ tier: string }>(
-        'PUT',
-        `/_localplane/workspaces/${encodeURIComponent(workspaceId)}/tier`,
-        { body: { tier: values.tier ?? '' } },
-      );
-      const { workspaces } = await api.get<State>(`/_localplane/state?workspace_id=${encodeURIComponent(workspaceId)}`);
-      return `Workspace ${workspaces[0]?.name ?? workspaceId} is on the ${changed.tier} plan.`;
-    }),
+    act(
+      async (values) => {
+        const workspaceId = values.workspace_id ?? '';
+        const changed = await api.json<{ tier: string }>(
+          'PUT',
+          `/_localplane/workspaces/${encodeURIComponent(workspaceId)}/tier`,
+          { body: { tier: values.tier ?? '' } },
+        );
+        const { workspaces } = await api.get<State>(
+          `/_localplane/state?workspace_id=${encodeURIComponent(workspaceId)}`,
+        );
+        return `Workspace ${workspaces[0]?.name ?? workspaceId} is on the ${changed.tier} plan.`;
+      },
+      { name: 'tier', refusedState: atField('tier') },
+    ),
   );
 
   app.post(
     '/limits',
-    act(async (values) => {
-      const { patch, changed } = limitsPatch(values, await api.get<Limits>('/_localplane/config'));
-      if (changed.length === 0) return 'No limit changed.';
-      await api.json('PATCH', '/_localplane/config', { body: patch });
-      return `Changed ${changed.join(', ')}.`;
-    }),
+    act(
+      async (values) => {
+        const { patch, changed } = limitsPatch(values, await api.get<Limits>('/_localplane/config'));
+        if (changed.length === 0) return 'No limit changed.';
+        await api.json('PATCH', '/_localplane/config', { body: patch });
+        return `Changed ${changed.join(', ')}.`;
+      },
+      { name: 'limits', refusedState: refusedLimits },
+    ),
   );
 
   return app;
