@@ -151,12 +151,20 @@ describe('the Requests view at /ui/requests', () => {
     },
   );
 
-  it("shows the API's refusal of a filter in an alert, with its status, and opens no stream", async () => {
+  it("shows the API's refusal of a filter at its field, with its status, and opens no stream", async () => {
     const html = await page('/ui/requests?status=4x', {}, 422);
-    expect(html).toMatch(/<p class="error" role="alert">query\.status: String should match pattern [^<]*<\/p>/);
+    // A whole page: the field as typed, marked, described by the message, with the focus.
+    expect(html).toMatch(
+      /<input name="status" value="4x"[^>]*id="invalid-status" aria-invalid="true"[^>]*autofocus=""/,
+    );
+    expect(html).toMatch(/id="invalid-status-error">String should match pattern [^<]*<\/span>/);
+    expect(html).not.toContain('<p class="error" role="alert">');
     expect(html).not.toContain('sse-connect');
+    // htmx: the rows, then the form out of band, marked.
     const fragment = await page('/ui/requests?path=no-slash', HTMX, 422);
-    expect(fragment).toContain('query.path: Value error, A path glob starts with / (or a wildcard)');
+    expect(fragment.startsWith('<section id="requests-live"')).toBe(true);
+    expect(fragment).toMatch(/<form id="request-filters"[^>]*hx-swap-oob="true"/);
+    expect(fragment).toContain('id="invalid-path-error">A path glob starts with / (or a wildcard)</span>');
   });
 
   it('pauses (the stream closed, the rows kept) and resumes from the newest', async () => {
@@ -464,9 +472,10 @@ describe("the journal's bound, seen from the view", () => {
     await traffic();
     const html = await page('/ui/requests?limit=5000', {}, 422);
     expect(html).toContain(
-      '<p class="error" role="alert">limit: a page shows 1 to 1000 requests (5000 asked); Older and Newer page ' +
-        'through the rest</p>',
+      'id="invalid-limit-error">A page shows 1 to 1000 requests (5000 asked); Older and Newer page through the ' +
+        'rest</span>',
     );
+    expect(html).toMatch(/<input name="limit"[^>]*value="5000"[^>]*aria-invalid="true"[^>]*autofocus=""/);
     expect(html).not.toContain('sse-connect');
     expect((await page('/ui/requests?limit=0', HTMX, 422)).includes('(0 asked)')).toBe(true);
     const api = await inProcessApi(lp).get('/_localplane/requests?limit=10001');

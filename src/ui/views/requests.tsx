@@ -16,6 +16,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { isFragmentRequest } from '../fragments.ts';
 import { DetailList, ErrorNote, Field, HtmxForm, renderView, TableHead } from '../layout.tsx';
+import { refusedForm, type FormState } from '../forms.ts';
 import { objectLink } from './objects.tsx';
 import { EmulatorTime, Timestamp } from '../time.tsx';
 
@@ -68,7 +69,7 @@ function shownOf(query: URLSearchParams): number {
 function limitRefusal(query: URLSearchParams): string | undefined {
   const limit = query.get('limit');
   if (limit === null || (/^\d+$/.test(limit) && Number(limit) >= 1 && Number(limit) <= MAX_SHOWN)) return undefined;
-  return `limit: a page shows 1 to ${MAX_SHOWN} requests (${limit} asked); Older and Newer page through the rest`;
+  return `A page shows 1 to ${MAX_SHOWN} requests (${limit} asked); Older and Newer page through the rest`;
 }
 
 /** The journal filter the API takes for the view's query (no limit, no cursor: the caller says). */
@@ -192,6 +193,8 @@ interface LiveProps {
   names: WorkspaceNames;
   paused: boolean;
   error?: string;
+  /** The filter form's refusal at its fields, when the API (or the view, for the limit) refused the filter. */
+  filterState?: FormState;
   page?: PageFacts;
   /** The request the detail pane shows, its row marked. */
   selectedId?: number;
@@ -334,10 +337,15 @@ function FilterForm({
   query,
   workspaces,
   rules,
+  state,
+  outOfBand = false,
 }: {
   query: URLSearchParams;
   workspaces: FixtureWorkspace[];
   rules: FaultRuleView[];
+  /** The refusal of the filter, at its fields; out of band, the form comes with the rows it refused. */
+  state?: FormState;
+  outOfBand?: boolean;
 }) {
   const choice = (
     name: string,
@@ -371,11 +379,14 @@ function FilterForm({
   );
   return (
     <HtmxForm
+      id="request-filters"
       class="inline filters"
       aria-label="Filter requests"
       method="get"
       action={REQUESTS}
       replaces="#requests-live"
+      state={state}
+      {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}
     >
       {choice(
         'source',
@@ -680,11 +691,15 @@ export function requestsView(api: DashboardApi) {
   const loadLive = async (c: Context, query: URLSearchParams): Promise<LiveProps> => {
     const paused = c.req.query('paused') === '1';
     const names = await workspaceNames(api);
+    /** The refusal at the filter's fields; what is about none of them in the rows' alert. */
+    const refusedFilter = (status: number, error: unknown): LiveProps => {
+      c.status(status as 400);
+      const { state } = refusedForm(error, Object.fromEntries(query));
+      return { query, names, paused, error: state.error, filterState: state.fieldErrors ? state : undefined };
+    };
     const limitError = limitRefusal(query);
-    if (limitError !== undefined) {
-      c.status(422);
-      return { query, names, paused, error: limitError };
-    }
+    if (limitError !== undefined)
+      return refusedFilter(422, new DashboardApiError(422, limitError, [{ loc: ['query', 'limit'], msg: limitError }]));
     const filter = apiFilter(query);
     filter.set('limit', String(shownOf(query)));
     const after = query.get('after');
@@ -712,8 +727,7 @@ export function requestsView(api: DashboardApi) {
       return { query, entries, names, paused, page };
     } catch (refused) {
       if (!(refused instanceof DashboardApiError) || refused.status >= 500) throw refused;
-      c.status(refused.status as 400);
-      return { query, names, paused, error: refused.detail };
+      return refusedFilter(refused.status, refused);
     }
   };
 
@@ -738,7 +752,7 @@ export function requestsView(api: DashboardApi) {
       active: 'requests',
       children: (
         <>
-          <FilterForm query={query} workspaces={fixtures.workspaces} rules={rules} />
+          <FilterForm query={query} workspaces={fixtures.workspaces} rules={rules} state={live.filterState} />
           <ClearJournalForm query={query} />
           <div class="split requests-split" data-route="GET /_localplane/requests/:request_id">
             <LiveRequests {...live} selectedId={selectedId} />
@@ -769,7 +783,22 @@ export function requestsView(api: DashboardApi) {
   };
 
   app.get('/', async (c) => {
-    if (isFragmentRequest(c)) return c.html(<LiveRequests {...await loadLive(c, viewQuery(c))} />);
+    if (isFragmentRequest(c)) {
+      const query = viewQuery(c);
+      const live = await loadLive(c, query);
+      if (!live.filterState) return c.html(<LiveRequests {...live} />);
+      // A refused filter: the form comes back out of band, each refusal at its field.
+      const [fixtures, { rules }] = await Promise.all([
+        readFixtures(api),
+        api.get<{ rules: FaultRuleView[] }>('/_localplane/fault-rules'),
+      ]);
+      return c.html(
+        <>
+          <LiveRequests {...live} />
+          <FilterForm query={query} workspaces={fixtures.workspaces} rules={rules} state={live.filterState} outOfBand />
+        </>,
+      );
+    }
     return renderPage(c, DETAIL_HINT);
   });
 
