@@ -99,7 +99,7 @@ describe('key pairs at /ui/objects', () => {
     expect(listed).not.toContain('ui-secret-0001');
     expect(listed).toContain('hx-confirm="Revoke the key pair UIKEY0001?');
 
-    // The same id again: the API's 409, shown under the form with what was typed (never the secret).
+    // The same id again: the API's 409, shown at the id field with what was typed (never the secret), focused.
     const again = await postForm(lp, '/ui/objects/keys', {
       access_key_id: 'UIKEY0001',
       secret_access_key: 'ui-secret-0002',
@@ -107,8 +107,11 @@ describe('key pairs at /ui/objects', () => {
     });
     expect(again.status).toBe(409);
     const refused = await again.text();
-    expect(refused).toContain('role="alert">Objstore key UIKEY0001 already exists</p>');
-    expect(refused).toContain('<input name="access_key_id" value="UIKEY0001"');
+    expect(refused).toContain('id="invalid-access_key_id-error">Objstore key UIKEY0001 already exists</span>');
+    expect(refused).toContain(
+      '<input name="access_key_id" value="UIKEY0001" required="" id="invalid-access_key_id" aria-invalid="true"',
+    );
+    expect(refused).toMatch(/id="invalid-access_key_id" aria-invalid="true"[^>]*autofocus=""/);
     expect(refused).not.toContain('ui-secret-0002');
 
     // Revoked as htmx posts it (boosted): the page part comes back, without the key.

@@ -5,9 +5,9 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ObjstoreKeyView } from '../../objstore/key-routes.ts';
 import { OBJSTORE_PERMISSIONS } from '../../objstore/types.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { formList, formValues, optionalText, refusal, refusedStatus, type FormState } from '../forms.ts';
+import { formList, formValues, optionalText, refusal, refusedStatus, type FormState, refusedAt } from '../forms.ts';
 import { isFragmentRequest } from '../fragments.ts';
-import { ErrorNote, Field, renderView, TableHead } from '../layout.tsx';
+import { ErrorNote, Field, renderView, TableHead, FieldErrors } from '../layout.tsx';
 import { Timestamp } from '../time.tsx';
 
 interface Bucket {
@@ -463,34 +463,36 @@ function KeyForm({ workspaces, state }: { workspaces: FixtureWorkspace[]; state:
       data-route="POST /_localplane/objstore/keys"
     >
       <h3 id="new-key-heading">New key pair</h3>
-      <div class="inline">
-        <Field label="Access key id">
-          <input name="access_key_id" value={values.access_key_id} required />
-        </Field>
-        <Field label="Secret access key">
-          <input name="secret_access_key" type="password" autocomplete="new-password" required />
-        </Field>
-        <Field label="Account">
-          <select name="workspace_id">
-            <option value="">shared</option>
-            {workspaces.map((workspace) => (
-              <option value={workspace.id} selected={workspace.id === values.workspace_id}>
-                {workspace.name}
-              </option>
+      <FieldErrors state={state}>
+        <div class="inline">
+          <Field label="Access key id">
+            <input name="access_key_id" value={values.access_key_id} required />
+          </Field>
+          <Field label="Secret access key">
+            <input name="secret_access_key" type="password" autocomplete="new-password" required />
+          </Field>
+          <Field label="Account">
+            <select name="workspace_id">
+              <option value="">shared</option>
+              {workspaces.map((workspace) => (
+                <option value={workspace.id} selected={workspace.id === values.workspace_id}>
+                  {workspace.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <fieldset class="inline">
+            <legend>Permissions</legend>
+            {OBJSTORE_PERMISSIONS.map((permission) => (
+              <label class="check">
+                <input type="checkbox" name="permissions" value={permission} checked={granted.includes(permission)} />
+                {permission}
+              </label>
             ))}
-          </select>
-        </Field>
-        <fieldset class="inline">
-          <legend>Permissions</legend>
-          {OBJSTORE_PERMISSIONS.map((permission) => (
-            <label class="check">
-              <input type="checkbox" name="permissions" value={permission} checked={granted.includes(permission)} />
-              {permission}
-            </label>
-          ))}
-        </fieldset>
-        <button type="submit">Add key pair</button>
-      </div>
+          </fieldset>
+          <button type="submit">Add key pair</button>
+        </div>
+      </FieldErrors>
       {state.error && <ErrorNote message={state.error} />}
     </form>
   );
@@ -623,6 +625,8 @@ export function objectsView(api: DashboardApi) {
     const text = (name: string) => fields[name] ?? '';
     const values = {
       access_key_id: text('access_key_id'),
+      // Named so that a refusal of the secret finds its field; the secret itself is never shown again.
+      secret_access_key: '',
       workspace_id: text('workspace_id'),
       permissions: permissions.join(','),
     };
@@ -636,8 +640,9 @@ export function objectsView(api: DashboardApi) {
         },
       });
     } catch (error) {
-      const { status, detail } = refusal(error);
-      return bucketsPage(c, { values, error: detail }, status);
+      // What is about no field (a key of that id exists) is about the id.
+      const { status, state } = refusedAt('access_key_id', error, values);
+      return bucketsPage(c, state, status);
     }
     return keyChanged(c);
   });
