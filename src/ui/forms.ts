@@ -66,15 +66,18 @@ export function plainMessage(message: string): string {
  * The field of a form that sent the value a 422 item refused: the longest run of the item's location (after its
  * request part) that, joined with `_`, names a field the form sent, the innermost of equals.
  * `['body', 'match', 'path']` is `match_path`, `['body', 'action', 'status']` is `status`,
- * `['body', 'action', 'headers', 'X-A']` is `headers`.
+ * `['body', 'action', 'headers', 'X-A']` is `headers`; a form's field named with `.` matches too
+ * (`['body', 'source_config', 'repo_url']` is `source_config.repo_url` where the form has that field).
  */
 function fieldOf({ loc }: ApiIssue, fields: ReadonlySet<string>): string | undefined {
   const path = loc.map(String);
   if (REQUEST_PARTS.has(path[0]!)) path.shift();
   for (let length = path.length; length > 0; length--) {
     for (let start = path.length - length; start >= 0; start--) {
-      const name = path.slice(start, start + length).join('_');
-      if (fields.has(name)) return name;
+      const run = path.slice(start, start + length);
+      // A form may name a nested field as the API's body nests it: `source_config.repo_url`.
+      const name = [run.join('_'), run.join('.')].find((joined) => fields.has(joined));
+      if (name !== undefined) return name;
     }
   }
   return undefined;

@@ -114,6 +114,19 @@ describe('deployments from the dashboard', () => {
     expect(page).not.toContain(SECRET);
   });
 
+  it('shows a name the API refuses at the name field, focused, on a whole page and to htmx', async () => {
+    const form = { name: ' ', source: 'codehost', 'source_config.repo_url': '', secrets: `KEY=${SECRET}` };
+    const { html } = await post(`/ui/deployments/create?workspace_id=${acme().id}`, form);
+    expect(html.startsWith('<details id="deployment-create" open="">')).toBe(true);
+    expect(html).toMatch(/<input name="name" value=""[^>]*id="invalid-name" aria-invalid="true"/);
+    expect(html).toContain('<a href="#invalid-name">Name: ');
+    const plain = await postForm(lp, `/ui/deployments/create?workspace_id=${acme().id}`, form);
+    expect(plain.status).toBe(422);
+    const page = await plain.text();
+    expect(page).toMatch(/<input name="name"[^>]*id="invalid-name" aria-invalid="true"[^>]*autofocus=""/);
+    expect(page).not.toContain(SECRET);
+  });
+
   it('changes, redeploys, forces the status of and deletes a deployment', async () => {
     const created = await createDeployment('changed');
     const patched = await post(detailPath(created.id, '/patch'), {

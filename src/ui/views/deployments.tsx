@@ -15,7 +15,7 @@ import {
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-work.tsx';
-import { formList, formValues, type FormValues } from '../forms.ts';
+import { formList, formValues, refusedForm, type FormState, type FormValues } from '../forms.ts';
 import { DeploymentTabs, deploymentResourcesView, nestedBody, secretsOf } from './deployment-resources.tsx';
 import { isFragmentRequest } from '../fragments.ts';
 import { ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
@@ -294,23 +294,24 @@ const SecretsField = ({ label }: { label: string }) => (
 function CreateForm({
   workspaceId,
   integrations,
-  values = {},
-  error,
+  state,
 }: {
   workspaceId: string;
   integrations: FixtureWorkspace['integrations'];
-  values?: FormValues;
-  error?: string;
+  /** The API's refusal of what was sent: at the fields it names, the rest above the form. */
+  state?: FormState;
 }) {
+  const values = state?.values ?? {};
   return (
-    <details id="deployment-create" open={error !== undefined}>
+    <details id="deployment-create" open={state !== undefined}>
       <summary>New deployment</summary>
-      {error && <ErrorNote message={error} />}
+      {state?.error && <ErrorNote message={state.error} />}
       <HtmxForm
         class="stacked"
         action={`/ui/deployments/create?workspace_id=${workspaceId}`}
         replaces="#deployment-create"
         data-route="POST /v2/deployments"
+        state={state}
       >
         <BodyField name="name" label="Name" values={values} required />
         <Field label="Source">
@@ -860,7 +861,7 @@ export function deploymentsView(api: DashboardApi) {
    * The list (to htmx, its results), with what a bulk deletion did, or with the create form as it was sent and the
    * API's refusal of it.
    */
-  const renderList = async (c: Context, notice?: string, refusedCreate?: { values: FormValues; error: string }) => {
+  const renderList = async (c: Context, notice?: string, refusedCreate?: FormState) => {
     const workspaces = await workspacesOf(api);
     const workspaceId = c.req.query('workspace_id') ?? workspaces[0]?.id ?? '';
     const query = listQuery(c);
@@ -884,7 +885,7 @@ export function deploymentsView(api: DashboardApi) {
         <>
           <DeploymentTabs active="deployments" workspaceId={workspaceId} />
           <FilterForm workspaces={workspaces} workspaceId={workspaceId} query={query} />
-          <CreateForm workspaceId={workspaceId} integrations={integrations} {...refusedCreate} />
+          <CreateForm workspaceId={workspaceId} integrations={integrations} state={refusedCreate} />
           {results}
         </>
       ),
@@ -905,15 +906,15 @@ export function deploymentsView(api: DashboardApi) {
       return seeOther(c, deploymentPath(workspaceId, created.id));
     } catch (error) {
       if (!(error instanceof DashboardApiError)) throw error;
-      const { secrets: _secrets, ...typed } = values;
+      // The secrets are never shown back; named empty, a refusal of them finds their field.
+      const typed = { ...values, secrets: '' };
+      const state = error.status < 500 ? refusedForm(error, typed).state : { values: typed, error: error.detail };
       // A plain form's answer is the whole list with the form open; htmx swaps in the form alone.
       refusalStatus(c, error);
-      if (!isFragmentRequest(c)) return renderList(c, undefined, { values: typed, error: error.detail });
+      if (!isFragmentRequest(c)) return renderList(c, undefined, state);
       const integrations =
         (await workspacesOf(api)).find((workspace) => workspace.id === workspaceId)?.integrations ?? [];
-      return c.html(
-        <CreateForm workspaceId={workspaceId} integrations={integrations} values={typed} error={error.detail} />,
-      );
+      return c.html(<CreateForm workspaceId={workspaceId} integrations={integrations} state={state} />);
     }
   });
 

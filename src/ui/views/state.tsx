@@ -55,22 +55,6 @@ type FieldForm = 'snapshot' | 'tier' | 'limits';
  */
 type ActionOutcome = { done: string } | { refused?: string; status: number; form?: FieldForm; state?: FormState };
 
-/**
- * The API's refusal of the limits form: its fields are named `revision_step_seconds.<STATUS>` where the API's location
- * is `revision_step_seconds`, `<STATUS>`.
- */
-function refusedLimits(error: unknown, values: FormValues): FormState {
-  const byLocation = new Map(Object.keys(values).map((name) => [name.replaceAll('.', '_'), name]));
-  const located = Object.fromEntries(Object.entries(values).map(([name, value]) => [name.replaceAll('.', '_'), value]));
-  const { state } = refusedForm(error, located);
-  if (!state.fieldErrors) return { ...state, values };
-  const fieldErrors = Object.entries(state.fieldErrors ?? {}).map(([name, message]) => [
-    byLocation.get(name)!,
-    message,
-  ]);
-  return { ...state, values, fieldErrors: Object.fromEntries(fieldErrors) };
-}
-
 /** Room for a multipart form's own bytes (boundaries, headers, the name field) around the file. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 
@@ -471,7 +455,7 @@ export function stateView(api: DashboardApi) {
         await api.json('PATCH', '/_localplane/config', { body: patch });
         return `Changed ${changed.join(', ')}.`;
       },
-      { name: 'limits', refusedState: refusedLimits },
+      { name: 'limits', refusedState: (error, values) => refusedForm(error, values).state },
     ),
   );
 
