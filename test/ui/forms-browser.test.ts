@@ -176,4 +176,91 @@ describe('every form shows a bad value at its field and moves the focus there', 
     });
     expect(browser.pageErrors).toEqual([]);
   });
+
+  it("the API's refusal of a value the browser lets through comes back at its field, in every view", async () => {
+    /** Submits `value` in the field: the API's words come back beside it, which is marked and has the focus. */
+    async function refusedByApi(field: () => Locator, value: string, submit: Locator, message: RegExp) {
+      await field().fill(value);
+      await submit.click();
+      await expectInvalidAt(field(), message);
+    }
+    /** A form whose constraints the browser does not check, as a client that reads none would send it. */
+    const unchecked = (form: Locator) => form.evaluate((element: HTMLFormElement) => (element.noValidate = true));
+
+    const page = await browser.openDashboard(ctx.instance, '/ui/clock');
+    await refusedByApi(
+      () => page.getByLabel('Advance by'),
+      '5 fortnights',
+      page.getByRole('button', { name: 'Advance', exact: true }),
+      /Unknown unit "fortnights"/,
+    );
+    expect(await page.getByLabel('Advance by').inputValue(), 'the span stays as typed').toBe('5 fortnights');
+    await screenshot(page, 'forms-clock-refused');
+    // The next good span clears the mark.
+    await page.getByLabel('Advance by').fill('1m');
+    await page.getByRole('button', { name: 'Advance', exact: true }).click();
+    await expect.poll(() => page.getByLabel('Advance by').getAttribute('aria-invalid')).toBeNull();
+    await refusedByApi(
+      () => page.getByLabel('Set to (ISO 8601)'),
+      'next tuesday',
+      page.getByRole('button', { name: 'Set', exact: true }),
+      /datetime/i,
+    );
+    await refusedByApi(
+      () => page.getByLabel('Within'),
+      '400d',
+      page.getByRole('button', { name: 'Run until idle' }),
+      /within_seconds/,
+    );
+
+    await page.goto(`${ctx.instance.apiUrl}/ui/requests`);
+    const filters = page.getByRole('form', { name: 'Filter requests' });
+    await unchecked(filters);
+    await refusedByApi(
+      () => page.getByRole('form', { name: 'Filter requests' }).getByLabel('Status or class'),
+      '4yy',
+      filters.getByRole('button', { name: 'Filter' }),
+      /pattern/,
+    );
+    await checkAccessibility(page);
+
+    await page.goto(`${ctx.instance.apiUrl}/ui/state`);
+    await refusedByApi(
+      () => page.getByLabel('sql_row_limit'),
+      '-1',
+      page.getByRole('button', { name: 'Change limits' }),
+      /greater than or equal to 1/,
+    );
+    await unchecked(page.locator('form[hx-post="/ui/state/snapshot"]'));
+    await refusedByApi(
+      () => page.getByLabel('File name'),
+      'a/b.snapshot',
+      page.getByRole('button', { name: 'Save', exact: true }),
+      /plain file name/,
+    );
+    await screenshot(page, 'forms-state-refused');
+
+    await page.goto(`${ctx.instance.apiUrl}/ui/objects`);
+    const keyForm = page.getByRole('form', { name: 'New key pair' });
+    await keyForm.getByLabel('Secret access key').fill('forms-secret');
+    await refusedByApi(
+      () => page.getByRole('form', { name: 'New key pair' }).getByLabel('Access key id'),
+      ctx.fixtures.objstore.keys[0]!.access_key_id,
+      keyForm.getByRole('button', { name: 'Add key pair' }),
+      /already exists/,
+    );
+    expect(await page.content()).not.toContain('forms-secret');
+
+    await page.goto(`${ctx.instance.apiUrl}/ui/deployments`);
+    await page.getByText('New deployment').click();
+    const create = () => page.locator('#deployment-create form');
+    await refusedByApi(
+      () => create().getByLabel('Name', { exact: true }),
+      '   ',
+      create().getByRole('button', { name: 'Create deployment' }),
+      /./,
+    );
+    await screenshot(page, 'forms-deployments-refused');
+    expect(browser.pageErrors).toEqual([]);
+  });
 });

@@ -160,8 +160,8 @@ describe('the Requests view at /ui/requests', () => {
     expect(html).toMatch(/id="invalid-status-error">String should match pattern [^<]*<\/span>/);
     expect(html).not.toContain('<p class="error" role="alert">');
     expect(html).not.toContain('sse-connect');
-    // htmx: the rows, then the form out of band, marked.
-    const fragment = await page('/ui/requests?path=no-slash', HTMX, 422);
+    // htmx (a 200: htmx treats an error status as a failure): the rows, then the form out of band, marked.
+    const fragment = await page('/ui/requests?path=no-slash', HTMX);
     expect(fragment.startsWith('<section id="requests-live"')).toBe(true);
     expect(fragment).toMatch(/<form id="request-filters"[^>]*hx-swap-oob="true"/);
     expect(fragment).toContain('id="invalid-path-error">A path glob starts with / (or a wildcard)</span>');
@@ -477,7 +477,7 @@ describe("the journal's bound, seen from the view", () => {
     );
     expect(html).toMatch(/<input name="limit"[^>]*value="5000"[^>]*aria-invalid="true"[^>]*autofocus=""/);
     expect(html).not.toContain('sse-connect');
-    expect((await page('/ui/requests?limit=0', HTMX, 422)).includes('(0 asked)')).toBe(true);
+    expect((await page('/ui/requests?limit=0', HTMX)).includes('(0 asked)')).toBe(true);
     const api = await inProcessApi(lp).get('/_localplane/requests?limit=10001');
     expect(api.status).toBe(422);
     expect(api.body.detail[0].loc).toEqual(['query', 'limit']);

@@ -90,6 +90,12 @@ describe('the SQL view in Chromium', () => {
       expect(await message.textContent()).toBe(
         'Permission Error: Cannot access file "/etc/passwd" - file system operations are disabled by configuration',
       );
+      // The SQL field is marked, described by the message, and has the focus, the query as typed.
+      const query = page.getByRole('textbox', { name: /^SQL over the view runs/ });
+      expect(await query.getAttribute('aria-invalid')).toBe('true');
+      expect(await query.getAttribute('aria-describedby')).toContain('invalid-sql-error');
+      expect(await query.evaluate((element) => element === document.activeElement)).toBe(true);
+      expect(await query.inputValue()).toBe("SELECT * FROM read_csv('/etc/passwd')");
       await screenshot(page, 'sql-refused');
       await checkAccessibility(page);
       expect(browser.pageErrors).toEqual([]);

@@ -16,7 +16,7 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { isFragmentRequest } from '../fragments.ts';
 import { DetailList, ErrorNote, Field, HtmxForm, renderView, TableHead } from '../layout.tsx';
-import { refusedForm, type FormState } from '../forms.ts';
+import { refusedForm, type FormState, refusedStatus } from '../forms.ts';
 import { objectLink } from './objects.tsx';
 import { EmulatorTime, Timestamp } from '../time.tsx';
 
@@ -693,7 +693,7 @@ export function requestsView(api: DashboardApi) {
     const names = await workspaceNames(api);
     /** The refusal at the filter's fields; what is about none of them in the rows' alert. */
     const refusedFilter = (status: number, error: unknown): LiveProps => {
-      c.status(status as 400);
+      c.status(refusedStatus(c, status) as 400);
       const { state } = refusedForm(error, Object.fromEntries(query));
       return { query, names, paused, error: state.error, filterState: state.fieldErrors ? state : undefined };
     };
