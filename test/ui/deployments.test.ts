@@ -292,12 +292,13 @@ describe('the revision knobs', () => {
     });
     expect(unknown.status).toBe(200);
     expect(alertOf(unknown.html)).toBe('Revision ID 00000000-0000-4000-8000-000000000000 not found.');
-    expect(
-      alertOf(
-        (await post(`${base}/status?workspace_id=${acme().id}`, { revision_id: '../../../reset', status: 'DEPLOYED' }))
-          .html,
-      ),
-    ).toBe('path.revision_id: Input should be a valid UUID');
+    // A refusal the API locates at a field of the form shows at that field.
+    const invalid = await post(`${base}/status?workspace_id=${acme().id}`, {
+      revision_id: '../../../reset',
+      status: 'DEPLOYED',
+    });
+    expect(invalid.html).toContain('id="invalid-revision_id-error">Input should be a valid UUID</span>');
+    expect(invalid.html).toMatch(/<select name="revision_id" id="invalid-revision_id" aria-invalid="true"/);
   });
 });
 

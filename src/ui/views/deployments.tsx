@@ -383,7 +383,16 @@ interface DeploymentPage {
   tasks: ListedTask[];
   names: Names;
   faults: ArmedRevisionFault[];
+  /** The form of the deployment whose values the API refused, and its refusal at its fields. */
+  refused?: { form: DetailForm; state: FormState };
 }
+
+/** The deployment's forms with fields the API may refuse. */
+type DetailForm = 'fault' | 'status' | 'deployment-status' | 'patch';
+
+/** The state of a form of the deployment: its refusal, if it was the one refused. */
+const detailState = (page: DeploymentPage, form: DetailForm) =>
+  page.refused?.form === form ? page.refused.state : undefined;
 
 const REVISIONS_PER_PAGE = 20;
 
@@ -695,9 +704,16 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
           action={detailPath(page, '/fault')}
           replaces="#deployment"
           data-route="POST /_localplane/faults/revisions"
+          state={detailState(page, 'fault')}
         >
           <Field label="Failure line (optional)">
-            <input name="message" maxlength={2000} placeholder="the last line of its log" autocomplete="off" />
+            <input
+              name="message"
+              maxlength={2000}
+              value={detailState(page, 'fault')?.values?.message}
+              placeholder="the last line of its log"
+              autocomplete="off"
+            />
           </Field>
           <span class="muted">The next revision of this deployment:</span>
           {REVISION_FAULT_STAGES.map((stage) => (
@@ -734,6 +750,7 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
             action={detailPath(page, '/status')}
             replaces="#deployment"
             data-route="PUT /_localplane/deployments/:deployment_id/revisions/:revision_id/status"
+            state={detailState(page, 'status')}
           >
             <Field label="Revision">
               <select name="revision_id">
@@ -757,6 +774,7 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
           action={detailPath(page, '/deployment-status')}
           replaces="#deployment"
           data-route="PUT /_localplane/deployments/:deployment_id/status"
+          state={detailState(page, 'deployment-status')}
         >
           <Field label="Deployment status">
             <select name="status">
@@ -773,6 +791,7 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
 /** What the API changes of a deployment and the deploy flow's calls: patch, push token, upload URL, delete. */
 function DeploymentActions({ page }: { page: DeploymentPage }) {
   const { deployment } = page;
+  const patch = detailState(page, 'patch');
   return (
     <section aria-labelledby="actions-title">
       <h2 id="actions-title">Change or delete</h2>
@@ -782,12 +801,13 @@ function DeploymentActions({ page }: { page: DeploymentPage }) {
           action={detailPath(page, '/patch')}
           replaces="#deployment"
           data-route="PATCH /v2/deployments/:deployment_id"
+          state={patch}
         >
           <h3>Change the deployment</h3>
           <p class="muted">An empty field stays as it is; a new ref, image or path makes a new revision.</p>
-          <BodyField name="source_revision_config.repo_ref" label="Repository ref" />
-          <BodyField name="source_revision_config.graph_config_path" label="Graph config path" />
-          <BodyField name="source_revision_config.image_uri" label="Image URI" />
+          <BodyField name="source_revision_config.repo_ref" label="Repository ref" values={patch?.values} />
+          <BodyField name="source_revision_config.graph_config_path" label="Graph config path" values={patch?.values} />
+          <BodyField name="source_revision_config.image_uri" label="Image URI" values={patch?.values} />
           <SecretsField label="Secrets (replace them all; values are never shown)" />
           <button type="submit">Change</button>
         </HtmxForm>
@@ -955,9 +975,9 @@ export function deploymentsView(api: DashboardApi) {
     c: Context,
     deploymentId: string,
     workspaceId: string,
-    { error, notice }: { error?: string; notice?: string } = {},
+    { error, notice, refused }: { error?: string; notice?: string; refused?: DeploymentPage['refused'] } = {},
   ) => {
-    const page = await loadDeploymentPage(api, c, deploymentId, workspaceId);
+    const page = { ...(await loadDeploymentPage(api, c, deploymentId, workspaceId)), refused };
     const content = <DeploymentContent page={page} error={error} notice={notice} />;
     return renderView(c, {
       title: page.deployment.name,
@@ -989,10 +1009,10 @@ export function deploymentsView(api: DashboardApi) {
 
   /**
    * An action on the deployment: runs the API call, then answers the deployment as it is now, with the call's refusal
-   * if any, or the words the call resolves to.
+   * if any (at the fields of the form `fieldsOf` when it names them), or the words the call resolves to.
    */
   type Call = (ids: { deploymentId: string; workspaceId: string }, form: Record<string, string>) => Promise<unknown>;
-  const action = (call: Call) => async (c: Context) => {
+  const action = (call: Call, fieldsOf?: DetailForm) => async (c: Context) => {
     const deploymentId = c.req.param('deployment_id')!;
     const workspaceId = await workspaceOf(c, deploymentId);
     if (workspaceId === null) throw new DashboardApiError(404, deploymentNotFound(deploymentId));
@@ -1004,7 +1024,12 @@ export function deploymentsView(api: DashboardApi) {
     } catch (error) {
       if (!(error instanceof DashboardApiError)) throw error;
       refusalStatus(c, error);
-      return renderDeployment(c, deploymentId, workspaceId, { error: error.detail });
+      if (fieldsOf === undefined || error.status >= 500)
+        return renderDeployment(c, deploymentId, workspaceId, { error: error.detail });
+      // The secrets are never shown back; named empty, a refusal of them finds their field.
+      const { state } = refusedForm(error, { ...form, ...('secrets' in form ? { secrets: '' } : {}) });
+      const refused = { form: fieldsOf, state };
+      return renderDeployment(c, deploymentId, workspaceId, { error: state.error, refused });
     }
     return renderDeployment(c, deploymentId, workspaceId, { notice });
   };
@@ -1018,7 +1043,7 @@ export function deploymentsView(api: DashboardApi) {
       return api.json('POST', '/_localplane/faults/revisions', {
         body: { stage: form.stage, deployment_id: deploymentId, ...(message ? { message } : {}) },
       });
-    }),
+    }, 'fault'),
   );
   app.post(
     '/:deployment_id/revisions',
@@ -1028,15 +1053,17 @@ export function deploymentsView(api: DashboardApi) {
   );
   app.post(
     '/:deployment_id/status',
-    action(({ deploymentId }, form) =>
-      api.json(
-        'PUT',
-        `/_localplane/deployments/${encodeURIComponent(deploymentId)}/revisions/` +
-          `${encodeURIComponent(form.revision_id ?? '')}/status`,
-        {
-          body: { status: form.status },
-        },
-      ),
+    action(
+      ({ deploymentId }, form) =>
+        api.json(
+          'PUT',
+          `/_localplane/deployments/${encodeURIComponent(deploymentId)}/revisions/` +
+            `${encodeURIComponent(form.revision_id ?? '')}/status`,
+          {
+            body: { status: form.status },
+          },
+        ),
+      'status',
     ),
   );
   app.post(
@@ -1061,10 +1088,12 @@ export function deploymentsView(api: DashboardApi) {
   );
   app.post(
     '/:deployment_id/deployment-status',
-    action(({ deploymentId }, form) =>
-      api.json('PUT', `/_localplane/deployments/${encodeURIComponent(deploymentId)}/status`, {
-        body: { status: form.status },
-      }),
+    action(
+      ({ deploymentId }, form) =>
+        api.json('PUT', `/_localplane/deployments/${encodeURIComponent(deploymentId)}/status`, {
+          body: { status: form.status },
+        }),
+      'deployment-status',
     ),
   );
   app.post(
@@ -1075,7 +1104,7 @@ export function deploymentsView(api: DashboardApi) {
       if (Object.keys(body).length === 0) return 'Nothing to change: every field was empty.';
       await api.json('PATCH', deploymentApiPath(deploymentId), { workspaceId, body });
       return `Changed ${Object.keys(body).join(', ')}.`;
-    }),
+    }, 'patch'),
   );
   app.post(
     '/:deployment_id/push-token',
