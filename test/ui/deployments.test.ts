@@ -124,13 +124,19 @@ describe('the deployments list', () => {
     expect(html).not.toContain('<form');
   });
 
-  it("shows the API's refusal of a filter in an alert", async () => {
+  it("shows the API's refusal of a filter at its field, a workspace it does not know in an alert", async () => {
     const badLimit = await page(`/ui/deployments?workspace_id=${acme().id}&limit=0`);
     expect(badLimit.status).toBe(422);
-    expect(alertOf(badLimit.html)).toBe('query.limit: Input should be greater than or equal to 1');
-    expect(alertOf((await page(`/ui/deployments?workspace_id=${acme().id}&deployment_ids=nope`)).html)).toMatch(
-      /^query\.deployment_ids\.0: Input should be a valid UUID/,
-    );
+    expect(badLimit.html).toMatch(/<input name="limit"[^>]*value="0"[^>]*aria-invalid="true"[^>]*autofocus=""/);
+    expect(badLimit.html).toContain('id="invalid-limit-error">Input should be greater than or equal to 1</span>');
+    const badIds = await page(`/ui/deployments?workspace_id=${acme().id}&deployment_ids=nope`, {
+      'hx-request': 'true',
+    });
+    // htmx: the results, then the form out of band, marked.
+    expect(badIds.html.startsWith('<section id="deployments-results"')).toBe(true);
+    expect(badIds.html).toMatch(/<form id="deployment-filters"[^>]*hx-swap-oob="true"/);
+    expect(badIds.html).toMatch(/<input name="deployment_ids" value="nope"[^>]*aria-invalid="true"/);
+    expect(badIds.html).toContain('id="invalid-deployment_ids-error">Input should be a valid UUID');
     const unknown = await page('/ui/deployments?workspace_id=00000000-0000-4000-8000-000000000000');
     expect(unknown.status).toBe(404);
     expect(alertOf(unknown.html)).toBe('Workspace 00000000-0000-4000-8000-000000000000 not found');

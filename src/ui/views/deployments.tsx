@@ -114,10 +114,15 @@ function FilterForm({
   workspaces,
   workspaceId,
   query,
+  state,
+  outOfBand = false,
 }: {
   workspaces: readonly FixtureWorkspace[];
   workspaceId: string;
   query: URLSearchParams;
+  /** The API's refusal of the filter, at its fields; out of band, the form comes with the results it refused. */
+  state?: FormState;
+  outOfBand?: boolean;
 }) {
   const text = (name: string, label: string, hint?: string) => (
     <Field label={label}>
@@ -132,7 +137,15 @@ function FilterForm({
     </Field>
   );
   return (
-    <HtmxForm class="inline filters" method="get" action="/ui/deployments" replaces="#deployments-results">
+    <HtmxForm
+      id="deployment-filters"
+      class="inline filters"
+      method="get"
+      action="/ui/deployments"
+      replaces="#deployments-results"
+      state={state}
+      {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}
+    >
       <Field label="Workspace">
         <select name="workspace_id">
           {workspaces.map((workspace) => (
@@ -887,12 +900,19 @@ export function deploymentsView(api: DashboardApi) {
     const query = listQuery(c);
     let page: DeploymentsList | undefined;
     let error: string | undefined;
+    let filterState: FormState | undefined;
     try {
       page = await api.json<DeploymentsList>('GET', `/v2/deployments?${query}`, { workspaceId });
     } catch (refused) {
       if (!(refused instanceof DashboardApiError)) throw refused;
       error = refused.detail;
       c.status(refused.status >= 500 ? 502 : (refused.status as 400));
+      if (refused.status < 500) {
+        // What the API locates at a field of the filter shows there; the rest in the results' alert.
+        const { state } = refusedForm(refused, Object.fromEntries(query));
+        error = state.error;
+        if (state.fieldErrors) filterState = state;
+      }
     }
     const results = (
       <DeploymentsResults workspaceId={workspaceId} query={query} page={page} error={error} notice={notice} />
@@ -904,12 +924,19 @@ export function deploymentsView(api: DashboardApi) {
       children: (
         <>
           <DeploymentTabs active="deployments" workspaceId={workspaceId} />
-          <FilterForm workspaces={workspaces} workspaceId={workspaceId} query={query} />
+          <FilterForm workspaces={workspaces} workspaceId={workspaceId} query={query} state={filterState} />
           <CreateForm workspaceId={workspaceId} integrations={integrations} state={refusedCreate} />
           {results}
         </>
       ),
-      fragment: results,
+      fragment: (
+        <>
+          {results}
+          {filterState && (
+            <FilterForm workspaces={workspaces} workspaceId={workspaceId} query={query} state={filterState} outOfBand />
+          )}
+        </>
+      ),
     });
   };
 
