@@ -249,10 +249,17 @@ describe('the OAuth providers tab', () => {
       provider_id: 'dashboard-oauth',
       name: 'again',
       client_id: 'x',
+      client_secret: SECRET,
       auth_url: 'https://a',
       token_url: 'https://t',
     });
-    expect(alertOf(duplicate.html)).toMatch(/dashboard-oauth/);
+    // A taken id: at the id field, what was typed kept but the secret.
+    expect(duplicate.html).toMatch(/id="invalid-provider_id-error">[^<]*dashboard-oauth/);
+    expect(duplicate.html).toMatch(
+      /<input name="provider_id" value="dashboard-oauth"[^>]*id="invalid-provider_id" aria-invalid="true"[^>]*autofocus=""/,
+    );
+    expect(duplicate.html).toContain('<input name="name" value="again"');
+    expect(duplicate.html).not.toContain(SECRET);
 
     const changed = await post(path('/dashboard-oauth/update'), { name: 'Renamed', client_id: '', client_secret: '' });
     expect(noticeOf(changed.html)).toBe('Changed the OAuth provider dashboard-oauth.');
@@ -267,14 +274,17 @@ describe('the OAuth providers tab', () => {
     expect(alertOf((await post(path('/dashboard-oauth/delete'))).html)).not.toBe('');
   });
 
-  it("shows the API's refusal of an MCP server it cannot discover", async () => {
+  it("shows the API's refusal of an MCP server it cannot discover at its URL field", async () => {
     const refused = await post(path('/mcp-discover'), {
       provider_id: 'mcp-one',
       name: 'MCP',
       mcp_server_url: 'https://nowhere.example/mcp',
     });
     expect(refused.status).toBe(200);
-    expect(alertOf(refused.html)).toMatch(/nowhere\.example/);
+    expect(refused.html).toMatch(/id="invalid-mcp_server_url-error">[^<]*nowhere\.example/);
+    expect(refused.html).toMatch(
+      /<input name="mcp_server_url" value="https:\/\/nowhere.example\/mcp"[^>]*aria-invalid/,
+    );
   });
 });
 

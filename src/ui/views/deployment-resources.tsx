@@ -8,7 +8,15 @@ import { LISTENER_COMPUTE_TYPES } from '../../deployments/listener-schemas.ts';
 import { PROVIDER_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../../deployments/oauth-provider-schemas.ts';
 import type { DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { formValues, refusal, refusedStatus, type FormValues } from '../forms.ts';
+import {
+  formValues,
+  refusal,
+  refusedAt,
+  refusedForm,
+  refusedStatus,
+  type FormState,
+  type FormValues,
+} from '../forms.ts';
 import { ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
 import { Timestamp } from '../time.tsx';
 import { shortId } from '../due-work.tsx';
@@ -77,18 +85,31 @@ const listOf = (text: string | undefined) => {
   return items.length > 0 ? items : undefined;
 };
 
-/** What an action did, or what the API refused. */
-type Outcome = { done: string } | { refused: string; status: number };
+/** The sub-pages' forms that show the API's refusal at their fields. */
+type ResourceForm = 'provider' | 'mcp' | 'listener';
+
+/** A form the API refused, and its refusal at its fields. */
+interface RefusedForm {
+  form: ResourceForm;
+  state: FormState;
+}
+
+/** What an action did, or what the API refused (`refused`: what is about no field of the form, if it has fields). */
+type Outcome = { done: string } | { refused?: string; status: number; refusedForm?: RefusedForm };
+
+/** The state of a form of the panel, if it was the one refused. */
+const stateOf = (refused: RefusedForm | undefined, form: ResourceForm) =>
+  refused?.form === form ? refused.state : undefined;
 
 const OutcomeNote = ({ outcome }: { outcome?: Outcome }) => {
-  if (!outcome) return null;
+  if (!outcome || ('refused' in outcome && !outcome.refused)) return null;
   if ('done' in outcome)
     return (
       <p class="notice" role="status">
         {outcome.done}
       </p>
     );
-  return <ErrorNote message={outcome.refused} />;
+  return <ErrorNote message={outcome.refused!} />;
 };
 
 /** The workspace picker of a sub-page: a get of the page itself. */
@@ -119,7 +140,7 @@ const WorkspacePicker = ({
 const PANEL = '#resource-panel';
 
 /** A sub-page's list and forms, given the workspace; what they show is read through the API. */
-type Panel = (workspaceId: string) => Promise<Child>;
+type Panel = (workspaceId: string, refused?: RefusedForm) => Promise<Child>;
 
 // ---------------------------------------------------------------------------------------------
 // OAuth providers: /ui/deployments/providers
@@ -127,12 +148,22 @@ type Panel = (workspaceId: string) => Promise<Child>;
 const providersPath = (workspaceId: string, action = '') =>
   `/ui/deployments/providers${action}?workspace_id=${encodeURIComponent(workspaceId)}`;
 
-function ProvidersPanel({ workspaceId, providers }: { workspaceId: string; providers: OAuthProviderResponse[] }) {
-  const text = (name: string, label: string, required = false) => (
+function ProvidersPanel({
+  workspaceId,
+  providers,
+  refused,
+}: {
+  workspaceId: string;
+  providers: OAuthProviderResponse[];
+  refused?: RefusedForm;
+}) {
+  const text = (name: string, label: string, required = false, values: FormValues = {}) => (
     <Field label={label}>
-      <input name={name} required={required} autocomplete="off" />
+      <input name={name} value={values[name]} required={required} autocomplete="off" />
     </Field>
   );
+  const created = stateOf(refused, 'provider');
+  const discovered = stateOf(refused, 'mcp');
   return (
     <>
       <section aria-labelledby="providers-title" data-route="GET /v2/auth/providers">
@@ -215,15 +246,16 @@ function ProvidersPanel({ workspaceId, providers }: { workspaceId: string; provi
             action={providersPath(workspaceId)}
             replaces={PANEL}
             data-route="POST /v2/auth/providers"
+            state={created}
           >
-            {text('provider_id', 'Provider id', true)}
-            {text('name', 'Name', true)}
-            {text('client_id', 'Client id', true)}
+            {text('provider_id', 'Provider id', true, created?.values)}
+            {text('name', 'Name', true, created?.values)}
+            {text('client_id', 'Client id', true, created?.values)}
             <Field label="Client secret (write-only)">
               <input name="client_secret" type="password" autocomplete="new-password" />
             </Field>
-            {text('auth_url', 'Auth URL', true)}
-            {text('token_url', 'Token URL', true)}
+            {text('auth_url', 'Auth URL', true, created?.values)}
+            {text('token_url', 'Token URL', true, created?.values)}
             <Field label="Provider type">
               <select name="provider_type">
                 <Options choices={PROVIDER_TYPES} any="none" />
@@ -250,11 +282,12 @@ function ProvidersPanel({ workspaceId, providers }: { workspaceId: string; provi
             action={providersPath(workspaceId, '/mcp-discover')}
             replaces={PANEL}
             data-route="POST /v2/auth/providers/mcp-discover"
+            state={discovered}
           >
             <p class="muted">The OAuth endpoints are discovered from the server (the fixtures' MCP servers).</p>
-            {text('provider_id', 'Provider id', true)}
-            {text('name', 'Name', true)}
-            {text('mcp_server_url', 'MCP server URL', true)}
+            {text('provider_id', 'Provider id', true, discovered?.values)}
+            {text('name', 'Name', true, discovered?.values)}
+            {text('mcp_server_url', 'MCP server URL', true, discovered?.values)}
             <button type="submit" class="primary">
               Discover and create
             </button>
@@ -284,10 +317,14 @@ const listenerBody = (values: FormValues) => {
 function ListenersPanel({
   workspaceId,
   listeners,
+  refused,
 }: {
   workspaceId: string;
   listeners: ListenerResponse[] | { refused: string };
+  refused?: RefusedForm;
 }) {
+  const created = stateOf(refused, 'listener');
+  const values = created?.values ?? {};
   return (
     <>
       <section aria-labelledby="listeners-title" data-route="GET /v2/listeners">
@@ -356,20 +393,30 @@ function ListenersPanel({
       </section>
       <section aria-labelledby="listener-create-title">
         <h2 id="listener-create-title">New listener</h2>
-        <HtmxForm class="inline" action={listenersPath(workspaceId)} replaces={PANEL} data-route="POST /v2/listeners">
+        <HtmxForm
+          class="inline"
+          action={listenersPath(workspaceId)}
+          replaces={PANEL}
+          data-route="POST /v2/listeners"
+          state={created}
+        >
           <Field label="Compute type">
             <select name="compute_type">
-              <Options choices={LISTENER_COMPUTE_TYPES} />
+              <Options choices={LISTENER_COMPUTE_TYPES} selected={values.compute_type} />
             </select>
           </Field>
           <Field label="Compute id">
-            <input name="compute_id" required autocomplete="off" />
+            <input name="compute_id" value={values.compute_id} required autocomplete="off" />
           </Field>
           <Field label="Namespaces (comma-separated)">
-            <input name="compute_config.k8s_namespaces" autocomplete="off" />
+            <input
+              name="compute_config.k8s_namespaces"
+              value={values['compute_config.k8s_namespaces']}
+              autocomplete="off"
+            />
           </Field>
           <Field label="Version">
-            <input name="version" autocomplete="off" />
+            <input name="version" value={values.version} autocomplete="off" />
           </Field>
           <button type="submit" class="primary">
             Create listener
@@ -440,18 +487,20 @@ export function deploymentResourcesView(api: DashboardApi) {
   const panels: Record<Exclude<TabName, 'deployments'>, { title: string; panel: Panel }> = {
     providers: {
       title: 'OAuth providers',
-      panel: async (workspaceId) => (
+      panel: async (workspaceId, refused) => (
         <ProvidersPanel
           workspaceId={workspaceId}
           providers={await api.get<OAuthProviderResponse[]>('/v2/auth/providers', { workspaceId })}
+          refused={refused}
         />
       ),
     },
     listeners: {
       title: 'Listeners',
-      panel: async (workspaceId) => (
+      panel: async (workspaceId, refused) => (
         <ListenersPanel
           workspaceId={workspaceId}
+          refused={refused}
           listeners={await api.get<{ resources: ListenerResponse[] }>('/v2/listeners?limit=100', { workspaceId }).then(
             (page) => page.resources,
             (error: unknown) => ({ refused: refusal(error).detail }),
@@ -486,13 +535,13 @@ export function deploymentResourcesView(api: DashboardApi) {
     const { title, panel } = panels[tab];
     let content: Child;
     try {
-      content = await panel(workspaceId);
+      content = await panel(workspaceId, outcome && 'status' in outcome ? outcome.refusedForm : undefined);
     } catch (error) {
       const refused = refusal(error);
       content = null;
       outcome ??= { refused: refused.detail, status: refused.status };
     }
-    if (outcome && 'refused' in outcome) c.status(refusedStatus(c, outcome.status) as 200);
+    if (outcome && 'status' in outcome) c.status(refusedStatus(c, outcome.status) as 200);
     const panelElement = (
       <div id="resource-panel">
         <OutcomeNote outcome={outcome} />
@@ -513,17 +562,33 @@ export function deploymentResourcesView(api: DashboardApi) {
     });
   };
 
-  /** An action: the API call as the workspace of the URL, then the sub-page with what it did. */
+  /**
+   * An action: the API call as the workspace of the URL, then the sub-page with what it did. A form with fields shows
+   * the refusal at them: the API's 422 at the fields it names; a refusal of another status at the field `fieldOf`
+   * names for it (a duplicate id, an unreachable server), if any, else above the form.
+   */
   const act =
-    (tab: keyof typeof panels, call: (values: FormValues, workspaceId: string, c: Context) => Promise<string>) =>
+    (
+      tab: keyof typeof panels,
+      call: (values: FormValues, workspaceId: string, c: Context) => Promise<string>,
+      fields?: { form: ResourceForm; fieldOf: (status: number) => string | undefined },
+    ) =>
     async (c: Context) => {
       const workspaceId = c.req.query('workspace_id') ?? '';
       let outcome: Outcome;
+      let values: FormValues = {};
       try {
-        outcome = { done: await call(await formValues(c), workspaceId, c) };
+        values = await formValues(c);
+        outcome = { done: await call(values, workspaceId, c) };
       } catch (error) {
         const { status, detail } = refusal(error);
-        outcome = { refused: detail, status };
+        if (fields) {
+          // The client secret is never shown back; named empty, a refusal of it finds its field.
+          const typed = { ...values, ...('client_secret' in values ? { client_secret: '' } : {}) };
+          const field = status === 422 ? undefined : fields.fieldOf(status);
+          const { state } = field ? refusedAt(field, error, typed) : refusedForm(error, typed);
+          outcome = { refused: state.error, status, refusedForm: { form: fields.form, state } };
+        } else outcome = { refused: detail, status };
       }
       return render(c, tab, outcome);
     };
@@ -533,23 +598,31 @@ export function deploymentResourcesView(api: DashboardApi) {
   const providerPath = (c: Context) => `/v2/auth/providers/${encodeURIComponent(c.req.param('provider_id')!)}`;
   app.post(
     '/providers',
-    act('providers', async (values, workspaceId) => {
-      const created = await api.json<OAuthProviderResponse>('POST', '/v2/auth/providers', {
-        workspaceId,
-        body: { uses_pkce: false, ...nestedBody(values) },
-      });
-      return `Created the OAuth provider ${created.provider_id}.`;
-    }),
+    act(
+      'providers',
+      async (values, workspaceId) => {
+        const created = await api.json<OAuthProviderResponse>('POST', '/v2/auth/providers', {
+          workspaceId,
+          body: { uses_pkce: false, ...nestedBody(values) },
+        });
+        return `Created the OAuth provider ${created.provider_id}.`;
+      },
+      { form: 'provider', fieldOf: (status) => (status === 409 ? 'provider_id' : undefined) },
+    ),
   );
   app.post(
     '/providers/mcp-discover',
-    act('providers', async (values, workspaceId) => {
-      const created = await api.json<OAuthProviderResponse>('POST', '/v2/auth/providers/mcp-discover', {
-        workspaceId,
-        body: nestedBody(values),
-      });
-      return `Created the OAuth provider ${created.provider_id} from ${created.mcp_server_url ?? 'the MCP server'}.`;
-    }),
+    act(
+      'providers',
+      async (values, workspaceId) => {
+        const created = await api.json<OAuthProviderResponse>('POST', '/v2/auth/providers/mcp-discover', {
+          workspaceId,
+          body: nestedBody(values),
+        });
+        return `Created the OAuth provider ${created.provider_id} from ${created.mcp_server_url ?? 'the MCP server'}.`;
+      },
+      { form: 'mcp', fieldOf: (status) => (status === 409 ? 'provider_id' : 'mcp_server_url') },
+    ),
   );
   app.post(
     '/providers/:provider_id/update',
@@ -569,13 +642,17 @@ export function deploymentResourcesView(api: DashboardApi) {
   const listenerPath = (c: Context) => `/v2/listeners/${encodeURIComponent(c.req.param('listener_id')!)}`;
   app.post(
     '/listeners',
-    act('listeners', async (values, workspaceId) => {
-      const created = await api.json<ListenerResponse>('POST', '/v2/listeners', {
-        workspaceId,
-        body: { compute_config: {}, ...listenerBody(values) },
-      });
-      return `Created the listener ${created.compute_id}.`;
-    }),
+    act(
+      'listeners',
+      async (values, workspaceId) => {
+        const created = await api.json<ListenerResponse>('POST', '/v2/listeners', {
+          workspaceId,
+          body: { compute_config: {}, ...listenerBody(values) },
+        });
+        return `Created the listener ${created.compute_id}.`;
+      },
+      { form: 'listener', fieldOf: (status) => (status === 409 ? 'compute_id' : undefined) },
+    ),
   );
   app.post(
     '/listeners/:listener_id/update',
