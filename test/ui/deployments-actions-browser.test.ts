@@ -136,7 +136,10 @@ describe('clock and state actions in Chromium', () => {
     expect((await admin('GET', '/config')).body).toMatchObject({ export_rows_per_file: 777 });
     await page.getByLabel('sql_row_limit').fill('0');
     await page.getByRole('button', { name: 'Change limits' }).click();
-    await expect(page.getByRole('alert').textContent()).resolves.toMatch(/^body\.sql_row_limit: /);
+    // The refusal at the field: marked, the message beside it, the focus on it.
+    await expect.poll(() => page.getByLabel('sql_row_limit').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#invalid-sql_row_limit-error').textContent()).toMatch(/greater than or equal to 1/);
+    expect(await page.getByLabel('sql_row_limit').evaluate((field) => field === document.activeElement)).toBe(true);
 
     const developer = workspaceByTier(ctx.fixtures, 'developer');
     await page.getByLabel(`Plan of ${developer.name}`).selectOption('enterprise');
