@@ -29,21 +29,26 @@
       return 'utc';
     }
   };
+  // One formatter a zone: making one costs far more than formatting with it (a page of requests shows hundreds of
+  // times).
+  const formatters = {};
+  const formatterOf = (zone) =>
+    (formatters[zone] ??= new Intl.DateTimeFormat('en-US', {
+      timeZone: zone === 'utc' ? 'UTC' : undefined,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      fractionalSecondDigits: 3,
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    }));
   /** An instant as time.tsx's formats write it ('datetime', 'datetime-ms', 'time', 'time-ms'), in UTC or local. */
   const timeText = (date, format, zone) => {
     const parts = Object.fromEntries(
-      new Intl.DateTimeFormat('en-US', {
-        timeZone: zone === 'utc' ? 'UTC' : undefined,
-        year: 'numeric',
-        month: '2-digit',
-        day: '2-digit',
-        hour: '2-digit',
-        minute: '2-digit',
-        second: '2-digit',
-        fractionalSecondDigits: 3,
-        hourCycle: 'h23',
-        timeZoneName: 'short',
-      })
+      formatterOf(zone)
         .formatToParts(date)
         .map((part) => [part.type, part.value]),
     );
