@@ -63,8 +63,14 @@ const bodyRoutes = () =>
     )
     // POSTs that take no body.
     .filter((route) => !['/redeploy', '/push-token', '/upload-url'].some((ending) => route.path.endsWith(ending)))
-    // A snapshot file's bytes, not JSON.
-    .filter((route) => !(route.method === 'PUT' && route.path === '/_localplane/snapshots/:name'))
+    // A snapshot file's bytes, an object's bytes: not JSON.
+    .filter(
+      (route) =>
+        !(
+          route.method === 'PUT' &&
+          ['/_localplane/snapshots/:name', '/_localplane/objstore/buckets/:bucket/object'].includes(route.path)
+        ),
+    )
     .map((route) => ({ method: route.method, target: concretePath(route.path, ids) }));
 
 describe('request size and depth', () => {

@@ -171,6 +171,8 @@ const SPECS: Record<string, EndpointSpec> = {
     query: { prefix: 'text', delimiter: 'text', search: 'text', cursor: 'text', limit: 'int' },
   },
   'GET /_localplane/objstore/buckets/:bucket/object': { query: { key: 'text' } },
+  'PUT /_localplane/objstore/buckets/:bucket/object': { query: { key: 'text' } },
+  'DELETE /_localplane/objstore/buckets/:bucket/object': { query: { key: 'text' } },
   'GET /_localplane/objstore/buckets/:bucket/object/content': { query: { key: 'text' } },
   'GET /api/v1/bulk-exports/destinations': {},
   'POST /api/v1/bulk-exports/destinations': {

@@ -154,7 +154,15 @@ describe('the Clock view in Chromium', () => {
 
     await page.getByLabel('Advance by').fill('2x');
     await page.getByRole('button', { name: 'Advance', exact: true }).click();
-    await expect(page.getByRole('alert').textContent()).resolves.toBe('Unknown unit "x" in "2x": use s, m, h or d.');
+    // The refusal is at the span's field: marked, described by the message, named in the form's summary.
+    await expect(page.getByRole('alert').textContent()).resolves.toBe(
+      'One field needs a change:Span: Unknown unit "x" in "2x": use s, m, h or d.',
+    );
+    const span = page.getByLabel('Advance by');
+    expect(await span.getAttribute('aria-invalid')).toBe('true');
+    expect((await span.getAttribute('aria-describedby'))?.split(' ')).toContain('invalid-span-error');
+    const message = page.locator('#invalid-span-error');
+    expect(await message.textContent()).toBe('Unknown unit "x" in "2x": use s, m, h or d.');
     expect(await clockNow(page)).toBe(start + 3_600_000 + 97_200_000);
 
     await page.getByRole('button', { name: 'Unfreeze', exact: true }).click();
