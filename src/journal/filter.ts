@@ -110,6 +110,18 @@ export type JournalFilter = z.output<typeof journalFind>;
 /** What callers of the programmatic API write. */
 export type JournalFilterInput = z.input<typeof journalFind>;
 
+/** The fields that page through the journal rather than choose entries (but a `since` time chooses them). */
+const PAGING_FIELDS: ReadonlySet<string> = new Set(['since', 'before', 'limit', 'order']);
+
+/** Whether the filter only pages: every kept entry in its id range matches it. */
+export function onlyPages(filter: JournalFilter): boolean {
+  const { since } = filter;
+  return (
+    (since === undefined || 'id' in since) &&
+    Object.entries(filter).every(([name, value]) => value === undefined || PAGING_FIELDS.has(name))
+  );
+}
+
 /**
  * A journalled request as the filters read it: what was recorded with it, its bodies' text and its entry (made when a
  * filter reads the headers).

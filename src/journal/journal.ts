@@ -2,7 +2,7 @@ import { RingBuffer } from '../shared/ring-buffer.ts';
 import type { Needle } from '../shared/needle.ts';
 import { formatTimestamp } from '../shared/time.ts';
 import type { JournalBody, JournalEntry, JournalEntrySummary, ObjstoreTarget } from './schemas.ts';
-import { entryMatcher, type FilterableEntry, type JournalFilter } from './filter.ts';
+import { entryMatcher, type FilterableEntry, type JournalFilter, onlyPages } from './filter.ts';
 
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 
@@ -227,16 +227,24 @@ export class RequestJournal {
    */
   private matching(filter: JournalFilter, counting = false): { found: KeptEntry[]; total: number } {
     const matches = entryMatcher(filter);
-    const { since, limit = Infinity, order = 'asc' } = filter;
+    const { since, before, limit = Infinity, order = 'asc' } = filter;
     const newestFirst = order === 'desc' || (limit !== Infinity && since === undefined);
+    const afterId = since !== undefined && 'id' in since ? since.id : 0;
+    // A filter that only pages matches every kept entry in its id range, so that range's size is its total.
+    const countedByIds = counting && onlyPages(filter);
     const found: KeptEntry[] = [];
     let total = 0;
-    this.scan(since !== undefined && 'id' in since ? since.id : 0, newestFirst, (kept) => {
+    this.scan(afterId, newestFirst, (kept) => {
       if (!matches(kept)) return true;
       total++;
       if (found.length < limit) found.push(kept);
-      return counting || found.length < limit;
+      return (counting && !countedByIds) || found.length < limit;
     });
+    if (countedByIds)
+      total = Math.max(
+        0,
+        (before === undefined ? this.kept.length : this.indexAfter(before - 1)) - this.indexAfter(afterId),
+      );
     return { found: newestFirst === (order === 'desc') ? found : found.reverse(), total };
   }
 

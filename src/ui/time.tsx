@@ -1,7 +1,8 @@
 /**
  * The dashboard's one way to show a time: `YYYY-MM-DD HH:MM:SS UTC`, 24-hour, to the millisecond where that matters,
  * in a <time> whose datetime is the instant in ISO form. ui.js adds the other zone (the browser's, or UTC) as the
- * title and, when the header's toggle says local, writes every such time in the browser's zone instead.
+ * title when the time is pointed at or focused and, when the header's toggle says local, writes every such time in the
+ * browser's zone instead.
  */
 
 /** A time as the API gives it (ISO 8601, microseconds and offsets included) or epoch milliseconds. */

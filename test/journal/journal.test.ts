@@ -592,6 +592,21 @@ describe('the request journal bounds', () => {
     ]);
   });
 
+  it('totals a page of every kept entry in its id range by the ids, as a filter that reads each entry totals it', async () => {
+    for (let i = 0; i < 5; i++) await ctx.api.request('GET', `/api/v1/bulk-exports?page=${i}`);
+    const total = async (query: string) => {
+      const response = await ctx.admin.request<{ total: number }>('GET', `/requests?limit=1${query}`);
+      expect(response.status, response.text).toBe(200);
+      return response.body.total;
+    };
+    // Kept: 3, 4 and 5. `method=GET` matches each of them, so its total is counted entry by entry.
+    const ranges = ['', '&before=5', '&since=3', '&since=3&before=5', '&before=3', '&before=2', '&since=5', '&since=9'];
+    const totals = await Promise.all(ranges.map(total));
+    expect(totals).toEqual([3, 2, 2, 1, 0, 0, 0, 0]);
+    expect(await Promise.all(ranges.map((range) => total(`${range}&method=GET`)))).toEqual(totals);
+    expect(await total('&order=desc&since=1&before=100')).toBe(3);
+  });
+
   it('bounds the objstore requests of GET /objstore/journal with the API ones', async () => {
     const bucket = ctx.fixtures.objstore.buckets[0]!;
     for (const key of ['one', 'two']) await fetch(`${ctx.instance.objstoreUrl}/${bucket}/${key}`);

@@ -47,11 +47,14 @@ describe('times in the dashboard', () => {
     const now = page.locator('#clock-state time');
     expect(await now.getAttribute('datetime')).toBe('2026-10-05T09:00:00.000Z');
     expect(await now.textContent()).toBe('2026-10-05 09:00:00.000 UTC');
+    expect(await now.getAttribute('title'), 'written when pointed at').toBeNull();
+    await now.hover();
     expect(await now.getAttribute('title')).toBe('2026-10-05 14:30:00.000 GMT+5:30');
 
     await page.getByRole('button', { name: 'Times: UTC' }).click();
     await page.getByRole('button', { name: 'Times: local' }).waitFor();
     expect(await now.textContent()).toBe('2026-10-05 14:30:00.000 GMT+5:30');
+    await now.hover();
     expect(await now.getAttribute('title')).toBe('2026-10-05 09:00:00.000 UTC');
 
     // The browser keeps the choice: the next page is in the browser's zone, its chart too (24-hour).

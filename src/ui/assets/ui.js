@@ -29,46 +29,56 @@
       return 'utc';
     }
   };
-  // One formatter a zone: making one costs far more than formatting with it (a page of requests shows hundreds of
-  // times).
-  const formatters = {};
-  const formatterOf = (zone) =>
-    (formatters[zone] ??= new Intl.DateTimeFormat('en-US', {
-      timeZone: zone === 'utc' ? 'UTC' : undefined,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      fractionalSecondDigits: 3,
-      hourCycle: 'h23',
-      timeZoneName: 'short',
-    }));
-  /** An instant as time.tsx's formats write it ('datetime', 'datetime-ms', 'time', 'time-ms'), in UTC or local. */
-  const timeText = (date, format, zone) => {
-    const parts = Object.fromEntries(
-      formatterOf(zone)
-        .formatToParts(date)
-        .map((part) => [part.type, part.value]),
-    );
-    const seconds = format.endsWith('-ms') ? `${parts.second}.${parts.fractionalSecond}` : parts.second;
-    const clock = `${parts.hour}:${parts.minute}:${seconds}`;
-    const zoneName = zone === 'utc' ? 'UTC' : parts.timeZoneName;
-    return format.startsWith('datetime') ? `${parts.year}-${parts.month}-${parts.day} ${clock} ${zoneName}` : clock;
+  /** An instant as time.tsx's formats write it ('datetime', 'datetime-ms', 'time', 'time-ms'), in UTC. */
+  const utcText = (date, format) => {
+    const iso = date.toISOString();
+    const clock = iso.slice(11, format.endsWith('-ms') ? 23 : 19);
+    return format.startsWith('datetime') ? `${iso.slice(0, 10)} ${clock} UTC` : clock;
   };
-  /** Every time under root in the chosen zone, the other zone's reading (to the millisecond) as its title. */
+  // The browser zone's short name (GMT+5:30, EST) a UTC offset. Only the name needs Intl, and making a formatter costs
+  // more than a page of times written from the Date's own fields, so one is made when a local time is first shown.
+  let zoneNamer;
+  const zoneNames = new Map();
+  const zoneNameOf = (date) => {
+    const offset = date.getTimezoneOffset();
+    if (!zoneNames.has(offset)) {
+      zoneNamer ??= new Intl.DateTimeFormat('en-US', { timeZoneName: 'short' });
+      zoneNames.set(offset, zoneNamer.formatToParts(date).find((part) => part.type === 'timeZoneName').value);
+    }
+    return zoneNames.get(offset);
+  };
+  const twoDigits = (number) => String(number).padStart(2, '0');
+  /** An instant in the browser's zone, in the same formats. */
+  const localText = (date, format) => {
+    const milliseconds = format.endsWith('-ms') ? `.${String(date.getMilliseconds()).padStart(3, '0')}` : '';
+    const clock = `${twoDigits(date.getHours())}:${twoDigits(date.getMinutes())}:${twoDigits(date.getSeconds())}`;
+    if (!format.startsWith('datetime')) return `${clock}${milliseconds}`;
+    const day = `${date.getFullYear()}-${twoDigits(date.getMonth() + 1)}-${twoDigits(date.getDate())}`;
+    return `${day} ${clock}${milliseconds} ${zoneNameOf(date)}`;
+  };
+  const timeText = (date, format, zone) => (zone === 'utc' ? utcText : localText)(date, format);
+  /** Every time under root in the chosen zone (the server writes UTC, so a UTC page is left as it is). */
   const showTimes = (root) => {
     const zone = storedZone();
     const button = document.querySelector('[data-time-toggle]');
     if (button) button.textContent = `Times: ${zone === 'utc' ? 'UTC' : 'local'}`;
-    root.querySelectorAll?.('time[datetime]').forEach((time) => {
+    root.querySelectorAll?.('time[datetime][data-format]').forEach((time) => {
       const date = new Date(time.dateTime);
       if (Number.isNaN(date.getTime())) return;
-      if (time.dataset.format) time.textContent = timeText(date, time.dataset.format, zone);
-      time.title = timeText(date, 'datetime-ms', zone === 'utc' ? 'local' : 'utc');
+      const text = timeText(date, time.dataset.format, zone);
+      if (time.textContent !== text) time.textContent = text;
     });
   };
+  // A time's title, the other zone's reading to the millisecond, is written as it is pointed at or focused: a page of
+  // requests has hundreds of times, and few are read that way.
+  const titleTime = (event) => {
+    const time = event.target.closest?.('time[datetime]');
+    const date = time && new Date(time.dateTime);
+    if (!date || Number.isNaN(date.getTime())) return;
+    time.title = timeText(date, 'datetime-ms', storedZone() === 'utc' ? 'local' : 'utc');
+  };
+  document.addEventListener('pointerover', titleTime);
+  document.addEventListener('focusin', titleTime);
 
   /** A colour variable as the canvas takes it: light-dark() resolved by an element's computed colour. */
   const colourOf = (name) => {
@@ -95,6 +105,20 @@
     [0.001, ':{ss}.{fff}', '\n{YYYY}-{MM}-{DD} {HH}:{mm}', null, '\n{MM}-{DD} {HH}:{mm}', null, '\n{HH}:{mm}', null, 1],
   ];
 
+  /** A Date whose local fields read an instant's UTC ones, from epoch seconds. */
+  const utcFieldsAsLocal = (seconds) => {
+    const date = new Date(seconds * 1000);
+    return new Date(
+      date.getUTCFullYear(),
+      date.getUTCMonth(),
+      date.getUTCDate(),
+      date.getUTCHours(),
+      date.getUTCMinutes(),
+      date.getUTCSeconds(),
+      date.getUTCMilliseconds(),
+    );
+  };
+
   /**
    * A uPlot chart from a figure's data-chart: {"x": [epoch seconds], "series": [{"label", "values"}]}; with "time":
    * false, x is a number; with "categories": [names], x is each one's index and the series are bars.
@@ -120,8 +144,9 @@
       {
         width: Math.max(figure.clientWidth, 300),
         height: 200,
-        // A time axis in the zone the page's times are in (uPlot's own default is the browser's).
-        tzDate: storedZone() === 'utc' ? (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC') : undefined,
+        // A time axis in the zone the page's times are in (uPlot's own default is the browser's). uPlot reads the date's
+        // local fields, so UTC's are set there; its own tzDate makes an Intl formatter at each call, hundreds a chart.
+        tzDate: storedZone() === 'utc' ? utcFieldsAsLocal : undefined,
         scales: { x: categories ? { time: false, range: () => [-0.5, categories.length - 0.5] } : { time } },
         // The y axis as wide as its longest label (uPlot's default 50 px cuts 5-digit numbers).
         axes: [
@@ -237,10 +262,12 @@
 
   /** A <time> as time.tsx's Timestamp writes it; showTimes then writes it in the chosen zone. */
   const timestamp = (element, at, format) => {
-    const iso = new Date(at).toISOString();
-    const clock = iso.slice(11, format.endsWith('-ms') ? 23 : 19);
-    const text = format.startsWith('datetime') ? `${iso.slice(0, 10)} ${clock} UTC` : clock;
-    return element('time', { class: 'timestamp', datetime: iso, 'data-format': format }, text);
+    const date = new Date(at);
+    return element(
+      'time',
+      { class: 'timestamp', datetime: date.toISOString(), 'data-format': format },
+      utcText(date, format),
+    );
   };
 
   /** Emulator and wall clock this far apart or more are shown both (time.tsx's EmulatorTime). */
