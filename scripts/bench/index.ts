@@ -92,7 +92,7 @@ try {
   await runGroup('export', () => measureExport(settings));
   await runGroup('objstore', () => measureUploadParts({ ...settings, base: values.base }));
   await runGroup('harness', () => measureHarnessOps(settings));
-  await runGroup('dashboard', () => measureDashboard(settings));
+  await runGroup('dashboard', () => measureDashboard({ ...settings, scratch }));
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }
