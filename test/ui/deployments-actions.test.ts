@@ -153,7 +153,7 @@ describe('deployments from the dashboard', () => {
     const unknownRevision = await post(detailPath(created.id, '/redeploy'), {
       revision_id: '00000000-0000-4000-8000-000000000000',
     });
-    expect(alertOf(unknownRevision.html)).toMatch(/not found/i);
+    expect(unknownRevision.html).toMatch(/id="invalid-revision_id-error">[^<]*not found/i);
 
     await post(detailPath(created.id, '/deployment-status'), { status: 'UNUSED' });
     expect((await asAcme().get<{ status: string }>(`/v2/deployments/${created.id}`)).body.status).toBe('UNUSED');
@@ -167,6 +167,29 @@ describe('deployments from the dashboard', () => {
     const plain = await postForm(lp, detailPath(again.id, '/delete'), {});
     expect(plain.status).toBe(303);
     expect(plain.headers.get('location')).toBe(`/ui/deployments?workspace_id=${acme().id}`);
+  });
+
+  it("shows the API's refusal of a redeploy at the Revision id field, on a whole page and to htmx", async () => {
+    const created = await createDeployment('redeployed');
+    const page = await okPage(lp, detailPath(created.id));
+    expect(page).toMatch(/<form id="redeploy"[^>]*data-route="POST \/v2\/deployments\/:deployment_id\/revisions/);
+    expect(page).toContain(`<option value="${created.latest_revision_id}"></option>`);
+    for (const [revisionId, message] of [
+      ['00000000-0000-4000-8000-000000000000', /not found/i],
+      ['not-a-uuid', /UUID/],
+    ] as const) {
+      const { status, html } = await post(detailPath(created.id, '/redeploy'), { revision_id: revisionId });
+      expect(status).toBe(200);
+      const field = html.match(/<input name="revision_id"[^>]*>/)![0];
+      expect(field).toContain(`value="${revisionId}"`);
+      expect(field).toContain('id="invalid-revision_id" aria-invalid="true"');
+      expect(field).toContain('aria-describedby="invalid-revision_id-error"');
+      expect(html).toMatch(new RegExp(`id="invalid-revision_id-error">[^<]*${message.source}`, message.flags));
+      expect(html).not.toContain('<p class="error" role="alert">');
+    }
+    const plain = await postForm(lp, detailPath(created.id, '/redeploy'), { revision_id: 'not-a-uuid' });
+    expect(plain.status).toBe(422);
+    expect(await plain.text()).toMatch(/<input name="revision_id"[^>]*aria-invalid="true"[^>]*autofocus=""/);
   });
 
   it('deletes the deployments selected in the list, and says how many', async () => {
@@ -273,6 +296,22 @@ describe('the OAuth providers tab', () => {
     expect(alertOf((await post(path('/dashboard-oauth/delete'))).html)).not.toBe('');
   });
 
+  it("shows the API's refusal of a provider's change at its field, that row's form open", async () => {
+    const [provider, other] = await providers();
+    // The form's "true" is the API's true, which a name is not.
+    const refused = await post(path(`/${provider!.provider_id}/update`), { name: 'true', client_id: '' });
+    expect(refused.status).toBe(200);
+    const row = refused.html.match(new RegExp(`<tr id="provider-${provider!.provider_id}">.*?</tr>`, 's'))![0];
+    expect(row).toContain('<details open="">');
+    expect(row).toMatch(/<input name="name" value="true"[^>]*id="invalid-name" aria-invalid="true"/);
+    expect(row).toContain('aria-describedby="invalid-name-error"');
+    expect(row).toMatch(/id="invalid-name-error">Input should be a valid string</);
+    const otherRow = refused.html.match(new RegExp(`<tr id="provider-${other!.provider_id}">.*?</tr>`, 's'))![0];
+    expect(otherRow).not.toContain('aria-invalid');
+    expect(otherRow).not.toContain('<details open');
+    expect((await providers()).find((each) => each.provider_id === provider!.provider_id)!.name).toBe(provider!.name);
+  });
+
   it("shows the API's refusal of an MCP server it cannot discover at its URL field", async () => {
     const refused = await post(path('/mcp-discover'), {
       provider_id: 'mcp-one',
@@ -315,6 +354,24 @@ describe('the listeners tab', () => {
 
     expect(noticeOf((await post(path(globex(), `/${listener.id}/delete`))).html)).toMatch(/^Deleted the listener/);
     expect((await listeners()).map((each) => each.id)).not.toContain(listener.id);
+  });
+
+  it("shows the API's refusal of a listener's change at its field, that row's form open", async () => {
+    const [listener] = await listeners();
+    const refused = await post(path(globex(), `/${listener!.id}/update`), {
+      version: 'true',
+      'compute_config.k8s_namespaces': 'kept',
+    });
+    const row = refused.html.match(new RegExp(`<tr id="listener-${listener!.id}">.*?</tr>`, 's'))![0];
+    expect(row).toContain('<details open="">');
+    expect(row).toMatch(/<input name="version" value="true"[^>]*id="invalid-version" aria-invalid="true"/);
+    expect(row).toContain('aria-describedby="invalid-version-error"');
+    expect(row).toMatch(/id="invalid-version-error">Input should be a valid string</);
+    expect(row).toContain('value="kept"');
+    // A plain form: the whole page, the field focused.
+    const plain = await postForm(lp, path(globex(), `/${listener!.id}/update`), { version: 'true' });
+    expect(plain.status).toBe(422);
+    expect(await plain.text()).toMatch(/<input name="version"[^>]*aria-invalid="true"[^>]*autofocus=""/);
   });
 
   it("shows the API's refusal of a listener for a workspace that is not self-hosted", async () => {

@@ -92,6 +92,8 @@ describe('the Requests view at /ui/requests', () => {
       'Method',
       'Path glob',
       'Status or class',
+      'Request header',
+      'Response header',
       'Workspace',
       'Fault rule fired',
       'Text in bodies',
@@ -165,6 +167,37 @@ describe('the Requests view at /ui/requests', () => {
     expect(fragment.startsWith('<section id="requests-live"')).toBe(true);
     expect(fragment).toMatch(/<form id="request-filters"[^>]*hx-swap-oob="true"/);
     expect(fragment).toContain('id="invalid-path-error">A path glob starts with / (or a wildcard)</span>');
+  });
+
+  it('filters by a request header and a response header, each refused at its field', async () => {
+    await traffic();
+    await inProcessApi(lp).post('/_localplane/fault-rules', {
+      match: { path: '/api/v1/bulk-exports' },
+      action: { status: 429, headers: { 'Retry-After': '7' } },
+      count: 1,
+    });
+    await inProcessApi(lp, acme).get('/api/v1/bulk-exports');
+    const html = await page('/ui/requests?response_header=Retry-After:7');
+    expect(rowPaths(html)).toEqual(['/api/v1/bulk-exports']);
+    expect(html).toContain('<label>Response header<input name="response_header" value="Retry-After:7"');
+    expect(rowPaths(await page('/ui/requests?response_header=Retry-After:8'))).toEqual([]);
+    // The request header's filter beside it, passed on as the API takes it.
+    const keyed = (await journal(`?order=desc&header=x-api-key`)).map((entry) => entry.path);
+    expect(keyed.length).toBeGreaterThan(0);
+    expect(rowPaths(await page('/ui/requests?header=x-api-key'))).toEqual(keyed);
+
+    for (const name of ['header', 'response_header']) {
+      const refused = await page(`/ui/requests?${name}=:7`, {}, 422);
+      expect(refused).toMatch(
+        new RegExp(`<input name="${name}" value=":7"[^>]*id="invalid-${name}" aria-invalid="true"[^>]*autofocus=""`),
+      );
+      expect(refused).toMatch(new RegExp(`aria-describedby="invalid-${name}-error"`));
+      expect(refused).toContain(`id="invalid-${name}-error">A header match is Name:value`);
+      // To htmx a 200: the rows, then the form out of band with the field marked.
+      const fragment = await page(`/ui/requests?${name}=:7`, HTMX);
+      expect(fragment).toMatch(/<form id="request-filters"[^>]*hx-swap-oob="true"/);
+      expect(fragment).toMatch(new RegExp(`<input name="${name}" value=":7"[^>]*aria-invalid="true"`));
+    }
   });
 
   it('pauses (the stream closed, the rows kept) and resumes from the newest', async () => {

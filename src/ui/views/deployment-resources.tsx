@@ -85,21 +85,22 @@ const listOf = (text: string | undefined) => {
   return items.length > 0 ? items : undefined;
 };
 
-/** The sub-pages' forms that show the API's refusal at their fields. */
-type ResourceForm = 'provider' | 'mcp' | 'listener';
+/** The sub-pages' forms that show the API's refusal at their fields (`-change`: a row's Change form). */
+type ResourceForm = 'provider' | 'mcp' | 'listener' | 'provider-change' | 'listener-change';
 
-/** A form the API refused, and its refusal at its fields. */
+/** A form the API refused, and its refusal at its fields; `row`, the id of the row whose form it is. */
 interface RefusedForm {
   form: ResourceForm;
+  row?: string;
   state: FormState;
 }
 
 /** What an action did, or what the API refused (`refused`: what is about no field of the form, if it has fields). */
 type Outcome = { done: string } | { refused?: string; status: number; refusedForm?: RefusedForm };
 
-/** The state of a form of the panel, if it was the one refused. */
-const stateOf = (refused: RefusedForm | undefined, form: ResourceForm) =>
-  refused?.form === form ? refused.state : undefined;
+/** The state of a form of the panel (of a row's form: `row`'s), if it was the one refused. */
+const stateOf = (refused: RefusedForm | undefined, form: ResourceForm, row?: string) =>
+  refused?.form === form && refused.row === row ? refused.state : undefined;
 
 const OutcomeNote = ({ outcome }: { outcome?: Outcome }) => {
   if (!outcome || ('refused' in outcome && !outcome.refused)) return null;
@@ -139,6 +140,94 @@ const WorkspacePicker = ({
 
 const PANEL = '#resource-panel';
 
+/** A row of a resource table: the item's id (its URL's), the name its buttons say, its header cell and other cells. */
+interface ResourceRow {
+  id: string;
+  name: string;
+  header: Child;
+  /** The header cell's title: the whole id where the cell shows it short. */
+  title?: string;
+  cells: Child;
+}
+
+/**
+ * A tab's table of OAuth providers or listeners: a row an item, its last cell a Delete button (confirmed) and a Change
+ * form of the fields `changeFields` draws; the Change form the API refused comes back open, its refusal at its fields.
+ */
+function ResourceTable({
+  kind,
+  noun,
+  caption,
+  columns,
+  routes,
+  actionPath,
+  rows,
+  changeFields,
+  refused,
+}: {
+  kind: 'provider' | 'listener';
+  /** What the confirmation calls an item. */
+  noun: string;
+  caption: string;
+  columns: readonly string[];
+  /** The API routes of the Delete and Change forms. */
+  routes: { delete: string; change: string };
+  actionPath: (id: string, action: 'delete' | 'update') => string;
+  rows: readonly ResourceRow[];
+  changeFields: (values: FormValues) => Child;
+  refused?: RefusedForm;
+}) {
+  return (
+    <div class="scroll-x">
+      <table class={`${kind}s`}>
+        <caption class="visually-hidden">{caption}</caption>
+        <TableHead columns={columns} />
+        <tbody>
+          {rows.map((row) => {
+            const changed = stateOf(refused, `${kind}-change`, row.id);
+            return (
+              <tr id={`${kind}-${row.id}`}>
+                <th scope="row" class="mono" title={row.title}>
+                  {row.header}
+                </th>
+                {row.cells}
+                <td>
+                  <div class="actions">
+                    <HtmxForm
+                      action={actionPath(row.id, 'delete')}
+                      replaces={PANEL}
+                      hx-confirm={`Delete the ${noun} ${row.name}?`}
+                      data-route={routes.delete}
+                    >
+                      <button type="submit" class="danger">
+                        Delete {row.name}
+                      </button>
+                    </HtmxForm>
+                    <details open={changed !== undefined}>
+                      <summary>Change {row.name}</summary>
+                      <HtmxForm
+                        class="stacked"
+                        action={actionPath(row.id, 'update')}
+                        replaces={PANEL}
+                        data-route={routes.change}
+                        state={changed}
+                      >
+                        <p class="muted">An empty field stays as it is.</p>
+                        {changeFields(changed?.values ?? {})}
+                        <button type="submit">Change</button>
+                      </HtmxForm>
+                    </details>
+                  </div>
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 /** A sub-page's list and forms, given the workspace; what they show is read through the API. */
 type Panel = (workspaceId: string, refused?: RefusedForm) => Promise<Child>;
 
@@ -171,71 +260,53 @@ function ProvidersPanel({
         {providers.length === 0 ? (
           <p class="muted">No OAuth provider.</p>
         ) : (
-          <div class="scroll-x">
-            <table class="providers">
-              <caption class="visually-hidden">
-                The workspace's OAuth providers; client secrets are write-only and never shown
-              </caption>
-              <TableHead columns={['Provider id', 'Name', 'Client id', 'Endpoints', 'Client secret', 'Actions']} />
-              <tbody>
-                {providers.map((provider) => (
-                  <tr id={`provider-${provider.provider_id}`}>
-                    <th scope="row" class="mono">
-                      {provider.provider_id}
-                    </th>
-                    <td>
-                      {provider.name}
-                      {provider.provider_type && <span class="muted"> · {provider.provider_type}</span>}
-                    </td>
-                    <td class="mono">{provider.client_id}</td>
-                    <td class="mono">
-                      {provider.mcp_server_url && <div>MCP {provider.mcp_server_url}</div>}
-                      <div>auth {provider.auth_url}</div>
-                      <div>token {provider.token_url}</div>
-                      <div class="muted">
-                        {provider.token_endpoint_auth_method}
-                        {provider.uses_pkce ? ` · PKCE ${provider.code_challenge_method ?? ''}` : ''}
-                      </div>
-                    </td>
-                    <td class="muted">write-only</td>
-                    <td>
-                      <div class="actions">
-                        <HtmxForm
-                          action={providersPath(workspaceId, `/${encodeURIComponent(provider.provider_id)}/delete`)}
-                          replaces={PANEL}
-                          hx-confirm={`Delete the OAuth provider ${provider.provider_id}?`}
-                          data-route="DELETE /v2/auth/providers/:provider_id"
-                        >
-                          <button type="submit" class="danger">
-                            Delete {provider.provider_id}
-                          </button>
-                        </HtmxForm>
-                        <details>
-                          <summary>Change {provider.provider_id}</summary>
-                          <HtmxForm
-                            class="stacked"
-                            action={providersPath(workspaceId, `/${encodeURIComponent(provider.provider_id)}/update`)}
-                            replaces={PANEL}
-                            data-route="PATCH /v2/auth/providers/:provider_id"
-                          >
-                            <p class="muted">An empty field stays as it is.</p>
-                            {text('name', 'Name')}
-                            {text('client_id', 'Client id')}
-                            <Field label="Client secret">
-                              <input name="client_secret" type="password" autocomplete="new-password" />
-                            </Field>
-                            {text('auth_url', 'Auth URL')}
-                            {text('token_url', 'Token URL')}
-                            <button type="submit">Change</button>
-                          </HtmxForm>
-                        </details>
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ResourceTable
+            kind="provider"
+            noun="OAuth provider"
+            caption="The workspace's OAuth providers; client secrets are write-only and never shown"
+            columns={['Provider id', 'Name', 'Client id', 'Endpoints', 'Client secret', 'Actions']}
+            routes={{
+              delete: 'DELETE /v2/auth/providers/:provider_id',
+              change: 'PATCH /v2/auth/providers/:provider_id',
+            }}
+            actionPath={(id, action) => providersPath(workspaceId, `/${encodeURIComponent(id)}/${action}`)}
+            refused={refused}
+            rows={providers.map((provider) => ({
+              id: provider.provider_id,
+              name: provider.provider_id,
+              header: provider.provider_id,
+              cells: (
+                <>
+                  <td>
+                    {provider.name}
+                    {provider.provider_type && <span class="muted"> · {provider.provider_type}</span>}
+                  </td>
+                  <td class="mono">{provider.client_id}</td>
+                  <td class="mono">
+                    {provider.mcp_server_url && <div>MCP {provider.mcp_server_url}</div>}
+                    <div>auth {provider.auth_url}</div>
+                    <div>token {provider.token_url}</div>
+                    <div class="muted">
+                      {provider.token_endpoint_auth_method}
+                      {provider.uses_pkce ? ` · PKCE ${provider.code_challenge_method ?? ''}` : ''}
+                    </div>
+                  </td>
+                  <td class="muted">write-only</td>
+                </>
+              ),
+            }))}
+            changeFields={(values) => (
+              <>
+                {text('name', 'Name', false, values)}
+                {text('client_id', 'Client id', false, values)}
+                <Field label="Client secret">
+                  <input name="client_secret" type="password" autocomplete="new-password" />
+                </Field>
+                {text('auth_url', 'Auth URL', false, values)}
+                {text('token_url', 'Token URL', false, values)}
+              </>
+            )}
+          />
         )}
       </section>
       <div class="split">
@@ -334,61 +405,47 @@ function ListenersPanel({
         ) : listeners.length === 0 ? (
           <p class="muted">No listener.</p>
         ) : (
-          <div class="scroll-x">
-            <table class="listeners">
-              <caption class="visually-hidden">The workspace's listeners, oldest first</caption>
-              <TableHead columns={['Listener', 'Compute', 'Namespaces', 'Version', 'Created', 'Actions']} />
-              <tbody>
-                {listeners.map((listener) => (
-                  <tr id={`listener-${listener.id}`}>
-                    <th scope="row" class="mono" title={listener.id}>
-                      {shortId(listener.id)}
-                    </th>
-                    <td class="mono">
-                      {listener.compute_type} {listener.compute_id}
-                    </td>
-                    <td class="mono">{listener.compute_config.k8s_namespaces?.join(', ') ?? '—'}</td>
-                    <td class="mono">{listener.version ?? '—'}</td>
-                    <td class="mono">
-                      <Timestamp at={listener.created_at} />
-                    </td>
-                    <td>
-                      <div class="actions">
-                        <HtmxForm
-                          action={listenersPath(workspaceId, `/${listener.id}/delete`)}
-                          replaces={PANEL}
-                          hx-confirm={`Delete the listener ${listener.compute_id}?`}
-                          data-route="DELETE /v2/listeners/:listener_id"
-                        >
-                          <button type="submit" class="danger">
-                            Delete {listener.compute_id}
-                          </button>
-                        </HtmxForm>
-                        <details>
-                          <summary>Change {listener.compute_id}</summary>
-                          <HtmxForm
-                            class="stacked"
-                            action={listenersPath(workspaceId, `/${listener.id}/update`)}
-                            replaces={PANEL}
-                            data-route="PATCH /v2/listeners/:listener_id"
-                          >
-                            <p class="muted">An empty field stays as it is.</p>
-                            <Field label="Version">
-                              <input name="version" autocomplete="off" />
-                            </Field>
-                            <Field label="Namespaces (comma-separated)">
-                              <input name="compute_config.k8s_namespaces" autocomplete="off" />
-                            </Field>
-                            <button type="submit">Change</button>
-                          </HtmxForm>
-                        </details>
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ResourceTable
+            kind="listener"
+            noun="listener"
+            caption="The workspace's listeners, oldest first"
+            columns={['Listener', 'Compute', 'Namespaces', 'Version', 'Created', 'Actions']}
+            routes={{ delete: 'DELETE /v2/listeners/:listener_id', change: 'PATCH /v2/listeners/:listener_id' }}
+            actionPath={(id, action) => listenersPath(workspaceId, `/${id}/${action}`)}
+            refused={refused}
+            rows={listeners.map((listener) => ({
+              id: listener.id,
+              name: listener.compute_id,
+              header: shortId(listener.id),
+              title: listener.id,
+              cells: (
+                <>
+                  <td class="mono">
+                    {listener.compute_type} {listener.compute_id}
+                  </td>
+                  <td class="mono">{listener.compute_config.k8s_namespaces?.join(', ') ?? '—'}</td>
+                  <td class="mono">{listener.version ?? '—'}</td>
+                  <td class="mono">
+                    <Timestamp at={listener.created_at} />
+                  </td>
+                </>
+              ),
+            }))}
+            changeFields={(values) => (
+              <>
+                <Field label="Version">
+                  <input name="version" value={values.version} autocomplete="off" />
+                </Field>
+                <Field label="Namespaces (comma-separated)">
+                  <input
+                    name="compute_config.k8s_namespaces"
+                    value={values['compute_config.k8s_namespaces']}
+                    autocomplete="off"
+                  />
+                </Field>
+              </>
+            )}
+          />
         )}
       </section>
       <section aria-labelledby="listener-create-title">
@@ -571,7 +628,13 @@ export function deploymentResourcesView(api: DashboardApi) {
     (
       tab: keyof typeof panels,
       call: (values: FormValues, workspaceId: string, c: Context) => Promise<string>,
-      fields?: { form: ResourceForm; fieldOf: (status: number) => string | undefined },
+      fields?: {
+        form: ResourceForm;
+        /** The field of a refusal that is no 422, if it is about one. */
+        fieldOf?: (status: number) => string | undefined;
+        /** A row's form: the id of its row, from the URL. */
+        row?: (c: Context) => string;
+      },
     ) =>
     async (c: Context) => {
       const workspaceId = c.req.query('workspace_id') ?? '';
@@ -585,9 +648,9 @@ export function deploymentResourcesView(api: DashboardApi) {
         if (fields) {
           // The client secret is never shown back; named empty, a refusal of it finds its field.
           const typed = { ...values, ...('client_secret' in values ? { client_secret: '' } : {}) };
-          const field = status === 422 ? undefined : fields.fieldOf(status);
+          const field = status === 422 ? undefined : fields.fieldOf?.(status);
           const { state } = field ? refusedAt(field, error, typed) : refusedForm(error, typed);
-          outcome = { refused: state.error, status, refusedForm: { form: fields.form, state } };
+          outcome = { refused: state.error, status, refusedForm: { form: fields.form, row: fields.row?.(c), state } };
         } else outcome = { refused: detail, status };
       }
       return render(c, tab, outcome);
@@ -626,10 +689,14 @@ export function deploymentResourcesView(api: DashboardApi) {
   );
   app.post(
     '/providers/:provider_id/update',
-    act('providers', async (values, workspaceId, c) => {
-      await api.json('PATCH', providerPath(c), { workspaceId, body: nestedBody(values) });
-      return `Changed the OAuth provider ${c.req.param('provider_id')}.`;
-    }),
+    act(
+      'providers',
+      async (values, workspaceId, c) => {
+        await api.json('PATCH', providerPath(c), { workspaceId, body: nestedBody(values) });
+        return `Changed the OAuth provider ${c.req.param('provider_id')}.`;
+      },
+      { form: 'provider-change', row: (c) => c.req.param('provider_id')! },
+    ),
   );
   app.post(
     '/providers/:provider_id/delete',
@@ -656,13 +723,17 @@ export function deploymentResourcesView(api: DashboardApi) {
   );
   app.post(
     '/listeners/:listener_id/update',
-    act('listeners', async (values, workspaceId, c) => {
-      const changed = await api.json<ListenerResponse>('PATCH', listenerPath(c), {
-        workspaceId,
-        body: listenerBody(values),
-      });
-      return `Changed the listener ${changed.compute_id}.`;
-    }),
+    act(
+      'listeners',
+      async (values, workspaceId, c) => {
+        const changed = await api.json<ListenerResponse>('PATCH', listenerPath(c), {
+          workspaceId,
+          body: listenerBody(values),
+        });
+        return `Changed the listener ${changed.compute_id}.`;
+      },
+      { form: 'listener-change', row: (c) => c.req.param('listener_id')! },
+    ),
   );
   app.post(
     '/listeners/:listener_id/delete',

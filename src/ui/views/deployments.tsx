@@ -15,7 +15,15 @@ import {
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ClockState, ListedTask } from '../../admin/schemas.ts';
 import { deploymentPath, DueWork, namesFor, shortId, type Names } from '../due-work.tsx';
-import { formList, formValues, refusedForm, type FormState, type FormValues } from '../forms.ts';
+import {
+  formList,
+  formValues,
+  refusedAt,
+  refusedForm,
+  refusedStatus,
+  type FormState,
+  type FormValues,
+} from '../forms.ts';
 import { DeploymentTabs, deploymentResourcesView, nestedBody, secretsOf } from './deployment-resources.tsx';
 import { isFragmentRequest } from '../fragments.ts';
 import { ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
@@ -401,7 +409,10 @@ interface DeploymentPage {
 }
 
 /** The deployment's forms with fields the API may refuse. */
-type DetailForm = 'fault' | 'status' | 'deployment-status' | 'patch';
+type DetailForm = 'fault' | 'status' | 'deployment-status' | 'patch' | 'redeploy';
+
+/** The field of a form that a refusal of another status than 422 is about (a revision not found, at its id). */
+const REFUSED_AT: Partial<Record<DetailForm, string>> = { redeploy: 'revision_id' };
 
 /** The state of a form of the deployment: its refusal, if it was the one refused. */
 const detailState = (page: DeploymentPage, form: DetailForm) =>
@@ -805,6 +816,7 @@ function DeploymentSettings({ page }: { page: DeploymentPage }) {
 function DeploymentActions({ page }: { page: DeploymentPage }) {
   const { deployment } = page;
   const patch = detailState(page, 'patch');
+  const redeploy = detailState(page, 'redeploy');
   return (
     <section aria-labelledby="actions-title">
       <h2 id="actions-title">Change or delete</h2>
@@ -825,6 +837,32 @@ function DeploymentActions({ page }: { page: DeploymentPage }) {
           <button type="submit">Change</button>
         </HtmxForm>
         <div>
+          <h3>Redeploy a revision</h3>
+          <HtmxForm
+            id="redeploy"
+            class="inline"
+            action={detailPath(page, '/redeploy')}
+            replaces="#deployment"
+            data-route="POST /v2/deployments/:deployment_id/revisions/:revision_id/redeploy"
+            state={redeploy}
+          >
+            <Field label="Revision id">
+              <input
+                name="revision_id"
+                value={redeploy?.values?.revision_id}
+                list="revision-ids"
+                required
+                autocomplete="off"
+                spellcheck={false}
+              />
+            </Field>
+            <datalist id="revision-ids">
+              {page.revisions.resources.map((revision) => (
+                <option value={revision.id} />
+              ))}
+            </datalist>
+            <button type="submit">Redeploy</button>
+          </HtmxForm>
           <h3>Deploy flow</h3>
           <HtmxForm
             class="inline"
@@ -906,7 +944,8 @@ export function deploymentsView(api: DashboardApi) {
     } catch (refused) {
       if (!(refused instanceof DashboardApiError)) throw refused;
       error = refused.detail;
-      c.status(refused.status >= 500 ? 502 : (refused.status as 400));
+      // To htmx a 200, as htmx swaps in only a success's answer: the refusal shows at the filter's fields.
+      c.status(refused.status >= 500 ? 502 : (refusedStatus(c, refused.status) as 400));
       if (refused.status < 500) {
         // What the API locates at a field of the filter shows there; the rest in the results' alert.
         const { state } = refusedForm(refused, Object.fromEntries(query));
@@ -1054,7 +1093,9 @@ export function deploymentsView(api: DashboardApi) {
       if (fieldsOf === undefined || error.status >= 500)
         return renderDeployment(c, deploymentId, workspaceId, { error: error.detail });
       // The secrets are never shown back; named empty, a refusal of them finds their field.
-      const { state } = refusedForm(error, { ...form, ...('secrets' in form ? { secrets: '' } : {}) });
+      const typed = { ...form, ...('secrets' in form ? { secrets: '' } : {}) };
+      const field = REFUSED_AT[fieldsOf];
+      const { state } = field && error.status !== 422 ? refusedAt(field, error, typed) : refusedForm(error, typed);
       const refused = { form: fieldsOf, state };
       return renderDeployment(c, deploymentId, workspaceId, { error: state.error, refused });
     }
@@ -1105,12 +1146,14 @@ export function deploymentsView(api: DashboardApi) {
   );
   app.post(
     '/:deployment_id/redeploy',
-    action(({ deploymentId, workspaceId }, form) =>
-      api.json(
-        'POST',
-        deploymentApiPath(deploymentId, `/revisions/${encodeURIComponent(form.revision_id ?? '')}/redeploy`),
-        { workspaceId },
-      ),
+    action(
+      ({ deploymentId, workspaceId }, form) =>
+        api.json(
+          'POST',
+          deploymentApiPath(deploymentId, `/revisions/${encodeURIComponent(form.revision_id ?? '')}/redeploy`),
+          { workspaceId },
+        ),
+      'redeploy',
     ),
   );
   app.post(

@@ -5,7 +5,16 @@ import { DashboardApiError, type DashboardApi } from '../api.ts';
 import type { ObjstoreKeyView } from '../../objstore/key-routes.ts';
 import { OBJSTORE_PERMISSIONS } from '../../objstore/types.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
-import { formList, formValues, optionalText, refusal, refusedStatus, type FormState, refusedAt } from '../forms.ts';
+import {
+  formList,
+  formValues,
+  optionalText,
+  refusal,
+  refusedAt,
+  refusedForm,
+  refusedStatus,
+  type FormState,
+} from '../forms.ts';
 import { isFragmentRequest } from '../fragments.ts';
 import { ErrorNote, Field, renderView, TableHead, FieldErrors } from '../layout.tsx';
 import { Timestamp } from '../time.tsx';
@@ -560,13 +569,15 @@ function UploadForm({ bucket, prefix, state }: { bucket: string; prefix: string;
         aria-labelledby="upload-heading"
         data-route="PUT /_localplane/objstore/buckets/:bucket/object"
       >
-        <Field label="File">
-          <input type="file" name="file" required />
-        </Field>
-        <Field label="Key (ending in /: that folder and the file's name)">
-          <input name="key" value={state.values?.key ?? prefix} size={40} spellcheck={false} />
-        </Field>
-        <button type="submit">Upload</button>
+        <FieldErrors state={state}>
+          <Field label="File">
+            <input type="file" name="file" required />
+          </Field>
+          <Field label="Key (ending in /: that folder and the file's name)">
+            <input name="key" value={state.values?.key ?? prefix} size={40} spellcheck={false} />
+          </Field>
+          <button type="submit">Upload</button>
+        </FieldErrors>
       </form>
       {state.error && <ErrorNote message={state.error} />}
     </section>
@@ -711,20 +722,27 @@ export function objectsView(api: DashboardApi) {
       const error = unsized
         ? 'The upload cannot be read: it has no Content-Length.'
         : `The dashboard takes files up to ${formatBytes(MAX_FORM_UPLOAD_BYTES)}; put larger ones over S3.`;
-      return bucketPage(c, { upload: { error } }, unsized ? 411 : 413);
+      return bucketPage(c, { upload: { fieldErrors: { file: error } } }, unsized ? 411 : 413);
     }
     const { key: keyField = '' } = await formValues(c);
     // The form's file (formValues keeps its text fields; the body is parsed once).
     const { file } = await c.req.parseBody();
     // A form sent with no file chosen has a nameless, empty one.
     if (!(file instanceof File) || file.name === '')
-      return bucketPage(c, { upload: { values: { key: keyField }, error: 'Choose a file to upload.' } }, 400);
+      return bucketPage(
+        c,
+        { upload: { values: { key: keyField }, fieldErrors: { file: 'Choose a file to upload.' } } },
+        400,
+      );
     const key = keyField === '' || keyField.endsWith('/') ? `${keyField}${file.name}` : keyField;
     try {
       await api.json('PUT', objectPathOf(bucket, key), { file });
     } catch (error) {
-      const { status, detail } = refusal(error);
-      return bucketPage(c, { upload: { values: { key: keyField }, error: detail } }, status);
+      // The API's 422 is about the key (its length, its characters); its 413 about the file's size.
+      const values = { key: keyField };
+      const tooLarge = error instanceof DashboardApiError && error.status === 413;
+      const { status, state } = tooLarge ? refusedAt('file', error, values) : refusedForm(error, values);
+      return bucketPage(c, { upload: state }, status);
     }
     return c.redirect(prefixLink(bucket, folderOf(key)), 303);
   });

@@ -22,7 +22,17 @@ import { EmulatorTime, Timestamp } from '../time.tsx';
 
 const REQUESTS = '/ui/requests';
 /** The view's filters, named as the API names them but `text`, which searches both bodies (`any_body_contains`). */
-const FILTERS = ['source', 'method', 'path', 'status', 'workspace_id', 'fault_rule', 'text'] as const;
+const FILTERS = [
+  'source',
+  'method',
+  'path',
+  'status',
+  'header',
+  'response_header',
+  'workspace_id',
+  'fault_rule',
+  'text',
+] as const;
 const API_NAMES: Readonly<Record<string, string>> = { text: 'any_body_contains' };
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** How many of the newest matching requests the table shows, and at most: the page stays quick with a full journal. */
@@ -407,6 +417,8 @@ function FilterForm({
         pattern: '[1-5]([0-9]{2}|[xX]{2})',
         title: 'Three digits (404) or a class (4xx)',
       })}
+      {text('header', 'Request header', 'Name:value or Name')}
+      {text('response_header', 'Response header', 'Retry-After:120 or Name')}
       {choice(
         'workspace_id',
         'Workspace',
