@@ -132,8 +132,10 @@ describe('the deployments list', () => {
     const badIds = await page(`/ui/deployments?workspace_id=${acme().id}&deployment_ids=nope`, {
       'hx-request': 'true',
     });
-    // htmx: the results, then the form out of band, marked.
+    // htmx: a 200 (htmx swaps in a success's answer), the results, then the form out of band, marked.
+    expect(badIds.status).toBe(200);
     expect(badIds.html.startsWith('<section id="deployments-results"')).toBe(true);
+    expect(badIds.html).toContain('aria-describedby="invalid-deployment_ids-error"');
     expect(badIds.html).toMatch(/<form id="deployment-filters"[^>]*hx-swap-oob="true"/);
     expect(badIds.html).toMatch(/<input name="deployment_ids" value="nope"[^>]*aria-invalid="true"/);
     expect(badIds.html).toContain('id="invalid-deployment_ids-error">Input should be a valid UUID');

@@ -75,20 +75,30 @@ describe('the upload form', () => {
     expect(await listedKeys('renamed/')).toEqual(['renamed/rows.csv']);
   });
 
-  it("shows the API's refusal of a key over 1024 bytes at the form, keeping the key typed", async () => {
+  it("shows the API's refusal of a key over 1024 bytes at the key field, keeping the key typed", async () => {
     const key = `long/${'k'.repeat(1030)}`;
     const reply = await upload('', { key, file: new File([CSV], 'people.csv') }, HTMX);
     expect(reply.status).toBe(200);
     const html = await reply.text();
-    expect(html).toContain('at most 1024 bytes');
-    expect(html).toContain(`value="${key}"`);
+    const field = html.match(/<input name="key"[^>]*>/)![0];
+    expect(field).toContain(`value="${key}"`);
+    expect(field).toContain('id="invalid-key" aria-invalid="true"');
+    expect(field).toContain('aria-describedby="invalid-key-error"');
+    expect(html).toMatch(/id="invalid-key-error">An object key is at most 1024 bytes/);
+    expect(html).not.toContain('<p class="error" role="alert">');
     expect(await listedKeys('long/')).toEqual([]);
+    // A plain form: the API's status, the field with the focus.
+    const plain = await upload('', { key, file: new File([CSV], 'people.csv') });
+    expect(plain.status).toBe(422);
+    expect(await plain.text()).toMatch(/<input name="key"[^>]*aria-invalid="true"[^>]*autofocus=""/);
   });
 
-  it('asks for a file when none was chosen', async () => {
+  it('asks for a file at the file field when none was chosen', async () => {
     const reply = await upload('', { key: '', file: new File([], '') });
     expect(reply.status).toBe(400);
-    expect(await reply.text()).toContain('Choose a file to upload.');
+    const html = await reply.text();
+    expect(html).toMatch(/<input type="file" name="file"[^>]*id="invalid-file" aria-invalid="true"/);
+    expect(html).toContain('id="invalid-file-error">Choose a file to upload.</span>');
   });
 });
 
