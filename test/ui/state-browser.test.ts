@@ -127,7 +127,7 @@ describe('the State view at /ui/state in Chromium', () => {
     },
   );
 
-  it('shows a damaged upload\'s refusal in role="alert", keeps nothing, and passes axe-core in the dark theme', async () => {
+  it("shows a damaged upload's refusal at the file's field, keeps nothing, and passes axe-core in the dark theme", async () => {
     const damaged = join(scratch, 'damaged.snapshot');
     writeFileSync(damaged, 'localplane-snapshot 1\n{"not": "a header"}\n');
     const page = await browser.openDashboard(ctx.instance, '/ui/state', { colorScheme: 'dark' });
@@ -135,9 +135,14 @@ describe('the State view at /ui/state in Chromium', () => {
     const asked = answerConfirmation(page, true);
     await page.getByRole('button', { name: 'Upload and restore' }).click();
     await asked;
-    await expect
-      .poll(() => page.getByRole('alert').textContent())
-      .toBe('the upload "damaged.snapshot" is not a usable localplane snapshot: its header is damaged');
+    // The refusal at the file's field, which has the focus.
+    const file = page.getByLabel('Snapshot file');
+    await expect.poll(() => file.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#invalid-file-error').textContent()).toBe(
+      'the upload "damaged.snapshot" is not a usable localplane snapshot: its header is damaged',
+    );
+    expect(await file.getAttribute('aria-describedby')).toBe('invalid-file-error');
+    expect(await file.evaluate((element) => element === document.activeElement)).toBe(true);
     expect(await savedNames()).not.toContain('damaged.snapshot');
     await screenshot(page, 'state-refused-dark');
     await checkAccessibility(page);

@@ -218,15 +218,24 @@ describe('the State view at /ui/state', () => {
       const damaged = await upload('damaged.snapshot', bytes.subarray(0, 2000));
       expect(damaged).toMatch(
         new RegExp(
-          String.raw`<p class="error" role="alert">the upload &quot;damaged\.snapshot&quot; ` +
-            String.raw`is not a usable localplane snapshot: it holds \d+ bytes of data, its header announces \d+<\/p>`,
+          String.raw`id="invalid-file-error">the upload &quot;damaged\.snapshot&quot; is not a usable ` +
+            String.raw`localplane snapshot: it holds \d+ bytes of data, its header announces \d+<\/span>`,
         ),
       );
       expect(existsSync(join(lp.snapshotsDir, 'damaged.snapshot'))).toBe(false);
       expect(await destinationsOf(plus())).toEqual([]);
+      // The refusal at the file's field: marked, described by the message.
+      expect(damaged).toMatch(/<input type="file" name="file"[^>]*id="invalid-file" aria-invalid="true"/);
+      expect(damaged).toContain('aria-describedby="invalid-file-error"');
+      expect(damaged).not.toContain('<p class="error" role="alert">');
       expect(await upload('empty.snapshot', new Uint8Array(0))).toContain(
-        '<p class="error" role="alert">Choose a snapshot file to upload.</p>',
+        'id="invalid-file-error">Choose a snapshot file to upload.</span>',
       );
+      // A name the API refuses at the name's field, as typed.
+      const badName = await upload('x.snapshot', bytes, '.hidden');
+      expect(badName).toMatch(/<input name="name" value=".hidden"[^>]*id="invalid-name" aria-invalid="true"/);
+      expect(badName).toMatch(/id="invalid-name-error">[^<]+<\/span>/);
+      expect(await savedNames()).not.toContain('.hidden');
     },
   );
 
@@ -346,7 +355,7 @@ describe('the State view at /ui/state', () => {
       body: '--x--',
     });
     expect(await declared.text()).toContain(
-      '<p class="error" role="alert">The upload cannot be read: a snapshot file is at most 1 GiB.</p>',
+      'id="invalid-file-error">The upload cannot be read: a snapshot file is at most 1 GiB.</span>',
     );
     const form = new FormData();
     form.set('file', new File(['x'], 'x.snapshot'));
@@ -356,7 +365,7 @@ describe('the State view at /ui/state', () => {
       body: form,
     });
     expect(await unsized.text()).toContain(
-      '<p class="error" role="alert">The upload cannot be read: it has no Content-Length.</p>',
+      'id="invalid-file-error">The upload cannot be read: it has no Content-Length.</span>',
     );
     expect(await savedNames()).toEqual([]);
   });

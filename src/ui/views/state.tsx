@@ -47,7 +47,7 @@ function limitsPatch(values: FormValues, limits: Limits): { patch: Record<string
 }
 
 /** The forms that show a refusal at their fields. */
-type FieldForm = 'snapshot' | 'tier' | 'limits';
+type FieldForm = 'snapshot' | 'tier' | 'limits' | 'upload';
 
 /**
  * What an action did, or what the API refused: shown above the panel, focused so that a keyboard user lands on it; a
@@ -233,20 +233,23 @@ export function stateView(api: DashboardApi) {
             hx-encoding="multipart/form-data"
             data-route="PUT /_localplane/snapshots/:name, POST /_localplane/restore"
           >
-            <Field label="Snapshot file">
-              <input type="file" name="file" required />
-            </Field>
-            <Field label="Save as (default: the file's name)">
-              <input
-                name="name"
-                maxlength={128}
-                pattern={SNAPSHOT_NAME_PATTERN}
-                title={SNAPSHOT_NAME_RULE}
-                size={34}
-                spellcheck={false}
-              />
-            </Field>
-            <button type="submit">Upload and restore</button>
+            <FieldErrors state={stateOf('upload')}>
+              <Field label="Snapshot file">
+                <input type="file" name="file" required />
+              </Field>
+              <Field label="Save as (default: the file's name)">
+                <input
+                  name="name"
+                  value={stateOf('upload')?.values?.name}
+                  maxlength={128}
+                  pattern={SNAPSHOT_NAME_PATTERN}
+                  title={SNAPSHOT_NAME_RULE}
+                  size={34}
+                  spellcheck={false}
+                />
+              </Field>
+              <button type="submit">Upload and restore</button>
+            </FieldErrors>
           </form>
         </section>
 
@@ -408,23 +411,25 @@ export function stateView(api: DashboardApi) {
     const declared = Number(c.req.header('content-length'));
     if (!(declared <= MAX_SNAPSHOT_BYTES + FORM_OVERHEAD_BYTES)) {
       const unsized = Number.isNaN(declared);
-      return page(c, {
-        refused:
-          `The upload cannot be ` +
-          `read: ${unsized ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.`,
-        status: unsized ? 411 : 413,
-      });
+      const unread =
+        `The upload cannot be ` +
+        `read: ${unsized ? 'it has no Content-Length' : `a snapshot file is at most ${MAX_SNAPSHOT_SIZE_IN_WORDS}`}.`;
+      return page(c, { status: unsized ? 411 : 413, form: 'upload', state: { fieldErrors: { file: unread } } });
     }
-    return act(async (values, context) => {
-      // The form's file (formValues keeps its text fields; the body is parsed once).
-      const { file } = await context.req.parseBody();
-      if (!(file instanceof File) || file.size === 0)
-        throw new DashboardApiError(400, 'Choose a snapshot file to upload.');
-      const name = values.name || nameOfFile(file.name);
-      await api.json('PUT', snapshotPath(name), { file });
-      await api.json('POST', '/_localplane/restore', { body: { name } });
-      return `Uploaded ${name} and restored it.`;
-    })(c);
+    return act(
+      async (values, context) => {
+        // The form's file (formValues keeps its text fields; the body is parsed once).
+        const { file } = await context.req.parseBody();
+        if (!(file instanceof File) || file.size === 0)
+          throw new DashboardApiError(400, 'Choose a snapshot file to upload.');
+        const name = values.name || nameOfFile(file.name);
+        await api.json('PUT', snapshotPath(name), { file });
+        await api.json('POST', '/_localplane/restore', { body: { name } });
+        return `Uploaded ${name} and restored it.`;
+      },
+      // A refused name at its field; the rest (a damaged file, none chosen) is about the file.
+      { name: 'upload', refusedState: atField('file') },
+    )(c);
   });
 
   app.post(
