@@ -51,7 +51,7 @@ export const DeploymentTabs = ({ active, workspaceId }: { active: TabName; works
 
 /**
  * A request body from a form whose fields are named as the body's: `source_config.repo_url` nests, an empty field is
- * left out (the API's default applies), a checkbox's "true" is true.
+ * left out (the API's default applies), every value is the text typed (a checkbox's the caller reads).
  */
 export function nestedBody(values: FormValues, skip: readonly string[] = []): Record<string, unknown> {
   const body: Record<string, unknown> = {};
@@ -60,7 +60,7 @@ export function nestedBody(values: FormValues, skip: readonly string[] = []): Re
     const path = field.split('.');
     let at = body;
     for (const name of path.slice(0, -1)) at = (at[name] ??= {}) as Record<string, unknown>;
-    at[path.at(-1)!] = value === 'true' ? true : value;
+    at[path.at(-1)!] = value;
   }
   return body;
 }
@@ -666,7 +666,7 @@ export function deploymentResourcesView(api: DashboardApi) {
       async (values, workspaceId) => {
         const created = await api.json<OAuthProviderResponse>('POST', '/v2/auth/providers', {
           workspaceId,
-          body: { uses_pkce: false, ...nestedBody(values) },
+          body: { ...nestedBody(values), uses_pkce: values.uses_pkce === 'true' },
         });
         return `Created the OAuth provider ${created.provider_id}.`;
       },
