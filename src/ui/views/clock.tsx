@@ -4,6 +4,7 @@ import type { ClockRun, ClockState, ListedTask, Task } from '../../admin/schemas
 import { describeTask, DueWork, namesFor, TaskResource, type Names } from '../due-work.tsx';
 import { formValues, refusedAt, type FormState, type FormValues } from '../forms.ts';
 import { isFragmentRequest } from '../fragments.ts';
+import type { Child } from 'hono/jsx';
 import { ErrorNote, Field, HtmxForm, renderView } from '../layout.tsx';
 import { Timestamp } from '../time.tsx';
 import { parseSpan, SPAN_HINT } from '../spans.ts';
@@ -44,16 +45,11 @@ function ClockStatePanel({
       <div class="figure mono">
         <Timestamp at={clock.now} precise />
       </div>
-      <HtmxForm
-        class="inline"
-        action={`/ui/clock/${action}`}
-        replaces={CLOCK_STATE}
-        // One toggle for both: it offers whichever the clock's state allows.
-        data-route="POST /_localplane/clock/freeze, POST /_localplane/clock/unfreeze"
-      >
+      {/* One toggle for both: it offers whichever the clock's state allows. */}
+      <ClockForm action={action} route="POST /_localplane/clock/freeze, POST /_localplane/clock/unfreeze">
         <span class={`badge clock-${clock.frozen ? 'frozen' : 'running'}`}>{clock.frozen ? 'frozen' : 'running'}</span>
         <button type="submit">{clock.frozen ? 'Unfreeze' : 'Freeze'}</button>
-      </HtmxForm>
+      </ClockForm>
     </section>
   );
 }
@@ -117,7 +113,32 @@ interface TypedFormProps {
   outOfBand?: boolean;
 }
 
-const outOfBandSwap = (outOfBand: boolean | undefined) => (outOfBand ? { 'hx-swap-oob': 'true' } : {});
+/**
+ * A form of the clock's: it posts to `/ui/clock/<action>`, which calls the API's `/_localplane/clock/<action>` (or
+ * `route`, when it offers more than one), and its answer takes the clock panel's place.
+ */
+function ClockForm({
+  id,
+  action,
+  route = `POST /_localplane/clock/${action}`,
+  state,
+  outOfBand = false,
+  children,
+}: TypedFormProps & { id?: string; action: string; route?: string; children: Child }) {
+  return (
+    <HtmxForm
+      id={id}
+      class="inline"
+      action={`/ui/clock/${action}`}
+      replaces={CLOCK_STATE}
+      data-route={route}
+      state={state}
+      {...(outOfBand ? { 'hx-swap-oob': 'true' } : {})}
+    >
+      {children}
+    </HtmxForm>
+  );
+}
 
 /**
  * Set to a time, from now as the clock last read: an action's answer brings it up to date (out of band), a poll leaves
@@ -125,15 +146,7 @@ const outOfBandSwap = (outOfBand: boolean | undefined) => (outOfBand ? { 'hx-swa
  */
 function SetTimeForm({ now, state, outOfBand }: TypedFormProps & { now: string }) {
   return (
-    <HtmxForm
-      id="clock-set"
-      class="inline"
-      action="/ui/clock/set"
-      replaces={CLOCK_STATE}
-      data-route="POST /_localplane/clock/set"
-      state={state}
-      {...outOfBandSwap(outOfBand)}
-    >
+    <ClockForm id="clock-set" action="set" state={state} outOfBand={outOfBand}>
       <Field label="Set to (ISO 8601)">
         <input
           name="time"
@@ -146,21 +159,13 @@ function SetTimeForm({ now, state, outOfBand }: TypedFormProps & { now: string }
       </Field>
       <button type="submit">Set</button>
       <span class="muted">Forward runs what falls due on the way; backward runs nothing.</span>
-    </HtmxForm>
+    </ClockForm>
   );
 }
 
 function AdvanceForm({ state, outOfBand }: TypedFormProps) {
   return (
-    <HtmxForm
-      id="clock-advance"
-      class="inline"
-      action="/ui/clock/advance"
-      replaces={CLOCK_STATE}
-      data-route="POST /_localplane/clock/advance"
-      state={state}
-      {...outOfBandSwap(outOfBand)}
-    >
+    <ClockForm id="clock-advance" action="advance" state={state} outOfBand={outOfBand}>
       <Field label="Advance by">
         <input
           name="span"
@@ -177,21 +182,13 @@ function AdvanceForm({ state, outOfBand }: TypedFormProps) {
       <span id="span-hint" class="muted">
         {SPAN_HINT}; 0 runs what is due now. What falls due on the way runs at its own time.
       </span>
-    </HtmxForm>
+    </ClockForm>
   );
 }
 
 function RunUntilIdleForm({ state, outOfBand }: TypedFormProps) {
   return (
-    <HtmxForm
-      id="clock-idle"
-      class="inline"
-      action="/ui/clock/run-until-idle"
-      replaces={CLOCK_STATE}
-      data-route="POST /_localplane/clock/run-until-idle"
-      state={state}
-      {...outOfBandSwap(outOfBand)}
-    >
+    <ClockForm id="clock-idle" action="run-until-idle" state={state} outOfBand={outOfBand}>
       <Field label="Within">
         <input
           name="within"
@@ -206,7 +203,7 @@ function RunUntilIdleForm({ state, outOfBand }: TypedFormProps) {
       <span id="idle-hint" class="muted">
         From task to task until none is due within that span of now (default a day).
       </span>
-    </HtmxForm>
+    </ClockForm>
   );
 }
 
@@ -214,12 +211,7 @@ function MoveControls({ now, forms }: { now: string; forms: Partial<Record<Typed
   return (
     <section aria-labelledby="move-title">
       <h2 id="move-title">Move the clock</h2>
-      <HtmxForm
-        class="inline"
-        action="/ui/clock/advance"
-        replaces={CLOCK_STATE}
-        data-route="POST /_localplane/clock/advance"
-      >
+      <ClockForm action="advance">
         <button type="submit" name="span" value="1m">
           +1 minute
         </button>
@@ -229,18 +221,13 @@ function MoveControls({ now, forms }: { now: string; forms: Partial<Record<Typed
         <button type="submit" name="span" value="1d">
           +1 day
         </button>
-      </HtmxForm>
+      </ClockForm>
       <AdvanceForm state={forms.advance} />
       <SetTimeForm now={now} state={forms.set} />
-      <HtmxForm
-        class="inline"
-        action="/ui/clock/advance-to-next"
-        replaces={CLOCK_STATE}
-        data-route="POST /_localplane/clock/advance-to-next"
-      >
+      <ClockForm action="advance-to-next">
         <button type="submit">Advance to the next task</button>
         <span class="muted">Moves to the soonest task's due time and runs what is due then.</span>
-      </HtmxForm>
+      </ClockForm>
       <RunUntilIdleForm state={forms.idle} />
     </section>
   );
