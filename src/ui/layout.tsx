@@ -288,3 +288,24 @@ export function Field({ label, children }: { label: Child; children: Child }) {
     </div>
   );
 }
+
+// Count fields (issue 38 review: one component for the views' whole-number inputs).
+
+/** A labelled whole-number field (runs, times, hours): from `min` (default 1), by ones, a few digits wide. */
+export const CountField = ({
+  label,
+  name,
+  value,
+  min = 1,
+  max,
+}: {
+  label: Child;
+  name: string;
+  value?: string;
+  min?: number;
+  max?: number;
+}) => (
+  <Field label={label}>
+    <input name={name} type="number" inputmode="numeric" min={min} max={max} step={1} size={4} value={value} />
+  </Field>
+);

@@ -23,7 +23,7 @@ import {
   type FormValues,
 } from '../forms.ts';
 import { isFragmentRequest } from '../fragments.ts';
-import { DetailList, ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
+import { CountField, DetailList, ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
 import { formatBytes, KeyText } from './objects.tsx';
 import { Timestamp } from '../time.tsx';
 import { ArmedExportRunKnobs, ExportRunKnobForm, exportRunKnobRequest, type ArmedKnobs } from './faults.tsx';
@@ -516,18 +516,12 @@ function ExportForm({
           <Field label="End (UTC; blank for a recurring export)">
             <input name="end_time" type="datetime-local" value={values.end_time ?? window.end} />
           </Field>
-          <Field label="Every hours (recurring)">
-            <input
-              name="interval_hours"
-              type="number"
-              inputmode="numeric"
-              min={1}
-              max={MAX_INTERVAL_HOURS}
-              step={1}
-              size={4}
-              value={values.interval_hours}
-            />
-          </Field>
+          <CountField
+            label="Every hours (recurring)"
+            name="interval_hours"
+            max={MAX_INTERVAL_HOURS}
+            value={values.interval_hours}
+          />
           <Field label="Filter">
             <input name="filter" value={values.filter} placeholder="eq(is_root, true)" />
           </Field>

@@ -22,7 +22,7 @@ import {
   type FormValues,
 } from '../forms.ts';
 import { isFragmentRequest } from '../fragments.ts';
-import { ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
+import { CountField, ErrorNote, Field, HtmxForm, Options, renderView, TableHead } from '../layout.tsx';
 
 type Armed<Knob> = Knob & { remaining: number };
 
@@ -220,12 +220,8 @@ export function ExportRunKnobForm({
           <Options choices={['fail', 'slow']} selected={values.mode} />
         </select>
       </Field>
-      <Field label="Runs">
-        <input name="count" type="number" inputmode="numeric" min={1} step={1} size={4} value={values.count ?? '1'} />
-      </Field>
-      <Field label="Failing attempts (fail; blank: all)">
-        <input name="attempts" type="number" inputmode="numeric" min={1} step={1} size={4} value={values.attempts} />
-      </Field>
+      <CountField label="Runs" name="count" value={values.count ?? '1'} />
+      <CountField label="Failing attempts (fail; blank: all)" name="attempts" value={values.attempts} />
       <Field label="Message (fail)">
         <input name="message" value={values.message} placeholder="Injected failure: the export run failed" />
       </Field>
@@ -534,9 +530,7 @@ function FaultRuleForm({ workspaces, state = {} }: { workspaces: FixtureWorkspac
               value={values.probability ?? '1'}
             />
           </Field>
-          <Field label="Times (blank: no end)">
-            <input name="count" type="number" inputmode="numeric" min={1} step={1} size={4} value={values.count} />
-          </Field>
+          <CountField label="Times (blank: no end)" name="count" value={values.count} />
           <button type="submit" class="primary">
             Add rule
           </button>
@@ -611,17 +605,7 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
             <Options choices={VALIDATION_FAILURES} selected={validation.error} />
           </select>
         </Field>
-        <Field label="Validations">
-          <input
-            name="count"
-            type="number"
-            inputmode="numeric"
-            min={1}
-            step={1}
-            size={4}
-            value={validation.count ?? '1'}
-          />
-        </Field>
+        <CountField label="Validations" name="count" value={validation.count ?? '1'} />
         <Field label="Workspace">
           <select name="workspace_id">
             <WorkspaceOptions workspaces={workspaces} selected={validation.workspace_id} />
@@ -651,17 +635,7 @@ function Knobs({ knobs, workspaces, forms = {} }: KnobsProps) {
             <Options choices={REVISION_FAULT_STAGES} selected={revision.stage} />
           </select>
         </Field>
-        <Field label="Revisions">
-          <input
-            name="count"
-            type="number"
-            inputmode="numeric"
-            min={1}
-            step={1}
-            size={4}
-            value={revision.count ?? '1'}
-          />
-        </Field>
+        <CountField label="Revisions" name="count" value={revision.count ?? '1'} />
         <Field label="Deployment id (blank: any)">
           <input name="deployment_id" list="knob-deployments" size={38} value={revision.deployment_id} />
         </Field>
