@@ -141,12 +141,26 @@ export function HtmxForm({ method = 'post', action, replaces, state, children, .
   );
 }
 
-/** A table's head: a header a column, each scoped to its column; those named in `numeric` align as numbers. */
-export const TableHead = ({ columns, numeric = [] }: { columns: readonly string[]; numeric?: readonly string[] }) => (
+/**
+ * A table's head: a header a column, each scoped to its column; those named in `numeric` align as numbers; `classes`,
+ * a column's own class (the stylesheet sets its width by it, not by its place).
+ */
+export const TableHead = ({
+  columns,
+  numeric = [],
+  classes = {},
+}: {
+  columns: readonly string[];
+  numeric?: readonly string[];
+  classes?: Readonly<Record<string, string>>;
+}) => (
   <thead>
     <tr>
       {columns.map((column) => (
-        <th scope="col" class={numeric.includes(column) ? 'num' : undefined}>
+        <th
+          scope="col"
+          class={[numeric.includes(column) && 'num', classes[column]].filter(Boolean).join(' ') || undefined}
+        >
           {column}
         </th>
       ))}

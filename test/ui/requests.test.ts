@@ -332,7 +332,9 @@ describe('the detail pane at /ui/requests/<id>', () => {
       // The row of the request the pane shows is marked; its fault rule links to the rule on the Faults view.
       expect(whole).toContain(`<tr id="request-${entry!.id}" data-id="${entry!.id}" aria-current="true">`);
       expect(whole).toMatch(
-        new RegExp(`<tr id="request-${entry!.id}"[^>]*>.*<td class="mono"><a href="/ui/faults#fault-rule-1">`),
+        new RegExp(
+          `<tr id="request-${entry!.id}"[^>]*>.*<td class="mono col-fault-rule"><a href="/ui/faults#fault-rule-1">`,
+        ),
       );
     },
   );

@@ -312,7 +312,7 @@
       'tr',
       { id: `request-${summary.id}`, 'data-id': String(summary.id) },
       element('td', { class: 'mono' }, time),
-      element('td', {}, summary.source),
+      element('td', { class: 'col-source' }, summary.source),
       element('td', { class: 'mono' }, summary.method),
       element(
         'th',
@@ -339,15 +339,15 @@
           String(summary.status),
         ),
       ),
-      element('td', { title: workspace }, workspace),
+      element('td', { class: 'col-workspace', title: workspace }, workspace),
       element(
         'td',
-        { class: 'mono' },
+        { class: 'mono col-fault-rule' },
         summary.fault_rule_id === null
           ? '—'
           : element('a', { href: `/ui/faults#${summary.fault_rule_id}` }, summary.fault_rule_id),
       ),
-      element('td', { class: 'num' }, summary.duration_ms.toFixed(1)),
+      element('td', { class: 'num col-ms' }, summary.duration_ms.toFixed(1)),
     );
   };
 

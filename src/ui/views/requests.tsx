@@ -160,7 +160,7 @@ function RequestRow({
       <td class="mono">
         <EmulatorTime at={entry.time} wall={entry.wall_time} precise />
       </td>
-      <td>{entry.source}</td>
+      <td class="col-source">{entry.source}</td>
       <td class="mono">{entry.method}</td>
       <th scope="row" class="path mono">
         <a href={href} title={path} hx-get={href} hx-target="#request-detail" hx-swap="innerHTML" hx-push-url="true">
@@ -170,14 +170,26 @@ function RequestRow({
       <td class="num">
         <StatusText status={entry.status} />
       </td>
-      <td title={workspace}>{workspace}</td>
-      <td class="mono">{entry.fault_rule_id === null ? '—' : faultRuleLink(entry.fault_rule_id)}</td>
-      <td class="num">{entry.duration_ms.toFixed(1)}</td>
+      <td class="col-workspace" title={workspace}>
+        {workspace}
+      </td>
+      <td class="mono col-fault-rule">{entry.fault_rule_id === null ? '—' : faultRuleLink(entry.fault_rule_id)}</td>
+      <td class="num col-ms">{entry.duration_ms.toFixed(1)}</td>
     </tr>
   );
 }
 
 const COLUMNS = ['Time', 'Source', 'Method', 'Path', 'Status', 'Workspace', 'Fault rule', 'ms'];
+/** Each column's class but the path's (it takes the room the others leave): ui.css sets widths and hides by them. */
+const COLUMN_CLASSES = {
+  Time: 'col-time',
+  Source: 'col-source',
+  Method: 'col-method',
+  Status: 'col-status',
+  Workspace: 'col-workspace',
+  'Fault rule': 'col-fault-rule',
+  ms: 'col-ms',
+};
 
 /** After a reset the journal numbers from 1 again: the rows above this one are the new ones. */
 const ResetRow = () => (
@@ -311,7 +323,7 @@ function LiveRequests({ query, entries, names, paused, error, page, selectedId, 
       {entries !== undefined && page !== undefined && <PageNote shown={entries.length} page={page} />}
       {entries !== undefined && (
         <table class="requests" aria-labelledby="requests-heading">
-          <TableHead columns={COLUMNS} numeric={['Status', 'ms']} />
+          <TableHead columns={COLUMNS} numeric={['Status', 'ms']} classes={COLUMN_CLASSES} />
           <tbody
             id="request-rows"
             data-max-rows={shown}
