@@ -2,47 +2,36 @@
  * The Clock view at /ui/clock through app.request(): the emulator clock frozen or running, moved
  * by the buttons, a typed span or to a time, and the due work it shows, as the API has them.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { createLocalplane, type InProcessLocalplane } from '../../src/index.ts';
 import { parseSpan } from '../../src/ui/spans.ts';
 import { codehostDeploymentBody } from '../support/deployments.ts';
-import { fixturesOf, inProcessApi } from '../support/in-process.ts';
-import { eventually, type FixturesView } from '../support/instance.ts';
+import { inProcessApi } from '../support/in-process.ts';
+import { eventually } from '../support/instance.ts';
 import { parquetUpload, startObjstoreProxy } from '../support/objstore-proxy.ts';
+import { useFrozenDashboard } from './support/dashboard.ts';
 import { timestampHtml } from './support/time.ts';
 
-let lp: InProcessLocalplane;
-let fixtures: FixturesView;
+const dashboard = useFrozenDashboard();
 
-beforeAll(async () => {
-  lp = await createLocalplane({ log: () => {}, freezeClock: true });
-  fixtures = await fixturesOf(lp);
-});
-
-afterAll(async () => {
-  await lp?.stop();
-});
-
-beforeEach(async () => {
-  await lp.reset();
-  lp.clock.freeze();
-});
-
-const admin = () => inProcessApi(lp);
+const admin = () => inProcessApi(dashboard.lp);
 const clock = async () => (await admin().get<{ now: string; frozen: boolean }>('/_localplane/clock')).body;
-const acme = () => fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!;
+const acme = () => dashboard.fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!;
 
 /** A form post as htmx sends it (or as a plain browser form, `htmx: false`). */
 async function post(path: string, form: Record<string, string> = {}, { htmx = true } = {}) {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (htmx) headers['hx-request'] = 'true';
-  const response = await lp.request(path, { method: 'POST', headers, body: new URLSearchParams(form).toString() });
+  const response = await dashboard.lp.request(path, {
+    method: 'POST',
+    headers,
+    body: new URLSearchParams(form).toString(),
+  });
   return { status: response.status, html: await response.text() };
 }
 
 const page = async (path: string) => {
-  const response = await lp.request(path);
+  const response = await dashboard.lp.request(path);
   return { status: response.status, html: await response.text() };
 };
 
@@ -139,7 +128,7 @@ describe('the Clock view', () => {
 
   it('answers a body that is no form with 400, as the API words it, not a 5xx', async () => {
     for (const path of ['/ui/clock/advance', '/ui/clock/set']) {
-      const response = await lp.request(path, {
+      const response = await dashboard.lp.request(path, {
         method: 'POST',
         headers: { 'content-type': 'multipart/form-data; boundary=x' },
         body: '--x\r\nbroken',
@@ -175,7 +164,10 @@ describe('the Clock view', () => {
 describe('the due work on the Clock view', () => {
   it('names the revision that moves, linked to its deployment, from which status to which, when and in how long', async () => {
     const created = (
-      await inProcessApi(lp, acme()).post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-view-due'))
+      await inProcessApi(dashboard.lp, acme()).post(
+        '/v2/deployments',
+        codehostDeploymentBody(acme() as never, 'clock-view-due'),
+      )
     ).body;
     const revisionId = created.latest_revision_id as string;
     const tasks = (await admin().get('/_localplane/tasks')).body as { due_at: string; revision_id?: string }[];
@@ -195,7 +187,7 @@ describe('the due work on the Clock view', () => {
   });
 
   it('drives a revision to DEPLOYED from the advance action, and shows the due work after it', async () => {
-    const client = inProcessApi(lp, acme());
+    const client = inProcessApi(dashboard.lp, acme());
     const created = (await client.post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-view-deploy')))
       .body;
     const revision = () =>
@@ -219,7 +211,10 @@ describe('running due work from the Clock view', () => {
 
   it('advances to the next task, runs it and names it', async () => {
     const created = (
-      await inProcessApi(lp, acme()).post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-next'))
+      await inProcessApi(dashboard.lp, acme()).post(
+        '/v2/deployments',
+        codehostDeploymentBody(acme() as never, 'clock-next'),
+      )
     ).body;
     const tasks = (await admin().get('/_localplane/tasks')).body as { due_at: string; deployment_id?: string }[];
     // The soonest due time, and every task due then (the fixtures' deployments have revisions on their way too).
@@ -238,7 +233,7 @@ describe('running due work from the Clock view', () => {
   });
 
   it('runs until idle, listing every task that ran in order, and says when none was due', async () => {
-    const client = inProcessApi(lp, acme());
+    const client = inProcessApi(dashboard.lp, acme());
     const created = (await client.post('/v2/deployments', codehostDeploymentBody(acme() as never, 'clock-idle'))).body;
     const { html } = await post('/ui/clock/run-until-idle', { within: '' });
     expect((await admin().get('/_localplane/tasks')).body).toEqual([]);
@@ -270,13 +265,13 @@ describe('the due work of exports and deletions on the Clock view', () => {
    * An export of a day of the fixtures' support-bot-staging, to a destination served at `endpointUrl`; answers its id.
    */
   async function startExport(prefix: string, endpointUrl: string) {
-    const workspace = inProcessApi(lp, acme());
-    const key = fixtures.objstore.keys.find((candidate) =>
+    const workspace = inProcessApi(dashboard.lp, acme());
+    const key = dashboard.fixtures.objstore.keys.find((candidate) =>
       ['create', 'delete', 'get'].every((permission) => candidate.permissions.includes(permission)),
     )!;
     const destination = await workspace.post('/api/v1/bulk-exports/destinations', {
       display_name: prefix,
-      config: { bucket_name: fixtures.objstore.buckets[0], prefix, endpoint_url: endpointUrl },
+      config: { bucket_name: dashboard.fixtures.objstore.buckets[0], prefix, endpoint_url: endpointUrl },
       credentials: { access_key_id: key.access_key_id, secret_access_key: key.secret_access_key },
     });
     expect(destination.status, destination.text).toBe(200);
@@ -292,9 +287,9 @@ describe('the due work of exports and deletions on the Clock view', () => {
   }
 
   it('names the dispatch, the run that starts or retries, linked to its export, and the deletion that completes', async () => {
-    const workspace = inProcessApi(lp, acme());
+    const workspace = inProcessApi(dashboard.lp, acme());
     await admin().post('/_localplane/faults/export-runs', { mode: 'fail', count: 1, attempts: 1 });
-    const exportId = await startExport('clock-view', fixtures.objstore.endpoint_url);
+    const exportId = await startExport('clock-view', dashboard.fixtures.objstore.endpoint_url);
 
     const dispatching = (await page('/ui/clock')).html;
     expect(rowsOf(dispatching, 'export_dispatch')).toEqual([
@@ -334,13 +329,13 @@ describe('the due work of exports and deletions on the Clock view', () => {
   });
 
   it('shows the run step in flight first, running since its start, and the queued work after it', async () => {
-    const proxy = await startObjstoreProxy(await lp.objstoreEndpoint());
+    const proxy = await startObjstoreProxy(await dashboard.lp.objstoreEndpoint());
     try {
       const exportId = await startExport('clock-view-running', proxy.url);
       proxy.arm({ kind: 'hold' }, parquetUpload);
       const { now } = await clock();
       // The proxy holds the first step's upload; the next step, due at once, waits for it, and so does the advance.
-      const advancing = lp.clock.advance(0);
+      const advancing = dashboard.lp.clock.advance(0);
       // The first step is in flight for a moment too, while it encodes the file.
       const nextStepRunning = async () =>
         rowsOf((await page('/ui/clock')).html, 'export_run_step', 'running').find((row) =>

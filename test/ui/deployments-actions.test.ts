@@ -4,34 +4,18 @@
  * codehost integrations tabs. Each change is checked through the API, each refusal shows the API's detail, and no
  * secret comes back in a page.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { createLocalplane, type InProcessLocalplane } from '../../src/index.ts';
 import { cliCreateBody, codehostDeploymentBody } from '../support/deployments.ts';
-import { fixturesOf, inProcessApi } from '../support/in-process.ts';
-import type { FixturesView, FixtureWorkspace } from '../support/instance.ts';
-import { HTMX, okPage, postForm } from './support/dashboard.ts';
+import { inProcessApi } from '../support/in-process.ts';
+import type { FixtureWorkspace } from '../support/instance.ts';
+import { HTMX, okPage, postForm, useFrozenDashboard } from './support/dashboard.ts';
 
-let lp: InProcessLocalplane;
-let fixtures: FixturesView;
+const dashboard = useFrozenDashboard();
 
-beforeAll(async () => {
-  lp = await createLocalplane({ log: () => {}, freezeClock: true });
-  fixtures = await fixturesOf(lp);
-});
-
-afterAll(async () => {
-  await lp?.stop();
-});
-
-beforeEach(async () => {
-  await lp.reset();
-  lp.clock.freeze();
-});
-
-const acme = (): FixtureWorkspace => fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!;
-const globex = (): FixtureWorkspace => fixtures.workspaces.find((workspace) => workspace.self_hosted)!;
-const asAcme = () => inProcessApi(lp, acme());
+const acme = (): FixtureWorkspace => dashboard.fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!;
+const globex = (): FixtureWorkspace => dashboard.fixtures.workspaces.find((workspace) => workspace.self_hosted)!;
+const asAcme = () => inProcessApi(dashboard.lp, acme());
 
 const SECRET = 'sk-dashboard-secret-value-0001';
 
@@ -41,12 +25,12 @@ const noticeOf = (html: string) => unescape(html.match(/class="notice" role="sta
 
 /** A form posted as htmx posts it: the status, the page and where htmx is sent. */
 async function post(path: string, form: Record<string, string> = {}) {
-  const response = await postForm(lp, path, form, HTMX);
+  const response = await postForm(dashboard.lp, path, form, HTMX);
   return { status: response.status, html: await response.text(), redirect: response.headers.get('hx-redirect') };
 }
 
 async function createDeployment(name: string, workspace = acme(), body = codehostDeploymentBody(workspace, name)) {
-  const response = await inProcessApi(lp, workspace).post<{ id: string; latest_revision_id: string }>(
+  const response = await inProcessApi(dashboard.lp, workspace).post<{ id: string; latest_revision_id: string }>(
     '/v2/deployments',
     body,
   );
@@ -82,7 +66,7 @@ describe('deployments from the dashboard', () => {
       { name: 'OTHER', value: '********' },
     ]);
     expect(redirect).toBe(detailPath(created.id));
-    const html = await okPage(lp, redirect!);
+    const html = await okPage(dashboard.lp, redirect!);
     expect(html).toContain('<li class="mono">OPENAI_API_KEY</li>');
     expect(html).not.toContain(SECRET);
   });
@@ -100,7 +84,7 @@ describe('deployments from the dashboard', () => {
     expect(html).toContain('value="refused"');
     expect(html).not.toContain(SECRET);
     // A plain form's answer is the list page with the form open, at the API's status.
-    const plain = await postForm(lp, `/ui/deployments/create?workspace_id=${acme().id}`, {
+    const plain = await postForm(dashboard.lp, `/ui/deployments/create?workspace_id=${acme().id}`, {
       name: 'refused',
       source: 'codehost',
       secrets: `KEY=${SECRET}`,
@@ -120,7 +104,7 @@ describe('deployments from the dashboard', () => {
     expect(html.startsWith('<details id="deployment-create" open="">')).toBe(true);
     expect(html).toMatch(/<input name="name" value=""[^>]*id="invalid-name" aria-invalid="true"/);
     expect(html).toContain('<a href="#invalid-name">Name: ');
-    const plain = await postForm(lp, `/ui/deployments/create?workspace_id=${acme().id}`, form);
+    const plain = await postForm(dashboard.lp, `/ui/deployments/create?workspace_id=${acme().id}`, form);
     expect(plain.status).toBe(422);
     const page = await plain.text();
     expect(page).toMatch(/<input name="name"[^>]*id="invalid-name" aria-invalid="true"[^>]*autofocus=""/);
@@ -164,7 +148,7 @@ describe('deployments from the dashboard', () => {
     expect((await asAcme().get(`/v2/deployments/${created.id}`)).status).toBe(404);
     // A plain form is sent on by a 303.
     const again = await createDeployment('plain');
-    const plain = await postForm(lp, detailPath(again.id, '/delete'), {});
+    const plain = await postForm(dashboard.lp, detailPath(again.id, '/delete'), {});
     expect(plain.status).toBe(303);
     expect(plain.headers.get('location')).toBe(`/ui/deployments?workspace_id=${acme().id}`);
   });
@@ -194,18 +178,18 @@ describe('deployments from the dashboard', () => {
 
   it('deletes the deployments selected in the list, and says how many', async () => {
     const [first, second] = [await createDeployment('bulk-a'), await createDeployment('bulk-b')];
-    const list = await okPage(lp, `/ui/deployments?workspace_id=${acme().id}&name_contains=bulk`);
+    const list = await okPage(dashboard.lp, `/ui/deployments?workspace_id=${acme().id}&name_contains=bulk`);
     expect(list).toContain(`form="delete-deployments"`);
     expect(list).toContain('data-route="DELETE /v2/deployments"');
     const response = await postForm(
-      lp,
+      dashboard.lp,
       `/ui/deployments/delete?workspace_id=${acme().id}&name_contains=bulk`,
       // Repeated fields, as the checkboxes send them.
       {},
       HTMX,
     );
     expect(noticeOf(await response.text())).toBe('Select the deployments to delete.');
-    const deleted = await lp.request(`/ui/deployments/delete?workspace_id=${acme().id}&name_contains=bulk`, {
+    const deleted = await dashboard.lp.request(`/ui/deployments/delete?workspace_id=${acme().id}&name_contains=bulk`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...HTMX },
       body: `deployment_ids=${first.id}&deployment_ids=${second.id}`,
@@ -244,7 +228,7 @@ describe('the OAuth providers tab', () => {
   const providers = async () => (await asAcme().get<Provider[]>('/v2/auth/providers')).body;
 
   it('lists the providers with the tabs, creates, changes and deletes one, its client secret never shown', async () => {
-    const html = await okPage(lp, path());
+    const html = await okPage(dashboard.lp, path());
     expect(html).toContain('<a href="/ui/deployments" aria-current="page">Deployments</a>');
     expect(html).toContain(`aria-current="page">OAuth providers</a>`);
     for (const provider of await providers()) expect(html).toContain(`id="provider-${provider.provider_id}"`);
@@ -323,10 +307,10 @@ describe('the listeners tab', () => {
     `/ui/deployments/listeners${action}?workspace_id=${workspace.id}`;
   type Listener = { id: string; compute_id: string; version: string | null; compute_config: unknown };
   const listeners = async () =>
-    (await inProcessApi(lp, globex()).get<{ resources: Listener[] }>('/v2/listeners')).body.resources;
+    (await inProcessApi(dashboard.lp, globex()).get<{ resources: Listener[] }>('/v2/listeners')).body.resources;
 
   it("creates, changes and deletes a self-hosted workspace's listener", async () => {
-    const html = await okPage(lp, path(globex()));
+    const html = await okPage(dashboard.lp, path(globex()));
     for (const listener of await listeners()) expect(html).toContain(`id="listener-${listener.id}"`);
     const created = await post(path(globex()), {
       compute_type: 'k8s',
@@ -364,7 +348,7 @@ describe('the listeners tab', () => {
   });
 
   it("shows the API's refusal of a listener for a workspace that is not self-hosted", async () => {
-    const html = await okPage(lp, path(acme()));
+    const html = await okPage(dashboard.lp, path(acme()));
     expect(html).toContain('No listener.');
     expect(html).toContain('data-route="POST /v2/listeners"');
     const refused = await post(path(acme()), {
@@ -378,7 +362,7 @@ describe('the listeners tab', () => {
 
 describe('the codehost integrations tab', () => {
   it('lists the integrations and their repositories', async () => {
-    const html = await okPage(lp, `/ui/deployments/integrations?workspace_id=${acme().id}`);
+    const html = await okPage(dashboard.lp, `/ui/deployments/integrations?workspace_id=${acme().id}`);
     for (const integration of acme().integrations) {
       expect(html).toContain(`id="integration-${integration.id}"`);
       for (const repo of integration.repos) expect(html).toContain(repo.url);

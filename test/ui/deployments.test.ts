@@ -4,41 +4,26 @@
  * names, the revision knobs as buttons; and the dashboard's own API calls, neither journaled nor
  * faulted.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { createLocalplane, type InProcessLocalplane } from '../../src/index.ts';
 import { codehostDeploymentBody } from '../support/deployments.ts';
-import { fixturesOf, inProcessApi } from '../support/in-process.ts';
-import type { FixturesView, FixtureWorkspace } from '../support/instance.ts';
+import { inProcessApi } from '../support/in-process.ts';
+import type { FixtureWorkspace } from '../support/instance.ts';
+import { useFrozenDashboard } from './support/dashboard.ts';
 
-let lp: InProcessLocalplane;
-let fixtures: FixturesView;
+const dashboard = useFrozenDashboard();
 
-beforeAll(async () => {
-  lp = await createLocalplane({ log: () => {}, freezeClock: true });
-  fixtures = await fixturesOf(lp);
-});
-
-afterAll(async () => {
-  await lp?.stop();
-});
-
-beforeEach(async () => {
-  await lp.reset();
-  lp.clock.freeze();
-});
-
-const acme = (): FixtureWorkspace => fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!;
-const client = () => inProcessApi(lp, acme());
-const admin = () => inProcessApi(lp);
+const acme = (): FixtureWorkspace => dashboard.fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!;
+const client = () => inProcessApi(dashboard.lp, acme());
+const admin = () => inProcessApi(dashboard.lp);
 
 const page = async (path: string, headers: Record<string, string> = {}) => {
-  const response = await lp.request(path, { headers });
+  const response = await dashboard.lp.request(path, { headers });
   return { status: response.status, html: await response.text(), location: response.headers.get('location') };
 };
 
 async function post(path: string, form: Record<string, string> = {}) {
-  const response = await lp.request(path, {
+  const response = await dashboard.lp.request(path, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', 'hx-request': 'true' },
     body: new URLSearchParams(form).toString(),
@@ -94,9 +79,9 @@ describe('the deployments list', () => {
   });
 
   it('lists the first workspace without one named, another when named', async () => {
-    const [first, second] = fixtures.workspaces;
+    const [first, second] = dashboard.fixtures.workspaces;
     const names = async (workspace: FixtureWorkspace) =>
-      (await inProcessApi(lp, workspace).get('/v2/deployments?limit=20')).body.resources.map(
+      (await inProcessApi(dashboard.lp, workspace).get('/v2/deployments?limit=20')).body.resources.map(
         (deployment: { name: string }) => deployment.name,
       );
     expect(listedNames((await page('/ui/deployments')).html)).toEqual(await names(first!));
@@ -151,7 +136,7 @@ describe("a deployment's page", () => {
       'secrets',
     async () => {
       const created = await createDeployment('ui-detail', [{ name: 'OPENAI_API_KEY', value: 'sk-never-shown-4242' }]);
-      await lp.clock.advance(10);
+      await dashboard.lp.clock.advance(10);
       const { status, html } = await page(`/ui/deployments/${created.id}?workspace_id=${acme().id}`);
       expect(status).toBe(200);
       expect(html).toContain('<h1>ui-detail</h1>');
@@ -207,7 +192,7 @@ describe("a deployment's page", () => {
     expect(
       live.html.startsWith(`<div id="deployment-live" hx-get="${path.replace('&', '&amp;')}" hx-trigger="every 1s"`),
     ).toBe(true);
-    await lp.clock.advance(10);
+    await dashboard.lp.clock.advance(10);
     expect((await page(path, { 'hx-request': 'true' })).html.startsWith('<div id="deployment-live"><section')).toBe(
       true,
     );
@@ -228,7 +213,7 @@ describe('the revision knobs', () => {
       'the failure line in its build log',
     async () => {
       const created = await createDeployment('ui-knob-build');
-      await lp.clock.advance(10);
+      await dashboard.lp.clock.advance(10);
       const base = `/ui/deployments/${created.id}`;
       const armed = await post(`${base}/fault?workspace_id=${acme().id}`, {
         stage: 'build',

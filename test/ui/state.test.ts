@@ -5,29 +5,19 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalplane, type InProcessLocalplane } from '../../src/index.ts';
-import { fixturesOf, inProcessApi } from '../support/in-process.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { inProcessApi } from '../support/in-process.ts';
 import { credentialsOf, fullKey, workspaceByTier, type FixturesView } from '../support/instance.ts';
+import { useFrozenDashboard } from './support/dashboard.ts';
 import { timestampHtml } from './support/time.ts';
 
-let lp: InProcessLocalplane;
-let fixtures: FixturesView;
-
-beforeAll(async () => {
-  lp = await createLocalplane({ freezeClock: true, log: () => {} });
-  fixtures = await fixturesOf(lp);
-});
-
-afterAll(async () => {
-  await lp?.stop();
-});
+const dashboard = useFrozenDashboard();
 
 beforeEach(async () => {
-  await lp.reset();
-  for (const { name } of (await inProcessApi(lp).get<{ snapshots: { name: string }[] }>('/_localplane/snapshots')).body
-    .snapshots) {
-    await inProcessApi(lp).delete(`/_localplane/snapshots/${name}`);
+  for (const { name } of (
+    await inProcessApi(dashboard.lp).get<{ snapshots: { name: string }[] }>('/_localplane/snapshots')
+  ).body.snapshots) {
+    await inProcessApi(dashboard.lp).delete(`/_localplane/snapshots/${name}`);
   }
 });
 
@@ -49,14 +39,14 @@ async function asBrowserSends(
 
 /** The State page, whole. */
 async function okPanel(): Promise<string> {
-  const response = await lp.request('/ui/state');
+  const response = await dashboard.lp.request('/ui/state');
   expect(response.status).toBe(200);
   return response.text();
 }
 
 /** A form posted as htmx posts it: the panel comes back. */
 async function post(action: string, fields: Record<string, string>): Promise<string> {
-  const response = await lp.request(`/ui/state/${action}`, {
+  const response = await dashboard.lp.request(`/ui/state/${action}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', 'hx-request': 'true' },
     body: new URLSearchParams(fields).toString(),
@@ -65,48 +55,54 @@ async function post(action: string, fields: Record<string, string>): Promise<str
   return response.text();
 }
 
-const plus = () => workspaceByTier(fixtures, 'plus');
-const enterprise = () => workspaceByTier(fixtures, 'enterprise');
+const plus = () => workspaceByTier(dashboard.fixtures, 'plus');
+const enterprise = () => workspaceByTier(dashboard.fixtures, 'enterprise');
 
 async function addDestination(workspace: FixturesView['workspaces'][number], name: string): Promise<void> {
-  const reply = await inProcessApi(lp, workspace).post('/api/v1/bulk-exports/destinations', {
+  const reply = await inProcessApi(dashboard.lp, workspace).post('/api/v1/bulk-exports/destinations', {
     display_name: name,
-    config: { bucket_name: fixtures.objstore.buckets[0], prefix: name, endpoint_url: fixtures.objstore.endpoint_url },
-    credentials: credentialsOf(fullKey(fixtures)),
+    config: {
+      bucket_name: dashboard.fixtures.objstore.buckets[0],
+      prefix: name,
+      endpoint_url: dashboard.fixtures.objstore.endpoint_url,
+    },
+    credentials: credentialsOf(fullKey(dashboard.fixtures)),
   });
   expect(reply.status, reply.text).toBe(200);
 }
 
 async function destinationsOf(workspace: FixturesView['workspaces'][number]): Promise<string[]> {
   return (
-    await inProcessApi(lp, workspace).get<{ display_name: string }[]>('/api/v1/bulk-exports/destinations')
+    await inProcessApi(dashboard.lp, workspace).get<{ display_name: string }[]>('/api/v1/bulk-exports/destinations')
   ).body.map((row) => row.display_name);
 }
 
 const savedNames = async () =>
-  (await inProcessApi(lp).get<{ snapshots: { name: string }[] }>('/_localplane/snapshots')).body.snapshots.map(
-    (saved) => saved.name,
-  );
+  (
+    await inProcessApi(dashboard.lp).get<{ snapshots: { name: string }[] }>('/_localplane/snapshots')
+  ).body.snapshots.map((saved) => saved.name);
 
 describe('the State view at /ui/state', () => {
   it(
     'is a whole page: a reset of everything or of each workspace, a save with a name from the clock, the saved ' +
       'snapshots with their size, time and actions, an upload',
     async () => {
-      expect((await inProcessApi(lp).post('/_localplane/snapshot', { name: 'listed.snapshot' })).status).toBe(200);
-      const response = await lp.request('/ui/state');
+      expect((await inProcessApi(dashboard.lp).post('/_localplane/snapshot', { name: 'listed.snapshot' })).status).toBe(
+        200,
+      );
+      const response = await dashboard.lp.request('/ui/state');
       expect(response.status).toBe(200);
       const page = await response.text();
       expect(page).toContain('<title>State · localplane</title>');
       expect(page).toContain('<a href="/ui/state" aria-current="page">State</a>');
       expect(page).toContain('<option value="">Everything (state, objstore, knobs, clock)</option>');
-      for (const workspace of fixtures.workspaces)
+      for (const workspace of dashboard.fixtures.workspaces)
         expect(page).toContain(
           `<option value="${workspace.id}">Workspace ${workspace.name} (${workspace.tier}) only</option>`,
         );
-      const { now } = (await inProcessApi(lp).get('/_localplane/clock')).body as { now: string };
+      const { now } = (await inProcessApi(dashboard.lp).get('/_localplane/clock')).body as { now: string };
       expect(page).toContain(`value="${now.slice(0, 19).replaceAll(':', '-')}.snapshot"`);
-      const [saved] = (await inProcessApi(lp).get('/_localplane/snapshots')).body.snapshots as {
+      const [saved] = (await inProcessApi(dashboard.lp).get('/_localplane/snapshots')).body.snapshots as {
         bytes: number;
         modified_at: string;
       }[];
@@ -116,7 +112,7 @@ describe('the State view at /ui/state', () => {
       expect(page).toContain(
         '<a href="/_localplane/snapshots/listed.snapshot" download="listed.snapshot">Download listed.snapshot</a>',
       );
-      expect(page).toContain(`In <span class="mono">${lp.snapshotsDir}</span>`);
+      expect(page).toContain(`In <span class="mono">${dashboard.lp.snapshotsDir}</span>`);
       expect(page).toContain('<input type="file" name="file" required=""/>');
       // Every field has a label around it.
       expect(page.match(/<(input|select)(?![^>]*type="hidden")/g)?.length).toBe(
@@ -129,8 +125,10 @@ describe('the State view at /ui/state', () => {
     'asks for confirmation before each destructive action: reset, restore, delete, upload and restore; not ' +
       'before a save',
     async () => {
-      expect((await inProcessApi(lp).post('/_localplane/snapshot', { name: 'confirmed.snapshot' })).status).toBe(200);
-      const page = await (await lp.request('/ui/state')).text();
+      expect(
+        (await inProcessApi(dashboard.lp).post('/_localplane/snapshot', { name: 'confirmed.snapshot' })).status,
+      ).toBe(200);
+      const page = await (await dashboard.lp.request('/ui/state')).text();
       const confirmOf = (action: string) =>
         new RegExp(`hx-post="/ui/state/${action}"[^>]*hx-confirm="([^"]+)"`).exec(page)?.[1];
       expect(confirmOf('reset')).toBe('Reset to the seed? What is not saved in a snapshot is lost.');
@@ -144,7 +142,7 @@ describe('the State view at /ui/state', () => {
   );
 
   it('answers htmx with the panel alone', async () => {
-    const fragment = await (await lp.request('/ui/state', { headers: { 'hx-request': 'true' } })).text();
+    const fragment = await (await dashboard.lp.request('/ui/state', { headers: { 'hx-request': 'true' } })).text();
     expect(fragment.startsWith('<div id="state-panel">')).toBe(true);
     expect(fragment).not.toContain('<html');
   });
@@ -190,16 +188,21 @@ describe('the State view at /ui/state', () => {
       'nowhere, and the state stays',
     async () => {
       await addDestination(plus(), 'in-the-file');
-      expect((await inProcessApi(lp).post('/_localplane/snapshot', { name: 'source.snapshot' })).status).toBe(200);
-      const bytes = readFileSync(join(lp.snapshotsDir, 'source.snapshot'));
-      await inProcessApi(lp).delete('/_localplane/snapshots/source.snapshot');
-      await lp.reset();
+      expect((await inProcessApi(dashboard.lp).post('/_localplane/snapshot', { name: 'source.snapshot' })).status).toBe(
+        200,
+      );
+      const bytes = readFileSync(join(dashboard.lp.snapshotsDir, 'source.snapshot'));
+      await inProcessApi(dashboard.lp).delete('/_localplane/snapshots/source.snapshot');
+      await dashboard.lp.reset();
 
       const upload = async (fileName: string, content: Uint8Array, saveAs = '') => {
         const form = new FormData();
         form.set('file', new File([content as Uint8Array<ArrayBuffer>], fileName));
         form.set('name', saveAs);
-        const response = await lp.request('/ui/state/upload', { method: 'POST', ...(await asBrowserSends(form)) });
+        const response = await dashboard.lp.request('/ui/state/upload', {
+          method: 'POST',
+          ...(await asBrowserSends(form)),
+        });
         expect(response.status).toBe(200);
         return response.text();
       };
@@ -207,14 +210,14 @@ describe('the State view at /ui/state', () => {
       expect(byFileName).toContain('Uploaded state-from-my-laptop-1-.snapshot and restored it.');
       expect(await destinationsOf(plus())).toEqual(['in-the-file']);
 
-      await lp.reset();
+      await dashboard.lp.reset();
       expect(await upload('whatever.bin', bytes, 'chosen.snapshot')).toContain(
         'Uploaded chosen.snapshot and restored it.',
       );
       expect(await destinationsOf(plus())).toEqual(['in-the-file']);
       expect((await savedNames()).sort()).toEqual(['chosen.snapshot', 'state-from-my-laptop-1-.snapshot']);
 
-      await lp.reset();
+      await dashboard.lp.reset();
       const damaged = await upload('damaged.snapshot', bytes.subarray(0, 2000));
       expect(damaged).toMatch(
         new RegExp(
@@ -222,7 +225,7 @@ describe('the State view at /ui/state', () => {
             String.raw`localplane snapshot: it holds \d+ bytes of data, its header announces \d+<\/span>`,
         ),
       );
-      expect(existsSync(join(lp.snapshotsDir, 'damaged.snapshot'))).toBe(false);
+      expect(existsSync(join(dashboard.lp.snapshotsDir, 'damaged.snapshot'))).toBe(false);
       expect(await destinationsOf(plus())).toEqual([]);
       // The refusal at the file's field: marked, described by the message.
       expect(damaged).toMatch(/<input type="file" name="file"[^>]*id="invalid-file" aria-invalid="true"/);
@@ -248,12 +251,12 @@ describe('the State view at /ui/state', () => {
     const missing = await post('restore', { name: 'missing.snapshot' });
     expect(missing).toContain(
       `<p class="error" role="alert">there is no saved snapshot named &quot;missing.snapshot&quot; ` +
-        `in ${lp.snapshotsDir}</p>`,
+        `in ${dashboard.lp.snapshotsDir}</p>`,
     );
     const unknownWorkspace = await post('reset', { workspace_id: 'not-a-workspace' });
     expect(unknownWorkspace).toContain('<p class="error" role="alert">body.workspace_id:');
     // A whole page (no htmx) answers with the API's status.
-    const page = await lp.request('/ui/state/restore', {
+    const page = await dashboard.lp.request('/ui/state/restore', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'name=missing.snapshot',
@@ -265,7 +268,7 @@ describe('the State view at /ui/state', () => {
   });
 
   it('shows a snapshot name the API refuses at the name field, focused, on a whole page', async () => {
-    const page = await lp.request('/ui/state/snapshot', {
+    const page = await dashboard.lp.request('/ui/state/snapshot', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'name=a%2Fb.snapshot',
@@ -280,10 +283,10 @@ describe('the State view at /ui/state', () => {
   });
 
   it("changes a workspace's plan, and shows the API's refusal of an unknown one", async () => {
-    const developer = workspaceByTier(fixtures, 'developer');
+    const developer = workspaceByTier(dashboard.fixtures, 'developer');
     const tierOf = async () =>
       (
-        await inProcessApi(lp).get<{ workspaces: { tier: string }[] }>(
+        await inProcessApi(dashboard.lp).get<{ workspaces: { tier: string }[] }>(
           `/_localplane/state?workspace_id=${developer.id}`,
         )
       ).body.workspaces[0]!.tier;
@@ -291,7 +294,7 @@ describe('the State view at /ui/state', () => {
     expect(html).toContain(`Workspace ${developer.name} is on the plus plan.`);
     expect(await tierOf()).toBe('plus');
     // The developer workspace's exports, refused before, are now allowed.
-    expect((await inProcessApi(lp, developer).get('/api/v1/bulk-exports')).status).toBe(200);
+    expect((await inProcessApi(dashboard.lp, developer).get('/api/v1/bulk-exports')).status).toBe(200);
     const refused = await post('tier', { workspace_id: developer.id, tier: 'platinum' });
     expect(refused).toMatch(/<select name="tier" id="invalid-tier" aria-invalid="true"[^>]*autofocus="">/);
     expect(refused).toContain('<a href="#invalid-tier">Tier: ');
@@ -302,7 +305,7 @@ describe('the State view at /ui/state', () => {
 
   it('shows the limits in force and changes those typed differently, nested ones too', async () => {
     const limits = async () =>
-      (await inProcessApi(lp).get<Record<string, unknown>>('/_localplane/config')).body as {
+      (await inProcessApi(dashboard.lp).get<Record<string, unknown>>('/_localplane/config')).body as {
         export_rows_per_file: number;
         sql_row_limit: number;
         revision_step_seconds: Record<string, number>;
@@ -345,7 +348,7 @@ describe('the State view at /ui/state', () => {
   });
 
   it('refuses an upload form without a Content-Length or over the size of a snapshot file, unread', async () => {
-    const declared = await lp.request('/ui/state/upload', {
+    const declared = await dashboard.lp.request('/ui/state/upload', {
       method: 'POST',
       headers: {
         'hx-request': 'true',
@@ -359,7 +362,7 @@ describe('the State view at /ui/state', () => {
     );
     const form = new FormData();
     form.set('file', new File(['x'], 'x.snapshot'));
-    const unsized = await lp.request('/ui/state/upload', {
+    const unsized = await dashboard.lp.request('/ui/state/upload', {
       method: 'POST',
       headers: { 'hx-request': 'true' },
       body: form,
