@@ -44,13 +44,16 @@ const page = async (path: string, headers: Record<string, string> = {}, status =
   return response.text();
 };
 
+/** The table's body: its rows, not the live rows' templates beside it. */
+const tableBody = (html: string) => html.match(/<tbody id="request-rows".*?<\/tbody>/s)?.[0] ?? '';
 /** The paths of the table's rows, top (newest) first. */
 const rowPaths = (html: string) =>
-  [...html.matchAll(/<tr id="request-\d+" data-id="\d+">.*?<a href="[^"]*"[^>]*>([^<]*)<\/a>/gs)].map(
+  [...tableBody(html).matchAll(/<tr id="request-\d+" data-id="\d+">.*?<a href="[^"]*"[^>]*>([^<]*)<\/a>/gs)].map(
     (match) => match[1],
   );
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const rowIds = (html: string) => [...html.matchAll(/<tr id="request-(\d+)"/g)].map((match) => Number(match[1]));
+const rowIds = (html: string) =>
+  [...tableBody(html).matchAll(/<tr id="request-(\d+)"/g)].map((match) => Number(match[1]));
 
 /** A few API requests of two workspaces: a list, a 404, a 401, a refused body with a secret. */
 async function traffic() {
@@ -210,6 +213,7 @@ describe('the Requests view at /ui/requests', () => {
         'hx-swap="outerHTML">Resume</button>',
     );
     expect(paused).toContain('Paused: new requests are not shown until you resume.');
+    expect(paused).not.toContain('<template');
     await inProcessApi(lp).get('/v2/deployments');
     const resumed = await page('/ui/requests?status=4xx', HTMX);
     const newest = Math.max(...rowIds(resumed));
@@ -219,6 +223,17 @@ describe('the Requests view at /ui/requests', () => {
       '<button type="button" aria-pressed="false" hx-get="/ui/requests?status=4xx&amp;paused=1" ' +
         'hx-target="#requests-live" hx-swap="outerHTML">Pause</button>',
     );
+    // The rows ui.js makes from the stream are clones of the server's own row, filled in: its templates are beside the
+    // live table, each row's cells named for their columns.
+    for (const id of ['request-row', 'request-row-other'])
+      expect(resumed).toMatch(
+        new RegExp(
+          `<template id="${id}"><tr id="request-0" data-id="0"><td class="mono col-time">.*?` +
+            '<td class="num col-ms">0.0</td></tr></template>',
+        ),
+      );
+    expect(resumed).toContain('<span class="status-4" title="no reply was sent">499</span>');
+    expect(resumed).toContain('<span class="time-pair">emulator ');
   });
 });
 

@@ -260,16 +260,6 @@
     return element;
   };
 
-  /** A <time> as time.tsx's Timestamp writes it; showTimes then writes it in the chosen zone. */
-  const timestamp = (element, at, format) => {
-    const date = new Date(at);
-    return element(
-      'time',
-      { class: 'timestamp', datetime: date.toISOString(), 'data-format': format },
-      utcText(date, format),
-    );
-  };
-
   /** Emulator and wall clock this far apart or more are shown both (time.tsx's EmulatorTime). */
   const SAME_TIME_MS = 1000;
 
@@ -284,71 +274,48 @@
   };
 
   /**
-   * A journal entry's summary as the table's row, as the server makes it (RequestRow in views/requests.tsx;
-   * test/ui/requests-live-browser.test.ts compares the two): every text set as text.
+   * A journal entry's summary as the table's row: a clone of the row the server renders for the live table
+   * (RequestRow in views/requests.tsx, in <template id="request-row">), filled in; a cell that differs (the time pair,
+   * a fired rule's link, no reply's title) comes from the other template's row. Every text is set as text.
+   * test/ui/requests-live-browser.test.ts compares the rows with the server's.
    */
   const liveRow = (summary, names, query) => {
-    const element = (tag, attributes, ...children) => {
-      const made = withAttributes(document.createElement(tag), attributes);
-      made.append(...children);
-      return made;
+    const [template, other] = ['request-row', 'request-row-other'].map(
+      (id) => document.getElementById(id).content.firstElementChild,
+    );
+    const row = template.cloneNode(true);
+    /** The row's cell of that column, or, `fromOther`, the other template's cell put in its place. */
+    const cell = (column, fromOther = false) => {
+      const own = row.querySelector(`.${column}`);
+      if (!fromOther) return own;
+      const taken = other.querySelector(`.${column}`).cloneNode(true);
+      own.replaceWith(taken);
+      return taken;
     };
     const href = `/ui/requests/${summary.id}${query ? `?${query}` : ''}`;
-    const statusClass = `status-${Math.floor(summary.status / 100)}`;
     const path = readablePath(summary);
     const workspace = summary.workspace_id === null ? '—' : (names[summary.workspace_id] ?? summary.workspace_id);
     const apart = Math.abs(Date.parse(summary.time) - Date.parse(summary.wall_time)) >= SAME_TIME_MS;
-    const time = apart
-      ? element(
-          'span',
-          { class: 'time-pair' },
-          'emulator ',
-          timestamp(element, summary.time, 'datetime-ms'),
-          ' · wall ',
-          timestamp(element, summary.wall_time, 'time-ms'),
-        )
-      : timestamp(element, summary.time, 'datetime-ms');
-    return element(
-      'tr',
-      { id: `request-${summary.id}`, 'data-id': String(summary.id) },
-      element('td', { class: 'mono' }, time),
-      element('td', { class: 'col-source' }, summary.source),
-      element('td', { class: 'mono' }, summary.method),
-      element(
-        'th',
-        { scope: 'row', class: 'path mono' },
-        element(
-          'a',
-          {
-            href,
-            title: path,
-            'hx-get': href,
-            'hx-target': '#request-detail',
-            'hx-swap': 'innerHTML',
-            'hx-push-url': 'true',
-          },
-          path,
-        ),
-      ),
-      element(
-        'td',
-        { class: 'num' },
-        element(
-          'span',
-          { class: statusClass, title: summary.status === 499 ? 'no reply was sent' : undefined },
-          String(summary.status),
-        ),
-      ),
-      element('td', { class: 'col-workspace', title: workspace }, workspace),
-      element(
-        'td',
-        { class: 'mono col-fault-rule' },
-        summary.fault_rule_id === null
-          ? '—'
-          : element('a', { href: `/ui/faults#${summary.fault_rule_id}` }, summary.fault_rule_id),
-      ),
-      element('td', { class: 'num col-ms' }, summary.duration_ms.toFixed(1)),
-    );
+    row.id = `request-${summary.id}`;
+    row.dataset.id = String(summary.id);
+    const times = cell('col-time', apart).querySelectorAll('time');
+    [summary.time, summary.wall_time].slice(0, times.length).forEach((at, index) => {
+      const date = new Date(at);
+      times[index].setAttribute('datetime', date.toISOString());
+      times[index].textContent = utcText(date, times[index].dataset.format);
+    });
+    cell('col-source').textContent = summary.source;
+    cell('col-method').textContent = summary.method;
+    const link = cell('path').querySelector('a');
+    withAttributes(link, { href, title: path, 'hx-get': href }).textContent = path;
+    const status = cell('col-status', summary.status === 499).querySelector('span');
+    status.className = `status-${Math.floor(summary.status / 100)}`;
+    status.textContent = String(summary.status);
+    withAttributes(cell('col-workspace'), { title: workspace }).textContent = workspace;
+    const rule = cell('col-fault-rule', summary.fault_rule_id !== null).querySelector('a');
+    if (rule) withAttributes(rule, { href: `/ui/faults#${summary.fault_rule_id}` }).textContent = summary.fault_rule_id;
+    cell('col-ms').textContent = summary.duration_ms.toFixed(1);
+    return row;
   };
 
   /** A chunk of the stream's summaries (oldest first) put at the top of the table, newest first. */

@@ -11,7 +11,7 @@ import type { Child } from 'hono/jsx';
 import type { FaultRuleView } from '../../journal/fault-rules.ts';
 import { MAX_GLOB_LENGTH } from '../../journal/glob.ts';
 import { REQUEST_SOURCES } from '../../journal/matching.ts';
-import type { JournalBody, JournalBounds, JournalEntry } from '../../journal/schemas.ts';
+import type { JournalBody, JournalBounds, JournalEntry, JournalEntrySummary } from '../../journal/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
 import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
 import { isFragmentRequest } from '../fragments.ts';
@@ -109,7 +109,7 @@ const StatusText = ({ status }: { status: number }) => (
 );
 
 /** A path as read: an objstore request's decoded (a key's `=` rather than `%3D`), the API's as sent. */
-function readablePath(entry: JournalEntry): string {
+function readablePath(entry: JournalEntrySummary): string {
   if (entry.source !== 'objstore') return entry.path;
   try {
     return decodeURIComponent(entry.path);
@@ -137,9 +137,9 @@ const BreakingAtSlashes = ({ text }: { text: string }) => (
 const faultRuleLink = (ruleId: string) => <a href={`/ui/faults#${ruleId}`}>{ruleId}</a>;
 
 /**
- * One journal entry as a row: its link opens the detail pane beside the table; the row of the request the pane shows
- * is marked (aria-current), here and, as the pane changes, by ui.js. ui.js's liveRow makes the live rows the same
- * (test/ui/requests-live-browser.test.ts compares them).
+ * One journal entry as a row, each cell with its column's class: its link opens the detail pane beside the table; the
+ * row of the request the pane shows is marked (aria-current), here and, as the pane changes, by ui.js. The live rows
+ * are clones of it that ui.js fills in (LiveRowTemplates; test/ui/requests-live-browser.test.ts compares them).
  */
 function RequestRow({
   entry,
@@ -147,7 +147,7 @@ function RequestRow({
   query,
   selected = false,
 }: {
-  entry: JournalEntry;
+  entry: JournalEntrySummary;
   names: WorkspaceNames;
   query: URLSearchParams;
   selected?: boolean;
@@ -157,17 +157,17 @@ function RequestRow({
   const workspace = entry.workspace_id === null ? '—' : (names.get(entry.workspace_id) ?? entry.workspace_id);
   return (
     <tr id={`request-${entry.id}`} data-id={entry.id} aria-current={selected ? 'true' : undefined}>
-      <td class="mono">
+      <td class="mono col-time">
         <EmulatorTime at={entry.time} wall={entry.wall_time} precise />
       </td>
       <td class="col-source">{entry.source}</td>
-      <td class="mono">{entry.method}</td>
+      <td class="mono col-method">{entry.method}</td>
       <th scope="row" class="path mono">
         <a href={href} title={path} hx-get={href} hx-target="#request-detail" hx-swap="innerHTML" hx-push-url="true">
           {path}
         </a>
       </th>
-      <td class="num">
+      <td class="num col-status">
         <StatusText status={entry.status} />
       </td>
       <td class="col-workspace" title={workspace}>
@@ -190,6 +190,42 @@ const COLUMN_CLASSES = {
   'Fault rule': 'col-fault-rule',
   ms: 'col-ms',
 };
+
+/** The entries LiveRowTemplates renders: times that agree, no rule, a reply; and times apart, a rule, no reply. */
+const TEMPLATE_ENTRY: JournalEntrySummary = {
+  id: 0,
+  time: '2000-01-01T00:00:00.000Z',
+  wall_time: '2000-01-01T00:00:00.000Z',
+  source: 'api',
+  method: 'GET',
+  path: '/',
+  status: 200,
+  workspace_id: null,
+  fault_rule_id: null,
+  duration_ms: 0,
+};
+const OTHER_TEMPLATE_ENTRY: JournalEntrySummary = {
+  ...TEMPLATE_ENTRY,
+  wall_time: '2000-01-01T01:00:00.000Z',
+  status: 499,
+  fault_rule_id: 'fault-rule',
+};
+
+/**
+ * The live table's rows as RequestRow renders them, for ui.js to clone and fill in from the stream's summaries (JSON,
+ * not HTML: the stream stays cheap to watch): a row, and another whose cells that differ by the entry (the time pair,
+ * the fired rule's link, no reply's title) ui.js takes in place of the first's.
+ */
+const LiveRowTemplates = ({ query }: { query: URLSearchParams }) => (
+  <>
+    <template id="request-row">
+      <RequestRow entry={TEMPLATE_ENTRY} names={new Map()} query={query} />
+    </template>
+    <template id="request-row-other">
+      <RequestRow entry={OTHER_TEMPLATE_ENTRY} names={new Map()} query={query} />
+    </template>
+  </>
+);
 
 /** After a reset the journal numbers from 1 again: the rows above this one are the new ones. */
 const ResetRow = () => (
@@ -331,7 +367,7 @@ function LiveRequests({ query, entries, names, paused, error, page, selectedId, 
               ? {
                   'sse-swap': 'requests,reset',
                   'hx-swap': 'afterbegin',
-                  // What ui.js makes the stream's rows with: the rows' links keep the filters; workspaces by name.
+                  // What ui.js fills the stream's rows with: the rows' links keep the filters; workspaces by name.
                   'data-row-query': query.toString(),
                   'data-workspace-names': JSON.stringify(Object.fromEntries(names)),
                 }
@@ -350,6 +386,7 @@ function LiveRequests({ query, entries, names, paused, error, page, selectedId, 
           </tbody>
         </table>
       )}
+      {live && <LiveRowTemplates query={query} />}
       {entries !== undefined && page !== undefined && <Pager query={query} entries={entries} page={page} />}
     </section>
   );
@@ -672,7 +709,7 @@ const ClearJournalForm = ({ query }: { query: URLSearchParams }) => (
 );
 
 // ---------------------------------------------------------------------------------------------
-// The live rows: the API's journal stream of summaries, which ui.js makes into the table's rows.
+// The live rows: the API's journal stream of summaries, which ui.js makes into the table's rows (LiveRowTemplates).
 
 /**
  * The API's journal events for the page: its chunks of entry summaries as they are (ui.js makes
