@@ -144,8 +144,8 @@
       {
         width: Math.max(figure.clientWidth, 300),
         height: 200,
-        // A time axis in the zone the page's times are in (uPlot's own default is the browser's). uPlot reads the date's
-        // local fields, so UTC's are set there; its own tzDate makes an Intl formatter at each call, hundreds a chart.
+        // A time axis in the zone the page's times are in (uPlot's own default is the browser's). uPlot reads the
+        // date's local fields, so UTC's are set there; its own tzDate makes an Intl formatter a call, hundreds a chart.
         tzDate: storedZone() === 'utc' ? utcFieldsAsLocal : undefined,
         scales: { x: categories ? { time: false, range: () => [-0.5, categories.length - 0.5] } : { time } },
         // The y axis as wide as its longest label (uPlot's default 50 px cuts 5-digit numbers).
