@@ -222,7 +222,8 @@ describe('the Requests view in Chromium', () => {
       await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
       await page.waitForFunction(() => window.scrollY > 900);
       const scrolled = await box(page, '#request-detail');
-      expect(scrolled.y).toBeGreaterThanOrEqual(0);
+      // Stuck at the top, give or take the sub-pixel a scroll of fractional layout leaves (-0.2 seen under load).
+      expect(scrolled.y).toBeGreaterThan(-1);
       expect(scrolled.y).toBeLessThan(100);
       expect(await pane.getByRole('button', { name: 'Copy as curl' }).isVisible()).toBe(true);
       await checkAccessibility(page);
