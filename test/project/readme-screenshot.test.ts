@@ -1,16 +1,15 @@
 /**
- * npm run screenshot:readme keeps working: the README's picture of the dashboard, made the way
- * the script makes it (into a temp file here, on free ports), and the README's lines that open it.
+ * npm run screenshot:readme keeps making the README's picture of the dashboard from the overview browser test's
+ * screenshot: the script runs exactly that test (it sets up the picture's scene, and checks that the committed picture
+ * has its screenshot's size), and the README shows the picture under the lines that open the dashboard.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { captureDashboard, README_SCREENSHOT } from '../../scripts/readme-screenshot.ts';
+import { describe, expect, it } from 'vitest';
+import { README_TEST_COMMAND } from '../../scripts/readme-screenshot.ts';
 import { REPO_ROOT } from '../support/cli.ts';
-
-const dir = mkdtempSync(join(tmpdir(), 'readme-screenshot-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+import { README_PICTURE, README_TEST_FILE, README_TEST_NAME } from '../ui/support/readme-picture.ts';
 
 /** Width and height from a PNG's IHDR chunk. */
 const pngSize = (bytes: Buffer) => ({
@@ -20,17 +19,25 @@ const pngSize = (bytes: Buffer) => ({
 });
 
 describe('npm run screenshot:readme', () => {
-  it('saves the overview of an instance that has run an export, at 1280x800, from a page that logged no error', async () => {
-    const file = join(dir, 'dashboard.png');
-    const { pageErrors } = await captureDashboard({ file, port: 0, objstorePort: 0 });
-    expect(pageErrors).toEqual([]);
-    expect(pngSize(readFileSync(file))).toEqual({ signature: 'PNG', width: 1280, height: 800 });
+  it('runs the one browser test that screenshots the README scene, and no other', () => {
+    const { scripts } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(scripts['screenshot:readme']).toBe('tsx scripts/readme-screenshot.ts');
+    const [command, ...args] = README_TEST_COMMAND;
+    expect([command, ...args.slice(0, 2)]).toEqual(['npx', 'vitest', 'run']);
+    const listed = spawnSync(command, ['vitest', 'list', ...args.slice(2)], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout.trim().split('\n')).toEqual([
+      `${README_TEST_FILE} > the README's picture > ${README_TEST_NAME}`,
+    ]);
   });
 
-  it('the README shows the committed picture under the two lines that open the dashboard', () => {
+  it('the README shows the committed picture, 1280 px wide, under the two lines that open the dashboard', () => {
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
     expect(readme).toContain('```sh\nnpx localplane start\n# then open http://127.0.0.1:9400/ui\n```');
-    expect(readme).toContain(`](${relative(REPO_ROOT, README_SCREENSHOT)})`);
-    expect(pngSize(readFileSync(README_SCREENSHOT))).toEqual({ signature: 'PNG', width: 1280, height: 800 });
+    expect(readme).toContain(`](${relative(REPO_ROOT, README_PICTURE)})`);
+    expect(readme).toContain(`The picture is the screenshot of a browser test (\`${README_TEST_FILE}\`)`);
+    expect(pngSize(readFileSync(README_PICTURE))).toMatchObject({ signature: 'PNG', width: 1280 });
   });
 });

@@ -5,8 +5,18 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { checkAccessibility, screenshot, useBrowser } from '../support/browser.ts';
 import { useLocalplane } from '../support/instance.ts';
+import {
+  addReadmeActivity,
+  README_CLOCK,
+  README_PICTURE,
+  README_SCREENSHOT,
+  README_SEED,
+  README_TEST_NAME,
+  UPDATE_README_PICTURE,
+} from './support/readme-picture.ts';
 import { timestampText } from './support/time.ts';
 
 const ctx = useLocalplane({ freezeClock: true });
@@ -14,6 +24,12 @@ const browser = useBrowser();
 
 const LIGHT_BACKGROUND = 'rgb(255, 255, 255)';
 const DARK_BACKGROUND = 'rgb(21, 23, 26)';
+
+/** Width and height from a PNG's IHDR chunk. */
+const pngSize = (file: string) => {
+  const bytes = readFileSync(file);
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+};
 
 const backgroundOf = (page: Page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
 const themeToggle = (page: Page) => page.getByRole('button', { name: /^Theme: / });
@@ -115,4 +131,25 @@ describe('the overview at /ui in Chromium', () => {
       expect((await focused(skip)).id, 'Enter on the skip link moves focus to the content').toBe('main');
     },
   );
+});
+
+describe("the README's picture", () => {
+  const scene = useLocalplane({ seed: README_SEED, freezeClock: true });
+
+  it(README_TEST_NAME, async () => {
+    await addReadmeActivity(scene);
+    const page = await browser.openDashboard(scene.instance, '/ui');
+    await page.waitForLoadState('networkidle');
+    const main = page.locator('main');
+    const advanced = new Date(Date.parse(README_CLOCK) + 60_000).toISOString();
+    expect(await main.textContent(), "the clock a minute past the scene's time").toContain(timestampText(advanced));
+    const exportsOfWorkspace = page.getByRole('table', { name: 'Workspaces' }).locator('tbody tr').getByRole('link');
+    expect(await exportsOfWorkspace.allTextContents(), 'one export, in one workspace').toContain('1');
+    const file = await screenshot(page, README_SCREENSHOT);
+    expect(browser.pageErrors).toEqual([]);
+    if (process.env[UPDATE_README_PICTURE]) copyFileSync(file, README_PICTURE);
+    expect(pngSize(file), "the committed README picture has this scene's size: run npm run screenshot:readme").toEqual(
+      pngSize(README_PICTURE),
+    );
+  });
 });
