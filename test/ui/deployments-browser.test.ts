@@ -85,11 +85,12 @@ describe("a deployment's page in Chromium", () => {
     expect(browser.pageErrors).toEqual([]);
   });
 
-  it('fails the next revision at build from the knob button', async () => {
+  it('fails the next revision at build from the knob button, each time of its long log on one line', async () => {
     const created = await createDeployment('browser-knob');
     await admin('POST', '/clock/advance', { seconds: 10 });
     const page = await browser.openDashboard(ctx.instance, `/ui/deployments/${created.id}?workspace_id=${acme().id}`);
-    await page.getByLabel('Failure line (optional)').fill('npm ERR! missing script: build');
+    const failureLine = `npm ERR! missing script: build ${'while resolving the workspace package graph '.repeat(8)}`;
+    await page.getByLabel('Failure line (optional)').fill(failureLine);
     await page.getByRole('button', { name: 'Fail at build' }).click();
     await page
       .getByText('The next revision of this deployment ends BUILD_FAILED: npm ERR! missing script: build')
@@ -100,9 +101,17 @@ describe("a deployment's page in Chromium", () => {
     await admin('POST', '/clock/advance', { seconds: 60 });
     await revisionShows(page, revisionId, 'BUILD_FAILED');
     await page.getByRole('link', { name: 'logs' }).first().click();
-    await expect(page.getByRole('table', { name: 'Build log' }).textContent()).resolves.toContain(
-      'npm ERR! missing script: build',
+    const buildLog = page.getByRole('table', { name: 'Build log' });
+    await expect(buildLog.textContent()).resolves.toContain('npm ERR! missing script: build');
+    const linesOfEachTime = await buildLog.locator('tbody td:first-child').evaluateAll((cells) =>
+      cells.map((cell) => {
+        const range = document.createRange();
+        range.selectNodeContents(cell);
+        return new Set([...range.getClientRects()].map(({ top }) => Math.round(top))).size;
+      }),
     );
+    expect(linesOfEachTime.length).toBeGreaterThan(0);
+    expect(linesOfEachTime, 'the lines each time of the build log takes').toEqual(linesOfEachTime.map(() => 1));
     expect(browser.pageErrors).toEqual([]);
   });
 });
