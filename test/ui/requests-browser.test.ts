@@ -200,7 +200,7 @@ describe('the Requests view in Chromium', () => {
       expect(LONG_PATH).toHaveLength(300);
       await traffic();
       const page = await browser.openDashboard(ctx.instance, '/ui/requests', WIDE);
-      const row = page.locator('#request-rows tr', { has: page.locator(`a[title="${LONG_PATH}"]`) });
+      const row = page.locator('#request-rows tr', { has: page.getByRole('link', { name: LONG_PATH, exact: true }) });
       await row.getByRole('link').click();
       const pane = page.getByRole('region', { name: 'Request details' });
       await pane.getByRole('heading', { level: 2 }).waitFor();
