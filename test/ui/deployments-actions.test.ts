@@ -155,7 +155,7 @@ describe('deployments from the dashboard', () => {
 
   it("shows the API's refusal of a redeploy at the Revision id field, on a whole page and to htmx", async () => {
     const created = await createDeployment('redeployed');
-    const page = await okPage(lp, detailPath(created.id));
+    const page = await okPage(dashboard.lp, detailPath(created.id));
     expect(page).toMatch(/<form id="redeploy"[^>]*data-route="POST \/v2\/deployments\/:deployment_id\/revisions/);
     expect(page).toContain(`<option value="${created.latest_revision_id}"></option>`);
     for (const [revisionId, message] of [
@@ -171,7 +171,7 @@ describe('deployments from the dashboard', () => {
       expect(html).toMatch(new RegExp(`id="invalid-revision_id-error">[^<]*${message.source}`, message.flags));
       expect(html).not.toContain('<p class="error" role="alert">');
     }
-    const plain = await postForm(lp, detailPath(created.id, '/redeploy'), { revision_id: 'not-a-uuid' });
+    const plain = await postForm(dashboard.lp, detailPath(created.id, '/redeploy'), { revision_id: 'not-a-uuid' });
     expect(plain.status).toBe(422);
     expect(await plain.text()).toMatch(/<input name="revision_id"[^>]*aria-invalid="true"[^>]*autofocus=""/);
   });
