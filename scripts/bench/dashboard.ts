@@ -4,12 +4,13 @@
  * with and without the Requests view watching live. No peer has a dashboard to set beside it, so each figure is set
  * beside its goal.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { start, type Localplane } from '../../src/localplane.ts';
 import { SEEDED_API_KEY } from './client.ts';
-import { describeLoad, type Generator, type Placement, runLoad } from './load.ts';
+import { allowedCpuList, describeLoad, type Generator, type Placement, runLoad } from './load.ts';
 import { onCpu, spawnLocalplane } from './processes.ts';
 import { goal, median, medianAndRange, milliseconds, percent, perSecond, type Row } from './report.ts';
 
@@ -74,6 +75,19 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * Moves every thread of this process to `cpu` (undefined: leaves it); returns what moves it back. Playwright here
+ * receives a protocol event for each of the page's stream messages, work that is the viewer's, not the server's.
+ */
+function keepThisProcessOn(cpu: number | undefined): () => void {
+  const allowed = allowedCpuList();
+  if (cpu === undefined || allowed === undefined) return () => {};
+  const move = (list: string) =>
+    execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', list, String(process.pid)]);
+  move(String(cpu));
+  return () => move(allowed);
+}
+
 interface Burst {
   requestsPerSecond: number;
   /** The server's CPU time a request, in milliseconds. */
@@ -99,6 +113,7 @@ export interface LiveViewSettings {
 export async function measureLiveView(settings: LiveViewSettings): Promise<Row[]> {
   const { placement } = settings;
   const server = await spawnLocalplane({ cpu: placement?.serverCpu });
+  const moveBack = keepThisProcessOn(placement?.loadCpu);
   // chromium started through taskset keeps to the load's CPU, its renderers too.
   const launcher = join(settings.scratch, 'chromium-on-load-cpu');
   writeFileSync(launcher, `#!/bin/sh\nexec ${onCpu(placement?.loadCpu, [CHROMIUM]).join(' ')} "$@"\n`, { mode: 0o755 });
@@ -177,6 +192,7 @@ export async function measureLiveView(settings: LiveViewSettings): Promise<Row[]
   } finally {
     await browser.close();
     await server.stop();
+    moveBack();
   }
 }
 

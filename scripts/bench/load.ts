@@ -145,13 +145,19 @@ export function parseCpuList(list: string): number[] {
     });
 }
 
+/** The list of CPUs this process may run on (Linux), as /proc gives it; undefined where /proc is not there. */
+export function allowedCpuList(): string | undefined {
+  try {
+    return /^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The CPUs this process may run on (Linux); none where /proc is not there. */
 function allowedCpus(): number[] {
-  try {
-    return parseCpuList(/^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!);
-  } catch {
-    return [];
-  }
+  const list = allowedCpuList();
+  return list === undefined ? [] : parseCpuList(list);
 }
 
 /** The generator asked for, else wrk when installed, else autocannon. */

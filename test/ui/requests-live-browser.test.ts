@@ -46,10 +46,19 @@ describe('the live rows of the Requests view in Chromium', () => {
     const reopened = await browser.openDashboard(ctx.instance, '/ui/requests?status=4xx');
     await acme().get(`${MISSING_DESTINATION}?live=1`);
     const [added] = await newest('limit=1');
+    // The page stays (htmx swaps the pane): a mark set on it survives the click, and the keyboard's Enter.
+    await reopened.evaluate(() => Object.assign(window, { samePage: true }));
     await reopened.locator(`#request-${added!.id}`).getByRole('link').click();
     const pane = reopened.getByRole('region', { name: 'Request details' });
     await pane.getByRole('heading', { name: `GET ${MISSING_DESTINATION}` }).waitFor();
     expect(new URL(reopened.url()).pathname).toBe(`/ui/requests/${added!.id}`);
+    await acme().get(`${MISSING_DESTINATION}?live=2`);
+    const [next] = await newest('limit=1');
+    await reopened.locator(`#request-${next!.id}`).getByRole('link').focus();
+    await reopened.keyboard.press('Enter');
+    await reopened.waitForURL((url) => url.pathname === `/ui/requests/${next!.id}`);
+    await expect.poll(() => pane.textContent()).toContain('live=2');
+    expect(await reopened.evaluate(() => (window as { samePage?: boolean }).samePage)).toBe(true);
     expect(browser.pageErrors.filter((error) => !error.includes('net::ERR_ABORTED'))).toEqual([]);
   });
 

@@ -227,21 +227,22 @@
     });
 
   /** Each body cell names its column (data-label), for the phone layout that stacks a table's row into a card. */
+  /** A table's column names by place (a head cell spanning two names both). */
+  const columnNamesOf = (table) =>
+    [...(table?.tHead?.rows[0]?.cells ?? [])].flatMap((cell) => Array(cell.colSpan).fill(cell.textContent.trim()));
+  const labelRow = (row, names) => {
+    let column = 0;
+    for (const cell of row.cells) {
+      if (cell.tagName === 'TD' && cell.colSpan === 1 && names[column]) cell.dataset.label = names[column];
+      column += cell.colSpan;
+    }
+  };
   const labelCells = (root) => {
     const tables = root.closest?.('table') ? [root.closest('table')] : [...(root.querySelectorAll?.('table') ?? [])];
     for (const table of tables) {
-      const names = [...(table.tHead?.rows[0]?.cells ?? [])].flatMap((cell) =>
-        Array(cell.colSpan).fill(cell.textContent.trim()),
-      );
+      const names = columnNamesOf(table);
       if (names.length === 0) continue;
-      for (const body of table.tBodies)
-        for (const row of body.rows) {
-          let column = 0;
-          for (const cell of row.cells) {
-            if (cell.tagName === 'TD' && cell.colSpan === 1 && names[column]) cell.dataset.label = names[column];
-            column += cell.colSpan;
-          }
-        }
+      for (const body of table.tBodies) for (const row of body.rows) labelRow(row, names);
     }
   };
 
@@ -326,11 +327,46 @@
     const added = newest.map((summary) => liveRow(summary, names, query));
     rows.prepend(...added);
     keepNewest(rows);
-    showTimes(rows);
-    labelCells(rows);
-    // The links' hx- attributes take effect.
-    added.forEach((row) => htmx.process(row));
+    const columns = columnNamesOf(rows.closest('table'));
+    for (const row of added) {
+      showTimes(row);
+      labelRow(row, columns);
+      unprocessedRows.add(row);
+    }
   };
+  // A burst's chunks (one each 100 ms from the server) are drawn at most every LIVE_DRAW_MS, the ones between merged:
+  // redrawing the table ten times a second costs the browser a core, and no one reads it that fast.
+  const LIVE_DRAW_MS = 250;
+  const liveDraws = new WeakMap();
+  const drawLiveRows = (rows, summaries) => {
+    const draw = liveDraws.get(rows) ?? { at: -Infinity, pending: null };
+    liveDraws.set(rows, draw);
+    if (draw.pending) {
+      draw.pending.push(...summaries);
+      return;
+    }
+    draw.pending = summaries;
+    setTimeout(
+      () => {
+        draw.at = performance.now();
+        const pending = draw.pending;
+        draw.pending = null;
+        addLiveRows(rows, pending);
+      },
+      Math.max(0, draw.at + LIVE_DRAW_MS - performance.now()),
+    );
+  };
+  // A live row's links take effect (htmx.process) as the row is first pointed at or focused: in a burst rows come far
+  // faster than anyone reads them, and processing each as it comes costs the browser more than making it.
+  const unprocessedRows = new WeakSet();
+  const processLiveRow = (event) => {
+    const row = event.target.closest?.('tr');
+    if (!row || !unprocessedRows.has(row)) return;
+    unprocessedRows.delete(row);
+    htmx.process(row);
+  };
+  document.addEventListener('pointerover', processLiveRow);
+  document.addEventListener('focusin', processLiveRow);
 
   const enhance = (root) => {
     showTimes(root);
@@ -469,7 +505,7 @@
     document.body.addEventListener('htmx:sseBeforeMessage', (event) => {
       if (event.detail?.type !== 'requests') return;
       event.preventDefault();
-      addLiveRows(event.target, JSON.parse(event.detail.data));
+      drawLiveRows(event.target, JSON.parse(event.detail.data));
     });
   });
 
