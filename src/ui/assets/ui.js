@@ -226,7 +226,6 @@
       drawChart(figure);
     });
 
-  /** Each body cell names its column (data-label), for the phone layout that stacks a table's row into a card. */
   /** A table's column names by place (a head cell spanning two names both). */
   const columnNamesOf = (table) =>
     [...(table?.tHead?.rows[0]?.cells ?? [])].flatMap((cell) => Array(cell.colSpan).fill(cell.textContent.trim()));
@@ -237,6 +236,7 @@
       column += cell.colSpan;
     }
   };
+  /** Each body cell names its column (data-label), for the phone layout that stacks a table's row into a card. */
   const labelCells = (root) => {
     const tables = root.closest?.('table') ? [root.closest('table')] : [...(root.querySelectorAll?.('table') ?? [])];
     for (const table of tables) {
