@@ -375,6 +375,18 @@ function ProvidersPanel({
 const listenersPath = (workspaceId: string, action = '') =>
   `/ui/deployments/listeners${action}?workspace_id=${encodeURIComponent(workspaceId)}`;
 
+/** The fields of a listener that its Change form takes as well as the New listener form. */
+const ListenerChangeableFields = ({ values }: { values: FormValues }) => (
+  <>
+    <Field label="Namespaces (comma-separated)">
+      <input name="compute_config.k8s_namespaces" value={values['compute_config.k8s_namespaces']} autocomplete="off" />
+    </Field>
+    <Field label="Version">
+      <input name="version" value={values.version} autocomplete="off" />
+    </Field>
+  </>
+);
+
 /** A listener's body from its form: the namespaces typed comma-separated. */
 const listenerBody = (values: FormValues) => {
   const namespaces = listOf(values['compute_config.k8s_namespaces']);
@@ -431,20 +443,7 @@ function ListenersPanel({
                 </>
               ),
             }))}
-            changeFields={(values) => (
-              <>
-                <Field label="Version">
-                  <input name="version" value={values.version} autocomplete="off" />
-                </Field>
-                <Field label="Namespaces (comma-separated)">
-                  <input
-                    name="compute_config.k8s_namespaces"
-                    value={values['compute_config.k8s_namespaces']}
-                    autocomplete="off"
-                  />
-                </Field>
-              </>
-            )}
+            changeFields={(values) => <ListenerChangeableFields values={values} />}
           />
         )}
       </section>
@@ -465,16 +464,7 @@ function ListenersPanel({
           <Field label="Compute id">
             <input name="compute_id" value={values.compute_id} required autocomplete="off" />
           </Field>
-          <Field label="Namespaces (comma-separated)">
-            <input
-              name="compute_config.k8s_namespaces"
-              value={values['compute_config.k8s_namespaces']}
-              autocomplete="off"
-            />
-          </Field>
-          <Field label="Version">
-            <input name="version" value={values.version} autocomplete="off" />
-          </Field>
+          <ListenerChangeableFields values={values} />
           <button type="submit" class="primary">
             Create listener
           </button>
