@@ -80,6 +80,11 @@ export const journalStreamQuery = z.strictObject({
   since: sinceText.optional(),
   /** Each event a list of the entries' summaries (what a live list shows) instead of one whole entry. */
   summary: queryBoolean.optional(),
+  /**
+   * Each event holds only the newest this many of the entries recorded since the last one: a live list that shows that
+   * many rows is sent no more than it shows, however fast requests come.
+   */
+  newest: queryInteger({ min: 1, max: MAX_JOURNAL_LIMIT }).optional(),
   ...queryFilterFields,
 });
 

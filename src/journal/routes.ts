@@ -8,7 +8,7 @@ import { HttpError, notFound, toValidationDetails, ValidationFailed } from '../s
 import { queryInteger } from '../shared/validation.ts';
 import { faultRuleParams, faultRuleRequest, type FaultRules } from './fault-rules.ts';
 import { DEFAULT_NEAR_MISSES, MAX_NEAR_MISSES, nearMisses, nearMissesQuery } from './near-misses.ts';
-import { journalFind, journalQuery, journalStreamQuery, type JournalFilter } from './filter.ts';
+import { journalFind, journalQuery, journalStreamQuery, MAX_JOURNAL_LIMIT, type JournalFilter } from './filter.ts';
 import type { RequestJournal } from './journal.ts';
 import { objstoreJournal, objstoreJournalSchema } from './objstore-journal.ts';
 import {
@@ -49,7 +49,9 @@ const STREAM_DESCRIPTION =
   `requests\` instead, its data a JSON list of up to ${ENTRIES_PER_CHUNK} entries' summaries (id, time, wall_time, ` +
   `source, method, path, status, workspace_id, fault_rule_id, duration_ms), oldest first, its id the last one's. ` +
   `Entries go out at once after a quiet spell, then at most every ${JOURNAL_STREAM_INTERVAL_MS} ms: a burst of ` +
-  `requests comes in a few chunks.`;
+  `requests comes in a few chunks. \`newest=<n>\` (1–${MAX_JOURNAL_LIMIT}) sends only the newest n of the entries ` +
+  `recorded since the last event (a live list showing n rows needs no more): a burst costs a stream n entries a ` +
+  `write, not every entry.`;
 
 const requestParams = z.object({ request_id: queryInteger({ min: 1 }) });
 
@@ -132,11 +134,12 @@ export function journalRoutes({ journal, streams, faultRules }: JournalRouteDeps
       // HEAD is answered by this route too, and the body dropped unread (never cancelled): no stream for it.
       if (c.req.method === 'HEAD') return new Response(null, { headers: EVENT_STREAM_HEADERS });
       const connection = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket;
-      const { summary, ...filter } = query;
+      const { summary, newest, ...filter } = query;
       const body = streams.open(
         resumeAfter === undefined ? filter : { ...filter, since: { id: resumeAfter } },
         connection,
         summary ? 'summaries' : 'entries',
+        newest,
       );
       if (body === null) throw new HttpError(503, TOO_MANY_STREAMS);
       return new Response(body, { headers: EVENT_STREAM_HEADERS });

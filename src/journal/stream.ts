@@ -61,6 +61,8 @@ class JournalStream {
     /** The id of the last entry looked at. */
     private cursor: number,
     shape: JournalStreamShape,
+    /** Only the newest this many of what was recorded since the last read (a live list showing that many). */
+    private readonly newest: number | undefined,
     onCancel: () => void,
   ) {
     this.generation = journal.generation;
@@ -90,15 +92,32 @@ class JournalStream {
         this.behind = true;
         return;
       }
-      const chunk: KeptEntry[] = [];
-      this.journal.scan(this.cursor, false, (kept) => {
-        this.cursor = kept.id;
-        if (this.matches(kept)) chunk.push(kept);
-        return chunk.length < ENTRIES_PER_CHUNK;
-      });
+      const chunk = this.newest === undefined ? this.readChunk() : this.readNewest(this.newest);
       if (chunk.length === 0) return;
       this.controller.enqueue(encoder.encode(this.chunkText(chunk)));
     }
+  }
+
+  /** The next ENTRIES_PER_CHUNK matching entries after the cursor, at most. */
+  private readChunk(): KeptEntry[] {
+    const chunk: KeptEntry[] = [];
+    this.journal.scan(this.cursor, false, (kept) => {
+      this.cursor = kept.id;
+      if (this.matches(kept)) chunk.push(kept);
+      return chunk.length < ENTRIES_PER_CHUNK;
+    });
+    return chunk;
+  }
+
+  /** The newest `count` matching entries after the cursor, which moves to the journal's end. */
+  private readNewest(count: number): KeptEntry[] {
+    let matching: KeptEntry[] = [];
+    this.journal.scan(this.cursor, false, (kept) => {
+      this.cursor = kept.id;
+      if (this.matches(kept) && matching.push(kept) >= 2 * count) matching = matching.slice(-count);
+      return true;
+    });
+    return matching.slice(-count);
   }
 
   heartbeat(): void {
@@ -144,6 +163,7 @@ export class JournalStreams {
     filter: JournalFilter,
     connection?: ClientConnection,
     shape: JournalStreamShape = 'entries',
+    newest?: number,
   ): ReadableStream<Uint8Array> | null {
     if (this.streams.size >= MAX_JOURNAL_STREAMS) return null;
     const { since } = filter;
@@ -152,7 +172,9 @@ export class JournalStreams {
     const cursor = since === undefined ? latest : 'id' in since && since.id <= latest ? since.id : 0;
     // The cursor stands for a `since` id; a `since` time is a filter on every entry.
     const matches = entryMatcher(fromId ? { ...filter, since: undefined } : filter);
-    const stream: JournalStream = new JournalStream(this.journal, matches, cursor, shape, () => this.remove(stream));
+    const stream: JournalStream = new JournalStream(this.journal, matches, cursor, shape, newest, () =>
+      this.remove(stream),
+    );
     const gone = () => this.end(stream);
     connection?.once('end', gone);
     this.streams.set(stream, () => connection?.off('end', gone));

@@ -218,6 +218,45 @@ describe('a journal stream of summaries (GET /_localplane/requests/stream?summar
   });
 });
 
+describe('a journal stream of the newest entries (GET /_localplane/requests/stream?newest=)', () => {
+  it('sends only the newest n matching entries recorded since its last write, then each new one', async () => {
+    const lp = await createLocalplane({ log: () => {} });
+    try {
+      for (let n = 0; n < 50; n++) await lp.request('/v2/deployments');
+      await lp.request('/v2/projects');
+      const reader = new EventStreamReader(
+        (await lp.request('/_localplane/requests/stream?summary=true&since=0&newest=3&path=/v2/deployments')).body!,
+      );
+      const [replay] = await reader.events(1, 'requests');
+      const replayed = JSON.parse(replay!.data!) as JournalEntrySummary[];
+      // Entries 1 to 50 are the deployments, 51 the projects the filter leaves out.
+      expect(replayed.map((summary) => summary.id)).toEqual([48, 49, 50]);
+      expect(replay!.id).toBe('50');
+      await lp.request('/v2/projects');
+      await lp.request('/v2/deployments');
+      const [next] = await reader.events(1, 'requests');
+      expect((JSON.parse(next!.data!) as JournalEntrySummary[]).map((summary) => summary.id)).toEqual([53]);
+      await reader.cancel();
+    } finally {
+      await lp.stop();
+    }
+  });
+
+  it('refuses a count outside 1 to 10,000 with a 422 detail array', async () => {
+    const lp = await createLocalplane({ log: () => {} });
+    try {
+      for (const newest of ['0', '10001', 'x']) {
+        const response = await lp.request(`/_localplane/requests/stream?newest=${newest}`);
+        expect(response.status).toBe(422);
+        const { detail } = (await response.json()) as { detail: { loc: string[] }[] };
+        expect(detail[0]!.loc).toEqual(['query', 'newest']);
+      }
+    } finally {
+      await lp.stop();
+    }
+  });
+});
+
 describe('request stats (GET /_localplane/requests/stats)', () => {
   const ctx = useLocalplane({ freezeClock: true });
   const acme = () => ctx.api.as(workspaceByTier(ctx.fixtures, 'plus'));

@@ -867,6 +867,8 @@ export function requestsView(api: DashboardApi) {
     const query = viewQuery(c);
     const filter = apiFilter(query);
     filter.set('summary', 'true');
+    // The table keeps its newest rows only: in a burst the stream sends no more than those.
+    filter.set('newest', String(shownOf(query)));
     const since = c.req.query('since');
     if (since) filter.set('since', since);
     const lastEventId = c.req.header('last-event-id');
