@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLocalplane, type InProcessLocalplane } from '../../src/index.ts';
-import { journalEntrySummarySchema, type JournalEntry } from '../../src/journal/schemas.ts';
+import { journalEntrySummarySchema, type JournalEntry, type JournalEntrySummary } from '../../src/journal/schemas.ts';
 import { curlCommand } from '../../src/ui/views/requests.tsx';
 import { EventStreamReader } from '../support/event-stream.ts';
 import { eventually } from '../support/instance.ts';
@@ -273,6 +273,18 @@ describe('the stream of rows at /ui/requests/stream', () => {
       await again.cancel();
     },
   );
+
+  it('sends no more of what came since its last chunk than the table shows (its limit, 100 by default)', async () => {
+    await lp.reset();
+    for (let n = 0; n < 120; n++) await inProcessApi(lp).get('/v2/deployments');
+    const idsOf = async (rows: EventStreamReader) => {
+      const [chunk] = await rows.events(1, 'requests');
+      await rows.cancel();
+      return (JSON.parse(chunk!.data!) as JournalEntrySummary[]).map((summary) => summary.id);
+    };
+    expect(await idsOf(await open('since=0'))).toEqual(Array.from({ length: 100 }, (_, n) => n + 21));
+    expect(await idsOf(await open('since=0&limit=5'))).toEqual([116, 117, 118, 119, 120]);
+  });
 
   it('sends a row saying so after a reset', async () => {
     const rows = await open('since=0');

@@ -335,8 +335,9 @@
     }
   };
   // A burst's chunks (one each 100 ms from the server) are drawn at most every LIVE_DRAW_MS, the ones between merged:
-  // redrawing the table ten times a second costs the browser a core, and no one reads it that fast.
-  const LIVE_DRAW_MS = 250;
+  // each draw lays the table out again, four a second took a third of the CPU a burst's load generator shares with the
+  // browser, and no one reads rows that fast. A request after a quiet spell is drawn at once.
+  const LIVE_DRAW_MS = 1000;
   const liveDraws = new WeakMap();
   const drawLiveRows = (rows, summaries) => {
     const draw = liveDraws.get(rows) ?? { at: -Infinity, pending: null };
