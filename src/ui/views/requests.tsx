@@ -13,7 +13,7 @@ import { MAX_GLOB_LENGTH } from '../../journal/glob.ts';
 import { REQUEST_SOURCES } from '../../journal/matching.ts';
 import type { JournalBody, JournalBounds, JournalEntry, JournalEntrySummary } from '../../journal/schemas.ts';
 import { DashboardApiError, type DashboardApi } from '../api.ts';
-import { readFixtures, type FixtureWorkspace } from '../fixtures.ts';
+import { readFixtures, type FixtureWorkspace, type FixturesView } from '../fixtures.ts';
 import { isFragmentRequest } from '../fragments.ts';
 import { DetailList, ErrorNote, Field, HtmxForm, renderView, TableHead } from '../layout.tsx';
 import { refusedForm, type FormState, refusedStatus } from '../forms.ts';
@@ -99,8 +99,8 @@ const withQuery = (path: string, query: URLSearchParams) => (query.size === 0 ? 
 const detailPath = (id: number, query: URLSearchParams) => withQuery(`${REQUESTS}/${id}`, query);
 
 type WorkspaceNames = ReadonlyMap<string, string>;
-const workspaceNames = async (api: DashboardApi): Promise<WorkspaceNames> =>
-  new Map((await readFixtures(api)).workspaces.map((workspace) => [workspace.id, workspace.name]));
+const workspaceNames = async (fixtures: Promise<FixturesView>): Promise<WorkspaceNames> =>
+  new Map((await fixtures).workspaces.map((workspace) => [workspace.id, workspace.name]));
 
 const StatusText = ({ status }: { status: number }) => (
   <span class={`status-${Math.floor(status / 100)}`} title={status === 499 ? 'no reply was sent' : undefined}>
@@ -747,11 +747,11 @@ export function requestsView(api: DashboardApi) {
 
   /**
    * The page's rows, newest first (the newest matching entries, or those before or after a cursor), where they stand,
-   * or the refusal of the filter or the limit (its status on the page).
+   * or the refusal of the filter or the limit (its status on the page). `fixtures`: the page's one read of them.
    */
-  const loadLive = async (c: Context, query: URLSearchParams): Promise<LiveProps> => {
+  const loadLive = async (c: Context, query: URLSearchParams, fixtures = readFixtures(api)): Promise<LiveProps> => {
     const paused = c.req.query('paused') === '1';
-    const names = await workspaceNames(api);
+    const names = await workspaceNames(fixtures);
     /** The refusal at the filter's fields; what is about none of them in the rows' alert. */
     const refusedFilter = (status: number, error: unknown): LiveProps => {
       c.status(refusedStatus(c, status) as 400);
@@ -801,11 +801,11 @@ export function requestsView(api: DashboardApi) {
   };
 
   /** The whole page: the filters, the table and the detail pane (of the request `selectedId`, its row marked). */
-  const renderPage = async (c: Context, detail: Child, selectedId?: number) => {
+  const renderPage = async (c: Context, fixtures: Promise<FixturesView>, detail: Child, selectedId?: number) => {
     const query = viewQuery(c);
-    const [live, fixtures, { rules }] = await Promise.all([
-      loadLive(c, query),
-      readFixtures(api),
+    const [live, { workspaces }, { rules }] = await Promise.all([
+      loadLive(c, query, fixtures),
+      fixtures,
       api.get<{ rules: FaultRuleView[] }>('/_localplane/fault-rules'),
     ]);
     return renderView(c, {
@@ -813,7 +813,7 @@ export function requestsView(api: DashboardApi) {
       active: 'requests',
       children: (
         <>
-          <FilterForm query={query} workspaces={fixtures.workspaces} rules={rules} state={live.filterState} />
+          <FilterForm query={query} workspaces={workspaces} rules={rules} state={live.filterState} />
           <ClearJournalForm query={query} />
           <div class="split requests-split" data-route="GET /_localplane/requests/:request_id">
             <LiveRequests {...live} selectedId={selectedId} />
@@ -827,11 +827,11 @@ export function requestsView(api: DashboardApi) {
   };
 
   /** One entry's details, or the API's word that the journal no longer keeps it (its status on the page). */
-  const loadDetail = async (c: Context, id: string): Promise<Child> => {
+  const loadDetail = async (c: Context, id: string, fixtures: Promise<FixturesView>): Promise<Child> => {
     try {
       const [entry, names, health] = await Promise.all([
         api.get<JournalEntry>(`/_localplane/requests/${encodeURIComponent(id)}`),
-        workspaceNames(api),
+        workspaceNames(fixtures),
         api.get<{ objstore_url: string | null }>('/_localplane/health'),
       ]);
       const origin = entry.source === 'objstore' ? (health.objstore_url ?? '') : new URL(c.req.url).origin;
@@ -844,23 +844,24 @@ export function requestsView(api: DashboardApi) {
   };
 
   app.get('/', async (c) => {
+    const fixtures = readFixtures(api);
     if (isFragmentRequest(c)) {
       const query = viewQuery(c);
-      const live = await loadLive(c, query);
+      const live = await loadLive(c, query, fixtures);
       if (!live.filterState) return c.html(<LiveRequests {...live} />);
       // A refused filter: the form comes back out of band, each refusal at its field.
-      const [fixtures, { rules }] = await Promise.all([
-        readFixtures(api),
+      const [{ workspaces }, { rules }] = await Promise.all([
+        fixtures,
         api.get<{ rules: FaultRuleView[] }>('/_localplane/fault-rules'),
       ]);
       return c.html(
         <>
           <LiveRequests {...live} />
-          <FilterForm query={query} workspaces={fixtures.workspaces} rules={rules} state={live.filterState} outOfBand />
+          <FilterForm query={query} workspaces={workspaces} rules={rules} state={live.filterState} outOfBand />
         </>,
       );
     }
-    return renderPage(c, DETAIL_HINT);
+    return renderPage(c, fixtures, DETAIL_HINT);
   });
 
   app.get('/stream', async (c) => {
@@ -893,9 +894,10 @@ export function requestsView(api: DashboardApi) {
 
   app.get('/:request_id', async (c) => {
     const requestId = c.req.param('request_id');
-    const detail = await loadDetail(c, requestId);
+    const fixtures = readFixtures(api);
+    const detail = await loadDetail(c, requestId, fixtures);
     if (isFragmentRequest(c)) return c.html(<>{detail}</>);
-    return renderPage(c, detail, Number(requestId));
+    return renderPage(c, fixtures, detail, Number(requestId));
   });
 
   return app;
