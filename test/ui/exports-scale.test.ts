@@ -183,7 +183,12 @@ describe('destinations at /ui/exports', () => {
     });
     expect(refused.status).toBe(400);
     const text = await refused.text();
-    expect(text).toMatch(/role="alert">Failed to validate objstore destination/);
+    // At the secret's field: marked, described by the message, focused.
+    const field = /<input[^>]*name="secret_access_key"[^>]*>/.exec(text)?.[0] ?? '';
+    expect(field).toContain('aria-invalid="true"');
+    expect(field).toContain('autofocus');
+    const describedBy = /aria-describedby="([^"]*)"/.exec(field)?.[1] ?? '';
+    expect(text).toMatch(new RegExp(`id="${describedBy}"[^>]*>Failed to validate objstore destination`));
     expect(text).not.toContain('not-the-secret');
 
     const rotated = await postForm(lp, `/ui/exports/destinations/${id}/rotate?workspace_id=${acme.id}`, {

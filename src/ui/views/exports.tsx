@@ -17,6 +17,7 @@ import {
   optionalNumber,
   optionalText,
   refusal,
+  refusedAt,
   refusedForm,
   refusedStatus,
   type FormState,
@@ -566,6 +567,8 @@ function DestinationActions({
 }) {
   const action = (verb: string) => `${EXPORTS}/destinations/${destination.id}/${verb}?workspace_id=${workspace.id}`;
   const values = state?.values?.destination_id === destination.id ? state.values : {};
+  // Only the rotation sends a key id.
+  const rotating = values.access_key_id !== undefined;
   return (
     <div class="actions">
       <HtmxForm
@@ -579,11 +582,12 @@ function DestinationActions({
           Delete
         </button>
       </HtmxForm>
-      <details open={values.access_key_id !== undefined}>
+      <details open={rotating}>
         <summary>Rotate key pair</summary>
         <HtmxForm
           action={action('rotate')}
           replaces="#exports-workspace"
+          state={rotating ? state : undefined}
           aria-label={`Rotate ${destination.display_name}'s key pair`}
           data-route="PATCH /api/v1/bulk-exports/destinations/:destination_id"
         >
@@ -1072,11 +1076,15 @@ export function exportsView(api: DashboardApi) {
     });
   }
 
-  /** Calls the API with what a workspace form sent: a refusal shows beside the form, with what was typed. */
+  /**
+   * Calls the API with what a workspace form sent: a refusal shows beside the form, with what was typed; one about no
+   * field in particular at `refusedField`, when the form names one.
+   */
   async function workspaceAction(
     c: Context,
     form: keyof WorkspaceForms,
     call: (values: Record<string, string>, workspaceId: string) => Promise<string>,
+    refusedField?: string,
   ) {
     const values = await formValues(c);
     const workspaceId = c.req.query('workspace_id') ?? '';
@@ -1084,7 +1092,8 @@ export function exportsView(api: DashboardApi) {
     try {
       next = await call(values, workspaceId);
     } catch (error) {
-      const { status, state } = refusedForm(error, values);
+      const { status, state } =
+        refusedField === undefined ? refusedForm(error, values) : refusedAt(refusedField, error, values);
       return listPage(c, { [form]: state }, status);
     }
     if (isFragmentRequest(c)) {
@@ -1115,11 +1124,20 @@ export function exportsView(api: DashboardApi) {
     }),
   );
 
+  // The API checks the new key pair by writing to the bucket: its refusal is about the secret typed (or the fixture's).
   app.post('/destinations/:destination_id/rotate', (c) =>
-    workspaceAction(c, 'destinationAction', async (values, workspaceId) => {
-      await api.json('PATCH', destinationPath(c), { workspaceId, body: { credentials: await credentialsOf(values) } });
-      return `${exportsUrl(workspaceId)}#destination-${c.req.param('destination_id')}`;
-    }),
+    workspaceAction(
+      c,
+      'destinationAction',
+      async (values, workspaceId) => {
+        await api.json('PATCH', destinationPath(c), {
+          workspaceId,
+          body: { credentials: await credentialsOf(values) },
+        });
+        return `${exportsUrl(workspaceId)}#destination-${c.req.param('destination_id')}`;
+      },
+      'secret_access_key',
+    ),
   );
 
   app.post('/destinations', (c) =>
