@@ -108,7 +108,7 @@ class FaultRules:
         self._http = http
 
     def add(self, rule: Optional[Mapping[str, Any]] = None, **fields: Any) -> FaultRule:
-        """A rule as POST /fault-rules takes it: a dict, or its fields as keywords (`match`, `response`, `times`...)."""
+        """A rule as POST /fault-rules takes it: a dict, or its fields as keywords (`match`, `action`, `count`...)."""
         return self._http.json("POST", "/fault-rules", json_body={**(rule or {}), **fields})
 
     def list(self) -> List[FaultRule]:

@@ -37,14 +37,15 @@ class JournalEntry(TypedDict, total=False):
     objstore: Optional[Dict[str, Any]]
 
 
-class FaultRule(TypedDict, total=False):
+class FaultRule(TypedDict):
     id: str
     match: Dict[str, Any]
-    response: Dict[str, Any]
-    times: Optional[int]
+    action: Dict[str, Any]
     probability: float
-    fired: int
+    count: Optional[int]
+    remaining: Optional[int]
     checked: int
+    fired: int
 
 
 class NearMiss(TypedDict):
