@@ -43,6 +43,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    workers = getattr(config.option, "numprocesses", None)
+    if _setting(config, "url") is not None and workers not in (None, 0, 1):
+        raise pytest.UsageError(
+            "--localplane-url with pytest-xdist's workers: they would share one instance, each reset clearing what "
+            "another's test made. Leave --localplane-url out and each worker starts an instance of its own"
+        )
     config.addinivalue_line(
         "markers",
         f"{MARKER}(freeze_clock=None, fixtures=None, keep_clock=False): how the localplane fixture prepares this test: "

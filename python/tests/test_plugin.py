@@ -136,6 +136,13 @@ def test_two_xdist_workers_each_have_an_instance_of_their_own(pytester, plugin_a
     assert runs[0]["api_url"] != runs[1]["api_url"]
 
 
+def test_a_running_instance_is_not_shared_by_xdist_workers(pytester, localplane: Localplane, plugin_args):
+    pytester.makepyfile("def test_any(localplane):\n    pass\n")
+    result = pytester.runpytest(*plugin_args, "--localplane-url", localplane.api_url, "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--localplane-url with pytest-xdist's workers: they would share one instance*"])
+
+
 def test_an_admin_token_and_an_ini_url(pytester, plugin_args):
     with start(admin_token="python-plugin-token-0001") as guarded:
         pytester.makeini(f"[pytest]\nlocalplane_url = {guarded.api_url}\n")
