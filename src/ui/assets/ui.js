@@ -308,7 +308,7 @@
     cell('col-source').textContent = summary.source;
     cell('col-method').textContent = summary.method;
     const link = cell('path').querySelector('a');
-    withAttributes(link, { href, title: path, 'hx-get': href }).textContent = path;
+    withAttributes(link, { href, title: path }).textContent = path;
     const status = cell('col-status', summary.status === 499).querySelector('span');
     status.className = `status-${Math.floor(summary.status / 100)}`;
     status.textContent = String(summary.status);
@@ -331,7 +331,6 @@
     for (const row of added) {
       showTimes(row);
       labelRow(row, columns);
-      unprocessedRows.add(row);
     }
   };
   // A burst's chunks (one each 100 ms from the server) are drawn at most every LIVE_DRAW_MS, the ones between merged:
@@ -357,17 +356,16 @@
       Math.max(0, draw.at + LIVE_DRAW_MS - performance.now()),
     );
   };
-  // A live row's links take effect (htmx.process) as the row is first pointed at or focused: in a burst rows come far
-  // faster than anyone reads them, and processing each as it comes costs the browser more than making it.
-  const unprocessedRows = new WeakSet();
-  const processLiveRow = (event) => {
-    const row = event.target.closest?.('tr');
-    if (!row || !unprocessedRows.has(row)) return;
-    unprocessedRows.delete(row);
-    htmx.process(row);
-  };
-  document.addEventListener('pointerover', processLiveRow);
-  document.addEventListener('focusin', processLiveRow);
+  // A row's link opens its request beside the list (an htmx request, its URL pushed); with a modifier key or another
+  // button it does what a link does. One listener serves every row, the stream's too: htmx processing each row's link
+  // as the page loads took longer than drawing the table.
+  document.addEventListener('click', (event) => {
+    const link = event.target.closest?.('a[data-detail-link]');
+    if (!link || event.defaultPrevented || event.button !== 0) return;
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    htmx.ajax('GET', link.href, { source: link, event, target: '#request-detail', swap: 'innerHTML', push: link.href });
+  });
 
   const enhance = (root) => {
     showTimes(root);

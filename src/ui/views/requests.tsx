@@ -163,7 +163,7 @@ function RequestRow({
       <td class="col-source">{entry.source}</td>
       <td class="mono col-method">{entry.method}</td>
       <th scope="row" class="path mono">
-        <a href={href} title={path} hx-get={href} hx-target="#request-detail" hx-swap="innerHTML" hx-push-url="true">
+        <a href={href} title={path} data-detail-link>
           {path}
         </a>
       </th>
