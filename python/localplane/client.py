@@ -326,9 +326,9 @@ class Localplane:
     def state(self, workspace_id: Optional[str] = None) -> JsonObject:
         return self._http.json("GET", "/state", query={"workspace_id": workspace_id})
 
-    def sql(self, sql: str, export_id: Optional[str] = None, **options: Any) -> SqlAnswer:
-        """POST /sql: a read-only query over an export's Parquet files (the newest completed export without one)."""
-        return self._http.json("POST", "/sql", json_body={"sql": sql, "export_id": export_id, **options})
+    def sql(self, sql: str, export_id: str) -> SqlAnswer:
+        """POST /sql: a read-only query over an export's Parquet files (its `runs` view)."""
+        return self._http.json("POST", "/sql", json_body={"sql": sql, "export_id": export_id})
 
     def __repr__(self) -> str:
         return f"Localplane({self.api_url!r})"
