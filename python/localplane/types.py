@@ -18,7 +18,21 @@ class ClockRun(TypedDict):
     ran: List[Dict[str, Any]]
 
 
-class JournalEntry(TypedDict, total=False):
+class JournalBody(TypedDict):
+    text: Optional[str]
+    size: Optional[int]
+    content_type: Optional[str]
+    truncated: bool
+
+
+class JournalMessage(TypedDict):
+    """A journalled request's or response's headers and body, secrets masked."""
+
+    headers: Dict[str, str]
+    body: JournalBody
+
+
+class JournalEntry(TypedDict):
     id: int
     time: str
     wall_time: str
@@ -28,24 +42,24 @@ class JournalEntry(TypedDict, total=False):
     query: Dict[str, Any]
     status: int
     workspace_id: Optional[str]
-    fault_rule_id: Optional[str]
-    duration_ms: float
-    request_headers: Dict[str, str]
-    response_headers: Dict[str, str]
-    request_body: Any
-    response_body: Any
+    request: JournalMessage
+    response: JournalMessage
     objstore: Optional[Dict[str, Any]]
+    duration_ms: float
+    fault_rule_id: Optional[str]
 
 
 class FaultRule(TypedDict):
+    """A rule as added, with how often it was checked and fired, and the times it has left (None: no count)."""
+
     id: str
     match: Dict[str, Any]
     action: Dict[str, Any]
     probability: float
     count: Optional[int]
-    remaining: Optional[int]
     checked: int
     fired: int
+    remaining: Optional[int]
 
 
 class NearMiss(TypedDict):
@@ -58,9 +72,12 @@ class NearMisses(TypedDict):
     near_misses: List[NearMiss]
 
 
-class RequestStats(TypedDict, total=False):
+class RequestStats(TypedDict):
+    """Requests per minute of the wall clock up to `now`, and the latest errors as whole journal entries."""
+
+    now: str
     minutes: List[Dict[str, Any]]
-    errors: List[Dict[str, Any]]
+    latest_errors: List[JournalEntry]
 
 
 class SavedSnapshot(TypedDict):
