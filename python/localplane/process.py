@@ -58,7 +58,7 @@ class StartedLocalplane(Localplane):
         try:
             self.process.wait(timeout=timeout)
             # npx ends at once; localplane, which watches the process that launched it, then stops and closes stdout.
-            if self.process.stdout is not None:
+            if self.process.stdout is not None and not self.process.stdout.closed:  # not stopped before
                 self.process.stdout.read()
         except subprocess.TimeoutExpired:
             self.process.kill()
