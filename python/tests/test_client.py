@@ -192,8 +192,9 @@ def test_requests(lp: Any) -> None:
     assert found == admin(url, "POST", "/requests/find", {"status": "4xx", "limit": 5})["requests"]
     assert [entry["status"] for entry in found] == [401]
 
-    assert lp.requests.count(workspace_id=ACME_ID) == admin(url, "GET", f"/requests/count?workspace_id={ACME_ID}")["count"]
-    assert lp.requests.count(workspace_id=ACME_ID) == 2
+    counted = lp.requests.count(workspace_id=ACME_ID)
+    assert counted == admin(url, "GET", f"/requests/count?workspace_id={ACME_ID}")["count"]
+    assert counted == 2
 
     first = listed[0]
     assert lp.requests.get(first["id"]) == admin(url, "GET", f"/requests/{first['id']}")
@@ -245,9 +246,10 @@ def test_fault_rules(lp: Any) -> None:
     ]
     assert fields_of(NearMiss) == set(misses["near_misses"][0])
 
+    unfaultable = {"match": {"path": "/_localplane/clock"}, "action": {"status": 503}}
     with pytest.raises(LocalplaneError) as refused:
-        lp.fault_rules.add(match={"path": "/_localplane/clock"}, action={"status": 503})
-    over_http = refusal(url, "POST", "/fault-rules", {"match": {"path": "/_localplane/clock"}, "action": {"status": 503}})
+        lp.fault_rules.add(unfaultable)
+    over_http = refusal(url, "POST", "/fault-rules", unfaultable)
     assert (refused.value.status, refused.value.detail) == over_http
     assert refused.value.status == 422 and isinstance(refused.value.detail, list)
 
@@ -293,7 +295,8 @@ def test_config(lp: Any) -> None:
 
     with pytest.raises(LocalplaneError) as refused:
         lp.config.patch(export_rows_per_file=-1)
-    assert (refused.value.status, refused.value.detail) == refusal(url, "PATCH", "/config", {"export_rows_per_file": -1})
+    over_http = refusal(url, "PATCH", "/config", {"export_rows_per_file": -1})
+    assert (refused.value.status, refused.value.detail) == over_http
     assert refused.value.status == 422
     assert refused.value.detail[0]["loc"] == ["body", "export_rows_per_file"]
     assert "export_rows_per_file" in str(refused.value)
@@ -306,12 +309,12 @@ def acme_state(url: str) -> Dict[str, Any]:
 @covers("workspaces.set_tier", "sessions.add_runs")
 def test_workspaces_and_sessions(lp: Any) -> None:
     url = lp.api_url
-    lp.workspaces.set_tier(ACME_ID, "enterprise")
+    assert lp.workspaces.set_tier(ACME_ID, "enterprise") == {"id": ACME_ID, "tier": "enterprise"}
     assert acme_state(url)["tier"] == "enterprise"
 
     added = lp.sessions.add_runs(STAGING_SESSION_ID, count=10, start_time="2026-10-05T00:00:00Z", days=1)
-    assert isinstance(added, dict)
     staging = [session for session in acme_state(url)["sessions"] if session["id"] == STAGING_SESSION_ID]
+    assert added == {"added": 10, "session": staging[0]}
     assert staging[0]["run_count"] == 1510
 
     with pytest.raises(LocalplaneError) as refused:
@@ -406,12 +409,22 @@ def test_objstore_keys(lp: Any) -> None:
 
     with pytest.raises(LocalplaneError) as refused:
         lp.objstore.keys.add(
-            access_key_id="LPTESTPYTHON00000006", secret_access_key="x" * 20, permissions=["get"], workspace_id=NO_SUCH_ID
+            access_key_id="LPTESTPYTHON00000006",
+            secret_access_key="lp-test-secret-python-0006",
+            permissions=["get"],
+            workspace_id=NO_SUCH_ID,
         )
     assert refused.value.status == 404
 
 
-@covers("snapshots.save", "snapshots.restore", "snapshots.list", "snapshots.download", "snapshots.upload", "snapshots.delete")
+@covers(
+    "snapshots.save",
+    "snapshots.restore",
+    "snapshots.list",
+    "snapshots.download",
+    "snapshots.upload",
+    "snapshots.delete",
+)
 def test_snapshots(lp: Any) -> None:
     url = lp.api_url
     saved = lp.snapshots.save("python-one")
@@ -426,8 +439,7 @@ def test_snapshots(lp: Any) -> None:
     assert sorted(item["name"] for item in admin(url, "GET", "/snapshots")["snapshots"]) == ["python-one", "python-two"]
 
     lp.config.patch(export_rows_per_file=1000)
-    restored = lp.snapshots.restore("python-two")
-    assert isinstance(restored, dict)
+    assert lp.snapshots.restore("python-two") == {"status": "restored", "name": "python-two"}
     assert admin(url, "GET", "/config")["export_rows_per_file"] == 5000
 
     assert lp.snapshots.delete("python-one") is None
@@ -491,7 +503,8 @@ def test_sql(lp: Any) -> None:
     lp.clock.advance(0)
     query = "select count(*) as runs from runs"
     answer = lp.sql(query, export_id=export["id"])
-    assert without_elapsed(answer) == without_elapsed(admin(url, "POST", "/sql", {"sql": query, "export_id": export["id"]}))
+    over_http = admin(url, "POST", "/sql", {"sql": query, "export_id": export["id"]})
+    assert without_elapsed(answer) == without_elapsed(over_http)
     assert answer["export_id"] == export["id"]
     assert fields_of(SqlAnswer) == set(answer)
     assert answer["columns"] == [{"name": "runs", "type": "BIGINT"}]
@@ -502,3 +515,4 @@ def test_sql(lp: Any) -> None:
     assert (refused.value.status, refused.value.detail) == refusal(
         url, "POST", "/sql", {"sql": "delete from runs", "export_id": export["id"]}
     )
+    assert refused.value.status == 400

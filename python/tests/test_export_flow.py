@@ -1,4 +1,5 @@
-"""An export from Python: a destination and an export over the service API, run on the emulator clock, read with boto3."""
+"""An export from Python: a destination and an export made over the service API, run on the emulator clock, its
+Parquet files read with boto3."""
 
 from __future__ import annotations
 
