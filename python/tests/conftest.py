@@ -1,22 +1,14 @@
-"""One instance for the session's client tests (`instance`), reset before each test that uses it."""
+"""The client tests' instance: the plugin's `localplane` fixture (the session's instance, reset before each test) with
+its clock frozen, under a name that leaves `localplane` to the package."""
 
 from __future__ import annotations
 
-import os
-from typing import Iterator
-
 import pytest
 
-import localplane
-
-
-@pytest.fixture(scope="session")
-def _started_instance() -> Iterator[localplane.StartedLocalplane]:
-    with localplane.start(bin=os.environ.get("LOCALPLANE_BIN"), freeze_clock=True) as started:
-        yield started
+from localplane import Localplane
 
 
 @pytest.fixture
-def instance(_started_instance: localplane.StartedLocalplane) -> localplane.StartedLocalplane:
-    _started_instance.reset()
-    return _started_instance
+def instance(localplane: Localplane) -> Localplane:
+    localplane.clock.freeze()
+    return localplane

@@ -88,7 +88,7 @@ class Recording:
 
 
 @pytest.fixture
-def lp(instance: localplane.StartedLocalplane) -> Recording:
+def lp(instance: localplane.Localplane) -> Recording:
     return Recording(instance, set())
 
 

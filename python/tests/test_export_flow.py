@@ -31,7 +31,7 @@ def s3_client(lp: localplane.Localplane) -> Any:
     )
 
 
-def test_an_export_writes_parquet_that_boto3_reads(instance: localplane.StartedLocalplane) -> None:
+def test_an_export_writes_parquet_that_boto3_reads(instance: localplane.Localplane) -> None:
     instance.config.patch(export_rows_per_file=200)  # a few files, not one
     export = create_export(instance.api_url, "pytest-flow")
     assert export["status"] == "Created"
