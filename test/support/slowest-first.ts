@@ -10,6 +10,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * suite before, and CI's clone never has.
  */
 export const SLOWEST_FILES = [
+  'test/python/pytest.test.ts',
   'test/project/recipes.test.ts',
   'test/instance/robustness-fuzz.test.ts',
   'test/cli/cli.test.ts',
