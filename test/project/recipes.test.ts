@@ -3,6 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/cli.ts';
+import { findPython, userEnvironment } from '../support/python.ts';
 
 const bin = (name: string) => join(REPO_ROOT, 'node_modules', '.bin', name);
 const recipe = (name: string) => join(REPO_ROOT, 'examples', 'recipes', name);
@@ -21,14 +22,32 @@ interface Recipe {
   failing: { file: string; source: string; also?: string };
   /** Why the recipe's runner cannot run on this machine, and what to install; undefined where it can. */
   missing?: string;
+  /** Variables the runner needs beside the user's own. */
+  env?: Record<string, string>;
 }
 
-/** The pytest recipe's runner: python3 with pytest and boto3 (.ci/run installs Debian's packages on CI). */
-const pythonToolsMissing = (): string | undefined =>
-  spawnSync('python3', ['-c', 'import pytest, boto3'], { stdio: 'ignore' }).status === 0
-    ? undefined
-    : 'python3 cannot import pytest and boto3: install them (apt-get install python3-pytest python3-boto3, or pip ' +
-      'install pytest boto3)';
+/**
+ * The pytest recipe's runner: python3 with pytest and boto3 (.ci/run installs Debian's packages on CI), and the plugin
+ * of python/ as a user's installed copy is loaded: by its pytest11 entry point if pytest-localplane is installed, else
+ * from the checkout (PYTHONPATH and `-p localplane.plugin`).
+ */
+const pytestRecipe = (() => {
+  const found = findPython(
+    ['pytest', 'boto3'],
+    'apt-get install python3-pytest python3-boto3, or pip install pytest boto3',
+  );
+  const installed =
+    found.python !== undefined &&
+    spawnSync(found.python, ['-c', 'import importlib.metadata as m; m.distribution("pytest-localplane")'], {
+      stdio: 'ignore',
+    }).status === 0;
+  return {
+    command: found.python ?? 'python3',
+    plugin: installed ? [] : ['-p', 'localplane.plugin'],
+    env: installed ? undefined : { PYTHONPATH: join(REPO_ROOT, 'python') },
+    missing: found.missing,
+  };
+})();
 
 const RECIPES: Recipe[] = [
   {
@@ -100,7 +119,7 @@ const RECIPES: Recipe[] = [
   },
   {
     name: 'pytest',
-    command: 'python3',
+    command: pytestRecipe.command,
     // -B and no cache provider: no __pycache__ nor .pytest_cache left in the recipe's folder.
     args: (only) => [
       '-B',
@@ -108,6 +127,7 @@ const RECIPES: Recipe[] = [
       'pytest',
       '-p',
       'no:cacheprovider',
+      ...pytestRecipe.plugin,
       only ? join(recipe('pytest'), only) : recipe('pytest'),
     ],
     passed: /^=+ 2 passed in [\d.]+s =+$/m,
@@ -117,22 +137,24 @@ const RECIPES: Recipe[] = [
 
 
 def test_fails(localplane):
-    with urllib.request.urlopen(localplane.api_url + "/_localplane/health") as response:
+    request = urllib.request.Request(localplane.api_url + "/api/v1/bulk-exports/destinations")
+    request.add_header("X-API-Key", "lp_test_acme_plus_0001")
+    with urllib.request.urlopen(request) as response:
         assert response.status == 418
 `,
+      // The plugin's report section: the request the failing test made.
+      also: '/api/v1/bulk-exports/destinations -> 200',
     },
-    missing: pythonToolsMissing(),
+    missing: pytestRecipe.missing,
+    env: pytestRecipe.env,
   },
 ];
 
 /** The recipe's runner as a user runs it, outside this vitest run (none of its variables). */
-function run({ command, args }: Recipe, only?: string) {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(VITEST|NODE_OPTIONS$|TEST$)/.test(name)),
-  );
+function run({ command, args, env }: Recipe, only?: string) {
   const child = spawn(command, args(only), {
     cwd: REPO_ROOT,
-    env: { ...env, CI: 'true', NO_COLOR: '1' },
+    env: { ...userEnvironment(), ...env, CI: 'true', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,7 +1,15 @@
-import io
+"""The pytest-localplane plugin at work: `localplane`, the session's instance (reset before each test that uses it),
+and `objstore`, a boto3 S3 client of its objstore. Installed (`pip install ./python`), the plugin loads itself; no
+conftest.py is needed.
 
-import boto3
-from botocore.config import Config
+The requests to the API stand in for the code under test (an SDK, a deploy CLI): here, urllib.
+"""
+
+import io
+import json
+import urllib.request
+
+import pytest
 
 try:
     import pyarrow.parquet as parquet
@@ -13,15 +21,27 @@ ACME = {"X-API-Key": "lp_test_acme_plus_0001", "X-Tenant-Id": "6e81f035-1834-420
 OBJSTORE_KEY = {"access_key_id": "LPTESTFULLACCESS0001", "secret_access_key": "lp-test-secret-full-access-0001"}
 
 
-def test_an_export_writes_parquet_that_boto3_reads(localplane):
-    status, destination = localplane.call(
+def call_api(localplane, method, path, body=None):
+    """A JSON request to the API as the ACME workspace; returns its parsed body (an HTTP error raises)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(localplane.api_url + path, data=data, method=method, headers=ACME)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request) as response:
+        return json.loads(response.read())
+
+
+# Frozen clock: the export runs when the test says, not before.
+@pytest.mark.localplane(freeze_clock=True)
+def test_an_export_writes_parquet_that_boto3_reads(localplane, objstore):
+    destination = call_api(
+        localplane,
         "POST",
         "/api/v1/bulk-exports/destinations",
         {"display_name": "landing", "config": {"bucket_name": "exports", "prefix": "pytest"}, "credentials": OBJSTORE_KEY},
-        ACME,
     )
-    assert status == 200, destination
-    status, export = localplane.call(
+    export = call_api(
+        localplane,
         "POST",
         "/api/v1/bulk-exports",
         {
@@ -32,31 +52,23 @@ def test_an_export_writes_parquet_that_boto3_reads(localplane):
             "format_version": "v2_beta",
             "compression": "snappy",
         },
-        ACME,
     )
-    assert status == 200, export
-    # Runs what is due now (the export just created) to its end.
-    localplane.call("POST", "/_localplane/clock/advance", {"seconds": 0})
-    _, runs = localplane.call("GET", f"/api/v1/bulk-exports/{export['id']}/runs", headers=ACME)
+    # Runs the export, and whatever it schedules, to its end.
+    localplane.clock.run_until_idle()
+    runs = call_api(localplane, "GET", f"/api/v1/bulk-exports/{export['id']}/runs")
     assert [run["status"] for run in runs] == ["Completed"]
 
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=localplane.objstore_url,
-        aws_access_key_id=OBJSTORE_KEY["access_key_id"],
-        aws_secret_access_key=OBJSTORE_KEY["secret_access_key"],
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}),
-    )
-    listed = s3.list_objects_v2(Bucket="exports", Prefix=f"pytest/export_id={export['id']}/")
+    listed = objstore.list_objects_v2(Bucket="exports", Prefix=f"pytest/export_id={export['id']}/")
     parquet_keys = [item["Key"] for item in listed.get("Contents", []) if item["Key"].endswith(".parquet")]
     assert parquet_keys
-    body = s3.get_object(Bucket="exports", Key=parquet_keys[0])["Body"].read()
+    body = objstore.get_object(Bucket="exports", Key=parquet_keys[0])["Body"].read()
     assert body[:4] == b"PAR1"
     if parquet is not None:
         assert parquet.read_table(io.BytesIO(body)).num_rows > 0
 
 
 def test_each_test_starts_from_the_seed(localplane):
-    # The destination the test before created is gone: the autouse fixture reset the instance.
-    assert localplane.call("GET", "/api/v1/bulk-exports/destinations", headers=ACME) == (200, [])
+    # The destination the test before created is gone: the fixture reset the instance.
+    assert call_api(localplane, "GET", "/api/v1/bulk-exports/destinations") == []
+    # And the journal holds this test's requests alone.
+    assert localplane.requests.count(source="api") == 1
