@@ -23,7 +23,8 @@ let installed: string;
  * A PATH of its own: the tools the CI scripts use, an apt-get that records its calls (and, as
  * told by FAKE_APT, installs, fails until the package lists are updated, or always fails), and an
  * npm that reports 3 passed tests without running any. An installed chromium or aws is an empty
- * program; installed python3 packages are a python3 that imports anything.
+ * program; installed python3 packages are a python3 that imports anything, which stands for
+ * Debian's /usr/bin/python3 too (LOCALPLANE_DEBIAN_PYTHON).
  */
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'ci-installs-'));
@@ -77,6 +78,7 @@ function run(file: string, env: Record<string, string>) {
       PATH: `${bin}:${installed}`,
       HOME: dir,
       LOCALPLANE_REFERENCE_OPENAPI: join(dir, 'no-reference.json'),
+      LOCALPLANE_DEBIAN_PYTHON: join(installed, 'python3'),
       ...env,
     },
     encoding: 'utf8',
@@ -118,10 +120,10 @@ describe('.ci/install-chromium', () => {
 });
 
 describe('.ci/install-python-tools', () => {
-  const ALL = 'apt-get install -y python3-pytest python3-boto3 awscli';
+  const ALL = 'apt-get install -y python3-pytest python3-pytest-xdist python3-boto3 awscli';
 
   it(
-    "on CI where python3 cannot import pytest and boto3 and no aws is on PATH, installs Debian's packages of " +
+    "on CI where no python3 imports pytest, xdist and boto3 and no aws is on PATH, installs Debian's packages of " +
       'them with apt-get',
     () => {
       const { status, aptCalls } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' });
@@ -139,7 +141,7 @@ describe('.ci/install-python-tools', () => {
 
   it('installs only what is missing, and nothing off CI', () => {
     expect(run('.ci/install-python-tools', { FAKE_APT: 'ok' })).toMatchObject({ status: 0, aptCalls: [] });
-    script('python3', '[ "$*" = "-c import pytest, boto3" ]');
+    script('python3', '[ "$*" = "-c import pytest, xdist, boto3" ]');
     expect(run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' })).toMatchObject({
       status: 0,
       aptCalls: ['apt-get install -y awscli'],
@@ -153,19 +155,41 @@ describe('.ci/install-python-tools', () => {
     const { status, output } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'broken' });
     expect(status).toBe(1);
     expect(output).toContain(
-      'python3-pytest python3-boto3 awscli could not be installed with apt-get; the pytest recipe ' +
-        '(examples/recipes/pytest) needs python3 with pytest and boto3, the aws CLI checks ' +
-        '(test/objstore/aws-cli.test.ts) an aws on PATH',
+      'python3-pytest python3-pytest-xdist python3-boto3 awscli could not be installed with apt-get; python/tests ' +
+        'and the pytest recipe (examples/recipes/pytest) need python3 with pytest, xdist and boto3, the aws CLI ' +
+        'checks (test/objstore/aws-cli.test.ts) an aws on PATH',
     );
   });
 
-  it("fails with a message when the python3 on PATH still cannot import them (one of its own before Debian's)", () => {
+  it("installs no python3 package where Debian's python3 imports them and the one on PATH does not", () => {
+    // As a pyenv python3 first on PATH, with pytest and boto3 but no xdist: the tests use Debian's.
+    script('python3', '[ "$*" = "-c import pytest, boto3" ]');
+    script('aws', 'exit 0');
+    const debian = join(dir, 'debian-python3');
+    writeFileSync(debian, '#!/bin/sh\n');
+    chmodSync(debian, 0o755);
+    expect(
+      run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok', LOCALPLANE_DEBIAN_PYTHON: debian }),
+    ).toMatchObject({ status: 0, aptCalls: [] });
+    // Without Debian's, the one on PATH lacking xdist gets the three packages.
+    expect(run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' })).toMatchObject({
+      status: 0,
+      aptCalls: ['apt-get install -y python3-pytest python3-pytest-xdist python3-boto3'],
+    });
+  });
+
+  it('fails with a message when no python3 imports them after the install (no Debian python3 at /usr/bin)', () => {
     script('python3', 'exit 1');
-    const { status, output } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' });
+    const debian = join(dir, 'no-python3');
+    const { status, output } = run('.ci/install-python-tools', {
+      CI: 'true',
+      FAKE_APT: 'ok',
+      LOCALPLANE_DEBIAN_PYTHON: debian,
+    });
     expect(status).toBe(1);
     expect(output).toContain(
-      `python3-pytest and python3-boto3 are installed, but ${join(bin, 'python3')} cannot import pytest and ` +
-        `boto3: put Debian's /usr/bin/python3 first on PATH`,
+      `python3-pytest, python3-pytest-xdist and python3-boto3 are installed, but neither ${debian} nor ` +
+        `${join(bin, 'python3')} imports pytest, xdist and boto3`,
     );
   });
 });
@@ -173,7 +197,10 @@ describe('.ci/install-python-tools', () => {
 describe('.ci/run', () => {
   it('installs chromium and the python tools before the tests and ends with the count line', () => {
     const { status, output, aptCalls } = run('.ci/run', { CI: 'true', FAKE_APT: 'ok' });
-    expect(aptCalls).toEqual(['apt-get install -y chromium', 'apt-get install -y python3-pytest python3-boto3 awscli']);
+    expect(aptCalls).toEqual([
+      'apt-get install -y chromium',
+      'apt-get install -y python3-pytest python3-pytest-xdist python3-boto3 awscli',
+    ]);
     expect(output.indexOf('== install: python3-pytest')).toBeLessThan(output.indexOf('== test: npm test'));
     expect(output.trim().split('\n').at(-1)).toBe('3 passed, 0 failed');
     expect(status).toBe(0);
@@ -182,7 +209,9 @@ describe('.ci/run', () => {
   it('counts each failed install as one failure and still runs the tests and ends with the count line', () => {
     const { status, output } = run('.ci/run', { CI: 'true', FAKE_APT: 'broken' });
     expect(output).toContain('chromium could not be installed with apt-get');
-    expect(output).toContain('python3-pytest python3-boto3 awscli could not be installed with apt-get');
+    expect(output).toContain(
+      'python3-pytest python3-pytest-xdist python3-boto3 awscli could not be installed with apt-get',
+    );
     expect(output).toContain('== test: npm test');
     expect(output.trim().split('\n').at(-1)).toBe('3 passed, 2 failed');
     expect(status).toBe(1);
