@@ -43,6 +43,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _resolve_bin(config)
     workers = getattr(config.option, "numprocesses", None)
     if _setting(config, "url") is not None and workers not in (None, 0, 1):
         raise pytest.UsageError(
@@ -55,6 +56,28 @@ def pytest_configure(config: pytest.Config) -> None:
         "the clock frozen (True) or running (False) after the reset, an instance started with that fixtures "
         "directory, the emulator clock kept across the reset",
     )
+
+
+def _resolve_bin(config: pytest.Config) -> None:
+    """A relative --localplane-bin or LOCALPLANE_BIN is from the folder pytest started in, the ini key's from the ini
+    file's: made absolute for tests that change folders, and in the environment for the processes they start (xdist's
+    workers, pytester's runs)."""
+    invoked = str(config.invocation_params.dir)
+    ini_folder = str(config.inipath.parent) if config.inipath else invoked
+    for value, base, from_environment in (
+        (config.getoption("localplane_bin"), invoked, False),
+        (config.getini("localplane_bin"), ini_folder, False),
+        (os.environ.get("LOCALPLANE_BIN"), invoked, True),
+    ):
+        if not value:
+            continue
+        if os.sep in value:
+            absolute = os.path.join(base, value)
+            if from_environment:
+                os.environ["LOCALPLANE_BIN"] = absolute
+            else:
+                config.option.localplane_bin = absolute
+        return
 
 
 def _setting(config: pytest.Config, name: str) -> Optional[str]:

@@ -39,6 +39,8 @@ def command_for(bin: Optional[str]) -> List[str]:
     chosen = bin or os.environ.get("LOCALPLANE_BIN")
     if not chosen:
         return ["npx", "--no-install", "localplane"]
+    if os.sep in chosen:
+        chosen = os.path.abspath(chosen)
     if chosen.endswith((".js", ".cjs", ".mjs")):
         return [shutil.which("node") or "node", chosen]
     return [chosen]

@@ -162,3 +162,23 @@ def test_the_objstore_fixture_is_a_boto3_client_of_the_instance(objstore, localp
         urllib.request.Request(localplane.api_url + "/_localplane/objstore/buckets/exports/objects?prefix=from-python/")
     ).read()
     assert "from-python/hello.txt" in listed.decode()
+
+
+def test_a_relative_bin_is_from_the_folder_pytest_started_in(pytester, plugin_args, monkeypatch):
+    (pytester.path / "tools").mkdir()
+    (pytester.path / "tools" / "localplane.js").symlink_to(REPO / "bin" / "localplane.js")
+    monkeypatch.delenv("LOCALPLANE_BIN", raising=False)
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.fixture
+        def elsewhere(tmp_path, monkeypatch):
+            monkeypatch.chdir(tmp_path)
+
+        def test_elsewhere(elsewhere, localplane):
+            assert localplane.health()["status"] == "ok"
+        """
+    )
+    result = pytester.runpytest(*plugin_args, "--localplane-bin", "tools/localplane.js")
+    result.assert_outcomes(passed=1)
