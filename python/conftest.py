@@ -1,4 +1,4 @@
-"""Run from a checkout, the plugin is loaded here; installed (pip install ./python), its pytest11 entry point loads it."""
+"""Run from a checkout, the plugin is loaded here; installed (pip install ./python), its entry point loads it."""
 
 from importlib.metadata import entry_points
 

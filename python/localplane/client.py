@@ -199,7 +199,9 @@ class Deployments:
 
     def set_revision_status(self, deployment_id: str, revision_id: str, status: str) -> JsonObject:
         """PUT /deployments/{deployment_id}/revisions/{revision_id}/status"""
-        return self._http.json("PUT", f"{self._revision(deployment_id, revision_id)}/status", json_body={"status": status})
+        return self._http.json(
+            "PUT", f"{self._revision(deployment_id, revision_id)}/status", json_body={"status": status}
+        )
 
     @staticmethod
     def _revision(deployment_id: str, revision_id: str) -> str:
@@ -246,7 +248,11 @@ class Objstore:
         """Stored as S3 PutObject stores it (application/octet-stream unless given)."""
         return json_of(
             self._http.send(
-                "PUT", f"{self._bucket(bucket)}/object", query={"key": key}, data=bytes(content), content_type=content_type
+                "PUT",
+                f"{self._bucket(bucket)}/object",
+                query={"key": key},
+                data=bytes(content),
+                content_type=content_type,
             )
         )
 
@@ -343,5 +349,7 @@ def connect(url: str, admin_token: Optional[str] = None) -> Localplane:
         except LocalplaneError:
             pass  # a token the instance wants and was not given: the first call says so
         except OSError as error:
-            raise LocalplaneError(0, f"no localplane answers at {url}: {error}", f"GET {url}/_localplane/health") from None
+            raise LocalplaneError(
+                0, f"no localplane answers at {url}: {error}", f"GET {url}/_localplane/health"
+            ) from None
     return client

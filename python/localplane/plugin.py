@@ -38,7 +38,9 @@ _SETTINGS = {
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("localplane", "localplane: the emulator for tests")
     for name, (flag, variable, help_text) in _SETTINGS.items():
-        group.addoption(flag, dest=f"localplane_{name}", default=None, help=f"{help_text} (ini: localplane_{name}, env: {variable})")
+        group.addoption(
+            flag, dest=f"localplane_{name}", default=None, help=f"{help_text} (ini: localplane_{name}, env: {variable})"
+        )
         parser.addini(f"localplane_{name}", help_text)
 
 
@@ -82,7 +84,12 @@ def _resolve_bin(config: pytest.Config) -> None:
 
 def _setting(config: pytest.Config, name: str) -> Optional[str]:
     flag, variable, _ = _SETTINGS[name]
-    return config.getoption(f"localplane_{name}") or config.getini(f"localplane_{name}") or os.environ.get(variable) or None
+    return (
+        config.getoption(f"localplane_{name}")
+        or config.getini(f"localplane_{name}")
+        or os.environ.get(variable)
+        or None
+    )
 
 
 class Instances:
@@ -108,7 +115,9 @@ class Instances:
                 self.connected = connect(self.url, self.admin_token)
             return self.connected
         if fixtures not in self.started:
-            self.started[fixtures] = start(bin=self.bin, fixtures=fixtures, admin_token=self.admin_token, cwd=self.rootdir)
+            self.started[fixtures] = start(
+                bin=self.bin, fixtures=fixtures, admin_token=self.admin_token, cwd=self.rootdir
+            )
         return self.started[fixtures]
 
     def stop_all(self) -> None:
@@ -131,7 +140,9 @@ def localplane(request: pytest.FixtureRequest, localplane_instances: Instances) 
     options: Dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     unknown = set(options) - {"freeze_clock", "fixtures", "keep_clock"}
     if unknown:
-        raise pytest.UsageError(f"@pytest.mark.{MARKER} takes freeze_clock, fixtures and keep_clock, not {sorted(unknown)}")
+        raise pytest.UsageError(
+            f"@pytest.mark.{MARKER} takes freeze_clock, fixtures and keep_clock, not {sorted(unknown)}"
+        )
     fixtures = options.get("fixtures")
     if fixtures is not None:
         fixtures = str(request.path.parent / fixtures) if not os.path.isabs(str(fixtures)) else str(fixtures)
@@ -149,7 +160,7 @@ def localplane(request: pytest.FixtureRequest, localplane_instances: Instances) 
 
 @pytest.fixture
 def objstore(localplane: Localplane) -> Any:
-    """A boto3 S3 client of the instance's objstore, signed with a fixture key pair (the first with every permission)."""
+    """A boto3 S3 client of the instance's objstore, signed with the fixture key pair of the most permissions."""
     try:
         import boto3
         from botocore.config import Config
@@ -204,8 +215,11 @@ def seen_by(instance: Localplane, since: int) -> str:
         lines.append("near misses (rules that did not act on a request of this test):")
         for miss in misses:
             request = miss["request"]
-            why = "; ".join(
-                f"{missed['field']} wanted {missed['wanted']!r}, got {missed['got']!r}" for missed in miss["missed"]
-            ) or "it matched but did not act (its probability, or it was spent)"
+            why = (
+                "; ".join(
+                    f"{missed['field']} wanted {missed['wanted']!r}, got {missed['got']!r}" for missed in miss["missed"]
+                )
+                or "it matched but did not act (its probability, or it was spent)"
+            )
             lines.append(f"  rule {miss['rule_id']} and #{request['id']} {request['method']} {request['path']}: {why}")
     return "\n".join(lines)

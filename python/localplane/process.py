@@ -28,7 +28,8 @@ class LocalplaneStartError(LocalplaneError):
         self.stderr_lines = stderr_lines
         said = "\n".join(f"  {line}" for line in stderr_lines) or "  (nothing)"
         Exception.__init__(
-            self, f"localplane did not start ({why}; exit code {exit_code}): {' '.join(self.command)}\nits stderr:\n{said}"
+            self,
+            f"localplane did not start ({why}; exit code {exit_code}): {' '.join(self.command)}\nits stderr:\n{said}",
         )
         self.status = 0
         self.detail = why
@@ -123,7 +124,9 @@ def start(
     except queue.Empty:
         process.kill()
         process.wait()
-        raise LocalplaneStartError(command, process.returncode, list(stderr_lines), f"no ready line in {timeout} s") from None
+        raise LocalplaneStartError(
+            command, process.returncode, list(stderr_lines), f"no ready line in {timeout} s"
+        ) from None
     ready = READY_LINE.match(line)
     if ready is None:
         try:
@@ -140,4 +143,3 @@ def start(
 def _keep_lines(stream, lines: Deque[str]) -> None:
     for line in stream:
         lines.append(line.rstrip("\n"))
-

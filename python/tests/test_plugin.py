@@ -106,7 +106,9 @@ def test_the_marker_starts_an_instance_with_other_fixtures(pytester, plugin_args
 
 def test_two_xdist_workers_each_have_an_instance_of_their_own(pytester, plugin_args, tmp_path, monkeypatch):
     # The workers are processes of their own: they import the package as this one does.
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO / "python"), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(REPO / "python"), os.environ.get("PYTHONPATH")]))
+    )
     seen = tmp_path / "seen"
     seen.mkdir()
     pytester.makepyfile(

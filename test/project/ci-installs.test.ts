@@ -120,11 +120,11 @@ describe('.ci/install-chromium', () => {
 });
 
 describe('.ci/install-python-tools', () => {
-  const ALL = 'apt-get install -y python3-pytest python3-pytest-xdist python3-boto3 awscli';
+  const ALL = 'apt-get install -y python3-pytest python3-pytest-xdist python3-boto3 black awscli';
 
   it(
-    "on CI where no python3 imports pytest, xdist and boto3 and no aws is on PATH, installs Debian's packages of " +
-      'them with apt-get',
+    'on CI where no python3 imports pytest, xdist, boto3 and black and no aws is on PATH, installs ' +
+      "Debian's packages of them with apt-get",
     () => {
       const { status, aptCalls } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' });
       expect(status).toBe(0);
@@ -141,7 +141,7 @@ describe('.ci/install-python-tools', () => {
 
   it('installs only what is missing, and nothing off CI', () => {
     expect(run('.ci/install-python-tools', { FAKE_APT: 'ok' })).toMatchObject({ status: 0, aptCalls: [] });
-    script('python3', '[ "$*" = "-c import pytest, xdist, boto3" ]');
+    script('python3', '[ "$*" = "-c import pytest, xdist, boto3, black" ]');
     expect(run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' })).toMatchObject({
       status: 0,
       aptCalls: ['apt-get install -y awscli'],
@@ -155,15 +155,15 @@ describe('.ci/install-python-tools', () => {
     const { status, output } = run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'broken' });
     expect(status).toBe(1);
     expect(output).toContain(
-      'python3-pytest python3-pytest-xdist python3-boto3 awscli could not be installed with apt-get; python/tests ' +
-        'and the pytest recipe (examples/recipes/pytest) need python3 with pytest, xdist and boto3, the aws CLI ' +
-        'checks (test/objstore/aws-cli.test.ts) an aws on PATH',
+      'python3-pytest python3-pytest-xdist python3-boto3 black awscli could not be installed with apt-get; ' +
+        'python/tests and the pytest recipe (examples/recipes/pytest) need python3 with pytest, xdist, boto3 and ' +
+        'black, the aws CLI checks (test/objstore/aws-cli.test.ts) an aws on PATH',
     );
   });
 
   it("installs no python3 package where Debian's python3 imports them and the one on PATH does not", () => {
-    // As a pyenv python3 first on PATH, with pytest and boto3 but no xdist: the tests use Debian's.
-    script('python3', '[ "$*" = "-c import pytest, boto3" ]');
+    // As a pyenv python3 first on PATH, with pytest, boto3 and black but no xdist: the tests use Debian's.
+    script('python3', '[ "$*" = "-c import pytest, boto3, black" ]');
     script('aws', 'exit 0');
     const debian = join(dir, 'debian-python3');
     writeFileSync(debian, '#!/bin/sh\n');
@@ -171,10 +171,10 @@ describe('.ci/install-python-tools', () => {
     expect(
       run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok', LOCALPLANE_DEBIAN_PYTHON: debian }),
     ).toMatchObject({ status: 0, aptCalls: [] });
-    // Without Debian's, the one on PATH lacking xdist gets the three packages.
+    // Without Debian's, the one on PATH lacking xdist gets the four packages.
     expect(run('.ci/install-python-tools', { CI: 'true', FAKE_APT: 'ok' })).toMatchObject({
       status: 0,
-      aptCalls: ['apt-get install -y python3-pytest python3-pytest-xdist python3-boto3'],
+      aptCalls: ['apt-get install -y python3-pytest python3-pytest-xdist python3-boto3 black'],
     });
   });
 
@@ -188,8 +188,8 @@ describe('.ci/install-python-tools', () => {
     });
     expect(status).toBe(1);
     expect(output).toContain(
-      `python3-pytest, python3-pytest-xdist and python3-boto3 are installed, but neither ${debian} nor ` +
-        `${join(bin, 'python3')} imports pytest, xdist and boto3`,
+      `python3-pytest, python3-pytest-xdist, python3-boto3 and black are installed, but neither ${debian} nor ` +
+        `${join(bin, 'python3')} imports pytest, xdist, boto3 and black`,
     );
   });
 });
@@ -199,7 +199,7 @@ describe('.ci/run', () => {
     const { status, output, aptCalls } = run('.ci/run', { CI: 'true', FAKE_APT: 'ok' });
     expect(aptCalls).toEqual([
       'apt-get install -y chromium',
-      'apt-get install -y python3-pytest python3-pytest-xdist python3-boto3 awscli',
+      'apt-get install -y python3-pytest python3-pytest-xdist python3-boto3 black awscli',
     ]);
     expect(output.indexOf('== install: python3-pytest')).toBeLessThan(output.indexOf('== test: npm test'));
     expect(output.trim().split('\n').at(-1)).toBe('3 passed, 0 failed');
@@ -210,7 +210,7 @@ describe('.ci/run', () => {
     const { status, output } = run('.ci/run', { CI: 'true', FAKE_APT: 'broken' });
     expect(output).toContain('chromium could not be installed with apt-get');
     expect(output).toContain(
-      'python3-pytest python3-pytest-xdist python3-boto3 awscli could not be installed with apt-get',
+      'python3-pytest python3-pytest-xdist python3-boto3 black awscli could not be installed with apt-get',
     );
     expect(output).toContain('== test: npm test');
     expect(output.trim().split('\n').at(-1)).toBe('3 passed, 2 failed');

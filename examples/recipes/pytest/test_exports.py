@@ -38,7 +38,11 @@ def test_an_export_writes_parquet_that_boto3_reads(localplane, objstore):
         localplane,
         "POST",
         "/api/v1/bulk-exports/destinations",
-        {"display_name": "landing", "config": {"bucket_name": "exports", "prefix": "pytest"}, "credentials": OBJSTORE_KEY},
+        {
+            "display_name": "landing",
+            "config": {"bucket_name": "exports", "prefix": "pytest"},
+            "credentials": OBJSTORE_KEY,
+        },
     )
     export = call_api(
         localplane,
