@@ -1,14 +1,11 @@
 """An export from Python: a destination and an export made over the service API, run on the emulator clock, its
-Parquet files read with boto3."""
+Parquet files read with boto3 (the plugin's objstore fixture)."""
 
 from __future__ import annotations
 
 import io
 import struct
 from typing import Any
-
-import boto3
-from botocore.config import Config
 
 import localplane
 from public_api import ACME, call, create_export
@@ -19,19 +16,7 @@ except ImportError:  # optional: without it the files' framing and the SQL row c
     parquet = None
 
 
-def s3_client(lp: localplane.Localplane) -> Any:
-    key = next(key for key in lp.fixtures()["objstore"]["keys"] if "get" in key["permissions"])
-    return boto3.client(
-        "s3",
-        endpoint_url=lp.objstore_url,
-        aws_access_key_id=key["access_key_id"],
-        aws_secret_access_key=key["secret_access_key"],
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}),
-    )
-
-
-def test_an_export_writes_parquet_that_boto3_reads(instance: localplane.Localplane) -> None:
+def test_an_export_writes_parquet_that_boto3_reads(instance: localplane.Localplane, objstore: Any) -> None:
     instance.config.patch(export_rows_per_file=200)  # a few files, not one
     export = create_export(instance.api_url, "pytest-flow")
     assert export["status"] == "Created"
@@ -46,7 +31,7 @@ def test_an_export_writes_parquet_that_boto3_reads(instance: localplane.Localpla
     rows_written = runs[0]["metadata"]["result"]["rows_written"]
     assert rows_written > 400
 
-    s3 = s3_client(instance)
+    s3 = objstore  # the plugin's boto3 client of the instance
     listed = s3.list_objects_v2(Bucket="exports", Prefix=f"pytest-flow/export_id={export['id']}/")
     keys = sorted(item["Key"] for item in listed.get("Contents", []) if item["Key"].endswith(".parquet"))
     assert len(keys) == -(-rows_written // 200)
