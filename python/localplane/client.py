@@ -246,14 +246,8 @@ class Objstore:
 
     def put_object(self, bucket: str, key: str, content: bytes, content_type: Optional[str] = None) -> JsonObject:
         """Stored as S3 PutObject stores it (application/octet-stream unless given)."""
-        return json_of(
-            self._http.send(
-                "PUT",
-                f"{self._bucket(bucket)}/object",
-                query={"key": key},
-                data=bytes(content),
-                content_type=content_type,
-            )
+        return self._http.json(
+            "PUT", f"{self._bucket(bucket)}/object", query={"key": key}, data=bytes(content), content_type=content_type
         )
 
     def delete_object(self, bucket: str, key: str) -> None:
@@ -286,16 +280,10 @@ class Snapshots:
         return self._http.send("GET", f"/snapshots/{segment(name)}")
 
     def upload(self, name: str, file: bytes) -> SavedSnapshot:
-        return json_of(self._http.send("PUT", f"/snapshots/{segment(name)}", data=bytes(file)))
+        return self._http.json("PUT", f"/snapshots/{segment(name)}", data=bytes(file))
 
     def delete(self, name: str) -> None:
         self._http.send("DELETE", f"/snapshots/{segment(name)}")
-
-
-def json_of(body: bytes) -> Any:
-    import json
-
-    return json.loads(body or b"null")
 
 
 class Localplane:

@@ -21,7 +21,7 @@ MARKER = "localplane"
 # A failing test's report lists this many of its requests at most (the newest), and as many near misses.
 REPORTED_REQUESTS = 50
 REPORTED_NEAR_MISSES = 20
-# The instance a test's `localplane` fixture gave it, and the journal's newest id before the test ran.
+# The instance a test's `localplane` fixture gave it, its journal emptied by the reset: what it holds is the test's.
 _WATCHED = pytest.StashKey[Any]()
 
 _SETTINGS = {
@@ -153,8 +153,7 @@ def localplane(request: pytest.FixtureRequest, localplane_instances: Instances) 
         instance.clock.freeze()
     elif freeze is False:
         instance.clock.unfreeze()
-    newest = instance.requests.list(order="desc", limit=1)
-    request.node.stash[_WATCHED] = (instance, newest[0]["id"] if newest else 0)
+    request.node.stash[_WATCHED] = instance
     return instance
 
 
@@ -182,21 +181,20 @@ def objstore(localplane: Localplane) -> Any:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
     outcome = yield
     report = outcome.get_result()
-    watched = item.stash.get(_WATCHED, None)
-    if watched is None or not report.failed or report.when == "teardown":
+    instance = item.stash.get(_WATCHED, None)
+    if instance is None or not report.failed or report.when == "teardown":
         return
-    instance, since = watched
     try:
-        report.sections.append(("localplane", seen_by(instance, since)))
+        report.sections.append(("localplane", seen_by(instance)))
     except (LocalplaneError, OSError) as error:
         report.sections.append(("localplane", f"(the instance could not be read: {error})"))
 
 
-def seen_by(instance: Localplane, since: int) -> str:
-    """What the emulator saw since a journal id: the requests (newest last) and the near misses of rules that did not
-    act on them."""
-    requests = instance.requests.list(since=since, order="desc", limit=REPORTED_REQUESTS)[::-1]
-    total = instance.requests.count(since=since)
+def seen_by(instance: Localplane) -> str:
+    """What the emulator saw since the test's reset: the requests (newest last) and the near misses of rules that did
+    not act on them."""
+    requests = instance.requests.list(order="desc", limit=REPORTED_REQUESTS)[::-1]
+    total = instance.requests.count()
     lines: List[str] = [f"{instance.api_url}: {total} request{'s' if total != 1 else ''} during this test"]
     if total > len(requests):
         lines.append(f"  (the newest {len(requests)} of them)")
@@ -208,7 +206,7 @@ def seen_by(instance: Localplane, since: int) -> str:
     fired = {entry.get("fault_rule_id") for entry in requests}
     misses = [
         miss
-        for miss in instance.fault_rules.near_misses(since=since, limit=REPORTED_REQUESTS)["near_misses"]
+        for miss in instance.fault_rules.near_misses(limit=REPORTED_REQUESTS)["near_misses"]
         if miss["rule_id"] not in fired
     ][:REPORTED_NEAR_MISSES]
     if misses:
