@@ -21,6 +21,12 @@ export interface TableSet {
   seeded: readonly string[];
   runtime: readonly string[];
   /**
+   * Tables their module computes from the others (an index of them): emptied on reset, and on
+   * restore instead of being copied from the snapshot; their module writes them again (on
+   * resume). A workspace reset deletes their rows as `workspaceRows` says.
+   */
+  derived?: readonly string[];
+  /**
    * How to find one workspace's rows, per table: a condition with one `?` for the workspace id
    * and `{schema}` for the schema whose tables it reads (`main` or `seed`). Tables left out
    * belong to no workspace (e.g. the objstore's keys) and a workspace reset leaves them alone.
@@ -154,7 +160,7 @@ function schemaStamp(tables: readonly TableSet[]): number {
 export function resetInstanceDb(db: Db, tables: readonly TableSet[]): void {
   db.transaction(() => {
     for (const set of tables) {
-      for (const table of set.runtime) db.exec(`DELETE FROM main.${table}`);
+      for (const table of [...set.runtime, ...(set.derived ?? [])]) db.exec(`DELETE FROM main.${table}`);
       for (const table of set.seeded) {
         db.exec(`DELETE FROM main.${table}`);
         db.exec(`INSERT INTO main.${table} SELECT * FROM seed.${table}`);
@@ -241,12 +247,13 @@ export function attachSnapshotImage(db: Db, path: string): () => void {
   return () => db.exec('DETACH DATABASE snapshot');
 }
 
-/** Replaces every table of main with the attached snapshot's rows, in one transaction. */
+/** Replaces every table of main with the attached snapshot's rows, in one transaction; derived tables are emptied. */
 export function replaceStateFromSnapshot(db: Db, tables: readonly TableSet[]): void {
   db.transaction(() => {
     for (const table of tablesOf(tables)) {
       db.exec(`DELETE FROM main.${table}`);
       db.exec(`INSERT INTO main.${table} SELECT * FROM snapshot.${table}`);
     }
+    for (const table of tables.flatMap((set) => set.derived ?? [])) db.exec(`DELETE FROM main.${table}`);
   })();
 }

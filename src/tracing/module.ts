@@ -10,6 +10,10 @@ import { TracingStore } from './store.ts';
  */
 export function tracingModule(core: InstanceCore) {
   const store = new TracingStore(core.db);
+  const chunks = store.addedChunkWriter!;
+  core.teardown.add('resources', () => chunks.close());
+  // The database part resets and restores the chunks' table; then the file follows, and runs without chunks get them.
+  core.parts.register('added run chunks', { reset: () => chunks.clear(), resume: () => chunks.cover() });
   const routes = serverInfoRoutes();
   const adminRoutes = new OpenApiHono('admin').route(
     '/sessions',

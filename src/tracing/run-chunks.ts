@@ -1,21 +1,23 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Db } from '../shared/db.ts';
-import type { AppendRegion } from '../shared/template-cache.ts';
 import type { Micros } from '../shared/time.ts';
 import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, type RunColumn } from './schema.ts';
 import type { ColumnCells, RunColumnsPage, RunCursor } from './pages.ts';
 
 /**
- * The seeded runs laid out for export: each session's runs in export order, cut into chunks of
+ * Runs laid out for export: a session's runs in export order, cut into chunks of
  * RUN_CHUNK_ROWS, each chunk holding every column's cells as an export page does (see
- * ColumnCells). They are written once, when the template is built, after the template's
- * database in the same file (SQLite reads only as many pages as its header counts), and
- * `run_chunks` says where each chunk is. An export of seeded runs reads them into memory it
- * reuses: no SQLite decoding of each row, and no buffer per chunk for the garbage collector.
+ * ColumnCells). An export reads them into memory it reuses: no SQLite decoding of each row, and
+ * no buffer per chunk for the garbage collector.
  *
  * A chunk is, for each of RUN_COLUMNS in order, its values as float64 (`rows` of them, in this
- * machine's byte order, as the template never leaves it), then, for each text column in
- * order, its bytes: as many as its values (byte lengths, NaN for NULL) add up to.
+ * machine's byte order, as the files never leave it), then, for each text column in order, its
+ * bytes: as many as its values (byte lengths, NaN for NULL) add up to.
+ *
+ * Chunks come in sequences, each in export order: the template's chunks of a session's seeded
+ * runs (written after the template's database in the same file, see `run_chunks`), and one per
+ * batch of runs added at run time (added-run-chunks.ts). A page merges the sequences of its
+ * session in cursor order.
  */
 export const RUN_CHUNKS_DDL = `
 CREATE TABLE IF NOT EXISTS run_chunks (
@@ -29,34 +31,30 @@ CREATE TABLE IF NOT EXISTS run_chunks (
 ) WITHOUT ROWID;
 `;
 
-/** Runs per chunk: a 5,000-run export page reads at most one chunk more than it keeps. */
-const RUN_CHUNK_ROWS = 512;
+/** Runs per chunk: a 5,000-run export page reads at most one chunk more per sequence than it keeps. */
+export const RUN_CHUNK_ROWS = 512;
 
 const START_TIME_AT = RUN_COLUMNS.indexOf('start_time');
 const ID_AT = RUN_COLUMNS.indexOf('id');
 
-/** A page of a session's runs after a cursor, all columns: what chunks are cut from. */
-export type ReadAllColumns = (after: RunCursor | null, limit: number) => RunColumnsPage;
-
-/**
- * Writes a session's chunks into the region and says where they are, from its runs read page by page in export order.
- */
-export function writeRunChunks(db: Db, sessionId: string, read: ReadAllColumns, region: AppendRegion): void {
-  const insert = db.prepare(
-    'INSERT INTO run_chunks (session_id, last_start_time, last_id, rows, region_offset, bytes) VALUES (?, ?, ?, ?, ' +
-      '?, ?)',
-  );
-  let after: RunCursor | null = null;
-  for (;;) {
-    const page = read(after, RUN_CHUNK_ROWS);
-    if (page.rows === 0) return;
-    after = page.last!;
-    const bytes = chunkCells(page);
-    insert.run(sessionId, after.startTime, after.id, page.rows, region.append(bytes), bytes.byteLength);
-  }
+/** Where a chunk is in its file, how many runs it holds, and its last run's cursor. */
+export interface ChunkLocation {
+  rows: number;
+  /** Where its bytes begin in the file. */
+  at: number;
+  bytes: number;
+  last: RunCursor;
 }
 
-function chunkCells(page: RunColumnsPage): Buffer {
+/** One sequence of a session's chunks, in export order, in one file. */
+export interface ChunkSequence {
+  file: string;
+  /** Up to `count` of its chunks whose last run comes after the cursor, in order. */
+  chunksAfter(after: RunCursor, count: number): ChunkLocation[];
+}
+
+/** Runs' cells as a chunk holds them: a page's (all columns, in RUN_COLUMNS order) laid end to end. */
+export function chunkCells(page: RunColumnsPage): Buffer {
   const parts: Uint8Array[] = page.columns.map(
     (cells) => new Uint8Array(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength),
   );
@@ -67,29 +65,30 @@ function chunkCells(page: RunColumnsPage): Buffer {
 /** A chunk's cells, column by column (RUN_COLUMNS order), as views into its bytes. */
 interface Chunk {
   rows: number;
-  /** Each column's values, as bytes (8-aligned: the arena hands out aligned memory). */
-  values: Uint8Array[];
+  values: Float64Array[];
   text: (Uint8Array | null)[];
+  /** Per text column, where each cell's bytes begin (rows + 1 of them), made when first needed. */
+  offsets: (Float64Array | undefined)[];
+  starts: Float64Array;
 }
 
 function parseChunk(rows: number, cells: Uint8Array): Chunk {
   const width = rows * 8;
-  const values = RUN_COLUMNS.map((_, k) => cells.subarray(k * width, (k + 1) * width));
+  if (cells.byteLength < RUN_COLUMNS.length * width)
+    throw new Error(`a run chunk of ${rows} runs holds only ${cells.byteLength} bytes`);
+  // 8-aligned: the arena hands out aligned memory.
+  const values = RUN_COLUMNS.map((_, k) => new Float64Array(cells.buffer, cells.byteOffset + k * width, rows));
   let at = RUN_COLUMNS.length * width;
-  const text = RUN_COLUMNS.map((_, k) => {
-    if (NUMBER_RUN_COLUMNS.has(RUN_COLUMNS[k]!)) return null;
-    const length = sumLengths(asFloats(values[k]!), 0, rows);
+  const text = RUN_COLUMNS.map((column, k) => {
+    if (NUMBER_RUN_COLUMNS.has(column)) return null;
+    const length = sumLengths(values[k]!, 0, rows);
     const bytes = cells.subarray(at, at + length);
     at += length;
     return bytes;
   });
   if (at !== cells.byteLength) throw new Error(`a run chunk holds ${cells.byteLength} bytes, its cells say ${at}`);
-  return { rows, values, text };
+  return { rows, values, text, offsets: [], starts: values[START_TIME_AT]! };
 }
-
-/** The float64 values the bytes hold. */
-const asFloats = (bytes: Uint8Array): Float64Array =>
-  new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
 
 /** The bytes of cells `from` to `to` (exclusive) of a text column, whose values are their lengths (NaN for NULL). */
 function sumLengths(lengths: Float64Array, from: number, to: number): number {
@@ -101,183 +100,387 @@ function sumLengths(lengths: Float64Array, from: number, to: number): number {
   return sum;
 }
 
+/** Where each cell of text column `column` begins in the chunk's text, and where the last ends. */
+function textOffsets(chunk: Chunk, column: number): Float64Array {
+  let offsets = chunk.offsets[column];
+  if (offsets === undefined) {
+    const lengths = chunk.values[column]!;
+    offsets = new Float64Array(chunk.rows + 1);
+    for (let i = 0; i < chunk.rows; i++) {
+      const length = lengths[i]!;
+      offsets[i + 1] = offsets[i]! + (length === length ? length : 0);
+    }
+    chunk.offsets[column] = offsets;
+  }
+  return offsets;
+}
+
+/** The id of a chunk's run, as bytes. */
+function idBytes(chunk: Chunk, row: number): Uint8Array {
+  const offsets = textOffsets(chunk, ID_AT);
+  return chunk.text[ID_AT]!.subarray(offsets[row]!, offsets[row + 1]!);
+}
+
+/**
+ * Memory reused from page to page: an export reads tens of MB a second, and as new buffers their
+ * garbage made V8 collect the old generation after nearly every page. What a page hands out are
+ * views into it, valid until the next page starts.
+ */
+class PageArena {
+  private memory = new ArrayBuffer(0);
+  private used = 0;
+  /** What the page took in all, beyond the memory it began with as well. */
+  private taken = 0;
+
+  /** Starts a page, dropping the last page's views; `bytes` is what it is known to need. */
+  reset(bytes = 0): void {
+    const needed = Math.max(bytes, this.taken);
+    if (this.memory.byteLength < needed) this.memory = new ArrayBuffer(Math.ceil(needed * 1.1));
+    this.used = 0;
+    this.taken = 0;
+  }
+
+  /**
+   * The next `bytes` (rounded up to 8, so that float64 views stay aligned). When the memory is
+   * full, the page goes on in a new block (the views handed out keep the old one), and the next
+   * page starts with room for all of this one.
+   */
+  take(bytes: number): Uint8Array {
+    const rounded = (bytes + 7) & ~7;
+    this.taken += rounded;
+    if (this.used + rounded > this.memory.byteLength) {
+      this.memory = new ArrayBuffer(Math.max(rounded, this.memory.byteLength));
+      this.used = 0;
+    }
+    const view = new Uint8Array(this.memory, this.used, bytes);
+    this.used += rounded;
+    return view;
+  }
+}
+
+/** The chunks a page is read from (its text stays there), and its columns' cells. */
+const chunkMemory = new PageArena();
+const pageMemory = new PageArena();
+
+/** Chunk locations a sequence is asked for at a time. */
+const LOCATIONS_AT_A_TIME = 16;
+
+/** A sequence as a page reads it: its current chunk and row, and the locations of the chunks after it. */
+class SequenceHead {
+  chunk!: Chunk;
+  row = 0;
+  private pending: ChunkLocation[] = [];
+  private exhausted = false;
+  private lastFetched: RunCursor | undefined;
+
+  constructor(
+    private readonly sequence: ChunkSequence,
+    /** The sequence's rank: of two runs on the same cursor, the lower rank's comes first. */
+    readonly rank: number,
+    private readonly files: OpenFiles,
+  ) {}
+
+  /** Reads the first chunk that ends after the cursor and stands on its first run after it; false when none does. */
+  start(after: RunCursor): boolean {
+    this.fetch(after);
+    if (!this.next()) return false;
+    this.row = firstAfter(this.chunk, after);
+    return true;
+  }
+
+  /** Moves to the next chunk; false when the sequence has no more. */
+  next(): boolean {
+    if (this.pending.length === 0 && !this.exhausted) this.fetch(this.lastFetched!);
+    if (this.pending.length === 0) return false;
+    const location = this.pending.shift()!;
+    this.chunk = parseChunk(location.rows, this.files.read(this.sequence.file, location));
+    this.row = 0;
+    return true;
+  }
+
+  private fetch(after: RunCursor): void {
+    this.pending = this.sequence.chunksAfter(after, LOCATIONS_AT_A_TIME);
+    this.exhausted = this.pending.length < LOCATIONS_AT_A_TIME;
+    this.lastFetched = this.pending.at(-1)?.last;
+  }
+
+  startTime(): number {
+    return this.chunk.starts[this.row]!;
+  }
+}
+
+/** Whether run `row` of `head`'s chunk comes before the run `other` stands on, in cursor order. */
+function comesBefore(head: SequenceHead, row: number, other: SequenceHead): boolean {
+  const start = head.chunk.starts[row]!;
+  const otherStart = other.startTime();
+  if (start !== otherStart) return start < otherStart;
+  const order = Buffer.compare(idBytes(head.chunk, row), idBytes(other.chunk, other.row));
+  return order !== 0 ? order < 0 : head.rank < other.rank;
+}
+
+/** The files a page reads chunks from, each opened once for the page. */
+class OpenFiles {
+  private readonly descriptors = new Map<string, number>();
+
+  read(file: string, location: ChunkLocation): Uint8Array {
+    let descriptor = this.descriptors.get(file);
+    if (descriptor === undefined) {
+      descriptor = openSync(file, 'r');
+      this.descriptors.set(file, descriptor);
+    }
+    const cells = chunkMemory.take(location.bytes);
+    const read = readSync(descriptor, cells, 0, location.bytes, location.at);
+    if (read !== location.bytes) throw new Error(`${file} ends inside a run chunk: it is damaged`);
+    return cells;
+  }
+
+  close(): void {
+    for (const descriptor of this.descriptors.values()) closeSync(descriptor);
+  }
+}
+
+/** A binary heap of sequence heads, the one standing on the first run in cursor order on top. */
+class HeadHeap {
+  private readonly heads: SequenceHead[] = [];
+
+  get top(): SequenceHead | undefined {
+    return this.heads[0];
+  }
+
+  push(head: SequenceHead): void {
+    const heads = this.heads;
+    let at = heads.push(head) - 1;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!comesBefore(head, head.row, heads[parent]!)) break;
+      heads[at] = heads[parent]!;
+      at = parent;
+    }
+    heads[at] = head;
+  }
+
+  pop(): SequenceHead | undefined {
+    const heads = this.heads;
+    const top = heads[0];
+    const last = heads.pop();
+    if (heads.length === 0 || last === undefined) return top;
+    let at = 0;
+    for (;;) {
+      const left = 2 * at + 1;
+      if (left >= heads.length) break;
+      const right = left + 1;
+      const child = right < heads.length && comesBefore(heads[right]!, heads[right]!.row, heads[left]!) ? right : left;
+      if (!comesBefore(heads[child]!, heads[child]!.row, last)) break;
+      heads[at] = heads[child]!;
+      at = child;
+    }
+    heads[at] = last;
+    return top;
+  }
+}
+
 /** A slice of a chunk that a page keeps: rows `from` to `to` (exclusive). */
 interface Slice {
   chunk: Chunk;
-  starts: Float64Array;
   from: number;
   to: number;
 }
 
-type ChunkRow = [rows: number, regionOffset: number, bytes: number, lastStartTime: Micros];
+/**
+ * The runs of the sequences in [after, to), at most `limit`, in export order (on one cursor, the
+ * earlier sequence's run first): each sequence read from its first chunk ending after the cursor,
+ * and merged.
+ */
+export function readChunkPage(
+  sequences: readonly ChunkSequence[],
+  query: { after: RunCursor; to: Micros; limit: number; columns: readonly RunColumn[] },
+): RunColumnsPage {
+  const { after, to, limit } = query;
+  chunkMemory.reset();
+  const files = new OpenFiles();
+  try {
+    const heap = new HeadHeap();
+    sequences.forEach((sequence, rank) => {
+      const head = new SequenceHead(sequence, rank, files);
+      if (head.start(after)) heap.push(head);
+    });
+    const slices: Slice[] = [];
+    let rows = 0;
+    for (let head = heap.pop(); head !== undefined && rows < limit; head = heap.pop()) {
+      const { chunk } = head;
+      const from = head.row;
+      if (chunk.starts[from]! >= to) break;
+      // The head's runs up to the next sequence's first run.
+      const next = heap.top;
+      let end = from + 1;
+      while (
+        end < chunk.rows &&
+        rows + (end - from) < limit &&
+        chunk.starts[end]! < to &&
+        (next === undefined || comesBefore(head, end, next))
+      )
+        end++;
+      slices.push({ chunk, from, to: end });
+      rows += end - from;
+      head.row = end;
+      if (end < chunk.rows || head.next()) heap.push(head);
+    }
+    if (rows === 0) return { rows, columns: [], last: null };
+    const last = slices.at(-1)!;
+    const columns = joinColumns(
+      slices,
+      rows,
+      query.columns.map((column) => RUN_COLUMNS.indexOf(column)),
+    );
+    return {
+      rows,
+      columns,
+      last: { startTime: last.chunk.starts[last.to - 1]!, id: textOf(idBytes(last.chunk, last.to - 1)) },
+    };
+  } finally {
+    files.close();
+  }
+}
+
+const textOf = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString();
 
 /**
- * Reads export pages of seeded runs from the template's chunks, when the template has them: one
- * built before they existed, kept in a data dir, has none.
+ * The first row of the chunk after the cursor, in (start_time, id) order; ids compare as SQLite's BINARY collation
+ * does.
  */
-export class RunChunkReader {
-  private readonly chunks;
+function firstAfter(chunk: Chunk, after: RunCursor): number {
+  const { starts } = chunk;
+  let row = 0;
+  while (row < chunk.rows && starts[row]! < after.startTime) row++;
+  if (row === chunk.rows || starts[row]! > after.startTime) return row;
+  const id = Buffer.from(after.id);
+  while (row < chunk.rows && starts[row] === after.startTime && Buffer.compare(idBytes(chunk, row), id) <= 0) row++;
+  return row;
+}
+
+/**
+ * A page's text cells are copied together when it holds more slices than this (sequences merged
+ * run by run); fewer are handed on as the chunks' pieces, which the Arrow writer copies once.
+ */
+const MAX_TEXT_PIECES = 64;
+/** Shorter copies are made byte by byte: a typed array's view and set cost more. */
+const SHORT_COPY = 32;
+
+/** The page's columns: each one's values copied together, its text the chunks' pieces or a copy of them. */
+function joinColumns(slices: readonly Slice[], rows: number, columns: readonly number[]): ColumnCells[] {
+  pageMemory.reset(columns.length * rows * 8);
+  const copyText = slices.length > MAX_TEXT_PIECES;
+  return columns.map((column) => {
+    const bytes = pageMemory.take(rows * 8);
+    const values = new Float64Array(bytes.buffer, bytes.byteOffset, rows);
+    let row = 0;
+    for (const { chunk, from, to } of slices) {
+      const source = chunk.values[column]!;
+      if (to - from < SHORT_COPY) for (let i = from; i < to; i++) values[row++] = source[i]!;
+      else {
+        values.set(source.subarray(from, to), row);
+        row += to - from;
+      }
+    }
+    if (slices[0]!.chunk.text[column] === null) return { values, text: null };
+    if (copyText) return { values, text: [joinText(slices, column)] };
+    const text = slices.map(({ chunk, from, to }) => {
+      const offsets = textOffsets(chunk, column);
+      return chunk.text[column]!.subarray(offsets[from]!, offsets[to]!);
+    });
+    return { values, text };
+  });
+}
+
+/** The text of the slices' cells of a column, copied together. */
+function joinText(slices: readonly Slice[], column: number): Uint8Array {
+  let bytes = 0;
+  for (const { chunk, from, to } of slices) {
+    const offsets = textOffsets(chunk, column);
+    bytes += offsets[to]! - offsets[from]!;
+  }
+  const target = pageMemory.take(bytes);
+  let at = 0;
+  for (const { chunk, from, to } of slices) {
+    const offsets = textOffsets(chunk, column);
+    const source = chunk.text[column]!;
+    const start = offsets[from]!;
+    const end = offsets[to]!;
+    if (end - start < SHORT_COPY) for (let i = start; i < end; i++) target[at++] = source[i]!;
+    else {
+      target.set(source.subarray(start, end), at);
+      at += end - start;
+    }
+  }
+  return target;
+}
+
+/** A page of a session's runs after a cursor, all columns: what chunks are cut from. */
+export type ReadAllColumns = (after: RunCursor | null, limit: number) => RunColumnsPage;
+
+/** Where a chunk went, as its writer records it. */
+export type RecordChunk = (chunk: { rows: number; last: RunCursor; at: number; bytes: number }) => void;
+
+/** Writes runs' chunks, from their pages read in export order, into the region; `record` says where each went. */
+export function writeChunks(read: ReadAllColumns, region: { append(bytes: Uint8Array): number }, record: RecordChunk) {
+  let after: RunCursor | null = null;
+  for (;;) {
+    const page = read(after, RUN_CHUNK_ROWS);
+    if (page.rows === 0) return;
+    after = page.last!;
+    const bytes = chunkCells(page);
+    record({ rows: page.rows, last: after, at: region.append(bytes), bytes: bytes.byteLength });
+  }
+}
+
+type LocationRow = [rows: number, at: number, bytes: number, lastStartTime: Micros, lastId: string];
+
+/** Locations from rows of (rows, offset, bytes, last_start_time, last_id), the offsets from `base`. */
+export const locationsOf = (rows: readonly unknown[], base: number): ChunkLocation[] =>
+  (rows as LocationRow[]).map(([count, at, bytes, startTime, id]) => ({
+    rows: count,
+    at: base + at,
+    bytes,
+    last: { startTime, id },
+  }));
+
+/**
+ * The template's chunks of seeded runs (attached as `seed`), one sequence per session, when the
+ * template has them: one built before they existed, kept in a data dir, has none.
+ */
+export class TemplateRunChunks {
+  private readonly locations;
 
   private constructor(
     db: Db,
-    /** The template file, and where in it the chunks begin: after the pages of its database. */
     private readonly file: string,
+    /** Where in the template file the chunks begin: after the pages of its database. */
     private readonly regionStart: number,
   ) {
-    this.chunks = db
-      .prepare<[string, Micros, string]>(
-        'SELECT rows, region_offset, bytes, last_start_time FROM seed.run_chunks WHERE session_id = ? AND ' +
-          '(last_start_time, last_id) > (?, ?) ORDER BY last_start_time, last_id',
+    this.locations = db
+      .prepare<[string, Micros, string, number]>(
+        'SELECT rows, region_offset, bytes, last_start_time, last_id FROM seed.run_chunks WHERE session_id = ? AND ' +
+          '(last_start_time, last_id) > (?, ?) ORDER BY last_start_time, last_id LIMIT ?',
       )
       .raw();
   }
 
-  /** The reader of the template attached as `seed`, or null when the template has no chunks. */
-  static of(db: Db): RunChunkReader | null {
+  /** The chunks of the template attached as `seed`, or null when it has none. */
+  static of(db: Db): TemplateRunChunks | null {
     const columns = db.prepare<[], string>("SELECT name FROM pragma_table_info('run_chunks', 'seed')").pluck().all();
     if (!columns.includes('region_offset')) return null;
     const file = db.prepare<[], string>("SELECT file FROM pragma_database_list WHERE name = 'seed'").pluck().get()!;
     const regionStart =
       (db.pragma('seed.page_count', { simple: true }) as number) *
       (db.pragma('seed.page_size', { simple: true }) as number);
-    return new RunChunkReader(db, file, regionStart);
+    return new TemplateRunChunks(db, file, regionStart);
   }
 
-  /** The seeded runs of the session in [after, to), at most `limit`, in export order. */
-  page(query: {
-    sessionId: string;
-    after: RunCursor;
-    to: Micros;
-    limit: number;
-    columns: readonly RunColumn[];
-  }): RunColumnsPage {
-    const { after, to, limit } = query;
-    const chunks = this.read(this.chunksOfPage(query.sessionId, after, to, limit));
-    const slices: Slice[] = [];
-    let rows = 0;
-    for (const chunk of chunks) {
-      const starts = asFloats(chunk.values[START_TIME_AT]!);
-      const from = slices.length === 0 ? firstAfter(chunk, starts, after) : 0;
-      let end = from;
-      while (end < chunk.rows && rows + (end - from) < limit && starts[end]! < to) end++;
-      if (end > from) slices.push({ chunk, starts, from, to: end });
-      rows += end - from;
-      if (end < chunk.rows || rows === limit) break;
-    }
-    if (rows === 0) return { rows, columns: [], last: null };
-    const last = slices.at(-1)!;
-    const lastId = lastText(last.chunk, ID_AT, last.to);
-    const columns = joinColumns(
-      slices,
-      rows,
-      query.columns.map((column) => RUN_COLUMNS.indexOf(column)),
-    );
-    return { rows, columns, last: { startTime: last.starts[last.to - 1]!, id: lastId } };
+  sequence(sessionId: string): ChunkSequence {
+    return {
+      file: this.file,
+      chunksAfter: (after, count) =>
+        locationsOf(this.locations.all(sessionId, after.startTime, after.id, count), this.regionStart),
+    };
   }
-
-  /**
-   * The chunks a page may take rows from: the first ends after the cursor (some of its rows may
-   * be before it), and they go on until the rows of the others fill the page, or one reaches `to`.
-   */
-  private chunksOfPage(sessionId: string, after: RunCursor, to: Micros, limit: number): ChunkRow[] {
-    const wanted: ChunkRow[] = [];
-    let rowsAfterFirst = 0;
-    for (const row of this.chunks.iterate(sessionId, after.startTime, after.id) as IterableIterator<ChunkRow>) {
-      wanted.push(row);
-      if (wanted.length > 1) rowsAfterFirst += row[0];
-      if (rowsAfterFirst >= limit || row[3] >= to) break;
-    }
-    return wanted;
-  }
-
-  private read(rows: readonly ChunkRow[]): Chunk[] {
-    if (rows.length === 0) return [];
-    chunkMemory.reset(rows.reduce((sum, [, , bytes]) => sum + bytes + 8, 0));
-    const descriptor = openSync(this.file, 'r');
-    try {
-      return rows.map(([chunkRows, offset, bytes]) => {
-        const cells = chunkMemory.take(bytes);
-        const read = readSync(descriptor, cells, 0, bytes, this.regionStart + offset);
-        if (read !== bytes) throw new Error(`the template ${this.file} ends inside a run chunk: it is damaged`);
-        return parseChunk(chunkRows, cells);
-      });
-    } finally {
-      closeSync(descriptor);
-    }
-  }
-}
-
-/**
- * The first row of the chunk after the cursor, in (start_time, id) order; ids compare as SQLite's BINARY collation
- * does.
- */
-function firstAfter(chunk: Chunk, starts: Float64Array, after: RunCursor): number {
-  let row = 0;
-  while (row < chunk.rows && starts[row]! < after.startTime) row++;
-  if (row === chunk.rows || starts[row]! > after.startTime) return row;
-  const id = Buffer.from(after.id);
-  const lengths = asFloats(chunk.values[ID_AT]!);
-  const text = chunk.text[ID_AT]!;
-  let at = sumLengths(lengths, 0, row);
-  for (; row < chunk.rows && starts[row] === after.startTime; row++) {
-    const next = at + lengths[row]!;
-    if (Buffer.compare(text.subarray(at, next), id) > 0) break;
-    at = next;
-  }
-  return row;
-}
-
-/** The text of the cell before row `end` of a text column. */
-function lastText(chunk: Chunk, column: number, end: number): string {
-  const lengths = asFloats(chunk.values[column]!);
-  const to = sumLengths(lengths, 0, end);
-  return Buffer.from(chunk.text[column]!.subarray(to - lengths[end - 1]!, to)).toString('utf8');
-}
-
-/**
- * Memory reused from page to page: an export reads tens of MB a second, and as new buffers their
- * garbage made V8 collect the old generation after nearly every page. What a page hands out are
- * views into it, valid until the next page is read.
- */
-class PageArena {
-  private memory = new ArrayBuffer(0);
-  private used = 0;
-
-  /** Makes room for `bytes` in all, dropping the last page's cells. */
-  reset(bytes: number): void {
-    this.used = 0;
-    if (this.memory.byteLength < bytes) this.memory = new ArrayBuffer(Math.ceil(bytes * 1.1));
-  }
-
-  /** The next `bytes` (rounded up to 8, so that float64 views stay aligned). */
-  take(bytes: number): Uint8Array {
-    const view = new Uint8Array(this.memory, this.used, bytes);
-    this.used += (bytes + 7) & ~7;
-    return view;
-  }
-}
-
-/** The chunks a page is read from (its text stays there), and its columns' values. */
-const chunkMemory = new PageArena();
-const pageMemory = new PageArena();
-
-/** The page's columns: each one's values copied together, its text the pieces of the chunks' text it takes. */
-function joinColumns(slices: readonly Slice[], rows: number, columns: readonly number[]): ColumnCells[] {
-  pageMemory.reset(columns.length * rows * 8);
-  return columns.map((column) => {
-    const valueBytes = pageMemory.take(rows * 8);
-    let row = 0;
-    for (const { chunk, from, to } of slices) {
-      valueBytes.set(chunk.values[column]!.subarray(from * 8, to * 8), row * 8);
-      row += to - from;
-    }
-    const values = new Float64Array(valueBytes.buffer, valueBytes.byteOffset, rows);
-    if (slices[0]!.chunk.text[column] === null) return { values, text: null };
-    const text = slices.map(({ chunk, from, to }) => {
-      const lengths = asFloats(chunk.values[column]!);
-      const start = sumLengths(lengths, 0, from);
-      return chunk.text[column]!.subarray(start, start + sumLengths(lengths, from, to));
-    });
-    return { values, text };
-  });
 }

@@ -1,10 +1,14 @@
 import { FLAG, statementCache, TIMESTAMP, type Db, type TableSet } from '../shared/db.ts';
 import type { AppendRegion } from '../shared/template-cache.ts';
 import type { Micros } from '../shared/time.ts';
+import { ADDED_RUN_CHUNKS_DDL, AddedRunChunks, AddedRunChunkWriter } from './added-run-chunks.ts';
 import { insertRuns } from './generator.ts';
-import type { ColumnCells, RunColumnsPage, RunCursor } from './pages.ts';
-import { RUN_CHUNKS_DDL, RunChunkReader, writeRunChunks } from './run-chunks.ts';
-import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, RUNS_DDL, type RunColumn, type RunRow } from './schema.ts';
+import type { RunColumnsPage } from './pages.ts';
+import { RUN_CHUNKS_DDL, readChunkPage, TemplateRunChunks, writeChunks, type ChunkSequence } from './run-chunks.ts';
+import { readColumnsPage, type ColumnsPageQuery } from './run-pages.ts';
+import { RUN_COLUMNS, RUNS_DDL, type RunRow } from './schema.ts';
+
+export type { ColumnsPageQuery } from './run-pages.ts';
 
 export interface TracingSession {
   id: string;
@@ -27,12 +31,15 @@ CREATE TABLE IF NOT EXISTS sessions (
   name TEXT NOT NULL,
   created_at INTEGER NOT NULL
 );
-${RUNS_DDL}`,
+${RUNS_DDL}
+${ADDED_RUN_CHUNKS_DDL}`,
   seeded: ['sessions'],
   runtime: ['runs'],
+  derived: ['added_run_chunks'],
   workspaceRows: {
     sessions: 'tenant_id = ?',
     runs: 'session_id IN (SELECT id FROM {schema}.sessions WHERE tenant_id = ?)',
+    added_run_chunks: 'session_id IN (SELECT id FROM {schema}.sessions WHERE tenant_id = ?)',
   },
   // The exporter writes the runs' JSON columns as the text they are, and filters read them in SQL that takes any text.
   columns: {
@@ -50,9 +57,11 @@ export class TracingStore {
   /** The seeded runs' stats by session: the seed never changes, and counting 50,000 runs takes milliseconds. */
   private readonly seedStats = new Map<string, SessionRunStats>();
   private readonly prepared;
-  private readonly runtimeRunAfterStatement;
   /** The template's chunks of seeded runs, looked for at the first export page; null when it has none. */
-  private chunks: RunChunkReader | null | undefined;
+  private templateChunks: TemplateRunChunks | null | undefined;
+  private readonly addedChunks;
+  /** What writes the chunks of runs added at run time; none on a read-only connection (the export worker's). */
+  readonly addedChunkWriter: AddedRunChunkWriter | null;
 
   constructor(private readonly db: Db) {
     this.prepared = statementCache(db);
@@ -72,9 +81,8 @@ export class TracingStore {
       );
     this.seedStatsStatement = statsOf('seed.runs');
     this.runtimeStatsStatement = statsOf('main.runs');
-    this.runtimeRunAfterStatement = db.prepare<[string, Micros, Micros, string]>(
-      'SELECT 1 FROM main.runs WHERE session_id = ? AND start_time < ? AND (start_time, id) > (?, ?) LIMIT 1',
-    );
+    this.addedChunks = new AddedRunChunks(db);
+    this.addedChunkWriter = db.readonly ? null : new AddedRunChunkWriter(db, this.prepared);
   }
 
   static insertSession(db: Db, session: TracingSession): void {
@@ -92,9 +100,15 @@ export class TracingStore {
     return this.sessionByIdStatement.get(id);
   }
 
-  /** Stores runs traced after the seed (the runtime table); returns how many. */
+  /** Stores runs traced after the seed (the runtime table) and their chunks; returns how many. */
   addRuns(rows: Iterable<RunRow>): number {
-    return insertRuns(this.db, rows);
+    const writer = this.addedChunkWriter;
+    if (!writer) throw new Error('runs are added through the instance connection, not a read-only one');
+    const added = insertRuns(this.db, rows, {
+      afterBatch: (lastRowidBefore, sessionIds) => writer.appendAfter(lastRowidBefore, sessionIds),
+    });
+    this.db.pragma('shrink_memory');
+    return added;
   }
 
   sessionsOf(tenantId: string): TracingSession[] {
@@ -102,11 +116,7 @@ export class TracingStore {
   }
 
   stats(sessionId: string): SessionRunStats {
-    let seeded = this.seedStats.get(sessionId);
-    if (seeded === undefined) {
-      seeded = this.seedStatsStatement.get(sessionId)!;
-      this.seedStats.set(sessionId, seeded);
-    }
+    const seeded = this.seedRunStats(sessionId);
     const added = this.runtimeStatsStatement.get(sessionId)!;
     if (added.run_count === 0) return seeded;
     if (seeded.run_count === 0) return added;
@@ -117,12 +127,22 @@ export class TracingStore {
     };
   }
 
+  private seedRunStats(sessionId: string): SessionRunStats {
+    let seeded = this.seedStats.get(sessionId);
+    if (seeded === undefined) {
+      seeded = this.seedStatsStatement.get(sessionId)!;
+      this.seedStats.set(sessionId, seeded);
+    }
+    return seeded;
+  }
+
   /**
    * The next page of a session's runs in [from, to) after the cursor, in (start_time, id)
    * order, with an optional compiled filter (SQL over the run columns with `?` parameters),
-   * column by column: the cells of `columns`, and the cursor of its last run. Seeded runs are
-   * read from the template's chunks when no filter applies and no runtime run of the session
-   * falls in the page's range; otherwise SQLite reads the rows (readColumnsPage).
+   * column by column: the cells of `columns`, and the cursor of its last run. Without a filter
+   * the page merges the session's chunks (run-chunks.ts): those of the runs added at run time,
+   * and the template's of its seeded runs. SQLite reads the rows instead (run-pages.ts) with a
+   * filter, or when the template holds seeded runs of the session but no chunks.
    */
   runColumnsPage(query: ColumnsPageQuery): RunColumnsPage {
     for (const column of query.columns) {
@@ -131,22 +151,21 @@ export class TracingStore {
     // Runs from `from` on: a cursor before it reads from there.
     const after =
       query.after !== null && query.after.startTime >= query.from ? query.after : { startTime: query.from, id: '' };
-    if (query.filter === null) {
-      this.chunks ??= RunChunkReader.of(this.db);
-      if (
-        this.chunks &&
-        this.runtimeRunAfterStatement.get(query.sessionId, query.to, after.startTime, after.id) === undefined
-      ) {
-        return this.chunks.page({
-          sessionId: query.sessionId,
-          after,
-          to: query.to,
-          limit: query.limit,
-          columns: query.columns,
-        });
-      }
-    }
+    const sequences = query.filter === null ? this.chunkSequences(query.sessionId) : null;
+    if (sequences !== null)
+      return readChunkPage(sequences, { after, to: query.to, limit: query.limit, columns: query.columns });
     return readColumnsPage(this.prepared, ['main', 'seed'], { ...query, after });
+  }
+
+  /**
+   * The session's chunk sequences, the added runs' first (on one cursor, SQLite's merge puts main's run first); null
+   * when the template holds seeded runs of the session without chunks.
+   */
+  private chunkSequences(sessionId: string): ChunkSequence[] | null {
+    this.templateChunks ??= TemplateRunChunks.of(this.db);
+    const added = this.addedChunks.sequences(sessionId);
+    if (this.templateChunks) return [...added, this.templateChunks.sequence(sessionId)];
+    return this.seedRunStats(sessionId).run_count === 0 ? added : null;
   }
 
   /**
@@ -164,9 +183,11 @@ export class TracingStore {
       filter: null,
       columns: RUN_COLUMNS,
     };
-    writeRunChunks(
-      db,
-      sessionId,
+    const record = db.prepare(
+      'INSERT INTO run_chunks (session_id, last_start_time, last_id, rows, region_offset, bytes) VALUES (?, ?, ?, ?, ' +
+        '?, ?)',
+    );
+    writeChunks(
       (after, limit) =>
         readColumnsPage(prepared, ['main'], {
           ...everything,
@@ -174,131 +195,7 @@ export class TracingStore {
           limit,
         }),
       region,
+      ({ rows, last, at, bytes }) => record.run(sessionId, last.startTime, last.id, rows, at, bytes),
     );
   }
-}
-
-export interface ColumnsPageQuery {
-  sessionId: string;
-  from: Micros;
-  to: Micros;
-  after: RunCursor | null;
-  limit: number;
-  filter: { sql: string; params: (string | number)[] } | null;
-  columns: readonly RunColumn[];
-}
-
-/**
- * A page of the runs of the `schemas`' runs tables. SQLite concatenates each column's cells in
- * one aggregate over the page (a co-routine it reads in the page's order), so no JS value is
- * made per cell: the exporter reads millions, and a value per cell cost more than encoding them.
- * Several schemas' runs are merged in index order (MERGE (UNION ALL), no temporary B-tree); on a
- * tie the first schema's run comes first.
- */
-function readColumnsPage(
-  prepared: ReturnType<typeof statementCache>,
-  schemas: readonly string[],
-  query: ColumnsPageQuery & { after: RunCursor },
-): RunColumnsPage {
-  const { after } = query;
-  // The cursor (never before `from`) bounds start_time too: SQLite seeks the index to the lower
-  // of the two bounds it is given, and from `from` it would step over every run already read.
-  const armParams = [
-    query.sessionId,
-    after.startTime,
-    query.to,
-    after.startTime,
-    after.id,
-    ...(query.filter?.params ?? []),
-  ];
-  const filterSql = query.filter?.sql;
-  const where =
-    `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ` +
-    `?)${filterSql ? ` AND (${filterSql})` : ''}`;
-  const read: RunColumn[] = [...query.columns, ...CURSOR_COLUMNS.filter((column) => !query.columns.includes(column))];
-  const [startTimeAt, idAt] = CURSOR_COLUMNS.map((column) => read.indexOf(column)) as [number, number];
-  const select = read.map((column, k) => `${column} AS c${k}`).join(', ');
-  const page = schemas.map((schema) => `SELECT ${select} FROM ${schema}.runs WHERE ${where}`).join(' UNION ALL ');
-  const cells = read.map((column, k) =>
-    NUMBER_RUN_COLUMNS.has(column)
-      ? `group_concat(ifnull(c${k}, ''), ',')`
-      : `group_concat(ifnull(octet_length(c${k}), ''), ','), CAST(group_concat(c${k}, '') AS BLOB)`,
-  );
-  const sql = `SELECT count(*), ${cells.join(', ')} FROM (${page} ORDER BY c${startTimeAt}, c${idAt} LIMIT ?)`;
-  const [rows, ...aggregates] = prepared<unknown[], unknown[]>(sql)
-    .raw()
-    .get(...schemas.flatMap(() => armParams), query.limit)! as [number, ...unknown[]];
-  if (rows === 0) return { rows, columns: [], last: null };
-  let next = 0;
-  const columns = read.map((column): ColumnCells => {
-    const values = parseCells(aggregates[next++] as string, rows);
-    return {
-      values,
-      text: NUMBER_RUN_COLUMNS.has(column) ? null : [(aggregates[next++] as Buffer | null) ?? EMPTY_TEXT],
-    };
-  });
-  assertInCursorOrder(columns[startTimeAt]!.values);
-  const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
-  return { rows, columns: columns.slice(0, query.columns.length), last };
-}
-
-/** What a page is ordered by, read for its cursor when they are not exported. */
-const CURSOR_COLUMNS = ['start_time', 'id'] as const satisfies readonly RunColumn[];
-
-/** The last cell of a text column: the bytes its length counts back from the end of the last piece. */
-function lastText(cells: ColumnCells, rows: number): string {
-  const last = cells.text!.at(-1)!;
-  const text = Buffer.from(last.buffer, last.byteOffset, last.byteLength);
-  return text.toString('utf8', text.byteLength - cells.values[rows - 1]!);
-}
-
-/**
- * SQLite documents no order for group_concat's cells without an ORDER BY of its own (which
- * costs 3 to 4 times the page); today it concatenates the ordered sub-query's rows as they come.
- * Should a later SQLite not, the export fails rather than writing runs out of order.
- */
-function assertInCursorOrder(startTimes: Float64Array): void {
-  for (let i = 1; i < startTimes.length; i++) {
-    if (startTimes[i]! < startTimes[i - 1]!)
-      throw new Error(
-        `SQLite concatenated an export page out of order (row ${i}): this SQLite does not keep the order this ` +
-          `reader relies on`,
-      );
-  }
-}
-
-const EMPTY_TEXT = new Uint8Array(0);
-const DIGIT_0 = 48;
-const DIGIT_9 = 57;
-
-/**
- * The `count` comma-separated cells SQLite renders (an empty one for NULL): integers as their
- * digits, REALs with as many digits as give the same double back (infinities as Inf).
- */
-function parseCells(list: string, count: number): Float64Array {
-  const values = new Float64Array(count);
-  let at = 0;
-  for (let i = 0; i < count; i++) {
-    let end = list.indexOf(',', at);
-    if (end === -1) end = list.length;
-    values[i] = end === at ? NaN : parseCell(list, at, end);
-    at = end + 1;
-  }
-  return values;
-}
-
-/** Up to 15 digits are summed exactly without making a string; anything else goes through Number. */
-function parseCell(list: string, at: number, end: number): number {
-  if (end - at <= 15) {
-    let value = 0;
-    let i = at;
-    for (; i < end; i++) {
-      const code = list.charCodeAt(i);
-      if (code < DIGIT_0 || code > DIGIT_9) break;
-      value = value * 10 + (code - DIGIT_0);
-    }
-    if (i === end) return value;
-  }
-  const text = list.slice(at, end);
-  return text === 'Inf' ? Infinity : text === '-Inf' ? -Infinity : Number(text);
 }

@@ -8,7 +8,7 @@ import { EncoderThread, type EncodeRequest } from '../../src/bulk-exports/encode
 import { encodeRunsParquet } from '../../src/bulk-exports/parquet.ts';
 import type { Compression, FormatVersion } from '../../src/bulk-exports/schemas.ts';
 import { openInstanceDb } from '../../src/shared/db.ts';
-import { tracingTables } from '../../src/tracing/store.ts';
+import { tracingTables, TracingStore } from '../../src/tracing/store.ts';
 import { generateRuns, insertRuns } from '../../src/tracing/generator.ts';
 import { RUN_COLUMNS, type RunColumn, type RunRow } from '../../src/tracing/schema.ts';
 import { eventually, fullKey, useLocalplane, workspaceByTier } from '../support/instance.ts';
@@ -137,11 +137,13 @@ describe('the encoder thread', () => {
     const databases = ['empty', 'traced'].map((name) => {
       const path = join(dir, `pooled-${name}.sqlite`);
       const db = openInstanceDb(path, template, [tracingTables], { durable: false });
-      if (name === 'traced')
-        insertRuns(
-          db,
+      if (name === 'traced') {
+        const tracing = new TracingStore(db);
+        tracing.addRuns(
           generateRuns({ tenantId: 't', sessionId: 'traced', count: 5, startMicros: 1_000_000, days: 1, seed: 7 }),
         );
+        tracing.addedChunkWriter!.close();
+      }
       db.close();
       return { path, templatePath: template };
     });

@@ -1,0 +1,189 @@
+import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import type { Db, statementCache } from '../shared/db.ts';
+import { PRIVATE_FILE_MODE } from '../shared/private-files.ts';
+import type { Micros } from '../shared/time.ts';
+import { locationsOf, RUN_CHUNK_ROWS, writeChunks, type ChunkSequence } from './run-chunks.ts';
+import { readRunsByRowid } from './run-pages.ts';
+
+/**
+ * The chunks (run-chunks.ts) of the runs added at run time, so that an export reads them as it
+ * reads seeded ones. Each batch of runs inserted in one transaction gets its own sequence of
+ * chunks, written in that transaction: its bytes appended to a file beside the instance
+ * database (`<database>.added-run-chunks`), where they are into `added_run_chunks`. Runs added at different times may
+ * interleave in time; a page merges the sequences.
+ *
+ * The table is derived (see TableSet): a reset empties it with the runs, a workspace reset
+ * deletes the chunks of its sessions with their runs, and a restore empties it, as the
+ * snapshot's offsets point into another file. Whatever put runs in the database without chunks
+ * (a restore, a data dir kept from before them or cut short by a crash) gets them written at
+ * the next start or restore (AddedRunChunkWriter.cover).
+ */
+export const ADDED_RUN_CHUNKS_DDL = `
+CREATE TABLE IF NOT EXISTS added_run_chunks (
+  session_id TEXT NOT NULL,
+  batch INTEGER NOT NULL,
+  last_start_time INTEGER NOT NULL,
+  last_id TEXT NOT NULL,
+  rows INTEGER NOT NULL,
+  file_offset INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  PRIMARY KEY (session_id, batch, last_start_time, last_id)
+) WITHOUT ROWID;`;
+
+/** The file of the chunks of an instance database's added runs: beside it, named after it. */
+const chunksFileOf = (db: Db): string => `${db.name}.added-run-chunks`;
+
+/** The sequences of chunks of a session's added runs, as the database holds them (any connection). */
+export class AddedRunChunks {
+  private readonly file;
+  private readonly batches;
+  private readonly locations;
+
+  constructor(db: Db) {
+    this.file = chunksFileOf(db);
+    this.batches = db
+      .prepare<[string], number>('SELECT DISTINCT batch FROM main.added_run_chunks WHERE session_id = ? ORDER BY batch')
+      .pluck();
+    this.locations = db
+      .prepare<[string, number, Micros, string, number]>(
+        'SELECT rows, file_offset, bytes, last_start_time, last_id FROM main.added_run_chunks WHERE session_id = ? ' +
+          'AND batch = ? AND (last_start_time, last_id) > (?, ?) ORDER BY last_start_time, last_id LIMIT ?',
+      )
+      .raw();
+  }
+
+  sequences(sessionId: string): ChunkSequence[] {
+    return this.batches.all(sessionId).map((batch) => ({
+      file: this.file,
+      chunksAfter: (after, count) =>
+        locationsOf(this.locations.all(sessionId, batch, after.startTime, after.id, count), 0),
+    }));
+  }
+}
+
+/** Writes the chunks of added runs, on the instance's own connection. */
+export class AddedRunChunkWriter {
+  private readonly file;
+  private descriptor: number | undefined;
+  private size = 0;
+  private readonly statements;
+
+  constructor(
+    private readonly db: Db,
+    private readonly prepared: ReturnType<typeof statementCache>,
+  ) {
+    this.file = chunksFileOf(db);
+    this.statements = {
+      // From the session's index alone: reading the batch's rows from the table to sort them cost 3 times as much.
+      batchInOrder: db
+        .prepare<[string, number], number>(
+          'SELECT rowid FROM main.runs INDEXED BY runs_by_session_time WHERE session_id = ? AND rowid > ? ORDER BY ' +
+            'start_time, id',
+        )
+        .pluck(),
+      sessionInOrder: db
+        .prepare<[string], number>('SELECT rowid FROM main.runs WHERE session_id = ? ORDER BY start_time, id')
+        .pluck(),
+      nextBatch: db
+        .prepare<[string], number>('SELECT ifnull(max(batch), 0) + 1 FROM main.added_run_chunks WHERE session_id = ?')
+        .pluck(),
+      record: db.prepare(
+        'INSERT INTO main.added_run_chunks (session_id, batch, last_start_time, last_id, rows, file_offset, bytes) ' +
+          'VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      runsBySession: db
+        .prepare<[], [string, number]>('SELECT session_id, count(*) FROM main.runs GROUP BY session_id')
+        .raw(),
+      chunkedBySession: db
+        .prepare<[], [string, number]>('SELECT session_id, sum(rows) FROM main.added_run_chunks GROUP BY session_id')
+        .raw(),
+      end: db.prepare<[], number>('SELECT ifnull(max(file_offset + bytes), 0) FROM main.added_run_chunks').pluck(),
+      forgetSession: db.prepare<[string]>('DELETE FROM main.added_run_chunks WHERE session_id = ?'),
+      forgetAll: db.prepare('DELETE FROM main.added_run_chunks'),
+    };
+  }
+
+  /**
+   * Writes the chunks of the sessions' runs inserted after rowid `lastRowidBefore`, one sequence per session; in the
+   * transaction that inserted them, so that the chunks and the runs are committed together.
+   */
+  appendAfter(lastRowidBefore: number, sessionIds: Iterable<string>): void {
+    for (const sessionId of sessionIds)
+      this.appendSequence(sessionId, this.statements.batchInOrder.all(sessionId, lastRowidBefore));
+    this.syncIfDurable();
+  }
+
+  /**
+   * Gives every run of main its chunks, rewriting those of a session whose chunks do not count its runs (the runs
+   * came without them), and all of them when the file ends before the chunks do.
+   */
+  cover(): void {
+    const runs = new Map(this.statements.runsBySession.all());
+    const chunked = new Map(this.statements.chunkedBySession.all());
+    const fileEnd = this.open();
+    this.db.transaction(() => {
+      if (this.statements.end.get()! > fileEnd) {
+        this.statements.forgetAll.run();
+        chunked.clear();
+      }
+      for (const sessionId of new Set([...runs.keys(), ...chunked.keys()])) {
+        if (runs.get(sessionId) === chunked.get(sessionId)) continue;
+        this.statements.forgetSession.run(sessionId);
+        this.appendSequence(sessionId, this.statements.sessionInOrder.all(sessionId));
+      }
+    })();
+    this.syncIfDurable();
+  }
+
+  /** Empties the file, once a reset has emptied the table. */
+  clear(): void {
+    if (this.descriptor === undefined) return;
+    ftruncateSync(this.descriptor, 0);
+    this.size = 0;
+  }
+
+  close(): void {
+    if (this.descriptor !== undefined) closeSync(this.descriptor);
+    this.descriptor = undefined;
+  }
+
+  /** Opens the file (made when missing) at its end; returns its size. */
+  private open(): number {
+    if (this.descriptor === undefined) {
+      this.descriptor = openSync(this.file, constants.O_RDWR | constants.O_CREAT, PRIVATE_FILE_MODE);
+      this.size = fstatSync(this.descriptor).size;
+    }
+    return this.size;
+  }
+
+  /** Appends the chunks of one session's runs, the rowids in export order, as its next batch. */
+  private appendSequence(sessionId: string, rowids: readonly number[]): void {
+    if (rowids.length === 0) return;
+    this.open();
+    const batch = this.statements.nextBatch.get(sessionId)!;
+    let next = 0;
+    writeChunks(
+      () => {
+        const page = readRunsByRowid(this.prepared, rowids.slice(next, next + RUN_CHUNK_ROWS));
+        next += RUN_CHUNK_ROWS;
+        return page;
+      },
+      { append: (bytes) => this.append(bytes) },
+      ({ rows, last, at, bytes }) =>
+        this.statements.record.run(sessionId, batch, last.startTime, last.id, rows, at, bytes),
+    );
+  }
+
+  private append(bytes: Uint8Array): number {
+    const at = this.size;
+    writeSync(this.descriptor!, bytes, 0, bytes.byteLength, at);
+    this.size += bytes.byteLength;
+    return at;
+  }
+
+  /** A kept data dir's database is synced at each commit: the chunks its rows point to are on disk first. */
+  private syncIfDurable(): void {
+    if (this.descriptor !== undefined && this.db.pragma('synchronous', { simple: true }) !== 0)
+      fdatasyncSync(this.descriptor);
+  }
+}
