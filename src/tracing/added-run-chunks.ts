@@ -1,14 +1,15 @@
 import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
-import type { Db, statementCache } from '../shared/db.ts';
+import type { Db } from '../shared/db.ts';
 import { PRIVATE_FILE_MODE } from '../shared/private-files.ts';
 import type { Micros } from '../shared/time.ts';
-import { locationsOf, RUN_CHUNK_ROWS, writeChunks, type ChunkSequence } from './run-chunks.ts';
-import { readRunsByRowid } from './run-pages.ts';
+import { locationsOf, type ChunkSequence } from './run-chunks.ts';
+import { RunChunkBuilder } from './run-rows-chunks.ts';
+import type { RunRow } from './schema.ts';
 
 /**
  * The chunks (run-chunks.ts) of the runs added at run time, so that an export reads them as it
- * reads seeded ones. Each batch of runs inserted in one transaction gets its own sequence of
- * chunks, written in that transaction: its bytes appended to a file beside the instance
+ * reads seeded ones. Runs inserted in one transaction get their own sequences of chunks, made
+ * from the runs as they are inserted and written in that transaction: its bytes appended to a file beside the instance
  * database (`<database>.added-run-chunks`), where they are into `added_run_chunks`. Runs added at different times may
  * interleave in time; a page merges the sequences.
  *
@@ -61,29 +62,31 @@ export class AddedRunChunks {
   }
 }
 
-/** Writes the chunks of added runs, on the instance's own connection. */
+/** Runs of one transaction laid out together at most: a sequence's memory while it is made (about 1.4 KB a run). */
+const SEQUENCE_RUNS = 8_192;
+/**
+ * Runs per chunk of added runs: a page reads a chunk of each sequence that it takes runs from, and the runs added in
+ * several calls over the same days interleave, so a chunk of the template's size would be read mostly for nothing.
+ */
+const ADDED_CHUNK_ROWS = 64;
+
+/**
+ * Writes the chunks of added runs, on the instance's own connection: from the runs as they are inserted
+ * (RunChunkBuilder), SEQUENCE_RUNS to a sequence.
+ */
 export class AddedRunChunkWriter {
   private readonly file;
   private descriptor: number | undefined;
   private size = 0;
+  private readonly builder = new RunChunkBuilder();
   private readonly statements;
 
-  constructor(
-    private readonly db: Db,
-    private readonly prepared: ReturnType<typeof statementCache>,
-  ) {
+  constructor(private readonly db: Db) {
     this.file = chunksFileOf(db);
     this.statements = {
-      // From the session's index alone: reading the batch's rows from the table to sort them cost 3 times as much.
-      batchInOrder: db
-        .prepare<[string, number], number>(
-          'SELECT rowid FROM main.runs INDEXED BY runs_by_session_time WHERE session_id = ? AND rowid > ? ORDER BY ' +
-            'start_time, id',
-        )
-        .pluck(),
-      sessionInOrder: db
-        .prepare<[string], number>('SELECT rowid FROM main.runs WHERE session_id = ? ORDER BY start_time, id')
-        .pluck(),
+      runsAfter: db.prepare<[string, Micros, string, number], RunRow>(
+        'SELECT * FROM main.runs WHERE session_id = ? AND (start_time, id) > (?, ?) ORDER BY start_time, id LIMIT ?',
+      ),
       nextBatch: db
         .prepare<[string], number>('SELECT ifnull(max(batch), 0) + 1 FROM main.added_run_chunks WHERE session_id = ?')
         .pluck(),
@@ -103,14 +106,43 @@ export class AddedRunChunkWriter {
     };
   }
 
+  /** A run inserted in the current transaction: its chunks are written by `flush`, in the same transaction. */
+  add(run: RunRow): void {
+    this.builder.add(run);
+    if (this.builder.size >= SEQUENCE_RUNS) this.flush();
+  }
+
   /**
-   * Writes the chunks of the sessions' runs inserted after rowid `lastRowidBefore`, one sequence per session; in the
-   * transaction that inserted them, so that the chunks and the runs are committed together.
+   * Writes the chunks of the runs added since the last flush, one sequence per session; in the transaction that
+   * inserted them, so that the chunks and the runs are committed together.
    */
-  appendAfter(lastRowidBefore: number, sessionIds: Iterable<string>): void {
-    for (const sessionId of sessionIds)
-      this.appendSequence(sessionId, this.statements.batchInOrder.all(sessionId, lastRowidBefore));
+  flush(): void {
+    if (this.builder.size === 0) return;
+    this.open();
+    const batches = new Map<string, number>();
+    for (const chunk of this.builder.chunks(ADDED_CHUNK_ROWS)) {
+      let batch = batches.get(chunk.sessionId);
+      if (batch === undefined) batches.set(chunk.sessionId, (batch = this.statements.nextBatch.get(chunk.sessionId)!));
+      const at = this.append(chunk.bytes);
+      this.statements.record.run(
+        chunk.sessionId,
+        batch,
+        chunk.last.startTime,
+        chunk.last.id,
+        chunk.rows,
+        at,
+        chunk.bytes.byteLength,
+      );
+    }
     this.syncIfDurable();
+  }
+
+  /**
+   * Ends a batch of additions: forgets the runs added since the last flush (their transaction was rolled back, if
+   * any) and gives back the memory they were laid out in.
+   */
+  done(): void {
+    this.builder.release();
   }
 
   /**
@@ -129,10 +161,17 @@ export class AddedRunChunkWriter {
       for (const sessionId of new Set([...runs.keys(), ...chunked.keys()])) {
         if (runs.get(sessionId) === chunked.get(sessionId)) continue;
         this.statements.forgetSession.run(sessionId);
-        this.appendSequence(sessionId, this.statements.sessionInOrder.all(sessionId));
+        let after = { startTime: Number.MIN_SAFE_INTEGER, id: '' };
+        for (;;) {
+          const page = this.statements.runsAfter.all(sessionId, after.startTime, after.id, SEQUENCE_RUNS);
+          for (const run of page) this.builder.add(run);
+          this.flush();
+          if (page.length < SEQUENCE_RUNS) break;
+          after = { startTime: page.at(-1)!.start_time, id: page.at(-1)!.id };
+        }
       }
     })();
-    this.syncIfDurable();
+    this.builder.release();
   }
 
   /** Empties the file, once a reset has emptied the table. */
@@ -154,24 +193,6 @@ export class AddedRunChunkWriter {
       this.size = fstatSync(this.descriptor).size;
     }
     return this.size;
-  }
-
-  /** Appends the chunks of one session's runs, the rowids in export order, as its next batch. */
-  private appendSequence(sessionId: string, rowids: readonly number[]): void {
-    if (rowids.length === 0) return;
-    this.open();
-    const batch = this.statements.nextBatch.get(sessionId)!;
-    let next = 0;
-    writeChunks(
-      () => {
-        const page = readRunsByRowid(this.prepared, rowids.slice(next, next + RUN_CHUNK_ROWS));
-        next += RUN_CHUNK_ROWS;
-        return page;
-      },
-      { append: (bytes) => this.append(bytes) },
-      ({ rows, last, at, bytes }) =>
-        this.statements.record.run(sessionId, batch, last.startTime, last.id, rows, at, bytes),
-    );
   }
 
   private append(bytes: Uint8Array): number {

@@ -889,26 +889,22 @@ const DEFAULT_BATCH_SIZE = 50_000;
  * Inserts rows into the `runs` table of `db` in transactions of `batchSize` rows (default
  * 50,000) with one prepared statement; returns how many were inserted. Rows are pulled from
  * `rows` lazily inside each transaction, so a generator of any length uses flat memory.
- * `afterBatch` runs at the end of each transaction, given the largest rowid before it and the
- * sessions of its runs.
+ * `eachRun` is given each run once inserted, `afterBatch` runs at the end of each transaction.
  */
 export function insertRuns(
   db: BetterSqlite3.Database,
   rows: Iterable<RunRow>,
-  options: { batchSize?: number; afterBatch?: (lastRowidBefore: number, sessionIds: ReadonlySet<string>) => void } = {},
+  options: { batchSize?: number; eachRun?: (run: RunRow) => void; afterBatch?: () => void } = {},
 ): number {
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   if (!(batchSize >= 1)) throw new RangeError(`batchSize must be at least 1, got ${batchSize}`);
   const statement = db.prepare(INSERT_SQL);
-  const lastRowid = db.prepare<[], number>('SELECT ifnull(max(rowid), 0) FROM runs').pluck();
-  const { afterBatch } = options;
+  const { eachRun, afterBatch } = options;
   const iterator = rows[Symbol.iterator]();
   let inserted = 0;
   let done = false;
   // Rows are pulled from the iterator inside the transaction, so nothing is buffered.
   const insertBatch = db.transaction(() => {
-    const lastRowidBefore = afterBatch ? lastRowid.get()! : 0;
-    const sessionIds = new Set<string>();
     for (let i = 0; i < batchSize; i++) {
       const next = iterator.next();
       if (next.done) {
@@ -916,7 +912,6 @@ export function insertRuns(
         break;
       }
       const r = next.value;
-      if (afterBatch) sessionIds.add(r.session_id);
       statement.run(
         r.id,
         r.tenant_id,
@@ -948,9 +943,10 @@ export function insertRuns(
         r.completion_cost,
         r.first_token_time,
       );
+      eachRun?.(r);
       inserted++;
     }
-    afterBatch?.(lastRowidBefore, sessionIds);
+    afterBatch?.();
   });
   try {
     while (!done) insertBatch();

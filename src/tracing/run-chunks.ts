@@ -62,35 +62,73 @@ export function chunkCells(page: RunColumnsPage): Buffer {
   return Buffer.concat(parts);
 }
 
-/** A chunk's cells, column by column (RUN_COLUMNS order), as views into its bytes. */
-interface Chunk {
-  rows: number;
-  values: Float64Array[];
-  text: (Uint8Array | null)[];
-  /** Per text column, where each cell's bytes begin (rows + 1 of them), made when first needed. */
-  offsets: (Float64Array | undefined)[];
-  starts: Float64Array;
+/** Whether each of RUN_COLUMNS holds text. */
+const IS_TEXT = RUN_COLUMNS.map((column) => !NUMBER_RUN_COLUMNS.has(column));
+
+/**
+ * A chunk's cells, as views into its bytes (a page reads hundreds of chunks: a chunk makes a
+ * handful of objects, not one per column).
+ */
+class Chunk {
+  /** Every column's values, column after column. */
+  readonly floats: Float64Array;
+  readonly starts: Float64Array;
+  /** Where each text column's bytes begin (-1 for a number column). */
+  private readonly textAt: number[];
+  /** Per column, where each cell's bytes begin (rows + 1 of them), made for a column when first needed. */
+  private offsets: Float64Array | undefined;
+  private offsetsMade = 0;
+
+  constructor(
+    readonly rows: number,
+    readonly bytes: Uint8Array,
+  ) {
+    const width = rows * 8;
+    if (bytes.byteLength < RUN_COLUMNS.length * width)
+      throw new Error(`a run chunk of ${rows} runs holds only ${bytes.byteLength} bytes`);
+    // 8-aligned: the arena hands out aligned memory.
+    this.floats = new Float64Array(bytes.buffer, bytes.byteOffset, RUN_COLUMNS.length * rows);
+    this.starts = this.floats.subarray(START_TIME_AT * rows, (START_TIME_AT + 1) * rows);
+    let at = RUN_COLUMNS.length * width;
+    this.textAt = IS_TEXT.map((isText, column) => {
+      if (!isText) return -1;
+      const start = at;
+      at += sumLengths(this.floats, column * rows, (column + 1) * rows);
+      return start;
+    });
+    if (at !== bytes.byteLength) throw new Error(`a run chunk holds ${bytes.byteLength} bytes, its cells say ${at}`);
+  }
+
+  value(column: number, row: number): number {
+    return this.floats[column * this.rows + row]!;
+  }
+
+  /** Where cell `row` of text column `column` begins in the chunk's bytes (`rows` for where the column ends). */
+  textOffset(column: number, row: number): number {
+    const { rows } = this;
+    const bit = 1 << column;
+    this.offsets ??= new Float64Array(RUN_COLUMNS.length * (rows + 1));
+    const offsets = this.offsets;
+    const base = column * (rows + 1);
+    if ((this.offsetsMade & bit) === 0) {
+      const lengths = column * rows;
+      offsets[base] = this.textAt[column]!;
+      for (let i = 0; i < rows; i++) {
+        const length = this.floats[lengths + i]!;
+        offsets[base + i + 1] = offsets[base + i]! + (length === length ? length : 0);
+      }
+      this.offsetsMade |= bit;
+    }
+    return offsets[base + row]!;
+  }
+
+  /** The bytes of cells `from` to `to` (exclusive) of a text column. */
+  text(column: number, from: number, to: number): Uint8Array {
+    return this.bytes.subarray(this.textOffset(column, from), this.textOffset(column, to));
+  }
 }
 
-function parseChunk(rows: number, cells: Uint8Array): Chunk {
-  const width = rows * 8;
-  if (cells.byteLength < RUN_COLUMNS.length * width)
-    throw new Error(`a run chunk of ${rows} runs holds only ${cells.byteLength} bytes`);
-  // 8-aligned: the arena hands out aligned memory.
-  const values = RUN_COLUMNS.map((_, k) => new Float64Array(cells.buffer, cells.byteOffset + k * width, rows));
-  let at = RUN_COLUMNS.length * width;
-  const text = RUN_COLUMNS.map((column, k) => {
-    if (NUMBER_RUN_COLUMNS.has(column)) return null;
-    const length = sumLengths(values[k]!, 0, rows);
-    const bytes = cells.subarray(at, at + length);
-    at += length;
-    return bytes;
-  });
-  if (at !== cells.byteLength) throw new Error(`a run chunk holds ${cells.byteLength} bytes, its cells say ${at}`);
-  return { rows, values, text, offsets: [], starts: values[START_TIME_AT]! };
-}
-
-/** The bytes of cells `from` to `to` (exclusive) of a text column, whose values are their lengths (NaN for NULL). */
+/** The sum of the lengths `from` to `to` (exclusive) of a text column's cells (NaN for NULL). */
 function sumLengths(lengths: Float64Array, from: number, to: number): number {
   let sum = 0;
   for (let i = from; i < to; i++) {
@@ -100,26 +138,8 @@ function sumLengths(lengths: Float64Array, from: number, to: number): number {
   return sum;
 }
 
-/** Where each cell of text column `column` begins in the chunk's text, and where the last ends. */
-function textOffsets(chunk: Chunk, column: number): Float64Array {
-  let offsets = chunk.offsets[column];
-  if (offsets === undefined) {
-    const lengths = chunk.values[column]!;
-    offsets = new Float64Array(chunk.rows + 1);
-    for (let i = 0; i < chunk.rows; i++) {
-      const length = lengths[i]!;
-      offsets[i + 1] = offsets[i]! + (length === length ? length : 0);
-    }
-    chunk.offsets[column] = offsets;
-  }
-  return offsets;
-}
-
 /** The id of a chunk's run, as bytes. */
-function idBytes(chunk: Chunk, row: number): Uint8Array {
-  const offsets = textOffsets(chunk, ID_AT);
-  return chunk.text[ID_AT]!.subarray(offsets[row]!, offsets[row + 1]!);
-}
+const idBytes = (chunk: Chunk, row: number): Uint8Array => chunk.text(ID_AT, row, row + 1);
 
 /**
  * Memory reused from page to page: an export reads tens of MB a second, and as new buffers their
@@ -193,7 +213,7 @@ class SequenceHead {
     if (this.pending.length === 0 && !this.exhausted) this.fetch(this.lastFetched!);
     if (this.pending.length === 0) return false;
     const location = this.pending.shift()!;
-    this.chunk = parseChunk(location.rows, this.files.read(this.sequence.file, location));
+    this.chunk = new Chunk(location.rows, this.files.read(this.sequence.file, location));
     this.row = 0;
     return true;
   }
@@ -375,37 +395,30 @@ function joinColumns(slices: readonly Slice[], rows: number, columns: readonly n
     const values = new Float64Array(bytes.buffer, bytes.byteOffset, rows);
     let row = 0;
     for (const { chunk, from, to } of slices) {
-      const source = chunk.values[column]!;
-      if (to - from < SHORT_COPY) for (let i = from; i < to; i++) values[row++] = source[i]!;
+      const source = chunk.floats;
+      const base = column * chunk.rows;
+      if (to - from < SHORT_COPY) for (let i = base + from; i < base + to; i++) values[row++] = source[i]!;
       else {
-        values.set(source.subarray(from, to), row);
+        values.set(source.subarray(base + from, base + to), row);
         row += to - from;
       }
     }
-    if (slices[0]!.chunk.text[column] === null) return { values, text: null };
+    if (!IS_TEXT[column]) return { values, text: null };
     if (copyText) return { values, text: [joinText(slices, column)] };
-    const text = slices.map(({ chunk, from, to }) => {
-      const offsets = textOffsets(chunk, column);
-      return chunk.text[column]!.subarray(offsets[from]!, offsets[to]!);
-    });
-    return { values, text };
+    return { values, text: slices.map(({ chunk, from, to }) => chunk.text(column, from, to)) };
   });
 }
 
 /** The text of the slices' cells of a column, copied together. */
 function joinText(slices: readonly Slice[], column: number): Uint8Array {
   let bytes = 0;
-  for (const { chunk, from, to } of slices) {
-    const offsets = textOffsets(chunk, column);
-    bytes += offsets[to]! - offsets[from]!;
-  }
+  for (const { chunk, from, to } of slices) bytes += chunk.textOffset(column, to) - chunk.textOffset(column, from);
   const target = pageMemory.take(bytes);
   let at = 0;
   for (const { chunk, from, to } of slices) {
-    const offsets = textOffsets(chunk, column);
-    const source = chunk.text[column]!;
-    const start = offsets[from]!;
-    const end = offsets[to]!;
+    const source = chunk.bytes;
+    const start = chunk.textOffset(column, from);
+    const end = chunk.textOffset(column, to);
     if (end - start < SHORT_COPY) for (let i = start; i < end; i++) target[at++] = source[i]!;
     else {
       target.set(source.subarray(start, end), at);

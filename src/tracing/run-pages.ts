@@ -1,6 +1,6 @@
 import type { statementCache } from '../shared/db.ts';
 import type { ColumnCells, RunColumnsPage, RunCursor } from './pages.ts';
-import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, type RunColumn } from './schema.ts';
+import { NUMBER_RUN_COLUMNS, type RunColumn } from './schema.ts';
 
 /**
  * Export pages read by SQLite from the runs tables. SQLite concatenates each column's cells in
@@ -50,16 +50,6 @@ export function readColumnsPage(
     schemas.map((schema) => ({ from: `${schema}.runs WHERE ${where}`, params })),
     query.columns,
     query.limit,
-  );
-}
-
-/** The runs of main's runs table with these rowids, every column, in export order. */
-export function readRunsByRowid(prepared: Prepared, rowids: readonly number[]): RunColumnsPage {
-  return readPage(
-    prepared,
-    [{ from: 'main.runs WHERE rowid IN (SELECT value FROM json_each(?))', params: [JSON.stringify(rowids)] }],
-    RUN_COLUMNS,
-    rowids.length,
   );
 }
 

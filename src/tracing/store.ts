@@ -82,7 +82,7 @@ export class TracingStore {
     this.seedStatsStatement = statsOf('seed.runs');
     this.runtimeStatsStatement = statsOf('main.runs');
     this.addedChunks = new AddedRunChunks(db);
-    this.addedChunkWriter = db.readonly ? null : new AddedRunChunkWriter(db, this.prepared);
+    this.addedChunkWriter = db.readonly ? null : new AddedRunChunkWriter(db);
   }
 
   static insertSession(db: Db, session: TracingSession): void {
@@ -104,11 +104,11 @@ export class TracingStore {
   addRuns(rows: Iterable<RunRow>): number {
     const writer = this.addedChunkWriter;
     if (!writer) throw new Error('runs are added through the instance connection, not a read-only one');
-    const added = insertRuns(this.db, rows, {
-      afterBatch: (lastRowidBefore, sessionIds) => writer.appendAfter(lastRowidBefore, sessionIds),
-    });
-    this.db.pragma('shrink_memory');
-    return added;
+    try {
+      return insertRuns(this.db, rows, { eachRun: (run) => writer.add(run), afterBatch: () => writer.flush() });
+    } finally {
+      writer.done();
+    }
   }
 
   sessionsOf(tenantId: string): TracingSession[] {
