@@ -98,6 +98,8 @@ interface ExportSample {
   apiLatencies: number[];
   /** Polls whose kept-alive connection the server closed as they went out (sent again). */
   connectionResets: number;
+  /** On the `added` path: how fast the add-runs knob added the runs, before the export. */
+  addedPerSecond?: number;
 }
 
 /** The objstore storages an export is measured with. */
@@ -137,8 +139,11 @@ async function exportOnce(
 ): Promise<ExportSample> {
   const server = await spawnLocalplane({ flags: ['--fixtures', fixturesDir, '--objstore-storage', path.storage] });
   try {
+    let addedPerSecond: number | undefined;
     if (path.runs === 'added') {
+      const adding = performance.now();
       await addRuns(server.apiUrl, settings.exportRuns);
+      addedPerSecond = settings.exportRuns / ((performance.now() - adding) / 1000);
       writeBack();
     }
     const began = performance.now();
@@ -199,6 +204,7 @@ async function exportOnce(
       objectBytes,
       apiLatencies: latencies,
       connectionResets,
+      addedPerSecond,
     };
   } finally {
     await server.stop();
@@ -292,7 +298,24 @@ function exportRows(path: ExportPath, samples: ExportSample[], duckdbRates: numb
   const resets = samples.reduce((sum, sample) => sum + sample.connectionResets, 0);
   const resent = resets > 0 ? `; ${resets} sent again after the server reset their connection` : '';
   const noPeer = 'none in the same run: the goal';
+  const adding: Row[] =
+    path.runs === 'added'
+      ? [
+          {
+            what: `adding the ${settings.exportRuns.toLocaleString('en')} ${runs} before that export: runs/s`,
+            localplane: medianAndRange(
+              samples.map((sample) => sample.addedPerSecond!),
+              perSecond,
+            ),
+            peer: 'none',
+            peerFigure: '',
+            ratio: '',
+            goal: '',
+          },
+        ]
+      : [];
   return [
+    ...adding,
     {
       what: `${what}: runs/s`,
       localplane: medianAndRange(
@@ -368,6 +391,7 @@ export async function measureExport(settings: Settings): Promise<Row[]> {
         settings.log(
           `export ${run}/${settings.runs} (${path.runs}, ${path.storage}): localplane ` +
             `${perSecond(sample.rowsPerSecond)}, peak RSS ${megabytes(sample.peakRssBytes)}, ` +
+            (sample.addedPerSecond === undefined ? '' : `runs added at ${perSecond(sample.addedPerSecond)}, `) +
             (`API p99 ${milliseconds(percentile(sample.apiLatencies, 99))} (${sample.apiLatencies.length} ` +
               `polls, ${sample.connectionResets} sent again after a connection reset)`),
         );

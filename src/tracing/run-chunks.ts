@@ -31,8 +31,11 @@ CREATE TABLE IF NOT EXISTS run_chunks (
 ) WITHOUT ROWID;
 `;
 
-/** Runs per chunk: a 5,000-run export page reads at most one chunk more per sequence than it keeps. */
-export const RUN_CHUNK_ROWS = 512;
+/**
+ * Runs per chunk of the template (one sequence per session): a 5,000-run page reads at most one
+ * chunk more than it keeps.
+ */
+const RUN_CHUNK_ROWS = 512;
 
 const START_TIME_AT = RUN_COLUMNS.indexOf('start_time');
 const ID_AT = RUN_COLUMNS.indexOf('id');
@@ -54,7 +57,7 @@ export interface ChunkSequence {
 }
 
 /** Runs' cells as a chunk holds them: a page's (all columns, in RUN_COLUMNS order) laid end to end. */
-export function chunkCells(page: RunColumnsPage): Buffer {
+function chunkCells(page: RunColumnsPage): Buffer {
   const parts: Uint8Array[] = page.columns.map(
     (cells) => new Uint8Array(cells.values.buffer, cells.values.byteOffset, cells.values.byteLength),
   );
@@ -75,7 +78,7 @@ class Chunk {
   readonly starts: Float64Array;
   /** Where each text column's bytes begin (-1 for a number column). */
   private readonly textAt: number[];
-  /** Per column, where each cell's bytes begin (rows + 1 of them), made for a column when first needed. */
+  /** Per column, where each cell's bytes begin (rows + 1 of them), made for a column by indexText. */
   private offsets: Float64Array | undefined;
   private offsetsMade = 0;
 
@@ -105,21 +108,24 @@ class Chunk {
 
   /** Where cell `row` of text column `column` begins in the chunk's bytes (`rows` for where the column ends). */
   textOffset(column: number, row: number): number {
-    const { rows } = this;
+    if ((this.offsetsMade & (1 << column)) !== 0) return this.offsets![column * (this.rows + 1) + row]!;
+    return this.textAt[column]! + sumLengths(this.floats, column * this.rows, column * this.rows + row);
+  }
+
+  /** Makes where each cell of a text column begins, for a page that takes many slices of the chunk's cells. */
+  indexText(column: number): void {
     const bit = 1 << column;
-    this.offsets ??= new Float64Array(RUN_COLUMNS.length * (rows + 1));
-    const offsets = this.offsets;
+    if ((this.offsetsMade & bit) !== 0) return;
+    const { rows } = this;
+    const offsets = (this.offsets ??= new Float64Array(RUN_COLUMNS.length * (rows + 1)));
     const base = column * (rows + 1);
-    if ((this.offsetsMade & bit) === 0) {
-      const lengths = column * rows;
-      offsets[base] = this.textAt[column]!;
-      for (let i = 0; i < rows; i++) {
-        const length = this.floats[lengths + i]!;
-        offsets[base + i + 1] = offsets[base + i]! + (length === length ? length : 0);
-      }
-      this.offsetsMade |= bit;
+    const lengths = column * rows;
+    offsets[base] = this.textAt[column]!;
+    for (let i = 0; i < rows; i++) {
+      const length = this.floats[lengths + i]!;
+      offsets[base + i + 1] = offsets[base + i]! + (length === length ? length : 0);
     }
-    return offsets[base + row]!;
+    this.offsetsMade |= bit;
   }
 
   /** The bytes of cells `from` to `to` (exclusive) of a text column. */
@@ -412,7 +418,10 @@ function joinColumns(slices: readonly Slice[], rows: number, columns: readonly n
 /** The text of the slices' cells of a column, copied together. */
 function joinText(slices: readonly Slice[], column: number): Uint8Array {
   let bytes = 0;
-  for (const { chunk, from, to } of slices) bytes += chunk.textOffset(column, to) - chunk.textOffset(column, from);
+  for (const { chunk, from, to } of slices) {
+    chunk.indexText(column);
+    bytes += chunk.textOffset(column, to) - chunk.textOffset(column, from);
+  }
   const target = pageMemory.take(bytes);
   let at = 0;
   for (const { chunk, from, to } of slices) {
@@ -429,10 +438,10 @@ function joinText(slices: readonly Slice[], column: number): Uint8Array {
 }
 
 /** A page of a session's runs after a cursor, all columns: what chunks are cut from. */
-export type ReadAllColumns = (after: RunCursor | null, limit: number) => RunColumnsPage;
+type ReadAllColumns = (after: RunCursor | null, limit: number) => RunColumnsPage;
 
 /** Where a chunk went, as its writer records it. */
-export type RecordChunk = (chunk: { rows: number; last: RunCursor; at: number; bytes: number }) => void;
+type RecordChunk = (chunk: { rows: number; last: RunCursor; at: number; bytes: number }) => void;
 
 /** Writes runs' chunks, from their pages read in export order, into the region; `record` says where each went. */
 export function writeChunks(read: ReadAllColumns, region: { append(bytes: Uint8Array): number }, record: RecordChunk) {

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Database } from '../../src/shared/db.ts';
 import { start, type Localplane, type StartOptions } from '../../src/index.ts';
 import {
   Api,
@@ -147,11 +148,26 @@ describe('an export of runs added at run time', () => {
     expect(await lp.exportedRows()).toBe(SEEDED_RUNS + 250);
   });
 
-  it("reads another seed's runs on an instance of that seed", async () => {
-    const other = await startInstance({ seed: 2 });
+  it("reads another seed's runs on an instance of that seed, whose template has every seeded run's chunk", async () => {
+    const other = await startInstance({ seed: 2, cacheDir: join(scratch, 'cache') });
     await other.addRuns(250);
     expect(await other.exportedRows()).toBe(SEEDED_RUNS + 250);
     expect((await other.exportFiles()).files).not.toEqual((await lp.exportFiles()).files);
+    // The template was built for this instance (an empty cache): the seeded runs of every project are in chunks.
+    const template = new Database(join(other.instance.dataDir, 'seed.sqlite'), { readonly: true });
+    try {
+      const uncovered = template
+        .prepare(
+          'SELECT session_id FROM (SELECT session_id, count(*) AS runs FROM runs GROUP BY session_id) LEFT JOIN ' +
+            '(SELECT session_id, sum(rows) AS chunked FROM run_chunks GROUP BY session_id) USING (session_id) ' +
+            'WHERE chunked IS NOT runs',
+        )
+        .all();
+      expect(uncovered).toEqual([]);
+      expect(template.prepare<[], number>('SELECT count(*) FROM runs').pluck().get()).toBeGreaterThan(SEEDED_RUNS);
+    } finally {
+      template.close();
+    }
   });
 
   it('reads them on a kept data dir after a restart, with or without the file of their chunks', async () => {
