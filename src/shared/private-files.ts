@@ -87,6 +87,15 @@ export function withFileOpen<T>(path: string, use: (descriptor: number, stats: S
  * anything else that is not a regular file.
  */
 export function ensurePrivateFile(path: string, { create }: { create: boolean }): void {
+  const descriptor = openPrivateFile(path, { create });
+  if (descriptor !== undefined) closeSync(descriptor);
+}
+
+/**
+ * Opens the file for reading and writing as ensurePrivateFile makes it: 0600, created when `create` says so (else
+ * undefined when missing), never through a symbolic link nor a named pipe, a regular file or refused.
+ */
+export function openPrivateFile(path: string, { create }: { create: boolean }): number | undefined {
   let descriptor: number;
   try {
     descriptor = openSync(
@@ -96,7 +105,7 @@ export function ensurePrivateFile(path: string, { create }: { create: boolean })
     );
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && !create) return;
+    if (code === 'ENOENT' && !create) return undefined;
     if (code === 'ELOOP')
       throw new Error(`${path} is a symbolic link, where localplane keeps a file of its own`, { cause: error });
     throw error;
@@ -105,7 +114,9 @@ export function ensurePrivateFile(path: string, { create }: { create: boolean })
     if (!fstatSync(descriptor).isFile())
       throw new Error(`${path} is not a regular file, where localplane keeps a file of its own`);
     fchmodSync(descriptor, PRIVATE_FILE_MODE);
-  } finally {
+  } catch (error) {
     closeSync(descriptor);
+    throw error;
   }
+  return descriptor;
 }

@@ -1,6 +1,6 @@
-import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, writeSync } from 'node:fs';
 import type { Db } from '../shared/db.ts';
-import { PRIVATE_FILE_MODE } from '../shared/private-files.ts';
+import { openPrivateFile } from '../shared/private-files.ts';
 import type { Micros } from '../shared/time.ts';
 import { locationsOf, type ChunkSequence } from './run-chunks.ts';
 import { RunChunkBuilder } from './run-rows-chunks.ts';
@@ -9,9 +9,10 @@ import type { RunRow } from './schema.ts';
 /**
  * The chunks (run-chunks.ts) of the runs added at run time, so that an export reads them as it
  * reads seeded ones. Runs inserted in one transaction get their own sequences of chunks, made
- * from the runs as they are inserted and written in that transaction: its bytes appended to a file beside the instance
- * database (`<database>.added-run-chunks`), where they are into `added_run_chunks`. Runs added at different times may
- * interleave in time; a page merges the sequences.
+ * from the runs as they are inserted and written in that transaction: the chunks' bytes are
+ * appended to a file beside the instance database (`<database>.added-run-chunks`), and
+ * `added_run_chunks` says where each one is. Runs added at different times may interleave in
+ * time; a page merges the sequences.
  *
  * The table is derived (see TableSet): a reset empties it with the runs, a workspace reset
  * deletes the chunks of its sessions with their runs, and a restore empties it, as the
@@ -186,10 +187,10 @@ export class AddedRunChunkWriter {
     this.descriptor = undefined;
   }
 
-  /** Opens the file (made when missing) at its end; returns its size. */
+  /** Opens the file (made when missing; a link or anything but a file in its place refused) at its end; its size. */
   private open(): number {
     if (this.descriptor === undefined) {
-      this.descriptor = openSync(this.file, constants.O_RDWR | constants.O_CREAT, PRIVATE_FILE_MODE);
+      this.descriptor = openPrivateFile(this.file, { create: true })!;
       this.size = fstatSync(this.descriptor).size;
     }
     return this.size;

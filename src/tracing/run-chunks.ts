@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, openSync, readSync } from 'node:fs';
 import type { Db } from '../shared/db.ts';
 import type { Micros } from '../shared/time.ts';
 import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, type RunColumn } from './schema.ts';
@@ -251,7 +251,8 @@ class OpenFiles {
   read(file: string, location: ChunkLocation): Uint8Array {
     let descriptor = this.descriptors.get(file);
     if (descriptor === undefined) {
-      descriptor = openSync(file, 'r');
+      // Never through a link: a data dir from elsewhere may hold one in place of the added runs' file.
+      descriptor = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
       this.descriptors.set(file, descriptor);
     }
     const cells = chunkMemory.take(location.bytes);

@@ -5,7 +5,7 @@
  * by SQLite from the rows, which a filter every run passes makes it do.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -185,5 +185,22 @@ describe('an export of runs added at run time', () => {
     const rebuilt = await startInstance({ dataDir });
     expect(await rebuilt.exportedRows()).toBe(SEEDED_RUNS + 300);
     expect((await rebuilt.exportFiles()).files).toEqual(before.files);
+  });
+
+  it('refuses a kept data dir whose file of chunks is a link, and leaves what it points to alone', async () => {
+    const dataDir = join(scratch, 'linked');
+    const first = await startInstance({ dataDir });
+    await first.addRuns(100);
+    await first.instance.stop();
+    running.delete(first.instance);
+    const outside = join(scratch, 'outside.txt');
+    writeFileSync(outside, "not localplane's");
+    const chunks = join(dataDir, 'localplane.sqlite.added-run-chunks');
+    rmSync(chunks);
+    symlinkSync(outside, chunks);
+    await expect(start({ port: 0, objstorePort: 0, log: () => {}, dataDir })).rejects.toThrow(
+      `${chunks} is a symbolic link, where localplane keeps a file of its own`,
+    );
+    expect(readFileSync(outside, 'utf8')).toBe("not localplane's");
   });
 });

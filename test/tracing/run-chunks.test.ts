@@ -60,6 +60,26 @@ function instance(name: string, templatePath: string): TracingStore {
 const instanceDb = (name: string, templatePath: string) =>
   openInstanceDb(join(dir, `${name}-instance.sqlite`), templatePath, [tracingTables], { durable: false });
 
+/** The whole of the seeded runs' two days, every column. */
+const everything: ColumnsPageQuery = {
+  sessionId: SESSION,
+  from: START,
+  to: START + 2 * DAY,
+  after: null,
+  limit: 100_000,
+  filter: null,
+  columns: RUN_COLUMNS,
+};
+
+/** A template built before chunks (a kept data dir may hold one). */
+function templateWithoutChunks(name: string): string {
+  const path = template(name);
+  const db = new Database(path);
+  db.exec('DROP TABLE run_chunks');
+  db.close();
+  return path;
+}
+
 /** A filter every run passes: the same page, read by SQLite from the rows. */
 const fromRows = (query: ColumnsPageQuery): ColumnsPageQuery => ({ ...query, filter: { sql: '1 = ?', params: [1] } });
 
@@ -144,20 +164,8 @@ describe("the template's chunks of seeded runs", () => {
   );
 
   it('are not needed: a template built before them (a kept data dir) is read from its rows', () => {
-    const path = template('old');
-    const db = new Database(path);
-    db.exec('DROP TABLE run_chunks');
-    db.close();
-    const store = instance('old', path);
-    const query: ColumnsPageQuery = {
-      sessionId: SESSION,
-      from: START,
-      to: START + 2 * DAY,
-      after: null,
-      limit: 500,
-      filter: null,
-      columns: RUN_COLUMNS,
-    };
+    const store = instance('old', templateWithoutChunks('old'));
+    const query: ColumnsPageQuery = { ...everything, limit: 500 };
     expect(comparable(store.runColumnsPage(query))).toEqual(comparable(store.runColumnsPage(fromRows(query))));
   });
 
@@ -165,15 +173,7 @@ describe("the template's chunks of seeded runs", () => {
     const path = template('cut');
     truncateSync(path, statSync(path).size - 1000);
     const store = instance('cut', path);
-    const query: ColumnsPageQuery = {
-      sessionId: SESSION,
-      from: START,
-      to: START + 2 * DAY,
-      after: null,
-      limit: 5_000,
-      filter: null,
-      columns: ['id'],
-    };
+    const query: ColumnsPageQuery = { ...everything, limit: 5_000, columns: ['id'] };
     expect(() => store.runColumnsPage(query)).toThrow(/ends inside a run chunk: it is damaged/);
   });
 });
@@ -191,15 +191,6 @@ describe('the chunks of runs added at run time', () => {
     ]),
   ];
   const addedTo = (store: TracingStore) => additions.forEach((rows) => store.addRuns(rows));
-  const everything: ColumnsPageQuery = {
-    sessionId: SESSION,
-    from: START,
-    to: START + 2 * DAY,
-    after: null,
-    limit: 100_000,
-    filter: null,
-    columns: RUN_COLUMNS,
-  };
   const expectPagesOfTheRows = (store: TracingStore, query = everything) =>
     expect(comparable(store.runColumnsPage(query))).toEqual(comparable(store.runColumnsPage(fromRows(query))));
   const chunksFile = (name: string) => join(dir, `${name}-instance.sqlite.added-run-chunks`);
@@ -220,11 +211,7 @@ describe('the chunks of runs added at run time', () => {
   });
 
   it('serve a project with no seeded runs, a template without chunks, and one with neither', () => {
-    const path = template('plain');
-    const db = new Database(path);
-    db.exec('DROP TABLE run_chunks');
-    db.close();
-    for (const store of [instance('no-seed', template('no-seed')), instance('plain', path)]) {
+    for (const store of [instance('no-seed', template('no-seed')), instance('plain', templateWithoutChunks('plain'))]) {
       const other = '0f0e0d0c-0b0a-4909-8807-060504030201';
       store.addRuns(
         generateRuns({ tenantId: 'tenant', sessionId: other, count: 700, startMicros: START, days: 2, seed: 42 }),
