@@ -21,11 +21,16 @@ export interface TableSet {
   seeded: readonly string[];
   runtime: readonly string[];
   /**
-   * Tables their module computes from the others (an index of them): emptied on reset, and on
-   * restore instead of being copied from the snapshot; their module writes them again (on
-   * resume). A workspace reset deletes their rows as `workspaceRows` says.
+   * Tables their module computes from the others (an index of them), made by `derivedDdl`:
+   * emptied on reset, and on restore instead of being copied from the snapshot; their module
+   * writes them again (on resume). A workspace reset deletes their rows as `workspaceRows` says.
    */
   derived?: readonly string[];
+  /**
+   * The derived tables' DDL, run on every open: outside the schema's stamp (a data dir written
+   * before them still starts, and gets them) and the fixture template.
+   */
+  derivedDdl?: string;
   /**
    * How to find one workspace's rows, per table: a condition with one `?` for the workspace id
    * and `{schema}` for the schema whose tables it reads (`main` or `seed`). Tables left out
@@ -119,7 +124,7 @@ export function openInstanceDb(
   db.pragma(durable ? 'synchronous = NORMAL' : 'synchronous = OFF');
   db.transaction(() => {
     db.pragma(`user_version = ${stamp}`);
-    for (const set of tables) db.exec(set.ddl);
+    for (const set of tables) db.exec(set.ddl + (set.derivedDdl ?? ''));
   })();
   attachSeed(db, templatePath);
   return db;

@@ -153,6 +153,8 @@ export class AddedRunChunkWriter {
   cover(): void {
     const runs = new Map(this.statements.runsBySession.all());
     const chunked = new Map(this.statements.chunkedBySession.all());
+    // No file is made for an instance that has no added runs.
+    if (runs.size === 0 && chunked.size === 0) return;
     const fileEnd = this.open();
     this.db.transaction(() => {
       if (this.statements.end.get()! > fileEnd) {

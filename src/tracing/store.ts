@@ -31,11 +31,11 @@ CREATE TABLE IF NOT EXISTS sessions (
   name TEXT NOT NULL,
   created_at INTEGER NOT NULL
 );
-${RUNS_DDL}
-${ADDED_RUN_CHUNKS_DDL}`,
+${RUNS_DDL}`,
   seeded: ['sessions'],
   runtime: ['runs'],
   derived: ['added_run_chunks'],
+  derivedDdl: ADDED_RUN_CHUNKS_DDL,
   workspaceRows: {
     sessions: 'tenant_id = ?',
     runs: 'session_id IN (SELECT id FROM {schema}.sessions WHERE tenant_id = ?)',
