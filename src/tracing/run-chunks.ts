@@ -37,8 +37,8 @@ CREATE TABLE IF NOT EXISTS run_chunks (
  */
 const RUN_CHUNK_ROWS = 512;
 
-const START_TIME_AT = RUN_COLUMNS.indexOf('start_time');
-const ID_AT = RUN_COLUMNS.indexOf('id');
+export const START_TIME_AT = RUN_COLUMNS.indexOf('start_time');
+export const ID_AT = RUN_COLUMNS.indexOf('id');
 
 /** Where a chunk is in its file, how many runs it holds, and its last run's cursor. */
 export interface ChunkLocation {
@@ -66,7 +66,7 @@ function chunkCells(page: RunColumnsPage): Buffer {
 }
 
 /** Whether each of RUN_COLUMNS holds text. */
-const IS_TEXT = RUN_COLUMNS.map((column) => !NUMBER_RUN_COLUMNS.has(column));
+export const IS_TEXT = RUN_COLUMNS.map((column) => !NUMBER_RUN_COLUMNS.has(column));
 
 /**
  * A chunk's cells, as views into its bytes (a page reads hundreds of chunks: a chunk makes a
@@ -390,8 +390,24 @@ function firstAfter(chunk: Chunk, after: RunCursor): number {
  * run by run); fewer are handed on as the chunks' pieces, which the Arrow writer copies once.
  */
 const MAX_TEXT_PIECES = 64;
-/** Shorter copies are made byte by byte: a typed array's view and set cost more. */
+/** Shorter copies are made element by element: a typed array's view and set cost more. */
 const SHORT_COPY = 32;
+
+/** Copies `source`'s elements `start` to `end` (exclusive) into `target` at `at`; returns where the copy ends. */
+export function copyRange<T extends Float64Array | Uint8Array>(
+  target: T,
+  at: number,
+  source: T,
+  start: number,
+  end: number,
+): number {
+  if (end - start < SHORT_COPY) for (let i = start; i < end; i++) target[at++] = source[i]!;
+  else {
+    target.set(source.subarray(start, end), at);
+    at += end - start;
+  }
+  return at;
+}
 
 /** The page's columns: each one's values copied together, its text the chunks' pieces or a copy of them. */
 function joinColumns(slices: readonly Slice[], rows: number, columns: readonly number[]): ColumnCells[] {
@@ -402,13 +418,8 @@ function joinColumns(slices: readonly Slice[], rows: number, columns: readonly n
     const values = new Float64Array(bytes.buffer, bytes.byteOffset, rows);
     let row = 0;
     for (const { chunk, from, to } of slices) {
-      const source = chunk.floats;
       const base = column * chunk.rows;
-      if (to - from < SHORT_COPY) for (let i = base + from; i < base + to; i++) values[row++] = source[i]!;
-      else {
-        values.set(source.subarray(base + from, base + to), row);
-        row += to - from;
-      }
+      row = copyRange(values, row, chunk.floats, base + from, base + to);
     }
     if (!IS_TEXT[column]) return { values, text: null };
     if (copyText) return { values, text: [joinText(slices, column)] };
@@ -425,16 +436,8 @@ function joinText(slices: readonly Slice[], column: number): Uint8Array {
   }
   const target = pageMemory.take(bytes);
   let at = 0;
-  for (const { chunk, from, to } of slices) {
-    const source = chunk.bytes;
-    const start = chunk.textOffset(column, from);
-    const end = chunk.textOffset(column, to);
-    if (end - start < SHORT_COPY) for (let i = start; i < end; i++) target[at++] = source[i]!;
-    else {
-      target.set(source.subarray(start, end), at);
-      at += end - start;
-    }
-  }
+  for (const { chunk, from, to } of slices)
+    at = copyRange(target, at, chunk.bytes, chunk.textOffset(column, from), chunk.textOffset(column, to));
   return target;
 }
 

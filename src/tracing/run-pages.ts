@@ -1,19 +1,16 @@
 import type { statementCache } from '../shared/db.ts';
+import type { Micros } from '../shared/time.ts';
 import type { ColumnCells, RunColumnsPage, RunCursor } from './pages.ts';
 import { NUMBER_RUN_COLUMNS, type RunColumn } from './schema.ts';
 
-/**
- * Export pages read by SQLite from the runs tables. SQLite concatenates each column's cells in
- * one aggregate over the page (a co-routine it reads in the page's order), so no JS value is
- * made per cell: the exporter reads millions, and a value per cell cost more than encoding them.
- */
+/** Export pages read by SQLite from the runs tables' rows (for filtered exports, and templates without chunks). */
 
 type Prepared = ReturnType<typeof statementCache>;
 
 export interface ColumnsPageQuery {
   sessionId: string;
-  from: number;
-  to: number;
+  from: Micros;
+  to: Micros;
   after: RunCursor | null;
   limit: number;
   filter: { sql: string; params: (string | number)[] } | null;
@@ -21,9 +18,11 @@ export interface ColumnsPageQuery {
 }
 
 /**
- * A page of the runs of the `schemas`' runs tables after the cursor. Several schemas' runs are
- * merged in index order (MERGE (UNION ALL), no temporary B-tree); on a tie the first schema's run
- * comes first.
+ * A page of the runs of the `schemas`' runs tables. SQLite concatenates each column's cells in
+ * one aggregate over the page (a co-routine it reads in the page's order), so no JS value is
+ * made per cell: the exporter reads millions, and a value per cell cost more than encoding them.
+ * Several schemas' runs are merged in index order (MERGE (UNION ALL), no temporary B-tree); on a
+ * tie the first schema's run comes first.
  */
 export function readColumnsPage(
   prepared: Prepared,
@@ -33,7 +32,7 @@ export function readColumnsPage(
   const { after } = query;
   // The cursor (never before `from`) bounds start_time too: SQLite seeks the index to the lower
   // of the two bounds it is given, and from `from` it would step over every run already read.
-  const params = [
+  const armParams = [
     query.sessionId,
     after.startTime,
     query.to,
@@ -45,50 +44,31 @@ export function readColumnsPage(
   const where =
     `session_id = ? AND start_time >= ? AND start_time < ? AND (start_time, id) > (?, ` +
     `?)${filterSql ? ` AND (${filterSql})` : ''}`;
-  return readPage(
-    prepared,
-    schemas.map((schema) => ({ from: `${schema}.runs WHERE ${where}`, params })),
-    query.columns,
-    query.limit,
-  );
-}
-
-/**
- * The page of the arms' runs (each `<table> WHERE <condition>` with its parameters) in export
- * order, at most `limit`: the columns' cells, and the cursor of its last run.
- */
-function readPage(
-  prepared: Prepared,
-  arms: readonly { from: string; params: unknown[] }[],
-  columns: readonly RunColumn[],
-  limit: number,
-): RunColumnsPage {
-  const read: RunColumn[] = [...columns, ...CURSOR_COLUMNS.filter((column) => !columns.includes(column))];
+  const read: RunColumn[] = [...query.columns, ...CURSOR_COLUMNS.filter((column) => !query.columns.includes(column))];
   const [startTimeAt, idAt] = CURSOR_COLUMNS.map((column) => read.indexOf(column)) as [number, number];
   const select = read.map((column, k) => `${column} AS c${k}`).join(', ');
-  const page = arms.map((arm) => `SELECT ${select} FROM ${arm.from}`).join(' UNION ALL ');
+  const page = schemas.map((schema) => `SELECT ${select} FROM ${schema}.runs WHERE ${where}`).join(' UNION ALL ');
   const cells = read.map((column, k) =>
     NUMBER_RUN_COLUMNS.has(column)
       ? `group_concat(ifnull(c${k}, ''), ',')`
       : `group_concat(ifnull(octet_length(c${k}), ''), ','), CAST(group_concat(c${k}, '') AS BLOB)`,
   );
-  // The LIMIT also keeps SQLite from flattening the ordered sub-query into the aggregate.
   const sql = `SELECT count(*), ${cells.join(', ')} FROM (${page} ORDER BY c${startTimeAt}, c${idAt} LIMIT ?)`;
   const [rows, ...aggregates] = prepared<unknown[], unknown[]>(sql)
     .raw()
-    .get(...arms.flatMap((arm) => arm.params), limit)! as [number, ...unknown[]];
+    .get(...schemas.flatMap(() => armParams), query.limit)! as [number, ...unknown[]];
   if (rows === 0) return { rows, columns: [], last: null };
   let next = 0;
-  const cellsRead = read.map((column): ColumnCells => {
+  const columns = read.map((column): ColumnCells => {
     const values = parseCells(aggregates[next++] as string, rows);
     return {
       values,
       text: NUMBER_RUN_COLUMNS.has(column) ? null : [(aggregates[next++] as Buffer | null) ?? EMPTY_TEXT],
     };
   });
-  assertInCursorOrder(cellsRead[startTimeAt]!.values);
-  const last = { startTime: cellsRead[startTimeAt]!.values[rows - 1]!, id: lastText(cellsRead[idAt]!, rows) };
-  return { rows, columns: cellsRead.slice(0, columns.length), last };
+  assertInCursorOrder(columns[startTimeAt]!.values);
+  const last = { startTime: columns[startTimeAt]!.values[rows - 1]!, id: lastText(columns[idAt]!, rows) };
+  return { rows, columns: columns.slice(0, query.columns.length), last };
 }
 
 /** What a page is ordered by, read for its cursor when they are not exported. */

@@ -1,5 +1,6 @@
 import type { RunCursor } from './pages.ts';
-import { NUMBER_RUN_COLUMNS, RUN_COLUMNS, type RunRow } from './schema.ts';
+import { copyRange, ID_AT, IS_TEXT, START_TIME_AT } from './run-chunks.ts';
+import { RUN_COLUMNS, type RunRow } from './schema.ts';
 
 /** A chunk made of runs, and the session they belong to. */
 export interface BuiltChunk {
@@ -10,13 +11,8 @@ export interface BuiltChunk {
 }
 
 const COLUMNS = RUN_COLUMNS.length;
-const IS_TEXT = RUN_COLUMNS.map((column) => !NUMBER_RUN_COLUMNS.has(column));
 const TEXT_COLUMNS = RUN_COLUMNS.flatMap((_, k) => (IS_TEXT[k] ? [k] : []));
-const START_TIME_AT = RUN_COLUMNS.indexOf('start_time');
-/** Shorter cells are copied byte by byte: a typed array's view and set cost more. */
-const SHORT_COPY = 32;
 /** The id is the first text column: its bytes begin a record's text. */
-const ID_AT = RUN_COLUMNS.indexOf('id');
 if (TEXT_COLUMNS[0] !== ID_AT) throw new Error('the runs chunk builder expects id as the first text column');
 
 /**
@@ -121,7 +117,7 @@ export class RunChunkBuilder {
       .sort((a, b) => {
         if (sessions[a] !== sessions[b]) return sessions[a]! < sessions[b]! ? -1 : 1;
         const byStart = starts[a]! - starts[b]!;
-        return byStart !== 0 ? byStart : this.compareText(records[a]!, records[b]!, ID_AT);
+        return byStart !== 0 ? byStart : Buffer.compare(this.id(records[a]!), this.id(records[b]!));
       });
   }
 
@@ -144,18 +140,15 @@ export class RunChunkBuilder {
     for (const k of TEXT_COLUMNS) {
       records.forEach((record, i) => {
         const from = textAt[i]!;
-        const length = this.length(record, k);
-        if (length < SHORT_COPY) for (let b = 0; b < length; b++) bytes[at + b] = source[from + b]!;
-        else bytes.set(source.subarray(from, from + length), at);
-        textAt[i] = from + length;
-        at += length;
+        textAt[i] = from + this.length(record, k);
+        at = copyRange(bytes, at, source, from, textAt[i]!);
       });
     }
     const last = records[rows - 1]!;
     return {
       sessionId,
       rows,
-      last: { startTime: this.floats[last / 8 + START_TIME_AT]!, id: this.text(last, ID_AT) },
+      last: { startTime: this.floats[last / 8 + START_TIME_AT]!, id: this.id(last).toString('utf8') },
       bytes,
     };
   }
@@ -166,28 +159,10 @@ export class RunChunkBuilder {
     return length === length ? length : 0;
   }
 
-  /** Where a record's cell of text column `k` begins. */
-  private textStart(record: number, k: number): number {
-    let at = record + COLUMNS * 8;
-    for (const column of TEXT_COLUMNS) {
-      if (column === k) break;
-      at += this.length(record, column);
-    }
-    return at;
-  }
-
-  private text(record: number, k: number): string {
-    const at = this.textStart(record, k);
-    return Buffer.from(this.memory, at, this.length(record, k)).toString('utf8');
-  }
-
-  private compareText(a: number, b: number, k: number): number {
-    const atA = this.textStart(a, k);
-    const atB = this.textStart(b, k);
-    return Buffer.compare(
-      this.bytes.subarray(atA, atA + this.length(a, k)),
-      this.bytes.subarray(atB, atB + this.length(b, k)),
-    );
+  /** A record's id, as bytes: the first of its text. */
+  private id(record: number): Buffer {
+    const at = record + COLUMNS * 8;
+    return this.bytes.subarray(at, at + this.length(record, ID_AT));
   }
 
   /** Makes room for `bytes` more, keeping what is there. */
