@@ -395,6 +395,43 @@ describe('fault rules', () => {
       expect(await journal(`?method=PUT&path=${encodeURIComponent(`/${bucket()}/hive/export_id=ff*/**`)}`)).toEqual([]);
     });
 
+    it("name the faulted request's operation, bucket and key: the journal's filters on them find it", async () => {
+      const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+      const key = 'named/export_id=0a1b/part-0.parquet';
+      await addRule({
+        match: { source: 'objstore', method: 'PUT', path: `/${bucket()}/named/**` },
+        action: { status: 503 },
+        count: 1,
+      });
+      try {
+        const put = await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: 'parquet' }));
+        expect(put.$metadata.attempts, 'the first attempt met the rule').toBe(2);
+      } finally {
+        s3.destroy();
+      }
+      const [faulted, stored] = await journal('?source=objstore&method=PUT');
+      expect(faulted).toMatchObject({ status: 503, fault_rule_id: 'fault-rule-1' });
+      expect(faulted!.objstore).toMatchObject({
+        operation: 'PutObject',
+        bucket: bucket(),
+        key,
+        error_code: 'SlowDown',
+      });
+      expect(stored).toMatchObject({ status: 200, objstore: { operation: 'PutObject', bucket: bucket(), key } });
+      const byPath = await journal(`?path=${encodeURIComponent(`/${bucket()}/named/**`)}`);
+      expect(byPath.map((entry) => entry.id)).toEqual([faulted!.id, stored!.id]);
+      for (const filter of [
+        `key=${encodeURIComponent('named/export_id=*/**')}`,
+        'operation=PutObject',
+        `bucket=${encodeURIComponent(bucket())}&operation=Put*`,
+      ]) {
+        expect(
+          (await journal(`?${filter}`)).map((entry) => entry.id),
+          filter,
+        ).toEqual(byPath.map((entry) => entry.id));
+      }
+    });
+
     it("match a bucket's own requests as /bucket and /bucket/ alike", async () => {
       const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
       try {

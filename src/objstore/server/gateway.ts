@@ -1,9 +1,10 @@
 /**
  * The objstore's request pipeline:
  *
- *   parse target -> classify operation -> (a preflight: answered here) -> browser's origin allowed
- *   -> extract credential -> look up key -> verify signature -> check permission (or: unsigned
- *   read of a public bucket) -> validate names -> the operation's handler (operations/dispatch.ts)
+ *   parse target -> classify operation -> (a fault rule: answered here) -> (a preflight: answered
+ *   here) -> browser's origin allowed -> extract credential -> look up key -> verify signature ->
+ *   check permission (or: unsigned read of a public bucket) -> validate names -> the operation's
+ *   handler (operations/dispatch.ts)
  *
  * Every step that refuses a request throws a GatewayError, answered as an S3 XML error.
  */
@@ -152,6 +153,26 @@ export function validateRequest(classified: ClassifiedOperation, target: Request
   if (req.method === 'PUT') parseCopySource(req.headers);
 }
 
+/**
+ * Parses the request's target and classifies its operation, naming its bucket, key and operation on the exchange; the
+ * error of a target that cannot be parsed.
+ */
+function nameRequest(exchange: Exchange): { target: RequestTarget; classified: ClassifiedOperation } | GatewayError {
+  let target: RequestTarget;
+  try {
+    target = parseTarget(exchange.req.url);
+  } catch (err) {
+    if (err instanceof GatewayError) return err;
+    throw err;
+  }
+  exchange.bucket = target.bucket;
+  exchange.key = target.key;
+  exchange.resource = target.resource;
+  const classified = classifyOperation(exchange.method, target, exchange.req.headers);
+  exchange.operation = classified.operation;
+  return { target, classified };
+}
+
 function readBody(exchange: Exchange, limit: number): Promise<Buffer> {
   const { req, res } = exchange;
   sendContinue(exchange);
@@ -263,14 +284,12 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     exchange.resource = (req.url ?? '/').split('?')[0] || '/';
     if (options.acceptsHost && !options.acceptsHost(req.headers.host))
       throw new GatewayError(errors.foreignHost(req.headers.host!));
+    // Before a fault rule may answer, so that its journal entry names the operation, bucket and key too. The rules act
+    // on any request: one whose target cannot be parsed is refused after them.
+    const named = nameRequest(exchange);
     if (await injectFault(exchange)) return;
-    const target = parseTarget(req.url);
-    exchange.bucket = target.bucket;
-    exchange.key = target.key;
-    exchange.resource = target.resource;
-
-    const classified = classifyOperation(exchange.method, target, req.headers);
-    exchange.operation = classified.operation;
+    if (named instanceof GatewayError) throw named;
+    const { target, classified } = named;
     const answer = OPERATION_HANDLERS[classified.operation];
     // A preflight changes nothing: it is answered from the bucket's rules, without authentication, as S3 does.
     if (classified.access.kind === 'anyone') {
