@@ -21,7 +21,7 @@ export {
   type FromRecordingReport,
 } from './recording/fixtures.ts';
 export { record, RecordOptionError, type Recorder, type RecordOptions } from './recording/record.ts';
-export type { ClockControl } from './shared/clock-control.ts';
+export type { InstanceClock } from './admin/instance-clock.ts';
 export type { ObjstoreStorageKind } from './objstore/types.ts';
 export type { Limits, LimitsPatch } from './config.ts';
 export type { JournalBody, JournalEntry } from './journal/schemas.ts';

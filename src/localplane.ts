@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inProcessAdminMethods, type AdminMethods } from './admin/client.ts';
+import type { InstanceClock } from './admin/instance-clock.ts';
 import { adminModule, type ResetScope } from './admin/module.ts';
 import { bulkExportsModule } from './bulk-exports/module.ts';
 import { bulkExportTables } from './bulk-exports/store.ts';
@@ -24,7 +25,6 @@ import { httpError } from './openapi/errors.ts';
 import { OpenApiHono } from './openapi/routes.ts';
 import { openapiRoutes } from './openapi/serve.ts';
 import type { ProgressListener } from './progress.ts';
-import type { ClockControl } from './shared/clock-control.ts';
 import { writeCounter, type TableSet } from './shared/db.ts';
 import { requireToken } from './shared/admin-token.ts';
 import {
@@ -139,7 +139,7 @@ export interface InProcessLocalplane extends AdminMethods {
   filesDir: string | null;
   /** The snapshots folder (see `snapshotsDir`). */
   snapshotsDir: string;
-  clock: ClockControl;
+  clock: InstanceClock;
   /**
    * The API's routes, the admin API included and the dashboard's pages not (`:name` is a path parameter), e.g. to drive
    * a test over every endpoint.
@@ -389,7 +389,7 @@ async function build(options: CreateOptions, defaultObjstorePort: number): Promi
       dataDir: core.dataDir,
       filesDir: objstore.filesDir,
       snapshotsDir: snapshots.folder,
-      clock: core.clockControl,
+      clock: admin.clock,
       routes: handlerRoutes(app).filter(
         ({ path }) => path !== DASHBOARD_FOLDER && !path.startsWith(`${DASHBOARD_FOLDER}/`),
       ),

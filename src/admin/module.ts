@@ -6,6 +6,7 @@ import type { ObjstoreModule } from '../objstore/module.ts';
 import { notFound } from '../shared/errors.ts';
 import type { TracingStore } from '../tracing/store.ts';
 import type { WorkspaceStore } from '../workspaces/store.ts';
+import { instanceClock } from './instance-clock.ts';
 import { adminRoutes } from './routes.ts';
 import { listedTasks, taskView } from './schemas.ts';
 import { stateRoutes } from './state.ts';
@@ -42,6 +43,7 @@ export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
     return core.parts.resetWorkspace(scope.workspaceId);
   };
   const pendingTasks = () => core.scheduler.pending().map(taskView);
+  const clock = instanceClock(core.clockControl);
   const knobs = adminRoutes({
     fixtures: deps.fixtures,
     workspaces,
@@ -50,7 +52,7 @@ export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
     objstore: objstore.objstore,
     objstoreEndpoint: objstore.bind,
     endpointAliases: deps.endpointAliases,
-    clock: core.clockControl,
+    clock,
     faults: bulkExports.faults,
     revisionFaults: deployments.faults,
     limits: core.limits,
@@ -72,5 +74,5 @@ export function adminModule(core: InstanceCore, deps: AdminModuleDeps) {
     revisionFaults: deployments.faults,
     pendingTasks,
   });
-  return { reset, knobs, state };
+  return { reset, clock, knobs, state };
 }

@@ -8,7 +8,6 @@ import type { EmbeddedObjstore } from '../objstore/types.ts';
 import {
   clockRunSchema,
   clockStateSchema,
-  taskView,
   faultsStateSchema,
   fixturesViewSchema,
   healthSchema,
@@ -17,9 +16,11 @@ import {
   resetSchema,
   tierChangeSchema,
   type ListedTask,
+  type Task,
 } from './schemas.ts';
-import { DEFAULT_IDLE_SECONDS, MAX_IDLE_STEPS, type ClockControl } from '../shared/clock-control.ts';
-import type { ScheduledTask, WatchdogCounts } from '../shared/scheduler.ts';
+import { DEFAULT_IDLE_SECONDS, MAX_IDLE_STEPS } from '../shared/clock-control.ts';
+import type { WatchdogCounts } from '../shared/scheduler.ts';
+import type { InstanceClock } from './instance-clock.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
 import { httpError } from '../openapi/errors.ts';
 import { OpenApiHono } from '../openapi/routes.ts';
@@ -39,7 +40,7 @@ export interface AdminDeps {
   /** Binds the objstore if it is not yet listening, and gives its URL. */
   objstoreEndpoint: () => Promise<string>;
   endpointAliases: readonly string[];
-  clock: ClockControl;
+  clock: InstanceClock;
   faults: BulkExportFaults;
   revisionFaults: RevisionFaults;
   limits: InstanceLimits;
@@ -209,7 +210,7 @@ export function adminRoutes(deps: AdminDeps) {
     },
   );
 
-  const clockRun = (ran: ScheduledTask[]) => ({ ...clockState(), ran: ran.map(taskView) });
+  const clockRun = (ran: Task[]) => ({ ...clockState(), ran });
   const clockRunResponse = {
     status: 200,
     description: 'The clock after the run, and the tasks that ran, in order',

@@ -77,9 +77,13 @@ describe('start({freezeClock: true})', () => {
     expect(next.body.ran).toEqual([expect.objectContaining({ kind: 'revision_step' })]);
     expect(Date.parse(next.body.now)).toBe(Date.parse(next.body.ran[0].due_at));
     expect(await revision.status()).toBe('QUEUED');
-    // In code, the same.
+    // In code, the same, each task as GET /tasks showed it queued.
+    const queued = (await tasks()).map(({ state: _, ...task }) => task);
     const ran = await ctx.instance.clock.runUntilIdle({ withinSeconds: 60 });
-    expect(ran.map((task) => task.subject.kind)).toEqual(ran.map(() => 'revision_step'));
+    expect(ran.length).toBeGreaterThan(1);
+    expect(ran[0]).toEqual(queued[0]);
+    for (const task of ran) expect(Object.keys(task).sort()).toEqual(Object.keys(queued[0]!).sort());
+    expect(ran.map((task) => task.kind)).toEqual(ran.map(() => 'revision_step'));
     expect(await revision.status()).toBe('DEPLOYED');
     expect(await ctx.instance.clock.advanceToNext()).toEqual([]);
     expect(Date.parse((await admin('GET', '/clock')).body.now) - start).toBeLessThan(3600_000);

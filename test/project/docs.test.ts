@@ -13,7 +13,7 @@ import { withGeneratedBlock } from '../../scripts/generated-docs.ts';
 import { FORMAT_VERSIONS, type FormatVersion } from '../../src/bulk-exports/schemas.ts';
 import { isTerminalStatus } from '../../src/bulk-exports/statuses.ts';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
-import { createLocalplane, type ClockControl } from '../../src/index.ts';
+import { createLocalplane, type InstanceClock } from '../../src/index.ts';
 import { REPO_ROOT } from '../support/cli.ts';
 import { exportClient, statuses } from '../support/exports.ts';
 import { eventually, useLocalplane, workspaceByTier } from '../support/instance.ts';
@@ -142,7 +142,7 @@ describe('the docs', () => {
     const lp = await createLocalplane({ freezeClock: true });
     try {
       // Each method called as harmlessly as it can be: nothing due is run, the clock stays frozen.
-      const calls: Record<Exclude<keyof ClockControl, 'frozen'>, () => unknown> = {
+      const calls: Record<Exclude<keyof InstanceClock, 'frozen'>, () => unknown> = {
         now: () => lp.clock.now(),
         unfreeze: () => lp.clock.unfreeze(),
         freeze: () => lp.clock.freeze(),
