@@ -333,7 +333,7 @@ function wholeNumber(text: string, max: number | undefined, source: Source): num
 function yesOrNo(text: string, source: Source): boolean {
   if (/^(1|true|yes|on)$/i.test(text)) return true;
   if (/^(0|false|no|off)$/i.test(text)) return false;
-  throw new UsageError(`${describe(source)} must be 1, true, yes, 0, false or no, got "${text}"`);
+  throw new UsageError(`${describe(source)} must be 1, true, yes, on, 0, false, no or off, got "${text}"`);
 }
 
 function existingDirectory(path: string, source: Source): string {

@@ -157,7 +157,7 @@ describe('bad flags and failed starts', () => {
     const result = await runCli(['start'], { ...process.env, LOCALPLANE_FREEZE_CLOCK: 'maybe' });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
-      /^localplane: LOCALPLANE_FREEZE_CLOCK must be 1, true, yes, 0, false or no, got "maybe"/,
+      /^localplane: LOCALPLANE_FREEZE_CLOCK must be 1, true, yes, on, 0, false, no or off, got "maybe"/,
     );
   });
 
