@@ -9,7 +9,7 @@
  */
 import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,16 +17,24 @@ import vm from 'node:vm';
 import { makePrivateFolder, withFileOpen, writePrivateFile } from './shared/private-files.ts';
 import { defaultCacheDir, untrustedBecause } from './shared/user-cache.ts';
 
-const BUNDLE = fileURLToPath(new URL('./cli.bundle.cjs', import.meta.url));
+/**
+ * The bundle's real path: the name its code cache is kept under, its functions' file in stack
+ * traces (V8 keeps the file name a cache was compiled with), and where its modules find their files.
+ */
+const BUNDLE = realpathSync(fileURLToPath(new URL('./cli.bundle.cjs', import.meta.url)));
 /** When the code cache is taken, after launch (or at exit, if that comes first). */
 const CODE_CACHE_AFTER_MS = 2_000;
 /** Code caches of other bundles or Nodes older than this are removed when a start writes one. */
 const STALE_CODE_CACHE_MS = 7 * 24 * 3600 * 1000;
 
-/** Where the code cache of this bundle under this Node lives: its name changes with either. */
+/**
+ * Where the code cache of this bundle under this Node lives: its name changes with either, and
+ * with the bundle's path. Two checkouts of one commit have the same bundle, but a cache compiled
+ * by one names its file in the other's stack traces: each has its own.
+ */
 function codeCachePath(bundle: Buffer): string {
   const key = createHash('sha256')
-    .update(`${process.version}\u0000${process.arch}\u0000`)
+    .update(`${process.version}\u0000${process.arch}\u0000${BUNDLE}\u0000`)
     .update(bundle)
     .digest('hex')
     .slice(0, 20);

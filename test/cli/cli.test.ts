@@ -1,13 +1,16 @@
 import { spawn } from 'node:child_process';
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -104,6 +107,41 @@ describe('localplane start', () => {
       expect(statSync(cache).size).toBeGreaterThan(100_000);
     },
   );
+
+  it('keeps a code cache per checkout: two checkouts of one build each write and run their own, their stack traces naming their own bundle', async () => {
+    const cacheDir = mkdtempSync(join(scratch, 'cache-'));
+    const template = prepareFixtures();
+    copyFileSync(template, join(cacheDir, basename(template)));
+    const codeCaches = () => readdirSync(cacheDir).filter((name) => name.endsWith('.v8cache'));
+    const checkouts = ['first', 'second'].map((name) => checkoutOfThisBuild(join(scratch, `checkout-${name}`)));
+    // --trace-exit: the process.exit(0) of a stop prints its stack, the bundle's functions in it.
+    const env = {
+      ...process.env,
+      LOCALPLANE_CACHE_DIR: cacheDir,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --trace-exit`,
+    };
+    /** Starts and stops the checkout's executable: the bundles its stop's stack trace names. */
+    const bundlesNamed = async (checkout: string) => {
+      const cli = await launch(
+        process.execPath,
+        [join(checkout, 'bin', 'localplane.js'), 'start', '--port', '0', '--objstore-port', '0'],
+        env,
+        checkout,
+      );
+      expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+      expect(cli.stderr()).toContain('Exited the environment with code 0');
+      return [...new Set(cli.stderr().match(/[^\s()]*cli\.bundle\.cjs(?=:\d)/g))];
+    };
+    const bundleOf = (checkout: string) => join(realpathSync(checkout), 'dist', 'cli.bundle.cjs');
+
+    for (const checkout of checkouts) expect(await bundlesNamed(checkout)).toEqual([bundleOf(checkout)]);
+    const written = codeCaches();
+    expect(written, 'one cache each').toHaveLength(2);
+    const writtenAt = written.map((name) => statSync(join(cacheDir, name)).mtimeMs);
+    for (const checkout of [...checkouts].reverse()) expect(await bundlesNamed(checkout)).toEqual([bundleOf(checkout)]);
+    expect(codeCaches(), 'each used, none written again').toEqual(written);
+    expect(written.map((name) => statSync(join(cacheDir, name)).mtimeMs)).toEqual(writtenAt);
+  });
 
   it.each(['true', 'yes', '1'])('starts with the clock frozen for LOCALPLANE_FREEZE_CLOCK=%s', async (value) => {
     const cli = await startCli([], { ...process.env, LOCALPLANE_FREEZE_CLOCK: value });
@@ -483,6 +521,18 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/**
+ * Another checkout of this build, in `dir`: a bin/ and dist/ of its own (a copy), the rest it reads
+ * (package.json, fixtures/, src/ui/assets/, node_modules/) linked to this one's.
+ */
+function checkoutOfThisBuild(dir: string): string {
+  mkdirSync(dir);
+  for (const name of ['bin', 'dist']) cpSync(join(REPO_ROOT, name), join(dir, name), { recursive: true });
+  for (const name of ['package.json', 'fixtures', 'src', 'node_modules'])
+    symlinkSync(join(REPO_ROOT, name), join(dir, name));
+  return dir;
 }
 
 /** A copy of the shipped fixtures with few runs: its template builds in a moment, in its own cache. */
