@@ -14,7 +14,7 @@ import { FORMAT_VERSIONS, type FormatVersion } from '../../src/bulk-exports/sche
 import { isTerminalStatus } from '../../src/bulk-exports/statuses.ts';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { createLocalplane, type InstanceClock } from '../../src/index.ts';
-import { REPO_ROOT } from '../support/cli.ts';
+import { REPO_ROOT, runCli } from '../support/cli.ts';
 import { exportClient, statuses } from '../support/exports.ts';
 import { eventually, useLocalplane, workspaceByTier } from '../support/instance.ts';
 import { duckdb } from '../support/objstore.ts';
@@ -175,6 +175,27 @@ describe('the docs', () => {
     const documented = (JSON.parse(block!) as { allowScripts: Record<string, boolean> }).allowScripts;
     expect(Object.keys(documented).sort()).toEqual(productionPackagesWithInstallScripts());
     expect(documented['better-sqlite3'], 'localplane cannot open its database without it').toBe(true);
+  });
+
+  it("docs/harness.md gives the seeded state's snapshot size the snapshot has (within 2%)", async () => {
+    const [, shown] = /a snapshot of the seeded state \((\d+) KiB\)/.exec(read('docs/harness.md'))!;
+    const lp = await createLocalplane();
+    try {
+      const { bytes } = await lp.snapshot(join(lp.dataDir, 'seeded.snapshot'));
+      expect(Math.abs(bytes / 1024 / Number(shown) - 1), `${bytes / 1024} KiB, ${shown} in the doc`).toBeLessThan(0.02);
+    } finally {
+      await lp.stop();
+    }
+  });
+
+  it("docs/cli.md's options table has the flags `localplane --help` prints, in its order", async () => {
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    const printed = [...help.stdout.matchAll(/^ {2}(?:-\w, )?(--[\w-]+)/gm)].map((match) => match[1]);
+    const table = read('docs/cli.md').split('| flag | env | default | meaning |')[1]!.split('\n\n')[0]!;
+    const documented = [...table.matchAll(/^\| `(?:-\w`, `)?(--[\w-]+)/gm)].map((match) => match[1]);
+    expect(documented).toEqual(printed);
+    expect(documented).toContain('--snapshots-dir');
   });
 
   it('docs/limits.md gives the defaults the code has', () => {
