@@ -31,7 +31,7 @@ interface Page {
   instance: Launched;
   apiPort: string;
   objstorePort: string;
-  /** What the last block that ran printed on stdout: a `json` or `shape` block without a command is compared with it. */
+  /** What the last block that ran printed on stdout: a `json` or `shape` block without a command is compared to it. */
   lastOutput: string;
 }
 

@@ -13,8 +13,8 @@ import { REPO_ROOT } from './cli.ts';
  * - `json`, `shape`: the argument is a command printing JSON (without one, the block that ran last), equal to the block
  *   (`json`: `"..."` for any value, a `"..."` key for any other keys) or of its shape (`shape`: values of its types).
  * - `file`: the block is written to the file the argument names, in the page's working folder.
- * - `ts`: the block runs as a module through tsx, `localplane` imported as installed (this checkout), after the argument (what
- *   the page leaves to the reader, such as an API key).
+ * - `ts`: the block runs as a module through tsx, `localplane` imported as installed (this checkout), after the
+ *   argument (what the page leaves to the reader, such as an API key).
  * - `covered`: another test file (the argument) runs what the block shows.
  * - `skip`: the block cannot run here; the argument says why.
  * `, stdout` or `, stderr` after the kind compares what the command printed there alone.
