@@ -59,6 +59,87 @@ interface Running {
 const statementName = (type: StatementType) =>
   type === StatementType.LOAD ? 'INSTALL or LOAD' : StatementType[type].replaceAll('_', ' ');
 
+const notReadOnly = (kind: string) => new QueryError(`Only a SELECT statement runs here (read-only), not ${kind}`);
+
+/** What `json_serialize_sql` answers for SQL that parses but is not a SELECT. */
+const NOT_SELECT = 'Only SELECT statements can be serialized to json!';
+
+/** A statement's first words that are not its kind as StatementType names it (statementName above). */
+const KIND_OF_WORD: Record<string, string> = {
+  INSTALL: 'INSTALL or LOAD',
+  LOAD: 'INSTALL or LOAD',
+  RESET: 'SET',
+  USE: 'SET',
+  BEGIN: 'TRANSACTION',
+  START: 'TRANSACTION',
+  COMMIT: 'TRANSACTION',
+  END: 'TRANSACTION',
+  ROLLBACK: 'TRANSACTION',
+  ABORT: 'TRANSACTION',
+  MERGE: 'MERGE INTO',
+};
+
+/** A line comment, string, quoted name or word at `lastIndex`. */
+const QUOTED = /--[^\n]*|'(?:[^']|'')*'?|"(?:[^"]|"")*"?|(\$[A-Za-z_]*\$)[\s\S]*?(?:\1|$)/y;
+const WORD = /[A-Za-z_][A-Za-z0-9_$]*/y;
+const COMMENT_MARK = /\/\*|\*\//g;
+
+/** Where a block comment that starts at `at` ends (block comments nest). */
+function pastBlockComment(sql: string, at: number): number {
+  let open = 0;
+  COMMENT_MARK.lastIndex = at;
+  for (let mark = COMMENT_MARK.exec(sql); mark; mark = COMMENT_MARK.exec(sql)) {
+    open += mark[0] === '/*' ? 1 : -1;
+    if (open === 0) return COMMENT_MARK.lastIndex;
+  }
+  return sql.length;
+}
+
+/** The words of `sql` outside parentheses, upper-cased, in order; none from a comment, string or quoted name. */
+function* topLevelWords(sql: string): Generator<string> {
+  let depth = 0;
+  for (let at = 0; at < sql.length;) {
+    if (sql.startsWith('/*', at)) {
+      at = pastBlockComment(sql, at);
+      continue;
+    }
+    QUOTED.lastIndex = WORD.lastIndex = at;
+    const quoted = QUOTED.exec(sql)?.[0];
+    const word = quoted ? undefined : WORD.exec(sql)?.[0];
+    if (word && depth === 0) yield word.toUpperCase();
+    if (sql[at] === '(') depth++;
+    else if (sql[at] === ')') depth = Math.max(0, depth - 1);
+    at += (quoted ?? word)?.length || 1;
+  }
+}
+
+/**
+ * The kind of statement `sql` (one statement that parses, not a SELECT) is, from its words alone, as StatementType
+ * names it: its first word (INSERT, COPY, CREATE, ...), the statement a WITH clause leads to, or the word after FORCE
+ * (PRAGMA import_database is IMPORT).
+ */
+function statementKind(sql: string): string | undefined {
+  const words = topLevelWords(sql);
+  const first = words.next().value;
+  let word = first;
+  if (first === 'WITH') {
+    word = undefined;
+    for (const next of words) {
+      if (['INSERT', 'UPDATE', 'DELETE', 'MERGE'].includes(next)) {
+        word = next;
+        break;
+      }
+    }
+  } else if (first === 'FORCE' || first === 'UPDATE' || first === 'PRAGMA') {
+    const second = words.next().value;
+    if (first === 'FORCE') word = second;
+    else if (first === 'UPDATE' && second === 'EXTENSIONS') return 'UPDATE EXTENSIONS';
+    // What IMPORT DATABASE is.
+    else if (first === 'PRAGMA' && second === 'IMPORT_DATABASE') return 'IMPORT';
+  }
+  return word === undefined ? undefined : (KIND_OF_WORD[word] ?? word);
+}
+
 const columnsOf = (reader: DuckDBResultReader): ResultColumn[] =>
   reader.columnNames().map((name, index) => ({ name, type: reader.columnType(index).toString() }));
 
@@ -104,13 +185,10 @@ export class DuckDBSandbox {
     return this.withConnection(options.timeLimitMs, async (connection, checkStopped) => {
       if (options.setup) await connection.run(options.setup);
       checkStopped();
-      const statement = await this.onlyStatement(connection, sql);
+      const statement = await this.onlySelect(connection, sql, checkStopped);
       checkStopped();
-      if (statement.statementType !== StatementType.SELECT) {
-        throw new QueryError(
-          `Only a SELECT statement runs here (read-only), not ${statementName(statement.statementType)}`,
-        );
-      }
+      // Its kind once bound too: a PRAGMA that DuckDB makes a SELECT of runs, any other statement does not.
+      if (statement.statementType !== StatementType.SELECT) throw notReadOnly(statementName(statement.statementType));
       const reader = await statement.streamAndReadUntil(options.rowLimit + 1);
       return {
         columns: columnsOf(reader),
@@ -143,7 +221,21 @@ export class DuckDBSandbox {
     })());
   }
 
-  private async onlyStatement(connection: DuckDBConnection, sql: string) {
+  /**
+   * The SQL's one statement, prepared (bound) if it is a SELECT or a PRAGMA. Any other statement is refused before it
+   * is bound, named by its kind: binding it would answer the binder's error instead (a COPY to a file external access
+   * does not allow, an INSERT into a view).
+   */
+  private async onlySelect(connection: DuckDBConnection, sql: string, checkStopped: () => void) {
+    // DuckDB's parser tells a SELECT from any other statement, the SQL given only parsed (neither bound nor run):
+    // json_serialize_sql serializes SELECTs alone. It refuses a PRAGMA too, before DuckDB has made a SELECT of one
+    // (table_info, show_tables, ...): a PRAGMA's kind is known once bound.
+    const serialized = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+    const parsed = JSON.parse(serialized.getRowsJson()[0]![0] as string) as { error?: boolean; error_message?: string };
+    const kind = parsed.error && parsed.error_message === NOT_SELECT ? statementKind(sql) : undefined;
+    // Extracting an IMPORT DATABASE reads the database's files (DuckDB makes its statements of them): not that either.
+    if (kind === 'IMPORT') throw notReadOnly(kind);
+    checkStopped();
     let statements;
     try {
       statements = await connection.extractStatements(sql);
@@ -154,6 +246,8 @@ export class DuckDBSandbox {
       throw error;
     }
     if (statements.count !== 1) throw new QueryError(`One statement at a time: the SQL holds ${statements.count}`);
+    if (kind !== undefined && kind !== 'PRAGMA' && kind !== 'SELECT') throw notReadOnly(kind);
+    checkStopped();
     return statements.prepare(0);
   }
 

@@ -172,10 +172,36 @@ describe('POST /_localplane/sql', () => {
         /^(Permission|Catalog|Missing Extension|IO) Error/,
       ],
       [`COPY (SELECT 1) TO '${written}'`, 'Only a SELECT statement runs here (read-only), not COPY'],
+      // Refused before it is bound: binding would answer its own error first (a file external access does not
+      // allow, an INSERT into the view), not the statement's kind.
+      ["COPY (SELECT 1) TO '/tmp/localplane-sql-test.csv'", 'Only a SELECT statement runs here (read-only), not COPY'],
+      [`COPY runs TO '${written}'`, 'Only a SELECT statement runs here (read-only), not COPY'],
+      ["copy runs to '/tmp/x.csv'", 'Only a SELECT statement runs here (read-only), not COPY'],
       [
-        "COPY (SELECT 1) TO '/tmp/localplane-sql-test.csv'",
-        /^Permission Error: Cannot access file "\/tmp\/localplane-sql-test\.csv"/,
+        "/* a /* nested */ comment */ -- and a line\n copy runs to 'x.csv'",
+        'Only a SELECT statement runs here (read-only), not COPY',
       ],
+      ['INSERT INTO runs VALUES (1)', 'Only a SELECT statement runs here (read-only), not INSERT'],
+      [
+        'WITH x AS (SELECT 1) INSERT INTO runs SELECT * FROM x',
+        'Only a SELECT statement runs here (read-only), not INSERT',
+      ],
+      ['DELETE FROM runs', 'Only a SELECT statement runs here (read-only), not DELETE'],
+      ["UPDATE runs SET name = 'x'", 'Only a SELECT statement runs here (read-only), not UPDATE'],
+      [
+        'MERGE INTO runs USING (SELECT 1 AS id) s ON s.id = runs.id WHEN MATCHED THEN DELETE',
+        'Only a SELECT statement runs here (read-only), not MERGE INTO',
+      ],
+      ['CREATE VIEW v AS SELECT 1', 'Only a SELECT statement runs here (read-only), not CREATE'],
+      ['DROP VIEW runs', 'Only a SELECT statement runs here (read-only), not DROP'],
+      [
+        `EXPORT DATABASE '${filesDir()}/${bucket()}/exported'`,
+        'Only a SELECT statement runs here (read-only), not EXPORT',
+      ],
+      ["IMPORT DATABASE '/tmp'", 'Only a SELECT statement runs here (read-only), not IMPORT'],
+      ["ATTACH '/tmp/localplane-sql-test.db'", 'Only a SELECT statement runs here (read-only), not ATTACH'],
+      ['EXECUTE nothing', 'Only a SELECT statement runs here (read-only), not EXECUTE'],
+      ['PRAGMA enable_profiling', 'Only a SELECT statement runs here (read-only), not PRAGMA'],
       [`EXPLAIN ANALYZE COPY (SELECT 1) TO '${written}'`, 'Only a SELECT statement runs here (read-only), not EXPLAIN'],
       [`ATTACH '${filesDir()}/${bucket()}/attached.db'`, 'Only a SELECT statement runs here (read-only), not ATTACH'],
       ['CREATE TABLE kept AS SELECT 1', 'Only a SELECT statement runs here (read-only), not CREATE'],
@@ -194,6 +220,26 @@ describe('POST /_localplane/sql', () => {
     }
     expect(existsSync(written)).toBe(false);
     expect(existsSync(join(filesDir(), bucket(), 'attached.db'))).toBe(false);
+    expect(existsSync(join(filesDir(), bucket(), 'exported'))).toBe(false);
+  });
+
+  it('runs the statements that are SELECTs too: FROM-first, WITH, VALUES, DESCRIBE, SUMMARIZE, SHOW and PRAGMA functions', async () => {
+    const count = (await sql(exportId, 'SELECT count(*) FROM runs')).body.rows as unknown[][];
+    const selects: [string, unknown[]][] = [
+      ['FROM runs SELECT count(*)', count[0]!],
+      ['WITH n AS (SELECT count(*) AS n FROM runs) SELECT n FROM n', count[0]!],
+      ["VALUES (1, 'a')", [1, 'a']],
+      ['(SELECT 1)', [1]],
+      ['DESCRIBE runs', ['id', 'VARCHAR']],
+      ['SUMMARIZE SELECT 1 AS one', ['one', 'INTEGER']],
+      ['SHOW TABLES', ['runs']],
+      ["PRAGMA table_info('runs')", [0, 'id', 'VARCHAR']],
+    ];
+    for (const [text, first] of selects) {
+      const answer = await sql(exportId, text);
+      expect(answer.status, `${text}: ${answer.text}`).toBe(200);
+      expect((answer.body.rows as unknown[][])[0]!.slice(0, first.length), text).toEqual(first);
+    }
   });
 
   it("answers SQL errors as 400 with DuckDB's first line", async () => {
