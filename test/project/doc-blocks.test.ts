@@ -220,7 +220,12 @@ for (const { file, blocks } of PAGES) {
       mkdirSync(join(page.folder, 'node_modules'));
       symlinkSync(REPO_ROOT, join(page.folder, 'node_modules', 'localplane'));
       mkdirSync(join(root, 'tmp'));
-      const env = { ...process.env, PATH: `${shims}:${process.env.PATH}`, NO_COLOR: '1', TMPDIR: join(root, 'tmp') };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PATH: `${shims}:${process.env.PATH}`,
+        NO_COLOR: '1',
+        TMPDIR: join(root, 'tmp'),
+      };
       for (const name of Object.keys(env))
         if (name.startsWith('LOCALPLANE_') && name !== 'LOCALPLANE_CACHE_DIR') delete env[name];
       page.instance = await startCli(['--quiet'], env, page.folder);
