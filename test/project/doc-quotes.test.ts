@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/cli.ts';
 import { codehostDeploymentBody } from '../support/deployments.ts';
-import { DOC_FILES, shapeDiffers } from '../support/doc-blocks.ts';
+import { DOC_FILES, escapeRegExp, shapeDiffers } from '../support/doc-blocks.ts';
 import { credentialsOf, eventually, fullKey, useLocalplane, workspaceByTier } from '../support/instance.ts';
 import type { FixtureWorkspace } from '../support/instance.ts';
 
@@ -105,14 +105,12 @@ function quoteDiffers(quote: string, body: unknown): string | undefined {
     if (body === null || typeof body !== 'object' || Object.keys(body).join() !== 'detail')
       return `an answer of {"detail"} alone in the doc, ${JSON.stringify(body)} here`;
     const detail = (body as { detail: unknown }).detail;
-    const wildcards = new RegExp(
-      `(${[...PLACEHOLDERS, '...', '…'].map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`,
-    );
+    const wildcards = new RegExp(`(${[...PLACEHOLDERS, '...', '…'].map(escapeRegExp).join('|')})`);
     const pattern = text[1]!
       .split(wildcards)
       .map((part, index) =>
         index % 2 === 0
-          ? part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+          ? escapeRegExp(part)
           : part === '<ids>'
             ? `${VALUE}(?:, ${VALUE})*`
             : PLACEHOLDERS.includes(part)

@@ -96,11 +96,13 @@ export function docBlocks(file: string): DocBlock[] {
   return blocks;
 }
 
+export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** Whether `actual` equals a doc's line, where `…` or `...` in the doc stands for any text. */
 export function lineMatches(doc: string, actual: string): boolean {
   const pattern = doc
     .split(/…|\.\.\./)
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .map(escapeRegExp)
     .join('.*');
   return new RegExp(`^${pattern}$`, 's').test(actual);
 }
