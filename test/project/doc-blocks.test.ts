@@ -197,67 +197,70 @@ describe('every fenced block of the docs', () => {
   });
 });
 
-for (const { file, blocks } of PAGES) {
-  const runnable = blocks.filter((block) => block.checks.some((c) => !['skip', 'covered'].includes(c.kind)));
-  if (runnable.length === 0) continue;
-  describe.sequential(file, () => {
-    let root: string;
-    const page = {} as Page;
+// The pages run side by side, each its blocks in order.
+describe.concurrent('each page', () => {
+  for (const { file, blocks } of PAGES) {
+    const runnable = blocks.filter((block) => block.checks.some((c) => !['skip', 'covered'].includes(c.kind)));
+    if (runnable.length === 0) continue;
+    describe.sequential(file, () => {
+      let root: string;
+      const page = {} as Page;
 
-    beforeAll(async () => {
-      root = mkdtempSync(join(tmpdir(), 'lp-doc-'));
-      page.home = join(root, 'me');
-      page.folder = join(page.home, 'project');
-      mkdirSync(page.folder, { recursive: true });
-      const shims = join(root, 'bin');
-      mkdirSync(shims);
-      writeFileSync(
-        join(shims, 'localplane'),
-        `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`,
-      );
-      chmodSync(join(shims, 'localplane'), 0o755);
-      // A project with localplane installed (node_modules/localplane), its own temp folder (the demo's <tmp> copy).
-      mkdirSync(join(page.folder, 'node_modules'));
-      symlinkSync(REPO_ROOT, join(page.folder, 'node_modules', 'localplane'));
-      mkdirSync(join(root, 'tmp'));
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        PATH: `${shims}:${process.env.PATH}`,
-        NO_COLOR: '1',
-        TMPDIR: join(root, 'tmp'),
-      };
-      for (const name of Object.keys(env))
-        if (name.startsWith('LOCALPLANE_') && name !== 'LOCALPLANE_CACHE_DIR') delete env[name];
-      page.instance = await startCli(['--quiet'], env, page.folder);
-      page.apiPort = new URL(page.instance.apiUrl).port;
-      page.objstorePort = new URL(page.instance.objstoreUrl).port;
-      const fixtures = (await (await fetch(`${page.instance.apiUrl}/_localplane/fixtures`)).json()) as {
-        workspaces: { tier: string; api_key: string }[];
-      };
-      page.env = {
-        ...env,
-        API_PORT: page.apiPort,
-        OBJSTORE_PORT: page.objstorePort,
-        LOCALPLANE_URL: page.instance.apiUrl,
-        KEY: fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!.api_key,
-        REPO: REPO_ROOT,
-        TSX_TSCONFIG_PATH: join(REPO_ROOT, 'tsconfig.json'),
-        ME: page.home,
-      };
+      beforeAll(async () => {
+        root = mkdtempSync(join(tmpdir(), 'lp-doc-'));
+        page.home = join(root, 'me');
+        page.folder = join(page.home, 'project');
+        mkdirSync(page.folder, { recursive: true });
+        const shims = join(root, 'bin');
+        mkdirSync(shims);
+        writeFileSync(
+          join(shims, 'localplane'),
+          `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`,
+        );
+        chmodSync(join(shims, 'localplane'), 0o755);
+        // A project with localplane installed (node_modules/localplane), its own temp folder (the demo's <tmp> copy).
+        mkdirSync(join(page.folder, 'node_modules'));
+        symlinkSync(REPO_ROOT, join(page.folder, 'node_modules', 'localplane'));
+        mkdirSync(join(root, 'tmp'));
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          PATH: `${shims}:${process.env.PATH}`,
+          NO_COLOR: '1',
+          TMPDIR: join(root, 'tmp'),
+        };
+        for (const name of Object.keys(env))
+          if (name.startsWith('LOCALPLANE_') && name !== 'LOCALPLANE_CACHE_DIR') delete env[name];
+        page.instance = await startCli(['--quiet'], env, page.folder);
+        page.apiPort = new URL(page.instance.apiUrl).port;
+        page.objstorePort = new URL(page.instance.objstoreUrl).port;
+        const fixtures = (await (await fetch(`${page.instance.apiUrl}/_localplane/fixtures`)).json()) as {
+          workspaces: { tier: string; api_key: string }[];
+        };
+        page.env = {
+          ...env,
+          API_PORT: page.apiPort,
+          OBJSTORE_PORT: page.objstorePort,
+          LOCALPLANE_URL: page.instance.apiUrl,
+          KEY: fixtures.workspaces.find((workspace) => workspace.tier === 'plus')!.api_key,
+          REPO: REPO_ROOT,
+          TSX_TSCONFIG_PATH: join(REPO_ROOT, 'tsconfig.json'),
+          ME: page.home,
+        };
+      });
+
+      afterAll(async () => {
+        await page.instance?.kill('SIGTERM');
+        rmSync(root, { recursive: true, force: true });
+      });
+
+      for (const [index, block] of blocks.entries()) {
+        if (!runnable.includes(block)) continue;
+        it(
+          `${file}:${block.line} (${block.checks.map((c) => c.kind).join(', ')})`,
+          () => check(page, block, index),
+          120_000,
+        );
+      }
     });
-
-    afterAll(async () => {
-      await page.instance?.kill('SIGTERM');
-      rmSync(root, { recursive: true, force: true });
-    });
-
-    for (const [index, block] of blocks.entries()) {
-      if (!runnable.includes(block)) continue;
-      it(
-        `${file}:${block.line} (${block.checks.map((c) => c.kind).join(', ')})`,
-        () => check(page, block, index),
-        120_000,
-      );
-    }
-  });
-}
+  }
+});
