@@ -324,6 +324,19 @@ describe('fault rules', () => {
   });
 
   describe('on the objstore', () => {
+    /** A PutObject through the SDK that a rule on `glob` answers 503 once: the SDK's retry stores it. */
+    const putPastRule = async (glob: string, key: string) => {
+      const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
+      await addRule({ match: { source: 'objstore', method: 'PUT', path: glob }, action: { status: 503 }, count: 1 });
+      try {
+        const put = await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: 'parquet' }));
+        expect(put.$metadata.attempts, 'the first attempt met the rule').toBe(2);
+      } finally {
+        s3.destroy();
+      }
+      return journal('?source=objstore&method=PUT');
+    };
+
     it('answer an S3 client with an S3 error: the status, a code (SlowDown for 503 unless given) and the detail', async () => {
       const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
       await addRule({ match: { source: 'objstore', method: 'PUT' }, action: { status: 503 }, count: 1 });
@@ -361,20 +374,10 @@ describe('fault rules', () => {
     });
 
     it("match the path as decoded too: a rule on export_id=* fires on the SDK's uploads, which send = as %3D", async () => {
-      const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
-      const key = 'hive/export_id=0a1b/day=2026-10-01/part-0.parquet';
-      await addRule({
-        match: { source: 'objstore', method: 'PUT', path: `/${bucket()}/hive/export_id=*/**` },
-        action: { status: 503 },
-        count: 1,
-      });
-      try {
-        const put = await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: 'parquet' }));
-        expect(put.$metadata.attempts, 'the first attempt met the rule').toBe(2);
-      } finally {
-        s3.destroy();
-      }
-      const [faulted, stored] = await journal(`?source=objstore&method=PUT`);
+      const [faulted, stored] = await putPastRule(
+        `/${bucket()}/hive/export_id=*/**`,
+        'hive/export_id=0a1b/day=2026-10-01/part-0.parquet',
+      );
       expect(faulted).toMatchObject({
         status: 503,
         fault_rule_id: 'fault-rule-1',
@@ -396,20 +399,8 @@ describe('fault rules', () => {
     });
 
     it("name the faulted request's operation, bucket and key: the journal's filters on them find it", async () => {
-      const s3 = s3For(ctx.instance.objstoreUrl, fullKey(ctx.fixtures));
       const key = 'named/export_id=0a1b/part-0.parquet';
-      await addRule({
-        match: { source: 'objstore', method: 'PUT', path: `/${bucket()}/named/**` },
-        action: { status: 503 },
-        count: 1,
-      });
-      try {
-        const put = await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: 'parquet' }));
-        expect(put.$metadata.attempts, 'the first attempt met the rule').toBe(2);
-      } finally {
-        s3.destroy();
-      }
-      const [faulted, stored] = await journal('?source=objstore&method=PUT');
+      const [faulted, stored] = await putPastRule(`/${bucket()}/named/**`, key);
       expect(faulted).toMatchObject({ status: 503, fault_rule_id: 'fault-rule-1' });
       expect(faulted!.objstore).toMatchObject({
         operation: 'PutObject',
