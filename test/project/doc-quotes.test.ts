@@ -8,6 +8,7 @@ import { cliCreateBody, codehostDeploymentBody } from '../support/deployments.ts
 import { DOC_FILES, escapeRegExp, shapeDiffers } from '../support/doc-blocks.ts';
 import { exportClient, statuses } from '../support/exports.ts';
 import { sendRaw } from '../support/http-client.ts';
+import { inProcessApi } from '../support/in-process.ts';
 import {
   credentialsOf,
   eventually,
@@ -236,22 +237,17 @@ interface Answer {
 }
 
 /** A request through the instance in process, as a workspace when `as` names one. */
-async function call(
+const call = (
   method: string,
   path: string,
   options: { as?: FixtureWorkspace; body?: unknown; raw?: Uint8Array; headers?: Record<string, string> } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.as) Object.assign(headers, { 'X-API-Key': options.as.api_key, 'X-Tenant-Id': options.as.id });
-  let body: BodyInit | undefined = options.raw as BodyInit | undefined;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers['content-type'] = 'application/json';
-  }
-  return answerOf(await ctx.instance.request(path, { method, headers, body }));
-}
+): Promise<Answer> => inProcessApi(ctx.instance, options.as).call(method, path, options.body, options);
 
-/** A response of the API as an answer, its body parsed. */
+/** Bytes sent to the API as JSON as they are (malformed, too deep, a lone surrogate). */
+const sendJsonText = (method: string, path: string, text: string, as = acme()) =>
+  call(method, path, { as, raw: new TextEncoder().encode(text), headers: { 'content-type': 'application/json' } });
+
+/** A response of the API over HTTP as an answer, its body parsed. */
 async function answerOf(response: Response): Promise<Answer> {
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
@@ -305,9 +301,6 @@ const onListenerBody = (name: string, listenerId: string) => ({
   secrets: [],
 });
 
-/** A body of bytes as sent, not JSON: `call`'s `raw`. */
-const bytes = (text: string) => new TextEncoder().encode(text);
-
 const fullCredentials = (): Credentials => {
   const key = fullKey(ctx.fixtures);
   return { accessKeyId: key.access_key_id, secretAccessKey: key.secret_access_key };
@@ -334,6 +327,24 @@ async function putObject(): Promise<void> {
   expect((await s3({ method: 'PUT', path: OBJECT, body: '0123456789' })).status).toBe(200);
 }
 
+/** A request of the object, put anew first. */
+async function ofObject(request: Omit<SignedRequest, 'path'>): Promise<Answer> {
+  await putObject();
+  return s3({ ...request, path: OBJECT });
+}
+
+/** A DeleteObjects of the object's key: `document` as the body, with its Content-MD5 unless `headers` say another. */
+const deleteObjects = (document: string, headers: Record<string, string> = {}) =>
+  s3({
+    method: 'POST',
+    path: '/exports',
+    query: { delete: '' },
+    headers: { 'content-md5': createHash('md5').update(document).digest('base64'), ...headers },
+    body: document,
+  });
+
+const DELETE_THE_OBJECT = '<Delete><Object><Key>doc-quotes/object.txt</Key></Object></Delete>';
+
 /** A multipart upload of `exports` in progress with one part uploaded, for `work`; aborted after. */
 async function inMultipartUpload(
   work: (upload: { path: string; uploadId: string; etag: string }) => Promise<Answer>,
@@ -349,8 +360,19 @@ async function inMultipartUpload(
   }
 }
 
-const completeDocument = (etag: string) =>
-  `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${etag}</ETag></Part></CompleteMultipartUpload>`;
+/** The upload of `inMultipartUpload` completed with its one part, sending `headers` (a checksum of the whole). */
+const completedWith = (headers: Record<string, string>) =>
+  inMultipartUpload(({ path, uploadId, etag }) =>
+    s3({
+      method: 'POST',
+      path,
+      query: { uploadId },
+      headers,
+      body:
+        `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${etag}</ETag></Part>` +
+        '</CompleteMultipartUpload>',
+    }),
+  );
 
 /**
  * A second instance, of memory storage, started for the quotes of its budget (the file's own keeps files: SQL and
@@ -395,13 +417,30 @@ const exportWithFiles = () =>
 const sql = async (text: string) =>
   call('POST', '/_localplane/sql', { body: { export_id: await exportWithFiles(), sql: text } });
 
-/** Creates exports of the workspace one after another until one is refused, answering the refusal. */
-async function createUntilRefused(workspace: FixtureWorkspace, body: Record<string, unknown>, most: number) {
-  for (let created = 0; created <= most; created++) {
-    const answer = await call('POST', '/api/v1/bulk-exports', { as: workspace, body });
-    if (answer.status !== 200) return { answer, created };
+/**
+ * Creates exports of globex's first session (`window` their end or interval) to a new destination one after another
+ * until one is refused, expecting `most` made first; answers the refusal. Globex is reset after: the default limits
+ * themselves are reached, in a workspace of their own (a create is a few milliseconds in process).
+ */
+async function globexExportsRefusedAfter(most: number, prefix: string, window: Record<string, unknown>) {
+  const workspace = globex();
+  try {
+    const body = {
+      bulk_export_destination_id: await destination(workspace, prefix),
+      session_id: workspace.sessions[0]!.id,
+      start_time: '2026-10-01T00:00:00Z',
+      ...window,
+    };
+    for (let created = 0; created <= most; created++) {
+      const answer = await call('POST', '/api/v1/bulk-exports', { as: workspace, body });
+      if (answer.status === 200) continue;
+      expect(created).toBe(most);
+      return answer;
+    }
+    throw new Error(`${most + 1} exports created, none refused`);
+  } finally {
+    await admin('POST', '/reset', { workspace_id: workspace.id, keep_clock: true });
   }
-  throw new Error(`${most + 1} exports created, none refused`);
 }
 
 interface Provoked extends Entry {
@@ -612,23 +651,7 @@ const PROVOKED: Provoked[] = [
     file: 'docs/limits.md',
     quote:
       '{"detail": "Rate limit exceeded: a workspace may create at most 250 bulk exports per hour. Try again later."}',
-    async answer() {
-      // The default limit itself, in a workspace of its own (then reset): a create is a few milliseconds here.
-      const globexId = globex().id;
-      try {
-        const body = {
-          bulk_export_destination_id: await destination(globex(), 'doc-quotes-hourly'),
-          session_id: globex().sessions[0]!.id,
-          start_time: '2026-10-01T00:00:00Z',
-          end_time: '2026-10-02T00:00:00Z',
-        };
-        const { answer, created } = await createUntilRefused(globex(), body, 250);
-        expect(created).toBe(250);
-        return answer;
-      } finally {
-        await admin('POST', '/reset', { workspace_id: globexId, keep_clock: true });
-      }
-    },
+    answer: () => globexExportsRefusedAfter(250, 'doc-quotes-hourly', { end_time: '2026-10-02T00:00:00Z' }),
     also: (answer) => expect(answer.headers.get('retry-after')).toMatch(/^\d+$/),
   },
   {
@@ -636,22 +659,7 @@ const PROVOKED: Provoked[] = [
     quote:
       '{"detail": "Too many recurring bulk exports: a workspace may have at most 200 active at once. Cancel one ' +
       'before creating another."}',
-    async answer() {
-      const globexId = globex().id;
-      try {
-        const body = {
-          bulk_export_destination_id: await destination(globex(), 'doc-quotes-recurring'),
-          session_id: globex().sessions[0]!.id,
-          start_time: '2026-10-01T00:00:00Z',
-          interval_hours: 24,
-        };
-        const { answer, created } = await createUntilRefused(globex(), body, 200);
-        expect(created).toBe(200);
-        return answer;
-      } finally {
-        await admin('POST', '/reset', { workspace_id: globexId, keep_clock: true });
-      }
-    },
+    answer: () => globexExportsRefusedAfter(200, 'doc-quotes-recurring', { interval_hours: 24 }),
   },
   {
     file: 'docs/objstore.md',
@@ -686,13 +694,11 @@ const PROVOKED: Provoked[] = [
     file: 'docs/objstore.md',
     quote: `{"detail": "The objstore's memory storage is full: ..."}`,
     answer: async () =>
-      answerOf(
-        await (
-          await withMemoryStorage()
-        ).request('/_localplane/objstore/buckets/exports/object?key=doc-quotes/too-big.bin', {
-          method: 'PUT',
-          body: new Uint8Array(2 * 1024 * 1024),
-        }),
+      inProcessApi(await withMemoryStorage()).call(
+        'PUT',
+        '/_localplane/objstore/buckets/exports/object?key=doc-quotes/too-big.bin',
+        undefined,
+        { raw: new Uint8Array(2 * 1024 * 1024) },
       ),
     also: (answer) => expect((answer.body as { detail: string }).detail).toContain('objstore_memory_limit_mb'),
   },
@@ -800,7 +806,7 @@ const PROVOKED: Provoked[] = [
     answer: () =>
       call('POST', '/api/v1/bulk-exports/destinations', {
         as: acme(),
-        raw: bytes('{}'),
+        raw: new TextEncoder().encode('{}'),
         headers: { 'content-type': 'text/plain' },
       }),
   },
@@ -808,33 +814,19 @@ const PROVOKED: Provoked[] = [
     file: 'docs/errors.md',
     quote: 'json_invalid',
     cause: 'malformed JSON',
-    answer: () =>
-      call('POST', '/api/v1/bulk-exports/destinations', {
-        as: acme(),
-        raw: bytes('{"display_name": }'),
-        headers: { 'content-type': 'application/json' },
-      }),
+    answer: () => sendJsonText('POST', '/api/v1/bulk-exports/destinations', '{"display_name": }'),
   },
   {
     file: 'docs/errors.md',
     quote: 'string_unicode',
-    answer: () =>
-      call('POST', '/v2/deployments', {
-        as: acme(),
-        raw: bytes(String.raw`{"name": "bot-\ud800"}`),
-        headers: { 'content-type': 'application/json' },
-      }),
+    answer: () => sendJsonText('POST', '/v2/deployments', String.raw`{"name": "bot-\ud800"}`),
   },
   {
     file: 'docs/errors.md',
     quote: 'json_invalid',
     cause: 'deeper than **64** levels',
     answer: () =>
-      call('POST', '/api/v1/bulk-exports/destinations', {
-        as: acme(),
-        raw: bytes(`{"a": ${'['.repeat(65)}${']'.repeat(65)}}`),
-        headers: { 'content-type': 'application/json' },
-      }),
+      sendJsonText('POST', '/api/v1/bulk-exports/destinations', `{"a": ${'['.repeat(65)}${']'.repeat(65)}}`),
     also: (answer) =>
       expect((answer.body as { detail: { ctx: unknown }[] }).detail[0]!.ctx).toEqual({
         error: 'Nesting deeper than 64 levels',
@@ -883,57 +875,30 @@ const PROVOKED: Provoked[] = [
   {
     file: 'docs/objstore.md',
     quote: 'InvalidPartNumber',
-    async answer() {
-      await putObject();
-      return s3({ method: 'GET', path: OBJECT, query: { partNumber: '2' } });
-    },
+    answer: () => ofObject({ method: 'GET', query: { partNumber: '2' } }),
   },
   {
     file: 'docs/objstore.md',
     quote: 'InvalidRequest',
     cause: 'with a `Range` header',
-    async answer() {
-      await putObject();
-      return s3({ method: 'GET', path: OBJECT, query: { partNumber: '1' }, headers: { range: 'bytes=0-1' } });
-    },
+    answer: () => ofObject({ method: 'GET', query: { partNumber: '1' }, headers: { range: 'bytes=0-1' } }),
   },
   {
     file: 'docs/objstore.md',
     quote: 'InvalidArgument',
     cause: 'a part number outside 1..10000',
-    async answer() {
-      await putObject();
-      return s3({ method: 'GET', path: OBJECT, query: { partNumber: '10001' } });
-    },
+    answer: () => ofObject({ method: 'GET', query: { partNumber: '10001' } }),
   },
   {
     file: 'docs/objstore.md',
     quote: 'InvalidRequest',
     cause: 'another algorithm than the object',
-    answer: () =>
-      inMultipartUpload(({ path, uploadId, etag }) =>
-        s3({
-          method: 'POST',
-          path,
-          query: { uploadId },
-          headers: { 'x-amz-checksum-crc32': 'AAAAAA==' },
-          body: completeDocument(etag),
-        }),
-      ),
+    answer: () => completedWith({ 'x-amz-checksum-crc32': 'AAAAAA==' }),
   },
   {
     file: 'docs/objstore.md',
     quote: 'BadDigest',
-    answer: () =>
-      inMultipartUpload(({ path, uploadId, etag }) =>
-        s3({
-          method: 'POST',
-          path,
-          query: { uploadId },
-          headers: { 'x-amz-checksum-crc64nvme': 'AAAAAAAAAAA=' },
-          body: completeDocument(etag),
-        }),
-      ),
+    answer: () => completedWith({ 'x-amz-checksum-crc64nvme': 'AAAAAAAAAAA=' }),
   },
   {
     file: 'docs/objstore.md',
@@ -950,23 +915,13 @@ const PROVOKED: Provoked[] = [
     file: 'docs/objstore.md',
     quote: 'NotImplemented',
     cause: 'any other operation with one',
-    answer: () =>
-      s3({
-        method: 'POST',
-        path: '/exports',
-        query: { delete: '' },
-        headers: { 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD' },
-        body: '<Delete><Object><Key>doc-quotes/object.txt</Key></Object></Delete>',
-      }),
+    answer: () => deleteObjects(DELETE_THE_OBJECT, { 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD' }),
     also: (answer) => expect(xmlElement(answer.body as string, 'Header')).toBe('x-amz-content-sha256'),
   },
   {
     file: 'docs/objstore.md',
     quote: 'PreconditionFailed',
-    async answer() {
-      await putObject();
-      return s3({ method: 'GET', path: OBJECT, headers: { 'if-match': '"0123"' } });
-    },
+    answer: () => ofObject({ method: 'GET', headers: { 'if-match': '"0123"' } }),
     also: (answer) => expect(xmlElement(answer.body as string, 'Condition')).toBe('If-Match'),
   },
   {
@@ -985,10 +940,7 @@ const PROVOKED: Provoked[] = [
   {
     file: 'docs/objstore.md',
     quote: 'InvalidRange',
-    async answer() {
-      await putObject();
-      return s3({ method: 'GET', path: OBJECT, headers: { range: 'bytes=10-' } });
-    },
+    answer: () => ofObject({ method: 'GET', headers: { range: 'bytes=10-' } }),
     also: (answer) => expect(answer.headers.get('content-range')).toBe('bytes */10'),
   },
   {
@@ -1001,10 +953,7 @@ const PROVOKED: Provoked[] = [
     file: 'docs/objstore.md',
     quote: 'InvalidArgument',
     cause: 'Invalid version id specified',
-    async answer() {
-      await putObject();
-      return s3({ method: 'DELETE', path: OBJECT, query: { versionId: 'doc-quotes' } });
-    },
+    answer: () => ofObject({ method: 'DELETE', query: { versionId: 'doc-quotes' } }),
     also: (answer) => expect(xmlElement(answer.body as string, 'Message')).toBe('Invalid version id specified'),
   },
   {
@@ -1049,16 +998,8 @@ const PROVOKED: Provoked[] = [
   {
     file: 'docs/objstore.md',
     quote: 'MalformedXML',
-    answer() {
-      const body = '<Delete><Object><Key>doc-quotes/object.txt</Key></Object>';
-      return s3({
-        method: 'POST',
-        path: '/exports',
-        query: { delete: '' },
-        headers: { 'content-md5': createHash('md5').update(body).digest('base64') },
-        body,
-      });
-    },
+    // The document's closing tag left out.
+    answer: () => deleteObjects(DELETE_THE_OBJECT.replace('</Delete>', '')),
   },
   {
     file: 'docs/objstore.md',
@@ -1080,16 +1021,7 @@ const PROVOKED: Provoked[] = [
     file: 'docs/objstore.md',
     quote: 'AccessDenied',
     cause: 'Cross-origin POST from',
-    answer() {
-      const body = '<Delete><Object><Key>doc-quotes/object.txt</Key></Object></Delete>';
-      return s3({
-        method: 'POST',
-        path: '/exports',
-        query: { delete: '' },
-        headers: { origin: 'https://evil.example', 'content-md5': createHash('md5').update(body).digest('base64') },
-        body,
-      });
-    },
+    answer: () => deleteObjects(DELETE_THE_OBJECT, { origin: 'https://evil.example' }),
     also: (answer) =>
       expect(xmlElement(answer.body as string, 'Message')).toBe(
         'Cross-origin POST from https://evil.example refused: bucket exports has no CORS rule that allows it ' +
@@ -1119,20 +1051,14 @@ const PROVOKED: Provoked[] = [
     file: 'docs/objstore.md',
     quote: 'InvalidRequest',
     cause: 'Bucket is missing Object Lock Configuration',
-    async answer() {
-      await putObject();
-      return s3({ method: 'GET', path: OBJECT, query: { retention: '' } });
-    },
+    answer: () => ofObject({ method: 'GET', query: { retention: '' } }),
     also: (answer) =>
       expect(xmlElement(answer.body as string, 'Message')).toBe('Bucket is missing Object Lock Configuration'),
   },
   {
     file: 'docs/objstore.md',
     quote: 'MethodNotAllowed',
-    async answer() {
-      await putObject();
-      return s3({ method: 'GET', path: OBJECT, query: { uploads: '' } });
-    },
+    answer: () => ofObject({ method: 'GET', query: { uploads: '' } }),
   },
   {
     file: 'docs/objstore.md',

@@ -6,21 +6,35 @@ export interface Reply<T = UntypedJson> {
   status: number;
   body: T;
   text: string;
+  headers: Headers;
 }
 
-/** JSON calls to an in-process instance through `lp.request()`, optionally as one workspace. */
+/**
+ * JSON calls to an in-process instance through `lp.request()`, optionally as one workspace; `raw` sends bytes as they
+ * are instead of a JSON body.
+ */
 export function inProcessApi(lp: InProcessLocalplane, workspace?: Pick<FixtureWorkspace, 'id' | 'api_key'>) {
   const auth: Record<string, string> = workspace ? { 'X-API-Key': workspace.api_key, 'X-Tenant-Id': workspace.id } : {};
-  async function call<T = UntypedJson>(method: string, path: string, body?: unknown): Promise<Reply<T>> {
-    const headers: Record<string, string> = { ...auth };
+  async function call<T = UntypedJson>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { headers?: Record<string, string>; raw?: Uint8Array } = {},
+  ): Promise<Reply<T>> {
+    const headers: Record<string, string> = { ...auth, ...options.headers };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const response = await lp.request(path, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? (options.raw as BodyInit | undefined) : JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, text };
+    return {
+      status: response.status,
+      body: (text ? JSON.parse(text) : undefined) as T,
+      text,
+      headers: response.headers,
+    };
   }
   return {
     call,
